@@ -1,0 +1,54 @@
+// Package kv is Cerulean's storage contract: transactions over ordered byte
+// keys. Domain packages (blob, queue, table, file) are written against this
+// interface only; backends (embedded bbolt, PostgreSQL) live in subpackages
+// and must pass the conformance suite in kv/kvtest.
+package kv
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotFound is returned by Tx.Get when the key does not exist.
+var ErrNotFound = errors.New("kv: key not found")
+
+// ErrClosed is returned by a Store after Close.
+var ErrClosed = errors.New("kv: store closed")
+
+// ErrUnavailable wraps backend faults (lost connection, I/O errors) that a
+// front end should report as 503 ServerBusy / 500 InternalError.
+var ErrUnavailable = errors.New("kv: store unavailable")
+
+// Store is a transactional ordered key-value store.
+type Store interface {
+	// View runs fn in a read-only transaction over a consistent snapshot.
+	// Writes inside fn return ErrReadOnly.
+	View(ctx context.Context, fn func(tx Tx) error) error
+	// Update runs fn in a serializable read-write transaction. The backend
+	// may run fn more than once (conflict retry, group commit): fn must have
+	// no side effects outside tx and must be deterministic for a given store
+	// state. When fn returns an error, none of its writes are committed and
+	// the error is returned unchanged (so callers can errors.As it).
+	Update(ctx context.Context, fn func(tx Tx) error) error
+	// Close releases the store. In-flight transactions finish first.
+	Close() error
+}
+
+// ErrReadOnly is returned by writes inside View.
+var ErrReadOnly = errors.New("kv: write in read-only transaction")
+
+// Tx is a transaction. Slices returned by Get and passed to Scan callbacks
+// are valid only until the transaction ends and must not be modified;
+// copy them to keep them.
+type Tx interface {
+	// Get returns the value of key or ErrNotFound.
+	Get(key []byte) ([]byte, error)
+	// Put sets key to value. Empty values are allowed.
+	Put(key, value []byte) error
+	// Delete removes key; deleting a missing key is not an error.
+	Delete(key []byte) error
+	// Scan visits keys k with start <= k < end in ascending order (or
+	// descending when reverse), at most limit of them (limit <= 0: no
+	// limit). A nil end means "no upper bound". fn returns false to stop.
+	Scan(start, end []byte, limit int, reverse bool, fn func(key, value []byte) bool) error
+}
