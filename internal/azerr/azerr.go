@@ -57,6 +57,12 @@ func (e *Error) With(name, value string) *Error {
 	return e
 }
 
+// WithStatus returns e with another HTTP status.
+func (e *Error) WithStatus(status int) *Error {
+	e.Status = status
+	return e
+}
+
 // WithHeader returns e with an extra response header.
 func (e *Error) WithHeader(name, value string) *Error {
 	if e.Headers == nil {
@@ -151,6 +157,8 @@ const (
 	UnsatisfiableCondition                = "UnsatisfiableCondition"
 	AppendPositionConditionNotMet         = "AppendPositionConditionNotMet"
 	BlobAlreadyExists                     = "BlobAlreadyExists"
+	BlobIsSealed                          = "BlobIsSealed"
+	NoAuthenticationInformation           = "NoAuthenticationInformation"
 	BlobNotFound                          = "BlobNotFound"
 	BlobOverwritten                       = "BlobOverwritten"
 	BlobTierInadequateForContentLength    = "BlobTierInadequateForContentLength"
@@ -248,6 +256,8 @@ var catalog = map[string]entry{
 	UnsatisfiableCondition:                {400, "The condition specified is unsatisfiable."},
 	AppendPositionConditionNotMet:         {412, "The append position condition specified was not met."},
 	BlobAlreadyExists:                     {409, "The specified blob already exists."},
+	BlobIsSealed:                          {409, "The blob is sealed and its contents cannot be modified."},
+	NoAuthenticationInformation:           {401, "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."},
 	BlobNotFound:                          {404, "The specified blob does not exist."},
 	BlobOverwritten:                       {409, "The blob has been recreated since the previous snapshot was taken."},
 	BlobTierInadequateForContentLength:    {409, "The specified blob tier size limit cannot be less than content length."},

@@ -1,0 +1,131 @@
+// Command cerulean serves the Azure Storage REST APIs.
+//
+//	cerulean [serve] [flags]   run the server (the default)
+//	cerulean version           print the version
+//	cerulean bench [flags]     load-test a running server with the Azure SDK
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/app"
+	"github.com/cerulean-storage/cerulean/internal/bench"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "cerulean:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(args, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "cerulean", version)
+		return nil
+	case "bench":
+		return bench.Main(args, stdout)
+	}
+	return fmt.Errorf("unknown command %q (want serve, version or bench)", cmd)
+}
+
+// env returns CERULEAN_<NAME> or def.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv("CERULEAN_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); ok {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	v := env(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cerulean: CERULEAN_%s=%q is not a number; using %d\n", strings.ToUpper(strings.ReplaceAll(name, "-", "_")), v, def)
+		return def
+	}
+	return n
+}
+
+func serve(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	host := fs.String("host", env("host", "127.0.0.1"), "address to listen on (env CERULEAN_HOST)")
+	blobPort := fs.Int("blob-port", envInt("blob-port", 10000), "Blob service port, -1 to disable (env CERULEAN_BLOB_PORT)")
+	_ = fs.Int("queue-port", envInt("queue-port", 10001), "Queue service port (env CERULEAN_QUEUE_PORT; the Queue service is not built yet)")
+	_ = fs.Int("table-port", envInt("table-port", 10002), "Table service port (env CERULEAN_TABLE_PORT; the Table service is not built yet)")
+	_ = fs.Int("file-port", envInt("file-port", 10003), "File service port (env CERULEAN_FILE_PORT; the File service is not built yet)")
+	data := fs.String("data", env("data", "./cerulean-data"), "embedded data directory (env CERULEAN_DATA)")
+	logLevel := fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (env CERULEAN_LOG_LEVEL)")
+	accounts := fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2];... (env CERULEAN_ACCOUNTS; default: the dev account)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg := app.Config{Host: *host, BlobPort: *blobPort, DataDir: *data, Logger: log}
+	key := app.DevKey
+	if *accounts != "" {
+		accts, err := app.ParseAccounts(*accounts)
+		if err != nil {
+			return fmt.Errorf("--accounts: %w", err)
+		}
+		cfg.Accounts = accts
+		key = "<key>"
+		names := make([]string, len(accts))
+		for i, a := range accts {
+			names[i] = a.Name
+		}
+		log.Info("accounts configured", "accounts", strings.Join(names, ","))
+	}
+	a, err := app.Start(cfg)
+	if err != nil {
+		return err
+	}
+	for name, addr := range a.Endpoints() {
+		log.Info("listening", "service", name, "endpoint", "http://"+addr+"/"+cfg.AccountName())
+	}
+	log.Info("ready", "data", *data, "connection_string", a.ConnectionString(key))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: finishing in-flight requests")
+	case err := <-a.Errors():
+		log.Error("listener failed", "err", err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.Close(sctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

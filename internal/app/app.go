@@ -1,0 +1,228 @@
+// Package app assembles a Cerulean server: store, chunk store, services
+// and listeners. cmd/cerulean and the end-to-end tests both start servers
+// through it, so tests run exactly what users run.
+package app
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/chunk"
+	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
+	"github.com/cerulean-storage/cerulean/internal/server"
+)
+
+// DevAccount and DevKey are the well-known development credentials.
+const (
+	DevAccount = "devstoreaccount1"
+	DevKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+// Config configures a server. Ports of -1 disable a service; 0 picks a
+// free port.
+type Config struct {
+	Host     string
+	BlobPort int
+	DataDir  string
+	Accounts []auth.Account // empty: the dev account
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	NoSync   bool // tests only: skip fsync
+	GCEvery  time.Duration
+}
+
+// App is a running server.
+type App struct {
+	cfg    Config
+	store  kv.Store
+	chunks chunk.Store
+	srv    *server.Server
+	Blob   *blob.Service
+	// BlobURL is the account URL of the Blob service, e.g.
+	// http://127.0.0.1:10000/devstoreaccount1.
+	BlobURL string
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// ParseAccounts parses "name:key1[:key2];name2:key..." into accounts.
+func ParseAccounts(s string) ([]auth.Account, error) {
+	var out []auth.Account
+	seen := map[string]bool{}
+	for _, item := range strings.Split(s, ";") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		fields := strings.Split(item, ":")
+		if len(fields) < 2 || len(fields) > 3 || fields[0] == "" {
+			return nil, fmt.Errorf("account %q: want name:key1[:key2]", item)
+		}
+		if seen[fields[0]] {
+			return nil, fmt.Errorf("account %q listed twice", fields[0])
+		}
+		seen[fields[0]] = true
+		a := auth.Account{Name: fields[0]}
+		for i, k := range fields[1:] {
+			raw, err := base64.StdEncoding.DecodeString(k)
+			if err != nil || len(raw) == 0 {
+				return nil, fmt.Errorf("account %q: key %d is not base64", fields[0], i+1)
+			}
+			a.Keys = append(a.Keys, raw)
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no accounts given")
+	}
+	return out, nil
+}
+
+// DevAccounts returns the dev account only.
+func DevAccounts() []auth.Account {
+	k, _ := base64.StdEncoding.DecodeString(DevKey)
+	return []auth.Account{{Name: DevAccount, Keys: [][]byte{k}}}
+}
+
+// Start opens the store and starts the listeners.
+func Start(cfg Config) (*App, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	if len(cfg.Accounts) == 0 {
+		cfg.Accounts = DevAccounts()
+	}
+	if cfg.GCEvery == 0 {
+		cfg.GCEvery = time.Minute
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	store, err := bolt.Open(filepath.Join(cfg.DataDir, "meta.db"), bolt.Options{NoSync: cfg.NoSync})
+	if err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	chunks, err := chunk.NewFS(cfg.DataDir)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("opening chunk store: %w", err)
+	}
+	accounts := map[string]auth.Account{}
+	for _, a := range cfg.Accounts {
+		accounts[a.Name] = a
+	}
+	lookup := func(name string) (auth.Account, bool) {
+		a, ok := accounts[name]
+		return a, ok
+	}
+	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{})}
+	a.srv = server.New(server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger})
+	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
+	if cfg.BlobPort >= 0 {
+		addr, err := a.srv.Listen(server.Service{
+			Name: "blob", Kind: auth.Blob, Addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.BlobPort)),
+			Handler: a.Blob, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0",
+		})
+		if err != nil {
+			store.Close()
+			return nil, fmt.Errorf("blob listener: %w", err)
+		}
+		a.BlobURL = "http://" + addr + "/" + cfg.Accounts[0].Name
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	go a.collect(ctx)
+	return a, nil
+}
+
+// collect runs the garbage collector in the background.
+func (a *App) collect(ctx context.Context) {
+	defer close(a.done)
+	t := time.NewTicker(a.cfg.GCEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n, err := a.Blob.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
+			a.cfg.Logger.Warn("garbage collection failed", "err", err)
+		} else if n > 0 {
+			a.cfg.Logger.Debug("garbage collected", "items", n)
+		}
+		if _, err := a.Blob.SweepOrphans(ctx); err != nil && ctx.Err() == nil {
+			a.cfg.Logger.Warn("orphan sweep failed", "err", err)
+		}
+	}
+}
+
+// Endpoints lists the bound services, e.g. {"blob": "127.0.0.1:10000"}.
+func (a *App) Endpoints() map[string]string {
+	out := map[string]string{}
+	for _, n := range []string{"blob", "queue", "table", "file"} {
+		if addr := a.srv.Addr(n); addr != "" {
+			out[n] = addr
+		}
+	}
+	return out
+}
+
+// ConnectionString returns a connection string for the first account.
+func (a *App) ConnectionString(key string) string {
+	acct := a.cfg.Accounts[0].Name
+	parts := []string{"DefaultEndpointsProtocol=http", "AccountName=" + acct, "AccountKey=" + key}
+	eps := a.Endpoints()
+	names := make([]string, 0, len(eps))
+	for n := range eps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		parts = append(parts, strings.ToUpper(n[:1])+n[1:]+"Endpoint=http://"+eps[n]+"/"+acct)
+	}
+	return strings.Join(parts, ";") + ";"
+}
+
+// Errors reports listener failures.
+func (a *App) Errors() <-chan error { return a.srv.Errors() }
+
+// Close stops accepting requests, waits for in-flight ones (up to ctx),
+// stops background work and closes the store cleanly.
+func (a *App) Close(ctx context.Context) error {
+	err := a.srv.Shutdown(ctx)
+	a.cancel()
+	<-a.done
+	if cerr := a.store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// AccountName is the first configured account (the dev account by default).
+func (c Config) AccountName() string {
+	if len(c.Accounts) == 0 {
+		return DevAccount
+	}
+	return c.Accounts[0].Name
+}

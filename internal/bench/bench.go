@@ -1,0 +1,251 @@
+// Package bench is Cerulean's load generator: it drives a Blob endpoint
+// (Cerulean, Azurite or Azure) through the official Azure SDK for Go with
+// concurrent clients and reports throughput and latency percentiles.
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/cerulean-storage/cerulean/internal/app"
+)
+
+// Result is one measured workload.
+type Result struct {
+	Name     string
+	Ops      int64
+	Errors   int64
+	Elapsed  time.Duration
+	P50, P95 time.Duration
+	P99      time.Duration
+	Bytes    int64
+}
+
+// OpsPerSec is the throughput.
+func (r Result) OpsPerSec() float64 { return float64(r.Ops) / r.Elapsed.Seconds() }
+
+// MBps is the byte throughput in MB/s (10^6 bytes).
+func (r Result) MBps() float64 { return float64(r.Bytes) / r.Elapsed.Seconds() / 1e6 }
+
+func (r Result) String() string {
+	if r.Bytes > 0 && r.Ops < 100 {
+		return fmt.Sprintf("%-28s %8.1f MB/s  (%d bytes in %v, errors %d)", r.Name, r.MBps(), r.Bytes, r.Elapsed.Round(time.Millisecond), r.Errors)
+	}
+	return fmt.Sprintf("%-28s %9.0f ops/s  p50 %-9v p95 %-9v p99 %-9v (ops %d, errors %d)", r.Name, r.OpsPerSec(), r.P50.Round(time.Microsecond), r.P95.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Ops, r.Errors)
+}
+
+// Client returns an azblob client for url with a connection pool sized
+// for the given concurrency and SDK retries off (a failure is counted,
+// not hidden).
+func Client(url, account, key string, conns int) (*azblob.Client, error) {
+	cred, err := azblob.NewSharedKeyCredential(account, key)
+	if err != nil {
+		return nil, err
+	}
+	tr := &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        conns * 2,
+		MaxIdleConnsPerHost: conns * 2,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	opts := &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport: &http.Client{Transport: tr},
+		Retry:     policy.RetryOptions{MaxRetries: -1},
+	}}
+	return azblob.NewClientWithSharedKeyCredential(url, cred, opts)
+}
+
+// Run runs fn from n goroutines until d has passed and returns the result.
+func Run(ctx context.Context, name string, n int, d time.Duration, fn func(ctx context.Context, worker int, i int64) error) Result {
+	var ops, errs atomic.Int64
+	lats := make([][]time.Duration, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	var firstErr atomic.Value
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := int64(0); time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+				t0 := time.Now()
+				if err := fn(ctx, w, i); err != nil {
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+					continue
+				}
+				lats[w] = append(lats[w], time.Since(t0))
+				ops.Add(1)
+			}
+		}(w)
+	}
+	wg.Wait()
+	el := time.Since(start)
+	var all []time.Duration
+	for _, l := range lats {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	pct := func(p float64) time.Duration {
+		if len(all) == 0 {
+			return 0
+		}
+		return all[int(float64(len(all)-1)*p)]
+	}
+	if e := firstErr.Load(); e != nil {
+		fmt.Fprintf(os.Stderr, "%s: first error: %s\n", name, e)
+	}
+	return Result{Name: name, Ops: ops.Load(), Errors: errs.Load(), Elapsed: el, P50: pct(0.50), P95: pct(0.95), P99: pct(0.99)}
+}
+
+// Small runs Put Blob then Get Blob of size-byte blobs with n clients.
+func Small(ctx context.Context, c *azblob.Client, container string, n, size int, d time.Duration) ([]Result, error) {
+	if _, err := c.CreateContainer(ctx, container, nil); err != nil && !strings.Contains(err.Error(), "ContainerAlreadyExists") {
+		return nil, err
+	}
+	body := make([]byte, size)
+	_, _ = rand.Read(body)
+	const keys = 1000
+	put := Run(ctx, fmt.Sprintf("Put Blob %d B (%d clients)", size, n), n, d, func(ctx context.Context, w int, i int64) error {
+		_, err := c.UploadBuffer(ctx, container, fmt.Sprintf("b%d-%d", w, i%keys), body, nil)
+		return err
+	})
+	get := Run(ctx, fmt.Sprintf("Get Blob %d B (%d clients)", size, n), n, d, func(ctx context.Context, w int, i int64) error {
+		resp, err := c.DownloadStream(ctx, container, fmt.Sprintf("b%d-%d", w, i%min(keys, max(1, put.Ops/int64(n)))), nil)
+		if err != nil {
+			return err
+		}
+		m, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err == nil && m != int64(size) {
+			err = fmt.Errorf("got %d bytes, want %d", m, size)
+		}
+		return err
+	})
+	return []Result{put, get}, nil
+}
+
+// Large uploads total bytes in blockSize blocks (parallel, as the SDK's
+// UploadStream does) and downloads them back.
+func Large(ctx context.Context, c *azblob.Client, container string, total, blockSize int64, conc int) ([]Result, error) {
+	if _, err := c.CreateContainer(ctx, container, nil); err != nil && !strings.Contains(err.Error(), "ContainerAlreadyExists") {
+		return nil, err
+	}
+	src := &patternReader{n: total}
+	t0 := time.Now()
+	_, err := c.UploadStream(ctx, container, "large", src, &blockblob.UploadStreamOptions{BlockSize: blockSize, Concurrency: conc})
+	up := Result{Name: fmt.Sprintf("Upload %d MiB (%d MiB blocks)", total>>20, blockSize>>20), Ops: 1, Elapsed: time.Since(t0), Bytes: total}
+	if err != nil {
+		return nil, err
+	}
+	t0 = time.Now()
+	resp, err := c.DownloadStream(ctx, container, "large", nil)
+	if err != nil {
+		return nil, err
+	}
+	m, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	down := Result{Name: fmt.Sprintf("Download %d MiB", total>>20), Ops: 1, Elapsed: time.Since(t0), Bytes: m}
+	if err != nil {
+		return nil, err
+	}
+	if m != total {
+		return nil, fmt.Errorf("downloaded %d bytes, want %d", m, total)
+	}
+	return []Result{up, down}, nil
+}
+
+// patternReader yields n bytes of a cheap non-constant pattern.
+type patternReader struct{ n, off int64 }
+
+func (p *patternReader) Read(b []byte) (int, error) {
+	if p.off >= p.n {
+		return 0, io.EOF
+	}
+	if int64(len(b)) > p.n-p.off {
+		b = b[:p.n-p.off]
+	}
+	for i := range b {
+		b[i] = byte((p.off + int64(i)) * 31 >> 3)
+	}
+	p.off += int64(len(b))
+	return len(b), nil
+}
+
+// Main is `cerulean bench`.
+func Main(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	url := fs.String("url", "", "Blob account URL, e.g. http://127.0.0.1:10000/devstoreaccount1 (default: start an in-process server on a temporary directory)")
+	account := fs.String("account", app.DevAccount, "account name")
+	key := fs.String("key", app.DevKey, "account key")
+	clients := fs.Int("clients", 16, "concurrent clients")
+	dur := fs.Duration("duration", 10*time.Second, "duration of each small-blob workload")
+	size := fs.Int("size", 1024, "small blob size in bytes")
+	large := fs.Int64("large", 256, "large upload/download size in MiB (0 to skip)")
+	block := fs.Int64("block", 8, "large upload block size in MiB")
+	data := fs.String("data", "", "data directory of the in-process server (default: a temporary directory)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *url == "" {
+		dir := *data
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "cerulean-bench-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			dir = tmp
+		}
+		a, err := app.Start(app.Config{DataDir: dir, BlobPort: 0})
+		if err != nil {
+			return err
+		}
+		defer a.Close(context.Background())
+		*url = a.BlobURL
+		fmt.Fprintf(out, "in-process server on %s, data in %s (durable writes)\n", *url, dir)
+	}
+	c, err := Client(*url, *account, *key, *clients)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	container := fmt.Sprintf("bench%d", time.Now().UnixNano())
+	res, err := Small(ctx, c, container, *clients, *size, *dur)
+	if err != nil {
+		return err
+	}
+	if *large > 0 {
+		lres, err := Large(ctx, c, container, *large<<20, *block<<20, 4)
+		if err != nil {
+			return err
+		}
+		res = append(res, lres...)
+	}
+	var errCount int64
+	for _, r := range res {
+		fmt.Fprintln(out, r)
+		errCount += r.Errors
+	}
+	if errCount > 0 {
+		return errors.New("some operations failed")
+	}
+	return nil
+}

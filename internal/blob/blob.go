@@ -1,0 +1,750 @@
+package blob
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+var jsonUnmarshal = json.Unmarshal
+
+const (
+	maxPutBlob  = 5000 << 20
+	maxPutBlock = 4000 << 20
+)
+
+// loadBlob reads the addressed blob (or snapshot). A missing blob is
+// 404 BlobNotFound, or ContainerNotFound when its container is missing.
+func loadBlob(tx kv.Tx, r *req) (*blobRec, error) {
+	b, err := findBlob(tx, r.Account, r.container, r.name, r.snapshot)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+			return nil, err
+		}
+		return nil, azerr.New(azerr.BlobNotFound)
+	}
+	return b, nil
+}
+
+// findBlob returns the record or nil.
+func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
+	var b blobRec
+	ok, err := getJSON(tx, blobKey(acct, c, name, snap), &b)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// checkWrite applies the write rules shared by every blob write: HTTP
+// conditions first (If-None-Match: * on an existing blob is 409
+// BlobAlreadyExists), then the lease.
+func checkWrite(b *blobRec, conds cond.Conditions, r *req) error {
+	var etag string
+	var mod = r.Now
+	if b != nil {
+		etag, mod = b.ETag, b.Modified
+	}
+	if err := conds.CheckWrite(b != nil, etag, mod); err != nil {
+		if errors.Is(err, cond.ErrExists) {
+			return azerr.New(azerr.BlobAlreadyExists)
+		}
+		return err
+	}
+	id := r.Header.Get("x-ms-lease-id")
+	if b == nil {
+		if id != "" {
+			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
+		}
+		return nil
+	}
+	return lease.CheckWrite(b.Lease, id, lease.Blob, r.Now)
+}
+
+// parseProps reads the x-ms-blob-content-* headers.
+func parseProps(h http.Header) (props, error) {
+	p := props{
+		ContentType:        h.Get("x-ms-blob-content-type"),
+		ContentEncoding:    h.Get("x-ms-blob-content-encoding"),
+		ContentLanguage:    h.Get("x-ms-blob-content-language"),
+		ContentDisposition: h.Get("x-ms-blob-content-disposition"),
+		CacheControl:       h.Get("x-ms-blob-cache-control"),
+	}
+	if v := h.Get("x-ms-blob-content-md5"); v != "" {
+		md, err := wire.ParseContentMD5(v)
+		if err != nil {
+			return p, azerr.InvalidHeader("x-ms-blob-content-md5", v)
+		}
+		p.ContentMD5 = md
+	}
+	return p, nil
+}
+
+// checkMD5 verifies the transactional Content-MD5 of a body.
+func checkMD5(h http.Header, got []byte) error {
+	v := h.Get("Content-MD5")
+	if v == "" {
+		return nil
+	}
+	want, err := wire.ParseContentMD5(v)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(want, got) {
+		return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", v).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(got))
+	}
+	return nil
+}
+
+// limitBody caps the request body at max bytes and declared length n.
+func limitBody(r *req, max int64) (io.Reader, int64, error) {
+	n, err := contentLength(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	if n > max {
+		return nil, 0, azerr.New(azerr.RequestBodyTooLarge)
+	}
+	if n < 0 {
+		return &capReader{r: r.Body, left: max}, n, nil
+	}
+	return r.Body, n, nil
+}
+
+type capReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		if m, _ := c.r.Read(one[:]); m > 0 {
+			return 0, &maxBytesError{}
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
+	if err := wire.ValidBlobName(r.name); err != nil {
+		return err
+	}
+	typ := r.Header.Get("x-ms-blob-type")
+	switch typ {
+	case BlockBlob, PageBlob, AppendBlob:
+	case "":
+		return azerr.MissingHeader("x-ms-blob-type")
+	default:
+		return azerr.InvalidHeader("x-ms-blob-type", typ)
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	p, err := parseProps(r.Header)
+	if err != nil {
+		return err
+	}
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	if p.ContentType == "" {
+		p.ContentType = "application/octet-stream"
+	}
+	rec := &blobRec{Type: typ, Props: p, Meta: meta}
+	var st *staged
+	switch typ {
+	case BlockBlob:
+		body, n, err := limitBody(r, maxPutBlob)
+		if err != nil {
+			return err
+		}
+		st, err = s.stage(r.Context(), body, n)
+		if err != nil {
+			return err
+		}
+		if err := checkMD5(r.Header, st.md5); err != nil {
+			return err
+		}
+		if rec.Props.ContentMD5 == nil {
+			rec.Props.ContentMD5 = st.md5
+		}
+		rec.Size, rec.Parts = st.size, st.parts
+	case PageBlob:
+		if r.ContentLength > 0 {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+		}
+		size, err := parseSizeHeader(r.Header, "x-ms-blob-content-length", true)
+		if err != nil {
+			return err
+		}
+		if size%512 != 0 {
+			return azerr.InvalidHeader("x-ms-blob-content-length", r.Header.Get("x-ms-blob-content-length"))
+		}
+		rec.Size = size
+		if v := r.Header.Get("x-ms-blob-sequence-number"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return azerr.InvalidHeader("x-ms-blob-sequence-number", v)
+			}
+			rec.SeqNum = n
+		}
+	case AppendBlob:
+		if r.ContentLength > 0 {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+		}
+	}
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+			return err
+		}
+		old, err := findBlob(tx, r.Account, r.container, r.name, "")
+		if err != nil {
+			return err
+		}
+		if err := checkWrite(old, conds, r); err != nil {
+			return err
+		}
+		nb := *rec
+		nb.Created, nb.Modified, nb.ETag = r.Now, r.Now, newETag(r.Now)
+		var oldParts []Part
+		if old != nil {
+			nb.Created = old.Created
+			nb.Lease = lease.OnWrite(old.Lease, r.Now)
+			oldParts = old.Parts
+		}
+		if st != nil {
+			if err := st.write(tx); err != nil {
+				return err
+			}
+		}
+		if err := adjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
+			return err
+		}
+		if err := s.dropUncommitted(tx, r); err != nil {
+			return err
+		}
+		*rec = nb
+		return putJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
+	})
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	setETag(w, rec.ETag, rec.Modified)
+	if typ == BlockBlob && st != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
+	}
+	h.Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// dropUncommitted discards the blob's uncommitted blocks.
+func (s *Service) dropUncommitted(tx kv.Tx, r *req) error {
+	prefix := blocksPrefix(r.Account, r.container, r.name)
+	var keys [][]byte
+	var parts []Part
+	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+		var u uncommitted
+		if json.Unmarshal(v, &u) == nil {
+			parts = append(parts, u.Parts...)
+		}
+		keys = append(keys, append([]byte(nil), k...))
+		return true
+	})
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	for _, k := range keys {
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
+	}
+	return adjustRefs(tx, r.Now, parts, nil)
+}
+
+func parseSizeHeader(h http.Header, name string, required bool) (int64, error) {
+	v := h.Get(name)
+	if v == "" {
+		if required {
+			return 0, azerr.MissingHeader(name)
+		}
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, azerr.InvalidHeader(name, v)
+	}
+	return n, nil
+}
+
+// writeBlobHeaders sets the properties every Get Blob / Get Blob
+// Properties response carries.
+func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
+	h := w.Header()
+	setETag(w, b.ETag, b.Modified)
+	h.Set("x-ms-creation-time", b.Created.UTC().Format(http.TimeFormat))
+	h.Set("x-ms-blob-type", b.Type)
+	h.Set("Content-Type", b.Props.ContentType)
+	if b.Props.ContentEncoding != "" {
+		h.Set("Content-Encoding", b.Props.ContentEncoding)
+	}
+	if b.Props.ContentLanguage != "" {
+		h.Set("Content-Language", b.Props.ContentLanguage)
+	}
+	if b.Props.ContentDisposition != "" {
+		h.Set("Content-Disposition", b.Props.ContentDisposition)
+	}
+	if b.Props.CacheControl != "" {
+		h.Set("Cache-Control", b.Props.CacheControl)
+	}
+	writeMeta(h, b.Meta)
+	if r.snapshot == "" {
+		writeLeaseHeaders(h, b.Lease, r)
+	}
+	h.Set("x-ms-server-encrypted", "true")
+	h.Set("Accept-Ranges", "bytes")
+	switch b.Type {
+	case BlockBlob:
+		h.Set("x-ms-access-tier", "Hot")
+		h.Set("x-ms-access-tier-inferred", "true")
+	case PageBlob:
+		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
+	case AppendBlob:
+		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.Appends))
+		if b.Sealed {
+			h.Set("x-ms-blob-sealed", "true")
+		}
+	}
+	if c := b.Copy; c != nil {
+		h.Set("x-ms-copy-id", c.ID)
+		h.Set("x-ms-copy-source", c.Source)
+		h.Set("x-ms-copy-status", c.Status)
+		h.Set("x-ms-copy-progress", c.Progress)
+		h.Set("x-ms-copy-completion-time", c.Completion.UTC().Format(http.TimeFormat))
+	}
+}
+
+// readChecks applies the read rules: conditions (304/412), then a
+// supplied lease id must match.
+func readChecks(b *blobRec, r *req) error {
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	if err := conds.CheckRead(b.ETag, b.Modified); err != nil {
+		return err
+	}
+	if r.snapshot != "" {
+		return nil
+	}
+	return lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now)
+}
+
+func (s *Service) getBlobProperties(w http.ResponseWriter, r *req) error {
+	var b *blobRec
+	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+		b, err = loadBlob(tx, r)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := readChecks(b, r); err != nil {
+		return err
+	}
+	writeBlobHeaders(w, b, r)
+	h := w.Header()
+	h.Set("Content-Length", strconv.FormatInt(b.Size, 10))
+	if b.Props.ContentMD5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
+	// Azure ignores a malformed range on Get Blob and returns the whole blob.
+	rng, err := wire.ParseRange(r.Header)
+	if err != nil {
+		rng = nil
+	}
+	wantMD5, err := parseBoolHeader(r.Header, "x-ms-range-get-content-md5")
+	if err != nil {
+		return err
+	}
+	if wantMD5 && rng == nil {
+		return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
+	}
+	var b *blobRec
+	var inline map[string][]byte
+	var off, n int64
+	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+		b, err = loadBlob(tx, r)
+		if err != nil {
+			return err
+		}
+		if err := readChecks(b, r); err != nil {
+			return err
+		}
+		off, n = 0, b.Size
+		if rng != nil {
+			if off, n, err = rng.Resolve(b.Size); err != nil {
+				return err
+			}
+		}
+		if wantMD5 && n > 4<<20 {
+			return azerr.Newf(azerr.OutOfRangeInput, "The range must be 4 MiB or smaller when x-ms-range-get-content-md5 is true.")
+		}
+		inline, err = prefetchInline(tx, b.Parts, off, n)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	cr := s.newContentReader(r.Context(), b.Parts, inline, off, n)
+	defer cr.Close()
+	writeBlobHeaders(w, b, r)
+	h := w.Header()
+	h.Set("Content-Length", strconv.FormatInt(n, 10))
+	var body io.Reader = cr
+	if wantMD5 {
+		buf, err := io.ReadAll(cr)
+		if err != nil {
+			return err
+		}
+		sum := md5Sum(buf)
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum))
+		body = bytes.NewReader(buf)
+	}
+	status := http.StatusOK
+	if rng != nil {
+		status = http.StatusPartialContent
+		h.Set("Content-Range", wire.ContentRange(off, n, b.Size))
+		if b.Props.ContentMD5 != nil {
+			h.Set("x-ms-blob-content-md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+		}
+	} else if b.Props.ContentMD5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+	}
+	w.WriteHeader(status)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	if _, err := io.Copy(w, body); err != nil {
+		// Headers are gone: abort the connection so the client sees a
+		// truncated body rather than a short success.
+		s.log.Warn("get blob: streaming failed", "blob", r.name, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+func md5Sum(b []byte) []byte {
+	h := md5Hash()
+	h.Write(b)
+	return h.Sum(nil)
+}
+
+func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	ds := r.Header.Get("x-ms-delete-snapshots")
+	if ds != "" && ds != "include" && ds != "only" {
+		return azerr.InvalidHeader("x-ms-delete-snapshots", ds)
+	}
+	if ds != "" && r.snapshot != "" {
+		return azerr.Newf(azerr.InvalidQueryParameterValue, "x-ms-delete-snapshots cannot be used when deleting a snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)
+	}
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		b, err := loadBlob(tx, r)
+		if err != nil {
+			return err
+		}
+		if r.snapshot != "" {
+			if err := conds.CheckWrite(true, b.ETag, b.Modified); err != nil {
+				return err
+			}
+			if err := tx.Delete(blobKey(r.Account, r.container, r.name, r.snapshot)); err != nil {
+				return err
+			}
+			return adjustRefs(tx, r.Now, b.Parts, nil)
+		}
+		if err := checkWrite(b, conds, r); err != nil {
+			return err
+		}
+		// Find the snapshots: they follow the base record in key order.
+		prefix := blobVersionsPrefix(r.Account, r.container, r.name)
+		var snaps []blobRec
+		var snapKeys [][]byte
+		err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 5 || parts[4] == "" {
+				return true
+			}
+			var sb blobRec
+			if json.Unmarshal(v, &sb) == nil {
+				snaps = append(snaps, sb)
+				snapKeys = append(snapKeys, append([]byte(nil), k...))
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		if len(snaps) > 0 && ds == "" {
+			return azerr.New(azerr.SnapshotsPresent)
+		}
+		var release []Part
+		for i, sb := range snaps {
+			if err := tx.Delete(snapKeys[i]); err != nil {
+				return err
+			}
+			release = append(release, sb.Parts...)
+		}
+		if ds != "only" {
+			if err := tx.Delete(blobKey(r.Account, r.container, r.name, "")); err != nil {
+				return err
+			}
+			release = append(release, b.Parts...)
+			if err := s.dropUncommitted(tx, r); err != nil {
+				return err
+			}
+		}
+		return adjustRefs(tx, r.Now, release, nil)
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("x-ms-delete-type-permanent", "true")
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// updateBlob runs a read-modify-write of the base blob with the write
+// rules applied; fn edits the record in place.
+func (s *Service) updateBlob(r *req, conds cond.Conditions, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+	var out *blobRec
+	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
+		b, err := loadBlob(tx, r)
+		if err != nil {
+			return err
+		}
+		if err := checkWrite(b, conds, r); err != nil {
+			return err
+		}
+		if err := fn(tx, b); err != nil {
+			return err
+		}
+		b.Modified, b.ETag = r.Now, newETag(r.Now)
+		b.Lease = lease.OnWrite(b.Lease, r.Now)
+		out = b
+		return putJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
+	})
+	return out, err
+}
+
+func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	p, err := parseProps(r.Header)
+	if err != nil {
+		return err
+	}
+	newSize, err := parseSizeHeader(r.Header, "x-ms-blob-content-length", false)
+	if err != nil {
+		return err
+	}
+	seqAction := r.Header.Get("x-ms-sequence-number-action")
+	var seqNum int64 = -1
+	switch seqAction {
+	case "":
+	case "max", "update":
+		if seqNum, err = parseSizeHeader(r.Header, "x-ms-blob-sequence-number", true); err != nil {
+			return err
+		}
+	case "increment":
+		if r.Header.Get("x-ms-blob-sequence-number") != "" {
+			return azerr.InvalidHeader("x-ms-blob-sequence-number", r.Header.Get("x-ms-blob-sequence-number"))
+		}
+	default:
+		return azerr.InvalidHeader("x-ms-sequence-number-action", seqAction)
+	}
+	b, err := s.updateBlob(r, conds, func(tx kv.Tx, b *blobRec) error {
+		if (newSize >= 0 || seqAction != "") && b.Type != PageBlob {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		if newSize >= 0 {
+			if newSize%512 != 0 {
+				return azerr.InvalidHeader("x-ms-blob-content-length", strconv.FormatInt(newSize, 10))
+			}
+			old := b.Parts
+			b.Parts = trimParts(b.Parts, newSize)
+			b.Size = newSize
+			if err := adjustRefs(tx, r.Now, old, b.Parts); err != nil {
+				return err
+			}
+		}
+		switch seqAction {
+		case "max":
+			if seqNum > b.SeqNum {
+				b.SeqNum = seqNum
+			}
+		case "update":
+			b.SeqNum = seqNum
+		case "increment":
+			if b.SeqNum == 1<<63-1 {
+				return azerr.New(azerr.SequenceNumberIncrementTooLarge)
+			}
+			b.SeqNum++
+		}
+		b.Props = p
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, b.ETag, b.Modified)
+	if b.Type == PageBlob {
+		w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	b, err := s.updateBlob(r, conds, func(tx kv.Tx, b *blobRec) error {
+		b.Meta = meta
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, b.ETag, b.Modified)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
+	lr, err := lease.ParseRequest(r.Header, lease.Blob)
+	if err != nil {
+		return err
+	}
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	var b *blobRec
+	var res lease.Result
+	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
+		b, err = loadBlob(tx, r)
+		if err != nil {
+			return err
+		}
+		if err := conds.CheckWrite(true, b.ETag, b.Modified); err != nil {
+			return err
+		}
+		res, err = lease.Apply(b.Lease, lr, lease.Blob, r.Now)
+		if err != nil {
+			return err
+		}
+		// A lease action is not a write: ETag and Last-Modified stay.
+		b.Lease = res.Lease
+		return putJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
+	})
+	if err != nil {
+		return err
+	}
+	writeLeaseResult(w, res)
+	setETag(w, b.ETag, b.Modified)
+	w.WriteHeader(res.Status)
+	return nil
+}
+
+func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	var snap string
+	var b *blobRec
+	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
+		b, err = loadBlob(tx, r)
+		if err != nil {
+			return err
+		}
+		if err := conds.CheckWrite(true, b.ETag, b.Modified); err != nil {
+			return err
+		}
+		if err := lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
+			return err
+		}
+		// Two snapshots in one instant get distinct times, 100 ns apart.
+		t := r.Now
+		for {
+			snap = wire.FormatISO7(t)
+			if _, err := tx.Get(blobKey(r.Account, r.container, r.name, snap)); err == kv.ErrNotFound {
+				break
+			} else if err != nil {
+				return err
+			}
+			t = t.Add(100)
+		}
+		sb := *b
+		sb.Lease = lease.Lease{}
+		if len(meta) > 0 {
+			sb.Meta = meta
+		}
+		if err := adjustRefs(tx, r.Now, nil, sb.Parts); err != nil {
+			return err
+		}
+		return putJSON(tx, blobKey(r.Account, r.container, r.name, snap), &sb)
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, b.ETag, b.Modified)
+	w.Header().Set("x-ms-snapshot", snap)
+	w.Header().Set("x-ms-request-server-encrypted", "false")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}

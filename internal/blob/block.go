@@ -1,0 +1,359 @@
+package blob
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+const maxCommittedBlocks = 50000
+
+func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
+	if err := wire.ValidBlobName(r.name); err != nil {
+		return err
+	}
+	idParam := r.q.Get("blockid")
+	if idParam == "" {
+		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "blockid")
+	}
+	rawID, err := wire.DecodeBlockID(idParam)
+	if err != nil {
+		return err
+	}
+	body, n, err := limitBody(r, maxPutBlock)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
+	}
+	st, err := s.stage(r.Context(), body, n)
+	if err != nil {
+		return err
+	}
+	if err := checkMD5(r.Header, st.md5); err != nil {
+		return err
+	}
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+			return err
+		}
+		b, err := findBlob(tx, r.Account, r.container, r.name, "")
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
+				return err
+			}
+			if b.Type != BlockBlob {
+				return azerr.New(azerr.InvalidBlobType)
+			}
+			// All block ids of a blob have one length.
+			if len(b.Blocks) > 0 && blockIDLen(b.Blocks[0].Name) != len(rawID) {
+				return azerr.Newf(azerr.InvalidBlobOrBlock, "The specified block ID length differs from the committed block IDs.")
+			}
+		} else if r.Header.Get("x-ms-lease-id") != "" {
+			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
+		}
+		prefix := blocksPrefix(r.Account, r.container, r.name)
+		var sameLen = true
+		var seq int64
+		if err := tx.Scan(prefix, kv.PrefixEnd(prefix), 1, false, func(k, v []byte) bool {
+			parts, _ := kv.Split(k)
+			if len(parts) == 5 && blockIDLen(parts[4]) != len(rawID) {
+				sameLen = false
+			}
+			return false
+		}); err != nil {
+			return err
+		}
+		if !sameLen {
+			return azerr.Newf(azerr.InvalidBlobOrBlock, "The specified block ID length differs from the uncommitted block IDs.")
+		}
+		seq = r.Now.UnixNano()
+		key := blockKey(r.Account, r.container, r.name, idParam)
+		var old uncommitted
+		found, err := getJSON(tx, key, &old)
+		if err != nil {
+			return err
+		}
+		if err := st.write(tx); err != nil {
+			return err
+		}
+		var oldParts []Part
+		if found {
+			oldParts = old.Parts
+		}
+		if err := adjustRefs(tx, r.Now, oldParts, st.parts); err != nil {
+			return err
+		}
+		return putJSON(tx, key, &uncommitted{Size: st.size, Parts: st.parts, Seq: seq})
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+func blockIDLen(b64 string) int {
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return -1
+	}
+	return len(raw)
+}
+
+func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
+	if err := wire.ValidBlobName(r.name); err != nil {
+		return err
+	}
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	p, err := parseProps(r.Header)
+	if err != nil {
+		return err
+	}
+	if p.ContentType == "" {
+		p.ContentType = "application/octet-stream"
+	}
+	if r.ContentLength > 8<<20 {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 8<<20+1))
+	if err != nil {
+		return bodyErr(err)
+	}
+	if len(raw) > 8<<20 {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	if err := checkMD5(r.Header, md5Sum(raw)); err != nil {
+		return err
+	}
+	refs, err := wire.ParseBlockList(raw)
+	if err != nil {
+		return err
+	}
+	if len(refs) > maxCommittedBlocks {
+		return azerr.New(azerr.BlockListTooLong)
+	}
+	var rec *blobRec
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+			return err
+		}
+		old, err := findBlob(tx, r.Account, r.container, r.name, "")
+		if err != nil {
+			return err
+		}
+		if err := checkWrite(old, conds, r); err != nil {
+			return err
+		}
+		if old != nil && old.Type != BlockBlob {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		// committed blocks by id, with their parts
+		committed := map[string][]Part{}
+		var oldParts []Part
+		if old != nil {
+			oldParts = old.Parts
+			i := 0
+			for _, bl := range old.Blocks {
+				committed[bl.Name] = old.Parts[i : i+bl.NParts]
+				i += bl.NParts
+			}
+		}
+		nb := blobRec{Type: BlockBlob, Created: r.Now, Modified: r.Now, ETag: newETag(r.Now), Props: p, Meta: meta, HasBlockList: true}
+		if old != nil {
+			nb.Created = old.Created
+			nb.Lease = lease.OnWrite(old.Lease, r.Now)
+		}
+		unc := map[string]*uncommitted{}
+		for _, ref := range refs {
+			var parts []Part
+			var size int64
+			useUncommitted := func() (bool, error) {
+				u, ok := unc[ref.ID]
+				if !ok {
+					u = new(uncommitted)
+					found, err := getJSON(tx, blockKey(r.Account, r.container, r.name, ref.ID), u)
+					if err != nil {
+						return false, err
+					}
+					if !found {
+						return false, nil
+					}
+					unc[ref.ID] = u
+				}
+				parts, size = u.Parts, u.Size
+				return true, nil
+			}
+			useCommitted := func() bool {
+				cp, ok := committed[ref.ID]
+				if !ok {
+					return false
+				}
+				parts = cp
+				for _, p := range cp {
+					size += p.Len
+				}
+				return true
+			}
+			var ok bool
+			switch ref.Kind {
+			case wire.Committed:
+				ok = useCommitted()
+			case wire.Uncommitted:
+				if ok, err = useUncommitted(); err != nil {
+					return err
+				}
+			default:
+				if ok, err = useUncommitted(); err != nil {
+					return err
+				}
+				if !ok {
+					ok = useCommitted()
+				}
+			}
+			if !ok {
+				return azerr.New(azerr.InvalidBlockList)
+			}
+			for _, p := range parts {
+				p.Off = nb.Size + (p.Off - parts[0].Off)
+				nb.Parts = append(nb.Parts, p)
+			}
+			nb.Blocks = append(nb.Blocks, block{Name: ref.ID, Size: size, NParts: len(parts)})
+			nb.Size += size
+		}
+		for i := range nb.Blocks {
+			if blockIDLen(nb.Blocks[i].Name) != blockIDLen(nb.Blocks[0].Name) {
+				return azerr.New(azerr.InvalidBlockList)
+			}
+		}
+		if len(nb.Blocks) > maxCommittedBlocks {
+			return azerr.New(azerr.BlockCountExceedsLimit)
+		}
+		// the new list takes its references before the uncommitted blocks
+		// and the old list release theirs
+		if err := adjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
+			return err
+		}
+		if err := s.dropUncommitted(tx, r); err != nil {
+			return err
+		}
+		rec = &nb
+		return putJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, rec.ETag, rec.Modified)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+type blockXML struct {
+	Name string `xml:"Name"`
+	Size int64  `xml:"Size"`
+}
+
+type blockListXML struct {
+	XMLName     xml.Name   `xml:"BlockList"`
+	Committed   []blockXML `xml:"CommittedBlocks>Block"`
+	Uncommitted []blockXML `xml:"UncommittedBlocks>Block"`
+}
+
+func (s *Service) getBlockList(w http.ResponseWriter, r *req) error {
+	lt := r.q.Get("blocklisttype")
+	if lt == "" {
+		lt = "committed"
+	}
+	if lt != "committed" && lt != "uncommitted" && lt != "all" {
+		return azerr.InvalidQuery("blocklisttype", lt)
+	}
+	var b *blobRec
+	var out blockListXML
+	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+			return err
+		}
+		b, err = findBlob(tx, r.Account, r.container, r.name, r.snapshot)
+		if err != nil {
+			return err
+		}
+		var uncs []struct {
+			name string
+			u    uncommitted
+		}
+		if r.snapshot == "" {
+			prefix := blocksPrefix(r.Account, r.container, r.name)
+			err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+				parts, _ := kv.Split(k)
+				var u uncommitted
+				if len(parts) == 5 && json.Unmarshal(v, &u) == nil {
+					uncs = append(uncs, struct {
+						name string
+						u    uncommitted
+					}{parts[4], u})
+				}
+				return true
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if b == nil && len(uncs) == 0 {
+			return azerr.New(azerr.BlobNotFound)
+		}
+		if b != nil {
+			if b.Type != BlockBlob {
+				return azerr.New(azerr.InvalidBlobType)
+			}
+			if err := readChecks(b, r); err != nil {
+				return err
+			}
+		}
+		sort.SliceStable(uncs, func(i, j int) bool { return uncs[i].u.Seq < uncs[j].u.Seq })
+		out.Committed, out.Uncommitted = []blockXML{}, []blockXML{}
+		if lt != "uncommitted" && b != nil {
+			for _, bl := range b.Blocks {
+				out.Committed = append(out.Committed, blockXML{Name: bl.Name, Size: bl.Size})
+			}
+		}
+		if lt != "committed" {
+			for _, u := range uncs {
+				out.Uncommitted = append(out.Uncommitted, blockXML{Name: u.name, Size: u.u.Size})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		setETag(w, b.ETag, b.Modified)
+		w.Header().Set("x-ms-blob-content-length", strconv.FormatInt(b.Size, 10))
+	}
+	return server.WriteXML(w, http.StatusOK, out)
+}

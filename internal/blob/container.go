@@ -1,0 +1,374 @@
+package blob
+
+import (
+	"encoding/xml"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// loadContainer reads a container record or returns 404 ContainerNotFound.
+func loadContainer(tx kv.Tx, acct, name string) (*container, error) {
+	var c container
+	ok, err := getJSON(tx, containerKey(acct, name), &c)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, azerr.New(azerr.ContainerNotFound)
+	}
+	return &c, nil
+}
+
+func parsePublicAccess(h http.Header) (string, error) {
+	v := h.Get("x-ms-blob-public-access")
+	switch v {
+	case "", "container", "blob":
+		return v, nil
+	}
+	return "", azerr.InvalidHeader("x-ms-blob-public-access", v)
+}
+
+func (s *Service) createContainer(w http.ResponseWriter, r *req) error {
+	if err := wire.ValidContainerName(r.container); err != nil {
+		return err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	access, err := parsePublicAccess(r.Header)
+	if err != nil {
+		return err
+	}
+	var c container
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		key := containerKey(r.Account, r.container)
+		if _, err := tx.Get(key); err == nil {
+			return azerr.New(azerr.ContainerAlreadyExists)
+		} else if err != kv.ErrNotFound {
+			return err
+		}
+		c = container{Created: r.Now, Modified: r.Now, ETag: newETag(r.Now), Meta: meta, PublicAccess: access}
+		return putJSON(tx, key, &c)
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, c.ETag, c.Modified)
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// containerLeaseCheck applies the container lease rules for operations that
+// are not gated (only Delete Container is): a supplied lease id must match.
+func containerLeaseRead(c *container, r *req) error {
+	return lease.CheckRead(c.Lease, r.Header.Get("x-ms-lease-id"), lease.Container, r.Now)
+}
+
+func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
+	var c *container
+	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+		c, err = loadContainer(tx, r.Account, r.container)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := containerLeaseRead(c, r); err != nil {
+		return err
+	}
+	h := w.Header()
+	setETag(w, c.ETag, c.Modified)
+	writeMeta(h, c.Meta)
+	writeLeaseHeaders(h, c.Lease, r)
+	if c.PublicAccess != "" {
+		h.Set("x-ms-blob-public-access", c.PublicAccess)
+	}
+	h.Set("x-ms-has-immutability-policy", "false")
+	h.Set("x-ms-has-legal-hold", "false")
+	h.Set("x-ms-default-encryption-scope", "$account-encryption-key")
+	h.Set("x-ms-deny-encryption-scope-override", "false")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func writeLeaseHeaders(h http.Header, l lease.Lease, r *req) {
+	e := l.Effective(r.Now)
+	h.Set("x-ms-lease-status", e.Status)
+	h.Set("x-ms-lease-state", e.State)
+	if e.Duration != "" {
+		h.Set("x-ms-lease-duration", e.Duration)
+	}
+}
+
+func writeMeta(h http.Header, meta map[string]string) {
+	for k, v := range meta {
+		h["x-ms-meta-"+k] = []string{v}
+	}
+}
+
+// onlyDateConditions rejects If-Match / If-None-Match on container
+// operations that accept only the date conditions.
+func onlyDateConditions(c cond.Conditions) error {
+	if len(c.IfMatch) > 0 || len(c.IfNoneMatch) > 0 {
+		return azerr.Newf(azerr.UnsupportedHeader, "If-Match and If-None-Match are not supported for this container operation.")
+	}
+	return nil
+}
+
+func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	if err := onlyDateConditions(conds); err != nil {
+		return err
+	}
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		c, err := loadContainer(tx, r.Account, r.container)
+		if err != nil {
+			return err
+		}
+		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
+			return err
+		}
+		if err := lease.CheckWrite(c.Lease, r.Header.Get("x-ms-lease-id"), lease.Container, r.Now); err != nil {
+			return err
+		}
+		if err := tx.Delete(containerKey(r.Account, r.container)); err != nil {
+			return err
+		}
+		return s.deleteAllBlobs(tx, r)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// deleteAllBlobs removes every blob, snapshot and uncommitted block of the
+// container, releasing their data.
+func (s *Service) deleteAllBlobs(tx kv.Tx, r *req) error {
+	var keys [][]byte
+	var parts []Part
+	for _, prefix := range [][]byte{blobsPrefix(r.Account, r.container), kv.Key("u", r.Account, r.container)} {
+		err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+			keys = append(keys, append([]byte(nil), k...))
+			var p struct {
+				Parts []Part `json:"x"`
+			}
+			if decodeErr := jsonUnmarshal(v, &p); decodeErr == nil {
+				parts = append(parts, p.Parts...)
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, k := range keys {
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
+	}
+	return adjustRefs(tx, r.Now, parts, nil)
+}
+
+func (s *Service) setContainerMetadata(w http.ResponseWriter, r *req) error {
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	if err := onlyDateConditions(conds); err != nil {
+		return err
+	}
+	if conds.IfUnmodifiedSince != nil {
+		return azerr.Newf(azerr.UnsupportedHeader, "If-Unmodified-Since is not supported for Set Container Metadata.")
+	}
+	var c *container
+	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
+		c, err = loadContainer(tx, r.Account, r.container)
+		if err != nil {
+			return err
+		}
+		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
+			return err
+		}
+		if err := containerLeaseRead(c, r); err != nil {
+			return err
+		}
+		c.Meta = meta
+		c.Modified, c.ETag = r.Now, newETag(r.Now)
+		return putJSON(tx, containerKey(r.Account, r.container), c)
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, c.ETag, c.Modified)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+type signedIdentifiers struct {
+	XMLName xml.Name   `xml:"SignedIdentifiers"`
+	Items   []signedID `xml:"SignedIdentifier"`
+}
+
+func (s *Service) getContainerACL(w http.ResponseWriter, r *req) error {
+	var c *container
+	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+		c, err = loadContainer(tx, r.Account, r.container)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := containerLeaseRead(c, r); err != nil {
+		return err
+	}
+	setETag(w, c.ETag, c.Modified)
+	if c.PublicAccess != "" {
+		w.Header().Set("x-ms-blob-public-access", c.PublicAccess)
+	}
+	return server.WriteXML(w, http.StatusOK, signedIdentifiers{Items: c.ACL})
+}
+
+func (s *Service) setContainerACL(w http.ResponseWriter, r *req) error {
+	access, err := parsePublicAccess(r.Header)
+	if err != nil {
+		return err
+	}
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	if err := onlyDateConditions(conds); err != nil {
+		return err
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
+	if err != nil {
+		return bodyErr(err)
+	}
+	if len(body) > 64<<10 {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	var acl signedIdentifiers
+	if len(body) > 0 {
+		if err := xml.Unmarshal(body, &acl); err != nil {
+			return azerr.New(azerr.InvalidXMLDocument)
+		}
+	}
+	if len(acl.Items) > 5 {
+		return azerr.Newf(azerr.InvalidXMLDocument, "At most five stored access policies may be set.")
+	}
+	for _, it := range acl.Items {
+		if it.ID == "" || len(it.ID) > 64 {
+			return azerr.Newf(azerr.InvalidXMLDocument, "Signed identifier ids must be 1 to 64 characters.")
+		}
+		for _, t := range []string{it.Start, it.Expiry} {
+			if t != "" {
+				if _, err := time.Parse(time.RFC3339Nano, t); err != nil {
+					return azerr.Newf(azerr.InvalidXMLNodeValue, "Invalid access policy time %q.", t)
+				}
+			}
+		}
+		for _, ch := range it.Permission {
+			if !containsRune("racwdxltmeop", ch) {
+				return azerr.Newf(azerr.InvalidXMLNodeValue, "Invalid permission %q.", it.Permission)
+			}
+		}
+	}
+	var c *container
+	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
+		c, err = loadContainer(tx, r.Account, r.container)
+		if err != nil {
+			return err
+		}
+		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
+			return err
+		}
+		if err := containerLeaseRead(c, r); err != nil {
+			return err
+		}
+		c.ACL = acl.Items
+		c.PublicAccess = access
+		c.Modified, c.ETag = r.Now, newETag(r.Now)
+		return putJSON(tx, containerKey(r.Account, r.container), c)
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, c.ETag, c.Modified)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func containsRune(set string, r rune) bool {
+	for _, c := range set {
+		if c == r {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Service) leaseContainer(w http.ResponseWriter, r *req) error {
+	lr, err := lease.ParseRequest(r.Header, lease.Container)
+	if err != nil {
+		return err
+	}
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	if err := onlyDateConditions(conds); err != nil {
+		return err
+	}
+	var c *container
+	var res lease.Result
+	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
+		c, err = loadContainer(tx, r.Account, r.container)
+		if err != nil {
+			return err
+		}
+		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
+			return err
+		}
+		res, err = lease.Apply(c.Lease, lr, lease.Container, r.Now)
+		if err != nil {
+			return err
+		}
+		c.Lease = res.Lease
+		return putJSON(tx, containerKey(r.Account, r.container), c)
+	})
+	if err != nil {
+		return err
+	}
+	writeLeaseResult(w, res)
+	setETag(w, c.ETag, c.Modified)
+	w.WriteHeader(res.Status)
+	return nil
+}
+
+func writeLeaseResult(w http.ResponseWriter, res lease.Result) {
+	if res.LeaseID != "" {
+		w.Header().Set("x-ms-lease-id", res.LeaseID)
+	}
+	if res.LeaseTime != nil {
+		w.Header().Set("x-ms-lease-time", strconv.Itoa(*res.LeaseTime))
+	}
+}

@@ -1,0 +1,185 @@
+package blob
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+const maxCopyFromURL = 256 << 20
+
+// copySource parses x-ms-copy-source: a path-style URL of a blob in this
+// account, optionally with ?snapshot=.
+func copySource(r *req) (container, name, snap string, err error) {
+	raw := r.Header.Get("x-ms-copy-source")
+	u, perr := url.Parse(raw)
+	if perr != nil || u.Path == "" {
+		return "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
+	}
+	segs := strings.SplitN(strings.TrimPrefix(u.Path, "/"), "/", 3)
+	if len(segs) != 3 || segs[2] == "" {
+		return "", "", "", azerr.New(azerr.InvalidSourceBlobURL)
+	}
+	if segs[0] != r.Account {
+		return "", "", "", azerr.Newf(azerr.CannotVerifyCopySource, "Copying from another account is not supported by this server.")
+	}
+	snap = u.Query().Get("snapshot")
+	if snap != "" {
+		t, err := wire.ParseSnapshot(snap)
+		if err != nil {
+			return "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
+		}
+		snap = wire.FormatISO7(t)
+	}
+	return segs[1], segs[2], snap, nil
+}
+
+// copyBlob implements Copy Blob and Copy Blob From URL within the account.
+// The copy completes inside the request (one transaction), so the
+// response already reports x-ms-copy-status: success.
+func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
+	if err := wire.ValidBlobName(r.name); err != nil {
+		return err
+	}
+	srcC, srcName, srcSnap, err := copySource(r)
+	if err != nil {
+		return err
+	}
+	sync, err := parseBoolHeader(r.Header, "x-ms-requires-sync")
+	if err != nil {
+		return err
+	}
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	srcConds, err := cond.ParseSource(r.Header)
+	if err != nil {
+		return err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	copyID := newUUID()
+	var rec *blobRec
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+			return err
+		}
+		src, err := findBlob(tx, r.Account, srcC, srcName, srcSnap)
+		if err != nil {
+			return err
+		}
+		if src == nil {
+			if _, err := loadContainer(tx, r.Account, srcC); err != nil {
+				return azerr.Newf(azerr.CannotVerifyCopySource, "The source container does not exist.")
+			}
+			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
+		}
+		if err := srcConds.CheckSource(src.ETag, src.Modified); err != nil {
+			return err
+		}
+		if id := r.Header.Get("x-ms-source-lease-id"); id != "" && srcSnap == "" {
+			if err := lease.CheckRead(src.Lease, id, lease.Blob, r.Now); err != nil {
+				return err
+			}
+		}
+		if sync {
+			if src.Type != BlockBlob {
+				return azerr.New(azerr.InvalidSourceBlobType)
+			}
+			if src.Size > maxCopyFromURL {
+				return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
+			}
+		}
+		old, err := findBlob(tx, r.Account, r.container, r.name, "")
+		if err != nil {
+			return err
+		}
+		if err := checkWrite(old, conds, r); err != nil {
+			return err
+		}
+		if old != nil && old.Type != src.Type && !sync {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		nb := *src
+		nb.Lease = lease.Lease{}
+		nb.Created = r.Now
+		if old != nil {
+			nb.Created = old.Created
+			nb.Lease = lease.OnWrite(old.Lease, r.Now)
+		}
+		if len(meta) > 0 || sync {
+			nb.Meta = meta
+		}
+		nb.Parts = append([]Part(nil), src.Parts...)
+		nb.Blocks = append([]block(nil), src.Blocks...)
+		nb.Modified, nb.ETag = r.Now, newETag(r.Now)
+		nb.Copy = &copyInfo{ID: copyID, Source: r.Header.Get("x-ms-copy-source"), Status: "success", Progress: progress(src.Size), Completion: r.Now}
+		var oldParts []Part
+		if old != nil {
+			oldParts = old.Parts
+		}
+		if err := adjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
+			return err
+		}
+		if err := s.dropUncommitted(tx, r); err != nil {
+			return err
+		}
+		rec = &nb
+		return putJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, rec.ETag, rec.Modified)
+	w.Header().Set("x-ms-copy-id", copyID)
+	w.Header().Set("x-ms-copy-status", "success")
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func progress(n int64) string {
+	s := itoa(n)
+	return s + "/" + s
+}
+
+// abortCopyBlob: copies complete synchronously, so there is never a
+// pending copy to abort (409 NoPendingCopyOperation), after the usual
+// existence and lease checks.
+func (s *Service) abortCopyBlob(w http.ResponseWriter, r *req) error {
+	if r.Header.Get("x-ms-copy-action") != "abort" {
+		return azerr.InvalidHeader("x-ms-copy-action", r.Header.Get("x-ms-copy-action"))
+	}
+	id := r.q.Get("copyid")
+	if id == "" {
+		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "copyid")
+	}
+	return s.store.View(r.Context(), func(tx kv.Tx) error {
+		b, err := loadBlob(tx, r)
+		if err != nil {
+			return err
+		}
+		e := b.Lease.Effective(r.Now)
+		if e.Duration == "infinite" || r.Header.Get("x-ms-lease-id") != "" {
+			if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
+				return err
+			}
+		}
+		if b.Copy == nil || b.Copy.Status != "pending" {
+			return azerr.New(azerr.NoPendingCopyOperation)
+		}
+		if b.Copy.ID != id {
+			return azerr.New(azerr.CopyIDMismatch)
+		}
+		return errors.New("abort copy: pending copies do not exist on this server")
+	})
+}

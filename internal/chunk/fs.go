@@ -1,0 +1,317 @@
+package chunk
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// FS is a Store that keeps one file per chunk on a local filesystem:
+//
+//	<dir>/chunks/<first 2 hex digits of id>/<id>       committed chunk
+//	<dir>/chunks/<first 2 hex digits of id>/<id>.tmp   chunk being written
+//
+// Ids are 128 random bits in lowercase hex. A chunk is written under its
+// .tmp name and renamed into place by Commit, after the data is fsynced;
+// the directory is fsynced after the rename. So Open never sees a partial
+// chunk, a crash leaves at most .tmp files (which Walk reports and Sweep
+// deletes), and a Writer whose file was swept from under it fails to Commit
+// instead of committing a chunk that no longer exists.
+type FS struct {
+	root string // <dir>/chunks
+}
+
+var _ Store = (*FS)(nil)
+
+const (
+	idLen     = 32 // hex digits of a 128-bit id
+	tmpSuffix = ".tmp"
+	dirPerm   = 0o755
+	filePerm  = 0o644
+)
+
+// NewFS opens (creating if needed) the chunk store under dir/chunks.
+// All 256 shard directories are created up front, so Commit only has to
+// sync the shard directory.
+func NewFS(dir string) (*FS, error) {
+	root := filepath.Join(dir, "chunks")
+	created := false
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(root, dirPerm); err != nil {
+			return nil, fmt.Errorf("chunk: %w", err)
+		}
+		created = true
+	} else if err != nil {
+		return nil, fmt.Errorf("chunk: %w", err)
+	}
+	for i := range 256 {
+		err := os.Mkdir(filepath.Join(root, fmt.Sprintf("%02x", i)), dirPerm)
+		switch {
+		case err == nil:
+			created = true
+		case !errors.Is(err, fs.ErrExist):
+			return nil, fmt.Errorf("chunk: %w", err)
+		}
+	}
+	if created {
+		// Make the new directories themselves durable.
+		for _, d := range []string{root, dir, filepath.Dir(dir)} {
+			if err := syncDir(d); err != nil {
+				return nil, fmt.Errorf("chunk: %w", err)
+			}
+		}
+	}
+	return &FS{root: root}, nil
+}
+
+// Create implements Store.
+func (s *FS) Create(ctx context.Context) (Writer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var b [idLen / 2]byte
+	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
+	id := hex.EncodeToString(b[:])
+	dir := filepath.Join(s.root, id[:2])
+	tmp := filepath.Join(dir, id+tmpSuffix)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The shard directory was deleted behind our back: recreate it.
+		if err = os.MkdirAll(dir, dirPerm); err == nil {
+			if err = syncDir(s.root); err == nil {
+				f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("chunk: create: %w", err)
+	}
+	return &fsWriter{id: id, dir: dir, tmp: tmp, f: f}, nil
+}
+
+// Open implements Store. The Reader is the open file plus its size.
+func (s *FS) Open(ctx context.Context, id string) (Reader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !validID(id) {
+		return nil, fmt.Errorf("chunk: open %q: %w", id, ErrNotFound)
+	}
+	f, err := os.Open(s.path(id))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("chunk: open %s: %w", id, ErrNotFound)
+		}
+		return nil, fmt.Errorf("chunk: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("chunk: %w", err)
+	}
+	return &fsReader{f: f, size: fi.Size()}, nil
+}
+
+// Remove implements Store. It deletes both the committed and the
+// in-progress file of id. The directory is not synced: a removal lost in a
+// crash is redone by the next Sweep.
+func (s *FS) Remove(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !validID(id) {
+		return nil // such a chunk cannot exist
+	}
+	p := s.path(id)
+	for _, name := range []string{p, p + tmpSuffix} {
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("chunk: %w", err)
+		}
+	}
+	return nil
+}
+
+// Walk implements Store. It reads one shard directory at a time, in
+// batches, so memory stays bounded however many chunks there are; files
+// that are not chunks are ignored.
+func (s *FS) Walk(ctx context.Context, fn func(id string, modTime time.Time) error) error {
+	shards, err := os.ReadDir(s.root)
+	if err != nil {
+		return fmt.Errorf("chunk: walk: %w", err)
+	}
+	for _, sh := range shards {
+		if !sh.IsDir() || len(sh.Name()) != 2 || !isHex(sh.Name()) {
+			continue
+		}
+		if err := s.walkShard(ctx, sh.Name(), fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *FS) walkShard(ctx context.Context, shard string, fn func(string, time.Time) error) error {
+	d, err := os.Open(filepath.Join(s.root, shard))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("chunk: walk: %w", err)
+	}
+	defer d.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ents, rerr := d.ReadDir(512)
+		for _, e := range ents {
+			id, _ := parseName(e.Name())
+			if id == "" || id[:2] != shard || !e.Type().IsRegular() {
+				continue
+			}
+			info, err := e.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed since the directory was read
+			} else if err != nil {
+				return fmt.Errorf("chunk: walk: %w", err)
+			}
+			if err := fn(id, info.ModTime()); err != nil {
+				return err
+			}
+		}
+		if rerr != nil {
+			if errors.Is(rerr, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("chunk: walk: %w", rerr)
+		}
+	}
+}
+
+func (s *FS) path(id string) string { return filepath.Join(s.root, id[:2], id) }
+
+// parseName returns the id of a chunk file name and whether it is
+// committed, or "" if name is not a chunk file.
+func parseName(name string) (id string, committed bool) {
+	switch {
+	case len(name) == idLen && validID(name):
+		return name, true
+	case len(name) == idLen+len(tmpSuffix) && name[idLen:] == tmpSuffix && validID(name[:idLen]):
+		return name[:idLen], false
+	}
+	return "", false
+}
+
+func validID(id string) bool { return len(id) == idLen && isHex(id) }
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// syncDir fsyncs a directory so that entries created, renamed or removed in
+// it are durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type fsWriter struct {
+	id   string
+	dir  string // shard directory
+	tmp  string // path while uncommitted
+	f    *os.File
+	n    int64
+	err  error // sticky write error
+	done bool  // Commit or Abort was called
+}
+
+func (w *fsWriter) ID() string  { return w.id }
+func (w *fsWriter) Size() int64 { return w.n }
+
+func (w *fsWriter) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, ErrClosed
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	n, err := w.f.Write(p)
+	w.n += int64(n)
+	if err != nil {
+		w.err = fmt.Errorf("chunk: write %s: %w", w.id, err)
+		return n, w.err
+	}
+	return n, nil
+}
+
+func (w *fsWriter) Commit() error {
+	if w.done {
+		return ErrClosed
+	}
+	w.done = true
+	err := w.err
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	final := filepath.Join(w.dir, w.id)
+	if err == nil {
+		err = os.Rename(w.tmp, final)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("chunk %s was removed while being written: %w", w.id, err)
+		}
+	}
+	if err == nil {
+		err = syncDir(w.dir)
+	}
+	if err != nil {
+		os.Remove(w.tmp)
+		os.Remove(final)
+		return fmt.Errorf("chunk: commit %s: %w", w.id, err)
+	}
+	return nil
+}
+
+func (w *fsWriter) Abort() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	w.f.Close()
+	if err := os.Remove(w.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("chunk: abort %s: %w", w.id, err)
+	}
+	return nil
+}
+
+// fsReader is the chunk's open file and its size.
+type fsReader struct {
+	f    *os.File
+	size int64
+}
+
+func (r *fsReader) ReadAt(p []byte, off int64) (int, error) { return r.f.ReadAt(p, off) }
+func (r *fsReader) Close() error                            { return r.f.Close() }
+func (r *fsReader) Size() int64                             { return r.size }

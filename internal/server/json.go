@@ -1,0 +1,34 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+)
+
+// WriteJSONError renders e as the Table service's OData JSON error.
+func WriteJSONError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
+	h := w.Header()
+	for k, v := range e.Headers {
+		h.Set(k, v)
+	}
+	h.Set("x-ms-error-code", e.Code)
+	if r.Method == http.MethodHead || e.Status == http.StatusNotModified {
+		w.WriteHeader(e.Status)
+		return
+	}
+	type msg struct {
+		Lang  string `json:"lang"`
+		Value string `json:"value"`
+	}
+	type inner struct {
+		Code    string `json:"code"`
+		Message msg    `json:"message"`
+	}
+	body := map[string]inner{"odata.error": {Code: e.Code, Message: msg{Lang: "en-US", Value: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO()}}}
+	out, _ := json.Marshal(body)
+	h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(out)
+}

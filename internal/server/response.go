@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// errorXML is the body Blob, Queue and File send with an error.
+type errorXML struct {
+	XMLName xml.Name `xml:"Error"`
+	Code    string   `xml:"Code"`
+	Message string   `xml:"Message"`
+	Details []detailXML
+}
+
+type detailXML struct {
+	XMLName xml.Name
+	Value   string `xml:",chardata"`
+}
+
+// ToAzure converts any error into an *azerr.Error: Azure errors pass
+// through, context cancellation and store faults become ServerBusy /
+// OperationTimedOut, everything else InternalError (logged, never leaked).
+func ToAzure(ctx context.Context, log *slog.Logger, err error) *azerr.Error {
+	if e, ok := azerr.As(err); ok {
+		return e
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return azerr.New(azerr.OperationTimedOut)
+	case errors.Is(err, kv.ErrUnavailable), errors.Is(err, kv.ErrClosed):
+		log.ErrorContext(ctx, "store unavailable", "err", err)
+		return azerr.New(azerr.ServerBusy)
+	}
+	log.ErrorContext(ctx, "internal error", "err", err)
+	return azerr.New(azerr.InternalError)
+}
+
+// WriteXMLError renders e as Azure's XML error body (no body for HEAD or
+// 304). The common headers were set by the middleware already.
+func WriteXMLError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
+	h := w.Header()
+	for k, v := range e.Headers {
+		h.Set(k, v)
+	}
+	h.Set("x-ms-error-code", e.Code)
+	if r.Method == http.MethodHead || e.Status == http.StatusNotModified {
+		w.WriteHeader(e.Status)
+		return
+	}
+	body := errorXML{Code: e.Code, Message: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO()}
+	for _, d := range e.Details {
+		body.Details = append(body.Details, detailXML{XMLName: xml.Name{Local: d.Name}, Value: d.Value})
+	}
+	out, _ := xml.Marshal(body)
+	h.Set("Content-Type", "application/xml")
+	w.WriteHeader(e.Status)
+	_, _ = w.Write([]byte(xml.Header[:len(xml.Header)-1]))
+	_, _ = w.Write(out)
+}
+
+// WriteXML sends v as an XML document with the given status.
+func WriteXML(w http.ResponseWriter, status int, v any) error {
+	out, err := xml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.Grow(len(out) + 40)
+	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>`)
+	b.Write(out)
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	_, err = w.Write([]byte(b.String()))
+	return err
+}

@@ -1,0 +1,215 @@
+// Package server is Cerulean's HTTP front end: one listener per service,
+// the middleware every Azure Storage response needs (request id, version,
+// date, authentication, error rendering) and graceful shutdown. Domain
+// logic lives in the service packages; this package only wires them.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/clock"
+)
+
+// Request is what the middleware learned about a request before handing
+// it to a service.
+type Request struct {
+	*http.Request
+	// Account is the first path segment (path-style URLs).
+	Account string
+	// Authenticated is true when a Shared Key signature was verified for
+	// Account; false means an anonymous request.
+	Authenticated bool
+	// Now is the request's time from the injected clock: every expiry
+	// decision of this request uses it.
+	Now time.Time
+	// Version is the x-ms-version sent (empty if none).
+	Version string
+	// ID is the x-ms-request-id of the response.
+	ID string
+}
+
+// Handler serves one Azure service. It returns an error to be rendered
+// (an *azerr.Error, or anything else as 500 InternalError); it must not
+// have written to w when it returns an error.
+type Handler interface {
+	ServeAzure(w http.ResponseWriter, r *Request) error
+}
+
+// Service describes one listener.
+type Service struct {
+	Name    string // blob, queue, table, file
+	Kind    auth.Service
+	Addr    string
+	Handler Handler
+	// JSONErrors selects OData JSON error bodies (Table) instead of XML.
+	JSONErrors bool
+	// ServerHeader is sent on every response.
+	ServerHeader string
+}
+
+// Config is everything the front end needs.
+type Config struct {
+	Clock    clock.Clock
+	Accounts auth.Lookup
+	Logger   *slog.Logger
+}
+
+// Server runs the listeners of all services.
+type Server struct {
+	cfg      Config
+	mu       sync.Mutex
+	servers  []*http.Server
+	bound    map[string]string
+	serveErr chan error
+}
+
+// New returns a server; call Listen for each service, then Serve.
+func New(cfg Config) *Server {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Server{cfg: cfg, bound: map[string]string{}, serveErr: make(chan error, 8)}
+}
+
+// Listen binds svc.Addr (port 0 picks a free port) and starts serving in
+// the background. It returns the bound address.
+func (s *Server) Listen(svc Service) (string, error) {
+	ln, err := net.Listen("tcp", svc.Addr)
+	if err != nil {
+		return "", err
+	}
+	hs := &http.Server{
+		Handler:           s.Wrap(svc),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	s.mu.Lock()
+	s.servers = append(s.servers, hs)
+	s.bound[svc.Name] = ln.Addr().String()
+	s.mu.Unlock()
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.serveErr <- err
+		}
+	}()
+	return ln.Addr().String(), nil
+}
+
+// Addr returns the bound address of a service by name.
+func (s *Server) Addr(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bound[name]
+}
+
+// Errors reports listener failures.
+func (s *Server) Errors() <-chan error { return s.serveErr }
+
+// Shutdown stops accepting connections and waits for in-flight requests.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	servers := append([]*http.Server(nil), s.servers...)
+	s.mu.Unlock()
+	var first error
+	for _, hs := range servers {
+		if err := hs.Shutdown(ctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+var versionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// oldestVersion is the first version with the modern Shared Key scheme.
+const oldestVersion = "2009-09-19"
+
+// Wrap returns the http.Handler for svc with the common middleware.
+func (s *Server) Wrap(svc Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		now := s.cfg.Clock.Now()
+		id := newRequestID()
+		h := w.Header()
+		h.Set("x-ms-request-id", id)
+		h.Set("Date", now.UTC().Format(http.TimeFormat))
+		if svc.ServerHeader != "" {
+			h.Set("Server", svc.ServerHeader)
+		}
+		if c := hr.Header.Get("x-ms-client-request-id"); c != "" && len(c) <= 1024 {
+			h.Set("x-ms-client-request-id", c)
+		}
+		version := hr.Header.Get("x-ms-version")
+		if version != "" {
+			h.Set("x-ms-version", version)
+		}
+		r := &Request{Request: hr, Now: now, Version: version, ID: id}
+		fail := func(e *azerr.Error) {
+			if svc.JSONErrors {
+				WriteJSONError(w, hr, e)
+			} else {
+				WriteXMLError(w, hr, e)
+			}
+		}
+		if version != "" && (!versionRE.MatchString(version) || version < oldestVersion) {
+			fail(azerr.InvalidHeader("x-ms-version", version))
+			return
+		}
+		r.Account = auth.AccountFromPath(hr.URL.EscapedPath())
+		if hr.Method != http.MethodOptions {
+			acct, ok, err := auth.Authenticate(hr, svc.Kind, s.cfg.Accounts, now)
+			if err != nil {
+				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
+				return
+			}
+			r.Authenticated = ok
+			if ok {
+				r.Account = acct
+			}
+		}
+		if _, known := s.cfg.Accounts(r.Account); !known {
+			fail(azerr.Newf(azerr.ResourceNotFound, "The specified account does not exist."))
+			return
+		}
+		if err := svc.Handler.ServeAzure(w, r); err != nil {
+			e := ToAzure(hr.Context(), s.cfg.Logger, err)
+			s.cfg.Logger.Debug("request failed", "service", svc.Name, "method", hr.Method, "url", hr.URL.String(), "status", e.Status, "code", e.Code)
+			fail(e)
+			return
+		}
+	})
+}
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}
+
+func nowISO() string { return time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z") }

@@ -1,0 +1,90 @@
+package wire
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+)
+
+// MetaPrefix is the prefix of metadata headers.
+const MetaPrefix = "x-ms-meta-"
+
+// MaxMetadataSize is the limit on the total size of all metadata names and
+// values, in bytes [D: "can be up to 8 KB"].
+const MaxMetadataSize = 8 * 1024
+
+// ParseMetadata collects x-ms-meta-* headers into a map keyed by the
+// lower-cased metadata name. It returns an empty non-nil map when there is
+// no metadata.
+//
+// Case: Azure preserves the case of names as sent but treats them
+// case-insensitively [D]. net/http canonicalises header keys on receipt
+// (x-ms-meta-myKey arrives as X-Ms-Meta-Mykey), so the sent case is lost
+// before a handler runs. Names are therefore lower-cased, which is the
+// case-insensitive identity Azure uses for duplicates and lookups. Go SDK
+// callers cannot tell the difference on Get Properties, because their
+// http.Client canonicalises response keys too (azblob reads
+// resp.Header keys verbatim [S]); listings (<Metadata><mykey>) show the
+// lower-cased form instead of the original case.
+//
+// Errors, checked in this order for each header, then for the total:
+//   - empty name (x-ms-meta-): 400 EmptyMetadataKey [D, catalog];
+//   - name not a C# identifier (ASCII letter or _ first, then letters,
+//     digits, _; the rule Azurite applies [A]; C# keywords are not
+//     rejected [I]): 400 InvalidMetadata;
+//   - the same name twice, in any case or as repeated header values: 400
+//     InvalidMetadata [D says 400 without a code; code I];
+//   - total of len(name)+len(value) over all pairs > 8 KiB: 400
+//     MetadataTooLarge [D].
+func ParseMetadata(h http.Header) (map[string]string, error) {
+	// Visit keys in sorted order so that the reported error is deterministic.
+	keys := make([]string, 0, 8)
+	for key, vals := range h {
+		if len(vals) > 0 && len(key) >= len(MetaPrefix) && strings.EqualFold(key[:len(MetaPrefix)], MetaPrefix) {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	md := make(map[string]string, len(keys))
+	total := 0
+	for _, key := range keys {
+		vals := h[key]
+		name := key[len(MetaPrefix):]
+		if name == "" {
+			return nil, azerr.New(azerr.EmptyMetadataKey)
+		}
+		if !validIdentifier(name) {
+			return nil, azerr.New(azerr.InvalidMetadata)
+		}
+		lower := strings.ToLower(name)
+		if _, dup := md[lower]; dup || len(vals) != 1 {
+			return nil, azerr.Newf(azerr.InvalidMetadata, "The metadata name %s is specified more than once.", name)
+		}
+		md[lower] = vals[0]
+		total += len(name) + len(vals[0])
+	}
+	if total > MaxMetadataSize {
+		return nil, azerr.New(azerr.MetadataTooLarge)
+	}
+	return md, nil
+}
+
+// validIdentifier reports whether s is an ASCII C# identifier:
+// [A-Za-z_][A-Za-z0-9_]*.
+func validIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

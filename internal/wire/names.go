@@ -1,0 +1,98 @@
+package wire
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+)
+
+// Name length limits [D].
+const (
+	MinContainerNameLen = 3
+	MaxContainerNameLen = 63
+	MaxBlobNameLen      = 1024
+)
+
+// nameLengthMessage is the real service's message for a name whose length is
+// out of bounds [R: recorded Windows-Azure-Blob response, LogicAppsUX#3470].
+const nameLengthMessage = "The specified resource name length is not within the permissible limits."
+
+func nameLengthError() *azerr.Error {
+	return azerr.Newf(azerr.OutOfRangeInput, nameLengthMessage)
+}
+
+// ValidContainerName checks a container name: 3–63 characters, lowercase
+// ASCII letters, digits and single dashes, starting and ending with a letter
+// or digit [D]. The system containers $root, $logs and $web are allowed.
+//
+// A length outside 3–63 is 400 OutOfRangeInput ("The specified resource name
+// length is not within the permissible limits."), the real service's answer
+// [R: LogicAppsUX#3470 recorded response; A: validateContainerName]. Any other
+// violation is 400 InvalidResourceName [A, D].
+func ValidContainerName(name string) error {
+	switch name {
+	case "$root", "$logs", "$web":
+		return nil
+	}
+	return validLowerDashName(name)
+}
+
+// ValidShareName checks a File share name; the rules are the container
+// rules without the $-system names [D?].
+func ValidShareName(name string) error { return validLowerDashName(name) }
+
+// ValidQueueName checks a queue name; the rules are the container rules
+// without the $-system names. Length errors are 400 OutOfRangeInput, other
+// violations 400 InvalidResourceName [A, D?].
+func ValidQueueName(name string) error { return validLowerDashName(name) }
+
+func validLowerDashName(name string) error {
+	if len(name) < MinContainerNameLen || len(name) > MaxContainerNameLen {
+		return nameLengthError()
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-':
+			if i == 0 || i == len(name)-1 || name[i-1] == '-' {
+				return azerr.New(azerr.InvalidResourceName)
+			}
+		default:
+			return azerr.New(azerr.InvalidResourceName)
+		}
+	}
+	return nil
+}
+
+// ValidBlobName checks a (percent-decoded) blob name. Azure allows any
+// characters [D]; the only rule enforced is the length: 1 to 1024
+// characters, counted in UTF-16 code units as the service does (a name of
+// 512 emoji is the longest accepted [R: azure-storage-cpp#291]). Out of
+// bounds is 400 OutOfRangeInput ("One of the request inputs is out of
+// range." on the real service [R: azure-storage-cpp#291,
+// azure-powershell#16628, Azurite#398]; the message used here is the
+// resource-name-length one). Invalid UTF-8 cannot be a name and is 400
+// InvalidResourceName [I]. Trailing dots or slashes are legal but
+// discouraged [D], so they are accepted.
+func ValidBlobName(name string) error {
+	if name == "" {
+		return nameLengthError()
+	}
+	if !utf8.ValidString(name) {
+		return azerr.New(azerr.InvalidResourceName)
+	}
+	if utf16Len(name) > MaxBlobNameLen {
+		return nameLengthError()
+	}
+	return nil
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}

@@ -1,0 +1,88 @@
+package wire
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+)
+
+func TestValidContainerName(t *testing.T) {
+	tests := []struct {
+		name string
+		code string
+	}{
+		{"abc", ""},
+		{"my-container-1", ""},
+		{"0ab", ""},
+		{strings.Repeat("a", 63), ""},
+		{"$root", ""},
+		{"$logs", ""},
+		{"$web", ""},
+		{"", azerr.OutOfRangeInput},
+		{"ab", azerr.OutOfRangeInput},
+		{"nx", azerr.OutOfRangeInput},
+		{strings.Repeat("a", 64), azerr.OutOfRangeInput},
+		{"$foo", azerr.InvalidResourceName},
+		{"$ROOT", azerr.InvalidResourceName},
+		{"Abc", azerr.InvalidResourceName},
+		{"-abc", azerr.InvalidResourceName},
+		{"abc-", azerr.InvalidResourceName},
+		{"a--b", azerr.InvalidResourceName},
+		{"a_bc", azerr.InvalidResourceName},
+		{"a.bc", azerr.InvalidResourceName},
+		{"ab c", azerr.InvalidResourceName},
+		{"abé", azerr.InvalidResourceName}, // 4 bytes: length passes, chars fail
+		{"---", azerr.InvalidResourceName},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ValidContainerName(tc.name)
+			checkErr(t, err, tc.code)
+			if tc.code == azerr.OutOfRangeInput {
+				e, _ := azerr.As(err)
+				if e.Message != nameLengthMessage {
+					t.Fatalf("message %q", e.Message)
+				}
+			}
+		})
+	}
+}
+
+func TestValidQueueAndShareName(t *testing.T) {
+	for _, f := range []func(string) error{ValidQueueName, ValidShareName} {
+		checkErr(t, f("my-queue"), "")
+		checkErr(t, f("$root"), azerr.InvalidResourceName)
+		checkErr(t, f("q"), azerr.OutOfRangeInput)
+		checkErr(t, f("a--b"), azerr.InvalidResourceName)
+	}
+}
+
+func TestValidBlobName(t *testing.T) {
+	emoji := "\U0001F60A" // 2 UTF-16 code units, 4 UTF-8 bytes
+	han := "阿"            // 1 UTF-16 code unit, 3 UTF-8 bytes
+	tests := []struct {
+		label string
+		name  string
+		code  string
+	}{
+		{"simple", "a", ""},
+		{"path", "dir/a b.txt", ""},
+		{"trailing dot", "a.", ""},
+		{"trailing slash", "dir/", ""},
+		{"backslash", `a\b`, ""},
+		{"1024 ascii", strings.Repeat("a", 1024), ""},
+		{"512 emoji = 1024 units", strings.Repeat(emoji, 512), ""},
+		{"1024 han (3072 bytes)", strings.Repeat(han, 1024), ""},
+		{"empty", "", azerr.OutOfRangeInput},
+		{"1025 ascii", strings.Repeat("a", 1025), azerr.OutOfRangeInput},
+		{"513 emoji", strings.Repeat(emoji, 513), azerr.OutOfRangeInput},
+		{"1025 han", strings.Repeat(han, 1025), azerr.OutOfRangeInput},
+		{"invalid utf-8", "a\xffb", azerr.InvalidResourceName},
+	}
+	for _, tc := range tests {
+		t.Run(tc.label, func(t *testing.T) {
+			checkErr(t, ValidBlobName(tc.name), tc.code)
+		})
+	}
+}
