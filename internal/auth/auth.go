@@ -183,7 +183,8 @@ func Authenticate(r *http.Request, svc Service, lookup Lookup, now time.Time) (s
 		return "", false, authFailed("The account '" + name + "' does not exist.")
 	}
 
-	b := &builder{method: r.Method, account: name, path: path, query: query, h: collectHeaders(r.Header)}
+	var b builder
+	b.init(r, name, path, query)
 	dateValue := b.h.date()
 	if dateValue == "" {
 		return "", false, authFailed("Request date header not specified.")
@@ -197,27 +198,29 @@ func Authenticate(r *http.Request, svc Service, lookup Lookup, now time.Time) (s
 	}
 
 	// A SHA-256 MAC is 44 base64 characters; anything else cannot match.
-	var buf [sha256.Size + 1]byte
-	sigOK := false
+	var sigBuf [sha256.Size + 1]byte
 	var want []byte
 	if len(sig) == base64.StdEncoding.EncodedLen(sha256.Size) {
-		n, derr := base64.StdEncoding.Decode(buf[:], []byte(sig))
-		want = buf[:n]
-		sigOK = derr == nil && n == sha256.Size
+		if n, err := base64.StdEncoding.Decode(sigBuf[:], []byte(sig)); err == nil && n == sha256.Size {
+			want = sigBuf[:n]
+		}
 	}
 
-	first := b.build(svc, scheme, preferredOrder(svc))
-	if sigOK && matches(acct.Keys, first, want) {
+	// Strings-to-sign are built after a blockSize-byte gap that macInto
+	// fills with the inner HMAC pad.
+	var stack [1024]byte
+	first := b.build(stack[:blockSize], svc, scheme, preferredOrder(svc))
+	if want != nil && matches(acct.Keys, first, want) {
 		return name, true, nil
 	}
 	if svc != Table && b.h.ordersDiffer() {
-		second := b.build(svc, scheme, otherOrder(preferredOrder(svc)))
-		if sigOK && matches(acct.Keys, second, want) {
+		second := b.build(make([]byte, blockSize, len(first)), svc, scheme, otherOrder(preferredOrder(svc)))
+		if want != nil && matches(acct.Keys, second, want) {
 			return name, true, nil
 		}
 	}
 	return "", false, authFailed("The MAC signature found in the HTTP request '" + sig +
-		"' is not the same as any computed signature. Server used following string to sign: '" + string(first) + "'.")
+		"' is not the same as any computed signature. Server used following string to sign: '" + string(first[blockSize:]) + "'.")
 }
 
 // preferredOrder is the header order the service's Go SDK uses; its
@@ -236,20 +239,47 @@ func otherOrder(o HeaderOrder) HeaderOrder {
 	return CultureOrder
 }
 
-func matches(keys [][]byte, sts []byte, want []byte) bool {
-	var sum [sha256.Size]byte
+// matches reports whether any key's HMAC of buf[blockSize:] equals want,
+// comparing in constant time.
+func matches(keys [][]byte, buf []byte, want []byte) bool {
 	for _, k := range keys {
-		h := hmac.New(sha256.New, k)
-		h.Write(sts)
-		if hmac.Equal(h.Sum(sum[:0]), want) {
+		mac := macInto(k, buf)
+		if hmac.Equal(mac[:], want) {
 			return true
 		}
 	}
 	return false
 }
 
+const blockSize = 64 // SHA-256 block size
+
+// macInto returns HMAC-SHA256(key, buf[blockSize:]) (RFC 2104) without
+// allocating: it overwrites buf[:blockSize] with the inner pad so the inner
+// hash is a single sha256.Sum256 call.
+func macInto(key []byte, buf []byte) [sha256.Size]byte {
+	var k [blockSize]byte
+	if len(key) > blockSize {
+		sum := sha256.Sum256(key)
+		copy(k[:], sum[:])
+	} else {
+		copy(k[:], key)
+	}
+	for i := range k {
+		buf[i] = k[i] ^ 0x36
+	}
+	inner := sha256.Sum256(buf)
+	var outer [blockSize + sha256.Size]byte
+	for i := range k {
+		outer[i] = k[i] ^ 0x5c
+	}
+	copy(outer[blockSize:], inner[:])
+	return sha256.Sum256(outer[:])
+}
+
 // ComputeSignature returns base64(HMAC-SHA256(key, stringToSign)), the
-// signature part of a SharedKey/SharedKeyLite Authorization header.
+// signature part of a SharedKey/SharedKeyLite Authorization header. It is
+// the reference implementation (crypto/hmac) for tests and tools;
+// Authenticate uses an allocation-free equivalent.
 func ComputeSignature(key []byte, stringToSign string) string {
 	h := hmac.New(sha256.New, key)
 	h.Write([]byte(stringToSign))

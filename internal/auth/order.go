@@ -68,8 +68,17 @@ func secondaryRank(s string, i int) int {
 // azblob and azfile use for canonicalized headers. It returns -1, 0 or +1;
 // it returns 0 only for identical strings.
 func CompareHeaderNames(a, b string) int {
+	// A common prefix is walked identically at both levels, so start after
+	// it.
+	k := 0
+	for k < len(a) && k < len(b) && a[k] == b[k] {
+		k++
+	}
+	if k == len(a) && k == len(b) {
+		return 0
+	}
 	// Primary level.
-	i, j := 0, 0
+	i, j := k, k
 	for {
 		for i < len(a) && primaryWeight[a[i]] == 0 {
 			i++
@@ -96,7 +105,7 @@ func CompareHeaderNames(a, b string) int {
 		j++
 	}
 	// Secondary level.
-	for k := 0; k < len(a) || k < len(b); k++ {
+	for ; k < len(a) || k < len(b); k++ {
 		ra, rb := secondaryRank(a, k), secondaryRank(b, k)
 		if ra != rb {
 			if ra < rb {

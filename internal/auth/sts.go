@@ -38,9 +38,45 @@ var stdNames = [numStd]string{
 	"Range",
 }
 
-// header is one canonicalized x-ms-* header: lowercased name, values joined
-// with ",".
+// header is a name/value pair: a canonicalized x-ms-* header (lowercased
+// name, values joined with ",") or a decoded query parameter.
 type header struct{ name, value string }
+
+// list is a slice of headers that lives inside its owner while it is short,
+// so a builder on the stack needs no heap allocation for it.
+type list struct {
+	n      int
+	inline [16]header
+	extra  []header // used instead of inline once it overflows
+}
+
+func (l *list) add(h header) {
+	if l.extra == nil && l.n < len(l.inline) {
+		l.inline[l.n] = h
+		l.n++
+		return
+	}
+	if l.extra == nil {
+		l.extra = append(make([]header, 0, 2*len(l.inline)), l.inline[:l.n]...)
+	}
+	l.extra = append(l.extra, h)
+}
+
+func (l *list) items() []header {
+	if l.extra != nil {
+		return l.extra
+	}
+	return l.inline[:l.n]
+}
+
+// truncate keeps the first n items.
+func (l *list) truncate(n int) {
+	if l.extra != nil {
+		l.extra = l.extra[:n]
+		return
+	}
+	l.n = n
+}
 
 // reqHeaders is everything a string-to-sign needs from the request headers,
 // gathered in one pass over the header map. Names are matched without regard
@@ -48,17 +84,16 @@ type header struct{ name, value string }
 // (the SDKs set lowercase x-ms-* keys directly) work.
 type reqHeaders struct {
 	std     [numStd]string
-	xms     []header // sorted in CultureOrder
 	xmsDate string
 	version string
+	xms     list // sorted in CultureOrder
 }
 
-func collectHeaders(h http.Header) reqHeaders {
-	var rh reqHeaders
+func (rh *reqHeaders) collect(h http.Header) {
 	var exact [numStd]bool
+	nameBytes := 0
 	for k, v := range h {
 		if len(k) >= 5 && strings.EqualFold(k[:5], "x-ms-") {
-			name := strings.TrimSpace(strings.ToLower(k))
 			value := ""
 			switch len(v) {
 			case 0:
@@ -67,15 +102,17 @@ func collectHeaders(h http.Header) reqHeaders {
 			default:
 				value = strings.Join(v, ",")
 			}
-			rh.xms = append(rh.xms, header{name, value})
 			if len(v) > 0 {
-				switch name {
-				case "x-ms-date":
+				switch {
+				case strings.EqualFold(k, "x-ms-date"):
 					rh.xmsDate = v[0]
-				case "x-ms-version":
+				case strings.EqualFold(k, "x-ms-version"):
 					rh.version = v[0]
 				}
 			}
+			// name holds the raw key until the names are lowercased below.
+			rh.xms.add(header{k, value})
+			nameBytes += len(k)
 			continue
 		}
 		for i, std := range stdNames {
@@ -90,20 +127,56 @@ func collectHeaders(h http.Header) reqHeaders {
 			break
 		}
 	}
-	if len(rh.xms) > 1 {
-		slices.SortFunc(rh.xms, func(a, b header) int {
+	xs := rh.xms.items()
+	if len(xs) == 0 {
+		return
+	}
+	// Lowercase (and trim) every name into one string: one allocation
+	// instead of one per header.
+	buf := make([]byte, 0, nameBytes)
+	var endsInline [16]int
+	ends := endsInline[:0]
+	for _, x := range xs {
+		buf = appendLower(buf, strings.TrimSpace(x.name))
+		ends = append(ends, len(buf))
+	}
+	names := string(buf)
+	start := 0
+	for i := range xs {
+		xs[i].name = names[start:ends[i]]
+		start = ends[i]
+	}
+	if len(xs) > 1 {
+		slices.SortFunc(xs, func(a, b header) int {
 			if c := CompareHeaderNames(a.name, b.name); c != 0 {
 				return c
 			}
 			return strings.Compare(a.value, b.value)
 		})
-		rh.xms = mergeDuplicates(rh.xms)
+		rh.xms.truncate(len(mergeDuplicates(xs)))
 	}
-	return rh
+}
+
+// appendLower appends s lowercased as strings.ToLower would.
+func appendLower(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return append(buf, strings.ToLower(s)...)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf = append(buf, c)
+	}
+	return buf
 }
 
 // mergeDuplicates joins adjacent headers with the same name (possible only
-// when a header map holds two spellings of one name).
+// when a header map holds two spellings of one name) in place and returns
+// the shortened slice.
 func mergeDuplicates(hs []header) []header {
 	out := hs[:1]
 	for _, h := range hs[1:] {
@@ -124,21 +197,21 @@ func (rh *reqHeaders) date() string {
 	return rh.std[hDate]
 }
 
+func byName(a, b header) int { return strings.Compare(a.name, b.name) }
+
 // ordersDiffer reports whether ordinal order differs from culture order.
 func (rh *reqHeaders) ordersDiffer() bool {
-	return !slices.IsSortedFunc(rh.xms, func(a, b header) int { return strings.Compare(a.name, b.name) })
+	return !slices.IsSortedFunc(rh.xms.items(), byName)
 }
 
-func (rh *reqHeaders) sorted(order HeaderOrder) []header {
-	if order != OrdinalOrder || !rh.ordersDiffer() {
-		return rh.xms
+// appendHeaders appends the canonicalized headers, one "name:value\n" line
+// each, in the given order.
+func (rh *reqHeaders) appendHeaders(buf []byte, order HeaderOrder) []byte {
+	hs := rh.xms.items()
+	if order == OrdinalOrder && rh.ordersDiffer() {
+		hs = slices.Clone(hs)
+		slices.SortStableFunc(hs, byName)
 	}
-	hs := slices.Clone(rh.xms)
-	slices.SortStableFunc(hs, func(a, b header) int { return strings.Compare(a.name, b.name) })
-	return hs
-}
-
-func appendHeaders(buf []byte, hs []header) []byte {
 	for _, h := range hs {
 		buf = append(buf, h.name...)
 		buf = append(buf, ':')
@@ -153,25 +226,36 @@ func appendLine(buf []byte, s string) []byte {
 	return append(buf, '\n')
 }
 
-// builder assembles strings-to-sign for one request.
+// builder assembles strings-to-sign for one request. It is meant to live on
+// the caller's stack.
 type builder struct {
 	method  string
 	account string
 	path    string
 	query   string
 	h       reqHeaders
+	params  list // parsed and sorted query, for the full resource
+	parsed  bool
 }
 
-func newBuilder(r *http.Request, account string) *builder {
-	path, query := requestTarget(r)
-	return &builder{method: r.Method, account: account, path: path, query: query, h: collectHeaders(r.Header)}
+func (b *builder) init(r *http.Request, account, path, query string) {
+	b.method, b.account, b.path, b.query = r.Method, account, path, query
+	b.h.collect(r.Header)
 }
 
-// build returns the string-to-sign for svc and scheme, with x-ms-* headers
-// (where the scheme signs them) in the given order.
-func (b *builder) build(svc Service, scheme Scheme, order HeaderOrder) []byte {
+func (b *builder) sortedParams() []header {
+	if !b.parsed {
+		parseQuery(&b.params, b.query)
+		sortParams(b.params.items())
+		b.parsed = true
+	}
+	return b.params.items()
+}
+
+// build appends to buf the string-to-sign for svc and scheme, with x-ms-*
+// headers (where the scheme signs them) in the given order.
+func (b *builder) build(buf []byte, svc Service, scheme Scheme, order HeaderOrder) []byte {
 	std := &b.h.std
-	buf := make([]byte, 0, 256+len(b.path)+len(b.query)+32*len(b.h.xms))
 	if svc == Table {
 		if scheme == SharedKeyLite {
 			buf = appendLine(buf, b.h.date())
@@ -194,7 +278,7 @@ func (b *builder) build(svc Service, scheme Scheme, order HeaderOrder) []byte {
 		buf = appendLine(buf, std[hContentMD5])
 		buf = appendLine(buf, std[hContentType])
 		buf = appendLine(buf, date)
-		buf = appendHeaders(buf, b.h.sorted(order))
+		buf = b.h.appendHeaders(buf, order)
 		return appendResourceLite(buf, b.account, b.path, b.query)
 	}
 	contentLength := std[hContentLength]
@@ -213,8 +297,8 @@ func (b *builder) build(svc Service, scheme Scheme, order HeaderOrder) []byte {
 	buf = appendLine(buf, std[hIfNoneMatch])
 	buf = appendLine(buf, std[hIfUnmodifiedSince])
 	buf = appendLine(buf, std[hRange])
-	buf = appendHeaders(buf, b.h.sorted(order))
-	return appendResource(buf, b.account, b.path, b.query)
+	buf = b.h.appendHeaders(buf, order)
+	return appendResource(buf, b.account, b.path, b.sortedParams())
 }
 
 // StringToSign returns the string-to-sign the server computes for r under
@@ -234,15 +318,19 @@ func (b *builder) build(svc Service, scheme Scheme, order HeaderOrder) []byte {
 //   - Table SharedKeyLite: Date (x-ms-date preferred) + "\n" +
 //     CanonicalizedResourceLite.
 func StringToSign(r *http.Request, svc Service, scheme Scheme, account string, order HeaderOrder) string {
-	return string(newBuilder(r, account).build(svc, scheme, order))
+	path, query := requestTarget(r)
+	var b builder
+	b.init(r, account, path, query)
+	return string(b.build(nil, svc, scheme, order))
 }
 
 // CanonicalizedHeaders returns the canonicalized x-ms-* headers of h: names
 // lowercased and trimmed, repeated values joined with ",", one "name:value\n"
 // line per header, sorted in the given order.
 func CanonicalizedHeaders(h http.Header, order HeaderOrder) string {
-	rh := collectHeaders(h)
-	return string(appendHeaders(nil, rh.sorted(order)))
+	var rh reqHeaders
+	rh.collect(h)
+	return string(rh.appendHeaders(nil, order))
 }
 
 // CanonicalizedResource returns the Shared Key (Blob, Queue, File)
@@ -251,7 +339,9 @@ func CanonicalizedHeaders(h http.Header, order HeaderOrder) string {
 // line "\n" + name + ":" + its URL-decoded values sorted and joined with ",".
 // Parameters that do not decode are left out.
 func CanonicalizedResource(account, escapedPath, rawQuery string) string {
-	return string(appendResource(nil, account, escapedPath, rawQuery))
+	var params list
+	parseQuery(&params, rawQuery)
+	return string(appendResource(nil, account, escapedPath, sortParams(params.items())))
 }
 
 // CanonicalizedResourceLite returns the canonicalized resource of Shared Key
@@ -270,18 +360,8 @@ func appendAccountPath(buf []byte, account, escapedPath string) []byte {
 	return append(buf, escapedPath...)
 }
 
-func appendResource(buf []byte, account, escapedPath, rawQuery string) []byte {
+func appendResource(buf []byte, account, escapedPath string, params []header) []byte {
 	buf = appendAccountPath(buf, account, escapedPath)
-	params := parseQuery(rawQuery)
-	if len(params) == 0 {
-		return buf
-	}
-	slices.SortFunc(params, func(a, b header) int {
-		if c := strings.Compare(a.name, b.name); c != 0 {
-			return c
-		}
-		return strings.Compare(a.value, b.value)
-	})
 	for i, p := range params {
 		if i > 0 && params[i-1].name == p.name {
 			buf = append(buf, ',')
@@ -295,6 +375,17 @@ func appendResource(buf []byte, account, escapedPath, rawQuery string) []byte {
 	return buf
 }
 
+// sortParams sorts query parameters by name, then value.
+func sortParams(params []header) []header {
+	slices.SortFunc(params, func(a, b header) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.value, b.value)
+	})
+	return params
+}
+
 func appendResourceLite(buf []byte, account, escapedPath, rawQuery string) []byte {
 	buf = appendAccountPath(buf, account, escapedPath)
 	if comp, ok := compValue(rawQuery); ok {
@@ -304,13 +395,10 @@ func appendResourceLite(buf []byte, account, escapedPath, rawQuery string) []byt
 	return buf
 }
 
-// parseQuery splits a raw query into lowercased, decoded name/value pairs
-// the way url.ParseQuery does, dropping the pairs it would reject.
-func parseQuery(q string) []header {
-	if q == "" {
-		return nil
-	}
-	params := make([]header, 0, 1+strings.Count(q, "&"))
+// parseQuery adds the pairs of a raw query to l, names lowercased and both
+// parts decoded the way url.ParseQuery does, dropping the pairs it would
+// reject.
+func parseQuery(l *list, q string) {
 	for q != "" {
 		var pair string
 		pair, q, _ = strings.Cut(q, "&")
@@ -318,17 +406,24 @@ func parseQuery(q string) []header {
 			continue
 		}
 		k, v, _ := strings.Cut(pair, "=")
-		k, err := url.QueryUnescape(k)
+		k, err := unescape(k)
 		if err != nil {
 			continue
 		}
-		v, err = url.QueryUnescape(v)
+		v, err = unescape(v)
 		if err != nil {
 			continue
 		}
-		params = append(params, header{strings.ToLower(k), v})
+		l.add(header{strings.ToLower(k), v})
 	}
-	return params
+}
+
+// unescape is url.QueryUnescape without its cost for plain strings.
+func unescape(s string) (string, error) {
+	if !strings.ContainsAny(s, "%+") {
+		return s, nil
+	}
+	return url.QueryUnescape(s)
 }
 
 // compValue returns the decoded value of the first comp parameter.
@@ -340,16 +435,11 @@ func compValue(q string) (string, bool) {
 		if strings.Contains(pair, ";") {
 			continue
 		}
-		if strings.ContainsAny(k, "%+") {
-			var err error
-			if k, err = url.QueryUnescape(k); err != nil {
-				continue
-			}
-		}
-		if len(k) != 4 || !strings.EqualFold(k, "comp") {
+		k, err := unescape(k)
+		if err != nil || len(k) != 4 || !strings.EqualFold(k, "comp") {
 			continue
 		}
-		if v, err := url.QueryUnescape(v); err == nil {
+		if v, err := unescape(v); err == nil {
 			return v, true
 		}
 	}

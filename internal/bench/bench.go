@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -123,12 +124,16 @@ func Small(ctx context.Context, c *azblob.Client, container string, n, size int,
 	body := make([]byte, size)
 	_, _ = rand.Read(body)
 	const keys = 1000
+	written := make([]int64, n)
 	put := Run(ctx, fmt.Sprintf("Put Blob %d B (%d clients)", size, n), n, d, func(ctx context.Context, w int, i int64) error {
 		_, err := c.UploadBuffer(ctx, container, fmt.Sprintf("b%d-%d", w, i%keys), body, nil)
+		if err == nil && i < keys {
+			written[w] = i + 1
+		}
 		return err
 	})
 	get := Run(ctx, fmt.Sprintf("Get Blob %d B (%d clients)", size, n), n, d, func(ctx context.Context, w int, i int64) error {
-		resp, err := c.DownloadStream(ctx, container, fmt.Sprintf("b%d-%d", w, i%min(keys, max(1, put.Ops/int64(n)))), nil)
+		resp, err := c.DownloadStream(ctx, container, fmt.Sprintf("b%d-%d", w, i%max(1, written[w])), nil)
 		if err != nil {
 			return err
 		}
@@ -201,8 +206,20 @@ func Main(args []string, out io.Writer) error {
 	large := fs.Int64("large", 256, "large upload/download size in MiB (0 to skip)")
 	block := fs.Int64("block", 8, "large upload block size in MiB")
 	data := fs.String("data", "", "data directory of the in-process server (default: a temporary directory)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and in-process server) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if *url == "" {
 		dir := *data

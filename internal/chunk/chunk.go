@@ -34,8 +34,9 @@ type Store interface {
 	// reports it, so an abandoned chunk is eventually swept.
 	Create(ctx context.Context) (Writer, error)
 	// Open opens a committed chunk for reading. It returns an error
-	// wrapping ErrNotFound if the chunk does not exist. A Reader stays
-	// readable after the chunk is Removed.
+	// wrapping ErrNotFound if the chunk does not exist. Whether a Reader
+	// keeps working after its chunk is removed is backend-specific (FS:
+	// it does), so open a chunk before its reference can be dropped.
 	Open(ctx context.Context, id string) (Reader, error)
 	// Remove deletes a chunk, committed or not. Removing a missing chunk is
 	// not an error. A Writer still open on a removed chunk fails to Commit.

@@ -19,11 +19,16 @@ import (
 //	<dir>/chunks/<first 2 hex digits of id>/<id>.tmp   chunk being written
 //
 // Ids are 128 random bits in lowercase hex. A chunk is written under its
-// .tmp name and renamed into place by Commit, after the data is fsynced;
-// the directory is fsynced after the rename. So Open never sees a partial
-// chunk, a crash leaves at most .tmp files (which Walk reports and Sweep
-// deletes), and a Writer whose file was swept from under it fails to Commit
-// instead of committing a chunk that no longer exists.
+// .tmp name, so Open never sees a chunk that is still being written and a
+// Writer whose file was swept from under it fails to Commit instead of
+// committing a chunk that no longer exists. While data is written, Writer
+// starts the kernel's writeback of every full MiB (sync_file_range on
+// Linux) so the disk works while the caller is still producing data. Commit
+// renames the file into place, then fsyncs the file and its directory: on
+// ext4 the rename rides in the same journal commit as the file's fsync. The
+// chunk is visible to Open from the rename on, but nobody knows its id
+// until Commit returns. A crash leaves at most unreferenced files (.tmp or
+// not), which Walk reports and Sweep deletes.
 type FS struct {
 	root string // <dir>/chunks
 }
@@ -31,10 +36,13 @@ type FS struct {
 var _ Store = (*FS)(nil)
 
 const (
-	idLen     = 32 // hex digits of a 128-bit id
-	tmpSuffix = ".tmp"
-	dirPerm   = 0o755
-	filePerm  = 0o644
+	idLen = 32 // hex digits of a 128-bit id
+	// writebackEvery is how many bytes a Writer lets accumulate before it
+	// starts their writeback; also the largest single write(2) it issues.
+	writebackEvery = 1 << 20
+	tmpSuffix      = ".tmp"
+	dirPerm        = 0o755
+	filePerm       = 0o644
 )
 
 // NewFS opens (creating if needed) the chunk store under dir/chunks.
@@ -236,13 +244,14 @@ func syncDir(dir string) error {
 }
 
 type fsWriter struct {
-	id   string
-	dir  string // shard directory
-	tmp  string // path while uncommitted
-	f    *os.File
-	n    int64
-	err  error // sticky write error
-	done bool  // Commit or Abort was called
+	id      string
+	dir     string // shard directory
+	tmp     string // path while uncommitted
+	f       *os.File
+	n       int64 // bytes written
+	flushed int64 // bytes whose writeback was started
+	err     error // sticky write error
+	done    bool  // Commit or Abort was called
 }
 
 func (w *fsWriter) ID() string  { return w.id }
@@ -255,13 +264,23 @@ func (w *fsWriter) Write(p []byte) (int, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
-	n, err := w.f.Write(p)
-	w.n += int64(n)
-	if err != nil {
-		w.err = fmt.Errorf("chunk: write %s: %w", w.id, err)
-		return n, w.err
+	written := 0
+	for len(p) > 0 {
+		piece := p[:min(len(p), writebackEvery)]
+		n, err := w.f.Write(piece)
+		w.n += int64(n)
+		written += n
+		if err != nil {
+			w.err = fmt.Errorf("chunk: write %s: %w", w.id, err)
+			return written, w.err
+		}
+		p = p[n:]
+		if w.n-w.flushed >= writebackEvery {
+			startWriteback(w.f, w.flushed, w.n-w.flushed)
+			w.flushed = w.n
+		}
 	}
-	return n, nil
+	return written, nil
 }
 
 func (w *fsWriter) Commit() error {
@@ -269,19 +288,20 @@ func (w *fsWriter) Commit() error {
 		return ErrClosed
 	}
 	w.done = true
+	final := filepath.Join(w.dir, w.id)
 	err := w.err
+	if err == nil {
+		// Rename before fsync: one journal commit covers data and name.
+		err = os.Rename(w.tmp, final)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("chunk was removed while being written: %w", err)
+		}
+	}
 	if err == nil {
 		err = w.f.Sync()
 	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
-	}
-	final := filepath.Join(w.dir, w.id)
-	if err == nil {
-		err = os.Rename(w.tmp, final)
-		if errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("chunk %s was removed while being written: %w", w.id, err)
-		}
 	}
 	if err == nil {
 		err = syncDir(w.dir)

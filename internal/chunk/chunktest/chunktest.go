@@ -383,7 +383,7 @@ func testConcurrentWriters(t *testing.T, s chunk.Store) {
 			defer wg.Done()
 			for i := range perWriter {
 				seed := uint64(g*100 + i)
-				size := 70_000 + int(seed)*4099
+				size := 70_000 + int(seed)*397
 				data := Pattern(seed, size)
 				w, err := s.Create(context.Background())
 				if err != nil {
