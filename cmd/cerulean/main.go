@@ -76,8 +76,8 @@ func serve(args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	host := fs.String("host", env("host", "127.0.0.1"), "address to listen on (env CERULEAN_HOST)")
 	blobPort := fs.Int("blob-port", envInt("blob-port", 10000), "Blob service port, -1 to disable (env CERULEAN_BLOB_PORT)")
-	_ = fs.Int("queue-port", envInt("queue-port", 10001), "Queue service port (env CERULEAN_QUEUE_PORT; the Queue service is not built yet)")
-	_ = fs.Int("table-port", envInt("table-port", 10002), "Table service port (env CERULEAN_TABLE_PORT; the Table service is not built yet)")
+	queuePort := fs.Int("queue-port", envInt("queue-port", 10001), "Queue service port, -1 to disable (env CERULEAN_QUEUE_PORT)")
+	tablePort := fs.Int("table-port", envInt("table-port", 10002), "Table service port, -1 to disable (env CERULEAN_TABLE_PORT)")
 	_ = fs.Int("file-port", envInt("file-port", 10003), "File service port (env CERULEAN_FILE_PORT; the File service is not built yet)")
 	data := fs.String("data", env("data", "./cerulean-data"), "embedded data directory (env CERULEAN_DATA)")
 	logLevel := fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (env CERULEAN_LOG_LEVEL)")
@@ -90,7 +90,7 @@ func serve(args []string, stderr io.Writer) error {
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	cfg := app.Config{Host: *host, BlobPort: *blobPort, DataDir: *data, Logger: log}
+	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, DataDir: *data, Logger: log}
 	key := app.DevKey
 	if *accounts != "" {
 		accts, err := app.ParseAccounts(*accounts)

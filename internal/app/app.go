@@ -23,7 +23,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
+	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/table"
 )
 
 // DevAccount and DevKey are the well-known development credentials.
@@ -35,14 +37,16 @@ const (
 // Config configures a server. Ports of -1 disable a service; 0 picks a
 // free port.
 type Config struct {
-	Host     string
-	BlobPort int
-	DataDir  string
-	Accounts []auth.Account // empty: the dev account
-	Clock    clock.Clock
-	Logger   *slog.Logger
-	NoSync   bool // tests only: skip fsync
-	GCEvery  time.Duration
+	Host      string
+	BlobPort  int
+	QueuePort int
+	TablePort int
+	DataDir   string
+	Accounts  []auth.Account // empty: the dev account
+	Clock     clock.Clock
+	Logger    *slog.Logger
+	NoSync    bool // tests only: skip fsync
+	GCEvery   time.Duration
 }
 
 // App is a running server.
@@ -52,11 +56,16 @@ type App struct {
 	chunks chunk.Store
 	srv    *server.Server
 	Blob   *blob.Service
+	Queue  *queue.Service
+	Table  *table.Service
 	// BlobURL is the account URL of the Blob service, e.g.
 	// http://127.0.0.1:10000/devstoreaccount1.
 	BlobURL string
-	cancel  context.CancelFunc
-	done    chan struct{}
+	// QueueURL and TableURL likewise, when those services listen.
+	QueueURL string
+	TableURL string
+	cancel   context.CancelFunc
+	done     chan struct{}
 }
 
 // ParseAccounts parses "name:key1[:key2];name2:key..." into accounts.
@@ -138,16 +147,28 @@ func Start(cfg Config) (*App, error) {
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{})}
 	a.srv = server.New(server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger})
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
-	if cfg.BlobPort >= 0 {
-		addr, err := a.srv.Listen(server.Service{
-			Name: "blob", Kind: auth.Blob, Addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.BlobPort)),
-			Handler: a.Blob, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0",
-		})
-		if err != nil {
-			store.Close()
-			return nil, fmt.Errorf("blob listener: %w", err)
+	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
+	a.Table = table.New(store, cfg.Clock, cfg.Logger)
+	for _, svc := range []struct {
+		port int
+		url  *string
+		desc server.Service
+	}{
+		{cfg.BlobPort, &a.BlobURL, server.Service{Name: "blob", Kind: auth.Blob, Handler: a.Blob, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.QueuePort, &a.QueueURL, server.Service{Name: "queue", Kind: auth.Queue, Handler: a.Queue, ServerHeader: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.TablePort, &a.TableURL, server.Service{Name: "table", Kind: auth.Table, Handler: a.Table, JSONErrors: true, ServerHeader: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"}},
+	} {
+		if svc.port < 0 {
+			continue
 		}
-		a.BlobURL = "http://" + addr + "/" + cfg.Accounts[0].Name
+		svc.desc.Addr = net.JoinHostPort(cfg.Host, strconv.Itoa(svc.port))
+		addr, err := a.srv.Listen(svc.desc)
+		if err != nil {
+			_ = a.srv.Shutdown(context.Background())
+			store.Close()
+			return nil, fmt.Errorf("%s listener: %w", svc.desc.Name, err)
+		}
+		*svc.url = "http://" + addr + "/" + cfg.Accounts[0].Name
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
