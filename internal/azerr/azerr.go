@@ -205,6 +205,41 @@ const (
 	SnapshotsPresent                      = "SnapshotsPresent"
 	SourceConditionNotMet                 = "SourceConditionNotMet"
 	TargetConditionNotMet                 = "TargetConditionNotMet"
+	InvalidMarker                         = "InvalidMarker"
+	MessageNotFound                       = "MessageNotFound"
+	MessageTooLarge                       = "MessageTooLarge"
+	PopReceiptMismatch                    = "PopReceiptMismatch"
+	QueueAlreadyExists                    = "QueueAlreadyExists"
+	QueueBeingDeleted                     = "QueueBeingDeleted"
+	QueueDisabled                         = "QueueDisabled"
+	QueueNotEmpty                         = "QueueNotEmpty"
+	QueueNotFound                         = "QueueNotFound"
+)
+
+// Table service codes.
+const (
+	AtomFormatNotSupported                  = "AtomFormatNotSupported"
+	CommandsInBatchActOnDifferentPartitions = "CommandsInBatchActOnDifferentPartitions"
+	DuplicatePropertiesSpecified            = "DuplicatePropertiesSpecified"
+	EntityAlreadyExists                     = "EntityAlreadyExists"
+	EntityTooLarge                          = "EntityTooLarge"
+	InvalidDuplicateRow                     = "InvalidDuplicateRow"
+	InvalidValueType                        = "InvalidValueType"
+	JSONFormatNotSupported                  = "JsonFormatNotSupported"
+	MethodNotAllowed                        = "MethodNotAllowed"
+	NotImplemented                          = "NotImplemented"
+	PropertiesNeedValue                     = "PropertiesNeedValue"
+	PropertyNameInvalid                     = "PropertyNameInvalid"
+	PropertyNameTooLong                     = "PropertyNameTooLong"
+	PropertyValueTooLarge                   = "PropertyValueTooLarge"
+	TableAlreadyExists                      = "TableAlreadyExists"
+	TableBeingDeleted                       = "TableBeingDeleted"
+	TableNotFound                           = "TableNotFound"
+	TooManyProperties                       = "TooManyProperties"
+	UpdateConditionNotSatisfied             = "UpdateConditionNotSatisfied"
+	XMethodIncorrectCount                   = "XMethodIncorrectCount"
+	XMethodIncorrectValue                   = "XMethodIncorrectValue"
+	XMethodNotUsingPost                     = "XMethodNotUsingPost"
 )
 
 var catalog = map[string]entry{
@@ -304,6 +339,39 @@ var catalog = map[string]entry{
 	SnapshotsPresent:                      {409, "This operation is not permitted because the blob has snapshots."},
 	SourceConditionNotMet:                 {412, "The source condition specified using HTTP conditional header(s) is not met."},
 	TargetConditionNotMet:                 {412, "The target condition specified using HTTP conditional header(s) is not met."},
+	InvalidMarker:                         {400, "The specified marker is invalid."},
+	MessageNotFound:                       {404, "The specified message does not exist."},
+	MessageTooLarge:                       {400, "The message exceeds the maximum allowed size."},
+	PopReceiptMismatch:                    {400, "The specified pop receipt did not match the pop receipt for a dequeued message."},
+	QueueAlreadyExists:                    {409, "The specified queue already exists."},
+	QueueBeingDeleted:                     {409, "The specified queue is being deleted."},
+	QueueDisabled:                         {409, "The specified queue has been disabled by the administrator."},
+	QueueNotEmpty:                         {409, "The specified queue is not empty."},
+	QueueNotFound:                         {404, "The specified queue does not exist."},
+
+	// Table service.
+	AtomFormatNotSupported:                  {415, "Atom format is not supported."},
+	CommandsInBatchActOnDifferentPartitions: {400, "All commands in a batch must operate on same entity group."},
+	DuplicatePropertiesSpecified:            {400, "A property is specified more than one time."},
+	EntityAlreadyExists:                     {409, "The specified entity already exists."},
+	EntityTooLarge:                          {400, "The entity is larger than the maximum size permitted."},
+	InvalidDuplicateRow:                     {400, "A command with RowKey is already present in the batch. An entity can appear only once in a batch."},
+	InvalidValueType:                        {400, "The value specified is invalid."},
+	JSONFormatNotSupported:                  {415, "JSON format is not supported."},
+	MethodNotAllowed:                        {405, "The requested method is not allowed on the specified resource."},
+	NotImplemented:                          {501, "The requested operation is not implemented on the specified resource."},
+	PropertiesNeedValue:                     {400, "Values have not been specified for all properties in the entity."},
+	PropertyNameInvalid:                     {400, "The property name is invalid."},
+	PropertyNameTooLong:                     {400, "The property name exceeds the maximum allowed length."},
+	PropertyValueTooLarge:                   {400, "The property value is larger than the maximum size permitted."},
+	TableAlreadyExists:                      {409, "The table specified already exists."},
+	TableBeingDeleted:                       {409, "The specified table is being deleted. Try operation later."},
+	TableNotFound:                           {404, "The table specified does not exist."},
+	TooManyProperties:                       {400, "The entity contains more properties than allowed."},
+	UpdateConditionNotSatisfied:             {412, "The update condition specified in the request was not satisfied."},
+	XMethodIncorrectCount:                   {400, "More than one X-HTTP-Method is specified."},
+	XMethodIncorrectValue:                   {400, "The specified X-HTTP-Method is invalid."},
+	XMethodNotUsingPost:                     {400, "The request uses X-HTTP-Method with an HTTP verb other than POST."},
 }
 
 // Status returns the catalog status for code, or 500 if unknown.

@@ -74,6 +74,57 @@ func checkWrite(b *blobRec, conds cond.Conditions, r *req) error {
 	return lease.CheckWrite(b.Lease, id, lease.Blob, r.Now)
 }
 
+// checkConds evaluates the conditions of a write that does not create the
+// blob (Delete, Lease, Snapshot, Put Page, Append Block, ...) on an
+// existing blob or snapshot: every unmet condition, If-None-Match: *
+// included, is 412 ConditionNotMet. The create-only 409 BlobAlreadyExists
+// belongs to Put Blob, Put Block List and Copy Blob (checkWrite).
+func checkConds(b *blobRec, conds cond.Conditions) error {
+	if err := conds.CheckWrite(true, b.ETag, b.Modified); err != nil {
+		if errors.Is(err, cond.ErrExists) {
+			return azerr.New(azerr.ConditionNotMet)
+		}
+		return err
+	}
+	return nil
+}
+
+// checkUpdate is checkWrite for writes of an existing blob: checkConds,
+// then the lease.
+func checkUpdate(b *blobRec, conds cond.Conditions, r *req) error {
+	if err := checkConds(b, conds); err != nil {
+		return err
+	}
+	return lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now)
+}
+
+// withoutNoneMatchAny drops "If-None-Match: *" for writes that are not
+// create-only (Set Blob Properties, Set Blob Metadata): on those Azure lets
+// it pass on an existing blob (cond.ErrExists) instead of answering 409
+// BlobAlreadyExists; a missing blob is still 404.
+func withoutNoneMatchAny(c cond.Conditions) cond.Conditions {
+	var keep []string
+	for _, v := range c.IfNoneMatch {
+		if v != cond.Any {
+			keep = append(keep, v)
+		}
+	}
+	c.IfNoneMatch = keep
+	return c
+}
+
+// sendsContentHeaders reports whether any x-ms-blob-content-* or
+// x-ms-blob-cache-control header is present.
+func sendsContentHeaders(h http.Header) bool {
+	for _, name := range []string{"x-ms-blob-content-type", "x-ms-blob-content-encoding", "x-ms-blob-content-language",
+		"x-ms-blob-content-disposition", "x-ms-blob-cache-control", "x-ms-blob-content-md5"} {
+		if _, ok := h[http.CanonicalHeaderKey(name)]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // parseProps reads the x-ms-blob-content-* headers.
 func parseProps(h http.Header) (props, error) {
 	p := props{
@@ -307,7 +358,13 @@ func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
 	setETag(w, b.ETag, b.Modified)
 	h.Set("x-ms-creation-time", b.Created.UTC().Format(http.TimeFormat))
 	h.Set("x-ms-blob-type", b.Type)
-	h.Set("Content-Type", b.Props.ContentType)
+	// Set Blob Properties without x-ms-blob-content-type clears the stored
+	// type; reads then report Azure's default.
+	ct := b.Props.ContentType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	h.Set("Content-Type", ct)
 	if b.Props.ContentEncoding != "" {
 		h.Set("Content-Encoding", b.Props.ContentEncoding)
 	}
@@ -486,7 +543,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		if r.snapshot != "" {
-			if err := conds.CheckWrite(true, b.ETag, b.Modified); err != nil {
+			if err := checkConds(b, conds); err != nil {
 				return err
 			}
 			if err := tx.Delete(blobKey(r.Account, r.container, r.name, r.snapshot)); err != nil {
@@ -494,7 +551,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 			}
 			return adjustRefs(tx, r.Now, b.Parts, nil)
 		}
-		if err := checkWrite(b, conds, r); err != nil {
+		if err := checkUpdate(b, conds, r); err != nil {
 			return err
 		}
 		// Find the snapshots: they follow the base record in key order.
@@ -554,7 +611,7 @@ func (s *Service) updateBlob(r *req, conds cond.Conditions, fn func(tx kv.Tx, b 
 		if err != nil {
 			return err
 		}
-		if err := checkWrite(b, conds, r); err != nil {
+		if err := checkUpdate(b, conds, r); err != nil {
 			return err
 		}
 		if err := fn(tx, b); err != nil {
@@ -596,7 +653,7 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-sequence-number-action", seqAction)
 	}
-	b, err := s.updateBlob(r, conds, func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlob(r, withoutNoneMatchAny(conds), func(tx kv.Tx, b *blobRec) error {
 		if (newSize >= 0 || seqAction != "") && b.Type != PageBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}
@@ -624,7 +681,12 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 			}
 			b.SeqNum++
 		}
-		b.Props = p
+		// Set Blob HTTP Headers replaces every content header (absent ones
+		// are cleared); a request that only resizes a page blob or updates
+		// its sequence number leaves them alone.
+		if (newSize < 0 && seqAction == "") || sendsContentHeaders(r.Header) {
+			b.Props = p
+		}
 		return nil
 	})
 	if err != nil {
@@ -647,7 +709,7 @@ func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.updateBlob(r, conds, func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlob(r, withoutNoneMatchAny(conds), func(tx kv.Tx, b *blobRec) error {
 		b.Meta = meta
 		return nil
 	})
@@ -676,7 +738,7 @@ func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		if err := conds.CheckWrite(true, b.ETag, b.Modified); err != nil {
+		if err := checkConds(b, conds); err != nil {
 			return err
 		}
 		res, err = lease.Apply(b.Lease, lr, lease.Blob, r.Now)
@@ -712,7 +774,7 @@ func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		if err := conds.CheckWrite(true, b.ETag, b.Modified); err != nil {
+		if err := checkConds(b, conds); err != nil {
 			return err
 		}
 		if err := lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {

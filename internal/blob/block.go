@@ -3,7 +3,6 @@ package blob
 import (
 	"encoding/base64"
 	"encoding/json"
-	"encoding/xml"
 	"io"
 	"net/http"
 	"sort"
@@ -13,7 +12,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -42,6 +40,9 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if st.size == 0 { // an empty chunked body
+		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
+	}
 	if err := checkMD5(r.Header, st.md5); err != nil {
 		return err
 	}
@@ -69,12 +70,14 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 		}
 		prefix := blocksPrefix(r.Account, r.container, r.name)
 		var sameLen = true
-		var seq int64
-		if err := tx.Scan(prefix, kv.PrefixEnd(prefix), 1, false, func(k, v []byte) bool {
+		// The first uncommitted block tells the length (all have one);
+		// skip the sequence record.
+		if err := tx.Scan(prefix, kv.PrefixEnd(prefix), 2, false, func(k, v []byte) bool {
 			parts, _ := kv.Split(k)
-			if len(parts) == 5 && blockIDLen(parts[4]) != len(rawID) {
-				sameLen = false
+			if len(parts) != 5 || parts[4] == "" {
+				return true
 			}
+			sameLen = blockIDLen(parts[4]) == len(rawID)
 			return false
 		}); err != nil {
 			return err
@@ -82,7 +85,16 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 		if !sameLen {
 			return azerr.Newf(azerr.InvalidBlobOrBlock, "The specified block ID length differs from the uncommitted block IDs.")
 		}
-		seq = r.Now.UnixNano()
+		// Upload order: a per-blob counter, so blocks staged within one
+		// clock tick (or by processes with skewed clocks) keep their order.
+		var last uncommitted
+		if _, err := getJSON(tx, blockSeqKey(r.Account, r.container, r.name), &last); err != nil {
+			return err
+		}
+		seq := max(last.Seq+1, r.Now.UnixNano())
+		if err := putJSON(tx, blockSeqKey(r.Account, r.container, r.name), &uncommitted{Seq: seq}); err != nil {
+			return err
+		}
 		key := blockKey(r.Account, r.container, r.name, idParam)
 		var old uncommitted
 		found, err := getJSON(tx, key, &old)
@@ -109,6 +121,13 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
+
+// blockSeqKey holds the last upload sequence number of a blob's
+// uncommitted blocks. It lives among the blocks under the empty id (never a
+// valid block id, and sorted first), so everything that drops the
+// uncommitted blocks (Put Block List, Put Blob, Delete Blob, Delete
+// Container) drops it too; readers of the blocks skip it.
+func blockSeqKey(acct, c, name string) []byte { return blockKey(acct, c, name, "") }
 
 func blockIDLen(b64 string) int {
 	raw, err := base64.StdEncoding.DecodeString(b64)
@@ -193,6 +212,9 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 			var parts []Part
 			var size int64
 			useUncommitted := func() (bool, error) {
+				if ref.ID == "" { // the sequence record, not a block
+					return false, nil
+				}
 				u, ok := unc[ref.ID]
 				if !ok {
 					u = new(uncommitted)
@@ -273,28 +295,14 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-type blockXML struct {
-	Name string `xml:"Name"`
-	Size int64  `xml:"Size"`
-}
-
-type blockListXML struct {
-	XMLName     xml.Name   `xml:"BlockList"`
-	Committed   []blockXML `xml:"CommittedBlocks>Block"`
-	Uncommitted []blockXML `xml:"UncommittedBlocks>Block"`
-}
-
 func (s *Service) getBlockList(w http.ResponseWriter, r *req) error {
-	lt := r.q.Get("blocklisttype")
-	if lt == "" {
-		lt = "committed"
-	}
-	if lt != "committed" && lt != "uncommitted" && lt != "all" {
-		return azerr.InvalidQuery("blocklisttype", lt)
+	lt, err := wire.ParseBlockListType(r.q.Get("blocklisttype"))
+	if err != nil {
+		return err
 	}
 	var b *blobRec
-	var out blockListXML
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+	var committed, uncommittedList []wire.BlockInfo
+	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
 		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
 			return err
 		}
@@ -311,7 +319,7 @@ func (s *Service) getBlockList(w http.ResponseWriter, r *req) error {
 			err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
 				parts, _ := kv.Split(k)
 				var u uncommitted
-				if len(parts) == 5 && json.Unmarshal(v, &u) == nil {
+				if len(parts) == 5 && parts[4] != "" && json.Unmarshal(v, &u) == nil {
 					uncs = append(uncs, struct {
 						name string
 						u    uncommitted
@@ -335,25 +343,30 @@ func (s *Service) getBlockList(w http.ResponseWriter, r *req) error {
 			}
 		}
 		sort.SliceStable(uncs, func(i, j int) bool { return uncs[i].u.Seq < uncs[j].u.Seq })
-		out.Committed, out.Uncommitted = []blockXML{}, []blockXML{}
-		if lt != "uncommitted" && b != nil {
+		if b != nil {
 			for _, bl := range b.Blocks {
-				out.Committed = append(out.Committed, blockXML{Name: bl.Name, Size: bl.Size})
+				committed = append(committed, wire.BlockInfo{Name: bl.Name, Size: bl.Size})
 			}
 		}
-		if lt != "committed" {
-			for _, u := range uncs {
-				out.Uncommitted = append(out.Uncommitted, blockXML{Name: u.name, Size: u.u.Size})
-			}
+		for _, u := range uncs {
+			uncommittedList = append(uncommittedList, wire.BlockInfo{Name: u.name, Size: u.u.Size})
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	h := w.Header()
 	if b != nil {
 		setETag(w, b.ETag, b.Modified)
-		w.Header().Set("x-ms-blob-content-length", strconv.FormatInt(b.Size, 10))
+		h.Set("x-ms-blob-content-length", strconv.FormatInt(b.Size, 10))
 	}
-	return server.WriteXML(w, http.StatusOK, out)
+	// Only the requested sections, an empty one self-closed, as the real
+	// service writes them.
+	body := wire.BlockListXML(lt, committed, uncommittedList)
+	h.Set("Content-Type", "application/xml")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(body)
+	return err
 }

@@ -117,7 +117,9 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 			nb.Created = old.Created
 			nb.Lease = lease.OnWrite(old.Lease, r.Now)
 		}
-		if len(meta) > 0 || sync {
+		// Both Copy Blob and Copy Blob From URL copy the source's metadata
+		// unless the request gives x-ms-meta-* of its own.
+		if len(meta) > 0 {
 			nb.Meta = meta
 		}
 		nb.Parts = append([]Part(nil), src.Parts...)

@@ -187,15 +187,15 @@ type blobPropsXML struct {
 
 type blobItemXML struct {
 	XMLName    xml.Name      `xml:"Blob"`
-	Name       string        `xml:"Name"`
+	Name       blobNameXML   `xml:"Name"`
 	Snapshot   string        `xml:"Snapshot,omitempty"`
 	Properties *blobPropsXML `xml:"Properties"`
 	Metadata   metaXML       `xml:"Metadata,omitempty"`
 }
 
 type blobPrefixXML struct {
-	XMLName xml.Name `xml:"BlobPrefix"`
-	Name    string   `xml:"Name"`
+	XMLName xml.Name    `xml:"BlobPrefix"`
+	Name    blobNameXML `xml:"Name"`
 }
 
 type listBlobsXML struct {
@@ -208,6 +208,53 @@ type listBlobsXML struct {
 	Delimiter  string   `xml:"Delimiter,omitempty"`
 	Items      []any    `xml:"Blobs>any"`
 	NextMarker string   `xml:"NextMarker"`
+}
+
+// blobNameXML is a blob name in a listing. A name with a character XML
+// cannot carry (control characters, U+FFFE, U+FFFF) is sent
+// percent-encoded with Encoded="true", which the SDKs decode; plain
+// encoding/xml would replace those characters with U+FFFD.
+type blobNameXML string
+
+func (n blobNameXML) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	s := string(n)
+	if xmlSafe(s) {
+		return e.EncodeElement(s, start)
+	}
+	start.Attr = append(start.Attr, xml.Attr{Name: xml.Name{Local: "Encoded"}, Value: "true"})
+	return e.EncodeElement(percentEncode(s), start)
+}
+
+// xmlSafe reports whether every rune of s is an XML 1.0 Char.
+func xmlSafe(s string) bool {
+	for _, r := range s {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+		case r >= 0x20 && r <= 0xD7FF, r >= 0xE000 && r <= 0xFFFD, r >= 0x10000 && r <= 0x10FFFF:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// percentEncode escapes every byte but unreserved characters and '/', so
+// that url.QueryUnescape (what the SDKs apply) restores s exactly.
+func percentEncode(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '~', c == '/':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
 }
 
 // listMarker is the position List Blobs resumes at: a blob (name and
@@ -260,7 +307,7 @@ func (s *Service) blobItem(name, snap string, b *blobRec, inc map[string]bool, r
 		p.CopyID, p.CopyStatus, p.CopySource = b.Copy.ID, b.Copy.Status, b.Copy.Source
 		p.CopyProgress, p.CopyCompletion = b.Copy.Progress, b.Copy.Completion.UTC().Format(http.TimeFormat)
 	}
-	it := blobItemXML{Name: name, Snapshot: snap, Properties: p}
+	it := blobItemXML{Name: blobNameXML(name), Snapshot: snap, Properties: p}
 	if inc["metadata"] {
 		it.Metadata = metaXML(b.Meta)
 		if it.Metadata == nil {
@@ -294,26 +341,31 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	base := blobsPrefix(r.Account, r.container)
 	rangeStart := kv.AppendPartial(append([]byte(nil), base...), prefix)
 	rangeEnd := kv.PrefixEnd(rangeStart)
-	start := rangeStart
-	ustart := kv.AppendPartial(kv.Key("u", r.Account, r.container), prefix)
-	uend := kv.PrefixEnd(ustart)
+	uRangeStart := kv.AppendPartial(kv.Key("u", r.Account, r.container), prefix)
+	uend := kv.PrefixEnd(uRangeStart)
+	scan := blobScan{start: rangeStart, end: rangeEnd, prefix: prefix, delim: delim, snapshots: inc["snapshots"]}
+	ustart := uRangeStart
 	if marker != "" {
 		kind, name, snap, ok := decodeMarker(marker)
 		if !ok {
 			return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", marker)
 		}
 		if kind == "b" {
-			start = blobKey(r.Account, r.container, name, snap)
+			// Resume at the blob's first record: its base record is held
+			// back until its snapshots are listed, so it must be read again
+			// even when the marker is one of the snapshots.
+			scan.start = blobKey(r.Account, r.container, name, "")
+			scan.resume, scan.resumeName, scan.resumeSnap = true, name, snap
 			ustart = blocksPrefix(r.Account, r.container, name)
 		} else {
-			start = kv.AppendPartial(append([]byte(nil), base...), name)
+			scan.start = kv.AppendPartial(append([]byte(nil), base...), name)
 			ustart = kv.AppendPartial(kv.Key("u", r.Account, r.container), name)
 		}
-		if string(start) < string(rangeStart) {
-			start = rangeStart
+		if string(scan.start) < string(rangeStart) {
+			scan.start = rangeStart
 		}
-		if string(ustart) < string(kv.AppendPartial(kv.Key("u", r.Account, r.container), prefix)) {
-			ustart = kv.AppendPartial(kv.Key("u", r.Account, r.container), prefix)
+		if string(ustart) < string(uRangeStart) {
+			ustart = uRangeStart
 		}
 	}
 	var entries []listEntry
@@ -321,7 +373,7 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
 			return err
 		}
-		entries, err = collectBlobs(tx, start, rangeEnd, prefix, delim, inc["snapshots"], maxN+1)
+		entries, err = scan.collect(tx, maxN+1)
 		if err != nil {
 			return err
 		}
@@ -349,68 +401,110 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	for _, e := range entries {
 		switch {
 		case e.prefix:
-			out.Items = append(out.Items, blobPrefixXML{Name: e.name})
+			out.Items = append(out.Items, blobPrefixXML{Name: blobNameXML(e.name)})
 		case e.rec != nil:
 			out.Items = append(out.Items, s.blobItem(e.name, e.snap, e.rec, inc, r))
 		default:
-			out.Items = append(out.Items, blobItemXML{Name: e.name, Properties: &blobPropsXML{BlobType: BlockBlob, ServerEnc: true}})
+			out.Items = append(out.Items, blobItemXML{Name: blobNameXML(e.name), Properties: &blobPropsXML{BlobType: BlockBlob, ServerEnc: true}})
 		}
 	}
 	return server.WriteXML(w, http.StatusOK, out)
 }
 
-// collectBlobs scans blob records from start, folding names that contain
-// the delimiter after the prefix into one BlobPrefix entry each.
-func collectBlobs(tx kv.Tx, start, end []byte, prefix, delim string, snapshots bool, limit int) ([]listEntry, error) {
+// blobScan describes one List Blobs pass over the blob records.
+type blobScan struct {
+	start, end    []byte
+	prefix, delim string
+	snapshots     bool
+	resume        bool   // a "b" marker: resumeName/resumeSnap is the next entry
+	resumeName    string // the marker's blob
+	resumeSnap    string // the marker's snapshot ("" = the base blob)
+}
+
+// scanBatch is how many records one kv scan visits before the listing
+// resumes with a new scan.
+const scanBatch = 1024
+
+// collect returns up to limit entries in the service's order: names
+// ascending, names containing the delimiter after the prefix folded into
+// one BlobPrefix entry each, and a blob's snapshots (oldest first) before
+// the blob itself.
+func (sc *blobScan) collect(tx kv.Tx, limit int) ([]listEntry, error) {
 	var out []listEntry
-	base := start
-	for len(out) < limit {
-		var resume []byte
-		done := true
-		err := tx.Scan(base, end, 1024, false, func(k, v []byte) bool {
+	var pending *listEntry // the base record of the current name, listed after its snapshots
+	full := func() bool { return len(out) >= limit }
+	flush := func() {
+		if pending != nil && !full() {
+			out = append(out, *pending)
+		}
+		pending = nil
+	}
+	from := sc.start
+	for !full() {
+		var next []byte // where the following scan starts; nil: range exhausted
+		visited := 0
+		stop := false
+		err := tx.Scan(from, sc.end, scanBatch, false, func(k, v []byte) bool {
+			visited++
+			next = append(append(next[:0], k...), 0) // just after k
 			parts, ok := kv.Split(k)
 			if !ok || len(parts) != 5 {
 				return true
 			}
 			name, snap := parts[3], parts[4]
-			if delim != "" {
-				if i := strings.Index(name[len(prefix):], delim); i >= 0 {
-					p := name[:len(prefix)+i+len(delim)]
-					out = append(out, listEntry{name: p, prefix: true})
-					// skip everything under p
-					pk := kv.AppendPartial(kv.Key(parts[0], parts[1], parts[2]), p)
-					resume = kv.PrefixEnd(pk)
-					done = false
+			if pending != nil && pending.name != name {
+				flush()
+				if full() {
+					stop = true
 					return false
 				}
 			}
-			if snap != "" && !snapshots {
-				return true
+			if sc.delim != "" && strings.HasPrefix(name, sc.prefix) {
+				if i := strings.Index(name[len(sc.prefix):], sc.delim); i >= 0 {
+					p := name[:len(sc.prefix)+i+len(sc.delim)]
+					out = append(out, listEntry{name: p, prefix: true})
+					// Skip everything under p.
+					next = kv.PrefixEnd(kv.AppendPartial(kv.Key(parts[0], parts[1], parts[2]), p))
+					visited = 0 // a deliberate restart, not an exhausted batch
+					return false
+				}
+			}
+			if snap != "" {
+				if !sc.snapshots {
+					return true
+				}
+				if sc.resume && name == sc.resumeName && (sc.resumeSnap == "" || snap < sc.resumeSnap) {
+					return true // listed on an earlier page
+				}
 			}
 			var b blobRec
 			if json.Unmarshal(v, &b) != nil {
 				return true
 			}
-			out = append(out, listEntry{name: name, snap: snap, rec: &b})
-			resume = append(append([]byte(nil), k...), 0)
-			if len(out) >= limit {
-				done = true
+			e := listEntry{name: name, snap: snap, rec: &b}
+			if snap == "" && sc.snapshots {
+				pending = &e
+				return true
+			}
+			out = append(out, e)
+			if full() {
+				stop = true
 				return false
 			}
-			done = false
 			return true
 		})
 		if err != nil {
 			return nil, err
 		}
-		if done || resume == nil || (end != nil && string(resume) >= string(end)) {
+		if stop || full() {
 			break
 		}
-		if string(resume) == string(base) {
-			break
+		if next == nil || (visited > 0 && visited < scanBatch) || (sc.end != nil && string(next) >= string(sc.end)) {
+			break // the range is exhausted
 		}
-		base = resume
+		from = next
 	}
+	flush()
 	return out, nil
 }
 
@@ -463,11 +557,18 @@ func mergeEntries(a, b []listEntry) []listEntry {
 		out = append(out, e)
 	}
 	out = append(out, a...)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].name != out[j].name {
-			return out[i].name < out[j].name
-		}
-		return out[i].snap < out[j].snap
-	})
+	sort.SliceStable(out, func(i, j int) bool { return entryLess(out[i], out[j]) })
 	return out
+}
+
+// entryLess is the listing order: by name, and within one name the
+// snapshots (oldest first) before the base blob.
+func entryLess(a, b listEntry) bool {
+	if a.name != b.name {
+		return a.name < b.name
+	}
+	if a.snap == "" || b.snap == "" {
+		return a.snap != "" && b.snap == ""
+	}
+	return a.snap < b.snap
 }

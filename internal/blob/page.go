@@ -335,6 +335,9 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if st.size == 0 { // an empty chunked body
+		return azerr.InvalidHeader("Content-Length", "0")
+	}
 	if err := checkMD5(r.Header, st.md5); err != nil {
 		return err
 	}

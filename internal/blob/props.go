@@ -21,6 +21,8 @@ func newUUID() string { return uuid.NewString() }
 type retentionXML struct {
 	Enabled bool `xml:"Enabled"`
 	Days    *int `xml:"Days,omitempty"`
+	// AllowPermanentDelete only appears in DeleteRetentionPolicy.
+	AllowPermanentDelete *bool `xml:"AllowPermanentDelete,omitempty" json:",omitempty"`
 }
 
 type loggingXML struct {

@@ -156,6 +156,14 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		version := hr.Header.Get("x-ms-version")
 		if version != "" {
 			h.Set("x-ms-version", version)
+		} else {
+			// Every response names the version that processed it. A
+			// request without one (an anonymous read of a public blob
+			// from a browser) is processed as 2009-09-19, the version
+			// the service uses for anonymous requests to containers made
+			// public with 2009-09-19 or later [D: Versioning for the
+			// Azure Storage services].
+			h.Set("x-ms-version", oldestVersion)
 		}
 		r := &Request{Request: hr, Now: now, Version: version, ID: id}
 		fail := func(e *azerr.Error) {

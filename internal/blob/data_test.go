@@ -1,0 +1,446 @@
+package blob
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/chunk"
+	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
+)
+
+// dtService returns a Service over a real bolt store and chunk store in a
+// temporary directory, with a fake clock.
+func dtService(t *testing.T) (*Service, *clock.Fake) {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := bolt.Open(filepath.Join(dir, "meta.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	chunks, err := chunk.NewFS(filepath.Join(dir, "chunks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	return New(store, chunks, clk, nil), clk
+}
+
+// dtItem is the state of one data item record.
+type dtItem struct {
+	refs uint32
+	data string
+}
+
+// dtItems reads every data item record.
+func dtItems(t *testing.T, s *Service) map[string]dtItem {
+	t.Helper()
+	out := map[string]dtItem{}
+	err := s.store.View(context.Background(), func(tx kv.Tx) error {
+		pre := kv.Key("x")
+		return tx.Scan(pre, kv.PrefixEnd(pre), 0, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 2 {
+				t.Errorf("bad data key %q", k)
+				return true
+			}
+			out[parts[1]] = dtItem{refs: binary.BigEndian.Uint32(v), data: string(v[4:])}
+			return true
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// dtQueue reads the collector queue as "id@due" strings, sorted.
+func dtQueue(t *testing.T, s *Service) []string {
+	t.Helper()
+	var out []string
+	err := s.store.View(context.Background(), func(tx kv.Tx) error {
+		pre := kv.Key("g")
+		return tx.Scan(pre, kv.PrefixEnd(pre), 0, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 3 {
+				t.Errorf("bad queue key %q", k)
+				return true
+			}
+			out = append(out, parts[2]+"@"+parts[1])
+			return true
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dtQueued formats the queue entries expected for ids released at now.
+func dtQueued(now time.Time, ids ...string) []string {
+	var out []string
+	for _, id := range ids {
+		k := gcKey(now.Add(gcGrace), id)
+		parts, _ := kv.Split(k)
+		out = append(out, parts[2]+"@"+parts[1])
+	}
+	sort.Strings(out)
+	return out
+}
+
+func dtParts(ids ...string) []Part {
+	var out []Part
+	for i, id := range ids {
+		out = append(out, Part{Off: int64(i) * 10, Len: 10, ID: id})
+	}
+	return out
+}
+
+func TestAdjustRefs(t *testing.T) {
+	tests := []struct {
+		name     string
+		initial  map[string]uint32
+		old, new []Part
+		want     map[string]uint32
+		queued   []string
+		wantErr  bool
+	}{
+		{name: "take a reference", initial: map[string]uint32{"ia": 0},
+			new: dtParts("ia"), want: map[string]uint32{"ia": 1}},
+		{name: "one per occurrence", initial: map[string]uint32{"ia": 0, "cb": 0},
+			new: dtParts("ia", "cb", "ia"), want: map[string]uint32{"ia": 2, "cb": 1}},
+		{name: "unchanged", initial: map[string]uint32{"ia": 1},
+			old: dtParts("ia"), new: dtParts("ia"), want: map[string]uint32{"ia": 1}},
+		{name: "shared item keeps living", initial: map[string]uint32{"ia": 2},
+			old: dtParts("ia"), want: map[string]uint32{"ia": 1}},
+		{name: "last reference queues", initial: map[string]uint32{"ia": 1},
+			old: dtParts("ia"), want: map[string]uint32{"ia": 0}, queued: []string{"ia"}},
+		{name: "move", initial: map[string]uint32{"ia": 1, "ib": 0, "cc": 3},
+			old: dtParts("ia", "cc"), new: dtParts("ib", "cc"),
+			want: map[string]uint32{"ia": 0, "ib": 1, "cc": 3}, queued: []string{"ia"}},
+		{name: "split part", initial: map[string]uint32{"ia": 1},
+			old: dtParts("ia"), new: dtParts("ia", "ia"), want: map[string]uint32{"ia": 2}},
+		{name: "drop several", initial: map[string]uint32{"ia": 2, "cb": 1, "ic": 5},
+			old:  dtParts("ia", "ia", "cb", "ic"),
+			want: map[string]uint32{"ia": 0, "cb": 0, "ic": 4}, queued: []string{"cb", "ia"}},
+		{name: "below zero", initial: map[string]uint32{"ia": 0},
+			old: dtParts("ia"), wantErr: true},
+		{name: "missing item", initial: map[string]uint32{},
+			new: dtParts("ia"), wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, clk := dtService(t)
+			ctx := context.Background()
+			now := clk.Now()
+			err := s.store.Update(ctx, func(tx kv.Tx) error {
+				for id, n := range tc.initial {
+					if err := tx.Put(dataKey(id), encodeData(n, []byte("payload-"+id))); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.store.Update(ctx, func(tx kv.Tx) error { return adjustRefs(tx, now, tc.old, tc.new) })
+			if tc.wantErr {
+				if err == nil {
+					t.Fatal("want an error")
+				}
+				// Nothing changed.
+				for id, it := range dtItems(t, s) {
+					if it.refs != tc.initial[id] {
+						t.Fatalf("%s: refs %d after a failed adjust", id, it.refs)
+					}
+				}
+				if q := dtQueue(t, s); len(q) != 0 {
+					t.Fatalf("queued %v after a failed adjust", q)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			items := dtItems(t, s)
+			if len(items) != len(tc.want) {
+				t.Fatalf("items %v, want %v", items, tc.want)
+			}
+			for id, n := range tc.want {
+				it, ok := items[id]
+				if !ok || it.refs != n {
+					t.Fatalf("%s: %+v, want refs %d", id, it, n)
+				}
+				if it.data != "payload-"+id {
+					t.Fatalf("%s: payload %q", id, it.data)
+				}
+			}
+			if got, want := dtQueue(t, s), dtQueued(now, tc.queued...); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Fatalf("queue %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestRefcountLifecycle follows data items through staging, a blob and a
+// snapshot sharing them, and the collector.
+func TestRefcountLifecycle(t *testing.T) {
+	s, clk := dtService(t)
+	ctx := context.Background()
+	small := []byte("small body")
+	large := bytes.Repeat([]byte("0123456789abcdef"), (inlineMax+100)/16)
+	var parts []Part
+	for _, body := range [][]byte{small, large} {
+		st, err := s.stage(ctx, bytes.NewReader(body), int64(len(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.store.Update(ctx, func(tx kv.Tx) error {
+			if err := st.write(tx); err != nil {
+				return err
+			}
+			return adjustRefs(tx, clk.Now(), nil, st.parts)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, st.parts...)
+	}
+	if len(parts) != 2 || !isInline(parts[0].ID) || isInline(parts[1].ID) {
+		t.Fatalf("parts %v: want one inline and one chunk item", parts)
+	}
+	ids := []string{parts[0].ID, parts[1].ID}
+	refs := func() []uint32 {
+		items := dtItems(t, s)
+		return []uint32{items[ids[0]].refs, items[ids[1]].refs}
+	}
+	update := func(old, new []Part) {
+		t.Helper()
+		if err := s.store.Update(ctx, func(tx kv.Tx) error { return adjustRefs(tx, clk.Now(), old, new) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A snapshot takes its own references.
+	update(nil, parts)
+	if r := refs(); r[0] != 2 || r[1] != 2 {
+		t.Fatalf("refs %v", r)
+	}
+	// The blob goes: the snapshot keeps the items alive, nothing queued.
+	update(parts, nil)
+	if r := refs(); r[0] != 1 || r[1] != 1 {
+		t.Fatalf("refs %v", r)
+	}
+	if q := dtQueue(t, s); len(q) != 0 {
+		t.Fatalf("queued %v while referenced", q)
+	}
+	// The snapshot goes a minute later: both items are queued.
+	clk.Advance(time.Minute)
+	released := clk.Now()
+	update(parts, nil)
+	if got, want := dtQueue(t, s), dtQueued(released, ids...); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("queue %v, want %v", got, want)
+	}
+
+	// Nothing is freed before the grace period.
+	for _, d := range []time.Duration{0, gcGrace / 2, gcGrace - time.Nanosecond} {
+		clk.Set(released.Add(d))
+		n, err := s.CollectGarbage(ctx)
+		if err != nil || n != 0 {
+			t.Fatalf("at +%v: freed %d, %v", d, n, err)
+		}
+		if len(dtItems(t, s)) != 2 || len(dtQueue(t, s)) != 2 {
+			t.Fatalf("at +%v: items or queue entries removed early", d)
+		}
+		r, err := s.chunks.Open(ctx, ids[1][1:])
+		if err != nil {
+			t.Fatalf("at +%v: chunk removed early: %v", d, err)
+		}
+		r.Close()
+	}
+	// A reader that looked the parts up just before the delete still
+	// reads the bytes during the grace period.
+	cr := s.newContentReader(ctx, []Part{{Off: 0, Len: int64(len(small)), ID: ids[0]}, {Off: int64(len(small)), Len: int64(len(large)), ID: ids[1]}}, nil, 0, int64(len(small)+len(large)))
+	got, err := io.ReadAll(cr)
+	cr.Close()
+	if err != nil || !bytes.Equal(got, append(append([]byte{}, small...), large...)) {
+		t.Fatalf("read during grace: %d bytes, %v", len(got), err)
+	}
+
+	// At the due time both go, and the chunk file with them.
+	clk.Set(released.Add(gcGrace))
+	n, err := s.CollectGarbage(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("freed %d, %v; want 2", n, err)
+	}
+	if items := dtItems(t, s); len(items) != 0 {
+		t.Fatalf("items left: %v", items)
+	}
+	if q := dtQueue(t, s); len(q) != 0 {
+		t.Fatalf("queue left: %v", q)
+	}
+	if _, err := s.chunks.Open(ctx, ids[1][1:]); !errors.Is(err, chunk.ErrNotFound) {
+		t.Fatalf("chunk after collection: %v", err)
+	}
+	// A second pass finds nothing.
+	if n, err := s.CollectGarbage(ctx); err != nil || n != 0 {
+		t.Fatalf("second pass freed %d, %v", n, err)
+	}
+}
+
+func TestCollectGarbageOrder(t *testing.T) {
+	s, clk := dtService(t)
+	ctx := context.Background()
+	t0 := clk.Now()
+	// Three items released at t0, t0+5m and t0+20m; one queue entry whose
+	// item is referenced again, one whose record is gone.
+	put := func(id string, refs uint32) {
+		t.Helper()
+		err := s.store.Update(ctx, func(tx kv.Tx) error { return tx.Put(dataKey(id), encodeData(refs, []byte(id))) })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := func(id string, at time.Time) {
+		t.Helper()
+		put(id, 1)
+		err := s.store.Update(ctx, func(tx kv.Tx) error { return adjustRefs(tx, at, dtParts(id), nil) })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	release("i1", t0)
+	release("i2", t0.Add(5*time.Minute))
+	release("i3", t0.Add(20*time.Minute))
+	put("i4", 1)
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		if err := tx.Put(gcKey(t0.Add(gcGrace), "i4"), nil); err != nil {
+			return err
+		}
+		return tx.Put(gcKey(t0.Add(gcGrace), "i5"), nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func() string {
+		items := dtItems(t, s)
+		var ids []string
+		for id := range items {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		return strings.Join(ids, ",")
+	}
+
+	clk.Set(t0.Add(gcGrace))
+	if _, err := s.CollectGarbage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// i1 is freed; i4 is referenced so it stays; the queue entries of
+	// i1, i4 and i5 are consumed.
+	if got := names(); got != "i2,i3,i4" {
+		t.Fatalf("items %s", got)
+	}
+	want := append(dtQueued(t0.Add(5*time.Minute), "i2"), dtQueued(t0.Add(20*time.Minute), "i3")...)
+	sort.Strings(want)
+	if got := dtQueue(t, s); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("queue %v, want %v", got, want)
+	}
+	clk.Set(t0.Add(5*time.Minute + gcGrace))
+	n, err := s.CollectGarbage(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("freed %d, %v", n, err)
+	}
+	if got := names(); got != "i3,i4" {
+		t.Fatalf("items %s", got)
+	}
+	clk.Set(t0.Add(time.Hour))
+	n, err = s.CollectGarbage(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("freed %d, %v", n, err)
+	}
+	if got := names(); got != "i4" {
+		t.Fatalf("items %s", got)
+	}
+	if q := dtQueue(t, s); len(q) != 0 {
+		t.Fatalf("queue left %v", q)
+	}
+}
+
+func TestStage(t *testing.T) {
+	s, _ := dtService(t)
+	ctx := context.Background()
+	body := func(n int) []byte { return bytes.Repeat([]byte{'q'}, n) }
+	tests := []struct {
+		name      string
+		body      []byte
+		n         int64 // declared length; -1 for until EOF
+		wantParts []int64
+		inline    bool
+		wantErr   string
+	}{
+		{name: "empty", body: nil, n: 0},
+		{name: "small", body: body(10), n: 10, wantParts: []int64{10}, inline: true},
+		{name: "inline max", body: body(inlineMax), n: inlineMax, wantParts: []int64{inlineMax}, inline: true},
+		{name: "just over inline", body: body(inlineMax + 1), n: inlineMax + 1, wantParts: []int64{inlineMax + 1}},
+		{name: "two chunks", body: body(chunkMax + 5), n: chunkMax + 5, wantParts: []int64{chunkMax, 5}},
+		{name: "unknown length", body: body(100), n: -1, wantParts: []int64{100}},
+		{name: "unknown length empty", body: nil, n: -1},
+		{name: "short body", body: body(5), n: 10, wantErr: "InvalidInput"},
+		{name: "short chunk body", body: body(inlineMax + 1), n: inlineMax + 10, wantErr: "InvalidInput"},
+		{name: "long body", body: body(11), n: 10, wantErr: "InvalidInput"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := s.stage(ctx, bytes.NewReader(tc.body), tc.n)
+			if tc.wantErr != "" {
+				if got := ptErrCode(err); got != tc.wantErr {
+					t.Fatalf("error %q, want %s", got, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.size != int64(len(tc.body)) {
+				t.Fatalf("size %d", st.size)
+			}
+			sum := md5.Sum(tc.body)
+			if !bytes.Equal(st.md5, sum[:]) {
+				t.Fatalf("md5 %x", st.md5)
+			}
+			var lens []int64
+			var off int64
+			for _, p := range st.parts {
+				if p.Off != off || isInline(p.ID) != tc.inline {
+					t.Fatalf("part %+v at %d", p, off)
+				}
+				off += p.Len
+				lens = append(lens, p.Len)
+			}
+			if fmt.Sprint(lens) != fmt.Sprint(tc.wantParts) {
+				t.Fatalf("part lengths %v, want %v", lens, tc.wantParts)
+			}
+			// The bytes read back through a content reader.
+			cr := s.newContentReader(ctx, st.parts, st.inline, 0, st.size)
+			got, err := io.ReadAll(cr)
+			cr.Close()
+			if err != nil || !bytes.Equal(got, tc.body) {
+				t.Fatalf("read back %d bytes, %v", len(got), err)
+			}
+		})
+	}
+}
