@@ -3,8 +3,8 @@ package blob
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
+	json "github.com/goccy/go-json"
 	"io"
 	"net/http"
 	"strconv"
@@ -483,18 +483,21 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	}
 	cr := s.newContentReader(r.Context(), b.Parts, inline, off, n)
 	defer cr.Close()
+	// Small bodies (and ranges whose MD5 is wanted) are read before the
+	// headers go out: a read failure is still a clean error, and headers
+	// and body leave in one write.
+	var small []byte
+	if wantMD5 || n <= inlineMax {
+		small = make([]byte, n)
+		if _, err := io.ReadFull(cr, small); err != nil {
+			return err
+		}
+	}
 	writeBlobHeaders(w, b, r)
 	h := w.Header()
 	h.Set("Content-Length", strconv.FormatInt(n, 10))
-	var body io.Reader = cr
 	if wantMD5 {
-		buf, err := io.ReadAll(cr)
-		if err != nil {
-			return err
-		}
-		sum := md5Sum(buf)
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum))
-		body = bytes.NewReader(buf)
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(md5Sum(small)))
 	}
 	status := http.StatusOK
 	if rng != nil {
@@ -510,10 +513,17 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	if _, err := io.Copy(w, body); err != nil {
+	var err2 error
+	if small != nil {
+		_, err2 = w.Write(small)
+	} else {
+		// Hide ReadFrom so the copy goes through our larger buffer.
+		_, err2 = io.CopyBuffer(struct{ io.Writer }{w}, cr, make([]byte, 256<<10))
+	}
+	if err2 != nil {
 		// Headers are gone: abort the connection so the client sees a
 		// truncated body rather than a short success.
-		s.log.Warn("get blob: streaming failed", "blob", r.name, "err", err)
+		s.log.Debug("get blob: streaming failed", "blob", r.name, "err", err2)
 		panic(http.ErrAbortHandler)
 	}
 	return nil

@@ -2,8 +2,8 @@ package blob
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"encoding/xml"
+	json "github.com/goccy/go-json"
 	"math"
 	"net/http"
 	"sort"
