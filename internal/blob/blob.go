@@ -231,7 +231,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		st, err = s.stage(r.Context(), body, n)
+		st, err = s.stage(r.Context(), body, n, true)
 		if err != nil {
 			return err
 		}

@@ -36,7 +36,7 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if n == 0 {
 		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
 	}
-	st, err := s.stage(r.Context(), body, n)
+	st, err := s.stage(r.Context(), body, n, r.Header.Get("Content-MD5") != "")
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,9 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
+	if st.md5 != nil {
+		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
+	}
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil

@@ -59,10 +59,15 @@ type staged struct {
 
 // stage reads exactly n bytes from body (n < 0: until EOF) and stores them
 // as data items. Chunks are durable when stage returns, before any metadata
-// references them.
-func (s *Service) stage(ctx context.Context, body io.Reader, n int64) (*staged, error) {
+// references them. With hashMD5 the body's MD5 is computed (st.md5); it is
+// a large share of the CPU of a big upload, so only the operations that
+// store or must verify it ask for it.
+func (s *Service) stage(ctx context.Context, body io.Reader, n int64, hashMD5 bool) (*staged, error) {
 	st := &staged{inline: map[string][]byte{}}
-	h := md5.New()
+	var h hash.Hash = nopHash{}
+	if hashMD5 {
+		h = md5.New()
+	}
 	if n >= 0 && n <= inlineMax {
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(body, buf); err != nil {
@@ -72,7 +77,7 @@ func (s *Service) stage(ctx context.Context, body io.Reader, n int64) (*staged, 
 			return nil, err
 		}
 		h.Write(buf)
-		st.md5 = h.Sum(nil)
+		st.md5 = sumOrNil(h)
 		st.size = n
 		if n > 0 {
 			id := newInlineID()
@@ -91,7 +96,11 @@ func (s *Service) stage(ctx context.Context, body io.Reader, n int64) (*staged, 
 		if err != nil {
 			return nil, err
 		}
-		got, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(body, want))
+		var dst io.Writer = w
+		if hashMD5 {
+			dst = io.MultiWriter(w, h)
+		}
+		got, err := io.Copy(dst, io.LimitReader(body, want))
 		if err != nil {
 			_ = w.Abort()
 			return nil, bodyErr(err)
@@ -119,7 +128,7 @@ func (s *Service) stage(ctx context.Context, body io.Reader, n int64) (*staged, 
 		}
 	}
 	st.size = off
-	st.md5 = h.Sum(nil)
+	st.md5 = sumOrNil(h)
 	return st, nil
 }
 
@@ -379,3 +388,19 @@ func prefetchInline(tx kv.Tx, parts []Part, off, n int64) (map[string][]byte, er
 
 // md5Hash returns a fresh MD5 hasher (Content-MD5 checks).
 func md5Hash() hash.Hash { return md5.New() }
+
+// nopHash stands in for MD5 when no digest is wanted.
+type nopHash struct{}
+
+func (nopHash) Write(p []byte) (int, error) { return len(p), nil }
+func (nopHash) Sum(b []byte) []byte         { return b }
+func (nopHash) Reset()                      {}
+func (nopHash) Size() int                   { return 0 }
+func (nopHash) BlockSize() int              { return 64 }
+
+func sumOrNil(h hash.Hash) []byte {
+	if _, ok := h.(nopHash); ok {
+		return nil
+	}
+	return h.Sum(nil)
+}

@@ -108,7 +108,7 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		if st, err = s.stage(r.Context(), body, bn); err != nil {
+		if st, err = s.stage(r.Context(), body, bn, r.Header.Get("Content-MD5") != ""); err != nil {
 			return err
 		}
 		if err := checkMD5(r.Header, st.md5); err != nil {
@@ -153,7 +153,9 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
 	if st != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
+		if st.md5 != nil {
+			h.Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
+		}
 		h.Set("x-ms-request-server-encrypted", "true")
 	}
 	w.WriteHeader(http.StatusCreated)
@@ -331,7 +333,7 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	if n == 0 {
 		return azerr.InvalidHeader("Content-Length", "0")
 	}
-	st, err := s.stage(r.Context(), body, n)
+	st, err := s.stage(r.Context(), body, n, r.Header.Get("Content-MD5") != "")
 	if err != nil {
 		return err
 	}
@@ -377,7 +379,9 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
 	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.Appends))
-	h.Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
+	if st.md5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
+	}
 	h.Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil
