@@ -222,5 +222,12 @@ func (s *Service) authorizeAnonymous(r *req) error {
 	case r.name == "" && (comp == "" || comp == "list" || comp == "metadata") && access == "container":
 		return nil
 	}
+	// Recorded real-service tests (the .NET SDK's ExistsAsync_Error) show
+	// that from version 2019-12-12 the service answers such reads with
+	// 401 NoAuthenticationInformation; older versions hide the resource
+	// behind 404 ResourceNotFound.
+	if r.Version >= "2019-12-12" {
+		return azerr.New(azerr.NoAuthenticationInformation)
+	}
 	return azerr.New(azerr.ResourceNotFound)
 }

@@ -74,6 +74,9 @@ func (s *Service) route(r *req) (op, error) {
 			return s.setServiceProperties, nil
 		case restype == "service" && comp == "stats" && m == http.MethodGet:
 			return s.getServiceStats, nil
+		case restype == "container":
+			// a container operation without a container name
+			return nil, azerr.InvalidQuery("restype", restype)
 		}
 		return bad()
 	case r.name == "":

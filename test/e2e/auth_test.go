@@ -155,9 +155,9 @@ func TestAuthAnonymousReads(t *testing.T) {
 	_, err = anon.DownloadStream(e.ctx, "pubblob", "missing", nil)
 	wantCode(t, err, 404, bloberror.BlobNotFound)
 	_, err = e.auAnonContainer("pubblob").NewListBlobsFlatPager(nil).NextPage(e.ctx)
-	wantCode(t, err, 404, bloberror.ResourceNotFound)
+	wantCode(t, err, 401, bloberror.NoAuthenticationInformation)
 	_, err = e.auAnonContainer("pubblob").GetProperties(e.ctx, nil)
-	wantCode(t, err, 404, bloberror.ResourceNotFound)
+	wantCode(t, err, 401, bloberror.NoAuthenticationInformation)
 
 	// "container": blobs readable, blobs listable, container properties readable.
 	got, err = read("pubcont")
@@ -182,20 +182,24 @@ func TestAuthAnonymousReads(t *testing.T) {
 	}
 	// The ACL (stored access policies) stays owner-only.
 	_, err = e.auAnonContainer("pubcont").GetAccessPolicy(e.ctx, nil)
-	wantCode(t, err, 404, bloberror.ResourceNotFound)
+	wantCode(t, err, 401, bloberror.NoAuthenticationInformation)
 
-	// Private and missing containers look the same: 404 ResourceNotFound.
+	// Private and missing containers look the same: from version
+	// 2019-12-12 on, 401 NoAuthenticationInformation (recorded real-service
+	// tests of the .NET SDK); older versions get 404 ResourceNotFound.
 	for _, cont := range []string{"private", "nosuchcontainer"} {
 		_, err = read(cont)
-		wantCode(t, err, 404, bloberror.ResourceNotFound)
+		wantCode(t, err, 401, bloberror.NoAuthenticationInformation)
 		_, err = anon.ServiceClient().NewContainerClient(cont).NewBlobClient("dir/file.txt").GetProperties(e.ctx, nil)
-		wantCode(t, err, 404, bloberror.ResourceNotFound)
+		wantCode(t, err, 401, bloberror.NoAuthenticationInformation)
 		_, err = e.auAnonContainer(cont).NewListBlobsFlatPager(nil).NextPage(e.ctx)
-		wantCode(t, err, 404, bloberror.ResourceNotFound)
+		wantCode(t, err, 401, bloberror.NoAuthenticationInformation)
 		_, err = e.auAnonContainer(cont).GetProperties(e.ctx, nil)
-		wantCode(t, err, 404, bloberror.ResourceNotFound)
+		wantCode(t, err, 401, bloberror.NoAuthenticationInformation)
+		old := e.svAnon(http.MethodGet, "/"+cont+"/dir/file.txt", map[string]string{"x-ms-version": "2019-07-07"})
+		svWantRaw(t, old, 404, string(bloberror.ResourceNotFound))
 		r := e.svAnon(http.MethodHead, "/"+cont+"/dir/file.txt", map[string]string{"x-ms-version": "2026-12-06"})
-		svWantRaw(t, r, 404, string(bloberror.ResourceNotFound))
+		svWantRaw(t, r, 401, string(bloberror.NoAuthenticationInformation))
 		if len(r.body) != 0 {
 			t.Fatalf("HEAD error with a body")
 		}
