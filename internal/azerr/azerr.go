@@ -135,6 +135,7 @@ const (
 	InvalidXMLDocument                    = "InvalidXmlDocument"
 	InvalidXMLNodeValue                   = "InvalidXmlNodeValue"
 	MD5Mismatch                           = "Md5Mismatch"
+	CRC64Mismatch                         = "Crc64Mismatch"
 	MetadataTooLarge                      = "MetadataTooLarge"
 	MissingContentLengthHeader            = "MissingContentLengthHeader"
 	MissingRequiredQueryParameter         = "MissingRequiredQueryParameter"
@@ -269,6 +270,7 @@ var catalog = map[string]entry{
 	InvalidXMLDocument:                    {400, "XML specified is not syntactically valid."},
 	InvalidXMLNodeValue:                   {400, "The value for one of the XML nodes is not in the correct format."},
 	MD5Mismatch:                           {400, "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},
+	CRC64Mismatch:                         {400, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server."},
 	MetadataTooLarge:                      {400, "The size of the specified metadata exceeds the maximum size permitted."},
 	MissingContentLengthHeader:            {411, "The Content-Length header was not specified."},
 	MissingRequiredQueryParameter:         {400, "A query parameter that's mandatory for this request is not specified."},

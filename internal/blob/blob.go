@@ -144,7 +144,41 @@ func parseProps(h http.Header) (props, error) {
 	return p, nil
 }
 
-// checkMD5 verifies the transactional Content-MD5 of a body.
+// checkDigests verifies the transactional Content-MD5 and
+// x-ms-content-crc64 of a staged body.
+func checkDigests(h http.Header, st *staged) error {
+	if v := h.Get("Content-MD5"); v != "" {
+		want, err := wire.ParseContentMD5(v)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(want, st.md5) {
+			return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", v).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(st.md5))
+		}
+	}
+	if v := h.Get("x-ms-content-crc64"); v != "" {
+		want, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || len(want) != 8 {
+			return azerr.InvalidHeader("x-ms-content-crc64", v)
+		}
+		if !bytes.Equal(want, st.crc64) {
+			return azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc64", v).With("ServerCalculatedCrc64", base64.StdEncoding.EncodeToString(st.crc64))
+		}
+	}
+	return nil
+}
+
+// echoDigests returns the digests computed for a stored body.
+func echoDigests(w http.ResponseWriter, st *staged) {
+	if st.md5 != nil {
+		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
+	}
+	if st.crc64 != nil {
+		w.Header().Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(st.crc64))
+	}
+}
+
+// checkMD5 verifies a Content-MD5 header against a digest computed here.
 func checkMD5(h http.Header, got []byte) error {
 	v := h.Get("Content-MD5")
 	if v == "" {
@@ -231,11 +265,11 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		st, err = s.stage(r.Context(), body, n, true)
+		st, err = s.stage(r.Context(), body, n, r.Header, true)
 		if err != nil {
 			return err
 		}
-		if err := checkMD5(r.Header, st.md5); err != nil {
+		if err := checkDigests(r.Header, st); err != nil {
 			return err
 		}
 		if rec.Props.ContentMD5 == nil {
@@ -305,7 +339,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	setETag(w, rec.ETag, rec.Modified)
 	if typ == BlockBlob && st != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
+		echoDigests(w, st)
 	}
 	h.Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)

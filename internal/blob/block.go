@@ -36,14 +36,14 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if n == 0 {
 		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
 	}
-	st, err := s.stage(r.Context(), body, n, r.Header.Get("Content-MD5") != "")
+	st, err := s.stage(r.Context(), body, n, r.Header, false)
 	if err != nil {
 		return err
 	}
 	if st.size == 0 { // an empty chunked body
 		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
 	}
-	if err := checkMD5(r.Header, st.md5); err != nil {
+	if err := checkDigests(r.Header, st); err != nil {
 		return err
 	}
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
@@ -116,9 +116,7 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if st.md5 != nil {
-		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
-	}
+	echoDigests(w, st)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/crc64"
 	"io"
+	"net/http"
 	"sort"
 	"time"
 
@@ -54,20 +56,36 @@ type staged struct {
 	parts  []Part
 	inline map[string][]byte
 	size   int64
-	md5    []byte
+	md5    []byte // set when MD5 was computed
+	crc64  []byte // set when x-ms-content-crc64 was sent (8 bytes, little endian)
 }
 
 // stage reads exactly n bytes from body (n < 0: until EOF) and stores them
 // as data items. Chunks are durable when stage returns, before any metadata
-// references them. With hashMD5 the body's MD5 is computed (st.md5); it is
-// a large share of the CPU of a big upload, so only the operations that
-// store or must verify it ask for it.
-func (s *Service) stage(ctx context.Context, body io.Reader, n int64, hashMD5 bool) (*staged, error) {
+// references them. Digests are computed only where needed (MD5 is a large
+// share of a big upload's CPU): MD5 when storeMD5 (Put Blob keeps it as the
+// blob's Content-MD5) or when the client sent Content-MD5, CRC64 when the
+// client sent x-ms-content-crc64; checkDigests verifies them.
+func (s *Service) stage(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5 bool) (*staged, error) {
 	st := &staged{inline: map[string][]byte{}}
-	var h hash.Hash = nopHash{}
-	if hashMD5 {
-		h = md5.New()
+	var md5h, crch hash.Hash
+	var sinks []io.Writer
+	if storeMD5 || h.Get("Content-MD5") != "" {
+		md5h = md5.New()
+		sinks = append(sinks, md5h)
 	}
+	if h.Get("x-ms-content-crc64") != "" {
+		crch = crc64.New(crc64Table)
+		sinks = append(sinks, crch)
+	}
+	defer func() {
+		if md5h != nil {
+			st.md5 = md5h.Sum(nil)
+		}
+		if crch != nil {
+			st.crc64 = binary.LittleEndian.AppendUint64(nil, crch.(hash.Hash64).Sum64())
+		}
+	}()
 	if n >= 0 && n <= inlineMax {
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(body, buf); err != nil {
@@ -76,8 +94,9 @@ func (s *Service) stage(ctx context.Context, body io.Reader, n int64, hashMD5 bo
 		if err := expectEOF(body); err != nil {
 			return nil, err
 		}
-		h.Write(buf)
-		st.md5 = sumOrNil(h)
+		for _, w := range sinks {
+			w.Write(buf)
+		}
 		st.size = n
 		if n > 0 {
 			id := newInlineID()
@@ -96,10 +115,7 @@ func (s *Service) stage(ctx context.Context, body io.Reader, n int64, hashMD5 bo
 		if err != nil {
 			return nil, err
 		}
-		var dst io.Writer = w
-		if hashMD5 {
-			dst = io.MultiWriter(w, h)
-		}
+		dst := io.MultiWriter(append([]io.Writer{w}, sinks...)...)
 		got, err := io.Copy(dst, io.LimitReader(body, want))
 		if err != nil {
 			_ = w.Abort()
@@ -128,7 +144,6 @@ func (s *Service) stage(ctx context.Context, body io.Reader, n int64, hashMD5 bo
 		}
 	}
 	st.size = off
-	st.md5 = sumOrNil(h)
 	return st, nil
 }
 
@@ -389,18 +404,6 @@ func prefetchInline(tx kv.Tx, parts []Part, off, n int64) (map[string][]byte, er
 // md5Hash returns a fresh MD5 hasher (Content-MD5 checks).
 func md5Hash() hash.Hash { return md5.New() }
 
-// nopHash stands in for MD5 when no digest is wanted.
-type nopHash struct{}
-
-func (nopHash) Write(p []byte) (int, error) { return len(p), nil }
-func (nopHash) Sum(b []byte) []byte         { return b }
-func (nopHash) Reset()                      {}
-func (nopHash) Size() int                   { return 0 }
-func (nopHash) BlockSize() int              { return 64 }
-
-func sumOrNil(h hash.Hash) []byte {
-	if _, ok := h.(nopHash); ok {
-		return nil
-	}
-	return h.Sum(nil)
-}
+// crc64Table is the CRC-64 the Storage service uses for
+// x-ms-content-crc64 (polynomial 0x9A6C9329AC4BC9B5, reflected).
+var crc64Table = crc64.MakeTable(0x9A6C9329AC4BC9B5)

@@ -205,7 +205,7 @@ func TestRefcountLifecycle(t *testing.T) {
 	large := bytes.Repeat([]byte("0123456789abcdef"), (inlineMax+100)/16)
 	var parts []Part
 	for _, body := range [][]byte{small, large} {
-		st, err := s.stage(ctx, bytes.NewReader(body), int64(len(body)), true)
+		st, err := s.stage(ctx, bytes.NewReader(body), int64(len(body)), nil, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -405,7 +405,7 @@ func TestStage(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := s.stage(ctx, bytes.NewReader(tc.body), tc.n, true)
+			st, err := s.stage(ctx, bytes.NewReader(tc.body), tc.n, nil, true)
 			if tc.wantErr != "" {
 				if got := ptErrCode(err); got != tc.wantErr {
 					t.Fatalf("error %q, want %s", got, tc.wantErr)

@@ -1,7 +1,6 @@
 package blob
 
 import (
-	"encoding/base64"
 	"encoding/xml"
 	"net/http"
 	"sort"
@@ -108,10 +107,10 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		if st, err = s.stage(r.Context(), body, bn, r.Header.Get("Content-MD5") != ""); err != nil {
+		if st, err = s.stage(r.Context(), body, bn, r.Header, false); err != nil {
 			return err
 		}
-		if err := checkMD5(r.Header, st.md5); err != nil {
+		if err := checkDigests(r.Header, st); err != nil {
 			return err
 		}
 	case "clear":
@@ -153,9 +152,7 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
 	if st != nil {
-		if st.md5 != nil {
-			h.Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
-		}
+		echoDigests(w, st)
 		h.Set("x-ms-request-server-encrypted", "true")
 	}
 	w.WriteHeader(http.StatusCreated)
@@ -333,14 +330,14 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	if n == 0 {
 		return azerr.InvalidHeader("Content-Length", "0")
 	}
-	st, err := s.stage(r.Context(), body, n, r.Header.Get("Content-MD5") != "")
+	st, err := s.stage(r.Context(), body, n, r.Header, false)
 	if err != nil {
 		return err
 	}
 	if st.size == 0 { // an empty chunked body
 		return azerr.InvalidHeader("Content-Length", "0")
 	}
-	if err := checkMD5(r.Header, st.md5); err != nil {
+	if err := checkDigests(r.Header, st); err != nil {
 		return err
 	}
 	var offset int64
@@ -379,9 +376,7 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
 	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.Appends))
-	if st.md5 != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
-	}
+	echoDigests(w, st)
 	h.Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil

@@ -37,6 +37,11 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		}
 	}
 	r.snapshot = r.q.Get("snapshot")
+	// Structured-message bodies (per-segment CRC64 framing) are not
+	// decoded here; refusing them keeps the framing out of stored content.
+	if v := r.Header.Get("x-ms-structured-body"); v != "" {
+		return azerr.New(azerr.UnsupportedHeader).With("HeaderName", "x-ms-structured-body").With("HeaderValue", v)
+	}
 	o, err := s.route(r)
 	if err != nil {
 		return err
