@@ -1,0 +1,38 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestVersionAndUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"version"}, &out, &errb); err != nil || !strings.HasPrefix(out.String(), "cerulean ") {
+		t.Fatalf("version: %q %v", out.String(), err)
+	}
+	if err := run([]string{"frobnicate"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "unknown command") {
+		t.Fatalf("unknown command: %v", err)
+	}
+	if err := run([]string{"serve", "--log-level", "loud"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "--log-level") {
+		t.Fatalf("bad log level: %v", err)
+	}
+	if err := run([]string{"serve", "--accounts", "acct:not base64!"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "--accounts") {
+		t.Fatalf("bad accounts: %v", err)
+	}
+}
+
+func TestEnvDefaults(t *testing.T) {
+	t.Setenv("CERULEAN_BLOB_PORT", "12345")
+	t.Setenv("CERULEAN_LOG_LEVEL", "debug")
+	if got := envInt("blob-port", 10000); got != 12345 {
+		t.Fatalf("envInt = %d", got)
+	}
+	if got := env("log-level", "info"); got != "debug" {
+		t.Fatalf("env = %q", got)
+	}
+	t.Setenv("CERULEAN_BLOB_PORT", "x")
+	if got := envInt("blob-port", 10000); got != 10000 {
+		t.Fatalf("envInt with a bad value = %d, want the default", got)
+	}
+}
