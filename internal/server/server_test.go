@@ -52,7 +52,7 @@ func TestCommonHeadersAndVersion(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		version, want string
-		status         int
+		status        int
 	}{
 		{"2026-12-06", "2026-12-06", 200},
 		{"2099-01-01", "2099-01-01", 200}, // newer than any SDK: accepted
