@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
@@ -313,11 +314,13 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		}
 		nb := *rec
 		nb.Created, nb.Modified, nb.ETag = r.Now, r.Now, newETag(r.Now)
-		var oldParts []Part
 		if old != nil {
 			nb.Created = old.Created
 			nb.Lease = lease.OnWrite(old.Lease, r.Now)
-			oldParts = old.Parts
+		}
+		oldParts, err := s.beforeOverwrite(tx, r, old, nb.Type)
+		if err != nil {
+			return err
 		}
 		if st != nil {
 			if err := st.write(tx); err != nil {
@@ -569,6 +572,24 @@ func md5Sum(b []byte) []byte {
 	return h.Sum(nil)
 }
 
+// parseDeleteType reads Delete Blob's deletetype parameter: "permanent"
+// (the SDKs send "Permanent") or "none"/absent.
+func parseDeleteType(r *req) (bool, error) {
+	v := r.q.Get("deletetype")
+	switch {
+	case v == "" || strings.EqualFold(v, "none"):
+		return false, nil
+	case strings.EqualFold(v, "permanent"):
+		return true, nil
+	}
+	return false, azerr.InvalidQuery("deletetype", v)
+}
+
+// deleteBlob is Delete Blob. With the account's DeleteRetentionPolicy
+// enabled it soft-deletes (see softdelete.go) and answers
+// x-ms-delete-type-permanent: false; otherwise it deletes for good. A
+// soft-deleted blob or snapshot is not found (404) except by
+// deletetype=permanent, which removes a soft-deleted snapshot.
 func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
@@ -581,17 +602,38 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 	if ds != "" && r.snapshot != "" {
 		return azerr.Newf(azerr.InvalidQueryParameterValue, "x-ms-delete-snapshots cannot be used when deleting a snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)
 	}
+	permanent, err := parseDeleteType(r)
+	if err != nil {
+		return err
+	}
+	if permanent && r.snapshot == "" {
+		return errPermanentDelete("Permanent delete applies only to a soft-deleted snapshot or version: give snapshot=.")
+	}
+	soft := false
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		soft = false
+		pol, err := loadRetention(tx, r.Account)
+		if err != nil {
+			return err
+		}
+		if permanent {
+			return deletePermanently(tx, r, pol, func(b *blobRec) error { return checkConds(b, conds) })
+		}
 		b, err := loadBlob(tx, r)
 		if err != nil {
 			return err
 		}
+		mark := pol.mark(r.Now)
 		if r.snapshot != "" {
 			if err := checkConds(b, conds); err != nil {
 				return err
 			}
 			if err := tx.Delete(blobKey(r.Account, r.container, r.name, r.snapshot)); err != nil {
 				return err
+			}
+			if pol.on {
+				soft = true
+				return putDeleted(tx, r.Account, r.container, r.name, r.snapshot, b, mark)
 			}
 			return adjustRefs(tx, r.Now, b.Parts, nil)
 		}
@@ -601,7 +643,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 		// Find the snapshots: they follow the base record in key order.
 		prefix := blobVersionsPrefix(r.Account, r.container, r.name)
 		var snaps []blobRec
-		var snapKeys [][]byte
+		var snapNames []string
 		err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
 			parts, ok := kv.Split(k)
 			if !ok || len(parts) != 5 || parts[4] == "" {
@@ -610,38 +652,80 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 			var sb blobRec
 			if json.Unmarshal(v, &sb) == nil {
 				snaps = append(snaps, sb)
-				snapKeys = append(snapKeys, append([]byte(nil), k...))
+				snapNames = append(snapNames, parts[4])
 			}
 			return true
 		})
 		if err != nil {
 			return err
 		}
-		if len(snaps) > 0 && ds == "" {
+		// With soft delete off, soft-deleted snapshots still retained
+		// count as snapshots (the service refuses to delete such a blob
+		// without x-ms-delete-snapshots) and go with include/only; with
+		// it on, only live snapshots count.
+		var dead []deletedEntry
+		present := len(snaps)
+		if !pol.on {
+			all, err := findDeleted(tx, r.Account, r.container, r.name)
+			if err != nil {
+				return err
+			}
+			for _, e := range all {
+				if e.snap == "" {
+					continue
+				}
+				dead = append(dead, e)
+				if e.rec.Del.retained(r.Now) {
+					present++
+				}
+			}
+		}
+		if present > 0 && ds == "" {
 			return azerr.New(azerr.SnapshotsPresent)
 		}
 		var release []Part
-		for i, sb := range snaps {
-			if err := tx.Delete(snapKeys[i]); err != nil {
+		for i := range snaps {
+			if err := tx.Delete(blobKey(r.Account, r.container, r.name, snapNames[i])); err != nil {
 				return err
 			}
-			release = append(release, sb.Parts...)
+			if pol.on {
+				if err := putDeleted(tx, r.Account, r.container, r.name, snapNames[i], &snaps[i], mark); err != nil {
+					return err
+				}
+			} else {
+				release = append(release, snaps[i].Parts...)
+			}
+		}
+		if ds != "" {
+			for _, e := range dead {
+				if err := dropDeleted(tx, r.Account, r.container, r.name, e.snap, e.rec); err != nil {
+					return err
+				}
+				release = append(release, e.rec.Parts...)
+			}
 		}
 		if ds != "only" {
 			if err := tx.Delete(blobKey(r.Account, r.container, r.name, "")); err != nil {
 				return err
 			}
-			release = append(release, b.Parts...)
+			if pol.on {
+				if err := putDeleted(tx, r.Account, r.container, r.name, "", b, mark); err != nil {
+					return err
+				}
+			} else {
+				release = append(release, b.Parts...)
+			}
 			if err := s.dropUncommitted(tx, r); err != nil {
 				return err
 			}
 		}
+		soft = pol.on
 		return adjustRefs(tx, r.Now, release, nil)
 	})
 	if err != nil {
 		return err
 	}
-	w.Header().Set("x-ms-delete-type-permanent", "true")
+	w.Header().Set("x-ms-delete-type-permanent", strconv.FormatBool(!soft))
 	w.WriteHeader(http.StatusAccepted)
 	return nil
 }
@@ -824,16 +908,10 @@ func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 		if err := lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
 			return err
 		}
-		// Two snapshots in one instant get distinct times, 100 ns apart.
-		t := r.Now
-		for {
-			snap = wire.FormatISO7(t)
-			if _, err := tx.Get(blobKey(r.Account, r.container, r.name, snap)); err == kv.ErrNotFound {
-				break
-			} else if err != nil {
-				return err
-			}
-			t = t.Add(100)
+		// Two snapshots in one instant get distinct times, 100 ns apart,
+		// also distinct from the soft-deleted ones.
+		if snap, err = newSnapshotTime(tx, r.Account, r.container, r.name, r.Now); err != nil {
+			return err
 		}
 		sb := *b
 		sb.Lease = lease.Lease{}

@@ -67,6 +67,10 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 			}
 		} else if r.Header.Get("x-ms-lease-id") != "" {
 			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
+		} else if err := s.settleDeletedBase(tx, r, BlockBlob); err != nil {
+			// Put Block on a soft-deleted blob starts a new blob: the
+			// soft-deleted one becomes a soft-deleted snapshot of it.
+			return err
 		}
 		prefix := blocksPrefix(r.Account, r.container, r.name)
 		var sameLen = true
@@ -274,6 +278,11 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 		}
 		if len(nb.Blocks) > maxCommittedBlocks {
 			return azerr.New(azerr.BlockCountExceedsLimit)
+		}
+		// With soft delete on, the replaced list is kept as a soft-deleted
+		// snapshot and keeps its references.
+		if oldParts, err = s.beforeOverwrite(tx, r, old, BlockBlob); err != nil {
+			return err
 		}
 		// the new list takes its references before the uncommitted blocks
 		// and the old list release theirs

@@ -157,18 +157,24 @@ func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
 }
 
 // deleteAllBlobs removes every blob, snapshot and uncommitted block of the
-// container, releasing their data.
+// container, soft-deleted ones included (Azure: blobs in a deleted
+// container are not recoverable by blob soft delete), releasing their
+// data.
 func (s *Service) deleteAllBlobs(tx kv.Tx, r *req) error {
 	var keys [][]byte
 	var parts []Part
-	for _, prefix := range [][]byte{blobsPrefix(r.Account, r.container), kv.Key("u", r.Account, r.container)} {
+	for _, prefix := range [][]byte{blobsPrefix(r.Account, r.container), deletedPrefix(r.Account, r.container), kv.Key("u", r.Account, r.container)} {
 		err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
 			keys = append(keys, append([]byte(nil), k...))
 			var p struct {
-				Parts []Part `json:"x"`
+				Parts []Part    `json:"x"`
+				Del   *deletion `json:"del"`
 			}
 			if decodeErr := jsonUnmarshal(v, &p); decodeErr == nil {
 				parts = append(parts, p.Parts...)
+				if c, ok := kv.Split(k); ok && len(c) == 5 && p.Del != nil {
+					keys = append(keys, expiryKey(p.Del.Expires, c[1], c[2], c[3], c[4]))
+				}
 			}
 			return true
 		})

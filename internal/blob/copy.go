@@ -126,9 +126,9 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		nb.Blocks = append([]block(nil), src.Blocks...)
 		nb.Modified, nb.ETag = r.Now, newETag(r.Now)
 		nb.Copy = &copyInfo{ID: copyID, Source: r.Header.Get("x-ms-copy-source"), Status: "success", Progress: progress(src.Size), Completion: r.Now}
-		var oldParts []Part
-		if old != nil {
-			oldParts = old.Parts
+		oldParts, err := s.beforeOverwrite(tx, r, old, nb.Type)
+		if err != nil {
+			return err
 		}
 		if err := adjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
 			return err

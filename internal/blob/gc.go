@@ -15,11 +15,15 @@ import (
 // committing the record that references it.
 const orphanGrace = 6 * time.Hour
 
-// CollectGarbage removes data items whose reference count dropped to zero
-// more than gcGrace ago, and chunk files that no record ever referenced
-// (uploads that failed a precondition, crashes). It runs in the
-// background, never inside a request. It returns how many items it freed.
+// CollectGarbage first purges soft-deleted blobs and snapshots whose
+// retention has ended (releasing their data references), then removes
+// data items whose reference count dropped to zero more than gcGrace ago.
+// It runs in the background, never inside a request. It returns how many
+// data items it freed.
 func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
+	if _, err := s.purgeExpired(ctx); err != nil {
+		return 0, err
+	}
 	now := s.clock.Now()
 	freed := 0
 	for {

@@ -183,12 +183,15 @@ type blobPropsXML struct {
 	CopyCompletion string `xml:"CopyCompletionTime,omitempty"`
 	ServerEnc      bool   `xml:"ServerEncrypted"`
 	Sealed         *bool  `xml:"Sealed,omitempty"`
+	DeletedTime    string `xml:"DeletedTime,omitempty"`
+	RemainingDays  *int   `xml:"RemainingRetentionDays,omitempty"`
 }
 
 type blobItemXML struct {
 	XMLName    xml.Name      `xml:"Blob"`
 	Name       blobNameXML   `xml:"Name"`
 	Snapshot   string        `xml:"Snapshot,omitempty"`
+	Deleted    bool          `xml:"Deleted,omitempty"`
 	Properties *blobPropsXML `xml:"Properties"`
 	Metadata   metaXML       `xml:"Metadata,omitempty"`
 }
@@ -299,7 +302,15 @@ func (s *Service) blobItem(name, snap string, b *blobRec, inc map[string]bool, r
 		sealed := b.Sealed
 		p.Sealed = &sealed
 	}
-	if snap == "" {
+	it := blobItemXML{Name: blobNameXML(name), Snapshot: snap, Properties: p}
+	switch {
+	case b.Del != nil:
+		// A soft-deleted blob or snapshot (include=deleted): no lease.
+		it.Deleted = true
+		p.DeletedTime = b.Del.At.UTC().Format(http.TimeFormat)
+		days := b.Del.remainingDays(r.Now)
+		p.RemainingDays = &days
+	case snap == "":
 		e := b.Lease.Effective(r.Now)
 		p.LeaseStatus, p.LeaseState, p.LeaseDuration = e.Status, e.State, e.Duration
 	}
@@ -307,7 +318,6 @@ func (s *Service) blobItem(name, snap string, b *blobRec, inc map[string]bool, r
 		p.CopyID, p.CopyStatus, p.CopySource = b.Copy.ID, b.Copy.Status, b.Copy.Source
 		p.CopyProgress, p.CopyCompletion = b.Copy.Progress, b.Copy.Completion.UTC().Format(http.TimeFormat)
 	}
-	it := blobItemXML{Name: blobNameXML(name), Snapshot: snap, Properties: p}
 	if inc["metadata"] {
 		it.Metadata = metaXML(b.Meta)
 		if it.Metadata == nil {
@@ -338,35 +348,46 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	if r.q.Has("maxresults") {
 		out.MaxResults = maxN
 	}
-	base := blobsPrefix(r.Account, r.container)
-	rangeStart := kv.AppendPartial(append([]byte(nil), base...), prefix)
-	rangeEnd := kv.PrefixEnd(rangeStart)
-	uRangeStart := kv.AppendPartial(kv.Key("u", r.Account, r.container), prefix)
-	uend := kv.PrefixEnd(uRangeStart)
-	scan := blobScan{start: rangeStart, end: rangeEnd, prefix: prefix, delim: delim, snapshots: inc["snapshots"]}
-	ustart := uRangeStart
+	var mkind, mname, msnap string
 	if marker != "" {
-		kind, name, snap, ok := decodeMarker(marker)
-		if !ok {
+		var ok bool
+		if mkind, mname, msnap, ok = decodeMarker(marker); !ok {
 			return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", marker)
 		}
-		if kind == "b" {
+	}
+	// newScan returns the pass over one record range: "b" (live blobs) or
+	// "bd" (soft-deleted ones, same tuple shape).
+	newScan := func(ns string, snapshots bool) blobScan {
+		base := kv.Key(ns, r.Account, r.container)
+		rangeStart := kv.AppendPartial(append([]byte(nil), base...), prefix)
+		sc := blobScan{start: rangeStart, end: kv.PrefixEnd(rangeStart), prefix: prefix, delim: delim, snapshots: snapshots}
+		switch mkind {
+		case "b":
 			// Resume at the blob's first record: its base record is held
 			// back until its snapshots are listed, so it must be read again
 			// even when the marker is one of the snapshots.
-			scan.start = blobKey(r.Account, r.container, name, "")
-			scan.resume, scan.resumeName, scan.resumeSnap = true, name, snap
-			ustart = blocksPrefix(r.Account, r.container, name)
-		} else {
-			scan.start = kv.AppendPartial(append([]byte(nil), base...), name)
-			ustart = kv.AppendPartial(kv.Key("u", r.Account, r.container), name)
+			sc.start = kv.Key(ns, r.Account, r.container, mname, "")
+			sc.resume, sc.resumeName, sc.resumeSnap = true, mname, msnap
+		case "p":
+			sc.start = kv.AppendPartial(append([]byte(nil), base...), mname)
 		}
-		if string(scan.start) < string(rangeStart) {
-			scan.start = rangeStart
+		if string(sc.start) < string(rangeStart) {
+			sc.start = rangeStart
 		}
-		if string(ustart) < string(uRangeStart) {
-			ustart = uRangeStart
-		}
+		return sc
+	}
+	scan := newScan("b", inc["snapshots"])
+	uRangeStart := kv.AppendPartial(kv.Key("u", r.Account, r.container), prefix)
+	uend := kv.PrefixEnd(uRangeStart)
+	ustart := uRangeStart
+	switch mkind {
+	case "b":
+		ustart = blocksPrefix(r.Account, r.container, mname)
+	case "p":
+		ustart = kv.AppendPartial(kv.Key("u", r.Account, r.container), mname)
+	}
+	if string(ustart) < string(uRangeStart) {
+		ustart = uRangeStart
 	}
 	var entries []listEntry
 	err = s.store.View(r.Context(), func(tx kv.Tx) error {
@@ -376,6 +397,17 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 		entries, err = scan.collect(tx, maxN+1)
 		if err != nil {
 			return err
+		}
+		if inc["deleted"] {
+			// Soft-deleted blobs, and with include=snapshots their
+			// soft-deleted snapshots, still retained at the request's time.
+			ds := newScan("bd", inc["snapshots"])
+			ds.keep = func(b *blobRec) bool { return b.Del.retained(r.Now) }
+			dead, err := ds.collect(tx, maxN+1)
+			if err != nil {
+				return err
+			}
+			entries = mergeEntries(entries, dead)
 		}
 		if inc["uncommittedblobs"] {
 			extra, err := collectUncommitted(tx, ustart, uend, prefix, delim, maxN+1)
@@ -416,9 +448,10 @@ type blobScan struct {
 	start, end    []byte
 	prefix, delim string
 	snapshots     bool
-	resume        bool   // a "b" marker: resumeName/resumeSnap is the next entry
-	resumeName    string // the marker's blob
-	resumeSnap    string // the marker's snapshot ("" = the base blob)
+	keep          func(*blobRec) bool // when set, records it rejects are skipped
+	resume        bool                // a "b" marker: resumeName/resumeSnap is the next entry
+	resumeName    string              // the marker's blob
+	resumeSnap    string              // the marker's snapshot ("" = the base blob)
 }
 
 // scanBatch is how many records one kv scan visits before the listing
@@ -459,6 +492,18 @@ func (sc *blobScan) collect(tx kv.Tx, limit int) ([]listEntry, error) {
 					return false
 				}
 			}
+			var rec *blobRec
+			if sc.keep != nil {
+				// Only records this pass lists make an entry or a
+				// BlobPrefix.
+				if snap != "" && !sc.snapshots {
+					return true
+				}
+				rec = new(blobRec)
+				if json.Unmarshal(v, rec) != nil || !sc.keep(rec) {
+					return true
+				}
+			}
 			if sc.delim != "" && strings.HasPrefix(name, sc.prefix) {
 				if i := strings.Index(name[len(sc.prefix):], sc.delim); i >= 0 {
 					p := name[:len(sc.prefix)+i+len(sc.delim)]
@@ -477,11 +522,13 @@ func (sc *blobScan) collect(tx kv.Tx, limit int) ([]listEntry, error) {
 					return true // listed on an earlier page
 				}
 			}
-			var b blobRec
-			if json.Unmarshal(v, &b) != nil {
-				return true
+			if rec == nil {
+				rec = new(blobRec)
+				if json.Unmarshal(v, rec) != nil {
+					return true
+				}
 			}
-			e := listEntry{name: name, snap: snap, rec: &b}
+			e := listEntry{name: name, snap: snap, rec: rec}
 			if snap == "" && sc.snapshots {
 				pending = &e
 				return true

@@ -111,6 +111,8 @@ type blobRec struct {
 	// HasBlockList is true when the content was committed with Put Block
 	// List (Get Block List then reports it); Put Blob leaves it false.
 	HasBlockList bool `json:"hb,omitempty"`
+	// Del is set on soft-deleted records (stored under "bd", never "b").
+	Del *deletion `json:"del,omitempty"`
 }
 
 // uncommitted is a stored uncommitted block.
@@ -133,6 +135,18 @@ func blobVersionsPrefix(acct, c, name string) []byte { return kv.Key("b", acct, 
 func blockKey(acct, c, name, id string) []byte       { return kv.Key("u", acct, c, name, id) }
 func blocksPrefix(acct, c, name string) []byte       { return kv.Key("u", acct, c, name) }
 func servicePropsKey(acct string) []byte             { return kv.Key("sp", acct, "blob") }
+
+// Soft-deleted blobs and snapshots live in their own range, "bd", with the
+// tuple shape of "b", so reads and listings of live blobs never visit
+// them; "bx" indexes them by expiry for the collector.
+func deletedKey(acct, c, name, snap string) []byte {
+	return kv.Key("bd", acct, c, name, snap)
+}
+func deletedPrefix(acct, c string) []byte               { return kv.Key("bd", acct, c) }
+func deletedVersionsPrefix(acct, c, name string) []byte { return kv.Key("bd", acct, c, name) }
+func expiryKey(due time.Time, acct, c, name, snap string) []byte {
+	return kv.Key("bx", fmt.Sprintf("%020d", due.UnixNano()), acct, c, name, snap)
+}
 
 func getJSON(tx kv.Tx, key []byte, v any) (bool, error) {
 	raw, err := tx.Get(key)

@@ -139,6 +139,8 @@ func (s *Service) route(r *req) (op, error) {
 		return s.leaseBlob, nil
 	case comp == "snapshot" && m == http.MethodPut:
 		return s.snapshotBlob, nil
+	case comp == "undelete" && m == http.MethodPut:
+		return s.undeleteBlob, nil
 	case comp == "copy" && m == http.MethodPut:
 		return s.abortCopyBlob, nil
 	case comp == "block" && m == http.MethodPut:
