@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -81,6 +82,8 @@ func serve(args []string, stderr io.Writer) error {
 	_ = fs.Int("file-port", envInt("file-port", 10003), "File service port (env CERULEAN_FILE_PORT; the File service is not built yet)")
 	data := fs.String("data", env("data", "./cerulean-data"), "embedded data directory (env CERULEAN_DATA)")
 	logLevel := fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (env CERULEAN_LOG_LEVEL)")
+	pg := fs.String("postgres", env("postgres", ""), "PostgreSQL DSN (postgres://...): use PostgreSQL instead of the embedded store; several processes may share one database (env CERULEAN_POSTGRES)")
+	pgConns := fs.Int("postgres-max-conns", envInt("postgres-max-conns", 0), "PostgreSQL connection pool size (0: 4 per CPU, 8 to 64) (env CERULEAN_POSTGRES_MAX_CONNS)")
 	accounts := fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2];... (env CERULEAN_ACCOUNTS; default: the dev account)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -90,7 +93,7 @@ func serve(args []string, stderr io.Writer) error {
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, DataDir: *data, Logger: log}
+	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns}
 	key := app.DevKey
 	if *accounts != "" {
 		accts, err := app.ParseAccounts(*accounts)
@@ -112,7 +115,11 @@ func serve(args []string, stderr io.Writer) error {
 	for name, addr := range a.Endpoints() {
 		log.Info("listening", "service", name, "endpoint", "http://"+addr+"/"+cfg.AccountName())
 	}
-	log.Info("ready", "data", *data, "connection_string", a.ConnectionString(key))
+	store := "embedded:" + *data
+	if *pg != "" {
+		store = "postgres:" + redactDSN(*pg)
+	}
+	log.Info("ready", "store", store, "connection_string", a.ConnectionString(key))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	select {
@@ -128,4 +135,19 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// redactDSN hides a password in a postgres:// URL for logging.
+func redactDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		if strings.Contains(dsn, "password") {
+			return "(DSN with password)"
+		}
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }

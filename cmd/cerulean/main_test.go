@@ -36,3 +36,15 @@ func TestEnvDefaults(t *testing.T) {
 		t.Fatalf("envInt with a bad value = %d, want the default", got)
 	}
 }
+
+func TestRedactDSN(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:secret@db:5432/x?sslmode=disable": "postgres://u:xxxxx@db:5432/x?sslmode=disable",
+		"postgres://u@db/x":                             "postgres://u@db/x",
+		"host=db password=secret":                       "(DSN with password)",
+	} {
+		if got := redactDSN(in); got != want {
+			t.Errorf("redactDSN(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

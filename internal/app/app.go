@@ -20,9 +20,11 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/chunk"
+	"github.com/cerulean-storage/cerulean/internal/chunk/sqlchunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
+	"github.com/cerulean-storage/cerulean/internal/kv/postgres"
 	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/table"
@@ -45,8 +47,12 @@ type Config struct {
 	Accounts  []auth.Account // empty: the dev account
 	Clock     clock.Clock
 	Logger    *slog.Logger
-	NoSync    bool // tests only: skip fsync
-	GCEvery   time.Duration
+	NoSync    bool // tests only: skip fsync (embedded store)
+	// Postgres selects the PostgreSQL backend (kv store and chunk store in
+	// one database) instead of the embedded store in DataDir.
+	Postgres         string
+	PostgresMaxConns int
+	GCEvery          time.Duration
 }
 
 // App is a running server.
@@ -124,17 +130,9 @@ func Start(cfg Config) (*App, error) {
 	if cfg.GCEvery == 0 {
 		cfg.GCEvery = time.Minute
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
-	}
-	store, err := bolt.Open(filepath.Join(cfg.DataDir, "meta.db"), bolt.Options{NoSync: cfg.NoSync})
+	store, chunks, err := openStores(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("opening store: %w", err)
-	}
-	chunks, err := chunk.NewFS(cfg.DataDir)
-	if err != nil {
-		store.Close()
-		return nil, fmt.Errorf("opening chunk store: %w", err)
+		return nil, err
 	}
 	accounts := map[string]auth.Account{}
 	for _, a := range cfg.Accounts {
@@ -246,4 +244,36 @@ func (c Config) AccountName() string {
 		return DevAccount
 	}
 	return c.Accounts[0].Name
+}
+
+// openStores opens the metadata store and the chunk store: PostgreSQL when
+// cfg.Postgres is set, else the embedded bbolt file and chunk directory.
+func openStores(cfg Config) (kv.Store, chunk.Store, error) {
+	if cfg.Postgres != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		db, err := postgres.Open(ctx, cfg.Postgres, postgres.Options{MaxConns: cfg.PostgresMaxConns})
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening PostgreSQL store: %w", err)
+		}
+		chunks, err := sqlchunk.New(ctx, db)
+		if err != nil {
+			db.Close()
+			return nil, nil, fmt.Errorf("opening PostgreSQL chunk store: %w", err)
+		}
+		return db, chunks, nil
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("data directory: %w", err)
+	}
+	store, err := bolt.Open(filepath.Join(cfg.DataDir, "meta.db"), bolt.Options{NoSync: cfg.NoSync})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening store: %w", err)
+	}
+	chunks, err := chunk.NewFS(cfg.DataDir)
+	if err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("opening chunk store: %w", err)
+	}
+	return store, chunks, nil
 }

@@ -206,17 +206,31 @@ func (p *patternReader) Read(b []byte) (int, error) {
 func Main(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	url := fs.String("url", "", "Blob account URL, e.g. http://127.0.0.1:10000/devstoreaccount1 (default: start an in-process server on a temporary directory)")
+	queueURL := fs.String("queue-url", "", "Queue account URL for -workloads queue (default: the in-process server)")
+	tableURL := fs.String("table-url", "", "Table account URL for -workloads table (default: the in-process server)")
+	workloads := fs.String("workloads", "blob,large", "comma-separated: blob (1 KiB put/get), large (big upload/download), queue (put-get-delete), table (insert, point read, filtered query)")
 	account := fs.String("account", app.DevAccount, "account name")
 	key := fs.String("key", app.DevKey, "account key")
 	clients := fs.Int("clients", 16, "concurrent clients")
-	dur := fs.Duration("duration", 10*time.Second, "duration of each small-blob workload")
+	dur := fs.Duration("duration", 10*time.Second, "duration of each timed workload")
 	size := fs.Int("size", 1024, "small blob size in bytes")
-	large := fs.Int64("large", 256, "large upload/download size in MiB (0 to skip)")
+	large := fs.Int64("large", 256, "large upload/download size in MiB")
 	block := fs.Int64("block", 8, "large upload block size in MiB")
 	data := fs.String("data", "", "data directory of the in-process server (default: a temporary directory)")
+	pg := fs.String("postgres", "", "run the in-process server on this PostgreSQL DSN instead of the embedded store")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and in-process server) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	want := map[string]bool{}
+	for _, w := range strings.Split(*workloads, ",") {
+		switch w = strings.TrimSpace(w); w {
+		case "blob", "large", "queue", "table":
+			want[w] = true
+		case "":
+		default:
+			return fmt.Errorf("-workloads: unknown workload %q", w)
+		}
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -239,34 +253,75 @@ func Main(args []string, out io.Writer) error {
 			defer os.RemoveAll(tmp)
 			dir = tmp
 		}
-		a, err := app.Start(app.Config{DataDir: dir, BlobPort: 0})
+		a, err := app.Start(app.Config{DataDir: dir, Postgres: *pg, BlobPort: 0, QueuePort: 0, TablePort: 0})
 		if err != nil {
 			return err
 		}
 		defer a.Close(context.Background())
 		*url = a.BlobURL
-		fmt.Fprintf(out, "in-process server on %s, data in %s (durable writes)\n", *url, dir)
-	}
-	c, err := Client(*url, *account, *key, *clients)
-	if err != nil {
-		return err
+		if *queueURL == "" {
+			*queueURL = a.QueueURL
+		}
+		if *tableURL == "" {
+			*tableURL = a.TableURL
+		}
+		store := "embedded store in " + dir
+		if *pg != "" {
+			store = "PostgreSQL"
+		}
+		fmt.Fprintf(out, "in-process server on %s, %s (durable writes)\n", *url, store)
 	}
 	ctx := context.Background()
-	container := fmt.Sprintf("bench%d", time.Now().UnixNano())
-	res, err := Small(ctx, c, container, *clients, *size, *dur)
-	if err != nil {
-		return err
+	var res []Result
+	report := func(rs ...Result) {
+		for _, r := range rs {
+			fmt.Fprintln(out, r)
+		}
+		res = append(res, rs...)
 	}
-	if *large > 0 {
-		lres, err := Large(ctx, c, container, *large<<20, *block<<20, 4)
+	if want["blob"] || want["large"] {
+		c, err := Client(*url, *account, *key, *clients)
 		if err != nil {
 			return err
 		}
-		res = append(res, lres...)
+		container := fmt.Sprintf("bench%d", time.Now().UnixNano())
+		if want["blob"] {
+			rs, err := Small(ctx, c, container, *clients, *size, *dur)
+			if err != nil {
+				return err
+			}
+			report(rs...)
+		}
+		if want["large"] {
+			rs, err := Large(ctx, c, container, *large<<20, *block<<20, 4)
+			if err != nil {
+				return err
+			}
+			report(rs...)
+		}
+	}
+	if want["queue"] {
+		if *queueURL == "" {
+			return errors.New("-workloads queue needs -queue-url with an external -url")
+		}
+		r, err := QueueWorkload(ctx, *queueURL, *account, *key, *clients, *dur)
+		if err != nil {
+			return err
+		}
+		report(r)
+	}
+	if want["table"] {
+		if *tableURL == "" {
+			return errors.New("-workloads table needs -table-url with an external -url")
+		}
+		rs, err := TableWorkload(ctx, *tableURL, *account, *key, *clients, *dur)
+		if err != nil {
+			return err
+		}
+		report(rs...)
 	}
 	var errCount int64
 	for _, r := range res {
-		fmt.Fprintln(out, r)
 		errCount += r.Errors
 	}
 	if errCount > 0 {

@@ -1,9 +1,17 @@
-// Package table implements the Azure Table service.
+// Package table implements the Azure Table service over the kv store:
+// tables, entities with typed properties, OData queries (the $filter
+// grammar lives in table/odata), optimistic concurrency with ETags, and
+// entity group transactions applied in one kv transaction.
 package table
 
 import (
+	"errors"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/clock"
@@ -11,7 +19,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
-// Service is the Table service of one Cerulean process.
+// Service is the Table service of one Cerulean process. It keeps no
+// authoritative state in memory: any number of processes may share a
+// store.
 type Service struct {
 	store kv.Store
 	clock clock.Clock
@@ -20,10 +30,352 @@ type Service struct {
 
 // New returns the Table service over store.
 func New(store kv.Store, clk clock.Clock, log *slog.Logger) *Service {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
 	return &Service{store: store, clock: clk, log: log}
 }
 
-// ServeAzure routes a Table REST request to its operation.
-func (s *Service) ServeAzure(w http.ResponseWriter, r *server.Request) error {
-	return azerr.New(azerr.UnsupportedHTTPVerb)
+// req is a parsed Table request.
+type req struct {
+	*server.Request
+	q      url.Values
+	method string // after X-HTTP-Method
+	table  string // table name from the path ("" for service/Tables)
+	pk, rk string // entity keys from the path
+	keyed  bool   // the path addressed one entity
 }
+
+type op func(w http.ResponseWriter, r *req) error
+
+// ServeAzure routes a Table REST request to its operation.
+func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
+	if !sr.Authenticated {
+		return azerr.New(azerr.NoAuthenticationInformation)
+	}
+	r := &req{Request: sr, q: parseQuery(sr.URL.RawQuery)}
+	m, err := effectiveMethod(sr.Request)
+	if err != nil {
+		return err
+	}
+	r.method = m
+	o, err := s.route(r)
+	if err != nil {
+		return err
+	}
+	return o(w, r)
+}
+
+// parseQuery is url.ParseQuery without its rejection of ';': OData
+// values such as $format=application/json;odata=nometadata may arrive
+// unescaped.
+func parseQuery(raw string) url.Values {
+	q := url.Values{}
+	for _, pair := range strings.Split(raw, "&") {
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k1, err1 := url.QueryUnescape(k)
+		v1, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil {
+			k1, v1 = k, v
+		}
+		q.Add(k1, v1)
+	}
+	return q
+}
+
+// effectiveMethod applies X-HTTP-Method, which only POST may carry.
+func effectiveMethod(hr *http.Request) (string, error) {
+	vals := hr.Header.Values("X-HTTP-Method")
+	if len(vals) == 0 {
+		if hr.Method == "PATCH" {
+			return "MERGE", nil
+		}
+		return hr.Method, nil
+	}
+	if hr.Method != http.MethodPost {
+		return "", azerr.New(azerr.XMethodNotUsingPost)
+	}
+	if len(vals) > 1 || strings.Contains(vals[0], ",") {
+		return "", azerr.New(azerr.XMethodIncorrectCount)
+	}
+	switch v := strings.ToUpper(strings.TrimSpace(vals[0])); v {
+	case "MERGE", "PATCH":
+		return "MERGE", nil
+	case http.MethodPut, http.MethodDelete:
+		return v, nil
+	}
+	return "", azerr.New(azerr.XMethodIncorrectValue)
+}
+
+// resourcePath returns the part of the decoded path after the account.
+func resourcePath(sr *server.Request) string {
+	p := strings.TrimPrefix(sr.URL.Path, "/")
+	_, rest, _ := strings.Cut(p, "/")
+	return rest
+}
+
+var (
+	tableNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{2,62}$`)
+	alnumRE     = regexp.MustCompile(`^[A-Za-z0-9]+$`)
+)
+
+// checkTableName applies Azure's table name rules.
+func checkTableName(name string) error {
+	if (len(name) < 3 || len(name) > 63) && alnumRE.MatchString(name) {
+		return azerr.Newf(azerr.OutOfRangeInput, "The specified resource name length is not within the permissible limits.")
+	}
+	if !tableNameRE.MatchString(name) || strings.EqualFold(name, "tables") {
+		return azerr.Newf(azerr.InvalidResourceName, "The specifed resource name contains invalid characters.")
+	}
+	return nil
+}
+
+func (s *Service) route(r *req) (op, error) {
+	rest := resourcePath(r.Request)
+	m := r.method
+	comp := r.q.Get("comp")
+	notAllowed := func() (op, error) { return nil, azerr.New(azerr.MethodNotAllowed) }
+	switch {
+	case rest == "":
+		if r.q.Get("restype") != "service" {
+			return nil, azerr.Newf(azerr.InvalidURI, "The requested URI does not represent any resource on the server.")
+		}
+		switch {
+		case comp == "properties" && m == http.MethodGet:
+			return s.getServiceProperties, nil
+		case comp == "properties" && m == http.MethodPut:
+			return s.setServiceProperties, nil
+		case comp == "stats" && m == http.MethodGet:
+			return s.getServiceStats, nil
+		}
+		if comp != "properties" && comp != "stats" {
+			return nil, azerr.InvalidQuery("comp", comp)
+		}
+		return notAllowed()
+	case rest == "$batch":
+		if m != http.MethodPost {
+			return notAllowed()
+		}
+		return s.batch, nil
+	case strings.EqualFold(rest, "Tables") || strings.EqualFold(rest, "Tables()"):
+		switch m {
+		case http.MethodGet:
+			return s.queryTables, nil
+		case http.MethodPost:
+			return s.createTable, nil
+		}
+		return notAllowed()
+	case len(rest) > len("Tables(") && strings.EqualFold(rest[:len("Tables(")], "Tables("):
+		name, ok := parseTablesPredicate(rest[len("Tables"):])
+		if !ok {
+			return nil, azerr.Newf(azerr.InvalidInput, "The table name in '%s' could not be parsed.", rest)
+		}
+		r.table = name
+		switch m {
+		case http.MethodDelete:
+			return s.deleteTable, nil
+		case http.MethodGet:
+			return s.getTable, nil
+		}
+		return notAllowed()
+	}
+	name, pred, hasPred := strings.Cut(rest, "(")
+	r.table = name
+	if err := checkTableName(name); err != nil {
+		return nil, err
+	}
+	if hasPred {
+		pred = "(" + pred
+		if pred != "()" {
+			pk, rk, ok := parseKeyPredicate(pred)
+			if !ok {
+				return nil, azerr.Newf(azerr.InvalidInput, "The entity key predicate '%s' could not be parsed.", pred)
+			}
+			r.pk, r.rk, r.keyed = pk, rk, true
+		}
+	}
+	if comp == "acl" {
+		if hasPred {
+			return nil, azerr.InvalidQuery("comp", comp)
+		}
+		switch m {
+		case http.MethodGet, http.MethodHead:
+			return s.getTableACL, nil
+		case http.MethodPut:
+			return s.setTableACL, nil
+		}
+		return notAllowed()
+	}
+	if comp != "" {
+		return nil, azerr.InvalidQuery("comp", comp)
+	}
+	if r.keyed {
+		switch m {
+		case http.MethodGet:
+			return s.getEntity, nil
+		case http.MethodPut:
+			return s.updateEntity, nil
+		case "MERGE":
+			return s.mergeEntity, nil
+		case http.MethodDelete:
+			return s.deleteEntity, nil
+		}
+		return notAllowed()
+	}
+	switch m {
+	case http.MethodGet:
+		return s.queryEntities, nil
+	case http.MethodPost:
+		if hasPred {
+			return notAllowed()
+		}
+		return s.insertEntity, nil
+	}
+	return notAllowed()
+}
+
+// parseTablesPredicate parses "('name')".
+func parseTablesPredicate(s string) (string, bool) {
+	if !strings.HasPrefix(s, "('") || !strings.HasSuffix(s, "')") || len(s) < 4 {
+		return "", false
+	}
+	name := s[2 : len(s)-2]
+	if strings.ContainsAny(name, "'") {
+		return "", false
+	}
+	return name, true
+}
+
+// parseKeyPredicate parses "(PartitionKey='pk',RowKey='rk')" (either
+// order) where a doubled quote inside a value stands for one quote.
+func parseKeyPredicate(s string) (pk, rk string, ok bool) {
+	if len(s) < 2 || s[0] != '(' || s[len(s)-1] != ')' {
+		return "", "", false
+	}
+	s = s[1 : len(s)-1]
+	var gotPK, gotRK bool
+	for i := 0; i < 2; i++ {
+		if i == 1 {
+			if !strings.HasPrefix(s, ",") {
+				return "", "", false
+			}
+			s = s[1:]
+		}
+		name, rest, found := strings.Cut(s, "=")
+		if !found || !strings.HasPrefix(rest, "'") {
+			return "", "", false
+		}
+		val, after, ok := unquote(rest)
+		if !ok {
+			return "", "", false
+		}
+		switch {
+		case name == "PartitionKey" && !gotPK:
+			pk, gotPK = val, true
+		case name == "RowKey" && !gotRK:
+			rk, gotRK = val, true
+		default:
+			return "", "", false
+		}
+		s = after
+	}
+	return pk, rk, s == "" && gotPK && gotRK
+}
+
+// unquote reads a quoted value at the start of s.
+func unquote(s string) (val, rest string, ok bool) {
+	var b strings.Builder
+	i := 1
+	for i < len(s) {
+		j := strings.IndexByte(s[i:], '\'')
+		if j < 0 {
+			return "", "", false
+		}
+		b.WriteString(s[i : i+j])
+		i += j + 1
+		if i < len(s) && s[i] == '\'' {
+			b.WriteByte('\'')
+			i++
+			continue
+		}
+		return b.String(), s[i:], true
+	}
+	return "", "", false
+}
+
+// baseURL is the account URL as the client addressed it, for odata.id
+// and odata.metadata.
+func baseURL(r *req) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/" + r.Account
+}
+
+func (r *req) format() (format, error) {
+	return parseFormat(r.Header.Get("Accept"), r.q.Get("$format"))
+}
+
+// readBody reads at most limit bytes of the request body.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, azerr.New(azerr.RequestBodyTooLarge)
+		}
+		return nil, azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
+	}
+	if int64(len(b)) > limit {
+		return nil, azerr.New(azerr.RequestBodyTooLarge)
+	}
+	return b, nil
+}
+
+// checkContentType rejects Atom payloads.
+func checkContentType(h http.Header) error {
+	ct := strings.ToLower(h.Get("Content-Type"))
+	if strings.Contains(ct, "atom") || strings.HasPrefix(ct, "application/xml") {
+		return azerr.New(azerr.AtomFormatNotSupported)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, f format, status int, body []byte) error {
+	h := w.Header()
+	h.Set("Content-Type", f.contentType())
+	h.Set("DataServiceVersion", "3.0;")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(status)
+	_, err := w.Write(body)
+	return err
+}
+
+// preference reads the Prefer header: "return-content",
+// "return-no-content" or "".
+func preference(h http.Header) string {
+	for _, v := range h.Values("Prefer") {
+		for _, p := range strings.Split(v, ",") {
+			switch strings.ToLower(strings.TrimSpace(p)) {
+			case "return-no-content":
+				return "return-no-content"
+			case "return-content":
+				return "return-content"
+			}
+		}
+	}
+	return ""
+}
+
+func errTableNotFound() error { return azerr.New(azerr.TableNotFound) }

@@ -31,7 +31,10 @@ type env struct {
 func start(t *testing.T) *env {
 	t.Helper()
 	clk := clock.NewFake(time.Now())
-	a, err := app.Start(app.Config{DataDir: t.TempDir(), BlobPort: 0, Clock: clk, NoSync: true, GCEvery: time.Hour})
+	cfg := backendConfig(t)
+	cfg.BlobPort, cfg.QueuePort, cfg.TablePort = 0, -1, -1
+	cfg.Clock, cfg.GCEvery = clk, time.Hour
+	a, err := app.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

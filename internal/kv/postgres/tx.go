@@ -1,0 +1,539 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+const (
+	beginUpdate = "BEGIN ISOLATION LEVEL SERIALIZABLE, READ WRITE"
+	beginView   = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+
+	sqlGet    = "SELECT value FROM kv WHERE key = $1"
+	sqlPut    = "INSERT INTO kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+	sqlDelete = "DELETE FROM kv WHERE key = $1"
+
+	// Scan pages: ascending from start (>=) or after a key (>), descending
+	// below end or below a key; with or without an upper bound.
+	sqlScanAscFrom        = "SELECT key, value FROM kv WHERE key >= $1 AND key < $2 ORDER BY key LIMIT $3"
+	sqlScanAscFromOpen    = "SELECT key, value FROM kv WHERE key >= $1 ORDER BY key LIMIT $2"
+	sqlScanAscAfter       = "SELECT key, value FROM kv WHERE key > $1 AND key < $2 ORDER BY key LIMIT $3"
+	sqlScanAscAfterOpen   = "SELECT key, value FROM kv WHERE key > $1 ORDER BY key LIMIT $2"
+	sqlScanDescBelow      = "SELECT key, value FROM kv WHERE key >= $1 AND key < $2 ORDER BY key DESC LIMIT $3"
+	sqlScanDescBelowOpen  = "SELECT key, value FROM kv WHERE key >= $1 ORDER BY key DESC LIMIT $2"
+	scanPageMin           = 16
+	scanPageMax           = 1024
+	scanPageDefault       = 256
+	scanPageBytes         = 4 << 20 // shrink pages holding more than this
+	scanPageBytesTooLarge = 16 << 20
+)
+
+var (
+	errTxDone = errors.New("kv/postgres: transaction used after its fn returned")
+	emptyKey  = []byte{}
+)
+
+// write is a buffered Put (del false) or Delete.
+type write struct {
+	key []byte
+	val []byte
+	del bool
+}
+
+// tx implements kv.Tx. The server-side transaction begins lazily with the
+// first read (BEGIN is pipelined with it); writes stay in writes, sorted by
+// key, until commit.
+type tx struct {
+	db       *DB
+	ctx      context.Context
+	writable bool
+	done     bool // fn returned: methods fail
+
+	conn    *conn
+	started bool     // BEGIN succeeded on conn
+	err     error    // sticky failure, already wrapped for the caller
+	class   errClass // class of err
+	writes  []write
+}
+
+func (t *tx) check(write bool) error {
+	if t.done {
+		return errTxDone
+	}
+	if write && !t.writable {
+		return kv.ErrReadOnly
+	}
+	return t.err
+}
+
+func (t *tx) begin() string {
+	if t.writable {
+		return beginUpdate
+	}
+	return beginView
+}
+
+// find returns the position of key in writes, or where it would be.
+func (t *tx) find(key []byte) (int, bool) {
+	return slices.BinarySearchFunc(t.writes, key, func(w write, k []byte) int { return bytes.Compare(w.key, k) })
+}
+
+// Get implements kv.Tx.
+func (t *tx) Get(key []byte) ([]byte, error) {
+	if err := t.check(false); err != nil {
+		return nil, err
+	}
+	if i, ok := t.find(key); ok {
+		if t.writes[i].del {
+			return nil, kv.ErrNotFound
+		}
+		return t.writes[i].val, nil
+	}
+	var val []byte
+	found := false
+	err := t.query(sqlGet, []any{nonNil(key)}, func(rows pgx.Rows) error {
+		found = true
+		return rows.Scan(&val)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, kv.ErrNotFound
+	}
+	return nonNil(val), nil
+}
+
+// Put implements kv.Tx. Key and value are copied.
+func (t *tx) Put(key, value []byte) error {
+	if err := t.check(true); err != nil {
+		return err
+	}
+	t.buffer(write{key: key, val: bytes.Clone(nonNil(value))})
+	return nil
+}
+
+// Delete implements kv.Tx.
+func (t *tx) Delete(key []byte) error {
+	if err := t.check(true); err != nil {
+		return err
+	}
+	t.buffer(write{key: key, del: true})
+	return nil
+}
+
+func (t *tx) buffer(w write) {
+	i, ok := t.find(w.key)
+	if ok {
+		t.writes[i].val, t.writes[i].del = w.val, w.del
+		return
+	}
+	w.key = bytes.Clone(nonNil(w.key))
+	t.writes = slices.Insert(t.writes, i, w)
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return emptyKey // pgx sends nil as NULL
+	}
+	return b
+}
+
+type row struct{ key, val []byte }
+
+// Scan implements kv.Tx. fn may call Put and Delete (see the package doc).
+func (t *tx) Scan(start, end []byte, limit int, reverse bool, fn func(key, value []byte) bool) error {
+	if err := t.check(false); err != nil {
+		return err
+	}
+	start = nonNil(start)
+	if end != nil && bytes.Compare(start, end) >= 0 {
+		return nil
+	}
+	// cmp orders keys in the scan's direction.
+	cmp := bytes.Compare
+	if reverse {
+		cmp = func(a, b []byte) int { return bytes.Compare(b, a) }
+	}
+	var (
+		cur     []byte // last key visited or skipped
+		haveCur bool
+		after   []byte // the last row of the previous page
+		paged   bool
+		n       int
+		page    = scanPageDefault
+		rows    []row
+	)
+	if limit > 0 {
+		page = min(max(limit, scanPageMin), scanPageMax)
+	}
+	for {
+		// Fetch the next page of rows from the database.
+		var sql string
+		var args []any
+		switch {
+		case !reverse && !paged:
+			sql, args = sqlScanAscFromOpen, []any{start}
+			if end != nil {
+				sql, args = sqlScanAscFrom, []any{start, end}
+			}
+		case !reverse:
+			sql, args = sqlScanAscAfterOpen, []any{after}
+			if end != nil {
+				sql, args = sqlScanAscAfter, []any{after, end}
+			}
+		case !paged && end == nil:
+			sql, args = sqlScanDescBelowOpen, []any{start}
+		case !paged:
+			sql, args = sqlScanDescBelow, []any{start, end}
+		default:
+			sql, args = sqlScanDescBelow, []any{start, after}
+		}
+		args = append(args, int64(page))
+		rows = rows[:0]
+		size := 0
+		err := t.query(sql, args, func(r pgx.Rows) error {
+			var k, v []byte
+			if err := r.Scan(&k, &v); err != nil {
+				return err
+			}
+			size += len(k) + len(v)
+			rows = append(rows, row{k, nonNil(v)})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		full := len(rows) == page
+		var bound []byte // with a full page, the buffer is merged up to here
+		if full {
+			bound = rows[len(rows)-1].key
+		}
+
+		// nextWrite returns the index of the next buffered write to merge,
+		// or -1. It looks at t.writes afresh each time, as fn may write.
+		nextWrite := func() int {
+			var i int
+			switch {
+			case !reverse && !haveCur:
+				i, _ = t.find(start)
+			case !reverse:
+				var ok bool
+				if i, ok = t.find(cur); ok {
+					i++
+				}
+			case !haveCur && end == nil:
+				i = len(t.writes) - 1
+			case !haveCur:
+				i, _ = t.find(end)
+				i--
+			default:
+				i, _ = t.find(cur)
+				i--
+			}
+			if i < 0 || i >= len(t.writes) {
+				return -1
+			}
+			k := t.writes[i].key
+			if bytes.Compare(k, start) < 0 || (end != nil && bytes.Compare(k, end) >= 0) {
+				return -1
+			}
+			if full && cmp(k, bound) > 0 {
+				return -1
+			}
+			return i
+		}
+
+		for j := 0; ; {
+			for j < len(rows) && haveCur && cmp(rows[j].key, cur) <= 0 {
+				j++
+			}
+			wi := nextWrite()
+			if wi < 0 && j >= len(rows) {
+				break
+			}
+			var key, val []byte
+			var del bool
+			if wi >= 0 && (j >= len(rows) || cmp(t.writes[wi].key, rows[j].key) <= 0) {
+				w := t.writes[wi]
+				key, val, del = w.key, w.val, w.del
+				if j < len(rows) && bytes.Equal(w.key, rows[j].key) {
+					j++
+				}
+			} else {
+				key, val = rows[j].key, rows[j].val
+				j++
+			}
+			cur, haveCur = key, true
+			if del {
+				continue
+			}
+			if !fn(key, val) {
+				return nil
+			}
+			if n++; limit > 0 && n >= limit {
+				return nil
+			}
+			if t.err != nil {
+				return t.err // fn's write... cannot fail; a read in fn did
+			}
+		}
+		if !full {
+			return nil
+		}
+		after, paged = bound, true
+		switch {
+		case size > scanPageBytesTooLarge:
+			page = max(page/4, scanPageMin)
+		case size > scanPageBytes:
+			page = max(page/2, scanPageMin)
+		default:
+			page = min(page*4, scanPageMax)
+		}
+	}
+}
+
+// query runs one statement in the transaction, calling each for every
+// row. The first statement acquires a connection and carries the BEGIN;
+// if that connection turns out to have died while idle in the pool, the
+// statement is sent again on another one (nothing was observed yet).
+func (t *tx) query(sql string, args []any, each func(pgx.Rows) error) error {
+	for try := 1; ; try++ {
+		if t.conn == nil {
+			c, err := t.db.pool.acquire(t.ctx, false)
+			if err != nil {
+				return t.fail(err, classUnavailable)
+			}
+			t.conn = c
+		}
+		fresh := !t.started
+		endTx := t.conn.endTx
+		b := &pgx.Batch{}
+		if endTx {
+			b.Queue("ROLLBACK")
+		}
+		if fresh {
+			b.Queue(t.begin())
+		}
+		b.Queue(sql, args...)
+		br := t.conn.SendBatch(t.ctx, b)
+		var err error
+		if endTx {
+			if _, err = br.Exec(); err == nil {
+				t.conn.endTx = false
+			}
+		}
+		if fresh && err == nil {
+			_, err = br.Exec()
+		}
+		if err == nil {
+			var rows pgx.Rows
+			rows, err = br.Query()
+			if err == nil {
+				for rows.Next() {
+					if err = each(rows); err != nil {
+						break
+					}
+				}
+				rows.Close()
+				if err == nil {
+					err = rows.Err()
+				}
+			}
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			t.started = true
+			return nil
+		}
+		dead := t.conn.IsClosed()
+		class := classify(err, dead)
+		if fresh && dead && t.conn.reused && try < firstStatementTries && t.ctx.Err() == nil {
+			// A stale pooled connection: nothing happened in this
+			// transaction yet, try again on another connection.
+			t.release()
+			continue
+		}
+		return t.fail(err, class) // release rolls back whatever began
+	}
+}
+
+// fail records err as the transaction's failure: every later call returns
+// it, and the transaction will be rolled back.
+func (t *tx) fail(err error, class errClass) error {
+	t.err = wrap(t.ctx, err, class)
+	t.class = class
+	if t.ctx.Err() != nil {
+		t.class = classOther // do not retry
+	}
+	return t.err
+}
+
+// release ends the use of the connection: rolls back whatever is open and
+// returns the connection to the pool (or closes it).
+func (t *tx) release() {
+	c := t.conn
+	if c == nil {
+		return
+	}
+	t.conn, t.started = nil, false
+	if !c.IsClosed() && !c.PgConn().IsBusy() && c.PgConn().TxStatus() != 'I' {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), closeTimeout)
+		_, err := c.Exec(ctx, "ROLLBACK")
+		cancel()
+		if err != nil {
+			t.db.pool.closeConn(c)
+		}
+	}
+	t.db.pool.release(c)
+}
+
+// abandon cleans up after a fn that did not return (panic, Goexit).
+func (t *tx) abandon() {
+	t.done = true
+	t.release()
+}
+
+// finishView ends a View. A snapshot that served its reads is left open
+// for the connection's next user to roll back (see pool.releaseOpen): a
+// point read is then one round trip.
+func (t *tx) finishView(ferr error) error {
+	if c := t.conn; c != nil && t.started && t.err == nil {
+		t.conn, t.started = nil, false
+		t.db.pool.releaseOpen(c)
+	}
+	t.release()
+	if t.err != nil {
+		return t.failure(ferr)
+	}
+	return ferr
+}
+
+// failure returns what to report when a statement failed: fn's error if it
+// passed the failure on (wrapped or not), else the failure itself, as fn's
+// result rests on a failed read.
+func (t *tx) failure(ferr error) error {
+	if ferr != nil && errors.Is(ferr, t.err) {
+		return ferr
+	}
+	return t.err
+}
+
+// finishUpdate commits or rolls back an Update attempt; see attempt.
+func (t *tx) finishUpdate(ferr error) (error, errClass) {
+	if t.err != nil {
+		// A statement failed: fn's result rests on a failed read.
+		t.release()
+		return t.failure(ferr), t.class
+	}
+	if ferr != nil || len(t.writes) == 0 {
+		if !t.started {
+			t.release()
+			return ferr, classOther
+		}
+		// Commit the reads (nothing else was sent): under SERIALIZABLE,
+		// this is what makes sure fn decided on serializable data.
+		_, err := t.conn.Exec(t.ctx, "COMMIT")
+		if err != nil {
+			dead := t.conn.IsClosed()
+			t.release()
+			class := classify(err, dead)
+			if t.ctx.Err() != nil {
+				class = classOther
+			}
+			// Nothing was written: a lost COMMIT of reads can be retried.
+			return wrap(t.ctx, err, class), class
+		}
+		t.started = false
+		t.release()
+		return ferr, classOther
+	}
+	return t.commit()
+}
+
+// commit sends the buffered writes and COMMIT in one pipeline (with the
+// BEGIN too if fn read nothing).
+func (t *tx) commit() (error, errClass) {
+	for try := 1; ; try++ {
+		if t.conn == nil {
+			c, err := t.db.pool.acquire(t.ctx, false)
+			if err != nil {
+				return wrap(t.ctx, err, classUnavailable), classOther
+			}
+			t.conn = c
+		}
+		fresh := !t.started
+		b := &pgx.Batch{}
+		if t.conn.endTx {
+			b.Queue("ROLLBACK") // of the previous user's snapshot
+		}
+		if fresh {
+			b.Queue(beginUpdate)
+		}
+		for _, w := range t.writes {
+			if w.del {
+				b.Queue(sqlDelete, w.key)
+			} else {
+				b.Queue(sqlPut, w.key, w.val)
+			}
+		}
+		b.Queue("COMMIT")
+		br := t.conn.SendBatch(t.ctx, b)
+		var err error
+		failedAt := -1
+		for i := range b.Len() {
+			if _, err = br.Exec(); err != nil {
+				failedAt = i
+				break
+			}
+			if i == 0 {
+				t.conn.endTx = false // the ROLLBACK, if any, went through
+			}
+		}
+		cerr := br.Close()
+		if err == nil {
+			// COMMIT succeeded; a failure reading the final Sync does not
+			// change that (release drops a broken connection).
+			_ = cerr
+			t.started = false
+			t.release()
+			return nil, classOther
+		}
+		dead := t.conn.IsClosed()
+		class := classify(err, dead)
+		commitIdx := b.Len() - 1
+		// Was the transaction surely not committed? Yes if the server
+		// reported an error for a statement before COMMIT (the rest of the
+		// pipeline was skipped), or a serialization failure for COMMIT
+		// itself, or nothing was sent at all.
+		notCommitted := (isPgError(err) && failedAt < commitIdx) ||
+			(isPgError(err) && class == classConflict) ||
+			pgconn.SafeToRetry(err)
+		if fresh && dead && t.conn.reused && notCommitted && try < firstStatementTries && t.ctx.Err() == nil {
+			t.release() // a stale pooled connection
+			continue
+		}
+		t.release()
+		if t.ctx.Err() != nil {
+			return wrap(t.ctx, err, class), classOther
+		}
+		if !notCommitted {
+			// The COMMIT may or may not have happened: do not run fn again.
+			return fmt.Errorf("%w: postgres: commit outcome unknown: %w", kv.ErrUnavailable, err), classOther
+		}
+		if class == classConflict || class == classConn {
+			return wrap(t.ctx, err, class), class
+		}
+		return wrap(t.ctx, err, class), classOther
+	}
+}

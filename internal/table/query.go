@@ -1,0 +1,306 @@
+package table
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/table/odata"
+)
+
+// scanBudget bounds the wall time one query page may spend scanning, as
+// Azure does (5 seconds): past it the page ends early with a
+// continuation, possibly with no results.
+const scanBudget = 5 * time.Second
+
+func parseFilter(s string) (*odata.Filter, error) {
+	f, err := odata.Parse(s)
+	if err != nil {
+		var se *odata.SyntaxError
+		if errors.As(err, &se) {
+			return nil, azerr.Newf(azerr.InvalidInput, "%s", se.Error())
+		}
+		return nil, azerr.New(azerr.InvalidInput)
+	}
+	return f, nil
+}
+
+// parseSelect reads $select: nil means every property.
+func parseSelect(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" || strings.TrimSpace(s) == "*" {
+		return nil, nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "*" {
+			return nil, nil
+		}
+		if p == "" || len(p) > maxPropNameLen || strings.ContainsAny(p, " ()'/") {
+			return nil, azerr.Newf(azerr.InvalidInput, "The $select value '%s' is not a valid property list.", s)
+		}
+		dup := false
+		for _, q := range out {
+			if q == p {
+				dup = true
+			}
+		}
+		if !dup {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// parseTop reads $top: 1 to 1000, default 1000.
+func parseTop(s string) (int, error) {
+	if s == "" {
+		return maxPageSize, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > maxPageSize {
+		return 0, azerr.Newf(azerr.InvalidInput, "The $top value '%s' must be an integer between 1 and %d.", s, maxPageSize)
+	}
+	return n, nil
+}
+
+// scanBounds narrows the scan of a table to the key ranges the filter
+// allows. Bounds are inclusive supersets; the filter decides exactly.
+func scanBounds(prefix []byte, f *odata.Filter) (start, end []byte, empty bool) {
+	start, end = prefix, kv.PrefixEnd(prefix)
+	if f == nil {
+		return start, end, false
+	}
+	pr := f.KeyRange("PartitionKey")
+	if pr.Empty {
+		return nil, nil, true
+	}
+	if pk, ok := pr.Exact(); ok {
+		part := kv.AppendComponent(append([]byte(nil), prefix...), pk)
+		start, end = part, kv.PrefixEnd(part)
+		rr := f.KeyRange("RowKey")
+		if rr.Empty {
+			return nil, nil, true
+		}
+		if rr.HasLo {
+			start = kv.AppendComponent(append([]byte(nil), part...), rr.Lo)
+		}
+		if rr.HasHi {
+			// The smallest key after the entity key of Hi.
+			end = append(kv.AppendComponent(append([]byte(nil), part...), rr.Hi), 0)
+		}
+		return start, end, false
+	}
+	if pr.HasLo {
+		start = kv.AppendComponent(append([]byte(nil), prefix...), pr.Lo)
+	}
+	if pr.HasHi {
+		end = kv.PrefixEnd(kv.AppendComponent(append([]byte(nil), prefix...), pr.Hi))
+	}
+	return start, end, false
+}
+
+// queryEntities is Query Entities over a table.
+func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
+	f, err := r.format()
+	if err != nil {
+		return err
+	}
+	sel, err := parseSelect(r.q.Get("$select"))
+	if err != nil {
+		return err
+	}
+	top, err := parseTop(r.q.Get("$top"))
+	if err != nil {
+		return err
+	}
+	var filter *odata.Filter
+	if fs := r.q.Get("$filter"); fs != "" {
+		if filter, err = parseFilter(fs); err != nil {
+			return err
+		}
+	}
+	prefix := entityPrefix(r.Account, r.table)
+	start, end, empty := scanBounds(prefix, filter)
+	npk, hasNPK := r.q["NextPartitionKey"]
+	nrk := r.q.Get("NextRowKey")
+	if hasNPK && npk[0] != "" {
+		pk, ok := decodeToken(npk[0])
+		if !ok {
+			return azerr.InvalidQuery("NextPartitionKey", npk[0])
+		}
+		rk := ""
+		if nrk != "" {
+			if rk, ok = decodeToken(nrk); !ok {
+				return azerr.InvalidQuery("NextRowKey", nrk)
+			}
+		}
+		from := kv.AppendComponent(kv.AppendComponent(append([]byte(nil), prefix...), pk), rk)
+		if bytes.Compare(from, start) > 0 {
+			start = from
+		}
+	}
+	var results []*entity
+	var nextPK, nextRK string
+	more := false
+	err = s.store.View(r.Context(), func(tx kv.Tx) error {
+		results, more = results[:0], false
+		if _, err := activeTable(tx, r.Account, r.table); err != nil {
+			return err
+		}
+		if empty || bytes.Compare(start, end) >= 0 {
+			return nil
+		}
+		began := time.Now()
+		scanned := 0
+		var ierr error
+		view := &entityView{}
+		err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
+			pk, rk, ok := splitEntityKey(k[len(prefix):])
+			if !ok {
+				ierr = errCorrupt
+				return false
+			}
+			if len(results) == top {
+				nextPK, nextRK, more = string(pk), string(rk), true
+				return false
+			}
+			scanned++
+			if scanned%4096 == 0 && time.Since(began) > scanBudget {
+				nextPK, nextRK, more = string(pk), string(rk), true
+				return false
+			}
+			view.pk, view.rk, view.raw = pk, rk, v
+			if filter != nil && !filter.Match(view) {
+				return true
+			}
+			e, err := decodeEntity(string(pk), string(rk), v)
+			if err != nil {
+				ierr = err
+				return false
+			}
+			results = append(results, e)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		return ierr
+	})
+	if err != nil {
+		return err
+	}
+	if more {
+		w.Header().Set("x-ms-continuation-NextPartitionKey", encodeToken(nextPK))
+		w.Header().Set("x-ms-continuation-NextRowKey", encodeToken(nextRK))
+	}
+	out := &jsonOut{f: f, base: baseURL(r), account: r.Account, table: r.table, sel: sel}
+	b := make([]byte, 0, 256*len(results)+128)
+	b = append(b, '{')
+	if f != noMeta {
+		b = append(b, `"odata.metadata":`...)
+		b = appendJSONString(b, out.base+"/$metadata#"+r.table)
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	for i, e := range results {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = out.appendEntity(b, e, false)
+	}
+	b = append(b, "]}"...)
+	return writeJSON(w, f, http.StatusOK, b)
+}
+
+// tableView is what a Query Tables filter sees.
+type tableView struct{ name string }
+
+func (t tableView) Property(name string) (odata.Value, bool) {
+	if name == "TableName" {
+		return odata.StringValue(t.name), true
+	}
+	return odata.Value{}, false
+}
+
+// queryTables is Query Tables.
+func (s *Service) queryTables(w http.ResponseWriter, r *req) error {
+	f, err := r.format()
+	if err != nil {
+		return err
+	}
+	top, err := parseTop(r.q.Get("$top"))
+	if err != nil {
+		return err
+	}
+	var filter *odata.Filter
+	if fs := r.q.Get("$filter"); fs != "" {
+		if filter, err = parseFilter(fs); err != nil {
+			return err
+		}
+	}
+	prefix := tablesPrefix(r.Account)
+	start := prefix
+	if tok := r.q.Get("NextTableName"); tok != "" {
+		name, ok := decodeToken(tok)
+		if !ok {
+			return azerr.InvalidQuery("NextTableName", tok)
+		}
+		start = kv.AppendComponent(append([]byte(nil), prefix...), name)
+	}
+	var names []string
+	next := ""
+	err = s.store.View(r.Context(), func(tx kv.Tx) error {
+		names, next = names[:0], ""
+		var ierr error
+		err := tx.Scan(start, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+			t, err := decodeTable(v)
+			if err != nil {
+				ierr = err
+				return false
+			}
+			if t.State != stateActive {
+				return true
+			}
+			if len(names) == top {
+				next = strings.ToLower(t.Name)
+				return false
+			}
+			if filter == nil || filter.Match(tableView{t.Name}) {
+				names = append(names, t.Name)
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		return ierr
+	})
+	if err != nil {
+		return err
+	}
+	if next != "" {
+		w.Header().Set("x-ms-continuation-NextTableName", encodeToken(next))
+	}
+	out := &jsonOut{f: f, base: baseURL(r), account: r.Account}
+	b := []byte{'{'}
+	if f != noMeta {
+		b = append(b, `"odata.metadata":`...)
+		b = appendJSONString(b, out.base+"/$metadata#Tables")
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = out.appendTable(b, n, false)
+	}
+	b = append(b, "]}"...)
+	return writeJSON(w, f, http.StatusOK, b)
+}

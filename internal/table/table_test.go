@@ -1,0 +1,358 @@
+package table
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/table/odata"
+)
+
+func TestEntityCodecRoundTrip(t *testing.T) {
+	e := &entity{pk: "p", rk: "r", ts: odata.Ticks(time.Date(2024, 5, 1, 10, 0, 0, 123456700, time.UTC)), props: []property{
+		{"S", odata.StringValue("héllo")},
+		{"Empty", odata.StringValue("")},
+		{"B", odata.BinaryValue([]byte{0, 1, 2})},
+		{"G", odata.Value{Type: odata.Guid, Bytes: bytes.Repeat([]byte{0xab}, 16)}},
+		{"T", odata.BoolValue(true)},
+		{"F", odata.BoolValue(false)},
+		{"I", odata.Int32Value(math.MinInt32)},
+		{"L", odata.Int64Value(math.MaxInt64)},
+		{"D", odata.DoubleValue(math.Inf(-1))},
+		{"N", odata.DoubleValue(math.NaN())},
+		{"W", odata.DateTimeValue(time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC))},
+	}}
+	raw := encodeEntity(e)
+	got, err := decodeEntity("p", "r", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ts != e.ts || len(got.props) != len(e.props) {
+		t.Fatalf("decoded %+v", got)
+	}
+	for i, p := range e.props {
+		g := got.props[i]
+		if g.name != p.name || g.val.Type != p.val.Type || !bytes.Equal(g.val.Bytes, p.val.Bytes) || g.val.Int != p.val.Int ||
+			(g.val.Float != p.val.Float && !(math.IsNaN(g.val.Float) && math.IsNaN(p.val.Float))) {
+			t.Fatalf("property %d: %+v, want %+v", i, g, p)
+		}
+	}
+	view := &entityView{pk: []byte("p"), rk: []byte("r"), raw: raw}
+	for _, name := range []string{"S", "L", "W", "PartitionKey", "Timestamp"} {
+		a, ok1 := view.Property(name)
+		b, ok2 := got.Property(name)
+		if !ok1 || !ok2 || a.Type != b.Type || a.Int != b.Int || !bytes.Equal(a.Bytes, b.Bytes) {
+			t.Fatalf("view and entity disagree on %s: %+v %+v", name, a, b)
+		}
+	}
+	if _, ok := view.Property("Nope"); ok {
+		t.Fatal("view found a missing property")
+	}
+	// Truncated records never decode (nor panic).
+	for i := 0; i < len(raw); i++ {
+		if _, err := decodeEntity("p", "r", raw[:i]); err == nil {
+			t.Fatalf("truncated record of %d bytes decoded", i)
+		}
+	}
+}
+
+func TestSplitEntityKey(t *testing.T) {
+	prefix := entityPrefix("acct", "Tbl")
+	for _, k := range [][2]string{{"p", "r"}, {"", ""}, {"a b", "ü"}, {"x\x00y", "z"}} {
+		key := entityKey("acct", "tbl", k[0], k[1])
+		if !bytes.HasPrefix(key, prefix) {
+			t.Fatalf("key %q lacks the table prefix", key)
+		}
+		pk, rk, ok := splitEntityKey(key[len(prefix):])
+		if !ok || string(pk) != k[0] || string(rk) != k[1] {
+			t.Fatalf("%q: %q %q %v", k, pk, rk, ok)
+		}
+	}
+	for _, bad := range []string{"", "p", "p\x00\x01", "p\x00\x01r\x00\x01x"} {
+		if _, _, ok := splitEntityKey([]byte(bad)); ok {
+			t.Fatalf("split %q", bad)
+		}
+	}
+}
+
+func TestETagFormat(t *testing.T) {
+	ts := odata.Ticks(time.Date(2014, 1, 22, 12, 26, 9, 619064600, time.UTC))
+	got := formatETag(ts)
+	if got != `W/"datetime'2014-01-22T12%3A26%3A09.6190646Z'"` {
+		t.Fatalf("ETag %s", got)
+	}
+	if back, ok := parseETag(got); !ok || back != ts {
+		t.Fatalf("parse %s: %d %v", got, back, ok)
+	}
+	if back, ok := parseETag(`W/"datetime'2014-01-22T12:26:09.6190646Z'"`); !ok || back != ts {
+		t.Fatalf("unescaped colons: %d %v", back, ok)
+	}
+	for _, bad := range []string{`"0x8D"`, `W/"datetime'x'"`, `W/"datetime'`, `datetime'2014-01-22T12:26:09Z'`, `W/"datetime'2014-01-22T12%3Z'"`} {
+		if _, ok := parseETag(bad); ok {
+			t.Fatalf("accepted ETag %s", bad)
+		}
+	}
+}
+
+func TestKeyPredicate(t *testing.T) {
+	for _, tc := range []struct {
+		in, pk, rk string
+		ok         bool
+	}{
+		{"(PartitionKey='a',RowKey='b')", "a", "b", true},
+		{"(RowKey='b',PartitionKey='a')", "a", "b", true},
+		{"(PartitionKey='it''s',RowKey='')", "it's", "", true},
+		{"(PartitionKey='a,RowKey=',RowKey='x')", "a,RowKey=", "x", true},
+		{"(PartitionKey='a')", "", "", false},
+		{"(PartitionKey='a',PartitionKey='b')", "", "", false},
+		{"(PartitionKey='a',RowKey='b'", "", "", false},
+		{"(PartitionKey='a',RowKey='b')x", "", "", false},
+		{"(PartitionKey=a,RowKey='b')", "", "", false},
+		{"(PartitionKey='a',RowKey='b", "", "", false},
+	} {
+		pk, rk, ok := parseKeyPredicate(tc.in)
+		if ok != tc.ok || pk != tc.pk || rk != tc.rk {
+			t.Errorf("%s: %q %q %v", tc.in, pk, rk, ok)
+		}
+	}
+	// What keyPredicate renders parses back after URL decoding.
+	for _, k := range []string{"a", "it's", "100% ü", ""} {
+		pred := keyPredicate(k, k+"x")
+		dec, err := url.PathUnescape(pred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pk, rk, ok := parseKeyPredicate(dec); !ok || pk != k || rk != k+"x" {
+			t.Fatalf("%s: %q %q %v", pred, pk, rk, ok)
+		}
+	}
+}
+
+func TestContinuationTokens(t *testing.T) {
+	for _, s := range []string{"", "a", "p/ü\x00", strings.Repeat("k", 600)} {
+		tok := encodeToken(s)
+		if tok == "" {
+			t.Fatalf("empty token for %q", s)
+		}
+		if back, ok := decodeToken(tok); !ok || back != s {
+			t.Fatalf("token %s: %q %v", tok, back, ok)
+		}
+	}
+	for _, bad := range []string{"", "x", "1!", "1!3!abcd", "1!2!!!", "2!0!"} {
+		if _, ok := decodeToken(bad); ok {
+			t.Fatalf("accepted token %q", bad)
+		}
+	}
+}
+
+func TestParseEntityBody(t *testing.T) {
+	props, pk, rk, err := parseEntityBody([]byte(`{"odata.metadata":"x","PartitionKey":"p","RowKey":"r","Timestamp":"2020-01-01T00:00:00Z",
+		"B":true,"I":1,"D":1.0,"E":1e3,"Big":2147483648,"S":"s","L@odata.type":"Edm.Int64","L":"5","Z":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *pk != "p" || *rk != "r" {
+		t.Fatalf("keys %q %q", *pk, *rk)
+	}
+	var got []string
+	for _, p := range props {
+		got = append(got, p.name+":"+p.val.Type.String())
+	}
+	if strings.Join(got, ",") != "B:Edm.Boolean,I:Edm.Int32,D:Edm.Double,E:Edm.Double,Big:Edm.Double,S:Edm.String,L:Edm.Int64" {
+		t.Fatalf("properties %s", strings.Join(got, ","))
+	}
+	for body, code := range map[string]string{
+		`{"A":1,"A":2}`: azerr.DuplicatePropertiesSpecified,
+		`{"A@odata.type":"Edm.Int64","A@odata.type":"Edm.Int64","A":"1"}`: azerr.DuplicatePropertiesSpecified,
+		`{"A@odata.type":"Edm.Foo","A":"1"}`:                              azerr.InvalidInput,
+		`{"A@odata.type":"Edm.Int64"}`:                                    "",
+		`{"A@odata.type":"Edm.Boolean","A":"true"}`:                       azerr.InvalidInput,
+		`{"A@odata.type":"Edm.Double","A":"1.5"}`:                         "",
+		`{"A":[1]}`: azerr.InvalidInput,
+		`{"9":1}`:   azerr.PropertyNameInvalid,
+		`{"PartitionKey@odata.type":"Edm.Int32","PartitionKey":"1"}`: azerr.InvalidInput,
+		`{} {}`: azerr.InvalidInput,
+		`"x"`:   azerr.InvalidInput,
+	} {
+		_, _, _, err := parseEntityBody([]byte(body))
+		if code == "" {
+			if err != nil {
+				t.Errorf("%s: %v", body, err)
+			}
+			continue
+		}
+		if !azerr.Has(err, code) {
+			t.Errorf("%s: got %v, want %s", body, err, code)
+		}
+	}
+}
+
+func TestAppendJSONString(t *testing.T) {
+	for _, s := range []string{"plain", "quote\" back\\slash", "ctl\x00\x1f\n\t", "ü €\u2028\u2029", "bad\xffutf8", "<html>&"} {
+		b := appendJSONString(nil, s)
+		var back string
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%q rendered as invalid JSON %s: %v", s, b, err)
+		}
+		want := s
+		if !utf8.ValidString(s) {
+			want = strings.ToValidUTF8(s, "\ufffd")
+		}
+		if back != want {
+			t.Fatalf("%q round-tripped as %q", s, back)
+		}
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, tc := range []struct {
+		accept, dollar string
+		want           format
+		code           string
+	}{
+		{"", "", minimalMeta, ""},
+		{"application/json", "", minimalMeta, ""},
+		{"application/json;odata=nometadata", "", noMeta, ""},
+		{"application/json; odata=fullmetadata; charset=utf-8", "", fullMeta, ""},
+		{"application/json;odata=nometadata", "application/json;odata=fullmetadata", fullMeta, ""},
+		{"text/html, application/json;odata=nometadata", "", noMeta, ""},
+		{"*/*", "", minimalMeta, ""},
+		{"application/atom+xml", "", 0, azerr.AtomFormatNotSupported},
+		{"text/plain", "", 0, azerr.JSONFormatNotSupported},
+		{"application/json;odata=verbose", "", 0, azerr.InvalidInput},
+	} {
+		f, err := parseFormat(tc.accept, tc.dollar)
+		if tc.code != "" {
+			if !azerr.Has(err, tc.code) {
+				t.Errorf("%q/%q: %v, want %s", tc.accept, tc.dollar, err, tc.code)
+			}
+			continue
+		}
+		if err != nil || f != tc.want {
+			t.Errorf("%q/%q: %v %v", tc.accept, tc.dollar, f, err)
+		}
+	}
+}
+
+func TestEntitySizeFormula(t *testing.T) {
+	e := &entity{pk: "ab", rk: "c", props: []property{{"N", odata.StringValue("xyz")}, {"I", odata.Int32Value(1)}, {"B", odata.BinaryValue([]byte{1, 2})}}}
+	// 4 + 2*2 + 2*1 + 8 (Timestamp) + (8+2+4+6) + (8+2+4) + (8+2+4+2)
+	if got := entitySize(e); got != 4+4+2+8+20+14+16 {
+		t.Fatalf("size %d", got)
+	}
+}
+
+// FuzzKeyPredicate checks the entity URL parser never panics and
+// accepts what keyPredicate renders.
+func FuzzKeyPredicate(f *testing.F) {
+	for _, s := range []string{"(PartitionKey='a',RowKey='b')", "(RowKey='',PartitionKey='''')", "(PartitionKey='a'", "()", "("} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		pk, rk, ok := parseKeyPredicate(s)
+		if !ok {
+			return
+		}
+		dec, err := url.PathUnescape(keyPredicate(pk, rk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pk2, rk2, ok := parseKeyPredicate(dec)
+		if !ok || pk2 != pk || rk2 != rk {
+			t.Fatalf("%q -> %q/%q -> %q/%q", s, pk, rk, pk2, rk2)
+		}
+	})
+}
+
+// FuzzEntityBody checks the JSON entity parser never panics and that
+// what it accepts survives the stored format.
+func FuzzEntityBody(f *testing.F) {
+	for _, s := range []string{
+		`{"PartitionKey":"p","RowKey":"r","A":1,"B@odata.type":"Edm.Int64","B":"2","C":1.5,"D":true,"E":"x"}`,
+		`{"G@odata.type":"Edm.Guid","G":"4185404a-5818-48c3-b9be-f217df0dba6f","T@odata.type":"Edm.DateTime","T":"2020-01-01T00:00:00Z"}`,
+		`{"X@odata.type":"Edm.Binary","X":"AQID","N@odata.type":"Edm.Double","N":"NaN"}`,
+		`{"A":1,"A":2}`, `[`, `{"A":{"b":1}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		props, _, _, err := parseEntityBody(body)
+		if err != nil {
+			if _, ok := azerr.As(err); !ok {
+				t.Fatalf("non-Azure error %v", err)
+			}
+			return
+		}
+		e := &entity{pk: "p", rk: "r", ts: 1, props: props}
+		back, err := decodeEntity("p", "r", encodeEntity(e))
+		if err != nil || len(back.props) != len(props) {
+			t.Fatalf("stored form: %v", err)
+		}
+		out := (&jsonOut{f: fullMeta, base: "http://h/a", account: "a", table: "t"}).appendEntity(nil, back, true)
+		if !json.Valid(out) {
+			t.Fatalf("invalid JSON %s", out)
+		}
+	})
+}
+
+// FuzzFlatObject checks parseFlatObject against encoding/json: both
+// accept the same flat objects and read the same members.
+func FuzzFlatObject(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` {"a":1 , "b" : "x\"y\\u00e9\ud83d\ude00", "c":true,"d":false,"e":null,"f":-0.5e+3}`,
+		`{"a":"\ud800"}`, `{"a":"\udc00\u0041"}`, `{"a":"\ud800\ud800"}`, "{\"a\":\"\xff\"}", `{"a":01}`, `{"a":1.}`,
+		`{"a":[1]}`, `{"a":{}}`, `{"a":1}x`, `{"a" 1}`, `{,}`, `{"a":1,}`, `{"a":tru}`, `{"\u0000":"\t"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := parseFlatObject(b)
+		var m map[string]any
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		jerr := dec.Decode(&m)
+		if jerr == nil {
+			if _, terr := dec.Token(); terr != io.EOF {
+				jerr = errors.New("trailing data")
+			}
+		}
+		flat := jerr == nil && m != nil
+		for _, v := range m {
+			switch v.(type) {
+			case map[string]any, []any:
+				flat = false
+			}
+		}
+		if flat != (err == nil) {
+			var ne *errNested
+			if jerr == nil && errors.As(err, &ne) {
+				return
+			}
+			t.Fatalf("%q: flat parser err %v, encoding/json err %v", b, err, jerr)
+		}
+		if err != nil {
+			return
+		}
+		last := map[string]any{}
+		for _, mem := range got {
+			last[mem.name] = mem.val
+		}
+		if len(last) != len(m) {
+			t.Fatalf("%q: %d members, encoding/json %d", b, len(last), len(m))
+		}
+		for k, v := range m {
+			if fmt.Sprintf("%#v", last[k]) != fmt.Sprintf("%#v", v) {
+				t.Fatalf("%q: member %q = %#v, encoding/json %#v", b, k, last[k], v)
+			}
+		}
+	})
+}

@@ -1,0 +1,295 @@
+package table
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"encoding/xml"
+	"net/http"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/table/odata"
+)
+
+// purgeChunk is how many keys one purge transaction deletes, so that
+// deleting a large table never holds the writer for long.
+const purgeChunk = 2000
+
+// createTable is Create Table.
+func (s *Service) createTable(w http.ResponseWriter, r *req) error {
+	f, err := r.format()
+	if err != nil {
+		return err
+	}
+	if err := checkContentType(r.Header); err != nil {
+		return err
+	}
+	body, err := readBody(r.Request.Request, 64<<10)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		TableName *string `json:"TableName"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return invalidJSON(err)
+	}
+	if in.TableName == nil {
+		return azerr.Newf(azerr.PropertiesNeedValue, "The TableName property is required.")
+	}
+	name := *in.TableName
+	if err := checkTableName(name); err != nil {
+		return err
+	}
+	ctx := context.WithoutCancel(r.Context())
+	for attempt := 0; ; attempt++ {
+		var deleting bool
+		var gen uint64
+		err := s.store.Update(ctx, func(tx kv.Tx) error {
+			deleting = false
+			t, err := loadTable(tx, r.Account, name)
+			if err != nil {
+				return err
+			}
+			nt := &tableRecord{Name: name, Created: r.Now, Gen: 1}
+			if t != nil {
+				switch t.State {
+				case stateActive:
+					return azerr.New(azerr.TableAlreadyExists)
+				case stateDeleting:
+					deleting, gen = true, t.Gen
+					return nil
+				}
+				nt.Gen, nt.Floor = t.Gen+1, t.Floor
+			}
+			return putTable(tx, r.Account, nt)
+		})
+		if err != nil {
+			return err
+		}
+		if !deleting {
+			break
+		}
+		// A delete of this name is unfinished (in progress, or cut short
+		// by a crash): finish it, then create.
+		if attempt > 0 {
+			return azerr.New(azerr.TableBeingDeleted)
+		}
+		if err := s.purge(ctx, r.Account, name, gen); err != nil {
+			return err
+		}
+	}
+	h := w.Header()
+	loc := baseURL(r) + "/Tables('" + name + "')"
+	h.Set("Location", loc)
+	h.Set("DataServiceId", loc)
+	switch preference(r.Header) {
+	case "return-no-content":
+		h.Set("Preference-Applied", "return-no-content")
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	case "return-content":
+		h.Set("Preference-Applied", "return-content")
+	}
+	out := &jsonOut{f: f, base: baseURL(r), account: r.Account}
+	return writeJSON(w, f, http.StatusCreated, out.appendTable(nil, name, true))
+}
+
+// deleteTable is Delete Table. The table disappears at once (its record
+// is marked deleting in one transaction); its entities are then removed
+// in chunks before the response.
+func (s *Service) deleteTable(w http.ResponseWriter, r *req) error {
+	if err := checkTableName(r.table); err != nil {
+		return err
+	}
+	var gen uint64
+	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
+		t, err := loadTable(tx, r.Account, r.table)
+		if err != nil {
+			return err
+		}
+		if t == nil || t.State == stateDeleted {
+			return azerr.New(azerr.ResourceNotFound)
+		}
+		gen = t.Gen
+		if t.State == stateDeleting {
+			return nil // finish an interrupted delete
+		}
+		t.State = stateDeleting
+		return putTable(tx, r.Account, t)
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.purge(context.WithoutCancel(r.Context()), r.Account, r.table, gen); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// purge deletes the entities and partition marks of generation gen of a
+// table being deleted, purgeChunk keys per transaction, folding their
+// timestamps into the record's Floor, and finally turns
+// the record into a tombstone. It stops as soon as the record is no
+// longer that generation being deleted.
+func (s *Service) purge(ctx context.Context, acct, name string, gen uint64) error {
+	for {
+		done := false
+		err := s.store.Update(ctx, func(tx kv.Tx) error {
+			done = false
+			t, err := loadTable(tx, acct, name)
+			if err != nil {
+				return err
+			}
+			if t == nil || t.State != stateDeleting || t.Gen != gen {
+				done = true
+				return nil
+			}
+			budget := purgeChunk
+			for i, prefix := range [][]byte{entityPrefix(acct, name), hwmPrefix(acct, name)} {
+				marks := i == 1
+				var keys [][]byte
+				err := tx.Scan(prefix, kv.PrefixEnd(prefix), budget, false, func(k, v []byte) bool {
+					keys = append(keys, append([]byte(nil), k...))
+					// Fold every timestamp (marks, and entities, whose
+					// timestamp follows the format byte) into the floor.
+					var ts int64
+					switch {
+					case marks && len(v) == 8:
+						ts = int64(binary.BigEndian.Uint64(v))
+					case !marks && len(v) >= 9:
+						ts = int64(binary.BigEndian.Uint64(v[1:9]))
+					}
+					t.Floor = max(t.Floor, ts)
+					return true
+				})
+				if err != nil {
+					return err
+				}
+				for _, k := range keys {
+					if err := tx.Delete(k); err != nil {
+						return err
+					}
+				}
+				budget -= len(keys)
+				if budget <= 0 {
+					return putTable(tx, acct, t)
+				}
+			}
+			t.State, t.ACL = stateDeleted, nil
+			done = true
+			return putTable(tx, acct, t)
+		})
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// getTable is Query Tables addressed to one table: Tables('name').
+func (s *Service) getTable(w http.ResponseWriter, r *req) error {
+	f, err := r.format()
+	if err != nil {
+		return err
+	}
+	var name string
+	err = s.store.View(r.Context(), func(tx kv.Tx) error {
+		t, err := loadTable(tx, r.Account, r.table)
+		if err != nil {
+			return err
+		}
+		if t == nil || t.State != stateActive {
+			return azerr.New(azerr.ResourceNotFound)
+		}
+		name = t.Name
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	out := &jsonOut{f: f, base: baseURL(r), account: r.Account}
+	return writeJSON(w, f, http.StatusOK, out.appendTable(nil, name, true))
+}
+
+type signedIdentifiers struct {
+	XMLName xml.Name   `xml:"SignedIdentifiers"`
+	Items   []signedID `xml:"SignedIdentifier"`
+}
+
+// getTableACL is Get Table ACL.
+func (s *Service) getTableACL(w http.ResponseWriter, r *req) error {
+	var acl []signedID
+	err := s.store.View(r.Context(), func(tx kv.Tx) error {
+		t, err := activeTable(tx, r.Account, r.table)
+		if err != nil {
+			return err
+		}
+		acl = t.ACL
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return server.WriteXML(w, http.StatusOK, signedIdentifiers{Items: acl})
+}
+
+// setTableACL is Set Table ACL: up to five stored access policies whose
+// permissions are drawn from "raud" (query, add, update, delete).
+func (s *Service) setTableACL(w http.ResponseWriter, r *req) error {
+	body, err := readBody(r.Request.Request, 64<<10)
+	if err != nil {
+		return err
+	}
+	var acl signedIdentifiers
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := xml.Unmarshal(body, &acl); err != nil {
+			return azerr.New(azerr.InvalidXMLDocument)
+		}
+	}
+	if len(acl.Items) > maxACLPolicies {
+		return azerr.Newf(azerr.InvalidXMLDocument, "At most five stored access policies may be set.")
+	}
+	seen := map[string]bool{}
+	for i := range acl.Items {
+		it := &acl.Items[i]
+		if it.ID == "" || len(it.ID) > maxSignedIDLength || seen[it.ID] {
+			return azerr.Newf(azerr.InvalidXMLDocument, "Signed identifier ids must be unique and 1 to 64 characters long.")
+		}
+		seen[it.ID] = true
+		for _, t := range []*string{&it.Start, &it.Expiry} {
+			if *t == "" {
+				continue
+			}
+			tm, err := odata.ParseDateTime(strings.TrimSpace(*t))
+			if err != nil {
+				return azerr.Newf(azerr.InvalidXMLNodeValue, "The access policy time '%s' is not a valid ISO 8601 time.", *t)
+			}
+			*t = odata.FormatDateTime(tm)
+		}
+		for _, ch := range it.Permission {
+			if !strings.ContainsRune("raud", ch) {
+				return azerr.Newf(azerr.InvalidXMLNodeValue, "The permission '%s' is not valid for a table; use r, a, u and d.", it.Permission)
+			}
+		}
+	}
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		t, err := activeTable(tx, r.Account, r.table)
+		if err != nil {
+			return err
+		}
+		t.ACL = acl.Items
+		return putTable(tx, r.Account, t)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
