@@ -193,6 +193,9 @@ func (a *App) collect(ctx context.Context) {
 		if _, err := a.Blob.SweepOrphans(ctx); err != nil && ctx.Err() == nil {
 			a.cfg.Logger.Warn("orphan sweep failed", "err", err)
 		}
+		if _, err := a.Queue.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
+			a.cfg.Logger.Warn("queue garbage collection failed", "err", err)
+		}
 	}
 }
 

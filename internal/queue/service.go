@@ -1,14 +1,27 @@
-// Package queue implements the Azure Queue service.
+// Package queue implements the Azure Queue service over the kv store.
+//
+// Every request's checks and writes happen in one kv transaction, and all
+// expiry (visibility timeouts, message TTLs) is computed from the
+// request's time, taken from the injected clock. The service keeps no
+// authoritative state in memory, so several processes may share one
+// store; the only in-memory state is a hint that spreads concurrent Get
+// Messages calls over different messages (see dequeue.go). The key layout
+// is described in model.go and in docs/architecture.md ("Queue").
 package queue
 
 import (
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Service is the Queue service of one Cerulean process.
@@ -16,14 +29,189 @@ type Service struct {
 	store kv.Store
 	clock clock.Clock
 	log   *slog.Logger
+	// lastSeq is the last insertion sequence number handed out (see
+	// nextSeq).
+	lastSeq atomic.Uint64
+	// load tracks the Get Messages calls in flight per queue.
+	load loadTracker
+	// shardOffset is this process's random choice of the visibility-index
+	// shard its second concurrent consumer of a queue starts at, so that
+	// consumers in different processes spread differently (dequeue.go).
+	shardOffset int
 }
 
 // New returns the Queue service over store.
 func New(store kv.Store, clk clock.Clock, log *slog.Logger) *Service {
-	return &Service{store: store, clock: clk, log: log}
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{store: store, clock: clk, log: log, shardOffset: rand.IntN(numShards)}
 }
 
-// ServeAzure routes a Queue REST request to its operation.
-func (s *Service) ServeAzure(w http.ResponseWriter, r *server.Request) error {
-	return azerr.New(azerr.UnsupportedHTTPVerb)
+// op is one REST operation handler.
+type op func(w http.ResponseWriter, r *req) error
+
+// req is a parsed Queue request.
+type req struct {
+	*server.Request
+	q     url.Values
+	queue string // "" for account-level requests
+	// sub is what follows the queue name: "" (the queue), "messages" or
+	// "messages/{id}".
+	sub   string
+	msgID string // raw message id from the path
+}
+
+// ServeAzure routes a Queue REST request to its operation. Anonymous
+// requests are refused before anything is read: the Queue service has no
+// public access [D: Authorize requests to Azure Storage].
+func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
+	if !sr.Authenticated {
+		return azerr.New(azerr.NoAuthenticationInformation)
+	}
+	r := &req{Request: sr, q: sr.URL.Query()}
+	// The path is /{account}[/{queue}[/messages[/{id}]]]; the middleware
+	// took the account.
+	path := strings.TrimPrefix(sr.URL.Path, "/")
+	if i := strings.IndexByte(path, '/'); i >= 0 {
+		rest := path[i+1:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			r.queue, r.sub = rest[:j], rest[j+1:]
+		} else {
+			r.queue = rest
+		}
+	}
+	o, err := s.route(r)
+	if err != nil {
+		return err
+	}
+	return o(w, r)
+}
+
+func (s *Service) route(r *req) (op, error) {
+	comp := r.q.Get("comp")
+	restype := r.q.Get("restype")
+	m := r.Method
+	bad := func() (op, error) {
+		if comp != "" {
+			return nil, azerr.InvalidQuery("comp", comp)
+		}
+		return nil, azerr.New(azerr.UnsupportedHTTPVerb)
+	}
+	if r.queue == "" {
+		switch {
+		case comp == "list" && m == http.MethodGet:
+			return s.listQueues, nil
+		case restype == "service" && comp == "properties" && m == http.MethodGet:
+			return s.getQueueServiceProperties, nil
+		case restype == "service" && comp == "properties" && m == http.MethodPut:
+			return s.setQueueServiceProperties, nil
+		case restype == "service" && comp == "stats" && m == http.MethodGet:
+			return s.getQueueServiceStats, nil
+		}
+		return bad()
+	}
+	if err := wire.ValidQueueName(r.queue); err != nil {
+		return nil, err
+	}
+	switch {
+	case r.sub == "":
+		switch {
+		case comp == "" && m == http.MethodPut:
+			return s.createQueue, nil
+		case comp == "" && m == http.MethodDelete:
+			return s.deleteQueue, nil
+		case comp == "metadata" && (m == http.MethodGet || m == http.MethodHead):
+			return s.getQueueMetadata, nil
+		case comp == "metadata" && m == http.MethodPut:
+			return s.setQueueMetadata, nil
+		case comp == "acl" && (m == http.MethodGet || m == http.MethodHead):
+			return s.getQueueACL, nil
+		case comp == "acl" && m == http.MethodPut:
+			return s.setQueueACL, nil
+		}
+		return bad()
+	case r.sub == "messages":
+		switch m {
+		case http.MethodPost:
+			return s.putMessage, nil
+		case http.MethodGet:
+			peek, err := parsePeekOnly(r.q)
+			if err != nil {
+				return nil, err
+			}
+			if peek {
+				return s.peekMessages, nil
+			}
+			return s.getMessages, nil
+		case http.MethodDelete:
+			return s.clearMessages, nil
+		}
+		return bad()
+	case strings.HasPrefix(r.sub, "messages/") && !strings.Contains(r.sub[len("messages/"):], "/"):
+		r.msgID = r.sub[len("messages/"):]
+		if r.msgID == "" {
+			return nil, azerr.New(azerr.InvalidURI)
+		}
+		switch m {
+		case http.MethodDelete:
+			return s.deleteMessage, nil
+		case http.MethodPut:
+			return s.updateMessage, nil
+		}
+		return bad()
+	}
+	return nil, azerr.New(azerr.InvalidURI)
+}
+
+// nextSeq returns an insertion sequence number: the request time in
+// nanoseconds, raised above every number this process handed out before,
+// so that messages put by one process are ordered even within one clock
+// tick (a fake clock never ticks) and messages from several processes
+// interleave by time.
+func (s *Service) nextSeq(nowNanos int64) uint64 {
+	for {
+		last := s.lastSeq.Load()
+		next := uint64(max(nowNanos, 0))
+		if next <= last {
+			next = last + 1
+		}
+		if s.lastSeq.CompareAndSwap(last, next) {
+			return next
+		}
+	}
+}
+
+// txTime is the time of one message operation: the injected clock read
+// when the operation's transaction first runs, never earlier than the
+// request's arrival (server.Request.Now), and memoised so that a retried
+// Update fn sees the same instant.
+//
+// Reading the clock in the transaction rather than at arrival keeps time
+// and commit order consistent: on the embedded backend transactions run
+// one after the other, so a Get Messages whose transaction runs after a
+// Put Message's also has a later time and sees the message, even when
+// the get arrived first. With the request arrival time, such a get could
+// find a message committed before it still "in the future" and answer
+// empty. With a fake clock both times are the same.
+type txTime struct {
+	clk   clock.Clock
+	floor int64
+	t     int64
+	set   bool
+}
+
+func (s *Service) txTime(r *req) *txTime {
+	return &txTime{clk: s.clock, floor: r.Now.UnixNano()}
+}
+
+// now returns the operation's time in Unix nanoseconds.
+func (t *txTime) now() int64 {
+	if !t.set {
+		t.t, t.set = max(t.clk.Now().UnixNano(), t.floor), true
+	}
+	return t.t
 }

@@ -1,0 +1,160 @@
+package queue
+
+import (
+	"errors"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// Limits of the Queue service [D: Put Message, Get Messages, Update
+// Message; digest §6.1].
+const (
+	maxVisibilitySeconds = 7 * 24 * 3600 // 604800: visibilitytimeout upper bound
+	defaultTTLSeconds    = 7 * 24 * 3600 // messagettl when absent
+	defaultGetVisibility = 30            // Get Messages visibilitytimeout when absent
+	maxNumOfMessages     = 32
+	maxMessageBytes      = 64 << 10 // UTF-8 bytes of MessageText
+	// maxBodyBytes bounds the XML body read for Put/Update Message: a 64 KiB
+	// text can grow up to six times when XML-escaped (&quot;).
+	maxBodyBytes = 8 * maxMessageBytes
+	// infiniteTTLVersion is the first version accepting messagettl=-1 and
+	// TTLs above seven days [D: Put Message].
+	infiniteTTLVersion = "2017-07-29"
+)
+
+// putParams are the query parameters of Put Message.
+type putParams struct {
+	Visibility time.Duration
+	// TTL is the time to live; 0 means the message never expires.
+	TTL time.Duration
+}
+
+// parsePutParams reads visibilitytimeout and messagettl of Put Message:
+//   - visibilitytimeout 0–604800 s, default 0; outside: 400
+//     OutOfRangeQueryParameterValue [A, D];
+//   - messagettl >= 1 s or -1 (never), default 7 days; versions before
+//     2017-07-29 allow 1–604800 only [D]; anything else: 400
+//     OutOfRangeQueryParameterValue (not an integer: 400
+//     InvalidQueryParameterValue);
+//   - when messagettl is given and finite, visibilitytimeout must be
+//     smaller: otherwise 400 InvalidQueryParameterValue naming
+//     visibilitytimeout [A, D: "visibilitytimeout should be set to a value
+//     smaller than the time-to-live value"].
+func parsePutParams(q url.Values, version string) (putParams, error) {
+	vt, err := wire.ParseIntQuery(q, "visibilitytimeout", 0, maxVisibilitySeconds, 0)
+	if err != nil {
+		return putParams{}, err
+	}
+	p := putParams{Visibility: time.Duration(vt) * time.Second, TTL: defaultTTLSeconds * time.Second}
+	if !q.Has("messagettl") {
+		return p, nil
+	}
+	maxTTL, allowNever := math.MaxInt32, true
+	if version != "" && version < infiniteTTLVersion {
+		maxTTL, allowNever = defaultTTLSeconds, false
+	}
+	raw := q.Get("messagettl")
+	ttl, err := strconv.Atoi(raw)
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange):
+		return putParams{}, azerr.InvalidQuery("messagettl", raw)
+	case err == nil && ttl == -1 && allowNever:
+		p.TTL = 0
+		return p, nil
+	case err != nil || ttl < 1 || ttl > maxTTL:
+		min := 1
+		if allowNever {
+			min = -1
+		}
+		return putParams{}, outOfRange("messagettl", raw, min, maxTTL)
+	}
+	if vt >= ttl {
+		return putParams{}, azerr.Newf(azerr.InvalidQueryParameterValue,
+			"The visibility timeout must be smaller than the message time to live.").
+			With("QueryParameterName", "visibilitytimeout").With("QueryParameterValue", q.Get("visibilitytimeout"))
+	}
+	p.TTL = time.Duration(ttl) * time.Second
+	return p, nil
+}
+
+// parseGetParams reads numofmessages (1–32, default 1) and
+// visibilitytimeout (1–604800 s, default 30) of Get Messages [D, A].
+func parseGetParams(q url.Values) (n int, vt time.Duration, err error) {
+	n, err = wire.ParseIntQuery(q, "numofmessages", 1, maxNumOfMessages, 1)
+	if err != nil {
+		return 0, 0, err
+	}
+	v, err := wire.ParseIntQuery(q, "visibilitytimeout", 1, maxVisibilitySeconds, defaultGetVisibility)
+	if err != nil {
+		return 0, 0, err
+	}
+	return n, time.Duration(v) * time.Second, nil
+}
+
+// parsePeekParams reads numofmessages (1–32, default 1) of Peek Messages.
+func parsePeekParams(q url.Values) (int, error) {
+	return wire.ParseIntQuery(q, "numofmessages", 1, maxNumOfMessages, 1)
+}
+
+// parsePeekOnly reads peekonly: absent or "false" selects Get Messages,
+// "true" Peek Messages (any case); other values are 400
+// InvalidQueryParameterValue [I].
+func parsePeekOnly(q url.Values) (bool, error) {
+	if !q.Has("peekonly") {
+		return false, nil
+	}
+	v := q.Get("peekonly")
+	switch strings.ToLower(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, azerr.InvalidQuery("peekonly", v)
+}
+
+// parseUpdateVisibility reads the required visibilitytimeout of Update
+// Message: 0–604800 s [D]; absent: 400 MissingRequiredQueryParameter.
+func parseUpdateVisibility(q url.Values) (time.Duration, error) {
+	if !q.Has("visibilitytimeout") {
+		return 0, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "visibilitytimeout")
+	}
+	v, err := wire.ParseIntQuery(q, "visibilitytimeout", 0, maxVisibilitySeconds, 0)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(v) * time.Second, nil
+}
+
+// parseReceiptParam reads the popreceipt of Delete and Update Message:
+// absent is 400 MissingRequiredQueryParameter; a value that is not one of
+// our receipts is 400 InvalidQueryParameterValue with the reason the real
+// service gives ("Invalid pop receipt format") [R:
+// MicrosoftDocs/feedback#2842, a recorded Azure response].
+func parseReceiptParam(q url.Values) (receipt, error) {
+	if !q.Has("popreceipt") {
+		return receipt{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "popreceipt")
+	}
+	v := q.Get("popreceipt")
+	r, ok := parseReceipt(v)
+	if !ok {
+		return receipt{}, azerr.InvalidQuery("popreceipt", v).With("Reason", "Invalid pop receipt format")
+	}
+	return r, nil
+}
+
+// outOfRange is 400 OutOfRangeQueryParameterValue with the details
+// wire.ParseIntQuery gives.
+func outOfRange(name, value string, min, max int) *azerr.Error {
+	return azerr.New(azerr.OutOfRangeQueryParameterValue).
+		With("QueryParameterName", name).
+		With("QueryParameterValue", value).
+		With("MinimumAllowed", strconv.Itoa(min)).
+		With("MaximumAllowed", strconv.Itoa(max))
+}

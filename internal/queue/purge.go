@@ -1,0 +1,188 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Space reclamation. Nothing here is needed for correctness: a deleted or
+// cleared incarnation is unreachable the moment its transaction commits,
+// and expired messages are never returned or counted. These functions only
+// give the space back, in bounded transactions so that no single commit
+// grows with the size of a queue.
+
+// purgeBatch is the number of keys one purge transaction deletes.
+const purgeBatch = 1000
+
+// purgeNow purges an incarnation right after Delete Queue or Clear
+// Messages committed, before the response is sent, and finishes even if
+// the client hangs up. A failure (store closing, crash) leaves the
+// graveyard entry for CollectGarbage; the request itself has succeeded.
+func (s *Service) purgeNow(r *req, inc string) {
+	if _, err := s.purge(context.WithoutCancel(r.Context()), r.Account, r.queue, inc); err != nil {
+		s.log.Warn("queue purge deferred", "account", r.Account, "queue", r.queue, "err", err)
+	}
+}
+
+// purge deletes every message key of one incarnation, purgeBatch keys per
+// transaction, then its graveyard entry. It returns the number of
+// messages deleted.
+func (s *Service) purge(ctx context.Context, acct, name, inc string) (int, error) {
+	total := 0
+	for {
+		keys, msgs := 0, 0
+		err := s.store.Update(ctx, func(tx kv.Tx) error {
+			keys, msgs = 0, 0
+			for i, prefix := range [][]byte{msgPrefix(acct, name, inc), visPrefix(acct, name, inc)} {
+				var found [][]byte
+				err := tx.Scan(prefix, kv.PrefixEnd(prefix), purgeBatch-keys, false, func(k, _ []byte) bool {
+					found = append(found, append([]byte(nil), k...))
+					return true
+				})
+				if err != nil {
+					return err
+				}
+				for _, k := range found {
+					if err := tx.Delete(k); err != nil {
+						return err
+					}
+				}
+				keys += len(found)
+				if i == 0 {
+					msgs = len(found)
+				}
+				if keys >= purgeBatch {
+					return nil
+				}
+			}
+			// Nothing is left once these deletes commit.
+			return tx.Delete(graveKey(acct, name, inc))
+		})
+		if err != nil {
+			return total, err
+		}
+		total += msgs
+		if keys < purgeBatch {
+			return total, nil
+		}
+	}
+}
+
+// CollectGarbage reclaims space: it finishes purges of deleted queues and
+// cleared incarnations left behind by an interrupted request, and deletes
+// expired messages. It returns the number of messages removed. It is safe
+// to run concurrently with requests and from several processes; a caller
+// typically runs it every minute next to the Blob collector.
+func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
+	total := 0
+	// Graveyard entries: qg / acct / queue / inc.
+	var graves [][]string
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		p := graveyardPrefix()
+		return tx.Scan(p, kv.PrefixEnd(p), 0, false, func(k, _ []byte) bool {
+			if parts, ok := kv.Split(k); ok && len(parts) == 4 {
+				graves = append(graves, parts[1:])
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, g := range graves {
+		n, err := s.purge(ctx, g[0], g[1], g[2])
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	// Expired messages of live queues.
+	type live struct{ acct, name, inc string }
+	var queues []live
+	err = s.store.View(ctx, func(tx kv.Tx) error {
+		p := kv.Key("q")
+		var decodeErr error
+		err := tx.Scan(p, kv.PrefixEnd(p), 0, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 3 {
+				return true
+			}
+			var q queueRec
+			if err := json.Unmarshal(v, &q); err != nil {
+				decodeErr = err
+				return false
+			}
+			queues = append(queues, live{parts[1], parts[2], q.Inc})
+			return true
+		})
+		return errors.Join(err, decodeErr)
+	})
+	if err != nil {
+		return total, err
+	}
+	for _, q := range queues {
+		n, err := s.removeExpired(ctx, q.acct, q.name, q.inc)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// removeExpired deletes the expired messages of one queue incarnation,
+// purgeBatch at a time. Expiry never changes, so a message found expired
+// in a snapshot is still expired in the deleting transaction; it may have
+// moved in the index meanwhile, which is why each is re-read by id.
+func (s *Service) removeExpired(ctx context.Context, acct, name, inc string) (int, error) {
+	total := 0
+	prefix := visPrefix(acct, name, inc)
+	start := prefix
+	end := kv.PrefixEnd(prefix)
+	for {
+		now := s.clock.Now().UnixNano()
+		var ids []string
+		var next []byte
+		err := s.store.View(ctx, func(tx kv.Tx) error {
+			return tx.Scan(start, end, 0, false, func(k, v []byte) bool {
+				if exp, id, ok := parseIndexValue(v); ok && now >= exp {
+					ids = append(ids, id)
+				}
+				if len(ids) >= purgeBatch {
+					next = append(append([]byte(nil), k...), 0)
+					return false
+				}
+				return true
+			})
+		})
+		if err != nil || len(ids) == 0 {
+			return total, err
+		}
+		n := 0
+		err = s.store.Update(ctx, func(tx kv.Tx) error {
+			n = 0
+			for _, id := range ids {
+				m, ok, err := loadMessage(tx, acct, name, inc, id)
+				if err != nil {
+					return err
+				}
+				if !ok || !m.expired(now) {
+					continue
+				}
+				if err := removeMessage(tx, acct, name, inc, m); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		total += n
+		if err != nil || next == nil {
+			return total, err
+		}
+		start = next
+	}
+}

@@ -1,0 +1,373 @@
+package queue
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// createQueue: 201 when created; 204 when the queue exists with identical
+// metadata; 409 QueueAlreadyExists when it exists with different metadata
+// [D: Create Queue; S: azqueue accepts 201 and 204].
+func (s *Service) createQueue(w http.ResponseWriter, r *req) error {
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	inc := newIncarnation()
+	created := false
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		created = false
+		q, err := loadQueue(tx, r.Account, r.queue)
+		if err == nil {
+			if !maps.Equal(q.Meta, meta) {
+				return azerr.New(azerr.QueueAlreadyExists)
+			}
+			return nil
+		}
+		if !azerr.Has(err, azerr.QueueNotFound) {
+			return err
+		}
+		created = true
+		return putQueue(tx, r.Account, r.queue, &queueRec{Inc: inc, Meta: meta})
+	})
+	if err != nil {
+		return err
+	}
+	if created {
+		w.WriteHeader(http.StatusCreated)
+	} else {
+		w.WriteHeader(http.StatusNoContent)
+	}
+	return nil
+}
+
+// deleteQueue removes the queue record at once; its messages become
+// unreachable in the same transaction and are purged afterwards.
+func (s *Service) deleteQueue(w http.ResponseWriter, r *req) error {
+	var inc string
+	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
+		q, err := loadQueue(tx, r.Account, r.queue)
+		if err != nil {
+			return err
+		}
+		inc = q.Inc
+		if err := tx.Delete(queueKey(r.Account, r.queue)); err != nil {
+			return err
+		}
+		return tx.Put(graveKey(r.Account, r.queue, inc), nil)
+	})
+	if err != nil {
+		return err
+	}
+	s.purgeNow(r, inc)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// getQueueMetadata (Get Queue Metadata / Properties): the metadata
+// headers and x-ms-approximate-messages-count, which counts the messages
+// not yet expired (visible or not) [D: Get Queue Metadata].
+func (s *Service) getQueueMetadata(w http.ResponseWriter, r *req) error {
+	var q *queueRec
+	var count int64
+	tt := s.txTime(r)
+	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+		q, err = loadQueue(tx, r.Account, r.queue)
+		if err != nil {
+			return err
+		}
+		count, err = countMessages(tx, r.Account, r.queue, q.Inc, tt.now())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	for k, v := range q.Meta {
+		h["x-ms-meta-"+k] = []string{v}
+	}
+	// The SDK parses the count as an int32.
+	h.Set("x-ms-approximate-messages-count", strconv.FormatInt(min(count, math.MaxInt32), 10))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// countMessages counts the unexpired messages of a queue from the
+// visibility index, whose values carry each message's expiry.
+func countMessages(tx kv.Tx, acct, name, inc string, now int64) (int64, error) {
+	var n int64
+	prefix := visPrefix(acct, name, inc)
+	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(_, v []byte) bool {
+		if exp, _, ok := parseIndexValue(v); ok && now < exp {
+			n++
+		}
+		return true
+	})
+	return n, err
+}
+
+// setQueueMetadata replaces the metadata: 204, last writer wins.
+func (s *Service) setQueueMetadata(w http.ResponseWriter, r *req) error {
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		q, err := loadQueue(tx, r.Account, r.queue)
+		if err != nil {
+			return err
+		}
+		q.Meta = meta
+		return putQueue(tx, r.Account, r.queue, q)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Stored access policies on the wire.
+type signedIdentifiersXML struct {
+	XMLName xml.Name            `xml:"SignedIdentifiers"`
+	Items   []signedIdentityXML `xml:"SignedIdentifier"`
+}
+
+type signedIdentityXML struct {
+	ID     string           `xml:"Id"`
+	Policy *accessPolicyXML `xml:"AccessPolicy"`
+}
+
+type accessPolicyXML struct {
+	Start      string `xml:"Start,omitempty"`
+	Expiry     string `xml:"Expiry,omitempty"`
+	Permission string `xml:"Permission,omitempty"`
+}
+
+// maxSignedIdentifiers is Azure's limit of stored access policies per
+// queue [D: Set Queue ACL].
+const maxSignedIdentifiers = 5
+
+// queuePermissions are the letters a queue access policy may hold, in
+// the documented order: read, add, update, process [D, S: azqueue
+// AccessPolicyPermission].
+const queuePermissions = "raup"
+
+func (s *Service) getQueueACL(w http.ResponseWriter, r *req) error {
+	var q *queueRec
+	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+		q, err = loadQueue(tx, r.Account, r.queue)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	out := signedIdentifiersXML{Items: []signedIdentityXML{}}
+	for _, p := range q.ACL {
+		out.Items = append(out.Items, signedIdentityXML{ID: p.ID, Policy: &accessPolicyXML{Start: p.Start, Expiry: p.Expiry, Permission: p.Permission}})
+	}
+	return server.WriteXML(w, http.StatusOK, out)
+}
+
+// parseACL validates a Set Queue ACL body: at most five identifiers with
+// ids of 1–64 characters (400 InvalidXmlDocument), ISO 8601 times and
+// permissions from "raup" (400 InvalidXmlNodeValue) [D: Set Queue ACL;
+// codes I, as for containers]. An empty body clears the ACL.
+func parseACL(body []byte) ([]signedID, error) {
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return nil, nil
+	}
+	var in signedIdentifiersXML
+	if err := xml.Unmarshal(body, &in); err != nil {
+		return nil, azerr.New(azerr.InvalidXMLDocument)
+	}
+	if len(in.Items) > maxSignedIdentifiers {
+		return nil, azerr.Newf(azerr.InvalidXMLDocument, "At most %d stored access policies may be set.", maxSignedIdentifiers)
+	}
+	var out []signedID
+	seen := map[string]bool{}
+	for _, it := range in.Items {
+		if it.ID == "" || len(it.ID) > 64 {
+			return nil, azerr.Newf(azerr.InvalidXMLDocument, "Signed identifier ids must be 1 to 64 characters.")
+		}
+		if seen[it.ID] {
+			return nil, azerr.Newf(azerr.InvalidXMLDocument, "The signed identifier %q is given twice.", it.ID)
+		}
+		seen[it.ID] = true
+		p := signedID{ID: it.ID}
+		if it.Policy != nil {
+			for _, f := range []struct{ in, out *string }{{&it.Policy.Start, &p.Start}, {&it.Policy.Expiry, &p.Expiry}} {
+				v := strings.TrimSpace(*f.in)
+				if v == "" {
+					continue
+				}
+				t, err := wire.ParseISOTime(v)
+				if err != nil {
+					return nil, azerr.Newf(azerr.InvalidXMLNodeValue, "Invalid access policy time %q.", v)
+				}
+				*f.out = wire.FormatISO7(t)
+			}
+			perm := it.Policy.Permission
+			for _, c := range perm {
+				if !strings.ContainsRune(queuePermissions, c) {
+					return nil, azerr.Newf(azerr.InvalidXMLNodeValue, "Invalid permission %q.", perm)
+				}
+			}
+			p.Permission = perm
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// setQueueACL replaces the stored access policies: 204, last writer wins.
+func (s *Service) setQueueACL(w http.ResponseWriter, r *req) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
+	if err != nil {
+		return azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
+	}
+	if len(body) > 64<<10 {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	acl, err := parseACL(body)
+	if err != nil {
+		return err
+	}
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		q, err := loadQueue(tx, r.Account, r.queue)
+		if err != nil {
+			return err
+		}
+		q.ACL = acl
+		return putQueue(tx, r.Account, r.queue, q)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// List Queues.
+
+const maxListResults = 5000
+
+// metaXML renders metadata as <Metadata><key>value</key>...</Metadata>.
+type metaXML map[string]string
+
+func (m metaXML) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	if err := e.EncodeToken(start); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := e.EncodeElement(m[k], xml.StartElement{Name: xml.Name{Local: k}}); err != nil {
+			return err
+		}
+	}
+	return e.EncodeToken(start.End())
+}
+
+type queueItemXML struct {
+	Name     string  `xml:"Name"`
+	Metadata metaXML `xml:"Metadata,omitempty"`
+}
+
+type listQueuesXML struct {
+	XMLName    xml.Name       `xml:"EnumerationResults"`
+	Endpoint   string         `xml:"ServiceEndpoint,attr"`
+	Prefix     string         `xml:"Prefix,omitempty"`
+	Marker     string         `xml:"Marker,omitempty"`
+	MaxResults int            `xml:"MaxResults,omitempty"`
+	Queues     []queueItemXML `xml:"Queues>Queue"`
+	NextMarker string         `xml:"NextMarker"`
+}
+
+// listQueues: prefix, marker (the name of the first queue to return, as
+// handed out in NextMarker), maxresults (1–5000 accepted as in List
+// Containers; larger values are clamped [D]; below 1: 400
+// OutOfRangeQueryParameterValue) and include=metadata (anything else: 400
+// InvalidQueryParameterValue).
+func (s *Service) listQueues(w http.ResponseWriter, r *req) error {
+	maxN, err := wire.ParseIntQuery(r.q, "maxresults", 1, math.MaxInt32, maxListResults)
+	if err != nil {
+		return err
+	}
+	maxN = min(maxN, maxListResults)
+	withMeta := false
+	if inc := r.q.Get("include"); inc != "" {
+		for _, it := range strings.Split(inc, ",") {
+			if !strings.EqualFold(strings.TrimSpace(it), "metadata") {
+				return azerr.InvalidQuery("include", inc)
+			}
+			withMeta = true
+		}
+	}
+	prefix, marker := r.q.Get("prefix"), r.q.Get("marker")
+	out := listQueuesXML{Endpoint: endpoint(r), Prefix: prefix, Marker: marker, Queues: []queueItemXML{}}
+	if r.q.Has("maxresults") {
+		out.MaxResults = maxN
+	}
+	base := queuesPrefix(r.Account)
+	start := kv.AppendPartial(append([]byte(nil), base...), prefix)
+	end := kv.PrefixEnd(start)
+	if marker != "" && marker > prefix {
+		start = queueKey(r.Account, marker)
+	}
+	err = s.store.View(r.Context(), func(tx kv.Tx) error {
+		var decodeErr error
+		err := tx.Scan(start, end, maxN+1, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 3 {
+				return true
+			}
+			if len(out.Queues) == maxN {
+				out.NextMarker = parts[2]
+				return false
+			}
+			it := queueItemXML{Name: parts[2]}
+			if withMeta {
+				var q queueRec
+				if decodeErr = json.Unmarshal(v, &q); decodeErr != nil {
+					return false
+				}
+				it.Metadata = metaXML(q.Meta)
+				if it.Metadata == nil {
+					it.Metadata = metaXML{}
+				}
+			}
+			out.Queues = append(out.Queues, it)
+			return true
+		})
+		return errors.Join(err, decodeErr)
+	})
+	if err != nil {
+		return err
+	}
+	return server.WriteXML(w, http.StatusOK, out)
+}
+
+func endpoint(r *req) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/" + r.Account + "/"
+}

@@ -1,0 +1,180 @@
+package queue
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+)
+
+// errNoMessageText is returned by parseMessageXML for a well-formed
+// document without <MessageText>.
+var errNoMessageText = errors.New("queue: no MessageText element")
+
+// parseMessageXML parses a Put/Update Message body,
+//
+//	<QueueMessage><MessageText>text</MessageText></QueueMessage>
+//
+// and returns the text, unescaped, exactly as the client sent it (the
+// service stores it opaquely and never requires base64 [digest §6.3]).
+// Rules: the root must be QueueMessage (any namespace); it must hold
+// exactly one MessageText whose content is character data only (no child
+// elements); other children of the root are ignored; nothing but
+// comments, processing instructions and white space may surround the
+// root. encoding/xml enforces well-formedness, UTF-8 and the XML
+// character range, so the text always survives a round trip through
+// xml.EscapeText.
+func parseMessageXML(body []byte) (string, error) {
+	d := xml.NewDecoder(bytes.NewReader(body))
+	var (
+		text    string
+		found   bool
+		rootEnd bool
+		depth   int
+	)
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			switch {
+			case rootEnd:
+				return "", errors.New("queue: content after the root element")
+			case depth == 0:
+				if t.Name.Local != "QueueMessage" {
+					return "", errors.New("queue: root element is not QueueMessage")
+				}
+				depth = 1
+			case t.Name.Local == "MessageText":
+				if found {
+					return "", errors.New("queue: MessageText given twice")
+				}
+				s, err := charDataOnly(d)
+				if err != nil {
+					return "", err
+				}
+				text, found = s, true
+			default:
+				if err := d.Skip(); err != nil {
+					return "", err
+				}
+			}
+		case xml.EndElement:
+			// The decoder matches end tags to start tags, so this closes
+			// the root.
+			depth = 0
+			rootEnd = true
+		case xml.CharData:
+			if depth == 0 && len(bytes.TrimSpace(t)) != 0 {
+				return "", errors.New("queue: text outside the root element")
+			}
+		case xml.Directive:
+			return "", errors.New("queue: DTDs are not allowed")
+		}
+	}
+	if !rootEnd {
+		return "", errors.New("queue: no root element")
+	}
+	if !found {
+		return "", errNoMessageText
+	}
+	return text, nil
+}
+
+// charDataOnly reads the content of the element just opened up to its
+// end tag; a child element is an error.
+func charDataOnly(d *xml.Decoder) (string, error) {
+	var b []byte
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return "", err
+		}
+		switch t := tok.(type) {
+		case xml.CharData:
+			b = append(b, t...)
+		case xml.EndElement:
+			return string(b), nil
+		case xml.StartElement:
+			return "", errors.New("queue: MessageText holds an element")
+		case xml.Directive:
+			return "", errors.New("queue: DTDs are not allowed")
+		}
+	}
+}
+
+// buildMessageXML is the request body a client sends for text (used by
+// tests and the fuzz target's round-trip check).
+func buildMessageXML(text string) []byte {
+	var b bytes.Buffer
+	b.WriteString("<QueueMessage><MessageText>")
+	_ = xml.EscapeText(&b, []byte(text))
+	b.WriteString("</MessageText></QueueMessage>")
+	return b.Bytes()
+}
+
+// readMessageBody reads and parses a Put/Update Message body. Errors:
+//   - text over 64 KiB (or a body too large to hold a 64 KiB text): 400
+//     MessageTooLarge [D: Queue error codes];
+//   - a malformed document, or one without MessageText: 400
+//     InvalidXmlDocument [digest §6.1].
+//
+// When optional is true an empty body is allowed (Update Message without
+// new content) and present is false.
+func readMessageBody(r *http.Request, optional bool) (text string, present bool, err error) {
+	if r.ContentLength > maxBodyBytes {
+		return "", false, azerr.New(azerr.MessageTooLarge)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return "", false, azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
+	}
+	if len(body) > maxBodyBytes {
+		return "", false, azerr.New(azerr.MessageTooLarge)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if optional {
+			return "", false, nil
+		}
+		return "", false, azerr.New(azerr.InvalidXMLDocument)
+	}
+	text, err = parseMessageXML(body)
+	if err != nil {
+		return "", false, azerr.New(azerr.InvalidXMLDocument)
+	}
+	if len(text) > maxMessageBytes {
+		return "", false, azerr.Newf(azerr.MessageTooLarge, "The message exceeds the maximum allowed size of %d bytes.", maxMessageBytes)
+	}
+	return text, true, nil
+}
+
+// messagesListXML is the body of Put, Get and Peek Messages.
+type messagesListXML struct {
+	XMLName xml.Name     `xml:"QueueMessagesList"`
+	Items   []messageXML `xml:"QueueMessage"`
+}
+
+// messageXML is one <QueueMessage>; the element order is Azure's
+// (MessageId, InsertionTime, ExpirationTime, PopReceipt, TimeNextVisible,
+// DequeueCount, MessageText) and absent elements are omitted (Peek has no
+// PopReceipt/TimeNextVisible; Put has no DequeueCount/MessageText).
+type messageXML struct {
+	MessageID       string  `xml:"MessageId"`
+	InsertionTime   string  `xml:"InsertionTime"`
+	ExpirationTime  string  `xml:"ExpirationTime"`
+	PopReceipt      string  `xml:"PopReceipt,omitempty"`
+	TimeNextVisible string  `xml:"TimeNextVisible,omitempty"`
+	DequeueCount    *uint64 `xml:"DequeueCount,omitempty"`
+	MessageText     *string `xml:"MessageText,omitempty"`
+}
