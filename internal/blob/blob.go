@@ -266,7 +266,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		st, err = s.stage(r.Context(), body, n, r.Header, true)
+		st, err = s.stageEmbedded(r.Context(), body, n, r.Header)
 		if err != nil {
 			return err
 		}

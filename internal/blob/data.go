@@ -36,11 +36,17 @@ const (
 
 // Part is one extent of a blob's content: bytes [Off, Off+Len) of the blob
 // are bytes [DOff, DOff+Len) of data item ID.
+//
+// A small Put Blob body is embedded in the part itself (Data set, ID
+// empty): the record then holds its bytes, so a small write is one key and
+// a small read one lookup, with no reference counting. Embedded bytes are
+// copied, not shared, by snapshots and copies.
 type Part struct {
 	Off  int64  `json:"o"`
 	Len  int64  `json:"l"`
-	ID   string `json:"i"`
+	ID   string `json:"i,omitempty"`
 	DOff int64  `json:"d,omitempty"`
+	Data []byte `json:"b,omitempty"`
 }
 
 func (p Part) end() int64 { return p.Off + p.Len }
@@ -67,6 +73,16 @@ type staged struct {
 // blob's Content-MD5) or when the client sent Content-MD5, CRC64 when the
 // client sent x-ms-content-crc64; checkDigests verifies them.
 func (s *Service) stage(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5 bool) (*staged, error) {
+	return s.stageBody(ctx, body, n, h, storeMD5, false)
+}
+
+// stageEmbedded is stage for a whole small blob: a body of at most
+// inlineMax bytes is embedded in the part instead of becoming a data item.
+func (s *Service) stageEmbedded(ctx context.Context, body io.Reader, n int64, h http.Header) (*staged, error) {
+	return s.stageBody(ctx, body, n, h, true, true)
+}
+
+func (s *Service) stageBody(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5, embed bool) (*staged, error) {
 	st := &staged{inline: map[string][]byte{}}
 	var md5h, crch hash.Hash
 	var sinks []io.Writer
@@ -98,7 +114,11 @@ func (s *Service) stage(ctx context.Context, body io.Reader, n int64, h http.Hea
 			w.Write(buf)
 		}
 		st.size = n
-		if n > 0 {
+		switch {
+		case n == 0:
+		case embed:
+			st.parts = []Part{{Off: 0, Len: n, Data: buf}}
+		default:
 			id := newInlineID()
 			st.inline[id] = buf
 			st.parts = []Part{{Off: 0, Len: n, ID: id}}
@@ -175,6 +195,9 @@ func (e *maxBytesError) Error() string { return fmt.Sprintf("request body over %
 // the records that reference them then take references via adjustRefs.
 func (st *staged) write(tx kv.Tx) error {
 	for _, p := range st.parts {
+		if p.ID == "" {
+			continue // embedded in the record
+		}
 		var v []byte
 		if isInline(p.ID) {
 			v = encodeData(0, st.inline[p.ID])
@@ -200,10 +223,14 @@ func encodeData(refs uint32, data []byte) []byte {
 func adjustRefs(tx kv.Tx, now time.Time, old, new []Part) error {
 	delta := map[string]int{}
 	for _, p := range old {
-		delta[p.ID]--
+		if p.ID != "" {
+			delta[p.ID]--
+		}
 	}
 	for _, p := range new {
-		delta[p.ID]++
+		if p.ID != "" {
+			delta[p.ID]++
+		}
 	}
 	ids := make([]string, 0, len(delta))
 	for id, d := range delta {
@@ -314,6 +341,13 @@ func (c *contentReader) Read(p []byte) (int, error) {
 }
 
 func (c *contentReader) open(part Part, from, n int64) error {
+	if part.ID == "" {
+		if from+n > int64(len(part.Data)) {
+			return fmt.Errorf("embedded part shorter than its length")
+		}
+		c.cur = bytesReader(part.Data[from : from+n])
+		return nil
+	}
 	if isInline(part.ID) {
 		data, ok := c.inline[part.ID]
 		if !ok {

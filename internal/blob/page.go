@@ -32,10 +32,10 @@ func splice(parts []Part, off, n int64, repl *Part) []Part {
 			continue
 		}
 		if p.Off < off {
-			out = append(out, Part{Off: p.Off, Len: off - p.Off, ID: p.ID, DOff: p.DOff})
+			out = append(out, p.slice(p.Off, off))
 		}
 		if p.end() > end {
-			out = append(out, Part{Off: end, Len: p.end() - end, ID: p.ID, DOff: p.DOff + (end - p.Off)})
+			out = append(out, p.slice(end, p.end()))
 		}
 	}
 	if repl != nil {
@@ -43,6 +43,17 @@ func splice(parts []Part, off, n int64, repl *Part) []Part {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Off < out[j].Off })
 	return out
+}
+
+// slice returns the part covering blob bytes [from, to) of p.
+func (p Part) slice(from, to int64) Part {
+	q := Part{Off: from, Len: to - from, ID: p.ID}
+	if p.ID == "" {
+		q.Data = p.Data[from-p.Off : to-p.Off]
+	} else {
+		q.DOff = p.DOff + (from - p.Off)
+	}
+	return q
 }
 
 // trimParts drops content at or beyond size (page blob resize).

@@ -71,6 +71,14 @@ func (e *sdEnv) policy(on bool, days int, permanent bool) {
 
 func (e *sdEnv) put(name, typ, body string) {
 	e.t.Helper()
+	if typ == BlockBlob {
+		// Put Block + Put Block List: the content becomes a shared data
+		// item, so the tests can follow its references (a small Put Blob
+		// body is embedded in the record instead).
+		e.ok(http.MethodPut, "/acct/cnt/"+name+"?comp=block&blockid=YmxrMQ==", nil, body)
+		e.ok(http.MethodPut, "/acct/cnt/"+name+"?comp=blocklist", nil, "<BlockList><Latest>YmxrMQ==</Latest></BlockList>")
+		return
+	}
 	hdr := map[string]string{"x-ms-blob-type": typ}
 	if typ == PageBlob {
 		hdr["x-ms-blob-content-length"] = "512"
