@@ -14,6 +14,15 @@
 # and runs the command. Whatever happens, the server is stopped and the
 # directory removed; the script exits with the command's status.
 #
+# For tests that stop and start the server themselves (test/multiproc's
+# TestDatabaseRestart), it also exports
+#
+#   CERULEAN_TEST_PGBIN   the directory of pg_ctl
+#   CERULEAN_TEST_PGDATA  the data directory (postmaster.opts in it holds
+#                         the server's options, as pg_ctl restart uses them)
+#   CERULEAN_TEST_PGUSER  the user the server runs as (and pg_ctl must)
+#   CERULEAN_TEST_PGLOG   the server's log file
+#
 # Environment:
 #   CERULEAN_PG_OPTS  extra server options, e.g. "-c fsync=off" for faster,
 #                     non-durable test runs (the default is durable).
@@ -115,6 +124,7 @@ fi
 as_pg "$bindir/createdb" -h "$tmp/sock" -p "$port" -U "$pguser" cerulean
 
 export CERULEAN_TEST_POSTGRES="postgres://$pguser@127.0.0.1:$port/cerulean?sslmode=disable"
+export CERULEAN_TEST_PGBIN="$bindir" CERULEAN_TEST_PGDATA="$tmp/data" CERULEAN_TEST_PGUSER="$pguser" CERULEAN_TEST_PGLOG="$tmp/server.log"
 echo "with-postgres: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on port $port; CERULEAN_TEST_POSTGRES=$CERULEAN_TEST_POSTGRES" >&2
 
 set +e

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -167,6 +168,7 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		}
 		r := &Request{Request: hr, Now: now, Version: version, ID: id}
 		fail := func(e *azerr.Error) {
+			drainBody(w, hr)
 			if svc.JSONErrors {
 				WriteJSONError(w, hr, e)
 			} else {
@@ -221,3 +223,20 @@ func newRequestID() string {
 }
 
 func nowISO() string { return time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z") }
+
+// maxDrain bounds how much of an unread request body is read and thrown
+// away before an error response.
+const maxDrain = 64 << 20
+
+// drainBody reads what is left of the request body (at most maxDrain
+// bytes, for at most 10 seconds) before an error is written. A client
+// still sending a large body would otherwise see the connection reset
+// (Go's server discards at most 256 KiB after a handler) instead of the
+// error — a 503 during a database outage must reach the SDK as a 503.
+func drainBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.ContentLength == 0 || r.Method == http.MethodHead {
+		return
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, _ = io.CopyN(io.Discard, r.Body, maxDrain)
+}

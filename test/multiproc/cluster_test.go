@@ -30,6 +30,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/cerulean-storage/cerulean/internal/app"
@@ -42,7 +43,7 @@ const nodes = 3
 // service names a listener of `cerulean serve`; its flag is --<name>-port.
 // A cluster starts the services it is asked for and passes -1 for the
 // others. Testing another service is: start the cluster with it and add a
-// client constructor next to Blob and Queue below.
+// client constructor next to Blob, Queue and Table below.
 type service string
 
 const (
@@ -138,8 +139,15 @@ func newCluster(t *testing.T, services ...service) *cluster {
 		t.Skipf("%s is not set: these tests run %d cerulean processes on one PostgreSQL database; run: bash scripts/with-postgres.sh go test -count=1 -v ./test/multiproc/", pgtest.EnvVar, nodes)
 	}
 	dsn, _ := pgtest.Schema(t) // fails the test when the database is unreachable
+	return startCluster(t, dsn, services...)
+}
+
+// startCluster starts the processes on the schema dsn names (see
+// newCluster).
+func startCluster(t *testing.T, dsn string, services ...service) *cluster {
+	t.Helper()
 	c := &cluster{t: t, bin: binary(t), dsn: dsn, services: services, dir: t.TempDir()}
-	// Registered after pgtest.Schema's cleanup, so it runs before the
+	// Registered after the schema's cleanup, so it runs before the
 	// schema is dropped.
 	t.Cleanup(c.stopAll)
 	start := time.Now()
@@ -413,6 +421,38 @@ func (c *cluster) Queue(i int) *azqueue.ServiceClient {
 		c.t.Fatal(err)
 	}
 	return cl
+}
+
+// Table returns a new Table service client of process i.
+func (c *cluster) Table(i int) *aztables.ServiceClient {
+	c.t.Helper()
+	cred, err := aztables.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cl, err := aztables.NewServiceClientWithSharedKey(c.url(i, tableSvc), cred, &aztables.ClientOptions{ClientOptions: c.clientOptions()})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return cl
+}
+
+// Alive reports whether process i is the one the test started last and
+// still runs (it did not exit, and nobody restarted it).
+func (c *cluster) Alive(i int) (pid int, alive bool) {
+	n := c.nodes[i]
+	n.mu.Lock()
+	cmd, exited := n.cmd, n.exited
+	n.mu.Unlock()
+	if cmd == nil {
+		return 0, false
+	}
+	select {
+	case <-exited:
+		return cmd.Process.Pid, false
+	default:
+		return cmd.Process.Pid, true
+	}
 }
 
 // ctx returns a context bounded by d, canceled at cleanup.

@@ -96,7 +96,7 @@ func TestLoadMigrations(t *testing.T) {
 	}
 }
 
-func TestClosedWithoutDatabase(t *testing.T) {
+func TestOpenUnreachable(t *testing.T) {
 	// Open fails fast, wrapping kv.ErrUnavailable, when nothing listens.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
