@@ -117,7 +117,11 @@ func Run(ctx context.Context, name string, n int, d time.Duration, fn func(ctx c
 }
 
 // Small runs Put Blob then Get Blob of size-byte blobs with n clients.
-func Small(ctx context.Context, c *azblob.Client, container string, n, size int, d time.Duration) ([]Result, error) {
+// With several endpoints (front ends sharing one database), worker w uses
+// cs[w % len(cs)]; writes and reads of one worker may so go to different
+// front ends only when their counts differ, which they do not here.
+func Small(ctx context.Context, cs []*azblob.Client, container string, n, size int, d time.Duration) ([]Result, error) {
+	c := cs[0]
 	if _, err := c.CreateContainer(ctx, container, nil); err != nil && !strings.Contains(err.Error(), "ContainerAlreadyExists") {
 		return nil, err
 	}
@@ -126,14 +130,15 @@ func Small(ctx context.Context, c *azblob.Client, container string, n, size int,
 	const keys = 1000
 	written := make([]int64, n)
 	put := Run(ctx, fmt.Sprintf("Put Blob %d B (%d clients)", size, n), n, d, func(ctx context.Context, w int, i int64) error {
-		_, err := c.UploadBuffer(ctx, container, fmt.Sprintf("b%d-%d", w, i%keys), body, nil)
+		_, err := cs[w%len(cs)].UploadBuffer(ctx, container, fmt.Sprintf("b%d-%d", w, i%keys), body, nil)
 		if err == nil && i < keys {
 			written[w] = i + 1
 		}
 		return err
 	})
 	get := Run(ctx, fmt.Sprintf("Get Blob %d B (%d clients)", size, n), n, d, func(ctx context.Context, w int, i int64) error {
-		resp, err := c.DownloadStream(ctx, container, fmt.Sprintf("b%d-%d", w, i%max(1, written[w])), nil)
+		// read through the next front end: another process than the writer's
+		resp, err := cs[(w+1)%len(cs)].DownloadStream(ctx, container, fmt.Sprintf("b%d-%d", w, i%max(1, written[w])), nil)
 		if err != nil {
 			return err
 		}
@@ -205,7 +210,7 @@ func (p *patternReader) Read(b []byte) (int, error) {
 // Main is `cerulean bench`.
 func Main(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	url := fs.String("url", "", "Blob account URL, e.g. http://127.0.0.1:10000/devstoreaccount1 (default: start an in-process server on a temporary directory)")
+	url := fs.String("url", "", "Blob account URL, e.g. http://127.0.0.1:10000/devstoreaccount1; several comma-separated URLs spread the clients over front ends sharing one database (default: start an in-process server on a temporary directory)")
 	queueURL := fs.String("queue-url", "", "Queue account URL for -workloads queue (default: the in-process server)")
 	tableURL := fs.String("table-url", "", "Table account URL for -workloads table (default: the in-process server)")
 	workloads := fs.String("workloads", "blob,large", "comma-separated: blob (1 KiB put/get), large (big upload/download), queue (put-get-delete), table (insert, point read, filtered query)")
@@ -280,13 +285,18 @@ func Main(args []string, out io.Writer) error {
 		res = append(res, rs...)
 	}
 	if want["blob"] || want["large"] {
-		c, err := Client(*url, *account, *key, *clients)
-		if err != nil {
-			return err
+		var cs []*azblob.Client
+		for _, u := range strings.Split(*url, ",") {
+			c, err := Client(strings.TrimSpace(u), *account, *key, *clients)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, c)
 		}
+		c := cs[0]
 		container := fmt.Sprintf("bench%d", time.Now().UnixNano())
 		if want["blob"] {
-			rs, err := Small(ctx, c, container, *clients, *size, *dur)
+			rs, err := Small(ctx, cs, container, *clients, *size, *dur)
 			if err != nil {
 				return err
 			}
