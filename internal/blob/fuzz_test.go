@@ -3,6 +3,8 @@ package blob
 import (
 	"encoding/xml"
 	"testing"
+
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
 
 // FuzzListMarker: any marker string either decodes or is rejected; a
@@ -57,13 +59,13 @@ func FuzzServiceProperties(f *testing.F) {
 	f.Add([]byte(`<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods><AllowedHeaders>*</AllowedHeaders><ExposedHeaders>*</ExposedHeaders><MaxAgeInSeconds>5</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>`))
 	f.Add([]byte(`<SignedIdentifiers><SignedIdentifier><Id>a</Id><AccessPolicy><Permission>r</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var p servicePropsXML
+		var p svcprops.Properties
 		if xml.Unmarshal(body, &p) == nil {
 			out, err := xml.Marshal(p)
 			if err != nil {
 				t.Fatalf("re-encode: %v", err)
 			}
-			var q servicePropsXML
+			var q svcprops.Properties
 			if err := xml.Unmarshal(out, &q); err != nil {
 				t.Fatalf("decode of our own output %q: %v", out, err)
 			}

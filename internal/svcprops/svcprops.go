@@ -1,0 +1,233 @@
+// Package svcprops is the Get/Set Service Properties document shared by
+// the Blob, Queue and Table services (StorageServiceProperties: logging,
+// metrics, CORS, and for Blob the default version, delete retention and
+// static website). On Set every top-level element is optional and an
+// absent one keeps its previous value; writes are last writer wins.
+package svcprops
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Kind selects the elements a service supports.
+type Kind int
+
+// Services with service properties.
+const (
+	Blob Kind = iota
+	Queue
+	Table
+)
+
+// MaxCORSRules is Azure's limit of CORS rules per service.
+const MaxCORSRules = 5
+
+// maxBody bounds a Set Service Properties body.
+const maxBody = 64 << 10
+
+// Retention is a retention policy.
+type Retention struct {
+	Enabled bool `xml:"Enabled" json:"e"`
+	Days    *int `xml:"Days,omitempty" json:"d,omitempty"`
+	// AllowPermanentDelete only appears in DeleteRetentionPolicy.
+	AllowPermanentDelete *bool `xml:"AllowPermanentDelete,omitempty" json:"p,omitempty"`
+}
+
+// Logging is the analytics logging setting.
+type Logging struct {
+	Version         string    `xml:"Version" json:"v"`
+	Delete          bool      `xml:"Delete" json:"d"`
+	Read            bool      `xml:"Read" json:"r"`
+	Write           bool      `xml:"Write" json:"w"`
+	RetentionPolicy Retention `xml:"RetentionPolicy" json:"rp"`
+}
+
+// Metrics is an hour or minute metrics setting.
+type Metrics struct {
+	Version         string    `xml:"Version" json:"v"`
+	Enabled         bool      `xml:"Enabled" json:"e"`
+	IncludeAPIs     *bool     `xml:"IncludeAPIs,omitempty" json:"i,omitempty"`
+	RetentionPolicy Retention `xml:"RetentionPolicy" json:"rp"`
+}
+
+// CORSRule is one CORS rule.
+type CORSRule struct {
+	AllowedOrigins  string `xml:"AllowedOrigins" json:"o"`
+	AllowedMethods  string `xml:"AllowedMethods" json:"m"`
+	AllowedHeaders  string `xml:"AllowedHeaders" json:"h"`
+	ExposedHeaders  string `xml:"ExposedHeaders" json:"x"`
+	MaxAgeInSeconds int    `xml:"MaxAgeInSeconds" json:"a"`
+}
+
+// CORS holds a service's CORS rules.
+type CORS struct {
+	Rules []CORSRule `xml:"CorsRule" json:"r"`
+}
+
+// StaticWebsite is the Blob service's static website setting.
+type StaticWebsite struct {
+	Enabled              bool   `xml:"Enabled" json:"e"`
+	IndexDocument        string `xml:"IndexDocument,omitempty" json:"i,omitempty"`
+	ErrorDocument404Path string `xml:"ErrorDocument404Path,omitempty" json:"n,omitempty"`
+	DefaultIndexPath     string `xml:"DefaultIndexDocumentPath,omitempty" json:"d,omitempty"`
+}
+
+// Properties is the StorageServiceProperties document.
+type Properties struct {
+	XMLName               xml.Name       `xml:"StorageServiceProperties" json:"-"`
+	Logging               *Logging       `xml:"Logging,omitempty" json:"l,omitempty"`
+	HourMetrics           *Metrics       `xml:"HourMetrics,omitempty" json:"hm,omitempty"`
+	MinuteMetrics         *Metrics       `xml:"MinuteMetrics,omitempty" json:"mm,omitempty"`
+	Cors                  *CORS          `xml:"Cors,omitempty" json:"c,omitempty"`
+	DefaultServiceVersion *string        `xml:"DefaultServiceVersion,omitempty" json:"dv,omitempty"`
+	DeleteRetentionPolicy *Retention     `xml:"DeleteRetentionPolicy,omitempty" json:"dr,omitempty"`
+	StaticWebsite         *StaticWebsite `xml:"StaticWebsite,omitempty" json:"sw,omitempty"`
+}
+
+// Default returns the properties of a service that never had them set.
+func Default(k Kind) Properties {
+	p := Properties{
+		Logging:       &Logging{Version: "1.0"},
+		HourMetrics:   &Metrics{Version: "1.0"},
+		MinuteMetrics: &Metrics{Version: "1.0"},
+		Cors:          &CORS{},
+	}
+	if k == Blob {
+		p.DeleteRetentionPolicy = &Retention{}
+		p.StaticWebsite = &StaticWebsite{}
+	}
+	return p
+}
+
+// Parse reads and validates a Set Service Properties body: malformed XML,
+// more than five CORS rules, or retention days outside 1–365 on an
+// enabled policy are 400 InvalidXmlDocument; a body over 64 KiB is 413.
+// Elements the service does not have are dropped.
+func Parse(body io.Reader, k Kind) (Properties, error) {
+	raw, err := io.ReadAll(io.LimitReader(body, maxBody+1))
+	if err != nil {
+		return Properties{}, fmt.Errorf("reading service properties: %w", err)
+	}
+	if len(raw) > maxBody {
+		return Properties{}, azerr.New(azerr.RequestBodyTooLarge)
+	}
+	var in Properties
+	if err := xml.Unmarshal(raw, &in); err != nil || in.XMLName.Local != "StorageServiceProperties" {
+		return Properties{}, azerr.New(azerr.InvalidXMLDocument)
+	}
+	if in.Cors != nil && len(in.Cors.Rules) > MaxCORSRules {
+		return Properties{}, azerr.Newf(azerr.InvalidXMLDocument, "At most %d CORS rules may be set.", MaxCORSRules)
+	}
+	if k != Blob {
+		in.DefaultServiceVersion, in.DeleteRetentionPolicy, in.StaticWebsite = nil, nil, nil
+	}
+	policies := []*Retention{in.DeleteRetentionPolicy}
+	if in.Logging != nil {
+		policies = append(policies, &in.Logging.RetentionPolicy)
+	}
+	for _, m := range []*Metrics{in.HourMetrics, in.MinuteMetrics} {
+		if m != nil {
+			policies = append(policies, &m.RetentionPolicy)
+		}
+	}
+	for _, rp := range policies {
+		if rp != nil && rp.Enabled && (rp.Days == nil || *rp.Days < 1 || *rp.Days > 365) {
+			return Properties{}, azerr.Newf(azerr.InvalidXMLDocument, "Retention days must be between 1 and 365.")
+		}
+	}
+	return in, nil
+}
+
+// Merge sets every element present in in.
+func (p *Properties) Merge(in Properties) {
+	if in.Logging != nil {
+		p.Logging = in.Logging
+	}
+	if in.HourMetrics != nil {
+		p.HourMetrics = in.HourMetrics
+	}
+	if in.MinuteMetrics != nil {
+		p.MinuteMetrics = in.MinuteMetrics
+	}
+	if in.Cors != nil {
+		p.Cors = in.Cors
+	}
+	if in.DefaultServiceVersion != nil {
+		p.DefaultServiceVersion = in.DefaultServiceVersion
+	}
+	if in.DeleteRetentionPolicy != nil {
+		p.DeleteRetentionPolicy = in.DeleteRetentionPolicy
+	}
+	if in.StaticWebsite != nil {
+		p.StaticWebsite = in.StaticWebsite
+	}
+}
+
+// Load reads the properties stored under key, or the defaults.
+func Load(tx kv.Tx, key []byte, k Kind) (Properties, error) {
+	p := Default(k)
+	raw, err := tx.Get(key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return p, nil
+	}
+	if err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return p, fmt.Errorf("decoding service properties: %w", err)
+	}
+	return p, nil
+}
+
+// Get is Get Service Properties.
+func Get(ctx context.Context, store kv.Store, key []byte, k Kind) (p Properties, err error) {
+	err = store.View(ctx, func(tx kv.Tx) error {
+		p, err = Load(tx, key, k)
+		return err
+	})
+	return p, err
+}
+
+// Set is Set Service Properties: parse body, then merge it into the
+// stored document in one transaction.
+func Set(ctx context.Context, store kv.Store, key []byte, k Kind, body io.Reader) error {
+	in, err := Parse(body, k)
+	if err != nil {
+		return err
+	}
+	return store.Update(ctx, func(tx kv.Tx) error {
+		p, err := Load(tx, key, k)
+		if err != nil {
+			return err
+		}
+		p.Merge(in)
+		raw, err := json.Marshal(&p)
+		if err != nil {
+			return err
+		}
+		return tx.Put(key, raw)
+	})
+}
+
+// Stats is the Get Service Stats document. A single-site server is always
+// in sync with itself.
+type Stats struct {
+	XMLName xml.Name `xml:"StorageServiceStats"`
+	Status  string   `xml:"GeoReplication>Status"`
+	Sync    string   `xml:"GeoReplication>LastSyncTime"`
+}
+
+// LiveStats returns the stats document for a request at now.
+func LiveStats(now time.Time) Stats {
+	return Stats{Status: "live", Sync: now.UTC().Format(http.TimeFormat)}
+}
