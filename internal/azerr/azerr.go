@@ -119,6 +119,7 @@ const (
 	AuthorizationSourceIPMismatch         = "AuthorizationSourceIPMismatch"
 	ConditionHeadersNotSupported          = "ConditionHeadersNotSupported"
 	ConditionNotMet                       = "ConditionNotMet"
+	CorsPreflightFailure                  = "CorsPreflightFailure"
 	EmptyMetadataKey                      = "EmptyMetadataKey"
 	InsufficientAccountPermissions        = "InsufficientAccountPermissions"
 	InternalError                         = "InternalError"
@@ -254,6 +255,7 @@ var catalog = map[string]entry{
 	AuthorizationSourceIPMismatch:         {403, "This request is not authorized to perform this operation using this source IP."},
 	ConditionHeadersNotSupported:          {400, "Condition headers are not supported."},
 	ConditionNotMet:                       {412, "The condition specified using HTTP conditional header(s) is not met."},
+	CorsPreflightFailure:                  {403, "CORS not enabled or no matching rule found for this request."},
 	EmptyMetadataKey:                      {400, "The key for one of the metadata key-value pairs is empty."},
 	InsufficientAccountPermissions:        {403, "The account being accessed does not have sufficient permissions to execute this operation."},
 	InternalError:                         {500, "The server encountered an internal error. Please retry the request."},

@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
@@ -88,4 +89,9 @@ func (s *Service) authorizeAnonymous(r *req) error {
 		return azerr.New(azerr.NoAuthenticationInformation)
 	}
 	return azerr.New(azerr.ResourceNotFound)
+}
+
+// CORSRules returns the account's Blob CORS rules (server.CORSRuler).
+func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
+	return svcprops.CORSRules(ctx, s.store, servicePropsKey(account), svcprops.Blob)
 }

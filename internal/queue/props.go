@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/cerulean-storage/cerulean/internal/server"
@@ -30,4 +31,9 @@ func (s *Service) setQueueServiceProperties(w http.ResponseWriter, r *req) error
 // itself, so replication is "live" and last synced now.
 func (s *Service) getQueueServiceStats(w http.ResponseWriter, r *req) error {
 	return server.WriteXML(w, http.StatusOK, svcprops.LiveStats(r.Now))
+}
+
+// CORSRules returns the account's Queue CORS rules (server.CORSRuler).
+func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
+	return svcprops.CORSRules(ctx, s.store, servicePropsKey(account), svcprops.Queue)
 }

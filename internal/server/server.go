@@ -195,6 +195,20 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			fail(azerr.Newf(azerr.ResourceNotFound, "The specified account does not exist."))
 			return
 		}
+		if ruler, ok := svc.Handler.(CORSRuler); ok && (hr.Method == http.MethodOptions || hr.Header.Get("Origin") != "") {
+			rules, err := ruler.CORSRules(hr.Context(), r.Account)
+			if err != nil {
+				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
+				return
+			}
+			if hr.Method == http.MethodOptions {
+				if err := preflight(w, hr, rules); err != nil {
+					fail(ToAzure(hr.Context(), s.cfg.Logger, err))
+				}
+				return
+			}
+			corsHeaders(w, hr, rules)
+		}
 		if err := svc.Handler.ServeAzure(w, r); err != nil {
 			e := ToAzure(hr.Context(), s.cfg.Logger, err)
 			s.cfg.Logger.Debug("request failed", "service", svc.Name, "method", hr.Method, "url", hr.URL.String(), "status", e.Status, "code", e.Code)

@@ -17,18 +17,21 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/clock"
 )
 
+// testAccounts knows the dev account only.
+func testAccounts(name string) (auth.Account, bool) {
+	key, _ := base64.StdEncoding.DecodeString("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
+	return auth.Account{Name: "devstoreaccount1", Keys: [][]byte{key}}, name == "devstoreaccount1"
+}
+
 type handlerFunc func(w http.ResponseWriter, r *Request) error
 
 func (f handlerFunc) ServeAzure(w http.ResponseWriter, r *Request) error { return f(w, r) }
 
 func testServer(t *testing.T, json bool, h handlerFunc) http.Handler {
 	t.Helper()
-	key, _ := base64.StdEncoding.DecodeString("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
 	s := New(Config{
-		Clock: clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)),
-		Accounts: func(name string) (auth.Account, bool) {
-			return auth.Account{Name: "devstoreaccount1", Keys: [][]byte{key}}, name == "devstoreaccount1"
-		},
+		Clock:    clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)),
+		Accounts: testAccounts,
 	})
 	return s.Wrap(Service{Name: "blob", Kind: auth.Blob, Handler: h, JSONErrors: json, ServerHeader: "test"})
 }

@@ -231,3 +231,12 @@ type Stats struct {
 func LiveStats(now time.Time) Stats {
 	return Stats{Status: "live", Sync: now.UTC().Format(http.TimeFormat)}
 }
+
+// CORSRules returns the CORS rules stored under key.
+func CORSRules(ctx context.Context, store kv.Store, key []byte, k Kind) ([]CORSRule, error) {
+	p, err := Get(ctx, store, key, k)
+	if err != nil || p.Cors == nil {
+		return nil, err
+	}
+	return p.Cors.Rules, nil
+}

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/cerulean-storage/cerulean/internal/server"
@@ -30,4 +31,9 @@ func (s *Service) setServiceProperties(w http.ResponseWriter, r *req) error {
 // always in sync with itself.
 func (s *Service) getServiceStats(w http.ResponseWriter, r *req) error {
 	return server.WriteXML(w, http.StatusOK, svcprops.LiveStats(r.Now))
+}
+
+// CORSRules returns the account's Table CORS rules (server.CORSRuler).
+func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
+	return svcprops.CORSRules(ctx, s.store, svcPropsKey(account), svcprops.Table)
 }
