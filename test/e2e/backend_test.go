@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/app"
+	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
 )
 
@@ -21,4 +24,28 @@ func backendConfig(t testing.TB) app.Config {
 		cfg.PostgresMaxConns = 8
 	}
 	return cfg
+}
+
+// startApp starts a server on backendConfig with the given service ports
+// (0: a free port, -1: off) and a fake clock set to the real time (the
+// SDKs sign with the real time and the server rejects more than 15
+// minutes of skew), and closes it when the test ends.
+func startApp(t testing.TB, blob, queue, table int) (*app.App, *clock.Fake) {
+	t.Helper()
+	clk := clock.NewFake(time.Now())
+	cfg := backendConfig(t)
+	cfg.BlobPort, cfg.QueuePort, cfg.TablePort = blob, queue, table
+	cfg.Clock, cfg.GCEvery = clk, time.Hour
+	a, err := app.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return a, clk
 }

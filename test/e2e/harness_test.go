@@ -30,21 +30,7 @@ type env struct {
 // client with retries off, so every status reaches the test.
 func start(t *testing.T) *env {
 	t.Helper()
-	clk := clock.NewFake(time.Now())
-	cfg := backendConfig(t)
-	cfg.BlobPort, cfg.QueuePort, cfg.TablePort = 0, -1, -1
-	cfg.Clock, cfg.GCEvery = clk, time.Hour
-	a, err := app.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := a.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
+	a, clk := startApp(t, 0, -1, -1)
 	return &env{t: t, app: a, clock: clk, c: client(t, a.BlobURL, app.DevKey), ctx: context.Background()}
 }
 

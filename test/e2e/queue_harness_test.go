@@ -39,21 +39,7 @@ type quEnv struct {
 // may advance the clock by a few minutes in total, not more.
 func quStart(t *testing.T) *quEnv {
 	t.Helper()
-	clk := clock.NewFake(time.Now())
-	cfg := backendConfig(t)
-	cfg.BlobPort, cfg.QueuePort, cfg.TablePort = -1, 0, -1
-	cfg.Clock, cfg.GCEvery = clk, time.Hour
-	a, err := app.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := a.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
+	a, clk := startApp(t, -1, 0, -1)
 	return &quEnv{t: t, app: a, clock: clk, svc: quClient(t, a.QueueURL, app.DevKey), ctx: context.Background()}
 }
 

@@ -42,21 +42,7 @@ type tbEnv struct {
 // the real time).
 func tbStart(t testing.TB) *tbEnv {
 	t.Helper()
-	clk := clock.NewFake(time.Now())
-	cfg := backendConfig(t)
-	cfg.BlobPort, cfg.QueuePort, cfg.TablePort = -1, -1, 0
-	cfg.Clock, cfg.GCEvery = clk, time.Hour
-	a, err := app.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := a.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
+	a, clk := startApp(t, -1, -1, 0)
 	return &tbEnv{t: t, app: a, clock: clk, svc: tbService(t, a.TableURL, app.DevKey), ctx: context.Background(), hc: &http.Client{Timeout: 60 * time.Second}}
 }
 
