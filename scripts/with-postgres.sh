@@ -14,8 +14,9 @@
 # and runs the command. Whatever happens, the server is stopped and the
 # directory removed; the script exits with the command's status.
 #
-# For tests that stop and start the server themselves (test/multiproc's
-# TestDatabaseRestart), it also exports
+# With --exclusive as the first argument — for tests that stop and start the
+# server themselves (test/multiproc's TestDatabaseRestart), which nothing
+# else may be using at the time — it also exports
 #
 #   CERULEAN_TEST_PGBIN   the directory of pg_ctl
 #   CERULEAN_TEST_PGDATA  the data directory (postmaster.opts in it holds
@@ -29,8 +30,14 @@
 #   CERULEAN_PG_KEEP  when set, keep the data directory (logs) after the run.
 set -euo pipefail
 
+exclusive=0
+if [ "${1:-}" = "--exclusive" ]; then
+  exclusive=1
+  shift
+fi
+
 if [ "$#" -eq 0 ]; then
-  echo "usage: $0 command [args...]" >&2
+  echo "usage: $0 [--exclusive] command [args...]" >&2
   exit 2
 fi
 
@@ -124,7 +131,9 @@ fi
 as_pg "$bindir/createdb" -h "$tmp/sock" -p "$port" -U "$pguser" cerulean
 
 export CERULEAN_TEST_POSTGRES="postgres://$pguser@127.0.0.1:$port/cerulean?sslmode=disable"
-export CERULEAN_TEST_PGBIN="$bindir" CERULEAN_TEST_PGDATA="$tmp/data" CERULEAN_TEST_PGUSER="$pguser" CERULEAN_TEST_PGLOG="$tmp/server.log"
+if [ "$exclusive" -eq 1 ]; then
+  export CERULEAN_TEST_PGBIN="$bindir" CERULEAN_TEST_PGDATA="$tmp/data" CERULEAN_TEST_PGUSER="$pguser" CERULEAN_TEST_PGLOG="$tmp/server.log"
+fi
 echo "with-postgres: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on port $port; CERULEAN_TEST_POSTGRES=$CERULEAN_TEST_POSTGRES" >&2
 
 set +e

@@ -250,7 +250,8 @@ func TestDatabaseRestart(t *testing.T) {
 	}
 	pg, err := pgServerFromEnv()
 	if err != nil {
-		t.Skipf("cannot stop and start the PostgreSQL server, skipping the database restart: %v", err)
+		t.Skipf("the database restart needs a server of its own (other tests would see it stop): "+
+			"bash scripts/with-postgres.sh --exclusive go test -run TestDatabaseRestart ./test/multiproc/ (%v)", err)
 	}
 	c := startCluster(t, restartProofSchema(t), blobSvc)
 	// Runs before the cluster's cleanups (the schema is dropped then).
