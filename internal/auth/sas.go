@@ -69,6 +69,10 @@ var sasTimeFormats = []string{
 	time.RFC3339Nano,
 }
 
+// ParseSASTime parses an st/se value (or a stored access policy's Start
+// or Expiry) in any ISO 8601 form Azure accepts.
+func ParseSASTime(v string) (time.Time, bool) { return parseSASTime(v) }
+
 func parseSASTime(v string) (time.Time, bool) {
 	for _, f := range sasTimeFormats {
 		if t, err := time.Parse(f, v); err == nil {

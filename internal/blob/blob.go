@@ -414,6 +414,7 @@ func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
 	if b.Props.CacheControl != "" {
 		h.Set("Cache-Control", b.Props.CacheControl)
 	}
+	applySASOverrides(h, r)
 	writeMeta(h, b.Meta)
 	if r.snapshot == "" {
 		writeLeaseHeaders(h, b.Lease, r)

@@ -52,6 +52,11 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if r.sas != nil {
+		if err := s.authorizeCopySource(r, srcC, srcName); err != nil {
+			return err
+		}
+	}
 	sync, err := parseBoolHeader(r.Header, "x-ms-requires-sync")
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
@@ -19,8 +20,10 @@ type req struct {
 	*server.Request
 	q         url.Values
 	container string
-	name      string // blob name, "" for container/account requests
-	snapshot  string // ?snapshot=
+	name      string    // blob name, "" for container/account requests
+	snapshot  string    // ?snapshot=
+	opName    string    // the routed operation (see sasRules)
+	sas       *auth.SAS // the verified, effective SAS of a SAS request
 }
 
 // ServeAzure routes a Blob REST request to its operation.
@@ -46,7 +49,11 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	if err != nil {
 		return err
 	}
-	if !r.Authenticated {
+	if r.SAS != nil {
+		if err := s.authorizeSAS(r); err != nil {
+			return err
+		}
+	} else if !r.Authenticated {
 		if err := s.authorizeAnonymous(r); err != nil {
 			return err
 		}
@@ -66,19 +73,19 @@ func (s *Service) route(r *req) (op, error) {
 	}
 	// Get Account Information is valid on every level.
 	if restype == "account" && comp == "properties" && (m == http.MethodGet || m == http.MethodHead) {
-		return s.getAccountInfo, nil
+		return r.as("getAccountInfo", s.getAccountInfo)
 	}
 	switch {
 	case r.container == "":
 		switch {
 		case comp == "list" && m == http.MethodGet:
-			return s.listContainers, nil
+			return r.as("listContainers", s.listContainers)
 		case restype == "service" && comp == "properties" && m == http.MethodGet:
-			return s.getServiceProperties, nil
+			return r.as("getServiceProperties", s.getServiceProperties)
 		case restype == "service" && comp == "properties" && m == http.MethodPut:
-			return s.setServiceProperties, nil
+			return r.as("setServiceProperties", s.setServiceProperties)
 		case restype == "service" && comp == "stats" && m == http.MethodGet:
-			return s.getServiceStats, nil
+			return r.as("getServiceStats", s.getServiceStats)
 		case restype == "container":
 			// a container operation without a container name
 			return nil, azerr.InvalidQuery("restype", restype)
@@ -93,23 +100,23 @@ func (s *Service) route(r *req) (op, error) {
 		}
 		switch {
 		case comp == "" && m == http.MethodPut:
-			return s.createContainer, nil
+			return r.as("createContainer", s.createContainer)
 		case comp == "" && (m == http.MethodGet || m == http.MethodHead):
-			return s.getContainerProperties, nil
+			return r.as("getContainerProperties", s.getContainerProperties)
 		case comp == "" && m == http.MethodDelete:
-			return s.deleteContainer, nil
+			return r.as("deleteContainer", s.deleteContainer)
 		case comp == "metadata" && m == http.MethodPut:
-			return s.setContainerMetadata, nil
+			return r.as("setContainerMetadata", s.setContainerMetadata)
 		case comp == "metadata" && (m == http.MethodGet || m == http.MethodHead):
-			return s.getContainerProperties, nil
+			return r.as("getContainerProperties", s.getContainerProperties)
 		case comp == "acl" && (m == http.MethodGet || m == http.MethodHead):
-			return s.getContainerACL, nil
+			return r.as("getContainerACL", s.getContainerACL)
 		case comp == "acl" && m == http.MethodPut:
-			return s.setContainerACL, nil
+			return r.as("setContainerACL", s.setContainerACL)
 		case comp == "lease" && m == http.MethodPut:
-			return s.leaseContainer, nil
+			return r.as("leaseContainer", s.leaseContainer)
 		case comp == "list" && m == http.MethodGet:
-			return s.listBlobs, nil
+			return r.as("listBlobs", s.listBlobs)
 		}
 		return bad()
 	}
@@ -119,42 +126,42 @@ func (s *Service) route(r *req) (op, error) {
 	switch {
 	case comp == "" && m == http.MethodPut:
 		if r.Header.Get("x-ms-copy-source") != "" {
-			return s.copyBlob, nil
+			return r.as("copyBlob", s.copyBlob)
 		}
-		return s.putBlob, nil
+		return r.as("putBlob", s.putBlob)
 	case comp == "" && (m == http.MethodGet || m == http.MethodHead):
 		if m == http.MethodHead {
-			return s.getBlobProperties, nil
+			return r.as("getBlobProperties", s.getBlobProperties)
 		}
-		return s.getBlob, nil
+		return r.as("getBlob", s.getBlob)
 	case comp == "" && m == http.MethodDelete:
-		return s.deleteBlob, nil
+		return r.as("deleteBlob", s.deleteBlob)
 	case comp == "properties" && m == http.MethodPut:
-		return s.setBlobProperties, nil
+		return r.as("setBlobProperties", s.setBlobProperties)
 	case comp == "metadata" && m == http.MethodPut:
-		return s.setBlobMetadata, nil
+		return r.as("setBlobMetadata", s.setBlobMetadata)
 	case comp == "metadata" && (m == http.MethodGet || m == http.MethodHead):
-		return s.getBlobProperties, nil
+		return r.as("getBlobProperties", s.getBlobProperties)
 	case comp == "lease" && m == http.MethodPut:
-		return s.leaseBlob, nil
+		return r.as("leaseBlob", s.leaseBlob)
 	case comp == "snapshot" && m == http.MethodPut:
-		return s.snapshotBlob, nil
+		return r.as("snapshotBlob", s.snapshotBlob)
 	case comp == "undelete" && m == http.MethodPut:
-		return s.undeleteBlob, nil
+		return r.as("undeleteBlob", s.undeleteBlob)
 	case comp == "copy" && m == http.MethodPut:
-		return s.abortCopyBlob, nil
+		return r.as("abortCopyBlob", s.abortCopyBlob)
 	case comp == "block" && m == http.MethodPut:
-		return s.putBlock, nil
+		return r.as("putBlock", s.putBlock)
 	case comp == "blocklist" && m == http.MethodPut:
-		return s.putBlockList, nil
+		return r.as("putBlockList", s.putBlockList)
 	case comp == "blocklist" && m == http.MethodGet:
-		return s.getBlockList, nil
+		return r.as("getBlockList", s.getBlockList)
 	case comp == "page" && m == http.MethodPut:
-		return s.putPage, nil
+		return r.as("putPage", s.putPage)
 	case comp == "pagelist" && m == http.MethodGet:
-		return s.getPageRanges, nil
+		return r.as("getPageRanges", s.getPageRanges)
 	case comp == "appendblock" && m == http.MethodPut:
-		return s.appendBlock, nil
+		return r.as("appendBlock", s.appendBlock)
 	}
 	return bad()
 }

@@ -63,13 +63,15 @@ type req struct {
 	// "messages/{id}".
 	sub   string
 	msgID string // raw message id from the path
+	// opName is the routed operation (see sasRules).
+	opName string
 }
 
 // ServeAzure routes a Queue REST request to its operation. Anonymous
 // requests are refused before anything is read: the Queue service has no
 // public access [D: Authorize requests to Azure Storage].
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
-	if !sr.Authenticated {
+	if !sr.Authenticated && sr.SAS == nil {
 		return azerr.New(azerr.NoAuthenticationInformation)
 	}
 	r := &req{Request: sr, q: sr.URL.Query()}
@@ -88,6 +90,11 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	if err != nil {
 		return err
 	}
+	if sr.SAS != nil {
+		if err := s.authorizeSAS(r); err != nil {
+			return err
+		}
+	}
 	return o(w, r)
 }
 
@@ -104,13 +111,13 @@ func (s *Service) route(r *req) (op, error) {
 	if r.queue == "" {
 		switch {
 		case comp == "list" && m == http.MethodGet:
-			return s.listQueues, nil
+			return r.as("listQueues", s.listQueues)
 		case restype == "service" && comp == "properties" && m == http.MethodGet:
-			return s.getQueueServiceProperties, nil
+			return r.as("getQueueServiceProperties", s.getQueueServiceProperties)
 		case restype == "service" && comp == "properties" && m == http.MethodPut:
-			return s.setQueueServiceProperties, nil
+			return r.as("setQueueServiceProperties", s.setQueueServiceProperties)
 		case restype == "service" && comp == "stats" && m == http.MethodGet:
-			return s.getQueueServiceStats, nil
+			return r.as("getQueueServiceStats", s.getQueueServiceStats)
 		}
 		return bad()
 	}
@@ -121,34 +128,34 @@ func (s *Service) route(r *req) (op, error) {
 	case r.sub == "":
 		switch {
 		case comp == "" && m == http.MethodPut:
-			return s.createQueue, nil
+			return r.as("createQueue", s.createQueue)
 		case comp == "" && m == http.MethodDelete:
-			return s.deleteQueue, nil
+			return r.as("deleteQueue", s.deleteQueue)
 		case comp == "metadata" && (m == http.MethodGet || m == http.MethodHead):
-			return s.getQueueMetadata, nil
+			return r.as("getQueueMetadata", s.getQueueMetadata)
 		case comp == "metadata" && m == http.MethodPut:
-			return s.setQueueMetadata, nil
+			return r.as("setQueueMetadata", s.setQueueMetadata)
 		case comp == "acl" && (m == http.MethodGet || m == http.MethodHead):
-			return s.getQueueACL, nil
+			return r.as("getQueueACL", s.getQueueACL)
 		case comp == "acl" && m == http.MethodPut:
-			return s.setQueueACL, nil
+			return r.as("setQueueACL", s.setQueueACL)
 		}
 		return bad()
 	case r.sub == "messages":
 		switch m {
 		case http.MethodPost:
-			return s.putMessage, nil
+			return r.as("putMessage", s.putMessage)
 		case http.MethodGet:
 			peek, err := parsePeekOnly(r.q)
 			if err != nil {
 				return nil, err
 			}
 			if peek {
-				return s.peekMessages, nil
+				return r.as("peekMessages", s.peekMessages)
 			}
-			return s.getMessages, nil
+			return r.as("getMessages", s.getMessages)
 		case http.MethodDelete:
-			return s.clearMessages, nil
+			return r.as("clearMessages", s.clearMessages)
 		}
 		return bad()
 	case strings.HasPrefix(r.sub, "messages/") && !strings.Contains(r.sub[len("messages/"):], "/"):
@@ -158,9 +165,9 @@ func (s *Service) route(r *req) (op, error) {
 		}
 		switch m {
 		case http.MethodDelete:
-			return s.deleteMessage, nil
+			return r.as("deleteMessage", s.deleteMessage)
 		case http.MethodPut:
-			return s.updateMessage, nil
+			return r.as("updateMessage", s.updateMessage)
 		}
 		return bad()
 	}

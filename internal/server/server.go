@@ -38,6 +38,13 @@ type Request struct {
 	Version string
 	// ID is the x-ms-request-id of the response.
 	ID string
+	// SAS is the parsed (not yet verified) Shared Access Signature of a
+	// request without an Authorization header whose query carries sig;
+	// nil otherwise. Services verify it after routing with AuthorizeSAS.
+	SAS *auth.SAS
+
+	kind     auth.Service
+	accounts auth.Lookup
 }
 
 // Handler serves one Azure service. It returns an error to be rendered
@@ -189,8 +196,18 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			r.Authenticated = ok
 			if ok {
 				r.Account = acct
+			} else if len(hr.Header.Values("Authorization")) == 0 {
+				sas, signed, err := auth.ParseSAS(hr.URL.Query())
+				if err != nil {
+					fail(ToAzure(hr.Context(), s.cfg.Logger, err))
+					return
+				}
+				if signed {
+					r.SAS = &sas
+				}
 			}
 		}
+		r.kind, r.accounts = svc.Kind, s.cfg.Accounts
 		if _, known := s.cfg.Accounts(r.Account); !known {
 			fail(azerr.Newf(azerr.ResourceNotFound, "The specified account does not exist."))
 			return

@@ -300,6 +300,9 @@ func (s *Service) batchOps(r *req, parts []batchPart) ([]*entityOp, error) {
 		if err != nil {
 			return nil, &opError{i, err}
 		}
+		if err := checkBatchSAS(r, o.kind, o.ifMatch, o.table, o.pk, o.rk); err != nil {
+			return nil, &opError{i, err}
+		}
 		if i > 0 && (!strings.EqualFold(o.table, ops[0].table) || o.pk != ops[0].pk) {
 			return nil, &opError{i, azerr.New(azerr.CommandsInBatchActOnDifferentPartitions)}
 		}
@@ -401,6 +404,9 @@ func (s *Service) batchQuery(w http.ResponseWriter, r *req, p batchPart) error {
 		}
 		if !keyed {
 			return errorSub(r, &p, 0, badBatch("A query in a batch must address a single entity."))
+		}
+		if err := checkBatchSAS(r, -1, "", table, pk, rk); err != nil {
+			return errorSub(r, &p, 0, err)
 		}
 		f, err := parseFormat(p.header.Get("Accept"), parseQuery(p.url.RawQuery).Get("$format"))
 		if err != nil {

@@ -204,6 +204,9 @@ func (s *Service) insertEntity(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if err := checkEntityRange(r, o.pk, o.rk); err != nil {
+		return err
+	}
 	e, ts, err := s.runSingle(r.Context(), r, o)
 	if err != nil {
 		return err

@@ -175,6 +175,10 @@ func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
 				nextPK, nextRK, more = string(pk), string(rk), true
 				return false
 			}
+			// A SAS with a key range sees only the entities in it.
+			if r.sas != nil && !r.sas.AllowsEntity(string(pk), string(rk)) {
+				return true
+			}
 			view.pk, view.rk, view.raw = pk, rk, v
 			if filter != nil && !filter.Match(view) {
 				return true

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -43,17 +44,19 @@ func New(store kv.Store, clk clock.Clock, log *slog.Logger) *Service {
 type req struct {
 	*server.Request
 	q      url.Values
-	method string // after X-HTTP-Method
-	table  string // table name from the path ("" for service/Tables)
-	pk, rk string // entity keys from the path
-	keyed  bool   // the path addressed one entity
+	method string    // after X-HTTP-Method
+	table  string    // table name from the path ("" for service/Tables)
+	pk, rk string    // entity keys from the path
+	keyed  bool      // the path addressed one entity
+	opName string    // the routed operation (see sasRules)
+	sas    *auth.SAS // the verified, effective SAS of a SAS request
 }
 
 type op func(w http.ResponseWriter, r *req) error
 
 // ServeAzure routes a Table REST request to its operation.
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
-	if !sr.Authenticated {
+	if !sr.Authenticated && sr.SAS == nil {
 		return azerr.New(azerr.NoAuthenticationInformation)
 	}
 	r := &req{Request: sr, q: parseQuery(sr.URL.RawQuery)}
@@ -65,6 +68,11 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	o, err := s.route(r)
 	if err != nil {
 		return err
+	}
+	if sr.SAS != nil {
+		if err := s.authorizeSAS(r); err != nil {
+			return err
+		}
 	}
 	return o(w, r)
 }
@@ -148,11 +156,11 @@ func (s *Service) route(r *req) (op, error) {
 		}
 		switch {
 		case comp == "properties" && m == http.MethodGet:
-			return s.getServiceProperties, nil
+			return r.as("getServiceProperties", s.getServiceProperties)
 		case comp == "properties" && m == http.MethodPut:
-			return s.setServiceProperties, nil
+			return r.as("setServiceProperties", s.setServiceProperties)
 		case comp == "stats" && m == http.MethodGet:
-			return s.getServiceStats, nil
+			return r.as("getServiceStats", s.getServiceStats)
 		}
 		if comp != "properties" && comp != "stats" {
 			return nil, azerr.InvalidQuery("comp", comp)
@@ -162,13 +170,13 @@ func (s *Service) route(r *req) (op, error) {
 		if m != http.MethodPost {
 			return notAllowed()
 		}
-		return s.batch, nil
+		return r.as("batch", s.batch)
 	case strings.EqualFold(rest, "Tables") || strings.EqualFold(rest, "Tables()"):
 		switch m {
 		case http.MethodGet:
-			return s.queryTables, nil
+			return r.as("queryTables", s.queryTables)
 		case http.MethodPost:
-			return s.createTable, nil
+			return r.as("createTable", s.createTable)
 		}
 		return notAllowed()
 	case len(rest) > len("Tables(") && strings.EqualFold(rest[:len("Tables(")], "Tables("):
@@ -179,9 +187,9 @@ func (s *Service) route(r *req) (op, error) {
 		r.table = name
 		switch m {
 		case http.MethodDelete:
-			return s.deleteTable, nil
+			return r.as("deleteTable", s.deleteTable)
 		case http.MethodGet:
-			return s.getTable, nil
+			return r.as("getTable", s.getTable)
 		}
 		return notAllowed()
 	}
@@ -206,9 +214,9 @@ func (s *Service) route(r *req) (op, error) {
 		}
 		switch m {
 		case http.MethodGet, http.MethodHead:
-			return s.getTableACL, nil
+			return r.as("getTableACL", s.getTableACL)
 		case http.MethodPut:
-			return s.setTableACL, nil
+			return r.as("setTableACL", s.setTableACL)
 		}
 		return notAllowed()
 	}
@@ -218,24 +226,24 @@ func (s *Service) route(r *req) (op, error) {
 	if r.keyed {
 		switch m {
 		case http.MethodGet:
-			return s.getEntity, nil
+			return r.as("getEntity", s.getEntity)
 		case http.MethodPut:
-			return s.updateEntity, nil
+			return r.as("updateEntity", s.updateEntity)
 		case "MERGE":
-			return s.mergeEntity, nil
+			return r.as("mergeEntity", s.mergeEntity)
 		case http.MethodDelete:
-			return s.deleteEntity, nil
+			return r.as("deleteEntity", s.deleteEntity)
 		}
 		return notAllowed()
 	}
 	switch m {
 	case http.MethodGet:
-		return s.queryEntities, nil
+		return r.as("queryEntities", s.queryEntities)
 	case http.MethodPost:
 		if hasPred {
 			return notAllowed()
 		}
-		return s.insertEntity, nil
+		return r.as("insertEntity", s.insertEntity)
 	}
 	return notAllowed()
 }

@@ -1,0 +1,136 @@
+package blob
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
+)
+
+// as records the routed operation's name (the key of sasRules).
+func (r *req) as(name string, o op) (op, error) {
+	r.opName = name
+	return o, nil
+}
+
+// sasRules is what each Blob operation needs from a SAS [D: Create a
+// service SAS; Create an account SAS]. Operations not listed (container
+// ACL, service properties and stats, account information) are Shared Key
+// only.
+var sasRules = map[string]server.SASRule{
+	"listContainers":         {Resource: auth.ServiceLevel, AnyOf: "l"},
+	"createContainer":        {Resource: auth.ContainerLevel, AnyOf: "c"},
+	"getContainerProperties": {Resource: auth.ContainerLevel, AnyOf: "r"},
+	"deleteContainer":        {Resource: auth.ContainerLevel, AnyOf: "d"},
+	"setContainerMetadata":   {Resource: auth.ContainerLevel, AnyOf: "w"},
+	"leaseContainer":         {Resource: auth.ContainerLevel, AnyOf: "w"},
+	"listBlobs":              {Resource: auth.ContainerLevel, AnyOf: "l"},
+
+	"getBlob":           {Resource: auth.ObjectLevel, AnyOf: "r"},
+	"getBlobProperties": {Resource: auth.ObjectLevel, AnyOf: "r"},
+	"getBlockList":      {Resource: auth.ObjectLevel, AnyOf: "r"},
+	"getPageRanges":     {Resource: auth.ObjectLevel, AnyOf: "r"},
+	"putBlob":           {Resource: auth.ObjectLevel, AnyOf: "cw"},
+	"putBlock":          {Resource: auth.ObjectLevel, AnyOf: "cw"},
+	"putBlockList":      {Resource: auth.ObjectLevel, AnyOf: "cw"},
+	"appendBlock":       {Resource: auth.ObjectLevel, AnyOf: "aw"},
+	"putPage":           {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"setBlobProperties": {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"setBlobMetadata":   {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"snapshotBlob":      {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"copyBlob":          {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"abortCopyBlob":     {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"leaseBlob":         {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"undeleteBlob":      {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"deleteBlob":        {Resource: auth.ObjectLevel, AnyOf: "d"},
+}
+
+// authorizeSAS verifies the request's SAS for the routed operation; the
+// stored access policies come from the container's ACL, read now.
+func (s *Service) authorizeSAS(r *req) error {
+	rule, ok := sasRules[r.opName]
+	eff, err := r.AuthorizeSAS(server.SASTarget{Container: r.container, Path: r.name}, s.policies(r, r.container), rule, ok)
+	if err != nil {
+		return err
+	}
+	r.sas = eff
+	return nil
+}
+
+// policies resolves signed identifiers in the ACL of container cont.
+func (s *Service) policies(r *req, cont string) auth.PolicyLookup {
+	return server.Policies(func() ([]server.StoredPolicy, error) {
+		var out []server.StoredPolicy
+		err := s.store.View(r.Context(), func(tx kv.Tx) error {
+			c, err := loadContainer(tx, r.Account, cont)
+			if err != nil {
+				return err
+			}
+			for _, p := range c.ACL {
+				out = append(out, server.StoredPolicy{ID: p.ID, Start: p.Start, Expiry: p.Expiry, Permission: p.Permission})
+			}
+			return nil
+		})
+		return out, err
+	})
+}
+
+// authorizeCopySource authorizes the source of a copy whose destination
+// a SAS authorized: the destination's token grants nothing on the
+// source, so the source must carry its own SAS with read permission or
+// be publicly readable (403 CannotVerifyCopySource otherwise).
+func (s *Service) authorizeCopySource(r *req, cont, name string) error {
+	denied := func(msg string) error {
+		return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(http.StatusForbidden)
+	}
+	u, err := url.Parse(r.Header.Get("x-ms-copy-source"))
+	if err != nil {
+		return denied("The copy source URL is not valid.")
+	}
+	q := u.Query()
+	if q.Has("sig") {
+		if _, err := r.AuthorizeSourceSAS(q, server.SASTarget{Container: cont, Path: name}, s.policies(r, cont), sasRules["getBlob"]); err != nil {
+			return denied("The copy source SAS does not authorize reading the source: " + err.Error())
+		}
+		return nil
+	}
+	var access string
+	err = s.store.View(r.Context(), func(tx kv.Tx) error {
+		c, err := loadContainer(tx, r.Account, cont)
+		if err != nil {
+			return err
+		}
+		access = c.PublicAccess
+		return nil
+	})
+	if err != nil && !azerr.Has(err, azerr.ContainerNotFound) {
+		return err
+	}
+	if access == "blob" || access == "container" {
+		return nil
+	}
+	return denied("The copy source is not public and carries no SAS.")
+}
+
+// applySASOverrides applies a service SAS's signed response header
+// overrides (rscc, rscd, rsce, rscl, rsct) to a Get Blob or Get Blob
+// Properties response.
+func applySASOverrides(h http.Header, r *req) {
+	if r.sas == nil || r.sas.IsAccount() {
+		return
+	}
+	for _, o := range [...]struct{ name, v string }{
+		{"Cache-Control", r.sas.CacheControl},
+		{"Content-Disposition", r.sas.ContentDisposition},
+		{"Content-Encoding", r.sas.ContentEncoding},
+		{"Content-Language", r.sas.ContentLanguage},
+		{"Content-Type", r.sas.ContentType},
+	} {
+		if o.v != "" {
+			h.Set(o.name, o.v)
+		}
+	}
+}

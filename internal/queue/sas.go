@@ -1,0 +1,52 @@
+package queue
+
+import (
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
+)
+
+// as records the routed operation's name (the key of sasRules).
+func (r *req) as(name string, o op) (op, error) {
+	r.opName = name
+	return o, nil
+}
+
+// sasRules is what each Queue operation needs from a SAS [D: Create a
+// service SAS; Create an account SAS]. Operations not listed (queue ACL,
+// service properties and stats) are Shared Key only.
+var sasRules = map[string]server.SASRule{
+	"listQueues":       {Resource: auth.ServiceLevel, AnyOf: "l"},
+	"createQueue":      {Resource: auth.ContainerLevel, AnyOf: "c", AccountOnly: true},
+	"deleteQueue":      {Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true},
+	"getQueueMetadata": {Resource: auth.ContainerLevel, AnyOf: "r"},
+	"setQueueMetadata": {Resource: auth.ContainerLevel, AnyOf: "w"},
+	"putMessage":       {Resource: auth.ObjectLevel, AnyOf: "a"},
+	"peekMessages":     {Resource: auth.ObjectLevel, AnyOf: "r"},
+	"getMessages":      {Resource: auth.ObjectLevel, AnyOf: "p"},
+	"deleteMessage":    {Resource: auth.ObjectLevel, AnyOf: "p"},
+	"updateMessage":    {Resource: auth.ObjectLevel, AnyOf: "u"},
+	"clearMessages":    {Resource: auth.ObjectLevel, AnyOf: "d"},
+}
+
+// authorizeSAS verifies the request's SAS for the routed operation; the
+// stored access policies come from the queue's ACL, read now.
+func (s *Service) authorizeSAS(r *req) error {
+	rule, ok := sasRules[r.opName]
+	policy := server.Policies(func() ([]server.StoredPolicy, error) {
+		var out []server.StoredPolicy
+		err := s.store.View(r.Context(), func(tx kv.Tx) error {
+			q, err := loadQueue(tx, r.Account, r.queue)
+			if err != nil {
+				return err
+			}
+			for _, p := range q.ACL {
+				out = append(out, server.StoredPolicy{ID: p.ID, Start: p.Start, Expiry: p.Expiry, Permission: p.Permission})
+			}
+			return nil
+		})
+		return out, err
+	})
+	_, err := r.AuthorizeSAS(server.SASTarget{Container: r.queue}, policy, rule, ok)
+	return err
+}

@@ -1,0 +1,66 @@
+package server
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+)
+
+func TestCheckSASRule(t *testing.T) {
+	svcSAS := func(sp string) *auth.SAS { return &auth.SAS{Permissions: sp, TableName: "t"} }
+	acct := &auth.SAS{Services: "t", ResourceTypes: "sco", Permissions: "l"}
+	cases := []struct {
+		name string
+		sas  *auth.SAS
+		rule SASRule
+		code string // "" for success
+	}{
+		{"any-of hit", svcSAS("r"), SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}, ""},
+		{"any-of miss", svcSAS("a"), SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}, azerr.AuthorizationPermissionMismatch},
+		{"all-of both", svcSAS("au"), SASRule{Resource: auth.ObjectLevel, AnyOf: "a", AllOf: "u"}, ""},
+		{"all-of missing u", svcSAS("a"), SASRule{Resource: auth.ObjectLevel, AnyOf: "a", AllOf: "u"}, azerr.AuthorizationPermissionMismatch},
+		{"all-of missing a", svcSAS("u"), SASRule{Resource: auth.ObjectLevel, AnyOf: "a", AllOf: "u"}, azerr.AuthorizationPermissionMismatch},
+		{"account only, service SAS", svcSAS("c"), SASRule{Resource: auth.ContainerLevel, AnyOf: "c", AccountOnly: true}, azerr.AuthorizationResourceTypeMismatch},
+		{"account only, account SAS", acct, SASRule{Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true}, ""},
+	}
+	for _, c := range cases {
+		err := CheckSASRule(c.sas, auth.Table, c.rule)
+		var ae *azerr.Error
+		switch {
+		case c.code == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.code != "" && (!errors.As(err, &ae) || ae.Code != c.code):
+			t.Errorf("%s: want %s, got %v", c.name, c.code, err)
+		}
+	}
+}
+
+func TestPolicies(t *testing.T) {
+	load := func() ([]StoredPolicy, error) {
+		return []StoredPolicy{
+			{ID: "a", Start: "2026-01-02T03:04:05.0000000Z", Expiry: "2026-02-02T03:04:05Z", Permission: "rw"},
+			{ID: "b"},
+			{ID: "bad", Expiry: "tomorrow"},
+		}, nil
+	}
+	look := Policies(load)
+	p, ok := look("a")
+	if !ok || p.Permissions != "rw" || !p.Start.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) || !p.Expiry.Equal(time.Date(2026, 2, 2, 3, 4, 5, 0, time.UTC)) {
+		t.Fatalf("a: %+v %v", p, ok)
+	}
+	if p, ok := look("b"); !ok || !p.Start.IsZero() || !p.Expiry.IsZero() || p.Permissions != "" {
+		t.Fatalf("b: %+v %v", p, ok)
+	}
+	if _, ok := look("bad"); ok {
+		t.Fatal("an unparsable policy resolved")
+	}
+	if _, ok := look("none"); ok {
+		t.Fatal("a missing policy resolved")
+	}
+	if _, ok := Policies(func() ([]StoredPolicy, error) { return nil, errors.New("x") })("a"); ok {
+		t.Fatal("a failed load resolved")
+	}
+}

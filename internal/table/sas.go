@@ -1,0 +1,118 @@
+package table
+
+import (
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
+)
+
+// as records the routed operation's name (the key of sasRules).
+func (r *req) as(name string, o op) (op, error) {
+	r.opName = name
+	return o, nil
+}
+
+// sasRules is what each Table operation needs from a SAS [D: Create a
+// service SAS; Create an account SAS]. Operations not listed (table ACL,
+// service properties and stats) are Shared Key only. Table operations
+// take an account SAS only. An entity group transaction is checked part
+// by part (checkBatchSAS).
+var sasRules = map[string]server.SASRule{
+	"queryTables":   {Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true},
+	"getTable":      {Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true},
+	"createTable":   {Resource: auth.ContainerLevel, AnyOf: "c", AccountOnly: true},
+	"deleteTable":   {Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true},
+	"queryEntities": {Resource: auth.ObjectLevel, AnyOf: "r"},
+	"getEntity":     {Resource: auth.ObjectLevel, AnyOf: "r"},
+	"insertEntity":  {Resource: auth.ObjectLevel, AnyOf: "a"},
+	"updateEntity":  {Resource: auth.ObjectLevel, AnyOf: "u"},
+	"mergeEntity":   {Resource: auth.ObjectLevel, AnyOf: "u"},
+	"deleteEntity":  {Resource: auth.ObjectLevel, AnyOf: "d"},
+	"upsertEntity":  {Resource: auth.ObjectLevel, AnyOf: "a", AllOf: "u"},
+	"batch":         {Resource: auth.ObjectLevel},
+}
+
+// authorizeSAS verifies the request's SAS for the routed operation; the
+// stored access policies come from the table's ACL, read now. Entity
+// operations addressed by key must fall in the SAS's key range.
+func (s *Service) authorizeSAS(r *req) error {
+	name := r.opName
+	// Update and Merge without If-Match are Insert Or Replace / Insert
+	// Or Merge: they need both add and update.
+	if (name == "updateEntity" || name == "mergeEntity") && r.Header.Get("If-Match") == "" {
+		name = "upsertEntity"
+	}
+	rule, ok := sasRules[name]
+	table := r.table
+	if name == "batch" {
+		// The parts name the table; a service SAS must be for it, which
+		// checkBatchSAS checks for each part.
+		table = r.SAS.TableName
+		if r.SAS.IsAccount() {
+			table = ""
+		}
+	}
+	policy := server.Policies(func() ([]server.StoredPolicy, error) {
+		var out []server.StoredPolicy
+		err := s.store.View(r.Context(), func(tx kv.Tx) error {
+			t, err := activeTable(tx, r.Account, table)
+			if err != nil {
+				return err
+			}
+			for _, p := range t.ACL {
+				out = append(out, server.StoredPolicy{ID: p.ID, Start: p.Start, Expiry: p.Expiry, Permission: p.Permission})
+			}
+			return nil
+		})
+		return out, err
+	})
+	eff, err := r.AuthorizeSAS(server.SASTarget{Container: table}, policy, rule, ok)
+	if err != nil {
+		return err
+	}
+	r.sas = eff
+	if r.keyed {
+		return checkEntityRange(r, r.pk, r.rk)
+	}
+	return nil
+}
+
+// checkEntityRange refuses (403 AuthorizationFailure) an entity outside
+// the SAS's partition/row key range.
+func checkEntityRange(r *req, pk, rk string) error {
+	if r.sas != nil && !r.sas.AllowsEntity(pk, rk) {
+		return azerr.New(azerr.AuthorizationFailure)
+	}
+	return nil
+}
+
+// checkBatchSAS checks one part of an entity group transaction against
+// the request's SAS: the table the SAS is for, the operation's
+// permissions and the key range.
+func checkBatchSAS(r *req, kind opKind, ifMatch, table, pk, rk string) error {
+	if r.sas == nil {
+		return nil
+	}
+	if !r.sas.IsAccount() && !strings.EqualFold(table, r.sas.TableName) {
+		return azerr.New(azerr.AuthorizationFailure)
+	}
+	name := "getEntity"
+	switch kind {
+	case opInsert:
+		name = "insertEntity"
+	case opReplace, opMerge:
+		name = "updateEntity"
+		if ifMatch == "" {
+			name = "upsertEntity"
+		}
+	case opDelete:
+		name = "deleteEntity"
+	}
+	if err := server.CheckSASRule(r.sas, auth.Table, sasRules[name]); err != nil {
+		return err
+	}
+	return checkEntityRange(r, pk, rk)
+}
