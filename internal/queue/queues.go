@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -265,25 +264,8 @@ func (s *Service) setQueueACL(w http.ResponseWriter, r *req) error {
 
 const maxListResults = 5000
 
-// metaXML renders metadata as <Metadata><key>value</key>...</Metadata>.
-type metaXML map[string]string
-
-func (m metaXML) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
-	if err := e.EncodeToken(start); err != nil {
-		return err
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := e.EncodeElement(m[k], xml.StartElement{Name: xml.Name{Local: k}}); err != nil {
-			return err
-		}
-	}
-	return e.EncodeToken(start.End())
-}
+// metaXML is the listings' <Metadata> element.
+type metaXML = wire.MetadataXML
 
 type queueItemXML struct {
 	Name     string  `xml:"Name"`

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/xml"
 	"net/http"
 	"sort"
 	"strings"
@@ -87,4 +88,26 @@ func validIdentifier(s string) bool {
 		}
 	}
 	return true
+}
+
+// MetadataXML renders metadata in listings as
+// <Metadata><key>value</key>...</Metadata>, keys sorted.
+type MetadataXML map[string]string
+
+// MarshalXML implements xml.Marshaler.
+func (m MetadataXML) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	if err := e.EncodeToken(start); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := e.EncodeElement(m[k], xml.StartElement{Name: xml.Name{Local: k}}); err != nil {
+			return err
+		}
+	}
+	return e.EncodeToken(start.End())
 }
