@@ -100,6 +100,11 @@ const MaxClockSkew = 15 * time.Minute
 
 const detailName = "AuthenticationErrorDetail"
 
+// SecondarySuffix marks the read-only secondary endpoint of an account
+// in a path-style URL (/{account}-secondary/...), as Azure's RA-GRS
+// secondary and the emulators serve it.
+const SecondarySuffix = "-secondary"
+
 // AccountFromPath returns the first path segment of the raw (escaped) URL
 // path: path-style URLs are /{account}/... . It returns "" when the path has
 // no first segment.
@@ -171,7 +176,9 @@ func Authenticate(r *http.Request, svc Service, lookup Lookup, now time.Time) (s
 	}
 
 	path, query := requestTarget(r)
-	if urlAccount := AccountFromPath(path); urlAccount != name {
+	// The read-only secondary endpoint {account}-secondary is signed with
+	// the account's own name and keys.
+	if urlAccount := AccountFromPath(path); urlAccount != name && urlAccount != name+SecondarySuffix {
 		return "", false, authFailed("The account '" + name + "' in the Authorization header does not match the account '" + urlAccount + "' in the request URL.")
 	}
 	var acct Account

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,9 @@ type Request struct {
 	Version string
 	// ID is the x-ms-request-id of the response.
 	ID string
+	// Secondary is true for the read-only {account}-secondary endpoint;
+	// Account is then the account itself.
+	Secondary bool
 	// SAS is the parsed (not yet verified) Shared Access Signature of a
 	// request without an Authorization header whose query carries sig;
 	// nil otherwise. Services verify it after routing with AuthorizeSAS.
@@ -187,6 +191,11 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			return
 		}
 		r.Account = auth.AccountFromPath(hr.URL.EscapedPath())
+		if base, ok := strings.CutSuffix(r.Account, auth.SecondarySuffix); ok {
+			if _, known := s.cfg.Accounts(base); known {
+				r.Account, r.Secondary = base, true
+			}
+		}
 		if hr.Method != http.MethodOptions {
 			acct, ok, err := auth.Authenticate(hr, svc.Kind, s.cfg.Accounts, now)
 			if err != nil {
@@ -210,6 +219,10 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		r.kind, r.accounts = svc.Kind, s.cfg.Accounts
 		if _, known := s.cfg.Accounts(r.Account); !known {
 			fail(azerr.Newf(azerr.ResourceNotFound, "The specified account does not exist."))
+			return
+		}
+		if r.Secondary && hr.Method != http.MethodGet && hr.Method != http.MethodHead && hr.Method != http.MethodOptions {
+			fail(azerr.Newf(azerr.InsufficientAccountPermissions, "Write operations are not allowed."))
 			return
 		}
 		if ruler, ok := svc.Handler.(CORSRuler); ok && (hr.Method == http.MethodOptions || hr.Header.Get("Origin") != "") {
