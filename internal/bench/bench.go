@@ -59,18 +59,24 @@ func Client(url, account, key string, conns int) (*azblob.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts := &azblob.ClientOptions{ClientOptions: sdkOptions(conns)}
+	return azblob.NewClientWithSharedKeyCredential(url, cred, opts)
+}
+
+// sdkOptions are the Azure SDK client options every workload uses: a
+// connection pool sized for conns concurrent clients, and retries off (a
+// failure is counted, not hidden).
+func sdkOptions(conns int) azcore.ClientOptions {
 	tr := &http.Transport{
-		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        conns * 2,
 		MaxIdleConnsPerHost: conns * 2,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	opts := &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
+	return azcore.ClientOptions{
 		Transport: &http.Client{Transport: tr},
 		Retry:     policy.RetryOptions{MaxRetries: -1},
-	}}
-	return azblob.NewClientWithSharedKeyCredential(url, cred, opts)
+	}
 }
 
 // Run runs fn from n goroutines until d has passed and returns the result.

@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 )
@@ -23,17 +19,7 @@ func QueueClient(url, account, key string, conns int) (*azqueue.ServiceClient, e
 	if err != nil {
 		return nil, err
 	}
-	tr := &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        conns * 2,
-		MaxIdleConnsPerHost: conns * 2,
-		IdleConnTimeout:     90 * time.Second,
-	}
-	opts := &azqueue.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: &http.Client{Transport: tr},
-		Retry:     policy.RetryOptions{MaxRetries: -1},
-	}}
+	opts := &azqueue.ClientOptions{ClientOptions: sdkOptions(conns)}
 	return azqueue.NewServiceClientWithSharedKeyCredential(url, cred, opts)
 }
 

@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
 
@@ -55,17 +51,7 @@ func TableClient(url, account, key string, conns int) (*aztables.ServiceClient, 
 	if err != nil {
 		return nil, err
 	}
-	tr := &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        conns * 2,
-		MaxIdleConnsPerHost: conns * 2,
-		IdleConnTimeout:     90 * time.Second,
-	}
-	return aztables.NewServiceClientWithSharedKey(url, cred, &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: &http.Client{Transport: tr},
-		Retry:     policy.RetryOptions{MaxRetries: -1},
-	}})
+	return aztables.NewServiceClientWithSharedKey(url, cred, &aztables.ClientOptions{ClientOptions: sdkOptions(conns)})
 }
 
 // TableWorkload measures the Table service at url with clients

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
@@ -48,6 +49,31 @@ func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
 		return nil, err
 	}
 	return &b, nil
+}
+
+// beginReplace starts a write that creates or replaces the base blob: the
+// container must exist, then the write rules hold against the current
+// blob, which it returns (nil when there is none).
+func beginReplace(tx kv.Tx, r *req, conds cond.Conditions) (*blobRec, error) {
+	if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+		return nil, err
+	}
+	old, err := findBlob(tx, r.Account, r.container, r.name, "")
+	if err != nil {
+		return nil, err
+	}
+	return old, checkWrite(old, conds, r)
+}
+
+// replaces stamps b as the new version of old (nil: a new blob): a new
+// ETag and Last-Modified, the original creation time, and old's lease
+// (kept while active, as Azure keeps a lease across an overwrite).
+func (b *blobRec) replaces(old *blobRec, now time.Time) {
+	b.Created, b.Modified, b.ETag = now, now, newETag(now)
+	if old != nil {
+		b.Created = old.Created
+		b.Lease = lease.OnWrite(old.Lease, now)
+	}
 }
 
 // checkWrite applies the write rules shared by every blob write: HTTP
@@ -302,22 +328,12 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		}
 	}
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
-			return err
-		}
-		old, err := findBlob(tx, r.Account, r.container, r.name, "")
+		old, err := beginReplace(tx, r, conds)
 		if err != nil {
 			return err
 		}
-		if err := checkWrite(old, conds, r); err != nil {
-			return err
-		}
 		nb := *rec
-		nb.Created, nb.Modified, nb.ETag = r.Now, r.Now, newETag(r.Now)
-		if old != nil {
-			nb.Created = old.Created
-			nb.Lease = lease.OnWrite(old.Lease, r.Now)
-		}
+		nb.replaces(old, r.Now)
 		oldParts, err := s.beforeOverwrite(tx, r, old, nb.Type)
 		if err != nil {
 			return err

@@ -182,14 +182,8 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	}
 	var rec *blobRec
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
-			return err
-		}
-		old, err := findBlob(tx, r.Account, r.container, r.name, "")
+		old, err := beginReplace(tx, r, conds)
 		if err != nil {
-			return err
-		}
-		if err := checkWrite(old, conds, r); err != nil {
 			return err
 		}
 		if old != nil && old.Type != BlockBlob {
@@ -206,11 +200,8 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 				i += bl.NParts
 			}
 		}
-		nb := blobRec{Type: BlockBlob, Created: r.Now, Modified: r.Now, ETag: newETag(r.Now), Props: p, Meta: meta, HasBlockList: true}
-		if old != nil {
-			nb.Created = old.Created
-			nb.Lease = lease.OnWrite(old.Lease, r.Now)
-		}
+		nb := blobRec{Type: BlockBlob, Props: p, Meta: meta, HasBlockList: true}
+		nb.replaces(old, r.Now)
 		unc := map[string]*uncommitted{}
 		for _, ref := range refs {
 			var parts []Part

@@ -74,16 +74,48 @@ func containerLeaseRead(c *container, r *req) error {
 	return lease.CheckRead(c.Lease, r.Header.Get("x-ms-lease-id"), lease.Container, r.Now)
 }
 
-func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
+// readContainer reads the addressed container for a read operation: a
+// supplied lease id must match.
+func (s *Service) readContainer(r *req) (*container, error) {
 	var c *container
 	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
 		c, err = loadContainer(tx, r.Account, r.container)
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := containerLeaseRead(c, r); err != nil {
+	return c, containerLeaseRead(c, r)
+}
+
+// updateContainer is the read-modify-write of a container record under
+// its write conditions; fn edits the record (and applies any lease rule).
+// With touch the write gets a new ETag and Last-Modified (lease actions
+// do not).
+func (s *Service) updateContainer(r *req, conds cond.Conditions, touch bool, fn func(c *container) error) (*container, error) {
+	var c *container
+	err := s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
+		c, err = loadContainer(tx, r.Account, r.container)
+		if err != nil {
+			return err
+		}
+		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
+			return err
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+		if touch {
+			c.Modified, c.ETag = r.Now, newETag(r.Now)
+		}
+		return putJSON(tx, containerKey(r.Account, r.container), c)
+	})
+	return c, err
+}
+
+func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
+	c, err := s.readContainer(r)
+	if err != nil {
 		return err
 	}
 	h := w.Header()
@@ -205,21 +237,9 @@ func (s *Service) setContainerMetadata(w http.ResponseWriter, r *req) error {
 	if conds.IfUnmodifiedSince != nil {
 		return azerr.Newf(azerr.UnsupportedHeader, "If-Unmodified-Since is not supported for Set Container Metadata.")
 	}
-	var c *container
-	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, r.Account, r.container)
-		if err != nil {
-			return err
-		}
-		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
-			return err
-		}
-		if err := containerLeaseRead(c, r); err != nil {
-			return err
-		}
+	c, err := s.updateContainer(r, conds, true, func(c *container) error {
 		c.Meta = meta
-		c.Modified, c.ETag = r.Now, newETag(r.Now)
-		return putJSON(tx, containerKey(r.Account, r.container), c)
+		return containerLeaseRead(c, r)
 	})
 	if err != nil {
 		return err
@@ -235,15 +255,8 @@ type signedIdentifiers struct {
 }
 
 func (s *Service) getContainerACL(w http.ResponseWriter, r *req) error {
-	var c *container
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, r.Account, r.container)
-		return err
-	})
+	c, err := s.readContainer(r)
 	if err != nil {
-		return err
-	}
-	if err := containerLeaseRead(c, r); err != nil {
 		return err
 	}
 	setETag(w, c.ETag, c.Modified)
@@ -298,22 +311,9 @@ func (s *Service) setContainerACL(w http.ResponseWriter, r *req) error {
 			}
 		}
 	}
-	var c *container
-	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, r.Account, r.container)
-		if err != nil {
-			return err
-		}
-		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
-			return err
-		}
-		if err := containerLeaseRead(c, r); err != nil {
-			return err
-		}
-		c.ACL = acl.Items
-		c.PublicAccess = access
-		c.Modified, c.ETag = r.Now, newETag(r.Now)
-		return putJSON(tx, containerKey(r.Account, r.container), c)
+	c, err := s.updateContainer(r, conds, true, func(c *container) error {
+		c.ACL, c.PublicAccess = acl.Items, access
+		return containerLeaseRead(c, r)
 	})
 	if err != nil {
 		return err
@@ -344,22 +344,12 @@ func (s *Service) leaseContainer(w http.ResponseWriter, r *req) error {
 	if err := onlyDateConditions(conds); err != nil {
 		return err
 	}
-	var c *container
 	var res lease.Result
-	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, r.Account, r.container)
-		if err != nil {
-			return err
-		}
-		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
-			return err
-		}
+	// A lease action is not a write: ETag and Last-Modified stay.
+	c, err := s.updateContainer(r, conds, false, func(c *container) (err error) {
 		res, err = lease.Apply(c.Lease, lr, lease.Container, r.Now)
-		if err != nil {
-			return err
-		}
 		c.Lease = res.Lease
-		return putJSON(tx, containerKey(r.Account, r.container), c)
+		return err
 	})
 	if err != nil {
 		return err

@@ -117,11 +117,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		}
 		nb := *src
 		nb.Lease = lease.Lease{}
-		nb.Created = r.Now
-		if old != nil {
-			nb.Created = old.Created
-			nb.Lease = lease.OnWrite(old.Lease, r.Now)
-		}
+		nb.replaces(old, r.Now)
 		// Both Copy Blob and Copy Blob From URL copy the source's metadata
 		// unless the request gives x-ms-meta-* of its own.
 		if len(meta) > 0 {
@@ -129,7 +125,6 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		}
 		nb.Parts = append([]Part(nil), src.Parts...)
 		nb.Blocks = append([]block(nil), src.Blocks...)
-		nb.Modified, nb.ETag = r.Now, newETag(r.Now)
 		nb.Copy = &copyInfo{ID: copyID, Source: r.Header.Get("x-ms-copy-source"), Status: "success", Progress: progress(src.Size), Completion: r.Now}
 		oldParts, err := s.beforeOverwrite(tx, r, old, nb.Type)
 		if err != nil {

@@ -100,7 +100,7 @@ type DB struct {
 	maxOps   int
 	maxBytes int
 
-	gate gate // counts in-flight View/Update calls; closed by Close
+	gate *kv.Gate // counts in-flight View/Update calls; closed by Close
 
 	qmu   sync.Mutex
 	queue []*request // guarded by qmu
@@ -163,7 +163,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if db.maxBytes <= 0 {
 		db.maxBytes = DefaultMaxBatchBytes
 	}
-	db.gate.zero = make(chan struct{})
+	db.gate = kv.NewGate()
 	db.wg.Add(1)
 	go db.writeLoop()
 	return db, nil
@@ -178,10 +178,10 @@ func (db *DB) View(ctx context.Context, fn func(kv.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !db.gate.enter() {
+	if !db.gate.Enter() {
 		return kv.ErrClosed
 	}
-	defer db.gate.leave()
+	defer db.gate.Leave()
 	btx, err := db.bdb.Begin(false)
 	if err != nil {
 		return unavailable(err)
@@ -199,10 +199,10 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !db.gate.enter() {
+	if !db.gate.Enter() {
 		return kv.ErrClosed
 	}
-	defer db.gate.leave()
+	defer db.gate.Leave()
 	r := &request{ctx: ctx, fn: fn, done: make(chan struct{})}
 	db.qmu.Lock()
 	db.queue = append(db.queue, r)
@@ -228,53 +228,16 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
 // Updates are run and committed), and closes the file. Later calls to View,
 // Update and Close return kv.ErrClosed.
 func (db *DB) Close() error {
-	if !db.gate.close() {
+	if !db.gate.Close() {
 		return kv.ErrClosed
 	}
-	<-db.gate.zero
+	<-db.gate.Drained()
 	close(db.stop)
 	db.wg.Wait()
 	if err := db.bdb.Close(); err != nil {
 		return unavailable(err)
 	}
 	return nil
-}
-
-// gate counts in-flight calls and lets Close wait for them.
-type gate struct {
-	n    atomic.Int64  // closedBit | number of calls in flight
-	zero chan struct{} // closed once closed and nothing is in flight
-}
-
-const closedBit = 1 << 62
-
-func (g *gate) enter() bool {
-	for {
-		s := g.n.Load()
-		if s&closedBit != 0 {
-			return false
-		}
-		if g.n.CompareAndSwap(s, s+1) {
-			return true
-		}
-	}
-}
-
-func (g *gate) leave() {
-	if g.n.Add(-1) == closedBit {
-		close(g.zero)
-	}
-}
-
-func (g *gate) close() bool {
-	old := g.n.Or(closedBit)
-	if old&closedBit != 0 {
-		return false
-	}
-	if old == 0 {
-		close(g.zero)
-	}
-	return true
 }
 
 const (

@@ -334,7 +334,7 @@ func TestCloseDrainsQueue(t *testing.T) {
 	go func() { closed <- db.Close() }()
 	// Close stops new calls at once but waits for the queued ones.
 	deadline := time.Now().Add(10 * time.Second)
-	for db.gate.n.Load()&closedBit == 0 {
+	for !db.gate.Closed() {
 		if time.Now().After(deadline) {
 			t.Fatal("Close did not start")
 		}

@@ -138,7 +138,7 @@ type Options struct {
 // use.
 type DB struct {
 	pool        *pool
-	gate        gate
+	gate        *kv.Gate
 	maxAttempts int
 	// Every Update attempt holds starved shared, except those of a starving
 	// Update, which hold it exclusively.
@@ -185,7 +185,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if db.maxAttempts <= 0 {
 		db.maxAttempts = DefaultMaxAttempts
 	}
-	db.gate.zero = make(chan struct{})
+	db.gate = kv.NewGate()
 	if err := db.Migrate(ctx, "kv", migrations); err != nil {
 		db.Close()
 		return nil, err
@@ -197,10 +197,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 // the connections. Later calls to View, Update, Do and Close return
 // kv.ErrClosed.
 func (db *DB) Close() error {
-	if !db.gate.close() {
+	if !db.gate.Close() {
 		return kv.ErrClosed
 	}
-	<-db.gate.zero
+	<-db.gate.Drained()
 	db.pool.close()
 	return nil
 }
@@ -211,10 +211,10 @@ func (db *DB) View(ctx context.Context, fn func(kv.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !db.gate.enter() {
+	if !db.gate.Enter() {
 		return kv.ErrClosed
 	}
-	defer db.gate.leave()
+	defer db.gate.Leave()
 	t := &tx{db: db, ctx: ctx}
 	defer t.abandon() // fn panicked or called runtime.Goexit
 	ferr := fn(t)
@@ -227,10 +227,10 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !db.gate.enter() {
+	if !db.gate.Enter() {
 		return kv.ErrClosed
 	}
-	defer db.gate.leave()
+	defer db.gate.Leave()
 	lost, conflicts := 0, 0
 	for attempt := 1; ; attempt++ {
 		err, class := db.attempt(ctx, fn, conflicts >= exclusiveAfter)
@@ -314,10 +314,10 @@ func (db *DB) Do(ctx context.Context, fn func(ctx context.Context, conn *pgx.Con
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !db.gate.enter() {
+	if !db.gate.Enter() {
 		return kv.ErrClosed
 	}
-	defer db.gate.leave()
+	defer db.gate.Leave()
 	lost := 0
 	for attempt := 1; ; attempt++ {
 		c, err := db.pool.acquire(ctx, true)
@@ -366,41 +366,4 @@ func (db *DB) runDo(ctx context.Context, c *conn, fn func(context.Context, *pgx.
 		db.pool.release(c)
 	}()
 	return fn(ctx, c.Conn)
-}
-
-// gate counts in-flight calls and lets Close wait for them.
-type gate struct {
-	n    atomic.Int64  // closedBit | number of calls in flight
-	zero chan struct{} // closed once closed and nothing is in flight
-}
-
-const closedBit = 1 << 62
-
-func (g *gate) enter() bool {
-	for {
-		s := g.n.Load()
-		if s&closedBit != 0 {
-			return false
-		}
-		if g.n.CompareAndSwap(s, s+1) {
-			return true
-		}
-	}
-}
-
-func (g *gate) leave() {
-	if g.n.Add(-1) == closedBit {
-		close(g.zero)
-	}
-}
-
-func (g *gate) close() bool {
-	old := g.n.Or(closedBit)
-	if old&closedBit != 0 {
-		return false
-	}
-	if old == 0 {
-		close(g.zero)
-	}
-	return true
 }
