@@ -2,6 +2,7 @@ package blob
 
 import (
 	"bytes"
+	"crypto/md5"
 	"encoding/base64"
 	"errors"
 	json "github.com/goccy/go-json"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -44,7 +46,7 @@ func loadBlob(tx kv.Tx, r *req) (*blobRec, error) {
 // findBlob returns the record or nil.
 func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
 	var b blobRec
-	ok, err := getJSON(tx, blobKey(acct, c, name, snap), &b)
+	ok, err := kv.GetJSON(tx, blobKey(acct, c, name, snap), &b)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -171,40 +173,6 @@ func parseProps(h http.Header) (props, error) {
 	return p, nil
 }
 
-// checkDigests verifies the transactional Content-MD5 and
-// x-ms-content-crc64 of a staged body.
-func checkDigests(h http.Header, st *staged) error {
-	if v := h.Get("Content-MD5"); v != "" {
-		want, err := wire.ParseContentMD5(v)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(want, st.md5) {
-			return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", v).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(st.md5))
-		}
-	}
-	if v := h.Get("x-ms-content-crc64"); v != "" {
-		want, err := base64.StdEncoding.DecodeString(v)
-		if err != nil || len(want) != 8 {
-			return azerr.InvalidHeader("x-ms-content-crc64", v)
-		}
-		if !bytes.Equal(want, st.crc64) {
-			return azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc64", v).With("ServerCalculatedCrc64", base64.StdEncoding.EncodeToString(st.crc64))
-		}
-	}
-	return nil
-}
-
-// echoDigests returns the digests computed for a stored body.
-func echoDigests(w http.ResponseWriter, st *staged) {
-	if st.md5 != nil {
-		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(st.md5))
-	}
-	if st.crc64 != nil {
-		w.Header().Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(st.crc64))
-	}
-}
-
 // checkMD5 verifies a Content-MD5 header against a digest computed here.
 func checkMD5(h http.Header, got []byte) error {
 	v := h.Get("Content-MD5")
@@ -227,34 +195,11 @@ func limitBody(r *req, max int64) (io.Reader, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if n > max {
-		return nil, 0, azerr.New(azerr.RequestBodyTooLarge)
+	body, err := extent.LimitBody(r.Body, n, max)
+	if err != nil {
+		return nil, 0, err
 	}
-	if n < 0 {
-		return &capReader{r: r.Body, left: max}, n, nil
-	}
-	return r.Body, n, nil
-}
-
-type capReader struct {
-	r    io.Reader
-	left int64
-}
-
-func (c *capReader) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		var one [1]byte
-		if m, _ := c.r.Read(one[:]); m > 0 {
-			return 0, &maxBytesError{}
-		}
-		return 0, io.EOF
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.r.Read(p)
-	c.left -= int64(n)
-	return n, err
+	return body, n, nil
 }
 
 func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
@@ -285,24 +230,24 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		p.ContentType = "application/octet-stream"
 	}
 	rec := &blobRec{Type: typ, Props: p, Meta: meta}
-	var st *staged
+	var st *extent.Staged
 	switch typ {
 	case BlockBlob:
 		body, n, err := limitBody(r, maxPutBlob)
 		if err != nil {
 			return err
 		}
-		st, err = s.stageEmbedded(r.Context(), body, n, r.Header)
+		st, err = s.data.StageEmbedded(r.Context(), body, n, r.Header)
 		if err != nil {
 			return err
 		}
-		if err := checkDigests(r.Header, st); err != nil {
+		if err := st.CheckDigests(r.Header); err != nil {
 			return err
 		}
 		if rec.Props.ContentMD5 == nil {
-			rec.Props.ContentMD5 = st.md5
+			rec.Props.ContentMD5 = st.MD5
 		}
-		rec.Size, rec.Parts = st.size, st.parts
+		rec.Size, rec.Parts = st.Size, st.Parts
 	case PageBlob:
 		if r.ContentLength > 0 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
@@ -339,18 +284,18 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		if st != nil {
-			if err := st.write(tx); err != nil {
+			if err := st.Write(tx); err != nil {
 				return err
 			}
 		}
-		if err := adjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
+		if err := extent.AdjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
 			return err
 		}
 		if err := s.dropUncommitted(tx, r); err != nil {
 			return err
 		}
 		*rec = nb
-		return putJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
+		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
 	})
 	if err != nil {
 		return err
@@ -358,7 +303,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	setETag(w, rec.ETag, rec.Modified)
 	if typ == BlockBlob && st != nil {
-		echoDigests(w, st)
+		st.EchoDigests(w)
 	}
 	h.Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
@@ -369,7 +314,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 func (s *Service) dropUncommitted(tx kv.Tx, r *req) error {
 	prefix := blocksPrefix(r.Account, r.container, r.name)
 	var keys [][]byte
-	var parts []Part
+	var parts []extent.Part
 	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
 		var u uncommitted
 		if json.Unmarshal(v, &u) == nil {
@@ -386,7 +331,7 @@ func (s *Service) dropUncommitted(tx kv.Tx, r *req) error {
 			return err
 		}
 	}
-	return adjustRefs(tx, r.Now, parts, nil)
+	return extent.AdjustRefs(tx, r.Now, parts, nil)
 }
 
 func parseSizeHeader(h http.Header, name string, required bool) (int64, error) {
@@ -529,19 +474,19 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 		if wantMD5 && n > 4<<20 {
 			return azerr.Newf(azerr.OutOfRangeInput, "The range must be 4 MiB or smaller when x-ms-range-get-content-md5 is true.")
 		}
-		inline, err = prefetchInline(tx, b.Parts, off, n)
+		inline, err = extent.Prefetch(tx, b.Parts, off, n)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	cr := s.newContentReader(r.Context(), b.Parts, inline, off, n)
+	cr := s.data.NewReader(r.Context(), b.Parts, inline, off, n)
 	defer cr.Close()
 	// Small bodies (and ranges whose MD5 is wanted) are read before the
 	// headers go out: a read failure is still a clean error, and headers
 	// and body leave in one write.
 	var small []byte
-	if wantMD5 || n <= inlineMax {
+	if wantMD5 || n <= extent.InlineMax {
 		small = make([]byte, n)
 		if _, err := io.ReadFull(cr, small); err != nil {
 			return err
@@ -584,9 +529,8 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 }
 
 func md5Sum(b []byte) []byte {
-	h := md5Hash()
-	h.Write(b)
-	return h.Sum(nil)
+	sum := md5.Sum(b)
+	return sum[:]
 }
 
 // parseDeleteType reads Delete Blob's deletetype parameter: "permanent"
@@ -652,7 +596,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 				soft = true
 				return putDeleted(tx, r.Account, r.container, r.name, r.snapshot, b, mark)
 			}
-			return adjustRefs(tx, r.Now, b.Parts, nil)
+			return extent.AdjustRefs(tx, r.Now, b.Parts, nil)
 		}
 		if err := checkUpdate(b, conds, r); err != nil {
 			return err
@@ -700,7 +644,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 		if present > 0 && ds == "" {
 			return azerr.New(azerr.SnapshotsPresent)
 		}
-		var release []Part
+		var release []extent.Part
 		for i := range snaps {
 			if err := tx.Delete(blobKey(r.Account, r.container, r.name, snapNames[i])); err != nil {
 				return err
@@ -737,7 +681,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 			}
 		}
 		soft = pol.on
-		return adjustRefs(tx, r.Now, release, nil)
+		return extent.AdjustRefs(tx, r.Now, release, nil)
 	})
 	if err != nil {
 		return err
@@ -765,7 +709,7 @@ func (s *Service) updateBlob(r *req, conds cond.Conditions, fn func(tx kv.Tx, b 
 		b.Modified, b.ETag = r.Now, newETag(r.Now)
 		b.Lease = lease.OnWrite(b.Lease, r.Now)
 		out = b
-		return putJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
+		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
 	})
 	return out, err
 }
@@ -807,9 +751,9 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 				return azerr.InvalidHeader("x-ms-blob-content-length", strconv.FormatInt(newSize, 10))
 			}
 			old := b.Parts
-			b.Parts = trimParts(b.Parts, newSize)
+			b.Parts = extent.Trim(b.Parts, newSize)
 			b.Size = newSize
-			if err := adjustRefs(tx, r.Now, old, b.Parts); err != nil {
+			if err := extent.AdjustRefs(tx, r.Now, old, b.Parts); err != nil {
 				return err
 			}
 		}
@@ -892,7 +836,7 @@ func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
 		}
 		// A lease action is not a write: ETag and Last-Modified stay.
 		b.Lease = res.Lease
-		return putJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
+		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
 	})
 	if err != nil {
 		return err
@@ -935,10 +879,10 @@ func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 		if len(meta) > 0 {
 			sb.Meta = meta
 		}
-		if err := adjustRefs(tx, r.Now, nil, sb.Parts); err != nil {
+		if err := extent.AdjustRefs(tx, r.Now, nil, sb.Parts); err != nil {
 			return err
 		}
-		return putJSON(tx, blobKey(r.Account, r.container, r.name, snap), &sb)
+		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, snap), &sb)
 	})
 	if err != nil {
 		return err

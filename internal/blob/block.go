@@ -10,6 +10,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -36,14 +37,14 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if n == 0 {
 		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
 	}
-	st, err := s.stage(r.Context(), body, n, r.Header, false)
+	st, err := s.data.Stage(r.Context(), body, n, r.Header, false)
 	if err != nil {
 		return err
 	}
-	if st.size == 0 { // an empty chunked body
+	if st.Size == 0 { // an empty chunked body
 		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
 	}
-	if err := checkDigests(r.Header, st); err != nil {
+	if err := st.CheckDigests(r.Header); err != nil {
 		return err
 	}
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
@@ -92,35 +93,35 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 		// Upload order: a per-blob counter, so blocks staged within one
 		// clock tick (or by processes with skewed clocks) keep their order.
 		var last uncommitted
-		if _, err := getJSON(tx, blockSeqKey(r.Account, r.container, r.name), &last); err != nil {
+		if _, err := kv.GetJSON(tx, blockSeqKey(r.Account, r.container, r.name), &last); err != nil {
 			return err
 		}
 		seq := max(last.Seq+1, r.Now.UnixNano())
-		if err := putJSON(tx, blockSeqKey(r.Account, r.container, r.name), &uncommitted{Seq: seq}); err != nil {
+		if err := kv.PutJSON(tx, blockSeqKey(r.Account, r.container, r.name), &uncommitted{Seq: seq}); err != nil {
 			return err
 		}
 		key := blockKey(r.Account, r.container, r.name, idParam)
 		var old uncommitted
-		found, err := getJSON(tx, key, &old)
+		found, err := kv.GetJSON(tx, key, &old)
 		if err != nil {
 			return err
 		}
-		if err := st.write(tx); err != nil {
+		if err := st.Write(tx); err != nil {
 			return err
 		}
-		var oldParts []Part
+		var oldParts []extent.Part
 		if found {
 			oldParts = old.Parts
 		}
-		if err := adjustRefs(tx, r.Now, oldParts, st.parts); err != nil {
+		if err := extent.AdjustRefs(tx, r.Now, oldParts, st.Parts); err != nil {
 			return err
 		}
-		return putJSON(tx, key, &uncommitted{Size: st.size, Parts: st.parts, Seq: seq})
+		return kv.PutJSON(tx, key, &uncommitted{Size: st.Size, Parts: st.Parts, Seq: seq})
 	})
 	if err != nil {
 		return err
 	}
-	echoDigests(w, st)
+	st.EchoDigests(w)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -165,7 +166,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, 8<<20+1))
 	if err != nil {
-		return bodyErr(err)
+		return extent.BodyErr(err)
 	}
 	if len(raw) > 8<<20 {
 		return azerr.New(azerr.RequestBodyTooLarge)
@@ -190,8 +191,8 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 			return azerr.New(azerr.InvalidBlobType)
 		}
 		// committed blocks by id, with their parts
-		committed := map[string][]Part{}
-		var oldParts []Part
+		committed := map[string][]extent.Part{}
+		var oldParts []extent.Part
 		if old != nil {
 			oldParts = old.Parts
 			i := 0
@@ -204,7 +205,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 		nb.replaces(old, r.Now)
 		unc := map[string]*uncommitted{}
 		for _, ref := range refs {
-			var parts []Part
+			var parts []extent.Part
 			var size int64
 			useUncommitted := func() (bool, error) {
 				if ref.ID == "" { // the sequence record, not a block
@@ -213,7 +214,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 				u, ok := unc[ref.ID]
 				if !ok {
 					u = new(uncommitted)
-					found, err := getJSON(tx, blockKey(r.Account, r.container, r.name, ref.ID), u)
+					found, err := kv.GetJSON(tx, blockKey(r.Account, r.container, r.name, ref.ID), u)
 					if err != nil {
 						return false, err
 					}
@@ -277,14 +278,14 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 		}
 		// the new list takes its references before the uncommitted blocks
 		// and the old list release theirs
-		if err := adjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
+		if err := extent.AdjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
 			return err
 		}
 		if err := s.dropUncommitted(tx, r); err != nil {
 			return err
 		}
 		rec = &nb
-		return putJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
+		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
 	})
 	if err != nil {
 		return err

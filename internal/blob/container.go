@@ -9,6 +9,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
@@ -18,7 +19,7 @@ import (
 // loadContainer reads a container record or returns 404 ContainerNotFound.
 func loadContainer(tx kv.Tx, acct, name string) (*container, error) {
 	var c container
-	ok, err := getJSON(tx, containerKey(acct, name), &c)
+	ok, err := kv.GetJSON(tx, containerKey(acct, name), &c)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (s *Service) createContainer(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		c = container{Created: r.Now, Modified: r.Now, ETag: newETag(r.Now), Meta: meta, PublicAccess: access}
-		return putJSON(tx, key, &c)
+		return kv.PutJSON(tx, key, &c)
 	})
 	if err != nil {
 		return err
@@ -108,7 +109,7 @@ func (s *Service) updateContainer(r *req, conds cond.Conditions, touch bool, fn 
 		if touch {
 			c.Modified, c.ETag = r.Now, newETag(r.Now)
 		}
-		return putJSON(tx, containerKey(r.Account, r.container), c)
+		return kv.PutJSON(tx, containerKey(r.Account, r.container), c)
 	})
 	return c, err
 }
@@ -194,13 +195,13 @@ func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
 // data.
 func (s *Service) deleteAllBlobs(tx kv.Tx, r *req) error {
 	var keys [][]byte
-	var parts []Part
+	var parts []extent.Part
 	for _, prefix := range [][]byte{blobsPrefix(r.Account, r.container), deletedPrefix(r.Account, r.container), kv.Key("u", r.Account, r.container)} {
 		err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
 			keys = append(keys, append([]byte(nil), k...))
 			var p struct {
-				Parts []Part    `json:"x"`
-				Del   *deletion `json:"del"`
+				Parts []extent.Part `json:"x"`
+				Del   *deletion     `json:"del"`
 			}
 			if decodeErr := jsonUnmarshal(v, &p); decodeErr == nil {
 				parts = append(parts, p.Parts...)
@@ -219,7 +220,7 @@ func (s *Service) deleteAllBlobs(tx kv.Tx, r *req) error {
 			return err
 		}
 	}
-	return adjustRefs(tx, r.Now, parts, nil)
+	return extent.AdjustRefs(tx, r.Now, parts, nil)
 }
 
 func (s *Service) setContainerMetadata(w http.ResponseWriter, r *req) error {
@@ -280,7 +281,7 @@ func (s *Service) setContainerACL(w http.ResponseWriter, r *req) error {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
-		return bodyErr(err)
+		return extent.BodyErr(err)
 	}
 	if len(body) > 64<<10 {
 		return azerr.New(azerr.RequestBodyTooLarge)

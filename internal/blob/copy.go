@@ -8,6 +8,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -123,21 +124,21 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		if len(meta) > 0 {
 			nb.Meta = meta
 		}
-		nb.Parts = append([]Part(nil), src.Parts...)
+		nb.Parts = append([]extent.Part(nil), src.Parts...)
 		nb.Blocks = append([]block(nil), src.Blocks...)
 		nb.Copy = &copyInfo{ID: copyID, Source: r.Header.Get("x-ms-copy-source"), Status: "success", Progress: progress(src.Size), Completion: r.Now}
 		oldParts, err := s.beforeOverwrite(tx, r, old, nb.Type)
 		if err != nil {
 			return err
 		}
-		if err := adjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
+		if err := extent.AdjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
 			return err
 		}
 		if err := s.dropUncommitted(tx, r); err != nil {
 			return err
 		}
 		rec = &nb
-		return putJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
+		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
 	})
 	if err != nil {
 		return err

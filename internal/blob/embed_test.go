@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/cerulean-storage/cerulean/internal/extent"
 )
 
 // A small Put Blob body lives in the blob record: no data item, no
@@ -12,7 +14,7 @@ import (
 // are never embedded).
 func TestSmallPutBlobIsEmbedded(t *testing.T) {
 	e, _ := newSDEnv(t)
-	body := strings.Repeat("x", inlineMax)
+	body := strings.Repeat("x", extent.InlineMax)
 	e.ok(http.MethodPut, "/acct/cnt/small", map[string]string{"x-ms-blob-type": BlockBlob}, body)
 	if got := e.keys("x"); len(got) != 0 {
 		t.Fatalf("data items for an embedded body: %v", got)
@@ -37,13 +39,5 @@ func TestSmallPutBlobIsEmbedded(t *testing.T) {
 	e.ok(http.MethodPut, "/acct/cnt/big", map[string]string{"x-ms-blob-type": BlockBlob}, body+"y")
 	if got := e.keys("x"); len(got) != 1 {
 		t.Fatalf("data items for a body over the threshold: %v", got)
-	}
-}
-
-func TestSpliceEmbeddedParts(t *testing.T) {
-	parts := []Part{{Off: 0, Len: 10, Data: []byte("0123456789")}}
-	got := splice(parts, 3, 4, nil)
-	if len(got) != 2 || string(got[0].Data) != "012" || string(got[1].Data) != "789" || got[1].Off != 7 {
-		t.Fatalf("splice of embedded data: %+v", got)
 	}
 }

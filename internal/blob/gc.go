@@ -2,102 +2,22 @@ package blob
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
-	"time"
-
-	"github.com/cerulean-storage/cerulean/internal/chunk"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 )
-
-// orphanGrace is how old an unreferenced chunk file must be before the
-// collector removes it: longer than any upload between writing a chunk and
-// committing the record that references it.
-const orphanGrace = 6 * time.Hour
 
 // CollectGarbage first purges soft-deleted blobs and snapshots whose
 // retention has ended (releasing their data references), then removes
-// data items whose reference count dropped to zero more than gcGrace ago.
-// It runs in the background, never inside a request. It returns how many
-// data items it freed.
+// data items whose reference count dropped to zero more than
+// extent.GCGrace ago. It runs in the background, never inside a request.
+// It returns how many data items it freed.
 func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
 	if _, err := s.purgeExpired(ctx); err != nil {
 		return 0, err
 	}
-	now := s.clock.Now()
-	freed := 0
-	for {
-		var due [][]byte
-		var ids []string
-		start := kv.Key("g")
-		end := kv.AppendPartial(kv.Key("g"), fmt.Sprintf("%020d", now.UnixNano()+1))
-		err := s.store.View(ctx, func(tx kv.Tx) error {
-			return tx.Scan(start, end, 512, false, func(k, _ []byte) bool {
-				parts, ok := kv.Split(k)
-				if ok && len(parts) == 3 {
-					due = append(due, append([]byte(nil), k...))
-					ids = append(ids, parts[2])
-				}
-				return true
-			})
-		})
-		if err != nil || len(due) == 0 {
-			return freed, err
-		}
-		var chunks []string
-		err = s.store.Update(ctx, func(tx kv.Tx) error {
-			chunks = chunks[:0]
-			for i, k := range due {
-				if err := tx.Delete(k); err != nil {
-					return err
-				}
-				v, err := tx.Get(dataKey(ids[i]))
-				if err == kv.ErrNotFound {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				if binary.BigEndian.Uint32(v) != 0 {
-					continue // referenced again is impossible, but be safe
-				}
-				if err := tx.Delete(dataKey(ids[i])); err != nil {
-					return err
-				}
-				if !isInline(ids[i]) {
-					chunks = append(chunks, ids[i][1:])
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return freed, err
-		}
-		for _, id := range chunks {
-			if err := s.chunks.Remove(ctx, id); err != nil {
-				return freed, err
-			}
-		}
-		freed += len(due)
-	}
+	return s.data.Collect(ctx, s.clock.Now())
 }
 
-// SweepOrphans removes chunk files older than orphanGrace that no data
-// item record names.
+// SweepOrphans removes chunk files older than extent.OrphanGrace that no
+// data item record names.
 func (s *Service) SweepOrphans(ctx context.Context) (int, error) {
-	return chunk.Sweep(ctx, s.chunks, orphanGrace, s.clock.Now(), func(ctx context.Context, ids []string) ([]bool, error) {
-		live := make([]bool, len(ids))
-		err := s.store.View(ctx, func(tx kv.Tx) error {
-			for i, id := range ids {
-				_, err := tx.Get(dataKey("c" + id))
-				if err == nil {
-					live[i] = true
-				} else if err != kv.ErrNotFound {
-					return err
-				}
-			}
-			return nil
-		})
-		return live, err
-	})
+	return s.data.SweepOrphans(ctx, s.clock.Now())
 }

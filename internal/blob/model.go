@@ -8,13 +8,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	json "github.com/goccy/go-json"
 	"log/slog"
 	"strconv"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
@@ -22,10 +22,10 @@ import (
 // Service is the Blob service of one Cerulean process. It keeps no
 // authoritative state in memory: any number of processes may share a store.
 type Service struct {
-	store  kv.Store
-	chunks chunk.Store
-	clock  clock.Clock
-	log    *slog.Logger
+	store kv.Store
+	data  *extent.Store
+	clock clock.Clock
+	log   *slog.Logger
 }
 
 // New returns the Blob service over store and chunks.
@@ -36,7 +36,7 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: store, chunks: chunks, clock: clk, log: log}
+	return &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log}
 }
 
 // Blob types.
@@ -102,7 +102,7 @@ type blobRec struct {
 	Props    props             `json:"p"`
 	Meta     map[string]string `json:"md,omitempty"`
 	Lease    lease.Lease       `json:"l"`
-	Parts    []Part            `json:"x,omitempty"`
+	Parts    []extent.Part     `json:"x,omitempty"`
 	Blocks   []block           `json:"b,omitempty"`
 	SeqNum   int64             `json:"sn,omitempty"`
 	Appends  int               `json:"ab,omitempty"` // committed append blocks
@@ -117,9 +117,9 @@ type blobRec struct {
 
 // uncommitted is a stored uncommitted block.
 type uncommitted struct {
-	Size  int64  `json:"s"`
-	Parts []Part `json:"x"`
-	Seq   int64  `json:"q"`
+	Size  int64         `json:"s"`
+	Parts []extent.Part `json:"x"`
+	Seq   int64         `json:"q"`
 }
 
 // Keys. Every component is escaped by kv.Key, so a container's blobs form
@@ -148,35 +148,11 @@ func expiryKey(due time.Time, acct, c, name, snap string) []byte {
 	return kv.Key("bx", fmt.Sprintf("%020d", due.UnixNano()), acct, c, name, snap)
 }
 
-func getJSON(tx kv.Tx, key []byte, v any) (bool, error) {
-	raw, err := tx.Get(key)
-	if err == kv.ErrNotFound {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return false, fmt.Errorf("decoding %q: %w", key, err)
-	}
-	return true, nil
-}
-
-func putJSON(tx kv.Tx, key []byte, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return tx.Put(key, raw)
-}
-
 func randHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
-
-func newInlineID() string { return "i" + randHex(12) }
 
 // newETag returns a quoted hex ETag derived from the write time plus random
 // bits: unique for two writes in the same clock tick and never reused after

@@ -3,12 +3,12 @@ package blob
 import (
 	"encoding/xml"
 	"net/http"
-	"sort"
 	"strconv"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -19,56 +19,6 @@ const (
 	maxAppendBlock = 100 << 20
 	maxAppends     = 50000
 )
-
-// splice replaces bytes [off, off+n) of a sparse part list with repl
-// (nil: leave a hole). Parts stay sorted and non-overlapping; a part cut
-// in two keeps its data item with adjusted offsets.
-func splice(parts []Part, off, n int64, repl *Part) []Part {
-	end := off + n
-	out := make([]Part, 0, len(parts)+2)
-	for _, p := range parts {
-		if p.end() <= off || p.Off >= end {
-			out = append(out, p)
-			continue
-		}
-		if p.Off < off {
-			out = append(out, p.slice(p.Off, off))
-		}
-		if p.end() > end {
-			out = append(out, p.slice(end, p.end()))
-		}
-	}
-	if repl != nil {
-		out = append(out, *repl)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Off < out[j].Off })
-	return out
-}
-
-// slice returns the part covering blob bytes [from, to) of p.
-func (p Part) slice(from, to int64) Part {
-	q := Part{Off: from, Len: to - from, ID: p.ID}
-	if p.ID == "" {
-		q.Data = p.Data[from-p.Off : to-p.Off]
-	} else {
-		q.DOff = p.DOff + (from - p.Off)
-	}
-	return q
-}
-
-// trimParts drops content at or beyond size (page blob resize).
-func trimParts(parts []Part, size int64) []Part {
-	var max int64
-	for _, p := range parts {
-		if p.end() > max {
-			max = p.end()
-		}
-	}
-	if max <= size {
-		return parts
-	}
-	return splice(parts, size, max-size, nil)
-}
 
 // checkSequence evaluates the x-ms-if-sequence-number-* conditions.
 func checkSequence(h http.Header, seq int64) error {
@@ -105,7 +55,7 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	mode := r.Header.Get("x-ms-page-write")
-	var st *staged
+	var st *extent.Staged
 	switch mode {
 	case "update":
 		if n > maxPageWrite {
@@ -118,10 +68,10 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		if st, err = s.stage(r.Context(), body, bn, r.Header, false); err != nil {
+		if st, err = s.data.Stage(r.Context(), body, bn, r.Header, false); err != nil {
 			return err
 		}
-		if err := checkDigests(r.Header, st); err != nil {
+		if err := st.CheckDigests(r.Header); err != nil {
 			return err
 		}
 	case "clear":
@@ -144,17 +94,17 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 			return azerr.New(azerr.InvalidPageRange)
 		}
 		old := b.Parts
-		var repl *Part
+		var repl *extent.Part
 		if st != nil {
-			if err := st.write(tx); err != nil {
+			if err := st.Write(tx); err != nil {
 				return err
 			}
-			p := st.parts[0]
+			p := st.Parts[0]
 			p.Off = off
 			repl = &p
 		}
-		b.Parts = splice(b.Parts, off, n, repl)
-		return adjustRefs(tx, r.Now, old, b.Parts)
+		b.Parts = extent.Splice(b.Parts, off, n, repl)
+		return extent.AdjustRefs(tx, r.Now, old, b.Parts)
 	})
 	if err != nil {
 		return err
@@ -163,7 +113,7 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
 	if st != nil {
-		echoDigests(w, st)
+		st.EchoDigests(w)
 		h.Set("x-ms-request-server-encrypted", "true")
 	}
 	w.WriteHeader(http.StatusCreated)
@@ -179,75 +129,6 @@ type pageRangeXML struct {
 type pageListXML struct {
 	XMLName xml.Name       `xml:"PageList"`
 	Ranges  []pageRangeXML `xml:",any"`
-}
-
-// span is a range with the data it shows, for diffs.
-type span struct {
-	off, end int64
-	clear    bool
-}
-
-// pageSpans returns the merged written ranges of parts within [lo, hi).
-func pageSpans(parts []Part, lo, hi int64) []span {
-	var out []span
-	for _, p := range parts {
-		a, b := max(p.Off, lo), min(p.end(), hi)
-		if a >= b {
-			continue
-		}
-		if len(out) > 0 && out[len(out)-1].end == a {
-			out[len(out)-1].end = b
-			continue
-		}
-		out = append(out, span{off: a, end: b})
-	}
-	return out
-}
-
-// diffSpans returns the ranges whose content differs between prev and cur
-// within [lo, hi): written in cur (page ranges) or holes in cur that prev
-// had written (clear ranges). Identity of content is the data item and
-// offset it comes from, so rewritten pages count even with equal bytes.
-func diffSpans(prev, cur []Part, lo, hi int64) []span {
-	cuts := map[int64]bool{lo: true, hi: true}
-	for _, ps := range [][]Part{prev, cur} {
-		for _, p := range ps {
-			if p.Off > lo && p.Off < hi {
-				cuts[p.Off] = true
-			}
-			if p.end() > lo && p.end() < hi {
-				cuts[p.end()] = true
-			}
-		}
-	}
-	pts := make([]int64, 0, len(cuts))
-	for c := range cuts {
-		pts = append(pts, c)
-	}
-	sort.Slice(pts, func(i, j int) bool { return pts[i] < pts[j] })
-	at := func(ps []Part, x int64) (string, int64, bool) {
-		i := sort.Search(len(ps), func(i int) bool { return ps[i].end() > x })
-		if i < len(ps) && ps[i].Off <= x {
-			return ps[i].ID, ps[i].DOff + (x - ps[i].Off), true
-		}
-		return "", 0, false
-	}
-	var out []span
-	for i := 0; i+1 < len(pts); i++ {
-		a, b := pts[i], pts[i+1]
-		cid, cdo, cok := at(cur, a)
-		pid, pdo, pok := at(prev, a)
-		if cok == pok && cid == pid && cdo == pdo {
-			continue
-		}
-		sp := span{off: a, end: b, clear: !cok}
-		if n := len(out); n > 0 && out[n-1].end == a && out[n-1].clear == sp.clear {
-			out[n-1].end = b
-			continue
-		}
-		out = append(out, sp)
-	}
-	return out
 }
 
 func (s *Service) getPageRanges(w http.ResponseWriter, r *req) error {
@@ -302,19 +183,19 @@ func (s *Service) getPageRanges(w http.ResponseWriter, r *req) error {
 		}
 		hi += lo
 	}
-	var spans []span
+	var spans []extent.Span
 	if prev != nil {
-		spans = diffSpans(prev.Parts, b.Parts, lo, hi)
+		spans = extent.Diff(prev.Parts, b.Parts, lo, hi)
 	} else {
-		spans = pageSpans(b.Parts, lo, hi)
+		spans = extent.Spans(b.Parts, lo, hi)
 	}
 	out := pageListXML{Ranges: []pageRangeXML{}}
 	for _, sp := range spans {
 		name := "PageRange"
-		if sp.clear {
+		if sp.Clear {
 			name = "ClearRange"
 		}
-		out.Ranges = append(out.Ranges, pageRangeXML{XMLName: xml.Name{Local: name}, Start: sp.off, End: sp.end - 1})
+		out.Ranges = append(out.Ranges, pageRangeXML{XMLName: xml.Name{Local: name}, Start: sp.Off, End: sp.End - 1})
 	}
 	setETag(w, b.ETag, b.Modified)
 	w.Header().Set("x-ms-blob-content-length", strconv.FormatInt(b.Size, 10))
@@ -341,14 +222,14 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	if n == 0 {
 		return azerr.InvalidHeader("Content-Length", "0")
 	}
-	st, err := s.stage(r.Context(), body, n, r.Header, false)
+	st, err := s.data.Stage(r.Context(), body, n, r.Header, false)
 	if err != nil {
 		return err
 	}
-	if st.size == 0 { // an empty chunked body
+	if st.Size == 0 { // an empty chunked body
 		return azerr.InvalidHeader("Content-Length", "0")
 	}
-	if err := checkDigests(r.Header, st); err != nil {
+	if err := st.CheckDigests(r.Header); err != nil {
 		return err
 	}
 	var offset int64
@@ -365,20 +246,20 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 		if appendPos >= 0 && appendPos != b.Size {
 			return azerr.New(azerr.AppendPositionConditionNotMet)
 		}
-		if maxSize >= 0 && b.Size+st.size > maxSize {
+		if maxSize >= 0 && b.Size+st.Size > maxSize {
 			return azerr.New(azerr.MaxBlobSizeConditionNotMet)
 		}
-		if err := st.write(tx); err != nil {
+		if err := st.Write(tx); err != nil {
 			return err
 		}
 		offset = b.Size
-		for _, p := range st.parts {
+		for _, p := range st.Parts {
 			p.Off += b.Size
 			b.Parts = append(b.Parts, p)
 		}
-		b.Size += st.size
+		b.Size += st.Size
 		b.Appends++
-		return adjustRefs(tx, r.Now, nil, st.parts)
+		return extent.AdjustRefs(tx, r.Now, nil, st.Parts)
 	})
 	if err != nil {
 		return err
@@ -387,7 +268,7 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
 	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.Appends))
-	echoDigests(w, st)
+	st.EchoDigests(w)
 	h.Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -96,7 +97,7 @@ func putDeleted(tx kv.Tx, acct, c, name, snap string, b *blobRec, d deletion) er
 	rec := *b
 	rec.Lease = lease.Lease{}
 	rec.Del = &d
-	if err := putJSON(tx, key, &rec); err != nil {
+	if err := kv.PutJSON(tx, key, &rec); err != nil {
 		return err
 	}
 	return tx.Put(expiryKey(d.Expires, acct, c, name, snap), nil)
@@ -176,7 +177,7 @@ func newSnapshotTime(tx kv.Tx, acct, c, name string, t time.Time) (string, error
 // differ, all soft-deleted data of the name is permanently deleted.
 func (s *Service) settleDeletedBase(tx kv.Tx, r *req, typ string) error {
 	var d blobRec
-	ok, err := getJSON(tx, deletedKey(r.Account, r.container, r.name, ""), &d)
+	ok, err := kv.GetJSON(tx, deletedKey(r.Account, r.container, r.name, ""), &d)
 	if err != nil || !ok {
 		return err
 	}
@@ -197,14 +198,14 @@ func (s *Service) settleDeletedBase(tx kv.Tx, r *req, typ string) error {
 	if err != nil {
 		return err
 	}
-	var release []Part
+	var release []extent.Part
 	for _, e := range entries {
 		if err := dropDeleted(tx, r.Account, r.container, r.name, e.snap, e.rec); err != nil {
 			return err
 		}
 		release = append(release, e.rec.Parts...)
 	}
-	return adjustRefs(tx, r.Now, release, nil)
+	return extent.AdjustRefs(tx, r.Now, release, nil)
 }
 
 // beforeOverwrite prepares a write that replaces the base blob of r's
@@ -213,7 +214,7 @@ func (s *Service) settleDeletedBase(tx kv.Tx, r *req, typ string) error {
 // on, a live blob being replaced is kept as a soft-deleted snapshot (its
 // references move to it); with no live blob, a soft-deleted one is
 // settled first.
-func (s *Service) beforeOverwrite(tx kv.Tx, r *req, old *blobRec, typ string) ([]Part, error) {
+func (s *Service) beforeOverwrite(tx kv.Tx, r *req, old *blobRec, typ string) ([]extent.Part, error) {
 	if old == nil {
 		return nil, s.settleDeletedBase(tx, r, typ)
 	}
@@ -244,7 +245,7 @@ func deletePermanently(tx kv.Tx, r *req, pol retention, check func(*blobRec) err
 		return errPermanentDelete("Permanent delete is not enabled for this account (DeleteRetentionPolicy AllowPermanentDelete).")
 	}
 	var d blobRec
-	ok, err := getJSON(tx, deletedKey(r.Account, r.container, r.name, r.snapshot), &d)
+	ok, err := kv.GetJSON(tx, deletedKey(r.Account, r.container, r.name, r.snapshot), &d)
 	if err != nil {
 		return err
 	}
@@ -255,7 +256,7 @@ func deletePermanently(tx kv.Tx, r *req, pol retention, check func(*blobRec) err
 		if err := dropDeleted(tx, r.Account, r.container, r.name, r.snapshot, &d); err != nil {
 			return err
 		}
-		return adjustRefs(tx, r.Now, d.Parts, nil)
+		return extent.AdjustRefs(tx, r.Now, d.Parts, nil)
 	}
 	live, err := findBlob(tx, r.Account, r.container, r.name, r.snapshot)
 	if err != nil {
@@ -304,7 +305,7 @@ func (s *Service) undeleteBlob(w http.ResponseWriter, r *req) error {
 					return err
 				}
 			}
-			if err := putJSON(tx, blobKey(r.Account, r.container, r.name, snap), &rec); err != nil {
+			if err := kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, snap), &rec); err != nil {
 				return err
 			}
 			restored++
@@ -356,7 +357,7 @@ func (s *Service) purgeExpired(ctx context.Context) (int, error) {
 				}
 				acct, c, name, snap := parts[2], parts[3], parts[4], parts[5]
 				var b blobRec
-				found, err := getJSON(tx, deletedKey(acct, c, name, snap), &b)
+				found, err := kv.GetJSON(tx, deletedKey(acct, c, name, snap), &b)
 				if err != nil {
 					return err
 				}
@@ -366,7 +367,7 @@ func (s *Service) purgeExpired(ctx context.Context) (int, error) {
 				if err := tx.Delete(deletedKey(acct, c, name, snap)); err != nil {
 					return err
 				}
-				if err := adjustRefs(tx, now, b.Parts, nil); err != nil {
+				if err := extent.AdjustRefs(tx, now, b.Parts, nil); err != nil {
 					return err
 				}
 				n++

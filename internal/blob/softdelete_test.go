@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
@@ -244,7 +245,7 @@ func TestSoftDeleteLifecycle(t *testing.T) {
 	sdWant(t, "deleted keys after purge", e.keys("bd"), []string(nil))
 	sdWant(t, "expiry index after purge", e.keys("bx"), []string(nil))
 	sdWant(t, "refs after purge", e.refs(), map[string]uint32{"v1": 0, "v2": 1})
-	advance(gcGrace)
+	advance(extent.GCGrace)
 	if n, err := e.s.CollectGarbage(context.Background()); err != nil || n != 1 {
 		t.Fatalf("collect after grace: %d, %v", n, err)
 	}

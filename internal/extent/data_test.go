@@ -1,4 +1,4 @@
-package blob
+package extent
 
 import (
 	"bytes"
@@ -20,9 +20,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 )
 
-// dtService returns a Service over a real bolt store and chunk store in a
+// dtService returns a Store over a real bolt store and chunk store in a
 // temporary directory, with a fake clock.
-func dtService(t *testing.T) (*Service, *clock.Fake) {
+func dtService(t *testing.T) (*Store, *clock.Fake) {
 	t.Helper()
 	dir := t.TempDir()
 	store, err := bolt.Open(filepath.Join(dir, "meta.db"), bolt.Options{NoSync: true})
@@ -35,7 +35,7 @@ func dtService(t *testing.T) (*Service, *clock.Fake) {
 		t.Fatal(err)
 	}
 	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	return New(store, chunks, clk, nil), clk
+	return New(store, chunks), clk
 }
 
 // dtItem is the state of one data item record.
@@ -45,7 +45,7 @@ type dtItem struct {
 }
 
 // dtItems reads every data item record.
-func dtItems(t *testing.T, s *Service) map[string]dtItem {
+func dtItems(t *testing.T, s *Store) map[string]dtItem {
 	t.Helper()
 	out := map[string]dtItem{}
 	err := s.store.View(context.Background(), func(tx kv.Tx) error {
@@ -67,7 +67,7 @@ func dtItems(t *testing.T, s *Service) map[string]dtItem {
 }
 
 // dtQueue reads the collector queue as "id@due" strings, sorted.
-func dtQueue(t *testing.T, s *Service) []string {
+func dtQueue(t *testing.T, s *Store) []string {
 	t.Helper()
 	var out []string
 	err := s.store.View(context.Background(), func(tx kv.Tx) error {
@@ -93,7 +93,7 @@ func dtQueue(t *testing.T, s *Service) []string {
 func dtQueued(now time.Time, ids ...string) []string {
 	var out []string
 	for _, id := range ids {
-		k := gcKey(now.Add(gcGrace), id)
+		k := gcKey(now.Add(GCGrace), id)
 		parts, _ := kv.Split(k)
 		out = append(out, parts[2]+"@"+parts[1])
 	}
@@ -157,7 +157,7 @@ func TestAdjustRefs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = s.store.Update(ctx, func(tx kv.Tx) error { return adjustRefs(tx, now, tc.old, tc.new) })
+			err = s.store.Update(ctx, func(tx kv.Tx) error { return AdjustRefs(tx, now, tc.old, tc.new) })
 			if tc.wantErr {
 				if err == nil {
 					t.Fatal("want an error")
@@ -202,23 +202,23 @@ func TestRefcountLifecycle(t *testing.T) {
 	s, clk := dtService(t)
 	ctx := context.Background()
 	small := []byte("small body")
-	large := bytes.Repeat([]byte("0123456789abcdef"), (inlineMax+100)/16)
+	large := bytes.Repeat([]byte("0123456789abcdef"), (InlineMax+100)/16)
 	var parts []Part
 	for _, body := range [][]byte{small, large} {
-		st, err := s.stage(ctx, bytes.NewReader(body), int64(len(body)), nil, true)
+		st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = s.store.Update(ctx, func(tx kv.Tx) error {
-			if err := st.write(tx); err != nil {
+			if err := st.Write(tx); err != nil {
 				return err
 			}
-			return adjustRefs(tx, clk.Now(), nil, st.parts)
+			return AdjustRefs(tx, clk.Now(), nil, st.Parts)
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts = append(parts, st.parts...)
+		parts = append(parts, st.Parts...)
 	}
 	if len(parts) != 2 || !isInline(parts[0].ID) || isInline(parts[1].ID) {
 		t.Fatalf("parts %v: want one inline and one chunk item", parts)
@@ -230,7 +230,7 @@ func TestRefcountLifecycle(t *testing.T) {
 	}
 	update := func(old, new []Part) {
 		t.Helper()
-		if err := s.store.Update(ctx, func(tx kv.Tx) error { return adjustRefs(tx, clk.Now(), old, new) }); err != nil {
+		if err := s.store.Update(ctx, func(tx kv.Tx) error { return AdjustRefs(tx, clk.Now(), old, new) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -256,9 +256,9 @@ func TestRefcountLifecycle(t *testing.T) {
 	}
 
 	// Nothing is freed before the grace period.
-	for _, d := range []time.Duration{0, gcGrace / 2, gcGrace - time.Nanosecond} {
+	for _, d := range []time.Duration{0, GCGrace / 2, GCGrace - time.Nanosecond} {
 		clk.Set(released.Add(d))
-		n, err := s.CollectGarbage(ctx)
+		n, err := s.Collect(ctx, clk.Now())
 		if err != nil || n != 0 {
 			t.Fatalf("at +%v: freed %d, %v", d, n, err)
 		}
@@ -273,7 +273,7 @@ func TestRefcountLifecycle(t *testing.T) {
 	}
 	// A reader that looked the parts up just before the delete still
 	// reads the bytes during the grace period.
-	cr := s.newContentReader(ctx, []Part{{Off: 0, Len: int64(len(small)), ID: ids[0]}, {Off: int64(len(small)), Len: int64(len(large)), ID: ids[1]}}, nil, 0, int64(len(small)+len(large)))
+	cr := s.NewReader(ctx, []Part{{Off: 0, Len: int64(len(small)), ID: ids[0]}, {Off: int64(len(small)), Len: int64(len(large)), ID: ids[1]}}, nil, 0, int64(len(small)+len(large)))
 	got, err := io.ReadAll(cr)
 	cr.Close()
 	if err != nil || !bytes.Equal(got, append(append([]byte{}, small...), large...)) {
@@ -281,8 +281,8 @@ func TestRefcountLifecycle(t *testing.T) {
 	}
 
 	// At the due time both go, and the chunk file with them.
-	clk.Set(released.Add(gcGrace))
-	n, err := s.CollectGarbage(ctx)
+	clk.Set(released.Add(GCGrace))
+	n, err := s.Collect(ctx, clk.Now())
 	if err != nil || n != 2 {
 		t.Fatalf("freed %d, %v; want 2", n, err)
 	}
@@ -296,12 +296,12 @@ func TestRefcountLifecycle(t *testing.T) {
 		t.Fatalf("chunk after collection: %v", err)
 	}
 	// A second pass finds nothing.
-	if n, err := s.CollectGarbage(ctx); err != nil || n != 0 {
+	if n, err := s.Collect(ctx, clk.Now()); err != nil || n != 0 {
 		t.Fatalf("second pass freed %d, %v", n, err)
 	}
 }
 
-func TestCollectGarbageOrder(t *testing.T) {
+func TestCollectOrder(t *testing.T) {
 	s, clk := dtService(t)
 	ctx := context.Background()
 	t0 := clk.Now()
@@ -317,7 +317,7 @@ func TestCollectGarbageOrder(t *testing.T) {
 	release := func(id string, at time.Time) {
 		t.Helper()
 		put(id, 1)
-		err := s.store.Update(ctx, func(tx kv.Tx) error { return adjustRefs(tx, at, dtParts(id), nil) })
+		err := s.store.Update(ctx, func(tx kv.Tx) error { return AdjustRefs(tx, at, dtParts(id), nil) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,10 +327,10 @@ func TestCollectGarbageOrder(t *testing.T) {
 	release("i3", t0.Add(20*time.Minute))
 	put("i4", 1)
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		if err := tx.Put(gcKey(t0.Add(gcGrace), "i4"), nil); err != nil {
+		if err := tx.Put(gcKey(t0.Add(GCGrace), "i4"), nil); err != nil {
 			return err
 		}
-		return tx.Put(gcKey(t0.Add(gcGrace), "i5"), nil)
+		return tx.Put(gcKey(t0.Add(GCGrace), "i5"), nil)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -345,8 +345,8 @@ func TestCollectGarbageOrder(t *testing.T) {
 		return strings.Join(ids, ",")
 	}
 
-	clk.Set(t0.Add(gcGrace))
-	if _, err := s.CollectGarbage(ctx); err != nil {
+	clk.Set(t0.Add(GCGrace))
+	if _, err := s.Collect(ctx, clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	// i1 is freed; i4 is referenced so it stays; the queue entries of
@@ -359,8 +359,8 @@ func TestCollectGarbageOrder(t *testing.T) {
 	if got := dtQueue(t, s); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("queue %v, want %v", got, want)
 	}
-	clk.Set(t0.Add(5*time.Minute + gcGrace))
-	n, err := s.CollectGarbage(ctx)
+	clk.Set(t0.Add(5*time.Minute + GCGrace))
+	n, err := s.Collect(ctx, clk.Now())
 	if err != nil || n != 1 {
 		t.Fatalf("freed %d, %v", n, err)
 	}
@@ -368,7 +368,7 @@ func TestCollectGarbageOrder(t *testing.T) {
 		t.Fatalf("items %s", got)
 	}
 	clk.Set(t0.Add(time.Hour))
-	n, err = s.CollectGarbage(ctx)
+	n, err = s.Collect(ctx, clk.Now())
 	if err != nil || n != 1 {
 		t.Fatalf("freed %d, %v", n, err)
 	}
@@ -394,20 +394,20 @@ func TestStage(t *testing.T) {
 	}{
 		{name: "empty", body: nil, n: 0},
 		{name: "small", body: body(10), n: 10, wantParts: []int64{10}, inline: true},
-		{name: "inline max", body: body(inlineMax), n: inlineMax, wantParts: []int64{inlineMax}, inline: true},
-		{name: "just over inline", body: body(inlineMax + 1), n: inlineMax + 1, wantParts: []int64{inlineMax + 1}},
-		{name: "two chunks", body: body(chunkMax + 5), n: chunkMax + 5, wantParts: []int64{chunkMax, 5}},
+		{name: "inline max", body: body(InlineMax), n: InlineMax, wantParts: []int64{InlineMax}, inline: true},
+		{name: "just over inline", body: body(InlineMax + 1), n: InlineMax + 1, wantParts: []int64{InlineMax + 1}},
+		{name: "two chunks", body: body(ChunkMax + 5), n: ChunkMax + 5, wantParts: []int64{ChunkMax, 5}},
 		{name: "unknown length", body: body(100), n: -1, wantParts: []int64{100}},
 		{name: "unknown length empty", body: nil, n: -1},
 		{name: "short body", body: body(5), n: 10, wantErr: "InvalidInput"},
-		{name: "short chunk body", body: body(inlineMax + 1), n: inlineMax + 10, wantErr: "InvalidInput"},
+		{name: "short chunk body", body: body(InlineMax + 1), n: InlineMax + 10, wantErr: "InvalidInput"},
 		{name: "long body", body: body(11), n: 10, wantErr: "InvalidInput"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := s.stage(ctx, bytes.NewReader(tc.body), tc.n, nil, true)
+			st, err := s.Stage(ctx, bytes.NewReader(tc.body), tc.n, nil, true)
 			if tc.wantErr != "" {
-				if got := ptErrCode(err); got != tc.wantErr {
+				if got := errCode(err); got != tc.wantErr {
 					t.Fatalf("error %q, want %s", got, tc.wantErr)
 				}
 				return
@@ -415,16 +415,16 @@ func TestStage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.size != int64(len(tc.body)) {
-				t.Fatalf("size %d", st.size)
+			if st.Size != int64(len(tc.body)) {
+				t.Fatalf("size %d", st.Size)
 			}
 			sum := md5.Sum(tc.body)
-			if !bytes.Equal(st.md5, sum[:]) {
-				t.Fatalf("md5 %x", st.md5)
+			if !bytes.Equal(st.MD5, sum[:]) {
+				t.Fatalf("md5 %x", st.MD5)
 			}
 			var lens []int64
 			var off int64
-			for _, p := range st.parts {
+			for _, p := range st.Parts {
 				if p.Off != off || isInline(p.ID) != tc.inline {
 					t.Fatalf("part %+v at %d", p, off)
 				}
@@ -435,7 +435,7 @@ func TestStage(t *testing.T) {
 				t.Fatalf("part lengths %v, want %v", lens, tc.wantParts)
 			}
 			// The bytes read back through a content reader.
-			cr := s.newContentReader(ctx, st.parts, st.inline, 0, st.size)
+			cr := s.NewReader(ctx, st.Parts, st.inline, 0, st.Size)
 			got, err := io.ReadAll(cr)
 			cr.Close()
 			if err != nil || !bytes.Equal(got, tc.body) {

@@ -1,0 +1,306 @@
+// Package extent is the byte layer shared by the Blob and File services:
+// immutable "data items" (inline in the kv store or chunk files in the
+// chunk store) with reference counts and a background collector, sparse
+// part lists that map a blob's or file's ranges onto them, readers over
+// those lists, and request-body staging with MD5 and CRC64.
+//
+// Bytes are "data items": immutable byte strings with an id.
+// Small items (≤ InlineMax) live inline in the kv store under
+// ("x", id) so one group commit covers many small writes; larger ones are
+// files in the chunk store, whose ("x", id) record only marks them live.
+// A Part maps a range of a blob onto a data item. Items are shared by
+// snapshots, copies and committed blocks, so each ("x", id) record carries
+// a reference count maintained in the same transaction as the records that
+// reference it. When it drops to zero the id is queued under ("g", due, id)
+// and the background collector removes it after a grace period, so readers
+// that looked up a part just before a delete still find its bytes.
+package extent
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc64"
+	"io"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/chunk"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+const (
+	InlineMax = 64 << 10 // bodies up to this size are stored in the kv store
+	ChunkMax  = 8 << 20  // larger bodies are split into chunks of at most this size
+	// GCGrace is how long a data item whose reference count dropped to
+	// zero stays readable before the collector frees it.
+	GCGrace = 10 * time.Minute
+)
+
+// Store is the data-item layer over a kv store and a chunk store. It keeps
+// no state of its own.
+type Store struct {
+	store  kv.Store
+	chunks chunk.Store
+}
+
+// New returns the data-item layer over store and chunks.
+func New(store kv.Store, chunks chunk.Store) *Store {
+	return &Store{store: store, chunks: chunks}
+}
+
+// Part is one extent of a blob's content: bytes [Off, Off+Len) of the blob
+// are bytes [DOff, DOff+Len) of data item ID.
+//
+// A small Put Blob body is embedded in the part itself (Data set, ID
+// empty): the record then holds its bytes, so a small write is one key and
+// a small read one lookup, with no reference counting. Embedded bytes are
+// copied, not shared, by snapshots and copies.
+type Part struct {
+	Off  int64  `json:"o"`
+	Len  int64  `json:"l"`
+	ID   string `json:"i,omitempty"`
+	DOff int64  `json:"d,omitempty"`
+	Data []byte `json:"b,omitempty"`
+}
+
+// End returns the offset just past the part.
+func (p Part) End() int64 { return p.Off + p.Len }
+
+func isInline(id string) bool { return len(id) > 0 && id[0] == 'i' }
+
+func dataKey(id string) []byte { return kv.Key("x", id) }
+
+func newInlineID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "i" + hex.EncodeToString(b)
+}
+
+// Staged holds a request body that has been read: small bodies in memory
+// (written to the kv store inside the transaction), larger ones already
+// durable in the chunk store.
+type Staged struct {
+	Parts  []Part
+	inline map[string][]byte
+	Size   int64
+	MD5    []byte // set when MD5 was computed
+	CRC64  []byte // set when x-ms-content-crc64 was sent (8 bytes, little endian)
+}
+
+// Stage reads exactly n bytes from body (n < 0: until EOF) and stores them
+// as data items. Chunks are durable when Stage returns, before any metadata
+// references them. Digests are computed only where needed (MD5 is a large
+// share of a big upload's CPU): MD5 when storeMD5 (Put Blob keeps it as the
+// blob's Content-MD5) or when the client sent Content-MD5, CRC64 when the
+// client sent x-ms-content-crc64; CheckDigests verifies them.
+func (s *Store) Stage(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5 bool) (*Staged, error) {
+	return s.stageBody(ctx, body, n, h, storeMD5, false)
+}
+
+// StageEmbedded is Stage for a whole small blob: a body of at most
+// InlineMax bytes is embedded in the part instead of becoming a data item.
+// MD5 is always computed.
+func (s *Store) StageEmbedded(ctx context.Context, body io.Reader, n int64, h http.Header) (*Staged, error) {
+	return s.stageBody(ctx, body, n, h, true, true)
+}
+
+func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5, embed bool) (*Staged, error) {
+	st := &Staged{inline: map[string][]byte{}}
+	var md5h, crch hash.Hash
+	var sinks []io.Writer
+	if storeMD5 || h.Get("Content-MD5") != "" {
+		md5h = md5.New()
+		sinks = append(sinks, md5h)
+	}
+	if h.Get("x-ms-content-crc64") != "" {
+		crch = crc64.New(CRC64Table)
+		sinks = append(sinks, crch)
+	}
+	defer func() {
+		if md5h != nil {
+			st.MD5 = md5h.Sum(nil)
+		}
+		if crch != nil {
+			st.CRC64 = binary.LittleEndian.AppendUint64(nil, crch.(hash.Hash64).Sum64())
+		}
+	}()
+	if n >= 0 && n <= InlineMax {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, BodyErr(err)
+		}
+		if err := expectEOF(body); err != nil {
+			return nil, err
+		}
+		for _, w := range sinks {
+			w.Write(buf)
+		}
+		st.Size = n
+		switch {
+		case n == 0:
+		case embed:
+			st.Parts = []Part{{Off: 0, Len: n, Data: buf}}
+		default:
+			id := newInlineID()
+			st.inline[id] = buf
+			st.Parts = []Part{{Off: 0, Len: n, ID: id}}
+		}
+		return st, nil
+	}
+	var off int64
+	for n < 0 || off < n {
+		want := int64(ChunkMax)
+		if n >= 0 && n-off < want {
+			want = n - off
+		}
+		w, err := s.chunks.Create(ctx)
+		if err != nil {
+			return nil, err
+		}
+		dst := io.MultiWriter(append([]io.Writer{w}, sinks...)...)
+		got, err := io.Copy(dst, io.LimitReader(body, want))
+		if err != nil {
+			_ = w.Abort()
+			return nil, BodyErr(err)
+		}
+		if got == 0 {
+			_ = w.Abort()
+			break
+		}
+		if n >= 0 && got < want {
+			_ = w.Abort()
+			return nil, BodyErr(io.ErrUnexpectedEOF)
+		}
+		if err := w.Commit(); err != nil {
+			return nil, err
+		}
+		st.Parts = append(st.Parts, Part{Off: off, Len: got, ID: "c" + w.ID()})
+		off += got
+		if n < 0 && got < want {
+			break
+		}
+	}
+	if n >= 0 {
+		if err := expectEOF(body); err != nil {
+			return nil, err
+		}
+	}
+	st.Size = off
+	return st, nil
+}
+
+func expectEOF(r io.Reader) error {
+	var one [1]byte
+	if m, _ := r.Read(one[:]); m > 0 {
+		return azerr.Newf(azerr.InvalidInput, "The request body is longer than the Content-Length header.")
+	}
+	return nil
+}
+
+// BodyErr maps an error from reading a request body to the Azure error:
+// RequestBodyTooLarge past a LimitBody cap, InvalidInput for a body
+// shorter than its Content-Length, otherwise a wrapped storage fault.
+func BodyErr(err error) error {
+	var mbe *maxBytesError
+	if errors.As(err, &mbe) {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return azerr.Newf(azerr.InvalidInput, "The request body is shorter than the Content-Length header.")
+	}
+	return fmt.Errorf("reading request body: %w", err)
+}
+
+// maxBytesError is returned by a body reader past its limit.
+type maxBytesError struct{ limit int64 }
+
+func (e *maxBytesError) Error() string { return fmt.Sprintf("request body over %d bytes", e.limit) }
+
+// Write records the staged items in tx with a reference count of zero;
+// the records that reference them then take references via AdjustRefs.
+func (st *Staged) Write(tx kv.Tx) error {
+	for _, p := range st.Parts {
+		if p.ID == "" {
+			continue // embedded in the record
+		}
+		var v []byte
+		if isInline(p.ID) {
+			v = encodeData(0, st.inline[p.ID])
+		} else {
+			v = encodeData(0, nil)
+		}
+		if err := tx.Put(dataKey(p.ID), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func encodeData(refs uint32, data []byte) []byte {
+	v := make([]byte, 4+len(data))
+	binary.BigEndian.PutUint32(v, refs)
+	copy(v[4:], data)
+	return v
+}
+
+// AdjustRefs moves references from the parts of old to the parts of new:
+// each part occurrence holds one reference on its data item.
+func AdjustRefs(tx kv.Tx, now time.Time, old, new []Part) error {
+	delta := map[string]int{}
+	for _, p := range old {
+		if p.ID != "" {
+			delta[p.ID]--
+		}
+	}
+	for _, p := range new {
+		if p.ID != "" {
+			delta[p.ID]++
+		}
+	}
+	ids := make([]string, 0, len(delta))
+	for id, d := range delta {
+		if d != 0 {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids) // deterministic write order
+	for _, id := range ids {
+		k := dataKey(id)
+		v, err := tx.Get(k)
+		if err != nil {
+			return fmt.Errorf("data item %s: %w", id, err)
+		}
+		refs := int64(binary.BigEndian.Uint32(v)) + int64(delta[id])
+		if refs < 0 {
+			return fmt.Errorf("data item %s: reference count below zero", id)
+		}
+		nv := make([]byte, len(v))
+		copy(nv, v)
+		binary.BigEndian.PutUint32(nv, uint32(refs))
+		if err := tx.Put(k, nv); err != nil {
+			return err
+		}
+		if refs == 0 {
+			if err := tx.Put(gcKey(now.Add(GCGrace), id), nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func gcKey(due time.Time, id string) []byte {
+	return kv.Key("g", fmt.Sprintf("%020d", due.UnixNano()), id)
+}
+
+// CRC64Table is the CRC-64 the Storage service uses for
+// x-ms-content-crc64 (polynomial 0x9A6C9329AC4BC9B5, reflected).
+var CRC64Table = crc64.MakeTable(0x9A6C9329AC4BC9B5)

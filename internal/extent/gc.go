@@ -1,0 +1,97 @@
+package extent
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/chunk"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// OrphanGrace is how old an unreferenced chunk file must be before the
+// collector removes it: longer than any upload between writing a chunk and
+// committing the record that references it.
+const OrphanGrace = 6 * time.Hour
+
+// Collect removes data items whose reference count dropped to zero more
+// than GCGrace before now. It runs in the background, never inside a
+// request. It returns how many data items it freed.
+func (s *Store) Collect(ctx context.Context, now time.Time) (int, error) {
+	freed := 0
+	for {
+		var due [][]byte
+		var ids []string
+		start := kv.Key("g")
+		end := kv.AppendPartial(kv.Key("g"), fmt.Sprintf("%020d", now.UnixNano()+1))
+		err := s.store.View(ctx, func(tx kv.Tx) error {
+			return tx.Scan(start, end, 512, false, func(k, _ []byte) bool {
+				parts, ok := kv.Split(k)
+				if ok && len(parts) == 3 {
+					due = append(due, append([]byte(nil), k...))
+					ids = append(ids, parts[2])
+				}
+				return true
+			})
+		})
+		if err != nil || len(due) == 0 {
+			return freed, err
+		}
+		var chunks []string
+		err = s.store.Update(ctx, func(tx kv.Tx) error {
+			chunks = chunks[:0]
+			for i, k := range due {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+				v, err := tx.Get(dataKey(ids[i]))
+				if err == kv.ErrNotFound {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if binary.BigEndian.Uint32(v) != 0 {
+					continue // referenced again is impossible, but be safe
+				}
+				if err := tx.Delete(dataKey(ids[i])); err != nil {
+					return err
+				}
+				if !isInline(ids[i]) {
+					chunks = append(chunks, ids[i][1:])
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return freed, err
+		}
+		for _, id := range chunks {
+			if err := s.chunks.Remove(ctx, id); err != nil {
+				return freed, err
+			}
+		}
+		freed += len(due)
+	}
+}
+
+// SweepOrphans removes chunk files older than OrphanGrace at now that no
+// data item record names.
+func (s *Store) SweepOrphans(ctx context.Context, now time.Time) (int, error) {
+	return chunk.Sweep(ctx, s.chunks, OrphanGrace, now, func(ctx context.Context, ids []string) ([]bool, error) {
+		live := make([]bool, len(ids))
+		err := s.store.View(ctx, func(tx kv.Tx) error {
+			for i, id := range ids {
+				_, err := tx.Get(dataKey("c" + id))
+				if err == nil {
+					live[i] = true
+				} else if err != kv.ErrNotFound {
+					return err
+				}
+			}
+			return nil
+		})
+		return live, err
+	})
+}
