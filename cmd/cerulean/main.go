@@ -81,7 +81,7 @@ func serve(args []string, stderr io.Writer) error {
 	blobPort := fs.Int("blob-port", envInt("blob-port", 10000), "Blob service port, -1 to disable (env CERULEAN_BLOB_PORT)")
 	queuePort := fs.Int("queue-port", envInt("queue-port", 10001), "Queue service port, -1 to disable (env CERULEAN_QUEUE_PORT)")
 	tablePort := fs.Int("table-port", envInt("table-port", 10002), "Table service port, -1 to disable (env CERULEAN_TABLE_PORT)")
-	_ = fs.Int("file-port", envInt("file-port", 10003), "File service port (env CERULEAN_FILE_PORT; the File service is not built yet)")
+	filePort := fs.Int("file-port", envInt("file-port", 10003), "File service port, -1 to disable (env CERULEAN_FILE_PORT)")
 	data := fs.String("data", env("data", "./cerulean-data"), "embedded data directory (env CERULEAN_DATA)")
 	logLevel := fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (env CERULEAN_LOG_LEVEL)")
 	pg := fs.String("postgres", env("postgres", ""), "PostgreSQL DSN (postgres://...): use PostgreSQL instead of the embedded store; several processes may share one database (env CERULEAN_POSTGRES)")
@@ -95,7 +95,7 @@ func serve(args []string, stderr io.Writer) error {
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns}
+	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns}
 	key := app.DevKey
 	if *accounts != "" {
 		accts, err := app.ParseAccounts(*accounts)

@@ -22,6 +22,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/chunk/sqlchunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres"
@@ -43,6 +44,7 @@ type Config struct {
 	BlobPort  int
 	QueuePort int
 	TablePort int
+	FilePort  int
 	DataDir   string
 	Accounts  []auth.Account // empty: the dev account
 	Clock     clock.Clock
@@ -64,12 +66,14 @@ type App struct {
 	Blob   *blob.Service
 	Queue  *queue.Service
 	Table  *table.Service
+	File   *file.Service
 	// BlobURL is the account URL of the Blob service, e.g.
 	// http://127.0.0.1:10000/devstoreaccount1.
 	BlobURL string
-	// QueueURL and TableURL likewise, when those services listen.
+	// QueueURL, TableURL and FileURL likewise, when those services listen.
 	QueueURL string
 	TableURL string
+	FileURL  string
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -147,6 +151,7 @@ func Start(cfg Config) (*App, error) {
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
 	a.Table = table.New(store, cfg.Clock, cfg.Logger)
+	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
 	for _, svc := range []struct {
 		port int
 		url  *string
@@ -155,6 +160,7 @@ func Start(cfg Config) (*App, error) {
 		{cfg.BlobPort, &a.BlobURL, server.Service{Name: "blob", Kind: auth.Blob, Handler: a.Blob, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.QueuePort, &a.QueueURL, server.Service{Name: "queue", Kind: auth.Queue, Handler: a.Queue, ServerHeader: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.TablePort, &a.TableURL, server.Service{Name: "table", Kind: auth.Table, Handler: a.Table, JSONErrors: true, ServerHeader: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.FilePort, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.File, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
 	} {
 		if svc.port < 0 {
 			continue
@@ -195,6 +201,13 @@ func (a *App) collect(ctx context.Context) {
 		}
 		if _, err := a.Queue.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
 			a.cfg.Logger.Warn("queue garbage collection failed", "err", err)
+		}
+		if _, err := a.File.ReapHandles(ctx); err != nil && ctx.Err() == nil {
+			a.cfg.Logger.Warn("handle reaping failed", "err", err)
+		}
+		// Shares whose purge a stopped process left unfinished.
+		if err := a.File.PurgeDeletedShares(ctx); err != nil && ctx.Err() == nil {
+			a.cfg.Logger.Warn("file share purge failed", "err", err)
 		}
 	}
 }

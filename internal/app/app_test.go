@@ -20,7 +20,7 @@ func TestParseAccounts(t *testing.T) {
 }
 
 func TestStartAndClose(t *testing.T) {
-	a, err := Start(Config{DataDir: t.TempDir(), BlobPort: 0, QueuePort: -1, TablePort: -1, NoSync: true})
+	a, err := Start(Config{DataDir: t.TempDir(), BlobPort: 0, QueuePort: -1, TablePort: -1, FilePort: -1, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

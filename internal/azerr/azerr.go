@@ -244,6 +244,32 @@ const (
 	XMethodNotUsingPost                     = "XMethodNotUsingPost"
 )
 
+// File service codes.
+const (
+	CannotDeleteFileOrDirectory        = "CannotDeleteFileOrDirectory"
+	DeletePending                      = "DeletePending"
+	DirectoryNotEmpty                  = "DirectoryNotEmpty"
+	FileInvalidPermission              = "FileInvalidPermission"
+	FileInvalidPermissionKey           = "FileInvalidPermissionKey"
+	FileLockConflict                   = "FileLockConflict"
+	InvalidFileOrDirectoryPathName     = "InvalidFileOrDirectoryPathName"
+	ParentNotFound                     = "ParentNotFound"
+	ReadOnlyAttribute                  = "ReadOnlyAttribute"
+	ShareAlreadyExists                 = "ShareAlreadyExists"
+	ShareBeingDeleted                  = "ShareBeingDeleted"
+	ShareHasSnapshots                  = "ShareHasSnapshots"
+	ShareNotFound                      = "ShareNotFound"
+	ShareSnapshotCountExceeded         = "ShareSnapshotCountExceeded"
+	ShareSnapshotNotFound              = "ShareSnapshotNotFound"
+	ShareSnapshotOperationNotSupported = "ShareSnapshotOperationNotSupported"
+	ShareSizeLimitReached              = "ShareSizeLimitReached"
+	SharingViolation                   = "SharingViolation"
+	SMBDeletePending                   = "SMBDeletePending"
+	LeaseIDMismatchWithShareOperation  = "LeaseIdMismatchWithShareOperation"
+	LeaseNotPresentWithShareOperation  = "LeaseNotPresentWithShareOperation"
+	InvalidFileOrDirectoryName         = "InvalidFileOrDirectoryName"
+)
+
 var catalog = map[string]entry{
 	AccountIsDisabled:                     {403, "The specified account is disabled."},
 	AuthenticationFailed:                  {403, "Server failed to authenticate the request. Make sure the value of the Authorization header is formed correctly including the signature."},
@@ -376,6 +402,30 @@ var catalog = map[string]entry{
 	XMethodIncorrectCount:                   {400, "More than one X-HTTP-Method is specified."},
 	XMethodIncorrectValue:                   {400, "The specified X-HTTP-Method is invalid."},
 	XMethodNotUsingPost:                     {400, "The request uses X-HTTP-Method with an HTTP verb other than POST."},
+
+	// File service.
+	CannotDeleteFileOrDirectory:        {409, "The file or directory could not be deleted because it is in use by an SMB client."},
+	DeletePending:                      {409, "The specified resource is marked for deletion by an SMB client."},
+	DirectoryNotEmpty:                  {409, "The specified directory is not empty."},
+	FileInvalidPermission:              {400, "The specified file permission is not valid."},
+	FileInvalidPermissionKey:           {400, "The specified file permission key does not exist in the share."},
+	FileLockConflict:                   {409, "A portion of the specified file is locked by an SMB client."},
+	InvalidFileOrDirectoryPathName:     {400, "The specified path name is not valid."},
+	InvalidFileOrDirectoryName:         {400, "The specified file or directory name is not valid."},
+	ParentNotFound:                     {404, "The specified parent path does not exist."},
+	ReadOnlyAttribute:                  {412, "The specified resource is read-only and cannot be modified at this time."},
+	ShareAlreadyExists:                 {409, "The specified share already exists."},
+	ShareBeingDeleted:                  {409, "The specified share is being deleted. Try operation later."},
+	ShareHasSnapshots:                  {409, "The share has snapshots and the operation requires no snapshots."},
+	ShareNotFound:                      {404, "The specified share does not exist."},
+	ShareSnapshotCountExceeded:         {409, "The total number of snapshots for the share is over the limit."},
+	ShareSnapshotNotFound:              {404, "The specified share snapshot does not exist."},
+	ShareSnapshotOperationNotSupported: {400, "The operation is not supported on a share snapshot."},
+	ShareSizeLimitReached:              {403, "The specified share is full."},
+	SharingViolation:                   {409, "The specified resource may be in use by an SMB client."},
+	SMBDeletePending:                   {409, "The specified resource is marked for deletion by an SMB client."},
+	LeaseIDMismatchWithShareOperation:  {412, "The lease ID specified did not match the lease ID for the share."},
+	LeaseNotPresentWithShareOperation:  {412, "There is currently no lease on the share."},
 }
 
 // Status returns the catalog status for code, or 500 if unknown.

@@ -219,7 +219,8 @@ func Main(args []string, out io.Writer) error {
 	url := fs.String("url", "", "Blob account URL, e.g. http://127.0.0.1:10000/devstoreaccount1; several comma-separated URLs spread the clients over front ends sharing one database (default: start an in-process server on a temporary directory)")
 	queueURL := fs.String("queue-url", "", "Queue account URL for -workloads queue (default: the in-process server)")
 	tableURL := fs.String("table-url", "", "Table account URL for -workloads table (default: the in-process server)")
-	workloads := fs.String("workloads", "blob,large", "comma-separated: blob (1 KiB put/get), large (big upload/download), queue (put-get-delete), table (insert, point read, filtered query)")
+	fileURL := fs.String("file-url", "", "File account URL for -workloads file (default: the in-process server)")
+	workloads := fs.String("workloads", "blob,large", "comma-separated: blob (1 KiB put/get), large (big upload/download), queue (put-get-delete), table (insert, point read, filtered query), file (big file with parallel 4 MiB Put Range calls, read back)")
 	account := fs.String("account", app.DevAccount, "account name")
 	key := fs.String("key", app.DevKey, "account key")
 	clients := fs.Int("clients", 16, "concurrent clients")
@@ -236,7 +237,7 @@ func Main(args []string, out io.Writer) error {
 	want := map[string]bool{}
 	for _, w := range strings.Split(*workloads, ",") {
 		switch w = strings.TrimSpace(w); w {
-		case "blob", "large", "queue", "table":
+		case "blob", "large", "queue", "table", "file":
 			want[w] = true
 		case "":
 		default:
@@ -264,7 +265,7 @@ func Main(args []string, out io.Writer) error {
 			defer os.RemoveAll(tmp)
 			dir = tmp
 		}
-		a, err := app.Start(app.Config{DataDir: dir, Postgres: *pg, BlobPort: 0, QueuePort: 0, TablePort: 0})
+		a, err := app.Start(app.Config{DataDir: dir, Postgres: *pg, BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0})
 		if err != nil {
 			return err
 		}
@@ -275,6 +276,9 @@ func Main(args []string, out io.Writer) error {
 		}
 		if *tableURL == "" {
 			*tableURL = a.TableURL
+		}
+		if *fileURL == "" {
+			*fileURL = a.FileURL
 		}
 		store := "embedded store in " + dir
 		if *pg != "" {
@@ -331,6 +335,16 @@ func Main(args []string, out io.Writer) error {
 			return errors.New("-workloads table needs -table-url with an external -url")
 		}
 		rs, err := TableWorkload(ctx, *tableURL, *account, *key, *clients, *dur)
+		if err != nil {
+			return err
+		}
+		report(rs...)
+	}
+	if want["file"] {
+		if *fileURL == "" {
+			return errors.New("-workloads file needs -file-url with an external -url")
+		}
+		rs, err := FileWorkload(ctx, *fileURL, *account, *key, *large<<20, 4<<20, 8)
 		if err != nil {
 			return err
 		}

@@ -171,17 +171,17 @@ type blobPropsXML struct {
 }
 
 type blobItemXML struct {
-	XMLName    xml.Name      `xml:"Blob"`
-	Name       blobNameXML   `xml:"Name"`
-	Snapshot   string        `xml:"Snapshot,omitempty"`
-	Deleted    bool          `xml:"Deleted,omitempty"`
-	Properties *blobPropsXML `xml:"Properties"`
-	Metadata   metaXML       `xml:"Metadata,omitempty"`
+	XMLName    xml.Name         `xml:"Blob"`
+	Name       wire.EncodedName `xml:"Name"`
+	Snapshot   string           `xml:"Snapshot,omitempty"`
+	Deleted    bool             `xml:"Deleted,omitempty"`
+	Properties *blobPropsXML    `xml:"Properties"`
+	Metadata   metaXML          `xml:"Metadata,omitempty"`
 }
 
 type blobPrefixXML struct {
-	XMLName xml.Name    `xml:"BlobPrefix"`
-	Name    blobNameXML `xml:"Name"`
+	XMLName xml.Name         `xml:"BlobPrefix"`
+	Name    wire.EncodedName `xml:"Name"`
 }
 
 type listBlobsXML struct {
@@ -194,53 +194,6 @@ type listBlobsXML struct {
 	Delimiter  string   `xml:"Delimiter,omitempty"`
 	Items      []any    `xml:"Blobs>any"`
 	NextMarker string   `xml:"NextMarker"`
-}
-
-// blobNameXML is a blob name in a listing. A name with a character XML
-// cannot carry (control characters, U+FFFE, U+FFFF) is sent
-// percent-encoded with Encoded="true", which the SDKs decode; plain
-// encoding/xml would replace those characters with U+FFFD.
-type blobNameXML string
-
-func (n blobNameXML) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
-	s := string(n)
-	if xmlSafe(s) {
-		return e.EncodeElement(s, start)
-	}
-	start.Attr = append(start.Attr, xml.Attr{Name: xml.Name{Local: "Encoded"}, Value: "true"})
-	return e.EncodeElement(percentEncode(s), start)
-}
-
-// xmlSafe reports whether every rune of s is an XML 1.0 Char.
-func xmlSafe(s string) bool {
-	for _, r := range s {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-		case r >= 0x20 && r <= 0xD7FF, r >= 0xE000 && r <= 0xFFFD, r >= 0x10000 && r <= 0x10FFFF:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// percentEncode escapes every byte but unreserved characters and '/', so
-// that url.QueryUnescape (what the SDKs apply) restores s exactly.
-func percentEncode(s string) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '~', c == '/':
-			b.WriteByte(c)
-		default:
-			b.WriteByte('%')
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
-		}
-	}
-	return b.String()
 }
 
 // listMarker is the position List Blobs resumes at: a blob (name and
@@ -285,7 +238,7 @@ func (s *Service) blobItem(name, snap string, b *blobRec, inc map[string]bool, r
 		sealed := b.Sealed
 		p.Sealed = &sealed
 	}
-	it := blobItemXML{Name: blobNameXML(name), Snapshot: snap, Properties: p}
+	it := blobItemXML{Name: wire.EncodedName(name), Snapshot: snap, Properties: p}
 	switch {
 	case b.Del != nil:
 		// A soft-deleted blob or snapshot (include=deleted): no lease.
@@ -416,11 +369,11 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	for _, e := range entries {
 		switch {
 		case e.prefix:
-			out.Items = append(out.Items, blobPrefixXML{Name: blobNameXML(e.name)})
+			out.Items = append(out.Items, blobPrefixXML{Name: wire.EncodedName(e.name)})
 		case e.rec != nil:
 			out.Items = append(out.Items, s.blobItem(e.name, e.snap, e.rec, inc, r))
 		default:
-			out.Items = append(out.Items, blobItemXML{Name: blobNameXML(e.name), Properties: &blobPropsXML{BlobType: BlockBlob, ServerEnc: true}})
+			out.Items = append(out.Items, blobItemXML{Name: wire.EncodedName(e.name), Properties: &blobPropsXML{BlobType: BlockBlob, ServerEnc: true}})
 		}
 	}
 	return server.WriteXML(w, http.StatusOK, out)

@@ -15,8 +15,8 @@ import (
 //   - available, expired or broken: no ID → allowed; any ID → 412
 //     LeaseNotPresentWith<Kind>Operation.
 //
-// For containers only Delete Container is a write in this sense; other
-// container operations use CheckRead.
+// For containers and shares only Delete Container/Share is a write in this
+// sense; their other operations use CheckRead.
 func CheckWrite(l Lease, leaseIDHeader string, kind Kind, now time.Time) error {
 	id := strings.TrimSpace(leaseIDHeader)
 	if l.Active(now.UTC()) {
@@ -70,6 +70,8 @@ func mismatchCode(kind Kind) string {
 		return azerr.LeaseIDMismatchWithContainerOperation
 	case File:
 		return azerr.LeaseIDMismatchWithFileOperation
+	case Share:
+		return azerr.LeaseIDMismatchWithShareOperation
 	}
 	return azerr.LeaseIDMismatchWithBlobOperation
 }
@@ -80,6 +82,8 @@ func notPresentCode(kind Kind) string {
 		return azerr.LeaseNotPresentWithContainerOperation
 	case File:
 		return azerr.LeaseNotPresentWithFileOperation
+	case Share:
+		return azerr.LeaseNotPresentWithShareOperation
 	}
 	return azerr.LeaseNotPresentWithBlobOperation
 }

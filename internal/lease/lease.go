@@ -15,8 +15,9 @@ import (
 )
 
 // Kind selects the resource a lease is on. It picks the
-// ...With{Blob,Container,File}Operation error-code names and, for File,
-// the file-specific rules (infinite leases only, no renew, immediate break).
+// ...With{Blob,Container,File,Share}Operation error-code names and, for
+// File, the file-specific rules (infinite leases only, no renew, immediate
+// break). Share leases (Lease Share) follow the container rules.
 type Kind int
 
 // Lease kinds.
@@ -24,6 +25,7 @@ const (
 	Blob Kind = iota
 	Container
 	File
+	Share
 )
 
 func (k Kind) String() string {
@@ -34,6 +36,8 @@ func (k Kind) String() string {
 		return "container"
 	case File:
 		return "file"
+	case Share:
+		return "share"
 	}
 	return "unknown"
 }

@@ -1,7 +1,8 @@
 // Package svcprops is the Get/Set Service Properties document shared by
-// the Blob, Queue and Table services (StorageServiceProperties: logging,
-// metrics, CORS, and for Blob the default version, delete retention and
-// static website). On Set every top-level element is optional and an
+// the Blob, Queue, Table and File services (StorageServiceProperties:
+// logging, metrics, CORS, for Blob the default version, delete retention
+// and static website, for File the share delete retention and protocol
+// settings). On Set every top-level element is optional and an
 // absent one keeps its previous value; writes are last writer wins.
 package svcprops
 
@@ -27,6 +28,7 @@ const (
 	Blob Kind = iota
 	Queue
 	Table
+	File
 )
 
 // MaxCORSRules is Azure's limit of CORS rules per service.
@@ -82,6 +84,14 @@ type StaticWebsite struct {
 	DefaultIndexPath     string `xml:"DefaultIndexDocumentPath,omitempty" json:"d,omitempty"`
 }
 
+// RawXML is an element kept verbatim: its inner XML as it was set. File's
+// ProtocolSettings (SMB versions, channel encryption, multichannel, NFS
+// encryption in transit...) grows with every service version, so it is
+// round-tripped instead of modelled [I].
+type RawXML struct {
+	Inner string `xml:",innerxml" json:"x"`
+}
+
 // Properties is the StorageServiceProperties document.
 type Properties struct {
 	XMLName               xml.Name       `xml:"StorageServiceProperties" json:"-"`
@@ -92,6 +102,9 @@ type Properties struct {
 	DefaultServiceVersion *string        `xml:"DefaultServiceVersion,omitempty" json:"dv,omitempty"`
 	DeleteRetentionPolicy *Retention     `xml:"DeleteRetentionPolicy,omitempty" json:"dr,omitempty"`
 	StaticWebsite         *StaticWebsite `xml:"StaticWebsite,omitempty" json:"sw,omitempty"`
+	// File only.
+	ShareDeleteRetentionPolicy *Retention `xml:"ShareDeleteRetentionPolicy,omitempty" json:"sdr,omitempty"`
+	ProtocolSettings           *RawXML    `xml:"ProtocolSettings,omitempty" json:"ps,omitempty"`
 }
 
 // Default returns the properties of a service that never had them set.
@@ -102,9 +115,17 @@ func Default(k Kind) Properties {
 		MinuteMetrics: &Metrics{Version: "1.0"},
 		Cors:          &CORS{},
 	}
-	if k == Blob {
+	switch k {
+	case Blob:
 		p.DeleteRetentionPolicy = &Retention{}
 		p.StaticWebsite = &StaticWebsite{}
+	case File:
+		// The File document has no Logging [D: Get File Service
+		// Properties]. Share soft delete is not implemented, so the
+		// default policy says so; SMB Multichannel is off.
+		p.Logging = nil
+		p.ShareDeleteRetentionPolicy = &Retention{}
+		p.ProtocolSettings = &RawXML{Inner: "<SMB><Multichannel><Enabled>false</Enabled></Multichannel></SMB>"}
 	}
 	return p
 }
@@ -131,7 +152,12 @@ func Parse(body io.Reader, k Kind) (Properties, error) {
 	if k != Blob {
 		in.DefaultServiceVersion, in.DeleteRetentionPolicy, in.StaticWebsite = nil, nil, nil
 	}
-	policies := []*Retention{in.DeleteRetentionPolicy}
+	if k == File {
+		in.Logging = nil
+	} else {
+		in.ShareDeleteRetentionPolicy, in.ProtocolSettings = nil, nil
+	}
+	policies := []*Retention{in.DeleteRetentionPolicy, in.ShareDeleteRetentionPolicy}
 	if in.Logging != nil {
 		policies = append(policies, &in.Logging.RetentionPolicy)
 	}
@@ -170,6 +196,12 @@ func (p *Properties) Merge(in Properties) {
 	}
 	if in.StaticWebsite != nil {
 		p.StaticWebsite = in.StaticWebsite
+	}
+	if in.ShareDeleteRetentionPolicy != nil {
+		p.ShareDeleteRetentionPolicy = in.ShareDeleteRetentionPolicy
+	}
+	if in.ProtocolSettings != nil {
+		p.ProtocolSettings = in.ProtocolSettings
 	}
 }
 

@@ -32,9 +32,15 @@ func backendConfig(t testing.TB) app.Config {
 // minutes of skew), and closes it when the test ends.
 func startApp(t testing.TB, blob, queue, table int) (*app.App, *clock.Fake) {
 	t.Helper()
+	return startApp4(t, blob, queue, table, -1)
+}
+
+// startApp4 is startApp with the File service port too.
+func startApp4(t testing.TB, blob, queue, table, file int) (*app.App, *clock.Fake) {
+	t.Helper()
 	clk := clock.NewFake(time.Now())
 	cfg := backendConfig(t)
-	cfg.BlobPort, cfg.QueuePort, cfg.TablePort = blob, queue, table
+	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort = blob, queue, table, file
 	cfg.Clock, cfg.GCEvery = clk, time.Hour
 	a, err := app.Start(cfg)
 	if err != nil {

@@ -50,9 +50,10 @@ const (
 	blobSvc  service = "blob"
 	queueSvc service = "queue"
 	tableSvc service = "table"
+	fileSvc  service = "file"
 )
 
-var allServices = []service{blobSvc, queueSvc, tableSvc}
+var allServices = []service{blobSvc, queueSvc, tableSvc, fileSvc}
 
 // The binary is built once per test run, on first use.
 var (

@@ -1,0 +1,751 @@
+package file
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"hash/crc64"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/file/handle"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// maxCopySourceLen is the longest x-ms-copy-source accepted: "up to 2
+// KiB" [D: Copy File, Put Range from URL].
+const maxCopySourceLen = 2 << 10
+
+// copySource is a parsed x-ms-copy-source naming a file of this account.
+type copySource struct {
+	raw   string
+	share string
+	path  string   // share-relative, decoded
+	comps []string // path split on "/"
+	snap  string   // ?sharesnapshot=, normalized; "" for the live share
+	query url.Values
+}
+
+// parseCopySource reads x-ms-copy-source: a path-style URL of a file of
+// this File service (/{account}/{share}/{path}), optionally of a share
+// snapshot (?sharesnapshot=) and with a SAS. Trailing dots of the path
+// follow x-ms-source-allow-trailing-dot. Copies complete inside one
+// transaction of this account, so a source on another host (a blob, or
+// another service) or in another account cannot be read: 404
+// CannotVerifyCopySource, as Blob answers for other accounts [I].
+func parseCopySource(r *req) (*copySource, error) {
+	raw := r.Header.Get("x-ms-copy-source")
+	if raw == "" {
+		return nil, azerr.MissingHeader("x-ms-copy-source")
+	}
+	if len(raw) > maxCopySourceLen {
+		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Path == "" {
+		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
+	}
+	if !strings.EqualFold(u.Host, r.Host) {
+		return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source is not a file of this File service; this server copies only from files of the same account.")
+	}
+	segs := strings.SplitN(strings.TrimPrefix(u.Path, "/"), "/", 3)
+	if len(segs) != 3 || segs[1] == "" || segs[2] == "" {
+		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
+	}
+	if segs[0] != r.Account {
+		return nil, azerr.Newf(azerr.CannotVerifyCopySource, "Copying from another account is not supported by this server.")
+	}
+	cs := &copySource{raw: raw, share: segs[1], path: segs[2], query: u.Query()}
+	if err := wire.ValidShareName(cs.share); err != nil {
+		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
+	}
+	if cs.comps, err = splitPath(cs.path, sourceAllowsTrailingDot(r.Header)); err != nil {
+		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
+	}
+	cs.path = strings.Join(cs.comps, "/")
+	if v := cs.query.Get("sharesnapshot"); v != "" {
+		t, err := wire.ParseSnapshot(v)
+		if err != nil {
+			return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
+		}
+		cs.snap = wire.FormatISO7(t)
+	}
+	return cs, nil
+}
+
+// sourceFailure reports a failure to read a copy source the way the
+// service reports them for the *FromURL operations: CannotVerifyCopySource
+// with the source's status, and the source's status and code as details
+// [R: azure-sdk-for-net#48992, a 401 CannotVerifyCopySource with
+// CopySourceStatusCode 401 and CopySourceErrorCode
+// NoAuthenticationInformation].
+func sourceFailure(status int, code, msg string) *azerr.Error {
+	return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(status).
+		With("CopySourceStatusCode", strconv.Itoa(status)).
+		With("CopySourceErrorCode", code)
+}
+
+// asSourceFailure wraps an Azure error met while reading a copy source
+// into sourceFailure; other errors pass unchanged.
+func asSourceFailure(err error) error {
+	ae, ok := azerr.As(err)
+	if !ok || ae.Code == azerr.CannotVerifyCopySource {
+		return err
+	}
+	return sourceFailure(ae.Status, ae.Code, ae.Message)
+}
+
+// authorizeCopySource authorizes reading the source of a copy. Copy File
+// from a file of the same account is authorized by the request's Shared
+// Key [D: Copy File, "To copy a file to another file within the same
+// storage account, you can use a shared key to authorize the source
+// file"]; a SAS on the request covers only the destination, so then (and
+// always for Put Range from URL, whose source "must either be public or
+// must be authorized via a shared access signature" [D], and files are
+// never public) the source URL must carry a SAS granting read. Without
+// one: 401 CannotVerifyCopySource [R]; with a SAS that fails: 403
+// CannotVerifyCopySource carrying the SAS failure [I]. A SAS on the source
+// URL is verified whenever present, under Shared Key too: the service
+// reads the source with the credentials the source URL carries [I]. This
+// server has no Microsoft Entra ID, so an x-ms-copy-source-authorization
+// token cannot be verified (401 CannotVerifyCopySource) [I].
+func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) error {
+	if cs.query.Has("sig") {
+		_, err := r.AuthorizeSourceSAS(cs.query, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(r, cs.share), sasRules["getFile"])
+		if err != nil {
+			code := azerr.AuthenticationFailed
+			if ae, ok := azerr.As(err); ok {
+				code = ae.Code
+			}
+			return sourceFailure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source.")
+		}
+		return nil
+	}
+	if v := r.Header.Get("x-ms-copy-source-authorization"); v != "" {
+		return sourceFailure(http.StatusUnauthorized, azerr.InvalidAuthenticationInfo, "x-ms-copy-source-authorization is not supported by this server; authorize the source with a SAS.")
+	}
+	if needSAS {
+		return sourceFailure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
+	}
+	return nil
+}
+
+// loadCopySource resolves the source file of a copy inside tx, as a read
+// of it would: 404 ShareNotFound, ParentNotFound or ResourceNotFound
+// [S: azfile TestFileStartCopySourceNonExistent expects ResourceNotFound],
+// and the source's SMB handles must allow reading it.
+func loadCopySource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
+	if _, err := loadShare(tx, r.Account, cs.share, cs.snap); err != nil {
+		return nil, err
+	}
+	_, e, err := walk(tx, r.Account, cs.share, cs.snap, cs.comps)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil || e.Dir {
+		return nil, azerr.New(azerr.ResourceNotFound)
+	}
+	if cs.snap == "" {
+		// Handles are those of the source's share: check them through a
+		// request addressed to the source.
+		sr := *r
+		sr.share, sr.path, sr.comps, sr.snap = cs.share, cs.path, cs.comps, ""
+		if err := checkHandles(tx, &sr, e, handle.OpCopyFileSource); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// copyFile implements Copy File (PUT with x-ms-copy-source) from a file
+// of this account, possibly in another share or a share snapshot. The copy
+// completes inside one transaction: the destination (created, or replaced
+// keeping its file ID and active lease) shares the source's data items, so
+// the response already says x-ms-copy-status: success (202) [D: Copy File,
+// "202 (Accepted), x-ms-copy-status: success — Copy operation finished
+// successfully"]. Content, its length and the HTTP properties come from the
+// source [D: "Copying properties and metadata"]; metadata too unless the
+// request gives x-ms-meta-* [D; S: TestFileStartCopyMetadataNil].
+func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
+	cs, err := parseCopySource(r)
+	if err != nil {
+		return err
+	}
+	if err := s.authorizeCopySource(r, cs, !r.Authenticated); err != nil {
+		return err
+	}
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	cp, err := parseCopySMB(r.Header)
+	if err != nil {
+		return err
+	}
+	copyID := lease.NewID()
+	var e *entry
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		t, err := resolve(tx, r)
+		if err != nil {
+			return err
+		}
+		src, err := loadCopySource(tx, r, cs)
+		if err != nil {
+			return err
+		}
+		if err := checkQuota(t.share, src.Size); err != nil {
+			return err
+		}
+		old := t.e
+		var oldParts []extent.Part
+		switch {
+		case old != nil && old.Dir:
+			// [I] As Create File over a directory: the service answers
+			// the mirror case (Create Directory over a file) with 409
+			// ResourceTypeMismatch (microsoft/vscode-azurestorage#848).
+			return azerr.New(azerr.ResourceTypeMismatch)
+		case old != nil:
+			if err := checkLeaseWrite(old, r); err != nil {
+				return err
+			}
+			if err := checkHandles(tx, r, old, handle.OpCopyFileDest); err != nil {
+				return err
+			}
+			// [D] "a previous file at the destination with the ReadOnly
+			// attribute set causes the copy operation to fail";
+			// [S: TestNegativeFileStartCopyDestReadOnly] ReadOnlyAttribute.
+			if old.SMB.Attrs&AttrReadOnly != 0 && !cp.ignoreReadOnly {
+				return azerr.New(azerr.ReadOnlyAttribute)
+			}
+			oldParts = old.Parts
+			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, r.Now)}
+		default:
+			// [D] "If the client specifies a lease ID on a file that
+			// doesn't yet exist, Azure Files returns status code 412".
+			if err := checkLeaseWrite(&entry{}, r); err != nil {
+				return err
+			}
+			id, err := freshID(tx, r.Account, r.share)
+			if err != nil {
+				return err
+			}
+			e = &entry{Name: r.comps[len(r.comps)-1], ID: id, Parent: t.parent.ID, Created: r.Now}
+		}
+		e.Size, e.Props, e.Meta = src.Size, src.Props, src.Meta
+		if len(meta) > 0 {
+			e.Meta = meta
+		}
+		e.Parts = append([]extent.Part(nil), src.Parts...)
+		if err := cp.apply(tx, r, cs.share, e, src, t.parent.SMB.PermKey); err != nil {
+			return err
+		}
+		e.Copy = &copyInfo{ID: copyID, Source: cs.raw, Status: "success", Progress: copyProgress(src.Size), Completion: r.Now}
+		touch(e, r.Now)
+		if err := extent.AdjustRefs(tx, r.Now, oldParts, e.Parts); err != nil {
+			return err
+		}
+		return putEntry(tx, r.Account, r.share, "", e)
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, e)
+	h := w.Header()
+	h.Set("x-ms-copy-id", copyID)
+	h.Set("x-ms-copy-status", "success")
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func copyProgress(n int64) string {
+	v := strconv.FormatInt(n, 10)
+	return v + "/" + v
+}
+
+// copySMB holds the SMB headers of Copy File [D: Copy File, version
+// 2019-07-07 and later]; each property can be taken from the source.
+type copySMB struct {
+	h              http.Header
+	attrs          *Attributes // x-ms-file-attributes; nil: default or source
+	attrsSource    bool
+	setArchive     bool // x-ms-file-copy-set-archive
+	ignoreReadOnly bool // x-ms-file-copy-ignore-readonly
+	permSource     bool // x-ms-file-permission-copy-mode: source
+	perm           string
+	permKey        string
+}
+
+const headerPermCopyMode = "x-ms-file-permission-copy-mode"
+
+// parseCopySMB reads the SMB headers of Copy File.
+func parseCopySMB(h http.Header) (*copySMB, error) {
+	cp := &copySMB{h: h}
+	switch v := strings.TrimSpace(h.Get("x-ms-file-attributes")); {
+	case v == "":
+	case strings.EqualFold(v, "source"):
+		cp.attrsSource = true
+	default:
+		a, ok := ParseAttributes(v)
+		if !ok {
+			return nil, azerr.InvalidHeader("x-ms-file-attributes", v)
+		}
+		cp.attrs = &a
+	}
+	var err error
+	if cp.setArchive, err = boolHeader(h, "x-ms-file-copy-set-archive"); err != nil {
+		return nil, err
+	}
+	if cp.ignoreReadOnly, err = boolHeader(h, "x-ms-file-copy-ignore-readonly"); err != nil {
+		return nil, err
+	}
+	cp.perm, cp.permKey = h.Get("x-ms-file-permission"), h.Get("x-ms-file-permission-key")
+	if cp.perm != "" && cp.permKey != "" {
+		return nil, azerr.Newf(azerr.InvalidHeaderValue, "Only one of x-ms-file-permission and x-ms-file-permission-key may be specified.").With("HeaderName", "x-ms-file-permission")
+	}
+	switch mode := h.Get(headerPermCopyMode); strings.ToLower(mode) {
+	case "source":
+		// [I] A permission header contradicts copying the source's.
+		if cp.perm != "" || cp.permKey != "" {
+			return nil, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-file-permission and x-ms-file-permission-key apply only with x-ms-file-permission-copy-mode: override.").With("HeaderName", headerPermCopyMode).With("HeaderValue", mode)
+		}
+		cp.permSource = true
+	case "override":
+		// [D] x-ms-file-permission is "Required if
+		// x-ms-file-permission-copy-mode is specified as override and
+		// x-ms-file-permission-key is not specified"; [S:
+		// TestNegativeFileStartCopyOverrideMode] MissingRequiredHeader.
+		if cp.perm == "" && cp.permKey == "" {
+			return nil, azerr.MissingHeader("x-ms-file-permission")
+		}
+	case "":
+	default:
+		return nil, azerr.InvalidHeader(headerPermCopyMode, mode)
+	}
+	if strings.EqualFold(cp.perm, "inherit") {
+		cp.perm = ""
+	}
+	if cp.perm != "" {
+		if len(cp.perm) > maxPermHeader {
+			return nil, azerr.Newf(azerr.InvalidHeaderValue, "The permission is larger than 8 KiB; use Create Permission and x-ms-file-permission-key.").With("HeaderName", "x-ms-file-permission")
+		}
+		if !validSDDL(cp.perm) {
+			return nil, azerr.New(azerr.FileInvalidPermission)
+		}
+	}
+	if f := h.Get("x-ms-file-permission-format"); f != "" && !strings.EqualFold(f, "sddl") {
+		return nil, azerr.InvalidHeader("x-ms-file-permission-format", f)
+	}
+	for _, name := range []string{"x-ms-file-creation-time", "x-ms-file-last-write-time", "x-ms-file-change-time"} {
+		if v := strings.TrimSpace(h.Get(name)); v != "" && !strings.EqualFold(v, "source") {
+			// Validate the value early; apply resolves it.
+			if _, err := parseFileTime(h, name, "now", time.Time{}, time.Unix(0, 0)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return cp, nil
+}
+
+func boolHeader(h http.Header, name string) (bool, error) {
+	v := strings.TrimSpace(h.Get(name))
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, azerr.InvalidHeader(name, v)
+	}
+	return b, nil
+}
+
+// apply sets the SMB properties of the copy e of src (in share srcShare)
+// inside tx. e.SMB holds the replaced file's properties, or zero for a new
+// file. Without a header a property takes its Create File default: times
+// "now", attributes Archive, the parent's permission [I; S: azfile's
+// TestFileStartCopySourceCreationTime sees the destination's times and
+// attributes differ from the source's when not asked for].
+func (cp *copySMB) apply(tx kv.Tx, r *req, srcShare string, e, src *entry, parentKey string) error {
+	old := e.SMB
+	var err error
+	times := []struct {
+		name     string
+		dst      *time.Time
+		src, old time.Time
+	}{
+		{"x-ms-file-creation-time", &e.SMB.Created, src.SMB.Created, old.Created},
+		{"x-ms-file-last-write-time", &e.SMB.LastWrite, src.SMB.LastWrite, old.LastWrite},
+		{"x-ms-file-change-time", &e.SMB.Changed, src.SMB.Changed, old.Changed},
+	}
+	for _, t := range times {
+		if strings.EqualFold(strings.TrimSpace(cp.h.Get(t.name)), "source") {
+			*t.dst = t.src
+			continue
+		}
+		if *t.dst, err = parseFileTime(cp.h, t.name, "now", r.Now, t.old); err != nil {
+			return err
+		}
+	}
+	switch {
+	case cp.attrsSource:
+		e.SMB.Attrs = src.SMB.Attrs
+	case cp.attrs != nil:
+		e.SMB.Attrs = *cp.attrs
+	default:
+		e.SMB.Attrs = AttrArchive
+	}
+	if cp.setArchive {
+		// [D] "whether the Archive attribute should be set, irrespective
+		// of the x-ms-file-attributes header value".
+		e.SMB.Attrs |= AttrArchive
+	}
+	e.SMB.Attrs &^= AttrDirectory
+	switch {
+	case cp.permSource:
+		e.SMB.PermKey, err = copyPermission(tx, r.Account, srcShare, r.share, src.SMB.PermKey, parentKey)
+		return err
+	case cp.perm != "":
+		e.SMB.PermKey, err = storePermission(tx, r.Account, r.share, cp.perm)
+		return err
+	case cp.permKey != "":
+		sddl, err := loadPermission(tx, r.Account, r.share, cp.permKey)
+		if err != nil {
+			return err
+		}
+		if sddl == "" {
+			return azerr.New(azerr.FileInvalidPermissionKey)
+		}
+		e.SMB.PermKey = cp.permKey
+	default:
+		e.SMB.PermKey = parentKey
+	}
+	return nil
+}
+
+// copyPermission returns the key, in share dst, of the permission stored
+// under key in share src (permissions are kept per share). A key missing
+// from src falls back to def [I].
+func copyPermission(tx kv.Tx, acct, src, dst, key, def string) (string, error) {
+	if src == dst {
+		return key, nil
+	}
+	sddl, err := loadPermission(tx, acct, src, key)
+	if err != nil || sddl == "" {
+		return def, err
+	}
+	return storePermission(tx, acct, dst, sddl)
+}
+
+// abortCopyFile implements Abort Copy File (PUT ?comp=copy&copyid=...
+// with x-ms-copy-action: abort). Copies complete inside their request, so
+// no copy is ever pending: after the usual checks the answer is 409
+// NoPendingCopyOperation [D: Abort Copy File, "Trying to cancel a copy
+// that has completed, or failed, results in conflict error"; S: azfile
+// TestStartCopyDefault expects 409]. A copy ID that is not a GUID is 400
+// InvalidQueryParameterValue, checked before the file [S:
+// TestFileAbortCopyNoCopyStarted, on a file that does not exist].
+func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
+	switch action := r.Header.Get("x-ms-copy-action"); {
+	case action == "":
+		return azerr.MissingHeader("x-ms-copy-action")
+	case !strings.EqualFold(action, "abort"):
+		return azerr.InvalidHeader("x-ms-copy-action", action)
+	}
+	id := r.q.Get("copyid")
+	if id == "" {
+		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "copyid")
+	}
+	if _, ok := lease.ParseID(id); !ok {
+		return azerr.InvalidQuery("copyid", id)
+	}
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	return s.store.View(r.Context(), func(tx kv.Tx) error {
+		t, err := resolveFile(tx, r)
+		if err != nil {
+			return err
+		}
+		// [D] x-ms-lease-id is "Required if the destination file has an
+		// active lease".
+		if err := checkLeaseWrite(t.e, r); err != nil {
+			return err
+		}
+		if err := checkHandles(tx, r, t.e, handle.OpAbortCopyFile); err != nil {
+			return err
+		}
+		return azerr.New(azerr.NoPendingCopyOperation)
+	})
+}
+
+// errSourceChanged makes putRangeFromURL read its source again: the source
+// range changed between reading its bytes and writing the destination.
+var errSourceChanged = errors.New("copy source changed while it was read")
+
+// putRangeFromURLAttempts bounds the optimistic attempts; the last one
+// reads the source inside the write transaction. A variable so a test can
+// force that path (export_test.go).
+var putRangeFromURLAttempts = 5
+
+// putRangeFromURL implements Put Range from URL (PUT ?comp=range with
+// x-ms-copy-source; version 2019-02-02 and later) [D: Put Range from URL]:
+// x-ms-write: update only, no body, a source range (x-ms-source-range) of
+// the destination range's length and at most 4 MiB (413), inside the
+// destination file (416 InvalidRange). The written range shares the
+// source's data items instead of copying bytes. The source range is read
+// once for its CRC64, which is returned (x-ms-content-crc64) and checked
+// against x-ms-source-content-crc64 (400 Crc64Mismatch) and the
+// x-ms-source-if-{,none-}match-crc64 conditions (412
+// SourceConditionNotMet [D status; I code]); the destination is written
+// only if the source range is still what was read, so the CRC64 returned
+// is always that of the bytes written.
+func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
+	switch mode := r.Header.Get("x-ms-write"); {
+	case mode == "":
+		return azerr.MissingHeader("x-ms-write")
+	case !strings.EqualFold(mode, "update"):
+		// [D] "You must specify only update - request will fail if
+		// called with clear".
+		return azerr.InvalidHeader("x-ms-write", mode)
+	}
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	off, n, err := writeRange(r.Header)
+	if err != nil {
+		return err
+	}
+	srcOff, err := sourceRange(r.Header, n)
+	if err != nil {
+		return err
+	}
+	preserve, err := lastWriteMode(r.Header)
+	if err != nil {
+		return err
+	}
+	conds, err := parseCRCConditions(r.Header)
+	if err != nil {
+		return err
+	}
+	cs, err := parseCopySource(r)
+	if err != nil {
+		return err
+	}
+	if err := s.authorizeCopySource(r, cs, true); err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		// Optimistically, the source range is read outside the write
+		// transaction, which then checks it is unchanged. The last attempt
+		// reads it inside the write transaction, so a source rewritten
+		// without pause cannot starve the request.
+		final := attempt == putRangeFromURLAttempts
+		var want []extent.Part
+		var crc []byte
+		if !final {
+			var inline map[string][]byte
+			err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+				want, inline, err = readSourceRange(tx, r, cs, srcOff, n)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if crc, err = s.rangeCRC64(r, want, inline, srcOff, n); err != nil {
+				return err
+			}
+			if err := conds.check(crc); err != nil {
+				return err
+			}
+		}
+		e, err := s.updateFile(r, func(tx kv.Tx, t *target) error {
+			got, inline, err := readSourceRange(tx, r, cs, srcOff, n)
+			if err != nil {
+				return err
+			}
+			if final {
+				// Every inline item is prefetched, so reading does not
+				// open another transaction.
+				if crc, err = s.rangeCRC64(r, got, inline, srcOff, n); err != nil {
+					return err
+				}
+				if err := conds.check(crc); err != nil {
+					return err
+				}
+			} else if !sameParts(got, want) {
+				return errSourceChanged
+			}
+			e := t.e
+			if off+n > e.Size {
+				return azerr.New(azerr.InvalidRange)
+			}
+			old := e.Parts
+			e.Parts = spliceParts(e.Parts, off, n, got, off-srcOff)
+			rangeWritten(e, r.Now, preserve)
+			return extent.AdjustRefs(tx, r.Now, old, e.Parts)
+		})
+		if errors.Is(err, errSourceChanged) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		setETag(w, e)
+		h := w.Header()
+		h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
+		h.Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(crc))
+		h.Set("x-ms-request-server-encrypted", "true")
+		w.WriteHeader(http.StatusCreated)
+		return nil
+	}
+}
+
+// readSourceRange resolves the source of Put Range from URL inside tx and
+// returns its parts covering [off, off+n) and their inline items: all of
+// them, since the range is at most 4 MiB (see extent.Prefetch).
+func readSourceRange(tx kv.Tx, r *req, cs *copySource, off, n int64) ([]extent.Part, map[string][]byte, error) {
+	src, err := loadCopySource(tx, r, cs)
+	if err != nil {
+		return nil, nil, asSourceFailure(err)
+	}
+	if off+n > src.Size {
+		return nil, nil, azerr.Newf(azerr.InvalidRange, "The source range is beyond the end of the source file.")
+	}
+	parts := partsIn(src.Parts, off, n)
+	inline, err := extent.Prefetch(tx, parts, off, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return parts, inline, nil
+}
+
+// sourceRange parses x-ms-source-range, which must be a closed range of
+// the destination range's length n [D: "If the source range size does not
+// match range (target range) size, the service returns status code 400"].
+func sourceRange(h http.Header, n int64) (int64, error) {
+	const name = "x-ms-source-range"
+	v := h.Get(name)
+	if v == "" {
+		return 0, azerr.MissingHeader(name)
+	}
+	rng, err := wire.ParseRange(http.Header{http.CanonicalHeaderKey(wire.HeaderXMsRange): {v}})
+	if err != nil || rng == nil || rng.Open() {
+		return 0, azerr.InvalidHeader(name, v)
+	}
+	if got := rng.End - rng.Start + 1; got != n {
+		if got > maxRangeWrite {
+			// [D] "If the source range size exceeds 4 MiB, Azure Files
+			// returns status code 413".
+			return 0, azerr.New(azerr.RequestBodyTooLarge)
+		}
+		return 0, azerr.InvalidHeader(name, v)
+	}
+	return rng.Start, nil
+}
+
+// crcConditions are the CRC64 headers of Put Range from URL, each 8 bytes
+// (little endian, as azfile encodes them) or nil.
+type crcConditions struct {
+	content, ifMatch, ifNoneMatch []byte
+}
+
+func parseCRCConditions(h http.Header) (crcConditions, error) {
+	var c crcConditions
+	for _, f := range []struct {
+		name string
+		dst  *[]byte
+	}{
+		{"x-ms-source-content-crc64", &c.content},
+		{"x-ms-source-if-match-crc64", &c.ifMatch},
+		{"x-ms-source-if-none-match-crc64", &c.ifNoneMatch},
+	} {
+		v := h.Get(f.name)
+		if v == "" {
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || len(b) != 8 {
+			return c, azerr.InvalidHeader(f.name, v)
+		}
+		*f.dst = b
+	}
+	return c, nil
+}
+
+// check compares the CRC64 of the source range with the conditions.
+func (c crcConditions) check(crc []byte) error {
+	if c.content != nil && !bytes.Equal(c.content, crc) {
+		return azerr.New(azerr.CRC64Mismatch).
+			With("UserSpecifiedCrc64", base64.StdEncoding.EncodeToString(c.content)).
+			With("ServerCalculatedCrc64", base64.StdEncoding.EncodeToString(crc))
+	}
+	if c.ifMatch != nil && !bytes.Equal(c.ifMatch, crc) || c.ifNoneMatch != nil && bytes.Equal(c.ifNoneMatch, crc) {
+		return azerr.New(azerr.SourceConditionNotMet)
+	}
+	return nil
+}
+
+// rangeCRC64 reads bytes [off, off+n) of content made of parts and returns
+// their CRC64 (8 bytes, little endian).
+func (s *Service) rangeCRC64(r *req, parts []extent.Part, inline map[string][]byte, off, n int64) ([]byte, error) {
+	rd := s.data.NewReader(r.Context(), parts, inline, off, n)
+	defer rd.Close()
+	h := crc64.New(extent.CRC64Table)
+	if _, err := io.CopyN(h, rd, n); err != nil {
+		return nil, err
+	}
+	return binary.LittleEndian.AppendUint64(nil, h.Sum64()), nil
+}
+
+// partsIn returns the parts of sorted parts covering [off, off+n), cut to
+// that range; holes stay holes.
+func partsIn(parts []extent.Part, off, n int64) []extent.Part {
+	end := off + n
+	var out []extent.Part
+	for _, p := range parts {
+		if p.End() <= off || p.Off >= end {
+			continue
+		}
+		out = append(out, p.Slice(max(p.Off, off), min(p.End(), end)))
+	}
+	return out
+}
+
+// spliceParts replaces bytes [off, off+n) of parts with src (parts within
+// [off-delta, off-delta+n)) moved by delta; the input is not modified.
+func spliceParts(parts []extent.Part, off, n int64, src []extent.Part, delta int64) []extent.Part {
+	out := extent.Splice(parts, off, n, nil)
+	for _, p := range src {
+		p.Off += delta
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Off < out[j].Off })
+	return out
+}
+
+// sameParts reports whether two part lists map the same bytes.
+func sameParts(a, b []extent.Part) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Off != y.Off || x.Len != y.Len || x.ID != y.ID || x.DOff != y.DOff || !bytes.Equal(x.Data, y.Data) {
+			return false
+		}
+	}
+	return true
+}

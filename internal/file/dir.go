@@ -1,0 +1,227 @@
+package file
+
+import (
+	"net/http"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// Directory operations. A directory is an entry record like a file
+// (entry.Dir); its children are keyed by its file ID, so none of these
+// operations touches more than the directory's own record (and the ID
+// index), whatever the size of the tree below it.
+
+// freshID returns a file ID not yet used in the live share. IDs are
+// random 64-bit values, so the loop practically never runs twice; the
+// check keeps a collision from silently overwriting the ID index.
+func freshID(tx kv.Tx, acct, sh string) (uint64, error) {
+	for {
+		id := newID()
+		_, err := tx.Get(idKey(acct, sh, "", id))
+		if err == kv.ErrNotFound {
+			return id, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// createDirectory implements Create Directory: 201; 409
+// ResourceAlreadyExists when a directory already has the name (names
+// compare case-insensitively) [D: Create Directory]; 409
+// ResourceTypeMismatch when a file has it [R: microsoft/vscode-azurestorage
+// #848, the service's message "The specified resource type does not match
+// the type of the existing resource" for a directory named like a file];
+// 404 ParentNotFound when a parent is missing or is a file [S: azfile
+// TestDirCreateDeleteNegativeMultiLevelDir].
+func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	smb, err := parseSMB(r.Header, true)
+	if err != nil {
+		return err
+	}
+	var e *entry
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		t, err := resolve(tx, r)
+		if err != nil {
+			return err
+		}
+		switch {
+		case t.e != nil && !t.e.Dir:
+			return azerr.New(azerr.ResourceTypeMismatch)
+		case t.e != nil:
+			// Includes the share root, which always exists [I].
+			return azerr.New(azerr.ResourceAlreadyExists)
+		}
+		id, err := freshID(tx, r.Account, r.share)
+		if err != nil {
+			return err
+		}
+		e = &entry{Name: r.comps[len(r.comps)-1], ID: id, Parent: t.parent.ID, Dir: true, Created: r.Now, Meta: meta}
+		if err := smb.apply(tx, r.Account, r.share, e, t.parent.SMB.PermKey, r.Now); err != nil {
+			return err
+		}
+		touch(e, r.Now)
+		return putEntry(tx, r.Account, r.share, "", e)
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, e)
+	setSMBHeaders(w, e)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// getDirectoryProperties implements Get Directory Properties and Get
+// Directory Metadata (GET or HEAD, ?comp=metadata), on the share root too
+// and through share snapshots.
+func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
+	var e *entry
+	err := s.store.View(r.Context(), func(tx kv.Tx) error {
+		t, err := resolveDir(tx, r)
+		if err != nil {
+			return err
+		}
+		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
+			return err
+		}
+		e = t.e
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, e)
+	setSMBHeaders(w, e)
+	h := w.Header()
+	for k, v := range e.Meta {
+		h.Set("x-ms-meta-"+k, v)
+	}
+	h.Set("x-ms-server-encrypted", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// updateDir runs fn on the request's existing directory in one
+// transaction after the handle check, then stamps the write and stores
+// it. parentKey is the permission key "inherit" resolves to: the
+// parent's, or for the root its own.
+func (s *Service) updateDir(r *req, fn func(tx kv.Tx, e *entry, parentKey string) error) (*entry, error) {
+	var e *entry
+	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
+		t, err := resolveDir(tx, r)
+		if err != nil {
+			return err
+		}
+		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
+			return err
+		}
+		e = t.e
+		parentKey := e.SMB.PermKey
+		if t.parent != nil {
+			parentKey = t.parent.SMB.PermKey
+		}
+		if err := fn(tx, e, parentKey); err != nil {
+			return err
+		}
+		touch(e, r.Now)
+		return putEntry(tx, r.Account, r.share, "", e)
+	})
+	return e, err
+}
+
+// setDirectoryProperties implements Set Directory Properties: the SMB
+// properties (attributes, times, permission); absent headers preserve.
+func (s *Service) setDirectoryProperties(w http.ResponseWriter, r *req) error {
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	smb, err := parseSMB(r.Header, false)
+	if err != nil {
+		return err
+	}
+	e, err := s.updateDir(r, func(tx kv.Tx, e *entry, parentKey string) error {
+		return smb.apply(tx, r.Account, r.share, e, parentKey, r.Now)
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, e)
+	setSMBHeaders(w, e)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// setDirectoryMetadata implements Set Directory Metadata: the request's
+// x-ms-meta-* replace the directory's metadata (none clears it).
+func (s *Service) setDirectoryMetadata(w http.ResponseWriter, r *req) error {
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	e, err := s.updateDir(r, func(_ kv.Tx, e *entry, _ string) error {
+		e.Meta = meta
+		e.SMB.Changed = r.Now // as Set File Metadata
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, e)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// deleteDirectory implements Delete Directory: 202 for an empty
+// directory, 409 DirectoryNotEmpty otherwise (a delete-pending child
+// still counts: it exists until its last handle closes) [D: Delete
+// Directory]. The delete is atomic: REST never leaves a directory
+// delete-pending. The share root cannot be deleted: 400 InvalidUri [I: no
+// source names the code; the root is the share itself, which Delete Share
+// removes].
+func (s *Service) deleteDirectory(w http.ResponseWriter, r *req) error {
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
+		t, err := resolveDir(tx, r)
+		if err != nil {
+			return err
+		}
+		if t.parent == nil {
+			return azerr.New(azerr.InvalidURI)
+		}
+		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
+			return err
+		}
+		busy, err := hasChildren(tx, r.Account, r.share, "", t.e.ID)
+		if err != nil {
+			return err
+		}
+		if busy {
+			return azerr.New(azerr.DirectoryNotEmpty)
+		}
+		return deleteEntry(tx, r.Account, r.share, "", t.e)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}

@@ -1,0 +1,80 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file/handle"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// handleOps maps the router's operation names to the rows of the handle
+// package's REST access table. Operations given a handle.Op* name
+// directly (copy source and destination, lease acquire) pass through.
+var handleOps = map[string]string{
+	"createFile":              handle.OpCreateFile,
+	"getFile":                 handle.OpGetFile,
+	"getFileProperties":       handle.OpGetFileProperties,
+	"setFileProperties":       handle.OpSetFileProperties,
+	"setFileMetadata":         handle.OpSetFileMetadata,
+	"deleteFile":              handle.OpDeleteFile,
+	"putRange":                handle.OpPutRange,
+	"putRangeFromURL":         handle.OpPutRangeFromURL,
+	"listRanges":              handle.OpListRanges,
+	"copyFile":                handle.OpCopyFileDest,
+	"abortCopyFile":           handle.OpAbortCopyFile,
+	"renameFile":              handle.OpRenameFile,
+	"renameDirectory":         handle.OpRenameDirectory,
+	"deleteDirectory":         handle.OpDeleteDirectory,
+	"getDirectoryProperties":  handle.OpGetDirectory,
+	"setDirectoryProperties":  handle.OpSetDirectory,
+	"setDirectoryMetadata":    handle.OpSetDirectory,
+	"listFilesAndDirectories": handle.OpListDirsAndFiles,
+}
+
+// checkHandles consults the open SMB handles of e before REST operation
+// op (an opName of the router, or a handle.Op* name) runs: 409
+// DeletePending when e is delete-pending, 409 SharingViolation when an
+// open's share mode denies the access op needs [D: Managing file locks;
+// see package handle for each row's evidence]. Every REST operation on an
+// existing file or directory calls it inside its transaction. Handles
+// live only on the live share, never on snapshots.
+//
+// The delete-pending code: the "Managing file locks" prose names it
+// SMBDeletePending, but the Azure Files error-code table, the service's
+// REST specification (StorageErrorCode in every generated SDK, e.g.
+// azfile's fileerror.DeletePending) and the SDKs' error enums all name it
+// DeletePending, 409. The specification is what the service sends, so
+// Cerulean sends DeletePending.
+func checkHandles(tx kv.Tx, r *req, e *entry, op string) error {
+	if r.snap != "" {
+		return nil
+	}
+	if mapped, ok := handleOps[op]; ok {
+		op = mapped
+	}
+	if _, ok := handle.RESTAccess(op); !ok {
+		return fmt.Errorf("file: operation %q has no handle access rule", op)
+	}
+	return handleErr(handle.CheckRESTOp(tx, r.Now, r.Account, r.share, FormatID(e.ID), op))
+}
+
+// handleErr maps the handle package's sentinel errors to Azure errors.
+func handleErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, handle.ErrDeletePending):
+		return azerr.New(azerr.DeletePending)
+	case errors.Is(err, handle.ErrSharingViolation):
+		return azerr.New(azerr.SharingViolation)
+	}
+	return err
+}
+
+// hiddenPending reports whether entry e of the live share is
+// delete-pending, so listings omit it.
+func hiddenPending(tx kv.Tx, acct, sh string, e *entry) (bool, error) {
+	return handle.IsDeletePending(tx, acct, sh, FormatID(e.ID))
+}

@@ -1,0 +1,282 @@
+package file
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/xml"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// List Directories and Files.
+//
+// Order: entries are keyed by their folded (upper-cased) name, so a
+// directory lists in the order of the folded names' code points, files
+// and directories intermixed [D: "listed intermixed in lexically sorted
+// order"]. This is the case-insensitive ordinal order NTFS (and so an
+// SMB client of Azure Files) shows: "a", "B", "c" — not "B", "a", "c".
+//
+// Paging: NextMarker is the folded name of the first entry not returned
+// (opaque to clients: base64url). A page resumes at that key, so paging is
+// stable under concurrent changes: an entry that exists throughout the
+// listing is returned exactly once, whatever is created or deleted
+// meanwhile; entries created behind the marker are not seen.
+//
+// Prefix matches case-insensitively, like every name comparison of the
+// service [I: no source says; a case-sensitive prefix over a
+// case-insensitive namespace would list "Ab" for prefix "A" but not for
+// "a"].
+
+// maxListEntries is the largest page (maxresults above it is clamped) [D].
+const maxListEntries = 5000
+
+// listInclude is the parsed include= of List Directories and Files.
+type listInclude struct {
+	timestamps, etag, attributes, permissionKey bool
+}
+
+// parseListInclude parses include=Timestamps,ETag,Attributes,PermissionKey
+// (case-insensitive, any order) [S: azfile ListFilesIncludeType].
+func parseListInclude(v string) (listInclude, error) {
+	var inc listInclude
+	if v == "" {
+		return inc, nil
+	}
+	for _, it := range strings.Split(v, ",") {
+		switch strings.ToLower(strings.TrimSpace(it)) {
+		case "timestamps":
+			inc.timestamps = true
+		case "etag":
+			inc.etag = true
+		case "attributes":
+			inc.attributes = true
+		case "permissionkey":
+			inc.permissionKey = true
+		default:
+			return inc, azerr.InvalidQuery("include", v)
+		}
+	}
+	return inc, nil
+}
+
+// encodeListMarker and decodeListMarker convert the folded name a page
+// resumes at to and from the opaque NextMarker.
+func encodeListMarker(folded string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(folded))
+}
+
+func decodeListMarker(m string) (string, bool) {
+	// Only the canonical form (what encodeListMarker made): the decoder
+	// alone tolerates line breaks and stray trailing bits.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(m)
+	if err != nil || len(b) == 0 || encodeListMarker(string(b)) != m {
+		return "", false
+	}
+	return string(b), true
+}
+
+type listPropsXML struct {
+	ContentLength  *int64 `xml:"Content-Length,omitempty"`
+	CreationTime   string `xml:"CreationTime,omitempty"`
+	LastAccessTime string `xml:"LastAccessTime,omitempty"`
+	LastWriteTime  string `xml:"LastWriteTime,omitempty"`
+	ChangeTime     string `xml:"ChangeTime,omitempty"`
+	LastModified   string `xml:"Last-Modified,omitempty"`
+	ETag           string `xml:"Etag,omitempty"`
+}
+
+// listEntryXML is a <Directory> or <File> element (XMLName says which).
+type listEntryXML struct {
+	XMLName       xml.Name
+	FileID        string           `xml:"FileId"`
+	Name          wire.EncodedName `xml:"Name"`
+	Properties    listPropsXML     `xml:"Properties"`
+	Attributes    string           `xml:"Attributes,omitempty"`
+	PermissionKey string           `xml:"PermissionKey,omitempty"`
+}
+
+type listEntriesXML struct {
+	Items []listEntryXML
+}
+
+type listFilesXML struct {
+	XMLName       xml.Name         `xml:"EnumerationResults"`
+	Endpoint      string           `xml:"ServiceEndpoint,attr"`
+	ShareName     string           `xml:"ShareName,attr"`
+	ShareSnapshot string           `xml:"ShareSnapshot,attr,omitempty"`
+	DirectoryPath string           `xml:"DirectoryPath,attr"`
+	Encoded       bool             `xml:"Encoded,attr,omitempty"`
+	Marker        string           `xml:"Marker,omitempty"`
+	Prefix        wire.EncodedName `xml:"Prefix"`
+	MaxResults    int              `xml:"MaxResults,omitempty"`
+	DirectoryID   string           `xml:"DirectoryId"`
+	Entries       listEntriesXML   `xml:"Entries"`
+	NextMarker    string           `xml:"NextMarker"`
+}
+
+// listEntryItem renders one entry. FileId is always present: the service
+// sends it without include= and without x-ms-file-extended-info [S: the
+// recorded azfile TestDirListFilesAndDirsDefault asserts it], and
+// Properties is always present (empty for a directory without include=)
+// [S: the same test dereferences dir.Properties].
+func listEntryItem(e *entry, inc listInclude) listEntryXML {
+	x := listEntryXML{XMLName: xml.Name{Local: "File"}, FileID: FormatID(e.ID), Name: wire.EncodedName(e.Name)}
+	if e.Dir {
+		x.XMLName.Local = "Directory"
+	} else {
+		size := e.Size
+		x.Properties.ContentLength = &size
+	}
+	if inc.timestamps {
+		x.Properties.CreationTime = formatTime(e.SMB.Created)
+		// The service keeps no access time; it reports the last write
+		// [I].
+		x.Properties.LastAccessTime = formatTime(e.SMB.LastWrite)
+		x.Properties.LastWriteTime = formatTime(e.SMB.LastWrite)
+		x.Properties.ChangeTime = formatTime(e.SMB.Changed)
+		x.Properties.LastModified = e.Modified.UTC().Format(http.TimeFormat)
+	}
+	if inc.etag {
+		x.Properties.ETag = e.ETag
+	}
+	if inc.attributes {
+		x.Attributes = e.SMB.Attrs.String()
+	}
+	if inc.permissionKey {
+		x.PermissionKey = e.SMB.PermKey
+	}
+	return x
+}
+
+// listChildren returns up to max entries of directory dir whose folded
+// name starts with foldedPrefix, from the folded name from on ("" from the
+// first), skipping delete-pending entries of the live share. next is the
+// folded name of the first entry left out ("" when none is).
+func listChildren(tx kv.Tx, acct, sh, snap string, dir uint64, foldedPrefix, from string, max int) (out []*entry, next string, err error) {
+	base := childrenPrefix(acct, sh, snap, dir)
+	start := kv.AppendPartial(append([]byte(nil), base...), foldedPrefix)
+	end := kv.PrefixEnd(start)
+	if from != "" {
+		if k := entryKey(acct, sh, snap, dir, from); bytes.Compare(k, start) > 0 {
+			start = k
+		}
+	}
+	for {
+		// Copy a batch out of the scan, then decode and check it: the
+		// delete-pending check reads the transaction.
+		want := max + 1 - len(out)
+		var keys [][]byte
+		var vals [][]byte
+		err := tx.Scan(start, end, want, false, func(k, v []byte) bool {
+			keys = append(keys, append([]byte(nil), k...))
+			vals = append(vals, append([]byte(nil), v...))
+			return true
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		for i, v := range vals {
+			var e entry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return nil, "", fmt.Errorf("decoding %q: %w", keys[i], err)
+			}
+			if e.ID == rootID {
+				// The root's own record sorts first among its
+				// children (rootKey is entryKey(rootID, "")).
+				continue
+			}
+			if snap == "" {
+				hidden, err := hiddenPending(tx, acct, sh, &e)
+				if err != nil {
+					return nil, "", err
+				}
+				if hidden {
+					continue
+				}
+			}
+			if len(out) == max {
+				return out, fold(e.Name), nil
+			}
+			out = append(out, &e)
+		}
+		if len(keys) < want {
+			return out, "", nil
+		}
+		start = append(keys[len(keys)-1], 0)
+	}
+}
+
+// listFilesAndDirectories implements List Directories and Files on a
+// directory or the share root, live or in a share snapshot.
+func (s *Service) listFilesAndDirectories(w http.ResponseWriter, r *req) error {
+	maxN, err := wire.ParseIntQuery(r.q, "maxresults", 1, math.MaxInt32, maxListEntries)
+	if err != nil {
+		return err
+	}
+	maxN = min(maxN, maxListEntries)
+	inc, err := parseListInclude(r.q.Get("include"))
+	if err != nil {
+		return err
+	}
+	// x-ms-file-extended-info only asks for fresher sizes and the file
+	// IDs, which this server always has [D: List Directories and Files].
+	if v := r.Header.Get("x-ms-file-extended-info"); v != "" {
+		if _, err := strconv.ParseBool(v); err != nil {
+			return azerr.InvalidHeader("x-ms-file-extended-info", v)
+		}
+	}
+	prefix, marker := r.q.Get("prefix"), r.q.Get("marker")
+	from := ""
+	if marker != "" {
+		var ok bool
+		if from, ok = decodeListMarker(marker); !ok {
+			return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", marker)
+		}
+	}
+	out := listFilesXML{
+		Endpoint: serviceEndpoint(r), ShareName: r.share, ShareSnapshot: r.q.Get("sharesnapshot"),
+		DirectoryPath: r.path, Marker: marker, Prefix: wire.EncodedName(prefix),
+	}
+	if !wire.XMLSafe(out.DirectoryPath) {
+		out.DirectoryPath, out.Encoded = wire.PercentEncode(out.DirectoryPath), true
+	}
+	if r.q.Has("maxresults") {
+		out.MaxResults = maxN
+	}
+	err = s.store.View(r.Context(), func(tx kv.Tx) error {
+		t, err := resolveDir(tx, r)
+		if err != nil {
+			return err
+		}
+		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
+			return err
+		}
+		out.DirectoryID = FormatID(t.e.ID)
+		es, next, err := listChildren(tx, r.Account, r.share, r.snap, t.e.ID, fold(prefix), from, maxN)
+		if err != nil {
+			return err
+		}
+		out.Entries.Items = make([]listEntryXML, 0, len(es))
+		for _, e := range es {
+			out.Entries.Items = append(out.Entries.Items, listEntryItem(e, inc))
+		}
+		if next != "" {
+			out.NextMarker = encodeListMarker(next)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return server.WriteXML(w, http.StatusOK, out)
+}

@@ -1,0 +1,181 @@
+package file
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// loadShare reads the share (or share snapshot) record: 404 ShareNotFound
+// when it does not exist.
+func loadShare(tx kv.Tx, acct, sh, snap string) (*share, error) {
+	var s share
+	ok, err := kv.GetJSON(tx, shareKey(acct, sh, snap), &s)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, azerr.New(azerr.ShareNotFound)
+	}
+	return &s, nil
+}
+
+// loadEntry reads the entry named folded in directory parent; nil if none.
+func loadEntry(tx kv.Tx, acct, sh, snap string, parent uint64, folded string) (*entry, error) {
+	var e entry
+	ok, err := kv.GetJSON(tx, entryKey(acct, sh, snap, parent, folded), &e)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// loadByID reads the entry with file ID id through the ID index; nil if
+// none.
+func loadByID(tx kv.Tx, acct, sh, snap string, id uint64) (*entry, error) {
+	if id == rootID {
+		return loadEntry(tx, acct, sh, snap, rootID, "")
+	}
+	var l loc
+	ok, err := kv.GetJSON(tx, idKey(acct, sh, snap, id), &l)
+	if err != nil || !ok {
+		return nil, err
+	}
+	e, err := loadEntry(tx, acct, sh, snap, l.Parent, l.Name)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil || e.ID != id {
+		return nil, fmt.Errorf("file id index of %d points at a missing entry", id)
+	}
+	return e, nil
+}
+
+// walk resolves comps below the share's root. It returns the parent
+// directory of the last component and the entry itself (nil when it does
+// not exist). An empty comps resolves the root (parent nil). A missing or
+// non-directory intermediate component is 404 ParentNotFound.
+func walk(tx kv.Tx, acct, sh, snap string, comps []string) (parent, e *entry, err error) {
+	dir, err := loadEntry(tx, acct, sh, snap, rootID, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	if dir == nil {
+		return nil, nil, fmt.Errorf("share %s/%s has no root directory", acct, sh)
+	}
+	if len(comps) == 0 {
+		return nil, dir, nil
+	}
+	for _, c := range comps[:len(comps)-1] {
+		next, err := loadEntry(tx, acct, sh, snap, dir.ID, fold(c))
+		if err != nil {
+			return nil, nil, err
+		}
+		if next == nil || !next.Dir {
+			return nil, nil, azerr.New(azerr.ParentNotFound)
+		}
+		dir = next
+	}
+	e, err = loadEntry(tx, acct, sh, snap, dir.ID, fold(comps[len(comps)-1]))
+	return dir, e, err
+}
+
+// target is a resolved request path.
+type target struct {
+	share  *share
+	parent *entry // nil for the root
+	e      *entry // nil when the path does not exist
+}
+
+// resolve loads the request's share and path.
+func resolve(tx kv.Tx, r *req) (*target, error) {
+	sh, err := loadShare(tx, r.Account, r.share, r.snap)
+	if err != nil {
+		return nil, err
+	}
+	parent, e, err := walk(tx, r.Account, r.share, r.snap, r.comps)
+	if err != nil {
+		return nil, err
+	}
+	return &target{share: sh, parent: parent, e: e}, nil
+}
+
+// resolveFile resolves the request's path to an existing file: 404
+// ResourceNotFound when it is missing or a directory.
+func resolveFile(tx kv.Tx, r *req) (*target, error) {
+	t, err := resolve(tx, r)
+	if err != nil {
+		return nil, err
+	}
+	if t.e == nil || t.e.Dir {
+		return nil, azerr.New(azerr.ResourceNotFound)
+	}
+	return t, nil
+}
+
+// resolveDir resolves the request's path to an existing directory: 404
+// ResourceNotFound when it is missing or a file.
+func resolveDir(tx kv.Tx, r *req) (*target, error) {
+	t, err := resolve(tx, r)
+	if err != nil {
+		return nil, err
+	}
+	if t.e == nil || !t.e.Dir {
+		return nil, azerr.New(azerr.ResourceNotFound)
+	}
+	return t, nil
+}
+
+// putEntry writes e under its parent and name, and its ID index.
+func putEntry(tx kv.Tx, acct, sh, snap string, e *entry) error {
+	folded := fold(e.Name)
+	if e.ID == rootID {
+		folded = ""
+	}
+	if err := kv.PutJSON(tx, entryKey(acct, sh, snap, e.Parent, folded), e); err != nil {
+		return err
+	}
+	if e.ID == rootID {
+		return nil
+	}
+	return kv.PutJSON(tx, idKey(acct, sh, snap, e.ID), loc{Parent: e.Parent, Name: folded})
+}
+
+// deleteEntry removes e's record and ID index (not its data references).
+func deleteEntry(tx kv.Tx, acct, sh, snap string, e *entry) error {
+	if err := tx.Delete(entryKey(acct, sh, snap, e.Parent, fold(e.Name))); err != nil {
+		return err
+	}
+	return tx.Delete(idKey(acct, sh, snap, e.ID))
+}
+
+// touch marks e written at now: a new ETag and Last-Modified.
+func touch(e *entry, now time.Time) {
+	e.Modified = now
+	e.ETag = newETag(now)
+}
+
+// hasChildren reports whether directory id has any entry.
+func hasChildren(tx kv.Tx, acct, sh, snap string, id uint64) (bool, error) {
+	pre := childrenPrefix(acct, sh, snap, id)
+	found := false
+	err := tx.Scan(pre, kv.PrefixEnd(pre), 1, false, func(_, _ []byte) bool {
+		found = true
+		return false
+	})
+	return found, err
+}
+
+// newRoot writes the root directory of a new share created at now, with
+// the default permission.
+func newRoot(tx kv.Tx, acct, sh string, now time.Time) error {
+	key, err := storePermission(tx, acct, sh, defaultSDDL)
+	if err != nil {
+		return err
+	}
+	root := &entry{ID: rootID, Dir: true, Created: now, SMB: smbProps{Attrs: AttrDirectory, Created: now, LastWrite: now, Changed: now, PermKey: key}}
+	touch(root, now)
+	return putEntry(tx, acct, sh, "", root)
+}

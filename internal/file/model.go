@@ -1,0 +1,200 @@
+// Package file implements the Azure Files REST API: shares, directories and
+// sparse files over the kv store and the shared byte layer (internal/extent),
+// with file leases and the store-backed SMB handle records of
+// internal/file/handle consulted by every REST operation.
+//
+// Concurrency model: File REST writes have no optimistic concurrency (no
+// If-* headers; 400 ConditionHeadersNotSupported), so each write is one
+// serializable transaction and the last writer wins; ETag and Last-Modified
+// still change on every write. The only REST-side exclusion is the file
+// lease; SMB opens exclude REST operations through their share modes.
+package file
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/chunk"
+	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// Service is the File service of one Cerulean process. Like the other
+// services it keeps no authoritative state in memory.
+type Service struct {
+	store kv.Store
+	data  *extent.Store
+	clock clock.Clock
+	log   *slog.Logger
+}
+
+// New returns the File service over store and chunks.
+func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) *Service {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log}
+}
+
+// Store returns the kv store (the SMB front end and tests open handles in
+// it through package handle).
+func (s *Service) Store() kv.Store { return s.store }
+
+// Limits [D: Azure Files scale targets and naming rules].
+const (
+	maxFileSize     = 4 << 40 // 4 TiB
+	maxRangeWrite   = 4 << 20 // Put Range
+	maxNameLen      = 255     // one path component
+	maxPathLen      = 2048    // whole path
+	maxPathDepth    = 250     // subdirectories
+	defaultQuotaGiB = 5120
+	maxQuotaGiB     = 102400
+	maxShareSnaps   = 200
+)
+
+// share is the stored record of a share or of one of its snapshots.
+type share struct {
+	Created   time.Time         `json:"c"`
+	Modified  time.Time         `json:"m"`
+	ETag      string            `json:"e"`
+	Quota     int               `json:"q"` // GiB
+	Meta      map[string]string `json:"md,omitempty"`
+	ACL       []signedID        `json:"acl,omitempty"`
+	Lease     lease.Lease       `json:"l"`
+	Tier      string            `json:"t,omitempty"`
+	TierSince time.Time         `json:"ts,omitempty"`
+	Protocols string            `json:"p,omitempty"` // "SMB" or "NFS"
+	Squash    string            `json:"rs,omitempty"`
+	DirLease  *bool             `json:"dl,omitempty"` // x-ms-enable-smb-directory-lease; nil: default (true)
+	SnapVDir  *bool             `json:"sv,omitempty"` // x-ms-enable-snapshot-virtual-directory-access (NFS); nil: default (true)
+}
+
+// signedID is a stored access policy of a share.
+type signedID struct {
+	ID         string `xml:"Id" json:"id"`
+	Start      string `xml:"AccessPolicy>Start,omitempty" json:"st,omitempty"`
+	Expiry     string `xml:"AccessPolicy>Expiry,omitempty" json:"se,omitempty"`
+	Permission string `xml:"AccessPolicy>Permission,omitempty" json:"sp,omitempty"`
+}
+
+// props are a file's HTTP properties.
+type props struct {
+	ContentType        string `json:"ct,omitempty"`
+	ContentEncoding    string `json:"ce,omitempty"`
+	ContentLanguage    string `json:"cl,omitempty"`
+	ContentDisposition string `json:"cd,omitempty"`
+	CacheControl       string `json:"cc,omitempty"`
+	ContentMD5         []byte `json:"md5,omitempty"`
+}
+
+// smbProps are the SMB (NTFS) properties of a file or directory.
+type smbProps struct {
+	Attrs     Attributes `json:"a"`
+	Created   time.Time  `json:"ct"`
+	LastWrite time.Time  `json:"wt"`
+	Changed   time.Time  `json:"ch"`
+	PermKey   string     `json:"pk"`
+}
+
+// copyInfo describes the last Copy File onto a file.
+type copyInfo struct {
+	ID         string    `json:"id"`
+	Source     string    `json:"src"`
+	Status     string    `json:"st"`
+	Progress   string    `json:"pr"`
+	Completion time.Time `json:"ct"`
+	Desc       string    `json:"d,omitempty"`
+}
+
+// entry is the stored record of a directory or a file. Entries are keyed
+// by their parent's file ID and their folded name, so listing a directory
+// is one range scan and renaming a directory moves one key.
+type entry struct {
+	Name     string            `json:"n"` // as created: names are case-preserving
+	ID       uint64            `json:"id"`
+	Parent   uint64            `json:"pi"`
+	Dir      bool              `json:"d,omitempty"`
+	Created  time.Time         `json:"c"` // creation of the record (not the SMB creation time)
+	Modified time.Time         `json:"m"` // Last-Modified
+	ETag     string            `json:"e"`
+	SMB      smbProps          `json:"s"`
+	Meta     map[string]string `json:"md,omitempty"`
+	// Files only.
+	Size  int64         `json:"z,omitempty"`
+	Props props         `json:"p"`
+	Parts []extent.Part `json:"x,omitempty"`
+	Lease lease.Lease   `json:"l"`
+	Copy  *copyInfo     `json:"cp,omitempty"`
+}
+
+// loc is where an entry's record lives: its parent's ID and folded name.
+type loc struct {
+	Parent uint64 `json:"p"`
+	Name   string `json:"n"` // folded
+}
+
+// rootID is the file ID of every share's root directory.
+const rootID uint64 = 0
+
+// Keys. Every component is escaped by kv.Key. snap is "" for the live
+// share and the snapshot's timestamp (wire.FormatISO7) for a snapshot.
+func shareKey(acct, sh, snap string) []byte { return kv.Key("fs", acct, sh, snap) }
+func sharesPrefix(acct string) []byte       { return kv.Key("fs", acct) }
+func shareVersionsPrefix(acct, sh string) []byte {
+	return kv.Key("fs", acct, sh)
+}
+func entryKey(acct, sh, snap string, parent uint64, folded string) []byte {
+	return kv.Key("fe", acct, sh, snap, idHex(parent), folded)
+}
+func childrenPrefix(acct, sh, snap string, parent uint64) []byte {
+	return kv.Key("fe", acct, sh, snap, idHex(parent))
+}
+func entriesPrefix(acct, sh, snap string) []byte { return kv.Key("fe", acct, sh, snap) }
+func idKey(acct, sh, snap string, id uint64) []byte {
+	return kv.Key("fi", acct, sh, snap, idHex(id))
+}
+func idsPrefix(acct, sh, snap string) []byte { return kv.Key("fi", acct, sh, snap) }
+func permKey(acct, sh, key string) []byte    { return kv.Key("fp", acct, sh, key) }
+func permsPrefix(acct, sh string) []byte     { return kv.Key("fp", acct, sh) }
+func servicePropsKey(acct string) []byte     { return kv.Key("sp", acct, "file") }
+
+// rootKey is the key of a share's root directory record.
+func rootKey(acct, sh, snap string) []byte { return entryKey(acct, sh, snap, rootID, "") }
+
+func idHex(id uint64) string { return fmt.Sprintf("%016x", id) }
+
+// fold is the key form of a name: Azure Files names are case-insensitive
+// and case-preserving, like NTFS.
+func fold(name string) string { return strings.ToUpper(name) }
+
+// FormatID renders a file ID as Azure does (x-ms-file-id: decimal).
+func FormatID(id uint64) string { return strconv.FormatUint(id, 10) }
+
+// newID returns a random nonzero file ID.
+func newID() uint64 {
+	var b [8]byte
+	for {
+		_, _ = rand.Read(b[:])
+		if id := binary.BigEndian.Uint64(b[:]); id != rootID {
+			return id
+		}
+	}
+}
+
+// newETag returns a fresh ETag for a write at now.
+func newETag(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return wire.NewETag(now, uint64(binary.BigEndian.Uint32(b[:])))
+}

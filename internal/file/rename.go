@@ -1,0 +1,302 @@
+package file
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/file/handle"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// Rename File and Rename Directory (version 2021-04-10 and later).
+//
+// The request's path is the destination; x-ms-file-rename-source names
+// the source. A rename is one transaction that moves one entry record:
+// a directory's children are keyed by its file ID, so they follow it
+// without being touched, and the file ID (hence the handles, leases and
+// snapshots' view of it) stays the same.
+
+// flagHeader parses an optional boolean header (absent: false).
+func flagHeader(h http.Header, name string) (bool, error) {
+	v := h.Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, azerr.InvalidHeader(name, v)
+	}
+	return b, nil
+}
+
+// renameSource parses x-ms-file-rename-source: the URL of the source in
+// the request's share, as the SDKs send it (the source client's URL,
+// possibly with its SAS) [S: azfile directory.Client.Rename sends
+// d.URL()], or an absolute path "/account/share/path". It returns the
+// source's path components and the URL's query.
+func renameSource(r *req) ([]string, url.Values, error) {
+	const name = "x-ms-file-rename-source"
+	raw := r.Header.Get(name)
+	if raw == "" {
+		return nil, nil, azerr.MissingHeader(name)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !strings.HasPrefix(u.Path, "/") {
+		return nil, nil, azerr.InvalidHeader(name, raw)
+	}
+	// A rename moves live items only [I: the code; a snapshot is
+	// read-only].
+	if u.Query().Get("sharesnapshot") != "" {
+		return nil, nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
+	}
+	segs := strings.SplitN(strings.TrimPrefix(u.Path, "/"), "/", 3)
+	if len(segs) < 2 || segs[0] != r.Account {
+		return nil, nil, azerr.InvalidHeader(name, raw)
+	}
+	// "This API does not support renaming a directory from one share to
+	// another, or between storage accounts" [D: .NET ShareDirectoryClient
+	// .RenameAsync]; the code is [I].
+	if segs[1] != r.share {
+		return nil, nil, azerr.Newf(azerr.InvalidInput, "The rename source must be in the destination's share.")
+	}
+	p := ""
+	if len(segs) == 3 {
+		p = strings.TrimSuffix(segs[2], "/")
+	}
+	if p == "" {
+		// The share root cannot be renamed [I: code].
+		return nil, nil, azerr.Newf(azerr.InvalidInput, "The share root cannot be renamed.")
+	}
+	comps, err := splitPath(p, sourceAllowsTrailingDot(r.Header))
+	return comps, u.Query(), err
+}
+
+// renameRequest holds the parsed headers of a rename.
+type renameRequest struct {
+	src         []string
+	srcQuery    url.Values // the source URL's query (its SAS, if any)
+	replace     bool
+	ignoreRO    bool
+	srcLease    string
+	dstLease    string
+	smb         *smbRequest
+	meta        map[string]string // nil: preserve
+	contentType *string           // files only; nil: preserve
+}
+
+func parseRename(r *req, dir bool) (*renameRequest, error) {
+	if err := requireEmptyBody(r); err != nil {
+		return nil, err
+	}
+	rr := &renameRequest{srcLease: r.Header.Get("x-ms-source-lease-id"), dstLease: r.Header.Get("x-ms-destination-lease-id")}
+	var err error
+	if rr.src, rr.srcQuery, err = renameSource(r); err != nil {
+		return nil, err
+	}
+	if rr.replace, err = flagHeader(r.Header, "x-ms-file-rename-replace-if-exists"); err != nil {
+		return nil, err
+	}
+	if rr.ignoreRO, err = flagHeader(r.Header, "x-ms-file-rename-ignore-readonly"); err != nil {
+		return nil, err
+	}
+	// [D: "If true, x-ms-file-rename-replace-if-exists must also be
+	// true"]; the code is [I].
+	if rr.ignoreRO && !rr.replace {
+		return nil, azerr.InvalidHeader("x-ms-file-rename-ignore-readonly", "true")
+	}
+	// Absent SMB headers preserve the source's properties; the change
+	// time becomes now, as for any metadata change.
+	if rr.smb, err = parseSMB(r.Header, false); err != nil {
+		return nil, err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return nil, err
+	}
+	if len(meta) > 0 {
+		rr.meta = meta
+	}
+	// x-ms-content-type sets the renamed file's type; absent, it is
+	// preserved [D: Rename File].
+	if vs := r.Header.Values("x-ms-content-type"); !dir && len(vs) > 0 {
+		rr.contentType = &vs[0]
+	}
+	return rr, nil
+}
+
+func (s *Service) renameFile(w http.ResponseWriter, r *req) error {
+	return s.rename(w, r, false)
+}
+
+func (s *Service) renameDirectory(w http.ResponseWriter, r *req) error {
+	return s.rename(w, r, true)
+}
+
+// rename moves the source (a file, or a directory when dir) to the
+// request's path. Outcomes, in the order they are checked:
+//
+//   - source missing, or not of the operation's kind: 404
+//     ResourceNotFound [S: azfile TestDirectoryRenameDefault et al.];
+//   - destination parent missing: 404 ParentNotFound [S: azfile
+//     TestDirectoryRenameParentNotFound];
+//   - source leased (files): the source lease ID is required as for a
+//     write (412 LeaseIdMissing / LeaseIdMismatchWithFileOperation) [D];
+//   - a directory moved into its own subtree: 400 InvalidInput [I: the
+//     code; NTFS refuses the move];
+//   - destination exists (another entry): without replace-if-exists 409
+//     ResourceAlreadyExists [S: azfile TestDirectoryRenameIgnoreReadOnly];
+//     a directory is never replaced, even with replace-if-exists: 409
+//     ResourceAlreadyExists [R: AzureStorageExplorer#6593, maintainer:
+//     "the Rest rename API does not support overwriting a directory"; the
+//     code is I]; a read-only file needs ignore-readonly: ReadOnlyAttribute
+//     [S: same test]; a leased file needs the destination lease ID [S:
+//     TestDirectoryRenameDestLease]. A file may be replaced by a directory
+//     [S: TestDirectoryRenameIgnoreReadOnly]. The replaced file's data
+//     references are released in the same transaction.
+//
+// Renaming an item onto its own path (or a case variant of it) changes
+// only its name's case.
+func (s *Service) rename(w http.ResponseWriter, r *req, dir bool) error {
+	rr, err := parseRename(r, dir)
+	if err != nil {
+		return err
+	}
+	if r.sas != nil {
+		if err := s.authorizeRenameSource(r, rr); err != nil {
+			return err
+		}
+	}
+	var m entry
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		acct, sh := r.Account, r.share
+		if _, err := loadShare(tx, acct, sh, ""); err != nil {
+			return err
+		}
+		_, src, err := walk(tx, acct, sh, "", rr.src)
+		if azerr.Has(err, azerr.ParentNotFound) {
+			// The source does not exist; ParentNotFound is about the
+			// destination [I].
+			return azerr.New(azerr.ResourceNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if src == nil || src.Dir != dir {
+			return azerr.New(azerr.ResourceNotFound)
+		}
+		dp, dst, err := walk(tx, acct, sh, "", r.comps)
+		if err != nil {
+			return err
+		}
+		if dp == nil {
+			// The destination is the share root, which exists.
+			return azerr.New(azerr.ResourceAlreadyExists)
+		}
+		if err := lease.CheckWrite(src.Lease, rr.srcLease, lease.File, r.Now); err != nil {
+			return err
+		}
+		if dir {
+			if err := checkNotBelow(tx, acct, sh, dp, src.ID); err != nil {
+				return err
+			}
+		}
+		if err := checkHandles(tx, r, src, r.opName); err != nil {
+			return err
+		}
+		if dst != nil && dst.ID != src.ID {
+			switch {
+			case !rr.replace, dst.Dir:
+				return azerr.New(azerr.ResourceAlreadyExists)
+			case dst.SMB.Attrs&AttrReadOnly != 0 && !rr.ignoreRO:
+				return azerr.New(azerr.ReadOnlyAttribute)
+			}
+			if err := lease.CheckWrite(dst.Lease, rr.dstLease, lease.File, r.Now); err != nil {
+				return err
+			}
+			if err := checkHandles(tx, r, dst, handle.OpRenameReplace); err != nil {
+				return err
+			}
+			if err := extent.AdjustRefs(tx, r.Now, dst.Parts, nil); err != nil {
+				return err
+			}
+			if err := deleteEntry(tx, acct, sh, "", dst); err != nil {
+				return err
+			}
+		}
+		if err := deleteEntry(tx, acct, sh, "", src); err != nil {
+			return err
+		}
+		m = *src
+		m.Name, m.Parent = r.comps[len(r.comps)-1], dp.ID
+		if err := rr.smb.apply(tx, acct, sh, &m, dp.SMB.PermKey, r.Now); err != nil {
+			return err
+		}
+		if rr.meta != nil {
+			m.Meta = rr.meta
+		}
+		if rr.contentType != nil {
+			m.Props.ContentType = *rr.contentType
+		}
+		m.Lease = lease.OnWrite(m.Lease, r.Now)
+		touch(&m, r.Now)
+		return putEntry(tx, acct, sh, "", &m)
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, &m)
+	setSMBHeaders(w, &m)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// renameSourceRule is what a SAS must grant on the source of a rename:
+// the source is removed from its path, a write to it [I: the azfile
+// TestDirectoryRenameUsingSAS renames with a share SAS of r, c, w].
+var renameSourceRule = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "wd"}
+
+// authorizeRenameSource authorizes the source of a SAS-authorized
+// rename: the request's SAS covers only the destination, so the source
+// must be covered by the SAS its URL carries (as the SDKs send it) or,
+// without one, by the request's own SAS (a share or account SAS covers
+// every path of the share; a file SAS signed for the destination fails
+// verification for another path). Under Shared Key the account key
+// authorizes both.
+func (s *Service) authorizeRenameSource(r *req, rr *renameRequest) error {
+	q := rr.srcQuery
+	if !q.Has("sig") {
+		q = r.URL.Query()
+	}
+	_, err := r.AuthorizeSourceSAS(q, server.SASTarget{Container: r.share, Path: strings.Join(rr.src, "/")}, s.policies(r, r.share), renameSourceRule)
+	return err
+}
+
+// checkNotBelow refuses to move directory id under dir: dir must be
+// neither id nor one of its descendants.
+func checkNotBelow(tx kv.Tx, acct, sh string, dir *entry, id uint64) error {
+	for cur := dir; ; {
+		if cur.ID == id {
+			return azerr.Newf(azerr.InvalidInput, "A directory cannot be moved into itself or its subtree.")
+		}
+		if cur.ID == rootID {
+			return nil
+		}
+		next, err := loadByID(tx, acct, sh, "", cur.Parent)
+		if err != nil {
+			return err
+		}
+		if next == nil {
+			return nil
+		}
+		cur = next
+	}
+}

@@ -1,0 +1,297 @@
+package file
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Attributes are NTFS file attributes (MS-FSCC 2.6), the subset Azure
+// Files accepts in x-ms-file-attributes [D: Set File Properties,
+// "File system attributes"].
+type Attributes uint32
+
+// Attribute bits, with their MS-FSCC values so the SMB front end can use
+// them unchanged.
+const (
+	AttrReadOnly          Attributes = 0x1
+	AttrHidden            Attributes = 0x2
+	AttrSystem            Attributes = 0x4
+	AttrDirectory         Attributes = 0x10
+	AttrArchive           Attributes = 0x20
+	AttrNormal            Attributes = 0x80 // "None": no other attribute
+	AttrTemporary         Attributes = 0x100
+	AttrOffline           Attributes = 0x1000
+	AttrNotContentIndexed Attributes = 0x2000
+	AttrNoScrubData       Attributes = 0x20000
+)
+
+var attrNames = []struct {
+	bit  Attributes
+	name string
+}{
+	{AttrReadOnly, "ReadOnly"},
+	{AttrHidden, "Hidden"},
+	{AttrSystem, "System"},
+	{AttrDirectory, "Directory"},
+	{AttrArchive, "Archive"},
+	{AttrTemporary, "Temporary"},
+	{AttrOffline, "Offline"},
+	{AttrNotContentIndexed, "NotContentIndexed"},
+	{AttrNoScrubData, "NoScrubData"},
+}
+
+// ParseAttributes parses "ReadOnly|Archive" (case-insensitive, spaces
+// around separators allowed; "None" alone means no attribute). ok is false
+// for an unknown name, an empty element, or "None" combined with others.
+func ParseAttributes(s string) (a Attributes, ok bool) {
+	none := false
+	n := 0
+	for _, f := range strings.Split(s, "|") {
+		f = strings.TrimSpace(f)
+		n++
+		if strings.EqualFold(f, "None") {
+			none = true
+			continue
+		}
+		found := false
+		for _, an := range attrNames {
+			if strings.EqualFold(f, an.name) {
+				a |= an.bit
+				found = true
+				break
+			}
+		}
+		if !found {
+			return 0, false
+		}
+	}
+	if none && n > 1 {
+		return 0, false
+	}
+	return a, true
+}
+
+// String formats attributes as the service does: names joined by " | ",
+// "None" when there are none.
+func (a Attributes) String() string {
+	var parts []string
+	for _, an := range attrNames {
+		if a&an.bit != 0 {
+			parts = append(parts, an.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "None"
+	}
+	return strings.Join(parts, " | ")
+}
+
+// timeLayout is the x-ms-file-*-time format: ISO 8601 with seven
+// fractional digits.
+const timeLayout = "2006-01-02T15:04:05.0000000Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// parseFileTime parses an x-ms-file-*-time header: "now", "preserve" or an
+// ISO 8601 time. def is the value used when the header is absent.
+// It returns (t, true) for a new value and (zero, false) for "preserve".
+func parseFileTime(h http.Header, name, def string, now, old time.Time) (time.Time, error) {
+	v := strings.TrimSpace(h.Get(name))
+	if v == "" {
+		v = def
+	}
+	switch strings.ToLower(v) {
+	case "now":
+		return now, nil
+	case "preserve":
+		if old.IsZero() {
+			return time.Time{}, azerr.InvalidHeader(name, v)
+		}
+		return old, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, azerr.InvalidHeader(name, v)
+	}
+	return t.UTC(), nil
+}
+
+// maxPermHeader is the largest SDDL accepted in x-ms-file-permission;
+// larger permissions go through Create Permission [D].
+const maxPermHeader = 8 << 10
+
+// defaultSDDL is the permission of a share's root directory and of items
+// created with "inherit" under it: owner and group Administrators,
+// full control for Administrators, SYSTEM and Authenticated Users.
+const defaultSDDL = "O:BAG:SYD:(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)(A;OICI;0x1301bf;;;AU)"
+
+// validSDDL checks the shape of a security descriptor string: printable
+// ASCII starting with an owner, group, DACL or SACL component.
+func validSDDL(s string) bool {
+	if len(s) < 2 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	switch s[:2] {
+	case "O:", "G:", "D:", "S:":
+		return true
+	}
+	return false
+}
+
+// permissionKey derives a permission's key from its text, so one SDDL is
+// stored once per share. The form mimics the service's
+// "<decimal>*<decimal>".
+func permissionKey(sddl string) string {
+	sum := sha256.Sum256([]byte(sddl))
+	return strconv.FormatUint(binary.BigEndian.Uint64(sum[:8]), 10) + "*" + strconv.FormatUint(binary.BigEndian.Uint64(sum[8:16]), 10)
+}
+
+// storePermission records sddl in the share's permission table and returns
+// its key.
+func storePermission(tx kv.Tx, acct, sh, sddl string) (string, error) {
+	key := permissionKey(sddl)
+	if err := tx.Put(permKey(acct, sh, key), []byte(sddl)); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// loadPermission returns the SDDL stored under key, or "" if none.
+func loadPermission(tx kv.Tx, acct, sh, key string) (string, error) {
+	v, err := tx.Get(permKey(acct, sh, key))
+	if err == kv.ErrNotFound {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return string(v), nil
+}
+
+// smbRequest holds the SMB property headers of a create or set-properties
+// request, parsed before the transaction.
+type smbRequest struct {
+	h          http.Header
+	attrs      *Attributes // nil: default (create) or preserve (set)
+	perm       string      // SDDL from x-ms-file-permission; "" none
+	permKey    string      // x-ms-file-permission-key
+	inherit    bool        // x-ms-file-permission: inherit
+	create     bool
+	created    time.Time // the defaults resolved by apply
+	lastWrite  time.Time
+	changeTime time.Time
+}
+
+// parseSMB reads the SMB property headers. create selects the defaults of
+// Create File/Directory ("now", "inherit") over those of Set Properties
+// ("preserve").
+func parseSMB(h http.Header, create bool) (*smbRequest, error) {
+	sr := &smbRequest{h: h, create: create}
+	if v := strings.TrimSpace(h.Get("x-ms-file-attributes")); v != "" && !strings.EqualFold(v, "preserve") {
+		a, ok := ParseAttributes(v)
+		if !ok {
+			return nil, azerr.InvalidHeader("x-ms-file-attributes", v)
+		}
+		sr.attrs = &a
+	}
+	perm := h.Get("x-ms-file-permission")
+	key := h.Get("x-ms-file-permission-key")
+	switch {
+	case perm != "" && key != "":
+		return nil, azerr.Newf(azerr.InvalidHeaderValue, "Only one of x-ms-file-permission and x-ms-file-permission-key may be specified.").With("HeaderName", "x-ms-file-permission")
+	case strings.EqualFold(perm, "inherit"):
+		sr.inherit = true
+	case strings.EqualFold(perm, "preserve"):
+		if create {
+			return nil, azerr.InvalidHeader("x-ms-file-permission", perm)
+		}
+	case perm != "":
+		if len(perm) > maxPermHeader {
+			return nil, azerr.Newf(azerr.InvalidHeaderValue, "The permission is larger than 8 KiB; use Create Permission and x-ms-file-permission-key.").With("HeaderName", "x-ms-file-permission")
+		}
+		if !validSDDL(perm) {
+			return nil, azerr.New(azerr.FileInvalidPermission)
+		}
+		sr.perm = perm
+	case key != "":
+		sr.permKey = key
+	default:
+		sr.inherit = create
+	}
+	if f := h.Get("x-ms-file-permission-format"); f != "" && !strings.EqualFold(f, "sddl") {
+		return nil, azerr.InvalidHeader("x-ms-file-permission-format", f)
+	}
+	return sr, nil
+}
+
+// apply sets e's SMB properties from the request inside tx at now.
+// parentKey is the permission key of the parent directory ("inherit").
+func (sr *smbRequest) apply(tx kv.Tx, acct, sh string, e *entry, parentKey string, now time.Time) error {
+	timeDef := "preserve"
+	if sr.create {
+		timeDef = "now"
+	}
+	var err error
+	if e.SMB.Created, err = parseFileTime(sr.h, "x-ms-file-creation-time", timeDef, now, e.SMB.Created); err != nil {
+		return err
+	}
+	if e.SMB.LastWrite, err = parseFileTime(sr.h, "x-ms-file-last-write-time", timeDef, now, e.SMB.LastWrite); err != nil {
+		return err
+	}
+	if e.SMB.Changed, err = parseFileTime(sr.h, "x-ms-file-change-time", "now", now, e.SMB.Changed); err != nil {
+		return err
+	}
+	switch {
+	case sr.attrs != nil:
+		e.SMB.Attrs = *sr.attrs
+	case sr.create && !e.Dir:
+		e.SMB.Attrs = AttrArchive
+	}
+	if e.Dir {
+		e.SMB.Attrs |= AttrDirectory
+	} else {
+		e.SMB.Attrs &^= AttrDirectory
+	}
+	switch {
+	case sr.perm != "":
+		if e.SMB.PermKey, err = storePermission(tx, acct, sh, sr.perm); err != nil {
+			return err
+		}
+	case sr.permKey != "":
+		sddl, err := loadPermission(tx, acct, sh, sr.permKey)
+		if err != nil {
+			return err
+		}
+		if sddl == "" {
+			return azerr.New(azerr.FileInvalidPermissionKey)
+		}
+		e.SMB.PermKey = sr.permKey
+	case sr.inherit:
+		e.SMB.PermKey = parentKey
+	}
+	return nil
+}
+
+// setSMBHeaders writes the SMB properties and IDs of e.
+func setSMBHeaders(w http.ResponseWriter, e *entry) {
+	h := w.Header()
+	h.Set("x-ms-file-attributes", e.SMB.Attrs.String())
+	h.Set("x-ms-file-creation-time", formatTime(e.SMB.Created))
+	h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
+	h.Set("x-ms-file-change-time", formatTime(e.SMB.Changed))
+	h.Set("x-ms-file-permission-key", e.SMB.PermKey)
+	h.Set("x-ms-file-id", FormatID(e.ID))
+	h.Set("x-ms-file-parent-id", FormatID(e.Parent))
+}
