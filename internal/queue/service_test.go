@@ -605,7 +605,9 @@ func TestGetSkipsExpired(t *testing.T) {
 			found = true
 		}
 		left := keys(t, store, "qm")
-		if deleted := records - left; deleted > maxScanPerCall || deleted < 1 {
+		// Every call makes progress while expired records remain; once
+		// only the live one is left, a call just returns it.
+		if deleted := records - left; deleted > maxScanPerCall || (deleted < 1 && records > 1) {
 			t.Fatalf("call %d deleted %d records", call, deleted)
 		}
 		records = left
