@@ -413,7 +413,7 @@ var catalog = map[string]entry{
 	InvalidFileOrDirectoryPathName:     {400, "The specified path name is not valid."},
 	InvalidFileOrDirectoryName:         {400, "The specified file or directory name is not valid."},
 	ParentNotFound:                     {404, "The specified parent path does not exist."},
-	ReadOnlyAttribute:                  {412, "The specified resource is read-only and cannot be modified at this time."},
+	ReadOnlyAttribute:                  {409, "The specified resource is read-only and cannot be modified at this time."},
 	ShareAlreadyExists:                 {409, "The specified share already exists."},
 	ShareBeingDeleted:                  {409, "The specified share is being deleted. Try operation later."},
 	ShareHasSnapshots:                  {409, "The share has snapshots and the operation requires no snapshots."},

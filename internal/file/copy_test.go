@@ -493,7 +493,7 @@ func TestCopyFileSMBProperties(t *testing.T) {
 	}
 
 	// A read-only destination needs x-ms-file-copy-ignore-readonly.
-	e.fails(412, azerr.ReadOnlyAttribute, http.MethodPut, "/acct/shr/arch", hdr{"x-ms-copy-source": src("shr/src")})
+	e.fails(409, azerr.ReadOnlyAttribute, http.MethodPut, "/acct/shr/arch", hdr{"x-ms-copy-source": src("shr/src")})
 	e.ok(http.StatusAccepted, http.MethodPut, "/acct/shr/arch", hdr{"x-ms-copy-source": src("shr/src"), "x-ms-file-copy-ignore-readonly": "true"}, nil)
 
 	// Override needs a permission; an unknown key is refused.

@@ -157,6 +157,9 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 			if err := checkLeaseWrite(old, r); err != nil {
 				return err
 			}
+			if err := checkReadOnly(old, r.opName); err != nil {
+				return err
+			}
 			if err := checkHandles(tx, r, old, r.opName); err != nil {
 				return err
 			}
@@ -376,6 +379,9 @@ func (s *Service) updateFile(r *req, fn func(tx kv.Tx, t *target) error) (*entry
 		if err := checkLeaseWrite(t.e, r); err != nil {
 			return err
 		}
+		if err := checkReadOnly(t.e, r.opName); err != nil {
+			return err
+		}
 		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
 			return err
 		}
@@ -400,6 +406,9 @@ func (s *Service) deleteFile(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		if err := checkLeaseWrite(t.e, r); err != nil {
+			return err
+		}
+		if err := checkReadOnly(t.e, r.opName); err != nil {
 			return err
 		}
 		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
@@ -436,6 +445,9 @@ func (s *Service) setFileProperties(w http.ResponseWriter, r *req) error {
 	e, err := s.updateFile(r, func(tx kv.Tx, t *target) error {
 		e := t.e
 		if resize {
+			if err := checkReadOnly(e, "resizeFile"); err != nil {
+				return err
+			}
 			if err := checkQuota(t.share, size); err != nil {
 				return err
 			}

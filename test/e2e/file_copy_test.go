@@ -233,7 +233,7 @@ func TestFileCopySMBInfo(t *testing.T) {
 	// expl is read-only now: copying over it needs IgnoreReadOnly
 	// [S: Test(Negative)FileStartCopyDestReadOnly].
 	_, err = expl.StartCopyFromURL(e.ctx, src.URL(), nil)
-	wantFileCode(t, err, http.StatusPreconditionFailed, fileerror.ReadOnlyAttribute)
+	wantFileCode(t, err, http.StatusConflict, fileerror.ReadOnlyAttribute)
 	_, err = expl.StartCopyFromURL(e.ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{IgnoreReadOnly: to.Ptr(true)}})
 	must(t, err)
 

@@ -501,7 +501,7 @@ func TestFileDirRenameFile(t *testing.T) {
 	_, err = ro.Create(e.ctx, 1, &file.CreateOptions{SMBProperties: &file.SMBProperties{Attributes: &file.NTFSFileAttributes{ReadOnly: true}}})
 	must(t, err)
 	_, err = old.Rename(e.ctx, "dst/ro", &file.RenameOptions{ReplaceIfExists: to.Ptr(true)})
-	wantFileCode(t, err, 412, fileerror.ReadOnlyAttribute)
+	wantFileCode(t, err, 409, fileerror.ReadOnlyAttribute)
 	_, err = old.Rename(e.ctx, "dst/ro", &file.RenameOptions{ReplaceIfExists: to.Ptr(true), IgnoreReadOnly: to.Ptr(true)})
 	must(t, err)
 	if p := e.props(ro); *p.ID != *p0.ID {
@@ -613,7 +613,7 @@ func TestFileDirRenameDirectory(t *testing.T) {
 	_, err = u.Rename(e.ctx, "t/ro", nil)
 	wantFileCode(t, err, 409, fileerror.ResourceAlreadyExists)
 	_, err = u.Rename(e.ctx, "t/ro", &directory.RenameOptions{ReplaceIfExists: to.Ptr(true)})
-	wantFileCode(t, err, 412, fileerror.ReadOnlyAttribute)
+	wantFileCode(t, err, 409, fileerror.ReadOnlyAttribute)
 	_, err = u.Rename(e.ctx, "t/ro", &directory.RenameOptions{ReplaceIfExists: to.Ptr(true), IgnoreReadOnly: to.Ptr(true)})
 	must(t, err)
 	if _, err := dirAt(s, "t/ro").GetProperties(e.ctx, nil); err != nil {
