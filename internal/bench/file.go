@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -84,11 +85,11 @@ func FileWorkload(ctx context.Context, url, account, key string, total, rangeSiz
 			return err
 		}
 		defer resp.Body.Close()
-		got, err := io.ReadAll(resp.Body)
-		if err != nil {
+		got := make([]byte, len(bodies[i]))
+		if _, err := io.ReadFull(resp.Body, got); err != nil {
 			return err
 		}
-		if string(got) != string(bodies[i]) {
+		if !bytes.Equal(got, bodies[i]) {
 			return fmt.Errorf("range %d: content differs", i)
 		}
 		return nil

@@ -29,6 +29,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -155,6 +156,15 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 		}
 		return st, nil
 	}
+	// Digests are computed by a second goroutine, fed the same buffers the
+	// chunk files are written from: hashing (MD5 runs at about one byte per
+	// cycle) then overlaps reading the body, writing it and the chunk's
+	// fsync instead of adding to them.
+	var hs *hashSink
+	if len(sinks) > 0 {
+		hs = newHashSink(io.MultiWriter(sinks...))
+		defer hs.wait()
+	}
 	var off int64
 	for n < 0 || off < n {
 		want := int64(ChunkMax)
@@ -165,8 +175,7 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 		if err != nil {
 			return nil, err
 		}
-		dst := io.MultiWriter(append([]io.Writer{w}, sinks...)...)
-		got, err := io.Copy(dst, io.LimitReader(body, want))
+		got, err := copyChunk(w, hs, io.LimitReader(body, want))
 		if err != nil {
 			_ = w.Abort()
 			return nil, BodyErr(err)
@@ -193,8 +202,79 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 			return nil, err
 		}
 	}
+	if hs != nil {
+		hs.wait() // the deferred Sum reads the hashes
+	}
 	st.Size = off
 	return st, nil
+}
+
+// copyBuf is the unit in which bodies are copied to chunk files and
+// handed to the hashing goroutine.
+const copyBuf = 256 << 10
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, copyBuf); return &b }}
+
+// copyChunk copies src to w, handing each buffer to hs (if any) after
+// writing it.
+func copyChunk(w io.Writer, hs *hashSink, src io.Reader) (int64, error) {
+	var total int64
+	for {
+		bp := bufPool.Get().(*[]byte)
+		m, rerr := io.ReadFull(src, *bp)
+		if m > 0 {
+			if _, err := w.Write((*bp)[:m]); err != nil {
+				bufPool.Put(bp)
+				return total, err
+			}
+			total += int64(m)
+		}
+		if hs != nil && m > 0 {
+			hs.feed(bp, m)
+		} else {
+			bufPool.Put(bp)
+		}
+		switch rerr {
+		case nil:
+		case io.EOF, io.ErrUnexpectedEOF:
+			return total, nil
+		default:
+			return total, rerr
+		}
+	}
+}
+
+// hashSink hashes buffers on its own goroutine, in order, and returns
+// them to the pool.
+type hashSink struct {
+	ch   chan hashBuf
+	done chan struct{}
+	once sync.Once
+}
+
+type hashBuf struct {
+	b *[]byte
+	n int
+}
+
+func newHashSink(h io.Writer) *hashSink {
+	hs := &hashSink{ch: make(chan hashBuf, 16), done: make(chan struct{})}
+	go func() {
+		defer close(hs.done)
+		for hb := range hs.ch {
+			h.Write((*hb.b)[:hb.n])
+			bufPool.Put(hb.b)
+		}
+	}()
+	return hs
+}
+
+func (hs *hashSink) feed(b *[]byte, n int) { hs.ch <- hashBuf{b, n} }
+
+// wait ends the input and waits until every buffer is hashed.
+func (hs *hashSink) wait() {
+	hs.once.Do(func() { close(hs.ch) })
+	<-hs.done
 }
 
 func expectEOF(r io.Reader) error {
