@@ -48,3 +48,11 @@ func TestRedactDSN(t *testing.T) {
 		}
 	}
 }
+
+func TestSMBConfigPort(t *testing.T) {
+	for in, want := range map[int]int{0: -1, -1: -1, 10445: 10445} {
+		if got := smbConfigPort(in); got != want {
+			t.Errorf("smbConfigPort(%d) = %d, want %d", in, got, want)
+		}
+	}
+}

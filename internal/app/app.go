@@ -28,6 +28,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres"
 	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/smb"
 	"github.com/cerulean-storage/cerulean/internal/table"
 )
 
@@ -45,11 +46,14 @@ type Config struct {
 	QueuePort int
 	TablePort int
 	FilePort  int
-	DataDir   string
-	Accounts  []auth.Account // empty: the dev account
-	Clock     clock.Clock
-	Logger    *slog.Logger
-	NoSync    bool // tests only: skip fsync (embedded store)
+	// SMBPort is the SMB2/3 port serving the File service's shares
+	// (-1 disables it; 0 picks a free port like the others).
+	SMBPort  int
+	DataDir  string
+	Accounts []auth.Account // empty: the dev account
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	NoSync   bool // tests only: skip fsync (embedded store)
 	// Postgres selects the PostgreSQL backend (kv store and chunk store in
 	// one database) instead of the embedded store in DataDir.
 	Postgres         string
@@ -74,8 +78,12 @@ type App struct {
 	QueueURL string
 	TableURL string
 	FileURL  string
-	cancel   context.CancelFunc
-	done     chan struct{}
+	// SMBAddr is the SMB listener's address (host:port), when it listens.
+	SMBAddr string
+	smb     *smb.Server
+	smbDone chan error
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 // ParseAccounts parses "name:key1[:key2];name2:key..." into accounts.
@@ -174,10 +182,36 @@ func Start(cfg Config) (*App, error) {
 		}
 		*svc.url = "http://" + addr + "/" + cfg.Accounts[0].Name
 	}
+	if cfg.SMBPort >= 0 {
+		if err := a.startSMB(); err != nil {
+			_ = a.srv.Shutdown(context.Background())
+			store.Close()
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	go a.collect(ctx)
 	return a, nil
+}
+
+// startSMB starts the SMB2/3 server on cfg.SMBPort.
+func (a *App) startSMB() error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(a.cfg.Host, strconv.Itoa(a.cfg.SMBPort)))
+	if err != nil {
+		return fmt.Errorf("smb listener: %w", err)
+	}
+	a.smb = smb.New(smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger})
+	a.SMBAddr = ln.Addr().String()
+	a.smbDone = make(chan error, 1)
+	go func() {
+		err := a.smb.Serve(ln)
+		if err != nil && !errors.Is(err, smb.ErrServerClosed) {
+			a.cfg.Logger.Error("SMB server failed", "err", err)
+		}
+		a.smbDone <- err
+	}()
+	return nil
 }
 
 // collect runs the garbage collector in the background.
@@ -246,6 +280,14 @@ func (a *App) Errors() <-chan error { return a.srv.Errors() }
 // stops background work and closes the store cleanly.
 func (a *App) Close(ctx context.Context) error {
 	err := a.srv.Shutdown(ctx)
+	if a.smb != nil {
+		if serr := a.smb.Shutdown(ctx); err == nil {
+			err = serr
+		}
+		if serr := <-a.smbDone; err == nil && !errors.Is(serr, smb.ErrServerClosed) {
+			err = serr
+		}
+	}
 	a.cancel()
 	<-a.done
 	if cerr := a.store.Close(); err == nil {
