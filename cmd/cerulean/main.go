@@ -91,12 +91,16 @@ func serve(args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	smbHeartbeat, err := smbLiveness(env("smb-liveness", ""))
+	if err != nil {
+		return err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns}
+	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat}
 	key := app.DevKey
 	if *accounts != "" {
 		accts, err := app.ParseAccounts(*accounts)
@@ -151,6 +155,24 @@ func smbConfigPort(p int) int {
 		return -1
 	}
 	return p
+}
+
+// smbLiveness parses CERULEAN_SMB_LIVENESS, a hidden setting for tests
+// (test/multiproc): the liveness lease of the SMB server's open handles as
+// a Go duration, e.g. "3s". A killed server's handles stop counting (REST
+// and other front ends no longer see them) at most this long after its
+// last heartbeat; the heartbeat runs every third of it. Unset or empty:
+// the default (a 30 s lease, renewed every 10 s). It returns the
+// heartbeat interval for app.Config.SMBHeartbeat.
+func smbLiveness(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 30*time.Millisecond {
+		return 0, fmt.Errorf("CERULEAN_SMB_LIVENESS=%q: want a duration of at least 30ms, e.g. 3s", v)
+	}
+	return d / 3, nil
 }
 
 // redactDSN hides a password in a postgres:// URL for logging.

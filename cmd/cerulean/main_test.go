@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestVersionAndUsage(t *testing.T) {
@@ -53,6 +54,19 @@ func TestSMBConfigPort(t *testing.T) {
 	for in, want := range map[int]int{0: -1, -1: -1, 10445: 10445} {
 		if got := smbConfigPort(in); got != want {
 			t.Errorf("smbConfigPort(%d) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestSMBLiveness(t *testing.T) {
+	for in, want := range map[string]time.Duration{"": 0, "3s": time.Second, "90s": 30 * time.Second} {
+		if got, err := smbLiveness(in); err != nil || got != want {
+			t.Errorf("smbLiveness(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"3", "-3s", "10ms", "soon"} {
+		if _, err := smbLiveness(in); err == nil {
+			t.Errorf("smbLiveness(%q) accepted", in)
 		}
 	}
 }

@@ -59,6 +59,11 @@ type Config struct {
 	Postgres         string
 	PostgresMaxConns int
 	GCEvery          time.Duration
+	// SMBHeartbeat is how often the SMB server renews the liveness lease
+	// of its open handles; the lease lasts three intervals, after which a
+	// killed server's handles stop counting (0: the smb package's
+	// default, 10 s).
+	SMBHeartbeat time.Duration
 }
 
 // App is a running server.
@@ -201,7 +206,7 @@ func (a *App) startSMB() error {
 	if err != nil {
 		return fmt.Errorf("smb listener: %w", err)
 	}
-	a.smb = smb.New(smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger})
+	a.smb = smb.New(smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat})
 	a.SMBAddr = ln.Addr().String()
 	a.smbDone = make(chan error, 1)
 	go func() {

@@ -1,7 +1,8 @@
 // Package multiproc proves that several `cerulean serve` processes sharing
 // one PostgreSQL database behave as one consistent server: it builds the
 // real binary, starts three processes on loopback ports against one fresh
-// schema and drives them concurrently with the Azure SDKs.
+// schema and drives them concurrently with the Azure SDKs (and, for SMB,
+// with smbtorture and the go-smb2 client).
 //
 // Run it with a private PostgreSQL:
 //
@@ -32,6 +33,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	azfileservice "github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
@@ -42,7 +44,7 @@ const nodes = 3
 
 // service names a listener of `cerulean serve`; its flag is --<name>-port.
 // A cluster starts the services it is asked for and passes -1 for the
-// others. Testing another service is: start the cluster with it and add a
+// others (for smb, -1 and 0 both disable it). Testing another service is: start the cluster with it and add a
 // client constructor next to Blob, Queue and Table below.
 type service string
 
@@ -51,9 +53,10 @@ const (
 	queueSvc service = "queue"
 	tableSvc service = "table"
 	fileSvc  service = "file"
+	smbSvc   service = "smb" // SMB2/3, not HTTP: probed with an SMB session
 )
 
-var allServices = []service{blobSvc, queueSvc, tableSvc, fileSvc}
+var allServices = []service{blobSvc, queueSvc, tableSvc, fileSvc, smbSvc}
 
 // The binary is built once per test run, on first use.
 var (
@@ -107,9 +110,10 @@ func binary(t *testing.T) string {
 
 // node is one `cerulean serve` process.
 type node struct {
-	idx     int
-	ports   map[service]int
-	logPath string
+	idx      int
+	services []service
+	ports    map[service]int
+	logPath  string
 
 	mu       sync.Mutex
 	cmd      *exec.Cmd
@@ -120,12 +124,12 @@ type node struct {
 
 // cluster is nodes processes sharing one PostgreSQL schema.
 type cluster struct {
-	t        *testing.T
-	bin      string
-	dsn      string
-	services []service
-	dir      string
-	nodes    []*node
+	t     *testing.T
+	bin   string
+	dsn   string
+	env   []string // added to every process's environment
+	dir   string
+	nodes []*node
 
 	mu         sync.Mutex
 	transports []*http.Transport
@@ -143,11 +147,40 @@ func newCluster(t *testing.T, services ...service) *cluster {
 	return startCluster(t, dsn, services...)
 }
 
+// layout is what the processes of a mixed cluster run: services[i] are
+// the listeners of process i; env is added to every process's environment
+// (hidden settings such as CERULEAN_SMB_LIVENESS).
+type layout struct {
+	services [nodes][]service
+	env      []string
+}
+
+// newMixedCluster is newCluster with a different set of services per
+// process.
+func newMixedCluster(t *testing.T, l layout) *cluster {
+	t.Helper()
+	if os.Getenv(pgtest.EnvVar) == "" {
+		t.Skipf("%s is not set: these tests run %d cerulean processes on one PostgreSQL database; run: bash scripts/with-postgres.sh go test -count=1 -v ./test/multiproc/", pgtest.EnvVar, nodes)
+	}
+	dsn, _ := pgtest.Schema(t)
+	return startLayout(t, dsn, l)
+}
+
 // startCluster starts the processes on the schema dsn names (see
 // newCluster).
 func startCluster(t *testing.T, dsn string, services ...service) *cluster {
 	t.Helper()
-	c := &cluster{t: t, bin: binary(t), dsn: dsn, services: services, dir: t.TempDir()}
+	var l layout
+	for i := range l.services {
+		l.services[i] = services
+	}
+	return startLayout(t, dsn, l)
+}
+
+// startLayout starts the processes of l on the schema dsn names.
+func startLayout(t *testing.T, dsn string, l layout) *cluster {
+	t.Helper()
+	c := &cluster{t: t, bin: binary(t), dsn: dsn, env: l.env, dir: t.TempDir()}
 	// Registered after the schema's cleanup, so it runs before the
 	// schema is dropped.
 	t.Cleanup(c.stopAll)
@@ -155,7 +188,7 @@ func startCluster(t *testing.T, dsn string, services ...service) *cluster {
 	var wg sync.WaitGroup
 	errs := make([]error, nodes)
 	for i := range nodes {
-		n := &node{idx: i, logPath: filepath.Join(c.dir, fmt.Sprintf("node%d.log", i))}
+		n := &node{idx: i, services: l.services[i], logPath: filepath.Join(c.dir, fmt.Sprintf("node%d.log", i))}
 		c.nodes = append(c.nodes, n)
 		wg.Add(1)
 		go func() {
@@ -177,7 +210,7 @@ func (c *cluster) startFresh(n *node) error {
 	var err error
 	for range 3 {
 		n.ports = map[service]int{}
-		for _, s := range c.services {
+		for _, s := range n.services {
 			p, perr := freePort()
 			if perr != nil {
 				return perr
@@ -204,7 +237,7 @@ func freePort() (int, error) {
 }
 
 // start runs n's process on n.ports and waits until every listener answers
-// HTTP.
+// (HTTP, or an SMB session for smb).
 func (c *cluster) start(n *node) error {
 	args := []string{"serve", "--host", "127.0.0.1", "--data", filepath.Join(c.dir, "data"),
 		"--log-level", "warn", "--postgres", c.dsn, "--postgres-max-conns", "8"}
@@ -221,7 +254,7 @@ func (c *cluster) start(n *node) error {
 	}
 	fmt.Fprintf(logf, "=== %s: starting node %d\n", time.Now().Format(time.RFC3339Nano), n.idx)
 	cmd := exec.Command(c.bin, args...)
-	cmd.Env = childEnv()
+	cmd.Env = append(childEnv(), c.env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
@@ -243,7 +276,13 @@ func (c *cluster) start(n *node) error {
 
 	deadline := time.Now().Add(60 * time.Second)
 	probe := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	for _, s := range c.services {
+	for _, s := range n.services {
+		if s == smbSvc {
+			if err := c.waitSMB(n, exited, deadline); err != nil {
+				return err
+			}
+			continue
+		}
 		url := fmt.Sprintf("http://127.0.0.1:%d/%s", n.ports[s], app.DevAccount)
 		for {
 			resp, err := probe.Get(url)
@@ -432,6 +471,20 @@ func (c *cluster) Table(i int) *aztables.ServiceClient {
 		c.t.Fatal(err)
 	}
 	cl, err := aztables.NewServiceClientWithSharedKey(c.url(i, tableSvc), cred, &aztables.ClientOptions{ClientOptions: c.clientOptions()})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return cl
+}
+
+// File returns a new File service (REST) client of process i.
+func (c *cluster) File(i int) *azfileservice.Client {
+	c.t.Helper()
+	cred, err := azfileservice.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cl, err := azfileservice.NewClientWithSharedKeyCredential(c.url(i, fileSvc), cred, &azfileservice.ClientOptions{ClientOptions: c.clientOptions()})
 	if err != nil {
 		c.t.Fatal(err)
 	}
