@@ -168,6 +168,19 @@ func loadCopySource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
 	return e, nil
 }
 
+// checkSourceLocks refuses reading n bytes from off of a copy source
+// src (a file of the live share cs names) that an SMB open has locked
+// exclusively: 409 FileLockConflict, as Get File of that range [I: a
+// copy reads its source like Get File].
+func checkSourceLocks(tx kv.Tx, r *req, cs *copySource, src *entry, off, n int64) error {
+	if cs.snap != "" {
+		return nil
+	}
+	sr := *r
+	sr.share, sr.path, sr.comps, sr.snap = cs.share, cs.path, cs.comps, ""
+	return checkLocks(tx, &sr, src, off, n, false)
+}
+
 // copyFile implements Copy File (PUT with x-ms-copy-source) from a file
 // of this account, possibly in another share or a share snapshot. The copy
 // completes inside one transaction: the destination (created, or replaced
@@ -205,6 +218,9 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 		}
 		src, err := loadCopySource(tx, r, cs)
 		if err != nil {
+			return err
+		}
+		if err := checkSourceLocks(tx, r, cs, src, 0, src.Size); err != nil {
 			return err
 		}
 		if err := checkQuota(t.share, src.Size); err != nil {
@@ -592,6 +608,9 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 			if off+n > e.Size {
 				return azerr.New(azerr.InvalidRange)
 			}
+			if err := checkLocks(tx, r, e, off, n, true); err != nil {
+				return err
+			}
 			old := e.Parts
 			e.Parts = spliceParts(e.Parts, off, n, got, off-srcOff)
 			rangeWritten(e, r.Now, preserve)
@@ -623,6 +642,9 @@ func readSourceRange(tx kv.Tx, r *req, cs *copySource, off, n int64) ([]extent.P
 	}
 	if off+n > src.Size {
 		return nil, nil, azerr.Newf(azerr.InvalidRange, "The source range is beyond the end of the source file.")
+	}
+	if err := checkSourceLocks(tx, r, cs, src, off, n); err != nil {
+		return nil, nil, asSourceFailure(err)
 	}
 	parts := partsIn(src.Parts, off, n)
 	inline, err := extent.Prefetch(tx, parts, off, n)

@@ -320,6 +320,9 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 		if wantMD5 && n > maxRangeWrite {
 			return azerr.Newf(azerr.OutOfRangeInput, "The range must be 4 MiB or smaller when x-ms-range-get-content-md5 is true.")
 		}
+		if err := checkLocks(tx, r, e, off, n, false); err != nil {
+			return err
+		}
 		inline, err = extent.Prefetch(tx, e.Parts, off, n)
 		return err
 	})
@@ -586,6 +589,9 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		e := t.e
 		if off+n > e.Size {
 			return azerr.New(azerr.InvalidRange)
+		}
+		if err := checkLocks(tx, r, e, off, n, true); err != nil {
+			return err
 		}
 		old := e.Parts
 		if st != nil {

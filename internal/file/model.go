@@ -105,6 +105,10 @@ type smbProps struct {
 	LastWrite time.Time  `json:"wt"`
 	Changed   time.Time  `json:"ch"`
 	PermKey   string     `json:"pk"`
+	// LastAccess is the last access time an SMB client set (FileBasic
+	// Information); zero (never set) reads as LastWrite. REST neither
+	// shows nor changes it.
+	LastAccess time.Time `json:"at,omitempty"`
 }
 
 // copyInfo describes the last Copy File onto a file.

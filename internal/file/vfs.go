@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -414,7 +415,8 @@ type Info struct {
 	// (AttrNormal when a file has no attribute).
 	Attributes Attributes
 	Created    time.Time
-	// LastAccess is LastWrite: the service keeps no access time [I].
+	// LastAccess is the time an SMB client last set, or LastWrite when
+	// none did (the service does not stamp access times on reads [I]).
 	LastAccess time.Time
 	LastWrite  time.Time
 	Changed    time.Time
@@ -436,8 +438,11 @@ func infoOf(e *entry, pending bool) Info {
 	in := Info{
 		FileID: e.ID, ParentID: e.Parent, Name: e.Name, Dir: e.Dir,
 		Attributes: e.SMB.Attrs,
-		Created:    e.SMB.Created, LastAccess: e.SMB.LastWrite, LastWrite: e.SMB.LastWrite, Changed: e.SMB.Changed,
+		Created:    e.SMB.Created, LastAccess: e.SMB.LastAccess, LastWrite: e.SMB.LastWrite, Changed: e.SMB.Changed,
 		DeletePending: pending, ETag: e.ETag, LastModified: e.Modified,
+	}
+	if in.LastAccess.IsZero() {
+		in.LastAccess = e.SMB.LastWrite
 	}
 	if e.Dir {
 		in.Attributes = in.Attributes&^AttrNormal | AttrDirectory
@@ -455,8 +460,9 @@ func infoOf(e *entry, pending bool) Info {
 }
 
 // Open is an open handle. Its fields are what was decided at open; the
-// file's current state comes from Info. An Open is immutable and may be
-// used concurrently.
+// file's current state comes from Info. An Open may be used
+// concurrently; its exported fields never change (only the times frozen
+// through it do, see Frozen).
 type Open struct {
 	Account, Share string
 	FileID         uint64
@@ -472,8 +478,44 @@ type Open struct {
 	// Action is what the open did; Info is the file after it.
 	Action CreateAction
 	Info   Info
+
+	// frozen holds the Times set or frozen through this open.
+	frozen atomic.Uint32
 }
 
 func (o *Open) fileID() string { return FormatID(o.FileID) }
+
+// Frozen returns the times that operations through o must leave alone:
+// those its client set, or froze, with SetBasic and has not thawed since
+// (MS-FSA 2.1.5.15.2, Open.UserSetCreationTime … UserSetChangeTime). A
+// write through o, for one, stamps the last write and change times only
+// when they are not frozen.
+func (o *Open) Frozen() Times { return Times(o.frozen.Load()) }
+
+// freeze adds the times in add to o's frozen times and removes those in
+// remove.
+func (o *Open) freeze(add, remove Times) {
+	for {
+		old := o.frozen.Load()
+		if o.frozen.CompareAndSwap(old, (old|uint32(add))&^uint32(remove)) {
+			return
+		}
+	}
+}
+
+// stamp sets the times of e in which (among TimeLastAccess,
+// TimeLastWrite and TimeChanged) to now, except those frozen on o.
+func (o *Open) stamp(e *entry, now time.Time, which Times) {
+	which &^= o.Frozen()
+	if which&TimeLastAccess != 0 {
+		e.SMB.LastAccess = now
+	}
+	if which&TimeLastWrite != 0 {
+		e.SMB.LastWrite = now
+	}
+	if which&TimeChanged != 0 {
+		e.SMB.Changed = now
+	}
+}
 
 func (o *Open) has(mask uint32) bool { return o.GrantedAccess&mask != 0 }

@@ -40,7 +40,9 @@ func dataFile(o *Open, need uint32, what string) error {
 // short result at the end of file, and io.EOF when off is at or past the
 // end (STATUS_END_OF_FILE). Holes of a sparse file read as zeros. o needs
 // FILE_READ_DATA or FILE_EXECUTE (ErrAccessDenied); n is at most
-// MaxIOSize (ErrInvalidParameter); ErrIsDirectory, ErrFileClosed.
+// MaxIOSize (ErrInvalidParameter); a range overlapping another open's
+// exclusive byte-range lock is ErrFileLockConflict; ErrIsDirectory,
+// ErrFileClosed.
 func (v *VFS) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, error) {
 	if err := dataFile(o, accessRead, "read"); err != nil {
 		return nil, err
@@ -52,8 +54,14 @@ func (v *VFS) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, erro
 	var inline map[string][]byte
 	var size int64
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
-		_, e, err := v.live(tx, v.s.clock.Now(), o)
+		now := v.s.clock.Now()
+		_, e, err := v.live(tx, now, o)
 		if err != nil {
+			return err
+		}
+		// The requested range, even past the end of file, must not
+		// overlap another open's exclusive lock (as smbd checks it).
+		if err := checkIO(tx, now, o, off, int64(n), false); err != nil {
 			return err
 		}
 		size, parts = e.Size, e.Parts
@@ -90,7 +98,9 @@ func (v *VFS) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, erro
 // times become now, with a new ETag and Last-Modified. o needs
 // FILE_WRITE_DATA or FILE_APPEND_DATA (ErrAccessDenied); data is at most
 // MaxIOSize (ErrInvalidParameter); a file larger than the share's quota
-// or than 4 TiB is ErrDiskFull; ErrIsDirectory, ErrFileClosed.
+// or than 4 TiB is ErrDiskFull; a range overlapping another open's
+// byte-range lock, or a shared lock of o, is ErrFileLockConflict;
+// ErrIsDirectory, ErrFileClosed.
 func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error {
 	if err := dataFile(o, accessWrite, "write"); err != nil {
 		return err
@@ -119,6 +129,9 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 		if at == WriteToEOF {
 			at = e.Size
 		}
+		if err := checkIO(tx, now, o, at, n, true); err != nil {
+			return err
+		}
 		end := max(e.Size, at+n)
 		if end > maxFileSize || checkQuota(sh, end) != nil {
 			return fmt.Errorf("%w: a file of %d bytes", ErrDiskFull, end)
@@ -136,7 +149,8 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 			return err
 		}
 		e.Size = end
-		rangeWritten(e, now, false)
+		// Times the client set or froze on this handle stay as set.
+		o.stamp(e, now, TimeLastWrite|TimeChanged)
 		return nil
 	})
 }

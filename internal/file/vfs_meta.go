@@ -17,27 +17,47 @@ import (
 // Metadata operations of the SMB view: basic information, disposition,
 // rename and directory enumeration.
 
+// Times is a set of the SMB timestamps of a file or directory.
+type Times uint8
+
+// Timestamps.
+const (
+	TimeCreated Times = 1 << iota
+	TimeLastAccess
+	TimeLastWrite
+	TimeChanged
+)
+
 // BasicInfo is FileBasicInformation as the VFS takes it. The SMB server
-// converts FILETIMEs: 0 ("do not change") and -1 / -2 ("do not change,
-// and stop / resume automatic updates", MS-FSCC 2.4.7) all become the
-// zero time.Time, which leaves the time as it is; the service keeps no
-// per-handle update suspension [I].
+// converts FILETIMEs: 0 ("do not change") becomes the zero time.Time,
+// which leaves the time as it is; -1 and -2 ("do not change, and stop /
+// resume automatic updates through this handle", MS-FSCC 2.4.7) become
+// Freeze and Thaw.
 type BasicInfo struct {
-	Created    time.Time
-	LastAccess time.Time // accepted and ignored: no access time is kept [I]
+	Created time.Time
+	// LastAccess is kept for SMB only (REST neither shows nor changes it).
+	LastAccess time.Time
 	LastWrite  time.Time
 	Changed    time.Time
 	// Attributes replace the file's (AttrNormal: none); 0 leaves them.
 	Attributes Attributes
+	// Freeze and Thaw are the times whose automatic updates by later
+	// operations through the same open stop (FILETIME -1) or resume
+	// (FILETIME -2). A time given is frozen too (see Open.Frozen).
+	Freeze, Thaw Times
 }
 
 // SetBasic sets the times and attributes of o's file or directory
-// (FileBasicInformation) and returns its new information. Setting
-// anything stamps the change time with now unless Changed is given, and
-// makes a new ETag and Last-Modified (as Set File Properties does). o
-// needs FILE_WRITE_ATTRIBUTES (ErrAccessDenied). AttrDirectory on a
-// file, or AttrTemporary on a directory, is ErrInvalidParameter (MS-FSA
-// 2.1.5.15.2); attributes Azure Files does not keep are dropped.
+// (FileBasicInformation, MS-FSA 2.1.5.15.2) and returns its new
+// information. Setting anything stamps the change time with now unless
+// Changed is given or o has frozen it, and makes a new ETag and
+// Last-Modified (as Set File Properties does). The times given, and
+// those in Freeze, are frozen on o (Thaw undoes it): operations through
+// o no longer stamp them. o needs FILE_WRITE_ATTRIBUTES
+// (ErrAccessDenied). AttrDirectory on a file, or AttrTemporary on a
+// directory, is ErrInvalidParameter; attributes Azure Files does not
+// keep are dropped, and the share root's hidden and system attributes
+// cannot change (both MS-FSA 2.1.5.15.2).
 func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) {
 	if !o.has(AccessWriteAttributes) {
 		return Info{}, fmt.Errorf("%w: setting basic information needs FILE_WRITE_ATTRIBUTES", ErrAccessDenied)
@@ -45,6 +65,17 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 	if !o.Dir && b.Attributes&AttrDirectory != 0 || o.Dir && b.Attributes&AttrTemporary != 0 {
 		return Info{}, fmt.Errorf("%w: attributes %v", ErrInvalidParameter, b.Attributes)
 	}
+	given := Times(0)
+	for _, t := range []struct {
+		at   time.Time
+		time Times
+	}{{b.Created, TimeCreated}, {b.LastAccess, TimeLastAccess}, {b.LastWrite, TimeLastWrite}, {b.Changed, TimeChanged}} {
+		if !t.at.IsZero() {
+			given |= t.time
+		}
+	}
+	freeze, thaw := (given|b.Freeze)&^b.Thaw, b.Thaw&^given
+	frozen := o.Frozen()&^thaw | freeze
 	var stored *entry
 	pending := false
 	err := v.update(ctx, o, func(tx kv.Tx, now time.Time, _ *share, e *entry) (err error) {
@@ -52,20 +83,23 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 		if pending, err = handle.IsDeletePending(tx, o.Account, o.Share, o.fileID()); err != nil {
 			return err
 		}
-		changed := false
 		for _, t := range []struct {
 			dst *time.Time
 			src time.Time
-		}{{&e.SMB.Created, b.Created}, {&e.SMB.LastWrite, b.LastWrite}, {&e.SMB.Changed, b.Changed}} {
+		}{{&e.SMB.Created, b.Created}, {&e.SMB.LastAccess, b.LastAccess}, {&e.SMB.LastWrite, b.LastWrite}, {&e.SMB.Changed, b.Changed}} {
 			if !t.src.IsZero() {
 				*t.dst = t.src.UTC()
-				changed = true
 			}
 		}
+		changed := given != 0
 		if b.Attributes != 0 {
 			a := b.Attributes & storableAttrs
 			if e.Dir {
 				a |= AttrDirectory
+			}
+			if e.ID == rootID {
+				const fixed = AttrHidden | AttrSystem
+				a = a&^fixed | e.SMB.Attrs&fixed
 			}
 			e.SMB.Attrs = a
 			changed = true
@@ -73,7 +107,7 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 		if !changed {
 			return errUnchanged
 		}
-		if b.Changed.IsZero() {
+		if frozen&TimeChanged == 0 {
 			e.SMB.Changed = now
 		}
 		return nil
@@ -81,6 +115,7 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 	if err != nil {
 		return Info{}, err
 	}
+	o.freeze(freeze, thaw)
 	return infoOf(stored, pending), nil
 }
 
@@ -132,8 +167,10 @@ func (v *VFS) SetDisposition(ctx context.Context, o *Open, deletePending bool) e
 // replaceIfExists (ErrExists) and is replaced only if it is a file that
 // is not read-only and has no open (ErrAccessDenied) and no active REST
 // lease (ErrSharingViolation); its data references are released in the
-// same transaction. A case-only change of the name is allowed. The
-// item's change time, ETag and Last-Modified are stamped.
+// same transaction. The open handles of the target's directory must
+// allow the rename (ErrSharingViolation, see renameTargetDirNeed). A
+// case-only change of the name is allowed. The item's change time, ETag
+// and Last-Modified are stamped.
 func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfExists bool) error {
 	if !o.has(AccessDelete) {
 		return fmt.Errorf("%w: a rename needs DELETE access", ErrAccessDenied)
@@ -161,6 +198,9 @@ func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfEx
 		if err != nil {
 			return err
 		}
+		if err := handle.CheckREST(tx, now, acct, sh, FormatID(dp.ID), renameTargetDirNeed); err != nil {
+			return vfsHandleErr(err)
+		}
 		if src.Dir {
 			if err := checkNotBelow(tx, acct, sh, dp, src.ID); err != nil {
 				if azerr.Has(err, azerr.InvalidInput) {
@@ -178,11 +218,29 @@ func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfEx
 			return err
 		}
 		src.Name, src.Parent = newPath[len(newPath)-1], dp.ID
-		src.SMB.Changed = now
+		o.stamp(src, now, TimeChanged)
 		touch(src, now)
 		return putEntry(tx, acct, sh, "", src)
 	})
 }
+
+// renameTargetDirNeed is what a rename needs from the open handles of
+// the directory it moves the item into (the source's own directory for
+// an in-place rename). Windows performs a rename by opening that
+// directory as the target of the rename (IO_OPEN_TARGET_DIRECTORY) for
+// FILE_ADD_FILE, or FILE_ADD_SUBDIRECTORY for a directory, sharing read
+// and write but not delete, so the MS-FSA sharing check (2.1.5.1.2.2)
+// of that transient open against the directory's opens decides:
+// an open of the directory holding DELETE access, or one that does not
+// share write while holding data access, makes the rename fail with
+// STATUS_SHARING_VIOLATION (smb2.rename share_delete_and_delete_access,
+// no_share_delete_but_delete_access, no_share_delete_no_delete_access;
+// an open sharing everything without DELETE does not:
+// share_delete_no_delete_access). smbd checks only the first case
+// (any open of the target directory with DELETE access, digest §5.3).
+// A delete-pending target directory fails the rename with
+// ErrDeletePending, as the open would.
+var renameTargetDirNeed = handle.Need{Access: handle.Write, Share: handle.ShareRead | handle.ShareWrite}
 
 // checkRenameOpens applies the open-table rule of a rename of the
 // directory src through o: no item below it may be open. (The other rule

@@ -61,6 +61,13 @@ func vfsHandleErr(err error) error {
 	return err
 }
 
+// validOptions is FILE_VALID_OPTION_FLAGS and validAttrs
+// FILE_ATTRIBUTE_VALID_FLAGS (ntifs.h).
+const (
+	validOptions uint32     = 0x00FFFFFF
+	validAttrs   Attributes = 0x00007FB7
+)
+
 // Open opens or creates a file or directory (SMB2 CREATE), checking in
 // this order (MS-FSA 2.1.5.1; the digest §4.2 and §5.1): the request's
 // parameters, the path, the disposition against what exists, the kind
@@ -90,11 +97,20 @@ func (v *VFS) Open(ctx context.Context, r OpenRequest) (*Open, error) {
 		return nil, fmt.Errorf("%w: disposition %d with FILE_DIRECTORY_FILE", ErrInvalidParameter, r.Disposition)
 	}
 	// MS-FSA 2.1.5.1 phase 1: no access at all, or reserved bits, is
-	// STATUS_ACCESS_DENIED; delete-on-close needs DELETE, else
-	// STATUS_INVALID_PARAMETER (smbd agrees, digest §5.2).
+	// STATUS_ACCESS_DENIED.
 	if r.DesiredAccess == 0 || r.DesiredAccess&accessReserved != 0 {
 		return nil, fmt.Errorf("%w: desired access %#x", ErrAccessDenied, r.DesiredAccess)
 	}
+	// Then the I/O manager's parameter checks (Windows; the order is
+	// smb2.create.gentest's): create options outside
+	// FILE_VALID_OPTION_FLAGS and attributes outside
+	// FILE_ATTRIBUTE_VALID_FLAGS (VOLUME, DEVICE, INTEGRITY_STREAM and
+	// the high bits) are STATUS_INVALID_PARAMETER.
+	if r.Options&^validOptions != 0 || r.Attributes&^validAttrs != 0 {
+		return nil, fmt.Errorf("%w: create options %#x, attributes %#x", ErrInvalidParameter, r.Options, uint32(r.Attributes))
+	}
+	// Delete-on-close needs DELETE, else STATUS_INVALID_PARAMETER (smbd
+	// agrees, digest §5.2).
 	if doc && MapAccess(r.DesiredAccess, false)&AccessDelete == 0 {
 		return nil, fmt.Errorf("%w: FILE_DELETE_ON_CLOSE without DELETE access", ErrInvalidParameter)
 	}
@@ -201,9 +217,10 @@ func (v *VFS) openExisting(tx kv.Tx, now time.Time, r *OpenRequest, parent, e *e
 		e.Parts, e.Size = nil, 0
 		e.Props.ContentMD5 = nil // [I] it described the old content
 		// Overwrite and supersede replace the attributes (MS-FSA:
-		// FileAttributes | ARCHIVE) and stamp a content write.
+		// FileAttributes | ARCHIVE) and stamp a content write, which is
+		// also an access.
 		e.SMB.Attrs = attrs | AttrArchive
-		e.SMB.LastWrite, e.SMB.Changed = now, now
+		e.SMB.LastWrite, e.SMB.Changed, e.SMB.LastAccess = now, now, time.Time{}
 		e.Lease = lease.OnWrite(e.Lease, now)
 		touch(e, now)
 		if err := putEntry(tx, r.Account, r.Share, "", e); err != nil {

@@ -127,6 +127,12 @@ func (e *vtEnv) req(p string, access, shareAccess uint32, disp Disposition, opts
 		Disposition: disp, Options: opts, SessionID: "s1", ClientAddr: "127.0.0.1:50000"}
 }
 
+// withAttrs returns r asking for the attributes a.
+func withAttrs(r OpenRequest, a Attributes) OpenRequest {
+	r.Attributes = a
+	return r
+}
+
 func (e *vtEnv) open(r OpenRequest) *Open {
 	e.t.Helper()
 	o, err := e.v.Open(e.ctx, r)
@@ -278,6 +284,10 @@ func TestVFSKinds(t *testing.T) {
 		{"bad disposition", e.req("d/f", ra, vtRWD, 6, 0), ErrInvalidParameter},
 		{"bad share", e.req("d/f", ra, 8, DispOpen, 0), ErrInvalidParameter},
 		{"doc without delete", e.req("d/f", ra, vtRWD, DispOpen, vtDOC), ErrInvalidParameter},
+		{"reserved option", e.req("d/f", ra, vtRWD, DispOpen, 0x10000000), ErrInvalidParameter},
+		{"volume attribute", withAttrs(e.req("d/v", ra, vtRWD, DispOpenIf, 0), 0x8), ErrInvalidParameter},
+		{"device attribute", withAttrs(e.req("d/f", ra, vtRWD, DispOpen, 0), 0x40), ErrInvalidParameter},
+		{"no-scrub attribute", withAttrs(e.req("d/v", ra, vtRWD, DispOpenIf, 0), AttrNoScrubData), ErrInvalidParameter},
 		{"doc on the root", e.req("", vtAll, vtRWD, DispOpen, vtDOC), ErrAccessDenied},
 	} {
 		t.Run(tc.name, func(t *testing.T) { e.openErr(tc.r, tc.want) })
@@ -724,11 +734,155 @@ func TestVFSSetBasic(t *testing.T) {
 		t.Fatalf("directory attribute on a file: %v", err)
 	}
 	e.close(o)
+	// The root's hidden and system attributes cannot change (MS-FSA
+	// 2.1.5.15.2); its others can.
 	root := e.open(e.req("", vtAll, vtRWD, DispOpen, vtDir))
-	if in, err := e.v.SetBasic(e.ctx, root, BasicInfo{Attributes: AttrHidden}); err != nil || in.Attributes != AttrHidden|AttrDirectory {
+	if in, err := e.v.SetBasic(e.ctx, root, BasicInfo{Attributes: AttrHidden | AttrSystem | AttrReadOnly}); err != nil || in.Attributes != AttrReadOnly|AttrDirectory {
 		t.Fatalf("root attributes: %+v %v", in, err)
 	}
 	e.close(root)
+}
+
+// TestVFSFrozenTimes: a time set through an open, or frozen with
+// FILETIME -1, is no longer stamped by operations through that open
+// until thawed (-2); other opens are not affected.
+func TestVFSFrozenTimes(t *testing.T) {
+	e := newVT(t)
+	e.mkfile("f", 0)
+	o := e.open(e.req("f", vtAll, vtRWD, DispOpen, 0))
+	other := e.open(e.req("f", vtRW, vtRWD, DispOpen, 0))
+	ct := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := e.v.SetBasic(e.ctx, o, BasicInfo{Changed: ct}); err != nil {
+		t.Fatal(err)
+	}
+	if o.Frozen() != TimeChanged || other.Frozen() != 0 {
+		t.Fatalf("frozen: %v, other %v", o.Frozen(), other.Frozen())
+	}
+	// An attribute change through o keeps the change time it set
+	// (smb2.setinfo "a zero time means don't change").
+	e.clk.Advance(time.Minute)
+	if in, err := e.v.SetBasic(e.ctx, o, BasicInfo{Attributes: AttrHidden}); err != nil || !in.Changed.Equal(ct) || in.Attributes != AttrHidden {
+		t.Fatalf("attributes through o: %+v %v", in, err)
+	}
+	// So does a rename through o; through another open it would stamp.
+	if err := e.v.Rename(e.ctx, o, []string{"g"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if in, _ := e.v.Info(e.ctx, o); !in.Changed.Equal(ct) {
+		t.Fatalf("rename through o stamped the change time: %v", in.Changed)
+	}
+	if in, err := e.v.SetBasic(e.ctx, other, BasicInfo{Attributes: AttrNormal}); err != nil || !in.Changed.Equal(e.clk.Now()) {
+		t.Fatalf("attributes through the other open: %+v %v", in, err)
+	}
+	// Thaw (-2) resumes the updates; freeze (-1) alone changes nothing.
+	e.clk.Advance(time.Minute)
+	if _, err := e.v.SetBasic(e.ctx, o, BasicInfo{Thaw: TimeChanged, Freeze: TimeLastWrite}); err != nil {
+		t.Fatal(err)
+	}
+	if o.Frozen() != TimeLastWrite {
+		t.Fatalf("after thaw: %v", o.Frozen())
+	}
+	if in, err := e.v.SetBasic(e.ctx, o, BasicInfo{Attributes: AttrArchive}); err != nil || !in.Changed.Equal(e.clk.Now()) {
+		t.Fatalf("attributes after thaw: %+v %v", in, err)
+	}
+	// A refused call freezes nothing.
+	ro := e.open(e.req("g", AccessReadAttributes, vtRWD, DispOpen, 0))
+	if _, err := e.v.SetBasic(e.ctx, ro, BasicInfo{Changed: ct}); !errors.Is(err, ErrAccessDenied) || ro.Frozen() != 0 {
+		t.Fatalf("without FILE_WRITE_ATTRIBUTES: %v, frozen %v", err, ro.Frozen())
+	}
+	e.close(ro)
+	e.close(other)
+	e.close(o)
+}
+
+// TestVFSLastAccess: the access time an SMB client sets is kept apart
+// from the write time, survives REST operations (which do not show it)
+// and is reported by Info and listings; never set, it reads as the
+// write time.
+func TestVFSLastAccess(t *testing.T) {
+	e := newVT(t)
+	e.mkfile("f", 0)
+	o := e.open(e.req("f", vtRW, vtRWD, DispOpen, 0))
+	in, _ := e.v.Info(e.ctx, o)
+	if !in.LastAccess.Equal(in.LastWrite) {
+		t.Fatalf("never set: access %v, write %v", in.LastAccess, in.LastWrite)
+	}
+	at := time.Date(2031, 5, 6, 7, 8, 9, 100, time.UTC)
+	wt := time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC)
+	in, err := e.v.SetBasic(e.ctx, o, BasicInfo{LastAccess: at, LastWrite: wt})
+	if err != nil || !in.LastAccess.Equal(at) || !in.LastWrite.Equal(wt) {
+		t.Fatalf("after set: %+v %v", in, err)
+	}
+	// Setting only the write time leaves the access time.
+	wt2 := wt.Add(time.Hour)
+	if in, err = e.v.SetBasic(e.ctx, o, BasicInfo{LastWrite: wt2}); err != nil || !in.LastAccess.Equal(at) {
+		t.Fatalf("write time set: %+v %v", in, err)
+	}
+	// REST Set File Properties and Put Range keep it.
+	e.clk.Advance(time.Minute)
+	e.restOK(http.StatusOK, "PUT", "/vfs/f?comp=properties", nil, "x-ms-file-attributes", "Hidden", "x-ms-content-length", "3")
+	e.putRange("f", 0, []byte("abc"))
+	in, _ = e.v.Info(e.ctx, o)
+	if !in.LastAccess.Equal(at) || in.Attributes != AttrHidden {
+		t.Fatalf("after REST: %+v", in)
+	}
+	// Listings report it too.
+	e.close(o)
+	root := e.open(e.req("", vtAll, vtRWD, DispOpen, vtDir))
+	if l, err := e.v.Lookup(e.ctx, root, "F"); err != nil || !l.LastAccess.Equal(at) {
+		t.Fatalf("lookup: %+v %v", l, err)
+	}
+	e.close(root)
+	// An overwrite is an access: the time follows the write again.
+	r := e.req("f", vtRW, vtRWD, DispOverwrite, 0)
+	r.Attributes = AttrHidden
+	o = e.open(r)
+	if !o.Info.LastAccess.Equal(e.clk.Now()) || !o.Info.LastWrite.Equal(e.clk.Now()) {
+		t.Fatalf("after overwrite: %+v", o.Info)
+	}
+	e.close(o)
+}
+
+// TestVFSRenameTargetDirOpens: a rename acts as an open of the target's
+// directory asking FILE_ADD_FILE and sharing read and write, so opens of
+// that directory with DELETE access, or without write sharing, refuse it
+// (smb2.rename's share_delete / no_share_delete cases).
+func TestVFSRenameTargetDirOpens(t *testing.T) {
+	e := newVT(t)
+	e.mkdir("d")
+	e.mkdir("e")
+	e.mkfile("d/f", 0)
+	const dirData = AccessReadData | AccessWriteData | AccessAppendData | AccessExecute | AccessReadAttributes
+	for _, c := range []struct {
+		name          string
+		access, share uint32
+		want          error
+	}{
+		{"delete access, shares all", dirData | AccessDelete, vtRWD, ErrSharingViolation},
+		{"delete access, shares none", dirData | AccessDelete, 0, ErrSharingViolation},
+		{"no delete access, shares all", dirData, vtRWD, nil},
+		{"no delete access, shares none", dirData, 0, ErrSharingViolation},
+		{"no delete access, shares read and delete", dirData, 1 | 4, ErrSharingViolation},
+		{"attributes only, shares none", AccessReadAttributes, 0, nil},
+	} {
+		f := e.open(e.req("d/f", vtAll, 0, DispOpen, vtFile))
+		d := e.open(e.req("d", c.access, c.share, DispOpen, vtDir))
+		if err := e.v.Rename(e.ctx, f, []string{"d", "g"}, false); !errors.Is(err, c.want) {
+			t.Fatalf("%s: in place: got %v, want %v", c.name, err, c.want)
+		}
+		// A move into another directory is decided by that one.
+		if err := e.v.Rename(e.ctx, f, []string{"e", "h"}, false); err != nil {
+			t.Fatalf("%s: to e: %v", c.name, err)
+		}
+		if err := e.v.Rename(e.ctx, f, []string{"d", "f"}, false); !errors.Is(err, c.want) {
+			t.Fatalf("%s: back into d: got %v, want %v", c.name, err, c.want)
+		}
+		e.close(d)
+		if err := e.v.Rename(e.ctx, f, []string{"d", "f"}, true); err != nil {
+			t.Fatalf("%s: after closing d: %v", c.name, err)
+		}
+		e.close(f)
+	}
 }
 
 // TestVFSRename covers rename through an open handle.

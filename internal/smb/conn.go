@@ -76,6 +76,15 @@ type conn struct {
 	nextVolatile uint64
 	async        map[uint64]*asyncOp // by AsyncId
 	nextAsync    uint64
+
+	// Blocked locks (lock.go): wake is signalled when locks are released
+	// on the server (nil until the first blocking lock); lockPoll
+	// retries them every lockPollDelay.
+	wake          chan struct{}
+	lockPoll      *time.Timer
+	lockPollDelay time.Duration
+	// closing is set once cleanup started: nothing more may be sent.
+	closing bool
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -99,7 +108,11 @@ func (c *conn) close() {
 }
 
 // serve runs the connection: read a frame, run its requests, queue the
-// responses; then close every handle the connection's sessions hold.
+// responses, and between frames retry blocked locks when woken or
+// polled; then close every handle the connection's sessions hold. A
+// reader goroutine reads one frame at a time, the next only once the
+// previous one was handled (its size limit depends on the outcome), so
+// all connection state stays on this goroutine.
 func (c *conn) serve() {
 	defer c.cleanup()
 	defer func() {
@@ -111,16 +124,54 @@ func (c *conn) serve() {
 		}
 	}()
 	go c.writer()
+	frames := make(chan frameRead)
+	next := make(chan int)
+	go c.reader(frames, next, c.frameLimit())
 	for {
-		payload, err := smb2.ReadFrame(c.nc, c.frameLimit())
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				c.log.Debug("SMB connection read failed", "err", err)
+		select {
+		case f := <-frames:
+			if f.err != nil {
+				if !errors.Is(f.err, io.EOF) && !errors.Is(f.err, net.ErrClosed) {
+					c.log.Debug("SMB connection read failed", "err", f.err)
+				}
+				return
 			}
+			if err := c.handleFrame(f.payload); err != nil {
+				c.log.Debug("dropping SMB connection", "err", err)
+				return
+			}
+			next <- c.frameLimit()
+		case <-c.wake:
+			c.retryLocks(false)
+		case <-c.lockPollC():
+			c.retryLocks(true)
+		}
+	}
+}
+
+// frameRead is a frame, or the error that ended reading.
+type frameRead struct {
+	payload []byte
+	err     error
+}
+
+// reader reads frames for serve: the first with limit, each later one
+// after serve sent the size limit for it on next. It ends after an error
+// or when the connection's context ends.
+func (c *conn) reader(frames chan<- frameRead, next <-chan int, limit int) {
+	for {
+		payload, err := smb2.ReadFrame(c.nc, limit)
+		select {
+		case frames <- frameRead{payload, err}:
+		case <-c.ctx.Done():
 			return
 		}
-		if err := c.handleFrame(payload); err != nil {
-			c.log.Debug("dropping SMB connection", "err", err)
+		if err != nil {
+			return
+		}
+		select {
+		case limit = <-next:
+		case <-c.ctx.Done():
 			return
 		}
 	}
@@ -155,6 +206,11 @@ func (c *conn) enqueue(parts ...[]byte) { c.out <- parts }
 // cleanup runs when serve ends: it stops the writer and closes every
 // handle of the connection's sessions in the store.
 func (c *conn) cleanup() {
+	c.closing = true
+	c.srv.lockWake.remove(c)
+	if c.lockPoll != nil {
+		c.lockPoll.Stop()
+	}
 	// The writer sends what is queued (a reply before a deliberate drop)
 	// unless the socket is already gone, then the socket closes.
 	close(c.out)
@@ -177,13 +233,21 @@ func (c *conn) closeSessionHandles(ctx context.Context, s *session) {
 		}
 	}
 	for id, a := range c.async {
-		if a.sess == s {
-			delete(c.async, id)
+		if a.sess != s {
+			continue
 		}
+		if a.lock != nil && !c.closing {
+			// A blocked lock of a session logging off is answered
+			// (smb2.lock.cancel-logoff).
+			c.finishAsync(a, smb2.StatusRangeNotLocked)
+			continue
+		}
+		delete(c.async, id)
 	}
 	if _, err := c.srv.vfs.CloseSession(ctx, s.vfsID); err != nil {
 		c.log.Warn("closing the handles of an SMB session failed; they expire with the server's liveness", "session", s.vfsID, "err", err)
 	}
+	c.locksReleased()
 }
 
 // handleFrame runs the requests of one transport frame.

@@ -193,6 +193,7 @@ func (c *conn) closeOpen(o *open) {
 	if _, err := c.srv.vfs.Close(ctx, o.f); err != nil && !errors.Is(err, file.ErrFileClosed) && !errors.Is(err, file.ErrDirectoryNotEmpty) {
 		c.log.Warn("closing an SMB handle failed", "err", err)
 	}
+	c.locksReleased()
 }
 
 // closeFile answers CLOSE (MS-SMB2 3.3.5.10).
@@ -208,6 +209,7 @@ func (c *conn) closeFile(r *request) ([]byte, error) {
 	delete(c.opens, o.id.Volatile)
 	c.finishNotifies(o, smb2.StatusNotifyCleanup)
 	in, err := c.srv.vfs.Close(c.ctx, o.f)
+	c.locksReleased()
 	if err != nil {
 		return nil, err
 	}
@@ -344,19 +346,6 @@ func (c *conn) write(r *request) ([]byte, error) {
 		o.position = off + int64(len(req.Data))
 	}
 	return smb2.WriteResponse{Count: uint32(len(req.Data))}.Encode(), nil
-}
-
-// lock answers LOCK. Byte-range locks are not implemented yet (digest
-// milestone 3): a valid request on a live open gets STATUS_NOT_SUPPORTED.
-func (c *conn) lock(r *request) ([]byte, error) {
-	req, err := smb2.DecodeLockRequest(r.msg)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.lookupOpen(r, req.FileID); err != nil {
-		return nil, err
-	}
-	return nil, smb2.StatusNotSupported
 }
 
 // oplockBreak answers an oplock or lease break acknowledgement: none is

@@ -3,6 +3,7 @@ package smb
 import (
 	"encoding/binary"
 	"strings"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
@@ -27,15 +28,6 @@ var fileInfoAccess = map[smb2.InfoClass]uint32{
 	smb2.FileNetworkOpenInformationClass:  file.AccessReadAttributes,
 	smb2.FileAttributeTagInformationClass: file.AccessReadAttributes,
 	smb2.FileFullEaInformationClass:       file.AccessReadEA,
-}
-
-// fsMinOutput is the least OutputBufferLength of the FS classes whose
-// fixed part is followed by a name: Windows (and smbd) want the fixed part
-// rounded up to 8 bytes (MS-FSA 2.1.5.13; smb2.getinfo.qfs_buffercheck),
-// more than the structure's 18 and 12 bytes.
-var fsMinOutput = map[smb2.InfoClass]int{
-	smb2.FileFsVolumeInformationClass:    24,
-	smb2.FileFsAttributeInformationClass: 16,
 }
 
 // queryInfo answers QUERY_INFO (MS-SMB2 3.3.5.20; digest §4.5).
@@ -69,9 +61,6 @@ func (c *conn) queryInfo(r *request) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, err
-	}
-	if min := fsMinOutput[req.FileInfoClass]; req.InfoType == smb2.InfoTypeFilesystem && int(req.OutputBufferLength) < min {
-		return nil, smb2.StatusInfoLengthMismatch
 	}
 	out, status := smb2.EncodeInfo(info, req.OutputBufferLength)
 	if status.IsError() {
@@ -116,8 +105,15 @@ func (c *conn) fileInfo(r *request, o *open, class smb2.InfoClass) (smb2.Info, e
 		ChangeTime:     smb2.FiletimeOf(in.Changed),
 		FileAttributes: smb2.FileAttributes(in.Attributes),
 	}
+	// A delete-pending file's only link counts as gone (MS-FSA
+	// 2.1.5.12.27: links marked for deletion are not counted;
+	// smb2.setinfo).
+	links := uint32(1)
+	if in.DeletePending {
+		links = 0
+	}
 	standard := smb2.FileStandardInformation{
-		AllocationSize: in.Allocation, EndOfFile: in.Size, NumberOfLinks: 1,
+		AllocationSize: in.Allocation, EndOfFile: in.Size, NumberOfLinks: links,
 		DeletePending: in.DeletePending, Directory: in.Dir,
 	}
 	switch class {
@@ -308,13 +304,11 @@ func (c *conn) setFileInfo(o *open, class smb2.InfoClass, buf []byte) error {
 		if err != nil {
 			return err
 		}
-		_, err = v.SetBasic(c.ctx, o.f, file.BasicInfo{
-			Created:    b.CreationTime.Time(),
-			LastAccess: b.LastAccessTime.Time(),
-			LastWrite:  b.LastWriteTime.Time(),
-			Changed:    b.ChangeTime.Time(),
-			Attributes: file.Attributes(b.FileAttributes),
-		})
+		bi, ok := basicInfo(b)
+		if !ok {
+			return smb2.StatusInvalidParameter
+		}
+		_, err = v.SetBasic(c.ctx, o.f, bi)
 		return err
 	case smb2.FileRenameInformationClass:
 		ri, err := smb2.DecodeFileRenameInformation(buf)
@@ -377,6 +371,35 @@ func (c *conn) setFileInfo(o *open, class smb2.InfoClass, buf []byte) error {
 		return v.SetEndOfFile(c.ctx, o.f, e.EndOfFile)
 	}
 	return smb2.StatusInvalidInfoClass
+}
+
+// basicInfo converts a SET_INFO FileBasicInformation for the VFS: 0
+// leaves a time, -1 freezes it and -2 thaws it (MS-FSCC 2.4.7); below
+// -2 is invalid (MS-FSA 2.1.5.15.2: ok false).
+func basicInfo(b smb2.FileBasicInformation) (file.BasicInfo, bool) {
+	bi := file.BasicInfo{Attributes: file.Attributes(b.FileAttributes)}
+	for _, t := range []struct {
+		ft   smb2.Filetime
+		dst  *time.Time
+		time file.Times
+	}{
+		{b.CreationTime, &bi.Created, file.TimeCreated},
+		{b.LastAccessTime, &bi.LastAccess, file.TimeLastAccess},
+		{b.LastWriteTime, &bi.LastWrite, file.TimeLastWrite},
+		{b.ChangeTime, &bi.Changed, file.TimeChanged},
+	} {
+		switch {
+		case t.ft == smb2.FiletimeStopUpdates:
+			bi.Freeze |= t.time
+		case t.ft == smb2.FiletimeResumeUpdate:
+			bi.Thaw |= t.time
+		case t.ft < smb2.FiletimeResumeUpdate:
+			return file.BasicInfo{}, false
+		default:
+			*t.dst = t.ft.Time()
+		}
+	}
+	return bi, true
 }
 
 // setSecurity checks a security descriptor SET_INFO and discards it: the

@@ -6,15 +6,19 @@ import (
 )
 
 // asyncOp is a request answered with an interim STATUS_PENDING whose
-// final response comes later (MS-SMB2 3.3.4.2). The only one is
-// CHANGE_NOTIFY: it completes when cancelled (STATUS_CANCELLED) or when
-// its open closes (STATUS_NOTIFY_CLEANUP); changes are not reported.
+// final response comes later (MS-SMB2 3.3.4.2). CHANGE_NOTIFY completes
+// when cancelled (STATUS_CANCELLED) or when its open closes
+// (STATUS_NOTIFY_CLEANUP); changes are not reported. A blocking LOCK
+// (lock.go) completes when granted, cancelled, or when its open closes
+// (STATUS_RANGE_NOT_LOCKED).
 type asyncOp struct {
 	id     uint64
 	hdr    smb2.Header // the request's
 	sess   *session
 	open   *open
 	signed bool
+	// lock is the range a blocking LOCK waits for (nil otherwise).
+	lock []file.LockRange
 }
 
 // changeNotify answers CHANGE_NOTIFY (MS-SMB2 3.3.5.19) by going async.
@@ -70,11 +74,17 @@ func (c *conn) cancel1(hdr smb2.Header, msg []byte) {
 	c.finishAsync(target, smb2.StatusCancelled)
 }
 
-// finishNotifies completes the pending CHANGE_NOTIFYs of o with status.
+// finishNotifies completes the pending CHANGE_NOTIFYs of o with status,
+// and its blocked LOCKs with STATUS_RANGE_NOT_LOCKED (smbd's answer when
+// the open closes, its tree disconnects or its session logs off).
 func (c *conn) finishNotifies(o *open, status smb2.Status) {
 	for _, a := range c.async {
 		if a.open == o {
-			c.finishAsync(a, status)
+			st := status
+			if a.lock != nil {
+				st = smb2.StatusRangeNotLocked
+			}
+			c.finishAsync(a, st)
 		}
 	}
 }
@@ -88,7 +98,11 @@ func (c *conn) finishAsync(a *asyncOp, status smb2.Status) {
 	hdr.AsyncID = a.id
 	hdr.Credits = 0
 	body := smb2.ErrorResponse{}.Encode()
-	if !status.IsError() {
+	switch {
+	case status.IsError():
+	case a.lock != nil:
+		body = smb2.LockResponse{}.Encode()
+	default:
 		body = smb2.ChangeNotifyResponse{}.Encode()
 	}
 	rep := &reply{hdr: hdr, body: body}

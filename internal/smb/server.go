@@ -19,7 +19,8 @@
 // and no encryption; NEGOTIATE, SESSION_SETUP, LOGOFF, TREE_CONNECT
 // (shares and IPC$), TREE_DISCONNECT, CREATE, CLOSE, FLUSH, READ, WRITE,
 // QUERY_DIRECTORY, QUERY_INFO, SET_INFO, IOCTL (VALIDATE_NEGOTIATE_INFO),
-// ECHO, CHANGE_NOTIFY (pending until cancelled or closed) and CANCEL;
+// LOCK (byte-range locks in the store; blocking locks go async), ECHO,
+// CHANGE_NOTIFY (pending until cancelled or closed) and CANCEL;
 // related and unrelated compounds. Oplocks are always NONE; no leases,
 // durable handles or multichannel.
 package smb
@@ -86,6 +87,9 @@ type Server struct {
 	hbStop    chan struct{}
 	hbDone    chan struct{}
 	connWG    sync.WaitGroup
+
+	// lockWake wakes the connections with blocked locks (lock.go).
+	lockWake lockWaiters
 
 	// onPanic, if set (tests), sees every panic a connection recovered.
 	onPanic func(any)

@@ -26,6 +26,7 @@
 //	("fhs", sessionID, account, share, fileID, handleID)   close-by-session index
 //	("fhw", owner, incarnation, account, share, fileID, handleID)  reap index
 //	("fho", owner)                             owner liveness
+//	("fhl", account, share, fileID, handleID)  the handle's byte-range locks
 //
 // Handle keys sort by (account, share, fileID, handleID), so a share's
 // handles list in a deterministic order and a listing resumes after a
@@ -64,6 +65,13 @@
 // file in Result.Delete and the caller deletes the file in the same
 // transaction. A delete-pending file whose remaining handles are all dead
 // keeps answering ErrDeletePending until Reap or Settle reports it.
+//
+// # Byte-range locks
+//
+// Lock and Unlock keep a handle's byte-range locks; CheckRead and
+// CheckWrite decide whether a read or write through a handle (or by a
+// REST operation) overlaps a lock that forbids it. Locks die with their
+// handle and a dead handle's locks are ignored at once (see locks.go).
 //
 // CheckREST decides whether a File REST operation may proceed given the
 // live handles; RESTAccess maps REST operations to what they need, as

@@ -489,6 +489,9 @@ func (c *closer) close(s stored, report bool) error {
 	if err := removeHandle(c.tx, s); err != nil {
 		return err
 	}
+	if err := dropLocks(c.tx, s); err != nil {
+		return err
+	}
 	if s.DeleteOnClose {
 		st, _, err := getState(c.tx, s.Account, s.Share, s.FileID)
 		if err != nil {
@@ -551,6 +554,9 @@ func settle(tx kv.Tx, lv *liveness, acct, share, fileID string) (bool, error) {
 	if st.DeletePending && live == 0 {
 		for _, s := range hs {
 			if err := removeHandle(tx, s); err != nil {
+				return false, err
+			}
+			if err := dropLocks(tx, s); err != nil {
 				return false, err
 			}
 		}

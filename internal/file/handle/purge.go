@@ -5,7 +5,7 @@ import (
 )
 
 // PurgeShare removes the handle records of share, live or dead, with their
-// index entries, and the per-file states, for Delete Share: at most limit
+// index entries and byte-range locks, and the per-file states, for Delete Share: at most limit
 // records per call (limit <= 0: no limit). It reports whether more remain;
 // the caller repeats it in later transactions until none do. Nothing is
 // closed in the SMB sense (no delete-on-close): the files go with the
@@ -25,6 +25,18 @@ func PurgeShare(tx kv.Tx, acct, share string, limit int) (more bool, err error) 
 		}
 		n++
 		return true, removeHandle(tx, s)
+	})
+	if err != nil || more {
+		return more, err
+	}
+	prefix = kv.Key(pfxLock, acct, share)
+	err = scanRange(tx, prefix, kv.PrefixEnd(prefix), func(k, _ []byte) (bool, error) {
+		if full() {
+			more = true
+			return false, nil
+		}
+		n++
+		return true, tx.Delete(k)
 	})
 	if err != nil || more {
 		return more, err

@@ -717,8 +717,12 @@ type FileFsVolumeInformation struct {
 	VolumeLabel        string
 }
 
-// FixedSize is 18.
-func (FileFsVolumeInformation) FixedSize() int { return 18 }
+// FixedSize is 24, not the 18 bytes before the label: Windows and smbd
+// want the structure with a one-character label, rounded up to 8 bytes
+// (sizeof(FILE_FS_VOLUME_INFORMATION)), before they answer at all
+// (smb2.getinfo.qfs_buffercheck). A reply with a shorter label is
+// still shorter than 24 bytes.
+func (FileFsVolumeInformation) FixedSize() int { return 24 }
 
 // Encode returns the bytes.
 func (i FileFsVolumeInformation) Encode() []byte {
@@ -821,8 +825,10 @@ type FileFsAttributeInformation struct {
 	FileSystemName             string // "NTFS"
 }
 
-// FixedSize is 12.
-func (FileFsAttributeInformation) FixedSize() int { return 12 }
+// FixedSize is 16, not the 12 bytes before the name: as for
+// FileFsVolumeInformation, sizeof(FILE_FS_ATTRIBUTE_INFORMATION) with a
+// one-character name, rounded up to 8 bytes (smb2.getinfo.qfs_buffercheck).
+func (FileFsAttributeInformation) FixedSize() int { return 16 }
 
 // Encode returns the bytes.
 func (i FileFsAttributeInformation) Encode() []byte {

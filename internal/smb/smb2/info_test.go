@@ -73,7 +73,11 @@ func TestInfoRoundTrip(t *testing.T) {
 			}
 			if info, ok := s.(Info); ok {
 				fixed := info.FixedSize()
-				if fixed > len(b) || (c.size >= 0 && fixed != c.size) {
+				// The FS classes with a name have a FixedSize of the
+				// structure's C size, more than an encoding with a
+				// short (or empty) name.
+				padded := c.name == "FileFsVolumeInformation" || c.name == "FileFsAttributeInformation"
+				if fixed > len(b) && !padded || (c.size >= 0 && fixed != c.size) {
 					t.Errorf("%s[%d]: FixedSize %d for %d bytes", c.name, i, fixed, len(b))
 				}
 				if _, st := EncodeInfo(info, uint32(fixed)); fixed > 0 && st == StatusInfoLengthMismatch {
@@ -187,6 +191,23 @@ func TestEncodeInfo(t *testing.T) {
 	}
 	if b, st := EncodeInfo(FileStreamInformation{}, 0); st != StatusSuccess || len(b) != 0 {
 		t.Fatalf("empty stream list: %v", st)
+	}
+	// smb2.getinfo.qfs_buffercheck: the FS classes with a name need their
+	// C structure size (24 and 16) before anything is returned, then
+	// overflow until the whole name fits.
+	vol := FileFsVolumeInformation{VolumeLabel: "share"} // 18 + 10 bytes
+	for n, want := range map[uint32]Status{17: StatusInfoLengthMismatch, 18: StatusInfoLengthMismatch, 23: StatusInfoLengthMismatch,
+		24: StatusBufferOverflow, 27: StatusBufferOverflow, 28: StatusSuccess} {
+		if b, st := EncodeInfo(vol, n); st != want || st == StatusBufferOverflow && len(b) != int(n) {
+			t.Errorf("volume information in %d bytes: %v (%d bytes), want %v", n, st, len(b), want)
+		}
+	}
+	attr := FileFsAttributeInformation{FileSystemName: "NTFS"} // 12 + 8 bytes
+	for n, want := range map[uint32]Status{12: StatusInfoLengthMismatch, 15: StatusInfoLengthMismatch,
+		16: StatusBufferOverflow, 19: StatusBufferOverflow, 20: StatusSuccess} {
+		if b, st := EncodeInfo(attr, n); st != want || st == StatusBufferOverflow && len(b) != int(n) {
+			t.Errorf("attribute information in %d bytes: %v (%d bytes), want %v", n, st, len(b), want)
+		}
 	}
 }
 

@@ -1,0 +1,177 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/file/handle"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Byte-range locks of the SMB view (SMB2 LOCK; MS-FSA 2.1.5.7, 2.1.5.8).
+// The locks live in the store with the handle records (package handle),
+// so they hold across front ends: an SMB READ or WRITE, and a REST Get
+// File, Put Range or Put Range From URL, over a range another open has
+// locked is refused. They die with their handle. Truncation is not
+// checked against locks (MS-FSA 2.1.5.14.4 FileEndOfFileInformation has
+// no byte-range check, smbd has none and smb2.lock.truncate expects an
+// OVERWRITE of a locked file to succeed), and neither is a REST resize.
+
+// Lock errors.
+var (
+	// ErrLockNotGranted: a lock conflicts with a lock of a live open:
+	// STATUS_LOCK_NOT_GRANTED (0xC0000055).
+	ErrLockNotGranted = errors.New("file: lock not granted")
+	// ErrFileLockConflict: a read or write overlaps a lock that forbids
+	// it: STATUS_FILE_LOCK_CONFLICT (0xC0000054).
+	ErrFileLockConflict = errors.New("file: range locked")
+	// ErrRangeNotLocked: an unlock names no lock of the open:
+	// STATUS_RANGE_NOT_LOCKED (0xC000007E).
+	ErrRangeNotLocked = errors.New("file: range not locked")
+	// ErrInvalidLockRange: a lock's last byte overflows 64 bits:
+	// STATUS_INVALID_LOCK_RANGE (0xC00001A1).
+	ErrInvalidLockRange = errors.New("file: invalid lock range")
+)
+
+func init() {
+	// NTStatus's table (vfs.go) learns the lock errors.
+	ntStatuses = append(ntStatuses, []struct {
+		err    error
+		status uint32
+	}{
+		{ErrLockNotGranted, 0xC0000055},
+		{ErrFileLockConflict, 0xC0000054},
+		{ErrRangeNotLocked, 0xC000007E},
+		{ErrInvalidLockRange, 0xC00001A1},
+	}...)
+}
+
+// LockRange is one lock of an SMB2 LOCK request: Length bytes from
+// Offset; Exclusive is ignored by Unlock.
+type LockRange struct {
+	Offset, Length uint64
+	Exclusive      bool
+}
+
+// lockErr maps errors of package handle's lock functions to VFS errors.
+func lockErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, handle.ErrLockNotGranted):
+		return fmt.Errorf("%w (%v)", ErrLockNotGranted, err)
+	case errors.Is(err, handle.ErrLockConflict):
+		return fmt.Errorf("%w (%v)", ErrFileLockConflict, err)
+	case errors.Is(err, handle.ErrRangeNotLocked):
+		return fmt.Errorf("%w (%v)", ErrRangeNotLocked, err)
+	case errors.Is(err, handle.ErrInvalidLockRange):
+		return fmt.Errorf("%w (%v)", ErrInvalidLockRange, err)
+	case errors.Is(err, handle.ErrNoHandle):
+		return ErrFileClosed
+	}
+	return err
+}
+
+// lockable checks that o may lock or unlock: a file (a directory is
+// ErrInvalidParameter) opened with FILE_READ_DATA or FILE_WRITE_DATA
+// (else ErrAccessDenied; MS-FSA 2.1.5.7).
+func lockable(o *Open) error {
+	if o.Dir {
+		return fmt.Errorf("%w: byte-range lock on a directory", ErrInvalidParameter)
+	}
+	if !o.has(AccessReadData | AccessWriteData) {
+		return fmt.Errorf("%w: a lock needs FILE_READ_DATA or FILE_WRITE_DATA, the open has %#x", ErrAccessDenied, o.GrantedAccess)
+	}
+	return nil
+}
+
+func toByteRanges(rs []LockRange) []handle.ByteRange {
+	out := make([]handle.ByteRange, len(rs))
+	for i, r := range rs {
+		out[i] = handle.ByteRange{Offset: r.Offset, Length: r.Length, Exclusive: r.Exclusive}
+	}
+	return out
+}
+
+// Lock takes the ranges for o, all of them or none (an SMB2 LOCK whose
+// elements lock): ErrLockNotGranted when one conflicts with a lock of a
+// live open (o's own included, by the rules of package handle),
+// ErrInvalidLockRange, ErrInvalidParameter (a directory, no range),
+// ErrAccessDenied, ErrFileClosed.
+func (v *VFS) Lock(ctx context.Context, o *Open, ranges []LockRange) error {
+	if err := lockable(o); err != nil {
+		return err
+	}
+	if len(ranges) == 0 {
+		return fmt.Errorf("%w: no range to lock", ErrInvalidParameter)
+	}
+	br := toByteRanges(ranges)
+	return v.s.store.Update(ctx, func(tx kv.Tx) error {
+		now := v.s.clock.Now()
+		if _, _, err := v.live(tx, now, o); err != nil {
+			return err
+		}
+		return lockErr(handle.Lock(tx, now, o.Account, o.Share, o.fileID(), o.HandleID, br))
+	})
+}
+
+// Unlock releases one lock of o per range, in order (an SMB2 LOCK whose
+// elements unlock): each names a lock of o by its exact offset and
+// length. At the first that names none it stops with ErrRangeNotLocked;
+// the ranges before it stay unlocked (as smbd does). ErrInvalidParameter
+// (a directory), ErrAccessDenied, ErrFileClosed.
+func (v *VFS) Unlock(ctx context.Context, o *Open, ranges []LockRange) error {
+	if err := lockable(o); err != nil {
+		return err
+	}
+	br := toByteRanges(ranges)
+	var failed error
+	err := v.s.store.Update(ctx, func(tx kv.Tx) error {
+		now := v.s.clock.Now()
+		if _, _, err := v.live(tx, now, o); err != nil {
+			return err
+		}
+		_, err := handle.Unlock(tx, now, o.Account, o.Share, o.fileID(), o.HandleID, br)
+		if errors.Is(err, handle.ErrRangeNotLocked) {
+			// Commit the unlocks before it, report it after.
+			failed = err
+			return nil
+		}
+		failed = nil
+		return err
+	})
+	if err != nil {
+		return lockErr(err)
+	}
+	return lockErr(failed)
+}
+
+// Locks returns the locks o holds, in the order they were taken.
+// ErrFileClosed.
+func (v *VFS) Locks(ctx context.Context, o *Open) ([]LockRange, error) {
+	var out []LockRange
+	err := v.s.store.View(ctx, func(tx kv.Tx) error {
+		out = nil
+		bs, err := handle.Locks(tx, v.s.clock.Now(), o.Account, o.Share, o.fileID(), o.HandleID)
+		for _, b := range bs {
+			out = append(out, LockRange{Offset: b.Offset, Length: b.Length, Exclusive: b.Exclusive})
+		}
+		return err
+	})
+	return out, lockErr(err)
+}
+
+// checkIO refuses a read or write of n bytes at off through o when it
+// overlaps a lock that forbids it: ErrFileLockConflict.
+func checkIO(tx kv.Tx, now time.Time, o *Open, off, n int64, write bool) error {
+	if n <= 0 || off < 0 {
+		return nil
+	}
+	check := handle.CheckRead
+	if write {
+		check = handle.CheckWrite
+	}
+	return lockErr(check(tx, now, o.Account, o.Share, o.fileID(), o.HandleID, uint64(off), uint64(n)))
+}
