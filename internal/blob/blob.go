@@ -480,24 +480,13 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	cr := s.data.NewReader(r.Context(), b.Parts, inline, off, n)
-	defer cr.Close()
-	// Small bodies (and ranges whose MD5 is wanted) are read before the
-	// headers go out: a read failure is still a clean error, and headers
-	// and body leave in one write.
-	var small []byte
-	if wantMD5 || n <= extent.InlineMax {
-		small = make([]byte, n)
-		if _, err := io.ReadFull(cr, small); err != nil {
-			return err
-		}
+	body, err := s.data.OpenBody(r.Context(), b.Parts, inline, off, n, wantMD5)
+	if err != nil {
+		return err
 	}
 	writeBlobHeaders(w, b, r)
 	h := w.Header()
-	h.Set("Content-Length", strconv.FormatInt(n, 10))
-	if wantMD5 {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(md5Sum(small)))
-	}
+	body.SetHeaders(h, wantMD5)
 	status := http.StatusOK
 	if rng != nil {
 		status = http.StatusPartialContent
@@ -509,22 +498,7 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
 	}
 	w.WriteHeader(status)
-	if r.Method == http.MethodHead {
-		return nil
-	}
-	var err2 error
-	if small != nil {
-		_, err2 = w.Write(small)
-	} else {
-		// Hide ReadFrom so the copy goes through our larger buffer.
-		_, err2 = io.CopyBuffer(struct{ io.Writer }{w}, cr, make([]byte, 256<<10))
-	}
-	if err2 != nil {
-		// Headers are gone: abort the connection so the client sees a
-		// truncated body rather than a short success.
-		s.log.Debug("get blob: streaming failed", "blob", r.name, "err", err2)
-		panic(http.ErrAbortHandler)
-	}
+	body.Send(w, r.Request.Request, s.log)
 	return nil
 }
 

@@ -161,7 +161,7 @@ func (e *sdEnv) keys(family string) []string {
 func (e *sdEnv) refs() map[string]uint32 {
 	out := map[string]uint32{}
 	for _, it := range dtItems(e.t, e.s) {
-		out[it.data] = it.refs
+		out[it.Data] = it.Refs
 	}
 	return out
 }

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 	"io"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -17,49 +16,23 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 )
 
 // dtService returns a Store over a real bolt store and chunk store in a
 // temporary directory, with a fake clock.
 func dtService(t *testing.T) (*Store, *clock.Fake) {
 	t.Helper()
-	dir := t.TempDir()
-	store, err := bolt.Open(filepath.Join(dir, "meta.db"), bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	chunks, err := chunk.NewFS(filepath.Join(dir, "chunks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	store, chunks, clk := testenv.Stores(t)
 	return New(store, chunks), clk
 }
 
 // dtItem is the state of one data item record.
-type dtItem struct {
-	refs uint32
-	data string
-}
+type dtItem = Item
 
 // dtItems reads every data item record.
 func dtItems(t *testing.T, s *Store) map[string]dtItem {
 	t.Helper()
-	out := map[string]dtItem{}
-	err := s.store.View(context.Background(), func(tx kv.Tx) error {
-		pre := kv.Key("x")
-		return tx.Scan(pre, kv.PrefixEnd(pre), 0, false, func(k, v []byte) bool {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 2 {
-				t.Errorf("bad data key %q", k)
-				return true
-			}
-			out[parts[1]] = dtItem{refs: binary.BigEndian.Uint32(v), data: string(v[4:])}
-			return true
-		})
-	})
+	out, err := s.Items(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,23 +42,10 @@ func dtItems(t *testing.T, s *Store) map[string]dtItem {
 // dtQueue reads the collector queue as "id@due" strings, sorted.
 func dtQueue(t *testing.T, s *Store) []string {
 	t.Helper()
-	var out []string
-	err := s.store.View(context.Background(), func(tx kv.Tx) error {
-		pre := kv.Key("g")
-		return tx.Scan(pre, kv.PrefixEnd(pre), 0, false, func(k, v []byte) bool {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 3 {
-				t.Errorf("bad queue key %q", k)
-				return true
-			}
-			out = append(out, parts[2]+"@"+parts[1])
-			return true
-		})
-	})
+	out, err := s.Queue(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -164,8 +124,8 @@ func TestAdjustRefs(t *testing.T) {
 				}
 				// Nothing changed.
 				for id, it := range dtItems(t, s) {
-					if it.refs != tc.initial[id] {
-						t.Fatalf("%s: refs %d after a failed adjust", id, it.refs)
+					if it.Refs != tc.initial[id] {
+						t.Fatalf("%s: refs %d after a failed adjust", id, it.Refs)
 					}
 				}
 				if q := dtQueue(t, s); len(q) != 0 {
@@ -182,11 +142,11 @@ func TestAdjustRefs(t *testing.T) {
 			}
 			for id, n := range tc.want {
 				it, ok := items[id]
-				if !ok || it.refs != n {
+				if !ok || it.Refs != n {
 					t.Fatalf("%s: %+v, want refs %d", id, it, n)
 				}
-				if it.data != "payload-"+id {
-					t.Fatalf("%s: payload %q", id, it.data)
+				if it.Data != "payload-"+id {
+					t.Fatalf("%s: payload %q", id, it.Data)
 				}
 			}
 			if got, want := dtQueue(t, s), dtQueued(now, tc.queued...); strings.Join(got, ",") != strings.Join(want, ",") {
@@ -226,7 +186,7 @@ func TestRefcountLifecycle(t *testing.T) {
 	ids := []string{parts[0].ID, parts[1].ID}
 	refs := func() []uint32 {
 		items := dtItems(t, s)
-		return []uint32{items[ids[0]].refs, items[ids[1]].refs}
+		return []uint32{items[ids[0]].Refs, items[ids[1]].Refs}
 	}
 	update := func(old, new []Part) {
 		t.Helper()

@@ -8,19 +8,16 @@ import (
 	"hash/crc64"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
@@ -38,18 +35,8 @@ type cpEnv struct {
 
 func newCPEnv(t *testing.T) *cpEnv {
 	t.Helper()
-	dir := t.TempDir()
-	store, err := bolt.Open(filepath.Join(dir, "meta.db"), bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	chunks, err := chunk.NewFS(filepath.Join(dir, "chunks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	return &cpEnv{t: t, s: New(store, chunks, clk, nil), clk: clk}
+	s, clk := shService(t)
+	return &cpEnv{t: t, s: s, clk: clk}
 }
 
 type hdr map[string]string

@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http/httptest"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,11 +14,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
@@ -34,18 +31,8 @@ type dtEnv struct {
 
 func newDTEnv(t *testing.T) *dtEnv {
 	t.Helper()
-	dir := t.TempDir()
-	store, err := bolt.Open(filepath.Join(dir, "meta.db"), bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	chunks, err := chunk.NewFS(filepath.Join(dir, "chunks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	return &dtEnv{t: t, s: New(store, chunks, clk, nil), clk: clk}
+	s, clk := shService(t)
+	return &dtEnv{t: t, s: s, clk: clk}
 }
 
 // do sends one authenticated request; target is below the account.

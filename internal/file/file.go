@@ -2,10 +2,8 @@ package file
 
 import (
 	"bytes"
-	"crypto/md5"
 	"encoding/base64"
 	"encoding/xml"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -329,26 +327,17 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	cr := s.data.NewReader(r.Context(), e.Parts, inline, off, n)
-	defer cr.Close()
-	var small []byte
-	if wantMD5 || n <= extent.InlineMax {
-		small = make([]byte, n)
-		if _, err := io.ReadFull(cr, small); err != nil {
-			return err
-		}
+	body, err := s.data.OpenBody(r.Context(), e.Parts, inline, off, n, wantMD5)
+	if err != nil {
+		return err
 	}
 	writeFileHeaders(w, e, r.Now)
 	h := w.Header()
-	h.Set("Content-Length", strconv.FormatInt(n, 10))
+	body.SetHeaders(h, wantMD5 && rng != nil)
 	status := http.StatusOK
 	if rng != nil {
 		status = http.StatusPartialContent
 		h.Set("Content-Range", wire.ContentRange(off, n, e.Size))
-		if wantMD5 {
-			sum := md5.Sum(small)
-			h.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
-		}
 		if e.Props.ContentMD5 != nil {
 			h.Set("x-ms-content-md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
 		}
@@ -356,16 +345,7 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
 	}
 	w.WriteHeader(status)
-	if small != nil {
-		_, err = w.Write(small)
-	} else {
-		_, err = io.CopyBuffer(struct{ io.Writer }{w}, cr, make([]byte, 256<<10))
-	}
-	if err != nil {
-		// Headers are gone: abort so the client sees a truncated body.
-		s.log.Debug("get file: streaming failed", "path", r.path, "err", err)
-		panic(http.ErrAbortHandler)
-	}
+	body.Send(w, r.Request.Request, s.log)
 	return nil
 }
 

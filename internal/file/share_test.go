@@ -4,21 +4,19 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
@@ -26,19 +24,9 @@ const shAcct = "acct"
 
 // shService is a Service over a bolt store and chunk store in a temporary
 // directory, with a fake clock.
-func shService(t *testing.T) (*Service, *clock.Fake) {
+func shService(t testing.TB) (*Service, *clock.Fake) {
 	t.Helper()
-	dir := t.TempDir()
-	store, err := bolt.Open(filepath.Join(dir, "meta.db"), bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	chunks, err := chunk.NewFS(filepath.Join(dir, "chunks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	store, chunks, clk := testenv.Stores(t)
 	return New(store, chunks, clk, nil), clk
 }
 

@@ -9,15 +9,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
-	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
@@ -39,18 +36,8 @@ type vtEnv struct {
 // live for an hour of fake time.
 func newVT(t testing.TB) *vtEnv {
 	t.Helper()
-	dir := t.TempDir()
-	store, err := bolt.Open(filepath.Join(dir, "meta.db"), bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	chunks, err := chunk.NewFS(filepath.Join(dir, "chunks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	e := &vtEnv{t: t, s: New(store, chunks, clk, nil), clk: clk, ctx: context.Background(), sh: "vfs"}
+	s, clk := shService(t)
+	e := &vtEnv{t: t, s: s, clk: clk, ctx: context.Background(), sh: "vfs"}
 	e.v = e.s.VFS("smb-test")
 	if err := e.v.Heartbeat(e.ctx, clk.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)

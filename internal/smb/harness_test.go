@@ -13,12 +13,12 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -29,10 +29,8 @@ import (
 	"golang.org/x/crypto/md4"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
-	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/file"
-	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
@@ -70,16 +68,8 @@ func (e *testEnv) with(t testing.TB) *testEnv {
 
 func newTestEnv(t testing.TB) *testEnv {
 	t.Helper()
-	dir := t.TempDir()
-	store, err := bolt.Open(filepath.Join(dir, "meta.db"), bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	chunks, err := chunk.NewFS(filepath.Join(dir, "chunks"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The SMB session is signed with real time: the fake clock is not used.
+	store, chunks, _ := testenv.Stores(t)
 	svc := file.New(store, chunks, clock.Real{}, slog.New(slog.DiscardHandler))
 	e := &testEnv{t: t, svc: svc, panics: &panicLog{}}
 	e.rest(http.MethodPut, "/"+testShare+"?restype=share", "", http.StatusCreated)
