@@ -152,13 +152,7 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 		case old != nil && old.Dir:
 			return azerr.New(azerr.ResourceTypeMismatch)
 		case old != nil:
-			if err := checkLeaseWrite(old, r); err != nil {
-				return err
-			}
-			if err := checkReadOnly(old, r.opName); err != nil {
-				return err
-			}
-			if err := checkHandles(tx, r, old, r.opName); err != nil {
+			if err := checkWritable(tx, r, old); err != nil {
 				return err
 			}
 			// Create File on an existing file replaces it: same file ID,
@@ -349,23 +343,38 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
+// writableFile resolves the request's existing file for a write: the
+// lease, the read-only attribute and the SMB handles must allow it.
+func writableFile(tx kv.Tx, r *req) (*target, error) {
+	t, err := resolveFile(tx, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWritable(tx, r, t.e); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// checkWritable applies the write checks to the existing file e.
+func checkWritable(tx kv.Tx, r *req, e *entry) error {
+	if err := checkLeaseWrite(e, r); err != nil {
+		return err
+	}
+	if err := checkReadOnly(e, r.opName); err != nil {
+		return err
+	}
+	return checkHandles(tx, r, e, r.opName)
+}
+
 // updateFile runs fn on the request's existing file in one transaction,
 // after the lease and handle checks, then stamps the write (ETag,
 // Last-Modified) and stores it.
 func (s *Service) updateFile(r *req, fn func(tx kv.Tx, t *target) error) (*entry, error) {
 	var e *entry
 	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveFile(tx, r)
+		t, err := writableFile(tx, r)
 		if err != nil {
-			return err
-		}
-		if err := checkLeaseWrite(t.e, r); err != nil {
-			return err
-		}
-		if err := checkReadOnly(t.e, r.opName); err != nil {
-			return err
-		}
-		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
 			return err
 		}
 		if err := fn(tx, t); err != nil {
@@ -384,17 +393,8 @@ func (s *Service) deleteFile(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveFile(tx, r)
+		t, err := writableFile(tx, r)
 		if err != nil {
-			return err
-		}
-		if err := checkLeaseWrite(t.e, r); err != nil {
-			return err
-		}
-		if err := checkReadOnly(t.e, r.opName); err != nil {
-			return err
-		}
-		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
 			return err
 		}
 		if err := extent.AdjustRefs(tx, r.Now, t.e.Parts, nil); err != nil {
