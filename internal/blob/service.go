@@ -65,12 +65,7 @@ func (s *Service) route(r *req) (op, error) {
 	comp := r.q.Get("comp")
 	restype := r.q.Get("restype")
 	m := r.Method
-	bad := func() (op, error) {
-		if comp != "" {
-			return nil, azerr.InvalidQuery("comp", comp)
-		}
-		return nil, azerr.New(azerr.UnsupportedHTTPVerb)
-	}
+	bad := func() (op, error) { return nil, server.NoRoute(comp) }
 	// Get Account Information is valid on every level.
 	if restype == "account" && comp == "properties" && (m == http.MethodGet || m == http.MethodHead) {
 		return r.as("getAccountInfo", s.getAccountInfo)

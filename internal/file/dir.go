@@ -41,11 +41,7 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	meta, err := wire.ParseMetadata(r.Header)
-	if err != nil {
-		return err
-	}
-	smb, err := parseSMB(r.Header, true)
+	meta, smb, err := parseCreate(r.Header)
 	if err != nil {
 		return err
 	}
@@ -76,10 +72,7 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	setETag(w, e)
-	setSMBHeaders(w, e)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
-	w.WriteHeader(http.StatusCreated)
+	writeEntryWritten(w, e, http.StatusCreated)
 	return nil
 }
 
@@ -102,12 +95,8 @@ func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	setETag(w, e)
-	setSMBHeaders(w, e)
+	writeEntryProps(w, e)
 	h := w.Header()
-	for k, v := range e.Meta {
-		h.Set("x-ms-meta-"+k, v)
-	}
 	h.Set("x-ms-server-encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -157,10 +146,7 @@ func (s *Service) setDirectoryProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	setETag(w, e)
-	setSMBHeaders(w, e)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
-	w.WriteHeader(http.StatusOK)
+	writeEntryWritten(w, e, http.StatusOK)
 	return nil
 }
 

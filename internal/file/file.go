@@ -130,11 +130,7 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 			return err
 		}
 	}
-	meta, err := wire.ParseMetadata(r.Header)
-	if err != nil {
-		return err
-	}
-	smb, err := parseSMB(r.Header, true)
+	meta, smb, err := parseCreate(r.Header)
 	if err != nil {
 		return err
 	}
@@ -162,7 +158,11 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 			}
 			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, Lease: lease.OnWrite(old.Lease, r.Now)}
 		default:
-			e = &entry{Name: r.comps[len(r.comps)-1], ID: newID(), Parent: t.parent.ID, Created: r.Now}
+			id, err := freshID(tx, r.Account, r.share)
+			if err != nil {
+				return err
+			}
+			e = &entry{Name: r.comps[len(r.comps)-1], ID: id, Parent: t.parent.ID, Created: r.Now}
 		}
 		e.Size, e.Props, e.Meta = size, p, meta
 		if err := smb.apply(tx, r.Account, r.share, e, t.parent.SMB.PermKey, r.Now); err != nil {
@@ -183,13 +183,10 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	setETag(w, e)
-	setSMBHeaders(w, e)
 	if st != nil {
 		st.EchoDigests(w)
 	}
-	w.Header().Set("x-ms-request-server-encrypted", "true")
-	w.WriteHeader(http.StatusCreated)
+	writeEntryWritten(w, e, http.StatusCreated)
 	return nil
 }
 
@@ -203,12 +200,8 @@ func setETag(w http.ResponseWriter, e *entry) {
 // writeFileHeaders sets the property headers of Get File and Get File
 // Properties.
 func writeFileHeaders(w http.ResponseWriter, e *entry, now time.Time) {
-	setETag(w, e)
-	setSMBHeaders(w, e)
+	writeEntryProps(w, e)
 	h := w.Header()
-	for k, v := range e.Meta {
-		h.Set("x-ms-meta-"+k, v)
-	}
 	if e.Props.ContentType != "" {
 		h.Set("Content-Type", e.Props.ContentType)
 	} else {
@@ -451,10 +444,7 @@ func (s *Service) setFileProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	setETag(w, e)
-	setSMBHeaders(w, e)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
-	w.WriteHeader(http.StatusOK)
+	writeEntryWritten(w, e, http.StatusOK)
 	return nil
 }
 

@@ -252,10 +252,7 @@ func (s *Service) rename(w http.ResponseWriter, r *req, dir bool) error {
 	if err != nil {
 		return err
 	}
-	setETag(w, &m)
-	setSMBHeaders(w, &m)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
-	w.WriteHeader(http.StatusOK)
+	writeEntryWritten(w, &m, http.StatusOK)
 	return nil
 }
 

@@ -114,12 +114,7 @@ func (s *Service) route(r *req) (op, error) {
 	restype := r.q.Get("restype")
 	m := r.Method
 	get := m == http.MethodGet || m == http.MethodHead
-	bad := func() (op, error) {
-		if comp != "" {
-			return nil, azerr.InvalidQuery("comp", comp)
-		}
-		return nil, azerr.New(azerr.UnsupportedHTTPVerb)
-	}
+	bad := func() (op, error) { return nil, server.NoRoute(comp) }
 	switch {
 	case r.share == "":
 		switch {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Attributes are NTFS file attributes (MS-FSCC 2.6), the subset Azure
@@ -294,4 +295,39 @@ func setSMBHeaders(w http.ResponseWriter, e *entry) {
 	h.Set("x-ms-file-permission-key", e.SMB.PermKey)
 	h.Set("x-ms-file-id", FormatID(e.ID))
 	h.Set("x-ms-file-parent-id", FormatID(e.Parent))
+}
+
+// writeEntryWritten answers a write that changed e's SMB properties
+// (create, set properties): ETag, Last-Modified, the SMB headers and the
+// encryption flag, with status.
+func writeEntryWritten(w http.ResponseWriter, e *entry, status int) {
+	setETag(w, e)
+	setSMBHeaders(w, e)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(status)
+}
+
+// parseCreate reads the metadata and SMB property headers of Create File
+// and Create Directory.
+func parseCreate(h http.Header) (map[string]string, *smbRequest, error) {
+	meta, err := wire.ParseMetadata(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	smb, err := parseSMB(h, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return meta, smb, nil
+}
+
+// writeEntryProps sets the headers every properties read of e carries:
+// ETag, Last-Modified, the SMB properties and the metadata.
+func writeEntryProps(w http.ResponseWriter, e *entry) {
+	setETag(w, e)
+	setSMBHeaders(w, e)
+	h := w.Header()
+	for k, v := range e.Meta {
+		h.Set("x-ms-meta-"+k, v)
+	}
 }

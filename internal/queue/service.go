@@ -102,12 +102,7 @@ func (s *Service) route(r *req) (op, error) {
 	comp := r.q.Get("comp")
 	restype := r.q.Get("restype")
 	m := r.Method
-	bad := func() (op, error) {
-		if comp != "" {
-			return nil, azerr.InvalidQuery("comp", comp)
-		}
-		return nil, azerr.New(azerr.UnsupportedHTTPVerb)
-	}
+	bad := func() (op, error) { return nil, server.NoRoute(comp) }
 	if r.queue == "" {
 		switch {
 		case comp == "list" && m == http.MethodGet:

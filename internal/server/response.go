@@ -81,3 +81,13 @@ func WriteXML(w http.ResponseWriter, status int, v any) error {
 	_, err = w.Write([]byte(b.String()))
 	return err
 }
+
+// NoRoute is the error for a request no operation of a service matches:
+// 400 InvalidQueryParameterValue naming comp when a comp was given (an
+// unknown or misplaced component), else 405 UnsupportedHttpVerb.
+func NoRoute(comp string) error {
+	if comp != "" {
+		return azerr.InvalidQuery("comp", comp)
+	}
+	return azerr.New(azerr.UnsupportedHTTPVerb)
+}

@@ -116,16 +116,10 @@ func (c *conn) create(r *request) ([]byte, error) {
 	r.chain.fileID = &o.id
 	in := fo.Info
 	resp := smb2.CreateResponse{
-		OplockLevel:    smb2.OplockNone,
-		CreateAction:   smb2.CreateAction(fo.Action),
-		CreationTime:   smb2.FiletimeOf(in.Created),
-		LastAccessTime: smb2.FiletimeOf(in.LastAccess),
-		LastWriteTime:  smb2.FiletimeOf(in.LastWrite),
-		ChangeTime:     smb2.FiletimeOf(in.Changed),
-		AllocationSize: in.Allocation,
-		EndOfFile:      in.Size,
-		FileAttributes: smb2.FileAttributes(in.Attributes),
-		FileID:         o.id,
+		OplockLevel:  smb2.OplockNone,
+		CreateAction: smb2.CreateAction(fo.Action),
+		Attrs:        netOpen(in),
+		FileID:       o.id,
 	}
 	if mxac {
 		ro := !in.Dir && in.Attributes&file.AttrReadOnly != 0
@@ -215,16 +209,7 @@ func (c *conn) closeFile(r *request) ([]byte, error) {
 	}
 	resp := smb2.CloseResponse{}
 	if req.Flags&smb2.CloseFlagPostQueryAttrib != 0 {
-		resp = smb2.CloseResponse{
-			Flags:          smb2.CloseFlagPostQueryAttrib,
-			CreationTime:   smb2.FiletimeOf(in.Created),
-			LastAccessTime: smb2.FiletimeOf(in.LastAccess),
-			LastWriteTime:  smb2.FiletimeOf(in.LastWrite),
-			ChangeTime:     smb2.FiletimeOf(in.Changed),
-			AllocationSize: in.Allocation,
-			EndOfFile:      in.Size,
-			FileAttributes: smb2.FileAttributes(in.Attributes),
-		}
+		resp = smb2.CloseResponse{Flags: smb2.CloseFlagPostQueryAttrib, Attrs: netOpen(in)}
 	}
 	return resp.Encode(), nil
 }

@@ -98,12 +98,13 @@ func (c *conn) fileInfo(r *request, o *open, class smb2.InfoClass) (smb2.Info, e
 	if err != nil {
 		return nil, err
 	}
+	nop := netOpen(in)
 	basic := smb2.FileBasicInformation{
-		CreationTime:   smb2.FiletimeOf(in.Created),
-		LastAccessTime: smb2.FiletimeOf(in.LastAccess),
-		LastWriteTime:  smb2.FiletimeOf(in.LastWrite),
-		ChangeTime:     smb2.FiletimeOf(in.Changed),
-		FileAttributes: smb2.FileAttributes(in.Attributes),
+		CreationTime:   nop.CreationTime,
+		LastAccessTime: nop.LastAccessTime,
+		LastWriteTime:  nop.LastWriteTime,
+		ChangeTime:     nop.ChangeTime,
+		FileAttributes: nop.FileAttributes,
 	}
 	// A delete-pending file's only link counts as gone (MS-FSA
 	// 2.1.5.12.27: links marked for deletion are not counted;
@@ -126,11 +127,7 @@ func (c *conn) fileInfo(r *request, o *open, class smb2.InfoClass) (smb2.Info, e
 	case smb2.FileEaInformationClass:
 		return smb2.FileEaInformation{}, nil
 	case smb2.FileNetworkOpenInformationClass:
-		return smb2.FileNetworkOpenInformation{
-			CreationTime: basic.CreationTime, LastAccessTime: basic.LastAccessTime,
-			LastWriteTime: basic.LastWriteTime, ChangeTime: basic.ChangeTime,
-			AllocationSize: in.Allocation, EndOfFile: in.Size, FileAttributes: basic.FileAttributes,
-		}, nil
+		return nop, nil
 	case smb2.FileAttributeTagInformationClass:
 		return smb2.FileAttributeTagInformation{FileAttributes: basic.FileAttributes}, nil
 	case smb2.FileCompressionInformationClass:
@@ -427,4 +424,18 @@ func (c *conn) setSecurity(o *open, req smb2.SetInfoRequest) error {
 		return smb2.StatusInvalidParameter
 	}
 	return nil
+}
+
+// netOpen is a file's times, sizes and attributes in the form CREATE,
+// CLOSE and FileNetworkOpenInformation share.
+func netOpen(in file.Info) smb2.FileNetworkOpenInformation {
+	return smb2.FileNetworkOpenInformation{
+		CreationTime:   smb2.FiletimeOf(in.Created),
+		LastAccessTime: smb2.FiletimeOf(in.LastAccess),
+		LastWriteTime:  smb2.FiletimeOf(in.LastWrite),
+		ChangeTime:     smb2.FiletimeOf(in.Changed),
+		AllocationSize: in.Allocation,
+		EndOfFile:      in.Size,
+		FileAttributes: smb2.FileAttributes(in.Attributes),
+	}
 }

@@ -342,8 +342,8 @@ func TestCompound(t *testing.T) {
 		t.Fatalf("standard info %+v %v", std, err)
 	}
 	clr, _ := smb2.DecodeCloseResponse(rs[3].msg)
-	if clr.EndOfFile != int64(len(data)) {
-		t.Fatalf("close EndOfFile %d", clr.EndOfFile)
+	if clr.Attrs.EndOfFile != int64(len(data)) {
+		t.Fatalf("close EndOfFile %d", clr.Attrs.EndOfFile)
 	}
 	// A related chain whose CREATE fails: the others get its status.
 	cr = c.req(smb2.CommandCreate, smb2.CreateRequest{ImpersonationLevel: 2, DesiredAccess: smb2.FileAllAccess, ShareAccess: 7, CreateDisposition: smb2.FileOpen, Name: "missing"}.Encode())

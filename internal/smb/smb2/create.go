@@ -191,18 +191,13 @@ func (r CreateRequest) Encode() []byte {
 
 // CreateResponse is an SMB2 CREATE response (MS-SMB2 2.2.14).
 type CreateResponse struct {
-	OplockLevel    uint8
-	Flags          uint8
-	CreateAction   CreateAction
-	CreationTime   Filetime
-	LastAccessTime Filetime
-	LastWriteTime  Filetime
-	ChangeTime     Filetime
-	AllocationSize int64
-	EndOfFile      int64
-	FileAttributes FileAttributes
-	FileID         FileID
-	Contexts       []CreateContext
+	OplockLevel  uint8
+	Flags        uint8
+	CreateAction CreateAction
+	// Attrs are the file's times, sizes and attributes.
+	Attrs    FileNetworkOpenInformation
+	FileID   FileID
+	Contexts []CreateContext
 }
 
 // Encode returns the response body; contexts start at 0x98.
@@ -211,13 +206,7 @@ func (r CreateResponse) Encode() []byte {
 	e.u8(r.OplockLevel)
 	e.u8(r.Flags)
 	e.u32(uint32(r.CreateAction))
-	e.i64(int64(r.CreationTime))
-	e.i64(int64(r.LastAccessTime))
-	e.i64(int64(r.LastWriteTime))
-	e.i64(int64(r.ChangeTime))
-	e.i64(r.AllocationSize)
-	e.i64(r.EndOfFile)
-	e.u32(uint32(r.FileAttributes))
+	e.netOpen(r.Attrs)
 	e.u32(0)
 	e.fileID(r.FileID)
 	ctxField := len(e.b)
@@ -241,17 +230,11 @@ func DecodeCreateResponse(msg []byte) (CreateResponse, error) {
 		return CreateResponse{}, err
 	}
 	r := CreateResponse{
-		OplockLevel:    d.u8(2),
-		Flags:          d.u8(3),
-		CreateAction:   CreateAction(d.u32(4)),
-		CreationTime:   Filetime(d.i64(8)),
-		LastAccessTime: Filetime(d.i64(16)),
-		LastWriteTime:  Filetime(d.i64(24)),
-		ChangeTime:     Filetime(d.i64(32)),
-		AllocationSize: d.i64(40),
-		EndOfFile:      d.i64(48),
-		FileAttributes: FileAttributes(d.u32(56)),
-		FileID:         d.fileID(64),
+		OplockLevel:  d.u8(2),
+		Flags:        d.u8(3),
+		CreateAction: CreateAction(d.u32(4)),
+		Attrs:        decodeNetOpen(d.body[8:]),
+		FileID:       d.fileID(64),
 	}
 	ctxs, ok := d.buffer(d.u32(80), d.u32(84), 88)
 	if !ok {

@@ -28,14 +28,9 @@ func (r CloseRequest) Encode() []byte {
 // CloseFlagPostQueryAttrib in the request, send it with only Flags (0):
 // the times, sizes and attributes must be zero.
 type CloseResponse struct {
-	Flags          uint16
-	CreationTime   Filetime
-	LastAccessTime Filetime
-	LastWriteTime  Filetime
-	ChangeTime     Filetime
-	AllocationSize int64
-	EndOfFile      int64
-	FileAttributes FileAttributes
+	Flags uint16
+	// Attrs are the file's times, sizes and attributes.
+	Attrs FileNetworkOpenInformation
 }
 
 // Encode returns the response body.
@@ -43,13 +38,7 @@ func (r CloseResponse) Encode() []byte {
 	e := newBody(60, 60)
 	e.u16(r.Flags)
 	e.u32(0)
-	e.i64(int64(r.CreationTime))
-	e.i64(int64(r.LastAccessTime))
-	e.i64(int64(r.LastWriteTime))
-	e.i64(int64(r.ChangeTime))
-	e.i64(r.AllocationSize)
-	e.i64(r.EndOfFile)
-	e.u32(uint32(r.FileAttributes))
+	e.netOpen(r.Attrs)
 	return e.b
 }
 
@@ -59,16 +48,7 @@ func DecodeCloseResponse(msg []byte) (CloseResponse, error) {
 	if err != nil {
 		return CloseResponse{}, err
 	}
-	return CloseResponse{
-		Flags:          d.u16(2),
-		CreationTime:   Filetime(d.i64(8)),
-		LastAccessTime: Filetime(d.i64(16)),
-		LastWriteTime:  Filetime(d.i64(24)),
-		ChangeTime:     Filetime(d.i64(32)),
-		AllocationSize: d.i64(40),
-		EndOfFile:      d.i64(48),
-		FileAttributes: FileAttributes(d.u32(56)),
-	}, nil
+	return CloseResponse{Flags: d.u16(2), Attrs: decodeNetOpen(d.body[8:])}, nil
 }
 
 // FlushRequest is an SMB2 FLUSH request (MS-SMB2 2.2.17).

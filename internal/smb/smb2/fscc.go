@@ -657,6 +657,14 @@ func (FileNetworkOpenInformation) FixedSize() int { return 56 }
 // Encode returns the 56 bytes.
 func (i FileNetworkOpenInformation) Encode() []byte {
 	e := enc{b: make([]byte, 0, 56)}
+	e.netOpen(i)
+	e.u32(0)
+	return e.b
+}
+
+// netOpen appends the 52 bytes of times, sizes and attributes that
+// FileNetworkOpenInformation shares with the CREATE and CLOSE responses.
+func (e *enc) netOpen(i FileNetworkOpenInformation) {
 	e.i64(int64(i.CreationTime))
 	e.i64(int64(i.LastAccessTime))
 	e.i64(int64(i.LastWriteTime))
@@ -664,15 +672,10 @@ func (i FileNetworkOpenInformation) Encode() []byte {
 	e.i64(i.AllocationSize)
 	e.i64(i.EndOfFile)
 	e.u32(uint32(i.FileAttributes))
-	e.u32(0)
-	return e.b
 }
 
-// DecodeFileNetworkOpenInformation decodes the structure.
-func DecodeFileNetworkOpenInformation(b []byte) (FileNetworkOpenInformation, error) {
-	if err := needLen(b, 52, "FileNetworkOpenInformation"); err != nil {
-		return FileNetworkOpenInformation{}, err
-	}
+// decodeNetOpen reads the 52 bytes netOpen writes; b must hold them.
+func decodeNetOpen(b []byte) FileNetworkOpenInformation {
 	return FileNetworkOpenInformation{
 		CreationTime:   Filetime(le.Uint64(b)),
 		LastAccessTime: Filetime(le.Uint64(b[8:])),
@@ -681,7 +684,15 @@ func DecodeFileNetworkOpenInformation(b []byte) (FileNetworkOpenInformation, err
 		AllocationSize: int64(le.Uint64(b[32:])),
 		EndOfFile:      int64(le.Uint64(b[40:])),
 		FileAttributes: FileAttributes(le.Uint32(b[48:])),
-	}, nil
+	}
+}
+
+// DecodeFileNetworkOpenInformation decodes the structure.
+func DecodeFileNetworkOpenInformation(b []byte) (FileNetworkOpenInformation, error) {
+	if err := needLen(b, 52, "FileNetworkOpenInformation"); err != nil {
+		return FileNetworkOpenInformation{}, err
+	}
+	return decodeNetOpen(b), nil
 }
 
 // FileAttributeTagInformation (class 35, MS-FSCC 2.4.6).
