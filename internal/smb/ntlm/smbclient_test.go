@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -214,6 +215,9 @@ func runClient(t *testing.T, name string, args ...string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed (CI installs it with scripts/install-smb-clients.sh)", name)
+		}
 		t.Skipf("%s not installed (Debian package %s)", name, map[string]string{"smbclient": "smbclient", "smbtorture": "samba-testsuite"}[name])
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
