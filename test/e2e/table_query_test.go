@@ -88,6 +88,8 @@ func TestTableQueryFilters(t *testing.T) {
 		{"PartitionKey eq 'nope'", ""},
 		{"true and PartitionKey eq 'p0' and N eq 0", "p0/r00"},
 		{"false or (PartitionKey eq 'p0' and N eq 0)", "p0/r00"},
+		// 15 comparisons are allowed (Azure's documented limit).
+		{"PartitionKey eq 'p0'" + strings.Repeat(" and N ne 99", 13) + " and N eq 3", "p0/r03"},
 	} {
 		if got := keys(tc.filter); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.filter, got, tc.want)
@@ -95,7 +97,9 @@ func TestTableQueryFilters(t *testing.T) {
 	}
 
 	// Malformed filters are 400 InvalidInput naming the position.
-	for _, f := range []string{"PartitionKey eq", "PartitionKey eq 'x", "(N eq 1", "N eq 1)", "N eq 99999999999", "A eq B", "N == 1", "N eq 1 and", "not", "N Eq 1"} {
+	for _, f := range []string{"PartitionKey eq", "PartitionKey eq 'x", "(N eq 1", "N eq 1)", "N eq 99999999999", "A eq B", "N == 1", "N eq 1 and", "not", "N Eq 1",
+		// A 16th comparison.
+		"PartitionKey eq 'p0'" + strings.Repeat(" and N ne 99", 14) + " and N eq 3"} {
 		_, err := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: to.Ptr(f)}).NextPage(e.ctx)
 		re := tbWant(t, err, http.StatusBadRequest, aztables.InvalidInput)
 		if !strings.Contains(re.Error(), "position") {

@@ -205,6 +205,18 @@ func TestFilterGolden(t *testing.T) {
 	}
 }
 
+func TestComparisonLimit(t *testing.T) {
+	// Exactly MaxComparisons is accepted, in any shape.
+	for _, src := range []string{
+		strings.Repeat("A eq 1 and ", MaxComparisons-1) + "A eq 1",
+		"not (" + strings.Repeat("(A lt 'x' or B ge 2L) and ", (MaxComparisons-1)/2) + "C ne 1.5)",
+	} {
+		if _, err := Parse(src); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
+
 func TestSyntaxErrorPositions(t *testing.T) {
 	for _, tc := range []struct {
 		src string
@@ -233,6 +245,10 @@ func TestSyntaxErrorPositions(t *testing.T) {
 		{"not", 3},
 		{strings.Repeat("(", MaxDepth+5) + "A" + strings.Repeat(")", MaxDepth+5), MaxDepth + 1},
 		{strings.Repeat("not ", MaxDepth+5) + "A", 4 * (MaxDepth + 1)},
+		// The 16th comparison is refused at its operator ("A eq 1" clauses
+		// start every 11 bytes).
+		{strings.Repeat("A eq 1 and ", MaxComparisons) + "A eq 1", 11*MaxComparisons + 2},
+		{strings.Repeat("(1 eq 1) or ", MaxComparisons+1) + "B", 12*MaxComparisons + 3},
 	} {
 		_, err := Parse(tc.src)
 		var se *SyntaxError

@@ -23,6 +23,11 @@ type Filter struct {
 // MaxDepth bounds the nesting of parentheses and 'not' operators.
 const MaxDepth = 100
 
+// MaxComparisons is the most comparisons (eq, ne, gt, ge, lt, le) one
+// filter may hold: Azure documents "no more than 15 discrete comparisons
+// are permitted within a $filter string" (Querying tables and entities).
+const MaxComparisons = 15
+
 // Parse compiles a $filter expression. The grammar is Azure's subset of
 // OData v3:
 //
@@ -67,8 +72,9 @@ func (f *Filter) Match(r Record) bool { return f.root.eval(r) }
 func (f *Filter) String() string { return f.root.String() }
 
 type parser struct {
-	lex lexer
-	tok token
+	lex         lexer
+	tok         token
+	comparisons int // relational operators seen so far
 }
 
 func (p *parser) advance() error {
@@ -189,6 +195,9 @@ func (p *parser) comparison(depth int) (expr, error) {
 		return nil, p.errAt(left.pos, "the literal "+left.text+" is not a boolean expression")
 	}
 	op := p.tok
+	if p.comparisons++; p.comparisons > MaxComparisons {
+		return nil, p.errAt(op.pos, "a filter can hold at most "+strconv.Itoa(MaxComparisons)+" comparisons")
+	}
 	if err := p.advance(); err != nil {
 		return nil, err
 	}
