@@ -139,9 +139,9 @@ func listEntryItem(e *entry, inc listInclude) listEntryXML {
 	}
 	if inc.timestamps {
 		x.Properties.CreationTime = formatTime(e.SMB.Created)
-		// The service keeps no access time; it reports the last write
-		// [I].
-		x.Properties.LastAccessTime = formatTime(e.SMB.LastWrite)
+		// The last access time an SMB client set, else the last write:
+		// REST writes do not track access [I].
+		x.Properties.LastAccessTime = formatTime(e.SMB.accessed())
 		x.Properties.LastWriteTime = formatTime(e.SMB.LastWrite)
 		x.Properties.ChangeTime = formatTime(e.SMB.Changed)
 		x.Properties.LastModified = e.Modified.UTC().Format(http.TimeFormat)

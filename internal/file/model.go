@@ -111,6 +111,15 @@ type smbProps struct {
 	LastAccess time.Time `json:"at,omitempty"`
 }
 
+// accessed is the last access time: the one an SMB client set, otherwise
+// the last write.
+func (p *smbProps) accessed() time.Time {
+	if p.LastAccess.IsZero() {
+		return p.LastWrite
+	}
+	return p.LastAccess
+}
+
 // copyInfo describes the last Copy File onto a file.
 type copyInfo struct {
 	ID         string    `json:"id"`

@@ -438,11 +438,8 @@ func infoOf(e *entry, pending bool) Info {
 	in := Info{
 		FileID: e.ID, ParentID: e.Parent, Name: e.Name, Dir: e.Dir,
 		Attributes: e.SMB.Attrs,
-		Created:    e.SMB.Created, LastAccess: e.SMB.LastAccess, LastWrite: e.SMB.LastWrite, Changed: e.SMB.Changed,
+		Created:    e.SMB.Created, LastAccess: e.SMB.accessed(), LastWrite: e.SMB.LastWrite, Changed: e.SMB.Changed,
 		DeletePending: pending, ETag: e.ETag, LastModified: e.Modified,
-	}
-	if in.LastAccess.IsZero() {
-		in.LastAccess = e.SMB.LastWrite
 	}
 	if e.Dir {
 		in.Attributes = in.Attributes&^AttrNormal | AttrDirectory

@@ -820,6 +820,10 @@ func TestVFSLastAccess(t *testing.T) {
 		t.Fatalf("lookup: %+v %v", l, err)
 	}
 	e.close(root)
+	w := e.restOK(http.StatusOK, "GET", "/vfs?restype=directory&comp=list&include=Timestamps", nil, "x-ms-file-extended-info", "true")
+	if want := "<LastAccessTime>" + at.Format("2006-01-02T15:04:05.0000000Z") + "</LastAccessTime>"; !strings.Contains(w.Body.String(), want) {
+		t.Fatalf("REST listing lacks %s:\n%s", want, w.Body)
+	}
 	// An overwrite is an access: the time follows the write again.
 	r := e.req("f", vtRW, vtRWD, DispOverwrite, 0)
 	r.Attributes = AttrHidden
