@@ -1,17 +1,33 @@
-// Package bolt is the embedded kv.Store backend: one bbolt file, one bucket.
-//
-// Reads (View) are bbolt read transactions: a consistent snapshot that never
-// blocks writers, run on the caller's goroutine.
+// Package bolt is the embedded kv.Store backend: one bbolt file, one bucket,
+// with a write-ahead log in front of it.
 //
 // Writes (Update) use group commit. Callers enqueue their fn; a single writer
-// goroutine takes the queued requests, opens one bbolt read-write
-// transaction, runs the fns one after the other (so the group is trivially
-// serializable: each fn sees the writes of the fns before it) and commits
-// once, sharing one fsync among the whole group. Only then does it answer
-// every caller. A fn that returns an error (or panics) has its own writes
-// undone from an undo log, while the rest of the group still commits. If the
-// commit fails, every caller in the group gets an error wrapping
-// kv.ErrUnavailable.
+// goroutine takes the queued requests and runs the fns one after the other
+// (so a group is trivially serializable: each fn sees the writes of the fns
+// before it) in one long-lived bbolt read-write transaction that holds every
+// group since the last checkpoint. A fn that returns an error (or panics)
+// has its own writes undone from an undo log, while the rest of the group
+// goes on. The group's net writes are then appended to the log (wal.go) as
+// one record, and the writer moves on to the next group at once: a second
+// goroutine, the syncer, fdatasyncs the log (one fdatasync for every record
+// written meanwhile) and only then publishes the group's writes to readers
+// and answers its callers, in order. The log write is sequential and one
+// fdatasync covers many groups, where a bbolt commit writes every dirty page
+// of the B+tree and fdatasyncs twice.
+//
+// A checkpoint (every few thousand writes, when the log fills, when idle and
+// on Close) waits for the syncer, commits the bbolt transaction (with
+// bbolt's own fsyncs) together with the sequence number of the last group
+// it holds, and starts the log again from its beginning. Open replays the
+// records after the last checkpoint. If the log cannot be written or
+// synced, the groups not yet answered fail with kv.ErrUnavailable, and the
+// next group first rebuilds the transaction from the published (durable)
+// groups and checkpoints it.
+//
+// Reads (View) run on the caller's goroutine over a bbolt read transaction
+// (the state of the last checkpoint) plus the published groups since, held
+// in memory as immutable sorted layers (overlay.go): a consistent snapshot
+// of exactly the acknowledged writes, which never blocks writers.
 //
 // Consequences for callers, beyond the kv contract:
 //   - Update fns run on the writer goroutine, not the caller's. They must
@@ -19,7 +35,7 @@
 //     fn delays every other writer. t.FailNow inside a fn is caught (the group is
 //     aborted with kv.ErrUnavailable) but is still a bug.
 //   - Do not call Update from inside a View fn: if the file has to grow past
-//     the mapped size, the commit waits for open read transactions.
+//     the mapped size, the checkpoint waits for open read transactions.
 //   - Slices returned by Get or passed to Scan callbacks point into the
 //     memory map or the transaction's own buffers. They are valid until fn
 //     returns and must not be modified; copy them to keep them. Put copies
@@ -34,9 +50,13 @@ package bolt
 import (
 	"bytes"
 	"context"
+	cryptorand "crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -49,13 +69,34 @@ import (
 
 var _ kv.Store = (*DB)(nil)
 
-var bucketName = []byte("kv")
+var (
+	bucketName = []byte("kv")
+	// walBucket holds appliedKey, the sequence number of the last log
+	// record the committed bbolt state contains, and logIDKey, the
+	// database's random log id.
+	walBucket  = []byte("wal")
+	appliedKey = []byte("applied")
+	logIDKey   = []byte("id")
+)
 
 // Defaults for Options fields left zero.
 const (
 	DefaultMaxBatchOps   = 256
 	DefaultMaxBatchBytes = 8 << 20
 	DefaultLockTimeout   = 10 * time.Second
+)
+
+// Checkpoint triggers: writes held in memory since the last checkpoint, a
+// quiet spell, and an age bound. A checkpoint also happens when the log
+// is half full.
+var (
+	checkpointEntries = 8192 // a variable so tests can checkpoint often
+)
+
+const (
+	checkpointBytes = 32 << 20
+	checkpointIdle  = 50 * time.Millisecond
+	checkpointAge   = 2 * time.Second
 )
 
 // defaultInitialMmapSize reserves address space only: the file grows with
@@ -75,15 +116,15 @@ var (
 
 // Options configures Open. The zero value is a good default.
 type Options struct {
-	// NoSync skips fsync on commit. For tests only: a crash (not a clean
-	// Close) may lose acknowledged writes or corrupt the file.
+	// NoSync skips fsync (log and bbolt). For tests only: a crash (not a
+	// clean Close) may lose acknowledged writes or corrupt the file.
 	NoSync bool
 	// InitialMmapSize is the initial size of the memory map in bytes (0: 1
 	// GiB on 64-bit platforms). It reserves address space, not disk. While
-	// the data fits, a commit never has to wait for open read transactions
-	// to remap the file.
+	// the data fits, a checkpoint never has to wait for open read
+	// transactions to remap the file.
 	InitialMmapSize int
-	// MaxBatchOps caps how many Update fns share one commit (0:
+	// MaxBatchOps caps how many Update fns share one group (0:
 	// DefaultMaxBatchOps).
 	MaxBatchOps int
 	// MaxBatchBytes closes a group once its fns have written this many key
@@ -92,11 +133,17 @@ type Options struct {
 	// LockTimeout bounds the wait for the file lock held by another process
 	// (0: DefaultLockTimeout; negative: wait forever).
 	LockTimeout time.Duration
+	// LogSize is the size of the write-ahead log file (0: 64 MiB). An
+	// existing log keeps its size.
+	LogSize int64
 }
 
-// DB is a kv.Store over one bbolt file. It is safe for concurrent use.
+// DB is a kv.Store over one bbolt file and its log. It is safe for
+// concurrent use.
 type DB struct {
 	bdb      *bbolt.DB
+	wal      *wal
+	noSync   bool
 	maxOps   int
 	maxBytes int
 
@@ -110,17 +157,33 @@ type DB struct {
 	wg   sync.WaitGroup
 
 	// Owned by the writer goroutine.
-	pending []*request // taken from queue, not yet run
-	cur     *group     // group being run, nil between groups
+	pending   []*request // taken from queue, not yet run
+	cur       *group     // group being run, nil between groups
+	wtx       *bbolt.Tx  // holds every group since the last checkpoint; nil: none open
+	seq       uint64     // sequence number of the last log record written
+	dirty     bool       // wtx holds writes not yet checkpointed
+	held      int        // entries written since the last checkpoint
+	heldBytes int        // their bytes
+	lastCkpt  time.Time
+	rebuild   bool // wtx is in an unknown state: rebuild it before the next group
 
-	commits atomic.Uint64 // number of group commits (for tests and benchmarks)
+	syncq chan *syncItem // writer → syncer, in group order
 
-	// commitHook, when set (tests only), runs before each commit; an error
-	// makes the commit fail.
+	rs atomic.Pointer[readState] // what View sees; stored by the syncer and, between groups, the writer
+
+	emu     sync.Mutex
+	syncErr error // sticky log failure; guarded by emu
+
+	commits atomic.Uint64 // group commits: log records (for tests and benchmarks)
+
+	// commitHook, when set (tests only), runs before each log fdatasync and
+	// each checkpoint; an error makes it fail.
 	commitHook func() error
 }
 
-// Open opens or creates the database file at path.
+// Open opens or creates the database file at path and its log at
+// path+".wal", replaying the log records written after the last
+// checkpoint.
 func Open(path string, opts Options) (*DB, error) {
 	bo := &bbolt.Options{
 		Timeout:         opts.LockTimeout,
@@ -142,20 +205,29 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv/bolt: open %s: %w", path, err)
 	}
-	err = bdb.Update(func(tx *bbolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketName)
-		return err
-	})
+	if opts.LogSize <= 0 {
+		opts.LogSize = walDefaultSize
+	}
+	w, err := openWAL(path+".wal", opts.LogSize)
 	if err != nil {
 		bdb.Close()
-		return nil, fmt.Errorf("kv/bolt: open %s: %w", path, err)
+		return nil, fmt.Errorf("kv/bolt: open %s.wal: %w", path, err)
 	}
 	db := &DB{
 		bdb:      bdb,
+		wal:      w,
+		noSync:   opts.NoSync,
 		maxOps:   opts.MaxBatchOps,
 		maxBytes: opts.MaxBatchBytes,
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
+		syncq:    make(chan *syncItem, 4096),
+		lastCkpt: time.Now(),
+	}
+	if err := db.recoverLog(); err != nil {
+		w.close()
+		bdb.Close()
+		return nil, fmt.Errorf("kv/bolt: open %s: %w", path, err)
 	}
 	if db.maxOps <= 0 {
 		db.maxOps = DefaultMaxBatchOps
@@ -164,9 +236,79 @@ func Open(path string, opts Options) (*DB, error) {
 		db.maxBytes = DefaultMaxBatchBytes
 	}
 	db.gate = kv.NewGate()
-	db.wg.Add(1)
+	db.wg.Add(2)
 	go db.writeLoop()
+	go db.syncLoop()
 	return db, nil
+}
+
+// recoverLog creates the buckets, replays the log records after the last
+// checkpoint into bbolt and commits them, and sets the read state.
+func (db *DB) recoverLog() error {
+	btx, err := db.bdb.Begin(true)
+	if err != nil {
+		return err
+	}
+	defer btx.Rollback()
+	b, err := btx.CreateBucketIfNotExists(bucketName)
+	if err != nil {
+		return err
+	}
+	// A log is replayed only into the database it belongs to: one that
+	// has recorded a checkpoint. Next to a new (or pre-log) database file,
+	// whatever the log holds is left behind, and overwritten.
+	wb := btx.Bucket(walBucket)
+	var applied, last uint64
+	if wb == nil {
+		if wb, err = btx.CreateBucket(walBucket); err != nil {
+			return err
+		}
+		id := make([]byte, 16)
+		_, _ = cryptorand.Read(id)
+		if err := wb.Put(logIDKey, id); err != nil {
+			return err
+		}
+		db.wal.id = id
+	} else {
+		db.wal.id = bytes.Clone(wb.Get(logIDKey))
+		if v := wb.Get(appliedKey); len(v) == 8 {
+			applied = binary.BigEndian.Uint64(v)
+		}
+		last, err = db.wal.replay(applied, func(_ uint64, es []entry) error {
+			return applyEntries(b, es)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := wb.Put(appliedKey, binary.BigEndian.AppendUint64(nil, last)); err != nil {
+		return err
+	}
+	id := btx.ID()
+	if err := btx.Commit(); err != nil {
+		return err
+	}
+	db.seq = last
+	db.wal.off = 0
+	db.rs.Store(&readState{txid: id})
+	return nil
+}
+
+// applyEntries writes es into b. Values are copied: bbolt keeps the
+// slices until the commit and es may point into a buffer reused later.
+func applyEntries(b *bbolt.Bucket, es []entry) error {
+	for _, e := range es {
+		var err error
+		if e.del {
+			err = b.Delete(e.key)
+		} else {
+			err = b.Put(bytes.Clone(e.key), append(make([]byte, 0, len(e.val)), e.val...))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func unavailable(err error) error {
@@ -182,12 +324,27 @@ func (db *DB) View(ctx context.Context, fn func(kv.Tx) error) error {
 		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
-	btx, err := db.bdb.Begin(false)
-	if err != nil {
-		return unavailable(err)
+	var btx *bbolt.Tx
+	var rs *readState
+	for {
+		// The layers must belong to the bbolt state the transaction sees:
+		// a checkpoint between the two loads moves both on.
+		rs = db.rs.Load()
+		var err error
+		if btx, err = db.bdb.Begin(false); err != nil {
+			return unavailable(err)
+		}
+		if btx.ID() == rs.txid {
+			break
+		}
+		_ = btx.Rollback()
+		runtime.Gosched()
 	}
 	defer btx.Rollback()
 	t := &tx{b: btx.Bucket(bucketName)}
+	if len(rs.layers) > 0 {
+		t.ov = rs
+	}
 	defer func() { t.done = true }()
 	return fn(t)
 }
@@ -225,8 +382,8 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
 }
 
 // Close stops accepting transactions, waits for in-flight ones (queued
-// Updates are run and committed), and closes the file. Later calls to View,
-// Update and Close return kv.ErrClosed.
+// Updates are run and committed), checkpoints and closes the files. Later
+// calls to View, Update and Close return kv.ErrClosed.
 func (db *DB) Close() error {
 	if !db.gate.Close() {
 		return kv.ErrClosed
@@ -234,7 +391,11 @@ func (db *DB) Close() error {
 	<-db.gate.Drained()
 	close(db.stop)
 	db.wg.Wait()
-	if err := db.bdb.Close(); err != nil {
+	err := db.wal.close()
+	if cerr := db.bdb.Close(); cerr != nil {
+		err = cerr
+	}
+	if err != nil {
 		return unavailable(err)
 	}
 	return nil
@@ -250,7 +411,7 @@ type request struct {
 	ctx   context.Context
 	fn    func(kv.Tx) error
 	state atomic.Uint32
-	err   error         // written by the writer before done is closed
+	err   error         // written before done is closed
 	done  chan struct{} // closed when err is final
 }
 
@@ -262,19 +423,100 @@ func (r *request) finish(err error) {
 }
 
 type group struct {
-	btx     *bbolt.Tx
-	members []*request // fns that ran (or are running) in btx
-	dirty   bool       // some member's writes are still in btx
+	members []*request // fns that ran (or are running) in the group
 }
 
-// abort rolls back the group and fails every member.
-func (db *DB) abort(cause error) {
+// syncItem is a group handed to the syncer, or a barrier.
+type syncItem struct {
+	members  []*request
+	l        *layer        // the group's writes; nil if none
+	needSync bool          // a log record was written for it
+	barrier  chan struct{} // closed once every earlier item is done
+}
+
+func (db *DB) getSyncErr() error {
+	db.emu.Lock()
+	defer db.emu.Unlock()
+	return db.syncErr
+}
+
+func (db *DB) setSyncErr(err error) {
+	db.emu.Lock()
+	db.syncErr = err
+	db.emu.Unlock()
+}
+
+// syncLoop makes the log durable and answers groups, in order.
+func (db *DB) syncLoop() {
+	defer db.wg.Done()
+	var batch []*syncItem
+	for it := range db.syncq {
+		batch = append(batch[:0], it)
+	more:
+		for {
+			select {
+			case x, ok := <-db.syncq:
+				if !ok {
+					break more
+				}
+				batch = append(batch, x)
+			default:
+				break more
+			}
+		}
+		need := false
+		for _, x := range batch {
+			need = need || x.needSync
+		}
+		err := db.getSyncErr()
+		if err == nil && need {
+			if db.commitHook != nil {
+				err = db.commitHook()
+			}
+			if err == nil && !db.noSync {
+				err = db.wal.sync()
+			}
+			if err != nil {
+				err = unavailable(fmt.Errorf("commit: %w", err))
+				db.setSyncErr(err)
+			}
+		}
+		for _, x := range batch {
+			if x.barrier != nil {
+				close(x.barrier)
+				continue
+			}
+			if err == nil && x.l != nil {
+				db.rs.Store(db.rs.Load().with(x.l))
+			}
+			for _, r := range x.members {
+				if err != nil {
+					// Even fns that failed saw state that is now lost: do
+					// not trust their results either.
+					r.err = err
+				}
+				close(r.done)
+			}
+		}
+	}
+}
+
+// barrier waits until the syncer has handled every group sent so far.
+func (db *DB) barrier() {
+	ch := make(chan struct{})
+	db.syncq <- &syncItem{barrier: ch}
+	<-ch
+}
+
+// abortGroup fails every member of the current group; the transaction is
+// rebuilt before the next one.
+func (db *DB) abortGroup(cause error) {
 	g := db.cur
 	if g == nil {
 		return
 	}
 	db.cur = nil
-	_ = g.btx.Rollback()
+	db.rebuild = true
 	err := unavailable(cause)
 	for _, r := range g.members {
 		r.finish(err)
@@ -288,12 +530,14 @@ func (db *DB) writeLoop() {
 			// An Update fn called runtime.Goexit on this goroutine (a
 			// panic would have been recovered in runFn). Fail its group and
 			// carry on in a fresh goroutine, which inherits the wg count.
-			db.abort(errGoexit)
+			db.abortGroup(errGoexit)
 			go db.writeLoop()
 			return
 		}
 		db.wg.Done()
 	}()
+	idle := time.NewTimer(time.Hour)
+	idle.Stop()
 	for {
 		if len(db.pending) == 0 {
 			db.qmu.Lock()
@@ -304,8 +548,15 @@ func (db *DB) writeLoop() {
 			db.runGroup()
 			continue
 		}
+		if db.dirty {
+			idle.Reset(checkpointIdle)
+		}
 		select {
 		case <-db.wake:
+		case <-idle.C:
+			if db.dirty {
+				_ = db.checkpoint()
+			}
 		case <-db.stop:
 			// Close waited for every call to return, so only requests
 			// abandoned by cancelled callers can be left; skip them.
@@ -313,18 +564,103 @@ func (db *DB) writeLoop() {
 			n := len(db.queue)
 			db.qmu.Unlock()
 			if n == 0 {
+				idle.Stop()
+				if err := db.prepare(); err == nil {
+					_ = db.checkpoint()
+				}
+				if db.wtx != nil {
+					_ = db.wtx.Rollback()
+					db.wtx = nil
+				}
+				close(db.syncq)
 				normal = true
 				return
 			}
 		}
+		idle.Stop()
 	}
 }
 
-// runGroup runs pending requests in one read-write transaction and commits.
-func (db *DB) runGroup() {
-	btx, err := db.bdb.Begin(true)
+// prepare readies the write transaction: after a log failure or an
+// aborted group it rolls back and rebuilds it from the published groups
+// and checkpoints, so that the log starts clean.
+func (db *DB) prepare() error {
+	if db.rebuild || db.getSyncErr() != nil {
+		db.barrier()
+		if db.wtx != nil {
+			_ = db.wtx.Rollback()
+			db.wtx = nil
+		}
+		btx, err := db.bdb.Begin(true)
+		if err != nil {
+			return unavailable(err)
+		}
+		b := btx.Bucket(bucketName)
+		for _, l := range db.rs.Load().layers {
+			if err := applyEntries(b, l.es); err != nil {
+				_ = btx.Rollback()
+				return unavailable(err)
+			}
+		}
+		db.wtx, db.dirty = btx, true
+		db.setSyncErr(nil)
+		if err := db.checkpoint(); err != nil {
+			db.setSyncErr(err) // fail groups until a rebuild succeeds
+			return err
+		}
+		db.rebuild = false
+	}
+	if db.wtx == nil {
+		btx, err := db.bdb.Begin(true)
+		if err != nil {
+			return unavailable(err)
+		}
+		db.wtx = btx
+	}
+	return nil
+}
+
+// checkpoint commits the write transaction into bbolt, durably, and
+// starts the log from its beginning.
+func (db *DB) checkpoint() error {
+	db.barrier()
+	if err := db.getSyncErr(); err != nil {
+		return err
+	}
+	if db.wtx == nil || !db.dirty {
+		return nil
+	}
+	var err error
+	if db.commitHook != nil {
+		err = db.commitHook()
+	}
+	if err == nil {
+		err = db.wtx.Bucket(walBucket).Put(appliedKey, binary.BigEndian.AppendUint64(nil, db.seq))
+	}
+	id := db.wtx.ID()
+	if err == nil {
+		err = db.wtx.Commit()
+	} else {
+		_ = db.wtx.Rollback()
+	}
+	db.wtx = nil
 	if err != nil {
-		err = unavailable(err)
+		// The published groups are durable in the log, which is kept:
+		// rebuild the transaction from them before the next group.
+		db.rebuild = true
+		return unavailable(fmt.Errorf("checkpoint: %w", err))
+	}
+	db.rs.Store(&readState{txid: id})
+	db.wal.off = 0
+	db.dirty, db.held, db.heldBytes = false, 0, 0
+	db.lastCkpt = time.Now()
+	return nil
+}
+
+// runGroup runs pending requests in the write transaction, logs their
+// writes and hands the group to the syncer.
+func (db *DB) runGroup() {
+	if err := db.prepare(); err != nil {
 		for _, r := range db.pending {
 			if r.claim() {
 				r.finish(err)
@@ -333,10 +669,11 @@ func (db *DB) runGroup() {
 		db.pending = nil
 		return
 	}
-	g := &group{btx: btx}
+	g := &group{}
 	db.cur = g
-	b := btx.Bucket(bucketName)
+	b := db.wtx.Bucket(bucketName)
 	written := 0
+	touched := map[string]struct{}{}
 	for len(db.pending) > 0 && len(g.members) < db.maxOps && written < db.maxBytes {
 		r := db.pending[0]
 		db.pending[0] = nil
@@ -352,11 +689,13 @@ func (db *DB) runGroup() {
 		t := &tx{b: b, writable: true}
 		r.err = runFn(t, r.fn)
 		if t.poisoned {
-			db.abort(r.err)
+			db.abortGroup(r.err)
 			return
 		}
-		if r.err == nil && len(t.undo) > 0 {
-			g.dirty = true
+		if r.err == nil {
+			for _, u := range t.undo {
+				touched[string(u.key)] = struct{}{}
+			}
 		}
 		written += t.written
 	}
@@ -364,31 +703,73 @@ func (db *DB) runGroup() {
 		db.pending = nil // drop the backing array
 	}
 	db.cur = nil
-	var cerr error
-	if !g.dirty {
-		_ = btx.Rollback() // nothing to make durable
-	} else {
-		if db.commitHook != nil {
-			if cerr = db.commitHook(); cerr != nil {
-				_ = btx.Rollback()
+	it := &syncItem{members: g.members}
+	if len(touched) > 0 {
+		es := netWrites(b, touched)
+		db.seq++
+		rec := encodeRecord(db.seq, es)
+		fits, err := db.wal.append(rec)
+		switch {
+		case err != nil:
+			db.seq--
+			db.rebuild = true
+			err = unavailable(err)
+			for _, r := range g.members {
+				r.err = err
 			}
+			// Earlier groups may still be answered; this one must wait
+			// for them.
+			db.syncq <- it
+			return
+		case !fits:
+			// A record too big for the rest of the log: checkpoint this
+			// group with the earlier ones.
+			db.seq--
+			db.dirty = true
+			db.commits.Add(1)
+			if err := db.checkpoint(); err != nil {
+				for _, r := range g.members {
+					r.err = err
+				}
+			}
+			for _, r := range g.members {
+				close(r.done)
+			}
+			return
 		}
-		if cerr == nil {
-			cerr = btx.Commit()
-		}
+		it.l, it.needSync = &layer{es: es}, true
+		db.dirty = true
+		db.held += len(es)
+		db.heldBytes += len(rec)
 		db.commits.Add(1)
 	}
-	if cerr != nil {
-		// Even fns that failed saw uncommitted state: do not trust their
-		// results either.
-		cerr = unavailable(fmt.Errorf("commit: %w", cerr))
-		for _, r := range g.members {
-			r.err = cerr
+	db.syncq <- it
+	if db.held >= checkpointEntries || db.heldBytes >= checkpointBytes || db.wal.off >= db.wal.size/2 ||
+		(db.dirty && time.Since(db.lastCkpt) >= checkpointAge) {
+		_ = db.checkpoint()
+	}
+}
+
+// netWrites returns the current state of the touched keys in b, sorted:
+// a put of the value, or a delete.
+func netWrites(b *bbolt.Bucket, touched map[string]struct{}) []entry {
+	es := make([]entry, 0, len(touched))
+	c := b.Cursor()
+	for k := range touched {
+		key := []byte(k)
+		e := entry{key: key}
+		if ck, v := c.Seek(key); ck != nil && bytes.Equal(ck, key) {
+			if v == nil {
+				v = emptyValue
+			}
+			e.val = v
+		} else {
+			e.del = true
 		}
+		es = append(es, e)
 	}
-	for _, r := range g.members {
-		close(r.done)
-	}
+	sort.Slice(es, func(i, j int) bool { return bytes.Compare(es[i].key, es[j].key) < 0 })
+	return es
 }
 
 // runFn runs fn on t. If fn fails or panics, its writes are undone; if that
@@ -435,6 +816,7 @@ type undoRec struct {
 // writes.
 type tx struct {
 	b         *bbolt.Bucket
+	ov        *readState // View only: published groups over b
 	writable  bool
 	done      bool
 	undo      []undoRec
@@ -459,6 +841,14 @@ func (t *tx) check(write bool) error {
 func (t *tx) lookup(key []byte) ([]byte, bool) {
 	if len(key) == 0 {
 		return nil, false
+	}
+	if t.ov != nil {
+		if e, ok := t.ov.get(key); ok {
+			if e.del {
+				return nil, false
+			}
+			return e.val, true
+		}
 	}
 	k, v := t.b.Cursor().Seek(key)
 	if k == nil || !bytes.Equal(k, key) {
@@ -557,6 +947,10 @@ func (t *tx) Scan(start, end []byte, limit int, reverse bool, fn func(key, value
 		return err
 	}
 	if end != nil && bytes.Compare(start, end) >= 0 {
+		return nil
+	}
+	if t.ov != nil {
+		t.ov.scanMerged(t.b, start, end, limit, reverse, fn)
 		return nil
 	}
 	c := t.b.Cursor()
