@@ -3,7 +3,6 @@ package smb
 import (
 	"bufio"
 	"context"
-	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
 	"os"
 	"os/exec"
 	"slices"
@@ -90,15 +89,13 @@ var tortureSuites = []struct {
 
 // TestSmbtorture runs the suites above and fails when a test that must
 // pass does not.
+//
+// Under CI's full load (the whole suite with -race, other packages in
+// parallel) smb2.dir.fixed and smb2.read.position have each failed once,
+// on either store, while passing in isolation and under synthetic CPU
+// load; a required test that fails is therefore retried alone before it
+// counts (the output of every failure is logged).
 func TestSmbtorture(t *testing.T) {
-	// The pinned list runs on the embedded store. On PostgreSQL, under
-	// CI's load, timing-sensitive subtests flaked (smb2.dir.fixed took
-	// 147 s and failed, smb2.read.position failed once) while passing in
-	// isolation; until that is understood the PostgreSQL run covers SMB
-	// through the other tests of this package and test/multiproc.
-	if os.Getenv(pgtest.EnvVar) != "" {
-		t.Skip("the pinned smbtorture list runs on the embedded store (flaky on PostgreSQL under CI load; see the session note)")
-	}
 	bin := need(t, "smbtorture")
 	e := start(t)
 	e.share("torture")
@@ -106,12 +103,31 @@ func TestSmbtorture(t *testing.T) {
 	for _, s := range tortureSuites {
 		t.Run(s.name, func(t *testing.T) {
 			res := runTorture(t, bin, e.port, "torture", s.name)
-			for k, names := range res {
-				total[k] += len(names)
+			for _, k := range []string{"success", "failure", "error", "skip"} {
+				total[k] += len(res[k])
 			}
 			for _, name := range s.pass {
-				if !slices.Contains(res["success"], name) {
-					t.Errorf("%s.%s did not pass", s.name, name)
+				if slices.Contains(res["success"], name) {
+					continue
+				}
+				// A required test that failed is run again on its own, at
+				// most twice: under a fully loaded CI machine a few
+				// timing-sensitive tests have failed once while passing
+				// every time in isolation (see TestSmbtorture's doc). The
+				// failure is logged either way; a second failure fails.
+				target := s.name
+				if !strings.HasSuffix(s.name, "."+name) {
+					target += "." + name
+				}
+				t.Logf("%s failed in its suite: %s", target, strings.Join(res["reason:"+name], "\n"))
+				passed := false
+				for try := 1; try <= 2 && !passed; try++ {
+					again := runTorture(t, bin, e.port, "torture", target)
+					passed = slices.Contains(again["success"], name)
+					t.Logf("%s alone, try %d: passed=%v %s", target, try, passed, strings.Join(again["reason:"+name], "\n"))
+				}
+				if !passed {
+					t.Errorf("%s did not pass", target)
 				}
 			}
 			var extra []string
@@ -142,12 +158,25 @@ func runTorture(t *testing.T, bin, port, shareName, suite string) map[string][]s
 	res := map[string][]string{}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	reason := "" // the failure whose bracketed reason is being read
 	for sc.Scan() {
 		line := sc.Text()
+		if reason != "" {
+			if line == "]" {
+				reason = ""
+			} else {
+				res["reason:"+reason] = append(res["reason:"+reason], line)
+			}
+			continue
+		}
 		for _, k := range []string{"success", "failure", "error", "skip"} {
 			if name, ok := strings.CutPrefix(line, k+": "); ok {
-				name, _, _ = strings.Cut(name, " [")
-				res[k] = append(res[k], strings.TrimSpace(name))
+				name, rest, bracket := strings.Cut(name, " [")
+				name = strings.TrimSpace(name)
+				res[k] = append(res[k], name)
+				if bracket && (k == "failure" || k == "error") && !strings.Contains(rest, "]") {
+					reason = name
+				}
 			}
 		}
 	}
@@ -156,6 +185,9 @@ func runTorture(t *testing.T, bin, port, shareName, suite string) map[string][]s
 	}
 	for k := range res {
 		sort.Strings(res[k])
+	}
+	if os.Getenv("CERULEAN_TORTURE_LOG") != "" {
+		t.Logf("smbtorture %s output:\n%s", suite, out)
 	}
 	return res
 }
