@@ -133,8 +133,8 @@ type Options struct {
 	// LockTimeout bounds the wait for the file lock held by another process
 	// (0: DefaultLockTimeout; negative: wait forever).
 	LockTimeout time.Duration
-	// LogSize is the size of the write-ahead log file (0: 64 MiB). An
-	// existing log keeps its size.
+	// LogSize is the size of the write-ahead log file (0: 64 MiB, or 4 MiB
+	// with NoSync). An existing log keeps its size.
 	LogSize int64
 }
 
@@ -207,8 +207,11 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	if opts.LogSize <= 0 {
 		opts.LogSize = walDefaultSize
+		if opts.NoSync {
+			opts.LogSize = walTestSize // tests open many stores
+		}
 	}
-	w, err := openWAL(path+".wal", opts.LogSize)
+	w, err := openWAL(path+".wal", opts.LogSize, !opts.NoSync)
 	if err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("kv/bolt: open %s.wal: %w", path, err)

@@ -38,7 +38,7 @@ func TestWALReplayStops(t *testing.T) {
 		{"torn length", [][]byte{rec(1, "a"), rec(2, "b")}, 1, 0, []string{"a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := openWAL(filepath.Join(t.TempDir(), "x.wal"), 4096)
+			w, err := openWAL(filepath.Join(t.TempDir(), "x.wal"), 4096, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestWALReplayStops(t *testing.T) {
 		})
 	}
 	// Records of another database's log (another log id) are not replayed.
-	other, err := openWAL(filepath.Join(t.TempDir(), "z.wal"), 4096)
+	other, err := openWAL(filepath.Join(t.TempDir(), "z.wal"), 4096, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestWALReplayStops(t *testing.T) {
 		t.Fatalf("foreign log replayed: %d %v", last, err)
 	}
 	// A record that does not fit is refused, not written.
-	w, err := openWAL(filepath.Join(t.TempDir(), "y.wal"), 64)
+	w, err := openWAL(filepath.Join(t.TempDir(), "y.wal"), 64, false)
 	if err != nil {
 		t.Fatal(err)
 	}
