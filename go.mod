@@ -14,6 +14,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/hirochachacha/go-smb2 v1.1.0
 	github.com/jackc/pgx/v5 v5.7.6
+	github.com/minio/md5-simd v1.1.2
 	go.etcd.io/bbolt v1.4.3
 	golang.org/x/crypto v0.55.0
 	golang.org/x/sys v0.47.0
