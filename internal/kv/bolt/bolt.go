@@ -431,10 +431,11 @@ type group struct {
 
 // syncItem is a group handed to the syncer, or a barrier.
 type syncItem struct {
-	members  []*request
-	l        *layer        // the group's writes; nil if none
-	needSync bool          // a log record was written for it
-	barrier  chan struct{} // closed once every earlier item is done
+	members []*request
+	l       *layer        // the group's writes; nil if none
+	rec     []byte        // its log record (nil if none), to write at off
+	off     int64         //
+	barrier chan struct{} // closed once every earlier item is done
 }
 
 func (db *DB) getSyncErr() error {
@@ -469,11 +470,12 @@ func (db *DB) syncLoop() {
 		}
 		need := false
 		for _, x := range batch {
-			need = need || x.needSync
+			need = need || x.rec != nil
 		}
 		err := db.getSyncErr()
 		if err == nil && need {
-			if db.commitHook != nil {
+			err = db.writeRecords(batch)
+			if err == nil && db.commitHook != nil {
 				err = db.commitHook()
 			}
 			if err == nil && !db.noSync {
@@ -502,6 +504,27 @@ func (db *DB) syncLoop() {
 			}
 		}
 	}
+}
+
+// writeRecords writes the log records of a batch, which follow each
+// other in the log (a checkpoint, which starts the log again, waits for
+// the syncer first), with one write.
+func (db *DB) writeRecords(batch []*syncItem) error {
+	var buf []byte
+	var off int64
+	for _, x := range batch {
+		if x.rec == nil {
+			continue
+		}
+		if buf == nil {
+			off = x.off
+		}
+		buf = append(buf, x.rec...)
+	}
+	if buf == nil {
+		return nil
+	}
+	return db.wal.write(buf, off)
 }
 
 // barrier waits until the syncer has handled every group sent so far.
@@ -711,20 +734,8 @@ func (db *DB) runGroup() {
 		es := netWrites(b, touched)
 		db.seq++
 		rec := encodeRecord(db.seq, es)
-		fits, err := db.wal.append(rec)
-		switch {
-		case err != nil:
-			db.seq--
-			db.rebuild = true
-			err = unavailable(err)
-			for _, r := range g.members {
-				r.err = err
-			}
-			// Earlier groups may still be answered; this one must wait
-			// for them.
-			db.syncq <- it
-			return
-		case !fits:
+		off, fits := db.wal.reserve(len(rec))
+		if !fits {
 			// A record too big for the rest of the log: checkpoint this
 			// group with the earlier ones.
 			db.seq--
@@ -740,7 +751,7 @@ func (db *DB) runGroup() {
 			}
 			return
 		}
-		it.l, it.needSync = &layer{es: es}, true
+		it.l, it.rec, it.off = &layer{es: es}, rec, off
 		db.dirty = true
 		db.held += len(es)
 		db.heldBytes += len(rec)

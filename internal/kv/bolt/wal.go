@@ -159,18 +159,38 @@ func decodeEntries(p []byte) ([]entry, error) {
 	return es, nil
 }
 
-// append writes rec at the current offset; ok is false when it does not
-// fit (the caller checkpoints instead).
+// reserve claims the next n bytes of the log and returns their offset;
+// ok is false when they do not fit (the caller checkpoints instead). The
+// writer reserves; the syncer writes.
+func (w *wal) reserve(n int) (off int64, ok bool) {
+	if w.off+int64(n) > w.size {
+		return 0, false
+	}
+	off = w.off
+	w.off += int64(n)
+	return off, true
+}
+
+// write seals the records in b (their checksums) and writes them at off.
+func (w *wal) write(b []byte, off int64) error {
+	for p := b; len(p) >= walHeader; {
+		n := int(binary.LittleEndian.Uint32(p[0:])) + 8
+		binary.LittleEndian.PutUint32(p[4:], w.checksum(p[8:n]))
+		p = p[n:]
+	}
+	if _, err := w.f.WriteAt(b, off); err != nil {
+		return fmt.Errorf("kv/bolt: log write: %w", err)
+	}
+	return nil
+}
+
+// append reserves room for rec and writes it (tests and recovery).
 func (w *wal) append(rec []byte) (ok bool, err error) {
-	if w.off+int64(len(rec)) > w.size {
+	off, ok := w.reserve(len(rec))
+	if !ok {
 		return false, nil
 	}
-	binary.LittleEndian.PutUint32(rec[4:], w.checksum(rec[8:]))
-	if _, err := w.f.WriteAt(rec, w.off); err != nil {
-		return true, fmt.Errorf("kv/bolt: log write: %w", err)
-	}
-	w.off += int64(len(rec))
-	return true, nil
+	return true, w.write(rec, off)
 }
 
 // replay calls fn for each record after seq last, in order, and returns
