@@ -580,7 +580,9 @@ func (db *DB) writeLoop() {
 		select {
 		case <-db.wake:
 		case <-idle.C:
-			if db.dirty {
+			// prepare first: after a failed checkpoint the transaction
+			// has to be rebuilt before it can be committed.
+			if db.dirty && db.prepare() == nil {
 				_ = db.checkpoint()
 			}
 		case <-db.stop:
