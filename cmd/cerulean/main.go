@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -94,6 +95,19 @@ func serve(args []string, stderr io.Writer) error {
 	smbHeartbeat, err := smbLiveness(env("smb-liveness", ""))
 	if err != nil {
 		return err
+	}
+	// CERULEAN_CPUPROFILE=file profiles the server alone (benchmarks with
+	// the client in another process), written when it stops.
+	if path := env("cpuprofile", ""); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
