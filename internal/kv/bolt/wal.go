@@ -184,15 +184,6 @@ func (w *wal) write(b []byte, off int64) error {
 	return nil
 }
 
-// append reserves room for rec and writes it (tests and recovery).
-func (w *wal) append(rec []byte) (ok bool, err error) {
-	off, ok := w.reserve(len(rec))
-	if !ok {
-		return false, nil
-	}
-	return true, w.write(rec, off)
-}
-
 // replay calls fn for each record after seq last, in order, and returns
 // the sequence number of the last one.
 func (w *wal) replay(last uint64, fn func(seq uint64, es []entry) error) (uint64, error) {

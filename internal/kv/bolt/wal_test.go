@@ -15,6 +15,16 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
+// append reserves room for rec and writes it, as the writer and the
+// syncer do between them.
+func (w *wal) append(rec []byte) (ok bool, err error) {
+	off, ok := w.reserve(len(rec))
+	if !ok {
+		return false, nil
+	}
+	return true, w.write(rec, off)
+}
+
 // TestWALReplayStops: replay applies consecutive whole records after the
 // checkpoint and stops at zeros, at a torn record, at a stale record left
 // from before the last checkpoint and at a gap in the sequence.
