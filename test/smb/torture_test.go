@@ -102,9 +102,9 @@ func TestSmbtorture(t *testing.T) {
 	total := map[string]int{}
 	for _, s := range tortureSuites {
 		t.Run(s.name, func(t *testing.T) {
-			res := runTorture(t, bin, e.port, "torture", s.name)
-			for _, k := range []string{"success", "failure", "error", "skip"} {
-				total[k] += len(res[k])
+			res, reasons := runTorture(t, bin, e.port, "torture", s.name)
+			for k, names := range res {
+				total[k] += len(names)
 			}
 			for _, name := range s.pass {
 				if slices.Contains(res["success"], name) {
@@ -119,12 +119,12 @@ func TestSmbtorture(t *testing.T) {
 				if !strings.HasSuffix(s.name, "."+name) {
 					target += "." + name
 				}
-				t.Logf("%s failed in its suite: %s", target, strings.Join(res["reason:"+name], "\n"))
+				t.Logf("%s failed in its suite: %s", target, reasons[name])
 				passed := false
 				for try := 1; try <= 2 && !passed; try++ {
-					again := runTorture(t, bin, e.port, "torture", target)
+					again, why := runTorture(t, bin, e.port, "torture", target)
 					passed = slices.Contains(again["success"], name)
-					t.Logf("%s alone, try %d: passed=%v %s", target, try, passed, strings.Join(again["reason:"+name], "\n"))
+					t.Logf("%s alone, try %d: passed=%v %s", target, try, passed, why[name])
 				}
 				if !passed {
 					t.Errorf("%s did not pass", target)
@@ -145,8 +145,9 @@ func TestSmbtorture(t *testing.T) {
 }
 
 // runTorture runs one smbtorture suite or test and returns the test names
-// by outcome (success, failure, error, skip).
-func runTorture(t *testing.T, bin, port, shareName, suite string) map[string][]string {
+// by outcome (success, failure, error, skip) and, for failures and
+// errors, the reason smbtorture printed.
+func runTorture(t *testing.T, bin, port, shareName, suite string) (map[string][]string, map[string]string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -156,6 +157,7 @@ func runTorture(t *testing.T, bin, port, shareName, suite string) map[string][]s
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	out, _ := cmd.CombinedOutput() // failing tests make it exit non-zero
 	res := map[string][]string{}
+	reasons := map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	reason := "" // the failure whose bracketed reason is being read
@@ -165,7 +167,7 @@ func runTorture(t *testing.T, bin, port, shareName, suite string) map[string][]s
 			if line == "]" {
 				reason = ""
 			} else {
-				res["reason:"+reason] = append(res["reason:"+reason], line)
+				reasons[reason] += line + "\n"
 			}
 			continue
 		}
@@ -189,5 +191,5 @@ func runTorture(t *testing.T, bin, port, shareName, suite string) map[string][]s
 	if os.Getenv("CERULEAN_TORTURE_LOG") != "" {
 		t.Logf("smbtorture %s output:\n%s", suite, out)
 	}
-	return res
+	return res, reasons
 }
