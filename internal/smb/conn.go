@@ -83,6 +83,9 @@ type conn struct {
 	wake          chan struct{}
 	lockPoll      *time.Timer
 	lockPollDelay time.Duration
+	// notifyWake is signalled when changes were queued on a watch of
+	// one of the connection's opens (notify.go).
+	notifyWake chan struct{}
 	// closing is set once cleanup started: nothing more may be sent.
 	closing bool
 }
@@ -98,6 +101,8 @@ func newConn(s *Server, nc net.Conn) *conn {
 		sessions: map[uint64]*session{},
 		opens:    map[uint64]*open{},
 		async:    map[uint64]*asyncOp{},
+
+		notifyWake: make(chan struct{}, 1),
 	}
 }
 
@@ -145,6 +150,8 @@ func (c *conn) serve() {
 			c.retryLocks(false)
 		case <-c.lockPollC():
 			c.retryLocks(true)
+		case <-c.notifyWake:
+			c.deliverNotifies()
 		}
 	}
 }
@@ -230,6 +237,7 @@ func (c *conn) closeSessionHandles(ctx context.Context, s *session) {
 	for id, o := range c.opens {
 		if o.sess == s {
 			delete(c.opens, id)
+			c.unwatch(o)
 		}
 	}
 	for id, a := range c.async {

@@ -26,6 +26,9 @@ type open struct {
 	mode     uint32
 	position int64
 	dir      *dirCursor
+	// watch is the change-notify watch of a directory open, from its
+	// first CHANGE_NOTIFY (notify.go).
+	watch *watch
 }
 
 // modeBits are the CreateOptions bits FileModeInformation reports
@@ -115,6 +118,13 @@ func (c *conn) create(r *request) ([]byte, error) {
 	c.opens[o.id.Volatile] = o
 	r.chain.fileID = &o.id
 	in := fo.Info
+	switch fo.Action {
+	case file.ActionCreated:
+		c.reportChange(o, comps, smb2.FileActionAdded, nameFilter(fo.Dir))
+	case file.ActionOverwritten, file.ActionSuperseded:
+		c.reportChange(o, comps, smb2.FileActionModified,
+			smb2.FileNotifyChangeAttributes|smb2.FileNotifyChangeSize|smb2.FileNotifyChangeLastWrite)
+	}
 	resp := smb2.CreateResponse{
 		OplockLevel:  smb2.OplockNone,
 		CreateAction: smb2.CreateAction(fo.Action),
@@ -182,12 +192,18 @@ func (c *conn) opensOf(keep func(*open) bool) []*open {
 func (c *conn) closeOpen(o *open) {
 	delete(c.opens, o.id.Volatile)
 	c.finishNotifies(o, smb2.StatusNotifyCleanup)
+	c.unwatch(o)
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	if _, err := c.srv.vfs.Close(ctx, o.f); err != nil && !errors.Is(err, file.ErrFileClosed) && !errors.Is(err, file.ErrDirectoryNotEmpty) {
+	p := c.watchedPath(o)
+	in, err := c.srv.vfs.Close(ctx, o.f)
+	if err != nil && !errors.Is(err, file.ErrFileClosed) && !errors.Is(err, file.ErrDirectoryNotEmpty) {
 		c.log.Warn("closing an SMB handle failed", "err", err)
 	}
 	c.locksReleased()
+	if err == nil {
+		c.reportClosed(o, p, in)
+	}
 }
 
 // closeFile answers CLOSE (MS-SMB2 3.3.5.10).
@@ -202,11 +218,14 @@ func (c *conn) closeFile(r *request) ([]byte, error) {
 	}
 	delete(c.opens, o.id.Volatile)
 	c.finishNotifies(o, smb2.StatusNotifyCleanup)
+	c.unwatch(o)
+	p := c.watchedPath(o)
 	in, err := c.srv.vfs.Close(c.ctx, o.f)
 	c.locksReleased()
 	if err != nil {
 		return nil, err
 	}
+	c.reportClosed(o, p, in)
 	resp := smb2.CloseResponse{}
 	if req.Flags&smb2.CloseFlagPostQueryAttrib != 0 {
 		resp = smb2.CloseResponse{Flags: smb2.CloseFlagPostQueryAttrib, Attrs: netOpen(in)}
@@ -324,8 +343,22 @@ func (c *conn) write(r *request) ([]byte, error) {
 		}
 		return smb2.WriteResponse{}.Encode(), nil
 	}
+	p := c.watchedPath(o)
+	var before file.Info
+	if p != nil {
+		if before, err = c.srv.vfs.Info(c.ctx, o.f); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.srv.vfs.Write(c.ctx, o.f, off, req.Data); err != nil {
 		return nil, err
+	}
+	if p != nil {
+		filter := smb2.FileNotifyChangeLastWrite
+		if off < 0 || off+int64(len(req.Data)) > before.Size {
+			filter |= smb2.FileNotifyChangeSize
+		}
+		c.reportChange(o, p, smb2.FileActionModified, filter)
 	}
 	if off >= 0 {
 		o.position = off + int64(len(req.Data))

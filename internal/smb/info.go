@@ -305,8 +305,12 @@ func (c *conn) setFileInfo(o *open, class smb2.InfoClass, buf []byte) error {
 		if !ok {
 			return smb2.StatusInvalidParameter
 		}
-		_, err = v.SetBasic(c.ctx, o.f, bi)
-		return err
+		p := c.watchedPath(o)
+		if _, err = v.SetBasic(c.ctx, o.f, bi); err != nil {
+			return err
+		}
+		c.reportChange(o, p, smb2.FileActionModified, basicFilter(bi))
+		return nil
 	case smb2.FileRenameInformationClass:
 		ri, err := smb2.DecodeFileRenameInformation(buf)
 		if err != nil {
@@ -322,7 +326,12 @@ func (c *conn) setFileInfo(o *open, class smb2.InfoClass, buf []byte) error {
 		if len(comps) == 0 {
 			return smb2.StatusObjectNameInvalid
 		}
-		return v.Rename(c.ctx, o.f, comps, ri.ReplaceIfExists)
+		p := c.watchedPath(o)
+		if err := v.Rename(c.ctx, o.f, comps, ri.ReplaceIfExists); err != nil {
+			return err
+		}
+		c.reportRename(o, p, comps)
+		return nil
 	case smb2.FileDispositionInformationClass:
 		d, err := smb2.DecodeFileDispositionInformation(buf)
 		if err != nil {
@@ -356,7 +365,12 @@ func (c *conn) setFileInfo(o *open, class smb2.InfoClass, buf []byte) error {
 		if err != nil {
 			return err
 		}
-		return v.SetAllocation(c.ctx, o.f, a.AllocationSize)
+		p := c.watchedPath(o)
+		if err := v.SetAllocation(c.ctx, o.f, a.AllocationSize); err != nil {
+			return err
+		}
+		c.reportChange(o, p, smb2.FileActionModified, smb2.FileNotifyChangeSize)
+		return nil
 	case smb2.FileEndOfFileInformationClass:
 		e, err := smb2.DecodeFileEndOfFileInformation(buf)
 		if err != nil {
@@ -365,9 +379,33 @@ func (c *conn) setFileInfo(o *open, class smb2.InfoClass, buf []byte) error {
 		if e.EndOfFile < 0 {
 			return smb2.StatusInvalidParameter
 		}
-		return v.SetEndOfFile(c.ctx, o.f, e.EndOfFile)
+		p := c.watchedPath(o)
+		if err := v.SetEndOfFile(c.ctx, o.f, e.EndOfFile); err != nil {
+			return err
+		}
+		c.reportChange(o, p, smb2.FileActionModified, smb2.FileNotifyChangeSize|smb2.FileNotifyChangeLastWrite)
+		return nil
 	}
 	return smb2.StatusInvalidInfoClass
+}
+
+// basicFilter is the CHANGE_NOTIFY filter a FileBasicInformation set
+// matches: the attributes and times it gives.
+func basicFilter(bi file.BasicInfo) uint32 {
+	var f uint32
+	if bi.Attributes != 0 {
+		f |= smb2.FileNotifyChangeAttributes
+	}
+	if !bi.Created.IsZero() {
+		f |= smb2.FileNotifyChangeCreation
+	}
+	if !bi.LastAccess.IsZero() {
+		f |= smb2.FileNotifyChangeLastAccess
+	}
+	if !bi.LastWrite.IsZero() {
+		f |= smb2.FileNotifyChangeLastWrite
+	}
+	return f
 }
 
 // basicInfo converts a SET_INFO FileBasicInformation for the VFS: 0

@@ -20,7 +20,7 @@
 // (shares and IPC$), TREE_DISCONNECT, CREATE, CLOSE, FLUSH, READ, WRITE,
 // QUERY_DIRECTORY, QUERY_INFO, SET_INFO, IOCTL (VALIDATE_NEGOTIATE_INFO),
 // LOCK (byte-range locks in the store; blocking locks go async), ECHO,
-// CHANGE_NOTIFY (pending until cancelled or closed) and CANCEL;
+// CHANGE_NOTIFY (changes made through this server) and CANCEL;
 // related and unrelated compounds. Oplocks are always NONE; no leases,
 // durable handles or multichannel.
 package smb
@@ -90,6 +90,8 @@ type Server struct {
 
 	// lockWake wakes the connections with blocked locks (lock.go).
 	lockWake lockWaiters
+	// notify holds the change-notify watches of every open (notify.go).
+	notify notifyHub
 
 	// onPanic, if set (tests), sees every panic a connection recovered.
 	onPanic func(any)

@@ -42,6 +42,14 @@ import (
 //     itself against a server without encryption (smbXcli_session_
 //     shallow_copy returns NULL when no cipher was negotiated), so only the
 //     other compound tests run.
+//   - smb2.notify runs test by test, since some wait forever for a
+//     notification the server does not send: mask, logoff,
+//     session-reconnect, invalid-reauth and rmdir1-4 (changes made over
+//     REST or other processes, or implied ones such as a watched
+//     directory's own removal, are not reported). valid-req wants a
+//     buffer above 0x80000 refused; tree sends a ".." path
+//     (OBJECT_PATH_SYNTAX_BAD); rec and mask-change get
+//     DIRECTORY_NOT_EMPTY where they expect a removal to succeed.
 var tortureSuites = []struct {
 	name string
 	pass []string
@@ -85,6 +93,17 @@ var tortureSuites = []struct {
 	{"smb2.winattr", []string{"winattr"}},
 	{"smb2.timestamps", []string{"time_t_15032385535", "time_t_10000000000", "time_t_4294967295", "time_t_1", "time_t_0", "time_t_-1", "time_t_-2", "time_t_1968",
 		"freeze-thaw", "delayed-1write"}},
+	{"smb2.notify.tcon", []string{"tcon"}},
+	{"smb2.notify.dir", []string{"dir"}},
+	{"smb2.notify.tdis", []string{"tdis"}},
+	{"smb2.notify.tdis1", []string{"tdis1"}},
+	{"smb2.notify.close", []string{"close"}},
+	{"smb2.notify.basedir", []string{"basedir"}},
+	{"smb2.notify.double", []string{"double"}},
+	{"smb2.notify.file", []string{"file"}},
+	{"smb2.notify.tcp", []string{"tcp"}},
+	{"smb2.notify.overflow", []string{"overflow"}},
+	{"smb2.notify.handle-permissions", []string{"handle-permissions"}},
 }
 
 // TestSmbtorture runs the suites above and fails when a test that must
