@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -98,17 +97,11 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	// CERULEAN_CPUPROFILE=file profiles the server alone (benchmarks with
 	// the client in another process), written when it stops.
-	if path := env("cpuprofile", ""); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := bench.CPUProfile(env("cpuprofile", ""))
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)

@@ -122,6 +122,23 @@ func Run(ctx context.Context, name string, n int, d time.Duration, fn func(ctx c
 	return Result{Name: name, Ops: ops.Load(), Errors: errs.Load(), Elapsed: el, P50: pct(0.50), P95: pct(0.95), P99: pct(0.99)}
 }
 
+// CPUProfile starts a CPU profile written to path (nothing if path is
+// empty); stop ends it and closes the file.
+func CPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
 // Small runs Put Blob then Get Blob of size-byte blobs with n clients.
 // With several endpoints (front ends sharing one database), worker w uses
 // cs[w % len(cs)]; writes and reads of one worker may so go to different
@@ -244,17 +261,11 @@ func Main(args []string, out io.Writer) error {
 			return fmt.Errorf("-workloads: unknown workload %q", w)
 		}
 	}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := CPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	if *url == "" {
 		dir := *data
 		if dir == "" {
