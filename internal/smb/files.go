@@ -190,20 +190,28 @@ func (c *conn) opensOf(keep func(*open) bool) []*open {
 // it, completing its pending CHANGE_NOTIFYs; errors are logged (tree
 // disconnect and logoff cannot report them).
 func (c *conn) closeOpen(o *open) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if _, err := c.release(ctx, o); err != nil && !errors.Is(err, file.ErrFileClosed) && !errors.Is(err, file.ErrDirectoryNotEmpty) {
+		c.log.Warn("closing an SMB handle failed", "err", err)
+	}
+}
+
+// release is every close of o: it leaves the connection's table, its
+// pending CHANGE_NOTIFYs complete and its watch goes, the store closes
+// the handle (waking blocked locks), and watchers of its directory hear
+// of the close's effects.
+func (c *conn) release(ctx context.Context, o *open) (file.Info, error) {
 	delete(c.opens, o.id.Volatile)
 	c.finishNotifies(o, smb2.StatusNotifyCleanup)
 	c.unwatch(o)
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer cancel()
 	p := c.watchedPath(o)
 	in, err := c.srv.vfs.Close(ctx, o.f)
-	if err != nil && !errors.Is(err, file.ErrFileClosed) && !errors.Is(err, file.ErrDirectoryNotEmpty) {
-		c.log.Warn("closing an SMB handle failed", "err", err)
-	}
 	c.locksReleased()
 	if err == nil {
 		c.reportClosed(o, p, in)
 	}
+	return in, err
 }
 
 // closeFile answers CLOSE (MS-SMB2 3.3.5.10).
@@ -216,16 +224,10 @@ func (c *conn) closeFile(r *request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	delete(c.opens, o.id.Volatile)
-	c.finishNotifies(o, smb2.StatusNotifyCleanup)
-	c.unwatch(o)
-	p := c.watchedPath(o)
-	in, err := c.srv.vfs.Close(c.ctx, o.f)
-	c.locksReleased()
+	in, err := c.release(c.ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	c.reportClosed(o, p, in)
 	resp := smb2.CloseResponse{}
 	if req.Flags&smb2.CloseFlagPostQueryAttrib != 0 {
 		resp = smb2.CloseResponse{Flags: smb2.CloseFlagPostQueryAttrib, Attrs: netOpen(in)}
