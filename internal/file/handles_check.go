@@ -103,9 +103,3 @@ func handleErr(err error) error {
 	}
 	return err
 }
-
-// hiddenPending reports whether entry e of the live share is
-// delete-pending, so listings omit it.
-func hiddenPending(tx kv.Tx, acct, sh string, e *entry) (bool, error) {
-	return handle.IsDeletePending(tx, acct, sh, FormatID(e.ID))
-}

@@ -13,6 +13,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -171,9 +172,16 @@ func listChildren(tx kv.Tx, acct, sh, snap string, dir uint64, foldedPrefix, fro
 			start = k
 		}
 	}
+	// Delete-pending entries of the live share are left out: one read of
+	// the share's pending index covers every entry.
+	var pending map[string]bool
+	if snap == "" {
+		if pending, err = handle.DeletePendingIn(tx, acct, sh); err != nil {
+			return nil, "", err
+		}
+	}
 	for {
-		// Copy a batch out of the scan, then decode and check it: the
-		// delete-pending check reads the transaction.
+		// Copy a batch out of the scan, then decode it.
 		want := max + 1 - len(out)
 		var keys [][]byte
 		var vals [][]byte
@@ -195,14 +203,8 @@ func listChildren(tx kv.Tx, acct, sh, snap string, dir uint64, foldedPrefix, fro
 				// children (rootKey is entryKey(rootID, "")).
 				continue
 			}
-			if snap == "" {
-				hidden, err := hiddenPending(tx, acct, sh, &e)
-				if err != nil {
-					return nil, "", err
-				}
-				if hidden {
-					continue
-				}
+			if pending[FormatID(e.ID)] {
+				continue
 			}
 			if len(out) == max {
 				return out, fold(e.Name), nil

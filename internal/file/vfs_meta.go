@@ -381,12 +381,12 @@ func (v *VFS) ReadDir(ctx context.Context, o *Open, after string, limit int) ([]
 		if err != nil || derr != nil {
 			return firstErr(err, derr)
 		}
+		pending, err := handle.DeletePendingIn(tx, o.Account, o.Share)
+		if err != nil {
+			return err
+		}
 		for _, e := range es {
-			pending, err := handle.IsDeletePending(tx, o.Account, o.Share, FormatID(e.ID))
-			if err != nil {
-				return err
-			}
-			out = append(out, infoOf(e, pending))
+			out = append(out, infoOf(e, pending[FormatID(e.ID)]))
 		}
 		return nil
 	})

@@ -23,6 +23,10 @@
 //	                                           concurrent opens of one file
 //	                                           conflict as write-write even on
 //	                                           snapshot-isolated engines)
+//	("fhp", account, share, fileID)            present iff the file is
+//	                                           delete-pending (the state's
+//	                                           flag), so listings read a
+//	                                           share's pending files at once
 //	("fhs", sessionID, account, share, fileID, handleID)   close-by-session index
 //	("fhw", owner, incarnation, account, share, fileID, handleID)  reap index
 //	("fho", owner)                             owner liveness

@@ -44,6 +44,7 @@ const (
 	pfxSession = "fhs"
 	pfxOwnerIx = "fhw"
 	pfxOwner   = "fho"
+	pfxPending = "fhp"
 )
 
 // Handle is an open handle as stored and listed.
@@ -121,6 +122,10 @@ type stored struct {
 // fileState is the per-file record.
 type fileState struct {
 	DeletePending bool `json:"dp,omitempty"`
+	// stored is DeletePending as the store holds it (in the state record
+	// and the share's pending index): putState and deleteState keep the
+	// index in step with the record.
+	stored bool
 }
 
 func handleKey(acct, share, fileID, handleID string) []byte {
@@ -133,6 +138,12 @@ func filePrefix(acct, share, fileID string) []byte {
 
 func stateKey(acct, share, fileID string) []byte {
 	return kv.Key(pfxFile, acct, share, fileID)
+}
+
+// pendingKey is the share's index entry of a delete-pending file, so a
+// listing finds them with one range read instead of a read per entry.
+func pendingKey(acct, share, fileID string) []byte {
+	return kv.Key(pfxPending, acct, share, fileID)
 }
 
 func sessionKey(s stored) []byte {
@@ -237,15 +248,41 @@ func getState(tx kv.Tx, acct, share, fileID string) (fileState, bool, error) {
 	if err := json.Unmarshal(val, &st); err != nil {
 		return fileState{}, false, fmt.Errorf("handle: decoding file state: %w", err)
 	}
+	st.stored = st.DeletePending
 	return st, true, nil
 }
 
-func putState(tx kv.Tx, acct, share, fileID string, st fileState) error {
+func putState(tx kv.Tx, acct, share, fileID string, st *fileState) error {
 	val, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	return tx.Put(stateKey(acct, share, fileID), val)
+	if err := tx.Put(stateKey(acct, share, fileID), val); err != nil {
+		return err
+	}
+	return syncPending(tx, acct, share, fileID, st, st.DeletePending)
+}
+
+// deleteState removes the file's state record (its last handle record
+// went) with its pending-index entry.
+func deleteState(tx kv.Tx, acct, share, fileID string, st *fileState) error {
+	if err := tx.Delete(stateKey(acct, share, fileID)); err != nil {
+		return err
+	}
+	return syncPending(tx, acct, share, fileID, st, false)
+}
+
+// syncPending makes the share's pending index hold fileID iff pending,
+// writing only when that changes.
+func syncPending(tx kv.Tx, acct, share, fileID string, st *fileState, pending bool) error {
+	if pending == st.stored {
+		return nil
+	}
+	st.stored = pending
+	if pending {
+		return tx.Put(pendingKey(acct, share, fileID), nil)
+	}
+	return tx.Delete(pendingKey(acct, share, fileID))
 }
 
 // scanBatch is how many records a scan copies out before they are
@@ -441,7 +478,7 @@ func Open(tx kv.Tx, now time.Time, req OpenRequest) (Handle, error) {
 		return Handle{}, err
 	}
 	// Always rewrite the per-file state: it is the file's guard key.
-	if err := putState(tx, req.Account, req.Share, req.FileID, st); err != nil {
+	if err := putState(tx, req.Account, req.Share, req.FileID, &st); err != nil {
 		return Handle{}, err
 	}
 	return s.Handle, nil
@@ -499,7 +536,7 @@ func (c *closer) close(s stored, report bool) error {
 		}
 		if !st.DeletePending {
 			st.DeletePending = true
-			if err := putState(c.tx, s.Account, s.Share, s.FileID, st); err != nil {
+			if err := putState(c.tx, s.Account, s.Share, s.FileID, &st); err != nil {
 				return err
 			}
 		}
@@ -560,14 +597,14 @@ func settle(tx kv.Tx, lv *liveness, acct, share, fileID string) (bool, error) {
 				return false, err
 			}
 		}
-		return true, tx.Delete(stateKey(acct, share, fileID))
+		return true, deleteState(tx, acct, share, fileID, &st)
 	}
 	if len(hs) == 0 {
-		return false, tx.Delete(stateKey(acct, share, fileID))
+		return false, deleteState(tx, acct, share, fileID, &st)
 	}
 	// Rewrite the guard key, so that concurrent closes of one file
 	// conflict even on a snapshot-isolated engine.
-	return false, putState(tx, acct, share, fileID, st)
+	return false, putState(tx, acct, share, fileID, &st)
 }
 
 // Close removes a live handle (ErrNoHandle if there is none). A handle
@@ -605,7 +642,7 @@ func SetDeletePending(tx kv.Tx, now time.Time, acct, share, fileID, handleID str
 		return err
 	}
 	st.DeletePending = pending
-	return putState(tx, acct, share, fileID, st)
+	return putState(tx, acct, share, fileID, &st)
 }
 
 // CloseSession closes every handle of an SMB session (live or dead),
@@ -737,6 +774,26 @@ func HasOpen(tx kv.Tx, now time.Time, acct, share, fileID string) (bool, error) 
 func IsDeletePending(tx kv.Tx, acct, share, fileID string) (bool, error) {
 	st, _, err := getState(tx, acct, share, fileID)
 	return st.DeletePending, err
+}
+
+// DeletePendingIn returns the IDs of the share's delete-pending files (as
+// IsDeletePending reports them), read in one range scan of the share's
+// pending index: what a listing checks its entries against.
+func DeletePendingIn(tx kv.Tx, acct, share string) (map[string]bool, error) {
+	prefix := kv.Key(pfxPending, acct, share)
+	var ids map[string]bool
+	err := scanRange(tx, prefix, kv.PrefixEnd(prefix), func(k, _ []byte) (bool, error) {
+		parts, ok := kv.Split(k)
+		if !ok || len(parts) != 4 {
+			return false, fmt.Errorf("handle: malformed pending key %q", k)
+		}
+		if ids == nil {
+			ids = map[string]bool{}
+		}
+		ids[parts[3]] = true
+		return true, nil
+	})
+	return ids, err
 }
 
 // ReconnectRequest moves a live handle to a new connection (an SMB2

@@ -198,7 +198,7 @@ func guard(tx kv.Tx, acct, share, fileID string) error {
 	if err != nil {
 		return err
 	}
-	return putState(tx, acct, share, fileID, st)
+	return putState(tx, acct, share, fileID, &st)
 }
 
 // Lock takes every range for the live handle handleID, atomically: all

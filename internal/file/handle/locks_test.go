@@ -334,8 +334,12 @@ func TestLocksDieWithHandle(t *testing.T) {
 			return err
 		})
 		// A purged share.
-		h = e.mustOpen(OpenRequest{FileID: "q", Access: Read | Write, ShareAccess: ShareAll})
+		h = e.mustOpen(OpenRequest{FileID: "q", Access: Read | Write | Delete, ShareAccess: ShareAll})
 		lock("q", h.HandleID)
+		e.must(func(tx kv.Tx) error { return SetDeletePending(tx, e.now(), "acct", "share", "q", h.HandleID, true) })
+		if !e.deletePending("q") {
+			t.Fatal("q is not delete-pending")
+		}
 		for more := true; more; {
 			e.must(func(tx kv.Tx) (err error) { more, err = PurgeShare(tx, "acct", "share", 1); return err })
 		}

@@ -5,7 +5,7 @@ import (
 )
 
 // PurgeShare removes the handle records of share, live or dead, with their
-// index entries and byte-range locks, and the per-file states, for Delete Share: at most limit
+// index entries and byte-range locks, the per-file states and the pending index, for Delete Share: at most limit
 // records per call (limit <= 0: no limit). It reports whether more remain;
 // the caller repeats it in later transactions until none do. Nothing is
 // closed in the SMB sense (no delete-on-close): the files go with the
@@ -41,14 +41,19 @@ func PurgeShare(tx kv.Tx, acct, share string, limit int) (more bool, err error) 
 	if err != nil || more {
 		return more, err
 	}
-	prefix = kv.Key(pfxFile, acct, share)
-	err = scanRange(tx, prefix, kv.PrefixEnd(prefix), func(k, _ []byte) (bool, error) {
-		if full() {
-			more = true
-			return false, nil
+	for _, pfx := range []string{pfxFile, pfxPending} {
+		prefix = kv.Key(pfx, acct, share)
+		err = scanRange(tx, prefix, kv.PrefixEnd(prefix), func(k, _ []byte) (bool, error) {
+			if full() {
+				more = true
+				return false, nil
+			}
+			n++
+			return true, tx.Delete(k)
+		})
+		if err != nil || more {
+			return more, err
 		}
-		n++
-		return true, tx.Delete(k)
-	})
-	return more, err
+	}
+	return false, nil
 }

@@ -158,7 +158,14 @@ func (e *env) deletePending(fileID string) bool {
 	var ok bool
 	e.view(func(tx kv.Tx) error {
 		var err error
-		ok, err = IsDeletePending(tx, "acct", "share", fileID)
+		if ok, err = IsDeletePending(tx, "acct", "share", fileID); err != nil {
+			return err
+		}
+		// The share's pending index, which listings read, agrees.
+		set, err := DeletePendingIn(tx, "acct", "share")
+		if err == nil && set[fileID] != ok {
+			e.t.Errorf("pending index holds %s: %v; IsDeletePending: %v", fileID, set[fileID], ok)
+		}
 		return err
 	})
 	return ok
@@ -192,7 +199,7 @@ func (e *env) countKeys(parts ...string) int {
 // assertNoLeftovers checks that no handle, index or file state is left.
 func (e *env) assertNoLeftovers() {
 	e.t.Helper()
-	for _, p := range []string{pfxHandle, pfxFile, pfxSession, pfxOwnerIx} {
+	for _, p := range []string{pfxHandle, pfxFile, pfxPending, pfxSession, pfxOwnerIx} {
 		if n := e.countKeys(p); n != 0 {
 			e.t.Errorf("%d keys left under %q", n, p)
 		}
