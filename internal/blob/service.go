@@ -40,14 +40,14 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		}
 	}
 	r.snapshot = r.q.Get("snapshot")
+	o, err := s.route(r)
 	// Structured-message bodies (per-segment CRC64 framing) are not
 	// decoded here; refusing them keeps the framing out of stored content.
-	if v := r.Header.Get("x-ms-structured-body"); v != "" {
-		return azerr.New(azerr.UnsupportedHeader).With("HeaderName", "x-ms-structured-body").With("HeaderValue", v)
+	if v := r.Header.Get("x-ms-structured-body"); err == nil && v != "" {
+		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", "x-ms-structured-body").With("HeaderValue", v)
 	}
-	o, err := s.route(r)
 	if err != nil {
-		return err
+		return r.SASFirst(err, server.SASTarget{Container: r.container, Path: r.name}, s.policies(r, r.container))
 	}
 	if r.SAS != nil {
 		if err := s.authorizeSAS(r); err != nil {

@@ -44,22 +44,39 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 			r.share = rest
 		}
 	}
+	o, err := s.prepare(r)
+	if err != nil {
+		// A forged or expired SAS is answered as such, whatever else is
+		// wrong with the request.
+		return r.SASFirst(err, server.SASTarget{Container: r.share, Path: r.path}, s.policies(r, r.share))
+	}
+	if r.SAS != nil {
+		if err := s.authorizeSAS(r); err != nil {
+			return err
+		}
+	}
+	return o(w, r)
+}
+
+// prepare routes r and checks what needs no store: conditional headers
+// (refused), the share name, the path and the share snapshot.
+func (s *Service) prepare(r *req) (op, error) {
 	if err := checkConditions(r.Header); err != nil {
-		return err
+		return nil, err
 	}
 	o, err := s.route(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if r.share != "" {
 		if err := wire.ValidShareName(r.share); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if r.path != "" {
 		allowDot := strings.EqualFold(r.Header.Get("x-ms-allow-trailing-dot"), "true")
 		if r.comps, err = splitPath(r.path, allowDot); err != nil {
-			return err
+			return nil, err
 		}
 		r.path = strings.Join(r.comps, "/")
 	}
@@ -69,19 +86,14 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	if v := r.q.Get("sharesnapshot"); v != "" && r.opName != "snapshotShare" {
 		t, err := wire.ParseSnapshot(v)
 		if err != nil {
-			return azerr.InvalidQuery("sharesnapshot", v)
+			return nil, azerr.InvalidQuery("sharesnapshot", v)
 		}
 		r.snap = wire.FormatISO7(t)
 		if !readOnlyOps[r.opName] {
-			return azerr.New(azerr.ShareSnapshotOperationNotSupported)
+			return nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
 		}
 	}
-	if r.SAS != nil {
-		if err := s.authorizeSAS(r); err != nil {
-			return err
-		}
-	}
-	return o(w, r)
+	return o, nil
 }
 
 // checkConditions refuses the HTTP conditional headers: File REST has no

@@ -33,7 +33,13 @@ var sasRules = map[string]server.SASRule{
 // stored access policies come from the queue's ACL, read now.
 func (s *Service) authorizeSAS(r *req) error {
 	rule, ok := sasRules[r.opName]
-	policy := server.Policies(func() ([]server.StoredPolicy, error) {
+	_, err := r.AuthorizeSAS(server.SASTarget{Container: r.queue}, s.policies(r), rule, ok)
+	return err
+}
+
+// policies resolves signed identifiers in the ACL of the request's queue.
+func (s *Service) policies(r *req) auth.PolicyLookup {
+	return server.Policies(func() ([]server.StoredPolicy, error) {
 		var out []server.StoredPolicy
 		err := s.store.View(r.Context(), func(tx kv.Tx) error {
 			q, err := loadQueue(tx, r.Account, r.queue)
@@ -47,6 +53,4 @@ func (s *Service) authorizeSAS(r *req) error {
 		})
 		return out, err
 	})
-	_, err := r.AuthorizeSAS(server.SASTarget{Container: r.queue}, policy, rule, ok)
-	return err
 }

@@ -88,7 +88,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	}
 	o, err := s.route(r)
 	if err != nil {
-		return err
+		return r.SASFirst(err, server.SASTarget{Container: r.queue}, s.policies(r))
 	}
 	if sr.SAS != nil {
 		if err := s.authorizeSAS(r); err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -54,7 +55,44 @@ func (r *Request) AuthorizeSourceSAS(q url.Values, target SASTarget, policy auth
 	return r.authorizeToken(&tok, q, target, policy, rule, true)
 }
 
+// SASFirst returns err, an error found in the request before its SAS was
+// checked (no such operation, a malformed name, header or parameter),
+// unless the SAS fails authentication (a wrong signature, an expired or
+// not yet valid token, another address or protocol): that 403
+// AuthenticationFailed is returned instead, as Azure authenticates a
+// request before it looks at the operation, and a caller without a valid
+// token learns nothing about the request. target and policy are what the
+// URL names; a token for another resource is left to the operation's own
+// check, which the request did not reach.
+func (r *Request) SASFirst(err error, target SASTarget, policy auth.PolicyLookup) error {
+	if err == nil || r.SAS == nil {
+		return err
+	}
+	_, verr := r.verifyToken(r.SAS, r.URL.Query(), target, policy)
+	var e *azerr.Error
+	if errors.As(verr, &e) && e.Code == azerr.AuthenticationFailed {
+		return verr
+	}
+	return err
+}
+
 func (r *Request) authorizeToken(tok *auth.SAS, q url.Values, target SASTarget, policy auth.PolicyLookup, rule SASRule, ok bool) (*auth.SAS, error) {
+	eff, err := r.verifyToken(tok, q, target, policy)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, azerr.New(azerr.AuthorizationFailure)
+	}
+	if err := CheckSASRule(&eff, r.kind, rule); err != nil {
+		return nil, err
+	}
+	return &eff, nil
+}
+
+// verifyToken verifies tok (signature, times, address, protocol, stored
+// policy) for target and returns the effective SAS.
+func (r *Request) verifyToken(tok *auth.SAS, q url.Values, target SASTarget, policy auth.PolicyLookup) (auth.SAS, error) {
 	sreq := auth.SASRequest{
 		Account:   r.Account,
 		Service:   r.kind,
@@ -68,17 +106,7 @@ func (r *Request) authorizeToken(tok *auth.SAS, q url.Values, target SASTarget, 
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		sreq.ClientIP = ap.Addr().Unmap()
 	}
-	eff, err := auth.VerifySAS(tok, r.accounts, sreq, policy)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, azerr.New(azerr.AuthorizationFailure)
-	}
-	if err := CheckSASRule(&eff, r.kind, rule); err != nil {
-		return nil, err
-	}
-	return &eff, nil
+	return auth.VerifySAS(tok, r.accounts, sreq, policy)
 }
 
 // CheckSASRule checks an already verified, effective SAS against rule on

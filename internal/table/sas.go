@@ -55,7 +55,21 @@ func (s *Service) authorizeSAS(r *req) error {
 			table = ""
 		}
 	}
-	policy := server.Policies(func() ([]server.StoredPolicy, error) {
+	eff, err := r.AuthorizeSAS(server.SASTarget{Container: table}, s.policies(r, table), rule, ok)
+	if err != nil {
+		return err
+	}
+	r.sas = eff
+	if r.keyed {
+		return checkEntityRange(r, r.pk, r.rk)
+	}
+	return nil
+}
+
+// policies resolves signed identifiers in the ACL of table, read when
+// the SAS names one.
+func (s *Service) policies(r *req, table string) auth.PolicyLookup {
+	return server.Policies(func() ([]server.StoredPolicy, error) {
 		var out []server.StoredPolicy
 		err := s.store.View(r.Context(), func(tx kv.Tx) error {
 			t, err := activeTable(tx, r.Account, table)
@@ -69,15 +83,21 @@ func (s *Service) authorizeSAS(r *req) error {
 		})
 		return out, err
 	})
-	eff, err := r.AuthorizeSAS(server.SASTarget{Container: table}, policy, rule, ok)
-	if err != nil {
+}
+
+// sasFirst is server.Request.SASFirst for an error found before the
+// operation was known: the SAS is checked against the table the path
+// names, or (for a path without one, such as $batch) the table a service
+// SAS is for.
+func (s *Service) sasFirst(r *req, err error) error {
+	if r.SAS == nil {
 		return err
 	}
-	r.sas = eff
-	if r.keyed {
-		return checkEntityRange(r, r.pk, r.rk)
+	table := r.table
+	if table == "" && !r.SAS.IsAccount() {
+		table = r.SAS.TableName
 	}
-	return nil
+	return r.SASFirst(err, server.SASTarget{Container: table}, s.policies(r, table))
 }
 
 // checkEntityRange refuses (403 AuthorizationFailure) an entity outside

@@ -62,12 +62,12 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	r := &req{Request: sr, q: parseQuery(sr.URL.RawQuery)}
 	m, err := effectiveMethod(sr.Request)
 	if err != nil {
-		return err
+		return s.sasFirst(r, err)
 	}
 	r.method = m
 	o, err := s.route(r)
 	if err != nil {
-		return err
+		return s.sasFirst(r, err)
 	}
 	if sr.SAS != nil {
 		if err := s.authorizeSAS(r); err != nil {
