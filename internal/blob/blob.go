@@ -17,6 +17,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -375,7 +376,7 @@ func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
 	if b.Props.CacheControl != "" {
 		h.Set("Cache-Control", b.Props.CacheControl)
 	}
-	applySASOverrides(h, r)
+	server.ApplySASOverrides(h, r.sas)
 	writeMeta(h, b.Meta)
 	if r.snapshot == "" {
 		writeLeaseHeaders(h, b.Lease, r)

@@ -114,23 +114,3 @@ func (s *Service) authorizeCopySource(r *req, cont, name string) error {
 	}
 	return denied("The copy source is not public and carries no SAS.")
 }
-
-// applySASOverrides applies a service SAS's signed response header
-// overrides (rscc, rscd, rsce, rscl, rsct) to a Get Blob or Get Blob
-// Properties response.
-func applySASOverrides(h http.Header, r *req) {
-	if r.sas == nil || r.sas.IsAccount() {
-		return
-	}
-	for _, o := range [...]struct{ name, v string }{
-		{"Cache-Control", r.sas.CacheControl},
-		{"Content-Disposition", r.sas.ContentDisposition},
-		{"Content-Encoding", r.sas.ContentEncoding},
-		{"Content-Language", r.sas.ContentLanguage},
-		{"Content-Type", r.sas.ContentType},
-	} {
-		if o.v != "" {
-			h.Set(o.name, o.v)
-		}
-	}
-}

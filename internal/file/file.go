@@ -265,6 +265,7 @@ func (s *Service) getFileProperties(w http.ResponseWriter, r *req) error {
 	}
 	writeFileHeaders(w, e, r.Now)
 	h := w.Header()
+	server.ApplySASOverrides(h, r.sas)
 	h.Set("Content-Length", strconv.FormatInt(e.Size, 10))
 	if e.Props.ContentMD5 != nil {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
@@ -320,6 +321,7 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	}
 	writeFileHeaders(w, e, r.Now)
 	h := w.Header()
+	server.ApplySASOverrides(h, r.sas)
 	body.SetHeaders(h, wantMD5 && rng != nil)
 	status := http.StatusOK
 	if rng != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -125,6 +126,29 @@ func CheckSASRule(eff *auth.SAS, svc auth.Service, rule SASRule) error {
 		}
 	}
 	return nil
+}
+
+// ApplySASOverrides applies the response header overrides (rscc, rscd,
+// rsce, rscl, rsct) of eff, a verified service SAS, to a Get Blob, Get
+// Blob Properties, Get File or Get File Properties response [D: Create a
+// service SAS, "Specify query parameters to override response
+// headers (Blob Storage and Azure Files only)"]. An account SAS (or no
+// SAS) overrides nothing.
+func ApplySASOverrides(h http.Header, eff *auth.SAS) {
+	if eff == nil || eff.IsAccount() {
+		return
+	}
+	for _, o := range [...]struct{ name, v string }{
+		{"Cache-Control", eff.CacheControl},
+		{"Content-Disposition", eff.ContentDisposition},
+		{"Content-Encoding", eff.ContentEncoding},
+		{"Content-Language", eff.ContentLanguage},
+		{"Content-Type", eff.ContentType},
+	} {
+		if o.v != "" {
+			h.Set(o.name, o.v)
+		}
+	}
 }
 
 // Policies returns a PolicyLookup over stored access policies given as

@@ -859,6 +859,57 @@ func TestFileSAS(t *testing.T) {
 	e.props(other)
 }
 
+// A file service SAS overrides the response headers it signs (rscc, rscd,
+// rsce, rscl, rsct) on Get File and Get File Properties; an account SAS
+// has none [D: Create a service SAS, "Blob Storage and Azure Files only"].
+func TestFileSASOverrides(t *testing.T) {
+	e := startFile(t)
+	s := e.share()
+	f := e.mkfile(s, "f.txt", 5)
+	e.put(f, 0, []byte("hello"))
+	cred, err := service.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	qp, err := sas.SignatureValues{
+		Protocol: sas.ProtocolHTTPSandHTTP, ShareName: fiShareName(t, s), FilePath: "f.txt",
+		Permissions: (&sas.FilePermissions{Read: true}).String(), ExpiryTime: time.Now().Add(time.Hour),
+		CacheControl: "no-store", ContentDisposition: "attachment; filename=x.bin", ContentEncoding: "identity",
+		ContentLanguage: "de", ContentType: "application/x-test",
+	}.SignWithSharedKey(cred)
+	must(t, err)
+	c, err := file.NewClientWithNoCredential(f.URL()+"?"+qp.Encode(), (*file.ClientOptions)(fileClientOptions()))
+	must(t, err)
+	check := func(what string, cc, cd, ce, cl, ct *string) {
+		t.Helper()
+		for _, h := range []struct {
+			name string
+			got  *string
+			want string
+		}{{"Cache-Control", cc, "no-store"}, {"Content-Disposition", cd, "attachment; filename=x.bin"},
+			{"Content-Encoding", ce, "identity"}, {"Content-Language", cl, "de"}, {"Content-Type", ct, "application/x-test"}} {
+			if h.got == nil || *h.got != h.want {
+				t.Errorf("%s: %s %v, want %q", what, h.name, h.got, h.want)
+			}
+		}
+	}
+	d, err := c.DownloadStream(e.ctx, nil)
+	must(t, err)
+	data, _ := io.ReadAll(d.Body)
+	d.Body.Close()
+	if string(data) != "hello" {
+		t.Fatalf("body %q", data)
+	}
+	check("Get File", d.CacheControl, d.ContentDisposition, d.ContentEncoding, d.ContentLanguage, d.ContentType)
+	p, err := c.GetProperties(e.ctx, nil)
+	must(t, err)
+	check("Get File Properties", p.CacheControl, p.ContentDisposition, p.ContentEncoding, p.ContentLanguage, p.ContentType)
+	// The stored properties are untouched, and Shared Key reads see them.
+	p, err = f.GetProperties(e.ctx, nil)
+	must(t, err)
+	if p.ContentType != nil && *p.ContentType == "application/x-test" || p.ContentDisposition != nil {
+		t.Fatalf("the overrides leaked into the file: %v %v", p.ContentType, p.ContentDisposition)
+	}
+}
+
 // fiShareName is the name of share client s.
 func fiShareName(t testing.TB, s *share.Client) string {
 	t.Helper()
