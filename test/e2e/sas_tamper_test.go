@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -88,8 +89,9 @@ func TestSASTamperHTTP(t *testing.T) {
 	blobSvc, err := bsas.BlobSignatureValues{Protocol: bsas.ProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: exp,
 		ContainerName: "tamper", Permissions: (&bsas.ContainerPermissions{Read: true, Create: true, Write: true}).String()}.SignWithSharedKey(bcred)
 	must(t, err)
+	// This one is also held to the client's address (sip).
 	blobAcct, err := bsas.AccountSignatureValues{Protocol: bsas.ProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: exp,
-		Permissions: "rwc", ResourceTypes: "o"}.SignWithSharedKey(bcred)
+		Permissions: "rwc", ResourceTypes: "o", IPRange: bsas.IPRange{Start: net.ParseIP("127.0.0.1")}}.SignWithSharedKey(bcred)
 	must(t, err)
 	blobWrite := func(tok string) (int, string) {
 		return send(http.MethodPut, a.BlobURL+"/tamper/b?"+tok, map[string]string{"x-ms-blob-type": "BlockBlob"}, []byte("x"))
@@ -276,6 +278,8 @@ func tamperField(k, v string) string {
 			return "f"
 		}
 		return "c"
+	case "sip":
+		return "10.0.0.5"
 	case "tn":
 		return v + "x"
 	}
