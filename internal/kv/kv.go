@@ -52,3 +52,22 @@ type Tx interface {
 	// limit). A nil end means "no upper bound". fn returns false to stop.
 	Scan(start, end []byte, limit int, reverse bool, fn func(key, value []byte) bool) error
 }
+
+// Prefetcher is implemented by the transactions of backends where every
+// read is a round trip to a server (PostgreSQL): Prefetch reads keys in
+// one round trip, so that the transaction's later Gets of them are
+// answered from memory, at the same snapshot. It is only a hint: the
+// result of every Get is the same with or without it.
+type Prefetcher interface {
+	Prefetch(keys ...[]byte) error
+}
+
+// Prefetch reads keys in one round trip where tx supports it (see
+// Prefetcher) and does nothing otherwise: a caller about to Get several
+// independent keys names them first.
+func Prefetch(tx Tx, keys ...[]byte) error {
+	if p, ok := tx.(Prefetcher); ok {
+		return p.Prefetch(keys...)
+	}
+	return nil
+}

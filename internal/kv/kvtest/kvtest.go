@@ -55,6 +55,8 @@ func Run(t *testing.T, open func(t *testing.T) kv.Store, reopen func(t *testing.
 		{"CounterNoLostUpdate", testCounterNoLostUpdate},
 		{"WriteSkew", testWriteSkew},
 		{"WriteSkewScan", testWriteSkewScan},
+		{"Prefetch", testPrefetch},
+		{"WriteSkewPrefetch", testWriteSkewPrefetch},
 		{"LargeValues", testLargeValues},
 		{"Durability", testDurability},
 		{"DurabilityConcurrent", testDurabilityConcurrent},
@@ -1129,6 +1131,110 @@ func testWriteSkew(t *testing.T, su *suite) {
 		})
 		if a+b != 1 || ok != 1 {
 			t.Fatalf("round %d: write skew: x=%d y=%d, %d txs committed (errors %v)", round, a, b, ok, errs)
+		}
+	}
+}
+
+// testPrefetch: kv.Prefetch is only a hint. Gets after it return what
+// they would without it: present, empty and absent keys, keys named
+// twice, keys the transaction wrote before or after the prefetch, in
+// Update and View, at the transaction's snapshot.
+func testPrefetch(t *testing.T, su *suite) {
+	s := su.open(t)
+	a, b, c, d := kv.Key("pf", "a"), kv.Key("pf", "b"), kv.Key("pf", "c"), kv.Key("pf", "d")
+	put(t, s, pair{string(a), "1"}, pair{string(b), ""}, pair{string(d), "4"})
+	update(t, s, func(tx kv.Tx) error {
+		if err := tx.Put(d, []byte("written")); err != nil {
+			return err
+		}
+		if err := kv.Prefetch(tx, a, b, c, a, d); err != nil {
+			return err
+		}
+		for _, err := range []error{wantGet(tx, a, "1"), wantGet(tx, b, ""), wantMissing(tx, c), wantGet(tx, d, "written")} {
+			if err != nil {
+				return err
+			}
+		}
+		if err := tx.Put(c, []byte("3")); err != nil {
+			return err
+		}
+		if err := tx.Delete(a); err != nil {
+			return err
+		}
+		if err := kv.Prefetch(tx, a, c); err != nil {
+			return err
+		}
+		if err := wantMissing(tx, a); err != nil {
+			return err
+		}
+		return wantGet(tx, c, "3")
+	})
+	view(t, s, func(tx kv.Tx) error {
+		if err := kv.Prefetch(tx, a, b, c); err != nil {
+			return err
+		}
+		// A write committed after the prefetch is not seen: the
+		// transaction's snapshot holds.
+		update(t, s, func(tx kv.Tx) error { return tx.Put(c, []byte("later")) })
+		for _, err := range []error{wantMissing(tx, a), wantGet(tx, b, ""), wantGet(tx, c, "3")} {
+			if err != nil {
+				return err
+			}
+		}
+		return kv.Prefetch(tx) // no keys: nothing to do
+	})
+	view(t, s, func(tx kv.Tx) error { return wantGet(tx, c, "later") })
+}
+
+// testWriteSkewPrefetch is testWriteSkew with both keys read through one
+// Prefetch: a prefetched read must conflict with a concurrent write of
+// the key as a Get does.
+func testWriteSkewPrefetch(t *testing.T, su *suite) {
+	s := su.open(t)
+	x, y := kv.Key("skewpf", "x"), kv.Key("skewpf", "y")
+	for round := 0; round < 50; round++ {
+		put(t, s, pair{string(x), "1"}, pair{string(y), "1"})
+		start := make(chan struct{})
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, self := range [][]byte{x, y} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				errs[i] = s.Update(bg, func(tx kv.Tx) error {
+					if err := kv.Prefetch(tx, x, y); err != nil {
+						return err
+					}
+					a, err := getInt(tx, x)
+					if err != nil {
+						return err
+					}
+					b, err := getInt(tx, y)
+					if err != nil {
+						return err
+					}
+					if a+b < 2 {
+						return errRefused
+					}
+					return putInt(tx, self, 0)
+				})
+			}()
+		}
+		close(start)
+		wait(t, &wg)
+		ok := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, errRefused):
+			default:
+				t.Fatalf("round %d: Update: %v", round, err)
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("round %d: %d transactions committed (errors %v), want 1", round, ok, errs)
 		}
 	}
 }

@@ -478,7 +478,8 @@ func (c *countTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatch
 func (c *countTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 // TestRoundTrips: a write-only Update is one round trip (BEGIN, writes
-// and COMMIT pipelined), a read-modify-write two, a point View one (its
+// and COMMIT pipelined), a read-modify-write two (also when it reads
+// several keys named to kv.Prefetch first), a point View one (its
 // ROLLBACK travels with the connection's next statement).
 func TestRoundTrips(t *testing.T) {
 	db, _ := openTest(t, Options{MaxConns: 1})
@@ -505,6 +506,19 @@ func TestRoundTrips(t *testing.T) {
 			})
 		}},
 		{"read-modify-write Update", 2, func() error { return db.Update(bg, rmw) }},
+		{"prefetched read-modify-write Update", 2, func() error {
+			return db.Update(bg, func(tx kv.Tx) error {
+				if err := kv.Prefetch(tx, []byte("a"), []byte("b"), []byte("missing")); err != nil {
+					return err
+				}
+				for _, k := range []string{"a", "b", "missing", "a"} {
+					if _, err := tx.Get([]byte(k)); err != nil && !errors.Is(err, kv.ErrNotFound) {
+						return err
+					}
+				}
+				return tx.Put([]byte("b"), []byte("2"))
+			})
+		}},
 		{"read-only Update", 2, func() error {
 			return db.Update(bg, func(tx kv.Tx) error { _, err := tx.Get([]byte("a")); return err })
 		}},

@@ -18,6 +18,8 @@ const (
 	beginView   = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 	sqlGet    = "SELECT value FROM kv WHERE key = $1"
+	sqlGetAny = "SELECT key, value FROM kv WHERE key = ANY($1)"
+	sqlGetKV  = "SELECT key, value FROM kv WHERE key = $1"
 	sqlPut    = "INSERT INTO kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 	sqlDelete = "DELETE FROM kv WHERE key = $1"
 
@@ -62,6 +64,9 @@ type tx struct {
 	err     error    // sticky failure, already wrapped for the caller
 	class   errClass // class of err
 	writes  []write
+	// read holds the values Prefetch read (nil: absent), by key; Get
+	// answers from it after the buffered writes.
+	read map[string][]byte
 }
 
 func (t *tx) check(write bool) error {
@@ -97,6 +102,12 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 		}
 		return t.writes[i].val, nil
 	}
+	if v, ok := t.read[string(key)]; ok {
+		if v == nil {
+			return nil, kv.ErrNotFound
+		}
+		return v, nil
+	}
 	var val []byte
 	found := false
 	err := t.query(sqlGet, []any{nonNil(key)}, func(rows pgx.Rows) error {
@@ -110,6 +121,54 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 		return nil, kv.ErrNotFound
 	}
 	return nonNil(val), nil
+}
+
+// Prefetch implements kv.Prefetcher: one query for keys not already
+// buffered or read, whose values (or absence) later Gets return. The
+// transaction's snapshot is the same for every statement (REPEATABLE READ
+// and SERIALIZABLE), and the query reads the rows as the Gets would, so
+// the serializability checks see the same reads.
+func (t *tx) Prefetch(keys ...[]byte) error {
+	if err := t.check(false); err != nil {
+		return err
+	}
+	want := make([][]byte, 0, len(keys))
+	for _, k := range keys {
+		if _, ok := t.find(k); ok {
+			continue
+		}
+		if _, ok := t.read[string(k)]; ok {
+			continue
+		}
+		want = append(want, nonNil(k))
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	got := make(map[string][]byte, len(want))
+	sql, args := sqlGetAny, []any{want}
+	if len(want) == 1 {
+		sql = sqlGetKV
+		args = []any{want[0]}
+	}
+	err := t.query(sql, args, func(rows pgx.Rows) error {
+		var k, v []byte
+		if err := rows.Scan(&k, &v); err != nil {
+			return err
+		}
+		got[string(k)] = nonNil(v)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if t.read == nil {
+		t.read = make(map[string][]byte, len(want))
+	}
+	for _, k := range want {
+		t.read[string(k)] = got[string(k)] // nil when absent
+	}
+	return nil
 }
 
 // Put implements kv.Tx. Key and value are copied.
