@@ -58,6 +58,13 @@ func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
 // container must exist, then the write rules hold against the current
 // blob, which it returns (nil when there is none).
 func beginReplace(tx kv.Tx, r *req, conds cond.Conditions) (*blobRec, error) {
+	// The replace reads these independent keys (beforeOverwrite reads the
+	// soft-deleted base or the retention policy): one round trip on a
+	// backend where reads are remote.
+	if err := kv.Prefetch(tx, containerKey(r.Account, r.container), blobKey(r.Account, r.container, r.name, ""),
+		deletedKey(r.Account, r.container, r.name, ""), servicePropsKey(r.Account)); err != nil {
+		return nil, err
+	}
 	if _, err := loadContainer(tx, r.Account, r.container); err != nil {
 		return nil, err
 	}
