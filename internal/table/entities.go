@@ -171,6 +171,11 @@ func (s *Service) runSingle(ctx context.Context, r *req, o *entityOp) (*entity, 
 	var stored *entity
 	var ts int64
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		// The table, the entity and the partition's high-water mark: one
+		// round trip on a backend where reads are remote.
+		if err := kv.Prefetch(tx, tableKey(r.Account, o.table), entityKey(r.Account, o.table, o.pk, o.rk), hwmKey(r.Account, o.table, o.pk)); err != nil {
+			return err
+		}
 		t, err := activeTable(tx, r.Account, o.table)
 		if err != nil {
 			return err
