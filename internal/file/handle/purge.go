@@ -29,19 +29,9 @@ func PurgeShare(tx kv.Tx, acct, share string, limit int) (more bool, err error) 
 	if err != nil || more {
 		return more, err
 	}
-	prefix = kv.Key(pfxLock, acct, share)
-	err = scanRange(tx, prefix, kv.PrefixEnd(prefix), func(k, _ []byte) (bool, error) {
-		if full() {
-			more = true
-			return false, nil
-		}
-		n++
-		return true, tx.Delete(k)
-	})
-	if err != nil || more {
-		return more, err
-	}
-	for _, pfx := range []string{pfxFile, pfxPending} {
+	// Records removed by key alone: locks, per-file states, the pending
+	// index.
+	for _, pfx := range []string{pfxLock, pfxFile, pfxPending} {
 		prefix = kv.Key(pfx, acct, share)
 		err = scanRange(tx, prefix, kv.PrefixEnd(prefix), func(k, _ []byte) (bool, error) {
 			if full() {

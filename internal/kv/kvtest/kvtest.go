@@ -1077,10 +1077,21 @@ var errRefused = errors.New("kvtest: refused, would break the invariant")
 // is still on call. Under snapshot isolation without conflict detection both
 // can succeed and nobody is left on call.
 func testWriteSkew(t *testing.T, su *suite) {
-	s := su.open(t)
-	x, y := kv.Key("skew", "x"), kv.Key("skew", "y")
+	writeSkew(t, su.open(t), "skew", 100, false)
+}
+
+// writeSkew runs rounds of two transactions that each read x and y and
+// zero their own key only if x+y >= 2: serially one succeeds and one is
+// refused. With prefetch the reads go through kv.Prefetch first.
+func writeSkew(t *testing.T, s kv.Store, name string, rounds int, prefetch bool) {
+	x, y := kv.Key(name, "x"), kv.Key(name, "y")
 	offCall := func(self []byte) func(kv.Tx) error {
 		return func(tx kv.Tx) error {
+			if prefetch {
+				if err := kv.Prefetch(tx, x, y); err != nil {
+					return err
+				}
+			}
 			a, err := getInt(tx, x)
 			if err != nil {
 				return err
@@ -1095,7 +1106,7 @@ func testWriteSkew(t *testing.T, su *suite) {
 			return putInt(tx, self, 0)
 		}
 	}
-	for round := 0; round < 100; round++ {
+	for round := 0; round < rounds; round++ {
 		put(t, s, pair{string(x), "1"}, pair{string(y), "1"})
 		start := make(chan struct{})
 		errs := make([]error, 2)
@@ -1190,53 +1201,7 @@ func testPrefetch(t *testing.T, su *suite) {
 // Prefetch: a prefetched read must conflict with a concurrent write of
 // the key as a Get does.
 func testWriteSkewPrefetch(t *testing.T, su *suite) {
-	s := su.open(t)
-	x, y := kv.Key("skewpf", "x"), kv.Key("skewpf", "y")
-	for round := 0; round < 50; round++ {
-		put(t, s, pair{string(x), "1"}, pair{string(y), "1"})
-		start := make(chan struct{})
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i, self := range [][]byte{x, y} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				errs[i] = s.Update(bg, func(tx kv.Tx) error {
-					if err := kv.Prefetch(tx, x, y); err != nil {
-						return err
-					}
-					a, err := getInt(tx, x)
-					if err != nil {
-						return err
-					}
-					b, err := getInt(tx, y)
-					if err != nil {
-						return err
-					}
-					if a+b < 2 {
-						return errRefused
-					}
-					return putInt(tx, self, 0)
-				})
-			}()
-		}
-		close(start)
-		wait(t, &wg)
-		ok := 0
-		for _, err := range errs {
-			switch {
-			case err == nil:
-				ok++
-			case errors.Is(err, errRefused):
-			default:
-				t.Fatalf("round %d: Update: %v", round, err)
-			}
-		}
-		if ok != 1 {
-			t.Fatalf("round %d: %d transactions committed (errors %v), want 1", round, ok, errs)
-		}
-	}
+	writeSkew(t, su.open(t), "skewpf", 50, true)
 }
 
 // testWriteSkewScan: n goroutines each set their own key to 0 only if the
