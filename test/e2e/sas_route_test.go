@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/base64"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"testing"
@@ -28,41 +29,14 @@ func TestSASBeforeRouting(t *testing.T) {
 	a, _ := startApp4(t, 0, 0, 0, 0)
 	now := time.Now().UTC()
 
-	// Account SAS tokens (all services, resource types and permissions)
-	// from each SDK's own builder, valid from start to expiry.
-	tokens := map[string]func(start, expiry time.Time) string{
-		"blob": func(start, expiry time.Time) string {
-			cred, err := blobservice.NewSharedKeyCredential(app.DevAccount, app.DevKey)
-			must(t, err)
-			qp, err := bsas.AccountSignatureValues{Protocol: bsas.ProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: expiry,
-				Permissions: "rwdlacup", ResourceTypes: "sco"}.SignWithSharedKey(cred)
-			must(t, err)
-			return qp.Encode()
-		},
-		"queue": func(start, expiry time.Time) string {
-			cred, err := azqueue.NewSharedKeyCredential(app.DevAccount, app.DevKey)
-			must(t, err)
-			qp, err := qsas.AccountSignatureValues{Protocol: qsas.ProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: expiry,
-				Permissions: "rwdlacup", ResourceTypes: "sco"}.SignWithSharedKey(cred)
-			must(t, err)
-			return qp.Encode()
-		},
-		"table": func(start, expiry time.Time) string {
-			cred, err := aztables.NewSharedKeyCredential(app.DevAccount, app.DevKey)
-			must(t, err)
-			qp, err := aztables.AccountSASSignatureValues{Protocol: aztables.SASProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: expiry,
-				Permissions: "rwdlau", Services: "t", ResourceTypes: "sco"}.Sign(cred)
-			must(t, err)
-			return qp.Encode()
-		},
-		"file": func(start, expiry time.Time) string {
-			cred, err := fileservice.NewSharedKeyCredential(app.DevAccount, app.DevKey)
-			must(t, err)
-			qp, err := fsas.AccountSignatureValues{Protocol: fsas.ProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: expiry,
-				Permissions: "rwdlc", ResourceTypes: "sco"}.SignWithSharedKey(cred)
-			must(t, err)
-			return qp.Encode()
-		},
+	// Account SAS tokens (all resource types and permissions) from each
+	// SDK's own builder, valid from start to expiry.
+	perms := map[string]string{"blob": "rwdlacup", "queue": "rwdlacup", "table": "rwdlau", "file": "rwdlc"}
+	tokens := map[string]func(start, expiry time.Time) string{}
+	for svc, p := range perms {
+		tokens[svc] = func(start, expiry time.Time) string {
+			return accountSAS(t, svc, accountSASValues{Start: start, Expiry: expiry, Perms: p, ResourceTypes: "sco"})
+		}
 	}
 	base := map[string]string{"blob": a.BlobURL, "queue": a.QueueURL, "table": a.TableURL, "file": a.FileURL}
 	// Requests that no operation accepts, per service.
@@ -120,4 +94,50 @@ func TestSASBeforeRouting(t *testing.T) {
 			}
 		}
 	}
+}
+
+// accountSASValues are the fields of an account SAS the tests vary.
+type accountSASValues struct {
+	Start, Expiry        time.Time
+	Perms, ResourceTypes string
+	IP                   net.IP // sip, when set
+}
+
+// accountSAS signs an account SAS for service svc ("blob", "queue",
+// "table" or "file") with that service's SDK builder, for HTTP and HTTPS,
+// and returns its query string.
+func accountSAS(t *testing.T, svc string, v accountSASValues) string {
+	t.Helper()
+	switch svc {
+	case "blob":
+		cred, err := blobservice.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+		must(t, err)
+		qp, err := bsas.AccountSignatureValues{Protocol: bsas.ProtocolHTTPSandHTTP, StartTime: v.Start, ExpiryTime: v.Expiry,
+			Permissions: v.Perms, ResourceTypes: v.ResourceTypes, IPRange: bsas.IPRange{Start: v.IP}}.SignWithSharedKey(cred)
+		must(t, err)
+		return qp.Encode()
+	case "queue":
+		cred, err := azqueue.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+		must(t, err)
+		qp, err := qsas.AccountSignatureValues{Protocol: qsas.ProtocolHTTPSandHTTP, StartTime: v.Start, ExpiryTime: v.Expiry,
+			Permissions: v.Perms, ResourceTypes: v.ResourceTypes, IPRange: qsas.IPRange{Start: v.IP}}.SignWithSharedKey(cred)
+		must(t, err)
+		return qp.Encode()
+	case "table":
+		cred, err := aztables.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+		must(t, err)
+		qp, err := aztables.AccountSASSignatureValues{Protocol: aztables.SASProtocolHTTPSandHTTP, StartTime: v.Start, ExpiryTime: v.Expiry,
+			Permissions: v.Perms, Services: "t", ResourceTypes: v.ResourceTypes, IPRange: aztables.IPRange{Start: v.IP}}.Sign(cred)
+		must(t, err)
+		return qp.Encode()
+	case "file":
+		cred, err := fileservice.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+		must(t, err)
+		qp, err := fsas.AccountSignatureValues{Protocol: fsas.ProtocolHTTPSandHTTP, StartTime: v.Start, ExpiryTime: v.Expiry,
+			Permissions: v.Perms, ResourceTypes: v.ResourceTypes, IPRange: fsas.IPRange{Start: v.IP}}.SignWithSharedKey(cred)
+		must(t, err)
+		return qp.Encode()
+	}
+	t.Fatalf("no service %q", svc)
+	return ""
 }

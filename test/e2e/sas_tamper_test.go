@@ -90,9 +90,7 @@ func TestSASTamperHTTP(t *testing.T) {
 		ContainerName: "tamper", Permissions: (&bsas.ContainerPermissions{Read: true, Create: true, Write: true}).String()}.SignWithSharedKey(bcred)
 	must(t, err)
 	// This one is also held to the client's address (sip).
-	blobAcct, err := bsas.AccountSignatureValues{Protocol: bsas.ProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: exp,
-		Permissions: "rwc", ResourceTypes: "o", IPRange: bsas.IPRange{Start: net.ParseIP("127.0.0.1")}}.SignWithSharedKey(bcred)
-	must(t, err)
+	blobAcct := accountSAS(t, "blob", accountSASValues{Start: start, Expiry: exp, Perms: "rwc", ResourceTypes: "o", IP: net.ParseIP("127.0.0.1")})
 	blobWrite := func(tok string) (int, string) {
 		return send(http.MethodPut, a.BlobURL+"/tamper/b?"+tok, map[string]string{"x-ms-blob-type": "BlockBlob"}, []byte("x"))
 	}
@@ -104,9 +102,7 @@ func TestSASTamperHTTP(t *testing.T) {
 	queueSvc, err := qsas.QueueSignatureValues{Protocol: qsas.ProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: exp,
 		QueueName: "tamper", Permissions: (&qsas.QueuePermissions{Read: true, Add: true}).String()}.SignWithSharedKey(qcred)
 	must(t, err)
-	queueAcct, err := qsas.AccountSignatureValues{Protocol: qsas.ProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: exp,
-		Permissions: "ra", ResourceTypes: "o"}.SignWithSharedKey(qcred)
-	must(t, err)
+	queueAcct := accountSAS(t, "queue", accountSASValues{Start: start, Expiry: exp, Perms: "ra", ResourceTypes: "o"})
 	queueWrite := func(tok string) (int, string) {
 		return send(http.MethodPost, a.QueueURL+"/tamper/messages?"+tok, nil, []byte("<QueueMessage><MessageText>x</MessageText></QueueMessage>"))
 	}
@@ -119,9 +115,7 @@ func TestSASTamperHTTP(t *testing.T) {
 	tableSvcURL, err := aztables.SASSignatureValues{Protocol: aztables.SASProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: exp,
 		TableName: "tamper", Permissions: (&aztables.SASPermissions{Read: true, Add: true}).String()}.Sign(tcred)
 	must(t, err)
-	tableAcct, err := aztables.AccountSASSignatureValues{Protocol: aztables.SASProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: exp,
-		Permissions: "ra", Services: "t", ResourceTypes: "o"}.Sign(tcred)
-	must(t, err)
+	tableAcct := accountSAS(t, "table", accountSASValues{Start: start, Expiry: exp, Perms: "ra", ResourceTypes: "o"})
 	tableWrite := func(tok string) (int, string) {
 		return send(http.MethodPost, a.TableURL+"/tamper?"+tok, map[string]string{
 			"Content-Type": "application/json", "Accept": "application/json;odata=nometadata", "Prefer": "return-no-content",
@@ -135,9 +129,7 @@ func TestSASTamperHTTP(t *testing.T) {
 	fileSvc, err := fsas.SignatureValues{Protocol: fsas.ProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: exp,
 		ShareName: "tamper", Permissions: (&fsas.SharePermissions{Read: true, Create: true, Write: true}).String()}.SignWithSharedKey(fcred)
 	must(t, err)
-	fileAcct, err := fsas.AccountSignatureValues{Protocol: fsas.ProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: exp,
-		Permissions: "rwc", ResourceTypes: "o"}.SignWithSharedKey(fcred)
-	must(t, err)
+	fileAcct := accountSAS(t, "file", accountSASValues{Start: start, Expiry: exp, Perms: "rwc", ResourceTypes: "o"})
 	fileWrite := func(tok string) (int, string) {
 		return send(http.MethodPut, a.FileURL+"/tamper/f?"+tok, map[string]string{
 			"x-ms-type": "file", "x-ms-content-length": "1",
@@ -152,13 +144,13 @@ func TestSASTamperHTTP(t *testing.T) {
 	tableSvc := tableSvcURL // aztables returns the encoded query itself
 	targets := []target{
 		{"blob service SAS", blobSvc.Encode(), blobWrite, blobWritten},
-		{"blob account SAS", blobAcct.Encode(), blobWrite, blobWritten},
+		{"blob account SAS", blobAcct, blobWrite, blobWritten},
 		{"queue service SAS", queueSvc.Encode(), queueWrite, queueWritten},
-		{"queue account SAS", queueAcct.Encode(), queueWrite, queueWritten},
+		{"queue account SAS", queueAcct, queueWrite, queueWritten},
 		{"table service SAS", tableSvc, tableWrite, tableWritten},
-		{"table account SAS", tableAcct.Encode(), tableWrite, tableWritten},
+		{"table account SAS", tableAcct, tableWrite, tableWritten},
 		{"file service SAS", fileSvc.Encode(), fileWrite, fileWritten},
-		{"file account SAS", fileAcct.Encode(), fileWrite, fileWritten},
+		{"file account SAS", fileAcct, fileWrite, fileWritten},
 	}
 	cases := 0
 	for _, tg := range targets {
