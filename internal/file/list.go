@@ -180,42 +180,33 @@ func listChildren(tx kv.Tx, acct, sh, snap string, dir uint64, foldedPrefix, fro
 			return nil, "", err
 		}
 	}
-	for {
-		// Copy a batch out of the scan, then decode it.
-		want := max + 1 - len(out)
-		var keys [][]byte
-		var vals [][]byte
-		err := tx.Scan(start, end, want, false, func(k, v []byte) bool {
-			keys = append(keys, append([]byte(nil), k...))
-			vals = append(vals, append([]byte(nil), v...))
-			return true
-		})
-		if err != nil {
-			return nil, "", err
+	// One scan, stopped at the first entry past max that is listed; the
+	// only entries skipped are the root's own record and pending ones, which
+	// bounds it.
+	var derr error
+	err = tx.Scan(start, end, max+2+len(pending), false, func(k, v []byte) bool {
+		var e entry
+		if derr = json.Unmarshal(v, &e); derr != nil {
+			derr = fmt.Errorf("decoding %q: %w", k, derr)
+			return false
 		}
-		for i, v := range vals {
-			var e entry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return nil, "", fmt.Errorf("decoding %q: %w", keys[i], err)
-			}
-			if e.ID == rootID {
-				// The root's own record sorts first among its
-				// children (rootKey is entryKey(rootID, "")).
-				continue
-			}
-			if pending[FormatID(e.ID)] {
-				continue
-			}
-			if len(out) == max {
-				return out, fold(e.Name), nil
-			}
+		switch {
+		case e.ID == rootID:
+			// The root's own record sorts first among its children
+			// (rootKey is entryKey(rootID, "")).
+		case pending[FormatID(e.ID)]:
+		case len(out) == max:
+			next = fold(e.Name)
+			return false
+		default:
 			out = append(out, &e)
 		}
-		if len(keys) < want {
-			return out, "", nil
-		}
-		start = append(keys[len(keys)-1], 0)
+		return true
+	})
+	if err = firstErr(err, derr); err != nil {
+		return nil, "", err
 	}
+	return out, next, nil
 }
 
 // listFilesAndDirectories implements List Directories and Files on a
