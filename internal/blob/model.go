@@ -17,6 +17,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // Service is the Blob service of one Cerulean process. It keeps no
@@ -57,13 +58,9 @@ type container struct {
 	ACL          []signedID        `json:"acl,omitempty"`
 }
 
-// signedID is a stored access policy.
-type signedID struct {
-	ID         string `xml:"Id" json:"id"`
-	Start      string `xml:"AccessPolicy>Start,omitempty" json:"st,omitempty"`
-	Expiry     string `xml:"AccessPolicy>Expiry,omitempty" json:"se,omitempty"`
-	Permission string `xml:"AccessPolicy>Permission,omitempty" json:"sp,omitempty"`
-}
+// signedID is a stored access policy (one shape, with its
+// stored and XML forms, for all four services).
+type signedID = server.StoredPolicy
 
 // props are a blob's HTTP properties.
 type props struct {

@@ -63,18 +63,15 @@ func (s *Service) authorizeSAS(r *req) error {
 // policies resolves signed identifiers in the ACL of container cont.
 func (s *Service) policies(r *req, cont string) auth.PolicyLookup {
 	return server.Policies(func() ([]server.StoredPolicy, error) {
-		var out []server.StoredPolicy
+		var acl []server.StoredPolicy
 		err := s.store.View(r.Context(), func(tx kv.Tx) error {
 			c, err := loadContainer(tx, r.Account, cont)
-			if err != nil {
-				return err
+			if err == nil {
+				acl = c.ACL
 			}
-			for _, p := range c.ACL {
-				out = append(out, server.StoredPolicy{ID: p.ID, Start: p.Start, Expiry: p.Expiry, Permission: p.Permission})
-			}
-			return nil
+			return err
 		})
-		return out, err
+		return acl, err
 	})
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -80,13 +81,9 @@ type share struct {
 	SnapVDir  *bool             `json:"sv,omitempty"` // x-ms-enable-snapshot-virtual-directory-access (NFS); nil: default (true)
 }
 
-// signedID is a stored access policy of a share.
-type signedID struct {
-	ID         string `xml:"Id" json:"id"`
-	Start      string `xml:"AccessPolicy>Start,omitempty" json:"st,omitempty"`
-	Expiry     string `xml:"AccessPolicy>Expiry,omitempty" json:"se,omitempty"`
-	Permission string `xml:"AccessPolicy>Permission,omitempty" json:"sp,omitempty"`
-}
+// signedID is a stored access policy (one shape, with its
+// stored and XML forms, for all four services).
+type signedID = server.StoredPolicy
 
 // props are a file's HTTP properties.
 type props struct {

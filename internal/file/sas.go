@@ -67,17 +67,14 @@ func (s *Service) authorizeSAS(r *req) error {
 // policies resolves signed identifiers in the ACL of share sh.
 func (s *Service) policies(r *req, sh string) auth.PolicyLookup {
 	return server.Policies(func() ([]server.StoredPolicy, error) {
-		var out []server.StoredPolicy
+		var acl []server.StoredPolicy
 		err := s.store.View(r.Context(), func(tx kv.Tx) error {
 			rec, err := loadShare(tx, r.Account, sh, "")
-			if err != nil {
-				return err
+			if err == nil {
+				acl = rec.ACL
 			}
-			for _, p := range rec.ACL {
-				out = append(out, server.StoredPolicy{ID: p.ID, Start: p.Start, Expiry: p.Expiry, Permission: p.Permission})
-			}
-			return nil
+			return err
 		})
-		return out, err
+		return acl, err
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // Keys. Every queue-service key starts with a component beginning with "q",
@@ -129,13 +130,9 @@ type queueRec struct {
 }
 
 // signedID is a stored access policy; times are kept normalised to the
-// 7-digit ISO form Azure returns.
-type signedID struct {
-	ID         string `json:"id"`
-	Start      string `json:"st,omitempty"`
-	Expiry     string `json:"se,omitempty"`
-	Permission string `json:"sp,omitempty"`
-}
+// 7-digit ISO form Azure returns (one shape, with its
+// stored and XML forms, for all four services).
+type signedID = server.StoredPolicy
 
 // loadQueue reads a queue record or returns 404 QueueNotFound.
 func loadQueue(tx kv.Tx, acct, name string) (*queueRec, error) {

@@ -40,17 +40,14 @@ func (s *Service) authorizeSAS(r *req) error {
 // policies resolves signed identifiers in the ACL of the request's queue.
 func (s *Service) policies(r *req) auth.PolicyLookup {
 	return server.Policies(func() ([]server.StoredPolicy, error) {
-		var out []server.StoredPolicy
+		var acl []server.StoredPolicy
 		err := s.store.View(r.Context(), func(tx kv.Tx) error {
 			q, err := loadQueue(tx, r.Account, r.queue)
-			if err != nil {
-				return err
+			if err == nil {
+				acl = q.ACL
 			}
-			for _, p := range q.ACL {
-				out = append(out, server.StoredPolicy{ID: p.ID, Start: p.Start, Expiry: p.Expiry, Permission: p.Permission})
-			}
-			return nil
+			return err
 		})
-		return out, err
+		return acl, err
 	})
 }

@@ -186,7 +186,12 @@ func Policies(load func() ([]StoredPolicy, error)) auth.PolicyLookup {
 	}
 }
 
-// StoredPolicy is one signed identifier of an ACL.
+// StoredPolicy is one signed identifier of an ACL (a stored access
+// policy), as every service keeps it in its container, queue, table or
+// share record and writes it in Get ACL responses.
 type StoredPolicy struct {
-	ID, Start, Expiry, Permission string
+	ID         string `xml:"Id" json:"id"`
+	Start      string `xml:"AccessPolicy>Start,omitempty" json:"st,omitempty"`
+	Expiry     string `xml:"AccessPolicy>Expiry,omitempty" json:"se,omitempty"`
+	Permission string `xml:"AccessPolicy>Permission,omitempty" json:"sp,omitempty"`
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
 
@@ -82,13 +83,9 @@ type tableRecord struct {
 	Floor int64
 }
 
-// signedID is a stored access policy.
-type signedID struct {
-	ID         string `xml:"Id" json:"id"`
-	Start      string `xml:"AccessPolicy>Start,omitempty" json:"st,omitempty"`
-	Expiry     string `xml:"AccessPolicy>Expiry,omitempty" json:"se,omitempty"`
-	Permission string `xml:"AccessPolicy>Permission,omitempty" json:"sp,omitempty"`
-}
+// signedID is a stored access policy (one shape, with its
+// stored and XML forms, for all four services).
+type signedID = server.StoredPolicy
 
 // Stored table record, version 1: 0x01, state byte, uvarint Gen, Floor
 // int64 BE, Created unix nanoseconds int64 BE, uvarint len(Name), Name,

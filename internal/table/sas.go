@@ -70,18 +70,15 @@ func (s *Service) authorizeSAS(r *req) error {
 // the SAS names one.
 func (s *Service) policies(r *req, table string) auth.PolicyLookup {
 	return server.Policies(func() ([]server.StoredPolicy, error) {
-		var out []server.StoredPolicy
+		var acl []server.StoredPolicy
 		err := s.store.View(r.Context(), func(tx kv.Tx) error {
 			t, err := activeTable(tx, r.Account, table)
-			if err != nil {
-				return err
+			if err == nil {
+				acl = t.ACL
 			}
-			for _, p := range t.ACL {
-				out = append(out, server.StoredPolicy{ID: p.ID, Start: p.Start, Expiry: p.Expiry, Permission: p.Permission})
-			}
-			return nil
+			return err
 		})
-		return out, err
+		return acl, err
 	})
 }
 
