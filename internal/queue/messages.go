@@ -5,7 +5,6 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/google/uuid"
 )
 
@@ -74,7 +73,7 @@ func (s *Service) putMessage(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	return server.WriteXML(w, http.StatusCreated, messagesListXML{Items: []messageXML{messageOut(m, true, false)}})
+	return writeMessages(w, http.StatusCreated, messagesListXML{Items: []messageXML{messageOut(m, true, false)}})
 }
 
 // getMessages (Get Messages): dequeues up to numofmessages visible
@@ -110,7 +109,7 @@ func (s *Service) getMessages(w http.ResponseWriter, r *req) error {
 	for _, m := range got {
 		out.Items = append(out.Items, messageOut(m, true, true))
 	}
-	return server.WriteXML(w, http.StatusOK, out)
+	return writeMessages(w, http.StatusOK, out)
 }
 
 // peekMessages (Peek Messages): visible messages without receipts;
@@ -137,7 +136,7 @@ func (s *Service) peekMessages(w http.ResponseWriter, r *req) error {
 	for _, m := range got {
 		out.Items = append(out.Items, messageOut(m, false, true))
 	}
-	return server.WriteXML(w, http.StatusOK, out)
+	return writeMessages(w, http.StatusOK, out)
 }
 
 // checkReceipt applies the pop receipt rules (receipt.go) to the current

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // errNoMessageText is returned by parseMessageXML for a well-formed
@@ -177,4 +179,81 @@ type messageXML struct {
 	TimeNextVisible string  `xml:"TimeNextVisible,omitempty"`
 	DequeueCount    *uint64 `xml:"DequeueCount,omitempty"`
 	MessageText     *string `xml:"MessageText,omitempty"`
+}
+
+// writeMessages sends l as the response document. It renders exactly what
+// xml.Marshal renders for l (TestMessagesXMLMatchesMarshal holds the two
+// equal), without reflection: these three bodies are most of the queue's
+// responses, and encoding/xml was 6% of the server's CPU in the queue
+// benchmark.
+func writeMessages(w http.ResponseWriter, status int, l messagesListXML) error {
+	b := make([]byte, 0, 64+len(l.Items)*400)
+	b = append(b, server.XMLDeclaration...)
+	b = l.appendXML(b)
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	_, err := w.Write(b)
+	return err
+}
+
+func (l *messagesListXML) appendXML(b []byte) []byte {
+	b = append(b, "<QueueMessagesList>"...)
+	for i := range l.Items {
+		b = l.Items[i].appendXML(b)
+	}
+	return append(b, "</QueueMessagesList>"...)
+}
+
+func (m *messageXML) appendXML(b []byte) []byte {
+	b = append(b, "<QueueMessage>"...)
+	b = appendElement(b, "MessageId", m.MessageID)
+	b = appendElement(b, "InsertionTime", m.InsertionTime)
+	b = appendElement(b, "ExpirationTime", m.ExpirationTime)
+	if m.PopReceipt != "" {
+		b = appendElement(b, "PopReceipt", m.PopReceipt)
+	}
+	if m.TimeNextVisible != "" {
+		b = appendElement(b, "TimeNextVisible", m.TimeNextVisible)
+	}
+	if m.DequeueCount != nil {
+		b = append(b, "<DequeueCount>"...)
+		b = strconv.AppendUint(b, *m.DequeueCount, 10)
+		b = append(b, "</DequeueCount>"...)
+	}
+	if m.MessageText != nil {
+		b = appendElement(b, "MessageText", *m.MessageText)
+	}
+	return append(b, "</QueueMessage>"...)
+}
+
+// appendElement appends <name>text</name>, text escaped as encoding/xml
+// escapes character data.
+func appendElement(b []byte, name, text string) []byte {
+	b = append(b, '<')
+	b = append(b, name...)
+	b = append(b, '>')
+	b = appendEscaped(b, text)
+	b = append(b, "</"...)
+	b = append(b, name...)
+	return append(b, '>')
+}
+
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x80, c == '"', c == '\'', c == '&', c == '<', c == '>':
+			w := appender{b}
+			_ = xml.EscapeText(&w, []byte(s))
+			return w.b
+		}
+	}
+	return append(b, s...)
+}
+
+// appender is an io.Writer appending to a byte slice.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
 }

@@ -143,13 +143,11 @@ func xmlSafe(s string) bool {
 func TestMessageXMLOutput(t *testing.T) {
 	d := uint64(2)
 	text := "a<b>&\r\n\"c\""
-	out, err := xml.Marshal(messagesListXML{Items: []messageXML{{
+	l := messagesListXML{Items: []messageXML{{
 		MessageID: "id", InsertionTime: "i", ExpirationTime: "e", PopReceipt: "p", TimeNextVisible: "v",
 		DequeueCount: &d, MessageText: &text,
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}}}
+	out := l.appendXML(nil)
 	want := "<QueueMessagesList><QueueMessage><MessageId>id</MessageId><InsertionTime>i</InsertionTime><ExpirationTime>e</ExpirationTime>" +
 		"<PopReceipt>p</PopReceipt><TimeNextVisible>v</TimeNextVisible><DequeueCount>2</DequeueCount>" +
 		"<MessageText>a&lt;b&gt;&amp;&#xD;&#xA;&#34;c&#34;</MessageText></QueueMessage></QueueMessagesList>"
@@ -164,5 +162,49 @@ func TestMessageXMLOutput(t *testing.T) {
 	}
 	if err := xml.NewDecoder(bytes.NewReader(out)).Decode(&back); err != nil || len(back.Items) != 1 || back.Items[0].Text != text {
 		t.Errorf("read back %+v, %v", back, err)
+	}
+}
+
+// writeMessages renders by hand what xml.Marshal renders: the same bytes
+// for any text (escapes, control characters, invalid UTF-8) and any mix of
+// present and absent elements.
+func TestMessagesXMLMatchesMarshal(t *testing.T) {
+	for _, text := range []string{"", "plain", "a<b>&'\"", "\t\r\n", "\x00\x1f\x7f", "\xff\xfe", "\uFFFD", "é日本\U0001F600", "\uFFFE"} {
+		checkMessagesXML(t, text, 3)
+	}
+}
+
+func FuzzMessagesXML(f *testing.F) {
+	f.Add("a<b>&\r\n", uint8(0))
+	f.Add("\xff", uint8(7))
+	f.Fuzz(checkMessagesXML)
+}
+
+func checkMessagesXML(t *testing.T, text string, mask uint8) {
+	var l messagesListXML
+	for i := range 3 {
+		d := uint64(i) * 1000
+		m := messageXML{MessageID: text + "id", InsertionTime: "Sun, 22 Nov 2026 12:00:00 GMT", ExpirationTime: "x"}
+		if mask&1 != 0 {
+			m.PopReceipt, m.TimeNextVisible = "AgAAAAMAAAAAAAAA+/=", text
+		}
+		if mask&2 != 0 {
+			m.DequeueCount = &d
+		}
+		if mask&4 != 0 {
+			m.MessageText = &text
+		}
+		l.Items = append(l.Items, m)
+		mask = mask>>1 | mask<<7
+	}
+	want, err := xml.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.appendXML(nil); !bytes.Equal(got, want) {
+		t.Errorf("text %q:\ngot  %s\nwant %s", text, got, want)
+	}
+	if got := (&messagesListXML{}).appendXML(nil); string(got) != "<QueueMessagesList></QueueMessagesList>" {
+		t.Errorf("empty list: %s", got)
 	}
 }

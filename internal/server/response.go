@@ -1,12 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -66,19 +66,20 @@ func WriteXMLError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 	_, _ = w.Write(out)
 }
 
-// WriteXML sends v as an XML document with the given status.
+// XMLDeclaration begins every XML response body.
+const XMLDeclaration = `<?xml version="1.0" encoding="utf-8"?>`
+
+// WriteXML sends v as an XML document with the given status, in one Write.
 func WriteXML(w http.ResponseWriter, status int, v any) error {
-	out, err := xml.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	b.Grow(512)
+	b.WriteString(XMLDeclaration)
+	if err := xml.NewEncoder(&b).Encode(v); err != nil {
 		return err
 	}
-	var b strings.Builder
-	b.Grow(len(out) + 40)
-	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>`)
-	b.Write(out)
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(status)
-	_, err = w.Write([]byte(b.String()))
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
