@@ -58,6 +58,9 @@ func loadByID(tx kv.Tx, acct, sh, snap string, id uint64) (*entry, error) {
 // not exist). An empty comps resolves the root (parent nil). A missing or
 // non-directory intermediate component is 404 ParentNotFound.
 func walk(tx kv.Tx, acct, sh, snap string, comps []string) (parent, e *entry, err error) {
+	if err := prefetchPath(tx, acct, sh, snap, comps, false); err != nil {
+		return nil, nil, err
+	}
 	dir, err := loadEntry(tx, acct, sh, snap, rootID, "")
 	if err != nil {
 		return nil, nil, err
@@ -82,6 +85,23 @@ func walk(tx kv.Tx, acct, sh, snap string, comps []string) (parent, e *entry, er
 	return dir, e, err
 }
 
+// prefetchPath names the keys a walk of comps starts with, and the share
+// record when withShare: the root and the first component's entry (deeper
+// entries are keyed by the IDs found on the way). On PostgreSQL they are
+// read in one round trip instead of one each; keys read already cost
+// nothing, so walk calls it after resolve has.
+func prefetchPath(tx kv.Tx, acct, sh, snap string, comps []string, withShare bool) error {
+	keys := make([][]byte, 0, 3)
+	if withShare {
+		keys = append(keys, shareKey(acct, sh, snap))
+	}
+	keys = append(keys, rootKey(acct, sh, snap))
+	if len(comps) > 0 {
+		keys = append(keys, entryKey(acct, sh, snap, rootID, fold(comps[0])))
+	}
+	return kv.Prefetch(tx, keys...)
+}
+
 // target is a resolved request path.
 type target struct {
 	share  *share
@@ -91,6 +111,9 @@ type target struct {
 
 // resolve loads the request's share and path.
 func resolve(tx kv.Tx, r *req) (*target, error) {
+	if err := prefetchPath(tx, r.Account, r.share, r.snap, r.comps, true); err != nil {
+		return nil, err
+	}
 	sh, err := loadShare(tx, r.Account, r.share, r.snap)
 	if err != nil {
 		return nil, err

@@ -122,6 +122,11 @@ func (v *VFS) Open(ctx context.Context, r OpenRequest) (*Open, error) {
 	err := v.s.store.Update(ctx, func(tx kv.Tx) error {
 		o = nil
 		now := v.s.clock.Now()
+		if r.Account != "" && r.Share != "" {
+			if err := prefetchPath(tx, r.Account, r.Share, "", r.Path, true); err != nil {
+				return err
+			}
+		}
 		if _, err := smbShare(tx, r.Account, r.Share); err != nil {
 			return err
 		}

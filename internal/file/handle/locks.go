@@ -357,6 +357,16 @@ func checkIO(tx kv.Tx, now time.Time, acct, share, fileID, handleID string, off,
 	if n == 0 {
 		return nil
 	}
+	if handleID == "" {
+		// A REST operation: a file without handle state has no handle,
+		// so no lock (a lock lives only while its handle's record does,
+		// and the state record while any handle's does). The state is
+		// usually read already (CheckREST), which a backend that caches
+		// reads answers without a round trip; the lock scan is saved.
+		if _, ok, err := getState(tx, acct, share, fileID); err != nil || !ok {
+			return err
+		}
+	}
 	io := ByteRange{Offset: off, Length: n}
 	all, err := fileLocks(tx, acct, share, fileID)
 	if err != nil || len(all) == 0 {

@@ -519,6 +519,18 @@ func TestRoundTrips(t *testing.T) {
 				return tx.Put([]byte("b"), []byte("2"))
 			})
 		}},
+		{"repeated Gets", 3, func() error {
+			// Each key's first Get is a round trip; the second answers from
+			// the transaction's reads (missing keys too).
+			return db.Update(bg, func(tx kv.Tx) error {
+				for _, k := range []string{"a", "missing", "a", "missing"} {
+					if _, err := tx.Get([]byte(k)); err != nil && !errors.Is(err, kv.ErrNotFound) {
+						return err
+					}
+				}
+				return tx.Put([]byte("b"), []byte("3"))
+			})
+		}},
 		{"read-only Update", 2, func() error {
 			return db.Update(bg, func(tx kv.Tx) error { _, err := tx.Get([]byte("a")); return err })
 		}},

@@ -64,8 +64,8 @@ type tx struct {
 	err     error    // sticky failure, already wrapped for the caller
 	class   errClass // class of err
 	writes  []write
-	// read holds the values Prefetch read (nil: absent), by key; Get
-	// answers from it after the buffered writes.
+	// read holds the values Prefetch and Get read (nil: absent), by key;
+	// Get answers from it after the buffered writes.
 	read map[string][]byte
 }
 
@@ -117,10 +117,19 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Remember the answer, as Prefetch does: the snapshot is the same for
+	// every statement of the transaction, so a second Get of the key (a
+	// check that reads what an earlier one read) needs no round trip.
+	if t.read == nil {
+		t.read = make(map[string][]byte)
+	}
 	if !found {
+		t.read[string(key)] = nil
 		return nil, kv.ErrNotFound
 	}
-	return nonNil(val), nil
+	val = nonNil(val)
+	t.read[string(key)] = val
+	return val, nil
 }
 
 // Prefetch implements kv.Prefetcher: one query for keys not already
