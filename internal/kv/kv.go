@@ -62,6 +62,31 @@ type Prefetcher interface {
 	Prefetch(keys ...[]byte) error
 }
 
+// Range is a bounded ascending key range, Start <= k < End.
+type Range struct{ Start, End []byte }
+
+// RangePrefetcher is implemented by the transactions of backends where
+// every read is a round trip to a server (PostgreSQL): PrefetchRanges reads
+// the first rows of several ranges in one round trip, so that the
+// transaction's later Scan(r.Start, r.End, limit, false, fn) of each is
+// answered from memory, at the same snapshot, until it needs more rows
+// than were read. Like Prefetch it is only a hint: every Scan returns the
+// same with or without it.
+type RangePrefetcher interface {
+	PrefetchRanges(limit int, ranges ...Range) error
+}
+
+// PrefetchRanges reads the heads of ranges in one round trip where tx
+// supports it (see RangePrefetcher) and does nothing otherwise: a caller
+// about to Scan several independent ranges with the same limit names them
+// first. Ranges with a nil End are ignored.
+func PrefetchRanges(tx Tx, limit int, ranges ...Range) error {
+	if p, ok := tx.(RangePrefetcher); ok {
+		return p.PrefetchRanges(limit, ranges...)
+	}
+	return nil
+}
+
 // Prefetch reads keys in one round trip where tx supports it (see
 // Prefetcher) and does nothing otherwise: a caller about to Get several
 // independent keys names them first.

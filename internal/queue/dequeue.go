@@ -165,6 +165,17 @@ func (s *shardScan) scan(shard, limit int) error {
 // entries overall. Keys of different shards compare by (visibleAt, seq,
 // id) once the equal-length shard prefix is cut off.
 func (s *shardScan) oldest(n int) error {
+	// The first read of every shard's head is one round trip on
+	// PostgreSQL instead of sixteen (scan's first Scan of a shard asks
+	// for exactly these: its range, limit n).
+	heads := make([]kv.Range, numShards)
+	for sh := range heads {
+		sp := shardPrefix(s.prefix, sh)
+		heads[sh] = kv.Range{Start: sp, End: visEnd(sp, s.now)}
+	}
+	if err := kv.PrefetchRanges(s.tx, n, heads...); err != nil {
+		return err
+	}
 	for sh := 0; sh < numShards && s.visited < maxScanPerCall; sh++ {
 		if err := s.scan(sh, n); err != nil {
 			return err

@@ -296,6 +296,10 @@ func (s *Service) getEntity(w http.ResponseWriter, r *req) error {
 	}
 	var e *entity
 	err = s.store.View(r.Context(), func(tx kv.Tx) error {
+		// Table and entity in one round trip on PostgreSQL.
+		if err := kv.Prefetch(tx, tableKey(r.Account, r.table), entityKey(r.Account, r.table, r.pk, r.rk)); err != nil {
+			return err
+		}
 		if _, err := activeTable(tx, r.Account, r.table); err != nil {
 			return err
 		}

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.Store, reopen func(t *testing.
 		{"WriteSkewScan", testWriteSkewScan},
 		{"Prefetch", testPrefetch},
 		{"WriteSkewPrefetch", testWriteSkewPrefetch},
+		{"PrefetchRanges", testPrefetchRanges},
 		{"LargeValues", testLargeValues},
 		{"Durability", testDurability},
 		{"DurabilityConcurrent", testDurabilityConcurrent},
@@ -1195,6 +1196,124 @@ func testPrefetch(t *testing.T, su *suite) {
 		return kv.Prefetch(tx) // no keys: nothing to do
 	})
 	view(t, s, func(tx kv.Tx) error { return wantGet(tx, c, "later") })
+}
+
+// testPrefetchRanges: Scans of ranges named by kv.PrefetchRanges return
+// exactly what they return without it, whatever the prefetch's limit and
+// the scan's, with writes buffered before and after the prefetch (also
+// from inside another scan's callback), and at the transaction's snapshot.
+func testPrefetchRanges(t *testing.T, su *suite) {
+	s := su.open(t)
+	sizes := []int{0, 1, 3, 15, 16, 17, 40}
+	var committed []pair
+	var ranges []kv.Range
+	for i, n := range sizes {
+		for j := 0; j < n; j++ {
+			committed = append(committed, pair{string(kv.Key("pr", strconv.Itoa(i), fmt.Sprintf("%03d", j*2))), fmt.Sprint(i, j)})
+		}
+		ranges = append(ranges, kv.Range{Start: kv.Key("pr", strconv.Itoa(i)), End: kv.PrefixEnd(kv.Key("pr", strconv.Itoa(i)))})
+	}
+	put(t, s, committed...)
+	r := rand.New(rand.NewPCG(23, 29))
+	for round := 0; round < 60; round++ {
+		model := map[string]string{}
+		for _, p := range committed {
+			model[p.k] = p.v
+		}
+		// write buffers a random put or delete in a random range, in tx
+		// and in the model.
+		write := func(tx kv.Tx) error {
+			k := string(kv.Key("pr", strconv.Itoa(r.IntN(len(sizes))), fmt.Sprintf("%03d", r.IntN(90))))
+			if r.IntN(3) == 0 {
+				delete(model, k)
+				return tx.Delete([]byte(k))
+			}
+			v := fmt.Sprint("w", round)
+			model[k] = v
+			return tx.Put([]byte(k), []byte(v))
+		}
+		expect := func(rg kv.Range, limit int) []pair {
+			var all []pair
+			for k, v := range model {
+				all = append(all, pair{k, v})
+			}
+			slices.SortFunc(all, func(a, b pair) int { return strings.Compare(a.k, b.k) })
+			return expectRange(all, rg.Start, rg.End, limit, false)
+		}
+		pl := []int{0, 1, 2, 16, 20}[r.IntN(5)]
+		err := s.Update(bg, func(tx kv.Tx) error {
+			for i := r.IntN(4); i > 0; i-- {
+				if err := write(tx); err != nil {
+					return err
+				}
+			}
+			// Name every range (one twice, and one unbounded, which is
+			// ignored), then scan them in a random order.
+			named := append(slices.Clone(ranges), ranges[0], kv.Range{Start: kv.Key("pr")})
+			if err := kv.PrefetchRanges(tx, pl, named...); err != nil {
+				return err
+			}
+			for _, i := range r.Perm(len(ranges)) {
+				for j := r.IntN(3); j > 0; j-- {
+					if err := write(tx); err != nil {
+						return err
+					}
+				}
+				limit := []int{pl, pl, 0, 1, 5, 17, 50}[r.IntN(7)]
+				if r.IntN(4) == 0 {
+					// Write into another range from the callback: a
+					// later scan of that range must see it.
+					var got []pair
+					var werr error
+					want := expect(ranges[i], limit)
+					other := (i + 1) % len(ranges)
+					err := tx.Scan(ranges[i].Start, ranges[i].End, limit, false, func(k, v []byte) bool {
+						if got == nil {
+							k := string(kv.Key("pr", strconv.Itoa(other), "cb"))
+							model[k] = "cb"
+							werr = tx.Put([]byte(k), []byte("cb"))
+						}
+						got = append(got, pair{string(k), string(v)})
+						return true
+					})
+					if err != nil {
+						return err
+					}
+					if werr != nil {
+						return werr
+					}
+					if err := samePairs(got, want); err != nil {
+						return fmt.Errorf("round %d, range %d, prefetch limit %d, limit %d: %v", round, i, pl, limit, err)
+					}
+					continue
+				}
+				got, err := scanTx(tx, ranges[i].Start, ranges[i].End, limit, false)
+				if err != nil {
+					return err
+				}
+				if err := samePairs(got, expect(ranges[i], limit)); err != nil {
+					return fmt.Errorf("round %d, range %d, prefetch limit %d, limit %d: %v", round, i, pl, limit, err)
+				}
+			}
+			return &domainError{1} // commit nothing: every round starts from committed
+		})
+		var de *domainError
+		if !errors.As(err, &de) {
+			t.Fatal(err)
+		}
+	}
+	// Snapshot: a write committed after the prefetch is not seen.
+	view(t, s, func(tx kv.Tx) error {
+		if err := kv.PrefetchRanges(tx, 16, ranges...); err != nil {
+			return err
+		}
+		update(t, s, func(tx kv.Tx) error { return tx.Put(kv.Key("pr", "0", "new"), []byte("x")) })
+		got, err := scanTx(tx, ranges[0].Start, ranges[0].End, 16, false)
+		if err != nil {
+			return err
+		}
+		return samePairs(got, expectRange(committed, ranges[0].Start, ranges[0].End, 16, false))
+	})
 }
 
 // testWriteSkewPrefetch is testWriteSkew with both keys read through one

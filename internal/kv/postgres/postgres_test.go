@@ -531,6 +531,26 @@ func TestRoundTrips(t *testing.T) {
 				return tx.Put([]byte("b"), []byte("3"))
 			})
 		}},
+		{"range-prefetched Scans", 1, func() error {
+			// Sixteen ranges' heads in one round trip (with BEGIN); their
+			// Scans need none.
+			return db.View(bg, func(tx kv.Tx) error {
+				var rs []kv.Range
+				for i := range 16 {
+					p := kv.Key("rt", strconv.Itoa(i))
+					rs = append(rs, kv.Range{Start: p, End: kv.PrefixEnd(p)})
+				}
+				if err := kv.PrefetchRanges(tx, 1, rs...); err != nil {
+					return err
+				}
+				for _, r := range rs {
+					if err := tx.Scan(r.Start, r.End, 1, false, func(k, v []byte) bool { return true }); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}},
 		{"read-only Update", 2, func() error {
 			return db.Update(bg, func(tx kv.Tx) error { _, err := tx.Get([]byte("a")); return err })
 		}},

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -67,6 +69,8 @@ type tx struct {
 	// read holds the values Prefetch and Get read (nil: absent), by key;
 	// Get answers from it after the buffered writes.
 	read map[string][]byte
+	// ranges holds the first pages PrefetchRanges read, by rangeID.
+	ranges map[string]prefetchedRange
 }
 
 func (t *tx) check(write bool) error {
@@ -180,6 +184,87 @@ func (t *tx) Prefetch(keys ...[]byte) error {
 	return nil
 }
 
+// firstPage is the number of rows the first query of a Scan with limit
+// > 0 asks for.
+func firstPage(limit int) int { return min(max(limit, scanPageMin), scanPageMax) }
+
+// prefetchedRange is the first page of a range that PrefetchRanges read.
+type prefetchedRange struct {
+	rows     []row
+	complete bool // the range holds no other row
+}
+
+func rangeID(start, end []byte) string {
+	return strconv.Itoa(len(start)) + ":" + string(start) + string(end)
+}
+
+// PrefetchRanges implements kv.RangePrefetcher: one query reads the first
+// page of each range, as the first query of Scan(r.Start, r.End, limit,
+// false, ...) would; such a Scan then starts from it. Like Prefetch it
+// reads the transaction's snapshot with the same predicates, so the
+// serializability checks see the same reads, and buffered writes are
+// merged by Scan as always.
+func (t *tx) PrefetchRanges(limit int, ranges ...kv.Range) error {
+	if err := t.check(false); err != nil {
+		return err
+	}
+	page := firstPage(limit)
+	if limit <= 0 {
+		page = scanPageDefault
+	}
+	var (
+		sql  strings.Builder
+		args []any
+		ids  []string
+	)
+	for _, r := range ranges {
+		start := nonNil(r.Start)
+		if r.End == nil || bytes.Compare(start, r.End) >= 0 {
+			continue
+		}
+		id := rangeID(start, r.End)
+		if _, ok := t.ranges[id]; ok || slices.Contains(ids, id) {
+			continue
+		}
+		if len(ids) > 0 {
+			sql.WriteString(" UNION ALL ")
+		}
+		n := len(args)
+		fmt.Fprintf(&sql, "(SELECT %d AS r, key, value FROM kv WHERE key >= $%d AND key < $%d ORDER BY key LIMIT $%d)", len(ids), n+1, n+2, n+3)
+		args = append(args, start, r.End, int64(page))
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	got := make([]prefetchedRange, len(ids))
+	err := t.query(sql.String(), args, func(rows pgx.Rows) error {
+		var (
+			i    int64
+			k, v []byte
+		)
+		if err := rows.Scan(&i, &k, &v); err != nil {
+			return err
+		}
+		if i < 0 || int(i) >= len(got) {
+			return fmt.Errorf("kv/postgres: range prefetch returned range %d of %d", i, len(got))
+		}
+		got[i].rows = append(got[i].rows, row{k, nonNil(v)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if t.ranges == nil {
+		t.ranges = make(map[string]prefetchedRange, len(ids))
+	}
+	for i, id := range ids {
+		got[i].complete = len(got[i].rows) < page
+		t.ranges[id] = got[i]
+	}
+	return nil
+}
+
 // Put implements kv.Tx. Key and value are copied.
 func (t *tx) Put(key, value []byte) error {
 	if err := t.check(true); err != nil {
@@ -241,7 +326,7 @@ func (t *tx) Scan(start, end []byte, limit int, reverse bool, fn func(key, value
 		rows    []row
 	)
 	if limit > 0 {
-		page = min(max(limit, scanPageMin), scanPageMax)
+		page = firstPage(limit)
 	}
 	for {
 		// Fetch the next page of rows from the database.
@@ -268,17 +353,22 @@ func (t *tx) Scan(start, end []byte, limit int, reverse bool, fn func(key, value
 		args = append(args, int64(page))
 		rows = rows[:0]
 		size := 0
-		err := t.query(sql, args, func(r pgx.Rows) error {
-			var k, v []byte
-			if err := r.Scan(&k, &v); err != nil {
+		if c, ok := t.ranges[rangeID(start, end)]; ok && !reverse && !paged && end != nil && (c.complete || len(c.rows) >= page) {
+			// The first page was read by PrefetchRanges.
+			rows = append(rows, c.rows[:min(page, len(c.rows))]...)
+		} else {
+			err := t.query(sql, args, func(r pgx.Rows) error {
+				var k, v []byte
+				if err := r.Scan(&k, &v); err != nil {
+					return err
+				}
+				size += len(k) + len(v)
+				rows = append(rows, row{k, nonNil(v)})
+				return nil
+			})
+			if err != nil {
 				return err
 			}
-			size += len(k) + len(v)
-			rows = append(rows, row{k, nonNil(v)})
-			return nil
-		})
-		if err != nil {
-			return err
 		}
 		full := len(rows) == page
 		var bound []byte // with a full page, the buffer is merged up to here
