@@ -55,6 +55,12 @@
 //     are large) before calling fn for them, and merges the transaction's
 //     buffered writes, so fn may Put and Delete (keys inserted ahead of the
 //     cursor are visited, keys deleted ahead of it are not, as in bolt).
+//   - Fewer round trips: a transaction remembers what Get and Prefetch
+//     read (one snapshot for all its statements, so a key read twice is
+//     read once); Prefetch (kv.Prefetcher) reads several keys in one
+//     query; PrefetchRanges (kv.RangePrefetcher) reads the first page of
+//     several ranges in one UNION ALL query, and a Scan of such a range
+//     starts from that page.
 //
 // Limits and caveats:
 //   - Keys must fit a btree index entry: PostgreSQL allows about 2.7 KB.
