@@ -30,6 +30,49 @@ var errNoMessageText = errors.New("queue: no MessageText element")
 // character range, so the text always survives a round trip through
 // xml.EscapeText.
 func parseMessageXML(body []byte) (string, error) {
+	if text, ok := plainMessageText(body); ok {
+		return text, nil
+	}
+	return decodeMessageXML(body)
+}
+
+const (
+	msgOpen  = "<QueueMessage><MessageText>"
+	msgClose = "</MessageText></QueueMessage>"
+)
+
+// plainMessageText answers the body every SDK sends for a text that needs
+// no unescaping (base64, or plain ASCII without markup characters),
+// without the XML decoder: an optional XML declaration, then exactly
+// <QueueMessage><MessageText>text</MessageText></QueueMessage>, text being
+// printable ASCII other than < > & ] plus tab and line feed. ok is false
+// for anything else, which decodeMessageXML then parses (and
+// FuzzParseMessageXML holds the two equal where this one answers).
+func plainMessageText(body []byte) (text string, ok bool) {
+	for _, decl := range [...]string{`<?xml version="1.0" encoding="utf-8"?>`, `<?xml version="1.0" encoding="UTF-8"?>`} {
+		if rest, found := bytes.CutPrefix(body, []byte(decl)); found {
+			body = bytes.TrimLeft(rest, " \t\n")
+			break
+		}
+	}
+	inner, found := bytes.CutPrefix(body, []byte(msgOpen))
+	if !found {
+		return "", false
+	}
+	inner, found = bytes.CutSuffix(inner, []byte(msgClose))
+	if !found {
+		return "", false
+	}
+	for _, c := range inner {
+		if (c < 0x20 && c != '\t' && c != '\n') || c > 0x7e || c == '<' || c == '>' || c == '&' || c == ']' {
+			return "", false
+		}
+	}
+	return string(inner), true
+}
+
+// decodeMessageXML is parseMessageXML with the XML decoder.
+func decodeMessageXML(body []byte) (string, error) {
 	d := xml.NewDecoder(bytes.NewReader(body))
 	var (
 		text    string

@@ -107,7 +107,18 @@ func FuzzParseMessageXML(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`<?xml version="1.0" encoding="utf-8"?>` + "\n<QueueMessage><MessageText>aGVsbG8=</MessageText></QueueMessage>"))
+	f.Add([]byte("<QueueMessage><MessageText>a\tb\nc</MessageText></QueueMessage>"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The decoder-free path answers exactly as the decoder, for the
+		// body and for the body wrapped as text.
+		for _, body := range [][]byte{data, []byte(msgOpen + string(data) + msgClose)} {
+			if plain, ok := plainMessageText(body); ok {
+				if dec, err := decodeMessageXML(body); err != nil || dec != plain {
+					t.Fatalf("body %q: plain path %q, decoder %q, %v", body, plain, dec, err)
+				}
+			}
+		}
 		text, err := parseMessageXML(data)
 		if err == nil {
 			if !utf8.ValidString(text) {
