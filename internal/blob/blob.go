@@ -59,10 +59,16 @@ func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
 // blob, which it returns (nil when there is none).
 func beginReplace(tx kv.Tx, r *req, conds cond.Conditions) (*blobRec, error) {
 	// The replace reads these independent keys (beforeOverwrite reads the
-	// soft-deleted base or the retention policy): one round trip on a
-	// backend where reads are remote.
+	// soft-deleted base or the retention policy) and, in both callers, the
+	// blob's uncommitted blocks (Put Blob discards them, Put Block List
+	// commits from them): one round trip on a backend where reads are
+	// remote.
 	if err := kv.Prefetch(tx, containerKey(r.Account, r.container), blobKey(r.Account, r.container, r.name, ""),
 		deletedKey(r.Account, r.container, r.name, ""), servicePropsKey(r.Account)); err != nil {
+		return nil, err
+	}
+	blocks := blocksPrefix(r.Account, r.container, r.name)
+	if err := kv.PrefetchRanges(tx, 0, kv.Range{Start: blocks, End: kv.PrefixEnd(blocks)}); err != nil {
 		return nil, err
 	}
 	if _, err := loadContainer(tx, r.Account, r.container); err != nil {

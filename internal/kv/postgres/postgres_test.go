@@ -553,6 +553,28 @@ func TestRoundTrips(t *testing.T) {
 				return nil
 			})
 		}},
+		{"prefetched keys and ranges, then read-modify-write", 2, func() error {
+			// Prefetch and PrefetchRanges are read together by the first
+			// Get (of a key not named, here), one round trip with BEGIN.
+			return db.Update(bg, func(tx kv.Tx) error {
+				p := kv.Key("rt", "0")
+				if err := kv.Prefetch(tx, []byte("a"), []byte("missing")); err != nil {
+					return err
+				}
+				if err := kv.PrefetchRanges(tx, 0, kv.Range{Start: p, End: kv.PrefixEnd(p)}); err != nil {
+					return err
+				}
+				for _, k := range []string{"b", "a", "missing"} {
+					if _, err := tx.Get([]byte(k)); err != nil && !errors.Is(err, kv.ErrNotFound) {
+						return err
+					}
+				}
+				if err := tx.Scan(p, kv.PrefixEnd(p), 0, false, func(k, v []byte) bool { return true }); err != nil {
+					return err
+				}
+				return tx.Put([]byte("b"), []byte("4"))
+			})
+		}},
 		{"read-only Update", 2, func() error {
 			return db.Update(bg, func(tx kv.Tx) error { _, err := tx.Get([]byte("a")); return err })
 		}},

@@ -20,8 +20,6 @@ const (
 	beginView   = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 	sqlGet    = "SELECT value FROM kv WHERE key = $1"
-	sqlGetAny = "SELECT key, value FROM kv WHERE key = ANY($1)"
-	sqlGetKV  = "SELECT key, value FROM kv WHERE key = $1"
 	sqlPut    = "INSERT INTO kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 	sqlDelete = "DELETE FROM kv WHERE key = $1"
 
@@ -71,6 +69,10 @@ type tx struct {
 	read map[string][]byte
 	// ranges holds the first pages PrefetchRanges read, by rangeID.
 	ranges map[string]prefetchedRange
+	// pendKeys and pendRanges are noted by Prefetch and PrefetchRanges
+	// and read together by flush.
+	pendKeys   [][]byte
+	pendRanges []pendingRange
 }
 
 func (t *tx) check(write bool) error {
@@ -112,6 +114,20 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 		}
 		return v, nil
 	}
+	if v, ok := t.fromRanges(key); ok {
+		if v == nil {
+			return nil, kv.ErrNotFound
+		}
+		return v, nil
+	}
+	if len(t.pendKeys) > 0 || len(t.pendRanges) > 0 {
+		// Read the key with the noted ones, in one query.
+		t.pendKeys = append(t.pendKeys, slices.Clone(nonNil(key)))
+		if err := t.flush(); err != nil {
+			return nil, err
+		}
+		return t.Get(key)
+	}
 	var val []byte
 	found := false
 	err := t.query(sqlGet, []any{nonNil(key)}, func(rows pgx.Rows) error {
@@ -136,50 +152,96 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	return val, nil
 }
 
-// Prefetch implements kv.Prefetcher: one query for keys not already
-// buffered or read, whose values (or absence) later Gets return. The
-// transaction's snapshot is the same for every statement (REPEATABLE READ
-// and SERIALIZABLE), and the query reads the rows as the Gets would, so
-// the serializability checks see the same reads.
+// Prefetch implements kv.Prefetcher. The keys not already buffered or
+// read are noted, and read together with every other noted key and range
+// (PrefetchRanges) in one query when the transaction next needs the
+// database: a Get of a key not yet read, or a Scan. Their values (or
+// absence) are then answered from memory. The transaction's snapshot is
+// the same for every statement (REPEATABLE READ and SERIALIZABLE), and the
+// query reads the rows as the Gets would, so the serializability checks
+// see the same reads.
 func (t *tx) Prefetch(keys ...[]byte) error {
 	if err := t.check(false); err != nil {
 		return err
 	}
-	want := make([][]byte, 0, len(keys))
 	for _, k := range keys {
-		if _, ok := t.find(k); ok {
+		if t.known(k) || slices.ContainsFunc(t.pendKeys, func(p []byte) bool { return bytes.Equal(p, k) }) {
 			continue
 		}
-		if _, ok := t.read[string(k)]; ok {
-			continue
-		}
-		want = append(want, nonNil(k))
+		t.pendKeys = append(t.pendKeys, slices.Clone(nonNil(k)))
 	}
-	if len(want) == 0 {
+	return nil
+}
+
+// known reports whether a Get of key is answered without the database.
+func (t *tx) known(key []byte) bool {
+	if _, ok := t.find(key); ok {
+		return true
+	}
+	_, ok := t.read[string(key)]
+	return ok
+}
+
+// flush reads the noted keys and ranges (see Prefetch and PrefetchRanges)
+// in one query and forgets the notes.
+func (t *tx) flush() error {
+	keys, ranges := t.pendKeys, t.pendRanges
+	t.pendKeys, t.pendRanges = nil, nil
+	if len(keys) == 0 && len(ranges) == 0 {
 		return nil
 	}
-	got := make(map[string][]byte, len(want))
-	sql, args := sqlGetAny, []any{want}
-	if len(want) == 1 {
-		sql = sqlGetKV
-		args = []any{want[0]}
+	var (
+		sql  strings.Builder
+		args []any
+	)
+	if len(keys) > 0 {
+		sql.WriteString("SELECT -1 AS r, key, value FROM kv WHERE key = ANY($1)")
+		args = append(args, keys)
 	}
-	err := t.query(sql, args, func(rows pgx.Rows) error {
-		var k, v []byte
-		if err := rows.Scan(&k, &v); err != nil {
+	for i, r := range ranges {
+		if sql.Len() > 0 {
+			sql.WriteString(" UNION ALL ")
+		}
+		n := len(args)
+		fmt.Fprintf(&sql, "(SELECT %d AS r, key, value FROM kv WHERE key >= $%d AND key < $%d ORDER BY key LIMIT $%d)", i, n+1, n+2, n+3)
+		args = append(args, r.start, r.end, int64(r.page))
+	}
+	got := make(map[string][]byte, len(keys))
+	pages := make([]prefetchedRange, len(ranges))
+	err := t.query(sql.String(), args, func(rows pgx.Rows) error {
+		var (
+			i    int64
+			k, v []byte
+		)
+		if err := rows.Scan(&i, &k, &v); err != nil {
 			return err
 		}
-		got[string(k)] = nonNil(v)
+		switch {
+		case i == -1:
+			got[string(k)] = nonNil(v)
+		case i >= 0 && int(i) < len(pages):
+			pages[i].rows = append(pages[i].rows, row{k, nonNil(v)})
+		default:
+			return fmt.Errorf("kv/postgres: prefetch returned range %d of %d", i, len(pages))
+		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	if t.read == nil {
-		t.read = make(map[string][]byte, len(want))
+		t.read = make(map[string][]byte, len(keys))
 	}
-	for _, k := range want {
+	for _, k := range keys {
 		t.read[string(k)] = got[string(k)] // nil when absent
+	}
+	if len(ranges) > 0 && t.ranges == nil {
+		t.ranges = make(map[string]prefetchedRange, len(ranges))
+	}
+	for i, r := range ranges {
+		pages[i].start, pages[i].end = r.start, r.end
+		pages[i].complete = len(pages[i].rows) < r.page
+		t.ranges[rangeID(r.start, r.end)] = pages[i]
 	}
 	return nil
 }
@@ -190,79 +252,65 @@ func firstPage(limit int) int { return min(max(limit, scanPageMin), scanPageMax)
 
 // prefetchedRange is the first page of a range that PrefetchRanges read.
 type prefetchedRange struct {
-	rows     []row
-	complete bool // the range holds no other row
+	start, end []byte
+	rows       []row
+	complete   bool // the range holds no other row
+}
+
+// fromRanges answers a Get of key from a prefetched range page that
+// covers it: the whole range when the page is complete, else up to its
+// last row. ok is false when none does; v is nil when key is absent.
+func (t *tx) fromRanges(key []byte) (v []byte, ok bool) {
+	for _, pr := range t.ranges {
+		if bytes.Compare(key, pr.start) < 0 || bytes.Compare(key, pr.end) >= 0 {
+			continue
+		}
+		if !pr.complete && (len(pr.rows) == 0 || bytes.Compare(key, pr.rows[len(pr.rows)-1].key) > 0) {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(pr.rows, key, func(r row, k []byte) int { return bytes.Compare(r.key, k) })
+		if found {
+			return pr.rows[i].val, true
+		}
+		return nil, true
+	}
+	return nil, false
 }
 
 func rangeID(start, end []byte) string {
 	return strconv.Itoa(len(start)) + ":" + string(start) + string(end)
 }
 
-// PrefetchRanges implements kv.RangePrefetcher: one query reads the first
-// page of each range, as the first query of Scan(r.Start, r.End, limit,
-// false, ...) would; such a Scan then starts from it. Like Prefetch it
-// reads the transaction's snapshot with the same predicates, so the
-// serializability checks see the same reads, and buffered writes are
-// merged by Scan as always.
+// PrefetchRanges implements kv.RangePrefetcher: the first page of each
+// range, as the first query of Scan(r.Start, r.End, limit, false, ...)
+// would read it, is noted and read with the other notes (see Prefetch);
+// such a Scan then starts from it, merged with buffered writes as always.
 func (t *tx) PrefetchRanges(limit int, ranges ...kv.Range) error {
 	if err := t.check(false); err != nil {
 		return err
 	}
-	page := firstPage(limit)
-	if limit <= 0 {
-		page = scanPageDefault
+	page := scanPageDefault
+	if limit > 0 {
+		page = firstPage(limit)
 	}
-	var (
-		sql  strings.Builder
-		args []any
-		ids  []string
-	)
 	for _, r := range ranges {
 		start := nonNil(r.Start)
 		if r.End == nil || bytes.Compare(start, r.End) >= 0 {
 			continue
 		}
 		id := rangeID(start, r.End)
-		if _, ok := t.ranges[id]; ok || slices.Contains(ids, id) {
+		if _, ok := t.ranges[id]; ok || slices.ContainsFunc(t.pendRanges, func(p pendingRange) bool { return rangeID(p.start, p.end) == id }) {
 			continue
 		}
-		if len(ids) > 0 {
-			sql.WriteString(" UNION ALL ")
-		}
-		n := len(args)
-		fmt.Fprintf(&sql, "(SELECT %d AS r, key, value FROM kv WHERE key >= $%d AND key < $%d ORDER BY key LIMIT $%d)", len(ids), n+1, n+2, n+3)
-		args = append(args, start, r.End, int64(page))
-		ids = append(ids, id)
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	got := make([]prefetchedRange, len(ids))
-	err := t.query(sql.String(), args, func(rows pgx.Rows) error {
-		var (
-			i    int64
-			k, v []byte
-		)
-		if err := rows.Scan(&i, &k, &v); err != nil {
-			return err
-		}
-		if i < 0 || int(i) >= len(got) {
-			return fmt.Errorf("kv/postgres: range prefetch returned range %d of %d", i, len(got))
-		}
-		got[i].rows = append(got[i].rows, row{k, nonNil(v)})
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if t.ranges == nil {
-		t.ranges = make(map[string]prefetchedRange, len(ids))
-	}
-	for i, id := range ids {
-		got[i].complete = len(got[i].rows) < page
-		t.ranges[id] = got[i]
+		t.pendRanges = append(t.pendRanges, pendingRange{slices.Clone(start), slices.Clone(r.End), page})
 	}
 	return nil
+}
+
+// pendingRange is a range noted by PrefetchRanges, not read yet.
+type pendingRange struct {
+	start, end []byte
+	page       int
 }
 
 // Put implements kv.Tx. Key and value are copied.
@@ -305,6 +353,9 @@ type row struct{ key, val []byte }
 // Scan implements kv.Tx. fn may call Put and Delete (see the package doc).
 func (t *tx) Scan(start, end []byte, limit int, reverse bool, fn func(key, value []byte) bool) error {
 	if err := t.check(false); err != nil {
+		return err
+	}
+	if err := t.flush(); err != nil {
 		return err
 	}
 	start = nonNil(start)
