@@ -54,9 +54,11 @@ type Tx interface {
 }
 
 // Prefetcher is implemented by the transactions of backends where every
-// read is a round trip to a server (PostgreSQL): Prefetch reads keys in
-// one round trip, so that the transaction's later Gets of them are
-// answered from memory, at the same snapshot. It is only a hint: the
+// read is a round trip to a server (PostgreSQL): keys named by Prefetch
+// are read together, in one round trip (PostgreSQL defers it to the
+// transaction's next read and includes noted ranges), so that the
+// transaction's later Gets of them are answered from memory, at the same
+// snapshot. It is only a hint: the
 // result of every Get is the same with or without it.
 type Prefetcher interface {
 	Prefetch(keys ...[]byte) error

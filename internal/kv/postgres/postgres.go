@@ -55,12 +55,13 @@
 //     are large) before calling fn for them, and merges the transaction's
 //     buffered writes, so fn may Put and Delete (keys inserted ahead of the
 //     cursor are visited, keys deleted ahead of it are not, as in bolt).
-//   - Fewer round trips: a transaction remembers what Get and Prefetch
-//     read (one snapshot for all its statements, so a key read twice is
-//     read once); Prefetch (kv.Prefetcher) reads several keys in one
-//     query; PrefetchRanges (kv.RangePrefetcher) reads the first page of
-//     several ranges in one UNION ALL query, and a Scan of such a range
-//     starts from that page.
+//   - Fewer round trips: a transaction remembers what it read (one
+//     snapshot for all its statements, so a key read twice is read once).
+//     Prefetch (kv.Prefetcher) and PrefetchRanges (kv.RangePrefetcher)
+//     only note keys and ranges; the next Get of a key not yet read, or
+//     the next Scan, reads every note in one UNION ALL query. A Scan of a
+//     noted range starts from its first page, and a Get inside that page
+//     is answered from it.
 //
 // Limits and caveats:
 //   - Keys must fit a btree index entry: PostgreSQL allows about 2.7 KB.
