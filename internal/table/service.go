@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
@@ -128,20 +127,31 @@ func resourcePath(sr *server.Request) string {
 	return rest
 }
 
-var (
-	tableNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{2,62}$`)
-	alnumRE     = regexp.MustCompile(`^[A-Za-z0-9]+$`)
-)
-
-// checkTableName applies Azure's table name rules.
+// checkTableName applies Azure's table name rules: 3–63 letters and
+// digits starting with a letter, not "tables". An alphanumeric name of
+// the wrong length is 400 OutOfRangeInput, anything else 400
+// InvalidResourceName. (Checked on every request: byte loops, not
+// regular expressions, which were 2% of the server's CPU.)
 func checkTableName(name string) error {
-	if (len(name) < 3 || len(name) > 63) && alnumRE.MatchString(name) {
+	if (len(name) < 3 || len(name) > 63) && alnum(name) {
 		return azerr.Newf(azerr.OutOfRangeInput, "The specified resource name length is not within the permissible limits.")
 	}
-	if !tableNameRE.MatchString(name) || strings.EqualFold(name, "tables") {
+	if len(name) < 3 || len(name) > 63 || !letter(name[0]) || !alnum(name) || strings.EqualFold(name, "tables") {
 		return azerr.Newf(azerr.InvalidResourceName, "The specifed resource name contains invalid characters.")
 	}
 	return nil
+}
+
+func letter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// alnum reports whether s is non-empty and all ASCII letters and digits.
+func alnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !letter(s[i]) && (s[i] < '0' || s[i] > '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func (s *Service) route(r *req) (op, error) {

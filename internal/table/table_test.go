@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -355,4 +356,46 @@ func FuzzFlatObject(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkTableName follows the rule ^[A-Za-z][A-Za-z0-9]{2,62}$ (not
+// "tables", any case), with OutOfRangeInput for an alphanumeric name of
+// the wrong length: the byte loops are held to the regular expressions
+// they replaced.
+func TestCheckTableName(t *testing.T) {
+	for _, name := range []string{"", "a", "ab", "abc", "Tables", "tables2", "1abc", "ab-c", "ab_c", "abcé", strings.Repeat("a", 63), strings.Repeat("a", 64), "a1B2c3"} {
+		checkTableNameAgainstRE(t, name)
+	}
+}
+
+func FuzzCheckTableName(f *testing.F) {
+	f.Add("mytable")
+	f.Add("1x")
+	f.Fuzz(checkTableNameAgainstRE)
+}
+
+var (
+	tableNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{2,62}$`)
+	alnumRE     = regexp.MustCompile(`^[A-Za-z0-9]+$`)
+)
+
+func checkTableNameAgainstRE(t *testing.T, name string) {
+	want := ""
+	switch {
+	case (len(name) < 3 || len(name) > 63) && alnumRE.MatchString(name):
+		want = azerr.OutOfRangeInput
+	case !tableNameRE.MatchString(name) || strings.EqualFold(name, "tables"):
+		want = azerr.InvalidResourceName
+	}
+	got := ""
+	if err := checkTableName(name); err != nil {
+		var e *azerr.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("%q: %v", name, err)
+		}
+		got = e.Code
+	}
+	if got != want {
+		t.Errorf("checkTableName(%q) = %q, want %q", name, got, want)
+	}
 }
