@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -146,7 +145,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return first
 }
 
-var versionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+// wellFormedVersion reports whether v has the form of an x-ms-version,
+// YYYY-MM-DD in ASCII digits (checked on every request: a byte loop, not
+// a regular expression).
+func wellFormedVersion(v string) bool {
+	if len(v) != 10 || v[4] != '-' || v[7] != '-' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if i != 4 && i != 7 && (v[i] < '0' || v[i] > '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // oldestVersion is the first version with the modern Shared Key scheme.
 const oldestVersion = "2009-09-19"
@@ -186,7 +198,7 @@ func (s *Server) Wrap(svc Service) http.Handler {
 				WriteXMLError(w, hr, e)
 			}
 		}
-		if version != "" && (!versionRE.MatchString(version) || version < oldestVersion) {
+		if version != "" && (!wellFormedVersion(version) || version < oldestVersion) {
 			fail(azerr.InvalidHeader("x-ms-version", version))
 			return
 		}

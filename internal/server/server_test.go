@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +150,25 @@ func TestAuthAndAccounts(t *testing.T) {
 	})
 	if w.Code != 403 || w.Header().Get("x-ms-error-code") != "AuthenticationFailed" || !strings.Contains(w.Body.String(), "<AuthenticationErrorDetail>") {
 		t.Fatalf("bad signature: %d %s", w.Code, w.Body.String())
+	}
+}
+
+// wellFormedVersion accepts exactly what ^\d{4}-\d{2}-\d{2}$ matches.
+func TestWellFormedVersion(t *testing.T) {
+	for _, v := range []string{"2026-12-06", "2009-09-19", "", "2026-1-06", "2026-12-6", "20261-2-06", "2026/12/06", "2026-12-0a", "２026-12-06", "2026-12-06 ", " 2026-12-06", "0000-00-00"} {
+		checkVersionForm(t, v)
+	}
+}
+
+func FuzzWellFormedVersion(f *testing.F) {
+	f.Add("2026-12-06")
+	f.Fuzz(checkVersionForm)
+}
+
+var versionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+func checkVersionForm(t *testing.T, v string) {
+	if got, want := wellFormedVersion(v), versionRE.MatchString(v); got != want {
+		t.Errorf("wellFormedVersion(%q) = %v, want %v", v, got, want)
 	}
 }
