@@ -2,8 +2,8 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	json "github.com/goccy/go-json"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )

@@ -1,9 +1,9 @@
 package queue
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"errors"
+	json "github.com/goccy/go-json"
 	"io"
 	"maps"
 	"math"
