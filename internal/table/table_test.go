@@ -85,6 +85,27 @@ func TestSplitEntityKey(t *testing.T) {
 	}
 }
 
+// formatETag renders the escaped ISO form of the timestamp for any
+// tick value the service can produce.
+func FuzzFormatETag(f *testing.F) {
+	f.Add(odata.Ticks(time.Date(2014, 1, 22, 12, 26, 9, 619064600, time.UTC)))
+	f.Add(odata.Ticks(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)))
+	f.Add(odata.Ticks(time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC)))
+	f.Fuzz(func(t *testing.T, ts int64) {
+		lo, hi := odata.Ticks(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)), odata.Ticks(time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC))
+		if ts < lo || ts > hi {
+			return
+		}
+		want := `W/"datetime'` + strings.ReplaceAll(odata.FormatDateTime(odata.FromTicks(ts)), ":", "%3A") + `'"`
+		if got := formatETag(ts); got != want {
+			t.Fatalf("formatETag(%d) = %s, want %s", ts, got, want)
+		}
+		if back, ok := parseETag(want); !ok || back != ts {
+			t.Fatalf("parseETag(%s) = %d, %v", want, back, ok)
+		}
+	})
+}
+
 func TestETagFormat(t *testing.T) {
 	ts := odata.Ticks(time.Date(2014, 1, 22, 12, 26, 9, 619064600, time.UTC))
 	got := formatETag(ts)

@@ -174,8 +174,11 @@ func ParseDateTime(s string) (time.Time, error) {
 // FormatDateTime renders t as Azure does: UTC with exactly 7 fractional
 // digits, e.g. 2024-05-01T10:00:00.1234567Z.
 func FormatDateTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
+	return t.UTC().Format(DateTimeLayout)
 }
+
+// DateTimeLayout is the time layout of FormatDateTime (for a UTC time).
+const DateTimeLayout = "2006-01-02T15:04:05.0000000Z"
 
 // ErrGuid is returned by ParseGuid for malformed GUIDs.
 var ErrGuid = errors.New("odata: invalid Edm.Guid value")
