@@ -232,11 +232,7 @@ type messageXML struct {
 func writeMessages(w http.ResponseWriter, status int, l messagesListXML) error {
 	b := make([]byte, 0, 64+len(l.Items)*400)
 	b = append(b, server.XMLDeclaration...)
-	b = l.appendXML(b)
-	w.Header().Set("Content-Type", "application/xml")
-	w.WriteHeader(status)
-	_, err := w.Write(b)
-	return err
+	return server.WriteXMLDoc(w, status, l.appendXML(b))
 }
 
 func (l *messagesListXML) appendXML(b []byte) []byte {

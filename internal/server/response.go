@@ -77,9 +77,15 @@ func WriteXML(w http.ResponseWriter, status int, v any) error {
 	if err := xml.NewEncoder(&b).Encode(v); err != nil {
 		return err
 	}
+	return WriteXMLDoc(w, status, b.Bytes())
+}
+
+// WriteXMLDoc sends doc, a whole XML document (beginning with
+// XMLDeclaration), with the given status, in one Write.
+func WriteXMLDoc(w http.ResponseWriter, status int, doc []byte) error {
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(status)
-	_, err := w.Write(b.Bytes())
+	_, err := w.Write(doc)
 	return err
 }
 

@@ -247,8 +247,13 @@ func (t *tx) flush() error {
 }
 
 // firstPage is the number of rows the first query of a Scan with limit
-// > 0 asks for.
-func firstPage(limit int) int { return min(max(limit, scanPageMin), scanPageMax) }
+// (<= 0: none) asks for.
+func firstPage(limit int) int {
+	if limit <= 0 {
+		return scanPageDefault
+	}
+	return min(max(limit, scanPageMin), scanPageMax)
+}
 
 // prefetchedRange is the first page of a range that PrefetchRanges read.
 type prefetchedRange struct {
@@ -277,6 +282,20 @@ func (t *tx) fromRanges(key []byte) (v []byte, ok bool) {
 	return nil, false
 }
 
+// prefetchedPage returns the first page (up to page rows) of an ascending
+// Scan of [start, end) when PrefetchRanges read enough of it. Checked
+// before any lookup: a Scan without prefetched ranges pays nothing.
+func (t *tx) prefetchedPage(start, end []byte, page int, notFirst bool) ([]row, bool) {
+	if notFirst || end == nil || len(t.ranges) == 0 {
+		return nil, false
+	}
+	c, ok := t.ranges[rangeID(start, end)]
+	if !ok || (!c.complete && len(c.rows) < page) {
+		return nil, false
+	}
+	return c.rows[:min(page, len(c.rows))], true
+}
+
 func rangeID(start, end []byte) string {
 	return strconv.Itoa(len(start)) + ":" + string(start) + string(end)
 }
@@ -289,10 +308,7 @@ func (t *tx) PrefetchRanges(limit int, ranges ...kv.Range) error {
 	if err := t.check(false); err != nil {
 		return err
 	}
-	page := scanPageDefault
-	if limit > 0 {
-		page = firstPage(limit)
-	}
+	page := firstPage(limit)
 	for _, r := range ranges {
 		start := nonNil(r.Start)
 		if r.End == nil || bytes.Compare(start, r.End) >= 0 {
@@ -373,12 +389,9 @@ func (t *tx) Scan(start, end []byte, limit int, reverse bool, fn func(key, value
 		after   []byte // the last row of the previous page
 		paged   bool
 		n       int
-		page    = scanPageDefault
+		page    = firstPage(limit)
 		rows    []row
 	)
-	if limit > 0 {
-		page = firstPage(limit)
-	}
 	for {
 		// Fetch the next page of rows from the database.
 		var sql string
@@ -404,9 +417,8 @@ func (t *tx) Scan(start, end []byte, limit int, reverse bool, fn func(key, value
 		args = append(args, int64(page))
 		rows = rows[:0]
 		size := 0
-		if c, ok := t.ranges[rangeID(start, end)]; ok && !reverse && !paged && end != nil && (c.complete || len(c.rows) >= page) {
-			// The first page was read by PrefetchRanges.
-			rows = append(rows, c.rows[:min(page, len(c.rows))]...)
+		if c, ok := t.prefetchedPage(start, end, page, reverse || paged); ok {
+			rows = append(rows, c...)
 		} else {
 			err := t.query(sql, args, func(r pgx.Rows) error {
 				var k, v []byte
