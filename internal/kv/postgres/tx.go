@@ -32,6 +32,7 @@ const (
 	sqlScanDescBelow      = "SELECT key, value FROM kv WHERE key >= $1 AND key < $2 ORDER BY key DESC LIMIT $3"
 	sqlScanDescBelowOpen  = "SELECT key, value FROM kv WHERE key >= $1 ORDER BY key DESC LIMIT $2"
 	scanPageMin           = 16
+	keyArmsMax            = 16 // prefetched keys read by one UNION ALL arm each
 	scanPageMax           = 1024
 	scanPageDefault       = 256
 	scanPageBytes         = 4 << 20 // shrink pages holding more than this
@@ -194,9 +195,20 @@ func (t *tx) flush() error {
 		sql  strings.Builder
 		args []any
 	)
-	if len(keys) > 0 {
+	switch {
+	case len(keys) > keyArmsMax:
 		sql.WriteString("SELECT -1 AS r, key, value FROM kv WHERE key = ANY($1)")
 		args = append(args, keys)
+	default:
+		// One arm per key: each is planned as a unique index lookup,
+		// where key = ANY($1) gets a bitmap scan on a small table.
+		for i, k := range keys {
+			if i > 0 {
+				sql.WriteString(" UNION ALL ")
+			}
+			fmt.Fprintf(&sql, "SELECT -1 AS r, key, value FROM kv WHERE key = $%d", i+1)
+			args = append(args, k)
+		}
 	}
 	for i, r := range ranges {
 		if sql.Len() > 0 {
