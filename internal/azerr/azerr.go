@@ -167,6 +167,8 @@ const (
 	BlockCountExceedsLimit                = "BlockCountExceedsLimit"
 	BlockListTooLong                      = "BlockListTooLong"
 	CannotChangeToLowerTier               = "CannotChangeToLowerTier"
+	AccessTierNotSupportedForBlobType     = "AccessTierNotSupportedForBlobType"
+	BlobArchived                          = "BlobArchived"
 	CannotVerifyCopySource                = "CannotVerifyCopySource"
 	ContainerAlreadyExists                = "ContainerAlreadyExists"
 	ContainerBeingDeleted                 = "ContainerBeingDeleted"
@@ -333,6 +335,8 @@ var catalog = map[string]entry{
 	ContainerAlreadyExists:                {409, "The specified container already exists."},
 	ContainerBeingDeleted:                 {409, "The specified container is being deleted."},
 	ContainerNotFound:                     {404, "The specified container does not exist."},
+	AccessTierNotSupportedForBlobType:     {400, "The access tier is not supported for this blob type."},
+	BlobArchived:                          {409, "This operation is not permitted on an archived blob."},
 	CopyAcrossAccountsNotSupported:        {400, "The copy source account and destination account must be the same."},
 	CopyIDMismatch:                        {409, "The specified copy ID did not match the copy ID for the pending copy operation."},
 	InvalidBlobOrBlock:                    {400, "The specified blob or block content is invalid."},

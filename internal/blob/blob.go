@@ -78,7 +78,10 @@ func beginReplace(tx kv.Tx, r *req, conds cond.Conditions) (*blobRec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return old, checkWrite(old, conds, r)
+	if err := checkWrite(old, conds, r); err != nil {
+		return nil, err
+	}
+	return old, notArchived(old)
 }
 
 // replaces stamps b as the new version of old (nil: a new blob): a new
@@ -243,7 +246,11 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	if p.ContentType == "" {
 		p.ContentType = "application/octet-stream"
 	}
-	rec := &blobRec{Type: typ, Props: p, Meta: meta}
+	tier, err := requestTier(r.Header, typ)
+	if err != nil {
+		return err
+	}
+	rec := &blobRec{Type: typ, Props: p, Meta: meta, Tier: tier}
 	var st *extent.Staged
 	switch typ {
 	case BlockBlob:
@@ -398,8 +405,14 @@ func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
 	h.Set("Accept-Ranges", "bytes")
 	switch b.Type {
 	case BlockBlob:
-		h.Set("x-ms-access-tier", "Hot")
-		h.Set("x-ms-access-tier-inferred", "true")
+		tier, inferred := b.tier()
+		h.Set("x-ms-access-tier", tier)
+		if inferred {
+			h.Set("x-ms-access-tier-inferred", "true")
+		}
+		if b.TierChanged != nil {
+			h.Set("x-ms-access-tier-change-time", b.TierChanged.UTC().Format(http.TimeFormat))
+		}
 	case PageBlob:
 		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
 	case AppendBlob:
@@ -477,6 +490,9 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		if err := readChecks(b, r); err != nil {
+			return err
+		}
+		if err := notArchived(b); err != nil {
 			return err
 		}
 		off, n = 0, b.Size
@@ -731,6 +747,9 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 		return azerr.InvalidHeader("x-ms-sequence-number-action", seqAction)
 	}
 	b, err := s.updateBlob(r, withoutNoneMatchAny(conds), func(tx kv.Tx, b *blobRec) error {
+		if err := notArchived(b); err != nil {
+			return err
+		}
 		if (newSize >= 0 || seqAction != "") && b.Type != PageBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}
@@ -787,6 +806,9 @@ func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	b, err := s.updateBlob(r, withoutNoneMatchAny(conds), func(tx kv.Tx, b *blobRec) error {
+		if err := notArchived(b); err != nil {
+			return err
+		}
 		b.Meta = meta
 		return nil
 	})
@@ -855,6 +877,9 @@ func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		if err := lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
+			return err
+		}
+		if err := notArchived(b); err != nil {
 			return err
 		}
 		// Two snapshots in one instant get distinct times, 100 ns apart,

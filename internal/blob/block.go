@@ -59,6 +59,9 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 			if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
 				return err
 			}
+			if err := notArchived(b); err != nil {
+				return err
+			}
 			if b.Type != BlockBlob {
 				return azerr.New(azerr.InvalidBlobType)
 			}
@@ -161,6 +164,10 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	if p.ContentType == "" {
 		p.ContentType = "application/octet-stream"
 	}
+	tier, err := requestTier(r.Header, BlockBlob)
+	if err != nil {
+		return err
+	}
 	if r.ContentLength > 8<<20 {
 		return azerr.New(azerr.RequestBodyTooLarge)
 	}
@@ -201,7 +208,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 				i += bl.NParts
 			}
 		}
-		nb := blobRec{Type: BlockBlob, Props: p, Meta: meta, HasBlockList: true}
+		nb := blobRec{Type: BlockBlob, Props: p, Meta: meta, HasBlockList: true, Tier: tier}
 		nb.replaces(old, r.Now)
 		unc := map[string]*uncommitted{}
 		for _, ref := range refs {

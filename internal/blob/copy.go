@@ -98,6 +98,15 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 				return err
 			}
 		}
+		// A copy to an online tier is how an archived blob is read; the
+		// copy completes at once (see tier.go).
+		tier, err := requestTier(r.Header, src.Type)
+		if err != nil {
+			return err
+		}
+		if src.Tier == tierArchive && (sync || tier == "" || tier == tierArchive) {
+			return azerr.New(azerr.BlobArchived)
+		}
 		if sync {
 			if src.Type != BlockBlob {
 				return azerr.New(azerr.InvalidSourceBlobType)
@@ -113,11 +122,15 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		if err := checkWrite(old, conds, r); err != nil {
 			return err
 		}
+		if err := notArchived(old); err != nil {
+			return err
+		}
 		if old != nil && old.Type != src.Type && !sync {
 			return azerr.New(azerr.InvalidBlobType)
 		}
 		nb := *src
 		nb.Lease = lease.Lease{}
+		nb.Tier, nb.TierChanged = tier, nil
 		nb.replaces(old, r.Now)
 		// Both Copy Blob and Copy Blob From URL copy the source's metadata
 		// unless the request gives x-ms-meta-* of its own.

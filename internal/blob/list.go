@@ -156,6 +156,7 @@ type blobPropsXML struct {
 	BlobType       string `xml:"BlobType"`
 	AccessTier     string `xml:"AccessTier,omitempty"`
 	TierInferred   bool   `xml:"AccessTierInferred,omitempty"`
+	TierChanged    string `xml:"AccessTierChangeTime,omitempty"`
 	LeaseStatus    string `xml:"LeaseStatus,omitempty"`
 	LeaseState     string `xml:"LeaseState,omitempty"`
 	LeaseDuration  string `xml:"LeaseDuration,omitempty"`
@@ -230,7 +231,10 @@ func (s *Service) blobItem(name, snap string, b *blobRec, inc map[string]bool, r
 	}
 	switch b.Type {
 	case BlockBlob:
-		p.AccessTier, p.TierInferred = "Hot", true
+		p.AccessTier, p.TierInferred = b.tier()
+		if b.TierChanged != nil {
+			p.TierChanged = b.TierChanged.UTC().Format(http.TimeFormat)
+		}
 	case PageBlob:
 		seq := b.SeqNum
 		p.SeqNum = &seq

@@ -108,6 +108,12 @@ type blobRec struct {
 	// HasBlockList is true when the content was committed with Put Block
 	// List (Get Block List then reports it); Put Blob leaves it false.
 	HasBlockList bool `json:"hb,omitempty"`
+	// Tier is a block blob's access tier when set explicitly (Set Blob
+	// Tier, or x-ms-access-tier on the write); "" is the account default,
+	// Hot, reported as inferred. TierChanged is when Set Blob Tier last
+	// changed it.
+	Tier        string     `json:"tr,omitempty"`
+	TierChanged *time.Time `json:"tc,omitempty"`
 	// Del is set on soft-deleted records (stored under "bd", never "b").
 	Del *deletion `json:"del,omitempty"`
 }

@@ -115,6 +115,9 @@ func (s *Service) route(r *req) (op, error) {
 		}
 		return bad()
 	}
+	if comp == "tier" && m == http.MethodPut {
+		return r.as("setBlobTier", s.setBlobTier) // also on a snapshot
+	}
 	if r.snapshot != "" && (m == http.MethodPut || m == http.MethodPost) {
 		return nil, azerr.Newf(azerr.InvalidQueryParameterValue, "Cannot perform this operation on a blob snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)
 	}

@@ -1,0 +1,113 @@
+package blob
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+)
+
+// Access tiers of block blobs in a standard account. A block blob written
+// without x-ms-access-tier is in the account's default tier, Hot, which
+// Azure reports as inferred. Page and append blobs have no tier there.
+//
+// An archived blob is offline: its data cannot be read (Get Blob), nor its
+// content, properties or metadata changed, nor the blob overwritten or
+// snapshotted (409 BlobArchived); its properties can be read, its lease
+// managed, and it can be deleted, re-tiered, or copied to an online tier.
+// Azure takes hours to rehydrate it to an online tier (Set Blob Tier
+// answers 202 Accepted); Cerulean, like Azurite, completes the
+// rehydration at once, so the next read finds the blob online.
+const (
+	tierHot     = "Hot"
+	tierCool    = "Cool"
+	tierCold    = "Cold"
+	tierArchive = "Archive"
+)
+
+// parseTier returns the canonical spelling of a block blob tier.
+func parseTier(v string) (string, bool) {
+	for _, t := range [...]string{tierHot, tierCool, tierCold, tierArchive} {
+		if strings.EqualFold(v, t) {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// requestTier reads x-ms-access-tier on a request that writes or sets the
+// tier of a blob of type typ: "" when absent.
+func requestTier(h http.Header, typ string) (string, error) {
+	v := h.Get("x-ms-access-tier")
+	if v == "" {
+		return "", nil
+	}
+	if typ != BlockBlob {
+		return "", azerr.New(azerr.AccessTierNotSupportedForBlobType)
+	}
+	t, ok := parseTier(v)
+	if !ok {
+		return "", azerr.New(azerr.InvalidBlobTier).With("HeaderName", "x-ms-access-tier").With("HeaderValue", v)
+	}
+	return t, nil
+}
+
+// tier returns a block blob's tier and whether it is the inferred default.
+func (b *blobRec) tier() (string, bool) {
+	if b.Tier == "" {
+		return tierHot, true
+	}
+	return b.Tier, false
+}
+
+// notArchived fails operations that need the blob's data online.
+func notArchived(b *blobRec) error {
+	if b != nil && b.Tier == tierArchive {
+		return azerr.New(azerr.BlobArchived)
+	}
+	return nil
+}
+
+// setBlobTier is Set Blob Tier, on a block blob or one of its snapshots.
+// It changes neither the ETag nor Last-Modified. A supplied lease id must
+// match, and a leased base blob needs it (as for writes).
+func (s *Service) setBlobTier(w http.ResponseWriter, r *req) error {
+	v := r.Header.Get("x-ms-access-tier")
+	if v == "" {
+		return azerr.MissingHeader("x-ms-access-tier")
+	}
+	switch p := r.Header.Get("x-ms-rehydrate-priority"); {
+	case p == "", strings.EqualFold(p, "Standard"), strings.EqualFold(p, "High"):
+	default:
+		return azerr.InvalidHeader("x-ms-rehydrate-priority", p)
+	}
+	status := http.StatusOK
+	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
+		b, err := loadBlob(tx, r)
+		if err != nil {
+			return err
+		}
+		if r.snapshot == "" { // snapshots have no lease
+			if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
+				return err
+			}
+		}
+		tier, err := requestTier(r.Header, b.Type)
+		if err != nil {
+			return err
+		}
+		if b.Tier == tierArchive && tier != tierArchive {
+			status = http.StatusAccepted // a rehydration (complete at once here)
+		}
+		now := r.Now
+		b.Tier, b.TierChanged = tier, &now
+		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, r.snapshot), b)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(status)
+	return nil
+}
