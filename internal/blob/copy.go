@@ -16,15 +16,17 @@ import (
 
 const maxCopyFromURL = 256 << 20
 
-// copySource parses x-ms-copy-source: a path-style URL of a blob in this
-// account, optionally with ?snapshot=.
+// copySource parses x-ms-copy-source: a URL of a blob in this account,
+// path-style or with the account in an Azure host name (see
+// wire.SourcePath), optionally with ?snapshot=.
 func copySource(r *req) (container, name, snap string, err error) {
 	raw := r.Header.Get("x-ms-copy-source")
 	u, perr := url.Parse(raw)
 	if perr != nil || u.Path == "" {
 		return "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
-	segs := strings.SplitN(strings.TrimPrefix(u.Path, "/"), "/", 3)
+	path, _ := wire.SourcePath(u, "blob")
+	segs := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 3)
 	if len(segs) != 3 || segs[2] == "" {
 		return "", "", "", azerr.New(azerr.InvalidSourceBlobURL)
 	}

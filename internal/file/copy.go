@@ -38,7 +38,8 @@ type copySource struct {
 }
 
 // parseCopySource reads x-ms-copy-source: a path-style URL of a file of
-// this File service (/{account}/{share}/{path}), optionally of a share
+// this File service (/{account}/{share}/{path}, or with the account in an
+// Azure host name: see wire.SourcePath), optionally of a share
 // snapshot (?sharesnapshot=) and with a SAS. Trailing dots of the path
 // follow x-ms-source-allow-trailing-dot. Copies complete inside one
 // transaction of this account, so a source on another host (a blob, or
@@ -56,10 +57,11 @@ func parseCopySource(r *req) (*copySource, error) {
 	if err != nil || !u.IsAbs() || u.Path == "" {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
-	if !strings.EqualFold(u.Host, r.Host) {
+	path, azureHost := wire.SourcePath(u, "file")
+	if !azureHost && !strings.EqualFold(u.Host, r.Host) {
 		return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source is not a file of this File service; this server copies only from files of the same account.")
 	}
-	segs := strings.SplitN(strings.TrimPrefix(u.Path, "/"), "/", 3)
+	segs := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 3)
 	if len(segs) != 3 || segs[1] == "" || segs[2] == "" {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
 	}

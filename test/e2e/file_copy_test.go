@@ -398,3 +398,28 @@ func TestFileUploadRangeFromURLConcurrentSourceWrites(t *testing.T) {
 		}
 	}
 }
+
+// The az CLI names a copy source by the account's Azure host name
+// (https://{account}.file.core.windows.net/{share}/{path}) even against a
+// custom endpoint: that is this server's account. Another account's host
+// is not.
+func TestFileCopyFromAzureHostName(t *testing.T) {
+	e := startFile(t)
+	s := e.share()
+	src := e.mkfile(s, "src", 0)
+	data := fiRand(1000)
+	_, err := src.Resize(e.ctx, int64(len(data)), nil)
+	must(t, err)
+	e.put(src, 0, data)
+	path := strings.TrimPrefix(src.URL(), e.app.FileURL) // "/{share}/src"
+	dst := fileAt(s, "dst")
+	_, err = dst.StartCopyFromURL(e.ctx, "https://"+app.DevAccount+".file.core.windows.net"+path, nil)
+	must(t, err)
+	if got := e.read(dst, 0, 0); !bytes.Equal(got, data) {
+		t.Fatal("copy from the Azure host name: content differs")
+	}
+	_, err = fileAt(s, "other").StartCopyFromURL(e.ctx, "https://someoneelse.file.core.windows.net"+path, nil)
+	wantFileCode(t, err, http.StatusNotFound, fileerror.Code("CannotVerifyCopySource"))
+	_, err = fileAt(s, "other").StartCopyFromURL(e.ctx, "https://"+app.DevAccount+".blob.core.windows.net"+path, nil)
+	wantFileCode(t, err, http.StatusNotFound, fileerror.Code("CannotVerifyCopySource"))
+}

@@ -15,6 +15,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 var snapshotRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$`)
@@ -410,4 +412,20 @@ func TestCopyOfSnapshot(t *testing.T) {
 	if got := b.read(b.bb("fromsnap")); !bytes.Equal(got, v1) {
 		t.Fatal("copy changed after the source snapshot was deleted")
 	}
+}
+
+// The az CLI names a copy source by the account's Azure host name
+// (https://{account}.blob.core.windows.net/{container}/{blob}) even
+// against a custom endpoint: that is this server's account.
+func TestCopyBlobFromAzureHostName(t *testing.T) {
+	b := newBlobT(t)
+	b.put("src", []byte("from the azure host"), nil)
+	u := "https://" + app.DevAccount + ".blob.core.windows.net/" + b.cont + "/src"
+	_, err := b.bb("dst").StartCopyFromURL(b.ctx, u, nil)
+	must(t, err)
+	if got := b.read(b.bb("dst")); string(got) != "from the azure host" {
+		t.Fatalf("copy read %q", got)
+	}
+	_, err = b.bb("dst2").StartCopyFromURL(b.ctx, "https://someoneelse.blob.core.windows.net/"+b.cont+"/src", nil)
+	wantCode(t, err, http.StatusNotFound, bloberror.CannotVerifyCopySource)
 }
