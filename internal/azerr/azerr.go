@@ -169,6 +169,10 @@ const (
 	CannotChangeToLowerTier               = "CannotChangeToLowerTier"
 	AccessTierNotSupportedForBlobType     = "AccessTierNotSupportedForBlobType"
 	BlobArchived                          = "BlobArchived"
+	DuplicateTagNames                     = "DuplicateTagNames"
+	EmptyTagName                          = "EmptyTagName"
+	InvalidTag                            = "InvalidTag"
+	TagsTooLarge                          = "TagsTooLarge"
 	CannotVerifyCopySource                = "CannotVerifyCopySource"
 	ContainerAlreadyExists                = "ContainerAlreadyExists"
 	ContainerBeingDeleted                 = "ContainerBeingDeleted"
@@ -337,6 +341,10 @@ var catalog = map[string]entry{
 	ContainerNotFound:                     {404, "The specified container does not exist."},
 	AccessTierNotSupportedForBlobType:     {400, "The access tier is not supported for this blob type."},
 	BlobArchived:                          {409, "This operation is not permitted on an archived blob."},
+	DuplicateTagNames:                     {400, "The tags specified contain duplicate names."},
+	EmptyTagName:                          {400, "The name of one of the tag key-value pairs is empty."},
+	InvalidTag:                            {400, "The tags specified are invalid. It contains characters that are not permitted."},
+	TagsTooLarge:                          {400, "The tags specified exceed the maximum permissible limit."},
 	CopyAcrossAccountsNotSupported:        {400, "The copy source account and destination account must be the same."},
 	CopyIDMismatch:                        {409, "The specified copy ID did not match the copy ID for the pending copy operation."},
 	InvalidBlobOrBlock:                    {400, "The specified blob or block content is invalid."},

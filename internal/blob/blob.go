@@ -110,6 +110,9 @@ func checkWrite(b *blobRec, conds cond.Conditions, r *req) error {
 		}
 		return err
 	}
+	if err := checkIfTags(b, r); err != nil {
+		return err
+	}
 	id := r.Header.Get("x-ms-lease-id")
 	if b == nil {
 		if id != "" {
@@ -125,20 +128,20 @@ func checkWrite(b *blobRec, conds cond.Conditions, r *req) error {
 // existing blob or snapshot: every unmet condition, If-None-Match: *
 // included, is 412 ConditionNotMet. The create-only 409 BlobAlreadyExists
 // belongs to Put Blob, Put Block List and Copy Blob (checkWrite).
-func checkConds(b *blobRec, conds cond.Conditions) error {
+func checkConds(b *blobRec, conds cond.Conditions, r *req) error {
 	if err := conds.CheckWrite(true, b.ETag, b.Modified); err != nil {
 		if errors.Is(err, cond.ErrExists) {
 			return azerr.New(azerr.ConditionNotMet)
 		}
 		return err
 	}
-	return nil
+	return checkIfTags(b, r)
 }
 
 // checkUpdate is checkWrite for writes of an existing blob: checkConds,
 // then the lease.
 func checkUpdate(b *blobRec, conds cond.Conditions, r *req) error {
-	if err := checkConds(b, conds); err != nil {
+	if err := checkConds(b, conds, r); err != nil {
 		return err
 	}
 	return lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now)
@@ -250,7 +253,11 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	rec := &blobRec{Type: typ, Props: p, Meta: meta, Tier: tier}
+	tags, err := requestTags(r)
+	if err != nil {
+		return err
+	}
+	rec := &blobRec{Type: typ, Props: p, Meta: meta, Tier: tier, Tags: tags}
 	var st *extent.Staged
 	switch typ {
 	case BlockBlob:
@@ -403,6 +410,9 @@ func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
 	}
 	h.Set("x-ms-server-encrypted", "true")
 	h.Set("Accept-Ranges", "bytes")
+	if n := tagCount(b); n != "" {
+		h.Set("x-ms-tag-count", n)
+	}
 	switch b.Type {
 	case BlockBlob:
 		tier, inferred := b.tier()
@@ -438,6 +448,9 @@ func readChecks(b *blobRec, r *req) error {
 		return err
 	}
 	if err := conds.CheckRead(b.ETag, b.Modified); err != nil {
+		return err
+	}
+	if err := checkIfTags(b, r); err != nil {
 		return err
 	}
 	if r.snapshot != "" {
@@ -582,7 +595,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		if permanent {
-			return deletePermanently(tx, r, pol, func(b *blobRec) error { return checkConds(b, conds) })
+			return deletePermanently(tx, r, pol, func(b *blobRec) error { return checkConds(b, conds, r) })
 		}
 		b, err := loadBlob(tx, r)
 		if err != nil {
@@ -590,7 +603,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 		}
 		mark := pol.mark(r.Now)
 		if r.snapshot != "" {
-			if err := checkConds(b, conds); err != nil {
+			if err := checkConds(b, conds, r); err != nil {
 				return err
 			}
 			if err := tx.Delete(blobKey(r.Account, r.container, r.name, r.snapshot)); err != nil {
@@ -837,7 +850,7 @@ func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		if err := checkConds(b, conds); err != nil {
+		if err := checkConds(b, conds, r); err != nil {
 			return err
 		}
 		res, err = lease.Apply(b.Lease, lr, lease.Blob, r.Now)
@@ -873,7 +886,7 @@ func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		if err := checkConds(b, conds); err != nil {
+		if err := checkConds(b, conds, r); err != nil {
 			return err
 		}
 		if err := lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {

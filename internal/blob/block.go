@@ -168,6 +168,10 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	tags, err := requestTags(r)
+	if err != nil {
+		return err
+	}
 	if r.ContentLength > 8<<20 {
 		return azerr.New(azerr.RequestBodyTooLarge)
 	}
@@ -208,7 +212,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 				i += bl.NParts
 			}
 		}
-		nb := blobRec{Type: BlockBlob, Props: p, Meta: meta, HasBlockList: true, Tier: tier}
+		nb := blobRec{Type: BlockBlob, Props: p, Meta: meta, HasBlockList: true, Tier: tier, Tags: tags}
 		nb.replaces(old, r.Now)
 		unc := map[string]*uncommitted{}
 		for _, ref := range refs {

@@ -76,6 +76,23 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	// Tags come from x-ms-tags; Copy Blob From URL may copy the source's
+	// instead (x-ms-copy-source-tag-option: COPY).
+	tags, err := requestTags(r)
+	if err != nil {
+		return err
+	}
+	copyTags := false
+	switch opt := r.Header.Get("x-ms-copy-source-tag-option"); {
+	case opt == "", strings.EqualFold(opt, "REPLACE"):
+	case strings.EqualFold(opt, "COPY") && sync:
+		if tags != nil {
+			return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-tags cannot be given with x-ms-copy-source-tag-option: COPY.").With("HeaderName", "x-ms-tags").With("HeaderValue", r.Header.Get("x-ms-tags"))
+		}
+		copyTags = true
+	default:
+		return azerr.InvalidHeader("x-ms-copy-source-tag-option", opt)
+	}
 	copyID := newUUID()
 	var rec *blobRec
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
@@ -133,6 +150,9 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		nb := *src
 		nb.Lease = lease.Lease{}
 		nb.Tier, nb.TierChanged = tier, nil
+		if !copyTags {
+			nb.Tags = tags
+		}
 		nb.replaces(old, r.Now)
 		// Both Copy Blob and Copy Blob From URL copy the source's metadata
 		// unless the request gives x-ms-meta-* of its own.

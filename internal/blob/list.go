@@ -169,6 +169,17 @@ type blobPropsXML struct {
 	Sealed         *bool  `xml:"Sealed,omitempty"`
 	DeletedTime    string `xml:"DeletedTime,omitempty"`
 	RemainingDays  *int   `xml:"RemainingRetentionDays,omitempty"`
+	TagCount       int    `xml:"TagCount,omitempty"`
+}
+
+// tagSetXML is a listed blob's <Tags> (include=tags).
+type tagSetXML struct {
+	Tags []tagKVXML `xml:"TagSet>Tag"`
+}
+
+type tagKVXML struct {
+	Key   string `xml:"Key"`
+	Value string `xml:"Value"`
 }
 
 type blobItemXML struct {
@@ -178,6 +189,7 @@ type blobItemXML struct {
 	Deleted    bool             `xml:"Deleted,omitempty"`
 	Properties *blobPropsXML    `xml:"Properties"`
 	Metadata   metaXML          `xml:"Metadata,omitempty"`
+	Tags       *tagSetXML       `xml:"Tags,omitempty"`
 }
 
 type blobPrefixXML struct {
@@ -262,6 +274,13 @@ func (s *Service) blobItem(name, snap string, b *blobRec, inc map[string]bool, r
 		it.Metadata = metaXML(b.Meta)
 		if it.Metadata == nil {
 			it.Metadata = metaXML{}
+		}
+	}
+	p.TagCount = len(b.Tags)
+	if inc["tags"] && len(b.Tags) > 0 {
+		it.Tags = &tagSetXML{}
+		for _, k := range b.Tags.Keys() {
+			it.Tags.Tags = append(it.Tags.Tags, tagKVXML{k, b.Tags[k]})
 		}
 	}
 	return it

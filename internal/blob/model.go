@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/extent"
@@ -114,6 +115,8 @@ type blobRec struct {
 	// changed it.
 	Tier        string     `json:"tr,omitempty"`
 	TierChanged *time.Time `json:"tc,omitempty"`
+	// Tags are the blob index tags (tags.go).
+	Tags blobtags.Tags `json:"tg,omitempty"`
 	// Del is set on soft-deleted records (stored under "bd", never "b").
 	Del *deletion `json:"del,omitempty"`
 }

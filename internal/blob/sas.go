@@ -46,6 +46,12 @@ var sasRules = map[string]server.SASRule{
 	"leaseBlob":         {Resource: auth.ObjectLevel, AnyOf: "w"},
 	"undeleteBlob":      {Resource: auth.ObjectLevel, AnyOf: "w"},
 	"deleteBlob":        {Resource: auth.ObjectLevel, AnyOf: "d"},
+	"setBlobTier":       {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"getBlobTags":       {Resource: auth.ObjectLevel, AnyOf: "t"},
+	"setBlobTags":       {Resource: auth.ObjectLevel, AnyOf: "t"},
+
+	"findBlobsByTags":        {Resource: auth.ContainerLevel, AnyOf: "f"},
+	"findBlobsByTagsAccount": {Resource: auth.ServiceLevel, AnyOf: "f"},
 }
 
 // authorizeSAS verifies the request's SAS for the routed operation; the

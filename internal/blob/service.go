@@ -81,6 +81,8 @@ func (s *Service) route(r *req) (op, error) {
 			return r.as("setServiceProperties", s.setServiceProperties)
 		case restype == "service" && comp == "stats" && m == http.MethodGet:
 			return r.as("getServiceStats", s.getServiceStats)
+		case comp == "blobs" && m == http.MethodGet:
+			return r.as("findBlobsByTagsAccount", s.findBlobsByTags)
 		case restype == "container":
 			// a container operation without a container name
 			return nil, azerr.InvalidQuery("restype", restype)
@@ -112,11 +114,18 @@ func (s *Service) route(r *req) (op, error) {
 			return r.as("leaseContainer", s.leaseContainer)
 		case comp == "list" && m == http.MethodGet:
 			return r.as("listBlobs", s.listBlobs)
+		case comp == "blobs" && m == http.MethodGet:
+			return r.as("findBlobsByTags", s.findBlobsByTags)
 		}
 		return bad()
 	}
-	if comp == "tier" && m == http.MethodPut {
+	switch {
+	case comp == "tier" && m == http.MethodPut:
 		return r.as("setBlobTier", s.setBlobTier) // also on a snapshot
+	case comp == "tags" && (m == http.MethodGet || m == http.MethodHead):
+		return r.as("getBlobTags", s.getBlobTags) // also of a snapshot
+	case comp == "tags" && m == http.MethodPut && r.snapshot == "":
+		return r.as("setBlobTags", s.setBlobTags)
 	}
 	if r.snapshot != "" && (m == http.MethodPut || m == http.MethodPost) {
 		return nil, azerr.Newf(azerr.InvalidQueryParameterValue, "Cannot perform this operation on a blob snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)

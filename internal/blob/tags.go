@@ -1,0 +1,223 @@
+package blob
+
+import (
+	"encoding/base64"
+	"encoding/xml"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blobtags"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
+)
+
+// Blob index tags (see package blobtags). A blob's tags are part of its
+// record: x-ms-tags sets them when Put Blob, Put Block List or Copy Blob
+// writes the blob (an overwrite without it leaves none), Set Blob Tags
+// replaces them without changing the ETag or Last-Modified, snapshots
+// keep the tags they were taken with. x-ms-if-tags makes any operation
+// conditional on them (412 ConditionNotMet). Find Blobs by Tags reads
+// every base blob of the account or container at the request's snapshot:
+// unlike Azure's secondary index, it is never behind the writes.
+
+// requestTags reads x-ms-tags.
+func requestTags(r *req) (blobtags.Tags, error) {
+	return blobtags.ParseHeader(r.Header.Get("x-ms-tags"))
+}
+
+// checkIfTags evaluates x-ms-if-tags against b (nil: no blob, which no
+// tag condition matches).
+func checkIfTags(b *blobRec, r *req) error {
+	v := r.Header.Get("x-ms-if-tags")
+	if v == "" {
+		return nil
+	}
+	e, err := blobtags.ParseCondition(v)
+	if err != nil {
+		return azerr.Newf(azerr.InvalidHeaderValue, "%s", err.Error()).With("HeaderName", "x-ms-if-tags").With("HeaderValue", v)
+	}
+	if b == nil || !e.Matches(b.Tags, r.container) {
+		return azerr.New(azerr.ConditionNotMet)
+	}
+	return nil
+}
+
+// getBlobTags is Get Blob Tags (also of a snapshot).
+func (s *Service) getBlobTags(w http.ResponseWriter, r *req) error {
+	var b *blobRec
+	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+		b, err = loadBlob(tx, r)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if r.snapshot == "" {
+		if err := lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
+			return err
+		}
+	}
+	if err := checkIfTags(b, r); err != nil {
+		return err
+	}
+	body := append([]byte(xmlHeader), blobtags.AppendXML(nil, b.Tags, nil)...)
+	server.WriteXMLDoc(w, http.StatusOK, body)
+	return nil
+}
+
+const xmlHeader = `<?xml version="1.0" encoding="utf-8"?>`
+
+// setBlobTags is Set Blob Tags: it replaces every tag, and changes
+// neither the ETag nor Last-Modified. A leased blob needs its lease id.
+func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
+	if r.ContentLength > 64<<10 {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
+	if err != nil {
+		return azerr.New(azerr.InvalidXMLDocument)
+	}
+	if len(body) > 64<<10 {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	if err := checkMD5(r.Header, md5Sum(body)); err != nil {
+		return err
+	}
+	tags, err := blobtags.ParseXML(body)
+	if err != nil {
+		return err
+	}
+	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
+		b, err := loadBlob(tx, r)
+		if err != nil {
+			return err
+		}
+		if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
+			return err
+		}
+		if err := checkIfTags(b, r); err != nil {
+			return err
+		}
+		b.Tags = tags
+		if len(tags) == 0 {
+			b.Tags = nil
+		}
+		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// findBlobsByTags is Find Blobs by Tags, over the account (r.container
+// "") or one container. The marker is the key of the next blob record.
+func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
+	where := r.q.Get("where")
+	if where == "" {
+		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "where")
+	}
+	e, err := blobtags.ParseWhere(where, r.container == "")
+	if err != nil {
+		return azerr.Newf(azerr.InvalidQueryParameterValue, "%s", err.Error()).With("QueryParameterName", "where").With("QueryParameterValue", where)
+	}
+	maxN, err := parseMaxResults(r)
+	if err != nil {
+		return err
+	}
+	start := kv.Key("b", r.Account)
+	switch c := r.container; {
+	case c != "":
+		start = blobsPrefix(r.Account, c)
+	case e.Container() != "":
+		start = blobsPrefix(r.Account, e.Container())
+	}
+	end := kv.PrefixEnd(start)
+	if m := r.q.Get("marker"); m != "" {
+		k, err := base64.RawURLEncoding.DecodeString(m)
+		if err != nil || string(k) < string(start) || string(k) >= string(end) {
+			return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", m)
+		}
+		start = k
+	}
+	out := []byte(xmlHeader)
+	out = append(out, `<EnumerationResults ServiceEndpoint="`...)
+	out = appendXMLText(out, r.endpoint())
+	out = append(out, '"')
+	if r.container != "" {
+		out = append(out, ` ContainerName="`...)
+		out = appendXMLText(out, r.container)
+		out = append(out, '"')
+	}
+	out = append(out, "><Where>"...)
+	out = appendXMLText(out, where)
+	out = append(out, "</Where><Blobs>"...)
+	var next []byte
+	err = s.store.View(r.Context(), func(tx kv.Tx) error {
+		if r.container != "" {
+			if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+				return err
+			}
+		}
+		n := 0
+		return tx.Scan(start, end, 0, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 5 || parts[4] != "" {
+				return true // a snapshot
+			}
+			var b blobRec
+			if json.Unmarshal(v, &b) != nil || !e.Matches(b.Tags, parts[2]) {
+				return true
+			}
+			if n == maxN {
+				next = append([]byte(nil), k...)
+				return false
+			}
+			n++
+			out = append(out, "<Blob><Name>"...)
+			out = appendXMLText(out, parts[3])
+			out = append(out, "</Name><ContainerName>"...)
+			out = appendXMLText(out, parts[2])
+			out = append(out, "</ContainerName>"...)
+			out = blobtags.AppendXML(out, b.Tags, e.Keys())
+			out = append(out, "</Blob>"...)
+			return true
+		})
+	})
+	if err != nil {
+		return err
+	}
+	out = append(out, "</Blobs>"...)
+	if next != nil {
+		out = append(out, "<NextMarker>"...)
+		out = append(out, base64.RawURLEncoding.EncodeToString(next)...)
+		out = append(out, "</NextMarker>"...)
+	} else {
+		out = append(out, "<NextMarker />"...)
+	}
+	out = append(out, "</EnumerationResults>"...)
+	server.WriteXMLDoc(w, http.StatusOK, out)
+	return nil
+}
+
+// tagCount is x-ms-tag-count / TagCount: set when the blob has tags.
+func tagCount(b *blobRec) string {
+	if len(b.Tags) == 0 {
+		return ""
+	}
+	return strconv.Itoa(len(b.Tags))
+}
+
+// appendXMLText appends s escaped as XML text or attribute value.
+func appendXMLText(b []byte, s string) []byte {
+	var w strings.Builder
+	_ = xml.EscapeText(&w, []byte(s))
+	return append(b, w.String()...)
+}
