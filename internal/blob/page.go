@@ -273,3 +273,36 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
+
+// sealBlob is Seal Append Blob: a sealed append blob takes no more
+// appends (409 BlobIsSealed) until it is re-created. The usual write
+// conditions and lease apply, and x-ms-blob-condition-appendpos (the
+// length the caller expects it to be sealed at). Sealing a sealed blob
+// succeeds.
+func (s *Service) sealBlob(w http.ResponseWriter, r *req) error {
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	appendPos, err := parseSizeHeader(r.Header, "x-ms-blob-condition-appendpos", false)
+	if err != nil {
+		return err
+	}
+	b, err := s.updateBlob(r, withoutNoneMatchAny(conds), func(tx kv.Tx, b *blobRec) error {
+		if b.Type != AppendBlob {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		if appendPos >= 0 && appendPos != b.Size {
+			return azerr.New(azerr.AppendPositionConditionNotMet)
+		}
+		b.Sealed = true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, b.ETag, b.Modified)
+	w.Header().Set("x-ms-blob-sealed", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}

@@ -47,6 +47,7 @@ var sasRules = map[string]server.SASRule{
 	"undeleteBlob":      {Resource: auth.ObjectLevel, AnyOf: "w"},
 	"deleteBlob":        {Resource: auth.ObjectLevel, AnyOf: "d"},
 	"setBlobTier":       {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"sealBlob":          {Resource: auth.ObjectLevel, AnyOf: "w"},
 	"getBlobTags":       {Resource: auth.ObjectLevel, AnyOf: "t"},
 	"setBlobTags":       {Resource: auth.ObjectLevel, AnyOf: "t"},
 

@@ -169,6 +169,8 @@ func (s *Service) route(r *req) (op, error) {
 		return r.as("getPageRanges", s.getPageRanges)
 	case comp == "appendblock" && m == http.MethodPut:
 		return r.as("appendBlock", s.appendBlock)
+	case comp == "seal" && m == http.MethodPut:
+		return r.as("sealBlob", s.sealBlob)
 	}
 	return bad()
 }

@@ -247,3 +247,56 @@ func TestAppendConcurrent(t *testing.T) {
 		t.Fatalf("%d runs of bytes in %d rounds: %s", runs, rounds, fmt.Sprintf("%.60q", got))
 	}
 }
+
+func TestAppendSeal(t *testing.T) {
+	e := start(t)
+	cc := e.btContainer("seal")
+	ab := cc.NewAppendBlobClient("a")
+	_, err := ab.Create(e.ctx, nil)
+	must(t, err)
+	_, err = ab.AppendBlock(e.ctx, btBody([]byte("12345")), nil)
+	must(t, err)
+	before, err := ab.GetProperties(e.ctx, nil)
+	must(t, err)
+	if before.IsSealed != nil && *before.IsSealed {
+		t.Fatal("a new append blob is sealed")
+	}
+	// A wrong expected length or an unmet condition leave it unsealed.
+	_, err = ab.Seal(e.ctx, &appendblob.SealOptions{AppendPositionAccessConditions: &appendblob.AppendPositionAccessConditions{AppendPosition: to.Ptr[int64](4)}})
+	wantCode(t, err, 412, bloberror.AppendPositionConditionNotMet)
+	_, err = ab.Seal(e.ctx, &appendblob.SealOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: to.Ptr(azcore.ETag(`"0x1"`))}}})
+	wantCode(t, err, 412, bloberror.ConditionNotMet)
+	_, err = ab.AppendBlock(e.ctx, btBody([]byte("6")), nil)
+	must(t, err)
+
+	r, err := ab.Seal(e.ctx, &appendblob.SealOptions{AppendPositionAccessConditions: &appendblob.AppendPositionAccessConditions{AppendPosition: to.Ptr[int64](6)}})
+	must(t, err)
+	if r.IsSealed == nil || !*r.IsSealed || r.ETag == nil || *r.ETag == *before.ETag {
+		t.Fatalf("seal response: sealed %v etag %v", r.IsSealed, r.ETag)
+	}
+	p, err := ab.GetProperties(e.ctx, nil)
+	must(t, err)
+	if p.IsSealed == nil || !*p.IsSealed || *p.ETag != *r.ETag {
+		t.Fatalf("sealed blob: sealed %v etag %v", p.IsSealed, p.ETag)
+	}
+	_, err = ab.AppendBlock(e.ctx, btBody([]byte("7")), nil)
+	wantCode(t, err, 409, bloberror.Code("BlobIsSealed"))
+	btEqual(t, "sealed content", e.btRead(ab.BlobClient()), []byte("123456"))
+	// Sealing again is fine; metadata may still change; re-creating unseals.
+	_, err = ab.Seal(e.ctx, nil)
+	must(t, err)
+	_, err = ab.SetMetadata(e.ctx, map[string]*string{"m": to.Ptr("1")}, nil)
+	must(t, err)
+	_, err = ab.Create(e.ctx, nil)
+	must(t, err)
+	_, err = ab.AppendBlock(e.ctx, btBody([]byte("x")), nil)
+	must(t, err)
+	// Only append blobs seal.
+	bb := cc.NewBlockBlobClient("b")
+	_, err = bb.Upload(e.ctx, btBody([]byte("x")), nil)
+	must(t, err)
+	_, err = cc.NewAppendBlobClient("b").Seal(e.ctx, nil)
+	wantCode(t, err, 409, bloberror.InvalidBlobType)
+	_, err = cc.NewAppendBlobClient("missing").Seal(e.ctx, nil)
+	wantCode(t, err, 404, bloberror.BlobNotFound)
+}
