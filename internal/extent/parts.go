@@ -1,6 +1,9 @@
 package extent
 
-import "sort"
+import (
+	"bytes"
+	"sort"
+)
 
 // Splice replaces bytes [off, off+n) of a sparse part list with repl
 // (nil: leave a hole). Parts stay sorted and non-overlapping; a part cut
@@ -121,4 +124,44 @@ func Diff(prev, cur []Part, lo, hi int64) []Span {
 		out = append(out, sp)
 	}
 	return out
+}
+
+// Within returns the parts of sorted parts covering [off, off+n), cut to
+// that range; holes stay holes.
+func Within(parts []Part, off, n int64) []Part {
+	end := off + n
+	var out []Part
+	for _, p := range parts {
+		if p.End() <= off || p.Off >= end {
+			continue
+		}
+		out = append(out, p.Slice(max(p.Off, off), min(p.End(), end)))
+	}
+	return out
+}
+
+// SpliceShifted replaces bytes [off, off+n) of parts with src (parts within
+// [off-delta, off-delta+n)) moved by delta; the input is not modified.
+func SpliceShifted(parts []Part, off, n int64, src []Part, delta int64) []Part {
+	out := Splice(parts, off, n, nil)
+	for _, p := range src {
+		p.Off += delta
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Off < out[j].Off })
+	return out
+}
+
+// SameParts reports whether two part lists map the same bytes.
+func SameParts(a, b []Part) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Off != y.Off || x.Len != y.Len || x.ID != y.ID || x.DOff != y.DOff || !bytes.Equal(x.Data, y.Data) {
+			return false
+		}
+	}
+	return true
 }

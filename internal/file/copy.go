@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -603,7 +602,7 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 				if err := conds.check(crc); err != nil {
 					return err
 				}
-			} else if !sameParts(got, want) {
+			} else if !extent.SameParts(got, want) {
 				return errSourceChanged
 			}
 			e := t.e
@@ -614,7 +613,7 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 				return err
 			}
 			old := e.Parts
-			e.Parts = spliceParts(e.Parts, off, n, got, off-srcOff)
+			e.Parts = extent.SpliceShifted(e.Parts, off, n, got, off-srcOff)
 			rangeWritten(e, r.Now, preserve)
 			return extent.AdjustRefs(tx, r.Now, old, e.Parts)
 		})
@@ -648,7 +647,7 @@ func readSourceRange(tx kv.Tx, r *req, cs *copySource, off, n int64) ([]extent.P
 	if err := checkSourceLocks(tx, r, cs, src, off, n); err != nil {
 		return nil, nil, asSourceFailure(err)
 	}
-	parts := partsIn(src.Parts, off, n)
+	parts := extent.Within(src.Parts, off, n)
 	inline, err := extent.Prefetch(tx, parts, off, n)
 	if err != nil {
 		return nil, nil, err
@@ -732,44 +731,4 @@ func (s *Service) rangeCRC64(r *req, parts []extent.Part, inline map[string][]by
 		return nil, err
 	}
 	return binary.LittleEndian.AppendUint64(nil, h.Sum64()), nil
-}
-
-// partsIn returns the parts of sorted parts covering [off, off+n), cut to
-// that range; holes stay holes.
-func partsIn(parts []extent.Part, off, n int64) []extent.Part {
-	end := off + n
-	var out []extent.Part
-	for _, p := range parts {
-		if p.End() <= off || p.Off >= end {
-			continue
-		}
-		out = append(out, p.Slice(max(p.Off, off), min(p.End(), end)))
-	}
-	return out
-}
-
-// spliceParts replaces bytes [off, off+n) of parts with src (parts within
-// [off-delta, off-delta+n)) moved by delta; the input is not modified.
-func spliceParts(parts []extent.Part, off, n int64, src []extent.Part, delta int64) []extent.Part {
-	out := extent.Splice(parts, off, n, nil)
-	for _, p := range src {
-		p.Off += delta
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Off < out[j].Off })
-	return out
-}
-
-// sameParts reports whether two part lists map the same bytes.
-func sameParts(a, b []extent.Part) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if x.Off != y.Off || x.Len != y.Len || x.ID != y.ID || x.DOff != y.DOff || !bytes.Equal(x.Data, y.Data) {
-			return false
-		}
-	}
-	return true
 }

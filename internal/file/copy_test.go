@@ -259,25 +259,25 @@ func TestPartsInSplice(t *testing.T) {
 		return extent.Part{Off: off, Len: n, ID: id, DOff: doff}
 	}
 	src := []extent.Part{P(0, 100, "a", 0), P(200, 100, "b", 10)}
-	got := partsIn(src, 50, 200) // [50, 250): a[50,100), hole, b[200,250)
+	got := extent.Within(src, 50, 200) // [50, 250): a[50,100), hole, b[200,250)
 	want := []extent.Part{P(50, 50, "a", 50), P(200, 50, "b", 10)}
-	if !sameParts(got, want) {
+	if !extent.SameParts(got, want) {
 		t.Fatalf("partsIn = %+v", got)
 	}
-	if sameParts(got, want[:1]) || sameParts(got, []extent.Part{P(50, 50, "a", 51), want[1]}) {
+	if extent.SameParts(got, want[:1]) || extent.SameParts(got, []extent.Part{P(50, 50, "a", 51), want[1]}) {
 		t.Fatal("sameParts matched different lists")
 	}
 	emb := []extent.Part{{Off: 0, Len: 4, Data: []byte("abcd")}}
-	if e := partsIn(emb, 1, 2); len(e) != 1 || string(e[0].Data) != "bc" || e[0].Off != 1 {
+	if e := extent.Within(emb, 1, 2); len(e) != 1 || string(e[0].Data) != "bc" || e[0].Off != 1 {
 		t.Fatalf("embedded slice = %+v", e)
 	}
 	// Write the 200 bytes at 1000 of a file that has c over [900, 1300):
 	// c keeps [900,1000) and [1200,1300); the hole of the source stays a
 	// hole in the destination.
 	dst := []extent.Part{P(900, 400, "c", 0)}
-	out := spliceParts(dst, 1000, 200, got, 1000-50)
+	out := extent.SpliceShifted(dst, 1000, 200, got, 1000-50)
 	wantOut := []extent.Part{P(900, 100, "c", 0), P(1000, 50, "a", 50), P(1150, 50, "b", 10), P(1200, 100, "c", 300)}
-	if !sameParts(out, wantOut) {
+	if !extent.SameParts(out, wantOut) {
 		t.Fatalf("spliceParts = %+v", out)
 	}
 	if dst[0].Len != 400 || got[0].Off != 50 {
@@ -581,7 +581,7 @@ func TestRangeCRC64(t *testing.T) {
 	hr := httptest.NewRequest(http.MethodGet, "http://"+cpHost+"/", nil)
 	r := &req{Request: &server.Request{Request: hr}}
 	for _, c := range []struct{ off, n int64 }{{0, int64(len(data))}, {5, 20}, {100, 70000}} {
-		got, err := e.s.rangeCRC64(r, partsIn(fe.Parts, c.off, c.n), nil, c.off, c.n)
+		got, err := e.s.rangeCRC64(r, extent.Within(fe.Parts, c.off, c.n), nil, c.off, c.n)
 		if err != nil {
 			t.Fatal(err)
 		}
