@@ -301,29 +301,12 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		}
 	}
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		old, err := beginReplace(tx, r, conds)
-		if err != nil {
-			return err
-		}
-		nb := *rec
-		nb.replaces(old, r.Now)
-		oldParts, err := s.beforeOverwrite(tx, r, old, nb.Type)
-		if err != nil {
-			return err
-		}
 		if st != nil {
 			if err := st.Write(tx); err != nil {
 				return err
 			}
 		}
-		if err := extent.AdjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
-			return err
-		}
-		if err := s.dropUncommitted(tx, r); err != nil {
-			return err
-		}
-		*rec = nb
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
+		return s.replaceBlob(tx, r, conds, rec)
 	})
 	if err != nil {
 		return err
@@ -336,6 +319,32 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	h.Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// replaceBlob writes rec as the base blob, creating it or replacing the
+// current one (Put Blob, Put Blob From URL): the write rules, the old
+// content's references released (or kept by a soft-deleted snapshot),
+// the uncommitted blocks dropped. rec is stamped with its new ETag and
+// times. The data items of rec.Parts must be written already.
+func (s *Service) replaceBlob(tx kv.Tx, r *req, conds cond.Conditions, rec *blobRec) error {
+	old, err := beginReplace(tx, r, conds)
+	if err != nil {
+		return err
+	}
+	nb := *rec
+	nb.replaces(old, r.Now)
+	oldParts, err := s.beforeOverwrite(tx, r, old, nb.Type)
+	if err != nil {
+		return err
+	}
+	if err := extent.AdjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
+		return err
+	}
+	if err := s.dropUncommitted(tx, r); err != nil {
+		return err
+	}
+	*rec = nb
+	return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
 }
 
 // dropUncommitted discards the blob's uncommitted blocks.

@@ -48,78 +48,10 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
-			return err
-		}
-		b, err := findBlob(tx, r.Account, r.container, r.name, "")
-		if err != nil {
-			return err
-		}
-		if b != nil {
-			if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
-				return err
-			}
-			if err := notArchived(b); err != nil {
-				return err
-			}
-			if b.Type != BlockBlob {
-				return azerr.New(azerr.InvalidBlobType)
-			}
-			// All block ids of a blob have one length.
-			if len(b.Blocks) > 0 && blockIDLen(b.Blocks[0].Name) != len(rawID) {
-				return azerr.Newf(azerr.InvalidBlobOrBlock, "The specified block ID length differs from the committed block IDs.")
-			}
-		} else if r.Header.Get("x-ms-lease-id") != "" {
-			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
-		} else if err := s.settleDeletedBase(tx, r, BlockBlob); err != nil {
-			// Put Block on a soft-deleted blob starts a new blob: the
-			// soft-deleted one becomes a soft-deleted snapshot of it.
-			return err
-		}
-		prefix := blocksPrefix(r.Account, r.container, r.name)
-		var sameLen = true
-		// The first uncommitted block tells the length (all have one);
-		// skip the sequence record.
-		if err := tx.Scan(prefix, kv.PrefixEnd(prefix), 2, false, func(k, v []byte) bool {
-			parts, _ := kv.Split(k)
-			if len(parts) != 5 || parts[4] == "" {
-				return true
-			}
-			sameLen = blockIDLen(parts[4]) == len(rawID)
-			return false
-		}); err != nil {
-			return err
-		}
-		if !sameLen {
-			return azerr.Newf(azerr.InvalidBlobOrBlock, "The specified block ID length differs from the uncommitted block IDs.")
-		}
-		// Upload order: a per-blob counter, so blocks staged within one
-		// clock tick (or by processes with skewed clocks) keep their order.
-		var last uncommitted
-		if _, err := kv.GetJSON(tx, blockSeqKey(r.Account, r.container, r.name), &last); err != nil {
-			return err
-		}
-		seq := max(last.Seq+1, r.Now.UnixNano())
-		if err := kv.PutJSON(tx, blockSeqKey(r.Account, r.container, r.name), &uncommitted{Seq: seq}); err != nil {
-			return err
-		}
-		key := blockKey(r.Account, r.container, r.name, idParam)
-		var old uncommitted
-		found, err := kv.GetJSON(tx, key, &old)
-		if err != nil {
-			return err
-		}
 		if err := st.Write(tx); err != nil {
 			return err
 		}
-		var oldParts []extent.Part
-		if found {
-			oldParts = old.Parts
-		}
-		if err := extent.AdjustRefs(tx, r.Now, oldParts, st.Parts); err != nil {
-			return err
-		}
-		return kv.PutJSON(tx, key, &uncommitted{Size: st.Size, Parts: st.Parts, Seq: seq})
+		return s.stageBlock(tx, r, rawID, idParam, st.Size, st.Parts)
 	})
 	if err != nil {
 		return err
@@ -128,6 +60,81 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// stageBlock records block idParam (rawID decoded) of size bytes, held by
+// parts, as an uncommitted block of the addressed blob, after Put Block's
+// checks.
+func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, size int64, parts []extent.Part) error {
+	if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+		return err
+	}
+	b, err := findBlob(tx, r.Account, r.container, r.name, "")
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
+			return err
+		}
+		if err := notArchived(b); err != nil {
+			return err
+		}
+		if b.Type != BlockBlob {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		// All block ids of a blob have one length.
+		if len(b.Blocks) > 0 && blockIDLen(b.Blocks[0].Name) != len(rawID) {
+			return azerr.Newf(azerr.InvalidBlobOrBlock, "The specified block ID length differs from the committed block IDs.")
+		}
+	} else if r.Header.Get("x-ms-lease-id") != "" {
+		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
+	} else if err := s.settleDeletedBase(tx, r, BlockBlob); err != nil {
+		// Put Block on a soft-deleted blob starts a new blob: the
+		// soft-deleted one becomes a soft-deleted snapshot of it.
+		return err
+	}
+	prefix := blocksPrefix(r.Account, r.container, r.name)
+	var sameLen = true
+	// The first uncommitted block tells the length (all have one);
+	// skip the sequence record.
+	if err := tx.Scan(prefix, kv.PrefixEnd(prefix), 2, false, func(k, v []byte) bool {
+		parts, _ := kv.Split(k)
+		if len(parts) != 5 || parts[4] == "" {
+			return true
+		}
+		sameLen = blockIDLen(parts[4]) == len(rawID)
+		return false
+	}); err != nil {
+		return err
+	}
+	if !sameLen {
+		return azerr.Newf(azerr.InvalidBlobOrBlock, "The specified block ID length differs from the uncommitted block IDs.")
+	}
+	// Upload order: a per-blob counter, so blocks staged within one
+	// clock tick (or by processes with skewed clocks) keep their order.
+	var last uncommitted
+	if _, err := kv.GetJSON(tx, blockSeqKey(r.Account, r.container, r.name), &last); err != nil {
+		return err
+	}
+	seq := max(last.Seq+1, r.Now.UnixNano())
+	if err := kv.PutJSON(tx, blockSeqKey(r.Account, r.container, r.name), &uncommitted{Seq: seq}); err != nil {
+		return err
+	}
+	key := blockKey(r.Account, r.container, r.name, idParam)
+	var old uncommitted
+	found, err := kv.GetJSON(tx, key, &old)
+	if err != nil {
+		return err
+	}
+	var oldParts []extent.Part
+	if found {
+		oldParts = old.Parts
+	}
+	if err := extent.AdjustRefs(tx, r.Now, oldParts, parts); err != nil {
+		return err
+	}
+	return kv.PutJSON(tx, key, &uncommitted{Size: size, Parts: parts, Seq: seq})
 }
 
 // blockSeqKey holds the last upload sequence number of a blob's

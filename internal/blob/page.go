@@ -84,27 +84,14 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		return azerr.InvalidHeader("x-ms-page-write", mode)
 	}
 	b, err := s.updateBlob(r, conds, func(tx kv.Tx, b *blobRec) error {
-		if b.Type != PageBlob {
-			return azerr.New(azerr.InvalidBlobType)
-		}
-		if err := checkSequence(r.Header, b.SeqNum); err != nil {
-			return err
-		}
-		if off+n > b.Size {
-			return azerr.New(azerr.InvalidPageRange)
-		}
-		old := b.Parts
-		var repl *extent.Part
+		var parts []extent.Part
 		if st != nil {
 			if err := st.Write(tx); err != nil {
 				return err
 			}
-			p := st.Parts[0]
-			p.Off = off
-			repl = &p
+			parts = st.Parts
 		}
-		b.Parts = extent.Splice(b.Parts, off, n, repl)
-		return extent.AdjustRefs(tx, r.Now, old, b.Parts)
+		return writePages(tx, r, b, off, n, parts)
 	})
 	if err != nil {
 		return err
@@ -118,6 +105,23 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 	}
 	w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// writePages replaces pages [off, off+n) of the page blob b with parts
+// (offsets from 0; none clears them), after Put Page's checks.
+func writePages(tx kv.Tx, r *req, b *blobRec, off, n int64, parts []extent.Part) error {
+	if b.Type != PageBlob {
+		return azerr.New(azerr.InvalidBlobType)
+	}
+	if err := checkSequence(r.Header, b.SeqNum); err != nil {
+		return err
+	}
+	if off+n > b.Size {
+		return azerr.New(azerr.InvalidPageRange)
+	}
+	old := b.Parts
+	b.Parts = extent.SpliceShifted(b.Parts, off, n, parts, off)
+	return extent.AdjustRefs(tx, r.Now, old, b.Parts)
 }
 
 type pageRangeXML struct {
@@ -234,44 +238,58 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	}
 	var offset int64
 	b, err := s.updateBlob(r, conds, func(tx kv.Tx, b *blobRec) error {
-		if b.Type != AppendBlob {
-			return azerr.New(azerr.InvalidBlobType)
-		}
-		if b.Sealed {
-			return azerr.New(azerr.BlobIsSealed)
-		}
-		if b.Appends >= maxAppends {
-			return azerr.New(azerr.BlockCountExceedsLimit)
-		}
-		if appendPos >= 0 && appendPos != b.Size {
-			return azerr.New(azerr.AppendPositionConditionNotMet)
-		}
-		if maxSize >= 0 && b.Size+st.Size > maxSize {
-			return azerr.New(azerr.MaxBlobSizeConditionNotMet)
-		}
 		if err := st.Write(tx); err != nil {
 			return err
 		}
-		offset = b.Size
-		for _, p := range st.Parts {
-			p.Off += b.Size
-			b.Parts = append(b.Parts, p)
-		}
-		b.Size += st.Size
-		b.Appends++
-		return extent.AdjustRefs(tx, r.Now, nil, st.Parts)
+		offset, err = appendParts(tx, r, b, appendPos, maxSize, st.Size, st.Parts)
+		return err
 	})
 	if err != nil {
 		return err
 	}
+	writeAppendResult(w, b, offset)
+	st.EchoDigests(w)
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// appendParts appends size bytes, held by parts (offsets from 0), to the
+// append blob b, after Append Block's checks; it returns the offset they
+// landed at.
+func appendParts(tx kv.Tx, r *req, b *blobRec, appendPos, maxSize, size int64, parts []extent.Part) (int64, error) {
+	if b.Type != AppendBlob {
+		return 0, azerr.New(azerr.InvalidBlobType)
+	}
+	if b.Sealed {
+		return 0, azerr.New(azerr.BlobIsSealed)
+	}
+	if b.Appends >= maxAppends {
+		return 0, azerr.New(azerr.BlockCountExceedsLimit)
+	}
+	if appendPos >= 0 && appendPos != b.Size {
+		return 0, azerr.New(azerr.AppendPositionConditionNotMet)
+	}
+	if maxSize >= 0 && b.Size+size > maxSize {
+		return 0, azerr.New(azerr.MaxBlobSizeConditionNotMet)
+	}
+	offset := b.Size
+	added := make([]extent.Part, 0, len(parts))
+	for _, p := range parts {
+		p.Off += offset
+		added = append(added, p)
+	}
+	b.Parts = append(b.Parts, added...)
+	b.Size += size
+	b.Appends++
+	return offset, extent.AdjustRefs(tx, r.Now, nil, added)
+}
+
+func writeAppendResult(w http.ResponseWriter, b *blobRec, offset int64) {
 	setETag(w, b.ETag, b.Modified)
 	h := w.Header()
 	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
 	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.Appends))
-	st.EchoDigests(w)
 	h.Set("x-ms-request-server-encrypted", "true")
-	w.WriteHeader(http.StatusCreated)
-	return nil
 }
 
 // sealBlob is Seal Append Blob: a sealed append blob takes no more
