@@ -721,23 +721,28 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 // rules applied; fn edits the record in place.
 func (s *Service) updateBlob(r *req, conds cond.Conditions, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
 	var out *blobRec
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		b, err := loadBlob(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := checkUpdate(b, conds, r); err != nil {
-			return err
-		}
-		if err := fn(tx, b); err != nil {
-			return err
-		}
-		b.Modified, b.ETag = r.Now, newETag(r.Now)
-		b.Lease = lease.OnWrite(b.Lease, r.Now)
-		out = b
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
+	err := s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
+		out, err = updateBlobTx(tx, r, conds, fn)
+		return err
 	})
 	return out, err
+}
+
+// updateBlobTx is updateBlob's transaction body.
+func updateBlobTx(tx kv.Tx, r *req, conds cond.Conditions, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+	b, err := loadBlob(tx, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkUpdate(b, conds, r); err != nil {
+		return nil, err
+	}
+	if err := fn(tx, b); err != nil {
+		return nil, err
+	}
+	b.Modified, b.ETag = r.Now, newETag(r.Now)
+	b.Lease = lease.OnWrite(b.Lease, r.Now)
+	return b, kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
 }
 
 func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {

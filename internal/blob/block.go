@@ -22,11 +22,7 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	idParam := r.q.Get("blockid")
-	if idParam == "" {
-		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "blockid")
-	}
-	rawID, err := wire.DecodeBlockID(idParam)
+	idParam, rawID, err := parseBlockID(r)
 	if err != nil {
 		return err
 	}
@@ -60,6 +56,16 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// parseBlockID reads Put Block's blockid parameter, as sent and decoded.
+func parseBlockID(r *req) (string, []byte, error) {
+	idParam := r.q.Get("blockid")
+	if idParam == "" {
+		return "", nil, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "blockid")
+	}
+	rawID, err := wire.DecodeBlockID(idParam)
+	return idParam, rawID, err
 }
 
 // stageBlock records block idParam (rawID decoded) of size bytes, held by

@@ -78,20 +78,9 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	}
 	// Tags come from x-ms-tags; Copy Blob From URL may copy the source's
 	// instead (x-ms-copy-source-tag-option: COPY).
-	tags, err := requestTags(r)
+	tags, copyTags, err := tagsForCopy(r, sync)
 	if err != nil {
 		return err
-	}
-	copyTags := false
-	switch opt := r.Header.Get("x-ms-copy-source-tag-option"); {
-	case opt == "", strings.EqualFold(opt, "REPLACE"):
-	case strings.EqualFold(opt, "COPY") && sync:
-		if tags != nil {
-			return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-tags cannot be given with x-ms-copy-source-tag-option: COPY.").With("HeaderName", "x-ms-tags").With("HeaderValue", r.Header.Get("x-ms-tags"))
-		}
-		copyTags = true
-	default:
-		return azerr.InvalidHeader("x-ms-copy-source-tag-option", opt)
 	}
 	copyID := newUUID()
 	var rec *blobRec

@@ -48,8 +48,13 @@ var sasRules = map[string]server.SASRule{
 	"deleteBlob":        {Resource: auth.ObjectLevel, AnyOf: "d"},
 	"setBlobTier":       {Resource: auth.ObjectLevel, AnyOf: "w"},
 	"sealBlob":          {Resource: auth.ObjectLevel, AnyOf: "w"},
-	"getBlobTags":       {Resource: auth.ObjectLevel, AnyOf: "t"},
-	"setBlobTags":       {Resource: auth.ObjectLevel, AnyOf: "t"},
+
+	"putBlobFromURL":     {Resource: auth.ObjectLevel, AnyOf: "cw"},
+	"putBlockFromURL":    {Resource: auth.ObjectLevel, AnyOf: "cw"},
+	"appendBlockFromURL": {Resource: auth.ObjectLevel, AnyOf: "aw"},
+	"putPageFromURL":     {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"getBlobTags":        {Resource: auth.ObjectLevel, AnyOf: "t"},
+	"setBlobTags":        {Resource: auth.ObjectLevel, AnyOf: "t"},
 
 	"findBlobsByTags":        {Resource: auth.ContainerLevel, AnyOf: "f"},
 	"findBlobsByTagsAccount": {Resource: auth.ServiceLevel, AnyOf: "f"},

@@ -133,6 +133,9 @@ func (s *Service) route(r *req) (op, error) {
 	switch {
 	case comp == "" && m == http.MethodPut:
 		if r.Header.Get("x-ms-copy-source") != "" {
+			if r.Header.Get("x-ms-blob-type") != "" {
+				return r.as("putBlobFromURL", s.putBlobFromURL)
+			}
 			return r.as("copyBlob", s.copyBlob)
 		}
 		return r.as("putBlob", s.putBlob)
@@ -158,16 +161,25 @@ func (s *Service) route(r *req) (op, error) {
 	case comp == "copy" && m == http.MethodPut:
 		return r.as("abortCopyBlob", s.abortCopyBlob)
 	case comp == "block" && m == http.MethodPut:
+		if r.Header.Get("x-ms-copy-source") != "" {
+			return r.as("putBlockFromURL", s.putBlockFromURL)
+		}
 		return r.as("putBlock", s.putBlock)
 	case comp == "blocklist" && m == http.MethodPut:
 		return r.as("putBlockList", s.putBlockList)
 	case comp == "blocklist" && m == http.MethodGet:
 		return r.as("getBlockList", s.getBlockList)
 	case comp == "page" && m == http.MethodPut:
+		if r.Header.Get("x-ms-copy-source") != "" {
+			return r.as("putPageFromURL", s.putPageFromURL)
+		}
 		return r.as("putPage", s.putPage)
 	case comp == "pagelist" && m == http.MethodGet:
 		return r.as("getPageRanges", s.getPageRanges)
 	case comp == "appendblock" && m == http.MethodPut:
+		if r.Header.Get("x-ms-copy-source") != "" {
+			return r.as("appendBlockFromURL", s.appendBlockFromURL)
+		}
 		return r.as("appendBlock", s.appendBlock)
 	case comp == "seal" && m == http.MethodPut:
 		return r.as("sealBlob", s.sealBlob)
