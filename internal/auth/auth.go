@@ -17,6 +17,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -178,8 +179,14 @@ func Authenticate(r *http.Request, svc Service, lookup Lookup, now time.Time) (s
 	path, query := requestTarget(r)
 	// The read-only secondary endpoint {account}-secondary is signed with
 	// the account's own name and keys.
-	if urlAccount := AccountFromPath(path); urlAccount != name && urlAccount != name+SecondarySuffix {
+	urlAccount := AccountFromPath(path)
+	if urlAccount != name && urlAccount != name+SecondarySuffix {
 		return "", false, authFailed("The account '" + name + "' in the Authorization header does not match the account '" + urlAccount + "' in the request URL.")
+	}
+	if r.Context().Value(accountInHostKey{}) != nil {
+		// Signed in the virtual-host form, where the path does not
+		// name the account (see WithAccountInHost).
+		path = strings.TrimPrefix(path, "/"+urlAccount)
 	}
 	var acct Account
 	ok := false
@@ -297,6 +304,17 @@ func ComputeSignature(key []byte, stringToSign string) string {
 // server-side request keeps its request-target verbatim in RequestURI, which
 // is preferred because URL.EscapedPath may re-encode characters the client
 // left alone; client-side requests (and absolute-form targets) use r.URL.
+type accountInHostKey struct{}
+
+// WithAccountInHost marks a request whose path was rewritten to name the
+// account first (the path-style form this server routes) although it was
+// sent, and signed, in the virtual-host form without it: a batch
+// sub-request of an SDK that addresses blobs as /container/blob. Shared
+// Key then verifies the signature over the path as sent.
+func WithAccountInHost(ctx context.Context) context.Context {
+	return context.WithValue(ctx, accountInHostKey{}, true)
+}
+
 func requestTarget(r *http.Request) (path, query string) {
 	if ru := r.RequestURI; ru != "" && ru[0] == '/' {
 		path, query, _ = strings.Cut(ru, "?")

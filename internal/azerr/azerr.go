@@ -169,6 +169,8 @@ const (
 	CannotChangeToLowerTier               = "CannotChangeToLowerTier"
 	AccessTierNotSupportedForBlobType     = "AccessTierNotSupportedForBlobType"
 	BlobArchived                          = "BlobArchived"
+	AllBatchSubRequestsShouldBeSameAPI    = "AllBatchSubRequestsShouldBeSameApi"
+	ExceedsMaxBatchRequestCount           = "ExceedsMaxBatchRequestCount"
 	DuplicateTagNames                     = "DuplicateTagNames"
 	EmptyTagName                          = "EmptyTagName"
 	InvalidTag                            = "InvalidTag"
@@ -341,6 +343,8 @@ var catalog = map[string]entry{
 	ContainerNotFound:                     {404, "The specified container does not exist."},
 	AccessTierNotSupportedForBlobType:     {400, "The access tier is not supported for this blob type."},
 	BlobArchived:                          {409, "This operation is not permitted on an archived blob."},
+	AllBatchSubRequestsShouldBeSameAPI:    {400, "All batch subrequests should be the same api."},
+	ExceedsMaxBatchRequestCount:           {400, "The batch operation exceeds maximum number of allowed subrequests."},
 	DuplicateTagNames:                     {400, "The tags specified contain duplicate names."},
 	EmptyTagName:                          {400, "The name of one of the tag key-value pairs is empty."},
 	InvalidTag:                            {400, "The tags specified are invalid. It contains characters that are not permitted."},

@@ -2,8 +2,11 @@ package blob
 
 import (
 	"encoding/xml"
+	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
 
@@ -47,5 +50,46 @@ func FuzzServiceProperties(f *testing.F) {
 		}
 		var acl signedIdentifiers
 		_ = xml.Unmarshal(body, &acl)
+	})
+}
+
+// FuzzBatch: any batch body either parses into sub-requests that stay in
+// the batch's scope and are Delete Blob or Set Blob Tier, all of one kind,
+// at most 256, or is rejected; it never panics.
+func FuzzBatch(f *testing.F) {
+	const b = "batch_x"
+	part := func(id, req string) string {
+		return "--" + b + "\r\nContent-Type: application/http\r\nContent-ID: " + id + "\r\n\r\n" + req + "\r\n"
+	}
+	f.Add(part("0", "DELETE /acct/c/a HTTP/1.1\r\n\r\n") + part("1", "DELETE /c/b? HTTP/1.1\r\nx-ms-date: x\r\n\r\n") + "--" + b + "--\r\n")
+	f.Add(part("0", "PUT /acct/c/a?comp=tier HTTP/1.1\r\nx-ms-access-tier: Cool\r\n\r\n") + "--" + b + "--\r\n")
+	f.Add(part("0", "GET /acct/c/a HTTP/1.1\r\n\r\n") + "--" + b + "--")
+	f.Add("--" + b + "--")
+	s := &Service{}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, cont := range []string{"", "c"} {
+			hr, _ := http.NewRequest(http.MethodPost, "http://h/acct", nil)
+			r := &req{Request: &server.Request{Request: hr, Account: "acct"}, container: cont}
+			subs, err := s.parseBatch(r, []byte(body), b)
+			if err != nil {
+				continue
+			}
+			if len(subs) == 0 || len(subs) > maxBatchSubRequests {
+				t.Fatalf("%d sub-requests accepted", len(subs))
+			}
+			prefix := "/acct/"
+			if cont != "" {
+				prefix += cont + "/"
+			}
+			for _, sr := range subs {
+				p := sr.req.URL.Path
+				if !strings.HasPrefix(p, prefix) || len(p) == len(prefix) {
+					t.Fatalf("sub-request outside the scope: %q", p)
+				}
+				if m := sr.req.Method; m != http.MethodDelete && m != http.MethodPut {
+					t.Fatalf("sub-request method %s", m)
+				}
+			}
+		}
 	})
 }

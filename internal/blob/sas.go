@@ -56,7 +56,11 @@ var sasRules = map[string]server.SASRule{
 	"getBlobTags":        {Resource: auth.ObjectLevel, AnyOf: "t"},
 	"setBlobTags":        {Resource: auth.ObjectLevel, AnyOf: "t"},
 
-	"findBlobsByTags":        {Resource: auth.ContainerLevel, AnyOf: "f"},
+	"findBlobsByTags": {Resource: auth.ContainerLevel, AnyOf: "f"},
+	// A batch needs no permission of its own: each sub-request is
+	// authorized by its own signature.
+	"submitBatch":            {Resource: auth.ContainerLevel},
+	"submitBatchAccount":     {Resource: auth.ServiceLevel},
 	"findBlobsByTagsAccount": {Resource: auth.ServiceLevel, AnyOf: "f"},
 }
 

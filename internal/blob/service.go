@@ -83,6 +83,8 @@ func (s *Service) route(r *req) (op, error) {
 			return r.as("getServiceStats", s.getServiceStats)
 		case comp == "blobs" && m == http.MethodGet:
 			return r.as("findBlobsByTagsAccount", s.findBlobsByTags)
+		case comp == "batch" && m == http.MethodPost:
+			return r.as("submitBatchAccount", s.submitBatch)
 		case restype == "container":
 			// a container operation without a container name
 			return nil, azerr.InvalidQuery("restype", restype)
@@ -116,6 +118,8 @@ func (s *Service) route(r *req) (op, error) {
 			return r.as("listBlobs", s.listBlobs)
 		case comp == "blobs" && m == http.MethodGet:
 			return r.as("findBlobsByTags", s.findBlobsByTags)
+		case comp == "batch" && m == http.MethodPost:
+			return r.as("submitBatch", s.submitBatch)
 		}
 		return bad()
 	}

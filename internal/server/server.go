@@ -48,6 +48,7 @@ type Request struct {
 
 	kind     auth.Service
 	accounts auth.Lookup
+	serve    http.HandlerFunc // the service's whole front end, for ServeSub
 }
 
 // Handler serves one Azure service. It returns an error to be rendered
@@ -165,7 +166,8 @@ const oldestVersion = "2009-09-19"
 
 // Wrap returns the http.Handler for svc with the common middleware.
 func (s *Server) Wrap(svc Service) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+	var handler http.HandlerFunc
+	handler = func(w http.ResponseWriter, hr *http.Request) {
 		now := s.cfg.Clock.Now()
 		id := newRequestID()
 		h := w.Header()
@@ -178,6 +180,9 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			h.Set("x-ms-client-request-id", c)
 		}
 		version := hr.Header.Get("x-ms-version")
+		if v, ok := hr.Context().Value(batchVersionKey{}).(string); ok && version == "" {
+			version = v // a batch sub-request: the batch's version
+		}
 		if version != "" {
 			h.Set("x-ms-version", version)
 		} else {
@@ -189,7 +194,7 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			// Azure Storage services].
 			h.Set("x-ms-version", oldestVersion)
 		}
-		r := &Request{Request: hr, Now: now, Version: version, ID: id}
+		r := &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler}
 		fail := func(e *azerr.Error) {
 			drainBody(w, hr)
 			if svc.JSONErrors {
@@ -257,7 +262,8 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			fail(e)
 			return
 		}
-	})
+	}
+	return handler
 }
 
 func newRequestID() string {

@@ -1,0 +1,198 @@
+package blob
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/server"
+)
+
+// Blob Batch (POST ?comp=batch on the account, or on a container with
+// restype=container): up to 256 Delete Blob or Set Blob Tier sub-requests
+// (all of one kind) in a multipart/mixed body, each an HTTP request with
+// its own authorization. Each runs on its own, in order, through the whole
+// front end, exactly as if sent alone; the batch is not atomic. The answer
+// is 202 Accepted with one multipart part per sub-request (Content-ID as
+// sent). A batch that cannot be run at all (malformed, too many, mixed
+// kinds, a sub-request outside the container) is still 202, with a single
+// part holding the error and no Content-ID, as Azure answers.
+
+const (
+	maxBatchBody        = 4 << 20
+	maxBatchSubRequests = 256
+)
+
+type subRequest struct {
+	contentID string
+	req       *http.Request
+}
+
+func (s *Service) submitBatch(w http.ResponseWriter, r *req) error {
+	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	boundary := params["boundary"]
+	if err != nil || boundary == "" {
+		return azerr.InvalidHeader("Content-Type", r.Header.Get("Content-Type"))
+	}
+	if r.ContentLength > maxBatchBody {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBatchBody+1))
+	if err != nil {
+		return azerr.New(azerr.InvalidInput)
+	}
+	if len(body) > maxBatchBody {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	subs, berr := s.parseBatch(r, body, boundary)
+
+	respBoundary := "batchresponse_" + newUUID()
+	var out bytes.Buffer
+	if berr != nil {
+		// The batch as a whole failed: one part, no Content-ID.
+		e := server.ToAzure(r.Context(), s.log, berr)
+		writePart(&out, respBoundary, "", errorSubResponse(e, r))
+	} else {
+		for _, sr := range subs {
+			writePart(&out, respBoundary, sr.contentID, r.ServeSub(sr.req))
+		}
+	}
+	fmt.Fprintf(&out, "--%s--\r\n", respBoundary)
+	w.Header().Set("Content-Type", "multipart/mixed; boundary="+respBoundary)
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = w.Write(out.Bytes())
+	return nil
+}
+
+// parseBatch reads the sub-requests of a batch body.
+func (s *Service) parseBatch(r *req, body []byte, boundary string) ([]subRequest, error) {
+	bad := func(msg string) error {
+		return azerr.Newf(azerr.InvalidInput, "One of the request inputs is not valid. %s", msg)
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	var subs []subRequest
+	kind := ""
+	prefix := "/" + r.Account + "/"
+	if r.container != "" {
+		prefix += r.container + "/"
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, bad("The multipart body is malformed.")
+		}
+		if len(subs) == maxBatchSubRequests {
+			return nil, azerr.Newf(azerr.ExceedsMaxBatchRequestCount, "The batch operation exceeds maximum number of allowed subrequests.")
+		}
+		id := strings.TrimSpace(part.Header.Get("Content-ID"))
+		if id == "" {
+			return nil, bad("A sub-request has no Content-ID.")
+		}
+		raw, err := io.ReadAll(part)
+		if err != nil {
+			return nil, bad("The multipart body is malformed.")
+		}
+		hr, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+		if err != nil {
+			return nil, bad("A sub-request is not an HTTP request.")
+		}
+		// The Go SDK sends path-style paths (/account/container/blob);
+		// the Python and .NET SDKs virtual-host ones (/container/blob),
+		// signed as such.
+		ctx := r.Context()
+		if !strings.HasPrefix(hr.URL.Path, "/"+r.Account+"/") {
+			hr.URL.Path = "/" + r.Account + hr.URL.Path
+			if hr.URL.RawPath != "" {
+				hr.URL.RawPath = "/" + r.Account + hr.URL.RawPath
+			}
+			ctx = auth.WithAccountInHost(ctx)
+		}
+		hr = hr.WithContext(ctx)
+		if !strings.HasPrefix(hr.URL.Path, prefix) || len(hr.URL.Path) == len(prefix) {
+			return nil, bad("A sub-request addresses a blob outside the batch's scope.")
+		}
+		var k string
+		switch q := hr.URL.Query(); {
+		case hr.Method == http.MethodDelete && q.Get("comp") == "":
+			k = "delete"
+		case hr.Method == http.MethodPut && q.Get("comp") == "tier":
+			k = "tier"
+		default:
+			return nil, bad("Only Delete Blob and Set Blob Tier may be batched.")
+		}
+		if kind == "" {
+			kind = k
+		} else if k != kind {
+			return nil, azerr.New(azerr.AllBatchSubRequestsShouldBeSameAPI)
+		}
+		// As if it had arrived alone on the batch's connection.
+		hr.Host, hr.RemoteAddr, hr.TLS = r.Host, r.RemoteAddr, r.TLS
+		hr.RequestURI = ""
+		hr.Body, hr.ContentLength = http.NoBody, 0
+		subs = append(subs, subRequest{contentID: id, req: hr})
+	}
+	if len(subs) == 0 {
+		return nil, bad("The batch has no sub-request.")
+	}
+	return subs, nil
+}
+
+// errorSubResponse renders a batch-level error as a sub-response.
+func errorSubResponse(e *azerr.Error, r *req) *server.SubResponse {
+	body := []byte(xmlHeader + "<Error><Code>")
+	body = appendXMLText(body, e.Code)
+	body = append(body, "</Code><Message>"...)
+	body = appendXMLText(body, e.Message+"\nRequestId:"+r.ID)
+	body = append(body, "</Message></Error>"...)
+	h := http.Header{}
+	h.Set("x-ms-error-code", e.Code)
+	h.Set("x-ms-request-id", r.ID)
+	h.Set("x-ms-version", r.Version)
+	h.Set("Content-Type", "application/xml")
+	return &server.SubResponse{Status: e.Status, Header: h, Body: body}
+}
+
+// writePart appends one sub-response.
+func writePart(out *bytes.Buffer, boundary, contentID string, sr *server.SubResponse) {
+	fmt.Fprintf(out, "--%s\r\nContent-Type: application/http\r\n", boundary)
+	if contentID != "" {
+		fmt.Fprintf(out, "Content-ID: %s\r\n", contentID)
+	}
+	reason := http.StatusText(sr.Status)
+	if code := sr.Header.Get("x-ms-error-code"); code != "" {
+		reason = code // Azure's sub-responses give the error code
+	}
+	fmt.Fprintf(out, "\r\nHTTP/1.1 %d %s\r\n", sr.Status, reason)
+	sr.Header.Del("Date")
+	if len(sr.Body) > 0 {
+		sr.Header.Set("Content-Length", strconv.Itoa(len(sr.Body)))
+	}
+	keys := make([]string, 0, len(sr.Header))
+	for k := range sr.Header {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range sr.Header[k] {
+			fmt.Fprintf(out, "%s: %s\r\n", k, v)
+		}
+	}
+	out.WriteString("\r\n")
+	if len(sr.Body) > 0 {
+		out.Write(sr.Body)
+		out.WriteString("\r\n")
+	}
+}
