@@ -213,8 +213,11 @@ func (s *Server) Wrap(svc Service) http.Handler {
 				r.Account, r.Secondary = base, true
 			}
 		}
+		if hr, ok := s.accountInHost(hr, r.Account); ok {
+			r.Request, r.Account = hr, auth.AccountFromPath(hr.URL.EscapedPath())
+		}
 		if hr.Method != http.MethodOptions {
-			acct, ok, err := auth.Authenticate(hr, svc.Kind, s.cfg.Accounts, now)
+			acct, ok, err := auth.Authenticate(r.Request, svc.Kind, s.cfg.Accounts, now)
 			if err != nil {
 				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
 				return
@@ -264,6 +267,39 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		}
 	}
 	return handler
+}
+
+// accountInHost recognises a request in the virtual-host form, whose
+// path starts with the container (share, queue, table) instead of the
+// account: the first path segment, account, is no account of this server,
+// but the request is signed with Shared Key for one. Some SDK code builds
+// such URLs even against a path-style endpoint (the JS file SDK's rename
+// destination). It returns the request routed under the signing account,
+// the signature still checked over the path as sent (see
+// auth.WithAccountInHost).
+func (s *Server) accountInHost(hr *http.Request, account string) (*http.Request, bool) {
+	if _, known := s.cfg.Accounts(account); known {
+		return nil, false
+	}
+	vals := hr.Header.Values("Authorization")
+	if len(vals) != 1 {
+		return nil, false
+	}
+	_, name, _, err := auth.ParseAuthorization(vals[0])
+	if err != nil {
+		return nil, false
+	}
+	if _, ok := s.cfg.Accounts(name); !ok {
+		return nil, false
+	}
+	out := hr.WithContext(auth.WithAccountInHost(hr.Context()))
+	u := *hr.URL
+	u.Path = "/" + name + u.Path
+	if u.RawPath != "" {
+		u.RawPath = "/" + name + u.RawPath
+	}
+	out.URL, out.RequestURI = &u, ""
+	return out, true
 }
 
 func newRequestID() string {

@@ -14,8 +14,12 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
+
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 // auWrongKey is a well-formed key that is not the account's.
@@ -395,5 +399,51 @@ func TestAuthCommonResponseHeaders(t *testing.T) {
 	svWantCommon(t, raw.Header)
 	if raw.Header.Get("x-ms-error-code") != string(bloberror.ContainerNotFound) {
 		t.Fatalf("x-ms-error-code %q", raw.Header.Get("x-ms-error-code"))
+	}
+}
+
+// A request in the virtual-host form (the path starts with the container
+// or share, not the account), signed with Shared Key for an account of
+// this server, is that account's: the JS file SDK builds its rename
+// destination so even against a path-style endpoint.
+func TestVirtualHostFormPath(t *testing.T) {
+	b := newBlobT(t)
+	b.put("vh", []byte("virtual host"), nil)
+	base := b.app.BlobURL[:strings.LastIndex(b.app.BlobURL, "/")] // http://host:port
+	cred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	c, err := blockblob.NewClientWithSharedKeyCredential(base+"/"+b.cont+"/vh", cred, (*blockblob.ClientOptions)(clientOptions()))
+	must(t, err)
+	r, err := c.DownloadStream(b.ctx, nil)
+	must(t, err)
+	got, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if string(got) != "virtual host" {
+		t.Fatalf("read %q", got)
+	}
+	// Signed for an unknown account: still 403, and nothing is read.
+	other, err := azblob.NewSharedKeyCredential("nosuchaccount", app.DevKey)
+	must(t, err)
+	c2, err := blockblob.NewClientWithSharedKeyCredential(base+"/"+b.cont+"/vh", other, (*blockblob.ClientOptions)(clientOptions()))
+	must(t, err)
+	_, err = c2.DownloadStream(b.ctx, nil)
+	if code, _ := bxErrCode(err); code != http.StatusForbidden && code != http.StatusNotFound {
+		t.Fatalf("unknown account: %v", err)
+	}
+
+	// The File service: rename to a destination named without the account.
+	e := startFile(t)
+	s := e.share()
+	f := e.mkfile(s, "from.txt", 3)
+	_, err = f.Rename(e.ctx, "to.txt", nil)
+	must(t, err)
+	fcred, err := file.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	vh, err := file.NewClientWithSharedKeyCredential(strings.Replace(fileAt(s, "to.txt").URL(), "/"+app.DevAccount+"/", "/", 1), fcred, (*file.ClientOptions)(fileClientOptions()))
+	must(t, err)
+	p, err := vh.GetProperties(e.ctx, nil)
+	must(t, err)
+	if *p.ContentLength != 3 {
+		t.Fatalf("length %d", *p.ContentLength)
 	}
 }
