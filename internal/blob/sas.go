@@ -18,8 +18,8 @@ func (r *req) as(name string, o op) (op, error) {
 
 // sasRules is what each Blob operation needs from a SAS [D: Create a
 // service SAS; Create an account SAS]. Operations not listed (container
-// ACL, service properties and stats, account information) are Shared Key
-// only.
+// ACL, service properties and stats) are Shared Key only; Get Account
+// Information takes any SAS (authorizeSAS).
 var sasRules = map[string]server.SASRule{
 	"listContainers":         {Resource: auth.ServiceLevel, AnyOf: "l"},
 	"createContainer":        {Resource: auth.ContainerLevel, AnyOf: "c"},
@@ -68,6 +68,17 @@ var sasRules = map[string]server.SASRule{
 // stored access policies come from the container's ACL, read now.
 func (s *Service) authorizeSAS(r *req) error {
 	rule, ok := sasRules[r.opName]
+	if r.opName == "getAccountInfo" {
+		// Any SAS valid for the addressed account, container or blob
+		// [D: Get Account Information].
+		rule, ok = server.SASRule{Resource: auth.ServiceLevel}, true
+		switch {
+		case r.name != "":
+			rule.Resource = auth.ObjectLevel
+		case r.container != "":
+			rule.Resource = auth.ContainerLevel
+		}
+	}
 	eff, err := r.AuthorizeSAS(server.SASTarget{Container: r.container, Path: r.name}, s.policies(r, r.container), rule, ok)
 	if err != nil {
 		return err

@@ -613,3 +613,36 @@ func TestSASBlobCopySource(t *testing.T) {
 		t.Fatalf("copied %q", buf)
 	}
 }
+
+// Get Account Information accepts any SAS for the account, a container or
+// a blob (azcopy asks it before a service-to-service copy); Set Service
+// Properties still needs the key.
+func TestSASAccountInformation(t *testing.T) {
+	e := start(t)
+	e.container("sasinfo")
+	sc := e.c.ServiceClient()
+	_, err := sc.NewContainerClient("sasinfo").NewBlockBlobClient("b").Upload(e.ctx, bxBody([]byte("x")), nil)
+	must(t, err)
+	u, err := sc.GetSASURL(sas.AccountResourceTypes{Service: true, Container: true, Object: true}, sas.AccountPermissions{Read: true}, time.Now().Add(time.Hour), nil)
+	must(t, err)
+	ac, err := azblob.NewClientWithNoCredential(u, clientOptions())
+	must(t, err)
+	info, err := ac.ServiceClient().GetAccountInfo(e.ctx, nil)
+	must(t, err)
+	if info.SKUName == nil || info.AccountKind == nil {
+		t.Fatalf("account information: %+v", info)
+	}
+	// A container SAS, used on the container and on one of its blobs.
+	cc := e.sasContainer("sasinfo", "r", time.Time{}, time.Now().Add(time.Hour))
+	_, err = cc.GetAccountInfo(e.ctx, nil)
+	must(t, err)
+	_, err = cc.NewBlobClient("b").GetAccountInfo(e.ctx, nil)
+	must(t, err)
+	// A forged signature is still refused.
+	bad, err := container.NewClientWithNoCredential(strings.Replace(cc.URL(), "sig=", "sig=AAAA", 1), sasContainerOpts())
+	must(t, err)
+	_, err = bad.GetAccountInfo(e.ctx, nil)
+	if code, _ := bxErrCode(err); code != 403 {
+		t.Fatalf("forged SAS: %v", err)
+	}
+}
