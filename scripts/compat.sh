@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# compat.sh: run the hand-written compatibility probes of docs/compatibility.md
+# against a fresh `cerulean serve`: the Python SDKs (Debian's python3-azure,
+# installed with apt-get when missing), the JavaScript SDKs and azcopy (from
+# npm, pinned). Each probe prints PASS/FAIL per step; some FAILs are the
+# expected errors the probe provokes (see docs/compatibility.md). Not part of
+# .ci/run: it needs npm and installs packages.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/cerulean-compat.XXXXXX)
+trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+base=${PORT_BASE:-4470}
+
+go build -o "$work/cerulean" "$root/cmd/cerulean"
+"$work/cerulean" serve --data "$work/data" --blob-port "${base}0" --queue-port "${base}1" \
+  --table-port "${base}2" --file-port "${base}3" --smb-port 0 --log-level warn &
+pid=$!
+sleep 1
+
+echo "== Python SDKs"
+if ! /usr/bin/python3 -c 'import azure.storage.blob, azure.data.tables' 2>/dev/null; then
+  apt-get install -y -qq python3-azure >/dev/null
+fi
+PORT_BASE=$base /usr/bin/python3 "$root/scripts/compat/probe.py"
+
+echo "== JavaScript SDKs"
+(cd "$work" && npm init -y >/dev/null && npm install --silent @azure/storage-blob@12.32.0 \
+  @azure/storage-queue@12.30.0 @azure/data-tables@13.3.2 @azure/storage-file-share@12.31.0 >/dev/null)
+(cd "$work" && PORT_BASE=$base NODE_PATH="$work/node_modules" node "$root/scripts/compat/probe.js")
+
+echo "== azcopy"
+(cd "$work" && npm install --silent @azure-tools/azcopy-linux@10.32.2 >/dev/null)
+azcopy=$(find "$work/node_modules/@azure-tools" -name 'azcopy_linux_amd64' -type f | head -1)
+chmod +x "$azcopy"
+export AZCOPY_LOG_LOCATION=$work/azlogs AZCOPY_JOB_PLAN_LOCATION=$work/azplans
+sas=$(/usr/bin/python3 - <<PY
+import datetime
+from azure.storage.blob import generate_account_sas, ResourceTypes, AccountSasPermissions
+print(generate_account_sas("devstoreaccount1", "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+  ResourceTypes(service=True, container=True, object=True),
+  AccountSasPermissions(read=True, write=True, delete=True, list=True, add=True, create=True),
+  datetime.datetime.utcnow() + datetime.timedelta(hours=1), protocol="https,http"))
+PY
+)
+/usr/bin/python3 - <<PY
+from azure.storage.blob import BlobServiceClient
+svc = BlobServiceClient("http://127.0.0.1:${base}0/devstoreaccount1", credential={"account_name": "devstoreaccount1", "account_key": "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="})
+for c in ("azc", "azc2"): svc.create_container(c)
+PY
+mkdir -p "$work/src/sub"
+head -c 20000000 /dev/urandom > "$work/src/big.bin"
+echo small > "$work/src/sub/small.txt"
+u="http://127.0.0.1:${base}0/devstoreaccount1"
+run() {
+  local what=$1; shift
+  if timeout -s KILL 120 "$azcopy" "$@" 2>&1 | grep -q "Final Job Status: Completed$"; then
+    echo "PASS azcopy $what"
+  else
+    echo "FAIL azcopy $what (logs in $AZCOPY_LOG_LOCATION)"
+  fi
+}
+run upload copy "$work/src" "$u/azc?$sas" --recursive --from-to LocalBlob
+run blob-to-blob copy "$u/azc/src?$sas" "$u/azc2?$sas" --recursive --from-to BlobBlob
+run download copy "$u/azc2/src/big.bin?$sas" "$work/dl.bin" --from-to BlobLocal
+cmp -s "$work/src/big.bin" "$work/dl.bin" && echo "PASS azcopy download content" || echo "FAIL azcopy download content"
+run sync sync "$work/src" "$u/azc2/src?$sas" --recursive --from-to LocalBlob
+run remove remove "$u/azc2/src?$sas" --recursive --from-to BlobTrash
