@@ -234,30 +234,10 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-blob-type", typ)
 	}
-	meta, err := wire.ParseMetadata(r.Header)
+	rec, conds, err := parseNewBlob(r, typ)
 	if err != nil {
 		return err
 	}
-	p, err := parseProps(r.Header)
-	if err != nil {
-		return err
-	}
-	conds, err := cond.Parse(r.Header)
-	if err != nil {
-		return err
-	}
-	if p.ContentType == "" {
-		p.ContentType = "application/octet-stream"
-	}
-	tier, err := requestTier(r.Header, typ)
-	if err != nil {
-		return err
-	}
-	tags, err := requestTags(r)
-	if err != nil {
-		return err
-	}
-	rec := &blobRec{Type: typ, Props: p, Meta: meta, Tier: tier, Tags: tags}
 	var st *extent.Staged
 	switch typ {
 	case BlockBlob:
@@ -321,15 +301,56 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
+// parseNewBlob reads what a write creating a whole blob of type typ
+// (Put Blob, Put Block List, Put Blob From URL) says of it: metadata,
+// HTTP properties, tier and tags; and the write conditions.
+func parseNewBlob(r *req, typ string) (*blobRec, cond.Conditions, error) {
+	var conds cond.Conditions
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return nil, conds, err
+	}
+	p, err := parseProps(r.Header)
+	if err != nil {
+		return nil, conds, err
+	}
+	if p.ContentType == "" {
+		p.ContentType = "application/octet-stream"
+	}
+	if conds, err = cond.Parse(r.Header); err != nil {
+		return nil, conds, err
+	}
+	tier, err := requestTier(r.Header, typ)
+	if err != nil {
+		return nil, conds, err
+	}
+	tags, err := requestTags(r)
+	if err != nil {
+		return nil, conds, err
+	}
+	return &blobRec{Type: typ, Props: p, Meta: meta, Tier: tier, Tags: tags}, conds, nil
+}
+
 // replaceBlob writes rec as the base blob, creating it or replacing the
 // current one (Put Blob, Put Blob From URL): the write rules, the old
 // content's references released (or kept by a soft-deleted snapshot),
 // the uncommitted blocks dropped. rec is stamped with its new ETag and
 // times. The data items of rec.Parts must be written already.
 func (s *Service) replaceBlob(tx kv.Tx, r *req, conds cond.Conditions, rec *blobRec) error {
+	return s.replaceBlobIf(tx, r, conds, rec, nil)
+}
+
+// replaceBlobIf is replaceBlob with a further check of the blob replaced
+// (nil: none), after the write rules.
+func (s *Service) replaceBlobIf(tx kv.Tx, r *req, conds cond.Conditions, rec *blobRec, check func(old *blobRec) error) error {
 	old, err := beginReplace(tx, r, conds)
 	if err != nil {
 		return err
+	}
+	if check != nil {
+		if err := check(old); err != nil {
+			return err
+		}
 	}
 	nb := *rec
 	nb.replaces(old, r.Now)

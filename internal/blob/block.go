@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
@@ -162,26 +161,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	conds, err := cond.Parse(r.Header)
-	if err != nil {
-		return err
-	}
-	meta, err := wire.ParseMetadata(r.Header)
-	if err != nil {
-		return err
-	}
-	p, err := parseProps(r.Header)
-	if err != nil {
-		return err
-	}
-	if p.ContentType == "" {
-		p.ContentType = "application/octet-stream"
-	}
-	tier, err := requestTier(r.Header, BlockBlob)
-	if err != nil {
-		return err
-	}
-	tags, err := requestTags(r)
+	nrec, conds, err := parseNewBlob(r, BlockBlob)
 	if err != nil {
 		return err
 	}
@@ -225,7 +205,8 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 				i += bl.NParts
 			}
 		}
-		nb := blobRec{Type: BlockBlob, Props: p, Meta: meta, HasBlockList: true, Tier: tier, Tags: tags}
+		nb := *nrec
+		nb.HasBlockList = true
 		nb.replaces(old, r.Now)
 		unc := map[string]*uncommitted{}
 		for _, ref := range refs {

@@ -123,26 +123,12 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 				return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
 			}
 		}
-		old, err := findBlob(tx, r.Account, r.container, r.name, "")
-		if err != nil {
-			return err
-		}
-		if err := checkWrite(old, conds, r); err != nil {
-			return err
-		}
-		if err := notArchived(old); err != nil {
-			return err
-		}
-		if old != nil && old.Type != src.Type && !sync {
-			return azerr.New(azerr.InvalidBlobType)
-		}
 		nb := *src
 		nb.Lease = lease.Lease{}
 		nb.Tier, nb.TierChanged = tier, nil
 		if !copyTags {
 			nb.Tags = tags
 		}
-		nb.replaces(old, r.Now)
 		// Both Copy Blob and Copy Blob From URL copy the source's metadata
 		// unless the request gives x-ms-meta-* of its own.
 		if len(meta) > 0 {
@@ -151,18 +137,13 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		nb.Parts = append([]extent.Part(nil), src.Parts...)
 		nb.Blocks = append([]block(nil), src.Blocks...)
 		nb.Copy = &copyInfo{ID: copyID, Source: r.Header.Get("x-ms-copy-source"), Status: "success", Progress: progress(src.Size), Completion: r.Now}
-		oldParts, err := s.beforeOverwrite(tx, r, old, nb.Type)
-		if err != nil {
-			return err
-		}
-		if err := extent.AdjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
-			return err
-		}
-		if err := s.dropUncommitted(tx, r); err != nil {
-			return err
-		}
 		rec = &nb
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
+		return s.replaceBlobIf(tx, r, conds, &nb, func(old *blobRec) error {
+			if old != nil && old.Type != src.Type && !sync {
+				return azerr.New(azerr.InvalidBlobType)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return err

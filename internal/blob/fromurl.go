@@ -242,23 +242,11 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 	if err := noBody(r); err != nil {
 		return err
 	}
-	meta, err := wire.ParseMetadata(r.Header)
+	nrec, conds, err := parseNewBlob(r, BlockBlob)
 	if err != nil {
 		return err
 	}
-	p, err := parseProps(r.Header)
-	if err != nil {
-		return err
-	}
-	conds, err := cond.Parse(r.Header)
-	if err != nil {
-		return err
-	}
-	tier, err := requestTier(r.Header, BlockBlob)
-	if err != nil {
-		return err
-	}
-	tags, copyTags, err := tagsForCopy(r, true)
+	_, copyTags, err := tagsForCopy(r, true)
 	if err != nil {
 		return err
 	}
@@ -279,12 +267,14 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 		if n > maxPutBlob {
 			return azerr.New(azerr.RequestBodyTooLarge)
 		}
-		rec = &blobRec{Type: BlockBlob, Props: p, Meta: meta, Tier: tier, Tags: tags, Size: n, Parts: parts}
+		rec = new(blobRec)
+		*rec = *nrec
+		rec.Size, rec.Parts = n, parts
 		if copyProps && !sendsContentHeaders(r.Header) {
 			rec.Props = src.Props
-		}
-		if rec.Props.ContentType == "" {
-			rec.Props.ContentType = "application/octet-stream"
+			if rec.Props.ContentType == "" {
+				rec.Props.ContentType = "application/octet-stream"
+			}
 		}
 		if rec.Props.ContentMD5 == nil {
 			rec.Props.ContentMD5 = src.Props.ContentMD5 // the same bytes
