@@ -223,8 +223,16 @@ func noBody(r *req) error {
 	return nil
 }
 
-func emptySource() error {
-	return azerr.Newf(azerr.InvalidHeaderValue, "The source range is empty.").With("HeaderName", "x-ms-source-range").With("HeaderValue", "")
+// checkSourceSize bounds the n bytes a block or append takes from its
+// source.
+func checkSourceSize(n, max int64) error {
+	if n == 0 {
+		return azerr.Newf(azerr.InvalidHeaderValue, "The source range is empty.").With("HeaderName", "x-ms-source-range").With("HeaderValue", "")
+	}
+	if n > max {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	return nil
 }
 
 // putBlobFromURL is Put Blob From URL: a block blob whose content is the
@@ -335,11 +343,8 @@ func (s *Service) putBlockFromURL(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	d, err := s.fromSource(r, f, func(tx kv.Tx, parts []extent.Part, n int64, _ *blobRec) error {
-		if n == 0 {
-			return emptySource()
-		}
-		if n > maxPutBlock {
-			return azerr.New(azerr.RequestBodyTooLarge)
+		if err := checkSourceSize(n, maxPutBlock); err != nil {
+			return err
 		}
 		return s.stageBlock(tx, r, rawID, idParam, n, parts)
 	})
@@ -354,15 +359,7 @@ func (s *Service) putBlockFromURL(w http.ResponseWriter, r *req) error {
 
 // appendBlockFromURL is Append Block From URL.
 func (s *Service) appendBlockFromURL(w http.ResponseWriter, r *req) error {
-	conds, err := cond.Parse(r.Header)
-	if err != nil {
-		return err
-	}
-	appendPos, err := parseSizeHeader(r.Header, "x-ms-blob-condition-appendpos", false)
-	if err != nil {
-		return err
-	}
-	maxSize, err := parseSizeHeader(r.Header, "x-ms-blob-condition-maxsize", false)
+	conds, appendPos, maxSize, err := parseAppendConds(r)
 	if err != nil {
 		return err
 	}
@@ -376,11 +373,8 @@ func (s *Service) appendBlockFromURL(w http.ResponseWriter, r *req) error {
 	var b *blobRec
 	var offset int64
 	d, err := s.fromSource(r, f, func(tx kv.Tx, parts []extent.Part, n int64, _ *blobRec) (err error) {
-		if n == 0 {
-			return emptySource()
-		}
-		if n > maxAppendBlock {
-			return azerr.New(azerr.RequestBodyTooLarge)
+		if err := checkSourceSize(n, maxAppendBlock); err != nil {
+			return err
 		}
 		b, err = updateBlobTx(tx, r, conds, func(tx kv.Tx, b *blobRec) (err error) {
 			offset, err = appendParts(tx, r, b, appendPos, maxSize, n, parts)
@@ -400,11 +394,7 @@ func (s *Service) appendBlockFromURL(w http.ResponseWriter, r *req) error {
 // putPageFromURL is Put Page From URL: the source range (required, as
 // long as x-ms-range) written over the destination pages.
 func (s *Service) putPageFromURL(w http.ResponseWriter, r *req) error {
-	conds, err := cond.Parse(r.Header)
-	if err != nil {
-		return err
-	}
-	off, n, err := wire.PageRange(r.Header)
+	conds, off, n, err := parsePageWrite(r)
 	if err != nil {
 		return err
 	}

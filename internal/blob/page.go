@@ -46,11 +46,7 @@ func checkSequence(h http.Header, seq int64) error {
 }
 
 func (s *Service) putPage(w http.ResponseWriter, r *req) error {
-	conds, err := cond.Parse(r.Header)
-	if err != nil {
-		return err
-	}
-	off, n, err := wire.PageRange(r.Header)
+	conds, off, n, err := parsePageWrite(r)
 	if err != nil {
 		return err
 	}
@@ -105,6 +101,15 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 	}
 	w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// parsePageWrite reads the conditions and the page range of a page write.
+func parsePageWrite(r *req) (conds cond.Conditions, off, n int64, err error) {
+	if conds, err = cond.Parse(r.Header); err != nil {
+		return conds, 0, 0, err
+	}
+	off, n, err = wire.PageRange(r.Header)
+	return conds, off, n, err
 }
 
 // writePages replaces pages [off, off+n) of the page blob b with parts
@@ -207,15 +212,7 @@ func (s *Service) getPageRanges(w http.ResponseWriter, r *req) error {
 }
 
 func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
-	conds, err := cond.Parse(r.Header)
-	if err != nil {
-		return err
-	}
-	appendPos, err := parseSizeHeader(r.Header, "x-ms-blob-condition-appendpos", false)
-	if err != nil {
-		return err
-	}
-	maxSize, err := parseSizeHeader(r.Header, "x-ms-blob-condition-maxsize", false)
+	conds, appendPos, maxSize, err := parseAppendConds(r)
 	if err != nil {
 		return err
 	}
@@ -292,17 +289,26 @@ func writeAppendResult(w http.ResponseWriter, b *blobRec, offset int64) {
 	h.Set("x-ms-request-server-encrypted", "true")
 }
 
+// parseAppendConds reads the conditions of an append: the write
+// conditions and x-ms-blob-condition-appendpos / -maxsize (-1: absent).
+func parseAppendConds(r *req) (conds cond.Conditions, appendPos, maxSize int64, err error) {
+	if conds, err = cond.Parse(r.Header); err != nil {
+		return conds, 0, 0, err
+	}
+	if appendPos, err = parseSizeHeader(r.Header, "x-ms-blob-condition-appendpos", false); err != nil {
+		return conds, 0, 0, err
+	}
+	maxSize, err = parseSizeHeader(r.Header, "x-ms-blob-condition-maxsize", false)
+	return conds, appendPos, maxSize, err
+}
+
 // sealBlob is Seal Append Blob: a sealed append blob takes no more
 // appends (409 BlobIsSealed) until it is re-created. The usual write
 // conditions and lease apply, and x-ms-blob-condition-appendpos (the
 // length the caller expects it to be sealed at). Sealing a sealed blob
 // succeeds.
 func (s *Service) sealBlob(w http.ResponseWriter, r *req) error {
-	conds, err := cond.Parse(r.Header)
-	if err != nil {
-		return err
-	}
-	appendPos, err := parseSizeHeader(r.Header, "x-ms-blob-condition-appendpos", false)
+	conds, appendPos, _, err := parseAppendConds(r)
 	if err != nil {
 		return err
 	}
