@@ -82,10 +82,6 @@ func (s *Service) parseBatch(r *req, body []byte, boundary string) ([]subRequest
 	mr := multipart.NewReader(bytes.NewReader(body), boundary)
 	var subs []subRequest
 	kind := ""
-	prefix := "/" + r.Account + "/"
-	if r.container != "" {
-		prefix += r.container + "/"
-	}
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -121,7 +117,7 @@ func (s *Service) parseBatch(r *req, body []byte, boundary string) ([]subRequest
 			ctx = auth.WithAccountInHost(ctx)
 		}
 		hr = hr.WithContext(ctx)
-		if !strings.HasPrefix(hr.URL.Path, prefix) || len(hr.URL.Path) == len(prefix) {
+		if !blobPathIn(hr.URL.Path, r.Account, r.container) {
 			return nil, bad("A sub-request addresses a blob outside the batch's scope.")
 		}
 		var k string
@@ -148,6 +144,18 @@ func (s *Service) parseBatch(r *req, body []byte, boundary string) ([]subRequest
 		return nil, bad("The batch has no sub-request.")
 	}
 	return subs, nil
+}
+
+// blobPathIn reports whether path names a blob (/account/container/name)
+// of the account, and of the container when one is given: a batch holds
+// blob operations only, never one on a container or the account.
+func blobPathIn(path, account, container string) bool {
+	rest, ok := strings.CutPrefix(path, "/"+account+"/")
+	if !ok {
+		return false
+	}
+	c, name, ok := strings.Cut(rest, "/")
+	return ok && c != "" && name != "" && (container == "" || c == container)
 }
 
 // errorSubResponse renders a batch-level error as a sub-response.

@@ -77,13 +77,10 @@ func FuzzBatch(f *testing.F) {
 			if len(subs) == 0 || len(subs) > maxBatchSubRequests {
 				t.Fatalf("%d sub-requests accepted", len(subs))
 			}
-			prefix := "/acct/"
-			if cont != "" {
-				prefix += cont + "/"
-			}
 			for _, sr := range subs {
 				p := sr.req.URL.Path
-				if !strings.HasPrefix(p, prefix) || len(p) == len(prefix) {
+				parts := strings.SplitN(strings.TrimPrefix(p, "/acct/"), "/", 2)
+				if !strings.HasPrefix(p, "/acct/") || len(parts) != 2 || parts[0] == "" || parts[1] == "" || (cont != "" && parts[0] != cont) {
 					t.Fatalf("sub-request outside the scope: %q", p)
 				}
 				if m := sr.req.Method; m != http.MethodDelete && m != http.MethodPut {

@@ -191,6 +191,9 @@ func TestBlobBatchErrors(t *testing.T) {
 		{cont + "?restype=container&comp=batch", []string{"GET " + cont + "/a HTTP/1.1\r\n\r\n"}, "[:400:InvalidInput]"},
 		{cont + "?restype=container&comp=batch", []string{"not http"}, "[:400:InvalidInput]"},
 		{acct + "?comp=batch", make257(subDelete(cont + "/a")), "[:400:ExceedsMaxBatchRequestCount]"},
+		// A batch holds blob operations: never a container's delete.
+		{acct + "?comp=batch", []string{subDelete(cont)}, "[:400:InvalidInput]"},
+		{acct + "?comp=batch", []string{subDelete(cont + "/")}, "[:400:InvalidInput]"},
 	} {
 		if got := rawBatch(t, b, c.path, c.subs); fmt.Sprint(got) != c.want {
 			t.Fatalf("%s: %v, want %s", c.path, got, c.want)
@@ -198,6 +201,9 @@ func TestBlobBatchErrors(t *testing.T) {
 	}
 	if _, err := b.bb("a").GetProperties(b.ctx, nil); err != nil {
 		t.Fatal("a failed batch deleted a blob")
+	}
+	if _, err := b.cli.ServiceClient().NewContainerClient(b.cont).GetProperties(b.ctx, nil); err != nil {
+		t.Fatal("a batch deleted the container")
 	}
 }
 
