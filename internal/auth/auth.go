@@ -300,21 +300,22 @@ func ComputeSignature(key []byte, stringToSign string) string {
 	return base64.StdEncoding.EncodeToString(h.Sum(nil))
 }
 
-// requestTarget returns the escaped path and raw query of r as sent. A
-// server-side request keeps its request-target verbatim in RequestURI, which
-// is preferred because URL.EscapedPath may re-encode characters the client
-// left alone; client-side requests (and absolute-form targets) use r.URL.
 type accountInHostKey struct{}
 
 // WithAccountInHost marks a request whose path was rewritten to name the
 // account first (the path-style form this server routes) although it was
-// sent, and signed, in the virtual-host form without it: a batch
-// sub-request of an SDK that addresses blobs as /container/blob. Shared
-// Key then verifies the signature over the path as sent.
+// sent, and signed, in the virtual-host form without it (/container/...):
+// batch sub-requests of the Python SDK, and requests some SDK
+// code builds without the account (see server.accountInHost). Shared Key
+// then verifies the signature over the path as sent.
 func WithAccountInHost(ctx context.Context) context.Context {
 	return context.WithValue(ctx, accountInHostKey{}, true)
 }
 
+// requestTarget returns the escaped path and raw query of r as sent. A
+// server-side request keeps its request-target verbatim in RequestURI, which
+// is preferred because URL.EscapedPath may re-encode characters the client
+// left alone; client-side requests (and absolute-form targets) use r.URL.
 func requestTarget(r *http.Request) (path, query string) {
 	if ru := r.RequestURI; ru != "" && ru[0] == '/' {
 		path, query, _ = strings.Cut(ru, "?")

@@ -106,7 +106,7 @@ func (s *Service) parseBatch(r *req, body []byte, boundary string) ([]subRequest
 			return nil, bad("A sub-request is not an HTTP request.")
 		}
 		// The Go SDK sends path-style paths (/account/container/blob);
-		// the Python and .NET SDKs virtual-host ones (/container/blob),
+		// the Python SDK virtual-host ones (/container/blob),
 		// signed as such.
 		ctx := r.Context()
 		if !strings.HasPrefix(hr.URL.Path, "/"+r.Account+"/") {

@@ -215,7 +215,7 @@ func make257(s string) []string {
 	return out
 }
 
-// The Python and .NET SDKs address sub-requests as /container/blob (the
+// The Python SDK addresses sub-requests as /container/blob (the
 // virtual-host form) and sign them so; the Go SDK uses the path-style
 // form. Both are this account's blobs.
 func TestBlobBatchVirtualHostPaths(t *testing.T) {
