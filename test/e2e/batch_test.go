@@ -216,7 +216,7 @@ func make257(s string) []string {
 }
 
 // The Python SDK addresses sub-requests as /container/blob (the
-// virtual-host form) and sign them so; the Go SDK uses the path-style
+// virtual-host form) and signs them so; the Go SDK uses the path-style
 // form. Both are this account's blobs.
 func TestBlobBatchVirtualHostPaths(t *testing.T) {
 	b := newBlobT(t)
