@@ -49,6 +49,9 @@ type source struct {
 // parseSource reads x-ms-copy-source and the source headers of a
 // *FromURL write; rangeAllowed is false for Put Blob From URL.
 func (s *Service) parseSource(r *req, rangeAllowed bool) (*source, error) {
+	if r.ContentLength > 0 { // the bytes come from the source
+		return nil, azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+	}
 	c, name, snap, err := copySource(r)
 	if err != nil {
 		return nil, err
@@ -215,14 +218,6 @@ func (d digests) echo(w http.ResponseWriter) {
 	}
 }
 
-// noBody fails a *FromURL request that carries a body.
-func noBody(r *req) error {
-	if r.ContentLength > 0 {
-		return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
-	}
-	return nil
-}
-
 // checkSourceSize bounds the n bytes a block or append takes from its
 // source.
 func checkSourceSize(n, max int64) error {
@@ -246,9 +241,6 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 	}
 	if typ := r.Header.Get("x-ms-blob-type"); typ != BlockBlob {
 		return azerr.InvalidHeader("x-ms-blob-type", typ)
-	}
-	if err := noBody(r); err != nil {
-		return err
 	}
 	nrec, conds, err := parseNewBlob(r, BlockBlob)
 	if err != nil {
@@ -335,9 +327,6 @@ func (s *Service) putBlockFromURL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if err := noBody(r); err != nil {
-		return err
-	}
 	f, err := s.parseSource(r, true)
 	if err != nil {
 		return err
@@ -361,9 +350,6 @@ func (s *Service) putBlockFromURL(w http.ResponseWriter, r *req) error {
 func (s *Service) appendBlockFromURL(w http.ResponseWriter, r *req) error {
 	conds, appendPos, maxSize, err := parseAppendConds(r)
 	if err != nil {
-		return err
-	}
-	if err := noBody(r); err != nil {
 		return err
 	}
 	f, err := s.parseSource(r, true)
@@ -403,9 +389,6 @@ func (s *Service) putPageFromURL(w http.ResponseWriter, r *req) error {
 			return azerr.MissingHeader("x-ms-page-write")
 		}
 		return azerr.InvalidHeader("x-ms-page-write", mode)
-	}
-	if err := noBody(r); err != nil {
-		return err
 	}
 	if r.Header.Get("x-ms-source-range") == "" {
 		return azerr.MissingHeader("x-ms-source-range")
