@@ -16,6 +16,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Blob Batch (POST ?comp=batch on the account, or on a container with
@@ -161,9 +162,9 @@ func blobPathIn(path, account, container string) bool {
 // errorSubResponse renders a batch-level error as a sub-response.
 func errorSubResponse(e *azerr.Error, r *req) *server.SubResponse {
 	body := []byte(xmlHeader + "<Error><Code>")
-	body = appendXMLText(body, e.Code)
+	body = wire.AppendXMLText(body, e.Code)
 	body = append(body, "</Code><Message>"...)
-	body = appendXMLText(body, e.Message+"\nRequestId:"+r.ID)
+	body = wire.AppendXMLText(body, e.Message+"\nRequestId:"+r.ID)
 	body = append(body, "</Message></Error>"...)
 	h := http.Header{}
 	h.Set("x-ms-error-code", e.Code)

@@ -234,7 +234,7 @@ func decodeMarker(m string) (kind, name, snap string, ok bool) {
 func (s *Service) blobItem(name, snap string, b *blobRec, inc map[string]bool, r *req) blobItemXML {
 	p := &blobPropsXML{
 		Created: b.Created.UTC().Format(http.TimeFormat), LastModified: b.Modified.UTC().Format(http.TimeFormat),
-		ETag: b.ETag, Size: b.Size, ContentType: b.Props.ContentType, ContentEnc: b.Props.ContentEncoding,
+		ETag: strings.Trim(b.ETag, `"`), Size: b.Size, ContentType: b.Props.ContentType, ContentEnc: b.Props.ContentEncoding,
 		ContentLang: b.Props.ContentLanguage, CacheControl: b.Props.CacheControl, ContentDisp: b.Props.ContentDisposition,
 		BlobType: b.Type, ServerEnc: true,
 	}

@@ -2,11 +2,9 @@ package blob
 
 import (
 	"encoding/base64"
-	"encoding/xml"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	json "github.com/goccy/go-json"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Blob index tags (see package blobtags). A blob's tags are part of its
@@ -149,15 +148,15 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 	}
 	out := []byte(xmlHeader)
 	out = append(out, `<EnumerationResults ServiceEndpoint="`...)
-	out = appendXMLText(out, r.endpoint())
+	out = wire.AppendXMLAttr(out, r.endpoint())
 	out = append(out, '"')
 	if r.container != "" {
 		out = append(out, ` ContainerName="`...)
-		out = appendXMLText(out, r.container)
+		out = wire.AppendXMLAttr(out, r.container)
 		out = append(out, '"')
 	}
 	out = append(out, "><Where>"...)
-	out = appendXMLText(out, where)
+	out = wire.AppendXMLText(out, where)
 	out = append(out, "</Where><Blobs>"...)
 	var next []byte
 	err = s.store.View(r.Context(), func(tx kv.Tx) error {
@@ -182,9 +181,9 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 			}
 			n++
 			out = append(out, "<Blob><Name>"...)
-			out = appendXMLText(out, parts[3])
+			out = wire.AppendXMLText(out, parts[3])
 			out = append(out, "</Name><ContainerName>"...)
-			out = appendXMLText(out, parts[2])
+			out = wire.AppendXMLText(out, parts[2])
 			out = append(out, "</ContainerName>"...)
 			out = blobtags.AppendXML(out, b.Tags, e.Keys())
 			out = append(out, "</Blob>"...)
@@ -213,11 +212,4 @@ func tagCount(b *blobRec) string {
 		return ""
 	}
 	return strconv.Itoa(len(b.Tags))
-}
-
-// appendXMLText appends s escaped as XML text or attribute value.
-func appendXMLText(b []byte, s string) []byte {
-	var w strings.Builder
-	_ = xml.EscapeText(&w, []byte(s))
-	return append(b, w.String()...)
 }

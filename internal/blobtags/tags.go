@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 const (
@@ -138,18 +139,10 @@ func AppendXML(b []byte, t Tags, keys []string) []byte {
 			continue
 		}
 		b = append(b, "<Tag><Key>"...)
-		b = appendEscaped(b, k)
+		b = wire.AppendXMLText(b, k)
 		b = append(b, "</Key><Value>"...)
-		b = appendEscaped(b, v)
+		b = wire.AppendXMLText(b, v)
 		b = append(b, "</Value></Tag>"...)
 	}
 	return append(b, "</TagSet></Tags>"...)
-}
-
-// appendEscaped escapes XML text. Valid tags never need it, but stored
-// tags are rendered whatever they hold.
-func appendEscaped(b []byte, s string) []byte {
-	var w bytes.Buffer
-	_ = xml.EscapeText(&w, []byte(s))
-	return append(b, w.Bytes()...)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // errorXML is the body Blob, Queue and File send with an error.
@@ -63,7 +64,7 @@ func WriteXMLError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 	h.Set("Content-Type", "application/xml")
 	w.WriteHeader(e.Status)
 	_, _ = w.Write([]byte(xml.Header[:len(xml.Header)-1]))
-	_, _ = w.Write(out)
+	_, _ = w.Write(wire.TidyXML(out))
 }
 
 // XMLDeclaration begins every XML response body.
@@ -77,7 +78,7 @@ func WriteXML(w http.ResponseWriter, status int, v any) error {
 	if err := xml.NewEncoder(&b).Encode(v); err != nil {
 		return err
 	}
-	return WriteXMLDoc(w, status, b.Bytes())
+	return WriteXMLDoc(w, status, wire.TidyXML(b.Bytes()))
 }
 
 // WriteXMLDoc sends doc, a whole XML document (beginning with

@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"encoding/xml"
-	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -214,8 +213,5 @@ func writeBlocks(b *bytes.Buffer, section string, blocks []BlockInfo) {
 }
 
 func escapeXML(b *bytes.Buffer, s string) {
-	if err := xml.EscapeText(b, []byte(s)); err != nil {
-		// bytes.Buffer writes never fail.
-		panic(errors.Join(errors.New("wire: escaping XML"), err))
-	}
+	b.Write(AppendXMLText(b.AvailableBuffer(), s))
 }
