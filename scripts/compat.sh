@@ -32,6 +32,10 @@ echo "== azcopy"
 (cd "$work" && npm install --silent @azure-tools/azcopy-linux@10.32.2 >/dev/null)
 azcopy=$(find "$work/node_modules/@azure-tools" -name 'azcopy_linux_amd64' -type f | head -1)
 chmod +x "$azcopy"
+# azcopy links libsecret (its credential store) even when it is not used.
+if ! ldconfig -p | grep -q libsecret-1.so.0; then
+  apt-get install -y -qq libsecret-1-0 >/dev/null
+fi
 export AZCOPY_LOG_LOCATION=$work/azlogs AZCOPY_JOB_PLAN_LOCATION=$work/azplans
 sas=$(/usr/bin/python3 - <<PY
 import datetime
@@ -42,6 +46,19 @@ print(generate_account_sas("devstoreaccount1", "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1
   datetime.datetime.utcnow() + datetime.timedelta(hours=1), protocol="https,http"))
 PY
 )
+fsas=$(/usr/bin/python3 - <<PY
+import datetime
+from azure.storage.fileshare import generate_account_sas, ResourceTypes, AccountSasPermissions
+print(generate_account_sas("devstoreaccount1", "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+  ResourceTypes(service=True, container=True, object=True),
+  AccountSasPermissions(read=True, write=True, delete=True, list=True, create=True),
+  datetime.datetime.utcnow() + datetime.timedelta(hours=1), protocol="https,http"))
+PY
+)
+/usr/bin/python3 - <<PY
+from azure.storage.fileshare import ShareServiceClient
+ShareServiceClient("http://127.0.0.1:${base}3/devstoreaccount1", credential={"account_name": "devstoreaccount1", "account_key": "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}).create_share("azs")
+PY
 /usr/bin/python3 - <<PY
 from azure.storage.blob import BlobServiceClient
 svc = BlobServiceClient("http://127.0.0.1:${base}0/devstoreaccount1", credential={"account_name": "devstoreaccount1", "account_key": "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="})
@@ -65,3 +82,8 @@ run download copy "$u/azc2/src/big.bin?$sas" "$work/dl.bin" --from-to BlobLocal
 cmp -s "$work/src/big.bin" "$work/dl.bin" && echo "PASS azcopy download content" || echo "FAIL azcopy download content"
 run sync sync "$work/src" "$u/azc2/src?$sas" --recursive --from-to LocalBlob
 run remove remove "$u/azc2/src?$sas" --recursive --from-to BlobTrash
+f="http://127.0.0.1:${base}3/devstoreaccount1"
+run blob-to-file copy "$u/azc/src?$sas" "$f/azs?$fsas" --recursive --from-to BlobFile
+run file-to-blob copy "$f/azs/src?$fsas" "$u/azc2/fromfile?$sas" --recursive --from-to FileBlob
+run file-download copy "$u/azc2/fromfile/src/big.bin?$sas" "$work/dl2.bin" --from-to BlobLocal
+cmp -s "$work/src/big.bin" "$work/dl2.bin" && echo "PASS azcopy blob-file-blob content" || echo "FAIL azcopy blob-file-blob content"

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -30,6 +31,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb"
 	"github.com/cerulean-storage/cerulean/internal/table"
+	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
 // DevAccount and DevKey are the well-known development credentials.
@@ -187,6 +189,7 @@ func Start(cfg Config) (*App, error) {
 		}
 		*svc.url = "http://" + addr + "/" + cfg.Accounts[0].Name
 	}
+	a.linkCopyPeers()
 	if cfg.SMBPort >= 0 {
 		if err := a.startSMB(); err != nil {
 			_ = a.srv.Shutdown(context.Background())
@@ -339,4 +342,22 @@ func openStores(cfg Config) (kv.Store, chunk.Store, error) {
 		return nil, nil, fmt.Errorf("opening chunk store: %w", err)
 	}
 	return store, chunks, nil
+}
+
+// linkCopyPeers lets copies cross between the Blob and File services when
+// both listen: Copy Blob and the *FromURL writes from a file, Copy File
+// and Put Range From URL from a blob (see xcopy).
+func (a *App) linkCopyPeers() {
+	port := func(u string) string {
+		pu, err := url.Parse(u)
+		if err != nil {
+			return ""
+		}
+		return pu.Port()
+	}
+	if a.BlobURL == "" || a.FileURL == "" {
+		return
+	}
+	a.Blob.SetFilePeer(&xcopy.Peer{Source: a.File, Kind: "file", Port: port(a.FileURL)})
+	a.File.SetBlobPeer(&xcopy.Peer{Source: a.Blob, Kind: "blob", Port: port(a.BlobURL)})
 }

@@ -51,13 +51,24 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	srcC, srcName, srcSnap, err := copySource(r)
-	if err != nil {
-		return err
-	}
-	if r.sas != nil {
-		if err := s.authorizeCopySource(r, srcC, srcName); err != nil {
+	var srcC, srcName, srcSnap string
+	fsrc := s.fileCopySource(r)
+	if fsrc != nil {
+		// A file of this account: the request's Shared Key authorizes
+		// it, as it does a blob of the account; a SAS request needs a
+		// SAS on the source.
+		if err := fsrc.peer.AuthorizeCopySource(r.Request, fsrc.path, fsrc.q, true); err != nil {
 			return err
+		}
+	} else {
+		var err error
+		if srcC, srcName, srcSnap, err = copySource(r); err != nil {
+			return err
+		}
+		if r.sas != nil {
+			if err := s.authorizeCopySource(r, srcC, srcName); err != nil {
+				return err
+			}
 		}
 	}
 	sync, err := parseBoolHeader(r.Header, "x-ms-requires-sync")
@@ -88,7 +99,12 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
 			return err
 		}
-		src, err := findBlob(tx, r.Account, srcC, srcName, srcSnap)
+		var src *blobRec
+		if fsrc != nil {
+			src, err = fsrc.record(tx, r)
+		} else {
+			src, err = findBlob(tx, r.Account, srcC, srcName, srcSnap)
+		}
 		if err != nil {
 			return err
 		}

@@ -23,8 +23,8 @@ import (
 )
 
 // The *FromURL writes (Put Blob From URL, Put Block From URL, Append
-// Block From URL, Put Page From URL) take their bytes from a blob of this
-// account named by x-ms-copy-source, instead of the request body. No byte
+// Block From URL, Put Page From URL) take their bytes from a blob or file
+// of this account named by x-ms-copy-source, instead of the request body. No byte
 // is copied: the written blob or block shares the source's data items,
 // which count the new references, exactly as Copy Blob does; the source
 // is read and the destination written in one transaction. When the client
@@ -41,6 +41,7 @@ var errSourceChanged = errors.New("blob: copy source changed while it was hashed
 // source is the parsed source of a *FromURL write.
 type source struct {
 	container, name, snap string
+	file                  *fileSource     // a file of this server instead of a blob
 	conds                 cond.Conditions // x-ms-source-if-*
 	rng                   *wire.Range     // x-ms-source-range; nil: all of it
 	md5, crc              []byte          // digests the client expects, if any
@@ -52,16 +53,24 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (*source, error) {
 	if r.ContentLength > 0 { // the bytes come from the source
 		return nil, azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
 	}
-	c, name, snap, err := copySource(r)
-	if err != nil {
-		return nil, err
-	}
-	if r.sas != nil {
-		if err := s.authorizeCopySource(r, c, name); err != nil {
+	src := &source{file: s.fileCopySource(r)}
+	if f := src.file; f != nil {
+		if err := f.peer.AuthorizeCopySource(r.Request, f.path, f.q, true); err != nil {
 			return nil, err
 		}
+	} else {
+		c, name, snap, err := copySource(r)
+		if err != nil {
+			return nil, err
+		}
+		if r.sas != nil {
+			if err := s.authorizeCopySource(r, c, name); err != nil {
+				return nil, err
+			}
+		}
+		src.container, src.name, src.snap = c, name, snap
 	}
-	src := &source{container: c, name: name, snap: snap}
+	var err error
 	if src.conds, err = cond.ParseSource(r.Header); err != nil {
 		return nil, err
 	}
@@ -88,7 +97,13 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (*source, error) {
 // read resolves the source in tx: the parts of its range (offsets from
 // 0), the range's length, and the source record.
 func (f *source) read(tx kv.Tx, r *req) ([]extent.Part, int64, *blobRec, error) {
-	b, err := findBlob(tx, r.Account, f.container, f.name, f.snap)
+	var b *blobRec
+	var err error
+	if f.file != nil {
+		b, err = f.file.record(tx, r)
+	} else {
+		b, err = findBlob(tx, r.Account, f.container, f.name, f.snap)
+	}
 	if err != nil {
 		return nil, 0, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
@@ -19,6 +20,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
 // Service is the Blob service of one Cerulean process. It keeps no
@@ -28,6 +30,8 @@ type Service struct {
 	data  *extent.Store
 	clock clock.Clock
 	log   *slog.Logger
+	// filePeer is the File service copies may read from (SetFilePeer).
+	filePeer atomic.Pointer[xcopy.Peer]
 }
 
 // New returns the Blob service over store and chunks.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
@@ -20,15 +21,19 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
+	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
 // maxCopySourceLen is the longest x-ms-copy-source accepted: "up to 2
 // KiB" [D: Copy File, Put Range from URL].
 const maxCopySourceLen = 2 << 10
 
-// copySource is a parsed x-ms-copy-source naming a file of this account.
+// copySource is a parsed x-ms-copy-source naming a file of this account,
+// or a blob (blob set).
 type copySource struct {
 	raw   string
+	blob  *xcopy.Peer // the Blob service, when the source is a blob
+	bpath string      // the blob's path-style path
 	share string
 	path  string   // share-relative, decoded
 	comps []string // path split on "/"
@@ -42,9 +47,11 @@ type copySource struct {
 // snapshot (?sharesnapshot=) and with a SAS. Trailing dots of the path
 // follow x-ms-source-allow-trailing-dot. Copies complete inside one
 // transaction of this account, so a source on another host (a blob, or
-// another service) or in another account cannot be read: 404
-// CannotVerifyCopySource, as Blob answers for other accounts [I].
-func parseCopySource(r *req) (*copySource, error) {
+// another server) or in another account cannot be read: 404
+// CannotVerifyCopySource, as Blob answers for other accounts [I]. A blob
+// of this server's Blob service is read through it (see xcopy): Copy File
+// and Put Range From URL copy "a blob or file" [D: Copy File].
+func (s *Service) parseCopySource(r *req) (*copySource, error) {
 	raw := r.Header.Get("x-ms-copy-source")
 	if raw == "" {
 		return nil, azerr.MissingHeader("x-ms-copy-source")
@@ -55,6 +62,11 @@ func parseCopySource(r *req) (*copySource, error) {
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Path == "" {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
+	}
+	if peer := s.blobPeer.Load(); peer != nil {
+		if bpath, ok := peer.Match(u); ok {
+			return &copySource{raw: raw, blob: peer, bpath: bpath, query: u.Query()}, nil
+		}
 	}
 	path, azureHost := wire.SourcePath(u, "file")
 	if !azureHost && !strings.EqualFold(u.Host, r.Host) {
@@ -122,6 +134,9 @@ func asSourceFailure(err error) error {
 // server has no Microsoft Entra ID, so an x-ms-copy-source-authorization
 // token cannot be verified (401 CannotVerifyCopySource) [I].
 func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) error {
+	if cs.blob != nil {
+		return cs.blob.AuthorizeCopySource(r.Request, cs.bpath, cs.query, !needSAS)
+	}
 	if cs.query.Has("sig") {
 		_, err := r.AuthorizeSourceSAS(cs.query, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(r, cs.share), sasRules["getFile"])
 		if err != nil {
@@ -147,6 +162,9 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 // [S: azfile TestFileStartCopySourceNonExistent expects ResourceNotFound],
 // and the source's SMB handles must allow reading it.
 func loadCopySource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
+	if cs.blob != nil {
+		return loadBlobSource(tx, r, cs)
+	}
 	if _, err := loadShare(tx, r.Account, cs.share, cs.snap); err != nil {
 		return nil, err
 	}
@@ -169,12 +187,29 @@ func loadCopySource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
 	return e, nil
 }
 
+// loadBlobSource reads the blob cs names as the file a copy of it makes:
+// its content, HTTP properties and metadata; as SMB properties (which a
+// blob lacks, and "source" copy modes take), its creation time, its last
+// modification as last write and change time, and the Archive attribute.
+func loadBlobSource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
+	o, err := cs.blob.ReadCopySource(tx, r.Request, cs.bpath, cs.query)
+	if err != nil {
+		return nil, err
+	}
+	return &entry{
+		Size: o.Size, Parts: o.Parts, ETag: o.ETag, Created: o.Created, Modified: o.Modified, Meta: o.Meta,
+		Props: props{ContentType: o.ContentType, ContentEncoding: o.ContentEncoding, ContentLanguage: o.ContentLanguage,
+			ContentDisposition: o.ContentDisposition, CacheControl: o.CacheControl, ContentMD5: o.ContentMD5},
+		SMB: smbProps{Attrs: AttrArchive, Created: o.Created, LastWrite: o.Modified, Changed: o.Modified},
+	}, nil
+}
+
 // checkSourceLocks refuses reading n bytes from off of a copy source
 // src (a file of the live share cs names) that an SMB open has locked
 // exclusively: 409 FileLockConflict, as Get File of that range [I: a
 // copy reads its source like Get File].
 func checkSourceLocks(tx kv.Tx, r *req, cs *copySource, src *entry, off, n int64) error {
-	if cs.snap != "" {
+	if cs.snap != "" || cs.blob != nil {
 		return nil
 	}
 	sr := *r
@@ -192,7 +227,7 @@ func checkSourceLocks(tx kv.Tx, r *req, cs *copySource, src *entry, off, n int64
 // source [D: "Copying properties and metadata"]; metadata too unless the
 // request gives x-ms-meta-* [D; S: TestFileStartCopyMetadataNil].
 func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
-	cs, err := parseCopySource(r)
+	cs, err := s.parseCopySource(r)
 	if err != nil {
 		return err
 	}
@@ -557,7 +592,7 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	cs, err := parseCopySource(r)
+	cs, err := s.parseCopySource(r)
 	if err != nil {
 		return err
 	}
@@ -731,4 +766,85 @@ func (s *Service) rangeCRC64(r *req, parts []extent.Part, inline map[string][]by
 		return nil, err
 	}
 	return binary.LittleEndian.AppendUint64(nil, h.Sum64()), nil
+}
+
+var _ xcopy.Source = (*Service)(nil)
+
+// SetBlobPeer names the Blob service of this server, from which Copy File
+// and Put Range From URL may read a blob.
+func (s *Service) SetBlobPeer(p *xcopy.Peer) { s.blobPeer.Store(p) }
+
+// fileSourcePath parses the path-style path of a file copy source of
+// another service ("/{account}/{share}/{path}") with its URL query.
+func fileSourcePath(r *req, path string, q url.Values) (*copySource, error) {
+	sh, rest, err := xcopy.SplitPath(r.Request, path)
+	if err != nil {
+		return nil, err
+	}
+	cs := &copySource{raw: path, share: sh, query: q}
+	if err := wire.ValidShareName(sh); err != nil {
+		return nil, azerr.InvalidHeader("x-ms-copy-source", path)
+	}
+	if cs.comps, err = splitPath(rest, false); err != nil {
+		return nil, azerr.InvalidHeader("x-ms-copy-source", path)
+	}
+	cs.path = strings.Join(cs.comps, "/")
+	if v := q.Get("sharesnapshot"); v != "" {
+		t, err := wire.ParseSnapshot(v)
+		if err != nil {
+			return nil, azerr.InvalidHeader("x-ms-copy-source", path)
+		}
+		cs.snap = wire.FormatISO7(t)
+	}
+	return cs, nil
+}
+
+// AuthorizeCopySource implements xcopy.Source for Copy Blob and the
+// *FromURL blob writes reading a file: a SAS on the source URL must grant
+// reading the file as Get File would; without one, the request's Shared
+// Key, when sharedKey allows it (files are never public).
+func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Values, sharedKey bool) error {
+	r := &req{Request: sr, q: q}
+	cs, err := fileSourcePath(r, path, q)
+	if err != nil {
+		return err
+	}
+	if q.Has("sig") {
+		if _, err := sr.AuthorizeForeignSourceSAS(auth.File, q, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(r, cs.share), sasRules["getFile"]); err != nil {
+			code := azerr.AuthenticationFailed
+			if ae, ok := azerr.As(err); ok {
+				code = ae.Code
+			}
+			return sourceFailure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source file.")
+		}
+		return nil
+	}
+	if sharedKey && sr.Authenticated {
+		return nil
+	}
+	return sourceFailure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
+}
+
+// ReadCopySource implements xcopy.Source: the file at path, read as Copy
+// File reads its source (share, parent and file must exist: 404
+// CannotVerifyCopySource; SMB handles and byte-range locks must allow
+// reading it).
+func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q url.Values) (*xcopy.Object, error) {
+	r := &req{Request: sr, q: q}
+	cs, err := fileSourcePath(r, path, q)
+	if err != nil {
+		return nil, err
+	}
+	e, err := loadCopySource(tx, r, cs)
+	if err == nil {
+		err = checkSourceLocks(tx, r, cs, e, 0, e.Size)
+	}
+	if err != nil {
+		return nil, asSourceFailure(err)
+	}
+	return &xcopy.Object{
+		Size: e.Size, Parts: e.Parts, ETag: e.ETag, Created: e.SMB.Created, Modified: e.Modified, Meta: e.Meta,
+		ContentType: e.Props.ContentType, ContentEncoding: e.Props.ContentEncoding, ContentLanguage: e.Props.ContentLanguage,
+		ContentDisposition: e.Props.ContentDisposition, CacheControl: e.Props.CacheControl, ContentMD5: e.Props.ContentMD5,
+	}, nil
 }

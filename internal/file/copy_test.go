@@ -129,7 +129,7 @@ func TestParseCopySource(t *testing.T) {
 			if tc.raw != "" {
 				hr.Header.Set("x-ms-copy-source", tc.raw)
 			}
-			cs, err := parseCopySource(&req{Request: &server.Request{Request: hr, Account: "acct"}})
+			cs, err := (&Service{}).parseCopySource(&req{Request: &server.Request{Request: hr, Account: "acct"}})
 			if tc.code != "" {
 				if !azerr.Has(err, tc.code) {
 					t.Fatalf("got %v, want %s", err, tc.code)

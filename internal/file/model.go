@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/chunk"
@@ -26,6 +27,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
+	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
 // Service is the File service of one Cerulean process. Like the other
@@ -35,6 +37,8 @@ type Service struct {
 	data  *extent.Store
 	clock clock.Clock
 	log   *slog.Logger
+	// blobPeer is the Blob service copies may read from (SetBlobPeer).
+	blobPeer atomic.Pointer[xcopy.Peer]
 }
 
 // New returns the File service over store and chunks.

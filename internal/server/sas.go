@@ -39,7 +39,7 @@ func (r *Request) AuthorizeSAS(target SASTarget, policy auth.PolicyLookup, rule 
 	if r.SAS == nil {
 		return nil, azerr.New(azerr.NoAuthenticationInformation)
 	}
-	return r.authorizeToken(r.SAS, r.URL.Query(), target, policy, rule, ok)
+	return r.authorizeToken(r.SAS, r.URL.Query(), r.kind, target, policy, rule, ok)
 }
 
 // AuthorizeSourceSAS verifies a SAS carried by another URL of this
@@ -53,7 +53,21 @@ func (r *Request) AuthorizeSourceSAS(q url.Values, target SASTarget, policy auth
 	if !signed {
 		return nil, azerr.New(azerr.NoAuthenticationInformation)
 	}
-	return r.authorizeToken(&tok, q, target, policy, rule, true)
+	return r.authorizeToken(&tok, q, r.kind, target, policy, rule, true)
+}
+
+// AuthorizeForeignSourceSAS is AuthorizeSourceSAS for a copy source of
+// another service of this account, svc (a blob copied to a file, or a
+// file to a blob): the SAS is verified and checked as one of svc.
+func (r *Request) AuthorizeForeignSourceSAS(svc auth.Service, q url.Values, target SASTarget, policy auth.PolicyLookup, rule SASRule) (*auth.SAS, error) {
+	tok, signed, err := auth.ParseSAS(q)
+	if err != nil {
+		return nil, err
+	}
+	if !signed {
+		return nil, azerr.New(azerr.NoAuthenticationInformation)
+	}
+	return r.authorizeToken(&tok, q, svc, target, policy, rule, true)
 }
 
 // SASFirst returns err, an error found in the request before its SAS was
@@ -69,7 +83,7 @@ func (r *Request) SASFirst(err error, target SASTarget, policy auth.PolicyLookup
 	if err == nil || r.SAS == nil {
 		return err
 	}
-	_, verr := r.verifyToken(r.SAS, r.URL.Query(), target, policy)
+	_, verr := r.verifyToken(r.SAS, r.URL.Query(), r.kind, target, policy)
 	var e *azerr.Error
 	if errors.As(verr, &e) && e.Code == azerr.AuthenticationFailed {
 		return verr
@@ -77,15 +91,15 @@ func (r *Request) SASFirst(err error, target SASTarget, policy auth.PolicyLookup
 	return err
 }
 
-func (r *Request) authorizeToken(tok *auth.SAS, q url.Values, target SASTarget, policy auth.PolicyLookup, rule SASRule, ok bool) (*auth.SAS, error) {
-	eff, err := r.verifyToken(tok, q, target, policy)
+func (r *Request) authorizeToken(tok *auth.SAS, q url.Values, svc auth.Service, target SASTarget, policy auth.PolicyLookup, rule SASRule, ok bool) (*auth.SAS, error) {
+	eff, err := r.verifyToken(tok, q, svc, target, policy)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, azerr.New(azerr.AuthorizationFailure)
 	}
-	if err := CheckSASRule(&eff, r.kind, rule); err != nil {
+	if err := CheckSASRule(&eff, svc, rule); err != nil {
 		return nil, err
 	}
 	return &eff, nil
@@ -93,10 +107,10 @@ func (r *Request) authorizeToken(tok *auth.SAS, q url.Values, target SASTarget, 
 
 // verifyToken verifies tok (signature, times, address, protocol, stored
 // policy) for target and returns the effective SAS.
-func (r *Request) verifyToken(tok *auth.SAS, q url.Values, target SASTarget, policy auth.PolicyLookup) (auth.SAS, error) {
+func (r *Request) verifyToken(tok *auth.SAS, q url.Values, svc auth.Service, target SASTarget, policy auth.PolicyLookup) (auth.SAS, error) {
 	sreq := auth.SASRequest{
 		Account:   r.Account,
-		Service:   r.kind,
+		Service:   svc,
 		Container: target.Container,
 		Path:      target.Path,
 		Snapshot:  q.Get("snapshot"),

@@ -32,6 +32,7 @@ async function step(name, f) {
   await step("b set tier", () => bb.setAccessTier("Hot").then(r => r._response.status));
   await step("b snapshot", () => bb.createSnapshot().then(r => r.snapshot));
   await step("b list", () => (async () => { const out = []; for await (const b of cc.listBlobsFlat({ includeSnapshots: true, includeTags: true })) out.push(b.name + (b.snapshot ? "@" : "")); return out; })());
+  await step("b quoted names", async () => { const n = `it's "quoted" & <odd>.txt`; await cc.getBlockBlobClient(n).upload("q", 1, { metadata: { note: `say "hi", it's` } }); for await (const b of cc.listBlobsFlat({ includeMetadata: true, prefix: "it" })) { if (b.name !== n || b.metadata.note !== `say "hi", it's`) throw new Error("listed " + b.name + " " + JSON.stringify(b.metadata)); await cc.getBlockBlobClient(n).getProperties({ conditions: { ifMatch: b.properties.etag } }); await cc.getBlockBlobClient(n).delete(); return b.name; } throw new Error("not listed"); });
   await step("b hier", () => (async () => { const out = []; for await (const b of cc.listBlobsByHierarchy("/")) out.push(b.kind + ":" + b.name); return out; })());
   const lc = bb.getBlobLeaseClient();
   await step("b lease", () => lc.acquireLease(15).then(r => r.leaseId));
@@ -58,6 +59,7 @@ async function step(name, f) {
   const qs = new QueueServiceClient(Q, cred);
   const q = qs.getQueueClient("jsqueue");
   await step("q create", () => q.createIfNotExists().then(r => r.succeeded));
+  await step("q json text", async () => { const t = '{"id":1,"who":"it\'s me"}'; await q.sendMessage(t); const got = (await q.peekMessages()).peekedMessageItems[0].messageText; await q.clearMessages(); if (got !== t) throw new Error("read back " + got); return got; });
   await step("q send", () => q.sendMessage("hi there").then(r => r.messageId));
   let m;
   await step("q receive", () => q.receiveMessages({ numberOfMessages: 2 }).then(r => { m = r.receivedMessageItems[0]; return r.receivedMessageItems.map(x => x.messageText); }));

@@ -1,0 +1,128 @@
+package blob
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+	"github.com/cerulean-storage/cerulean/internal/xcopy"
+)
+
+// Blobs as the source of the File service's copies (xcopy.Source), and
+// files as the source of Copy Blob and the *FromURL writes (SetFilePeer).
+
+var _ xcopy.Source = (*Service)(nil)
+
+// SetFilePeer names the File service of this server, from which Copy
+// Blob and the *FromURL writes may read a file.
+func (s *Service) SetFilePeer(p *xcopy.Peer) { s.filePeer.Store(p) }
+
+// AuthorizeCopySource implements xcopy.Source: a SAS on the source URL
+// must grant reading the blob as Get Blob would; without one, the
+// request's Shared Key (when sharedKey allows it) or the container's
+// public access authorizes it.
+func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Values, sharedKey bool) error {
+	cont, name, err := xcopy.SplitPath(sr, path)
+	if err != nil {
+		return err
+	}
+	r := &req{Request: sr, q: q, container: cont, name: name}
+	if q.Has("sig") {
+		if _, err := sr.AuthorizeForeignSourceSAS(auth.Blob, q, server.SASTarget{Container: cont, Path: name}, s.policies(r, cont), sasRules["getBlob"]); err != nil {
+			code := azerr.AuthenticationFailed
+			if ae, ok := azerr.As(err); ok {
+				code = ae.Code
+			}
+			return xcopy.Failure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source blob.")
+		}
+		return nil
+	}
+	if sharedKey && sr.Authenticated {
+		return nil
+	}
+	var access string
+	_ = s.store.View(sr.Context(), func(tx kv.Tx) error {
+		if c, err := loadContainer(tx, sr.Account, cont); err == nil {
+			access = c.PublicAccess
+		}
+		return nil
+	})
+	if access == "blob" || access == "container" {
+		return nil
+	}
+	return xcopy.Failure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
+}
+
+// ReadCopySource implements xcopy.Source: the blob (or, with ?snapshot=,
+// the snapshot) at path. Missing: 404 CannotVerifyCopySource; archived:
+// 409 BlobArchived, as a read of it.
+func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q url.Values) (*xcopy.Object, error) {
+	cont, name, err := xcopy.SplitPath(sr, path)
+	if err != nil {
+		return nil, err
+	}
+	snap := q.Get("snapshot")
+	if snap != "" {
+		t, err := wire.ParseSnapshot(snap)
+		if err != nil {
+			return nil, azerr.InvalidHeader("x-ms-copy-source", snap)
+		}
+		snap = wire.FormatISO7(t)
+	}
+	b, err := findBlob(tx, sr.Account, cont, name, snap)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, xcopy.Failure(http.StatusNotFound, azerr.BlobNotFound, "The specified blob does not exist.")
+	}
+	if err := notArchived(b); err != nil {
+		return nil, err
+	}
+	return &xcopy.Object{
+		Size: b.Size, Parts: b.Parts, ETag: b.ETag, Created: b.Created, Modified: b.Modified, Meta: b.Meta,
+		ContentType: b.Props.ContentType, ContentEncoding: b.Props.ContentEncoding, ContentLanguage: b.Props.ContentLanguage,
+		ContentDisposition: b.Props.ContentDisposition, CacheControl: b.Props.CacheControl, ContentMD5: b.Props.ContentMD5,
+	}, nil
+}
+
+// fileSource is a file of this server named by x-ms-copy-source, for
+// Copy Blob and the *FromURL writes: nil when the source is a blob.
+type fileSource struct {
+	peer *xcopy.Peer
+	path string
+	q    url.Values
+}
+
+// fileCopySource returns the file x-ms-copy-source names, if it names one.
+func (s *Service) fileCopySource(r *req) *fileSource {
+	u, err := url.Parse(r.Header.Get("x-ms-copy-source"))
+	if err != nil {
+		return nil
+	}
+	peer := s.filePeer.Load()
+	path, ok := peer.Match(u)
+	if !ok {
+		return nil
+	}
+	return &fileSource{peer: peer, path: path, q: u.Query()}
+}
+
+// record reads the file inside tx as the block blob a copy of it makes:
+// its content and HTTP properties, and its metadata.
+func (f *fileSource) record(tx kv.Tx, r *req) (*blobRec, error) {
+	o, err := f.peer.ReadCopySource(tx, r.Request, f.path, f.q)
+	if err != nil {
+		return nil, err
+	}
+	return &blobRec{
+		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
+		Parts: o.Parts,
+		Props: props{ContentType: o.ContentType, ContentEncoding: o.ContentEncoding, ContentLanguage: o.ContentLanguage,
+			ContentDisposition: o.ContentDisposition, CacheControl: o.CacheControl, ContentMD5: o.ContentMD5},
+	}, nil
+}

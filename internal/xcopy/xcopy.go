@@ -1,0 +1,101 @@
+// Package xcopy lets a copy in one storage service read its source from
+// another service of the same server: Copy File and Put Range From URL
+// from a blob, Copy Blob and the *FromURL blob writes from a file (what
+// azcopy does between Blob and Files). Both services keep their bytes in
+// the one extent layer of one store, so the destination shares the
+// source's data items, read and written in the writer's transaction,
+// exactly as a copy inside one service does.
+package xcopy
+
+import (
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// Object is what a copy takes from its source: content and the properties
+// a copy carries over.
+type Object struct {
+	Size     int64
+	Parts    []extent.Part
+	ETag     string
+	Created  time.Time
+	Modified time.Time
+	Meta     map[string]string
+
+	ContentType, ContentEncoding, ContentLanguage string
+	ContentDisposition, CacheControl              string
+	ContentMD5                                    []byte
+}
+
+// Source is a service whose objects copies may read.
+type Source interface {
+	// AuthorizeCopySource checks that r may read the object at path
+	// (path-style, "/{account}/…", decoded) given the source URL's query
+	// q: a SAS on q is verified as one of the source's service; without
+	// one, sharedKey says whether the request's own Shared Key authorizes
+	// a source of its account. Failures are CannotVerifyCopySource.
+	AuthorizeCopySource(r *server.Request, path string, q url.Values, sharedKey bool) error
+	// ReadCopySource resolves the object inside tx. A missing or
+	// unreadable source is CannotVerifyCopySource (or the error a read of
+	// it would give).
+	ReadCopySource(tx kv.Tx, r *server.Request, path string, q url.Values) (*Object, error)
+}
+
+// Peer is another service of this server, reachable for copies.
+type Peer struct {
+	Source
+	Kind string // "blob" or "file": its Azure host is {account}.{Kind}.core.windows.net
+	Port string // the port it listens on
+}
+
+// Match reports whether u names an object of p, and returns its
+// path-style path: u's host is p's Azure host name, or any host with p's
+// port (a client reaches this server by many names: 127.0.0.1,
+// localhost, a container's name).
+func (p *Peer) Match(u *url.URL) (string, bool) {
+	if p == nil || p.Source == nil {
+		return "", false
+	}
+	if path, azure := wire.SourcePath(u, p.Kind); azure {
+		return path, true
+	}
+	if _, port, err := net.SplitHostPort(u.Host); err == nil && port == p.Port && !strings.HasSuffix(strings.ToLower(u.Hostname()), ".core.windows.net") {
+		return u.Path, true
+	}
+	return "", false
+}
+
+// Failure is how a source that cannot be read is reported:
+// CannotVerifyCopySource with the status a read of the source got, and
+// that status and error code as details [R: azure-sdk-for-net#48992, a
+// 401 CannotVerifyCopySource with CopySourceStatusCode 401 and
+// CopySourceErrorCode NoAuthenticationInformation].
+func Failure(status int, code, msg string) *azerr.Error {
+	return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(status).
+		With("CopySourceStatusCode", strconv.Itoa(status)).
+		With("CopySourceErrorCode", code)
+}
+
+// SplitPath splits a path-style source path "/{account}/{top}/{rest}"
+// (top a container or share, rest a blob name or file path, both
+// non-empty) and checks the account is r's: a copy reads only within its
+// account (404 CannotVerifyCopySource otherwise).
+func SplitPath(r *server.Request, path string) (top, rest string, err error) {
+	segs := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 3)
+	if len(segs) != 3 || segs[1] == "" || segs[2] == "" {
+		return "", "", azerr.Newf(azerr.InvalidHeaderValue, "The copy source URL is not valid.").With("HeaderName", "x-ms-copy-source")
+	}
+	if segs[0] != r.Account {
+		return "", "", azerr.Newf(azerr.CannotVerifyCopySource, "Copying from another account is not supported by this server.")
+	}
+	return segs[1], segs[2], nil
+}
