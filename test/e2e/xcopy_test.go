@@ -97,6 +97,18 @@ func TestCopyBlobToFile(t *testing.T) {
 	_, err = fileAt(s, "none.bin").StartCopyFromURL(e.ctx, e.blob.ServiceClient().NewContainerClient("src").NewBlobClient("nope").URL(), nil)
 	wantFileCode(t, err, http.StatusNotFound, "CannotVerifyCopySource")
 
+	// A small blob keeps its bytes in its own record; the copy takes
+	// them, and a later write to part of the file splices them.
+	_, err = e.blob.UploadBuffer(e.ctx, "src", "small", []byte("0123456789"), nil)
+	must(t, err)
+	small := fileAt(s, "small.txt")
+	_, err = small.StartCopyFromURL(e.ctx, e.blob.ServiceClient().NewContainerClient("src").NewBlobClient("small").URL(), nil)
+	must(t, err)
+	e.file.put(small, 3, []byte("abc"))
+	if got := e.file.read(small, 0, 0); string(got) != "012abc6789" {
+		t.Fatalf("small copy after a write: %q", got)
+	}
+
 	// Put Range From URL from the blob: the source needs a SAS.
 	f := e.file.mkfile(s, "ranges.bin", 8<<10)
 	_, err = f.UploadRangeFromURL(e.ctx, e.blobSAS("src", "dir/a blob.bin"), 1024, 4096, 2048, nil)
@@ -129,6 +141,18 @@ func TestCopyFileToBlob(t *testing.T) {
 		_, err = b.ReadFrom(r.Body)
 		must(t, err)
 		return b.Bytes()
+	}
+
+	// A sparse file (never-written ranges read as zeros) copies as a
+	// blob whose gaps read as zeros.
+	sparse := e.file.mkfile(s, "sparse", 3<<20)
+	e.file.put(sparse, 1<<20, []byte("middle"))
+	_, err = cc.NewBlobClient("sparse").StartCopyFromURL(e.ctx, sparse.URL(), nil)
+	must(t, err)
+	wantSparse := make([]byte, 3<<20)
+	copy(wantSparse[1<<20:], "middle")
+	if !bytes.Equal(read("sparse"), wantSparse) {
+		t.Fatal("copy of a sparse file differs")
 	}
 
 	// Copy Blob from the file.
