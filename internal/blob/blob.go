@@ -5,12 +5,13 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"errors"
-	json "github.com/goccy/go-json"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
@@ -434,7 +435,7 @@ func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
 		h.Set("Cache-Control", b.Props.CacheControl)
 	}
 	server.ApplySASOverrides(h, r.sas)
-	writeMeta(h, b.Meta)
+	wire.WriteMetadata(h, b.Meta)
 	if r.snapshot == "" {
 		writeLeaseHeaders(h, b.Lease, r)
 	}

@@ -121,7 +121,7 @@ func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
 	}
 	h := w.Header()
 	setETag(w, c.ETag, c.Modified)
-	writeMeta(h, c.Meta)
+	wire.WriteMetadata(h, c.Meta)
 	writeLeaseHeaders(h, c.Lease, r)
 	if c.PublicAccess != "" {
 		h.Set("x-ms-blob-public-access", c.PublicAccess)
@@ -140,12 +140,6 @@ func writeLeaseHeaders(h http.Header, l lease.Lease, r *req) {
 	h.Set("x-ms-lease-state", e.State)
 	if e.Duration != "" {
 		h.Set("x-ms-lease-duration", e.Duration)
-	}
-}
-
-func writeMeta(h http.Header, meta map[string]string) {
-	for k, v := range meta {
-		h["x-ms-meta-"+k] = []string{v}
 	}
 }
 

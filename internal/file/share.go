@@ -147,9 +147,7 @@ func setShareETag(w http.ResponseWriter, sh *share) {
 func writeShareHeaders(w http.ResponseWriter, sh *share, r *req) {
 	setShareETag(w, sh)
 	h := w.Header()
-	for k, v := range sh.Meta {
-		h.Set(wire.MetaPrefix+k, v)
-	}
+	wire.WriteMetadata(h, sh.Meta)
 	h.Set("x-ms-share-quota", strconv.Itoa(sh.Quota))
 	h.Set("x-ms-access-tier", sh.Tier)
 	if !sh.TierSince.IsZero() {

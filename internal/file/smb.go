@@ -326,8 +326,5 @@ func parseCreate(h http.Header) (map[string]string, *smbRequest, error) {
 func writeEntryProps(w http.ResponseWriter, e *entry) {
 	setETag(w, e)
 	setSMBHeaders(w, e)
-	h := w.Header()
-	for k, v := range e.Meta {
-		h.Set("x-ms-meta-"+k, v)
-	}
+	wire.WriteMetadata(w.Header(), e.Meta)
 }

@@ -3,13 +3,14 @@ package queue
 import (
 	"encoding/xml"
 	"errors"
-	json "github.com/goccy/go-json"
 	"io"
 	"maps"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -95,9 +96,7 @@ func (s *Service) getQueueMetadata(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	h := w.Header()
-	for k, v := range q.Meta {
-		h["x-ms-meta-"+k] = []string{v}
-	}
+	wire.WriteMetadata(h, q.Meta)
 	// The SDK parses the count as an int32.
 	h.Set("x-ms-approximate-messages-count", strconv.FormatInt(min(count, math.MaxInt32), 10))
 	w.WriteHeader(http.StatusOK)

@@ -111,3 +111,14 @@ func (m MetadataXML) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 	}
 	return e.EncodeToken(start.End())
 }
+
+// WriteMetadata sets an x-ms-meta-{name} response header for each entry
+// of meta, with the name in the case it was stored in and the prefix in
+// lower case, as Azure sends them. Header.Set would canonicalize the key
+// (X-Ms-Meta-Name), and the Python SDKs collect metadata from the headers
+// that start with "x-ms-meta-" exactly: they would see none.
+func WriteMetadata(h http.Header, meta map[string]string) {
+	for k, v := range meta {
+		h[MetaPrefix+k] = []string{v}
+	}
+}

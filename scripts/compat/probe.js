@@ -93,6 +93,18 @@ async function step(name, f) {
   await step("f download", () => fc.downloadToBuffer().then(b => b.toString()));
   await step("f list", () => (async () => { const out = []; for await (const x of dir.listFilesAndDirectories()) out.push(x.kind + ":" + x.name); return out; })());
   await step("f rename", () => fc.rename("d/g.txt").then(r => r.destinationFileClient.name));
+  await step("x blob to file", async () => {
+    const xc = new BlobServiceClient(B, cred).getContainerClient("jsxcopy");
+    await xc.createIfNotExists();
+    const b = xc.getBlockBlobClient("src.txt");
+    await b.upload("from a blob", 11);
+    const dst = dir.getFileClient("fromblob.txt");
+    const r = await dst.startCopyFromURL(b.url);
+    const got = (await dst.downloadToBuffer()).toString();
+    await xc.delete();
+    if (got !== "from a blob") throw new Error("copied " + got);
+    return r.copyStatus;
+  });
   await step("f delete share", () => sh.delete({ deleteSnapshots: "include" }));
   console.log("ok", ok, "bad", bad);
 })();

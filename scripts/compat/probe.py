@@ -100,6 +100,11 @@ step("f range", lambda: f.download_file(offset=10, length=10).readall()==data[10
 step("f ranges", lambda: f.get_ranges())
 step("f props", lambda: f.get_file_properties().size)
 step("f metadata", lambda: f.set_file_metadata({"m":"1"}))
+def file_meta():
+    m=f.get_file_properties().metadata
+    if m!={"m":"1"}: raise Exception("read back %r" % m)
+    return m
+step("f metadata read", file_meta)
 step("f http headers", lambda: f.set_http_headers(content_settings=__import__("azure.storage.fileshare",fromlist=["ContentSettings"]).ContentSettings(content_type="text/x")))
 step("f resize", lambda: f.resize_file(1000))
 step("f list", lambda: [x["name"] for x in sh.list_directories_and_files("d1")])
@@ -110,5 +115,26 @@ step("f lease", lambda: f.acquire_lease().id)
 step("f handles", lambda: list(f.list_handles()))
 step("f stats", lambda: sh.get_share_stats())
 step("f permission", lambda: sh.create_permission_for_share("O:SYG:SYD:(A;;FA;;;SY)"))
+# ---------------- between Blob and Files
+from azure.storage.blob import BlobServiceClient
+from azure.storage.fileshare import generate_file_sas, FileSasPermissions
+xc=BlobServiceClient.from_connection_string(CS).get_container_client("pyxcopy")
+def blob_to_file():
+    xc.create_container()
+    b=xc.get_blob_client("from blob.txt"); b.upload_blob(b"blob bytes", metadata={"src":"blob"})
+    dst=sh.get_file_client("d1/fromblob.txt")
+    st=dst.start_copy_from_url(b.url)["copy_status"]
+    got=dst.download_file().readall()
+    if got!=b"blob bytes" or dst.get_file_properties().metadata.get("src")!="blob": raise Exception("copied %r" % got)
+    return st
+def file_to_blob():
+    sas=generate_file_sas("devstoreaccount1", "pyshare", ["d1", "f.bin"], account_key=KEY, permission=FileSasPermissions(read=True), expiry=datetime.datetime.utcnow()+datetime.timedelta(hours=1))
+    b=xc.get_blob_client("fromfile.bin")
+    st=b.start_copy_from_url(f.url+"?"+sas)["copy_status"]
+    if b.download_blob().readall()!=f.download_file().readall(): raise Exception("content differs")
+    xc.delete_container()
+    return st
+step("x blob to file", blob_to_file)
+step("x file to blob", file_to_blob)
 step("f delete share", lambda: sh.delete_share(delete_snapshots=True))
 print("ok", ok, "bad", bad)
