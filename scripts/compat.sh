@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/cerulean-compat.XXXXXX)
 trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
-base=${PORT_BASE:-4470}
+base=${PORT_BASE:-2470}  # ports 24700-24703: below the ephemeral range (32768-60999)
 
 go build -o "$work/cerulean" "$root/cmd/cerulean"
 "$work/cerulean" serve --data "$work/data" --blob-port "${base}0" --queue-port "${base}1" \

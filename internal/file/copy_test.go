@@ -49,7 +49,7 @@ func (e *cpEnv) do(method, target string, h hdr, body []byte) (*httptest.Respons
 	}
 	w := httptest.NewRecorder()
 	err := e.s.ServeAzure(w, &server.Request{Request: req, Account: "acct", Authenticated: true, Now: e.clk.Now(), Version: "2026-06-06", ID: "t"})
-	return w, err
+	return asClientSees(w), err
 }
 
 func (e *cpEnv) ok(status int, method, target string, h hdr, body []byte) *httptest.ResponseRecorder {

@@ -43,7 +43,7 @@ func (e *dtEnv) do(method, target, body string, hdr ...string) (*httptest.Respon
 	}
 	w := httptest.NewRecorder()
 	err := e.s.ServeAzure(w, &server.Request{Request: hr, Account: dtAcct, Authenticated: true, Now: e.clk.Now()})
-	return w, err
+	return asClientSees(w), err
 }
 
 func (e *dtEnv) ok(status int, method, target, body string, hdr ...string) *httptest.ResponseRecorder {

@@ -41,7 +41,7 @@ func shDo(t *testing.T, s *Service, clk *clock.Fake, method, target, body string
 	}
 	w := httptest.NewRecorder()
 	err := s.ServeAzure(w, &server.Request{Request: hr, Account: shAcct, Authenticated: true, Now: clk.Now()})
-	return w, err
+	return asClientSees(w), err
 }
 
 // shOK is shDo that must succeed with status.

@@ -54,7 +54,7 @@ func (e *vtEnv) rest(method, target string, body []byte, hdr ...string) (*httpte
 	}
 	w := httptest.NewRecorder()
 	err := e.s.ServeAzure(w, &server.Request{Request: hr, Account: vtAcct, Authenticated: true, Now: e.clk.Now()})
-	return w, err
+	return asClientSees(w), err
 }
 
 func (e *vtEnv) restOK(status int, method, target string, body []byte, hdr ...string) *httptest.ResponseRecorder {

@@ -4,7 +4,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
-	"maps"
 	"math"
 	"net/http"
 	"strconv"
@@ -32,7 +31,7 @@ func (s *Service) createQueue(w http.ResponseWriter, r *req) error {
 		created = false
 		q, err := loadQueue(tx, r.Account, r.queue)
 		if err == nil {
-			if !maps.Equal(q.Meta, meta) {
+			if !wire.SameMetadata(q.Meta, meta) {
 				return azerr.New(azerr.QueueAlreadyExists)
 			}
 			return nil

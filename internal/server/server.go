@@ -109,13 +109,14 @@ func (s *Server) Listen(svc Service) (string, error) {
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
+		ConnContext:       tapContext,
 	}
 	s.mu.Lock()
 	s.servers = append(s.servers, hs)
 	s.bound[svc.Name] = ln.Addr().String()
 	s.mu.Unlock()
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := hs.Serve(tapListener{ln}); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.serveErr <- err
 		}
 	}()
@@ -168,6 +169,7 @@ const oldestVersion = "2009-09-19"
 func (s *Server) Wrap(svc Service) http.Handler {
 	var handler http.HandlerFunc
 	handler = func(w http.ResponseWriter, hr *http.Request) {
+		restoreMetadataNames(hr)
 		now := s.cfg.Clock.Now()
 		id := newRequestID()
 		h := w.Header()

@@ -17,18 +17,16 @@ const MetaPrefix = "x-ms-meta-"
 const MaxMetadataSize = 8 * 1024
 
 // ParseMetadata collects x-ms-meta-* headers into a map keyed by the
-// lower-cased metadata name. It returns an empty non-nil map when there is
-// no metadata.
+// metadata name. It returns an empty non-nil map when there is no
+// metadata.
 //
 // Case: Azure preserves the case of names as sent but treats them
 // case-insensitively [D]. net/http canonicalises header keys on receipt
-// (x-ms-meta-myKey arrives as X-Ms-Meta-Mykey), so the sent case is lost
-// before a handler runs. Names are therefore lower-cased, which is the
-// case-insensitive identity Azure uses for duplicates and lookups. Go SDK
-// callers cannot tell the difference on Get Properties, because their
-// http.Client canonicalises response keys too (azblob reads
-// resp.Header keys verbatim [S]); listings (<Metadata><mykey>) show the
-// lower-cased form instead of the original case.
+// (x-ms-meta-myKey arrives as X-Ms-Meta-Mykey); the server restores the
+// name as sent under the key "x-ms-meta-" + name (server/rawnames.go),
+// which is kept as it is. A key in any other form (canonical, from a
+// batch sub-request or a hand-built header) has lost the sent case: its
+// name is lower-cased. Duplicates are found case-insensitively.
 //
 // Errors, checked in this order for each header, then for the total:
 //   - empty name (x-ms-meta-): 400 EmptyMetadataKey [D, catalog];
@@ -49,6 +47,7 @@ func ParseMetadata(h http.Header) (map[string]string, error) {
 	}
 	sort.Strings(keys)
 	md := make(map[string]string, len(keys))
+	seen := make(map[string]struct{}, len(keys))
 	total := 0
 	for _, key := range keys {
 		vals := h[key]
@@ -60,10 +59,15 @@ func ParseMetadata(h http.Header) (map[string]string, error) {
 			return nil, azerr.New(azerr.InvalidMetadata)
 		}
 		lower := strings.ToLower(name)
-		if _, dup := md[lower]; dup || len(vals) != 1 {
+		if _, dup := seen[lower]; dup || len(vals) != 1 {
 			return nil, azerr.Newf(azerr.InvalidMetadata, "The metadata name %s is specified more than once.", name)
 		}
-		md[lower] = vals[0]
+		seen[lower] = struct{}{}
+		if !strings.HasPrefix(key, MetaPrefix) {
+			// A canonicalized key (X-Ms-Meta-Mykey): the sent case is lost.
+			name = lower
+		}
+		md[name] = vals[0]
 		total += len(name) + len(vals[0])
 	}
 	if total > MaxMetadataSize {
@@ -121,4 +125,22 @@ func WriteMetadata(h http.Header, meta map[string]string) {
 	for k, v := range meta {
 		h[MetaPrefix+k] = []string{v}
 	}
+}
+
+// SameMetadata reports whether a and b hold the same metadata: names
+// compared case-insensitively, values exactly.
+func SameMetadata(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	lb := make(map[string]string, len(b))
+	for k, v := range b {
+		lb[strings.ToLower(k)] = v
+	}
+	for k, v := range a {
+		if w, ok := lb[strings.ToLower(k)]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }

@@ -20,7 +20,8 @@ func TestParseMetadata(t *testing.T) {
 		{"none", hdr("Content-Type", "text/plain"), map[string]string{}, ""},
 		{"one", hdr("x-ms-meta-foo", "bar"), map[string]string{"foo": "bar"}, ""},
 		{"lower-cased", hdr("x-ms-meta-MyKey", "v"), map[string]string{"mykey": "v"}, ""},
-		{"raw sdk keys", http.Header{"x-ms-meta-Owner": {"me"}, "x-ms-meta-_x1": {"1"}}, map[string]string{"owner": "me", "_x1": "1"}, ""},
+		{"names as sent (restored by the server)", http.Header{"x-ms-meta-Owner": {"me"}, "x-ms-meta-_x1": {"1"}}, map[string]string{"Owner": "me", "_x1": "1"}, ""},
+		{"canonical keys lose the case", http.Header{"X-Ms-Meta-Owner": {"me"}, "X-Ms-Meta-Mykey": {"1"}}, map[string]string{"owner": "me", "mykey": "1"}, ""},
 		{"underscore and digits", hdr("x-ms-meta-_a_1", "v"), map[string]string{"_a_1": "v"}, ""},
 		{"empty value", hdr("x-ms-meta-k", ""), map[string]string{"k": ""}, ""},
 		{"value with spaces and commas", hdr("x-ms-meta-k", "a, b"), map[string]string{"k": "a, b"}, ""},
@@ -58,5 +59,22 @@ func TestParseMetadataDeterministicError(t *testing.T) {
 	for range 50 {
 		_, err := ParseMetadata(h)
 		checkErr(t, err, azerr.EmptyMetadataKey)
+	}
+}
+
+func TestSameMetadata(t *testing.T) {
+	for _, c := range []struct {
+		a, b map[string]string
+		want bool
+	}{
+		{nil, map[string]string{}, true},
+		{map[string]string{"Author": "ann"}, map[string]string{"author": "ann"}, true},
+		{map[string]string{"a": "x"}, map[string]string{"a": "X"}, false},
+		{map[string]string{"a": "1"}, map[string]string{"a": "1", "b": "2"}, false},
+		{map[string]string{"a": "1", "c": "3"}, map[string]string{"a": "1", "b": "3"}, false},
+	} {
+		if got := SameMetadata(c.a, c.b); got != c.want || SameMetadata(c.b, c.a) != c.want {
+			t.Errorf("SameMetadata(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
 	}
 }

@@ -134,6 +134,18 @@ def file_to_blob():
     if b.download_blob().readall()!=f.download_file().readall(): raise Exception("content differs")
     xc.delete_container()
     return st
+def meta_case():
+    want={"Author":"ann","MixedCase":"v"}
+    xc.create_container(metadata=want)
+    b=xc.get_blob_client("meta"); b.upload_blob(b"m", metadata=want)
+    f2=sh.get_file_client("d1/meta.txt"); f2.upload_file(b"m", metadata=want)
+    got=[xc.get_container_properties().metadata, b.get_blob_properties().metadata, f2.get_file_properties().metadata,
+         [c.metadata for c in BlobServiceClient.from_connection_string(CS).list_containers(name_starts_with="pyxcopy", include_metadata=True)][0]]
+    xc.delete_container()
+    for g in got:
+        if g!=want: raise Exception("read back %r" % got)
+    return got[1]
+step("x metadata names keep their case", meta_case)
 step("x blob to file", blob_to_file)
 step("x file to blob", file_to_blob)
 step("f delete share", lambda: sh.delete_share(delete_snapshots=True))

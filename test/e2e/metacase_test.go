@@ -104,9 +104,8 @@ func TestMetadataHeaderCase(t *testing.T) {
 	must(t, err)
 	raw := tap.take()
 	wantMetaHeader(t, "Get Blob Properties", raw, "x-ms-meta-origin: tap")
-	// Names come back lower-cased: net/http canonicalizes request header
-	// names before a handler sees them (docs/architecture.md).
-	wantMetaHeader(t, "Get Blob Properties", raw, "x-ms-meta-mixedcase: v")
+	// Names keep the case they were sent in (server/rawnames.go).
+	wantMetaHeader(t, "Get Blob Properties", raw, "x-ms-meta-MixedCase: v")
 
 	fcred, err := service.NewSharedKeyCredential(app.DevAccount, app.DevKey)
 	must(t, err)
@@ -130,7 +129,7 @@ func TestMetadataHeaderCase(t *testing.T) {
 	must(t, err)
 	raw = tap.take()
 	wantMetaHeader(t, "Get File Properties", raw, "x-ms-meta-origin: tap")
-	wantMetaHeader(t, "Get File Properties", raw, "x-ms-meta-mixedcase: v")
+	wantMetaHeader(t, "Get File Properties", raw, "x-ms-meta-MixedCase: v")
 
 	qcred, err := azqueue.NewSharedKeyCredential(app.DevAccount, app.DevKey)
 	must(t, err)
