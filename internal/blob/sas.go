@@ -8,6 +8,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
 // as records the routed operation's name (the key of sasRules).
@@ -107,23 +108,37 @@ func (s *Service) policies(r *req, cont string) auth.PolicyLookup {
 // source, so the source must carry its own SAS with read permission or
 // be publicly readable (403 CannotVerifyCopySource otherwise).
 func (s *Service) authorizeCopySource(r *req, cont, name string) error {
-	denied := func(msg string) error {
-		return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(http.StatusForbidden)
-	}
 	u, err := url.Parse(r.Header.Get("x-ms-copy-source"))
 	if err != nil {
-		return denied("The copy source URL is not valid.")
+		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source URL is not valid.").WithStatus(http.StatusForbidden)
 	}
-	q := u.Query()
+	ok, err := s.sourceReadable(r.Request, cont, name, u.Query())
+	if err != nil || ok {
+		return err
+	}
+	return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source is not public and carries no SAS.").WithStatus(http.StatusForbidden)
+}
+
+// sourceReadable reports whether the blob cont/name, named by a copy
+// source URL whose query is q, may be read without the request's own
+// credentials: q carries a SAS granting read (verified as a blob SAS; a
+// SAS that fails is 403 CannotVerifyCopySource with its code), or the
+// container is public.
+func (s *Service) sourceReadable(sr *server.Request, cont, name string, q url.Values) (bool, error) {
 	if q.Has("sig") {
-		if _, err := r.AuthorizeSourceSAS(q, server.SASTarget{Container: cont, Path: name}, s.policies(r, cont), sasRules["getBlob"]); err != nil {
-			return denied("The copy source SAS does not authorize reading the source: " + err.Error())
+		r := &req{Request: sr, q: q, container: cont, name: name}
+		if _, err := sr.AuthorizeForeignSourceSAS(auth.Blob, q, server.SASTarget{Container: cont, Path: name}, s.policies(r, cont), sasRules["getBlob"]); err != nil {
+			code := azerr.AuthenticationFailed
+			if ae, ok := azerr.As(err); ok {
+				code = ae.Code
+			}
+			return false, xcopy.Failure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source blob.")
 		}
-		return nil
+		return true, nil
 	}
 	var access string
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		c, err := loadContainer(tx, r.Account, cont)
+	err := s.store.View(sr.Context(), func(tx kv.Tx) error {
+		c, err := loadContainer(tx, sr.Account, cont)
 		if err != nil {
 			return err
 		}
@@ -131,10 +146,7 @@ func (s *Service) authorizeCopySource(r *req, cont, name string) error {
 		return nil
 	})
 	if err != nil && !azerr.Has(err, azerr.ContainerNotFound) {
-		return err
+		return false, err
 	}
-	if access == "blob" || access == "container" {
-		return nil
-	}
-	return denied("The copy source is not public and carries no SAS.")
+	return access == "blob" || access == "container", nil
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
@@ -24,35 +23,19 @@ func (s *Service) SetFilePeer(p *xcopy.Peer) { s.filePeer.Store(p) }
 // AuthorizeCopySource implements xcopy.Source: a SAS on the source URL
 // must grant reading the blob as Get Blob would; without one, the
 // request's Shared Key (when sharedKey allows it) or the container's
-// public access authorizes it.
+// public access authorizes it (401 CannotVerifyCopySource otherwise, the
+// status an anonymous read of a private blob gets).
 func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Values, sharedKey bool) error {
 	cont, name, err := xcopy.SplitPath(sr, path)
 	if err != nil {
 		return err
 	}
-	r := &req{Request: sr, q: q, container: cont, name: name}
-	if q.Has("sig") {
-		if _, err := sr.AuthorizeForeignSourceSAS(auth.Blob, q, server.SASTarget{Container: cont, Path: name}, s.policies(r, cont), sasRules["getBlob"]); err != nil {
-			code := azerr.AuthenticationFailed
-			if ae, ok := azerr.As(err); ok {
-				code = ae.Code
-			}
-			return xcopy.Failure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source blob.")
-		}
+	if sharedKey && sr.Authenticated && !q.Has("sig") {
 		return nil
 	}
-	if sharedKey && sr.Authenticated {
-		return nil
-	}
-	var access string
-	_ = s.store.View(sr.Context(), func(tx kv.Tx) error {
-		if c, err := loadContainer(tx, sr.Account, cont); err == nil {
-			access = c.PublicAccess
-		}
-		return nil
-	})
-	if access == "blob" || access == "container" {
-		return nil
+	ok, err := s.sourceReadable(sr, cont, name, q)
+	if err != nil || ok {
+		return err
 	}
 	return xcopy.Failure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
 }

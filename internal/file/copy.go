@@ -72,22 +72,26 @@ func (s *Service) parseCopySource(r *req) (*copySource, error) {
 	if !azureHost && !strings.EqualFold(u.Host, r.Host) {
 		return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source is not a file of this File service; this server copies only from files of the same account.")
 	}
-	segs := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 3)
-	if len(segs) != 3 || segs[1] == "" || segs[2] == "" {
+	return newCopySource(r, raw, path, u.Query(), sourceAllowsTrailingDot(r.Header))
+}
+
+// newCopySource is the file at path ("/{account}/{share}/{path}", from
+// the source URL raw whose query is q) as a copy source; trailing dots
+// of the path are kept when trailingDot.
+func newCopySource(r *req, raw, path string, q url.Values, trailingDot bool) (*copySource, error) {
+	sh, rest, err := xcopy.SplitPath(r.Request, path)
+	if err != nil {
+		return nil, err
+	}
+	cs := &copySource{raw: raw, share: sh, query: q}
+	if err := wire.ValidShareName(sh); err != nil {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
-	if segs[0] != r.Account {
-		return nil, azerr.Newf(azerr.CannotVerifyCopySource, "Copying from another account is not supported by this server.")
-	}
-	cs := &copySource{raw: raw, share: segs[1], path: segs[2], query: u.Query()}
-	if err := wire.ValidShareName(cs.share); err != nil {
-		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
-	}
-	if cs.comps, err = splitPath(cs.path, sourceAllowsTrailingDot(r.Header)); err != nil {
+	if cs.comps, err = splitPath(rest, trailingDot); err != nil {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
 	cs.path = strings.Join(cs.comps, "/")
-	if v := cs.query.Get("sharesnapshot"); v != "" {
+	if v := q.Get("sharesnapshot"); v != "" {
 		t, err := wire.ParseSnapshot(v)
 		if err != nil {
 			return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
@@ -138,7 +142,8 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 		return cs.blob.AuthorizeCopySource(r.Request, cs.bpath, cs.query, !needSAS)
 	}
 	if cs.query.Has("sig") {
-		_, err := r.AuthorizeSourceSAS(cs.query, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(r, cs.share), sasRules["getFile"])
+		// Verified as a File SAS, also when a blob copy reads the file.
+		_, err := r.AuthorizeForeignSourceSAS(auth.File, cs.query, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(r, cs.share), sasRules["getFile"])
 		if err != nil {
 			code := azerr.AuthenticationFailed
 			if ae, ok := azerr.As(err); ok {
@@ -774,55 +779,17 @@ var _ xcopy.Source = (*Service)(nil)
 // and Put Range From URL may read a blob.
 func (s *Service) SetBlobPeer(p *xcopy.Peer) { s.blobPeer.Store(p) }
 
-// fileSourcePath parses the path-style path of a file copy source of
-// another service ("/{account}/{share}/{path}") with its URL query.
-func fileSourcePath(r *req, path string, q url.Values) (*copySource, error) {
-	sh, rest, err := xcopy.SplitPath(r.Request, path)
-	if err != nil {
-		return nil, err
-	}
-	cs := &copySource{raw: path, share: sh, query: q}
-	if err := wire.ValidShareName(sh); err != nil {
-		return nil, azerr.InvalidHeader("x-ms-copy-source", path)
-	}
-	if cs.comps, err = splitPath(rest, false); err != nil {
-		return nil, azerr.InvalidHeader("x-ms-copy-source", path)
-	}
-	cs.path = strings.Join(cs.comps, "/")
-	if v := q.Get("sharesnapshot"); v != "" {
-		t, err := wire.ParseSnapshot(v)
-		if err != nil {
-			return nil, azerr.InvalidHeader("x-ms-copy-source", path)
-		}
-		cs.snap = wire.FormatISO7(t)
-	}
-	return cs, nil
-}
-
 // AuthorizeCopySource implements xcopy.Source for Copy Blob and the
 // *FromURL blob writes reading a file: a SAS on the source URL must grant
 // reading the file as Get File would; without one, the request's Shared
 // Key, when sharedKey allows it (files are never public).
 func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Values, sharedKey bool) error {
 	r := &req{Request: sr, q: q}
-	cs, err := fileSourcePath(r, path, q)
+	cs, err := newCopySource(r, path, path, q, false)
 	if err != nil {
 		return err
 	}
-	if q.Has("sig") {
-		if _, err := sr.AuthorizeForeignSourceSAS(auth.File, q, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(r, cs.share), sasRules["getFile"]); err != nil {
-			code := azerr.AuthenticationFailed
-			if ae, ok := azerr.As(err); ok {
-				code = ae.Code
-			}
-			return sourceFailure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source file.")
-		}
-		return nil
-	}
-	if sharedKey && sr.Authenticated {
-		return nil
-	}
-	return sourceFailure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
+	return s.authorizeCopySource(r, cs, !(sharedKey && sr.Authenticated))
 }
 
 // ReadCopySource implements xcopy.Source: the file at path, read as Copy
@@ -831,7 +798,7 @@ func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Val
 // reading it).
 func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q url.Values) (*xcopy.Object, error) {
 	r := &req{Request: sr, q: q}
-	cs, err := fileSourcePath(r, path, q)
+	cs, err := newCopySource(r, path, path, q, false)
 	if err != nil {
 		return nil, err
 	}

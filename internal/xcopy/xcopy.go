@@ -92,7 +92,7 @@ func Failure(status int, code, msg string) *azerr.Error {
 func SplitPath(r *server.Request, path string) (top, rest string, err error) {
 	segs := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 3)
 	if len(segs) != 3 || segs[1] == "" || segs[2] == "" {
-		return "", "", azerr.Newf(azerr.InvalidHeaderValue, "The copy source URL is not valid.").With("HeaderName", "x-ms-copy-source")
+		return "", "", azerr.InvalidHeader("x-ms-copy-source", path)
 	}
 	if segs[0] != r.Account {
 		return "", "", azerr.Newf(azerr.CannotVerifyCopySource, "Copying from another account is not supported by this server.")
