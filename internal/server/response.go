@@ -63,7 +63,7 @@ func WriteXMLError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 	out, _ := xml.Marshal(body)
 	h.Set("Content-Type", "application/xml")
 	w.WriteHeader(e.Status)
-	_, _ = w.Write([]byte(xml.Header[:len(xml.Header)-1]))
+	_, _ = w.Write([]byte(XMLDeclaration))
 	_, _ = w.Write(wire.TidyXML(out))
 }
 

@@ -123,6 +123,10 @@ func TestXMLWireBlob(t *testing.T) {
 		return err
 	})
 	noNumericRefs(t, "error body", body)
+	// As the SDKs' recordings of the real service begin their error bodies.
+	if !strings.HasPrefix(body, `<?xml version="1.0" encoding="utf-8"?><Error><Code>BlobNotFound</Code>`) {
+		t.Errorf("error body starts differently from Azure's:\n%s", body)
+	}
 	if !strings.Contains(body, "\nRequestId:") {
 		t.Errorf("error message without a literal line feed before RequestId:\n%s", body)
 	}
