@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -121,5 +125,71 @@ func BenchmarkFramer(b *testing.B) {
 			p = p[n:]
 		}
 		f.reqs = f.reqs[:0]
+	}
+}
+
+// TestTapOverHTTP runs the tap under net/http on one keep-alive
+// connection: a chunked request, one with Expect: 100-continue, and a
+// third, each seeing the metadata names it sent.
+func TestTapOverHTTP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{ConnContext: tapContext, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		restoreMetadataNames(r)
+		_, _ = io.Copy(io.Discard, r.Body)
+		var names []string
+		for k := range r.Header {
+			if strings.HasPrefix(strings.ToLower(k), "x-ms-meta-") {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		_, _ = io.WriteString(w, strings.Join(names, ","))
+	})}
+	go func() { _ = hs.Serve(tapListener{ln}) }()
+	defer hs.Close()
+
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	roundTrip := func(req string, body string, expect bool) string {
+		t.Helper()
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+		if expect {
+			line, err := br.ReadString('\n')
+			if err != nil || !strings.Contains(line, "100 Continue") {
+				t.Fatalf("want 100 Continue, got %q %v", line, err)
+			}
+			_, _ = br.ReadString('\n') // the empty line after it
+		}
+		if _, err := io.WriteString(c, body); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return string(b)
+	}
+	got := roundTrip("PUT /a HTTP/1.1\r\nHost: x\r\nx-ms-meta-Author: a\r\nTransfer-Encoding: chunked\r\n\r\n", "3\r\nabc\r\n0\r\n\r\n", false)
+	if got != "x-ms-meta-Author" {
+		t.Errorf("chunked request saw %q", got)
+	}
+	got = roundTrip("PUT /b HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\nx-ms-meta-MixedCase: 1\r\nX-MS-META-lower: 2\r\n\r\n", "hello", true)
+	if got != "x-ms-meta-MixedCase,x-ms-meta-lower" {
+		t.Errorf("100-continue request saw %q", got)
+	}
+	got = roundTrip("GET /c HTTP/1.1\r\nHost: x\r\nx-ms-meta-Q: 1\r\n\r\n", "", false)
+	if got != "x-ms-meta-Q" {
+		t.Errorf("third request saw %q", got)
 	}
 }
