@@ -68,8 +68,7 @@ func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q ur
 	}
 	return &xcopy.Object{
 		Size: b.Size, Parts: b.Parts, ETag: b.ETag, Created: b.Created, Modified: b.Modified, Meta: b.Meta,
-		ContentType: b.Props.ContentType, ContentEncoding: b.Props.ContentEncoding, ContentLanguage: b.Props.ContentLanguage,
-		ContentDisposition: b.Props.ContentDisposition, CacheControl: b.Props.CacheControl, ContentMD5: b.Props.ContentMD5,
+		Props: xcopy.Props(b.Props),
 	}, nil
 }
 
@@ -104,8 +103,6 @@ func (f *fileSource) record(tx kv.Tx, r *req) (*blobRec, error) {
 	}
 	return &blobRec{
 		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
-		Parts: o.Parts,
-		Props: props{ContentType: o.ContentType, ContentEncoding: o.ContentEncoding, ContentLanguage: o.ContentLanguage,
-			ContentDisposition: o.ContentDisposition, CacheControl: o.CacheControl, ContentMD5: o.ContentMD5},
+		Parts: o.Parts, Props: props(o.Props),
 	}, nil
 }

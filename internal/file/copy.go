@@ -203,9 +203,8 @@ func loadBlobSource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
 	}
 	return &entry{
 		Size: o.Size, Parts: o.Parts, ETag: o.ETag, Created: o.Created, Modified: o.Modified, Meta: o.Meta,
-		Props: props{ContentType: o.ContentType, ContentEncoding: o.ContentEncoding, ContentLanguage: o.ContentLanguage,
-			ContentDisposition: o.ContentDisposition, CacheControl: o.CacheControl, ContentMD5: o.ContentMD5},
-		SMB: smbProps{Attrs: AttrArchive, Created: o.Created, LastWrite: o.Modified, Changed: o.Modified},
+		Props: props(o.Props),
+		SMB:   smbProps{Attrs: AttrArchive, Created: o.Created, LastWrite: o.Modified, Changed: o.Modified},
 	}, nil
 }
 
@@ -811,7 +810,6 @@ func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q ur
 	}
 	return &xcopy.Object{
 		Size: e.Size, Parts: e.Parts, ETag: e.ETag, Created: e.SMB.Created, Modified: e.Modified, Meta: e.Meta,
-		ContentType: e.Props.ContentType, ContentEncoding: e.Props.ContentEncoding, ContentLanguage: e.Props.ContentLanguage,
-		ContentDisposition: e.Props.ContentDisposition, CacheControl: e.Props.CacheControl, ContentMD5: e.Props.ContentMD5,
+		Props: xcopy.Props(e.Props),
 	}, nil
 }

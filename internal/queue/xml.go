@@ -277,11 +277,3 @@ func appendElement(b []byte, name, text string) []byte {
 	b = append(b, name...)
 	return append(b, '>')
 }
-
-// appender is an io.Writer appending to a byte slice.
-type appender struct{ b []byte }
-
-func (a *appender) Write(p []byte) (int, error) {
-	a.b = append(a.b, p...)
-	return len(p), nil
-}

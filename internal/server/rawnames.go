@@ -58,8 +58,7 @@ func (c *tapConn) Read(b []byte) (int, error) {
 // take returns the metadata names, as sent, of the oldest recorded request
 // whose request line is method and uri, and drops the records up to it
 // (older ones belong to requests net/http refused before any handler).
-// Without a match (a batch sub-request, parsed from a body) nothing is
-// dropped.
+// Without a match nothing is dropped.
 func (c *tapConn) take(method, uri string) ([]string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -89,6 +88,9 @@ func tapContext(ctx context.Context, c net.Conn) context.Context {
 // wire.ParseMetadata keeps as they are. It must run for every request of
 // a tapped connection (it consumes the connection's record).
 func restoreMetadataNames(r *http.Request) {
+	if _, sub := r.Context().Value(batchVersionKey{}).(string); sub {
+		return // a batch sub-request, parsed from a body: no record of its own
+	}
 	tc, ok := r.Context().Value(tapKey{}).(*tapConn)
 	if !ok {
 		return

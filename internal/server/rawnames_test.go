@@ -98,12 +98,16 @@ func TestRestoreMetadataNames(t *testing.T) {
 	if len(tc.p.reqs) != 0 {
 		t.Fatalf("records left: %+v", tc.p.reqs)
 	}
-	// A request with no record (a batch sub-request) drops nothing.
+	// A request with no record drops nothing; a batch sub-request does not
+	// look, even when its line equals a recorded one.
 	tc.p.feed([]byte("GET /next HTTP/1.1\r\n\r\n"))
-	sub := httptest.NewRequest(http.MethodDelete, "/acct/c/x", nil)
-	restoreMetadataNames(sub.WithContext(context.WithValue(sub.Context(), tapKey{}, tc)))
+	other := httptest.NewRequest(http.MethodDelete, "/acct/c/x", nil)
+	restoreMetadataNames(other.WithContext(context.WithValue(other.Context(), tapKey{}, tc)))
+	sub := httptest.NewRequest(http.MethodGet, "/next", nil)
+	ctx := context.WithValue(context.WithValue(sub.Context(), tapKey{}, tc), batchVersionKey{}, "2026-06-06")
+	restoreMetadataNames(sub.WithContext(ctx))
 	if len(tc.p.reqs) != 1 {
-		t.Fatalf("records after an unmatched request: %+v", tc.p.reqs)
+		t.Fatalf("records after an unmatched request and a sub-request: %+v", tc.p.reqs)
 	}
 }
 

@@ -30,10 +30,19 @@ type Object struct {
 	Created  time.Time
 	Modified time.Time
 	Meta     map[string]string
+	Props    Props
+}
 
-	ContentType, ContentEncoding, ContentLanguage string
-	ContentDisposition, CacheControl              string
-	ContentMD5                                    []byte
+// Props are the HTTP properties a copy carries over. Blob and File keep
+// them in structs of the same fields in the same order, so each converts
+// its own to and from Props.
+type Props struct {
+	ContentType        string
+	ContentEncoding    string
+	ContentLanguage    string
+	ContentDisposition string
+	CacheControl       string
+	ContentMD5         []byte
 }
 
 // Source is a service whose objects copies may read.

@@ -16,9 +16,11 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	blobsas "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	filesas "github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/sas"
@@ -191,6 +193,42 @@ func TestCopyFileToBlob(t *testing.T) {
 	if !bytes.Equal(read("blocks"), want) {
 		t.Fatal("Put Block From URL content differs")
 	}
+
+	// Append Block From URL and Put Page From URL read the file's ranges.
+	ab := cc.NewAppendBlobClient("append")
+	_, err = ab.Create(e.ctx, nil)
+	must(t, err)
+	_, err = ab.AppendBlockFromURL(e.ctx, sasURL, &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 1000, Count: 500}})
+	must(t, err)
+	if !bytes.Equal(read("append"), data[1000:1500]) {
+		t.Fatal("Append Block From URL content differs")
+	}
+	pb := cc.NewPageBlobClient("pages")
+	_, err = pb.Create(e.ctx, 4096, nil)
+	must(t, err)
+	_, err = pb.UploadPagesFromURL(e.ctx, sasURL, 512, 1024, 1024, nil)
+	must(t, err)
+	wantPages := make([]byte, 4096)
+	copy(wantPages[1024:2048], data[512:1536])
+	if !bytes.Equal(read("pages"), wantPages) {
+		t.Fatal("Put Page From URL content differs")
+	}
+
+	// A destination authorized by a SAS grants nothing on the source
+	// file: without a SAS of its own, 401 CannotVerifyCopySource.
+	sasCred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	qp, err := blobsas.BlobSignatureValues{
+		Protocol: blobsas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().UTC().Add(time.Hour),
+		ContainerName: "dst", Permissions: (&blobsas.ContainerPermissions{Read: true, Write: true, Create: true}).String(),
+	}.SignWithSharedKey(sasCred)
+	must(t, err)
+	sasDst, err := container.NewClientWithNoCredential(cc.URL()+"?"+qp.Encode(), &container.ClientOptions{ClientOptions: clientOptions().ClientOptions})
+	must(t, err)
+	_, err = sasDst.NewBlobClient("viasas").StartCopyFromURL(e.ctx, src.URL(), nil)
+	wantCode(t, err, http.StatusUnauthorized, bloberror.CannotVerifyCopySource)
+	_, err = sasDst.NewBlobClient("viasas").StartCopyFromURL(e.ctx, sasURL, nil)
+	must(t, err)
 
 	// A file that does not exist; a SAS that does not verify.
 	_, err = cc.NewBlobClient("none").StartCopyFromURL(e.ctx, fileAt(s, "missing").URL(), nil)
