@@ -222,6 +222,15 @@ func competingConsumers(t *testing.T, store kv.Store, total, producers, consumer
 				h = h2
 			}
 			for {
+				// Stop only on an empty answer to a request sent after the
+				// last put was acknowledged: one sent before may read a
+				// snapshot without it.
+				finished := false
+				select {
+				case <-done:
+					finished = true
+				default:
+				}
 				n := 1 + rand.IntN(32)
 				r := h.do(http.MethodGet, fmt.Sprintf("/race/messages?numofmessages=%d&visibilitytimeout=600", n), "")
 				if r.status != http.StatusOK {
@@ -230,12 +239,10 @@ func competingConsumers(t *testing.T, store kv.Store, total, producers, consumer
 				}
 				ms := messages(t, r)
 				if len(ms) == 0 {
-					select {
-					case <-done:
+					if finished {
 						return
-					default:
-						continue
 					}
+					continue
 				}
 				for _, m := range ms {
 					if m.Dequeues != 1 {

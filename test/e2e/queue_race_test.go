@@ -58,6 +58,15 @@ func TestQueueCompetingConsumers(t *testing.T) {
 		go func() {
 			defer cwg.Done()
 			for {
+				// Stop only on an empty answer to a request sent after the
+				// last put was acknowledged: one sent before may read a
+				// snapshot without it.
+				finished := false
+				select {
+				case <-done:
+					finished = true
+				default:
+				}
 				n := int32(1 + rand.IntN(32))
 				resp, err := cons[c].DequeueMessages(e.ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: &n, VisibilityTimeout: to.Ptr(int32(300))})
 				if err != nil {
@@ -65,12 +74,10 @@ func TestQueueCompetingConsumers(t *testing.T) {
 					return
 				}
 				if len(resp.Messages) == 0 {
-					select {
-					case <-done:
+					if finished {
 						return
-					default:
-						continue
 					}
+					continue
 				}
 				for _, m := range resp.Messages {
 					mu.Lock()
