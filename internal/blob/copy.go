@@ -101,7 +101,10 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		}
 		var src *blobRec
 		if fsrc != nil {
-			src, err = fsrc.record(tx, r)
+			var readable func(off, n int64) error
+			if src, readable, err = fsrc.record(tx, r); err == nil {
+				err = readable(0, src.Size)
+			}
 		} else {
 			src, err = findBlob(tx, r.Account, srcC, srcName, srcSnap)
 		}

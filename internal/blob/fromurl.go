@@ -98,9 +98,10 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (*source, error) {
 // 0), the range's length, and the source record.
 func (f *source) read(tx kv.Tx, r *req) ([]extent.Part, int64, *blobRec, error) {
 	var b *blobRec
+	var readable func(off, n int64) error
 	var err error
 	if f.file != nil {
-		b, err = f.file.record(tx, r)
+		b, readable, err = f.file.record(tx, r)
 	} else {
 		b, err = findBlob(tx, r.Account, f.container, f.name, f.snap)
 	}
@@ -119,6 +120,11 @@ func (f *source) read(tx kv.Tx, r *req) ([]extent.Part, int64, *blobRec, error) 
 	off, n := int64(0), b.Size
 	if f.rng != nil {
 		if off, n, err = f.rng.Resolve(b.Size); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	if readable != nil {
+		if err := readable(off, n); err != nil {
 			return nil, 0, nil, err
 		}
 	}

@@ -95,14 +95,19 @@ func (s *Service) fileCopySource(r *req) *fileSource {
 }
 
 // record reads the file inside tx as the block blob a copy of it makes:
-// its content and HTTP properties, and its metadata.
-func (f *fileSource) record(tx kv.Tx, r *req) (*blobRec, error) {
+// its content and HTTP properties, and its metadata; readable checks,
+// in the same transaction, that the range the copy reads is not locked.
+func (f *fileSource) record(tx kv.Tx, r *req) (b *blobRec, readable func(off, n int64) error, err error) {
 	o, err := f.peer.ReadCopySource(tx, r.Request, f.path, f.q)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	readable = o.Readable
+	if readable == nil {
+		readable = func(int64, int64) error { return nil }
 	}
 	return &blobRec{
 		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
 		Parts: o.Parts, Props: props(o.Props),
-	}, nil
+	}, readable, nil
 }

@@ -802,14 +802,14 @@ func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q ur
 		return nil, err
 	}
 	e, err := loadCopySource(tx, r, cs)
-	if err == nil {
-		err = checkSourceLocks(tx, r, cs, e, 0, e.Size)
-	}
 	if err != nil {
 		return nil, asSourceFailure(err)
 	}
 	return &xcopy.Object{
 		Size: e.Size, Parts: e.Parts, ETag: e.ETag, Created: e.SMB.Created, Modified: e.Modified, Meta: e.Meta,
 		Props: xcopy.Props(e.Props),
+		Readable: func(off, n int64) error {
+			return asSourceFailure(checkSourceLocks(tx, r, cs, e, off, n))
+		},
 	}, nil
 }

@@ -31,6 +31,11 @@ type Object struct {
 	Modified time.Time
 	Meta     map[string]string
 	Props    Props
+	// Readable, when set, checks inside the same transaction that the
+	// copy may read the n bytes at off (a range resolved against Size):
+	// a file's SMB byte-range locks deny some ranges and not others.
+	// Nil: every range is readable.
+	Readable func(off, n int64) error
 }
 
 // Props are the HTTP properties a copy carries over. Blob and File keep
@@ -55,7 +60,8 @@ type Source interface {
 	AuthorizeCopySource(r *server.Request, path string, q url.Values, sharedKey bool) error
 	// ReadCopySource resolves the object inside tx. A missing or
 	// unreadable source is CannotVerifyCopySource (or the error a read of
-	// it would give).
+	// it would give). The caller checks the range it reads with
+	// Object.Readable.
 	ReadCopySource(tx kv.Tx, r *server.Request, path string, q url.Values) (*Object, error)
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	filesas "github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/sas"
 	"github.com/cerulean-storage/cerulean/internal/app"
+	cfile "github.com/cerulean-storage/cerulean/internal/file"
 )
 
 type xcEnv struct {
@@ -237,4 +238,60 @@ func TestCopyFileToBlob(t *testing.T) {
 	wantCode(t, err, http.StatusForbidden, bloberror.CannotVerifyCopySource)
 	_, err = cc.NewBlobClient("bad").GetProperties(e.ctx, nil)
 	wantCode(t, err, http.StatusNotFound, bloberror.BlobNotFound)
+}
+
+// TestCopyFileToBlobLockedRange: an SMB client's exclusive byte-range
+// lock on a file refuses the blob copies that read a locked byte and
+// only those: a copy reads its source as Get File of the range it takes
+// does, and Get File of an unlocked range of a file with locks succeeds.
+func TestCopyFileToBlobLockedRange(t *testing.T) {
+	e := xcStart(t)
+	v := e.file.app.File.VFS("e2e-smb")
+	must(t, v.Heartbeat(e.ctx, e.file.clock.Now().Add(time.Hour)))
+	s := e.file.share()
+	data := fiRand(4096)
+	src := e.file.mkfile(s, "locked.bin", int64(len(data)))
+	e.file.put(src, 0, data)
+	const shareRWD = 7 // FILE_SHARE_READ|WRITE|DELETE
+	o, err := v.Open(e.ctx, cfile.OpenRequest{Account: app.DevAccount, Share: fiShareName(t, s), Path: []string{"locked.bin"},
+		DesiredAccess: cfile.FileAllAccess, ShareAccess: shareRWD, Disposition: cfile.DispOpen, SessionID: "e2e", ClientAddr: "127.0.0.1:445"})
+	must(t, err)
+	locked := []cfile.LockRange{{Offset: 1000, Length: 100, Exclusive: true}}
+	must(t, v.Lock(e.ctx, o, locked))
+
+	_, err = e.blob.CreateContainer(e.ctx, "dst", nil)
+	must(t, err)
+	cc := e.blob.ServiceClient().NewContainerClient("dst")
+	sasURL := fiSourceSAS(t, s, "locked.bin", filesas.FilePermissions{Read: true})
+	bb := cc.NewBlockBlobClient("blocks")
+	stage := func(off, n int64) error {
+		_, err := bb.StageBlockFromURL(e.ctx, base64.StdEncoding.EncodeToString([]byte("blk")), sasURL,
+			&blockblob.StageBlockFromURLOptions{Range: blob.HTTPRange{Offset: off, Count: n}})
+		return err
+	}
+	// Ranges beside the lock read; ranges touching it do not.
+	must(t, stage(0, 1000))
+	must(t, stage(1100, 2996))
+	wantCode(t, stage(999, 2), http.StatusConflict, bloberror.CannotVerifyCopySource)
+	wantCode(t, stage(1099, 10), http.StatusConflict, bloberror.CannotVerifyCopySource)
+	ab := cc.NewAppendBlobClient("append")
+	_, err = ab.Create(e.ctx, nil)
+	must(t, err)
+	_, err = ab.AppendBlockFromURL(e.ctx, sasURL, &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 2048, Count: 1024}})
+	must(t, err)
+	_, err = ab.AppendBlockFromURL(e.ctx, sasURL, &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 512, Count: 1024}})
+	wantCode(t, err, http.StatusConflict, bloberror.CannotVerifyCopySource)
+	// Whole-file copies read the locked bytes.
+	_, err = cc.NewBlobClient("copied").StartCopyFromURL(e.ctx, src.URL(), nil)
+	wantCode(t, err, http.StatusConflict, bloberror.CannotVerifyCopySource)
+	_, err = cc.NewBlockBlobClient("put").UploadBlobFromURL(e.ctx, sasURL, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.CannotVerifyCopySource)
+
+	// Unlocked, every copy reads.
+	must(t, v.Unlock(e.ctx, o, locked))
+	must(t, stage(999, 2))
+	_, err = cc.NewBlobClient("copied").StartCopyFromURL(e.ctx, src.URL(), nil)
+	must(t, err)
+	_, err = v.Close(e.ctx, o)
+	must(t, err)
 }
