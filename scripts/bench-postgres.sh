@@ -11,7 +11,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 go build -o "$work/cerulean" ./cmd/cerulean
-base=$((30000 + RANDOM % 20000))
+base=$((20000 + RANDOM % 10000)) # below the ephemeral range (32768-60999)
 start() { # start i: a front end on port base+i
   "$work/cerulean" serve --postgres "$CERULEAN_TEST_POSTGRES" --blob-port $((base + $1)) --queue-port -1 --table-port -1 --file-port -1 --smb-port 0 \
     --data "$work/d$1" --log-level warn >"$work/serve$1.log" 2>&1 &
