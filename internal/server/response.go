@@ -27,14 +27,20 @@ type detailXML struct {
 }
 
 // ToAzure converts any error into an *azerr.Error: Azure errors pass
-// through, context cancellation and store faults become ServerBusy /
-// OperationTimedOut, everything else InternalError (logged, never leaked).
+// through, store faults become ServerBusy, a deadline or the request's own
+// cancellation OperationTimedOut, everything else InternalError (logged,
+// never leaked).
 func ToAzure(ctx context.Context, log *slog.Logger, err error) *azerr.Error {
 	if e, ok := azerr.As(err); ok {
 		return e
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
+		return azerr.New(azerr.OperationTimedOut)
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		// The client went away (or the server is shutting down): nothing
+		// failed here, and nobody reads the answer.
+		log.InfoContext(ctx, "request canceled", "err", err)
 		return azerr.New(azerr.OperationTimedOut)
 	case errors.Is(err, kv.ErrUnavailable), errors.Is(err, kv.ErrClosed):
 		log.ErrorContext(ctx, "store unavailable", "err", err)
