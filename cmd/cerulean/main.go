@@ -83,6 +83,7 @@ func serve(args []string, stderr io.Writer) error {
 	tablePort := fs.Int("table-port", envInt("table-port", 10002), "Table service port, -1 to disable (env CERULEAN_TABLE_PORT)")
 	filePort := fs.Int("file-port", envInt("file-port", 10003), "File service port, -1 to disable (env CERULEAN_FILE_PORT)")
 	smbPort := fs.Int("smb-port", envInt("smb-port", 10445), "SMB2/3 port serving the File shares, 0 to disable (env CERULEAN_SMB_PORT)")
+	metricsPort := fs.Int("metrics-port", envInt("metrics-port", 0), "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz), 0 to disable (env CERULEAN_METRICS_PORT)")
 	data := fs.String("data", env("data", "./cerulean-data"), "embedded data directory (env CERULEAN_DATA)")
 	logLevel := fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (env CERULEAN_LOG_LEVEL)")
 	pg := fs.String("postgres", env("postgres", ""), "PostgreSQL DSN (postgres://...): use PostgreSQL instead of the embedded store; several processes may share one database (env CERULEAN_POSTGRES)")
@@ -107,7 +108,7 @@ func serve(args []string, stderr io.Writer) error {
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat}
+	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat, MetricsPort: smbConfigPort(*metricsPort)}
 	key := app.DevKey
 	if *accounts != "" {
 		accts, err := app.ParseAccounts(*accounts)
@@ -128,6 +129,9 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	for name, addr := range a.Endpoints() {
 		log.Info("listening", "service", name, "endpoint", "http://"+addr+"/"+cfg.AccountName())
+	}
+	if a.MetricsURL != "" {
+		log.Info("listening", "service", "metrics", "endpoint", a.MetricsURL+"/metrics", "health", a.MetricsURL+"/healthz", "ready", a.MetricsURL+"/readyz")
 	}
 	if a.SMBAddr != "" {
 		log.Info("listening", "service", "smb", "endpoint", "//"+a.SMBAddr+"/<share>", "user", cfg.AccountName())
@@ -154,9 +158,9 @@ func serve(args []string, stderr io.Writer) error {
 	return nil
 }
 
-// smbConfigPort maps --smb-port to app.Config.SMBPort: on the command
-// line 0 (or a negative port) disables SMB, while app.Config uses -1 for
-// that and 0 for "any free port".
+// smbConfigPort maps --smb-port (and --metrics-port) to app.Config: on
+// the command line 0 (or a negative port) disables the listener, while
+// app.Config uses -1 for that and 0 for "any free port".
 func smbConfigPort(p int) int {
 	if p <= 0 {
 		return -1

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres"
+	"github.com/cerulean-storage/cerulean/internal/metrics"
 	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb"
@@ -66,6 +68,9 @@ type Config struct {
 	// killed server's handles stop counting (0: the smb package's
 	// default, 10 s).
 	SMBHeartbeat time.Duration
+	// MetricsPort serves Prometheus metrics and the /healthz and /readyz
+	// endpoints (-1 disables it, 0 picks a free port).
+	MetricsPort int
 }
 
 // App is a running server.
@@ -87,10 +92,15 @@ type App struct {
 	FileURL  string
 	// SMBAddr is the SMB listener's address (host:port), when it listens.
 	SMBAddr string
-	smb     *smb.Server
-	smbDone chan error
-	cancel  context.CancelFunc
-	done    chan struct{}
+	// MetricsURL is the metrics listener's base URL, when it listens:
+	// MetricsURL+"/metrics", "/healthz", "/readyz".
+	MetricsURL string
+	metrics    *metrics.Metrics
+	metricsSrv *http.Server
+	smb        *smb.Server
+	smbDone    chan error
+	cancel     context.CancelFunc
+	done       chan struct{}
 }
 
 // ParseAccounts parses "name:key1[:key2];name2:key..." into accounts.
@@ -162,7 +172,12 @@ func Start(cfg Config) (*App, error) {
 		return a, ok
 	}
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{})}
-	a.srv = server.New(server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger})
+	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger}
+	if cfg.MetricsPort >= 0 {
+		a.metrics = metrics.New(a.storeReady)
+		scfg.Instrument = a.metrics.Instrument
+	}
+	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
 	a.Table = table.New(store, cfg.Clock, cfg.Logger)
@@ -190,6 +205,13 @@ func Start(cfg Config) (*App, error) {
 		*svc.url = "http://" + addr + "/" + cfg.Accounts[0].Name
 	}
 	a.linkCopyPeers()
+	if a.metrics != nil {
+		if err := a.startMetrics(); err != nil {
+			_ = a.srv.Shutdown(context.Background())
+			store.Close()
+			return nil, err
+		}
+	}
 	if cfg.SMBPort >= 0 {
 		if err := a.startSMB(); err != nil {
 			_ = a.srv.Shutdown(context.Background())
@@ -201,6 +223,34 @@ func Start(cfg Config) (*App, error) {
 	a.cancel = cancel
 	go a.collect(ctx)
 	return a, nil
+}
+
+// startMetrics serves the metrics and health endpoints on cfg.MetricsPort.
+func (a *App) startMetrics() error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(a.cfg.Host, strconv.Itoa(a.cfg.MetricsPort)))
+	if err != nil {
+		return fmt.Errorf("metrics listener: %w", err)
+	}
+	a.MetricsURL = "http://" + ln.Addr().String()
+	a.metricsSrv = &http.Server{Handler: a.metrics.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.cfg.Logger.Handler(), slog.LevelDebug)}
+	go func() {
+		if err := a.metricsSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.cfg.Logger.Error("metrics listener", "err", err)
+		}
+	}()
+	return nil
+}
+
+// storeReady reads one key: the store answers (on PostgreSQL, the
+// database is reachable).
+func (a *App) storeReady(ctx context.Context) error {
+	return a.store.View(ctx, func(tx kv.Tx) error {
+		if _, err := tx.Get([]byte("\x00ready")); err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		return nil
+	})
 }
 
 // startSMB starts the SMB2/3 server on cfg.SMBPort.
@@ -287,6 +337,9 @@ func (a *App) Errors() <-chan error { return a.srv.Errors() }
 // Close stops accepting requests, waits for in-flight ones (up to ctx),
 // stops background work and closes the store cleanly.
 func (a *App) Close(ctx context.Context) error {
+	if a.metrics != nil {
+		a.metrics.Drain()
+	}
 	err := a.srv.Shutdown(ctx)
 	if a.smb != nil {
 		if serr := a.smb.Shutdown(ctx); err == nil {
@@ -298,6 +351,11 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	a.cancel()
 	<-a.done
+	if a.metricsSrv != nil {
+		if merr := a.metricsSrv.Shutdown(ctx); err == nil {
+			err = merr
+		}
+	}
 	if cerr := a.store.Close(); err == nil {
 		err = cerr
 	}

@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -36,5 +39,47 @@ func TestStartAndClose(t *testing.T) {
 	defer cancel()
 	if err := a.Close(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMetricsEndpoints: requests to a service show in /metrics; /healthz
+// and /readyz answer; readiness reads the store.
+func TestMetricsEndpoints(t *testing.T) {
+	a, err := Start(Config{DataDir: t.TempDir(), BlobPort: 0, QueuePort: -1, TablePort: -1, FilePort: -1, SMBPort: -1, MetricsPort: 0, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := a.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// An anonymous List Containers is refused; it counts all the same.
+	code, _ := get(a.BlobURL + "?comp=list")
+	if code < 400 {
+		t.Fatalf("anonymous List Containers: %d", code)
+	}
+	if c, body := get(a.MetricsURL + "/healthz"); c != 200 || body != "ok\n" {
+		t.Fatalf("healthz: %d %q", c, body)
+	}
+	if c, body := get(a.MetricsURL + "/readyz"); c != 200 {
+		t.Fatalf("readyz: %d %q", c, body)
+	}
+	_, body := get(a.MetricsURL + "/metrics")
+	want := fmt.Sprintf(`cerulean_requests_total{code="%d",method="GET",service="blob"} 1`, code)
+	if !strings.Contains(body, want) {
+		t.Fatalf("metrics lack %q:\n%s", want, body)
 	}
 }

@@ -75,6 +75,9 @@ type Config struct {
 	Clock    clock.Clock
 	Accounts auth.Lookup
 	Logger   *slog.Logger
+	// Instrument, if set, wraps each service's handler (metrics): it sees
+	// every request a listener answers, not a batch's sub-requests.
+	Instrument func(service string, h http.Handler) http.Handler
 }
 
 // Server runs the listeners of all services.
@@ -104,8 +107,12 @@ func (s *Server) Listen(svc Service) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	handler := s.Wrap(svc)
+	if s.cfg.Instrument != nil {
+		handler = s.cfg.Instrument(svc.Name, handler)
+	}
 	hs := &http.Server{
-		Handler:           s.Wrap(svc),
+		Handler:           handler,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
