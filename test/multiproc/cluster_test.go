@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -54,9 +55,11 @@ const (
 	tableSvc service = "table"
 	fileSvc  service = "file"
 	smbSvc   service = "smb" // SMB2/3, not HTTP: probed with an SMB session
+	// metricsSvc is the metrics and health listener, probed on /healthz.
+	metricsSvc service = "metrics"
 )
 
-var allServices = []service{blobSvc, queueSvc, tableSvc, fileSvc, smbSvc}
+var allServices = []service{blobSvc, queueSvc, tableSvc, fileSvc, smbSvc, metricsSvc}
 
 // The binary is built once per test run, on first use.
 var (
@@ -284,11 +287,14 @@ func (c *cluster) start(n *node) error {
 			continue
 		}
 		url := fmt.Sprintf("http://127.0.0.1:%d/%s", n.ports[s], app.DevAccount)
+		if s == metricsSvc {
+			url = fmt.Sprintf("http://127.0.0.1:%d/healthz", n.ports[s])
+		}
 		for {
 			resp, err := probe.Get(url)
 			if err == nil {
 				resp.Body.Close()
-				if resp.Header.Get("x-ms-request-id") == "" {
+				if s == metricsSvc && resp.StatusCode != http.StatusOK || s != metricsSvc && resp.Header.Get("x-ms-request-id") == "" {
 					c.signal(n, syscall.SIGKILL)
 					return fmt.Errorf("node %d: port %d answers, but not as a storage service (another program took it?)", n.idx, n.ports[s])
 				}
@@ -436,6 +442,30 @@ func (c *cluster) clientOptions() azcore.ClientOptions {
 }
 
 // Blob returns a new Blob service client of process i.
+// waitReady polls process i's /readyz until it answers want or d has
+// passed, and returns the last answer.
+func (c *cluster) waitReady(i int, want int, d time.Duration) (int, string) {
+	c.t.Helper()
+	hc := &http.Client{Timeout: 5 * time.Second}
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", c.nodes[i].ports[metricsSvc])
+	deadline := time.Now().Add(d)
+	for {
+		code, body := 0, ""
+		resp, err := hc.Get(url)
+		if err != nil {
+			body = err.Error()
+		} else {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			code, body = resp.StatusCode, string(b)
+		}
+		if code == want || time.Now().After(deadline) {
+			return code, body
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func (c *cluster) Blob(i int) *azblob.Client {
 	c.t.Helper()
 	cred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)

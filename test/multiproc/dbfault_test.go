@@ -253,7 +253,7 @@ func TestDatabaseRestart(t *testing.T) {
 		t.Skipf("the database restart needs a server of its own (other tests would see it stop): "+
 			"bash scripts/with-postgres.sh --exclusive go test -run TestDatabaseRestart ./test/multiproc/ (%v)", err)
 	}
-	c := startCluster(t, restartProofSchema(t), blobSvc)
+	c := startCluster(t, restartProofSchema(t), blobSvc, metricsSvc)
 	// Runs before the cluster's cleanups (the schema is dropped then).
 	t.Cleanup(func() {
 		if !pg.running() {
@@ -443,6 +443,13 @@ func TestDatabaseRestart(t *testing.T) {
 	stopAt := time.Now()
 	must(t, "pg_ctl stop", pg.stop())
 	downAt := time.Now()
+	// A balancer polling /readyz takes every process out while the
+	// database is down.
+	for i := range nodes {
+		if code, body := c.waitReady(i, http.StatusServiceUnavailable, down); code != http.StatusServiceUnavailable {
+			t.Errorf("node %d: /readyz with PostgreSQL down: %d %q", i, code, body)
+		}
+	}
 	pause(down)
 	startAt := time.Now()
 	must(t, "pg_ctl start", pg.start())
@@ -473,6 +480,11 @@ func TestDatabaseRestart(t *testing.T) {
 				t.Fatalf("node %d still failing %v after PostgreSQL came back: %v\n%s", i, recoverBound, err, tail(c.nodes[i].logPath, 20))
 			}
 			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for i := range nodes {
+		if code, body := c.waitReady(i, http.StatusOK, recoverBound); code != http.StatusOK {
+			t.Errorf("node %d: /readyz after the restart: %d %q", i, code, body)
 		}
 	}
 	recoveredAt := time.Now()
