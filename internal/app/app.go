@@ -175,7 +175,7 @@ func Start(cfg Config) (*App, error) {
 	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger}
 	if cfg.MetricsPort >= 0 {
 		a.metrics = metrics.New(a.storeReady)
-		scfg.Instrument = a.metrics.Instrument
+		scfg.Observer = a.metrics
 	}
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)

@@ -118,6 +118,7 @@ var readOnlyOps = map[string]bool{
 
 func (r *req) as(name string, o op) (op, error) {
 	r.opName = name
+	r.Op = name
 	return o, nil
 }
 

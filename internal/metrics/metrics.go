@@ -4,9 +4,10 @@
 // of its own (cerulean serve --metrics-port), apart from the storage
 // endpoints, whose paths all belong to Azure's URL space.
 //
-//	GET /metrics  Prometheus text format: cerulean_requests_total,
-//	              cerulean_request_duration_seconds,
-//	              cerulean_requests_in_flight, Go runtime and process
+//	GET /metrics  Prometheus text format: cerulean_requests_total and
+//	              cerulean_request_duration_seconds by service,
+//	              operation and status code, cerulean_requests_in_flight,
+//	              Go runtime and process
 //	GET /healthz  200 while the process serves (liveness)
 //	GET /readyz   200 when the store answers a read within 2 s, 503 with
 //	              the reason otherwise, and 503 once shutdown has begun
@@ -42,11 +43,12 @@ type Metrics struct {
 	// series caches the children of requests and duration per label
 	// set: WithLabelValues hashes its labels on every call.
 	series sync.Map // seriesKey -> *series
+	gauges sync.Map // service -> prometheus.Gauge
 }
 
 type seriesKey struct {
-	service, method string
-	code            int
+	service, op string
+	code        int
 }
 
 type series struct {
@@ -60,13 +62,13 @@ func New(ready func(context.Context) error) *Metrics {
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cerulean_requests_total",
-			Help: "Requests answered, by service, HTTP method and status code.",
-		}, []string{"service", "method", "code"}),
+			Help: "Requests answered, by service, operation (as the services name them: putBlob, getMessages, ...; unknown when refused before routing) and status code.",
+		}, []string{"service", "operation", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "cerulean_request_duration_seconds",
-			Help:    "Time from a request's headers to the end of its response, by service, HTTP method and status code.",
+			Help:    "Time from a request's headers to the end of its handler, by service, operation and status code.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"service", "method", "code"}),
+		}, []string{"service", "operation", "code"}),
 		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "cerulean_requests_in_flight",
 			Help: "Requests being answered, by service.",
@@ -78,57 +80,44 @@ func New(ready func(context.Context) error) *Metrics {
 	return m
 }
 
-// Registry is where the metrics are registered; other packages may add
-// theirs.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
 // Drain makes /readyz answer 503 from now on: the server is shutting
 // down.
 func (m *Metrics) Drain() { m.draining.Store(true) }
 
-// methods bounds the method label: anything else counts as "other".
-var methods = map[string]string{
-	http.MethodGet: http.MethodGet, http.MethodHead: http.MethodHead, http.MethodPut: http.MethodPut,
-	http.MethodPost: http.MethodPost, http.MethodDelete: http.MethodDelete, http.MethodOptions: http.MethodOptions,
-	http.MethodPatch: http.MethodPatch, "MERGE": "MERGE",
-}
-
-func (m *Metrics) seriesFor(service, method string, code int) *series {
-	k := seriesKey{service, method, code}
+func (m *Metrics) seriesFor(service, op string, code int) *series {
+	k := seriesKey{service, op, code}
 	if s, ok := m.series.Load(k); ok {
 		return s.(*series)
 	}
 	c := strconv.Itoa(code)
 	s, _ := m.series.LoadOrStore(k, &series{
-		count: m.requests.WithLabelValues(service, method, c),
-		dur:   m.duration.WithLabelValues(service, method, c),
+		count: m.requests.WithLabelValues(service, op, c),
+		dur:   m.duration.WithLabelValues(service, op, c),
 	})
 	return s.(*series)
 }
 
-// Instrument counts and times the requests h answers for service.
-func (m *Metrics) Instrument(service string, h http.Handler) http.Handler {
-	inflight := m.inflight.WithLabelValues(service)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		inflight.Inc()
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			inflight.Dec()
-			code := sw.code
-			if code == 0 {
-				code = http.StatusOK // nothing written: net/http sends 200
-			}
-			method, ok := methods[r.Method]
-			if !ok {
-				method = "other"
-			}
-			s := m.seriesFor(service, method, code)
-			s.count.Inc()
-			s.dur.Observe(time.Since(start).Seconds())
-		}()
-		h.ServeHTTP(sw, r)
-	})
+// Begin implements server.Observer: a request of service has started.
+func (m *Metrics) Begin(service string) { m.inflightOf(service).Inc() }
+
+// End implements server.Observer: a request of service, routed to op
+// ("" if it failed before routing), was answered with code after d.
+func (m *Metrics) End(service, op string, code int, d time.Duration) {
+	m.inflightOf(service).Dec()
+	if op == "" {
+		op = "unknown"
+	}
+	s := m.seriesFor(service, op, code)
+	s.count.Inc()
+	s.dur.Observe(d.Seconds())
+}
+
+func (m *Metrics) inflightOf(service string) prometheus.Gauge {
+	if g, ok := m.gauges.Load(service); ok {
+		return g.(prometheus.Gauge)
+	}
+	g, _ := m.gauges.LoadOrStore(service, m.inflight.WithLabelValues(service))
+	return g.(prometheus.Gauge)
 }
 
 // Handler serves /metrics, /healthz and /readyz.
@@ -159,43 +148,3 @@ func (m *Metrics) Handler() http.Handler {
 	})
 	return mux
 }
-
-// statusWriter records the status code a handler sends. It passes
-// ReadFrom through (downloads keep net/http's copy path) and unwraps for
-// http.ResponseController.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 && code >= 200 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
-		return rf.ReadFrom(r)
-	}
-	return io.Copy(w.ResponseWriter, r)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

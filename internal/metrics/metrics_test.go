@@ -3,11 +3,11 @@ package metrics
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func get(t *testing.T, h http.Handler, path string) (int, string) {
@@ -17,38 +17,31 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 	return rec.Code, rec.Body.String()
 }
 
-// TestInstrument: each request counts once under the status it got,
-// however the handler wrote it.
-func TestInstrument(t *testing.T) {
+// TestObserver: requests count under their service, operation and
+// status; in-flight requests show until they end.
+func TestObserver(t *testing.T) {
 	m := New(nil)
-	handlers := map[string]http.HandlerFunc{
-		"/none":  func(w http.ResponseWriter, r *http.Request) {},
-		"/write": func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("x")) },
-		"/404":   func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(404); w.WriteHeader(500) },
-		"/readfrom": func(w http.ResponseWriter, r *http.Request) {
-			_, _ = w.(io.ReaderFrom).ReadFrom(strings.NewReader("body"))
-		},
-		"/continue": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(100); w.WriteHeader(201) },
+	for range 3 {
+		m.Begin("blob")
+		m.End("blob", "putBlob", 201, 2*time.Millisecond)
 	}
-	for path, h := range handlers {
-		ih := m.Instrument("blob", h)
-		for range 2 {
-			rec := httptest.NewRecorder()
-			ih.ServeHTTP(rec, httptest.NewRequest(http.MethodPut, path, nil))
-		}
-	}
-	ih := m.Instrument("table", handlers["/none"])
-	ih.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("PROPFIND", "/", nil))
+	m.Begin("blob")
+	m.End("blob", "putBlob", 412, time.Millisecond)
+	m.Begin("queue")
+	m.End("queue", "", 403, time.Millisecond)
+	m.Begin("table") // still in flight
 
 	_, body := get(t, m.Handler(), "/metrics")
 	for _, want := range []string{
-		`cerulean_requests_total{code="200",method="PUT",service="blob"} 6`,
-		`cerulean_requests_total{code="404",method="PUT",service="blob"} 2`,
-		`cerulean_requests_total{code="201",method="PUT",service="blob"} 2`,
-		`cerulean_requests_total{code="200",method="other",service="table"} 1`,
-		`cerulean_request_duration_seconds_count{code="404",method="PUT",service="blob"} 2`,
+		`cerulean_requests_total{code="201",operation="putBlob",service="blob"} 3`,
+		`cerulean_requests_total{code="412",operation="putBlob",service="blob"} 1`,
+		`cerulean_requests_total{code="403",operation="unknown",service="queue"} 1`,
+		`cerulean_request_duration_seconds_bucket{code="201",operation="putBlob",service="blob",le="0.001"} 0`,
+		`cerulean_request_duration_seconds_bucket{code="201",operation="putBlob",service="blob",le="0.0025"} 3`,
 		`cerulean_requests_in_flight{service="blob"} 0`,
+		`cerulean_requests_in_flight{service="table"} 1`,
 		"go_goroutines ",
+		"process_cpu_seconds_total ",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)
@@ -57,28 +50,6 @@ func TestInstrument(t *testing.T) {
 	if t.Failed() {
 		t.Log(body)
 	}
-}
-
-// TestInFlight: a request being answered shows in the gauge.
-func TestInFlight(t *testing.T) {
-	m := New(nil)
-	inside := make(chan struct{})
-	release := make(chan struct{})
-	ih := m.Instrument("queue", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		close(inside)
-		<-release
-	}))
-	done := make(chan struct{})
-	go func() {
-		ih.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
-		close(done)
-	}()
-	<-inside
-	if _, body := get(t, m.Handler(), "/metrics"); !strings.Contains(body, `cerulean_requests_in_flight{service="queue"} 1`) {
-		t.Error("in-flight request not counted")
-	}
-	close(release)
-	<-done
 }
 
 // TestHealth: liveness always; readiness follows the store and shutdown.
@@ -114,16 +85,14 @@ func TestHealth(t *testing.T) {
 	}
 }
 
-// BenchmarkInstrument is what metrics add to a request.
-func BenchmarkInstrument(b *testing.B) {
+// BenchmarkObserve is what metrics add to a request.
+func BenchmarkObserve(b *testing.B) {
 	m := New(nil)
-	h := m.Instrument("blob", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(201) }))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		r := httptest.NewRequest(http.MethodPut, "/", nil)
-		w := httptest.NewRecorder()
 		for pb.Next() {
-			h.ServeHTTP(w, r)
+			m.Begin("blob")
+			m.End("blob", "putBlob", 201, time.Millisecond)
 		}
 	})
 }

@@ -45,6 +45,9 @@ type Request struct {
 	// request without an Authorization header whose query carries sig;
 	// nil otherwise. Services verify it after routing with AuthorizeSAS.
 	SAS *auth.SAS
+	// Op is the operation the service routed the request to (its name,
+	// e.g. "putBlob"), for metrics; "" until routed.
+	Op string
 
 	kind     auth.Service
 	accounts auth.Lookup
@@ -75,9 +78,18 @@ type Config struct {
 	Clock    clock.Clock
 	Accounts auth.Lookup
 	Logger   *slog.Logger
-	// Instrument, if set, wraps each service's handler (metrics): it sees
-	// every request a listener answers, not a batch's sub-requests.
-	Instrument func(service string, h http.Handler) http.Handler
+	// Observer, if set, sees every request a listener answers (metrics).
+	Observer Observer
+}
+
+// Observer sees every request a listener answers, not a batch's
+// sub-requests: Begin once its headers are read, End once its handler
+// has returned, with the operation it was routed to ("" when it failed
+// before routing: authentication, version), the status sent and the time
+// taken.
+type Observer interface {
+	Begin(service string)
+	End(service, op string, code int, d time.Duration)
 }
 
 // Server runs the listeners of all services.
@@ -107,12 +119,8 @@ func (s *Server) Listen(svc Service) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	handler := s.Wrap(svc)
-	if s.cfg.Instrument != nil {
-		handler = s.cfg.Instrument(svc.Name, handler)
-	}
 	hs := &http.Server{
-		Handler:           handler,
+		Handler:           s.Wrap(svc),
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
@@ -176,6 +184,20 @@ const oldestVersion = "2009-09-19"
 func (s *Server) Wrap(svc Service) http.Handler {
 	var handler http.HandlerFunc
 	handler = func(w http.ResponseWriter, hr *http.Request) {
+		var r *Request
+		if obs := s.cfg.Observer; obs != nil && hr.Context().Value(batchVersionKey{}) == nil {
+			start := time.Now()
+			sw := &statusWriter{ResponseWriter: w}
+			w = sw
+			obs.Begin(svc.Name)
+			defer func() {
+				op := ""
+				if r != nil {
+					op = r.Op
+				}
+				obs.End(svc.Name, op, sw.status(), time.Since(start))
+			}()
+		}
 		restoreMetadataNames(hr)
 		now := s.cfg.Clock.Now()
 		id := newRequestID()
@@ -203,7 +225,7 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			// Azure Storage services].
 			h.Set("x-ms-version", oldestVersion)
 		}
-		r := &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler}
+		r = &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler}
 		fail := func(e *azerr.Error) {
 			drainBody(w, hr)
 			if svc.JSONErrors {

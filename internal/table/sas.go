@@ -12,6 +12,7 @@ import (
 // as records the routed operation's name (the key of sasRules).
 func (r *req) as(name string, o op) (op, error) {
 	r.opName = name
+	r.Op = name
 	return o, nil
 }
 
