@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -87,4 +89,68 @@ func TestObserver(t *testing.T) {
 			t.Errorf("request %d: observed %+v, want %+v", i, obs.ended[i], w)
 		}
 	}
+}
+
+// TestRequestLog: at debug level every request is one log line with its
+// operation, status and error code; a SAS signature never reaches the
+// log.
+func TestRequestLog(t *testing.T) {
+	var buf syncBuffer
+	s := New(Config{
+		Clock:    clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)),
+		Accounts: testAccounts,
+		Logger:   slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	h := s.Wrap(Service{Name: "blob", Kind: auth.Blob, Handler: handlerFunc(func(w http.ResponseWriter, r *Request) error {
+		r.Op = "getBlob"
+		return azerr.New(azerr.BlobNotFound)
+	})})
+	do(h, http.MethodGet, "/devstoreaccount1/c/b?timeout=30", nil)
+	// A SAS request (this one refused before routing).
+	do(h, http.MethodGet, "/devstoreaccount1/c/b?sv=2021-12-02&sr=b&sp=r&sig=c2VjcmV0c2lnbmF0dXJl", nil)
+	out := buf.String()
+	if n := strings.Count(out, "msg=request "); n != 2 {
+		t.Errorf("%d request lines:\n%s", n, out)
+	}
+	for _, want := range []string{"service=blob", "method=GET", "url=\"/devstoreaccount1/c/b?timeout=30\"", "operation=getBlob", "status=404", "error=BlobNotFound",
+		"request_id=", "status=403", "sig=REDACTED"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "c2VjcmV0c2lnbmF0dXJl") {
+		t.Errorf("SAS signature logged:\n%s", out)
+	}
+
+	// Not at info level.
+	buf.Reset()
+	s = New(Config{Accounts: testAccounts, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	h = s.Wrap(Service{Name: "blob", Kind: auth.Blob, Handler: handlerFunc(func(w http.ResponseWriter, r *Request) error { return nil })})
+	do(h, http.MethodGet, "/devstoreaccount1/c/b", nil)
+	if buf.String() != "" {
+		t.Errorf("logged at info level: %s", buf.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
 }

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -185,17 +186,31 @@ func (s *Server) Wrap(svc Service) http.Handler {
 	var handler http.HandlerFunc
 	handler = func(w http.ResponseWriter, hr *http.Request) {
 		var r *Request
-		if obs := s.cfg.Observer; obs != nil && hr.Context().Value(batchVersionKey{}) == nil {
+		obs := s.cfg.Observer
+		debug := s.cfg.Logger.Enabled(hr.Context(), slog.LevelDebug)
+		if sub := hr.Context().Value(batchVersionKey{}) != nil; (obs != nil || debug) && !sub {
 			start := time.Now()
 			sw := &statusWriter{ResponseWriter: w}
 			w = sw
-			obs.Begin(svc.Name)
+			if obs != nil {
+				obs.Begin(svc.Name)
+			}
 			defer func() {
 				op := ""
 				if r != nil {
 					op = r.Op
 				}
-				obs.End(svc.Name, op, sw.status(), time.Since(start))
+				d := time.Since(start)
+				if obs != nil {
+					obs.End(svc.Name, op, sw.status(), d)
+				}
+				if debug {
+					// One line per request at --log-level debug, as a
+					// client's trace would show it (SAS signature hidden).
+					s.cfg.Logger.Debug("request", "service", svc.Name, "method", hr.Method, "url", redactSAS(hr.URL),
+						"operation", op, "status", sw.status(), "error", sw.Header().Get("x-ms-error-code"),
+						"request_id", sw.Header().Get("x-ms-request-id"), "duration", d)
+				}
 			}()
 		}
 		restoreMetadataNames(hr)
@@ -292,7 +307,10 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		}
 		if err := svc.Handler.ServeAzure(w, r); err != nil {
 			e := ToAzure(hr.Context(), s.cfg.Logger, err)
-			s.cfg.Logger.Debug("request failed", "service", svc.Name, "method", hr.Method, "url", hr.URL.String(), "status", e.Status, "code", e.Code)
+			if hr.Context().Value(batchVersionKey{}) != nil {
+				// Requests are logged whole above; a batch's parts here.
+				s.cfg.Logger.Debug("batch sub-request failed", "service", svc.Name, "method", hr.Method, "url", redactSAS(hr.URL), "status", e.Status, "code", e.Code)
+			}
 			fail(e)
 			return
 		}
@@ -331,6 +349,19 @@ func (s *Server) accountInHost(hr *http.Request, account string) (*http.Request,
 	}
 	out.URL, out.RequestURI = &u, ""
 	return out, true
+}
+
+// redactSAS is u's path and query with a SAS signature hidden.
+func redactSAS(u *url.URL) string {
+	if u.RawQuery == "" {
+		return u.EscapedPath()
+	}
+	q := u.Query()
+	if q.Has("sig") {
+		q.Set("sig", "REDACTED")
+		return u.EscapedPath() + "?" + q.Encode()
+	}
+	return u.EscapedPath() + "?" + u.RawQuery
 }
 
 func newRequestID() string {
