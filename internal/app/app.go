@@ -259,7 +259,11 @@ func (a *App) startSMB() error {
 	if err != nil {
 		return fmt.Errorf("smb listener: %w", err)
 	}
-	a.smb = smb.New(smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat})
+	cfg := smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat}
+	if a.metrics != nil {
+		cfg.Observer = a.metrics
+	}
+	a.smb = smb.New(cfg)
 	a.SMBAddr = ln.Addr().String()
 	a.smbDone = make(chan error, 1)
 	go func() {

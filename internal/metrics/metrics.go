@@ -7,7 +7,9 @@
 //	GET /metrics  Prometheus text format: cerulean_requests_total and
 //	              cerulean_request_duration_seconds by service,
 //	              operation and status code, cerulean_requests_in_flight,
-//	              Go runtime and process
+//	              cerulean_smb_requests_total and
+//	              cerulean_smb_request_duration_seconds by command and
+//	              NTSTATUS, Go runtime and process
 //	GET /healthz  200 while the process serves (liveness)
 //	GET /readyz   200 when the store answers a read within 2 s, 503 with
 //	              the reason otherwise, and 503 once shutdown has begun
@@ -38,12 +40,15 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inflight *prometheus.GaugeVec
+	smbReqs  *prometheus.CounterVec
+	smbDur   *prometheus.HistogramVec
 	ready    func(context.Context) error
 	draining atomic.Bool
 	// series caches the children of requests and duration per label
 	// set: WithLabelValues hashes its labels on every call.
 	series sync.Map // seriesKey -> *series
 	gauges sync.Map // service -> prometheus.Gauge
+	smb    sync.Map // [2]string{command, status} -> *series
 }
 
 type seriesKey struct {
@@ -73,9 +78,18 @@ func New(ready func(context.Context) error) *Metrics {
 			Name: "cerulean_requests_in_flight",
 			Help: "Requests being answered, by service.",
 		}, []string{"service"}),
+		smbReqs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cerulean_smb_requests_total",
+			Help: "SMB2 requests answered, by command and NTSTATUS of the reply (STATUS_PENDING for an asynchronous operation's interim reply).",
+		}, []string{"command", "status"}),
+		smbDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "cerulean_smb_request_duration_seconds",
+			Help:    "Time to answer an SMB2 request, by command and NTSTATUS.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"command", "status"}),
 		ready: ready,
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.inflight,
+	m.reg.MustRegister(m.requests, m.duration, m.inflight, m.smbReqs, m.smbDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -108,6 +122,22 @@ func (m *Metrics) End(service, op string, code int, d time.Duration) {
 		op = "unknown"
 	}
 	s := m.seriesFor(service, op, code)
+	s.count.Inc()
+	s.dur.Observe(d.Seconds())
+}
+
+// SMB implements smb.Observer: an SMB2 request with command was answered
+// with status after d.
+func (m *Metrics) SMB(command, status string, d time.Duration) {
+	k := [2]string{command, status}
+	v, ok := m.smb.Load(k)
+	if !ok {
+		v, _ = m.smb.LoadOrStore(k, &series{
+			count: m.smbReqs.WithLabelValues(command, status),
+			dur:   m.smbDur.WithLabelValues(command, status),
+		})
+	}
+	s := v.(*series)
 	s.count.Inc()
 	s.dur.Observe(d.Seconds())
 }

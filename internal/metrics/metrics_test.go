@@ -30,6 +30,9 @@ func TestObserver(t *testing.T) {
 	m.Begin("queue")
 	m.End("queue", "", 403, time.Millisecond)
 	m.Begin("table") // still in flight
+	m.SMB("CREATE", "STATUS_SUCCESS", time.Millisecond)
+	m.SMB("CREATE", "STATUS_SUCCESS", time.Millisecond)
+	m.SMB("CREATE", "STATUS_SHARING_VIOLATION", time.Millisecond)
 
 	_, body := get(t, m.Handler(), "/metrics")
 	for _, want := range []string{
@@ -40,6 +43,9 @@ func TestObserver(t *testing.T) {
 		`cerulean_request_duration_seconds_bucket{code="201",operation="putBlob",service="blob",le="0.0025"} 3`,
 		`cerulean_requests_in_flight{service="blob"} 0`,
 		`cerulean_requests_in_flight{service="table"} 1`,
+		`cerulean_smb_requests_total{command="CREATE",status="STATUS_SUCCESS"} 2`,
+		`cerulean_smb_requests_total{command="CREATE",status="STATUS_SHARING_VIOLATION"} 1`,
+		`cerulean_smb_request_duration_seconds_count{command="CREATE",status="STATUS_SUCCESS"} 2`,
 		"go_goroutines ",
 		"process_cpu_seconds_total ",
 	} {

@@ -376,11 +376,16 @@ func (c *conn) handlePDU(pdu []byte, i int, chain *chainState) (*request, *reply
 		// Only related operations inherit a FileId (smb2.compound.invalid3).
 		chain.fileID, chain.createErr = nil, nil
 	}
+	start := time.Now()
 	body, err := c.dispatch(r, i)
 	if de := (errDrop{}); errors.As(err, &de) {
 		return nil, nil, err
 	}
-	return r, c.buildReply(r, body, err), nil
+	rep := c.buildReply(r, body, err)
+	if obs := c.srv.cfg.Observer; obs != nil {
+		obs.SMB(hdr.Command.String(), rep.hdr.Status.String(), time.Since(start))
+	}
+	return r, rep, nil
 }
 
 // commandInfo says what a command needs before its handler runs.

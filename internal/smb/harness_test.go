@@ -13,7 +13,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"github.com/cerulean-storage/cerulean/internal/testenv"
 	"io"
 	"log/slog"
 	"net"
@@ -24,6 +23,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
+
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 
 	ntlmssp "github.com/Azure/go-ntlmssp"
 	"golang.org/x/crypto/md4"
@@ -68,6 +69,13 @@ func (e *testEnv) with(t testing.TB) *testEnv {
 
 func newTestEnv(t testing.TB) *testEnv {
 	t.Helper()
+	return newTestEnvWith(t, nil)
+}
+
+// newTestEnvWith is newTestEnv with the server's Config adjusted by
+// adjust (if not nil) before the server starts.
+func newTestEnvWith(t testing.TB, adjust func(*Config)) *testEnv {
+	t.Helper()
 	// The SMB session is signed with real time: the fake clock is not used.
 	store, chunks, _ := testenv.Stores(t)
 	svc := file.New(store, chunks, clock.Real{}, slog.New(slog.DiscardHandler))
@@ -75,12 +83,16 @@ func newTestEnv(t testing.TB) *testEnv {
 	e.rest(http.MethodPut, "/"+testShare+"?restype=share", "", http.StatusCreated)
 	k1, _ := base64.StdEncoding.DecodeString(testKey1)
 	k2, _ := base64.StdEncoding.DecodeString(testKey2)
-	e.srv = New(Config{
+	cfg := Config{
 		Files:    svc,
 		Accounts: []auth.Account{{Name: testAcct, Keys: [][]byte{k1, k2}}},
 		Logger:   slog.New(slog.DiscardHandler),
 		Owner:    "smb-test",
-	})
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	e.srv = New(cfg)
 	e.srv.onPanic = func(p any) {
 		e.panics.mu.Lock()
 		e.panics.panics = append(e.panics.panics, p)

@@ -68,6 +68,17 @@ type Config struct {
 	// ServerName is the NetBIOS name in the NTLM challenge (default
 	// "CERULEAN").
 	ServerName string
+	// Observer, if set, sees every request answered (metrics).
+	Observer Observer
+}
+
+// Observer sees each SMB2 request once it is answered: its command, the
+// NTSTATUS of the reply (an asynchronous operation's interim
+// STATUS_PENDING; its final reply is not observed) and the time taken.
+// Requests that end the connection (malformed, outside the credit
+// window) are not observed.
+type Observer interface {
+	SMB(command, status string, d time.Duration)
 }
 
 // Server is an SMB2/3 server. It is safe for concurrent use.

@@ -3,7 +3,10 @@ package smb
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
@@ -500,5 +503,45 @@ func (c *rawClient) list(t *testing.T, dir smb2.FileID, pattern string) []string
 		for _, e := range es {
 			names = append(names, e.Name)
 		}
+	}
+}
+
+type smbSeen struct{ command, status string }
+
+type smbObserver struct {
+	mu   sync.Mutex
+	seen []smbSeen
+}
+
+func (o *smbObserver) SMB(command, status string, d time.Duration) {
+	o.mu.Lock()
+	o.seen = append(o.seen, smbSeen{command, status})
+	o.mu.Unlock()
+}
+
+// TestObserver: each request answered is observed once with its command
+// and the reply's NTSTATUS.
+func TestObserver(t *testing.T) {
+	obs := &smbObserver{}
+	e := newTestEnvWith(t, func(c *Config) { c.Observer = obs })
+	c := e.dial()
+	c.negotiate(smb2.Dialect311)
+	if st := c.login(testAcct, testKey1, 1); st != smb2.StatusSuccess {
+		t.Fatalf("login: %v", st)
+	}
+	c.sign = true
+	status(t, c.treeConnect(testShare), smb2.StatusSuccess)
+	status(t, c.treeConnect("nosuchshare"), smb2.StatusBadNetworkName)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	want := []smbSeen{
+		{"NEGOTIATE", "STATUS_SUCCESS"},
+		{"SESSION_SETUP", "STATUS_MORE_PROCESSING_REQUIRED"},
+		{"SESSION_SETUP", "STATUS_SUCCESS"},
+		{"TREE_CONNECT", "STATUS_SUCCESS"},
+		{"TREE_CONNECT", "STATUS_BAD_NETWORK_NAME"},
+	}
+	if !slices.Equal(obs.seen, want) {
+		t.Fatalf("observed %v, want %v", obs.seen, want)
 	}
 }
