@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -71,6 +72,9 @@ type Config struct {
 	// MetricsPort serves Prometheus metrics and the /healthz and /readyz
 	// endpoints (-1 disables it, 0 picks a free port).
 	MetricsPort int
+	// TLS, if set, serves the Blob, Queue, Table and File endpoints over
+	// HTTPS (the metrics port and SMB are unchanged).
+	TLS *tls.Config
 }
 
 // App is a running server.
@@ -172,7 +176,7 @@ func Start(cfg Config) (*App, error) {
 		return a, ok
 	}
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{})}
-	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger}
+	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS}
 	if cfg.MetricsPort >= 0 {
 		a.metrics = metrics.New(a.storeReady)
 		scfg.Observer = a.metrics
@@ -202,7 +206,7 @@ func Start(cfg Config) (*App, error) {
 			store.Close()
 			return nil, fmt.Errorf("%s listener: %w", svc.desc.Name, err)
 		}
-		*svc.url = "http://" + addr + "/" + cfg.Accounts[0].Name
+		*svc.url = cfg.scheme() + "://" + addr + "/" + cfg.Accounts[0].Name
 	}
 	a.linkCopyPeers()
 	if a.metrics != nil {
@@ -322,7 +326,8 @@ func (a *App) Endpoints() map[string]string {
 // ConnectionString returns a connection string for the first account.
 func (a *App) ConnectionString(key string) string {
 	acct := a.cfg.Accounts[0].Name
-	parts := []string{"DefaultEndpointsProtocol=http", "AccountName=" + acct, "AccountKey=" + key}
+	scheme := a.cfg.scheme()
+	parts := []string{"DefaultEndpointsProtocol=" + scheme, "AccountName=" + acct, "AccountKey=" + key}
 	eps := a.Endpoints()
 	names := make([]string, 0, len(eps))
 	for n := range eps {
@@ -330,7 +335,7 @@ func (a *App) ConnectionString(key string) string {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		parts = append(parts, strings.ToUpper(n[:1])+n[1:]+"Endpoint=http://"+eps[n]+"/"+acct)
+		parts = append(parts, strings.ToUpper(n[:1])+n[1:]+"Endpoint="+scheme+"://"+eps[n]+"/"+acct)
 	}
 	return strings.Join(parts, ";") + ";"
 }
@@ -364,6 +369,18 @@ func (a *App) Close(ctx context.Context) error {
 		err = cerr
 	}
 	return err
+}
+
+// Scheme is the services' URL scheme: "https" with Config.TLS, else
+// "http".
+func (a *App) Scheme() string { return a.cfg.scheme() }
+
+// scheme is "https" when the services serve TLS, else "http".
+func (c Config) scheme() string {
+	if c.TLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // AccountName is the first configured account (the dev account by default).

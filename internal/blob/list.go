@@ -30,7 +30,7 @@ func parseMaxResults(r *req) (int, error) {
 
 func (r *req) endpoint() string {
 	scheme := "http"
-	if r.TLS != nil {
+	if r.HTTPS {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host + "/" + r.Account + "/"

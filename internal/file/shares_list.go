@@ -57,7 +57,7 @@ type listSharesXML struct {
 // addressed it.
 func serviceEndpoint(r *req) string {
 	scheme := "http"
-	if r.TLS != nil {
+	if r.HTTPS {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host + "/" + r.Account + "/"

@@ -346,7 +346,7 @@ func (s *Service) listQueues(w http.ResponseWriter, r *req) error {
 
 func endpoint(r *req) string {
 	scheme := "http"
-	if r.TLS != nil {
+	if r.HTTPS {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host + "/" + r.Account + "/"

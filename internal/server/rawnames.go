@@ -3,6 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -52,7 +55,24 @@ func (c *tapConn) Read(b []byte) (int, error) {
 		c.p.feed(b[:n])
 		c.mu.Unlock()
 	}
+	var re tls.RecordHeaderError
+	if err != nil && errors.As(err, &re) && re.Conn != nil && looksLikeHTTP(re.RecordHeader) {
+		// Plain HTTP sent to an HTTPS port: say so, as net/http does
+		// when it runs the TLS handshake itself.
+		_, _ = io.WriteString(re.Conn, "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")
+		re.Conn.Close()
+	}
 	return n, err
+}
+
+// looksLikeHTTP reports whether the first bytes of a would-be TLS record
+// are the start of an HTTP/1 request line.
+func looksLikeHTTP(hdr [5]byte) bool {
+	switch string(hdr[:]) {
+	case "GET /", "HEAD ", "POST ", "PUT /", "OPTIO", "DELET", "PATCH", "MERGE":
+		return true
+	}
+	return false
 }
 
 // take returns the metadata names, as sent, of the oldest recorded request
@@ -81,6 +101,16 @@ func tapContext(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, tapKey{}, tc)
 	}
 	return ctx
+}
+
+// overTLS reports whether r came on a tapped TLS connection.
+func overTLS(r *http.Request) bool {
+	tc, ok := r.Context().Value(tapKey{}).(*tapConn)
+	if !ok {
+		return false
+	}
+	_, ok = tc.Conn.(*tls.Conn)
+	return ok
 }
 
 // restoreMetadataNames renames the canonical x-ms-meta-* keys of r's

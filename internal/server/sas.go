@@ -115,7 +115,7 @@ func (r *Request) verifyToken(tok *auth.SAS, q url.Values, svc auth.Service, tar
 		Path:      target.Path,
 		Snapshot:  q.Get("snapshot"),
 		VersionID: q.Get("versionid"),
-		HTTPS:     r.TLS != nil,
+		HTTPS:     r.HTTPS,
 		Now:       r.Now,
 	}
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {

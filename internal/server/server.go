@@ -7,6 +7,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -49,6 +50,9 @@ type Request struct {
 	// Op is the operation the service routed the request to (its name,
 	// e.g. "putBlob"), for metrics; "" until routed.
 	Op string
+	// HTTPS is true for a request that came over TLS. (net/http leaves
+	// Request.TLS nil: the TLS layer sits under the metadata-name tap.)
+	HTTPS bool
 
 	kind     auth.Service
 	accounts auth.Lookup
@@ -81,6 +85,8 @@ type Config struct {
 	Logger   *slog.Logger
 	// Observer, if set, sees every request a listener answers (metrics).
 	Observer Observer
+	// TLS, if set, makes every service listener HTTPS (HTTP/1.1 only).
+	TLS *tls.Config
 }
 
 // Observer sees every request a listener answers, not a batch's
@@ -120,6 +126,12 @@ func (s *Server) Listen(svc Service) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	var l net.Listener = ln
+	if s.cfg.TLS != nil {
+		cfg := s.cfg.TLS.Clone()
+		cfg.NextProtos = []string{"http/1.1"}
+		l = tls.NewListener(ln, cfg)
+	}
 	hs := &http.Server{
 		Handler:           s.Wrap(svc),
 		ReadHeaderTimeout: 30 * time.Second,
@@ -132,7 +144,7 @@ func (s *Server) Listen(svc Service) (string, error) {
 	s.bound[svc.Name] = ln.Addr().String()
 	s.mu.Unlock()
 	go func() {
-		if err := hs.Serve(tapListener{ln}); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := hs.Serve(tapListener{l}); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.serveErr <- err
 		}
 	}()
@@ -240,7 +252,7 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			// Azure Storage services].
 			h.Set("x-ms-version", oldestVersion)
 		}
-		r = &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler}
+		r = &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler, HTTPS: hr.TLS != nil || overTLS(hr)}
 		fail := func(e *azerr.Error) {
 			drainBody(w, hr)
 			if svc.JSONErrors {

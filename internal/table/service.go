@@ -331,7 +331,7 @@ func unquote(s string) (val, rest string, ok bool) {
 // and odata.metadata.
 func baseURL(r *req) string {
 	scheme := "http"
-	if r.TLS != nil {
+	if r.HTTPS {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host + "/" + r.Account
