@@ -87,6 +87,7 @@ func serve(args []string, stderr io.Writer) error {
 	metricsPort := fs.Int("metrics-port", envInt("metrics-port", 0), "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz), 0 to disable (env CERULEAN_METRICS_PORT)")
 	tlsCert := fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
 	tlsKey := fs.String("tls-key", env("tls-key", ""), "PEM private key file of --tls-cert (env CERULEAN_TLS_KEY)")
+	oauth := fs.String("oauth", env("oauth", ""), "basic: accept Entra ID bearer tokens without verifying their signature (development only; needs --tls-cert) (env CERULEAN_OAUTH)")
 	data := fs.String("data", env("data", "./cerulean-data"), "embedded data directory (env CERULEAN_DATA)")
 	logLevel := fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (env CERULEAN_LOG_LEVEL)")
 	pg := fs.String("postgres", env("postgres", ""), "PostgreSQL DSN (postgres://...): use PostgreSQL instead of the embedded store; several processes may share one database (env CERULEAN_POSTGRES)")
@@ -121,6 +122,17 @@ func serve(args []string, stderr io.Writer) error {
 			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
 		}
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	}
+	switch *oauth {
+	case "":
+	case "basic":
+		if cfg.TLS == nil {
+			return errors.New("--oauth basic needs --tls-cert and --tls-key: clients send bearer tokens over HTTPS only")
+		}
+		cfg.OAuth = true
+		log.Warn("OAuth basic mode: any well-formed Entra ID token for Azure Storage gets full access; signatures are not verified")
+	default:
+		return fmt.Errorf("--oauth %q: want basic (or nothing)", *oauth)
 	}
 	key := app.DevKey
 	if *accounts != "" {

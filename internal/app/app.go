@@ -75,6 +75,9 @@ type Config struct {
 	// TLS, if set, serves the Blob, Queue, Table and File endpoints over
 	// HTTPS (the metrics port and SMB are unchanged).
 	TLS *tls.Config
+	// OAuth accepts Entra ID bearer tokens without verifying their
+	// signature (auth.VerifyBearer), over HTTPS only.
+	OAuth bool
 }
 
 // App is a running server.
@@ -176,7 +179,7 @@ func Start(cfg Config) (*App, error) {
 		return a, ok
 	}
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{})}
-	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS}
+	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth}
 	if cfg.MetricsPort >= 0 {
 		a.metrics = metrics.New(a.storeReady)
 		scfg.Observer = a.metrics

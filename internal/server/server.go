@@ -87,6 +87,10 @@ type Config struct {
 	Observer Observer
 	// TLS, if set, makes every service listener HTTPS (HTTP/1.1 only).
 	TLS *tls.Config
+	// OAuth accepts Entra ID bearer tokens in the emulator's basic mode
+	// (see auth.VerifyBearer); off, a bearer token is an unsupported
+	// authentication scheme.
+	OAuth bool
 }
 
 // Observer sees every request a listener answers, not a batch's
@@ -274,7 +278,15 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		if hr, ok := s.accountInHost(hr, r.Account); ok {
 			r.Request, r.Account = hr, auth.AccountFromPath(hr.URL.EscapedPath())
 		}
-		if hr.Method != http.MethodOptions {
+		if tok, bearer := bearerToken(hr); bearer && s.cfg.OAuth && hr.Method != http.MethodOptions {
+			// Entra ID in the emulator's basic mode (auth.VerifyBearer):
+			// a valid token authenticates for the account of the URL.
+			if err := auth.VerifyBearer(tok, r.Account, svc.Kind, r.HTTPS, now); err != nil {
+				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
+				return
+			}
+			r.Authenticated = true
+		} else if hr.Method != http.MethodOptions {
 			acct, ok, err := auth.Authenticate(r.Request, svc.Kind, s.cfg.Accounts, now)
 			if err != nil {
 				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
@@ -361,6 +373,20 @@ func (s *Server) accountInHost(hr *http.Request, account string) (*http.Request,
 	}
 	out.URL, out.RequestURI = &u, ""
 	return out, true
+}
+
+// bearerToken returns the token of a request's single
+// "Authorization: Bearer <token>" header.
+func bearerToken(r *http.Request) (string, bool) {
+	vals := r.Header.Values("Authorization")
+	if len(vals) != 1 {
+		return "", false
+	}
+	scheme, tok, ok := strings.Cut(vals[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
 }
 
 // redactSAS is u's path and query with a SAS signature hidden.

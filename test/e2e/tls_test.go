@@ -13,6 +13,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"io"
 	"math/big"
 	"net"
@@ -60,19 +63,7 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 }
 
 func TestHTTPS(t *testing.T) {
-	cert, pool := selfSigned(t)
-	cfg := backendConfig(t)
-	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort, cfg.SMBPort, cfg.MetricsPort = 0, 0, 0, 0, -1, -1
-	cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-	a, err := app.Start(cfg)
-	must(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := a.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
+	a, opts := startTLS(t, false)
 	for _, u := range []string{a.BlobURL, a.QueueURL, a.TableURL, a.FileURL} {
 		if !strings.HasPrefix(u, "https://127.0.0.1:") {
 			t.Fatalf("endpoint %s", u)
@@ -82,8 +73,6 @@ func TestHTTPS(t *testing.T) {
 		t.Fatalf("connection string %s", cs)
 	}
 	ctx := context.Background()
-	hc := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	opts := azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}
 
 	// Blob: metadata names keep their case (the tap reads the request
 	// under TLS), and listings name the https endpoint.
@@ -171,4 +160,104 @@ func TestSASHTTPSOnlyOverHTTP(t *testing.T) {
 	must(t, err)
 	_, err = sb.DownloadStream(e.ctx, nil)
 	wantCode(t, err, http.StatusForbidden, bloberror.AuthorizationProtocolMismatch)
+}
+
+// fakeToken is a TokenCredential handing out unsigned Entra ID-shaped
+// tokens (the server's basic OAuth mode does not verify signatures).
+type fakeToken struct {
+	t   *testing.T
+	exp time.Time
+	aud string
+}
+
+func (f fakeToken) GetToken(ctx context.Context, o policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	enc := base64.RawURLEncoding.EncodeToString
+	hdr, _ := json.Marshal(map[string]string{"typ": "JWT", "alg": "RS256"})
+	body, _ := json.Marshal(map[string]any{
+		"aud": f.aud, "iss": "https://sts.windows.net/72f988bf-86f1-41af-91ab-2d7cd011db47/",
+		"tid": "72f988bf-86f1-41af-91ab-2d7cd011db47", "nbf": time.Now().Add(-time.Hour).Unix(), "exp": f.exp.Unix(),
+		"oid": "00000000-0000-0000-0000-000000000001",
+	})
+	return azcore.AccessToken{Token: enc(hdr) + "." + enc(body) + "." + enc([]byte("sig")), ExpiresOn: time.Now().Add(time.Hour)}, nil
+}
+
+// startTLS runs a server with HTTPS on every service (OAuth basic mode
+// when oauth) and returns it with client options trusting its
+// certificate.
+func startTLS(t *testing.T, oauth bool) (*app.App, azcore.ClientOptions) {
+	t.Helper()
+	cert, pool := selfSigned(t)
+	cfg := backendConfig(t)
+	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort, cfg.SMBPort, cfg.MetricsPort = 0, 0, 0, 0, -1, -1
+	cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	cfg.OAuth = oauth
+	a, err := app.Start(cfg)
+	must(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	hc := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	return a, azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}
+}
+
+// TestOAuthBasic: with --oauth basic, every service's SDK client built
+// on a TokenCredential works; an expired token is 401
+// InvalidAuthenticationInfo with Azure's challenge; without the mode a
+// bearer token is refused.
+func TestOAuthBasic(t *testing.T) {
+	a, opts := startTLS(t, true)
+	ctx := context.Background()
+	cred := fakeToken{t: t, exp: time.Now().Add(time.Hour), aud: "https://storage.azure.com"}
+
+	bc, err := azblob.NewClient(a.BlobURL, cred, &azblob.ClientOptions{ClientOptions: opts})
+	must(t, err)
+	_, err = bc.CreateContainer(ctx, "oauth", nil)
+	must(t, err)
+	_, err = bc.UploadBuffer(ctx, "oauth", "b", []byte("token"), nil)
+	must(t, err)
+	qc, err := azqueue.NewServiceClient(a.QueueURL, cred, &azqueue.ClientOptions{ClientOptions: opts})
+	must(t, err)
+	_, err = qc.CreateQueue(ctx, "oauth", nil)
+	must(t, err)
+	tc, err := aztables.NewServiceClient(a.TableURL, cred, &aztables.ClientOptions{ClientOptions: opts})
+	must(t, err)
+	_, err = tc.CreateTable(ctx, "oauth", nil)
+	must(t, err)
+	fc, err := service.NewClient(a.FileURL, cred, &service.ClientOptions{ClientOptions: opts, FileRequestIntent: to.Ptr(service.ShareTokenIntentBackup)})
+	must(t, err)
+	_, err = fc.CreateShare(ctx, "oauth", nil)
+	must(t, err)
+
+	expired, err := azblob.NewClient(a.BlobURL, fakeToken{t: t, exp: time.Now().Add(-time.Hour), aud: "https://storage.azure.com"}, &azblob.ClientOptions{ClientOptions: opts})
+	must(t, err)
+	_, err = expired.UploadBuffer(ctx, "oauth", "c", []byte("x"), nil)
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusUnauthorized || re.ErrorCode != "InvalidAuthenticationInfo" {
+		t.Fatalf("expired token: %v", err)
+	}
+	if !strings.Contains(re.RawResponse.Header.Get("WWW-Authenticate"), "resource_id=https://storage.azure.com") {
+		t.Fatalf("WWW-Authenticate %q", re.RawResponse.Header.Get("WWW-Authenticate"))
+	}
+	if _, err := bc.ServiceClient().NewContainerClient("oauth").NewBlobClient("c").GetProperties(ctx, nil); err == nil {
+		t.Fatal("a request with an expired token wrote a blob")
+	}
+	wrongAud, err := azblob.NewClient(a.BlobURL, fakeToken{t: t, exp: time.Now().Add(time.Hour), aud: "https://vault.azure.net"}, &azblob.ClientOptions{ClientOptions: opts})
+	must(t, err)
+	_, err = wrongAud.CreateContainer(ctx, "other", nil)
+	if !errors.As(err, &re) || re.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("token for another audience: %v", err)
+	}
+
+	// Without the mode, a bearer token is an unsupported scheme.
+	b, opts2 := startTLS(t, false)
+	off, err := azblob.NewClient(b.BlobURL, cred, &azblob.ClientOptions{ClientOptions: opts2})
+	must(t, err)
+	_, err = off.CreateContainer(ctx, "oauth", nil)
+	if !errors.As(err, &re) || re.ErrorCode != "InvalidAuthenticationInfo" {
+		t.Fatalf("bearer token without --oauth: %v", err)
+	}
 }
