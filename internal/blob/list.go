@@ -29,11 +29,7 @@ func parseMaxResults(r *req) (int, error) {
 }
 
 func (r *req) endpoint() string {
-	scheme := "http"
-	if r.HTTPS {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/" + r.Account + "/"
+	return r.AccountURL() + "/"
 }
 
 type containerPropsXML struct {

@@ -56,11 +56,7 @@ type listSharesXML struct {
 // serviceEndpoint is the account's File endpoint URL as the client
 // addressed it.
 func serviceEndpoint(r *req) string {
-	scheme := "http"
-	if r.HTTPS {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/" + r.Account + "/"
+	return r.AccountURL() + "/"
 }
 
 // parseSharesInclude reads include= of List Shares: a comma-separated subset

@@ -98,16 +98,13 @@ func New(ready func(context.Context) error) *Metrics {
 // down.
 func (m *Metrics) Drain() { m.draining.Store(true) }
 
-func (m *Metrics) seriesFor(service, op string, code int) *series {
-	k := seriesKey{service, op, code}
-	if s, ok := m.series.Load(k); ok {
+// cached returns the series of key in c, made from labels the first time:
+// WithLabelValues hashes its labels on every call.
+func cached(c *sync.Map, key any, count *prometheus.CounterVec, dur *prometheus.HistogramVec, labels ...string) *series {
+	if s, ok := c.Load(key); ok {
 		return s.(*series)
 	}
-	c := strconv.Itoa(code)
-	s, _ := m.series.LoadOrStore(k, &series{
-		count: m.requests.WithLabelValues(service, op, c),
-		dur:   m.duration.WithLabelValues(service, op, c),
-	})
+	s, _ := c.LoadOrStore(key, &series{count: count.WithLabelValues(labels...), dur: dur.WithLabelValues(labels...)})
 	return s.(*series)
 }
 
@@ -121,7 +118,7 @@ func (m *Metrics) End(service, op string, code int, d time.Duration) {
 	if op == "" {
 		op = "unknown"
 	}
-	s := m.seriesFor(service, op, code)
+	s := cached(&m.series, seriesKey{service, op, code}, m.requests, m.duration, service, op, strconv.Itoa(code))
 	s.count.Inc()
 	s.dur.Observe(d.Seconds())
 }
@@ -129,15 +126,7 @@ func (m *Metrics) End(service, op string, code int, d time.Duration) {
 // SMB implements smb.Observer: an SMB2 request with command was answered
 // with status after d.
 func (m *Metrics) SMB(command, status string, d time.Duration) {
-	k := [2]string{command, status}
-	v, ok := m.smb.Load(k)
-	if !ok {
-		v, _ = m.smb.LoadOrStore(k, &series{
-			count: m.smbReqs.WithLabelValues(command, status),
-			dur:   m.smbDur.WithLabelValues(command, status),
-		})
-	}
-	s := v.(*series)
+	s := cached(&m.smb, [2]string{command, status}, m.smbReqs, m.smbDur, command, status)
 	s.count.Inc()
 	s.dur.Observe(d.Seconds())
 }

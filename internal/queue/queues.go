@@ -345,9 +345,5 @@ func (s *Service) listQueues(w http.ResponseWriter, r *req) error {
 }
 
 func endpoint(r *req) string {
-	scheme := "http"
-	if r.HTTPS {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/" + r.Account + "/"
+	return r.AccountURL() + "/"
 }

@@ -375,6 +375,17 @@ func (s *Server) accountInHost(hr *http.Request, account string) (*http.Request,
 	return out, true
 }
 
+// AccountURL is the account's endpoint URL as the client addressed it,
+// "scheme://host/account" (no trailing slash), for the endpoint
+// attributes of listings and OData metadata.
+func (r *Request) AccountURL() string {
+	scheme := "http"
+	if r.HTTPS {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/" + r.Account
+}
+
 // bearerToken returns the token of a request's single
 // "Authorization: Bearer <token>" header.
 func bearerToken(r *http.Request) (string, bool) {

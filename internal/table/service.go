@@ -330,11 +330,7 @@ func unquote(s string) (val, rest string, ok bool) {
 // baseURL is the account URL as the client addressed it, for odata.id
 // and odata.metadata.
 func baseURL(r *req) string {
-	scheme := "http"
-	if r.HTTPS {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/" + r.Account
+	return r.AccountURL()
 }
 
 func (r *req) format() (format, error) {

@@ -165,7 +165,6 @@ func TestSASHTTPSOnlyOverHTTP(t *testing.T) {
 // fakeToken is a TokenCredential handing out unsigned Entra ID-shaped
 // tokens (the server's basic OAuth mode does not verify signatures).
 type fakeToken struct {
-	t   *testing.T
 	exp time.Time
 	aud string
 }
@@ -211,7 +210,7 @@ func startTLS(t *testing.T, oauth bool) (*app.App, azcore.ClientOptions) {
 func TestOAuthBasic(t *testing.T) {
 	a, opts := startTLS(t, true)
 	ctx := context.Background()
-	cred := fakeToken{t: t, exp: time.Now().Add(time.Hour), aud: "https://storage.azure.com"}
+	cred := fakeToken{exp: time.Now().Add(time.Hour), aud: "https://storage.azure.com"}
 
 	bc, err := azblob.NewClient(a.BlobURL, cred, &azblob.ClientOptions{ClientOptions: opts})
 	must(t, err)
@@ -232,7 +231,7 @@ func TestOAuthBasic(t *testing.T) {
 	_, err = fc.CreateShare(ctx, "oauth", nil)
 	must(t, err)
 
-	expired, err := azblob.NewClient(a.BlobURL, fakeToken{t: t, exp: time.Now().Add(-time.Hour), aud: "https://storage.azure.com"}, &azblob.ClientOptions{ClientOptions: opts})
+	expired, err := azblob.NewClient(a.BlobURL, fakeToken{exp: time.Now().Add(-time.Hour), aud: "https://storage.azure.com"}, &azblob.ClientOptions{ClientOptions: opts})
 	must(t, err)
 	_, err = expired.UploadBuffer(ctx, "oauth", "c", []byte("x"), nil)
 	var re *azcore.ResponseError
@@ -245,7 +244,7 @@ func TestOAuthBasic(t *testing.T) {
 	if _, err := bc.ServiceClient().NewContainerClient("oauth").NewBlobClient("c").GetProperties(ctx, nil); err == nil {
 		t.Fatal("a request with an expired token wrote a blob")
 	}
-	wrongAud, err := azblob.NewClient(a.BlobURL, fakeToken{t: t, exp: time.Now().Add(time.Hour), aud: "https://vault.azure.net"}, &azblob.ClientOptions{ClientOptions: opts})
+	wrongAud, err := azblob.NewClient(a.BlobURL, fakeToken{exp: time.Now().Add(time.Hour), aud: "https://vault.azure.net"}, &azblob.ClientOptions{ClientOptions: opts})
 	must(t, err)
 	_, err = wrongAud.CreateContainer(ctx, "other", nil)
 	if !errors.As(err, &re) || re.StatusCode != http.StatusUnauthorized {
