@@ -250,6 +250,8 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
+		// The chunks stay pinned until the transaction recording them is done.
+		defer st.Release()
 		if err := st.CheckDigests(r.Header); err != nil {
 			return err
 		}

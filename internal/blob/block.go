@@ -36,6 +36,8 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	// The chunks stay pinned until the transaction recording them is done.
+	defer st.Release()
 	if st.Size == 0 { // an empty chunked body
 		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
 	}

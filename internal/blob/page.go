@@ -67,6 +67,8 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		if st, err = s.data.Stage(r.Context(), body, bn, r.Header, false); err != nil {
 			return err
 		}
+		// The chunks stay pinned until the transaction recording them is done.
+		defer st.Release()
 		if err := st.CheckDigests(r.Header); err != nil {
 			return err
 		}
@@ -227,6 +229,8 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	// The chunks stay pinned until the transaction recording them is done.
+	defer st.Release()
 	if st.Size == 0 { // an empty chunked body
 		return azerr.InvalidHeader("Content-Length", "0")
 	}

@@ -18,12 +18,26 @@ const SweepBatch = 1000
 // in order. It must report true for every chunk that any committed record
 // references (including uncommitted blocks). isLive may keep ids.
 //
-// grace must exceed the longest time between a chunk's last Write and the
-// commit of the kv transaction that references it; an upload still being
-// written when its chunk is swept fails at Commit. Sweep never runs inside
-// a request; see RunPeriodically.
+// A chunk still being written, or written but not yet recorded, is not
+// referenced by any record and may be older than grace (a slow upload):
+// use SweepWith, whose remove makes the last decision under the caller's
+// lock, so that such chunks are kept. Sweep never runs inside a request;
+// see RunPeriodically.
 func Sweep(ctx context.Context, s Store, grace time.Duration, now time.Time,
 	isLive func(ctx context.Context, ids []string) ([]bool, error)) (removed int, err error) {
+	return SweepWith(ctx, s, grace, now, isLive, func(ctx context.Context, id string) (bool, error) {
+		return true, s.Remove(ctx, id)
+	})
+}
+
+// SweepWith is Sweep with the removal of each chunk isLive reported dead
+// left to remove, which may still keep it (reporting false): the caller
+// re-checks, under a lock its writers also take, that no request started
+// using the chunk between isLive and the removal. Only the chunks remove
+// reports removed are counted.
+func SweepWith(ctx context.Context, s Store, grace time.Duration, now time.Time,
+	isLive func(ctx context.Context, ids []string) ([]bool, error),
+	remove func(ctx context.Context, id string) (bool, error)) (removed int, err error) {
 	cutoff := now.Add(-grace)
 	var batch []string
 	flush := func() error {
@@ -43,10 +57,13 @@ func Sweep(ctx context.Context, s Store, grace time.Duration, now time.Time,
 			if live[i] {
 				continue
 			}
-			if err := s.Remove(ctx, id); err != nil {
+			done, err := remove(ctx, id)
+			if err != nil {
 				return fmt.Errorf("chunk: sweep: %w", err)
 			}
-			removed++
+			if done {
+				removed++
+			}
 		}
 		return nil
 	}

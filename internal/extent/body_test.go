@@ -105,6 +105,7 @@ func TestDigests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer st.Release()
 			if got := errCode(st.CheckDigests(h)); got != tc.wantErr {
 				t.Fatalf("CheckDigests %q, want %q", got, tc.wantErr)
 			}
@@ -135,6 +136,7 @@ func TestReaderSparse(t *testing.T) {
 		if err := s.store.Update(ctx, func(tx kv.Tx) error { return st.Write(tx) }); err != nil {
 			t.Fatal(err)
 		}
+		st.Release()
 		parts = append(parts, st.Parts...)
 	}
 	// [0,10) embedded, [10,20) hole, [20,120) inline, [120,200) hole,
@@ -185,6 +187,7 @@ func TestSweepOrphans(t *testing.T) {
 	if err := s.store.Update(ctx, func(tx kv.Tx) error { return st.Write(tx) }); err != nil {
 		t.Fatal(err)
 	}
+	st.Release()
 	w, err := s.chunks.Create(ctx) // written, never recorded
 	if err != nil {
 		t.Fatal(err)

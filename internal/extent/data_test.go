@@ -176,6 +176,7 @@ func TestRefcountLifecycle(t *testing.T) {
 			}
 			return AdjustRefs(tx, clk.Now(), nil, st.Parts)
 		})
+		st.Release()
 		if err != nil {
 			t.Fatal(err)
 		}

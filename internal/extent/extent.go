@@ -53,11 +53,12 @@ const (
 type Store struct {
 	store  kv.Store
 	chunks chunk.Store
+	pins   *pinTable // shared by every Store over chunks (pins.go)
 }
 
 // New returns the data-item layer over store and chunks.
 func New(store kv.Store, chunks chunk.Store) *Store {
-	return &Store{store: store, chunks: chunks}
+	return &Store{store: store, chunks: chunks, pins: pinsFor(chunks)}
 }
 
 // Part is one extent of a blob's content: bytes [Off, Off+Len) of the blob
@@ -97,11 +98,16 @@ type Staged struct {
 	Size   int64
 	MD5    []byte // set when MD5 was computed
 	CRC64  []byte // set when x-ms-content-crc64 was sent (8 bytes, little endian)
+
+	pins   *pinTable
+	pinned []string // chunk ids pinned until Release
 }
 
 // Stage reads exactly n bytes from body (n < 0: until EOF) and stores them
 // as data items. Chunks are durable when Stage returns, before any metadata
-// references them. Digests are computed only where needed (MD5 is a large
+// references them, and pinned from their creation until Release (see
+// pins.go), so neither collector nor sweeper removes them however long the
+// upload and the request last. Digests are computed only where needed (MD5 is a large
 // share of a big upload's CPU): MD5 when storeMD5 (Put Blob keeps it as the
 // blob's Content-MD5) or when the client sent Content-MD5, CRC64 when the
 // client sent x-ms-content-crc64; CheckDigests verifies them.
@@ -116,8 +122,13 @@ func (s *Store) StageEmbedded(ctx context.Context, body io.Reader, n int64, h ht
 	return s.stageBody(ctx, body, n, h, true, true)
 }
 
-func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5, embed bool) (*Staged, error) {
-	st := &Staged{inline: map[string][]byte{}}
+func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5, embed bool) (_ *Staged, err error) {
+	st := &Staged{inline: map[string][]byte{}, pins: s.pins}
+	defer func() {
+		if err != nil {
+			st.Release() // the chunks are orphans now
+		}
+	}()
 	var md5h, crch hash.Hash
 	var sinks []io.Writer
 	if storeMD5 || h.Get("Content-MD5") != "" {
@@ -180,10 +191,11 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 		if n >= 0 && n-off < want {
 			want = n - off
 		}
-		w, err := s.chunks.Create(ctx)
+		w, err := s.createPinned(ctx)
 		if err != nil {
 			return nil, err
 		}
+		st.pinned = append(st.pinned, w.ID())
 		got, err := copyChunk(w, hs, io.LimitReader(body, want))
 		if err != nil {
 			_ = w.Abort()

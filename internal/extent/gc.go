@@ -11,13 +11,18 @@ import (
 )
 
 // OrphanGrace is how old an unreferenced chunk file must be before the
-// collector removes it: longer than any upload between writing a chunk and
-// committing the record that references it.
+// sweeper removes it. A chunk of a request still running is pinned (see
+// pins.go) and never removed, however long the upload takes; the grace
+// only delays the removal of the chunks of requests that ended without
+// recording them (a failed precondition, a crash).
 const OrphanGrace = 6 * time.Hour
 
 // Collect removes data items whose reference count dropped to zero more
-// than GCGrace before now. It runs in the background, never inside a
-// request. It returns how many data items it freed.
+// than GCGrace before now. A chunk-backed item a reader has pinned (a
+// download that started before the item was released and is still
+// streaming) is kept and queued again for GCGrace later. It runs in the
+// background, never inside a request. It returns how many data items it
+// freed.
 func (s *Store) Collect(ctx context.Context, now time.Time) (int, error) {
 	freed := 0
 	for {
@@ -39,8 +44,9 @@ func (s *Store) Collect(ctx context.Context, now time.Time) (int, error) {
 			return freed, err
 		}
 		var chunks []string
+		var kept int
 		err = s.store.Update(ctx, func(tx kv.Tx) error {
-			chunks = chunks[:0]
+			chunks, kept = chunks[:0], 0
 			for i, k := range due {
 				if err := tx.Delete(k); err != nil {
 					return err
@@ -54,6 +60,13 @@ func (s *Store) Collect(ctx context.Context, now time.Time) (int, error) {
 				}
 				if binary.BigEndian.Uint32(v) != 0 {
 					continue // referenced again is impossible, but be safe
+				}
+				if !isInline(ids[i]) && s.pins.pinned(ids[i][1:]) {
+					kept++
+					if err := tx.Put(gcKey(now.Add(GCGrace), ids[i]), nil); err != nil {
+						return err
+					}
+					continue
 				}
 				if err := tx.Delete(dataKey(ids[i])); err != nil {
 					return err
@@ -72,17 +85,28 @@ func (s *Store) Collect(ctx context.Context, now time.Time) (int, error) {
 				return freed, err
 			}
 		}
-		freed += len(due)
+		freed += len(due) - kept
 	}
 }
 
 // SweepOrphans removes chunk files older than OrphanGrace at now that no
-// data item record names.
+// data item record names and no request has pinned (an upload still
+// streaming, a staged body not yet recorded, a download).
 func (s *Store) SweepOrphans(ctx context.Context, now time.Time) (int, error) {
-	return chunk.Sweep(ctx, s.chunks, OrphanGrace, now, func(ctx context.Context, ids []string) ([]bool, error) {
+	return chunk.SweepWith(ctx, s.chunks, OrphanGrace, now, func(ctx context.Context, ids []string) ([]bool, error) {
+		// Pins first, the records in a transaction begun after: a writer
+		// releases its pins only once the transaction recording its chunks
+		// has committed, so a chunk found unpinned here is either recorded
+		// in the view below or unknown to every request.
 		live := make([]bool, len(ids))
+		for i, id := range ids {
+			live[i] = s.pins.pinned(id)
+		}
 		err := s.store.View(ctx, func(tx kv.Tx) error {
 			for i, id := range ids {
+				if live[i] {
+					continue
+				}
 				_, err := tx.Get(dataKey("c" + id))
 				if err == nil {
 					live[i] = true
@@ -93,5 +117,5 @@ func (s *Store) SweepOrphans(ctx context.Context, now time.Time) (int, error) {
 			return nil
 		})
 		return live, err
-	})
+	}, s.removeUnpinned)
 }

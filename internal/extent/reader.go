@@ -21,15 +21,22 @@ type contentReader struct {
 	cur    io.Reader
 	curEnd int64
 	closer io.Closer
+	pinned []string // chunk ids pinned until Close
 }
 
 // NewReader streams bytes [off, off+n) of content made of parts (sorted
 // by Off, non-overlapping); gaps read as zeros. inline holds inline items
 // already read (see Prefetch) and may be nil; others are read on demand.
-// Close releases any open chunk.
+// The chunks of the range are pinned from now until Close (see pins.go),
+// so call NewReader right after the transaction that resolved parts: the
+// reader then returns the bytes of that version however long it streams,
+// even if the blob or file is overwritten or deleted meanwhile. Close
+// releases the pins and any open chunk; it must be called.
 func (s *Store) NewReader(ctx context.Context, parts []Part, inline map[string][]byte, off, n int64) io.ReadCloser {
 	i := sort.Search(len(parts), func(i int) bool { return parts[i].End() > off })
-	return &contentReader{s: s, ctx: ctx, parts: parts[i:], pos: off, end: off + n, inline: inline}
+	ids := chunkIDs(parts[i:], off, n)
+	s.pins.pin(ids)
+	return &contentReader{s: s, ctx: ctx, parts: parts[i:], pos: off, end: off + n, inline: inline, pinned: ids}
 }
 
 func (c *contentReader) Read(p []byte) (int, error) {
@@ -131,8 +138,13 @@ func (c *contentReader) closeCur() {
 	c.cur = nil
 }
 
-// Close releases any open chunk.
-func (c *contentReader) Close() error { c.closeCur(); return nil }
+// Close releases any open chunk and the pins.
+func (c *contentReader) Close() error {
+	c.closeCur()
+	c.s.pins.unpin(c.pinned)
+	c.pinned = nil
+	return nil
+}
 
 type zeroReader struct{}
 

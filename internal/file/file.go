@@ -123,6 +123,8 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 		if st, err = s.data.Stage(r.Context(), body, r.ContentLength, r.Header, true); err != nil {
 			return err
 		}
+		// The chunks stay pinned until the transaction recording them is done.
+		defer st.Release()
 		if st.Size > size {
 			return azerr.New(azerr.InvalidRange)
 		}
@@ -538,6 +540,8 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		if st, err = s.data.Stage(r.Context(), body, n, r.Header, true); err != nil {
 			return err
 		}
+		// The chunks stay pinned until the transaction recording them is done.
+		defer st.Release()
 		if err := st.CheckDigests(r.Header); err != nil {
 			return err
 		}
@@ -552,6 +556,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		if zeros, err = s.data.Stage(r.Context(), bytes.NewReader(make([]byte, pageSize)), pageSize, nil, false); err != nil {
 			return err
 		}
+		defer zeros.Release()
 	case "":
 		return azerr.MissingHeader("x-ms-write")
 	default:

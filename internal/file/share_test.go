@@ -75,6 +75,7 @@ func shPutFile(t *testing.T, s *Service, sh, name, data string) *entry {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer st.Release()
 	now := s.clock.Now()
 	e := &entry{Name: name, ID: newID(), Parent: rootID, Created: now, Size: int64(len(data)), Parts: st.Parts}
 	touch(e, now)

@@ -124,6 +124,8 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 	if err != nil {
 		return err
 	}
+	// The chunks stay pinned until the transaction recording them is done.
+	defer st.Release()
 	return v.update(ctx, o, func(tx kv.Tx, now time.Time, sh *share, e *entry) error {
 		at := off
 		if at == WriteToEOF {
