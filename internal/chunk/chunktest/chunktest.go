@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) chunk.Store) {
 		{"SweepRemovesDead", testSweepRemovesDead},
 		{"SweepGrace", testSweepGrace},
 		{"SweepLivenessErrors", testSweepLivenessErrors},
+		{"SweepWithKeeps", testSweepWithKeeps},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -528,4 +529,34 @@ func testSweepLivenessErrors(t *testing.T, s chunk.Store) {
 		t.Fatal("Sweep accepted a short isLive result")
 	}
 	ReadAll(t, s, id)
+}
+
+// testSweepWithKeeps: SweepWith's remove has the last word on each chunk
+// isLive reported dead, and only the chunks it removed are counted.
+func testSweepWithKeeps(t *testing.T, s chunk.Store) {
+	ctx := context.Background()
+	keep := Put(t, s, []byte("pinned by a request"), 0)
+	gone := Put(t, s, []byte("orphan"), 0)
+	var offered []string
+	removed, err := chunk.SweepWith(ctx, s, time.Hour, time.Now().Add(2*time.Hour),
+		func(_ context.Context, ids []string) ([]bool, error) { return make([]bool, len(ids)), nil },
+		func(ctx context.Context, id string) (bool, error) {
+			offered = append(offered, id)
+			if id == keep {
+				return false, nil
+			}
+			return true, s.Remove(ctx, id)
+		})
+	if err != nil || removed != 1 || len(offered) != 2 {
+		t.Fatalf("SweepWith removed %d of %d offered, %v; want 1 of 2", removed, len(offered), err)
+	}
+	ReadAll(t, s, keep)
+	WantNotFound(t, s, gone)
+	boom := errors.New("remove failed")
+	if _, err := chunk.SweepWith(ctx, s, time.Hour, time.Now().Add(2*time.Hour),
+		func(_ context.Context, ids []string) ([]bool, error) { return make([]bool, len(ids)), nil },
+		func(context.Context, string) (bool, error) { return false, boom }); !errors.Is(err, boom) {
+		t.Fatalf("SweepWith = %v, want %v", err, boom)
+	}
+	ReadAll(t, s, keep)
 }

@@ -1,0 +1,274 @@
+package extent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/chunk"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// pattern returns n bytes that differ at every chunk offset.
+func pattern(seed byte, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7+i/ChunkMax) ^ seed
+	}
+	return b
+}
+
+// hookReader serves data and calls hook(k) when the reader first asks for
+// byte k*ChunkMax (k ≥ 1), i.e. once chunk k-1 of a Stage is committed.
+type hookReader struct {
+	data  []byte
+	pos   int
+	fired int
+	hook  func(k int)
+}
+
+func (r *hookReader) Read(p []byte) (int, error) {
+	if r.pos >= len(r.data) {
+		return 0, io.EOF
+	}
+	if k := r.pos / ChunkMax; k > r.fired && r.pos%ChunkMax == 0 {
+		r.fired = k
+		r.hook(k)
+	}
+	// Never read across a chunk boundary, so the hook sees each one.
+	end := min(len(r.data), r.pos+len(p), (r.pos/ChunkMax+1)*ChunkMax)
+	n := copy(p, r.data[r.pos:end])
+	r.pos += n
+	return n, nil
+}
+
+// record writes st's items and takes references on its parts, then ends
+// its pins, as a handler does.
+func record(t *testing.T, s *Store, now time.Time, st *Staged) {
+	t.Helper()
+	err := s.store.Update(context.Background(), func(tx kv.Tx) error {
+		if err := st.Write(tx); err != nil {
+			return err
+		}
+		return AdjustRefs(tx, now, nil, st.Parts)
+	})
+	st.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readBack(t *testing.T, s *Store, parts []Part, n int64) []byte {
+	t.Helper()
+	r := s.NewReader(context.Background(), parts, nil, 0, n)
+	defer r.Close()
+	got, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("read back: %v", err)
+	}
+	return got
+}
+
+// An upload whose body streams over many hours of the clock, with the
+// collector and the orphan sweeper running between its chunks, commits
+// and reads back byte-exact: the chunks it wrote are pinned, not orphans.
+func TestStageSurvivesSweepsDuringSlowUpload(t *testing.T) {
+	s, clk := dtService(t)
+	ctx := context.Background()
+	body := pattern(1, 4*ChunkMax+1000)
+	hooks := 0
+	r := &hookReader{data: body, hook: func(k int) {
+		hooks++
+		clk.Advance(OrphanGrace / 2) // 3 hours between chunks
+		if n, err := s.SweepOrphans(ctx, clk.Now()); err != nil || n != 0 {
+			t.Errorf("sweep before chunk %d: removed %d, %v", k, n, err)
+		}
+		if _, err := s.Collect(ctx, clk.Now()); err != nil {
+			t.Errorf("collect before chunk %d: %v", k, err)
+		}
+	}}
+	st, err := s.Stage(ctx, r, int64(len(body)), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hooks != 4 || len(st.Parts) != 5 {
+		t.Fatalf("%d sweeps, %d parts; want 4 and 5", hooks, len(st.Parts))
+	}
+	// One more sweep between the body's end and the recording
+	// transaction (a slow precondition check, a busy store).
+	clk.Advance(OrphanGrace * 2)
+	if n, err := s.SweepOrphans(ctx, clk.Now()); err != nil || n != 0 {
+		t.Fatalf("sweep before recording: removed %d, %v", n, err)
+	}
+	record(t, s, clk.Now(), st)
+	clk.Advance(OrphanGrace * 2)
+	if n, err := s.SweepOrphans(ctx, clk.Now()); err != nil || n != 0 {
+		t.Fatalf("sweep after recording: removed %d, %v", n, err)
+	}
+	if got := readBack(t, s, st.Parts, int64(len(body))); !bytes.Equal(got, body) {
+		t.Fatal("read back differs from the upload")
+	}
+}
+
+// The chunks of an upload that never got recorded (a failed precondition,
+// a client that hung up) are pinned only until Release, then swept.
+func TestStageAbandonedChunksSweptAfterRelease(t *testing.T) {
+	s, clk := dtService(t)
+	ctx := context.Background()
+	body := pattern(2, 2*ChunkMax)
+	st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(OrphanGrace * 10)
+	if n, err := s.SweepOrphans(ctx, clk.Now()); err != nil || n != 0 {
+		t.Fatalf("sweep while staged: removed %d, %v", n, err)
+	}
+	st.Release()
+	st.Release() // harmless
+	if n, err := s.SweepOrphans(ctx, clk.Now()); err != nil || n != 2 {
+		t.Fatalf("sweep after release: removed %d, %v; want 2", n, err)
+	}
+	for _, p := range st.Parts {
+		if _, err := s.chunks.Open(ctx, p.ID[1:]); !errors.Is(err, chunk.ErrNotFound) {
+			t.Fatalf("abandoned chunk %s: %v", p.ID, err)
+		}
+	}
+
+	// A body cut short: the chunks written before the error are released
+	// by Stage itself.
+	short := &io.LimitedReader{R: bytes.NewReader(body), N: ChunkMax + 10}
+	if _, err := s.Stage(ctx, short, int64(len(body)), nil, false); err == nil {
+		t.Fatal("Stage of a short body succeeded")
+	}
+	clk.Advance(OrphanGrace * 10)
+	if n, err := s.SweepOrphans(ctx, clk.Now()); err != nil || n != 1 {
+		t.Fatalf("sweep after a failed Stage: removed %d, %v; want 1", n, err)
+	}
+}
+
+// A download that started before its blob was overwritten returns the
+// bytes it started on, however long it streams: the collector and the
+// sweeper run far past their grace periods meanwhile and keep its chunks,
+// then free them once it is closed.
+func TestReaderPinsChunksAcrossRelease(t *testing.T) {
+	s, clk := dtService(t)
+	ctx := context.Background()
+	body := pattern(3, 3*ChunkMax+5)
+	st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, s, clk.Now(), st)
+	parts := st.Parts
+
+	r := s.NewReader(ctx, parts, nil, 0, int64(len(body)))
+	first := make([]byte, 1<<20)
+	if _, err := io.ReadFull(r, first); err != nil {
+		t.Fatal(err)
+	}
+	// The blob is overwritten: its items lose their last reference.
+	if err := s.store.Update(ctx, func(tx kv.Tx) error { return AdjustRefs(tx, clk.Now(), parts, nil) }); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		clk.Advance(GCGrace + time.Hour)
+		if n, err := s.Collect(ctx, clk.Now()); err != nil || n != 0 {
+			t.Fatalf("collect during the download: freed %d, %v", n, err)
+		}
+		if n, err := s.SweepOrphans(ctx, clk.Now().Add(OrphanGrace)); err != nil || n != 0 {
+			t.Fatalf("sweep during the download: removed %d, %v", n, err)
+		}
+	}
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("download after the overwrite: %v", err)
+	}
+	if !bytes.Equal(append(first, rest...), body) {
+		t.Fatal("download differs from the version it started on")
+	}
+	r.Close()
+	r.Close() // harmless
+
+	clk.Advance(GCGrace)
+	if n, err := s.Collect(ctx, clk.Now()); err != nil || n != 4 {
+		t.Fatalf("collect after the download: freed %d, %v; want 4", n, err)
+	}
+	if q := dtQueue(t, s); len(q) != 0 {
+		t.Fatalf("queue left: %v", q)
+	}
+	for _, p := range parts {
+		if _, err := s.chunks.Open(ctx, p.ID[1:]); !errors.Is(err, chunk.ErrNotFound) {
+			t.Fatalf("chunk %s after the download: %v", p.ID, err)
+		}
+	}
+}
+
+// Uploads and the sweeper racing, with the clock far ahead so that every
+// chunk is old enough to sweep: no recorded chunk is ever lost.
+func TestSweepRacingUploads(t *testing.T) {
+	s, clk := dtService(t)
+	ctx := context.Background()
+	clk.Advance(100 * OrphanGrace)
+	stop := make(chan struct{})
+	swept := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				swept <- nil
+				return
+			default:
+			}
+			if _, err := s.SweepOrphans(ctx, clk.Now()); err != nil {
+				swept <- err
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var all [][]Part
+	var errs []error
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 8 {
+				body := pattern(byte(g*16+i), InlineMax+1+i)
+				st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, false)
+				if err == nil {
+					err = s.store.Update(ctx, func(tx kv.Tx) error {
+						if err := st.Write(tx); err != nil {
+							return err
+						}
+						return AdjustRefs(tx, clk.Now(), nil, st.Parts)
+					})
+					st.Release()
+				}
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					all = append(all, st.Parts)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-swept; err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) > 0 {
+		t.Fatalf("uploads failed: %v", errs)
+	}
+	for _, parts := range all {
+		readBack(t, s, parts, parts[0].Len)
+	}
+}
