@@ -24,6 +24,9 @@ const OrphanGrace = 6 * time.Hour
 // background, never inside a request. It returns how many data items it
 // freed.
 func (s *Store) Collect(ctx context.Context, now time.Time) (int, error) {
+	if err := s.publishPins(ctx, now); err != nil {
+		return 0, err
+	}
 	freed := 0
 	for {
 		var due [][]byte
@@ -47,6 +50,10 @@ func (s *Store) Collect(ctx context.Context, now time.Time) (int, error) {
 		var kept int
 		err = s.store.Update(ctx, func(tx kv.Tx) error {
 			chunks, kept = chunks[:0], 0
+			pins, err := s.pinChecker(tx, now)
+			if err != nil {
+				return err
+			}
 			for i, k := range due {
 				if err := tx.Delete(k); err != nil {
 					return err
@@ -61,7 +68,13 @@ func (s *Store) Collect(ctx context.Context, now time.Time) (int, error) {
 				if binary.BigEndian.Uint32(v) != 0 {
 					continue // referenced again is impossible, but be safe
 				}
-				if !isInline(ids[i]) && s.pins.pinned(ids[i][1:]) {
+				pinned := false
+				if !isInline(ids[i]) {
+					if pinned, err = pins.pinned(ids[i][1:]); err != nil {
+						return err
+					}
+				}
+				if pinned {
 					kept++
 					if err := tx.Put(gcKey(now.Add(GCGrace), ids[i]), nil); err != nil {
 						return err
@@ -93,6 +106,9 @@ func (s *Store) Collect(ctx context.Context, now time.Time) (int, error) {
 // data item record names and no request has pinned (an upload still
 // streaming, a staged body not yet recorded, a download).
 func (s *Store) SweepOrphans(ctx context.Context, now time.Time) (int, error) {
+	if err := s.publishPins(ctx, now); err != nil {
+		return 0, err
+	}
 	return chunk.SweepWith(ctx, s.chunks, OrphanGrace, now, func(ctx context.Context, ids []string) ([]bool, error) {
 		// Pins first, the records in a transaction begun after: a writer
 		// releases its pins only once the transaction recording its chunks
@@ -103,7 +119,17 @@ func (s *Store) SweepOrphans(ctx context.Context, now time.Time) (int, error) {
 			live[i] = s.pins.pinned(id)
 		}
 		err := s.store.View(ctx, func(tx kv.Tx) error {
+			pins, err := s.pinChecker(tx, now)
+			if err != nil {
+				return err
+			}
 			for i, id := range ids {
+				if live[i] {
+					continue
+				}
+				if live[i], err = pins.pinnedElsewhere(id); err != nil {
+					return err
+				}
 				if live[i] {
 					continue
 				}

@@ -2,9 +2,15 @@ package extent
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
 	"sync"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/chunk"
+	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
 // Pins keep chunk files alive while a request uses them without a
@@ -28,6 +34,23 @@ import (
 // The Blob and File services each build an extent.Store over the one
 // chunk store of the process, and only Blob's runs the collector, so the
 // pins live in a table shared by every Store over the same chunk store.
+//
+// On PostgreSQL several processes share the kv and chunk stores, and any
+// of them may collect or sweep. Each pin table therefore publishes its
+// pins in the kv store at the start of every collector and sweeper pass
+// (publishPins):
+//
+//	("xo", owner)     -> lease expiry (Unix nanoseconds, big endian)
+//	("xp", owner, id) -> empty: chunk id is pinned by owner
+//
+// and the collector and sweeper honour the published pins of every other
+// owner whose lease has not expired. A pin is published at most one
+// collector interval after it is taken: a write's chunk is young then (the
+// sweeper only considers chunks older than OrphanGrace), and a read's items
+// were released at most that long before (the collector frees them only
+// GCGrace after their release), so the interval must stay well below
+// GCGrace. The lease (PinLease) is renewed at every pass; the pins of a
+// process that stopped are ignored once it lapses, and reclaimed.
 type pinTable struct {
 	// gate orders creating a chunk and pinning it (read-locked, so
 	// uploads create chunks concurrently) before the sweeper's last check
@@ -37,16 +60,182 @@ type pinTable struct {
 	gate sync.RWMutex
 	mu   sync.Mutex
 	n    map[string]int // chunk id (without the "c") -> pin count
+
+	owner     string     // this table's name in the published pins
+	pubMu     sync.Mutex // one publishPins at a time
+	published map[string]bool
 }
 
+// PinLease is how long the pins a process published stay in force without
+// being published again (every collector pass does).
+const PinLease = time.Hour
+
+// reclaimBatch bounds the records of lapsed owners one pass deletes.
+const reclaimBatch = 4096
+
 var pinTables sync.Map // chunk.Store -> *pinTable
+
+func newPinTable() *pinTable {
+	var b [12]byte
+	rand.Read(b[:])
+	return &pinTable{n: map[string]int{}, owner: hex.EncodeToString(b[:])}
+}
 
 func pinsFor(chunks chunk.Store) *pinTable {
 	if pt, ok := pinTables.Load(chunks); ok {
 		return pt.(*pinTable)
 	}
-	pt, _ := pinTables.LoadOrStore(chunks, &pinTable{n: map[string]int{}})
+	pt, _ := pinTables.LoadOrStore(chunks, newPinTable())
 	return pt.(*pinTable)
+}
+
+func leaseKey(owner string) []byte   { return kv.Key("xo", owner) }
+func pinKey(owner, id string) []byte { return kv.Key("xp", owner, id) }
+
+func (pt *pinTable) snapshot() map[string]bool {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	out := make(map[string]bool, len(pt.n))
+	for id := range pt.n {
+		out[id] = true
+	}
+	return out
+}
+
+// publishPins brings this process's published pins up to date, renews
+// its lease until now+PinLease and reclaims the records of owners whose
+// lease lapsed.
+func (s *Store) publishPins(ctx context.Context, now time.Time) error {
+	pt := s.pins
+	pt.pubMu.Lock()
+	defer pt.pubMu.Unlock()
+	cur := pt.snapshot()
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		pub := pt.published
+		if _, err := tx.Get(leaseKey(pt.owner)); errors.Is(err, kv.ErrNotFound) {
+			pub = nil // never published, or reclaimed after a lapse
+		} else if err != nil {
+			return err
+		}
+		for id := range cur {
+			if !pub[id] {
+				if err := tx.Put(pinKey(pt.owner, id), nil); err != nil {
+					return err
+				}
+			}
+		}
+		for id := range pub {
+			if !cur[id] {
+				if err := tx.Delete(pinKey(pt.owner, id)); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.Put(leaseKey(pt.owner), binary.BigEndian.AppendUint64(nil, uint64(now.Add(PinLease).UnixNano()))); err != nil {
+			return err
+		}
+		return reclaimLapsed(tx, now, pt.owner)
+	})
+	if err != nil {
+		return err
+	}
+	pt.published = cur
+	return nil
+}
+
+// owners returns the owners other than self whose lease runs past now
+// (live) and those whose lease has lapsed.
+func owners(tx kv.Tx, now time.Time, self string) (live, lapsed []string, err error) {
+	pre := kv.Key("xo")
+	err = tx.Scan(pre, kv.PrefixEnd(pre), 0, false, func(k, v []byte) bool {
+		parts, ok := kv.Split(k)
+		if !ok || len(parts) != 2 || parts[1] == self {
+			return true
+		}
+		if len(v) == 8 && int64(binary.BigEndian.Uint64(v)) > now.UnixNano() {
+			live = append(live, parts[1])
+		} else {
+			lapsed = append(lapsed, parts[1])
+		}
+		return true
+	})
+	return live, lapsed, err
+}
+
+// reclaimLapsed deletes the pins of owners whose lease lapsed, and their
+// lease once none is left.
+func reclaimLapsed(tx kv.Tx, now time.Time, self string) error {
+	_, lapsed, err := owners(tx, now, self)
+	if err != nil {
+		return err
+	}
+	budget := reclaimBatch
+	for _, o := range lapsed {
+		pre := kv.Key("xp", o)
+		var keys [][]byte
+		err := tx.Scan(pre, kv.PrefixEnd(pre), budget+1, false, func(k, _ []byte) bool {
+			keys = append(keys, append([]byte(nil), k...))
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		done := len(keys) <= budget
+		if !done {
+			keys = keys[:budget]
+		}
+		for _, k := range keys {
+			if err := tx.Delete(k); err != nil {
+				return err
+			}
+		}
+		budget -= len(keys)
+		if !done {
+			return nil // the rest next pass
+		}
+		if err := tx.Delete(leaseKey(o)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pinChecker answers whether chunks are pinned, here or by another
+// process, as of one transaction.
+type pinChecker struct {
+	pt    *pinTable
+	tx    kv.Tx
+	peers []string
+}
+
+func (s *Store) pinChecker(tx kv.Tx, now time.Time) (*pinChecker, error) {
+	live, _, err := owners(tx, now, s.pins.owner)
+	if err != nil {
+		return nil, err
+	}
+	return &pinChecker{pt: s.pins, tx: tx, peers: live}, nil
+}
+
+// pinned reports whether chunk id is pinned by this process or published
+// as pinned by a live other one.
+func (c *pinChecker) pinned(id string) (bool, error) {
+	if c.pt.pinned(id) {
+		return true, nil
+	}
+	return c.pinnedElsewhere(id)
+}
+
+func (c *pinChecker) pinnedElsewhere(id string) (bool, error) {
+	for _, o := range c.peers {
+		_, err := c.tx.Get(pinKey(o, id))
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, kv.ErrNotFound) {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 func (pt *pinTable) pin(ids []string) {

@@ -272,3 +272,84 @@ func TestSweepRacingUploads(t *testing.T) {
 		readBack(t, s, parts, parts[0].Len)
 	}
 }
+
+// peerOf returns a Store over the same kv and chunk stores as s with pins
+// of its own: another Cerulean process sharing a PostgreSQL database.
+func peerOf(s *Store) *Store {
+	return &Store{store: s.store, chunks: s.chunks, pins: newPinTable()}
+}
+
+// Another process's upload and download, published by its collector pass,
+// keep their chunks from this process's sweeper and collector until they
+// end; the pins of a process that stopped lapse after PinLease.
+func TestPinsPublishedToOtherProcesses(t *testing.T) {
+	s, clk := dtService(t)
+	peer := peerOf(s)
+	ctx := context.Background()
+
+	// The peer's upload is staged, not yet recorded; its download reads a
+	// blob this process then overwrites.
+	up := pattern(4, ChunkMax+10)
+	staged, err := peer.Stage(ctx, bytes.NewReader(up), int64(len(up)), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := pattern(5, 2*ChunkMax)
+	st, err := s.Stage(ctx, bytes.NewReader(down), int64(len(down)), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, s, clk.Now(), st)
+	r := peer.NewReader(ctx, st.Parts, nil, 0, int64(len(down)))
+	defer r.Close()
+	if err := s.store.Update(ctx, func(tx kv.Tx) error { return AdjustRefs(tx, clk.Now(), st.Parts, nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := peer.Collect(ctx, clk.Now()); err != nil { // publishes
+		t.Fatal(err)
+	}
+
+	for range 3 {
+		clk.Advance(PinLease / 3)
+		if n, err := s.Collect(ctx, clk.Now()); err != nil || n != 0 {
+			t.Fatalf("collect while the peer reads: freed %d, %v", n, err)
+		}
+		// (The chunk files are older than OrphanGrace: the fake clock
+		// starts years after their modification times.)
+		if n, err := s.SweepOrphans(ctx, clk.Now()); err != nil || n != 0 {
+			t.Fatalf("sweep while the peer uploads: removed %d, %v", n, err)
+		}
+		if _, err := peer.SweepOrphans(ctx, clk.Now()); err != nil { // renews
+			t.Fatal(err)
+		}
+	}
+	got, err := io.ReadAll(r)
+	if err != nil || !bytes.Equal(got, down) {
+		t.Fatalf("peer's download: %d bytes, %v", len(got), err)
+	}
+	record(t, peer, clk.Now(), staged)
+	if got := readBack(t, s, staged.Parts, int64(len(up))); !bytes.Equal(got, up) {
+		t.Fatal("peer's upload differs")
+	}
+
+	// The peer stops with its download still open: once its lease lapses
+	// the items are freed and its records reclaimed.
+	clk.Advance(PinLease + time.Minute)
+	if n, err := s.Collect(ctx, clk.Now()); err != nil || n != 2 {
+		t.Fatalf("collect after the peer's lease lapsed: freed %d, %v; want 2", n, err)
+	}
+	err = s.store.View(ctx, func(tx kv.Tx) error {
+		for _, pre := range [][]byte{kv.Key("xo", peer.pins.owner), kv.Key("xp", peer.pins.owner)} {
+			if err := tx.Scan(pre, kv.PrefixEnd(pre), 0, false, func(k, _ []byte) bool {
+				t.Errorf("lapsed owner's record %q left", k)
+				return true
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
