@@ -1,0 +1,182 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+
+	"github.com/cerulean-storage/cerulean/internal/extent"
+)
+
+// Durability and snapshot isolation against the background collector and
+// orphan sweeper (Azure: an acknowledged write is durable; Get Blob
+// returns the blob as it was when the read began). Uploads and downloads
+// here outlast both grace periods on the fake clock, which is moved
+// forward only around direct collector calls (the SDK signs with the real
+// time) while a request is in flight.
+
+// pinBytes returns n bytes that differ in every chunk.
+func pinBytes(seed byte, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*13+i/extent.ChunkMax) ^ seed
+	}
+	return b
+}
+
+// pinBody is a request body that calls hook(i) when the sender reaches
+// offset pauses[i], i.e. while the request is in flight with the bytes
+// before it sent.
+type pinBody struct {
+	data   []byte
+	pos    int64
+	pauses []int64
+	next   int
+	hook   func(i int)
+}
+
+func (b *pinBody) Read(p []byte) (int, error) {
+	if b.pos >= int64(len(b.data)) {
+		return 0, io.EOF
+	}
+	if b.next < len(b.pauses) && b.pos == b.pauses[b.next] {
+		b.next++
+		b.hook(b.next - 1)
+	}
+	end := int64(len(b.data))
+	if b.next < len(b.pauses) && b.pauses[b.next] < end {
+		end = b.pauses[b.next]
+	}
+	end = min(end, b.pos+int64(len(p)))
+	n := copy(p, b.data[b.pos:end])
+	b.pos += int64(n)
+	return n, nil
+}
+
+func (b *pinBody) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		off += b.pos
+	case io.SeekEnd:
+		off += int64(len(b.data))
+	}
+	if off < 0 {
+		return 0, errors.New("negative position")
+	}
+	b.pos = off
+	return off, nil
+}
+
+func (b *pinBody) Close() error { return nil }
+
+// pinGC runs the collector and the orphan sweeper with the clock at
+// time.Now()+ahead, then sets it back, and returns what they freed.
+func (e *env) pinGC(ahead time.Duration) (collected, swept int) {
+	e.t.Helper()
+	e.clock.Set(time.Now().Add(ahead))
+	defer e.clock.Set(time.Now())
+	collected, err := e.app.Blob.CollectGarbage(e.ctx)
+	must(e.t, err)
+	swept, err = e.app.Blob.SweepOrphans(e.ctx)
+	must(e.t, err)
+	return collected, swept
+}
+
+// An upload slower than the sweeper's grace period: a Put Blob and two
+// Put Block bodies each stream across hours of the clock, with the
+// collector and the sweeper running far ahead between their chunks, and
+// hours pass between the blocks and the Put Block List. Every byte is
+// read back.
+func TestPinSlowUploadsSurviveSweeper(t *testing.T) {
+	e := start(t)
+	e.container("pins")
+	cc := e.c.ServiceClient().NewContainerClient("pins")
+	const chunk = extent.ChunkMax
+	hours := time.Duration(0)
+	gcDuring := func(what string) func(int) {
+		return func(i int) {
+			// Chunks sent a moment ago look a further 7 hours old at
+			// every pause: together, days of a slow upload.
+			hours += extent.OrphanGrace + time.Hour
+			if _, swept := e.pinGC(hours); swept != 0 {
+				t.Errorf("%s, pause %d: the sweeper removed %d chunks", what, i, swept)
+			}
+		}
+	}
+	// The sender is at least one chunk (socket buffers) ahead of the
+	// server at a pause, so the later pauses come after the server has
+	// written whole chunks of the body.
+	whole := pinBytes(1, 5*chunk+1000)
+	bb := cc.NewBlockBlobClient("slow-put-blob")
+	_, err := bb.Upload(e.ctx, &pinBody{data: whole, pauses: []int64{2 * chunk, 3 * chunk, 4 * chunk, 5 * chunk}, hook: gcDuring("Put Blob")}, nil)
+	must(t, err)
+
+	blocks := [][]byte{pinBytes(2, 3*chunk+500), pinBytes(3, 3*chunk+700)}
+	bl := cc.NewBlockBlobClient("slow-blocks")
+	var ids []string
+	for i, data := range blocks {
+		id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "block-%03d", i))
+		ids = append(ids, id)
+		_, err := bl.StageBlock(e.ctx, id, &pinBody{data: data, pauses: []int64{2 * chunk, 3 * chunk}, hook: gcDuring(fmt.Sprintf("Put Block %d", i))}, nil)
+		must(t, err)
+		gcDuring("between the blocks")(i)
+	}
+	_, err = bl.CommitBlockList(e.ctx, ids, nil)
+	must(t, err)
+	gcDuring("after the commit")(0)
+
+	if got := e.btRead(bb.BlobClient()); !bytes.Equal(got, whole) {
+		t.Fatalf("Put Blob read back %d bytes, differing from the %d uploaded", len(got), len(whole))
+	}
+	if got := e.btRead(bl.BlobClient()); !bytes.Equal(got, append(append([]byte{}, blocks[0]...), blocks[1]...)) {
+		t.Fatalf("Put Block List read back %d bytes, differing from the blocks", len(got))
+	}
+}
+
+// A download started before the blob is overwritten returns the version
+// it started on, byte for byte, although the collector and the sweeper
+// run far past their grace periods while it streams.
+func TestPinDownloadSurvivesOverwriteAndGC(t *testing.T) {
+	e := start(t)
+	e.container("pins")
+	bb := e.c.ServiceClient().NewContainerClient("pins").NewBlockBlobClient("big")
+	old := pinBytes(4, 5*extent.ChunkMax+77)
+	_, err := bb.Upload(e.ctx, streaming.NopCloser(bytes.NewReader(old)), nil)
+	must(t, err)
+
+	resp, err := bb.DownloadStream(e.ctx, nil)
+	must(t, err)
+	defer resp.Body.Close()
+	first := make([]byte, 1<<20)
+	_, err = io.ReadFull(resp.Body, first)
+	must(t, err)
+
+	// Overwritten, then collected an hour and swept days later: the old
+	// version's items are released, but the download still holds them.
+	_, err = bb.Upload(e.ctx, streaming.NopCloser(bytes.NewReader(pinBytes(5, 3*extent.ChunkMax))), nil)
+	must(t, err)
+	if collected, swept := e.pinGC(time.Hour); collected != 0 || swept != 0 {
+		t.Errorf("while the download streams: collected %d, swept %d", collected, swept)
+	}
+	if collected, swept := e.pinGC(3 * extent.OrphanGrace); collected != 0 || swept != 0 {
+		t.Errorf("while the download streams, days later: collected %d, swept %d", collected, swept)
+	}
+
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("download after the overwrite: %v (after %d bytes)", err, len(first)+len(rest))
+	}
+	if got := append(first, rest...); !bytes.Equal(got, old) {
+		t.Fatalf("download returned %d bytes, not the %d of the version it started on", len(got), len(old))
+	}
+	if got := e.btRead(bb.BlobClient()); !bytes.Equal(got, pinBytes(5, 3*extent.ChunkMax)) {
+		t.Fatal("the new version reads back wrong")
+	}
+}
