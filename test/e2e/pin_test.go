@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 
 	"github.com/cerulean-storage/cerulean/internal/extent"
 )
@@ -178,5 +179,48 @@ func TestPinDownloadSurvivesOverwriteAndGC(t *testing.T) {
 	}
 	if got := e.btRead(bb.BlobClient()); !bytes.Equal(got, pinBytes(5, 3*extent.ChunkMax)) {
 		t.Fatal("the new version reads back wrong")
+	}
+}
+
+// The same for Get File: a download started before the file is deleted
+// returns its bytes in full, although the collector and the sweeper run
+// far past their grace periods while it streams.
+func TestPinFileDownloadSurvivesDeleteAndGC(t *testing.T) {
+	e := startFile(t)
+	s := e.share()
+	const size = 24 << 20 // six 4 MiB Put Range chunks
+	data := pinBytes(6, size)
+	f := e.mkfile(s, "big", size)
+	must(t, f.UploadBuffer(e.ctx, data, &file.UploadBufferOptions{Concurrency: 2, ChunkSize: 4 << 20}))
+
+	resp, err := f.DownloadStream(e.ctx, nil)
+	must(t, err)
+	defer resp.Body.Close()
+	first := make([]byte, 1<<20)
+	_, err = io.ReadFull(resp.Body, first)
+	must(t, err)
+
+	_, err = f.Delete(e.ctx, nil)
+	must(t, err)
+	gc := func(ahead time.Duration) (int, int) {
+		e.clock.Set(time.Now().Add(ahead))
+		defer e.clock.Set(time.Now())
+		collected, err := e.app.Blob.CollectGarbage(e.ctx)
+		must(t, err)
+		swept, err := e.app.Blob.SweepOrphans(e.ctx)
+		must(t, err)
+		return collected, swept
+	}
+	for _, ahead := range []time.Duration{time.Hour, 3 * extent.OrphanGrace} {
+		if collected, swept := gc(ahead); collected != 0 || swept != 0 {
+			t.Errorf("while the download streams, %v ahead: collected %d, swept %d", ahead, collected, swept)
+		}
+	}
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("download after the delete: %v (after %d bytes)", err, len(first)+len(rest))
+	}
+	if got := append(first, rest...); !bytes.Equal(got, data) {
+		t.Fatalf("download returned %d bytes, not the %d of the deleted file", len(got), len(data))
 	}
 }
