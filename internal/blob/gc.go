@@ -17,7 +17,8 @@ func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
 }
 
 // SweepOrphans removes chunk files older than extent.OrphanGrace that no
-// data item record names.
+// data item record names and no request (an upload not yet recorded, a
+// download) has pinned.
 func (s *Service) SweepOrphans(ctx context.Context) (int, error) {
 	return s.data.SweepOrphans(ctx, s.clock.Now())
 }
