@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -351,5 +352,79 @@ func TestPinsPublishedToOtherProcesses(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// pausingStore pauses Create after the chunk exists, before the caller
+// gets its Writer.
+type pausingStore struct {
+	chunk.Store
+	created, proceed chan struct{}
+}
+
+func (p *pausingStore) Create(ctx context.Context) (chunk.Writer, error) {
+	w, err := p.Store.Create(ctx)
+	close(p.created)
+	<-p.proceed
+	return w, err
+}
+
+// A chunk the sweeper finds between its creation and its writer pinning
+// it is not removed: the sweeper's last check waits for the pin.
+func TestSweepWaitsForPinOfNewChunk(t *testing.T) {
+	base, clk := dtService(t)
+	ps := &pausingStore{Store: base.chunks, created: make(chan struct{}), proceed: make(chan struct{})}
+	s := New(base.store, ps)
+	ctx := context.Background()
+	clk.Advance(100 * OrphanGrace) // the new chunk file looks old at once
+	body := pattern(7, InlineMax+1)
+	staged := make(chan error, 1)
+	var st *Staged
+	go func() {
+		var err error
+		st, err = s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, false)
+		staged <- err
+	}()
+	<-ps.created
+	type result struct {
+		n   int
+		err error
+	}
+	swept := make(chan result, 1)
+	go func() {
+		n, err := s.SweepOrphans(ctx, clk.Now())
+		swept <- result{n, err}
+	}()
+	// Wait until the sweeper either finished (it must not have removed
+	// the chunk) or waits for the gate the paused Create holds: with a
+	// writer waiting, TryRLock fails.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if !s.pins.gate.TryRLock() {
+			break
+		}
+		s.pins.gate.RUnlock()
+		select {
+		case r := <-swept:
+			swept <- r
+		default:
+			if time.Now().Before(deadline) {
+				runtime.Gosched()
+				continue
+			}
+			t.Fatal("the sweeper neither finished nor waited for the gate")
+		}
+		break
+	}
+	close(ps.proceed)
+	if err := <-staged; err != nil {
+		t.Fatalf("Stage with a sweep racing its chunk's creation: %v", err)
+	}
+	if r := <-swept; r.err != nil || r.n != 0 {
+		t.Fatalf("sweep: removed %d, %v", r.n, r.err)
+	}
+	record(t, s, clk.Now(), st)
+	if got := readBack(t, s, st.Parts, int64(len(body))); !bytes.Equal(got, body) {
+		t.Fatal("read back differs")
 	}
 }
