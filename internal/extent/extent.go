@@ -13,7 +13,9 @@
 // a reference count maintained in the same transaction as the records that
 // reference it. When it drops to zero the id is queued under ("g", due, id)
 // and the background collector removes it after a grace period, so readers
-// that looked up a part just before a delete still find its bytes.
+// that looked up a part just before a delete still find its bytes; a
+// reader pins the items it reads (pins.go), so it finds them however long
+// it streams.
 package extent
 
 import (
@@ -107,10 +109,11 @@ type Staged struct {
 // as data items. Chunks are durable when Stage returns, before any metadata
 // references them, and pinned from their creation until Release (see
 // pins.go), so neither collector nor sweeper removes them however long the
-// upload and the request last. Digests are computed only where needed (MD5 is a large
-// share of a big upload's CPU): MD5 when storeMD5 (Put Blob keeps it as the
-// blob's Content-MD5) or when the client sent Content-MD5, CRC64 when the
-// client sent x-ms-content-crc64; CheckDigests verifies them.
+// upload and the request last. Digests are computed only where needed
+// (MD5 is a large share of a big upload's CPU): MD5 when storeMD5 (Put
+// Blob keeps it as the blob's Content-MD5) or when the client sent
+// Content-MD5, CRC64 when the client sent x-ms-content-crc64;
+// CheckDigests verifies them.
 func (s *Store) Stage(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5 bool) (*Staged, error) {
 	return s.stageBody(ctx, body, n, h, storeMD5, false)
 }
@@ -195,7 +198,7 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 		if err != nil {
 			return nil, err
 		}
-		st.pinned = append(st.pinned, w.ID())
+		st.pinned = append(st.pinned, "c"+w.ID())
 		got, err := copyChunk(w, hs, io.LimitReader(body, want))
 		if err != nil {
 			_ = w.Abort()

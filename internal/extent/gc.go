@@ -18,9 +18,9 @@ import (
 const OrphanGrace = 6 * time.Hour
 
 // Collect removes data items whose reference count dropped to zero more
-// than GCGrace before now. A chunk-backed item a reader has pinned (a
-// download that started before the item was released and is still
-// streaming) is kept and queued again for GCGrace later. It runs in the
+// than GCGrace before now. An item a reader has pinned (a download that
+// started before the item was released and is still streaming) is kept
+// and queued again for GCGrace later. It runs in the
 // background, never inside a request. It returns how many data items it
 // freed.
 func (s *Store) Collect(ctx context.Context, now time.Time) (int, error) {
@@ -68,11 +68,9 @@ func (s *Store) Collect(ctx context.Context, now time.Time) (int, error) {
 				if binary.BigEndian.Uint32(v) != 0 {
 					continue // referenced again is impossible, but be safe
 				}
-				pinned := false
-				if !isInline(ids[i]) {
-					if pinned, err = pins.pinned(ids[i][1:]); err != nil {
-						return err
-					}
+				pinned, err := pins.pinned(ids[i])
+				if err != nil {
+					return err
 				}
 				if pinned {
 					kept++
@@ -116,7 +114,7 @@ func (s *Store) SweepOrphans(ctx context.Context, now time.Time) (int, error) {
 		// in the view below or unknown to every request.
 		live := make([]bool, len(ids))
 		for i, id := range ids {
-			live[i] = s.pins.pinned(id)
+			live[i] = s.pins.pinned("c" + id)
 		}
 		err := s.store.View(ctx, func(tx kv.Tx) error {
 			pins, err := s.pinChecker(tx, now)
@@ -127,7 +125,7 @@ func (s *Store) SweepOrphans(ctx context.Context, now time.Time) (int, error) {
 				if live[i] {
 					continue
 				}
-				if live[i], err = pins.pinnedElsewhere(id); err != nil {
+				if live[i], err = pins.pinnedElsewhere("c" + id); err != nil {
 					return err
 				}
 				if live[i] {

@@ -13,17 +13,18 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
-// Pins keep chunk files alive while a request uses them without a
-// committed record naming them:
+// Pins keep data items and chunk files alive while a request uses them
+// without a committed record naming them:
 //
 //   - A write pins each chunk from its creation until the transaction
 //     that records it has committed (or the request gave up): an upload
 //     may stream for longer than OrphanGrace, and without the pin the
 //     orphan sweeper would remove its first chunks before the record
 //     naming them exists (Azure: an acknowledged write is durable).
-//   - A read pins the chunks of the range it serves, from the moment it
-//     resolved the parts (just after its read transaction, well within
-//     GCGrace of it) until its body is closed, so a download still
+//   - A read pins the data items of the range it serves (chunks, and
+//     inline items it has not read yet), from the moment it resolved the
+//     parts (just after its read transaction, well within GCGrace of it)
+//     until its body is closed, so a download still
 //     streaming long after the blob or file was overwritten or deleted
 //     finishes with the bytes of the version it started on (Get Blob's
 //     snapshot isolation), on every chunk store, however long it takes.
@@ -41,7 +42,7 @@ import (
 // (publishPins):
 //
 //	("xo", owner)     -> lease expiry (Unix nanoseconds, big endian)
-//	("xp", owner, id) -> empty: chunk id is pinned by owner
+//	("xp", owner, id) -> empty: data item id is pinned by owner
 //
 // and the collector and sweeper honour the published pins of every other
 // owner whose lease has not expired. A pin is published at most one
@@ -59,7 +60,7 @@ type pinTable struct {
 	// its writer pinned it, is never removed.
 	gate sync.RWMutex
 	mu   sync.Mutex
-	n    map[string]int // chunk id (without the "c") -> pin count
+	n    map[string]int // data item id ("c" + chunk id for chunks) -> pin count
 
 	owner     string     // this table's name in the published pins
 	pubMu     sync.Mutex // one publishPins at a time
@@ -273,7 +274,7 @@ func (s *Store) createPinned(ctx context.Context) (chunk.Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.pins.pin([]string{w.ID()})
+	s.pins.pin([]string{"c" + w.ID()})
 	return w, nil
 }
 
@@ -282,23 +283,26 @@ func (s *Store) createPinned(ctx context.Context) (chunk.Writer, error) {
 func (s *Store) removeUnpinned(ctx context.Context, id string) (bool, error) {
 	s.pins.gate.Lock()
 	defer s.pins.gate.Unlock()
-	if s.pins.pinned(id) {
+	if s.pins.pinned("c" + id) {
 		return false, nil
 	}
 	return true, s.chunks.Remove(ctx, id)
 }
 
-// chunkIDs returns the chunk ids (without the "c") of the parts
-// overlapping [off, off+n), each once.
-func chunkIDs(parts []Part, off, n int64) []string {
+// itemIDs returns the data item ids of the parts overlapping
+// [off, off+n), each once, but those in have (inline items already read).
+func itemIDs(parts []Part, off, n int64, have map[string][]byte) []string {
 	var ids []string
 	seen := map[string]bool{}
 	for _, p := range parts {
-		if p.End() <= off || p.Off >= off+n || p.ID == "" || isInline(p.ID) || seen[p.ID] {
+		if p.End() <= off || p.Off >= off+n || p.ID == "" || seen[p.ID] {
+			continue
+		}
+		if _, ok := have[p.ID]; ok {
 			continue
 		}
 		seen[p.ID] = true
-		ids = append(ids, p.ID[1:])
+		ids = append(ids, p.ID)
 	}
 	return ids
 }

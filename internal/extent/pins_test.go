@@ -428,3 +428,49 @@ func TestSweepWaitsForPinOfNewChunk(t *testing.T) {
 		t.Fatal("read back differs")
 	}
 }
+
+// Inline items a reader did not prefetch (a blob of many small blocks)
+// are pinned as chunks are: the collector keeps them while it streams.
+func TestReaderPinsInlineItems(t *testing.T) {
+	s, clk := dtService(t)
+	ctx := context.Background()
+	var parts []Part
+	var want []byte
+	for i := range 8 {
+		body := pattern(byte(8+i), InlineMax)
+		st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		record(t, s, clk.Now(), st)
+		p := st.Parts[0]
+		if !isInline(p.ID) {
+			t.Fatalf("part %v is not inline", p)
+		}
+		p.Off = int64(len(want))
+		parts = append(parts, p)
+		want = append(want, body...)
+	}
+	r := s.NewReader(ctx, parts, nil, 0, int64(len(want)))
+	defer r.Close()
+	first := make([]byte, InlineMax+10)
+	if _, err := io.ReadFull(r, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.store.Update(ctx, func(tx kv.Tx) error { return AdjustRefs(tx, clk.Now(), parts, nil) }); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(GCGrace + time.Hour)
+	if n, err := s.Collect(ctx, clk.Now()); err != nil || n != 0 {
+		t.Fatalf("collect during the read: freed %d, %v", n, err)
+	}
+	rest, err := io.ReadAll(r)
+	if err != nil || !bytes.Equal(append(first, rest...), want) {
+		t.Fatalf("read after the release: %d bytes, %v", len(first)+len(rest), err)
+	}
+	r.Close()
+	clk.Advance(GCGrace)
+	if n, err := s.Collect(ctx, clk.Now()); err != nil || n != 8 {
+		t.Fatalf("collect after the read: freed %d, %v; want 8", n, err)
+	}
+}

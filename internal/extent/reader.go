@@ -27,14 +27,15 @@ type contentReader struct {
 // NewReader streams bytes [off, off+n) of content made of parts (sorted
 // by Off, non-overlapping); gaps read as zeros. inline holds inline items
 // already read (see Prefetch) and may be nil; others are read on demand.
-// The chunks of the range are pinned from now until Close (see pins.go),
-// so call NewReader right after the transaction that resolved parts: the
-// reader then returns the bytes of that version however long it streams,
-// even if the blob or file is overwritten or deleted meanwhile. Close
-// releases the pins and any open chunk; it must be called.
+// The data items of the range (but those in inline) are pinned from now
+// until Close (see pins.go), so call NewReader right after the
+// transaction that resolved parts: the reader then returns the bytes of
+// that version however long it streams, even if the blob or file is
+// overwritten or deleted meanwhile. Close releases the pins and any open
+// chunk; it must be called.
 func (s *Store) NewReader(ctx context.Context, parts []Part, inline map[string][]byte, off, n int64) io.ReadCloser {
 	i := sort.Search(len(parts), func(i int) bool { return parts[i].End() > off })
-	ids := chunkIDs(parts[i:], off, n)
+	ids := itemIDs(parts[i:], off, n, inline)
 	s.pins.pin(ids)
 	return &contentReader{s: s, ctx: ctx, parts: parts[i:], pos: off, end: off + n, inline: inline, pinned: ids}
 }
