@@ -90,8 +90,8 @@ func (e *env) pinGC(ahead time.Duration) (collected, swept int) {
 	return collected, swept
 }
 
-// An upload slower than the sweeper's grace period: a Put Blob and two
-// Put Block bodies each stream across hours of the clock, with the
+// An upload slower than the sweeper's grace period: a Put Blob, two Put
+// Block and an Append Block bodies each stream across hours of the clock, with the
 // collector and the sweeper running far ahead between their chunks, and
 // hours pass between the blocks and the Put Block List. Every byte is
 // read back.
@@ -133,6 +133,16 @@ func TestPinSlowUploadsSurviveSweeper(t *testing.T) {
 	must(t, err)
 	gcDuring("after the commit")(0)
 
+	appended := pinBytes(4, 3*chunk+300)
+	ab := cc.NewAppendBlobClient("slow-append")
+	_, err = ab.Create(e.ctx, nil)
+	must(t, err)
+	_, err = ab.AppendBlock(e.ctx, &pinBody{data: appended, pauses: []int64{2 * chunk, 3 * chunk}, hook: gcDuring("Append Block")}, nil)
+	must(t, err)
+
+	if got := e.btRead(ab.BlobClient()); !bytes.Equal(got, appended) {
+		t.Fatalf("Append Block read back %d bytes, differing from the %d appended", len(got), len(appended))
+	}
 	if got := e.btRead(bb.BlobClient()); !bytes.Equal(got, whole) {
 		t.Fatalf("Put Blob read back %d bytes, differing from the %d uploaded", len(got), len(whole))
 	}
