@@ -90,11 +90,11 @@ func (e *env) pinGC(ahead time.Duration) (collected, swept int) {
 	return collected, swept
 }
 
-// An upload slower than the sweeper's grace period: a Put Blob, two Put
-// Block and an Append Block bodies each stream across hours of the clock, with the
-// collector and the sweeper running far ahead between their chunks, and
-// hours pass between the blocks and the Put Block List. Every byte is
-// read back.
+// Uploads slower than the sweeper's grace period: the bodies of a Put
+// Blob, two Put Block and an Append Block each stream across hours of the
+// clock, with the collector and the sweeper running far ahead between
+// their chunks, and hours pass between the blocks and the Put Block List.
+// Every byte is read back.
 func TestPinSlowUploadsSurviveSweeper(t *testing.T) {
 	e := start(t)
 	e.container("pins")
