@@ -240,6 +240,9 @@ func (c *pinChecker) pinnedElsewhere(id string) (bool, error) {
 }
 
 func (pt *pinTable) pin(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
 	pt.mu.Lock()
 	for _, id := range ids {
 		pt.n[id]++
@@ -248,6 +251,9 @@ func (pt *pinTable) pin(ids []string) {
 }
 
 func (pt *pinTable) unpin(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
 	pt.mu.Lock()
 	for _, id := range ids {
 		if pt.n[id] <= 1 {
@@ -289,17 +295,24 @@ func (s *Store) removeUnpinned(ctx context.Context, id string) (bool, error) {
 	return true, s.chunks.Remove(ctx, id)
 }
 
-// itemIDs returns the data item ids of the parts overlapping
-// [off, off+n), each once, but those in have (inline items already read).
+// itemIDs returns the data item ids of the parts (sorted by Off)
+// overlapping [off, off+n), each once, but those in have (inline items
+// already read).
 func itemIDs(parts []Part, off, n int64, have map[string][]byte) []string {
 	var ids []string
-	seen := map[string]bool{}
+	var seen map[string]bool
 	for _, p := range parts {
-		if p.End() <= off || p.Off >= off+n || p.ID == "" || seen[p.ID] {
+		if p.Off >= off+n {
+			break
+		}
+		if p.End() <= off || p.ID == "" || seen[p.ID] {
 			continue
 		}
 		if _, ok := have[p.ID]; ok {
 			continue
+		}
+		if seen == nil {
+			seen = map[string]bool{}
 		}
 		seen[p.ID] = true
 		ids = append(ids, p.ID)
