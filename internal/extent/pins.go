@@ -74,6 +74,8 @@ const PinLease = time.Hour
 // reclaimBatch bounds the records of lapsed owners one pass deletes.
 const reclaimBatch = 4096
 
+// pinTables holds one table per chunk store the process opened, for as
+// long as the process runs (a few hundred bytes each).
 var pinTables sync.Map // chunk.Store -> *pinTable
 
 func newPinTable() *pinTable {
