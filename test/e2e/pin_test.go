@@ -2,17 +2,22 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 
+	"github.com/cerulean-storage/cerulean/internal/app"
+	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
 )
 
 // Durability and snapshot isolation against the background collector and
@@ -272,6 +277,79 @@ func TestPinDownloadOfSmallBlocksSurvivesOverwrite(t *testing.T) {
 	rest, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("download after the overwrite: %v (after %d bytes)", err, len(first)+len(rest))
+	}
+	if got := append(first, rest...); !bytes.Equal(got, old) {
+		t.Fatalf("download returned %d bytes, not the %d of the version it started on", len(got), len(old))
+	}
+}
+
+// Two processes sharing one PostgreSQL database: a download streaming
+// from one survives an overwrite through the other and the other's
+// collector and sweeper running far ahead, because each process's
+// collector pass publishes its pins. Only PostgreSQL is shared by
+// several processes; two apps in this test process stand for them (each
+// has its own chunk store and pins).
+func TestPinDownloadAcrossProcesses(t *testing.T) {
+	if os.Getenv(pgtest.EnvVar) == "" {
+		t.Skip("several processes share a store only on PostgreSQL: set " + pgtest.EnvVar)
+	}
+	dsn, _ := pgtest.Schema(t)
+	clk := clock.NewFake(time.Now())
+	startOn := func() *app.App {
+		cfg := app.Config{DataDir: t.TempDir(), NoSync: true, Postgres: dsn, PostgresMaxConns: 8,
+			BlobPort: 0, QueuePort: -1, TablePort: -1, FilePort: -1, Clock: clk, GCEvery: time.Hour}
+		a, err := app.Start(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := a.Close(ctx); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		})
+		return a
+	}
+	reader, writer := startOn(), startOn()
+	ctx := context.Background()
+	rc := client(t, reader.BlobURL, app.DevKey)
+	wc := client(t, writer.BlobURL, app.DevKey)
+	_, err := rc.CreateContainer(ctx, "pins", nil)
+	must(t, err)
+	old := pinBytes(7, 4*extent.ChunkMax+3)
+	_, err = rc.UploadBuffer(ctx, "pins", "big", old, nil)
+	must(t, err)
+
+	resp, err := rc.DownloadStream(ctx, "pins", "big", nil)
+	must(t, err)
+	defer resp.Body.Close()
+	first := make([]byte, 1<<20)
+	_, err = io.ReadFull(resp.Body, first)
+	must(t, err)
+	_, err = wc.UploadBuffer(ctx, "pins", "big", []byte("overwritten elsewhere"), nil)
+	must(t, err)
+
+	// The writer's collector and sweeper run far ahead. The reader's
+	// own pass (which would keep the items itself) only sweeps here, as
+	// every pass publishes the process's pins and renews its lease, the
+	// way its periodic pass does each minute.
+	for _, ahead := range []time.Duration{time.Hour, 3 * extent.OrphanGrace} {
+		clk.Set(time.Now().Add(ahead))
+		_, err := reader.Blob.SweepOrphans(ctx)
+		must(t, err)
+		collected, err := writer.Blob.CollectGarbage(ctx)
+		must(t, err)
+		swept, err := writer.Blob.SweepOrphans(ctx)
+		must(t, err)
+		if collected != 0 || swept != 0 {
+			t.Errorf("%v ahead, while the download streams: the other process collected %d, swept %d", ahead, collected, swept)
+		}
+		clk.Set(time.Now())
+	}
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("download after the overwrite elsewhere: %v (after %d bytes)", err, len(first)+len(rest))
 	}
 	if got := append(first, rest...); !bytes.Equal(got, old) {
 		t.Fatalf("download returned %d bytes, not the %d of the version it started on", len(got), len(old))
