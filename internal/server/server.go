@@ -76,6 +76,9 @@ type Service struct {
 	JSONErrors bool
 	// ServerHeader is sent on every response.
 	ServerHeader string
+	// IdleTimeout is how long an idle keep-alive connection stays open
+	// (0: two minutes).
+	IdleTimeout time.Duration
 }
 
 // Config is everything the front end needs.
@@ -136,10 +139,14 @@ func (s *Server) Listen(svc Service) (string, error) {
 		cfg.NextProtos = []string{"http/1.1"}
 		l = tls.NewListener(ln, cfg)
 	}
+	idle := svc.IdleTimeout
+	if idle <= 0 {
+		idle = 2 * time.Minute
+	}
 	hs := &http.Server{
 		Handler:           s.Wrap(svc),
 		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       idle,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
 		ConnContext:       tapContext,
 	}
