@@ -152,7 +152,7 @@ func (s *Server) Listen(svc Service) (string, error) {
 	}
 	s.mu.Lock()
 	s.servers = append(s.servers, hs)
-	s.bound[svc.Name] = ln.Addr().String()
+	s.bound[svc.Name] = boundAddr(svc.Addr, ln.Addr())
 	s.mu.Unlock()
 	go func() {
 		if err := hs.Serve(tapListener{l}); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -160,6 +160,18 @@ func (s *Server) Listen(svc Service) (string, error) {
 		}
 	}()
 	return ln.Addr().String(), nil
+}
+
+// boundAddr is the address a listener is reached at: the host it was
+// asked to listen on (0.0.0.0 stays 0.0.0.0, as Azurite prints it, rather
+// than Go's [::]) with the port it got.
+func boundAddr(requested string, got net.Addr) string {
+	host, _, err := net.SplitHostPort(requested)
+	_, port, err2 := net.SplitHostPort(got.String())
+	if err != nil || err2 != nil || host == "" {
+		return got.String()
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // Addr returns the bound address of a service by name.
