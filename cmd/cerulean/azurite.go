@@ -148,6 +148,7 @@ func (f *azuriteFlags) config(stderr io.Writer) (app.Config, *slog.Logger, func(
 	cfg.BlobHost, cfg.QueueHost, cfg.TableHost, cfg.FileHost, cfg.SMBHost = *f.hosts["blob"], *f.hosts["queue"], *f.hosts["table"], *f.hosts["file"], *f.hosts["smb"]
 	cfg.Host = "127.0.0.1"
 	cfg.MetricsPort = -1
+	cfg.DisableProductStyleURL = f.disableProductStyleURL
 	for svc, secs := range f.alive {
 		if *secs < 0 {
 			return cfg, nil, nil, usageErr(fmt.Errorf("--%sKeepAliveTimeout %d: want seconds, 0 or more", svc, *secs))

@@ -85,6 +85,8 @@ type Config struct {
 	// OAuth accepts Entra ID bearer tokens without verifying their
 	// signature (auth.VerifyBearer), over HTTPS only.
 	OAuth bool
+	// DisableProductStyleURL: see server.Config.
+	DisableProductStyleURL bool
 }
 
 // App is a running server.
@@ -186,7 +188,7 @@ func Start(cfg Config) (*App, error) {
 		return a, ok
 	}
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{})}
-	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth}
+	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL}
 	if cfg.MetricsPort >= 0 {
 		a.metrics = metrics.New(a.storeReady)
 		scfg.Observer = a.metrics
