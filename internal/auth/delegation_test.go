@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 )
 
