@@ -23,13 +23,22 @@ if ! /usr/bin/python3 -c 'import azure.storage.blob, azure.data.tables' 2>/dev/n
 fi
 PORT_BASE=$base /usr/bin/python3 "$root/scripts/compat/probe.py"
 
-echo "== JavaScript SDKs"
-(cd "$work" && npm init -y >/dev/null && npm install --silent @azure/storage-blob@12.32.0 \
-  @azure/storage-queue@12.30.0 @azure/data-tables@13.3.2 @azure/storage-file-share@12.31.0 >/dev/null)
-(cd "$work" && PORT_BASE=$base NODE_PATH="$work/node_modules" node "$root/scripts/compat/probe.js")
+# The JavaScript SDKs twice: the newest releases, and releases about two
+# years older (what projects that pin their dependencies still run).
+for set in "newest:@azure/storage-blob@12.34.0 @azure/storage-queue@12.32.0 @azure/data-tables@13.3.2 @azure/storage-file-share@12.33.0" \
+           "older:@azure/storage-blob@12.26.0 @azure/storage-queue@12.25.0 @azure/data-tables@13.2.2 @azure/storage-file-share@12.26.0"; do
+  name=${set%%:*}
+  echo "== JavaScript SDKs, $name (${set#*:})"
+  js="$work/js-$name"
+  mkdir -p "$js"
+  # shellcheck disable=SC2086
+  (cd "$js" && npm init -y >/dev/null && npm install --silent ${set#*:} >/dev/null)
+  (cd "$js" && PORT_BASE=$base NODE_PATH="$js/node_modules" node "$root/scripts/compat/probe.js")
+  (cd "$js" && PORT_BASE=$base NODE_PATH="$js/node_modules" node "$root/scripts/compat/fidelity.js")
+done
 
 echo "== azcopy"
-(cd "$work" && npm install --silent @azure-tools/azcopy-linux@10.32.2 >/dev/null)
+(cd "$work" && npm init -y >/dev/null && npm install --silent @azure-tools/azcopy-linux@10.32.2 >/dev/null)
 azcopy=$(find "$work/node_modules/@azure-tools" -name 'azcopy_linux_amd64' -type f | head -1)
 chmod +x "$azcopy"
 # azcopy links libsecret (its credential store) even when it is not used.

@@ -3,6 +3,14 @@
 //	cerulean [serve] [flags]   run the server (the default)
 //	cerulean version           print the version
 //	cerulean bench [flags]     load-test a running server with the Azure SDK
+//	cerulean health [flags]    check that a running server answers (exit 0)
+//	cerulean azurite [flags]   run with Azurite's command line (also as
+//	                           azurite, azurite-blob, azurite-queue,
+//	                           azurite-table through links)
+//
+// Errors in the command line or the configuration, and failures to start
+// (a port in use, an unusable data directory), exit with status 2 before
+// anything listens; a server that stops on a failure exits with status 1.
 package main
 
 import (
@@ -23,6 +31,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/app"
+	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/bench"
 )
 
@@ -31,16 +40,39 @@ var version = "0.1.0-dev"
 
 func main() {
 	tuneGC()
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "cerulean:", err)
+	prog := "cerulean"
+	if entry, ok := azuriteEntry(os.Args[0]); ok {
+		prog = entry
+	}
+	if err := run(os.Args[0], os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, prog+":", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
+// usageError is an error in the command line or the configuration, or a
+// failure to start: the process exits with status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usageErr(err error) error { return usageError{err} }
+
+func run(argv0 string, args []string, stdout, stderr io.Writer) error {
+	if entry, ok := azuriteEntry(argv0); ok {
+		return azuriteMain(entry, args, stdout, stderr)
+	}
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
+	}
+	if _, ok := azuriteEntries[cmd]; ok {
+		return azuriteMain(cmd, args, stdout, stderr)
 	}
 	switch cmd {
 	case "serve":
@@ -50,8 +82,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return nil
 	case "bench":
 		return bench.Main(args, stdout)
+	case "health":
+		return health(args, stdout, stderr)
 	}
-	return fmt.Errorf("unknown command %q (want serve, version or bench)", cmd)
+	return usageErr(fmt.Errorf("unknown command %q (want serve, version, bench, health or azurite)", cmd))
 }
 
 // env returns CERULEAN_<NAME> or def.
@@ -94,11 +128,17 @@ func serve(args []string, stderr io.Writer) error {
 	pgConns := fs.Int("postgres-max-conns", envInt("postgres-max-conns", 0), "PostgreSQL connection pool size (0: 4 per CPU, 8 to 64) (env CERULEAN_POSTGRES_MAX_CONNS)")
 	accounts := fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2];... (env CERULEAN_ACCOUNTS; default: the dev account)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageErr(err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	smbHeartbeat, err := smbLiveness(env("smb-liveness", ""))
 	if err != nil {
-		return err
+		return usageErr(err)
 	}
 	// CERULEAN_CPUPROFILE=file profiles the server alone (benchmarks with
 	// the client in another process), written when it stops.
@@ -109,17 +149,17 @@ func serve(args []string, stderr io.Writer) error {
 	defer stopProfile()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
+		return usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat, MetricsPort: smbConfigPort(*metricsPort)}
 	if *tlsCert != "" || *tlsKey != "" {
 		if *tlsCert == "" || *tlsKey == "" {
-			return errors.New("--tls-cert and --tls-key go together")
+			return usageErr(errors.New("--tls-cert and --tls-key go together"))
 		}
 		pair, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
 		if err != nil {
-			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+			return usageErr(fmt.Errorf("--tls-cert/--tls-key: %w", err))
 		}
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	}
@@ -127,30 +167,58 @@ func serve(args []string, stderr io.Writer) error {
 	case "":
 	case "basic":
 		if cfg.TLS == nil {
-			return errors.New("--oauth basic needs --tls-cert and --tls-key: clients send bearer tokens over HTTPS only")
+			return usageErr(errors.New("--oauth basic needs --tls-cert and --tls-key: clients send bearer tokens over HTTPS only"))
 		}
 		cfg.OAuth = true
 		log.Warn("OAuth basic mode: any well-formed Entra ID token for Azure Storage gets full access; signatures are not verified")
 	default:
-		return fmt.Errorf("--oauth %q: want basic (or nothing)", *oauth)
+		return usageErr(fmt.Errorf("--oauth %q: want basic (or nothing)", *oauth))
 	}
-	key := app.DevKey
-	if *accounts != "" {
-		accts, err := app.ParseAccounts(*accounts)
-		if err != nil {
-			return fmt.Errorf("--accounts: %w", err)
-		}
-		cfg.Accounts = accts
-		key = "<key>"
-		names := make([]string, len(accts))
-		for i, a := range accts {
+	accts, key, err := accountsFromEnv(*accounts)
+	if err != nil {
+		return err
+	}
+	cfg.Accounts = accts
+	store := "embedded:" + *data
+	if *pg != "" {
+		store = "postgres:" + redactDSN(*pg)
+	}
+	return runServer(cfg, log, key, store, nil)
+}
+
+// accountsFromEnv returns the accounts to serve: flag (--accounts or
+// CERULEAN_ACCOUNTS), else AZURITE_ACCOUNTS (Azurite's variable, same
+// form: name:key1[:key2];…), else the dev account; and the key to show in
+// the logged connection string.
+func accountsFromEnv(flagValue string) ([]auth.Account, string, error) {
+	spec, from := flagValue, "--accounts"
+	if spec == "" {
+		spec, from = os.Getenv("AZURITE_ACCOUNTS"), "AZURITE_ACCOUNTS"
+	}
+	if strings.TrimSpace(spec) == "" {
+		return app.DevAccounts(), app.DevKey, nil
+	}
+	accts, err := app.ParseAccounts(spec)
+	if err != nil {
+		return nil, "", usageErr(fmt.Errorf("%s: %w", from, err))
+	}
+	return accts, "<key>", nil
+}
+
+// runServer starts the app, logs its endpoints, calls ready (if set) and
+// serves until SIGINT or SIGTERM.
+func runServer(cfg app.Config, log *slog.Logger, key, store string, ready func(*app.App)) error {
+	cfg.Logger = log
+	if len(cfg.Accounts) > 1 || (len(cfg.Accounts) == 1 && cfg.Accounts[0].Name != app.DevAccount) {
+		names := make([]string, len(cfg.Accounts))
+		for i, a := range cfg.Accounts {
 			names[i] = a.Name
 		}
 		log.Info("accounts configured", "accounts", strings.Join(names, ","))
 	}
 	a, err := app.Start(cfg)
 	if err != nil {
-		return err
+		return usageErr(err)
 	}
 	for name, addr := range a.Endpoints() {
 		log.Info("listening", "service", name, "endpoint", a.Scheme()+"://"+addr+"/"+cfg.AccountName())
@@ -161,11 +229,10 @@ func serve(args []string, stderr io.Writer) error {
 	if a.SMBAddr != "" {
 		log.Info("listening", "service", "smb", "endpoint", "//"+a.SMBAddr+"/<share>", "user", cfg.AccountName())
 	}
-	store := "embedded:" + *data
-	if *pg != "" {
-		store = "postgres:" + redactDSN(*pg)
-	}
 	log.Info("ready", "store", store, "connection_string", a.ConnectionString(key))
+	if ready != nil {
+		ready(a)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	select {

@@ -46,7 +46,14 @@ const (
 // Config configures a server. Ports of -1 disable a service; 0 picks a
 // free port.
 type Config struct {
-	Host      string
+	Host string
+	// BlobHost, QueueHost, TableHost, FileHost and SMBHost, when set,
+	// override Host for one listener (Azurite's --blobHost and the like).
+	BlobHost, QueueHost, TableHost, FileHost, SMBHost string
+	// KeepAlive, when set, is how long an idle HTTP connection stays open,
+	// by service name ("blob", "queue", "table", "file"); unset: two
+	// minutes.
+	KeepAlive map[string]time.Duration
 	BlobPort  int
 	QueuePort int
 	TablePort int
@@ -78,6 +85,8 @@ type Config struct {
 	// OAuth accepts Entra ID bearer tokens without verifying their
 	// signature (auth.VerifyBearer), over HTTPS only.
 	OAuth bool
+	// DisableProductStyleURL: see server.Config.
+	DisableProductStyleURL bool
 }
 
 // App is a running server.
@@ -179,7 +188,7 @@ func Start(cfg Config) (*App, error) {
 		return a, ok
 	}
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{})}
-	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth}
+	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL}
 	if cfg.MetricsPort >= 0 {
 		a.metrics = metrics.New(a.storeReady)
 		scfg.Observer = a.metrics
@@ -191,18 +200,24 @@ func Start(cfg Config) (*App, error) {
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
 	for _, svc := range []struct {
 		port int
+		host string
 		url  *string
 		desc server.Service
 	}{
-		{cfg.BlobPort, &a.BlobURL, server.Service{Name: "blob", Kind: auth.Blob, Handler: a.Blob, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0"}},
-		{cfg.QueuePort, &a.QueueURL, server.Service{Name: "queue", Kind: auth.Queue, Handler: a.Queue, ServerHeader: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0"}},
-		{cfg.TablePort, &a.TableURL, server.Service{Name: "table", Kind: auth.Table, Handler: a.Table, JSONErrors: true, ServerHeader: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"}},
-		{cfg.FilePort, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.File, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.BlobPort, cfg.BlobHost, &a.BlobURL, server.Service{Name: "blob", Kind: auth.Blob, Handler: a.Blob, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.QueuePort, cfg.QueueHost, &a.QueueURL, server.Service{Name: "queue", Kind: auth.Queue, Handler: a.Queue, ServerHeader: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.TablePort, cfg.TableHost, &a.TableURL, server.Service{Name: "table", Kind: auth.Table, Handler: a.Table, JSONErrors: true, ServerHeader: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.FilePort, cfg.FileHost, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.File, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
 	} {
 		if svc.port < 0 {
 			continue
 		}
-		svc.desc.Addr = net.JoinHostPort(cfg.Host, strconv.Itoa(svc.port))
+		host := svc.host
+		if host == "" {
+			host = cfg.Host
+		}
+		svc.desc.Addr = net.JoinHostPort(host, strconv.Itoa(svc.port))
+		svc.desc.IdleTimeout = cfg.KeepAlive[svc.desc.Name]
 		addr, err := a.srv.Listen(svc.desc)
 		if err != nil {
 			_ = a.srv.Shutdown(context.Background())
@@ -262,7 +277,11 @@ func (a *App) storeReady(ctx context.Context) error {
 
 // startSMB starts the SMB2/3 server on cfg.SMBPort.
 func (a *App) startSMB() error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(a.cfg.Host, strconv.Itoa(a.cfg.SMBPort)))
+	host := a.cfg.SMBHost
+	if host == "" {
+		host = a.cfg.Host
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(a.cfg.SMBPort)))
 	if err != nil {
 		return fmt.Errorf("smb listener: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -49,9 +50,10 @@ type SAS struct {
 	// blob and file service SAS; the caller applies them to GET responses.
 	CacheControl, ContentDisposition, ContentEncoding, ContentLanguage, ContentType string
 
-	// Delegated reports a user delegation SAS (skoid present); this package
-	// cannot verify those (no Entra ID keys) and rejects them.
-	Delegated bool
+	// Delegated reports a user delegation SAS (skoid present), verified
+	// with the key Get User Delegation Key derived (see delegation.go).
+	Delegated  bool
+	delegation *delegationFields
 
 	SignatureRaw string // sig as sent (decoded from the query)
 	Signature    []byte
@@ -132,6 +134,13 @@ func ParseSAS(q url.Values) (SAS, bool, error) {
 		SignatureRaw:       sigs[0],
 	}
 	s.HasStartPK, s.HasStartRK, s.HasEndPK, s.HasEndRK = q.Has("spk"), q.Has("srk"), q.Has("epk"), q.Has("erk")
+	if s.Delegated {
+		d, err := parseDelegation(q)
+		if err != nil {
+			return s, true, err
+		}
+		s.delegation = d
+	}
 
 	if s.Version == "" {
 		return s, true, sasFailed("sv is mandatory. Cannot be empty")
@@ -256,6 +265,10 @@ type SASRequest struct {
 	ClientIP            netip.Addr // the peer address; invalid when unknown
 	HTTPS               bool       // whether the request arrived over TLS
 	Now                 time.Time
+	// Header and Query are the request's, for the headers and query
+	// parameters a user delegation SAS signs (srh, srq).
+	Header http.Header
+	Query  url.Values
 }
 
 // AccessPolicy is a stored access policy (a signed identifier of a
@@ -342,7 +355,23 @@ func VerifyServiceSAS(s *SAS, lookup Lookup, req SASRequest, policy PolicyLookup
 		return eff, sasFailed("The SAS is not a service SAS.")
 	}
 	if s.Delegated {
-		return eff, sasFailed("User delegation SAS is not supported.")
+		if req.Service != Blob {
+			return eff, sasFailed("A user delegation SAS is valid for Blob Storage only.")
+		}
+		acct, err := sasAccount(lookup, req.Account)
+		if err != nil {
+			return eff, err
+		}
+		if req.Container == "" {
+			return eff, azerr.New(azerr.AuthorizationResourceTypeMismatch)
+		}
+		if err := verifyDelegationSAS(s, acct, req); err != nil {
+			return eff, err
+		}
+		if eff.Expiry.IsZero() || eff.Permissions == "" {
+			return eff, sasFailed("Signed expiry time and permissions are required in a user delegation SAS.")
+		}
+		return eff, checkConstraints(eff.Start, eff.Expiry, s, req)
 	}
 	if s.Version < "2015-04-05" {
 		return eff, sasFailed("SAS version '" + s.Version + "' is not supported; use 2015-04-05 or later.")

@@ -81,6 +81,8 @@ func (s *Service) route(r *req) (op, error) {
 			return r.as("setServiceProperties", s.setServiceProperties)
 		case restype == "service" && comp == "stats" && m == http.MethodGet:
 			return r.as("getServiceStats", s.getServiceStats)
+		case restype == "service" && comp == "userdelegationkey" && m == http.MethodPost:
+			return r.as("getUserDelegationKey", s.getUserDelegationKey)
 		case comp == "blobs" && m == http.MethodGet:
 			return r.as("findBlobsByTagsAccount", s.findBlobsByTags)
 		case comp == "batch" && m == http.MethodPost:

@@ -117,6 +117,8 @@ func (r *Request) verifyToken(tok *auth.SAS, q url.Values, svc auth.Service, tar
 		VersionID: q.Get("versionid"),
 		HTTPS:     r.HTTPS,
 		Now:       r.Now,
+		Header:    r.Header,
+		Query:     q,
 	}
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		sreq.ClientIP = ap.Addr().Unmap()

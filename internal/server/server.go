@@ -33,6 +33,12 @@ type Request struct {
 	// Authenticated is true when a Shared Key signature was verified for
 	// Account; false means an anonymous request.
 	Authenticated bool
+	// HostStyle is true for a request in Azure's production URL form,
+	// the account in the host (see Server.productStyle).
+	HostStyle bool
+	// Principal is the identity of a verified bearer token (oauth basic
+	// mode); nil for Shared Key, SAS and anonymous requests.
+	Principal *auth.Principal
 	// Now is the request's time from the injected clock: every expiry
 	// decision of this request uses it.
 	Now time.Time
@@ -76,6 +82,9 @@ type Service struct {
 	JSONErrors bool
 	// ServerHeader is sent on every response.
 	ServerHeader string
+	// IdleTimeout is how long an idle keep-alive connection stays open
+	// (0: two minutes).
+	IdleTimeout time.Duration
 }
 
 // Config is everything the front end needs.
@@ -91,6 +100,10 @@ type Config struct {
 	// (see auth.VerifyBearer); off, a bearer token is an unsupported
 	// authentication scheme.
 	OAuth bool
+	// DisableProductStyleURL takes the account from the first path
+	// segment only, never from the host (Azurite's
+	// --disableProductStyleUrl).
+	DisableProductStyleURL bool
 }
 
 // Observer sees every request a listener answers, not a batch's
@@ -136,16 +149,20 @@ func (s *Server) Listen(svc Service) (string, error) {
 		cfg.NextProtos = []string{"http/1.1"}
 		l = tls.NewListener(ln, cfg)
 	}
+	idle := svc.IdleTimeout
+	if idle <= 0 {
+		idle = 2 * time.Minute
+	}
 	hs := &http.Server{
 		Handler:           s.Wrap(svc),
 		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       idle,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
 		ConnContext:       tapContext,
 	}
 	s.mu.Lock()
 	s.servers = append(s.servers, hs)
-	s.bound[svc.Name] = ln.Addr().String()
+	s.bound[svc.Name] = boundAddr(svc.Addr, ln.Addr())
 	s.mu.Unlock()
 	go func() {
 		if err := hs.Serve(tapListener{l}); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -153,6 +170,18 @@ func (s *Server) Listen(svc Service) (string, error) {
 		}
 	}()
 	return ln.Addr().String(), nil
+}
+
+// boundAddr is the address a listener is reached at: the host it was
+// asked to listen on (0.0.0.0 stays 0.0.0.0, as Azurite prints it, rather
+// than Go's [::]) with the port it got.
+func boundAddr(requested string, got net.Addr) string {
+	host, _, err := net.SplitHostPort(requested)
+	_, port, err2 := net.SplitHostPort(got.String())
+	if err != nil || err2 != nil || host == "" {
+		return got.String()
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // Addr returns the bound address of a service by name.
@@ -269,6 +298,11 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			fail(azerr.InvalidHeader("x-ms-version", version))
 			return
 		}
+		if !s.cfg.DisableProductStyleURL {
+			if phr, ok := s.productStyle(hr); ok {
+				hr, r.Request, r.HostStyle = phr, phr, true
+			}
+		}
 		r.Account = auth.AccountFromPath(hr.URL.EscapedPath())
 		if base, ok := strings.CutSuffix(r.Account, auth.SecondarySuffix); ok {
 			if _, known := s.cfg.Accounts(base); known {
@@ -285,7 +319,8 @@ func (s *Server) Wrap(svc Service) http.Handler {
 				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
 				return
 			}
-			r.Authenticated = true
+			p := auth.BearerPrincipal(tok)
+			r.Authenticated, r.Principal = true, &p
 		} else if hr.Method != http.MethodOptions {
 			acct, ok, err := auth.Authenticate(r.Request, svc.Kind, s.cfg.Accounts, now)
 			if err != nil {
@@ -342,6 +377,35 @@ func (s *Server) Wrap(svc Service) http.Handler {
 	return handler
 }
 
+// productStyle recognises Azure's production URL form, where the host
+// names the account (http://devstoreaccount1.blob.localhost:10000/container/blob,
+// as https://devstoreaccount1.blob.core.windows.net/container/blob): a
+// host of two or more labels, not an IP address, whose first label is an
+// account of this server (or its -secondary). It returns the request
+// with the account put first in its path, the form the services route,
+// the signature still checked over the path as sent.
+func (s *Server) productStyle(hr *http.Request) (*http.Request, bool) {
+	host := hr.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	label, rest, ok := strings.Cut(host, ".")
+	if !ok || rest == "" || net.ParseIP(host) != nil {
+		return nil, false
+	}
+	if _, known := s.cfg.Accounts(strings.TrimSuffix(label, auth.SecondarySuffix)); !known {
+		return nil, false
+	}
+	out := hr.WithContext(auth.WithAccountInHost(hr.Context()))
+	u := *hr.URL
+	u.Path = "/" + label + u.Path
+	if u.RawPath != "" {
+		u.RawPath = "/" + label + u.RawPath
+	}
+	out.URL, out.RequestURI = &u, ""
+	return out, true
+}
+
 // accountInHost recognises a request in the virtual-host form, whose
 // path starts with the container (share, queue, table) instead of the
 // account: the first path segment, account, is no account of this server,
@@ -383,7 +447,22 @@ func (r *Request) AccountURL() string {
 	if r.HTTPS {
 		scheme = "https"
 	}
+	if r.HostStyle {
+		return scheme + "://" + r.Host
+	}
 	return scheme + "://" + r.Host + "/" + r.Account
+}
+
+// AccountKey returns the first key of the request's account.
+func (r *Request) AccountKey() ([]byte, bool) {
+	if r.accounts == nil {
+		return nil, false
+	}
+	a, ok := r.accounts(r.Account)
+	if !ok || len(a.Keys) == 0 {
+		return nil, false
+	}
+	return a.Keys[0], true
 }
 
 // bearerToken returns the token of a request's single

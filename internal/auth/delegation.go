@@ -1,0 +1,245 @@
+package auth
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+)
+
+// User delegation keys and user delegation SAS ("Get User Delegation
+// Key" and "Create a user delegation SAS" in the Azure Storage REST
+// reference, https://learn.microsoft.com/rest/api/storageservices/create-user-delegation-sas).
+//
+// A caller authenticated with a Microsoft Entra ID bearer token asks
+// for a key valid between two times; SAS tokens signed with that key
+// carry the key's fields (skoid, sktid, skt, ske, sks, skv, and skdutid
+// when the key names a delegated user's tenant), so the service can
+// recompute the key from the token alone. Here the key is an HMAC of those
+// fields under the account key: no key is stored, a key works on every
+// front end sharing the accounts, and it stops working when the account
+// key it was derived from is rotated away, as on Azure.
+
+// Principal is the identity of a bearer token: its object id (oid) and
+// tenant id (tid) claims.
+type Principal struct {
+	OID, TID string
+}
+
+// BearerPrincipal returns the oid and tid claims of a bearer token that
+// VerifyBearer accepted.
+func BearerPrincipal(tok string) Principal {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return Principal{}
+	}
+	var c struct {
+		Oid string `json:"oid"`
+		Tid string `json:"tid"`
+	}
+	if decodeSegment(parts[1], &c) != nil {
+		return Principal{}
+	}
+	return Principal{OID: c.Oid, TID: c.Tid}
+}
+
+// DelegationKey is a user delegation key's signed fields, as Get User
+// Delegation Key returns them and a user delegation SAS carries them.
+type DelegationKey struct {
+	OID, TID          string // skoid, sktid
+	Start, Expiry     string // skt, ske: ISO 8601 UTC, as formatted by the service
+	Service, Version  string // sks ("b"), skv
+	DelegatedUserTID  string // skdutid; "" when the key names none
+	StartT, ExpiryT   time.Time
+	hasDelegatedUserT bool
+}
+
+// MaxDelegationKeyLifetime is how far ahead of now a key may expire: "The
+// expiry time must be within seven days of the current time" (Get User
+// Delegation Key, Request body).
+const MaxDelegationKeyLifetime = 7 * 24 * time.Hour
+
+// DelegationKeyTimeFormat is how the service writes SignedStart and
+// SignedExpiry, and how SAS signers copy them into skt and ske.
+const DelegationKeyTimeFormat = "2006-01-02T15:04:05Z"
+
+// DelegationKeyValue derives the key (the Value element of Get User
+// Delegation Key, base64) from an account key and the key's fields.
+func DelegationKeyValue(accountKey []byte, k DelegationKey) []byte {
+	m := hmac.New(sha256.New, accountKey)
+	m.Write([]byte(strings.Join([]string{"user-delegation-key", k.OID, k.TID, k.Start, k.Expiry, k.Service, k.Version, k.DelegatedUserTID}, "\n")))
+	return m.Sum(nil)
+}
+
+// delegationFields are the user delegation SAS parameters besides the
+// service SAS ones.
+type delegationFields struct {
+	Key                                DelegationKey
+	AuthorizedOID, UnauthorizedOID     string // saoid, suoid
+	CorrelationID                      string // scid
+	DelegatedUserOID                   string // sduoid
+	SignedRequestHeaders, SignedParams string // srh, srq: comma-separated names
+}
+
+// parseDelegation fills the delegation fields of a SAS carrying skoid.
+func parseDelegation(q url.Values) (*delegationFields, error) {
+	for _, k := range [...]string{"sktid", "skt", "ske", "sks", "skv", "saoid", "suoid", "scid", "skdutid", "sduoid", "srh", "srq"} {
+		if len(q[k]) > 1 {
+			return nil, sasFailed("The query parameter '" + k + "' is specified more than once.")
+		}
+	}
+	d := &delegationFields{
+		Key: DelegationKey{
+			OID: q.Get("skoid"), TID: q.Get("sktid"), Start: q.Get("skt"), Expiry: q.Get("ske"),
+			Service: q.Get("sks"), Version: q.Get("skv"), DelegatedUserTID: q.Get("skdutid"),
+			hasDelegatedUserT: q.Has("skdutid"),
+		},
+		AuthorizedOID: q.Get("saoid"), UnauthorizedOID: q.Get("suoid"), CorrelationID: q.Get("scid"),
+		DelegatedUserOID: q.Get("sduoid"), SignedRequestHeaders: q.Get("srh"), SignedParams: q.Get("srq"),
+	}
+	for name, v := range map[string]string{"skoid": d.Key.OID, "sktid": d.Key.TID, "skt": d.Key.Start, "ske": d.Key.Expiry, "sks": d.Key.Service, "skv": d.Key.Version} {
+		if v == "" {
+			return nil, sasFailed("The user delegation SAS is missing the '" + name + "' parameter.")
+		}
+	}
+	var ok bool
+	if d.Key.StartT, ok = parseSASTime(d.Key.Start); !ok {
+		return nil, sasFailed("skt '" + d.Key.Start + "' is not a valid time.")
+	}
+	if d.Key.ExpiryT, ok = parseSASTime(d.Key.Expiry); !ok {
+		return nil, sasFailed("ske '" + d.Key.Expiry + "' is not a valid time.")
+	}
+	if d.AuthorizedOID != "" && d.UnauthorizedOID != "" {
+		return nil, sasFailed("saoid and suoid cannot both be given.")
+	}
+	return d, nil
+}
+
+// verifyDelegationSAS verifies a user delegation SAS: the key's service
+// and validity, then the signature under the key derived from any of the
+// account's keys. It returns nil or a 403.
+func verifyDelegationSAS(s *SAS, acct Account, req SASRequest) error {
+	d := s.delegation
+	if d == nil {
+		return sasFailed("The user delegation SAS is malformed.")
+	}
+	if s.Identifier != "" {
+		return sasFailed("A user delegation SAS cannot reference a stored access policy.")
+	}
+	if s.Version < "2018-11-09" {
+		return sasFailed("User delegation SAS needs sv 2018-11-09 or later.")
+	}
+	if !strings.Contains(d.Key.Service, serviceLetterString(req.Service)) {
+		return sasFailed("The user delegation key is not valid for this service (sks '" + d.Key.Service + "').")
+	}
+	if req.Now.Before(d.Key.StartT) {
+		return sasFailed("The user delegation key is not yet valid (skt '" + d.Key.Start + "').")
+	}
+	if !req.Now.Before(d.Key.ExpiryT) {
+		return sasFailed("The user delegation key has expired (ske '" + d.Key.Expiry + "').")
+	}
+	if d.DelegatedUserOID != "" {
+		// The SAS is for one user, who must also present an Entra ID
+		// token ("Create a user delegation SAS", sduoid).
+		return sasFailed("This SAS names a delegated user (sduoid): send it with that user's bearer token.")
+	}
+	sts, err := DelegationSASStringToSign(s, req)
+	if err != nil {
+		return err
+	}
+	for _, k := range acct.Keys {
+		m := hmac.New(sha256.New, DelegationKeyValue(k, d.Key))
+		m.Write([]byte(sts))
+		if hmac.Equal(m.Sum(nil), s.Signature) {
+			return nil
+		}
+	}
+	return sigMismatch(sts)
+}
+
+// serviceLetterString is the sks letter of a service.
+func serviceLetterString(svc Service) string {
+	return string(serviceLetter(svc))
+}
+
+// DelegationSASStringToSign returns the string-to-sign of a blob user
+// delegation SAS for the request's resource. The layout follows sv, each
+// version adding fields to the one before:
+//
+//	2018-11-09: sp st se res skoid sktid skt ske sks skv sip spr sv sr ts rscc rscd rsce rscl rsct
+//	2020-02-10: … skv saoid suoid scid sip …
+//	2020-12-06: … ts ses rscc …
+//	2025-07-05: … scid skdutid sduoid sip …
+//	2026-04-06: … ses srh srq rscc …
+//
+// srh and srq sign the named request headers ("name:value\n" each) and
+// query parameters ("\nname:value" each) with the values the request
+// carries, so a request without them fails the signature check.
+func DelegationSASStringToSign(s *SAS, req SASRequest) (string, error) {
+	d := s.delegation
+	res, err := canonicalSASResource(s, req)
+	if err != nil {
+		return "", err
+	}
+	parts := []string{s.Permissions, s.StartRaw, s.ExpiryRaw, res, d.Key.OID, d.Key.TID, d.Key.Start, d.Key.Expiry, d.Key.Service, d.Key.Version}
+	if s.Version >= "2020-02-10" {
+		parts = append(parts, d.AuthorizedOID, d.UnauthorizedOID, d.CorrelationID)
+	}
+	if s.Version >= "2025-07-05" {
+		parts = append(parts, d.Key.DelegatedUserTID, d.DelegatedUserOID)
+	}
+	ts := ""
+	switch s.Resource {
+	case "bs":
+		ts = req.Snapshot
+	case "bv":
+		ts = req.VersionID
+	}
+	parts = append(parts, s.IP, s.Protocol, s.Version, s.Resource, ts)
+	if s.Version >= "2020-12-06" {
+		parts = append(parts, s.EncryptionScope)
+	}
+	if s.Version >= "2026-04-06" {
+		parts = append(parts, signedHeaders(d.SignedRequestHeaders, req.Header), signedQuery(d.SignedParams, req.Query))
+	}
+	parts = append(parts, s.CacheControl, s.ContentDisposition, s.ContentEncoding, s.ContentLanguage, s.ContentType)
+	return strings.Join(parts, "\n"), nil
+}
+
+func signedHeaders(names string, h http.Header) string {
+	if names == "" {
+		return ""
+	}
+	var b strings.Builder
+	for _, n := range strings.Split(names, ",") {
+		b.WriteString(n)
+		b.WriteByte(':')
+		b.WriteString(h.Get(n))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func signedQuery(names string, q url.Values) string {
+	if names == "" {
+		return ""
+	}
+	var b strings.Builder
+	for _, n := range strings.Split(names, ",") {
+		b.WriteByte('\n')
+		b.WriteString(n)
+		b.WriteByte(':')
+		b.WriteString(q.Get(n))
+	}
+	return b.String()
+}
+
+// ErrBearerOnly is Azure's answer to Get User Delegation Key authorized
+// any other way than with a bearer token.
+func ErrBearerOnly() *azerr.Error {
+	return authFailed("Only authentication scheme Bearer is supported")
+}
