@@ -226,11 +226,14 @@ func indexValue(m *message) []byte {
 	return append(b, m.ID...)
 }
 
-func parseIndexValue(v []byte) (expires int64, id string, ok bool) {
-	if len(v) < 8 {
-		return 0, "", false
+// parseIndexValue decodes the index entry v stored under key k. An entry
+// too short to hold an expiry and an id is an error: a scan that skipped it
+// would never deliver, count or expire its message.
+func parseIndexValue(k, v []byte) (expires int64, id string, err error) {
+	if len(v) <= 8 {
+		return 0, "", fmt.Errorf("queue: malformed visibility index entry %q", k)
 	}
-	return int64(binary.BigEndian.Uint64(v)), string(v[8:]), true
+	return int64(binary.BigEndian.Uint64(v)), string(v[8:]), nil
 }
 
 // writeMessage stores m and its index entry.

@@ -107,12 +107,20 @@ func (s *Service) getQueueMetadata(w http.ResponseWriter, r *req) error {
 func countMessages(tx kv.Tx, acct, name, inc string, now int64) (int64, error) {
 	var n int64
 	prefix := visPrefix(acct, name, inc)
-	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(_, v []byte) bool {
-		if exp, _, ok := parseIndexValue(v); ok && now < exp {
+	var derr error
+	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+		var exp int64
+		if exp, _, derr = parseIndexValue(k, v); derr != nil {
+			return false
+		}
+		if now < exp {
 			n++
 		}
 		return true
 	})
+	if err == nil {
+		err = derr
+	}
 	return n, err
 }
 
