@@ -184,15 +184,12 @@ func loadPermission(tx kv.Tx, acct, sh, key string) (string, error) {
 // smbRequest holds the SMB property headers of a create or set-properties
 // request, parsed before the transaction.
 type smbRequest struct {
-	h          http.Header
-	attrs      *Attributes // nil: default (create) or preserve (set)
-	perm       string      // SDDL from x-ms-file-permission; "" none
-	permKey    string      // x-ms-file-permission-key
-	inherit    bool        // x-ms-file-permission: inherit
-	create     bool
-	created    time.Time // the defaults resolved by apply
-	lastWrite  time.Time
-	changeTime time.Time
+	h       http.Header
+	attrs   *Attributes // nil: default (create) or preserve (set)
+	perm    string      // SDDL from x-ms-file-permission; "" none
+	permKey string      // x-ms-file-permission-key
+	inherit bool        // x-ms-file-permission: inherit
+	create  bool
 }
 
 // parseSMB reads the SMB property headers. create selects the defaults of

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	//lint:ignore SA1019 NTLM's NT hash is MD4 of the password (MS-NLMP 3.3.1); there is no other way to compute it.
 	"golang.org/x/crypto/md4"
 )
 
