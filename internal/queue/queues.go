@@ -19,7 +19,7 @@ import (
 
 // createQueue: 201 when created; 204 when the queue exists with identical
 // metadata; 409 QueueAlreadyExists when it exists with different metadata
-// [D: Create Queue; S: azqueue accepts 201 and 204].
+// (Create Queue, https://learn.microsoft.com/en-us/rest/api/storageservices/create-queue4; azqueue accepts 201 and 204).
 func (s *Service) createQueue(w http.ResponseWriter, r *req) error {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *Service) deleteQueue(w http.ResponseWriter, r *req) error {
 
 // getQueueMetadata (Get Queue Metadata / Properties): the metadata
 // headers and x-ms-approximate-messages-count, which counts the messages
-// not yet expired (visible or not) [D: Get Queue Metadata].
+// not yet expired (visible or not) (Get Queue Metadata, https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-metadata).
 func (s *Service) getQueueMetadata(w http.ResponseWriter, r *req) error {
 	var q *queueRec
 	var count int64
@@ -163,12 +163,13 @@ type accessPolicyXML struct {
 }
 
 // maxSignedIdentifiers is Azure's limit of stored access policies per
-// queue [D: Set Queue ACL].
+// queue (Set Queue ACL, https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-acl).
 const maxSignedIdentifiers = 5
 
 // queuePermissions are the letters a queue access policy may hold, in
-// the documented order: read, add, update, process [D, S: azqueue
-// AccessPolicyPermission].
+// the documented order: read, add, update, process (Create a service
+// SAS, https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas; azqueue's AccessPolicyPermission
+// writes them so).
 const queuePermissions = "raup"
 
 func (s *Service) getQueueACL(w http.ResponseWriter, r *req) error {
@@ -189,8 +190,8 @@ func (s *Service) getQueueACL(w http.ResponseWriter, r *req) error {
 
 // parseACL validates a Set Queue ACL body: at most five identifiers with
 // ids of 1–64 characters (400 InvalidXmlDocument), ISO 8601 times and
-// permissions from "raup" (400 InvalidXmlNodeValue) [D: Set Queue ACL;
-// codes I, as for containers]. An empty body clears the ACL.
+// permissions from "raup" (400 InvalidXmlNodeValue) (Set Queue ACL, https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-acl;
+// codes I, as for containers). An empty body clears the ACL.
 func parseACL(body []byte) ([]signedID, error) {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil, nil
@@ -290,7 +291,7 @@ type listQueuesXML struct {
 
 // listQueues: prefix, marker (the name of the first queue to return, as
 // handed out in NextMarker), maxresults (1–5000 accepted as in List
-// Containers; larger values are clamped [D]; below 1: 400
+// Containers; larger values are clamped (List Queues, https://learn.microsoft.com/en-us/rest/api/storageservices/list-queues1); below 1: 400
 // OutOfRangeQueryParameterValue) and include=metadata (anything else: 400
 // InvalidQueryParameterValue).
 func (s *Service) listQueues(w http.ResponseWriter, r *req) error {
