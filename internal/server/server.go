@@ -247,12 +247,12 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		if version != "" {
 			h.Set("x-ms-version", version)
 		} else {
-			// Every response names the version that processed it. A
-			// request without one (an anonymous read of a public blob
-			// from a browser) is processed as 2009-09-19, the version
-			// the service uses for anonymous requests to containers made
-			// public with 2009-09-19 or later [D: Versioning for the
-			// Azure Storage services].
+			// Every response names the version that processed it. A request
+			// without one (an anonymous read of a public blob from a browser)
+			// is processed as 2009-09-19, the version the service uses for
+			// anonymous requests to containers made public with 2009-09-19 or
+			// later (Versioning for the Azure Storage services,
+			// https://learn.microsoft.com/en-us/rest/api/storageservices/versioning-for-the-azure-storage-services).
 			h.Set("x-ms-version", oldestVersion)
 		}
 		r = &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler, HTTPS: hr.TLS != nil || overTLS(hr)}
