@@ -13,9 +13,10 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// Attributes are NTFS file attributes (MS-FSCC 2.6), the subset Azure
-// Files accepts in x-ms-file-attributes [D: Set File Properties,
-// "File system attributes"].
+// Attributes are NTFS file attributes (MS-FSCC 2.6), the subset Azure Files
+// accepts in x-ms-file-attributes (Set File Properties,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/set-file-properties,
+// "File system attributes").
 type Attributes uint32
 
 // Attribute bits, with their MS-FSCC values so the SMB front end can use
@@ -124,8 +125,10 @@ func parseFileTime(h http.Header, name, def string, now, old time.Time) (time.Ti
 	return t.UTC(), nil
 }
 
-// maxPermHeader is the largest SDDL accepted in x-ms-file-permission;
-// larger permissions go through Create Permission [D].
+// maxPermHeader is the largest SDDL accepted in x-ms-file-permission; larger
+// permissions go through Create Permission (Create File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-file,
+// x-ms-file-permission).
 const maxPermHeader = 8 << 10
 
 // defaultSDDL is the permission of a share's root directory and of items
