@@ -18,7 +18,7 @@ import (
 )
 
 // vector is one file of testdata/vector_*.json: a capture of smbclient
-// 4.17.12 against smbd 4.17.12 (copied from the digest's smb2-vectors).
+// 4.17.12 against smbd 4.17.12, with the keys recomputed from it.
 type vector struct {
 	Capture            string `json:"capture"`
 	User               string `json:"user"`
