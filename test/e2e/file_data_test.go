@@ -40,7 +40,7 @@ func TestFileUploadDownloadBuffer(t *testing.T) {
 	if !bytes.Equal(h.Sum(nil), fiMD5(data)) {
 		t.Fatal("DownloadStream content differs")
 	}
-	// The 16 adjacent writes list as one range [R: TestFileUploadBuffer].
+	// The 16 adjacent writes list as one range (azfile recorded test TestFileUploadBuffer).
 	wantRanges(t, "uploaded", e.ranges(f, nil), fiRanges{{0, fiBigSize - 1}})
 	// A ranged DownloadBuffer from the middle.
 	part := make([]byte, 10<<20)

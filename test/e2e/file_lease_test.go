@@ -3,7 +3,7 @@ package e2e
 // End-to-end tests of Lease File through azfile's lease package, and of
 // the lease gate on file writes. Evidence tags as in the REST digest:
 // [D] the Lease File documentation, [R] a recorded real-service response,
-// [I] inference.
+// Inferred: inference.
 
 import (
 	"net/http"
