@@ -1,9 +1,11 @@
 package e2e
 
 // End-to-end tests of Copy File, Abort Copy File and Put Range from URL
-// through azfile. Evidence tags as in the REST digest: [D] the REST
-// documentation, [S] azfile v1.7.1's own tests (file/client_test.go),
-// [R] a real-service response reported in an issue, (inferred) inference.
+// through azfile. Comments cite the REST reference pages, azfile v1.7.1's
+// own tests (github.com/Azure/azure-sdk-for-go,
+// sdk/storage/azfile/file/client_test.go) and real-service responses
+// reported in GitHub issues; "(inferred)" marks Cerulean's reading where
+// no source says.
 
 import (
 	"bytes"
@@ -101,7 +103,8 @@ func TestFileCopyWithinShare(t *testing.T) {
 		t.Fatalf("copy of an empty file: meta %v len %d", p.Metadata, *p.ContentLength)
 	}
 
-	// A missing source is 404 ResourceNotFound (azfile TestFileStartCopySourceNonExistent).
+	// A missing source is 404 ResourceNotFound (azfile
+	// TestFileStartCopySourceNonExistent).
 	_, err = fileAt(s, "d2").StartCopyFromURL(e.ctx, fileAt(s, "missing").URL(), nil)
 	wantFileCode(t, err, http.StatusNotFound, fileerror.ResourceNotFound)
 	// A copy ID that is not one is 400 (azfile TestFileAbortCopyNoCopyStarted).
@@ -166,7 +169,8 @@ func TestFileCopyOntoLeasedFile(t *testing.T) {
 	if *p.LeaseState != "leased" || string(e.read(dst, 0, 0)) != "source" {
 		t.Fatalf("after copy: lease %s", *p.LeaseState)
 	}
-	// A lease on the source does not matter [D].
+	// A lease on the source does not matter (Copy File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file).
 	_, err = fileAt(s, "copy2").StartCopyFromURL(e.ctx, dst.URL(), nil)
 	must(t, err)
 	_, err = dst.AbortCopy(e.ctx, *p.CopyID, nil)
@@ -200,7 +204,8 @@ func TestFileCopySMBInfo(t *testing.T) {
 		t.Fatalf("source properties: %v %v %v %s %s", p.FileCreationTime, p.FileLastWriteTime, p.FileChangeTime, *p.FileAttributes, *p.FilePermissionKey)
 	}
 
-	// Only the creation time from the source (azfile TestFileStartCopySourceCreationTime).
+	// Only the creation time from the source (azfile
+	// TestFileStartCopySourceCreationTime).
 	one := fileAt(s, "one")
 	_, err = one.StartCopyFromURL(e.ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{CreationTime: file.SourceCopyFileCreationTime{}}})
 	must(t, err)
@@ -237,7 +242,8 @@ func TestFileCopySMBInfo(t *testing.T) {
 	_, err = expl.StartCopyFromURL(e.ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{IgnoreReadOnly: to.Ptr(true)}})
 	must(t, err)
 
-	// Override needs a permission (azfile TestNegativeFileStartCopyOverrideMode).
+	// Override needs a permission (azfile
+	// TestNegativeFileStartCopyOverrideMode).
 	ov := fileAt(s, "ov")
 	_, err = ov.StartCopyFromURL(e.ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{PermissionCopyMode: to.Ptr(file.PermissionCopyModeTypeOverride)}})
 	wantFileCode(t, err, http.StatusBadRequest, fileerror.MissingRequiredHeader)
@@ -260,7 +266,8 @@ func TestFileCopyWithSASDestination(t *testing.T) {
 	must(t, err)
 	dst, err := file.NewClientWithNoCredential(u, (*file.ClientOptions)(fileClientOptions()))
 	must(t, err)
-	// The destination's SAS does not cover the source (Copy File, https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file,
+	// The destination's SAS does not cover the source (Copy File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file,
 	// Authorization): without a SAS of its own the source cannot be read.
 	_, err = dst.StartCopyFromURL(e.ctx, src.URL(), nil)
 	wantFileCode(t, err, http.StatusUnauthorized, "CannotVerifyCopySource")

@@ -3,9 +3,11 @@ package e2e
 // End-to-end tests of the directory operations of the File service
 // (Create/Get/Set/Delete Directory, List Directories and Files, Rename
 // File and Rename Directory, List/Force Close Handles) through azfile.
-// Evidence tags as in the REST digest: [R] recorded real-service
-// behaviour (azfile v1.7.1 recorded tests), [D] REST documentation, (inferred)
-// inference.
+// Test names in comments are azfile v1.7.1's recorded tests
+// (github.com/Azure/azure-sdk-for-go, sdk/storage/azfile/directory and
+// file client_test.go), whose recordings hold the real service's answers;
+// REST pages are cited by title; "(inferred)" marks Cerulean's reading
+// where no source says.
 
 import (
 	"context"
@@ -102,7 +104,8 @@ func TestFileDirCreate(t *testing.T) {
 		t.Fatalf("permission key %s, root has %s", *cr.FilePermissionKey, *root.FilePermissionKey)
 	}
 
-	// Nested, and the errors (azfile recorded test TestDirCreateDeleteNegativeMultiLevelDir).
+	// Nested, and the errors (azfile recorded test
+	// TestDirCreateDeleteNegativeMultiLevelDir).
 	_, err = dirAt(s, "Alpha/b/c").Create(e.ctx, nil)
 	wantFileCode(t, err, 404, fileerror.ParentNotFound)
 	sub := e.mkdir(s, "alpha/b") // case-insensitive parent lookup
@@ -146,7 +149,8 @@ func TestFileDirCreate(t *testing.T) {
 	if *cr2.FilePermissionKey == *cr.FilePermissionKey {
 		t.Fatal("explicit permission got the inherited key")
 	}
-	// None combined with another attribute is invalid (azfile recorded test TestDirCreateNegativeAttributes).
+	// None combined with another attribute is invalid (azfile recorded test
+	// TestDirCreateNegativeAttributes).
 	_, err = dirAt(s, "bad").Create(e.ctx, &directory.CreateOptions{FileSMBProperties: &file.SMBProperties{
 		Attributes: &file.NTFSFileAttributes{None: true, ReadOnly: true}}})
 	wantFileCode(t, err, 400, fileerror.InvalidHeaderValue)
@@ -157,7 +161,8 @@ func TestFileDirProperties(t *testing.T) {
 	s := e.share()
 	d := e.mkdir(s, "d")
 
-	// The root directory (azfile recorded test TestDirGetPropertiesWithBaseDirectory).
+	// The root directory (azfile recorded test
+	// TestDirGetPropertiesWithBaseDirectory).
 	var raw *http.Response
 	rp, err := s.NewRootDirectoryClient().GetProperties(fiCapture(e.ctx, &raw), nil)
 	must(t, err)
@@ -190,7 +195,8 @@ func TestFileDirProperties(t *testing.T) {
 		t.Fatalf("preserve: %+v", sr2)
 	}
 
-	// Metadata: replace, clear (azfile recorded test TestDirGetSetMetadataMergeAndReplace).
+	// Metadata: replace, clear (azfile recorded test
+	// TestDirGetSetMetadataMergeAndReplace).
 	md := map[string]*string{"Color": to.Ptr("RED")}
 	mr, err := d.SetMetadata(e.ctx, &directory.SetMetadataOptions{Metadata: md})
 	must(t, err)
@@ -205,7 +211,8 @@ func TestFileDirProperties(t *testing.T) {
 	_, err = d.SetMetadata(e.ctx, &directory.SetMetadataOptions{Metadata: map[string]*string{"Color": to.Ptr("WHITE")}})
 	must(t, err)
 
-	// A snapshot keeps the old metadata (azure-sdk-for-python recorded test test_get_directory_properties_with_snapshot).
+	// A snapshot keeps the old metadata (azure-sdk-for-python recorded test
+	// test_get_directory_properties_with_snapshot).
 	snap, err := s.CreateSnapshot(e.ctx, nil)
 	must(t, err)
 	_, err = d.SetMetadata(e.ctx, nil)
@@ -259,7 +266,7 @@ func TestFileDirDelete(t *testing.T) {
 	wantFileCode(t, err, 404, fileerror.ResourceNotFound)
 	_, err = p.Delete(e.ctx, nil)
 	wantFileCode(t, err, 404, fileerror.ResourceNotFound)
-	// The root cannot be deleted [I: 400 InvalidUri].
+	// The root cannot be deleted: 400 InvalidUri (inferred).
 	_, err = s.NewRootDirectoryClient().Delete(e.ctx, nil)
 	wantFileCode(t, err, 400, fileerror.InvalidURI)
 	// A file path is not a directory.
@@ -314,7 +321,8 @@ func TestFileDirList(t *testing.T) {
 		}
 	}
 
-	// Everything included (azfile recorded test TestDirListFilesAndDirsInclude).
+	// Everything included (azfile recorded test
+	// TestDirListFilesAndDirsInclude).
 	r, err = root.NewListFilesAndDirectoriesPager(&directory.ListFilesAndDirectoriesOptions{
 		Include:             directory.ListFilesInclude{Timestamps: true, ETag: true, Attributes: true, PermissionKey: true},
 		IncludeExtendedInfo: to.Ptr(true),
@@ -338,7 +346,8 @@ func TestFileDirList(t *testing.T) {
 			t.Fatalf("included file entry %+v", f)
 		}
 	}
-	// Extended info alone adds no property (azure-sdk-for-python recorded test test_list_subdirectories_and_files_include_extended_info).
+	// Extended info alone adds no property (azure-sdk-for-python recorded
+	// test test_list_subdirectories_and_files_include_extended_info).
 	r, err = root.NewListFilesAndDirectoriesPager(&directory.ListFilesAndDirectoriesOptions{IncludeExtendedInfo: to.Ptr(true)}).NextPage(e.ctx)
 	must(t, err)
 	if d := r.Segment.Directories[0]; d.ID == nil || d.Attributes != nil || d.Properties.LastAccessTime != nil {
@@ -355,7 +364,8 @@ func TestFileDirList(t *testing.T) {
 	_, err = root.NewListFilesAndDirectoriesPager(&directory.ListFilesAndDirectoriesOptions{Marker: to.Ptr("!!")}).NextPage(e.ctx)
 	wantFileCode(t, err, 400, fileerror.InvalidQueryParameterValue)
 
-	// Inside a directory, and one level only (azure-sdk-for-python recorded test test_list_nested_subdirectories_and_files).
+	// Inside a directory, and one level only (azure-sdk-for-python recorded
+	// test test_list_nested_subdirectories_and_files).
 	e.mkdir(s, "a/sub")
 	e.mkfile(s, "a/sub/deep", 1)
 	e.mkfile(s, "a/x", 5)
@@ -368,7 +378,8 @@ func TestFileDirList(t *testing.T) {
 	_, err = dirAt(s, "nope").NewListFilesAndDirectoriesPager(nil).NextPage(e.ctx)
 	wantFileCode(t, err, 404, fileerror.ResourceNotFound)
 
-	// Through a snapshot (azfile recorded test TestDirListFilesAndDirsSnapshot).
+	// Through a snapshot (azfile recorded test
+	// TestDirListFilesAndDirsSnapshot).
 	snap, err := s.CreateSnapshot(e.ctx, nil)
 	must(t, err)
 	e.mkdir(s, "later")
@@ -379,8 +390,9 @@ func TestFileDirList(t *testing.T) {
 	}
 }
 
-// Names no XML document can carry are sent Encoded="true" and decoded by
-// the SDK (azure-sdk-for-python recorded test test_list_subdirectories_and_files_encoded).
+// Names no XML document can carry are sent Encoded="true" and decoded by the
+// SDK (azure-sdk-for-python recorded test
+// test_list_subdirectories_and_files_encoded).
 func TestFileDirListEncoded(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -492,11 +504,13 @@ func TestFileDirRenameFile(t *testing.T) {
 	if p := e.props(old); *p.ID != *p0.ID || *p.ContentLength != 4 || string(e.read(old, 0, 0)) != "abcd" {
 		t.Fatalf("replaced destination: %+v", p)
 	}
-	// ignore-readonly alone is invalid [D].
+	// ignore-readonly alone is invalid (Rename File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/rename-file).
 	_, err = old.Rename(e.ctx, "dst/x", &file.RenameOptions{IgnoreReadOnly: to.Ptr(true)})
 	wantFileCode(t, err, 400, fileerror.InvalidHeaderValue)
 
-	// Read-only destination (azfile recorded test TestDirectoryRenameIgnoreReadOnly, for files the same rule).
+	// Read-only destination (azfile recorded test
+	// TestDirectoryRenameIgnoreReadOnly, for files the same rule).
 	ro := fileAt(s, "dst/ro")
 	_, err = ro.Create(e.ctx, 1, &file.CreateOptions{SMBProperties: &file.SMBProperties{Attributes: &file.NTFSFileAttributes{ReadOnly: true}}})
 	must(t, err)
@@ -575,7 +589,8 @@ func TestFileDirRenameDirectory(t *testing.T) {
 	ap, err := a.GetProperties(e.ctx, nil)
 	must(t, err)
 
-	// Moving a directory moves its subtree (azfile recorded test TestDirectoryRenameDefault).
+	// Moving a directory moves its subtree (azfile recorded test
+	// TestDirectoryRenameDefault).
 	rr, err := a.Rename(e.ctx, "t/a2", nil)
 	must(t, err)
 	if *rr.ID != *ap.ID || rr.FileChangeTime == nil || rr.FileLastWriteTime == nil || rr.FileCreationTime == nil {
@@ -589,7 +604,7 @@ func TestFileDirRenameDirectory(t *testing.T) {
 		t.Fatalf("moved content %q", got)
 	}
 
-	// Into its own subtree: 400 [I: InvalidInput].
+	// Into its own subtree: 400 InvalidInput (inferred).
 	_, err = dirAt(s, "t/a2").Rename(e.ctx, "t/a2/b/c", nil)
 	wantFileCode(t, err, 400, fileerror.InvalidInput)
 	_, err = dirAt(s, "t").Rename(e.ctx, "t/a2/t", nil)
@@ -605,7 +620,8 @@ func TestFileDirRenameDirectory(t *testing.T) {
 	_, err = dirAt(s, "t/a2/b/f").Rename(e.ctx, "g", nil)
 	wantFileCode(t, err, 404, fileerror.ResourceNotFound)
 
-	// Onto a read-only file (azfile recorded test TestDirectoryRenameIgnoreReadOnly).
+	// Onto a read-only file (azfile recorded test
+	// TestDirectoryRenameIgnoreReadOnly).
 	ro := fileAt(s, "t/ro")
 	_, err = ro.Create(e.ctx, 1, &file.CreateOptions{SMBProperties: &file.SMBProperties{Attributes: &file.NTFSFileAttributes{ReadOnly: true}}})
 	must(t, err)
@@ -620,7 +636,8 @@ func TestFileDirRenameDirectory(t *testing.T) {
 		t.Fatalf("directory at the replaced file's path: %v", err)
 	}
 
-	// SMB properties, permission and metadata (azfile recorded test TestDirectoryRenameNonDefault).
+	// SMB properties, permission and metadata (azfile recorded test
+	// TestDirectoryRenameNonDefault).
 	ct := time.Date(2023, 3, 31, 21, 5, 0, 0, time.UTC)
 	rr, err = dirAt(s, "t/ro").Rename(e.ctx, "ren", &directory.RenameOptions{
 		FileSMBProperties: &file.SMBProperties{Attributes: &file.NTFSFileAttributes{ReadOnly: true, System: true},

@@ -55,7 +55,8 @@ func TestFilePutRange(t *testing.T) {
 	}
 
 	// A correct transactional MD5 is accepted and echoed; a wrong one is
-	// refused and writes nothing (azfile recorded test TestFileUploadRangeTransactionalMD5,
+	// refused and writes nothing (azfile recorded test
+	// TestFileUploadRangeTransactionalMD5,
 	// TestFileUploadRangeIncorrectTransactionalMD5: Md5Mismatch).
 	good := fiRand(512)
 	pr, err = f.UploadRange(e.ctx, 0, fiBody(good), &file.UploadRangeOptions{TransactionalValidation: file.TransferValidationTypeMD5(fiMD5(good))})
@@ -70,8 +71,9 @@ func TestFilePutRange(t *testing.T) {
 		t.Fatal("a refused Put Range changed the file")
 	}
 
-	// Ranges must lie inside the file: files do not grow on write [digest
-	// 7.1: 416 InvalidRange].
+	// Ranges must lie inside the file: files do not grow on write: 416
+	// InvalidRange (Put Range,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/put-range).
 	for _, off := range []int64{10240, 10200, 1 << 40} {
 		_, err = f.UploadRange(e.ctx, off, fiBody(fiRand(100)), nil)
 		wantFileCode(t, err, http.StatusRequestedRangeNotSatisfiable, fileerror.InvalidRange)
@@ -80,8 +82,10 @@ func TestFilePutRange(t *testing.T) {
 		t.Fatalf("length %d after refused writes", n)
 	}
 
-	// At most 4 MiB per call (Put Range, https://learn.microsoft.com/en-us/rest/api/storageservices/put-range; RequestBodyTooLarge for the
-	// same limit on Create File with a body, TestFileCreateDataExceedMaxSize).
+	// At most 4 MiB per call (Put Range,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/put-range;
+	// RequestBodyTooLarge for the same limit on Create File with a body,
+	// TestFileCreateDataExceedMaxSize).
 	big := e.mkfile(s, "big", 8<<20)
 	four := fiRand(4 << 20)
 	e.put(big, 1, four)
@@ -111,8 +115,8 @@ func TestFilePutRangeContentMD5(t *testing.T) {
 	}
 }
 
-// x-ms-file-last-write-time on Put Range (
-// azfile recorded test TestFileUploadRangeLastWrittenModePreserve / ...Now).
+// x-ms-file-last-write-time on Put Range (azfile recorded test
+// TestFileUploadRangeLastWrittenModePreserve / ...Now).
 func TestFilePutRangeLastWriteTime(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -195,8 +199,9 @@ func TestFileClearRange(t *testing.T) {
 }
 
 // A clear that is not aligned to 512 bytes zeroes the bytes but keeps the
-// range listed (azfile recorded test TestClearRangeNonDefaultCount: a 1-byte file, write 1
-// byte, clear 1 byte: List Ranges still shows 0-0 and the byte reads 0).
+// range listed (azfile recorded test TestClearRangeNonDefaultCount: a 1-byte
+// file, write 1 byte, clear 1 byte: List Ranges still shows 0-0 and the byte
+// reads 0).
 func TestFileClearRangeUnaligned(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -214,7 +219,8 @@ func TestFileClearRangeUnaligned(t *testing.T) {
 func TestFileListRanges(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
-	// An empty file has no ranges (azfile recorded test TestFileGetRangeListDefaultEmptyFile).
+	// An empty file has no ranges (azfile recorded test
+	// TestFileGetRangeListDefaultEmptyFile).
 	empty := e.mkfile(s, "empty", 0)
 	wantRanges(t, "empty file", e.ranges(empty, nil), fiRanges{})
 	// Nor has a new sparse file.
@@ -224,14 +230,16 @@ func TestFileListRanges(t *testing.T) {
 	if len(r.Ranges) != 0 || r.FileContentLength == nil || *r.FileContentLength != 1536 || r.ETag == nil || r.LastModified == nil {
 		t.Fatalf("new file: %d ranges, x-ms-content-length %v", len(r.Ranges), r.FileContentLength)
 	}
-	// Non-contiguous writes list separately (azfile recorded test TestFileGetRangeListNonContiguousRanges).
+	// Non-contiguous writes list separately (azfile recorded test
+	// TestFileGetRangeListNonContiguousRanges).
 	e.put(f, 0, fiRand(512))
 	e.put(f, 1024, fiRand(512))
 	wantRanges(t, "two writes", e.ranges(f, nil), fiRanges{{0, 511}, {1024, 1535}})
 	// Adjacent writes merge.
 	e.put(f, 512, fiRand(512))
 	wantRanges(t, "filled gap", e.ranges(f, nil), fiRanges{{0, 1535}})
-	// A range limits the listing (azfile recorded test TestFileGetRangeListNonContiguousRangesCountLess).
+	// A range limits the listing (azfile recorded test
+	// TestFileGetRangeListNonContiguousRangesCountLess).
 	g := e.mkfile(s, "g", 4096)
 	e.put(g, 0, fiRand(512))
 	e.put(g, 2048, fiRand(1024))
@@ -245,10 +253,12 @@ func TestFileListRanges(t *testing.T) {
 }
 
 // Share snapshots freeze a file: reads, properties and range lists at the
-// snapshot stay as they were, writes to the snapshot are refused, and
-// List Ranges with prevsharesnapshot returns the ranges changed since then
-// (List Ranges, https://learn.microsoft.com/en-us/rest/api/storageservices/list-ranges, prevsharesnapshot (2020-02-10): "changed ranges include
-// both updated and cleared ranges"; azfile recorded test TestFileGetRangeListSnapshot).
+// snapshot stay as they were, writes to the snapshot are refused, and List
+// Ranges with prevsharesnapshot returns the ranges changed since then (List
+// Ranges,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/list-ranges,
+// prevsharesnapshot (2020-02-10): "changed ranges include both updated and
+// cleared ranges"; azfile recorded test TestFileGetRangeListSnapshot).
 func TestFileSnapshotRanges(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -308,7 +318,9 @@ func TestFileSnapshotRanges(t *testing.T) {
 	must(t, err)
 	wantRanges(t, "between snapshots", fiRangeList(d.Ranges), fiRanges{{0, 511}, {4096, 5119}})
 
-	// Writes to a snapshot are refused [D: 400 ShareSnapshotOperationNotSupported].
+	// Writes to a snapshot are refused: 400
+	// ShareSnapshotOperationNotSupported (Azure Files error codes,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes).
 	_, err = sf.UploadRange(e.ctx, 0, fiBody([]byte("x")), nil)
 	wantFileCode(t, err, http.StatusBadRequest, fileerror.ShareSnapshotOperationNotSupported)
 	_, err = sf.SetMetadata(e.ctx, nil)
