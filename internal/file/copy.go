@@ -440,9 +440,9 @@ func boolHeader(h http.Header, name string) (bool, error) {
 // apply sets the SMB properties of the copy e of src (in share srcShare)
 // inside tx. e.SMB holds the replaced file's properties, or zero for a new
 // file. Without a header a property takes its Create File default: times
-// "now", attributes Archive, the parent's permission [I; S: azfile's
+// "now", attributes Archive, the parent's permission (inferred; azfile's
 // TestFileStartCopySourceCreationTime sees the destination's times and
-// attributes differ from the source's when not asked for].
+// attributes differ from the source's when not asked for).
 func (cp *copySMB) apply(tx kv.Tx, r *req, srcShare string, e, src *entry, parentKey string) error {
 	old := e.SMB
 	var err error

@@ -546,7 +546,8 @@ func TestPutRangeFromURLValidation(t *testing.T) {
 	}
 	const u = "/acct/shr/dst?comp=range"
 	// The source of Put Range from URL must carry a SAS, even under Shared
-	// Key [D; R: 401 CannotVerifyCopySource, NoAuthenticationInformation].
+	// Key (Put Range From URL; the service's 401 CannotVerifyCopySource with
+	// NoAuthenticationInformation, Azure/azure-sdk-for-net#48992).
 	ae := e.fails(401, azerr.CannotVerifyCopySource, http.MethodPut, u, base(nil))
 	if len(ae.Details) < 2 || ae.Details[1].Value != azerr.NoAuthenticationInformation {
 		t.Fatalf("details %+v", ae.Details)

@@ -90,7 +90,7 @@ func TestFileCopyWithinShare(t *testing.T) {
 	wantFileCode(t, err, http.StatusConflict, "NoPendingCopyOperation")
 
 	// Explicit metadata replaces the source's; none copies the source's
-	// (here: none) [D; S: TestFileStartCopyMetadataNil].
+	// (here: none) (Copy File; azfile TestFileStartCopyMetadataNil).
 	_, err = dst.StartCopyFromURL(e.ctx, src.URL(), &file.StartCopyFromURLOptions{Metadata: map[string]*string{"Foo": to.Ptr("bar")}})
 	must(t, err)
 	if m := e.props(dst).Metadata; len(m) != 1 || fiStr(m["Foo"]) != "bar" {
@@ -322,7 +322,7 @@ func TestFileUploadRangeFromURL(t *testing.T) {
 
 	// Errors.
 	_, err = dst.UploadRangeFromURL(e.ctx, src.URL(), 0, 0, 1024, nil)
-	wantFileCode(t, err, http.StatusUnauthorized, "CannotVerifyCopySource") // [D; R]
+	wantFileCode(t, err, http.StatusUnauthorized, "CannotVerifyCopySource") // Azure/azure-sdk-for-net#48992
 	_, err = dst.UploadRangeFromURL(e.ctx, srcSAS, 0, size-100, 1024, nil)
 	wantFileCode(t, err, http.StatusRequestedRangeNotSatisfiable, fileerror.InvalidRange)
 	_, err = dst.UploadRangeFromURL(e.ctx, srcSAS, 0, 0, 1024, &file.UploadRangeFromURLOptions{SourceContentValidation: file.SourceContentValidationTypeCRC64(42)})

@@ -231,7 +231,7 @@ func TestFileCreateErrors(t *testing.T) {
 	wantFileCode(t, err, http.StatusNotFound, fileerror.ShareNotFound)
 	// Larger than 4 TiB (Create File,
 	// https://learn.microsoft.com/en-us/rest/api/storageservices/create-file,
-	// x-ms-content-length "up to 4 TiB"; R: the service's message for a bad
+	// x-ms-content-length "up to 4 TiB"; the service's message for a bad
 	// size is OutOfRangeInput "The file size exceeds the maximum permissible
 	// limit.", TestFileResizeInvalidSizeNegative).
 	_, err = fileAt(s, "huge").Create(e.ctx, 4<<40+1, nil)

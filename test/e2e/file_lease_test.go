@@ -162,7 +162,8 @@ func TestFileLeaseGatesWrites(t *testing.T) {
 	_, err = f.Delete(e.ctx, nil)
 	wantFileCode(t, err, http.StatusPreconditionFailed, "LeaseIdMissing")
 
-	// Reads need no ID, but a wrong one fails [D; R for GET].
+	// Reads need no ID, but a wrong one fails (Lease File; azfile's recorded
+	// lease tests for GET).
 	_, err = f.GetProperties(e.ctx, nil)
 	must(t, err)
 	_, err = f.DownloadStream(e.ctx, &file.DownloadStreamOptions{LeaseAccessConditions: fiLeaseOf(wrong)})

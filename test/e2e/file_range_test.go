@@ -2,7 +2,7 @@ package e2e
 
 // End-to-end tests of Put Range (update and clear), List Ranges (also
 // against share snapshots), large sparse files, and the ETag/Last-Modified
-// rule for every write. Evidence tags as in file_file_test.go.
+// rule for every write. Sources are cited as in file_file_test.go.
 
 import (
 	"bytes"
