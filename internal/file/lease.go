@@ -74,7 +74,7 @@ func (s *Service) leaseFile(w http.ResponseWriter, r *req) error {
 	}
 	setETag(w, e)
 	h := w.Header()
-	// x-ms-lease-id for acquire and change. (inferred) Not for break: the REST
+	// x-ms-lease-id for acquire and change. Inferred: not for break: the REST
 	// specification lists it on the break response too, but Lease Blob
 	// does not send it there and the ID of a broken lease is no business
 	// of whoever broke it.

@@ -87,7 +87,7 @@ var restTable = map[string]Need{
 	// the last row of the share-mode table).
 	OpDeleteFile: needDelete,
 	// Documented: Put Range = "Write" (the "Put Range sharing violation"
-	// example: FileAccess.Write + FileShare.Read blocks it). (inferred) Put
+	// example: FileAccess.Write + FileShare.Read blocks it). Inferred: Put
 	// Range From URL writes the same way.
 	OpPutRange:        needWrite,
 	OpPutRangeFromURL: needWrite,
