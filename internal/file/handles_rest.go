@@ -1,6 +1,7 @@
 package file
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -100,9 +101,9 @@ func (sc *handleScope) covers(h handle.Handle) (bool, error) {
 	if sc.target.ID == rootID {
 		return true, nil
 	}
-	id, err := strconv.ParseUint(h.FileID, 10, 64)
+	id, err := handleFileID(h)
 	if err != nil {
-		return false, nil
+		return false, err
 	}
 	for id != rootID {
 		if id == sc.target.ID {
@@ -223,17 +224,19 @@ func (sc *handleScope) render(h handle.Handle) (handleXML, error) {
 	if !h.LastReconnectTime.IsZero() {
 		x.LastReconnectTime = h.LastReconnectTime.UTC().Format(http.TimeFormat)
 	}
-	if id, err := strconv.ParseUint(h.FileID, 10, 64); err == nil {
-		p, ok, err := sc.path(id)
-		if err != nil {
-			return x, err
-		}
-		if ok {
-			x.Path = wire.EncodedName(p)
-			if id != rootID {
-				e, _ := sc.node(id)
-				x.ParentID = FormatID(e.Parent)
-			}
+	id, err := handleFileID(h)
+	if err != nil {
+		return x, err
+	}
+	p, ok, err := sc.path(id)
+	if err != nil {
+		return x, err
+	}
+	if ok {
+		x.Path = wire.EncodedName(p)
+		if id != rootID {
+			e, _ := sc.node(id)
+			x.ParentID = FormatID(e.Parent)
 		}
 	}
 	return x, nil
@@ -376,4 +379,16 @@ func deleteClosedEntry(tx kv.Tx, acct, sh, fileID string, now time.Time) error {
 		return err
 	}
 	return deleteEntry(tx, acct, sh, "", e)
+}
+
+// handleFileID returns the file ID of an open handle. The file service
+// stores handles with FormatID, so one that does not parse is a corrupt
+// record: an error, never a handle to skip (which would, for instance, let
+// a directory move with an item below it still open).
+func handleFileID(h handle.Handle) (uint64, error) {
+	id, err := strconv.ParseUint(h.FileID, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("file: handle %s of share %s has a malformed file id %q", h.HandleID, h.Share, h.FileID)
+	}
+	return id, nil
 }

@@ -3,7 +3,6 @@ package file
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -272,8 +271,12 @@ func (v *VFS) checkRenameOpens(tx kv.Tx, now time.Time, o *Open, src *entry) err
 		return b, err
 	}
 	err := handle.List(tx, now, o.Account, o.Share, handle.Position{}, func(h handle.Handle) bool {
-		id, perr := strconv.ParseUint(h.FileID, 10, 64)
-		if perr != nil || id == src.ID {
+		id, err := handleFileID(h)
+		if err != nil {
+			conflict = err
+			return false
+		}
+		if id == src.ID {
 			return true
 		}
 		b, err := isBelow(id)
