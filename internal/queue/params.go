@@ -137,8 +137,8 @@ func parseUpdateVisibility(q url.Values) (time.Duration, error) {
 // parseReceiptParam reads the popreceipt of Delete and Update Message:
 // absent is 400 MissingRequiredQueryParameter; a value that is not one of
 // our receipts is 400 InvalidQueryParameterValue with the reason the real
-// service gives ("Invalid pop receipt format") (
-// MicrosoftDocs/feedback#2842, a recorded Azure response).
+// service gives, "Invalid pop receipt format" (MicrosoftDocs/feedback#2842,
+// a recorded Azure response).
 func parseReceiptParam(q url.Values) (receipt, error) {
 	if !q.Has("popreceipt") {
 		return receipt{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "popreceipt")

@@ -23,20 +23,21 @@ const MaxMetadataSize = 8 * 1024
 // metadata.
 //
 // Case: Azure preserves the case of names as sent but treats them
-// case-insensitively (same page). net/http canonicalises header keys on receipt
-// (x-ms-meta-myKey arrives as X-Ms-Meta-Mykey); the server restores the
-// name as sent under the key "x-ms-meta-" + name (server/rawnames.go),
+// case-insensitively (same page). net/http canonicalises header keys on
+// receipt (x-ms-meta-myKey arrives as X-Ms-Meta-Mykey); the server restores
+// the name as sent under the key "x-ms-meta-" + name (server/rawnames.go),
 // which is kept as it is. A key in any other form (canonical, from a
 // batch sub-request or a hand-built header) has lost the sent case: its
 // name is lower-cased. Duplicates are found case-insensitively.
 //
 // Errors, checked in this order for each header, then for the total:
-//   - empty name (x-ms-meta-): 400 EmptyMetadataKey (Common REST API error codes);
+//   - empty name (x-ms-meta-): 400 EmptyMetadataKey (Common REST API error
+//     codes);
 //   - name not a C# identifier (ASCII letter or _ first, then letters,
 //     digits, _; the rule Azurite applies; C# keywords are not
 //     rejected (inferred)): 400 InvalidMetadata;
 //   - the same name twice, in any case or as repeated header values: 400
-//     InvalidMetadata (the metadata page says 400 without a code; the code
+//     InvalidMetadata (the page above says 400 without a code; the code
 //     is Cerulean's choice);
 //   - total of len(name)+len(value) over all pairs > 8 KiB: 400
 //     MetadataTooLarge (Common REST API error codes).

@@ -7,8 +7,8 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 )
 
-// Name length limits (Naming and referencing containers, blobs, and
-// metadata, https://learn.microsoft.com/en-us/rest/api/storageservices/naming-and-referencing-containers--blobs--and-metadata).
+// Name length limits (Naming and referencing containers, blobs, and metadata,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/naming-and-referencing-containers--blobs--and-metadata).
 const (
 	MinContainerNameLen = 3
 	MaxContainerNameLen = 63
@@ -25,13 +25,14 @@ func nameLengthError() *azerr.Error {
 
 // ValidContainerName checks a container name: 3–63 characters, lowercase
 // ASCII letters, digits and single dashes, starting and ending with a letter
-// or digit (same page). The system containers $root, $logs and $web are allowed.
+// or digit (same page). The system containers $root, $logs and $web are
+// allowed.
 //
 // A length outside 3–63 is 400 OutOfRangeInput ("The specified resource name
 // length is not within the permissible limits."), the real service's answer
-// (Azure/LogicAppsUX#3470 recorded response; Azurite validateContainerName). Any other
-// violation is 400 InvalidResourceName (Common REST API error codes; Azurite
-// answers the same).
+// (Azure/LogicAppsUX#3470 recorded response; Azurite validateContainerName).
+// Any other violation is 400 InvalidResourceName (Common REST API error
+// codes; Azurite answers the same).
 func ValidContainerName(name string) error {
 	switch name {
 	case "$root", "$logs", "$web":
@@ -40,16 +41,17 @@ func ValidContainerName(name string) error {
 	return validLowerDashName(name)
 }
 
-// ValidShareName checks a File share name; the rules are the container
-// rules without the $-system names (Naming and referencing shares,
-// directories, files, and metadata,
+// ValidShareName checks a File share name; the rules are the container rules
+// without the $-system names (Naming and referencing shares, directories,
+// files, and metadata,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/naming-and-referencing-shares--directories--files--and-metadata).
 func ValidShareName(name string) error { return validLowerDashName(name) }
 
 // ValidQueueName checks a queue name; the rules are the container rules
 // without the $-system names. Length errors are 400 OutOfRangeInput, other
 // violations 400 InvalidResourceName (Naming queues and metadata,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/naming-queues-and-metadata; Azurite answers the same).
+// https://learn.microsoft.com/en-us/rest/api/storageservices/naming-queues-and-metadata;
+// Azurite answers the same).
 func ValidQueueName(name string) error { return validLowerDashName(name) }
 
 func validLowerDashName(name string) error {
@@ -72,15 +74,15 @@ func validLowerDashName(name string) error {
 }
 
 // ValidBlobName checks a (percent-decoded) blob name. Azure allows any
-// characters (Naming and referencing containers, blobs, and metadata); the only rule enforced is the length: 1 to 1024
-// characters, counted in UTF-16 code units as the service does (a name of
-// 512 emoji is the longest accepted (Azure/azure-storage-cpp#291)). Out of
-// bounds is 400 OutOfRangeInput ("One of the request inputs is out of
-// range." on the real service (Azure/azure-storage-cpp#291,
-// azure-powershell#16628, Azurite#398); the message used here is the
-// resource-name-length one). Invalid UTF-8 cannot be a name and is 400
-// InvalidResourceName (inferred). Trailing dots or slashes are legal but
-// discouraged (same page), so they are accepted.
+// characters (Naming and referencing containers, blobs, and metadata); the
+// only rule enforced is the length: 1 to 1024 characters, counted in UTF-16
+// code units as the service does (a name of 512 emoji is the longest accepted
+// (Azure/azure-storage-cpp#291)). Out of bounds is 400 OutOfRangeInput ("One
+// of the request inputs is out of range." on the real service
+// (Azure/azure-storage-cpp#291, azure-powershell#16628, Azurite#398); the
+// message used here is the resource-name-length one). Invalid UTF-8 cannot be
+// a name and is 400 InvalidResourceName (inferred). Trailing dots or slashes
+// are legal but discouraged (same page), so they are accepted.
 func ValidBlobName(name string) error {
 	if name == "" {
 		return nameLengthError()
