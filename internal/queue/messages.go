@@ -33,9 +33,10 @@ func receiptOf(m *message) receipt {
 	return receipt{ID: uuid.MustParse(m.ID), Gen: m.Gen}
 }
 
-// putMessage (Put Message): 201 with the new message's id, times and a
-// pop receipt (usable to delete or update it at once) (Put Message,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/put-message; azqueue's EnqueueMessage returns it).
+// putMessage (Put Message): 201 with the new message's id, times and a pop
+// receipt (usable to delete or update it at once) (Put Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-message;
+// azqueue's EnqueueMessage returns it).
 func (s *Service) putMessage(w http.ResponseWriter, r *req) error {
 	p, err := parsePutParams(r.q, r.Version)
 	if err != nil {
@@ -113,8 +114,9 @@ func (s *Service) getMessages(w http.ResponseWriter, r *req) error {
 	return writeMessages(w, http.StatusOK, out)
 }
 
-// peekMessages (Peek Messages): visible messages without receipts;
-// nothing changes (Peek Messages, https://learn.microsoft.com/en-us/rest/api/storageservices/peek-messages).
+// peekMessages (Peek Messages): visible messages without receipts; nothing
+// changes (Peek Messages,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/peek-messages).
 func (s *Service) peekMessages(w http.ResponseWriter, r *req) error {
 	n, err := parsePeekParams(r.q)
 	if err != nil {
@@ -204,13 +206,13 @@ func (s *Service) deleteMessage(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// updateMessage (Update Message): new visibility (now +
-// visibilitytimeout, 0–604800 s, not past the message's expiry) and,
-// when a body is sent, new text. 204 with x-ms-popreceipt (a new receipt;
-// the old one dies) and x-ms-time-next-visible. DequeueCount is
-// unchanged. Last writer wins: any holder of the latest receipt may
-// update (Update Message, https://learn.microsoft.com/en-us/rest/api/storageservices/update-message; a maintainer's
-// explanation in Azure/azure-storage-python#300).
+// updateMessage (Update Message): new visibility (now + visibilitytimeout,
+// 0–604800 s, not past the message's expiry) and, when a body is sent, new
+// text. 204 with x-ms-popreceipt (a new receipt; the old one dies) and
+// x-ms-time-next-visible. DequeueCount is unchanged. Last writer wins: any
+// holder of the latest receipt may update (Update Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/update-message;
+// a maintainer's explanation in Azure/azure-storage-python#300).
 func (s *Service) updateMessage(w http.ResponseWriter, r *req) error {
 	rc, err := parseReceiptParam(r.q)
 	if err != nil {
@@ -260,9 +262,10 @@ func (s *Service) updateMessage(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// clearMessages (Clear Messages): gives the queue a new incarnation, so
-// every message disappears in one atomic write, then purges the old
-// incarnation's keys. 204 (Clear Messages, https://learn.microsoft.com/en-us/rest/api/storageservices/clear-messages).
+// clearMessages (Clear Messages): gives the queue a new incarnation, so every
+// message disappears in one atomic write, then purges the old incarnation's
+// keys. 204 (Clear Messages,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/clear-messages).
 func (s *Service) clearMessages(w http.ResponseWriter, r *req) error {
 	inc := newIncarnation()
 	var old string

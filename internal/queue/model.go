@@ -110,9 +110,10 @@ func orderedUint(v uint64) string {
 // never is the expiry of a message put with messagettl=-1.
 const never = math.MaxInt64
 
-// neverTime is how an infinite expiry is reported: Azure's
-// "Fri, 31 Dec 9999 23:59:59 GMT" (Put Message, https://learn.microsoft.com/en-us/rest/api/storageservices/put-message,
-// for messagettl=-1).
+// neverTime is how an infinite expiry is reported: Azure's "Fri, 31 Dec 9999
+// 23:59:59 GMT" (Put Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-message, for
+// messagettl=-1).
 var neverTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
 func unixTime(ns int64) time.Time {

@@ -12,8 +12,11 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// Limits of the Queue service (Put Message, https://learn.microsoft.com/en-us/rest/api/storageservices/put-message;
-// Get Messages, https://learn.microsoft.com/en-us/rest/api/storageservices/get-messages; Update Message,
+// Limits of the Queue service (Put Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-message; Get
+// Messages,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/get-messages;
+// Update Message,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/update-message).
 const (
 	maxVisibilitySeconds = 7 * 24 * 3600 // 604800: visibilitytimeout upper bound
@@ -25,7 +28,8 @@ const (
 	// text can grow up to six times when XML-escaped (&quot;).
 	maxBodyBytes = 8 * maxMessageBytes
 	// infiniteTTLVersion is the first version accepting messagettl=-1 and
-	// TTLs above seven days (Put Message, https://learn.microsoft.com/en-us/rest/api/storageservices/put-message).
+	// TTLs above seven days (Put Message,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/put-message).
 	infiniteTTLVersion = "2017-07-29"
 )
 
@@ -122,7 +126,9 @@ func parsePeekOnly(q url.Values) (bool, error) {
 }
 
 // parseUpdateVisibility reads the required visibilitytimeout of Update
-// Message: 0–604800 s (Update Message, https://learn.microsoft.com/en-us/rest/api/storageservices/update-message); absent: 400 MissingRequiredQueryParameter.
+// Message: 0–604800 s (Update Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/update-message);
+// absent: 400 MissingRequiredQueryParameter.
 func parseUpdateVisibility(q url.Values) (time.Duration, error) {
 	if !q.Has("visibilitytimeout") {
 		return 0, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "visibilitytimeout")
