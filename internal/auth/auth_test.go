@@ -560,8 +560,10 @@ func TestSDKHyphenOrdering(t *testing.T) {
 	}
 }
 
-// TestSDKPathStyleResource pins the canonicalized resource shapes the
-// digest describes (account twice, escaped path, table ?comp only).
+// TestSDKPathStyleResource pins the canonicalized resource shapes of
+// path-style URLs (account twice, escaped path, table ?comp only), as
+// Authorize with Shared Key describes them
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/authorize-with-shared-key).
 func TestSDKPathStyleResource(t *testing.T) {
 	blobReqs := captureBlob(t, sdkCases[0].url)
 	for _, c := range blobReqs {

@@ -118,15 +118,15 @@ func validAudience(raw json.RawMessage, account string, svc Service) bool {
 	return false
 }
 
-// bearerFailed is Azure's answer to a bearer token it does not accept:
-// 401 InvalidAuthenticationInfo with the reason, and the challenge
-// naming where to get a token [I: azure-sdk-for-net#42859, the service's
-// 401 "Please refer to the information in the www-authenticate header"
-// with AuthenticationErrorDetail "Lifetime validation failed. The token
-// is expired."; AzureStor#119, "Audience validation failed. Audience did
+// bearerFailed is Azure's answer to a bearer token it does not accept: 401
+// InvalidAuthenticationInfo with the reason, and the challenge naming where
+// to get a token, as the service answers (Azure/azure-sdk-for-net#42859: its
+// 401 "Please refer to the information in the www-authenticate header" with
+// AuthenticationErrorDetail "Lifetime validation failed. The token is
+// expired."; Azure/AzureStor#119: "Audience validation failed. Audience did
 // not match." with WWW-Authenticate "Bearer
 // authorization_uri=https://login.microsoftonline.com/<tenant>/oauth2/authorize
-// resource_id=https://storage.azure.com"].
+// resource_id=https://storage.azure.com").
 func bearerFailed(tenant, detail string) *azerr.Error {
 	if tenant == "" {
 		tenant = "common"

@@ -13,7 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 )
 
-// FileWorkload is the File service benchmark of issue 6: a file of total
+// FileWorkload is the File service benchmark: a file of total
 // bytes is written with rangeSize Put Range calls from conc concurrent
 // clients, then read back with conc concurrent ranged Get File calls,
 // and the content is checked.

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/extent"
@@ -21,8 +19,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
-
-var jsonUnmarshal = json.Unmarshal
 
 const (
 	maxPutBlob  = 5000 << 20
@@ -376,14 +372,21 @@ func (s *Service) dropUncommitted(tx kv.Tx, r *req) error {
 	prefix := blocksPrefix(r.Account, r.container, r.name)
 	var keys [][]byte
 	var parts []extent.Part
+	var derr error
 	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
 		var u uncommitted
-		if json.Unmarshal(v, &u) == nil {
-			parts = append(parts, u.Parts...)
+		// A record that does not decode cannot be deleted: its chunk
+		// references would never be released.
+		if derr = kv.DecodeJSON(k, v, &u); derr != nil {
+			return false
 		}
+		parts = append(parts, u.Parts...)
 		keys = append(keys, append([]byte(nil), k...))
 		return true
 	})
+	if err == nil {
+		err = derr
+	}
 	if err != nil || len(keys) == 0 {
 		return err
 	}
@@ -655,18 +658,25 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 		prefix := blobVersionsPrefix(r.Account, r.container, r.name)
 		var snaps []blobRec
 		var snapNames []string
+		var derr error
 		err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
 			parts, ok := kv.Split(k)
 			if !ok || len(parts) != 5 || parts[4] == "" {
 				return true
 			}
+			// A snapshot that does not decode fails the delete: skipped, it
+			// would outlive its blob with its chunk references held.
 			var sb blobRec
-			if json.Unmarshal(v, &sb) == nil {
-				snaps = append(snaps, sb)
-				snapNames = append(snapNames, parts[4])
+			if derr = kv.DecodeJSON(k, v, &sb); derr != nil {
+				return false
 			}
+			snaps = append(snaps, sb)
+			snapNames = append(snapNames, parts[4])
 			return true
 		})
+		if err == nil {
+			err = derr
+		}
 		if err != nil {
 			return err
 		}

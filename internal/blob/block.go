@@ -2,7 +2,6 @@ package blob
 
 import (
 	"encoding/base64"
-	json "github.com/goccy/go-json"
 	"io"
 	"net/http"
 	"sort"
@@ -198,9 +197,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 		}
 		// committed blocks by id, with their parts
 		committed := map[string][]extent.Part{}
-		var oldParts []extent.Part
 		if old != nil {
-			oldParts = old.Parts
 			i := 0
 			for _, bl := range old.Blocks {
 				committed[bl.Name] = old.Parts[i : i+bl.NParts]
@@ -280,7 +277,8 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 		}
 		// With soft delete on, the replaced list is kept as a soft-deleted
 		// snapshot and keeps its references.
-		if oldParts, err = s.beforeOverwrite(tx, r, old, BlockBlob); err != nil {
+		oldParts, err := s.beforeOverwrite(tx, r, old, BlockBlob)
+		if err != nil {
 			return err
 		}
 		// the new list takes its references before the uncommitted blocks
@@ -324,17 +322,25 @@ func (s *Service) getBlockList(w http.ResponseWriter, r *req) error {
 		}
 		if r.snapshot == "" {
 			prefix := blocksPrefix(r.Account, r.container, r.name)
+			var derr error
 			err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
 				parts, _ := kv.Split(k)
-				var u uncommitted
-				if len(parts) == 5 && parts[4] != "" && json.Unmarshal(v, &u) == nil {
-					uncs = append(uncs, struct {
-						name string
-						u    uncommitted
-					}{parts[4], u})
+				if len(parts) != 5 || parts[4] == "" {
+					return true // the sequence record
 				}
+				var u uncommitted
+				if derr = kv.DecodeJSON(k, v, &u); derr != nil {
+					return false
+				}
+				uncs = append(uncs, struct {
+					name string
+					u    uncommitted
+				}{parts[4], u})
 				return true
 			})
+			if err == nil {
+				err = derr
+			}
 			if err != nil {
 				return err
 			}

@@ -191,20 +191,27 @@ func (s *Service) deleteAllBlobs(tx kv.Tx, r *req) error {
 	var keys [][]byte
 	var parts []extent.Part
 	for _, prefix := range [][]byte{blobsPrefix(r.Account, r.container), deletedPrefix(r.Account, r.container), kv.Key("u", r.Account, r.container)} {
+		var derr error
 		err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
-			keys = append(keys, append([]byte(nil), k...))
 			var p struct {
 				Parts []extent.Part `json:"x"`
 				Del   *deletion     `json:"del"`
 			}
-			if decodeErr := jsonUnmarshal(v, &p); decodeErr == nil {
-				parts = append(parts, p.Parts...)
-				if c, ok := kv.Split(k); ok && len(c) == 5 && p.Del != nil {
-					keys = append(keys, expiryKey(p.Del.Expires, c[1], c[2], c[3], c[4]))
-				}
+			// A record that does not decode fails the delete: its chunk
+			// references and expiry entry are unknown and would leak.
+			if derr = kv.DecodeJSON(k, v, &p); derr != nil {
+				return false
+			}
+			keys = append(keys, append([]byte(nil), k...))
+			parts = append(parts, p.Parts...)
+			if c, ok := kv.Split(k); ok && len(c) == 5 && p.Del != nil {
+				keys = append(keys, expiryKey(p.Del.Expires, c[1], c[2], c[3], c[4]))
 			}
 			return true
 		})
+		if err == nil {
+			err = derr
+		}
 		if err != nil {
 			return err
 		}

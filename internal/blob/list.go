@@ -3,7 +3,6 @@ package blob
 import (
 	"encoding/base64"
 	"encoding/xml"
-	json "github.com/goccy/go-json"
 	"math"
 	"net/http"
 	"sort"
@@ -102,7 +101,8 @@ func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 		start = containerKey(r.Account, marker)
 	}
 	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		return tx.Scan(start, end, maxN+1, false, func(k, v []byte) bool {
+		var derr error
+		err := tx.Scan(start, end, maxN+1, false, func(k, v []byte) bool {
 			parts, ok := kv.Split(k)
 			if !ok || len(parts) != 3 {
 				return true
@@ -112,8 +112,8 @@ func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 				return false
 			}
 			var c container
-			if json.Unmarshal(v, &c) != nil {
-				return true
+			if derr = kv.DecodeJSON(k, v, &c); derr != nil {
+				return false
 			}
 			e := c.Lease.Effective(r.Now)
 			cx := containerXML{Name: parts[2], Properties: containerPropsXML{
@@ -129,6 +129,10 @@ func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 			out.Containers = append(out.Containers, cx)
 			return true
 		})
+		if err == nil {
+			err = derr
+		}
+		return err
 	})
 	if err != nil {
 		return err
@@ -432,6 +436,7 @@ func (sc *blobScan) collect(tx kv.Tx, limit int) ([]listEntry, error) {
 		var next []byte // where the following scan starts; nil: range exhausted
 		visited := 0
 		stop := false
+		var derr error
 		err := tx.Scan(from, sc.end, scanBatch, false, func(k, v []byte) bool {
 			visited++
 			next = append(append(next[:0], k...), 0) // just after k
@@ -455,7 +460,10 @@ func (sc *blobScan) collect(tx kv.Tx, limit int) ([]listEntry, error) {
 					return true
 				}
 				rec = new(blobRec)
-				if json.Unmarshal(v, rec) != nil || !sc.keep(rec) {
+				if derr = kv.DecodeJSON(k, v, rec); derr != nil {
+					return false
+				}
+				if !sc.keep(rec) {
 					return true
 				}
 			}
@@ -479,8 +487,8 @@ func (sc *blobScan) collect(tx kv.Tx, limit int) ([]listEntry, error) {
 			}
 			if rec == nil {
 				rec = new(blobRec)
-				if json.Unmarshal(v, rec) != nil {
-					return true
+				if derr = kv.DecodeJSON(k, v, rec); derr != nil {
+					return false
 				}
 			}
 			e := listEntry{name: name, snap: snap, rec: rec}
@@ -495,6 +503,9 @@ func (sc *blobScan) collect(tx kv.Tx, limit int) ([]listEntry, error) {
 			}
 			return true
 		})
+		if err == nil {
+			err = derr
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -18,10 +18,12 @@ func (r *req) as(name string, o op) (op, error) {
 	return o, nil
 }
 
-// sasRules is what each Blob operation needs from a SAS [D: Create a
-// service SAS; Create an account SAS]. Operations not listed (container
-// ACL, service properties and stats) are Shared Key only; Get Account
-// Information takes any SAS (authorizeSAS).
+// sasRules is what each Blob operation needs from a SAS (Create a service
+// SAS,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas;
+// Create an account SAS). Operations not listed (container ACL, service
+// properties and stats) are Shared Key only; Get Account Information takes
+// any SAS (authorizeSAS).
 var sasRules = map[string]server.SASRule{
 	"listContainers":         {Resource: auth.ServiceLevel, AnyOf: "l"},
 	"createContainer":        {Resource: auth.ContainerLevel, AnyOf: "c"},
@@ -71,8 +73,9 @@ var sasRules = map[string]server.SASRule{
 func (s *Service) authorizeSAS(r *req) error {
 	rule, ok := sasRules[r.opName]
 	if r.opName == "getAccountInfo" {
-		// Any SAS valid for the addressed account, container or blob
-		// [D: Get Account Information].
+		// Any SAS valid for the addressed account, container or blob (Get
+		// Account Information,
+		// https://learn.microsoft.com/en-us/rest/api/storageservices/get-account-information).
 		rule, ok = server.SASRule{Resource: auth.ServiceLevel}, true
 		switch {
 		case r.name != "":

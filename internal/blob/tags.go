@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -166,13 +164,17 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 			}
 		}
 		n := 0
-		return tx.Scan(start, end, 0, false, func(k, v []byte) bool {
+		var derr error
+		err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
 			parts, ok := kv.Split(k)
 			if !ok || len(parts) != 5 || parts[4] != "" {
 				return true // a snapshot
 			}
 			var b blobRec
-			if json.Unmarshal(v, &b) != nil || !e.Matches(b.Tags, parts[2]) {
+			if derr = kv.DecodeJSON(k, v, &b); derr != nil {
+				return false
+			}
+			if !e.Matches(b.Tags, parts[2]) {
 				return true
 			}
 			if n == maxN {
@@ -189,6 +191,10 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 			out = append(out, "</Blob>"...)
 			return true
 		})
+		if err == nil {
+			err = derr
+		}
+		return err
 	})
 	if err != nil {
 		return err

@@ -24,8 +24,10 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
-// maxCopySourceLen is the longest x-ms-copy-source accepted: "up to 2
-// KiB" [D: Copy File, Put Range from URL].
+// maxCopySourceLen is the longest x-ms-copy-source accepted: "up to 2 KiB"
+// (Copy File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file, Put
+// Range from URL).
 const maxCopySourceLen = 2 << 10
 
 // copySource is a parsed x-ms-copy-source naming a file of this account,
@@ -41,16 +43,17 @@ type copySource struct {
 	query url.Values
 }
 
-// parseCopySource reads x-ms-copy-source: a path-style URL of a file of
-// this File service (/{account}/{share}/{path}, or with the account in an
-// Azure host name: see wire.SourcePath), optionally of a share
-// snapshot (?sharesnapshot=) and with a SAS. Trailing dots of the path
-// follow x-ms-source-allow-trailing-dot. Copies complete inside one
-// transaction of this account, so a source on another host (a blob, or
-// another server) or in another account cannot be read: 404
-// CannotVerifyCopySource, as Blob answers for other accounts [I]. A blob
-// of this server's Blob service is read through it (see xcopy): Copy File
-// and Put Range From URL copy "a blob or file" [D: Copy File].
+// parseCopySource reads x-ms-copy-source: a path-style URL of a file of this
+// File service (/{account}/{share}/{path}, or with the account in an Azure
+// host name: see wire.SourcePath), optionally of a share snapshot
+// (?sharesnapshot=) and with a SAS. Trailing dots of the path follow
+// x-ms-source-allow-trailing-dot. Copies complete inside one transaction of
+// this account, so a source on another host (a blob, or another server) or in
+// another account cannot be read: 404 CannotVerifyCopySource, as Blob answers
+// for other accounts (inferred). A blob of this server's Blob service is read
+// through it (see xcopy): Copy File and Put Range From URL copy "a blob or
+// file" (Copy File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file).
 func (s *Service) parseCopySource(r *req) (*copySource, error) {
 	raw := r.Header.Get("x-ms-copy-source")
 	if raw == "" {
@@ -104,9 +107,9 @@ func newCopySource(r *req, raw, path string, q url.Values, trailingDot bool) (*c
 // sourceFailure reports a failure to read a copy source the way the
 // service reports them for the *FromURL operations: CannotVerifyCopySource
 // with the source's status, and the source's status and code as details
-// [R: azure-sdk-for-net#48992, a 401 CannotVerifyCopySource with
+// (Azure/azure-sdk-for-net#48992, a 401 CannotVerifyCopySource with
 // CopySourceStatusCode 401 and CopySourceErrorCode
-// NoAuthenticationInformation].
+// NoAuthenticationInformation).
 func sourceFailure(status int, code, msg string) *azerr.Error {
 	return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(status).
 		With("CopySourceStatusCode", strconv.Itoa(status)).
@@ -123,20 +126,23 @@ func asSourceFailure(err error) error {
 	return sourceFailure(ae.Status, ae.Code, ae.Message)
 }
 
-// authorizeCopySource authorizes reading the source of a copy. Copy File
-// from a file of the same account is authorized by the request's Shared
-// Key [D: Copy File, "To copy a file to another file within the same
-// storage account, you can use a shared key to authorize the source
-// file"]; a SAS on the request covers only the destination, so then (and
-// always for Put Range from URL, whose source "must either be public or
-// must be authorized via a shared access signature" [D], and files are
-// never public) the source URL must carry a SAS granting read. Without
-// one: 401 CannotVerifyCopySource [R]; with a SAS that fails: 403
-// CannotVerifyCopySource carrying the SAS failure [I]. A SAS on the source
-// URL is verified whenever present, under Shared Key too: the service
-// reads the source with the credentials the source URL carries [I]. This
-// server has no Microsoft Entra ID, so an x-ms-copy-source-authorization
-// token cannot be verified (401 CannotVerifyCopySource) [I].
+// authorizeCopySource authorizes reading the source of a copy. Copy File from
+// a file of the same account is authorized by the request's Shared Key (Copy
+// File, https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file,
+// "To copy a file to another file within the same storage account, you can
+// use a shared key to authorize the source file"); a SAS on the request
+// covers only the destination, so then (and always for Put Range from URL,
+// whose source "must either be public or must be authorized via a shared
+// access signature" (Put Range From URL,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-range-from-url),
+// and files are never public) the source URL must carry a SAS granting read.
+// Without one: 401 CannotVerifyCopySource (Azure/azure-sdk-for-net#48992);
+// with a SAS that fails: 403 CannotVerifyCopySource carrying the SAS failure
+// (inferred). A SAS on the source URL is verified whenever present, under
+// Shared Key too: the service reads the source with the credentials the
+// source URL carries (inferred). This server has no Microsoft Entra ID, so an
+// x-ms-copy-source-authorization token cannot be verified (401
+// CannotVerifyCopySource) (inferred).
 func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) error {
 	if cs.blob != nil {
 		return cs.blob.AuthorizeCopySource(r.Request, cs.bpath, cs.query, !needSAS)
@@ -164,7 +170,7 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 
 // loadCopySource resolves the source file of a copy inside tx, as a read
 // of it would: 404 ShareNotFound, ParentNotFound or ResourceNotFound
-// [S: azfile TestFileStartCopySourceNonExistent expects ResourceNotFound],
+// (azfile TestFileStartCopySourceNonExistent expects ResourceNotFound),
 // and the source's SMB handles must allow reading it.
 func loadCopySource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
 	if cs.blob != nil {
@@ -210,8 +216,8 @@ func loadBlobSource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
 
 // checkSourceLocks refuses reading n bytes from off of a copy source
 // src (a file of the live share cs names) that an SMB open has locked
-// exclusively: 409 FileLockConflict, as Get File of that range [I: a
-// copy reads its source like Get File].
+// exclusively: 409 FileLockConflict, as Get File of that range: a copy
+// reads its source as Get File does (inferred).
 func checkSourceLocks(tx kv.Tx, r *req, cs *copySource, src *entry, off, n int64) error {
 	if cs.snap != "" || cs.blob != nil {
 		return nil
@@ -221,15 +227,17 @@ func checkSourceLocks(tx kv.Tx, r *req, cs *copySource, src *entry, off, n int64
 	return checkLocks(tx, &sr, src, off, n, false)
 }
 
-// copyFile implements Copy File (PUT with x-ms-copy-source) from a file
-// of this account, possibly in another share or a share snapshot. The copy
+// copyFile implements Copy File (PUT with x-ms-copy-source) from a file of
+// this account, possibly in another share or a share snapshot. The copy
 // completes inside one transaction: the destination (created, or replaced
 // keeping its file ID and active lease) shares the source's data items, so
-// the response already says x-ms-copy-status: success (202) [D: Copy File,
-// "202 (Accepted), x-ms-copy-status: success — Copy operation finished
-// successfully"]. Content, its length and the HTTP properties come from the
-// source [D: "Copying properties and metadata"]; metadata too unless the
-// request gives x-ms-meta-* [D; S: TestFileStartCopyMetadataNil].
+// the response already says x-ms-copy-status: success (202) (Copy File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file, "202
+// (Accepted), x-ms-copy-status: success — Copy operation finished
+// successfully"). Content, its length and the HTTP properties come from the
+// source (Copy File, "Copying properties and metadata"); metadata too unless
+// the request gives x-ms-meta-* (same section; azfile
+// TestFileStartCopyMetadataNil).
 func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 	cs, err := s.parseCopySource(r)
 	if err != nil {
@@ -270,7 +278,7 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 		var oldParts []extent.Part
 		switch {
 		case old != nil && old.Dir:
-			// [I] As Create File over a directory: the service answers
+			// Inferred: As Create File over a directory: the service answers
 			// the mirror case (Create Directory over a file) with 409
 			// ResourceTypeMismatch (microsoft/vscode-azurestorage#848).
 			return azerr.New(azerr.ResourceTypeMismatch)
@@ -281,16 +289,16 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 			if err := checkHandles(tx, r, old, handle.OpCopyFileDest); err != nil {
 				return err
 			}
-			// [D] "a previous file at the destination with the ReadOnly
+			// Copy File: "a previous file at the destination with the ReadOnly
 			// attribute set causes the copy operation to fail";
-			// [S: TestNegativeFileStartCopyDestReadOnly] ReadOnlyAttribute.
+			// (azfile TestNegativeFileStartCopyDestReadOnly) ReadOnlyAttribute.
 			if old.SMB.Attrs&AttrReadOnly != 0 && !cp.ignoreReadOnly {
 				return azerr.New(azerr.ReadOnlyAttribute)
 			}
 			oldParts = old.Parts
 			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, r.Now)}
 		default:
-			// [D] "If the client specifies a lease ID on a file that
+			// Copy File: "If the client specifies a lease ID on a file that
 			// doesn't yet exist, Azure Files returns status code 412".
 			if err := checkLeaseWrite(&entry{}, r); err != nil {
 				return err
@@ -332,8 +340,9 @@ func copyProgress(n int64) string {
 	return v + "/" + v
 }
 
-// copySMB holds the SMB headers of Copy File [D: Copy File, version
-// 2019-07-07 and later]; each property can be taken from the source.
+// copySMB holds the SMB headers of Copy File (Copy File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file,
+// version 2019-07-07 and later); each property can be taken from the source.
 type copySMB struct {
 	h              http.Header
 	attrs          *Attributes // x-ms-file-attributes; nil: default or source
@@ -374,16 +383,16 @@ func parseCopySMB(h http.Header) (*copySMB, error) {
 	}
 	switch mode := h.Get(headerPermCopyMode); strings.ToLower(mode) {
 	case "source":
-		// [I] A permission header contradicts copying the source's.
+		// Inferred: A permission header contradicts copying the source's.
 		if cp.perm != "" || cp.permKey != "" {
 			return nil, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-file-permission and x-ms-file-permission-key apply only with x-ms-file-permission-copy-mode: override.").With("HeaderName", headerPermCopyMode).With("HeaderValue", mode)
 		}
 		cp.permSource = true
 	case "override":
-		// [D] x-ms-file-permission is "Required if
+		// Copy File: x-ms-file-permission is "Required if
 		// x-ms-file-permission-copy-mode is specified as override and
-		// x-ms-file-permission-key is not specified"; [S:
-		// TestNegativeFileStartCopyOverrideMode] MissingRequiredHeader.
+		// x-ms-file-permission-key is not specified"; (azfile
+		// TestNegativeFileStartCopyOverrideMode) MissingRequiredHeader.
 		if cp.perm == "" && cp.permKey == "" {
 			return nil, azerr.MissingHeader("x-ms-file-permission")
 		}
@@ -431,9 +440,9 @@ func boolHeader(h http.Header, name string) (bool, error) {
 // apply sets the SMB properties of the copy e of src (in share srcShare)
 // inside tx. e.SMB holds the replaced file's properties, or zero for a new
 // file. Without a header a property takes its Create File default: times
-// "now", attributes Archive, the parent's permission [I; S: azfile's
+// "now", attributes Archive, the parent's permission (inferred; azfile's
 // TestFileStartCopySourceCreationTime sees the destination's times and
-// attributes differ from the source's when not asked for].
+// attributes differ from the source's when not asked for).
 func (cp *copySMB) apply(tx kv.Tx, r *req, srcShare string, e, src *entry, parentKey string) error {
 	old := e.SMB
 	var err error
@@ -464,7 +473,8 @@ func (cp *copySMB) apply(tx kv.Tx, r *req, srcShare string, e, src *entry, paren
 		e.SMB.Attrs = AttrArchive
 	}
 	if cp.setArchive {
-		// [D] "whether the Archive attribute should be set, irrespective
+		// Copy File, x-ms-file-copy-set-archive: "whether the Archive
+		// attribute should be set, irrespective
 		// of the x-ms-file-attributes header value".
 		e.SMB.Attrs |= AttrArchive
 	}
@@ -493,7 +503,7 @@ func (cp *copySMB) apply(tx kv.Tx, r *req, srcShare string, e, src *entry, paren
 
 // copyPermission returns the key, in share dst, of the permission stored
 // under key in share src (permissions are kept per share). A key missing
-// from src falls back to def [I].
+// from src falls back to def (inferred).
 func copyPermission(tx kv.Tx, acct, src, dst, key, def string) (string, error) {
 	if src == dst {
 		return key, nil
@@ -505,14 +515,15 @@ func copyPermission(tx kv.Tx, acct, src, dst, key, def string) (string, error) {
 	return storePermission(tx, acct, dst, sddl)
 }
 
-// abortCopyFile implements Abort Copy File (PUT ?comp=copy&copyid=...
-// with x-ms-copy-action: abort). Copies complete inside their request, so
-// no copy is ever pending: after the usual checks the answer is 409
-// NoPendingCopyOperation [D: Abort Copy File, "Trying to cancel a copy
-// that has completed, or failed, results in conflict error"; S: azfile
-// TestStartCopyDefault expects 409]. A copy ID that is not a GUID is 400
-// InvalidQueryParameterValue, checked before the file [S:
-// TestFileAbortCopyNoCopyStarted, on a file that does not exist].
+// abortCopyFile implements Abort Copy File (PUT ?comp=copy&copyid=... with
+// x-ms-copy-action: abort). Copies complete inside their request, so no copy
+// is ever pending: after the usual checks the answer is 409
+// NoPendingCopyOperation (Abort Copy File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/abort-copy-file,
+// "Trying to cancel a copy that has completed, or failed, results in conflict
+// error"; azfile TestStartCopyDefault expects 409). A copy ID that is not a
+// GUID is 400 InvalidQueryParameterValue, checked before the file (azfile
+// TestFileAbortCopyNoCopyStarted, on a file that does not exist).
 func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
 	switch action := r.Header.Get("x-ms-copy-action"); {
 	case action == "":
@@ -535,7 +546,8 @@ func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		// [D] x-ms-lease-id is "Required if the destination file has an
+		// Abort Copy File: x-ms-lease-id is "Required if the destination
+		// file has an
 		// active lease".
 		if err := checkLeaseWrite(t.e, r); err != nil {
 			return err
@@ -557,24 +569,25 @@ var errSourceChanged = errors.New("copy source changed while it was read")
 var putRangeFromURLAttempts = 5
 
 // putRangeFromURL implements Put Range from URL (PUT ?comp=range with
-// x-ms-copy-source; version 2019-02-02 and later) [D: Put Range from URL]:
-// x-ms-write: update only, no body, a source range (x-ms-source-range) of
-// the destination range's length and at most 4 MiB (413), inside the
-// destination file (416 InvalidRange). The written range shares the
-// source's data items instead of copying bytes. The source range is read
-// once for its CRC64, which is returned (x-ms-content-crc64) and checked
-// against x-ms-source-content-crc64 (400 Crc64Mismatch) and the
-// x-ms-source-if-{,none-}match-crc64 conditions (412
-// SourceConditionNotMet [D status; I code]); the destination is written
-// only if the source range is still what was read, so the CRC64 returned
-// is always that of the bytes written.
+// x-ms-copy-source; version 2019-02-02 and later) (Put Range from URL,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-range-from-url):
+// x-ms-write: update only, no body, a source range (x-ms-source-range) of the
+// destination range's length and at most 4 MiB (413), inside the destination
+// file (416 InvalidRange). The written range shares the source's data items
+// instead of copying bytes. The source range is read once for its CRC64,
+// which is returned (x-ms-content-crc64) and checked against
+// x-ms-source-content-crc64 (400 Crc64Mismatch) and the
+// x-ms-source-if-{,none-}match-crc64 conditions (412 SourceConditionNotMet:
+// the status is Put Range From URL's, the code inferred); the destination is
+// written only if the source range is still what was read, so the CRC64
+// returned is always that of the bytes written.
 func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 	switch mode := r.Header.Get("x-ms-write"); {
 	case mode == "":
 		return azerr.MissingHeader("x-ms-write")
 	case !strings.EqualFold(mode, "update"):
-		// [D] "You must specify only update - request will fail if
-		// called with clear".
+		// Put Range From URL: "You must specify only update - request will
+		// fail if called with clear".
 		return azerr.InvalidHeader("x-ms-write", mode)
 	}
 	if err := requireEmptyBody(r); err != nil {
@@ -695,8 +708,9 @@ func readSourceRange(tx kv.Tx, r *req, cs *copySource, off, n int64) ([]extent.P
 }
 
 // sourceRange parses x-ms-source-range, which must be a closed range of
-// the destination range's length n [D: "If the source range size does not
-// match range (target range) size, the service returns status code 400"].
+// the destination range's length n (Put Range From URL: "If the source range
+// size does not match range (target range) size, the service returns status
+// code 400").
 func sourceRange(h http.Header, n int64) (int64, error) {
 	const name = "x-ms-source-range"
 	v := h.Get(name)
@@ -709,8 +723,8 @@ func sourceRange(h http.Header, n int64) (int64, error) {
 	}
 	if got := rng.End - rng.Start + 1; got != n {
 		if got > maxRangeWrite {
-			// [D] "If the source range size exceeds 4 MiB, Azure Files
-			// returns status code 413".
+			// Put Range From URL: "If the source range size exceeds 4 MiB,
+			// Azure Files returns status code 413".
 			return 0, azerr.New(azerr.RequestBodyTooLarge)
 		}
 		return 0, azerr.InvalidHeader(name, v)

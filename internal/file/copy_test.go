@@ -296,7 +296,8 @@ func TestLeaseFileLifecycle(t *testing.T) {
 	if _, ok := lease.ParseID(id); !ok {
 		t.Fatalf("lease id %q", id)
 	}
-	// A lease action is not a write [D].
+	// A lease action is not a write (Lease File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file).
 	if w.Header().Get("ETag") != before.Get("ETag") || w.Header().Get("Last-Modified") != before.Get("Last-Modified") {
 		t.Fatalf("lease changed ETag/Last-Modified: %v vs %v", w.Header(), before)
 	}
@@ -506,9 +507,10 @@ func TestCopyFileLeasedDestination(t *testing.T) {
 	if p := e.props("shr/dst"); p.Get("x-ms-lease-state") != "leased" || string(e.read("shr/dst")) != "source" {
 		t.Fatalf("after copy: %v", p)
 	}
-	// A lease ID for a destination that does not exist is 412 [D].
+	// A lease ID for a destination that does not exist is 412 (Copy File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file).
 	e.fails(412, azerr.LeaseNotPresentWithFileOperation, http.MethodPut, "/acct/shr/new", hdr{"x-ms-copy-source": src("shr/src"), "x-ms-lease-id": id})
-	// The source's lease does not matter [D].
+	// The source's lease does not matter (Copy File).
 	e.ok(http.StatusAccepted, http.MethodPut, "/acct/shr/new", hdr{"x-ms-copy-source": src("shr/dst")}, nil)
 }
 
@@ -544,7 +546,8 @@ func TestPutRangeFromURLValidation(t *testing.T) {
 	}
 	const u = "/acct/shr/dst?comp=range"
 	// The source of Put Range from URL must carry a SAS, even under Shared
-	// Key [D; R: 401 CannotVerifyCopySource, NoAuthenticationInformation].
+	// Key (Put Range From URL; the service's 401 CannotVerifyCopySource with
+	// NoAuthenticationInformation, Azure/azure-sdk-for-net#48992).
 	ae := e.fails(401, azerr.CannotVerifyCopySource, http.MethodPut, u, base(nil))
 	if len(ae.Details) < 2 || ae.Details[1].Value != azerr.NoAuthenticationInformation {
 		t.Fatalf("details %+v", ae.Details)
@@ -626,9 +629,11 @@ func (e *cpEnv) closeHandle(sh string, h handle.Handle) {
 	}
 }
 
-// Lease acquire fails while a handle has Write or Delete access [D:
-// Managing file locks]; a Read handle does not stop it. Copy reads its
-// source like Get File and replaces its destination like Create File.
+// Lease acquire fails while a handle has Write or Delete access (Managing
+// file locks,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks);
+// a Read handle does not stop it. Copy reads its source like Get File and
+// replaces its destination like Create File.
 func TestLeaseAndCopyVersusHandles(t *testing.T) {
 	e := newCPEnv(t)
 	e.share("shr")

@@ -29,14 +29,15 @@ func freshID(tx kv.Tx, acct, sh string) (uint64, error) {
 	}
 }
 
-// createDirectory implements Create Directory: 201; 409
-// ResourceAlreadyExists when a directory already has the name (names
-// compare case-insensitively) [D: Create Directory]; 409
-// ResourceTypeMismatch when a file has it [R: microsoft/vscode-azurestorage
-// #848, the service's message "The specified resource type does not match
-// the type of the existing resource" for a directory named like a file];
-// 404 ParentNotFound when a parent is missing or is a file [S: azfile
-// TestDirCreateDeleteNegativeMultiLevelDir].
+// createDirectory implements Create Directory: 201; 409 ResourceAlreadyExists
+// when a directory already has the name (names compare case-insensitively)
+// (Create Directory,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-directory);
+// 409 ResourceTypeMismatch when a file has it (microsoft/vscode-azurestorage
+// #848, the service's message "The specified resource type does not match the
+// type of the existing resource" for a directory named like a file); 404
+// ParentNotFound when a parent is missing or is a file (azfile
+// TestDirCreateDeleteNegativeMultiLevelDir).
 func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
@@ -55,7 +56,7 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 		case t.e != nil && !t.e.Dir:
 			return azerr.New(azerr.ResourceTypeMismatch)
 		case t.e != nil:
-			// Includes the share root, which always exists [I].
+			// Includes the share root, which always exists (inferred).
 			return azerr.New(azerr.ResourceAlreadyExists)
 		}
 		id, err := freshID(tx, r.Account, r.share)
@@ -174,13 +175,13 @@ func (s *Service) setDirectoryMetadata(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// deleteDirectory implements Delete Directory: 202 for an empty
-// directory, 409 DirectoryNotEmpty otherwise (a delete-pending child
-// still counts: it exists until its last handle closes) [D: Delete
-// Directory]. The delete is atomic: REST never leaves a directory
-// delete-pending. The share root cannot be deleted: 400 InvalidUri [I: no
-// source names the code; the root is the share itself, which Delete Share
-// removes].
+// deleteDirectory implements Delete Directory: 202 for an empty directory,
+// 409 DirectoryNotEmpty otherwise (a delete-pending child still counts: it
+// exists until its last handle closes) (Delete Directory,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/delete-directory).
+// The delete is atomic: REST never leaves a directory delete-pending. The
+// share root cannot be deleted: 400 InvalidUri (no source names the code; the
+// root is the share itself, which only Delete Share removes).
 func (s *Service) deleteDirectory(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err

@@ -21,10 +21,10 @@ import (
 var propHeaders = []string{"x-ms-content-type", "x-ms-content-encoding", "x-ms-content-language", "x-ms-content-disposition", "x-ms-cache-control", "x-ms-content-md5"}
 
 // parseProps reads the x-ms-content-* and x-ms-cache-control headers of
-// Create File and Set File Properties. any reports whether one was sent:
-// Set File Properties replaces all of them (absent ones are cleared [R:
-// azfile recordings TestFileGetSetPropertiesDefault]) except on a
-// resize-only request, which keeps them [R: TestResizeFile].
+// Create File and Set File Properties. any reports whether one was sent: Set
+// File Properties replaces all of them (absent ones are cleared (azfile
+// recordings TestFileGetSetPropertiesDefault)) except on a resize-only
+// request, which keeps them (azfile recorded test TestResizeFile).
 func parseProps(h http.Header) (p props, any bool, err error) {
 	for _, name := range propHeaders {
 		if _, ok := h[http.CanonicalHeaderKey(name)]; ok {
@@ -62,16 +62,16 @@ func parseSize(h http.Header, name string, required bool) (int64, bool, error) {
 		return 0, false, azerr.InvalidHeader(name, v)
 	}
 	if n < 0 || n > maxFileSize {
-		// The service's answer to a negative size as well [R: azfile
-		// recording TestFileResizeInvalidSizeNegative].
+		// The service's answer to a negative size as well (azfile
+		// recording TestFileResizeInvalidSizeNegative).
 		return 0, false, azerr.Newf(azerr.OutOfRangeInput, "The file size exceeds the maximum permissible limit.")
 	}
 	return n, true, nil
 }
 
 // checkQuota refuses a file larger than its share's quota: 403
-// ShareSizeLimitReached [R: azfile recording
-// TestNegativeFileSizeMoreThanShareQuota].
+// ShareSizeLimitReached (azfile recording
+// TestNegativeFileSizeMoreThanShareQuota).
 func checkQuota(sh *share, size int64) error {
 	if sh.Quota > 0 && size > int64(sh.Quota)<<30 {
 		return azerr.New(azerr.ShareSizeLimitReached)
@@ -106,8 +106,8 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 		p.ContentType = "application/octet-stream" // the documented default
 	}
 	// Since 2026-06-06 Create File may carry the first bytes of the file
-	// (at most 4 MiB, written at offset 0) [R: azfile recording
-	// TestFileCreateDataPrecalculatedChecksum].
+	// (at most 4 MiB, written at offset 0) (azfile recording
+	// TestFileCreateDataPrecalculatedChecksum).
 	var st *extent.Staged
 	if r.ContentLength > 0 || r.Header.Get("Transfer-Encoding") != "" {
 		if r.ContentLength > maxRangeWrite {
@@ -278,7 +278,7 @@ func (s *Service) getFileProperties(w http.ResponseWriter, r *req) error {
 
 func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	// Like Get Blob, a malformed range is ignored and the whole file
-	// returned [R: see wire.ParseRange].
+	// returned (see wire.ParseRange).
 	rng, err := wire.ParseRange(r.Header)
 	if err != nil {
 		rng = nil
@@ -535,8 +535,8 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		// MD5 is always computed: Put Range returns Content-MD5 even when
-		// the client sent none [R: azfile recording
-		// TestClearRangeNonDefaultCount].
+		// the client sent none (azfile recording
+		// TestClearRangeNonDefaultCount).
 		if st, err = s.data.Stage(r.Context(), body, n, r.Header, true); err != nil {
 			return err
 		}
@@ -551,7 +551,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		}
 		// Clearing frees whole 512-byte pages; bytes of a partly cleared
 		// page are zeroed but stay allocated (List Ranges still reports
-		// them) [R: azfile recording TestClearRangeNonDefaultCount]. The
+		// them) (azfile recorded test TestClearRangeNonDefaultCount). The
 		// zeros come from one small data item, used only if needed.
 		if zeros, err = s.data.Stage(r.Context(), bytes.NewReader(make([]byte, pageSize)), pageSize, nil, false); err != nil {
 			return err

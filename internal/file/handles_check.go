@@ -33,13 +33,14 @@ var handleOps = map[string]string{
 	"listFilesAndDirectories": handle.OpListDirsAndFiles,
 }
 
-// checkHandles consults the open SMB handles of e before REST operation
-// op (an opName of the router, or a handle.Op* name) runs: 409
-// DeletePending when e is delete-pending, 409 SharingViolation when an
-// open's share mode denies the access op needs [D: Managing file locks;
-// see package handle for each row's evidence]. Every REST operation on an
-// existing file or directory calls it inside its transaction. Handles
-// live only on the live share, never on snapshots.
+// checkHandles consults the open SMB handles of e before REST operation op
+// (an opName of the router, or a handle.Op* name) runs: 409 DeletePending
+// when e is delete-pending, 409 SharingViolation when an open's share mode
+// denies the access op needs (Managing file locks,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks;
+// see package handle for each row's evidence). Every REST operation on an
+// existing file or directory calls it inside its transaction. Handles live
+// only on the live share, never on snapshots.
 //
 // The delete-pending code: the "Managing file locks" prose names it
 // SMBDeletePending, but the Azure Files error-code table, the service's
@@ -60,15 +61,16 @@ func checkHandles(tx kv.Tx, r *req, e *entry, op string) error {
 	return handleErr(handle.CheckRESTOp(tx, r.Now, r.Account, r.share, FormatID(e.ID), op))
 }
 
-// checkLocks consults the SMB byte-range locks of e before a REST
-// operation reads (write false) or writes n bytes of it from off, inside
-// the operation's transaction: 409 FileLockConflict ("A portion of the
-// specified file is locked by an SMB client") when the range overlaps an
-// exclusive lock (a read) or any lock (a write) of a live SMB open
-// [D: Azure Files error codes; the digest §4.6]. A REST operation holds
-// no lock: every lock is another open's (MS-FSA 2.1.4.10). Get File, Put
-// Range (update and clear), Put Range From URL (destination, and a file
-// source) and Copy File (a file source) call it.
+// checkLocks consults the SMB byte-range locks of e before a REST operation
+// reads (write false) or writes n bytes of it from off, inside the
+// operation's transaction: 409 FileLockConflict ("A portion of the specified
+// file is locked by an SMB client") when the range overlaps an exclusive lock
+// (a read) or any lock (a write) of a live SMB open (Azure Files error codes,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes;
+// MS-SMB2 3.3.5.14 for the locks). A REST operation holds no lock: every lock
+// is another open's (MS-FSA 2.1.4.10). Get File, Put Range (update and
+// clear), Put Range From URL (destination, and a file source) and Copy File
+// (a file source) call it.
 //
 // Resizing (Set File Properties x-ms-content-length) is not checked: a
 // truncation is not a write of a range in MS-FSA (2.1.5.14.4

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -23,13 +24,14 @@ import (
 // report the item's current path and parent from the tree instead (an
 // item renamed since keeps its handles: they follow the file ID).
 
-// maxHandleResults is the largest List Handles page [D: List Handles,
-// maxresults "up to 5,000"].
+// maxHandleResults is the largest List Handles page (List Handles,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/list-handles,
+// maxresults "up to 5,000").
 const maxHandleResults = 5000
 
 // forceCloseBatch is how many handles one Force Close Handles request
 // closes; when more match, x-ms-marker says where the next call resumes
-// [I: the service closes what it can before its timeout]. A variable so
+// (inferred: the service closes what it can before its timeout). A variable so
 // that tests can make batches small.
 var forceCloseBatch = 1000
 
@@ -99,9 +101,9 @@ func (sc *handleScope) covers(h handle.Handle) (bool, error) {
 	if sc.target.ID == rootID {
 		return true, nil
 	}
-	id, err := strconv.ParseUint(h.FileID, 10, 64)
+	id, err := handleFileID(h)
 	if err != nil {
-		return false, nil
+		return false, err
 	}
 	for id != rootID {
 		if id == sc.target.ID {
@@ -171,7 +173,8 @@ func newHandleScope(tx kv.Tx, r *req) (*handleScope, error) {
 	if t.e == nil {
 		return nil, azerr.New(azerr.ResourceNotFound)
 	}
-	// x-ms-recursive only applies to directories [D: List Handles].
+	// x-ms-recursive only applies to directories (List Handles,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/list-handles).
 	return &handleScope{
 		tx: tx, now: r.Now, acct: r.Account, sh: r.share, target: t.e,
 		recursive: recursive && t.e.Dir, nodes: map[uint64]*entry{},
@@ -187,8 +190,8 @@ func parseHandleMarker(r *req) (handle.Position, error) {
 	return p, nil
 }
 
-// handleXML is a <Handle> of List Handles [S: azfile generated Handle:
-// OpenTime and LastReconnectTime are RFC 1123, Path may be Encoded].
+// handleXML is a <Handle> of List Handles (azfile generated Handle:
+// OpenTime and LastReconnectTime are RFC 1123, Path may be Encoded).
 type handleXML struct {
 	HandleID          string           `xml:"HandleId"`
 	Path              wire.EncodedName `xml:"Path"`
@@ -221,17 +224,19 @@ func (sc *handleScope) render(h handle.Handle) (handleXML, error) {
 	if !h.LastReconnectTime.IsZero() {
 		x.LastReconnectTime = h.LastReconnectTime.UTC().Format(http.TimeFormat)
 	}
-	if id, err := strconv.ParseUint(h.FileID, 10, 64); err == nil {
-		p, ok, err := sc.path(id)
-		if err != nil {
-			return x, err
-		}
-		if ok {
-			x.Path = wire.EncodedName(p)
-			if id != rootID {
-				e, _ := sc.node(id)
-				x.ParentID = FormatID(e.Parent)
-			}
+	id, err := handleFileID(h)
+	if err != nil {
+		return x, err
+	}
+	p, ok, err := sc.path(id)
+	if err != nil {
+		return x, err
+	}
+	if ok {
+		x.Path = wire.EncodedName(p)
+		if id != rootID {
+			e, _ := sc.node(id)
+			x.ParentID = FormatID(e.Parent)
 		}
 	}
 	return x, nil
@@ -239,7 +244,7 @@ func (sc *handleScope) render(h handle.Handle) (handleXML, error) {
 
 // listHandles implements List Handles on a file, a directory or the
 // share root (x-ms-recursive: the directory's whole subtree). A share
-// snapshot has no open handles: its listing is empty [I].
+// snapshot has no open handles: its listing is empty (inferred).
 func (s *Service) listHandles(w http.ResponseWriter, r *req) error {
 	maxN, err := wire.ParseIntQuery(r.q, "maxresults", 1, math.MaxInt32, maxHandleResults)
 	if err != nil {
@@ -258,7 +263,7 @@ func (s *Service) listHandles(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		// Handle management must work on a delete-pending item (it is
-		// how its last handle gets closed), so no checkHandles here [I].
+		// how its last handle gets closed), so no checkHandles here (inferred).
 		var last handle.Position
 		return sc.each(after, func(h handle.Handle) (bool, error) {
 			if len(out.Entries.Handles) == maxN {
@@ -280,12 +285,13 @@ func (s *Service) listHandles(w http.ResponseWriter, r *req) error {
 	return server.WriteXML(w, http.StatusOK, out)
 }
 
-// forceCloseHandles implements Force Close Handles: x-ms-handle-id "*"
-// closes every handle of the scope, an ID only that handle (none closed
-// if it is not open: not an error) [D: Force Close Handles]. At most
-// forceCloseBatch handles close per request; x-ms-marker then says where
-// the next request resumes. A closed delete-on-close handle, or the last
-// handle of a delete-pending item, deletes the item in the same
+// forceCloseHandles implements Force Close Handles: x-ms-handle-id "*" closes
+// every handle of the scope, an ID only that handle (none closed if it is not
+// open: not an error) (Force Close Handles,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/force-close-handles).
+// At most forceCloseBatch handles close per request; x-ms-marker then says
+// where the next request resumes. A closed delete-on-close handle, or the
+// last handle of a delete-pending item, deletes the item in the same
 // transaction.
 func (s *Service) forceCloseHandles(w http.ResponseWriter, r *req) error {
 	hid := r.Header.Get("x-ms-handle-id")
@@ -353,7 +359,7 @@ func (s *Service) forceCloseHandles(w http.ResponseWriter, r *req) error {
 // last handle closed while it was delete-pending): a file with its data
 // references; a directory only if it is empty (NTFS does not let a
 // non-empty directory become delete-pending, so one that is has gained
-// children through REST meanwhile and stays) [I]. A file ID that names
+// children through REST meanwhile and stays) (inferred). A file ID that names
 // no item is ignored.
 func deleteClosedEntry(tx kv.Tx, acct, sh, fileID string, now time.Time) error {
 	id, err := strconv.ParseUint(fileID, 10, 64)
@@ -373,4 +379,16 @@ func deleteClosedEntry(tx kv.Tx, acct, sh, fileID string, now time.Time) error {
 		return err
 	}
 	return deleteEntry(tx, acct, sh, "", e)
+}
+
+// handleFileID returns the file ID of an open handle. The file service
+// stores handles with FormatID, so one that does not parse is a corrupt
+// record: an error, never a handle to skip (which would, for instance, let
+// a directory move with an item below it still open).
+func handleFileID(h handle.Handle) (uint64, error) {
+	id, err := strconv.ParseUint(h.FileID, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("file: handle %s of share %s has a malformed file id %q", h.HandleID, h.Share, h.FileID)
+	}
+	return id, nil
 }

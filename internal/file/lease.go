@@ -10,9 +10,11 @@ import (
 )
 
 // checkLeaseWrite gates a write or delete of file e on the request's
-// x-ms-lease-id [D: Lease File]: while e is leased the ID is required (412
-// LeaseIdMissing) and must match (412 LeaseIdMismatchWithFileOperation
-// [R]); an ID sent for a file without an active lease is 412
+// x-ms-lease-id (Lease File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file):
+// while e is leased the ID is required (412 LeaseIdMissing) and must match
+// (412 LeaseIdMismatchWithFileOperation, as azfile's recorded lease tests
+// show); an ID sent for a file without an active lease is 412
 // LeaseNotPresentWithFileOperation. A write that passes stores
 // lease.OnWrite(e.Lease, now): a broken lease becomes available.
 func checkLeaseWrite(e *entry, r *req) error {
@@ -26,16 +28,18 @@ func checkLeaseRead(e *entry, r *req) error {
 	return lease.CheckRead(e.Lease, r.Header.Get(lease.HeaderLeaseID), lease.File, r.Now)
 }
 
-// leaseFile implements Lease File (PUT ?comp=lease, version 2019-02-02
-// and later) [D: Lease File]: acquire (infinite only, 201), change (200),
-// release (200) and break (immediate, 202); there is no renew. The lease
-// state machine and its 409 codes are package lease's (kind File). A
-// lease action is not a write: ETag and Last-Modified stay [D: "The
-// Lease File operation does not modify this property"]. Acquire fails
-// with 409 SharingViolation while an SMB handle has Write or Delete
-// access [D: Managing file locks]. On a share snapshot the router
-// refuses it (400) [D: "Requesting a lease against a file in a share
-// snapshot results in status code 400"].
+// leaseFile implements Lease File (PUT ?comp=lease, version 2019-02-02 and
+// later) (Lease File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file):
+// acquire (infinite only, 201), change (200), release (200) and break
+// (immediate, 202); there is no renew. The lease state machine and its 409
+// codes are package lease's (kind File). A lease action is not a write: ETag
+// and Last-Modified stay (Lease File: "The Lease File operation does not
+// modify this property"). Acquire fails with 409 SharingViolation while an
+// SMB handle has Write or Delete access (Managing file locks,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks).
+// On a share snapshot the router refuses it (400) (Lease File: "Requesting a
+// lease against a file in a share snapshot results in status code 400").
 func (s *Service) leaseFile(w http.ResponseWriter, r *req) error {
 	lr, err := lease.ParseRequest(r.Header, lease.File)
 	if err != nil {
@@ -70,7 +74,7 @@ func (s *Service) leaseFile(w http.ResponseWriter, r *req) error {
 	}
 	setETag(w, e)
 	h := w.Header()
-	// x-ms-lease-id for acquire and change. [I] Not for break: the REST
+	// x-ms-lease-id for acquire and change. Inferred: not for break: the REST
 	// specification lists it on the break response too, but Lease Blob
 	// does not send it there and the ID of a broken lease is no business
 	// of whoever broke it.
@@ -78,7 +82,7 @@ func (s *Service) leaseFile(w http.ResponseWriter, r *req) error {
 		h.Set(lease.HeaderLeaseID, res.LeaseID)
 	}
 	if res.LeaseTime != nil {
-		// Always 0: "0 is returned for immediate breaks" [D].
+		// Always 0: "0 is returned for immediate breaks" (Lease File).
 		h.Set(lease.HeaderLeaseTime, strconv.Itoa(*res.LeaseTime))
 	}
 	w.WriteHeader(res.Status)

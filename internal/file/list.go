@@ -21,11 +21,13 @@ import (
 
 // List Directories and Files.
 //
-// Order: entries are keyed by their folded (upper-cased) name, so a
-// directory lists in the order of the folded names' code points, files
-// and directories intermixed [D: "listed intermixed in lexically sorted
-// order"]. This is the case-insensitive ordinal order NTFS (and so an
-// SMB client of Azure Files) shows: "a", "B", "c" — not "B", "a", "c".
+// Order: entries are keyed by their folded (upper-cased) name, so a directory
+// lists in the order of the folded names' code points, files and directories
+// intermixed (List Directories and Files,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/list-directories-and-files:
+// "listed intermixed in lexically sorted order"). This is the
+// case-insensitive ordinal order NTFS (and so an SMB client of Azure Files)
+// shows: "a", "B", "c" — not "B", "a", "c".
 //
 // Paging: NextMarker is the folded name of the first entry not returned
 // (opaque to clients: base64url). A page resumes at that key, so paging is
@@ -34,11 +36,12 @@ import (
 // meanwhile; entries created behind the marker are not seen.
 //
 // Prefix matches case-insensitively, like every name comparison of the
-// service [I: no source says; a case-sensitive prefix over a
+// service (inferred: no source says; a case-sensitive prefix over a
 // case-insensitive namespace would list "Ab" for prefix "A" but not for
-// "a"].
+// "a").
 
-// maxListEntries is the largest page (maxresults above it is clamped) [D].
+// maxListEntries is the largest page (maxresults above it is clamped)
+// (List Directories and Files).
 const maxListEntries = 5000
 
 // listInclude is the parsed include= of List Directories and Files.
@@ -47,7 +50,7 @@ type listInclude struct {
 }
 
 // parseListInclude parses include=Timestamps,ETag,Attributes,PermissionKey
-// (case-insensitive, any order) [S: azfile ListFilesIncludeType].
+// (case-insensitive, any order) (azfile ListFilesIncludeType).
 func parseListInclude(v string) (listInclude, error) {
 	var inc listInclude
 	if v == "" {
@@ -126,10 +129,10 @@ type listFilesXML struct {
 }
 
 // listEntryItem renders one entry. FileId is always present: the service
-// sends it without include= and without x-ms-file-extended-info [S: the
-// recorded azfile TestDirListFilesAndDirsDefault asserts it], and
+// sends it without include= and without x-ms-file-extended-info (the
+// recorded azfile TestDirListFilesAndDirsDefault asserts it), and
 // Properties is always present (empty for a directory without include=)
-// [S: the same test dereferences dir.Properties].
+// (the same test dereferences dir.Properties).
 func listEntryItem(e *entry, inc listInclude) listEntryXML {
 	x := listEntryXML{XMLName: xml.Name{Local: "File"}, FileID: FormatID(e.ID), Name: wire.EncodedName(e.Name)}
 	if e.Dir {
@@ -141,7 +144,7 @@ func listEntryItem(e *entry, inc listInclude) listEntryXML {
 	if inc.timestamps {
 		x.Properties.CreationTime = formatTime(e.SMB.Created)
 		// The last access time an SMB client set, else the last write:
-		// REST writes do not track access [I].
+		// REST writes do not track access (inferred).
 		x.Properties.LastAccessTime = formatTime(e.SMB.accessed())
 		x.Properties.LastWriteTime = formatTime(e.SMB.LastWrite)
 		x.Properties.ChangeTime = formatTime(e.SMB.Changed)
@@ -221,8 +224,9 @@ func (s *Service) listFilesAndDirectories(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	// x-ms-file-extended-info only asks for fresher sizes and the file
-	// IDs, which this server always has [D: List Directories and Files].
+	// x-ms-file-extended-info only asks for fresher sizes and the file IDs,
+	// which this server always has (List Directories and Files,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/list-directories-and-files).
 	if v := r.Header.Get("x-ms-file-extended-info"); v != "" {
 		if _, err := strconv.ParseBool(v); err != nil {
 			return azerr.InvalidHeader("x-ms-file-extended-info", v)

@@ -56,7 +56,8 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 // it through package handle).
 func (s *Service) Store() kv.Store { return s.store }
 
-// Limits [D: Azure Files scale targets and naming rules].
+// Limits (Azure Files scale targets and naming rules,
+// https://learn.microsoft.com/en-us/azure/storage/files/storage-files-scale-targets).
 const (
 	maxFileSize     = 4 << 40 // 4 TiB
 	maxRangeWrite   = 4 << 20 // Put Range

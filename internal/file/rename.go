@@ -39,8 +39,8 @@ func flagHeader(h http.Header, name string) (bool, error) {
 
 // renameSource parses x-ms-file-rename-source: the URL of the source in
 // the request's share, as the SDKs send it (the source client's URL,
-// possibly with its SAS) [S: azfile directory.Client.Rename sends
-// d.URL()], or an absolute path "/account/share/path". It returns the
+// possibly with its SAS) (azfile directory.Client.Rename sends
+// d.URL()), or an absolute path "/account/share/path". It returns the
 // source's path components and the URL's query.
 func renameSource(r *req) ([]string, url.Values, error) {
 	const name = "x-ms-file-rename-source"
@@ -52,8 +52,8 @@ func renameSource(r *req) ([]string, url.Values, error) {
 	if err != nil || !strings.HasPrefix(u.Path, "/") {
 		return nil, nil, azerr.InvalidHeader(name, raw)
 	}
-	// A rename moves live items only [I: the code; a snapshot is
-	// read-only].
+	// A rename moves live items only: a snapshot is read-only (the code
+	// is inferred).
 	if u.Query().Get("sharesnapshot") != "" {
 		return nil, nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
 	}
@@ -62,8 +62,8 @@ func renameSource(r *req) ([]string, url.Values, error) {
 		return nil, nil, azerr.InvalidHeader(name, raw)
 	}
 	// "This API does not support renaming a directory from one share to
-	// another, or between storage accounts" [D: .NET ShareDirectoryClient
-	// .RenameAsync]; the code is [I].
+	// another, or between storage accounts" (the .NET SDK's
+	// ShareDirectoryClient.RenameAsync documentation); the code is inferred.
 	if segs[1] != r.share {
 		return nil, nil, azerr.Newf(azerr.InvalidInput, "The rename source must be in the destination's share.")
 	}
@@ -72,7 +72,7 @@ func renameSource(r *req) ([]string, url.Values, error) {
 		p = strings.TrimSuffix(segs[2], "/")
 	}
 	if p == "" {
-		// The share root cannot be renamed [I: code].
+		// The share root cannot be renamed (the code is inferred).
 		return nil, nil, azerr.Newf(azerr.InvalidInput, "The share root cannot be renamed.")
 	}
 	comps, err := splitPath(p, sourceAllowsTrailingDot(r.Header))
@@ -107,8 +107,10 @@ func parseRename(r *req, dir bool) (*renameRequest, error) {
 	if rr.ignoreRO, err = flagHeader(r.Header, "x-ms-file-rename-ignore-readonly"); err != nil {
 		return nil, err
 	}
-	// [D: "If true, x-ms-file-rename-replace-if-exists must also be
-	// true"]; the code is [I].
+	// Rename File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/rename-file:
+	// "If true, x-ms-file-rename-replace-if-exists must also be true"; the
+	// code is inferred.
 	if rr.ignoreRO && !rr.replace {
 		return nil, azerr.InvalidHeader("x-ms-file-rename-ignore-readonly", "true")
 	}
@@ -124,8 +126,9 @@ func parseRename(r *req, dir bool) (*renameRequest, error) {
 	if len(meta) > 0 {
 		rr.meta = meta
 	}
-	// x-ms-content-type sets the renamed file's type; absent, it is
-	// preserved [D: Rename File].
+	// x-ms-content-type sets the renamed file's type; absent, it is preserved
+	// (Rename File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/rename-file).
 	if vs := r.Header.Values("x-ms-content-type"); !dir && len(vs) > 0 {
 		rr.contentType = &vs[0]
 	}
@@ -144,22 +147,22 @@ func (s *Service) renameDirectory(w http.ResponseWriter, r *req) error {
 // request's path. Outcomes, in the order they are checked:
 //
 //   - source missing, or not of the operation's kind: 404
-//     ResourceNotFound [S: azfile TestDirectoryRenameDefault et al.];
-//   - destination parent missing: 404 ParentNotFound [S: azfile
-//     TestDirectoryRenameParentNotFound];
+//     ResourceNotFound (azfile TestDirectoryRenameDefault et al.);
+//   - destination parent missing: 404 ParentNotFound (azfile
+//     TestDirectoryRenameParentNotFound);
 //   - source leased (files): the source lease ID is required as for a
-//     write (412 LeaseIdMissing / LeaseIdMismatchWithFileOperation) [D];
-//   - a directory moved into its own subtree: 400 InvalidInput [I: the
-//     code; NTFS refuses the move];
+//     write (412 LeaseIdMissing / LeaseIdMismatchWithFileOperation) (Rename File);
+//   - a directory moved into its own subtree: 400 InvalidInput (NTFS
+//     refuses the move; the code is inferred);
 //   - destination exists (another entry): without replace-if-exists 409
-//     ResourceAlreadyExists [S: azfile TestDirectoryRenameIgnoreReadOnly];
+//     ResourceAlreadyExists (azfile TestDirectoryRenameIgnoreReadOnly);
 //     a directory is never replaced, even with replace-if-exists: 409
-//     ResourceAlreadyExists [R: AzureStorageExplorer#6593, maintainer:
+//     ResourceAlreadyExists (microsoft/AzureStorageExplorer#6593, maintainer:
 //     "the Rest rename API does not support overwriting a directory"; the
-//     code is I]; a read-only file needs ignore-readonly: ReadOnlyAttribute
-//     [S: same test]; a leased file needs the destination lease ID [S:
-//     TestDirectoryRenameDestLease]. A file may be replaced by a directory
-//     [S: TestDirectoryRenameIgnoreReadOnly]. The replaced file's data
+//     code is inferred); a read-only file needs ignore-readonly: ReadOnlyAttribute
+//     (the same azfile test); a leased file needs the destination lease ID
+//     (azfile TestDirectoryRenameDestLease). A file may be replaced by a directory
+//     (azfile TestDirectoryRenameIgnoreReadOnly). The replaced file's data
 //     references are released in the same transaction.
 //
 // Renaming an item onto its own path (or a case variant of it) changes
@@ -183,7 +186,7 @@ func (s *Service) rename(w http.ResponseWriter, r *req, dir bool) error {
 		_, src, err := walk(tx, acct, sh, "", rr.src)
 		if azerr.Has(err, azerr.ParentNotFound) {
 			// The source does not exist; ParentNotFound is about the
-			// destination [I].
+			// destination (inferred).
 			return azerr.New(azerr.ResourceNotFound)
 		}
 		if err != nil {
@@ -257,8 +260,8 @@ func (s *Service) rename(w http.ResponseWriter, r *req, dir bool) error {
 }
 
 // renameSourceRule is what a SAS must grant on the source of a rename:
-// the source is removed from its path, a write to it [I: the azfile
-// TestDirectoryRenameUsingSAS renames with a share SAS of r, c, w].
+// the source is removed from its path, a write to it (inferred; azfile's
+// TestDirectoryRenameUsingSAS renames with a share SAS of r, c, w).
 var renameSourceRule = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "wd"}
 
 // authorizeRenameSource authorizes the source of a SAS-authorized

@@ -6,12 +6,14 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
-// sasRules is what each File operation needs from a SAS [D: Create a
-// service SAS (sr=s share, sr=f file; permissions r c w d l); Create an
-// account SAS (share operations are container level, directories and
-// files object level)]. Share operations other than listing its content
-// take only an account SAS. Operations not listed (service properties,
-// share ACL) are Shared Key only.
+// sasRules is what each File operation needs from a SAS (Create a service
+// SAS,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas
+// (sr=s share, sr=f file; permissions r c w d l); Create an account SAS
+// (share operations are container level, directories and files object
+// level)). Share operations other than listing its content take only an
+// account SAS. Operations not listed (service properties, share ACL) are
+// Shared Key only.
 var sasRules = map[string]server.SASRule{
 	"listShares": {Resource: auth.ServiceLevel, AnyOf: "l"},
 

@@ -81,8 +81,8 @@ func (s *Service) prepare(r *req) (op, error) {
 		r.path = strings.Join(r.comps, "/")
 	}
 	// Create Share Snapshot ignores ?sharesnapshot= (a snapshot of a share
-	// client bound to a snapshot is a snapshot of the share) [S: azfile
-	// TestShareCreateSnapshotNegativeSnapshotOfSnapshot, recorded].
+	// client bound to a snapshot is a snapshot of the share) (azfile
+	// TestShareCreateSnapshotNegativeSnapshotOfSnapshot, recorded).
 	if v := r.q.Get("sharesnapshot"); v != "" && r.opName != "snapshotShare" {
 		t, err := wire.ParseSnapshot(v)
 		if err != nil {
@@ -97,8 +97,9 @@ func (s *Service) prepare(r *req) (op, error) {
 }
 
 // checkConditions refuses the HTTP conditional headers: File REST has no
-// optimistic concurrency [D: Azure Files error codes,
-// ConditionHeadersNotSupported].
+// optimistic concurrency (Azure Files error codes,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes,
+// ConditionHeadersNotSupported).
 func checkConditions(h http.Header) error {
 	for _, name := range []string{"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
 		if h.Get(name) != "" {
@@ -113,7 +114,7 @@ var readOnlyOps = map[string]bool{
 	"getShareProperties": true, "getDirectoryProperties": true, "listFilesAndDirectories": true,
 	"getFile": true, "getFileProperties": true, "listRanges": true, "listHandles": true,
 	"deleteShare": true, // deletes the snapshot itself
-	"leaseShare":  true, // leases the snapshot [D: Lease Share]
+	"leaseShare":  true, // leases the snapshot (Lease Share, https://learn.microsoft.com/en-us/rest/api/storageservices/lease-share)
 }
 
 func (r *req) as(name string, o op) (op, error) {
@@ -194,8 +195,8 @@ func (s *Service) route(r *req) (op, error) {
 	case restype != "":
 		return nil, azerr.InvalidQuery("restype", restype)
 	case r.path == "" && comp == "listhandles" && m == http.MethodGet:
-		// The root directory's client sends no restype [S: azfile
-		// DirectoryClient.ListHandles / ForceCloseHandles].
+		// The root directory's client sends no restype (azfile
+		// DirectoryClient.ListHandles / ForceCloseHandles).
 		return r.as("listHandles", s.listHandles)
 	case r.path == "" && comp == "forceclosehandles" && m == http.MethodPut:
 		return r.as("forceCloseHandles", s.forceCloseHandles)
@@ -241,14 +242,15 @@ func (s *Service) route(r *req) (op, error) {
 	return bad()
 }
 
-// splitPath validates a share-relative path and splits it into its
-// components [D: Naming and referencing shares, directories, files, and
-// metadata]: components are 1–255 characters without control characters
-// or any of " \ / : | < > * ?, and are not "." or ".."; the whole path is
-// at most 2,048 characters and 250 levels deep. Trailing dots are trimmed
-// from each component unless the client sent x-ms-allow-trailing-dot: true
-// [D: ShareClientOptions.AllowTrailingDot, version 2022-11-02; R: azfile
-// recording TestFileCreateDeleteTrailingDot].
+// splitPath validates a share-relative path and splits it into its components
+// (Naming and referencing shares, directories, files, and metadata,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/naming-and-referencing-shares--directories--files--and-metadata):
+// components are 1–255 characters without control characters or any of " \ /
+// : | < > * ?, and are not "." or ".."; the whole path is at most 2,048
+// characters and 250 levels deep. Trailing dots are trimmed from each
+// component unless the client sent x-ms-allow-trailing-dot: true (azfile's
+// ShareClientOptions.AllowTrailingDot, version 2022-11-02; azfile recorded
+// test TestFileCreateDeleteTrailingDot).
 func splitPath(p string, allowTrailingDot bool) ([]string, error) {
 	if len(p) > maxPathLen {
 		return nil, azerr.New(azerr.InvalidFileOrDirectoryPathName)

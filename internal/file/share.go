@@ -15,13 +15,17 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// Share access tiers [D: Create Share, x-ms-access-tier]. Standard
-// shares default to TransactionOptimized; NFS shares exist only on
-// premium accounts, whose tier is Premium [I: Cerulean accepts every tier
-// and protocol on its one account instead of emulating account kinds].
+// Share access tiers (Create Share,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-share,
+// x-ms-access-tier). Standard shares default to TransactionOptimized; NFS
+// shares exist only on premium accounts, whose tier is Premium. Cerulean
+// accepts every tier and protocol on its one account instead of emulating
+// account kinds.
 var shareTiers = []string{"TransactionOptimized", "Hot", "Cool", "Premium"}
 
-// Root squash settings of NFS shares [D: Create Share, x-ms-root-squash].
+// Root squash settings of NFS shares (Create Share,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-share,
+// x-ms-root-squash).
 var rootSquashes = []string{"NoRootSquash", "RootSquash", "AllSquash"}
 
 const (
@@ -52,10 +56,10 @@ type shareOptions struct {
 
 // parseShareOptions reads the share property headers: a quota outside
 // 1–102,400 GiB, an unknown tier, protocol or root squash, or a boolean
-// that is not true/false is 400 InvalidHeaderValue [S: azfile
-// TestShareSetQuotaNegative expects InvalidHeaderValue for quota -1]. The
+// that is not true/false is 400 InvalidHeaderValue (azfile
+// TestShareSetQuotaNegative expects InvalidHeaderValue for quota -1). The
 // provisioning and paid-bursting headers of premium shares are accepted
-// and ignored: Cerulean does not throttle [I].
+// and ignored: Cerulean does not throttle (inferred).
 func parseShareOptions(h http.Header, create bool) (shareOptions, error) {
 	var o shareOptions
 	if v := h.Get("x-ms-share-quota"); v != "" {
@@ -105,7 +109,7 @@ func parseShareOptions(h http.Header, create bool) (shareOptions, error) {
 }
 
 // apply sets the options on sh at now. Root squash is an NFS setting:
-// on an SMB share it is 400 InvalidHeaderValue [I].
+// on an SMB share it is 400 InvalidHeaderValue (inferred).
 func (o shareOptions) apply(sh *share, r *req) error {
 	if o.squash != "" && sh.Protocols != protoNFS {
 		return azerr.InvalidHeader("x-ms-root-squash", o.squash)
@@ -169,10 +173,14 @@ func writeShareHeaders(w http.ResponseWriter, sh *share, r *req) {
 }
 
 // shareLeaseRead applies the share lease to an operation it does not gate
-// (only Delete Share is gated [D: Lease Share, "a lock on a share for
-// delete operations"]): x-ms-lease-id is optional but must match when
-// sent (412 LeaseIdMismatchWithShareOperation /
-// LeaseNotPresentWithShareOperation), like containers [T for containers].
+// (only Delete Share is gated (Lease Share,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-share, "a
+// lock on a share for delete operations")): x-ms-lease-id is optional but
+// must match when sent (412 LeaseIdMismatchWithShareOperation /
+// LeaseNotPresentWithShareOperation), like containers (Lease Container,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-container,
+// and the legacy .NET client's container lease tests in
+// Azure/azure-storage-net).
 func shareLeaseRead(sh *share, r *req) error {
 	return lease.CheckRead(sh.Lease, r.Header.Get(lease.HeaderLeaseID), lease.Share, r.Now)
 }
@@ -235,7 +243,8 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 		if pending, err := hasTombstones(tx, r.Account, r.share); err != nil {
 			return err
 		} else if pending {
-			// Deleted again while we purged [D: 409 ShareBeingDeleted].
+			// Deleted again while we purged: 409 ShareBeingDeleted (Azure Files
+			// error codes).
 			return azerr.New(azerr.ShareBeingDeleted)
 		}
 		sh = &share{Created: r.Now, Modified: r.Now, ETag: newETag(r.Now), Quota: defaultQuotaGiB, Meta: meta, Protocols: protoSMB}
@@ -315,10 +324,11 @@ func (s *Service) setShareMetadata(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// leaseShare is Lease Share: the container lease state machine (15–60 s
-// or infinite, renew, break periods) on the share or on a snapshot, with
-// the …WithShareOperation codes [D: Lease Share]. A lease action is not a
-// write: ETag and Last-Modified stay.
+// leaseShare is Lease Share: the container lease state machine (15–60 s or
+// infinite, renew, break periods) on the share or on a snapshot, with the
+// …WithShareOperation codes (Lease Share,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-share). A
+// lease action is not a write: ETag and Last-Modified stay.
 func (s *Service) leaseShare(w http.ResponseWriter, r *req) error {
 	lr, err := lease.ParseRequest(r.Header, lease.Share)
 	if err != nil {
@@ -352,7 +362,7 @@ type shareStatsXML struct {
 
 // getShareStats is Get Share Stats. ShareUsageBytes is the sum of the
 // file sizes of the live share, not the bytes allocated: a 1 TiB file just
-// created reports 1 TiB [S: azfile TestSetAndGetStatistics, recorded].
+// created reports 1 TiB (azfile TestSetAndGetStatistics, recorded).
 func (s *Service) getShareStats(w http.ResponseWriter, r *req) error {
 	var sh *share
 	var usage int64

@@ -15,8 +15,10 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// Stored access policy limits [D: Define a stored access policy]: five
-// per share, ids of at most 64 characters, share SAS permissions r c w d l.
+// Stored access policy limits (Define a stored access policy,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/define-stored-access-policy):
+// five per share, ids of at most 64 characters, share SAS permissions r c w d
+// l.
 const (
 	maxSignedIDs   = 5
 	maxSignedIDLen = 64
@@ -30,11 +32,11 @@ type shareACLXML struct {
 }
 
 // parseShareACL reads a Set Share ACL body: malformed XML, more than five
-// policies or an id over 64 characters is 400 InvalidXmlDocument [S:
-// azfile TestShareSetAccessPolicyMoreThanFive, TestShareSetPermissionsNegative];
-// a bad time or permission letter 400 InvalidXmlNodeValue. Start after
-// Expiry is accepted [S: TestShareSetPermissionsNegativeInvalidPolicyTimes
-// succeeds].
+// policies or an id over 64 characters is 400 InvalidXmlDocument (azfile
+// TestShareSetAccessPolicyMoreThanFive, TestShareSetPermissionsNegative); a
+// bad time or permission letter 400 InvalidXmlNodeValue. Start after Expiry
+// is accepted (azfile TestShareSetPermissionsNegativeInvalidPolicyTimes
+// succeeds).
 func parseShareACL(body io.Reader) ([]signedID, error) {
 	raw, err := io.ReadAll(io.LimitReader(body, maxACLBody+1))
 	if err != nil {
@@ -104,8 +106,9 @@ func (s *Service) setShareACL(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// maxPermission bounds a Create Permission body; the SDDL itself may be
-// up to 64 KiB [D?: Create Permission].
+// maxPermission bounds a Create Permission body; the SDDL itself may be up to
+// 64 KiB (Create Permission,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-permission).
 const maxPermission = 64 << 10
 
 // permissionJSON is the body of Create Permission and Get Permission.
@@ -116,14 +119,16 @@ type permissionJSON struct {
 
 // sddlFormat checks a permission format (x-ms-file-permission-format or
 // the "format" member): absent or "sddl". Binary security descriptors
-// are not supported [I: Cerulean stores SDDL only].
+// are not supported: Cerulean stores SDDL only.
 func sddlFormat(f string) bool { return f == "" || strings.EqualFold(f, "sddl") }
 
 // createPermission is Create Permission: stores an SDDL in the share's
-// permission table and returns its key (201 x-ms-file-permission-key).
-// The same SDDL always gets the same key. A body that is not the JSON
-// object, an empty or malformed SDDL, or the binary format is 400
-// FileInvalidPermission [D: error codes, FileInvalidPermission; format I].
+// permission table and returns its key (201 x-ms-file-permission-key). The
+// same SDDL always gets the same key. A body that is not the JSON object, an
+// empty or malformed SDDL, or the binary format is 400 FileInvalidPermission
+// (Azure Files error codes,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes;
+// for the binary format the code is inferred).
 func (s *Service) createPermission(w http.ResponseWriter, r *req) error {
 	const maxBody = maxPermission + 1024 // the SDDL, JSON-escaped, and the format
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
@@ -161,7 +166,8 @@ func (s *Service) createPermission(w http.ResponseWriter, r *req) error {
 
 // getPermission is Get Permission: the SDDL stored under
 // x-ms-file-permission-key, as JSON {"permission": "..."}. A key the
-// share does not have is 400 FileInvalidPermissionKey [D?: error codes].
+// share does not have is 400 FileInvalidPermissionKey (Azure Files error
+// codes).
 func (s *Service) getPermission(w http.ResponseWriter, r *req) error {
 	key := strings.TrimSpace(r.Header.Get("x-ms-file-permission-key"))
 	if key == "" {

@@ -74,13 +74,14 @@ func snapshotsOf(tx kv.Tx, acct, sh string, now time.Time) (snaps []string, leas
 	return snaps, leased, err
 }
 
-// deleteShare is Delete Share, of the share or (with ?sharesnapshot=) of
-// one snapshot. A leased share needs its lease ID (412 LeaseIdMissing
-// [S: azfile lease tests TestShareDeleteShareWithoutLeaseId]). A share
-// with snapshots needs x-ms-delete-snapshots: include (409
-// ShareHasSnapshots [S: TestShareDeleteSnapshotsNoneWithSnapshots]);
-// include refuses leased snapshots, include-leased deletes them too
-// [D: Delete Share]; the refusal is 412 LeaseIdMissing [I].
+// deleteShare is Delete Share, of the share or (with ?sharesnapshot=) of one
+// snapshot. A leased share needs its lease ID (412 LeaseIdMissing (azfile
+// lease tests TestShareDeleteShareWithoutLeaseId)). A share with snapshots
+// needs x-ms-delete-snapshots: include (409 ShareHasSnapshots (azfile
+// TestShareDeleteSnapshotsNoneWithSnapshots)); include refuses leased
+// snapshots, include-leased deletes them too (Delete Share,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/delete-share);
+// the refusal is 412 LeaseIdMissing (inferred).
 func (s *Service) deleteShare(w http.ResponseWriter, r *req) error {
 	mode := strings.TrimSpace(r.Header.Get("x-ms-delete-snapshots"))
 	switch strings.ToLower(mode) {

@@ -14,13 +14,15 @@ import (
 )
 
 // snapshotShare is Create Share Snapshot (PUT ?restype=share&comp=snapshot):
-// one transaction copies the share record and every entry with its ID
-// index under the snapshot's timestamp, taking a reference on every data
-// item the entries use, so later writes to the share never change the
-// snapshot. Without x-ms-meta-* headers the snapshot gets the share's
-// metadata, with them only theirs [D: Snapshot Share]. More than 200
-// snapshots is 409 ShareSnapshotCountExceeded [D: Azure Files scale
-// targets].
+// one transaction copies the share record and every entry with its ID index
+// under the snapshot's timestamp, taking a reference on every data item the
+// entries use, so later writes to the share never change the snapshot.
+// Without x-ms-meta-* headers the snapshot gets the share's metadata, with
+// them only theirs (Snapshot Share,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/snapshot-share).
+// More than 200 snapshots is 409 ShareSnapshotCountExceeded (Azure Files
+// scale targets,
+// https://learn.microsoft.com/en-us/azure/storage/files/storage-files-scale-targets).
 func (s *Service) snapshotShare(w http.ResponseWriter, r *req) error {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {

@@ -249,7 +249,7 @@ func TestShareCreateGetSetDelete(t *testing.T) {
 	if w.Header().Get("ETag") == etag {
 		t.Error("Set Share Properties kept the ETag")
 	}
-	w = shOK(t, s, clk, 200, "PUT", "/sh1?restype=share&comp=metadata", "", "x-ms-meta-a", "1")
+	shOK(t, s, clk, 200, "PUT", "/sh1?restype=share&comp=metadata", "", "x-ms-meta-a", "1")
 	h = shOK(t, s, clk, 200, "GET", "/sh1?restype=share&comp=metadata", "").Header()
 	if h.Get("x-ms-share-quota") != "7" || h.Get("x-ms-access-tier") != "Hot" || h.Get("X-Ms-Meta-A") != "1" || h.Get("X-Ms-Meta-Color") != "" {
 		t.Errorf("after set: %v", h)
@@ -266,7 +266,7 @@ func TestShareCreateGetSetDelete(t *testing.T) {
 	shErr(t, err, azerr.InvalidHeaderValue)
 
 	// NFS shares report their NFS settings.
-	h = shOK(t, s, clk, 201, "PUT", "/nfs?restype=share", "", "x-ms-enabled-protocols", "NFS", "x-ms-root-squash", "AllSquash").Header()
+	shOK(t, s, clk, 201, "PUT", "/nfs?restype=share", "", "x-ms-enabled-protocols", "NFS", "x-ms-root-squash", "AllSquash")
 	h = shOK(t, s, clk, 200, "HEAD", "/nfs?restype=share", "").Header()
 	if h.Get("x-ms-enabled-protocols") != "NFS" || h.Get("x-ms-root-squash") != "AllSquash" || h.Get("x-ms-access-tier") != "Premium" ||
 		h.Get("x-ms-enable-snapshot-virtual-directory-access") != "true" || h.Get("x-ms-enable-smb-directory-lease") != "" {

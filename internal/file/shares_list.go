@@ -16,7 +16,8 @@ import (
 )
 
 // maxListShares is the most shares one List Shares page returns; a larger
-// maxresults is not an error [D: List Shares].
+// maxresults is not an error (List Shares,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/list-shares).
 const maxListShares = 5000
 
 // sharePropsXML is a listed share's <Properties>, with the element names

@@ -13,9 +13,10 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// Attributes are NTFS file attributes (MS-FSCC 2.6), the subset Azure
-// Files accepts in x-ms-file-attributes [D: Set File Properties,
-// "File system attributes"].
+// Attributes are NTFS file attributes (MS-FSCC 2.6), the subset Azure Files
+// accepts in x-ms-file-attributes (Set File Properties,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/set-file-properties,
+// "File system attributes").
 type Attributes uint32
 
 // Attribute bits, with their MS-FSCC values so the SMB front end can use
@@ -124,8 +125,10 @@ func parseFileTime(h http.Header, name, def string, now, old time.Time) (time.Ti
 	return t.UTC(), nil
 }
 
-// maxPermHeader is the largest SDDL accepted in x-ms-file-permission;
-// larger permissions go through Create Permission [D].
+// maxPermHeader is the largest SDDL accepted in x-ms-file-permission; larger
+// permissions go through Create Permission (Create File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-file,
+// x-ms-file-permission).
 const maxPermHeader = 8 << 10
 
 // defaultSDDL is the permission of a share's root directory and of items
@@ -184,15 +187,12 @@ func loadPermission(tx kv.Tx, acct, sh, key string) (string, error) {
 // smbRequest holds the SMB property headers of a create or set-properties
 // request, parsed before the transaction.
 type smbRequest struct {
-	h          http.Header
-	attrs      *Attributes // nil: default (create) or preserve (set)
-	perm       string      // SDDL from x-ms-file-permission; "" none
-	permKey    string      // x-ms-file-permission-key
-	inherit    bool        // x-ms-file-permission: inherit
-	create     bool
-	created    time.Time // the defaults resolved by apply
-	lastWrite  time.Time
-	changeTime time.Time
+	h       http.Header
+	attrs   *Attributes // nil: default (create) or preserve (set)
+	perm    string      // SDDL from x-ms-file-permission; "" none
+	permKey string      // x-ms-file-permission-key
+	inherit bool        // x-ms-file-permission: inherit
+	create  bool
 }
 
 // parseSMB reads the SMB property headers. create selects the defaults of

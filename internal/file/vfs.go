@@ -190,7 +190,7 @@ func (v *VFS) Retire(ctx context.Context) error {
 }
 
 // ShareExists reports whether the live share exists and is an SMB share
-// (NFS shares are not reachable over SMB [I]). Share names are lower
+// (NFS shares are not reachable over SMB (inferred)). Share names are lower
 // case (Azure's rule): the caller lower-cases a tree-connect name.
 func (v *VFS) ShareExists(ctx context.Context, acct, sh string) (bool, error) {
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
@@ -345,13 +345,13 @@ const (
 	accessRead            = AccessReadData | AccessExecute
 )
 
-// MapAccess applies the generic mapping of files (MS-SMB2 3.3.5.9 via
-// the digest §4.2: GENERIC_READ 0x120089, GENERIC_WRITE 0x120116,
-// GENERIC_EXECUTE 0x1200A0, GENERIC_ALL 0x1F01FF) and MAXIMUM_ALLOWED
-// (FILE_ALL_ACCESS; on a read-only file without FILE_WRITE_DATA,
-// FILE_APPEND_DATA and FILE_DELETE_CHILD, MS-FSA 2.1.5.1.2.1) to a
-// DesiredAccess; readOnlyFile is whether the target is an existing file
-// with the read-only attribute. The result has no generic bits.
+// MapAccess applies the generic mapping of files (MS-SMB2 3.3.5.9; the values
+// are Windows' FILE_GENERIC_* masks, which smbd uses too: GENERIC_READ
+// 0x120089, GENERIC_WRITE 0x120116, GENERIC_EXECUTE 0x1200A0, GENERIC_ALL
+// 0x1F01FF) and MAXIMUM_ALLOWED (FILE_ALL_ACCESS; on a read-only file without
+// FILE_WRITE_DATA, FILE_APPEND_DATA and FILE_DELETE_CHILD, MS-FSA
+// 2.1.5.1.2.1) to a DesiredAccess; readOnlyFile is whether the target is an
+// existing file with the read-only attribute. The result has no generic bits.
 func MapAccess(desired uint32, readOnlyFile bool) uint32 {
 	g := desired &^ (accessGeneric | AccessMaximumAllowed)
 	if desired&AccessGenericRead != 0 {
@@ -378,7 +378,7 @@ func MapAccess(desired uint32, readOnlyFile bool) uint32 {
 
 // storableAttrs are the attributes an entry keeps (what Azure Files
 // stores); others an SMB client sends (sparse, compressed, reparse ...)
-// are dropped [I].
+// are dropped (inferred).
 const storableAttrs = AttrReadOnly | AttrHidden | AttrSystem | AttrArchive | AttrTemporary |
 	AttrOffline | AttrNotContentIndexed | AttrNoScrubData
 
@@ -416,7 +416,7 @@ type Info struct {
 	Attributes Attributes
 	Created    time.Time
 	// LastAccess is the time an SMB client last set, or LastWrite when
-	// none did (the service does not stamp access times on reads [I]).
+	// none did (the service does not stamp access times on reads (inferred)).
 	LastAccess time.Time
 	LastWrite  time.Time
 	Changed    time.Time

@@ -3,7 +3,6 @@ package file
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -158,19 +157,19 @@ func (v *VFS) SetDisposition(ctx context.Context, o *Open, deletePending bool) e
 }
 
 // Rename moves o's file or directory to newPath in the same share
-// (FileRenameInformation), keeping its file ID (so its handles, and
-// REST's view by ID, follow it). Rules (MS-FSA 2.1.5.15.11; the digest
-// §5.3): o needs DELETE (ErrAccessDenied); a directory with open items
-// below it cannot move (ErrAccessDenied); the share root cannot
-// move (ErrAccessDenied); a directory cannot move into itself
+// (FileRenameInformation), keeping its file ID (so its handles, and REST's
+// view by ID, follow it). Rules (MS-FSA 2.1.5.15.11, and smbtorture's
+// smb2.rename tests against smbd): o needs DELETE (ErrAccessDenied); a
+// directory with open items below it cannot move (ErrAccessDenied); the share
+// root cannot move (ErrAccessDenied); a directory cannot move into itself
 // (ErrInvalidParameter). An existing target (another item) needs
-// replaceIfExists (ErrExists) and is replaced only if it is a file that
-// is not read-only and has no open (ErrAccessDenied) and no active REST
-// lease (ErrSharingViolation); its data references are released in the
-// same transaction. The open handles of the target's directory must
-// allow the rename (ErrSharingViolation, see renameTargetDirNeed). A
-// case-only change of the name is allowed. The item's change time, ETag
-// and Last-Modified are stamped.
+// replaceIfExists (ErrExists) and is replaced only if it is a file that is
+// not read-only and has no open (ErrAccessDenied) and no active REST lease
+// (ErrSharingViolation); its data references are released in the same
+// transaction. The open handles of the target's directory must allow the
+// rename (ErrSharingViolation, see renameTargetDirNeed). A case-only change
+// of the name is allowed. The item's change time, ETag and Last-Modified are
+// stamped.
 func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfExists bool) error {
 	if !o.has(AccessDelete) {
 		return fmt.Errorf("%w: a rename needs DELETE access", ErrAccessDenied)
@@ -237,14 +236,14 @@ func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfEx
 // no_share_delete_but_delete_access, no_share_delete_no_delete_access;
 // an open sharing everything without DELETE does not:
 // share_delete_no_delete_access). smbd checks only the first case
-// (any open of the target directory with DELETE access, digest §5.3).
+// (any open of the target directory with DELETE access).
 // A delete-pending target directory fails the rename with
 // ErrDeletePending, as the open would.
 var renameTargetDirNeed = handle.Need{Access: handle.Write, Share: handle.ShareRead | handle.ShareWrite}
 
 // checkRenameOpens applies the open-table rule of a rename of the
-// directory src through o: no item below it may be open. (The other rule
-// of the digest §5.3, every other open of the item shares delete, holds
+// directory src through o: no item below it may be open. (The other rule,
+// every other open of the item shares delete (MS-FSA 2.1.5.15.11), holds
 // by construction: o has DELETE access, so the sharing check admitted
 // only opens that share delete, besides attribute-only opens, which
 // MS-FSA exempts.)
@@ -272,8 +271,12 @@ func (v *VFS) checkRenameOpens(tx kv.Tx, now time.Time, o *Open, src *entry) err
 		return b, err
 	}
 	err := handle.List(tx, now, o.Account, o.Share, handle.Position{}, func(h handle.Handle) bool {
-		id, perr := strconv.ParseUint(h.FileID, 10, 64)
-		if perr != nil || id == src.ID {
+		id, err := handleFileID(h)
+		if err != nil {
+			conflict = err
+			return false
+		}
+		if id == src.ID {
 			return true
 		}
 		b, err := isBelow(id)
@@ -342,13 +345,14 @@ func dirOpen(o *Open) error {
 	return nil
 }
 
-// ReadDir returns the entries of o's directory whose names sort after
-// after ("" from the first), at most limit of them (limit <= 0: all), in
-// the order of their case-folded names (the order of REST listings). The
-// caller pages by passing the last Name it got. Delete-pending entries
-// are listed (with DeletePending set), as smbd and Windows do (digest
-// §5.2); REST listings hide them. "." and ".." are the server's (see
-// Info and ParentInfo). ErrNotDirectory, ErrAccessDenied, ErrFileClosed.
+// ReadDir returns the entries of o's directory whose names sort after after
+// ("" from the first), at most limit of them (limit <= 0: all), in the order
+// of their case-folded names (the order of REST listings). The caller pages
+// by passing the last Name it got. Delete-pending entries are listed (with
+// DeletePending set), as smbd and Windows do (their classic delete-pending
+// semantics, MS-FSA 2.1.5.15.3); REST listings hide them. "." and ".." are
+// the server's (see Info and ParentInfo). ErrNotDirectory, ErrAccessDenied,
+// ErrFileClosed.
 func (v *VFS) ReadDir(ctx context.Context, o *Open, after string, limit int) ([]Info, error) {
 	if err := dirOpen(o); err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ import (
 
 // checkPath validates the components of an SMB path: the REST naming
 // rules (see validName; no trailing-dot trimming: SMB clients send names
-// as they mean them [I]), the whole path at most 2,048 characters and
+// as they mean them (inferred)), the whole path at most 2,048 characters and
 // 250 levels.
 func checkPath(comps []string) error {
 	if len(comps) > maxPathDepth {
@@ -69,7 +69,8 @@ const (
 )
 
 // Open opens or creates a file or directory (SMB2 CREATE), checking in
-// this order (MS-FSA 2.1.5.1; the digest §4.2 and §5.1): the request's
+// this order (MS-FSA 2.1.5.1; MS-SMB2 3.3.5.9; the sharing
+// check is MS-FSA 2.1.5.1.2.2): the request's
 // parameters, the path, the disposition against what exists, the kind
 // (directory options), delete-pending, the access and read-only checks,
 // then the sharing check against every live open of the file (and a REST
@@ -109,8 +110,8 @@ func (v *VFS) Open(ctx context.Context, r OpenRequest) (*Open, error) {
 	if r.Options&^validOptions != 0 || r.Attributes&^validAttrs != 0 {
 		return nil, fmt.Errorf("%w: create options %#x, attributes %#x", ErrInvalidParameter, r.Options, uint32(r.Attributes))
 	}
-	// Delete-on-close needs DELETE, else STATUS_INVALID_PARAMETER (smbd
-	// agrees, digest §5.2).
+	// Delete-on-close needs DELETE, else STATUS_INVALID_PARAMETER (MS-SMB2
+	// 3.3.5.9; smbd agrees).
 	if doc && MapAccess(r.DesiredAccess, false)&AccessDelete == 0 {
 		return nil, fmt.Errorf("%w: FILE_DELETE_ON_CLOSE without DELETE access", ErrInvalidParameter)
 	}
@@ -186,7 +187,7 @@ func (v *VFS) openExisting(tx kv.Tx, now time.Time, r *OpenRequest, parent, e *e
 		return nil, fmt.Errorf("%w: the share root cannot be deleted", ErrAccessDenied)
 	case truncate && doc && attrs&AttrReadOnly != 0:
 		// Overwriting with the read-only attribute and delete-on-close:
-		// as a create with both [I].
+		// as a create with both (inferred).
 		return nil, fmt.Errorf("%w: delete-on-close with the read-only attribute", ErrCannotDelete)
 	}
 	if truncate && r.Disposition != DispSupersede {
@@ -201,8 +202,10 @@ func (v *VFS) openExisting(tx kv.Tx, now time.Time, r *OpenRequest, parent, e *e
 	}
 	leased := !e.Dir && e.Lease.Active(now)
 	if truncate && leased {
-		// A REST lease acts as an open with Write and Delete access
-		// sharing only Read (digest §5.4): it denies truncation [I].
+		// A REST lease acts as an open with Write and Delete access sharing
+		// only Read (Managing file locks,
+		// https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks,
+		// "Lease File" row): it denies truncation (inferred).
 		return nil, fmt.Errorf("%w: the file is leased", ErrSharingViolation)
 	}
 	granted := MapAccess(r.DesiredAccess, readOnly)
@@ -220,7 +223,7 @@ func (v *VFS) openExisting(tx kv.Tx, now time.Time, r *OpenRequest, parent, e *e
 			return nil, err
 		}
 		e.Parts, e.Size = nil, 0
-		e.Props.ContentMD5 = nil // [I] it described the old content
+		e.Props.ContentMD5 = nil // Inferred: it described the old content
 		// Overwrite and supersede replace the attributes (MS-FSA:
 		// FileAttributes | ARCHIVE) and stamp a content write, which is
 		// also an access.
@@ -243,7 +246,7 @@ func (v *VFS) create(tx kv.Tx, now time.Time, r *OpenRequest, parent *entry, att
 	}
 	if doc && attrs&AttrReadOnly != 0 {
 		// smb2.delete-on-close-perms.READONLY: creating a read-only file
-		// with delete-on-close (digest §4.2).
+		// with delete-on-close is STATUS_CANNOT_DELETE (MS-FSA 2.1.5.1.1).
 		return nil, fmt.Errorf("%w: delete-on-close with the read-only attribute", ErrCannotDelete)
 	}
 	// An empty path is the root, which exists: parent is set here.

@@ -310,8 +310,8 @@ func TestVFSKinds(t *testing.T) {
 	e.close(nd)
 }
 
-// TestVFSShareModes checks the sharing check against the digest §5.1
-// matrix measured on smbd.
+// TestVFSShareModes checks the sharing check (MS-FSA 2.1.5.1.2.2) against
+// the access × share-mode matrix measured on smbd.
 func TestVFSShareModes(t *testing.T) {
 	const (
 		R  = AccessReadData
@@ -358,9 +358,10 @@ func TestVFSShareModes(t *testing.T) {
 	}
 }
 
-// TestVFSRESTSharing checks the REST side of a held SMB open, per the
-// digest §5.4 table (a few rows; test/e2e runs all of them through the
-// SDK).
+// TestVFSRESTSharing checks the REST side of a held SMB open, per the tables
+// of Managing file locks
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks)
+// (a few rows; test/e2e runs all of them through the SDK).
 func TestVFSRESTSharing(t *testing.T) {
 	e := newVT(t)
 	e.mkfile("f", 4)

@@ -16,10 +16,21 @@ func GetJSON(tx Tx, key []byte, v any) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return false, fmt.Errorf("decoding %q: %w", key, err)
+	if err := DecodeJSON(key, raw, v); err != nil {
+		return false, err
 	}
 	return true, nil
+}
+
+// DecodeJSON decodes the JSON record raw stored under key into v. A record
+// that does not decode is an error naming its key: callers scanning a range
+// must stop on it rather than skip the record, which would leave whatever
+// it references (chunk references, expiry index entries) behind.
+func DecodeJSON(key, raw []byte, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("decoding %q: %w", key, err)
+	}
+	return nil
 }
 
 // PutJSON stores v as JSON under key.

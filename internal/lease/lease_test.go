@@ -63,7 +63,10 @@ type cell struct {
 	breakAt   time.Time // stored BreakAt, checked when non-zero
 }
 
-// TestApplyTable covers every cell of the digest §3.2 action × state table.
+// TestApplyTable covers every cell of the action × state table of Lease Blob
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/lease-blob,
+// "Outcomes of lease operations on blobs by lease state"), with the container
+// and file variants.
 func TestApplyTable(t *testing.T) {
 	cells := []cell{
 		// acquire, no proposed ID
@@ -169,7 +172,9 @@ func TestApplyTable(t *testing.T) {
 		{name: "container break 5/leased", kind: Container, from: leasedInf, req: breakR(ip(5)), status: 202, state: StateBreaking, id: idA, leaseTime: ip(5)},
 		{name: "container renew/fixed", kind: Container, from: leasedFixed, req: renewR(idA), status: 200, state: StateLeased, duration: DurationFixed, id: idA, leaseID: idA, expires: now.Add(sec(30))},
 
-		// File leases (digest §7.2): infinite only, no renew, immediate break.
+		// File leases (Lease File,
+		// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file):
+		// infinite only, no renew, immediate break.
 		{name: "file acquire/available", kind: File, from: available, req: acq(-1, ""), status: 201, state: StateLeased, duration: DurationInfinite, id: newID, leaseID: newID},
 		{name: "file acquire 15", kind: File, from: available, req: acq(15, ""), code: azerr.InvalidHeaderValue},
 		{name: "file acquire/leased", kind: File, from: leasedInf, req: acq(-1, idB), code: azerr.LeaseAlreadyPresent},
@@ -270,7 +275,9 @@ func mustApply(t *testing.T, l Lease, req Request, kind Kind) Result {
 	return res
 }
 
-// TestEffective is the digest §3.1 status/state/duration table.
+// TestEffective is the x-ms-lease-status / x-ms-lease-state /
+// x-ms-lease-duration table of Get Blob Properties
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-properties).
 func TestEffective(t *testing.T) {
 	released := Lease{}
 	cases := []struct {
@@ -391,8 +398,10 @@ func TestAcquireIdempotency(t *testing.T) {
 	}
 }
 
-// TestCheck covers every row of the digest §3.3 table (and the container
-// and file variants).
+// TestCheck covers which operations a lease gates and with which codes
+// (Lease Blob: the outcomes of blob operations in each lease state; Blob
+// service error codes),
+// and the container and file variants.
 func TestCheck(t *testing.T) {
 	codes := map[Kind][2]string{
 		Blob:      {azerr.LeaseIDMismatchWithBlobOperation, azerr.LeaseNotPresentWithBlobOperation},

@@ -132,13 +132,15 @@ func (s *shardScan) scan(shard, limit int) error {
 		batch = min(batch, maxScanPerCall-s.visited)
 		rows := 0
 		var last []byte
+		var derr error
 		err := s.tx.Scan(start, end, batch, false, func(k, v []byte) bool {
 			rows++
 			s.visited++
 			last = k
-			exp, id, ok := parseIndexValue(v)
-			if !ok {
-				return true
+			var exp int64
+			var id string
+			if exp, id, derr = parseIndexValue(k, v); derr != nil {
+				return false
 			}
 			c := candidate{key: append([]byte(nil), k...), id: id}
 			if s.now >= exp {
@@ -149,6 +151,9 @@ func (s *shardScan) scan(shard, limit int) error {
 			found++
 			return found < limit
 		})
+		if err == nil {
+			err = derr
+		}
 		if err != nil {
 			return err
 		}

@@ -33,8 +33,10 @@ func receiptOf(m *message) receipt {
 	return receipt{ID: uuid.MustParse(m.ID), Gen: m.Gen}
 }
 
-// putMessage (Put Message): 201 with the new message's id, times and a
-// pop receipt (usable to delete or update it at once) [D, S].
+// putMessage (Put Message): 201 with the new message's id, times and a pop
+// receipt (usable to delete or update it at once) (Put Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-message;
+// azqueue's EnqueueMessage returns it).
 func (s *Service) putMessage(w http.ResponseWriter, r *req) error {
 	p, err := parsePutParams(r.q, r.Version)
 	if err != nil {
@@ -112,8 +114,9 @@ func (s *Service) getMessages(w http.ResponseWriter, r *req) error {
 	return writeMessages(w, http.StatusOK, out)
 }
 
-// peekMessages (Peek Messages): visible messages without receipts;
-// nothing changes [D].
+// peekMessages (Peek Messages): visible messages without receipts; nothing
+// changes (Peek Messages,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/peek-messages).
 func (s *Service) peekMessages(w http.ResponseWriter, r *req) error {
 	n, err := parsePeekParams(r.q)
 	if err != nil {
@@ -182,7 +185,7 @@ func loadForReceipt(tx kv.Tx, r *req, rc receipt, now int64) (*queueRec, *messag
 
 // deleteMessage (Delete Message): 204 with the latest receipt. A receipt
 // stays valid after the visibility timeout passes until a newer one is
-// issued [R: azure-storage-net#285].
+// issued (Azure/azure-storage-net#285).
 func (s *Service) deleteMessage(w http.ResponseWriter, r *req) error {
 	rc, err := parseReceiptParam(r.q)
 	if err != nil {
@@ -203,12 +206,13 @@ func (s *Service) deleteMessage(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// updateMessage (Update Message): new visibility (now +
-// visibilitytimeout, 0–604800 s, not past the message's expiry) and,
-// when a body is sent, new text. 204 with x-ms-popreceipt (a new receipt;
-// the old one dies) and x-ms-time-next-visible. DequeueCount is
-// unchanged. Last writer wins: any holder of the latest receipt may
-// update [D, R: azure-storage-python#300].
+// updateMessage (Update Message): new visibility (now + visibilitytimeout,
+// 0–604800 s, not past the message's expiry) and, when a body is sent, new
+// text. 204 with x-ms-popreceipt (a new receipt; the old one dies) and
+// x-ms-time-next-visible. DequeueCount is unchanged. Last writer wins: any
+// holder of the latest receipt may update (Update Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/update-message;
+// a maintainer's explanation in Azure/azure-storage-python#300).
 func (s *Service) updateMessage(w http.ResponseWriter, r *req) error {
 	rc, err := parseReceiptParam(r.q)
 	if err != nil {
@@ -232,8 +236,8 @@ func (s *Service) updateMessage(w http.ResponseWriter, r *req) error {
 		}
 		visibleAt := now + int64(vt)
 		if m.Expires != never && visibleAt > m.Expires {
-			// [D: "The visibility timeout of a message cannot be set to
-			// a value later than the expiry time"; digest §6.1]
+			// "The visibility timeout of a message cannot be set to a
+			// value later than the expiry time" (Update Message).
 			return azerr.Newf(azerr.InvalidQueryParameterValue, "The visibility timeout cannot extend past the message's expiry time.").
 				With("QueryParameterName", "visibilitytimeout").With("QueryParameterValue", r.q.Get("visibilitytimeout"))
 		}
@@ -258,9 +262,10 @@ func (s *Service) updateMessage(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// clearMessages (Clear Messages): gives the queue a new incarnation, so
-// every message disappears in one atomic write, then purges the old
-// incarnation's keys. 204 [D, S].
+// clearMessages (Clear Messages): gives the queue a new incarnation, so every
+// message disappears in one atomic write, then purges the old incarnation's
+// keys. 204 (Clear Messages,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/clear-messages).
 func (s *Service) clearMessages(w http.ResponseWriter, r *req) error {
 	inc := newIncarnation()
 	var old string

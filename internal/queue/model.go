@@ -110,8 +110,10 @@ func orderedUint(v uint64) string {
 // never is the expiry of a message put with messagettl=-1.
 const never = math.MaxInt64
 
-// neverTime is how an infinite expiry is reported: Azure's
-// "Fri, 31 Dec 9999 23:59:59 GMT" [D?: digest §6.3].
+// neverTime is how an infinite expiry is reported: Azure's "Fri, 31 Dec 9999
+// 23:59:59 GMT" (Put Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-message, for
+// messagettl=-1).
 var neverTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
 func unixTime(ns int64) time.Time {
@@ -226,11 +228,14 @@ func indexValue(m *message) []byte {
 	return append(b, m.ID...)
 }
 
-func parseIndexValue(v []byte) (expires int64, id string, ok bool) {
-	if len(v) < 8 {
-		return 0, "", false
+// parseIndexValue decodes the index entry v stored under key k. An entry
+// too short to hold an expiry and an id is an error: a scan that skipped it
+// would never deliver, count or expire its message.
+func parseIndexValue(k, v []byte) (expires int64, id string, err error) {
+	if len(v) <= 8 {
+		return 0, "", fmt.Errorf("queue: malformed visibility index entry %q", k)
 	}
-	return int64(binary.BigEndian.Uint64(v)), string(v[8:]), true
+	return int64(binary.BigEndian.Uint64(v)), string(v[8:]), nil
 }
 
 // writeMessage stores m and its index entry.

@@ -12,8 +12,12 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// Limits of the Queue service [D: Put Message, Get Messages, Update
-// Message; digest §6.1].
+// Limits of the Queue service (Put Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-message; Get
+// Messages,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/get-messages;
+// Update Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/update-message).
 const (
 	maxVisibilitySeconds = 7 * 24 * 3600 // 604800: visibilitytimeout upper bound
 	defaultTTLSeconds    = 7 * 24 * 3600 // messagettl when absent
@@ -24,7 +28,8 @@ const (
 	// text can grow up to six times when XML-escaped (&quot;).
 	maxBodyBytes = 8 * maxMessageBytes
 	// infiniteTTLVersion is the first version accepting messagettl=-1 and
-	// TTLs above seven days [D: Put Message].
+	// TTLs above seven days (Put Message,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/put-message).
 	infiniteTTLVersion = "2017-07-29"
 )
 
@@ -37,15 +42,15 @@ type putParams struct {
 
 // parsePutParams reads visibilitytimeout and messagettl of Put Message:
 //   - visibilitytimeout 0–604800 s, default 0; outside: 400
-//     OutOfRangeQueryParameterValue [A, D];
+//     OutOfRangeQueryParameterValue (Put Message; Azurite answers the same);
 //   - messagettl >= 1 s or -1 (never), default 7 days; versions before
-//     2017-07-29 allow 1–604800 only [D]; anything else: 400
+//     2017-07-29 allow 1–604800 only (Put Message); anything else: 400
 //     OutOfRangeQueryParameterValue (not an integer: 400
 //     InvalidQueryParameterValue);
 //   - when messagettl is given and finite, visibilitytimeout must be
 //     smaller: otherwise 400 InvalidQueryParameterValue naming
-//     visibilitytimeout [A, D: "visibilitytimeout should be set to a value
-//     smaller than the time-to-live value"].
+//     visibilitytimeout (Put Message: "visibilitytimeout should be set to a
+//     value smaller than the time-to-live value"; Azurite answers the same).
 func parsePutParams(q url.Values, version string) (putParams, error) {
 	vt, err := wire.ParseIntQuery(q, "visibilitytimeout", 0, maxVisibilitySeconds, 0)
 	if err != nil {
@@ -84,7 +89,8 @@ func parsePutParams(q url.Values, version string) (putParams, error) {
 }
 
 // parseGetParams reads numofmessages (1–32, default 1) and
-// visibilitytimeout (1–604800 s, default 30) of Get Messages [D, A].
+// visibilitytimeout (1–604800 s, default 30) of Get Messages (Get Messages,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/get-messages).
 func parseGetParams(q url.Values) (n int, vt time.Duration, err error) {
 	n, err = wire.ParseIntQuery(q, "numofmessages", 1, maxNumOfMessages, 1)
 	if err != nil {
@@ -104,7 +110,7 @@ func parsePeekParams(q url.Values) (int, error) {
 
 // parsePeekOnly reads peekonly: absent or "false" selects Get Messages,
 // "true" Peek Messages (any case); other values are 400
-// InvalidQueryParameterValue [I].
+// InvalidQueryParameterValue (inferred).
 func parsePeekOnly(q url.Values) (bool, error) {
 	if !q.Has("peekonly") {
 		return false, nil
@@ -120,7 +126,9 @@ func parsePeekOnly(q url.Values) (bool, error) {
 }
 
 // parseUpdateVisibility reads the required visibilitytimeout of Update
-// Message: 0–604800 s [D]; absent: 400 MissingRequiredQueryParameter.
+// Message: 0–604800 s (Update Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/update-message);
+// absent: 400 MissingRequiredQueryParameter.
 func parseUpdateVisibility(q url.Values) (time.Duration, error) {
 	if !q.Has("visibilitytimeout") {
 		return 0, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "visibilitytimeout")
@@ -135,8 +143,8 @@ func parseUpdateVisibility(q url.Values) (time.Duration, error) {
 // parseReceiptParam reads the popreceipt of Delete and Update Message:
 // absent is 400 MissingRequiredQueryParameter; a value that is not one of
 // our receipts is 400 InvalidQueryParameterValue with the reason the real
-// service gives ("Invalid pop receipt format") [R:
-// MicrosoftDocs/feedback#2842, a recorded Azure response].
+// service gives, "Invalid pop receipt format" (MicrosoftDocs/feedback#2842,
+// a recorded Azure response).
 func parseReceiptParam(q url.Values) (receipt, error) {
 	if !q.Has("popreceipt") {
 		return receipt{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "popreceipt")

@@ -8,8 +8,10 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
 
-// Queue service properties: Logging, HourMetrics, MinuteMetrics and Cors
-// [D: Set Queue Service Properties]; last writer wins.
+// Queue service properties: Logging, HourMetrics, MinuteMetrics and Cors (Set
+// Queue Service Properties,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-service-properties);
+// last writer wins.
 func (s *Service) getQueueServiceProperties(w http.ResponseWriter, r *req) error {
 	p, err := svcprops.Get(r.Context(), s.store, servicePropsKey(r.Account), svcprops.Queue)
 	if err != nil {
@@ -18,7 +20,8 @@ func (s *Service) getQueueServiceProperties(w http.ResponseWriter, r *req) error
 	return server.WriteXML(w, http.StatusOK, p)
 }
 
-// setQueueServiceProperties: 202 Accepted [S].
+// setQueueServiceProperties: 202 Accepted (Set Queue Service Properties,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-service-properties).
 func (s *Service) setQueueServiceProperties(w http.ResponseWriter, r *req) error {
 	if err := svcprops.Set(r.Context(), s.store, servicePropsKey(r.Account), svcprops.Queue, r.Body); err != nil {
 		return err

@@ -147,8 +147,14 @@ func (s *Service) removeExpired(ctx context.Context, acct, name, inc string) (in
 		var ids []string
 		var next []byte
 		err := s.store.View(ctx, func(tx kv.Tx) error {
-			return tx.Scan(start, end, 0, false, func(k, v []byte) bool {
-				if exp, id, ok := parseIndexValue(v); ok && now >= exp {
+			var derr error
+			err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
+				exp, id, err := parseIndexValue(k, v)
+				if err != nil {
+					derr = err
+					return false
+				}
+				if now >= exp {
 					ids = append(ids, id)
 				}
 				if len(ids) >= purgeBatch {
@@ -157,6 +163,7 @@ func (s *Service) removeExpired(ctx context.Context, acct, name, inc string) (in
 				}
 				return true
 			})
+			return errors.Join(err, derr)
 		})
 		if err != nil || len(ids) == 0 {
 			return total, err

@@ -19,7 +19,9 @@ import (
 
 // createQueue: 201 when created; 204 when the queue exists with identical
 // metadata; 409 QueueAlreadyExists when it exists with different metadata
-// [D: Create Queue; S: azqueue accepts 201 and 204].
+// (Create Queue,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-queue4;
+// azqueue accepts 201 and 204).
 func (s *Service) createQueue(w http.ResponseWriter, r *req) error {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
@@ -76,9 +78,10 @@ func (s *Service) deleteQueue(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// getQueueMetadata (Get Queue Metadata / Properties): the metadata
-// headers and x-ms-approximate-messages-count, which counts the messages
-// not yet expired (visible or not) [D: Get Queue Metadata].
+// getQueueMetadata (Get Queue Metadata / Properties): the metadata headers
+// and x-ms-approximate-messages-count, which counts the messages not yet
+// expired (visible or not) (Get Queue Metadata,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-metadata).
 func (s *Service) getQueueMetadata(w http.ResponseWriter, r *req) error {
 	var q *queueRec
 	var count int64
@@ -107,12 +110,20 @@ func (s *Service) getQueueMetadata(w http.ResponseWriter, r *req) error {
 func countMessages(tx kv.Tx, acct, name, inc string, now int64) (int64, error) {
 	var n int64
 	prefix := visPrefix(acct, name, inc)
-	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(_, v []byte) bool {
-		if exp, _, ok := parseIndexValue(v); ok && now < exp {
+	var derr error
+	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+		var exp int64
+		if exp, _, derr = parseIndexValue(k, v); derr != nil {
+			return false
+		}
+		if now < exp {
 			n++
 		}
 		return true
 	})
+	if err == nil {
+		err = derr
+	}
 	return n, err
 }
 
@@ -154,13 +165,15 @@ type accessPolicyXML struct {
 	Permission string `xml:"Permission,omitempty"`
 }
 
-// maxSignedIdentifiers is Azure's limit of stored access policies per
-// queue [D: Set Queue ACL].
+// maxSignedIdentifiers is Azure's limit of stored access policies per queue
+// (Set Queue ACL,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-acl).
 const maxSignedIdentifiers = 5
 
-// queuePermissions are the letters a queue access policy may hold, in
-// the documented order: read, add, update, process [D, S: azqueue
-// AccessPolicyPermission].
+// queuePermissions are the letters a queue access policy may hold, in the
+// documented order: read, add, update, process (Create a service SAS,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas;
+// azqueue's AccessPolicyPermission writes them so).
 const queuePermissions = "raup"
 
 func (s *Service) getQueueACL(w http.ResponseWriter, r *req) error {
@@ -179,10 +192,11 @@ func (s *Service) getQueueACL(w http.ResponseWriter, r *req) error {
 	return server.WriteXML(w, http.StatusOK, out)
 }
 
-// parseACL validates a Set Queue ACL body: at most five identifiers with
-// ids of 1–64 characters (400 InvalidXmlDocument), ISO 8601 times and
-// permissions from "raup" (400 InvalidXmlNodeValue) [D: Set Queue ACL;
-// codes I, as for containers]. An empty body clears the ACL.
+// parseACL validates a Set Queue ACL body: at most five identifiers with ids
+// of 1–64 characters (400 InvalidXmlDocument), ISO 8601 times and permissions
+// from "raup" (400 InvalidXmlNodeValue) (Set Queue ACL,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-acl;
+// codes I, as for containers). An empty body clears the ACL.
 func parseACL(body []byte) ([]signedID, error) {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil, nil
@@ -281,10 +295,11 @@ type listQueuesXML struct {
 }
 
 // listQueues: prefix, marker (the name of the first queue to return, as
-// handed out in NextMarker), maxresults (1–5000 accepted as in List
-// Containers; larger values are clamped [D]; below 1: 400
-// OutOfRangeQueryParameterValue) and include=metadata (anything else: 400
-// InvalidQueryParameterValue).
+// handed out in NextMarker), maxresults (1–5000 accepted; larger values are
+// clamped, as List Containers documents for its maxresults and List Queues,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/list-queues1,
+// for its default of 5,000; below 1: 400 OutOfRangeQueryParameterValue) and
+// include=metadata (anything else: 400 InvalidQueryParameterValue).
 func (s *Service) listQueues(w http.ResponseWriter, r *req) error {
 	maxN, err := wire.ParseIntQuery(r.q, "maxresults", 1, math.MaxInt32, maxListResults)
 	if err != nil {

@@ -13,19 +13,23 @@ import (
 //	base64url-unpadded( 0x01 | message id (16 bytes) | generation (8 bytes, big-endian) )
 //
 // The message record stores its current generation; Put Message issues
-// generation 0 and every Get Messages or Update Message of the message
-// bumps it and issues the new one. Only a receipt carrying the current
-// generation can delete or update the message, which gives the real
-// service's outcomes (digest §6.2) without storing receipts:
+// generation 0 and every Get Messages or Update Message of the message bumps
+// it and issues the new one. Only a receipt carrying the current generation
+// can delete or update the message, which gives the real service's outcomes
+// without storing receipts (Delete Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/delete-message2;
+// Update Message; the real service's answers to stale receipts are reported
+// in Azure/azure-storage-net#285, Azure/azure-storage-python#300 and
+// Azure/azure-storage-queue-go#20):
 //
-//	receipt cannot be decoded              400 InvalidQueryParameterValue [R]
-//	receipt decodes to another message id  400 PopReceiptMismatch [D, I]
-//	generation older than the current one  404 MessageNotFound [R]
-//	generation newer than ever issued      400 PopReceiptMismatch [I]
+//	receipt cannot be decoded              400 InvalidQueryParameterValue (MicrosoftDocs/feedback#2842)
+//	receipt decodes to another message id  400 PopReceiptMismatch (Queue error codes; inferred)
+//	generation older than the current one  404 MessageNotFound (azure-storage-net#285)
+//	generation newer than ever issued      400 PopReceiptMismatch (inferred)
 //
 // The unpadded URL alphabet keeps receipts intact in hand-written URLs
-// (Azure's padded standard base64 loses its "+" when not escaped [R:
-// MicrosoftDocs/feedback#2842]). Receipts are opaque to clients.
+// (Azure's padded standard base64 loses its "+" when not escaped,
+// MicrosoftDocs/feedback#2842). Receipts are opaque to clients.
 type receipt struct {
 	ID  uuid.UUID
 	Gen uint64

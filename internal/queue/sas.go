@@ -13,9 +13,11 @@ func (r *req) as(name string, o op) (op, error) {
 	return o, nil
 }
 
-// sasRules is what each Queue operation needs from a SAS [D: Create a
-// service SAS; Create an account SAS]. Operations not listed (queue ACL,
-// service properties and stats) are Shared Key only.
+// sasRules is what each Queue operation needs from a SAS (Create a service
+// SAS,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas;
+// Create an account SAS). Operations not listed (queue ACL, service
+// properties and stats) are Shared Key only.
 var sasRules = map[string]server.SASRule{
 	"listQueues":       {Resource: auth.ServiceLevel, AnyOf: "l"},
 	"createQueue":      {Resource: auth.ContainerLevel, AnyOf: "c", AccountOnly: true},

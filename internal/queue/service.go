@@ -67,9 +67,10 @@ type req struct {
 	opName string
 }
 
-// ServeAzure routes a Queue REST request to its operation. Anonymous
-// requests are refused before anything is read: the Queue service has no
-// public access [D: Authorize requests to Azure Storage].
+// ServeAzure routes a Queue REST request to its operation. Anonymous requests
+// are refused before anything is read: the Queue service has no public access
+// (Authorize requests to Azure Storage,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/authorize-requests-to-azure-storage).
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	if !sr.Authenticated && sr.SAS == nil {
 		return azerr.New(azerr.NoAuthenticationInformation)

@@ -21,15 +21,16 @@ var errNoMessageText = errors.New("queue: no MessageText element")
 //
 //	<QueueMessage><MessageText>text</MessageText></QueueMessage>
 //
-// and returns the text, unescaped, exactly as the client sent it (the
-// service stores it opaquely and never requires base64 [digest §6.3]).
-// Rules: the root must be QueueMessage (any namespace); it must hold
-// exactly one MessageText whose content is character data only (no child
-// elements); other children of the root are ignored; nothing but
-// comments, processing instructions and white space may surround the
-// root. encoding/xml enforces well-formedness, UTF-8 and the XML
-// character range, so the text always survives a round trip through
-// xml.EscapeText.
+// and returns the text, unescaped, exactly as the client sent it (the service
+// stores it opaquely and never requires base64: Put Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-message,
+// accepts any XML-valid text, and azqueue sends it as is). Rules: the root
+// must be QueueMessage (any namespace); it must hold exactly one MessageText
+// whose content is character data only (no child elements); other children of
+// the root are ignored; nothing but comments, processing instructions and
+// white space may surround the root. encoding/xml enforces well-formedness,
+// UTF-8 and the XML character range, so the text always survives a round trip
+// through xml.EscapeText.
 func parseMessageXML(body []byte) (string, error) {
 	if text, ok := plainMessageText(body); ok {
 		return text, nil
@@ -172,9 +173,9 @@ func buildMessageXML(text string) []byte {
 
 // readMessageBody reads and parses a Put/Update Message body. Errors:
 //   - text over 64 KiB (or a body too large to hold a 64 KiB text): 400
-//     MessageTooLarge [D: Queue error codes];
+//     MessageTooLarge (Queue error codes, https://learn.microsoft.com/en-us/rest/api/storageservices/queue-service-error-codes);
 //   - a malformed document, or one without MessageText: 400
-//     InvalidXmlDocument [digest §6.1].
+//     InvalidXmlDocument (Queue error codes).
 //
 // When optional is true an empty body is allowed (Update Message without
 // new content) and present is false.

@@ -50,8 +50,7 @@ func TestObserver(t *testing.T) {
 		Accounts: testAccounts,
 		Observer: obs,
 	})
-	var h http.Handler
-	h = s.Wrap(Service{Name: "blob", Kind: auth.Blob, Handler: handlerFunc(func(w http.ResponseWriter, r *Request) error {
+	h := s.Wrap(Service{Name: "blob", Kind: auth.Blob, Handler: handlerFunc(func(w http.ResponseWriter, r *Request) error {
 		r.Op = strings.TrimPrefix(r.URL.Path, "/devstoreaccount1/")
 		switch r.Op {
 		case "created":

@@ -144,12 +144,12 @@ func CheckSASRule(eff *auth.SAS, svc auth.Service, rule SASRule) error {
 	return nil
 }
 
-// ApplySASOverrides applies the response header overrides (rscc, rscd,
-// rsce, rscl, rsct) of eff, a verified service SAS, to a Get Blob, Get
-// Blob Properties, Get File or Get File Properties response [D: Create a
-// service SAS, "Specify query parameters to override response
-// headers (Blob Storage and Azure Files only)"]. An account SAS (or no
-// SAS) overrides nothing.
+// ApplySASOverrides applies the response header overrides (rscc, rscd, rsce,
+// rscl, rsct) of eff, a verified service SAS, to a Get Blob, Get Blob
+// Properties, Get File or Get File Properties response (Create a service SAS,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas,
+// "Specify query parameters to override response headers (Blob Storage and
+// Azure Files only)"). An account SAS (or no SAS) overrides nothing.
 func ApplySASOverrides(h http.Header, eff *auth.SAS) {
 	if eff == nil || eff.IsAccount() {
 		return

@@ -6,9 +6,7 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -22,6 +20,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/google/uuid"
 )
 
 // Request is what the middleware learned about a request before handing
@@ -277,12 +276,12 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		if version != "" {
 			h.Set("x-ms-version", version)
 		} else {
-			// Every response names the version that processed it. A
-			// request without one (an anonymous read of a public blob
-			// from a browser) is processed as 2009-09-19, the version
-			// the service uses for anonymous requests to containers made
-			// public with 2009-09-19 or later [D: Versioning for the
-			// Azure Storage services].
+			// Every response names the version that processed it. A request
+			// without one (an anonymous read of a public blob from a browser)
+			// is processed as 2009-09-19, the version the service uses for
+			// anonymous requests to containers made public with 2009-09-19 or
+			// later (Versioning for the Azure Storage services,
+			// https://learn.microsoft.com/en-us/rest/api/storageservices/versioning-for-the-azure-storage-services).
 			h.Set("x-ms-version", oldestVersion)
 		}
 		r = &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler, HTTPS: hr.TLS != nil || overTLS(hr)}
@@ -492,23 +491,9 @@ func redactSAS(u *url.URL) string {
 	return u.EscapedPath() + "?" + u.RawQuery
 }
 
-func newRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = (b[6] & 0x0f) | 0x40
-	b[8] = (b[8] & 0x3f) | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:], b[10:])
-	return string(out[:])
-}
+// newRequestID returns the x-ms-request-id of a response: a random
+// (version 4) UUID, as the service sends.
+func newRequestID() string { return uuid.NewString() }
 
 func nowISO() string { return time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z") }
 

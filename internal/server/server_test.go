@@ -16,6 +16,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/google/uuid"
 )
 
 // testAccounts knows the dev account only.
@@ -170,5 +171,26 @@ var versionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 func checkVersionForm(t *testing.T, v string) {
 	if got, want := wellFormedVersion(v), versionRE.MatchString(v); got != want {
 		t.Errorf("wellFormedVersion(%q) = %v, want %v", v, got, want)
+	}
+}
+
+// TestRequestIDIsRandomUUID: every response carries a distinct
+// x-ms-request-id in the service's form, a lower-case version 4 UUID.
+func TestRequestIDIsRandomUUID(t *testing.T) {
+	h := testServer(t, false, func(w http.ResponseWriter, r *Request) error {
+		w.WriteHeader(http.StatusOK)
+		return nil
+	})
+	seen := map[string]bool{}
+	for range 100 {
+		id := do(h, http.MethodGet, "/devstoreaccount1/c/b", nil).Header().Get("x-ms-request-id")
+		u, err := uuid.Parse(id)
+		if err != nil || u.String() != id || u.Version() != 4 || u.Variant() != uuid.RFC4122 {
+			t.Fatalf("request id %q: %v", id, err)
+		}
+		if seen[id] {
+			t.Fatalf("request id %q repeated", id)
+		}
+		seen[id] = true
 	}
 }

@@ -502,8 +502,8 @@ func (c *conn) resolve(r *request, info commandInfo) error {
 }
 
 // checkSignature verifies a signed request of an authenticated session
-// and refuses an unsigned one when the session requires signing (digest
-// §3.5). A session still authenticating has no key: its requests are
+// and refuses an unsigned one when the session requires signing (MS-SMB2
+// 3.3.5.2.4). A session still authenticating has no key: its requests are
 // taken as they come.
 func (c *conn) checkSignature(r *request) error {
 	s := r.sess

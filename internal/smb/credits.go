@@ -1,7 +1,7 @@
 package smb
 
 // The MessageId window and credits of one connection (MS-SMB2 3.3.1.1,
-// 3.3.1.2, 3.3.5.2.3; digest §1.3), kept as Samba keeps it:
+// 3.3.1.2, 3.3.5.2.3), kept as Samba keeps it:
 //
 //   - low is the lowest MessageId not yet used; every id below it has
 //     been used (or was never valid).

@@ -45,7 +45,7 @@ type candidate struct {
 	dot   bool // "." or ".."
 }
 
-// queryDirectory answers QUERY_DIRECTORY (MS-SMB2 3.3.5.18; digest §4.4).
+// queryDirectory answers QUERY_DIRECTORY (MS-SMB2 3.3.5.18).
 func (c *conn) queryDirectory(r *request) ([]byte, error) {
 	req, err := smb2.DecodeQueryDirectoryRequest(r.msg)
 	if err != nil {

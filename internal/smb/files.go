@@ -37,8 +37,9 @@ const modeBits = uint32(smb2.FileWriteThrough | smb2.FileSequentialOnly | smb2.F
 	smb2.FileSynchronousIOAlert | smb2.FileSynchronousIONonalert | smb2.FileDeleteOnClose)
 
 // splitPath splits a CREATE or rename name into components: "" is the
-// share root; a leading `\` is STATUS_INVALID_PARAMETER (smbd, digest
-// §4.2) unless allowed; an empty component is STATUS_OBJECT_NAME_INVALID
+// share root; a leading `\` is STATUS_INVALID_PARAMETER (MS-SMB2
+// 3.3.5.9: the name must not begin with a separator; smbd agrees) unless
+// allowed; an empty component is STATUS_OBJECT_NAME_INVALID
 // and ".." STATUS_OBJECT_PATH_SYNTAX_BAD.
 func splitPath(name string, leadingSlashOK bool) ([]string, error) {
 	if strings.HasPrefix(name, `\`) {
@@ -63,7 +64,7 @@ func splitPath(name string, leadingSlashOK bool) ([]string, error) {
 	return comps, nil
 }
 
-// create answers CREATE (MS-SMB2 3.3.5.9; digest §4.2).
+// create answers CREATE (MS-SMB2 3.3.5.9).
 func (c *conn) create(r *request) ([]byte, error) {
 	req, err := smb2.DecodeCreateRequest(r.msg)
 	if err != nil {
@@ -369,7 +370,8 @@ func (c *conn) write(r *request) ([]byte, error) {
 }
 
 // oplockBreak answers an oplock or lease break acknowledgement: none is
-// ever granted, so none can be acknowledged (digest §4.8).
+// ever granted, so none can be acknowledged: STATUS_INVALID_OPLOCK_PROTOCOL
+// (MS-SMB2 3.3.5.22.1).
 func (c *conn) oplockBreak(r *request) ([]byte, error) {
 	return nil, smb2.StatusInvalidOplockProtocol
 }

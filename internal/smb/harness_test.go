@@ -27,6 +27,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/testenv"
 
 	ntlmssp "github.com/Azure/go-ntlmssp"
+	//lint:ignore SA1019 NTLM's NT hash is MD4 of the password (MS-NLMP 3.3.1); there is no other way to compute it.
 	"golang.org/x/crypto/md4"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"

@@ -30,7 +30,7 @@ var fileInfoAccess = map[smb2.InfoClass]uint32{
 	smb2.FileFullEaInformationClass:       file.AccessReadEA,
 }
 
-// queryInfo answers QUERY_INFO (MS-SMB2 3.3.5.20; digest §4.5).
+// queryInfo answers QUERY_INFO (MS-SMB2 3.3.5.20; MS-FSCC 2.4 and 2.5).
 func (c *conn) queryInfo(r *request) ([]byte, error) {
 	req, err := smb2.DecodeQueryInfoRequest(r.msg)
 	if err != nil {
@@ -232,7 +232,7 @@ func (c *conn) securityInfo(r *request, o *open, req smb2.QueryInfoRequest) ([]b
 	return smb2.QueryInfoResponse{Output: out}.Encode(), nil
 }
 
-// setInfo answers SET_INFO (MS-SMB2 3.3.5.21; digest §4.5).
+// setInfo answers SET_INFO (MS-SMB2 3.3.5.21; MS-FSCC 2.4).
 func (c *conn) setInfo(r *request) ([]byte, error) {
 	req, err := smb2.DecodeSetInfoRequest(r.msg)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
 
-// Byte-range locks (MS-SMB2 3.3.5.14; digest §4.6). The locks themselves
+// Byte-range locks (MS-SMB2 3.3.5.14; MS-FSA 2.1.5.7). The locks themselves
 // live in the store (file.VFS.Lock, package handle), global across front
 // ends; this file parses LOCK and runs blocking locks.
 //

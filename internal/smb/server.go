@@ -14,7 +14,8 @@
 // random id per Server; a goroutine renews its heartbeat, and Shutdown
 // retires it, so a crashed server's handles expire after the lease.
 //
-// What is implemented, by the plan in the SMB2 digest (§8): dialects
+// What is implemented (docs/architecture.md, "SMB front end", gives the
+// reasons): dialects
 // 2.0.2, 2.1, 3.0, 3.0.2 and 3.1.1 with signing (HMAC-SHA256, AES-CMAC)
 // and no encryption; NEGOTIATE, SESSION_SETUP, LOGOFF, TREE_CONNECT
 // (shares and IPC$), TREE_DISCONNECT, CREATE, CLOSE, FLUSH, READ, WRITE,

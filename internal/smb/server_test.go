@@ -243,13 +243,13 @@ func TestTreeAndSessionLifecycle(t *testing.T) {
 	status(t, c.close(fid), smb2.StatusSuccess)
 	status(t, c.close(fid), smb2.StatusFileClosed)
 	// A tree disconnect closes the tree's opens; the tree is then gone.
-	fid, r = c.create("f.txt", smb2.FileAllAccess, 0, smb2.FileOpen, 0)
+	_, r = c.create("f.txt", smb2.FileAllAccess, 0, smb2.FileOpen, 0)
 	status(t, r, smb2.StatusSuccess)
 	status(t, c.call(smb2.CommandTreeDisconnect, smb2.TreeDisconnectRequest{}.Encode()), smb2.StatusSuccess)
 	status(t, c.call(smb2.CommandTreeDisconnect, smb2.TreeDisconnectRequest{}.Encode()), smb2.StatusNetworkNameDeleted)
 	c.treeConnect(testShare)
 	// Share mode none above was released: this open succeeds.
-	fid, r = c.create("f.txt", smb2.FileAllAccess, 0, smb2.FileOpen, 0)
+	_, r = c.create("f.txt", smb2.FileAllAccess, 0, smb2.FileOpen, 0)
 	status(t, r, smb2.StatusSuccess)
 	// LOGOFF closes the session's handles; the session is then gone.
 	status(t, c.call(smb2.CommandLogoff, smb2.LogoffRequest{}.Encode()), smb2.StatusSuccess)

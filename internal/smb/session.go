@@ -42,7 +42,7 @@ var dialects = []smb2.Dialect{smb2.Dialect311, smb2.Dialect302, smb2.Dialect300,
 // preauthSaltLen is the size of the server's PREAUTH_INTEGRITY salt.
 const preauthSaltLen = 32
 
-// negotiate answers NEGOTIATE (MS-SMB2 3.3.5.4; digest §2): the best
+// negotiate answers NEGOTIATE (MS-SMB2 3.3.5.4): the best
 // common dialect, signing enabled (not required), LARGE_MTU, the SPNEGO
 // hint, and for 3.1.1 the PREAUTH (SHA-512) and SIGNING contexts.
 func (c *conn) negotiate(r *request) ([]byte, error) {
@@ -164,9 +164,9 @@ func (c *conn) handleSMB1(payload []byte) error {
 	return c.send([]*reply{{hdr: hdr, body: resp.Encode()}})
 }
 
-// sessionSetup runs one round of authentication (MS-SMB2 3.3.5.5; digest
-// §3): a new session on SessionId 0, the next step of one in progress, or
-// a re-authentication of a valid one.
+// sessionSetup runs one round of authentication (MS-SMB2 3.3.5.5): a new
+// session on SessionId 0, the next step of one in progress, or a
+// re-authentication of a valid one.
 func (c *conn) sessionSetup(r *request) ([]byte, error) {
 	req, err := smb2.DecodeSessionSetupRequest(r.msg)
 	if err != nil {
@@ -237,7 +237,9 @@ func (c *conn) sessionSetup(r *request) ([]byte, error) {
 		c.authenticated = true
 		c.log.Debug("SMB session established", "account", user, "session", s.vfsID, "dialect", c.dialect)
 	}
-	// The final response is always signed (digest §3.5), and it may
+	// The final response is always signed (MS-SMB2 3.3.5.5.3; the Samba
+	// client checks it for 3.1.1, and smbd signs it for every dialect),
+	// and it may
 	// raise the client's credits to the maximum.
 	r.signKey = s.signKey
 	r.creditsExtra = maxCredits

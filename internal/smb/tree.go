@@ -7,7 +7,8 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
 
-// Maximal access of trees (digest §4.1, as smbd reports them).
+// Maximal access of trees (MS-SMB2 2.2.10 MaximalAccess, as smbd reports
+// them).
 const (
 	diskMaximalAccess = smb2.FileAllAccess
 	ipcMaximalAccess  = smb2.AccessMask(0x001F00A9)
@@ -70,7 +71,7 @@ func (c *conn) treeDisconnect(r *request) ([]byte, error) {
 	return smb2.TreeDisconnectResponse{}.Encode(), nil
 }
 
-// ioctl answers IOCTL (MS-SMB2 3.3.5.15; digest §4.7). Only
+// ioctl answers IOCTL (MS-SMB2 3.3.5.15). Only
 // FSCTL_VALIDATE_NEGOTIATE_INFO does something; the FSCTLs clients probe
 // get the answers that make them fall back.
 func (c *conn) ioctl(r *request) ([]byte, error) {

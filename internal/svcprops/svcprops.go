@@ -87,7 +87,7 @@ type StaticWebsite struct {
 // RawXML is an element kept verbatim: its inner XML as it was set. File's
 // ProtocolSettings (SMB versions, channel encryption, multichannel, NFS
 // encryption in transit...) grows with every service version, so it is
-// round-tripped instead of modelled [I].
+// round-tripped instead of modelled.
 type RawXML struct {
 	Inner string `xml:",innerxml" json:"x"`
 }
@@ -120,9 +120,10 @@ func Default(k Kind) Properties {
 		p.DeleteRetentionPolicy = &Retention{}
 		p.StaticWebsite = &StaticWebsite{}
 	case File:
-		// The File document has no Logging [D: Get File Service
-		// Properties]. Share soft delete is not implemented, so the
-		// default policy says so; SMB Multichannel is off.
+		// The File document has no Logging (Get File Service Properties,
+		// https://learn.microsoft.com/en-us/rest/api/storageservices/get-file-service-properties).
+		// Share soft delete is not implemented, so the default policy says
+		// so; SMB Multichannel is off.
 		p.Logging = nil
 		p.ShareDeleteRetentionPolicy = &Retention{}
 		p.ProtocolSettings = &RawXML{Inner: "<SMB><Multichannel><Enabled>false</Enabled></Multichannel></SMB>"}

@@ -16,11 +16,13 @@ func (r *req) as(name string, o op) (op, error) {
 	return o, nil
 }
 
-// sasRules is what each Table operation needs from a SAS [D: Create a
-// service SAS; Create an account SAS]. Operations not listed (table ACL,
-// service properties and stats) are Shared Key only. Table operations
-// take an account SAS only. An entity group transaction is checked part
-// by part (checkBatchSAS).
+// sasRules is what each Table operation needs from a SAS (Create a service
+// SAS,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas;
+// Create an account SAS). Operations not listed (table ACL, service
+// properties and stats) are Shared Key only. Table operations take an account
+// SAS only. An entity group transaction is checked part by part
+// (checkBatchSAS).
 var sasRules = map[string]server.SASRule{
 	"queryTables":   {Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true},
 	"getTable":      {Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true},

@@ -11,10 +11,14 @@ import (
 )
 
 // MaxBlockListEntries is the maximum number of entries in a Put Block List
-// body [D: BlockListTooLong "may not contain more than 50,000 blocks"].
+// body (Blob service error codes,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/blob-service-error-codes:
+// BlockListTooLong, "The block list may not contain more than 50,000
+// blocks").
 const MaxBlockListEntries = 50000
 
-// BlockKind says where Put Block List looks a block up [D, A].
+// BlockKind says where Put Block List looks a block up (Put Block List,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-block-list).
 type BlockKind uint8
 
 const (
@@ -56,18 +60,22 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 //	<?xml version="1.0" encoding="utf-8"?>
 //	<BlockList><Committed>id</Committed><Uncommitted>id</Uncommitted><Latest>id</Latest></BlockList>
 //
-// Entries are returned in document order across the three element kinds;
-// that order is the new blob content [D]. (The Go SDK groups its entries as
-// Committed, Latest, Uncommitted [S]; other clients interleave.) An empty
-// <BlockList/> is valid and yields no entries.
+// Entries are returned in document order across the three element kinds; that
+// order is the new blob content (Put Block List,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-block-list).
+// (azblob groups its entries as Committed, Latest, Uncommitted; other clients
+// interleave.) An empty <BlockList/> is valid and yields no entries.
 //
 // Errors: 400 InvalidXmlDocument for an empty body, malformed XML, a root
 // other than BlockList, an unknown or nested element, non-whitespace text
-// outside the entries, or content after the root [D: error table; A:
-// Azurite #1955 for non-XML bodies]; 400 BlockListTooLong for more than
-// 50,000 entries (detected while parsing, so a huge body is not buffered
-// into refs) [D]. A leading UTF-8 BOM is skipped, as .NET writers emit one
-// [I]. Element names match case-sensitively and namespaces are ignored.
+// outside the entries, or content after the root (Common REST API error
+// codes,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/common-rest-api-error-codes;
+// Azure/Azurite#1955 for non-XML bodies); 400 BlockListTooLong for more than
+// 50,000 entries (detected while parsing, so a huge body is not buffered into
+// refs) (Put Block List). A leading UTF-8 BOM is skipped, as .NET writers
+// emit one (inferred). Element names match case-sensitively and namespaces
+// are ignored.
 func ParseBlockList(body []byte) ([]BlockRef, error) {
 	body = bytes.TrimPrefix(body, utf8BOM)
 	dec := xml.NewDecoder(bytes.NewReader(body))
@@ -155,9 +163,12 @@ const (
 	BlockListAll
 )
 
-// ParseBlockListType parses the blocklisttype query value: committed
-// (the default when empty), uncommitted or all, case-insensitively [D, S].
-// Anything else is 400 InvalidQueryParameterValue [I].
+// ParseBlockListType parses the blocklisttype query value: committed (the
+// default when empty), uncommitted or all, case-insensitively (Get Block
+// List,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/get-block-list;
+// azblob sends the lower-case names). Anything else is 400
+// InvalidQueryParameterValue (inferred).
 func ParseBlockListType(v string) (BlockListType, error) {
 	switch strings.ToLower(v) {
 	case "", "committed":
@@ -177,10 +188,10 @@ type BlockInfo struct {
 }
 
 // BlockListXML renders a Get Block List response body. The sections written
-// follow the requested type, matching recorded real-service bodies [R]:
-// committed → only <CommittedBlocks>; uncommitted → only
-// <UncommittedBlocks>; all → both. An empty section is written
-// self-closed, e.g. <UncommittedBlocks />:
+// follow the requested type, matching recorded real-service bodies
+// (azure-sdk-for-js recordings): committed → only <CommittedBlocks>;
+// uncommitted → only <UncommittedBlocks>; all → both. An empty section is
+// written self-closed, e.g. <UncommittedBlocks />:
 //
 //	<?xml version="1.0" encoding="utf-8"?><BlockList><CommittedBlocks><Block><Name>Mg==</Name><Size>10</Size></Block></CommittedBlocks><UncommittedBlocks /></BlockList>
 func BlockListXML(t BlockListType, committed, uncommitted []BlockInfo) []byte {

@@ -124,7 +124,7 @@ func TestBlockListXML(t *testing.T) {
 		c, u []BlockInfo
 		want string
 	}{
-		// Recorded real-service bodies (azure-sdk-for-js nock recordings) [R].
+		// Recorded real-service bodies (azure-sdk-for-js nock recordings).
 		{"committed only", BlockListCommitted, c, u,
 			xmlDecl + `<BlockList><CommittedBlocks><Block><Name>MQ==</Name><Size>10</Size></Block><Block><Name>Mg==</Name><Size>10</Size></Block></CommittedBlocks></BlockList>`},
 		{"all, none uncommitted", BlockListAll, c[1:], nil,

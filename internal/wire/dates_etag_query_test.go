@@ -116,7 +116,7 @@ func decodeETag(t *testing.T, etag string) (ticks uint64, sub, seq uint64) {
 
 func TestNewETag(t *testing.T) {
 	// The tick part matches Azure's: 2019-05-24T23:00:35Z-ish recorded as
-	// "0x8D6E09BA16A7494" [R].
+	// "0x8D6E09BA16A7494" (an azure-sdk-for-js recording).
 	ts := time.Date(2019, 5, 24, 23, 0, 35, 0, time.UTC)
 	e := NewETag(ts, 0)
 	if !strings.HasPrefix(e, `"0x8D6E09B`) || !strings.HasSuffix(e, `"`) {
@@ -172,7 +172,7 @@ func TestParseIntQuery(t *testing.T) {
 		{"min", "numofmessages=1", 1, 32, 1, 1, "", false},
 		{"first value wins", "numofmessages=2&numofmessages=99", 1, 32, 1, 2, "", false},
 		{"plus sign", "numofmessages=%2B3", 1, 32, 1, 3, "", false},
-		{"above [R]", "numofmessages=100", 1, 32, 1, 0, azerr.OutOfRangeQueryParameterValue, true},
+		{"above (recorded)", "numofmessages=100", 1, 32, 1, 0, azerr.OutOfRangeQueryParameterValue, true},
 		{"zero maxresults", "numofmessages=0", 1, 32, 1, 0, azerr.OutOfRangeQueryParameterValue, true},
 		{"negative", "numofmessages=-1", 1, 32, 1, 0, azerr.OutOfRangeQueryParameterValue, true},
 		{"overflow", "numofmessages=99999999999999999999999", 1, 32, 1, 0, azerr.OutOfRangeQueryParameterValue, true},

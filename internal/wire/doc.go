@@ -6,10 +6,12 @@
 // Every function here is side-effect free. Parse errors are *azerr.Error
 // values from the catalog, so handlers can return them unchanged.
 //
-// Evidence tags used in comments follow /work/shared/reference/azure-rest-digest.md:
-// [T] .NET client tests against the real service, [D] documentation,
-// [R] recorded real-service responses or maintainer reports, [S] Go SDK
-// source, [A] Azurite, [I] inference.
+// Comments name the source of each rule: the Azure Storage REST reference
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/), responses
+// of the real service recorded by the Azure SDKs' tests or quoted in
+// GitHub issues, the Go SDKs' source, or Azurite where it matches Azure.
+// "(inferred)" marks Cerulean's own reading where no source says; the
+// comment gives the reasoning.
 package wire
 
 import (

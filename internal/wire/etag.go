@@ -13,10 +13,10 @@ const ticksAtUnixEpoch = 621355968000000000
 // NewETag returns a quoted, opaque blob/container ETag such as
 // "0x8DE1B2C3D4E5F6A0000". Azure's ETags are "0x" plus the upper-case hex of
 // the last-modified time in .NET ticks (100 ns since 0001-01-01), e.g.
-// "0x8D6E09BA16A7494" recorded in 2019 [R]; Azurite also emits "0x" + hex
-// [A]. Cerulean keeps that prefix so values look familiar and adds a
-// self-delimiting suffix so that distinct (t, seq) pairs always give
-// distinct ETags, even within one tick:
+// "0x8D6E09BA16A7494" recorded in 2019 (azure-sdk-for-js recordings); Azurite
+// also emits "0x" + hex. Cerulean keeps that prefix so values look familiar
+// and adds a self-delimiting suffix so that distinct (t, seq) pairs always
+// give distinct ETags, even within one tick:
 //
 //	"0x" + HEX(ticks) + HEX2(t's nanoseconds mod 100) + HEX(seq) + HEX1(len(HEX(seq))-1)
 //

@@ -13,7 +13,9 @@ import (
 const MetaPrefix = "x-ms-meta-"
 
 // MaxMetadataSize is the limit on the total size of all metadata names and
-// values, in bytes [D: "can be up to 8 KB"].
+// values, in bytes: "can be up to 8 KB" (Setting and retrieving properties
+// and metadata for Blob service resources,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/setting-and-retrieving-properties-and-metadata-for-blob-resources).
 const MaxMetadataSize = 8 * 1024
 
 // ParseMetadata collects x-ms-meta-* headers into a map keyed by the
@@ -21,22 +23,24 @@ const MaxMetadataSize = 8 * 1024
 // metadata.
 //
 // Case: Azure preserves the case of names as sent but treats them
-// case-insensitively [D]. net/http canonicalises header keys on receipt
-// (x-ms-meta-myKey arrives as X-Ms-Meta-Mykey); the server restores the
-// name as sent under the key "x-ms-meta-" + name (server/rawnames.go),
+// case-insensitively (same page). net/http canonicalises header keys on
+// receipt (x-ms-meta-myKey arrives as X-Ms-Meta-Mykey); the server restores
+// the name as sent under the key "x-ms-meta-" + name (server/rawnames.go),
 // which is kept as it is. A key in any other form (canonical, from a
 // batch sub-request or a hand-built header) has lost the sent case: its
 // name is lower-cased. Duplicates are found case-insensitively.
 //
 // Errors, checked in this order for each header, then for the total:
-//   - empty name (x-ms-meta-): 400 EmptyMetadataKey [D, catalog];
+//   - empty name (x-ms-meta-): 400 EmptyMetadataKey (Common REST API error
+//     codes);
 //   - name not a C# identifier (ASCII letter or _ first, then letters,
-//     digits, _; the rule Azurite applies [A]; C# keywords are not
-//     rejected [I]): 400 InvalidMetadata;
+//     digits, _; the rule Azurite applies; C# keywords are not
+//     rejected (inferred)): 400 InvalidMetadata;
 //   - the same name twice, in any case or as repeated header values: 400
-//     InvalidMetadata [D says 400 without a code; code I];
+//     InvalidMetadata (the page above says 400 without a code; the code
+//     is Cerulean's choice);
 //   - total of len(name)+len(value) over all pairs > 8 KiB: 400
-//     MetadataTooLarge [D].
+//     MetadataTooLarge (Common REST API error codes).
 func ParseMetadata(h http.Header) (map[string]string, error) {
 	// Visit keys in sorted order so that the reported error is deterministic.
 	keys := make([]string, 0, 8)

@@ -7,7 +7,8 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 )
 
-// Name length limits [D].
+// Name length limits (Naming and referencing containers, blobs, and metadata,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/naming-and-referencing-containers--blobs--and-metadata).
 const (
 	MinContainerNameLen = 3
 	MaxContainerNameLen = 63
@@ -15,7 +16,7 @@ const (
 )
 
 // nameLengthMessage is the real service's message for a name whose length is
-// out of bounds [R: recorded Windows-Azure-Blob response, LogicAppsUX#3470].
+// out of bounds (recorded Windows-Azure-Blob response, Azure/LogicAppsUX#3470).
 const nameLengthMessage = "The specified resource name length is not within the permissible limits."
 
 func nameLengthError() *azerr.Error {
@@ -24,12 +25,14 @@ func nameLengthError() *azerr.Error {
 
 // ValidContainerName checks a container name: 3–63 characters, lowercase
 // ASCII letters, digits and single dashes, starting and ending with a letter
-// or digit [D]. The system containers $root, $logs and $web are allowed.
+// or digit (same page). The system containers $root, $logs and $web are
+// allowed.
 //
 // A length outside 3–63 is 400 OutOfRangeInput ("The specified resource name
 // length is not within the permissible limits."), the real service's answer
-// [R: LogicAppsUX#3470 recorded response; A: validateContainerName]. Any other
-// violation is 400 InvalidResourceName [A, D].
+// (Azure/LogicAppsUX#3470 recorded response; Azurite validateContainerName).
+// Any other violation is 400 InvalidResourceName (Common REST API error
+// codes; Azurite answers the same).
 func ValidContainerName(name string) error {
 	switch name {
 	case "$root", "$logs", "$web":
@@ -38,13 +41,17 @@ func ValidContainerName(name string) error {
 	return validLowerDashName(name)
 }
 
-// ValidShareName checks a File share name; the rules are the container
-// rules without the $-system names [D?].
+// ValidShareName checks a File share name; the rules are the container rules
+// without the $-system names (Naming and referencing shares, directories,
+// files, and metadata,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/naming-and-referencing-shares--directories--files--and-metadata).
 func ValidShareName(name string) error { return validLowerDashName(name) }
 
 // ValidQueueName checks a queue name; the rules are the container rules
 // without the $-system names. Length errors are 400 OutOfRangeInput, other
-// violations 400 InvalidResourceName [A, D?].
+// violations 400 InvalidResourceName (Naming queues and metadata,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/naming-queues-and-metadata;
+// Azurite answers the same).
 func ValidQueueName(name string) error { return validLowerDashName(name) }
 
 func validLowerDashName(name string) error {
@@ -67,15 +74,15 @@ func validLowerDashName(name string) error {
 }
 
 // ValidBlobName checks a (percent-decoded) blob name. Azure allows any
-// characters [D]; the only rule enforced is the length: 1 to 1024
-// characters, counted in UTF-16 code units as the service does (a name of
-// 512 emoji is the longest accepted [R: azure-storage-cpp#291]). Out of
-// bounds is 400 OutOfRangeInput ("One of the request inputs is out of
-// range." on the real service [R: azure-storage-cpp#291,
-// azure-powershell#16628, Azurite#398]; the message used here is the
-// resource-name-length one). Invalid UTF-8 cannot be a name and is 400
-// InvalidResourceName [I]. Trailing dots or slashes are legal but
-// discouraged [D], so they are accepted.
+// characters (Naming and referencing containers, blobs, and metadata); the
+// only rule enforced is the length: 1 to 1024 characters, counted in UTF-16
+// code units as the service does (a name of 512 emoji is the longest accepted
+// (Azure/azure-storage-cpp#291)). Out of bounds is 400 OutOfRangeInput ("One
+// of the request inputs is out of range." on the real service
+// (Azure/azure-storage-cpp#291, azure-powershell#16628, Azurite#398); the
+// message used here is the resource-name-length one). Invalid UTF-8 cannot be
+// a name and is 400 InvalidResourceName (inferred). Trailing dots or slashes
+// are legal but discouraged (same page), so they are accepted.
 func ValidBlobName(name string) error {
 	if name == "" {
 		return nameLengthError()

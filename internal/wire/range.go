@@ -9,8 +9,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 )
 
-// Header names for byte ranges. x-ms-range wins over Range when both are
-// sent [D].
+// Header names for byte ranges. x-ms-range wins over Range when both are sent
+// (Specifying the range header for Blob service operations,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/specifying-the-range-header-for-blob-service-operations).
 const (
 	HeaderXMsRange = "x-ms-range"
 	HeaderRange    = "Range"
@@ -20,7 +21,8 @@ const (
 const OpenEnd int64 = -1
 
 // PageSize is the page-blob page size: page ranges must start and end on
-// 512-byte boundaries [D].
+// 512-byte boundaries (Put Page,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-page).
 const PageSize = 512
 
 // Range is a parsed single byte range. End is inclusive, or OpenEnd.
@@ -44,14 +46,15 @@ func (r Range) String() string {
 // returns (nil, nil) when neither header is present or both are empty.
 // Accepted forms: "bytes=s-e" with s <= e, and "bytes=s-" (open end); s and
 // e are decimal int64. Suffix ranges (bytes=-n), multiple ranges and other
-// units are not supported by Azure [D] and are malformed here.
+// units are not supported by Azure (Specifying the range header for Blob
+// service operations) and are malformed here.
 //
 // A malformed value gives 400 InvalidHeaderValue with HeaderName set to the
 // header that was used. Note for Get Blob / Get File: the real service
 // ignores a malformed range and returns the whole resource (RFC 9110 §14.2;
-// Azurite aligned with Azure in #2458/#2462 [R,A]), so download handlers
-// should treat an error from ParseRange as "no range". Writes (Put Page,
-// Put Range) must return the error.
+// Azurite aligned with Azure in Azure/Azurite#2458 and #2462), so download
+// handlers should treat an error from ParseRange as "no range". Writes (Put
+// Page, Put Range) must return the error.
 func ParseRange(h http.Header) (*Range, error) {
 	name := HeaderXMsRange
 	v, _ := headerValue(h, HeaderXMsRange)
@@ -116,9 +119,10 @@ func parseDigits(s string) (int64, bool) {
 // Resolve clips the range to a resource of the given size and returns the
 // offset and length to serve. A start at or beyond the size (which includes
 // every range on an empty resource) is 416 InvalidRange carrying the header
-// "Content-Range: bytes */size", as the real service sends [R: azure-sdk-for-net#10827,
-// floci-az#81]; azblob treats that 416 as "empty blob" [S]. An end beyond
-// the size is clipped to size-1 [D].
+// "Content-Range: bytes */size", as the real service sends
+// (Azure/azure-sdk-for-net#10827, floci-az#81); azblob treats that 416 as
+// "empty blob" (its DownloadStream retries without a range). An end beyond
+// the size is clipped to size-1 (RFC 9110 §14.1.2).
 func (r Range) Resolve(size int64) (off, n int64, err error) {
 	if size < 0 || r.Start >= size {
 		if size < 0 {
@@ -140,21 +144,23 @@ func ContentRange(off, n, size int64) string {
 }
 
 // UnsatisfiedContentRange formats the Content-Range header sent with a 416:
-// "bytes */size" [R].
+// "bytes */size", as the real service sends (Azure/azure-sdk-for-net#10827).
 func UnsatisfiedContentRange(size int64) string {
 	return "bytes */" + strconv.FormatInt(size, 10)
 }
 
 // PageRange validates the range of a Put Page / Clear Page request and
 // returns its offset and length. Errors:
-//   - no range header: 400 MissingRequiredHeader (x-ms-range) [I];
-//   - malformed value: 400 InvalidHeaderValue (as ParseRange) [I, R-weak:
-//     azure-sdk-for-go#331 saw InvalidHeaderValue for a bad Put Page range];
+//   - no range header: 400 MissingRequiredHeader (x-ms-range) (inferred);
+//   - malformed value: 400 InvalidHeaderValue (as ParseRange;
+//     Azure/azure-sdk-for-go#331 saw InvalidHeaderValue for a bad Put Page
+//     range);
 //   - open end, start not a multiple of 512, or end+1 not a multiple of 512:
-//     416 InvalidPageRange [A, D].
+//     416 InvalidPageRange (Put Page; Blob service error codes).
 //
-// Checking the range against the blob size (also 416 InvalidPageRange [T])
-// and against Content-Length is left to the caller.
+// Checking the range against the blob size (also 416 InvalidPageRange: Blob
+// service error codes, and the legacy .NET client's Azure/azure-storage-net
+// page blob tests) and against Content-Length is left to the caller.
 func PageRange(h http.Header) (off, n int64, err error) {
 	r, err := ParseRange(h)
 	if err != nil {

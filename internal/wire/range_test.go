@@ -91,7 +91,7 @@ func TestResolve(t *testing.T) {
 		{Range{0, math.MaxInt64}, 10, 0, 10, "", "", "huge end"},
 		{Range{10, 20}, 10, 0, 0, azerr.InvalidRange, "bytes */10", "start == size"},
 		{Range{11, OpenEnd}, 10, 0, 0, azerr.InvalidRange, "bytes */10", "start > size"},
-		{Range{0, 0}, 0, 0, 0, azerr.InvalidRange, "bytes */0", "empty blob bytes=0-0 [R]"},
+		{Range{0, 0}, 0, 0, 0, azerr.InvalidRange, "bytes */0", "empty blob bytes=0-0 (recorded)"},
 		{Range{0, OpenEnd}, 0, 0, 0, azerr.InvalidRange, "bytes */0", "empty blob bytes=0-"},
 		{Range{0, 4194303}, 0, 0, 0, azerr.InvalidRange, "bytes */0", "empty blob sdk chunk"},
 		{Range{0, 1}, -1, 0, 0, azerr.InvalidRange, "bytes */0", "negative size"},

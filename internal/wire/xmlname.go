@@ -8,8 +8,8 @@ import (
 // EncodedName is a name (or path, or prefix) element of a listing. A value
 // with a character XML 1.0 cannot carry (control characters, U+FFFE,
 // U+FFFF) is sent percent-encoded with Encoded="true", which the SDKs
-// decode with url.QueryUnescape [S: azfile StringEncoded, azblob
-// BlobName]; plain encoding/xml would replace those characters with
+// decode with url.QueryUnescape (azfile StringEncoded, azblob
+// BlobName); plain encoding/xml would replace those characters with
 // U+FFFD.
 type EncodedName string
 

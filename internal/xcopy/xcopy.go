@@ -91,9 +91,9 @@ func (p *Peer) Match(u *url.URL) (string, bool) {
 
 // Failure is how a source that cannot be read is reported:
 // CannotVerifyCopySource with the status a read of the source got, and
-// that status and error code as details [R: azure-sdk-for-net#48992, a
+// that status and error code as details (Azure/azure-sdk-for-net#48992, a
 // 401 CannotVerifyCopySource with CopySourceStatusCode 401 and
-// CopySourceErrorCode NoAuthenticationInformation].
+// CopySourceErrorCode NoAuthenticationInformation).
 func Failure(status int, code, msg string) *azerr.Error {
 	return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(status).
 		With("CopySourceStatusCode", strconv.Itoa(status)).

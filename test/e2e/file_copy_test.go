@@ -1,9 +1,11 @@
 package e2e
 
 // End-to-end tests of Copy File, Abort Copy File and Put Range from URL
-// through azfile. Evidence tags as in the REST digest: [D] the REST
-// documentation, [S] azfile v1.7.1's own tests (file/client_test.go),
-// [R] a real-service response reported in an issue, [I] inference.
+// through azfile. Comments cite the REST reference pages, azfile v1.7.1's
+// own tests (github.com/Azure/azure-sdk-for-go,
+// sdk/storage/azfile/file/client_test.go) and real-service responses
+// reported in GitHub issues; "(inferred)" marks Cerulean's reading where
+// no source says.
 
 import (
 	"bytes"
@@ -83,12 +85,12 @@ func TestFileCopyWithinShare(t *testing.T) {
 	if got := e.read(dst, 0, 7); !bytes.Equal(got, data[:7]) {
 		t.Fatal("a write to the source reached the copy")
 	}
-	// Abort after completion: 409 [S: TestStartCopyDefault; D].
+	// Abort after completion: 409 (azfile TestStartCopyDefault; D).
 	_, err = dst.AbortCopy(e.ctx, *cr.CopyID, nil)
 	wantFileCode(t, err, http.StatusConflict, "NoPendingCopyOperation")
 
 	// Explicit metadata replaces the source's; none copies the source's
-	// (here: none) [D; S: TestFileStartCopyMetadataNil].
+	// (here: none) (Copy File; azfile TestFileStartCopyMetadataNil).
 	_, err = dst.StartCopyFromURL(e.ctx, src.URL(), &file.StartCopyFromURLOptions{Metadata: map[string]*string{"Foo": to.Ptr("bar")}})
 	must(t, err)
 	if m := e.props(dst).Metadata; len(m) != 1 || fiStr(m["Foo"]) != "bar" {
@@ -101,10 +103,11 @@ func TestFileCopyWithinShare(t *testing.T) {
 		t.Fatalf("copy of an empty file: meta %v len %d", p.Metadata, *p.ContentLength)
 	}
 
-	// A missing source is 404 ResourceNotFound [S: TestFileStartCopySourceNonExistent].
+	// A missing source is 404 ResourceNotFound (azfile
+	// TestFileStartCopySourceNonExistent).
 	_, err = fileAt(s, "d2").StartCopyFromURL(e.ctx, fileAt(s, "missing").URL(), nil)
 	wantFileCode(t, err, http.StatusNotFound, fileerror.ResourceNotFound)
-	// A copy ID that is not one is 400 [S: TestFileAbortCopyNoCopyStarted].
+	// A copy ID that is not one is 400 (azfile TestFileAbortCopyNoCopyStarted).
 	_, err = fileAt(s, "nothing").AbortCopy(e.ctx, "copynotstarted", nil)
 	wantFileCode(t, err, http.StatusBadRequest, fileerror.InvalidQueryParameterValue)
 }
@@ -166,7 +169,8 @@ func TestFileCopyOntoLeasedFile(t *testing.T) {
 	if *p.LeaseState != "leased" || string(e.read(dst, 0, 0)) != "source" {
 		t.Fatalf("after copy: lease %s", *p.LeaseState)
 	}
-	// A lease on the source does not matter [D].
+	// A lease on the source does not matter (Copy File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file).
 	_, err = fileAt(s, "copy2").StartCopyFromURL(e.ctx, dst.URL(), nil)
 	must(t, err)
 	_, err = dst.AbortCopy(e.ctx, *p.CopyID, nil)
@@ -186,7 +190,7 @@ func TestFileCopySMBInfo(t *testing.T) {
 	}, Permissions: &file.Permissions{Permission: to.Ptr(fiSDDL)}})
 	must(t, err)
 
-	// Everything from the source [S: TestFileStartCopySourceProperties].
+	// Everything from the source (azfile TestFileStartCopySourceProperties).
 	all := fileAt(s, "all")
 	_, err = all.StartCopyFromURL(e.ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{
 		CreationTime: file.SourceCopyFileCreationTime{}, LastWriteTime: file.SourceCopyFileLastWriteTime{},
@@ -200,7 +204,8 @@ func TestFileCopySMBInfo(t *testing.T) {
 		t.Fatalf("source properties: %v %v %v %s %s", p.FileCreationTime, p.FileLastWriteTime, p.FileChangeTime, *p.FileAttributes, *p.FilePermissionKey)
 	}
 
-	// Only the creation time from the source [S: TestFileStartCopySourceCreationTime].
+	// Only the creation time from the source (azfile
+	// TestFileStartCopySourceCreationTime).
 	one := fileAt(s, "one")
 	_, err = one.StartCopyFromURL(e.ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{CreationTime: file.SourceCopyFileCreationTime{}}})
 	must(t, err)
@@ -209,8 +214,8 @@ func TestFileCopySMBInfo(t *testing.T) {
 		t.Fatalf("creation time only: %v %v %s", p.FileCreationTime, p.FileLastWriteTime, *p.FileAttributes)
 	}
 
-	// Explicit values [S: TestFileStartCopyDifferentProperties] and the
-	// Archive attribute [S: TestFileStartCopySetArchiveAttribute*].
+	// Explicit values (azfile TestFileStartCopyDifferentProperties) and the
+	// Archive attribute (azfile TestFileStartCopySetArchiveAttribute*).
 	expl := fileAt(s, "expl")
 	ct := base.Add(7 * time.Minute)
 	_, err = expl.StartCopyFromURL(e.ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{
@@ -231,13 +236,14 @@ func TestFileCopySMBInfo(t *testing.T) {
 	}
 
 	// expl is read-only now: copying over it needs IgnoreReadOnly
-	// [S: Test(Negative)FileStartCopyDestReadOnly].
+	// (azfile Test(Negative)FileStartCopyDestReadOnly).
 	_, err = expl.StartCopyFromURL(e.ctx, src.URL(), nil)
 	wantFileCode(t, err, http.StatusConflict, fileerror.ReadOnlyAttribute)
 	_, err = expl.StartCopyFromURL(e.ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{IgnoreReadOnly: to.Ptr(true)}})
 	must(t, err)
 
-	// Override needs a permission [S: TestNegativeFileStartCopyOverrideMode].
+	// Override needs a permission (azfile
+	// TestNegativeFileStartCopyOverrideMode).
 	ov := fileAt(s, "ov")
 	_, err = ov.StartCopyFromURL(e.ctx, src.URL(), &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{PermissionCopyMode: to.Ptr(file.PermissionCopyModeTypeOverride)}})
 	wantFileCode(t, err, http.StatusBadRequest, fileerror.MissingRequiredHeader)
@@ -260,8 +266,9 @@ func TestFileCopyWithSASDestination(t *testing.T) {
 	must(t, err)
 	dst, err := file.NewClientWithNoCredential(u, (*file.ClientOptions)(fileClientOptions()))
 	must(t, err)
-	// The destination's SAS does not cover the source [D: Copy File,
-	// Authorization]: without a SAS of its own the source cannot be read.
+	// The destination's SAS does not cover the source (Copy File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file,
+	// Authorization): without a SAS of its own the source cannot be read.
 	_, err = dst.StartCopyFromURL(e.ctx, src.URL(), nil)
 	wantFileCode(t, err, http.StatusUnauthorized, "CannotVerifyCopySource")
 	_, err = dst.StartCopyFromURL(e.ctx, fiSourceSAS(t, s, "src", sas.FilePermissions{Write: true}), nil)
@@ -315,7 +322,7 @@ func TestFileUploadRangeFromURL(t *testing.T) {
 
 	// Errors.
 	_, err = dst.UploadRangeFromURL(e.ctx, src.URL(), 0, 0, 1024, nil)
-	wantFileCode(t, err, http.StatusUnauthorized, "CannotVerifyCopySource") // [D; R]
+	wantFileCode(t, err, http.StatusUnauthorized, "CannotVerifyCopySource") // Azure/azure-sdk-for-net#48992
 	_, err = dst.UploadRangeFromURL(e.ctx, srcSAS, 0, size-100, 1024, nil)
 	wantFileCode(t, err, http.StatusRequestedRangeNotSatisfiable, fileerror.InvalidRange)
 	_, err = dst.UploadRangeFromURL(e.ctx, srcSAS, 0, 0, 1024, &file.UploadRangeFromURLOptions{SourceContentValidation: file.SourceContentValidationTypeCRC64(42)})

@@ -40,7 +40,8 @@ func TestFileUploadDownloadBuffer(t *testing.T) {
 	if !bytes.Equal(h.Sum(nil), fiMD5(data)) {
 		t.Fatal("DownloadStream content differs")
 	}
-	// The 16 adjacent writes list as one range [R: TestFileUploadBuffer].
+	// The 16 adjacent writes list as one range (azfile recorded test
+	// TestFileUploadBuffer).
 	wantRanges(t, "uploaded", e.ranges(f, nil), fiRanges{{0, fiBigSize - 1}})
 	// A ranged DownloadBuffer from the middle.
 	part := make([]byte, 10<<20)
@@ -100,9 +101,10 @@ func TestFileUploadDownloadFile(t *testing.T) {
 	}
 }
 
-// Two Put Range calls over the same range at the same time: the result is
-// one of the two bodies in full, never a mix [digest 7.1: last writer
-// wins; each Put Range is atomic].
+// Two Put Range calls over the same range at the same time: the result is one
+// of the two bodies in full, never a mix: the last writer wins and each Put
+// Range is atomic (Put Range,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-range).
 func TestFileConcurrentPutRangeLastWriterWins(t *testing.T) {
 	e := startFile(t)
 	s := e.share()

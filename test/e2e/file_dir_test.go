@@ -3,9 +3,11 @@ package e2e
 // End-to-end tests of the directory operations of the File service
 // (Create/Get/Set/Delete Directory, List Directories and Files, Rename
 // File and Rename Directory, List/Force Close Handles) through azfile.
-// Evidence tags as in the REST digest: [R] recorded real-service
-// behaviour (azfile v1.7.1 recorded tests), [D] REST documentation, [I]
-// inference.
+// Test names in comments are azfile v1.7.1's recorded tests
+// (github.com/Azure/azure-sdk-for-go, sdk/storage/azfile/directory and
+// file client_test.go), whose recordings hold the real service's answers;
+// REST pages are cited by title; "(inferred)" marks Cerulean's reading
+// where no source says.
 
 import (
 	"context"
@@ -102,7 +104,8 @@ func TestFileDirCreate(t *testing.T) {
 		t.Fatalf("permission key %s, root has %s", *cr.FilePermissionKey, *root.FilePermissionKey)
 	}
 
-	// Nested, and the errors [R: TestDirCreateDeleteNegativeMultiLevelDir].
+	// Nested, and the errors (azfile recorded test
+	// TestDirCreateDeleteNegativeMultiLevelDir).
 	_, err = dirAt(s, "Alpha/b/c").Create(e.ctx, nil)
 	wantFileCode(t, err, 404, fileerror.ParentNotFound)
 	sub := e.mkdir(s, "alpha/b") // case-insensitive parent lookup
@@ -115,7 +118,7 @@ func TestFileDirCreate(t *testing.T) {
 	_, err = dirAt(s, "ALPHA").Create(e.ctx, nil)
 	wantFileCode(t, err, 409, fileerror.ResourceAlreadyExists)
 	e.mkfile(s, "Alpha/f.txt", 10)
-	// A file of that name [R: microsoft/vscode-azurestorage#848].
+	// A file of that name (microsoft/vscode-azurestorage#848).
 	_, err = dirAt(s, "Alpha/F.TXT").Create(e.ctx, nil)
 	wantFileCode(t, err, 409, fileerror.ResourceTypeMismatch)
 	_, err = dirAt(s, "Alpha/f.txt/x").Create(e.ctx, nil)
@@ -146,7 +149,8 @@ func TestFileDirCreate(t *testing.T) {
 	if *cr2.FilePermissionKey == *cr.FilePermissionKey {
 		t.Fatal("explicit permission got the inherited key")
 	}
-	// None combined with another attribute is invalid [R: TestDirCreateNegativeAttributes].
+	// None combined with another attribute is invalid (azfile recorded test
+	// TestDirCreateNegativeAttributes).
 	_, err = dirAt(s, "bad").Create(e.ctx, &directory.CreateOptions{FileSMBProperties: &file.SMBProperties{
 		Attributes: &file.NTFSFileAttributes{None: true, ReadOnly: true}}})
 	wantFileCode(t, err, 400, fileerror.InvalidHeaderValue)
@@ -157,7 +161,8 @@ func TestFileDirProperties(t *testing.T) {
 	s := e.share()
 	d := e.mkdir(s, "d")
 
-	// The root directory [R: TestDirGetPropertiesWithBaseDirectory].
+	// The root directory (azfile recorded test
+	// TestDirGetPropertiesWithBaseDirectory).
 	var raw *http.Response
 	rp, err := s.NewRootDirectoryClient().GetProperties(fiCapture(e.ctx, &raw), nil)
 	must(t, err)
@@ -190,7 +195,8 @@ func TestFileDirProperties(t *testing.T) {
 		t.Fatalf("preserve: %+v", sr2)
 	}
 
-	// Metadata: replace, clear [R: TestDirGetSetMetadataMergeAndReplace].
+	// Metadata: replace, clear (azfile recorded test
+	// TestDirGetSetMetadataMergeAndReplace).
 	md := map[string]*string{"Color": to.Ptr("RED")}
 	mr, err := d.SetMetadata(e.ctx, &directory.SetMetadataOptions{Metadata: md})
 	must(t, err)
@@ -205,7 +211,8 @@ func TestFileDirProperties(t *testing.T) {
 	_, err = d.SetMetadata(e.ctx, &directory.SetMetadataOptions{Metadata: map[string]*string{"Color": to.Ptr("WHITE")}})
 	must(t, err)
 
-	// A snapshot keeps the old metadata [R: Python test_get_directory_properties_with_snapshot].
+	// A snapshot keeps the old metadata (azure-sdk-for-python recorded test
+	// test_get_directory_properties_with_snapshot).
 	snap, err := s.CreateSnapshot(e.ctx, nil)
 	must(t, err)
 	_, err = d.SetMetadata(e.ctx, nil)
@@ -259,7 +266,7 @@ func TestFileDirDelete(t *testing.T) {
 	wantFileCode(t, err, 404, fileerror.ResourceNotFound)
 	_, err = p.Delete(e.ctx, nil)
 	wantFileCode(t, err, 404, fileerror.ResourceNotFound)
-	// The root cannot be deleted [I: 400 InvalidUri].
+	// The root cannot be deleted: 400 InvalidUri (inferred).
 	_, err = s.NewRootDirectoryClient().Delete(e.ctx, nil)
 	wantFileCode(t, err, 400, fileerror.InvalidURI)
 	// A file path is not a directory.
@@ -283,7 +290,7 @@ func TestFileDirList(t *testing.T) {
 	if got := e.fdOrder(root, ""); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("order %v, want %v", got, want)
 	}
-	// Prefix, case-insensitively [I].
+	// Prefix, case-insensitively (inferred).
 	if got := e.fdOrder(root, "B"); strings.Join(got, ",") != "b/,B.txt" {
 		t.Fatalf("prefix B: %v", got)
 	}
@@ -292,7 +299,7 @@ func TestFileDirList(t *testing.T) {
 	}
 
 	// Default: FileId always, no timestamps or attributes; files carry
-	// their size [R: TestDirListFilesAndDirsDefault].
+	// their size (azfile recorded test TestDirListFilesAndDirsDefault).
 	r, err := root.NewListFilesAndDirectoriesPager(nil).NextPage(e.ctx)
 	must(t, err)
 	if r.NextMarker == nil || *r.NextMarker != "" || r.Prefix == nil || *r.Prefix != "" || r.ShareName == nil ||
@@ -314,7 +321,8 @@ func TestFileDirList(t *testing.T) {
 		}
 	}
 
-	// Everything included [R: TestDirListFilesAndDirsInclude].
+	// Everything included (azfile recorded test
+	// TestDirListFilesAndDirsInclude).
 	r, err = root.NewListFilesAndDirectoriesPager(&directory.ListFilesAndDirectoriesOptions{
 		Include:             directory.ListFilesInclude{Timestamps: true, ETag: true, Attributes: true, PermissionKey: true},
 		IncludeExtendedInfo: to.Ptr(true),
@@ -338,14 +346,15 @@ func TestFileDirList(t *testing.T) {
 			t.Fatalf("included file entry %+v", f)
 		}
 	}
-	// Extended info alone adds no property [R: Python test_list_subdirectories_and_files_include_extended_info].
+	// Extended info alone adds no property (azure-sdk-for-python recorded
+	// test test_list_subdirectories_and_files_include_extended_info).
 	r, err = root.NewListFilesAndDirectoriesPager(&directory.ListFilesAndDirectoriesOptions{IncludeExtendedInfo: to.Ptr(true)}).NextPage(e.ctx)
 	must(t, err)
 	if d := r.Segment.Directories[0]; d.ID == nil || d.Attributes != nil || d.Properties.LastAccessTime != nil {
 		t.Fatalf("extended info entry %+v", d)
 	}
 
-	// Paging [R: TestDirListFilesAndDirsMaxResultsAndMarker].
+	// Paging (azfile recorded test TestDirListFilesAndDirsMaxResultsAndMarker).
 	dirs, files, pages := e.fdList(root, &directory.ListFilesAndDirectoriesOptions{MaxResults: to.Ptr(int32(3))})
 	if len(dirs) != 4 || len(files) != 3 || pages != 3 {
 		t.Fatalf("paged: %v %v in %d pages", dirs, files, pages)
@@ -355,7 +364,8 @@ func TestFileDirList(t *testing.T) {
 	_, err = root.NewListFilesAndDirectoriesPager(&directory.ListFilesAndDirectoriesOptions{Marker: to.Ptr("!!")}).NextPage(e.ctx)
 	wantFileCode(t, err, 400, fileerror.InvalidQueryParameterValue)
 
-	// Inside a directory, and one level only [R: Python test_list_nested_subdirectories_and_files].
+	// Inside a directory, and one level only (azure-sdk-for-python recorded
+	// test test_list_nested_subdirectories_and_files).
 	e.mkdir(s, "a/sub")
 	e.mkfile(s, "a/sub/deep", 1)
 	e.mkfile(s, "a/x", 5)
@@ -368,7 +378,8 @@ func TestFileDirList(t *testing.T) {
 	_, err = dirAt(s, "nope").NewListFilesAndDirectoriesPager(nil).NextPage(e.ctx)
 	wantFileCode(t, err, 404, fileerror.ResourceNotFound)
 
-	// Through a snapshot [R: TestDirListFilesAndDirsSnapshot].
+	// Through a snapshot (azfile recorded test
+	// TestDirListFilesAndDirsSnapshot).
 	snap, err := s.CreateSnapshot(e.ctx, nil)
 	must(t, err)
 	e.mkdir(s, "later")
@@ -379,8 +390,9 @@ func TestFileDirList(t *testing.T) {
 	}
 }
 
-// Names no XML document can carry are sent Encoded="true" and decoded by
-// the SDK [R: Python test_list_subdirectories_and_files_encoded].
+// Names no XML document can carry are sent Encoded="true" and decoded by the
+// SDK (azure-sdk-for-python recorded test
+// test_list_subdirectories_and_files_encoded).
 func TestFileDirListEncoded(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -492,11 +504,13 @@ func TestFileDirRenameFile(t *testing.T) {
 	if p := e.props(old); *p.ID != *p0.ID || *p.ContentLength != 4 || string(e.read(old, 0, 0)) != "abcd" {
 		t.Fatalf("replaced destination: %+v", p)
 	}
-	// ignore-readonly alone is invalid [D].
+	// ignore-readonly alone is invalid (Rename File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/rename-file).
 	_, err = old.Rename(e.ctx, "dst/x", &file.RenameOptions{IgnoreReadOnly: to.Ptr(true)})
 	wantFileCode(t, err, 400, fileerror.InvalidHeaderValue)
 
-	// Read-only destination [R: TestDirectoryRenameIgnoreReadOnly, for files the same rule].
+	// Read-only destination (azfile recorded test
+	// TestDirectoryRenameIgnoreReadOnly, for files the same rule).
 	ro := fileAt(s, "dst/ro")
 	_, err = ro.Create(e.ctx, 1, &file.CreateOptions{SMBProperties: &file.SMBProperties{Attributes: &file.NTFSFileAttributes{ReadOnly: true}}})
 	must(t, err)
@@ -508,7 +522,7 @@ func TestFileDirRenameFile(t *testing.T) {
 		t.Fatalf("read-only destination not replaced: %+v", p)
 	}
 
-	// A directory is never replaced [R: AzureStorageExplorer#6593].
+	// A directory is never replaced (microsoft/AzureStorageExplorer#6593).
 	e.mkdir(s, "dst/sub")
 	_, err = ro.Rename(e.ctx, "dst/sub", &file.RenameOptions{ReplaceIfExists: to.Ptr(true)})
 	wantFileCode(t, err, 409, fileerror.ResourceAlreadyExists)
@@ -523,7 +537,7 @@ func TestFileDirRenameFile(t *testing.T) {
 	// A directory is not a file source.
 	_, err = fileAt(s, "dst/sub").Rename(e.ctx, "dst/y", nil)
 	wantFileCode(t, err, 404, fileerror.ResourceNotFound)
-	// The rename is refused from a snapshot [I].
+	// The rename is refused from a snapshot (inferred).
 	snap, err := s.CreateSnapshot(e.ctx, nil)
 	must(t, err)
 	ss, err := s.WithSnapshot(*snap.Snapshot)
@@ -542,7 +556,7 @@ func TestFileDirRenameLeases(t *testing.T) {
 	must(t, err)
 	_, err = lc.Acquire(e.ctx, nil)
 	must(t, err)
-	// [R: TestDirectoryRenameDestLease]
+	// (azfile recorded test TestDirectoryRenameDestLease)
 	_, err = src.Rename(e.ctx, "dst", &file.RenameOptions{ReplaceIfExists: to.Ptr(true)})
 	wantFileCode(t, err, 412, "LeaseIdMissing")
 	_, err = src.Rename(e.ctx, "dst", &file.RenameOptions{ReplaceIfExists: to.Ptr(true),
@@ -575,7 +589,8 @@ func TestFileDirRenameDirectory(t *testing.T) {
 	ap, err := a.GetProperties(e.ctx, nil)
 	must(t, err)
 
-	// Moving a directory moves its subtree [R: TestDirectoryRenameDefault].
+	// Moving a directory moves its subtree (azfile recorded test
+	// TestDirectoryRenameDefault).
 	rr, err := a.Rename(e.ctx, "t/a2", nil)
 	must(t, err)
 	if *rr.ID != *ap.ID || rr.FileChangeTime == nil || rr.FileLastWriteTime == nil || rr.FileCreationTime == nil {
@@ -589,7 +604,7 @@ func TestFileDirRenameDirectory(t *testing.T) {
 		t.Fatalf("moved content %q", got)
 	}
 
-	// Into its own subtree: 400 [I: InvalidInput].
+	// Into its own subtree: 400 InvalidInput (inferred).
 	_, err = dirAt(s, "t/a2").Rename(e.ctx, "t/a2/b/c", nil)
 	wantFileCode(t, err, 400, fileerror.InvalidInput)
 	_, err = dirAt(s, "t").Rename(e.ctx, "t/a2/t", nil)
@@ -598,14 +613,15 @@ func TestFileDirRenameDirectory(t *testing.T) {
 	e.mkdir(s, "u")
 	_, err = dirAt(s, "u").Rename(e.ctx, "t", &directory.RenameOptions{ReplaceIfExists: to.Ptr(true)})
 	wantFileCode(t, err, 409, fileerror.ResourceAlreadyExists)
-	// Parent missing [R: TestDirectoryRenameParentNotFound].
+	// Parent missing (azfile recorded test TestDirectoryRenameParentNotFound).
 	_, err = dirAt(s, "u").Rename(e.ctx, "dir1/dir2/", nil)
 	wantFileCode(t, err, 404, fileerror.ParentNotFound)
 	// A file is not a directory source.
 	_, err = dirAt(s, "t/a2/b/f").Rename(e.ctx, "g", nil)
 	wantFileCode(t, err, 404, fileerror.ResourceNotFound)
 
-	// Onto a read-only file [R: TestDirectoryRenameIgnoreReadOnly].
+	// Onto a read-only file (azfile recorded test
+	// TestDirectoryRenameIgnoreReadOnly).
 	ro := fileAt(s, "t/ro")
 	_, err = ro.Create(e.ctx, 1, &file.CreateOptions{SMBProperties: &file.SMBProperties{Attributes: &file.NTFSFileAttributes{ReadOnly: true}}})
 	must(t, err)
@@ -620,7 +636,8 @@ func TestFileDirRenameDirectory(t *testing.T) {
 		t.Fatalf("directory at the replaced file's path: %v", err)
 	}
 
-	// SMB properties, permission and metadata [R: TestDirectoryRenameNonDefault].
+	// SMB properties, permission and metadata (azfile recorded test
+	// TestDirectoryRenameNonDefault).
 	ct := time.Date(2023, 3, 31, 21, 5, 0, 0, time.UTC)
 	rr, err = dirAt(s, "t/ro").Rename(e.ctx, "ren", &directory.RenameOptions{
 		FileSMBProperties: &file.SMBProperties{Attributes: &file.NTFSFileAttributes{ReadOnly: true, System: true},
@@ -656,7 +673,7 @@ func TestFileDirRenameSAS(t *testing.T) {
 	u, err := s.GetSASURL(sas.SharePermissions{Read: true, Create: true, Write: true}, time.Now().Add(time.Hour), nil)
 	must(t, err)
 	base, q, _ := strings.Cut(u, "?")
-	// [R: TestDirectoryRenameUsingSAS]
+	// (azfile recorded test TestDirectoryRenameUsingSAS)
 	d, err := directory.NewClientWithNoCredential(base+"/dir1?"+q, (*directory.ClientOptions)(fileClientOptions()))
 	must(t, err)
 	_, err = d.Rename(e.ctx, "dir2?"+q, nil)

@@ -2,9 +2,11 @@ package e2e
 
 // End-to-end tests of the File operations on one file: Create File, Get
 // File, Get/Set File Properties, Set File Metadata, Delete File, and the
-// path rules they share. Evidence tags as in the REST digest: [R] a
-// recorded real-service response (azfile v1.7.1 recorded tests,
-// file/client_test.go), [D] the REST documentation, [I] inference.
+// path rules they share. Test names in comments are azfile v1.7.1's
+// recorded tests (github.com/Azure/azure-sdk-for-go,
+// sdk/storage/azfile/file/client_test.go), whose recordings hold the real
+// service's answers; REST pages are cited by title and URL; "(inferred)"
+// marks Cerulean's reading where no source says.
 
 import (
 	"bytes"
@@ -55,7 +57,8 @@ func TestFileCreateDefaults(t *testing.T) {
 		cr.FilePermissionKey == nil || *cr.FilePermissionKey == "" || cr.ID == nil || cr.ParentID == nil {
 		t.Fatalf("create: missing SMB headers: %+v", cr)
 	}
-	// The default ("New" semantics) adds Archive [R: TestFileCreateFilePropertySemantics].
+	// The default ("New" semantics) adds Archive (azfile recorded test
+	// TestFileCreateFilePropertySemantics).
 	if a := fiAttrs(t, cr.FileAttributes); !a.Archive || a.Directory {
 		t.Fatalf("attributes %q, want Archive", *cr.FileAttributes)
 	}
@@ -66,9 +69,10 @@ func TestFileCreateDefaults(t *testing.T) {
 	if *p.ETag != *cr.ETag || !p.LastModified.Equal(*cr.LastModified) {
 		t.Fatalf("properties ETag %s / %v, create returned %s / %v", *p.ETag, p.LastModified, *cr.ETag, cr.LastModified)
 	}
-	// Default content type [D: Create File, x-ms-content-type; R: HEAD after
-	// Create File without a type in TestResizeFile, GET in
-	// TestClearRangeNonDefaultCount].
+	// Default content type (Create File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/create-file,
+	// x-ms-content-type; HEAD after Create File without a type in
+	// TestResizeFile, GET in TestClearRangeNonDefaultCount).
 	if p.ContentType == nil || *p.ContentType != "application/octet-stream" {
 		t.Fatalf("content type %v, want application/octet-stream", p.ContentType)
 	}
@@ -156,7 +160,7 @@ func TestFileCreateHeadersMetadataSMB(t *testing.T) {
 	}
 
 	// A permission created on the share is applied by key and reported back
-	// under the same key [I: the key names the stored descriptor].
+	// under the same key (inferred: the key names the stored descriptor).
 	cp, err := s.CreatePermission(e.ctx, fiSDDL, nil)
 	must(t, err)
 	g := fileAt(s, "g.bin")
@@ -166,15 +170,15 @@ func TestFileCreateHeadersMetadataSMB(t *testing.T) {
 		t.Fatalf("permission key %s, want %s", got, *cp.FilePermissionKey)
 	}
 
-	// A key that names no permission is refused with 400 [I: code not
-	// verified against the service, status only].
+	// A key that names no permission is refused with 400 (the code is not
+	// verified against the service, only the status).
 	_, err = fileAt(s, "h.bin").Create(e.ctx, 0, &file.CreateOptions{Permissions: &file.Permissions{PermissionKey: to.Ptr("12345*67890")}})
 	wantFileCode(t, err, http.StatusBadRequest, "")
 	// So is a permission that is not SDDL.
 	_, err = fileAt(s, "h.bin").Create(e.ctx, 0, &file.CreateOptions{Permissions: &file.Permissions{Permission: to.Ptr("not a descriptor")}})
 	wantFileCode(t, err, http.StatusBadRequest, "")
-	// And an unknown attribute name [I: InvalidHeaderValue, the common code
-	// for a malformed header].
+	// And an unknown attribute name: InvalidHeaderValue, the common code
+	// for a malformed header (inferred).
 	_, err = fileAt(s, "h.bin").Create(fiHeader(e.ctx, "x-ms-file-attributes", "Bogus"), 0, nil)
 	wantFileCode(t, err, http.StatusBadRequest, fileerror.InvalidHeaderValue)
 	if _, err := fileAt(s, "h.bin").GetProperties(e.ctx, nil); err == nil {
@@ -182,9 +186,10 @@ func TestFileCreateHeadersMetadataSMB(t *testing.T) {
 	}
 }
 
-// Create File on an existing file replaces it: a new empty sparse file
-// with only the new request's properties [D: Create File "creates a new
-// file or replaces a file"].
+// Create File on an existing file replaces it: a new empty sparse file with
+// only the new request's properties (Create File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-file
+// "creates a new file or replaces a file").
 func TestFileCreateReplaces(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -215,7 +220,8 @@ func TestFileCreateReplaces(t *testing.T) {
 func TestFileCreateErrors(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
-	// Under a missing directory: 404 ParentNotFound [R: TestFileCreateUsingSharedKey].
+	// Under a missing directory: 404 ParentNotFound (azfile recorded test
+	// TestFileCreateUsingSharedKey).
 	_, err := fileAt(s, "nodir/f").Create(e.ctx, 10, nil)
 	wantFileCode(t, err, http.StatusNotFound, fileerror.ParentNotFound)
 	_, err = fileAt(s, "a/b/c/f").Create(e.ctx, 10, nil)
@@ -223,23 +229,24 @@ func TestFileCreateErrors(t *testing.T) {
 	// In a missing share: 404 ShareNotFound.
 	_, err = fileAt(e.svc.NewShareClient("noshare"), "f").Create(e.ctx, 10, nil)
 	wantFileCode(t, err, http.StatusNotFound, fileerror.ShareNotFound)
-	// Larger than 4 TiB [D: Create File, x-ms-content-length "up to 4 TiB";
-	// R: the service's message for a bad size is OutOfRangeInput "The file
-	// size exceeds the maximum permissible limit.",
-	// TestFileResizeInvalidSizeNegative].
+	// Larger than 4 TiB (Create File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/create-file,
+	// x-ms-content-length "up to 4 TiB"; the service's message for a bad
+	// size is OutOfRangeInput "The file size exceeds the maximum permissible
+	// limit.", TestFileResizeInvalidSizeNegative).
 	_, err = fileAt(s, "huge").Create(e.ctx, 4<<40+1, nil)
 	wantFileCode(t, err, http.StatusBadRequest, fileerror.OutOfRangeInput)
 	// Exactly 4 TiB is allowed in a share of the default quota (5 TiB)
-	// [R: TestCreateMaximumSizeFileShare].
+	// (azfile recorded test TestCreateMaximumSizeFileShare).
 	e.mkfile(s, "max", 4<<40)
 	// Success after the directory exists.
 	e.mkdir(s, "nodir")
 	e.mkfile(s, "nodir/f", 10)
 }
 
-// A negative size is 400 OutOfRangeInput [R:
+// A negative size is 400 OutOfRangeInput (azfile recorded test
 // TestFileResizeInvalidSizeNegative: Resize(-4) fails with OutOfRangeInput;
-// Create File takes the same x-ms-content-length header, I].
+// Create File takes the same x-ms-content-length header, I).
 func TestFileNegativeSize(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -250,9 +257,9 @@ func TestFileNegativeSize(t *testing.T) {
 	wantFileCode(t, err, http.StatusBadRequest, fileerror.OutOfRangeInput)
 }
 
-// A file larger than the share quota is refused [R:
+// A file larger than the share quota is refused (azfile recorded test
 // TestNegativeFileSizeMoreThanShareQuota: a 4 TiB file in a 1024 GiB share
-// gets 403 ShareSizeLimitReached "The specified share is full."].
+// gets 403 ShareSizeLimitReached "The specified share is full.").
 func TestFileCreateOverQuota(t *testing.T) {
 	e := startFile(t)
 	s := e.svc.NewShareClient(fileName("quota"))
@@ -307,16 +314,17 @@ func TestFileGet(t *testing.T) {
 	if raw.StatusCode != http.StatusPartialContent || !bytes.Equal(got, data[9000:]) || *r.ContentRange != "bytes 9000-9999/10000" {
 		t.Fatalf("open range: status %d Content-Range %v", raw.StatusCode, r.ContentRange)
 	}
-	// A range running past the end is cut at the end [R:
-	// TestFileDownloadDataCountOutOfRange].
+	// A range running past the end is cut at the end (azfile recorded test
+	// TestFileDownloadDataCountOutOfRange).
 	r, _, got, err = get(&file.DownloadStreamOptions{Range: file.HTTPRange{Offset: 9990, Count: 100}})
 	must(t, err)
 	if !bytes.Equal(got, data[9990:]) || *r.ContentRange != "bytes 9990-9999/10000" {
 		t.Fatalf("range past the end: %d bytes, Content-Range %v", len(got), *r.ContentRange)
 	}
-	// A range starting at or past the end: 416 InvalidRange [R:
-	// TestFileDownloadDataOffsetOutOfRange; D: Specifying the range header
-	// for Azure Files].
+	// A range starting at or past the end: 416 InvalidRange (azfile
+	// TestFileDownloadDataOffsetOutOfRange; Specifying the range header for
+	// Azure Files operations,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/specifying-the-range-header-for-file-service-operations).
 	for _, off := range []int64{size, size + 1, 1 << 40} {
 		_, _, _, err = get(&file.DownloadStreamOptions{Range: file.HTTPRange{Offset: off, Count: 10}})
 		wantFileCode(t, err, http.StatusRequestedRangeNotSatisfiable, fileerror.InvalidRange)
@@ -335,9 +343,10 @@ func TestFileGet(t *testing.T) {
 	if !bytes.Equal(got, data[1000:5096]) || !bytes.Equal(r.ContentMD5, fiMD5(data[1000:5096])) {
 		t.Fatalf("range MD5 %x, want %x", r.ContentMD5, fiMD5(data[1000:5096]))
 	}
-	// ... needs a range, and a range of at most 4 MiB [D: Get File,
+	// ... needs a range, and a range of at most 4 MiB (Get File,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/get-file,
 	// x-ms-range-get-content-md5: "status code 400 (Bad Request)" in both
-	// cases; the code is not documented].
+	// cases; the code is not documented).
 	_, _, _, err = get(&file.DownloadStreamOptions{RangeGetContentMD5: to.Ptr(true)})
 	wantFileCode(t, err, http.StatusBadRequest, "")
 	big := e.mkfile(s, "big", 4<<20+1)
@@ -352,7 +361,8 @@ func TestFileGet(t *testing.T) {
 	}
 
 	// The stored Content-MD5: on a whole read as Content-MD5, on a ranged
-	// read as x-ms-content-md5 [R: TestUploadDownloadDefaultNonDefaultMD5].
+	// read as x-ms-content-md5 (azfile recorded test
+	// TestUploadDownloadDefaultNonDefaultMD5).
 	whole := fiMD5(data)
 	_, err = f.SetHTTPHeaders(e.ctx, &file.SetHTTPHeadersOptions{HTTPHeaders: &file.HTTPHeaders{ContentMD5: whole}})
 	must(t, err)
@@ -390,7 +400,8 @@ func TestFileSetHTTPHeaders(t *testing.T) {
 	before := e.props(f)
 
 	// New HTTP headers; SMB properties left out are preserved, except the
-	// change time, which defaults to now [R: TestFilePreservePermissions].
+	// change time, which defaults to now (azfile recorded test
+	// TestFilePreservePermissions).
 	e.clock.Advance(2 * time.Second)
 	md5sum := fiMD5([]byte("x"))
 	sr, err := f.SetHTTPHeaders(e.ctx, &file.SetHTTPHeadersOptions{
@@ -420,8 +431,9 @@ func TestFileSetHTTPHeaders(t *testing.T) {
 		t.Fatalf("metadata changed by Set File Properties: %v", p.Metadata)
 	}
 
-	// New SMB properties; attributes replace the old set [R:
-	// TestFileGetSetPropertiesNonDefault: Hidden alone reads back "Hidden"].
+	// New SMB properties; attributes replace the old set (azfile recorded
+	// test TestFileGetSetPropertiesNonDefault: Hidden alone reads back
+	// "Hidden").
 	created := time.Date(2020, 1, 1, 0, 0, 0, 500, time.UTC)
 	written := time.Date(2020, 2, 2, 0, 0, 0, 0, time.UTC)
 	changed := time.Date(2020, 3, 3, 0, 0, 0, 0, time.UTC)
@@ -463,9 +475,9 @@ func TestFileSetHTTPHeadersClears(t *testing.T) {
 		ContentMD5: fiMD5([]byte("x")), CacheControl: to.Ptr("no-cache"), ContentDisposition: to.Ptr("inline"),
 	}})
 	must(t, err)
-	// HTTP headers left out are cleared [R: TestFileGetSetPropertiesDefault,
-	// TestUploadDownloadDefaultNonDefaultMD5 "ContentType is set to empty
-	// during SetHTTPHeaders"].
+	// HTTP headers left out are cleared (azfile recorded test
+	// TestFileGetSetPropertiesDefault, TestUploadDownloadDefaultNonDefaultMD5
+	// "ContentType is set to empty during SetHTTPHeaders").
 	_, err = f.SetHTTPHeaders(e.ctx, nil)
 	must(t, err)
 	p := e.props(f)
@@ -474,8 +486,8 @@ func TestFileSetHTTPHeadersClears(t *testing.T) {
 		t.Fatalf("headers not cleared: type %q encoding %q language %q md5 %x cache %q disposition %q",
 			fiStr(p.ContentType), fiStr(p.ContentEncoding), fiStr(p.ContentLanguage), p.ContentMD5, fiStr(p.CacheControl), fiStr(p.ContentDisposition))
 	}
-	// Get File then sends no Content-Type either [R:
-	// TestUploadDownloadDefaultNonDefaultMD5, resp.ContentType nil].
+	// Get File then sends no Content-Type either (azfile recorded test
+	// TestUploadDownloadDefaultNonDefaultMD5, resp.ContentType nil).
 	dr, err := f.DownloadStream(e.ctx, nil)
 	must(t, err)
 	dr.Body.Close()
@@ -509,11 +521,11 @@ func TestFileResize(t *testing.T) {
 		t.Fatal("grown file: the data dropped by the shrink came back, or the tail is not zero")
 	}
 	for _, r := range e.ranges(f, nil) {
-		if r[1] >= 3000+511 { // allow rounding of the last range to 512 bytes [I]
+		if r[1] >= 3000+511 { // allow rounding of the last range to 512 bytes (inferred)
 			t.Fatalf("range %v survives past the shrink point", r)
 		}
 	}
-	// Resize to zero [R: TestFileResizeZero].
+	// Resize to zero (azfile recorded test TestFileResizeZero).
 	_, err = f.Resize(e.ctx, 0, nil)
 	must(t, err)
 	if n := *e.props(f).ContentLength; n != 0 {
@@ -526,10 +538,10 @@ func TestFileResize(t *testing.T) {
 	must(t, err)
 }
 
-// A request that only resizes keeps the HTTP properties [R:
-// TestResizeFile: Content-Type is still reported after Resize, while Set
-// File Properties without x-ms-content-length clears it,
-// TestFileGetSetPropertiesDefault].
+// A request that only resizes keeps the HTTP properties (azfile recorded test
+// TestResizeFile: Content-Type is still reported after Resize, while Set File
+// Properties without x-ms-content-length clears it,
+// TestFileGetSetPropertiesDefault).
 func TestFileResizeKeepsHTTPHeaders(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -569,14 +581,14 @@ func TestFileSetMetadata(t *testing.T) {
 	if p := e.props(f); len(p.Metadata) != 1 || *p.Metadata["Only"] != "one" {
 		t.Fatalf("metadata %v", p.Metadata)
 	}
-	// No metadata clears it [R: TestFileSetMetadataNil].
+	// No metadata clears it (azfile recorded test TestFileSetMetadataNil).
 	_, err = f.SetMetadata(e.ctx, nil)
 	must(t, err)
 	if p := e.props(f); len(p.Metadata) != 0 {
 		t.Fatalf("metadata %v after clearing", p.Metadata)
 	}
-	// Names must be C# identifiers [R: TestFileSetMetadataInvalidField fails;
-	// code as for blobs].
+	// Names must be C# identifiers (azfile recorded test
+	// TestFileSetMetadataInvalidField fails; code as for blobs).
 	_, err = f.SetMetadata(e.ctx, &file.SetMetadataOptions{Metadata: map[string]*string{"1abc": to.Ptr("x")}})
 	wantFileCode(t, err, http.StatusBadRequest, fileerror.InvalidMetadata)
 	_, err = fileAt(s, "nofile").SetMetadata(e.ctx, &file.SetMetadataOptions{Metadata: map[string]*string{"a": to.Ptr("b")}})
@@ -629,11 +641,11 @@ func TestFileDelete(t *testing.T) {
 }
 
 // The file client pointed at a directory: file operations see no file
-// there [I: the file resolves to nothing, 404 ResourceNotFound]; Create File
-// over a directory conflicts with it [I: the service answers the mirror
-// case, Create Directory over a file, with 409 "The specified resource type
-// does not match the type of the existing resource" (ResourceTypeMismatch),
-// microsoft/vscode-azurestorage#848].
+// there: the file resolves to nothing, 404 ResourceNotFound (inferred);
+// Create File over a directory conflicts with it, as the service answers the
+// mirror case, Create Directory over a file, with 409 "The specified
+// resource type does not match the type of the existing resource"
+// (ResourceTypeMismatch, microsoft/vscode-azurestorage#848).
 func TestFileOnDirectoryPath(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -668,8 +680,9 @@ func TestFileOnDirectoryPath(t *testing.T) {
 	}
 }
 
-// Names are case-insensitive and case-preserving [D: Naming and
-// referencing shares, directories, files, and metadata].
+// Names are case-insensitive and case-preserving (Naming and referencing
+// shares, directories, files, and metadata,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/naming-and-referencing-shares--directories--files--and-metadata).
 func TestFileCaseInsensitive(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -714,10 +727,12 @@ func TestFileCaseInsensitive(t *testing.T) {
 	wantFileCode(t, err, http.StatusNotFound, fileerror.ResourceNotFound)
 }
 
-// Path component rules [D: Naming and referencing; R: the service answers
-// 400 InvalidResourceName "The specifed resource name contains invalid
-// characters." (microsoft/AzureStorageExplorer#2566,
-// jenkinsci/azure-storage-plugin#231)].
+// Path component rules (Naming and referencing shares, directories, files,
+// and metadata,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/naming-and-referencing-shares--directories--files--and-metadata);
+// the service answers 400 InvalidResourceName "The specifed resource name
+// contains invalid characters." (microsoft/AzureStorageExplorer#2566,
+// jenkinsci/azure-storage-plugin#231).
 func TestFileNames(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -729,7 +744,7 @@ func TestFileNames(t *testing.T) {
 		}
 		wantFileCode(t, err, http.StatusBadRequest, fileerror.InvalidResourceName)
 	}
-	// A component of 255 characters is allowed, 256 is not [D].
+	// A component of 255 characters is allowed, 256 is not (same page).
 	long := strings.Repeat("n", 255)
 	e.mkfile(s, long, 1)
 	_, err := fileAt(s, long+"n").Create(e.ctx, 1, nil)
@@ -747,11 +762,11 @@ func TestFileNames(t *testing.T) {
 	}
 }
 
-// Trailing dots: with x-ms-allow-trailing-dot: true they are part of the
-// name [R: TestFileCreateDeleteTrailingDot, TestFileSetMetadataTrailingDot
-// create and use "file.."]; without it the service trims them [D:
-// ShareClientOptions.AllowTrailingDot "If false, the trailing dot will be
-// trimmed"; version 2022-11-02 notes].
+// Trailing dots: with x-ms-allow-trailing-dot: true they are part of the name
+// (azfile recorded test TestFileCreateDeleteTrailingDot,
+// TestFileSetMetadataTrailingDot create and use "file.."); without it the
+// service trims them (azfile's ShareClientOptions.AllowTrailingDot: "If
+// false, the trailing dot will be trimmed"; version 2022-11-02).
 func TestFileTrailingDot(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -783,8 +798,9 @@ func TestFileTrailingDotTrimmed(t *testing.T) {
 	}
 }
 
-// File REST has no conditional requests: If-* headers are refused with
-// 400 ConditionHeadersNotSupported [D: Azure Files error codes].
+// File REST has no conditional requests: If-* headers are refused with 400
+// ConditionHeadersNotSupported (Azure Files error codes,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes).
 func TestFileConditionHeaders(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -860,8 +876,10 @@ func TestFileSAS(t *testing.T) {
 }
 
 // A file service SAS overrides the response headers it signs (rscc, rscd,
-// rsce, rscl, rsct) on Get File and Get File Properties; an account SAS
-// has none [D: Create a service SAS, "Blob Storage and Azure Files only"].
+// rsce, rscl, rsct) on Get File and Get File Properties; an account SAS has
+// none (Create a service SAS,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas,
+// "Blob Storage and Azure Files only").
 func TestFileSASOverrides(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -918,11 +936,12 @@ func fiShareName(t testing.TB, s *share.Client) string {
 }
 
 // Create File with a body (version 2026-06-06, azfile CreateOptions.
-// OptionalBody) writes the data in the same request [R: TestFileCreateData,
-// TestFileCreateDataPrecalculatedChecksum (Content-MD5 echoed),
-// TestFileCreateDataIncorrectMD5 (Md5Mismatch), TestFileCreateDataWithMD5NoBody
-// (no Content-MD5 without a body); live tests TestFileCreateDataExactly4MiB
-// and TestFileCreateDataExceedMaxSize (RequestBodyTooLarge)].
+// OptionalBody) writes the data in the same request (azfile recorded test
+// TestFileCreateData, TestFileCreateDataPrecalculatedChecksum (Content-MD5
+// echoed), TestFileCreateDataIncorrectMD5 (Md5Mismatch),
+// TestFileCreateDataWithMD5NoBody (no Content-MD5 without a body); live tests
+// TestFileCreateDataExactly4MiB and TestFileCreateDataExceedMaxSize
+// (RequestBodyTooLarge)).
 func TestFileCreateWithData(t *testing.T) {
 	e := startFile(t)
 	s := e.share()

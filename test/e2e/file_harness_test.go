@@ -70,15 +70,6 @@ func fileClient(t testing.TB, url, key string) *service.Client {
 	return c
 }
 
-// fileAnon is a service client that sends no Authorization header.
-func (e *fileEnv) fileAnon() *service.Client {
-	c, err := service.NewClientWithNoCredential(e.app.FileURL, fileClientOptions())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return c
-}
-
 var fiSeq atomic.Int64
 
 // fileName returns a unique lower-case share name with prefix.

@@ -1,9 +1,10 @@
 package e2e
 
-// End-to-end tests of Lease File through azfile's lease package, and of
-// the lease gate on file writes. Evidence tags as in the REST digest:
-// [D] the Lease File documentation, [R] a recorded real-service response,
-// [I] inference.
+// End-to-end tests of Lease File through azfile's lease package, and of the
+// lease gate on file writes. Unless another source is named, the rules come
+// from Lease File
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file);
+// "(inferred)" marks Cerulean's reading where no source says.
 
 import (
 	"net/http"
@@ -44,7 +45,7 @@ func TestFileLeaseLifecycle(t *testing.T) {
 	if raw.StatusCode != http.StatusCreated || acq.LeaseID == nil || *acq.LeaseID != *lc.LeaseID() {
 		t.Fatalf("acquire: %d, lease id %s (client %s)", raw.StatusCode, fiStr(acq.LeaseID), *lc.LeaseID())
 	}
-	// Lease File does not modify ETag or Last-Modified [D].
+	// Lease File does not modify ETag or Last-Modified (Lease File).
 	if *acq.ETag != *before.ETag || !acq.LastModified.Equal(*before.LastModified) {
 		t.Fatalf("acquire changed ETag %s -> %s", *before.ETag, *acq.ETag)
 	}
@@ -94,7 +95,7 @@ func TestFileLeaseLifecycle(t *testing.T) {
 	if p := e.props(f); *p.LeaseState != lease.StateTypeBroken || *p.LeaseStatus != lease.StatusTypeUnlocked {
 		t.Fatalf("broken: %s %s", *p.LeaseState, *p.LeaseStatus)
 	}
-	// Broken: change fails, a new acquire by anyone succeeds [D].
+	// Broken: change fails, a new acquire by anyone succeeds (Lease File).
 	_, err = lc.Change(e.ctx, old, nil)
 	wantFileCode(t, err, http.StatusConflict, "LeaseNotPresentWithLeaseOperation")
 	other := fiLease(t, f, "")
@@ -148,9 +149,9 @@ func TestFileLeaseGatesWrites(t *testing.T) {
 		}},
 	}
 	for _, w := range writes {
-		// [D] "If the lease ID is not included, these operations will fail
-		// on a leased file with 412"; [R] a wrong ID is 412
-		// LeaseIdMismatchWithFileOperation.
+		// Lease File: "If the lease ID is not included, these operations
+		// will fail on a leased file with 412"; a wrong ID is 412
+		// LeaseIdMismatchWithFileOperation (azfile's recorded lease tests).
 		wantFileCode(t, w.do(nil), http.StatusPreconditionFailed, "LeaseIdMissing")
 		wantFileCode(t, w.do(fiLeaseOf(wrong)), http.StatusPreconditionFailed, "LeaseIdMismatchWithFileOperation")
 		if err := w.do(fiLeaseOf(id)); err != nil {
@@ -161,7 +162,8 @@ func TestFileLeaseGatesWrites(t *testing.T) {
 	_, err = f.Delete(e.ctx, nil)
 	wantFileCode(t, err, http.StatusPreconditionFailed, "LeaseIdMissing")
 
-	// Reads need no ID, but a wrong one fails [D; R for GET].
+	// Reads need no ID, but a wrong one fails (Lease File; azfile's recorded
+	// lease tests for GET).
 	_, err = f.GetProperties(e.ctx, nil)
 	must(t, err)
 	_, err = f.DownloadStream(e.ctx, &file.DownloadStreamOptions{LeaseAccessConditions: fiLeaseOf(wrong)})
@@ -170,7 +172,7 @@ func TestFileLeaseGatesWrites(t *testing.T) {
 	must(t, err)
 	r.Body.Close()
 
-	// Broken: writes without an ID succeed again [D], with one fail.
+	// Broken: writes without an ID succeed again (Lease File), with one fail.
 	_, err = lc.Break(e.ctx, nil)
 	must(t, err)
 	_, err = f.SetMetadata(e.ctx, &file.SetMetadataOptions{LeaseAccessConditions: fiLeaseOf(id)})

@@ -2,7 +2,7 @@ package e2e
 
 // End-to-end tests of Put Range (update and clear), List Ranges (also
 // against share snapshots), large sparse files, and the ETag/Last-Modified
-// rule for every write. Evidence tags as in file_file_test.go.
+// rule for every write. Sources are cited as in file_file_test.go.
 
 import (
 	"bytes"
@@ -55,8 +55,9 @@ func TestFilePutRange(t *testing.T) {
 	}
 
 	// A correct transactional MD5 is accepted and echoed; a wrong one is
-	// refused and writes nothing [R: TestFileUploadRangeTransactionalMD5,
-	// TestFileUploadRangeIncorrectTransactionalMD5: Md5Mismatch].
+	// refused and writes nothing (azfile recorded test
+	// TestFileUploadRangeTransactionalMD5,
+	// TestFileUploadRangeIncorrectTransactionalMD5: Md5Mismatch).
 	good := fiRand(512)
 	pr, err = f.UploadRange(e.ctx, 0, fiBody(good), &file.UploadRangeOptions{TransactionalValidation: file.TransferValidationTypeMD5(fiMD5(good))})
 	must(t, err)
@@ -70,8 +71,9 @@ func TestFilePutRange(t *testing.T) {
 		t.Fatal("a refused Put Range changed the file")
 	}
 
-	// Ranges must lie inside the file: files do not grow on write [digest
-	// 7.1: 416 InvalidRange].
+	// Ranges must lie inside the file: files do not grow on write: 416
+	// InvalidRange (Put Range,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/put-range).
 	for _, off := range []int64{10240, 10200, 1 << 40} {
 		_, err = f.UploadRange(e.ctx, off, fiBody(fiRand(100)), nil)
 		wantFileCode(t, err, http.StatusRequestedRangeNotSatisfiable, fileerror.InvalidRange)
@@ -80,8 +82,10 @@ func TestFilePutRange(t *testing.T) {
 		t.Fatalf("length %d after refused writes", n)
 	}
 
-	// At most 4 MiB per call [D: Put Range; R: RequestBodyTooLarge for the
-	// same limit on Create File with a body, TestFileCreateDataExceedMaxSize].
+	// At most 4 MiB per call (Put Range,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/put-range;
+	// RequestBodyTooLarge for the same limit on Create File with a body,
+	// TestFileCreateDataExceedMaxSize).
 	big := e.mkfile(s, "big", 8<<20)
 	four := fiRand(4 << 20)
 	e.put(big, 1, four)
@@ -91,15 +95,15 @@ func TestFilePutRange(t *testing.T) {
 	_, err = big.UploadRange(e.ctx, 0, fiBody(fiRand(4<<20+1)), nil)
 	wantFileCode(t, err, http.StatusRequestEntityTooLarge, fileerror.RequestBodyTooLarge)
 
-	// Missing file [R: TestFileUploadRangeNonExistentFile].
+	// Missing file (azfile recorded test TestFileUploadRangeNonExistentFile).
 	_, err = fileAt(s, "nofile").UploadRange(e.ctx, 0, fiBody([]byte("abc")), nil)
 	wantFileCode(t, err, http.StatusNotFound, fileerror.ResourceNotFound)
 }
 
 // Put Range answers with the MD5 of the body even when the request had no
-// Content-MD5 [R: TestUploadDownloadDefaultNonDefaultMD5 and
+// Content-MD5 (azfile recorded test TestUploadDownloadDefaultNonDefaultMD5 and
 // TestFileUploadRangeTransactionalMD5 require pResp.ContentMD5 != nil for
-// UploadRange without transactional validation].
+// UploadRange without transactional validation).
 func TestFilePutRangeContentMD5(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -111,8 +115,8 @@ func TestFilePutRangeContentMD5(t *testing.T) {
 	}
 }
 
-// x-ms-file-last-write-time on Put Range [R:
-// TestFileUploadRangeLastWrittenModePreserve / ...Now].
+// x-ms-file-last-write-time on Put Range (azfile recorded test
+// TestFileUploadRangeLastWrittenModePreserve / ...Now).
 func TestFilePutRangeLastWriteTime(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -154,14 +158,14 @@ func TestFileClearRange(t *testing.T) {
 	e.clock.Advance(time.Second)
 
 	// Clear the second KiB: the data reads zero and the range leaves the list
-	// [R: TestClearRangeMultipleRanges].
+	// (azfile recorded test TestClearRangeMultipleRanges).
 	var raw *http.Response
 	cr, err := f.ClearRange(fiCapture(e.ctx, &raw), file.HTTPRange{Offset: 1024, Count: 1024}, nil)
 	must(t, err)
 	if raw.StatusCode != http.StatusCreated {
 		t.Fatalf("status %d, want 201", raw.StatusCode)
 	}
-	if cr.ContentMD5 != nil { // [R: TestFileUploadClearListRange]
+	if cr.ContentMD5 != nil { // (azfile recorded test TestFileUploadClearListRange)
 		t.Fatalf("clear returned Content-MD5 %x", cr.ContentMD5)
 	}
 	if *cr.ETag == *before.ETag || !cr.LastModified.After(*before.LastModified) {
@@ -176,7 +180,7 @@ func TestFileClearRange(t *testing.T) {
 	if n := *e.props(f).ContentLength; n != 4096 {
 		t.Fatalf("clear changed the length to %d", n)
 	}
-	// Clear everything [R: TestClearRangeDefault].
+	// Clear everything (azfile recorded test TestClearRangeDefault).
 	_, err = f.ClearRange(e.ctx, file.HTTPRange{Offset: 0, Count: 4096}, nil)
 	must(t, err)
 	wantRanges(t, "all cleared", e.ranges(f, nil), fiRanges{})
@@ -195,8 +199,9 @@ func TestFileClearRange(t *testing.T) {
 }
 
 // A clear that is not aligned to 512 bytes zeroes the bytes but keeps the
-// range listed [R: TestClearRangeNonDefaultCount: a 1-byte file, write 1
-// byte, clear 1 byte: List Ranges still shows 0-0 and the byte reads 0].
+// range listed (azfile recorded test TestClearRangeNonDefaultCount: a 1-byte
+// file, write 1 byte, clear 1 byte: List Ranges still shows 0-0 and the byte
+// reads 0).
 func TestFileClearRangeUnaligned(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -214,7 +219,8 @@ func TestFileClearRangeUnaligned(t *testing.T) {
 func TestFileListRanges(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
-	// An empty file has no ranges [R: TestFileGetRangeListDefaultEmptyFile].
+	// An empty file has no ranges (azfile recorded test
+	// TestFileGetRangeListDefaultEmptyFile).
 	empty := e.mkfile(s, "empty", 0)
 	wantRanges(t, "empty file", e.ranges(empty, nil), fiRanges{})
 	// Nor has a new sparse file.
@@ -224,20 +230,22 @@ func TestFileListRanges(t *testing.T) {
 	if len(r.Ranges) != 0 || r.FileContentLength == nil || *r.FileContentLength != 1536 || r.ETag == nil || r.LastModified == nil {
 		t.Fatalf("new file: %d ranges, x-ms-content-length %v", len(r.Ranges), r.FileContentLength)
 	}
-	// Non-contiguous writes list separately [R: TestFileGetRangeListNonContiguousRanges].
+	// Non-contiguous writes list separately (azfile recorded test
+	// TestFileGetRangeListNonContiguousRanges).
 	e.put(f, 0, fiRand(512))
 	e.put(f, 1024, fiRand(512))
 	wantRanges(t, "two writes", e.ranges(f, nil), fiRanges{{0, 511}, {1024, 1535}})
 	// Adjacent writes merge.
 	e.put(f, 512, fiRand(512))
 	wantRanges(t, "filled gap", e.ranges(f, nil), fiRanges{{0, 1535}})
-	// A range limits the listing [R: TestFileGetRangeListNonContiguousRangesCountLess].
+	// A range limits the listing (azfile recorded test
+	// TestFileGetRangeListNonContiguousRangesCountLess).
 	g := e.mkfile(s, "g", 4096)
 	e.put(g, 0, fiRand(512))
 	e.put(g, 2048, fiRand(1024))
 	wantRanges(t, "limited", e.ranges(g, &file.GetRangeListOptions{Range: file.HTTPRange{Offset: 0, Count: 512}}), fiRanges{{0, 511}})
 	wantRanges(t, "second only", e.ranges(g, &file.GetRangeListOptions{Range: file.HTTPRange{Offset: 1024, Count: 3072}}), fiRanges{{2048, 3071}})
-	// A range past the end lists what there is [R: ...CountExceed].
+	// A range past the end lists what there is (...CountExceed).
 	wantRanges(t, "past the end", e.ranges(g, &file.GetRangeListOptions{Range: file.HTTPRange{Offset: 0, Count: 4097}}), fiRanges{{0, 511}, {2048, 3071}})
 	// Missing file.
 	_, err = fileAt(s, "nofile").GetRangeList(e.ctx, nil)
@@ -245,10 +253,12 @@ func TestFileListRanges(t *testing.T) {
 }
 
 // Share snapshots freeze a file: reads, properties and range lists at the
-// snapshot stay as they were, writes to the snapshot are refused, and
-// List Ranges with prevsharesnapshot returns the ranges changed since then
-// [D: List Ranges, prevsharesnapshot (2020-02-10): "changed ranges include
-// both updated and cleared ranges"; R: TestFileGetRangeListSnapshot].
+// snapshot stay as they were, writes to the snapshot are refused, and List
+// Ranges with prevsharesnapshot returns the ranges changed since then (List
+// Ranges,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/list-ranges,
+// prevsharesnapshot (2020-02-10): "changed ranges include both updated and
+// cleared ranges"; azfile recorded test TestFileGetRangeListSnapshot).
 func TestFileSnapshotRanges(t *testing.T) {
 	e := startFile(t)
 	s := e.share()
@@ -308,7 +318,9 @@ func TestFileSnapshotRanges(t *testing.T) {
 	must(t, err)
 	wantRanges(t, "between snapshots", fiRangeList(d.Ranges), fiRanges{{0, 511}, {4096, 5119}})
 
-	// Writes to a snapshot are refused [D: 400 ShareSnapshotOperationNotSupported].
+	// Writes to a snapshot are refused: 400
+	// ShareSnapshotOperationNotSupported (Azure Files error codes,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes).
 	_, err = sf.UploadRange(e.ctx, 0, fiBody([]byte("x")), nil)
 	wantFileCode(t, err, http.StatusBadRequest, fileerror.ShareSnapshotOperationNotSupported)
 	_, err = sf.SetMetadata(e.ctx, nil)

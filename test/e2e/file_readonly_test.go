@@ -8,9 +8,9 @@ import (
 )
 
 // A file with the ReadOnly attribute refuses REST content changes and
-// deletion with 409 ReadOnlyAttribute (the status the service sends [R:
-// azcopy#3230]) until Set File Properties clears the attribute; metadata
-// and properties stay writable.
+// deletion with 409 ReadOnlyAttribute (the status the service sends,
+// Azure/azure-storage-azcopy#3230) until Set File Properties clears the
+// attribute; metadata and properties stay writable.
 func TestFileReadOnlyAttribute(t *testing.T) {
 	e := startFile(t)
 	s := e.share()

@@ -18,11 +18,12 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
-// TestSASFilePermissions: each permission letter of a share SAS (sr=s,
-// built by azfile's sas package) against each directory and file
-// operation. Without any letter the operation needs: 403
-// AuthorizationPermissionMismatch and nothing written; each needed letter
-// alone allows it [D: Create a service SAS, permissions for a file/share].
+// TestSASFilePermissions: each permission letter of a share SAS (sr=s, built
+// by azfile's sas package) against each directory and file operation. Without
+// any letter the operation needs: 403 AuthorizationPermissionMismatch and
+// nothing written; each needed letter alone allows it (Create a service SAS,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas,
+// permissions for a file/share).
 func TestSASFilePermissions(t *testing.T) {
 	e := startFile(t)
 	s := e.share()

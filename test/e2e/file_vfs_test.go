@@ -113,8 +113,10 @@ func TestFileVFSData(t *testing.T) {
 }
 
 // TestFileVFSShareModes holds the file open over SMB with full access and
-// each share mode (as smbtorture smb2.hold-sharemode does) and runs the
-// REST operations of the digest §5.4 table against it.
+// each share mode (as smbtorture smb2.hold-sharemode does) and runs the REST
+// operations of the tables of Managing file locks
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks)
+// against it.
 func TestFileVFSShareModes(t *testing.T) {
 	e := startFileVFS(t)
 	type restOp struct {

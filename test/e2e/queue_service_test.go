@@ -162,7 +162,10 @@ func TestQueueList(t *testing.T) {
 		t.Errorf("ServiceEndpoint %s", *page.ServiceEndpoint)
 	}
 
-	// More than 5000 is clamped, not an error [D]; 0 is out of range.
+	// More than 5000 is clamped, not an error (as List Containers documents;
+	// List Queues,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/list-queues1);
+	// 0 is out of range.
 	_, err = e.svc.NewListQueuesPager(&azqueue.ListQueuesOptions{MaxResults: to.Ptr(int32(6000))}).NextPage(e.ctx)
 	quMust(t, err)
 	_, err = e.svc.NewListQueuesPager(&azqueue.ListQueuesOptions{MaxResults: to.Ptr(int32(0))}).NextPage(e.ctx)

@@ -55,7 +55,7 @@ func TestQueueVisibilityTimeout(t *testing.T) {
 
 // TestQueueReceiptOutlivesTimeout: a receipt stays valid after the
 // visibility timeout passed as long as nobody dequeued the message again
-// [R: azure-storage-net#285, scenario 2].
+// (Azure/azure-storage-net#285, scenario 2).
 func TestQueueReceiptOutlivesTimeout(t *testing.T) {
 	e := quStart(t)
 	q := e.quQueue()

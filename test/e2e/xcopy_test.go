@@ -1,10 +1,11 @@
 package e2e
 
-// Copies between the Blob and File services of one server, as azcopy
-// makes them between Blob Storage and Azure Files: Copy File and Put
-// Range From URL from a blob, Copy Blob, Put Blob From URL and Put Block
-// From URL from a file [D: Copy File "copies a blob or file"; Copy Blob
-// "the source ... can be an Azure file"].
+// Copies between the Blob and File services of one server, as azcopy makes
+// them between Blob Storage and Azure Files: Copy File and Put Range From URL
+// from a blob, Copy Blob, Put Blob From URL and Put Block From URL from a
+// file (Copy File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file
+// "copies a blob or file"; Copy Blob "the source ... can be an Azure file").
 
 import (
 	"bytes"

@@ -170,8 +170,8 @@ func need(t *testing.T, prog string) string {
 
 // smbclient runs smbclient against a share with the dev account and the
 // given protocol (-m), in dir, with the commands cmds (-c), and returns
-// its combined output. The key is passed in an authentication file, as
-// the digest recommends over a key on the command line.
+// its combined output. The key is passed in an authentication file
+// (smbclient -A), not on the command line, where any process list shows it.
 func (e *env) smbclient(shareName, proto, dir, cmds string, key ...string) (string, error) {
 	e.t.Helper()
 	bin := need(e.t, "smbclient")

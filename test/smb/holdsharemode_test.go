@@ -58,12 +58,13 @@ var restOps = []struct {
 	{"Delete", func(ctx context.Context, fc *file.Client) error { _, err := fc.Delete(ctx, nil); return err }},
 }
 
-// sharingViolations is the digest's §5.4 table (Azure's "managing file
-// locks"): which REST operations fail with 409 SharingViolation while an
-// SMB client holds the file with all access and the given share mode.
-// Lease fails in every row: a lease cannot be acquired while any SMB open
-// holds write or delete access (the table's caveat), which these holders
-// (access 0x1F01FF) all do.
+// sharingViolations is the table of Azure's "Managing file locks"
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks):
+// which REST operations fail with 409 SharingViolation while an SMB client
+// holds the file with all access and the given share mode. Lease fails in
+// every row: a lease cannot be acquired while any SMB open holds write or
+// delete access (the table's caveat), which these holders (access 0x1F01FF)
+// all do.
 var sharingViolations = map[string][]string{
 	"N":   {"Create", "Get", "SetProps", "SetMetadata", "Delete", "PutRange", "ListRanges", "Lease"},
 	"R":   {"Create", "SetProps", "SetMetadata", "Delete", "PutRange", "Lease"},

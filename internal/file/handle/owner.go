@@ -124,6 +124,9 @@ func Reap(tx kv.Tx, now time.Time, limit int) (Result, error) {
 	opfx := kv.Key(pfxOwner)
 	var expired [][]byte
 	err := scanRange(tx, opfx, kv.PrefixEnd(opfx), func(k, v []byte) (bool, error) {
+		// An owner record that does not decode is reaped as expired, not
+		// reported: it holds no references, its owner rewrites it on the
+		// next heartbeat, and an error here would stop the reaper for good.
 		var r ownerRecord
 		if err := json.Unmarshal(v, &r); err != nil || !now.Before(r.Until) {
 			expired = append(expired, k)

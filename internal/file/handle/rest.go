@@ -61,76 +61,77 @@ var (
 
 // restTable maps REST operations to their Need. Evidence: "Managing file
 // locks" (learn.microsoft.com/rest/api/storageservices/managing-file-locks,
-// ms.date 06/05/2021), quoted as [D]; [I] marks inference.
+// ms.date 06/05/2021): "Documented:" quotes it; "Inferred:" marks
+// Cerulean's reading where the page says nothing.
 var restTable = map[string]Need{
-	// [D] "File access equivalent" table: Create File = "Write, Delete".
-	// The share-mode table agrees: Create File fails under every share
-	// mode lacking Write or Delete (None, Shared Read, Shared Write,
+	// Documented: "File access equivalent" table: Create File = "Write,
+	// Delete". The share-mode table agrees: Create File fails under every
+	// share mode lacking Write or Delete (None, Shared Read, Shared Write,
 	// Shared Delete, Read/Write, Read/Delete) and not under Write/Delete.
 	OpCreateFile: {Access: Write | Delete, Share: ShareAll},
-	// [D] Get File = "Read"; fails under None, Shared Write, Shared
+	// Documented: Get File = "Read"; fails under None, Shared Write, Shared
 	// Delete, Shared Write/Delete (each lacks Shared Read).
 	OpGetFile: needRead,
-	// [D] Get File Properties and Get File Metadata = "N/A": they "don't
-	// require read access to the file (... succeed even if an SMB client
-	// has the file open for exclusive read access)".
+	// Documented: Get File Properties and Get File Metadata = "N/A": they
+	// "don't require read access to the file (... succeed even if an SMB
+	// client has the file open for exclusive read access)".
 	OpGetFileProperties: needNothing,
 	OpGetFileMetadata:   needNothing,
-	// [D] Set File Properties = "Write", Set File Metadata = "Write";
+	// Documented: Set File Properties = "Write", Set File Metadata = "Write";
 	// resizing is a Set File Properties.
 	OpSetFileProperties: needWrite,
 	OpSetFileMetadata:   needWrite,
-	// [D] Delete File = "Delete", and "For a FileREST Delete File
+	// Documented: Delete File = "Delete", and "For a FileREST Delete File
 	// operation to succeed, there can be no SMB clients with handles open
 	// against that file" (it fails even under Read/Write/Delete sharing,
 	// the last row of the share-mode table).
 	OpDeleteFile: needDelete,
-	// [D] Put Range = "Write" (the "Put Range sharing violation" example:
-	// FileAccess.Write + FileShare.Read blocks it). [I] Put Range From
-	// URL writes the same way.
+	// Documented: Put Range = "Write" (the "Put Range sharing violation"
+	// example: FileAccess.Write + FileShare.Read blocks it). Inferred: Put
+	// Range From URL writes the same way.
 	OpPutRange:        needWrite,
 	OpPutRangeFromURL: needWrite,
-	// [D] List Ranges = "Read".
+	// Documented: List Ranges = "Read".
 	OpListRanges: needRead,
-	// [D] Lease File = "Write, Delete, and Shared Read for the duration of
-	// the lease"; the lease table: acquiring fails if any handle has Write
-	// or Delete access (None and Read succeed, Write, Delete and every
-	// combination with them fail); the share-mode table lists Lease File
-	// as failing under every share mode but Shared Read/Write/Delete,
+	// Documented: Lease File = "Write, Delete, and Shared Read for the
+	// duration of the lease"; the lease table: acquiring fails if any handle
+	// has Write or Delete access (None and Read succeed, Write, Delete and
+	// every combination with them fail); the share-mode table lists Lease
+	// File as failing under every share mode but Shared Read/Write/Delete,
 	// including Shared Write/Delete (Deny Read). Both tables hold, for a
 	// handle with Read access as in those scenarios, only if acquiring is
-	// checked as an open asking Read|Write|Delete that shares Read: so
-	// the lease needs all three shared and tolerates only Read access.
+	// checked as an open asking Read|Write|Delete that shares Read: so the
+	// lease needs all three shared and tolerates only Read access.
 	OpLeaseFileAcquire: {Access: Read | Write | Delete, Share: ShareRead},
-	// [I] Change, release and break grant no new access.
+	// Inferred: Change, release and break grant no new access.
 	OpLeaseFileOther: needNothing,
-	// [I] Copy reads the source's content like Get File.
+	// Inferred: Copy reads the source's content like Get File.
 	OpCopyFileSource: needRead,
-	// [I] Copy replaces the destination's content and properties like
+	// Inferred: Copy replaces the destination's content and properties like
 	// Create File over an existing file.
 	OpCopyFileDest: {Access: Write | Delete, Share: ShareAll},
-	// [I] Abort Copy touches only the copy status.
+	// Inferred: Abort Copy touches only the copy status.
 	OpAbortCopyFile: needNothing,
-	// [I] A rename is a delete-access operation on the source in SMB
+	// Inferred: A rename is a delete-access operation on the source in SMB
 	// (MS-SMB2 3.3.5.21.1: FileRenameInformation needs DELETE access), so
 	// the source's handles must share Delete.
 	OpRenameFile: {Access: Delete, Share: ShareAll},
-	// [I] Replacing an existing destination deletes it: as Delete File.
+	// Inferred: Replacing an existing destination deletes it: as Delete File.
 	OpRenameReplace: needDelete,
-	// [D] List Directories and Files = "N/A". [I] Directory properties
-	// and metadata reads, like Get File Properties. (List Handles and
-	// Force Close Handles are not gated at all: they must work on a
+	// Documented: List Directories and Files = "N/A". Inferred: Directory
+	// properties and metadata reads, like Get File Properties. (List Handles
+	// and Force Close Handles are not gated at all: they must work on a
 	// delete-pending file, so they do not call CheckREST.)
 	OpListDirsAndFiles: needNothing,
 	OpGetDirectory:     needNothing,
-	// [I] As Delete File, per directory (and per descendant, walked by
+	// Inferred: As Delete File, per directory (and per descendant, walked by
 	// the caller).
 	OpDeleteDirectory: needDelete,
-	// [I] As Set File Properties / Set File Metadata.
+	// Inferred: As Set File Properties / Set File Metadata.
 	OpSetDirectory: needWrite,
-	// [I] As renameFile.
+	// Inferred: As renameFile.
 	OpRenameDirectory: {Access: Delete, Share: ShareAll},
-	// [I] A hard link adds a name, no content access: like properties.
+	// Inferred: A hard link adds a name, no content access: like properties.
 	OpCreateHardLink: needNothing,
 }
 
@@ -141,12 +142,12 @@ func RESTAccess(op string) (Need, bool) {
 	return n, ok
 }
 
-// CheckREST decides whether a REST operation needing need may run on the
-// file given its live handles: ErrDeletePending if the file is
-// delete-pending ([D] "any FileREST operation on that file will return
-// ... SMBDeletePending"), ErrSharingViolation if a live handle conflicts
-// with need, else nil. It only reads, so it works in View and Update
-// transactions; decide writes in the Update that performs them.
+// CheckREST decides whether a REST operation needing need may run on the file
+// given its live handles: ErrDeletePending if the file is delete-pending
+// (Managing file locks: "any FileREST operation on that file will return ...
+// SMBDeletePending"), ErrSharingViolation if a live handle conflicts with
+// need, else nil. It only reads, so it works in View and Update transactions;
+// decide writes in the Update that performs them.
 func CheckREST(tx kv.Tx, now time.Time, acct, share, fileID string, need Need) error {
 	st, ok, err := getState(tx, acct, share, fileID)
 	if err != nil || !ok {

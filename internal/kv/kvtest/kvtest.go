@@ -305,13 +305,13 @@ func testReadOnlyView(t *testing.T, su *suite) {
 	put(t, s, pair{string(k), "v"})
 	view(t, s, func(tx kv.Tx) error {
 		if err := tx.Put(k2, []byte("x")); !errors.Is(err, kv.ErrReadOnly) {
-			return fmt.Errorf("Put in View: %v, want kv.ErrReadOnly", err)
+			return fmt.Errorf("tx.Put in View: %v, want kv.ErrReadOnly", err)
 		}
 		if err := tx.Put(k, []byte("x")); !errors.Is(err, kv.ErrReadOnly) {
-			return fmt.Errorf("Put in View: %v, want kv.ErrReadOnly", err)
+			return fmt.Errorf("tx.Put in View: %v, want kv.ErrReadOnly", err)
 		}
 		if err := tx.Delete(k); !errors.Is(err, kv.ErrReadOnly) {
-			return fmt.Errorf("Delete in View: %v, want kv.ErrReadOnly", err)
+			return fmt.Errorf("tx.Delete in View: %v, want kv.ErrReadOnly", err)
 		}
 		return wantGet(tx, k, "v")
 	})
@@ -423,7 +423,7 @@ func testScanOrderAndBounds(t *testing.T, su *suite) {
 				return fmt.Errorf("stopped Scan: %v", err)
 			}
 			if calls != 3 {
-				return fmt.Errorf("Scan called fn %d times after it returned false at the 3rd, reverse %v", calls, reverse)
+				return fmt.Errorf("tx.Scan called fn %d times after it returned false at the 3rd, reverse %v", calls, reverse)
 			}
 		}
 		return nil
@@ -1445,7 +1445,7 @@ func testLargeValues(t *testing.T, su *suite) {
 	update(t, s, func(tx kv.Tx) error {
 		for _, p := range want {
 			if err := tx.Put([]byte(p.k), []byte(p.v)); err != nil {
-				return fmt.Errorf("Put %d bytes: %w", len(p.v), err)
+				return fmt.Errorf("tx.Put %d bytes: %w", len(p.v), err)
 			}
 		}
 		for _, p := range want {

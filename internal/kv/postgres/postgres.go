@@ -240,7 +240,7 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
 	defer db.gate.Leave()
 	lost, conflicts := 0, 0
 	for attempt := 1; ; attempt++ {
-		err, class := db.attempt(ctx, fn, conflicts >= exclusiveAfter)
+		class, err := db.attempt(ctx, fn, conflicts >= exclusiveAfter)
 		switch class {
 		case classConflict:
 			db.conflicts.Add(1)
@@ -268,7 +268,7 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
 // PostgreSQL lets one of the concurrent read-modify-writes commit and
 // fails the others, with no priority for the ones that failed before; this
 // bounds the starvation in one process (processes do not coordinate).
-func (db *DB) attempt(ctx context.Context, fn func(kv.Tx) error, exclusive bool) (error, errClass) {
+func (db *DB) attempt(ctx context.Context, fn func(kv.Tx) error, exclusive bool) (errClass, error) {
 	if exclusive {
 		db.starved.Lock()
 		defer db.starved.Unlock()

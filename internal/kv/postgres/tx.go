@@ -663,16 +663,16 @@ func (t *tx) failure(ferr error) error {
 }
 
 // finishUpdate commits or rolls back an Update attempt; see attempt.
-func (t *tx) finishUpdate(ferr error) (error, errClass) {
+func (t *tx) finishUpdate(ferr error) (errClass, error) {
 	if t.err != nil {
 		// A statement failed: fn's result rests on a failed read.
 		t.release()
-		return t.failure(ferr), t.class
+		return t.class, t.failure(ferr)
 	}
 	if ferr != nil || len(t.writes) == 0 {
 		if !t.started {
 			t.release()
-			return ferr, classOther
+			return classOther, ferr
 		}
 		// Commit the reads (nothing else was sent): under SERIALIZABLE,
 		// this is what makes sure fn decided on serializable data.
@@ -685,23 +685,23 @@ func (t *tx) finishUpdate(ferr error) (error, errClass) {
 				class = classOther
 			}
 			// Nothing was written: a lost COMMIT of reads can be retried.
-			return wrap(t.ctx, err, class), class
+			return class, wrap(t.ctx, err, class)
 		}
 		t.started = false
 		t.release()
-		return ferr, classOther
+		return classOther, ferr
 	}
 	return t.commit()
 }
 
 // commit sends the buffered writes and COMMIT in one pipeline (with the
 // BEGIN too if fn read nothing).
-func (t *tx) commit() (error, errClass) {
+func (t *tx) commit() (errClass, error) {
 	for try := 1; ; try++ {
 		if t.conn == nil {
 			c, err := t.db.pool.acquire(t.ctx, false)
 			if err != nil {
-				return wrap(t.ctx, err, classUnavailable), classOther
+				return classOther, wrap(t.ctx, err, classUnavailable)
 			}
 			t.conn = c
 		}
@@ -740,7 +740,7 @@ func (t *tx) commit() (error, errClass) {
 			_ = cerr
 			t.started = false
 			t.release()
-			return nil, classOther
+			return classOther, nil
 		}
 		dead := t.conn.IsClosed()
 		class := classify(err, dead)
@@ -758,15 +758,15 @@ func (t *tx) commit() (error, errClass) {
 		}
 		t.release()
 		if t.ctx.Err() != nil {
-			return wrap(t.ctx, err, class), classOther
+			return classOther, wrap(t.ctx, err, class)
 		}
 		if !notCommitted {
 			// The COMMIT may or may not have happened: do not run fn again.
-			return fmt.Errorf("%w: postgres: commit outcome unknown: %w", kv.ErrUnavailable, err), classOther
+			return classOther, fmt.Errorf("%w: postgres: commit outcome unknown: %w", kv.ErrUnavailable, err)
 		}
 		if class == classConflict || class == classConn {
-			return wrap(t.ctx, err, class), class
+			return class, wrap(t.ctx, err, class)
 		}
-		return wrap(t.ctx, err, class), classOther
+		return classOther, wrap(t.ctx, err, class)
 	}
 }

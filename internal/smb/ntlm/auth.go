@@ -25,7 +25,8 @@
 // NTLMv2 is accepted; anonymous, guest and NTLMv1 logons fail with
 // ErrLogonFailure. The AUTHENTICATE MIC is checked when the client says it
 // is present, and the SPNEGO mechListMIC is checked and answered as Samba
-// does (digest §3.3).
+// does (MS-NLMP 3.4.4.2; RFC 4178 §5: smbclient requires a
+// valid mechListMIC back when the CHALLENGE carries MsvAvTimestamp).
 package ntlm
 
 import (

@@ -7,7 +7,8 @@ import (
 	"encoding/binary"
 	"strings"
 
-	"golang.org/x/crypto/md4" // deprecated for new designs, but the NT hash is defined with it
+	//lint:ignore SA1019 NTLM's NT hash is MD4 of the password (MS-NLMP 3.3.1); there is no other way to compute it.
+	"golang.org/x/crypto/md4"
 )
 
 // ntHash is NTOWFv1's NT hash: MD4 of the UTF-16LE password (MS-NLMP 3.3.1).

@@ -26,7 +26,8 @@ const hintName = "not_defined_in_RFC4178@please_ignore"
 
 // negotiateHint is the 74-byte GSS-API SPNEGO negTokenInit2 that goes in the
 // SMB2 NEGOTIATE response: mechTypes = [NTLMSSP] and the negHints above,
-// byte-for-byte what smbd 4.17 sends (digest §3.1).
+// byte-for-byte what smbd 4.17 sends (captured; the NegTokenInit2 form and
+// the hint name are MS-SPNG 2.2.1's).
 var negotiateHint = tlv(0x60,
 	tlv(0x06, oidSPNEGO),
 	tlv(0xa0, tlv(0x30,

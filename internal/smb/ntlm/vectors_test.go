@@ -16,9 +16,9 @@ import (
 )
 
 // vectorDir holds SMB2 exchanges captured between smbclient 4.17.12 and
-// smbd 4.17.12: copies of the team's reference vectors
-// (shared/reference/smb2-vectors, described in the SMB2 digest §3.2), user
-// root, password Key1pass!.
+// smbd 4.17.12 (user root, password Key1pass!), each with the NTLMv2 values
+// (MS-NLMP 3.3.2) and SMB2 keys (MS-SMB2 3.1.4.2) recomputed from the
+// capture.
 const vectorDir = "testdata"
 
 // vector is the part of a capture file these tests use.

@@ -349,7 +349,8 @@ func TestNegotiateRequestValidation(t *testing.T) {
 }
 
 // TestNegotiateResponseLayout checks the offsets the Samba client insists
-// on (digest §2.2).
+// on (libcli/smb/smbXcli_base.c, smb2cli_negprot_done: the security buffer
+// at 0x80, the contexts after it).
 func TestNegotiateResponseLayout(t *testing.T) {
 	blob := bytes.Repeat([]byte{0x60}, 30)
 	r := NegotiateResponse{DialectRevision: Dialect311, SecurityBuffer: blob, Contexts: []NegotiateContext{

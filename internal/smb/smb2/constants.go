@@ -46,7 +46,8 @@ const (
 // Capabilities are the global capabilities (MS-SMB2 2.2.3).
 type Capabilities uint32
 
-// Capabilities. The server advertises only CapLargeMTU (digest §0, §2.2).
+// Capabilities. The server advertises only CapLargeMTU (docs/architecture.md,
+// "SMB front end", says why).
 const (
 	CapDFS               Capabilities = 0x00000001
 	CapLeasing           Capabilities = 0x00000002
@@ -125,10 +126,11 @@ const (
 	GenericWrite         AccessMask = 0x40000000
 	GenericRead          AccessMask = 0x80000000
 
-	// FileAllAccess is what GENERIC_ALL maps to for files (digest §4.2).
+	// FileAllAccess is what GENERIC_ALL maps to for files (Windows'
+	// FILE_ALL_ACCESS, as smbd maps it).
 	FileAllAccess AccessMask = 0x001F01FF
 	// FileGenericRead, FileGenericWrite and FileGenericExecute are what the
-	// GENERIC_* bits map to for files (digest §4.2).
+	// GENERIC_* bits map to for files (Windows' FILE_GENERIC_* masks).
 	FileGenericRead    AccessMask = 0x00120089
 	FileGenericWrite   AccessMask = 0x00120116
 	FileGenericExecute AccessMask = 0x001200A0
@@ -288,7 +290,7 @@ const (
 	SACLSecurityInformation  uint32 = 0x00000008
 )
 
-// FSCTL and IOCTL codes the server sees (digest §4.7).
+// FSCTL and IOCTL codes the server sees (MS-SMB2 2.2.31; MS-FSCC 2.3).
 const (
 	FsctlDFSGetReferrals           uint32 = 0x00060194
 	FsctlDFSGetReferralsEx         uint32 = 0x000601B0

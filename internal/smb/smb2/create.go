@@ -2,7 +2,8 @@ package smb2
 
 // Create context names (MS-SMB2 2.2.13.2). The server answers MxAc and
 // QFid, fails ExtA with STATUS_EAS_NOT_SUPPORTED and TWrp with
-// STATUS_OBJECT_NAME_NOT_FOUND, and ignores the rest (digest §4.2).
+// STATUS_OBJECT_NAME_NOT_FOUND, and ignores the rest (MS-SMB2 3.3.5.9:
+// a server ignores contexts it does not support).
 const (
 	CreateContextEAs             = "ExtA"
 	CreateContextSecDesc         = "SecD"

@@ -7,10 +7,10 @@
 // sessions, credits and dispatch.
 //
 // References: MS-SMB2 (section numbers in comments), MS-FSCC for the
-// information classes, MS-DTYP for FILETIME and security descriptors, and
-// /work/shared/reference/smb2-digest.md (the "digest"), whose choices —
-// dialects 2.0.2 to 3.1.1, signing with HMAC-SHA256 or AES-CMAC, no
-// encryption, no oplocks or leases — this package follows.
+// information classes, MS-DTYP for FILETIME and security descriptors. The
+// server's choices — dialects 2.0.2 to 3.1.1, signing with HMAC-SHA256 or
+// AES-CMAC, no encryption, no oplocks or leases — and their reasons are in
+// docs/architecture.md ("SMB front end").
 //
 // # Receiving
 //
@@ -55,7 +55,7 @@
 //	h := req.Reply(smb2.StatusSuccess)              // response header for request header req
 //	h.Credits = granted
 //	msg := smb2.Marshal(h, smb2.CreateResponse{…}.Encode())
-//	smb2.Sign(msg, keys.Signing[:], alg)            // if the response must be signed (digest §3.5)
+//	smb2.Sign(msg, keys.Signing[:], alg)            // if the response must be signed (MS-SMB2 3.3.4.1.1)
 //	smb2.WriteFrame(conn, msg)
 //
 // A failed command gets smb2.ErrorResponse{}.Encode() as its body

@@ -6,7 +6,7 @@ import "fmt"
 const HeaderSize = 64
 
 // Protocol identifiers: the first four bytes of a transport payload, read
-// little-endian (digest §1.1).
+// little-endian (MS-SMB2 2.2.1, 2.2.41, 2.2.42).
 const (
 	protocolSMB2        uint32 = 0x424D53FE // FE 'S' 'M' 'B'
 	protocolTransform   uint32 = 0x424D53FD // FD 'S' 'M' 'B' (encryption)

@@ -362,14 +362,15 @@ type NegotiateResponse struct {
 	MaxWriteSize    uint32
 	SystemTime      Filetime
 	ServerStartTime Filetime
-	// SecurityBuffer is the SPNEGO hint (digest §3.1).
+	// SecurityBuffer is the SPNEGO hint (MS-SMB2 3.3.5.4; MS-SPNG 2.2.1).
 	SecurityBuffer []byte
 	// Contexts are written only when DialectRevision is 3.1.1.
 	Contexts []NegotiateContext
 }
 
 // Encode returns the response body. The security buffer is at offset 0x80,
-// as the Samba client requires (digest §2.2), and the contexts (3.1.1
+// as the Samba client requires (libcli/smb/smbXcli_base.c,
+// smb2cli_negprot_done), and the contexts (3.1.1
 // only) follow it 8-byte aligned.
 func (r NegotiateResponse) Encode() []byte {
 	e := newBody(65, 64+len(r.SecurityBuffer)+64)

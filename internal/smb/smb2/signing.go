@@ -169,7 +169,8 @@ func Sign(msg, key []byte, alg SigningAlgorithm) error {
 
 // Verify reports whether the Signature field of one PDU is the MAC of the
 // PDU under key; msg is not modified. It does not look at FlagSigned:
-// whether a message must be signed is the caller's policy (digest §3.5).
+// whether a message must be signed is the caller's policy (MS-SMB2
+// 3.3.4.1.1).
 // An unsupported algorithm or a short message verifies as false.
 func Verify(msg, key []byte, alg SigningAlgorithm) bool {
 	sig, err := signature(msg, key, alg)

@@ -11,7 +11,7 @@ import (
 // context and recover it with errors.As or AsStatus.
 type Status uint32
 
-// NTSTATUS codes used by the server (digest §7). Names follow Samba's
+// NTSTATUS codes used by the server (MS-ERREF 2.3). Names follow Samba's
 // libcli/util/ntstatus_err_table.txt.
 const (
 	StatusSuccess                Status = 0x00000000

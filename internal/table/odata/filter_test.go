@@ -263,7 +263,7 @@ func TestSyntaxErrorPositions(t *testing.T) {
 
 func TestLiteralRoundTrip(t *testing.T) {
 	for _, v := range []Value{
-		StringValue("it's"), StringValue(""), Int32Value(-7), Int64Value(math.MinInt64), DoubleValue(1.5), DoubleValue(-0.0),
+		StringValue("it's"), StringValue(""), Int32Value(-7), Int64Value(math.MinInt64), DoubleValue(1.5), DoubleValue(math.Copysign(0, -1)),
 		DoubleValue(1e300), DoubleValue(math.Inf(1)), DoubleValue(math.Inf(-1)), BoolValue(true), BinaryValue([]byte{0, 0xff}),
 		BinaryValue([]byte{}), {Type: Guid, Bytes: make([]byte, 16)},
 	} {
@@ -301,5 +301,22 @@ func TestKeyRangeNarrowing(t *testing.T) {
 	f, _ = Parse("PartitionKey eq 5")
 	if !f.KeyRange("PartitionKey").Empty {
 		t.Fatal("a non-string key comparison is not empty")
+	}
+}
+
+// TestPrintable: the character an "unexpected character" error names is
+// the first rune of the rest of the input, escaped when not printable.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"":       "",
+		"ab":     "a",
+		"é!":     "é",
+		"\x01x":  `\u0001`,
+		"\x7f":   `\u007f`,
+		"\xffab": `\ufffd`,
+	} {
+		if got := printable(in); got != want {
+			t.Errorf("printable(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

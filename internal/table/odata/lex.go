@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // SyntaxError is a malformed $filter. Pos is the 0-based byte offset of
@@ -150,13 +151,14 @@ func (l *lexer) next() (token, error) {
 
 // printable returns the first rune of s, escaped if it is not printable.
 func printable(s string) string {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r == 0xFFFD {
-			return fmt.Sprintf("\\u%04x", r)
-		}
-		return string(r)
+	if s == "" {
+		return ""
 	}
-	return ""
+	r, _ := utf8.DecodeRuneInString(s)
+	if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+		return fmt.Sprintf("\\u%04x", r)
+	}
+	return string(r)
 }
 
 // quoted reads a quoted string at l.pos; a doubled quote inside stands
