@@ -9,13 +9,17 @@ import (
 // sasRules is what each File operation needs from a SAS [D: Create a
 // service SAS (sr=s share, sr=f file; permissions r c w d l); Create an
 // account SAS (share operations are container level, directories and
-// files object level)]. Share operations other than listing its content
-// take only an account SAS. Operations not listed (service properties,
-// share ACL) are Shared Key only.
+// files object level; w creates shares as c does; the service properties
+// are read and written with r and w at srt=s)]. Share operations other
+// than listing its content take only an account SAS. Operations not
+// listed (share ACL) are Shared Key only.
 var sasRules = map[string]server.SASRule{
+	"getServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
+	"setServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true},
+
 	"listShares": {Resource: auth.ServiceLevel, AnyOf: "l"},
 
-	"createShare":        {Resource: auth.ContainerLevel, AnyOf: "c", AccountOnly: true},
+	"createShare":        {Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true},
 	"deleteShare":        {Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true},
 	"getShareProperties": {Resource: auth.ContainerLevel, AnyOf: "r", AccountOnly: true},
 	"setShareProperties": {Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true},
