@@ -577,3 +577,63 @@ func fidSASToken(t *testing.T, a *app.App, svc string, row fidSASRow, c, p strin
 	t.Fatalf("no service %q", svc)
 	return ""
 }
+
+// A copy reads its source with the credentials the source URL carries:
+// a SAS there that does not grant read refuses the copy (403
+// CannotVerifyCopySource) even when the destination is authorized with
+// Shared Key, and nothing is written; without a SAS a Shared Key request
+// reads a source of its own account.
+func TestFidSvcSASCopySourceNeedsRead(t *testing.T) {
+	a, _ := startApp4(t, 0, -1, -1, 0)
+	ctx := context.Background()
+	exp := time.Now().Add(time.Hour)
+	bc := client(t, a.BlobURL, app.DevKey)
+	_, err := bc.CreateContainer(ctx, "src", nil)
+	must(t, err)
+	_, err = bc.UploadBuffer(ctx, "src", "s", []byte("source bytes"), nil)
+	must(t, err)
+	srcURL := func(perms string) string {
+		u := a.BlobURL + "/src/s"
+		if perms == "" {
+			return u
+		}
+		qp, err := bsas.BlobSignatureValues{Protocol: bsas.ProtocolHTTPSandHTTP, ExpiryTime: exp, Permissions: perms, ContainerName: "src", BlobName: "s"}.SignWithSharedKey(fidBlobCred(t))
+		must(t, err)
+		return u + "?" + qp.Encode()
+	}
+	dst := bc.ServiceClient().NewContainerClient("src")
+	for _, perms := range []string{"w", "acwd", "l"} {
+		_, err := dst.NewBlobClient("copy-"+perms).StartCopyFromURL(ctx, srcURL(perms), nil)
+		wantCode(t, err, 403, "CannotVerifyCopySource")
+		_, err = dst.NewBlockBlobClient("put-"+perms).UploadBlobFromURL(ctx, srcURL(perms), nil)
+		wantCode(t, err, 403, "CannotVerifyCopySource")
+		for _, n := range []string{"copy-" + perms, "put-" + perms} {
+			if _, err := dst.NewBlobClient(n).GetProperties(ctx, nil); err == nil {
+				t.Fatalf("refused copy wrote %s", n)
+			}
+		}
+	}
+	for _, perms := range []string{"r", ""} {
+		_, err := dst.NewBlobClient("copy-ok"+perms).StartCopyFromURL(ctx, srcURL(perms), nil)
+		must(t, err)
+		_, err = dst.NewBlockBlobClient("put-ok"+perms).UploadBlobFromURL(ctx, srcURL(perms), nil)
+		must(t, err)
+	}
+
+	// The File service the same way.
+	fc := fileClient(t, a.FileURL, app.DevKey)
+	sh := fc.NewShareClient("fsrc")
+	_, err = sh.Create(ctx, nil)
+	must(t, err)
+	_, err = sh.NewRootDirectoryClient().NewFileClient("s").Create(ctx, 4, nil)
+	must(t, err)
+	fcred, err := fileservice.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	qp, err := fsas.SignatureValues{Protocol: fsas.ProtocolHTTPSandHTTP, ExpiryTime: exp, Permissions: "cw", ShareName: "fsrc", FilePath: "s"}.SignWithSharedKey(fcred)
+	must(t, err)
+	_, err = sh.NewRootDirectoryClient().NewFileClient("d").StartCopyFromURL(ctx, a.FileURL+"/fsrc/s?"+qp.Encode(), nil)
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != 403 || re.ErrorCode != "CannotVerifyCopySource" {
+		t.Fatalf("file copy with a source SAS without r: %v", err)
+	}
+}
