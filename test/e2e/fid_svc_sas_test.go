@@ -248,6 +248,12 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 		"putBlobNew": {"blob", func(*testing.T, int) (string, string) { return cont, uniq("n") }, func(ctx context.Context, tok, c, p string) error {
 			return ignore2(blobCont(tok, c).NewBlockBlobClient(p).Upload(ctx, body("new"), nil))
 		}},
+		"putBlobOverwrite": {"blob", newBlob, func(ctx context.Context, tok, c, p string) error {
+			return ignore2(blobCont(tok, c).NewBlockBlobClient(p).Upload(ctx, body("again"), nil))
+		}},
+		"copyBlobOverwrite": {"blob", newBlob, func(ctx context.Context, tok, c, p string) error {
+			return ignore2(blobCont(tok, c).NewBlobClient(p).StartCopyFromURL(ctx, srcURL, nil))
+		}},
 		"getBlob": {"blob", fixed(cont, "seed"), func(ctx context.Context, tok, c, p string) error {
 			r, err := blobCont(tok, c).NewBlobClient(p).DownloadStream(ctx, nil)
 			if err == nil {
@@ -439,6 +445,14 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 		fidAccount("blob", "listBlobs", "c", "l"), fidService("blob", "listBlobs", "c", "l"),
 		// Blobs: srt=o; a service SAS for the container or the blob.
 		fidAccount("blob", "putBlobNew", "o", "cw"), fidService("blob", "putBlobNew", "c", "cw"), fidService("blob", "putBlobNew", "b", "cw"),
+		// Create (c) writes new blobs only; replacing one takes w.
+		[]fidSASRow{
+			{"putBlobOverwrite", "account", "o", "w", true}, {"putBlobOverwrite", "account", "o", "c", false},
+			{"putBlobOverwrite", "service", "b", "w", true}, {"putBlobOverwrite", "service", "b", "c", false},
+			{"putBlobOverwrite", "service", "c", "w", true}, {"putBlobOverwrite", "service", "c", "c", false},
+			{"copyBlobOverwrite", "account", "o", "w", true}, {"copyBlobOverwrite", "account", "o", "c", false},
+			{"copyBlobOverwrite", "service", "b", "w", true}, {"copyBlobOverwrite", "service", "b", "c", false},
+		},
 		fidAccount("blob", "getBlob", "o", "r"), fidService("blob", "getBlob", "c", "r"), fidService("blob", "getBlob", "b", "r"),
 		fidAccount("blob", "getBlobProperties", "o", "r"), fidService("blob", "getBlobProperties", "b", "r"),
 		fidAccount("blob", "setBlobMetadata", "o", "w"), fidService("blob", "setBlobMetadata", "b", "w"),
