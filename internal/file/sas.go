@@ -1,7 +1,10 @@
 package file
 
 import (
+	"strings"
+
 	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
@@ -66,6 +69,19 @@ func (s *Service) authorizeSAS(r *req) error {
 	}
 	r.sas = eff
 	return nil
+}
+
+// createOnly refuses (403 AuthorizationPermissionMismatch) replacing an
+// existing file under a SAS that grants create (c) but not write (w):
+// such a token creates new files only [D: Create an account SAS, "Create
+// (c) ... may not overwrite existing blobs or files"; Create a service
+// SAS, "Create (c): Create a new file"]. The caller runs it in the
+// write's transaction, with the existing file in hand.
+func createOnly(r *req) error {
+	if r.sas == nil || strings.IndexByte(r.sas.Permissions, 'w') >= 0 {
+		return nil
+	}
+	return azerr.New(azerr.AuthorizationPermissionMismatch)
 }
 
 // policies resolves signed identifiers in the ACL of share sh.

@@ -415,6 +415,9 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 		"createFile": {"file", func(*testing.T, int) (string, string) { return shr, uniq("n") }, func(ctx context.Context, tok, s, p string) error {
 			return ignore2(fileShare(tok, s).NewRootDirectoryClient().NewFileClient(p).Create(ctx, 8, nil))
 		}},
+		"createFileOverwrite": {"file", newFile, func(ctx context.Context, tok, s, p string) error {
+			return ignore2(fileShare(tok, s).NewRootDirectoryClient().NewFileClient(p).Create(ctx, 8, nil))
+		}},
 		"putRange": {"file", newFile, func(ctx context.Context, tok, s, p string) error {
 			return ignore2(fileShare(tok, s).NewRootDirectoryClient().NewFileClient(p).UploadRange(ctx, 0, body("abcd"), nil))
 		}},
@@ -507,6 +510,11 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 		fidAccount("file", "listFilesAndDirectories", "c", "l"), fidService("file", "listFilesAndDirectories", "s", "l"),
 		fidAccount("file", "createDirectory", "o", "cw"), fidService("file", "createDirectory", "s", "cw"),
 		fidAccount("file", "createFile", "o", "cw"), fidService("file", "createFile", "s", "cw"),
+		[]fidSASRow{
+			{"createFileOverwrite", "account", "o", "w", true}, {"createFileOverwrite", "account", "o", "c", false},
+			{"createFileOverwrite", "service", "s", "w", true}, {"createFileOverwrite", "service", "s", "c", false},
+			{"createFileOverwrite", "service", "f", "w", true}, {"createFileOverwrite", "service", "f", "c", false},
+		},
 		fidAccount("file", "putRange", "o", "w"), fidService("file", "putRange", "s", "w"), fidService("file", "putRange", "f", "w"),
 		fidAccount("file", "getFile", "o", "r"), fidService("file", "getFile", "s", "r"), fidService("file", "getFile", "f", "r"),
 		fidAccount("file", "deleteFile", "o", "d"), fidService("file", "deleteFile", "f", "d"),
