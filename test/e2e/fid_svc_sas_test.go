@@ -215,6 +215,9 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 	srcQP, err := bsas.BlobSignatureValues{Protocol: bsas.ProtocolHTTPSandHTTP, ExpiryTime: exp, Permissions: "r", ContainerName: cont, BlobName: "seed"}.SignWithSharedKey(fidBlobCred(t))
 	must(t, err)
 	srcURL := a.BlobURL + "/" + cont + "/seed?" + srcQP.Encode()
+	fsrcQP, err := fsas.SignatureValues{Protocol: fsas.ProtocolHTTPSandHTTP, ExpiryTime: exp, Permissions: "r", ShareName: shr, FilePath: "seed"}.SignWithSharedKey(fidFileCred(t))
+	must(t, err)
+	fileSrcURL := a.FileURL + "/" + shr + "/seed?" + fsrcQP.Encode()
 
 	ops := map[string]fidSASOp{
 		// Blob service.
@@ -418,6 +421,12 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 		"createFileOverwrite": {"file", newFile, func(ctx context.Context, tok, s, p string) error {
 			return ignore2(fileShare(tok, s).NewRootDirectoryClient().NewFileClient(p).Create(ctx, 8, nil))
 		}},
+		"copyFileOverwrite": {"file", newFile, func(ctx context.Context, tok, s, p string) error {
+			return ignore2(fileShare(tok, s).NewRootDirectoryClient().NewFileClient(p).StartCopyFromURL(ctx, fileSrcURL, nil))
+		}},
+		"copyFileNew": {"file", func(*testing.T, int) (string, string) { return shr, uniq("cf") }, func(ctx context.Context, tok, s, p string) error {
+			return ignore2(fileShare(tok, s).NewRootDirectoryClient().NewFileClient(p).StartCopyFromURL(ctx, fileSrcURL, nil))
+		}},
 		"putRange": {"file", newFile, func(ctx context.Context, tok, s, p string) error {
 			return ignore2(fileShare(tok, s).NewRootDirectoryClient().NewFileClient(p).UploadRange(ctx, 0, body("abcd"), nil))
 		}},
@@ -514,7 +523,10 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 			{"createFileOverwrite", "account", "o", "w", true}, {"createFileOverwrite", "account", "o", "c", false},
 			{"createFileOverwrite", "service", "s", "w", true}, {"createFileOverwrite", "service", "s", "c", false},
 			{"createFileOverwrite", "service", "f", "w", true}, {"createFileOverwrite", "service", "f", "c", false},
+			{"copyFileOverwrite", "account", "o", "w", true}, {"copyFileOverwrite", "account", "o", "c", false},
+			{"copyFileOverwrite", "service", "f", "w", true}, {"copyFileOverwrite", "service", "f", "c", false},
 		},
+		fidAccount("file", "copyFileNew", "o", "cw"), fidService("file", "copyFileNew", "s", "cw"),
 		fidAccount("file", "putRange", "o", "w"), fidService("file", "putRange", "s", "w"), fidService("file", "putRange", "f", "w"),
 		fidAccount("file", "getFile", "o", "r"), fidService("file", "getFile", "s", "r"), fidService("file", "getFile", "f", "r"),
 		fidAccount("file", "deleteFile", "o", "d"), fidService("file", "deleteFile", "f", "d"),
@@ -553,6 +565,12 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 
 func fidBlobCred(t *testing.T) *blobservice.SharedKeyCredential {
 	cred, err := blobservice.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	return cred
+}
+
+func fidFileCred(t *testing.T) *fileservice.SharedKeyCredential {
+	cred, err := fileservice.NewSharedKeyCredential(app.DevAccount, app.DevKey)
 	must(t, err)
 	return cred
 }
