@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
@@ -123,4 +124,30 @@ func TestCORSVary(t *testing.T) {
 	if vary(http.MethodGet, nil) {
 		t.Fatal("Vary without rules")
 	}
+}
+
+// FuzzCORSOrigin: matching an origin against an allowed-origin pattern
+// never panics, and a wildcard match keeps the pattern's scheme/prefix
+// and domain suffix, with a star standing for whole host labels only.
+func FuzzCORSOrigin(f *testing.F) {
+	for _, s := range [][2]string{
+		{"http://*.contoso.com", "http://www.contoso.com"}, {"http://*.contoso.com", "http://contoso.com"},
+		{"https://*.a.b:8443", "https://x.y.a.b:8443"}, {"*", "http://x"}, {"http://*.c", "http://u@x.c"},
+		{"http://*", "http://x"}, {"**.c", "a.c"}, {"", ""},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, origin string) {
+		if !subdomainMatch(pattern, origin) {
+			return
+		}
+		prefix, suffix, _ := strings.Cut(pattern, "*")
+		if len(origin) <= len(prefix)+len(suffix) || !strings.EqualFold(origin[:len(prefix)], prefix) ||
+			!strings.EqualFold(origin[len(origin)-len(suffix):], suffix) || !strings.HasPrefix(suffix, ".") {
+			t.Fatalf("%q matched %q", pattern, origin)
+		}
+		if mid := origin[len(prefix) : len(origin)-len(suffix)]; strings.ContainsAny(mid, "/:@") {
+			t.Fatalf("%q matched %q across %q", pattern, origin, mid)
+		}
+	})
 }

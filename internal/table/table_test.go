@@ -304,6 +304,7 @@ func FuzzEntityBody(f *testing.F) {
 		`{"G@odata.type":"Edm.Guid","G":"4185404a-5818-48c3-b9be-f217df0dba6f","T@odata.type":"Edm.DateTime","T":"2020-01-01T00:00:00Z"}`,
 		`{"X@odata.type":"Edm.Binary","X":"AQID","N@odata.type":"Edm.Double","N":"NaN"}`,
 		`{"A":1,"A":2}`, `[`, `{"A":{"b":1}}`,
+		`{"B@odata.type":"Edm.Boolean","B":"False","C@odata.type":"Edm.Boolean","C":"TRUE","N@odata.type":"Edm.Int32","N":null}`,
 	} {
 		f.Add([]byte(s))
 	}
