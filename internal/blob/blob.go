@@ -75,6 +75,9 @@ func beginReplace(tx kv.Tx, r *req, conds cond.Conditions) (*blobRec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := createOnly(r, old); err != nil {
+		return nil, err
+	}
 	if err := checkWrite(old, conds, r); err != nil {
 		return nil, err
 	}

@@ -65,10 +65,8 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		if srcC, srcName, srcSnap, err = copySource(r); err != nil {
 			return err
 		}
-		if r.sas != nil {
-			if err := s.authorizeCopySource(r, srcC, srcName); err != nil {
-				return err
-			}
+		if err := s.authorizeCopySource(r, srcC, srcName); err != nil {
+			return err
 		}
 	}
 	sync, err := parseBoolHeader(r.Header, "x-ms-requires-sync")

@@ -63,10 +63,8 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (*source, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.sas != nil {
-			if err := s.authorizeCopySource(r, c, name); err != nil {
-				return nil, err
-			}
+		if err := s.authorizeCopySource(r, c, name); err != nil {
+			return nil, err
 		}
 		src.container, src.name, src.snap = c, name, snap
 	}

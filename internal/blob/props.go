@@ -47,7 +47,7 @@ func (s *Service) getAccountInfo(w http.ResponseWriter, r *req) error {
 
 // getServiceStats: a single-site server is always in sync with itself.
 func (s *Service) getServiceStats(w http.ResponseWriter, r *req) error {
-	return server.WriteXML(w, http.StatusOK, svcprops.LiveStats(r.Now))
+	return server.ServiceStats(w, r.Request, svcprops.LiveStats(r.Now))
 }
 
 // authorizeAnonymous lets an unauthenticated request through only where

@@ -3,6 +3,7 @@ package blob
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -18,19 +19,30 @@ func (r *req) as(name string, o op) (op, error) {
 	return o, nil
 }
 
-// sasRules is what each Blob operation needs from a SAS (Create a service
-// SAS,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas;
-// Create an account SAS). Operations not listed (container ACL, service
-// properties and stats) are Shared Key only; Get Account Information takes
-// any SAS (authorizeSAS).
+// sasRules is what each Blob operation needs from a SAS (Create an
+// account SAS, "Permissions by operation",
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas;
+// Create a service SAS, "Permissions for a directory, container, or blob",
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas).
+// An account SAS's w creates as c does (containers, blobs, snapshots,
+// copies), and service-level reads and writes (service properties, stats)
+// take r and w with srt=s. A service SAS reaches blobs and, for sr=c,
+// listing them: the container itself (properties, metadata, lease, delete,
+// create) is for an account SAS only; its Create (c) writes a new blob,
+// snapshots a blob or copies to a new blob. Operations not listed
+// (container ACL) are Shared Key only; Get Account Information takes any
+// SAS (authorizeSAS).
 var sasRules = map[string]server.SASRule{
+	"getServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
+	"setServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true},
+	"getServiceStats":      {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
+
 	"listContainers":         {Resource: auth.ServiceLevel, AnyOf: "l"},
-	"createContainer":        {Resource: auth.ContainerLevel, AnyOf: "c"},
-	"getContainerProperties": {Resource: auth.ContainerLevel, AnyOf: "r"},
-	"deleteContainer":        {Resource: auth.ContainerLevel, AnyOf: "d"},
-	"setContainerMetadata":   {Resource: auth.ContainerLevel, AnyOf: "w"},
-	"leaseContainer":         {Resource: auth.ContainerLevel, AnyOf: "w"},
+	"createContainer":        {Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true},
+	"getContainerProperties": {Resource: auth.ContainerLevel, AnyOf: "r", AccountOnly: true},
+	"deleteContainer":        {Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true},
+	"setContainerMetadata":   {Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true},
+	"leaseContainer":         {Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true},
 	"listBlobs":              {Resource: auth.ContainerLevel, AnyOf: "l"},
 
 	"getBlob":           {Resource: auth.ObjectLevel, AnyOf: "r"},
@@ -44,8 +56,8 @@ var sasRules = map[string]server.SASRule{
 	"putPage":           {Resource: auth.ObjectLevel, AnyOf: "w"},
 	"setBlobProperties": {Resource: auth.ObjectLevel, AnyOf: "w"},
 	"setBlobMetadata":   {Resource: auth.ObjectLevel, AnyOf: "w"},
-	"snapshotBlob":      {Resource: auth.ObjectLevel, AnyOf: "w"},
-	"copyBlob":          {Resource: auth.ObjectLevel, AnyOf: "w"},
+	"snapshotBlob":      {Resource: auth.ObjectLevel, AnyOf: "cw"},
+	"copyBlob":          {Resource: auth.ObjectLevel, AnyOf: "cw"},
 	"abortCopyBlob":     {Resource: auth.ObjectLevel, AnyOf: "w"},
 	"leaseBlob":         {Resource: auth.ObjectLevel, AnyOf: "w"},
 	"undeleteBlob":      {Resource: auth.ObjectLevel, AnyOf: "w"},
@@ -92,6 +104,20 @@ func (s *Service) authorizeSAS(r *req) error {
 	return nil
 }
 
+// createOnly refuses (403 AuthorizationPermissionMismatch) a write that
+// would replace the existing blob old when the request's SAS grants
+// create (c) but not write (w): "Create (c): Write a new blob, snapshot
+// a blob, or copy a blob to a new blob" [D: Create a service SAS], and
+// users "can create new blobs or files, but may not overwrite existing
+// blobs or files" [D: Create an account SAS]. It runs in the write's
+// transaction, so the blob cannot appear between check and write.
+func createOnly(r *req, old *blobRec) error {
+	if old == nil || r.sas == nil || strings.IndexByte(r.sas.Permissions, 'w') >= 0 {
+		return nil
+	}
+	return azerr.New(azerr.AuthorizationPermissionMismatch)
+}
+
 // policies resolves signed identifiers in the ACL of container cont.
 func (s *Service) policies(r *req, cont string) auth.PolicyLookup {
 	return server.Policies(func() ([]server.StoredPolicy, error) {
@@ -107,14 +133,21 @@ func (s *Service) policies(r *req, cont string) auth.PolicyLookup {
 	})
 }
 
-// authorizeCopySource authorizes the source of a copy whose destination
-// a SAS authorized: the destination's token grants nothing on the
-// source, so the source must carry its own SAS with read permission or
-// be publicly readable (403 CannotVerifyCopySource otherwise).
+// authorizeCopySource authorizes the source of a copy. A SAS on the
+// source URL is verified whenever present, under Shared Key too, and
+// must grant reading the source: the service reads the source with the
+// credentials its URL carries (403 CannotVerifyCopySource otherwise).
+// Without one, a Shared Key request reads a source of its own account
+// [D: Copy Blob, "the source blob ... can be authorized via Shared Key"
+// within the account]; a SAS-authorized destination grants nothing on
+// the source, which must then be publicly readable.
 func (s *Service) authorizeCopySource(r *req, cont, name string) error {
 	u, err := url.Parse(r.Header.Get("x-ms-copy-source"))
 	if err != nil {
 		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source URL is not valid.").WithStatus(http.StatusForbidden)
+	}
+	if r.sas == nil && !u.Query().Has("sig") {
+		return nil
 	}
 	ok, err := s.sourceReadable(r.Request, cont, name, u.Query())
 	if err != nil || ok {

@@ -283,6 +283,9 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 			// ResourceTypeMismatch (microsoft/vscode-azurestorage#848).
 			return azerr.New(azerr.ResourceTypeMismatch)
 		case old != nil:
+			if err := createOnly(r); err != nil {
+				return err
+			}
 			if err := checkLeaseWrite(old, r); err != nil {
 				return err
 			}

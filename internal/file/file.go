@@ -150,6 +150,9 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 		case old != nil && old.Dir:
 			return azerr.New(azerr.ResourceTypeMismatch)
 		case old != nil:
+			if err := createOnly(r); err != nil {
+				return err
+			}
 			if err := checkWritable(tx, r, old); err != nil {
 				return err
 			}

@@ -1,23 +1,30 @@
 package file
 
 import (
+	"strings"
+
 	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // sasRules is what each File operation needs from a SAS (Create a service
-// SAS,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas
-// (sr=s share, sr=f file; permissions r c w d l); Create an account SAS
-// (share operations are container level, directories and files object
-// level)). Share operations other than listing its content take only an
-// account SAS. Operations not listed (service properties, share ACL) are
+// SAS, https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas:
+// sr=s share, sr=f file; permissions r c w d l; Create an account SAS,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas:
+// share operations are container level, directories and files object
+// level; w creates shares as c does; the service properties are read and
+// written with r and w at srt=s). Share operations other than listing its
+// content take only an account SAS. Operations not listed (share ACL) are
 // Shared Key only.
 var sasRules = map[string]server.SASRule{
+	"getServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
+	"setServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true},
+
 	"listShares": {Resource: auth.ServiceLevel, AnyOf: "l"},
 
-	"createShare":        {Resource: auth.ContainerLevel, AnyOf: "c", AccountOnly: true},
+	"createShare":        {Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true},
 	"deleteShare":        {Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true},
 	"getShareProperties": {Resource: auth.ContainerLevel, AnyOf: "r", AccountOnly: true},
 	"setShareProperties": {Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true},
@@ -64,6 +71,19 @@ func (s *Service) authorizeSAS(r *req) error {
 	}
 	r.sas = eff
 	return nil
+}
+
+// createOnly refuses (403 AuthorizationPermissionMismatch) replacing an
+// existing file under a SAS that grants create (c) but not write (w):
+// such a token creates new files only [D: Create an account SAS, "Create
+// (c) ... may not overwrite existing blobs or files"; Create a service
+// SAS, "Create (c): Create a new file"]. The caller runs it in the
+// write's transaction, with the existing file in hand.
+func createOnly(r *req) error {
+	if r.sas == nil || strings.IndexByte(r.sas.Permissions, 'w') >= 0 {
+		return nil
+	}
+	return azerr.New(azerr.AuthorizationPermissionMismatch)
 }
 
 // policies resolves signed identifiers in the ACL of share sh.

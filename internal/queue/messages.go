@@ -66,7 +66,7 @@ func (s *Service) putMessage(w http.ResponseWriter, r *req) error {
 				VisibleAt: now + int64(p.Visibility),
 				Text:      []byte(text),
 			}
-			if p.TTL > 0 {
+			if p.TTL > 0 && int64(p.TTL) < never-now {
 				m.Expires = now + int64(p.TTL)
 			}
 		}

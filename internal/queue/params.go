@@ -43,7 +43,13 @@ type putParams struct {
 // parsePutParams reads visibilitytimeout and messagettl of Put Message:
 //   - visibilitytimeout 0–604800 s, default 0; outside: 400
 //     OutOfRangeQueryParameterValue (Put Message; Azurite answers the same);
-//   - messagettl >= 1 s or -1 (never), default 7 days; versions before
+//   - messagettl any positive number of seconds or -1 (never), default 7
+//     days (Put Message,
+//     https://learn.microsoft.com/en-us/rest/api/storageservices/put-message:
+//     "The maximum time-to-live can be any positive number, as well as -1
+//     indicating that the message does not expire"); a TTL too long to
+//     date (beyond what a time.Duration or the message's expiry instant
+//     holds, some 290 years) never expires either. Versions before
 //     2017-07-29 allow 1–604800 only (Put Message); anything else: 400
 //     OutOfRangeQueryParameterValue (not an integer: 400
 //     InvalidQueryParameterValue);
@@ -60,29 +66,35 @@ func parsePutParams(q url.Values, version string) (putParams, error) {
 	if !q.Has("messagettl") {
 		return p, nil
 	}
-	maxTTL, allowNever := math.MaxInt32, true
-	if version != "" && version < infiniteTTLVersion {
-		maxTTL, allowNever = defaultTTLSeconds, false
-	}
 	raw := q.Get("messagettl")
-	ttl, err := strconv.Atoi(raw)
-	switch {
-	case err != nil && !errors.Is(err, strconv.ErrRange):
+	ttl, err := strconv.ParseInt(raw, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(raw, "-") {
+		ttl, err = math.MaxInt64, nil // any positive number
+	}
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return putParams{}, outOfRange("messagettl", raw, -1, math.MaxInt)
+		}
 		return putParams{}, azerr.InvalidQuery("messagettl", raw)
-	case err == nil && ttl == -1 && allowNever:
+	}
+	if version != "" && version < infiniteTTLVersion {
+		if ttl < 1 || ttl > defaultTTLSeconds {
+			return putParams{}, outOfRange("messagettl", raw, 1, defaultTTLSeconds)
+		}
+	} else if ttl == -1 {
 		p.TTL = 0
 		return p, nil
-	case err != nil || ttl < 1 || ttl > maxTTL:
-		min := 1
-		if allowNever {
-			min = -1
-		}
-		return putParams{}, outOfRange("messagettl", raw, min, maxTTL)
+	} else if ttl < 1 {
+		return putParams{}, outOfRange("messagettl", raw, -1, math.MaxInt)
 	}
-	if vt >= ttl {
+	if int64(vt) >= ttl {
 		return putParams{}, azerr.Newf(azerr.InvalidQueryParameterValue,
 			"The visibility timeout must be smaller than the message time to live.").
 			With("QueryParameterName", "visibilitytimeout").With("QueryParameterValue", q.Get("visibilitytimeout"))
+	}
+	if ttl > int64(math.MaxInt64/time.Second) {
+		p.TTL = 0 // beyond any date a message can carry: never expires
+		return p, nil
 	}
 	p.TTL = time.Duration(ttl) * time.Second
 	return p, nil

@@ -57,8 +57,15 @@ func TestParsePutParams(t *testing.T) {
 		{"visibilitytimeout=", "", putParams{}, "InvalidQueryParameterValue"},
 		{"messagettl=0", "", putParams{}, "OutOfRangeQueryParameterValue"},
 		{"messagettl=-2", "", putParams{}, "OutOfRangeQueryParameterValue"},
-		{"messagettl=2147483648", "", putParams{}, "OutOfRangeQueryParameterValue"},
-		{"messagettl=99999999999999999999", "", putParams{}, "OutOfRangeQueryParameterValue"},
+		// Any positive TTL [D: Put Message]; one too long to date never
+		// expires.
+		{"messagettl=2147483648", "", putParams{0, 2147483648 * time.Second}, ""},
+		{"messagettl=9223372036", "", putParams{0, 9223372036 * time.Second}, ""},
+		{"messagettl=9223372037", "", putParams{0, 0}, ""},
+		{"messagettl=99999999999999999999", "", putParams{0, 0}, ""},
+		{"messagettl=99999999999999999999&visibilitytimeout=604800", "", putParams{week, 0}, ""},
+		{"messagettl=-99999999999999999999", "", putParams{}, "OutOfRangeQueryParameterValue"},
+		{"messagettl=2147483648", "2016-05-31", putParams{}, "OutOfRangeQueryParameterValue"},
 		{"messagettl=1.5", "", putParams{}, "InvalidQueryParameterValue"},
 		{"messagettl=", "", putParams{}, "InvalidQueryParameterValue"},
 		{"messagettl=10&visibilitytimeout=10", "", putParams{}, "InvalidQueryParameterValue"},
@@ -181,4 +188,32 @@ func TestParseReceiptParam(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzParsePutParams: any messagettl / visibilitytimeout pair is either
+// accepted with a TTL that is 0 (never) or longer than the visibility
+// timeout, or refused with one of the documented 400 codes.
+func FuzzParsePutParams(f *testing.F) {
+	for _, s := range [][2]string{{"60", "0"}, {"-1", "30"}, {"2147483648", ""}, {"99999999999999999999", "604800"},
+		{"-99999999999999999999", ""}, {"0", ""}, {"1.5", ""}, {"", "10"}, {"9223372037", "1"}, {"+5", ""}} {
+		f.Add(s[0], s[1], "2024-08-04")
+		f.Add(s[0], s[1], "2016-05-31")
+	}
+	f.Fuzz(func(t *testing.T, ttl, vt, version string) {
+		q := url.Values{"messagettl": {ttl}}
+		if vt != "" {
+			q.Set("visibilitytimeout", vt)
+		}
+		p, err := parsePutParams(q, version)
+		if err != nil {
+			e, ok := azerr.As(err)
+			if !ok || e.Status != 400 {
+				t.Fatalf("%q/%q: %v", ttl, vt, err)
+			}
+			return
+		}
+		if p.TTL < 0 || p.Visibility < 0 || (p.TTL != 0 && p.TTL <= p.Visibility) {
+			t.Fatalf("%q/%q: %+v", ttl, vt, p)
+		}
+	})
 }

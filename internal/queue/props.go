@@ -33,7 +33,7 @@ func (s *Service) setQueueServiceProperties(w http.ResponseWriter, r *req) error
 // getQueueServiceStats: a single-site server is always in sync with
 // itself, so replication is "live" and last synced now.
 func (s *Service) getQueueServiceStats(w http.ResponseWriter, r *req) error {
-	return server.WriteXML(w, http.StatusOK, svcprops.LiveStats(r.Now))
+	return server.ServiceStats(w, r.Request, svcprops.LiveStats(r.Now))
 }
 
 // CORSRules returns the account's Queue CORS rules (server.CORSRuler).

@@ -13,14 +13,19 @@ func (r *req) as(name string, o op) (op, error) {
 	return o, nil
 }
 
-// sasRules is what each Queue operation needs from a SAS (Create a service
-// SAS,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas;
-// Create an account SAS). Operations not listed (queue ACL, service
-// properties and stats) are Shared Key only.
+// sasRules is what each Queue operation needs from a SAS (Create an
+// account SAS, "Permissions by operation",
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas;
+// Create a service SAS). An account SAS creates queues with c or w
+// (srt=c) and reads and writes the service properties and stats with r
+// and w (srt=s). Operations not listed (queue ACL) are Shared Key only.
 var sasRules = map[string]server.SASRule{
+	"getQueueServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
+	"setQueueServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true},
+	"getQueueServiceStats":      {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
+
 	"listQueues":       {Resource: auth.ServiceLevel, AnyOf: "l"},
-	"createQueue":      {Resource: auth.ContainerLevel, AnyOf: "c", AccountOnly: true},
+	"createQueue":      {Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true},
 	"deleteQueue":      {Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true},
 	"getQueueMetadata": {Resource: auth.ContainerLevel, AnyOf: "r"},
 	"setQueueMetadata": {Resource: auth.ContainerLevel, AnyOf: "w"},

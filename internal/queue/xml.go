@@ -172,8 +172,13 @@ func buildMessageXML(text string) []byte {
 }
 
 // readMessageBody reads and parses a Put/Update Message body. Errors:
-//   - text over 64 KiB (or a body too large to hold a 64 KiB text): 400
-//     MessageTooLarge (Queue error codes, https://learn.microsoft.com/en-us/rest/api/storageservices/queue-service-error-codes);
+//   - text over 64 KiB (or a body too large to hold a 64 KiB text): 413
+//     RequestBodyTooLarge, "The request body is too large and exceeds the
+//     maximum permissible limit.", as the service answers a 64 KiB + 1 B
+//     message (azure-sdk-for-js storage-queue test/node/messageid.spec.ts,
+//     "update message negative with 65537B (64KB+1B) characters", recorded
+//     against Azure); the 400 MessageTooLarge of the error code list is
+//     not what the service sends;
 //   - a malformed document, or one without MessageText: 400
 //     InvalidXmlDocument (Queue error codes).
 //
@@ -181,14 +186,14 @@ func buildMessageXML(text string) []byte {
 // new content) and present is false.
 func readMessageBody(r *http.Request, optional bool) (text string, present bool, err error) {
 	if r.ContentLength > maxBodyBytes {
-		return "", false, azerr.New(azerr.MessageTooLarge)
+		return "", false, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
 		return "", false, azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 	}
 	if len(body) > maxBodyBytes {
-		return "", false, azerr.New(azerr.MessageTooLarge)
+		return "", false, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		if optional {
@@ -201,7 +206,7 @@ func readMessageBody(r *http.Request, optional bool) (text string, present bool,
 		return "", false, azerr.New(azerr.InvalidXMLDocument)
 	}
 	if len(text) > maxMessageBytes {
-		return "", false, azerr.Newf(azerr.MessageTooLarge, "The message exceeds the maximum allowed size of %d bytes.", maxMessageBytes)
+		return "", false, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	return text, true, nil
 }

@@ -74,9 +74,9 @@ func TestReadMessageBody(t *testing.T) {
 	}{
 		{"ok", string(buildMessageXML("x")), false, "x", true, ""},
 		{"64 KiB", string(buildMessageXML(big)), false, big, true, ""},
-		{"64 KiB + 1", string(buildMessageXML(big + "b")), false, "", false, "MessageTooLarge"},
-		{"64 KiB of multibyte", string(buildMessageXML(strings.Repeat("é", maxMessageBytes/2+1))), false, "", false, "MessageTooLarge"},
-		{"huge escaped body", string(buildMessageXML(strings.Repeat(`"`, maxBodyBytes))), false, "", false, "MessageTooLarge"},
+		{"64 KiB + 1", string(buildMessageXML(big + "b")), false, "", false, "RequestBodyTooLarge"},
+		{"64 KiB of multibyte", string(buildMessageXML(strings.Repeat("é", maxMessageBytes/2+1))), false, "", false, "RequestBodyTooLarge"},
+		{"huge escaped body", string(buildMessageXML(strings.Repeat(`"`, maxBodyBytes))), false, "", false, "RequestBodyTooLarge"},
 		{"empty required", "", false, "", false, "InvalidXmlDocument"},
 		{"empty optional", " \n", true, "", false, ""},
 		{"malformed", "<QueueMessage>", false, "", false, "InvalidXmlDocument"},

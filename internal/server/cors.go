@@ -28,16 +28,41 @@ func splitList(s string) []string {
 	return out
 }
 
+// originAllowed matches origin against the rule's allowed origins: "*"
+// (any origin, answered with Access-Control-Allow-Origin: *), an exact
+// origin, or one with a wildcard subdomain such as http://*.contoso.com,
+// which admits any host under contoso.com with that scheme and port [D:
+// Cross-Origin Resource Sharing (CORS) support for Azure Storage,
+// "AllowedOrigins"]. Both are answered with the request's origin.
 func originAllowed(rule svcprops.CORSRule, origin string) (wildcard, ok bool) {
 	for _, o := range splitList(rule.AllowedOrigins) {
 		if o == "*" {
 			return true, true
 		}
-		if strings.EqualFold(o, origin) {
+		if strings.EqualFold(o, origin) || subdomainMatch(o, origin) {
 			return false, true
 		}
 	}
 	return false, false
+}
+
+// subdomainMatch reports whether origin matches pattern, an allowed
+// origin with one "*" standing for one or more host labels
+// ("https://*.contoso.com"): the text before and after the star must
+// match (case-insensitively) and the labels it covers may hold no "/",
+// ":" or "@", so the star cannot reach into the scheme, port or path.
+func subdomainMatch(pattern, origin string) bool {
+	prefix, suffix, ok := strings.Cut(pattern, "*")
+	if !ok || strings.Contains(suffix, "*") || !strings.HasPrefix(suffix, ".") {
+		return false
+	}
+	if len(origin) <= len(prefix)+len(suffix) ||
+		!strings.EqualFold(origin[:len(prefix)], prefix) ||
+		!strings.EqualFold(origin[len(origin)-len(suffix):], suffix) {
+		return false
+	}
+	labels := origin[len(prefix) : len(origin)-len(suffix)]
+	return !strings.ContainsAny(labels, "/:@") && !strings.HasPrefix(labels, ".") && !strings.HasSuffix(labels, ".")
 }
 
 func methodAllowed(rule svcprops.CORSRule, method string) bool {
@@ -90,17 +115,26 @@ func setAllowOrigin(h http.Header, origin string, wildcard bool) {
 	}
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Set("Access-Control-Allow-Credentials", "true")
-	h.Add("Vary", "Origin")
 }
 
 // preflight answers an OPTIONS request from the service's CORS rules:
 // 200 with the Access-Control-Allow-* headers when a rule matches, 403
-// CorsPreflightFailure otherwise. Preflights are not authenticated.
+// CorsPreflightFailure otherwise; a request without Origin or
+// Access-Control-Request-Method is 400, whatever the rules [D:
+// Cross-Origin Resource Sharing (CORS) support for Azure Storage,
+// "Preflight request": "If the OPTIONS request doesn't contain the
+// required CORS headers (the Origin and Access-Control-Request-Method
+// headers), the service will respond with status code 400 (Bad
+// request)"]. Preflights are not authenticated.
 func preflight(w http.ResponseWriter, r *http.Request, rules []svcprops.CORSRule) error {
 	origin := r.Header.Get("Origin")
 	method := r.Header.Get("Access-Control-Request-Method")
 	if origin == "" || method == "" {
-		return azerr.Newf(azerr.CorsPreflightFailure, "A CORS preflight request needs the Origin and Access-Control-Request-Method headers.")
+		name := "Origin"
+		if origin != "" {
+			name = "Access-Control-Request-Method"
+		}
+		return azerr.Newf(azerr.InvalidHeaderValue, "A required CORS header is not present.").With("HeaderName", name).With("HeaderValue", "")
 	}
 	headers := splitList(r.Header.Get("Access-Control-Request-Headers"))
 	rule, wild, ok := matchCORS(rules, origin, method, headers)
@@ -109,6 +143,9 @@ func preflight(w http.ResponseWriter, r *http.Request, rules []svcprops.CORSRule
 	}
 	h := w.Header()
 	setAllowOrigin(h, origin, wild)
+	if !wild {
+		h.Add("Vary", "Origin")
+	}
 	h.Set("Access-Control-Allow-Methods", method)
 	if len(headers) > 0 {
 		h.Set("Access-Control-Allow-Headers", strings.Join(headers, ","))
@@ -120,14 +157,29 @@ func preflight(w http.ResponseWriter, r *http.Request, rules []svcprops.CORSRule
 
 // corsHeaders adds the CORS response headers to a request that carries an
 // Origin its service's rules allow (errors included, so a browser app can
-// read them).
+// read them). A GET or HEAD to a service with CORS rules carries Vary:
+// Origin unless a rule allowing any origin ("*") matched, with or
+// without an Origin header, so a cache does not serve one origin's answer
+// to another [D: Cross-Origin Resource Sharing (CORS) support for Azure
+// Storage, "Understanding the Vary header"]; responses to other methods,
+// which user agents do not cache, never carry it.
 func corsHeaders(w http.ResponseWriter, r *http.Request, rules []svcprops.CORSRule) {
+	if len(rules) == 0 {
+		return
+	}
 	origin := r.Header.Get("Origin")
-	rule, wild, ok := matchCORS(rules, origin, r.Method, nil)
+	var rule svcprops.CORSRule
+	wild, ok := false, false
+	if origin != "" {
+		rule, wild, ok = matchCORS(rules, origin, r.Method, nil)
+	}
+	h := w.Header()
+	if !wild && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		h.Add("Vary", "Origin")
+	}
 	if !ok {
 		return
 	}
-	h := w.Header()
 	setAllowOrigin(h, origin, wild)
 	if rule.ExposedHeaders != "" {
 		h.Set("Access-Control-Expose-Headers", strings.Join(splitList(rule.ExposedHeaders), ","))

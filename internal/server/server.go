@@ -349,7 +349,7 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			fail(azerr.Newf(azerr.InsufficientAccountPermissions, "Write operations are not allowed."))
 			return
 		}
-		if ruler, ok := svc.Handler.(CORSRuler); ok && (hr.Method == http.MethodOptions || hr.Header.Get("Origin") != "") {
+		if ruler, ok := svc.Handler.(CORSRuler); ok && (hr.Method == http.MethodOptions || hr.Method == http.MethodGet || hr.Method == http.MethodHead || hr.Header.Get("Origin") != "") {
 			rules, err := ruler.CORSRules(hr.Context(), r.Account)
 			if err != nil {
 				fail(ToAzure(hr.Context(), s.cfg.Logger, err))

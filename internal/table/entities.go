@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -35,6 +36,9 @@ type entityOp struct {
 	prefer string
 }
 
+// noETag is the timestamp of a weak ETag no entity has.
+const noETag = -1
+
 // parseIfMatch validates If-Match for op and returns the ETag timestamp.
 func parseIfMatch(h http.Header, kind opKind) (string, int64, error) {
 	if h.Get("If-None-Match") != "" {
@@ -48,6 +52,14 @@ func parseIfMatch(h http.Header, kind opKind) (string, int64, error) {
 		return v, 0, nil
 	}
 	ts, ok := parseETag(v)
+	if !ok && len(v) > 3 && strings.HasPrefix(v, `W/"`) && strings.HasSuffix(v, `"`) {
+		// A weak ETag the service never issued (another timestamp form,
+		// another service's value) is well formed: it matches no
+		// entity, so the write fails its condition (412
+		// UpdateConditionNotSatisfied, or 404 when there is no entity),
+		// as on Azure. Only a value that is no ETag at all is 400.
+		return v, noETag, nil
+	}
 	if !ok {
 		return "", 0, azerr.Newf(azerr.InvalidInput, "The etag value '%s' specified in one of the request headers is not valid. Please make sure only one etag value is specified and is valid.", v)
 	}

@@ -187,11 +187,19 @@ func typedValue(name string, raw any, annotation string) (odata.Value, error) {
 		}
 		return odata.StringValue(str), nil
 	case odata.Boolean:
-		b, ok := raw.(bool)
-		if !ok {
-			return odata.Value{}, badValue(name, "Edm.Boolean")
+		// An annotated Edm.Boolean may also come as the JSON string
+		// "true" or "false" (any case), which the service accepts as it
+		// accepts Edm.Int32 and Edm.Double in their string forms.
+		if b, ok := raw.(bool); ok {
+			return odata.BoolValue(b), nil
 		}
-		return odata.BoolValue(b), nil
+		switch {
+		case isStr && strings.EqualFold(str, "true"):
+			return odata.BoolValue(true), nil
+		case isStr && strings.EqualFold(str, "false"):
+			return odata.BoolValue(false), nil
+		}
+		return odata.Value{}, badValue(name, "Edm.Boolean")
 	case odata.Int32:
 		s := str
 		if isNum {

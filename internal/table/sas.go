@@ -16,17 +16,22 @@ func (r *req) as(name string, o op) (op, error) {
 	return o, nil
 }
 
-// sasRules is what each Table operation needs from a SAS (Create a service
-// SAS,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas;
-// Create an account SAS). Operations not listed (table ACL, service
-// properties and stats) are Shared Key only. Table operations take an account
-// SAS only. An entity group transaction is checked part by part
-// (checkBatchSAS).
+// sasRules is what each Table operation needs from a SAS (Create an
+// account SAS, "Permissions by operation",
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas;
+// Create a service SAS). Table operations take an account SAS only: it
+// creates tables with c or w (srt=c) and reads and writes the service
+// properties and stats with r and w (srt=s). Operations not listed (table
+// ACL) are Shared Key only. An entity group transaction is checked part by
+// part (checkBatchSAS).
 var sasRules = map[string]server.SASRule{
+	"getServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
+	"setServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true},
+	"getServiceStats":      {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
+
 	"queryTables":   {Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true},
 	"getTable":      {Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true},
-	"createTable":   {Resource: auth.ContainerLevel, AnyOf: "c", AccountOnly: true},
+	"createTable":   {Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true},
 	"deleteTable":   {Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true},
 	"queryEntities": {Resource: auth.ObjectLevel, AnyOf: "r"},
 	"getEntity":     {Resource: auth.ObjectLevel, AnyOf: "r"},

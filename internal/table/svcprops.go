@@ -30,7 +30,7 @@ func (s *Service) setServiceProperties(w http.ResponseWriter, r *req) error {
 // getServiceStats is Get Table Service Stats: a single-site server is
 // always in sync with itself.
 func (s *Service) getServiceStats(w http.ResponseWriter, r *req) error {
-	return server.WriteXML(w, http.StatusOK, svcprops.LiveStats(r.Now))
+	return server.ServiceStats(w, r.Request, svcprops.LiveStats(r.Now))
 }
 
 // CORSRules returns the account's Table CORS rules (server.CORSRuler).

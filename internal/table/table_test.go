@@ -197,7 +197,8 @@ func TestParseEntityBody(t *testing.T) {
 		`{"A@odata.type":"Edm.Int64","A@odata.type":"Edm.Int64","A":"1"}`: azerr.DuplicatePropertiesSpecified,
 		`{"A@odata.type":"Edm.Foo","A":"1"}`:                              azerr.InvalidInput,
 		`{"A@odata.type":"Edm.Int64"}`:                                    "",
-		`{"A@odata.type":"Edm.Boolean","A":"true"}`:                       azerr.InvalidInput,
+		`{"A@odata.type":"Edm.Boolean","A":"yes"}`:                        azerr.InvalidInput,
+		`{"A@odata.type":"Edm.Boolean","A":1}`:                            azerr.InvalidInput,
 		`{"A@odata.type":"Edm.Double","A":"1.5"}`:                         "",
 		`{"A":[1]}`: azerr.InvalidInput,
 		`{"9":1}`:   azerr.PropertyNameInvalid,
@@ -303,6 +304,7 @@ func FuzzEntityBody(f *testing.F) {
 		`{"G@odata.type":"Edm.Guid","G":"4185404a-5818-48c3-b9be-f217df0dba6f","T@odata.type":"Edm.DateTime","T":"2020-01-01T00:00:00Z"}`,
 		`{"X@odata.type":"Edm.Binary","X":"AQID","N@odata.type":"Edm.Double","N":"NaN"}`,
 		`{"A":1,"A":2}`, `[`, `{"A":{"b":1}}`,
+		`{"B@odata.type":"Edm.Boolean","B":"False","C@odata.type":"Edm.Boolean","C":"TRUE","N@odata.type":"Edm.Int32","N":null}`,
 	} {
 		f.Add([]byte(s))
 	}

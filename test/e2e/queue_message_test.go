@@ -109,7 +109,7 @@ func TestQueueMessageBadInput(t *testing.T) {
 	tooLarge := []string{strings.Repeat("x", 64*1024+1), strings.Repeat("é", 32*1024+1), strings.Repeat(`"`, 300*1024)}
 	for _, s := range tooLarge {
 		_, err := q.EnqueueMessage(e.ctx, s, nil)
-		quWant(t, err, http.StatusBadRequest, queueerror.MessageTooLarge)
+		quWant(t, err, http.StatusRequestEntityTooLarge, queueerror.RequestBodyTooLarge)
 	}
 	badBodies := map[string]string{
 		"malformed":       "<QueueMessage><MessageText>x</MessageText>",
@@ -170,7 +170,7 @@ func TestQueueMessageBadInput(t *testing.T) {
 	_, err = q.UpdateMessage(quWithQuery(e.ctx, "visibilitytimeout", ""), *keep.MessageID, *keep.PopReceipt, "changed", nil)
 	quWant(t, err, http.StatusBadRequest, queueerror.MissingRequiredQueryParameter)
 	_, err = q.UpdateMessage(e.ctx, *keep.MessageID, *keep.PopReceipt, strings.Repeat("x", 64*1024+1), nil)
-	quWant(t, err, http.StatusBadRequest, queueerror.MessageTooLarge)
+	quWant(t, err, http.StatusRequestEntityTooLarge, queueerror.RequestBodyTooLarge)
 	_, err = q.UpdateMessage(quWithBody(e.ctx, "<QueueMessage>"), *keep.MessageID, *keep.PopReceipt, "x", nil)
 	quWant(t, err, http.StatusBadRequest, queueerror.InvalidXMLDocument)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/queueerror"
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 func TestQueueServiceProperties(t *testing.T) {
@@ -72,7 +73,10 @@ func TestQueueServiceProperties(t *testing.T) {
 
 func TestQueueServiceStats(t *testing.T) {
 	e := quStart(t)
-	st, err := e.svc.GetStatistics(e.ctx, nil)
+	// Served on the secondary endpoint only [D: Get Queue Service Stats].
+	_, err := e.svc.GetStatistics(e.ctx, nil)
+	quWant(t, err, http.StatusBadRequest, queueerror.InvalidQueryParameterValue)
+	st, err := quClient(t, e.app.QueueURL+"-secondary", app.DevKey).GetStatistics(e.ctx, nil)
 	quMust(t, err)
 	if st.GeoReplication == nil || *st.GeoReplication.Status != "live" || st.GeoReplication.LastSyncTime == nil {
 		t.Fatalf("stats: %+v", st.GeoReplication)

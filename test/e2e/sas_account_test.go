@@ -59,7 +59,7 @@ func TestSASQueueAccount(t *testing.T) {
 	quWant(t, err, 403, "AuthorizationPermissionMismatch")
 	_, err = c.DeleteQueue(e.ctx, name, nil)
 	quMust(t, err)
-	// Queue ACLs and service properties are Shared Key only.
+	// Queue ACLs are Shared Key only.
 	_, err = qc.GetAccessPolicy(e.ctx, nil)
 	quWant(t, err, 403, "AuthorizationFailure")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 func TestTableCreateListDelete(t *testing.T) {
@@ -208,7 +209,10 @@ func TestTableServicePropertiesAndStats(t *testing.T) {
 	}, nil)
 	tbWant(t, err, http.StatusBadRequest, aztables.InvalidXmlDocument)
 
-	stats, err := e.svc.GetStatistics(e.ctx, nil)
+	// Served on the secondary endpoint only [D: Get Table Service Stats].
+	_, err = e.svc.GetStatistics(e.ctx, nil)
+	tbWant(t, err, http.StatusBadRequest, aztables.TableErrorCode("InvalidQueryParameterValue"))
+	stats, err := tbService(t, e.app.TableURL+"-secondary", app.DevKey).GetStatistics(e.ctx, nil)
 	tbMust(t, err)
 	if stats.GeoReplication == nil || *stats.GeoReplication.Status != aztables.GeoReplicationStatusLive || stats.GeoReplication.LastSyncTime.IsZero() {
 		t.Fatalf("stats %+v", stats.GeoReplication)

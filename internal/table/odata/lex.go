@@ -76,7 +76,7 @@ var keywords = map[string]tokKind{
 
 // lexer splits a filter into tokens. Keywords, literal prefixes and
 // property names are case-sensitive, as in Azure ("All parts of the
-// filter string are case-sensitive").
+// filter string are case-sensitive"), except the boolean literals.
 type lexer struct {
 	src string
 	pos int
@@ -131,11 +131,15 @@ func (l *lexer) next() (token, error) {
 		if k, ok := keywords[word]; ok {
 			return token{kind: k, pos: start, text: word}, nil
 		}
-		switch word {
-		case "true":
+		// Boolean literals are the exception to case sensitivity: the
+		// service takes "eq True" and "eq FALSE" as it takes "eq true".
+		switch {
+		case strings.EqualFold(word, "true"):
 			return token{kind: tLiteral, pos: start, text: word, val: BoolValue(true)}, nil
-		case "false":
+		case strings.EqualFold(word, "false"):
 			return token{kind: tLiteral, pos: start, text: word, val: BoolValue(false)}, nil
+		}
+		switch word {
 		case "NaN", "INF":
 			return l.special(start, word)
 		case "null":
