@@ -25,6 +25,9 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if err := checkChecksumHeaders(r.Header); err != nil {
+		return err
+	}
 	body, n, err := limitBody(r, maxPutBlock)
 	if err != nil {
 		return err

@@ -1,6 +1,8 @@
 package blob
 
 import (
+	"crypto/md5"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
@@ -41,7 +43,7 @@ func copySource(r *req) (container, name, snap string, err error) {
 		}
 		snap = wire.FormatISO7(t)
 	}
-	return segs[1], segs[2], snap, nil
+	return segs[1], blobName(segs[2]), snap, nil
 }
 
 // copyBlob implements Copy Blob and Copy Blob From URL within the account.
@@ -93,6 +95,16 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	// Copy Blob From URL checks the source's bytes against
+	// x-ms-source-content-md5 and then answers with that MD5 in
+	// Content-MD5 (azure-sdk-for-go TestCopyBlockBlobFromURL: the
+	// response's ContentMD5 equals the source's MD5; a wrong one fails).
+	var srcMD5 []byte
+	if v := r.Header.Get("x-ms-source-content-md5"); v != "" && sync {
+		if srcMD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(srcMD5) != md5.Size {
+			return azerr.InvalidHeader("x-ms-source-content-md5", v)
+		}
+	}
 	copyID := newUUID()
 	var rec *blobRec
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
@@ -142,6 +154,12 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 				return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
 			}
 		}
+		if srcMD5 != nil {
+			f := &source{md5: srcMD5}
+			if _, err := s.hash(r.Context(), tx, f, src.Parts, src.Size); err != nil {
+				return err
+			}
+		}
 		nb := *src
 		nb.Lease = lease.Lease{}
 		nb.Tier, nb.TierChanged = tier, nil
@@ -170,6 +188,9 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	setETag(w, rec.ETag, rec.Modified)
 	w.Header().Set("x-ms-copy-id", copyID)
 	w.Header().Set("x-ms-copy-status", "success")
+	if srcMD5 != nil {
+		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(srcMD5))
+	}
 	w.WriteHeader(http.StatusAccepted)
 	return nil
 }

@@ -60,6 +60,9 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		if r.ContentLength != n {
 			return azerr.Newf(azerr.InvalidPageRange, "The page range length must equal the Content-Length.")
 		}
+		if err := checkChecksumHeaders(r.Header); err != nil {
+			return err
+		}
 		body, bn, err := limitBody(r, maxPageWrite)
 		if err != nil {
 			return err
@@ -214,6 +217,9 @@ func (s *Service) getPageRanges(w http.ResponseWriter, r *req) error {
 func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	conds, appendPos, maxSize, err := parseAppendConds(r)
 	if err != nil {
+		return err
+	}
+	if err := checkChecksumHeaders(r.Header); err != nil {
 		return err
 	}
 	body, n, err := limitBody(r, maxAppendBlock)

@@ -111,7 +111,10 @@ func (s *Store) Stage(ctx context.Context, body io.Reader, n int64, h http.Heade
 
 // StageEmbedded is Stage for a whole small blob: a body of at most
 // InlineMax bytes is embedded in the part instead of becoming a data item.
-// MD5 is always computed.
+// MD5 and CRC64 are always computed: Put Blob answers with both even when
+// the client sent neither (azure-sdk-for-js recording "setHTTPHeaders
+// with default parameters": its Put Blob response carries Content-MD5
+// and x-ms-content-crc64).
 func (s *Store) StageEmbedded(ctx context.Context, body io.Reader, n int64, h http.Header) (*Staged, error) {
 	return s.stageBody(ctx, body, n, h, true, true)
 }
@@ -130,7 +133,7 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 		}
 		sinks = append(sinks, md5h)
 	}
-	if h.Get("x-ms-content-crc64") != "" {
+	if embed || h.Get("x-ms-content-crc64") != "" {
 		crch = crc64.New(CRC64Table)
 		sinks = append(sinks, crch)
 	}
