@@ -39,6 +39,13 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 			r.container = rest
 		}
 	}
+	// Azure takes a '\' in a blob name for a '/' (Naming and Referencing
+	// Containers, Blobs, and Metadata: "avoid blob names that end with a
+	// dot, a forward slash, or a backslash"; the service stores
+	// dir\a as dir/a): the blob is stored, listed, authorized by SAS and
+	// answered under the name with '/'. Shared Key signatures cover the
+	// URL as sent and were checked before this point.
+	r.name = blobName(r.name)
 	r.snapshot = r.q.Get("snapshot")
 	o, err := s.route(r)
 	// Structured-message bodies (per-segment CRC64 framing) are not
@@ -60,6 +67,9 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	}
 	return o(w, r)
 }
+
+// blobName is a blob name as Azure keeps it: each '\\' is a '/'.
+func blobName(name string) string { return strings.ReplaceAll(name, "\\", "/") }
 
 func (s *Service) route(r *req) (op, error) {
 	comp := r.q.Get("comp")
