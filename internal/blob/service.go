@@ -39,12 +39,13 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 			r.container = rest
 		}
 	}
-	// Azure takes a '\' in a blob name for a '/' (Naming and Referencing
-	// Containers, Blobs, and Metadata: "avoid blob names that end with a
-	// dot, a forward slash, or a backslash"; the service stores
-	// dir\a as dir/a): the blob is stored, listed, authorized by SAS and
-	// answered under the name with '/'. Shared Key signatures cover the
-	// URL as sent and were checked before this point.
+	// Azure takes a '\' in a blob name for a '/': the blob is stored,
+	// listed, authorized by SAS and answered under the name with '/'
+	// (azure-sdk-for-js special-naming.spec.ts, recorded against Azure:
+	// "Azure Storage Server will replace "\" with "/" in the blob names",
+	// so its SAS is signed for, and its listing prefix given as, the '/'
+	// form). Shared Key signatures cover the URL as sent and were checked
+	// before this point.
 	r.name = blobName(r.name)
 	r.snapshot = r.q.Get("snapshot")
 	o, err := s.route(r)
