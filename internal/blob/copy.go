@@ -18,32 +18,72 @@ import (
 
 const maxCopyFromURL = 256 << 20
 
-// copySource parses x-ms-copy-source: a URL of a blob in this account,
+// copySource parses x-ms-copy-source: a URL of a blob of this server,
 // path-style or with the account in an Azure host name (see
-// wire.SourcePath), optionally with ?snapshot=.
-func copySource(r *req) (container, name, snap string, err error) {
+// wire.SourcePath), optionally with ?snapshot=. The source may be in
+// another account served here (acct differs from r.Account): see
+// authorizeSource.
+func copySource(r *req) (acct, container, name, snap string, err error) {
 	raw := r.Header.Get("x-ms-copy-source")
 	u, perr := url.Parse(raw)
 	if perr != nil || u.Path == "" {
-		return "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
+		return "", "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
 	path, _ := wire.SourcePath(u, "blob")
 	segs := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 3)
-	if len(segs) != 3 || segs[2] == "" {
-		return "", "", "", azerr.New(azerr.InvalidSourceBlobURL)
-	}
-	if segs[0] != r.Account {
-		return "", "", "", azerr.Newf(azerr.CannotVerifyCopySource, "Copying from another account is not supported by this server.")
+	if len(segs) != 3 || segs[0] == "" || segs[1] == "" || segs[2] == "" {
+		return "", "", "", "", azerr.New(azerr.InvalidSourceBlobURL)
 	}
 	snap = u.Query().Get("snapshot")
 	if snap != "" {
 		t, err := wire.ParseSnapshot(snap)
 		if err != nil {
-			return "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
+			return "", "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
 		}
 		snap = wire.FormatISO7(t)
 	}
-	return segs[1], blobName(segs[2]), snap, nil
+	return segs[0], segs[1], blobName(segs[2]), snap, nil
+}
+
+// authorizeSource authorizes the blob source acct/cont/name of a copy
+// (Copy Blob, Put Blob From URL, Put Block From URL, Append Block From
+// URL, Put Page From URL). A source of the request's own account is
+// covered by its Shared Key; with a SAS on the destination, the source
+// needs its own SAS or public access. A source in another account is
+// read as Azure reads one (Copy Blob reference, "Authorization": the
+// source blob in another account must be public or authorized by a
+// SAS): its SAS is verified with that account's keys and stored access
+// policies.
+func (s *Service) authorizeSource(r *req, acct, cont, name string) error {
+	if acct == r.Account {
+		if r.sas != nil {
+			return s.authorizeCopySource(r, cont, name)
+		}
+		return nil
+	}
+	other := *r.Request
+	other.Account = acct
+	u, err := url.Parse(r.Header.Get("x-ms-copy-source"))
+	if err != nil {
+		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source URL is not valid.").WithStatus(http.StatusForbidden)
+	}
+	ok, err := s.sourceReadable(&other, cont, name, u.Query())
+	if err != nil || ok {
+		return err
+	}
+	// No container there (or no such account on this server): the
+	// source does not exist, 404 as for a missing source blob.
+	err = s.store.View(r.Context(), func(tx kv.Tx) error {
+		_, err := loadContainer(tx, acct, cont)
+		return err
+	})
+	if azerr.Has(err, azerr.ContainerNotFound) {
+		return azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
+	}
+	if err != nil {
+		return err
+	}
+	return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source in another account is not public and carries no SAS.").WithStatus(http.StatusForbidden)
 }
 
 // copyBlob implements Copy Blob and Copy Blob From URL within the account.
@@ -53,7 +93,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	var srcC, srcName, srcSnap string
+	var srcAcct, srcC, srcName, srcSnap string
 	fsrc := s.fileCopySource(r)
 	if fsrc != nil {
 		// A file of this account: the request's Shared Key authorizes
@@ -64,13 +104,11 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		}
 	} else {
 		var err error
-		if srcC, srcName, srcSnap, err = copySource(r); err != nil {
+		if srcAcct, srcC, srcName, srcSnap, err = copySource(r); err != nil {
 			return err
 		}
-		if r.sas != nil {
-			if err := s.authorizeCopySource(r, srcC, srcName); err != nil {
-				return err
-			}
+		if err := s.authorizeSource(r, srcAcct, srcC, srcName); err != nil {
+			return err
 		}
 	}
 	sync, err := parseBoolHeader(r.Header, "x-ms-requires-sync")
@@ -118,13 +156,13 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 				err = readable(0, src.Size)
 			}
 		} else {
-			src, err = findBlob(tx, r.Account, srcC, srcName, srcSnap)
+			src, err = findBlob(tx, srcAcct, srcC, srcName, srcSnap)
 		}
 		if err != nil {
 			return err
 		}
 		if src == nil {
-			if _, err := loadContainer(tx, r.Account, srcC); err != nil {
+			if _, err := loadContainer(tx, srcAcct, srcC); err != nil {
 				return azerr.Newf(azerr.CannotVerifyCopySource, "The source container does not exist.")
 			}
 			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")

@@ -40,11 +40,11 @@ var errSourceChanged = errors.New("blob: copy source changed while it was hashed
 
 // source is the parsed source of a *FromURL write.
 type source struct {
-	container, name, snap string
-	file                  *fileSource     // a file of this server instead of a blob
-	conds                 cond.Conditions // x-ms-source-if-*
-	rng                   *wire.Range     // x-ms-source-range; nil: all of it
-	md5, crc              []byte          // digests the client expects, if any
+	account, container, name, snap string
+	file                           *fileSource     // a file of this server instead of a blob
+	conds                          cond.Conditions // x-ms-source-if-*
+	rng                            *wire.Range     // x-ms-source-range; nil: all of it
+	md5, crc                       []byte          // digests the client expects, if any
 }
 
 // parseSource reads x-ms-copy-source and the source headers of a
@@ -59,16 +59,14 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (*source, error) {
 			return nil, err
 		}
 	} else {
-		c, name, snap, err := copySource(r)
+		acct, c, name, snap, err := copySource(r)
 		if err != nil {
 			return nil, err
 		}
-		if r.sas != nil {
-			if err := s.authorizeCopySource(r, c, name); err != nil {
-				return nil, err
-			}
+		if err := s.authorizeSource(r, acct, c, name); err != nil {
+			return nil, err
 		}
-		src.container, src.name, src.snap = c, name, snap
+		src.account, src.container, src.name, src.snap = acct, c, name, snap
 	}
 	var err error
 	if src.conds, err = cond.ParseSource(r.Header); err != nil {
@@ -103,7 +101,7 @@ func (f *source) read(tx kv.Tx, r *req) ([]extent.Part, int64, *blobRec, error) 
 	if f.file != nil {
 		b, readable, err = f.file.record(tx, r)
 	} else {
-		b, err = findBlob(tx, r.Account, f.container, f.name, f.snap)
+		b, err = findBlob(tx, f.account, f.container, f.name, f.snap)
 	}
 	if err != nil {
 		return nil, 0, nil, err
