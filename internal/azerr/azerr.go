@@ -330,7 +330,7 @@ var catalog = map[string]entry{
 	UnsupportedHTTPVerb:                   {405, "The resource doesn't support the specified HTTP verb."},
 	UnsupportedQueryParameter:             {400, "One of the query parameters specified in the request URI is not supported."},
 	UnsupportedXMLNode:                    {400, "One of the XML nodes specified in the request body is not supported."},
-	UnsatisfiableCondition:                {400, "The condition specified is unsatisfiable."},
+	UnsatisfiableCondition:                {400, "The request includes an unsatisfiable condition for this operation."},
 	AppendPositionConditionNotMet:         {412, "The append position condition specified was not met."},
 	BlobAlreadyExists:                     {409, "The specified blob already exists."},
 	BlobIsSealed:                          {409, "The blob is sealed and its contents cannot be modified."},

@@ -539,6 +539,15 @@ func readChecks(b *blobRec, r *req) error {
 	if err != nil {
 		return err
 	}
+	// "If-None-Match: *" asks a read to succeed only where nothing
+	// exists: Azure refuses it as 400 UnsatisfiableCondition (azure-cli's
+	// live test test_storage_blob_oauth: "storage blob show
+	// --if-none-match *" fails with ErrorCode:UnsatisfiableCondition).
+	for _, v := range conds.IfNoneMatch {
+		if v == cond.Any {
+			return azerr.New(azerr.UnsatisfiableCondition)
+		}
+	}
 	if err := conds.CheckRead(b.ETag, b.Modified); err != nil {
 		return err
 	}
