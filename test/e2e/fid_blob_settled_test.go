@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 )
 
 // TestFidBlobReadIfNoneMatchAny: a read with If-None-Match: * is 400
@@ -29,4 +30,44 @@ func TestFidBlobReadIfNoneMatchAny(t *testing.T) {
 	wantCode(t, err, http.StatusConflict, bloberror.BlobAlreadyExists)
 	_, err = b.bb("y").Upload(b.ctx, bxBody([]byte("new")), &blockblob.UploadOptions{AccessConditions: star})
 	must(t, err)
+}
+
+// TestFidBlobSnapshotLeaseAndTags: a snapshot reports no lease (no
+// x-ms-lease-state or -status on Get Blob Properties, no LeaseStatus or
+// LeaseState in List Blobs with include=snapshots, while its base blob
+// has them), and Get Blob Tags on a snapshot returns the tags the blob
+// had when it was taken: both as in the azure-sdk-for-js recordings
+// "createSnapshot" and "get blob tags should work with a snapshot".
+func TestFidBlobSnapshotLeaseAndTags(t *testing.T) {
+	b := newBlobT(t)
+	b.put("s", []byte("Hello World"), nil)
+	_, err := b.bb("s").SetTags(b.ctx, map[string]string{"tag1": "val1", "tag2": "val2"}, nil)
+	must(t, err)
+	snap := b.snapshot("s", nil)
+	p, err := b.snap("s", snap).GetProperties(b.ctx, nil)
+	must(t, err)
+	if p.LeaseState != nil || p.LeaseStatus != nil {
+		t.Fatalf("snapshot lease %v %v", p.LeaseState, p.LeaseStatus)
+	}
+	bp := b.props(b.bb("s"))
+	if bp.LeaseState == nil || bp.LeaseStatus == nil {
+		t.Fatal("base blob without lease state")
+	}
+	page, err := b.cli.ServiceClient().NewContainerClient(b.cont).NewListBlobsFlatPager(&container.ListBlobsFlatOptions{
+		Include: container.ListBlobsInclude{Snapshots: true}}).NextPage(b.ctx)
+	must(t, err)
+	if len(page.Segment.BlobItems) != 2 {
+		t.Fatalf("%d items", len(page.Segment.BlobItems))
+	}
+	for _, it := range page.Segment.BlobItems {
+		isSnap := it.Snapshot != nil && *it.Snapshot != ""
+		if hasLease := it.Properties.LeaseState != nil || it.Properties.LeaseStatus != nil; hasLease == isSnap {
+			t.Fatalf("snapshot %v: lease %v %v", isSnap, it.Properties.LeaseState, it.Properties.LeaseStatus)
+		}
+	}
+	_, err = b.bb("s").SetTags(b.ctx, map[string]string{"after": "snapshot"}, nil)
+	must(t, err)
+	if got := b.tags(b.snap("s", snap)); got != "tag1=val1,tag2=val2" {
+		t.Fatalf("snapshot tags %s", got)
+	}
 }
