@@ -143,21 +143,43 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 			return azerr.InvalidHeader("x-ms-source-content-md5", v)
 		}
 	}
+	lookup := func(tx kv.Tx) (src *blobRec, err error) {
+		if fsrc != nil {
+			var readable func(off, n int64) error
+			if src, readable, err = fsrc.record(tx, r); err == nil {
+				err = readable(0, src.Size)
+			}
+			return src, err
+		}
+		return findBlob(tx, srcAcct, srcC, srcName, srcSnap)
+	}
+	// The source's bytes are hashed in a snapshot read first, so the
+	// write transaction does not hold its lock while up to 256 MiB are
+	// read; it hashes again only if the source changed in between.
+	var hashed []extent.Part
+	if srcMD5 != nil {
+		err := s.store.View(r.Context(), func(tx kv.Tx) error {
+			src, err := lookup(tx)
+			if err != nil || src == nil || src.Tier == tierArchive || src.Size > maxCopyFromURL {
+				return nil // the write transaction reports it
+			}
+			if _, err := s.hash(r.Context(), tx, &source{md5: srcMD5}, src.Parts, src.Size); err != nil {
+				return err
+			}
+			hashed = src.Parts
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
 	copyID := newUUID()
 	var rec *blobRec
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
 		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
 			return err
 		}
-		var src *blobRec
-		if fsrc != nil {
-			var readable func(off, n int64) error
-			if src, readable, err = fsrc.record(tx, r); err == nil {
-				err = readable(0, src.Size)
-			}
-		} else {
-			src, err = findBlob(tx, srcAcct, srcC, srcName, srcSnap)
-		}
+		src, err := lookup(tx)
 		if err != nil {
 			return err
 		}
@@ -192,9 +214,8 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 				return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
 			}
 		}
-		if srcMD5 != nil {
-			f := &source{md5: srcMD5}
-			if _, err := s.hash(r.Context(), tx, f, src.Parts, src.Size); err != nil {
+		if srcMD5 != nil && (hashed == nil || !extent.SameParts(src.Parts, hashed)) {
+			if _, err := s.hash(r.Context(), tx, &source{md5: srcMD5}, src.Parts, src.Size); err != nil {
 				return err
 			}
 		}
