@@ -35,7 +35,7 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if n == 0 {
 		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
 	}
-	st, err := s.data.Stage(r.Context(), body, n, r.Header, false)
+	st, err := s.data.StageBlobWrite(r.Context(), body, n, r.Header)
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		if st, err = s.data.Stage(r.Context(), body, bn, r.Header, false); err != nil {
+		if st, err = s.data.StageBlobWrite(r.Context(), body, bn, r.Header); err != nil {
 			return err
 		}
 		if err := st.CheckDigests(r.Header); err != nil {
@@ -229,7 +229,7 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	if n == 0 {
 		return azerr.InvalidHeader("Content-Length", "0")
 	}
-	st, err := s.data.Stage(r.Context(), body, n, r.Header, false)
+	st, err := s.data.StageBlobWrite(r.Context(), body, n, r.Header)
 	if err != nil {
 		return err
 	}

@@ -204,3 +204,42 @@ func fidSetHeader(h http.Header, name, value string) {
 func fidWithHeader(ctx context.Context, name, value string) context.Context {
 	return bxWithHeaders(ctx, func(h http.Header) { fidSetHeader(h, name, value) })
 }
+
+// TestFidBlobWriteCRC64Echo: Put Block, Put Page and Append Block answer
+// x-ms-content-crc64 when the client sent no checksum, as the service
+// does in the azure-sdk-for-js recordings: "stageBlock" (10 bytes
+// "HelloWorld": 8R2aIe9T07E=) and "verify PagedAsyncIterableIterator for
+// listPageRanges" (512 bytes 'a': u661BimQ84c=). With a Content-MD5 the
+// answer carries the MD5.
+func TestFidBlobWriteCRC64Echo(t *testing.T) {
+	b := newBlobT(t)
+	crc := func(v []byte) string { return base64.StdEncoding.EncodeToString(v) }
+	sb, err := b.bb("blk").StageBlock(b.ctx, "MQ==", bxBody([]byte("HelloWorld")), nil)
+	must(t, err)
+	if got := crc(sb.ContentCRC64); got != "8R2aIe9T07E=" || sb.ContentMD5 != nil {
+		t.Fatalf("Put Block crc64 %q md5 %x", got, sb.ContentMD5)
+	}
+	cc := b.cli.ServiceClient().NewContainerClient(b.cont)
+	pb := cc.NewPageBlobClient("pg")
+	_, err = pb.Create(b.ctx, 4096, nil)
+	must(t, err)
+	up, err := pb.UploadPages(b.ctx, bxBody(bytes.Repeat([]byte("a"), 512)), blob.HTTPRange{Offset: 1024, Count: 512}, nil)
+	must(t, err)
+	if got := crc(up.ContentCRC64); got != "u661BimQ84c=" {
+		t.Fatalf("Put Page crc64 %q", got)
+	}
+	ab := cc.NewAppendBlobClient("ap")
+	_, err = ab.Create(b.ctx, nil)
+	must(t, err)
+	ar, err := ab.AppendBlock(b.ctx, bxBody([]byte("HelloWorld")), nil)
+	must(t, err)
+	if got := crc(ar.ContentCRC64); got != "8R2aIe9T07E=" {
+		t.Fatalf("Append Block crc64 %q", got)
+	}
+	sum := md5.Sum([]byte("HelloWorld"))
+	sb, err = b.bb("blk").StageBlock(fidWithHeader(b.ctx, "Content-MD5", base64.StdEncoding.EncodeToString(sum[:])), "Mg==", bxBody([]byte("HelloWorld")), nil)
+	must(t, err)
+	if !bytes.Equal(sb.ContentMD5, sum[:]) || sb.ContentCRC64 != nil {
+		t.Fatalf("Put Block with Content-MD5: md5 %x crc64 %x", sb.ContentMD5, sb.ContentCRC64)
+	}
+}
