@@ -26,7 +26,10 @@ const maxCopyFromURL = 256 << 20
 func copySource(r *req) (acct, container, name, snap string, err error) {
 	raw := r.Header.Get("x-ms-copy-source")
 	u, perr := url.Parse(raw)
-	if perr != nil || u.Path == "" {
+	// A URL, not a path: "/account/container/blob" (the form before
+	// version 2012-02-12) is 400 InvalidHeaderValue, as the service
+	// answers it (Azure/azure-storage-node#594).
+	if perr != nil || u.Path == "" || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return "", "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
 	path, _ := wire.SourcePath(u, "blob")

@@ -71,3 +71,26 @@ func TestFidBlobSnapshotLeaseAndTags(t *testing.T) {
 		t.Fatalf("snapshot tags %s", got)
 	}
 }
+
+// TestFidBlobRelativeCopySource: x-ms-copy-source must be a URL; a path
+// ("/account/container/blob", the form of versions before 2012-02-12)
+// is 400 InvalidHeaderValue on Copy Blob, Copy Blob From URL and Put
+// Blob From URL, as the service answers it
+// (Azure/azure-storage-node#594).
+func TestFidBlobRelativeCopySource(t *testing.T) {
+	b := newBlobT(t)
+	b.put("src", []byte("x"), nil)
+	rel := "/devstoreaccount1/" + b.cont + "/src"
+	_, err := b.bb("d1").StartCopyFromURL(b.ctx, rel, nil)
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidHeaderValue)
+	_, err = b.bb("d2").CopyFromURL(b.ctx, rel, nil)
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidHeaderValue)
+	_, err = b.bb("d3").UploadBlobFromURL(b.ctx, rel, nil)
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidHeaderValue)
+	_, err = b.bb("d4").StartCopyFromURL(b.ctx, "ftp://127.0.0.1/devstoreaccount1/"+b.cont+"/src", nil)
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidHeaderValue)
+	for _, n := range []string{"d1", "d2", "d3", "d4"} {
+		_, err = b.bb(n).GetProperties(b.ctx, nil)
+		wantCode(t, err, http.StatusNotFound, bloberror.BlobNotFound)
+	}
+}
