@@ -202,9 +202,10 @@ func parseProps(h http.Header) (props, error) {
 // a body (Put Blob, Put Block, Append Block, Put Page) before the body is
 // read: Content-MD5 and x-ms-content-crc64 together are 400 (each
 // operation's reference: "If both ... are present, the request fails with
-// a 400 (Bad Request)"; the code and message are the ones
-// azure-sdk-for-java's BlobContentValidation upload tests expect from the
-// service), and a malformed Content-MD5 is 400 InvalidMd5.
+// a 400 (Bad Request)"; the message is the one azure-sdk-for-java's
+// BlobContentValidation upload tests expect from the service, the code
+// the Azure Storage Emulator's for it, in its CommonStatusEntries), and a
+// malformed Content-MD5 is 400 InvalidMd5.
 func checkChecksumHeaders(h http.Header) error {
 	md5v, crc := h.Get("Content-MD5"), h.Get("x-ms-content-crc64")
 	if md5v != "" && crc != "" {
