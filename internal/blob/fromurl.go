@@ -170,7 +170,7 @@ func (s *Service) hash(ctx context.Context, tx kv.Tx, f *source, parts []extent.
 	}
 	if ch != nil {
 		if d.crc = binary.LittleEndian.AppendUint64(nil, ch.Sum64()); !bytes.Equal(d.crc, f.crc) {
-			return d, azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc64", base64.StdEncoding.EncodeToString(f.crc)).With("ServerCalculatedCrc64", base64.StdEncoding.EncodeToString(d.crc))
+			return d, azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc", base64.StdEncoding.EncodeToString(f.crc)).With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(d.crc))
 		}
 	}
 	return d, nil

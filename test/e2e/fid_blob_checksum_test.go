@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -241,5 +242,23 @@ func TestFidBlobWriteCRC64Echo(t *testing.T) {
 	must(t, err)
 	if !bytes.Equal(sb.ContentMD5, sum[:]) || sb.ContentCRC64 != nil {
 		t.Fatalf("Put Block with Content-MD5: md5 %x crc64 %x", sb.ContentMD5, sb.ContentCRC64)
+	}
+}
+
+// TestFidBlobCRC64MismatchDetail: a wrong x-ms-content-crc64 is 400
+// Crc64Mismatch whose body names the two values UserSpecifiedCrc and
+// ServerCalculatedCrc, as in the azure-sdk-for-js recording "stageBlock
+// with invalid CRC64 should fail" ("Hello World!" with AQIDBAUGBwg=:
+// the service computed peH8Xsgc5QI=).
+func TestFidBlobCRC64MismatchDetail(t *testing.T) {
+	b := newBlobT(t)
+	ctx := fidWithHeader(b.ctx, "x-ms-content-crc64", "AQIDBAUGBwg=")
+	_, err := b.bb("blk").StageBlock(ctx, "MQ==", bxBody([]byte("Hello World!")), nil)
+	wantCode(t, err, http.StatusBadRequest, "Crc64Mismatch")
+	msg := err.Error()
+	for _, want := range []string{"<UserSpecifiedCrc>AQIDBAUGBwg=</UserSpecifiedCrc>", "<ServerCalculatedCrc>peH8Xsgc5QI=</ServerCalculatedCrc>"} {
+		if !strings.Contains(msg, want) {
+			t.Fatalf("no %s in %s", want, msg)
+		}
 	}
 }
