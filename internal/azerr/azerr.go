@@ -137,6 +137,8 @@ const (
 	InvalidXMLNodeValue                   = "InvalidXmlNodeValue"
 	MD5Mismatch                           = "Md5Mismatch"
 	CRC64Mismatch                         = "Crc64Mismatch"
+	BothCRC64AndMD5HeaderPresent          = "BothCrc64AndMd5HeaderPresent"
+	BothCRC64AndMsMD5HeaderPresent        = "BothCrc64AndMsMd5HeaderPresent"
 	MetadataTooLarge                      = "MetadataTooLarge"
 	MissingContentLengthHeader            = "MissingContentLengthHeader"
 	MissingRequiredQueryParameter         = "MissingRequiredQueryParameter"
@@ -307,6 +309,8 @@ var catalog = map[string]entry{
 	InvalidXMLNodeValue:                   {400, "The value for one of the XML nodes is not in the correct format."},
 	MD5Mismatch:                           {400, "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},
 	CRC64Mismatch:                         {400, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server."},
+	BothCRC64AndMD5HeaderPresent:          {400, "Both x-ms-content-crc64 header and Content-MD5 header are present."},
+	BothCRC64AndMsMD5HeaderPresent:        {400, "Both x-ms-content-crc64 header and x-ms-blob-content-md5 header are present."},
 	MetadataTooLarge:                      {400, "The size of the specified metadata exceeds the maximum size permitted."},
 	MissingContentLengthHeader:            {411, "The Content-Length header was not specified."},
 	MissingRequiredQueryParameter:         {400, "A query parameter that's mandatory for this request is not specified."},
@@ -326,7 +330,7 @@ var catalog = map[string]entry{
 	UnsupportedHTTPVerb:                   {405, "The resource doesn't support the specified HTTP verb."},
 	UnsupportedQueryParameter:             {400, "One of the query parameters specified in the request URI is not supported."},
 	UnsupportedXMLNode:                    {400, "One of the XML nodes specified in the request body is not supported."},
-	UnsatisfiableCondition:                {400, "The condition specified is unsatisfiable."},
+	UnsatisfiableCondition:                {400, "The request includes an unsatisfiable condition for this operation."},
 	AppendPositionConditionNotMet:         {412, "The append position condition specified was not met."},
 	BlobAlreadyExists:                     {409, "The specified blob already exists."},
 	BlobIsSealed:                          {409, "The blob is sealed and its contents cannot be modified."},

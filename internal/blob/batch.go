@@ -40,9 +40,8 @@ type subRequest struct {
 }
 
 func (s *Service) submitBatch(w http.ResponseWriter, r *req) error {
-	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	boundary := params["boundary"]
-	if err != nil || boundary == "" {
+	boundary, ok := batchBoundary(r.Header.Get("Content-Type"))
+	if !ok {
 		return azerr.InvalidHeader("Content-Type", r.Header.Get("Content-Type"))
 	}
 	if r.ContentLength > maxBatchBody {
@@ -102,7 +101,7 @@ func (s *Service) parseBatch(r *req, body []byte, boundary string) ([]subRequest
 		if err != nil {
 			return nil, bad("The multipart body is malformed.")
 		}
-		hr, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+		hr, err := readSubRequest(raw)
 		if err != nil {
 			return nil, bad("A sub-request is not an HTTP request.")
 		}
@@ -145,6 +144,72 @@ func (s *Service) parseBatch(r *req, body []byte, boundary string) ([]subRequest
 		return nil, bad("The batch has no sub-request.")
 	}
 	return subs, nil
+}
+
+// readSubRequest parses one sub-request: a request line, headers and
+// an optional body. The blank line that ends the headers may be missing
+// when the part ends right after them: a part's last CRLF belongs to the
+// boundary delimiter that follows (RFC 2046 section 5.1.1), and the
+// JavaScript SDK (BlobBatch.ts, InnerBatchRequest.appendSubRequestToBody)
+// ends each sub-request with one blank line, as the request body sample
+// in the Blob Batch reference does, so its parts end with the last
+// header's CRLF. Appending a blank line ends such headers; after headers
+// that already ended, it is body, which Delete Blob and Set Blob Tier do
+// not read.
+func readSubRequest(raw []byte) (*http.Request, error) {
+	buf := make([]byte, 0, len(raw)+4)
+	buf = append(append(buf, raw...), "\r\n\r\n"...)
+	return http.ReadRequest(bufio.NewReader(bytes.NewReader(buf)))
+}
+
+// batchBoundary returns the boundary parameter of a batch's Content-Type
+// (multipart/mixed; boundary=batch_{id}, per the Blob Batch reference).
+// Parameter names are case-insensitive and may have whitespace around
+// them and around '='; a value may be quoted, and an unquoted one runs to
+// the next ';', so a boundary holding '=' (legal in RFC 2046 boundaries,
+// though not in an RFC 2045 token) is taken whole, where
+// mime.ParseMediaType refuses it.
+func batchBoundary(ct string) (string, bool) {
+	if _, params, err := mime.ParseMediaType(ct); err == nil {
+		if b := params["boundary"]; b != "" {
+			return b, true
+		}
+	}
+	_, rest, ok := strings.Cut(ct, ";")
+	for ok {
+		var param string
+		param, rest, ok = strings.Cut(rest, ";")
+		name, value, isKV := strings.Cut(param, "=")
+		if !isKV || !strings.EqualFold(strings.TrimSpace(name), "boundary") {
+			continue
+		}
+		value = strings.TrimLeft(value, " \t")
+		if len(value) >= 2 && value[0] == '"' {
+			// A quoted string may hold ';': it ends at the closing quote.
+			q := value + ";" + rest
+			if !ok {
+				q = value
+			}
+			var b strings.Builder
+			for i := 1; i < len(q); i++ {
+				switch c := q[i]; c {
+				case '\\':
+					if i+1 < len(q) {
+						i++
+						b.WriteByte(q[i])
+					}
+				case '"':
+					return b.String(), b.Len() > 0
+				default:
+					b.WriteByte(c)
+				}
+			}
+			return "", false
+		}
+		value = strings.TrimSpace(value)
+		return value, value != ""
+	}
+	return "", false
 }
 
 // blobPathIn reports whether path names a blob (/account/container/name)

@@ -183,14 +183,61 @@ func parseProps(h http.Header) (props, error) {
 		ContentDisposition: h.Get("x-ms-blob-content-disposition"),
 		CacheControl:       h.Get("x-ms-blob-cache-control"),
 	}
+	// x-ms-blob-content-md5 is a stored property, kept and returned as
+	// given whatever its length (azure-sdk-for-js recording
+	// "setHTTPHeaders with all parameters set" stores 4 bytes); only Put
+	// Blob checks it against the content (see blobMD5).
 	if v := h.Get("x-ms-blob-content-md5"); v != "" {
-		md, err := wire.ParseContentMD5(v)
-		if err != nil {
+		md, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || strings.ContainsAny(v, "\r\n") {
 			return p, azerr.InvalidHeader("x-ms-blob-content-md5", v)
 		}
 		p.ContentMD5 = md
 	}
 	return p, nil
+}
+
+// checkChecksumHeaders vets the transactional checksums of a write with
+// a body (Put Blob, Put Block, Append Block, Put Page) before the body is
+// read: Content-MD5 and x-ms-content-crc64 together are 400 (each
+// operation's reference: "If both ... are present, the request fails with
+// a 400 (Bad Request)"; the message is the one azure-sdk-for-java's
+// BlobContentValidation upload tests expect from the service, the code
+// the Azure Storage Emulator's for it, in its CommonStatusEntries), and a
+// malformed Content-MD5 is 400 InvalidMd5.
+func checkChecksumHeaders(h http.Header) error {
+	md5v, crc := h.Get("Content-MD5"), h.Get("x-ms-content-crc64")
+	if md5v != "" && crc != "" {
+		return azerr.New(azerr.BothCRC64AndMD5HeaderPresent)
+	}
+	if md5v != "" {
+		if _, err := wire.ParseContentMD5(md5v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blobMD5 reads the x-ms-blob-content-md5 of Put Blob (block blob): on
+// Put Blob it is checked against the content as Content-MD5 is, and
+// takes its place when both are sent (the service's answer in
+// Azure/azure-storage-ruby#64: "For creating a block blob, Content-MD5
+// and x-ms-blob-content-md5 are interchangeable"), so it must be a
+// 128-bit MD5 (400 InvalidHeaderValue otherwise), and it cannot come with
+// x-ms-content-crc64.
+func blobMD5(h http.Header) ([]byte, error) {
+	v := h.Get("x-ms-blob-content-md5")
+	if v == "" {
+		return nil, nil
+	}
+	if h.Get("x-ms-content-crc64") != "" {
+		return nil, azerr.New(azerr.BothCRC64AndMsMD5HeaderPresent)
+	}
+	md, err := wire.ParseContentMD5(v)
+	if err != nil {
+		return nil, azerr.InvalidHeader("x-ms-blob-content-md5", v)
+	}
+	return md, nil
 }
 
 // checkMD5 verifies a Content-MD5 header against a digest computed here.
@@ -241,6 +288,20 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	var st *extent.Staged
 	switch typ {
 	case BlockBlob:
+		blobMD, err := blobMD5(r.Header)
+		if err != nil {
+			return err
+		}
+		if err := checkChecksumHeaders(r.Header); err != nil {
+			return err
+		}
+		// x-ms-blob-content-md5, when sent, is the digest the content is
+		// checked against, in place of Content-MD5.
+		digestHeader := r.Header
+		if blobMD != nil {
+			digestHeader = r.Header.Clone()
+			digestHeader.Set("Content-MD5", r.Header.Get("x-ms-blob-content-md5"))
+		}
 		body, n, err := limitBody(r, maxPutBlob)
 		if err != nil {
 			return err
@@ -251,12 +312,10 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		}
 		// The chunks stay pinned until the transaction recording them is done.
 		defer st.Release()
-		if err := st.CheckDigests(r.Header); err != nil {
+		if err := st.CheckDigests(digestHeader); err != nil {
 			return err
 		}
-		if rec.Props.ContentMD5 == nil {
-			rec.Props.ContentMD5 = st.MD5
-		}
+		rec.Props.ContentMD5 = st.MD5
 		rec.Size, rec.Parts = st.Size, st.Parts
 	case PageBlob:
 		if r.ContentLength > 0 {
@@ -424,12 +483,15 @@ func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
 	h.Set("x-ms-creation-time", b.Created.UTC().Format(http.TimeFormat))
 	h.Set("x-ms-blob-type", b.Type)
 	// Set Blob Properties without x-ms-blob-content-type clears the stored
-	// type; reads then report Azure's default.
-	ct := b.Props.ContentType
-	if ct == "" {
-		ct = "application/octet-stream"
+	// type, and reads then carry no Content-Type at all (azure-sdk-for-js
+	// recording "setHTTPHeaders with default parameters": Get Blob
+	// Properties after it answers without one). A nil value also keeps
+	// net/http from sniffing one.
+	if ct := b.Props.ContentType; ct != "" {
+		h.Set("Content-Type", ct)
+	} else {
+		h["Content-Type"] = nil
 	}
-	h.Set("Content-Type", ct)
 	if b.Props.ContentEncoding != "" {
 		h.Set("Content-Encoding", b.Props.ContentEncoding)
 	}
@@ -466,9 +528,9 @@ func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
 		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
 	case AppendBlob:
 		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.Appends))
-		if b.Sealed {
-			h.Set("x-ms-blob-sealed", "true")
-		}
+		// Reported for every append blob, "false" until sealed (Get Blob
+		// Properties reference: x-ms-blob-sealed).
+		h.Set("x-ms-blob-sealed", strconv.FormatBool(b.Sealed))
 	}
 	if c := b.Copy; c != nil {
 		h.Set("x-ms-copy-id", c.ID)
@@ -485,6 +547,15 @@ func readChecks(b *blobRec, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
 		return err
+	}
+	// "If-None-Match: *" asks a read to succeed only where nothing
+	// exists: Azure refuses it as 400 UnsatisfiableCondition (azure-cli's
+	// live test test_storage_blob_oauth: "storage blob show
+	// --if-none-match *" fails with ErrorCode:UnsatisfiableCondition).
+	for _, v := range conds.IfNoneMatch {
+		if v == cond.Any {
+			return azerr.New(azerr.UnsatisfiableCondition)
+		}
 	}
 	if err := conds.CheckRead(b.ETag, b.Modified); err != nil {
 		return err

@@ -24,6 +24,9 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if err := checkChecksumHeaders(r.Header); err != nil {
+		return err
+	}
 	body, n, err := limitBody(r, maxPutBlock)
 	if err != nil {
 		return err
@@ -31,7 +34,7 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if n == 0 {
 		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
 	}
-	st, err := s.data.Stage(r.Context(), body, n, r.Header, false)
+	st, err := s.data.StageBlobWrite(r.Context(), body, n, r.Header)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package blob
 
 import (
+	"crypto/md5"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
@@ -16,32 +18,72 @@ import (
 
 const maxCopyFromURL = 256 << 20
 
-// copySource parses x-ms-copy-source: a URL of a blob in this account,
+// copySource parses x-ms-copy-source: a URL of a blob of this server,
 // path-style or with the account in an Azure host name (see
-// wire.SourcePath), optionally with ?snapshot=.
-func copySource(r *req) (container, name, snap string, err error) {
+// wire.SourcePath), optionally with ?snapshot=. The source may be in
+// another account served here (acct differs from r.Account): see
+// authorizeSource.
+func copySource(r *req) (acct, container, name, snap string, err error) {
 	raw := r.Header.Get("x-ms-copy-source")
 	u, perr := url.Parse(raw)
-	if perr != nil || u.Path == "" {
-		return "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
+	// A URL, not a path: "/account/container/blob" (the form before
+	// version 2012-02-12) is 400 InvalidHeaderValue, as the service
+	// answers it (Azure/azure-storage-node#594).
+	if perr != nil || u.Path == "" || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
 	path, _ := wire.SourcePath(u, "blob")
 	segs := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 3)
-	if len(segs) != 3 || segs[2] == "" {
-		return "", "", "", azerr.New(azerr.InvalidSourceBlobURL)
-	}
-	if segs[0] != r.Account {
-		return "", "", "", azerr.Newf(azerr.CannotVerifyCopySource, "Copying from another account is not supported by this server.")
+	if len(segs) != 3 || segs[0] == "" || segs[1] == "" || segs[2] == "" {
+		return "", "", "", "", azerr.New(azerr.InvalidSourceBlobURL)
 	}
 	snap = u.Query().Get("snapshot")
 	if snap != "" {
 		t, err := wire.ParseSnapshot(snap)
 		if err != nil {
-			return "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
+			return "", "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
 		}
 		snap = wire.FormatISO7(t)
 	}
-	return segs[1], segs[2], snap, nil
+	return segs[0], segs[1], blobName(segs[2]), snap, nil
+}
+
+// authorizeSource authorizes the blob source acct/cont/name of a copy
+// (Copy Blob, Put Blob From URL, Put Block From URL, Append Block From
+// URL, Put Page From URL). A source of the request's own account is
+// covered by its Shared Key; with a SAS on the destination, the source
+// needs its own SAS or public access. A source in another account is
+// read as Azure reads one (Copy Blob reference, "Authorization": the
+// source blob in another account must be public or authorized by a
+// SAS): its SAS is verified with that account's keys and stored access
+// policies.
+func (s *Service) authorizeSource(r *req, acct, cont, name string) error {
+	if acct == r.Account {
+		return s.authorizeCopySource(r, cont, name)
+	}
+	other := *r.Request
+	other.Account = acct
+	u, err := url.Parse(r.Header.Get("x-ms-copy-source"))
+	if err != nil {
+		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source URL is not valid.").WithStatus(http.StatusForbidden)
+	}
+	ok, err := s.sourceReadable(&other, cont, name, u.Query())
+	if err != nil || ok {
+		return err
+	}
+	// No container there (or no such account on this server): the
+	// source does not exist, 404 as for a missing source blob.
+	err = s.store.View(r.Context(), func(tx kv.Tx) error {
+		_, err := loadContainer(tx, acct, cont)
+		return err
+	})
+	if azerr.Has(err, azerr.ContainerNotFound) {
+		return azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
+	}
+	if err != nil {
+		return err
+	}
+	return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source in another account is not public and carries no SAS.").WithStatus(http.StatusForbidden)
 }
 
 // copyBlob implements Copy Blob and Copy Blob From URL within the account.
@@ -51,7 +93,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	var srcC, srcName, srcSnap string
+	var srcAcct, srcC, srcName, srcSnap string
 	fsrc := s.fileCopySource(r)
 	if fsrc != nil {
 		// A file of this account: the request's Shared Key authorizes
@@ -62,10 +104,10 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		}
 	} else {
 		var err error
-		if srcC, srcName, srcSnap, err = copySource(r); err != nil {
+		if srcAcct, srcC, srcName, srcSnap, err = copySource(r); err != nil {
 			return err
 		}
-		if err := s.authorizeCopySource(r, srcC, srcName); err != nil {
+		if err := s.authorizeSource(r, srcAcct, srcC, srcName); err != nil {
 			return err
 		}
 	}
@@ -91,26 +133,58 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	// Copy Blob From URL checks the source's bytes against
+	// x-ms-source-content-md5 and then answers with that MD5 in
+	// Content-MD5 (azure-sdk-for-go TestCopyBlockBlobFromURL: the
+	// response's ContentMD5 equals the source's MD5; a wrong one fails).
+	var srcMD5 []byte
+	if v := r.Header.Get("x-ms-source-content-md5"); v != "" && sync {
+		if srcMD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(srcMD5) != md5.Size {
+			return azerr.InvalidHeader("x-ms-source-content-md5", v)
+		}
+	}
+	lookup := func(tx kv.Tx) (src *blobRec, err error) {
+		if fsrc != nil {
+			var readable func(off, n int64) error
+			if src, readable, err = fsrc.record(tx, r); err == nil {
+				err = readable(0, src.Size)
+			}
+			return src, err
+		}
+		return findBlob(tx, srcAcct, srcC, srcName, srcSnap)
+	}
+	// The source's bytes are hashed in a snapshot read first, so the
+	// write transaction does not hold its lock while up to 256 MiB are
+	// read; it hashes again only if the source changed in between.
+	var hashed []extent.Part
+	if srcMD5 != nil {
+		err := s.store.View(r.Context(), func(tx kv.Tx) error {
+			src, err := lookup(tx)
+			if err != nil || src == nil || src.Tier == tierArchive || src.Size > maxCopyFromURL {
+				return nil // the write transaction reports it
+			}
+			if _, err := s.hash(r.Context(), tx, &source{md5: srcMD5}, src.Parts, src.Size); err != nil {
+				return err
+			}
+			hashed = src.Parts
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
 	copyID := newUUID()
 	var rec *blobRec
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
 		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
 			return err
 		}
-		var src *blobRec
-		if fsrc != nil {
-			var readable func(off, n int64) error
-			if src, readable, err = fsrc.record(tx, r); err == nil {
-				err = readable(0, src.Size)
-			}
-		} else {
-			src, err = findBlob(tx, r.Account, srcC, srcName, srcSnap)
-		}
+		src, err := lookup(tx)
 		if err != nil {
 			return err
 		}
 		if src == nil {
-			if _, err := loadContainer(tx, r.Account, srcC); err != nil {
+			if _, err := loadContainer(tx, srcAcct, srcC); err != nil {
 				return azerr.Newf(azerr.CannotVerifyCopySource, "The source container does not exist.")
 			}
 			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
@@ -138,6 +212,11 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 			}
 			if src.Size > maxCopyFromURL {
 				return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
+			}
+		}
+		if srcMD5 != nil && (hashed == nil || !extent.SameParts(src.Parts, hashed)) {
+			if _, err := s.hash(r.Context(), tx, &source{md5: srcMD5}, src.Parts, src.Size); err != nil {
+				return err
 			}
 		}
 		nb := *src
@@ -168,6 +247,9 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	setETag(w, rec.ETag, rec.Modified)
 	w.Header().Set("x-ms-copy-id", copyID)
 	w.Header().Set("x-ms-copy-status", "success")
+	if srcMD5 != nil {
+		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(srcMD5))
+	}
 	w.WriteHeader(http.StatusAccepted)
 	return nil
 }

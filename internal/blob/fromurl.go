@@ -40,11 +40,11 @@ var errSourceChanged = errors.New("blob: copy source changed while it was hashed
 
 // source is the parsed source of a *FromURL write.
 type source struct {
-	container, name, snap string
-	file                  *fileSource     // a file of this server instead of a blob
-	conds                 cond.Conditions // x-ms-source-if-*
-	rng                   *wire.Range     // x-ms-source-range; nil: all of it
-	md5, crc              []byte          // digests the client expects, if any
+	account, container, name, snap string
+	file                           *fileSource     // a file of this server instead of a blob
+	conds                          cond.Conditions // x-ms-source-if-*
+	rng                            *wire.Range     // x-ms-source-range; nil: all of it
+	md5, crc                       []byte          // digests the client expects, if any
 }
 
 // parseSource reads x-ms-copy-source and the source headers of a
@@ -59,14 +59,14 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (*source, error) {
 			return nil, err
 		}
 	} else {
-		c, name, snap, err := copySource(r)
+		acct, c, name, snap, err := copySource(r)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.authorizeCopySource(r, c, name); err != nil {
+		if err := s.authorizeSource(r, acct, c, name); err != nil {
 			return nil, err
 		}
-		src.container, src.name, src.snap = c, name, snap
+		src.account, src.container, src.name, src.snap = acct, c, name, snap
 	}
 	var err error
 	if src.conds, err = cond.ParseSource(r.Header); err != nil {
@@ -101,7 +101,7 @@ func (f *source) read(tx kv.Tx, r *req) ([]extent.Part, int64, *blobRec, error) 
 	if f.file != nil {
 		b, readable, err = f.file.record(tx, r)
 	} else {
-		b, err = findBlob(tx, r.Account, f.container, f.name, f.snap)
+		b, err = findBlob(tx, f.account, f.container, f.name, f.snap)
 	}
 	if err != nil {
 		return nil, 0, nil, err
@@ -170,7 +170,7 @@ func (s *Service) hash(ctx context.Context, tx kv.Tx, f *source, parts []extent.
 	}
 	if ch != nil {
 		if d.crc = binary.LittleEndian.AppendUint64(nil, ch.Sum64()); !bytes.Equal(d.crc, f.crc) {
-			return d, azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc64", base64.StdEncoding.EncodeToString(f.crc)).With("ServerCalculatedCrc64", base64.StdEncoding.EncodeToString(d.crc))
+			return d, azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc", base64.StdEncoding.EncodeToString(f.crc)).With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(d.crc))
 		}
 	}
 	return d, nil

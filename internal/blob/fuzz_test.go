@@ -2,6 +2,7 @@ package blob
 
 import (
 	"encoding/xml"
+	"mime"
 	"net/http"
 	"strings"
 	"testing"
@@ -65,6 +66,9 @@ func FuzzBatch(f *testing.F) {
 	f.Add(part("0", "PUT /acct/c/a?comp=tier HTTP/1.1\r\nx-ms-access-tier: Cool\r\n\r\n") + "--" + b + "--\r\n")
 	f.Add(part("0", "GET /acct/c/a HTTP/1.1\r\n\r\n") + "--" + b + "--")
 	f.Add("--" + b + "--")
+	// The JavaScript SDK's shape: headers end at the part's delimiter.
+	f.Add("--" + b + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: 0\r\n\r\nDELETE /acct/c/a HTTP/1.1\r\nx-ms-date: x\r\n\r\n--" + b + "\r\nContent-Type: application/http\r\nContent-ID: 1\r\n\r\nDELETE /acct/c/b HTTP/1.1\r\n--" + b + "--\r\n")
+	f.Add("--" + b + "\r\nContent-ID: 0\r\n\r\nPUT /c/a?comp=tier HTTP/1.1\nx-ms-access-tier: Hot\n\r\n--" + b + "--")
 	s := &Service{}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, cont := range []string{"", "c"} {
@@ -89,4 +93,51 @@ func FuzzBatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzBatchBoundary: any Content-Type either yields a non-empty boundary
+// or is refused, and whenever mime.ParseMediaType finds a boundary, the
+// same one.
+func FuzzBatchBoundary(f *testing.F) {
+	for _, ct := range []string{
+		"multipart/mixed; boundary=batch_a81786c8-e301-4e42-a729-a32ca24ae252",
+		"Multipart/Mixed; BOUNDARY = batch_1",
+		`multipart/mixed; boundary="a;b=c"`,
+		"multipart/mixed; boundary=a=b",
+		`multipart/mixed; boundary="unterminated`,
+		"multipart/mixed; boundary=",
+		"multipart/mixed",
+	} {
+		f.Add(ct)
+	}
+	f.Fuzz(func(t *testing.T, ct string) {
+		got, ok := batchBoundary(ct)
+		if ok && got == "" {
+			t.Fatalf("%q: empty boundary accepted", ct)
+		}
+		if _, params, err := mime.ParseMediaType(ct); err == nil && params["boundary"] != "" && got != params["boundary"] {
+			t.Fatalf("%q: boundary %q, mime.ParseMediaType says %q", ct, got, params["boundary"])
+		}
+	})
+}
+
+func TestBatchBoundary(t *testing.T) {
+	for ct, want := range map[string]string{
+		"multipart/mixed; boundary=batch_1":          "batch_1",
+		"Multipart/Mixed;Boundary=batch_2":           "batch_2",
+		"multipart/mixed; boundary = batch_3 ":       "batch_3",
+		"multipart/mixed; boundary=a=b=":             "a=b=",
+		`multipart/mixed; x=1; boundary="q;u=o\"te"`: `q;u=o"te`,
+		`multipart/mixed; boundary="x y"; z=1`:       "x y",
+		"multipart/mixed":                            "",
+		"multipart/mixed; boundary=":                 "",
+		`multipart/mixed; boundary=""`:               "",
+		`multipart/mixed; boundary="open`:            "",
+		"multipart/mixed; boundaryx=batch":           "",
+	} {
+		got, ok := batchBoundary(ct)
+		if got != want || ok != (want != "") {
+			t.Errorf("%q: %q %v, want %q", ct, got, ok, want)
+		}
+	}
 }

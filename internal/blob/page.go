@@ -60,11 +60,14 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		if r.ContentLength != n {
 			return azerr.Newf(azerr.InvalidPageRange, "The page range length must equal the Content-Length.")
 		}
+		if err := checkChecksumHeaders(r.Header); err != nil {
+			return err
+		}
 		body, bn, err := limitBody(r, maxPageWrite)
 		if err != nil {
 			return err
 		}
-		if st, err = s.data.Stage(r.Context(), body, bn, r.Header, false); err != nil {
+		if st, err = s.data.StageBlobWrite(r.Context(), body, bn, r.Header); err != nil {
 			return err
 		}
 		// The chunks stay pinned until the transaction recording them is done.
@@ -218,6 +221,9 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if err := checkChecksumHeaders(r.Header); err != nil {
+		return err
+	}
 	body, n, err := limitBody(r, maxAppendBlock)
 	if err != nil {
 		return err
@@ -225,7 +231,7 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	if n == 0 {
 		return azerr.InvalidHeader("Content-Length", "0")
 	}
-	st, err := s.data.Stage(r.Context(), body, n, r.Header, false)
+	st, err := s.data.StageBlobWrite(r.Context(), body, n, r.Header)
 	if err != nil {
 		return err
 	}

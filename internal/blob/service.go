@@ -39,6 +39,14 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 			r.container = rest
 		}
 	}
+	// Azure takes a '\' in a blob name for a '/': the blob is stored,
+	// listed, authorized by SAS and answered under the name with '/'
+	// (azure-sdk-for-js special-naming.spec.ts, recorded against Azure:
+	// "Azure Storage Server will replace "\" with "/" in the blob names",
+	// so its SAS is signed for, and its listing prefix given as, the '/'
+	// form). Shared Key signatures cover the URL as sent and were checked
+	// before this point.
+	r.name = blobName(r.name)
 	r.snapshot = r.q.Get("snapshot")
 	o, err := s.route(r)
 	// Structured-message bodies (per-segment CRC64 framing) are not
@@ -60,6 +68,9 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	}
 	return o(w, r)
 }
+
+// blobName is a blob name as Azure keeps it: each '\\' is a '/'.
+func blobName(name string) string { return strings.ReplaceAll(name, "\\", "/") }
 
 func (s *Service) route(r *req) (op, error) {
 	comp := r.q.Get("comp")

@@ -30,6 +30,7 @@ func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Val
 	if err != nil {
 		return err
 	}
+	name = blobName(name)
 	if sharedKey && sr.Authenticated && !q.Has("sig") {
 		return nil
 	}
@@ -48,6 +49,7 @@ func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q ur
 	if err != nil {
 		return nil, err
 	}
+	name = blobName(name)
 	snap := q.Get("snapshot")
 	if snap != "" {
 		t, err := wire.ParseSnapshot(snap)

@@ -102,6 +102,12 @@ func TestExpressions(t *testing.T) {
 		{expr: `"a" = 'it''s'`, bad: true}, // ' is no tag character
 		{expr: `@container = 'c1' AND "Status" = 'Done'`, want: true, container: "c1"},
 		{expr: `@container = 'c2'`, want: false, container: "c2"},
+		// bare tag names, as the JavaScript SDK's recorded tests write them
+		{expr: `Project = 'Contoso'`, want: true},
+		{expr: `Project='Contoso' and Status='Open'`, want: false},
+		{expr: `n>'04' AND "n"<'06'`, want: true},
+		{expr: `AND = 'x'`, want: false},
+		{expr: `Status<>'Open' OR (Project='X' AND n='05')`, cond: true, want: true},
 		{expr: `"Status" <> 'Open'`, cond: true, want: true},
 		{expr: `"missing" <> 'x'`, cond: true, want: false},
 		{expr: `"Status" = 'Open' OR "Project" = 'Contoso'`, cond: true, want: true},
@@ -110,7 +116,10 @@ func TestExpressions(t *testing.T) {
 		// errors
 		{expr: ``, bad: true},
 		{expr: `   `, bad: true},
-		{expr: `Project = 'Contoso'`, bad: true},
+		{expr: `Project-1 = 'Contoso'`, bad: true}, // bare names: letters, digits, _
+		{expr: `Pro ject = 'Contoso'`, bad: true},
+		{expr: strings.Repeat("k", 129) + ` = 'v'`, bad: true},
+		{expr: `= 'v'`, bad: true},
 		{expr: `"Project" = "Contoso"`, bad: true},
 		{expr: `"Project" = 'Contoso`, bad: true},
 		{expr: `"Project" == 'Contoso'`, bad: true},
@@ -162,7 +171,7 @@ func TestExpressions(t *testing.T) {
 // FuzzExpr: the parsers never panic, and an accepted expression
 // evaluates.
 func FuzzExpr(f *testing.F) {
-	for _, s := range []string{`"a" = '1'`, `("a" <> '1' OR "b" >= 'x') and "c" < ''''`, `@container = 'c' AND "k" <= 'v'`, `((("a"='1')))`} {
+	for _, s := range []string{`"a" = '1'`, `("a" <> '1' OR "b" >= 'x') and "c" < ''''`, `@container = 'c' AND "k" <= 'v'`, `((("a"='1')))`, `tag1='val1' AND b>='x'`} {
 		f.Add(s)
 	}
 	tags := Tags{"a": "1", "b": "x", "c": "'"}

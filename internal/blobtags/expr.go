@@ -9,8 +9,9 @@ import (
 //
 //	"key" op 'value' [AND|OR …], ( … )
 //
-// with keys in double quotes and values in single quotes (a quote inside
-// is doubled), keywords in any case:
+// with keys in double quotes, or bare when made of letters, digits and
+// '_' (key op 'value'), and values in single quotes (a quote inside is
+// doubled), keywords in any case:
 //
 //   - Where (Find Blobs by Tags): comparisons =, >, >=, <, <= joined by
 //     AND only, no parentheses; the pseudo-key @container (unquoted, with
@@ -248,8 +249,20 @@ func (p *parser) comparison() (node, error) {
 		c.key = k
 	case p.container && p.keyword("@container"):
 		c.container = true
+	case p.pos < len(p.s) && isWordByte(p.s[p.pos]):
+		// An unquoted name: letters, digits and '_' (tag1='val1', as the
+		// JavaScript SDK's tests recorded against Azure write it).
+		start := p.pos
+		for p.pos < len(p.s) && isWordByte(p.s[p.pos]) {
+			p.pos++
+		}
+		if p.pos-start > maxKeyLen {
+			p.pos = start
+			return nil, p.fail("invalid tag name")
+		}
+		c.key = p.s[start:p.pos]
 	default:
-		return nil, p.fail("expected a tag name in double quotes")
+		return nil, p.fail("expected a tag name")
 	}
 	p.skip()
 	c.op = p.operator()

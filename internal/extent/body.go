@@ -28,7 +28,10 @@ func (st *Staged) CheckDigests(h http.Header) error {
 			return azerr.InvalidHeader("x-ms-content-crc64", v)
 		}
 		if !bytes.Equal(want, st.CRC64) {
-			return azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc64", v).With("ServerCalculatedCrc64", base64.StdEncoding.EncodeToString(st.CRC64))
+			// The detail elements are UserSpecifiedCrc and
+			// ServerCalculatedCrc (azure-sdk-for-js recording "stageBlock
+			// with invalid CRC64 should fail").
+			return azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc", v).With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(st.CRC64))
 		}
 	}
 	return nil

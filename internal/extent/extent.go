@@ -115,17 +115,30 @@ type Staged struct {
 // Content-MD5, CRC64 when the client sent x-ms-content-crc64;
 // CheckDigests verifies them.
 func (s *Store) Stage(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5 bool) (*Staged, error) {
-	return s.stageBody(ctx, body, n, h, storeMD5, false)
+	return s.stageBody(ctx, body, n, h, storeMD5, false, false)
+}
+
+// StageBlobWrite is Stage for Blob's Put Block, Append Block and Put
+// Page: without a client Content-MD5 the CRC64 is computed too, as those
+// operations answer x-ms-content-crc64 when the client sent no checksum
+// (azure-sdk-for-js recordings "stageBlock" and "verify
+// PagedAsyncIterableIterator for listPageRanges": Put Block and Put Page
+// responses carry x-ms-content-crc64 and no Content-MD5).
+func (s *Store) StageBlobWrite(ctx context.Context, body io.Reader, n int64, h http.Header) (*Staged, error) {
+	return s.stageBody(ctx, body, n, h, false, false, h.Get("Content-MD5") == "")
 }
 
 // StageEmbedded is Stage for a whole small blob: a body of at most
 // InlineMax bytes is embedded in the part instead of becoming a data item.
-// MD5 is always computed.
+// MD5 and CRC64 are always computed: Put Blob answers with both even when
+// the client sent neither (azure-sdk-for-js recording "setHTTPHeaders
+// with default parameters": its Put Blob response carries Content-MD5
+// and x-ms-content-crc64).
 func (s *Store) StageEmbedded(ctx context.Context, body io.Reader, n int64, h http.Header) (*Staged, error) {
-	return s.stageBody(ctx, body, n, h, true, true)
+	return s.stageBody(ctx, body, n, h, true, true, true)
 }
 
-func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5, embed bool) (_ *Staged, err error) {
+func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5, embed, crc bool) (_ *Staged, err error) {
 	st := &Staged{inline: map[string][]byte{}, pins: s.pins}
 	defer func() {
 		if err != nil {
@@ -144,7 +157,7 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 		}
 		sinks = append(sinks, md5h)
 	}
-	if h.Get("x-ms-content-crc64") != "" {
+	if crc || h.Get("x-ms-content-crc64") != "" {
 		crch = crc64.New(CRC64Table)
 		sinks = append(sinks, crch)
 	}
