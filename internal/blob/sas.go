@@ -107,9 +107,9 @@ func (s *Service) authorizeSAS(r *req) error {
 // createOnly refuses (403 AuthorizationPermissionMismatch) a write that
 // would replace the existing blob old when the request's SAS grants
 // create (c) but not write (w): "Create (c): Write a new blob, snapshot
-// a blob, or copy a blob to a new blob" [D: Create a service SAS], and
+// a blob, or copy a blob to a new blob" (Create a service SAS), and
 // users "can create new blobs or files, but may not overwrite existing
-// blobs or files" [D: Create an account SAS]. It runs in the write's
+// blobs or files" (Create an account SAS). It runs in the write's
 // transaction, so the blob cannot appear between check and write.
 func createOnly(r *req, old *blobRec) error {
 	if old == nil || r.sas == nil || strings.IndexByte(r.sas.Permissions, 'w') >= 0 {
@@ -138,8 +138,8 @@ func (s *Service) policies(r *req, cont string) auth.PolicyLookup {
 // must grant reading the source: the service reads the source with the
 // credentials its URL carries (403 CannotVerifyCopySource otherwise).
 // Without one, a Shared Key request reads a source of its own account
-// [D: Copy Blob, "the source blob ... can be authorized via Shared Key"
-// within the account]; a SAS-authorized destination grants nothing on
+// (Copy Blob, "the source blob ... can be authorized via Shared Key"
+// within the account); a SAS-authorized destination grants nothing on
 // the source, which must then be publicly readable.
 func (s *Service) authorizeCopySource(r *req, cont, name string) error {
 	u, err := url.Parse(r.Header.Get("x-ms-copy-source"))

@@ -75,9 +75,9 @@ func (s *Service) authorizeSAS(r *req) error {
 
 // createOnly refuses (403 AuthorizationPermissionMismatch) replacing an
 // existing file under a SAS that grants create (c) but not write (w):
-// such a token creates new files only [D: Create an account SAS, "Create
+// such a token creates new files only (Create an account SAS, "Create
 // (c) ... may not overwrite existing blobs or files"; Create a service
-// SAS, "Create (c): Create a new file"]. The caller runs it in the
+// SAS, "Create (c): Create a new file"). The caller runs it in the
 // write's transaction, with the existing file in hand.
 func createOnly(r *req) error {
 	if r.sas == nil || strings.IndexByte(r.sas.Permissions, 'w') >= 0 {

@@ -57,7 +57,7 @@ func TestParsePutParams(t *testing.T) {
 		{"visibilitytimeout=", "", putParams{}, "InvalidQueryParameterValue"},
 		{"messagettl=0", "", putParams{}, "OutOfRangeQueryParameterValue"},
 		{"messagettl=-2", "", putParams{}, "OutOfRangeQueryParameterValue"},
-		// Any positive TTL [D: Put Message]; one too long to date never
+		// Any positive TTL (Put Message); one too long to date never
 		// expires.
 		{"messagettl=2147483648", "", putParams{0, 2147483648 * time.Second}, ""},
 		{"messagettl=9223372036", "", putParams{0, 9223372036 * time.Second}, ""},

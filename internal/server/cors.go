@@ -31,9 +31,9 @@ func splitList(s string) []string {
 // originAllowed matches origin against the rule's allowed origins: "*"
 // (any origin, answered with Access-Control-Allow-Origin: *), an exact
 // origin, or one with a wildcard subdomain such as http://*.contoso.com,
-// which admits any host under contoso.com with that scheme and port [D:
+// which admits any host under contoso.com with that scheme and port (
 // Cross-Origin Resource Sharing (CORS) support for Azure Storage,
-// "AllowedOrigins"]. Both are answered with the request's origin.
+// "AllowedOrigins"). Both are answered with the request's origin.
 func originAllowed(rule svcprops.CORSRule, origin string) (wildcard, ok bool) {
 	for _, o := range splitList(rule.AllowedOrigins) {
 		if o == "*" {
@@ -120,12 +120,12 @@ func setAllowOrigin(h http.Header, origin string, wildcard bool) {
 // preflight answers an OPTIONS request from the service's CORS rules:
 // 200 with the Access-Control-Allow-* headers when a rule matches, 403
 // CorsPreflightFailure otherwise; a request without Origin or
-// Access-Control-Request-Method is 400, whatever the rules [D:
+// Access-Control-Request-Method is 400, whatever the rules (
 // Cross-Origin Resource Sharing (CORS) support for Azure Storage,
 // "Preflight request": "If the OPTIONS request doesn't contain the
 // required CORS headers (the Origin and Access-Control-Request-Method
 // headers), the service will respond with status code 400 (Bad
-// request)"]. Preflights are not authenticated.
+// request)"). Preflights are not authenticated.
 func preflight(w http.ResponseWriter, r *http.Request, rules []svcprops.CORSRule) error {
 	origin := r.Header.Get("Origin")
 	method := r.Header.Get("Access-Control-Request-Method")
@@ -160,8 +160,8 @@ func preflight(w http.ResponseWriter, r *http.Request, rules []svcprops.CORSRule
 // read them). A GET or HEAD to a service with CORS rules carries Vary:
 // Origin unless a rule allowing any origin ("*") matched, with or
 // without an Origin header, so a cache does not serve one origin's answer
-// to another [D: Cross-Origin Resource Sharing (CORS) support for Azure
-// Storage, "Understanding the Vary header"]; responses to other methods,
+// to another (Cross-Origin Resource Sharing (CORS) support for Azure
+// Storage, "Understanding the Vary header"); responses to other methods,
 // which user agents do not cache, never carry it.
 func corsHeaders(w http.ResponseWriter, r *http.Request, rules []svcprops.CORSRule) {
 	if len(rules) == 0 {

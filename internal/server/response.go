@@ -108,8 +108,8 @@ func NoRoute(comp string) error {
 
 // ServiceStats writes the body of Get Blob, Queue or Table Service Stats
 // for r. The operation is served on the secondary endpoint only
-// ({account}-secondary) [D: Get Blob Service Stats: "This operation is
-// available only on the secondary location endpoint"]; on the primary it
+// ({account}-secondary) (Get Blob Service Stats: "This operation is
+// available only on the secondary location endpoint"); on the primary it
 // is 400 InvalidQueryParameterValue naming comp=stats. A single-site
 // server is always in sync with itself: replication is live and last
 // synced now.

@@ -44,8 +44,8 @@ func fidHasVary(h http.Header) bool {
 	return false
 }
 
-// CORS on all four services, rules set through each service's SDK [D:
-// Cross-Origin Resource Sharing (CORS) support for Azure Storage]: a
+// CORS on all four services, rules set through each service's SDK (
+// Cross-Origin Resource Sharing (CORS) support for Azure Storage): a
 // preflight without Origin or Access-Control-Request-Method is 400
 // whatever the rules; an allowed origin may name subdomains with a
 // wildcard (http://*.contoso.com); GET and HEAD responses of a service

@@ -11,9 +11,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/queueerror"
 )
 
-// Put Message takes any positive messagettl, and -1 [D: Put Message:
+// Put Message takes any positive messagettl, and -1 (Put Message:
 // "The maximum time-to-live can be any positive number, as well as -1
-// indicating that the message does not expire"]. The Go SDK's
+// indicating that the message does not expire"). The Go SDK's
 // TimeToLive is an int32; longer TTLs are sent by hand.
 func TestFidSvcQueueMessageTTL(t *testing.T) {
 	e := quStart(t)

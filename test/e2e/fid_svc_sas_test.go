@@ -106,10 +106,10 @@ type fidSASOp struct {
 }
 
 // TestFidSvcSASPermissionTable walks the account SAS and service SAS
-// permission tables of the REST reference [D: Create an account SAS,
+// permission tables of the REST reference (Create an account SAS,
 // "Permissions by operation"; Create a service SAS, "Permissions for a
 // directory, container, or blob", "Permissions for a file", "Permissions
-// for a share", "Permissions for a queue", "Permissions for a table"]
+// for a share", "Permissions for a queue", "Permissions for a table")
 // for the operations of Blob, Queue, Table and File, through real
 // requests made by the SDKs with the token: an allowed row succeeds, a
 // refused one is 403.

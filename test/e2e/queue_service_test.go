@@ -73,7 +73,7 @@ func TestQueueServiceProperties(t *testing.T) {
 
 func TestQueueServiceStats(t *testing.T) {
 	e := quStart(t)
-	// Served on the secondary endpoint only [D: Get Queue Service Stats].
+	// Served on the secondary endpoint only (Get Queue Service Stats).
 	_, err := e.svc.GetStatistics(e.ctx, nil)
 	quWant(t, err, http.StatusBadRequest, queueerror.InvalidQueryParameterValue)
 	st, err := quClient(t, e.app.QueueURL+"-secondary", app.DevKey).GetStatistics(e.ctx, nil)

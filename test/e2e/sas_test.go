@@ -343,7 +343,7 @@ func TestSASBlobAccount(t *testing.T) {
 	must(t, err)
 	_, err = c.ServiceClient().NewContainerClient("sasnew").GetAccessPolicy(e.ctx, nil)
 	wantCode(t, err, 403, codeAuthzFailure)
-	// Service properties take r and w at srt=s [D: Create an account SAS].
+	// Service properties take r and w at srt=s (Create an account SAS).
 	_, err = c.ServiceClient().GetProperties(e.ctx, nil)
 	must(t, err)
 	_, err = mk(sas.AccountResourceTypes{Container: true, Object: true}, sas.AccountPermissions{Read: true}).ServiceClient().GetProperties(e.ctx, nil)

@@ -348,7 +348,7 @@ func TestGetAccountInfo(t *testing.T) {
 func TestGetServiceStats(t *testing.T) {
 	e := start(t)
 	var raw *http.Response
-	// Served on the secondary endpoint only [D: Get Blob Service Stats].
+	// Served on the secondary endpoint only (Get Blob Service Stats).
 	_, err := svClient(e).GetStatistics(e.ctx, nil)
 	wantCode(t, err, 400, bloberror.InvalidQueryParameterValue)
 	st, err := client(t, e.app.BlobURL+"-secondary", app.DevKey).ServiceClient().GetStatistics(runtime.WithCaptureResponse(e.ctx, &raw), nil)

@@ -209,7 +209,7 @@ func TestTableServicePropertiesAndStats(t *testing.T) {
 	}, nil)
 	tbWant(t, err, http.StatusBadRequest, aztables.InvalidXmlDocument)
 
-	// Served on the secondary endpoint only [D: Get Table Service Stats].
+	// Served on the secondary endpoint only (Get Table Service Stats).
 	_, err = e.svc.GetStatistics(e.ctx, nil)
 	tbWant(t, err, http.StatusBadRequest, aztables.TableErrorCode("InvalidQueryParameterValue"))
 	stats, err := tbService(t, e.app.TableURL+"-secondary", app.DevKey).GetStatistics(e.ctx, nil)
