@@ -9,11 +9,12 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 )
 
 // backendEnv selects the in-memory backend for the end-to-end tests:
-// CERULEAN_TEST_BACKEND=memory.
-const backendEnv = "CERULEAN_TEST_BACKEND"
+// CERULEAN_TEST_BACKEND=memory (the switch of testenv too).
+const backendEnv = testenv.BackendEnv
 
 // backendConfig returns the store part of an app.Config: the embedded
 // store in a temporary directory, or — when CERULEAN_TEST_POSTGRES is set —

@@ -36,6 +36,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 )
 
 // env is a running server with the File service over REST and SMB.
@@ -50,7 +51,8 @@ type env struct {
 
 // start runs a server with only the File service and SMB, on the
 // embedded store in a temporary directory (or PostgreSQL when
-// CERULEAN_TEST_POSTGRES is set, as the other end-to-end tests do), with
+// CERULEAN_TEST_POSTGRES is set, or in memory when
+// CERULEAN_TEST_BACKEND=memory, as the other end-to-end tests do), with
 // the real clock: SMB handles live by the server's heartbeat.
 func start(t *testing.T) *env {
 	t.Helper()
@@ -59,6 +61,8 @@ func start(t *testing.T) *env {
 	if os.Getenv(pgtest.EnvVar) != "" {
 		dsn, _ := pgtest.Schema(t)
 		cfg.Postgres, cfg.PostgresMaxConns = dsn, 8
+	} else if testenv.InMemory() {
+		cfg.InMemory, cfg.DataDir = true, ""
 	}
 	a, err := app.Start(cfg)
 	if err != nil {
