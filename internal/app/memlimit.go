@@ -57,7 +57,7 @@ func ParseSize(s string) (int64, error) {
 		}
 		v = f * mult
 	}
-	if v < 1 || v > 1<<62 {
+	if !(v >= 1 && v <= 1<<62) { // also refuses NaN
 		return 0, fmt.Errorf("size %q: want at least 1 byte", s)
 	}
 	return int64(v), nil
