@@ -148,13 +148,13 @@ func (t *tx) Put(key, value []byte) error {
 	if t.readOnly {
 		return kv.ErrReadOnly
 	}
-	k := bytes.Clone(key)
-	if k == nil {
-		k = []byte{}
-	}
-	v := make([]byte, len(value)) // never nil: an empty value is a value
-	copy(v, value)
-	t.root = t.insert(t.root, k, v)
+	// One allocation for both copies; v is never nil (an empty value is a
+	// value), and the capacity limits keep an append to one from reaching
+	// the other.
+	buf := make([]byte, len(key)+len(value))
+	copy(buf, key)
+	copy(buf[len(key):], value)
+	t.root = t.insert(t.root, buf[:len(key):len(key)], buf[len(key):len(buf):len(buf)])
 	return nil
 }
 
