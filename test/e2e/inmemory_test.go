@@ -12,7 +12,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -185,5 +190,35 @@ func TestInMemoryExtentLimitMultiChunk(t *testing.T) {
 	body := randomBody(t, extent.ChunkMax+extent.ChunkMax/4)
 	if _, err := bb.Upload(ctx, streaming.NopCloser(bytes.NewReader(body)), nil); err != nil {
 		t.Fatalf("upload after a failed one: %v", err)
+	}
+}
+
+// TestInMemoryWritesNothingToDisk: with InMemory a data directory that is
+// configured anyway is never created, whatever the services store; and
+// PostgreSQL cannot be combined with it.
+func TestInMemoryWritesNothingToDisk(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	a, err := app.Start(app.Config{InMemory: true, DataDir: dir, BlobPort: 0, QueuePort: -1, TablePort: -1, FilePort: 0, SMBPort: -1, MetricsPort: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := client(t, a.BlobURL, app.DevKey)
+	if _, err := c.CreateContainer(ctx, "disk", nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range []int{10, 100 << 10, 9 << 20} { // inline, one chunk, two chunks
+		if _, err := c.UploadBuffer(ctx, "disk", fmt.Sprint("b", i), randomBody(t, n), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("data directory: %v, want it absent", err)
+	}
+	if _, err := app.Start(app.Config{InMemory: true, Postgres: "postgres://localhost/x", BlobPort: 0, QueuePort: -1, TablePort: -1, FilePort: -1, SMBPort: -1, MetricsPort: -1}); err == nil {
+		t.Fatal("InMemory with Postgres started")
 	}
 }
