@@ -56,6 +56,12 @@ type env struct {
 // the real clock: SMB handles live by the server's heartbeat.
 func start(t *testing.T) *env {
 	t.Helper()
+	return startWith(t, nil)
+}
+
+// startWith is start with a last say on the configuration (nil: none).
+func startWith(t *testing.T, configure func(*app.Config)) *env {
+	t.Helper()
 	cfg := app.Config{DataDir: t.TempDir(), NoSync: true, BlobPort: -1, QueuePort: -1, TablePort: -1, FilePort: 0, SMBPort: 0,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if os.Getenv(pgtest.EnvVar) != "" {
@@ -63,6 +69,9 @@ func start(t *testing.T) *env {
 		cfg.Postgres, cfg.PostgresMaxConns = dsn, 8
 	} else if testenv.InMemory() {
 		cfg.InMemory, cfg.DataDir = true, ""
+	}
+	if configure != nil {
+		configure(&cfg)
 	}
 	a, err := app.Start(cfg)
 	if err != nil {
