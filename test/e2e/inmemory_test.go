@@ -21,8 +21,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/clock"
@@ -221,4 +224,41 @@ func TestInMemoryWritesNothingToDisk(t *testing.T) {
 	if _, err := app.Start(app.Config{InMemory: true, Postgres: "postgres://localhost/x", BlobPort: 0, QueuePort: -1, TablePort: -1, FilePort: -1, SMBPort: -1, MetricsPort: -1}); err == nil {
 		t.Fatal("InMemory with Postgres started")
 	}
+}
+
+// TestInMemoryOrphanSweep: the body of a write refused after its upload
+// (a failed precondition) holds room until the orphan sweep removes its
+// chunk, which it does on the in-memory store as on disk.
+func TestInMemoryOrphanSweep(t *testing.T) {
+	const limit = 2 << 20
+	const size = 600 << 10
+	a, clk := startInMemory(t, limit)
+	ctx := context.Background()
+	c := client(t, a.BlobURL, app.DevKey)
+	if _, err := c.CreateContainer(ctx, "mem", nil); err != nil {
+		t.Fatal(err)
+	}
+	cc := c.ServiceClient().NewContainerClient("mem")
+	must(t, func() error {
+		_, err := cc.NewBlockBlobClient("a").Upload(ctx, streaming.NopCloser(bytes.NewReader(randomBody(t, size))), nil)
+		return err
+	}())
+	star := azcore.ETagAny
+	_, err := cc.NewBlockBlobClient("a").Upload(ctx, streaming.NopCloser(bytes.NewReader(randomBody(t, size))),
+		&blockblob.UploadOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: &star}}})
+	wantCode(t, err, 409, bloberror.BlobAlreadyExists)
+	big := randomBody(t, 900<<10)
+	putBig := func() error {
+		_, err := cc.NewBlockBlobClient("b").Upload(ctx, streaming.NopCloser(bytes.NewReader(big)), nil)
+		return err
+	}
+	wantCode(t, putBig(), 409, memLimitCode)
+	now := clk.Now()
+	clk.Advance(extent.OrphanGrace + time.Minute)
+	n, err := a.Blob.SweepOrphans(ctx)
+	clk.Set(now)
+	if err != nil || n != 1 {
+		t.Fatalf("SweepOrphans = %d, %v; want the refused body's chunk", n, err)
+	}
+	must(t, putBig())
 }
