@@ -22,6 +22,10 @@
 // callback copy instead of mutating the tree it is walking: a Scan sees
 // the transaction's state as of its start.
 //
+// Update fns run on the caller's goroutine while holding the writer lock:
+// they must not call Update themselves (that deadlocks) and should not
+// block. A View may call Update.
+//
 // Slices returned by Get and passed to Scan callbacks are the stored ones:
 // valid for ever (values are never modified in place), but callers must
 // not modify them, as the kv contract says. Put copies key and value.
