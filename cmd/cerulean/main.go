@@ -126,6 +126,8 @@ func serve(args []string, stderr io.Writer) error {
 	logLevel := fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (env CERULEAN_LOG_LEVEL)")
 	pg := fs.String("postgres", env("postgres", ""), "PostgreSQL DSN (postgres://...): use PostgreSQL instead of the embedded store; several processes may share one database (env CERULEAN_POSTGRES)")
 	pgConns := fs.Int("postgres-max-conns", envInt("postgres-max-conns", 0), "PostgreSQL connection pool size (0: 4 per CPU, 8 to 64) (env CERULEAN_POSTGRES_MAX_CONNS)")
+	inMemory := fs.Bool("in-memory", env("in-memory", "") == "true" || env("in-memory", "") == "1", "keep everything in memory, write nothing to disk; data is lost when the process exits (env CERULEAN_IN_MEMORY)")
+	extentLimit := fs.String("extent-memory-limit", env("extent-memory-limit", ""), "with --in-memory: most bytes of blob/file bodies held in memory, e.g. 512M or 2G (default: half of RAM) (env CERULEAN_EXTENT_MEMORY_LIMIT)")
 	accounts := fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2];... (env CERULEAN_ACCOUNTS; default: the dev account)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -152,7 +154,15 @@ func serve(args []string, stderr io.Writer) error {
 		return usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat, MetricsPort: smbConfigPort(*metricsPort)}
+	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat, MetricsPort: smbConfigPort(*metricsPort), InMemory: *inMemory}
+	if *extentLimit != "" {
+		if !*inMemory {
+			return usageErr(errors.New("--extent-memory-limit needs --in-memory"))
+		}
+		if cfg.ExtentMemoryLimit, err = app.ParseSize(*extentLimit); err != nil {
+			return usageErr(fmt.Errorf("--extent-memory-limit: %w", err))
+		}
+	}
 	if *tlsCert != "" || *tlsKey != "" {
 		if *tlsCert == "" || *tlsKey == "" {
 			return usageErr(errors.New("--tls-cert and --tls-key go together"))
@@ -182,6 +192,8 @@ func serve(args []string, stderr io.Writer) error {
 	store := "embedded:" + *data
 	if *pg != "" {
 		store = "postgres:" + redactDSN(*pg)
+	} else if *inMemory {
+		store = "memory"
 	}
 	return runServer(cfg, log, key, store, nil)
 }

@@ -23,11 +23,13 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/chunk"
+	"github.com/cerulean-storage/cerulean/internal/chunk/memchunk"
 	"github.com/cerulean-storage/cerulean/internal/chunk/sqlchunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
+	"github.com/cerulean-storage/cerulean/internal/kv/mem"
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres"
 	"github.com/cerulean-storage/cerulean/internal/metrics"
 	"github.com/cerulean-storage/cerulean/internal/queue"
@@ -70,7 +72,18 @@ type Config struct {
 	// one database) instead of the embedded store in DataDir.
 	Postgres         string
 	PostgresMaxConns int
-	GCEvery          time.Duration
+	// InMemory keeps everything in the process's memory (kv/mem and
+	// chunk/memchunk): nothing is written to disk, nothing survives the
+	// process. DataDir is not used; Postgres must be empty.
+	InMemory bool
+	// ExtentMemoryLimit bounds the bytes of bodies held by the in-memory
+	// chunk store (0: half of the machine's RAM, as Azurite's
+	// --extentMemoryLimit default; negative: no limit). A write past it
+	// fails with 409 MemoryExtentStoreAtSizeLimit. Bodies of at most
+	// extent.InlineMax bytes live in the kv store with the metadata and
+	// are not counted, as Azurite does not count its metadata.
+	ExtentMemoryLimit int64
+	GCEvery           time.Duration
 	// SMBHeartbeat is how often the SMB server renews the liveness lease
 	// of its open handles; the lease lasts three intervals, after which a
 	// killed server's handles stop counting (0: the smb package's
@@ -416,6 +429,21 @@ func (c Config) AccountName() string {
 // openStores opens the metadata store and the chunk store: PostgreSQL when
 // cfg.Postgres is set, else the embedded bbolt file and chunk directory.
 func openStores(cfg Config) (kv.Store, chunk.Store, error) {
+	if cfg.InMemory {
+		if cfg.Postgres != "" {
+			return nil, nil, errors.New("in-memory mode and PostgreSQL exclude each other")
+		}
+		limit := cfg.ExtentMemoryLimit
+		if limit == 0 {
+			limit = DefaultExtentMemoryLimit()
+		}
+		if limit > 0 {
+			cfg.Logger.Info("in-memory mode: nothing is written to disk", "extent_memory_limit_bytes", limit)
+		} else {
+			cfg.Logger.Info("in-memory mode: nothing is written to disk", "extent_memory_limit_bytes", "none")
+		}
+		return mem.New(), memchunk.New(memchunk.Options{Limit: limit, Now: cfg.Clock.Now}), nil
+	}
 	if cfg.Postgres != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

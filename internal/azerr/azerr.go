@@ -280,7 +280,17 @@ const (
 	InvalidFileOrDirectoryName         = "InvalidFileOrDirectoryName"
 )
 
+// MemoryExtentStoreAtSizeLimit is not an Azure code (Azure has no such
+// limit): it is the one Azurite answers, with 409, when a write would take
+// its --inMemoryPersistence extent store past --extentMemoryLimit
+// (Azure/Azurite src/common/persistence/MemoryExtentStore.ts,
+// appendExtent; docs/designs/2023-10-in-memory-persistence.md). Cerulean's
+// --in-memory mode answers the same, so tools written against Azurite's
+// in-memory mode see the error they know; 409 is not retried by the SDKs.
+const MemoryExtentStoreAtSizeLimit = "MemoryExtentStoreAtSizeLimit"
+
 var catalog = map[string]entry{
+	MemoryExtentStoreAtSizeLimit:          {409, "Cannot add an extent chunk to the in-memory store. The size limit will be exceeded."},
 	AccountIsDisabled:                     {403, "The specified account is disabled."},
 	AuthenticationFailed:                  {403, "Server failed to authenticate the request. Make sure the value of the Authorization header is formed correctly including the signature."},
 	AuthorizationFailure:                  {403, "This request is not authorized to perform this operation."},

@@ -14,6 +14,7 @@ package chunk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 )
@@ -24,6 +25,17 @@ var ErrNotFound = errors.New("chunk: not found")
 
 // ErrClosed is returned by Writer methods after Commit or Abort.
 var ErrClosed = errors.New("chunk: writer already committed or aborted")
+
+// FullError is returned (possibly wrapped) by Writer.Write when a store
+// with a size limit (the in-memory store of --in-memory mode) has no room
+// for the bytes: they are not written, and the caller aborts the chunk.
+type FullError struct {
+	Limit int64 // the store's limit in bytes
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("chunk: size limit of %d bytes would be exceeded", e.Limit)
+}
 
 // Store holds immutable chunks addressed by opaque ids it generates itself.
 // A Store is safe for concurrent use.

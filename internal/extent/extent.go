@@ -201,6 +201,16 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 		hs = newHashSink(io.MultiWriter(sinks...))
 		defer hs.wait()
 	}
+	// On failure, the chunks already committed for this body are
+	// referenced by nothing: remove them now rather than leave them to the
+	// orphan sweep hours later (on the in-memory store they would hold
+	// room under its limit until then).
+	failed := true
+	defer func() {
+		if failed {
+			s.discard(st)
+		}
+	}()
 	var off int64
 	for n < 0 || off < n {
 		want := int64(ChunkMax)
@@ -243,7 +253,20 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 		hs.wait() // the deferred Sum reads the hashes
 	}
 	st.Size = off
+	failed = false
 	return st, nil
+}
+
+// discard removes the chunks of a staged body that no record references
+// (best effort: the orphan sweep removes whatever is left). It runs even
+// when the request's context is done.
+func (s *Store) discard(st *Staged) {
+	ctx := context.Background()
+	for _, p := range st.Parts {
+		if p.ID != "" && !isInline(p.ID) {
+			_ = s.chunks.Remove(ctx, p.ID[1:])
+		}
+	}
 }
 
 // Large bodies hashed at the same time share one multi-buffer MD5

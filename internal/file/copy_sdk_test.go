@@ -19,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 )
 
 // Put Range from URL when the source is read inside the write transaction
@@ -26,7 +27,7 @@ import (
 // source items, a hole, the CRC64 conditions.
 func TestPutRangeFromURLInTransaction(t *testing.T) {
 	defer file.SetPutRangeFromURLAttempts(1)()
-	a, err := app.Start(app.Config{DataDir: t.TempDir(), NoSync: true, BlobPort: -1, QueuePort: -1, TablePort: -1, FilePort: 0})
+	a, err := app.Start(app.Config{DataDir: t.TempDir(), NoSync: true, InMemory: testenv.InMemory(), BlobPort: -1, QueuePort: -1, TablePort: -1, FilePort: 0})
 	if err != nil {
 		t.Fatal(err)
 	}

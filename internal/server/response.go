@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -28,13 +29,19 @@ type detailXML struct {
 
 // ToAzure converts any error into an *azerr.Error: Azure errors pass
 // through, store faults become ServerBusy, a deadline or the request's own
-// cancellation OperationTimedOut, everything else InternalError (logged,
-// never leaked).
+// cancellation OperationTimedOut, a full in-memory chunk store (--in-memory
+// with --extent-memory-limit) 409 MemoryExtentStoreAtSizeLimit as Azurite
+// answers it, everything else InternalError (logged, never leaked).
 func ToAzure(ctx context.Context, log *slog.Logger, err error) *azerr.Error {
 	if e, ok := azerr.As(err); ok {
 		return e
 	}
+	var full *chunk.FullError
 	switch {
+	case errors.As(err, &full):
+		log.WarnContext(ctx, "in-memory store full", "limit", full.Limit)
+		return azerr.Newf(azerr.MemoryExtentStoreAtSizeLimit,
+			"Cannot add an extent chunk to the in-memory store. Size limit of %d bytes will be exceeded.", full.Limit)
 	case errors.Is(err, context.DeadlineExceeded):
 		return azerr.New(azerr.OperationTimedOut)
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
@@ -34,6 +35,8 @@ func TestToAzure(t *testing.T) {
 		{"foreign cancel", live, context.Canceled, azerr.InternalError, 500, "level=ERROR msg=\"internal error\""},
 		{"store down", live, fmt.Errorf("%w: dial", kv.ErrUnavailable), azerr.ServerBusy, 503, "level=ERROR msg=\"store unavailable\""},
 		{"bug", live, errors.New("boom"), azerr.InternalError, 500, "level=ERROR msg=\"internal error\""},
+		// The in-memory store at its limit answers as Azurite does.
+		{"memory full", live, fmt.Errorf("reading request body: %w", &chunk.FullError{Limit: 4096}), azerr.MemoryExtentStoreAtSizeLimit, 409, "level=WARN msg=\"in-memory store full\" limit=4096"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
@@ -538,6 +539,13 @@ func (c *conn) statusOf(r *request, err error) smb2.Status {
 	}
 	if errors.Is(err, context.Canceled) {
 		return smb2.StatusCancelled
+	}
+	// The in-memory chunk store (--in-memory) is at its limit: the
+	// volume is full, as a disk would be (MS-ERREF 2.3.1
+	// STATUS_DISK_FULL).
+	var full *chunk.FullError
+	if errors.As(err, &full) {
+		return smb2.StatusDiskFull
 	}
 	c.log.Error("SMB request failed", "command", r.hdr.Command, "err", err)
 	return smb2.StatusInternalError

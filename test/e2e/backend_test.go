@@ -9,14 +9,30 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 )
+
+// backendEnv selects the in-memory backend for the end-to-end tests:
+// CERULEAN_TEST_BACKEND=memory (the switch of testenv too).
+const backendEnv = testenv.BackendEnv
 
 // backendConfig returns the store part of an app.Config: the embedded
 // store in a temporary directory, or — when CERULEAN_TEST_POSTGRES is set —
-// PostgreSQL in a fresh schema of that database, so every end-to-end test
-// runs unchanged on both backends.
+// PostgreSQL in a fresh schema of that database, or — when
+// CERULEAN_TEST_BACKEND=memory — the in-memory stores of --in-memory, so
+// every end-to-end test runs unchanged on all three backends.
 func backendConfig(t testing.TB) app.Config {
 	t.Helper()
+	switch b := os.Getenv(backendEnv); b {
+	case "", "embedded", "postgres":
+	case "memory":
+		if os.Getenv(pgtest.EnvVar) != "" {
+			t.Fatalf("%s=memory and %s exclude each other", backendEnv, pgtest.EnvVar)
+		}
+		return app.Config{InMemory: true}
+	default:
+		t.Fatalf("%s=%q: want memory, embedded or postgres", backendEnv, b)
+	}
 	cfg := app.Config{DataDir: t.TempDir(), NoSync: true}
 	if os.Getenv(pgtest.EnvVar) != "" {
 		dsn, _ := pgtest.Schema(t)

@@ -36,6 +36,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 )
 
 // env is a running server with the File service over REST and SMB.
@@ -50,15 +51,27 @@ type env struct {
 
 // start runs a server with only the File service and SMB, on the
 // embedded store in a temporary directory (or PostgreSQL when
-// CERULEAN_TEST_POSTGRES is set, as the other end-to-end tests do), with
+// CERULEAN_TEST_POSTGRES is set, or in memory when
+// CERULEAN_TEST_BACKEND=memory, as the other end-to-end tests do), with
 // the real clock: SMB handles live by the server's heartbeat.
 func start(t *testing.T) *env {
+	t.Helper()
+	return startWith(t, nil)
+}
+
+// startWith is start with a last say on the configuration (nil: none).
+func startWith(t *testing.T, configure func(*app.Config)) *env {
 	t.Helper()
 	cfg := app.Config{DataDir: t.TempDir(), NoSync: true, BlobPort: -1, QueuePort: -1, TablePort: -1, FilePort: 0, SMBPort: 0,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if os.Getenv(pgtest.EnvVar) != "" {
 		dsn, _ := pgtest.Schema(t)
 		cfg.Postgres, cfg.PostgresMaxConns = dsn, 8
+	} else if testenv.InMemory() {
+		cfg.InMemory, cfg.DataDir = true, ""
+	}
+	if configure != nil {
+		configure(&cfg)
 	}
 	a, err := app.Start(cfg)
 	if err != nil {
