@@ -461,3 +461,23 @@ func TestHealth(t *testing.T) {
 		t.Fatal("health with a wrong key exited 0")
 	}
 }
+
+// Azurite's --inMemoryPersistence: nothing in the working directory, and
+// --extentMemoryLimit (MiB) refuses a body past it with Azurite's 409.
+func TestAzuriteInMemory(t *testing.T) {
+	p := start(t, "azurite", nil, 3, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--inMemoryPersistence", "--extentMemoryLimit", "1")
+	useAll(t, p, app.DevAccount, app.DevKey, policy.ClientOptions{})
+	cred, _ := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	c, _ := azblob.NewClientWithSharedKeyCredential(p.endpoints["Blob"]+"/"+app.DevAccount, cred, &azblob.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
+	_, err := c.UploadBuffer(context.Background(), "ctr", "big", make([]byte, 3<<20), &azblob.UploadBufferOptions{BlockSize: 4 << 20})
+	if err == nil || !strings.Contains(err.Error(), "MemoryExtentStoreAtSizeLimit") {
+		t.Fatalf("3 MiB upload with a 1 MiB limit: %v", err)
+	}
+	entries, err := os.ReadDir(p.cmd.Dir)
+	if err != nil || len(entries) != 0 {
+		t.Fatalf("in-memory mode wrote to its directory: %v %v", entries, err)
+	}
+	if code, stderr := exitOf(t, "azurite", nil, "--inMemoryPersistence", "--extentMemoryLimit", "0"); code != 2 || !strings.Contains(stderr, "extentMemoryLimit") {
+		t.Fatalf("--extentMemoryLimit 0: exit %d %q", code, stderr)
+	}
+}
