@@ -376,7 +376,7 @@ func TestCrashTrials(t *testing.T) {
 	backend := "embedded store (fsync on, as cerulean serve runs)"
 	if os.Getenv(pgtest.EnvVar) != "" {
 		srv.dsn, _ = pgtest.Schema(t)
-		backend = "PostgreSQL"
+		backend = "PostgreSQL backend"
 	}
 	t.Cleanup(func() {
 		srv.stop(t)
