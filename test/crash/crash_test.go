@@ -16,6 +16,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -316,6 +317,7 @@ type qmsg struct {
 	st         state // put: present (acked) or unknown; absent after an acked delete
 	deliveries []delivery
 	deletedAt  time.Time // the acked delete's answer
+	events     []string  // for the report of a violation
 }
 
 // model is everything the test wrote and what each outcome allows.
@@ -665,7 +667,12 @@ func queueProducer(m *model, cl *clients, trial int, stopped stopFn, busy busyFn
 		busy(-1)
 		acked := m.outcome(err, len(text))
 		m.mu.Lock()
-		q.st = stateOf(acked)
+		if q.st == unknown {
+			// Unless the consumer already got it (and maybe deleted it)
+			// between the put's commit and its answer here.
+			q.st = stateOf(acked)
+		}
+		q.events = append(q.events, fmt.Sprintf("put %v at %s", errOrOK(err), time.Now().Format(time.StampMicro)))
 		m.mu.Unlock()
 		cancel()
 		time.Sleep(5 * time.Millisecond)
@@ -697,6 +704,7 @@ func (m *model) received(text string, start, end time.Time, nextVisible time.Tim
 		q.st = present // the put took effect; the delete did not
 	}
 	q.deliveries = append(q.deliveries, delivery{end: end, nextVisible: nextVisible})
+	q.events = append(q.events, fmt.Sprintf("delivered %s-%s until %s", start.Format(time.StampMicro), end.Format(time.StampMicro), nextVisible.Format(time.Stamp)))
 }
 
 func queueConsumer(m *model, cl *clients, rng *rand.Rand, stopped stopFn, busy busyFn) {
@@ -724,6 +732,11 @@ func queueConsumer(m *model, cl *clients, rng *rand.Rand, stopped stopFn, busy b
 		}
 		for _, msg := range resp.Messages {
 			if rng.IntN(5) == 0 {
+				m.mu.Lock()
+				if q := m.msgs[*msg.MessageText]; q != nil {
+					q.events = append(q.events, "abandoned")
+				}
+				m.mu.Unlock()
 				continue // abandoned: due again after its visibility timeout
 			}
 			busy(1)
@@ -737,6 +750,7 @@ func queueConsumer(m *model, cl *clients, rng *rand.Rand, stopped stopFn, busy b
 				} else if q.st == present {
 					q.st = deleting
 				}
+				q.events = append(q.events, fmt.Sprintf("delete %v at %s", errOrOK(err), time.Now().Format(time.StampMicro)))
 			}
 			m.mu.Unlock()
 		}
@@ -990,6 +1004,18 @@ func verify(t *testing.T, m *model, cl *clients, full bool) {
 	}
 }
 
+// errOrOK describes the outcome of a request.
+func errOrOK(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return fmt.Sprintf("%d %s", re.StatusCode, re.ErrorCode)
+	}
+	return "no answer"
+}
+
 func allZero(b []byte) bool {
 	for _, c := range b {
 		if c != 0 {
@@ -1041,7 +1067,7 @@ func drainQueue(t *testing.T, m *model, cl *clients) {
 	defer m.mu.Unlock()
 	for text, q := range m.msgs {
 		if q.st == present && !seen[text] {
-			m.errs = append(m.errs, fmt.Sprintf("queue: message %q acknowledged and never deleted, but lost", text))
+			m.errs = append(m.errs, fmt.Sprintf("queue: message %q acknowledged and never deleted, but lost: %s", text, strings.Join(q.events, "; ")))
 		}
 	}
 	t.Logf("queue drained: %d messages left, every one expected", len(seen))
