@@ -132,10 +132,11 @@ func failoverSchema(t *testing.T, base string) string {
 // Under load — a register workload on a few blobs (Get Blob, Put Blob,
 // Put Blob with If-Match) and writers of new blobs with Content-MD5 — the
 // primary's processes are all killed with SIGKILL, and the standby is
-// promoted (pg_ctl promote). The front ends must serve again by
-// themselves (same PIDs), every acknowledged write must be there byte for
-// byte, and porcupine must find the whole history (before, during and
-// after the failover) linearizable. A write that got an error or no
+// promoted (pg_ctl promote). Meanwhile /readyz must answer 503; the
+// front ends must serve again by themselves (same PIDs), every
+// acknowledged write must be there byte for byte, and porcupine must find
+// the whole history (before, during and after the failover)
+// linearizable. A write that got an error or no
 // answer in between is of unknown outcome: it may or may not have
 // happened, but entirely or not at all.
 func TestPrimaryFailover(t *testing.T) {
@@ -354,7 +355,13 @@ func TestPrimaryFailover(t *testing.T) {
 	killAt := time.Since(t0)
 	pair.killPrimary(t)
 	goneAt := time.Since(t0)
-	time.Sleep(detect)
+	// A balancer polling /readyz takes the front ends out meanwhile.
+	for i := range nodes {
+		if code, body := c.waitReady(i, http.StatusServiceUnavailable, detect); code != http.StatusServiceUnavailable {
+			t.Errorf("node %d: /readyz with the primary lost: %d %q", i, code, body)
+		}
+	}
+	time.Sleep(detect - (time.Since(t0) - goneAt))
 	promoteAt := time.Since(t0)
 	if _, err := pair.standby.ctl(90*time.Second, "-w", "-t", "60", "promote"); err != nil {
 		t.Fatalf("promoting the standby: %v\n%s", err, tail(pair.standby.log, 20))
