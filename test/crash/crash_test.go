@@ -250,8 +250,8 @@ func content(seed uint64, size int) []byte {
 	return b
 }
 
-// size draws a blob or file size: mostly small, some of several MiB, a few
-// of max.
+// drawSize draws a blob or file size: mostly small, some of several MiB,
+// a few of max.
 func drawSize(rng *rand.Rand, max int) int {
 	switch r := rng.IntN(100); {
 	case r < 60:
@@ -570,10 +570,8 @@ func blobWriter(m *model, cl *clients, trial int, rng *rand.Rand, stopped stopFn
 			m.blobs[name] = b
 			m.mu.Unlock()
 			bb := cc.NewBlockBlobClient(name)
-			blockSize := max(maxRange, (len(data)+2)/3)
-			if len(data) < maxRange {
-				blockSize = (len(data) + 2) / 3
-			}
+			// At least three blocks, of at most 4 MiB.
+			blockSize := min(maxRange, (len(data)+2)/3)
 			var ids []string
 			ok := true
 			for off := 0; off < len(data) && ok; off += blockSize {
