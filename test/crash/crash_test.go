@@ -330,7 +330,8 @@ type model struct {
 	msgs     map[string]*qmsg
 	errs     []string
 
-	ops, acked, unknowns int
+	ops, acked, unknowns int // write requests and their outcomes
+	dequeues             int // Get Messages requests
 	ackedBytes           int64
 }
 
@@ -452,9 +453,9 @@ func TestCrashTrials(t *testing.T) {
 	}
 	nMsgs = len(m.msgs)
 	lost := len(m.errs)
-	t.Logf("crash trials: %d SIGKILLs on the %s in %v (load %v, restarts %v): %d write requests, %d acknowledged (%.1f MiB), %d without answer; at the end %d blobs, %d entities, %d files, %d queue messages put, all checked byte for byte; lost or duplicated: %d",
+	t.Logf("crash trials: %d SIGKILLs on the %s in %v (load %v, restarts %v): %d write requests, %d acknowledged (%.1f MiB), %d without answer, and %d Get Messages; at the end %d blobs, %d entities, %d files, %d queue messages put, all checked byte for byte; lost or duplicated: %d",
 		trials, backend, time.Since(start).Round(time.Second), loadTime.Round(time.Millisecond), restartTime.Round(time.Millisecond),
-		m.ops, m.acked, float64(m.ackedBytes)/(1<<20), m.unknowns, nBlobs, nEntities, nFiles, nMsgs, lost)
+		m.ops, m.acked, float64(m.ackedBytes)/(1<<20), m.unknowns, m.dequeues, nBlobs, nEntities, nFiles, nMsgs, lost)
 }
 
 // createShare creates the share (the file clients above address a
@@ -714,7 +715,7 @@ func queueConsumer(m *model, cl *clients, rng *rand.Rand, stopped stopFn, busy b
 		busy(-1)
 		end := time.Now()
 		m.mu.Lock()
-		m.ops++
+		m.dequeues++
 		m.mu.Unlock()
 		if err != nil {
 			cancel()
