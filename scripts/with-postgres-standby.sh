@@ -78,9 +78,19 @@ fi
 
 cleanup() {
   local status=$?
+  local d shmid
   for d in standby primary; do
     if [ -f "$tmp/$d/postmaster.pid" ]; then
       as_pg "$bindir/pg_ctl" -D "$tmp/$d" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
+    # A server killed with SIGKILL (the failover test kills the primary)
+    # leaves its postmaster.pid and its small System V shared memory
+    # segment behind (key and id on the pid file's 7th line): remove it.
+    if [ -f "$tmp/$d/postmaster.pid" ]; then
+      shmid=$(sed -n 7p "$tmp/$d/postmaster.pid" | awk '{print $2}')
+      if [ -n "$shmid" ]; then
+        as_pg ipcrm -m "$shmid" >/dev/null 2>&1 || true
+      fi
     fi
   done
   if [ -n "${CERULEAN_PG_KEEP:-}" ]; then
