@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	cryptorand "crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -31,16 +32,22 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// tableWrite is one Insert Entity of the failover test.
+type tableWrite struct {
+	payload string
+	acked   bool
+}
+
 // failoverEnv names what scripts/with-postgres-standby.sh exports.
 const failoverEnv = "CERULEAN_TEST_FAILOVER_DSN"
 
 // pgPair is the primary and its synchronous standby that
 // scripts/with-postgres-standby.sh started.
 type pgPair struct {
-	dsn                     string // both hosts, target_session_attrs=read-write
-	primaryData             string
-	standby                 *pgServer // pg_ctl on the standby's data directory
-	primaryAddr, standbyAdr string
+	dsn         string // both hosts, target_session_attrs=read-write
+	primaryData string
+	standby     *pgServer // pg_ctl on the standby's data directory
+	primaryAddr string    // the first host of dsn
 }
 
 func pgPairFromEnv(t *testing.T) *pgPair {
@@ -56,11 +63,16 @@ func pgPairFromEnv(t *testing.T) *pgPair {
 	}
 	cfg, err := pgx.ParseConfig(dsn)
 	must(t, "parse "+failoverEnv, err)
-	if len(cfg.Fallbacks) != 1 {
-		t.Fatalf("%s names %d hosts, want 2", failoverEnv, len(cfg.Fallbacks)+1)
-	}
+	// Fallbacks also holds the same host again without TLS under
+	// sslmode=prefer: count addresses.
 	p.primaryAddr = net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
-	p.standbyAdr = net.JoinHostPort(cfg.Fallbacks[0].Host, strconv.Itoa(int(cfg.Fallbacks[0].Port)))
+	addrs := map[string]bool{p.primaryAddr: true}
+	for _, f := range cfg.Fallbacks {
+		addrs[net.JoinHostPort(f.Host, strconv.Itoa(int(f.Port)))] = true
+	}
+	if len(addrs) != 2 {
+		t.Fatalf("%s names %d hosts, want 2 (the primary, then the standby)", failoverEnv, len(addrs))
+	}
 	return p
 }
 
@@ -129,19 +141,19 @@ func failoverSchema(t *testing.T, base string) string {
 // TestPrimaryFailover: three `cerulean serve` processes share a
 // PostgreSQL primary with a synchronous standby (synchronous_commit=on),
 // reached through one multi-host DSN with target_session_attrs=read-write.
-// Under load — a register workload on a few blobs (Get Blob, Put Blob,
-// Put Blob with If-Match) and writers of new blobs with Content-MD5 — the
-// primary's processes are all killed with SIGKILL, and the standby is
-// promoted (pg_ctl promote). Meanwhile /readyz must answer 503; the
-// front ends must serve again by themselves (same PIDs), every
-// acknowledged write must be there byte for byte, and porcupine must find
-// the whole history (before, during and after the failover)
-// linearizable. A write that got an error or no
-// answer in between is of unknown outcome: it may or may not have
-// happened, but entirely or not at all.
+// Under load (a register workload on a few blobs: Get Blob, Put Blob, Put
+// Blob with If-Match; writers of new blobs with Content-MD5; writers of
+// new table entities) every process of the primary is killed with
+// SIGKILL, and the standby is promoted (pg_ctl promote). Meanwhile
+// /readyz must answer 503; the front ends must serve again by themselves
+// (same PIDs), every acknowledged write must be there byte for byte, and
+// porcupine must find the whole history (before, during and after the
+// failover) linearizable. A write that got an error or no answer in
+// between is of unknown outcome: it may or may not have happened, but
+// entirely or not at all.
 func TestPrimaryFailover(t *testing.T) {
 	pair := pgPairFromEnv(t)
-	c := startCluster(t, failoverSchema(t, pair.dsn), blobSvc, metricsSvc)
+	c := startCluster(t, failoverSchema(t, pair.dsn), blobSvc, tableSvc, metricsSvc)
 	ctx := ctxFor(t, 3*time.Minute)
 	const (
 		perNode      = 2 // register clients per process
@@ -155,6 +167,8 @@ func TestPrimaryFailover(t *testing.T) {
 	)
 	_, err := c.Blob(0).CreateContainer(ctx, ctr, nil)
 	must(t, "create container", err)
+	_, err = c.Table(0).CreateTable(ctx, ctr, nil)
+	must(t, "create table", err)
 	var pids [nodes]int
 	for i := range nodes {
 		pids[i], _ = c.Alive(i)
@@ -178,6 +192,7 @@ func TestPrimaryFailover(t *testing.T) {
 	var (
 		mu       sync.Mutex
 		blobs    = map[string]*blobHistory{}
+		entities = map[string]tableWrite{} // by RowKey
 		slow     []string
 		failures = map[string]int{} // failed requests by kind
 		ops      atomic.Int64       // requests sent
@@ -351,6 +366,39 @@ func TestPrimaryFailover(t *testing.T) {
 		}()
 	}
 
+	// The writers of new entities, one per process.
+	for w := range nodes {
+		node := w
+		tc := c.Table(node).NewClient(ctr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(200+w)))
+			for seq := 0; seq < 20000 && !stopped(); seq++ {
+				rk := fmt.Sprintf("%d-%06d", w, seq)
+				payload := hex.EncodeToString(content(w, seq, 16+rng.IntN(2048)))
+				body, _ := json.Marshal(map[string]string{"PartitionKey": "p", "RowKey": rk, "Payload": payload})
+				start := time.Now()
+				_, err := tc.AddEntity(ctx, body, nil)
+				ops.Add(1)
+				timed("insert entity "+rk, node, start)
+				if err != nil && !expected(err) {
+					t.Errorf("writer %d: insert %s: unexpected %v", w, rk, errOrOK(err))
+					return
+				}
+				if err != nil {
+					fail("insert entity", err)
+				}
+				mu.Lock()
+				entities[rk] = tableWrite{payload: payload, acked: err == nil}
+				mu.Unlock()
+				if err != nil {
+					backoff(rng)
+				}
+			}
+		}()
+	}
+
 	time.Sleep(warmup)
 	killAt := time.Since(t0)
 	pair.killPrimary(t)
@@ -473,6 +521,48 @@ func TestPrimaryFailover(t *testing.T) {
 	if acked == 0 {
 		t.Errorf("no blob write was acknowledged")
 	}
+	// Every acknowledged entity is there with its properties; every other
+	// one is there whole or not at all.
+	found := map[string]string{}
+	pager := c.Table(1).NewClient(ctr).NewListEntitiesPager(nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		must(t, "query entities", err)
+		for _, raw := range page.Entities {
+			var e struct{ RowKey, Payload string }
+			must(t, "decode entity", json.Unmarshal(raw, &e))
+			found[e.RowKey] = e.Payload
+		}
+	}
+	var entAcked, entUnknownPresent, entUnknownAbsent, entLost int
+	for rk, w := range entities {
+		payload, ok := found[rk]
+		switch {
+		case ok && payload != w.payload:
+			t.Errorf("entity %s: Payload of %d characters, not the %d inserted", rk, len(payload), len(w.payload))
+		case !ok && w.acked:
+			entLost++
+			t.Errorf("entity %s: acknowledged, missing after the failover", rk)
+		case !ok:
+			entUnknownAbsent++
+		case w.acked:
+			entAcked++
+		default:
+			entUnknownPresent++
+		}
+	}
+	for rk := range found {
+		if _, ok := entities[rk]; !ok {
+			t.Errorf("entity %s exists, but was never inserted", rk)
+		}
+	}
+	t.Logf("durability: %d entities inserted, %d acknowledged all present with their properties (lost: %d); of %d without an answer, %d were applied, %d not",
+		len(entities), entAcked, entLost, entUnknownPresent+entUnknownAbsent, entUnknownPresent, entUnknownAbsent)
+	if entAcked == 0 {
+		t.Errorf("no entity insert was acknowledged")
+	}
+	acked += entAcked
+	lost += entLost
 
 	for _, s := range h.conflicts {
 		t.Errorf("ETags are not one per write: %s", s)
@@ -497,6 +587,6 @@ func TestPrimaryFailover(t *testing.T) {
 		}
 		t.Errorf("the history is not linearizable (porcupine: %s); visualization: %s", res, path)
 	}
-	t.Logf("failover: %d requests in %v; %d acknowledged blob writes, lost %d; linearizability %s; time to recover %v from the kill (%v after the promotion)",
+	t.Logf("failover: %d requests in %v; %d acknowledged writes (blobs and entities), lost %d; linearizability %s; time to recover %v from the kill (%v after the promotion)",
 		ops.Load(), time.Since(t0).Round(time.Millisecond), acked, lost, res, (recoveredAt - killAt).Round(time.Millisecond), (recoveredAt - promotedAt).Round(time.Millisecond))
 }
