@@ -404,7 +404,9 @@ func TestCrashTrials(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	start := time.Now()
 	var loadTime, restartTime time.Duration
+	done := 0
 	for trial := 1; trial <= trials; trial++ {
+		done = trial
 		cl := newClients(t, port)
 		d := time.Duration(300+rng.IntN(2200)) * time.Millisecond
 		inflight := runLoad(m, cl, trial, rng.Uint64(), d, srv)
@@ -435,7 +437,7 @@ func TestCrashTrials(t *testing.T) {
 		}
 		t.Error(e)
 	}
-	var nBlobs, nEntities, nFiles, nMsgs int
+	var nBlobs, nEntities, nFiles int
 	for _, b := range m.blobs {
 		if b.st == present {
 			nBlobs++
@@ -451,11 +453,10 @@ func TestCrashTrials(t *testing.T) {
 			nFiles++
 		}
 	}
-	nMsgs = len(m.msgs)
-	lost := len(m.errs)
-	t.Logf("crash trials: %d SIGKILLs on the %s in %v (load %v, restarts %v): %d write requests, %d acknowledged (%.1f MiB), %d without answer, and %d Get Messages; at the end %d blobs, %d entities, %d files, %d queue messages put, all checked byte for byte; lost or duplicated: %d",
-		trials, backend, time.Since(start).Round(time.Second), loadTime.Round(time.Millisecond), restartTime.Round(time.Millisecond),
-		m.ops, m.acked, float64(m.ackedBytes)/(1<<20), m.unknowns, m.dequeues, nBlobs, nEntities, nFiles, nMsgs, lost)
+	nMsgs := len(m.msgs)
+	t.Logf("crash trials: %d SIGKILLs on the %s in %v (load %v, restarts %v): %d write requests, %d acknowledged (%.1f MiB), %d without answer, and %d Get Messages; at the end %d blobs, %d entities, %d files, %d queue messages put, all checked byte for byte; violations (lost, torn or duplicated): %d",
+		done, backend, time.Since(start).Round(time.Second), loadTime.Round(time.Millisecond), restartTime.Round(time.Millisecond),
+		m.ops, m.acked, float64(m.ackedBytes)/(1<<20), m.unknowns, m.dequeues, nBlobs, nEntities, nFiles, nMsgs, len(m.errs))
 }
 
 // createShare creates the share (the file clients above address a
