@@ -1,7 +1,7 @@
 const { BlobServiceClient, StorageSharedKeyCredential, BlobSASPermissions, generateBlobSASQueryParameters } = require("@azure/storage-blob");
-const { QueueServiceClient } = require("@azure/storage-queue");
+const { QueueServiceClient, StorageSharedKeyCredential: QueueKey } = require("@azure/storage-queue");
 const { TableClient, TableServiceClient, AzureNamedKeyCredential, odata } = require("@azure/data-tables");
-const { ShareServiceClient } = require("@azure/storage-file-share");
+const { ShareServiceClient, StorageSharedKeyCredential: FileKey } = require("@azure/storage-file-share");
 const KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 const A = "devstoreaccount1";
 const cred = new StorageSharedKeyCredential(A, KEY);
@@ -56,7 +56,10 @@ async function step(name, f) {
   await step("b acct info", () => bs.getAccountInfo().then(r => [r.skuName, r.accountKind]));
   await step("b delete container", () => cc.delete());
 
-  const qs = new QueueServiceClient(Q, cred);
+  // Each package's own credential class: before the packages shared
+  // @azure/storage-common, a client took another package's credential for
+  // no credential at all and sent the request unsigned.
+  const qs = new QueueServiceClient(Q, new QueueKey(A, KEY));
   const q = qs.getQueueClient("jsqueue");
   await step("q create", () => q.createIfNotExists().then(r => r.succeeded));
   await step("q json text", async () => { const t = '{"id":1,"who":"it\'s me"}'; await q.sendMessage(t); const got = (await q.peekMessages()).peekedMessageItems[0].messageText; await q.clearMessages(); if (got !== t) throw new Error("read back " + got); return got; });
@@ -83,7 +86,7 @@ async function step(name, f) {
   await step("t list tables", () => (async () => { const out = []; for await (const t of ts.listTables({ queryOptions: { filter: odata`TableName eq ${"jstable"}` } })) out.push(t.name); return out; })());
   await step("t delete", () => tc.deleteTable());
 
-  const fs = new ShareServiceClient(F, cred);
+  const fs = new ShareServiceClient(F, new FileKey(A, KEY));
   const sh = fs.getShareClient("jsshare");
   await step("f create", () => sh.createIfNotExists({ quota: 5 }).then(r => r.succeeded));
   const dir = sh.getDirectoryClient("d");
