@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/vfs"
 )
 
 // append reserves room for rec and writes it, as the writer and the
@@ -49,7 +50,7 @@ func TestWALReplayStops(t *testing.T) {
 		{"torn length", [][]byte{rec(1, "a"), rec(2, "b")}, 1, 0, []string{"a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := openWAL(filepath.Join(t.TempDir(), "x.wal"), 4096, false)
+			w, err := openWAL(vfs.Default, filepath.Join(t.TempDir(), "x.wal"), 4096, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +85,7 @@ func TestWALReplayStops(t *testing.T) {
 		})
 	}
 	// Records of another database's log (another log id) are not replayed.
-	other, err := openWAL(filepath.Join(t.TempDir(), "z.wal"), 4096, false)
+	other, err := openWAL(vfs.Default, filepath.Join(t.TempDir(), "z.wal"), 4096, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestWALReplayStops(t *testing.T) {
 		t.Fatalf("foreign log replayed: %d %v", last, err)
 	}
 	// A record that does not fit is refused, not written.
-	w, err := openWAL(filepath.Join(t.TempDir(), "y.wal"), 64, false)
+	w, err := openWAL(vfs.Default, filepath.Join(t.TempDir(), "y.wal"), 64, false)
 	if err != nil {
 		t.Fatal(err)
 	}
