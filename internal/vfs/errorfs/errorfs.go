@@ -45,13 +45,13 @@ import (
 type Op int
 
 const (
-	OpCreate   Op = iota // OpenFile or OpenOSFile creating a file, Mkdir
-	OpOpen               // OpenFile or OpenOSFile of an existing file
-	OpWrite              // Write or WriteAt
-	OpSync               // Sync or Datasync of a file
-	OpSyncDir            // SyncDir
-	OpRename             // Rename
-	OpRemove             // Remove
+	OpCreate  Op = iota // OpenFile or OpenOSFile creating a file, Mkdir
+	OpOpen              // OpenFile or OpenOSFile of an existing file
+	OpWrite             // Write or WriteAt
+	OpSync              // Sync or Datasync of a file
+	OpSyncDir           // SyncDir
+	OpRename            // Rename
+	OpRemove            // Remove
 )
 
 func (o Op) String() string {
