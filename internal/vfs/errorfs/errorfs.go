@@ -549,6 +549,9 @@ func cutOff(of *os.File) {
 
 // WriteTo creates the image's directories and files under dir.
 func (img *Image) WriteTo(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	for _, d := range img.Dirs {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return err

@@ -1,0 +1,321 @@
+//go:build linux
+
+package e2e
+
+// Crash durability of the embedded store, through the official SDKs: the
+// server runs on errorfs (internal/vfs/errorfs), which simulates a power
+// cut at a chosen fsync (file or directory) and returns what the disk
+// would then hold. The test walks the crash over every sync that a short
+// workload issues (server start included) — a Put Blob, a Put Block
+// List, a table batch, a queue put, receive and delete, a file Put
+// Range — then starts a server on what the crash left and checks that
+// it starts, that every acknowledged operation is there and that no
+// unacknowledged one is half there.
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/cerulean-storage/cerulean/internal/app"
+	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
+	"github.com/cerulean-storage/cerulean/internal/vfs"
+	"github.com/cerulean-storage/cerulean/internal/vfs/errorfs"
+)
+
+// Workload data: bodies above extent.InlineMax (64 KiB) go to chunk
+// files, the small ones stay in the kv store.
+var (
+	duBlob   = duBytes(1, 100<<10)
+	duBlock1 = duBytes(2, 80<<10)
+	duBlock2 = duBytes(3, 1000)
+	duRange  = duBytes(4, 96<<10)
+	duSmall  = duBytes(5, 700)
+)
+
+const duFileSize = 256 << 10
+
+func duBytes(seed, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(seed*131 + i*7 + i>>9)
+	}
+	return b
+}
+
+// duAcks records which workload steps were acknowledged.
+type duAcks map[string]bool
+
+// duClients are SDK clients of one server.
+type duClients struct {
+	blob  *azblob.Client
+	queue *azqueue.ServiceClient
+	table *aztables.ServiceClient
+	file  *service.Client
+}
+
+func duStart(t *testing.T, dir string, fsys vfs.FS, clk *clock.Fake) (*app.App, *duClients, error) {
+	cfg := app.Config{
+		DataDir: dir, FS: fsys, LogSize: 1 << 20,
+		NoSync:   fsys == nil, // the restarted server: its durability is not under test
+		BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0, SMBPort: -1, MetricsPort: -1,
+		Clock: clk, GCEvery: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), // crashes log errors by design
+	}
+	a, err := app.Start(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, &duClients{
+		blob:  client(t, a.BlobURL, app.DevKey),
+		queue: quClient(t, a.QueueURL, app.DevKey),
+		table: tbService(t, a.TableURL, app.DevKey),
+		file:  fileClient(t, a.FileURL, app.DevKey),
+	}, nil
+}
+
+func duStop(a *app.App) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = a.Close(ctx) // fails after a crash: the disk is gone
+}
+
+// duWorkload runs every step, whatever fails, and records the
+// acknowledged ones.
+func duWorkload(ctx context.Context, c *duClients) duAcks {
+	acks := duAcks{}
+	step := func(name string, err error) { acks[name] = err == nil }
+	ok := func(_ any, err error) error { return err }
+
+	step("container", ok(c.blob.CreateContainer(ctx, "duc", nil)))
+	step("putblob", ok(c.blob.UploadBuffer(ctx, "duc", "b1", duBlob, nil)))
+	step("putsmall", ok(c.blob.UploadBuffer(ctx, "duc", "small", duSmall, nil)))
+	bb := c.blob.ServiceClient().NewContainerClient("duc").NewBlockBlobClient("b2")
+	id1, id2 := duBlockID(1), duBlockID(2)
+	step("block1", ok(bb.StageBlock(ctx, id1, streaming.NopCloser(bytes.NewReader(duBlock1)), nil)))
+	step("block2", ok(bb.StageBlock(ctx, id2, streaming.NopCloser(bytes.NewReader(duBlock2)), nil)))
+	step("blocklist", ok(bb.CommitBlockList(ctx, []string{id1, id2}, nil)))
+
+	step("table", ok(c.table.CreateTable(ctx, "dutable", nil)))
+	tc := c.table.NewClient("dutable")
+	var batch []aztables.TransactionAction
+	for i := range 3 {
+		ent := fmt.Sprintf(`{"PartitionKey":"p","RowKey":"r%d","N":%d}`, i, i)
+		batch = append(batch, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: []byte(ent)})
+	}
+	step("batch", ok(tc.SubmitTransaction(ctx, batch, nil)))
+
+	step("queue", ok(c.queue.CreateQueue(ctx, "duqueue", nil)))
+	q := c.queue.NewQueueClient("duqueue")
+	step("put1", ok(q.EnqueueMessage(ctx, "one", nil)))
+	step("put2", ok(q.EnqueueMessage(ctx, "two", nil)))
+	got, err := q.DequeueMessage(ctx, &azqueue.DequeueMessageOptions{VisibilityTimeout: to.Ptr(int32(1))})
+	step("receive", err)
+	if err == nil && len(got.Messages) == 1 && *got.Messages[0].MessageText == "one" {
+		m := got.Messages[0]
+		step("delete1", ok(q.DeleteMessage(ctx, *m.MessageID, *m.PopReceipt, nil)))
+	} else {
+		acks["delete1"] = false
+	}
+
+	step("share", ok(c.file.CreateShare(ctx, "dushare", nil)))
+	fc := c.file.NewShareClient("dushare").NewRootDirectoryClient().NewFileClient("f")
+	step("file", ok(fc.Create(ctx, duFileSize, nil)))
+	step("range", ok(fc.UploadRange(ctx, 4096, streaming.NopCloser(bytes.NewReader(duRange)), nil)))
+	return acks
+}
+
+func duBlockID(n int) string { return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "block-%03d", n)) }
+
+// duVerify checks the restarted server against the acknowledgements.
+func duVerify(ctx context.Context, c *duClients, clk *clock.Fake, acks duAcks) error {
+	// blob: acknowledged → whole; otherwise whole or absent.
+	blobIs := func(name string, want []byte, acked bool) error {
+		r, err := c.blob.DownloadStream(ctx, "duc", name, nil)
+		if err != nil {
+			if acked {
+				return fmt.Errorf("acknowledged blob %s: %w", name, err)
+			}
+			return nil
+		}
+		b, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil || !bytes.Equal(b, want) {
+			return fmt.Errorf("blob %s: %d bytes (%v), want its %d bytes", name, len(b), err, len(want))
+		}
+		return nil
+	}
+	if err := blobIs("b1", duBlob, acks["putblob"]); err != nil {
+		return err
+	}
+	if err := blobIs("small", duSmall, acks["putsmall"]); err != nil {
+		return err
+	}
+	if err := blobIs("b2", append(bytes.Clone(duBlock1), duBlock2...), acks["blocklist"]); err != nil {
+		return err
+	}
+	if acks["block1"] && acks["block2"] && !acks["blocklist"] {
+		// Staged blocks survive too: committing them now works.
+		bb := c.blob.ServiceClient().NewContainerClient("duc").NewBlockBlobClient("b2")
+		if _, err := bb.CommitBlockList(ctx, []string{duBlockID(1), duBlockID(2)}, nil); err != nil {
+			return fmt.Errorf("committing acknowledged staged blocks after the crash: %w", err)
+		}
+		if err := blobIs("b2", append(bytes.Clone(duBlock1), duBlock2...), true); err != nil {
+			return err
+		}
+	}
+
+	// table batch: all three entities or none.
+	n := 0
+	pager := c.table.NewClient("dutable").NewListEntitiesPager(nil)
+	for pager.More() {
+		p, err := pager.NextPage(ctx)
+		if err != nil {
+			if acks["table"] {
+				return fmt.Errorf("acknowledged table: %w", err)
+			}
+			break
+		}
+		n += len(p.Entities)
+	}
+	if (acks["batch"] && n != 3) || (n != 0 && n != 3) {
+		return fmt.Errorf("table batch: %d of 3 entities (acknowledged %v)", n, acks["batch"])
+	}
+
+	// queue: the messages visible once the receive's visibility timeout
+	// has passed.
+	clk.Advance(time.Minute)
+	var texts []string
+	peek, err := c.queue.NewQueueClient("duqueue").PeekMessages(ctx, &azqueue.PeekMessagesOptions{NumberOfMessages: to.Ptr(int32(32))})
+	if err != nil {
+		if acks["queue"] {
+			return fmt.Errorf("acknowledged queue: %w", err)
+		}
+	} else {
+		for _, m := range peek.Messages {
+			texts = append(texts, *m.MessageText)
+		}
+	}
+	has := func(s string) bool { return strings.Contains(","+strings.Join(texts, ",")+",", ","+s+",") }
+	switch {
+	case len(texts) > 2:
+		return fmt.Errorf("queue holds %q", texts)
+	case acks["put1"] && !acks["delete1"] && !has("one"):
+		return fmt.Errorf("acknowledged message one lost: %q", texts)
+	case acks["delete1"] && has("one"):
+		return fmt.Errorf("deleted message one is back: %q", texts)
+	case acks["put2"] && !has("two"):
+		return fmt.Errorf("acknowledged message two lost: %q", texts)
+	}
+
+	// file range: the new bytes or the zeros before, never a mix.
+	fc := c.file.NewShareClient("dushare").NewRootDirectoryClient().NewFileClient("f")
+	r, err := fc.DownloadStream(ctx, nil)
+	if err != nil {
+		if acks["file"] {
+			return fmt.Errorf("acknowledged file: %w", err)
+		}
+		return nil
+	}
+	b, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil || len(b) != duFileSize {
+		return fmt.Errorf("file: %d bytes (%v)", len(b), err)
+	}
+	zeros := make([]byte, duFileSize)
+	want := bytes.Clone(zeros)
+	copy(want[4096:], duRange)
+	switch {
+	case bytes.Equal(b, want):
+	case acks["range"]:
+		return errors.New("acknowledged Put Range lost")
+	case !bytes.Equal(b, zeros):
+		return errors.New("unacknowledged Put Range half there")
+	}
+	return nil
+}
+
+// TestCrashAtEverySync walks a simulated power cut over every fsync of
+// the workload.
+func TestCrashAtEverySync(t *testing.T) {
+	if os.Getenv(pgtest.EnvVar) != "" {
+		t.Skip("crashes the embedded store's files")
+	}
+	ctx := context.Background()
+	for k := 1; ; k++ {
+		dir := filepath.Join(t.TempDir(), "data")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		efs, err := errorfs.New(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		syncs := 0
+		where := ""
+		efs.SetHook(func(op errorfs.Op, path string) errorfs.Action {
+			if op != errorfs.OpSync && op != errorfs.OpSyncDir {
+				return errorfs.Action{}
+			}
+			if syncs++; syncs == k {
+				where = op.String() + " " + path
+				return errorfs.Action{Crash: true}
+			}
+			return errorfs.Action{}
+		})
+		clk := clock.NewFake(time.Now())
+		acks := duAcks{}
+		a, c, err := duStart(t, dir, efs, clk)
+		if err == nil {
+			acks = duWorkload(ctx, c)
+			duStop(a)
+		} else if efs.Crashed() == nil {
+			t.Fatalf("start failed without a crash: %v", err)
+		}
+		img := efs.Crashed()
+		last := img == nil // the workload did fewer than k syncs
+		if last {
+			img = efs.Crash() // a power cut after it all
+			where = "after the workload"
+		}
+		after := filepath.Join(t.TempDir(), "after")
+		if err := img.WriteTo(after); err != nil {
+			t.Fatal(err)
+		}
+		clk2 := clock.NewFake(time.Now())
+		a2, c2, err := duStart(t, after, nil, clk2)
+		if err != nil {
+			t.Fatalf("crash at sync %d (%s): the server does not start: %v", k, where, err)
+		}
+		err = duVerify(ctx, c2, clk2, acks)
+		duStop(a2)
+		if err != nil {
+			t.Fatalf("crash at sync %d (%s), acknowledged %v: %v", k, where, acks, err)
+		}
+		if last {
+			t.Logf("%d sync points walked; acknowledged %v", k-1, acks)
+			for name, ok := range acks {
+				if !ok {
+					t.Fatalf("without a crash, step %s failed", name)
+				}
+			}
+			return
+		}
+	}
+}
