@@ -141,7 +141,9 @@ func duWorkload(ctx context.Context, c *duClients) duAcks {
 	return acks
 }
 
-func duBlockID(n int) string { return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "block-%03d", n)) }
+func duBlockID(n int) string {
+	return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "block-%03d", n))
+}
 
 // duVerify checks the restarted server against the acknowledgements.
 func duVerify(ctx context.Context, c *duClients, clk *clock.Fake, acks duAcks) error {
