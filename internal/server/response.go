@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"syscall"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -27,7 +28,7 @@ type detailXML struct {
 }
 
 // ToAzure converts any error into an *azerr.Error: Azure errors pass
-// through, store faults become ServerBusy, a deadline or the request's own
+// through, store faults and a full disk become ServerBusy, a deadline or the request's own
 // cancellation OperationTimedOut, everything else InternalError (logged,
 // never leaked).
 func ToAzure(ctx context.Context, log *slog.Logger, err error) *azerr.Error {
@@ -44,6 +45,14 @@ func ToAzure(ctx context.Context, log *slog.Logger, err error) *azerr.Error {
 		return azerr.New(azerr.OperationTimedOut)
 	case errors.Is(err, kv.ErrUnavailable), errors.Is(err, kv.ErrClosed):
 		log.ErrorContext(ctx, "store unavailable", "err", err)
+		return azerr.New(azerr.ServerBusy)
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		// Azure has no disk-full code. ServerBusy (503, "Please retry
+		// your request", Common REST API error codes) says what holds:
+		// nothing is wrong with the request, it fails for now and will
+		// succeed unchanged once space returns; the SDKs retry it with
+		// backoff. InternalError would claim a fault of the server.
+		log.ErrorContext(ctx, "disk full", "err", err)
 		return azerr.New(azerr.ServerBusy)
 	}
 	log.ErrorContext(ctx, "internal error", "err", err)

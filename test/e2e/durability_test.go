@@ -23,9 +23,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -318,6 +321,98 @@ func TestCrashAtEverySync(t *testing.T) {
 				}
 			}
 			return
+		}
+	}
+}
+
+// TestDiskFull: while every write to the store's files fails with
+// ENOSPC, each service answers 503 ServerBusy (Azure has no disk-full
+// code; see server.ToAzure), reads still return the stored data, and
+// once space returns writes succeed again, and everything acknowledged
+// survives a power cut.
+func TestDiskFull(t *testing.T) {
+	if os.Getenv(pgtest.EnvVar) != "" {
+		t.Skip("fills the embedded store's disk")
+	}
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	efs, err := errorfs.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full atomic.Bool
+	efs.SetHook(func(op errorfs.Op, path string) errorfs.Action {
+		if full.Load() && (op == errorfs.OpWrite || op == errorfs.OpCreate || op == errorfs.OpSync) {
+			return errorfs.Action{Err: syscall.ENOSPC}
+		}
+		return errorfs.Action{}
+	})
+	clk := clock.NewFake(time.Now())
+	a, c, err := duStart(t, dir, efs, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer duStop(a)
+	acks := duWorkload(ctx, c)
+	for name, ok := range acks {
+		if !ok {
+			t.Fatalf("step %s failed before the disk filled", name)
+		}
+	}
+
+	full.Store(true)
+	busy := func(what string, err error) {
+		t.Helper()
+		var re *azcore.ResponseError
+		if !errors.As(err, &re) || re.StatusCode != 503 || re.ErrorCode != "ServerBusy" {
+			t.Errorf("%s on a full disk: %v, want 503 ServerBusy", what, err)
+		}
+	}
+	ok := func(_ any, err error) error { return err }
+	busy("Put Blob (chunked)", ok(c.blob.UploadBuffer(ctx, "duc", "full1", duBlob, nil)))
+	busy("Put Blob (inline)", ok(c.blob.UploadBuffer(ctx, "duc", "full2", duSmall, nil)))
+	busy("Insert Entity", ok(c.table.NewClient("dutable").AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"full"}`), nil)))
+	busy("Put Message", ok(c.queue.NewQueueClient("duqueue").EnqueueMessage(ctx, "full", nil)))
+	fc := c.file.NewShareClient("dushare").NewRootDirectoryClient().NewFileClient("f")
+	busy("Put Range", ok(fc.UploadRange(ctx, 0, streaming.NopCloser(bytes.NewReader(duRange)), nil)))
+	// Reads go on, and show exactly what was stored.
+	if err := duVerify(ctx, c, clk, acks); err != nil {
+		t.Fatalf("reads on a full disk: %v", err)
+	}
+
+	full.Store(false)
+	if _, err := c.blob.UploadBuffer(ctx, "duc", "after", duBlob, nil); err != nil {
+		t.Fatalf("Put Blob once space returned: %v", err)
+	}
+	if _, err := c.queue.NewQueueClient("duqueue").EnqueueMessage(ctx, "three", nil); err != nil {
+		t.Fatalf("Put Message once space returned: %v", err)
+	}
+	img := efs.Crash()
+	after := filepath.Join(t.TempDir(), "after")
+	if err := img.WriteTo(after); err != nil {
+		t.Fatal(err)
+	}
+	clk2 := clock.NewFake(time.Now())
+	a2, c2, err := duStart(t, after, nil, clk2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer duStop(a2)
+	r, err := c2.blob.DownloadStream(ctx, "duc", "after", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil || !bytes.Equal(b, duBlob) {
+		t.Fatalf("blob written after the disk full: %d bytes, %v", len(b), err)
+	}
+	for _, name := range []string{"full1", "full2"} {
+		if _, err := c2.blob.DownloadStream(ctx, "duc", name, nil); err == nil {
+			t.Errorf("blob %s, refused on the full disk, exists", name)
 		}
 	}
 }
