@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/vfs"
@@ -269,5 +272,77 @@ func TestViewDoesNotSpin(t *testing.T) {
 	db.storeCheckpoint(good) // before or after the reader starts waiting: both must work
 	if err := <-res; err != nil {
 		t.Fatalf("View after the checkpoint: %v", err)
+	}
+}
+
+// TestOldLogFormatReplays: a log written before the synced field (its
+// database has no format key) is replayed with the 16-byte header, and
+// the store goes on in the current format.
+func TestOldLogFormatReplays(t *testing.T) {
+	keepLog(t)
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putKeys(t, db, 1, 2)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Make it look like an old store that crashed with records 3 and 4
+	// of keys k03 and k04 in its log.
+	bdb, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id []byte
+	var applied uint64
+	err = bdb.Update(func(btx *bbolt.Tx) error {
+		wb := btx.Bucket(walBucket)
+		id = bytes.Clone(wb.Get(logIDKey))
+		applied = binary.BigEndian.Uint64(wb.Get(appliedKey))
+		return wb.Delete(formatKey)
+	})
+	bdb.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &wal{id: id}
+	var log []byte
+	for i, k := range []string{"k03", "k04"} {
+		body := binary.LittleEndian.AppendUint64(nil, applied+1+uint64(i))
+		body = append(body, opPut, byte(len(k)))
+		body = append(body, k...)
+		body = append(body, byte(len(k)+1), 'v')
+		body = append(body, k...)
+		log = binary.LittleEndian.AppendUint32(log, uint32(len(body)))
+		log = binary.LittleEndian.AppendUint32(log, w.checksum(body))
+		log = append(log, body...)
+	}
+	f, err := os.OpenFile(path+".wal", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(log, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	db, err = Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keysIn(t, db); !slices.Equal(got, wantKeys(1, 4)) {
+		t.Fatalf("keys after replaying the old log: %v", got)
+	}
+	putKeys(t, db, 5, 6) // new-format records over the old ones
+	db.Close()
+	db, err = Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := keysIn(t, db); !slices.Equal(got, wantKeys(1, 6)) {
+		t.Fatalf("keys after more writes: %v", got)
 	}
 }
