@@ -325,6 +325,94 @@ func TestCrashAtEverySync(t *testing.T) {
 	}
 }
 
+// TestFaultAtEveryOp walks a single failure over every write (cut
+// short: half written, then EIO), fsync, directory sync and rename of
+// the workload: the failed request gets an error, the ones after it
+// succeed again, and after a power cut at the end every acknowledged
+// operation is there and no other one half there.
+func TestFaultAtEveryOp(t *testing.T) {
+	if os.Getenv(pgtest.EnvVar) != "" {
+		t.Skip("injects faults into the embedded store's files")
+	}
+	ctx := context.Background()
+	for k := 1; ; k++ {
+		dir := filepath.Join(t.TempDir(), "data")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		efs, err := errorfs.New(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ops atomic.Int32
+		started := false
+		where := ""
+		efs.SetHook(func(op errorfs.Op, path string) errorfs.Action {
+			if !started || (op != errorfs.OpWrite && op != errorfs.OpSync && op != errorfs.OpSyncDir && op != errorfs.OpRename) {
+				return errorfs.Action{}
+			}
+			if int(ops.Add(1)) != k {
+				return errorfs.Action{}
+			}
+			where = op.String() + " " + path
+			if op == errorfs.OpWrite {
+				return errorfs.Action{Short: true, Err: syscall.EIO}
+			}
+			return errorfs.Action{Err: syscall.EIO}
+		})
+		clk := clock.NewFake(time.Now())
+		a, c, err := duStart(t, dir, efs, clk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		started = true // faults in the workload only: TestCrashAtEverySync covers the start
+		acks := duWorkload(ctx, c)
+		faulted := int(ops.Load()) >= k
+		failed := 0
+		for _, ok := range acks {
+			if !ok {
+				failed++
+			}
+		}
+		// One failed operation fails one request (and the steps that
+		// need it); the server goes on.
+		_, perr := c.blob.UploadBuffer(ctx, "duc", "b1", duBlob, nil)
+		if perr != nil && acks["container"] && faulted {
+			t.Fatalf("fault at op %d (%s): a write after it fails too: %v", k, where, perr)
+		}
+		if perr == nil {
+			acks["putblob"] = true
+		}
+		done := int(ops.Load()) < k
+		img := efs.Crash()
+		duStop(a)
+		after := filepath.Join(t.TempDir(), "after")
+		if err := img.WriteTo(after); err != nil {
+			t.Fatal(err)
+		}
+		clk2 := clock.NewFake(time.Now())
+		a2, c2, err := duStart(t, after, nil, clk2)
+		if err != nil {
+			t.Fatalf("fault at op %d (%s): the server does not start after a power cut: %v", k, where, err)
+		}
+		err = duVerify(ctx, c2, clk2, acks)
+		duStop(a2)
+		if err != nil {
+			t.Fatalf("fault at op %d (%s), acknowledged %v: %v", k, where, acks, err)
+		}
+		if done {
+			if failed > 0 || perr != nil {
+				t.Fatalf("without a fault, %d steps failed: %v", failed, acks)
+			}
+			t.Logf("%d operations walked", k-1)
+			return
+		}
+		if faulted && failed == 0 {
+			t.Errorf("fault at op %d (%s) failed no request", k, where)
+		}
+	}
+}
+
 // TestDiskFull: while every write to the store's files fails with
 // ENOSPC, each service answers 503 ServerBusy (Azure has no disk-full
 // code; see server.ToAzure), reads still return the stored data, and
