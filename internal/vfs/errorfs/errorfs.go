@@ -15,7 +15,9 @@
 // with the file).
 //
 // A hook, called before every operation, decides its fate: proceed, fail
-// with an error, write only half (writes), or crash before it. After a
+// with an error, write only half (writes), or crash before it. A failed
+// sync loses the writes it covered for good (until they are rewritten),
+// as a failed fsync may on Linux. After a
 // crash every operation fails with ErrCrashed, and the files opened with
 // OpenOSFile (bbolt's, whose writes go through its own descriptor) are
 // switched to read-only descriptors so their later writes fail too; their
@@ -91,6 +93,7 @@ type node struct {
 	path     string // current path; "" once removed
 	size     int64  // durable size (files)
 	undo     []undo // pre-images of ranges below size written since the last sync
+	lost     []undo // pre-images of ranges a failed sync lost, until rewritten
 	saved    []byte // durable content, kept when the file was unlinked while durable
 	hasSaved bool
 }
@@ -460,11 +463,39 @@ func (f *FS) durableContent(n *node) ([]byte, error) {
 		b = append(b, make([]byte, n.size-int64(len(b)))...)
 	}
 	b = b[:n.size]
-	for i := len(n.undo) - 1; i >= 0; i-- {
-		u := n.undo[i]
-		copy(b[u.off:], u.old)
-	}
+	applyUndo(b, n.undo)
+	applyUndo(b, n.lost)
 	return b, nil
+}
+
+// applyUndo writes the pre-images of us into b, newest first, so that
+// the oldest wins where they overlap.
+func applyUndo(b []byte, us []undo) {
+	for i := len(us) - 1; i >= 0; i-- {
+		u := us[i]
+		if u.off < int64(len(b)) {
+			copy(b[u.off:], u.old)
+		}
+	}
+}
+
+// trimUndo removes the range [off, end) from us.
+func trimUndo(us []undo, off, end int64) []undo {
+	var out []undo
+	for _, u := range us {
+		uend := u.off + int64(len(u.old))
+		if uend <= off || u.off >= end {
+			out = append(out, u)
+			continue
+		}
+		if u.off < off {
+			out = append(out, undo{off: u.off, old: u.old[:off-u.off]})
+		}
+		if uend > end {
+			out = append(out, undo{off: end, old: u.old[end-u.off:]})
+		}
+	}
+	return out
 }
 
 // Image is the durable state of the root at a crash: directories and
@@ -614,6 +645,15 @@ func (w *file) save(p []byte, off int64) error {
 	if _, err := w.f.ReadAt(old, off); err != nil && err != io.EOF {
 		return err
 	}
+	// Where a failed sync lost the bytes, the durable ones are older
+	// still; from now on this write's undo record keeps them.
+	for _, u := range n.lost {
+		lo, hi := max(u.off, off), min(u.off+int64(len(u.old)), end)
+		if lo < hi {
+			copy(old[lo-off:hi-off], u.old[lo-u.off:hi-u.off])
+		}
+	}
+	n.lost = trimUndo(n.lost, off, end)
 	n.undo = append(n.undo, undo{off: off, old: old})
 	return nil
 }
@@ -622,6 +662,13 @@ func (w *file) sync() error {
 	w.fs.mu.Lock()
 	defer w.fs.mu.Unlock()
 	if a := w.fs.decide(OpSync, w.f.Name()); a.Err != nil {
+		// As Linux does after a failed fsync, the writes it should have
+		// made durable may be lost for good: a later successful sync does
+		// not bring them back (see PostgreSQL's "fsyncgate").
+		if w.n != nil && !w.fs.crashed {
+			w.n.lost = append(w.n.lost, w.n.undo...)
+			w.n.undo = nil
+		}
 		return pathErr("sync", w.f.Name(), a.Err)
 	}
 	// The model is the durability: the real fsync adds nothing to it.

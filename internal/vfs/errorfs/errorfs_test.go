@@ -139,3 +139,38 @@ func TestHookFaults(t *testing.T) {
 		t.Fatal("no crash image")
 	}
 }
+
+// TestFailedSyncLosesWrites: the writes a failed sync covered are not
+// made durable by a later sync; rewriting them is.
+func TestFailedSyncLosesWrites(t *testing.T) {
+	root := t.TempDir()
+	f, err := New(root)
+	must(t, err)
+	name := filepath.Join(root, "f")
+	w, err := f.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	must(t, err)
+	must(t, f.SyncDir(root))
+	_, err = w.WriteAt([]byte("aaaaaaaaaa"), 0)
+	must(t, err)
+	must(t, w.Sync())
+	_, err = w.WriteAt([]byte("bbbbbbbbbb"), 0)
+	must(t, err)
+	fail := true
+	f.SetHook(func(op Op, path string) Action {
+		if op == OpSync && fail {
+			return Action{Err: syscall.EIO}
+		}
+		return Action{}
+	})
+	if err := w.Sync(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("sync: %v", err)
+	}
+	fail = false
+	_, err = w.WriteAt([]byte("ccc"), 2) // rewrites part of the lost range
+	must(t, err)
+	must(t, w.Sync())
+	img := f.Crash()
+	if got := string(img.Files["f"]); got != "aacccaaaaa" {
+		t.Fatalf("after a failed sync and a good one: %q, want %q", got, "aacccaaaaa")
+	}
+}
