@@ -787,7 +787,10 @@ func (db *DB) checkpoint() error {
 // transaction id, which holds exactly the published groups (checkpoint
 // runs after a barrier, with no failed group), so readers get it with
 // the same layers instead of waiting for a checkpoint that may not come
-// while the disk fails.
+// while the disk fails. bbolt's rollback rebuilt its free list from that
+// same visible tree (NoFreelistSync: it scans the pages reachable from
+// the newest meta page), so later writes do not reuse its pages; and the
+// log, not reset, still holds the groups should the meta page be lost.
 func (db *DB) visibleCommit(id int) {
 	rtx, err := db.bdb.Begin(false)
 	if err != nil {
