@@ -475,8 +475,8 @@ func TestDiskFull(t *testing.T) {
 	if _, err := c.blob.UploadBuffer(ctx, "duc", "after", duBlob, nil); err != nil {
 		t.Fatalf("Put Blob once space returned: %v", err)
 	}
-	if _, err := c.queue.NewQueueClient("duqueue").EnqueueMessage(ctx, "three", nil); err != nil {
-		t.Fatalf("Put Message once space returned: %v", err)
+	if _, err := c.table.NewClient("dutable2").CreateTable(ctx, nil); err != nil {
+		t.Fatalf("Create Table once space returned: %v", err)
 	}
 	img := efs.Crash()
 	after := filepath.Join(t.TempDir(), "after")
@@ -502,5 +502,12 @@ func TestDiskFull(t *testing.T) {
 		if _, err := c2.blob.DownloadStream(ctx, "duc", name, nil); err == nil {
 			t.Errorf("blob %s, refused on the full disk, exists", name)
 		}
+	}
+	if _, err := c2.table.NewClient("dutable2").GetAccessPolicy(ctx, nil); err != nil {
+		t.Errorf("table created once space returned: %v", err)
+	}
+	// And the data stored before the disk filled is intact.
+	if err := duVerify(ctx, c2, clk2, acks); err != nil {
+		t.Fatalf("after the disk full and a power cut: %v", err)
 	}
 }
