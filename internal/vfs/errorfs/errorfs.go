@@ -78,13 +78,14 @@ type Hook func(op Op, path string) Action
 type FS struct {
 	root string
 
-	mu      sync.Mutex
-	hook    Hook
-	cur     map[string]*node // path → node, as the files are now
-	durable map[string]*node // path → node, as a crash would leave them
-	ext     []*os.File       // OpenOSFile files, cut off by a crash
-	crashed bool
-	image   *Image
+	mu       sync.Mutex
+	hook     Hook
+	keepPage KeepPage
+	cur      map[string]*node // path → node, as the files are now
+	durable  map[string]*node // path → node, as a crash would leave them
+	ext      []*os.File       // OpenOSFile files, cut off by a crash
+	crashed  bool
+	image    *Image
 }
 
 type node struct {
@@ -130,6 +131,22 @@ func New(root string) (*FS, error) {
 }
 
 var _ vfs.FS = (*FS)(nil)
+
+// KeepPage decides, at a crash, whether a page (PageSize bytes at
+// page*PageSize) of the file at path that was written but not synced
+// reached the disk anyway, with its latest content, as the kernel's
+// writeback may have flushed it.
+type KeepPage func(path string, page int64) bool
+
+// PageSize is the unit KeepPage decides on.
+const PageSize = 4096
+
+// SetKeep installs k (nil: a crash keeps no unsynced page).
+func (f *FS) SetKeep(k KeepPage) {
+	f.mu.Lock()
+	f.keepPage = k
+	f.mu.Unlock()
+}
 
 // SetHook installs h (nil: every operation proceeds).
 func (f *FS) SetHook(h Hook) {
@@ -465,6 +482,24 @@ func (f *FS) durableContent(n *node) ([]byte, error) {
 	b = b[:n.size]
 	applyUndo(b, n.undo)
 	applyUndo(b, n.lost)
+	if f.keepPage != nil && f.crashed && n.path != "" {
+		// Unsynced pages that reached the disk anyway hold their latest
+		// bytes (below the durable size: the size itself was not synced).
+		cur, err := os.ReadFile(n.path)
+		if err != nil {
+			return nil, err
+		}
+		for _, us := range [][]undo{n.undo, n.lost} {
+			for _, u := range us {
+				for pg := u.off / PageSize; pg*PageSize < u.off+int64(len(u.old)); pg++ {
+					lo, hi := pg*PageSize, min((pg+1)*PageSize, int64(len(b)), int64(len(cur)))
+					if lo < hi && f.keepPage(n.path, pg) {
+						copy(b[lo:hi], cur[lo:hi])
+					}
+				}
+			}
+		}
+	}
 	return b, nil
 }
 

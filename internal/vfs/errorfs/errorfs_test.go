@@ -3,6 +3,7 @@
 package errorfs
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -172,5 +173,29 @@ func TestFailedSyncLosesWrites(t *testing.T) {
 	img := f.Crash()
 	if got := string(img.Files["f"]); got != "aacccaaaaa" {
 		t.Fatalf("after a failed sync and a good one: %q, want %q", got, "aacccaaaaa")
+	}
+}
+
+// TestCrashKeepsChosenPages: a crash keeps the latest bytes of the
+// unsynced pages KeepPage picks, and the durable bytes of the others.
+func TestCrashKeepsChosenPages(t *testing.T) {
+	root := t.TempDir()
+	f, err := New(root)
+	must(t, err)
+	name := filepath.Join(root, "f")
+	w, err := f.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	must(t, err)
+	must(t, f.SyncDir(root))
+	old := bytes.Repeat([]byte{'o'}, 3*PageSize)
+	_, err = w.WriteAt(old, 0)
+	must(t, err)
+	must(t, w.Sync())
+	_, err = w.WriteAt(bytes.Repeat([]byte{'n'}, 3*PageSize), 0)
+	must(t, err)
+	f.SetKeep(func(path string, page int64) bool { return path == name && page == 1 })
+	got := f.Crash().Files["f"]
+	want := append(append(bytes.Clone(old[:PageSize]), bytes.Repeat([]byte{'n'}, PageSize)...), old[:PageSize]...)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("crash image: %q...", got[:16])
 	}
 }
