@@ -426,7 +426,7 @@ func TestFaultAtEveryOp(t *testing.T) {
 }
 
 // TestDiskFull: while every write to the store's files fails with
-// ENOSPC, each service answers 503 ServerBusy (Azure has no disk-full
+// ENOSPC (and bbolt's commits fail), each service answers 503 ServerBusy (Azure has no disk-full
 // code; see server.ToAzure), reads still return the stored data, and
 // once space returns writes succeed again, and everything acknowledged
 // survives a power cut.
@@ -464,6 +464,9 @@ func TestDiskFull(t *testing.T) {
 	}
 
 	full.Store(true)
+	if err := efs.FreezeOSFiles(true); err != nil { // bbolt cannot grow or commit either
+		t.Fatal(err)
+	}
 	busy := func(what string, err error) {
 		t.Helper()
 		var re *azcore.ResponseError
@@ -484,6 +487,9 @@ func TestDiskFull(t *testing.T) {
 	}
 
 	full.Store(false)
+	if err := efs.FreezeOSFiles(false); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.blob.UploadBuffer(ctx, "duc", "after", duBlob, nil); err != nil {
 		t.Fatalf("Put Blob once space returned: %v", err)
 	}

@@ -565,7 +565,7 @@ func (f *FS) crashLocked() {
 	// Cut off the files written through their own descriptors first, so
 	// that nothing they write from now on counts.
 	for _, of := range f.ext {
-		cutOff(of)
+		_ = cutOff(of) // best effort: the image is taken either way
 	}
 	img := &Image{Files: map[string][]byte{}}
 	paths := make([]string, 0, len(f.durable))
@@ -604,13 +604,38 @@ func (f *FS) reachable(p string) bool {
 
 // cutOff replaces of's descriptor with a read-only one on the same file,
 // so that reads (and bbolt's memory map) keep working and writes fail.
-func cutOff(of *os.File) {
-	ro, err := os.Open(of.Name())
+func cutOff(of *os.File) error { return reopen(of, os.O_RDONLY) }
+
+// reopen replaces of's descriptor with a new one on the same file.
+func reopen(of *os.File, flag int) error {
+	nf, err := os.OpenFile(of.Name(), flag, 0)
 	if err != nil {
-		return
+		return err
 	}
-	defer ro.Close()
-	_ = unix.Dup3(int(ro.Fd()), int(of.Fd()), unix.O_CLOEXEC)
+	defer nf.Close()
+	return unix.Dup3(int(nf.Fd()), int(of.Fd()), unix.O_CLOEXEC)
+}
+
+// FreezeOSFiles makes writes through the files opened with OpenOSFile
+// fail (frozen) or work again, as a full disk would for bbolt's commits:
+// their descriptors are swapped for read-only ones and back. Their file
+// locks (flock) are released by the swap.
+func (f *FS) FreezeOSFiles(frozen bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.crashed {
+		return ErrCrashed
+	}
+	flag := os.O_RDWR
+	if frozen {
+		flag = os.O_RDONLY
+	}
+	for _, of := range f.ext {
+		if err := reopen(of, flag); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteTo creates the image's directories and files under dir.
