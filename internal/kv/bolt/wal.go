@@ -38,11 +38,14 @@ import (
 // per database file, keeps a log left next to another database from
 // being replayed into it.
 //
-// Where the replay ends, recovery tells a torn tail from damage, as
-// pebble's record format does with its per-chunk checksums (see
-// github.com/cockroachdb/pebble, record/record.go): a crash can only
-// damage records written after the last fdatasync, and every record
-// written later names, in synced, the last record it knew durable. So
+// As in pebble's log format (github.com/cockroachdb/pebble,
+// record/record.go: checksummed chunks whose headers, in recycled log
+// files, carry the log number, so stale bytes are never taken for
+// records), a record proves itself by its checksum, log id and sequence
+// number. Where the replay ends, recovery also tells a torn tail from
+// damage: a crash can only damage records written after the last
+// fdatasync, and every record names, in synced, the last record known
+// durable when it was written. So
 // if a whole record of this log, beyond the end of the replay, says
 // that the record the replay needed next had been synced, that record
 // was acknowledged and is now unreadable: the log is damaged, Open
