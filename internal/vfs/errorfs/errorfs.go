@@ -17,13 +17,14 @@
 // A hook, called before every operation, decides its fate: proceed, fail
 // with an error, write only half (writes), or crash before it. A failed
 // sync loses the writes it covered for good (until they are rewritten),
-// as a failed fsync may on Linux. After a
-// crash every operation fails with ErrCrashed, and the files opened with
-// OpenOSFile (bbolt's, whose writes go through its own descriptor) are
-// switched to read-only descriptors so their later writes fail too; their
-// durable content is taken to be their content at the crash, which holds
-// for bbolt: it writes its file only inside a commit, which ends with an
-// fdatasync.
+// as a failed fsync may on Linux. SetKeep lets a crash keep chosen
+// unsynced pages with their latest bytes, as the kernel's writeback may
+// have flushed them. After a crash every operation fails with
+// ErrCrashed, and the files opened with OpenOSFile (bbolt's, whose
+// writes go through its own descriptor) are switched to read-only
+// descriptors so their later writes fail too; their durable content is
+// taken to be their content at the crash, which holds for bbolt: it
+// writes its file only inside a commit, which ends with an fdatasync.
 package errorfs
 
 import (
@@ -606,14 +607,19 @@ func (f *FS) reachable(p string) bool {
 // so that reads (and bbolt's memory map) keep working and writes fail.
 func cutOff(of *os.File) error { return reopen(of, os.O_RDONLY) }
 
-// reopen replaces of's descriptor with a new one on the same file.
+// reopen replaces of's descriptor with a new one on the same file (a
+// closed file is left alone).
 func reopen(of *os.File, flag int) error {
+	fd := of.Fd()
+	if fd == ^uintptr(0) {
+		return nil // closed
+	}
 	nf, err := os.OpenFile(of.Name(), flag, 0)
 	if err != nil {
 		return err
 	}
 	defer nf.Close()
-	return unix.Dup3(int(nf.Fd()), int(of.Fd()), unix.O_CLOEXEC)
+	return unix.Dup3(int(nf.Fd()), int(fd), unix.O_CLOEXEC)
 }
 
 // FreezeOSFiles makes writes through the files opened with OpenOSFile
