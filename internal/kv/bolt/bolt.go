@@ -397,7 +397,6 @@ var snapshotWait = 5 * time.Second
 func (db *DB) snapshot(ctx context.Context) (*bbolt.Tx, *readState, error) {
 	var timeout <-chan time.Time
 	for {
-		next := db.nextCheckpoint()
 		rs := db.rs.Load()
 		btx, err := db.bdb.Begin(false)
 		if err != nil {
@@ -407,6 +406,13 @@ func (db *DB) snapshot(ctx context.Context) (*bbolt.Tx, *readState, error) {
 			return btx, rs, nil
 		}
 		_ = btx.Rollback()
+		// storeCheckpoint stores the read state before it closes the
+		// channel: a channel taken after that store comes with a new
+		// read state, so no checkpoint is missed.
+		next := db.nextCheckpoint()
+		if db.rs.Load() != rs {
+			continue
+		}
 		if timeout == nil {
 			t := time.NewTimer(snapshotWait)
 			defer t.Stop()
