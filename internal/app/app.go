@@ -36,6 +36,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb"
 	"github.com/cerulean-storage/cerulean/internal/table"
+	"github.com/cerulean-storage/cerulean/internal/vfs"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
@@ -68,6 +69,12 @@ type Config struct {
 	Clock    clock.Clock
 	Logger   *slog.Logger
 	NoSync   bool // tests only: skip fsync (embedded store)
+	// FS is the filesystem of the embedded store's files (nil: the
+	// operating system's); tests put a fault-injecting one here.
+	FS vfs.FS
+	// LogSize is the embedded store's write-ahead log size (0: its
+	// default); tests keep it small.
+	LogSize int64
 	// Postgres selects the PostgreSQL backend (kv store and chunk store in
 	// one database) instead of the embedded store in DataDir.
 	Postgres         string
@@ -461,11 +468,11 @@ func openStores(cfg Config) (kv.Store, chunk.Store, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("data directory: %w", err)
 	}
-	store, err := bolt.Open(filepath.Join(cfg.DataDir, "meta.db"), bolt.Options{NoSync: cfg.NoSync})
+	store, err := bolt.Open(filepath.Join(cfg.DataDir, "meta.db"), bolt.Options{NoSync: cfg.NoSync, FS: cfg.FS, LogSize: cfg.LogSize})
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening store: %w", err)
 	}
-	chunks, err := chunk.NewFS(cfg.DataDir)
+	chunks, err := chunk.NewFSOn(cfg.DataDir, cfg.FS)
 	if err != nil {
 		store.Close()
 		return nil, nil, fmt.Errorf("opening chunk store: %w", err)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/vfs"
 )
 
 // FS is a Store that keeps one file per chunk on a local filesystem:
@@ -31,6 +33,7 @@ import (
 // not), which Walk reports and Sweep deletes.
 type FS struct {
 	root string // <dir>/chunks
+	fs   vfs.FS // the files' filesystem (NewFSOn)
 }
 
 var _ Store = (*FS)(nil)
@@ -48,11 +51,16 @@ const (
 // NewFS opens (creating if needed) the chunk store under dir/chunks.
 // All 256 shard directories are created up front, so Commit only has to
 // sync the shard directory.
-func NewFS(dir string) (*FS, error) {
+func NewFS(dir string) (*FS, error) { return NewFSOn(dir, nil) }
+
+// NewFSOn is NewFS with the files on fsys (nil: the operating system's);
+// tests pass a fault-injecting one.
+func NewFSOn(dir string, fsys vfs.FS) (*FS, error) {
+	fsys = vfs.Or(fsys)
 	root := filepath.Join(dir, "chunks")
 	created := false
-	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(root, dirPerm); err != nil {
+	if _, err := fsys.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		if err := fsys.MkdirAll(root, dirPerm); err != nil {
 			return nil, fmt.Errorf("chunk: %w", err)
 		}
 		created = true
@@ -60,7 +68,7 @@ func NewFS(dir string) (*FS, error) {
 		return nil, fmt.Errorf("chunk: %w", err)
 	}
 	for i := range 256 {
-		err := os.Mkdir(filepath.Join(root, fmt.Sprintf("%02x", i)), dirPerm)
+		err := fsys.Mkdir(filepath.Join(root, fmt.Sprintf("%02x", i)), dirPerm)
 		switch {
 		case err == nil:
 			created = true
@@ -71,12 +79,12 @@ func NewFS(dir string) (*FS, error) {
 	if created {
 		// Make the new directories themselves durable.
 		for _, d := range []string{root, dir, filepath.Dir(dir)} {
-			if err := syncDir(d); err != nil {
+			if err := fsys.SyncDir(d); err != nil {
 				return nil, fmt.Errorf("chunk: %w", err)
 			}
 		}
 	}
-	return &FS{root: root}, nil
+	return &FS{root: root, fs: fsys}, nil
 }
 
 // Create implements Store.
@@ -89,19 +97,19 @@ func (s *FS) Create(ctx context.Context) (Writer, error) {
 	id := hex.EncodeToString(b[:])
 	dir := filepath.Join(s.root, id[:2])
 	tmp := filepath.Join(dir, id+tmpSuffix)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+	f, err := s.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 	if errors.Is(err, fs.ErrNotExist) {
 		// The shard directory was deleted behind our back: recreate it.
-		if err = os.MkdirAll(dir, dirPerm); err == nil {
-			if err = syncDir(s.root); err == nil {
-				f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+		if err = s.fs.MkdirAll(dir, dirPerm); err == nil {
+			if err = s.fs.SyncDir(s.root); err == nil {
+				f, err = s.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 			}
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("chunk: create: %w", err)
 	}
-	return &fsWriter{id: id, dir: dir, tmp: tmp, f: f}, nil
+	return &fsWriter{fs: s.fs, id: id, dir: dir, tmp: tmp, f: f}, nil
 }
 
 // Open implements Store. The Reader is the open file plus its size.
@@ -112,7 +120,7 @@ func (s *FS) Open(ctx context.Context, id string) (Reader, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("chunk: open %q: %w", id, ErrNotFound)
 	}
-	f, err := os.Open(s.path(id))
+	f, err := s.fs.OpenFile(s.path(id), os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("chunk: open %s: %w", id, ErrNotFound)
@@ -139,7 +147,7 @@ func (s *FS) Remove(ctx context.Context, id string) error {
 	}
 	p := s.path(id)
 	for _, name := range []string{p, p + tmpSuffix} {
-		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.fs.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("chunk: %w", err)
 		}
 	}
@@ -229,25 +237,12 @@ func isHex(s string) bool {
 	return true
 }
 
-// syncDir fsyncs a directory so that entries created, renamed or removed in
-// it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 type fsWriter struct {
+	fs      vfs.FS
 	id      string
 	dir     string // shard directory
 	tmp     string // path while uncommitted
-	f       *os.File
+	f       vfs.File
 	n       int64 // bytes written
 	flushed int64 // bytes whose writeback was started
 	err     error // sticky write error
@@ -292,7 +287,7 @@ func (w *fsWriter) Commit() error {
 	err := w.err
 	if err == nil {
 		// Rename before fsync: one journal commit covers data and name.
-		err = os.Rename(w.tmp, final)
+		err = w.fs.Rename(w.tmp, final)
 		if errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("chunk was removed while being written: %w", err)
 		}
@@ -304,11 +299,11 @@ func (w *fsWriter) Commit() error {
 		err = cerr
 	}
 	if err == nil {
-		err = syncDir(w.dir)
+		err = w.fs.SyncDir(w.dir)
 	}
 	if err != nil {
-		os.Remove(w.tmp)
-		os.Remove(final)
+		w.fs.Remove(w.tmp)
+		w.fs.Remove(final)
 		return fmt.Errorf("chunk: commit %s: %w", w.id, err)
 	}
 	return nil
@@ -320,7 +315,7 @@ func (w *fsWriter) Abort() error {
 	}
 	w.done = true
 	w.f.Close()
-	if err := os.Remove(w.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := w.fs.Remove(w.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("chunk: abort %s: %w", w.id, err)
 	}
 	return nil
@@ -328,7 +323,7 @@ func (w *fsWriter) Abort() error {
 
 // fsReader is the chunk's open file and its size.
 type fsReader struct {
-	f    *os.File
+	f    vfs.File
 	size int64
 }
 

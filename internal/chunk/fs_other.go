@@ -2,7 +2,5 @@
 
 package chunk
 
-import "os"
-
 // startWriteback is a no-op where sync_file_range does not exist.
-func startWriteback(*os.File, int64, int64) {}
+func startWriteback(interface{ Fd() uintptr }, int64, int64) {}

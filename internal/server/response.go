@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"syscall"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/chunk"
@@ -28,10 +29,11 @@ type detailXML struct {
 }
 
 // ToAzure converts any error into an *azerr.Error: Azure errors pass
-// through, store faults become ServerBusy, a deadline or the request's own
-// cancellation OperationTimedOut, a full in-memory chunk store (--in-memory
-// with --extent-memory-limit) 409 MemoryExtentStoreAtSizeLimit as Azurite
-// answers it, everything else InternalError (logged, never leaked).
+// through, store faults and a full disk become ServerBusy, a deadline or
+// the request's own cancellation OperationTimedOut, a full in-memory chunk
+// store (--in-memory with --extent-memory-limit) 409
+// MemoryExtentStoreAtSizeLimit as Azurite answers it, everything else
+// InternalError (logged, never leaked).
 func ToAzure(ctx context.Context, log *slog.Logger, err error) *azerr.Error {
 	if e, ok := azerr.As(err); ok {
 		return e
@@ -51,6 +53,14 @@ func ToAzure(ctx context.Context, log *slog.Logger, err error) *azerr.Error {
 		return azerr.New(azerr.OperationTimedOut)
 	case errors.Is(err, kv.ErrUnavailable), errors.Is(err, kv.ErrClosed):
 		log.ErrorContext(ctx, "store unavailable", "err", err)
+		return azerr.New(azerr.ServerBusy)
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		// Azure has no disk-full code. ServerBusy (503, "Please retry
+		// your request", Common REST API error codes) says what holds:
+		// nothing is wrong with the request, it fails for now and will
+		// succeed unchanged once space returns; the SDKs retry it with
+		// backoff. InternalError would claim a fault of the server.
+		log.ErrorContext(ctx, "disk full", "err", err)
 		return azerr.New(azerr.ServerBusy)
 	}
 	log.ErrorContext(ctx, "internal error", "err", err)

@@ -54,7 +54,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
+	"io/fs"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -65,6 +66,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/vfs"
 )
 
 var _ kv.Store = (*DB)(nil)
@@ -77,6 +79,9 @@ var (
 	walBucket  = []byte("wal")
 	appliedKey = []byte("applied")
 	logIDKey   = []byte("id")
+	// formatKey records the log's record format (walFormat); databases
+	// from before it have none and an older log.
+	formatKey = []byte("format")
 )
 
 // Defaults for Options fields left zero.
@@ -90,12 +95,12 @@ const (
 // quiet spell, and an age bound. A checkpoint also happens when the log
 // is half full.
 var (
-	checkpointEntries = 8192 // a variable so tests can checkpoint often
+	checkpointEntries = 8192                  // a variable so tests can checkpoint often
+	checkpointIdle    = 50 * time.Millisecond // and keep records in the log
 )
 
 const (
 	checkpointBytes = 32 << 20
-	checkpointIdle  = 50 * time.Millisecond
 	checkpointAge   = 2 * time.Second
 )
 
@@ -136,6 +141,9 @@ type Options struct {
 	// LogSize is the size of the write-ahead log file (0: 64 MiB, or 4 MiB
 	// with NoSync). An existing log keeps its size.
 	LogSize int64
+	// FS is the filesystem the database file and its log are opened on
+	// (nil: the operating system's). Tests put a fault-injecting one here.
+	FS vfs.FS
 }
 
 // DB is a kv.Store over one bbolt file and its log. It is safe for
@@ -171,6 +179,12 @@ type DB struct {
 
 	rs atomic.Pointer[readState] // what View sees; stored by the syncer and, between groups, the writer
 
+	// ckpt is closed, and replaced, each time a checkpoint stores a new
+	// read state: View waits on it when its snapshot and the bbolt
+	// transaction it opened disagree.
+	ckptMu sync.Mutex
+	ckpt   chan struct{}
+
 	emu     sync.Mutex
 	syncErr error // sticky log failure; guarded by emu
 
@@ -185,7 +199,19 @@ type DB struct {
 // path+".wal", replaying the log records written after the last
 // checkpoint.
 func Open(path string, opts Options) (*DB, error) {
+	fsys := vfs.Or(opts.FS)
+	// A file created here needs its directory synced too, or a crash
+	// right after the first start can lose the file itself.
+	created := false
+	for _, p := range []string{path, path + ".wal"} {
+		if _, err := fsys.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			created = true
+		} else if err != nil {
+			return nil, fmt.Errorf("kv/bolt: open %s: %w", p, err)
+		}
+	}
 	bo := &bbolt.Options{
+		OpenFile:        fsys.OpenOSFile,
 		Timeout:         opts.LockTimeout,
 		NoFreelistSync:  true,
 		FreelistType:    bbolt.FreelistMapType,
@@ -211,10 +237,17 @@ func Open(path string, opts Options) (*DB, error) {
 			opts.LogSize = walTestSize // tests open many stores
 		}
 	}
-	w, err := openWAL(path+".wal", opts.LogSize, !opts.NoSync)
+	w, err := openWAL(fsys, path+".wal", opts.LogSize, !opts.NoSync)
 	if err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("kv/bolt: open %s.wal: %w", path, err)
+	}
+	if created && !opts.NoSync {
+		if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
+			w.close()
+			bdb.Close()
+			return nil, fmt.Errorf("kv/bolt: open %s: sync directory: %w", path, err)
+		}
 	}
 	db := &DB{
 		bdb:      bdb,
@@ -226,6 +259,7 @@ func Open(path string, opts Options) (*DB, error) {
 		stop:     make(chan struct{}),
 		syncq:    make(chan *syncItem, 4096),
 		lastCkpt: time.Now(),
+		ckpt:     make(chan struct{}),
 	}
 	if err := db.recoverLog(); err != nil {
 		w.close()
@@ -277,6 +311,12 @@ func (db *DB) recoverLog() error {
 		if v := wb.Get(appliedKey); len(v) == 8 {
 			applied = binary.BigEndian.Uint64(v)
 		}
+		switch v := wb.Get(formatKey); {
+		case v == nil:
+			db.wal.hdr = walHeaderV1 // written before the synced field
+		case len(v) != 1 || v[0] != walFormat:
+			return fmt.Errorf("kv/bolt: unknown log format %x", v)
+		}
 		last, err = db.wal.replay(applied, func(_ uint64, es []entry) error {
 			return applyEntries(b, es)
 		})
@@ -287,12 +327,16 @@ func (db *DB) recoverLog() error {
 	if err := wb.Put(appliedKey, binary.BigEndian.AppendUint64(nil, last)); err != nil {
 		return err
 	}
+	// The log starts again from offset 0, in the current format.
+	if err := wb.Put(formatKey, []byte{walFormat}); err != nil {
+		return err
+	}
 	id := btx.ID()
 	if err := btx.Commit(); err != nil {
 		return err
 	}
 	db.seq = last
-	db.wal.off = 0
+	db.wal.off, db.wal.hdr, db.wal.synced = 0, walHeader, last
 	db.rs.Store(&readState{txid: id})
 	return nil
 }
@@ -327,21 +371,9 @@ func (db *DB) View(ctx context.Context, fn func(kv.Tx) error) error {
 		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
-	var btx *bbolt.Tx
-	var rs *readState
-	for {
-		// The layers must belong to the bbolt state the transaction sees:
-		// a checkpoint between the two loads moves both on.
-		rs = db.rs.Load()
-		var err error
-		if btx, err = db.bdb.Begin(false); err != nil {
-			return unavailable(err)
-		}
-		if btx.ID() == rs.txid {
-			break
-		}
-		_ = btx.Rollback()
-		runtime.Gosched()
+	btx, rs, err := db.snapshot(ctx)
+	if err != nil {
+		return err
 	}
 	defer btx.Rollback()
 	t := &tx{b: btx.Bucket(bucketName)}
@@ -350,6 +382,66 @@ func (db *DB) View(ctx context.Context, fn func(kv.Tx) error) error {
 	}
 	defer func() { t.done = true }()
 	return fn(t)
+}
+
+// snapshotWait bounds how long View waits for its snapshot to settle
+// before it reports the store unavailable.
+var snapshotWait = 5 * time.Second
+
+// snapshot opens a bbolt read transaction and returns it with the read
+// state that belongs to it: the layers must sit on the bbolt state the
+// transaction sees, and a checkpoint between the two loads moves both
+// on. On a mismatch it waits for the checkpoint's read state rather
+// than spinning, and gives up when ctx is done or after snapshotWait
+// (a checkpoint whose commit became visible but was never answered).
+func (db *DB) snapshot(ctx context.Context) (*bbolt.Tx, *readState, error) {
+	var timeout <-chan time.Time
+	for {
+		rs := db.rs.Load()
+		btx, err := db.bdb.Begin(false)
+		if err != nil {
+			return nil, nil, unavailable(err)
+		}
+		if btx.ID() == rs.txid {
+			return btx, rs, nil
+		}
+		_ = btx.Rollback()
+		// storeCheckpoint stores the read state before it closes the
+		// channel: a channel taken after that store comes with a new
+		// read state, so no checkpoint is missed.
+		next := db.nextCheckpoint()
+		if db.rs.Load() != rs {
+			continue
+		}
+		if timeout == nil {
+			t := time.NewTimer(snapshotWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-timeout:
+			return nil, nil, unavailable(errors.New("no consistent snapshot: the last checkpoint did not complete"))
+		}
+	}
+}
+
+// nextCheckpoint returns a channel closed by the next checkpoint.
+func (db *DB) nextCheckpoint() <-chan struct{} {
+	db.ckptMu.Lock()
+	defer db.ckptMu.Unlock()
+	return db.ckpt
+}
+
+// storeCheckpoint publishes the read state of a checkpoint.
+func (db *DB) storeCheckpoint(rs *readState) {
+	db.rs.Store(rs)
+	db.ckptMu.Lock()
+	close(db.ckpt)
+	db.ckpt = make(chan struct{})
+	db.ckptMu.Unlock()
 }
 
 // Update implements kv.Store. fn runs on the writer goroutine, exactly once
@@ -432,6 +524,7 @@ type group struct {
 // syncItem is a group handed to the syncer, or a barrier.
 type syncItem struct {
 	members []*request
+	seq     uint64        // the group's sequence number, if rec is set
 	l       *layer        // the group's writes; nil if none
 	rec     []byte        // its log record (nil if none), to write at off
 	off     int64         //
@@ -480,6 +573,13 @@ func (db *DB) syncLoop() {
 			}
 			if err == nil && !db.noSync {
 				err = db.wal.sync()
+				if err == nil {
+					for _, x := range batch {
+						if x.rec != nil {
+							db.wal.synced = x.seq
+						}
+					}
+				}
 			}
 			if err != nil {
 				err = unavailable(fmt.Errorf("commit: %w", err))
@@ -668,6 +768,9 @@ func (db *DB) checkpoint() error {
 	id := db.wtx.ID()
 	if err == nil {
 		err = db.wtx.Commit()
+		if err != nil {
+			db.visibleCommit(id)
+		}
 	} else {
 		_ = db.wtx.Rollback()
 	}
@@ -678,11 +781,33 @@ func (db *DB) checkpoint() error {
 		db.rebuild = true
 		return unavailable(fmt.Errorf("checkpoint: %w", err))
 	}
-	db.rs.Store(&readState{txid: id})
+	db.storeCheckpoint(&readState{txid: id})
 	db.wal.off = 0
 	db.dirty, db.held, db.heldBytes = false, 0, 0
 	db.lastCkpt = time.Now()
 	return nil
+}
+
+// visibleCommit handles a bbolt commit that failed after writing its meta
+// page (its final fdatasync failed): new read transactions then see
+// transaction id, which holds exactly the published groups (checkpoint
+// runs after a barrier, with no failed group), so readers get it with
+// the same layers instead of waiting for a checkpoint that may not come
+// while the disk fails. bbolt's rollback rebuilt its free list from that
+// same visible tree (NoFreelistSync: it scans the pages reachable from
+// the newest meta page), so later writes do not reuse its pages; and the
+// log, not reset, still holds the groups should the meta page be lost.
+func (db *DB) visibleCommit(id int) {
+	rtx, err := db.bdb.Begin(false)
+	if err != nil {
+		return
+	}
+	seen := rtx.ID()
+	_ = rtx.Rollback()
+	if seen == id {
+		cur := db.rs.Load()
+		db.storeCheckpoint(&readState{txid: id, layers: cur.layers, entries: cur.entries})
+	}
 }
 
 // runGroup runs pending requests in the write transaction, logs their
@@ -753,7 +878,7 @@ func (db *DB) runGroup() {
 			}
 			return
 		}
-		it.l, it.rec, it.off = &layer{es: es}, rec, off
+		it.l, it.rec, it.off, it.seq = &layer{es: es}, rec, off, db.seq
 		db.dirty = true
 		db.held += len(es)
 		db.heldBytes += len(rec)

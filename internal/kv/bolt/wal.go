@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+
+	"github.com/cerulean-storage/cerulean/internal/vfs"
 )
 
 // The write-ahead log is one file of fixed size, filled with zeros when
@@ -19,23 +21,48 @@ import (
 //
 // Record layout (little endian):
 //
-//	len   uint32  length of seq+payload
-//	crc   uint32  CRC-32C of the database's log id, seq and payload
-//	seq   uint64  group sequence number, consecutive
-//	payload       entries: op byte (1 put, 2 delete), uvarint key length,
-//	              key, and for puts uvarint value length and value
+//	len    uint32  length of seq+synced+payload
+//	crc    uint32  CRC-32C of the database's log id, seq, synced and payload
+//	seq    uint64  group sequence number, consecutive
+//	synced uint64  the last sequence number known durable (synced) when
+//	               this record was written
+//	payload        entries: op byte (1 put, 2 delete), uvarint key length,
+//	               key, and for puts uvarint value length and value
 //
 // Recovery replays the records that follow the checkpoint: from offset
 // 0, while the record is whole (length and CRC) and its seq is exactly
 // the next expected one. Older records left behind by an earlier round
-// carry smaller sequence numbers and stop the replay, as do zeros and a
+// carry smaller sequence numbers and end the replay, as do zeros and a
 // record torn by a crash (which was never acknowledged: a group is
 // answered only after the fdatasync that covers it). The log id, random
 // per database file, keeps a log left next to another database from
 // being replayed into it.
+//
+// As in pebble's log format (github.com/cockroachdb/pebble,
+// record/record.go: checksummed chunks whose headers, in recycled log
+// files, carry the log number, so stale bytes are never taken for
+// records), a record proves itself by its checksum, log id and sequence
+// number. Where the replay ends, recovery also tells a torn tail from
+// damage: a crash can only damage records written after the last
+// fdatasync, and every record names, in synced, the last record known
+// durable when it was written. So
+// if a whole record of this log, beyond the end of the replay, says
+// that the record the replay needed next had been synced, that record
+// was acknowledged and is now unreadable: the log is damaged, Open
+// refuses to start (naming the offset) and leaves the file as it is,
+// instead of starting the log again over the evidence and silently
+// dropping every acknowledged group after the damage. Damage to the last
+// synced records, with nothing written after them, looks like a torn
+// tail and cannot be told from one.
+//
+// Logs written before the synced field existed (no format key in the
+// database) are replayed with the older 16-byte header, without that
+// check.
 
 const (
-	walHeader      = 16
+	walHeader      = 24
+	walHeaderV1    = 16 // before the synced field
+	walFormat      = 2  // the format key's value for walHeader records
 	walDefaultSize = 64 << 20
 	walTestSize    = 4 << 20
 	opPut          = 1
@@ -45,20 +72,24 @@ const (
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 type wal struct {
-	f    *os.File
-	size int64  // fixed file size
-	off  int64  // where the next record goes
-	id   []byte // the database's log id, the CRC's seed
+	f      vfs.File
+	path   string
+	size   int64  // fixed file size
+	off    int64  // where the next record goes
+	id     []byte // the database's log id, the CRC's seed
+	hdr    int    // header length of the records on file: walHeader, or walHeaderV1 for an old log
+	synced uint64 // sequence number of the last record made durable (syncer only)
 }
 
 func (w *wal) checksum(body []byte) uint32 {
 	return crc32.Update(crc32.Checksum(w.id, crcTable), crcTable, body)
 }
 
-// openWAL opens (creating and zero-filling if needed) the log at path;
-// durable makes the zeros durable before it returns.
-func openWAL(path string, size int64, durable bool) (*wal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+// openWAL opens the log at path, creating it and filling it with size
+// zeros if it is new or empty; durable makes the zeros durable before it
+// returns.
+func openWAL(fsys vfs.FS, path string, size int64, durable bool) (*wal, error) {
+	f, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +98,11 @@ func openWAL(path string, size int64, durable bool) (*wal, error) {
 		f.Close()
 		return nil, err
 	}
-	if st.Size() < size {
+	if st.Size() > 0 {
+		// An existing log keeps its size and its bytes: recovery reads
+		// it before anything is written to it.
+		size = st.Size()
+	} else {
 		// Write real zeros (not a sparse extension or fallocate): later
 		// overwrites then need no block allocation.
 		zero := make([]byte, 1<<20)
@@ -80,15 +115,13 @@ func openWAL(path string, size int64, durable bool) (*wal, error) {
 			off += n
 		}
 		if durable {
-			if err := f.Sync(); err != nil {
+			if err := f.Datasync(); err != nil {
 				f.Close()
 				return nil, err
 			}
 		}
-	} else {
-		size = st.Size()
 	}
-	return &wal{f: f, size: size}, nil
+	return &wal{f: f, path: path, size: size, hdr: walHeader}, nil
 }
 
 // entry is one write of a group: a put, or a delete when del is set.
@@ -128,6 +161,10 @@ func encodeRecord(seq uint64, es []entry) []byte {
 }
 
 var errBadRecord = errors.New("kv/bolt: malformed log record")
+
+// ErrLogDamaged is returned by Open when the write-ahead log lost records
+// that had been acknowledged: bytes changed after they were synced.
+var ErrLogDamaged = errors.New("kv/bolt: write-ahead log damaged")
 
 // decodeEntries parses a record's payload.
 func decodeEntries(p []byte) ([]entry, error) {
@@ -171,10 +208,12 @@ func (w *wal) reserve(n int) (off int64, ok bool) {
 	return off, true
 }
 
-// write seals the records in b (their checksums) and writes them at off.
+// write seals the records in b (the synced field, w.synced, and their
+// checksums) and writes them at off.
 func (w *wal) write(b []byte, off int64) error {
 	for p := b; len(p) >= walHeader; {
 		n := int(binary.LittleEndian.Uint32(p[0:])) + 8
+		binary.LittleEndian.PutUint64(p[16:], w.synced)
 		binary.LittleEndian.PutUint32(p[4:], w.checksum(p[8:n]))
 		p = p[n:]
 	}
@@ -185,18 +224,20 @@ func (w *wal) write(b []byte, off int64) error {
 }
 
 // replay calls fn for each record after seq last, in order, and returns
-// the sequence number of the last one.
+// the sequence number of the last one. It fails, leaving the file as it
+// is, if the log is damaged where the replay ends (see above).
 func (w *wal) replay(last uint64, fn func(seq uint64, es []entry) error) (uint64, error) {
 	r := io.NewSectionReader(w.f, 0, w.size)
-	var hdr [walHeader]byte
-	for off := int64(0); off+walHeader <= w.size; {
-		if _, err := r.ReadAt(hdr[:], off); err != nil {
+	hdr := make([]byte, w.hdr)
+	off := int64(0)
+	for off+int64(w.hdr) <= w.size {
+		if _, err := r.ReadAt(hdr, off); err != nil {
 			return last, fmt.Errorf("kv/bolt: log read: %w", err)
 		}
 		n := int64(binary.LittleEndian.Uint32(hdr[0:]))
 		crc := binary.LittleEndian.Uint32(hdr[4:])
 		seq := binary.LittleEndian.Uint64(hdr[8:])
-		if n < 8 || off+8+n > w.size || seq != last+1 {
+		if n < int64(w.hdr)-8 || off+8+n > w.size || seq != last+1 {
 			break
 		}
 		body := make([]byte, n)
@@ -204,11 +245,11 @@ func (w *wal) replay(last uint64, fn func(seq uint64, es []entry) error) (uint64
 			return last, fmt.Errorf("kv/bolt: log read: %w", err)
 		}
 		if w.checksum(body) != crc {
-			break // torn: never acknowledged
+			break // torn, unless checkTail finds otherwise
 		}
-		es, err := decodeEntries(body[8:])
+		es, err := decodeEntries(body[w.hdr-8:])
 		if err != nil {
-			return last, err // a whole record that does not parse: a bug
+			return last, fmt.Errorf("kv/bolt: %s: record %d at offset %d: %w", w.path, seq, off, err)
 		}
 		if err := fn(seq, es); err != nil {
 			return last, err
@@ -216,7 +257,54 @@ func (w *wal) replay(last uint64, fn func(seq uint64, es []entry) error) (uint64
 		last = seq
 		off += 8 + n
 	}
+	if w.hdr == walHeader {
+		if err := w.checkTail(off, last); err != nil {
+			return last, err
+		}
+	}
 	return last, nil
 }
 
+// checkTail reports damage if a whole record of this log after off says
+// that record last+1, which the replay could not read at off, had been
+// synced before it was written. Records are found by trying every
+// offset: the length at off may itself be what was damaged.
+func (w *wal) checkTail(off int64, last uint64) error {
+	if off >= w.size {
+		return nil
+	}
+	b := make([]byte, w.size-off)
+	if _, err := w.f.ReadAt(b, off); err != nil && err != io.EOF {
+		return fmt.Errorf("kv/bolt: log read: %w", err)
+	}
+	maxRecords := uint64(w.size / walHeader)
+	for i := 0; i+walHeader <= len(b); i++ {
+		n := int(binary.LittleEndian.Uint32(b[i:]))
+		if n < walHeader-8 || n > len(b)-i-8 {
+			continue
+		}
+		// Cheap tests first: a record after the damage follows record
+		// last+1 (which it says was synced) within as many records as
+		// the log can hold.
+		seq := binary.LittleEndian.Uint64(b[i+8:])
+		synced := binary.LittleEndian.Uint64(b[i+16:])
+		if synced <= last || seq <= synced || seq-last > maxRecords {
+			continue
+		}
+		if w.checksum(b[i+8:i+8+n]) != binary.LittleEndian.Uint32(b[i+4:]) {
+			continue
+		}
+		return fmt.Errorf("%w: %s is damaged at offset %d: record %d cannot be read there, "+
+			"yet record %d, written at offset %d after record %d had been synced, is intact; "+
+			"starting would lose acknowledged writes, so the store does not open and the log is left as it is "+
+			"(restore the data directory from a backup, or move the log aside to accept the loss of every write after the last checkpoint)",
+			ErrLogDamaged, w.path, off, last+1, seq, off+int64(i), synced)
+	}
+	return nil
+}
+
 func (w *wal) close() error { return w.f.Close() }
+
+// sync makes the log's written records durable. fdatasync suffices: the
+// file's size and blocks never change after it is created.
+func (w *wal) sync() error { return w.f.Datasync() }
