@@ -140,15 +140,19 @@ func TestStageAbandonedChunksSweptAfterRelease(t *testing.T) {
 		}
 	}
 
-	// A body cut short: the chunks written before the error are released
-	// by Stage itself.
+	// A body cut short: Stage itself removes the chunks it wrote before
+	// the error (nothing can reference them) and unpins them, so the
+	// sweeper finds nothing left.
 	short := &io.LimitedReader{R: bytes.NewReader(body), N: ChunkMax + 10}
 	if _, err := s.Stage(ctx, short, int64(len(body)), nil, false); err == nil {
 		t.Fatal("Stage of a short body succeeded")
 	}
+	if n := len(s.pins.n); n != 0 {
+		t.Fatalf("%d chunks still pinned after a failed Stage", n)
+	}
 	clk.Advance(OrphanGrace * 10)
-	if n, err := s.SweepOrphans(ctx, clk.Now()); err != nil || n != 1 {
-		t.Fatalf("sweep after a failed Stage: removed %d, %v; want 1", n, err)
+	if n, err := s.SweepOrphans(ctx, clk.Now()); err != nil || n != 0 {
+		t.Fatalf("sweep after a failed Stage: removed %d, %v; want 0 (Stage removed them)", n, err)
 	}
 }
 
