@@ -22,6 +22,7 @@ if ! /usr/bin/python3 -c 'import azure.storage.blob, azure.data.tables' 2>/dev/n
   apt-get install -y -qq python3-azure >/dev/null
 fi
 PORT_BASE=$base /usr/bin/python3 "$root/scripts/compat/probe.py"
+PORT_BASE=$base /usr/bin/python3 "$root/scripts/compat/fidelity.py"
 
 # The JavaScript SDKs twice: the newest releases, and releases about two
 # years older (what projects that pin their dependencies still run).
