@@ -67,15 +67,9 @@ func NewFSOn(dir string, fsys vfs.FS) (*FS, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("chunk: %w", err)
 	}
-	for i := range 256 {
-		err := fsys.Mkdir(filepath.Join(root, fmt.Sprintf("%02x", i)), dirPerm)
-		switch {
-		case err == nil:
-			created = true
-		case !errors.Is(err, fs.ErrExist):
-			return nil, fmt.Errorf("chunk: %w", err)
-		}
-	}
+	// The 256 shard directories are made as chunks first need them
+	// (Create makes a missing one and syncs the root), not here: a first
+	// start does not wait for 256 directories.
 	if created {
 		// Make the new directories themselves durable.
 		for _, d := range []string{root, dir, filepath.Dir(dir)} {

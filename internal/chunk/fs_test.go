@@ -108,6 +108,9 @@ func TestFSWalkIgnoresForeignFiles(t *testing.T) {
 		filepath.Join(root, other, id),          // right name, wrong shard
 		filepath.Join(root, other, other+"xyz"), // not hex
 	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil { // shards are made on first use
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte("?"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -141,6 +144,9 @@ func TestFSCreateRecreatesShard(t *testing.T) {
 func writeRaw(t *testing.T, dir, name string, mt time.Time) {
 	t.Helper()
 	p := filepath.Join(dir, "chunks", name[:2], name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil { // shards are made on first use
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -301,5 +307,41 @@ func BenchmarkRead8MiB(b *testing.B) {
 			}
 		}
 		r.Close()
+	}
+}
+
+// A new store makes no shard directories; the first chunk of a shard
+// makes its directory, and the chunk is readable and listed.
+func TestFSShardsMadeOnFirstUse(t *testing.T) {
+	s, dir := newFS(t)
+	ents, err := os.ReadDir(filepath.Join(dir, "chunks"))
+	if err != nil || len(ents) != 0 {
+		t.Fatalf("a new store has %d entries in chunks/ (%v)", len(ents), err)
+	}
+	ctx := context.Background()
+	w, err := s.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	id := w.ID()
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Open(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	seen := 0
+	if err := s.Walk(ctx, func(got string, _ time.Time) error {
+		if got == id {
+			seen++
+		}
+		return nil
+	}); err != nil || seen != 1 {
+		t.Fatalf("walk saw the chunk %d times (%v)", seen, err)
 	}
 }

@@ -237,7 +237,10 @@ func Open(path string, opts Options) (*DB, error) {
 			opts.LogSize = walTestSize // tests open many stores
 		}
 	}
-	w, err := openWAL(fsys, path+".wal", opts.LogSize, !opts.NoSync)
+	// A new log is zero-filled in the background on the operating
+	// system's filesystem; a filesystem given in Options (tests that
+	// inject faults at each write) sees the fill inline, in a fixed order.
+	w, err := openWAL(fsys, path+".wal", opts.LogSize, !opts.NoSync, opts.FS == nil)
 	if err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("kv/bolt: open %s.wal: %w", path, err)

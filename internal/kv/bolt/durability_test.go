@@ -31,7 +31,7 @@ func TestWALTornTailVersusDamage(t *testing.T) {
 	// Three batches of two records, each batch written after the one
 	// before it was synced.
 	build := func(t *testing.T) (*wal, []int64) {
-		w, err := openWAL(vfs.Default, filepath.Join(t.TempDir(), "x.wal"), 4096, false)
+		w, err := openWAL(vfs.Default, filepath.Join(t.TempDir(), "x.wal"), 4096, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/cerulean-storage/cerulean/internal/vfs"
 )
@@ -79,6 +80,17 @@ type wal struct {
 	id     []byte // the database's log id, the CRC's seed
 	hdr    int    // header length of the records on file: walHeader, or walHeaderV1 for an old log
 	synced uint64 // sequence number of the last record made durable (syncer only)
+
+	// Zero-filling a new log in the background (prezero): zmu orders the
+	// filler's writes of zeros before any record write that reaches the
+	// same bytes. hi is the end of the furthest record write so far; the
+	// filler only writes zeros at or past it, and stops once a record
+	// write has passed it.
+	zmu     sync.Mutex
+	zeroing bool
+	hi      int64
+	zstop   chan struct{}
+	zdone   chan struct{}
 }
 
 func (w *wal) checksum(body []byte) uint32 {
@@ -87,8 +99,12 @@ func (w *wal) checksum(body []byte) uint32 {
 
 // openWAL opens the log at path, creating it and filling it with size
 // zeros if it is new or empty; durable makes the zeros durable before it
-// returns.
-func openWAL(fsys vfs.FS, path string, size int64, durable bool) (*wal, error) {
+// returns. With background, a new log is instead extended to size at once
+// (a sparse file reads as zeros, which is all replay needs) and filled
+// with real zeros by a goroutine while the store serves: start-up does not
+// wait for 64 MiB to be written and synced, and later log writes still
+// find their blocks allocated (see prezero).
+func openWAL(fsys vfs.FS, path string, size int64, durable, background bool) (*wal, error) {
 	f, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
@@ -102,6 +118,20 @@ func openWAL(fsys vfs.FS, path string, size int64, durable bool) (*wal, error) {
 		// An existing log keeps its size and its bytes: recovery reads
 		// it before anything is written to it.
 		size = st.Size()
+	} else if t, ok := f.(interface{ Truncate(int64) error }); background && ok {
+		if err := t.Truncate(size); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if durable {
+			if err := f.Datasync(); err != nil {
+				f.Close()
+				return nil, err
+			}
+		}
+		w := &wal{f: f, path: path, size: size, hdr: walHeader, zeroing: true, zstop: make(chan struct{}), zdone: make(chan struct{})}
+		go w.prezero(durable)
+		return w, nil
 	} else {
 		// Write real zeros (not a sparse extension or fallocate): later
 		// overwrites then need no block allocation.
@@ -217,10 +247,56 @@ func (w *wal) write(b []byte, off int64) error {
 		binary.LittleEndian.PutUint32(p[4:], w.checksum(p[8:n]))
 		p = p[n:]
 	}
+	w.zmu.Lock()
+	if w.zeroing && off+int64(len(b)) > w.hi {
+		w.hi = off + int64(len(b))
+	}
+	w.zmu.Unlock()
 	if _, err := w.f.WriteAt(b, off); err != nil {
 		return fmt.Errorf("kv/bolt: log write: %w", err)
 	}
 	return nil
+}
+
+// prezero fills a new, sparse log with real zeros, 1 MiB at a time, so
+// that record writes overwrite allocated blocks and their fdatasyncs need
+// not commit block allocations. It only writes where no record write has
+// reached (at or past hi, checked and written under zmu, which record
+// writes take to raise hi before they write), and stops when a record
+// write passes it or the log closes. The zeros need no sync for
+// correctness (unwritten parts of a sparse file read as zeros); with
+// durable they are synced at the end, as the inline fill does.
+func (w *wal) prezero(durable bool) {
+	defer close(w.zdone)
+	zero := make([]byte, 1<<20)
+	for off := int64(0); off < w.size; off += int64(len(zero)) {
+		select {
+		case <-w.zstop:
+			return
+		default:
+		}
+		n := min(int64(len(zero)), w.size-off)
+		w.zmu.Lock()
+		if off < w.hi {
+			// A record write got here first: what lies before it is
+			// written or will be, and what lies past it is reached in
+			// turn; allocating the rest is left to the writes.
+			w.zeroing = false
+			w.zmu.Unlock()
+			return
+		}
+		_, err := w.f.WriteAt(zero[:n], off)
+		w.zmu.Unlock()
+		if err != nil {
+			return // the log's own writes report their failures
+		}
+	}
+	if durable {
+		_ = w.f.Datasync()
+	}
+	w.zmu.Lock()
+	w.zeroing = false
+	w.zmu.Unlock()
 }
 
 // replay calls fn for each record after seq last, in order, and returns
@@ -303,7 +379,14 @@ func (w *wal) checkTail(off int64, last uint64) error {
 	return nil
 }
 
-func (w *wal) close() error { return w.f.Close() }
+func (w *wal) close() error {
+	if w.zstop != nil {
+		close(w.zstop)
+		<-w.zdone
+		w.zstop = nil
+	}
+	return w.f.Close()
+}
 
 // sync makes the log's written records durable. fdatasync suffices: the
 // file's size and blocks never change after it is created.

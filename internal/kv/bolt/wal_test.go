@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -51,7 +52,7 @@ func TestWALReplayStops(t *testing.T) {
 		{"torn length", [][]byte{rec(1, "a"), rec(2, "b")}, 1, 0, []string{"a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := openWAL(vfs.Default, filepath.Join(t.TempDir(), "x.wal"), 4096, false)
+			w, err := openWAL(vfs.Default, filepath.Join(t.TempDir(), "x.wal"), 4096, false, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +87,7 @@ func TestWALReplayStops(t *testing.T) {
 		})
 	}
 	// Records of another database's log (another log id) are not replayed.
-	other, err := openWAL(vfs.Default, filepath.Join(t.TempDir(), "z.wal"), 4096, false)
+	other, err := openWAL(vfs.Default, filepath.Join(t.TempDir(), "z.wal"), 4096, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestWALReplayStops(t *testing.T) {
 		t.Fatalf("foreign log replayed: %d %v", last, err)
 	}
 	// A record that does not fit is refused, not written.
-	w, err := openWAL(vfs.Default, filepath.Join(t.TempDir(), "y.wal"), 64, false)
+	w, err := openWAL(vfs.Default, filepath.Join(t.TempDir(), "y.wal"), 64, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +367,7 @@ func FuzzWALReplay(f *testing.F) {
 			return
 		}
 		path := filepath.Join(t.TempDir(), "f.wal")
-		w, err := openWAL(vfs.Default, path, int64(max(len(log), 1)), false)
+		w, err := openWAL(vfs.Default, path, int64(max(len(log), 1)), false, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -390,4 +391,51 @@ func FuzzWALReplay(f *testing.F) {
 			t.Fatalf("replay: %v", err)
 		}
 	})
+}
+
+// A new log zero-filled in the background: record writes racing the
+// filler keep their bytes (the filler never writes zeros over a record),
+// everything else reads as zeros, and close waits for the filler.
+func TestWALBackgroundZeroFill(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		path := filepath.Join(t.TempDir(), "bg.wal")
+		const size = 8 << 20
+		w, err := openWAL(vfs.Default, path, size, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !w.zeroing && round == 0 {
+			t.Log("filler finished before the first write")
+		}
+		// Records written sequentially from the start, as the log does,
+		// while the filler runs.
+		var want []byte
+		off := int64(0)
+		for i := 0; i < 64; i++ {
+			rec := bytes.Repeat([]byte{byte(i + 1)}, 4096+i*37)
+			binary.LittleEndian.PutUint32(rec[0:], uint32(len(rec)-8)) // a record-shaped length
+			buf := append([]byte(nil), rec...)
+			if err := w.write(buf, off); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, buf...)
+			off += int64(len(buf))
+		}
+		if err := w.close(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != size {
+			t.Fatalf("log size %d, want %d", len(got), size)
+		}
+		if !bytes.Equal(got[:len(want)], want) {
+			t.Fatalf("round %d: record bytes overwritten by the filler", round)
+		}
+		if !bytes.Equal(got[len(want):], make([]byte, size-len(want))) {
+			t.Fatalf("round %d: the rest of the log is not zeros", round)
+		}
+	}
 }
