@@ -395,14 +395,7 @@ func (s *Server) productStyle(hr *http.Request) (*http.Request, bool) {
 	if _, known := s.cfg.Accounts(strings.TrimSuffix(label, auth.SecondarySuffix)); !known {
 		return nil, false
 	}
-	out := hr.WithContext(auth.WithAccountInHost(hr.Context()))
-	u := *hr.URL
-	u.Path = "/" + label + u.Path
-	if u.RawPath != "" {
-		u.RawPath = "/" + label + u.RawPath
-	}
-	out.URL, out.RequestURI = &u, ""
-	return out, true
+	return accountFirst(hr, label), true
 }
 
 // accountInHost recognises a request in the virtual-host form, whose
@@ -428,14 +421,21 @@ func (s *Server) accountInHost(hr *http.Request, account string) (*http.Request,
 	if _, ok := s.cfg.Accounts(name); !ok {
 		return nil, false
 	}
+	return accountFirst(hr, name), true
+}
+
+// accountFirst returns hr with account put first in its path, the
+// path-style form the services route, marked so that Shared Key checks
+// the signature over the path as sent (auth.WithAccountInHost).
+func accountFirst(hr *http.Request, account string) *http.Request {
 	out := hr.WithContext(auth.WithAccountInHost(hr.Context()))
 	u := *hr.URL
-	u.Path = "/" + name + u.Path
+	u.Path = "/" + account + u.Path
 	if u.RawPath != "" {
-		u.RawPath = "/" + name + u.RawPath
+		u.RawPath = "/" + account + u.RawPath
 	}
 	out.URL, out.RequestURI = &u, ""
-	return out, true
+	return out
 }
 
 // AccountURL is the account's endpoint URL as the client addressed it,
