@@ -41,39 +41,9 @@ if [ "$#" -eq 0 ]; then
   exit 2
 fi
 
-find_bindir() {
-  local initdb
-  initdb=$(dpkg -L postgresql-15 2>/dev/null | grep '/bin/initdb$' | head -n1 || true)
-  if [ -n "$initdb" ] && [ -x "$initdb" ]; then
-    dirname "$initdb"
-  fi
-}
-
-bindir=$(find_bindir)
-if [ -z "$bindir" ]; then
-  echo "with-postgres: postgresql-15 not installed; installing it with apt-get" >&2
-  if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
-  $sudo apt-get update
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y postgresql-15
-  bindir=$(find_bindir)
-  if [ -z "$bindir" ]; then
-    echo "with-postgres: cannot find initdb of postgresql-15 after installing it" >&2
-    exit 1
-  fi
-fi
-
-# PostgreSQL refuses to run as root: run the server as `postgres` then.
-if [ "$(id -u)" -eq 0 ]; then
-  pguser=postgres
-  if ! id "$pguser" >/dev/null 2>&1; then
-    echo "with-postgres: running as root but there is no '$pguser' user" >&2
-    exit 1
-  fi
-  as_pg() { runuser -u "$pguser" -- "$@"; }
-else
-  pguser=$(id -un)
-  as_pg() { "$@"; }
-fi
+me=with-postgres
+# shellcheck source=scripts/pg-common.sh
+source "$(dirname "$0")/pg-common.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cerulean-pg.XXXXXX")
 chmod 755 "$tmp"
