@@ -199,6 +199,9 @@ func Start(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	if os.Getenv(kv.UpdateTwiceEnv) == "1" {
+		store = kv.Twice(store) // a test mode, see kv.Twice
+	}
 	accounts := map[string]auth.Account{}
 	for _, a := range cfg.Accounts {
 		accounts[a.Name] = a

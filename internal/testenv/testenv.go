@@ -37,12 +37,18 @@ func InMemory() bool { return os.Getenv(BackendEnv) == "memory" }
 func Stores(t testing.TB) (kv.Store, chunk.Store, *clock.Fake) {
 	t.Helper()
 	clk := clock.NewFake(Epoch)
+	twice := func(s kv.Store) kv.Store {
+		if os.Getenv(kv.UpdateTwiceEnv) == "1" {
+			return kv.Twice(s)
+		}
+		return s
+	}
 	if InMemory() {
 		store := mem.New()
 		t.Cleanup(func() { store.Close() })
 		// Modification times from the real clock, as the FS store's file
 		// times are: tests written against it sweep on the same terms.
-		return store, memchunk.New(memchunk.Options{}), clk
+		return twice(store), memchunk.New(memchunk.Options{}), clk
 	}
 	dir := t.TempDir()
 	store, err := bolt.Open(filepath.Join(dir, "meta.db"), bolt.Options{NoSync: true})
@@ -54,5 +60,5 @@ func Stores(t testing.TB) (kv.Store, chunk.Store, *clock.Fake) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return store, chunks, clk
+	return twice(store), chunks, clk
 }
