@@ -135,6 +135,8 @@ func TestFidBlobSettleLeaseDuration(t *testing.T) {
 	must(t, err)
 	_, err = cl.AcquireLease(bxWithHeader(b.ctx, "x-ms-lease-duration", "61"), 15, nil)
 	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidHeaderValue)
+	_, err = b.lc("never-written", "").AcquireLease(bxWithHeader(b.ctx, "x-ms-lease-duration", "14"), 15, nil)
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidHeaderValue)
 
 	// The bounds and -1 are accepted.
 	for _, d := range []int32{60, -1} {
