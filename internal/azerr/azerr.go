@@ -128,6 +128,7 @@ const (
 	InvalidHTTPVerb                       = "InvalidHttpVerb"
 	InvalidInput                          = "InvalidInput"
 	InvalidMD5                            = "InvalidMd5"
+	InvalidCRC64                          = "InvalidCrc64"
 	InvalidMetadata                       = "InvalidMetadata"
 	InvalidQueryParameterValue            = "InvalidQueryParameterValue"
 	InvalidRange                          = "InvalidRange"
@@ -310,6 +311,7 @@ var catalog = map[string]entry{
 	InvalidHTTPVerb:                       {400, "The HTTP verb specified is invalid - it is not recognized by the server."},
 	InvalidInput:                          {400, "One of the request inputs is not valid."},
 	InvalidMD5:                            {400, "The MD5 value specified in the request is invalid. The MD5 value must be 128 bits and Base64-encoded."},
+	InvalidCRC64:                          {400, "The CRC64 value specified in the request is invalid. The CRC64 value must be 64 bits and Base64-encoded."},
 	InvalidMetadata:                       {400, "The metadata specified is invalid. It has characters that are not permitted."},
 	InvalidQueryParameterValue:            {400, "Value for one of the query parameters specified in the request URI is invalid."},
 	InvalidRange:                          {416, "The range specified is invalid for the current size of the resource."},

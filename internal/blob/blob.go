@@ -203,8 +203,9 @@ func parseProps(h http.Header) (props, error) {
 // operation's reference: "If both ... are present, the request fails with
 // a 400 (Bad Request)"; the message is the one azure-sdk-for-java's
 // BlobContentValidation upload tests expect from the service, the code
-// the Azure Storage Emulator's for it, in its CommonStatusEntries), and a
-// malformed Content-MD5 is 400 InvalidMd5.
+// the Azure Storage Emulator's for it, in its CommonStatusEntries), a
+// malformed Content-MD5 is 400 InvalidMd5 and a malformed
+// x-ms-content-crc64 400 InvalidCrc64.
 func checkChecksumHeaders(h http.Header) error {
 	md5v, crc := h.Get("Content-MD5"), h.Get("x-ms-content-crc64")
 	if md5v != "" && crc != "" {
@@ -212,6 +213,11 @@ func checkChecksumHeaders(h http.Header) error {
 	}
 	if md5v != "" {
 		if _, err := wire.ParseContentMD5(md5v); err != nil {
+			return err
+		}
+	}
+	if crc != "" {
+		if _, err := extent.ParseContentCRC64(crc); err != nil {
 			return err
 		}
 	}

@@ -92,10 +92,6 @@ func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, siz
 		if b.Type != BlockBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}
-		// All block ids of a blob have one length.
-		if len(b.Blocks) > 0 && blockIDLen(b.Blocks[0].Name) != len(rawID) {
-			return azerr.Newf(azerr.InvalidBlobOrBlock, "The specified block ID length differs from the committed block IDs.")
-		}
 	} else if r.Header.Get("x-ms-lease-id") != "" {
 		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
 	} else if err := s.settleDeletedBase(tx, r, BlockBlob); err != nil {
@@ -105,7 +101,13 @@ func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, siz
 	}
 	prefix := blocksPrefix(r.Account, r.container, r.name)
 	var sameLen = true
-	// The first uncommitted block tells the length (all have one);
+	// All block ids of a blob have one length, checked here against the
+	// uncommitted blocks only (Put Block reference: "If a block is uploaded
+	// with a block ID of a different length than the block IDs for any
+	// existing uncommitted blocks, the service returns error response code
+	// 400"): a blob committed with ids of one length can be rewritten with
+	// ids of another, and Put Block List still refuses a list that mixes
+	// them. The first uncommitted block tells the length (all have one);
 	// skip the sequence record.
 	if err := tx.Scan(prefix, kv.PrefixEnd(prefix), 2, false, func(k, v []byte) bool {
 		parts, _ := kv.Split(k)

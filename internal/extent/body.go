@@ -23,9 +23,9 @@ func (st *Staged) CheckDigests(h http.Header) error {
 		}
 	}
 	if v := h.Get("x-ms-content-crc64"); v != "" {
-		want, err := base64.StdEncoding.DecodeString(v)
-		if err != nil || len(want) != 8 {
-			return azerr.InvalidHeader("x-ms-content-crc64", v)
+		want, err := ParseContentCRC64(v)
+		if err != nil {
+			return err
 		}
 		if !bytes.Equal(want, st.CRC64) {
 			// The detail elements are UserSpecifiedCrc and
@@ -35,6 +35,20 @@ func (st *Staged) CheckDigests(h http.Header) error {
 		}
 	}
 	return nil
+}
+
+// ParseContentCRC64 decodes a transactional x-ms-content-crc64: anything
+// but 8 Base64-encoded bytes is 400 InvalidCrc64, the code Microsoft's
+// own tools give it next to InvalidMd5 (the Azure Storage Emulator's
+// CommonStatusEntries.InvalidCrc64, "CRC64 value must be 64 bits and
+// base64 encoded"; Microsoft.Azure.Storage.Common's
+// StorageErrorCodeStrings.InvalidCrc64).
+func ParseContentCRC64(v string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || len(b) != 8 {
+		return nil, azerr.New(azerr.InvalidCRC64)
+	}
+	return b, nil
 }
 
 // EchoDigests returns the digests computed for a stored body.

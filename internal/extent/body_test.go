@@ -92,7 +92,8 @@ func TestDigests(t *testing.T) {
 		{name: "malformed md5", hdr: map[string]string{"Content-MD5": "nope"}, wantErr: "InvalidMd5"},
 		{name: "good crc64", hdr: map[string]string{"x-ms-content-crc64": goodCRC}, echo: map[string]string{"Content-MD5": "", "x-ms-content-crc64": goodCRC}},
 		{name: "bad crc64", hdr: map[string]string{"x-ms-content-crc64": "AAAAAAAAAAA="}, wantErr: "Crc64Mismatch"},
-		{name: "malformed crc64", hdr: map[string]string{"x-ms-content-crc64": "AAAA"}, wantErr: "InvalidHeaderValue"},
+		{name: "malformed crc64", hdr: map[string]string{"x-ms-content-crc64": "AAAA"}, wantErr: "InvalidCrc64"},
+		{name: "crc64 not base64", hdr: map[string]string{"x-ms-content-crc64": "not-base64!"}, wantErr: "InvalidCrc64"},
 		{name: "both", hdr: map[string]string{"Content-MD5": goodMD5, "x-ms-content-crc64": goodCRC}, echo: map[string]string{"Content-MD5": goodMD5, "x-ms-content-crc64": goodCRC}},
 	}
 	for _, tc := range tests {

@@ -767,9 +767,12 @@ func parseCRCConditions(h http.Header) (crcConditions, error) {
 // check compares the CRC64 of the source range with the conditions.
 func (c crcConditions) check(crc []byte) error {
 	if c.content != nil && !bytes.Equal(c.content, crc) {
+		// The detail names are those of Blob's Crc64Mismatch (azure-sdk-for-js
+		// recording "stageBlock with invalid CRC64 should fail"): one error
+		// code, one body shape.
 		return azerr.New(azerr.CRC64Mismatch).
-			With("UserSpecifiedCrc64", base64.StdEncoding.EncodeToString(c.content)).
-			With("ServerCalculatedCrc64", base64.StdEncoding.EncodeToString(crc))
+			With("UserSpecifiedCrc", base64.StdEncoding.EncodeToString(c.content)).
+			With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(crc))
 	}
 	if c.ifMatch != nil && !bytes.Equal(c.ifMatch, crc) || c.ifNoneMatch != nil && bytes.Equal(c.ifNoneMatch, crc) {
 		return azerr.New(azerr.SourceConditionNotMet)
