@@ -292,6 +292,10 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	var st *extent.Staged
+	// The staged chunks are freed at once if the write is refused (see
+	// extent.Staged.Finish).
+	tried, uerr := false, error(nil)
+	defer func() { st.Finish(r.Context(), tried, uerr) }()
 	switch typ {
 	case BlockBlob:
 		blobMD, err := blobMD5(r.Header)
@@ -316,8 +320,6 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		// The chunks stay pinned until the transaction recording them is done.
-		defer st.Release()
 		if err := st.CheckDigests(digestHeader); err != nil {
 			return err
 		}
@@ -355,6 +357,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		}
 		return s.replaceBlob(tx, r, conds, rec)
 	})
+	tried, uerr = true, err
 	if err != nil {
 		return err
 	}

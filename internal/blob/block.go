@@ -38,8 +38,9 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	// The chunks stay pinned until the transaction recording them is done.
-	defer st.Release()
+	// Freed at once if the write is refused (extent.Staged.Finish).
+	tried, uerr := false, error(nil)
+	defer func() { st.Finish(r.Context(), tried, uerr) }()
 	if st.Size == 0 { // an empty chunked body
 		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
 	}
@@ -52,6 +53,7 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 		}
 		return s.stageBlock(tx, r, rawID, idParam, st.Size, st.Parts)
 	})
+	tried, uerr = true, err
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,7 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 	}
 	mode := r.Header.Get("x-ms-page-write")
 	var st *extent.Staged
+	tried, uerr := false, error(nil)
 	switch mode {
 	case "update":
 		if n > maxPageWrite {
@@ -70,8 +71,8 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		if st, err = s.data.StageBlobWrite(r.Context(), body, bn, r.Header); err != nil {
 			return err
 		}
-		// The chunks stay pinned until the transaction recording them is done.
-		defer st.Release()
+		// Freed at once if the write is refused (extent.Staged.Finish).
+		defer func() { st.Finish(r.Context(), tried, uerr) }()
 		if err := st.CheckDigests(r.Header); err != nil {
 			return err
 		}
@@ -94,6 +95,7 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		}
 		return writePages(tx, r, b, off, n, parts)
 	})
+	tried, uerr = true, err
 	if err != nil {
 		return err
 	}
@@ -235,8 +237,9 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	// The chunks stay pinned until the transaction recording them is done.
-	defer st.Release()
+	// Freed at once if the write is refused (extent.Staged.Finish).
+	tried, uerr := false, error(nil)
+	defer func() { st.Finish(r.Context(), tried, uerr) }()
 	if st.Size == 0 { // an empty chunked body
 		return azerr.InvalidHeader("Content-Length", "0")
 	}
@@ -251,6 +254,7 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 		offset, err = appendParts(tx, r, b, appendPos, maxSize, st.Size, st.Parts)
 		return err
 	})
+	tried, uerr = true, err
 	if err != nil {
 		return err
 	}

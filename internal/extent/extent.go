@@ -103,6 +103,7 @@ type Staged struct {
 
 	pins   *pinTable
 	pinned []string // chunk ids pinned until Release
+	chunks chunk.Store
 }
 
 // Stage reads exactly n bytes from body (n < 0: until EOF) and stores them
@@ -139,7 +140,7 @@ func (s *Store) StageEmbedded(ctx context.Context, body io.Reader, n int64, h ht
 }
 
 func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5, embed, crc bool) (_ *Staged, err error) {
-	st := &Staged{inline: map[string][]byte{}, pins: s.pins}
+	st := &Staged{inline: map[string][]byte{}, pins: s.pins, chunks: s.chunks}
 	defer func() {
 		if err != nil {
 			st.Release() // the chunks are orphans now

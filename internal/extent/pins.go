@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"strings"
 	"sync"
 	"time"
 
@@ -333,4 +335,32 @@ func (st *Staged) Release() {
 	}
 	st.pins.unpin(st.pinned)
 	st.pinned = nil
+}
+
+// Finish ends a staged body's request: tried says whether the Update that
+// was to record its items ran, err what it returned. When it did not run,
+// or returned an Azure error (which its function returned, so nothing was
+// committed: kv.Store.Update), no record can refer to the chunks this
+// request created, and they are removed at once rather than left to the
+// sweeper for OrphanGrace; that gives a refused upload's room back (the
+// in-memory store's --extent-memory-limit, disk space). Any other error
+// leaves the transaction's outcome unknown: the chunks are only unpinned
+// and the sweeper decides. Use `defer func() { st.Finish(ctx, tried, uerr) }()`.
+func (st *Staged) Finish(ctx context.Context, tried bool, err error) {
+	if st == nil {
+		return
+	}
+	var ids []string
+	if _, refused := azerr.As(err); !tried || refused {
+		for _, p := range st.pinned {
+			if id, ok := strings.CutPrefix(p, "c"); ok {
+				ids = append(ids, id)
+			}
+		}
+	}
+	st.Release()
+	ctx = context.WithoutCancel(ctx) // a client gone mid-request still frees its room
+	for _, id := range ids {
+		_ = st.chunks.Remove(ctx, id) // one left behind is the sweeper's
+	}
 }

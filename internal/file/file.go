@@ -109,6 +109,7 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 	// (at most 4 MiB, written at offset 0) (azfile recording
 	// TestFileCreateDataPrecalculatedChecksum).
 	var st *extent.Staged
+	tried, uerr := false, error(nil)
 	if r.ContentLength > 0 || r.Header.Get("Transfer-Encoding") != "" {
 		if r.ContentLength > maxRangeWrite {
 			return azerr.New(azerr.RequestBodyTooLarge)
@@ -123,8 +124,8 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 		if st, err = s.data.Stage(r.Context(), body, r.ContentLength, r.Header, true); err != nil {
 			return err
 		}
-		// The chunks stay pinned until the transaction recording them is done.
-		defer st.Release()
+		// Freed at once if the create is refused (extent.Staged.Finish).
+		defer func() { st.Finish(r.Context(), tried, uerr) }()
 		if st.Size > size {
 			return azerr.New(azerr.InvalidRange)
 		}
@@ -185,6 +186,7 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 		touch(e, r.Now)
 		return putEntry(tx, r.Account, r.share, "", e)
 	})
+	tried, uerr = true, err
 	if err != nil {
 		return err
 	}
@@ -528,6 +530,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	var st, zeros *extent.Staged
+	tried, uerr := false, error(nil)
 	switch mode := r.Header.Get("x-ms-write"); strings.ToLower(mode) {
 	case "update":
 		if r.ContentLength != n {
@@ -543,8 +546,8 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		if st, err = s.data.Stage(r.Context(), body, n, r.Header, true); err != nil {
 			return err
 		}
-		// The chunks stay pinned until the transaction recording them is done.
-		defer st.Release()
+		// Freed at once if the write is refused (extent.Staged.Finish).
+		defer func() { st.Finish(r.Context(), tried, uerr) }()
 		if err := st.CheckDigests(r.Header); err != nil {
 			return err
 		}
@@ -594,6 +597,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		rangeWritten(e, r.Now, preserve)
 		return extent.AdjustRefs(tx, r.Now, old, e.Parts)
 	})
+	tried, uerr = true, err
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/clock"
@@ -226,10 +228,11 @@ func TestInMemoryWritesNothingToDisk(t *testing.T) {
 	}
 }
 
-// TestInMemoryOrphanSweep: the body of a write refused after its upload
-// (a failed precondition) holds room until the orphan sweep removes its
-// chunk, which it does on the in-memory store as on disk.
-func TestInMemoryOrphanSweep(t *testing.T) {
+// TestInMemoryRefusedWriteFreesRoom: the body of a write refused after
+// its upload (a failed precondition, a lease it does not hold) gives its
+// room back with the refusal (extent.Staged.Finish), not only once the
+// orphan sweep runs.
+func TestInMemoryRefusedWriteFreesRoom(t *testing.T) {
 	const limit = 2 << 20
 	const size = 600 << 10
 	a, clk := startInMemory(t, limit)
@@ -247,18 +250,34 @@ func TestInMemoryOrphanSweep(t *testing.T) {
 	_, err := cc.NewBlockBlobClient("a").Upload(ctx, streaming.NopCloser(bytes.NewReader(randomBody(t, size))),
 		&blockblob.UploadOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: &star}}})
 	wantCode(t, err, 409, bloberror.BlobAlreadyExists)
+	// The refused body's room came back with the refusal: 600 KiB stored
+	// plus 900 KiB fit under 2 MiB, which they would not if the refused
+	// 600 KiB were still held for the sweeper.
 	big := randomBody(t, 900<<10)
-	putBig := func() error {
-		_, err := cc.NewBlockBlobClient("b").Upload(ctx, streaming.NopCloser(bytes.NewReader(big)), nil)
+	putBig := func(name string) error {
+		_, err := cc.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(big)), nil)
 		return err
 	}
-	wantCode(t, putBig(), 409, memLimitCode)
+	must(t, putBig("b"))
+	// So did a refused Put Block's (a lease it does not hold).
+	lc, err := lease.NewBlobClient(cc.NewBlobClient("b"), nil)
+	must(t, err)
+	_, err = lc.AcquireLease(ctx, 15, nil)
+	must(t, err)
+	_, err = cc.NewBlockBlobClient("b").StageBlock(ctx, base64.StdEncoding.EncodeToString([]byte("block-01")), streaming.NopCloser(bytes.NewReader(randomBody(t, 300<<10))), nil)
+	wantCode(t, err, 412, bloberror.LeaseIDMissing)
+	_, err = lc.ReleaseLease(ctx, nil)
+	must(t, err)
+	// 1.5 MiB stored + 400 KiB fit under 2 MiB only without the refused
+	// 300 KiB block.
+	_, err = cc.NewBlockBlobClient("c").Upload(ctx, streaming.NopCloser(bytes.NewReader(randomBody(t, 400<<10))), nil)
+	must(t, err)
+	// Nothing is left for the sweeper.
 	now := clk.Now()
 	clk.Advance(extent.OrphanGrace + time.Minute)
 	n, err := a.Blob.SweepOrphans(ctx)
 	clk.Set(now)
-	if err != nil || n != 1 {
-		t.Fatalf("SweepOrphans = %d, %v; want the refused body's chunk", n, err)
+	if err != nil || n != 0 {
+		t.Fatalf("SweepOrphans = %d, %v; want nothing left by the refused writes", n, err)
 	}
-	must(t, putBig())
 }
