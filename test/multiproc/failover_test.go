@@ -266,27 +266,10 @@ func TestPrimaryFailover(t *testing.T) {
 			for seq := 0; seq < 20000 && !stopped(); seq++ {
 				key := keys[rng.IntN(len(keys))]
 				kn, haveETag := known[key]
-				in := regInput{key: key, kind: opGet}
-				switch r := rng.IntN(10); {
-				case r < 4 || !haveETag:
-				case r < 8:
-					in = regInput{key: key, kind: opCAS, value: fmt.Sprintf("c%d-%d", cid, seq), expect: kn.content}
-				default:
-					in = regInput{key: key, kind: opPut, value: fmt.Sprintf("c%d-%d", cid, seq)}
-				}
+				in := nextRegOp(rng, key, cid, seq, haveETag, kn.content)
 				start := time.Now()
 				call := now()
-				var out regOutput
-				var err error
-				var etag azcore.ETag
-				switch in.kind {
-				case opGet:
-					out.value, etag, err = getBlob(ctx, bbs[key])
-				case opPut:
-					etag, err = putBlob(ctx, bbs[key], in.value, nil)
-				case opCAS:
-					etag, err = putBlob(ctx, bbs[key], in.value, ifMatch(kn.etag))
-				}
+				out, etag, err := runRegOp(ctx, bbs[key], in, kn.etag)
 				ret := now()
 				ops.Add(1)
 				timed("register "+registerModel.DescribeOperation(in, out), node, start)

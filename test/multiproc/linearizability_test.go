@@ -1,6 +1,7 @@
 package multiproc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -307,26 +308,9 @@ func TestLinearizability(t *testing.T) {
 				}
 				key := keys[rng.IntN(len(keys))]
 				kn, haveETag := known[key]
-				in := regInput{key: key, kind: opGet}
-				switch r := rng.IntN(10); {
-				case r < 4 || !haveETag:
-				case r < 8:
-					in = regInput{key: key, kind: opCAS, value: fmt.Sprintf("c%d-%d", cid, seq), expect: kn.content}
-				default:
-					in = regInput{key: key, kind: opPut, value: fmt.Sprintf("c%d-%d", cid, seq)}
-				}
+				in := nextRegOp(rng, key, cid, seq, haveETag, kn.content)
 				call := now()
-				var out regOutput
-				var err error
-				var etag azcore.ETag
-				switch in.kind {
-				case opGet:
-					out.value, etag, err = getBlob(ctx, bbs[key])
-				case opPut:
-					etag, err = putBlob(ctx, bbs[key], in.value, nil)
-				case opCAS:
-					etag, err = putBlob(ctx, bbs[key], in.value, ifMatch(kn.etag))
-				}
+				out, etag, err := runRegOp(ctx, bbs[key], in, kn.etag)
 				ret := now()
 				code, ecode := status(err)
 				switch {
@@ -438,4 +422,32 @@ func TestLinearizability(t *testing.T) {
 		}
 		t.Errorf("the history is not linearizable (porcupine: %s); visualization: %s", res, path)
 	}
+}
+
+// nextRegOp picks a client's next register operation on key: a read, or,
+// once the client knows the key's content and ETag, a conditional
+// (If-Match) or an unconditional write.
+func nextRegOp(rng *rand.Rand, key string, cid, seq int, known bool, content string) regInput {
+	switch r := rng.IntN(10); {
+	case r < 4 || !known:
+		return regInput{key: key, kind: opGet}
+	case r < 8:
+		return regInput{key: key, kind: opCAS, value: fmt.Sprintf("c%d-%d", cid, seq), expect: content}
+	default:
+		return regInput{key: key, kind: opPut, value: fmt.Sprintf("c%d-%d", cid, seq)}
+	}
+}
+
+// runRegOp sends a register operation as the Blob request it stands for
+// (Get Blob, Put Blob, Put Blob with If-Match: etag).
+func runRegOp(ctx context.Context, bb *blockblob.Client, in regInput, etag azcore.ETag) (out regOutput, got azcore.ETag, err error) {
+	switch in.kind {
+	case opGet:
+		out.value, got, err = getBlob(ctx, bb)
+	case opPut:
+		got, err = putBlob(ctx, bb, in.value, nil)
+	case opCAS:
+		got, err = putBlob(ctx, bb, in.value, ifMatch(etag))
+	}
+	return out, got, err
 }
