@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"errors"
+	"github.com/cerulean-storage/cerulean/internal/auth"
 	"net/http"
 	"net/url"
 	"strings"
@@ -58,6 +59,14 @@ func copySource(r *req) (acct, container, name, snap string, err error) {
 // SAS): its SAS is verified with that account's keys and stored access
 // policies.
 func (s *Service) authorizeSource(r *req, acct, cont, name string) error {
+	if v := r.Header.Get("x-ms-copy-source-authorization"); v != "" {
+		// The source read with the caller's Entra ID token (Copy Blob
+		// From URL, Put Blob From URL, Put Block From URL:
+		// "x-ms-copy-source-authorization ... Only the bearer scheme is
+		// supported"); a valid token reads any account here, as it
+		// grants the whole account in the basic OAuth mode.
+		return r.VerifySourceBearer(v, acct, auth.Blob)
+	}
 	if acct == r.Account {
 		return s.authorizeCopySource(r, cont, name)
 	}

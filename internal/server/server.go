@@ -35,6 +35,9 @@ type Request struct {
 	// HostStyle is true for a request in Azure's production URL form,
 	// the account in the host (see Server.productStyle).
 	HostStyle bool
+	// OAuth is true when the server accepts bearer tokens (--oauth
+	// basic), as request or copy-source credentials.
+	OAuth bool
 	// Principal is the identity of a verified bearer token (oauth basic
 	// mode); nil for Shared Key, SAS and anonymous requests.
 	Principal *auth.Principal
@@ -284,7 +287,7 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			// https://learn.microsoft.com/en-us/rest/api/storageservices/versioning-for-the-azure-storage-services).
 			h.Set("x-ms-version", oldestVersion)
 		}
-		r = &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler, HTTPS: hr.TLS != nil || overTLS(hr)}
+		r = &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler, HTTPS: hr.TLS != nil || overTLS(hr), OAuth: s.cfg.OAuth}
 		fail := func(e *azerr.Error) {
 			drainBody(w, hr)
 			if svc.JSONErrors {
@@ -450,6 +453,33 @@ func (r *Request) AccountURL() string {
 		return scheme + "://" + r.Host
 	}
 	return scheme + "://" + r.Host + "/" + r.Account
+}
+
+// VerifySourceBearer checks the x-ms-copy-source-authorization value v
+// ("Bearer <token>", the only scheme Azure takes there) as a token for
+// account's svc endpoint: the copy source of another account read with
+// the caller's Entra ID identity. Without --oauth basic no token is
+// accepted.
+func (r *Request) VerifySourceBearer(v, account string, svc auth.Service) error {
+	scheme, tok, ok := strings.Cut(v, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return azerr.Newf(azerr.CannotVerifyCopySource, "x-ms-copy-source-authorization takes the Bearer scheme only.").WithStatus(http.StatusBadRequest)
+	}
+	if !r.OAuth {
+		return azerr.Newf(azerr.CannotVerifyCopySource, "Bearer tokens are not accepted by this server (start it with --oauth basic).").WithStatus(http.StatusForbidden)
+	}
+	if err := auth.VerifyBearer(tok, account, svc, r.HTTPS, r.Now); err != nil {
+		detail := "The copy source token is not valid."
+		if ae, ok := azerr.As(err); ok {
+			for _, d := range ae.Details {
+				if d.Value != "" {
+					detail = d.Value
+				}
+			}
+		}
+		return azerr.Newf(azerr.CannotVerifyCopySource, "%s", detail).WithStatus(http.StatusUnauthorized)
+	}
+	return nil
 }
 
 // AccountKey returns the first key of the request's account.
