@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -238,7 +239,7 @@ func Set(ctx context.Context, store kv.Store, key []byte, k Kind, body io.Reader
 	if err != nil {
 		return err
 	}
-	return store.Update(ctx, func(tx kv.Tx) error {
+	err = store.Update(ctx, func(tx kv.Tx) error {
 		p, err := Load(tx, key, k)
 		if err != nil {
 			return err
@@ -250,6 +251,8 @@ func Set(ctx context.Context, store kv.Store, key []byte, k Kind, body io.Reader
 		}
 		return tx.Put(key, raw)
 	})
+	cors.forget(store, key)
+	return err
 }
 
 // Stats is the Get Service Stats document. A single-site server is always
@@ -265,11 +268,84 @@ func LiveStats(now time.Time) Stats {
 	return Stats{Status: "live", Sync: now.UTC().Format(http.TimeFormat)}
 }
 
-// CORSRules returns the CORS rules stored under key.
+// CORSRules returns the CORS rules stored under key. Every GET and HEAD
+// of a service needs them (Vary: Origin is sent whenever the service has
+// rules), so they are kept for CORSCacheTTL instead of costing each such
+// request a transaction of its own (a round trip on PostgreSQL). Set on
+// this process drops the copy at once; other front ends sharing a
+// database see a change within CORSCacheTTL (inferred as acceptable:
+// rules are configuration, not data, and no operation's outcome but the
+// CORS headers depends on them).
 func CORSRules(ctx context.Context, store kv.Store, key []byte, k Kind) ([]CORSRule, error) {
+	now := time.Now()
+	if rules, ok := cors.get(store, key, now); ok {
+		return rules, nil
+	}
+	gen := cors.generation()
 	p, err := Get(ctx, store, key, k)
-	if err != nil || p.Cors == nil {
+	if err != nil {
 		return nil, err
 	}
-	return p.Cors.Rules, nil
+	var rules []CORSRule
+	if p.Cors != nil {
+		rules = p.Cors.Rules
+	}
+	cors.put(store, key, rules, now, gen)
+	return rules, nil
+}
+
+// CORSCacheTTL is how long CORSRules keeps an account's rules.
+var CORSCacheTTL = time.Second
+
+// cors is the cache of CORSRules, by store and properties key.
+var cors = &corsCache{m: map[corsKey]corsEntry{}}
+
+type corsKey struct {
+	store kv.Store
+	key   string
+}
+
+type corsEntry struct {
+	rules []CORSRule
+	at    time.Time
+}
+
+// corsCache's generation counts Sets: rules read before a Set finished
+// are not kept after it.
+type corsCache struct {
+	mu  sync.Mutex
+	gen uint64
+	m   map[corsKey]corsEntry
+}
+
+func (c *corsCache) get(store kv.Store, key []byte, now time.Time) ([]CORSRule, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[corsKey{store, string(key)}]
+	if !ok || now.Sub(e.at) >= CORSCacheTTL || now.Before(e.at) {
+		return nil, false
+	}
+	return e.rules, true
+}
+
+func (c *corsCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+func (c *corsCache) put(store kv.Store, key []byte, rules []CORSRule, at time.Time, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen == c.gen {
+		c.m[corsKey{store, string(key)}] = corsEntry{rules, at}
+	}
+}
+
+// forget drops key's rules and invalidates reads still in flight.
+func (c *corsCache) forget(store kv.Store, key []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	delete(c.m, corsKey{store, string(key)})
 }

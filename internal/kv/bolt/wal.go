@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cerulean-storage/cerulean/internal/vfs"
 )
@@ -87,7 +88,7 @@ type wal struct {
 	// filler only writes zeros at or past it, and stops once a record
 	// write has passed it.
 	zmu     sync.Mutex
-	zeroing bool
+	zeroing atomic.Bool // the filler may still write: record writes take zmu
 	hi      int64
 	zstop   chan struct{}
 	zdone   chan struct{}
@@ -129,7 +130,8 @@ func openWAL(fsys vfs.FS, path string, size int64, durable, background bool) (*w
 				return nil, err
 			}
 		}
-		w := &wal{f: f, path: path, size: size, hdr: walHeader, zeroing: true, zstop: make(chan struct{}), zdone: make(chan struct{})}
+		w := &wal{f: f, path: path, size: size, hdr: walHeader, zstop: make(chan struct{}), zdone: make(chan struct{})}
+		w.zeroing.Store(true)
 		go w.prezero(durable)
 		return w, nil
 	} else {
@@ -247,11 +249,13 @@ func (w *wal) write(b []byte, off int64) error {
 		binary.LittleEndian.PutUint32(p[4:], w.checksum(p[8:n]))
 		p = p[n:]
 	}
-	w.zmu.Lock()
-	if w.zeroing && off+int64(len(b)) > w.hi {
-		w.hi = off + int64(len(b))
+	if w.zeroing.Load() { // only while a new log is being filled
+		w.zmu.Lock()
+		if off+int64(len(b)) > w.hi {
+			w.hi = off + int64(len(b))
+		}
+		w.zmu.Unlock()
 	}
-	w.zmu.Unlock()
 	if _, err := w.f.WriteAt(b, off); err != nil {
 		return fmt.Errorf("kv/bolt: log write: %w", err)
 	}
@@ -281,7 +285,7 @@ func (w *wal) prezero(durable bool) {
 			// A record write got here first: what lies before it is
 			// written or will be, and what lies past it is reached in
 			// turn; allocating the rest is left to the writes.
-			w.zeroing = false
+			w.zeroing.Store(false)
 			w.zmu.Unlock()
 			return
 		}
@@ -294,9 +298,7 @@ func (w *wal) prezero(durable bool) {
 	if durable {
 		_ = w.f.Datasync()
 	}
-	w.zmu.Lock()
-	w.zeroing = false
-	w.zmu.Unlock()
+	w.zeroing.Store(false)
 }
 
 // replay calls fn for each record after seq last, in order, and returns

@@ -404,7 +404,7 @@ func TestWALBackgroundZeroFill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !w.zeroing && round == 0 {
+		if !w.zeroing.Load() && round == 0 {
 			t.Log("filler finished before the first write")
 		}
 		// Records written sequentially from the start, as the log does,
