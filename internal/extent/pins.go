@@ -288,13 +288,31 @@ func (s *Store) createPinned(ctx context.Context) (chunk.Writer, error) {
 	return w, nil
 }
 
-// removeUnpinned removes chunk id unless it is pinned now; it reports
-// whether it removed it.
+// removeUnpinned removes chunk id unless it is pinned now or, read after
+// the pins, recorded; it reports whether it removed it. The record is
+// read again here because the sweeper's decision may predate the chunk's
+// writer: a chunk listed a moment after its creation, before its pin,
+// looked unpinned and unrecorded; its writer may since have recorded it
+// and released the pin. The gate keeps new chunks from being created
+// meanwhile (they would be pinned anyway).
 func (s *Store) removeUnpinned(ctx context.Context, id string) (bool, error) {
 	s.pins.gate.Lock()
 	defer s.pins.gate.Unlock()
 	if s.pins.pinned("c" + id) {
 		return false, nil
+	}
+	recorded := false
+	if err := s.store.View(ctx, func(tx kv.Tx) error {
+		_, err := tx.Get(dataKey("c" + id))
+		switch {
+		case err == nil:
+			recorded = true
+		case !errors.Is(err, kv.ErrNotFound):
+			return err
+		}
+		return nil
+	}); err != nil || recorded {
+		return false, err
 	}
 	return true, s.chunks.Remove(ctx, id)
 }
