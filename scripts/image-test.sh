@@ -18,7 +18,11 @@ cleanup() {
     kill "$started" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$started" 2>/dev/null || break; sleep 0.2; done
   fi
-  rm -rf "$state"
+  # dockerd leaves its network namespace mounted under its exec root.
+  for m in "$state"/exec/netns/*; do
+    [ -e "$m" ] && umount -l "$m" 2>/dev/null || true
+  done
+  rm -rf "$state" 2>/dev/null || true
 }
 trap cleanup EXIT
 if ! docker info >/dev/null 2>&1; then
