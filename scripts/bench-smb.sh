@@ -37,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$work/cerulean" ./cmd/cerulean
-base=$((30000 + RANDOM % 20000))
+base=$((20000 + RANDOM % 10000)) # below the ephemeral range (32768-60999)
 fport=$base
 sport=$((base + 1))
 "$work/cerulean" serve --blob-port -1 --queue-port -1 --table-port -1 --file-port "$fport" --smb-port "$sport" \

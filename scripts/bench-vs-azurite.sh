@@ -15,7 +15,7 @@ go build -o "$bin" ./cmd/cerulean
 work=$(mktemp -d)
 cleanup() { [ -n "${az_pid:-}" ] && kill "$az_pid" 2>/dev/null; rm -rf "$work" "$(dirname "$bin")"; }
 trap cleanup EXIT
-base=$((20000 + RANDOM % 20000))
+base=$((20000 + RANDOM % 10000)) # below the ephemeral range (32768-60999)
 "$AZ_DIR/node_modules/.bin/azurite" --blobHost 127.0.0.1 --queueHost 127.0.0.1 --tableHost 127.0.0.1 \
   --blobPort "$base" --queuePort $((base + 1)) --tablePort $((base + 2)) \
   --location "$work/azurite" --disableTelemetry --skipApiVersionCheck --silent >"$work/azurite.log" 2>&1 &

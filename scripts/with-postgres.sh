@@ -80,7 +80,7 @@ as_pg "$bindir/initdb" -D "$tmp/data" -U "$pguser" -A trust -E UTF8 --locale=C >
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 port=""
 for _ in $(seq 1 20); do
-  p=$((20000 + RANDOM % 40000))
+  p=$((20000 + RANDOM % 12000)) # below 32768: the ephemeral range is for client source ports
   port_free "$p" || continue
   if as_pg "$bindir/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w -t 60 \
     -o "-p $p -k $tmp/sock -c listen_addresses=127.0.0.1 -c max_connections=400 ${CERULEAN_PG_OPTS:-}" \

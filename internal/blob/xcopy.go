@@ -24,17 +24,20 @@ func (s *Service) SetFilePeer(p *xcopy.Peer) { s.filePeer.Store(p) }
 // must grant reading the blob as Get Blob would; without one, the
 // request's Shared Key (when sharedKey allows it) or the container's
 // public access authorizes it (401 CannotVerifyCopySource otherwise, the
-// status an anonymous read of a private blob gets).
+// status an anonymous read of a private blob gets). A blob of another
+// account served here is read as Azure reads one: by its SAS, verified
+// with that account's keys, or by public access (the request's Shared
+// Key covers only its own account).
 func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Values, sharedKey bool) error {
-	cont, name, err := xcopy.SplitPath(sr, path)
+	acct, cont, name, err := xcopy.SplitPath(path)
 	if err != nil {
 		return err
 	}
 	name = blobName(name)
-	if sharedKey && sr.Authenticated && !q.Has("sig") {
+	if sharedKey && sr.Authenticated && !q.Has("sig") && acct == sr.Account {
 		return nil
 	}
-	ok, err := s.sourceReadable(sr, cont, name, q)
+	ok, err := s.sourceReadable(xcopy.In(sr, acct), cont, name, q)
 	if err != nil || ok {
 		return err
 	}
@@ -45,7 +48,7 @@ func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Val
 // the snapshot) at path. Missing: 404 CannotVerifyCopySource; archived:
 // 409 BlobArchived, as a read of it.
 func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q url.Values) (*xcopy.Object, error) {
-	cont, name, err := xcopy.SplitPath(sr, path)
+	acct, cont, name, err := xcopy.SplitPath(path)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +61,7 @@ func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q ur
 		}
 		snap = wire.FormatISO7(t)
 	}
-	b, err := findBlob(tx, sr.Account, cont, name, snap)
+	b, err := findBlob(tx, acct, cont, name, snap)
 	if err != nil {
 		return nil, err
 	}

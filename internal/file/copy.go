@@ -36,6 +36,7 @@ type copySource struct {
 	raw   string
 	blob  *xcopy.Peer // the Blob service, when the source is a blob
 	bpath string      // the blob's path-style path
+	acct  string      // the source's account (the request's, or another served here)
 	share string
 	path  string   // share-relative, decoded
 	comps []string // path split on "/"
@@ -47,10 +48,10 @@ type copySource struct {
 // File service (/{account}/{share}/{path}, or with the account in an Azure
 // host name: see wire.SourcePath), optionally of a share snapshot
 // (?sharesnapshot=) and with a SAS. Trailing dots of the path follow
-// x-ms-source-allow-trailing-dot. Copies complete inside one transaction of
-// this account, so a source on another host (a blob, or another server) or in
-// another account cannot be read: 404 CannotVerifyCopySource, as Blob answers
-// for other accounts (inferred). A blob of this server's Blob service is read
+// x-ms-source-allow-trailing-dot. The source may be in another account
+// served here (see authorizeCopySource); a source on another host (another
+// server) cannot be read: 404 CannotVerifyCopySource (inferred). A blob of
+// this server's Blob service is read
 // through it (see xcopy): Copy File and Put Range From URL copy "a blob or
 // file" (Copy File,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file).
@@ -82,11 +83,11 @@ func (s *Service) parseCopySource(r *req) (*copySource, error) {
 // the source URL raw whose query is q) as a copy source; trailing dots
 // of the path are kept when trailingDot.
 func newCopySource(r *req, raw, path string, q url.Values, trailingDot bool) (*copySource, error) {
-	sh, rest, err := xcopy.SplitPath(r.Request, path)
+	acct, sh, rest, err := xcopy.SplitPath(path)
 	if err != nil {
 		return nil, err
 	}
-	cs := &copySource{raw: raw, share: sh, query: q}
+	cs := &copySource{raw: raw, acct: acct, share: sh, query: q}
 	if err := wire.ValidShareName(sh); err != nil {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
@@ -102,6 +103,25 @@ func newCopySource(r *req, raw, path string, q url.Values, trailingDot bool) (*c
 		cs.snap = wire.FormatISO7(t)
 	}
 	return cs, nil
+}
+
+// at returns r addressed to the source file: its account, share and
+// path, on the live share (the source's handles, locks and stored access
+// policies are those of the live share).
+func (cs *copySource) at(r *req) *req {
+	sr := *r
+	sr.Request = xcopy.In(r.Request, cs.acct)
+	sr.share, sr.path, sr.comps, sr.snap = cs.share, cs.path, cs.comps, ""
+	return &sr
+}
+
+// account is the account of the source: a file's, or a blob's.
+func (cs *copySource) account() string {
+	if cs.blob != nil {
+		acct, _, _, _ := xcopy.SplitPath(cs.bpath)
+		return acct
+	}
+	return cs.acct
 }
 
 // sourceFailure reports a failure to read a copy source the way the
@@ -140,16 +160,32 @@ func asSourceFailure(err error) error {
 // with a SAS that fails: 403 CannotVerifyCopySource carrying the SAS failure
 // (inferred). A SAS on the source URL is verified whenever present, under
 // Shared Key too: the service reads the source with the credentials the
-// source URL carries (inferred). This server has no Microsoft Entra ID, so an
-// x-ms-copy-source-authorization token cannot be verified (401
-// CannotVerifyCopySource) (inferred).
+// source URL carries (inferred). A source of another account served here
+// is read as Azure reads one: "If you're copying a file from another
+// storage account, you must authorize the source file via a shared access
+// signature" (Copy File), verified with that account's keys and policies;
+// the request's Shared Key covers only its own account. An
+// x-ms-copy-source-authorization bearer token ("Only the bearer scheme is
+// supported for Microsoft Entra", Put Range From URL) authorizes the
+// source in any account, as the token grants the whole account in the
+// basic OAuth mode (a Blob source's token is checked for the Blob
+// endpoint, a file's for the File endpoint).
 func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) error {
+	if v := r.Header.Get("x-ms-copy-source-authorization"); v != "" {
+		svc := auth.File
+		if cs.blob != nil {
+			svc = auth.Blob
+		}
+		return r.VerifySourceBearer(v, cs.account(), svc)
+	}
 	if cs.blob != nil {
 		return cs.blob.AuthorizeCopySource(r.Request, cs.bpath, cs.query, !needSAS)
 	}
 	if cs.query.Has("sig") {
-		// Verified as a File SAS, also when a blob copy reads the file.
-		_, err := r.AuthorizeForeignSourceSAS(auth.File, cs.query, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(r, cs.share), sasRules["getFile"])
+		// Verified as a File SAS of the source's account, also when a
+		// blob copy reads the file.
+		src := cs.at(r)
+		_, err := src.AuthorizeForeignSourceSAS(auth.File, cs.query, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(src, cs.share), sasRules["getFile"])
 		if err != nil {
 			code := azerr.AuthenticationFailed
 			if ae, ok := azerr.As(err); ok {
@@ -159,8 +195,21 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 		}
 		return nil
 	}
-	if v := r.Header.Get("x-ms-copy-source-authorization"); v != "" {
-		return sourceFailure(http.StatusUnauthorized, azerr.InvalidAuthenticationInfo, "x-ms-copy-source-authorization is not supported by this server; authorize the source with a SAS.")
+	if cs.acct != r.Account {
+		// Files are never public: without a SAS, a source in another
+		// account is refused, 404 when there is no such share there (as
+		// a blob source of another account, inferred).
+		err := s.store.View(r.Context(), func(tx kv.Tx) error {
+			_, err := loadShare(tx, cs.acct, cs.share, "")
+			return err
+		})
+		if azerr.Has(err, azerr.ShareNotFound) {
+			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified share does not exist.")
+		}
+		if err != nil {
+			return err
+		}
+		needSAS = true
 	}
 	if needSAS {
 		return sourceFailure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
@@ -176,10 +225,10 @@ func loadCopySource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
 	if cs.blob != nil {
 		return loadBlobSource(tx, r, cs)
 	}
-	if _, err := loadShare(tx, r.Account, cs.share, cs.snap); err != nil {
+	if _, err := loadShare(tx, cs.acct, cs.share, cs.snap); err != nil {
 		return nil, err
 	}
-	_, e, err := walk(tx, r.Account, cs.share, cs.snap, cs.comps)
+	_, e, err := walk(tx, cs.acct, cs.share, cs.snap, cs.comps)
 	if err != nil {
 		return nil, err
 	}
@@ -189,9 +238,7 @@ func loadCopySource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
 	if cs.snap == "" {
 		// Handles are those of the source's share: check them through a
 		// request addressed to the source.
-		sr := *r
-		sr.share, sr.path, sr.comps, sr.snap = cs.share, cs.path, cs.comps, ""
-		if err := checkHandles(tx, &sr, e, handle.OpCopyFileSource); err != nil {
+		if err := checkHandles(tx, cs.at(r), e, handle.OpCopyFileSource); err != nil {
 			return nil, err
 		}
 	}
@@ -222,9 +269,7 @@ func checkSourceLocks(tx kv.Tx, r *req, cs *copySource, src *entry, off, n int64
 	if cs.snap != "" || cs.blob != nil {
 		return nil
 	}
-	sr := *r
-	sr.share, sr.path, sr.comps, sr.snap = cs.share, cs.path, cs.comps, ""
-	return checkLocks(tx, &sr, src, off, n, false)
+	return checkLocks(tx, cs.at(r), src, off, n, false)
 }
 
 // copyFile implements Copy File (PUT with x-ms-copy-source) from a file of

@@ -101,16 +101,29 @@ func Failure(status int, code, msg string) *azerr.Error {
 }
 
 // SplitPath splits a path-style source path "/{account}/{top}/{rest}"
-// (top a container or share, rest a blob name or file path, both
-// non-empty) and checks the account is r's: a copy reads only within its
-// account (404 CannotVerifyCopySource otherwise).
-func SplitPath(r *server.Request, path string) (top, rest string, err error) {
+// (top a container or share, rest a blob name or file path, all three
+// non-empty). The account may be another than the request's: Copy Blob
+// and Copy File read "a blob or file in any account" authorized by its
+// SAS (Copy Blob,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-blob;
+// Copy File, https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file),
+// so each source decides how a source of another account is authorized.
+func SplitPath(path string) (acct, top, rest string, err error) {
 	segs := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 3)
-	if len(segs) != 3 || segs[1] == "" || segs[2] == "" {
-		return "", "", azerr.InvalidHeader("x-ms-copy-source", path)
+	if len(segs) != 3 || segs[0] == "" || segs[1] == "" || segs[2] == "" {
+		return "", "", "", azerr.InvalidHeader("x-ms-copy-source", path)
 	}
-	if segs[0] != r.Account {
-		return "", "", azerr.Newf(azerr.CannotVerifyCopySource, "Copying from another account is not supported by this server.")
+	return segs[0], segs[1], segs[2], nil
+}
+
+// In returns r as a request of account acct (itself when acct is r's):
+// a copy source of another account served here is authorized with that
+// account's keys and stored access policies, and read from its data.
+func In(r *server.Request, acct string) *server.Request {
+	if acct == r.Account {
+		return r
 	}
-	return segs[1], segs[2], nil
+	o := *r
+	o.Account = acct
+	return &o
 }
