@@ -12,6 +12,7 @@
 package acl
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -414,4 +415,35 @@ func (a ACL) PermissionsString() string {
 		s += "+"
 	}
 	return s
+}
+
+// aclJSON is how an ACL is stored: its x-ms-acl string and sticky bit.
+type aclJSON struct {
+	ACL    string `json:"a"`
+	Sticky bool   `json:"k,omitempty"`
+}
+
+// MarshalJSON stores a as its x-ms-acl string and sticky bit.
+func (a ACL) MarshalJSON() ([]byte, error) {
+	return json.Marshal(aclJSON{ACL: a.String(), Sticky: a.Sticky})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote; an ACL string that does not
+// parse is an error, so a damaged record is reported, not read as an ACL
+// that grants nothing.
+func (a *ACL) UnmarshalJSON(b []byte) error {
+	var j aclJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if j.ACL == "" {
+		*a = ACL{Sticky: j.Sticky}
+		return nil
+	}
+	es, err := ParseEntries(j.ACL)
+	if err != nil {
+		return err
+	}
+	*a = ACL{Entries: es, Sticky: j.Sticky}
+	return nil
 }

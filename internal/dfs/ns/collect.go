@@ -77,10 +77,10 @@ func collectStep(tx kv.Tx, batch int, reclaim Reclaim) (bool, error) {
 		return false, nil
 	}
 	parts, ok := kv.Split(gk)
-	if !ok || len(parts) != 4 {
+	if !ok || len(parts) != 3 {
 		return false, errBadKey(gk)
 	}
-	acct, fsName, id := parts[1], parts[2], []byte(parts[3])
+	acct, id := parts[1], []byte(parts[2])
 	if !g.Dir {
 		if len(g.Ref) > 0 && reclaim != nil {
 			if err := reclaim(tx, g.Ref); err != nil {
@@ -90,14 +90,14 @@ func collectStep(tx kv.Tx, batch int, reclaim Reclaim) (bool, error) {
 		return true, tx.Delete(gk)
 	}
 	ns := &Namespace{}
-	kids, err := ns.children(tx, FS{acct, fsName}, &Node{ID: id}, "", batch)
+	kids, err := ns.children(tx, FS{Account: acct}, &Node{ID: id}, "", batch)
 	if err != nil {
 		return false, err
 	}
 	for _, k := range kids {
 		switch {
 		case k.node.Dir:
-			if err := kv.PutJSON(tx, garbageKey(acct, fsName, k.node.ID), garbage{Dir: true}); err != nil {
+			if err := kv.PutJSON(tx, garbageKey(acct, k.node.ID), garbage{Dir: true}); err != nil {
 				return false, err
 			}
 		case len(k.node.Ref) > 0 && reclaim != nil:

@@ -274,7 +274,7 @@ func (s *Namespace) blobLevel(tx kv.Tx, fs FS, dir *Node, pre, namePrefix, after
 			if c[i] >= '/' || !strings.HasPrefix(c[:i], namePrefix) {
 				continue
 			}
-			k := childKey(fs.Account, fs.Filesystem, dir.ID, c[:i])
+			k := childKey(fs.Account, dir.ID, c[:i])
 			var n Node
 			ok, err := kv.GetJSON(tx, k, &n)
 			if err != nil {

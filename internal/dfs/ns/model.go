@@ -13,13 +13,15 @@ import (
 
 // Key layout (all keys are kv.Key tuples; see docs/datalake.md):
 //
-//	("dl", account, filesystem, "r")               -> root directory Node
-//	("dl", account, filesystem, "n", parent, name) -> child Node
-//	("dlg", account, filesystem, id)               -> garbage record
+//	("dlr", account, filesystem)   -> root directory Node of filesystem
+//	("dln", account, parent, name) -> child Node
+//	("dlg", account, id)           -> garbage record
 //
-// parent and id are 16-byte node ids. A child is found under its parent's
-// id and its own name, never under its full path, so moving a directory
-// rewrites one key whatever it holds.
+// parent and id are 16-byte random node ids, unique in the account. A
+// child is found under its parent's id and its own name, never under its
+// full path nor its filesystem, so moving a directory (within a
+// filesystem or to another one of the account) rewrites one key whatever
+// it holds.
 
 // idLen is the size of a node id.
 const idLen = 16
@@ -30,17 +32,17 @@ func newID() []byte {
 	return b
 }
 
-func rootKey(acct, fs string) []byte { return kv.Key("dl", acct, fs, "r") }
+func rootKey(acct, fs string) []byte { return kv.Key("dlr", acct, fs) }
 
-func childKey(acct, fs string, parent []byte, name string) []byte {
-	return kv.Key("dl", acct, fs, "n", string(parent), name)
+func childKey(acct string, parent []byte, name string) []byte {
+	return kv.Key("dln", acct, string(parent), name)
 }
 
-func childrenPrefix(acct, fs string, parent []byte) []byte {
-	return kv.Key("dl", acct, fs, "n", string(parent))
+func childrenPrefix(acct string, parent []byte) []byte {
+	return kv.Key("dln", acct, string(parent))
 }
 
-func garbageKey(acct, fs string, id []byte) []byte { return kv.Key("dlg", acct, fs, string(id)) }
+func garbageKey(acct string, id []byte) []byte { return kv.Key("dlg", acct, string(id)) }
 
 // ContentProps are the content headers of a file (x-ms-content-type and
 // the others of Path Create / Path Update).
@@ -70,30 +72,18 @@ type Node struct {
 	Ref   []byte `json:"r,omitempty"`
 	Owner string `json:"o"`
 	Group string `json:"g"`
-	// ACL is the canonical x-ms-acl (access and, for directories, default
-	// entries); Sticky the sticky bit.
-	ACL    string `json:"a"`
-	Sticky bool   `json:"k,omitempty"`
+	// ACL is the access ACL and, for directories, the default ACL, with
+	// the sticky bit.
+	ACL acl.ACL `json:"a"`
 	// Expiry is a file's Set Expiry time (zero: none). Stored for the
 	// endpoint, which enforces it.
 	Expiry time.Time `json:"x,omitzero"`
 }
 
-// Access returns n's parsed ACL.
-func (n *Node) Access() acl.ACL {
-	es, err := acl.ParseEntries(n.ACL)
-	if err != nil {
-		// Records are written only from validated ACLs; a record that
-		// does not parse grants nothing but its owner's absence of rights.
-		return acl.ACL{Sticky: n.Sticky}
-	}
-	return acl.ACL{Entries: es, Sticky: n.Sticky}
-}
+// Access returns n's ACL.
+func (n *Node) Access() acl.ACL { return n.ACL }
 
-func (n *Node) setACL(a acl.ACL) {
-	n.ACL = a.String()
-	n.Sticky = a.Sticky
-}
+func (n *Node) setACL(a acl.ACL) { n.ACL = a }
 
 // Permissions is x-ms-permissions of n.
 func (n *Node) Permissions() string { return n.Access().PermissionsString() }

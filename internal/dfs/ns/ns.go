@@ -109,7 +109,7 @@ func (s *Namespace) DeleteFilesystem(tx kv.Tx, fs FS) error {
 	if err := tx.Delete(rootKey(fs.Account, fs.Filesystem)); err != nil {
 		return err
 	}
-	return kv.PutJSON(tx, garbageKey(fs.Account, fs.Filesystem, root.ID), garbage{Dir: true})
+	return kv.PutJSON(tx, garbageKey(fs.Account, root.ID), garbage{Dir: true})
 }
 
 func (s *Namespace) root(tx kv.Tx, fs FS) (*Node, error) {
@@ -152,7 +152,7 @@ func (s *Namespace) walk(tx kv.Tx, fs FS, parts []string, c Caller) ([]loc, erro
 		if !allows(c, cur, acl.Execute) {
 			return nil, ErrPermissionMismatch
 		}
-		k := childKey(fs.Account, fs.Filesystem, cur.ID, name)
+		k := childKey(fs.Account, cur.ID, name)
 		var n Node
 		ok, err := kv.GetJSON(tx, k, &n)
 		if err != nil {
@@ -253,7 +253,7 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		}
 		name := parts[len(chain)-1]
 		d := s.newNode(last, true, now, nil, nil, in.Caller)
-		k := childKey(fs.Account, fs.Filesystem, last.ID, name)
+		k := childKey(fs.Account, last.ID, name)
 		if err := kv.PutJSON(tx, k, d); err != nil {
 			return nil, err
 		}
@@ -291,7 +291,7 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		if !in.Dir {
 			a = a.Access()
 		}
-		a.Sticky = n.Sticky
+		a.Sticky = n.ACL.Sticky
 		n.setACL(a)
 	}
 	if in.Owner != "" {
@@ -313,12 +313,12 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 			n.ID, n.Created = existing.ID, existing.Created
 		} else {
 			out.Replaced = existing
-			if err := kv.PutJSON(tx, garbageKey(fs.Account, fs.Filesystem, existing.ID), garbage{Ref: existing.Ref}); err != nil {
+			if err := kv.PutJSON(tx, garbageKey(fs.Account, existing.ID), garbage{Ref: existing.Ref}); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return out, kv.PutJSON(tx, childKey(fs.Account, fs.Filesystem, parent.ID, name), n)
+	return out, kv.PutJSON(tx, childKey(fs.Account, parent.ID, name), n)
 }
 
 // newNode builds a node created in parent by c: owner the caller, group
@@ -436,7 +436,7 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 		if !n.Dir {
 			a = a.Access()
 		}
-		a.Sticky = n.Sticky
+		a.Sticky = n.ACL.Sticky
 		n.setACL(a)
 	}
 	if in.Permissions != nil {
@@ -444,7 +444,7 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 	}
 	if in.Content != nil {
 		if len(n.Ref) > 0 && !bytes.Equal(n.Ref, in.Content.Ref) {
-			if err := kv.PutJSON(tx, garbageKey(fs.Account, fs.Filesystem, newID()), garbage{Ref: n.Ref}); err != nil {
+			if err := kv.PutJSON(tx, garbageKey(fs.Account, newID()), garbage{Ref: n.Ref}); err != nil {
 				return nil, err
 			}
 		}

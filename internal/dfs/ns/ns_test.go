@@ -253,6 +253,37 @@ func TestRename(t *testing.T) {
 	})
 }
 
+func TestRenameAcrossFilesystems(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		other := FS{e.fs.Account, "fs2"}
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.CreateFilesystem(tx, other, FilesystemInput{})
+			return err
+		})
+		e.mkfile("d/sub/f", "r")
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.Rename(tx, other, RenameInput{SourceFilesystem: e.fs.Filesystem, Source: "d", Dest: "moved"})
+			return err
+		})
+		if e.exists("d") {
+			t.Fatal("source still there")
+		}
+		e.view(func(tx kv.Tx) error {
+			n, err := e.ns.Lookup(tx, other, "moved/sub/f", nil)
+			if err != nil || string(n.Ref) != "r" {
+				t.Fatalf("%v %+v", err, n)
+			}
+			return nil
+		})
+		// A missing source filesystem.
+		err := e.try(func(tx kv.Tx) error {
+			_, err := e.ns.Rename(tx, other, RenameInput{SourceFilesystem: "nofs", Source: "x", Dest: "y"})
+			return err
+		})
+		wantCode(t, err, "FilesystemNotFound")
+	})
+}
+
 func TestDeleteAndCollect(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
 		del := func(in DeleteInput) error {
@@ -313,7 +344,7 @@ func TestDeleteAndCollect(t *testing.T) {
 		// records of root's reachable items.
 		var records int
 		e.view(func(tx kv.Tx) error {
-			p := kv.Key("dl", e.fs.Account, e.fs.Filesystem, "n")
+			p := kv.Key("dln", e.fs.Account)
 			if err := tx.Scan(p, kv.PrefixEnd(p), 0, false, func(_, _ []byte) bool { records++; return true }); err != nil {
 				return err
 			}
@@ -334,11 +365,15 @@ func TestDeleteAndCollect(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.view(func(tx kv.Tx) error {
-			p := kv.Key("dl")
-			return tx.Scan(p, kv.PrefixEnd(p), 0, false, func(k, _ []byte) bool {
-				t.Errorf("left behind: %q", k)
-				return true
-			})
+			for _, p := range [][]byte{kv.Key("dln"), kv.Key("dlr"), kv.Key("dlg")} {
+				if err := tx.Scan(p, kv.PrefixEnd(p), 0, false, func(k, _ []byte) bool {
+					t.Errorf("left behind: %q", k)
+					return true
+				}); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	})
 }
@@ -460,14 +495,14 @@ func TestAccessControl(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sf.ACL != "user::rw-,user:bob:rwx,group::r-x,mask::rw-,other::---" {
+		if sf.ACL.String() != "user::rw-,user:bob:rwx,group::r-x,mask::rw-,other::---" {
 			t.Fatalf("file ACL %s", sf.ACL)
 		}
 		sd, err := create(nil, "shared/d", true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sd.ACL != "user::rwx,user:bob:rwx,group::r-x,mask::rwx,other::---,default:user::rwx,default:user:bob:rwx,default:group::r-x,default:mask::rwx,default:other::---" {
+		if sd.ACL.String() != "user::rwx,user:bob:rwx,group::r-x,mask::rwx,other::---,default:user::rwx,default:user:bob:rwx,default:group::r-x,default:mask::rwx,default:other::---" {
 			t.Fatalf("dir ACL %s", sd.ACL)
 		}
 	})

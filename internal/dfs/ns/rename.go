@@ -18,10 +18,14 @@ const (
 	Legacy
 )
 
-// RenameInput describes Path Create with x-ms-rename-source, within one
-// filesystem.
+// RenameInput describes Path Create with x-ms-rename-source
+// ("/{filesystem}/{path}"): Dest is in the filesystem the operation is
+// called on, Source in SourceFilesystem ("" : the same one). Node ids are
+// unique in the account and children are keyed by them alone, so a move
+// to another filesystem of the account costs what a move within one does.
 type RenameInput struct {
-	Source, Dest string
+	SourceFilesystem string
+	Source, Dest     string
 	Mode         RenameMode
 	// SourceCond are the x-ms-source-if-* conditions (412
 	// SourceConditionNotMet), Cond the conditions on the destination
@@ -76,7 +80,11 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 		return nil, ErrInvalidDestinationPath
 	}
 	c := in.Caller
-	schain, err := s.walk(tx, fs, src, c)
+	sfs := fs
+	if in.SourceFilesystem != "" {
+		sfs.Filesystem = in.SourceFilesystem
+	}
+	schain, err := s.walk(tx, sfs, src, c)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +95,7 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	if err := in.SourceCond.CheckSource(sl.node.ETag, sl.node.Modified); err != nil {
 		return nil, ErrSourceConditionNotMet
 	}
-	if len(dst) >= len(src) && slices.Equal(dst[:len(src)], src) {
+	if sfs == fs && len(dst) >= len(src) && slices.Equal(dst[:len(src)], src) {
 		return nil, ErrInvalidRenameSource
 	}
 	dchain, err := s.walk(tx, fs, dst, c)
@@ -156,18 +164,18 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	out := &RenameOutput{Node: sl.node}
 	if existing != nil {
 		out.Replaced = existing.node
-		if err := kv.PutJSON(tx, garbageKey(fs.Account, fs.Filesystem, existing.node.ID), garbage{Dir: existing.node.Dir, Ref: existing.node.Ref}); err != nil {
+		if err := kv.PutJSON(tx, garbageKey(fs.Account, existing.node.ID), garbage{Dir: existing.node.Dir, Ref: existing.node.Ref}); err != nil {
 			return nil, err
 		}
 	}
 	if err := tx.Delete(sl.key); err != nil {
 		return nil, err
 	}
-	return out, kv.PutJSON(tx, childKey(fs.Account, fs.Filesystem, dp.ID, dst[len(dst)-1]), sl.node)
+	return out, kv.PutJSON(tx, childKey(fs.Account, dp.ID, dst[len(dst)-1]), sl.node)
 }
 
 func (s *Namespace) isEmpty(tx kv.Tx, fs FS, dir *Node) (bool, error) {
-	p := childrenPrefix(fs.Account, fs.Filesystem, dir.ID)
+	p := childrenPrefix(fs.Account, dir.ID)
 	empty := true
 	err := tx.Scan(p, kv.PrefixEnd(p), 1, false, func(_, _ []byte) bool {
 		empty = false
@@ -235,7 +243,7 @@ func (s *Namespace) Delete(tx kv.Tx, fs FS, in DeleteInput) (*Node, error) {
 	if err := tx.Delete(at.key); err != nil {
 		return nil, err
 	}
-	return at.node, kv.PutJSON(tx, garbageKey(fs.Account, fs.Filesystem, at.node.ID), garbage{Dir: at.node.Dir, Ref: at.node.Ref})
+	return at.node, kv.PutJSON(tx, garbageKey(fs.Account, at.node.ID), garbage{Dir: at.node.Dir, Ref: at.node.Ref})
 }
 
 // checkSubtreeDelete checks that c may delete every item under dir.
@@ -263,7 +271,7 @@ func (s *Namespace) checkSubtreeDelete(tx kv.Tx, fs FS, dir *Node, c Caller) err
 // children returns up to limit (< 0: all) children of dir with names >=
 // from, in name order.
 func (s *Namespace) children(tx kv.Tx, fs FS, dir *Node, from string, limit int) ([]loc, error) {
-	p := childrenPrefix(fs.Account, fs.Filesystem, dir.ID)
+	p := childrenPrefix(fs.Account, dir.ID)
 	start := p
 	if from != "" {
 		start = kv.AppendComponent(append([]byte(nil), p...), from)
@@ -280,11 +288,11 @@ func (s *Namespace) children(tx kv.Tx, fs FS, dir *Node, from string, limit int)
 			return false
 		}
 		parts, ok := kv.Split(k)
-		if !ok || len(parts) != 6 {
+		if !ok || len(parts) != 4 {
 			derr = errBadKey(k)
 			return false
 		}
-		out = append(out, loc{node: &nd, key: append([]byte(nil), k...), name: parts[5]})
+		out = append(out, loc{node: &nd, key: append([]byte(nil), k...), name: parts[3]})
 		return true
 	})
 	if err == nil {
