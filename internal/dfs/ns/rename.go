@@ -26,7 +26,7 @@ const (
 type RenameInput struct {
 	SourceFilesystem string
 	Source, Dest     string
-	Mode         RenameMode
+	Mode             RenameMode
 	// SourceCond are the x-ms-source-if-* conditions (412
 	// SourceConditionNotMet), Cond the conditions on the destination
 	// (412 ConditionNotMet; If-None-Match: * and an existing destination
