@@ -90,7 +90,8 @@ func (s *Namespace) List(tx kv.Tx, fs FS, in ListInput) (*ListOutput, error) {
 	}
 	out := &ListOutput{}
 	full := false
-	emit := func(p string, n *Node) bool {
+	emit := func(p string, l loc) bool {
+		n := l.node
 		if len(out.Paths) == max {
 			full = true
 			return false
@@ -110,7 +111,7 @@ func (s *Namespace) List(tx kv.Tx, fs FS, in ListInput) (*ListOutput, error) {
 // dfs emits the subtree of dir in depth-first order, skipping everything
 // up to and including the path after (components relative to dir). It
 // returns false when emit asked to stop.
-func (s *Namespace) dfs(tx kv.Tx, fs FS, dir *Node, pre string, after []string, recursive bool, emit func(string, *Node) bool) (bool, error) {
+func (s *Namespace) dfs(tx kv.Tx, fs FS, dir *Node, pre string, after []string, recursive bool, emit func(string, loc) bool) (bool, error) {
 	from := ""
 	if len(after) > 0 {
 		from = after[0]
@@ -132,7 +133,7 @@ func (s *Namespace) dfs(tx kv.Tx, fs FS, dir *Node, pre string, after []string, 
 				}
 				continue
 			}
-			if !emit(pre+k.name, k.node) {
+			if !emit(pre+k.name, k) {
 				return false, nil
 			}
 			if recursive && k.node.Dir {
