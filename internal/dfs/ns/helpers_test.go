@@ -3,22 +3,28 @@ package ns
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 	"github.com/cerulean-storage/cerulean/internal/kv/mem"
+	"github.com/cerulean-storage/cerulean/internal/kv/postgres"
+	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
 	"github.com/cerulean-storage/cerulean/internal/testenv"
 )
 
 // backends opens every kv backend this package runs on: the embedded
 // bbolt store and the in-memory store, and the in-memory store under
 // kv.Twice (every Update function run twice, the first run discarded),
-// which catches state changed outside the transaction.
+// which catches state changed outside the transaction; and PostgreSQL,
+// whose serializable transactions conflict and retry for real, when
+// $CERULEAN_TEST_POSTGRES names a database (scripts/with-postgres.sh).
 func backends(t testing.TB) map[string]func(testing.TB) kv.Store {
-	return map[string]func(testing.TB) kv.Store{
+	m := map[string]func(testing.TB) kv.Store{
 		"bolt": func(t testing.TB) kv.Store {
 			s, err := bolt.Open(filepath.Join(t.TempDir(), "meta.db"), bolt.Options{NoSync: true})
 			if err != nil {
@@ -38,6 +44,20 @@ func backends(t testing.TB) map[string]func(testing.TB) kv.Store {
 			return kv.Twice(s)
 		},
 	}
+	if os.Getenv(pgtest.EnvVar) != "" {
+		m["postgres"] = func(t testing.TB) kv.Store {
+			dsn, _ := pgtest.Schema(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s, err := postgres.Open(ctx, dsn, postgres.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	}
+	return m
 }
 
 // env is one test's store, namespace, fake clock and filesystem.
