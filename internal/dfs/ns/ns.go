@@ -221,8 +221,11 @@ type CreateOutput struct {
 
 // Create creates a file or directory at in.Path.
 //
-// An existing directory asked for as a directory keeps its id and
-// children and gets the new properties; an existing file asked for as a
+// An existing directory asked for as a directory keeps its id, children,
+// owner, group and ACL (unless the request sets them) and gets the new
+// metadata and properties, as Azure answers 201 to Create Directory on an
+// existing directory (azdatalake directory/client_test.go,
+// TestCreateDirWithNilAccessConditions); an existing file asked for as a
 // file is replaced (its content becomes garbage). A different resource
 // type at Path, or a file where a parent directory should be, is 409
 // PathConflict.
@@ -286,6 +289,15 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		return nil, ErrPermissionMismatch
 	}
 	n := s.newNode(parent, in.Dir, now, in.Permissions, in.Umask, in.Caller)
+	if existing != nil && existing.Dir {
+		// The same directory again: its id, children, creation time and
+		// access control stay, unless the request sets them.
+		n.ID, n.Created = existing.ID, existing.Created
+		n.Owner, n.Group, n.ACL = existing.Owner, existing.Group, existing.ACL
+		if in.Permissions != nil {
+			n.setACL(existing.ACL.WithMode(*in.Permissions))
+		}
+	}
 	if in.ACL != nil {
 		a := *in.ACL
 		if !in.Dir {
@@ -307,15 +319,10 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		n.Ref = bytes.Clone(in.Ref)
 	}
 	out := &CreateOutput{Node: n}
-	if existing != nil {
-		if existing.Dir {
-			// Same directory, new properties; its children stay.
-			n.ID, n.Created = existing.ID, existing.Created
-		} else {
-			out.Replaced = existing
-			if err := kv.PutJSON(tx, garbageKey(fs.Account, existing.ID), garbage{Ref: existing.Ref}); err != nil {
-				return nil, err
-			}
+	if existing != nil && !existing.Dir {
+		out.Replaced = existing
+		if err := kv.PutJSON(tx, garbageKey(fs.Account, existing.ID), garbage{Ref: existing.Ref}); err != nil {
+			return nil, err
 		}
 	}
 	return out, kv.PutJSON(tx, childKey(fs.Account, parent.ID, name), n)

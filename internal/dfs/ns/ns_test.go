@@ -83,12 +83,21 @@ func TestCreateLookup(t *testing.T) {
 		if out.Replaced == nil || string(out.Replaced.Ref) != "ref1" || out.Node.ETag == f.ETag {
 			t.Fatalf("replace: %+v", out)
 		}
+		owner := "someone"
+		m := acl.Mode(0o700)
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.Set(tx, e.fs, SetInput{Path: "a", Owner: &owner, Permissions: &m})
+			return err
+		})
 		e.update(func(tx kv.Tx) error {
 			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "a", Dir: true, Metadata: map[string]string{"k": "v"}})
 			return err
 		})
 		if !e.exists("a/b/c.txt") {
 			t.Fatal("re-creating a directory lost its children")
+		}
+		if a, _ := e.lookup("a"); a.Owner != owner || a.Permissions() != "rwx------" || a.Metadata["k"] != "v" {
+			t.Fatalf("re-created directory: %+v %s", a, a.Permissions())
 		}
 		if _, err := e.ns.Collect(t.Context(), e.store, 0, reclaimTx); err != nil {
 			t.Fatal(err)
