@@ -312,6 +312,7 @@ func TestDeleteAndCollect(t *testing.T) {
 		wantCode(t, del(DeleteInput{Path: "top"}), "DirectoryNotEmpty")
 		wantCode(t, del(DeleteInput{Path: "nope"}), "PathNotFound")
 		wantCode(t, del(DeleteInput{Path: "top", Recursive: true, Cond: cond.Conditions{IfMatch: []string{`"0x0"`}}}), "ConditionNotMet")
+		wantCode(t, del(DeleteInput{Path: "top", Recursive: true, Cond: cond.Conditions{IfNoneMatch: []string{"*"}}}), "ConditionNotMet")
 		if err := del(DeleteInput{Path: "top", Recursive: true}); err != nil {
 			t.Fatal(err)
 		}

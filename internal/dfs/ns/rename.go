@@ -218,7 +218,9 @@ func (s *Namespace) Delete(tx kv.Tx, fs FS, in DeleteInput) (*Node, error) {
 		return nil, ErrPathNotFound
 	}
 	parent, at := chain[len(parts)-1].node, chain[len(parts)]
-	if err := in.Cond.CheckWrite(true, at.node.ETag, at.node.Modified); err != nil && err != cond.ErrExists {
+	// Every unmet condition is 412, If-None-Match: * on the existing item
+	// included (as for Delete Blob; only creates answer it with 409).
+	if err := in.Cond.CheckWrite(true, at.node.ETag, at.node.Modified); err != nil {
 		return nil, ErrConditionNotMet
 	}
 	if at.node.Dir && !in.Recursive {
