@@ -164,7 +164,29 @@ func (s *Namespace) SetACLRecursive(tx kv.Tx, fs FS, in SetACLRecursiveInput) (*
 		more = apply(base, top)
 	}
 	if more && werr == nil && top.node.Dir {
-		more, err = s.dfs(tx, fs, top.node, pre, after, true, apply)
+		// Reaching a subdirectory's children needs traverse on it; the
+		// subtree of one the caller cannot traverse is left. That is a
+		// failure of the directory, counted here when the caller owns it
+		// (when it does not, changing its ACL already failed and was
+		// counted, in this call or the one before the continuation).
+		enter := func(path string, n *Node) error {
+			if allows(in.Caller, n, acl.Execute) {
+				return nil
+			}
+			if in.Caller.User == n.Owner {
+				out.FailureCount++
+				out.FailedEntries = append(out.FailedEntries, FailedEntry{Name: path, Dir: true, Message: ErrPermissionMismatch.Message})
+			}
+			if !in.ForceFlag {
+				stopped = true
+				return errStopWalk
+			}
+			return errSkipSubtree
+		}
+		if !allows(in.Caller, top.node, acl.Execute) {
+			return nil, ErrPermissionMismatch
+		}
+		more, err = s.dfs(tx, fs, top.node, pre, after, true, enter, apply)
 		if err != nil {
 			return nil, err
 		}

@@ -88,7 +88,8 @@ func TestSetACLRecursive(t *testing.T) {
 			t.Fatalf("no force: %+v", out)
 		}
 		out = run(SetACLRecursiveInput{Path: "t", Mode: ACLSet, ACL: set, Caller: alice, ForceFlag: true, MaxRecords: 2})
-		if out.DirsSuccessful != 2 || out.FilesSuccessful != 1 || out.FailureCount != 5 {
+		// t/4, t/a/2 and t/b fail; t/b's subtree cannot be reached.
+		if out.DirsSuccessful != 2 || out.FilesSuccessful != 1 || out.FailureCount != 3 {
 			t.Fatalf("force: %+v", out)
 		}
 		// Bad input.

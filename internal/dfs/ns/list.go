@@ -2,6 +2,7 @@ package ns
 
 import (
 	"encoding/base64"
+	"errors"
 	"slices"
 	"strings"
 
@@ -99,7 +100,15 @@ func (s *Namespace) List(tx kv.Tx, fs FS, in ListInput) (*ListOutput, error) {
 		out.Paths = append(out.Paths, PathEntry{Path: p, Node: n})
 		return true
 	}
-	if _, err := s.dfs(tx, fs, dir, pre, after, in.Recursive, emit); err != nil {
+	// Listing a subdirectory's content needs what listing the top one
+	// does: read and execute on it.
+	enter := func(_ string, n *Node) error {
+		if !allows(in.Caller, n, acl.Read|acl.Execute) {
+			return ErrPermissionMismatch
+		}
+		return nil
+	}
+	if _, err := s.dfs(tx, fs, dir, pre, after, in.Recursive, enter, emit); err != nil {
 		return nil, err
 	}
 	if full {
@@ -108,10 +117,20 @@ func (s *Namespace) List(tx kv.Tx, fs FS, in ListInput) (*ListOutput, error) {
 	return out, nil
 }
 
+// errSkipSubtree, returned by a dfs enter function, skips the subtree of
+// the directory and goes on with its next sibling; errStopWalk ends the
+// walk as emit returning false does.
+var (
+	errSkipSubtree = errors.New("ns: skip subtree")
+	errStopWalk    = errors.New("ns: stop walk")
+)
+
 // dfs emits the subtree of dir in depth-first order, skipping everything
-// up to and including the path after (components relative to dir). It
-// returns false when emit asked to stop.
-func (s *Namespace) dfs(tx kv.Tx, fs FS, dir *Node, pre string, after []string, recursive bool, emit func(string, loc) bool) (bool, error) {
+// up to and including the path after (components relative to dir). Before
+// it reads the children of a subdirectory it calls enter with the
+// directory's path; another error than errSkipSubtree or errStopWalk ends
+// the walk with that error. It returns false when the walk was stopped.
+func (s *Namespace) dfs(tx kv.Tx, fs FS, dir *Node, pre string, after []string, recursive bool, enter func(string, *Node) error, emit func(string, loc) bool) (bool, error) {
 	from := ""
 	if len(after) > 0 {
 		from = after[0]
@@ -127,7 +146,14 @@ func (s *Namespace) dfs(tx kv.Tx, fs FS, dir *Node, pre string, after []string, 
 				// an ancestor of what was); what is left of its subtree
 				// comes next.
 				if recursive && k.node.Dir {
-					if ok, err := s.dfs(tx, fs, k.node, pre+k.name+"/", after[1:], true, emit); !ok || err != nil {
+					if err := enter(pre+k.name, k.node); err == errSkipSubtree {
+						continue
+					} else if err == errStopWalk {
+						return false, nil
+					} else if err != nil {
+						return false, err
+					}
+					if ok, err := s.dfs(tx, fs, k.node, pre+k.name+"/", after[1:], true, enter, emit); !ok || err != nil {
 						return ok, err
 					}
 				}
@@ -137,7 +163,14 @@ func (s *Namespace) dfs(tx kv.Tx, fs FS, dir *Node, pre string, after []string, 
 				return false, nil
 			}
 			if recursive && k.node.Dir {
-				if ok, err := s.dfs(tx, fs, k.node, pre+k.name+"/", nil, true, emit); !ok || err != nil {
+				if err := enter(pre+k.name, k.node); err == errSkipSubtree {
+					continue
+				} else if err == errStopWalk {
+					return false, nil
+				} else if err != nil {
+					return false, err
+				}
+				if ok, err := s.dfs(tx, fs, k.node, pre+k.name+"/", nil, true, enter, emit); !ok || err != nil {
 					return ok, err
 				}
 			}

@@ -490,6 +490,28 @@ func TestAccessControl(t *testing.T) {
 			return err
 		})
 
+		// Listing needs r and x on the directory, and on every
+		// subdirectory a recursive listing enters.
+		e.update(func(tx kv.Tx) error {
+			pub, priv := acl.Mode(0o755), acl.Mode(0o700)
+			if _, err := e.ns.Create(tx, e.fs, CreateInput{Path: "pub", Dir: true, Permissions: &pub, Umask: new(acl.Mode)}); err != nil {
+				return err
+			}
+			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "pub/priv", Dir: true, Permissions: &priv})
+			return err
+		})
+		list := func(dir string, recursive bool) error {
+			return e.store.View(t.Context(), func(tx kv.Tx) error {
+				_, err := e.ns.List(tx, e.fs, ListInput{Dir: dir, Recursive: recursive, Caller: bob})
+				return err
+			})
+		}
+		if err := list("pub", false); err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, list("pub", true), "AuthorizationPermissionMismatch")
+		wantCode(t, list("pub/priv", false), "AuthorizationPermissionMismatch")
+
 		// Default ACLs are inherited: a directory with a default ACL
 		// naming bob gives new files an access ACL naming bob (minus x),
 		// new directories both.
