@@ -184,6 +184,20 @@ func (s *Namespace) Lookup(tx kv.Tx, fs FS, path string, c Caller) (*Node, error
 	return chain[len(chain)-1].node, nil
 }
 
+// LookupFor is Lookup plus want on the item itself: read for Path Read,
+// write for append and flush ("Access control model in Azure Data Lake
+// Storage Gen2": read a file needs r on it, append to a file w on it).
+func (s *Namespace) LookupFor(tx kv.Tx, fs FS, path string, c Caller, want acl.Perm) (*Node, error) {
+	n, err := s.Lookup(tx, fs, path, c)
+	if err != nil {
+		return nil, err
+	}
+	if !allows(c, n, want) {
+		return nil, ErrPermissionMismatch
+	}
+	return n, nil
+}
+
 // CreateInput describes Path Create of a file or directory (without
 // x-ms-rename-source).
 type CreateInput struct {

@@ -432,6 +432,22 @@ func TestAccessControl(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// alice's file is rw-r-----: bob (other) may neither read nor
+		// write it, alice may do both.
+		for _, want := range []acl.Perm{acl.Read, acl.Write} {
+			err = e.try(func(tx kv.Tx) error {
+				_, err := e.ns.LookupFor(tx, e.fs, "home/a.txt", bob, want)
+				return err
+			})
+			wantCode(t, err, "AuthorizationPermissionMismatch")
+			err = e.try(func(tx kv.Tx) error {
+				_, err := e.ns.LookupFor(tx, e.fs, "home/a.txt", alice, want)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 		// Without x on home, bob cannot even traverse it.
 		e.update(func(tx kv.Tx) error {
 			m := acl.Mode(0o750)
