@@ -1,0 +1,449 @@
+// Package acl implements the POSIX access control lists of Azure Data Lake
+// Storage Gen2: the x-ms-acl and x-ms-permissions strings, umask and
+// default-ACL inheritance on create, the access check, and the merge rules
+// of setAccessControlRecursive (mode=modify and mode=remove).
+//
+// The rules follow Azure's pages "Access control lists (ACLs) in Azure
+// Data Lake Storage Gen2" and "Access control model in Azure Data Lake
+// Storage Gen2", and the Path Create / Path Update references of the Data
+// Lake Storage Gen2 REST API (x-ms-acl, x-ms-permissions, x-ms-umask). Where
+// those pages are silent the package does what POSIX.1e ACLs (acl(5),
+// setfacl(1)) do, and says so.
+package acl
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Perm is a set of r (4), w (2) and x (1) permissions.
+type Perm uint8
+
+// The three permissions.
+const (
+	Read    Perm = 4
+	Write   Perm = 2
+	Execute Perm = 1
+)
+
+// String is the symbolic form, "rwx", "r-x", "---".
+func (p Perm) String() string {
+	b := []byte("---")
+	if p&Read != 0 {
+		b[0] = 'r'
+	}
+	if p&Write != 0 {
+		b[1] = 'w'
+	}
+	if p&Execute != 0 {
+		b[2] = 'x'
+	}
+	return string(b)
+}
+
+// Tag is the type of an ACL entry.
+type Tag uint8
+
+// Entry types, in the order a canonical ACL lists them.
+const (
+	User Tag = iota
+	Group
+	Mask
+	Other
+)
+
+var tagNames = [...]string{User: "user", Group: "group", Mask: "mask", Other: "other"}
+
+func (t Tag) String() string { return tagNames[t] }
+
+// Entry is one ACL entry: [default:]type:[id]:perms. An empty ID on a user
+// or group entry is the owning user or owning group.
+type Entry struct {
+	Default bool
+	Tag     Tag
+	ID      string
+	Perm    Perm
+}
+
+// named reports whether e is a named user or named group entry.
+func (e Entry) named() bool { return e.ID != "" }
+
+func (e Entry) sameKey(o Entry) bool {
+	return e.Default == o.Default && e.Tag == o.Tag && e.ID == o.ID
+}
+
+// String formats e as x-ms-acl does.
+func (e Entry) String() string {
+	s := e.Tag.String() + ":" + e.ID + ":" + e.Perm.String()
+	if e.Default {
+		return "default:" + s
+	}
+	return s
+}
+
+// keyString formats e without permissions, as the remove list of
+// setAccessControlRecursive mode=remove writes it ("user:oid").
+func (e Entry) keyString() string {
+	s := e.Tag.String()
+	if e.ID != "" || e.Tag == User || e.Tag == Group {
+		s += ":" + e.ID
+	}
+	if e.Default {
+		return "default:" + s
+	}
+	return s
+}
+
+// less orders entries canonically: access before default, then user,
+// group, mask, other; the owning entry before named ones, named ones by id.
+func less(a, b Entry) int {
+	switch {
+	case a.Default != b.Default:
+		if !a.Default {
+			return -1
+		}
+		return 1
+	case a.Tag != b.Tag:
+		return int(a.Tag) - int(b.Tag)
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// ACL is a path's access ACL, its default ACL (directories only) and the
+// sticky bit, which x-ms-permissions carries but x-ms-acl does not.
+type ACL struct {
+	Entries []Entry
+	Sticky  bool
+}
+
+// SyntaxError is a malformed ACL or permission string. The endpoint renders
+// it as Azure's 400 for the header that carried it.
+type SyntaxError struct {
+	Input  string
+	Reason string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("acl: invalid %q: %s", e.Input, e.Reason)
+}
+
+func syntaxErr(in, format string, args ...any) error {
+	return &SyntaxError{Input: in, Reason: fmt.Sprintf(format, args...)}
+}
+
+// ErrInvalid is wrapped by every error this package returns for bad input.
+var ErrInvalid = errors.New("acl: invalid")
+
+func (e *SyntaxError) Unwrap() error { return ErrInvalid }
+
+func parseTag(s string) (Tag, bool) {
+	for t, n := range tagNames {
+		if s == n {
+			return Tag(t), true
+		}
+	}
+	return 0, false
+}
+
+func parsePerm(s string) (Perm, bool) {
+	if len(s) != 3 {
+		return 0, false
+	}
+	var p Perm
+	for i, want := range [3]byte{'r', 'w', 'x'} {
+		switch s[i] {
+		case want:
+			p |= 4 >> i
+		case '-':
+		default:
+			return 0, false
+		}
+	}
+	return p, true
+}
+
+// validID rejects ids that would make the ACL string ambiguous.
+func validID(id string) bool {
+	return !strings.ContainsAny(id, ":, \t\r\n")
+}
+
+// parseEntry parses one entry; withPerm false parses the permission-less
+// form of a remove list.
+func parseEntry(s string, withPerm bool) (Entry, error) {
+	var e Entry
+	rest := s
+	if r, ok := strings.CutPrefix(rest, "default:"); ok {
+		e.Default = true
+		rest = r
+	}
+	parts := strings.Split(rest, ":")
+	var tagS, id, permS string
+	switch {
+	case withPerm && len(parts) == 3:
+		tagS, id, permS = parts[0], parts[1], parts[2]
+	case !withPerm && len(parts) == 2:
+		tagS, id = parts[0], parts[1]
+	case !withPerm && len(parts) == 1 && (parts[0] == "mask" || parts[0] == "other"):
+		tagS = parts[0]
+	default:
+		return Entry{}, syntaxErr(s, "an entry is [default:]type:[id]:permissions")
+	}
+	t, ok := parseTag(tagS)
+	if !ok {
+		return Entry{}, syntaxErr(s, "unknown entry type %q", tagS)
+	}
+	e.Tag = t
+	if !validID(id) {
+		return Entry{}, syntaxErr(s, "invalid id %q", id)
+	}
+	if id != "" && (t == Mask || t == Other) {
+		return Entry{}, syntaxErr(s, "%s entries take no id", t)
+	}
+	e.ID = id
+	if withPerm {
+		p, ok := parsePerm(permS)
+		if !ok {
+			return Entry{}, syntaxErr(s, "permissions are three characters of [r-][w-][x-]")
+		}
+		e.Perm = p
+	}
+	return e, nil
+}
+
+// ParseEntries parses a comma-separated list of entries without checking
+// that they form a complete ACL: the form of x-ms-acl for
+// setAccessControlRecursive mode=modify. Duplicate entries are an error.
+func ParseEntries(s string) ([]Entry, error) {
+	return parseList(s, true)
+}
+
+// ParseRemoveList parses the x-ms-acl of setAccessControlRecursive
+// mode=remove: entries without permissions ("user:oid,default:mask").
+func ParseRemoveList(s string) ([]Entry, error) {
+	return parseList(s, false)
+}
+
+func parseList(s string, withPerm bool) ([]Entry, error) {
+	if s == "" {
+		return nil, syntaxErr(s, "empty ACL")
+	}
+	var out []Entry
+	for _, part := range strings.Split(s, ",") {
+		e, err := parseEntry(strings.TrimSpace(part), withPerm)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range out {
+			if o.sameKey(e) {
+				return nil, syntaxErr(s, "duplicate entry %q", e.keyString())
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Parse parses a complete x-ms-acl (as setAccessControl sends it) and
+// normalizes it (see Normalize). The sticky bit is off: x-ms-acl does not
+// carry it.
+func Parse(s string) (ACL, error) {
+	es, err := ParseEntries(s)
+	if err != nil {
+		return ACL{}, err
+	}
+	return Normalize(ACL{Entries: es})
+}
+
+// Normalize checks that a has the owning user, owning group and other
+// entries of an access ACL, fills in what POSIX setfacl(1) fills in, and
+// sorts it canonically:
+//   - a default ACL that lacks its owning user, owning group or other entry
+//     gets a copy of the access ACL's;
+//   - an ACL (access or default) with named entries and no mask gets a mask
+//     that is the union of its group-class entries (named users, owning
+//     group, named groups).
+func Normalize(a ACL) (ACL, error) {
+	es := slices.Clone(a.Entries)
+	find := func(def bool, t Tag, id string) int {
+		return slices.IndexFunc(es, func(e Entry) bool { return e.sameKey(Entry{Default: def, Tag: t, ID: id}) })
+	}
+	for _, t := range []Tag{User, Group, Other} {
+		if find(false, t, "") < 0 {
+			return ACL{}, syntaxErr(Format(a), "the access ACL needs a %s:: entry", t)
+		}
+	}
+	hasDefault := slices.ContainsFunc(es, func(e Entry) bool { return e.Default })
+	if hasDefault {
+		for _, t := range []Tag{User, Group, Other} {
+			if find(true, t, "") < 0 {
+				base := es[find(false, t, "")]
+				base.Default = true
+				es = append(es, base)
+			}
+		}
+	}
+	for _, def := range []bool{false, true} {
+		if def && !hasDefault {
+			break
+		}
+		if find(def, Mask, "") >= 0 {
+			continue
+		}
+		named := false
+		var union Perm
+		for _, e := range es {
+			if e.Default != def {
+				continue
+			}
+			if e.named() {
+				named = true
+			}
+			if e.named() || e.Tag == Group {
+				union |= e.Perm
+			}
+		}
+		if named {
+			es = append(es, Entry{Default: def, Tag: Mask, Perm: union})
+		}
+	}
+	slices.SortFunc(es, less)
+	return ACL{Entries: es, Sticky: a.Sticky}, nil
+}
+
+// Format formats the entries of a as x-ms-acl, in their current order.
+func Format(a ACL) string {
+	parts := make([]string, len(a.Entries))
+	for i, e := range a.Entries {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// String is Format(a).
+func (a ACL) String() string { return Format(a) }
+
+func (a ACL) entry(def bool, t Tag, id string) (Entry, bool) {
+	for _, e := range a.Entries {
+		if e.sameKey(Entry{Default: def, Tag: t, ID: id}) {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+func (a *ACL) setPerm(def bool, t Tag, id string, p Perm) {
+	for i := range a.Entries {
+		if a.Entries[i].sameKey(Entry{Default: def, Tag: t, ID: id}) {
+			a.Entries[i].Perm = p
+			return
+		}
+	}
+}
+
+// HasDefault reports whether a has a default ACL.
+func (a ACL) HasDefault() bool {
+	return slices.ContainsFunc(a.Entries, func(e Entry) bool { return e.Default })
+}
+
+// Access returns the access entries only (a file's ACL, or what
+// getAccessControl shows of a file).
+func (a ACL) Access() ACL {
+	out := ACL{Sticky: a.Sticky}
+	for _, e := range a.Entries {
+		if !e.Default {
+			out.Entries = append(out.Entries, e)
+		}
+	}
+	return out
+}
+
+// Extended reports whether the access ACL has entries beyond the owning
+// user, owning group and other (x-ms-permissions then ends with "+").
+func (a ACL) Extended() bool {
+	return slices.ContainsFunc(a.Entries, func(e Entry) bool { return !e.Default && (e.named() || e.Tag == Mask) })
+}
+
+// Mode returns the permission bits the ACL implies: owning user, then the
+// mask if there is one (POSIX: the group class bits show the mask), else
+// the owning group, then other, plus the sticky bit.
+func (a ACL) Mode() Mode {
+	u, _ := a.entry(false, User, "")
+	g, ok := a.entry(false, Mask, "")
+	if !ok {
+		g, _ = a.entry(false, Group, "")
+	}
+	o, _ := a.entry(false, Other, "")
+	m := Mode(u.Perm)<<6 | Mode(g.Perm)<<3 | Mode(o.Perm)
+	if a.Sticky {
+		m |= Sticky
+	}
+	return m
+}
+
+// WithMode returns a with its permission bits set to m, as chmod does on
+// an ACL: owning user, mask (or owning group when there is no mask),
+// other and the sticky bit. The default ACL is untouched.
+func (a ACL) WithMode(m Mode) ACL {
+	out := ACL{Entries: slices.Clone(a.Entries), Sticky: m&Sticky != 0}
+	out.setPerm(false, User, "", Perm(m>>6&7))
+	if _, ok := out.entry(false, Mask, ""); ok {
+		out.setPerm(false, Mask, "", Perm(m>>3&7))
+	} else {
+		out.setPerm(false, Group, "", Perm(m>>3&7))
+	}
+	out.setPerm(false, Other, "", Perm(m&7))
+	return out
+}
+
+// FromMode returns the minimal ACL of mode m: user::, group::, other::.
+func FromMode(m Mode) ACL {
+	return ACL{Entries: []Entry{
+		{Tag: User, Perm: Perm(m >> 6 & 7)},
+		{Tag: Group, Perm: Perm(m >> 3 & 7)},
+		{Tag: Other, Perm: Perm(m & 7)},
+	}, Sticky: m&Sticky != 0}
+}
+
+// PermissionsString is x-ms-permissions as Azure returns it: the symbolic
+// mode, with "+" appended when the ACL is extended.
+func (a ACL) PermissionsString() string {
+	s := a.Mode().String()
+	if a.Extended() {
+		s += "+"
+	}
+	return s
+}
+
+// aclJSON is how an ACL is stored: its x-ms-acl string and sticky bit.
+type aclJSON struct {
+	ACL    string `json:"a"`
+	Sticky bool   `json:"k,omitempty"`
+}
+
+// MarshalJSON stores a as its x-ms-acl string and sticky bit.
+func (a ACL) MarshalJSON() ([]byte, error) {
+	return json.Marshal(aclJSON{ACL: a.String(), Sticky: a.Sticky})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote; an ACL string that does not
+// parse is an error, so a damaged record is reported, not read as an ACL
+// that grants nothing.
+func (a *ACL) UnmarshalJSON(b []byte) error {
+	var j aclJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if j.ACL == "" {
+		*a = ACL{Sticky: j.Sticky}
+		return nil
+	}
+	es, err := ParseEntries(j.ACL)
+	if err != nil {
+		return err
+	}
+	*a = ACL{Entries: es, Sticky: j.Sticky}
+	return nil
+}

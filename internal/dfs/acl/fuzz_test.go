@@ -1,0 +1,55 @@
+package acl
+
+import "testing"
+
+// FuzzParse checks that every accepted x-ms-acl formats to a canonical
+// string that parses back to itself.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"user::rwx,group::r-x,other::---",
+		"user::rwx,user:oid:r--,group::r-x,mask::r-x,other::---",
+		"user::rwx,group::r-x,other::---,default:user::rwx,default:group:g:rwx,default:other::---",
+		"other::r--,group::r-x,user::rwx,user:a:rw-",
+		"user:::rwx", "default:mask::rwx",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := Parse(s)
+		if err != nil {
+			return
+		}
+		canon := a.String()
+		b, err := Parse(canon)
+		if err != nil {
+			t.Fatalf("canonical %q of %q does not parse: %v", canon, s, err)
+		}
+		if b.String() != canon {
+			t.Fatalf("not canonical: %q -> %q", canon, b.String())
+		}
+		// The mode round-trips through its symbolic form.
+		m := a.Mode()
+		if pm, err := ParseMode(m.String()); err != nil || pm != m {
+			t.Fatalf("mode %o: %q -> %o %v", m, m.String(), pm, err)
+		}
+	})
+}
+
+// FuzzParseMode checks that every accepted x-ms-permissions round-trips.
+func FuzzParseMode(f *testing.F) {
+	for _, s := range []string{"rwxr-x---", "1750", "rwxrwxrwt", "0000", "rw-r--r--+"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMode(s)
+		if err != nil {
+			return
+		}
+		if m&^(Sticky|0o777) != 0 {
+			t.Fatalf("%q: stray bits %o", s, m)
+		}
+		if back, err := ParseMode(m.String()); err != nil || back != m {
+			t.Fatalf("%q: %o -> %q -> %o %v", s, m, m.String(), back, err)
+		}
+	})
+}

@@ -1,0 +1,127 @@
+package ns
+
+import (
+	"context"
+
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Reclaim is called by Collect, inside the collector's transaction, with
+// the content reference of every file that is gone (deleted, replaced, or
+// inside a deleted directory): the Blob layer releases what it refers to
+// in the same transaction, so a crash leaves both or neither done.
+type Reclaim func(tx kv.Tx, ref []byte) error
+
+// CollectBatch is how many records one collector transaction removes.
+const CollectBatch = 256
+
+// Collect reclaims detached nodes until none is left: each step is one
+// transaction that takes the first garbage record, removes up to batch of
+// the children still keyed under it (a child directory becomes a garbage
+// record of its own, a child file's content goes to reclaim), and removes
+// the record itself once it has no children. A crash between steps leaves
+// a consistent state that the next Collect continues from: a garbage
+// record stays until the last of its children is gone.
+//
+// Nothing reachable is reclaimed: a garbage record is written in the
+// transaction that removes the entry naming its node (Delete, Rename and
+// Create over an existing item, DeleteFilesystem), node ids are random
+// 128-bit values never reused, and no operation can add a child to a node
+// that is not reachable from its filesystem's root (they all find the
+// parent by walking from the root in the same transaction).
+//
+// It returns the number of transactions that changed something.
+func (s *Namespace) Collect(ctx context.Context, store kv.Store, batch int, reclaim Reclaim) (int, error) {
+	if batch <= 0 {
+		batch = CollectBatch
+	}
+	steps := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return steps, err
+		}
+		var did bool
+		err := store.Update(ctx, func(tx kv.Tx) error {
+			var err error
+			did, err = collectStep(tx, batch, reclaim)
+			return err
+		})
+		if err != nil {
+			return steps, err
+		}
+		if !did {
+			return steps, nil
+		}
+		steps++
+	}
+}
+
+// collectStep does one step of Collect in tx; false when there was no
+// garbage.
+func collectStep(tx kv.Tx, batch int, reclaim Reclaim) (bool, error) {
+	p := kv.Key("dlg")
+	var gk []byte
+	var g garbage
+	var derr error
+	if err := tx.Scan(p, kv.PrefixEnd(p), 1, false, func(k, v []byte) bool {
+		gk = append([]byte(nil), k...)
+		derr = kv.DecodeJSON(k, v, &g)
+		return false
+	}); err != nil {
+		return false, err
+	}
+	if derr != nil {
+		return false, derr
+	}
+	if gk == nil {
+		return false, nil
+	}
+	parts, ok := kv.Split(gk)
+	if !ok || len(parts) != 3 {
+		return false, errBadKey(gk)
+	}
+	acct, id := parts[1], []byte(parts[2])
+	if !g.Dir {
+		if len(g.Ref) > 0 && reclaim != nil {
+			if err := reclaim(tx, g.Ref); err != nil {
+				return false, err
+			}
+		}
+		return true, tx.Delete(gk)
+	}
+	ns := &Namespace{}
+	kids, err := ns.children(tx, FS{Account: acct}, &Node{ID: id}, "", batch)
+	if err != nil {
+		return false, err
+	}
+	for _, k := range kids {
+		switch {
+		case k.node.Dir:
+			if err := kv.PutJSON(tx, garbageKey(acct, k.node.ID), garbage{Dir: true}); err != nil {
+				return false, err
+			}
+		case len(k.node.Ref) > 0 && reclaim != nil:
+			if err := reclaim(tx, k.node.Ref); err != nil {
+				return false, err
+			}
+		}
+		if err := tx.Delete(k.key); err != nil {
+			return false, err
+		}
+	}
+	if len(kids) < batch {
+		if err := tx.Delete(gk); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// Garbage reports how many garbage records are waiting (for tests and
+// metrics).
+func Garbage(tx kv.Tx) (int, error) {
+	p := kv.Key("dlg")
+	n := 0
+	err := tx.Scan(p, kv.PrefixEnd(p), 0, false, func(_, _ []byte) bool { n++; return true })
+	return n, err
+}

@@ -1,0 +1,125 @@
+package ns
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Key layout (all keys are kv.Key tuples; see docs/datalake.md):
+//
+//	("dlr", account, filesystem)   -> root directory Node of filesystem
+//	("dln", account, parent, name) -> child Node
+//	("dlg", account, id)           -> garbage record
+//
+// parent and id are 16-byte random node ids, unique in the account. A
+// child is found under its parent's id and its own name, never under its
+// full path nor its filesystem, so moving a directory (within a
+// filesystem or to another one of the account) rewrites one key whatever
+// it holds.
+
+// idLen is the size of a node id.
+const idLen = 16
+
+func newID() []byte {
+	b := make([]byte, idLen)
+	_, _ = rand.Read(b)
+	return b
+}
+
+func rootKey(acct, fs string) []byte { return kv.Key("dlr", acct, fs) }
+
+func childKey(acct string, parent []byte, name string) []byte {
+	return kv.Key("dln", acct, string(parent), name)
+}
+
+func childrenPrefix(acct string, parent []byte) []byte {
+	return kv.Key("dln", acct, string(parent))
+}
+
+func garbageKey(acct string, id []byte) []byte { return kv.Key("dlg", acct, string(id)) }
+
+// ContentProps are the content headers of a file (x-ms-content-type and
+// the others of Path Create / Path Update).
+type ContentProps struct {
+	Type        string `json:"t,omitempty"`
+	Encoding    string `json:"e,omitempty"`
+	Language    string `json:"l,omitempty"`
+	Disposition string `json:"d,omitempty"`
+	CacheCtl    string `json:"c,omitempty"`
+	MD5         []byte `json:"m,omitempty"`
+}
+
+// Node is a file or directory. Its record is stored in the entry that
+// names it in its parent (or in the root key).
+type Node struct {
+	ID       []byte            `json:"i"`
+	Dir      bool              `json:"d,omitempty"`
+	ETag     string            `json:"e"`
+	Created  time.Time         `json:"c"`
+	Modified time.Time         `json:"m"`
+	Metadata map[string]string `json:"md,omitempty"`
+	Props    ContentProps      `json:"p"`
+	// Size and Ref describe a file's content. Ref is opaque here: the Blob
+	// layer owns what it refers to, and gets it back from the collector
+	// when the file is gone.
+	Size  int64  `json:"s,omitempty"`
+	Ref   []byte `json:"r,omitempty"`
+	Owner string `json:"o"`
+	Group string `json:"g"`
+	// ACL is the access ACL and, for directories, the default ACL, with
+	// the sticky bit.
+	ACL acl.ACL `json:"a"`
+	// Expiry is a file's Set Expiry time (zero: none). Stored for the
+	// endpoint, which enforces it.
+	Expiry time.Time `json:"x,omitzero"`
+}
+
+// Access returns n's ACL.
+func (n *Node) Access() acl.ACL { return n.ACL }
+
+func (n *Node) setACL(a acl.ACL) { n.ACL = a }
+
+// Permissions is x-ms-permissions of n.
+func (n *Node) Permissions() string { return n.Access().PermissionsString() }
+
+// newETag returns a quoted ETag in Azure's 0x8D... look (FILETIME ticks
+// of now) with random bits, so two writes in one clock tick differ.
+func newETag(now time.Time) string {
+	ticks := uint64(now.UnixNano()/100) + 116444736000000000
+	r := make([]byte, 4)
+	_, _ = rand.Read(r)
+	return `"0x` + strconv.FormatUint(ticks, 16) + hex.EncodeToString(r) + `"`
+}
+
+// garbage is a detached node awaiting the collector: a directory whose
+// remaining children are still keyed under ID, or a file whose content
+// Ref must be handed back to the Blob layer.
+type garbage struct {
+	Dir bool   `json:"d,omitempty"`
+	Ref []byte `json:"r,omitempty"`
+}
+
+// SplitPath splits a path into its components. Leading and trailing
+// slashes are ignored ("/a/b/" is "a/b"); "" and "/" are the root (no
+// components). Empty components ("a//b"), "." and ".." are invalid, as are
+// components with characters kv keys or the ACL/continuation formats
+// cannot carry unambiguously (NUL).
+func SplitPath(p string) ([]string, error) {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil, nil
+	}
+	parts := strings.Split(p, "/")
+	for _, c := range parts {
+		if c == "" || c == "." || c == ".." || strings.IndexByte(c, 0) >= 0 {
+			return nil, withMessage(ErrInvalidPath, "The specified path %q is not a valid path.", p)
+		}
+	}
+	return parts, nil
+}
