@@ -149,7 +149,7 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 	}
 	if cs.query.Has("sig") {
 		// Verified as a File SAS, also when a blob copy reads the file.
-		_, err := r.AuthorizeForeignSourceSAS(auth.File, cs.query, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(r, cs.share), sasRules["getFile"])
+		_, err := r.AuthorizeForeignSourceSAS(auth.File, cs.query, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(r, cs.share), sasRead)
 		if err != nil {
 			code := azerr.AuthenticationFailed
 			if ae, ok := azerr.As(err); ok {

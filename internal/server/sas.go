@@ -12,8 +12,8 @@ import (
 )
 
 // SASRule is what one operation needs from a SAS: the resource level and
-// the permission letters. A service keeps a table of them keyed by
-// operation; an operation missing from the table is Shared Key only.
+// the permission letters. Each entry of a service's route table (Route)
+// carries one, or says the operation is Shared Key only.
 type SASRule struct {
 	Resource auth.ResourceType
 	// AnyOf lists letters of which any one suffices ("" for none).
