@@ -33,8 +33,9 @@ const (
 )
 
 const (
-	hCopySource = "x-ms-copy-source"
-	hBlobType   = "x-ms-blob-type"
+	hCopySource  = "x-ms-copy-source"
+	hBlobType    = "x-ms-blob-type"
+	hLeaseAction = "x-ms-lease-action"
 )
 
 // SAS rules (Create an account SAS, "Permissions by operation",
@@ -46,7 +47,8 @@ const (
 // take r and w with srt=s. A service SAS reaches blobs and, for sr=c,
 // listing them: the container itself (properties, metadata, lease, delete,
 // create) is for an account SAS only; its Create (c) writes a new blob,
-// snapshots a blob or copies to a new blob.
+// snapshots a blob or copies to a new blob. From version 2017-07-29 Delete
+// (d) also breaks a blob's lease, and (account SAS) a container's.
 var (
 	sasSvcRead  = server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}
 	sasSvcWrite = server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}
@@ -104,6 +106,8 @@ func init() {
 		// account SAS does not reach Get or Set Container ACL).
 		{Methods: get | head, Levels: lContainer, Restype: "container", Comp: "acl", Name: "getContainerACL", Handler: (*Service).getContainerACL, SharedKeyOnly: true},
 		{Methods: put, Levels: lContainer, Restype: "container", Comp: "acl", Name: "setContainerACL", Handler: (*Service).setContainerACL, SharedKeyOnly: true},
+		{Methods: put, Levels: lContainer, Restype: "container", Comp: "lease", Headers: []server.Cond{server.Is(hLeaseAction, "break")}, Name: "leaseContainer", Handler: (*Service).leaseContainer,
+			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "w", SinceAnyOf: "d", Since: "2017-07-29", AccountOnly: true}},
 		{Methods: put, Levels: lContainer, Restype: "container", Comp: "lease", Name: "leaseContainer", Handler: (*Service).leaseContainer, SAS: sasContW},
 		{Methods: get, Levels: lContainer, Restype: "container", Comp: "list", Name: "listBlobs", Handler: (*Service).listBlobs,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l"}},
@@ -126,6 +130,8 @@ func init() {
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "properties", Name: "setBlobProperties", Handler: (*Service).setBlobProperties, SAS: sasWrite},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "metadata", Name: "setBlobMetadata", Handler: (*Service).setBlobMetadata, SAS: sasWrite},
 		{Methods: get | head, Levels: lBlob, Restype: star, Comp: "metadata", Name: "getBlobProperties", Handler: (*Service).getBlobProperties, SAS: sasRead},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "lease", Headers: []server.Cond{server.Is(hLeaseAction, "break")}, Name: "leaseBlob", Handler: (*Service).leaseBlob,
+			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w", SinceAnyOf: "d", Since: "2017-07-29"}},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "lease", Name: "leaseBlob", Handler: (*Service).leaseBlob, SAS: sasWrite},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "snapshot", Name: "snapshotBlob", Handler: (*Service).snapshotBlob, SAS: sasCreate},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "undelete", Name: "undeleteBlob", Handler: (*Service).undeleteBlob, SAS: sasWrite},

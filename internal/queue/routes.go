@@ -73,8 +73,9 @@ func init() {
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}},
 		{Methods: get, Levels: lMessages, Restype: star, Comp: star, Name: "getMessages", Handler: (*Service).getMessages,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "p"}},
+		// Clear Messages takes Delete, which only an account SAS has.
 		{Methods: del, Levels: lMessages, Restype: star, Comp: star, Name: "clearMessages", Handler: (*Service).clearMessages,
-			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}},
+			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d", AccountPermission: true}},
 
 		// One message.
 		{Methods: del, Levels: lMessage, Restype: star, Comp: star, Name: "deleteMessage", Handler: (*Service).deleteMessage,

@@ -41,9 +41,9 @@ var (
 // tried in order, on the method after X-HTTP-Method. SAS rules: Create an
 // account SAS, "Permissions by operation",
 // https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas,
-// and Create a service SAS. Tables take an account SAS only: it creates
-// tables with c or w (srt=c) and reads and writes the service properties
-// and stats with r and w (srt=s). Built in init, as
+// and Create a service SAS. Tables take an account SAS only: Query Tables
+// with List at srt=c, Create Table with c or w (srt=c), Delete Table with
+// d; the service properties and stats r and w at srt=s. Built in init, as
 // the handlers reach the service that reads it.
 var tableRoutes *server.Routes[handler]
 
@@ -68,14 +68,14 @@ func init() {
 
 		// Tables (comp and restype are not consulted).
 		{Methods: get, Levels: lTables, Restype: star, Comp: star, Name: "queryTables", Handler: (*Service).queryTables,
-			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true}},
+			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l", AccountOnly: true}},
 		{Methods: post, Levels: lTables, Restype: star, Comp: star, Name: "createTable", Handler: (*Service).createTable,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}},
 		{Methods: del, Levels: lTable, Restype: star, Comp: star, Name: "deleteTable", Handler: (*Service).deleteTable,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}},
 		// Tables('name') read is Query Tables for one table.
 		{Methods: get, Levels: lTable, Restype: star, Comp: star, Name: "getTable", Handler: (*Service).getTable,
-			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true}},
+			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l", AccountOnly: true}},
 
 		// Table ACLs are Shared Key only (an account SAS does not reach
 		// Get or Set Table ACL).
