@@ -1,7 +1,6 @@
 package blob
 
 import (
-	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -140,24 +139,5 @@ func TestRoutesDispatch(t *testing.T) {
 		if !seen[name] {
 			t.Errorf("no dispatch case for %s", name)
 		}
-	}
-}
-
-// BenchmarkRoute is the cost of routing a Put Blob and a Get Blob
-// through the table (compare BenchmarkRouteSwitch in internal/server).
-func BenchmarkRoute(b *testing.B) {
-	for _, m := range []string{http.MethodPut, http.MethodGet} {
-		b.Run(m, func(b *testing.B) {
-			hr := httptest.NewRequest(m, "http://127.0.0.1:10000/devstoreaccount1/c/b", nil)
-			hr.Header.Set("x-ms-blob-type", "BlockBlob")
-			r := newReq(&server.Request{Request: hr})
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := (*Service)(nil).route(r); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }

@@ -82,7 +82,7 @@ func blobName(name string) string { return strings.ReplaceAll(name, "\\", "/") }
 // container URL without restype=container, and a write to a blob
 // snapshot.
 func (s *Service) route(r *req) (*route, error) {
-	sel := server.SelectorsOf(r.q)
+	sel := blobRoutes.Selectors(r.q)
 	level := lBlob
 	switch {
 	case r.container == "":

@@ -115,7 +115,7 @@ func checkConditions(h http.Header) error {
 // no entry matches keeps the error of its URL: an unknown restype, a
 // share or root directory URL without one.
 func (s *Service) route(r *req) (*route, error) {
-	sel := server.SelectorsOf(r.q)
+	sel := fileRoutes.Selectors(r.q)
 	level := lPath
 	switch {
 	case r.share == "":

@@ -108,7 +108,7 @@ func newReq(sr *server.Request) *req {
 // queue name, the message path and peekonly are checked first, with
 // their own errors.
 func (s *Service) route(r *req) (*route, error) {
-	sel := server.SelectorsOf(r.q)
+	sel := queueRoutes.Selectors(r.q)
 	m := server.MethodOf(r.Method)
 	level := lAccount
 	if r.queue != "" {

@@ -109,7 +109,8 @@ type Route[H any] struct {
 	Levels  Level
 	// Comp and Restype are the values the query's comp and restype must
 	// have ("" for absent, Any for any). Resource and Action, the Data
-	// Lake Storage selectors, are checked only when set.
+	// Lake Storage selectors, are checked only when set, so an entry that
+	// sets them goes before the entries of the same URL that do not.
 	Comp, Restype, Resource, Action string
 	// Headers and Query are further conditions, all of which must hold.
 	Headers []Cond
@@ -133,16 +134,26 @@ type Selectors struct {
 	Comp, Restype, Resource, Action string
 }
 
-// SelectorsOf reads the selectors from a parsed query.
-func SelectorsOf(q url.Values) Selectors {
-	return Selectors{Comp: q.Get("comp"), Restype: q.Get("restype"), Resource: q.Get("resource"), Action: q.Get("action")}
+// Selectors reads a request's selectors from its parsed query: comp and
+// restype, and resource and action when an entry of the table uses them.
+func (t *Routes[H]) Selectors(q url.Values) Selectors {
+	sel := Selectors{Comp: q.Get("comp"), Restype: q.Get("restype")}
+	if t.dfs {
+		sel.Resource, sel.Action = q.Get("resource"), q.Get("action")
+	}
+	return sel
 }
+
+// numMethods is the number of Method bits.
+const numMethods = 6
 
 // Routes is a service's route table, built once by NewRoutes.
 type Routes[H any] struct {
-	all     []Route[H]
-	byLevel [8][]*Route[H]
-	names   []string
+	all []Route[H]
+	// by lists the entries of each level and method, in table order.
+	by    [8][numMethods][]*Route[H]
+	names []string
+	dfs   bool // an entry sets Resource or Action
 }
 
 // NewRoutes builds a table from rs, which are tried in order: the first
@@ -164,10 +175,13 @@ func NewRoutes[H any](rs []Route[H]) *Routes[H] {
 			r.Headers[j].key = textproto.CanonicalMIMEHeaderKey(r.Headers[j].Name)
 		}
 		for l := 0; l < 8; l++ {
-			if r.Levels&(1<<l) != 0 {
-				t.byLevel[l] = append(t.byLevel[l], r)
+			for m := 0; m < numMethods; m++ {
+				if r.Levels&(1<<l) != 0 && r.Methods&(1<<m) != 0 {
+					t.by[l][m] = append(t.by[l][m], r)
+				}
 			}
 		}
+		t.dfs = t.dfs || r.Resource != "" || r.Action != ""
 		if !seen[r.Name] {
 			seen[r.Name] = true
 			t.names = append(t.names, r.Name)
@@ -177,14 +191,13 @@ func NewRoutes[H any](rs []Route[H]) *Routes[H] {
 }
 
 // Match returns the first route for a request at level (one bit) with
-// method m, selectors sel, headers h and query q; nil if none.
+// method m (one bit), selectors sel, headers h and query q; nil if none.
 func (t *Routes[H]) Match(m Method, level Level, sel *Selectors, h http.Header, q url.Values) *Route[H] {
-	if level == 0 {
+	if level == 0 || m == 0 || m >= 1<<numMethods {
 		return nil
 	}
-	for _, r := range t.byLevel[bits.TrailingZeros8(uint8(level))&7] {
-		if r.Methods&m == 0 ||
-			(r.Comp != Any && r.Comp != sel.Comp) ||
+	for _, r := range t.by[bits.TrailingZeros8(uint8(level))&7][bits.TrailingZeros8(uint8(m))] {
+		if (r.Comp != Any && r.Comp != sel.Comp) ||
 			(r.Restype != Any && r.Restype != sel.Restype) ||
 			(r.Resource != "" && r.Resource != sel.Resource) ||
 			(r.Action != "" && r.Action != sel.Action) {
@@ -262,7 +275,7 @@ func (t *Routes[H]) Verify() []error {
 			first[r.Name] = r
 		}
 		for l := 0; l < 8; l++ {
-			for b := 0; b < 6; b++ {
+			for b := 0; b < numMethods; b++ {
 				lv, m := Level(1<<l), Method(1<<b)
 				if r.Levels&lv == 0 || r.Methods&m == 0 {
 					continue

@@ -158,7 +158,7 @@ func alnum(s string) bool {
 // entry matches keeps the error of its URL form.
 func (s *Service) route(r *req) (*route, error) {
 	rest := resourcePath(r.Request)
-	sel := server.SelectorsOf(r.q)
+	sel := tableRoutes.Selectors(r.q)
 	comp := sel.Comp
 	var level server.Level
 	switch {
