@@ -225,21 +225,8 @@ func (t *Routes[H]) Match(m Method, level Level, sel *Selectors, h http.Header, 
 	return nil
 }
 
-// All returns the table's entries, in order.
-func (t *Routes[H]) All() []Route[H] { return t.all }
-
 // Names returns the table's operation names, each once, in order.
 func (t *Routes[H]) Names() []string { return t.names }
-
-// Named returns the first route named name, nil if none.
-func (t *Routes[H]) Named(name string) *Route[H] {
-	for i := range t.all {
-		if t.all[i].Name == name {
-			return &t.all[i]
-		}
-	}
-	return nil
-}
 
 // Rule is the SAS rule of a route: rule and ok=true, or ok=false for a
 // Shared Key only operation (AuthorizeSAS's ok).
