@@ -221,6 +221,13 @@ func Start(cfg Config) (*App, error) {
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
 	a.Table = table.New(store, cfg.Clock, cfg.Logger)
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
+	if a.metrics != nil {
+		// Every routed operation, from the services' route tables.
+		a.metrics.Operations("blob", blob.Operations())
+		a.metrics.Operations("queue", queue.Operations())
+		a.metrics.Operations("table", table.Operations())
+		a.metrics.Operations("file", file.Operations())
+	}
 	for _, svc := range []struct {
 		port int
 		host string

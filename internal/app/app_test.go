@@ -83,4 +83,15 @@ func TestMetricsEndpoints(t *testing.T) {
 	if !strings.Contains(body, want) {
 		t.Fatalf("metrics lack %q:\n%s", want, body)
 	}
+	// Every operation of the route tables is listed, requested or not.
+	for _, want := range []string{
+		`cerulean_operation_info{operation="putBlob",service="blob"} 1`,
+		`cerulean_operation_info{operation="clearMessages",service="queue"} 1`,
+		`cerulean_operation_info{operation="insertEntity",service="table"} 1`,
+		`cerulean_operation_info{operation="putRange",service="file"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
 }

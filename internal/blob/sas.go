@@ -12,83 +12,11 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
-// as records the routed operation's name (the key of sasRules).
-func (r *req) as(name string, o op) (op, error) {
-	r.opName = name
-	r.Op = name
-	return o, nil
-}
-
-// sasRules is what each Blob operation needs from a SAS (Create an
-// account SAS, "Permissions by operation",
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas;
-// Create a service SAS, "Permissions for a directory, container, or blob",
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas).
-// An account SAS's w creates as c does (containers, blobs, snapshots,
-// copies), and service-level reads and writes (service properties, stats)
-// take r and w with srt=s. A service SAS reaches blobs and, for sr=c,
-// listing them: the container itself (properties, metadata, lease, delete,
-// create) is for an account SAS only; its Create (c) writes a new blob,
-// snapshots a blob or copies to a new blob. Operations not listed
-// (container ACL) are Shared Key only; Get Account Information takes any
-// SAS (authorizeSAS).
-var sasRules = map[string]server.SASRule{
-	"getServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
-	"setServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true},
-	"getServiceStats":      {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
-
-	"listContainers":         {Resource: auth.ServiceLevel, AnyOf: "l"},
-	"createContainer":        {Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true},
-	"getContainerProperties": {Resource: auth.ContainerLevel, AnyOf: "r", AccountOnly: true},
-	"deleteContainer":        {Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true},
-	"setContainerMetadata":   {Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true},
-	"leaseContainer":         {Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true},
-	"listBlobs":              {Resource: auth.ContainerLevel, AnyOf: "l"},
-
-	"getBlob":           {Resource: auth.ObjectLevel, AnyOf: "r"},
-	"getBlobProperties": {Resource: auth.ObjectLevel, AnyOf: "r"},
-	"getBlockList":      {Resource: auth.ObjectLevel, AnyOf: "r"},
-	"getPageRanges":     {Resource: auth.ObjectLevel, AnyOf: "r"},
-	"putBlob":           {Resource: auth.ObjectLevel, AnyOf: "cw"},
-	"putBlock":          {Resource: auth.ObjectLevel, AnyOf: "cw"},
-	"putBlockList":      {Resource: auth.ObjectLevel, AnyOf: "cw"},
-	"appendBlock":       {Resource: auth.ObjectLevel, AnyOf: "aw"},
-	"putPage":           {Resource: auth.ObjectLevel, AnyOf: "w"},
-	"setBlobProperties": {Resource: auth.ObjectLevel, AnyOf: "w"},
-	"setBlobMetadata":   {Resource: auth.ObjectLevel, AnyOf: "w"},
-	"snapshotBlob":      {Resource: auth.ObjectLevel, AnyOf: "cw"},
-	"copyBlob":          {Resource: auth.ObjectLevel, AnyOf: "cw"},
-	"abortCopyBlob":     {Resource: auth.ObjectLevel, AnyOf: "w"},
-	"leaseBlob":         {Resource: auth.ObjectLevel, AnyOf: "w"},
-	"undeleteBlob":      {Resource: auth.ObjectLevel, AnyOf: "w"},
-	"deleteBlob":        {Resource: auth.ObjectLevel, AnyOf: "d"},
-	"setBlobTier":       {Resource: auth.ObjectLevel, AnyOf: "w"},
-	"sealBlob":          {Resource: auth.ObjectLevel, AnyOf: "w"},
-
-	"putBlobFromURL":     {Resource: auth.ObjectLevel, AnyOf: "cw"},
-	"putBlockFromURL":    {Resource: auth.ObjectLevel, AnyOf: "cw"},
-	"appendBlockFromURL": {Resource: auth.ObjectLevel, AnyOf: "aw"},
-	"putPageFromURL":     {Resource: auth.ObjectLevel, AnyOf: "w"},
-	"getBlobTags":        {Resource: auth.ObjectLevel, AnyOf: "t"},
-	"setBlobTags":        {Resource: auth.ObjectLevel, AnyOf: "t"},
-
-	"findBlobsByTags": {Resource: auth.ContainerLevel, AnyOf: "f"},
-	// A batch needs no permission of its own: each sub-request is
-	// authorized by its own signature.
-	"submitBatch":            {Resource: auth.ContainerLevel},
-	"submitBatchAccount":     {Resource: auth.ServiceLevel},
-	"findBlobsByTagsAccount": {Resource: auth.ServiceLevel, AnyOf: "f"},
-}
-
 // authorizeSAS verifies the request's SAS for the routed operation; the
 // stored access policies come from the container's ACL, read now.
 func (s *Service) authorizeSAS(r *req) error {
-	rule, ok := sasRules[r.opName]
-	if r.opName == "getAccountInfo" {
-		// Any SAS valid for the addressed account, container or blob (Get
-		// Account Information,
-		// https://learn.microsoft.com/en-us/rest/api/storageservices/get-account-information).
-		rule, ok = server.SASRule{Resource: auth.ServiceLevel}, true
+	rule, ok := r.route.Rule()
+	if r.route.Flags&fSASAtLevel != 0 {
 		switch {
 		case r.name != "":
 			rule.Resource = auth.ObjectLevel
@@ -164,7 +92,7 @@ func (s *Service) authorizeCopySource(r *req, cont, name string) error {
 func (s *Service) sourceReadable(sr *server.Request, cont, name string, q url.Values) (bool, error) {
 	if q.Has("sig") {
 		r := &req{Request: sr, q: q, container: cont, name: name}
-		if _, err := sr.AuthorizeForeignSourceSAS(auth.Blob, q, server.SASTarget{Container: cont, Path: name}, s.policies(r, cont), sasRules["getBlob"]); err != nil {
+		if _, err := sr.AuthorizeForeignSourceSAS(auth.Blob, q, server.SASTarget{Container: cont, Path: name}, s.policies(r, cont), sasRead); err != nil {
 			code := azerr.AuthenticationFailed
 			if ae, ok := azerr.As(err); ok {
 				code = ae.Code

@@ -185,7 +185,7 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 		// Verified as a File SAS of the source's account, also when a
 		// blob copy reads the file.
 		src := cs.at(r)
-		_, err := src.AuthorizeForeignSourceSAS(auth.File, cs.query, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(src, cs.share), sasRules["getFile"])
+		_, err := src.AuthorizeForeignSourceSAS(auth.File, cs.query, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(src, cs.share), sasRead)
 		if err != nil {
 			code := azerr.AuthenticationFailed
 			if ae, ok := azerr.As(err); ok {

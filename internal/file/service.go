@@ -11,9 +11,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// op is one REST operation handler.
-type op func(w http.ResponseWriter, r *req) error
-
 // req is a parsed File request.
 type req struct {
 	*server.Request
@@ -22,7 +19,8 @@ type req struct {
 	path   string   // share-relative path, "" for the share (root directory)
 	comps  []string // path split on "/"
 	snap   string   // ?sharesnapshot=, normalized; "" for the live share
-	opName string   // the routed operation (see sasRules)
+	opName string   // the routed operation's name
+	route  *route   // the routed operation (fileRoutes)
 	sas    *auth.SAS
 }
 
@@ -32,6 +30,23 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		// The File service has no anonymous access.
 		return azerr.New(azerr.NoAuthenticationInformation)
 	}
+	r := newReq(sr)
+	rt, err := s.prepare(r)
+	if err != nil {
+		// A forged or expired SAS is answered as such, whatever else is
+		// wrong with the request.
+		return r.SASFirst(err, server.SASTarget{Container: r.share, Path: r.path}, s.policies(r, r.share))
+	}
+	if r.SAS != nil {
+		if err := s.authorizeSAS(r); err != nil {
+			return err
+		}
+	}
+	return rt.Handler(s, w, r)
+}
+
+// newReq parses what routing needs from sr: the share and the path.
+func newReq(sr *server.Request) *req {
 	r := &req{Request: sr, q: sr.URL.Query()}
 	// The path is /{account}[/{share}[/{path}]]; the middleware took the
 	// account.
@@ -44,27 +59,16 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 			r.share = rest
 		}
 	}
-	o, err := s.prepare(r)
-	if err != nil {
-		// A forged or expired SAS is answered as such, whatever else is
-		// wrong with the request.
-		return r.SASFirst(err, server.SASTarget{Container: r.share, Path: r.path}, s.policies(r, r.share))
-	}
-	if r.SAS != nil {
-		if err := s.authorizeSAS(r); err != nil {
-			return err
-		}
-	}
-	return o(w, r)
+	return r
 }
 
 // prepare routes r and checks what needs no store: conditional headers
 // (refused), the share name, the path and the share snapshot.
-func (s *Service) prepare(r *req) (op, error) {
+func (s *Service) prepare(r *req) (*route, error) {
 	if err := checkConditions(r.Header); err != nil {
 		return nil, err
 	}
-	o, err := s.route(r)
+	rt, err := s.route(r)
 	if err != nil {
 		return nil, err
 	}
@@ -80,20 +84,18 @@ func (s *Service) prepare(r *req) (op, error) {
 		}
 		r.path = strings.Join(r.comps, "/")
 	}
-	// Create Share Snapshot ignores ?sharesnapshot= (a snapshot of a share
-	// client bound to a snapshot is a snapshot of the share) (azfile
-	// TestShareCreateSnapshotNegativeSnapshotOfSnapshot, recorded).
-	if v := r.q.Get("sharesnapshot"); v != "" && r.opName != "snapshotShare" {
+	// Create Share Snapshot ignores ?sharesnapshot= (fNoShareSnapshot).
+	if v := r.q.Get("sharesnapshot"); v != "" && rt.Flags&fNoShareSnapshot == 0 {
 		t, err := wire.ParseSnapshot(v)
 		if err != nil {
 			return nil, azerr.InvalidQuery("sharesnapshot", v)
 		}
 		r.snap = wire.FormatISO7(t)
-		if !readOnlyOps[r.opName] {
+		if rt.Flags&fOnShareSnapshot == 0 {
 			return nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
 		}
 	}
-	return o, nil
+	return rt, nil
 }
 
 // checkConditions refuses the HTTP conditional headers: File REST has no
@@ -109,137 +111,36 @@ func checkConditions(h http.Header) error {
 	return nil
 }
 
-// readOnlyOps may run against a share snapshot.
-var readOnlyOps = map[string]bool{
-	"getShareProperties": true, "getDirectoryProperties": true, "listFilesAndDirectories": true,
-	"getFile": true, "getFileProperties": true, "listRanges": true, "listHandles": true,
-	"deleteShare": true, // deletes the snapshot itself
-	"leaseShare":  true, // leases the snapshot (Lease Share, https://learn.microsoft.com/en-us/rest/api/storageservices/lease-share)
-}
-
-func (r *req) as(name string, o op) (op, error) {
-	r.opName = name
-	r.Op = name
-	return o, nil
-}
-
-func (s *Service) route(r *req) (op, error) {
-	comp := r.q.Get("comp")
-	restype := r.q.Get("restype")
-	m := r.Method
-	get := m == http.MethodGet || m == http.MethodHead
-	bad := func() (op, error) { return nil, server.NoRoute(comp) }
+// route finds r's operation in fileRoutes and records it on r. A request
+// no entry matches keeps the error of its URL: an unknown restype, a
+// share or root directory URL without one.
+func (s *Service) route(r *req) (*route, error) {
+	sel := fileRoutes.Selectors(r.q)
+	level := lPath
 	switch {
 	case r.share == "":
-		switch {
-		case comp == "list" && m == http.MethodGet:
-			return r.as("listShares", s.listShares)
-		case restype == "service" && comp == "properties" && m == http.MethodGet:
-			return r.as("getServiceProperties", s.getServiceProperties)
-		case restype == "service" && comp == "properties" && m == http.MethodPut:
-			return r.as("setServiceProperties", s.setServiceProperties)
-		case restype == "share":
-			return nil, azerr.InvalidQuery("restype", restype)
-		}
-		return bad()
-	case r.path == "" && restype == "share":
-		switch {
-		case comp == "" && m == http.MethodPut:
-			return r.as("createShare", s.createShare)
-		case comp == "" && get, comp == "metadata" && get:
-			return r.as("getShareProperties", s.getShareProperties)
-		case comp == "" && m == http.MethodDelete:
-			return r.as("deleteShare", s.deleteShare)
-		case comp == "metadata" && m == http.MethodPut:
-			return r.as("setShareMetadata", s.setShareMetadata)
-		case comp == "properties" && m == http.MethodPut:
-			return r.as("setShareProperties", s.setShareProperties)
-		case comp == "snapshot" && m == http.MethodPut:
-			return r.as("snapshotShare", s.snapshotShare)
-		case comp == "acl" && get:
-			return r.as("getShareACL", s.getShareACL)
-		case comp == "acl" && m == http.MethodPut:
-			return r.as("setShareACL", s.setShareACL)
-		case comp == "stats" && m == http.MethodGet:
-			return r.as("getShareStats", s.getShareStats)
-		case comp == "filepermission" && m == http.MethodPut:
-			return r.as("createPermission", s.createPermission)
-		case comp == "filepermission" && m == http.MethodGet:
-			return r.as("getPermission", s.getPermission)
-		case comp == "lease" && m == http.MethodPut:
-			return r.as("leaseShare", s.leaseShare)
-		}
-		return bad()
-	case restype == "directory":
-		switch {
-		case comp == "" && m == http.MethodPut:
-			return r.as("createDirectory", s.createDirectory)
-		case comp == "" && get, comp == "metadata" && get:
-			return r.as("getDirectoryProperties", s.getDirectoryProperties)
-		case comp == "" && m == http.MethodDelete:
-			return r.as("deleteDirectory", s.deleteDirectory)
-		case comp == "properties" && m == http.MethodPut:
-			return r.as("setDirectoryProperties", s.setDirectoryProperties)
-		case comp == "metadata" && m == http.MethodPut:
-			return r.as("setDirectoryMetadata", s.setDirectoryMetadata)
-		case comp == "list" && m == http.MethodGet:
-			return r.as("listFilesAndDirectories", s.listFilesAndDirectories)
-		case comp == "listhandles" && m == http.MethodGet:
-			return r.as("listHandles", s.listHandles)
-		case comp == "forceclosehandles" && m == http.MethodPut:
-			return r.as("forceCloseHandles", s.forceCloseHandles)
-		case comp == "rename" && m == http.MethodPut:
-			return r.as("renameDirectory", s.renameDirectory)
-		}
-		return bad()
-	case restype != "":
-		return nil, azerr.InvalidQuery("restype", restype)
-	case r.path == "" && comp == "listhandles" && m == http.MethodGet:
-		// The root directory's client sends no restype (azfile
-		// DirectoryClient.ListHandles / ForceCloseHandles).
-		return r.as("listHandles", s.listHandles)
-	case r.path == "" && comp == "forceclosehandles" && m == http.MethodPut:
-		return r.as("forceCloseHandles", s.forceCloseHandles)
+		level = lAccount
 	case r.path == "":
-		return nil, azerr.New(azerr.InvalidURI)
+		level = lShare
 	}
-	switch {
-	case comp == "" && m == http.MethodPut:
-		if r.Header.Get("x-ms-copy-source") != "" {
-			return r.as("copyFile", s.copyFile)
+	rt := fileRoutes.Match(server.MethodOf(r.Method), level, &sel, r.Header, r.q)
+	if rt == nil {
+		restype := sel.Restype
+		switch {
+		case level == lAccount:
+			if restype == "share" {
+				return nil, azerr.InvalidQuery("restype", restype)
+			}
+		case level == lShare && restype == "share", restype == "directory":
+		case restype != "":
+			return nil, azerr.InvalidQuery("restype", restype)
+		case level == lShare:
+			return nil, azerr.New(azerr.InvalidURI)
 		}
-		return r.as("createFile", s.createFile)
-	case comp == "" && m == http.MethodGet:
-		return r.as("getFile", s.getFile)
-	case comp == "" && m == http.MethodHead:
-		return r.as("getFileProperties", s.getFileProperties)
-	case comp == "metadata" && get:
-		return r.as("getFileProperties", s.getFileProperties)
-	case comp == "" && m == http.MethodDelete:
-		return r.as("deleteFile", s.deleteFile)
-	case comp == "properties" && m == http.MethodPut:
-		return r.as("setFileProperties", s.setFileProperties)
-	case comp == "metadata" && m == http.MethodPut:
-		return r.as("setFileMetadata", s.setFileMetadata)
-	case comp == "range" && m == http.MethodPut:
-		if r.Header.Get("x-ms-copy-source") != "" {
-			return r.as("putRangeFromURL", s.putRangeFromURL)
-		}
-		return r.as("putRange", s.putRange)
-	case comp == "rangelist" && m == http.MethodGet:
-		return r.as("listRanges", s.listRanges)
-	case comp == "copy" && m == http.MethodPut:
-		return r.as("abortCopyFile", s.abortCopyFile)
-	case comp == "lease" && m == http.MethodPut:
-		return r.as("leaseFile", s.leaseFile)
-	case comp == "listhandles" && m == http.MethodGet:
-		return r.as("listHandles", s.listHandles)
-	case comp == "forceclosehandles" && m == http.MethodPut:
-		return r.as("forceCloseHandles", s.forceCloseHandles)
-	case comp == "rename" && m == http.MethodPut:
-		return r.as("renameFile", s.renameFile)
+		return nil, server.NoRoute(sel.Comp)
 	}
-	return bad()
+	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	return rt, nil
 }
 
 // splitPath validates a share-relative path and splits it into its components

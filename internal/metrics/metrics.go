@@ -7,6 +7,8 @@
 //	GET /metrics  Prometheus text format: cerulean_requests_total and
 //	              cerulean_request_duration_seconds by service,
 //	              operation and status code, cerulean_requests_in_flight,
+//	              cerulean_operation_info (1 for every operation a
+//	              service routes, from its route table),
 //	              cerulean_smb_requests_total and
 //	              cerulean_smb_request_duration_seconds by command and
 //	              NTSTATUS, Go runtime and process
@@ -40,6 +42,7 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inflight *prometheus.GaugeVec
+	opInfo   *prometheus.GaugeVec
 	smbReqs  *prometheus.CounterVec
 	smbDur   *prometheus.HistogramVec
 	ready    func(context.Context) error
@@ -78,6 +81,10 @@ func New(ready func(context.Context) error) *Metrics {
 			Name: "cerulean_requests_in_flight",
 			Help: "Requests being answered, by service.",
 		}, []string{"service"}),
+		opInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "cerulean_operation_info",
+			Help: "1 for every operation a service routes (the operation label of cerulean_requests_total), whether or not it has been requested yet.",
+		}, []string{"service", "operation"}),
 		smbReqs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cerulean_smb_requests_total",
 			Help: "SMB2 requests answered, by command and NTSTATUS of the reply (STATUS_PENDING for an asynchronous operation's interim reply).",
@@ -89,9 +96,20 @@ func New(ready func(context.Context) error) *Metrics {
 		}, []string{"command", "status"}),
 		ready: ready,
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.inflight, m.smbReqs, m.smbDur,
+	m.reg.MustRegister(m.requests, m.duration, m.inflight, m.opInfo, m.smbReqs, m.smbDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// Operations declares the operations service routes (the names of its
+// route table): each is listed in cerulean_operation_info from the
+// start, so a dashboard sees every operation before its first request,
+// and the service's in-flight gauge exists.
+func (m *Metrics) Operations(service string, ops []string) {
+	m.inflightOf(service)
+	for _, op := range ops {
+		m.opInfo.WithLabelValues(service, op).Set(1)
+	}
 }
 
 // Drain makes /readyz answer 503 from now on: the server is shutting

@@ -58,6 +58,25 @@ func TestObserver(t *testing.T) {
 	}
 }
 
+// TestOperations: the declared operations are listed before any request.
+func TestOperations(t *testing.T) {
+	m := New(nil)
+	m.Operations("queue", []string{"putMessage", "clearMessages"})
+	_, body := get(t, m.Handler(), "/metrics")
+	for _, want := range []string{
+		`cerulean_operation_info{operation="putMessage",service="queue"} 1`,
+		`cerulean_operation_info{operation="clearMessages",service="queue"} 1`,
+		`cerulean_requests_in_flight{service="queue"} 0`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if strings.Contains(body, `operation="getMessages"`) {
+		t.Error("an undeclared operation is listed")
+	}
+}
+
 // TestHealth: liveness always; readiness follows the store and shutdown.
 func TestHealth(t *testing.T) {
 	var storeErr error

@@ -51,9 +51,6 @@ func New(store kv.Store, clk clock.Clock, log *slog.Logger) *Service {
 	return &Service{store: store, clock: clk, log: log, shardOffset: rand.IntN(numShards)}
 }
 
-// op is one REST operation handler.
-type op func(w http.ResponseWriter, r *req) error
-
 // req is a parsed Queue request.
 type req struct {
 	*server.Request
@@ -63,8 +60,10 @@ type req struct {
 	// "messages/{id}".
 	sub   string
 	msgID string // raw message id from the path
-	// opName is the routed operation (see sasRules).
+	// opName is the routed operation's name, route its entry in
+	// queueRoutes.
 	opName string
+	route  *route
 }
 
 // ServeAzure routes a Queue REST request to its operation. Anonymous requests
@@ -75,6 +74,21 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	if !sr.Authenticated && sr.SAS == nil {
 		return azerr.New(azerr.NoAuthenticationInformation)
 	}
+	r := newReq(sr)
+	rt, err := s.route(r)
+	if err != nil {
+		return r.SASFirst(err, server.SASTarget{Container: r.queue}, s.policies(r))
+	}
+	if sr.SAS != nil {
+		if err := s.authorizeSAS(r); err != nil {
+			return err
+		}
+	}
+	return rt.Handler(s, w, r)
+}
+
+// newReq parses what routing needs from sr: the queue and what follows it.
+func newReq(sr *server.Request) *req {
 	r := &req{Request: sr, q: sr.URL.Query()}
 	// The path is /{account}[/{queue}[/messages[/{id}]]]; the middleware
 	// took the account.
@@ -87,87 +101,46 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 			r.queue = rest
 		}
 	}
-	o, err := s.route(r)
-	if err != nil {
-		return r.SASFirst(err, server.SASTarget{Container: r.queue}, s.policies(r))
-	}
-	if sr.SAS != nil {
-		if err := s.authorizeSAS(r); err != nil {
-			return err
-		}
-	}
-	return o(w, r)
+	return r
 }
 
-func (s *Service) route(r *req) (op, error) {
-	comp := r.q.Get("comp")
-	restype := r.q.Get("restype")
-	m := r.Method
-	bad := func() (op, error) { return nil, server.NoRoute(comp) }
-	if r.queue == "" {
+// route finds r's operation in queueRoutes and records it on r. The
+// queue name, the message path and peekonly are checked first, with
+// their own errors.
+func (s *Service) route(r *req) (*route, error) {
+	sel := queueRoutes.Selectors(r.q)
+	m := server.MethodOf(r.Method)
+	level := lAccount
+	if r.queue != "" {
+		if err := wire.ValidQueueName(r.queue); err != nil {
+			return nil, err
+		}
 		switch {
-		case comp == "list" && m == http.MethodGet:
-			return r.as("listQueues", s.listQueues)
-		case restype == "service" && comp == "properties" && m == http.MethodGet:
-			return r.as("getQueueServiceProperties", s.getQueueServiceProperties)
-		case restype == "service" && comp == "properties" && m == http.MethodPut:
-			return r.as("setQueueServiceProperties", s.setQueueServiceProperties)
-		case restype == "service" && comp == "stats" && m == http.MethodGet:
-			return r.as("getQueueServiceStats", s.getQueueServiceStats)
-		}
-		return bad()
-	}
-	if err := wire.ValidQueueName(r.queue); err != nil {
-		return nil, err
-	}
-	switch {
-	case r.sub == "":
-		switch {
-		case comp == "" && m == http.MethodPut:
-			return r.as("createQueue", s.createQueue)
-		case comp == "" && m == http.MethodDelete:
-			return r.as("deleteQueue", s.deleteQueue)
-		case comp == "metadata" && (m == http.MethodGet || m == http.MethodHead):
-			return r.as("getQueueMetadata", s.getQueueMetadata)
-		case comp == "metadata" && m == http.MethodPut:
-			return r.as("setQueueMetadata", s.setQueueMetadata)
-		case comp == "acl" && (m == http.MethodGet || m == http.MethodHead):
-			return r.as("getQueueACL", s.getQueueACL)
-		case comp == "acl" && m == http.MethodPut:
-			return r.as("setQueueACL", s.setQueueACL)
-		}
-		return bad()
-	case r.sub == "messages":
-		switch m {
-		case http.MethodPost:
-			return r.as("putMessage", s.putMessage)
-		case http.MethodGet:
-			peek, err := parsePeekOnly(r.q)
-			if err != nil {
-				return nil, err
+		case r.sub == "":
+			level = lQueue
+		case r.sub == "messages":
+			level = lMessages
+			if m == server.GET {
+				if _, err := parsePeekOnly(r.q); err != nil {
+					return nil, err
+				}
 			}
-			if peek {
-				return r.as("peekMessages", s.peekMessages)
+		case strings.HasPrefix(r.sub, "messages/") && !strings.Contains(r.sub[len("messages/"):], "/"):
+			r.msgID = r.sub[len("messages/"):]
+			if r.msgID == "" {
+				return nil, azerr.New(azerr.InvalidURI)
 			}
-			return r.as("getMessages", s.getMessages)
-		case http.MethodDelete:
-			return r.as("clearMessages", s.clearMessages)
-		}
-		return bad()
-	case strings.HasPrefix(r.sub, "messages/") && !strings.Contains(r.sub[len("messages/"):], "/"):
-		r.msgID = r.sub[len("messages/"):]
-		if r.msgID == "" {
+			level = lMessage
+		default:
 			return nil, azerr.New(azerr.InvalidURI)
 		}
-		switch m {
-		case http.MethodDelete:
-			return r.as("deleteMessage", s.deleteMessage)
-		case http.MethodPut:
-			return r.as("updateMessage", s.updateMessage)
-		}
-		return bad()
 	}
-	return nil, azerr.New(azerr.InvalidURI)
+	rt := queueRoutes.Match(m, level, &sel, r.Header, r.q)
+	if rt == nil {
+		return nil, server.NoRoute(sel.Comp)
+	}
+	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	return rt, nil
 }
 
 // nextSeq returns an insertion sequence number: the request time in

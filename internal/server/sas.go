@@ -12,8 +12,8 @@ import (
 )
 
 // SASRule is what one operation needs from a SAS: the resource level and
-// the permission letters. A service keeps a table of them keyed by
-// operation; an operation missing from the table is Shared Key only.
+// the permission letters. Each entry of a service's route table (Route)
+// carries one, or says the operation is Shared Key only.
 type SASRule struct {
 	Resource auth.ResourceType
 	// AnyOf lists letters of which any one suffices ("" for none).
@@ -22,6 +22,19 @@ type SASRule struct {
 	AllOf string
 	// AccountOnly refuses service SAS (403 AuthorizationResourceTypeMismatch).
 	AccountOnly bool
+	// SinceAnyOf lists letters that also suffice for a token whose
+	// signed version (sv) is Since or later: Delete breaks a blob or
+	// container lease from 2017-07-29 (Create an account SAS, note to
+	// "Permissions by operation"; Create a service SAS, "Permissions for
+	// a directory, container, or blob").
+	SinceAnyOf, Since string
+	// AccountPermission: only an account SAS's letters grant the
+	// operation; a service SAS that reaches the resource has no letter
+	// for it (403 AuthorizationPermissionMismatch). Clear Messages takes
+	// Delete, a letter of the account SAS only (Create an account SAS,
+	// "Queue service"; the queue permissions of Create a service SAS are
+	// r, a, u and p).
+	AccountPermission bool
 }
 
 // SASTarget is the service-specific resource a request addresses.
@@ -133,8 +146,15 @@ func CheckSASRule(eff *auth.SAS, svc auth.Service, rule SASRule) error {
 	if rule.AccountOnly && !eff.IsAccount() {
 		return azerr.New(azerr.AuthorizationResourceTypeMismatch)
 	}
-	if err := auth.Authorize(eff, svc, auth.Operation{Resource: rule.Resource, Permissions: rule.AnyOf}); err != nil {
+	perms := rule.AnyOf
+	if rule.SinceAnyOf != "" && eff.Version >= rule.Since {
+		perms += rule.SinceAnyOf
+	}
+	if err := auth.Authorize(eff, svc, auth.Operation{Resource: rule.Resource, Permissions: perms}); err != nil {
 		return err
+	}
+	if rule.AccountPermission && !eff.IsAccount() {
+		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	for i := 0; i < len(rule.AllOf); i++ {
 		if strings.IndexByte(eff.Permissions, rule.AllOf[i]) < 0 {

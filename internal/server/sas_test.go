@@ -12,6 +12,8 @@ import (
 func TestCheckSASRule(t *testing.T) {
 	svcSAS := func(sp string) *auth.SAS { return &auth.SAS{Permissions: sp, TableName: "t"} }
 	acct := &auth.SAS{Services: "t", ResourceTypes: "sco", Permissions: "l"}
+	svcSASv := func(sp, sv string) *auth.SAS { return &auth.SAS{Permissions: sp, TableName: "t", Version: sv} }
+	breakRule := SASRule{Resource: auth.ObjectLevel, AnyOf: "w", SinceAnyOf: "d", Since: "2017-07-29"}
 	cases := []struct {
 		name string
 		sas  *auth.SAS
@@ -25,6 +27,15 @@ func TestCheckSASRule(t *testing.T) {
 		{"all-of missing a", svcSAS("u"), SASRule{Resource: auth.ObjectLevel, AnyOf: "a", AllOf: "u"}, azerr.AuthorizationPermissionMismatch},
 		{"account only, service SAS", svcSAS("c"), SASRule{Resource: auth.ContainerLevel, AnyOf: "c", AccountOnly: true}, azerr.AuthorizationResourceTypeMismatch},
 		{"account only, account SAS", acct, SASRule{Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true}, ""},
+		// Delete breaks a lease from sv 2017-07-29.
+		{"since, old version", svcSASv("d", "2017-04-17"), breakRule, azerr.AuthorizationPermissionMismatch},
+		{"since, the version", svcSASv("d", "2017-07-29"), breakRule, ""},
+		{"since, later version", svcSASv("d", "2025-01-05"), breakRule, ""},
+		{"since, w at old version", svcSASv("w", "2015-04-05"), breakRule, ""},
+		{"since, neither", svcSASv("r", "2025-01-05"), breakRule, azerr.AuthorizationPermissionMismatch},
+		// Only an account SAS's letters grant it.
+		{"account permission, service SAS", svcSAS("d"), SASRule{Resource: auth.ObjectLevel, AnyOf: "d", AccountPermission: true}, azerr.AuthorizationPermissionMismatch},
+		{"account permission, account SAS", &auth.SAS{Services: "t", ResourceTypes: "o", Permissions: "d"}, SASRule{Resource: auth.ObjectLevel, AnyOf: "d", AccountPermission: true}, ""},
 	}
 	for _, c := range cases {
 		err := CheckSASRule(c.sas, auth.Table, c.rule)

@@ -9,53 +9,13 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
-// as records the routed operation's name (the key of sasRules).
-func (r *req) as(name string, o op) (op, error) {
-	r.opName = name
-	r.Op = name
-	return o, nil
-}
-
-// sasRules is what each Table operation needs from a SAS (Create an
-// account SAS, "Permissions by operation",
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas;
-// Create a service SAS). Table operations take an account SAS only: it
-// creates tables with c or w (srt=c) and reads and writes the service
-// properties and stats with r and w (srt=s). Operations not listed (table
-// ACL) are Shared Key only. An entity group transaction is checked part by
-// part (checkBatchSAS).
-var sasRules = map[string]server.SASRule{
-	"getServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
-	"setServiceProperties": {Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true},
-	"getServiceStats":      {Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true},
-
-	"queryTables":   {Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true},
-	"getTable":      {Resource: auth.ServiceLevel, AnyOf: "l", AccountOnly: true},
-	"createTable":   {Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true},
-	"deleteTable":   {Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true},
-	"queryEntities": {Resource: auth.ObjectLevel, AnyOf: "r"},
-	"getEntity":     {Resource: auth.ObjectLevel, AnyOf: "r"},
-	"insertEntity":  {Resource: auth.ObjectLevel, AnyOf: "a"},
-	"updateEntity":  {Resource: auth.ObjectLevel, AnyOf: "u"},
-	"mergeEntity":   {Resource: auth.ObjectLevel, AnyOf: "u"},
-	"deleteEntity":  {Resource: auth.ObjectLevel, AnyOf: "d"},
-	"upsertEntity":  {Resource: auth.ObjectLevel, AnyOf: "a", AllOf: "u"},
-	"batch":         {Resource: auth.ObjectLevel},
-}
-
 // authorizeSAS verifies the request's SAS for the routed operation; the
 // stored access policies come from the table's ACL, read now. Entity
 // operations addressed by key must fall in the SAS's key range.
 func (s *Service) authorizeSAS(r *req) error {
-	name := r.opName
-	// Update and Merge without If-Match are Insert Or Replace / Insert
-	// Or Merge: they need both add and update.
-	if (name == "updateEntity" || name == "mergeEntity") && r.Header.Get("If-Match") == "" {
-		name = "upsertEntity"
-	}
-	rule, ok := sasRules[name]
+	rule, ok := r.route.Rule()
 	table := r.table
-	if name == "batch" {
+	if r.opName == "batch" {
 		// The parts name the table; a service SAS must be for it, which
 		// checkBatchSAS checks for each part.
 		table = r.SAS.TableName
@@ -124,19 +84,19 @@ func checkBatchSAS(r *req, kind opKind, ifMatch, table, pk, rk string) error {
 	if !r.sas.IsAccount() && !strings.EqualFold(table, r.sas.TableName) {
 		return azerr.New(azerr.AuthorizationFailure)
 	}
-	name := "getEntity"
+	rule := sasEntityRead
 	switch kind {
 	case opInsert:
-		name = "insertEntity"
+		rule = sasEntityInsert
 	case opReplace, opMerge:
-		name = "updateEntity"
+		rule = sasEntityUpdate
 		if ifMatch == "" {
-			name = "upsertEntity"
+			rule = sasEntityUpsert
 		}
 	case opDelete:
-		name = "deleteEntity"
+		rule = sasEntityDelete
 	}
-	if err := server.CheckSASRule(r.sas, auth.Table, sasRules[name]); err != nil {
+	if err := server.CheckSASRule(r.sas, auth.Table, rule); err != nil {
 		return err
 	}
 	return checkEntityRange(r, pk, rk)

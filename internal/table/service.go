@@ -47,11 +47,10 @@ type req struct {
 	table  string    // table name from the path ("" for service/Tables)
 	pk, rk string    // entity keys from the path
 	keyed  bool      // the path addressed one entity
-	opName string    // the routed operation (see sasRules)
+	opName string    // the routed operation's name
+	route  *route    // the routed operation (tableRoutes)
 	sas    *auth.SAS // the verified, effective SAS of a SAS request
 }
-
-type op func(w http.ResponseWriter, r *req) error
 
 // ServeAzure routes a Table REST request to its operation.
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
@@ -64,7 +63,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		return s.sasFirst(r, err)
 	}
 	r.method = m
-	o, err := s.route(r)
+	rt, err := s.route(r)
 	if err != nil {
 		return s.sasFirst(r, err)
 	}
@@ -73,7 +72,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 			return err
 		}
 	}
-	return o(w, r)
+	return rt.Handler(s, w, r)
 }
 
 // parseQuery is url.ParseQuery without its rejection of ';': OData
@@ -154,108 +153,64 @@ func alnum(s string) bool {
 	return s != ""
 }
 
-func (s *Service) route(r *req) (op, error) {
+// route finds r's operation in tableRoutes and records it on r. The URL
+// forms, names and key predicates are parsed first, and a request no
+// entry matches keeps the error of its URL form.
+func (s *Service) route(r *req) (*route, error) {
 	rest := resourcePath(r.Request)
-	m := r.method
-	comp := r.q.Get("comp")
-	notAllowed := func() (op, error) { return nil, azerr.New(azerr.MethodNotAllowed) }
+	sel := tableRoutes.Selectors(r.q)
+	comp := sel.Comp
+	var level server.Level
 	switch {
 	case rest == "":
-		if r.q.Get("restype") != "service" {
+		if sel.Restype != "service" {
 			return nil, azerr.Newf(azerr.InvalidURI, "The requested URI does not represent any resource on the server.")
 		}
-		switch {
-		case comp == "properties" && m == http.MethodGet:
-			return r.as("getServiceProperties", s.getServiceProperties)
-		case comp == "properties" && m == http.MethodPut:
-			return r.as("setServiceProperties", s.setServiceProperties)
-		case comp == "stats" && m == http.MethodGet:
-			return r.as("getServiceStats", s.getServiceStats)
-		}
-		if comp != "properties" && comp != "stats" {
-			return nil, azerr.InvalidQuery("comp", comp)
-		}
-		return notAllowed()
+		level = lService
 	case rest == "$batch":
-		if m != http.MethodPost {
-			return notAllowed()
-		}
-		return r.as("batch", s.batch)
+		level = lBatch
 	case strings.EqualFold(rest, "Tables") || strings.EqualFold(rest, "Tables()"):
-		switch m {
-		case http.MethodGet:
-			return r.as("queryTables", s.queryTables)
-		case http.MethodPost:
-			return r.as("createTable", s.createTable)
-		}
-		return notAllowed()
+		level = lTables
 	case len(rest) > len("Tables(") && strings.EqualFold(rest[:len("Tables(")], "Tables("):
 		name, ok := parseTablesPredicate(rest[len("Tables"):])
 		if !ok {
 			return nil, azerr.Newf(azerr.InvalidInput, "The table name in '%s' could not be parsed.", rest)
 		}
 		r.table = name
-		switch m {
-		case http.MethodDelete:
-			return r.as("deleteTable", s.deleteTable)
-		case http.MethodGet:
-			return r.as("getTable", s.getTable)
+		level = lTable
+	default:
+		name, pred, hasPred := strings.Cut(rest, "(")
+		r.table = name
+		if err := checkTableName(name); err != nil {
+			return nil, err
 		}
-		return notAllowed()
-	}
-	name, pred, hasPred := strings.Cut(rest, "(")
-	r.table = name
-	if err := checkTableName(name); err != nil {
-		return nil, err
-	}
-	if hasPred {
-		pred = "(" + pred
-		if pred != "()" {
-			pk, rk, ok := parseKeyPredicate(pred)
-			if !ok {
-				return nil, azerr.Newf(azerr.InvalidInput, "The entity key predicate '%s' could not be parsed.", pred)
-			}
-			r.pk, r.rk, r.keyed = pk, rk, true
-		}
-	}
-	if comp == "acl" {
+		level = lEntities
 		if hasPred {
+			level = lEntitiesAll
+			pred = "(" + pred
+			if pred != "()" {
+				pk, rk, ok := parseKeyPredicate(pred)
+				if !ok {
+					return nil, azerr.Newf(azerr.InvalidInput, "The entity key predicate '%s' could not be parsed.", pred)
+				}
+				r.pk, r.rk, r.keyed = pk, rk, true
+				level = lEntity
+			}
+		}
+	}
+	rt := tableRoutes.Match(server.MethodOf(r.method), level, &sel, r.Header, r.q)
+	if rt == nil {
+		switch {
+		case level == lService && comp != "properties" && comp != "stats":
+			return nil, azerr.InvalidQuery("comp", comp)
+		case level >= lEntities && comp != "" && (comp != "acl" || level != lEntities):
+			// comp=acl is for a table without a key predicate.
 			return nil, azerr.InvalidQuery("comp", comp)
 		}
-		switch m {
-		case http.MethodGet, http.MethodHead:
-			return r.as("getTableACL", s.getTableACL)
-		case http.MethodPut:
-			return r.as("setTableACL", s.setTableACL)
-		}
-		return notAllowed()
+		return nil, azerr.New(azerr.MethodNotAllowed)
 	}
-	if comp != "" {
-		return nil, azerr.InvalidQuery("comp", comp)
-	}
-	if r.keyed {
-		switch m {
-		case http.MethodGet:
-			return r.as("getEntity", s.getEntity)
-		case http.MethodPut:
-			return r.as("updateEntity", s.updateEntity)
-		case "MERGE":
-			return r.as("mergeEntity", s.mergeEntity)
-		case http.MethodDelete:
-			return r.as("deleteEntity", s.deleteEntity)
-		}
-		return notAllowed()
-	}
-	switch m {
-	case http.MethodGet:
-		return r.as("queryEntities", s.queryEntities)
-	case http.MethodPost:
-		if hasPred {
-			return notAllowed()
-		}
-		return r.as("insertEntity", s.insertEntity)
-	}
-	return notAllowed()
+	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	return rt, nil
 }
 
 // parseTablesPredicate parses "('name')".

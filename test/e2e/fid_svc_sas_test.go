@@ -3,10 +3,14 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	bsas "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	blobservice "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 	fsas "github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/sas"
@@ -184,6 +189,23 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 		must(t, err)
 		return name, ""
 	}
+	// A blob and a container with an active lease, taken with Shared Key.
+	leasedBlob := func(t *testing.T, i int) (string, string) {
+		c, name := newBlob(t, i)
+		lc, err := lease.NewBlobClient(bc.ServiceClient().NewContainerClient(c).NewBlobClient(name), nil)
+		must(t, err)
+		_, err = lc.AcquireLease(ctx, 60, nil)
+		must(t, err)
+		return c, name
+	}
+	leasedContainer := func(t *testing.T, i int) (string, string) {
+		c, _ := newContainer(t, i)
+		lc, err := lease.NewContainerClient(bc.ServiceClient().NewContainerClient(c), nil)
+		must(t, err)
+		_, err = lc.AcquireLease(ctx, 60, nil)
+		must(t, err)
+		return c, ""
+	}
 	newQueue := func(t *testing.T, _ int) (string, string) {
 		name := uniq("fidq")
 		_, err := qc.CreateQueue(ctx, name, nil)
@@ -290,6 +312,26 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 		}},
 		"getBlobTags": {"blob", fixed(cont, "seed"), func(ctx context.Context, tok, c, p string) error {
 			return ignore2(blobCont(tok, c).NewBlobClient(p).GetTags(ctx, nil))
+		}},
+		"acquireBlobLease": {"blob", newBlob, func(ctx context.Context, tok, c, p string) error {
+			lc, err := lease.NewBlobClient(blobCont(tok, c).NewBlobClient(p), nil)
+			must(t, err)
+			return ignore2(lc.AcquireLease(ctx, 15, nil))
+		}},
+		"breakBlobLease": {"blob", leasedBlob, func(ctx context.Context, tok, c, p string) error {
+			lc, err := lease.NewBlobClient(blobCont(tok, c).NewBlobClient(p), nil)
+			must(t, err)
+			return ignore2(lc.BreakLease(ctx, nil))
+		}},
+		"acquireContainerLease": {"blob", newContainer, func(ctx context.Context, tok, c, _ string) error {
+			lc, err := lease.NewContainerClient(blobCont(tok, c), nil)
+			must(t, err)
+			return ignore2(lc.AcquireLease(ctx, 15, nil))
+		}},
+		"breakContainerLease": {"blob", leasedContainer, func(ctx context.Context, tok, c, _ string) error {
+			lc, err := lease.NewContainerClient(blobCont(tok, c), nil)
+			must(t, err)
+			return ignore2(lc.BreakLease(ctx, nil))
 		}},
 
 		// Queue service.
@@ -473,6 +515,15 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 		fidAccount("blob", "copyBlobToNew", "o", "cw"), fidService("blob", "copyBlobToNew", "c", "cw"), fidService("blob", "copyBlobToNew", "b", "cw"),
 		fidAccount("blob", "appendBlock", "o", "aw"), fidService("blob", "appendBlock", "b", "aw"),
 		fidAccount("blob", "getBlobTags", "o", "t"), fidService("blob", "getBlobTags", "b", "t"),
+		// Leases take Write; from version 2017-07-29 (the SDK signs a
+		// later one) Delete also breaks a blob's lease, and with an
+		// account SAS a container's (Create an account SAS, note to the
+		// Blob service table; Create a service SAS, "Permissions for a
+		// directory, container, or blob").
+		fidAccount("blob", "acquireBlobLease", "o", "w"), fidService("blob", "acquireBlobLease", "b", "w"),
+		fidAccount("blob", "breakBlobLease", "o", "wd"), fidService("blob", "breakBlobLease", "b", "wd"), fidService("blob", "breakBlobLease", "c", "wd"),
+		fidAccount("blob", "acquireContainerLease", "c", "w"), fidService("blob", "acquireContainerLease", "c", ""),
+		fidAccount("blob", "breakContainerLease", "c", "wd"), fidService("blob", "breakContainerLease", "c", ""),
 
 		// Queue.
 		fidAccount("queue", "listQueues", "s", "l"),
@@ -488,10 +539,15 @@ func TestFidSvcSASPermissionTable(t *testing.T) {
 		fidAccount("queue", "getMessages", "o", "p"), fidService("queue", "getMessages", "q", "p"),
 		fidAccount("queue", "updateMessage", "o", "u"), fidService("queue", "updateMessage", "q", "u"),
 		fidAccount("queue", "deleteMessage", "o", "p"), fidService("queue", "deleteMessage", "q", "p"),
+		// Clear Messages takes Delete, which a queue's service SAS does
+		// not have (its letters are r, a, u, p): no service SAS clears a
+		// queue, not even one signed with d.
 		fidAccount("queue", "clearMessages", "o", "d"), fidService("queue", "clearMessages", "q", ""),
+		[]fidSASRow{{"clearMessages", "service", "q", "d", false}, {"clearMessages", "service", "q", "raupd", false}},
 
-		// Table: table operations take an account SAS only.
-		fidAccount("table", "queryTables", "s", "l"),
+		// Table: table operations take an account SAS only; Query
+		// Tables is a container-level operation (srt=c) taking List.
+		fidAccount("table", "queryTables", "c", "l"),
 		fidAccount("table", "getTableServiceProperties", "s", "r"),
 		fidAccount("table", "setTableServiceProperties", "s", "w"),
 		fidAccount("table", "createTable", "c", "cw"),
@@ -592,6 +648,9 @@ func fidSASToken(t *testing.T, a *app.App, svc string, row fidSASRow, c, p strin
 		must(t, err)
 		return qp.Encode()
 	case "queue":
+		if strings.Trim(row.perms, "raup") != "" {
+			return fidQueueSASByHand(t, row.perms, c, exp)
+		}
 		cred, err := azqueue.NewSharedKeyCredential(app.DevAccount, app.DevKey)
 		must(t, err)
 		qp, err := qsas.QueueSignatureValues{Protocol: qsas.ProtocolHTTPSandHTTP, ExpiryTime: exp, Permissions: row.perms, QueueName: c}.SignWithSharedKey(cred)
@@ -616,6 +675,23 @@ func fidSASToken(t *testing.T, a *app.App, svc string, row fidSASRow, c, p strin
 	}
 	t.Fatalf("no service %q", svc)
 	return ""
+}
+
+// fidQueueSASByHand signs a queue service SAS with permission letters the
+// SDK's builder refuses (Create a service SAS, "Version 2015-04-05 and
+// later" string-to-sign: sp, st, se, canonicalized resource, si, sip,
+// spr, sv).
+func fidQueueSASByHand(t *testing.T, perms, queue string, exp time.Time) string {
+	t.Helper()
+	const sv = "2020-10-02"
+	se := exp.UTC().Format("2006-01-02T15:04:05Z")
+	toSign := strings.Join([]string{perms, "", se, "/queue/" + app.DevAccount + "/" + queue, "", "", "https,http", sv}, "\n")
+	key, err := base64.StdEncoding.DecodeString(app.DevKey)
+	must(t, err)
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(toSign))
+	q := url.Values{"sv": {sv}, "se": {se}, "sp": {perms}, "spr": {"https,http"}, "sig": {base64.StdEncoding.EncodeToString(mac.Sum(nil))}}
+	return q.Encode()
 }
 
 // A copy reads its source with the credentials the source URL carries:
