@@ -5,48 +5,8 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
-
-// opKind is an entity write.
-type opKind int
-
-const (
-	opInsert  opKind = iota // Insert Entity
-	opReplace               // Update Entity, or Insert Or Replace without If-Match
-	opMerge                 // Merge Entity, or Insert Or Merge without If-Match
-	opDelete                // Delete Entity
-)
-
-// Condition is an entity write's If-Match, parsed (parseIfMatch).
-type Condition struct {
-	// Set is true when an If-Match was given. Delete requires one;
-	// without one, a replace or merge inserts the entity when it is
-	// absent (Insert Or Replace Entity, Insert Or Merge Entity).
-	Set bool
-	// Any is If-Match: *, any existing entity.
-	Any bool
-	// ETag is the timestamp the entity must carry: the ETag's, or noETag,
-	// which no entity has.
-	ETag int64
-}
-
-// EntityWrite is one validated entity write, from a request or a batch
-// part: the typed input of WriteEntity and WriteBatch. It is immutable
-// once built, so a transaction that runs it again gets the same result.
-type EntityWrite struct {
-	Kind         opKind
-	Table        string
-	PartitionKey string
-	RowKey       string
-	// Props are the entity's custom properties (not for a delete).
-	Props []Property
-	If    Condition
-}
-
-// noETag is the timestamp of a weak ETag no entity has.
-const noETag = -1
 
 // parseIfMatch validates If-Match (and the absence of If-None-Match) for
 // a write of kind.
@@ -117,77 +77,6 @@ func buildWriteOp(kind opKind, table, pk, rk string, keyed bool, h http.Header, 
 		return nil, err
 	}
 	return o, nil
-}
-
-// load reads the entity the operation addresses (nil when absent).
-func (o *EntityWrite) load(tx kv.Tx, acct string) (*Entity, error) {
-	return loadEntity(tx, acct, o.Table, o.PartitionKey, o.RowKey)
-}
-
-// apply runs the operation in tx against old (the entity as loaded) with
-// timestamp ts. It returns the stored entity (nil after a delete).
-func (o *EntityWrite) apply(tx kv.Tx, acct string, old *Entity, ts int64) (*Entity, error) {
-	key := entityKey(acct, o.Table, o.PartitionKey, o.RowKey)
-	if o.Kind == opInsert {
-		if old != nil {
-			return nil, azerr.New(azerr.EntityAlreadyExists)
-		}
-	} else if o.If.Set {
-		if old == nil {
-			return nil, azerr.New(azerr.ResourceNotFound)
-		}
-		if !o.If.Any && old.ts != o.If.ETag {
-			return nil, azerr.New(azerr.UpdateConditionNotSatisfied)
-		}
-	}
-	if o.Kind == opDelete {
-		if old == nil {
-			return nil, azerr.New(azerr.ResourceNotFound)
-		}
-		if err := retire(tx, acct, o.Table, o.PartitionKey, old.ts); err != nil {
-			return nil, err
-		}
-		return nil, tx.Delete(key)
-	}
-	e := &Entity{pk: o.PartitionKey, rk: o.RowKey, ts: ts}
-	if o.Kind == opMerge && old != nil {
-		e.props = mergeProps(old.props, o.Props)
-		if err := checkEntity(e); err != nil {
-			return nil, err
-		}
-	} else {
-		e.props = o.Props
-	}
-	return e, tx.Put(key, encodeEntity(e))
-}
-
-// lastTS is the timestamp a new write must exceed for old.
-func lastTS(old *Entity) int64 {
-	if old == nil {
-		return 0
-	}
-	return old.ts
-}
-
-// mergeProps overlays upd on old: existing properties keep their place,
-// new ones are appended.
-func mergeProps(old, upd []Property) []Property {
-	out := make([]Property, len(old), len(old)+len(upd))
-	copy(out, old)
-	for _, p := range upd {
-		replaced := false
-		for i := range out {
-			if out[i].name == p.name {
-				out[i] = p
-				replaced = true
-				break
-			}
-		}
-		if !replaced {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func (s *Service) insertEntity(w http.ResponseWriter, r *req) error {
