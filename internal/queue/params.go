@@ -157,14 +157,14 @@ func parseUpdateVisibility(q url.Values) (time.Duration, error) {
 // our receipts is 400 InvalidQueryParameterValue with the reason the real
 // service gives, "Invalid pop receipt format" (MicrosoftDocs/feedback#2842,
 // a recorded Azure response).
-func parseReceiptParam(q url.Values) (receipt, error) {
+func parseReceiptParam(q url.Values) (PopReceipt, error) {
 	if !q.Has("popreceipt") {
-		return receipt{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "popreceipt")
+		return PopReceipt{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "popreceipt")
 	}
 	v := q.Get("popreceipt")
 	r, ok := parseReceipt(v)
 	if !ok {
-		return receipt{}, azerr.InvalidQuery("popreceipt", v).With("Reason", "Invalid pop receipt format")
+		return PopReceipt{}, azerr.InvalidQuery("popreceipt", v).With("Reason", "Invalid pop receipt format")
 	}
 	return r, nil
 }

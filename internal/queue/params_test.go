@@ -165,7 +165,7 @@ func TestParseUpdateVisibility(t *testing.T) {
 }
 
 func TestParseReceiptParam(t *testing.T) {
-	r := receipt{ID: uuid.MustParse("0b1a9c3e-5f2d-4c6b-8a7e-9d0f1e2c3b4a"), Gen: 9}
+	r := PopReceipt{ID: uuid.MustParse("0b1a9c3e-5f2d-4c6b-8a7e-9d0f1e2c3b4a"), Gen: 9}
 	tests := []struct {
 		query string
 		code  string

@@ -13,7 +13,7 @@ import (
 // https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-service-properties);
 // last writer wins.
 func (s *Service) getQueueServiceProperties(w http.ResponseWriter, r *req) error {
-	p, err := svcprops.Get(r.Context(), s.store, servicePropsKey(r.Account), svcprops.Queue)
+	p, err := s.GetServiceProperties(r.Context(), r.Account)
 	if err != nil {
 		return err
 	}
@@ -23,17 +23,21 @@ func (s *Service) getQueueServiceProperties(w http.ResponseWriter, r *req) error
 // setQueueServiceProperties: 202 Accepted (Set Queue Service Properties,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-service-properties).
 func (s *Service) setQueueServiceProperties(w http.ResponseWriter, r *req) error {
-	if err := svcprops.Set(r.Context(), s.store, servicePropsKey(r.Account), svcprops.Queue, r.Body); err != nil {
+	p, err := svcprops.Parse(r.Body, svcprops.Queue)
+	if err != nil {
+		return err
+	}
+	if err := s.SetServiceProperties(r.Context(), r.Account, p); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
 	return nil
 }
 
-// getQueueServiceStats: a single-site server is always in sync with
-// itself, so replication is "live" and last synced now.
+// getQueueServiceStats (Get Queue Service Stats,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-service-stats).
 func (s *Service) getQueueServiceStats(w http.ResponseWriter, r *req) error {
-	return server.ServiceStats(w, r.Request, svcprops.LiveStats(r.Now))
+	return server.ServiceStats(w, r.Request, s.GetServiceStats(r.Context(), r.Account))
 }
 
 // CORSRules returns the account's Queue CORS rules (server.CORSRuler).

@@ -21,9 +21,9 @@ const purgeBatch = 1000
 // Messages committed, before the response is sent, and finishes even if
 // the client hangs up. A failure (store closing, crash) leaves the
 // graveyard entry for CollectGarbage; the request itself has succeeded.
-func (s *Service) purgeNow(r *req, inc string) {
-	if _, err := s.purge(context.WithoutCancel(r.Context()), r.Account, r.queue, inc); err != nil {
-		s.log.Warn("queue purge deferred", "account", r.Account, "queue", r.queue, "err", err)
+func (s *Service) purgeNow(ctx context.Context, id QueueID, inc string) {
+	if _, err := s.purge(context.WithoutCancel(ctx), id.Account, id.Name, inc); err != nil {
+		s.log.Warn("queue purge deferred", "account", id.Account, "queue", id.Name, "err", err)
 	}
 }
 

@@ -2,17 +2,13 @@ package queue
 
 import (
 	"encoding/xml"
-	"errors"
 	"io"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -27,23 +23,7 @@ func (s *Service) createQueue(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	inc := newIncarnation()
-	created := false
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		created = false
-		q, err := loadQueue(tx, r.Account, r.queue)
-		if err == nil {
-			if !wire.SameMetadata(q.Meta, meta) {
-				return azerr.New(azerr.QueueAlreadyExists)
-			}
-			return nil
-		}
-		if !azerr.Has(err, azerr.QueueNotFound) {
-			return err
-		}
-		created = true
-		return putQueue(tx, r.Account, r.queue, &queueRec{Inc: inc, Meta: meta})
-	})
+	created, err := s.CreateQueue(r.Context(), CreateQueueInput{QueueID: r.id(), Metadata: meta})
 	if err != nil {
 		return err
 	}
@@ -55,25 +35,12 @@ func (s *Service) createQueue(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// deleteQueue removes the queue record at once; its messages become
-// unreachable in the same transaction and are purged afterwards.
+// deleteQueue (Delete Queue): 204 (Delete Queue,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/delete-queue3).
 func (s *Service) deleteQueue(w http.ResponseWriter, r *req) error {
-	var inc string
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		q, err := loadQueue(tx, r.Account, r.queue)
-		if err != nil {
-			return err
-		}
-		inc = q.Inc
-		if err := tx.Delete(queueKey(r.Account, r.queue)); err != nil {
-			return err
-		}
-		return tx.Put(graveKey(r.Account, r.queue, inc), nil)
-	})
-	if err != nil {
+	if err := s.DeleteQueue(r.Context(), r.id()); err != nil {
 		return err
 	}
-	s.purgeNow(r, inc)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -83,48 +50,16 @@ func (s *Service) deleteQueue(w http.ResponseWriter, r *req) error {
 // expired (visible or not) (Get Queue Metadata,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-metadata).
 func (s *Service) getQueueMetadata(w http.ResponseWriter, r *req) error {
-	var q *queueRec
-	var count int64
-	tt := s.txTime(r)
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		q, err = loadQueue(tx, r.Account, r.queue)
-		if err != nil {
-			return err
-		}
-		count, err = countMessages(tx, r.Account, r.queue, q.Inc, tt.now())
-		return err
-	})
+	p, err := s.GetQueueProperties(r.Context(), r.id())
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	wire.WriteMetadata(h, q.Meta)
+	wire.WriteMetadata(h, p.Metadata)
 	// The SDK parses the count as an int32.
-	h.Set("x-ms-approximate-messages-count", strconv.FormatInt(min(count, math.MaxInt32), 10))
+	h.Set("x-ms-approximate-messages-count", strconv.FormatInt(min(p.ApproximateMessageCount, math.MaxInt32), 10))
 	w.WriteHeader(http.StatusOK)
 	return nil
-}
-
-// countMessages counts the unexpired messages of a queue from the
-// visibility index, whose values carry each message's expiry.
-func countMessages(tx kv.Tx, acct, name, inc string, now int64) (int64, error) {
-	var n int64
-	prefix := visPrefix(acct, name, inc)
-	var derr error
-	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
-		var exp int64
-		if exp, _, derr = parseIndexValue(k, v); derr != nil {
-			return false
-		}
-		if now < exp {
-			n++
-		}
-		return true
-	})
-	if err == nil {
-		err = derr
-	}
-	return n, err
 }
 
 // setQueueMetadata replaces the metadata: 204, last writer wins.
@@ -133,15 +68,7 @@ func (s *Service) setQueueMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		q, err := loadQueue(tx, r.Account, r.queue)
-		if err != nil {
-			return err
-		}
-		q.Meta = meta
-		return putQueue(tx, r.Account, r.queue, q)
-	})
-	if err != nil {
+	if err := s.SetQueueMetadata(r.Context(), r.id(), meta); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -177,16 +104,12 @@ const maxSignedIdentifiers = 5
 const queuePermissions = "raup"
 
 func (s *Service) getQueueACL(w http.ResponseWriter, r *req) error {
-	var q *queueRec
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		q, err = loadQueue(tx, r.Account, r.queue)
-		return err
-	})
+	acl, err := s.GetQueueACL(r.Context(), r.id())
 	if err != nil {
 		return err
 	}
 	out := signedIdentifiersXML{Items: []signedIdentityXML{}}
-	for _, p := range q.ACL {
+	for _, p := range acl {
 		out.Items = append(out.Items, signedIdentityXML{ID: p.ID, Policy: &accessPolicyXML{Start: p.Start, Expiry: p.Expiry, Permission: p.Permission}})
 	}
 	return server.WriteXML(w, http.StatusOK, out)
@@ -257,15 +180,7 @@ func (s *Service) setQueueACL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		q, err := loadQueue(tx, r.Account, r.queue)
-		if err != nil {
-			return err
-		}
-		q.ACL = acl
-		return putQueue(tx, r.Account, r.queue, q)
-	})
-	if err != nil {
+	if err := s.SetQueueACL(r.Context(), r.id(), acl); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -315,46 +230,17 @@ func (s *Service) listQueues(w http.ResponseWriter, r *req) error {
 			withMeta = true
 		}
 	}
-	prefix, marker := r.q.Get("prefix"), r.q.Get("marker")
-	out := listQueuesXML{Endpoint: endpoint(r), Prefix: prefix, Marker: marker, Queues: []queueItemXML{}}
+	in := ListQueuesInput{Account: r.Account, Prefix: r.q.Get("prefix"), Marker: r.q.Get("marker"), MaxResults: maxN, WithMetadata: withMeta}
+	list, err := s.ListQueues(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	out := listQueuesXML{Endpoint: endpoint(r), Prefix: in.Prefix, Marker: in.Marker, Queues: make([]queueItemXML, len(list.Queues)), NextMarker: list.NextMarker}
 	if r.q.Has("maxresults") {
 		out.MaxResults = maxN
 	}
-	base := queuesPrefix(r.Account)
-	start := kv.AppendPartial(append([]byte(nil), base...), prefix)
-	end := kv.PrefixEnd(start)
-	if marker != "" && marker > prefix {
-		start = queueKey(r.Account, marker)
-	}
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		var decodeErr error
-		err := tx.Scan(start, end, maxN+1, false, func(k, v []byte) bool {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 3 {
-				return true
-			}
-			if len(out.Queues) == maxN {
-				out.NextMarker = parts[2]
-				return false
-			}
-			it := queueItemXML{Name: parts[2]}
-			if withMeta {
-				var q queueRec
-				if decodeErr = json.Unmarshal(v, &q); decodeErr != nil {
-					return false
-				}
-				it.Metadata = metaXML(q.Meta)
-				if it.Metadata == nil {
-					it.Metadata = metaXML{}
-				}
-			}
-			out.Queues = append(out.Queues, it)
-			return true
-		})
-		return errors.Join(err, decodeErr)
-	})
-	if err != nil {
-		return err
+	for i, q := range list.Queues {
+		out.Queues[i] = queueItemXML{Name: q.Name, Metadata: metaXML(q.Metadata)}
 	}
 	return server.WriteXML(w, http.StatusOK, out)
 }

@@ -30,7 +30,7 @@ import (
 // The unpadded URL alphabet keeps receipts intact in hand-written URLs
 // (Azure's padded standard base64 loses its "+" when not escaped,
 // MicrosoftDocs/feedback#2842). Receipts are opaque to clients.
-type receipt struct {
+type PopReceipt struct {
 	ID  uuid.UUID
 	Gen uint64
 }
@@ -40,7 +40,7 @@ const receiptVersion = 1
 // receiptLen is the decoded length of a receipt.
 const receiptLen = 1 + 16 + 8
 
-func (r receipt) String() string {
+func (r PopReceipt) String() string {
 	var b [receiptLen]byte
 	b[0] = receiptVersion
 	copy(b[1:17], r.ID[:])
@@ -49,21 +49,21 @@ func (r receipt) String() string {
 }
 
 // parseReceipt decodes a pop receipt; ok is false if s is not one.
-func parseReceipt(s string) (receipt, bool) {
+func parseReceipt(s string) (PopReceipt, bool) {
 	if base64.RawURLEncoding.DecodedLen(len(s)) != receiptLen {
-		return receipt{}, false
+		return PopReceipt{}, false
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(b) != receiptLen || b[0] != receiptVersion {
-		return receipt{}, false
+		return PopReceipt{}, false
 	}
-	var r receipt
+	var r PopReceipt
 	copy(r.ID[:], b[1:17])
 	r.Gen = binary.BigEndian.Uint64(b[17:])
 	// Reject non-canonical encodings (stray low bits in the last character)
 	// so that each receipt has exactly one spelling.
 	if r.String() != s {
-		return receipt{}, false
+		return PopReceipt{}, false
 	}
 	return r, true
 }

@@ -15,7 +15,7 @@ func TestReceiptRoundTrip(t *testing.T) {
 	seen := map[string]bool{}
 	for _, id := range ids {
 		for _, g := range gens {
-			r := receipt{ID: id, Gen: g}
+			r := PopReceipt{ID: id, Gen: g}
 			s := r.String()
 			if seen[s] {
 				t.Fatalf("receipt %q issued twice", s)
@@ -33,7 +33,7 @@ func TestReceiptRoundTrip(t *testing.T) {
 }
 
 func TestReceiptMalformed(t *testing.T) {
-	valid := receipt{ID: uuid.MustParse("0b1a9c3e-5f2d-4c6b-8a7e-9d0f1e2c3b4a"), Gen: 7}.String()
+	valid := PopReceipt{ID: uuid.MustParse("0b1a9c3e-5f2d-4c6b-8a7e-9d0f1e2c3b4a"), Gen: 7}.String()
 	raw, _ := base64.RawURLEncoding.DecodeString(valid)
 	badVersion := append([]byte{2}, raw[1:]...)
 	// The last character carries 4 unused bits (25 bytes need 33⅓
@@ -98,14 +98,14 @@ func TestCheckReceipt(t *testing.T) {
 	m := &message{ID: id.String(), Gen: 3}
 	tests := []struct {
 		name string
-		rc   receipt
+		rc   PopReceipt
 		code string // "" = accepted
 	}{
-		{"current", receipt{id, 3}, ""},
-		{"stale", receipt{id, 2}, "MessageNotFound"},
-		{"put receipt after dequeues", receipt{id, 0}, "MessageNotFound"},
-		{"never issued", receipt{id, 4}, "PopReceiptMismatch"},
-		{"other message", receipt{other, 3}, "PopReceiptMismatch"},
+		{"current", PopReceipt{id, 3}, ""},
+		{"stale", PopReceipt{id, 2}, "MessageNotFound"},
+		{"put receipt after dequeues", PopReceipt{id, 0}, "MessageNotFound"},
+		{"never issued", PopReceipt{id, 4}, "PopReceiptMismatch"},
+		{"other message", PopReceipt{other, 3}, "PopReceiptMismatch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

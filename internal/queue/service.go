@@ -162,32 +162,30 @@ func (s *Service) nextSeq(nowNanos int64) uint64 {
 }
 
 // txTime is the time of one message operation: the injected clock read
-// when the operation's transaction first runs, never earlier than the
-// request's arrival (server.Request.Now), and memoised so that a retried
-// Update fn sees the same instant.
+// when the operation's transaction first runs, and memoised so that a
+// retried Update fn sees the same instant.
 //
-// Reading the clock in the transaction rather than at arrival keeps time
-// and commit order consistent: on the embedded backend transactions run
-// one after the other, so a Get Messages whose transaction runs after a
-// Put Message's also has a later time and sees the message, even when
-// the get arrived first. With the request arrival time, such a get could
-// find a message committed before it still "in the future" and answer
-// empty. With a fake clock both times are the same.
+// Reading the clock in the transaction rather than when the request
+// arrived keeps time and commit order consistent: on the embedded backend
+// transactions run one after the other, so a Get Messages whose
+// transaction runs after a Put Message's also has a later time and sees
+// the message, even when the get arrived first. With the arrival time,
+// such a get could find a message committed before it still "in the
+// future" and answer empty. With a fake clock both times are the same.
 type txTime struct {
-	clk   clock.Clock
-	floor int64
-	t     int64
-	set   bool
+	clk clock.Clock
+	t   int64
+	set bool
 }
 
-func (s *Service) txTime(r *req) *txTime {
-	return &txTime{clk: s.clock, floor: r.Now.UnixNano()}
+func (s *Service) txTime() *txTime {
+	return &txTime{clk: s.clock}
 }
 
 // now returns the operation's time in Unix nanoseconds.
 func (t *txTime) now() int64 {
 	if !t.set {
-		t.t, t.set = max(t.clk.Now().UnixNano(), t.floor), true
+		t.t, t.set = t.clk.Now().UnixNano(), true
 	}
 	return t.t
 }

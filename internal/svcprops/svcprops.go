@@ -239,7 +239,14 @@ func Set(ctx context.Context, store kv.Store, key []byte, k Kind, body io.Reader
 	if err != nil {
 		return err
 	}
-	err = store.Update(ctx, func(tx kv.Tx) error {
+	return SetParsed(ctx, store, key, k, in)
+}
+
+// SetParsed merges in (from Parse) into the stored document in one
+// transaction: Set Service Properties for callers that parsed the body
+// themselves.
+func SetParsed(ctx context.Context, store kv.Store, key []byte, k Kind, in Properties) error {
+	err := store.Update(ctx, func(tx kv.Tx) error {
 		p, err := Load(tx, key, k)
 		if err != nil {
 			return err

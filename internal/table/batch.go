@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/google/uuid"
 )
 
@@ -124,40 +123,7 @@ func (s *Service) batch(w http.ResponseWriter, r *req) error {
 		}
 		return err
 	}
-	var results []*entity
-	var ts int64
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		results = results[:0]
-		t, err := activeTable(tx, r.Account, ops[0].table)
-		if err != nil {
-			return &opError{0, err}
-		}
-		// The operations address distinct rows, so loading every entity
-		// first is the same as loading each just before its operation;
-		// one timestamp newer than all of them covers the batch.
-		olds := make([]*entity, len(ops))
-		after := int64(0)
-		for i, o := range ops {
-			if olds[i], err = o.load(tx, r.Account); err != nil {
-				return err
-			}
-			after = max(after, lastTS(olds[i]))
-		}
-		if ts, err = nextTimestamp(tx, r.Account, t, ops[0].pk, r.Now, after); err != nil {
-			return err
-		}
-		for i, o := range ops {
-			e, err := o.apply(tx, r.Account, olds[i], ts)
-			if err != nil {
-				if _, ok := azerr.As(err); ok {
-					return &opError{i, err}
-				}
-				return err
-			}
-			results = append(results, e)
-		}
-		return nil
-	})
+	results, ts, err := s.WriteBatch(r.Context(), r.Account, ops)
 	if err != nil {
 		var oe *opError
 		if errors.As(err, &oe) {
@@ -170,11 +136,12 @@ func (s *Service) batch(w http.ResponseWriter, r *req) error {
 		sr := subResponse{status: http.StatusNoContent}
 		sr.header = append(sr.header, contentIDHeader(parts[i])...)
 		sr.header = append(sr.header, [2]string{"X-Content-Type-Options", "nosniff"}, [2]string{"Cache-Control", "no-cache"})
-		switch o.kind {
+		switch o.Kind {
 		case opInsert:
-			loc := baseURL(r) + "/" + o.table + keyPredicate(o.pk, o.rk)
+			loc := baseURL(r) + "/" + o.Table + keyPredicate(o.PartitionKey, o.RowKey)
 			sr.header = append(sr.header, [2]string{"ETag", formatETag(ts)}, [2]string{"Location", loc}, [2]string{"DataServiceId", loc})
-			if o.prefer == "return-no-content" {
+			prefer := preference(parts[i].header)
+			if prefer == "return-no-content" {
 				sr.header = append(sr.header, [2]string{"Preference-Applied", "return-no-content"}, [2]string{"DataServiceVersion", "3.0;"})
 				break
 			}
@@ -182,10 +149,10 @@ func (s *Service) batch(w http.ResponseWriter, r *req) error {
 			if err != nil {
 				f = minimalMeta
 			}
-			if o.prefer == "return-content" {
+			if prefer == "return-content" {
 				sr.header = append(sr.header, [2]string{"Preference-Applied", "return-content"})
 			}
-			out := &jsonOut{f: f, base: baseURL(r), account: r.Account, table: o.table}
+			out := &jsonOut{f: f, base: baseURL(r), account: r.Account, table: o.Table}
 			sr.status = http.StatusCreated
 			sr.header = append(sr.header, [2]string{"DataServiceVersion", "3.0;"}, [2]string{"Content-Type", f.contentType()})
 			sr.body = out.appendEntity(nil, results[i], true)
@@ -263,8 +230,8 @@ func partTarget(r *req, p batchPart) (table, pk, rk string, keyed bool, err erro
 }
 
 // batchOps validates every operation before anything is applied.
-func (s *Service) batchOps(r *req, parts []batchPart) ([]*entityOp, error) {
-	ops := make([]*entityOp, 0, len(parts))
+func (s *Service) batchOps(r *req, parts []batchPart) ([]*EntityWrite, error) {
+	ops := make([]*EntityWrite, 0, len(parts))
 	seen := map[string]bool{}
 	for i, p := range parts {
 		hr := &http.Request{Method: p.method, Header: p.header}
@@ -300,16 +267,20 @@ func (s *Service) batchOps(r *req, parts []batchPart) ([]*entityOp, error) {
 		if err != nil {
 			return nil, &opError{i, err}
 		}
-		if err := checkBatchSAS(r, o.kind, o.ifMatch, o.table, o.pk, o.rk); err != nil {
+		ifMatch := ""
+		if o.If.Set {
+			ifMatch = p.header.Get("If-Match")
+		}
+		if err := checkBatchSAS(r, o.Kind, ifMatch, o.Table, o.PartitionKey, o.RowKey); err != nil {
 			return nil, &opError{i, err}
 		}
-		if i > 0 && (!strings.EqualFold(o.table, ops[0].table) || o.pk != ops[0].pk) {
+		if i > 0 && (!strings.EqualFold(o.Table, ops[0].Table) || o.PartitionKey != ops[0].PartitionKey) {
 			return nil, &opError{i, azerr.New(azerr.CommandsInBatchActOnDifferentPartitions)}
 		}
-		if seen[o.rk] {
-			return nil, &opError{i, azerr.Newf(azerr.InvalidDuplicateRow, "A command with RowKey '%s' is already present in the batch. An entity can appear only once in a batch.", o.rk)}
+		if seen[o.RowKey] {
+			return nil, &opError{i, azerr.Newf(azerr.InvalidDuplicateRow, "A command with RowKey '%s' is already present in the batch. An entity can appear only once in a batch.", o.RowKey)}
 		}
-		seen[o.rk] = true
+		seen[o.RowKey] = true
 		ops = append(ops, o)
 	}
 	return ops, nil
@@ -416,18 +387,7 @@ func (s *Service) batchQuery(w http.ResponseWriter, r *req, p batchPart) error {
 		if err != nil {
 			return errorSub(r, &p, 0, err)
 		}
-		var e *entity
-		err = s.store.View(r.Context(), func(tx kv.Tx) error {
-			if _, err := activeTable(tx, r.Account, table); err != nil {
-				return err
-			}
-			var err error
-			e, err = loadEntity(tx, r.Account, table, pk, rk)
-			return err
-		})
-		if err == nil && e == nil {
-			err = azerr.New(azerr.ResourceNotFound)
-		}
+		e, err := s.GetEntity(r.Context(), EntityKey{Account: r.Account, Table: table, PartitionKey: pk, RowKey: rk}, nil)
 		if err != nil {
 			if _, ok := azerr.As(err); !ok {
 				s.log.ErrorContext(r.Context(), "batch query failed", "err", err)

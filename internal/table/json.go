@@ -41,7 +41,7 @@ type rawProp struct {
 // parseEntityBody reads a JSON entity from a request body: the custom
 // properties typed by their @odata.type annotations (or inferred from
 // the JSON value), plus PartitionKey and RowKey when present.
-func parseEntityBody(body []byte) (props []property, pk, rk *string, err error) {
+func parseEntityBody(body []byte) (props []Property, pk, rk *string, err error) {
 	members, err := parseFlatObject(body)
 	if err != nil {
 		var ne *errNested
@@ -114,7 +114,7 @@ func parseEntityBody(body []byte) (props []property, pk, rk *string, err error) 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		props = append(props, property{name: rp.name, val: v})
+		props = append(props, Property{name: rp.name, val: v})
 	}
 	if len(props) > maxCustomProps {
 		return nil, nil, nil, azerr.New(azerr.TooManyProperties)
@@ -316,7 +316,7 @@ func printableKey(v string) string {
 // entitySize is Azure's formula for the size of an entity: 4 bytes, the
 // keys as UTF-16, and per property 8 bytes plus the name as UTF-16 plus
 // the value.
-func entitySize(e *entity) int {
+func entitySize(e *Entity) int {
 	n := 4 + 2*utf16Len(e.pk) + 2*utf16Len(e.rk) + 8 // Timestamp
 	for _, p := range e.props {
 		n += 8 + 2*utf16Len(p.name)
@@ -339,7 +339,7 @@ func entitySize(e *entity) int {
 }
 
 // checkEntity validates an entity about to be stored.
-func checkEntity(e *entity) error {
+func checkEntity(e *Entity) error {
 	if len(e.props) > maxCustomProps {
 		return azerr.New(azerr.TooManyProperties)
 	}
@@ -493,7 +493,7 @@ func (o *jsonOut) selected(name string) bool {
 
 // appendEntity renders one entity. single adds odata.metadata (a
 // response that is one entity rather than a feed).
-func (o *jsonOut) appendEntity(b []byte, e *entity, single bool) []byte {
+func (o *jsonOut) appendEntity(b []byte, e *Entity, single bool) []byte {
 	b = append(b, '{')
 	first := true
 	key := func(name string) {

@@ -274,21 +274,23 @@ func parseETag(s string) (int64, bool) {
 	return odata.Ticks(t), true
 }
 
-// property is one custom property of an entity.
-type property struct {
+// Property is one custom property of an entity: its name and its typed
+// value (parsed from and rendered to OData JSON in json.go).
+type Property struct {
 	name string
 	val  odata.Value
 }
 
-// entity is a decoded entity.
-type entity struct {
+// Entity is a decoded entity: the typed value the domain methods take
+// and return.
+type Entity struct {
 	pk, rk string
 	ts     int64 // timestamp in ticks; also the ETag
-	props  []property
+	props  []Property
 }
 
 // Property implements odata.Record.
-func (e *entity) Property(name string) (odata.Value, bool) {
+func (e *Entity) Property(name string) (odata.Value, bool) {
 	switch name {
 	case "PartitionKey":
 		return odata.StringValue(e.pk), true
@@ -315,7 +317,7 @@ func (e *entity) Property(name string) (odata.Value, bool) {
 // bytes of IEEE bits BE. Keys are not repeated: they are in the kv key.
 const entityFormat = 1
 
-func encodeEntity(e *entity) []byte {
+func encodeEntity(e *Entity) []byte {
 	n := 1 + 8 + binary.MaxVarintLen64
 	for _, p := range e.props {
 		n += 2*binary.MaxVarintLen64 + len(p.name) + 1 + 8 + len(p.val.Bytes)
@@ -471,14 +473,14 @@ func (it *propIter) next() (name []byte, v odata.Value, ok bool) {
 
 // decodeEntity decodes a stored record into an entity that owns its
 // memory.
-func decodeEntity(pk, rk string, raw []byte) (*entity, error) {
+func decodeEntity(pk, rk string, raw []byte) (*Entity, error) {
 	it, err := newPropIter(raw)
 	if err != nil {
 		return nil, err
 	}
-	e := &entity{pk: pk, rk: rk, ts: int64(binary.BigEndian.Uint64(raw[1:9]))}
+	e := &Entity{pk: pk, rk: rk, ts: int64(binary.BigEndian.Uint64(raw[1:9]))}
 	if it.left < 1024 {
-		e.props = make([]property, 0, it.left)
+		e.props = make([]Property, 0, it.left)
 	}
 	for {
 		name, v, ok := it.next()
@@ -488,7 +490,7 @@ func decodeEntity(pk, rk string, raw []byte) (*entity, error) {
 		if v.Bytes != nil {
 			v.Bytes = append([]byte(nil), v.Bytes...)
 		}
-		e.props = append(e.props, property{name: string(name), val: v})
+		e.props = append(e.props, Property{name: string(name), val: v})
 	}
 	if it.err != nil {
 		return nil, it.err
@@ -497,7 +499,7 @@ func decodeEntity(pk, rk string, raw []byte) (*entity, error) {
 }
 
 // loadEntity returns the stored entity or nil.
-func loadEntity(tx kv.Tx, acct, table, pk, rk string) (*entity, error) {
+func loadEntity(tx kv.Tx, acct, table, pk, rk string) (*Entity, error) {
 	raw, err := tx.Get(entityKey(acct, table, pk, rk))
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil, nil

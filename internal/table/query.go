@@ -1,7 +1,6 @@
 package table
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"strconv"
@@ -115,18 +114,15 @@ func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	top, err := parseTop(r.q.Get("$top"))
-	if err != nil {
+	in := QueryEntitiesInput{Account: r.Account, Table: r.table}
+	if in.Top, err = parseTop(r.q.Get("$top")); err != nil {
 		return err
 	}
-	var filter *odata.Filter
 	if fs := r.q.Get("$filter"); fs != "" {
-		if filter, err = parseFilter(fs); err != nil {
+		if in.Filter, err = parseFilter(fs); err != nil {
 			return err
 		}
 	}
-	prefix := entityPrefix(r.Account, r.table)
-	start, end, empty := scanBounds(prefix, filter)
 	npk, hasNPK := r.q["NextPartitionKey"]
 	nrk := r.q.Get("NextRowKey")
 	if hasNPK && npk[0] != "" {
@@ -140,71 +136,22 @@ func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
 				return azerr.InvalidQuery("NextRowKey", nrk)
 			}
 		}
-		from := kv.AppendComponent(kv.AppendComponent(append([]byte(nil), prefix...), pk), rk)
-		if bytes.Compare(from, start) > 0 {
-			start = from
-		}
+		in.From = &Continuation{PartitionKey: pk, RowKey: rk}
 	}
-	var results []*entity
-	var nextPK, nextRK string
-	more := false
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		results, more = results[:0], false
-		if _, err := activeTable(tx, r.Account, r.table); err != nil {
-			return err
-		}
-		if empty || bytes.Compare(start, end) >= 0 {
-			return nil
-		}
-		began := time.Now()
-		scanned := 0
-		var ierr error
-		view := &entityView{}
-		err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
-			pk, rk, ok := splitEntityKey(k[len(prefix):])
-			if !ok {
-				ierr = errCorrupt
-				return false
-			}
-			if len(results) == top {
-				nextPK, nextRK, more = string(pk), string(rk), true
-				return false
-			}
-			scanned++
-			if scanned%4096 == 0 && time.Since(began) > scanBudget {
-				nextPK, nextRK, more = string(pk), string(rk), true
-				return false
-			}
-			// A SAS with a key range sees only the entities in it.
-			if r.sas != nil && !r.sas.AllowsEntity(string(pk), string(rk)) {
-				return true
-			}
-			view.pk, view.rk, view.raw = pk, rk, v
-			if filter != nil && !filter.Match(view) {
-				return true
-			}
-			e, err := decodeEntity(string(pk), string(rk), v)
-			if err != nil {
-				ierr = err
-				return false
-			}
-			results = append(results, e)
-			return true
-		})
-		if err != nil {
-			return err
-		}
-		return ierr
-	})
+	if r.sas != nil {
+		// A SAS with a key range sees only the entities in it.
+		in.Allows = r.sas.AllowsEntity
+	}
+	page, err := s.QueryEntities(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	if more {
-		w.Header().Set("x-ms-continuation-NextPartitionKey", encodeToken(nextPK))
-		w.Header().Set("x-ms-continuation-NextRowKey", encodeToken(nextRK))
+	if page.Next != nil {
+		w.Header().Set("x-ms-continuation-NextPartitionKey", encodeToken(page.Next.PartitionKey))
+		w.Header().Set("x-ms-continuation-NextRowKey", encodeToken(page.Next.RowKey))
 	}
 	out := &jsonOut{f: f, base: baseURL(r), account: r.Account, table: r.table, sel: sel}
-	b := make([]byte, 0, 256*len(results)+128)
+	b := make([]byte, 0, 256*len(page.Entities)+128)
 	b = append(b, '{')
 	if f != noMeta {
 		b = append(b, `"odata.metadata":`...)
@@ -212,7 +159,7 @@ func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)
-	for i, e := range results {
+	for i, e := range page.Entities {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -222,74 +169,34 @@ func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
 	return writeJSON(w, f, http.StatusOK, b)
 }
 
-// tableView is what a Query Tables filter sees.
-type tableView struct{ name string }
-
-func (t tableView) Property(name string) (odata.Value, bool) {
-	if name == "TableName" {
-		return odata.StringValue(t.name), true
-	}
-	return odata.Value{}, false
-}
-
 // queryTables is Query Tables.
 func (s *Service) queryTables(w http.ResponseWriter, r *req) error {
 	f, err := r.format()
 	if err != nil {
 		return err
 	}
-	top, err := parseTop(r.q.Get("$top"))
-	if err != nil {
+	in := QueryTablesInput{Account: r.Account}
+	if in.Top, err = parseTop(r.q.Get("$top")); err != nil {
 		return err
 	}
-	var filter *odata.Filter
 	if fs := r.q.Get("$filter"); fs != "" {
-		if filter, err = parseFilter(fs); err != nil {
+		if in.Filter, err = parseFilter(fs); err != nil {
 			return err
 		}
 	}
-	prefix := tablesPrefix(r.Account)
-	start := prefix
 	if tok := r.q.Get("NextTableName"); tok != "" {
 		name, ok := decodeToken(tok)
 		if !ok {
 			return azerr.InvalidQuery("NextTableName", tok)
 		}
-		start = kv.AppendComponent(append([]byte(nil), prefix...), name)
+		in.From, in.HasFrom = name, true
 	}
-	var names []string
-	next := ""
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		names, next = names[:0], ""
-		var ierr error
-		err := tx.Scan(start, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
-			t, err := decodeTable(v)
-			if err != nil {
-				ierr = err
-				return false
-			}
-			if t.State != stateActive {
-				return true
-			}
-			if len(names) == top {
-				next = strings.ToLower(t.Name)
-				return false
-			}
-			if filter == nil || filter.Match(tableView{t.Name}) {
-				names = append(names, t.Name)
-			}
-			return true
-		})
-		if err != nil {
-			return err
-		}
-		return ierr
-	})
+	page, err := s.QueryTables(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	if next != "" {
-		w.Header().Set("x-ms-continuation-NextTableName", encodeToken(next))
+	if page.Next != "" {
+		w.Header().Set("x-ms-continuation-NextTableName", encodeToken(page.Next))
 	}
 	out := &jsonOut{f: f, base: baseURL(r), account: r.Account}
 	b := []byte{'{'}
@@ -299,7 +206,7 @@ func (s *Service) queryTables(w http.ResponseWriter, r *req) error {
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)
-	for i, n := range names {
+	for i, n := range page.Names {
 		if i > 0 {
 			b = append(b, ',')
 		}

@@ -11,7 +11,7 @@ import (
 // Table service properties: logging, hour and minute metrics, CORS (XML,
 // as for the other services); last writer wins.
 func (s *Service) getServiceProperties(w http.ResponseWriter, r *req) error {
-	p, err := svcprops.Get(r.Context(), s.store, svcPropsKey(r.Account), svcprops.Table)
+	p, err := s.GetServiceProperties(r.Context(), r.Account)
 	if err != nil {
 		return err
 	}
@@ -20,7 +20,11 @@ func (s *Service) getServiceProperties(w http.ResponseWriter, r *req) error {
 
 // setServiceProperties is Set Table Service Properties.
 func (s *Service) setServiceProperties(w http.ResponseWriter, r *req) error {
-	if err := svcprops.Set(r.Context(), s.store, svcPropsKey(r.Account), svcprops.Table, r.Body); err != nil {
+	p, err := svcprops.Parse(r.Body, svcprops.Table)
+	if err != nil {
+		return err
+	}
+	if err := s.SetServiceProperties(r.Context(), r.Account, p); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -30,7 +34,7 @@ func (s *Service) setServiceProperties(w http.ResponseWriter, r *req) error {
 // getServiceStats is Get Table Service Stats: a single-site server is
 // always in sync with itself.
 func (s *Service) getServiceStats(w http.ResponseWriter, r *req) error {
-	return server.ServiceStats(w, r.Request, svcprops.LiveStats(r.Now))
+	return server.ServiceStats(w, r.Request, s.GetServiceStats(r.Context(), r.Account))
 }
 
 // CORSRules returns the account's Table CORS rules (server.CORSRuler).

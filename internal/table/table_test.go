@@ -19,7 +19,7 @@ import (
 )
 
 func TestEntityCodecRoundTrip(t *testing.T) {
-	e := &entity{pk: "p", rk: "r", ts: odata.Ticks(time.Date(2024, 5, 1, 10, 0, 0, 123456700, time.UTC)), props: []property{
+	e := &Entity{pk: "p", rk: "r", ts: odata.Ticks(time.Date(2024, 5, 1, 10, 0, 0, 123456700, time.UTC)), props: []Property{
 		{"S", odata.StringValue("héllo")},
 		{"Empty", odata.StringValue("")},
 		{"B", odata.BinaryValue([]byte{0, 1, 2})},
@@ -267,7 +267,7 @@ func TestParseFormat(t *testing.T) {
 }
 
 func TestEntitySizeFormula(t *testing.T) {
-	e := &entity{pk: "ab", rk: "c", props: []property{{"N", odata.StringValue("xyz")}, {"I", odata.Int32Value(1)}, {"B", odata.BinaryValue([]byte{1, 2})}}}
+	e := &Entity{pk: "ab", rk: "c", props: []Property{{"N", odata.StringValue("xyz")}, {"I", odata.Int32Value(1)}, {"B", odata.BinaryValue([]byte{1, 2})}}}
 	// 4 + 2*2 + 2*1 + 8 (Timestamp) + (8+2+4+6) + (8+2+4) + (8+2+4+2)
 	if got := entitySize(e); got != 4+4+2+8+20+14+16 {
 		t.Fatalf("size %d", got)
@@ -316,7 +316,7 @@ func FuzzEntityBody(f *testing.F) {
 			}
 			return
 		}
-		e := &entity{pk: "p", rk: "r", ts: 1, props: props}
+		e := &Entity{pk: "p", rk: "r", ts: 1, props: props}
 		back, err := decodeEntity("p", "r", encodeEntity(e))
 		if err != nil || len(back.props) != len(props) {
 			t.Fatalf("stored form: %v", err)

@@ -44,43 +44,8 @@ func (s *Service) createTable(w http.ResponseWriter, r *req) error {
 	if err := checkTableName(name); err != nil {
 		return err
 	}
-	ctx := context.WithoutCancel(r.Context())
-	for attempt := 0; ; attempt++ {
-		var deleting bool
-		var gen uint64
-		err := s.store.Update(ctx, func(tx kv.Tx) error {
-			deleting = false
-			t, err := loadTable(tx, r.Account, name)
-			if err != nil {
-				return err
-			}
-			nt := &tableRecord{Name: name, Created: r.Now, Gen: 1}
-			if t != nil {
-				switch t.State {
-				case stateActive:
-					return azerr.New(azerr.TableAlreadyExists)
-				case stateDeleting:
-					deleting, gen = true, t.Gen
-					return nil
-				}
-				nt.Gen, nt.Floor = t.Gen+1, t.Floor
-			}
-			return putTable(tx, r.Account, nt)
-		})
-		if err != nil {
-			return err
-		}
-		if !deleting {
-			break
-		}
-		// A delete of this name is unfinished (in progress, or cut short
-		// by a crash): finish it, then create.
-		if attempt > 0 {
-			return azerr.New(azerr.TableBeingDeleted)
-		}
-		if err := s.purge(ctx, r.Account, name, gen); err != nil {
-			return err
-		}
+	if err := s.CreateTable(r.Context(), r.Account, name); err != nil {
+		return err
 	}
 	h := w.Header()
 	loc := baseURL(r) + "/Tables('" + name + "')"
@@ -98,33 +63,13 @@ func (s *Service) createTable(w http.ResponseWriter, r *req) error {
 	return writeJSON(w, f, http.StatusCreated, out.appendTable(nil, name, true))
 }
 
-// deleteTable is Delete Table. The table disappears at once (its record
-// is marked deleting in one transaction); its entities are then removed
-// in chunks before the response.
+// deleteTable is Delete Table: 204 once the table and its entities are
+// gone (DeleteTable).
 func (s *Service) deleteTable(w http.ResponseWriter, r *req) error {
 	if err := checkTableName(r.table); err != nil {
 		return err
 	}
-	var gen uint64
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := loadTable(tx, r.Account, r.table)
-		if err != nil {
-			return err
-		}
-		if t == nil || t.State == stateDeleted {
-			return azerr.New(azerr.ResourceNotFound)
-		}
-		gen = t.Gen
-		if t.State == stateDeleting {
-			return nil // finish an interrupted delete
-		}
-		t.State = stateDeleting
-		return putTable(tx, r.Account, t)
-	})
-	if err != nil {
-		return err
-	}
-	if err := s.purge(context.WithoutCancel(r.Context()), r.Account, r.table, gen); err != nil {
+	if err := s.DeleteTable(r.Context(), r.Account, r.table); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -199,18 +144,7 @@ func (s *Service) getTable(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var name string
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		t, err := loadTable(tx, r.Account, r.table)
-		if err != nil {
-			return err
-		}
-		if t == nil || t.State != stateActive {
-			return azerr.New(azerr.ResourceNotFound)
-		}
-		name = t.Name
-		return nil
-	})
+	name, err := s.GetTable(r.Context(), r.Account, r.table)
 	if err != nil {
 		return err
 	}
@@ -225,42 +159,50 @@ type signedIdentifiers struct {
 
 // getTableACL is Get Table ACL.
 func (s *Service) getTableACL(w http.ResponseWriter, r *req) error {
-	var acl []signedID
-	err := s.store.View(r.Context(), func(tx kv.Tx) error {
-		t, err := activeTable(tx, r.Account, r.table)
-		if err != nil {
-			return err
-		}
-		acl = t.ACL
-		return nil
-	})
+	acl, err := s.GetTableACL(r.Context(), r.Account, r.table)
 	if err != nil {
 		return err
 	}
 	return server.WriteXML(w, http.StatusOK, signedIdentifiers{Items: acl})
 }
 
-// setTableACL is Set Table ACL: up to five stored access policies whose
-// permissions are drawn from "raud" (query, add, update, delete).
+// setTableACL is Set Table ACL.
 func (s *Service) setTableACL(w http.ResponseWriter, r *req) error {
 	body, err := readBody(r.Request.Request, 64<<10)
 	if err != nil {
 		return err
 	}
+	acl, err := parseTableACL(body)
+	if err != nil {
+		return err
+	}
+	if err := s.SetTableACL(r.Context(), r.Account, r.table, acl); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// parseTableACL validates a Set Table ACL body: up to five stored access
+// policies whose permissions are drawn from "raud" (query, add, update,
+// delete) (Set Table ACL,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/set-table-acl).
+// An empty body clears the ACL.
+func parseTableACL(body []byte) ([]signedID, error) {
 	var acl signedIdentifiers
 	if len(strings.TrimSpace(string(body))) > 0 {
 		if err := xml.Unmarshal(body, &acl); err != nil {
-			return azerr.New(azerr.InvalidXMLDocument)
+			return nil, azerr.New(azerr.InvalidXMLDocument)
 		}
 	}
 	if len(acl.Items) > maxACLPolicies {
-		return azerr.Newf(azerr.InvalidXMLDocument, "At most five stored access policies may be set.")
+		return nil, azerr.Newf(azerr.InvalidXMLDocument, "At most five stored access policies may be set.")
 	}
 	seen := map[string]bool{}
 	for i := range acl.Items {
 		it := &acl.Items[i]
 		if it.ID == "" || len(it.ID) > maxSignedIDLength || seen[it.ID] {
-			return azerr.Newf(azerr.InvalidXMLDocument, "Signed identifier ids must be unique and 1 to 64 characters long.")
+			return nil, azerr.Newf(azerr.InvalidXMLDocument, "Signed identifier ids must be unique and 1 to 64 characters long.")
 		}
 		seen[it.ID] = true
 		for _, t := range []*string{&it.Start, &it.Expiry} {
@@ -269,27 +211,15 @@ func (s *Service) setTableACL(w http.ResponseWriter, r *req) error {
 			}
 			tm, err := odata.ParseDateTime(strings.TrimSpace(*t))
 			if err != nil {
-				return azerr.Newf(azerr.InvalidXMLNodeValue, "The access policy time '%s' is not a valid ISO 8601 time.", *t)
+				return nil, azerr.Newf(azerr.InvalidXMLNodeValue, "The access policy time '%s' is not a valid ISO 8601 time.", *t)
 			}
 			*t = odata.FormatDateTime(tm)
 		}
 		for _, ch := range it.Permission {
 			if !strings.ContainsRune("raud", ch) {
-				return azerr.Newf(azerr.InvalidXMLNodeValue, "The permission '%s' is not valid for a table; use r, a, u and d.", it.Permission)
+				return nil, azerr.Newf(azerr.InvalidXMLNodeValue, "The permission '%s' is not valid for a table; use r, a, u and d.", it.Permission)
 			}
 		}
 	}
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := activeTable(tx, r.Account, r.table)
-		if err != nil {
-			return err
-		}
-		t.ACL = acl.Items
-		return putTable(tx, r.Account, t)
-	})
-	if err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return acl.Items, nil
 }

@@ -1,0 +1,539 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/google/uuid"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// The Queue service's domain API. The HTTP handlers (queues.go,
+// messages.go, props.go) parse a request into one of these inputs, call
+// the method and render its output or its azerr error; nothing below
+// this line sees an *http.Request, a header name or a ResponseWriter.
+// Every method runs its checks and writes in one kv transaction and takes
+// its time from the service's injected clock.
+
+// QueueID names one queue of one account. The name is valid
+// (wire.ValidQueueName): the HTTP layer checks it when routing.
+type QueueID struct {
+	Account string
+	Name    string
+}
+
+// CreateQueueInput is Create Queue.
+type CreateQueueInput struct {
+	QueueID
+	Metadata map[string]string
+}
+
+// CreateQueue creates the queue. created is false when it already exists
+// with the same metadata; with other metadata the error is 409
+// QueueAlreadyExists (Create Queue,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-queue4).
+func (s *Service) CreateQueue(ctx context.Context, in CreateQueueInput) (created bool, err error) {
+	inc := newIncarnation()
+	err = s.store.Update(ctx, func(tx kv.Tx) error {
+		created = false
+		q, err := loadQueue(tx, in.Account, in.Name)
+		if err == nil {
+			if !wire.SameMetadata(q.Meta, in.Metadata) {
+				return azerr.New(azerr.QueueAlreadyExists)
+			}
+			return nil
+		}
+		if !azerr.Has(err, azerr.QueueNotFound) {
+			return err
+		}
+		created = true
+		return putQueue(tx, in.Account, in.Name, &queueRec{Inc: inc, Meta: in.Metadata})
+	})
+	return created, err
+}
+
+// DeleteQueue removes the queue record at once; its messages become
+// unreachable in the same transaction and are purged before it returns
+// (see purge.go).
+func (s *Service) DeleteQueue(ctx context.Context, id QueueID) error {
+	var inc string
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		q, err := loadQueue(tx, id.Account, id.Name)
+		if err != nil {
+			return err
+		}
+		inc = q.Inc
+		if err := tx.Delete(queueKey(id.Account, id.Name)); err != nil {
+			return err
+		}
+		return tx.Put(graveKey(id.Account, id.Name, inc), nil)
+	})
+	if err != nil {
+		return err
+	}
+	s.purgeNow(ctx, id, inc)
+	return nil
+}
+
+// QueueProperties is what Get Queue Metadata returns.
+type QueueProperties struct {
+	Metadata map[string]string
+	// ApproximateMessageCount counts the messages not yet expired,
+	// visible or not.
+	ApproximateMessageCount int64
+}
+
+// GetQueueProperties reads the metadata and counts the unexpired
+// messages (Get Queue Metadata,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-metadata).
+func (s *Service) GetQueueProperties(ctx context.Context, id QueueID) (QueueProperties, error) {
+	var out QueueProperties
+	tt := s.txTime()
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		q, err := loadQueue(tx, id.Account, id.Name)
+		if err != nil {
+			return err
+		}
+		out.Metadata = q.Meta
+		out.ApproximateMessageCount, err = countMessages(tx, id.Account, id.Name, q.Inc, tt.now())
+		return err
+	})
+	return out, err
+}
+
+// countMessages counts the unexpired messages of a queue from the
+// visibility index, whose values carry each message's expiry.
+func countMessages(tx kv.Tx, acct, name, inc string, now int64) (int64, error) {
+	var n int64
+	prefix := visPrefix(acct, name, inc)
+	var derr error
+	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+		var exp int64
+		if exp, _, derr = parseIndexValue(k, v); derr != nil {
+			return false
+		}
+		if now < exp {
+			n++
+		}
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	return n, err
+}
+
+// SetQueueMetadata replaces the metadata; last writer wins.
+func (s *Service) SetQueueMetadata(ctx context.Context, id QueueID, meta map[string]string) error {
+	return s.store.Update(ctx, func(tx kv.Tx) error {
+		q, err := loadQueue(tx, id.Account, id.Name)
+		if err != nil {
+			return err
+		}
+		q.Meta = meta
+		return putQueue(tx, id.Account, id.Name, q)
+	})
+}
+
+// GetQueueACL returns the queue's stored access policies.
+func (s *Service) GetQueueACL(ctx context.Context, id QueueID) ([]server.StoredPolicy, error) {
+	var acl []server.StoredPolicy
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		q, err := loadQueue(tx, id.Account, id.Name)
+		if err == nil {
+			acl = q.ACL
+		}
+		return err
+	})
+	return acl, err
+}
+
+// SetQueueACL replaces the stored access policies (validated by the
+// caller: parseACL); last writer wins.
+func (s *Service) SetQueueACL(ctx context.Context, id QueueID, acl []server.StoredPolicy) error {
+	return s.store.Update(ctx, func(tx kv.Tx) error {
+		q, err := loadQueue(tx, id.Account, id.Name)
+		if err != nil {
+			return err
+		}
+		q.ACL = acl
+		return putQueue(tx, id.Account, id.Name, q)
+	})
+}
+
+// ListQueuesInput is List Queues.
+type ListQueuesInput struct {
+	Account string
+	Prefix  string
+	// Marker is the name of the first queue to return, as handed out in
+	// NextMarker.
+	Marker string
+	// MaxResults is 1–maxListResults.
+	MaxResults   int
+	WithMetadata bool
+}
+
+// QueueItem is one queue of a listing; Metadata is nil unless asked for.
+type QueueItem struct {
+	Name     string
+	Metadata map[string]string
+}
+
+// ListQueuesOutput is one page of List Queues.
+type ListQueuesOutput struct {
+	Queues []QueueItem
+	// NextMarker is the first queue of the next page, "" on the last.
+	NextMarker string
+}
+
+// ListQueues lists the account's queues in name order.
+func (s *Service) ListQueues(ctx context.Context, in ListQueuesInput) (ListQueuesOutput, error) {
+	var out ListQueuesOutput
+	base := queuesPrefix(in.Account)
+	start := kv.AppendPartial(append([]byte(nil), base...), in.Prefix)
+	end := kv.PrefixEnd(start)
+	if in.Marker != "" && in.Marker > in.Prefix {
+		start = queueKey(in.Account, in.Marker)
+	}
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		out = ListQueuesOutput{Queues: out.Queues[:0]}
+		var decodeErr error
+		err := tx.Scan(start, end, in.MaxResults+1, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 3 {
+				return true
+			}
+			if len(out.Queues) == in.MaxResults {
+				out.NextMarker = parts[2]
+				return false
+			}
+			it := QueueItem{Name: parts[2]}
+			if in.WithMetadata {
+				var q queueRec
+				if decodeErr = json.Unmarshal(v, &q); decodeErr != nil {
+					return false
+				}
+				it.Metadata = q.Meta
+				if it.Metadata == nil {
+					it.Metadata = map[string]string{}
+				}
+			}
+			out.Queues = append(out.Queues, it)
+			return true
+		})
+		return errors.Join(err, decodeErr)
+	})
+	return out, err
+}
+
+// Message is a message as an operation returns it. Which fields a
+// response carries depends on the operation: Put Message has no
+// DequeueCount or Text, Peek Messages no PopReceipt or TimeNextVisible.
+type Message struct {
+	ID              string
+	InsertionTime   time.Time
+	ExpirationTime  time.Time
+	TimeNextVisible time.Time
+	PopReceipt      PopReceipt
+	DequeueCount    uint64
+	Text            string
+}
+
+// messageOf converts a stored message; withText copies its text.
+func messageOf(m *message, withText bool) Message {
+	out := Message{
+		ID:              m.ID,
+		InsertionTime:   unixTime(m.Inserted),
+		ExpirationTime:  unixTime(m.Expires),
+		TimeNextVisible: unixTime(m.VisibleAt),
+		PopReceipt:      receiptOf(m),
+		DequeueCount:    m.Dequeues,
+	}
+	if withText {
+		out.Text = string(m.Text)
+	}
+	return out
+}
+
+func receiptOf(m *message) PopReceipt {
+	return PopReceipt{ID: uuid.MustParse(m.ID), Gen: m.Gen}
+}
+
+// PutMessageInput is Put Message.
+type PutMessageInput struct {
+	QueueID
+	// Text is the message text (at most maxMessageBytes UTF-8 bytes).
+	Text string
+	// Visibility delays the message's first visibility (0–7 days).
+	Visibility time.Duration
+	// TTL is the time to live; 0 means the message never expires.
+	TTL time.Duration
+}
+
+// PutMessage adds a message and returns it with a pop receipt usable at
+// once (Put Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/put-message).
+func (s *Service) PutMessage(ctx context.Context, in PutMessageInput) (Message, error) {
+	id := uuid.NewString()
+	tt := s.txTime()
+	var m *message
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		q, err := loadQueue(tx, in.Account, in.Name)
+		if err != nil {
+			return err
+		}
+		if m == nil {
+			// Built on the first run only: a retried fn writes the same
+			// message (id, sequence number and times).
+			now := tt.now()
+			m = &message{
+				ID:        id,
+				Seq:       s.nextSeq(now),
+				Inserted:  now,
+				Expires:   never,
+				VisibleAt: now + int64(in.Visibility),
+				Text:      []byte(in.Text),
+			}
+			if in.TTL > 0 && int64(in.TTL) < never-now {
+				m.Expires = now + int64(in.TTL)
+			}
+		}
+		return writeMessage(tx, in.Account, in.Name, q.Inc, m)
+	})
+	if err != nil {
+		return Message{}, err
+	}
+	return messageOf(m, false), nil
+}
+
+// GetMessagesInput is Get Messages.
+type GetMessagesInput struct {
+	QueueID
+	// Count is 1–32.
+	Count int
+	// Visibility is how long the messages stay invisible (1 s–7 days).
+	Visibility time.Duration
+}
+
+// GetMessages dequeues up to Count visible messages, each with a new pop
+// receipt, TimeNextVisible = now + Visibility and DequeueCount
+// incremented. See dequeue.go.
+func (s *Service) GetMessages(ctx context.Context, in GetMessagesInput) ([]Message, error) {
+	loadKey := in.Account + "/" + in.Name
+	slot, shared := s.load.acquire(loadKey)
+	defer s.load.release(loadKey, slot)
+	first := -1 // alone: the oldest messages of the whole queue
+	if shared {
+		first = (slot + s.shardOffset) % numShards
+	}
+	tt := s.txTime()
+	var got []*message
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		got = nil
+		q, err := loadQueue(tx, in.Account, in.Name)
+		if err != nil {
+			return err
+		}
+		got, err = dequeue(tx, in.Account, in.Name, q.Inc, tt.now(), in.Count, first, in.Visibility)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Message, len(got))
+	for i, m := range got {
+		out[i] = messageOf(m, true)
+	}
+	return out, nil
+}
+
+// PeekMessages returns up to count visible messages without changing
+// anything (Peek Messages,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/peek-messages).
+func (s *Service) PeekMessages(ctx context.Context, id QueueID, count int) ([]Message, error) {
+	tt := s.txTime()
+	var got []*message
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		q, err := loadQueue(tx, id.Account, id.Name)
+		if err != nil {
+			return err
+		}
+		got, err = peek(tx, id.Account, id.Name, q.Inc, tt.now(), count)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Message, len(got))
+	for i, m := range got {
+		out[i] = messageOf(m, true)
+	}
+	return out, nil
+}
+
+// MessageRef names one message and the pop receipt that claims it.
+type MessageRef struct {
+	QueueID
+	// MessageID is the id as addressed, not yet validated: an id that is
+	// no message id is 404 MessageNotFound.
+	MessageID  string
+	PopReceipt PopReceipt
+}
+
+// checkReceipt applies the pop receipt rules (receipt.go) to the current
+// state of m.
+func checkReceipt(rc PopReceipt, m *message) error {
+	if rc.ID.String() != m.ID {
+		return azerr.New(azerr.PopReceiptMismatch)
+	}
+	if rc.Gen < m.Gen {
+		// Stale: another dequeue or an update issued a newer receipt.
+		return azerr.New(azerr.MessageNotFound)
+	}
+	if rc.Gen > m.Gen {
+		return azerr.New(azerr.PopReceiptMismatch)
+	}
+	return nil
+}
+
+// loadForReceipt loads the message ref names for Delete/Update Message:
+// 404 QueueNotFound, 404 MessageNotFound (missing, expired or not a
+// message id), then the receipt rules.
+func loadForReceipt(tx kv.Tx, ref MessageRef, now int64) (*queueRec, *message, error) {
+	q, err := loadQueue(tx, ref.Account, ref.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, ok := parseMessageID(ref.MessageID)
+	if !ok {
+		return nil, nil, azerr.New(azerr.MessageNotFound)
+	}
+	m, ok, err := loadMessage(tx, ref.Account, ref.Name, q.Inc, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok || m.expired(now) {
+		return nil, nil, azerr.New(azerr.MessageNotFound)
+	}
+	if err := checkReceipt(ref.PopReceipt, m); err != nil {
+		return nil, nil, err
+	}
+	return q, m, nil
+}
+
+// DeleteMessage deletes the message its latest receipt names. A receipt
+// stays valid after the visibility timeout passes until a newer one is
+// issued (Azure/azure-storage-net#285).
+func (s *Service) DeleteMessage(ctx context.Context, ref MessageRef) error {
+	tt := s.txTime()
+	return s.store.Update(ctx, func(tx kv.Tx) error {
+		q, m, err := loadForReceipt(tx, ref, tt.now())
+		if err != nil {
+			return err
+		}
+		return removeMessage(tx, ref.Account, ref.Name, q.Inc, m)
+	})
+}
+
+// UpdateMessageInput is Update Message.
+type UpdateMessageInput struct {
+	MessageRef
+	// Visibility is the new visibility timeout (0–7 days) from now.
+	Visibility time.Duration
+	// Text replaces the text when not nil.
+	Text *string
+}
+
+// UpdateMessage makes the message visible at now + Visibility (not past
+// its expiry: 400 InvalidQueryParameterValue, to which the caller adds
+// the parameter's details) and replaces its text when one is given. It
+// returns the message with its new receipt (the old one dies) and time
+// next visible; DequeueCount is unchanged. Last writer wins: any holder
+// of the latest receipt may update (Update Message,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/update-message;
+// a maintainer's explanation in Azure/azure-storage-python#300).
+func (s *Service) UpdateMessage(ctx context.Context, in UpdateMessageInput) (Message, error) {
+	tt := s.txTime()
+	var updated *message
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		now := tt.now()
+		q, m, err := loadForReceipt(tx, in.MessageRef, now)
+		if err != nil {
+			return err
+		}
+		visibleAt := now + int64(in.Visibility)
+		if m.Expires != never && visibleAt > m.Expires {
+			// "The visibility timeout of a message cannot be set to a
+			// value later than the expiry time" (Update Message).
+			return azerr.Newf(azerr.InvalidQueryParameterValue, "The visibility timeout cannot extend past the message's expiry time.")
+		}
+		if err := removeMessage(tx, in.Account, in.Name, q.Inc, m); err != nil {
+			return err
+		}
+		m.VisibleAt = visibleAt
+		m.Gen++
+		if in.Text != nil {
+			m.Text = []byte(*in.Text)
+		}
+		updated = m
+		return writeMessage(tx, in.Account, in.Name, q.Inc, m)
+	})
+	if err != nil {
+		return Message{}, err
+	}
+	return messageOf(updated, false), nil
+}
+
+// ClearMessages gives the queue a new incarnation, so every message
+// disappears in one atomic write, then purges the old incarnation's keys
+// (Clear Messages,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/clear-messages).
+func (s *Service) ClearMessages(ctx context.Context, id QueueID) error {
+	inc := newIncarnation()
+	var old string
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		q, err := loadQueue(tx, id.Account, id.Name)
+		if err != nil {
+			return err
+		}
+		old = q.Inc
+		q.Inc = inc
+		if err := putQueue(tx, id.Account, id.Name, q); err != nil {
+			return err
+		}
+		return tx.Put(graveKey(id.Account, id.Name, old), nil)
+	})
+	if err != nil {
+		return err
+	}
+	s.purgeNow(ctx, id, old)
+	return nil
+}
+
+// GetServiceProperties returns the account's Queue service properties
+// (Get Queue Service Properties,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-service-properties).
+func (s *Service) GetServiceProperties(ctx context.Context, account string) (svcprops.Properties, error) {
+	return svcprops.Get(ctx, s.store, servicePropsKey(account), svcprops.Queue)
+}
+
+// SetServiceProperties merges p (parsed with svcprops.Parse) into the
+// account's Queue service properties; last writer wins (Set Queue Service
+// Properties,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-service-properties).
+func (s *Service) SetServiceProperties(ctx context.Context, account string, p svcprops.Properties) error {
+	return svcprops.SetParsed(ctx, s.store, servicePropsKey(account), svcprops.Queue, p)
+}
+
+// GetServiceStats: a single-site server is always in sync with itself, so
+// replication is "live" and last synced now.
+func (s *Service) GetServiceStats(ctx context.Context, account string) svcprops.Stats {
+	return svcprops.LiveStats(s.clock.Now())
+}
