@@ -596,7 +596,7 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	off, n, err := writeRange(r.Header)
+	off, n, err := parseWriteRange(r.Header)
 	if err != nil {
 		return err
 	}
@@ -643,35 +643,27 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 				return err
 			}
 		}
-		e, err := s.updateFile(r, func(tx kv.Tx, t *target) error {
+		from := func(tx kv.Tx) ([]extent.Part, error) {
 			got, inline, err := readSourceRange(tx, r, cs, srcOff, n)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if final {
 				// Every inline item is prefetched, so reading does not
 				// open another transaction.
 				if crc, err = s.rangeCRC64(r, got, inline, srcOff, n); err != nil {
-					return err
+					return nil, err
 				}
 				if err := conds.check(crc); err != nil {
-					return err
+					return nil, err
 				}
 			} else if !extent.SameParts(got, want) {
-				return errSourceChanged
+				return nil, errSourceChanged
 			}
-			e := t.e
-			if off+n > e.Size {
-				return azerr.New(azerr.InvalidRange)
-			}
-			if err := checkLocks(tx, r, e, off, n, true); err != nil {
-				return err
-			}
-			old := e.Parts
-			e.Parts = extent.SpliceShifted(e.Parts, off, n, got, off-srcOff)
-			rangeWritten(e, r.Now, preserve)
-			return extent.AdjustRefs(tx, r.Now, old, e.Parts)
-		})
+			return got, nil
+		}
+		c := restCaller(r)
+		e, err := s.dom().writeRange(r.Context(), &c, &writeIn{op: &opPutRangeFromURL, off: off, n: n, from: from, shift: off - srcOff, preserveLastWrite: preserve})
 		if errors.Is(err, errSourceChanged) {
 			continue
 		}

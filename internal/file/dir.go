@@ -186,27 +186,8 @@ func (s *Service) deleteDirectory(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveDir(tx, r)
-		if err != nil {
-			return err
-		}
-		if t.parent == nil {
-			return azerr.New(azerr.InvalidURI)
-		}
-		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
-			return err
-		}
-		busy, err := hasChildren(tx, r.Account, r.share, "", t.e.ID)
-		if err != nil {
-			return err
-		}
-		if busy {
-			return azerr.New(azerr.DirectoryNotEmpty)
-		}
-		return deleteEntry(tx, r.Account, r.share, "", t.e)
-	})
-	if err != nil {
+	c := restCaller(r)
+	if err := s.dom().delete(r.Context(), &c, &deleteIn{dir: true}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)

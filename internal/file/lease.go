@@ -21,13 +21,6 @@ func checkLeaseWrite(e *entry, r *req) error {
 	return lease.CheckWrite(e.Lease, r.Header.Get(lease.HeaderLeaseID), lease.File, r.Now)
 }
 
-// checkLeaseRead gates a read of file e: the x-ms-lease-id is optional,
-// but when sent it must be the ID of e's active lease (412
-// LeaseIdMismatchWithFileOperation / LeaseNotPresentWithFileOperation).
-func checkLeaseRead(e *entry, r *req) error {
-	return lease.CheckRead(e.Lease, r.Header.Get(lease.HeaderLeaseID), lease.File, r.Now)
-}
-
 // leaseFile implements Lease File (PUT ?comp=lease, version 2019-02-02 and
 // later) (Lease File,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file):

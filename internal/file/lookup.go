@@ -111,18 +111,28 @@ type target struct {
 
 // resolve loads the request's share and path.
 func resolve(tx kv.Tx, r *req) (*target, error) {
-	if err := prefetchPath(tx, r.Account, r.share, r.snap, r.comps, true); err != nil {
-		return nil, err
-	}
-	sh, err := loadShare(tx, r.Account, r.share, r.snap)
+	t, err := resolvePath(tx, r.Account, r.share, r.snap, r.comps)
 	if err != nil {
 		return nil, err
 	}
-	parent, e, err := walk(tx, r.Account, r.share, r.snap, r.comps)
-	if err != nil {
-		return nil, err
+	return &t, nil
+}
+
+// resolvePath loads share sh (snapshot snap) of acct and the path comps
+// in it.
+func resolvePath(tx kv.Tx, acct, sh, snap string, comps []string) (target, error) {
+	if err := prefetchPath(tx, acct, sh, snap, comps, true); err != nil {
+		return target{}, err
 	}
-	return &target{share: sh, parent: parent, e: e}, nil
+	rec, err := loadShare(tx, acct, sh, snap)
+	if err != nil {
+		return target{}, err
+	}
+	parent, e, err := walk(tx, acct, sh, snap, comps)
+	if err != nil {
+		return target{}, err
+	}
+	return target{share: rec, parent: parent, e: e}, nil
 }
 
 // resolveFile resolves the request's path to an existing file: 404

@@ -124,36 +124,11 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 // REST gets 409 (and does not list it). o needs DELETE
 // (ErrAccessDenied); a read-only file is ErrCannotDelete, a directory
 // with entries ErrDirectoryNotEmpty, the share root ErrAccessDenied.
-// Clearing never fails on these grounds.
+// Clearing never fails on these grounds. It is the domain's Delete
+// (domain.delete), as REST Delete File is.
 func (v *VFS) SetDisposition(ctx context.Context, o *Open, deletePending bool) error {
-	if !o.has(AccessDelete) {
-		return fmt.Errorf("%w: a delete disposition needs DELETE access", ErrAccessDenied)
-	}
-	return v.s.store.Update(ctx, func(tx kv.Tx) error {
-		now := v.s.clock.Now()
-		_, e, err := v.live(tx, now, o)
-		if err != nil {
-			return err
-		}
-		if deletePending {
-			switch {
-			case e.ID == rootID:
-				// smbd: the root of a share cannot be deleted.
-				return fmt.Errorf("%w: the share root cannot be deleted", ErrAccessDenied)
-			case !e.Dir && e.SMB.Attrs&AttrReadOnly != 0:
-				return fmt.Errorf("%w: the file is read-only", ErrCannotDelete)
-			case e.Dir:
-				busy, err := hasChildren(tx, o.Account, o.Share, "", e.ID)
-				if err != nil {
-					return err
-				}
-				if busy {
-					return ErrDirectoryNotEmpty
-				}
-			}
-		}
-		return vfsHandleErr(handle.SetDeletePending(tx, now, o.Account, o.Share, o.fileID(), o.HandleID, deletePending))
-	})
+	c := smbCaller(o)
+	return v.s.dom().delete(ctx, &c, &deleteIn{pending: deletePending})
 }
 
 // Rename moves o's file or directory to newPath in the same share

@@ -309,6 +309,11 @@ func (v *VFS) newOpen(r *OpenRequest, e *entry, h handle.Handle, granted uint32,
 // live checks, inside tx, that o's share exists and its handle is live,
 // and loads o's entry by file ID: ErrShareNotFound, ErrFileClosed.
 func (v *VFS) live(tx kv.Tx, now time.Time, o *Open) (*share, *entry, error) {
+	return liveOpen(tx, now, o)
+}
+
+// liveOpen is VFS.live.
+func liveOpen(tx kv.Tx, now time.Time, o *Open) (*share, *entry, error) {
 	sh, err := smbShare(tx, o.Account, o.Share)
 	if err != nil {
 		return nil, nil, err
