@@ -55,7 +55,13 @@ func (d domain) readRange(ctx context.Context, c *caller, in *readIn) (readOut, 
 	if err := opGetFile.precheck(c); err != nil {
 		return out, err
 	}
+	// The transaction function works on copies of c and in, captured by
+	// value, so that neither escapes to the heap (as Get File's request
+	// did not before).
+	cv, iv := *c, *in
 	err := d.s.store.View(ctx, func(tx kv.Tx) error {
+		cc, ii := cv, iv
+		c, in := &cc, &ii
 		now := d.now(c)
 		t, err := d.load(tx, now, c, false)
 		if err != nil {
@@ -144,7 +150,10 @@ func (d domain) writeRange(ctx context.Context, c *caller, in *writeIn) (*entry,
 		return nil, err
 	}
 	var out *entry
+	cv, iv := *c, *in // captured by value: see readRange
 	err := d.s.store.Update(ctx, func(tx kv.Tx) error {
+		cc, ii := cv, iv
+		c, in := &cc, &ii
 		now := d.now(c)
 		t, err := d.load(tx, now, c, false)
 		if err != nil {
