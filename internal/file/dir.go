@@ -103,34 +103,6 @@ func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// updateDir runs fn on the request's existing directory in one
-// transaction after the handle check, then stamps the write and stores
-// it. parentKey is the permission key "inherit" resolves to: the
-// parent's, or for the root its own.
-func (s *Service) updateDir(r *req, fn func(tx kv.Tx, e *entry, parentKey string) error) (*entry, error) {
-	var e *entry
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveDir(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
-			return err
-		}
-		e = t.e
-		parentKey := e.SMB.PermKey
-		if t.parent != nil {
-			parentKey = t.parent.SMB.PermKey
-		}
-		if err := fn(tx, e, parentKey); err != nil {
-			return err
-		}
-		touch(e, r.Now)
-		return putEntry(tx, r.Account, r.share, "", e)
-	})
-	return e, err
-}
-
 // setDirectoryProperties implements Set Directory Properties: the SMB
 // properties (attributes, times, permission); absent headers preserve.
 func (s *Service) setDirectoryProperties(w http.ResponseWriter, r *req) error {
@@ -141,13 +113,12 @@ func (s *Service) setDirectoryProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.updateDir(r, func(tx kv.Tx, e *entry, parentKey string) error {
-		return smb.apply(tx, r.Account, r.share, e, parentKey, r.Now)
-	})
+	c := restCaller(r)
+	out, err := s.dom().setProperties(r.Context(), &c, &propsIn{op: &opSetDirectoryProperties, dir: true, smb: smb})
 	if err != nil {
 		return err
 	}
-	writeEntryWritten(w, e, http.StatusOK)
+	writeEntryWritten(w, out.e, http.StatusOK)
 	return nil
 }
 
@@ -161,15 +132,12 @@ func (s *Service) setDirectoryMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.updateDir(r, func(_ kv.Tx, e *entry, _ string) error {
-		e.Meta = meta
-		e.SMB.Changed = r.Now // as Set File Metadata
-		return nil
-	})
+	c := restCaller(r)
+	out, err := s.dom().setProperties(r.Context(), &c, &propsIn{op: &opSetDirectoryMetadata, dir: true, setMeta: true, meta: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, e)
+	setETag(w, out.e)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil

@@ -2,8 +2,6 @@ package file
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -228,75 +226,6 @@ func (d domain) store(tx kv.Tx, now time.Time, c *caller, e *entry) error {
 	e.Lease = lease.OnWrite(e.Lease, now)
 	touch(e, now)
 	return putEntry(tx, c.acct, c.share, "", e)
-}
-
-// propsIn is a SetProperties.
-type propsIn struct {
-	// op is opSetProperties (REST), opSetEndOfFile or opSetAllocation
-	// (SMB).
-	op *fileOp
-	// resize sets the end of file to size; with alloc (SMB
-	// FileAllocationInformation), only a smaller size changes anything
-	// (the service allocates nothing ahead; MS-FSA 2.1.5.15.1).
-	resize, alloc bool
-	size          int64
-	// props replace the HTTP properties; nil keeps them.
-	props *props
-	// smb are the SMB properties of a REST Set File Properties; nil keeps
-	// them.
-	smb *smbRequest
-}
-
-// errUnchanged, returned inside a domain transaction, ends it without a
-// write and without error.
-var errUnchanged = errors.New("file: unchanged")
-
-// setProperties changes c's file in one transaction: its size (resize),
-// its HTTP properties and its SMB properties, and returns the stored file
-// (nil when nothing changed). The checks of admit come first, then those
-// of resize.
-func (d domain) setProperties(ctx context.Context, c *caller, in *propsIn) (*entry, error) {
-	if err := in.op.precheck(c); err != nil {
-		return nil, err
-	}
-	if in.resize && in.size < 0 {
-		return nil, fmt.Errorf("%w: size %d", ErrInvalidParameter, in.size)
-	}
-	var out *entry
-	err := d.s.store.Update(ctx, func(tx kv.Tx) error {
-		out = nil
-		now := d.now(c)
-		t, err := d.load(tx, now, c, false)
-		if err != nil {
-			return err
-		}
-		e := t.e
-		if err := d.admit(tx, now, c, e, in.op); err != nil {
-			return err
-		}
-		if in.resize {
-			if in.alloc && in.size >= e.Size {
-				return errUnchanged
-			}
-			if err := d.resize(tx, now, c, t.share, e, in.size); err != nil {
-				return err
-			}
-		}
-		if in.props != nil {
-			e.Props = *in.props
-		}
-		if in.smb != nil {
-			if err := in.smb.apply(tx, c.acct, c.share, e, t.parent.SMB.PermKey, now); err != nil {
-				return err
-			}
-		}
-		out = e
-		return d.store(tx, now, c, e)
-	})
-	if errors.Is(err, errUnchanged) {
-		err = nil
-	}
-	return out, err
 }
 
 // resize sets e's end of file to size at now: the read-only attribute

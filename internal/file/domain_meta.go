@@ -2,6 +2,7 @@ package file
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -79,4 +80,109 @@ func (d domain) delete(ctx context.Context, c *caller, in *deleteIn) error {
 		}
 		return deleteEntry(tx, c.acct, c.share, "", e)
 	})
+}
+
+// propsIn is a SetProperties: what is not set stays.
+type propsIn struct {
+	// op is the operation (opSetProperties, opSetFileMetadata,
+	// opSetDirectoryProperties, opSetDirectoryMetadata for REST;
+	// opSetEndOfFile, opSetAllocation, opSetBasic for SMB).
+	op *fileOp
+	// dir: a REST caller's item is a directory (else a file). An SMB
+	// caller's item is whatever its open is.
+	dir bool
+	// resize sets the end of file to size; with alloc (SMB
+	// FileAllocationInformation), only a smaller size changes anything
+	// (the service allocates nothing ahead; MS-FSA 2.1.5.15.1).
+	resize, alloc bool
+	size          int64
+	// props replace the HTTP properties of a file; nil keeps them.
+	props *props
+	// smb are the SMB properties of a REST Set File/Directory Properties.
+	smb *smbRequest
+	// setMeta replaces the metadata with meta (nil clears it) and stamps
+	// the change time (Set File/Directory Metadata).
+	setMeta bool
+	meta    map[string]string
+	// basic is an SMB FileBasicInformation (times and attributes, see
+	// applyBasic); frozen are the times frozen on the open after it.
+	basic  *BasicInfo
+	frozen Times
+}
+
+// propsOut is what SetProperties stored (or, when nothing changed, found):
+// the item, and for basic its delete-pending state.
+type propsOut struct {
+	e       *entry
+	pending bool
+}
+
+// errUnchanged, returned inside a domain transaction, ends it without a
+// write and without error.
+var errUnchanged = errors.New("file: unchanged")
+
+// setProperties changes c's item in one transaction — its size (resize),
+// HTTP properties, SMB properties or basic information, metadata — and
+// returns it. The checks of admit come first, then those of resize. A
+// change stamps a new ETag and Last-Modified; an SMB SetAllocation or
+// SetBasic that changes nothing writes nothing.
+func (d domain) setProperties(ctx context.Context, c *caller, in *propsIn) (propsOut, error) {
+	var out propsOut
+	if err := in.op.precheck(c); err != nil {
+		return out, err
+	}
+	if in.resize && in.size < 0 {
+		return out, fmt.Errorf("%w: size %d", ErrInvalidParameter, in.size)
+	}
+	err := d.s.store.Update(ctx, func(tx kv.Tx) error {
+		out = propsOut{}
+		now := d.now(c)
+		t, err := d.load(tx, now, c, in.dir)
+		if err != nil {
+			return err
+		}
+		e := t.e
+		if err := d.admit(tx, now, c, e, in.op); err != nil {
+			return err
+		}
+		out.e = e
+		if in.resize {
+			if in.alloc && in.size >= e.Size {
+				return errUnchanged
+			}
+			if err := d.resize(tx, now, c, t.share, e, in.size); err != nil {
+				return err
+			}
+		}
+		if in.props != nil {
+			e.Props = *in.props
+		}
+		if in.smb != nil {
+			// "inherit" is the parent's permission; for the root, its own.
+			parentKey := e.SMB.PermKey
+			if t.parent != nil {
+				parentKey = t.parent.SMB.PermKey
+			}
+			if err := in.smb.apply(tx, c.acct, c.share, e, parentKey, now); err != nil {
+				return err
+			}
+		}
+		if in.setMeta {
+			e.Meta = in.meta
+			e.SMB.Changed = now
+		}
+		if in.basic != nil {
+			if out.pending, err = handle.IsDeletePending(tx, c.acct, c.share, FormatID(e.ID)); err != nil {
+				return err
+			}
+			if !applyBasic(e, in.basic, in.frozen, now) {
+				return errUnchanged
+			}
+		}
+		return d.store(tx, now, c, e)
+	})
+	if errors.Is(err, errUnchanged) {
+		err = nil
+	}
+	return out, err
 }

@@ -322,32 +322,6 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// updateFile runs fn on the request's existing file in one transaction,
-// after the domain's checks for a write by the request's operation
-// (domain.admit), then stamps the write (ETag, Last-Modified) and stores
-// it. (Set File Metadata.)
-func (s *Service) updateFile(r *req, fn func(tx kv.Tx, t *target) error) (*entry, error) {
-	c := restCaller(r)
-	op := fileOp{rest: r.opName, write: true}
-	d := s.dom()
-	var e *entry
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := d.load(tx, r.Now, &c, false)
-		if err != nil {
-			return err
-		}
-		if err := d.admit(tx, r.Now, &c, t.e, &op); err != nil {
-			return err
-		}
-		if err := fn(tx, &t); err != nil {
-			return err
-		}
-		e = t.e
-		return d.store(tx, r.Now, &c, e)
-	})
-	return e, err
-}
-
 func (s *Service) deleteFile(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
@@ -382,11 +356,11 @@ func (s *Service) setFileProperties(w http.ResponseWriter, r *req) error {
 		in.props = &p
 	}
 	c := restCaller(r)
-	e, err := s.dom().setProperties(r.Context(), &c, &in)
+	out, err := s.dom().setProperties(r.Context(), &c, &in)
 	if err != nil {
 		return err
 	}
-	writeEntryWritten(w, e, http.StatusOK)
+	writeEntryWritten(w, out.e, http.StatusOK)
 	return nil
 }
 
@@ -398,15 +372,12 @@ func (s *Service) setFileMetadata(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	e, err := s.updateFile(r, func(tx kv.Tx, t *target) error {
-		t.e.Meta = meta
-		t.e.SMB.Changed = r.Now
-		return nil
-	})
+	c := restCaller(r)
+	out, err := s.dom().setProperties(r.Context(), &c, &propsIn{op: &opSetFileMetadata, setMeta: true, meta: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, e)
+	setETag(w, out.e)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil

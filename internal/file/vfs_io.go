@@ -3,18 +3,16 @@ package file
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
-// Data operations of the SMB view: READ, WRITE and the size setters. A
-// content change goes through the same path as Put Range and Set File
-// Properties: new data is staged as data items before the transaction
+// Data operations of the SMB view: READ, WRITE and the size setters. Each
+// is a call of the File domain (domain_io.go) with the open as its
+// caller, the same calls REST Get File, Put Range and Set File Properties
+// make: new data is staged as data items before the transaction
 // (extent.Store.Stage), spliced into the entry's parts and reference
 // counted (extent.AdjustRefs) inside it, and the write is stamped with
 // new SMB last-write and change times, a new ETag and Last-Modified.
@@ -98,29 +96,6 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 	defer st.Release()
 	_, err = v.s.dom().writeRange(ctx, &c, &writeIn{op: &opPutRange, off: off, n: n, data: st})
 	return err
-}
-
-// update runs fn on o's live entry in one transaction, then stamps the
-// write (ETag, Last-Modified; a broken or expired REST lease is cleared as
-// for any write) and stores the entry. fn returning errUnchanged ends the
-// update without a write (and without error).
-func (v *VFS) update(ctx context.Context, o *Open, fn func(tx kv.Tx, now time.Time, sh *share, e *entry) error) error {
-	return v.s.store.Update(ctx, func(tx kv.Tx) error {
-		now := v.s.clock.Now()
-		sh, e, err := v.live(tx, now, o)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx, now, sh, e); err != nil {
-			if errors.Is(err, errUnchanged) {
-				return nil
-			}
-			return err
-		}
-		e.Lease = lease.OnWrite(e.Lease, now)
-		touch(e, now)
-		return putEntry(tx, o.Account, o.Share, "", e)
-	})
 }
 
 // SetEndOfFile truncates or extends o's file to size

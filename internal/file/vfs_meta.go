@@ -56,14 +56,28 @@ type BasicInfo struct {
 // (ErrAccessDenied). AttrDirectory on a file, or AttrTemporary on a
 // directory, is ErrInvalidParameter; attributes Azure Files does not
 // keep are dropped, and the share root's hidden and system attributes
-// cannot change (both MS-FSA 2.1.5.15.2).
+// cannot change (both MS-FSA 2.1.5.15.2). It is the domain's
+// SetProperties (domain.setProperties), as REST Set File Properties is.
 func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) {
-	if !o.has(AccessWriteAttributes) {
-		return Info{}, fmt.Errorf("%w: setting basic information needs FILE_WRITE_ATTRIBUTES", ErrAccessDenied)
+	c := smbCaller(o)
+	if err := opSetBasic.precheck(&c); err != nil {
+		return Info{}, err
 	}
 	if !o.Dir && b.Attributes&AttrDirectory != 0 || o.Dir && b.Attributes&AttrTemporary != 0 {
 		return Info{}, fmt.Errorf("%w: attributes %v", ErrInvalidParameter, b.Attributes)
 	}
+	given := b.given()
+	freeze, thaw := (given|b.Freeze)&^b.Thaw, b.Thaw&^given
+	out, err := v.s.dom().setProperties(ctx, &c, &propsIn{op: &opSetBasic, basic: &b, frozen: o.Frozen()&^thaw | freeze})
+	if err != nil {
+		return Info{}, err
+	}
+	o.freeze(freeze, thaw)
+	return infoOf(out.e, out.pending), nil
+}
+
+// given returns the times b sets.
+func (b *BasicInfo) given() Times {
 	given := Times(0)
 	for _, t := range []struct {
 		at   time.Time
@@ -73,49 +87,40 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 			given |= t.time
 		}
 	}
-	freeze, thaw := (given|b.Freeze)&^b.Thaw, b.Thaw&^given
-	frozen := o.Frozen()&^thaw | freeze
-	var stored *entry
-	pending := false
-	err := v.update(ctx, o, func(tx kv.Tx, now time.Time, _ *share, e *entry) (err error) {
-		stored = e // update stamps and stores this record after fn
-		if pending, err = handle.IsDeletePending(tx, o.Account, o.Share, o.fileID()); err != nil {
-			return err
+	return given
+}
+
+// applyBasic applies b to e at now (see SetBasic); frozen are the times
+// frozen on the open after b. It reports whether anything changed.
+func applyBasic(e *entry, b *BasicInfo, frozen Times, now time.Time) bool {
+	for _, t := range []struct {
+		dst *time.Time
+		src time.Time
+	}{{&e.SMB.Created, b.Created}, {&e.SMB.LastAccess, b.LastAccess}, {&e.SMB.LastWrite, b.LastWrite}, {&e.SMB.Changed, b.Changed}} {
+		if !t.src.IsZero() {
+			*t.dst = t.src.UTC()
 		}
-		for _, t := range []struct {
-			dst *time.Time
-			src time.Time
-		}{{&e.SMB.Created, b.Created}, {&e.SMB.LastAccess, b.LastAccess}, {&e.SMB.LastWrite, b.LastWrite}, {&e.SMB.Changed, b.Changed}} {
-			if !t.src.IsZero() {
-				*t.dst = t.src.UTC()
-			}
-		}
-		changed := given != 0
-		if b.Attributes != 0 {
-			a := b.Attributes & storableAttrs
-			if e.Dir {
-				a |= AttrDirectory
-			}
-			if e.ID == rootID {
-				const fixed = AttrHidden | AttrSystem
-				a = a&^fixed | e.SMB.Attrs&fixed
-			}
-			e.SMB.Attrs = a
-			changed = true
-		}
-		if !changed {
-			return errUnchanged
-		}
-		if frozen&TimeChanged == 0 {
-			e.SMB.Changed = now
-		}
-		return nil
-	})
-	if err != nil {
-		return Info{}, err
 	}
-	o.freeze(freeze, thaw)
-	return infoOf(stored, pending), nil
+	changed := b.given() != 0
+	if b.Attributes != 0 {
+		a := b.Attributes & storableAttrs
+		if e.Dir {
+			a |= AttrDirectory
+		}
+		if e.ID == rootID {
+			const fixed = AttrHidden | AttrSystem
+			a = a&^fixed | e.SMB.Attrs&fixed
+		}
+		e.SMB.Attrs = a
+		changed = true
+	}
+	if !changed {
+		return false
+	}
+	if frozen&TimeChanged == 0 {
+		e.SMB.Changed = now
+	}
+	return true
 }
 
 // SetDisposition sets or clears the delete-pending state of o's file or
