@@ -189,3 +189,50 @@ func TestDomainShareModeAndLease(t *testing.T) {
 		t.Fatalf("Get File after the leased write: %q", got)
 	}
 }
+
+func TestDomainRenameBothDoors(t *testing.T) {
+	e := newVT(t)
+	e.mkfile("a", 1)
+	e.mkfile("b", 1)
+	e.mkfile("ro", 1)
+	e.restOK(http.StatusOK, "PUT", "/vfs/ro?comp=properties", nil, "x-ms-file-attributes", "ReadOnly")
+	rename := func(src, dst string, hdr ...string) error {
+		_, err := e.rest("PUT", "/vfs/"+dst+"?comp=rename", nil, append([]string{"x-ms-file-rename-source", "/" + vtAcct + "/vfs/" + src, "x-ms-file-rename-replace-if-exists", "true"}, hdr...)...)
+		return err
+	}
+	o := e.open(e.req("a", AccessDelete, allShare, DispOpen, 0))
+
+	// Replacing a read-only file.
+	refusedRESTBy(t, "Rename File onto a read-only file", rename("b", "ro"), byReadOnly, azerr.ReadOnlyAttribute)
+	refusedSMBBy(t, "rename onto a read-only file", e.v.Rename(e.ctx, o, []string{"ro"}, true), byReadOnly, ErrAccessDenied)
+
+	// Replacing a leased file.
+	const id = "a1b2c3d4-0000-0000-0000-000000000003"
+	e.mkfile("leased", 1)
+	e.restOK(http.StatusCreated, "PUT", "/vfs/leased?comp=lease", nil, "x-ms-lease-action", "acquire", "x-ms-lease-duration", "-1", "x-ms-proposed-lease-id", id)
+	_, err := e.rest("PUT", "/vfs/leased?comp=rename", nil, "x-ms-file-rename-source", "/"+vtAcct+"/vfs/b", "x-ms-file-rename-replace-if-exists", "true")
+	refusedRESTBy(t, "Rename File onto a leased file", err, byLease, azerr.LeaseIDMissing)
+	refusedSMBBy(t, "rename onto a leased file", e.v.Rename(e.ctx, o, []string{"leased"}, true), byLease, ErrSharingViolation)
+
+	// Replacing an open file: REST by its open's share mode (the open shares
+	// nothing), SMB whenever it is open.
+	held := e.open(e.req("b", AccessReadData, 0, DispOpen, 0))
+	_, err = e.rest("PUT", "/vfs/b?comp=rename", nil, "x-ms-file-rename-source", "/"+vtAcct+"/vfs/ro", "x-ms-file-rename-replace-if-exists", "true", "x-ms-file-rename-ignore-readonly", "true")
+	refusedRESTBy(t, "Rename File onto an open file", err, byShareMode, azerr.SharingViolation)
+	refusedSMBBy(t, "rename onto an open file", e.v.Rename(e.ctx, o, []string{"b"}, true), byShareMode, ErrAccessDenied)
+	e.close(held)
+
+	// Allowed, both ways; the open follows its file.
+	if err := e.v.Rename(e.ctx, o, []string{"b"}, true); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := e.v.Path(e.ctx, o); err != nil || len(p) != 1 || p[0] != "b" {
+		t.Fatalf("path after the SMB rename: %v, %v", p, err)
+	}
+	e.close(o)
+	if err := rename("b", "c"); err != nil {
+		t.Fatal(err)
+	}
+	e.restFails(azerr.ResourceNotFound, "GET", "/vfs/b", nil)
+	e.getFile("c")
+}

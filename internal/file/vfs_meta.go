@@ -7,8 +7,6 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
@@ -149,10 +147,12 @@ func (v *VFS) SetDisposition(ctx context.Context, o *Open, deletePending bool) e
 // transaction. The open handles of the target's directory must allow the
 // rename (ErrSharingViolation, see renameTargetDirNeed). A case-only change
 // of the name is allowed. The item's change time, ETag and Last-Modified are
-// stamped.
+// stamped. It is the domain's Rename (domain.rename), as REST Rename File
+// and Rename Directory are.
 func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfExists bool) error {
-	if !o.has(AccessDelete) {
-		return fmt.Errorf("%w: a rename needs DELETE access", ErrAccessDenied)
+	c := smbCaller(o)
+	if err := opRename.precheck(&c); err != nil {
+		return err
 	}
 	if len(newPath) == 0 {
 		return fmt.Errorf("%w: the share root is not a rename target", ErrAccessDenied)
@@ -160,47 +160,8 @@ func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfEx
 	if err := checkPath(newPath); err != nil {
 		return err
 	}
-	return v.s.store.Update(ctx, func(tx kv.Tx) error {
-		now := v.s.clock.Now()
-		acct, sh := o.Account, o.Share
-		_, src, err := v.live(tx, now, o)
-		if err != nil {
-			return err
-		}
-		if src.ID == rootID {
-			return fmt.Errorf("%w: the share root cannot be renamed", ErrAccessDenied)
-		}
-		if err := v.checkRenameOpens(tx, now, o, src); err != nil {
-			return err
-		}
-		dp, dst, err := walkSMB(tx, acct, sh, newPath)
-		if err != nil {
-			return err
-		}
-		if err := handle.CheckREST(tx, now, acct, sh, FormatID(dp.ID), renameTargetDirNeed); err != nil {
-			return vfsHandleErr(err)
-		}
-		if src.Dir {
-			if err := checkNotBelow(tx, acct, sh, dp, src.ID); err != nil {
-				if azerr.Has(err, azerr.InvalidInput) {
-					return fmt.Errorf("%w: a directory cannot move into itself", ErrInvalidParameter)
-				}
-				return err
-			}
-		}
-		if dst != nil && dst.ID != src.ID {
-			if err := replaceTarget(tx, now, acct, sh, dst, replaceIfExists); err != nil {
-				return err
-			}
-		}
-		if err := deleteEntry(tx, acct, sh, "", src); err != nil {
-			return err
-		}
-		src.Name, src.Parent = newPath[len(newPath)-1], dp.ID
-		o.stamp(src, now, TimeChanged)
-		touch(src, now)
-		return putEntry(tx, acct, sh, "", src)
-	})
+	_, err := v.s.dom().rename(ctx, &c, &renameIn{dst: newPath, replace: replaceIfExists})
+	return err
 }
 
 // renameTargetDirNeed is what a rename needs from the open handles of
@@ -227,7 +188,7 @@ var renameTargetDirNeed = handle.Need{Access: handle.Write, Share: handle.ShareR
 // by construction: o has DELETE access, so the sharing check admitted
 // only opens that share delete, besides attribute-only opens, which
 // MS-FSA exempts.)
-func (v *VFS) checkRenameOpens(tx kv.Tx, now time.Time, o *Open, src *entry) error {
+func checkRenameOpens(tx kv.Tx, now time.Time, o *Open, src *entry) error {
 	if !src.Dir {
 		return nil
 	}
@@ -280,37 +241,6 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
-}
-
-// replaceTarget deletes the existing target dst of a rename, if the rules
-// allow it.
-func replaceTarget(tx kv.Tx, now time.Time, acct, sh string, dst *entry, replace bool) error {
-	switch {
-	case !replace:
-		return fmt.Errorf("%w: %s", ErrExists, dst.Name)
-	case dst.Dir:
-		return fmt.Errorf("%w: a directory cannot be replaced", ErrAccessDenied)
-	case dst.SMB.Attrs&AttrReadOnly != 0:
-		return fmt.Errorf("%w: %s is read-only", ErrAccessDenied, dst.Name)
-	case dst.Lease.Active(now):
-		return fmt.Errorf("%w: %s is leased", ErrSharingViolation, dst.Name)
-	}
-	fid := FormatID(dst.ID)
-	open, err := handle.HasOpen(tx, now, acct, sh, fid)
-	if err != nil {
-		return err
-	}
-	pending, err := handle.IsDeletePending(tx, acct, sh, fid)
-	if err != nil {
-		return err
-	}
-	if open || pending {
-		return fmt.Errorf("%w: %s is open", ErrAccessDenied, dst.Name)
-	}
-	if err := extent.AdjustRefs(tx, now, dst.Parts, nil); err != nil {
-		return err
-	}
-	return deleteEntry(tx, acct, sh, "", dst)
 }
 
 // dirOpen checks that o is a directory open that may list: ErrNotDirectory,
