@@ -3,7 +3,6 @@ package file
 import (
 	"net/http"
 
-	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -46,30 +45,8 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var e *entry
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolve(tx, r)
-		if err != nil {
-			return err
-		}
-		switch {
-		case t.e != nil && !t.e.Dir:
-			return azerr.New(azerr.ResourceTypeMismatch)
-		case t.e != nil:
-			// Includes the share root, which always exists (inferred).
-			return azerr.New(azerr.ResourceAlreadyExists)
-		}
-		id, err := freshID(tx, r.Account, r.share)
-		if err != nil {
-			return err
-		}
-		e = &entry{Name: r.comps[len(r.comps)-1], ID: id, Parent: t.parent.ID, Dir: true, Created: r.Now, Meta: meta}
-		if err := smb.apply(tx, r.Account, r.share, e, t.parent.SMB.PermKey, r.Now); err != nil {
-			return err
-		}
-		touch(e, r.Now)
-		return putEntry(tx, r.Account, r.share, "", e)
-	})
+	c := restCaller(r)
+	e, err := s.dom().create(r.Context(), &c, &createIn{dir: true, meta: meta, smb: smb})
 	if err != nil {
 		return err
 	}

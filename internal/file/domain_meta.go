@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
 // deleteIn is a Delete.
@@ -185,4 +187,111 @@ func (d domain) setProperties(ctx context.Context, c *caller, in *propsIn) (prop
 		err = nil
 	}
 	return out, err
+}
+
+// createIn is a Create by a REST caller at its path. (An SMB client creates
+// through VFS.Open, whose transaction also opens the handle; it makes the
+// record with newItem too.)
+type createIn struct {
+	// dir: Create Directory; else Create File of size bytes with props,
+	// and data (nil: none) written at offset 0.
+	dir   bool
+	size  int64
+	props props
+	data  *extent.Staged
+	meta  map[string]string
+	smb   *smbRequest
+	// noReplace, when not nil, is the answer for an existing file, which
+	// Create File otherwise replaces (a SAS that grants create but not
+	// write: 403 AuthorizationPermissionMismatch).
+	noReplace error
+}
+
+// create creates c's item in one transaction and returns it. Create File
+// checks the share's quota first (checkSize); an existing directory is
+// 409 ResourceTypeMismatch for Create File and ResourceAlreadyExists for
+// Create Directory, an existing file ResourceTypeMismatch for Create
+// Directory (microsoft/vscode-azurestorage#848). Create File over an
+// existing file replaces it after the checks of admit (opCreateFile: its
+// lease, the read-only attribute, the share modes of its opens): same file
+// ID, creation time and active lease; new content, properties and metadata
+// (Create File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-file).
+func (d domain) create(ctx context.Context, c *caller, in *createIn) (*entry, error) {
+	var e *entry
+	err := d.s.store.Update(ctx, func(tx kv.Tx) error {
+		now := d.now(c)
+		t, err := resolvePath(tx, c.acct, c.share, c.snap, c.path)
+		if err != nil {
+			return err
+		}
+		if !in.dir {
+			if err := d.checkSize(c, t.share, in.size); err != nil {
+				return err
+			}
+		}
+		old := t.e
+		switch {
+		case old != nil && old.Dir != in.dir:
+			return azerr.New(azerr.ResourceTypeMismatch)
+		case old != nil && in.dir:
+			// Includes the share root, which always exists (inferred).
+			return azerr.New(azerr.ResourceAlreadyExists)
+		case old != nil:
+			if in.noReplace != nil {
+				return in.noReplace
+			}
+			if err := d.admit(tx, now, c, old, &opCreateFile); err != nil {
+				return err
+			}
+			if err := extent.AdjustRefs(tx, now, old.Parts, nil); err != nil {
+				return err
+			}
+			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, Lease: lease.OnWrite(old.Lease, now)}
+		default:
+			if e, err = newItem(tx, c.acct, c.share, t.parent, c.path[len(c.path)-1], in.dir, 0, now); err != nil {
+				return err
+			}
+		}
+		if !in.dir {
+			e.Size, e.Props = in.size, in.props
+		}
+		e.Meta = in.meta
+		if err := in.smb.apply(tx, c.acct, c.share, e, t.parent.SMB.PermKey, now); err != nil {
+			return err
+		}
+		if in.data != nil {
+			if err := in.data.Write(tx); err != nil {
+				return err
+			}
+			e.Parts = in.data.Parts
+			if err := extent.AdjustRefs(tx, now, nil, e.Parts); err != nil {
+				return err
+			}
+		}
+		touch(e, now)
+		return putEntry(tx, c.acct, c.share, "", e)
+	})
+	return e, err
+}
+
+// newItem returns the record of a new item named name in directory parent,
+// created at now, with a fresh file ID: the SMB times now, the parent's
+// permission, attrs plus Archive for a file and Directory for a directory,
+// and a file's default content type (Create File's documented
+// application/octet-stream). The caller stores it.
+func newItem(tx kv.Tx, acct, sh string, parent *entry, name string, dir bool, attrs Attributes, now time.Time) (*entry, error) {
+	id, err := freshID(tx, acct, sh)
+	if err != nil {
+		return nil, err
+	}
+	e := &entry{Name: name, ID: id, Parent: parent.ID, Dir: dir, Created: now}
+	e.SMB = smbProps{Created: now, LastWrite: now, Changed: now, PermKey: parent.SMB.PermKey}
+	if dir {
+		e.SMB.Attrs = attrs | AttrDirectory
+	} else {
+		e.SMB.Attrs = attrs | AttrArchive
+		e.Props.ContentType = "application/octet-stream"
+	}
+	return e, nil
 }

@@ -137,56 +137,8 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var e *entry
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolve(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := checkQuota(t.share, size); err != nil {
-			return err
-		}
-		old := t.e
-		switch {
-		case old != nil && old.Dir:
-			return azerr.New(azerr.ResourceTypeMismatch)
-		case old != nil:
-			if err := createOnly(r); err != nil {
-				return err
-			}
-			c := restCaller(r)
-			if err := s.dom().admit(tx, r.Now, &c, old, &opCreateFile); err != nil {
-				return err
-			}
-			// Create File on an existing file replaces it: same file ID,
-			// new content, properties and metadata; an active lease stays.
-			if err := extent.AdjustRefs(tx, r.Now, old.Parts, nil); err != nil {
-				return err
-			}
-			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, Lease: lease.OnWrite(old.Lease, r.Now)}
-		default:
-			id, err := freshID(tx, r.Account, r.share)
-			if err != nil {
-				return err
-			}
-			e = &entry{Name: r.comps[len(r.comps)-1], ID: id, Parent: t.parent.ID, Created: r.Now}
-		}
-		e.Size, e.Props, e.Meta = size, p, meta
-		if err := smb.apply(tx, r.Account, r.share, e, t.parent.SMB.PermKey, r.Now); err != nil {
-			return err
-		}
-		if st != nil {
-			if err := st.Write(tx); err != nil {
-				return err
-			}
-			e.Parts = st.Parts
-			if err := extent.AdjustRefs(tx, r.Now, nil, e.Parts); err != nil {
-				return err
-			}
-		}
-		touch(e, r.Now)
-		return putEntry(tx, r.Account, r.share, "", e)
-	})
+	c := restCaller(r)
+	e, err := s.dom().create(r.Context(), &c, &createIn{size: size, props: p, data: st, meta: meta, smb: smb, noReplace: createOnly(r)})
 	tried, uerr = true, err
 	if err != nil {
 		return err

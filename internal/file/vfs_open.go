@@ -259,18 +259,9 @@ func (v *VFS) create(tx kv.Tx, now time.Time, r *OpenRequest, parent *entry, att
 			return nil, fmt.Errorf("%w: the directory is delete-pending", ErrDeletePending)
 		}
 	}
-	id, err := freshID(tx, r.Account, r.Share)
+	e, err := newItem(tx, r.Account, r.Share, parent, r.Path[len(r.Path)-1], r.Options&OptDirectoryFile != 0, attrs, now)
 	if err != nil {
 		return nil, err
-	}
-	dir := r.Options&OptDirectoryFile != 0
-	e := &entry{Name: r.Path[len(r.Path)-1], ID: id, Parent: parent.ID, Dir: dir, Created: now}
-	e.SMB = smbProps{Created: now, LastWrite: now, Changed: now, PermKey: parent.SMB.PermKey}
-	if dir {
-		e.SMB.Attrs = attrs | AttrDirectory
-	} else {
-		e.SMB.Attrs = attrs | AttrArchive
-		e.Props.ContentType = "application/octet-stream" // Create File's default
 	}
 	touch(e, now)
 	if err := putEntry(tx, r.Account, r.Share, "", e); err != nil {
