@@ -59,16 +59,9 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 // and through share snapshots.
 func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
 	var e *entry
-	err := s.store.View(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveDir(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
-			return err
-		}
-		e = t.e
-		return nil
+	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+		e, err = s.readDir(tx, r, &opGetDirectoryProperties)
+		return err
 	})
 	if err != nil {
 		return err

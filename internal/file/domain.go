@@ -58,11 +58,6 @@ type caller struct {
 	at time.Time
 }
 
-// restCaller is the caller of REST request r.
-func restCaller(r *req) caller {
-	return caller{acct: r.Account, share: r.share, snap: r.snap, path: r.comps, leaseID: r.Header.Get(lease.HeaderLeaseID), at: r.Now}
-}
-
 // smbCaller is the caller of an operation through the SMB open o.
 func smbCaller(o *Open) caller { return caller{open: o, acct: o.Account, share: o.Share} }
 
@@ -159,21 +154,23 @@ type fileOp struct {
 
 // The domain's operations on existing items.
 var (
-	opGetFile                = fileOp{rest: "getFile", data: true, access: accessRead, what: "read"}
-	opGetFileProperties      = fileOp{rest: "getFileProperties"}
-	opListRanges             = fileOp{rest: "listRanges"}
-	opCreateFile             = fileOp{rest: "createFile", write: true} // over an existing file
-	opPutRange               = fileOp{rest: "putRange", write: true, data: true, access: accessWrite, what: "write"}
-	opPutRangeFromURL        = fileOp{rest: "putRangeFromURL", write: true, data: true, access: accessWrite, what: "write"}
-	opSetProperties          = fileOp{rest: "setFileProperties", write: true}
-	opSetFileMetadata        = fileOp{rest: "setFileMetadata", write: true}
-	opSetBasic               = fileOp{rest: "setFileProperties", write: true, access: AccessWriteAttributes, what: "setting basic information"}
-	opSetDirectoryProperties = fileOp{rest: "setDirectoryProperties", write: true}
-	opSetDirectoryMetadata   = fileOp{rest: "setDirectoryMetadata", write: true}
-	opSetEndOfFile           = fileOp{rest: "setFileProperties", write: true, data: true, access: AccessWriteData, what: "set end of file"}
-	opSetAllocation          = fileOp{rest: "setFileProperties", write: true, data: true, access: AccessWriteData, what: "set allocation"}
-	opDeleteFile             = fileOp{rest: "deleteFile", write: true, access: AccessDelete, what: "a delete disposition"}
-	opDeleteDirectory        = fileOp{rest: "deleteDirectory", write: true, access: AccessDelete, what: "a delete disposition"}
+	opGetFile                 = fileOp{rest: "getFile", data: true, access: accessRead, what: "read"}
+	opGetFileProperties       = fileOp{rest: "getFileProperties"}
+	opListRanges              = fileOp{rest: "listRanges"}
+	opCreateFile              = fileOp{rest: "createFile", write: true} // over an existing file
+	opGetDirectoryProperties  = fileOp{rest: "getDirectoryProperties"}
+	opListFilesAndDirectories = fileOp{rest: "listFilesAndDirectories"}
+	opPutRange                = fileOp{rest: "putRange", write: true, data: true, access: accessWrite, what: "write"}
+	opPutRangeFromURL         = fileOp{rest: "putRangeFromURL", write: true, data: true, access: accessWrite, what: "write"}
+	opSetProperties           = fileOp{rest: "setFileProperties", write: true}
+	opSetFileMetadata         = fileOp{rest: "setFileMetadata", write: true}
+	opSetBasic                = fileOp{rest: "setFileProperties", write: true, access: AccessWriteAttributes, what: "setting basic information"}
+	opSetDirectoryProperties  = fileOp{rest: "setDirectoryProperties", write: true}
+	opSetDirectoryMetadata    = fileOp{rest: "setDirectoryMetadata", write: true}
+	opSetEndOfFile            = fileOp{rest: "setFileProperties", write: true, data: true, access: AccessWriteData, what: "set end of file"}
+	opSetAllocation           = fileOp{rest: "setFileProperties", write: true, data: true, access: AccessWriteData, what: "set allocation"}
+	opDeleteFile              = fileOp{rest: "deleteFile", write: true, access: AccessDelete, what: "a delete disposition"}
+	opDeleteDirectory         = fileOp{rest: "deleteDirectory", write: true, access: AccessDelete, what: "a delete disposition"}
 )
 
 // precheck applies what an operation needs from an SMB open before any

@@ -98,11 +98,12 @@ func (d domain) readRange(ctx context.Context, c *caller, in *readIn) (readOut, 
 	return out, err
 }
 
-// readable loads c's existing file for a read by operation op (Get File
-// Properties, List Ranges) inside tx: the checks of admit.
-func (d domain) readable(tx kv.Tx, c *caller, op *fileOp) (*entry, error) {
+// readable loads c's existing file (or directory, dir) for a read by
+// operation op (Get File Properties, List Ranges, Get Directory
+// Properties, List Directories and Files) inside tx: the checks of admit.
+func (d domain) readable(tx kv.Tx, c *caller, op *fileOp, dir bool) (*entry, error) {
 	now := d.now(c)
-	t, err := d.load(tx, now, c, false)
+	t, err := d.load(tx, now, c, dir)
 	if err != nil {
 		return nil, err
 	}

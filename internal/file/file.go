@@ -17,6 +17,12 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
+// restCaller is the domain caller of REST request r: open-less, with
+// its path, share snapshot, x-ms-lease-id and time.
+func restCaller(r *req) caller {
+	return caller{acct: r.Account, share: r.share, snap: r.snap, path: r.comps, leaseID: r.Header.Get(lease.HeaderLeaseID), at: r.Now}
+}
+
 // propHeaders are the request headers of a file's HTTP properties.
 var propHeaders = []string{"x-ms-content-type", "x-ms-content-encoding", "x-ms-content-language", "x-ms-content-disposition", "x-ms-cache-control", "x-ms-content-md5"}
 
@@ -202,7 +208,15 @@ func writeFileHeaders(w http.ResponseWriter, e *entry, now time.Time) {
 // Properties, List Ranges): the domain's checks (domain.readable).
 func (s *Service) readFile(tx kv.Tx, r *req, op *fileOp) (*entry, error) {
 	c := restCaller(r)
-	return s.dom().readable(tx, &c, op)
+	return s.dom().readable(tx, &c, op, false)
+}
+
+// readDir resolves the request's directory for a read by op (Get
+// Directory Properties, List Directories and Files): the domain's checks
+// (domain.readable).
+func (s *Service) readDir(tx kv.Tx, r *req, op *fileOp) (*entry, error) {
+	c := restCaller(r)
+	return s.dom().readable(tx, &c, op, true)
 }
 
 func (s *Service) getFileProperties(w http.ResponseWriter, r *req) error {

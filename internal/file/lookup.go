@@ -148,19 +148,6 @@ func resolveFile(tx kv.Tx, r *req) (*target, error) {
 	return t, nil
 }
 
-// resolveDir resolves the request's path to an existing directory: 404
-// ResourceNotFound when it is missing or a file.
-func resolveDir(tx kv.Tx, r *req) (*target, error) {
-	t, err := resolve(tx, r)
-	if err != nil {
-		return nil, err
-	}
-	if t.e == nil || !t.e.Dir {
-		return nil, azerr.New(azerr.ResourceNotFound)
-	}
-	return t, nil
-}
-
 // putEntry writes e under its parent and name, and its ID index.
 func putEntry(tx kv.Tx, acct, sh, snap string, e *entry) error {
 	folded := fold(e.Name)
