@@ -347,7 +347,9 @@ func copyProgress(n int64) string {
 // https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file,
 // version 2019-07-07 and later); each property can be taken from the source.
 type copySMB struct {
-	h              http.Header
+	// times are x-ms-file-creation-time, x-ms-file-last-write-time and
+	// x-ms-file-change-time: "source", or a fileTime (default "now").
+	times          [3]copyTime
 	attrs          *Attributes // x-ms-file-attributes; nil: default or source
 	attrsSource    bool
 	setArchive     bool // x-ms-file-copy-set-archive
@@ -357,11 +359,20 @@ type copySMB struct {
 	permKey        string
 }
 
+// copyTime is one time header of Copy File.
+type copyTime struct {
+	source bool
+	ft     fileTime
+}
+
+// copyTimeHeaders are the headers of copySMB.times, in order.
+var copyTimeHeaders = [3]string{"x-ms-file-creation-time", "x-ms-file-last-write-time", "x-ms-file-change-time"}
+
 const headerPermCopyMode = "x-ms-file-permission-copy-mode"
 
 // parseCopySMB reads the SMB headers of Copy File.
 func parseCopySMB(h http.Header) (*copySMB, error) {
-	cp := &copySMB{h: h}
+	cp := &copySMB{}
 	switch v := strings.TrimSpace(h.Get("x-ms-file-attributes")); {
 	case v == "":
 	case strings.EqualFold(v, "source"):
@@ -417,13 +428,17 @@ func parseCopySMB(h http.Header) (*copySMB, error) {
 	if f := h.Get("x-ms-file-permission-format"); f != "" && !strings.EqualFold(f, "sddl") {
 		return nil, azerr.InvalidHeader("x-ms-file-permission-format", f)
 	}
-	for _, name := range []string{"x-ms-file-creation-time", "x-ms-file-last-write-time", "x-ms-file-change-time"} {
-		if v := strings.TrimSpace(h.Get(name)); v != "" && !strings.EqualFold(v, "source") {
-			// Validate the value early; apply resolves it.
-			if _, err := parseFileTime(h, name, "now", time.Time{}, time.Unix(0, 0)); err != nil {
-				return nil, err
-			}
+	for i, name := range copyTimeHeaders {
+		if strings.EqualFold(strings.TrimSpace(h.Get(name)), "source") {
+			cp.times[i].source = true
+			continue
 		}
+		ft := readFileTime(h, name, "now")
+		// Validate the value early; apply resolves it.
+		if _, err := ft.resolve(time.Time{}, time.Unix(0, 0)); err != nil {
+			return nil, err
+		}
+		cp.times[i].ft = ft
 	}
 	return cp, nil
 }
@@ -449,21 +464,20 @@ func boolHeader(h http.Header, name string) (bool, error) {
 func (cp *copySMB) apply(tx kv.Tx, r *req, srcShare string, e, src *entry, parentKey string) error {
 	old := e.SMB
 	var err error
-	times := []struct {
-		name     string
+	times := [3]struct {
 		dst      *time.Time
 		src, old time.Time
 	}{
-		{"x-ms-file-creation-time", &e.SMB.Created, src.SMB.Created, old.Created},
-		{"x-ms-file-last-write-time", &e.SMB.LastWrite, src.SMB.LastWrite, old.LastWrite},
-		{"x-ms-file-change-time", &e.SMB.Changed, src.SMB.Changed, old.Changed},
+		{&e.SMB.Created, src.SMB.Created, old.Created},
+		{&e.SMB.LastWrite, src.SMB.LastWrite, old.LastWrite},
+		{&e.SMB.Changed, src.SMB.Changed, old.Changed},
 	}
-	for _, t := range times {
-		if strings.EqualFold(strings.TrimSpace(cp.h.Get(t.name)), "source") {
+	for i, t := range times {
+		if cp.times[i].source {
 			*t.dst = t.src
 			continue
 		}
-		if *t.dst, err = parseFileTime(cp.h, t.name, "now", r.Now, t.old); err != nil {
+		if *t.dst, err = cp.times[i].ft.resolve(r.Now, t.old); err != nil {
 			return err
 		}
 	}

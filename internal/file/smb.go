@@ -101,30 +101,6 @@ const timeLayout = "2006-01-02T15:04:05.0000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-// parseFileTime parses an x-ms-file-*-time header: "now", "preserve" or an
-// ISO 8601 time. def is the value used when the header is absent.
-// It returns (t, true) for a new value and (zero, false) for "preserve".
-func parseFileTime(h http.Header, name, def string, now, old time.Time) (time.Time, error) {
-	v := strings.TrimSpace(h.Get(name))
-	if v == "" {
-		v = def
-	}
-	switch strings.ToLower(v) {
-	case "now":
-		return now, nil
-	case "preserve":
-		if old.IsZero() {
-			return time.Time{}, azerr.InvalidHeader(name, v)
-		}
-		return old, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, azerr.InvalidHeader(name, v)
-	}
-	return t.UTC(), nil
-}
-
 // fileTime is an x-ms-file-*-time header of a create or set-properties
 // request, read before the transaction: "now", "preserve" or a time.
 type fileTime struct {

@@ -2,9 +2,37 @@ package file
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 )
+
+// parseFileTime is how the handlers read an x-ms-file-*-time header
+// ("now", "preserve" or an ISO 8601 time; def when absent) inside the
+// transaction before the domain took typed inputs: the oracle
+// readFileTime and fileTime.resolve are checked against.
+func parseFileTime(h http.Header, name, def string, now, old time.Time) (time.Time, error) {
+	v := strings.TrimSpace(h.Get(name))
+	if v == "" {
+		v = def
+	}
+	switch strings.ToLower(v) {
+	case "now":
+		return now, nil
+	case "preserve":
+		if old.IsZero() {
+			return time.Time{}, azerr.InvalidHeader(name, v)
+		}
+		return old, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, azerr.InvalidHeader(name, v)
+	}
+	return t.UTC(), nil
+}
 
 // readFileTime and fileTime.resolve split parseFileTime in two (the header
 // read before the transaction, the value resolved inside it): for every
