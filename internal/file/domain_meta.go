@@ -77,11 +77,21 @@ func (d domain) delete(ctx context.Context, c *caller, in *deleteIn) error {
 		if smb {
 			return vfsHandleErr(handle.SetDeletePending(tx, now, c.acct, c.share, c.open.fileID(), c.open.HandleID, true))
 		}
+		return removeItem(tx, now, c.acct, c.share, e)
+	})
+}
+
+// removeItem is the effect of every delete — REST Delete File and Delete
+// Directory, the last close of a delete-pending item (VFS.Close, the
+// reaper), a file replaced by a rename: e's record and ID index go, and a
+// file's data references are released at now.
+func removeItem(tx kv.Tx, now time.Time, acct, sh string, e *entry) error {
+	if !e.Dir {
 		if err := extent.AdjustRefs(tx, now, e.Parts, nil); err != nil {
 			return err
 		}
-		return deleteEntry(tx, c.acct, c.share, "", e)
-	})
+	}
+	return deleteEntry(tx, acct, sh, "", e)
 }
 
 // propsIn is a SetProperties: what is not set stays.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
@@ -225,8 +224,5 @@ func (d domain) replaceTarget(tx kv.Tx, now time.Time, c *caller, in *renameIn, 
 			return refuse(byShareMode, fmt.Errorf("%w: %s is open", ErrAccessDenied, old.Name))
 		}
 	}
-	if err := extent.AdjustRefs(tx, now, old.Parts, nil); err != nil {
-		return err
-	}
-	return deleteEntry(tx, acct, sh, "", old)
+	return removeItem(tx, now, acct, sh, old)
 }
