@@ -104,7 +104,8 @@ func TestDomainReadOnlyBothDoors(t *testing.T) {
 	refusedRESTBy(t, "resize", err, byReadOnly, azerr.ReadOnlyAttribute)
 	// Over SMB the attribute refuses the open for writing (MS-FSA
 	// 2.1.5.1.2.1), before any domain operation.
-	e.openErr(e.req("ro", AccessWriteData, allShare, DispOpen, 0), ErrAccessDenied)
+	_, err = e.v.Open(e.ctx, e.req("ro", AccessWriteData, allShare, DispOpen, 0))
+	refusedSMBBy(t, "open for writing", err, byReadOnly, ErrAccessDenied)
 
 	// Cleared over REST, the file is deletable through either door.
 	e.restOK(http.StatusOK, "PUT", "/vfs/ro?comp=properties", nil, "x-ms-file-attributes", "None")
@@ -156,7 +157,8 @@ func TestDomainShareModeAndLease(t *testing.T) {
 	_, err = e.rest("PUT", "/vfs/s?comp=properties", nil, "x-ms-content-length", "5")
 	refusedRESTBy(t, "resize", err, byShareMode, azerr.SharingViolation)
 	// ... and a second SMB open for writing.
-	e.openErr(e.req("s", AccessWriteData, allShare, DispOpen, 0), ErrSharingViolation)
+	_, err = e.v.Open(e.ctx, e.req("s", AccessWriteData, allShare, DispOpen, 0))
+	refusedSMBBy(t, "open for writing", err, byShareMode, ErrSharingViolation)
 	// Reads are shared.
 	if got := e.getFile("s"); len(got) != 10 {
 		t.Fatalf("Get File: %d bytes", len(got))
@@ -184,7 +186,11 @@ func TestDomainShareModeAndLease(t *testing.T) {
 	_, err = e.rest("DELETE", "/vfs/s", nil, lease.HeaderLeaseID, "a1b2c3d4-0000-0000-0000-000000000002")
 	refusedRESTBy(t, "Delete File", err, byLease, azerr.LeaseIDMismatchWithFileOperation)
 	e.restOK(http.StatusCreated, "PUT", "/vfs/s?comp=range", []byte("x"), "x-ms-range", "bytes=0-0", "x-ms-write", "update", lease.HeaderLeaseID, id)
-	e.openErr(e.req("s", AccessWriteData, allShare, DispOpen, 0), ErrSharingViolation)
+	// A lease acts as an open sharing only reading (Managing file locks).
+	_, err = e.v.Open(e.ctx, e.req("s", AccessWriteData, allShare, DispOpen, 0))
+	refusedSMBBy(t, "open for writing", err, byShareMode, ErrSharingViolation)
+	_, err = e.v.Open(e.ctx, e.req("s", AccessReadData, allShare, DispOverwrite, 0))
+	refusedSMBBy(t, "overwriting open", err, byLease, ErrSharingViolation)
 	if got := e.getFile("s"); !bytes.Equal(got[:1], []byte("x")) {
 		t.Fatalf("Get File after the leased write: %q", got)
 	}

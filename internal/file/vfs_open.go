@@ -50,9 +50,9 @@ func vfsHandleErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, handle.ErrSharingViolation):
-		return fmt.Errorf("%w (%v)", ErrSharingViolation, err)
+		return refuse(byShareMode, fmt.Errorf("%w (%v)", ErrSharingViolation, err))
 	case errors.Is(err, handle.ErrDeletePending):
-		return ErrDeletePending
+		return refuse(byDeletePending, ErrDeletePending)
 	case errors.Is(err, handle.ErrNoHandle):
 		return ErrFileClosed
 	case errors.Is(err, handle.ErrAccessDenied):
@@ -176,13 +176,15 @@ func (v *VFS) openExisting(tx kv.Tx, now time.Time, r *OpenRequest, parent, e *e
 	readOnly := !e.Dir && e.SMB.Attrs&AttrReadOnly != 0
 	explicit := MapAccess(r.DesiredAccess&^AccessMaximumAllowed, false)
 	truncate := r.Disposition == DispSupersede || r.Disposition == DispOverwrite || r.Disposition == DispOverwriteIf
+	// The read-only attribute's open-time rules (MS-FSA 2.1.5.1.2.1); the
+	// domain's readOnly has the rest (see domain.go).
 	switch {
 	case readOnly && explicit&accessWrite != 0:
-		return nil, fmt.Errorf("%w: the file is read-only", ErrAccessDenied)
+		return nil, refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrAccessDenied))
 	case readOnly && doc:
-		return nil, fmt.Errorf("%w: the file is read-only", ErrCannotDelete)
+		return nil, refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrCannotDelete))
 	case readOnly && truncate:
-		return nil, fmt.Errorf("%w: overwriting a read-only file", ErrAccessDenied)
+		return nil, refuse(byReadOnly, fmt.Errorf("%w: overwriting a read-only file", ErrAccessDenied))
 	case e.ID == rootID && doc:
 		return nil, fmt.Errorf("%w: the share root cannot be deleted", ErrAccessDenied)
 	case truncate && doc && attrs&AttrReadOnly != 0:
@@ -206,7 +208,7 @@ func (v *VFS) openExisting(tx kv.Tx, now time.Time, r *OpenRequest, parent, e *e
 		// only Read (Managing file locks,
 		// https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks,
 		// "Lease File" row): it denies truncation (inferred).
-		return nil, fmt.Errorf("%w: the file is leased", ErrSharingViolation)
+		return nil, refuse(byLease, fmt.Errorf("%w: the file is leased", ErrSharingViolation))
 	}
 	granted := MapAccess(r.DesiredAccess, readOnly)
 	h, err := handle.Open(tx, now, v.handleRequest(r, parent, e, granted, doc, leased))
