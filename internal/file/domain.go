@@ -13,10 +13,11 @@ import (
 
 // The File service's domain: one API under both front doors.
 //
-// File REST (file.go, dir.go, copy.go) and SMB2 (internal/smb, through the
-// VFS of vfs*.go) read and change the same entry records. The operations
-// both perform — reading and writing ranges, resizing, setting properties
-// and deleting — are the methods of domain (domain_io.go, domain_meta.go).
+// File REST (file.go, dir.go, rename.go, copy.go) and SMB2 (internal/smb,
+// through the VFS of vfs*.go) read and change the same entry records. The
+// operations both perform — reading and writing ranges, resizing, setting
+// properties and basic information, deleting, renaming, creating — are the
+// methods of domain (domain_io.go, domain_meta.go, domain_rename.go).
 // Each takes a caller and a typed input (offsets, sizes, staged data,
 // parsed properties; never an *http.Request, a header name or a
 // ResponseWriter), runs in one kv transaction with the time of the
@@ -221,15 +222,15 @@ func (d domain) load(tx kv.Tx, now time.Time, c *caller, dir bool) (target, erro
 // this order: its lease ID against e's lease (412 LeaseIdMissing,
 // LeaseIdMismatchWithFileOperation, LeaseNotPresentWithFileOperation),
 // the read-only attribute for a write of a file (409 ReadOnlyAttribute,
-// readOnlyAttrOps), and
-// the share modes and delete-pending state of the live SMB opens (409
-// SharingViolation, DeletePending).
+// readOnlyAttrOps), and the share modes and delete-pending state of the
+// live SMB opens (409 SharingViolation, DeletePending).
 //
 // An SMB caller was checked when it opened (MS-FSA 2.1.5.1.2: the share
 // modes of the other opens, its access against the read-only attribute,
-// a REST lease acting as an open), and an operation through a granted
-// open is not checked again (precheck has its access); delete
-// dispositions are refused for a read-only file (see readOnly).
+// a REST lease acting as an open; VFS.Open marks those refusals with the
+// same checks), and an operation through a granted open is not checked
+// again (precheck has its access); delete dispositions are refused for a
+// read-only file (see readOnly).
 func (d domain) admit(tx kv.Tx, now time.Time, c *caller, e *entry, op *fileOp) error {
 	if c.open != nil {
 		return d.readOnly(c, e, op)
