@@ -286,17 +286,15 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 			if err := createOnly(r); err != nil {
 				return err
 			}
-			if err := checkLeaseWrite(old, r); err != nil {
-				return err
-			}
-			if err := checkHandles(tx, r, old, handle.OpCopyFileDest); err != nil {
+			c := restCaller(r)
+			if err := s.dom().admit(tx, r.Now, &c, old, &opCopyFileDest); err != nil {
 				return err
 			}
 			// Copy File: "a previous file at the destination with the ReadOnly
 			// attribute set causes the copy operation to fail";
 			// (azfile TestNegativeFileStartCopyDestReadOnly) ReadOnlyAttribute.
 			if old.SMB.Attrs&AttrReadOnly != 0 && !cp.ignoreReadOnly {
-				return azerr.New(azerr.ReadOnlyAttribute)
+				return refuse(byReadOnly, azerr.New(azerr.ReadOnlyAttribute))
 			}
 			oldParts = old.Parts
 			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, r.Now)}
@@ -559,17 +557,15 @@ func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	return s.store.View(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveFile(tx, r)
+		// Abort Copy File: x-ms-lease-id is "Required if the destination
+		// file has an active lease": the domain's checks of a write.
+		c := restCaller(r)
+		d := s.dom()
+		t, err := d.load(tx, r.Now, &c, false)
 		if err != nil {
 			return err
 		}
-		// Abort Copy File: x-ms-lease-id is "Required if the destination
-		// file has an
-		// active lease".
-		if err := checkLeaseWrite(t.e, r); err != nil {
-			return err
-		}
-		if err := checkHandles(tx, r, t.e, handle.OpAbortCopyFile); err != nil {
+		if err := d.admit(tx, r.Now, &c, t.e, &opAbortCopyFile); err != nil {
 			return err
 		}
 		return azerr.New(azerr.NoPendingCopyOperation)

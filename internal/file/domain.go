@@ -159,6 +159,8 @@ var (
 	opGetFileProperties       = fileOp{rest: "getFileProperties"}
 	opListRanges              = fileOp{rest: "listRanges"}
 	opCreateFile              = fileOp{rest: "createFile", write: true} // over an existing file
+	opCopyFileDest            = fileOp{rest: "copyFile", write: true}   // an existing destination
+	opAbortCopyFile           = fileOp{rest: "abortCopyFile", write: true}
 	opGetDirectoryProperties  = fileOp{rest: "getDirectoryProperties"}
 	opListFilesAndDirectories = fileOp{rest: "listFilesAndDirectories"}
 	opPutRange                = fileOp{rest: "putRange", write: true, data: true, access: accessWrite, what: "write"}
@@ -382,6 +384,9 @@ var readOnlyAttrOps = map[string]bool{
 	// x-ms-file-copy-ignore-readonly / x-ms-file-rename-ignore-readonly).
 	"copyFile":   false,
 	"renameFile": false,
+	// Inferred: Abort Copy File changes no content (and finds no pending
+	// copy: copies complete at once).
+	"abortCopyFile": false,
 }
 
 // checkReadOnly refuses REST operation op (a router operation name, or
