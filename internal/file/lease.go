@@ -47,8 +47,12 @@ func (s *Service) leaseFile(w http.ResponseWriter, r *req) error {
 	}
 	var e *entry
 	var res lease.Result
+	c := restCaller(r)
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveFile(tx, r)
+		// The lease request's own ID is not a write's lease check (admit):
+		// lease.Apply decides it; the open handles are checked as for
+		// every REST operation.
+		t, err := s.dom().load(tx, r.Now, &c, false)
 		if err != nil {
 			return err
 		}

@@ -135,19 +135,6 @@ func resolvePath(tx kv.Tx, acct, sh, snap string, comps []string) (target, error
 	return target{share: rec, parent: parent, e: e}, nil
 }
 
-// resolveFile resolves the request's path to an existing file: 404
-// ResourceNotFound when it is missing or a directory.
-func resolveFile(tx kv.Tx, r *req) (*target, error) {
-	t, err := resolve(tx, r)
-	if err != nil {
-		return nil, err
-	}
-	if t.e == nil || t.e.Dir {
-		return nil, azerr.New(azerr.ResourceNotFound)
-	}
-	return t, nil
-}
-
 // putEntry writes e under its parent and name, and its ID index.
 func putEntry(tx kv.Tx, acct, sh, snap string, e *entry) error {
 	folded := fold(e.Name)
