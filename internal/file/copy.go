@@ -331,17 +331,15 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 			if err := createOnly(r); err != nil {
 				return err
 			}
-			if err := checkLeaseWrite(old, r); err != nil {
-				return err
-			}
-			if err := checkHandles(tx, r, old, handle.OpCopyFileDest); err != nil {
+			c := restCaller(r)
+			if err := s.dom().admit(tx, r.Now, &c, old, &opCopyFileDest); err != nil {
 				return err
 			}
 			// Copy File: "a previous file at the destination with the ReadOnly
 			// attribute set causes the copy operation to fail";
 			// (azfile TestNegativeFileStartCopyDestReadOnly) ReadOnlyAttribute.
 			if old.SMB.Attrs&AttrReadOnly != 0 && !cp.ignoreReadOnly {
-				return azerr.New(azerr.ReadOnlyAttribute)
+				return refuse(byReadOnly, azerr.New(azerr.ReadOnlyAttribute))
 			}
 			oldParts = old.Parts
 			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, r.Now)}
@@ -392,7 +390,9 @@ func copyProgress(n int64) string {
 // https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file,
 // version 2019-07-07 and later); each property can be taken from the source.
 type copySMB struct {
-	h              http.Header
+	// times are x-ms-file-creation-time, x-ms-file-last-write-time and
+	// x-ms-file-change-time: "source", or a fileTime (default "now").
+	times          [3]copyTime
 	attrs          *Attributes // x-ms-file-attributes; nil: default or source
 	attrsSource    bool
 	setArchive     bool // x-ms-file-copy-set-archive
@@ -402,11 +402,20 @@ type copySMB struct {
 	permKey        string
 }
 
+// copyTime is one time header of Copy File.
+type copyTime struct {
+	source bool
+	ft     fileTime
+}
+
+// copyTimeHeaders are the headers of copySMB.times, in order.
+var copyTimeHeaders = [3]string{"x-ms-file-creation-time", "x-ms-file-last-write-time", "x-ms-file-change-time"}
+
 const headerPermCopyMode = "x-ms-file-permission-copy-mode"
 
 // parseCopySMB reads the SMB headers of Copy File.
 func parseCopySMB(h http.Header) (*copySMB, error) {
-	cp := &copySMB{h: h}
+	cp := &copySMB{}
 	switch v := strings.TrimSpace(h.Get("x-ms-file-attributes")); {
 	case v == "":
 	case strings.EqualFold(v, "source"):
@@ -462,13 +471,17 @@ func parseCopySMB(h http.Header) (*copySMB, error) {
 	if f := h.Get("x-ms-file-permission-format"); f != "" && !strings.EqualFold(f, "sddl") {
 		return nil, azerr.InvalidHeader("x-ms-file-permission-format", f)
 	}
-	for _, name := range []string{"x-ms-file-creation-time", "x-ms-file-last-write-time", "x-ms-file-change-time"} {
-		if v := strings.TrimSpace(h.Get(name)); v != "" && !strings.EqualFold(v, "source") {
-			// Validate the value early; apply resolves it.
-			if _, err := parseFileTime(h, name, "now", time.Time{}, time.Unix(0, 0)); err != nil {
-				return nil, err
-			}
+	for i, name := range copyTimeHeaders {
+		if strings.EqualFold(strings.TrimSpace(h.Get(name)), "source") {
+			cp.times[i].source = true
+			continue
 		}
+		ft := readFileTime(h, name, "now")
+		// Validate the value early; apply resolves it.
+		if _, err := ft.resolve(time.Time{}, time.Unix(0, 0)); err != nil {
+			return nil, err
+		}
+		cp.times[i].ft = ft
 	}
 	return cp, nil
 }
@@ -494,21 +507,20 @@ func boolHeader(h http.Header, name string) (bool, error) {
 func (cp *copySMB) apply(tx kv.Tx, r *req, srcShare string, e, src *entry, parentKey string) error {
 	old := e.SMB
 	var err error
-	times := []struct {
-		name     string
+	times := [3]struct {
 		dst      *time.Time
 		src, old time.Time
 	}{
-		{"x-ms-file-creation-time", &e.SMB.Created, src.SMB.Created, old.Created},
-		{"x-ms-file-last-write-time", &e.SMB.LastWrite, src.SMB.LastWrite, old.LastWrite},
-		{"x-ms-file-change-time", &e.SMB.Changed, src.SMB.Changed, old.Changed},
+		{&e.SMB.Created, src.SMB.Created, old.Created},
+		{&e.SMB.LastWrite, src.SMB.LastWrite, old.LastWrite},
+		{&e.SMB.Changed, src.SMB.Changed, old.Changed},
 	}
-	for _, t := range times {
-		if strings.EqualFold(strings.TrimSpace(cp.h.Get(t.name)), "source") {
+	for i, t := range times {
+		if cp.times[i].source {
 			*t.dst = t.src
 			continue
 		}
-		if *t.dst, err = parseFileTime(cp.h, t.name, "now", r.Now, t.old); err != nil {
+		if *t.dst, err = cp.times[i].ft.resolve(r.Now, t.old); err != nil {
 			return err
 		}
 	}
@@ -590,17 +602,15 @@ func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	return s.store.View(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveFile(tx, r)
+		// Abort Copy File: x-ms-lease-id is "Required if the destination
+		// file has an active lease": the domain's checks of a write.
+		c := restCaller(r)
+		d := s.dom()
+		t, err := d.load(tx, r.Now, &c, false)
 		if err != nil {
 			return err
 		}
-		// Abort Copy File: x-ms-lease-id is "Required if the destination
-		// file has an
-		// active lease".
-		if err := checkLeaseWrite(t.e, r); err != nil {
-			return err
-		}
-		if err := checkHandles(tx, r, t.e, handle.OpAbortCopyFile); err != nil {
+		if err := d.admit(tx, r.Now, &c, t.e, &opAbortCopyFile); err != nil {
 			return err
 		}
 		return azerr.New(azerr.NoPendingCopyOperation)
@@ -641,7 +651,7 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	off, n, err := writeRange(r.Header)
+	off, n, err := parseWriteRange(r.Header)
 	if err != nil {
 		return err
 	}
@@ -688,35 +698,27 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 				return err
 			}
 		}
-		e, err := s.updateFile(r, func(tx kv.Tx, t *target) error {
+		from := func(tx kv.Tx) ([]extent.Part, error) {
 			got, inline, err := readSourceRange(tx, r, cs, srcOff, n)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if final {
 				// Every inline item is prefetched, so reading does not
 				// open another transaction.
 				if crc, err = s.rangeCRC64(r, got, inline, srcOff, n); err != nil {
-					return err
+					return nil, err
 				}
 				if err := conds.check(crc); err != nil {
-					return err
+					return nil, err
 				}
 			} else if !extent.SameParts(got, want) {
-				return errSourceChanged
+				return nil, errSourceChanged
 			}
-			e := t.e
-			if off+n > e.Size {
-				return azerr.New(azerr.InvalidRange)
-			}
-			if err := checkLocks(tx, r, e, off, n, true); err != nil {
-				return err
-			}
-			old := e.Parts
-			e.Parts = extent.SpliceShifted(e.Parts, off, n, got, off-srcOff)
-			rangeWritten(e, r.Now, preserve)
-			return extent.AdjustRefs(tx, r.Now, old, e.Parts)
-		})
+			return got, nil
+		}
+		c := restCaller(r)
+		e, err := s.dom().writeRange(r.Context(), &c, &writeIn{op: &opPutRangeFromURL, off: off, n: n, from: from, shift: off - srcOff, preserveLastWrite: preserve})
 		if errors.Is(err, errSourceChanged) {
 			continue
 		}

@@ -3,7 +3,6 @@ package file
 import (
 	"net/http"
 
-	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -46,30 +45,8 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var e *entry
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolve(tx, r)
-		if err != nil {
-			return err
-		}
-		switch {
-		case t.e != nil && !t.e.Dir:
-			return azerr.New(azerr.ResourceTypeMismatch)
-		case t.e != nil:
-			// Includes the share root, which always exists (inferred).
-			return azerr.New(azerr.ResourceAlreadyExists)
-		}
-		id, err := freshID(tx, r.Account, r.share)
-		if err != nil {
-			return err
-		}
-		e = &entry{Name: r.comps[len(r.comps)-1], ID: id, Parent: t.parent.ID, Dir: true, Created: r.Now, Meta: meta}
-		if err := smb.apply(tx, r.Account, r.share, e, t.parent.SMB.PermKey, r.Now); err != nil {
-			return err
-		}
-		touch(e, r.Now)
-		return putEntry(tx, r.Account, r.share, "", e)
-	})
+	c := restCaller(r)
+	e, err := s.dom().create(r.Context(), &c, &createIn{dir: true, meta: meta, smb: smb})
 	if err != nil {
 		return err
 	}
@@ -82,16 +59,9 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 // and through share snapshots.
 func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
 	var e *entry
-	err := s.store.View(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveDir(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
-			return err
-		}
-		e = t.e
-		return nil
+	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
+		e, err = s.readDir(tx, r, &opGetDirectoryProperties)
+		return err
 	})
 	if err != nil {
 		return err
@@ -101,34 +71,6 @@ func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
 	h.Set("x-ms-server-encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil
-}
-
-// updateDir runs fn on the request's existing directory in one
-// transaction after the handle check, then stamps the write and stores
-// it. parentKey is the permission key "inherit" resolves to: the
-// parent's, or for the root its own.
-func (s *Service) updateDir(r *req, fn func(tx kv.Tx, e *entry, parentKey string) error) (*entry, error) {
-	var e *entry
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveDir(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
-			return err
-		}
-		e = t.e
-		parentKey := e.SMB.PermKey
-		if t.parent != nil {
-			parentKey = t.parent.SMB.PermKey
-		}
-		if err := fn(tx, e, parentKey); err != nil {
-			return err
-		}
-		touch(e, r.Now)
-		return putEntry(tx, r.Account, r.share, "", e)
-	})
-	return e, err
 }
 
 // setDirectoryProperties implements Set Directory Properties: the SMB
@@ -141,13 +83,12 @@ func (s *Service) setDirectoryProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.updateDir(r, func(tx kv.Tx, e *entry, parentKey string) error {
-		return smb.apply(tx, r.Account, r.share, e, parentKey, r.Now)
-	})
+	c := restCaller(r)
+	out, err := s.dom().setProperties(r.Context(), &c, &propsIn{op: &opSetDirectoryProperties, dir: true, smb: smb})
 	if err != nil {
 		return err
 	}
-	writeEntryWritten(w, e, http.StatusOK)
+	writeEntryWritten(w, out.e, http.StatusOK)
 	return nil
 }
 
@@ -161,15 +102,12 @@ func (s *Service) setDirectoryMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.updateDir(r, func(_ kv.Tx, e *entry, _ string) error {
-		e.Meta = meta
-		e.SMB.Changed = r.Now // as Set File Metadata
-		return nil
-	})
+	c := restCaller(r)
+	out, err := s.dom().setProperties(r.Context(), &c, &propsIn{op: &opSetDirectoryMetadata, dir: true, setMeta: true, meta: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, e)
+	setETag(w, out.e)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -186,27 +124,8 @@ func (s *Service) deleteDirectory(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveDir(tx, r)
-		if err != nil {
-			return err
-		}
-		if t.parent == nil {
-			return azerr.New(azerr.InvalidURI)
-		}
-		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
-			return err
-		}
-		busy, err := hasChildren(tx, r.Account, r.share, "", t.e.ID)
-		if err != nil {
-			return err
-		}
-		if busy {
-			return azerr.New(azerr.DirectoryNotEmpty)
-		}
-		return deleteEntry(tx, r.Account, r.share, "", t.e)
-	})
-	if err != nil {
+	c := restCaller(r)
+	if err := s.dom().delete(r.Context(), &c, &deleteIn{dir: true}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)

@@ -17,6 +17,12 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
+// restCaller is the domain caller of REST request r: open-less, with
+// its path, share snapshot, x-ms-lease-id and time.
+func restCaller(r *req) caller {
+	return caller{acct: r.Account, share: r.share, snap: r.snap, path: r.comps, leaseID: r.Header.Get(lease.HeaderLeaseID), at: r.Now}
+}
+
 // propHeaders are the request headers of a file's HTTP properties.
 var propHeaders = []string{"x-ms-content-type", "x-ms-content-encoding", "x-ms-content-language", "x-ms-content-disposition", "x-ms-cache-control", "x-ms-content-md5"}
 
@@ -137,55 +143,8 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var e *entry
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolve(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := checkQuota(t.share, size); err != nil {
-			return err
-		}
-		old := t.e
-		switch {
-		case old != nil && old.Dir:
-			return azerr.New(azerr.ResourceTypeMismatch)
-		case old != nil:
-			if err := createOnly(r); err != nil {
-				return err
-			}
-			if err := checkWritable(tx, r, old); err != nil {
-				return err
-			}
-			// Create File on an existing file replaces it: same file ID,
-			// new content, properties and metadata; an active lease stays.
-			if err := extent.AdjustRefs(tx, r.Now, old.Parts, nil); err != nil {
-				return err
-			}
-			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, Lease: lease.OnWrite(old.Lease, r.Now)}
-		default:
-			id, err := freshID(tx, r.Account, r.share)
-			if err != nil {
-				return err
-			}
-			e = &entry{Name: r.comps[len(r.comps)-1], ID: id, Parent: t.parent.ID, Created: r.Now}
-		}
-		e.Size, e.Props, e.Meta = size, p, meta
-		if err := smb.apply(tx, r.Account, r.share, e, t.parent.SMB.PermKey, r.Now); err != nil {
-			return err
-		}
-		if st != nil {
-			if err := st.Write(tx); err != nil {
-				return err
-			}
-			e.Parts = st.Parts
-			if err := extent.AdjustRefs(tx, r.Now, nil, e.Parts); err != nil {
-				return err
-			}
-		}
-		touch(e, r.Now)
-		return putEntry(tx, r.Account, r.share, "", e)
-	})
+	c := restCaller(r)
+	e, err := s.dom().create(r.Context(), &c, &createIn{size: size, props: p, data: st, meta: meta, smb: smb, noReplace: createOnly(r)})
 	tried, uerr = true, err
 	if err != nil {
 		return err
@@ -245,26 +204,25 @@ func writeFileHeaders(w http.ResponseWriter, e *entry, now time.Time) {
 	}
 }
 
-// readFile resolves the request's file for a read: lease and handle
-// checks included.
-func readFile(tx kv.Tx, r *req) (*entry, error) {
-	t, err := resolveFile(tx, r)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkLeaseRead(t.e, r); err != nil {
-		return nil, err
-	}
-	if err := checkHandles(tx, r, t.e, r.opName); err != nil {
-		return nil, err
-	}
-	return t.e, nil
+// readFile resolves the request's file for a read by op (Get File
+// Properties, List Ranges): the domain's checks (domain.readable).
+func (s *Service) readFile(tx kv.Tx, r *req, op *fileOp) (*entry, error) {
+	c := restCaller(r)
+	return s.dom().readable(tx, &c, op, false)
+}
+
+// readDir resolves the request's directory for a read by op (Get
+// Directory Properties, List Directories and Files): the domain's checks
+// (domain.readable).
+func (s *Service) readDir(tx kv.Tx, r *req, op *fileOp) (*entry, error) {
+	c := restCaller(r)
+	return s.dom().readable(tx, &c, op, true)
 }
 
 func (s *Service) getFileProperties(w http.ResponseWriter, r *req) error {
 	var e *entry
 	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		e, err = readFile(tx, r)
+		e, err = s.readFile(tx, r, &opGetFileProperties)
 		return err
 	})
 	if err != nil {
@@ -297,32 +255,17 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	if wantMD5 && rng == nil {
 		return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
 	}
-	var e *entry
-	var inline map[string][]byte
-	var off, n int64
-	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if e, err = readFile(tx, r); err != nil {
-			return err
-		}
-		off, n = 0, e.Size
-		if rng != nil {
-			if off, n, err = rng.Resolve(e.Size); err != nil {
-				return err
-			}
-		}
-		if wantMD5 && n > maxRangeWrite {
-			return azerr.Newf(azerr.OutOfRangeInput, "The range must be 4 MiB or smaller when x-ms-range-get-content-md5 is true.")
-		}
-		if err := checkLocks(tx, r, e, off, n, false); err != nil {
-			return err
-		}
-		inline, err = extent.Prefetch(tx, e.Parts, off, n)
-		return err
-	})
+	in := readIn{rng: rng}
+	if wantMD5 {
+		in.limit = maxRangeWrite
+	}
+	c := restCaller(r)
+	out, err := s.dom().readRange(r.Context(), &c, &in)
 	if err != nil {
 		return err
 	}
-	body, err := s.data.OpenBody(r.Context(), e.Parts, inline, off, n, wantMD5)
+	e, off, n := out.e, out.off, out.n
+	body, err := s.data.OpenBody(r.Context(), e.Parts, out.inline, off, n, wantMD5)
 	if err != nil {
 		return err
 	}
@@ -345,66 +288,12 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// writableFile resolves the request's existing file for a write: the
-// lease, the read-only attribute and the SMB handles must allow it.
-func writableFile(tx kv.Tx, r *req) (*target, error) {
-	t, err := resolveFile(tx, r)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkWritable(tx, r, t.e); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-// checkWritable applies the write checks to the existing file e.
-func checkWritable(tx kv.Tx, r *req, e *entry) error {
-	if err := checkLeaseWrite(e, r); err != nil {
-		return err
-	}
-	if err := checkReadOnly(e, r.opName); err != nil {
-		return err
-	}
-	return checkHandles(tx, r, e, r.opName)
-}
-
-// updateFile runs fn on the request's existing file in one transaction,
-// after the lease and handle checks, then stamps the write (ETag,
-// Last-Modified) and stores it.
-func (s *Service) updateFile(r *req, fn func(tx kv.Tx, t *target) error) (*entry, error) {
-	var e *entry
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := writableFile(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx, t); err != nil {
-			return err
-		}
-		e = t.e
-		e.Lease = lease.OnWrite(e.Lease, r.Now)
-		touch(e, r.Now)
-		return putEntry(tx, r.Account, r.share, "", e)
-	})
-	return e, err
-}
-
 func (s *Service) deleteFile(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := writableFile(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := extent.AdjustRefs(tx, r.Now, t.e.Parts, nil); err != nil {
-			return err
-		}
-		return deleteEntry(tx, r.Account, r.share, "", t.e)
-	})
-	if err != nil {
+	c := restCaller(r)
+	if err := s.dom().delete(r.Context(), &c, &deleteIn{}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -427,33 +316,17 @@ func (s *Service) setFileProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.updateFile(r, func(tx kv.Tx, t *target) error {
-		e := t.e
-		if resize {
-			if err := checkReadOnly(e, "resizeFile"); err != nil {
-				return err
-			}
-			if err := checkQuota(t.share, size); err != nil {
-				return err
-			}
-			if size < e.Size {
-				old := e.Parts
-				e.Parts = extent.Trim(e.Parts, size)
-				if err := extent.AdjustRefs(tx, r.Now, old, e.Parts); err != nil {
-					return err
-				}
-			}
-			e.Size = size
-		}
-		if anyProps || !resize {
-			e.Props = p
-		}
-		return smb.apply(tx, r.Account, r.share, e, t.parent.SMB.PermKey, r.Now)
-	})
+	in := propsIn{op: &opSetProperties, resize: resize, size: size, smb: smb}
+	if anyProps || !resize {
+		// A resize-only request keeps the HTTP properties (see parseProps).
+		in.props = &p
+	}
+	c := restCaller(r)
+	out, err := s.dom().setProperties(r.Context(), &c, &in)
 	if err != nil {
 		return err
 	}
-	writeEntryWritten(w, e, http.StatusOK)
+	writeEntryWritten(w, out.e, http.StatusOK)
 	return nil
 }
 
@@ -465,23 +338,20 @@ func (s *Service) setFileMetadata(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	e, err := s.updateFile(r, func(tx kv.Tx, t *target) error {
-		t.e.Meta = meta
-		t.e.SMB.Changed = r.Now
-		return nil
-	})
+	c := restCaller(r)
+	out, err := s.dom().setProperties(r.Context(), &c, &propsIn{op: &opSetFileMetadata, setMeta: true, meta: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, e)
+	setETag(w, out.e)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
-// writeRange parses the destination range of Put Range and Put Range
+// parseWriteRange parses the destination range of Put Range and Put Range
 // From URL: x-ms-range (or Range) "bytes=s-e", at most 4 MiB.
-func writeRange(h http.Header) (off, n int64, err error) {
+func parseWriteRange(h http.Header) (off, n int64, err error) {
 	rng, err := wire.ParseRange(h)
 	if err != nil {
 		return 0, 0, err
@@ -521,7 +391,7 @@ func rangeWritten(e *entry, now time.Time, preserve bool) {
 }
 
 func (s *Service) putRange(w http.ResponseWriter, r *req) error {
-	off, n, err := writeRange(r.Header)
+	off, n, err := parseWriteRange(r.Header)
 	if err != nil {
 		return err
 	}
@@ -568,35 +438,8 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-write", mode)
 	}
-	e, err := s.updateFile(r, func(tx kv.Tx, t *target) error {
-		e := t.e
-		if off+n > e.Size {
-			return azerr.New(azerr.InvalidRange)
-		}
-		if err := checkLocks(tx, r, e, off, n, true); err != nil {
-			return err
-		}
-		old := e.Parts
-		if st != nil {
-			if err := st.Write(tx); err != nil {
-				return err
-			}
-			var repl *extent.Part
-			if len(st.Parts) > 0 {
-				p := st.Parts[0]
-				p.Off = off
-				repl = &p
-			}
-			e.Parts = extent.Splice(e.Parts, off, n, repl)
-		} else {
-			var err error
-			if e.Parts, err = clearRange(tx, e.Parts, off, n, zeros); err != nil {
-				return err
-			}
-		}
-		rangeWritten(e, r.Now, preserve)
-		return extent.AdjustRefs(tx, r.Now, old, e.Parts)
-	})
+	c := restCaller(r)
+	e, err := s.dom().writeRange(r.Context(), &c, &writeIn{op: &opPutRange, off: off, n: n, data: st, zeros: zeros, preserveLastWrite: preserve})
 	tried, uerr = true, err
 	if err != nil {
 		return err
@@ -672,7 +515,7 @@ func (s *Service) listRanges(w http.ResponseWriter, r *req) error {
 	}
 	var e, prev *entry
 	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if e, err = readFile(tx, r); err != nil {
+		if e, err = s.readFile(tx, r, &opListRanges); err != nil {
 			return err
 		}
 		if prevSnap == "" {

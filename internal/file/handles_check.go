@@ -3,6 +3,7 @@ package file
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
@@ -49,7 +50,14 @@ var handleOps = map[string]string{
 // DeletePending, 409. The specification is what the service sends, so
 // Cerulean sends DeletePending.
 func checkHandles(tx kv.Tx, r *req, e *entry, op string) error {
-	if r.snap != "" {
+	return handlesAt(tx, r.Now, r.Account, r.share, r.snap, e, op)
+}
+
+// handlesAt is checkHandles for operation op of an open-less (REST)
+// caller at now on item e of share sh (snapshot snap) of account acct.
+// Its refusals are the domain's byShareMode and byDeletePending.
+func handlesAt(tx kv.Tx, now time.Time, acct, sh, snap string, e *entry, op string) error {
+	if snap != "" {
 		return nil
 	}
 	if mapped, ok := handleOps[op]; ok {
@@ -58,39 +66,17 @@ func checkHandles(tx kv.Tx, r *req, e *entry, op string) error {
 	if _, ok := handle.RESTAccess(op); !ok {
 		return fmt.Errorf("file: operation %q has no handle access rule", op)
 	}
-	return handleErr(handle.CheckRESTOp(tx, r.Now, r.Account, r.share, FormatID(e.ID), op))
+	return handleErr(handle.CheckRESTOp(tx, now, acct, sh, FormatID(e.ID), op))
 }
 
 // checkLocks consults the SMB byte-range locks of e before a REST operation
 // reads (write false) or writes n bytes of it from off, inside the
-// operation's transaction: 409 FileLockConflict ("A portion of the specified
-// file is locked by an SMB client") when the range overlaps an exclusive lock
-// (a read) or any lock (a write) of a live SMB open (Azure Files error codes,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes;
-// MS-SMB2 3.3.5.14 for the locks). A REST operation holds no lock: every lock
-// is another open's (MS-FSA 2.1.4.10). Get File, Put Range (update and
-// clear), Put Range From URL (destination, and a file source) and Copy File
-// (a file source) call it.
-//
-// Resizing (Set File Properties x-ms-content-length) is not checked: a
-// truncation is not a write of a range in MS-FSA (2.1.5.14.4
-// FileEndOfFileInformation has no byte-range check), smbd does not check
-// one either, and smbtorture smb2.lock.truncate expects an overwriting
-// open of a locked file to succeed; the SMB view's SetEndOfFile follows
-// the same rule.
+// operation's transaction: the domain's checkRange for the open-less
+// caller of r (409 FileLockConflict). Copy File and Put Range From URL
+// call it for a file source.
 func checkLocks(tx kv.Tx, r *req, e *entry, off, n int64, write bool) error {
-	if r.snap != "" || n <= 0 || off < 0 {
-		return nil
-	}
-	check := handle.CheckRead
-	if write {
-		check = handle.CheckWrite
-	}
-	err := check(tx, r.Now, r.Account, r.share, FormatID(e.ID), "", uint64(off), uint64(n))
-	if errors.Is(err, handle.ErrLockConflict) {
-		return azerr.New(azerr.FileLockConflict)
-	}
-	return err
+	c := caller{acct: r.Account, share: r.share, snap: r.snap}
+	return domain{}.checkRange(tx, r.Now, &c, e, off, n, write)
 }
 
 // handleErr maps the handle package's sentinel errors to Azure errors.
@@ -99,9 +85,9 @@ func handleErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, handle.ErrDeletePending):
-		return azerr.New(azerr.DeletePending)
+		return refuse(byDeletePending, azerr.New(azerr.DeletePending))
 	case errors.Is(err, handle.ErrSharingViolation):
-		return azerr.New(azerr.SharingViolation)
+		return refuse(byShareMode, azerr.New(azerr.SharingViolation))
 	}
 	return err
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
@@ -375,10 +374,8 @@ func deleteClosedEntry(tx kv.Tx, acct, sh, fileID string, now time.Time) error {
 		if err != nil || busy {
 			return err
 		}
-	} else if err := extent.AdjustRefs(tx, now, e.Parts, nil); err != nil {
-		return err
 	}
-	return deleteEntry(tx, acct, sh, "", e)
+	return removeItem(tx, now, acct, sh, e)
 }
 
 // handleFileID returns the file ID of an open handle. The file service

@@ -21,13 +21,6 @@ func checkLeaseWrite(e *entry, r *req) error {
 	return lease.CheckWrite(e.Lease, r.Header.Get(lease.HeaderLeaseID), lease.File, r.Now)
 }
 
-// checkLeaseRead gates a read of file e: the x-ms-lease-id is optional,
-// but when sent it must be the ID of e's active lease (412
-// LeaseIdMismatchWithFileOperation / LeaseNotPresentWithFileOperation).
-func checkLeaseRead(e *entry, r *req) error {
-	return lease.CheckRead(e.Lease, r.Header.Get(lease.HeaderLeaseID), lease.File, r.Now)
-}
-
 // leaseFile implements Lease File (PUT ?comp=lease, version 2019-02-02 and
 // later) (Lease File,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file):
@@ -54,8 +47,12 @@ func (s *Service) leaseFile(w http.ResponseWriter, r *req) error {
 	}
 	var e *entry
 	var res lease.Result
+	c := restCaller(r)
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveFile(tx, r)
+		// The lease request's own ID is not a write's lease check (admit):
+		// lease.Apply decides it; the open handles are checked as for
+		// every REST operation.
+		t, err := s.dom().load(tx, r.Now, &c, false)
 		if err != nil {
 			return err
 		}

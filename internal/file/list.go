@@ -251,15 +251,12 @@ func (s *Service) listFilesAndDirectories(w http.ResponseWriter, r *req) error {
 		out.MaxResults = maxN
 	}
 	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		t, err := resolveDir(tx, r)
+		dir, err := s.readDir(tx, r, &opListFilesAndDirectories)
 		if err != nil {
 			return err
 		}
-		if err := checkHandles(tx, r, t.e, r.opName); err != nil {
-			return err
-		}
-		out.DirectoryID = FormatID(t.e.ID)
-		es, next, err := listChildren(tx, r.Account, r.share, r.snap, t.e.ID, fold(prefix), from, maxN)
+		out.DirectoryID = FormatID(dir.ID)
+		es, next, err := listChildren(tx, r.Account, r.share, r.snap, dir.ID, fold(prefix), from, maxN)
 		if err != nil {
 			return err
 		}

@@ -111,44 +111,28 @@ type target struct {
 
 // resolve loads the request's share and path.
 func resolve(tx kv.Tx, r *req) (*target, error) {
-	if err := prefetchPath(tx, r.Account, r.share, r.snap, r.comps, true); err != nil {
-		return nil, err
-	}
-	sh, err := loadShare(tx, r.Account, r.share, r.snap)
+	t, err := resolvePath(tx, r.Account, r.share, r.snap, r.comps)
 	if err != nil {
 		return nil, err
 	}
-	parent, e, err := walk(tx, r.Account, r.share, r.snap, r.comps)
-	if err != nil {
-		return nil, err
-	}
-	return &target{share: sh, parent: parent, e: e}, nil
+	return &t, nil
 }
 
-// resolveFile resolves the request's path to an existing file: 404
-// ResourceNotFound when it is missing or a directory.
-func resolveFile(tx kv.Tx, r *req) (*target, error) {
-	t, err := resolve(tx, r)
+// resolvePath loads share sh (snapshot snap) of acct and the path comps
+// in it.
+func resolvePath(tx kv.Tx, acct, sh, snap string, comps []string) (target, error) {
+	if err := prefetchPath(tx, acct, sh, snap, comps, true); err != nil {
+		return target{}, err
+	}
+	rec, err := loadShare(tx, acct, sh, snap)
 	if err != nil {
-		return nil, err
+		return target{}, err
 	}
-	if t.e == nil || t.e.Dir {
-		return nil, azerr.New(azerr.ResourceNotFound)
-	}
-	return t, nil
-}
-
-// resolveDir resolves the request's path to an existing directory: 404
-// ResourceNotFound when it is missing or a file.
-func resolveDir(tx kv.Tx, r *req) (*target, error) {
-	t, err := resolve(tx, r)
+	parent, e, err := walk(tx, acct, sh, snap, comps)
 	if err != nil {
-		return nil, err
+		return target{}, err
 	}
-	if t.e == nil || !t.e.Dir {
-		return nil, azerr.New(azerr.ResourceNotFound)
-	}
-	return t, nil
+	return target{share: rec, parent: parent, e: e}, nil
 }
 
 // putEntry writes e under its parent and name, and its ID index.

@@ -8,10 +8,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/extent"
-	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -166,7 +163,8 @@ func (s *Service) renameDirectory(w http.ResponseWriter, r *req) error {
 //     references are released in the same transaction.
 //
 // Renaming an item onto its own path (or a case variant of it) changes
-// only its name's case.
+// only its name's case. The handler parses the headers; the rename is the
+// domain's (domain.rename), the one SMB's FileRenameInformation uses.
 func (s *Service) rename(w http.ResponseWriter, r *req, dir bool) error {
 	rr, err := parseRename(r, dir)
 	if err != nil {
@@ -177,85 +175,13 @@ func (s *Service) rename(w http.ResponseWriter, r *req, dir bool) error {
 			return err
 		}
 	}
-	var m entry
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		acct, sh := r.Account, r.share
-		if _, err := loadShare(tx, acct, sh, ""); err != nil {
-			return err
-		}
-		_, src, err := walk(tx, acct, sh, "", rr.src)
-		if azerr.Has(err, azerr.ParentNotFound) {
-			// The source does not exist; ParentNotFound is about the
-			// destination (inferred).
-			return azerr.New(azerr.ResourceNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if src == nil || src.Dir != dir {
-			return azerr.New(azerr.ResourceNotFound)
-		}
-		dp, dst, err := walk(tx, acct, sh, "", r.comps)
-		if err != nil {
-			return err
-		}
-		if dp == nil {
-			// The destination is the share root, which exists.
-			return azerr.New(azerr.ResourceAlreadyExists)
-		}
-		if err := lease.CheckWrite(src.Lease, rr.srcLease, lease.File, r.Now); err != nil {
-			return err
-		}
-		if dir {
-			if err := checkNotBelow(tx, acct, sh, dp, src.ID); err != nil {
-				return err
-			}
-		}
-		if err := checkHandles(tx, r, src, r.opName); err != nil {
-			return err
-		}
-		if dst != nil && dst.ID != src.ID {
-			switch {
-			case !rr.replace, dst.Dir:
-				return azerr.New(azerr.ResourceAlreadyExists)
-			case dst.SMB.Attrs&AttrReadOnly != 0 && !rr.ignoreRO:
-				return azerr.New(azerr.ReadOnlyAttribute)
-			}
-			if err := lease.CheckWrite(dst.Lease, rr.dstLease, lease.File, r.Now); err != nil {
-				return err
-			}
-			if err := checkHandles(tx, r, dst, handle.OpRenameReplace); err != nil {
-				return err
-			}
-			if err := extent.AdjustRefs(tx, r.Now, dst.Parts, nil); err != nil {
-				return err
-			}
-			if err := deleteEntry(tx, acct, sh, "", dst); err != nil {
-				return err
-			}
-		}
-		if err := deleteEntry(tx, acct, sh, "", src); err != nil {
-			return err
-		}
-		m = *src
-		m.Name, m.Parent = r.comps[len(r.comps)-1], dp.ID
-		if err := rr.smb.apply(tx, acct, sh, &m, dp.SMB.PermKey, r.Now); err != nil {
-			return err
-		}
-		if rr.meta != nil {
-			m.Meta = rr.meta
-		}
-		if rr.contentType != nil {
-			m.Props.ContentType = *rr.contentType
-		}
-		m.Lease = lease.OnWrite(m.Lease, r.Now)
-		touch(&m, r.Now)
-		return putEntry(tx, acct, sh, "", &m)
-	})
+	c := restCaller(r)
+	m, err := s.dom().rename(r.Context(), &c, &renameIn{src: rr.src, dir: dir, replace: rr.replace, ignoreRO: rr.ignoreRO,
+		srcLease: rr.srcLease, dstLease: rr.dstLease, smb: rr.smb, meta: rr.meta, contentType: rr.contentType})
 	if err != nil {
 		return err
 	}
-	writeEntryWritten(w, &m, http.StatusOK)
+	writeEntryWritten(w, m, http.StatusOK)
 	return nil
 }
 

@@ -101,28 +101,51 @@ const timeLayout = "2006-01-02T15:04:05.0000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-// parseFileTime parses an x-ms-file-*-time header: "now", "preserve" or an
-// ISO 8601 time. def is the value used when the header is absent.
-// It returns (t, true) for a new value and (zero, false) for "preserve".
-func parseFileTime(h http.Header, name, def string, now, old time.Time) (time.Time, error) {
+// fileTime is an x-ms-file-*-time header of a create or set-properties
+// request, read before the transaction: "now", "preserve" or a time.
+type fileTime struct {
+	name, raw string // the header and its value (for the error)
+	preserve  bool
+	now       bool
+	at        time.Time
+	bad       bool // raw is not a time
+}
+
+// readFileTime reads header name of h; def is the value used when the
+// header is absent. A malformed value is not an error yet: resolve
+// reports it, inside the transaction, where the request's earlier checks
+// (lease, handles) have passed, as before the domain took typed inputs.
+func readFileTime(h http.Header, name, def string) fileTime {
 	v := strings.TrimSpace(h.Get(name))
 	if v == "" {
 		v = def
 	}
+	ft := fileTime{name: name, raw: v}
 	switch strings.ToLower(v) {
 	case "now":
-		return now, nil
+		ft.now = true
 	case "preserve":
-		if old.IsZero() {
-			return time.Time{}, azerr.InvalidHeader(name, v)
-		}
+		ft.preserve = true
+	default:
+		t, err := time.Parse(time.RFC3339Nano, v)
+		ft.at, ft.bad = t.UTC(), err != nil
+	}
+	return ft
+}
+
+// resolve is the time ft sets at now on an item whose time is old:
+// "preserve" of no time (a create) and a malformed value are 400
+// InvalidHeaderValue.
+func (ft *fileTime) resolve(now, old time.Time) (time.Time, error) {
+	switch {
+	case ft.bad, ft.preserve && old.IsZero():
+		return time.Time{}, azerr.InvalidHeader(ft.name, ft.raw)
+	case ft.now:
+		return now, nil
+	case ft.preserve:
 		return old, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, azerr.InvalidHeader(name, v)
-	}
-	return t.UTC(), nil
+	return ft.at, nil
 }
 
 // maxPermHeader is the largest SDDL accepted in x-ms-file-permission; larger
@@ -185,21 +208,32 @@ func loadPermission(tx kv.Tx, acct, sh, key string) (string, error) {
 }
 
 // smbRequest holds the SMB property headers of a create or set-properties
-// request, parsed before the transaction.
+// request, parsed before the transaction: the typed SMB properties a
+// domain call takes.
 type smbRequest struct {
-	h       http.Header
-	attrs   *Attributes // nil: default (create) or preserve (set)
-	perm    string      // SDDL from x-ms-file-permission; "" none
-	permKey string      // x-ms-file-permission-key
-	inherit bool        // x-ms-file-permission: inherit
-	create  bool
+	// created, lastWrite and changed are x-ms-file-creation-time,
+	// x-ms-file-last-write-time and x-ms-file-change-time.
+	created, lastWrite, changed fileTime
+	attrs                       *Attributes // nil: default (create) or preserve (set)
+	perm                        string      // SDDL from x-ms-file-permission; "" none
+	permKey                     string      // x-ms-file-permission-key
+	inherit                     bool        // x-ms-file-permission: inherit
+	create                      bool
 }
 
 // parseSMB reads the SMB property headers. create selects the defaults of
 // Create File/Directory ("now", "inherit") over those of Set Properties
 // ("preserve").
 func parseSMB(h http.Header, create bool) (*smbRequest, error) {
-	sr := &smbRequest{h: h, create: create}
+	timeDef := "preserve"
+	if create {
+		timeDef = "now"
+	}
+	sr := &smbRequest{create: create,
+		created:   readFileTime(h, "x-ms-file-creation-time", timeDef),
+		lastWrite: readFileTime(h, "x-ms-file-last-write-time", timeDef),
+		changed:   readFileTime(h, "x-ms-file-change-time", "now"),
+	}
 	if v := strings.TrimSpace(h.Get("x-ms-file-attributes")); v != "" && !strings.EqualFold(v, "preserve") {
 		a, ok := ParseAttributes(v)
 		if !ok {
@@ -240,18 +274,14 @@ func parseSMB(h http.Header, create bool) (*smbRequest, error) {
 // apply sets e's SMB properties from the request inside tx at now.
 // parentKey is the permission key of the parent directory ("inherit").
 func (sr *smbRequest) apply(tx kv.Tx, acct, sh string, e *entry, parentKey string, now time.Time) error {
-	timeDef := "preserve"
-	if sr.create {
-		timeDef = "now"
-	}
 	var err error
-	if e.SMB.Created, err = parseFileTime(sr.h, "x-ms-file-creation-time", timeDef, now, e.SMB.Created); err != nil {
+	if e.SMB.Created, err = sr.created.resolve(now, e.SMB.Created); err != nil {
 		return err
 	}
-	if e.SMB.LastWrite, err = parseFileTime(sr.h, "x-ms-file-last-write-time", timeDef, now, e.SMB.LastWrite); err != nil {
+	if e.SMB.LastWrite, err = sr.lastWrite.resolve(now, e.SMB.LastWrite); err != nil {
 		return err
 	}
-	if e.SMB.Changed, err = parseFileTime(sr.h, "x-ms-file-change-time", "now", now, e.SMB.Changed); err != nil {
+	if e.SMB.Changed, err = sr.changed.resolve(now, e.SMB.Changed); err != nil {
 		return err
 	}
 	switch {

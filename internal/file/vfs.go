@@ -24,7 +24,11 @@ import (
 // byte-exact over REST and the other way round. Every VFS call is one kv
 // transaction (or, for reads and writes, one transaction plus the data
 // streamed or staged outside it) and re-reads what it needs, so REST
-// changes made between two SMB calls are seen by the second.
+// changes made between two SMB calls are seen by the second. What a file
+// operation does — READ, WRITE, the size setters, basic information, a
+// delete disposition, a rename — is the File domain's (domain.go), the
+// same call the REST handlers make with an open-less caller; the VFS adds
+// the SMB parameter checks and opens, closes and locks.
 //
 // Opens are the handle records of package handle (the global open table
 // shared with REST, List Handles and Force Close Handles): share modes by

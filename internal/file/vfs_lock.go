@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -161,17 +160,4 @@ func (v *VFS) Locks(ctx context.Context, o *Open) ([]LockRange, error) {
 		return err
 	})
 	return out, lockErr(err)
-}
-
-// checkIO refuses a read or write of n bytes at off through o when it
-// overlaps a lock that forbids it: ErrFileLockConflict.
-func checkIO(tx kv.Tx, now time.Time, o *Open, off, n int64, write bool) error {
-	if n <= 0 || off < 0 {
-		return nil
-	}
-	check := handle.CheckRead
-	if write {
-		check = handle.CheckWrite
-	}
-	return lockErr(check(tx, now, o.Account, o.Share, o.fileID(), o.HandleID, uint64(off), uint64(n)))
 }

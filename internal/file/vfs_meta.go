@@ -7,8 +7,6 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
@@ -56,14 +54,28 @@ type BasicInfo struct {
 // (ErrAccessDenied). AttrDirectory on a file, or AttrTemporary on a
 // directory, is ErrInvalidParameter; attributes Azure Files does not
 // keep are dropped, and the share root's hidden and system attributes
-// cannot change (both MS-FSA 2.1.5.15.2).
+// cannot change (both MS-FSA 2.1.5.15.2). It is the domain's
+// SetProperties (domain.setProperties), as REST Set File Properties is.
 func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) {
-	if !o.has(AccessWriteAttributes) {
-		return Info{}, fmt.Errorf("%w: setting basic information needs FILE_WRITE_ATTRIBUTES", ErrAccessDenied)
+	c := smbCaller(o)
+	if err := opSetBasic.precheck(&c); err != nil {
+		return Info{}, err
 	}
 	if !o.Dir && b.Attributes&AttrDirectory != 0 || o.Dir && b.Attributes&AttrTemporary != 0 {
 		return Info{}, fmt.Errorf("%w: attributes %v", ErrInvalidParameter, b.Attributes)
 	}
+	given := b.given()
+	freeze, thaw := (given|b.Freeze)&^b.Thaw, b.Thaw&^given
+	out, err := v.s.dom().setProperties(ctx, &c, &propsIn{op: &opSetBasic, basic: &b, frozen: o.Frozen()&^thaw | freeze})
+	if err != nil {
+		return Info{}, err
+	}
+	o.freeze(freeze, thaw)
+	return infoOf(out.e, out.pending), nil
+}
+
+// given returns the times b sets.
+func (b *BasicInfo) given() Times {
 	given := Times(0)
 	for _, t := range []struct {
 		at   time.Time
@@ -73,49 +85,40 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 			given |= t.time
 		}
 	}
-	freeze, thaw := (given|b.Freeze)&^b.Thaw, b.Thaw&^given
-	frozen := o.Frozen()&^thaw | freeze
-	var stored *entry
-	pending := false
-	err := v.update(ctx, o, func(tx kv.Tx, now time.Time, _ *share, e *entry) (err error) {
-		stored = e // update stamps and stores this record after fn
-		if pending, err = handle.IsDeletePending(tx, o.Account, o.Share, o.fileID()); err != nil {
-			return err
+	return given
+}
+
+// applyBasic applies b to e at now (see SetBasic); frozen are the times
+// frozen on the open after b. It reports whether anything changed.
+func applyBasic(e *entry, b *BasicInfo, frozen Times, now time.Time) bool {
+	for _, t := range []struct {
+		dst *time.Time
+		src time.Time
+	}{{&e.SMB.Created, b.Created}, {&e.SMB.LastAccess, b.LastAccess}, {&e.SMB.LastWrite, b.LastWrite}, {&e.SMB.Changed, b.Changed}} {
+		if !t.src.IsZero() {
+			*t.dst = t.src.UTC()
 		}
-		for _, t := range []struct {
-			dst *time.Time
-			src time.Time
-		}{{&e.SMB.Created, b.Created}, {&e.SMB.LastAccess, b.LastAccess}, {&e.SMB.LastWrite, b.LastWrite}, {&e.SMB.Changed, b.Changed}} {
-			if !t.src.IsZero() {
-				*t.dst = t.src.UTC()
-			}
-		}
-		changed := given != 0
-		if b.Attributes != 0 {
-			a := b.Attributes & storableAttrs
-			if e.Dir {
-				a |= AttrDirectory
-			}
-			if e.ID == rootID {
-				const fixed = AttrHidden | AttrSystem
-				a = a&^fixed | e.SMB.Attrs&fixed
-			}
-			e.SMB.Attrs = a
-			changed = true
-		}
-		if !changed {
-			return errUnchanged
-		}
-		if frozen&TimeChanged == 0 {
-			e.SMB.Changed = now
-		}
-		return nil
-	})
-	if err != nil {
-		return Info{}, err
 	}
-	o.freeze(freeze, thaw)
-	return infoOf(stored, pending), nil
+	changed := b.given() != 0
+	if b.Attributes != 0 {
+		a := b.Attributes & storableAttrs
+		if e.Dir {
+			a |= AttrDirectory
+		}
+		if e.ID == rootID {
+			const fixed = AttrHidden | AttrSystem
+			a = a&^fixed | e.SMB.Attrs&fixed
+		}
+		e.SMB.Attrs = a
+		changed = true
+	}
+	if !changed {
+		return false
+	}
+	if frozen&TimeChanged == 0 {
+		e.SMB.Changed = now
+	}
+	return true
 }
 
 // SetDisposition sets or clears the delete-pending state of o's file or
@@ -124,36 +127,11 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 // REST gets 409 (and does not list it). o needs DELETE
 // (ErrAccessDenied); a read-only file is ErrCannotDelete, a directory
 // with entries ErrDirectoryNotEmpty, the share root ErrAccessDenied.
-// Clearing never fails on these grounds.
+// Clearing never fails on these grounds. It is the domain's Delete
+// (domain.delete), as REST Delete File is.
 func (v *VFS) SetDisposition(ctx context.Context, o *Open, deletePending bool) error {
-	if !o.has(AccessDelete) {
-		return fmt.Errorf("%w: a delete disposition needs DELETE access", ErrAccessDenied)
-	}
-	return v.s.store.Update(ctx, func(tx kv.Tx) error {
-		now := v.s.clock.Now()
-		_, e, err := v.live(tx, now, o)
-		if err != nil {
-			return err
-		}
-		if deletePending {
-			switch {
-			case e.ID == rootID:
-				// smbd: the root of a share cannot be deleted.
-				return fmt.Errorf("%w: the share root cannot be deleted", ErrAccessDenied)
-			case !e.Dir && e.SMB.Attrs&AttrReadOnly != 0:
-				return fmt.Errorf("%w: the file is read-only", ErrCannotDelete)
-			case e.Dir:
-				busy, err := hasChildren(tx, o.Account, o.Share, "", e.ID)
-				if err != nil {
-					return err
-				}
-				if busy {
-					return ErrDirectoryNotEmpty
-				}
-			}
-		}
-		return vfsHandleErr(handle.SetDeletePending(tx, now, o.Account, o.Share, o.fileID(), o.HandleID, deletePending))
-	})
+	c := smbCaller(o)
+	return v.s.dom().delete(ctx, &c, &deleteIn{pending: deletePending})
 }
 
 // Rename moves o's file or directory to newPath in the same share
@@ -169,10 +147,12 @@ func (v *VFS) SetDisposition(ctx context.Context, o *Open, deletePending bool) e
 // transaction. The open handles of the target's directory must allow the
 // rename (ErrSharingViolation, see renameTargetDirNeed). A case-only change
 // of the name is allowed. The item's change time, ETag and Last-Modified are
-// stamped.
+// stamped. It is the domain's Rename (domain.rename), as REST Rename File
+// and Rename Directory are.
 func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfExists bool) error {
-	if !o.has(AccessDelete) {
-		return fmt.Errorf("%w: a rename needs DELETE access", ErrAccessDenied)
+	c := smbCaller(o)
+	if err := opRename.precheck(&c); err != nil {
+		return err
 	}
 	if len(newPath) == 0 {
 		return fmt.Errorf("%w: the share root is not a rename target", ErrAccessDenied)
@@ -180,47 +160,8 @@ func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfEx
 	if err := checkPath(newPath); err != nil {
 		return err
 	}
-	return v.s.store.Update(ctx, func(tx kv.Tx) error {
-		now := v.s.clock.Now()
-		acct, sh := o.Account, o.Share
-		_, src, err := v.live(tx, now, o)
-		if err != nil {
-			return err
-		}
-		if src.ID == rootID {
-			return fmt.Errorf("%w: the share root cannot be renamed", ErrAccessDenied)
-		}
-		if err := v.checkRenameOpens(tx, now, o, src); err != nil {
-			return err
-		}
-		dp, dst, err := walkSMB(tx, acct, sh, newPath)
-		if err != nil {
-			return err
-		}
-		if err := handle.CheckREST(tx, now, acct, sh, FormatID(dp.ID), renameTargetDirNeed); err != nil {
-			return vfsHandleErr(err)
-		}
-		if src.Dir {
-			if err := checkNotBelow(tx, acct, sh, dp, src.ID); err != nil {
-				if azerr.Has(err, azerr.InvalidInput) {
-					return fmt.Errorf("%w: a directory cannot move into itself", ErrInvalidParameter)
-				}
-				return err
-			}
-		}
-		if dst != nil && dst.ID != src.ID {
-			if err := replaceTarget(tx, now, acct, sh, dst, replaceIfExists); err != nil {
-				return err
-			}
-		}
-		if err := deleteEntry(tx, acct, sh, "", src); err != nil {
-			return err
-		}
-		src.Name, src.Parent = newPath[len(newPath)-1], dp.ID
-		o.stamp(src, now, TimeChanged)
-		touch(src, now)
-		return putEntry(tx, acct, sh, "", src)
-	})
+	_, err := v.s.dom().rename(ctx, &c, &renameIn{dst: newPath, replace: replaceIfExists})
+	return err
 }
 
 // renameTargetDirNeed is what a rename needs from the open handles of
@@ -247,7 +188,7 @@ var renameTargetDirNeed = handle.Need{Access: handle.Write, Share: handle.ShareR
 // by construction: o has DELETE access, so the sharing check admitted
 // only opens that share delete, besides attribute-only opens, which
 // MS-FSA exempts.)
-func (v *VFS) checkRenameOpens(tx kv.Tx, now time.Time, o *Open, src *entry) error {
+func checkRenameOpens(tx kv.Tx, now time.Time, o *Open, src *entry) error {
 	if !src.Dir {
 		return nil
 	}
@@ -300,37 +241,6 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
-}
-
-// replaceTarget deletes the existing target dst of a rename, if the rules
-// allow it.
-func replaceTarget(tx kv.Tx, now time.Time, acct, sh string, dst *entry, replace bool) error {
-	switch {
-	case !replace:
-		return fmt.Errorf("%w: %s", ErrExists, dst.Name)
-	case dst.Dir:
-		return fmt.Errorf("%w: a directory cannot be replaced", ErrAccessDenied)
-	case dst.SMB.Attrs&AttrReadOnly != 0:
-		return fmt.Errorf("%w: %s is read-only", ErrAccessDenied, dst.Name)
-	case dst.Lease.Active(now):
-		return fmt.Errorf("%w: %s is leased", ErrSharingViolation, dst.Name)
-	}
-	fid := FormatID(dst.ID)
-	open, err := handle.HasOpen(tx, now, acct, sh, fid)
-	if err != nil {
-		return err
-	}
-	pending, err := handle.IsDeletePending(tx, acct, sh, fid)
-	if err != nil {
-		return err
-	}
-	if open || pending {
-		return fmt.Errorf("%w: %s is open", ErrAccessDenied, dst.Name)
-	}
-	if err := extent.AdjustRefs(tx, now, dst.Parts, nil); err != nil {
-		return err
-	}
-	return deleteEntry(tx, acct, sh, "", dst)
 }
 
 // dirOpen checks that o is a directory open that may list: ErrNotDirectory,

@@ -50,9 +50,9 @@ func vfsHandleErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, handle.ErrSharingViolation):
-		return fmt.Errorf("%w (%v)", ErrSharingViolation, err)
+		return refuse(byShareMode, fmt.Errorf("%w (%v)", ErrSharingViolation, err))
 	case errors.Is(err, handle.ErrDeletePending):
-		return ErrDeletePending
+		return refuse(byDeletePending, ErrDeletePending)
 	case errors.Is(err, handle.ErrNoHandle):
 		return ErrFileClosed
 	case errors.Is(err, handle.ErrAccessDenied):
@@ -176,13 +176,15 @@ func (v *VFS) openExisting(tx kv.Tx, now time.Time, r *OpenRequest, parent, e *e
 	readOnly := !e.Dir && e.SMB.Attrs&AttrReadOnly != 0
 	explicit := MapAccess(r.DesiredAccess&^AccessMaximumAllowed, false)
 	truncate := r.Disposition == DispSupersede || r.Disposition == DispOverwrite || r.Disposition == DispOverwriteIf
+	// The read-only attribute's open-time rules (MS-FSA 2.1.5.1.2.1); the
+	// domain's readOnly has the rest (see domain.go).
 	switch {
 	case readOnly && explicit&accessWrite != 0:
-		return nil, fmt.Errorf("%w: the file is read-only", ErrAccessDenied)
+		return nil, refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrAccessDenied))
 	case readOnly && doc:
-		return nil, fmt.Errorf("%w: the file is read-only", ErrCannotDelete)
+		return nil, refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrCannotDelete))
 	case readOnly && truncate:
-		return nil, fmt.Errorf("%w: overwriting a read-only file", ErrAccessDenied)
+		return nil, refuse(byReadOnly, fmt.Errorf("%w: overwriting a read-only file", ErrAccessDenied))
 	case e.ID == rootID && doc:
 		return nil, fmt.Errorf("%w: the share root cannot be deleted", ErrAccessDenied)
 	case truncate && doc && attrs&AttrReadOnly != 0:
@@ -206,7 +208,7 @@ func (v *VFS) openExisting(tx kv.Tx, now time.Time, r *OpenRequest, parent, e *e
 		// only Read (Managing file locks,
 		// https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks,
 		// "Lease File" row): it denies truncation (inferred).
-		return nil, fmt.Errorf("%w: the file is leased", ErrSharingViolation)
+		return nil, refuse(byLease, fmt.Errorf("%w: the file is leased", ErrSharingViolation))
 	}
 	granted := MapAccess(r.DesiredAccess, readOnly)
 	h, err := handle.Open(tx, now, v.handleRequest(r, parent, e, granted, doc, leased))
@@ -259,18 +261,9 @@ func (v *VFS) create(tx kv.Tx, now time.Time, r *OpenRequest, parent *entry, att
 			return nil, fmt.Errorf("%w: the directory is delete-pending", ErrDeletePending)
 		}
 	}
-	id, err := freshID(tx, r.Account, r.Share)
+	e, err := newItem(tx, r.Account, r.Share, parent, r.Path[len(r.Path)-1], r.Options&OptDirectoryFile != 0, attrs, now)
 	if err != nil {
 		return nil, err
-	}
-	dir := r.Options&OptDirectoryFile != 0
-	e := &entry{Name: r.Path[len(r.Path)-1], ID: id, Parent: parent.ID, Dir: dir, Created: now}
-	e.SMB = smbProps{Created: now, LastWrite: now, Changed: now, PermKey: parent.SMB.PermKey}
-	if dir {
-		e.SMB.Attrs = attrs | AttrDirectory
-	} else {
-		e.SMB.Attrs = attrs | AttrArchive
-		e.Props.ContentType = "application/octet-stream" // Create File's default
 	}
 	touch(e, now)
 	if err := putEntry(tx, r.Account, r.Share, "", e); err != nil {
@@ -309,6 +302,11 @@ func (v *VFS) newOpen(r *OpenRequest, e *entry, h handle.Handle, granted uint32,
 // live checks, inside tx, that o's share exists and its handle is live,
 // and loads o's entry by file ID: ErrShareNotFound, ErrFileClosed.
 func (v *VFS) live(tx kv.Tx, now time.Time, o *Open) (*share, *entry, error) {
+	return liveOpen(tx, now, o)
+}
+
+// liveOpen is VFS.live.
+func liveOpen(tx kv.Tx, now time.Time, o *Open) (*share, *entry, error) {
 	sh, err := smbShare(tx, o.Account, o.Share)
 	if err != nil {
 		return nil, nil, err

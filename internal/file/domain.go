@@ -1,0 +1,408 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file/handle"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+)
+
+// The File service's domain: one API under both front doors.
+//
+// File REST (file.go, dir.go, rename.go, copy.go) and SMB2 (internal/smb,
+// through the VFS of vfs*.go) read and change the same entry records. The
+// operations both perform — reading and writing ranges, resizing, setting
+// properties and basic information, deleting, renaming, creating — are the
+// methods of domain (domain_io.go, domain_meta.go, domain_rename.go).
+// Each takes a caller and a typed input (offsets, sizes, staged data,
+// parsed properties; never an *http.Request, a header name or a
+// ResponseWriter), runs in one kv transaction with the time of the
+// injected clock, and returns the stored entry (ETag, Last-Modified, SMB
+// times, size, attributes, properties) for the front door to render.
+//
+// The checks a second write path would forget are decided here, once:
+//
+//   - share modes and delete-pending of live SMB opens (handle.CheckRESTOp,
+//     package handle's REST access table; Managing file locks,
+//     https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks),
+//   - byte-range locks (checkRange; MS-SMB2 3.3.5.14, MS-FSA 2.1.4.10),
+//   - REST file leases (Lease File,
+//     https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file),
+//   - the read-only attribute (readOnlyAttrOps; MS-FSA 2.1.5.1.2.1),
+//   - the share's quota and the largest file size (checkSize).
+//
+// A refused operation returns a *refusal naming the check (its by field),
+// wrapping the error its caller's protocol answers with: an *azerr.Error
+// for a REST caller (409 SharingViolation, FileLockConflict, ...), a VFS
+// sentinel for an SMB caller (ErrSharingViolation, ErrFileLockConflict,
+// ...; NTStatus maps them).
+
+// caller is who asks for a domain operation: a REST request, which holds
+// no open (every open is another's: MS-FSA 2.1.4.10), or an SMB open.
+type caller struct {
+	// open is the SMB open the operation goes through; nil for REST.
+	open *Open
+	// acct, share, snap and path name a REST caller's item: the share
+	// snapshot ("" for the live share) and the share-relative path
+	// components. An SMB caller's item is its open's file ID.
+	acct, share, snap string
+	path              []string
+	// leaseID is the lease ID a REST caller presented ("" none).
+	leaseID string
+	// at is a REST request's time (taken from the injected clock when
+	// the request arrived); an SMB operation takes the clock's time
+	// inside its transaction.
+	at time.Time
+}
+
+// smbCaller is the caller of an operation through the SMB open o.
+func smbCaller(o *Open) caller { return caller{open: o, acct: o.Account, share: o.Share} }
+
+// domain is the File service's domain API (see above).
+type domain struct{ s *Service }
+
+func (s *Service) dom() domain { return domain{s} }
+
+// now is the time of an operation of c.
+func (d domain) now(c *caller) time.Time {
+	if c.open == nil {
+		return c.at
+	}
+	return d.s.clock.Now()
+}
+
+// check names one domain check; a refusal carries it.
+type check uint8
+
+// Domain checks.
+const (
+	byAccess        check = iota + 1 // the open's kind or granted access
+	byShareMode                      // a live open's share mode
+	byDeletePending                  // the item is delete-pending
+	byLock                           // a byte-range lock
+	byLease                          // a REST file lease
+	byReadOnly                       // the read-only attribute
+	byQuota                          // the share's quota or the largest file size
+)
+
+func (c check) String() string {
+	switch c {
+	case byAccess:
+		return "access"
+	case byShareMode:
+		return "share mode"
+	case byDeletePending:
+		return "delete pending"
+	case byLock:
+		return "byte-range lock"
+	case byLease:
+		return "lease"
+	case byReadOnly:
+		return "read-only attribute"
+	case byQuota:
+		return "quota"
+	}
+	return fmt.Sprintf("check(%d)", uint8(c))
+}
+
+// refusal is a domain check's refusal: err is what the caller's protocol
+// answers (an *azerr.Error for REST, a VFS sentinel for SMB).
+type refusal struct {
+	by  check
+	err error
+}
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+// refuse wraps err as a refusal by check c; nil stays nil.
+func refuse(c check, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &refusal{by: c, err: err}
+}
+
+// refusedBy returns the check that refused err, 0 if none did.
+func refusedBy(err error) check {
+	var r *refusal
+	if errors.As(err, &r) {
+		return r.by
+	}
+	return 0
+}
+
+// fileOp states what a domain operation on an existing item needs, for
+// the checks of precheck and admit.
+type fileOp struct {
+	// rest is the REST operation's name: its row of handleOps (the share
+	// modes of live opens) and of readOnlyAttrOps.
+	rest string
+	// write: a write or delete (while leased, the lease ID is required);
+	// otherwise a read (a lease ID, when sent, must match).
+	write bool
+	// data: an SMB open of a directory is refused (ErrIsDirectory).
+	data bool
+	// access are the access bits an SMB open needs one of (0: none).
+	access uint32
+	// what names the operation in SMB error messages.
+	what string
+}
+
+// The domain's operations on existing items.
+var (
+	opGetFile                 = fileOp{rest: "getFile", data: true, access: accessRead, what: "read"}
+	opGetFileProperties       = fileOp{rest: "getFileProperties"}
+	opListRanges              = fileOp{rest: "listRanges"}
+	opCreateFile              = fileOp{rest: "createFile", write: true} // over an existing file
+	opCopyFileDest            = fileOp{rest: "copyFile", write: true}   // an existing destination
+	opAbortCopyFile           = fileOp{rest: "abortCopyFile", write: true}
+	opGetDirectoryProperties  = fileOp{rest: "getDirectoryProperties"}
+	opListFilesAndDirectories = fileOp{rest: "listFilesAndDirectories"}
+	opPutRange                = fileOp{rest: "putRange", write: true, data: true, access: accessWrite, what: "write"}
+	opPutRangeFromURL         = fileOp{rest: "putRangeFromURL", write: true, data: true, access: accessWrite, what: "write"}
+	opSetProperties           = fileOp{rest: "setFileProperties", write: true}
+	opSetFileMetadata         = fileOp{rest: "setFileMetadata", write: true}
+	opSetBasic                = fileOp{rest: "setFileProperties", write: true, access: AccessWriteAttributes, what: "setting basic information"}
+	opSetDirectoryProperties  = fileOp{rest: "setDirectoryProperties", write: true}
+	opSetDirectoryMetadata    = fileOp{rest: "setDirectoryMetadata", write: true}
+	opSetEndOfFile            = fileOp{rest: "setFileProperties", write: true, data: true, access: AccessWriteData, what: "set end of file"}
+	opSetAllocation           = fileOp{rest: "setFileProperties", write: true, data: true, access: AccessWriteData, what: "set allocation"}
+	opDeleteFile              = fileOp{rest: "deleteFile", write: true, access: AccessDelete, what: "a delete disposition"}
+	opDeleteDirectory         = fileOp{rest: "deleteDirectory", write: true, access: AccessDelete, what: "a delete disposition"}
+)
+
+// precheck applies what an operation needs from an SMB open before any
+// data is staged or any transaction runs: a file open for a data
+// operation (ErrIsDirectory) and the granted access (ErrAccessDenied).
+// REST callers have nothing to check here.
+func (op *fileOp) precheck(c *caller) error {
+	o := c.open
+	if o == nil {
+		return nil
+	}
+	if op.data && o.Dir {
+		return fmt.Errorf("%w: %s on a directory", ErrIsDirectory, op.what)
+	}
+	if op.access != 0 && !o.has(op.access) {
+		return refuse(byAccess, fmt.Errorf("%w: %s needs access %#x, the open has %#x", ErrAccessDenied, op.what, op.access, o.GrantedAccess))
+	}
+	return nil
+}
+
+// load resolves c's item inside tx. A REST caller's path must name an
+// existing file (dir false) or directory (dir true): 404
+// ResourceNotFound otherwise (the share and parent errors of resolve
+// first). An SMB caller's open must be live and its item still exist
+// (ErrShareNotFound, ErrFileClosed); parent is then not loaded.
+func (d domain) load(tx kv.Tx, now time.Time, c *caller, dir bool) (target, error) {
+	if c.open != nil {
+		sh, e, err := liveOpen(tx, now, c.open)
+		if err != nil {
+			return target{}, err
+		}
+		return target{share: sh, e: e}, nil
+	}
+	t, err := resolvePath(tx, c.acct, c.share, c.snap, c.path)
+	if err != nil {
+		return target{}, err
+	}
+	if t.e == nil || t.e.Dir != dir {
+		return target{}, azerr.New(azerr.ResourceNotFound)
+	}
+	return t, nil
+}
+
+// admit applies, inside the operation's transaction and before anything
+// changes, the checks op must pass on the existing item e.
+//
+// A REST caller holds no open, so each operation is checked in full, in
+// this order: its lease ID against e's lease (412 LeaseIdMissing,
+// LeaseIdMismatchWithFileOperation, LeaseNotPresentWithFileOperation),
+// the read-only attribute for a write of a file (409 ReadOnlyAttribute,
+// readOnlyAttrOps), and the share modes and delete-pending state of the
+// live SMB opens (409 SharingViolation, DeletePending).
+//
+// An SMB caller was checked when it opened (MS-FSA 2.1.5.1.2: the share
+// modes of the other opens, its access against the read-only attribute,
+// a REST lease acting as an open; VFS.Open marks those refusals with the
+// same checks), and an operation through a granted open is not checked
+// again (precheck has its access); delete dispositions are refused for a
+// read-only file (see readOnly).
+func (d domain) admit(tx kv.Tx, now time.Time, c *caller, e *entry, op *fileOp) error {
+	if c.open != nil {
+		return d.readOnly(c, e, op)
+	}
+	if !e.Dir {
+		check := lease.CheckRead
+		if op.write {
+			check = lease.CheckWrite
+		}
+		if err := check(e.Lease, c.leaseID, lease.File, now); err != nil {
+			return refuse(byLease, err)
+		}
+	}
+	if op.write {
+		if err := d.readOnly(c, e, op); err != nil {
+			return err
+		}
+	}
+	return handlesAt(tx, now, c.acct, c.share, c.snap, e, op.rest)
+}
+
+// readOnly applies the read-only attribute of file e to op. A REST
+// caller's writes are refused as readOnlyAttrOps says: 409
+// ReadOnlyAttribute. An SMB open's access was checked against the
+// attribute when it opened (MS-FSA 2.1.5.1.2.1); later, only a delete
+// disposition is refused: ErrCannotDelete (STATUS_CANNOT_DELETE, MS-FSA
+// 2.1.5.15.3). Directories are never refused.
+func (d domain) readOnly(c *caller, e *entry, op *fileOp) error {
+	if e.Dir {
+		return nil
+	}
+	if c.open != nil {
+		if op == &opDeleteFile && e.SMB.Attrs&AttrReadOnly != 0 {
+			return refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrCannotDelete))
+		}
+		return nil
+	}
+	return d.readOnlyREST(e, op.rest)
+}
+
+// readOnlyREST is checkReadOnly with its refusal marked.
+func (d domain) readOnlyREST(e *entry, op string) error {
+	err := checkReadOnly(e, op)
+	if azerr.Has(err, azerr.ReadOnlyAttribute) {
+		return refuse(byReadOnly, err)
+	}
+	return err
+}
+
+// checkRange applies the byte-range locks of e's other opens to a read
+// (write false) or write of n bytes from off by c, inside the operation's
+// transaction: a range overlapping an exclusive lock (a read) or any lock
+// (a write) of another live open — or, for an SMB write, a shared lock of
+// c's own open (MS-FSA 2.1.4.10) — is refused: 409 FileLockConflict for
+// REST ("A portion of the specified file is locked by an SMB client",
+// Azure Files error codes,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes),
+// ErrFileLockConflict (STATUS_FILE_LOCK_CONFLICT) for SMB. Share
+// snapshots hold no locks.
+//
+// Resizing is not checked: a truncation is not a write of a range in
+// MS-FSA (2.1.5.14.4 FileEndOfFileInformation has no byte-range check),
+// smbd does not check one either, and smbtorture smb2.lock.truncate
+// expects an overwriting open of a locked file to succeed.
+func (d domain) checkRange(tx kv.Tx, now time.Time, c *caller, e *entry, off, n int64, write bool) error {
+	if c.snap != "" || n <= 0 || off < 0 {
+		return nil
+	}
+	check := handle.CheckRead
+	if write {
+		check = handle.CheckWrite
+	}
+	handleID := ""
+	if c.open != nil {
+		handleID = c.open.HandleID
+	}
+	err := check(tx, now, c.acct, c.share, FormatID(e.ID), handleID, uint64(off), uint64(n))
+	if err == nil {
+		return nil
+	}
+	if c.open != nil {
+		err = lockErr(err)
+		if errors.Is(err, ErrFileLockConflict) {
+			return refuse(byLock, err)
+		}
+		return err
+	}
+	if errors.Is(err, handle.ErrLockConflict) {
+		return refuse(byLock, azerr.New(azerr.FileLockConflict))
+	}
+	return err
+}
+
+// checkSize refuses a file of size bytes in share sh: larger than the
+// share's quota, 403 ShareSizeLimitReached for REST (azfile recording
+// TestNegativeFileSizeMoreThanShareQuota); larger than the quota or than
+// 4 TiB, ErrDiskFull (STATUS_DISK_FULL) for SMB. (REST refuses sizes
+// over 4 TiB when it parses them, 400 OutOfRangeInput.)
+func (d domain) checkSize(c *caller, sh *share, size int64) error {
+	if c.open != nil {
+		if size > maxFileSize || checkQuota(sh, size) != nil {
+			return refuse(byQuota, fmt.Errorf("%w: a file of %d bytes", ErrDiskFull, size))
+		}
+		return nil
+	}
+	return refuse(byQuota, checkQuota(sh, size))
+}
+
+// The read-only attribute seen from REST. An SMB client (or a REST Set
+// File Properties) that marks a file ReadOnly makes it refuse content
+// changes and deletion over REST until the attribute is cleared, as NTFS
+// refuses FILE_WRITE_DATA opens and delete dispositions on it (MS-FSA
+// 2.1.5.1.2.1). Over SMB the attribute is checked when a file is opened
+// (vfs_open.go) and by a delete disposition (domain.readOnly).
+//
+// Status: the "Managing file locks" page
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks)
+// gives 412, the Azure Files error-code table
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes)
+// 409; azcopy reports the service answering a Put Range into a read-only file
+// with 409 (Azure/azure-storage-azcopy#3230). Cerulean sends what the service
+// sends, 409 (the azerr catalog's entry for ReadOnlyAttribute), not the 412
+// of the locks page.
+
+// readOnlyAttrOps says, for each REST operation name that may run on an
+// existing file, whether the read-only attribute refuses it.
+var readOnlyAttrOps = map[string]bool{
+	// Content writes (Azure/azure-storage-azcopy#3230 for Put Range).
+	"putRange":        true, // update and clear
+	"putRangeFromURL": true,
+	// Create File over an existing file replaces its content, as a
+	// supersede, which NTFS refuses on a read-only file (inferred).
+	"createFile": true,
+	// (Azure/azure-sdk-for-net#26520: read-only files cannot be
+	// deleted over REST until the attribute is cleared.)
+	"deleteFile": true,
+	// resizeFile is Set File Properties with x-ms-content-length: a
+	// content change (truncation or extension) (inferred).
+	"resizeFile": true,
+	// Set File Properties without a resize is how REST clears the
+	// attribute (Azure/azure-sdk-for-net#26520, "SetHttpHeaders ... worked
+	// for modifying file attributes to remove read-only").
+	"setFileProperties": false,
+	// Inferred: Metadata is not content: NTFS lets FILE_WRITE_EA and
+	// FILE_WRITE_ATTRIBUTES through on read-only files.
+	"setFileMetadata": false,
+	// Copy File onto a read-only destination and Rename File replacing
+	// one check the attribute themselves (they honour
+	// x-ms-file-copy-ignore-readonly / x-ms-file-rename-ignore-readonly).
+	"copyFile":   false,
+	"renameFile": false,
+	// Inferred: Abort Copy File changes no content (and finds no pending
+	// copy: copies complete at once).
+	"abortCopyFile": false,
+}
+
+// checkReadOnly refuses REST operation op (a router operation name, or
+// "resizeFile" for a Set File Properties that changes the size) on e
+// when e is a file with the read-only attribute: ReadOnlyAttribute.
+// Directories are never refused. Call it inside the operation's
+// transaction on the stored entry, before the change is applied (a
+// request that clears the attribute and resizes at once is refused (inferred)).
+// An op it does not know is an error (a programming error).
+func checkReadOnly(e *entry, op string) error {
+	refuse, ok := readOnlyAttrOps[op]
+	if !ok {
+		return fmt.Errorf("file: operation %q has no read-only rule", op)
+	}
+	if refuse && !e.Dir && e.SMB.Attrs&AttrReadOnly != 0 {
+		return azerr.New(azerr.ReadOnlyAttribute)
+	}
+	return nil
+}
