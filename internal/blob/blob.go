@@ -2,9 +2,9 @@ package blob
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/base64"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -27,13 +27,13 @@ const (
 
 // loadBlob reads the addressed blob (or snapshot). A missing blob is
 // 404 BlobNotFound, or ContainerNotFound when its container is missing.
-func loadBlob(tx kv.Tx, r *req) (*blobRec, error) {
-	b, err := findBlob(tx, r.Account, r.container, r.name, r.snapshot)
+func loadBlob(tx kv.Tx, ref BlobRef) (*blobRec, error) {
+	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
 	if err != nil {
 		return nil, err
 	}
 	if b == nil {
-		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return nil, err
 		}
 		return nil, azerr.New(azerr.BlobNotFound)
@@ -53,32 +53,35 @@ func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
 
 // beginReplace starts a write that creates or replaces the base blob: the
 // container must exist, then the write rules hold against the current
-// blob, which it returns (nil when there is none).
-func beginReplace(tx kv.Tx, r *req, conds cond.Conditions) (*blobRec, error) {
+// blob, which it returns (nil when there is none). createOnly is a caller
+// allowed to create but not to overwrite (a SAS with Create and without
+// Write permission): an existing blob is then 403
+// AuthorizationPermissionMismatch.
+func beginReplace(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Time) (*blobRec, error) {
 	// The replace reads these independent keys (beforeOverwrite reads the
 	// soft-deleted base or the retention policy) and, in both callers, the
 	// blob's uncommitted blocks (Put Blob discards them, Put Block List
 	// commits from them): one round trip on a backend where reads are
 	// remote.
-	if err := kv.Prefetch(tx, containerKey(r.Account, r.container), blobKey(r.Account, r.container, r.name, ""),
-		deletedKey(r.Account, r.container, r.name, ""), servicePropsKey(r.Account)); err != nil {
+	if err := kv.Prefetch(tx, containerKey(ref.Account, ref.Container), blobKey(ref.Account, ref.Container, ref.Blob, ""),
+		deletedKey(ref.Account, ref.Container, ref.Blob, ""), servicePropsKey(ref.Account)); err != nil {
 		return nil, err
 	}
-	blocks := blocksPrefix(r.Account, r.container, r.name)
+	blocks := blocksPrefix(ref.Account, ref.Container, ref.Blob)
 	if err := kv.PrefetchRanges(tx, 0, kv.Range{Start: blocks, End: kv.PrefixEnd(blocks)}); err != nil {
 		return nil, err
 	}
-	if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return nil, err
 	}
-	old, err := findBlob(tx, r.Account, r.container, r.name, "")
+	old, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
 	if err != nil {
 		return nil, err
 	}
-	if err := createOnly(r, old); err != nil {
-		return nil, err
+	if old != nil && createOnly {
+		return nil, azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
-	if err := checkWrite(old, conds, r); err != nil {
+	if err := a.checkWrite(old, ref.Container, now); err != nil {
 		return nil, err
 	}
 	return old, notArchived(old)
@@ -93,73 +96,6 @@ func (b *blobRec) replaces(old *blobRec, now time.Time) {
 		b.Created = old.Created
 		b.Lease = lease.OnWrite(old.Lease, now)
 	}
-}
-
-// checkWrite applies the write rules shared by every blob write: HTTP
-// conditions first (If-None-Match: * on an existing blob is 409
-// BlobAlreadyExists), then the lease.
-func checkWrite(b *blobRec, conds cond.Conditions, r *req) error {
-	var etag string
-	var mod = r.Now
-	if b != nil {
-		etag, mod = b.ETag, b.Modified
-	}
-	if err := conds.CheckWrite(b != nil, etag, mod); err != nil {
-		if errors.Is(err, cond.ErrExists) {
-			return azerr.New(azerr.BlobAlreadyExists)
-		}
-		return err
-	}
-	if err := checkIfTags(b, r); err != nil {
-		return err
-	}
-	id := r.Header.Get("x-ms-lease-id")
-	if b == nil {
-		if id != "" {
-			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
-		}
-		return nil
-	}
-	return lease.CheckWrite(b.Lease, id, lease.Blob, r.Now)
-}
-
-// checkConds evaluates the conditions of a write that does not create the
-// blob (Delete, Lease, Snapshot, Put Page, Append Block, ...) on an
-// existing blob or snapshot: every unmet condition, If-None-Match: *
-// included, is 412 ConditionNotMet. The create-only 409 BlobAlreadyExists
-// belongs to Put Blob, Put Block List and Copy Blob (checkWrite).
-func checkConds(b *blobRec, conds cond.Conditions, r *req) error {
-	if err := conds.CheckWrite(true, b.ETag, b.Modified); err != nil {
-		if errors.Is(err, cond.ErrExists) {
-			return azerr.New(azerr.ConditionNotMet)
-		}
-		return err
-	}
-	return checkIfTags(b, r)
-}
-
-// checkUpdate is checkWrite for writes of an existing blob: checkConds,
-// then the lease.
-func checkUpdate(b *blobRec, conds cond.Conditions, r *req) error {
-	if err := checkConds(b, conds, r); err != nil {
-		return err
-	}
-	return lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now)
-}
-
-// withoutNoneMatchAny drops "If-None-Match: *" for writes that are not
-// create-only (Set Blob Properties, Set Blob Metadata): on those Azure lets
-// it pass on an existing blob (cond.ErrExists) instead of answering 409
-// BlobAlreadyExists; a missing blob is still 404.
-func withoutNoneMatchAny(c cond.Conditions) cond.Conditions {
-	var keep []string
-	for _, v := range c.IfNoneMatch {
-		if v != cond.Any {
-			keep = append(keep, v)
-		}
-	}
-	c.IfNoneMatch = keep
-	return c
 }
 
 // sendsContentHeaders reports whether any x-ms-blob-content-* or
@@ -349,20 +285,23 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
 		}
 	}
+	var out *blobRec
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
 		if st != nil {
 			if err := st.Write(tx); err != nil {
 				return err
 			}
 		}
-		return s.replaceBlob(tx, r, conds, rec)
+		var err error
+		out, err = s.replaceBlob(tx, r.ref(), r.access(conds), r.createOnly(), r.Now, rec)
+		return err
 	})
 	tried, uerr = true, err
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	setETag(w, rec.ETag, rec.Modified)
+	setETag(w, out.ETag, out.Modified)
 	if typ == BlockBlob && st != nil {
 		st.EchoDigests(w)
 	}
@@ -404,43 +343,43 @@ func parseNewBlob(r *req, typ string) (*blobRec, cond.Conditions, error) {
 // replaceBlob writes rec as the base blob, creating it or replacing the
 // current one (Put Blob, Put Blob From URL): the write rules, the old
 // content's references released (or kept by a soft-deleted snapshot),
-// the uncommitted blocks dropped. rec is stamped with its new ETag and
-// times. The data items of rec.Parts must be written already.
-func (s *Service) replaceBlob(tx kv.Tx, r *req, conds cond.Conditions, rec *blobRec) error {
-	return s.replaceBlobIf(tx, r, conds, rec, nil)
+// the uncommitted blocks dropped. It returns rec stamped with its new
+// ETag and times; rec itself is left as it was, so the transaction may
+// run again. The data items of rec.Parts must be written already.
+func (s *Service) replaceBlob(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Time, rec *blobRec) (*blobRec, error) {
+	return s.replaceBlobIf(tx, ref, a, createOnly, now, rec, nil)
 }
 
 // replaceBlobIf is replaceBlob with a further check of the blob replaced
 // (nil: none), after the write rules.
-func (s *Service) replaceBlobIf(tx kv.Tx, r *req, conds cond.Conditions, rec *blobRec, check func(old *blobRec) error) error {
-	old, err := beginReplace(tx, r, conds)
+func (s *Service) replaceBlobIf(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Time, rec *blobRec, check func(old *blobRec) error) (*blobRec, error) {
+	old, err := beginReplace(tx, ref, a, createOnly, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if check != nil {
 		if err := check(old); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	nb := *rec
-	nb.replaces(old, r.Now)
-	oldParts, err := s.beforeOverwrite(tx, r, old, nb.Type)
+	nb.replaces(old, now)
+	oldParts, err := s.beforeOverwrite(tx, ref, now, old, nb.Type)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := extent.AdjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
-		return err
+	if err := extent.AdjustRefs(tx, now, oldParts, nb.Parts); err != nil {
+		return nil, err
 	}
-	if err := s.dropUncommitted(tx, r); err != nil {
-		return err
+	if err := s.dropUncommitted(tx, ref, now); err != nil {
+		return nil, err
 	}
-	*rec = nb
-	return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
+	return &nb, kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), &nb)
 }
 
 // dropUncommitted discards the blob's uncommitted blocks.
-func (s *Service) dropUncommitted(tx kv.Tx, r *req) error {
-	prefix := blocksPrefix(r.Account, r.container, r.name)
+func (s *Service) dropUncommitted(tx kv.Tx, ref BlobRef, now time.Time) error {
+	prefix := blocksPrefix(ref.Account, ref.Container, ref.Blob)
 	var keys [][]byte
 	var parts []extent.Part
 	var derr error
@@ -466,7 +405,7 @@ func (s *Service) dropUncommitted(tx kv.Tx, r *req) error {
 			return err
 		}
 	}
-	return extent.AdjustRefs(tx, r.Now, parts, nil)
+	return extent.AdjustRefs(tx, now, parts, nil)
 }
 
 func parseSizeHeader(h http.Header, name string, required bool) (int64, error) {
@@ -550,44 +489,16 @@ func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
 	}
 }
 
-// readChecks applies the read rules: conditions (304/412), then a
-// supplied lease id must match.
-func readChecks(b *blobRec, r *req) error {
-	conds, err := cond.Parse(r.Header)
-	if err != nil {
-		return err
-	}
-	// "If-None-Match: *" asks a read to succeed only where nothing
-	// exists: Azure refuses it as 400 UnsatisfiableCondition (azure-cli's
-	// live test test_storage_blob_oauth: "storage blob show
-	// --if-none-match *" fails with ErrorCode:UnsatisfiableCondition).
-	for _, v := range conds.IfNoneMatch {
-		if v == cond.Any {
-			return azerr.New(azerr.UnsatisfiableCondition)
-		}
-	}
-	if err := conds.CheckRead(b.ETag, b.Modified); err != nil {
-		return err
-	}
-	if err := checkIfTags(b, r); err != nil {
-		return err
-	}
-	if r.snapshot != "" {
-		return nil
-	}
-	return lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now)
-}
-
 func (s *Service) getBlobProperties(w http.ResponseWriter, r *req) error {
 	var b *blobRec
 	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r)
+		b, err = loadBlob(tx, r.ref())
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if err := readChecks(b, r); err != nil {
+	if err := r.readAccess().checkRead(b, r.ref(), r.Now); err != nil {
 		return err
 	}
 	writeBlobHeaders(w, b, r)
@@ -617,11 +528,11 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	var inline map[string][]byte
 	var off, n int64
 	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r)
+		b, err = loadBlob(tx, r.ref())
 		if err != nil {
 			return err
 		}
-		if err := readChecks(b, r); err != nil {
+		if err := r.readAccess().checkRead(b, r.ref(), r.Now); err != nil {
 			return err
 		}
 		if err := notArchived(b); err != nil {
@@ -714,15 +625,15 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		if permanent {
-			return deletePermanently(tx, r, pol, func(b *blobRec) error { return checkConds(b, conds, r) })
+			return deletePermanently(tx, r.ref(), r.Now, pol, func(b *blobRec) error { return r.access(conds).checkConds(b, r.container) })
 		}
-		b, err := loadBlob(tx, r)
+		b, err := loadBlob(tx, r.ref())
 		if err != nil {
 			return err
 		}
 		mark := pol.mark(r.Now)
 		if r.snapshot != "" {
-			if err := checkConds(b, conds, r); err != nil {
+			if err := r.access(conds).checkConds(b, r.container); err != nil {
 				return err
 			}
 			if err := tx.Delete(blobKey(r.Account, r.container, r.name, r.snapshot)); err != nil {
@@ -734,7 +645,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 			}
 			return extent.AdjustRefs(tx, r.Now, b.Parts, nil)
 		}
-		if err := checkUpdate(b, conds, r); err != nil {
+		if err := r.access(conds).checkUpdate(b, r.container, r.Now); err != nil {
 			return err
 		}
 		// Find the snapshots: they follow the base record in key order.
@@ -819,7 +730,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 			} else {
 				release = append(release, b.Parts...)
 			}
-			if err := s.dropUncommitted(tx, r); err != nil {
+			if err := s.dropUncommitted(tx, r.ref(), r.Now); err != nil {
 				return err
 			}
 		}
@@ -836,30 +747,30 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 
 // updateBlob runs a read-modify-write of the base blob with the write
 // rules applied; fn edits the record in place.
-func (s *Service) updateBlob(r *req, conds cond.Conditions, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+func (s *Service) updateBlob(ctx context.Context, ref BlobRef, a Access, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
 	var out *blobRec
-	err := s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		out, err = updateBlobTx(tx, r, conds, fn)
+	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
+		out, err = updateBlobTx(tx, ref, a, now, fn)
 		return err
 	})
 	return out, err
 }
 
 // updateBlobTx is updateBlob's transaction body.
-func updateBlobTx(tx kv.Tx, r *req, conds cond.Conditions, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	b, err := loadBlob(tx, r)
+func updateBlobTx(tx kv.Tx, ref BlobRef, a Access, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+	b, err := loadBlob(tx, ref)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkUpdate(b, conds, r); err != nil {
+	if err := a.checkUpdate(b, ref.Container, now); err != nil {
 		return nil, err
 	}
 	if err := fn(tx, b); err != nil {
 		return nil, err
 	}
-	b.Modified, b.ETag = r.Now, newETag(r.Now)
-	b.Lease = lease.OnWrite(b.Lease, r.Now)
-	return b, kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
+	b.Modified, b.ETag = now, newETag(now)
+	b.Lease = lease.OnWrite(b.Lease, now)
+	return b, kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), b)
 }
 
 func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
@@ -890,7 +801,7 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-sequence-number-action", seqAction)
 	}
-	b, err := s.updateBlob(r, withoutNoneMatchAny(conds), func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlob(r.Context(), r.ref(), r.access(conds).withoutNoneMatchAny(), r.Now, func(tx kv.Tx, b *blobRec) error {
 		if err := notArchived(b); err != nil {
 			return err
 		}
@@ -949,7 +860,7 @@ func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.updateBlob(r, withoutNoneMatchAny(conds), func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlob(r.Context(), r.ref(), r.access(conds).withoutNoneMatchAny(), r.Now, func(tx kv.Tx, b *blobRec) error {
 		if err := notArchived(b); err != nil {
 			return err
 		}
@@ -977,11 +888,11 @@ func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
 	var b *blobRec
 	var res lease.Result
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r)
+		b, err = loadBlob(tx, r.ref())
 		if err != nil {
 			return err
 		}
-		if err := checkConds(b, conds, r); err != nil {
+		if err := r.access(conds).checkConds(b, r.container); err != nil {
 			return err
 		}
 		res, err = lease.Apply(b.Lease, lr, lease.Blob, r.Now)
@@ -1013,11 +924,11 @@ func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 	var snap string
 	var b *blobRec
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r)
+		b, err = loadBlob(tx, r.ref())
 		if err != nil {
 			return err
 		}
-		if err := checkConds(b, conds, r); err != nil {
+		if err := r.access(conds).checkConds(b, r.container); err != nil {
 			return err
 		}
 		if err := lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {

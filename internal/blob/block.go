@@ -96,7 +96,7 @@ func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, siz
 		}
 	} else if r.Header.Get("x-ms-lease-id") != "" {
 		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
-	} else if err := s.settleDeletedBase(tx, r, BlockBlob); err != nil {
+	} else if err := s.settleDeletedBase(tx, r.ref(), r.Now, BlockBlob); err != nil {
 		// Put Block on a soft-deleted blob starts a new blob: the
 		// soft-deleted one becomes a soft-deleted snapshot of it.
 		return err
@@ -195,7 +195,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	}
 	var rec *blobRec
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		old, err := beginReplace(tx, r, conds)
+		old, err := beginReplace(tx, r.ref(), r.access(conds), r.createOnly(), r.Now)
 		if err != nil {
 			return err
 		}
@@ -284,7 +284,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 		}
 		// With soft delete on, the replaced list is kept as a soft-deleted
 		// snapshot and keeps its references.
-		oldParts, err := s.beforeOverwrite(tx, r, old, BlockBlob)
+		oldParts, err := s.beforeOverwrite(tx, r.ref(), r.Now, old, BlockBlob)
 		if err != nil {
 			return err
 		}
@@ -293,7 +293,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 		if err := extent.AdjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
 			return err
 		}
-		if err := s.dropUncommitted(tx, r); err != nil {
+		if err := s.dropUncommitted(tx, r.ref(), r.Now); err != nil {
 			return err
 		}
 		rec = &nb
@@ -359,7 +359,7 @@ func (s *Service) getBlockList(w http.ResponseWriter, r *req) error {
 			if b.Type != BlockBlob {
 				return azerr.New(azerr.InvalidBlobType)
 			}
-			if err := readChecks(b, r); err != nil {
+			if err := r.readAccess().checkRead(b, r.ref(), r.Now); err != nil {
 				return err
 			}
 		}

@@ -242,13 +242,13 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		nb.Parts = append([]extent.Part(nil), src.Parts...)
 		nb.Blocks = append([]block(nil), src.Blocks...)
 		nb.Copy = &copyInfo{ID: copyID, Source: r.Header.Get("x-ms-copy-source"), Status: "success", Progress: progress(src.Size), Completion: r.Now}
-		rec = &nb
-		return s.replaceBlobIf(tx, r, conds, &nb, func(old *blobRec) error {
+		rec, err = s.replaceBlobIf(tx, r.ref(), r.access(conds), r.createOnly(), r.Now, &nb, func(old *blobRec) error {
 			if old != nil && old.Type != src.Type && !sync {
 				return azerr.New(azerr.InvalidBlobType)
 			}
 			return nil
 		})
+		return err
 	})
 	if err != nil {
 		return err
@@ -280,7 +280,7 @@ func (s *Service) abortCopyBlob(w http.ResponseWriter, r *req) error {
 		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "copyid")
 	}
 	return s.store.View(r.Context(), func(tx kv.Tx) error {
-		b, err := loadBlob(tx, r)
+		b, err := loadBlob(tx, r.ref())
 		if err != nil {
 			return err
 		}

@@ -286,22 +286,23 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 		if n > maxPutBlob {
 			return azerr.New(azerr.RequestBodyTooLarge)
 		}
-		rec = new(blobRec)
-		*rec = *nrec
-		rec.Size, rec.Parts = n, parts
+		nb := *nrec
+		nb.Size, nb.Parts = n, parts
 		if copyProps && !sendsContentHeaders(r.Header) {
-			rec.Props = src.Props
-			if rec.Props.ContentType == "" {
-				rec.Props.ContentType = "application/octet-stream"
+			nb.Props = src.Props
+			if nb.Props.ContentType == "" {
+				nb.Props.ContentType = "application/octet-stream"
 			}
 		}
-		if rec.Props.ContentMD5 == nil {
-			rec.Props.ContentMD5 = src.Props.ContentMD5 // the same bytes
+		if nb.Props.ContentMD5 == nil {
+			nb.Props.ContentMD5 = src.Props.ContentMD5 // the same bytes
 		}
 		if copyTags {
-			rec.Tags = src.Tags
+			nb.Tags = src.Tags
 		}
-		return s.replaceBlob(tx, r, conds, rec)
+		var err error
+		rec, err = s.replaceBlob(tx, r.ref(), r.access(conds), r.createOnly(), r.Now, &nb)
+		return err
 	})
 	if err != nil {
 		return err
@@ -381,7 +382,7 @@ func (s *Service) appendBlockFromURL(w http.ResponseWriter, r *req) error {
 		if err := checkSourceSize(n, maxAppendBlock); err != nil {
 			return err
 		}
-		b, err = updateBlobTx(tx, r, conds, func(tx kv.Tx, b *blobRec) (err error) {
+		b, err = updateBlobTx(tx, r.ref(), r.access(conds), r.Now, func(tx kv.Tx, b *blobRec) (err error) {
 			offset, err = appendParts(tx, r, b, appendPos, maxSize, n, parts)
 			return err
 		})
@@ -421,7 +422,7 @@ func (s *Service) putPageFromURL(w http.ResponseWriter, r *req) error {
 	}
 	var b *blobRec
 	d, err := s.fromSource(r, f, func(tx kv.Tx, parts []extent.Part, _ int64, _ *blobRec) (err error) {
-		b, err = updateBlobTx(tx, r, conds, func(tx kv.Tx, b *blobRec) error {
+		b, err = updateBlobTx(tx, r.ref(), r.access(conds), r.Now, func(tx kv.Tx, b *blobRec) error {
 			return writePages(tx, r, b, off, n, parts)
 		})
 		return err

@@ -85,7 +85,7 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-page-write", mode)
 	}
-	b, err := s.updateBlob(r, conds, func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlob(r.Context(), r.ref(), r.access(conds), r.Now, func(tx kv.Tx, b *blobRec) error {
 		var parts []extent.Part
 		if st != nil {
 			if err := st.Write(tx); err != nil {
@@ -162,13 +162,13 @@ func (s *Service) getPageRanges(w http.ResponseWriter, r *req) error {
 	}
 	var b, prev *blobRec
 	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if b, err = loadBlob(tx, r); err != nil {
+		if b, err = loadBlob(tx, r.ref()); err != nil {
 			return err
 		}
 		if b.Type != PageBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}
-		if err := readChecks(b, r); err != nil {
+		if err := r.readAccess().checkRead(b, r.ref(), r.Now); err != nil {
 			return err
 		}
 		if prevSnap != "" {
@@ -247,7 +247,7 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	var offset int64
-	b, err := s.updateBlob(r, conds, func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlob(r.Context(), r.ref(), r.access(conds), r.Now, func(tx kv.Tx, b *blobRec) error {
 		if err := st.Write(tx); err != nil {
 			return err
 		}
@@ -326,7 +326,7 @@ func (s *Service) sealBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.updateBlob(r, withoutNoneMatchAny(conds), func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlob(r.Context(), r.ref(), r.access(conds).withoutNoneMatchAny(), r.Now, func(tx kv.Tx, b *blobRec) error {
 		if b.Type != AppendBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}

@@ -28,28 +28,11 @@ func requestTags(r *req) (blobtags.Tags, error) {
 	return blobtags.ParseHeader(r.Header.Get("x-ms-tags"))
 }
 
-// checkIfTags evaluates x-ms-if-tags against b (nil: no blob, which no
-// tag condition matches).
-func checkIfTags(b *blobRec, r *req) error {
-	v := r.Header.Get("x-ms-if-tags")
-	if v == "" {
-		return nil
-	}
-	e, err := blobtags.ParseCondition(v)
-	if err != nil {
-		return azerr.Newf(azerr.InvalidHeaderValue, "%s", err.Error()).With("HeaderName", "x-ms-if-tags").With("HeaderValue", v)
-	}
-	if b == nil || !e.Matches(b.Tags, r.container) {
-		return azerr.New(azerr.ConditionNotMet)
-	}
-	return nil
-}
-
 // getBlobTags is Get Blob Tags (also of a snapshot).
 func (s *Service) getBlobTags(w http.ResponseWriter, r *req) error {
 	var b *blobRec
 	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r)
+		b, err = loadBlob(tx, r.ref())
 		return err
 	})
 	if err != nil {
@@ -60,7 +43,7 @@ func (s *Service) getBlobTags(w http.ResponseWriter, r *req) error {
 			return err
 		}
 	}
-	if err := checkIfTags(b, r); err != nil {
+	if err := ifTagsHeader(r.Header).check(b, r.container); err != nil {
 		return err
 	}
 	body := append([]byte(xmlHeader), blobtags.AppendXML(nil, b.Tags, nil)...)
@@ -91,14 +74,14 @@ func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		b, err := loadBlob(tx, r)
+		b, err := loadBlob(tx, r.ref())
 		if err != nil {
 			return err
 		}
 		if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
 			return err
 		}
-		if err := checkIfTags(b, r); err != nil {
+		if err := ifTagsHeader(r.Header).check(b, r.container); err != nil {
 			return err
 		}
 		b.Tags = tags

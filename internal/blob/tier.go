@@ -85,7 +85,7 @@ func (s *Service) setBlobTier(w http.ResponseWriter, r *req) error {
 	}
 	status := http.StatusOK
 	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		b, err := loadBlob(tx, r)
+		b, err := loadBlob(tx, r.ref())
 		if err != nil {
 			return err
 		}

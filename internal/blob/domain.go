@@ -1,0 +1,161 @@
+package blob
+
+import (
+	"errors"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blobtags"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+)
+
+// The Blob domain API. Each operation is a method of Service taking a
+// typed input and returning a typed output or an *azerr.Error: it runs
+// its checks and its write inside one kv transaction, takes its time from
+// the injected clock, and knows nothing of HTTP (no request, no header
+// names read, no response writer). The REST handlers (blob.go, block.go,
+// ...) parse a request into the input, call the method and render the
+// output; other front ends over the same data call the methods directly.
+
+// BlobRef addresses a blob, or one of its snapshots, in an account.
+type BlobRef struct {
+	Account   string
+	Container string
+	Blob      string
+	Snapshot  string // "" for the base blob
+}
+
+// TagCondition is a parsed blob-tags condition ("x-ms-if-tags" on REST,
+// Specifying conditional headers for Blob service operations). A
+// condition that did not parse keeps its error, which the operation
+// returns where it evaluates the condition, after the blob is found, as
+// Azure answers a missing blob before a malformed condition.
+type TagCondition struct {
+	expr *blobtags.Expr
+	err  error
+}
+
+// NewTagCondition is the condition of a parsed expression (nil: none).
+func NewTagCondition(e *blobtags.Expr) TagCondition { return TagCondition{expr: e} }
+
+// check evaluates the condition on b (nil: no blob, which no condition
+// matches) in container c.
+func (t TagCondition) check(b *blobRec, c string) error {
+	if t.err != nil {
+		return t.err
+	}
+	if t.expr == nil {
+		return nil
+	}
+	if b == nil || !t.expr.Matches(b.Tags, c) {
+		return azerr.New(azerr.ConditionNotMet)
+	}
+	return nil
+}
+
+// Access are the conditions an operation is made under: the HTTP-style
+// conditions on ETag and modification time, the tags condition, and the
+// lease id the caller holds ("" for none).
+type Access struct {
+	Cond    cond.Conditions
+	IfTags  TagCondition
+	LeaseID string
+	// condErr is a set of conditions that did not parse, for the reads
+	// that report it only once the blob is found (see readChecks).
+	condErr error
+}
+
+// checkWrite applies the write rules shared by every blob write that may
+// create the blob: the conditions first (If-None-Match: * on an existing
+// blob is 409 BlobAlreadyExists), then the lease.
+func (a Access) checkWrite(b *blobRec, c string, now time.Time) error {
+	var etag string
+	var mod = now
+	if b != nil {
+		etag, mod = b.ETag, b.Modified
+	}
+	if err := a.Cond.CheckWrite(b != nil, etag, mod); err != nil {
+		if errors.Is(err, cond.ErrExists) {
+			return azerr.New(azerr.BlobAlreadyExists)
+		}
+		return err
+	}
+	if err := a.IfTags.check(b, c); err != nil {
+		return err
+	}
+	if b == nil {
+		if a.LeaseID != "" {
+			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
+		}
+		return nil
+	}
+	return lease.CheckWrite(b.Lease, a.LeaseID, lease.Blob, now)
+}
+
+// checkConds evaluates the conditions of a write that does not create the
+// blob (Delete, Lease, Snapshot, Put Page, Append Block, ...) on an
+// existing blob or snapshot: every unmet condition, If-None-Match: *
+// included, is 412 ConditionNotMet. The create-only 409 BlobAlreadyExists
+// belongs to Put Blob, Put Block List and Copy Blob (checkWrite).
+func (a Access) checkConds(b *blobRec, c string) error {
+	if err := a.Cond.CheckWrite(true, b.ETag, b.Modified); err != nil {
+		if errors.Is(err, cond.ErrExists) {
+			return azerr.New(azerr.ConditionNotMet)
+		}
+		return err
+	}
+	return a.IfTags.check(b, c)
+}
+
+// checkUpdate is checkWrite for writes of an existing blob: checkConds,
+// then the lease.
+func (a Access) checkUpdate(b *blobRec, c string, now time.Time) error {
+	if err := a.checkConds(b, c); err != nil {
+		return err
+	}
+	return lease.CheckWrite(b.Lease, a.LeaseID, lease.Blob, now)
+}
+
+// checkRead applies the read rules: conditions (304/412), the tags
+// condition, then a lease id, when given, must match the base blob's
+// lease (a snapshot has none).
+func (a Access) checkRead(b *blobRec, ref BlobRef, now time.Time) error {
+	if a.condErr != nil {
+		return a.condErr
+	}
+	// "If-None-Match: *" asks a read to succeed only where nothing
+	// exists: Azure refuses it as 400 UnsatisfiableCondition (azure-cli's
+	// live test test_storage_blob_oauth: "storage blob show
+	// --if-none-match *" fails with ErrorCode:UnsatisfiableCondition).
+	for _, v := range a.Cond.IfNoneMatch {
+		if v == cond.Any {
+			return azerr.New(azerr.UnsatisfiableCondition)
+		}
+	}
+	if err := a.Cond.CheckRead(b.ETag, b.Modified); err != nil {
+		return err
+	}
+	if err := a.IfTags.check(b, ref.Container); err != nil {
+		return err
+	}
+	if ref.Snapshot != "" {
+		return nil
+	}
+	return lease.CheckRead(b.Lease, a.LeaseID, lease.Blob, now)
+}
+
+// withoutNoneMatchAny drops "If-None-Match: *" for writes that are not
+// create-only (Set Blob Properties, Set Blob Metadata): on those Azure lets
+// it pass on an existing blob (cond.ErrExists) instead of answering 409
+// BlobAlreadyExists; a missing blob is still 404.
+func (a Access) withoutNoneMatchAny() Access {
+	var keep []string
+	for _, v := range a.Cond.IfNoneMatch {
+		if v != cond.Any {
+			keep = append(keep, v)
+		}
+	}
+	a.Cond.IfNoneMatch = keep
+	return a
+}
