@@ -111,8 +111,8 @@ func sendsContentHeaders(h http.Header) bool {
 }
 
 // parseProps reads the x-ms-blob-content-* headers.
-func parseProps(h http.Header) (props, error) {
-	p := props{
+func parseProps(h http.Header) (HTTPHeaders, error) {
+	p := HTTPHeaders{
 		ContentType:        h.Get("x-ms-blob-content-type"),
 		ContentEncoding:    h.Get("x-ms-blob-content-encoding"),
 		ContentLanguage:    h.Get("x-ms-blob-content-language"),
@@ -143,21 +143,40 @@ func parseProps(h http.Header) (props, error) {
 // malformed Content-MD5 is 400 InvalidMd5 and a malformed
 // x-ms-content-crc64 400 InvalidCrc64.
 func checkChecksumHeaders(h http.Header) error {
+	_, err := parseChecksums(h)
+	return err
+}
+
+// parseChecksums is checkChecksumHeaders returning the digests.
+func parseChecksums(h http.Header) (Checksums, error) {
+	var c Checksums
 	md5v, crc := h.Get("Content-MD5"), h.Get("x-ms-content-crc64")
 	if md5v != "" && crc != "" {
-		return azerr.New(azerr.BothCRC64AndMD5HeaderPresent)
+		return c, azerr.New(azerr.BothCRC64AndMD5HeaderPresent)
 	}
+	var err error
 	if md5v != "" {
-		if _, err := wire.ParseContentMD5(md5v); err != nil {
-			return err
+		if c.MD5, err = wire.ParseContentMD5(md5v); err != nil {
+			return c, err
 		}
 	}
 	if crc != "" {
-		if _, err := extent.ParseContentCRC64(crc); err != nil {
-			return err
+		if c.CRC64, err = extent.ParseContentCRC64(crc); err != nil {
+			return c, err
 		}
 	}
-	return nil
+	return c, nil
+}
+
+// echoDigests sets the Content-MD5 and x-ms-content-crc64 of a write's
+// response: the digests of the content stored (nil: not sent).
+func echoDigests(h http.Header, md5, crc64 []byte) {
+	if md5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(md5))
+	}
+	if crc64 != nil {
+		h.Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(crc64))
+	}
 }
 
 // blobMD5 reads the x-ms-blob-content-md5 of Put Blob (block blob): on
@@ -211,6 +230,7 @@ func limitBody(r *req, max int64) (io.Reader, int64, error) {
 	return body, n, nil
 }
 
+// putBlob is Put Blob's REST handler: parse, PutBlob, render.
 func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
@@ -223,44 +243,29 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-blob-type", typ)
 	}
-	rec, conds, err := parseNewBlob(r, typ)
+	nb, conds, err := parseNewBlob(r, typ)
 	if err != nil {
 		return err
 	}
-	var st *extent.Staged
-	// The staged chunks are freed at once if the write is refused (see
-	// extent.Staged.Finish).
-	tried, uerr := false, error(nil)
-	defer func() { st.Finish(r.Context(), tried, uerr) }()
+	in := PutBlobInput{Ref: r.ref(), Type: typ, Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: nb}
 	switch typ {
 	case BlockBlob:
 		blobMD, err := blobMD5(r.Header)
 		if err != nil {
 			return err
 		}
-		if err := checkChecksumHeaders(r.Header); err != nil {
+		if in.Checksums, err = parseChecksums(r.Header); err != nil {
 			return err
 		}
 		// x-ms-blob-content-md5, when sent, is the digest the content is
 		// checked against, in place of Content-MD5.
-		digestHeader := r.Header
 		if blobMD != nil {
-			digestHeader = r.Header.Clone()
-			digestHeader.Set("Content-MD5", r.Header.Get("x-ms-blob-content-md5"))
+			in.Checksums.MD5 = blobMD
 		}
-		body, n, err := limitBody(r, maxPutBlob)
-		if err != nil {
+		if in.Length, err = contentLength(r); err != nil {
 			return err
 		}
-		st, err = s.data.StageEmbedded(r.Context(), body, n, r.Header)
-		if err != nil {
-			return err
-		}
-		if err := st.CheckDigests(digestHeader); err != nil {
-			return err
-		}
-		rec.Props.ContentMD5 = st.MD5
-		rec.Size, rec.Parts = st.Size, st.Parts
+		in.Body = r.Body
 	case PageBlob:
 		if r.ContentLength > 0 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
@@ -272,40 +277,27 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		if size%512 != 0 {
 			return azerr.InvalidHeader("x-ms-blob-content-length", r.Header.Get("x-ms-blob-content-length"))
 		}
-		rec.Size = size
+		in.Size = size
 		if v := r.Header.Get("x-ms-blob-sequence-number"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
 				return azerr.InvalidHeader("x-ms-blob-sequence-number", v)
 			}
-			rec.SeqNum = n
+			in.SequenceNumber = n
 		}
 	case AppendBlob:
 		if r.ContentLength > 0 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
 		}
 	}
-	var out *blobRec
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if st != nil {
-			if err := st.Write(tx); err != nil {
-				return err
-			}
-		}
-		var err error
-		out, err = s.replaceBlob(tx, r.ref(), r.access(conds), r.createOnly(), r.Now, rec)
-		return err
-	})
-	tried, uerr = true, err
+	out, err := s.PutBlob(r.Context(), in)
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	setETag(w, out.ETag, out.Modified)
-	if typ == BlockBlob && st != nil {
-		st.EchoDigests(w)
-	}
-	h.Set("x-ms-request-server-encrypted", "true")
+	setETag(w, out.ETag, out.LastModified)
+	echoDigests(h, out.ContentMD5, out.ContentCRC64)
+	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -313,31 +305,32 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 // parseNewBlob reads what a write creating a whole blob of type typ
 // (Put Blob, Put Block List, Put Blob From URL) says of it: metadata,
 // HTTP properties, tier and tags; and the write conditions.
-func parseNewBlob(r *req, typ string) (*blobRec, cond.Conditions, error) {
+func parseNewBlob(r *req, typ string) (NewBlob, cond.Conditions, error) {
+	var nb NewBlob
 	var conds cond.Conditions
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return nil, conds, err
+		return nb, conds, err
 	}
 	p, err := parseProps(r.Header)
 	if err != nil {
-		return nil, conds, err
+		return nb, conds, err
 	}
 	if p.ContentType == "" {
 		p.ContentType = "application/octet-stream"
 	}
 	if conds, err = cond.Parse(r.Header); err != nil {
-		return nil, conds, err
+		return nb, conds, err
 	}
 	tier, err := requestTier(r.Header, typ)
 	if err != nil {
-		return nil, conds, err
+		return nb, conds, err
 	}
 	tags, err := requestTags(r)
 	if err != nil {
-		return nil, conds, err
+		return nb, conds, err
 	}
-	return &blobRec{Type: typ, Props: p, Meta: meta, Tier: tier, Tags: tags}, conds, nil
+	return NewBlob{HTTPHeaders: p, Metadata: meta, Tier: tier, Tags: tags}, conds, nil
 }
 
 // replaceBlob writes rec as the base blob, creating it or replacing the

@@ -169,7 +169,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	nrec, conds, err := parseNewBlob(r, BlockBlob)
+	newb, conds, err := parseNewBlob(r, BlockBlob)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 				i += bl.NParts
 			}
 		}
-		nb := *nrec
+		nb := newb.record(BlockBlob)
 		nb.HasBlockList = true
 		nb.replaces(old, r.Now)
 		unc := map[string]*uncommitted{}

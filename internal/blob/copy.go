@@ -241,7 +241,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		}
 		nb.Parts = append([]extent.Part(nil), src.Parts...)
 		nb.Blocks = append([]block(nil), src.Blocks...)
-		nb.Copy = &copyInfo{ID: copyID, Source: r.Header.Get("x-ms-copy-source"), Status: "success", Progress: progress(src.Size), Completion: r.Now}
+		nb.Copy = &CopyInfo{ID: copyID, Source: r.Header.Get("x-ms-copy-source"), Status: "success", Progress: progress(src.Size), Completion: r.Now}
 		rec, err = s.replaceBlobIf(tx, r.ref(), r.access(conds), r.createOnly(), r.Now, &nb, func(old *blobRec) error {
 			if old != nil && old.Type != src.Type && !sync {
 				return azerr.New(azerr.InvalidBlobType)

@@ -1,12 +1,15 @@
 package blob
 
 import (
+	"bytes"
+	"encoding/base64"
 	"errors"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
@@ -158,4 +161,41 @@ func (a Access) withoutNoneMatchAny() Access {
 	}
 	a.Cond.IfNoneMatch = keep
 	return a
+}
+
+// Checksums are the transactional digests sent with content (Content-MD5
+// and x-ms-content-crc64 on REST): each, when set, must match the
+// content received.
+type Checksums struct {
+	MD5   []byte // 16 bytes
+	CRC64 []byte // 8 bytes, little endian, as x-ms-content-crc64 carries it
+}
+
+// verify checks the digests computed for a staged body against c: 400
+// Md5Mismatch or Crc64Mismatch, naming both values.
+func (c Checksums) verify(st *extent.Staged) error {
+	if c.MD5 != nil && !bytes.Equal(c.MD5, st.MD5) {
+		return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", base64.StdEncoding.EncodeToString(c.MD5)).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(st.MD5))
+	}
+	if c.CRC64 != nil && !bytes.Equal(c.CRC64, st.CRC64) {
+		// The detail elements are UserSpecifiedCrc and ServerCalculatedCrc
+		// (azure-sdk-for-js recording "stageBlock with invalid CRC64 should
+		// fail").
+		return azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc", base64.StdEncoding.EncodeToString(c.CRC64)).With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(st.CRC64))
+	}
+	return nil
+}
+
+// NewBlob is what a write creating a whole blob (Put Blob, Put Block
+// List, Put Blob From URL) says of it besides its content.
+type NewBlob struct {
+	HTTPHeaders HTTPHeaders
+	Metadata    map[string]string
+	Tier        string        // "" for the account default
+	Tags        blobtags.Tags // blob index tags
+}
+
+// record is the blob record n describes, of type typ, without content.
+func (n *NewBlob) record(typ string) blobRec {
+	return blobRec{Type: typ, Props: n.HTTPHeaders, Meta: n.Metadata, Tier: n.Tier, Tags: n.Tags}
 }

@@ -261,7 +261,7 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 	if typ := r.Header.Get("x-ms-blob-type"); typ != BlockBlob {
 		return azerr.InvalidHeader("x-ms-blob-type", typ)
 	}
-	nrec, conds, err := parseNewBlob(r, BlockBlob)
+	newb, conds, err := parseNewBlob(r, BlockBlob)
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 		if n > maxPutBlob {
 			return azerr.New(azerr.RequestBodyTooLarge)
 		}
-		nb := *nrec
+		nb := newb.record(BlockBlob)
 		nb.Size, nb.Parts = n, parts
 		if copyProps && !sendsContentHeaders(r.Header) {
 			nb.Props = src.Props
