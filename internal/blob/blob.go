@@ -418,62 +418,61 @@ func parseSizeHeader(h http.Header, name string, required bool) (int64, error) {
 
 // writeBlobHeaders sets the properties every Get Blob / Get Blob
 // Properties response carries.
-func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
+func writeBlobHeaders(w http.ResponseWriter, p *BlobProperties, r *req) {
 	h := w.Header()
-	setETag(w, b.ETag, b.Modified)
-	h.Set("x-ms-creation-time", b.Created.UTC().Format(http.TimeFormat))
-	h.Set("x-ms-blob-type", b.Type)
+	setETag(w, p.ETag, p.LastModified)
+	h.Set("x-ms-creation-time", p.CreationTime.UTC().Format(http.TimeFormat))
+	h.Set("x-ms-blob-type", p.Type)
 	// Set Blob Properties without x-ms-blob-content-type clears the stored
 	// type, and reads then carry no Content-Type at all (azure-sdk-for-js
 	// recording "setHTTPHeaders with default parameters": Get Blob
 	// Properties after it answers without one). A nil value also keeps
 	// net/http from sniffing one.
-	if ct := b.Props.ContentType; ct != "" {
+	if ct := p.HTTPHeaders.ContentType; ct != "" {
 		h.Set("Content-Type", ct)
 	} else {
 		h["Content-Type"] = nil
 	}
-	if b.Props.ContentEncoding != "" {
-		h.Set("Content-Encoding", b.Props.ContentEncoding)
+	if p.HTTPHeaders.ContentEncoding != "" {
+		h.Set("Content-Encoding", p.HTTPHeaders.ContentEncoding)
 	}
-	if b.Props.ContentLanguage != "" {
-		h.Set("Content-Language", b.Props.ContentLanguage)
+	if p.HTTPHeaders.ContentLanguage != "" {
+		h.Set("Content-Language", p.HTTPHeaders.ContentLanguage)
 	}
-	if b.Props.ContentDisposition != "" {
-		h.Set("Content-Disposition", b.Props.ContentDisposition)
+	if p.HTTPHeaders.ContentDisposition != "" {
+		h.Set("Content-Disposition", p.HTTPHeaders.ContentDisposition)
 	}
-	if b.Props.CacheControl != "" {
-		h.Set("Cache-Control", b.Props.CacheControl)
+	if p.HTTPHeaders.CacheControl != "" {
+		h.Set("Cache-Control", p.HTTPHeaders.CacheControl)
 	}
 	server.ApplySASOverrides(h, r.sas)
-	wire.WriteMetadata(h, b.Meta)
-	if r.snapshot == "" {
-		writeLeaseHeaders(h, b.Lease, r)
+	wire.WriteMetadata(h, p.Metadata)
+	if p.HasLease {
+		writeEffectiveLease(h, p.Lease)
 	}
-	h.Set("x-ms-server-encrypted", "true")
+	h.Set("x-ms-server-encrypted", strconv.FormatBool(p.ServerEncrypted))
 	h.Set("Accept-Ranges", "bytes")
-	if n := tagCount(b); n != "" {
-		h.Set("x-ms-tag-count", n)
+	if p.TagCount > 0 {
+		h.Set("x-ms-tag-count", strconv.Itoa(p.TagCount))
 	}
-	switch b.Type {
+	switch p.Type {
 	case BlockBlob:
-		tier, inferred := b.tier()
-		h.Set("x-ms-access-tier", tier)
-		if inferred {
+		h.Set("x-ms-access-tier", p.AccessTier)
+		if p.AccessTierInferred {
 			h.Set("x-ms-access-tier-inferred", "true")
 		}
-		if b.TierChanged != nil {
-			h.Set("x-ms-access-tier-change-time", b.TierChanged.UTC().Format(http.TimeFormat))
+		if p.AccessTierChanged != nil {
+			h.Set("x-ms-access-tier-change-time", p.AccessTierChanged.UTC().Format(http.TimeFormat))
 		}
 	case PageBlob:
-		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
+		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(p.SequenceNumber, 10))
 	case AppendBlob:
-		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.Appends))
+		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(p.CommittedBlockCount))
 		// Reported for every append blob, "false" until sealed (Get Blob
 		// Properties reference: x-ms-blob-sealed).
-		h.Set("x-ms-blob-sealed", strconv.FormatBool(b.Sealed))
+		h.Set("x-ms-blob-sealed", strconv.FormatBool(p.Sealed))
 	}
-	if c := b.Copy; c != nil {
+	if c := p.Copy; c != nil {
 		h.Set("x-ms-copy-id", c.ID)
 		h.Set("x-ms-copy-source", c.Source)
 		h.Set("x-ms-copy-status", c.Status)
@@ -482,28 +481,24 @@ func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
 	}
 }
 
+// getBlobProperties is Get Blob Properties' (and Get Blob Metadata's)
+// REST handler.
 func (s *Service) getBlobProperties(w http.ResponseWriter, r *req) error {
-	var b *blobRec
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r.ref())
-		return err
-	})
+	p, err := s.GetBlobProperties(r.Context(), GetBlobPropertiesInput{Ref: r.ref(), Access: r.readAccess()})
 	if err != nil {
 		return err
 	}
-	if err := r.readAccess().checkRead(b, r.ref(), r.Now); err != nil {
-		return err
-	}
-	writeBlobHeaders(w, b, r)
+	writeBlobHeaders(w, &p, r)
 	h := w.Header()
-	h.Set("Content-Length", strconv.FormatInt(b.Size, 10))
-	if b.Props.ContentMD5 != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+	h.Set("Content-Length", strconv.FormatInt(p.Size, 10))
+	if p.HTTPHeaders.ContentMD5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
+// getBlob is Get Blob's REST handler.
 func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	// Azure ignores a malformed range on Get Blob and returns the whole blob.
 	rng, err := wire.ParseRange(r.Header)
@@ -517,54 +512,26 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	if wantMD5 && rng == nil {
 		return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
 	}
-	var b *blobRec
-	var inline map[string][]byte
-	var off, n int64
-	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r.ref())
-		if err != nil {
-			return err
-		}
-		if err := r.readAccess().checkRead(b, r.ref(), r.Now); err != nil {
-			return err
-		}
-		if err := notArchived(b); err != nil {
-			return err
-		}
-		off, n = 0, b.Size
-		if rng != nil {
-			if off, n, err = rng.Resolve(b.Size); err != nil {
-				return err
-			}
-		}
-		if wantMD5 && n > 4<<20 {
-			return azerr.Newf(azerr.OutOfRangeInput, "The range must be 4 MiB or smaller when x-ms-range-get-content-md5 is true.")
-		}
-		inline, err = extent.Prefetch(tx, b.Parts, off, n)
-		return err
-	})
+	out, err := s.GetBlob(r.Context(), GetBlobInput{Ref: r.ref(), Access: r.readAccess(), Range: rng, RangeMD5: wantMD5})
 	if err != nil {
 		return err
 	}
-	body, err := s.data.OpenBody(r.Context(), b.Parts, inline, off, n, wantMD5)
-	if err != nil {
-		return err
-	}
-	writeBlobHeaders(w, b, r)
+	p := &out.Properties
+	writeBlobHeaders(w, p, r)
 	h := w.Header()
-	body.SetHeaders(h, wantMD5)
+	out.Body.SetHeaders(h, wantMD5)
 	status := http.StatusOK
 	if rng != nil {
 		status = http.StatusPartialContent
-		h.Set("Content-Range", wire.ContentRange(off, n, b.Size))
-		if b.Props.ContentMD5 != nil {
-			h.Set("x-ms-blob-content-md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+		h.Set("Content-Range", wire.ContentRange(out.Offset, out.Count, p.Size))
+		if p.HTTPHeaders.ContentMD5 != nil {
+			h.Set("x-ms-blob-content-md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 		}
-	} else if b.Props.ContentMD5 != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+	} else if p.HTTPHeaders.ContentMD5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 	}
 	w.WriteHeader(status)
-	body.Send(w, r.Request.Request, s.log)
+	out.Body.Send(w, r.Request.Request, s.log)
 	return nil
 }
 

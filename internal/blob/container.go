@@ -135,7 +135,11 @@ func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
 }
 
 func writeLeaseHeaders(h http.Header, l lease.Lease, r *req) {
-	e := l.Effective(r.Now)
+	writeEffectiveLease(h, l.Effective(r.Now))
+}
+
+// writeEffectiveLease sets the x-ms-lease-* headers of a lease state.
+func writeEffectiveLease(h http.Header, e lease.Effective) {
 	h.Set("x-ms-lease-status", e.Status)
 	h.Set("x-ms-lease-state", e.State)
 	if e.Duration != "" {

@@ -8,6 +8,8 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // PutBlobInput is Put Blob: a whole blob of Type created or replaced at
@@ -102,4 +104,143 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 		out.ContentMD5, out.ContentCRC64 = st.MD5, st.CRC64
 	}
 	return out, nil
+}
+
+// BlobProperties are what a read reports of a blob or snapshot (Get Blob
+// Properties' response headers, and Get Blob's).
+type BlobProperties struct {
+	Type         string
+	ETag         string
+	LastModified time.Time
+	CreationTime time.Time
+	Size         int64
+	HTTPHeaders  HTTPHeaders
+	Metadata     map[string]string
+	// Lease is the base blob's lease at the time of the read; a
+	// snapshot's (HasLease false) is not reported.
+	Lease    lease.Effective
+	HasLease bool
+	TagCount int
+	// A block blob's access tier, whether it is the inferred default,
+	// and when Set Blob Tier last changed it (nil: never).
+	AccessTier         string
+	AccessTierInferred bool
+	AccessTierChanged  *time.Time
+	// A page blob's sequence number.
+	SequenceNumber int64
+	// An append blob's committed block count and seal.
+	CommittedBlockCount int
+	Sealed              bool
+	// The last copy onto the blob (nil: none).
+	Copy *CopyInfo
+	// ServerEncrypted is whether the content is encrypted at rest.
+	ServerEncrypted bool
+}
+
+// properties reports b, read at ref at now.
+func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
+	p := BlobProperties{
+		Type: b.Type, ETag: b.ETag, LastModified: b.Modified, CreationTime: b.Created, Size: b.Size,
+		HTTPHeaders: b.Props, Metadata: b.Meta, TagCount: len(b.Tags), Copy: b.Copy, ServerEncrypted: true,
+	}
+	if ref.Snapshot == "" {
+		p.Lease, p.HasLease = b.Lease.Effective(now), true
+	}
+	switch b.Type {
+	case BlockBlob:
+		p.AccessTier, p.AccessTierInferred = b.tier()
+		p.AccessTierChanged = b.TierChanged
+	case PageBlob:
+		p.SequenceNumber = b.SeqNum
+	case AppendBlob:
+		p.CommittedBlockCount, p.Sealed = b.Appends, b.Sealed
+	}
+	return p
+}
+
+// GetBlobPropertiesInput is Get Blob Properties (also Get Blob Metadata).
+type GetBlobPropertiesInput struct {
+	Ref    BlobRef
+	Access Access
+}
+
+// GetBlobProperties is Get Blob Properties
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-properties):
+// the blob's properties once the read conditions hold.
+func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInput) (BlobProperties, error) {
+	now := s.clock.Now()
+	var b *blobRec
+	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
+		b, err = loadBlob(tx, in.Ref)
+		return err
+	})
+	if err != nil {
+		return BlobProperties{}, err
+	}
+	if err := in.Access.checkRead(b, in.Ref, now); err != nil {
+		return BlobProperties{}, err
+	}
+	return b.properties(in.Ref, now), nil
+}
+
+// GetBlobInput is Get Blob: the blob's content, or Range of it.
+type GetBlobInput struct {
+	Ref    BlobRef
+	Access Access
+	Range  *wire.Range // nil: the whole blob
+	// RangeMD5 asks for the MD5 of the range (at most 4 MiB).
+	RangeMD5 bool
+}
+
+// GetBlobOutput is the blob read and its content.
+type GetBlobOutput struct {
+	Properties BlobProperties
+	// Offset and Count are the bytes of the blob Body holds.
+	Offset, Count int64
+	// Body streams the content; the caller must send or close it. The
+	// data it reads stays pinned until then, so a download outlives an
+	// overwrite or delete of the blob (extent.Store.OpenBody).
+	Body *extent.Body
+}
+
+// GetBlob is Get Blob
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob):
+// one read transaction checks the read rules and resolves the parts of
+// the range; the content is then streamed from the parts it resolved.
+func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutput, err error) {
+	now := s.clock.Now()
+	var b *blobRec
+	var inline map[string][]byte
+	var off, n int64
+	err = s.store.View(ctx, func(tx kv.Tx) (err error) {
+		b, err = loadBlob(tx, in.Ref)
+		if err != nil {
+			return err
+		}
+		if err := in.Access.checkRead(b, in.Ref, now); err != nil {
+			return err
+		}
+		if err := notArchived(b); err != nil {
+			return err
+		}
+		off, n = 0, b.Size
+		if in.Range != nil {
+			if off, n, err = in.Range.Resolve(b.Size); err != nil {
+				return err
+			}
+		}
+		if in.RangeMD5 && n > 4<<20 {
+			return azerr.Newf(azerr.OutOfRangeInput, "The range must be 4 MiB or smaller when x-ms-range-get-content-md5 is true.")
+		}
+		inline, err = extent.Prefetch(tx, b.Parts, off, n)
+		return err
+	})
+	if err != nil {
+		return out, err
+	}
+	body, err := s.data.OpenBody(ctx, b.Parts, inline, off, n, in.RangeMD5)
+	if err != nil {
+		return out, err
+	}
+	return GetBlobOutput{Properties: b.properties(in.Ref, now), Offset: off, Count: n, Body: body}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
@@ -193,12 +192,4 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 	out = append(out, "</EnumerationResults>"...)
 	server.WriteXMLDoc(w, http.StatusOK, out)
 	return nil
-}
-
-// tagCount is x-ms-tag-count / TagCount: set when the blob has tags.
-func tagCount(b *blobRec) string {
-	if len(b.Tags) == 0 {
-		return ""
-	}
-	return strconv.Itoa(len(b.Tags))
 }
