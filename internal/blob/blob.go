@@ -553,154 +553,28 @@ func parseDeleteType(r *req) (bool, error) {
 	return false, azerr.InvalidQuery("deletetype", v)
 }
 
-// deleteBlob is Delete Blob. With the account's DeleteRetentionPolicy
-// enabled it soft-deletes (see softdelete.go) and answers
-// x-ms-delete-type-permanent: false; otherwise it deletes for good. A
-// soft-deleted blob or snapshot is not found (404) except by
-// deletetype=permanent, which removes a soft-deleted snapshot.
+// deleteBlob is Delete Blob's REST handler.
 func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
 		return err
 	}
-	ds := r.Header.Get("x-ms-delete-snapshots")
-	if ds != "" && ds != "include" && ds != "only" {
-		return azerr.InvalidHeader("x-ms-delete-snapshots", ds)
+	ds := DeleteSnapshots(r.Header.Get("x-ms-delete-snapshots"))
+	if ds != DeleteSnapshotsNone && ds != DeleteSnapshotsInclude && ds != DeleteSnapshotsOnly {
+		return azerr.InvalidHeader("x-ms-delete-snapshots", string(ds))
 	}
-	if ds != "" && r.snapshot != "" {
+	if ds != DeleteSnapshotsNone && r.snapshot != "" {
 		return azerr.Newf(azerr.InvalidQueryParameterValue, "x-ms-delete-snapshots cannot be used when deleting a snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)
 	}
 	permanent, err := parseDeleteType(r)
 	if err != nil {
 		return err
 	}
-	if permanent && r.snapshot == "" {
-		return errPermanentDelete("Permanent delete applies only to a soft-deleted snapshot or version: give snapshot=.")
-	}
-	soft := false
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		soft = false
-		pol, err := loadRetention(tx, r.Account)
-		if err != nil {
-			return err
-		}
-		if permanent {
-			return deletePermanently(tx, r.ref(), r.Now, pol, func(b *blobRec) error { return r.access(conds).checkConds(b, r.container) })
-		}
-		b, err := loadBlob(tx, r.ref())
-		if err != nil {
-			return err
-		}
-		mark := pol.mark(r.Now)
-		if r.snapshot != "" {
-			if err := r.access(conds).checkConds(b, r.container); err != nil {
-				return err
-			}
-			if err := tx.Delete(blobKey(r.Account, r.container, r.name, r.snapshot)); err != nil {
-				return err
-			}
-			if pol.on {
-				soft = true
-				return putDeleted(tx, r.Account, r.container, r.name, r.snapshot, b, mark)
-			}
-			return extent.AdjustRefs(tx, r.Now, b.Parts, nil)
-		}
-		if err := r.access(conds).checkUpdate(b, r.container, r.Now); err != nil {
-			return err
-		}
-		// Find the snapshots: they follow the base record in key order.
-		prefix := blobVersionsPrefix(r.Account, r.container, r.name)
-		var snaps []blobRec
-		var snapNames []string
-		var derr error
-		err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 5 || parts[4] == "" {
-				return true
-			}
-			// A snapshot that does not decode fails the delete: skipped, it
-			// would outlive its blob with its chunk references held.
-			var sb blobRec
-			if derr = kv.DecodeJSON(k, v, &sb); derr != nil {
-				return false
-			}
-			snaps = append(snaps, sb)
-			snapNames = append(snapNames, parts[4])
-			return true
-		})
-		if err == nil {
-			err = derr
-		}
-		if err != nil {
-			return err
-		}
-		// With soft delete off, soft-deleted snapshots still retained
-		// count as snapshots (the service refuses to delete such a blob
-		// without x-ms-delete-snapshots) and go with include/only; with
-		// it on, only live snapshots count.
-		var dead []deletedEntry
-		present := len(snaps)
-		if !pol.on {
-			all, err := findDeleted(tx, r.Account, r.container, r.name)
-			if err != nil {
-				return err
-			}
-			for _, e := range all {
-				if e.snap == "" {
-					continue
-				}
-				dead = append(dead, e)
-				if e.rec.Del.retained(r.Now) {
-					present++
-				}
-			}
-		}
-		if present > 0 && ds == "" {
-			return azerr.New(azerr.SnapshotsPresent)
-		}
-		var release []extent.Part
-		for i := range snaps {
-			if err := tx.Delete(blobKey(r.Account, r.container, r.name, snapNames[i])); err != nil {
-				return err
-			}
-			if pol.on {
-				if err := putDeleted(tx, r.Account, r.container, r.name, snapNames[i], &snaps[i], mark); err != nil {
-					return err
-				}
-			} else {
-				release = append(release, snaps[i].Parts...)
-			}
-		}
-		if ds != "" {
-			for _, e := range dead {
-				if err := dropDeleted(tx, r.Account, r.container, r.name, e.snap, e.rec); err != nil {
-					return err
-				}
-				release = append(release, e.rec.Parts...)
-			}
-		}
-		if ds != "only" {
-			if err := tx.Delete(blobKey(r.Account, r.container, r.name, "")); err != nil {
-				return err
-			}
-			if pol.on {
-				if err := putDeleted(tx, r.Account, r.container, r.name, "", b, mark); err != nil {
-					return err
-				}
-			} else {
-				release = append(release, b.Parts...)
-			}
-			if err := s.dropUncommitted(tx, r.ref(), r.Now); err != nil {
-				return err
-			}
-		}
-		soft = pol.on
-		return extent.AdjustRefs(tx, r.Now, release, nil)
-	})
+	out, err := s.DeleteBlob(r.Context(), DeleteBlobInput{Ref: r.ref(), Access: r.access(conds), DeleteSnapshots: ds, Permanent: permanent})
 	if err != nil {
 		return err
 	}
-	w.Header().Set("x-ms-delete-type-permanent", strconv.FormatBool(!soft))
+	w.Header().Set("x-ms-delete-type-permanent", strconv.FormatBool(!out.SoftDeleted))
 	w.WriteHeader(http.StatusAccepted)
 	return nil
 }

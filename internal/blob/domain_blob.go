@@ -244,3 +244,166 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 	}
 	return GetBlobOutput{Properties: b.properties(in.Ref, now), Offset: off, Count: n, Body: body}, nil
 }
+
+// DeleteSnapshots says what Delete Blob does with a blob's snapshots.
+type DeleteSnapshots string
+
+// DeleteSnapshots values (x-ms-delete-snapshots on REST).
+const (
+	DeleteSnapshotsNone    DeleteSnapshots = ""        // refuse a blob with snapshots
+	DeleteSnapshotsInclude DeleteSnapshots = "include" // the blob and its snapshots
+	DeleteSnapshotsOnly    DeleteSnapshots = "only"    // the snapshots, not the blob
+)
+
+// DeleteBlobInput is Delete Blob of a blob or a snapshot.
+type DeleteBlobInput struct {
+	Ref             BlobRef
+	Access          Access
+	DeleteSnapshots DeleteSnapshots // for a base blob only
+	// Permanent removes a soft-deleted snapshot for good (deletetype=permanent).
+	Permanent bool
+}
+
+// DeleteBlobOutput says how Delete Blob deleted.
+type DeleteBlobOutput struct {
+	// SoftDeleted is true when the account's DeleteRetentionPolicy kept
+	// what was deleted as soft-deleted records (see softdelete.go).
+	SoftDeleted bool
+}
+
+// DeleteBlob is Delete Blob
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/delete-blob).
+// With the account's DeleteRetentionPolicy enabled it soft-deletes;
+// otherwise it deletes for good. A soft-deleted blob or snapshot is not
+// found (404) except by Permanent, which removes a soft-deleted snapshot.
+func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
+	ref, acc, ds, permanent := in.Ref, in.Access, in.DeleteSnapshots, in.Permanent
+	if permanent && ref.Snapshot == "" {
+		return DeleteBlobOutput{}, errPermanentDelete("Permanent delete applies only to a soft-deleted snapshot or version: give snapshot=.")
+	}
+	now := s.clock.Now()
+	soft := false
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		soft = false
+		pol, err := loadRetention(tx, ref.Account)
+		if err != nil {
+			return err
+		}
+		if permanent {
+			return deletePermanently(tx, ref, now, pol, func(b *blobRec) error { return acc.checkConds(b, ref.Container) })
+		}
+		b, err := loadBlob(tx, ref)
+		if err != nil {
+			return err
+		}
+		mark := pol.mark(now)
+		if ref.Snapshot != "" {
+			if err := acc.checkConds(b, ref.Container); err != nil {
+				return err
+			}
+			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot)); err != nil {
+				return err
+			}
+			if pol.on {
+				soft = true
+				return putDeleted(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot, b, mark)
+			}
+			return extent.AdjustRefs(tx, now, b.Parts, nil)
+		}
+		if err := acc.checkUpdate(b, ref.Container, now); err != nil {
+			return err
+		}
+		// Find the snapshots: they follow the base record in key order.
+		prefix := blobVersionsPrefix(ref.Account, ref.Container, ref.Blob)
+		var snaps []blobRec
+		var snapNames []string
+		var derr error
+		err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 5 || parts[4] == "" {
+				return true
+			}
+			// A snapshot that does not decode fails the delete: skipped, it
+			// would outlive its blob with its chunk references held.
+			var sb blobRec
+			if derr = kv.DecodeJSON(k, v, &sb); derr != nil {
+				return false
+			}
+			snaps = append(snaps, sb)
+			snapNames = append(snapNames, parts[4])
+			return true
+		})
+		if err == nil {
+			err = derr
+		}
+		if err != nil {
+			return err
+		}
+		// With soft delete off, soft-deleted snapshots still retained
+		// count as snapshots (the service refuses to delete such a blob
+		// without x-ms-delete-snapshots) and go with include/only; with
+		// it on, only live snapshots count.
+		var dead []deletedEntry
+		present := len(snaps)
+		if !pol.on {
+			all, err := findDeleted(tx, ref.Account, ref.Container, ref.Blob)
+			if err != nil {
+				return err
+			}
+			for _, e := range all {
+				if e.snap == "" {
+					continue
+				}
+				dead = append(dead, e)
+				if e.rec.Del.retained(now) {
+					present++
+				}
+			}
+		}
+		if present > 0 && ds == DeleteSnapshotsNone {
+			return azerr.New(azerr.SnapshotsPresent)
+		}
+		var release []extent.Part
+		for i := range snaps {
+			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, snapNames[i])); err != nil {
+				return err
+			}
+			if pol.on {
+				if err := putDeleted(tx, ref.Account, ref.Container, ref.Blob, snapNames[i], &snaps[i], mark); err != nil {
+					return err
+				}
+			} else {
+				release = append(release, snaps[i].Parts...)
+			}
+		}
+		if ds != DeleteSnapshotsNone {
+			for _, e := range dead {
+				if err := dropDeleted(tx, ref.Account, ref.Container, ref.Blob, e.snap, e.rec); err != nil {
+					return err
+				}
+				release = append(release, e.rec.Parts...)
+			}
+		}
+		if ds != DeleteSnapshotsOnly {
+			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, "")); err != nil {
+				return err
+			}
+			if pol.on {
+				if err := putDeleted(tx, ref.Account, ref.Container, ref.Blob, "", b, mark); err != nil {
+					return err
+				}
+			} else {
+				release = append(release, b.Parts...)
+			}
+			if err := s.dropUncommitted(tx, ref, now); err != nil {
+				return err
+			}
+		}
+		soft = pol.on
+		return extent.AdjustRefs(tx, now, release, nil)
+	})
+	if err != nil {
+		return DeleteBlobOutput{}, err
+	}
+	return DeleteBlobOutput{SoftDeleted: soft}, nil
+}
