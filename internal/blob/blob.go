@@ -607,6 +607,7 @@ func updateBlobTx(tx kv.Tx, ref BlobRef, a Access, now time.Time, fn func(tx kv.
 	return b, kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), b)
 }
 
+// setBlobProperties is Set Blob Properties' REST handler.
 func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
@@ -620,12 +621,12 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	in := SetBlobPropertiesInput{Ref: r.ref(), Access: r.access(conds)}
 	seqAction := r.Header.Get("x-ms-sequence-number-action")
-	var seqNum int64 = -1
 	switch seqAction {
 	case "":
 	case "max", "update":
-		if seqNum, err = parseSizeHeader(r.Header, "x-ms-blob-sequence-number", true); err != nil {
+		if in.SequenceNumber, err = parseSizeHeader(r.Header, "x-ms-blob-sequence-number", true); err != nil {
 			return err
 		}
 	case "increment":
@@ -635,56 +636,29 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-sequence-number-action", seqAction)
 	}
-	b, err := s.updateBlob(r.Context(), r.ref(), r.access(conds).withoutNoneMatchAny(), r.Now, func(tx kv.Tx, b *blobRec) error {
-		if err := notArchived(b); err != nil {
-			return err
-		}
-		if (newSize >= 0 || seqAction != "") && b.Type != PageBlob {
-			return azerr.New(azerr.InvalidBlobType)
-		}
-		if newSize >= 0 {
-			if newSize%512 != 0 {
-				return azerr.InvalidHeader("x-ms-blob-content-length", strconv.FormatInt(newSize, 10))
-			}
-			old := b.Parts
-			b.Parts = extent.Trim(b.Parts, newSize)
-			b.Size = newSize
-			if err := extent.AdjustRefs(tx, r.Now, old, b.Parts); err != nil {
-				return err
-			}
-		}
-		switch seqAction {
-		case "max":
-			if seqNum > b.SeqNum {
-				b.SeqNum = seqNum
-			}
-		case "update":
-			b.SeqNum = seqNum
-		case "increment":
-			if b.SeqNum == 1<<63-1 {
-				return azerr.New(azerr.SequenceNumberIncrementTooLarge)
-			}
-			b.SeqNum++
-		}
-		// Set Blob HTTP Headers replaces every content header (absent ones
-		// are cleared); a request that only resizes a page blob or updates
-		// its sequence number leaves them alone.
-		if (newSize < 0 && seqAction == "") || sendsContentHeaders(r.Header) {
-			b.Props = p
-		}
-		return nil
-	})
+	in.SequenceNumberAction = SequenceNumberAction(seqAction)
+	if newSize >= 0 {
+		in.Size = &newSize
+	}
+	// Set Blob HTTP Headers replaces every content header (absent ones
+	// are cleared); a request that only resizes a page blob or updates
+	// its sequence number leaves them alone.
+	if (newSize < 0 && seqAction == "") || sendsContentHeaders(r.Header) {
+		in.HTTPHeaders = &p
+	}
+	out, err := s.SetBlobProperties(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	setETag(w, b.ETag, b.Modified)
-	if b.Type == PageBlob {
-		w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
+	setETag(w, out.ETag, out.LastModified)
+	if out.Type == PageBlob {
+		w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(out.SequenceNumber, 10))
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
+// setBlobMetadata is Set Blob Metadata's REST handler.
 func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
@@ -694,18 +668,12 @@ func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.updateBlob(r.Context(), r.ref(), r.access(conds).withoutNoneMatchAny(), r.Now, func(tx kv.Tx, b *blobRec) error {
-		if err := notArchived(b); err != nil {
-			return err
-		}
-		b.Meta = meta
-		return nil
-	})
+	out, err := s.SetBlobMetadata(r.Context(), SetBlobMetadataInput{Ref: r.ref(), Access: r.access(conds), Metadata: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, b.ETag, b.Modified)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }

@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -406,4 +407,122 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 		return DeleteBlobOutput{}, err
 	}
 	return DeleteBlobOutput{SoftDeleted: soft}, nil
+}
+
+// SequenceNumberAction is how Set Blob Properties changes a page blob's
+// sequence number.
+type SequenceNumberAction string
+
+// SequenceNumberAction values (x-ms-sequence-number-action on REST).
+const (
+	SequenceNumberKeep      SequenceNumberAction = ""          // unchanged
+	SequenceNumberMax       SequenceNumberAction = "max"       // the larger of the two
+	SequenceNumberUpdate    SequenceNumberAction = "update"    // the given one
+	SequenceNumberIncrement SequenceNumberAction = "increment" // one more
+)
+
+// SetBlobPropertiesInput is Set Blob Properties.
+type SetBlobPropertiesInput struct {
+	Ref    BlobRef
+	Access Access
+	// HTTPHeaders replace the blob's content properties, all of them
+	// (nil: unchanged).
+	HTTPHeaders *HTTPHeaders
+	// Size resizes a page blob (nil: unchanged).
+	Size                 *int64
+	SequenceNumberAction SequenceNumberAction
+	SequenceNumber       int64 // for SequenceNumberMax and SequenceNumberUpdate
+}
+
+// SetBlobPropertiesOutput is the blob as Set Blob Properties left it.
+type SetBlobPropertiesOutput struct {
+	ETag           string
+	LastModified   time.Time
+	Type           string
+	SequenceNumber int64 // a page blob's
+}
+
+// SetBlobProperties is Set Blob Properties
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-properties).
+// If-None-Match: * does not fail it on an existing blob.
+func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInput) (SetBlobPropertiesOutput, error) {
+	now := s.clock.Now()
+	seqAction, seqNum, hdrs := in.SequenceNumberAction, in.SequenceNumber, in.HTTPHeaders
+	newSize := int64(-1)
+	if in.Size != nil {
+		newSize = *in.Size
+	}
+	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
+		if err := notArchived(b); err != nil {
+			return err
+		}
+		if (newSize >= 0 || seqAction != SequenceNumberKeep) && b.Type != PageBlob {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		if newSize >= 0 {
+			if newSize%512 != 0 {
+				return azerr.InvalidHeader("x-ms-blob-content-length", strconv.FormatInt(newSize, 10))
+			}
+			old := b.Parts
+			b.Parts = extent.Trim(b.Parts, newSize)
+			b.Size = newSize
+			if err := extent.AdjustRefs(tx, now, old, b.Parts); err != nil {
+				return err
+			}
+		}
+		switch seqAction {
+		case SequenceNumberMax:
+			if seqNum > b.SeqNum {
+				b.SeqNum = seqNum
+			}
+		case SequenceNumberUpdate:
+			b.SeqNum = seqNum
+		case SequenceNumberIncrement:
+			if b.SeqNum == 1<<63-1 {
+				return azerr.New(azerr.SequenceNumberIncrementTooLarge)
+			}
+			b.SeqNum++
+		}
+		if hdrs != nil {
+			b.Props = *hdrs
+		}
+		return nil
+	})
+	if err != nil {
+		return SetBlobPropertiesOutput{}, err
+	}
+	return SetBlobPropertiesOutput{ETag: b.ETag, LastModified: b.Modified, Type: b.Type, SequenceNumber: b.SeqNum}, nil
+}
+
+// SetBlobMetadataInput is Set Blob Metadata: Metadata replaces the
+// blob's (nil or empty: none).
+type SetBlobMetadataInput struct {
+	Ref      BlobRef
+	Access   Access
+	Metadata map[string]string
+}
+
+// SetBlobMetadataOutput is the blob as Set Blob Metadata left it.
+type SetBlobMetadataOutput struct {
+	ETag            string
+	LastModified    time.Time
+	ServerEncrypted bool
+}
+
+// SetBlobMetadata is Set Blob Metadata
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-metadata).
+// If-None-Match: * does not fail it on an existing blob.
+func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) (SetBlobMetadataOutput, error) {
+	meta := in.Metadata
+	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.clock.Now(), func(tx kv.Tx, b *blobRec) error {
+		if err := notArchived(b); err != nil {
+			return err
+		}
+		b.Meta = meta
+		return nil
+	})
+	if err != nil {
+		return SetBlobMetadataOutput{}, err
+	}
+	return SetBlobMetadataOutput{ETag: b.ETag, LastModified: b.Modified, ServerEncrypted: true}, nil
 }
