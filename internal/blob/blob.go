@@ -678,6 +678,7 @@ func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
+// leaseBlob is Lease Blob's REST handler.
 func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
 	lr, err := lease.ParseRequest(r.Header, lease.Blob)
 	if err != nil {
@@ -687,33 +688,17 @@ func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var b *blobRec
-	var res lease.Result
-	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r.ref())
-		if err != nil {
-			return err
-		}
-		if err := r.access(conds).checkConds(b, r.container); err != nil {
-			return err
-		}
-		res, err = lease.Apply(b.Lease, lr, lease.Blob, r.Now)
-		if err != nil {
-			return err
-		}
-		// A lease action is not a write: ETag and Last-Modified stay.
-		b.Lease = res.Lease
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
-	})
+	out, err := s.LeaseBlob(r.Context(), LeaseBlobInput{Ref: r.ref(), Access: r.access(conds), Request: lr})
 	if err != nil {
 		return err
 	}
-	writeLeaseResult(w, res)
-	setETag(w, b.ETag, b.Modified)
-	w.WriteHeader(res.Status)
+	writeLeaseResult(w, out.Result)
+	setETag(w, out.ETag, out.LastModified)
+	w.WriteHeader(out.Result.Status)
 	return nil
 }
 
+// snapshotBlob is Snapshot Blob's REST handler.
 func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
@@ -723,43 +708,13 @@ func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var snap string
-	var b *blobRec
-	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r.ref())
-		if err != nil {
-			return err
-		}
-		if err := r.access(conds).checkConds(b, r.container); err != nil {
-			return err
-		}
-		if err := lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
-			return err
-		}
-		if err := notArchived(b); err != nil {
-			return err
-		}
-		// Two snapshots in one instant get distinct times, 100 ns apart,
-		// also distinct from the soft-deleted ones.
-		if snap, err = newSnapshotTime(tx, r.Account, r.container, r.name, r.Now); err != nil {
-			return err
-		}
-		sb := *b
-		sb.Lease = lease.Lease{}
-		if len(meta) > 0 {
-			sb.Meta = meta
-		}
-		if err := extent.AdjustRefs(tx, r.Now, nil, sb.Parts); err != nil {
-			return err
-		}
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, snap), &sb)
-	})
+	out, err := s.SnapshotBlob(r.Context(), SnapshotBlobInput{Ref: r.ref(), Access: r.access(conds), Metadata: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, b.ETag, b.Modified)
-	w.Header().Set("x-ms-snapshot", snap)
-	w.Header().Set("x-ms-request-server-encrypted", "false")
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-snapshot", out.Snapshot)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
