@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
@@ -16,49 +17,29 @@ import (
 
 const maxCommittedBlocks = 50000
 
+// putBlock is Put Block's REST handler.
 func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	idParam, rawID, err := parseBlockID(r)
+	idParam, _, err := parseBlockID(r)
 	if err != nil {
 		return err
 	}
-	if err := checkChecksumHeaders(r.Header); err != nil {
+	in := PutBlockInput{Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), BlockID: idParam, Body: r.Body}
+	if in.Checksums, err = parseChecksums(r.Header); err != nil {
 		return err
 	}
-	body, n, err := limitBody(r, maxPutBlock)
+	if in.Length, err = contentLength(r); err != nil {
+		return err
+	}
+	out, err := s.PutBlock(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
-	}
-	st, err := s.data.StageBlobWrite(r.Context(), body, n, r.Header)
-	if err != nil {
-		return err
-	}
-	// Freed at once if the write is refused (extent.Staged.Finish).
-	tried, uerr := false, error(nil)
-	defer func() { st.Finish(r.Context(), tried, uerr) }()
-	if st.Size == 0 { // an empty chunked body
-		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
-	}
-	if err := st.CheckDigests(r.Header); err != nil {
-		return err
-	}
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if err := st.Write(tx); err != nil {
-			return err
-		}
-		return s.stageBlock(tx, r, rawID, idParam, st.Size, st.Parts)
-	})
-	tried, uerr = true, err
-	if err != nil {
-		return err
-	}
-	st.EchoDigests(w)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
+	h := w.Header()
+	echoDigests(h, out.ContentMD5, out.ContentCRC64)
+	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -74,18 +55,18 @@ func parseBlockID(r *req) (string, []byte, error) {
 }
 
 // stageBlock records block idParam (rawID decoded) of size bytes, held by
-// parts, as an uncommitted block of the addressed blob, after Put Block's
-// checks.
-func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, size int64, parts []extent.Part) error {
-	if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+// parts, as an uncommitted block of the blob ref, after Put Block's
+// checks (leaseID: the lease the caller holds, "" for none).
+func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Time, rawID []byte, idParam string, size int64, parts []extent.Part) error {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
-	b, err := findBlob(tx, r.Account, r.container, r.name, "")
+	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
 	if err != nil {
 		return err
 	}
 	if b != nil {
-		if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
+		if err := lease.CheckWrite(b.Lease, leaseID, lease.Blob, now); err != nil {
 			return err
 		}
 		if err := notArchived(b); err != nil {
@@ -94,14 +75,14 @@ func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, siz
 		if b.Type != BlockBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}
-	} else if r.Header.Get("x-ms-lease-id") != "" {
+	} else if leaseID != "" {
 		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
-	} else if err := s.settleDeletedBase(tx, r.ref(), r.Now, BlockBlob); err != nil {
+	} else if err := s.settleDeletedBase(tx, ref, now, BlockBlob); err != nil {
 		// Put Block on a soft-deleted blob starts a new blob: the
 		// soft-deleted one becomes a soft-deleted snapshot of it.
 		return err
 	}
-	prefix := blocksPrefix(r.Account, r.container, r.name)
+	prefix := blocksPrefix(ref.Account, ref.Container, ref.Blob)
 	var sameLen = true
 	// All block ids of a blob have one length, checked here against the
 	// uncommitted blocks only (Put Block reference: "If a block is uploaded
@@ -127,14 +108,14 @@ func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, siz
 	// Upload order: a per-blob counter, so blocks staged within one
 	// clock tick (or by processes with skewed clocks) keep their order.
 	var last uncommitted
-	if _, err := kv.GetJSON(tx, blockSeqKey(r.Account, r.container, r.name), &last); err != nil {
+	if _, err := kv.GetJSON(tx, blockSeqKey(ref.Account, ref.Container, ref.Blob), &last); err != nil {
 		return err
 	}
-	seq := max(last.Seq+1, r.Now.UnixNano())
-	if err := kv.PutJSON(tx, blockSeqKey(r.Account, r.container, r.name), &uncommitted{Seq: seq}); err != nil {
+	seq := max(last.Seq+1, now.UnixNano())
+	if err := kv.PutJSON(tx, blockSeqKey(ref.Account, ref.Container, ref.Blob), &uncommitted{Seq: seq}); err != nil {
 		return err
 	}
-	key := blockKey(r.Account, r.container, r.name, idParam)
+	key := blockKey(ref.Account, ref.Container, ref.Blob, idParam)
 	var old uncommitted
 	found, err := kv.GetJSON(tx, key, &old)
 	if err != nil {
@@ -144,7 +125,7 @@ func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, siz
 	if found {
 		oldParts = old.Parts
 	}
-	if err := extent.AdjustRefs(tx, r.Now, oldParts, parts); err != nil {
+	if err := extent.AdjustRefs(tx, now, oldParts, parts); err != nil {
 		return err
 	}
 	return kv.PutJSON(tx, key, &uncommitted{Size: size, Parts: parts, Seq: seq})

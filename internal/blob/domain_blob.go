@@ -637,3 +637,77 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 	}
 	return out, nil
 }
+
+// PutBlockInput is Put Block: Length bytes of Body (-1: until EOF),
+// checked against Checksums, staged as block BlockID (Base64, as Put
+// Block List names it) of the blob Ref. LeaseID is the lease the caller
+// holds on the blob ("" for none).
+type PutBlockInput struct {
+	Ref       BlobRef
+	LeaseID   string
+	BlockID   string
+	Body      io.Reader
+	Length    int64
+	Checksums Checksums
+}
+
+// PutBlockOutput is the digest Put Block answers: the MD5 when the
+// caller sent one, else the CRC64.
+type PutBlockOutput struct {
+	ContentMD5      []byte
+	ContentCRC64    []byte
+	ServerEncrypted bool
+}
+
+// errNoBlockBody is Put Block's answer to an empty body.
+func errNoBlockBody() error {
+	return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
+}
+
+// PutBlock is Put Block
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/put-block):
+// the body is stored, then one transaction records it as an uncommitted
+// block; the stored body is freed at once if that is refused.
+func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockOutput, err error) {
+	now := s.clock.Now()
+	rawID, err := wire.DecodeBlockID(in.BlockID)
+	if err != nil {
+		return out, err
+	}
+	body, err := extent.LimitBody(in.Body, in.Length, maxPutBlock)
+	if err != nil {
+		return out, err
+	}
+	if in.Length == 0 {
+		return out, errNoBlockBody()
+	}
+	// Without a client MD5 the CRC64 is computed too, as Put Block answers
+	// x-ms-content-crc64 when the client sent no checksum (azure-sdk-for-js
+	// recording "stageBlock": its response carries x-ms-content-crc64 and
+	// no Content-MD5).
+	st, err := s.data.StageDigests(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil)
+	if err != nil {
+		return out, err
+	}
+	// Freed at once if the write is refused (extent.Staged.Finish).
+	tried := false
+	defer func() { st.Finish(ctx, tried, err) }()
+	if st.Size == 0 { // an empty chunked body
+		return out, errNoBlockBody()
+	}
+	if err := in.Checksums.verify(st); err != nil {
+		return out, err
+	}
+	ref, leaseID, id := in.Ref, in.LeaseID, in.BlockID
+	err = s.store.Update(ctx, func(tx kv.Tx) error {
+		if err := st.Write(tx); err != nil {
+			return err
+		}
+		return s.stageBlock(tx, ref, leaseID, now, rawID, id, st.Size, st.Parts)
+	})
+	tried = true
+	if err != nil {
+		return out, err
+	}
+	return PutBlockOutput{ContentMD5: st.MD5, ContentCRC64: st.CRC64, ServerEncrypted: true}, nil
+}

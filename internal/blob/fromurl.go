@@ -355,7 +355,7 @@ func (s *Service) putBlockFromURL(w http.ResponseWriter, r *req) error {
 		if err := checkSourceSize(n, maxPutBlock); err != nil {
 			return err
 		}
-		return s.stageBlock(tx, r, rawID, idParam, n, parts)
+		return s.stageBlock(tx, r.ref(), r.Header.Get("x-ms-lease-id"), r.Now, rawID, idParam, n, parts)
 	})
 	if err != nil {
 		return err

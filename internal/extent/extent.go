@@ -129,6 +129,12 @@ func (s *Store) StageBlobWrite(ctx context.Context, body io.Reader, n int64, h h
 	return s.stageBody(ctx, body, n, h, false, false, h.Get("Content-MD5") == "")
 }
 
+// StageDigests is Stage for callers that decided which digests they
+// need: MD5 when md5, CRC64 when crc.
+func (s *Store) StageDigests(ctx context.Context, body io.Reader, n int64, md5, crc bool) (*Staged, error) {
+	return s.stageBody(ctx, body, n, nil, md5, false, crc)
+}
+
 // StageEmbedded is Stage for a whole small blob: a body of at most
 // InlineMax bytes is embedded in the part instead of becoming a data item.
 // MD5 and CRC64 are always computed: Put Blob answers with both even when
