@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
-	"sort"
 	"strconv"
 	"time"
 
@@ -146,6 +145,7 @@ func blockIDLen(b64 string) int {
 	return len(raw)
 }
 
+// putBlockList is Put Block List's REST handler.
 func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
@@ -171,201 +171,34 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if len(refs) > maxCommittedBlocks {
-		return azerr.New(azerr.BlockListTooLong)
-	}
-	var rec *blobRec
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		old, err := beginReplace(tx, r.ref(), r.access(conds), r.createOnly(), r.Now)
-		if err != nil {
-			return err
-		}
-		if old != nil && old.Type != BlockBlob {
-			return azerr.New(azerr.InvalidBlobType)
-		}
-		// committed blocks by id, with their parts
-		committed := map[string][]extent.Part{}
-		if old != nil {
-			i := 0
-			for _, bl := range old.Blocks {
-				committed[bl.Name] = old.Parts[i : i+bl.NParts]
-				i += bl.NParts
-			}
-		}
-		nb := newb.record(BlockBlob)
-		nb.HasBlockList = true
-		nb.replaces(old, r.Now)
-		unc := map[string]*uncommitted{}
-		for _, ref := range refs {
-			var parts []extent.Part
-			var size int64
-			useUncommitted := func() (bool, error) {
-				if ref.ID == "" { // the sequence record, not a block
-					return false, nil
-				}
-				u, ok := unc[ref.ID]
-				if !ok {
-					u = new(uncommitted)
-					found, err := kv.GetJSON(tx, blockKey(r.Account, r.container, r.name, ref.ID), u)
-					if err != nil {
-						return false, err
-					}
-					if !found {
-						return false, nil
-					}
-					unc[ref.ID] = u
-				}
-				parts, size = u.Parts, u.Size
-				return true, nil
-			}
-			useCommitted := func() bool {
-				cp, ok := committed[ref.ID]
-				if !ok {
-					return false
-				}
-				parts = cp
-				for _, p := range cp {
-					size += p.Len
-				}
-				return true
-			}
-			var ok bool
-			switch ref.Kind {
-			case wire.Committed:
-				ok = useCommitted()
-			case wire.Uncommitted:
-				if ok, err = useUncommitted(); err != nil {
-					return err
-				}
-			default:
-				if ok, err = useUncommitted(); err != nil {
-					return err
-				}
-				if !ok {
-					ok = useCommitted()
-				}
-			}
-			if !ok {
-				return azerr.New(azerr.InvalidBlockList)
-			}
-			for _, p := range parts {
-				p.Off = nb.Size + (p.Off - parts[0].Off)
-				nb.Parts = append(nb.Parts, p)
-			}
-			nb.Blocks = append(nb.Blocks, block{Name: ref.ID, Size: size, NParts: len(parts)})
-			nb.Size += size
-		}
-		for i := range nb.Blocks {
-			if blockIDLen(nb.Blocks[i].Name) != blockIDLen(nb.Blocks[0].Name) {
-				return azerr.New(azerr.InvalidBlockList)
-			}
-		}
-		if len(nb.Blocks) > maxCommittedBlocks {
-			return azerr.New(azerr.BlockCountExceedsLimit)
-		}
-		// With soft delete on, the replaced list is kept as a soft-deleted
-		// snapshot and keeps its references.
-		oldParts, err := s.beforeOverwrite(tx, r.ref(), r.Now, old, BlockBlob)
-		if err != nil {
-			return err
-		}
-		// the new list takes its references before the uncommitted blocks
-		// and the old list release theirs
-		if err := extent.AdjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
-			return err
-		}
-		if err := s.dropUncommitted(tx, r.ref(), r.Now); err != nil {
-			return err
-		}
-		rec = &nb
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
-	})
+	out, err := s.PutBlockList(r.Context(), PutBlockListInput{Ref: r.ref(), Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: newb, Blocks: refs})
 	if err != nil {
 		return err
 	}
-	setETag(w, rec.ETag, rec.Modified)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
 
+// getBlockList is Get Block List's REST handler.
 func (s *Service) getBlockList(w http.ResponseWriter, r *req) error {
 	lt, err := wire.ParseBlockListType(r.q.Get("blocklisttype"))
 	if err != nil {
 		return err
 	}
-	var b *blobRec
-	var committed, uncommittedList []wire.BlockInfo
-	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
-			return err
-		}
-		b, err = findBlob(tx, r.Account, r.container, r.name, r.snapshot)
-		if err != nil {
-			return err
-		}
-		var uncs []struct {
-			name string
-			u    uncommitted
-		}
-		if r.snapshot == "" {
-			prefix := blocksPrefix(r.Account, r.container, r.name)
-			var derr error
-			err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
-				parts, _ := kv.Split(k)
-				if len(parts) != 5 || parts[4] == "" {
-					return true // the sequence record
-				}
-				var u uncommitted
-				if derr = kv.DecodeJSON(k, v, &u); derr != nil {
-					return false
-				}
-				uncs = append(uncs, struct {
-					name string
-					u    uncommitted
-				}{parts[4], u})
-				return true
-			})
-			if err == nil {
-				err = derr
-			}
-			if err != nil {
-				return err
-			}
-		}
-		if b == nil && len(uncs) == 0 {
-			return azerr.New(azerr.BlobNotFound)
-		}
-		if b != nil {
-			if b.Type != BlockBlob {
-				return azerr.New(azerr.InvalidBlobType)
-			}
-			if err := r.readAccess().checkRead(b, r.ref(), r.Now); err != nil {
-				return err
-			}
-		}
-		sort.SliceStable(uncs, func(i, j int) bool { return uncs[i].u.Seq < uncs[j].u.Seq })
-		if b != nil {
-			for _, bl := range b.Blocks {
-				committed = append(committed, wire.BlockInfo{Name: bl.Name, Size: bl.Size})
-			}
-		}
-		for _, u := range uncs {
-			uncommittedList = append(uncommittedList, wire.BlockInfo{Name: u.name, Size: u.u.Size})
-		}
-		return nil
-	})
+	out, err := s.GetBlockList(r.Context(), GetBlockListInput{Ref: r.ref(), Access: r.readAccess()})
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	if b != nil {
-		setETag(w, b.ETag, b.Modified)
-		h.Set("x-ms-blob-content-length", strconv.FormatInt(b.Size, 10))
+	if out.Exists {
+		setETag(w, out.ETag, out.LastModified)
+		h.Set("x-ms-blob-content-length", strconv.FormatInt(out.Size, 10))
 	}
 	// Only the requested sections, an empty one self-closed, as the real
 	// service writes them.
-	body := wire.BlockListXML(lt, committed, uncommittedList)
+	body := wire.BlockListXML(lt, out.Committed, out.Uncommitted)
 	h.Set("Content-Type", "application/xml")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)

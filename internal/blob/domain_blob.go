@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"io"
+	"sort"
 	"strconv"
 	"time"
 
@@ -710,4 +711,239 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 		return out, err
 	}
 	return PutBlockOutput{ContentMD5: st.MD5, ContentCRC64: st.CRC64, ServerEncrypted: true}, nil
+}
+
+// PutBlockListInput is Put Block List: the blob Ref committed from
+// Blocks, in order, each looked up among the uncommitted blocks, the
+// committed ones, or both (wire.BlockKind).
+type PutBlockListInput struct {
+	Ref    BlobRef
+	Access Access
+	// CreateOnly refuses to replace an existing blob (see PutBlobInput).
+	CreateOnly bool
+	NewBlob
+	Blocks []wire.BlockRef
+}
+
+// PutBlockListOutput is the blob Put Block List committed.
+type PutBlockListOutput struct {
+	ETag            string
+	LastModified    time.Time
+	ServerEncrypted bool
+}
+
+// PutBlockList is Put Block List
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/put-block-list):
+// one transaction applies the write rules, builds the blob from the named
+// blocks, releases what it replaces and drops the uncommitted blocks.
+func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBlockListOutput, error) {
+	if len(in.Blocks) > maxCommittedBlocks {
+		return PutBlockListOutput{}, azerr.New(azerr.BlockListTooLong)
+	}
+	now := s.clock.Now()
+	ref := in.Ref
+	var rec *blobRec
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		old, err := beginReplace(tx, ref, in.Access, in.CreateOnly, now)
+		if err != nil {
+			return err
+		}
+		if old != nil && old.Type != BlockBlob {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		// committed blocks by id, with their parts
+		committed := map[string][]extent.Part{}
+		if old != nil {
+			i := 0
+			for _, bl := range old.Blocks {
+				committed[bl.Name] = old.Parts[i : i+bl.NParts]
+				i += bl.NParts
+			}
+		}
+		nb := in.NewBlob.record(BlockBlob)
+		nb.HasBlockList = true
+		nb.replaces(old, now)
+		unc := map[string]*uncommitted{}
+		for _, bref := range in.Blocks {
+			var parts []extent.Part
+			var size int64
+			useUncommitted := func() (bool, error) {
+				if bref.ID == "" { // the sequence record, not a block
+					return false, nil
+				}
+				u, ok := unc[bref.ID]
+				if !ok {
+					u = new(uncommitted)
+					found, err := kv.GetJSON(tx, blockKey(ref.Account, ref.Container, ref.Blob, bref.ID), u)
+					if err != nil {
+						return false, err
+					}
+					if !found {
+						return false, nil
+					}
+					unc[bref.ID] = u
+				}
+				parts, size = u.Parts, u.Size
+				return true, nil
+			}
+			useCommitted := func() bool {
+				cp, ok := committed[bref.ID]
+				if !ok {
+					return false
+				}
+				parts = cp
+				for _, p := range cp {
+					size += p.Len
+				}
+				return true
+			}
+			var ok bool
+			switch bref.Kind {
+			case wire.Committed:
+				ok = useCommitted()
+			case wire.Uncommitted:
+				if ok, err = useUncommitted(); err != nil {
+					return err
+				}
+			default:
+				if ok, err = useUncommitted(); err != nil {
+					return err
+				}
+				if !ok {
+					ok = useCommitted()
+				}
+			}
+			if !ok {
+				return azerr.New(azerr.InvalidBlockList)
+			}
+			for _, p := range parts {
+				p.Off = nb.Size + (p.Off - parts[0].Off)
+				nb.Parts = append(nb.Parts, p)
+			}
+			nb.Blocks = append(nb.Blocks, block{Name: bref.ID, Size: size, NParts: len(parts)})
+			nb.Size += size
+		}
+		for i := range nb.Blocks {
+			if blockIDLen(nb.Blocks[i].Name) != blockIDLen(nb.Blocks[0].Name) {
+				return azerr.New(azerr.InvalidBlockList)
+			}
+		}
+		if len(nb.Blocks) > maxCommittedBlocks {
+			return azerr.New(azerr.BlockCountExceedsLimit)
+		}
+		// With soft delete on, the replaced list is kept as a soft-deleted
+		// snapshot and keeps its references.
+		oldParts, err := s.beforeOverwrite(tx, ref, now, old, BlockBlob)
+		if err != nil {
+			return err
+		}
+		// the new list takes its references before the uncommitted blocks
+		// and the old list release theirs
+		if err := extent.AdjustRefs(tx, now, oldParts, nb.Parts); err != nil {
+			return err
+		}
+		if err := s.dropUncommitted(tx, ref, now); err != nil {
+			return err
+		}
+		rec = &nb
+		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), &nb)
+	})
+	if err != nil {
+		return PutBlockListOutput{}, err
+	}
+	return PutBlockListOutput{ETag: rec.ETag, LastModified: rec.Modified, ServerEncrypted: true}, nil
+}
+
+// GetBlockListInput is Get Block List of a blob or snapshot.
+type GetBlockListInput struct {
+	Ref    BlobRef
+	Access Access
+}
+
+// GetBlockListOutput is a block blob's committed blocks and, for the
+// base blob, its uncommitted blocks in upload order. Exists is false for
+// a blob that has uncommitted blocks only (no ETag, times or size then).
+type GetBlockListOutput struct {
+	Exists       bool
+	ETag         string
+	LastModified time.Time
+	Size         int64
+	Committed    []wire.BlockInfo
+	Uncommitted  []wire.BlockInfo
+}
+
+// GetBlockList is Get Block List
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/get-block-list).
+func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBlockListOutput, error) {
+	now := s.clock.Now()
+	ref := in.Ref
+	var b *blobRec
+	var committed, uncommittedList []wire.BlockInfo
+	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return err
+		}
+		b, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+		if err != nil {
+			return err
+		}
+		var uncs []struct {
+			name string
+			u    uncommitted
+		}
+		if ref.Snapshot == "" {
+			prefix := blocksPrefix(ref.Account, ref.Container, ref.Blob)
+			var derr error
+			err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+				parts, _ := kv.Split(k)
+				if len(parts) != 5 || parts[4] == "" {
+					return true // the sequence record
+				}
+				var u uncommitted
+				if derr = kv.DecodeJSON(k, v, &u); derr != nil {
+					return false
+				}
+				uncs = append(uncs, struct {
+					name string
+					u    uncommitted
+				}{parts[4], u})
+				return true
+			})
+			if err == nil {
+				err = derr
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if b == nil && len(uncs) == 0 {
+			return azerr.New(azerr.BlobNotFound)
+		}
+		if b != nil {
+			if b.Type != BlockBlob {
+				return azerr.New(azerr.InvalidBlobType)
+			}
+			if err := in.Access.checkRead(b, ref, now); err != nil {
+				return err
+			}
+		}
+		sort.SliceStable(uncs, func(i, j int) bool { return uncs[i].u.Seq < uncs[j].u.Seq })
+		if b != nil {
+			for _, bl := range b.Blocks {
+				committed = append(committed, wire.BlockInfo{Name: bl.Name, Size: bl.Size})
+			}
+		}
+		for _, u := range uncs {
+			uncommittedList = append(uncommittedList, wire.BlockInfo{Name: u.name, Size: u.u.Size})
+		}
+		return nil
+	})
+	if err != nil {
+		return GetBlockListOutput{}, err
+	}
+	out := GetBlockListOutput{Committed: committed, Uncommitted: uncommittedList}
+	if b != nil {
+		out.Exists, out.ETag, out.LastModified, out.Size = true, b.ETag, b.Modified, b.Size
+	}
+	return out, nil
 }
