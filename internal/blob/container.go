@@ -38,6 +38,7 @@ func parsePublicAccess(h http.Header) (string, error) {
 	return "", azerr.InvalidHeader("x-ms-blob-public-access", v)
 }
 
+// createContainer is Create Container's REST handler.
 func (s *Service) createContainer(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidContainerName(r.container); err != nil {
 		return err
@@ -50,21 +51,11 @@ func (s *Service) createContainer(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var c container
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		key := containerKey(r.Account, r.container)
-		if _, err := tx.Get(key); err == nil {
-			return azerr.New(azerr.ContainerAlreadyExists)
-		} else if err != kv.ErrNotFound {
-			return err
-		}
-		c = container{Created: r.Now, Modified: r.Now, ETag: newETag(r.Now), Meta: meta, PublicAccess: access}
-		return kv.PutJSON(tx, key, &c)
-	})
+	out, err := s.CreateContainer(r.Context(), CreateContainerInput{Ref: r.containerRef(), Metadata: meta, PublicAccess: access})
 	if err != nil {
 		return err
 	}
-	setETag(w, c.ETag, c.Modified)
+	setETag(w, out.ETag, out.LastModified)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -114,28 +105,26 @@ func (s *Service) updateContainer(r *req, conds cond.Conditions, touch bool, fn 
 	return c, err
 }
 
+// getContainerProperties is Get Container Properties' (and Get
+// Container Metadata's) REST handler.
 func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
-	c, err := s.readContainer(r)
+	p, err := s.GetContainerProperties(r.Context(), GetContainerPropertiesInput{Ref: r.containerRef(), LeaseID: r.Header.Get("x-ms-lease-id")})
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	setETag(w, c.ETag, c.Modified)
-	wire.WriteMetadata(h, c.Meta)
-	writeLeaseHeaders(h, c.Lease, r)
-	if c.PublicAccess != "" {
-		h.Set("x-ms-blob-public-access", c.PublicAccess)
+	setETag(w, p.ETag, p.LastModified)
+	wire.WriteMetadata(h, p.Metadata)
+	writeEffectiveLease(h, p.Lease)
+	if p.PublicAccess != "" {
+		h.Set("x-ms-blob-public-access", p.PublicAccess)
 	}
-	h.Set("x-ms-has-immutability-policy", "false")
-	h.Set("x-ms-has-legal-hold", "false")
-	h.Set("x-ms-default-encryption-scope", "$account-encryption-key")
-	h.Set("x-ms-deny-encryption-scope-override", "false")
+	h.Set("x-ms-has-immutability-policy", strconv.FormatBool(p.HasImmutabilityPolicy))
+	h.Set("x-ms-has-legal-hold", strconv.FormatBool(p.HasLegalHold))
+	h.Set("x-ms-default-encryption-scope", p.DefaultEncryptionScope)
+	h.Set("x-ms-deny-encryption-scope-override", strconv.FormatBool(p.DenyEncryptionScopeOverride))
 	w.WriteHeader(http.StatusOK)
 	return nil
-}
-
-func writeLeaseHeaders(h http.Header, l lease.Lease, r *req) {
-	writeEffectiveLease(h, l.Effective(r.Now))
 }
 
 // writeEffectiveLease sets the x-ms-lease-* headers of a lease state.
@@ -156,6 +145,7 @@ func onlyDateConditions(c cond.Conditions) error {
 	return nil
 }
 
+// deleteContainer is Delete Container's REST handler.
 func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
@@ -164,23 +154,7 @@ func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
 	if err := onlyDateConditions(conds); err != nil {
 		return err
 	}
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		c, err := loadContainer(tx, r.Account, r.container)
-		if err != nil {
-			return err
-		}
-		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
-			return err
-		}
-		if err := lease.CheckWrite(c.Lease, r.Header.Get("x-ms-lease-id"), lease.Container, r.Now); err != nil {
-			return err
-		}
-		if err := tx.Delete(containerKey(r.Account, r.container)); err != nil {
-			return err
-		}
-		return s.deleteAllBlobs(tx, r)
-	})
-	if err != nil {
+	if err := s.DeleteContainer(r.Context(), DeleteContainerInput{Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("x-ms-lease-id")}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -191,10 +165,10 @@ func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
 // container, soft-deleted ones included (Azure: blobs in a deleted
 // container are not recoverable by blob soft delete), releasing their
 // data.
-func (s *Service) deleteAllBlobs(tx kv.Tx, r *req) error {
+func (s *Service) deleteAllBlobs(tx kv.Tx, ref ContainerRef, now time.Time) error {
 	var keys [][]byte
 	var parts []extent.Part
-	for _, prefix := range [][]byte{blobsPrefix(r.Account, r.container), deletedPrefix(r.Account, r.container), kv.Key("u", r.Account, r.container)} {
+	for _, prefix := range [][]byte{blobsPrefix(ref.Account, ref.Container), deletedPrefix(ref.Account, ref.Container), kv.Key("u", ref.Account, ref.Container)} {
 		var derr error
 		err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
 			var p struct {
@@ -225,7 +199,7 @@ func (s *Service) deleteAllBlobs(tx kv.Tx, r *req) error {
 			return err
 		}
 	}
-	return extent.AdjustRefs(tx, r.Now, parts, nil)
+	return extent.AdjustRefs(tx, now, parts, nil)
 }
 
 func (s *Service) setContainerMetadata(w http.ResponseWriter, r *req) error {

@@ -17,6 +17,11 @@ func (r *req) ref() BlobRef {
 	return BlobRef{Account: r.Account, Container: r.container, Blob: r.name, Snapshot: r.snapshot}
 }
 
+// containerRef is the container the request addresses.
+func (r *req) containerRef() ContainerRef {
+	return ContainerRef{Account: r.Account, Container: r.container}
+}
+
 // access is the request's access conditions: conds (parsed by the
 // caller, which reports their errors first), x-ms-if-tags and
 // x-ms-lease-id.
