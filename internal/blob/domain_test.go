@@ -1,0 +1,272 @@
+package blob
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blobtags"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// These tests call the Blob domain API directly, as a front end other
+// than Blob REST does: typed inputs, no request, no headers.
+
+func domainEnv(t *testing.T) (*Service, func(time.Duration), ContainerRef) {
+	t.Helper()
+	s, clk := dtService(t)
+	c := ContainerRef{Account: "acct", Container: "cnt"}
+	if _, err := s.CreateContainer(context.Background(), CreateContainerInput{Ref: c}); err != nil {
+		t.Fatal(err)
+	}
+	return s, clk.Advance, c
+}
+
+func blobAt(c ContainerRef, name string) BlobRef {
+	return BlobRef{Account: c.Account, Container: c.Container, Blob: name}
+}
+
+// wantCode fails unless err is the Azure error status/code.
+func wantCode(t *testing.T, err error, status int, code string) {
+	t.Helper()
+	ae, ok := azerr.As(err)
+	if !ok || ae.Status != status || ae.Code != code {
+		t.Fatalf("got %v, want %d %s", err, status, code)
+	}
+}
+
+func putBlock(t *testing.T, s *Service, ref BlobRef, body string, a Access) PutBlobOutput {
+	t.Helper()
+	out, err := s.PutBlob(context.Background(), PutBlobInput{Ref: ref, Type: BlockBlob, Access: a, Body: strings.NewReader(body), Length: int64(len(body)),
+		NewBlob: NewBlob{HTTPHeaders: HTTPHeaders{ContentType: "text/plain"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func readBlob(t *testing.T, s *Service, in GetBlobInput) (GetBlobOutput, string) {
+	t.Helper()
+	out, err := s.GetBlob(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := out.Body.Reader()
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, string(b)
+}
+
+func TestDomainBlobLifecycle(t *testing.T) {
+	ctx := context.Background()
+	s, advance, c := domainEnv(t)
+	ref := blobAt(c, "dir/a.txt")
+	put := putBlock(t, s, ref, "hello world", Access{})
+	sum := md5.Sum([]byte("hello world"))
+	if !bytes.Equal(put.ContentMD5, sum[:]) || len(put.ContentCRC64) != 8 || put.ETag == "" || !put.ServerEncrypted {
+		t.Fatalf("put: %+v", put)
+	}
+	advance(time.Second)
+	p, err := s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Size != 11 || p.Type != BlockBlob || p.HTTPHeaders.ContentType != "text/plain" || p.ETag != put.ETag ||
+		!p.LastModified.Equal(put.LastModified) || !p.HasLease || p.Lease.State != lease.StateAvailable || !p.AccessTierInferred {
+		t.Fatalf("properties: %+v", p)
+	}
+	got, body := readBlob(t, s, GetBlobInput{Ref: ref, Range: &wire.Range{Start: 6, End: 10}})
+	if body != "world" || got.Offset != 6 || got.Count != 5 || got.Properties.Size != 11 {
+		t.Fatalf("range read: %q %+v", body, got)
+	}
+	// Metadata set at a later instant: a new ETag, Last-Modified from the
+	// injected clock.
+	md, err := s.SetBlobMetadata(ctx, SetBlobMetadataInput{Ref: ref, Access: Access{Cond: cond.Conditions{IfMatch: []string{put.ETag}}}, Metadata: map[string]string{"k": "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.ETag == put.ETag || !md.LastModified.Equal(put.LastModified.Add(time.Second)) {
+		t.Fatalf("metadata: %+v after %+v", md, put)
+	}
+	// The old ETag no longer matches.
+	_, err = s.SetBlobMetadata(ctx, SetBlobMetadataInput{Ref: ref, Access: Access{Cond: cond.Conditions{IfMatch: []string{put.ETag}}}})
+	wantCode(t, err, 412, azerr.ConditionNotMet)
+	snap, err := s.SnapshotBlob(ctx, SnapshotBlobInput{Ref: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sref := ref
+	sref.Snapshot = snap.Snapshot
+	sp, err := s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: sref})
+	if err != nil || sp.HasLease || sp.Metadata["k"] != "v" {
+		t.Fatalf("snapshot properties: %+v %v", sp, err)
+	}
+	_, err = s.DeleteBlob(ctx, DeleteBlobInput{Ref: ref})
+	wantCode(t, err, 409, azerr.SnapshotsPresent)
+	del, err := s.DeleteBlob(ctx, DeleteBlobInput{Ref: ref, DeleteSnapshots: DeleteSnapshotsInclude})
+	if err != nil || del.SoftDeleted {
+		t.Fatalf("delete: %+v %v", del, err)
+	}
+	_, err = s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: sref})
+	wantCode(t, err, 404, azerr.BlobNotFound)
+	_, err = s.GetBlob(ctx, GetBlobInput{Ref: ref})
+	wantCode(t, err, 404, azerr.BlobNotFound)
+	if items := dtItems(t, s); len(items) != 0 {
+		// 11 bytes are embedded in the record: no data item at all.
+		t.Fatalf("data items left: %v", items)
+	}
+}
+
+func TestDomainPutBlobRefusedKeepsNothing(t *testing.T) {
+	ctx := context.Background()
+	s, _, c := domainEnv(t)
+	ref := blobAt(c, "big")
+	body := bytes.Repeat([]byte("x"), 200<<10) // staged as a data item, not embedded
+	wrong := md5.Sum([]byte("other"))
+	_, err := s.PutBlob(ctx, PutBlobInput{Ref: ref, Type: BlockBlob, Body: bytes.NewReader(body), Length: int64(len(body)), Checksums: Checksums{MD5: wrong[:]}})
+	wantCode(t, err, 400, azerr.MD5Mismatch)
+	ae, _ := azerr.As(err)
+	if len(ae.Details) != 2 || ae.Details[0] != (azerr.Detail{Name: "UserSpecifiedMd5", Value: base64.StdEncoding.EncodeToString(wrong[:])}) {
+		t.Fatalf("details: %v", ae.Details)
+	}
+	// A create-only caller cannot replace an existing blob.
+	putBlock(t, s, ref, "v1", Access{})
+	_, err = s.PutBlob(ctx, PutBlobInput{Ref: ref, Type: BlockBlob, CreateOnly: true, Body: strings.NewReader("v2"), Length: 2})
+	wantCode(t, err, 403, azerr.AuthorizationPermissionMismatch)
+	if _, got := readBlob(t, s, GetBlobInput{Ref: ref}); got != "v1" {
+		t.Fatalf("content %q after refused writes", got)
+	}
+	if items := dtItems(t, s); len(items) != 0 {
+		t.Fatalf("refused writes left data items: %v", items)
+	}
+}
+
+func TestDomainLeaseOnInjectedClock(t *testing.T) {
+	ctx := context.Background()
+	s, advance, c := domainEnv(t)
+	ref := blobAt(c, "leased")
+	putBlock(t, s, ref, "a", Access{})
+	d := 15
+	l, err := s.LeaseBlob(ctx, LeaseBlobInput{Ref: ref, Request: lease.Request{Action: lease.ActionAcquire, ProposedID: "3a6a7ebd-0d5b-4c3c-9f8e-2f56c0a0e0a1", Duration: &d}})
+	if err != nil || l.Result.LeaseID == "" {
+		t.Fatalf("acquire: %+v %v", l, err)
+	}
+	_, err = s.PutBlob(ctx, PutBlobInput{Ref: ref, Type: AppendBlob})
+	wantCode(t, err, 412, azerr.LeaseIDMissing)
+	if _, err := s.PutBlob(ctx, PutBlobInput{Ref: ref, Type: BlockBlob, Access: Access{LeaseID: l.Result.LeaseID}, Body: strings.NewReader("b"), Length: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Past the lease's 15 s on the injected clock, no lease id is needed.
+	advance(16 * time.Second)
+	p, err := s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: ref})
+	if err != nil || p.Lease.State != lease.StateExpired {
+		t.Fatalf("after expiry: %+v %v", p.Lease, err)
+	}
+	putBlock(t, s, ref, "c", Access{})
+}
+
+func TestDomainTagCondition(t *testing.T) {
+	ctx := context.Background()
+	s, _, c := domainEnv(t)
+	ref := blobAt(c, "tagged")
+	if _, err := s.PutBlob(ctx, PutBlobInput{Ref: ref, Type: AppendBlob, NewBlob: NewBlob{Tags: blobtags.Tags{"k": "v"}}}); err != nil {
+		t.Fatal(err)
+	}
+	cond := func(expr string) Access {
+		e, err := blobtags.ParseCondition(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Access{IfTags: NewTagCondition(e)}
+	}
+	_, err := s.SetBlobProperties(ctx, SetBlobPropertiesInput{Ref: ref, Access: cond(`"k" = 'x'`), HTTPHeaders: &HTTPHeaders{ContentType: "a/b"}})
+	wantCode(t, err, 412, azerr.ConditionNotMet)
+	if _, err := s.SetBlobProperties(ctx, SetBlobPropertiesInput{Ref: ref, Access: cond(`"k" = 'v'`), HTTPHeaders: &HTTPHeaders{ContentType: "a/b"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A page blob's size and sequence number, leaving the content
+	// properties as they are (HTTPHeaders nil).
+	pref := blobAt(c, "pages")
+	if _, err := s.PutBlob(ctx, PutBlobInput{Ref: pref, Type: PageBlob, Size: 1024, NewBlob: NewBlob{HTTPHeaders: HTTPHeaders{ContentType: "x/y"}}}); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(512)
+	out, err := s.SetBlobProperties(ctx, SetBlobPropertiesInput{Ref: pref, Size: &size, SequenceNumberAction: SequenceNumberUpdate, SequenceNumber: 7})
+	if err != nil || out.SequenceNumber != 7 || out.Type != PageBlob {
+		t.Fatalf("resize: %+v %v", out, err)
+	}
+	p, err := s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: pref})
+	if err != nil || p.Size != 512 || p.HTTPHeaders.ContentType != "x/y" || p.SequenceNumber != 7 {
+		t.Fatalf("page blob: %+v %v", p, err)
+	}
+	_, err = s.SetBlobProperties(ctx, SetBlobPropertiesInput{Ref: ref, Size: &size})
+	wantCode(t, err, 409, azerr.InvalidBlobType)
+}
+
+func TestDomainBlocksAndListing(t *testing.T) {
+	ctx := context.Background()
+	s, _, c := domainEnv(t)
+	ref := blobAt(c, "a/blocks")
+	ids := []string{base64.StdEncoding.EncodeToString([]byte("0001")), base64.StdEncoding.EncodeToString([]byte("0002"))}
+	for i, part := range []string{"first ", "second"} {
+		out, err := s.PutBlock(ctx, PutBlockInput{Ref: ref, BlockID: ids[i], Body: strings.NewReader(part), Length: int64(len(part))})
+		if err != nil || len(out.ContentCRC64) != 8 || out.ContentMD5 != nil {
+			t.Fatalf("put block: %+v %v", out, err)
+		}
+	}
+	bl, err := s.GetBlockList(ctx, GetBlockListInput{Ref: ref})
+	if err != nil || bl.Exists || len(bl.Uncommitted) != 2 || len(bl.Committed) != 0 {
+		t.Fatalf("block list before commit: %+v %v", bl, err)
+	}
+	_, err = s.PutBlock(ctx, PutBlockInput{Ref: ref, BlockID: ids[0], Body: strings.NewReader(""), Length: 0})
+	wantCode(t, err, 400, azerr.InvalidHeaderValue)
+	if _, err := s.PutBlockList(ctx, PutBlockListInput{Ref: ref, Blocks: []wire.BlockRef{{ID: ids[0], Kind: wire.Latest}, {ID: ids[1], Kind: wire.Uncommitted}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := readBlob(t, s, GetBlobInput{Ref: ref}); got != "first second" {
+		t.Fatalf("committed content %q", got)
+	}
+	bl, err = s.GetBlockList(ctx, GetBlockListInput{Ref: ref})
+	if err != nil || !bl.Exists || bl.Size != 12 || len(bl.Committed) != 2 || len(bl.Uncommitted) != 0 {
+		t.Fatalf("block list after commit: %+v %v", bl, err)
+	}
+	putBlock(t, s, blobAt(c, "a/other"), "x", Access{})
+	putBlock(t, s, blobAt(c, "b"), "y", Access{})
+	var names []string
+	marker := ""
+	for pages := 0; ; pages++ {
+		out, err := s.ListBlobs(ctx, ListBlobsInput{Ref: c, Delimiter: "/", Marker: marker, MaxResults: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range out.Items {
+			if it.IsPrefix {
+				names = append(names, "prefix:"+it.Name)
+			} else {
+				names = append(names, it.Name)
+			}
+		}
+		if marker = out.NextMarker; marker == "" || pages > 5 {
+			break
+		}
+	}
+	if strings.Join(names, ",") != "prefix:a/,b" {
+		t.Fatalf("listing: %v", names)
+	}
+	if err := s.DeleteContainer(ctx, DeleteContainerInput{Ref: c}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ListBlobs(ctx, ListBlobsInput{Ref: c, MaxResults: 10})
+	wantCode(t, err, 404, azerr.ContainerNotFound)
+}
