@@ -171,9 +171,10 @@ type GetBlobPropertiesInput struct {
 // the blob's properties once the read conditions hold.
 func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInput) (BlobProperties, error) {
 	now := s.clock.Now()
+	ref := in.Ref // the closure copies ref, not all of in
 	var b *blobRec
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, in.Ref)
+		b, err = loadBlob(tx, ref)
 		return err
 	})
 	if err != nil {
@@ -211,27 +212,30 @@ type GetBlobOutput struct {
 // the range; the content is then streamed from the parts it resolved.
 func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutput, err error) {
 	now := s.clock.Now()
+	// The closure copies these, not all of in (this is the hot path of
+	// small downloads).
+	ref, acc, rng, wantMD5 := in.Ref, in.Access, in.Range, in.RangeMD5
 	var b *blobRec
 	var inline map[string][]byte
 	var off, n int64
 	err = s.store.View(ctx, func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, in.Ref)
+		b, err = loadBlob(tx, ref)
 		if err != nil {
 			return err
 		}
-		if err := in.Access.checkRead(b, in.Ref, now); err != nil {
+		if err := acc.checkRead(b, ref, now); err != nil {
 			return err
 		}
 		if err := notArchived(b); err != nil {
 			return err
 		}
 		off, n = 0, b.Size
-		if in.Range != nil {
-			if off, n, err = in.Range.Resolve(b.Size); err != nil {
+		if rng != nil {
+			if off, n, err = rng.Resolve(b.Size); err != nil {
 				return err
 			}
 		}
-		if in.RangeMD5 && n > 4<<20 {
+		if wantMD5 && n > 4<<20 {
 			return azerr.Newf(azerr.OutOfRangeInput, "The range must be 4 MiB or smaller when x-ms-range-get-content-md5 is true.")
 		}
 		inline, err = extent.Prefetch(tx, b.Parts, off, n)
@@ -741,10 +745,10 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 		return PutBlockListOutput{}, azerr.New(azerr.BlockListTooLong)
 	}
 	now := s.clock.Now()
-	ref := in.Ref
+	ref, acc, createOnly, newb, blocks := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks
 	var rec *blobRec
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		old, err := beginReplace(tx, ref, in.Access, in.CreateOnly, now)
+		old, err := beginReplace(tx, ref, acc, createOnly, now)
 		if err != nil {
 			return err
 		}
@@ -760,11 +764,11 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 				i += bl.NParts
 			}
 		}
-		nb := in.NewBlob.record(BlockBlob)
+		nb := newb.record(BlockBlob)
 		nb.HasBlockList = true
 		nb.replaces(old, now)
 		unc := map[string]*uncommitted{}
-		for _, bref := range in.Blocks {
+		for _, bref := range blocks {
 			var parts []extent.Part
 			var size int64
 			useUncommitted := func() (bool, error) {
@@ -876,7 +880,7 @@ type GetBlockListOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/get-block-list).
 func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBlockListOutput, error) {
 	now := s.clock.Now()
-	ref := in.Ref
+	ref, acc := in.Ref, in.Access
 	var b *blobRec
 	var committed, uncommittedList []wire.BlockInfo
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
@@ -923,7 +927,7 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 			if b.Type != BlockBlob {
 				return azerr.New(azerr.InvalidBlobType)
 			}
-			if err := in.Access.checkRead(b, ref, now); err != nil {
+			if err := acc.checkRead(b, ref, now); err != nil {
 				return err
 			}
 		}
