@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/base64"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -133,7 +132,7 @@ func parseProps(h http.Header) (HTTPHeaders, error) {
 	return p, nil
 }
 
-// checkChecksumHeaders vets the transactional checksums of a write with
+// parseChecksums reads the transactional checksums of a write with
 // a body (Put Blob, Put Block, Append Block, Put Page) before the body is
 // read: Content-MD5 and x-ms-content-crc64 together are 400 (each
 // operation's reference: "If both ... are present, the request fails with
@@ -142,12 +141,6 @@ func parseProps(h http.Header) (HTTPHeaders, error) {
 // the Azure Storage Emulator's for it, in its CommonStatusEntries), a
 // malformed Content-MD5 is 400 InvalidMd5 and a malformed
 // x-ms-content-crc64 400 InvalidCrc64.
-func checkChecksumHeaders(h http.Header) error {
-	_, err := parseChecksums(h)
-	return err
-}
-
-// parseChecksums is checkChecksumHeaders returning the digests.
 func parseChecksums(h http.Header) (Checksums, error) {
 	var c Checksums
 	md5v, crc := h.Get("Content-MD5"), h.Get("x-ms-content-crc64")
@@ -215,19 +208,6 @@ func checkMD5(h http.Header, got []byte) error {
 		return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", v).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(got))
 	}
 	return nil
-}
-
-// limitBody caps the request body at max bytes and declared length n.
-func limitBody(r *req, max int64) (io.Reader, int64, error) {
-	n, err := contentLength(r)
-	if err != nil {
-		return nil, 0, err
-	}
-	body, err := extent.LimitBody(r.Body, n, max)
-	if err != nil {
-		return nil, 0, err
-	}
-	return body, n, nil
 }
 
 // putBlob is Put Blob's REST handler: parse, PutBlob, render.

@@ -270,3 +270,65 @@ func TestDomainBlocksAndListing(t *testing.T) {
 	_, err = s.ListBlobs(ctx, ListBlobsInput{Ref: c, MaxResults: 10})
 	wantCode(t, err, 404, azerr.ContainerNotFound)
 }
+
+func TestDomainPagesAndAppends(t *testing.T) {
+	ctx := context.Background()
+	s, _, c := domainEnv(t)
+	pref := blobAt(c, "pages")
+	if _, err := s.PutBlob(ctx, PutBlobInput{Ref: pref, Type: PageBlob, Size: 2048, SequenceNumber: 3}); err != nil {
+		t.Fatal(err)
+	}
+	page := bytes.Repeat([]byte("p"), 512)
+	le := int64(2)
+	_, err := s.PutPage(ctx, PutPageInput{Ref: pref, Offset: 512, Length: 512, Body: bytes.NewReader(page), Sequence: SequenceConditions{LessOrEqual: &le}})
+	wantCode(t, err, 412, azerr.SequenceNumberConditionNotMet)
+	pp, err := s.PutPage(ctx, PutPageInput{Ref: pref, Offset: 512, Length: 512, Body: bytes.NewReader(page)})
+	if err != nil || pp.SequenceNumber != 3 || len(pp.ContentCRC64) != 8 || !pp.ServerEncrypted {
+		t.Fatalf("put page: %+v %v", pp, err)
+	}
+	snap, err := s.SnapshotBlob(ctx, SnapshotBlobInput{Ref: pref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutPage(ctx, PutPageInput{Ref: pref, Offset: 512, Length: 512, Clear: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutPage(ctx, PutPageInput{Ref: pref, Offset: 1536, Length: 512, Body: bytes.NewReader(page)}); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := s.GetPageRanges(ctx, GetPageRangesInput{Ref: pref})
+	if err != nil || pr.Size != 2048 || len(pr.Ranges) != 1 || pr.Ranges[0].Off != 1536 || pr.Ranges[0].End != 2048 {
+		t.Fatalf("page ranges: %+v %v", pr, err)
+	}
+	// Against the snapshot: the cleared page and the new one.
+	diff, err := s.GetPageRanges(ctx, GetPageRangesInput{Ref: pref, PrevSnapshot: snap.Snapshot})
+	if err != nil || len(diff.Ranges) != 2 || !diff.Ranges[0].Clear || diff.Ranges[0].Off != 512 || diff.Ranges[1].Clear {
+		t.Fatalf("diff: %+v %v", diff, err)
+	}
+
+	aref := blobAt(c, "log")
+	if _, err := s.PutBlob(ctx, PutBlobInput{Ref: aref, Type: AppendBlob}); err != nil {
+		t.Fatal(err)
+	}
+	zero, three := int64(0), int64(3)
+	a1, err := s.AppendBlock(ctx, AppendBlockInput{Ref: aref, AppendPosition: &zero, Body: strings.NewReader("abc"), Length: 3})
+	if err != nil || a1.AppendOffset != 0 || a1.CommittedBlockCount != 1 {
+		t.Fatalf("append: %+v %v", a1, err)
+	}
+	_, err = s.AppendBlock(ctx, AppendBlockInput{Ref: aref, AppendPosition: &zero, Body: strings.NewReader("def"), Length: 3})
+	wantCode(t, err, 412, azerr.AppendPositionConditionNotMet)
+	_, err = s.AppendBlock(ctx, AppendBlockInput{Ref: aref, MaxSize: &three, Body: strings.NewReader("def"), Length: 3})
+	wantCode(t, err, 412, azerr.MaxBlobSizeConditionNotMet)
+	a2, err := s.AppendBlock(ctx, AppendBlockInput{Ref: aref, AppendPosition: &three, Body: strings.NewReader("def"), Length: -1})
+	if err != nil || a2.AppendOffset != 3 || a2.CommittedBlockCount != 2 {
+		t.Fatalf("append: %+v %v", a2, err)
+	}
+	if sealed, err := s.SealBlob(ctx, SealBlobInput{Ref: aref}); err != nil || !sealed.Sealed {
+		t.Fatalf("seal: %+v %v", sealed, err)
+	}
+	_, err = s.AppendBlock(ctx, AppendBlockInput{Ref: aref, Body: strings.NewReader("g"), Length: 1})
+	wantCode(t, err, 409, azerr.BlobIsSealed)
+	if _, got := readBlob(t, s, GetBlobInput{Ref: aref}); got != "abcdef" {
+		t.Fatalf("append blob content %q", got)
+	}
+}

@@ -383,7 +383,7 @@ func (s *Service) appendBlockFromURL(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		b, err = updateBlobTx(tx, r.ref(), r.access(conds), r.Now, func(tx kv.Tx, b *blobRec) (err error) {
-			offset, err = appendParts(tx, r, b, appendPos, maxSize, n, parts)
+			offset, err = appendParts(tx, r.Now, b, appendPos, maxSize, n, parts)
 			return err
 		})
 		return err
@@ -391,7 +391,7 @@ func (s *Service) appendBlockFromURL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	writeAppendResult(w, b, offset)
+	writeAppendResult(w, b.ETag, b.Modified, offset, b.Appends, true)
 	d.echo(w)
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -421,9 +421,10 @@ func (s *Service) putPageFromURL(w http.ResponseWriter, r *req) error {
 		return azerr.InvalidHeader("x-ms-source-range", r.Header.Get("x-ms-source-range"))
 	}
 	var b *blobRec
+	seq := parseSequenceConds(r.Header)
 	d, err := s.fromSource(r, f, func(tx kv.Tx, parts []extent.Part, _ int64, _ *blobRec) (err error) {
 		b, err = updateBlobTx(tx, r.ref(), r.access(conds), r.Now, func(tx kv.Tx, b *blobRec) error {
-			return writePages(tx, r, b, off, n, parts)
+			return writePages(tx, r.Now, seq, b, off, n, parts)
 		})
 		return err
 	})
