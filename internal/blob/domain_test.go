@@ -195,6 +195,27 @@ func TestDomainTagCondition(t *testing.T) {
 	if _, err := s.SetBlobProperties(ctx, SetBlobPropertiesInput{Ref: ref, Access: cond(`"k" = 'v'`), HTTPHeaders: &HTTPHeaders{ContentType: "a/b"}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.SetBlobTags(ctx, SetBlobTagsInput{Ref: ref, IfTags: cond(`"k" = 'v'`).IfTags, Tags: blobtags.Tags{"k": "w"}}); err != nil {
+		t.Fatal(err)
+	}
+	if tags, err := s.GetBlobTags(ctx, GetBlobTagsInput{Ref: ref}); err != nil || tags["k"] != "w" || len(tags) != 1 {
+		t.Fatalf("tags: %v %v", tags, err)
+	}
+	_, err = s.SetBlobTier(ctx, SetBlobTierInput{Ref: ref, Tier: "Archive"})
+	wantCode(t, err, 400, azerr.AccessTierNotSupportedForBlobType) // an append blob
+	bref := blobAt(c, "cold")
+	putBlock(t, s, bref, "data", Access{})
+	if out, err := s.SetBlobTier(ctx, SetBlobTierInput{Ref: bref, Tier: "archive"}); err != nil || out.Rehydrating {
+		t.Fatalf("archive: %+v %v", out, err)
+	}
+	_, err = s.GetBlob(ctx, GetBlobInput{Ref: bref})
+	wantCode(t, err, 409, azerr.BlobArchived)
+	if out, err := s.SetBlobTier(ctx, SetBlobTierInput{Ref: bref, Tier: "Hot"}); err != nil || !out.Rehydrating {
+		t.Fatalf("rehydrate: %+v %v", out, err)
+	}
+	if _, got := readBlob(t, s, GetBlobInput{Ref: bref}); got != "data" {
+		t.Fatalf("rehydrated content %q", got)
+	}
 	// A page blob's size and sequence number, leaving the content
 	// properties as they are (HTTPHeaders nil).
 	pref := blobAt(c, "pages")

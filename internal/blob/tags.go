@@ -8,7 +8,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -27,33 +26,20 @@ func requestTags(r *req) (blobtags.Tags, error) {
 	return blobtags.ParseHeader(r.Header.Get("x-ms-tags"))
 }
 
-// getBlobTags is Get Blob Tags (also of a snapshot).
+// getBlobTags is Get Blob Tags' REST handler (also of a snapshot).
 func (s *Service) getBlobTags(w http.ResponseWriter, r *req) error {
-	var b *blobRec
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r.ref())
-		return err
-	})
+	tags, err := s.GetBlobTags(r.Context(), GetBlobTagsInput{Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header)})
 	if err != nil {
 		return err
 	}
-	if r.snapshot == "" {
-		if err := lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
-			return err
-		}
-	}
-	if err := ifTagsHeader(r.Header).check(b, r.container); err != nil {
-		return err
-	}
-	body := append([]byte(xmlHeader), blobtags.AppendXML(nil, b.Tags, nil)...)
+	body := append([]byte(xmlHeader), blobtags.AppendXML(nil, tags, nil)...)
 	server.WriteXMLDoc(w, http.StatusOK, body)
 	return nil
 }
 
 const xmlHeader = `<?xml version="1.0" encoding="utf-8"?>`
 
-// setBlobTags is Set Blob Tags: it replaces every tag, and changes
-// neither the ETag nor Last-Modified. A leased blob needs its lease id.
+// setBlobTags is Set Blob Tags' REST handler.
 func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
 	if r.ContentLength > 64<<10 {
 		return azerr.New(azerr.RequestBodyTooLarge)
@@ -72,24 +58,7 @@ func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		b, err := loadBlob(tx, r.ref())
-		if err != nil {
-			return err
-		}
-		if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
-			return err
-		}
-		if err := ifTagsHeader(r.Header).check(b, r.container); err != nil {
-			return err
-		}
-		b.Tags = tags
-		if len(tags) == 0 {
-			b.Tags = nil
-		}
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
-	})
-	if err != nil {
+	if err := s.SetBlobTags(r.Context(), SetBlobTagsInput{Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header), Tags: tags}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

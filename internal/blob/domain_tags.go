@@ -1,0 +1,120 @@
+package blob
+
+import (
+	"context"
+
+	"github.com/cerulean-storage/cerulean/internal/blobtags"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+)
+
+// GetBlobTagsInput is Get Blob Tags of a blob or snapshot. LeaseID, when
+// set, must be the base blob's active lease.
+type GetBlobTagsInput struct {
+	Ref     BlobRef
+	LeaseID string
+	IfTags  TagCondition
+}
+
+// GetBlobTags is Get Blob Tags
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-tags).
+func (s *Service) GetBlobTags(ctx context.Context, in GetBlobTagsInput) (blobtags.Tags, error) {
+	now := s.clock.Now()
+	ref := in.Ref
+	var b *blobRec
+	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
+		b, err = loadBlob(tx, ref)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ref.Snapshot == "" {
+		if err := lease.CheckRead(b.Lease, in.LeaseID, lease.Blob, now); err != nil {
+			return nil, err
+		}
+	}
+	if err := in.IfTags.check(b, ref.Container); err != nil {
+		return nil, err
+	}
+	return b.Tags, nil
+}
+
+// SetBlobTagsInput is Set Blob Tags: Tags replace every tag of the base
+// blob Ref (none: no tags). A leased blob needs its LeaseID.
+type SetBlobTagsInput struct {
+	Ref     BlobRef
+	LeaseID string
+	IfTags  TagCondition
+	Tags    blobtags.Tags
+}
+
+// SetBlobTags is Set Blob Tags
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tags):
+// it changes neither the ETag nor Last-Modified.
+func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
+	now := s.clock.Now()
+	ref, leaseID, ifTags, tags := in.Ref, in.LeaseID, in.IfTags, in.Tags
+	if len(tags) == 0 {
+		tags = nil
+	}
+	return s.store.Update(ctx, func(tx kv.Tx) error {
+		b, err := loadBlob(tx, ref)
+		if err != nil {
+			return err
+		}
+		if err := lease.CheckWrite(b.Lease, leaseID, lease.Blob, now); err != nil {
+			return err
+		}
+		if err := ifTags.check(b, ref.Container); err != nil {
+			return err
+		}
+		b.Tags = tags
+		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), b)
+	})
+}
+
+// SetBlobTierInput is Set Blob Tier of a block blob or one of its
+// snapshots: Tier is Hot, Cool, Cold or Archive (any case). A leased
+// base blob needs its LeaseID.
+type SetBlobTierInput struct {
+	Ref     BlobRef
+	LeaseID string
+	Tier    string
+}
+
+// SetBlobTierOutput says whether the change is a rehydration from
+// Archive (which Azure answers 202 Accepted; it completes at once here).
+type SetBlobTierOutput struct {
+	Rehydrating bool
+}
+
+// SetBlobTier is Set Blob Tier
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tier):
+// it changes neither the ETag nor Last-Modified.
+func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlobTierOutput, error) {
+	now := s.clock.Now()
+	ref, leaseID, v := in.Ref, in.LeaseID, in.Tier
+	var out SetBlobTierOutput
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		out = SetBlobTierOutput{}
+		b, err := loadBlob(tx, ref)
+		if err != nil {
+			return err
+		}
+		if ref.Snapshot == "" { // snapshots have no lease
+			if err := lease.CheckWrite(b.Lease, leaseID, lease.Blob, now); err != nil {
+				return err
+			}
+		}
+		tier, err := checkTier(v, b.Type)
+		if err != nil {
+			return err
+		}
+		out.Rehydrating = b.Tier == tierArchive && tier != tierArchive
+		changed := now
+		b.Tier, b.TierChanged = tier, &changed
+		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)
+	})
+	return out, err
+}
