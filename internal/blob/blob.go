@@ -227,7 +227,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := PutBlobInput{Ref: r.ref(), Type: typ, Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: nb}
+	in := PutBlobInput{Call: r.call(), Ref: r.ref(), Type: typ, Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: nb}
 	switch typ {
 	case BlockBlob:
 		blobMD, err := blobMD5(r.Header)
@@ -464,7 +464,7 @@ func writeBlobHeaders(w http.ResponseWriter, p *BlobProperties, r *req) {
 // getBlobProperties is Get Blob Properties' (and Get Blob Metadata's)
 // REST handler.
 func (s *Service) getBlobProperties(w http.ResponseWriter, r *req) error {
-	p, err := s.GetBlobProperties(r.Context(), GetBlobPropertiesInput{Ref: r.ref(), Access: r.readAccess()})
+	p, err := s.GetBlobProperties(r.Context(), GetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess()})
 	if err != nil {
 		return err
 	}
@@ -492,7 +492,7 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	if wantMD5 && rng == nil {
 		return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
 	}
-	out, err := s.GetBlob(r.Context(), GetBlobInput{Ref: r.ref(), Access: r.readAccess(), Range: rng, RangeMD5: wantMD5})
+	out, err := s.GetBlob(r.Context(), GetBlobInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess(), Range: rng, RangeMD5: wantMD5})
 	if err != nil {
 		return err
 	}
@@ -550,7 +550,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.DeleteBlob(r.Context(), DeleteBlobInput{Ref: r.ref(), Access: r.access(conds), DeleteSnapshots: ds, Permanent: permanent})
+	out, err := s.DeleteBlob(r.Context(), DeleteBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), DeleteSnapshots: ds, Permanent: permanent})
 	if err != nil {
 		return err
 	}
@@ -601,7 +601,7 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := SetBlobPropertiesInput{Ref: r.ref(), Access: r.access(conds)}
+	in := SetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds)}
 	seqAction := r.Header.Get("x-ms-sequence-number-action")
 	switch seqAction {
 	case "":
@@ -648,7 +648,7 @@ func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.SetBlobMetadata(r.Context(), SetBlobMetadataInput{Ref: r.ref(), Access: r.access(conds), Metadata: meta})
+	out, err := s.SetBlobMetadata(r.Context(), SetBlobMetadataInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Metadata: meta})
 	if err != nil {
 		return err
 	}
@@ -668,7 +668,7 @@ func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.LeaseBlob(r.Context(), LeaseBlobInput{Ref: r.ref(), Access: r.access(conds), Request: lr})
+	out, err := s.LeaseBlob(r.Context(), LeaseBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Request: lr})
 	if err != nil {
 		return err
 	}
@@ -688,7 +688,7 @@ func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.SnapshotBlob(r.Context(), SnapshotBlobInput{Ref: r.ref(), Access: r.access(conds), Metadata: meta})
+	out, err := s.SnapshotBlob(r.Context(), SnapshotBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Metadata: meta})
 	if err != nil {
 		return err
 	}

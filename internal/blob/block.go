@@ -25,7 +25,7 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := PutBlockInput{Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), BlockID: idParam, Body: r.Body}
+	in := PutBlockInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), BlockID: idParam, Body: r.Body}
 	if in.Checksums, err = parseChecksums(r.Header); err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.PutBlockList(r.Context(), PutBlockListInput{Ref: r.ref(), Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: newb, Blocks: refs})
+	out, err := s.PutBlockList(r.Context(), PutBlockListInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: newb, Blocks: refs})
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (s *Service) getBlockList(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.GetBlockList(r.Context(), GetBlockListInput{Ref: r.ref(), Access: r.readAccess()})
+	out, err := s.GetBlockList(r.Context(), GetBlockListInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess()})
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func (s *Service) createContainer(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.CreateContainer(r.Context(), CreateContainerInput{Ref: r.containerRef(), Metadata: meta, PublicAccess: access})
+	out, err := s.CreateContainer(r.Context(), CreateContainerInput{Call: r.call(), Ref: r.containerRef(), Metadata: meta, PublicAccess: access})
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *Service) updateContainer(r *req, conds cond.Conditions, touch bool, fn 
 // getContainerProperties is Get Container Properties' (and Get
 // Container Metadata's) REST handler.
 func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
-	p, err := s.GetContainerProperties(r.Context(), GetContainerPropertiesInput{Ref: r.containerRef(), LeaseID: r.Header.Get("x-ms-lease-id")})
+	p, err := s.GetContainerProperties(r.Context(), GetContainerPropertiesInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("x-ms-lease-id")})
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
 	if err := onlyDateConditions(conds); err != nil {
 		return err
 	}
-	if err := s.DeleteContainer(r.Context(), DeleteContainerInput{Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("x-ms-lease-id")}); err != nil {
+	if err := s.DeleteContainer(r.Context(), DeleteContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("x-ms-lease-id")}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)

@@ -21,6 +21,23 @@ import (
 // ...) parse a request into the input, call the method and render the
 // output; other front ends over the same data call the methods directly.
 
+// Call is what every domain input carries besides its own fields.
+type Call struct {
+	// Now is the operation's time, from the injected clock; zero: the
+	// service reads its clock. The REST handlers pass the time the
+	// request arrived (server.Request.Now), which is also the response's
+	// Date, so that Date and Last-Modified agree as they do on Azure.
+	Now time.Time
+}
+
+// now is the time of call c.
+func (s *Service) now(c Call) time.Time {
+	if !c.Now.IsZero() {
+		return c.Now
+	}
+	return s.clock.Now()
+}
+
 // BlobRef addresses a blob, or one of its snapshots, in an account.
 type BlobRef struct {
 	Account   string

@@ -17,6 +17,7 @@ import (
 // PutBlobInput is Put Blob: a whole blob of Type created or replaced at
 // Ref (the base blob).
 type PutBlobInput struct {
+	Call
 	Ref    BlobRef
 	Type   string // BlockBlob, PageBlob or AppendBlob
 	Access Access
@@ -52,7 +53,7 @@ type PutBlobOutput struct {
 // transaction applies the write rules and replaces the blob; the stored
 // body is freed at once if the write is refused.
 func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutput, err error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	// The record and the transaction's result in one allocation (this is
 	// the hot path of small uploads).
 	w := &struct {
@@ -162,6 +163,7 @@ func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
 
 // GetBlobPropertiesInput is Get Blob Properties (also Get Blob Metadata).
 type GetBlobPropertiesInput struct {
+	Call
 	Ref    BlobRef
 	Access Access
 }
@@ -170,7 +172,7 @@ type GetBlobPropertiesInput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-properties):
 // the blob's properties once the read conditions hold.
 func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInput) (BlobProperties, error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref := in.Ref // the closure copies ref, not all of in
 	var b *blobRec
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
@@ -188,6 +190,7 @@ func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInp
 
 // GetBlobInput is Get Blob: the blob's content, or Range of it.
 type GetBlobInput struct {
+	Call
 	Ref    BlobRef
 	Access Access
 	Range  *wire.Range // nil: the whole blob
@@ -211,7 +214,7 @@ type GetBlobOutput struct {
 // one read transaction checks the read rules and resolves the parts of
 // the range; the content is then streamed from the parts it resolved.
 func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutput, err error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	// The closure copies these, not all of in (this is the hot path of
 	// small downloads).
 	ref, acc, rng, wantMD5 := in.Ref, in.Access, in.Range, in.RangeMD5
@@ -263,6 +266,7 @@ const (
 
 // DeleteBlobInput is Delete Blob of a blob or a snapshot.
 type DeleteBlobInput struct {
+	Call
 	Ref             BlobRef
 	Access          Access
 	DeleteSnapshots DeleteSnapshots // for a base blob only
@@ -287,7 +291,7 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 	if permanent && ref.Snapshot == "" {
 		return DeleteBlobOutput{}, errPermanentDelete("Permanent delete applies only to a soft-deleted snapshot or version: give snapshot=.")
 	}
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	soft := false
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		soft = false
@@ -428,6 +432,7 @@ const (
 
 // SetBlobPropertiesInput is Set Blob Properties.
 type SetBlobPropertiesInput struct {
+	Call
 	Ref    BlobRef
 	Access Access
 	// HTTPHeaders replace the blob's content properties, all of them
@@ -451,7 +456,7 @@ type SetBlobPropertiesOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-properties).
 // If-None-Match: * does not fail it on an existing blob.
 func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInput) (SetBlobPropertiesOutput, error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	seqAction, seqNum, hdrs := in.SequenceNumberAction, in.SequenceNumber, in.HTTPHeaders
 	newSize := int64(-1)
 	if in.Size != nil {
@@ -502,6 +507,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInp
 // SetBlobMetadataInput is Set Blob Metadata: Metadata replaces the
 // blob's (nil or empty: none).
 type SetBlobMetadataInput struct {
+	Call
 	Ref      BlobRef
 	Access   Access
 	Metadata map[string]string
@@ -519,7 +525,7 @@ type SetBlobMetadataOutput struct {
 // If-None-Match: * does not fail it on an existing blob.
 func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) (SetBlobMetadataOutput, error) {
 	meta := in.Metadata
-	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.clock.Now(), func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
 		if err := notArchived(b); err != nil {
 			return err
 		}
@@ -536,6 +542,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 // LeaseID is the lease the action names) under the conditions of Access
 // (its LeaseID is not used).
 type LeaseBlobInput struct {
+	Call
 	Ref     BlobRef
 	Access  Access
 	Request lease.Request
@@ -552,7 +559,7 @@ type LeaseBlobOutput struct {
 // LeaseBlob is Lease Blob
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/lease-blob).
 func (s *Service) LeaseBlob(ctx context.Context, in LeaseBlobInput) (LeaseBlobOutput, error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref, acc, lr := in.Ref, in.Access, in.Request
 	var out LeaseBlobOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
@@ -583,6 +590,7 @@ func (s *Service) LeaseBlob(ctx context.Context, in LeaseBlobInput) (LeaseBlobOu
 // the blob's active lease; an active lease does not otherwise prevent a
 // snapshot.
 type SnapshotBlobInput struct {
+	Call
 	Ref      BlobRef
 	Access   Access
 	Metadata map[string]string
@@ -603,7 +611,7 @@ type SnapshotBlobOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/snapshot-blob).
 // The snapshot shares the blob's data items.
 func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (SnapshotBlobOutput, error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref, acc, meta := in.Ref, in.Access, in.Metadata
 	var out SnapshotBlobOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
@@ -648,6 +656,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 // Block List names it) of the blob Ref. LeaseID is the lease the caller
 // holds on the blob ("" for none).
 type PutBlockInput struct {
+	Call
 	Ref       BlobRef
 	LeaseID   string
 	BlockID   string
@@ -674,7 +683,7 @@ func errNoBlockBody() error {
 // the body is stored, then one transaction records it as an uncommitted
 // block; the stored body is freed at once if that is refused.
 func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockOutput, err error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	rawID, err := wire.DecodeBlockID(in.BlockID)
 	if err != nil {
 		return out, err
@@ -721,6 +730,7 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 // Blocks, in order, each looked up among the uncommitted blocks, the
 // committed ones, or both (wire.BlockKind).
 type PutBlockListInput struct {
+	Call
 	Ref    BlobRef
 	Access Access
 	// CreateOnly refuses to replace an existing blob (see PutBlobInput).
@@ -744,7 +754,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 	if len(in.Blocks) > maxCommittedBlocks {
 		return PutBlockListOutput{}, azerr.New(azerr.BlockListTooLong)
 	}
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref, acc, createOnly, newb, blocks := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks
 	var rec *blobRec
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
@@ -860,6 +870,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 
 // GetBlockListInput is Get Block List of a blob or snapshot.
 type GetBlockListInput struct {
+	Call
 	Ref    BlobRef
 	Access Access
 }
@@ -879,7 +890,7 @@ type GetBlockListOutput struct {
 // GetBlockList is Get Block List
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/get-block-list).
 func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBlockListOutput, error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref, acc := in.Ref, in.Access
 	var b *blobRec
 	var committed, uncommittedList []wire.BlockInfo

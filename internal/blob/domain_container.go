@@ -19,6 +19,7 @@ type ContainerRef struct {
 // CreateContainerInput is Create Container. PublicAccess is "",
 // "container" or "blob".
 type CreateContainerInput struct {
+	Call
 	Ref          ContainerRef
 	Metadata     map[string]string
 	PublicAccess string
@@ -34,7 +35,7 @@ type CreateContainerOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/create-container):
 // 409 ContainerAlreadyExists when the name is taken.
 func (s *Service) CreateContainer(ctx context.Context, in CreateContainerInput) (CreateContainerOutput, error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref, meta, access := in.Ref, in.Metadata, in.PublicAccess
 	var out CreateContainerOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
@@ -58,6 +59,7 @@ func (s *Service) CreateContainer(ctx context.Context, in CreateContainerInput) 
 // Container Metadata). LeaseID, when set, must be the container's active
 // lease.
 type GetContainerPropertiesInput struct {
+	Call
 	Ref     ContainerRef
 	LeaseID string
 }
@@ -80,7 +82,7 @@ type ContainerProperties struct {
 // GetContainerProperties is Get Container Properties
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/get-container-properties).
 func (s *Service) GetContainerProperties(ctx context.Context, in GetContainerPropertiesInput) (ContainerProperties, error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	var c *container
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
 		c, err = loadContainer(tx, in.Ref.Account, in.Ref.Container)
@@ -102,6 +104,7 @@ func (s *Service) GetContainerProperties(ctx context.Context, in GetContainerPro
 // only the date conditions) and LeaseID, which must be the container's
 // active lease when it has one.
 type DeleteContainerInput struct {
+	Call
 	Ref     ContainerRef
 	Cond    cond.Conditions
 	LeaseID string
@@ -112,7 +115,7 @@ type DeleteContainerInput struct {
 // the container and, in the same transaction, every blob, snapshot and
 // uncommitted block in it.
 func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) error {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref, conds, leaseID := in.Ref, in.Cond, in.LeaseID
 	return s.store.Update(ctx, func(tx kv.Tx) error {
 		c, err := loadContainer(tx, ref.Account, ref.Container)

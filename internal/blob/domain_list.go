@@ -22,6 +22,7 @@ type ListBlobsInclude struct {
 // after the prefix folded into one prefix entry each, from Marker (the
 // NextMarker of the previous page; "" for the first).
 type ListBlobsInput struct {
+	Call
 	Ref        ContainerRef
 	Prefix     string
 	Delimiter  string
@@ -58,7 +59,7 @@ type ListBlobsOutput struct {
 // names ascending, a blob's snapshots (oldest first) before the blob,
 // from one read transaction.
 func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref, prefix, delim, marker, maxN, inc := in.Ref, in.Prefix, in.Delimiter, in.Marker, in.MaxResults, in.Include
 	var mkind, mname, msnap string
 	if marker != "" {

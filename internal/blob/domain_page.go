@@ -43,6 +43,7 @@ func (c SequenceConditions) check(seq int64) error {
 // Checksums) written at Offset of the page blob Ref, or, with Clear,
 // those pages cleared. Offset and Length are multiples of 512.
 type PutPageInput struct {
+	Call
 	Ref            BlobRef
 	Access         Access
 	Sequence       SequenceConditions
@@ -70,7 +71,7 @@ type PutPageOutput struct {
 // (a clear splices a hole) under the write rules and the sequence number
 // conditions.
 func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutput, err error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	var st *extent.Staged
 	tried := false
 	if !in.Clear {
@@ -120,6 +121,7 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 // within Range (nil: all of it); with PrevSnapshot (a snapshot time as
 // stored) the ranges changed since that snapshot.
 type GetPageRangesInput struct {
+	Call
 	Ref          BlobRef
 	Access       Access
 	Range        *wire.Range
@@ -138,7 +140,7 @@ type GetPageRangesOutput struct {
 // GetPageRanges is Get Page Ranges
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/get-page-ranges).
 func (s *Service) GetPageRanges(ctx context.Context, in GetPageRangesInput) (GetPageRangesOutput, error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref, acc, prevSnap := in.Ref, in.Access, in.PrevSnapshot
 	var prevT time.Time
 	if prevSnap != "" {
@@ -201,6 +203,7 @@ func (s *Service) GetPageRanges(ctx context.Context, in GetPageRangesInput) (Get
 // AppendPosition bytes long and stays within MaxSize (nil: no such
 // condition).
 type AppendBlockInput struct {
+	Call
 	Ref            BlobRef
 	Access         Access
 	AppendPosition *int64
@@ -228,7 +231,7 @@ type AppendBlockOutput struct {
 // the block is stored first, then one transaction appends it under the
 // write rules and the append conditions.
 func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out AppendBlockOutput, err error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	body, err := extent.LimitBody(in.Body, in.Length, maxAppendBlock)
 	if err != nil {
 		return out, err
@@ -277,6 +280,7 @@ func optional(v *int64) int64 {
 // SealBlobInput is Seal Append Blob, when the blob is AppendPosition
 // bytes long (nil: any length).
 type SealBlobInput struct {
+	Call
 	Ref            BlobRef
 	Access         Access
 	AppendPosition *int64
@@ -297,7 +301,7 @@ type SealBlobOutput struct {
 // blob.
 func (s *Service) SealBlob(ctx context.Context, in SealBlobInput) (SealBlobOutput, error) {
 	appendPos := optional(in.AppendPosition)
-	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.clock.Now(), func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
 		if b.Type != AppendBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}

@@ -11,6 +11,7 @@ import (
 // GetBlobTagsInput is Get Blob Tags of a blob or snapshot. LeaseID, when
 // set, must be the base blob's active lease.
 type GetBlobTagsInput struct {
+	Call
 	Ref     BlobRef
 	LeaseID string
 	IfTags  TagCondition
@@ -19,7 +20,7 @@ type GetBlobTagsInput struct {
 // GetBlobTags is Get Blob Tags
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-tags).
 func (s *Service) GetBlobTags(ctx context.Context, in GetBlobTagsInput) (blobtags.Tags, error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref := in.Ref
 	var b *blobRec
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
@@ -43,6 +44,7 @@ func (s *Service) GetBlobTags(ctx context.Context, in GetBlobTagsInput) (blobtag
 // SetBlobTagsInput is Set Blob Tags: Tags replace every tag of the base
 // blob Ref (none: no tags). A leased blob needs its LeaseID.
 type SetBlobTagsInput struct {
+	Call
 	Ref     BlobRef
 	LeaseID string
 	IfTags  TagCondition
@@ -53,7 +55,7 @@ type SetBlobTagsInput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tags):
 // it changes neither the ETag nor Last-Modified.
 func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref, leaseID, ifTags, tags := in.Ref, in.LeaseID, in.IfTags, in.Tags
 	if len(tags) == 0 {
 		tags = nil
@@ -78,6 +80,7 @@ func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
 // snapshots: Tier is Hot, Cool, Cold or Archive (any case). A leased
 // base blob needs its LeaseID.
 type SetBlobTierInput struct {
+	Call
 	Ref     BlobRef
 	LeaseID string
 	Tier    string
@@ -93,7 +96,7 @@ type SetBlobTierOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tier):
 // it changes neither the ETag nor Last-Modified.
 func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlobTierOutput, error) {
-	now := s.clock.Now()
+	now := s.now(in.Call)
 	ref, leaseID, v := in.Ref, in.LeaseID, in.Tier
 	var out SetBlobTierOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {

@@ -353,3 +353,19 @@ func TestDomainPagesAndAppends(t *testing.T) {
 		t.Fatalf("append blob content %q", got)
 	}
 }
+
+func TestDomainCallTime(t *testing.T) {
+	ctx := context.Background()
+	s, _, c := domainEnv(t)
+	ref := blobAt(c, "timed")
+	at := s.clock.Now().Add(-time.Hour).Truncate(time.Second)
+	out, err := s.PutBlob(ctx, PutBlobInput{Call: Call{Now: at}, Ref: ref, Type: AppendBlob})
+	if err != nil || !out.LastModified.Equal(at) {
+		t.Fatalf("put at %v: %+v %v", at, out, err)
+	}
+	// Without a time, the service's clock.
+	md, err := s.SetBlobMetadata(ctx, SetBlobMetadataInput{Ref: ref})
+	if err != nil || !md.LastModified.Equal(s.clock.Now()) {
+		t.Fatalf("metadata: %+v %v, clock %v", md, err, s.clock.Now())
+	}
+}

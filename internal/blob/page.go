@@ -54,7 +54,7 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := PutPageInput{Ref: r.ref(), Access: r.access(conds), Sequence: parseSequenceConds(r.Header), Offset: off, Length: n}
+	in := PutPageInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Sequence: parseSequenceConds(r.Header), Offset: off, Length: n}
 	mode := r.Header.Get("x-ms-page-write")
 	switch mode {
 	case "update":
@@ -145,7 +145,7 @@ func (s *Service) getPageRanges(w http.ResponseWriter, r *req) error {
 		}
 		prevSnap = wire.FormatISO7(prevT)
 	}
-	pr, err := s.GetPageRanges(r.Context(), GetPageRangesInput{Ref: r.ref(), Access: r.readAccess(), Range: rng, PrevSnapshot: prevSnap})
+	pr, err := s.GetPageRanges(r.Context(), GetPageRangesInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess(), Range: rng, PrevSnapshot: prevSnap})
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := AppendBlockInput{Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos), MaxSize: optSize(maxSize), Body: r.Body}
+	in := AppendBlockInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos), MaxSize: optSize(maxSize), Body: r.Body}
 	if in.Checksums, err = parseChecksums(r.Header); err != nil {
 		return err
 	}
@@ -256,7 +256,7 @@ func (s *Service) sealBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.SealBlob(r.Context(), SealBlobInput{Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos)})
+	out, err := s.SealBlob(r.Context(), SealBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos)})
 	if err != nil {
 		return err
 	}

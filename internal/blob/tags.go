@@ -28,7 +28,7 @@ func requestTags(r *req) (blobtags.Tags, error) {
 
 // getBlobTags is Get Blob Tags' REST handler (also of a snapshot).
 func (s *Service) getBlobTags(w http.ResponseWriter, r *req) error {
-	tags, err := s.GetBlobTags(r.Context(), GetBlobTagsInput{Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header)})
+	tags, err := s.GetBlobTags(r.Context(), GetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header)})
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if err := s.SetBlobTags(r.Context(), SetBlobTagsInput{Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header), Tags: tags}); err != nil {
+	if err := s.SetBlobTags(r.Context(), SetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header), Tags: tags}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -84,7 +84,7 @@ func (s *Service) setBlobTier(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-rehydrate-priority", p)
 	}
-	out, err := s.SetBlobTier(r.Context(), SetBlobTierInput{Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), Tier: v})
+	out, err := s.SetBlobTier(r.Context(), SetBlobTierInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), Tier: v})
 	if err != nil {
 		return err
 	}
