@@ -369,3 +369,35 @@ func TestDomainCallTime(t *testing.T) {
 		t.Fatalf("metadata: %+v %v, clock %v", md, err, s.clock.Now())
 	}
 }
+
+func TestDomainCopyBlob(t *testing.T) {
+	ctx := context.Background()
+	s, _, c := domainEnv(t)
+	src := blobAt(c, "src")
+	put := putBlock(t, s, src, "copied bytes", Access{})
+	if _, err := s.SetBlobMetadata(ctx, SetBlobMetadataInput{Ref: src, Metadata: map[string]string{"from": "src"}}); err != nil {
+		t.Fatal(err)
+	}
+	dst := blobAt(c, "dst")
+	_, err := s.CopyBlob(ctx, CopyBlobInput{Ref: dst, Source: CopySource{Blob: src, Cond: cond.Conditions{IfMatch: []string{put.ETag}}}})
+	wantCode(t, err, 412, azerr.SourceConditionNotMet) // the metadata changed the ETag
+	wrong := md5.Sum([]byte("other"))
+	_, err = s.CopyBlob(ctx, CopyBlobInput{Ref: dst, Sync: true, Source: CopySource{Blob: src}, SourceContentMD5: wrong[:]})
+	wantCode(t, err, 400, azerr.MD5Mismatch)
+	right := md5.Sum([]byte("copied bytes"))
+	out, err := s.CopyBlob(ctx, CopyBlobInput{Ref: dst, Sync: true, Source: CopySource{Blob: src, URL: "http://127.0.0.1:10000/acct/cnt/src"}, SourceContentMD5: right[:],
+		Metadata: map[string]string{"to": "dst"}, Tier: "cool"})
+	if err != nil || out.CopyStatus != "success" || out.CopyID == "" || !bytes.Equal(out.ContentMD5, right[:]) {
+		t.Fatalf("copy: %+v %v", out, err)
+	}
+	p, err := s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: dst})
+	if err != nil || p.Metadata["to"] != "dst" || p.Metadata["from"] != "" || p.AccessTier != "Cool" || p.Copy == nil ||
+		p.Copy.ID != out.CopyID || p.Copy.Source != "http://127.0.0.1:10000/acct/cnt/src" || p.Copy.Progress != "12/12" {
+		t.Fatalf("copy's properties: %+v %v", p, err)
+	}
+	if _, got := readBlob(t, s, GetBlobInput{Ref: dst}); got != "copied bytes" {
+		t.Fatalf("copy's content %q", got)
+	}
+	_, err = s.CopyBlob(ctx, CopyBlobInput{Ref: dst, Source: CopySource{Blob: blobAt(c, "missing")}})
+	wantCode(t, err, 404, azerr.CannotVerifyCopySource)
+}
