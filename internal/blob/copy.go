@@ -3,7 +3,6 @@ package blob
 import (
 	"crypto/md5"
 	"encoding/base64"
-	"errors"
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"net/http"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -182,23 +180,5 @@ func (s *Service) abortCopyBlob(w http.ResponseWriter, r *req) error {
 	if id == "" {
 		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "copyid")
 	}
-	return s.store.View(r.Context(), func(tx kv.Tx) error {
-		b, err := loadBlob(tx, r.ref())
-		if err != nil {
-			return err
-		}
-		e := b.Lease.Effective(r.Now)
-		if e.Duration == "infinite" || r.Header.Get("x-ms-lease-id") != "" {
-			if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
-				return err
-			}
-		}
-		if b.Copy == nil || b.Copy.Status != "pending" {
-			return azerr.New(azerr.NoPendingCopyOperation)
-		}
-		if b.Copy.ID != id {
-			return azerr.New(azerr.CopyIDMismatch)
-		}
-		return errors.New("abort copy: pending copies do not exist on this server")
-	})
+	return s.AbortCopyBlob(r.Context(), AbortCopyBlobInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), CopyID: id})
 }

@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -178,4 +179,42 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		return CopyBlobOutput{}, err
 	}
 	return CopyBlobOutput{ETag: rec.ETag, LastModified: rec.Modified, CopyID: copyID, CopyStatus: "success", ContentMD5: srcMD5}, nil
+}
+
+// AbortCopyBlobInput is Abort Copy Blob of copy CopyID onto Ref. LeaseID
+// is the lease the caller holds on the blob ("" for none).
+type AbortCopyBlobInput struct {
+	Call
+	Ref     BlobRef
+	LeaseID string
+	CopyID  string
+}
+
+// AbortCopyBlob is Abort Copy Blob
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/abort-copy-blob):
+// copies complete inside Copy Blob here, so there is never a pending copy
+// to abort (409 NoPendingCopyOperation), after the usual existence and
+// lease checks.
+func (s *Service) AbortCopyBlob(ctx context.Context, in AbortCopyBlobInput) error {
+	now := s.now(in.Call)
+	ref, leaseID, id := in.Ref, in.LeaseID, in.CopyID
+	return s.store.View(ctx, func(tx kv.Tx) error {
+		b, err := loadBlob(tx, ref)
+		if err != nil {
+			return err
+		}
+		e := b.Lease.Effective(now)
+		if e.Duration == "infinite" || leaseID != "" {
+			if err := lease.CheckWrite(b.Lease, leaseID, lease.Blob, now); err != nil {
+				return err
+			}
+		}
+		if b.Copy == nil || b.Copy.Status != "pending" {
+			return azerr.New(azerr.NoPendingCopyOperation)
+		}
+		if b.Copy.ID != id {
+			return azerr.New(azerr.CopyIDMismatch)
+		}
+		return errors.New("abort copy: pending copies do not exist on this server")
+	})
 }

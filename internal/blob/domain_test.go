@@ -400,4 +400,16 @@ func TestDomainCopyBlob(t *testing.T) {
 	}
 	_, err = s.CopyBlob(ctx, CopyBlobInput{Ref: dst, Source: CopySource{Blob: blobAt(c, "missing")}})
 	wantCode(t, err, 404, azerr.CannotVerifyCopySource)
+	// The copy completed: nothing to abort.
+	err = s.AbortCopyBlob(ctx, AbortCopyBlobInput{Ref: dst, CopyID: out.CopyID})
+	wantCode(t, err, 409, azerr.NoPendingCopyOperation)
+	// Without soft delete, a deleted blob cannot be restored.
+	if _, err := s.DeleteBlob(ctx, DeleteBlobInput{Ref: dst}); err != nil {
+		t.Fatal(err)
+	}
+	err = s.UndeleteBlob(ctx, UndeleteBlobInput{Ref: dst})
+	wantCode(t, err, 404, azerr.BlobNotFound)
+	if err := s.UndeleteBlob(ctx, UndeleteBlobInput{Ref: src}); err != nil {
+		t.Fatalf("undelete of a live blob: %v", err)
+	}
 }

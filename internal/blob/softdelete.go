@@ -274,48 +274,7 @@ func deletePermanently(tx kv.Tx, ref BlobRef, now time.Time, pol retention, chec
 // a name with nothing live or retained is 404 BlobNotFound. Restored
 // records keep their ETag and Last-Modified and come back unleased.
 func (s *Service) undeleteBlob(w http.ResponseWriter, r *req) error {
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
-			return err
-		}
-		live, err := findBlob(tx, r.Account, r.container, r.name, "")
-		if err != nil {
-			return err
-		}
-		entries, err := findDeleted(tx, r.Account, r.container, r.name)
-		if err != nil {
-			return err
-		}
-		restored := 0
-		for _, e := range entries {
-			if !e.rec.Del.retained(r.Now) {
-				continue // expired: the collector purges it
-			}
-			if err := dropDeleted(tx, r.Account, r.container, r.name, e.snap, e.rec); err != nil {
-				return err
-			}
-			rec := *e.rec
-			rec.Del = nil
-			snap := e.snap
-			if snap == "" && live != nil {
-				// A write over a soft-deleted blob settles it first, so
-				// this does not happen; should it, keep the data as a
-				// snapshot of the live blob rather than overwrite it.
-				if snap, err = newSnapshotTime(tx, r.Account, r.container, r.name, r.Now); err != nil {
-					return err
-				}
-			}
-			if err := kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, snap), &rec); err != nil {
-				return err
-			}
-			restored++
-		}
-		if live == nil && restored == 0 {
-			return azerr.New(azerr.BlobNotFound)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.UndeleteBlob(r.Context(), UndeleteBlobInput{Call: r.call(), Ref: r.ref()}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)
