@@ -60,51 +60,6 @@ func (s *Service) createContainer(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// containerLeaseCheck applies the container lease rules for operations that
-// are not gated (only Delete Container is): a supplied lease id must match.
-func containerLeaseRead(c *container, r *req) error {
-	return lease.CheckRead(c.Lease, r.Header.Get("x-ms-lease-id"), lease.Container, r.Now)
-}
-
-// readContainer reads the addressed container for a read operation: a
-// supplied lease id must match.
-func (s *Service) readContainer(r *req) (*container, error) {
-	var c *container
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, r.Account, r.container)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return c, containerLeaseRead(c, r)
-}
-
-// updateContainer is the read-modify-write of a container record under
-// its write conditions; fn edits the record (and applies any lease rule).
-// With touch the write gets a new ETag and Last-Modified (lease actions
-// do not).
-func (s *Service) updateContainer(r *req, conds cond.Conditions, touch bool, fn func(c *container) error) (*container, error) {
-	var c *container
-	err := s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, r.Account, r.container)
-		if err != nil {
-			return err
-		}
-		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
-			return err
-		}
-		if err := fn(c); err != nil {
-			return err
-		}
-		if touch {
-			c.Modified, c.ETag = r.Now, newETag(r.Now)
-		}
-		return kv.PutJSON(tx, containerKey(r.Account, r.container), c)
-	})
-	return c, err
-}
-
 // getContainerProperties is Get Container Properties' (and Get
 // Container Metadata's) REST handler.
 func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
@@ -217,14 +172,11 @@ func (s *Service) setContainerMetadata(w http.ResponseWriter, r *req) error {
 	if conds.IfUnmodifiedSince != nil {
 		return azerr.Newf(azerr.UnsupportedHeader, "If-Unmodified-Since is not supported for Set Container Metadata.")
 	}
-	c, err := s.updateContainer(r, conds, true, func(c *container) error {
-		c.Meta = meta
-		return containerLeaseRead(c, r)
-	})
+	out, err := s.SetContainerMetadata(r.Context(), SetContainerMetadataInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("x-ms-lease-id"), Metadata: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, c.ETag, c.Modified)
+	setETag(w, out.ETag, out.LastModified)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -235,15 +187,15 @@ type signedIdentifiers struct {
 }
 
 func (s *Service) getContainerACL(w http.ResponseWriter, r *req) error {
-	c, err := s.readContainer(r)
+	acl, err := s.GetContainerACL(r.Context(), GetContainerACLInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("x-ms-lease-id")})
 	if err != nil {
 		return err
 	}
-	setETag(w, c.ETag, c.Modified)
-	if c.PublicAccess != "" {
-		w.Header().Set("x-ms-blob-public-access", c.PublicAccess)
+	setETag(w, acl.ETag, acl.LastModified)
+	if acl.PublicAccess != "" {
+		w.Header().Set("x-ms-blob-public-access", acl.PublicAccess)
 	}
-	return server.WriteXML(w, http.StatusOK, signedIdentifiers{Items: c.ACL})
+	return server.WriteXML(w, http.StatusOK, signedIdentifiers{Items: acl.Policies})
 }
 
 func (s *Service) setContainerACL(w http.ResponseWriter, r *req) error {
@@ -291,14 +243,11 @@ func (s *Service) setContainerACL(w http.ResponseWriter, r *req) error {
 			}
 		}
 	}
-	c, err := s.updateContainer(r, conds, true, func(c *container) error {
-		c.ACL, c.PublicAccess = acl.Items, access
-		return containerLeaseRead(c, r)
-	})
+	out, err := s.SetContainerACL(r.Context(), SetContainerACLInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("x-ms-lease-id"), PublicAccess: access, Policies: acl.Items})
 	if err != nil {
 		return err
 	}
-	setETag(w, c.ETag, c.Modified)
+	setETag(w, out.ETag, out.LastModified)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -324,19 +273,13 @@ func (s *Service) leaseContainer(w http.ResponseWriter, r *req) error {
 	if err := onlyDateConditions(conds); err != nil {
 		return err
 	}
-	var res lease.Result
-	// A lease action is not a write: ETag and Last-Modified stay.
-	c, err := s.updateContainer(r, conds, false, func(c *container) (err error) {
-		res, err = lease.Apply(c.Lease, lr, lease.Container, r.Now)
-		c.Lease = res.Lease
-		return err
-	})
+	out, err := s.LeaseContainer(r.Context(), LeaseContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, Request: lr})
 	if err != nil {
 		return err
 	}
-	writeLeaseResult(w, res)
-	setETag(w, c.ETag, c.Modified)
-	w.WriteHeader(res.Status)
+	writeLeaseResult(w, out.Result)
+	setETag(w, out.ETag, out.LastModified)
+	w.WriteHeader(out.Result.Status)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // ContainerRef addresses a container in an account.
@@ -133,4 +134,159 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 		}
 		return s.deleteAllBlobs(tx, ref, now)
 	})
+}
+
+// updateContainer is the read-modify-write of a container record under
+// its write conditions; fn edits the record (and applies any lease rule).
+// With touch the write gets a new ETag and Last-Modified (lease actions
+// do not).
+func (s *Service) updateContainer(ctx context.Context, ref ContainerRef, conds cond.Conditions, now time.Time, touch bool, fn func(c *container) error) (*container, error) {
+	var c *container
+	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
+		c, err = loadContainer(tx, ref.Account, ref.Container)
+		if err != nil {
+			return err
+		}
+		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
+			return err
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+		if touch {
+			c.Modified, c.ETag = now, newETag(now)
+		}
+		return kv.PutJSON(tx, containerKey(ref.Account, ref.Container), c)
+	})
+	return c, err
+}
+
+// ContainerWriteOutput is a container after a write.
+type ContainerWriteOutput struct {
+	ETag         string
+	LastModified time.Time
+}
+
+// SetContainerMetadataInput is Set Container Metadata: Metadata replaces
+// the container's. LeaseID, when set, must be the container's active
+// lease; Cond are the conditions (Azure takes If-Modified-Since only).
+type SetContainerMetadataInput struct {
+	Call
+	Ref      ContainerRef
+	Cond     cond.Conditions
+	LeaseID  string
+	Metadata map[string]string
+}
+
+// SetContainerMetadata is Set Container Metadata
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/set-container-metadata).
+func (s *Service) SetContainerMetadata(ctx context.Context, in SetContainerMetadataInput) (ContainerWriteOutput, error) {
+	now := s.now(in.Call)
+	meta, leaseID := in.Metadata, in.LeaseID
+	c, err := s.updateContainer(ctx, in.Ref, in.Cond, now, true, func(c *container) error {
+		c.Meta = meta
+		return lease.CheckRead(c.Lease, leaseID, lease.Container, now)
+	})
+	if err != nil {
+		return ContainerWriteOutput{}, err
+	}
+	return ContainerWriteOutput{ETag: c.ETag, LastModified: c.Modified}, nil
+}
+
+// GetContainerACLInput is Get Container ACL. LeaseID, when set, must be
+// the container's active lease.
+type GetContainerACLInput struct {
+	Call
+	Ref     ContainerRef
+	LeaseID string
+}
+
+// ContainerACL is a container's public access ("", "container" or
+// "blob") and stored access policies.
+type ContainerACL struct {
+	ETag         string
+	LastModified time.Time
+	PublicAccess string
+	Policies     []server.StoredPolicy
+}
+
+// GetContainerACL is Get Container ACL
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/get-container-acl).
+func (s *Service) GetContainerACL(ctx context.Context, in GetContainerACLInput) (ContainerACL, error) {
+	now := s.now(in.Call)
+	ref := in.Ref
+	var c *container
+	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
+		c, err = loadContainer(tx, ref.Account, ref.Container)
+		return err
+	})
+	if err != nil {
+		return ContainerACL{}, err
+	}
+	if err := lease.CheckRead(c.Lease, in.LeaseID, lease.Container, now); err != nil {
+		return ContainerACL{}, err
+	}
+	return ContainerACL{ETag: c.ETag, LastModified: c.Modified, PublicAccess: c.PublicAccess, Policies: c.ACL}, nil
+}
+
+// SetContainerACLInput is Set Container ACL: the public access and the
+// stored access policies (at most five, validated by the caller) replace
+// the container's.
+type SetContainerACLInput struct {
+	Call
+	Ref          ContainerRef
+	Cond         cond.Conditions
+	LeaseID      string
+	PublicAccess string
+	Policies     []server.StoredPolicy
+}
+
+// SetContainerACL is Set Container ACL
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/set-container-acl).
+func (s *Service) SetContainerACL(ctx context.Context, in SetContainerACLInput) (ContainerWriteOutput, error) {
+	now := s.now(in.Call)
+	policies, access, leaseID := in.Policies, in.PublicAccess, in.LeaseID
+	c, err := s.updateContainer(ctx, in.Ref, in.Cond, now, true, func(c *container) error {
+		c.ACL, c.PublicAccess = policies, access
+		return lease.CheckRead(c.Lease, leaseID, lease.Container, now)
+	})
+	if err != nil {
+		return ContainerWriteOutput{}, err
+	}
+	return ContainerWriteOutput{ETag: c.ETag, LastModified: c.Modified}, nil
+}
+
+// LeaseContainerInput is Lease Container: one lease action under Cond.
+type LeaseContainerInput struct {
+	Call
+	Ref     ContainerRef
+	Cond    cond.Conditions
+	Request lease.Request
+}
+
+// LeaseContainerOutput is the outcome of the lease action and the
+// container's ETag and Last-Modified, which a lease action does not
+// change.
+type LeaseContainerOutput struct {
+	ETag         string
+	LastModified time.Time
+	Result       lease.Result
+}
+
+// LeaseContainer is Lease Container
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/lease-container).
+func (s *Service) LeaseContainer(ctx context.Context, in LeaseContainerInput) (LeaseContainerOutput, error) {
+	now := s.now(in.Call)
+	lr := in.Request
+	var res lease.Result
+	// A lease action is not a write: ETag and Last-Modified stay.
+	c, err := s.updateContainer(ctx, in.Ref, in.Cond, now, false, func(c *container) (err error) {
+		res, err = lease.Apply(c.Lease, lr, lease.Container, now)
+		c.Lease = res.Lease
+		return err
+	})
+	if err != nil {
+		return LeaseContainerOutput{}, err
+	}
+	return LeaseContainerOutput{ETag: c.ETag, LastModified: c.Modified, Result: res}, nil
 }

@@ -413,3 +413,40 @@ func TestDomainCopyBlob(t *testing.T) {
 		t.Fatalf("undelete of a live blob: %v", err)
 	}
 }
+
+func TestDomainContainerOperations(t *testing.T) {
+	ctx := context.Background()
+	s, advance, c := domainEnv(t)
+	_, err := s.CreateContainer(ctx, CreateContainerInput{Ref: c})
+	wantCode(t, err, 409, azerr.ContainerAlreadyExists)
+	d := 15
+	l, err := s.LeaseContainer(ctx, LeaseContainerInput{Ref: c, Request: lease.Request{Action: lease.ActionAcquire, Duration: &d}})
+	if err != nil || l.Result.LeaseID == "" {
+		t.Fatalf("acquire: %+v %v", l, err)
+	}
+	err = s.DeleteContainer(ctx, DeleteContainerInput{Ref: c})
+	wantCode(t, err, 412, azerr.LeaseIDMissing)
+	md, err := s.SetContainerMetadata(ctx, SetContainerMetadataInput{Ref: c, Metadata: map[string]string{"a": "b"}})
+	if err != nil || md.ETag == l.ETag {
+		t.Fatalf("metadata: %+v %v", md, err)
+	}
+	policies := []signedID{{ID: "p1", Permission: "r"}}
+	if _, err := s.SetContainerACL(ctx, SetContainerACLInput{Ref: c, LeaseID: l.Result.LeaseID, PublicAccess: "blob", Policies: policies}); err != nil {
+		t.Fatal(err)
+	}
+	acl, err := s.GetContainerACL(ctx, GetContainerACLInput{Ref: c})
+	if err != nil || acl.PublicAccess != "blob" || len(acl.Policies) != 1 || acl.Policies[0].ID != "p1" {
+		t.Fatalf("acl: %+v %v", acl, err)
+	}
+	p, err := s.GetContainerProperties(ctx, GetContainerPropertiesInput{Ref: c})
+	if err != nil || p.Metadata["a"] != "b" || p.Lease.State != lease.StateLeased || p.PublicAccess != "blob" {
+		t.Fatalf("properties: %+v %v", p, err)
+	}
+	// The lease lapses on the injected clock; the container can go.
+	advance(16 * time.Second)
+	if err := s.DeleteContainer(ctx, DeleteContainerInput{Ref: c}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.GetContainerACL(ctx, GetContainerACLInput{Ref: c})
+	wantCode(t, err, 404, azerr.ContainerNotFound)
+}
