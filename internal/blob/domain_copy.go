@@ -97,7 +97,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			if err != nil || src == nil || src.Tier == tierArchive || src.Size > maxCopyFromURL {
 				return nil // the write transaction reports it
 			}
-			if _, err := s.hash(ctx, tx, &source{md5: srcMD5}, src.Parts, src.Size); err != nil {
+			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size); err != nil {
 				return err
 			}
 			hashed = src.Parts
@@ -149,7 +149,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			}
 		}
 		if srcMD5 != nil && (hashed == nil || !extent.SameParts(src.Parts, hashed)) {
-			if _, err := s.hash(ctx, tx, &source{md5: srcMD5}, src.Parts, src.Size); err != nil {
+			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size); err != nil {
 				return err
 			}
 		}

@@ -450,3 +450,42 @@ func TestDomainContainerOperations(t *testing.T) {
 	_, err = s.GetContainerACL(ctx, GetContainerACLInput{Ref: c})
 	wantCode(t, err, 404, azerr.ContainerNotFound)
 }
+
+func TestDomainFromURL(t *testing.T) {
+	ctx := context.Background()
+	s, _, c := domainEnv(t)
+	src := blobAt(c, "source")
+	putBlock(t, s, src, "0123456789", Access{})
+	whole := md5.Sum([]byte("0123456789"))
+	out, err := s.PutBlobFromURL(ctx, PutBlobFromURLInput{Ref: blobAt(c, "copy"), Source: FromURLSource{Blob: src, Checksums: Checksums{MD5: whole[:]}}, CopyProperties: true})
+	if err != nil || !bytes.Equal(out.ContentMD5, whole[:]) || !out.ServerEncrypted {
+		t.Fatalf("put blob from url: %+v %v", out, err)
+	}
+	if p, err := s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: blobAt(c, "copy")}); err != nil || p.HTTPHeaders.ContentType != "text/plain" {
+		t.Fatalf("copied properties: %+v %v", p, err)
+	}
+	dst := blobAt(c, "assembled")
+	id := base64.StdEncoding.EncodeToString([]byte("b1"))
+	wrong := md5.Sum([]byte("x"))
+	_, err = s.PutBlockFromURL(ctx, PutBlockFromURLInput{Ref: dst, BlockID: id, Source: FromURLSource{Blob: src, Range: &wire.Range{Start: 2, End: 5}, Checksums: Checksums{MD5: wrong[:]}}})
+	wantCode(t, err, 400, azerr.MD5Mismatch)
+	if _, err := s.PutBlockFromURL(ctx, PutBlockFromURLInput{Ref: dst, BlockID: id, Source: FromURLSource{Blob: src, Range: &wire.Range{Start: 2, End: 5}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutBlockList(ctx, PutBlockListInput{Ref: dst, Blocks: []wire.BlockRef{{ID: id, Kind: wire.Latest}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := readBlob(t, s, GetBlobInput{Ref: dst}); got != "2345" {
+		t.Fatalf("block from url: %q", got)
+	}
+	app := blobAt(c, "app")
+	if _, err := s.PutBlob(ctx, PutBlobInput{Ref: app, Type: AppendBlob}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.AppendBlockFromURL(ctx, AppendBlockFromURLInput{Ref: app, Source: FromURLSource{Blob: src, Range: &wire.Range{Start: 0, End: 2}}})
+	if err != nil || a.AppendOffset != 0 || a.CommittedBlockCount != 1 {
+		t.Fatalf("append from url: %+v %v", a, err)
+	}
+	_, err = s.AppendBlockFromURL(ctx, AppendBlockFromURLInput{Ref: app, Source: FromURLSource{Blob: blobAt(c, "gone")}})
+	wantCode(t, err, 404, azerr.CannotVerifyCopySource)
+}
