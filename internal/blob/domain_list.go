@@ -166,3 +166,72 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 	}
 	return out, nil
 }
+
+// ListContainersInput is List Containers: one page of at most
+// MaxResults containers whose names start with Prefix, from Marker (the
+// previous page's NextMarker, "" for the first).
+type ListContainersInput struct {
+	Call
+	Account    string
+	Prefix     string
+	Marker     string
+	MaxResults int
+}
+
+// ListedContainer is one container of a listing.
+type ListedContainer struct {
+	Name       string
+	Properties ContainerProperties
+}
+
+// ListContainersOutput is one page of a listing; NextMarker is "" on the
+// last.
+type ListContainersOutput struct {
+	Items      []ListedContainer
+	NextMarker string
+}
+
+// ListContainers is List Containers
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/list-containers2).
+func (s *Service) ListContainers(ctx context.Context, in ListContainersInput) (ListContainersOutput, error) {
+	now := s.now(in.Call)
+	maxN := in.MaxResults
+	base := containersPrefix(in.Account)
+	start := kv.AppendPartial(append([]byte(nil), base...), in.Prefix)
+	end := kv.PrefixEnd(start)
+	if in.Marker != "" && in.Marker > in.Prefix {
+		start = containerKey(in.Account, in.Marker)
+	}
+	var out ListContainersOutput
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		out = ListContainersOutput{}
+		var derr error
+		err := tx.Scan(start, end, maxN+1, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 3 {
+				return true
+			}
+			if len(out.Items) == maxN {
+				out.NextMarker = parts[2]
+				return false
+			}
+			var c container
+			if derr = kv.DecodeJSON(k, v, &c); derr != nil {
+				return false
+			}
+			out.Items = append(out.Items, ListedContainer{Name: parts[2], Properties: ContainerProperties{
+				ETag: c.ETag, LastModified: c.Modified, Metadata: c.Meta, Lease: c.Lease.Effective(now), PublicAccess: c.PublicAccess,
+				DefaultEncryptionScope: "$account-encryption-key",
+			}})
+			return true
+		})
+		if err == nil {
+			err = derr
+		}
+		return err
+	})
+	if err != nil {
+		return ListContainersOutput{}, err
+	}
+	return out, nil
+}

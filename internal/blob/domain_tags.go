@@ -2,7 +2,9 @@ package blob
 
 import (
 	"context"
+	"encoding/base64"
 
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
@@ -120,4 +122,95 @@ func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlob
 		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)
 	})
 	return out, err
+}
+
+// FindBlobsByTagsInput is Find Blobs by Tags: the base blobs whose tags
+// match Where, in the account or, when Container is set, in that
+// container; one page of at most MaxResults from Marker (the previous
+// page's NextMarker, "" for the first).
+type FindBlobsByTagsInput struct {
+	Call
+	Account    string
+	Container  string
+	Where      *blobtags.Expr
+	Marker     string
+	MaxResults int
+}
+
+// TaggedBlob is a blob Find Blobs by Tags found, with all its tags.
+type TaggedBlob struct {
+	Container, Name string
+	Tags            blobtags.Tags
+}
+
+// FindBlobsByTagsOutput is one page of matches; NextMarker is "" on the
+// last.
+type FindBlobsByTagsOutput struct {
+	Items      []TaggedBlob
+	NextMarker string
+}
+
+// FindBlobsByTags is Find Blobs by Tags
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/find-blobs-by-tags):
+// a scan of the blob records at one snapshot, so it is never behind the
+// writes. The marker is the key of the next blob record.
+func (s *Service) FindBlobsByTags(ctx context.Context, in FindBlobsByTagsInput) (FindBlobsByTagsOutput, error) {
+	acct, cont, e, maxN := in.Account, in.Container, in.Where, in.MaxResults
+	start := kv.Key("b", acct)
+	switch {
+	case cont != "":
+		start = blobsPrefix(acct, cont)
+	case e.Container() != "":
+		start = blobsPrefix(acct, e.Container())
+	}
+	end := kv.PrefixEnd(start)
+	if m := in.Marker; m != "" {
+		k, err := base64.RawURLEncoding.DecodeString(m)
+		if err != nil || string(k) < string(start) || string(k) >= string(end) {
+			return FindBlobsByTagsOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", m)
+		}
+		start = k
+	}
+	var items []TaggedBlob
+	var next []byte
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		items, next = items[:0], nil
+		if cont != "" {
+			if _, err := loadContainer(tx, acct, cont); err != nil {
+				return err
+			}
+		}
+		var derr error
+		err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 5 || parts[4] != "" {
+				return true // a snapshot
+			}
+			var b blobRec
+			if derr = kv.DecodeJSON(k, v, &b); derr != nil {
+				return false
+			}
+			if !e.Matches(b.Tags, parts[2]) {
+				return true
+			}
+			if len(items) == maxN {
+				next = append([]byte(nil), k...)
+				return false
+			}
+			items = append(items, TaggedBlob{Container: parts[2], Name: parts[3], Tags: b.Tags})
+			return true
+		})
+		if err == nil {
+			err = derr
+		}
+		return err
+	})
+	if err != nil {
+		return FindBlobsByTagsOutput{}, err
+	}
+	out := FindBlobsByTagsOutput{Items: items}
+	if next != nil {
+		out.NextMarker = base64.RawURLEncoding.EncodeToString(next)
+	}
+	return out, nil
 }

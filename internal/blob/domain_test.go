@@ -489,3 +489,53 @@ func TestDomainFromURL(t *testing.T) {
 	_, err = s.AppendBlockFromURL(ctx, AppendBlockFromURLInput{Ref: app, Source: FromURLSource{Blob: blobAt(c, "gone")}})
 	wantCode(t, err, 404, azerr.CannotVerifyCopySource)
 }
+
+func TestDomainListContainersAndFindByTags(t *testing.T) {
+	ctx := context.Background()
+	s, _, c := domainEnv(t)
+	for _, name := range []string{"cnt2", "other"} {
+		if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: ContainerRef{Account: c.Account, Container: name}, Metadata: map[string]string{"n": name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := s.ListContainers(ctx, ListContainersInput{Account: c.Account, Prefix: "cnt", MaxResults: 1})
+	if err != nil || len(page.Items) != 1 || page.Items[0].Name != "cnt" || page.NextMarker != "cnt2" {
+		t.Fatalf("first page: %+v %v", page, err)
+	}
+	page, err = s.ListContainers(ctx, ListContainersInput{Account: c.Account, Prefix: "cnt", Marker: page.NextMarker, MaxResults: 1})
+	if err != nil || len(page.Items) != 1 || page.Items[0].Properties.Metadata["n"] != "cnt2" || page.NextMarker != "" {
+		t.Fatalf("second page: %+v %v", page, err)
+	}
+	for i, name := range []string{"a", "b", "c"} {
+		tags := blobtags.Tags{"team": "x"}
+		if i == 1 {
+			tags["team"] = "y"
+		}
+		if _, err := s.PutBlob(ctx, PutBlobInput{Ref: blobAt(c, name), Type: AppendBlob, NewBlob: NewBlob{Tags: tags}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	where, err := blobtags.ParseWhere(`"team" = 'x'`, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	marker := ""
+	for i := 0; i < 4; i++ {
+		out, err := s.FindBlobsByTags(ctx, FindBlobsByTagsInput{Account: c.Account, Where: where, Marker: marker, MaxResults: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range out.Items {
+			names = append(names, b.Container+"/"+b.Name+"="+b.Tags["team"])
+		}
+		if marker = out.NextMarker; marker == "" {
+			break
+		}
+	}
+	if strings.Join(names, ",") != "cnt/a=x,cnt/c=x" {
+		t.Fatalf("found %v", names)
+	}
+	_, err = s.FindBlobsByTags(ctx, FindBlobsByTagsInput{Account: c.Account, Where: where, Marker: "!", MaxResults: 1})
+	wantCode(t, err, 400, azerr.InvalidQueryParameterValue)
+}

@@ -80,6 +80,7 @@ func parseInclude(r *req, allowed ...string) (map[string]bool, error) {
 	return out, nil
 }
 
+// listContainers is List Containers' REST handler.
 func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 	maxN, err := parseMaxResults(r)
 	if err != nil {
@@ -90,52 +91,28 @@ func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	prefix, marker := r.q.Get("prefix"), r.q.Get("marker")
-	out := listContainersXML{Endpoint: r.endpoint(), Prefix: prefix, Marker: marker, Containers: []containerXML{}}
+	list, err := s.ListContainers(r.Context(), ListContainersInput{Call: r.call(), Account: r.Account, Prefix: prefix, Marker: marker, MaxResults: maxN})
+	if err != nil {
+		return err
+	}
+	out := listContainersXML{Endpoint: r.endpoint(), Prefix: prefix, Marker: marker, Containers: make([]containerXML, 0, len(list.Items)), NextMarker: list.NextMarker}
 	if r.q.Has("maxresults") {
 		out.MaxResults = maxN
 	}
-	base := containersPrefix(r.Account)
-	start := kv.AppendPartial(append([]byte(nil), base...), prefix)
-	end := kv.PrefixEnd(start)
-	if marker != "" && marker > prefix {
-		start = containerKey(r.Account, marker)
-	}
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		var derr error
-		err := tx.Scan(start, end, maxN+1, false, func(k, v []byte) bool {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 3 {
-				return true
+	for i := range list.Items {
+		c := &list.Items[i]
+		cx := containerXML{Name: c.Name, Properties: containerPropsXML{
+			LastModified: c.Properties.LastModified.UTC().Format(http.TimeFormat), ETag: c.Properties.ETag,
+			LeaseStatus: c.Properties.Lease.Status, LeaseState: c.Properties.Lease.State, LeaseDuration: c.Properties.Lease.Duration,
+			PublicAccess: c.Properties.PublicAccess,
+		}}
+		if inc["metadata"] {
+			cx.Metadata = metaXML(c.Properties.Metadata)
+			if cx.Metadata == nil {
+				cx.Metadata = metaXML{}
 			}
-			if len(out.Containers) == maxN {
-				out.NextMarker = parts[2]
-				return false
-			}
-			var c container
-			if derr = kv.DecodeJSON(k, v, &c); derr != nil {
-				return false
-			}
-			e := c.Lease.Effective(r.Now)
-			cx := containerXML{Name: parts[2], Properties: containerPropsXML{
-				LastModified: c.Modified.UTC().Format(http.TimeFormat), ETag: c.ETag,
-				LeaseStatus: e.Status, LeaseState: e.State, LeaseDuration: e.Duration, PublicAccess: c.PublicAccess,
-			}}
-			if inc["metadata"] {
-				cx.Metadata = metaXML(c.Meta)
-				if cx.Metadata == nil {
-					cx.Metadata = metaXML{}
-				}
-			}
-			out.Containers = append(out.Containers, cx)
-			return true
-		})
-		if err == nil {
-			err = derr
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		out.Containers = append(out.Containers, cx)
 	}
 	return server.WriteXML(w, http.StatusOK, out)
 }

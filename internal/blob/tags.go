@@ -1,13 +1,11 @@
 package blob
 
 import (
-	"encoding/base64"
 	"io"
 	"net/http"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -65,8 +63,8 @@ func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// findBlobsByTags is Find Blobs by Tags, over the account (r.container
-// "") or one container. The marker is the key of the next blob record.
+// findBlobsByTags is Find Blobs by Tags' REST handler, over the account
+// (r.container "") or one container.
 func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 	where := r.q.Get("where")
 	if where == "" {
@@ -80,20 +78,9 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	start := kv.Key("b", r.Account)
-	switch c := r.container; {
-	case c != "":
-		start = blobsPrefix(r.Account, c)
-	case e.Container() != "":
-		start = blobsPrefix(r.Account, e.Container())
-	}
-	end := kv.PrefixEnd(start)
-	if m := r.q.Get("marker"); m != "" {
-		k, err := base64.RawURLEncoding.DecodeString(m)
-		if err != nil || string(k) < string(start) || string(k) >= string(end) {
-			return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", m)
-		}
-		start = k
+	found, err := s.FindBlobsByTags(r.Context(), FindBlobsByTagsInput{Call: r.call(), Account: r.Account, Container: r.container, Where: e, Marker: r.q.Get("marker"), MaxResults: maxN})
+	if err != nil {
+		return err
 	}
 	out := []byte(xmlHeader)
 	out = append(out, `<EnumerationResults ServiceEndpoint="`...)
@@ -107,53 +94,19 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 	out = append(out, "><Where>"...)
 	out = wire.AppendXMLText(out, where)
 	out = append(out, "</Where><Blobs>"...)
-	var next []byte
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		if r.container != "" {
-			if _, err := loadContainer(tx, r.Account, r.container); err != nil {
-				return err
-			}
-		}
-		n := 0
-		var derr error
-		err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 5 || parts[4] != "" {
-				return true // a snapshot
-			}
-			var b blobRec
-			if derr = kv.DecodeJSON(k, v, &b); derr != nil {
-				return false
-			}
-			if !e.Matches(b.Tags, parts[2]) {
-				return true
-			}
-			if n == maxN {
-				next = append([]byte(nil), k...)
-				return false
-			}
-			n++
-			out = append(out, "<Blob><Name>"...)
-			out = wire.AppendXMLText(out, parts[3])
-			out = append(out, "</Name><ContainerName>"...)
-			out = wire.AppendXMLText(out, parts[2])
-			out = append(out, "</ContainerName>"...)
-			out = blobtags.AppendXML(out, b.Tags, e.Keys())
-			out = append(out, "</Blob>"...)
-			return true
-		})
-		if err == nil {
-			err = derr
-		}
-		return err
-	})
-	if err != nil {
-		return err
+	for _, b := range found.Items {
+		out = append(out, "<Blob><Name>"...)
+		out = wire.AppendXMLText(out, b.Name)
+		out = append(out, "</Name><ContainerName>"...)
+		out = wire.AppendXMLText(out, b.Container)
+		out = append(out, "</ContainerName>"...)
+		out = blobtags.AppendXML(out, b.Tags, e.Keys())
+		out = append(out, "</Blob>"...)
 	}
 	out = append(out, "</Blobs>"...)
-	if next != nil {
+	if found.NextMarker != "" {
 		out = append(out, "<NextMarker>"...)
-		out = append(out, base64.RawURLEncoding.EncodeToString(next)...)
+		out = append(out, found.NextMarker...)
 		out = append(out, "</NextMarker>"...)
 	} else {
 		out = append(out, "<NextMarker />"...)
