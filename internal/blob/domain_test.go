@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -538,4 +539,27 @@ func TestDomainListContainersAndFindByTags(t *testing.T) {
 	}
 	_, err = s.FindBlobsByTags(ctx, FindBlobsByTagsInput{Account: c.Account, Where: where, Marker: "!", MaxResults: 1})
 	wantCode(t, err, 400, azerr.InvalidQueryParameterValue)
+}
+
+// The handlers report a malformed read condition or tag condition only
+// once the blob is found, and a malformed write condition at once, as
+// they did before the domain calls.
+func TestHandlersConditionErrorOrder(t *testing.T) {
+	e, _ := newSDEnv(t)
+	bad := map[string]string{"If-Modified-Since": "not a date"}
+	badTags := map[string]string{"x-ms-if-tags": `"k" = `}
+	e.fails(azerr.BlobNotFound, 404, http.MethodGet, "/acct/cnt/missing", bad)
+	e.fails(azerr.BlobNotFound, 404, http.MethodHead, "/acct/cnt/missing", bad)
+	e.fails(azerr.BlobNotFound, 404, http.MethodGet, "/acct/cnt/missing", badTags)
+	e.put("there", AppendBlob, "")
+	e.fails(azerr.InvalidHeaderValue, 400, http.MethodGet, "/acct/cnt/there", bad)
+	e.fails(azerr.InvalidHeaderValue, 400, http.MethodGet, "/acct/cnt/there", badTags)
+	e.fails(azerr.InvalidHeaderValue, 400, http.MethodPut, "/acct/cnt/missing?comp=metadata", bad)
+	e.fails(azerr.BlobNotFound, 404, http.MethodPut, "/acct/cnt/missing?comp=metadata", badTags)
+	e.fails(azerr.InvalidHeaderValue, 400, http.MethodPut, "/acct/cnt/there?comp=metadata", badTags)
+	// The response's Date and Last-Modified are the request's time.
+	w := e.ok(http.MethodPut, "/acct/cnt/there?comp=metadata", map[string]string{"x-ms-meta-a": "b"}, "")
+	if lm := w.Header().Get("Last-Modified"); lm != e.s.clock.Now().UTC().Format(http.TimeFormat) {
+		t.Fatalf("Last-Modified %q at %v", lm, e.s.clock.Now())
+	}
 }
