@@ -82,7 +82,7 @@ type Access struct {
 	IfTags  TagCondition
 	LeaseID string
 	// condErr is a set of conditions that did not parse, for the reads
-	// that report it only once the blob is found (see readChecks).
+	// that report it only once the blob is found (see checkRead).
 	condErr error
 }
 
