@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -202,6 +203,18 @@ func (c Checksums) verify(st *extent.Staged) error {
 	}
 	return nil
 }
+
+// content is a write's body; nil is no content.
+func content(r io.Reader) io.Reader {
+	if r == nil {
+		return noContent{}
+	}
+	return r
+}
+
+type noContent struct{}
+
+func (noContent) Read([]byte) (int, error) { return 0, io.EOF }
 
 // NewBlob is what a write creating a whole blob (Put Blob, Put Block
 // List, Put Blob From URL) says of it besides its content.

@@ -68,7 +68,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 	defer func() { st.Finish(ctx, tried, err) }()
 	switch in.Type {
 	case BlockBlob:
-		body, err := extent.LimitBody(in.Body, in.Length, maxPutBlob)
+		body, err := extent.LimitBody(content(in.Body), in.Length, maxPutBlob)
 		if err != nil {
 			return out, err
 		}
@@ -692,7 +692,7 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 	if err != nil {
 		return out, err
 	}
-	body, err := extent.LimitBody(in.Body, in.Length, maxPutBlock)
+	body, err := extent.LimitBody(content(in.Body), in.Length, maxPutBlock)
 	if err != nil {
 		return out, err
 	}

@@ -78,7 +78,7 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 		if in.Length > maxPageWrite {
 			return out, azerr.New(azerr.RequestBodyTooLarge)
 		}
-		body, err := extent.LimitBody(in.Body, in.Length, maxPageWrite)
+		body, err := extent.LimitBody(content(in.Body), in.Length, maxPageWrite)
 		if err != nil {
 			return out, err
 		}
@@ -232,7 +232,7 @@ type AppendBlockOutput struct {
 // write rules and the append conditions.
 func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out AppendBlockOutput, err error) {
 	now := s.now(in.Call)
-	body, err := extent.LimitBody(in.Body, in.Length, maxAppendBlock)
+	body, err := extent.LimitBody(content(in.Body), in.Length, maxAppendBlock)
 	if err != nil {
 		return out, err
 	}

@@ -563,3 +563,29 @@ func TestHandlersConditionErrorOrder(t *testing.T) {
 		t.Fatalf("Last-Modified %q at %v", lm, e.s.clock.Now())
 	}
 }
+
+// A caller without a body writes no content; a body shorter than its
+// length is refused and leaves nothing.
+func TestDomainNoBody(t *testing.T) {
+	ctx := context.Background()
+	s, _, c := domainEnv(t)
+	ref := blobAt(c, "empty")
+	if _, err := s.PutBlob(ctx, PutBlobInput{Ref: ref, Type: BlockBlob}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: ref}); err != nil || p.Size != 0 {
+		t.Fatalf("empty blob: %+v %v", p, err)
+	}
+	_, err := s.PutBlob(ctx, PutBlobInput{Ref: blobAt(c, "short"), Type: BlockBlob, Length: 10})
+	if _, ok := azerr.As(err); !ok {
+		t.Fatalf("a missing body of 10 bytes: %v", err)
+	}
+	_, err = s.PutBlob(ctx, PutBlobInput{Ref: blobAt(c, "short"), Type: BlockBlob, Body: strings.NewReader("abc"), Length: 10})
+	if _, ok := azerr.As(err); !ok {
+		t.Fatalf("a body of 3 bytes for 10: %v", err)
+	}
+	_, err = s.GetBlob(ctx, GetBlobInput{Ref: blobAt(c, "short")})
+	wantCode(t, err, 404, azerr.BlobNotFound)
+	_, err = s.PutBlock(ctx, PutBlockInput{Ref: ref, BlockID: base64.StdEncoding.EncodeToString([]byte("x"))})
+	wantCode(t, err, 400, azerr.InvalidHeaderValue)
+}
