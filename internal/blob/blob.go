@@ -152,11 +152,13 @@ func parseChecksums(h http.Header) (Checksums, error) {
 		if c.MD5, err = wire.ParseContentMD5(md5v); err != nil {
 			return c, err
 		}
+		c.md5Text = md5v
 	}
 	if crc != "" {
 		if c.CRC64, err = extent.ParseContentCRC64(crc); err != nil {
 			return c, err
 		}
+		c.crcText = crc
 	}
 	return c, nil
 }
@@ -240,7 +242,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		// x-ms-blob-content-md5, when sent, is the digest the content is
 		// checked against, in place of Content-MD5.
 		if blobMD != nil {
-			in.Checksums.MD5 = blobMD
+			in.Checksums.MD5, in.Checksums.md5Text = blobMD, r.Header.Get("x-ms-blob-content-md5")
 		}
 		if in.Length, err = contentLength(r); err != nil {
 			return err

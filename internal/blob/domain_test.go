@@ -589,3 +589,22 @@ func TestDomainNoBody(t *testing.T) {
 	_, err = s.PutBlock(ctx, PutBlockInput{Ref: ref, BlockID: base64.StdEncoding.EncodeToString([]byte("x"))})
 	wantCode(t, err, 400, azerr.InvalidHeaderValue)
 }
+
+// A digest that does not match is reported as the client spelled it.
+func TestHandlersDigestMismatchAsSent(t *testing.T) {
+	e, _ := newSDEnv(t)
+	// MD5("") is 1B2M2Y8AsgTpgAmY7PhCfg==; a final "h" instead of "g"
+	// sets padding bits, which Base64 decoding ignores: the same bytes,
+	// another spelling, and not the digest of "x".
+	sent := "1B2M2Y8AsgTpgAmY7PhCfh=="
+	for _, hdr := range []map[string]string{
+		{"x-ms-blob-type": BlockBlob, "Content-MD5": sent},
+		{"x-ms-blob-type": BlockBlob, "x-ms-blob-content-md5": sent},
+	} {
+		_, err := e.do(http.MethodPut, "/acct/cnt/b", hdr, "x")
+		ae, ok := azerr.As(err)
+		if !ok || ae.Code != azerr.MD5Mismatch || len(ae.Details) == 0 || ae.Details[0] != (azerr.Detail{Name: "UserSpecifiedMd5", Value: sent}) {
+			t.Fatalf("%v: %v", hdr, err)
+		}
+	}
+}
