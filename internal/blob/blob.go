@@ -2,10 +2,9 @@ package blob
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/base64"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -27,13 +26,13 @@ const (
 
 // loadBlob reads the addressed blob (or snapshot). A missing blob is
 // 404 BlobNotFound, or ContainerNotFound when its container is missing.
-func loadBlob(tx kv.Tx, r *req) (*blobRec, error) {
-	b, err := findBlob(tx, r.Account, r.container, r.name, r.snapshot)
+func loadBlob(tx kv.Tx, ref BlobRef) (*blobRec, error) {
+	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
 	if err != nil {
 		return nil, err
 	}
 	if b == nil {
-		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return nil, err
 		}
 		return nil, azerr.New(azerr.BlobNotFound)
@@ -53,32 +52,35 @@ func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
 
 // beginReplace starts a write that creates or replaces the base blob: the
 // container must exist, then the write rules hold against the current
-// blob, which it returns (nil when there is none).
-func beginReplace(tx kv.Tx, r *req, conds cond.Conditions) (*blobRec, error) {
+// blob, which it returns (nil when there is none). createOnly is a caller
+// allowed to create but not to overwrite (a SAS with Create and without
+// Write permission): an existing blob is then 403
+// AuthorizationPermissionMismatch.
+func beginReplace(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Time) (*blobRec, error) {
 	// The replace reads these independent keys (beforeOverwrite reads the
 	// soft-deleted base or the retention policy) and, in both callers, the
 	// blob's uncommitted blocks (Put Blob discards them, Put Block List
 	// commits from them): one round trip on a backend where reads are
 	// remote.
-	if err := kv.Prefetch(tx, containerKey(r.Account, r.container), blobKey(r.Account, r.container, r.name, ""),
-		deletedKey(r.Account, r.container, r.name, ""), servicePropsKey(r.Account)); err != nil {
+	if err := kv.Prefetch(tx, containerKey(ref.Account, ref.Container), blobKey(ref.Account, ref.Container, ref.Blob, ""),
+		deletedKey(ref.Account, ref.Container, ref.Blob, ""), servicePropsKey(ref.Account)); err != nil {
 		return nil, err
 	}
-	blocks := blocksPrefix(r.Account, r.container, r.name)
+	blocks := blocksPrefix(ref.Account, ref.Container, ref.Blob)
 	if err := kv.PrefetchRanges(tx, 0, kv.Range{Start: blocks, End: kv.PrefixEnd(blocks)}); err != nil {
 		return nil, err
 	}
-	if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return nil, err
 	}
-	old, err := findBlob(tx, r.Account, r.container, r.name, "")
+	old, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
 	if err != nil {
 		return nil, err
 	}
-	if err := createOnly(r, old); err != nil {
-		return nil, err
+	if old != nil && createOnly {
+		return nil, azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
-	if err := checkWrite(old, conds, r); err != nil {
+	if err := a.checkWrite(old, ref.Container, now); err != nil {
 		return nil, err
 	}
 	return old, notArchived(old)
@@ -95,73 +97,6 @@ func (b *blobRec) replaces(old *blobRec, now time.Time) {
 	}
 }
 
-// checkWrite applies the write rules shared by every blob write: HTTP
-// conditions first (If-None-Match: * on an existing blob is 409
-// BlobAlreadyExists), then the lease.
-func checkWrite(b *blobRec, conds cond.Conditions, r *req) error {
-	var etag string
-	var mod = r.Now
-	if b != nil {
-		etag, mod = b.ETag, b.Modified
-	}
-	if err := conds.CheckWrite(b != nil, etag, mod); err != nil {
-		if errors.Is(err, cond.ErrExists) {
-			return azerr.New(azerr.BlobAlreadyExists)
-		}
-		return err
-	}
-	if err := checkIfTags(b, r); err != nil {
-		return err
-	}
-	id := r.Header.Get("x-ms-lease-id")
-	if b == nil {
-		if id != "" {
-			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
-		}
-		return nil
-	}
-	return lease.CheckWrite(b.Lease, id, lease.Blob, r.Now)
-}
-
-// checkConds evaluates the conditions of a write that does not create the
-// blob (Delete, Lease, Snapshot, Put Page, Append Block, ...) on an
-// existing blob or snapshot: every unmet condition, If-None-Match: *
-// included, is 412 ConditionNotMet. The create-only 409 BlobAlreadyExists
-// belongs to Put Blob, Put Block List and Copy Blob (checkWrite).
-func checkConds(b *blobRec, conds cond.Conditions, r *req) error {
-	if err := conds.CheckWrite(true, b.ETag, b.Modified); err != nil {
-		if errors.Is(err, cond.ErrExists) {
-			return azerr.New(azerr.ConditionNotMet)
-		}
-		return err
-	}
-	return checkIfTags(b, r)
-}
-
-// checkUpdate is checkWrite for writes of an existing blob: checkConds,
-// then the lease.
-func checkUpdate(b *blobRec, conds cond.Conditions, r *req) error {
-	if err := checkConds(b, conds, r); err != nil {
-		return err
-	}
-	return lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now)
-}
-
-// withoutNoneMatchAny drops "If-None-Match: *" for writes that are not
-// create-only (Set Blob Properties, Set Blob Metadata): on those Azure lets
-// it pass on an existing blob (cond.ErrExists) instead of answering 409
-// BlobAlreadyExists; a missing blob is still 404.
-func withoutNoneMatchAny(c cond.Conditions) cond.Conditions {
-	var keep []string
-	for _, v := range c.IfNoneMatch {
-		if v != cond.Any {
-			keep = append(keep, v)
-		}
-	}
-	c.IfNoneMatch = keep
-	return c
-}
-
 // sendsContentHeaders reports whether any x-ms-blob-content-* or
 // x-ms-blob-cache-control header is present.
 func sendsContentHeaders(h http.Header) bool {
@@ -175,8 +110,8 @@ func sendsContentHeaders(h http.Header) bool {
 }
 
 // parseProps reads the x-ms-blob-content-* headers.
-func parseProps(h http.Header) (props, error) {
-	p := props{
+func parseProps(h http.Header) (HTTPHeaders, error) {
+	p := HTTPHeaders{
 		ContentType:        h.Get("x-ms-blob-content-type"),
 		ContentEncoding:    h.Get("x-ms-blob-content-encoding"),
 		ContentLanguage:    h.Get("x-ms-blob-content-language"),
@@ -197,7 +132,7 @@ func parseProps(h http.Header) (props, error) {
 	return p, nil
 }
 
-// checkChecksumHeaders vets the transactional checksums of a write with
+// parseChecksums reads the transactional checksums of a write with
 // a body (Put Blob, Put Block, Append Block, Put Page) before the body is
 // read: Content-MD5 and x-ms-content-crc64 together are 400 (each
 // operation's reference: "If both ... are present, the request fails with
@@ -206,22 +141,37 @@ func parseProps(h http.Header) (props, error) {
 // the Azure Storage Emulator's for it, in its CommonStatusEntries), a
 // malformed Content-MD5 is 400 InvalidMd5 and a malformed
 // x-ms-content-crc64 400 InvalidCrc64.
-func checkChecksumHeaders(h http.Header) error {
+func parseChecksums(h http.Header) (Checksums, error) {
+	var c Checksums
 	md5v, crc := h.Get("Content-MD5"), h.Get("x-ms-content-crc64")
 	if md5v != "" && crc != "" {
-		return azerr.New(azerr.BothCRC64AndMD5HeaderPresent)
+		return c, azerr.New(azerr.BothCRC64AndMD5HeaderPresent)
 	}
+	var err error
 	if md5v != "" {
-		if _, err := wire.ParseContentMD5(md5v); err != nil {
-			return err
+		if c.MD5, err = wire.ParseContentMD5(md5v); err != nil {
+			return c, err
 		}
+		c.md5Text = md5v
 	}
 	if crc != "" {
-		if _, err := extent.ParseContentCRC64(crc); err != nil {
-			return err
+		if c.CRC64, err = extent.ParseContentCRC64(crc); err != nil {
+			return c, err
 		}
+		c.crcText = crc
 	}
-	return nil
+	return c, nil
+}
+
+// echoDigests sets the Content-MD5 and x-ms-content-crc64 of a write's
+// response: the digests of the content stored (nil: not sent).
+func echoDigests(h http.Header, md5, crc64 []byte) {
+	if md5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(md5))
+	}
+	if crc64 != nil {
+		h.Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(crc64))
+	}
 }
 
 // blobMD5 reads the x-ms-blob-content-md5 of Put Blob (block blob): on
@@ -262,19 +212,7 @@ func checkMD5(h http.Header, got []byte) error {
 	return nil
 }
 
-// limitBody caps the request body at max bytes and declared length n.
-func limitBody(r *req, max int64) (io.Reader, int64, error) {
-	n, err := contentLength(r)
-	if err != nil {
-		return nil, 0, err
-	}
-	body, err := extent.LimitBody(r.Body, n, max)
-	if err != nil {
-		return nil, 0, err
-	}
-	return body, n, nil
-}
-
+// putBlob is Put Blob's REST handler: parse, PutBlob, render.
 func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
@@ -287,44 +225,29 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-blob-type", typ)
 	}
-	rec, conds, err := parseNewBlob(r, typ)
+	nb, conds, err := parseNewBlob(r, typ)
 	if err != nil {
 		return err
 	}
-	var st *extent.Staged
-	// The staged chunks are freed at once if the write is refused (see
-	// extent.Staged.Finish).
-	tried, uerr := false, error(nil)
-	defer func() { st.Finish(r.Context(), tried, uerr) }()
+	in := PutBlobInput{Call: r.call(), Ref: r.ref(), Type: typ, Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: nb}
 	switch typ {
 	case BlockBlob:
 		blobMD, err := blobMD5(r.Header)
 		if err != nil {
 			return err
 		}
-		if err := checkChecksumHeaders(r.Header); err != nil {
+		if in.Checksums, err = parseChecksums(r.Header); err != nil {
 			return err
 		}
 		// x-ms-blob-content-md5, when sent, is the digest the content is
 		// checked against, in place of Content-MD5.
-		digestHeader := r.Header
 		if blobMD != nil {
-			digestHeader = r.Header.Clone()
-			digestHeader.Set("Content-MD5", r.Header.Get("x-ms-blob-content-md5"))
+			in.Checksums.MD5, in.Checksums.md5Text = blobMD, r.Header.Get("x-ms-blob-content-md5")
 		}
-		body, n, err := limitBody(r, maxPutBlob)
-		if err != nil {
+		if in.Length, err = contentLength(r); err != nil {
 			return err
 		}
-		st, err = s.data.StageEmbedded(r.Context(), body, n, r.Header)
-		if err != nil {
-			return err
-		}
-		if err := st.CheckDigests(digestHeader); err != nil {
-			return err
-		}
-		rec.Props.ContentMD5 = st.MD5
-		rec.Size, rec.Parts = st.Size, st.Parts
+		in.Body = r.Body
 	case PageBlob:
 		if r.ContentLength > 0 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
@@ -336,37 +259,27 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		if size%512 != 0 {
 			return azerr.InvalidHeader("x-ms-blob-content-length", r.Header.Get("x-ms-blob-content-length"))
 		}
-		rec.Size = size
+		in.Size = size
 		if v := r.Header.Get("x-ms-blob-sequence-number"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
 				return azerr.InvalidHeader("x-ms-blob-sequence-number", v)
 			}
-			rec.SeqNum = n
+			in.SequenceNumber = n
 		}
 	case AppendBlob:
 		if r.ContentLength > 0 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
 		}
 	}
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if st != nil {
-			if err := st.Write(tx); err != nil {
-				return err
-			}
-		}
-		return s.replaceBlob(tx, r, conds, rec)
-	})
-	tried, uerr = true, err
+	out, err := s.PutBlob(r.Context(), in)
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	setETag(w, rec.ETag, rec.Modified)
-	if typ == BlockBlob && st != nil {
-		st.EchoDigests(w)
-	}
-	h.Set("x-ms-request-server-encrypted", "true")
+	setETag(w, out.ETag, out.LastModified)
+	echoDigests(h, out.ContentMD5, out.ContentCRC64)
+	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -374,73 +287,74 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 // parseNewBlob reads what a write creating a whole blob of type typ
 // (Put Blob, Put Block List, Put Blob From URL) says of it: metadata,
 // HTTP properties, tier and tags; and the write conditions.
-func parseNewBlob(r *req, typ string) (*blobRec, cond.Conditions, error) {
+func parseNewBlob(r *req, typ string) (NewBlob, cond.Conditions, error) {
+	var nb NewBlob
 	var conds cond.Conditions
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return nil, conds, err
+		return nb, conds, err
 	}
 	p, err := parseProps(r.Header)
 	if err != nil {
-		return nil, conds, err
+		return nb, conds, err
 	}
 	if p.ContentType == "" {
 		p.ContentType = "application/octet-stream"
 	}
 	if conds, err = cond.Parse(r.Header); err != nil {
-		return nil, conds, err
+		return nb, conds, err
 	}
 	tier, err := requestTier(r.Header, typ)
 	if err != nil {
-		return nil, conds, err
+		return nb, conds, err
 	}
 	tags, err := requestTags(r)
 	if err != nil {
-		return nil, conds, err
+		return nb, conds, err
 	}
-	return &blobRec{Type: typ, Props: p, Meta: meta, Tier: tier, Tags: tags}, conds, nil
+	return NewBlob{HTTPHeaders: p, Metadata: meta, Tier: tier, Tags: tags}, conds, nil
 }
 
 // replaceBlob writes rec as the base blob, creating it or replacing the
 // current one (Put Blob, Put Blob From URL): the write rules, the old
 // content's references released (or kept by a soft-deleted snapshot),
-// the uncommitted blocks dropped. rec is stamped with its new ETag and
-// times. The data items of rec.Parts must be written already.
-func (s *Service) replaceBlob(tx kv.Tx, r *req, conds cond.Conditions, rec *blobRec) error {
-	return s.replaceBlobIf(tx, r, conds, rec, nil)
+// the uncommitted blocks dropped. It returns rec stamped with its new
+// ETag and times; rec itself is left as it was, so the transaction may
+// run again. The data items of rec.Parts must be written already.
+func (s *Service) replaceBlob(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Time, rec *blobRec) (*blobRec, error) {
+	return s.replaceBlobIf(tx, ref, a, createOnly, now, rec, nil)
 }
 
 // replaceBlobIf is replaceBlob with a further check of the blob replaced
 // (nil: none), after the write rules.
-func (s *Service) replaceBlobIf(tx kv.Tx, r *req, conds cond.Conditions, rec *blobRec, check func(old *blobRec) error) error {
-	old, err := beginReplace(tx, r, conds)
+func (s *Service) replaceBlobIf(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Time, rec *blobRec, check func(old *blobRec) error) (*blobRec, error) {
+	old, err := beginReplace(tx, ref, a, createOnly, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if check != nil {
 		if err := check(old); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	nb := *rec
-	nb.replaces(old, r.Now)
-	oldParts, err := s.beforeOverwrite(tx, r, old, nb.Type)
+	nb.replaces(old, now)
+	oldParts, err := s.beforeOverwrite(tx, ref, now, old, nb.Type)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := extent.AdjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
-		return err
+	if err := extent.AdjustRefs(tx, now, oldParts, nb.Parts); err != nil {
+		return nil, err
 	}
-	if err := s.dropUncommitted(tx, r); err != nil {
-		return err
+	if err := s.dropUncommitted(tx, ref, now); err != nil {
+		return nil, err
 	}
-	*rec = nb
-	return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
+	return &nb, kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), &nb)
 }
 
 // dropUncommitted discards the blob's uncommitted blocks.
-func (s *Service) dropUncommitted(tx kv.Tx, r *req) error {
-	prefix := blocksPrefix(r.Account, r.container, r.name)
+func (s *Service) dropUncommitted(tx kv.Tx, ref BlobRef, now time.Time) error {
+	prefix := blocksPrefix(ref.Account, ref.Container, ref.Blob)
 	var keys [][]byte
 	var parts []extent.Part
 	var derr error
@@ -466,7 +380,7 @@ func (s *Service) dropUncommitted(tx kv.Tx, r *req) error {
 			return err
 		}
 	}
-	return extent.AdjustRefs(tx, r.Now, parts, nil)
+	return extent.AdjustRefs(tx, now, parts, nil)
 }
 
 func parseSizeHeader(h http.Header, name string, required bool) (int64, error) {
@@ -486,62 +400,61 @@ func parseSizeHeader(h http.Header, name string, required bool) (int64, error) {
 
 // writeBlobHeaders sets the properties every Get Blob / Get Blob
 // Properties response carries.
-func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
+func writeBlobHeaders(w http.ResponseWriter, p *BlobProperties, r *req) {
 	h := w.Header()
-	setETag(w, b.ETag, b.Modified)
-	h.Set("x-ms-creation-time", b.Created.UTC().Format(http.TimeFormat))
-	h.Set("x-ms-blob-type", b.Type)
+	setETag(w, p.ETag, p.LastModified)
+	h.Set("x-ms-creation-time", p.CreationTime.UTC().Format(http.TimeFormat))
+	h.Set("x-ms-blob-type", p.Type)
 	// Set Blob Properties without x-ms-blob-content-type clears the stored
 	// type, and reads then carry no Content-Type at all (azure-sdk-for-js
 	// recording "setHTTPHeaders with default parameters": Get Blob
 	// Properties after it answers without one). A nil value also keeps
 	// net/http from sniffing one.
-	if ct := b.Props.ContentType; ct != "" {
+	if ct := p.HTTPHeaders.ContentType; ct != "" {
 		h.Set("Content-Type", ct)
 	} else {
 		h["Content-Type"] = nil
 	}
-	if b.Props.ContentEncoding != "" {
-		h.Set("Content-Encoding", b.Props.ContentEncoding)
+	if p.HTTPHeaders.ContentEncoding != "" {
+		h.Set("Content-Encoding", p.HTTPHeaders.ContentEncoding)
 	}
-	if b.Props.ContentLanguage != "" {
-		h.Set("Content-Language", b.Props.ContentLanguage)
+	if p.HTTPHeaders.ContentLanguage != "" {
+		h.Set("Content-Language", p.HTTPHeaders.ContentLanguage)
 	}
-	if b.Props.ContentDisposition != "" {
-		h.Set("Content-Disposition", b.Props.ContentDisposition)
+	if p.HTTPHeaders.ContentDisposition != "" {
+		h.Set("Content-Disposition", p.HTTPHeaders.ContentDisposition)
 	}
-	if b.Props.CacheControl != "" {
-		h.Set("Cache-Control", b.Props.CacheControl)
+	if p.HTTPHeaders.CacheControl != "" {
+		h.Set("Cache-Control", p.HTTPHeaders.CacheControl)
 	}
 	server.ApplySASOverrides(h, r.sas)
-	wire.WriteMetadata(h, b.Meta)
-	if r.snapshot == "" {
-		writeLeaseHeaders(h, b.Lease, r)
+	wire.WriteMetadata(h, p.Metadata)
+	if p.HasLease {
+		writeEffectiveLease(h, p.Lease)
 	}
-	h.Set("x-ms-server-encrypted", "true")
+	h.Set("x-ms-server-encrypted", strconv.FormatBool(p.ServerEncrypted))
 	h.Set("Accept-Ranges", "bytes")
-	if n := tagCount(b); n != "" {
-		h.Set("x-ms-tag-count", n)
+	if p.TagCount > 0 {
+		h.Set("x-ms-tag-count", strconv.Itoa(p.TagCount))
 	}
-	switch b.Type {
+	switch p.Type {
 	case BlockBlob:
-		tier, inferred := b.tier()
-		h.Set("x-ms-access-tier", tier)
-		if inferred {
+		h.Set("x-ms-access-tier", p.AccessTier)
+		if p.AccessTierInferred {
 			h.Set("x-ms-access-tier-inferred", "true")
 		}
-		if b.TierChanged != nil {
-			h.Set("x-ms-access-tier-change-time", b.TierChanged.UTC().Format(http.TimeFormat))
+		if p.AccessTierChanged != nil {
+			h.Set("x-ms-access-tier-change-time", p.AccessTierChanged.UTC().Format(http.TimeFormat))
 		}
 	case PageBlob:
-		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
+		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(p.SequenceNumber, 10))
 	case AppendBlob:
-		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.Appends))
+		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(p.CommittedBlockCount))
 		// Reported for every append blob, "false" until sealed (Get Blob
 		// Properties reference: x-ms-blob-sealed).
-		h.Set("x-ms-blob-sealed", strconv.FormatBool(b.Sealed))
+		h.Set("x-ms-blob-sealed", strconv.FormatBool(p.Sealed))
 	}
-	if c := b.Copy; c != nil {
+	if c := p.Copy; c != nil {
 		h.Set("x-ms-copy-id", c.ID)
 		h.Set("x-ms-copy-source", c.Source)
 		h.Set("x-ms-copy-status", c.Status)
@@ -550,56 +463,24 @@ func writeBlobHeaders(w http.ResponseWriter, b *blobRec, r *req) {
 	}
 }
 
-// readChecks applies the read rules: conditions (304/412), then a
-// supplied lease id must match.
-func readChecks(b *blobRec, r *req) error {
-	conds, err := cond.Parse(r.Header)
-	if err != nil {
-		return err
-	}
-	// "If-None-Match: *" asks a read to succeed only where nothing
-	// exists: Azure refuses it as 400 UnsatisfiableCondition (azure-cli's
-	// live test test_storage_blob_oauth: "storage blob show
-	// --if-none-match *" fails with ErrorCode:UnsatisfiableCondition).
-	for _, v := range conds.IfNoneMatch {
-		if v == cond.Any {
-			return azerr.New(azerr.UnsatisfiableCondition)
-		}
-	}
-	if err := conds.CheckRead(b.ETag, b.Modified); err != nil {
-		return err
-	}
-	if err := checkIfTags(b, r); err != nil {
-		return err
-	}
-	if r.snapshot != "" {
-		return nil
-	}
-	return lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now)
-}
-
+// getBlobProperties is Get Blob Properties' (and Get Blob Metadata's)
+// REST handler.
 func (s *Service) getBlobProperties(w http.ResponseWriter, r *req) error {
-	var b *blobRec
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r)
-		return err
-	})
+	p, err := s.GetBlobProperties(r.Context(), GetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess()})
 	if err != nil {
 		return err
 	}
-	if err := readChecks(b, r); err != nil {
-		return err
-	}
-	writeBlobHeaders(w, b, r)
+	writeBlobHeaders(w, &p, r)
 	h := w.Header()
-	h.Set("Content-Length", strconv.FormatInt(b.Size, 10))
-	if b.Props.ContentMD5 != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+	h.Set("Content-Length", strconv.FormatInt(p.Size, 10))
+	if p.HTTPHeaders.ContentMD5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
+// getBlob is Get Blob's REST handler.
 func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	// Azure ignores a malformed range on Get Blob and returns the whole blob.
 	rng, err := wire.ParseRange(r.Header)
@@ -613,54 +494,26 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	if wantMD5 && rng == nil {
 		return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
 	}
-	var b *blobRec
-	var inline map[string][]byte
-	var off, n int64
-	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := readChecks(b, r); err != nil {
-			return err
-		}
-		if err := notArchived(b); err != nil {
-			return err
-		}
-		off, n = 0, b.Size
-		if rng != nil {
-			if off, n, err = rng.Resolve(b.Size); err != nil {
-				return err
-			}
-		}
-		if wantMD5 && n > 4<<20 {
-			return azerr.Newf(azerr.OutOfRangeInput, "The range must be 4 MiB or smaller when x-ms-range-get-content-md5 is true.")
-		}
-		inline, err = extent.Prefetch(tx, b.Parts, off, n)
-		return err
-	})
+	out, err := s.GetBlob(r.Context(), GetBlobInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess(), Range: rng, RangeMD5: wantMD5})
 	if err != nil {
 		return err
 	}
-	body, err := s.data.OpenBody(r.Context(), b.Parts, inline, off, n, wantMD5)
-	if err != nil {
-		return err
-	}
-	writeBlobHeaders(w, b, r)
+	p := &out.Properties
+	writeBlobHeaders(w, p, r)
 	h := w.Header()
-	body.SetHeaders(h, wantMD5)
+	out.Body.SetHeaders(h, wantMD5)
 	status := http.StatusOK
 	if rng != nil {
 		status = http.StatusPartialContent
-		h.Set("Content-Range", wire.ContentRange(off, n, b.Size))
-		if b.Props.ContentMD5 != nil {
-			h.Set("x-ms-blob-content-md5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+		h.Set("Content-Range", wire.ContentRange(out.Offset, out.Count, p.Size))
+		if p.HTTPHeaders.ContentMD5 != nil {
+			h.Set("x-ms-blob-content-md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 		}
-	} else if b.Props.ContentMD5 != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(b.Props.ContentMD5))
+	} else if p.HTTPHeaders.ContentMD5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 	}
 	w.WriteHeader(status)
-	body.Send(w, r.Request.Request, s.log)
+	out.Body.Send(w, r.Request.Request, s.log)
 	return nil
 }
 
@@ -682,186 +535,61 @@ func parseDeleteType(r *req) (bool, error) {
 	return false, azerr.InvalidQuery("deletetype", v)
 }
 
-// deleteBlob is Delete Blob. With the account's DeleteRetentionPolicy
-// enabled it soft-deletes (see softdelete.go) and answers
-// x-ms-delete-type-permanent: false; otherwise it deletes for good. A
-// soft-deleted blob or snapshot is not found (404) except by
-// deletetype=permanent, which removes a soft-deleted snapshot.
+// deleteBlob is Delete Blob's REST handler.
 func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
 		return err
 	}
-	ds := r.Header.Get("x-ms-delete-snapshots")
-	if ds != "" && ds != "include" && ds != "only" {
-		return azerr.InvalidHeader("x-ms-delete-snapshots", ds)
+	ds := DeleteSnapshots(r.Header.Get("x-ms-delete-snapshots"))
+	if ds != DeleteSnapshotsNone && ds != DeleteSnapshotsInclude && ds != DeleteSnapshotsOnly {
+		return azerr.InvalidHeader("x-ms-delete-snapshots", string(ds))
 	}
-	if ds != "" && r.snapshot != "" {
+	if ds != DeleteSnapshotsNone && r.snapshot != "" {
 		return azerr.Newf(azerr.InvalidQueryParameterValue, "x-ms-delete-snapshots cannot be used when deleting a snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)
 	}
 	permanent, err := parseDeleteType(r)
 	if err != nil {
 		return err
 	}
-	if permanent && r.snapshot == "" {
-		return errPermanentDelete("Permanent delete applies only to a soft-deleted snapshot or version: give snapshot=.")
-	}
-	soft := false
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		soft = false
-		pol, err := loadRetention(tx, r.Account)
-		if err != nil {
-			return err
-		}
-		if permanent {
-			return deletePermanently(tx, r, pol, func(b *blobRec) error { return checkConds(b, conds, r) })
-		}
-		b, err := loadBlob(tx, r)
-		if err != nil {
-			return err
-		}
-		mark := pol.mark(r.Now)
-		if r.snapshot != "" {
-			if err := checkConds(b, conds, r); err != nil {
-				return err
-			}
-			if err := tx.Delete(blobKey(r.Account, r.container, r.name, r.snapshot)); err != nil {
-				return err
-			}
-			if pol.on {
-				soft = true
-				return putDeleted(tx, r.Account, r.container, r.name, r.snapshot, b, mark)
-			}
-			return extent.AdjustRefs(tx, r.Now, b.Parts, nil)
-		}
-		if err := checkUpdate(b, conds, r); err != nil {
-			return err
-		}
-		// Find the snapshots: they follow the base record in key order.
-		prefix := blobVersionsPrefix(r.Account, r.container, r.name)
-		var snaps []blobRec
-		var snapNames []string
-		var derr error
-		err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 5 || parts[4] == "" {
-				return true
-			}
-			// A snapshot that does not decode fails the delete: skipped, it
-			// would outlive its blob with its chunk references held.
-			var sb blobRec
-			if derr = kv.DecodeJSON(k, v, &sb); derr != nil {
-				return false
-			}
-			snaps = append(snaps, sb)
-			snapNames = append(snapNames, parts[4])
-			return true
-		})
-		if err == nil {
-			err = derr
-		}
-		if err != nil {
-			return err
-		}
-		// With soft delete off, soft-deleted snapshots still retained
-		// count as snapshots (the service refuses to delete such a blob
-		// without x-ms-delete-snapshots) and go with include/only; with
-		// it on, only live snapshots count.
-		var dead []deletedEntry
-		present := len(snaps)
-		if !pol.on {
-			all, err := findDeleted(tx, r.Account, r.container, r.name)
-			if err != nil {
-				return err
-			}
-			for _, e := range all {
-				if e.snap == "" {
-					continue
-				}
-				dead = append(dead, e)
-				if e.rec.Del.retained(r.Now) {
-					present++
-				}
-			}
-		}
-		if present > 0 && ds == "" {
-			return azerr.New(azerr.SnapshotsPresent)
-		}
-		var release []extent.Part
-		for i := range snaps {
-			if err := tx.Delete(blobKey(r.Account, r.container, r.name, snapNames[i])); err != nil {
-				return err
-			}
-			if pol.on {
-				if err := putDeleted(tx, r.Account, r.container, r.name, snapNames[i], &snaps[i], mark); err != nil {
-					return err
-				}
-			} else {
-				release = append(release, snaps[i].Parts...)
-			}
-		}
-		if ds != "" {
-			for _, e := range dead {
-				if err := dropDeleted(tx, r.Account, r.container, r.name, e.snap, e.rec); err != nil {
-					return err
-				}
-				release = append(release, e.rec.Parts...)
-			}
-		}
-		if ds != "only" {
-			if err := tx.Delete(blobKey(r.Account, r.container, r.name, "")); err != nil {
-				return err
-			}
-			if pol.on {
-				if err := putDeleted(tx, r.Account, r.container, r.name, "", b, mark); err != nil {
-					return err
-				}
-			} else {
-				release = append(release, b.Parts...)
-			}
-			if err := s.dropUncommitted(tx, r); err != nil {
-				return err
-			}
-		}
-		soft = pol.on
-		return extent.AdjustRefs(tx, r.Now, release, nil)
-	})
+	out, err := s.DeleteBlob(r.Context(), DeleteBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), DeleteSnapshots: ds, Permanent: permanent})
 	if err != nil {
 		return err
 	}
-	w.Header().Set("x-ms-delete-type-permanent", strconv.FormatBool(!soft))
+	w.Header().Set("x-ms-delete-type-permanent", strconv.FormatBool(!out.SoftDeleted))
 	w.WriteHeader(http.StatusAccepted)
 	return nil
 }
 
 // updateBlob runs a read-modify-write of the base blob with the write
 // rules applied; fn edits the record in place.
-func (s *Service) updateBlob(r *req, conds cond.Conditions, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+func (s *Service) updateBlob(ctx context.Context, ref BlobRef, a Access, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
 	var out *blobRec
-	err := s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		out, err = updateBlobTx(tx, r, conds, fn)
+	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
+		out, err = updateBlobTx(tx, ref, a, now, fn)
 		return err
 	})
 	return out, err
 }
 
 // updateBlobTx is updateBlob's transaction body.
-func updateBlobTx(tx kv.Tx, r *req, conds cond.Conditions, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	b, err := loadBlob(tx, r)
+func updateBlobTx(tx kv.Tx, ref BlobRef, a Access, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+	b, err := loadBlob(tx, ref)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkUpdate(b, conds, r); err != nil {
+	if err := a.checkUpdate(b, ref.Container, now); err != nil {
 		return nil, err
 	}
 	if err := fn(tx, b); err != nil {
 		return nil, err
 	}
-	b.Modified, b.ETag = r.Now, newETag(r.Now)
-	b.Lease = lease.OnWrite(b.Lease, r.Now)
-	return b, kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
+	b.Modified, b.ETag = now, newETag(now)
+	b.Lease = lease.OnWrite(b.Lease, now)
+	return b, kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), b)
 }
 
+// setBlobProperties is Set Blob Properties' REST handler.
 func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
@@ -875,12 +603,12 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	in := SetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds)}
 	seqAction := r.Header.Get("x-ms-sequence-number-action")
-	var seqNum int64 = -1
 	switch seqAction {
 	case "":
 	case "max", "update":
-		if seqNum, err = parseSizeHeader(r.Header, "x-ms-blob-sequence-number", true); err != nil {
+		if in.SequenceNumber, err = parseSizeHeader(r.Header, "x-ms-blob-sequence-number", true); err != nil {
 			return err
 		}
 	case "increment":
@@ -890,56 +618,29 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-sequence-number-action", seqAction)
 	}
-	b, err := s.updateBlob(r, withoutNoneMatchAny(conds), func(tx kv.Tx, b *blobRec) error {
-		if err := notArchived(b); err != nil {
-			return err
-		}
-		if (newSize >= 0 || seqAction != "") && b.Type != PageBlob {
-			return azerr.New(azerr.InvalidBlobType)
-		}
-		if newSize >= 0 {
-			if newSize%512 != 0 {
-				return azerr.InvalidHeader("x-ms-blob-content-length", strconv.FormatInt(newSize, 10))
-			}
-			old := b.Parts
-			b.Parts = extent.Trim(b.Parts, newSize)
-			b.Size = newSize
-			if err := extent.AdjustRefs(tx, r.Now, old, b.Parts); err != nil {
-				return err
-			}
-		}
-		switch seqAction {
-		case "max":
-			if seqNum > b.SeqNum {
-				b.SeqNum = seqNum
-			}
-		case "update":
-			b.SeqNum = seqNum
-		case "increment":
-			if b.SeqNum == 1<<63-1 {
-				return azerr.New(azerr.SequenceNumberIncrementTooLarge)
-			}
-			b.SeqNum++
-		}
-		// Set Blob HTTP Headers replaces every content header (absent ones
-		// are cleared); a request that only resizes a page blob or updates
-		// its sequence number leaves them alone.
-		if (newSize < 0 && seqAction == "") || sendsContentHeaders(r.Header) {
-			b.Props = p
-		}
-		return nil
-	})
+	in.SequenceNumberAction = SequenceNumberAction(seqAction)
+	if newSize >= 0 {
+		in.Size = &newSize
+	}
+	// Set Blob HTTP Headers replaces every content header (absent ones
+	// are cleared); a request that only resizes a page blob or updates
+	// its sequence number leaves them alone.
+	if (newSize < 0 && seqAction == "") || sendsContentHeaders(r.Header) {
+		in.HTTPHeaders = &p
+	}
+	out, err := s.SetBlobProperties(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	setETag(w, b.ETag, b.Modified)
-	if b.Type == PageBlob {
-		w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
+	setETag(w, out.ETag, out.LastModified)
+	if out.Type == PageBlob {
+		w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(out.SequenceNumber, 10))
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
+// setBlobMetadata is Set Blob Metadata's REST handler.
 func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
@@ -949,22 +650,17 @@ func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.updateBlob(r, withoutNoneMatchAny(conds), func(tx kv.Tx, b *blobRec) error {
-		if err := notArchived(b); err != nil {
-			return err
-		}
-		b.Meta = meta
-		return nil
-	})
+	out, err := s.SetBlobMetadata(r.Context(), SetBlobMetadataInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Metadata: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, b.ETag, b.Modified)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
+// leaseBlob is Lease Blob's REST handler.
 func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
 	lr, err := lease.ParseRequest(r.Header, lease.Blob)
 	if err != nil {
@@ -974,33 +670,17 @@ func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var b *blobRec
-	var res lease.Result
-	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := checkConds(b, conds, r); err != nil {
-			return err
-		}
-		res, err = lease.Apply(b.Lease, lr, lease.Blob, r.Now)
-		if err != nil {
-			return err
-		}
-		// A lease action is not a write: ETag and Last-Modified stay.
-		b.Lease = res.Lease
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
-	})
+	out, err := s.LeaseBlob(r.Context(), LeaseBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Request: lr})
 	if err != nil {
 		return err
 	}
-	writeLeaseResult(w, res)
-	setETag(w, b.ETag, b.Modified)
-	w.WriteHeader(res.Status)
+	writeLeaseResult(w, out.Result)
+	setETag(w, out.ETag, out.LastModified)
+	w.WriteHeader(out.Result.Status)
 	return nil
 }
 
+// snapshotBlob is Snapshot Blob's REST handler.
 func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
@@ -1010,43 +690,13 @@ func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var snap string
-	var b *blobRec
-	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := checkConds(b, conds, r); err != nil {
-			return err
-		}
-		if err := lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
-			return err
-		}
-		if err := notArchived(b); err != nil {
-			return err
-		}
-		// Two snapshots in one instant get distinct times, 100 ns apart,
-		// also distinct from the soft-deleted ones.
-		if snap, err = newSnapshotTime(tx, r.Account, r.container, r.name, r.Now); err != nil {
-			return err
-		}
-		sb := *b
-		sb.Lease = lease.Lease{}
-		if len(meta) > 0 {
-			sb.Meta = meta
-		}
-		if err := extent.AdjustRefs(tx, r.Now, nil, sb.Parts); err != nil {
-			return err
-		}
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, snap), &sb)
-	})
+	out, err := s.SnapshotBlob(r.Context(), SnapshotBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Metadata: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, b.ETag, b.Modified)
-	w.Header().Set("x-ms-snapshot", snap)
-	w.Header().Set("x-ms-request-server-encrypted", "false")
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-snapshot", out.Snapshot)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }

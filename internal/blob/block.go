@@ -4,8 +4,8 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
-	"sort"
 	"strconv"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
@@ -16,49 +16,29 @@ import (
 
 const maxCommittedBlocks = 50000
 
+// putBlock is Put Block's REST handler.
 func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	idParam, rawID, err := parseBlockID(r)
+	idParam, _, err := parseBlockID(r)
 	if err != nil {
 		return err
 	}
-	if err := checkChecksumHeaders(r.Header); err != nil {
+	in := PutBlockInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), BlockID: idParam, Body: r.Body}
+	if in.Checksums, err = parseChecksums(r.Header); err != nil {
 		return err
 	}
-	body, n, err := limitBody(r, maxPutBlock)
+	if in.Length, err = contentLength(r); err != nil {
+		return err
+	}
+	out, err := s.PutBlock(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
-	}
-	st, err := s.data.StageBlobWrite(r.Context(), body, n, r.Header)
-	if err != nil {
-		return err
-	}
-	// Freed at once if the write is refused (extent.Staged.Finish).
-	tried, uerr := false, error(nil)
-	defer func() { st.Finish(r.Context(), tried, uerr) }()
-	if st.Size == 0 { // an empty chunked body
-		return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
-	}
-	if err := st.CheckDigests(r.Header); err != nil {
-		return err
-	}
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if err := st.Write(tx); err != nil {
-			return err
-		}
-		return s.stageBlock(tx, r, rawID, idParam, st.Size, st.Parts)
-	})
-	tried, uerr = true, err
-	if err != nil {
-		return err
-	}
-	st.EchoDigests(w)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
+	h := w.Header()
+	echoDigests(h, out.ContentMD5, out.ContentCRC64)
+	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -74,18 +54,18 @@ func parseBlockID(r *req) (string, []byte, error) {
 }
 
 // stageBlock records block idParam (rawID decoded) of size bytes, held by
-// parts, as an uncommitted block of the addressed blob, after Put Block's
-// checks.
-func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, size int64, parts []extent.Part) error {
-	if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+// parts, as an uncommitted block of the blob ref, after Put Block's
+// checks (leaseID: the lease the caller holds, "" for none).
+func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Time, rawID []byte, idParam string, size int64, parts []extent.Part) error {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
-	b, err := findBlob(tx, r.Account, r.container, r.name, "")
+	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
 	if err != nil {
 		return err
 	}
 	if b != nil {
-		if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
+		if err := lease.CheckWrite(b.Lease, leaseID, lease.Blob, now); err != nil {
 			return err
 		}
 		if err := notArchived(b); err != nil {
@@ -94,14 +74,14 @@ func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, siz
 		if b.Type != BlockBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}
-	} else if r.Header.Get("x-ms-lease-id") != "" {
+	} else if leaseID != "" {
 		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
-	} else if err := s.settleDeletedBase(tx, r, BlockBlob); err != nil {
+	} else if err := s.settleDeletedBase(tx, ref, now, BlockBlob); err != nil {
 		// Put Block on a soft-deleted blob starts a new blob: the
 		// soft-deleted one becomes a soft-deleted snapshot of it.
 		return err
 	}
-	prefix := blocksPrefix(r.Account, r.container, r.name)
+	prefix := blocksPrefix(ref.Account, ref.Container, ref.Blob)
 	var sameLen = true
 	// All block ids of a blob have one length, checked here against the
 	// uncommitted blocks only (Put Block reference: "If a block is uploaded
@@ -127,14 +107,14 @@ func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, siz
 	// Upload order: a per-blob counter, so blocks staged within one
 	// clock tick (or by processes with skewed clocks) keep their order.
 	var last uncommitted
-	if _, err := kv.GetJSON(tx, blockSeqKey(r.Account, r.container, r.name), &last); err != nil {
+	if _, err := kv.GetJSON(tx, blockSeqKey(ref.Account, ref.Container, ref.Blob), &last); err != nil {
 		return err
 	}
-	seq := max(last.Seq+1, r.Now.UnixNano())
-	if err := kv.PutJSON(tx, blockSeqKey(r.Account, r.container, r.name), &uncommitted{Seq: seq}); err != nil {
+	seq := max(last.Seq+1, now.UnixNano())
+	if err := kv.PutJSON(tx, blockSeqKey(ref.Account, ref.Container, ref.Blob), &uncommitted{Seq: seq}); err != nil {
 		return err
 	}
-	key := blockKey(r.Account, r.container, r.name, idParam)
+	key := blockKey(ref.Account, ref.Container, ref.Blob, idParam)
 	var old uncommitted
 	found, err := kv.GetJSON(tx, key, &old)
 	if err != nil {
@@ -144,7 +124,7 @@ func (s *Service) stageBlock(tx kv.Tx, r *req, rawID []byte, idParam string, siz
 	if found {
 		oldParts = old.Parts
 	}
-	if err := extent.AdjustRefs(tx, r.Now, oldParts, parts); err != nil {
+	if err := extent.AdjustRefs(tx, now, oldParts, parts); err != nil {
 		return err
 	}
 	return kv.PutJSON(tx, key, &uncommitted{Size: size, Parts: parts, Seq: seq})
@@ -165,11 +145,12 @@ func blockIDLen(b64 string) int {
 	return len(raw)
 }
 
+// putBlockList is Put Block List's REST handler.
 func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	nrec, conds, err := parseNewBlob(r, BlockBlob)
+	newb, conds, err := parseNewBlob(r, BlockBlob)
 	if err != nil {
 		return err
 	}
@@ -190,201 +171,34 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if len(refs) > maxCommittedBlocks {
-		return azerr.New(azerr.BlockListTooLong)
-	}
-	var rec *blobRec
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		old, err := beginReplace(tx, r, conds)
-		if err != nil {
-			return err
-		}
-		if old != nil && old.Type != BlockBlob {
-			return azerr.New(azerr.InvalidBlobType)
-		}
-		// committed blocks by id, with their parts
-		committed := map[string][]extent.Part{}
-		if old != nil {
-			i := 0
-			for _, bl := range old.Blocks {
-				committed[bl.Name] = old.Parts[i : i+bl.NParts]
-				i += bl.NParts
-			}
-		}
-		nb := *nrec
-		nb.HasBlockList = true
-		nb.replaces(old, r.Now)
-		unc := map[string]*uncommitted{}
-		for _, ref := range refs {
-			var parts []extent.Part
-			var size int64
-			useUncommitted := func() (bool, error) {
-				if ref.ID == "" { // the sequence record, not a block
-					return false, nil
-				}
-				u, ok := unc[ref.ID]
-				if !ok {
-					u = new(uncommitted)
-					found, err := kv.GetJSON(tx, blockKey(r.Account, r.container, r.name, ref.ID), u)
-					if err != nil {
-						return false, err
-					}
-					if !found {
-						return false, nil
-					}
-					unc[ref.ID] = u
-				}
-				parts, size = u.Parts, u.Size
-				return true, nil
-			}
-			useCommitted := func() bool {
-				cp, ok := committed[ref.ID]
-				if !ok {
-					return false
-				}
-				parts = cp
-				for _, p := range cp {
-					size += p.Len
-				}
-				return true
-			}
-			var ok bool
-			switch ref.Kind {
-			case wire.Committed:
-				ok = useCommitted()
-			case wire.Uncommitted:
-				if ok, err = useUncommitted(); err != nil {
-					return err
-				}
-			default:
-				if ok, err = useUncommitted(); err != nil {
-					return err
-				}
-				if !ok {
-					ok = useCommitted()
-				}
-			}
-			if !ok {
-				return azerr.New(azerr.InvalidBlockList)
-			}
-			for _, p := range parts {
-				p.Off = nb.Size + (p.Off - parts[0].Off)
-				nb.Parts = append(nb.Parts, p)
-			}
-			nb.Blocks = append(nb.Blocks, block{Name: ref.ID, Size: size, NParts: len(parts)})
-			nb.Size += size
-		}
-		for i := range nb.Blocks {
-			if blockIDLen(nb.Blocks[i].Name) != blockIDLen(nb.Blocks[0].Name) {
-				return azerr.New(azerr.InvalidBlockList)
-			}
-		}
-		if len(nb.Blocks) > maxCommittedBlocks {
-			return azerr.New(azerr.BlockCountExceedsLimit)
-		}
-		// With soft delete on, the replaced list is kept as a soft-deleted
-		// snapshot and keeps its references.
-		oldParts, err := s.beforeOverwrite(tx, r, old, BlockBlob)
-		if err != nil {
-			return err
-		}
-		// the new list takes its references before the uncommitted blocks
-		// and the old list release theirs
-		if err := extent.AdjustRefs(tx, r.Now, oldParts, nb.Parts); err != nil {
-			return err
-		}
-		if err := s.dropUncommitted(tx, r); err != nil {
-			return err
-		}
-		rec = &nb
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), &nb)
-	})
+	out, err := s.PutBlockList(r.Context(), PutBlockListInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: newb, Blocks: refs})
 	if err != nil {
 		return err
 	}
-	setETag(w, rec.ETag, rec.Modified)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
 
+// getBlockList is Get Block List's REST handler.
 func (s *Service) getBlockList(w http.ResponseWriter, r *req) error {
 	lt, err := wire.ParseBlockListType(r.q.Get("blocklisttype"))
 	if err != nil {
 		return err
 	}
-	var b *blobRec
-	var committed, uncommittedList []wire.BlockInfo
-	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
-			return err
-		}
-		b, err = findBlob(tx, r.Account, r.container, r.name, r.snapshot)
-		if err != nil {
-			return err
-		}
-		var uncs []struct {
-			name string
-			u    uncommitted
-		}
-		if r.snapshot == "" {
-			prefix := blocksPrefix(r.Account, r.container, r.name)
-			var derr error
-			err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
-				parts, _ := kv.Split(k)
-				if len(parts) != 5 || parts[4] == "" {
-					return true // the sequence record
-				}
-				var u uncommitted
-				if derr = kv.DecodeJSON(k, v, &u); derr != nil {
-					return false
-				}
-				uncs = append(uncs, struct {
-					name string
-					u    uncommitted
-				}{parts[4], u})
-				return true
-			})
-			if err == nil {
-				err = derr
-			}
-			if err != nil {
-				return err
-			}
-		}
-		if b == nil && len(uncs) == 0 {
-			return azerr.New(azerr.BlobNotFound)
-		}
-		if b != nil {
-			if b.Type != BlockBlob {
-				return azerr.New(azerr.InvalidBlobType)
-			}
-			if err := readChecks(b, r); err != nil {
-				return err
-			}
-		}
-		sort.SliceStable(uncs, func(i, j int) bool { return uncs[i].u.Seq < uncs[j].u.Seq })
-		if b != nil {
-			for _, bl := range b.Blocks {
-				committed = append(committed, wire.BlockInfo{Name: bl.Name, Size: bl.Size})
-			}
-		}
-		for _, u := range uncs {
-			uncommittedList = append(uncommittedList, wire.BlockInfo{Name: u.name, Size: u.u.Size})
-		}
-		return nil
-	})
+	out, err := s.GetBlockList(r.Context(), GetBlockListInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess()})
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	if b != nil {
-		setETag(w, b.ETag, b.Modified)
-		h.Set("x-ms-blob-content-length", strconv.FormatInt(b.Size, 10))
+	if out.Exists {
+		setETag(w, out.ETag, out.LastModified)
+		h.Set("x-ms-blob-content-length", strconv.FormatInt(out.Size, 10))
 	}
 	// Only the requested sections, an empty one self-closed, as the real
 	// service writes them.
-	body := wire.BlockListXML(lt, committed, uncommittedList)
+	body := wire.BlockListXML(lt, out.Committed, out.Uncommitted)
 	h.Set("Content-Type", "application/xml")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)

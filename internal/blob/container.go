@@ -38,6 +38,7 @@ func parsePublicAccess(h http.Header) (string, error) {
 	return "", azerr.InvalidHeader("x-ms-blob-public-access", v)
 }
 
+// createContainer is Create Container's REST handler.
 func (s *Service) createContainer(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidContainerName(r.container); err != nil {
 		return err
@@ -50,92 +51,39 @@ func (s *Service) createContainer(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var c container
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		key := containerKey(r.Account, r.container)
-		if _, err := tx.Get(key); err == nil {
-			return azerr.New(azerr.ContainerAlreadyExists)
-		} else if err != kv.ErrNotFound {
-			return err
-		}
-		c = container{Created: r.Now, Modified: r.Now, ETag: newETag(r.Now), Meta: meta, PublicAccess: access}
-		return kv.PutJSON(tx, key, &c)
-	})
+	out, err := s.CreateContainer(r.Context(), CreateContainerInput{Call: r.call(), Ref: r.containerRef(), Metadata: meta, PublicAccess: access})
 	if err != nil {
 		return err
 	}
-	setETag(w, c.ETag, c.Modified)
+	setETag(w, out.ETag, out.LastModified)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
 
-// containerLeaseCheck applies the container lease rules for operations that
-// are not gated (only Delete Container is): a supplied lease id must match.
-func containerLeaseRead(c *container, r *req) error {
-	return lease.CheckRead(c.Lease, r.Header.Get("x-ms-lease-id"), lease.Container, r.Now)
-}
-
-// readContainer reads the addressed container for a read operation: a
-// supplied lease id must match.
-func (s *Service) readContainer(r *req) (*container, error) {
-	var c *container
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, r.Account, r.container)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return c, containerLeaseRead(c, r)
-}
-
-// updateContainer is the read-modify-write of a container record under
-// its write conditions; fn edits the record (and applies any lease rule).
-// With touch the write gets a new ETag and Last-Modified (lease actions
-// do not).
-func (s *Service) updateContainer(r *req, conds cond.Conditions, touch bool, fn func(c *container) error) (*container, error) {
-	var c *container
-	err := s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, r.Account, r.container)
-		if err != nil {
-			return err
-		}
-		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
-			return err
-		}
-		if err := fn(c); err != nil {
-			return err
-		}
-		if touch {
-			c.Modified, c.ETag = r.Now, newETag(r.Now)
-		}
-		return kv.PutJSON(tx, containerKey(r.Account, r.container), c)
-	})
-	return c, err
-}
-
+// getContainerProperties is Get Container Properties' (and Get
+// Container Metadata's) REST handler.
 func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
-	c, err := s.readContainer(r)
+	p, err := s.GetContainerProperties(r.Context(), GetContainerPropertiesInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("x-ms-lease-id")})
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	setETag(w, c.ETag, c.Modified)
-	wire.WriteMetadata(h, c.Meta)
-	writeLeaseHeaders(h, c.Lease, r)
-	if c.PublicAccess != "" {
-		h.Set("x-ms-blob-public-access", c.PublicAccess)
+	setETag(w, p.ETag, p.LastModified)
+	wire.WriteMetadata(h, p.Metadata)
+	writeEffectiveLease(h, p.Lease)
+	if p.PublicAccess != "" {
+		h.Set("x-ms-blob-public-access", p.PublicAccess)
 	}
-	h.Set("x-ms-has-immutability-policy", "false")
-	h.Set("x-ms-has-legal-hold", "false")
-	h.Set("x-ms-default-encryption-scope", "$account-encryption-key")
-	h.Set("x-ms-deny-encryption-scope-override", "false")
+	h.Set("x-ms-has-immutability-policy", strconv.FormatBool(p.HasImmutabilityPolicy))
+	h.Set("x-ms-has-legal-hold", strconv.FormatBool(p.HasLegalHold))
+	h.Set("x-ms-default-encryption-scope", p.DefaultEncryptionScope)
+	h.Set("x-ms-deny-encryption-scope-override", strconv.FormatBool(p.DenyEncryptionScopeOverride))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
-func writeLeaseHeaders(h http.Header, l lease.Lease, r *req) {
-	e := l.Effective(r.Now)
+// writeEffectiveLease sets the x-ms-lease-* headers of a lease state.
+func writeEffectiveLease(h http.Header, e lease.Effective) {
 	h.Set("x-ms-lease-status", e.Status)
 	h.Set("x-ms-lease-state", e.State)
 	if e.Duration != "" {
@@ -152,6 +100,7 @@ func onlyDateConditions(c cond.Conditions) error {
 	return nil
 }
 
+// deleteContainer is Delete Container's REST handler.
 func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
@@ -160,23 +109,7 @@ func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
 	if err := onlyDateConditions(conds); err != nil {
 		return err
 	}
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		c, err := loadContainer(tx, r.Account, r.container)
-		if err != nil {
-			return err
-		}
-		if err := conds.CheckWrite(true, c.ETag, c.Modified); err != nil {
-			return err
-		}
-		if err := lease.CheckWrite(c.Lease, r.Header.Get("x-ms-lease-id"), lease.Container, r.Now); err != nil {
-			return err
-		}
-		if err := tx.Delete(containerKey(r.Account, r.container)); err != nil {
-			return err
-		}
-		return s.deleteAllBlobs(tx, r)
-	})
-	if err != nil {
+	if err := s.DeleteContainer(r.Context(), DeleteContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("x-ms-lease-id")}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -187,10 +120,10 @@ func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
 // container, soft-deleted ones included (Azure: blobs in a deleted
 // container are not recoverable by blob soft delete), releasing their
 // data.
-func (s *Service) deleteAllBlobs(tx kv.Tx, r *req) error {
+func (s *Service) deleteAllBlobs(tx kv.Tx, ref ContainerRef, now time.Time) error {
 	var keys [][]byte
 	var parts []extent.Part
-	for _, prefix := range [][]byte{blobsPrefix(r.Account, r.container), deletedPrefix(r.Account, r.container), kv.Key("u", r.Account, r.container)} {
+	for _, prefix := range [][]byte{blobsPrefix(ref.Account, ref.Container), deletedPrefix(ref.Account, ref.Container), kv.Key("u", ref.Account, ref.Container)} {
 		var derr error
 		err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
 			var p struct {
@@ -221,7 +154,7 @@ func (s *Service) deleteAllBlobs(tx kv.Tx, r *req) error {
 			return err
 		}
 	}
-	return extent.AdjustRefs(tx, r.Now, parts, nil)
+	return extent.AdjustRefs(tx, now, parts, nil)
 }
 
 func (s *Service) setContainerMetadata(w http.ResponseWriter, r *req) error {
@@ -239,14 +172,11 @@ func (s *Service) setContainerMetadata(w http.ResponseWriter, r *req) error {
 	if conds.IfUnmodifiedSince != nil {
 		return azerr.Newf(azerr.UnsupportedHeader, "If-Unmodified-Since is not supported for Set Container Metadata.")
 	}
-	c, err := s.updateContainer(r, conds, true, func(c *container) error {
-		c.Meta = meta
-		return containerLeaseRead(c, r)
-	})
+	out, err := s.SetContainerMetadata(r.Context(), SetContainerMetadataInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("x-ms-lease-id"), Metadata: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, c.ETag, c.Modified)
+	setETag(w, out.ETag, out.LastModified)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -257,15 +187,15 @@ type signedIdentifiers struct {
 }
 
 func (s *Service) getContainerACL(w http.ResponseWriter, r *req) error {
-	c, err := s.readContainer(r)
+	acl, err := s.GetContainerACL(r.Context(), GetContainerACLInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("x-ms-lease-id")})
 	if err != nil {
 		return err
 	}
-	setETag(w, c.ETag, c.Modified)
-	if c.PublicAccess != "" {
-		w.Header().Set("x-ms-blob-public-access", c.PublicAccess)
+	setETag(w, acl.ETag, acl.LastModified)
+	if acl.PublicAccess != "" {
+		w.Header().Set("x-ms-blob-public-access", acl.PublicAccess)
 	}
-	return server.WriteXML(w, http.StatusOK, signedIdentifiers{Items: c.ACL})
+	return server.WriteXML(w, http.StatusOK, signedIdentifiers{Items: acl.Policies})
 }
 
 func (s *Service) setContainerACL(w http.ResponseWriter, r *req) error {
@@ -313,14 +243,11 @@ func (s *Service) setContainerACL(w http.ResponseWriter, r *req) error {
 			}
 		}
 	}
-	c, err := s.updateContainer(r, conds, true, func(c *container) error {
-		c.ACL, c.PublicAccess = acl.Items, access
-		return containerLeaseRead(c, r)
-	})
+	out, err := s.SetContainerACL(r.Context(), SetContainerACLInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("x-ms-lease-id"), PublicAccess: access, Policies: acl.Items})
 	if err != nil {
 		return err
 	}
-	setETag(w, c.ETag, c.Modified)
+	setETag(w, out.ETag, out.LastModified)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -346,19 +273,13 @@ func (s *Service) leaseContainer(w http.ResponseWriter, r *req) error {
 	if err := onlyDateConditions(conds); err != nil {
 		return err
 	}
-	var res lease.Result
-	// A lease action is not a write: ETag and Last-Modified stay.
-	c, err := s.updateContainer(r, conds, false, func(c *container) (err error) {
-		res, err = lease.Apply(c.Lease, lr, lease.Container, r.Now)
-		c.Lease = res.Lease
-		return err
-	})
+	out, err := s.LeaseContainer(r.Context(), LeaseContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, Request: lr})
 	if err != nil {
 		return err
 	}
-	writeLeaseResult(w, res)
-	setETag(w, c.ETag, c.Modified)
-	w.WriteHeader(res.Status)
+	writeLeaseResult(w, out.Result)
+	setETag(w, out.ETag, out.LastModified)
+	w.WriteHeader(out.Result.Status)
 	return nil
 }
 

@@ -3,7 +3,6 @@ package blob
 import (
 	"crypto/md5"
 	"encoding/base64"
-	"errors"
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"net/http"
 	"net/url"
@@ -11,9 +10,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
-	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -95,169 +92,73 @@ func (s *Service) authorizeSource(r *req, acct, cont, name string) error {
 	return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source in another account is not public and carries no SAS.").WithStatus(http.StatusForbidden)
 }
 
-// copyBlob implements Copy Blob and Copy Blob From URL within the account.
-// The copy completes inside the request (one transaction), so the
-// response already reports x-ms-copy-status: success.
+// copyBlob is Copy Blob's and Copy Blob From URL's REST handler.
 func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	var srcAcct, srcC, srcName, srcSnap string
-	fsrc := s.fileCopySource(r)
-	if fsrc != nil {
+	in := CopyBlobInput{Call: r.call(), Ref: r.ref(), CreateOnly: r.createOnly()}
+	in.Source.URL = r.Header.Get("x-ms-copy-source")
+	if fsrc := s.fileCopySource(r); fsrc != nil {
 		// A file of this account: the request's Shared Key authorizes
 		// it, as it does a blob of the account; a SAS request needs a
 		// SAS on the source.
 		if err := fsrc.peer.AuthorizeCopySource(r.Request, fsrc.path, fsrc.q, true); err != nil {
 			return err
 		}
+		in.Source.file = func(tx kv.Tx) (*blobRec, error) {
+			src, readable, err := fsrc.record(tx, r)
+			if err == nil {
+				err = readable(0, src.Size)
+			}
+			return src, err
+		}
 	} else {
-		var err error
-		if srcAcct, srcC, srcName, srcSnap, err = copySource(r); err != nil {
+		acct, c, name, snap, err := copySource(r)
+		if err != nil {
 			return err
 		}
-		if err := s.authorizeSource(r, srcAcct, srcC, srcName); err != nil {
+		if err := s.authorizeSource(r, acct, c, name); err != nil {
 			return err
 		}
+		in.Source.Blob = BlobRef{Account: acct, Container: c, Blob: name, Snapshot: snap}
 	}
-	sync, err := parseBoolHeader(r.Header, "x-ms-requires-sync")
-	if err != nil {
+	var err error
+	if in.Sync, err = parseBoolHeader(r.Header, "x-ms-requires-sync"); err != nil {
 		return err
 	}
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
 		return err
 	}
-	srcConds, err := cond.ParseSource(r.Header)
-	if err != nil {
+	in.Access = r.access(conds)
+	if in.Source.Cond, err = cond.ParseSource(r.Header); err != nil {
 		return err
 	}
-	meta, err := wire.ParseMetadata(r.Header)
-	if err != nil {
+	in.Source.LeaseID = r.Header.Get("x-ms-source-lease-id")
+	if in.Metadata, err = wire.ParseMetadata(r.Header); err != nil {
 		return err
 	}
 	// Tags come from x-ms-tags; Copy Blob From URL may copy the source's
 	// instead (x-ms-copy-source-tag-option: COPY).
-	tags, copyTags, err := tagsForCopy(r, sync)
-	if err != nil {
+	if in.Tags, in.CopyTags, err = tagsForCopy(r, in.Sync); err != nil {
 		return err
 	}
-	// Copy Blob From URL checks the source's bytes against
-	// x-ms-source-content-md5 and then answers with that MD5 in
-	// Content-MD5 (azure-sdk-for-go TestCopyBlockBlobFromURL: the
-	// response's ContentMD5 equals the source's MD5; a wrong one fails).
-	var srcMD5 []byte
-	if v := r.Header.Get("x-ms-source-content-md5"); v != "" && sync {
-		if srcMD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(srcMD5) != md5.Size {
+	in.Tier = r.Header.Get("x-ms-access-tier")
+	if v := r.Header.Get("x-ms-source-content-md5"); v != "" && in.Sync {
+		if in.SourceContentMD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(in.SourceContentMD5) != md5.Size {
 			return azerr.InvalidHeader("x-ms-source-content-md5", v)
 		}
 	}
-	lookup := func(tx kv.Tx) (src *blobRec, err error) {
-		if fsrc != nil {
-			var readable func(off, n int64) error
-			if src, readable, err = fsrc.record(tx, r); err == nil {
-				err = readable(0, src.Size)
-			}
-			return src, err
-		}
-		return findBlob(tx, srcAcct, srcC, srcName, srcSnap)
-	}
-	// The source's bytes are hashed in a snapshot read first, so the
-	// write transaction does not hold its lock while up to 256 MiB are
-	// read; it hashes again only if the source changed in between.
-	var hashed []extent.Part
-	if srcMD5 != nil {
-		err := s.store.View(r.Context(), func(tx kv.Tx) error {
-			src, err := lookup(tx)
-			if err != nil || src == nil || src.Tier == tierArchive || src.Size > maxCopyFromURL {
-				return nil // the write transaction reports it
-			}
-			if _, err := s.hash(r.Context(), tx, &source{md5: srcMD5}, src.Parts, src.Size); err != nil {
-				return err
-			}
-			hashed = src.Parts
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	copyID := newUUID()
-	var rec *blobRec
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
-			return err
-		}
-		src, err := lookup(tx)
-		if err != nil {
-			return err
-		}
-		if src == nil {
-			if _, err := loadContainer(tx, srcAcct, srcC); err != nil {
-				return azerr.Newf(azerr.CannotVerifyCopySource, "The source container does not exist.")
-			}
-			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
-		}
-		if err := srcConds.CheckSource(src.ETag, src.Modified); err != nil {
-			return err
-		}
-		if id := r.Header.Get("x-ms-source-lease-id"); id != "" && srcSnap == "" {
-			if err := lease.CheckRead(src.Lease, id, lease.Blob, r.Now); err != nil {
-				return err
-			}
-		}
-		// A copy to an online tier is how an archived blob is read; the
-		// copy completes at once (see tier.go).
-		tier, err := requestTier(r.Header, src.Type)
-		if err != nil {
-			return err
-		}
-		if src.Tier == tierArchive && (sync || tier == "" || tier == tierArchive) {
-			return azerr.New(azerr.BlobArchived)
-		}
-		if sync {
-			if src.Type != BlockBlob {
-				return azerr.New(azerr.InvalidSourceBlobType)
-			}
-			if src.Size > maxCopyFromURL {
-				return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
-			}
-		}
-		if srcMD5 != nil && (hashed == nil || !extent.SameParts(src.Parts, hashed)) {
-			if _, err := s.hash(r.Context(), tx, &source{md5: srcMD5}, src.Parts, src.Size); err != nil {
-				return err
-			}
-		}
-		nb := *src
-		nb.Lease = lease.Lease{}
-		nb.Tier, nb.TierChanged = tier, nil
-		if !copyTags {
-			nb.Tags = tags
-		}
-		// Both Copy Blob and Copy Blob From URL copy the source's metadata
-		// unless the request gives x-ms-meta-* of its own.
-		if len(meta) > 0 {
-			nb.Meta = meta
-		}
-		nb.Parts = append([]extent.Part(nil), src.Parts...)
-		nb.Blocks = append([]block(nil), src.Blocks...)
-		nb.Copy = &copyInfo{ID: copyID, Source: r.Header.Get("x-ms-copy-source"), Status: "success", Progress: progress(src.Size), Completion: r.Now}
-		rec = &nb
-		return s.replaceBlobIf(tx, r, conds, &nb, func(old *blobRec) error {
-			if old != nil && old.Type != src.Type && !sync {
-				return azerr.New(azerr.InvalidBlobType)
-			}
-			return nil
-		})
-	})
+	out, err := s.CopyBlob(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	setETag(w, rec.ETag, rec.Modified)
-	w.Header().Set("x-ms-copy-id", copyID)
-	w.Header().Set("x-ms-copy-status", "success")
-	if srcMD5 != nil {
-		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(srcMD5))
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-copy-id", out.CopyID)
+	w.Header().Set("x-ms-copy-status", out.CopyStatus)
+	if out.ContentMD5 != nil {
+		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(out.ContentMD5))
 	}
 	w.WriteHeader(http.StatusAccepted)
 	return nil
@@ -279,23 +180,5 @@ func (s *Service) abortCopyBlob(w http.ResponseWriter, r *req) error {
 	if id == "" {
 		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "copyid")
 	}
-	return s.store.View(r.Context(), func(tx kv.Tx) error {
-		b, err := loadBlob(tx, r)
-		if err != nil {
-			return err
-		}
-		e := b.Lease.Effective(r.Now)
-		if e.Duration == "infinite" || r.Header.Get("x-ms-lease-id") != "" {
-			if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
-				return err
-			}
-		}
-		if b.Copy == nil || b.Copy.Status != "pending" {
-			return azerr.New(azerr.NoPendingCopyOperation)
-		}
-		if b.Copy.ID != id {
-			return azerr.New(azerr.CopyIDMismatch)
-		}
-		return errors.New("abort copy: pending copies do not exist on this server")
-	})
+	return s.AbortCopyBlob(r.Context(), AbortCopyBlobInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), CopyID: id})
 }

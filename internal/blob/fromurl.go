@@ -1,15 +1,8 @@
 package blob
 
 import (
-	"bytes"
-	"context"
 	"crypto/md5"
 	"encoding/base64"
-	"encoding/binary"
-	"errors"
-	"hash"
-	"hash/crc64"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,243 +10,63 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/cond"
-	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// The *FromURL writes (Put Blob From URL, Put Block From URL, Append
-// Block From URL, Put Page From URL) take their bytes from a blob or file
-// of this account named by x-ms-copy-source, instead of the request body. No byte
-// is copied: the written blob or block shares the source's data items,
-// which count the new references, exactly as Copy Blob does; the source
-// is read and the destination written in one transaction. When the client
-// asks the source's digest to be checked (x-ms-source-content-md5 /
-// -crc64) the bytes are hashed outside the write transaction, which then
-// checks the source range still maps the same data (the last attempt
-// hashes inside it, so a source rewritten without pause cannot starve the
-// request).
-
-const fromURLAttempts = 3
-
-var errSourceChanged = errors.New("blob: copy source changed while it was hashed")
-
-// source is the parsed source of a *FromURL write.
-type source struct {
-	account, container, name, snap string
-	file                           *fileSource     // a file of this server instead of a blob
-	conds                          cond.Conditions // x-ms-source-if-*
-	rng                            *wire.Range     // x-ms-source-range; nil: all of it
-	md5, crc                       []byte          // digests the client expects, if any
-}
+// The REST handlers of the *FromURL writes (domain_fromurl.go).
 
 // parseSource reads x-ms-copy-source and the source headers of a
-// *FromURL write; rangeAllowed is false for Put Blob From URL.
-func (s *Service) parseSource(r *req, rangeAllowed bool) (*source, error) {
+// *FromURL write, and authorizes the source; rangeAllowed is false for
+// Put Blob From URL.
+func (s *Service) parseSource(r *req, rangeAllowed bool) (FromURLSource, error) {
+	var src FromURLSource
 	if r.ContentLength > 0 { // the bytes come from the source
-		return nil, azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+		return src, azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
 	}
-	src := &source{file: s.fileCopySource(r)}
-	if f := src.file; f != nil {
+	if f := s.fileCopySource(r); f != nil {
 		if err := f.peer.AuthorizeCopySource(r.Request, f.path, f.q, true); err != nil {
-			return nil, err
+			return src, err
 		}
+		src.file = func(tx kv.Tx) (*blobRec, func(off, n int64) error, error) { return f.record(tx, r) }
 	} else {
 		acct, c, name, snap, err := copySource(r)
 		if err != nil {
-			return nil, err
+			return src, err
 		}
 		if err := s.authorizeSource(r, acct, c, name); err != nil {
-			return nil, err
+			return src, err
 		}
-		src.account, src.container, src.name, src.snap = acct, c, name, snap
+		src.Blob = BlobRef{Account: acct, Container: c, Blob: name, Snapshot: snap}
 	}
 	var err error
-	if src.conds, err = cond.ParseSource(r.Header); err != nil {
-		return nil, err
+	if src.Cond, err = cond.ParseSource(r.Header); err != nil {
+		return src, err
 	}
 	if v := r.Header.Get("x-ms-source-range"); v != "" {
 		rng, err := wire.ParseRange(http.Header{http.CanonicalHeaderKey(wire.HeaderXMsRange): {v}})
 		if !rangeAllowed || err != nil || rng == nil || rng.Open() {
-			return nil, azerr.InvalidHeader("x-ms-source-range", v)
+			return src, azerr.InvalidHeader("x-ms-source-range", v)
 		}
-		src.rng = rng
+		src.Range = rng
 	}
 	if v := r.Header.Get("x-ms-source-content-md5"); v != "" {
-		if src.md5, err = base64.StdEncoding.DecodeString(v); err != nil || len(src.md5) != md5.Size {
-			return nil, azerr.InvalidHeader("x-ms-source-content-md5", v)
+		if src.Checksums.MD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(src.Checksums.MD5) != md5.Size {
+			return src, azerr.InvalidHeader("x-ms-source-content-md5", v)
 		}
 	}
 	if v := r.Header.Get("x-ms-source-content-crc64"); v != "" {
-		if src.crc, err = base64.StdEncoding.DecodeString(v); err != nil || len(src.crc) != 8 {
-			return nil, azerr.InvalidHeader("x-ms-source-content-crc64", v)
+		if src.Checksums.CRC64, err = base64.StdEncoding.DecodeString(v); err != nil || len(src.Checksums.CRC64) != 8 {
+			return src, azerr.InvalidHeader("x-ms-source-content-crc64", v)
 		}
 	}
 	return src, nil
 }
 
-// read resolves the source in tx: the parts of its range (offsets from
-// 0), the range's length, and the source record.
-func (f *source) read(tx kv.Tx, r *req) ([]extent.Part, int64, *blobRec, error) {
-	var b *blobRec
-	var readable func(off, n int64) error
-	var err error
-	if f.file != nil {
-		b, readable, err = f.file.record(tx, r)
-	} else {
-		b, err = findBlob(tx, f.account, f.container, f.name, f.snap)
-	}
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	if b == nil {
-		return nil, 0, nil, azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
-	}
-	if err := f.conds.CheckSource(b.ETag, b.Modified); err != nil {
-		return nil, 0, nil, err
-	}
-	if err := notArchived(b); err != nil {
-		return nil, 0, nil, err
-	}
-	off, n := int64(0), b.Size
-	if f.rng != nil {
-		if off, n, err = f.rng.Resolve(b.Size); err != nil {
-			return nil, 0, nil, err
-		}
-	}
-	if readable != nil {
-		if err := readable(off, n); err != nil {
-			return nil, 0, nil, err
-		}
-	}
-	parts := extent.Within(b.Parts, off, n)
-	for i := range parts {
-		parts[i].Off -= off
-	}
-	return parts, n, b, nil
-}
-
-// digests are the source range's MD5 and CRC64, each computed when the
-// client sent the matching x-ms-source-content-* header.
-type digests struct{ md5, crc []byte }
-
-func (f *source) wantsDigest() bool { return f.md5 != nil || f.crc != nil }
-
-// hash reads the n bytes of parts and checks them against the client's
-// digests.
-func (s *Service) hash(ctx context.Context, tx kv.Tx, f *source, parts []extent.Part, n int64) (digests, error) {
-	inline, err := extent.Prefetch(tx, parts, 0, n)
-	if err != nil {
-		return digests{}, err
-	}
-	var sinks []io.Writer
-	var mh hash.Hash
-	var ch hash.Hash64
-	if f.md5 != nil {
-		mh = md5.New()
-		sinks = append(sinks, mh)
-	}
-	if f.crc != nil {
-		ch = crc64.New(extent.CRC64Table)
-		sinks = append(sinks, ch)
-	}
-	rd := s.data.NewReader(ctx, parts, inline, 0, n)
-	defer rd.Close()
-	if _, err := io.CopyN(io.MultiWriter(sinks...), rd, n); err != nil {
-		return digests{}, err
-	}
-	var d digests
-	if mh != nil {
-		if d.md5 = mh.Sum(nil); !bytes.Equal(d.md5, f.md5) {
-			return d, azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", base64.StdEncoding.EncodeToString(f.md5)).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(d.md5))
-		}
-	}
-	if ch != nil {
-		if d.crc = binary.LittleEndian.AppendUint64(nil, ch.Sum64()); !bytes.Equal(d.crc, f.crc) {
-			return d, azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc", base64.StdEncoding.EncodeToString(f.crc)).With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(d.crc))
-		}
-	}
-	return d, nil
-}
-
-// fromSource runs write, in one transaction with the read of the source
-// range, checking the client's digests of the source first (see the top
-// of this file).
-func (s *Service) fromSource(r *req, f *source, write func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (digests, error) {
-	if !f.wantsDigest() {
-		return digests{}, s.store.Update(r.Context(), func(tx kv.Tx) error {
-			parts, n, src, err := f.read(tx, r)
-			if err != nil {
-				return err
-			}
-			return write(tx, parts, n, src)
-		})
-	}
-	for attempt := 1; ; attempt++ {
-		final := attempt == fromURLAttempts
-		var d digests
-		var want []extent.Part
-		if !final {
-			err := s.store.View(r.Context(), func(tx kv.Tx) error {
-				parts, n, _, err := f.read(tx, r)
-				if err != nil {
-					return err
-				}
-				want = parts
-				d, err = s.hash(r.Context(), tx, f, parts, n)
-				return err
-			})
-			if err != nil {
-				return d, err
-			}
-		}
-		err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-			parts, n, src, err := f.read(tx, r)
-			if err != nil {
-				return err
-			}
-			if final {
-				if d, err = s.hash(r.Context(), tx, f, parts, n); err != nil {
-					return err
-				}
-			} else if !extent.SameParts(parts, want) {
-				return errSourceChanged
-			}
-			return write(tx, parts, n, src)
-		})
-		if errors.Is(err, errSourceChanged) {
-			continue
-		}
-		return d, err
-	}
-}
-
-func (d digests) echo(w http.ResponseWriter) {
-	if d.md5 != nil {
-		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(d.md5))
-	}
-	if d.crc != nil {
-		w.Header().Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(d.crc))
-	}
-}
-
-// checkSourceSize bounds the n bytes a block or append takes from its
-// source.
-func checkSourceSize(n, max int64) error {
-	if n == 0 {
-		return azerr.Newf(azerr.InvalidHeaderValue, "The source range is empty.").With("HeaderName", "x-ms-source-range").With("HeaderValue", "")
-	}
-	if n > max {
-		return azerr.New(azerr.RequestBodyTooLarge)
-	}
-	return nil
-}
-
-// putBlobFromURL is Put Blob From URL: a block blob whose content is the
-// source's. The source's HTTP properties are copied unless
-// x-ms-copy-source-blob-properties is false or the request gives its
-// own; metadata, tier and tags come from the request (tags from the
-// source with x-ms-copy-source-tag-option: COPY).
+// putBlobFromURL is Put Blob From URL's REST handler. The source's HTTP
+// properties are copied unless x-ms-copy-source-blob-properties is false
+// or the request gives its own; metadata, tier and tags come from the
+// request (tags from the source with x-ms-copy-source-tag-option: COPY).
 func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
@@ -261,7 +74,7 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 	if typ := r.Header.Get("x-ms-blob-type"); typ != BlockBlob {
 		return azerr.InvalidHeader("x-ms-blob-type", typ)
 	}
-	nrec, conds, err := parseNewBlob(r, BlockBlob)
+	newb, conds, err := parseNewBlob(r, BlockBlob)
 	if err != nil {
 		return err
 	}
@@ -281,37 +94,14 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var rec *blobRec
-	d, err := s.fromSource(r, f, func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
-		if n > maxPutBlob {
-			return azerr.New(azerr.RequestBodyTooLarge)
-		}
-		rec = new(blobRec)
-		*rec = *nrec
-		rec.Size, rec.Parts = n, parts
-		if copyProps && !sendsContentHeaders(r.Header) {
-			rec.Props = src.Props
-			if rec.Props.ContentType == "" {
-				rec.Props.ContentType = "application/octet-stream"
-			}
-		}
-		if rec.Props.ContentMD5 == nil {
-			rec.Props.ContentMD5 = src.Props.ContentMD5 // the same bytes
-		}
-		if copyTags {
-			rec.Tags = src.Tags
-		}
-		return s.replaceBlob(tx, r, conds, rec)
-	})
+	out, err := s.PutBlobFromURL(r.Context(), PutBlobFromURLInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: newb,
+		Source: f, CopyProperties: copyProps && !sendsContentHeaders(r.Header), CopyTags: copyTags})
 	if err != nil {
 		return err
 	}
-	setETag(w, rec.ETag, rec.Modified)
-	if rec.Props.ContentMD5 != nil {
-		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(rec.Props.ContentMD5))
-	}
-	d.echo(w)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
+	setETag(w, out.ETag, out.LastModified)
+	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -336,13 +126,14 @@ func tagsForCopy(r *req, copyAllowed bool) (tags blobtags.Tags, copy bool, err e
 	}
 }
 
-// putBlockFromURL is Put Block From URL: an uncommitted block holding the
-// source range (all of the source without x-ms-source-range).
+// putBlockFromURL is Put Block From URL's REST handler: an uncommitted
+// block holding the source range (all of the source without
+// x-ms-source-range).
 func (s *Service) putBlockFromURL(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	idParam, rawID, err := parseBlockID(r)
+	idParam, _, err := parseBlockID(r)
 	if err != nil {
 		return err
 	}
@@ -350,22 +141,17 @@ func (s *Service) putBlockFromURL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.fromSource(r, f, func(tx kv.Tx, parts []extent.Part, n int64, _ *blobRec) error {
-		if err := checkSourceSize(n, maxPutBlock); err != nil {
-			return err
-		}
-		return s.stageBlock(tx, r, rawID, idParam, n, parts)
-	})
+	out, err := s.PutBlockFromURL(r.Context(), PutBlockFromURLInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), BlockID: idParam, Source: f})
 	if err != nil {
 		return err
 	}
-	d.echo(w)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
+	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
 
-// appendBlockFromURL is Append Block From URL.
+// appendBlockFromURL is Append Block From URL's REST handler.
 func (s *Service) appendBlockFromURL(w http.ResponseWriter, r *req) error {
 	conds, appendPos, maxSize, err := parseAppendConds(r)
 	if err != nil {
@@ -375,29 +161,19 @@ func (s *Service) appendBlockFromURL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var b *blobRec
-	var offset int64
-	d, err := s.fromSource(r, f, func(tx kv.Tx, parts []extent.Part, n int64, _ *blobRec) (err error) {
-		if err := checkSourceSize(n, maxAppendBlock); err != nil {
-			return err
-		}
-		b, err = updateBlobTx(tx, r, conds, func(tx kv.Tx, b *blobRec) (err error) {
-			offset, err = appendParts(tx, r, b, appendPos, maxSize, n, parts)
-			return err
-		})
-		return err
-	})
+	out, err := s.AppendBlockFromURL(r.Context(), AppendBlockFromURLInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds),
+		AppendPosition: optSize(appendPos), MaxSize: optSize(maxSize), Source: f})
 	if err != nil {
 		return err
 	}
-	writeAppendResult(w, b, offset)
-	d.echo(w)
+	writeAppendResult(w, out.ETag, out.LastModified, out.AppendOffset, out.CommittedBlockCount, out.ServerEncrypted)
+	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
 
-// putPageFromURL is Put Page From URL: the source range (required, as
-// long as x-ms-range) written over the destination pages.
+// putPageFromURL is Put Page From URL's REST handler: the source range
+// (required, as long as x-ms-range) written over the destination pages.
 func (s *Service) putPageFromURL(w http.ResponseWriter, r *req) error {
 	conds, off, n, err := parsePageWrite(r)
 	if err != nil {
@@ -416,23 +192,18 @@ func (s *Service) putPageFromURL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if f.rng.End-f.rng.Start+1 != n {
+	if f.Range.End-f.Range.Start+1 != n {
 		return azerr.InvalidHeader("x-ms-source-range", r.Header.Get("x-ms-source-range"))
 	}
-	var b *blobRec
-	d, err := s.fromSource(r, f, func(tx kv.Tx, parts []extent.Part, _ int64, _ *blobRec) (err error) {
-		b, err = updateBlobTx(tx, r, conds, func(tx kv.Tx, b *blobRec) error {
-			return writePages(tx, r, b, off, n, parts)
-		})
-		return err
-	})
+	out, err := s.PutPageFromURL(r.Context(), PutPageFromURLInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds),
+		Sequence: parseSequenceConds(r.Header), Offset: off, Length: n, Source: f})
 	if err != nil {
 		return err
 	}
-	setETag(w, b.ETag, b.Modified)
-	w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
-	w.Header().Set("x-ms-request-server-encrypted", "true")
-	d.echo(w)
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(out.SequenceNumber, 10))
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }

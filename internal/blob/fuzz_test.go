@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -140,4 +141,49 @@ func TestBatchBoundary(t *testing.T) {
 			t.Errorf("%q: %q %v, want %q", ct, got, ok, want)
 		}
 	}
+}
+
+// FuzzSequenceConditions: any x-ms-if-sequence-number-* values parse
+// without panicking, and the parsed conditions decide exactly as the
+// headers read in order (le, lt, eq; the first malformed one is 400
+// after the ones before it).
+func FuzzSequenceConditions(f *testing.F) {
+	f.Add("5", "", "", int64(5))
+	f.Add("4", "x", "", int64(5))
+	f.Add("", "6", "five", int64(5))
+	f.Add("9223372036854775807", "-1", "0", int64(0))
+	f.Fuzz(func(t *testing.T, le, lt, eq string, seq int64) {
+		h := http.Header{}
+		for name, v := range map[string]string{"x-ms-if-sequence-number-le": le, "x-ms-if-sequence-number-lt": lt, "x-ms-if-sequence-number-eq": eq} {
+			if v != "" && !strings.ContainsAny(v, "\r\n") {
+				h.Set(name, v)
+			}
+		}
+		want := ""
+		for _, c := range []struct {
+			name string
+			ok   func(v int64) bool
+		}{
+			{"x-ms-if-sequence-number-le", func(v int64) bool { return seq <= v }},
+			{"x-ms-if-sequence-number-lt", func(v int64) bool { return seq < v }},
+			{"x-ms-if-sequence-number-eq", func(v int64) bool { return seq == v }},
+		} {
+			s := h.Get(c.name)
+			if s == "" {
+				continue
+			}
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				want = "InvalidHeaderValue"
+				break
+			}
+			if !c.ok(v) {
+				want = "SequenceNumberConditionNotMet"
+				break
+			}
+		}
+		if got := ptErrCode(parseSequenceConds(h).check(seq)); got != want {
+			t.Fatalf("le=%q lt=%q eq=%q seq=%d: got %q, want %q", le, lt, eq, seq, got, want)
+		}
+	})
 }

@@ -80,6 +80,7 @@ func parseInclude(r *req, allowed ...string) (map[string]bool, error) {
 	return out, nil
 }
 
+// listContainers is List Containers' REST handler.
 func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 	maxN, err := parseMaxResults(r)
 	if err != nil {
@@ -90,52 +91,28 @@ func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	prefix, marker := r.q.Get("prefix"), r.q.Get("marker")
-	out := listContainersXML{Endpoint: r.endpoint(), Prefix: prefix, Marker: marker, Containers: []containerXML{}}
+	list, err := s.ListContainers(r.Context(), ListContainersInput{Call: r.call(), Account: r.Account, Prefix: prefix, Marker: marker, MaxResults: maxN})
+	if err != nil {
+		return err
+	}
+	out := listContainersXML{Endpoint: r.endpoint(), Prefix: prefix, Marker: marker, Containers: make([]containerXML, 0, len(list.Items)), NextMarker: list.NextMarker}
 	if r.q.Has("maxresults") {
 		out.MaxResults = maxN
 	}
-	base := containersPrefix(r.Account)
-	start := kv.AppendPartial(append([]byte(nil), base...), prefix)
-	end := kv.PrefixEnd(start)
-	if marker != "" && marker > prefix {
-		start = containerKey(r.Account, marker)
-	}
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		var derr error
-		err := tx.Scan(start, end, maxN+1, false, func(k, v []byte) bool {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 3 {
-				return true
+	for i := range list.Items {
+		c := &list.Items[i]
+		cx := containerXML{Name: c.Name, Properties: containerPropsXML{
+			LastModified: c.Properties.LastModified.UTC().Format(http.TimeFormat), ETag: c.Properties.ETag,
+			LeaseStatus: c.Properties.Lease.Status, LeaseState: c.Properties.Lease.State, LeaseDuration: c.Properties.Lease.Duration,
+			PublicAccess: c.Properties.PublicAccess,
+		}}
+		if inc["metadata"] {
+			cx.Metadata = metaXML(c.Properties.Metadata)
+			if cx.Metadata == nil {
+				cx.Metadata = metaXML{}
 			}
-			if len(out.Containers) == maxN {
-				out.NextMarker = parts[2]
-				return false
-			}
-			var c container
-			if derr = kv.DecodeJSON(k, v, &c); derr != nil {
-				return false
-			}
-			e := c.Lease.Effective(r.Now)
-			cx := containerXML{Name: parts[2], Properties: containerPropsXML{
-				LastModified: c.Modified.UTC().Format(http.TimeFormat), ETag: c.ETag,
-				LeaseStatus: e.Status, LeaseState: e.State, LeaseDuration: e.Duration, PublicAccess: c.PublicAccess,
-			}}
-			if inc["metadata"] {
-				cx.Metadata = metaXML(c.Meta)
-				if cx.Metadata == nil {
-					cx.Metadata = metaXML{}
-				}
-			}
-			out.Containers = append(out.Containers, cx)
-			return true
-		})
-		if err == nil {
-			err = derr
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		out.Containers = append(out.Containers, cx)
 	}
 	return server.WriteXML(w, http.StatusOK, out)
 }
@@ -231,56 +208,58 @@ func decodeMarker(m string) (kind, name, snap string, ok bool) {
 	return m[:1], string(raw), rest[i+1:], true
 }
 
-func (s *Service) blobItem(name, snap string, b *blobRec, inc map[string]bool, r *req) blobItemXML {
+// renderBlobItem renders a listed blob; inc (the include parameter) says
+// which of its copy, metadata and tags to show.
+func renderBlobItem(e *ListedBlob, inc map[string]bool) blobItemXML {
+	b := &e.Properties
 	p := &blobPropsXML{
-		Created: b.Created.UTC().Format(http.TimeFormat), LastModified: b.Modified.UTC().Format(http.TimeFormat),
-		ETag: strings.Trim(b.ETag, `"`), Size: b.Size, ContentType: b.Props.ContentType, ContentEnc: b.Props.ContentEncoding,
-		ContentLang: b.Props.ContentLanguage, CacheControl: b.Props.CacheControl, ContentDisp: b.Props.ContentDisposition,
-		BlobType: b.Type, ServerEnc: true,
+		Created: b.CreationTime.UTC().Format(http.TimeFormat), LastModified: b.LastModified.UTC().Format(http.TimeFormat),
+		ETag: strings.Trim(b.ETag, `"`), Size: b.Size, ContentType: b.HTTPHeaders.ContentType, ContentEnc: b.HTTPHeaders.ContentEncoding,
+		ContentLang: b.HTTPHeaders.ContentLanguage, CacheControl: b.HTTPHeaders.CacheControl, ContentDisp: b.HTTPHeaders.ContentDisposition,
+		BlobType: b.Type, ServerEnc: b.ServerEncrypted,
 	}
-	if b.Props.ContentMD5 != nil {
-		p.ContentMD5 = base64.StdEncoding.EncodeToString(b.Props.ContentMD5)
+	if b.HTTPHeaders.ContentMD5 != nil {
+		p.ContentMD5 = base64.StdEncoding.EncodeToString(b.HTTPHeaders.ContentMD5)
 	}
 	switch b.Type {
 	case BlockBlob:
-		p.AccessTier, p.TierInferred = b.tier()
-		if b.TierChanged != nil {
-			p.TierChanged = b.TierChanged.UTC().Format(http.TimeFormat)
+		p.AccessTier, p.TierInferred = b.AccessTier, b.AccessTierInferred
+		if b.AccessTierChanged != nil {
+			p.TierChanged = b.AccessTierChanged.UTC().Format(http.TimeFormat)
 		}
 	case PageBlob:
-		seq := b.SeqNum
+		seq := b.SequenceNumber
 		p.SeqNum = &seq
 	case AppendBlob:
 		sealed := b.Sealed
 		p.Sealed = &sealed
 	}
-	it := blobItemXML{Name: wire.EncodedName(name), Snapshot: snap, Properties: p}
+	it := blobItemXML{Name: wire.EncodedName(e.Name), Snapshot: e.Snapshot, Properties: p}
 	switch {
-	case b.Del != nil:
+	case e.Deleted:
 		// A soft-deleted blob or snapshot (include=deleted): no lease.
 		it.Deleted = true
-		p.DeletedTime = b.Del.At.UTC().Format(http.TimeFormat)
-		days := b.Del.remainingDays(r.Now)
+		p.DeletedTime = e.DeletedTime.UTC().Format(http.TimeFormat)
+		days := e.RemainingRetentionDays
 		p.RemainingDays = &days
-	case snap == "":
-		e := b.Lease.Effective(r.Now)
-		p.LeaseStatus, p.LeaseState, p.LeaseDuration = e.Status, e.State, e.Duration
+	case b.HasLease:
+		p.LeaseStatus, p.LeaseState, p.LeaseDuration = b.Lease.Status, b.Lease.State, b.Lease.Duration
 	}
 	if inc["copy"] && b.Copy != nil {
 		p.CopyID, p.CopyStatus, p.CopySource = b.Copy.ID, b.Copy.Status, b.Copy.Source
 		p.CopyProgress, p.CopyCompletion = b.Copy.Progress, b.Copy.Completion.UTC().Format(http.TimeFormat)
 	}
 	if inc["metadata"] {
-		it.Metadata = metaXML(b.Meta)
+		it.Metadata = metaXML(b.Metadata)
 		if it.Metadata == nil {
 			it.Metadata = metaXML{}
 		}
 	}
-	p.TagCount = len(b.Tags)
-	if inc["tags"] && len(b.Tags) > 0 {
+	p.TagCount = b.TagCount
+	if inc["tags"] && len(e.Tags) > 0 {
 		it.Tags = &tagSetXML{}
-		for _, k := range b.Tags.Keys() {
-			it.Tags.Tags = append(it.Tags.Tags, tagKVXML{k, b.Tags[k]})
+		for _, k := range e.Tags.Keys() {
+			it.Tags.Tags = append(it.Tags.Tags, tagKVXML{k, e.Tags[k]})
 		}
 	}
 	return it
@@ -293,6 +272,7 @@ type listEntry struct {
 	rec        *blobRec // nil for prefixes and uncommitted-only blobs
 }
 
+// listBlobs is List Blobs' REST handler.
 func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	maxN, err := parseMaxResults(r)
 	if err != nil {
@@ -303,100 +283,26 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	prefix, delim, marker := r.q.Get("prefix"), r.q.Get("delimiter"), r.q.Get("marker")
-	out := listBlobsXML{Endpoint: r.endpoint(), Container: r.container, Prefix: prefix, Marker: marker, Delimiter: delim, Items: []any{}}
-	if r.q.Has("maxresults") {
-		out.MaxResults = maxN
-	}
-	var mkind, mname, msnap string
-	if marker != "" {
-		var ok bool
-		if mkind, mname, msnap, ok = decodeMarker(marker); !ok {
-			return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", marker)
-		}
-	}
-	// newScan returns the pass over one record range: "b" (live blobs) or
-	// "bd" (soft-deleted ones, same tuple shape).
-	newScan := func(ns string, snapshots bool) blobScan {
-		base := kv.Key(ns, r.Account, r.container)
-		rangeStart := kv.AppendPartial(append([]byte(nil), base...), prefix)
-		sc := blobScan{start: rangeStart, end: kv.PrefixEnd(rangeStart), prefix: prefix, delim: delim, snapshots: snapshots}
-		switch mkind {
-		case "b":
-			// Resume at the blob's first record: its base record is held
-			// back until its snapshots are listed, so it must be read again
-			// even when the marker is one of the snapshots.
-			sc.start = kv.Key(ns, r.Account, r.container, mname, "")
-			sc.resume, sc.resumeName, sc.resumeSnap = true, mname, msnap
-		case "p":
-			sc.start = kv.AppendPartial(append([]byte(nil), base...), mname)
-		}
-		if string(sc.start) < string(rangeStart) {
-			sc.start = rangeStart
-		}
-		return sc
-	}
-	scan := newScan("b", inc["snapshots"])
-	uRangeStart := kv.AppendPartial(kv.Key("u", r.Account, r.container), prefix)
-	uend := kv.PrefixEnd(uRangeStart)
-	ustart := uRangeStart
-	switch mkind {
-	case "b":
-		ustart = blocksPrefix(r.Account, r.container, mname)
-	case "p":
-		ustart = kv.AppendPartial(kv.Key("u", r.Account, r.container), mname)
-	}
-	if string(ustart) < string(uRangeStart) {
-		ustart = uRangeStart
-	}
-	var entries []listEntry
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
-			return err
-		}
-		entries, err = scan.collect(tx, maxN+1)
-		if err != nil {
-			return err
-		}
-		if inc["deleted"] {
-			// Soft-deleted blobs, and with include=snapshots their
-			// soft-deleted snapshots, still retained at the request's time.
-			ds := newScan("bd", inc["snapshots"])
-			ds.keep = func(b *blobRec) bool { return b.Del.retained(r.Now) }
-			dead, err := ds.collect(tx, maxN+1)
-			if err != nil {
-				return err
-			}
-			entries = mergeEntries(entries, dead)
-		}
-		if inc["uncommittedblobs"] {
-			extra, err := collectUncommitted(tx, ustart, uend, prefix, delim, maxN+1)
-			if err != nil {
-				return err
-			}
-			entries = mergeEntries(entries, extra)
-		}
-		return nil
+	list, err := s.ListBlobs(r.Context(), ListBlobsInput{
+		Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Delimiter: delim, Marker: marker, MaxResults: maxN,
+		Include: ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"]},
 	})
 	if err != nil {
 		return err
 	}
-	if len(entries) > maxN {
-		next := entries[maxN]
-		kind := "b"
-		if next.prefix {
-			kind = "p"
-		}
-		out.NextMarker = encodeMarker(kind, next.name, next.snap)
-		entries = entries[:maxN]
+	out := listBlobsXML{Endpoint: r.endpoint(), Container: r.container, Prefix: prefix, Marker: marker, Delimiter: delim, Items: make([]any, 0, len(list.Items)), NextMarker: list.NextMarker}
+	if r.q.Has("maxresults") {
+		out.MaxResults = maxN
 	}
-	for _, e := range entries {
+	for i := range list.Items {
+		e := &list.Items[i]
 		switch {
-		case e.prefix:
-			out.Items = append(out.Items, blobPrefixXML{Name: wire.EncodedName(e.name)})
-		case e.rec != nil:
-			out.Items = append(out.Items, s.blobItem(e.name, e.snap, e.rec, inc, r))
+		case e.IsPrefix:
+			out.Items = append(out.Items, blobPrefixXML{Name: wire.EncodedName(e.Name)})
+		case e.Uncommitted:
+			out.Items = append(out.Items, blobItemXML{Name: wire.EncodedName(e.Name), Properties: &blobPropsXML{BlobType: BlockBlob, ServerEnc: true}})
 		default:
-			out.Items = append(out.Items, blobItemXML{Name: wire.EncodedName(e.name), Properties: &blobPropsXML{BlobType: BlockBlob, ServerEnc: true}})
+			out.Items = append(out.Items, renderBlobItem(e, inc))
 		}
 	}
 	return server.WriteXML(w, http.StatusOK, out)

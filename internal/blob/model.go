@@ -67,8 +67,10 @@ type container struct {
 // stored and XML forms, for all four services).
 type signedID = server.StoredPolicy
 
-// props are a blob's HTTP properties.
-type props struct {
+// HTTPHeaders are a blob's content properties, as Set Blob Properties
+// names them ("blob HTTP headers"): its type, encoding, language,
+// disposition, cache control and stored MD5.
+type HTTPHeaders struct {
 	ContentType        string `json:"ct,omitempty"`
 	ContentEncoding    string `json:"ce,omitempty"`
 	ContentLanguage    string `json:"cl,omitempty"`
@@ -85,8 +87,8 @@ type block struct {
 	NParts int    `json:"p"`
 }
 
-// copyInfo describes the last Copy Blob onto a blob.
-type copyInfo struct {
+// CopyInfo describes the last copy onto a blob (x-ms-copy-* on reads).
+type CopyInfo struct {
 	ID         string    `json:"id"`
 	Source     string    `json:"src"`
 	Status     string    `json:"st"`
@@ -101,7 +103,7 @@ type blobRec struct {
 	Modified time.Time         `json:"m"`
 	ETag     string            `json:"e"`
 	Size     int64             `json:"z"`
-	Props    props             `json:"p"`
+	Props    HTTPHeaders       `json:"p"`
 	Meta     map[string]string `json:"md,omitempty"`
 	Lease    lease.Lease       `json:"l"`
 	Parts    []extent.Part     `json:"x,omitempty"`
@@ -109,7 +111,7 @@ type blobRec struct {
 	SeqNum   int64             `json:"sn,omitempty"`
 	Appends  int               `json:"ab,omitempty"` // committed append blocks
 	Sealed   bool              `json:"se,omitempty"`
-	Copy     *copyInfo         `json:"cp,omitempty"`
+	Copy     *CopyInfo         `json:"cp,omitempty"`
 	// HasBlockList is true when the content was committed with Put Block
 	// List (Get Block List then reports it); Put Blob leaves it false.
 	HasBlockList bool `json:"hb,omitempty"`

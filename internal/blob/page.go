@@ -20,39 +20,42 @@ const (
 	maxAppends     = 50000
 )
 
-// checkSequence evaluates the x-ms-if-sequence-number-* conditions.
-func checkSequence(h http.Header, seq int64) error {
-	for _, c := range []struct {
+// parseSequenceConds reads the x-ms-if-sequence-number-le/-lt/-eq
+// conditions of a page write, in that order. A malformed one is 400
+// InvalidHeaderValue, reported when the conditions are evaluated, after
+// those before it (SequenceConditions.check).
+func parseSequenceConds(h http.Header) SequenceConditions {
+	var c SequenceConditions
+	for _, f := range []struct {
 		name string
-		ok   func(v int64) bool
+		dst  **int64
 	}{
-		{"x-ms-if-sequence-number-le", func(v int64) bool { return seq <= v }},
-		{"x-ms-if-sequence-number-lt", func(v int64) bool { return seq < v }},
-		{"x-ms-if-sequence-number-eq", func(v int64) bool { return seq == v }},
+		{"x-ms-if-sequence-number-le", &c.LessOrEqual},
+		{"x-ms-if-sequence-number-lt", &c.Less},
+		{"x-ms-if-sequence-number-eq", &c.Equal},
 	} {
-		s := h.Get(c.name)
+		s := h.Get(f.name)
 		if s == "" {
 			continue
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return azerr.InvalidHeader(c.name, s)
+			c.err = azerr.InvalidHeader(f.name, s)
+			return c
 		}
-		if !c.ok(v) {
-			return azerr.New(azerr.SequenceNumberConditionNotMet)
-		}
+		*f.dst = &v
 	}
-	return nil
+	return c
 }
 
+// putPage is Put Page's REST handler (update or clear).
 func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 	conds, off, n, err := parsePageWrite(r)
 	if err != nil {
 		return err
 	}
+	in := PutPageInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Sequence: parseSequenceConds(r.Header), Offset: off, Length: n}
 	mode := r.Header.Get("x-ms-page-write")
-	var st *extent.Staged
-	tried, uerr := false, error(nil)
 	switch mode {
 	case "update":
 		if n > maxPageWrite {
@@ -61,50 +64,30 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		if r.ContentLength != n {
 			return azerr.Newf(azerr.InvalidPageRange, "The page range length must equal the Content-Length.")
 		}
-		if err := checkChecksumHeaders(r.Header); err != nil {
+		if in.Checksums, err = parseChecksums(r.Header); err != nil {
 			return err
 		}
-		body, bn, err := limitBody(r, maxPageWrite)
-		if err != nil {
-			return err
-		}
-		if st, err = s.data.StageBlobWrite(r.Context(), body, bn, r.Header); err != nil {
-			return err
-		}
-		// Freed at once if the write is refused (extent.Staged.Finish).
-		defer func() { st.Finish(r.Context(), tried, uerr) }()
-		if err := st.CheckDigests(r.Header); err != nil {
-			return err
-		}
+		in.Body = r.Body
 	case "clear":
 		if r.ContentLength > 0 {
 			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
 		}
+		in.Clear = true
 	case "":
 		return azerr.MissingHeader("x-ms-page-write")
 	default:
 		return azerr.InvalidHeader("x-ms-page-write", mode)
 	}
-	b, err := s.updateBlob(r, conds, func(tx kv.Tx, b *blobRec) error {
-		var parts []extent.Part
-		if st != nil {
-			if err := st.Write(tx); err != nil {
-				return err
-			}
-			parts = st.Parts
-		}
-		return writePages(tx, r, b, off, n, parts)
-	})
-	tried, uerr = true, err
+	out, err := s.PutPage(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	setETag(w, b.ETag, b.Modified)
+	setETag(w, out.ETag, out.LastModified)
 	h := w.Header()
-	h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.SeqNum, 10))
-	if st != nil {
-		st.EchoDigests(w)
-		h.Set("x-ms-request-server-encrypted", "true")
+	h.Set("x-ms-blob-sequence-number", strconv.FormatInt(out.SequenceNumber, 10))
+	if !in.Clear {
+		echoDigests(h, out.ContentMD5, out.ContentCRC64)
+		h.Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	}
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -120,12 +103,13 @@ func parsePageWrite(r *req) (conds cond.Conditions, off, n int64, err error) {
 }
 
 // writePages replaces pages [off, off+n) of the page blob b with parts
-// (offsets from 0; none clears them), after Put Page's checks.
-func writePages(tx kv.Tx, r *req, b *blobRec, off, n int64, parts []extent.Part) error {
+// (offsets from 0; none clears them), after Put Page's checks (seq: the
+// sequence number conditions).
+func writePages(tx kv.Tx, now time.Time, seq SequenceConditions, b *blobRec, off, n int64, parts []extent.Part) error {
 	if b.Type != PageBlob {
 		return azerr.New(azerr.InvalidBlobType)
 	}
-	if err := checkSequence(r.Header, b.SeqNum); err != nil {
+	if err := seq.check(b.SeqNum); err != nil {
 		return err
 	}
 	if off+n > b.Size {
@@ -133,7 +117,7 @@ func writePages(tx kv.Tx, r *req, b *blobRec, off, n int64, parts []extent.Part)
 	}
 	old := b.Parts
 	b.Parts = extent.SpliceShifted(b.Parts, off, n, parts, off)
-	return extent.AdjustRefs(tx, r.Now, old, b.Parts)
+	return extent.AdjustRefs(tx, now, old, b.Parts)
 }
 
 type pageRangeXML struct {
@@ -147,127 +131,72 @@ type pageListXML struct {
 	Ranges  []pageRangeXML `xml:",any"`
 }
 
+// getPageRanges is Get Page Ranges' REST handler.
 func (s *Service) getPageRanges(w http.ResponseWriter, r *req) error {
 	rng, err := wire.ParseRange(r.Header)
 	if err != nil {
 		return err
 	}
 	prevSnap := r.q.Get("prevsnapshot")
-	var prevT time.Time
 	if prevSnap != "" {
-		if prevT, err = wire.ParseSnapshot(prevSnap); err != nil {
+		prevT, err := wire.ParseSnapshot(prevSnap)
+		if err != nil {
 			return azerr.InvalidQuery("prevsnapshot", prevSnap)
 		}
 		prevSnap = wire.FormatISO7(prevT)
 	}
-	var b, prev *blobRec
-	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if b, err = loadBlob(tx, r); err != nil {
-			return err
-		}
-		if b.Type != PageBlob {
-			return azerr.New(azerr.InvalidBlobType)
-		}
-		if err := readChecks(b, r); err != nil {
-			return err
-		}
-		if prevSnap != "" {
-			if r.snapshot != "" {
-				if t, err := wire.ParseSnapshot(r.snapshot); err == nil && prevT.After(t) {
-					return azerr.New(azerr.PreviousSnapshotCannotBeNewer)
-				}
-			}
-			if prev, err = findBlob(tx, r.Account, r.container, r.name, prevSnap); err != nil {
-				return err
-			}
-			if prev == nil {
-				return azerr.New(azerr.PreviousSnapshotNotFound)
-			}
-		}
-		return nil
-	})
+	pr, err := s.GetPageRanges(r.Context(), GetPageRangesInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess(), Range: rng, PrevSnapshot: prevSnap})
 	if err != nil {
 		return err
 	}
-	lo, hi := int64(0), b.Size
-	if rng != nil {
-		if b.Size == 0 {
-			return azerr.New(azerr.InvalidRange)
-		}
-		if lo, hi, err = rng.Resolve(b.Size); err != nil {
-			return err
-		}
-		hi += lo
-	}
-	var spans []extent.Span
-	if prev != nil {
-		spans = extent.Diff(prev.Parts, b.Parts, lo, hi)
-	} else {
-		spans = extent.Spans(b.Parts, lo, hi)
-	}
 	out := pageListXML{Ranges: []pageRangeXML{}}
-	for _, sp := range spans {
+	for _, sp := range pr.Ranges {
 		name := "PageRange"
 		if sp.Clear {
 			name = "ClearRange"
 		}
 		out.Ranges = append(out.Ranges, pageRangeXML{XMLName: xml.Name{Local: name}, Start: sp.Off, End: sp.End - 1})
 	}
-	setETag(w, b.ETag, b.Modified)
-	w.Header().Set("x-ms-blob-content-length", strconv.FormatInt(b.Size, 10))
+	setETag(w, pr.ETag, pr.LastModified)
+	w.Header().Set("x-ms-blob-content-length", strconv.FormatInt(pr.Size, 10))
 	return server.WriteXML(w, http.StatusOK, out)
 }
 
+// appendBlock is Append Block's REST handler.
 func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	conds, appendPos, maxSize, err := parseAppendConds(r)
 	if err != nil {
 		return err
 	}
-	if err := checkChecksumHeaders(r.Header); err != nil {
+	in := AppendBlockInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos), MaxSize: optSize(maxSize), Body: r.Body}
+	if in.Checksums, err = parseChecksums(r.Header); err != nil {
 		return err
 	}
-	body, n, err := limitBody(r, maxAppendBlock)
+	if in.Length, err = contentLength(r); err != nil {
+		return err
+	}
+	out, err := s.AppendBlock(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return azerr.InvalidHeader("Content-Length", "0")
-	}
-	st, err := s.data.StageBlobWrite(r.Context(), body, n, r.Header)
-	if err != nil {
-		return err
-	}
-	// Freed at once if the write is refused (extent.Staged.Finish).
-	tried, uerr := false, error(nil)
-	defer func() { st.Finish(r.Context(), tried, uerr) }()
-	if st.Size == 0 { // an empty chunked body
-		return azerr.InvalidHeader("Content-Length", "0")
-	}
-	if err := st.CheckDigests(r.Header); err != nil {
-		return err
-	}
-	var offset int64
-	b, err := s.updateBlob(r, conds, func(tx kv.Tx, b *blobRec) error {
-		if err := st.Write(tx); err != nil {
-			return err
-		}
-		offset, err = appendParts(tx, r, b, appendPos, maxSize, st.Size, st.Parts)
-		return err
-	})
-	tried, uerr = true, err
-	if err != nil {
-		return err
-	}
-	writeAppendResult(w, b, offset)
-	st.EchoDigests(w)
+	writeAppendResult(w, out.ETag, out.LastModified, out.AppendOffset, out.CommittedBlockCount, out.ServerEncrypted)
+	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
 	w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// optSize is a size header's value as an optional input (-1: absent).
+func optSize(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
 }
 
 // appendParts appends size bytes, held by parts (offsets from 0), to the
 // append blob b, after Append Block's checks; it returns the offset they
 // landed at.
-func appendParts(tx kv.Tx, r *req, b *blobRec, appendPos, maxSize, size int64, parts []extent.Part) (int64, error) {
+func appendParts(tx kv.Tx, now time.Time, b *blobRec, appendPos, maxSize, size int64, parts []extent.Part) (int64, error) {
 	if b.Type != AppendBlob {
 		return 0, azerr.New(azerr.InvalidBlobType)
 	}
@@ -292,15 +221,16 @@ func appendParts(tx kv.Tx, r *req, b *blobRec, appendPos, maxSize, size int64, p
 	b.Parts = append(b.Parts, added...)
 	b.Size += size
 	b.Appends++
-	return offset, extent.AdjustRefs(tx, r.Now, nil, added)
+	return offset, extent.AdjustRefs(tx, now, nil, added)
 }
 
-func writeAppendResult(w http.ResponseWriter, b *blobRec, offset int64) {
-	setETag(w, b.ETag, b.Modified)
+// writeAppendResult sets the headers of an append's response.
+func writeAppendResult(w http.ResponseWriter, etag string, modified time.Time, offset int64, appends int, encrypted bool) {
+	setETag(w, etag, modified)
 	h := w.Header()
 	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
-	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(b.Appends))
-	h.Set("x-ms-request-server-encrypted", "true")
+	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(appends))
+	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(encrypted))
 }
 
 // parseAppendConds reads the conditions of an append: the write
@@ -326,21 +256,12 @@ func (s *Service) sealBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.updateBlob(r, withoutNoneMatchAny(conds), func(tx kv.Tx, b *blobRec) error {
-		if b.Type != AppendBlob {
-			return azerr.New(azerr.InvalidBlobType)
-		}
-		if appendPos >= 0 && appendPos != b.Size {
-			return azerr.New(azerr.AppendPositionConditionNotMet)
-		}
-		b.Sealed = true
-		return nil
-	})
+	out, err := s.SealBlob(r.Context(), SealBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos)})
 	if err != nil {
 		return err
 	}
-	setETag(w, b.ETag, b.Modified)
-	w.Header().Set("x-ms-blob-sealed", "true")
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-blob-sealed", strconv.FormatBool(out.Sealed))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }

@@ -20,7 +20,7 @@ func ptErrCode(err error) string {
 	return "not an azerr: " + err.Error()
 }
 
-func TestCheckSequence(t *testing.T) {
+func TestSequenceConditions(t *testing.T) {
 	tests := []struct {
 		headers map[string]string
 		seq     int64
@@ -35,13 +35,17 @@ func TestCheckSequence(t *testing.T) {
 		{map[string]string{"x-ms-if-sequence-number-le": "4"}, 5, "SequenceNumberConditionNotMet"},
 		{map[string]string{"x-ms-if-sequence-number-le": "9", "x-ms-if-sequence-number-eq": "4"}, 5, "SequenceNumberConditionNotMet"},
 		{map[string]string{"x-ms-if-sequence-number-eq": "five"}, 5, "InvalidHeaderValue"},
+		// In header order: an unmet le is reported before a malformed lt,
+		// a malformed le before an unmet eq.
+		{map[string]string{"x-ms-if-sequence-number-le": "4", "x-ms-if-sequence-number-lt": "x"}, 5, "SequenceNumberConditionNotMet"},
+		{map[string]string{"x-ms-if-sequence-number-le": "x", "x-ms-if-sequence-number-eq": "4"}, 5, "InvalidHeaderValue"},
 	}
 	for i, tc := range tests {
 		h := http.Header{}
 		for k, v := range tc.headers {
 			h.Set(k, v)
 		}
-		got := ptErrCode(checkSequence(h, tc.seq))
+		got := ptErrCode(parseSequenceConds(h).check(tc.seq))
 		if got != tc.wantErr {
 			t.Errorf("case %d %v: got %q, want %q", i, tc.headers, got, tc.wantErr)
 		}

@@ -3,7 +3,6 @@ package blob
 import (
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -30,20 +29,6 @@ func (s *Service) authorizeSAS(r *req) error {
 	}
 	r.sas = eff
 	return nil
-}
-
-// createOnly refuses (403 AuthorizationPermissionMismatch) a write that
-// would replace the existing blob old when the request's SAS grants
-// create (c) but not write (w): "Create (c): Write a new blob, snapshot
-// a blob, or copy a blob to a new blob" (Create a service SAS), and
-// users "can create new blobs or files, but may not overwrite existing
-// blobs or files" (Create an account SAS). It runs in the write's
-// transaction, so the blob cannot appear between check and write.
-func createOnly(r *req, old *blobRec) error {
-	if old == nil || r.sas == nil || strings.IndexByte(r.sas.Permissions, 'w') >= 0 {
-		return nil
-	}
-	return azerr.New(azerr.AuthorizationPermissionMismatch)
 }
 
 // policies resolves signed identifiers in the ACL of container cont.

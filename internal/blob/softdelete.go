@@ -175,9 +175,9 @@ func newSnapshotTime(tx kv.Tx, acct, c, name string, t time.Time) (string, error
 // soft-deleted base blob of the same type becomes a soft-deleted snapshot
 // of the new blob, keeping its deletion and expiry times; if the types
 // differ, all soft-deleted data of the name is permanently deleted.
-func (s *Service) settleDeletedBase(tx kv.Tx, r *req, typ string) error {
+func (s *Service) settleDeletedBase(tx kv.Tx, ref BlobRef, now time.Time, typ string) error {
 	var d blobRec
-	ok, err := kv.GetJSON(tx, deletedKey(r.Account, r.container, r.name, ""), &d)
+	ok, err := kv.GetJSON(tx, deletedKey(ref.Account, ref.Container, ref.Blob, ""), &d)
 	if err != nil || !ok {
 		return err
 	}
@@ -185,27 +185,27 @@ func (s *Service) settleDeletedBase(tx kv.Tx, r *req, typ string) error {
 		d.Del = &deletion{}
 	}
 	if d.Type == typ {
-		snap, err := newSnapshotTime(tx, r.Account, r.container, r.name, r.Now)
+		snap, err := newSnapshotTime(tx, ref.Account, ref.Container, ref.Blob, now)
 		if err != nil {
 			return err
 		}
-		if err := dropDeleted(tx, r.Account, r.container, r.name, "", &d); err != nil {
+		if err := dropDeleted(tx, ref.Account, ref.Container, ref.Blob, "", &d); err != nil {
 			return err
 		}
-		return putDeleted(tx, r.Account, r.container, r.name, snap, &d, *d.Del)
+		return putDeleted(tx, ref.Account, ref.Container, ref.Blob, snap, &d, *d.Del)
 	}
-	entries, err := findDeleted(tx, r.Account, r.container, r.name)
+	entries, err := findDeleted(tx, ref.Account, ref.Container, ref.Blob)
 	if err != nil {
 		return err
 	}
 	var release []extent.Part
 	for _, e := range entries {
-		if err := dropDeleted(tx, r.Account, r.container, r.name, e.snap, e.rec); err != nil {
+		if err := dropDeleted(tx, ref.Account, ref.Container, ref.Blob, e.snap, e.rec); err != nil {
 			return err
 		}
 		release = append(release, e.rec.Parts...)
 	}
-	return extent.AdjustRefs(tx, r.Now, release, nil)
+	return extent.AdjustRefs(tx, now, release, nil)
 }
 
 // beforeOverwrite prepares a write that replaces the base blob of r's
@@ -214,19 +214,19 @@ func (s *Service) settleDeletedBase(tx kv.Tx, r *req, typ string) error {
 // on, a live blob being replaced is kept as a soft-deleted snapshot (its
 // references move to it); with no live blob, a soft-deleted one is
 // settled first.
-func (s *Service) beforeOverwrite(tx kv.Tx, r *req, old *blobRec, typ string) ([]extent.Part, error) {
+func (s *Service) beforeOverwrite(tx kv.Tx, ref BlobRef, now time.Time, old *blobRec, typ string) ([]extent.Part, error) {
 	if old == nil {
-		return nil, s.settleDeletedBase(tx, r, typ)
+		return nil, s.settleDeletedBase(tx, ref, now, typ)
 	}
-	pol, err := loadRetention(tx, r.Account)
+	pol, err := loadRetention(tx, ref.Account)
 	if err != nil || !pol.on {
 		return old.Parts, err
 	}
-	snap, err := newSnapshotTime(tx, r.Account, r.container, r.name, r.Now)
+	snap, err := newSnapshotTime(tx, ref.Account, ref.Container, ref.Blob, now)
 	if err != nil {
 		return nil, err
 	}
-	return nil, putDeleted(tx, r.Account, r.container, r.name, snap, old, pol.mark(r.Now))
+	return nil, putDeleted(tx, ref.Account, ref.Container, ref.Blob, snap, old, pol.mark(now))
 }
 
 // errPermanentDelete is the 409 Delete Blob answers to deletetype=permanent
@@ -237,28 +237,28 @@ func errPermanentDelete(msg string) error {
 
 // deletePermanently is Delete Blob with deletetype=permanent: it removes a
 // soft-deleted snapshot for good, when the account's policy allows it.
-func deletePermanently(tx kv.Tx, r *req, pol retention, check func(*blobRec) error) error {
-	if _, err := loadContainer(tx, r.Account, r.container); err != nil {
+func deletePermanently(tx kv.Tx, ref BlobRef, now time.Time, pol retention, check func(*blobRec) error) error {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
 	if !pol.permanent {
 		return errPermanentDelete("Permanent delete is not enabled for this account (DeleteRetentionPolicy AllowPermanentDelete).")
 	}
 	var d blobRec
-	ok, err := kv.GetJSON(tx, deletedKey(r.Account, r.container, r.name, r.snapshot), &d)
+	ok, err := kv.GetJSON(tx, deletedKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), &d)
 	if err != nil {
 		return err
 	}
-	if ok && d.Del.retained(r.Now) {
+	if ok && d.Del.retained(now) {
 		if err := check(&d); err != nil {
 			return err
 		}
-		if err := dropDeleted(tx, r.Account, r.container, r.name, r.snapshot, &d); err != nil {
+		if err := dropDeleted(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot, &d); err != nil {
 			return err
 		}
-		return extent.AdjustRefs(tx, r.Now, d.Parts, nil)
+		return extent.AdjustRefs(tx, now, d.Parts, nil)
 	}
-	live, err := findBlob(tx, r.Account, r.container, r.name, r.snapshot)
+	live, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
 	if err != nil {
 		return err
 	}
@@ -274,48 +274,7 @@ func deletePermanently(tx kv.Tx, r *req, pol retention, check func(*blobRec) err
 // a name with nothing live or retained is 404 BlobNotFound. Restored
 // records keep their ETag and Last-Modified and come back unleased.
 func (s *Service) undeleteBlob(w http.ResponseWriter, r *req) error {
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, r.Account, r.container); err != nil {
-			return err
-		}
-		live, err := findBlob(tx, r.Account, r.container, r.name, "")
-		if err != nil {
-			return err
-		}
-		entries, err := findDeleted(tx, r.Account, r.container, r.name)
-		if err != nil {
-			return err
-		}
-		restored := 0
-		for _, e := range entries {
-			if !e.rec.Del.retained(r.Now) {
-				continue // expired: the collector purges it
-			}
-			if err := dropDeleted(tx, r.Account, r.container, r.name, e.snap, e.rec); err != nil {
-				return err
-			}
-			rec := *e.rec
-			rec.Del = nil
-			snap := e.snap
-			if snap == "" && live != nil {
-				// A write over a soft-deleted blob settles it first, so
-				// this does not happen; should it, keep the data as a
-				// snapshot of the live blob rather than overwrite it.
-				if snap, err = newSnapshotTime(tx, r.Account, r.container, r.name, r.Now); err != nil {
-					return err
-				}
-			}
-			if err := kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, snap), &rec); err != nil {
-				return err
-			}
-			restored++
-		}
-		if live == nil && restored == 0 {
-			return azerr.New(azerr.BlobNotFound)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.UndeleteBlob(r.Context(), UndeleteBlobInput{Call: r.call(), Ref: r.ref()}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)

@@ -1,15 +1,11 @@
 package blob
 
 import (
-	"encoding/base64"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
-	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -28,50 +24,20 @@ func requestTags(r *req) (blobtags.Tags, error) {
 	return blobtags.ParseHeader(r.Header.Get("x-ms-tags"))
 }
 
-// checkIfTags evaluates x-ms-if-tags against b (nil: no blob, which no
-// tag condition matches).
-func checkIfTags(b *blobRec, r *req) error {
-	v := r.Header.Get("x-ms-if-tags")
-	if v == "" {
-		return nil
-	}
-	e, err := blobtags.ParseCondition(v)
-	if err != nil {
-		return azerr.Newf(azerr.InvalidHeaderValue, "%s", err.Error()).With("HeaderName", "x-ms-if-tags").With("HeaderValue", v)
-	}
-	if b == nil || !e.Matches(b.Tags, r.container) {
-		return azerr.New(azerr.ConditionNotMet)
-	}
-	return nil
-}
-
-// getBlobTags is Get Blob Tags (also of a snapshot).
+// getBlobTags is Get Blob Tags' REST handler (also of a snapshot).
 func (s *Service) getBlobTags(w http.ResponseWriter, r *req) error {
-	var b *blobRec
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		b, err = loadBlob(tx, r)
-		return err
-	})
+	tags, err := s.GetBlobTags(r.Context(), GetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header)})
 	if err != nil {
 		return err
 	}
-	if r.snapshot == "" {
-		if err := lease.CheckRead(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
-			return err
-		}
-	}
-	if err := checkIfTags(b, r); err != nil {
-		return err
-	}
-	body := append([]byte(xmlHeader), blobtags.AppendXML(nil, b.Tags, nil)...)
+	body := append([]byte(xmlHeader), blobtags.AppendXML(nil, tags, nil)...)
 	server.WriteXMLDoc(w, http.StatusOK, body)
 	return nil
 }
 
 const xmlHeader = `<?xml version="1.0" encoding="utf-8"?>`
 
-// setBlobTags is Set Blob Tags: it replaces every tag, and changes
-// neither the ETag nor Last-Modified. A leased blob needs its lease id.
+// setBlobTags is Set Blob Tags' REST handler.
 func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
 	if r.ContentLength > 64<<10 {
 		return azerr.New(azerr.RequestBodyTooLarge)
@@ -90,32 +56,15 @@ func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		b, err := loadBlob(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
-			return err
-		}
-		if err := checkIfTags(b, r); err != nil {
-			return err
-		}
-		b.Tags = tags
-		if len(tags) == 0 {
-			b.Tags = nil
-		}
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, ""), b)
-	})
-	if err != nil {
+	if err := s.SetBlobTags(r.Context(), SetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header), Tags: tags}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// findBlobsByTags is Find Blobs by Tags, over the account (r.container
-// "") or one container. The marker is the key of the next blob record.
+// findBlobsByTags is Find Blobs by Tags' REST handler, over the account
+// (r.container "") or one container.
 func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 	where := r.q.Get("where")
 	if where == "" {
@@ -129,20 +78,9 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	start := kv.Key("b", r.Account)
-	switch c := r.container; {
-	case c != "":
-		start = blobsPrefix(r.Account, c)
-	case e.Container() != "":
-		start = blobsPrefix(r.Account, e.Container())
-	}
-	end := kv.PrefixEnd(start)
-	if m := r.q.Get("marker"); m != "" {
-		k, err := base64.RawURLEncoding.DecodeString(m)
-		if err != nil || string(k) < string(start) || string(k) >= string(end) {
-			return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", m)
-		}
-		start = k
+	found, err := s.FindBlobsByTags(r.Context(), FindBlobsByTagsInput{Call: r.call(), Account: r.Account, Container: r.container, Where: e, Marker: r.q.Get("marker"), MaxResults: maxN})
+	if err != nil {
+		return err
 	}
 	out := []byte(xmlHeader)
 	out = append(out, `<EnumerationResults ServiceEndpoint="`...)
@@ -156,53 +94,19 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 	out = append(out, "><Where>"...)
 	out = wire.AppendXMLText(out, where)
 	out = append(out, "</Where><Blobs>"...)
-	var next []byte
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		if r.container != "" {
-			if _, err := loadContainer(tx, r.Account, r.container); err != nil {
-				return err
-			}
-		}
-		n := 0
-		var derr error
-		err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 5 || parts[4] != "" {
-				return true // a snapshot
-			}
-			var b blobRec
-			if derr = kv.DecodeJSON(k, v, &b); derr != nil {
-				return false
-			}
-			if !e.Matches(b.Tags, parts[2]) {
-				return true
-			}
-			if n == maxN {
-				next = append([]byte(nil), k...)
-				return false
-			}
-			n++
-			out = append(out, "<Blob><Name>"...)
-			out = wire.AppendXMLText(out, parts[3])
-			out = append(out, "</Name><ContainerName>"...)
-			out = wire.AppendXMLText(out, parts[2])
-			out = append(out, "</ContainerName>"...)
-			out = blobtags.AppendXML(out, b.Tags, e.Keys())
-			out = append(out, "</Blob>"...)
-			return true
-		})
-		if err == nil {
-			err = derr
-		}
-		return err
-	})
-	if err != nil {
-		return err
+	for _, b := range found.Items {
+		out = append(out, "<Blob><Name>"...)
+		out = wire.AppendXMLText(out, b.Name)
+		out = append(out, "</Name><ContainerName>"...)
+		out = wire.AppendXMLText(out, b.Container)
+		out = append(out, "</ContainerName>"...)
+		out = blobtags.AppendXML(out, b.Tags, e.Keys())
+		out = append(out, "</Blob>"...)
 	}
 	out = append(out, "</Blobs>"...)
-	if next != nil {
+	if found.NextMarker != "" {
 		out = append(out, "<NextMarker>"...)
-		out = append(out, base64.RawURLEncoding.EncodeToString(next)...)
+		out = append(out, found.NextMarker...)
 		out = append(out, "</NextMarker>"...)
 	} else {
 		out = append(out, "<NextMarker />"...)
@@ -210,12 +114,4 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 	out = append(out, "</EnumerationResults>"...)
 	server.WriteXMLDoc(w, http.StatusOK, out)
 	return nil
-}
-
-// tagCount is x-ms-tag-count / TagCount: set when the blob has tags.
-func tagCount(b *blobRec) string {
-	if len(b.Tags) == 0 {
-		return ""
-	}
-	return strconv.Itoa(len(b.Tags))
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
 // Access tiers of block blobs in a standard account. A block blob written
@@ -40,7 +38,12 @@ func parseTier(v string) (string, bool) {
 // requestTier reads x-ms-access-tier on a request that writes or sets the
 // tier of a blob of type typ: "" when absent.
 func requestTier(h http.Header, typ string) (string, error) {
-	v := h.Get("x-ms-access-tier")
+	return checkTier(h.Get("x-ms-access-tier"), typ)
+}
+
+// checkTier validates tier v ("": none) for a blob of type typ and
+// returns its canonical spelling.
+func checkTier(v, typ string) (string, error) {
 	if v == "" {
 		return "", nil
 	}
@@ -70,9 +73,7 @@ func notArchived(b *blobRec) error {
 	return nil
 }
 
-// setBlobTier is Set Blob Tier, on a block blob or one of its snapshots.
-// It changes neither the ETag nor Last-Modified. A supplied lease id must
-// match, and a leased base blob needs it (as for writes).
+// setBlobTier is Set Blob Tier's REST handler.
 func (s *Service) setBlobTier(w http.ResponseWriter, r *req) error {
 	v := r.Header.Get("x-ms-access-tier")
 	if v == "" {
@@ -83,31 +84,14 @@ func (s *Service) setBlobTier(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-rehydrate-priority", p)
 	}
-	status := http.StatusOK
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		b, err := loadBlob(tx, r)
-		if err != nil {
-			return err
-		}
-		if r.snapshot == "" { // snapshots have no lease
-			if err := lease.CheckWrite(b.Lease, r.Header.Get("x-ms-lease-id"), lease.Blob, r.Now); err != nil {
-				return err
-			}
-		}
-		tier, err := requestTier(r.Header, b.Type)
-		if err != nil {
-			return err
-		}
-		if b.Tier == tierArchive && tier != tierArchive {
-			status = http.StatusAccepted // a rehydration (complete at once here)
-		}
-		now := r.Now
-		b.Tier, b.TierChanged = tier, &now
-		return kv.PutJSON(tx, blobKey(r.Account, r.container, r.name, r.snapshot), b)
-	})
+	out, err := s.SetBlobTier(r.Context(), SetBlobTierInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), Tier: v})
 	if err != nil {
 		return err
 	}
-	w.WriteHeader(status)
+	if out.Rehydrating {
+		w.WriteHeader(http.StatusAccepted)
+	} else {
+		w.WriteHeader(http.StatusOK)
+	}
 	return nil
 }

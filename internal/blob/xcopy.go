@@ -113,6 +113,6 @@ func (f *fileSource) record(tx kv.Tx, r *req) (b *blobRec, readable func(off, n 
 	}
 	return &blobRec{
 		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
-		Parts: o.Parts, Props: props(o.Props),
+		Parts: o.Parts, Props: HTTPHeaders(o.Props),
 	}, readable, nil
 }

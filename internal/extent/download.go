@@ -1,6 +1,7 @@
 package extent
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/base64"
@@ -33,6 +34,18 @@ func (s *Store) OpenBody(ctx context.Context, parts []Part, inline map[string][]
 		}
 	}
 	return b, nil
+}
+
+// Reader returns the body as a reader, for callers that do not send it
+// with Send; closing it ends the body's pins.
+func (b *Body) Reader() io.ReadCloser {
+	if b.small != nil {
+		return struct {
+			io.Reader
+			io.Closer
+		}{bytes.NewReader(b.small), b.r}
+	}
+	return b.r
 }
 
 // SetHeaders sets Content-Length and, when md5 is true, the Content-MD5

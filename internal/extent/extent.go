@@ -119,14 +119,12 @@ func (s *Store) Stage(ctx context.Context, body io.Reader, n int64, h http.Heade
 	return s.stageBody(ctx, body, n, h, storeMD5, false, false)
 }
 
-// StageBlobWrite is Stage for Blob's Put Block, Append Block and Put
-// Page: without a client Content-MD5 the CRC64 is computed too, as those
-// operations answer x-ms-content-crc64 when the client sent no checksum
-// (azure-sdk-for-js recordings "stageBlock" and "verify
-// PagedAsyncIterableIterator for listPageRanges": Put Block and Put Page
-// responses carry x-ms-content-crc64 and no Content-MD5).
-func (s *Store) StageBlobWrite(ctx context.Context, body io.Reader, n int64, h http.Header) (*Staged, error) {
-	return s.stageBody(ctx, body, n, h, false, false, h.Get("Content-MD5") == "")
+// StageDigests is Stage for callers that decided which digests they
+// need: MD5 when md5, CRC64 when crc (Blob's Put Block, Append Block and
+// Put Page compute the CRC64 when the client sent no Content-MD5, as
+// they answer x-ms-content-crc64 then).
+func (s *Store) StageDigests(ctx context.Context, body io.Reader, n int64, md5, crc bool) (*Staged, error) {
+	return s.stageBody(ctx, body, n, nil, md5, false, crc)
 }
 
 // StageEmbedded is Stage for a whole small blob: a body of at most

@@ -1,0 +1,243 @@
+package blob
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blobtags"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+)
+
+// The Blob domain API. Each operation is a method of Service taking a
+// typed input and returning a typed output or an *azerr.Error: it runs
+// its checks and its write inside one kv transaction, takes its time from
+// the injected clock, and knows nothing of HTTP (no request, no header
+// names read, no response writer). The REST handlers (blob.go, block.go,
+// ...) parse a request into the input, call the method and render the
+// output; other front ends over the same data call the methods directly.
+
+// Call is what every domain input carries besides its own fields.
+type Call struct {
+	// Now is the operation's time, from the injected clock; zero: the
+	// service reads its clock. The REST handlers pass the time the
+	// request arrived (server.Request.Now), which is also the response's
+	// Date, so that Date and Last-Modified agree as they do on Azure.
+	Now time.Time
+}
+
+// now is the time of call c.
+func (s *Service) now(c Call) time.Time {
+	if !c.Now.IsZero() {
+		return c.Now
+	}
+	return s.clock.Now()
+}
+
+// BlobRef addresses a blob, or one of its snapshots, in an account.
+type BlobRef struct {
+	Account   string
+	Container string
+	Blob      string
+	Snapshot  string // "" for the base blob
+}
+
+// TagCondition is a parsed blob-tags condition ("x-ms-if-tags" on REST,
+// Specifying conditional headers for Blob service operations). A
+// condition that did not parse keeps its error, which the operation
+// returns where it evaluates the condition, after the blob is found, as
+// Azure answers a missing blob before a malformed condition.
+type TagCondition struct {
+	expr *blobtags.Expr
+	err  error
+}
+
+// NewTagCondition is the condition of a parsed expression (nil: none).
+func NewTagCondition(e *blobtags.Expr) TagCondition { return TagCondition{expr: e} }
+
+// check evaluates the condition on b (nil: no blob, which no condition
+// matches) in container c.
+func (t TagCondition) check(b *blobRec, c string) error {
+	if t.err != nil {
+		return t.err
+	}
+	if t.expr == nil {
+		return nil
+	}
+	if b == nil || !t.expr.Matches(b.Tags, c) {
+		return azerr.New(azerr.ConditionNotMet)
+	}
+	return nil
+}
+
+// Access are the conditions an operation is made under: the HTTP-style
+// conditions on ETag and modification time, the tags condition, and the
+// lease id the caller holds ("" for none).
+type Access struct {
+	Cond    cond.Conditions
+	IfTags  TagCondition
+	LeaseID string
+	// condErr is a set of conditions that did not parse, for the reads
+	// that report it only once the blob is found (see checkRead).
+	condErr error
+}
+
+// checkWrite applies the write rules shared by every blob write that may
+// create the blob: the conditions first (If-None-Match: * on an existing
+// blob is 409 BlobAlreadyExists), then the lease.
+func (a Access) checkWrite(b *blobRec, c string, now time.Time) error {
+	var etag string
+	var mod = now
+	if b != nil {
+		etag, mod = b.ETag, b.Modified
+	}
+	if err := a.Cond.CheckWrite(b != nil, etag, mod); err != nil {
+		if errors.Is(err, cond.ErrExists) {
+			return azerr.New(azerr.BlobAlreadyExists)
+		}
+		return err
+	}
+	if err := a.IfTags.check(b, c); err != nil {
+		return err
+	}
+	if b == nil {
+		if a.LeaseID != "" {
+			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
+		}
+		return nil
+	}
+	return lease.CheckWrite(b.Lease, a.LeaseID, lease.Blob, now)
+}
+
+// checkConds evaluates the conditions of a write that does not create the
+// blob (Delete, Lease, Snapshot, Put Page, Append Block, ...) on an
+// existing blob or snapshot: every unmet condition, If-None-Match: *
+// included, is 412 ConditionNotMet. The create-only 409 BlobAlreadyExists
+// belongs to Put Blob, Put Block List and Copy Blob (checkWrite).
+func (a Access) checkConds(b *blobRec, c string) error {
+	if err := a.Cond.CheckWrite(true, b.ETag, b.Modified); err != nil {
+		if errors.Is(err, cond.ErrExists) {
+			return azerr.New(azerr.ConditionNotMet)
+		}
+		return err
+	}
+	return a.IfTags.check(b, c)
+}
+
+// checkUpdate is checkWrite for writes of an existing blob: checkConds,
+// then the lease.
+func (a Access) checkUpdate(b *blobRec, c string, now time.Time) error {
+	if err := a.checkConds(b, c); err != nil {
+		return err
+	}
+	return lease.CheckWrite(b.Lease, a.LeaseID, lease.Blob, now)
+}
+
+// checkRead applies the read rules: conditions (304/412), the tags
+// condition, then a lease id, when given, must match the base blob's
+// lease (a snapshot has none).
+func (a Access) checkRead(b *blobRec, ref BlobRef, now time.Time) error {
+	if a.condErr != nil {
+		return a.condErr
+	}
+	// "If-None-Match: *" asks a read to succeed only where nothing
+	// exists: Azure refuses it as 400 UnsatisfiableCondition (azure-cli's
+	// live test test_storage_blob_oauth: "storage blob show
+	// --if-none-match *" fails with ErrorCode:UnsatisfiableCondition).
+	for _, v := range a.Cond.IfNoneMatch {
+		if v == cond.Any {
+			return azerr.New(azerr.UnsatisfiableCondition)
+		}
+	}
+	if err := a.Cond.CheckRead(b.ETag, b.Modified); err != nil {
+		return err
+	}
+	if err := a.IfTags.check(b, ref.Container); err != nil {
+		return err
+	}
+	if ref.Snapshot != "" {
+		return nil
+	}
+	return lease.CheckRead(b.Lease, a.LeaseID, lease.Blob, now)
+}
+
+// withoutNoneMatchAny drops "If-None-Match: *" for writes that are not
+// create-only (Set Blob Properties, Set Blob Metadata): on those Azure lets
+// it pass on an existing blob (cond.ErrExists) instead of answering 409
+// BlobAlreadyExists; a missing blob is still 404.
+func (a Access) withoutNoneMatchAny() Access {
+	var keep []string
+	for _, v := range a.Cond.IfNoneMatch {
+		if v != cond.Any {
+			keep = append(keep, v)
+		}
+	}
+	a.Cond.IfNoneMatch = keep
+	return a
+}
+
+// Checksums are the transactional digests sent with content (Content-MD5
+// and x-ms-content-crc64 on REST): each, when set, must match the
+// content received.
+type Checksums struct {
+	MD5   []byte // 16 bytes
+	CRC64 []byte // 8 bytes, little endian, as x-ms-content-crc64 carries it
+	// md5Text and crcText are the values as the client sent them, which
+	// a mismatch reports (Base64 admits more than one spelling of the
+	// same bytes); "" reports the bytes' canonical Base64.
+	md5Text, crcText string
+}
+
+// sent is v as the client sent it, else b's canonical Base64.
+func sent(v string, b []byte) string {
+	if v != "" {
+		return v
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// verify checks the digests computed for a staged body against c: 400
+// Md5Mismatch or Crc64Mismatch, naming both values.
+func (c Checksums) verify(st *extent.Staged) error {
+	if c.MD5 != nil && !bytes.Equal(c.MD5, st.MD5) {
+		return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", sent(c.md5Text, c.MD5)).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(st.MD5))
+	}
+	if c.CRC64 != nil && !bytes.Equal(c.CRC64, st.CRC64) {
+		// The detail elements are UserSpecifiedCrc and ServerCalculatedCrc
+		// (azure-sdk-for-js recording "stageBlock with invalid CRC64 should
+		// fail").
+		return azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc", sent(c.crcText, c.CRC64)).With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(st.CRC64))
+	}
+	return nil
+}
+
+// content is a write's body; nil is no content.
+func content(r io.Reader) io.Reader {
+	if r == nil {
+		return noContent{}
+	}
+	return r
+}
+
+type noContent struct{}
+
+func (noContent) Read([]byte) (int, error) { return 0, io.EOF }
+
+// NewBlob is what a write creating a whole blob (Put Blob, Put Block
+// List, Put Blob From URL) says of it besides its content.
+type NewBlob struct {
+	HTTPHeaders HTTPHeaders
+	Metadata    map[string]string
+	Tier        string        // "" for the account default
+	Tags        blobtags.Tags // blob index tags
+}
+
+// record is the blob record n describes, of type typ, without content.
+func (n *NewBlob) record(typ string) blobRec {
+	return blobRec{Type: typ, Props: n.HTTPHeaders, Meta: n.Metadata, Tier: n.Tier, Tags: n.Tags}
+}

@@ -1,0 +1,968 @@
+package blob
+
+import (
+	"context"
+	"io"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// PutBlobInput is Put Blob: a whole blob of Type created or replaced at
+// Ref (the base blob).
+type PutBlobInput struct {
+	Call
+	Ref    BlobRef
+	Type   string // BlockBlob, PageBlob or AppendBlob
+	Access Access
+	// CreateOnly refuses to replace an existing blob (403
+	// AuthorizationPermissionMismatch): a caller allowed to create blobs
+	// but not to write them.
+	CreateOnly bool
+	NewBlob
+	// A block blob's content: Length bytes of Body (-1: until EOF),
+	// checked against Checksums.
+	Body      io.Reader
+	Length    int64
+	Checksums Checksums
+	// A page blob's size (a multiple of 512) and sequence number.
+	Size           int64
+	SequenceNumber int64
+}
+
+// PutBlobOutput is the blob Put Blob wrote.
+type PutBlobOutput struct {
+	ETag         string
+	LastModified time.Time
+	// The digests of a block blob's content, computed as it was stored.
+	ContentMD5   []byte
+	ContentCRC64 []byte
+	// ServerEncrypted is whether the content is encrypted at rest, as
+	// Azure always reports it.
+	ServerEncrypted bool
+}
+
+// PutBlob is Put Blob (https://learn.microsoft.com/en-us/rest/api/storageservices/put-blob).
+// A block blob's body is stored first (see extent.Stage), then one
+// transaction applies the write rules and replaces the blob; the stored
+// body is freed at once if the write is refused.
+func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutput, err error) {
+	now := s.now(in.Call)
+	// The record and the transaction's result in one allocation (this is
+	// the hot path of small uploads).
+	w := &struct {
+		rec blobRec
+		nb  *blobRec // rec as stored, stamped
+	}{rec: in.NewBlob.record(in.Type)}
+	rec := &w.rec
+	var st *extent.Staged
+	// The staged chunks are freed at once if the write is refused (see
+	// extent.Staged.Finish).
+	tried := false
+	defer func() { st.Finish(ctx, tried, err) }()
+	switch in.Type {
+	case BlockBlob:
+		body, err := extent.LimitBody(content(in.Body), in.Length, maxPutBlob)
+		if err != nil {
+			return out, err
+		}
+		// MD5 and CRC64 are computed whatever the caller sent: Put Blob
+		// keeps the MD5 and answers both.
+		if st, err = s.data.StageEmbedded(ctx, body, in.Length, nil); err != nil {
+			return out, err
+		}
+		if err := in.Checksums.verify(st); err != nil {
+			return out, err
+		}
+		rec.Props.ContentMD5 = st.MD5
+		rec.Size, rec.Parts = st.Size, st.Parts
+	case PageBlob:
+		rec.Size, rec.SeqNum = in.Size, in.SequenceNumber
+	case AppendBlob:
+	default:
+		return out, azerr.New(azerr.InvalidBlobType)
+	}
+	ref, acc, createOnly := in.Ref, in.Access, in.CreateOnly // not all of in into the closure
+	err = s.store.Update(ctx, func(tx kv.Tx) (err error) {
+		if st != nil {
+			if err := st.Write(tx); err != nil {
+				return err
+			}
+		}
+		w.nb, err = s.replaceBlob(tx, ref, acc, createOnly, now, rec)
+		return err
+	})
+	tried = true
+	if err != nil {
+		return out, err
+	}
+	out = PutBlobOutput{ETag: w.nb.ETag, LastModified: w.nb.Modified, ServerEncrypted: true}
+	if st != nil {
+		out.ContentMD5, out.ContentCRC64 = st.MD5, st.CRC64
+	}
+	return out, nil
+}
+
+// BlobProperties are what a read reports of a blob or snapshot (Get Blob
+// Properties' response headers, and Get Blob's).
+type BlobProperties struct {
+	Type         string
+	ETag         string
+	LastModified time.Time
+	CreationTime time.Time
+	Size         int64
+	HTTPHeaders  HTTPHeaders
+	Metadata     map[string]string
+	// Lease is the base blob's lease at the time of the read; a
+	// snapshot's (HasLease false) is not reported.
+	Lease    lease.Effective
+	HasLease bool
+	TagCount int
+	// A block blob's access tier, whether it is the inferred default,
+	// and when Set Blob Tier last changed it (nil: never).
+	AccessTier         string
+	AccessTierInferred bool
+	AccessTierChanged  *time.Time
+	// A page blob's sequence number.
+	SequenceNumber int64
+	// An append blob's committed block count and seal.
+	CommittedBlockCount int
+	Sealed              bool
+	// The last copy onto the blob (nil: none).
+	Copy *CopyInfo
+	// ServerEncrypted is whether the content is encrypted at rest.
+	ServerEncrypted bool
+}
+
+// properties reports b, read at ref at now.
+func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
+	p := BlobProperties{
+		Type: b.Type, ETag: b.ETag, LastModified: b.Modified, CreationTime: b.Created, Size: b.Size,
+		HTTPHeaders: b.Props, Metadata: b.Meta, TagCount: len(b.Tags), Copy: b.Copy, ServerEncrypted: true,
+	}
+	if ref.Snapshot == "" {
+		p.Lease, p.HasLease = b.Lease.Effective(now), true
+	}
+	switch b.Type {
+	case BlockBlob:
+		p.AccessTier, p.AccessTierInferred = b.tier()
+		p.AccessTierChanged = b.TierChanged
+	case PageBlob:
+		p.SequenceNumber = b.SeqNum
+	case AppendBlob:
+		p.CommittedBlockCount, p.Sealed = b.Appends, b.Sealed
+	}
+	return p
+}
+
+// GetBlobPropertiesInput is Get Blob Properties (also Get Blob Metadata).
+type GetBlobPropertiesInput struct {
+	Call
+	Ref    BlobRef
+	Access Access
+}
+
+// GetBlobProperties is Get Blob Properties
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-properties):
+// the blob's properties once the read conditions hold.
+func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInput) (BlobProperties, error) {
+	now := s.now(in.Call)
+	ref := in.Ref // the closure copies ref, not all of in
+	var b *blobRec
+	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
+		b, err = loadBlob(tx, ref)
+		return err
+	})
+	if err != nil {
+		return BlobProperties{}, err
+	}
+	if err := in.Access.checkRead(b, in.Ref, now); err != nil {
+		return BlobProperties{}, err
+	}
+	return b.properties(in.Ref, now), nil
+}
+
+// GetBlobInput is Get Blob: the blob's content, or Range of it.
+type GetBlobInput struct {
+	Call
+	Ref    BlobRef
+	Access Access
+	Range  *wire.Range // nil: the whole blob
+	// RangeMD5 asks for the MD5 of the range (at most 4 MiB).
+	RangeMD5 bool
+}
+
+// GetBlobOutput is the blob read and its content.
+type GetBlobOutput struct {
+	Properties BlobProperties
+	// Offset and Count are the bytes of the blob Body holds.
+	Offset, Count int64
+	// Body streams the content; the caller must send or close it. The
+	// data it reads stays pinned until then, so a download outlives an
+	// overwrite or delete of the blob (extent.Store.OpenBody).
+	Body *extent.Body
+}
+
+// GetBlob is Get Blob
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob):
+// one read transaction checks the read rules and resolves the parts of
+// the range; the content is then streamed from the parts it resolved.
+func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutput, err error) {
+	// What the read transaction takes and finds, in one allocation: the
+	// closure refers to it alone (this is the hot path of small
+	// downloads; each variable a closure assigns would be an allocation
+	// of its own).
+	t := &struct {
+		in     GetBlobInput
+		now    time.Time
+		b      *blobRec
+		inline map[string][]byte
+		off, n int64
+	}{in: in, now: s.now(in.Call)}
+	err = s.store.View(ctx, func(tx kv.Tx) (err error) {
+		if t.b, err = loadBlob(tx, t.in.Ref); err != nil {
+			return err
+		}
+		b := t.b
+		if err := t.in.Access.checkRead(b, t.in.Ref, t.now); err != nil {
+			return err
+		}
+		if err := notArchived(b); err != nil {
+			return err
+		}
+		t.off, t.n = 0, b.Size
+		if t.in.Range != nil {
+			if t.off, t.n, err = t.in.Range.Resolve(b.Size); err != nil {
+				return err
+			}
+		}
+		if t.in.RangeMD5 && t.n > 4<<20 {
+			return azerr.Newf(azerr.OutOfRangeInput, "The range must be 4 MiB or smaller when x-ms-range-get-content-md5 is true.")
+		}
+		t.inline, err = extent.Prefetch(tx, b.Parts, t.off, t.n)
+		return err
+	})
+	if err != nil {
+		return out, err
+	}
+	body, err := s.data.OpenBody(ctx, t.b.Parts, t.inline, t.off, t.n, in.RangeMD5)
+	if err != nil {
+		return out, err
+	}
+	return GetBlobOutput{Properties: t.b.properties(in.Ref, t.now), Offset: t.off, Count: t.n, Body: body}, nil
+}
+
+// DeleteSnapshots says what Delete Blob does with a blob's snapshots.
+type DeleteSnapshots string
+
+// DeleteSnapshots values (x-ms-delete-snapshots on REST).
+const (
+	DeleteSnapshotsNone    DeleteSnapshots = ""        // refuse a blob with snapshots
+	DeleteSnapshotsInclude DeleteSnapshots = "include" // the blob and its snapshots
+	DeleteSnapshotsOnly    DeleteSnapshots = "only"    // the snapshots, not the blob
+)
+
+// DeleteBlobInput is Delete Blob of a blob or a snapshot.
+type DeleteBlobInput struct {
+	Call
+	Ref             BlobRef
+	Access          Access
+	DeleteSnapshots DeleteSnapshots // for a base blob only
+	// Permanent removes a soft-deleted snapshot for good (deletetype=permanent).
+	Permanent bool
+}
+
+// DeleteBlobOutput says how Delete Blob deleted.
+type DeleteBlobOutput struct {
+	// SoftDeleted is true when the account's DeleteRetentionPolicy kept
+	// what was deleted as soft-deleted records (see softdelete.go).
+	SoftDeleted bool
+}
+
+// DeleteBlob is Delete Blob
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/delete-blob).
+// With the account's DeleteRetentionPolicy enabled it soft-deletes;
+// otherwise it deletes for good. A soft-deleted blob or snapshot is not
+// found (404) except by Permanent, which removes a soft-deleted snapshot.
+func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
+	ref, acc, ds, permanent := in.Ref, in.Access, in.DeleteSnapshots, in.Permanent
+	if permanent && ref.Snapshot == "" {
+		return DeleteBlobOutput{}, errPermanentDelete("Permanent delete applies only to a soft-deleted snapshot or version: give snapshot=.")
+	}
+	now := s.now(in.Call)
+	soft := false
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		soft = false
+		pol, err := loadRetention(tx, ref.Account)
+		if err != nil {
+			return err
+		}
+		if permanent {
+			return deletePermanently(tx, ref, now, pol, func(b *blobRec) error { return acc.checkConds(b, ref.Container) })
+		}
+		b, err := loadBlob(tx, ref)
+		if err != nil {
+			return err
+		}
+		mark := pol.mark(now)
+		if ref.Snapshot != "" {
+			if err := acc.checkConds(b, ref.Container); err != nil {
+				return err
+			}
+			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot)); err != nil {
+				return err
+			}
+			if pol.on {
+				soft = true
+				return putDeleted(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot, b, mark)
+			}
+			return extent.AdjustRefs(tx, now, b.Parts, nil)
+		}
+		if err := acc.checkUpdate(b, ref.Container, now); err != nil {
+			return err
+		}
+		// Find the snapshots: they follow the base record in key order.
+		prefix := blobVersionsPrefix(ref.Account, ref.Container, ref.Blob)
+		var snaps []blobRec
+		var snapNames []string
+		var derr error
+		err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 5 || parts[4] == "" {
+				return true
+			}
+			// A snapshot that does not decode fails the delete: skipped, it
+			// would outlive its blob with its chunk references held.
+			var sb blobRec
+			if derr = kv.DecodeJSON(k, v, &sb); derr != nil {
+				return false
+			}
+			snaps = append(snaps, sb)
+			snapNames = append(snapNames, parts[4])
+			return true
+		})
+		if err == nil {
+			err = derr
+		}
+		if err != nil {
+			return err
+		}
+		// With soft delete off, soft-deleted snapshots still retained
+		// count as snapshots (the service refuses to delete such a blob
+		// without x-ms-delete-snapshots) and go with include/only; with
+		// it on, only live snapshots count.
+		var dead []deletedEntry
+		present := len(snaps)
+		if !pol.on {
+			all, err := findDeleted(tx, ref.Account, ref.Container, ref.Blob)
+			if err != nil {
+				return err
+			}
+			for _, e := range all {
+				if e.snap == "" {
+					continue
+				}
+				dead = append(dead, e)
+				if e.rec.Del.retained(now) {
+					present++
+				}
+			}
+		}
+		if present > 0 && ds == DeleteSnapshotsNone {
+			return azerr.New(azerr.SnapshotsPresent)
+		}
+		var release []extent.Part
+		for i := range snaps {
+			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, snapNames[i])); err != nil {
+				return err
+			}
+			if pol.on {
+				if err := putDeleted(tx, ref.Account, ref.Container, ref.Blob, snapNames[i], &snaps[i], mark); err != nil {
+					return err
+				}
+			} else {
+				release = append(release, snaps[i].Parts...)
+			}
+		}
+		if ds != DeleteSnapshotsNone {
+			for _, e := range dead {
+				if err := dropDeleted(tx, ref.Account, ref.Container, ref.Blob, e.snap, e.rec); err != nil {
+					return err
+				}
+				release = append(release, e.rec.Parts...)
+			}
+		}
+		if ds != DeleteSnapshotsOnly {
+			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, "")); err != nil {
+				return err
+			}
+			if pol.on {
+				if err := putDeleted(tx, ref.Account, ref.Container, ref.Blob, "", b, mark); err != nil {
+					return err
+				}
+			} else {
+				release = append(release, b.Parts...)
+			}
+			if err := s.dropUncommitted(tx, ref, now); err != nil {
+				return err
+			}
+		}
+		soft = pol.on
+		return extent.AdjustRefs(tx, now, release, nil)
+	})
+	if err != nil {
+		return DeleteBlobOutput{}, err
+	}
+	return DeleteBlobOutput{SoftDeleted: soft}, nil
+}
+
+// SequenceNumberAction is how Set Blob Properties changes a page blob's
+// sequence number.
+type SequenceNumberAction string
+
+// SequenceNumberAction values (x-ms-sequence-number-action on REST).
+const (
+	SequenceNumberKeep      SequenceNumberAction = ""          // unchanged
+	SequenceNumberMax       SequenceNumberAction = "max"       // the larger of the two
+	SequenceNumberUpdate    SequenceNumberAction = "update"    // the given one
+	SequenceNumberIncrement SequenceNumberAction = "increment" // one more
+)
+
+// SetBlobPropertiesInput is Set Blob Properties.
+type SetBlobPropertiesInput struct {
+	Call
+	Ref    BlobRef
+	Access Access
+	// HTTPHeaders replace the blob's content properties, all of them
+	// (nil: unchanged).
+	HTTPHeaders *HTTPHeaders
+	// Size resizes a page blob (nil: unchanged).
+	Size                 *int64
+	SequenceNumberAction SequenceNumberAction
+	SequenceNumber       int64 // for SequenceNumberMax and SequenceNumberUpdate
+}
+
+// SetBlobPropertiesOutput is the blob as Set Blob Properties left it.
+type SetBlobPropertiesOutput struct {
+	ETag           string
+	LastModified   time.Time
+	Type           string
+	SequenceNumber int64 // a page blob's
+}
+
+// SetBlobProperties is Set Blob Properties
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-properties).
+// If-None-Match: * does not fail it on an existing blob.
+func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInput) (SetBlobPropertiesOutput, error) {
+	now := s.now(in.Call)
+	seqAction, seqNum, hdrs := in.SequenceNumberAction, in.SequenceNumber, in.HTTPHeaders
+	newSize := int64(-1)
+	if in.Size != nil {
+		newSize = *in.Size
+	}
+	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
+		if err := notArchived(b); err != nil {
+			return err
+		}
+		if (newSize >= 0 || seqAction != SequenceNumberKeep) && b.Type != PageBlob {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		if newSize >= 0 {
+			if newSize%512 != 0 {
+				return azerr.InvalidHeader("x-ms-blob-content-length", strconv.FormatInt(newSize, 10))
+			}
+			old := b.Parts
+			b.Parts = extent.Trim(b.Parts, newSize)
+			b.Size = newSize
+			if err := extent.AdjustRefs(tx, now, old, b.Parts); err != nil {
+				return err
+			}
+		}
+		switch seqAction {
+		case SequenceNumberMax:
+			if seqNum > b.SeqNum {
+				b.SeqNum = seqNum
+			}
+		case SequenceNumberUpdate:
+			b.SeqNum = seqNum
+		case SequenceNumberIncrement:
+			if b.SeqNum == 1<<63-1 {
+				return azerr.New(azerr.SequenceNumberIncrementTooLarge)
+			}
+			b.SeqNum++
+		}
+		if hdrs != nil {
+			b.Props = *hdrs
+		}
+		return nil
+	})
+	if err != nil {
+		return SetBlobPropertiesOutput{}, err
+	}
+	return SetBlobPropertiesOutput{ETag: b.ETag, LastModified: b.Modified, Type: b.Type, SequenceNumber: b.SeqNum}, nil
+}
+
+// SetBlobMetadataInput is Set Blob Metadata: Metadata replaces the
+// blob's (nil or empty: none).
+type SetBlobMetadataInput struct {
+	Call
+	Ref      BlobRef
+	Access   Access
+	Metadata map[string]string
+}
+
+// SetBlobMetadataOutput is the blob as Set Blob Metadata left it.
+type SetBlobMetadataOutput struct {
+	ETag            string
+	LastModified    time.Time
+	ServerEncrypted bool
+}
+
+// SetBlobMetadata is Set Blob Metadata
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-metadata).
+// If-None-Match: * does not fail it on an existing blob.
+func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) (SetBlobMetadataOutput, error) {
+	meta := in.Metadata
+	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
+		if err := notArchived(b); err != nil {
+			return err
+		}
+		b.Meta = meta
+		return nil
+	})
+	if err != nil {
+		return SetBlobMetadataOutput{}, err
+	}
+	return SetBlobMetadataOutput{ETag: b.ETag, LastModified: b.Modified, ServerEncrypted: true}, nil
+}
+
+// LeaseBlobInput is Lease Blob: one lease action (lease.Request, whose
+// LeaseID is the lease the action names) under the conditions of Access
+// (its LeaseID is not used).
+type LeaseBlobInput struct {
+	Call
+	Ref     BlobRef
+	Access  Access
+	Request lease.Request
+}
+
+// LeaseBlobOutput is the outcome of the lease action and the blob's
+// ETag and Last-Modified, which a lease action does not change.
+type LeaseBlobOutput struct {
+	ETag         string
+	LastModified time.Time
+	Result       lease.Result
+}
+
+// LeaseBlob is Lease Blob
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/lease-blob).
+func (s *Service) LeaseBlob(ctx context.Context, in LeaseBlobInput) (LeaseBlobOutput, error) {
+	now := s.now(in.Call)
+	ref, acc, lr := in.Ref, in.Access, in.Request
+	var out LeaseBlobOutput
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		b, err := loadBlob(tx, ref)
+		if err != nil {
+			return err
+		}
+		if err := acc.checkConds(b, ref.Container); err != nil {
+			return err
+		}
+		res, err := lease.Apply(b.Lease, lr, lease.Blob, now)
+		if err != nil {
+			return err
+		}
+		// A lease action is not a write: ETag and Last-Modified stay.
+		b.Lease = res.Lease
+		out = LeaseBlobOutput{ETag: b.ETag, LastModified: b.Modified, Result: res}
+		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), b)
+	})
+	if err != nil {
+		return LeaseBlobOutput{}, err
+	}
+	return out, nil
+}
+
+// SnapshotBlobInput is Snapshot Blob: Metadata, when not empty, is the
+// snapshot's instead of the blob's. Access.LeaseID, when set, must be
+// the blob's active lease; an active lease does not otherwise prevent a
+// snapshot.
+type SnapshotBlobInput struct {
+	Call
+	Ref      BlobRef
+	Access   Access
+	Metadata map[string]string
+}
+
+// SnapshotBlobOutput is the snapshot taken: its time (the snapshot
+// parameter that addresses it) and the ETag and Last-Modified of the
+// blob it was taken from. ServerEncrypted is false: the snapshot writes
+// no content.
+type SnapshotBlobOutput struct {
+	Snapshot        string
+	ETag            string
+	LastModified    time.Time
+	ServerEncrypted bool
+}
+
+// SnapshotBlob is Snapshot Blob
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/snapshot-blob).
+// The snapshot shares the blob's data items.
+func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (SnapshotBlobOutput, error) {
+	now := s.now(in.Call)
+	ref, acc, meta := in.Ref, in.Access, in.Metadata
+	var out SnapshotBlobOutput
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		b, err := loadBlob(tx, ref)
+		if err != nil {
+			return err
+		}
+		if err := acc.checkConds(b, ref.Container); err != nil {
+			return err
+		}
+		if err := lease.CheckRead(b.Lease, acc.LeaseID, lease.Blob, now); err != nil {
+			return err
+		}
+		if err := notArchived(b); err != nil {
+			return err
+		}
+		// Two snapshots in one instant get distinct times, 100 ns apart,
+		// also distinct from the soft-deleted ones.
+		snap, err := newSnapshotTime(tx, ref.Account, ref.Container, ref.Blob, now)
+		if err != nil {
+			return err
+		}
+		sb := *b
+		sb.Lease = lease.Lease{}
+		if len(meta) > 0 {
+			sb.Meta = meta
+		}
+		if err := extent.AdjustRefs(tx, now, nil, sb.Parts); err != nil {
+			return err
+		}
+		out = SnapshotBlobOutput{Snapshot: snap, ETag: b.ETag, LastModified: b.Modified}
+		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, snap), &sb)
+	})
+	if err != nil {
+		return SnapshotBlobOutput{}, err
+	}
+	return out, nil
+}
+
+// PutBlockInput is Put Block: Length bytes of Body (-1: until EOF),
+// checked against Checksums, staged as block BlockID (Base64, as Put
+// Block List names it) of the blob Ref. LeaseID is the lease the caller
+// holds on the blob ("" for none).
+type PutBlockInput struct {
+	Call
+	Ref       BlobRef
+	LeaseID   string
+	BlockID   string
+	Body      io.Reader
+	Length    int64
+	Checksums Checksums
+}
+
+// PutBlockOutput is the digest Put Block answers: the MD5 when the
+// caller sent one, else the CRC64.
+type PutBlockOutput struct {
+	ContentMD5      []byte
+	ContentCRC64    []byte
+	ServerEncrypted bool
+}
+
+// errNoBlockBody is Put Block's answer to an empty body.
+func errNoBlockBody() error {
+	return azerr.Newf(azerr.InvalidHeaderValue, "Put Block needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
+}
+
+// PutBlock is Put Block
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/put-block):
+// the body is stored, then one transaction records it as an uncommitted
+// block; the stored body is freed at once if that is refused.
+func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockOutput, err error) {
+	now := s.now(in.Call)
+	rawID, err := wire.DecodeBlockID(in.BlockID)
+	if err != nil {
+		return out, err
+	}
+	body, err := extent.LimitBody(content(in.Body), in.Length, maxPutBlock)
+	if err != nil {
+		return out, err
+	}
+	if in.Length == 0 {
+		return out, errNoBlockBody()
+	}
+	// Without a client MD5 the CRC64 is computed too, as Put Block answers
+	// x-ms-content-crc64 when the client sent no checksum (azure-sdk-for-js
+	// recording "stageBlock": its response carries x-ms-content-crc64 and
+	// no Content-MD5).
+	st, err := s.data.StageDigests(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil)
+	if err != nil {
+		return out, err
+	}
+	// Freed at once if the write is refused (extent.Staged.Finish).
+	tried := false
+	defer func() { st.Finish(ctx, tried, err) }()
+	if st.Size == 0 { // an empty chunked body
+		return out, errNoBlockBody()
+	}
+	if err := in.Checksums.verify(st); err != nil {
+		return out, err
+	}
+	ref, leaseID, id := in.Ref, in.LeaseID, in.BlockID
+	err = s.store.Update(ctx, func(tx kv.Tx) error {
+		if err := st.Write(tx); err != nil {
+			return err
+		}
+		return s.stageBlock(tx, ref, leaseID, now, rawID, id, st.Size, st.Parts)
+	})
+	tried = true
+	if err != nil {
+		return out, err
+	}
+	return PutBlockOutput{ContentMD5: st.MD5, ContentCRC64: st.CRC64, ServerEncrypted: true}, nil
+}
+
+// PutBlockListInput is Put Block List: the blob Ref committed from
+// Blocks, in order, each looked up among the uncommitted blocks, the
+// committed ones, or both (wire.BlockKind).
+type PutBlockListInput struct {
+	Call
+	Ref    BlobRef
+	Access Access
+	// CreateOnly refuses to replace an existing blob (see PutBlobInput).
+	CreateOnly bool
+	NewBlob
+	Blocks []wire.BlockRef
+}
+
+// PutBlockListOutput is the blob Put Block List committed.
+type PutBlockListOutput struct {
+	ETag            string
+	LastModified    time.Time
+	ServerEncrypted bool
+}
+
+// PutBlockList is Put Block List
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/put-block-list):
+// one transaction applies the write rules, builds the blob from the named
+// blocks, releases what it replaces and drops the uncommitted blocks.
+func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBlockListOutput, error) {
+	if len(in.Blocks) > maxCommittedBlocks {
+		return PutBlockListOutput{}, azerr.New(azerr.BlockListTooLong)
+	}
+	now := s.now(in.Call)
+	ref, acc, createOnly, newb, blocks := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks
+	var rec *blobRec
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		old, err := beginReplace(tx, ref, acc, createOnly, now)
+		if err != nil {
+			return err
+		}
+		if old != nil && old.Type != BlockBlob {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		// committed blocks by id, with their parts
+		committed := map[string][]extent.Part{}
+		if old != nil {
+			i := 0
+			for _, bl := range old.Blocks {
+				committed[bl.Name] = old.Parts[i : i+bl.NParts]
+				i += bl.NParts
+			}
+		}
+		nb := newb.record(BlockBlob)
+		nb.HasBlockList = true
+		nb.replaces(old, now)
+		unc := map[string]*uncommitted{}
+		for _, bref := range blocks {
+			var parts []extent.Part
+			var size int64
+			useUncommitted := func() (bool, error) {
+				if bref.ID == "" { // the sequence record, not a block
+					return false, nil
+				}
+				u, ok := unc[bref.ID]
+				if !ok {
+					u = new(uncommitted)
+					found, err := kv.GetJSON(tx, blockKey(ref.Account, ref.Container, ref.Blob, bref.ID), u)
+					if err != nil {
+						return false, err
+					}
+					if !found {
+						return false, nil
+					}
+					unc[bref.ID] = u
+				}
+				parts, size = u.Parts, u.Size
+				return true, nil
+			}
+			useCommitted := func() bool {
+				cp, ok := committed[bref.ID]
+				if !ok {
+					return false
+				}
+				parts = cp
+				for _, p := range cp {
+					size += p.Len
+				}
+				return true
+			}
+			var ok bool
+			switch bref.Kind {
+			case wire.Committed:
+				ok = useCommitted()
+			case wire.Uncommitted:
+				if ok, err = useUncommitted(); err != nil {
+					return err
+				}
+			default:
+				if ok, err = useUncommitted(); err != nil {
+					return err
+				}
+				if !ok {
+					ok = useCommitted()
+				}
+			}
+			if !ok {
+				return azerr.New(azerr.InvalidBlockList)
+			}
+			for _, p := range parts {
+				p.Off = nb.Size + (p.Off - parts[0].Off)
+				nb.Parts = append(nb.Parts, p)
+			}
+			nb.Blocks = append(nb.Blocks, block{Name: bref.ID, Size: size, NParts: len(parts)})
+			nb.Size += size
+		}
+		for i := range nb.Blocks {
+			if blockIDLen(nb.Blocks[i].Name) != blockIDLen(nb.Blocks[0].Name) {
+				return azerr.New(azerr.InvalidBlockList)
+			}
+		}
+		if len(nb.Blocks) > maxCommittedBlocks {
+			return azerr.New(azerr.BlockCountExceedsLimit)
+		}
+		// With soft delete on, the replaced list is kept as a soft-deleted
+		// snapshot and keeps its references.
+		oldParts, err := s.beforeOverwrite(tx, ref, now, old, BlockBlob)
+		if err != nil {
+			return err
+		}
+		// the new list takes its references before the uncommitted blocks
+		// and the old list release theirs
+		if err := extent.AdjustRefs(tx, now, oldParts, nb.Parts); err != nil {
+			return err
+		}
+		if err := s.dropUncommitted(tx, ref, now); err != nil {
+			return err
+		}
+		rec = &nb
+		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), &nb)
+	})
+	if err != nil {
+		return PutBlockListOutput{}, err
+	}
+	return PutBlockListOutput{ETag: rec.ETag, LastModified: rec.Modified, ServerEncrypted: true}, nil
+}
+
+// GetBlockListInput is Get Block List of a blob or snapshot.
+type GetBlockListInput struct {
+	Call
+	Ref    BlobRef
+	Access Access
+}
+
+// GetBlockListOutput is a block blob's committed blocks and, for the
+// base blob, its uncommitted blocks in upload order. Exists is false for
+// a blob that has uncommitted blocks only (no ETag, times or size then).
+type GetBlockListOutput struct {
+	Exists       bool
+	ETag         string
+	LastModified time.Time
+	Size         int64
+	Committed    []wire.BlockInfo
+	Uncommitted  []wire.BlockInfo
+}
+
+// GetBlockList is Get Block List
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/get-block-list).
+func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBlockListOutput, error) {
+	now := s.now(in.Call)
+	ref, acc := in.Ref, in.Access
+	var b *blobRec
+	var committed, uncommittedList []wire.BlockInfo
+	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return err
+		}
+		b, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+		if err != nil {
+			return err
+		}
+		var uncs []struct {
+			name string
+			u    uncommitted
+		}
+		if ref.Snapshot == "" {
+			prefix := blocksPrefix(ref.Account, ref.Container, ref.Blob)
+			var derr error
+			err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+				parts, _ := kv.Split(k)
+				if len(parts) != 5 || parts[4] == "" {
+					return true // the sequence record
+				}
+				var u uncommitted
+				if derr = kv.DecodeJSON(k, v, &u); derr != nil {
+					return false
+				}
+				uncs = append(uncs, struct {
+					name string
+					u    uncommitted
+				}{parts[4], u})
+				return true
+			})
+			if err == nil {
+				err = derr
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if b == nil && len(uncs) == 0 {
+			return azerr.New(azerr.BlobNotFound)
+		}
+		if b != nil {
+			if b.Type != BlockBlob {
+				return azerr.New(azerr.InvalidBlobType)
+			}
+			if err := acc.checkRead(b, ref, now); err != nil {
+				return err
+			}
+		}
+		sort.SliceStable(uncs, func(i, j int) bool { return uncs[i].u.Seq < uncs[j].u.Seq })
+		if b != nil {
+			for _, bl := range b.Blocks {
+				committed = append(committed, wire.BlockInfo{Name: bl.Name, Size: bl.Size})
+			}
+		}
+		for _, u := range uncs {
+			uncommittedList = append(uncommittedList, wire.BlockInfo{Name: u.name, Size: u.u.Size})
+		}
+		return nil
+	})
+	if err != nil {
+		return GetBlockListOutput{}, err
+	}
+	out := GetBlockListOutput{Committed: committed, Uncommitted: uncommittedList}
+	if b != nil {
+		out.Exists, out.ETag, out.LastModified, out.Size = true, b.ETag, b.Modified, b.Size
+	}
+	return out, nil
+}

@@ -1,0 +1,220 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blobtags"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+)
+
+// CopySource is what Copy Blob reads: a blob or snapshot served here
+// (Blob), possibly of another account, or a file of the File service,
+// which the REST handler resolves through the file peer (file).
+// Authorizing the source is the caller's: the domain call reads it.
+type CopySource struct {
+	Blob BlobRef
+	// URL is the source as the caller named it, recorded as the blob's
+	// copy source (x-ms-copy-source on reads).
+	URL string
+	// Cond are the conditions on the source (x-ms-source-if-* on REST)
+	// and LeaseID the lease the caller holds on it ("" for none).
+	Cond    cond.Conditions
+	LeaseID string
+	// file resolves a file source inside the copy's transaction; nil for
+	// a blob.
+	file func(tx kv.Tx) (*blobRec, error)
+}
+
+// CopyBlobInput is Copy Blob (or, with Sync, Copy Blob From URL) onto
+// the base blob Ref.
+type CopyBlobInput struct {
+	Call
+	Ref    BlobRef
+	Access Access
+	// CreateOnly refuses to replace an existing blob (see PutBlobInput).
+	CreateOnly bool
+	Source     CopySource
+	Sync       bool
+	// Metadata replaces the source's (empty: the source's is copied).
+	Metadata map[string]string
+	// Tags are the copy's tags, or, with CopyTags, the source's.
+	Tags     blobtags.Tags
+	CopyTags bool
+	// Tier is the copy's tier as given ("" for the default), checked
+	// against the source's blob type.
+	Tier string
+	// SourceContentMD5, with Sync, is the MD5 the source's content must
+	// have.
+	SourceContentMD5 []byte
+}
+
+// CopyBlobOutput is the copy: it completes inside the call, so its
+// status is always "success".
+type CopyBlobOutput struct {
+	ETag         string
+	LastModified time.Time
+	CopyID       string
+	CopyStatus   string
+	// ContentMD5 is SourceContentMD5, once checked.
+	ContentMD5 []byte
+}
+
+// CopyBlob is Copy Blob
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/copy-blob)
+// and Copy Blob From URL
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/copy-blob-from-url)
+// from a source served here. The copy completes inside one transaction
+// (the destination shares the source's data items), so it reports
+// x-ms-copy-status: success at once.
+func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutput, error) {
+	now := s.now(in.Call)
+	ref, acc, createOnly, sync := in.Ref, in.Access, in.CreateOnly, in.Sync
+	srcRef, srcConds, srcLease, srcURL, fileSrc := in.Source.Blob, in.Source.Cond, in.Source.LeaseID, in.Source.URL, in.Source.file
+	meta, tags, copyTags, tierV, srcMD5 := in.Metadata, in.Tags, in.CopyTags, in.Tier, in.SourceContentMD5
+	if !sync {
+		srcMD5 = nil
+	}
+	lookup := func(tx kv.Tx) (*blobRec, error) {
+		if fileSrc != nil {
+			return fileSrc(tx)
+		}
+		return findBlob(tx, srcRef.Account, srcRef.Container, srcRef.Blob, srcRef.Snapshot)
+	}
+	// The source's bytes are hashed in a snapshot read first, so the
+	// write transaction does not hold its lock while up to 256 MiB are
+	// read; it hashes again only if the source changed in between.
+	var hashed []extent.Part
+	if srcMD5 != nil {
+		err := s.store.View(ctx, func(tx kv.Tx) error {
+			src, err := lookup(tx)
+			if err != nil || src == nil || src.Tier == tierArchive || src.Size > maxCopyFromURL {
+				return nil // the write transaction reports it
+			}
+			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size); err != nil {
+				return err
+			}
+			hashed = src.Parts
+			return nil
+		})
+		if err != nil {
+			return CopyBlobOutput{}, err
+		}
+	}
+	copyID := newUUID()
+	var rec *blobRec
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return err
+		}
+		src, err := lookup(tx)
+		if err != nil {
+			return err
+		}
+		if src == nil {
+			if _, err := loadContainer(tx, srcRef.Account, srcRef.Container); err != nil {
+				return azerr.Newf(azerr.CannotVerifyCopySource, "The source container does not exist.")
+			}
+			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
+		}
+		if err := srcConds.CheckSource(src.ETag, src.Modified); err != nil {
+			return err
+		}
+		if id := srcLease; id != "" && srcRef.Snapshot == "" {
+			if err := lease.CheckRead(src.Lease, id, lease.Blob, now); err != nil {
+				return err
+			}
+		}
+		// A copy to an online tier is how an archived blob is read; the
+		// copy completes at once (see tier.go).
+		tier, err := checkTier(tierV, src.Type)
+		if err != nil {
+			return err
+		}
+		if src.Tier == tierArchive && (sync || tier == "" || tier == tierArchive) {
+			return azerr.New(azerr.BlobArchived)
+		}
+		if sync {
+			if src.Type != BlockBlob {
+				return azerr.New(azerr.InvalidSourceBlobType)
+			}
+			if src.Size > maxCopyFromURL {
+				return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
+			}
+		}
+		if srcMD5 != nil && (hashed == nil || !extent.SameParts(src.Parts, hashed)) {
+			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size); err != nil {
+				return err
+			}
+		}
+		nb := *src
+		nb.Lease = lease.Lease{}
+		nb.Tier, nb.TierChanged = tier, nil
+		if !copyTags {
+			nb.Tags = tags
+		}
+		// Both Copy Blob and Copy Blob From URL copy the source's metadata
+		// unless the request gives x-ms-meta-* of its own.
+		if len(meta) > 0 {
+			nb.Meta = meta
+		}
+		nb.Parts = append([]extent.Part(nil), src.Parts...)
+		nb.Blocks = append([]block(nil), src.Blocks...)
+		nb.Copy = &CopyInfo{ID: copyID, Source: srcURL, Status: "success", Progress: progress(src.Size), Completion: now}
+		rec, err = s.replaceBlobIf(tx, ref, acc, createOnly, now, &nb, func(old *blobRec) error {
+			if old != nil && old.Type != src.Type && !sync {
+				return azerr.New(azerr.InvalidBlobType)
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return CopyBlobOutput{}, err
+	}
+	return CopyBlobOutput{ETag: rec.ETag, LastModified: rec.Modified, CopyID: copyID, CopyStatus: "success", ContentMD5: srcMD5}, nil
+}
+
+// AbortCopyBlobInput is Abort Copy Blob of copy CopyID onto Ref. LeaseID
+// is the lease the caller holds on the blob ("" for none).
+type AbortCopyBlobInput struct {
+	Call
+	Ref     BlobRef
+	LeaseID string
+	CopyID  string
+}
+
+// AbortCopyBlob is Abort Copy Blob
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/abort-copy-blob):
+// copies complete inside Copy Blob here, so there is never a pending copy
+// to abort (409 NoPendingCopyOperation), after the usual existence and
+// lease checks.
+func (s *Service) AbortCopyBlob(ctx context.Context, in AbortCopyBlobInput) error {
+	now := s.now(in.Call)
+	ref, leaseID, id := in.Ref, in.LeaseID, in.CopyID
+	return s.store.View(ctx, func(tx kv.Tx) error {
+		b, err := loadBlob(tx, ref)
+		if err != nil {
+			return err
+		}
+		e := b.Lease.Effective(now)
+		if e.Duration == "infinite" || leaseID != "" {
+			if err := lease.CheckWrite(b.Lease, leaseID, lease.Blob, now); err != nil {
+				return err
+			}
+		}
+		if b.Copy == nil || b.Copy.Status != "pending" {
+			return azerr.New(azerr.NoPendingCopyOperation)
+		}
+		if b.Copy.ID != id {
+			return azerr.New(azerr.CopyIDMismatch)
+		}
+		return errors.New("abort copy: pending copies do not exist on this server")
+	})
+}

@@ -1,0 +1,237 @@
+package blob
+
+import (
+	"context"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blobtags"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// ListBlobsInclude are the records a listing includes besides the live
+// base blobs.
+type ListBlobsInclude struct {
+	Snapshots        bool
+	Deleted          bool // soft-deleted blobs (and snapshots) still retained
+	UncommittedBlobs bool // blobs with uncommitted blocks only
+}
+
+// ListBlobsInput is List Blobs: one page of at most MaxResults entries
+// of the blobs whose names start with Prefix, names containing Delimiter
+// after the prefix folded into one prefix entry each, from Marker (the
+// NextMarker of the previous page; "" for the first).
+type ListBlobsInput struct {
+	Call
+	Ref        ContainerRef
+	Prefix     string
+	Delimiter  string
+	Marker     string
+	MaxResults int
+	Include    ListBlobsInclude
+}
+
+// ListedBlob is one entry of a listing.
+type ListedBlob struct {
+	Name string
+	// IsPrefix is a virtual directory (a BlobPrefix): only Name is set.
+	IsPrefix bool
+	// Uncommitted is a blob with uncommitted blocks only: only Name is set.
+	Uncommitted bool
+	Snapshot    string
+	Properties  BlobProperties // the lease only for a live base blob
+	Tags        blobtags.Tags
+	// A soft-deleted blob or snapshot: when, and the whole days of
+	// retention left.
+	Deleted                bool
+	DeletedTime            time.Time
+	RemainingRetentionDays int
+}
+
+// ListBlobsOutput is one page of a listing; NextMarker is "" on the last.
+type ListBlobsOutput struct {
+	Items      []ListedBlob
+	NextMarker string
+}
+
+// ListBlobs is List Blobs
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/list-blobs):
+// names ascending, a blob's snapshots (oldest first) before the blob,
+// from one read transaction.
+func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error) {
+	now := s.now(in.Call)
+	ref, prefix, delim, marker, maxN, inc := in.Ref, in.Prefix, in.Delimiter, in.Marker, in.MaxResults, in.Include
+	var mkind, mname, msnap string
+	if marker != "" {
+		var ok bool
+		if mkind, mname, msnap, ok = decodeMarker(marker); !ok {
+			return ListBlobsOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", marker)
+		}
+	}
+	// newScan returns the pass over one record range: "b" (live blobs) or
+	// "bd" (soft-deleted ones, same tuple shape).
+	newScan := func(ns string, snapshots bool) blobScan {
+		base := kv.Key(ns, ref.Account, ref.Container)
+		rangeStart := kv.AppendPartial(append([]byte(nil), base...), prefix)
+		sc := blobScan{start: rangeStart, end: kv.PrefixEnd(rangeStart), prefix: prefix, delim: delim, snapshots: snapshots}
+		switch mkind {
+		case "b":
+			// Resume at the blob's first record: its base record is held
+			// back until its snapshots are listed, so it must be read again
+			// even when the marker is one of the snapshots.
+			sc.start = kv.Key(ns, ref.Account, ref.Container, mname, "")
+			sc.resume, sc.resumeName, sc.resumeSnap = true, mname, msnap
+		case "p":
+			sc.start = kv.AppendPartial(append([]byte(nil), base...), mname)
+		}
+		if string(sc.start) < string(rangeStart) {
+			sc.start = rangeStart
+		}
+		return sc
+	}
+	scan := newScan("b", inc.Snapshots)
+	uRangeStart := kv.AppendPartial(kv.Key("u", ref.Account, ref.Container), prefix)
+	uend := kv.PrefixEnd(uRangeStart)
+	ustart := uRangeStart
+	switch mkind {
+	case "b":
+		ustart = blocksPrefix(ref.Account, ref.Container, mname)
+	case "p":
+		ustart = kv.AppendPartial(kv.Key("u", ref.Account, ref.Container), mname)
+	}
+	if string(ustart) < string(uRangeStart) {
+		ustart = uRangeStart
+	}
+	var entries []listEntry
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return err
+		}
+		var err error
+		entries, err = scan.collect(tx, maxN+1)
+		if err != nil {
+			return err
+		}
+		if inc.Deleted {
+			// Soft-deleted blobs, and with include=snapshots their
+			// soft-deleted snapshots, still retained at the request's time.
+			ds := newScan("bd", inc.Snapshots)
+			ds.keep = func(b *blobRec) bool { return b.Del.retained(now) }
+			dead, err := ds.collect(tx, maxN+1)
+			if err != nil {
+				return err
+			}
+			entries = mergeEntries(entries, dead)
+		}
+		if inc.UncommittedBlobs {
+			extra, err := collectUncommitted(tx, ustart, uend, prefix, delim, maxN+1)
+			if err != nil {
+				return err
+			}
+			entries = mergeEntries(entries, extra)
+		}
+		return nil
+	})
+	if err != nil {
+		return ListBlobsOutput{}, err
+	}
+	var out ListBlobsOutput
+	if len(entries) > maxN {
+		next := entries[maxN]
+		kind := "b"
+		if next.prefix {
+			kind = "p"
+		}
+		out.NextMarker = encodeMarker(kind, next.name, next.snap)
+		entries = entries[:maxN]
+	}
+	out.Items = make([]ListedBlob, len(entries))
+	for i, e := range entries {
+		it := &out.Items[i]
+		it.Name, it.Snapshot = e.name, e.snap
+		switch {
+		case e.prefix:
+			it.IsPrefix, it.Snapshot = true, ""
+		case e.rec == nil:
+			it.Uncommitted = true
+		default:
+			b := e.rec
+			it.Properties = b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: e.name, Snapshot: e.snap}, now)
+			it.Tags = b.Tags
+			if b.Del != nil {
+				it.Properties.HasLease = false
+				it.Deleted, it.DeletedTime, it.RemainingRetentionDays = true, b.Del.At, b.Del.remainingDays(now)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ListContainersInput is List Containers: one page of at most
+// MaxResults containers whose names start with Prefix, from Marker (the
+// previous page's NextMarker, "" for the first).
+type ListContainersInput struct {
+	Call
+	Account    string
+	Prefix     string
+	Marker     string
+	MaxResults int
+}
+
+// ListedContainer is one container of a listing.
+type ListedContainer struct {
+	Name       string
+	Properties ContainerProperties
+}
+
+// ListContainersOutput is one page of a listing; NextMarker is "" on the
+// last.
+type ListContainersOutput struct {
+	Items      []ListedContainer
+	NextMarker string
+}
+
+// ListContainers is List Containers
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/list-containers2).
+func (s *Service) ListContainers(ctx context.Context, in ListContainersInput) (ListContainersOutput, error) {
+	now := s.now(in.Call)
+	maxN := in.MaxResults
+	base := containersPrefix(in.Account)
+	start := kv.AppendPartial(append([]byte(nil), base...), in.Prefix)
+	end := kv.PrefixEnd(start)
+	if in.Marker != "" && in.Marker > in.Prefix {
+		start = containerKey(in.Account, in.Marker)
+	}
+	var out ListContainersOutput
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		out = ListContainersOutput{}
+		var derr error
+		err := tx.Scan(start, end, maxN+1, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 3 {
+				return true
+			}
+			if len(out.Items) == maxN {
+				out.NextMarker = parts[2]
+				return false
+			}
+			var c container
+			if derr = kv.DecodeJSON(k, v, &c); derr != nil {
+				return false
+			}
+			out.Items = append(out.Items, ListedContainer{Name: parts[2], Properties: ContainerProperties{
+				ETag: c.ETag, LastModified: c.Modified, Metadata: c.Meta, Lease: c.Lease.Effective(now), PublicAccess: c.PublicAccess,
+				DefaultEncryptionScope: "$account-encryption-key",
+			}})
+			return true
+		})
+		if err == nil {
+			err = derr
+		}
+		return err
+	})
+	if err != nil {
+		return ListContainersOutput{}, err
+	}
+	return out, nil
+}

@@ -1,0 +1,66 @@
+package blob
+
+import (
+	"context"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// UndeleteBlobInput is Undelete Blob of the base blob Ref.
+type UndeleteBlobInput struct {
+	Call
+	Ref BlobRef
+}
+
+// UndeleteBlob is Undelete Blob
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/undelete-blob):
+// the soft-deleted blob and snapshots of the name still retained are
+// live again (see softdelete.go); 404 BlobNotFound when there is neither
+// a live blob nor anything to restore.
+func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error {
+	now := s.now(in.Call)
+	ref := in.Ref
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return err
+		}
+		live, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
+		if err != nil {
+			return err
+		}
+		entries, err := findDeleted(tx, ref.Account, ref.Container, ref.Blob)
+		if err != nil {
+			return err
+		}
+		restored := 0
+		for _, e := range entries {
+			if !e.rec.Del.retained(now) {
+				continue // expired: the collector purges it
+			}
+			if err := dropDeleted(tx, ref.Account, ref.Container, ref.Blob, e.snap, e.rec); err != nil {
+				return err
+			}
+			rec := *e.rec
+			rec.Del = nil
+			snap := e.snap
+			if snap == "" && live != nil {
+				// A write over a soft-deleted blob settles it first, so
+				// this does not happen; should it, keep the data as a
+				// snapshot of the live blob rather than overwrite it.
+				if snap, err = newSnapshotTime(tx, ref.Account, ref.Container, ref.Blob, now); err != nil {
+					return err
+				}
+			}
+			if err := kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, snap), &rec); err != nil {
+				return err
+			}
+			restored++
+		}
+		if live == nil && restored == 0 {
+			return azerr.New(azerr.BlobNotFound)
+		}
+		return nil
+	})
+	return err
+}

@@ -1,0 +1,216 @@
+package blob
+
+import (
+	"context"
+	"encoding/base64"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blobtags"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+)
+
+// GetBlobTagsInput is Get Blob Tags of a blob or snapshot. LeaseID, when
+// set, must be the base blob's active lease.
+type GetBlobTagsInput struct {
+	Call
+	Ref     BlobRef
+	LeaseID string
+	IfTags  TagCondition
+}
+
+// GetBlobTags is Get Blob Tags
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-tags).
+func (s *Service) GetBlobTags(ctx context.Context, in GetBlobTagsInput) (blobtags.Tags, error) {
+	now := s.now(in.Call)
+	ref := in.Ref
+	var b *blobRec
+	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
+		b, err = loadBlob(tx, ref)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ref.Snapshot == "" {
+		if err := lease.CheckRead(b.Lease, in.LeaseID, lease.Blob, now); err != nil {
+			return nil, err
+		}
+	}
+	if err := in.IfTags.check(b, ref.Container); err != nil {
+		return nil, err
+	}
+	return b.Tags, nil
+}
+
+// SetBlobTagsInput is Set Blob Tags: Tags replace every tag of the base
+// blob Ref (none: no tags). A leased blob needs its LeaseID.
+type SetBlobTagsInput struct {
+	Call
+	Ref     BlobRef
+	LeaseID string
+	IfTags  TagCondition
+	Tags    blobtags.Tags
+}
+
+// SetBlobTags is Set Blob Tags
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tags):
+// it changes neither the ETag nor Last-Modified.
+func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
+	now := s.now(in.Call)
+	ref, leaseID, ifTags, tags := in.Ref, in.LeaseID, in.IfTags, in.Tags
+	if len(tags) == 0 {
+		tags = nil
+	}
+	return s.store.Update(ctx, func(tx kv.Tx) error {
+		b, err := loadBlob(tx, ref)
+		if err != nil {
+			return err
+		}
+		if err := lease.CheckWrite(b.Lease, leaseID, lease.Blob, now); err != nil {
+			return err
+		}
+		if err := ifTags.check(b, ref.Container); err != nil {
+			return err
+		}
+		b.Tags = tags
+		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), b)
+	})
+}
+
+// SetBlobTierInput is Set Blob Tier of a block blob or one of its
+// snapshots: Tier is Hot, Cool, Cold or Archive (any case). A leased
+// base blob needs its LeaseID.
+type SetBlobTierInput struct {
+	Call
+	Ref     BlobRef
+	LeaseID string
+	Tier    string
+}
+
+// SetBlobTierOutput says whether the change is a rehydration from
+// Archive (which Azure answers 202 Accepted; it completes at once here).
+type SetBlobTierOutput struct {
+	Rehydrating bool
+}
+
+// SetBlobTier is Set Blob Tier
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tier):
+// it changes neither the ETag nor Last-Modified.
+func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlobTierOutput, error) {
+	now := s.now(in.Call)
+	ref, leaseID, v := in.Ref, in.LeaseID, in.Tier
+	var out SetBlobTierOutput
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		out = SetBlobTierOutput{}
+		b, err := loadBlob(tx, ref)
+		if err != nil {
+			return err
+		}
+		if ref.Snapshot == "" { // snapshots have no lease
+			if err := lease.CheckWrite(b.Lease, leaseID, lease.Blob, now); err != nil {
+				return err
+			}
+		}
+		tier, err := checkTier(v, b.Type)
+		if err != nil {
+			return err
+		}
+		out.Rehydrating = b.Tier == tierArchive && tier != tierArchive
+		changed := now
+		b.Tier, b.TierChanged = tier, &changed
+		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)
+	})
+	return out, err
+}
+
+// FindBlobsByTagsInput is Find Blobs by Tags: the base blobs whose tags
+// match Where, in the account or, when Container is set, in that
+// container; one page of at most MaxResults from Marker (the previous
+// page's NextMarker, "" for the first).
+type FindBlobsByTagsInput struct {
+	Call
+	Account    string
+	Container  string
+	Where      *blobtags.Expr
+	Marker     string
+	MaxResults int
+}
+
+// TaggedBlob is a blob Find Blobs by Tags found, with all its tags.
+type TaggedBlob struct {
+	Container, Name string
+	Tags            blobtags.Tags
+}
+
+// FindBlobsByTagsOutput is one page of matches; NextMarker is "" on the
+// last.
+type FindBlobsByTagsOutput struct {
+	Items      []TaggedBlob
+	NextMarker string
+}
+
+// FindBlobsByTags is Find Blobs by Tags
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/find-blobs-by-tags):
+// a scan of the blob records at one snapshot, so it is never behind the
+// writes. The marker is the key of the next blob record.
+func (s *Service) FindBlobsByTags(ctx context.Context, in FindBlobsByTagsInput) (FindBlobsByTagsOutput, error) {
+	acct, cont, e, maxN := in.Account, in.Container, in.Where, in.MaxResults
+	start := kv.Key("b", acct)
+	switch {
+	case cont != "":
+		start = blobsPrefix(acct, cont)
+	case e.Container() != "":
+		start = blobsPrefix(acct, e.Container())
+	}
+	end := kv.PrefixEnd(start)
+	if m := in.Marker; m != "" {
+		k, err := base64.RawURLEncoding.DecodeString(m)
+		if err != nil || string(k) < string(start) || string(k) >= string(end) {
+			return FindBlobsByTagsOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", m)
+		}
+		start = k
+	}
+	var items []TaggedBlob
+	var next []byte
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		items, next = items[:0], nil
+		if cont != "" {
+			if _, err := loadContainer(tx, acct, cont); err != nil {
+				return err
+			}
+		}
+		var derr error
+		err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
+			parts, ok := kv.Split(k)
+			if !ok || len(parts) != 5 || parts[4] != "" {
+				return true // a snapshot
+			}
+			var b blobRec
+			if derr = kv.DecodeJSON(k, v, &b); derr != nil {
+				return false
+			}
+			if !e.Matches(b.Tags, parts[2]) {
+				return true
+			}
+			if len(items) == maxN {
+				next = append([]byte(nil), k...)
+				return false
+			}
+			items = append(items, TaggedBlob{Container: parts[2], Name: parts[3], Tags: b.Tags})
+			return true
+		})
+		if err == nil {
+			err = derr
+		}
+		return err
+	})
+	if err != nil {
+		return FindBlobsByTagsOutput{}, err
+	}
+	out := FindBlobsByTagsOutput{Items: items}
+	if next != nil {
+		out.NextMarker = base64.RawURLEncoding.EncodeToString(next)
+	}
+	return out, nil
+}
