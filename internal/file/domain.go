@@ -273,6 +273,47 @@ func (d domain) readOnly(c *caller, e *entry, op *fileOp) error {
 	return d.readOnlyREST(e, op.rest)
 }
 
+// readOnlyAtOpen applies the read-only attribute of e to an SMB open
+// asking for the explicit access bits (MAXIMUM_ALLOWED left out), with
+// delete-on-close doc, replacing e's content when truncate (MS-FSA
+// 2.1.5.1.2.1): write access is ErrAccessDenied, delete-on-close
+// ErrCannotDelete, an overwrite or supersede ErrAccessDenied, in that
+// order, all refused by byReadOnly. A REST Create File over a read-only
+// file is refused by the same check (readOnlyAttrOps' createFile), as
+// are its content writes and deletes (readOnly). Directories are never
+// refused.
+func (d domain) readOnlyAtOpen(e *entry, explicit uint32, doc, truncate bool) error {
+	if e.Dir || e.SMB.Attrs&AttrReadOnly == 0 {
+		return nil
+	}
+	switch {
+	case explicit&accessWrite != 0:
+		return refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrAccessDenied))
+	case doc:
+		return refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrCannotDelete))
+	case truncate:
+		return refuse(byReadOnly, fmt.Errorf("%w: overwriting a read-only file", ErrAccessDenied))
+	}
+	return nil
+}
+
+// leaseAtOpen applies a REST lease on file e to an SMB open at now that
+// replaces e's content when truncate, and reports whether e is leased
+// (the sharing check then counts the lease as an open). A REST lease acts
+// as an open with Write and Delete access sharing only Read (Managing
+// file locks,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks,
+// "Lease File" row): it denies truncation (inferred), ErrSharingViolation
+// refused by byLease, as Create File over a leased file without its lease
+// ID is refused by byLease in admit.
+func (d domain) leaseAtOpen(e *entry, now time.Time, truncate bool) (leased bool, err error) {
+	leased = !e.Dir && e.Lease.Active(now)
+	if truncate && leased {
+		return leased, refuse(byLease, fmt.Errorf("%w: the file is leased", ErrSharingViolation))
+	}
+	return leased, nil
+}
+
 // readOnlyREST is checkReadOnly with its refusal marked.
 func (d domain) readOnlyREST(e *entry, op string) error {
 	err := checkReadOnly(e, op)

@@ -91,8 +91,9 @@ func (s *Service) setShareACL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	sh, err := s.updateShare(r, true, func(_ kv.Tx, sh *share) error {
-		if err := shareLeaseRead(sh, r); err != nil {
+	c := restCaller(r)
+	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *share) error {
+		if err := shareLeaseRead(sh, &c); err != nil {
 			return err
 		}
 		sh.ACL = acl
