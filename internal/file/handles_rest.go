@@ -262,7 +262,7 @@ func (s *Service) listHandles(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		// Handle management must work on a delete-pending item (it is
-		// how its last handle gets closed), so no checkHandles here (inferred).
+		// how its last handle gets closed), so no handlesAt here (inferred).
 		var last handle.Position
 		return sc.each(after, func(h handle.Handle) (bool, error) {
 			if len(out.Entries.Handles) == maxN {

@@ -7,18 +7,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
-// checkLeaseWrite gates a write or delete of file e on the request's
-// x-ms-lease-id (Lease File,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file):
-// while e is leased the ID is required (412 LeaseIdMissing) and must match
-// (412 LeaseIdMismatchWithFileOperation, as azfile's recorded lease tests
-// show); an ID sent for a file without an active lease is 412
-// LeaseNotPresentWithFileOperation. A write that passes stores
-// lease.OnWrite(e.Lease, now): a broken lease becomes available.
-func checkLeaseWrite(e *entry, r *req) error {
-	return lease.CheckWrite(e.Lease, r.Header.Get(lease.HeaderLeaseID), lease.File, r.Now)
-}
-
 // leaseFile implements Lease File (PUT ?comp=lease, version 2019-02-02 and
 // later) (Lease File,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file):
