@@ -635,10 +635,10 @@ func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
+	// Abort Copy File: x-ms-lease-id is "Required if the destination
+	// file has an active lease": the domain's checks of a write.
+	c := restCaller(r)
 	return s.store.View(r.Context(), func(tx kv.Tx) error {
-		// Abort Copy File: x-ms-lease-id is "Required if the destination
-		// file has an active lease": the domain's checks of a write.
-		c := restCaller(r)
 		d := s.dom()
 		t, err := d.load(tx, r.Now, &c, false)
 		if err != nil {
