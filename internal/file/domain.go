@@ -16,8 +16,11 @@ import (
 // File REST (file.go, dir.go, rename.go, copy.go) and SMB2 (internal/smb,
 // through the VFS of vfs*.go) read and change the same entry records. The
 // operations both perform — reading and writing ranges, resizing, setting
-// properties and basic information, deleting, renaming, creating — are the
-// methods of domain (domain_io.go, domain_meta.go, domain_rename.go).
+// properties and basic information, deleting, renaming, creating, and
+// replacing a file's content (replaceContent) — are the methods of domain
+// (domain_io.go, domain_meta.go, domain_rename.go), as are an SMB open
+// (domain_open.go), Copy File (copy.go) and the lease actions
+// (domain_lease.go).
 // Each takes a caller and a typed input (offsets, sizes, staged data,
 // parsed properties; never an *http.Request, a header name or a
 // ResponseWriter), runs in one kv transaction with the time of the
@@ -229,8 +232,8 @@ func (d domain) load(tx kv.Tx, now time.Time, c *caller, dir bool) (target, erro
 //
 // An SMB caller was checked when it opened (MS-FSA 2.1.5.1.2: the share
 // modes of the other opens, its access against the read-only attribute,
-// a REST lease acting as an open; VFS.Open marks those refusals with the
-// same checks), and an operation through a granted open is not checked
+// a REST lease acting as an open; the domain's open marks those
+// refusals with the same checks), and an operation through a granted open is not checked
 // again (precheck has its access); delete dispositions are refused for a
 // read-only file (see readOnly).
 func (d domain) admit(tx kv.Tx, now time.Time, c *caller, e *entry, op *fileOp) error {
@@ -387,7 +390,7 @@ func (d domain) checkSize(c *caller, sh *share, size int64) error {
 // changes and deletion over REST until the attribute is cleared, as NTFS
 // refuses FILE_WRITE_DATA opens and delete dispositions on it (MS-FSA
 // 2.1.5.1.2.1). Over SMB the attribute is checked when a file is opened
-// (vfs_open.go) and by a delete disposition (domain.readOnly).
+// (readOnlyAtOpen) and by a delete disposition (domain.readOnly).
 //
 // Status: the "Managing file locks" page
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks)

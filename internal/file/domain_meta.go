@@ -199,8 +199,8 @@ func (d domain) setProperties(ctx context.Context, c *caller, in *propsIn) (prop
 }
 
 // createIn is a Create by a REST caller at its path. (An SMB client creates
-// through VFS.Open, whose transaction also opens the handle; it makes the
-// record with newItem too.)
+// through the domain's open, whose transaction also opens the handle; it
+// makes the record with newItem too.)
 type createIn struct {
 	// dir: Create Directory; else Create File of size bytes with props,
 	// and data (nil: none) written at offset 0.
