@@ -16,7 +16,7 @@ import (
 // disposition, options, attributes, access bits and path names): the
 // domain decides the rest.
 type openIn struct {
-	*OpenRequest
+	OpenRequest
 	// attrs are the request's attributes an entry keeps (storableAttrs).
 	attrs Attributes
 	// owner is the front end whose liveness the new handle follows.
@@ -35,7 +35,7 @@ type openIn struct {
 // effect as Create File over an existing file). A create refuses a
 // delete-pending parent and makes the record with newItem.
 func (d domain) open(ctx context.Context, in *openIn) (*Open, error) {
-	r := in.OpenRequest
+	r := &in.OpenRequest
 	var o *Open
 	err := d.s.store.Update(ctx, func(tx kv.Tx) error {
 		o = nil
@@ -79,7 +79,7 @@ func truncates(disp Disposition) bool {
 // attributes and a REST lease (leaseAtOpen). It returns whether e is
 // leased, which the sharing check needs.
 func (d domain) admitOpen(tx kv.Tx, now time.Time, in *openIn, e *entry) (leased bool, err error) {
-	r := in.OpenRequest
+	r := &in.OpenRequest
 	doc := r.Options&OptDeleteOnClose != 0
 	if r.Disposition == DispCreate {
 		return false, fmt.Errorf("%w: %s", ErrExists, e.Name)
@@ -130,7 +130,7 @@ func (d domain) admitOpen(tx kv.Tx, now time.Time, in *openIn, e *entry) (leased
 
 // openExisting is open when the path exists.
 func (d domain) openExisting(tx kv.Tx, now time.Time, in *openIn, parent, e *entry) (*Open, error) {
-	r := in.OpenRequest
+	r := &in.OpenRequest
 	leased, err := d.admitOpen(tx, now, in, e)
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (d domain) openExisting(tx kv.Tx, now time.Time, in *openIn, parent, e *ent
 
 // openCreate is open when the path does not exist.
 func (d domain) openCreate(tx kv.Tx, now time.Time, in *openIn, parent *entry) (*Open, error) {
-	r := in.OpenRequest
+	r := &in.OpenRequest
 	doc := r.Options&OptDeleteOnClose != 0
 	if r.Disposition == DispOpen || r.Disposition == DispOverwrite {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, strings.Join(r.Path, `\`))
@@ -224,7 +224,7 @@ func replaceContent(tx kv.Tx, now time.Time, e *entry) error {
 }
 
 func (in *openIn) handleRequest(parent, e *entry, granted uint32, doc, leased bool) handle.OpenRequest {
-	r := in.OpenRequest
+	r := &in.OpenRequest
 	req := handle.OpenRequest{
 		Account: r.Account, Share: r.Share, FileID: FormatID(e.ID),
 		Path: strings.Join(r.Path, "/"), SessionID: r.SessionID, ClientIP: r.ClientAddr,
@@ -238,7 +238,7 @@ func (in *openIn) handleRequest(parent, e *entry, granted uint32, doc, leased bo
 }
 
 func (in *openIn) newOpen(e *entry, h handle.Handle, granted uint32, doc bool, action CreateAction) *Open {
-	r := in.OpenRequest
+	r := &in.OpenRequest
 	num, _ := handle.ParseHandleID(h.HandleID)
 	return &Open{
 		Account: r.Account, Share: r.Share, FileID: e.ID, HandleID: h.HandleID, HandleNum: num,
