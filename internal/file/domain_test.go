@@ -420,3 +420,27 @@ func TestDomainLeaseFileBothDoors(t *testing.T) {
 	}
 	e.close(e.open(e.req("l", AccessWriteData, allShare, DispOpen, 0)))
 }
+
+// The access an SMB open is granted is mapped by the domain's open with
+// the read-only attribute (MAXIMUM_ALLOWED grants no write access to a
+// read-only file, MS-FSA 2.1.5.1.2.1), so a write through such an open is
+// refused by its access, as a REST Put Range is by the attribute.
+func TestDomainAccessMappingReadOnly(t *testing.T) {
+	e := newVT(t)
+	e.mkfile("m", 10)
+	e.restOK(http.StatusOK, "PUT", "/vfs/m?comp=properties", nil, "x-ms-file-attributes", "ReadOnly")
+	o := e.open(e.req("m", AccessMaximumAllowed, allShare, DispOpen, 0))
+	if o.GrantedAccess&accessWrite != 0 {
+		t.Fatalf("MAXIMUM_ALLOWED on a read-only file granted %#x", o.GrantedAccess)
+	}
+	refusedSMBBy(t, "WRITE through a MAXIMUM_ALLOWED open", e.v.Write(e.ctx, o, 0, []byte("x")), byAccess, ErrAccessDenied)
+	_, err := e.rest("PUT", "/vfs/m?comp=range", []byte("x"), "x-ms-range", "bytes=0-0", "x-ms-write", "update")
+	refusedRESTBy(t, "Put Range", err, byReadOnly, azerr.ReadOnlyAttribute)
+	e.close(o)
+
+	// Without the attribute, MAXIMUM_ALLOWED grants writing.
+	e.restOK(http.StatusOK, "PUT", "/vfs/m?comp=properties", nil, "x-ms-file-attributes", "None")
+	o = e.open(e.req("m", AccessMaximumAllowed, allShare, DispOpen, 0))
+	e.write(o, 0, []byte("y"))
+	e.close(o)
+}
