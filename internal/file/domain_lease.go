@@ -72,26 +72,3 @@ func (d domain) leaseShare(ctx context.Context, c *caller, lr lease.Request) (le
 	out.sh = sh
 	return out, err
 }
-
-// updateShare is the read-modify-write of c's share (or snapshot)
-// record in one transaction; fn edits it and applies the lease rule.
-// With touch the write gets a new ETag and Last-Modified (lease actions
-// do not).
-func (d domain) updateShare(ctx context.Context, c *caller, touch bool, fn func(tx kv.Tx, sh *share) error) (*share, error) {
-	var sh *share
-	err := d.s.store.Update(ctx, func(tx kv.Tx) (err error) {
-		sh, err = loadShare(tx, c.acct, c.share, c.snap)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx, sh); err != nil {
-			return err
-		}
-		if touch {
-			now := d.now(c)
-			sh.Modified, sh.ETag = now, newETag(now)
-		}
-		return kv.PutJSON(tx, shareKey(c.acct, c.share, c.snap), sh)
-	})
-	return sh, err
-}

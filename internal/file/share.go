@@ -186,20 +186,6 @@ func shareLeaseRead(sh *share, c *caller) error {
 	return lease.CheckRead(sh.Lease, c.leaseID, lease.Share, c.at)
 }
 
-// readShare loads the request's share (or snapshot) for a read.
-func (s *Service) readShare(r *req) (*share, error) {
-	var sh *share
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		sh, err = loadShare(tx, r.Account, r.share, r.snap)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	c := restCaller(r)
-	return sh, shareLeaseRead(sh, &c)
-}
-
 func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
@@ -256,7 +242,8 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 // getShareProperties serves Get Share Properties and Get Share Metadata
 // (HEAD or GET), on the share or on a snapshot.
 func (s *Service) getShareProperties(w http.ResponseWriter, r *req) error {
-	sh, err := s.readShare(r)
+	c := restCaller(r)
+	sh, err := s.dom().readShare(r.Context(), &c)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,8 @@ func parseShareACL(body io.Reader) ([]signedID, error) {
 
 // getShareACL is Get Share ACL: the share's stored access policies.
 func (s *Service) getShareACL(w http.ResponseWriter, r *req) error {
-	sh, err := s.readShare(r)
+	c := restCaller(r)
+	sh, err := s.dom().readShare(r.Context(), &c)
 	if err != nil {
 		return err
 	}
