@@ -65,7 +65,11 @@ func handlesAt(tx kv.Tx, now time.Time, acct, sh, snap string, e *entry, op stri
 	return handleErr(handle.CheckRESTOp(tx, now, acct, sh, FormatID(e.ID), op))
 }
 
-// handleErr maps the handle package's sentinel errors to Azure errors.
+// handleErr maps the handle package's sentinel errors to Azure errors
+// for a REST caller; vfsHandleErr is the same mapping for SMB. Share
+// modes and delete-pending are decided for both doors by package handle
+// (handle.Open for an SMB open, handle.CheckRESTOp for a REST operation,
+// one open table), and refused by the same domain checks.
 func handleErr(err error) error {
 	switch {
 	case err == nil:
@@ -74,6 +78,26 @@ func handleErr(err error) error {
 		return refuse(byDeletePending, azerr.New(azerr.DeletePending))
 	case errors.Is(err, handle.ErrSharingViolation):
 		return refuse(byShareMode, azerr.New(azerr.SharingViolation))
+	}
+	return err
+}
+
+// vfsHandleErr is handleErr for an SMB caller: the same refusals of
+// package handle's open table (a share mode, byShareMode; delete-pending,
+// byDeletePending) as the VFS's NTSTATUS sentinels, and a closed handle
+// as ErrFileClosed.
+func vfsHandleErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, handle.ErrSharingViolation):
+		return refuse(byShareMode, fmt.Errorf("%w (%v)", ErrSharingViolation, err))
+	case errors.Is(err, handle.ErrDeletePending):
+		return refuse(byDeletePending, ErrDeletePending)
+	case errors.Is(err, handle.ErrNoHandle):
+		return ErrFileClosed
+	case errors.Is(err, handle.ErrAccessDenied):
+		return fmt.Errorf("%w (%v)", ErrAccessDenied, err)
 	}
 	return err
 }

@@ -2,7 +2,6 @@ package file
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -40,23 +39,6 @@ func walkSMB(tx kv.Tx, acct, sh string, comps []string) (parent, e *entry, err e
 		return nil, nil, fmt.Errorf("%w: %s", ErrPathNotFound, strings.Join(comps, `\`))
 	}
 	return parent, e, err
-}
-
-// handleErr maps errors of package handle to VFS errors.
-func vfsHandleErr(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, handle.ErrSharingViolation):
-		return refuse(byShareMode, fmt.Errorf("%w (%v)", ErrSharingViolation, err))
-	case errors.Is(err, handle.ErrDeletePending):
-		return refuse(byDeletePending, ErrDeletePending)
-	case errors.Is(err, handle.ErrNoHandle):
-		return ErrFileClosed
-	case errors.Is(err, handle.ErrAccessDenied):
-		return fmt.Errorf("%w (%v)", ErrAccessDenied, err)
-	}
-	return err
 }
 
 // validOptions is FILE_VALID_OPTION_FLAGS and validAttrs
