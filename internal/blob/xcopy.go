@@ -3,6 +3,7 @@ package blob
 import (
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -47,7 +48,7 @@ func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Val
 // ReadCopySource implements xcopy.Source: the blob (or, with ?snapshot=,
 // the snapshot) at path. Missing: 404 CannotVerifyCopySource; archived:
 // 409 BlobArchived, as a read of it.
-func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q url.Values) (*xcopy.Object, error) {
+func (s *Service) ReadCopySource(tx kv.Tx, _ time.Time, path string, q url.Values) (*xcopy.Object, error) {
 	acct, cont, name, err := xcopy.SplitPath(path)
 	if err != nil {
 		return nil, err
@@ -103,7 +104,7 @@ func (s *Service) fileCopySource(r *req) *fileSource {
 // its content and HTTP properties, and its metadata; readable checks,
 // in the same transaction, that the range the copy reads is not locked.
 func (f *fileSource) record(tx kv.Tx, r *req) (b *blobRec, readable func(off, n int64) error, err error) {
-	o, err := f.peer.ReadCopySource(tx, r.Request, f.path, f.q)
+	o, err := f.peer.ReadCopySource(tx, r.Now, f.path, f.q)
 	if err != nil {
 		return nil, nil, err
 	}

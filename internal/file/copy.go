@@ -2,6 +2,7 @@ package file
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -76,13 +77,13 @@ func (s *Service) parseCopySource(r *req) (*copySource, error) {
 	if !azureHost && !strings.EqualFold(u.Host, r.Host) {
 		return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source is not a file of this File service; this server copies only from files of the same account.")
 	}
-	return newCopySource(r, raw, path, u.Query(), sourceAllowsTrailingDot(r.Header))
+	return newCopySource(raw, path, u.Query(), sourceAllowsTrailingDot(r.Header))
 }
 
 // newCopySource is the file at path ("/{account}/{share}/{path}", from
 // the source URL raw whose query is q) as a copy source; trailing dots
 // of the path are kept when trailingDot.
-func newCopySource(r *req, raw, path string, q url.Values, trailingDot bool) (*copySource, error) {
+func newCopySource(raw, path string, q url.Values, trailingDot bool) (*copySource, error) {
 	acct, sh, rest, err := xcopy.SplitPath(path)
 	if err != nil {
 		return nil, err
@@ -217,13 +218,15 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 	return nil
 }
 
-// loadCopySource resolves the source file of a copy inside tx, as a read
-// of it would: 404 ShareNotFound, ParentNotFound or ResourceNotFound
-// (azfile TestFileStartCopySourceNonExistent expects ResourceNotFound),
-// and the source's SMB handles must allow reading it.
-func loadCopySource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
+// loadCopySource resolves the source file of a copy inside tx at the
+// request's time now, as a read of it would: 404 ShareNotFound,
+// ParentNotFound or ResourceNotFound (azfile
+// TestFileStartCopySourceNonExistent expects ResourceNotFound), and the
+// source's SMB handles must allow reading it. cs was parsed and
+// authorized before the transaction.
+func loadCopySource(tx kv.Tx, now time.Time, cs *copySource) (*entry, error) {
 	if cs.blob != nil {
-		return loadBlobSource(tx, r, cs)
+		return loadBlobSource(tx, now, cs)
 	}
 	if _, err := loadShare(tx, cs.acct, cs.share, cs.snap); err != nil {
 		return nil, err
@@ -236,9 +239,8 @@ func loadCopySource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
 		return nil, azerr.New(azerr.ResourceNotFound)
 	}
 	if cs.snap == "" {
-		// Handles are those of the source's share: check them through a
-		// request addressed to the source.
-		if err := checkHandles(tx, cs.at(r), e, handle.OpCopyFileSource); err != nil {
+		// Handles are those of the source's live share.
+		if err := handlesAt(tx, now, cs.acct, cs.share, "", e, handle.OpCopyFileSource); err != nil {
 			return nil, err
 		}
 	}
@@ -249,8 +251,8 @@ func loadCopySource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
 // its content, HTTP properties and metadata; as SMB properties (which a
 // blob lacks, and "source" copy modes take), its creation time, its last
 // modification as last write and change time, and the Archive attribute.
-func loadBlobSource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
-	o, err := cs.blob.ReadCopySource(tx, r.Request, cs.bpath, cs.query)
+func loadBlobSource(tx kv.Tx, now time.Time, cs *copySource) (*entry, error) {
+	o, err := cs.blob.ReadCopySource(tx, now, cs.bpath, cs.query)
 	if err != nil {
 		return nil, err
 	}
@@ -264,12 +266,14 @@ func loadBlobSource(tx kv.Tx, r *req, cs *copySource) (*entry, error) {
 // checkSourceLocks refuses reading n bytes from off of a copy source
 // src (a file of the live share cs names) that an SMB open has locked
 // exclusively: 409 FileLockConflict, as Get File of that range: a copy
-// reads its source as Get File does (inferred).
-func checkSourceLocks(tx kv.Tx, r *req, cs *copySource, src *entry, off, n int64) error {
+// reads its source as Get File does (inferred). It is the domain's
+// checkRange for an open-less caller at the source, at now.
+func checkSourceLocks(tx kv.Tx, now time.Time, cs *copySource, src *entry, off, n int64) error {
 	if cs.snap != "" || cs.blob != nil {
 		return nil
 	}
-	return checkLocks(tx, cs.at(r), src, off, n, false)
+	c := caller{acct: cs.acct, share: cs.share}
+	return domain{}.checkRange(tx, now, &c, src, off, n, false)
 }
 
 // copyFile implements Copy File (PUT with x-ms-copy-source) from a file of
@@ -302,18 +306,57 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	copyID := lease.NewID()
+	c := restCaller(r)
+	in := &copyIn{src: cs, meta: meta, smb: cp, copyID: lease.NewID(), noReplace: createOnly(r)}
+	e, err := s.dom().copyFile(r.Context(), &c, in)
+	if err != nil {
+		return err
+	}
+	setETag(w, e)
+	h := w.Header()
+	h.Set("x-ms-copy-id", in.copyID)
+	h.Set("x-ms-copy-status", "success")
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// copyIn is a Copy File: its source, parsed and authorized before the
+// transaction, and the destination's parsed request.
+type copyIn struct {
+	src    *copySource
+	meta   map[string]string // x-ms-meta-*; none: the source's
+	smb    *copySMB
+	copyID string
+	// noReplace, when not nil, is the answer for an existing
+	// destination (a SAS that grants create but not write: createOnly).
+	noReplace error
+}
+
+// copyFile copies in.src to c's path in one transaction and returns the
+// destination: the source must be readable (loadCopySource: it exists,
+// its opens' share modes allow reading it; then its byte-range locks),
+// the share's quota must hold it, an existing destination must be a file
+// that passes admit (opCopyFileDest: its lease, the share modes of its
+// opens) and is not read-only unless x-ms-file-copy-ignore-readonly; a
+// new destination refuses a lease ID (Copy File: "If the client
+// specifies a lease ID on a file that doesn't yet exist, Azure Files
+// returns status code 412"). The replaced destination keeps its file ID,
+// creation time, SMB properties (for the "source"-less modes) and active
+// lease.
+func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*entry, error) {
+	cs, cp := in.src, in.smb
 	var e *entry
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		t, err := resolve(tx, r)
+	err := d.s.store.Update(ctx, func(tx kv.Tx) error {
+		now := d.now(c)
+		t, err := resolvePath(tx, c.acct, c.share, c.snap, c.path)
 		if err != nil {
 			return err
 		}
-		src, err := loadCopySource(tx, r, cs)
+		src, err := loadCopySource(tx, now, cs)
 		if err != nil {
 			return err
 		}
-		if err := checkSourceLocks(tx, r, cs, src, 0, src.Size); err != nil {
+		if err := checkSourceLocks(tx, now, cs, src, 0, src.Size); err != nil {
 			return err
 		}
 		if err := checkQuota(t.share, src.Size); err != nil {
@@ -328,11 +371,10 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 			// ResourceTypeMismatch (microsoft/vscode-azurestorage#848).
 			return azerr.New(azerr.ResourceTypeMismatch)
 		case old != nil:
-			if err := createOnly(r); err != nil {
-				return err
+			if in.noReplace != nil {
+				return in.noReplace
 			}
-			c := restCaller(r)
-			if err := s.dom().admit(tx, r.Now, &c, old, &opCopyFileDest); err != nil {
+			if err := d.admit(tx, now, c, old, &opCopyFileDest); err != nil {
 				return err
 			}
 			// Copy File: "a previous file at the destination with the ReadOnly
@@ -342,43 +384,35 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 				return refuse(byReadOnly, azerr.New(azerr.ReadOnlyAttribute))
 			}
 			oldParts = old.Parts
-			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, r.Now)}
+			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, now)}
 		default:
 			// Copy File: "If the client specifies a lease ID on a file that
 			// doesn't yet exist, Azure Files returns status code 412".
-			if err := checkLeaseWrite(&entry{}, r); err != nil {
+			if err := lease.CheckWrite(lease.Lease{}, c.leaseID, lease.File, now); err != nil {
 				return err
 			}
-			id, err := freshID(tx, r.Account, r.share)
+			id, err := freshID(tx, c.acct, c.share)
 			if err != nil {
 				return err
 			}
-			e = &entry{Name: r.comps[len(r.comps)-1], ID: id, Parent: t.parent.ID, Created: r.Now}
+			e = &entry{Name: c.path[len(c.path)-1], ID: id, Parent: t.parent.ID, Created: now}
 		}
 		e.Size, e.Props, e.Meta = src.Size, src.Props, src.Meta
-		if len(meta) > 0 {
-			e.Meta = meta
+		if len(in.meta) > 0 {
+			e.Meta = in.meta
 		}
 		e.Parts = append([]extent.Part(nil), src.Parts...)
-		if err := cp.apply(tx, r, cs.share, e, src, t.parent.SMB.PermKey); err != nil {
+		if err := cp.apply(tx, now, c.acct, c.share, cs.share, e, src, t.parent.SMB.PermKey); err != nil {
 			return err
 		}
-		e.Copy = &copyInfo{ID: copyID, Source: cs.raw, Status: "success", Progress: copyProgress(src.Size), Completion: r.Now}
-		touch(e, r.Now)
-		if err := extent.AdjustRefs(tx, r.Now, oldParts, e.Parts); err != nil {
+		e.Copy = &copyInfo{ID: in.copyID, Source: cs.raw, Status: "success", Progress: copyProgress(src.Size), Completion: now}
+		touch(e, now)
+		if err := extent.AdjustRefs(tx, now, oldParts, e.Parts); err != nil {
 			return err
 		}
-		return putEntry(tx, r.Account, r.share, "", e)
+		return putEntry(tx, c.acct, c.share, "", e)
 	})
-	if err != nil {
-		return err
-	}
-	setETag(w, e)
-	h := w.Header()
-	h.Set("x-ms-copy-id", copyID)
-	h.Set("x-ms-copy-status", "success")
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return e, err
 }
 
 func copyProgress(n int64) string {
@@ -504,7 +538,7 @@ func boolHeader(h http.Header, name string) (bool, error) {
 // "now", attributes Archive, the parent's permission (inferred; azfile's
 // TestFileStartCopySourceCreationTime sees the destination's times and
 // attributes differ from the source's when not asked for).
-func (cp *copySMB) apply(tx kv.Tx, r *req, srcShare string, e, src *entry, parentKey string) error {
+func (cp *copySMB) apply(tx kv.Tx, now time.Time, acct, dstShare, srcShare string, e, src *entry, parentKey string) error {
 	old := e.SMB
 	var err error
 	times := [3]struct {
@@ -520,7 +554,7 @@ func (cp *copySMB) apply(tx kv.Tx, r *req, srcShare string, e, src *entry, paren
 			*t.dst = t.src
 			continue
 		}
-		if *t.dst, err = cp.times[i].ft.resolve(r.Now, t.old); err != nil {
+		if *t.dst, err = cp.times[i].ft.resolve(now, t.old); err != nil {
 			return err
 		}
 	}
@@ -541,13 +575,13 @@ func (cp *copySMB) apply(tx kv.Tx, r *req, srcShare string, e, src *entry, paren
 	e.SMB.Attrs &^= AttrDirectory
 	switch {
 	case cp.permSource:
-		e.SMB.PermKey, err = copyPermission(tx, r.Account, srcShare, r.share, src.SMB.PermKey, parentKey)
+		e.SMB.PermKey, err = copyPermission(tx, acct, srcShare, dstShare, src.SMB.PermKey, parentKey)
 		return err
 	case cp.perm != "":
-		e.SMB.PermKey, err = storePermission(tx, r.Account, r.share, cp.perm)
+		e.SMB.PermKey, err = storePermission(tx, acct, dstShare, cp.perm)
 		return err
 	case cp.permKey != "":
-		sddl, err := loadPermission(tx, r.Account, r.share, cp.permKey)
+		sddl, err := loadPermission(tx, acct, dstShare, cp.permKey)
 		if err != nil {
 			return err
 		}
@@ -601,10 +635,10 @@ func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
+	// Abort Copy File: x-ms-lease-id is "Required if the destination
+	// file has an active lease": the domain's checks of a write.
+	c := restCaller(r)
 	return s.store.View(r.Context(), func(tx kv.Tx) error {
-		// Abort Copy File: x-ms-lease-id is "Required if the destination
-		// file has an active lease": the domain's checks of a write.
-		c := restCaller(r)
 		d := s.dom()
 		t, err := d.load(tx, r.Now, &c, false)
 		if err != nil {
@@ -685,28 +719,29 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 		if !final {
 			var inline map[string][]byte
 			err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-				want, inline, err = readSourceRange(tx, r, cs, srcOff, n)
+				want, inline, err = readSourceRange(tx, r.Now, cs, srcOff, n)
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			if crc, err = s.rangeCRC64(r, want, inline, srcOff, n); err != nil {
+			if crc, err = s.rangeCRC64(r.Context(), want, inline, srcOff, n); err != nil {
 				return err
 			}
 			if err := conds.check(crc); err != nil {
 				return err
 			}
 		}
+		ctx, now := r.Context(), r.Now
 		from := func(tx kv.Tx) ([]extent.Part, error) {
-			got, inline, err := readSourceRange(tx, r, cs, srcOff, n)
+			got, inline, err := readSourceRange(tx, now, cs, srcOff, n)
 			if err != nil {
 				return nil, err
 			}
 			if final {
 				// Every inline item is prefetched, so reading does not
 				// open another transaction.
-				if crc, err = s.rangeCRC64(r, got, inline, srcOff, n); err != nil {
+				if crc, err = s.rangeCRC64(ctx, got, inline, srcOff, n); err != nil {
 					return nil, err
 				}
 				if err := conds.check(crc); err != nil {
@@ -738,15 +773,15 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 // readSourceRange resolves the source of Put Range from URL inside tx and
 // returns its parts covering [off, off+n) and their inline items: all of
 // them, since the range is at most 4 MiB (see extent.Prefetch).
-func readSourceRange(tx kv.Tx, r *req, cs *copySource, off, n int64) ([]extent.Part, map[string][]byte, error) {
-	src, err := loadCopySource(tx, r, cs)
+func readSourceRange(tx kv.Tx, now time.Time, cs *copySource, off, n int64) ([]extent.Part, map[string][]byte, error) {
+	src, err := loadCopySource(tx, now, cs)
 	if err != nil {
 		return nil, nil, asSourceFailure(err)
 	}
 	if off+n > src.Size {
 		return nil, nil, azerr.Newf(azerr.InvalidRange, "The source range is beyond the end of the source file.")
 	}
-	if err := checkSourceLocks(tx, r, cs, src, off, n); err != nil {
+	if err := checkSourceLocks(tx, now, cs, src, off, n); err != nil {
 		return nil, nil, asSourceFailure(err)
 	}
 	parts := extent.Within(src.Parts, off, n)
@@ -829,8 +864,8 @@ func (c crcConditions) check(crc []byte) error {
 
 // rangeCRC64 reads bytes [off, off+n) of content made of parts and returns
 // their CRC64 (8 bytes, little endian).
-func (s *Service) rangeCRC64(r *req, parts []extent.Part, inline map[string][]byte, off, n int64) ([]byte, error) {
-	rd := s.data.NewReader(r.Context(), parts, inline, off, n)
+func (s *Service) rangeCRC64(ctx context.Context, parts []extent.Part, inline map[string][]byte, off, n int64) ([]byte, error) {
+	rd := s.data.NewReader(ctx, parts, inline, off, n)
 	defer rd.Close()
 	h := crc64.New(extent.CRC64Table)
 	if _, err := io.CopyN(h, rd, n); err != nil {
@@ -851,7 +886,7 @@ func (s *Service) SetBlobPeer(p *xcopy.Peer) { s.blobPeer.Store(p) }
 // Key, when sharedKey allows it (files are never public).
 func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Values, sharedKey bool) error {
 	r := &req{Request: sr, q: q}
-	cs, err := newCopySource(r, path, path, q, false)
+	cs, err := newCopySource(path, path, q, false)
 	if err != nil {
 		return err
 	}
@@ -862,13 +897,12 @@ func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Val
 // File reads its source (share, parent and file must exist: 404
 // CannotVerifyCopySource; SMB handles and byte-range locks must allow
 // reading it).
-func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q url.Values) (*xcopy.Object, error) {
-	r := &req{Request: sr, q: q}
-	cs, err := newCopySource(r, path, path, q, false)
+func (s *Service) ReadCopySource(tx kv.Tx, now time.Time, path string, q url.Values) (*xcopy.Object, error) {
+	cs, err := newCopySource(path, path, q, false)
 	if err != nil {
 		return nil, err
 	}
-	e, err := loadCopySource(tx, r, cs)
+	e, err := loadCopySource(tx, now, cs)
 	if err != nil {
 		return nil, asSourceFailure(err)
 	}
@@ -876,7 +910,7 @@ func (s *Service) ReadCopySource(tx kv.Tx, sr *server.Request, path string, q ur
 		Size: e.Size, Parts: e.Parts, ETag: e.ETag, Created: e.SMB.Created, Modified: e.Modified, Meta: e.Meta,
 		Props: xcopy.Props(e.Props),
 		Readable: func(off, n int64) error {
-			return asSourceFailure(checkSourceLocks(tx, r, cs, e, off, n))
+			return asSourceFailure(checkSourceLocks(tx, now, cs, e, off, n))
 		},
 	}, nil
 }

@@ -59,8 +59,9 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 // and through share snapshots.
 func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
 	var e *entry
+	c := restCaller(r)
 	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		e, err = s.readDir(tx, r, &opGetDirectoryProperties)
+		e, err = s.dom().readable(tx, &c, &opGetDirectoryProperties, true)
 		return err
 	})
 	if err != nil {

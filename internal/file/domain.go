@@ -16,8 +16,11 @@ import (
 // File REST (file.go, dir.go, rename.go, copy.go) and SMB2 (internal/smb,
 // through the VFS of vfs*.go) read and change the same entry records. The
 // operations both perform — reading and writing ranges, resizing, setting
-// properties and basic information, deleting, renaming, creating — are the
-// methods of domain (domain_io.go, domain_meta.go, domain_rename.go).
+// properties and basic information, deleting, renaming, creating, and
+// replacing a file's content (replaceContent) — are the methods of domain
+// (domain_io.go, domain_meta.go, domain_rename.go), as are an SMB open
+// (domain_open.go), Copy File (copy.go) and the lease actions
+// (domain_lease.go).
 // Each takes a caller and a typed input (offsets, sizes, staged data,
 // parsed properties; never an *http.Request, a header name or a
 // ResponseWriter), runs in one kv transaction with the time of the
@@ -229,8 +232,8 @@ func (d domain) load(tx kv.Tx, now time.Time, c *caller, dir bool) (target, erro
 //
 // An SMB caller was checked when it opened (MS-FSA 2.1.5.1.2: the share
 // modes of the other opens, its access against the read-only attribute,
-// a REST lease acting as an open; VFS.Open marks those refusals with the
-// same checks), and an operation through a granted open is not checked
+// a REST lease acting as an open; the domain's open marks those
+// refusals with the same checks), and an operation through a granted open is not checked
 // again (precheck has its access); delete dispositions are refused for a
 // read-only file (see readOnly).
 func (d domain) admit(tx kv.Tx, now time.Time, c *caller, e *entry, op *fileOp) error {
@@ -271,6 +274,47 @@ func (d domain) readOnly(c *caller, e *entry, op *fileOp) error {
 		return nil
 	}
 	return d.readOnlyREST(e, op.rest)
+}
+
+// readOnlyAtOpen applies the read-only attribute of e to an SMB open
+// asking for the explicit access bits (MAXIMUM_ALLOWED left out), with
+// delete-on-close doc, replacing e's content when truncate (MS-FSA
+// 2.1.5.1.2.1): write access is ErrAccessDenied, delete-on-close
+// ErrCannotDelete, an overwrite or supersede ErrAccessDenied, in that
+// order, all refused by byReadOnly. A REST Create File over a read-only
+// file is refused by the same check (readOnlyAttrOps' createFile), as
+// are its content writes and deletes (readOnly). Directories are never
+// refused.
+func (d domain) readOnlyAtOpen(e *entry, explicit uint32, doc, truncate bool) error {
+	if e.Dir || e.SMB.Attrs&AttrReadOnly == 0 {
+		return nil
+	}
+	switch {
+	case explicit&accessWrite != 0:
+		return refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrAccessDenied))
+	case doc:
+		return refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrCannotDelete))
+	case truncate:
+		return refuse(byReadOnly, fmt.Errorf("%w: overwriting a read-only file", ErrAccessDenied))
+	}
+	return nil
+}
+
+// leaseAtOpen applies a REST lease on file e to an SMB open at now that
+// replaces e's content when truncate, and reports whether e is leased
+// (the sharing check then counts the lease as an open). A REST lease acts
+// as an open with Write and Delete access sharing only Read (Managing
+// file locks,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks,
+// "Lease File" row): it denies truncation (inferred), ErrSharingViolation
+// refused by byLease, as Create File over a leased file without its lease
+// ID is refused by byLease in admit.
+func (d domain) leaseAtOpen(e *entry, now time.Time, truncate bool) (leased bool, err error) {
+	leased = !e.Dir && e.Lease.Active(now)
+	if truncate && leased {
+		return leased, refuse(byLease, fmt.Errorf("%w: the file is leased", ErrSharingViolation))
+	}
+	return leased, nil
 }
 
 // readOnlyREST is checkReadOnly with its refusal marked.
@@ -346,7 +390,7 @@ func (d domain) checkSize(c *caller, sh *share, size int64) error {
 // changes and deletion over REST until the attribute is cleared, as NTFS
 // refuses FILE_WRITE_DATA opens and delete dispositions on it (MS-FSA
 // 2.1.5.1.2.1). Over SMB the attribute is checked when a file is opened
-// (vfs_open.go) and by a delete disposition (domain.readOnly).
+// (readOnlyAtOpen) and by a delete disposition (domain.readOnly).
 //
 // Status: the "Managing file locks" page
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks)

@@ -35,3 +35,27 @@ func BenchmarkVFSWriteRead(b *testing.B) {
 		e.read(o, 0, 1024)
 	}
 }
+
+// BenchmarkVFSOpenClose is one SMB open of an existing file and its close
+// through the VFS: the domain's open with its checks.
+func BenchmarkVFSOpenClose(b *testing.B) {
+	e := newVT(b)
+	e.mkfile("f", 1024)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		e.close(e.open(e.req("f", AccessReadData|AccessWriteData, allShare, DispOpen, 0)))
+	}
+}
+
+// BenchmarkCreateFileReplace is one Create File over an existing file
+// through the REST handler: the domain's create with replaceContent.
+func BenchmarkCreateFileReplace(b *testing.B) {
+	e := newVT(b)
+	e.mkfile("f", 1024)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		e.mkfile("f", 1024)
+	}
+}

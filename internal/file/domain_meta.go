@@ -10,7 +10,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
 // deleteIn is a Delete.
@@ -200,8 +199,8 @@ func (d domain) setProperties(ctx context.Context, c *caller, in *propsIn) (prop
 }
 
 // createIn is a Create by a REST caller at its path. (An SMB client creates
-// through VFS.Open, whose transaction also opens the handle; it makes the
-// record with newItem too.)
+// through the domain's open, whose transaction also opens the handle; it
+// makes the record with newItem too.)
 type createIn struct {
 	// dir: Create Directory; else Create File of size bytes with props,
 	// and data (nil: none) written at offset 0.
@@ -222,7 +221,8 @@ type createIn struct {
 // 409 ResourceTypeMismatch for Create File and ResourceAlreadyExists for
 // Create Directory, an existing file ResourceTypeMismatch for Create
 // Directory (microsoft/vscode-azurestorage#848). Create File over an
-// existing file replaces it after the checks of admit (opCreateFile: its
+// existing file replaces it (replaceContent, the effect of an overwriting
+// SMB open) after the checks of admit (opCreateFile: its
 // lease, the read-only attribute, the share modes of its opens): same file
 // ID, creation time and active lease; new content, properties and metadata
 // (Create File,
@@ -254,10 +254,10 @@ func (d domain) create(ctx context.Context, c *caller, in *createIn) (*entry, er
 			if err := d.admit(tx, now, c, old, &opCreateFile); err != nil {
 				return err
 			}
-			if err := extent.AdjustRefs(tx, now, old.Parts, nil); err != nil {
+			if err := replaceContent(tx, now, old); err != nil {
 				return err
 			}
-			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, Lease: lease.OnWrite(old.Lease, now)}
+			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, Lease: old.Lease}
 		default:
 			if e, err = newItem(tx, c.acct, c.share, t.parent, c.path[len(c.path)-1], in.dir, 0, now); err != nil {
 				return err

@@ -2,12 +2,14 @@ package file
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
@@ -241,4 +243,204 @@ func TestDomainRenameBothDoors(t *testing.T) {
 	}
 	e.restFails(azerr.ResourceNotFound, "GET", "/vfs/b", nil)
 	e.getFile("c")
+}
+
+// fileParts returns the data items of p's parts and each one's reference
+// count.
+func (e *vtEnv) fileParts(p string) map[string]uint32 {
+	e.t.Helper()
+	refs := map[string]uint32{}
+	err := e.s.store.View(e.ctx, func(tx kv.Tx) error {
+		t, err := resolvePath(tx, vtAcct, e.sh, "", e.path(p))
+		if err != nil {
+			return err
+		}
+		for _, part := range t.e.Parts {
+			if part.ID != "" {
+				refs[part.ID] = 0
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for id := range refs {
+		refs[id] = e.dataRefs(id)
+	}
+	return refs
+}
+
+// dataRefs is the reference count of data item id.
+func (e *vtEnv) dataRefs(id string) uint32 {
+	e.t.Helper()
+	var n uint32
+	err := e.s.store.View(e.ctx, func(tx kv.Tx) error {
+		v, err := tx.Get(kv.Key("x", id))
+		if err != nil {
+			return err
+		}
+		n = binary.BigEndian.Uint32(v)
+		return nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// Create File over an existing file and an overwriting SMB open replace
+// its content with the same domain step (replaceContent), after the same
+// read-only, lease and share-mode checks, each door answering in its own
+// protocol.
+func TestDomainReplaceContentBothDoors(t *testing.T) {
+	e := newVT(t)
+	createFile := func(hdr ...string) error {
+		_, err := e.rest("PUT", "/vfs/r", nil, append([]string{"x-ms-type", "file", "x-ms-content-length", "7"}, hdr...)...)
+		return err
+	}
+	overwrite := func(disp Disposition) error {
+		o, err := e.v.Open(e.ctx, e.req("r", AccessReadData|AccessWriteData, allShare, disp, 0))
+		if err == nil {
+			e.close(o)
+		}
+		return err
+	}
+	e.mkfile("r", 10)
+
+	// The read-only attribute.
+	e.restOK(http.StatusOK, "PUT", "/vfs/r?comp=properties", nil, "x-ms-file-attributes", "ReadOnly")
+	refusedRESTBy(t, "Create File over a read-only file", createFile(), byReadOnly, azerr.ReadOnlyAttribute)
+	_, err := e.v.Open(e.ctx, e.req("r", AccessReadData, allShare, DispOverwrite, 0))
+	refusedSMBBy(t, "overwriting a read-only file", err, byReadOnly, ErrAccessDenied)
+	_, err = e.v.Open(e.ctx, e.req("r", AccessReadData, allShare, DispSupersede, 0))
+	refusedSMBBy(t, "superseding a read-only file", err, byReadOnly, ErrAccessDenied)
+	e.restOK(http.StatusOK, "PUT", "/vfs/r?comp=properties", nil, "x-ms-file-attributes", "None")
+
+	// A REST lease.
+	const id = "a1b2c3d4-0000-0000-0000-000000000004"
+	e.restOK(http.StatusCreated, "PUT", "/vfs/r?comp=lease", nil, "x-ms-lease-action", "acquire", "x-ms-lease-duration", "-1", "x-ms-proposed-lease-id", id)
+	refusedRESTBy(t, "Create File over a leased file", createFile(), byLease, azerr.LeaseIDMissing)
+	_, err = e.v.Open(e.ctx, e.req("r", AccessReadData, allShare, DispOverwriteIf, 0))
+	refusedSMBBy(t, "overwriting a leased file", err, byLease, ErrSharingViolation)
+	e.restOK(http.StatusOK, "PUT", "/vfs/r?comp=lease", nil, "x-ms-lease-action", "release", lease.HeaderLeaseID, id)
+
+	// An open that shares nothing.
+	held := e.open(e.req("r", AccessReadData, 0, DispOpen, 0))
+	refusedRESTBy(t, "Create File over an open file", createFile(), byShareMode, azerr.SharingViolation)
+	refusedSMBBy(t, "overwriting an open file", overwrite(DispOverwrite), byShareMode, ErrSharingViolation)
+	e.close(held)
+
+	// Allowed: each door releases the old content's data references.
+	e.putRange("r", 0, bytes.Repeat([]byte("a"), 10))
+	old := e.fileParts("r")
+	if len(old) == 0 {
+		t.Fatal("no data items after Put Range")
+	}
+	if err := createFile(); err != nil {
+		t.Fatal(err)
+	}
+	for id, n := range old {
+		if got := e.dataRefs(id); got != n-1 {
+			t.Fatalf("Create File: data item %s has %d references, want %d", id, got, n-1)
+		}
+	}
+	if got := e.getFile("r"); !bytes.Equal(got, make([]byte, 7)) {
+		t.Fatalf("after Create File: %q", got)
+	}
+	e.putRange("r", 0, []byte("bbbbbbb"))
+	old = e.fileParts("r")
+	if err := overwrite(DispOverwrite); err != nil {
+		t.Fatal(err)
+	}
+	for id, n := range old {
+		if got := e.dataRefs(id); got != n-1 {
+			t.Fatalf("overwrite: data item %s has %d references, want %d", id, got, n-1)
+		}
+	}
+	if got := e.getFile("r"); len(got) != 0 {
+		t.Fatalf("after the overwrite: %q", got)
+	}
+}
+
+// A delete-pending file refuses REST operations and SMB opens by the same
+// check.
+func TestDomainDeletePendingBothDoors(t *testing.T) {
+	e := newVT(t)
+	e.mkfile("p", 10)
+	d := e.open(e.req("p", AccessDelete|AccessReadData, allShare, DispOpen, 0))
+	if err := e.v.SetDisposition(e.ctx, d, true); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.rest("PUT", "/vfs/p?comp=range", []byte("x"), "x-ms-range", "bytes=0-0", "x-ms-write", "update")
+	refusedRESTBy(t, "Put Range", err, byDeletePending, azerr.DeletePending)
+	_, err = e.rest("PUT", "/vfs/p?comp=lease", nil, "x-ms-lease-action", "acquire", "x-ms-lease-duration", "-1")
+	refusedRESTBy(t, "Lease File", err, byDeletePending, azerr.DeletePending)
+	_, err = e.v.Open(e.ctx, e.req("p", AccessReadData, allShare, DispOpen, 0))
+	refusedSMBBy(t, "open", err, byDeletePending, ErrDeletePending)
+
+	// A create below a delete-pending directory.
+	e.mkdir("dir")
+	dd := e.open(e.req("dir", AccessDelete, allShare, DispOpen, OptDirectoryFile))
+	if err := e.v.SetDisposition(e.ctx, dd, true); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.v.Open(e.ctx, e.req("dir/new", AccessReadData|AccessWriteData, allShare, DispCreate, 0))
+	refusedSMBBy(t, "create in a delete-pending directory", err, byDeletePending, ErrDeletePending)
+}
+
+// Lease File is refused by the live opens' share modes (an open with
+// Write access denies acquiring, Managing file locks) and its lease then
+// refuses the other door's writes.
+func TestDomainLeaseFileBothDoors(t *testing.T) {
+	e := newVT(t)
+	e.mkfile("l", 10)
+	const id = "a1b2c3d4-0000-0000-0000-000000000005"
+	acquire := func() error {
+		_, err := e.rest("PUT", "/vfs/l?comp=lease", nil, "x-ms-lease-action", "acquire", "x-ms-lease-duration", "-1", "x-ms-proposed-lease-id", id)
+		return err
+	}
+	w := e.open(e.req("l", AccessWriteData, allShare, DispOpen, 0))
+	refusedRESTBy(t, "Lease File acquire", acquire(), byShareMode, azerr.SharingViolation)
+	e.close(w)
+	if err := acquire(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.v.Open(e.ctx, e.req("l", AccessWriteData, allShare, DispOpen, 0))
+	refusedSMBBy(t, "open for writing a leased file", err, byShareMode, ErrSharingViolation)
+	// The domain call, directly: a change to a new ID, then a release.
+	const id2 = "a1b2c3d4-0000-0000-0000-000000000006"
+	c := caller{acct: vtAcct, share: e.sh, path: []string{"l"}, at: e.clk.Now()}
+	out, err := e.s.dom().leaseFile(e.ctx, &c, lease.Request{Action: lease.ActionChange, LeaseID: id, ProposedID: id2})
+	if err != nil || out.res.LeaseID != id2 || out.e == nil || out.e.Lease.ID != id2 {
+		t.Fatalf("change: %+v, %v", out, err)
+	}
+	if _, err := e.s.dom().leaseFile(e.ctx, &c, lease.Request{Action: lease.ActionRelease, LeaseID: id2}); err != nil {
+		t.Fatal(err)
+	}
+	e.close(e.open(e.req("l", AccessWriteData, allShare, DispOpen, 0)))
+}
+
+// The access an SMB open is granted is mapped by the domain's open with
+// the read-only attribute (MAXIMUM_ALLOWED grants no write access to a
+// read-only file, MS-FSA 2.1.5.1.2.1), so a write through such an open is
+// refused by its access, as a REST Put Range is by the attribute.
+func TestDomainAccessMappingReadOnly(t *testing.T) {
+	e := newVT(t)
+	e.mkfile("m", 10)
+	e.restOK(http.StatusOK, "PUT", "/vfs/m?comp=properties", nil, "x-ms-file-attributes", "ReadOnly")
+	o := e.open(e.req("m", AccessMaximumAllowed, allShare, DispOpen, 0))
+	if o.GrantedAccess&accessWrite != 0 {
+		t.Fatalf("MAXIMUM_ALLOWED on a read-only file granted %#x", o.GrantedAccess)
+	}
+	refusedSMBBy(t, "WRITE through a MAXIMUM_ALLOWED open", e.v.Write(e.ctx, o, 0, []byte("x")), byAccess, ErrAccessDenied)
+	_, err := e.rest("PUT", "/vfs/m?comp=range", []byte("x"), "x-ms-range", "bytes=0-0", "x-ms-write", "update")
+	refusedRESTBy(t, "Put Range", err, byReadOnly, azerr.ReadOnlyAttribute)
+	e.close(o)
+
+	// Without the attribute, MAXIMUM_ALLOWED grants writing.
+	e.restOK(http.StatusOK, "PUT", "/vfs/m?comp=properties", nil, "x-ms-file-attributes", "None")
+	o = e.open(e.req("m", AccessMaximumAllowed, allShare, DispOpen, 0))
+	e.write(o, 0, []byte("y"))
+	e.close(o)
 }

@@ -204,25 +204,11 @@ func writeFileHeaders(w http.ResponseWriter, e *entry, now time.Time) {
 	}
 }
 
-// readFile resolves the request's file for a read by op (Get File
-// Properties, List Ranges): the domain's checks (domain.readable).
-func (s *Service) readFile(tx kv.Tx, r *req, op *fileOp) (*entry, error) {
-	c := restCaller(r)
-	return s.dom().readable(tx, &c, op, false)
-}
-
-// readDir resolves the request's directory for a read by op (Get
-// Directory Properties, List Directories and Files): the domain's checks
-// (domain.readable).
-func (s *Service) readDir(tx kv.Tx, r *req, op *fileOp) (*entry, error) {
-	c := restCaller(r)
-	return s.dom().readable(tx, &c, op, true)
-}
-
 func (s *Service) getFileProperties(w http.ResponseWriter, r *req) error {
 	var e *entry
+	c := restCaller(r)
 	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		e, err = s.readFile(tx, r, &opGetFileProperties)
+		e, err = s.dom().readable(tx, &c, &opGetFileProperties, false)
 		return err
 	})
 	if err != nil {
@@ -514,8 +500,9 @@ func (s *Service) listRanges(w http.ResponseWriter, r *req) error {
 		prevSnap = wire.FormatISO7(t)
 	}
 	var e, prev *entry
+	c := restCaller(r)
 	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if e, err = s.readFile(tx, r, &opListRanges); err != nil {
+		if e, err = s.dom().readable(tx, &c, &opListRanges, false); err != nil {
 			return err
 		}
 		if prevSnap == "" {

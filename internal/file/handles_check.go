@@ -34,14 +34,17 @@ var handleOps = map[string]string{
 	"listFilesAndDirectories": handle.OpListDirsAndFiles,
 }
 
-// checkHandles consults the open SMB handles of e before REST operation op
-// (an opName of the router, or a handle.Op* name) runs: 409 DeletePending
-// when e is delete-pending, 409 SharingViolation when an open's share mode
-// denies the access op needs (Managing file locks,
+// handlesAt consults the open SMB handles of item e of share sh (snapshot
+// snap) of account acct before REST operation op (an opName of the
+// router, or a handle.Op* name) of an open-less caller runs at now: 409
+// DeletePending when e is delete-pending, 409 SharingViolation when an
+// open's share mode denies the access op needs (Managing file locks,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks;
-// see package handle for each row's evidence). Every REST operation on an
-// existing file or directory calls it inside its transaction. Handles live
-// only on the live share, never on snapshots.
+// see package handle for each row's evidence). Its refusals are the
+// domain's byShareMode and byDeletePending. Every REST operation on an
+// existing file or directory calls it inside its transaction (the
+// domain's operations from admit). Handles live only on the live share,
+// never on snapshots.
 //
 // The delete-pending code: the "Managing file locks" prose names it
 // SMBDeletePending, but the Azure Files error-code table, the service's
@@ -49,13 +52,6 @@ var handleOps = map[string]string{
 // azfile's fileerror.DeletePending) and the SDKs' error enums all name it
 // DeletePending, 409. The specification is what the service sends, so
 // Cerulean sends DeletePending.
-func checkHandles(tx kv.Tx, r *req, e *entry, op string) error {
-	return handlesAt(tx, r.Now, r.Account, r.share, r.snap, e, op)
-}
-
-// handlesAt is checkHandles for operation op of an open-less (REST)
-// caller at now on item e of share sh (snapshot snap) of account acct.
-// Its refusals are the domain's byShareMode and byDeletePending.
 func handlesAt(tx kv.Tx, now time.Time, acct, sh, snap string, e *entry, op string) error {
 	if snap != "" {
 		return nil
@@ -69,17 +65,11 @@ func handlesAt(tx kv.Tx, now time.Time, acct, sh, snap string, e *entry, op stri
 	return handleErr(handle.CheckRESTOp(tx, now, acct, sh, FormatID(e.ID), op))
 }
 
-// checkLocks consults the SMB byte-range locks of e before a REST operation
-// reads (write false) or writes n bytes of it from off, inside the
-// operation's transaction: the domain's checkRange for the open-less
-// caller of r (409 FileLockConflict). Copy File and Put Range From URL
-// call it for a file source.
-func checkLocks(tx kv.Tx, r *req, e *entry, off, n int64, write bool) error {
-	c := caller{acct: r.Account, share: r.share, snap: r.snap}
-	return domain{}.checkRange(tx, r.Now, &c, e, off, n, write)
-}
-
-// handleErr maps the handle package's sentinel errors to Azure errors.
+// handleErr maps the handle package's sentinel errors to Azure errors
+// for a REST caller; vfsHandleErr is the same mapping for SMB. Share
+// modes and delete-pending are decided for both doors by package handle
+// (handle.Open for an SMB open, handle.CheckRESTOp for a REST operation,
+// one open table), and refused by the same domain checks.
 func handleErr(err error) error {
 	switch {
 	case err == nil:
@@ -88,6 +78,26 @@ func handleErr(err error) error {
 		return refuse(byDeletePending, azerr.New(azerr.DeletePending))
 	case errors.Is(err, handle.ErrSharingViolation):
 		return refuse(byShareMode, azerr.New(azerr.SharingViolation))
+	}
+	return err
+}
+
+// vfsHandleErr is handleErr for an SMB caller: the same refusals of
+// package handle's open table (a share mode, byShareMode; delete-pending,
+// byDeletePending) as the VFS's NTSTATUS sentinels, and a closed handle
+// as ErrFileClosed.
+func vfsHandleErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, handle.ErrSharingViolation):
+		return refuse(byShareMode, fmt.Errorf("%w (%v)", ErrSharingViolation, err))
+	case errors.Is(err, handle.ErrDeletePending):
+		return refuse(byDeletePending, ErrDeletePending)
+	case errors.Is(err, handle.ErrNoHandle):
+		return ErrFileClosed
+	case errors.Is(err, handle.ErrAccessDenied):
+		return fmt.Errorf("%w (%v)", ErrAccessDenied, err)
 	}
 	return err
 }

@@ -158,14 +158,28 @@ func badHandleMarker(m string) error {
 	return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", m)
 }
 
-// newHandleScope resolves the request's path (a file or a directory,
-// live or in a snapshot) and its handle scope.
-func newHandleScope(tx kv.Tx, r *req) (*handleScope, error) {
+// handleTarget is the item of a List Handles or Force Close Handles
+// request: its account, share, snapshot and path, the request's time, and
+// x-ms-recursive.
+type handleTarget struct {
+	c         caller
+	recursive bool
+}
+
+// parseHandleTarget reads r's item and x-ms-recursive.
+func parseHandleTarget(r *req) (*handleTarget, error) {
 	recursive, err := flagHeader(r.Header, "x-ms-recursive")
 	if err != nil {
 		return nil, err
 	}
-	t, err := resolve(tx, r)
+	return &handleTarget{c: caller{acct: r.Account, share: r.share, snap: r.snap, path: r.comps, at: r.Now}, recursive: recursive}, nil
+}
+
+// newHandleScope resolves ht's path (a file or a directory, live or in
+// a snapshot) inside tx and its handle scope.
+func newHandleScope(tx kv.Tx, ht *handleTarget) (*handleScope, error) {
+	c := &ht.c
+	t, err := resolvePath(tx, c.acct, c.share, c.snap, c.path)
 	if err != nil {
 		return nil, err
 	}
@@ -175,8 +189,8 @@ func newHandleScope(tx kv.Tx, r *req) (*handleScope, error) {
 	// x-ms-recursive only applies to directories (List Handles,
 	// https://learn.microsoft.com/en-us/rest/api/storageservices/list-handles).
 	return &handleScope{
-		tx: tx, now: r.Now, acct: r.Account, sh: r.share, target: t.e,
-		recursive: recursive && t.e.Dir, nodes: map[uint64]*entry{},
+		tx: tx, now: c.at, acct: c.acct, sh: c.share, target: t.e,
+		recursive: ht.recursive && t.e.Dir, nodes: map[uint64]*entry{},
 	}, nil
 }
 
@@ -254,15 +268,19 @@ func (s *Service) listHandles(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	ht, err := parseHandleTarget(r)
+	if err != nil {
+		return err
+	}
 	var out listHandlesXML
 	err = s.store.View(r.Context(), func(tx kv.Tx) error {
 		out = listHandlesXML{Entries: handleEntriesXML{Handles: []handleXML{}}}
-		sc, err := newHandleScope(tx, r)
-		if err != nil || r.snap != "" {
+		sc, err := newHandleScope(tx, ht)
+		if err != nil || ht.c.snap != "" {
 			return err
 		}
 		// Handle management must work on a delete-pending item (it is
-		// how its last handle gets closed), so no checkHandles here (inferred).
+		// how its last handle gets closed), so no handlesAt here (inferred).
 		var last handle.Position
 		return sc.each(after, func(h handle.Handle) (bool, error) {
 			if len(out.Entries.Handles) == maxN {
@@ -304,11 +322,15 @@ func (s *Service) forceCloseHandles(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	ht, err := parseHandleTarget(r)
+	if err != nil {
+		return err
+	}
 	var closed int
 	var next string
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
 		closed, next = 0, ""
-		sc, err := newHandleScope(tx, r)
+		sc, err := newHandleScope(tx, ht)
 		if err != nil {
 			return err
 		}
@@ -328,13 +350,13 @@ func (s *Service) forceCloseHandles(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		for _, h := range victims {
-			res, err := handle.ForceClose(tx, r.Now, r.Account, r.share, h.FileID, h.HandleID, 0)
+			res, err := handle.ForceClose(tx, sc.now, sc.acct, sc.sh, h.FileID, h.HandleID, 0)
 			if err != nil {
 				return err
 			}
 			closed += len(res.Handles)
 			for _, f := range res.Delete {
-				if err := deleteClosedEntry(tx, f.Account, f.Share, f.FileID, r.Now); err != nil {
+				if err := deleteClosedEntry(tx, f.Account, f.Share, f.FileID, sc.now); err != nil {
 					return err
 				}
 			}

@@ -4,22 +4,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/cerulean-storage/cerulean/internal/file/handle"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
-
-// checkLeaseWrite gates a write or delete of file e on the request's
-// x-ms-lease-id (Lease File,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file):
-// while e is leased the ID is required (412 LeaseIdMissing) and must match
-// (412 LeaseIdMismatchWithFileOperation, as azfile's recorded lease tests
-// show); an ID sent for a file without an active lease is 412
-// LeaseNotPresentWithFileOperation. A write that passes stores
-// lease.OnWrite(e.Lease, now): a broken lease becomes available.
-func checkLeaseWrite(e *entry, r *req) error {
-	return lease.CheckWrite(e.Lease, r.Header.Get(lease.HeaderLeaseID), lease.File, r.Now)
-}
 
 // leaseFile implements Lease File (PUT ?comp=lease, version 2019-02-02 and
 // later) (Lease File,
@@ -41,34 +27,12 @@ func (s *Service) leaseFile(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	op := handle.OpLeaseFileOther
-	if lr.Action == lease.ActionAcquire {
-		op = handle.OpLeaseFileAcquire
-	}
-	var e *entry
-	var res lease.Result
 	c := restCaller(r)
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		// The lease request's own ID is not a write's lease check (admit):
-		// lease.Apply decides it; the open handles are checked as for
-		// every REST operation.
-		t, err := s.dom().load(tx, r.Now, &c, false)
-		if err != nil {
-			return err
-		}
-		if err := checkHandles(tx, r, t.e, op); err != nil {
-			return err
-		}
-		if res, err = lease.Apply(t.e.Lease, lr, lease.File, r.Now); err != nil {
-			return err
-		}
-		e = t.e
-		e.Lease = res.Lease
-		return putEntry(tx, r.Account, r.share, "", e)
-	})
+	out, err := s.dom().leaseFile(r.Context(), &c, lr)
 	if err != nil {
 		return err
 	}
+	e, res := out.e, out.res
 	setETag(w, e)
 	h := w.Header()
 	// x-ms-lease-id for acquire and change. Inferred: not for break: the REST

@@ -250,8 +250,9 @@ func (s *Service) listFilesAndDirectories(w http.ResponseWriter, r *req) error {
 	if r.q.Has("maxresults") {
 		out.MaxResults = maxN
 	}
+	c := restCaller(r)
 	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		dir, err := s.readDir(tx, r, &opListFilesAndDirectories)
+		dir, err := s.dom().readable(tx, &c, &opListFilesAndDirectories, true)
 		if err != nil {
 			return err
 		}

@@ -109,15 +109,6 @@ type target struct {
 	e      *entry // nil when the path does not exist
 }
 
-// resolve loads the request's share and path.
-func resolve(tx kv.Tx, r *req) (*target, error) {
-	t, err := resolvePath(tx, r.Account, r.share, r.snap, r.comps)
-	if err != nil {
-		return nil, err
-	}
-	return &t, nil
-}
-
 // resolvePath loads share sh (snapshot snap) of acct and the path comps
 // in it.
 func resolvePath(tx kv.Tx, acct, sh, snap string, comps []string) (target, error) {

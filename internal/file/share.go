@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -110,7 +111,7 @@ func parseShareOptions(h http.Header, create bool) (shareOptions, error) {
 
 // apply sets the options on sh at now. Root squash is an NFS setting:
 // on an SMB share it is 400 InvalidHeaderValue (inferred).
-func (o shareOptions) apply(sh *share, r *req) error {
+func (o shareOptions) apply(sh *share, now time.Time) error {
 	if o.squash != "" && sh.Protocols != protoNFS {
 		return azerr.InvalidHeader("x-ms-root-squash", o.squash)
 	}
@@ -118,7 +119,7 @@ func (o shareOptions) apply(sh *share, r *req) error {
 		sh.Quota = *o.quota
 	}
 	if o.tier != "" && o.tier != sh.Tier {
-		sh.Tier, sh.TierSince = o.tier, r.Now
+		sh.Tier, sh.TierSince = o.tier, now
 	}
 	if o.squash != "" {
 		sh.Squash = o.squash
@@ -181,42 +182,8 @@ func writeShareHeaders(w http.ResponseWriter, sh *share, r *req) {
 // https://learn.microsoft.com/en-us/rest/api/storageservices/lease-container,
 // and the legacy .NET client's container lease tests in
 // Azure/azure-storage-net).
-func shareLeaseRead(sh *share, r *req) error {
-	return lease.CheckRead(sh.Lease, r.Header.Get(lease.HeaderLeaseID), lease.Share, r.Now)
-}
-
-// readShare loads the request's share (or snapshot) for a read.
-func (s *Service) readShare(r *req) (*share, error) {
-	var sh *share
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		sh, err = loadShare(tx, r.Account, r.share, r.snap)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return sh, shareLeaseRead(sh, r)
-}
-
-// updateShare is the read-modify-write of the request's share (or
-// snapshot) record; fn edits it and applies the lease rule. With touch
-// the write gets a new ETag and Last-Modified (lease actions do not).
-func (s *Service) updateShare(r *req, touch bool, fn func(tx kv.Tx, sh *share) error) (*share, error) {
-	var sh *share
-	err := s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		sh, err = loadShare(tx, r.Account, r.share, r.snap)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx, sh); err != nil {
-			return err
-		}
-		if touch {
-			sh.Modified, sh.ETag = r.Now, newETag(r.Now)
-		}
-		return kv.PutJSON(tx, shareKey(r.Account, r.share, r.snap), sh)
-	})
-	return sh, err
+func shareLeaseRead(sh *share, c *caller) error {
+	return lease.CheckRead(sh.Lease, c.leaseID, lease.Share, c.at)
 }
 
 func (s *Service) createShare(w http.ResponseWriter, r *req) error {
@@ -255,7 +222,7 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 		if sh.Protocols == protoNFS {
 			sh.Tier, sh.Squash = "Premium", "NoRootSquash"
 		}
-		if err := o.apply(sh, r); err != nil {
+		if err := o.apply(sh, r.Now); err != nil {
 			return err
 		}
 		if err := kv.PutJSON(tx, shareKey(r.Account, r.share, ""), sh); err != nil {
@@ -275,7 +242,8 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 // getShareProperties serves Get Share Properties and Get Share Metadata
 // (HEAD or GET), on the share or on a snapshot.
 func (s *Service) getShareProperties(w http.ResponseWriter, r *req) error {
-	sh, err := s.readShare(r)
+	c := restCaller(r)
+	sh, err := s.dom().readShare(r.Context(), &c)
 	if err != nil {
 		return err
 	}
@@ -289,11 +257,12 @@ func (s *Service) setShareProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	sh, err := s.updateShare(r, true, func(_ kv.Tx, sh *share) error {
-		if err := shareLeaseRead(sh, r); err != nil {
+	c := restCaller(r)
+	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *share) error {
+		if err := shareLeaseRead(sh, &c); err != nil {
 			return err
 		}
-		return o.apply(sh, r)
+		return o.apply(sh, c.at)
 	})
 	if err != nil {
 		return err
@@ -309,8 +278,9 @@ func (s *Service) setShareMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	sh, err := s.updateShare(r, true, func(_ kv.Tx, sh *share) error {
-		if err := shareLeaseRead(sh, r); err != nil {
+	c := restCaller(r)
+	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *share) error {
+		if err := shareLeaseRead(sh, &c); err != nil {
 			return err
 		}
 		sh.Meta = meta
@@ -334,15 +304,12 @@ func (s *Service) leaseShare(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var res lease.Result
-	sh, err := s.updateShare(r, false, func(_ kv.Tx, sh *share) (err error) {
-		res, err = lease.Apply(sh.Lease, lr, lease.Share, r.Now)
-		sh.Lease = res.Lease
-		return err
-	})
+	c := restCaller(r)
+	out, err := s.dom().leaseShare(r.Context(), &c, lr)
 	if err != nil {
 		return err
 	}
+	res, sh := out.res, out.sh
 	h := w.Header()
 	if res.LeaseID != "" {
 		h.Set(lease.HeaderLeaseID, res.LeaseID)
@@ -366,14 +333,15 @@ type shareStatsXML struct {
 func (s *Service) getShareStats(w http.ResponseWriter, r *req) error {
 	var sh *share
 	var usage int64
+	c := restCaller(r)
 	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if sh, err = loadShare(tx, r.Account, r.share, ""); err != nil {
+		if sh, err = loadShare(tx, c.acct, c.share, ""); err != nil {
 			return err
 		}
-		if err := shareLeaseRead(sh, r); err != nil {
+		if err := shareLeaseRead(sh, &c); err != nil {
 			return err
 		}
-		usage, err = shareUsage(tx, r.Account, r.share)
+		usage, err = shareUsage(tx, c.acct, c.share)
 		return err
 	})
 	if err != nil {

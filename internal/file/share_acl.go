@@ -76,7 +76,8 @@ func parseShareACL(body io.Reader) ([]signedID, error) {
 
 // getShareACL is Get Share ACL: the share's stored access policies.
 func (s *Service) getShareACL(w http.ResponseWriter, r *req) error {
-	sh, err := s.readShare(r)
+	c := restCaller(r)
+	sh, err := s.dom().readShare(r.Context(), &c)
 	if err != nil {
 		return err
 	}
@@ -91,8 +92,9 @@ func (s *Service) setShareACL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	sh, err := s.updateShare(r, true, func(_ kv.Tx, sh *share) error {
-		if err := shareLeaseRead(sh, r); err != nil {
+	c := restCaller(r)
+	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *share) error {
+		if err := shareLeaseRead(sh, &c); err != nil {
 			return err
 		}
 		sh.ACL = acl

@@ -90,12 +90,13 @@ func (s *Service) deleteShare(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-delete-snapshots", mode)
 	}
+	leaseID := r.Header.Get(lease.HeaderLeaseID)
 	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
 		sh, err := loadShare(tx, r.Account, r.share, r.snap)
 		if err != nil {
 			return err
 		}
-		if err := lease.CheckWrite(sh.Lease, r.Header.Get(lease.HeaderLeaseID), lease.Share, r.Now); err != nil {
+		if err := lease.CheckWrite(sh.Lease, leaseID, lease.Share, r.Now); err != nil {
 			return err
 		}
 		doomed := []string{r.snap}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -144,7 +145,7 @@ func (s *Service) listShares(w http.ResponseWriter, r *req) error {
 			if derr = json.Unmarshal(v, &sh); derr != nil {
 				return false
 			}
-			out.Shares = append(out.Shares, shareItem(name, snap, &sh, inc["metadata"], r))
+			out.Shares = append(out.Shares, shareItem(name, snap, &sh, inc["metadata"], r.Now))
 			return true
 		})
 		if err == nil {
@@ -158,9 +159,9 @@ func (s *Service) listShares(w http.ResponseWriter, r *req) error {
 	return server.WriteXML(w, http.StatusOK, out)
 }
 
-// shareItem is the listing element of share (or snapshot) sh.
-func shareItem(name, snap string, sh *share, withMeta bool, r *req) shareItemXML {
-	eff := sh.Lease.Effective(r.Now)
+// shareItem is the listing element of share (or snapshot) sh at now.
+func shareItem(name, snap string, sh *share, withMeta bool, now time.Time) shareItemXML {
+	eff := sh.Lease.Effective(now)
 	p := sharePropsXML{
 		LastModified: wire.FormatHTTPDate(sh.Modified), ETag: sh.ETag, Quota: sh.Quota,
 		AccessTier: sh.Tier, LeaseStatus: eff.Status, LeaseState: eff.State, LeaseDuration: eff.Duration,

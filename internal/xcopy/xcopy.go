@@ -58,11 +58,14 @@ type Source interface {
 	// one, sharedKey says whether the request's own Shared Key authorizes
 	// a source of its account. Failures are CannotVerifyCopySource.
 	AuthorizeCopySource(r *server.Request, path string, q url.Values, sharedKey bool) error
-	// ReadCopySource resolves the object inside tx. A missing or
+	// ReadCopySource resolves, inside tx at the request's time now, the
+	// object at path (as for AuthorizeCopySource) given the source URL's
+	// query q, which AuthorizeCopySource has authorized before the
+	// transaction: nothing of the request is read inside it. A missing or
 	// unreadable source is CannotVerifyCopySource (or the error a read of
 	// it would give). The caller checks the range it reads with
 	// Object.Readable.
-	ReadCopySource(tx kv.Tx, r *server.Request, path string, q url.Values) (*Object, error)
+	ReadCopySource(tx kv.Tx, now time.Time, path string, q url.Values) (*Object, error)
 }
 
 // Peer is another service of this server, reachable for copies.

@@ -3,6 +3,7 @@ package xcopy
 import (
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
@@ -11,7 +12,7 @@ import (
 type nopSource struct{}
 
 func (nopSource) AuthorizeCopySource(*server.Request, string, url.Values, bool) error { return nil }
-func (nopSource) ReadCopySource(kv.Tx, *server.Request, string, url.Values) (*Object, error) {
+func (nopSource) ReadCopySource(kv.Tx, time.Time, string, url.Values) (*Object, error) {
 	return nil, nil
 }
 
