@@ -13,7 +13,7 @@ base=${PORT_BASE:-2470}  # ports 24700-24703: below the ephemeral range (32768-6
 
 go build -o "$work/cerulean" "$root/cmd/cerulean"
 "$work/cerulean" serve --data "$work/data" --blob-port "${base}0" --queue-port "${base}1" \
-  --table-port "${base}2" --file-port "${base}3" --smb-port 0 --log-level warn &
+  --table-port "${base}2" --file-port "${base}3" --dfs-port "${base}4" --smb-port 0 --log-level warn &
 pid=$!
 sleep 1
 

@@ -232,6 +232,8 @@ func TestAzuriteCommandLines(t *testing.T) {
 		{"table only", "azurite-table", []string{"--tablePort", "0", "-l", "LOC"}, []string{"Table"}},
 		// The subcommand form, with File asked for in the same style.
 		{"subcommand with file", "cerulean", []string{"azurite", "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "-l", "LOC", "-d", debugLog}, []string{"Blob", "Queue", "Table", "File"}},
+		// The Data Lake Storage Gen2 endpoint, asked for like File.
+		{"blob with dfs", "azurite-blob", []string{"--blobPort", "0", "--dfsPort", "0", "-l", "LOC"}, []string{"Blob", "DFS"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{}, tc.args...)
@@ -301,7 +303,7 @@ func TestAzuriteAccountsEnv(t *testing.T) {
 	env := []string{"AZURITE_ACCOUNTS=acct1:" + k1 + ";acct2:" + k2 + ":" + k1}
 	for _, args := range [][]string{
 		{"azurite", "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "-l"},
-		{"cerulean", "serve", "--blob-port", "0", "--queue-port", "0", "--table-port", "0", "--file-port", "-1", "--smb-port", "0", "--data"},
+		{"cerulean", "serve", "--blob-port", "0", "--queue-port", "0", "--table-port", "0", "--file-port", "-1", "--dfs-port", "-1", "--smb-port", "0", "--data"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			a := append(append([]string{}, args[1:]...), t.TempDir())
