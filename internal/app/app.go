@@ -256,6 +256,9 @@ func Start(cfg Config) (*App, error) {
 	a.Table = table.New(store, cfg.Clock, cfg.Logger)
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})
+	// A hierarchical account's containers are filesystems: their
+	// namespace roots come and go with them.
+	a.Blob.SetContainerHook(a.DFS)
 	if a.metrics != nil {
 		// Every routed operation, from the services' route tables.
 		a.metrics.Operations("blob", blob.Operations())

@@ -38,6 +38,7 @@ var (
 	sasFSWrite  = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true}
 	sasFSDelete = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}
 	sasList     = server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}
+	sasPaths    = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l"}
 )
 
 // dfsRoutes is the dfs endpoint's route table (Data Lake Storage Gen2
@@ -57,6 +58,8 @@ func init() {
 		// Filesystem - List (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/filesystem/list).
 		{Methods: get, Levels: lAccount, Resource: "account", Name: "listFilesystems", Handler: (*Service).listFilesystems, SAS: sasList},
 		// Filesystem - Create, Delete, Get Properties, Set Properties.
+		// Path - List (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/path/list).
+		{Methods: get, Levels: lFilesystem, Resource: "filesystem", Name: "listPaths", Handler: (*Service).listPaths, SAS: sasPaths, Flags: fHierarchical},
 		{Methods: put, Levels: lFilesystem, Resource: "filesystem", Name: "createFilesystem", Handler: (*Service).createFilesystem, SAS: sasFSCreate},
 		{Methods: del, Levels: lFilesystem, Resource: "filesystem", Name: "deleteFilesystem", Handler: (*Service).deleteFilesystem, SAS: sasFSDelete},
 		{Methods: head, Levels: lFilesystem, Resource: "filesystem", Name: "getFilesystemProperties", Handler: (*Service).getFilesystemProperties, SAS: sasFSRead},
