@@ -39,6 +39,15 @@ var (
 	sasFSDelete = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}
 	sasList     = server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}
 	sasPaths    = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l"}
+	// Paths (Create a service SAS, "Permissions for a directory,
+	// container, or blob": m moves, e reads access control, o and p
+	// change owner, group, permissions and ACL).
+	sasCreate = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "cw"}
+	sasMove   = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "mw"}
+	sasDelete = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}
+	sasStatus = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}
+	sasGetACL = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "re"}
+	sasSetACL = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "op"}
 )
 
 // dfsRoutes is the dfs endpoint's route table (Data Lake Storage Gen2
@@ -53,6 +62,8 @@ var routeList []route
 func init() {
 	const (
 		get, head, del, patch, put = server.GET, server.HEAD, server.DELETE, server.PATCH, server.PUT
+		fsOrPath                   = lFilesystem | lPath
+		hier                       = fHierarchical
 	)
 	routeList = []route{
 		// Filesystem - List (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/filesystem/list).
@@ -64,6 +75,22 @@ func init() {
 		{Methods: del, Levels: lFilesystem, Resource: "filesystem", Name: "deleteFilesystem", Handler: (*Service).deleteFilesystem, SAS: sasFSDelete},
 		{Methods: head, Levels: lFilesystem, Resource: "filesystem", Name: "getFilesystemProperties", Handler: (*Service).getFilesystemProperties, SAS: sasFSRead},
 		{Methods: patch, Levels: lFilesystem, Resource: "filesystem", Name: "setFilesystemProperties", Handler: (*Service).setFilesystemProperties, SAS: sasFSWrite},
+		// Path - Create: a rename (x-ms-rename-source) whatever the
+		// resource, else a file or a directory.
+		{Methods: put, Levels: lPath, Headers: []server.Cond{server.Has("x-ms-rename-source")}, Name: "renamePath", Handler: (*Service).renamePath, SAS: sasMove, Flags: hier},
+		{Methods: put, Levels: lPath, Resource: "file", Name: "createPath", Handler: (*Service).createPath, SAS: sasCreate, Flags: hier},
+		{Methods: put, Levels: lPath, Resource: "directory", Name: "createPath", Handler: (*Service).createPath, SAS: sasCreate, Flags: hier},
+		// Path - Delete, told from Delete Blob by its parameters.
+		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("recursive")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete, Flags: hier},
+		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("paginated")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete, Flags: hier},
+		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("continuation")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete, Flags: hier},
+		// Path - Get Properties' actions; on the filesystem URL, of its
+		// root directory.
+		{Methods: head, Levels: fsOrPath, Action: "getStatus", Name: "getPathStatus", Handler: (*Service).getPathStatus, SAS: sasStatus, Flags: hier},
+		{Methods: head, Levels: fsOrPath, Action: "getAccessControl", Name: "getPathAccessControl", Handler: (*Service).getPathStatus, SAS: sasGetACL, Flags: hier},
+		// Path - Update's access control actions.
+		{Methods: patch, Levels: fsOrPath, Action: "setAccessControl", Name: "setAccessControl", Handler: (*Service).setAccessControl, SAS: sasSetACL, Flags: hier},
+		{Methods: patch, Levels: fsOrPath, Action: "setAccessControlRecursive", Name: "setAccessControlRecursive", Handler: (*Service).setAccessControlRecursive, SAS: sasSetACL, Flags: hier},
 	}
 	dfsRoutes = server.NewRoutes(routeList)
 }
