@@ -26,17 +26,31 @@ type dlEnv struct {
 	ctx   context.Context
 	svc   *service.Client
 	cred  *azdatalake.SharedKeyCredential
+	// hc sends the raw requests (a client trusting the server's
+	// certificate under TLS).
+	hc   *http.Client
+	opts *service.ClientOptions
 }
 
 // startDL starts a server whose dfs endpoint listens on a free port, its
 // accounts hierarchical when hns is set, on backendConfig's backend.
 func startDL(t *testing.T, hns bool) *dlEnv {
 	t.Helper()
+	return startDLWith(t, hns, nil)
+}
+
+// startDLWith is startDL with more configuration (TLS, OAuth) by tune.
+func startDLWith(t *testing.T, hns bool, tune func(*app.Config) *http.Client) *dlEnv {
+	t.Helper()
 	clk := clock.NewFake(time.Now())
 	cfg := backendConfig(t)
 	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort, cfg.DFSPort, cfg.SMBPort, cfg.MetricsPort = 0, -1, -1, -1, 0, -1, -1
 	cfg.HierarchicalNamespace = hns
 	cfg.Clock, cfg.GCEvery = clk, time.Hour
+	hc := &http.Client{Timeout: 60 * time.Second}
+	if tune != nil {
+		hc = tune(&cfg)
+	}
 	a, err := app.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -50,18 +64,10 @@ func startDL(t *testing.T, hns bool) *dlEnv {
 	})
 	cred, err := azdatalake.NewSharedKeyCredential(app.DevAccount, app.DevKey)
 	must(t, err)
-	svc, err := service.NewClientWithSharedKeyCredential(a.DFSURL, cred, dlOptions())
+	opts := &service.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}}
+	svc, err := service.NewClientWithSharedKeyCredential(a.DFSURL, cred, opts)
 	must(t, err)
-	return &dlEnv{t: t, app: a, clock: clk, ctx: context.Background(), svc: svc, cred: cred}
-}
-
-// dlOptions are the datalake clients' options: retries off, so every
-// status reaches the test.
-func dlOptions() *service.ClientOptions {
-	return &service.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Retry:     policy.RetryOptions{MaxRetries: -1},
-		Transport: &http.Client{Timeout: 60 * time.Second},
-	}}
+	return &dlEnv{t: t, app: a, clock: clk, ctx: context.Background(), svc: svc, cred: cred, hc: hc, opts: opts}
 }
 
 // fs returns a client of filesystem name.
@@ -92,7 +98,7 @@ func (e *dlEnv) raw(method, path string, hdr map[string]string, body []byte) (*h
 		req.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	signRaw(req)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.hc.Do(req)
 	must(e.t, err)
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
