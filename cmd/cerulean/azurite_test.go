@@ -437,9 +437,9 @@ func TestAzuriteBadInput(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	p := start(t, "azurite", nil, 3, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "-l", t.TempDir())
+	p := start(t, "azurite", nil, 4, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--dfsPort", "0", "-l", t.TempDir())
 	port := func(s string) string { _, p, _ := net.SplitHostPort(hostPort(t, p.endpoints[s])); return p }
-	code, stderr := exitOf(t, "cerulean", nil, "health", "--blob-port", port("Blob"), "--queue-port", port("Queue"), "--table-port", port("Table"))
+	code, stderr := exitOf(t, "cerulean", nil, "health", "--blob-port", port("Blob"), "--queue-port", port("Queue"), "--table-port", port("Table"), "--dfs-port", port("DFS"))
 	if code != 0 {
 		t.Fatalf("health of a running server: exit %d: %s", code, stderr)
 	}
@@ -447,18 +447,18 @@ func TestHealth(t *testing.T) {
 	free, _ := net.Listen("tcp", "127.0.0.1:0")
 	_, freePort, _ := net.SplitHostPort(free.Addr().String())
 	free.Close()
-	code, stderr = exitOf(t, "cerulean", nil, "health", "--blob-port", port("Blob"), "--queue-port", freePort, "--table-port", "-1")
+	code, stderr = exitOf(t, "cerulean", nil, "health", "--blob-port", port("Blob"), "--queue-port", freePort, "--table-port", "-1", "--dfs-port", "-1")
 	if code != 0 {
 		t.Fatalf("health with a service not served: exit %d: %s", code, stderr)
 	}
 	// Nothing served: unhealthy.
-	code, _ = exitOf(t, "cerulean", nil, "health", "--blob-port", freePort, "--queue-port", "-1", "--table-port", "-1")
+	code, _ = exitOf(t, "cerulean", nil, "health", "--blob-port", freePort, "--queue-port", "-1", "--table-port", "-1", "--dfs-port", "-1")
 	if code == 0 {
 		t.Fatal("health with nothing listening exited 0")
 	}
 	// A wrong key answers 403: unhealthy.
 	bad := base64.StdEncoding.EncodeToString([]byte("not the key"))
-	code, _ = exitOf(t, "cerulean", []string{"CERULEAN_ACCOUNTS=" + app.DevAccount + ":" + bad}, "health", "--blob-port", port("Blob"), "--queue-port", "-1", "--table-port", "-1")
+	code, _ = exitOf(t, "cerulean", []string{"CERULEAN_ACCOUNTS=" + app.DevAccount + ":" + bad}, "health", "--blob-port", port("Blob"), "--queue-port", "-1", "--table-port", "-1", "--dfs-port", "-1")
 	if code == 0 {
 		t.Fatal("health with a wrong key exited 0")
 	}
