@@ -45,9 +45,11 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	}
 	owner, group := r.Header.Get("x-ms-owner"), r.Header.Get("x-ms-group")
 	caller := r.caller()
-	if caller != nil && owner != "" && owner != caller.User {
-		// Changing the owner takes a superuser (Access control model in
-		// Azure Data Lake Storage Gen2, "Set owner").
+	if caller != nil && ((owner != "" && owner != caller.User) || (group != "" && !caller.InGroup(group))) {
+		// Naming another owner takes a superuser, another group the
+		// owner's membership of it (Access control model in Azure Data
+		// Lake Storage Gen2: "Set owner", "Set group"), as for
+		// setAccessControl.
 		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,

@@ -115,6 +115,10 @@ func TestDLACLEnforcement(t *testing.T) {
 	wantDL(t, err, 403, "AuthorizationPermissionMismatch")
 	_, err = u1.NewFileClient("shared/other").Create(e.ctx, &file.CreateOptions{Owner: to.Ptr("u2")})
 	wantDL(t, err, 403, "AuthorizationPermissionMismatch")
+	_, err = u2.NewFileClient("shared/grp").Create(e.ctx, &file.CreateOptions{Group: to.Ptr("g2")})
+	wantDL(t, err, 403, "AuthorizationPermissionMismatch")
+	_, err = u2.NewFileClient("shared/grp").Create(e.ctx, &file.CreateOptions{Group: to.Ptr("g1")})
+	must(t, err)
 	_, err = u1.NewFileClient("shared/mine").Rename(e.ctx, "shared/renamed", nil)
 	must(t, err)
 	_, err = u1.NewFileClient("shared/renamed").Delete(e.ctx, nil)
@@ -127,7 +131,7 @@ func TestDLACLEnforcement(t *testing.T) {
 	must(t, err)
 	res, err := u1.NewDirectoryClient("shared").UpdateAccessControlRecursive(e.ctx, "user:u9:r--", &directory.UpdateAccessControlRecursiveOptions{ContinueOnFailure: to.Ptr(true)})
 	must(t, err)
-	if *res.FilesSuccessful != 1 || *res.FailureCount != 2 {
+	if *res.FilesSuccessful != 1 || *res.FailureCount != 3 { // the directory, su-file and grp are not u1's
 		t.Fatalf("recursive as u1: %d files, %d failures", *res.FilesSuccessful, *res.FailureCount)
 	}
 }
