@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -43,4 +44,27 @@ func TestDLServiceSAS(t *testing.T) {
 	must(t, err)
 	_, err = ro.NewFileClient("d/f").SetAccessControl(e.ctx, &file.SetAccessControlOptions{Permissions: to.Ptr("0600")})
 	wantDL(t, err, 403, "AuthorizationPermissionMismatch")
+}
+
+// TestDLRenameWithSAS: the SDK's rename with a SAS on both the source
+// client and the destination path (azdatalake TestFileRenameUsingSAS):
+// the source header carries the SAS after the path, the destination
+// request is authorized by the SAS's m (move) and c/w letters.
+func TestDLRenameWithSAS(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("sasmv")
+	q, err := sas.DatalakeSignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().UTC().Add(time.Hour), FileSystemName: "sasmv",
+		Permissions: (&sas.FilePermissions{Read: true, Create: true, Write: true, Move: true, Delete: true, List: true}).String()}.SignWithSharedKey(e.cred)
+	must(t, err)
+	tok := q.Encode()
+	opts := &file.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: e.hc}}
+	src, err := file.NewClientWithNoCredential(fs.DFSURL()+"/file1?"+tok, opts)
+	must(t, err)
+	_, err = src.Create(e.ctx, nil)
+	must(t, err)
+	_, err = src.Rename(e.ctx, "file2?"+tok, nil)
+	must(t, err)
+	if got := strings.Join(listAll(t, e, fs, "", true, 10), ","); got != "file2" {
+		t.Fatalf("after rename: %s", got)
+	}
 }
