@@ -121,6 +121,14 @@ func TestDLPathCreateAndList(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("x-ms-acl") != "user::rwx,group::r-x,other::---" || resp.Header.Get("x-ms-resource-type") != "directory" {
 		t.Fatalf("root access control: %d %v", resp.StatusCode, resp.Header)
 	}
+	// So does the SDK's root directory client (azdatalake
+	// TestDeleteDirWithPaginatedDelete reads the root's access control
+	// through NewDirectoryClient("/")).
+	rac, err := fs.NewDirectoryClient("/").GetAccessControl(e.ctx, nil)
+	must(t, err)
+	if *rac.ACL != "user::rwx,group::r-x,other::---" || *rac.Owner != "$superuser" {
+		t.Fatalf("root through the SDK: %s %s", *rac.ACL, *rac.Owner)
+	}
 	// Expiry on create.
 	resp, _ = e.raw(http.MethodPut, "/paths/exp?resource=file", map[string]string{"x-ms-expiry-option": "RelativeToNow", "x-ms-expiry-time": "60000"}, nil)
 	if resp.StatusCode != 201 {
@@ -253,6 +261,18 @@ func TestDLAccessControl(t *testing.T) {
 	must(t, err)
 	if *fac.ACL != "user::rwx,user:carol:r--,group::r-x,mask::rwx,other::r--" {
 		t.Fatalf("file after modify and remove: %s", *fac.ACL)
+	}
+	// A continuation the server never issued does nothing, as on Azure
+	// (azdatalake TestDirSetAccessControlRecursiveWithBadContinuation).
+	res, err = d.SetAccessControlRecursive(e.ctx, "user::rwx,group::r-x,other::rwx", &directory.SetAccessControlRecursiveOptions{Marker: to.Ptr("garbage")})
+	must(t, err)
+	if *res.DirectoriesSuccessful != 0 || *res.FilesSuccessful != 0 || *res.FailureCount != 0 {
+		t.Fatalf("bad continuation: %d dirs %d files %d failures", *res.DirectoriesSuccessful, *res.FilesSuccessful, *res.FailureCount)
+	}
+	fac, err = fs.NewFileClient("d/f").GetAccessControl(e.ctx, nil)
+	must(t, err)
+	if *fac.ACL != "user::rwx,user:carol:r--,group::r-x,mask::rwx,other::r--" {
+		t.Fatalf("bad continuation changed %s", *fac.ACL)
 	}
 	resp, body := e.raw(http.MethodPatch, "/acl/d?action=setAccessControlRecursive&mode=sideways", map[string]string{"x-ms-acl": "user::rwx"}, nil)
 	if code, _ := dfsError(t, body); resp.StatusCode != 400 || code != "InvalidQueryParameterValue" {
