@@ -28,6 +28,13 @@ const (
 	// filesystem detect a flat account by this 400 to Get Access
 	// Control).
 	HierarchicalNamespaceNotEnabled = "HierarchicalNamespaceNotEnabled"
+	// InvalidAccessControlList and InvalidPermission are the dfs
+	// endpoint's 400s for a malformed x-ms-acl and x-ms-permissions. The
+	// ACL code is spelled as the service spells it, "Inval…" without the
+	// second i (azure-sdk-for-net's recorded DataLake tests
+	// SetAccessControlAsync_Error and SetPermissionsAsync_Error).
+	InvalidAccessControlList = "InvaldAccessControlList"
+	InvalidPermission        = "InvalidPermission"
 )
 
 func init() {
@@ -46,6 +53,8 @@ func init() {
 		InvalidFlushPosition:                   {400, "The uploaded data is not contiguous or the position query parameter value is not equal to the length of the file after appending the uploaded data."},
 		LeaseNotPresent:                        {412, "There is currently no lease on the resource."},
 		HierarchicalNamespaceNotEnabled:        {400, "This operation is only supported on a hierarchical namespace account."},
+		InvalidAccessControlList:               {400, "The access control list value is invalid."},
+		InvalidPermission:                      {400, "The permission value is invalid."},
 	} {
 		if _, dup := catalog[code]; dup {
 			panic("azerr: Data Lake code also in the main catalog: " + code)

@@ -96,7 +96,7 @@ func (s *Service) setAccessControlRecursive(w http.ResponseWriter, r *req) error
 		in.Entries, err = acl.ParseRemoveList(v)
 	}
 	if err != nil {
-		return azerr.InvalidHeader("x-ms-acl", v)
+		return badACL(v)
 	}
 	if mr := r.q.Get("maxRecords"); mr != "" {
 		n, err := strconv.Atoi(mr)

@@ -13,16 +13,23 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 )
 
-// The header parsers of the Path operations. Each malformed value is 400
-// InvalidHeaderValue naming its header.
+// The header parsers of the Path operations. A malformed value is 400
+// InvalidHeaderValue naming its header, but for x-ms-acl and
+// x-ms-permissions, which have codes of their own.
+
+// badACL is the dfs endpoint's answer to a malformed x-ms-acl.
+func badACL(v string) error {
+	return azerr.New(azerr.InvalidAccessControlList).With("HeaderName", "x-ms-acl").With("HeaderValue", v)
+}
 
 // parseACLHeaders reads x-ms-permissions, x-ms-umask and x-ms-acl (nil
-// when absent).
+// when absent): a malformed permission is 400 InvalidPermission, a
+// malformed ACL 400 InvaldAccessControlList (sic; see azerr).
 func parseACLHeaders(h http.Header) (perm, umask *acl.Mode, a *acl.ACL, err error) {
 	if v := h.Get("x-ms-permissions"); v != "" {
 		m, err := acl.ParseMode(v)
 		if err != nil {
-			return nil, nil, nil, azerr.InvalidHeader("x-ms-permissions", v)
+			return nil, nil, nil, azerr.New(azerr.InvalidPermission).With("HeaderName", "x-ms-permissions").With("HeaderValue", v)
 		}
 		perm = &m
 	}
@@ -36,7 +43,7 @@ func parseACLHeaders(h http.Header) (perm, umask *acl.Mode, a *acl.ACL, err erro
 	if v := h.Get("x-ms-acl"); v != "" {
 		parsed, err := acl.Parse(v)
 		if err != nil {
-			return nil, nil, nil, azerr.InvalidHeader("x-ms-acl", v)
+			return nil, nil, nil, badACL(v)
 		}
 		a = &parsed
 	}

@@ -96,9 +96,17 @@ func TestDLPathCreateAndList(t *testing.T) {
 	if *fac.ACL != "user::rw-,user:alice:r-x,group::r-x,mask::r--,other::---" || *fac.Permissions != "rw-r-----+" || *fac.Owner != "$superuser" {
 		t.Fatalf("inherited: %s %s %s", *fac.ACL, *fac.Permissions, *fac.Owner)
 	}
+	// Malformed permissions and ACLs: the codes of azure-sdk-for-net's
+	// recorded SetPermissionsAsync_Error and SetAccessControlAsync_Error.
 	_, err = fs.NewDirectoryClient("bad").Create(e.ctx, &directory.CreateOptions{Permissions: to.Ptr("rwxrwxrwz")})
-	wantDL(t, err, 400, "InvalidHeaderValue")
+	wantDL(t, err, 400, "InvalidPermission")
 	_, err = fs.NewDirectoryClient("bad").Create(e.ctx, &directory.CreateOptions{ACL: to.Ptr("user::rwx")})
+	wantDL(t, err, 400, "InvaldAccessControlList")
+	_, err = fs.NewDirectoryClient("perm").SetAccessControl(e.ctx, &directory.SetAccessControlOptions{ACL: to.Ptr("asdf")})
+	wantDL(t, err, 400, "InvaldAccessControlList")
+	_, err = fs.NewDirectoryClient("perm").SetAccessControl(e.ctx, &directory.SetAccessControlOptions{Permissions: to.Ptr("asdf")})
+	wantDL(t, err, 400, "InvalidPermission")
+	_, err = fs.NewDirectoryClient("bad").Create(e.ctx, &directory.CreateOptions{Umask: to.Ptr("0999")})
 	wantDL(t, err, 400, "InvalidHeaderValue")
 
 	// getStatus and x-ms-properties through the dfs API.
