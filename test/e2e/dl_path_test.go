@@ -182,8 +182,25 @@ func TestDLRenameAndDelete(t *testing.T) {
 	wantDL(t, err, 409, "InvalidRenameSourcePath")
 	_, err = src.Rename(e.ctx, "nowhere/dst", nil)
 	wantDL(t, err, 404, "RenameDestinationParentPathNotFound")
+	// Onto an existing directory in the SDK's legacy mode: an empty one
+	// is replaced (azure-sdk-for-net's recorded
+	// RenameAsync_DestinationConditions), a full one is not.
+	_, err = fs.NewFileClient("other/keep").Create(e.ctx, nil)
+	must(t, err)
 	_, err = src.Rename(e.ctx, "other", nil)
-	wantDL(t, err, 409, "PathAlreadyExists")
+	wantDL(t, err, 409, "DirectoryNotEmpty")
+	_, err = fs.NewFileClient("other/keep").Delete(e.ctx, nil)
+	must(t, err)
+	_, err = fs.NewDirectoryClient("spare").Create(e.ctx, nil)
+	must(t, err)
+	_, err = fs.NewDirectoryClient("spare").Rename(e.ctx, "empty-dst", nil)
+	must(t, err)
+	_, err = fs.NewDirectoryClient("empty-dst2").Create(e.ctx, nil)
+	must(t, err)
+	_, err = fs.NewDirectoryClient("empty-dst").Rename(e.ctx, "empty-dst2", nil)
+	must(t, err)
+	_, err = fs.NewDirectoryClient("empty-dst2").Delete(e.ctx, nil)
+	must(t, err)
 	_, err = fs.NewDirectoryClient("ghost").Rename(e.ctx, "x", nil)
 	wantDL(t, err, 404, "SourcePathNotFound")
 	// The rename itself: the whole subtree moves.
