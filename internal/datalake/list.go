@@ -95,6 +95,9 @@ func (s *Service) listPaths(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if !s.hier(r.Account) {
+		return s.listPathsFlat(w, r, recursive, n)
+	}
 	in := ns.ListInput{Dir: r.q.Get("directory"), Recursive: recursive, MaxResults: n, Continuation: r.q.Get("continuation"), Caller: r.caller()}
 	var out *ns.ListOutput
 	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {

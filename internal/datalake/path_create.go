@@ -19,6 +19,9 @@ import (
 // is created empty: its content comes with Path Update's append and
 // flush.
 func (s *Service) createPath(w http.ResponseWriter, r *req) error {
+	if !s.hier(r.Account) {
+		return s.createPathFlat(w, r)
+	}
 	dir := r.q.Get("resource") == "directory"
 	md, err := parseProperties(r.Header.Get(hProperties))
 	if err != nil {

@@ -27,6 +27,9 @@ func (s *Service) deletePath(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if !s.hier(r.Account) {
+		return s.deletePathFlat(w, r, recursive, c)
+	}
 	in := ns.DeleteInput{Path: r.path, Recursive: recursive, Cond: c, Caller: r.caller()}
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
 		_, err := s.ns.Delete(tx, r.fsOf(), in)

@@ -29,6 +29,9 @@ func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if !s.hier(r.Account) {
+		return s.getPathStatusFlat(w, r, c)
+	}
 	var n *ns.Node
 	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
 		n, err = s.ns.Lookup(tx, r.fsOf(), r.path, r.caller())

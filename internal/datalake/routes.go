@@ -24,7 +24,9 @@ const (
 // Route flags.
 const (
 	// fHierarchical: the operation needs a hierarchical namespace; on a
-	// flat account it is 400 HierarchicalNamespaceNotEnabled.
+	// flat account it is 400 HierarchicalNamespaceNotEnabled. (Path
+	// Create, List, Delete and getStatus serve flat accounts over their
+	// blobs: flat.go.)
 	fHierarchical uint32 = 1 << iota
 )
 
@@ -70,7 +72,7 @@ func init() {
 		{Methods: get, Levels: lAccount, Resource: "account", Name: "listFilesystems", Handler: (*Service).listFilesystems, SAS: sasList},
 		// Filesystem - Create, Delete, Get Properties, Set Properties.
 		// Path - List (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/path/list).
-		{Methods: get, Levels: lFilesystem, Resource: "filesystem", Name: "listPaths", Handler: (*Service).listPaths, SAS: sasPaths, Flags: fHierarchical},
+		{Methods: get, Levels: lFilesystem, Resource: "filesystem", Name: "listPaths", Handler: (*Service).listPaths, SAS: sasPaths},
 		{Methods: put, Levels: lFilesystem, Resource: "filesystem", Name: "createFilesystem", Handler: (*Service).createFilesystem, SAS: sasFSCreate},
 		{Methods: del, Levels: lFilesystem, Resource: "filesystem", Name: "deleteFilesystem", Handler: (*Service).deleteFilesystem, SAS: sasFSDelete},
 		{Methods: head, Levels: lFilesystem, Resource: "filesystem", Name: "getFilesystemProperties", Handler: (*Service).getFilesystemProperties, SAS: sasFSRead},
@@ -78,15 +80,15 @@ func init() {
 		// Path - Create: a rename (x-ms-rename-source) whatever the
 		// resource, else a file or a directory.
 		{Methods: put, Levels: lPath, Headers: []server.Cond{server.Has("x-ms-rename-source")}, Name: "renamePath", Handler: (*Service).renamePath, SAS: sasMove, Flags: hier},
-		{Methods: put, Levels: lPath, Resource: "file", Name: "createPath", Handler: (*Service).createPath, SAS: sasCreate, Flags: hier},
-		{Methods: put, Levels: lPath, Resource: "directory", Name: "createPath", Handler: (*Service).createPath, SAS: sasCreate, Flags: hier},
+		{Methods: put, Levels: lPath, Resource: "file", Name: "createPath", Handler: (*Service).createPath, SAS: sasCreate},
+		{Methods: put, Levels: lPath, Resource: "directory", Name: "createPath", Handler: (*Service).createPath, SAS: sasCreate},
 		// Path - Delete, told from Delete Blob by its parameters.
-		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("recursive")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete, Flags: hier},
-		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("paginated")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete, Flags: hier},
-		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("continuation")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete, Flags: hier},
+		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("recursive")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete},
+		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("paginated")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete},
+		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("continuation")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete},
 		// Path - Get Properties' actions; on the filesystem URL, of its
 		// root directory.
-		{Methods: head, Levels: fsOrPath, Action: "getStatus", Name: "getPathStatus", Handler: (*Service).getPathStatus, SAS: sasStatus, Flags: hier},
+		{Methods: head, Levels: fsOrPath, Action: "getStatus", Name: "getPathStatus", Handler: (*Service).getPathStatus, SAS: sasStatus},
 		{Methods: head, Levels: fsOrPath, Action: "getAccessControl", Name: "getPathAccessControl", Handler: (*Service).getPathStatus, SAS: sasGetACL, Flags: hier},
 		// Path - Update's access control actions.
 		{Methods: patch, Levels: fsOrPath, Action: "setAccessControl", Name: "setAccessControl", Handler: (*Service).setAccessControl, SAS: sasSetACL, Flags: hier},

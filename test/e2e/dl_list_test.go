@@ -3,7 +3,13 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/directory"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/filesystem"
 )
@@ -48,14 +54,61 @@ func TestDLFilesystemRoot(t *testing.T) {
 	}
 }
 
-// TestDLFlatAccountRefuses: on an account without a hierarchical
-// namespace the operations that need one answer 400
-// HierarchicalNamespaceNotEnabled, as Azure's dfs endpoint does (the
-// answer Hadoop's ABFS driver and Arrow's Azure filesystem read to tell a
-// flat account).
-func TestDLFlatAccountRefuses(t *testing.T) {
+// TestDLFlatAccount: on an account without a hierarchical namespace the
+// dfs endpoint serves Path Create, List, Delete and getStatus over the
+// account's blobs, as Azure does (azure-sdk-for-net's recorded
+// GetPathsAsync_NonHns lists paths on such an account): a directory is a
+// blob marked hdi_isfolder, parents need not exist, and a recursive
+// delete removes the blobs under a directory. What needs a namespace
+// (access control, rename) is 400 HierarchicalNamespaceNotEnabled, the
+// answer ABFS and Arrow read to tell a flat account.
+func TestDLFlatAccount(t *testing.T) {
 	e := startDL(t, false)
 	fs := e.mkfs("flat")
-	_, err := fs.NewListPathsPager(true, nil).NextPage(e.ctx)
+	for _, d := range []string{"foo", "bar"} {
+		_, err := fs.NewDirectoryClient(d).Create(e.ctx, nil)
+		must(t, err)
+	}
+	for _, f := range []string{"baz", "foo/x", "deep/er/f"} {
+		_, err := fs.NewFileClient(f).Create(e.ctx, nil)
+		must(t, err)
+	}
+	if got := strings.Join(listAll(t, e, fs, "", false, 2), ","); got != "bar/,baz,deep/,foo/" {
+		t.Fatalf("one level: %s", got)
+	}
+	if got := strings.Join(listAll(t, e, fs, "", true, 100), ","); got != "bar/,baz,deep/er/f,foo/,foo/x" {
+		t.Fatalf("recursive: %s", got)
+	}
+	if got := strings.Join(listAll(t, e, fs, "deep", false, 100), ","); got != "deep/er/" {
+		t.Fatalf("under deep: %s", got)
+	}
+	resp, _ := e.raw(http.MethodHead, "/flat/bar?action=getStatus", nil, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("x-ms-resource-type") != "directory" {
+		t.Fatalf("getStatus of a directory: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, _ = e.raw(http.MethodHead, "/flat/?action=getAccessControl", nil, nil)
+	if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != "HierarchicalNamespaceNotEnabled" {
+		t.Fatalf("root access control: %d %v", resp.StatusCode, resp.Header)
+	}
+	_, err := fs.NewDirectoryClient("foo").GetAccessControl(e.ctx, nil)
 	wantDL(t, err, 400, "HierarchicalNamespaceNotEnabled")
+	_, err = fs.NewDirectoryClient("foo").Rename(e.ctx, "moved", nil)
+	wantDL(t, err, 400, "HierarchicalNamespaceNotEnabled")
+	_, err = fs.NewDirectoryClient("p").Create(e.ctx, &directory.CreateOptions{Permissions: to.Ptr("0700")})
+	wantDL(t, err, 400, "HierarchicalNamespaceNotEnabled")
+	_, err = fs.NewFileClient("baz").Create(e.ctx, &file.CreateOptions{AccessConditions: &file.AccessConditions{ModifiedAccessConditions: &file.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}}})
+	wantDL(t, err, 409, "PathAlreadyExists")
+	resp, body := e.raw(http.MethodDelete, "/flat/foo?recursive=false", nil, nil)
+	if code, _ := dfsError(t, body); resp.StatusCode != 409 || code != "DirectoryNotEmpty" {
+		t.Fatalf("delete non-empty: %d %s", resp.StatusCode, body)
+	}
+	_, err = fs.NewDirectoryClient("foo").Delete(e.ctx, nil)
+	must(t, err)
+	_, err = fs.NewDirectoryClient("deep").Delete(e.ctx, nil) // no marker, only blobs under it
+	must(t, err)
+	_, err = fs.NewFileClient("nothing").Delete(e.ctx, nil)
+	wantDL(t, err, 404, "PathNotFound")
+	if got := strings.Join(listAll(t, e, fs, "", true, 100), ","); got != "bar/,baz" {
+		t.Fatalf("after deletes: %s", got)
+	}
 }
