@@ -2,16 +2,19 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/filesystem"
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 // TestDLFilesystemRoot: a filesystem of a hierarchical account has a root
@@ -110,5 +113,27 @@ func TestDLFlatAccount(t *testing.T) {
 	wantDL(t, err, 404, "PathNotFound")
 	if got := strings.Join(listAll(t, e, fs, "", true, 100), ","); got != "bar/,baz" {
 		t.Fatalf("after deletes: %s", got)
+	}
+	// One account, two APIs: the Blob endpoint sees the paths as blobs,
+	// and blobs uploaded there are paths.
+	bc := client(t, e.app.BlobURL, app.DevKey)
+	_, err = bc.UploadBuffer(e.ctx, "flat", "up/loaded.txt", []byte("hello"), nil)
+	must(t, err)
+	var blobs []string
+	pager := bc.NewListBlobsFlatPager("flat", &container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Metadata: true}})
+	for pager.More() {
+		page, err := pager.NextPage(e.ctx)
+		must(t, err)
+		for _, b := range page.Segment.BlobItems {
+			blobs = append(blobs, *b.Name+fmt.Sprint(len(b.Metadata)))
+		}
+	}
+	if got := strings.Join(blobs, ","); got != "bar1,baz0,up/loaded.txt0" {
+		t.Fatalf("blobs: %s", got)
+	}
+	paths, err := fs.NewListPathsPager(true, nil).NextPage(e.ctx)
+	must(t, err)
+	if n := len(paths.Paths); n != 3 || *paths.Paths[2].Name != "up/loaded.txt" || *paths.Paths[2].ContentLength != 5 {
+		t.Fatalf("paths: %d", n)
 	}
 }
