@@ -40,7 +40,7 @@ go build -o "$work/cerulean" ./cmd/cerulean
 base=$((20000 + RANDOM % 10000)) # below the ephemeral range (32768-60999)
 fport=$base
 sport=$((base + 1))
-"$work/cerulean" serve --blob-port -1 --queue-port -1 --table-port -1 --file-port "$fport" --smb-port "$sport" \
+"$work/cerulean" serve --blob-port -1 --queue-port -1 --table-port -1 --file-port "$fport" --dfs-port -1 --smb-port "$sport" \
   --data "$work/data" --log-level warn >"$work/serve.log" 2>&1 &
 pid=$!
 for port in "$fport" "$sport"; do

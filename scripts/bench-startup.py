@@ -15,7 +15,7 @@ BIN = sys.argv[1]
 RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else 7
 BASE = int(sys.argv[3]) if len(sys.argv) > 3 else 21720
 PORTS = ["--blob-port", str(BASE), "--queue-port", str(BASE + 1), "--table-port", str(BASE + 2),
-         "--file-port", str(BASE + 3), "--smb-port", str(BASE + 4)]
+         "--file-port", str(BASE + 3), "--smb-port", str(BASE + 4), "--dfs-port", "-1"]
 
 
 def one(mode):

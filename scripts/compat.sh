@@ -8,13 +8,18 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/cerulean-compat.XXXXXX)
-trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
-base=${PORT_BASE:-2470}  # ports 24700-24703: below the ephemeral range (32768-60999)
+trap 'kill "${pid:-0}" "${dlpid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+base=${PORT_BASE:-2470}  # ports 24700-24706: below the ephemeral range (32768-60999)
 
 go build -o "$work/cerulean" "$root/cmd/cerulean"
 "$work/cerulean" serve --data "$work/data" --blob-port "${base}0" --queue-port "${base}1" \
-  --table-port "${base}2" --file-port "${base}3" --smb-port 0 --log-level warn &
+  --table-port "${base}2" --file-port "${base}3" --dfs-port -1 --smb-port 0 --log-level warn &
 pid=$!
+# A second server with a hierarchical namespace for the Data Lake probes
+# (Blob on ${base}5, dfs on ${base}6).
+"$work/cerulean" serve --data "$work/data-dl" --blob-port "${base}5" --queue-port -1 --table-port -1 \
+  --file-port -1 --dfs-port "${base}6" --smb-port 0 --hierarchical-namespace --log-level warn &
+dlpid=$!
 sleep 1
 
 echo "== Python SDKs"
@@ -37,6 +42,12 @@ for set in "newest:@azure/storage-blob@12.34.0 @azure/storage-queue@12.32.0 @azu
   (cd "$js" && PORT_BASE=$base NODE_PATH="$js/node_modules" node "$root/scripts/compat/probe.js")
   (cd "$js" && PORT_BASE=$base NODE_PATH="$js/node_modules" node "$root/scripts/compat/fidelity.js")
 done
+
+echo "== JavaScript Data Lake SDK (@azure/storage-file-datalake@12.31.0)"
+dljs="$work/js-datalake"
+mkdir -p "$dljs"
+(cd "$dljs" && npm init -y >/dev/null && npm install --silent @azure/storage-file-datalake@12.31.0 >/dev/null)
+(cd "$dljs" && PORT_BASE=$base NODE_PATH="$dljs/node_modules" node "$root/scripts/compat/datalake.js")
 
 echo "== azcopy"
 (cd "$work" && npm init -y >/dev/null && npm install --silent @azure-tools/azcopy-linux@10.32.2 >/dev/null)

@@ -47,7 +47,7 @@ func azuriteEntry(argv0 string) (string, bool) {
 // azuriteFlags is the parsed command line of an Azurite entry point.
 type azuriteFlags struct {
 	entry string
-	hosts map[string]*string // blob, queue, table, file, smb
+	hosts map[string]*string // blob, queue, table, file, dfs, smb
 	ports map[string]*int
 	alive map[string]*int // keep-alive seconds by service
 	set   map[string]bool // flags given on the command line
@@ -65,8 +65,8 @@ func parseAzuriteFlags(entry string, args []string, stderr io.Writer) (*azuriteF
 	f := &azuriteFlags{entry: entry, hosts: map[string]*string{}, ports: map[string]*int{}, alive: map[string]*int{}, set: map[string]bool{}}
 	fs := flag.NewFlagSet(entry, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are one line, printed by main
-	defPort := map[string]int{"blob": 10000, "queue": 10001, "table": 10002, "file": 10003, "smb": 10445}
-	for _, svc := range []string{"blob", "queue", "table", "file", "smb"} {
+	defPort := map[string]int{"blob": 10000, "queue": 10001, "table": 10002, "file": 10003, "dfs": 10004, "smb": 10445}
+	for _, svc := range []string{"blob", "queue", "table", "file", "dfs", "smb"} {
 		f.hosts[svc] = fs.String(svc+"Host", "127.0.0.1", "listening address of the "+svc+" service")
 		f.ports[svc] = fs.Int(svc+"Port", defPort[svc], "listening port of the "+svc+" service (0: any free port)")
 		if svc != "smb" {
@@ -125,7 +125,8 @@ func parseAzuriteFlags(entry string, args []string, stderr io.Writer) (*azuriteF
 }
 
 // enabled reports whether the entry point serves svc: its own services,
-// plus File and SMB when one of their flags is given.
+// plus File, dfs (Data Lake Storage Gen2) and SMB when one of their flags
+// is given.
 func (f *azuriteFlags) enabled(svc string) bool {
 	for _, s := range azuriteEntries[f.entry] {
 		if s == svc {
@@ -144,8 +145,8 @@ func (f *azuriteFlags) config(stderr io.Writer) (app.Config, *slog.Logger, func(
 		}
 		return *f.ports[svc]
 	}
-	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort, cfg.SMBPort = port("blob"), port("queue"), port("table"), port("file"), port("smb")
-	cfg.BlobHost, cfg.QueueHost, cfg.TableHost, cfg.FileHost, cfg.SMBHost = *f.hosts["blob"], *f.hosts["queue"], *f.hosts["table"], *f.hosts["file"], *f.hosts["smb"]
+	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort, cfg.DFSPort, cfg.SMBPort = port("blob"), port("queue"), port("table"), port("file"), port("dfs"), port("smb")
+	cfg.BlobHost, cfg.QueueHost, cfg.TableHost, cfg.FileHost, cfg.DFSHost, cfg.SMBHost = *f.hosts["blob"], *f.hosts["queue"], *f.hosts["table"], *f.hosts["file"], *f.hosts["dfs"], *f.hosts["smb"]
 	cfg.Host = "127.0.0.1"
 	cfg.MetricsPort = -1
 	cfg.DisableProductStyleURL = f.disableProductStyleURL
@@ -307,12 +308,15 @@ func azuriteMain(entry string, args []string, stdout, stderr io.Writer) error {
 // line ("successfully listens on") as well.
 func printAzuriteReady(w io.Writer, entry string, a *app.App) {
 	eps := a.Endpoints()
-	for _, svc := range []string{"blob", "queue", "table", "file"} {
+	for _, svc := range []string{"blob", "queue", "table", "file", "dfs"} {
 		addr, ok := eps[svc]
 		if !ok {
 			continue
 		}
 		name := strings.ToUpper(svc[:1]) + svc[1:]
+		if svc == "dfs" {
+			name = "DFS"
+		}
 		url := a.Scheme() + "://" + addr
 		fmt.Fprintf(w, "Azurite %s service is starting at %s\n", name, url)
 		if entry != "azurite" {

@@ -232,6 +232,8 @@ func TestAzuriteCommandLines(t *testing.T) {
 		{"table only", "azurite-table", []string{"--tablePort", "0", "-l", "LOC"}, []string{"Table"}},
 		// The subcommand form, with File asked for in the same style.
 		{"subcommand with file", "cerulean", []string{"azurite", "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--filePort", "0", "-l", "LOC", "-d", debugLog}, []string{"Blob", "Queue", "Table", "File"}},
+		// The Data Lake Storage Gen2 endpoint, asked for like File.
+		{"blob with dfs", "azurite-blob", []string{"--blobPort", "0", "--dfsPort", "0", "-l", "LOC"}, []string{"Blob", "DFS"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{}, tc.args...)
@@ -301,7 +303,7 @@ func TestAzuriteAccountsEnv(t *testing.T) {
 	env := []string{"AZURITE_ACCOUNTS=acct1:" + k1 + ";acct2:" + k2 + ":" + k1}
 	for _, args := range [][]string{
 		{"azurite", "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "-l"},
-		{"cerulean", "serve", "--blob-port", "0", "--queue-port", "0", "--table-port", "0", "--file-port", "-1", "--smb-port", "0", "--data"},
+		{"cerulean", "serve", "--blob-port", "0", "--queue-port", "0", "--table-port", "0", "--file-port", "-1", "--dfs-port", "-1", "--smb-port", "0", "--data"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			a := append(append([]string{}, args[1:]...), t.TempDir())
@@ -435,9 +437,9 @@ func TestAzuriteBadInput(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	p := start(t, "azurite", nil, 3, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "-l", t.TempDir())
+	p := start(t, "azurite", nil, 4, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "--dfsPort", "0", "-l", t.TempDir())
 	port := func(s string) string { _, p, _ := net.SplitHostPort(hostPort(t, p.endpoints[s])); return p }
-	code, stderr := exitOf(t, "cerulean", nil, "health", "--blob-port", port("Blob"), "--queue-port", port("Queue"), "--table-port", port("Table"))
+	code, stderr := exitOf(t, "cerulean", nil, "health", "--blob-port", port("Blob"), "--queue-port", port("Queue"), "--table-port", port("Table"), "--dfs-port", port("DFS"))
 	if code != 0 {
 		t.Fatalf("health of a running server: exit %d: %s", code, stderr)
 	}
@@ -445,18 +447,18 @@ func TestHealth(t *testing.T) {
 	free, _ := net.Listen("tcp", "127.0.0.1:0")
 	_, freePort, _ := net.SplitHostPort(free.Addr().String())
 	free.Close()
-	code, stderr = exitOf(t, "cerulean", nil, "health", "--blob-port", port("Blob"), "--queue-port", freePort, "--table-port", "-1")
+	code, stderr = exitOf(t, "cerulean", nil, "health", "--blob-port", port("Blob"), "--queue-port", freePort, "--table-port", "-1", "--dfs-port", "-1")
 	if code != 0 {
 		t.Fatalf("health with a service not served: exit %d: %s", code, stderr)
 	}
 	// Nothing served: unhealthy.
-	code, _ = exitOf(t, "cerulean", nil, "health", "--blob-port", freePort, "--queue-port", "-1", "--table-port", "-1")
+	code, _ = exitOf(t, "cerulean", nil, "health", "--blob-port", freePort, "--queue-port", "-1", "--table-port", "-1", "--dfs-port", "-1")
 	if code == 0 {
 		t.Fatal("health with nothing listening exited 0")
 	}
 	// A wrong key answers 403: unhealthy.
 	bad := base64.StdEncoding.EncodeToString([]byte("not the key"))
-	code, _ = exitOf(t, "cerulean", []string{"CERULEAN_ACCOUNTS=" + app.DevAccount + ":" + bad}, "health", "--blob-port", port("Blob"), "--queue-port", "-1", "--table-port", "-1")
+	code, _ = exitOf(t, "cerulean", []string{"CERULEAN_ACCOUNTS=" + app.DevAccount + ":" + bad}, "health", "--blob-port", port("Blob"), "--queue-port", "-1", "--table-port", "-1", "--dfs-port", "-1")
 	if code == 0 {
 		t.Fatal("health with a wrong key exited 0")
 	}

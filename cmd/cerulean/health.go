@@ -35,6 +35,7 @@ func health(args []string, stdout, stderr io.Writer) error {
 	blob := fs.Int("blob-port", envInt("blob-port", 10000), "Blob port (-1 skips)")
 	queue := fs.Int("queue-port", envInt("queue-port", 10001), "Queue port (-1 skips)")
 	table := fs.Int("table-port", envInt("table-port", 10002), "Table port (-1 skips)")
+	dfs := fs.Int("dfs-port", envInt("dfs-port", 10004), "Data Lake Storage Gen2 (dfs) port (-1 skips)")
 	timeout := fs.Duration("timeout", 3*time.Second, "time allowed for each endpoint")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -54,23 +55,26 @@ func health(args []string, stdout, stderr io.Writer) error {
 	if *scheme == "https" {
 		opts.Transport = insecureClient()
 	}
+	blobCheck := func(ctx context.Context, url string) error {
+		cred, err := azblob.NewSharedKeyCredential(name, key)
+		if err != nil {
+			return err
+		}
+		c, err := azblob.NewClientWithSharedKeyCredential(url, cred, &azblob.ClientOptions{ClientOptions: opts})
+		if err != nil {
+			return err
+		}
+		_, err = c.ServiceClient().GetProperties(ctx, nil)
+		return err
+	}
 	checks := []struct {
 		svc   string
 		port  int
 		check func(ctx context.Context, url string) error
 	}{
-		{"blob", *blob, func(ctx context.Context, url string) error {
-			cred, err := azblob.NewSharedKeyCredential(name, key)
-			if err != nil {
-				return err
-			}
-			c, err := azblob.NewClientWithSharedKeyCredential(url, cred, &azblob.ClientOptions{ClientOptions: opts})
-			if err != nil {
-				return err
-			}
-			_, err = c.ServiceClient().GetProperties(ctx, nil)
-			return err
-		}},
+		{"blob", *blob, blobCheck},
+		// The dfs port answers the Blob API of its accounts too.
+		{"dfs", *dfs, blobCheck},
 		{"queue", *queue, func(ctx context.Context, url string) error {
 			cred, err := azqueue.NewSharedKeyCredential(name, key)
 			if err != nil {

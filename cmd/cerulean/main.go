@@ -117,6 +117,8 @@ func serve(args []string, stderr io.Writer) error {
 	queuePort := fs.Int("queue-port", envInt("queue-port", 10001), "Queue service port, -1 to disable (env CERULEAN_QUEUE_PORT)")
 	tablePort := fs.Int("table-port", envInt("table-port", 10002), "Table service port, -1 to disable (env CERULEAN_TABLE_PORT)")
 	filePort := fs.Int("file-port", envInt("file-port", 10003), "File service port, -1 to disable (env CERULEAN_FILE_PORT)")
+	dfsPort := fs.Int("dfs-port", envInt("dfs-port", 10004), "Data Lake Storage Gen2 (dfs) port, also answering the Blob API, -1 to disable (env CERULEAN_DFS_PORT)")
+	hns := fs.Bool("hierarchical-namespace", env("hierarchical-namespace", "") == "true" || env("hierarchical-namespace", "") == "1", "give every account a hierarchical namespace (Data Lake Storage Gen2); an account listed as name:key1[:key2]:hns in --accounts gets one alone (env CERULEAN_HIERARCHICAL_NAMESPACE)")
 	smbPort := fs.Int("smb-port", envInt("smb-port", 10445), "SMB2/3 port serving the File shares, 0 to disable (env CERULEAN_SMB_PORT)")
 	metricsPort := fs.Int("metrics-port", envInt("metrics-port", 0), "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz), 0 to disable (env CERULEAN_METRICS_PORT)")
 	tlsCert := fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
@@ -128,7 +130,7 @@ func serve(args []string, stderr io.Writer) error {
 	pgConns := fs.Int("postgres-max-conns", envInt("postgres-max-conns", 0), "PostgreSQL connection pool size (0: 4 per CPU, 8 to 64) (env CERULEAN_POSTGRES_MAX_CONNS)")
 	inMemory := fs.Bool("in-memory", env("in-memory", "") == "true" || env("in-memory", "") == "1", "keep everything in memory, write nothing to disk; data is lost when the process exits (env CERULEAN_IN_MEMORY)")
 	extentLimit := fs.String("extent-memory-limit", env("extent-memory-limit", ""), "with --in-memory: most bytes of blob/file bodies held in memory, e.g. 512M or 2G (default: half of RAM) (env CERULEAN_EXTENT_MEMORY_LIMIT)")
-	accounts := fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2];... (env CERULEAN_ACCOUNTS; default: the dev account)")
+	accounts := fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns];... (:hns: a hierarchical namespace) (env CERULEAN_ACCOUNTS; default: the dev account)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -154,7 +156,7 @@ func serve(args []string, stderr io.Writer) error {
 		return usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat, MetricsPort: smbConfigPort(*metricsPort), InMemory: *inMemory}
+	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, DFSPort: *dfsPort, HierarchicalNamespace: *hns, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat, MetricsPort: smbConfigPort(*metricsPort), InMemory: *inMemory}
 	if *extentLimit != "" {
 		if !*inMemory {
 			return usageErr(errors.New("--extent-memory-limit needs --in-memory"))
@@ -189,6 +191,7 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	cfg.Accounts = accts
+	cfg.HierarchicalAccounts = app.HierarchicalAccounts(*accounts)
 	store := "embedded:" + *data
 	if *pg != "" {
 		store = "postgres:" + redactDSN(*pg)

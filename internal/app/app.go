@@ -26,6 +26,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/chunk/memchunk"
 	"github.com/cerulean-storage/cerulean/internal/chunk/sqlchunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/datalake"
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
@@ -50,9 +51,10 @@ const (
 // free port.
 type Config struct {
 	Host string
-	// BlobHost, QueueHost, TableHost, FileHost and SMBHost, when set,
-	// override Host for one listener (Azurite's --blobHost and the like).
-	BlobHost, QueueHost, TableHost, FileHost, SMBHost string
+	// BlobHost, QueueHost, TableHost, FileHost, DFSHost and SMBHost,
+	// when set, override Host for one listener (Azurite's --blobHost and
+	// the like).
+	BlobHost, QueueHost, TableHost, FileHost, DFSHost, SMBHost string
 	// KeepAlive, when set, is how long an idle HTTP connection stays open,
 	// by service name ("blob", "queue", "table", "file"); unset: two
 	// minutes.
@@ -61,6 +63,14 @@ type Config struct {
 	QueuePort int
 	TablePort int
 	FilePort  int
+	// DFSPort is the Data Lake Storage Gen2 (dfs) endpoint: the dfs API
+	// and the Blob API of the same accounts (-1 disables it; 0 picks a
+	// free port like the others).
+	DFSPort int
+	// HierarchicalNamespace makes every account hierarchical (Data Lake
+	// Storage Gen2); HierarchicalAccounts makes the named ones so.
+	HierarchicalNamespace bool
+	HierarchicalAccounts  []string
 	// SMBPort is the SMB2/3 port serving the File service's shares
 	// (-1 disables it; 0 picks a free port like the others).
 	SMBPort  int
@@ -119,6 +129,7 @@ type App struct {
 	Queue  *queue.Service
 	Table  *table.Service
 	File   *file.Service
+	DFS    *datalake.Service
 	// BlobURL is the account URL of the Blob service, e.g.
 	// http://127.0.0.1:10000/devstoreaccount1.
 	BlobURL string
@@ -126,6 +137,7 @@ type App struct {
 	QueueURL string
 	TableURL string
 	FileURL  string
+	DFSURL   string
 	// SMBAddr is the SMB listener's address (host:port), when it listens.
 	SMBAddr string
 	// MetricsURL is the metrics listener's base URL, when it listens:
@@ -139,7 +151,26 @@ type App struct {
 	done       chan struct{}
 }
 
-// ParseAccounts parses "name:key1[:key2];name2:key..." into accounts.
+// hnsMark, as the last field of an account in ParseAccounts' syntax,
+// gives the account a hierarchical namespace. It is no base64 key (its
+// length is not a multiple of four).
+const hnsMark = "hns"
+
+// HierarchicalAccounts returns the accounts of s (ParseAccounts' syntax)
+// marked with a last field "hns".
+func HierarchicalAccounts(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ";") {
+		fields := strings.Split(strings.TrimSpace(item), ":")
+		if len(fields) >= 3 && fields[len(fields)-1] == hnsMark {
+			out = append(out, fields[0])
+		}
+	}
+	return out
+}
+
+// ParseAccounts parses "name:key1[:key2][:hns];name2:key..." into
+// accounts (see HierarchicalAccounts for the hns mark).
 func ParseAccounts(s string) ([]auth.Account, error) {
 	var out []auth.Account
 	seen := map[string]bool{}
@@ -149,6 +180,9 @@ func ParseAccounts(s string) ([]auth.Account, error) {
 			continue
 		}
 		fields := strings.Split(item, ":")
+		if len(fields) >= 3 && fields[len(fields)-1] == hnsMark {
+			fields = fields[:len(fields)-1]
+		}
 		if len(fields) < 2 || len(fields) > 3 || fields[0] == "" {
 			return nil, fmt.Errorf("account %q: want name:key1[:key2]", item)
 		}
@@ -221,12 +255,17 @@ func Start(cfg Config) (*App, error) {
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
 	a.Table = table.New(store, cfg.Clock, cfg.Logger)
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
+	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})
+	// A hierarchical account's containers are filesystems: their
+	// namespace roots come and go with them.
+	a.Blob.SetContainerHook(a.DFS)
 	if a.metrics != nil {
 		// Every routed operation, from the services' route tables.
 		a.metrics.Operations("blob", blob.Operations())
 		a.metrics.Operations("queue", queue.Operations())
 		a.metrics.Operations("table", table.Operations())
 		a.metrics.Operations("file", file.Operations())
+		a.metrics.Operations("dfs", append(datalake.Operations(), blob.Operations()...))
 	}
 	for _, svc := range []struct {
 		port int
@@ -238,6 +277,10 @@ func Start(cfg Config) (*App, error) {
 		{cfg.QueuePort, cfg.QueueHost, &a.QueueURL, server.Service{Name: "queue", Kind: auth.Queue, Handler: a.Queue, ServerHeader: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.TablePort, cfg.TableHost, &a.TableURL, server.Service{Name: "table", Kind: auth.Table, Handler: a.Table, JSONErrors: true, ServerHeader: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.FilePort, cfg.FileHost, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.File, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
+		// The dfs endpoint signs as Blob does (Authorize with Shared Key:
+		// the Blob and Data Lake Storage services share the scheme) and
+		// answers the Blob API too.
+		{cfg.DFSPort, cfg.DFSHost, &a.DFSURL, server.Service{Name: "dfs", Kind: auth.Blob, Handler: a.DFS, DFS: datalake.IsDFS, ServerHeader: "Windows-Azure-HDFS/1.0 Microsoft-HTTPAPI/2.0"}},
 	} {
 		if svc.port < 0 {
 			continue
@@ -367,7 +410,7 @@ func (a *App) collect(ctx context.Context) {
 // Endpoints lists the bound services, e.g. {"blob": "127.0.0.1:10000"}.
 func (a *App) Endpoints() map[string]string {
 	out := map[string]string{}
-	for _, n := range []string{"blob", "queue", "table", "file"} {
+	for _, n := range []string{"blob", "queue", "table", "file", "dfs"} {
 		if addr := a.srv.Addr(n); addr != "" {
 			out[n] = addr
 		}
@@ -387,7 +430,11 @@ func (a *App) ConnectionString(key string) string {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		parts = append(parts, strings.ToUpper(n[:1])+n[1:]+"Endpoint="+scheme+"://"+eps[n]+"/"+acct)
+		label := strings.ToUpper(n[:1]) + n[1:]
+		if n == "dfs" {
+			label = "DFS"
+		}
+		parts = append(parts, label+"Endpoint="+scheme+"://"+eps[n]+"/"+acct)
 	}
 	return strings.Join(parts, ";") + ";"
 }
@@ -433,6 +480,18 @@ func (c Config) scheme() string {
 		return "https"
 	}
 	return "http"
+}
+
+// hierarchical returns whether an account has a hierarchical namespace.
+func (c Config) hierarchical() func(string) bool {
+	if c.HierarchicalNamespace {
+		return func(string) bool { return true }
+	}
+	set := map[string]bool{}
+	for _, n := range c.HierarchicalAccounts {
+		set[n] = true
+	}
+	return func(acct string) bool { return set[acct] }
 }
 
 // AccountName is the first configured account (the dev account by default).

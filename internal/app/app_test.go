@@ -15,7 +15,14 @@ func TestParseAccounts(t *testing.T) {
 	if err != nil || len(accts) != 2 || accts[0].Name != "a1" || len(accts[1].Keys) != 2 {
 		t.Fatalf("ParseAccounts: %+v %v", accts, err)
 	}
-	for _, bad := range []string{"", "a1", "a1:", "a1:!!!", "a1:" + DevKey + ";a1:" + DevKey, ":" + DevKey, "a:b:c:d"} {
+	accts, err = ParseAccounts("a1:" + DevKey + ":hns;a2:" + DevKey + ":" + DevKey + ":hns;a3:" + DevKey)
+	if err != nil || len(accts) != 3 || len(accts[0].Keys) != 1 || len(accts[1].Keys) != 2 {
+		t.Fatalf("ParseAccounts with hns: %+v %v", accts, err)
+	}
+	if got := HierarchicalAccounts("a1:" + DevKey + ":hns;a2:" + DevKey + ":" + DevKey + ":hns;a3:" + DevKey); strings.Join(got, ",") != "a1,a2" {
+		t.Fatalf("HierarchicalAccounts: %v", got)
+	}
+	for _, bad := range []string{"", "a1", "a1:", "a1:!!!", "a1:hns", "a1:" + DevKey + ";a1:" + DevKey, ":" + DevKey, "a:b:c:d"} {
 		if _, err := ParseAccounts(bad); err == nil {
 			t.Errorf("ParseAccounts(%q) accepted", bad)
 		}

@@ -48,6 +48,11 @@ func (s *Service) CreateContainer(ctx context.Context, in CreateContainerInput) 
 		}
 		c := container{Created: now, Modified: now, ETag: newETag(now), Meta: meta, PublicAccess: access}
 		out = CreateContainerOutput{ETag: c.ETag, LastModified: c.Modified}
+		if s.hook != nil {
+			if err := s.hook.ContainerCreated(tx, ref.Account, ref.Container); err != nil {
+				return err
+			}
+		}
 		return kv.PutJSON(tx, key, &c)
 	})
 	if err != nil {
@@ -131,6 +136,11 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 		}
 		if err := tx.Delete(containerKey(ref.Account, ref.Container)); err != nil {
 			return err
+		}
+		if s.hook != nil {
+			if err := s.hook.ContainerDeleted(tx, ref.Account, ref.Container); err != nil {
+				return err
+			}
 		}
 		return s.deleteAllBlobs(tx, ref, now)
 	})

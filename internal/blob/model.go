@@ -32,6 +32,8 @@ type Service struct {
 	log   *slog.Logger
 	// filePeer is the File service copies may read from (SetFilePeer).
 	filePeer atomic.Pointer[xcopy.Peer]
+	// hook is told of containers created and deleted (SetContainerHook).
+	hook ContainerHook
 }
 
 // New returns the Blob service over store and chunks.

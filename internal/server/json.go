@@ -32,3 +32,31 @@ func WriteJSONError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(out)
 }
+
+// WriteDFSError renders e as the Data Lake Storage Gen2 endpoint sends an
+// error: the code in x-ms-error-code and, but for HEAD and 304, the body
+// {"error":{"code":…,"message":…}} (the DataLakeStorageError definition
+// of the Data Lake Storage Gen2 REST API specification, and the bodies
+// of the azdatalake SDK's recorded tests).
+func WriteDFSError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
+	h := w.Header()
+	for k, v := range e.Headers {
+		h.Set(k, v)
+	}
+	h.Set("x-ms-error-code", e.Code)
+	if r.Method == http.MethodHead || e.Status == http.StatusNotModified {
+		w.WriteHeader(e.Status)
+		return
+	}
+	type inner struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	body := struct {
+		Error inner `json:"error"`
+	}{inner{Code: e.Code, Message: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO()}}
+	out, _ := json.Marshal(body)
+	h.Set("Content-Type", "application/json;charset=utf-8")
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(out)
+}

@@ -34,6 +34,10 @@ const (
 	// MERGE is the Table service's MERGE verb (sent as MERGE, PATCH or
 	// POST with X-HTTP-Method).
 	MERGE
+	// PATCH is Data Lake Storage's Path Update and Filesystem Set
+	// Properties. (The Table service maps its PATCH to MERGE before
+	// routing.)
+	PATCH
 )
 
 // MethodOf returns the Method of an HTTP method name, 0 for one no route
@@ -52,6 +56,8 @@ func MethodOf(m string) Method {
 		return DELETE
 	case "MERGE":
 		return MERGE
+	case http.MethodPatch:
+		return PATCH
 	}
 	return 0
 }
@@ -59,7 +65,7 @@ func MethodOf(m string) Method {
 // String names the methods of m, for test messages.
 func (m Method) String() string {
 	var out []string
-	for i, n := range [...]string{"GET", "HEAD", "PUT", "POST", "DELETE", "MERGE"} {
+	for i, n := range [...]string{"GET", "HEAD", "PUT", "POST", "DELETE", "MERGE", "PATCH"} {
 		if m&(1<<i) != 0 {
 			out = append(out, n)
 		}
@@ -145,7 +151,7 @@ func (t *Routes[H]) Selectors(q url.Values) Selectors {
 }
 
 // numMethods is the number of Method bits.
-const numMethods = 6
+const numMethods = 7
 
 // Routes is a service's route table, built once by NewRoutes.
 type Routes[H any] struct {

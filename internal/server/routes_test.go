@@ -162,7 +162,7 @@ func TestNewRoutesRefuses(t *testing.T) {
 }
 
 func TestMethodOf(t *testing.T) {
-	for m, want := range map[string]Method{"GET": GET, "HEAD": HEAD, "PUT": PUT, "POST": POST, "DELETE": DELETE, "MERGE": MERGE, "PATCH": 0, "OPTIONS": 0} {
+	for m, want := range map[string]Method{"GET": GET, "HEAD": HEAD, "PUT": PUT, "POST": POST, "DELETE": DELETE, "MERGE": MERGE, "PATCH": PATCH, "OPTIONS": 0} {
 		if got := MethodOf(m); got != want {
 			t.Errorf("%s: %v, want %v", m, got, want)
 		}

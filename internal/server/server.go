@@ -82,6 +82,11 @@ type Service struct {
 	Handler Handler
 	// JSONErrors selects OData JSON error bodies (Table) instead of XML.
 	JSONErrors bool
+	// DFS, when set, tells the requests of the Data Lake Storage Gen2
+	// API on a listener that also answers the Blob API (the dfs
+	// endpoint): their errors get the dfs endpoint's JSON body
+	// (WriteDFSError), the others Blob's XML.
+	DFS func(*http.Request) bool
 	// ServerHeader is sent on every response.
 	ServerHeader string
 	// IdleTimeout is how long an idle keep-alive connection stays open
@@ -290,9 +295,12 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		r = &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler, HTTPS: hr.TLS != nil || overTLS(hr), OAuth: s.cfg.OAuth}
 		fail := func(e *azerr.Error) {
 			drainBody(w, hr)
-			if svc.JSONErrors {
+			switch {
+			case svc.JSONErrors:
 				WriteJSONError(w, hr, e)
-			} else {
+			case svc.DFS != nil && svc.DFS(hr):
+				WriteDFSError(w, hr, e)
+			default:
 				WriteXMLError(w, hr, e)
 			}
 		}

@@ -80,6 +80,11 @@ func ParseMetadata(h http.Header) (map[string]string, error) {
 	return md, nil
 }
 
+// ValidMetadataName reports whether s may name metadata: an ASCII C#
+// identifier (see ParseMetadata). The dfs endpoint's x-ms-properties
+// names follow the same rule.
+func ValidMetadataName(s string) bool { return validIdentifier(s) }
+
 // validIdentifier reports whether s is an ASCII C# identifier:
 // [A-Za-z_][A-Za-z0-9_]*.
 func validIdentifier(s string) bool {

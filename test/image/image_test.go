@@ -8,7 +8,7 @@
 //
 // Containers run with --network host only (no Docker bridge network), so
 // the services listen on this machine's loopback; the tests use the
-// default ports 10000-10003 and 10445 as the command lines do, and fail
+// default ports 10000-10004 and 10445 as the command lines do, and fail
 // early if something else holds them.
 package image
 
@@ -64,7 +64,7 @@ func docker(t *testing.T, args ...string) string {
 // second) and removes it when the test ends.
 func run(t *testing.T, name string, runArgs []string, cmd ...string) {
 	t.Helper()
-	for _, p := range []int{10000, 10001, 10002, 10003, 10445} {
+	for _, p := range []int{10000, 10001, 10002, 10003, 10004, 10445} {
 		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), 200*time.Millisecond); err == nil {
 			c.Close()
 			t.Fatalf("port %d is already in use on this machine", p)

@@ -34,6 +34,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake"
+	dlservice "github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/service"
 	azfileservice "github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/cerulean-storage/cerulean/internal/app"
@@ -54,12 +56,13 @@ const (
 	queueSvc service = "queue"
 	tableSvc service = "table"
 	fileSvc  service = "file"
+	dfsSvc   service = "dfs" // Data Lake Storage Gen2
 	smbSvc   service = "smb" // SMB2/3, not HTTP: probed with an SMB session
 	// metricsSvc is the metrics and health listener, probed on /healthz.
 	metricsSvc service = "metrics"
 )
 
-var allServices = []service{blobSvc, queueSvc, tableSvc, fileSvc, smbSvc, metricsSvc}
+var allServices = []service{blobSvc, queueSvc, tableSvc, fileSvc, dfsSvc, smbSvc, metricsSvc}
 
 // The binary is built once per test run, on first use.
 var (
@@ -473,6 +476,20 @@ func (c *cluster) Blob(i int) *azblob.Client {
 		c.t.Fatal(err)
 	}
 	cl, err := azblob.NewClientWithSharedKeyCredential(c.url(i, blobSvc), cred, &azblob.ClientOptions{ClientOptions: c.clientOptions()})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return cl
+}
+
+// DFS returns a new datalake service client of process i's dfs endpoint.
+func (c *cluster) DFS(i int) *dlservice.Client {
+	c.t.Helper()
+	cred, err := azdatalake.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cl, err := dlservice.NewClientWithSharedKeyCredential(c.url(i, dfsSvc), cred, &dlservice.ClientOptions{ClientOptions: c.clientOptions()})
 	if err != nil {
 		c.t.Fatal(err)
 	}

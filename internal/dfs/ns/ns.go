@@ -222,7 +222,10 @@ type CreateInput struct {
 	ACL         *acl.ACL
 	Owner       string // x-ms-owner; "" : the caller
 	Group       string
-	Caller      Caller
+	// Expiry is a file's expiry time (x-ms-expiry-option and
+	// x-ms-expiry-time; zero: none).
+	Expiry time.Time
+	Caller Caller
 }
 
 // CreateOutput is the created (or replaced) node. Replaced is the file
@@ -331,6 +334,7 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 	if !in.Dir {
 		n.Size = in.Size
 		n.Ref = bytes.Clone(in.Ref)
+		n.Expiry = in.Expiry
 	}
 	out := &CreateOutput{Node: n}
 	if existing != nil && !existing.Dir {

@@ -248,10 +248,18 @@ func TestRename(t *testing.T) {
 		e.mkdir("p/d")
 		_, err = rename(RenameInput{Source: "p/d", Dest: "p/full"})
 		wantCode(t, err, "DirectoryNotEmpty")
-		// legacy: a file still replaces a file; a directory never replaces.
+		// legacy (the SDKs' mode) as posix: a file replaces a file, a
+		// directory an empty directory (azure-sdk-for-net's recorded
+		// RenameAsync_DestinationConditions), not a full one.
+		_, err = rename(RenameInput{Source: "p/d", Dest: "p/full", Mode: Legacy})
+		wantCode(t, err, "DirectoryNotEmpty")
 		e.mkdir("p/empty2")
-		_, err = rename(RenameInput{Source: "p/d", Dest: "p/empty2", Mode: Legacy})
-		wantCode(t, err, "PathAlreadyExists")
+		if _, err := rename(RenameInput{Source: "p/d", Dest: "p/empty2", Mode: Legacy}); err != nil {
+			t.Fatal(err)
+		}
+		if e.exists("p/d") || !e.exists("p/empty2") {
+			t.Fatal("legacy directory rename over an empty directory")
+		}
 		e.mkfile("p/f3", "d")
 		if _, err := rename(RenameInput{Source: "p/f2", Dest: "p/f3", Mode: Legacy}); err != nil {
 			t.Fatal(err)

@@ -9,7 +9,9 @@ import (
 )
 
 // RenameMode is the mode query parameter of Path Create with
-// x-ms-rename-source: "legacy" or "posix" (the default).
+// x-ms-rename-source: "legacy" or "posix" (the default). Rename treats
+// both alike (see Rename): what Azure is recorded doing in legacy mode,
+// the SDKs' mode, is what posix mode promises.
 type RenameMode int
 
 // Rename modes.
@@ -57,13 +59,13 @@ type RenameOutput struct {
 //   - ConditionNotMet / PathAlreadyExists: the destination conditions;
 //   - InvalidSourceOrDestinationResourceType: the destination exists with
 //     the other resource type;
-//   - posix mode: an existing destination file is replaced, an existing
-//     empty destination directory is replaced, a non-empty one is
-//     DirectoryNotEmpty (rename(2)); legacy mode: an existing destination
-//     file is replaced (the Blob-era overwrite, which the Path Create
-//     reference describes as the default: "By default, the destination is
-//     overwritten"), an existing destination directory is
-//     PathAlreadyExists.
+//   - an existing destination file is replaced ("By default, the
+//     destination is overwritten", Path Create), an existing empty
+//     destination directory is replaced, a non-empty one is
+//     DirectoryNotEmpty (rename(2)). Both modes do this: the SDKs rename
+//     in legacy mode, and azure-sdk-for-net's recorded directory tests
+//     RenameAsync_DestinationConditions and RenameAsync_SourceConditions
+//     rename a directory onto an existing empty one successfully there.
 func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, error) {
 	src, err := SplitPath(in.Source)
 	if err != nil {
@@ -138,9 +140,6 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 			return nil, ErrSourceDestTypeMismatch
 		}
 		if existing.node.Dir {
-			if in.Mode == Legacy {
-				return nil, ErrPathAlreadyExists
-			}
 			empty, err := s.isEmpty(tx, fs, existing.node)
 			if err != nil {
 				return nil, err

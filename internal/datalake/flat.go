@@ -1,0 +1,249 @@
+package datalake
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+)
+
+// The Path operations on an account without a hierarchical namespace.
+// Azure's dfs endpoint serves Path Create, Path List, Path Delete and Get
+// Properties' getStatus on a flat account over its blobs (azure-sdk-for-net's
+// recorded FileSystemClientTests.GetPathsAsync_NonHns lists paths there):
+// a file is a block blob, a directory an empty blob with the metadata
+// hdi_isfolder=true (the marker Hadoop's and the SDKs' flat-namespace
+// code writes), and a directory's content is the blobs named under it.
+// Nothing here is atomic over a directory: a recursive delete removes its
+// blobs one by one, as it does on a flat account. What needs a namespace
+// (access control, rename) is 400 HierarchicalNamespaceNotEnabled.
+
+// folderMeta marks a blob that stands for a directory.
+const folderMeta = "hdi_isfolder"
+
+func isFolder(md map[string]string) bool {
+	for k, v := range md {
+		if strings.EqualFold(k, folderMeta) && strings.EqualFold(v, "true") {
+			return true
+		}
+	}
+	return false
+}
+
+// flatErr turns the Blob domain's errors into the dfs endpoint's.
+func flatErr(err error) error {
+	e, ok := azerr.As(err)
+	if !ok {
+		return err
+	}
+	switch e.Code {
+	case azerr.BlobNotFound:
+		return azerr.New(azerr.PathNotFound)
+	case azerr.BlobAlreadyExists:
+		return azerr.New(azerr.PathAlreadyExists)
+	}
+	return fsErr(err)
+}
+
+func (r *req) blobRef(name string) blob.BlobRef {
+	return blob.BlobRef{Account: r.Account, Container: r.filesystem, Blob: name}
+}
+
+// createPathFlat is Path - Create of a file or directory on a flat
+// account: an empty block blob, the directory marked with hdi_isfolder.
+// Access control headers need a namespace.
+func (s *Service) createPathFlat(w http.ResponseWriter, r *req) error {
+	for _, h := range []string{"x-ms-acl", "x-ms-owner", "x-ms-group", "x-ms-permissions", "x-ms-umask", "x-ms-expiry-option"} {
+		if r.Header.Get(h) != "" {
+			return azerr.New(azerr.HierarchicalNamespaceNotEnabled)
+		}
+	}
+	md, err := parseProperties(r.Header.Get(hProperties))
+	if err != nil {
+		return err
+	}
+	props, err := parseContentProps(r.Header)
+	if err != nil {
+		return err
+	}
+	c, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	dir := r.q.Get("resource") == "directory"
+	if dir {
+		md[folderMeta] = "true"
+	}
+	out, err := s.blob.PutBlob(r.Context(), blob.PutBlobInput{Call: r.call(), Ref: r.blobRef(r.path), Type: blob.BlockBlob,
+		Access: blob.Access{Cond: c}, NewBlob: blob.NewBlob{Metadata: md, HTTPHeaders: blob.HTTPHeaders{ContentType: props.Type,
+			ContentEncoding: props.Encoding, ContentLanguage: props.Language, ContentDisposition: props.Disposition,
+			CacheControl: props.CacheCtl, ContentMD5: props.MD5}}})
+	if err != nil {
+		return flatErr(err)
+	}
+	h := w.Header()
+	setETag(h, out.ETag, out.LastModified)
+	h.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// listPathsFlat is Path - List on a flat account: the blobs under the
+// directory (all of them with recursive=true, else one level, names with
+// a further "/" folded into a directory each), a folder marker listed as
+// the directory it stands for. Owners, groups and permissions are not
+// reported: a flat account has none.
+func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, max int) error {
+	prefix := strings.Trim(r.q.Get("directory"), "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	in := blob.ListBlobsInput{Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Marker: r.q.Get("continuation"), MaxResults: max}
+	if !recursive {
+		in.Delimiter = "/"
+	}
+	out, err := s.blob.ListBlobs(r.Context(), in)
+	if err != nil {
+		return flatErr(err)
+	}
+	type flatPath struct {
+		Name          string `json:"name"`
+		IsDirectory   string `json:"isDirectory,omitempty"`
+		ContentLength string `json:"contentLength"`
+		LastModified  string `json:"lastModified,omitempty"`
+		CreationTime  string `json:"creationTime,omitempty"`
+		ETag          string `json:"etag,omitempty"`
+	}
+	body := struct {
+		Paths []flatPath `json:"paths"`
+	}{Paths: make([]flatPath, 0, len(out.Items))}
+	for _, it := range out.Items {
+		if it.IsPrefix {
+			// A directory with a marker blob is listed by the marker,
+			// which sorts before its "name/" prefix (on this page or an
+			// earlier one).
+			name := strings.TrimSuffix(it.Name, "/")
+			m, err := s.blob.GetBlobProperties(r.Context(), blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(name)})
+			switch {
+			case err == nil && isFolder(m.Metadata):
+				continue
+			case err != nil && !azerr.Has(err, azerr.BlobNotFound):
+				return flatErr(err)
+			}
+			body.Paths = append(body.Paths, flatPath{Name: name, IsDirectory: "true", ContentLength: "0"})
+			continue
+		}
+		p := flatPath{Name: it.Name, ContentLength: strconv.FormatInt(it.Properties.Size, 10),
+			LastModified: it.Properties.LastModified.UTC().Format(http.TimeFormat), CreationTime: fileTime(it.Properties.CreationTime), ETag: unquote(it.Properties.ETag)}
+		if isFolder(it.Properties.Metadata) {
+			p.IsDirectory, p.ContentLength = "true", "0"
+		}
+		body.Paths = append(body.Paths, p)
+	}
+	if out.NextMarker != "" {
+		w.Header().Set("x-ms-continuation", out.NextMarker)
+	}
+	return writeJSON(w, http.StatusOK, body)
+}
+
+// deletePathFlat is Path - Delete on a flat account: a file's blob, or a
+// directory's marker and, with recursive=true, every blob under it (one
+// at a time; a directory with blobs under it and recursive=false is 409
+// DirectoryNotEmpty). Nothing there at all is 404 PathNotFound.
+func (s *Service) deletePathFlat(w http.ResponseWriter, r *req, recursive bool, c cond.Conditions) error {
+	ctx := r.Context()
+	p, perr := s.blob.GetBlobProperties(ctx, blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(r.path)})
+	if perr != nil && !azerr.Has(perr, azerr.BlobNotFound) {
+		return flatErr(perr)
+	}
+	exists := perr == nil
+	if !exists || isFolder(p.Metadata) {
+		// A directory: its marker, blobs under its name, or both.
+		under, err := s.blob.ListBlobs(ctx, blob.ListBlobsInput{Call: r.call(), Ref: r.containerRef(), Prefix: r.path + "/", MaxResults: 1})
+		if err != nil {
+			return flatErr(err)
+		}
+		switch {
+		case len(under.Items) == 0 && !exists:
+			return azerr.New(azerr.PathNotFound)
+		case len(under.Items) > 0 && !recursive:
+			return azerr.New(azerr.DirectoryNotEmpty)
+		}
+		for len(under.Items) > 0 {
+			page, err := s.blob.ListBlobs(ctx, blob.ListBlobsInput{Call: r.call(), Ref: r.containerRef(), Prefix: r.path + "/", MaxResults: 1000})
+			if err != nil {
+				return flatErr(err)
+			}
+			for _, it := range page.Items {
+				_, err := s.blob.DeleteBlob(ctx, blob.DeleteBlobInput{Call: r.call(), Ref: r.blobRef(it.Name), DeleteSnapshots: blob.DeleteSnapshotsInclude})
+				if err != nil && !azerr.Has(err, azerr.BlobNotFound) {
+					return flatErr(err)
+				}
+			}
+			under = page
+			if page.NextMarker == "" {
+				break
+			}
+		}
+		if !exists {
+			w.Header().Set("Content-Length", "0")
+			w.WriteHeader(http.StatusOK)
+			return nil
+		}
+	}
+	if _, err := s.blob.DeleteBlob(ctx, blob.DeleteBlobInput{Call: r.call(), Ref: r.blobRef(r.path), Access: blob.Access{Cond: c}, DeleteSnapshots: blob.DeleteSnapshotsInclude}); err != nil {
+		return flatErr(err)
+	}
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// getPathStatusFlat is Path - Get Properties with action=getStatus on a
+// flat account: the blob's properties, x-ms-resource-type directory for
+// a folder marker.
+func (s *Service) getPathStatusFlat(w http.ResponseWriter, r *req, c cond.Conditions) error {
+	if r.path == "" {
+		// The filesystem itself: its root directory is the container.
+		cp, err := s.blob.GetContainerProperties(r.Context(), blob.GetContainerPropertiesInput{Call: r.call(), Ref: r.containerRef()})
+		if err != nil {
+			return fsErr(err)
+		}
+		if err := c.CheckRead(cp.ETag, cp.LastModified); err != nil {
+			return err
+		}
+		h := w.Header()
+		setETag(h, cp.ETag, cp.LastModified)
+		h.Set("x-ms-resource-type", "directory")
+		h.Set("Content-Length", "0")
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	p, err := s.blob.GetBlobProperties(r.Context(), blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(r.path), Access: blob.Access{Cond: c}})
+	if err != nil {
+		return flatErr(err)
+	}
+	h := w.Header()
+	setETag(h, p.ETag, p.LastModified)
+	typ, size := "file", p.Size
+	md := p.Metadata
+	if isFolder(md) {
+		typ, size = "directory", 0
+		md = map[string]string{}
+		for k, v := range p.Metadata {
+			if !strings.EqualFold(k, folderMeta) {
+				md[k] = v
+			}
+		}
+	}
+	h.Set("x-ms-resource-type", typ)
+	if v := formatProperties(md); v != "" {
+		h.Set(hProperties, v)
+	}
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}

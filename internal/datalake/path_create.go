@@ -1,0 +1,120 @@
+package datalake
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// createPath is Path - Create of a file or directory
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/path/create),
+// resource=file|directory: 201. Properties (x-ms-properties), content
+// headers, permissions and umask, x-ms-acl, owner and group, a file's
+// expiry, and the conditions (If-None-Match: * creates only when absent:
+// 409 PathAlreadyExists). A missing parent is 404 PathNotFound. A file
+// is created empty: its content comes with Path Update's append and
+// flush.
+func (s *Service) createPath(w http.ResponseWriter, r *req) error {
+	if !s.hier(r.Account) {
+		return s.createPathFlat(w, r)
+	}
+	dir := r.q.Get("resource") == "directory"
+	md, err := parseProperties(r.Header.Get(hProperties))
+	if err != nil {
+		return err
+	}
+	props, err := parseContentProps(r.Header)
+	if err != nil {
+		return err
+	}
+	perm, umask, a, err := parseACLHeaders(r.Header)
+	if err != nil {
+		return err
+	}
+	c, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	expiry, hasExpiry, err := parseExpiry(r.Header.Get("x-ms-expiry-option"), r.Header.Get("x-ms-expiry-time"), r.Now)
+	if err != nil {
+		return err
+	}
+	if hasExpiry && dir {
+		return azerr.Newf(azerr.InvalidHeaderValue, "Expiry is supported for files only.").With("HeaderName", "x-ms-expiry-option").With("HeaderValue", r.Header.Get("x-ms-expiry-option"))
+	}
+	owner, group := r.Header.Get("x-ms-owner"), r.Header.Get("x-ms-group")
+	caller := r.caller()
+	if caller != nil && ((owner != "" && owner != caller.User) || (group != "" && !caller.InGroup(group))) {
+		// Naming another owner takes a superuser, another group the
+		// owner's membership of it (Access control model in Azure Data
+		// Lake Storage Gen2: "Set owner", "Set group"), as for
+		// setAccessControl.
+		return azerr.New(azerr.AuthorizationPermissionMismatch)
+	}
+	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
+		Owner: owner, Group: group, Expiry: expiry, Caller: caller}
+	var out *ns.CreateOutput
+	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
+		out, err = s.ns.Create(tx, r.fsOf(), in)
+		return err
+	})
+	if err != nil {
+		return nsErr(err)
+	}
+	h := w.Header()
+	setETag(h, out.Node.ETag, out.Node.Modified)
+	h.Set("Content-Length", "0")
+	if !dir {
+		h.Set("x-ms-request-server-encrypted", "true")
+	}
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// renamePath is Path - Create with x-ms-rename-source
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/path/create):
+// the source, "/{filesystem}/{path}" of this account, moves to the URL's
+// path in one transaction whatever it holds (ns.Rename: one entry
+// rewritten), so the operation never needs a continuation. mode is posix
+// (the default) or legacy; x-ms-source-if-* are conditions on the
+// source, the usual conditions on the destination.
+func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
+	srcFS, src, err := parseRenameSource(r.Header.Get("x-ms-rename-source"), r.Account, !r.HostStyle)
+	if err != nil {
+		return err
+	}
+	mode := ns.Posix
+	switch m := r.q.Get("mode"); {
+	case m == "" || strings.EqualFold(m, "posix"):
+	case strings.EqualFold(m, "legacy"):
+		mode = ns.Legacy
+	default:
+		return azerr.InvalidQuery("mode", m)
+	}
+	c, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	sc, err := cond.ParseSource(r.Header)
+	if err != nil {
+		return err
+	}
+	in := ns.RenameInput{SourceFilesystem: srcFS, Source: src, Dest: r.path, Mode: mode, SourceCond: sc, Cond: c, Caller: r.caller()}
+	var out *ns.RenameOutput
+	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
+		out, err = s.ns.Rename(tx, r.fsOf(), in)
+		return err
+	})
+	if err != nil {
+		return nsErr(err)
+	}
+	h := w.Header()
+	setETag(h, out.Node.ETag, out.Node.Modified)
+	h.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}

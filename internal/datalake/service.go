@@ -1,0 +1,230 @@
+// Package datalake is the Data Lake Storage Gen2 front end: the dfs
+// endpoint's REST operations (Data Lake Storage Gen2 REST API,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/data-lake-storage-gen2)
+// parsed into typed calls of the Blob domain (filesystems are containers)
+// and of the namespace (internal/dfs/ns), and rendered back. The dfs port
+// also answers the Blob API of the same accounts: the datalake SDKs send
+// a path's reads, properties and metadata, and a filesystem's container
+// operations, to the Blob URL they derive from the dfs URL (".dfs." made
+// ".blob." in the host), which for a path-style URL is the dfs port
+// itself. Requests that are not of the dfs API go to the Blob service.
+package datalake
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
+)
+
+// Config is what the dfs front end needs.
+type Config struct {
+	Store kv.Store
+	Blob  *blob.Service
+	Clock clock.Clock
+	// Hierarchical reports whether an account has a hierarchical
+	// namespace (--hierarchical-namespace); nil: none has.
+	Hierarchical func(account string) bool
+	Logger       *slog.Logger
+}
+
+// Service serves the dfs endpoint.
+type Service struct {
+	store kv.Store
+	blob  *blob.Service
+	clock clock.Clock
+	ns    *ns.Namespace
+	hier  func(string) bool
+	log   *slog.Logger
+}
+
+// New returns the dfs front end over cfg's store and Blob service.
+func New(cfg Config) *Service {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Hierarchical == nil {
+		cfg.Hierarchical = func(string) bool { return false }
+	}
+	return &Service{store: cfg.Store, blob: cfg.Blob, clock: cfg.Clock, ns: ns.New(cfg.Clock), hier: cfg.Hierarchical, log: cfg.Logger}
+}
+
+// req is a parsed dfs request.
+type req struct {
+	*server.Request
+	q          url.Values
+	filesystem string // "" at account level
+	path       string // "" at filesystem level
+	route      *route
+}
+
+// ServeAzure routes a request of the dfs endpoint: an operation of the
+// Data Lake Storage Gen2 API to its handler, anything else to the Blob
+// service.
+func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
+	if !IsDFS(sr.Request) {
+		return s.blob.ServeAzure(w, sr)
+	}
+	r := newReq(sr)
+	rt, err := s.route(r)
+	if err != nil {
+		return r.SASFirst(err, server.SASTarget{Container: r.filesystem, Path: r.path}, s.policies(r))
+	}
+	if err := s.authorize(r); err != nil {
+		return err
+	}
+	if rt.Flags&fHierarchical != 0 && !s.hier(r.Account) {
+		return azerr.New(azerr.HierarchicalNamespaceNotEnabled)
+	}
+	return rt.Handler(s, w, r)
+}
+
+// IsDFS reports whether hr is a request of the Data Lake Storage Gen2
+// API rather than of the Blob API, from what tells the two apart on the
+// same URL: the resource and action query parameters (Filesystem and
+// Path operations, Path Get Properties' getStatus and getAccessControl,
+// Path Update's actions), the PATCH method (Path Update, Filesystem Set
+// Properties), POST without comp (Path Lease; Blob's POSTs all carry a
+// comp), x-ms-rename-source (Path Create as a rename), Path Delete's
+// recursive, paginated and continuation parameters (the SDKs always send
+// recursive), and Undelete's x-ms-undelete-source. Everything else is the
+// Blob API, answered by the Blob service: the datalake SDKs read a path
+// (Get Blob, Get Blob Properties), set its metadata and headers, list
+// directories and deleted paths, and manage filesystems as containers
+// through it.
+func IsDFS(hr *http.Request) bool {
+	if hr.Method == http.MethodPatch {
+		return true
+	}
+	q := hr.URL.Query()
+	if q.Has("resource") || q.Has("action") || hr.Header.Get("x-ms-rename-source") != "" {
+		return true
+	}
+	switch hr.Method {
+	case http.MethodPost:
+		return !q.Has("comp")
+	case http.MethodDelete:
+		return q.Has("recursive") || q.Has("paginated") || q.Has("continuation")
+	case http.MethodPut:
+		return q.Get("comp") == "undelete" && hr.Header.Get("x-ms-undelete-source") != ""
+	}
+	return false
+}
+
+// newReq parses the filesystem and path of sr's URL,
+// /{account}[/{filesystem}[/{path}]] (the middleware put the account
+// first for host-style URLs).
+func newReq(sr *server.Request) *req {
+	r := &req{Request: sr, q: sr.URL.Query()}
+	p := strings.TrimPrefix(sr.URL.Path, "/")
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		rest := p[i+1:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			r.filesystem, r.path = rest[:j], strings.Trim(rest[j+1:], "/")
+		} else {
+			r.filesystem = rest
+		}
+	}
+	return r
+}
+
+// level is the resource level r's URL addresses.
+func (r *req) level() server.Level {
+	switch {
+	case r.filesystem == "":
+		return lAccount
+	case r.path == "":
+		return lFilesystem
+	}
+	return lPath
+}
+
+// route finds r's operation. A dfs request no entry matches is 400
+// InvalidQueryParameterValue naming the resource or action it gave, or
+// 405 UnsupportedHttpVerb.
+func (s *Service) route(r *req) (*route, error) {
+	sel := dfsRoutes.Selectors(r.q)
+	rt := dfsRoutes.Match(server.MethodOf(r.Method), r.level(), &sel, r.Header, r.q)
+	if rt == nil {
+		switch {
+		case sel.Action != "":
+			return nil, azerr.InvalidQuery("action", sel.Action)
+		case sel.Resource != "":
+			return nil, azerr.InvalidQuery("resource", sel.Resource)
+		}
+		return nil, azerr.New(azerr.UnsupportedHTTPVerb)
+	}
+	r.route, r.Op = rt, rt.Name
+	return rt, nil
+}
+
+// authorize checks r's credentials for its operation: Shared Key and
+// bearer tokens were verified by the middleware; a SAS is checked
+// against the route's rule and the filesystem's stored access policies;
+// the dfs API takes no anonymous requests.
+func (s *Service) authorize(r *req) error {
+	if r.SAS != nil {
+		rule, ok := r.route.Rule()
+		_, err := r.AuthorizeSAS(server.SASTarget{Container: r.filesystem, Path: r.path}, s.policies(r), rule, ok)
+		return err
+	}
+	if !r.Authenticated {
+		return azerr.New(azerr.NoAuthenticationInformation)
+	}
+	return nil
+}
+
+// policies resolves signed identifiers in the stored access policies of
+// r's filesystem (its container's ACL).
+func (s *Service) policies(r *req) auth.PolicyLookup {
+	return server.Policies(func() ([]server.StoredPolicy, error) {
+		if r.filesystem == "" {
+			return nil, nil
+		}
+		acl, err := s.blob.GetContainerACL(r.Context(), blob.GetContainerACLInput{Call: r.call(), Ref: r.containerRef()})
+		return acl.Policies, err
+	})
+}
+
+func (r *req) call() blob.Call { return blob.Call{Now: r.Now} }
+
+func (r *req) containerRef() blob.ContainerRef {
+	return blob.ContainerRef{Account: r.Account, Container: r.filesystem}
+}
+
+// fsErr turns the Blob domain's container errors into the dfs
+// endpoint's filesystem errors.
+func fsErr(err error) error {
+	e, ok := azerr.As(err)
+	if !ok {
+		return err
+	}
+	switch e.Code {
+	case azerr.ContainerNotFound:
+		return azerr.New(azerr.FilesystemNotFound)
+	case azerr.ContainerAlreadyExists:
+		return azerr.New(azerr.FilesystemAlreadyExists)
+	case azerr.ContainerBeingDeleted:
+		return azerr.New(azerr.FilesystemBeingDeleted)
+	}
+	return err
+}
+
+// CORSRules returns the account's Blob CORS rules (server.CORSRuler): the
+// dfs endpoint shares the Blob service's properties.
+func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
+	return s.blob.CORSRules(ctx, account)
+}
