@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
@@ -138,6 +139,8 @@ type BlobProperties struct {
 	Copy *CopyInfo
 	// ServerEncrypted is whether the content is encrypted at rest.
 	ServerEncrypted bool
+	// Path is set for a path of a hierarchical account.
+	Path *PathProperties
 }
 
 // properties reports b, read at ref at now.
@@ -174,8 +177,14 @@ type GetBlobPropertiesInput struct {
 func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInput) (BlobProperties, error) {
 	now := s.now(in.Call)
 	ref := in.Ref // the closure copies ref, not all of in
+	hns := s.nsOf(ref.Account)
 	var b *blobRec
+	var path *PathProperties
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
+		if hns != nil {
+			b, path, err = loadPath(tx, hns, ref, now)
+			return err
+		}
 		b, err = loadBlob(tx, ref)
 		return err
 	})
@@ -185,7 +194,9 @@ func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInp
 	if err := in.Access.checkRead(b, in.Ref, now); err != nil {
 		return BlobProperties{}, err
 	}
-	return b.properties(in.Ref, now), nil
+	p := b.properties(in.Ref, now)
+	p.Path = path
+	return p, nil
 }
 
 // GetBlobInput is Get Blob: the blob's content, or Range of it.
@@ -224,9 +235,18 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 		b      *blobRec
 		inline map[string][]byte
 		off, n int64
-	}{in: in, now: s.now(in.Call)}
+		// hns is the namespace of a hierarchical account (nil: flat),
+		// path what loadPath found there.
+		hns  *ns.Namespace
+		path *PathProperties
+	}{in: in, now: s.now(in.Call), hns: s.nsOf(in.Ref.Account)}
 	err = s.store.View(ctx, func(tx kv.Tx) (err error) {
-		if t.b, err = loadBlob(tx, t.in.Ref); err != nil {
+		if t.hns != nil {
+			t.b, t.path, err = loadPath(tx, t.hns, t.in.Ref, t.now)
+		} else {
+			t.b, err = loadBlob(tx, t.in.Ref)
+		}
+		if err != nil {
 			return err
 		}
 		b := t.b
@@ -255,7 +275,9 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 	if err != nil {
 		return out, err
 	}
-	return GetBlobOutput{Properties: t.b.properties(in.Ref, t.now), Offset: t.off, Count: t.n, Body: body}, nil
+	out = GetBlobOutput{Properties: t.b.properties(in.Ref, t.now), Offset: t.off, Count: t.n, Body: body}
+	out.Properties.Path = t.path
+	return out, nil
 }
 
 // DeleteSnapshots says what Delete Blob does with a blob's snapshots.
