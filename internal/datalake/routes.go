@@ -48,6 +48,8 @@ var (
 	sasStatus = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}
 	sasGetACL = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "re"}
 	sasSetACL = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "op"}
+	// Append and flush write a file's content: Add or Write.
+	sasWrite = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "aw"}
 )
 
 // dfsRoutes is the dfs endpoint's route table (Data Lake Storage Gen2
@@ -91,6 +93,9 @@ func init() {
 		// Path - Update's access control actions.
 		{Methods: patch, Levels: fsOrPath, Action: "setAccessControl", Name: "setAccessControl", Handler: (*Service).setAccessControl, SAS: sasSetACL, Flags: hier},
 		{Methods: patch, Levels: fsOrPath, Action: "setAccessControlRecursive", Name: "setAccessControlRecursive", Handler: (*Service).setAccessControlRecursive, SAS: sasSetACL, Flags: hier},
+		// Path - Update's content actions (path_content.go).
+		{Methods: patch, Levels: lPath, Action: "append", Name: "appendData", Handler: (*Service).appendData, SAS: sasWrite, Flags: hier},
+		{Methods: patch, Levels: lPath, Action: "flush", Name: "flushData", Handler: (*Service).flushData, SAS: sasWrite, Flags: hier},
 	}
 	dfsRoutes = server.NewRoutes(routeList)
 }
