@@ -54,6 +54,9 @@ type PutBlobOutput struct {
 // transaction applies the write rules and replaces the blob; the stored
 // body is freed at once if the write is refused.
 func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutput, err error) {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.putPath(ctx, hns, in)
+	}
 	now := s.now(in.Call)
 	// The record and the transaction's result in one allocation (this is
 	// the hot path of small uploads).
@@ -313,6 +316,9 @@ type DeleteBlobOutput struct {
 // otherwise it deletes for good. A soft-deleted blob or snapshot is not
 // found (404) except by Permanent, which removes a soft-deleted snapshot.
 func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return DeleteBlobOutput{}, s.deletePath(ctx, hns, in)
+	}
 	ref, acc, ds, permanent := in.Ref, in.Access, in.DeleteSnapshots, in.Permanent
 	if permanent && ref.Snapshot == "" {
 		return DeleteBlobOutput{}, errPermanentDelete("Permanent delete applies only to a soft-deleted snapshot or version: give snapshot=.")
@@ -482,6 +488,16 @@ type SetBlobPropertiesOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-properties).
 // If-None-Match: * does not fail it on an existing blob.
 func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInput) (SetBlobPropertiesOutput, error) {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		if in.Size != nil || in.SequenceNumberAction != SequenceNumberKeep {
+			return SetBlobPropertiesOutput{}, azerr.New(azerr.InvalidBlobType)
+		}
+		n, err := s.setPath(ctx, hns, in.Ref, in.Access, in.Call, nil, in.HTTPHeaders)
+		if err != nil {
+			return SetBlobPropertiesOutput{}, err
+		}
+		return SetBlobPropertiesOutput{ETag: n.ETag, LastModified: n.Modified, Type: BlockBlob}, nil
+	}
 	now := s.now(in.Call)
 	seqAction, seqNum, hdrs := in.SequenceNumberAction, in.SequenceNumber, in.HTTPHeaders
 	newSize := int64(-1)
@@ -550,6 +566,14 @@ type SetBlobMetadataOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-metadata).
 // If-None-Match: * does not fail it on an existing blob.
 func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) (SetBlobMetadataOutput, error) {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		md := in.Metadata
+		n, err := s.setPath(ctx, hns, in.Ref, in.Access, in.Call, &md, nil)
+		if err != nil {
+			return SetBlobMetadataOutput{}, err
+		}
+		return SetBlobMetadataOutput{ETag: n.ETag, LastModified: n.Modified, ServerEncrypted: true}, nil
+	}
 	meta := in.Metadata
 	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
 		if err := notArchived(b); err != nil {
@@ -779,6 +803,9 @@ type PutBlockListOutput struct {
 func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBlockListOutput, error) {
 	if len(in.Blocks) > maxCommittedBlocks {
 		return PutBlockListOutput{}, azerr.New(azerr.BlockListTooLong)
+	}
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.putBlockListPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref, acc, createOnly, newb, blocks := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks

@@ -183,6 +183,20 @@ func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time) (*blobRec, 
 	if ref.Snapshot != "" || ref.Blob == "" || expired(node, now) {
 		return nil, nil, azerr.New(azerr.BlobNotFound)
 	}
+	b, pp := pathRec(node)
+	if !node.Dir && len(node.Ref) > 0 && node.Size > 0 {
+		var fc fileContent
+		if _, err := kv.GetJSON(tx, node.Ref, &fc); err != nil {
+			return nil, nil, err
+		}
+		b.Parts = fc.Parts
+	}
+	return b, pp, nil
+}
+
+// pathRec is node as a blob record without content, and its path
+// properties.
+func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
 	b := &blobRec{Type: BlockBlob, Created: node.Created, Modified: node.Modified, ETag: node.ETag, Size: node.Size,
 		Props: HTTPHeaders{ContentType: node.Props.Type, ContentEncoding: node.Props.Encoding, ContentLanguage: node.Props.Language,
 			ContentDisposition: node.Props.Disposition, CacheControl: node.Props.CacheCtl, ContentMD5: node.Props.MD5},
@@ -193,14 +207,8 @@ func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time) (*blobRec, 
 			b.Meta = map[string]string{}
 		}
 		b.Meta["hdi_isfolder"] = "true"
-	} else if len(node.Ref) > 0 && node.Size > 0 {
-		var fc fileContent
-		if _, err := kv.GetJSON(tx, node.Ref, &fc); err != nil {
-			return nil, nil, err
-		}
-		b.Parts = fc.Parts
 	}
-	return b, &PathProperties{Dir: node.Dir, Owner: node.Owner, Group: node.Group, Permissions: node.Permissions(), ACL: node.ACL.String(), Expiry: node.Expiry}, nil
+	return b, &PathProperties{Dir: node.Dir, Owner: node.Owner, Group: node.Group, Permissions: node.Permissions(), ACL: node.ACL.String(), Expiry: node.Expiry}
 }
 
 // expired reports whether file n's expiry (Set Expiry, Path Create's

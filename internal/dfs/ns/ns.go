@@ -214,6 +214,10 @@ type CreateInput struct {
 	Props       ContentProps
 	Size        int64
 	Ref         []byte
+	// RefFor, when set, gives a new file its content reference from its
+	// node id (instead of Ref): the Blob layer keys a file's content by
+	// the id, which is chosen here.
+	RefFor func(id []byte) []byte
 	// Permissions is x-ms-permissions (nil: 0666 for a file, 0777 for a
 	// directory), Umask x-ms-umask (nil: 0027), ACL x-ms-acl (replaces the
 	// computed ACL when set). Group is x-ms-group ("" : the parent's group).
@@ -334,6 +338,9 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 	if !in.Dir {
 		n.Size = in.Size
 		n.Ref = bytes.Clone(in.Ref)
+		if in.RefFor != nil {
+			n.Ref = in.RefFor(n.ID)
+		}
 		n.Expiry = in.Expiry
 	}
 	out := &CreateOutput{Node: n}
