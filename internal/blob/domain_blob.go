@@ -609,6 +609,9 @@ type LeaseBlobOutput struct {
 // LeaseBlob is Lease Blob
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/lease-blob).
 func (s *Service) LeaseBlob(ctx context.Context, in LeaseBlobInput) (LeaseBlobOutput, error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return s.leasePathBlob(ctx, in)
+	}
 	now := s.now(in.Call)
 	ref, acc, lr := in.Ref, in.Access, in.Request
 	var out LeaseBlobOutput

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -200,7 +201,7 @@ func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
 	b := &blobRec{Type: BlockBlob, Created: node.Created, Modified: node.Modified, ETag: node.ETag, Size: node.Size,
 		Props: HTTPHeaders{ContentType: node.Props.Type, ContentEncoding: node.Props.Encoding, ContentLanguage: node.Props.Language,
 			ContentDisposition: node.Props.Disposition, CacheControl: node.Props.CacheCtl, ContentMD5: node.Props.MD5},
-		Meta: node.Metadata}
+		Meta: node.Metadata, Lease: node.Lease}
 	if node.Dir {
 		b.Meta = maps.Clone(node.Metadata)
 		if b.Meta == nil {
@@ -226,16 +227,27 @@ type PathRef struct {
 
 func (p PathRef) fs() ns.FS { return ns.FS{Account: p.Account, Filesystem: p.Filesystem} }
 
-// open is ns.OpenContent of p with the Blob layer's content reference.
-func (s *Service) open(tx kv.Tx, p PathRef, now time.Time) (*ns.Node, error) {
-	n, err := s.hns.OpenContent(tx, p.fs(), p.Path, p.Caller, func(id []byte) []byte { return contentRef(p.Account, id) })
-	if err != nil {
-		return nil, err
-	}
-	if expired(n, now) {
-		return nil, ns.ErrPathNotFound
-	}
-	return n, nil
+// open runs fn on the file p for a content write (append, flush) by
+// p.Caller, who needs write permission on it ("Access control model in
+// Azure Data Lake Storage Gen2": append to a file needs w on it), and
+// stores the node in place (ns.Modify: no new ETag). A file that has no
+// content reference yet (Path Create makes files empty, without one)
+// gets its own, contentRef of its id, recorded before any content is
+// staged under it, so the collector hands it back whenever the file
+// goes. A directory is 409 PathConflict; a file past its expiry is gone.
+func (s *Service) open(tx kv.Tx, p PathRef, now time.Time, fn func(n *ns.Node) error) (*ns.Node, error) {
+	return s.hns.Modify(tx, p.fs(), p.Path, p.Caller, acl.Write, func(n *ns.Node, _ time.Time) error {
+		if expired(n, now) {
+			return ns.ErrPathNotFound
+		}
+		if n.Dir {
+			return ns.ErrPathConflict
+		}
+		if len(n.Ref) == 0 {
+			n.Ref = contentRef(p.Account, n.ID)
+		}
+		return fn(n)
+	})
 }
 
 // maxAppend is the largest append (Path - Update: up to 4000 MiB per
@@ -251,6 +263,7 @@ type AppendDataInput struct {
 	Body      io.Reader
 	Length    int64
 	Checksums Checksums
+	Lease     PathLeaseAction
 }
 
 // AppendDataOutput is the digest of the data appended: the MD5 when the
@@ -294,47 +307,60 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 	if err := in.Checksums.verify(st); err != nil {
 		return out, err
 	}
-	p, pos := in.PathRef, in.Position
+	p, pos, la := in.PathRef, in.Position, in.Lease
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
-		n, err := s.open(tx, p, now)
-		if err != nil {
-			return err
-		}
-		if pos < n.Size {
-			return errFlushPosition()
-		}
-		// The pending append starting last before the end of this one is
-		// the only one that can overlap it.
-		end := pos + st.Size
-		var prev *pendingAppend
-		var derr error
-		if err := tx.Scan(pendingPrefix(p.Account, n.ID), pendingKey(p.Account, n.ID, end), 1, true, func(k, v []byte) bool {
-			prev = new(pendingAppend)
-			derr = kv.DecodeJSON(k, v, prev)
-			return false
-		}); err != nil {
-			return err
-		}
-		if derr != nil {
-			return derr
-		}
-		if prev != nil && prev.Pos+prev.Size > pos {
-			return errFlushPosition()
-		}
-		if err := st.Write(tx); err != nil {
-			return err
-		}
-		// The pending record holds one reference per part.
-		if err := extent.AdjustRefs(tx, now, nil, st.Parts); err != nil {
-			return err
-		}
-		return kv.PutJSON(tx, pendingKey(p.Account, n.ID, pos), &pendingAppend{Pos: pos, Size: st.Size, Parts: st.Parts})
+		_, err := s.open(tx, p, now, func(n *ns.Node) error {
+			id, err := la.before(n, now)
+			if err != nil {
+				return err
+			}
+			if err := s.stagePending(tx, p.Account, n, pos, st, now); err != nil {
+				return err
+			}
+			return la.after(n, id, now)
+		})
+		return err
 	})
 	tried = true
 	if err != nil {
 		return out, err
 	}
 	return AppendDataOutput{ContentMD5: st.MD5, ContentCRC64: st.CRC64}, nil
+}
+
+// stagePending records st as pending at pos of file n: 400
+// InvalidFlushPosition below the committed length or overlapping a
+// pending append.
+func (s *Service) stagePending(tx kv.Tx, acct string, n *ns.Node, pos int64, st *extent.Staged, now time.Time) error {
+	if pos < n.Size {
+		return errFlushPosition()
+	}
+	// The pending append starting last before the end of this one is
+	// the only one that can overlap it.
+	end := pos + st.Size
+	var prev *pendingAppend
+	var derr error
+	if err := tx.Scan(pendingPrefix(acct, n.ID), pendingKey(acct, n.ID, end), 1, true, func(k, v []byte) bool {
+		prev = new(pendingAppend)
+		derr = kv.DecodeJSON(k, v, prev)
+		return false
+	}); err != nil {
+		return err
+	}
+	if derr != nil {
+		return derr
+	}
+	if prev != nil && prev.Pos+prev.Size > pos {
+		return errFlushPosition()
+	}
+	if err := st.Write(tx); err != nil {
+		return err
+	}
+	// The pending record holds one reference per part.
+	if err := extent.AdjustRefs(tx, now, nil, st.Parts); err != nil {
+		return err
+	}
+	return kv.PutJSON(tx, pendingKey(acct, n.ID, pos), &pendingAppend{Pos: pos, Size: st.Size, Parts: st.Parts})
 }
 
 // FlushDataInput is Path - Update action=flush: the data appended from
@@ -350,6 +376,7 @@ type FlushDataInput struct {
 	// Props replaces the content headers; nil keeps them but the MD5,
 	// which described the old content.
 	Props *ns.ContentProps
+	Lease PathLeaseAction
 }
 
 // FlushDataOutput is the file after the flush.
@@ -374,7 +401,11 @@ func (s *Service) FlushData(ctx context.Context, in FlushDataInput) (FlushDataOu
 	}
 	var out FlushDataOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		n, err := s.open(tx, in.PathRef, now)
+		var id string
+		n, err := s.open(tx, in.PathRef, now, func(n *ns.Node) (err error) {
+			id, err = in.Lease.before(n, now)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -429,12 +460,17 @@ func (s *Service) FlushData(ctx context.Context, in FlushDataInput) (FlushDataOu
 			props = &kept
 		}
 		node, err := s.hns.Set(tx, in.fs(), ns.SetInput{Path: in.Path, Cond: in.Cond, Props: props,
-			Content: &ns.Content{Size: in.Position, Ref: n.Ref}, Caller: in.Caller})
+			Content: &ns.Content{Size: in.Position, Ref: n.Ref}, LeaseID: id, Caller: in.Caller})
 		if err != nil {
 			return err
 		}
 		out = FlushDataOutput{ETag: node.ETag, LastModified: node.Modified, Size: node.Size}
-		return nil
+		if in.Lease.Action == PathLeaseRelease || in.Lease.Action == PathLeaseAcquireRelease {
+			_, err = s.hns.Modify(tx, in.fs(), in.Path, in.Caller, 0, func(n *ns.Node, _ time.Time) error {
+				return in.Lease.after(n, id, now)
+			})
+		}
+		return err
 	})
 	return out, err
 }

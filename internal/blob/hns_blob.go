@@ -49,16 +49,6 @@ func hnsUnsupported() error {
 	return azerr.New(azerr.FeatureNotYetSupportedForHierarchicalNamespaceAccounts)
 }
 
-// noLease answers a lease id on a hierarchical account's path through
-// the Blob API: there is no lease on it to match (412
-// LeaseNotPresentWithBlobOperation).
-func noLease(a Access) error {
-	if a.LeaseID != "" {
-		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
-	}
-	return nil
-}
-
 func contentProps(h HTTPHeaders) ns.ContentProps {
 	return ns.ContentProps{Type: h.ContentType, Encoding: h.ContentEncoding, Language: h.ContentLanguage,
 		Disposition: h.ContentDisposition, CacheCtl: h.CacheControl, MD5: h.ContentMD5}
@@ -83,9 +73,6 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	case in.Ref.Snapshot != "":
 		return out, azerr.New(azerr.InvalidQueryParameterValue)
 	}
-	if err := noLease(in.Access); err != nil {
-		return out, err
-	}
 	now := s.now(in.Call)
 	body, err := extent.LimitBody(content(in.Body), in.Length, maxPutBlob)
 	if err != nil {
@@ -103,7 +90,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	props := contentProps(in.HTTPHeaders)
 	props.MD5 = st.MD5
 	ref := in.Ref
-	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, MakeParents: true, Metadata: in.Metadata, Props: props,
+	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata, Props: props,
 		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }}
 	var node *ns.Node
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
@@ -139,15 +126,12 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 	if in.Ref.Snapshot != "" || in.DeleteSnapshots == DeleteSnapshotsOnly {
 		return azerr.New(azerr.BlobNotFound)
 	}
-	if err := noLease(in.Access); err != nil {
-		return err
-	}
 	now := s.now(in.Call)
 	return s.store.Update(ctx, func(tx kv.Tx) error {
 		if err := s.pathLive(tx, hns, in.Ref, now); err != nil {
 			return err
 		}
-		_, err := hns.Delete(tx, blobFS(in.Ref), ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond})
+		_, err := hns.Delete(tx, blobFS(in.Ref), ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID})
 		return blobErr(err)
 	})
 }
@@ -172,11 +156,8 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 	if ref.Snapshot != "" {
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
-	if err := noLease(a); err != nil {
-		return nil, err
-	}
 	now := s.now(call)
-	in := ns.SetInput{Path: ref.Blob, Cond: a.withoutNoneMatchAny().Cond, Metadata: md}
+	in := ns.SetInput{Path: ref.Blob, Cond: a.withoutNoneMatchAny().Cond, Metadata: md, LeaseID: a.LeaseID}
 	if hdrs != nil {
 		p := contentProps(*hdrs)
 		in.Props = &p
@@ -207,12 +188,9 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	case in.Ref.Snapshot != "":
 		return PutBlockListOutput{}, azerr.New(azerr.InvalidQueryParameterValue)
 	}
-	if err := noLease(in.Access); err != nil {
-		return PutBlockListOutput{}, err
-	}
 	now := s.now(in.Call)
 	ref := in.Ref
-	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, MakeParents: true, Metadata: in.Metadata,
+	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
 		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }}
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {

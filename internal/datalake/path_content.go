@@ -56,12 +56,16 @@ func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	la, err := parseLeaseAction(r.Header)
+	if err != nil {
+		return err
+	}
 	length := r.ContentLength
 	if length < 0 {
 		length = -1 // chunked: extent.LimitBody reads to the end
 	}
 	out, err := s.blob.AppendData(r.Context(), blob.AppendDataInput{Call: r.call(), PathRef: r.pathRef(),
-		Position: pos, Body: r.Body, Length: length, Checksums: sums})
+		Position: pos, Body: r.Body, Length: length, Checksums: sums, Lease: la})
 	if err != nil {
 		return nsErr(err)
 	}
@@ -101,7 +105,11 @@ func (s *Service) flushData(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := blob.FlushDataInput{Call: r.call(), PathRef: r.pathRef(), Position: pos, RetainUncommitted: retain, Cond: c}
+	la, err := parseLeaseAction(r.Header)
+	if err != nil {
+		return err
+	}
+	in := blob.FlushDataInput{Call: r.call(), PathRef: r.pathRef(), Position: pos, RetainUncommitted: retain, Cond: c, Lease: la}
 	if sendsContentProps(r.Header) {
 		p, err := parseContentProps(r.Header)
 		if err != nil {

@@ -51,7 +51,7 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
-		Owner: owner, Group: group, Expiry: expiry, Caller: caller}
+		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Caller: caller}
 	var out *ns.CreateOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
 		out, err = s.ns.Create(tx, r.fsOf(), in)
@@ -98,7 +98,8 @@ func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := ns.RenameInput{SourceFilesystem: srcFS, Source: src, Dest: r.path, Mode: mode, SourceCond: sc, Cond: c, Caller: r.caller()}
+	in := ns.RenameInput{SourceFilesystem: srcFS, Source: src, Dest: r.path, Mode: mode, SourceCond: sc, Cond: c,
+		SourceLeaseID: r.Header.Get("x-ms-source-lease-id"), LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller()}
 	var out *ns.RenameOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
 		out, err = s.ns.Rename(tx, r.fsOf(), in)

@@ -50,6 +50,8 @@ var (
 	sasSetACL = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "op"}
 	// Append and flush write a file's content: Add or Write.
 	sasWrite = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "aw"}
+	// A lease takes Write, as Lease Blob does.
+	sasLease = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w"}
 )
 
 // dfsRoutes is the dfs endpoint's route table (Data Lake Storage Gen2
@@ -96,6 +98,8 @@ func init() {
 		// Path - Update's content actions (path_content.go).
 		{Methods: patch, Levels: lPath, Action: "append", Name: "appendData", Handler: (*Service).appendData, SAS: sasWrite, Flags: hier},
 		{Methods: patch, Levels: lPath, Action: "flush", Name: "flushData", Handler: (*Service).flushData, SAS: sasWrite, Flags: hier},
+		// Path - Lease (path_lease.go): POST without comp.
+		{Methods: server.POST, Levels: lPath, Name: "leasePath", Handler: (*Service).leasePath, SAS: sasLease, Flags: hier},
 	}
 	dfsRoutes = server.NewRoutes(routeList)
 }

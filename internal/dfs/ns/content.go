@@ -1,22 +1,28 @@
 package ns
 
 import (
+	"time"
+
 	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
-// OpenContent returns the file at path for a write of its content (Path
-// Update append and flush) by c, who needs write permission on it
-// ("Access control model in Azure Data Lake Storage Gen2": append to a
-// file needs w on it). A file that has no content reference yet (Path
-// Create makes files empty, with none) gets ref(id) as its reference,
-// written in place: its ETag and last-modified time stay, since data
-// appended is not part of the file until a flush. Because the reference
-// is recorded before any content is staged under it, the collector
-// hands it to the Blob layer whenever the file goes, whatever was
-// appended. A directory is 409 PathConflict (append and flush are file
-// operations).
-func (s *Namespace) OpenContent(tx kv.Tx, fs FS, path string, c Caller, ref func(id []byte) []byte) (*Node, error) {
+// checkLease is the lease rule of a write or delete of n
+// (lease.CheckWrite, as for a blob): an active lease must be named by
+// leaseID (412 LeaseIdMissing, LeaseIdMismatchWithBlobOperation), and a
+// lease id where none is active is 412 LeaseNotPresentWithBlobOperation.
+// The errors are the Blob API's; the dfs endpoint renames them to its
+// path-operation codes.
+func checkLease(n *Node, leaseID string, now time.Time) error {
+	return lease.CheckWrite(n.Lease, leaseID, lease.Blob, now)
+}
+
+// Modify runs fn on the item at path, found for c with want on it, and
+// stores what fn changed in place: the ETag and last-modified time stay
+// (a lease action, or content staged before a flush, is not a write of
+// the item). fn's error aborts and is returned as is.
+func (s *Namespace) Modify(tx kv.Tx, fs FS, path string, c Caller, want acl.Perm, fn func(n *Node, now time.Time) error) (*Node, error) {
 	parts, err := SplitPath(path)
 	if err != nil {
 		return nil, err
@@ -33,17 +39,11 @@ func (s *Namespace) OpenContent(tx kv.Tx, fs FS, path string, c Caller, ref func
 	}
 	at := chain[len(chain)-1]
 	n := at.node
-	if n.Dir {
-		return nil, ErrPathConflict
-	}
-	if !allows(c, n, acl.Write) {
+	if want != 0 && !allows(c, n, want) {
 		return nil, ErrPermissionMismatch
 	}
-	if len(n.Ref) == 0 {
-		n.Ref = ref(n.ID)
-		if err := kv.PutJSON(tx, at.key, n); err != nil {
-			return nil, err
-		}
+	if err := fn(n, s.now()); err != nil {
+		return nil, err
 	}
-	return n, nil
+	return n, kv.PutJSON(tx, at.key, n)
 }

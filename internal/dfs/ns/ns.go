@@ -24,6 +24,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
 // Namespace runs the operations. The zero value uses the wall clock.
@@ -229,7 +230,10 @@ type CreateInput struct {
 	// Expiry is a file's expiry time (x-ms-expiry-option and
 	// x-ms-expiry-time; zero: none).
 	Expiry time.Time
-	Caller Caller
+	// LeaseID is x-ms-lease-id: an existing item's active lease must be
+	// named (see checkLease).
+	LeaseID string
+	Caller  Caller
 }
 
 // CreateOutput is the created (or replaced) node. Replaced is the file
@@ -305,6 +309,9 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		if existing.Dir != in.Dir {
 			return nil, ErrPathConflict
 		}
+		if err := checkLease(existing, in.LeaseID, now); err != nil {
+			return nil, err
+		}
 	}
 	if !allows(in.Caller, parent, acl.Write|acl.Execute) {
 		return nil, ErrPermissionMismatch
@@ -315,6 +322,7 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		// access control stay, unless the request sets them.
 		n.ID, n.Created = existing.ID, existing.Created
 		n.Owner, n.Group, n.ACL = existing.Owner, existing.Group, existing.ACL
+		n.Lease = existing.Lease
 		if in.Permissions != nil {
 			n.setACL(existing.ACL.WithMode(*in.Permissions))
 		}
@@ -342,6 +350,10 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 			n.Ref = in.RefFor(n.ID)
 		}
 		n.Expiry = in.Expiry
+	}
+	if existing != nil {
+		// An overwrite keeps an active lease, as Put Blob does.
+		n.Lease = lease.OnWrite(existing.Lease, now)
 	}
 	out := &CreateOutput{Node: n}
 	if existing != nil && !existing.Dir {
@@ -398,7 +410,9 @@ type SetInput struct {
 	Group       *string
 	ACL         *acl.ACL
 	Permissions *acl.Mode
-	Caller      Caller
+	// LeaseID is x-ms-lease-id (see checkLease).
+	LeaseID string
+	Caller  Caller
 }
 
 // Content is a file's content as the Blob layer describes it.
@@ -428,6 +442,10 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 	n := *at.node
 	if err := in.Cond.CheckWrite(true, n.ETag, n.Modified); err != nil && err != cond.ErrExists {
 		return nil, ErrConditionNotMet
+	}
+	now := s.now()
+	if err := checkLease(&n, in.LeaseID, now); err != nil {
+		return nil, err
 	}
 	c := in.Caller
 	if in.Metadata != nil || in.Props != nil || in.Content != nil || in.Expiry != nil {
@@ -482,7 +500,7 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 		}
 		n.Size, n.Ref = in.Content.Size, bytes.Clone(in.Content.Ref)
 	}
-	now := s.now()
+	n.Lease = lease.OnWrite(n.Lease, now)
 	n.ETag, n.Modified = newETag(now), now
 	return &n, kv.PutJSON(tx, at.key, &n)
 }

@@ -33,7 +33,11 @@ type RenameInput struct {
 	// is 409 PathAlreadyExists, as for Create).
 	SourceCond cond.Conditions
 	Cond       cond.Conditions
-	Caller     Caller
+	// SourceLeaseID is x-ms-source-lease-id, LeaseID x-ms-lease-id: the
+	// active leases of the source and of an existing destination must be
+	// named (see checkLease).
+	SourceLeaseID, LeaseID string
+	Caller                 Caller
 }
 
 // RenameOutput is the moved node, under its new name, and the node the
@@ -95,6 +99,10 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	if err := in.SourceCond.CheckSource(sl.node.ETag, sl.node.Modified); err != nil {
 		return nil, ErrSourceConditionNotMet
 	}
+	now := s.now()
+	if err := checkLease(sl.node, in.SourceLeaseID, now); err != nil {
+		return nil, err
+	}
 	if sfs == fs && len(dst) >= len(src) && slices.Equal(dst[:len(src)], src) {
 		return nil, ErrInvalidRenameSource
 	}
@@ -133,6 +141,9 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 			return nil, ErrPathAlreadyExists
 		case err != nil:
 			return nil, ErrConditionNotMet
+		}
+		if err := checkLease(existing.node, in.LeaseID, now); err != nil {
+			return nil, err
 		}
 		if existing.node.Dir != sl.node.Dir {
 			return nil, ErrSourceDestTypeMismatch
@@ -189,7 +200,9 @@ type DeleteInput struct {
 	Path      string
 	Recursive bool
 	Cond      cond.Conditions
-	Caller    Caller
+	// LeaseID is x-ms-lease-id (see checkLease).
+	LeaseID string
+	Caller  Caller
 }
 
 // Delete removes a file or directory. A non-empty directory needs
@@ -222,6 +235,9 @@ func (s *Namespace) Delete(tx kv.Tx, fs FS, in DeleteInput) (*Node, error) {
 	// included (as for Delete Blob; only creates answer it with 409).
 	if err := in.Cond.CheckWrite(true, at.node.ETag, at.node.Modified); err != nil {
 		return nil, ErrConditionNotMet
+	}
+	if err := checkLease(at.node, in.LeaseID, s.now()); err != nil {
+		return nil, err
 	}
 	if at.node.Dir && !in.Recursive {
 		empty, err := s.isEmpty(tx, fs, at.node)
