@@ -181,7 +181,7 @@ func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time) (*blobRec, 
 	case err != nil:
 		return nil, nil, err
 	}
-	if ref.Snapshot != "" || ref.Blob == "" || expired(node, now) {
+	if ref.Snapshot != "" || ref.Blob == "" || node.Expired(now) {
 		return nil, nil, azerr.New(azerr.BlobNotFound)
 	}
 	b, pp := pathRec(node)
@@ -212,12 +212,6 @@ func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
 	return b, &PathProperties{Dir: node.Dir, Owner: node.Owner, Group: node.Group, Permissions: node.Permissions(), ACL: node.ACL.String(), Expiry: node.Expiry}
 }
 
-// expired reports whether file n's expiry (Set Expiry, Path Create's
-// x-ms-expiry-*) has passed at now.
-func expired(n *ns.Node, now time.Time) bool {
-	return !n.Dir && !n.Expiry.IsZero() && !now.Before(n.Expiry)
-}
-
 // PathRef names a path of a hierarchical account and who acts on it.
 type PathRef struct {
 	Account, Filesystem, Path string
@@ -237,7 +231,7 @@ func (p PathRef) fs() ns.FS { return ns.FS{Account: p.Account, Filesystem: p.Fil
 // goes. A directory is 409 PathConflict; a file past its expiry is gone.
 func (s *Service) open(tx kv.Tx, p PathRef, now time.Time, fn func(n *ns.Node) error) (*ns.Node, error) {
 	return s.hns.Modify(tx, p.fs(), p.Path, p.Caller, acl.Write, func(n *ns.Node, _ time.Time) error {
-		if expired(n, now) {
+		if n.Expired(now) {
 			return ns.ErrPathNotFound
 		}
 		if n.Dir {

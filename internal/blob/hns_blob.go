@@ -143,7 +143,7 @@ func (s *Service) pathLive(tx kv.Tx, hns *ns.Namespace, ref BlobRef, now time.Ti
 	if err != nil {
 		return blobErr(err)
 	}
-	if expired(n, now) {
+	if n.Expired(now) {
 		return azerr.New(azerr.BlobNotFound)
 	}
 	return nil
@@ -276,7 +276,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 		for {
 			var folded string
 			err := hns.ScanBlobs(tx, fs, prefix, after, func(name string, n *ns.Node) bool {
-				if expired(n, now) {
+				if n.Expired(now) {
 					return true
 				}
 				if len(out.Items) == maxN {

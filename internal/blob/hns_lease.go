@@ -101,7 +101,7 @@ func (s *Service) LeasePath(ctx context.Context, in LeasePathInput) (LeaseBlobOu
 	var out LeaseBlobOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		n, err := s.hns.Modify(tx, in.fs(), in.Path, in.Caller, 0, func(n *ns.Node, _ time.Time) error {
-			if expired(n, now) {
+			if n.Expired(now) {
 				return ns.ErrPathNotFound
 			}
 			if err := in.Cond.CheckWrite(true, n.ETag, n.Modified); err != nil {

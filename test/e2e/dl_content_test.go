@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -304,4 +305,79 @@ func TestDLContentExpiry(t *testing.T) {
 	_, err = f.DownloadStream(e.ctx, nil)
 	wantDL(t, err, 404, string(datalakeerror.PathNotFound))
 	wantDL(t, get(f.AppendData(e.ctx, 9, body([]byte("x")), nil)), 404, string(datalakeerror.PathNotFound))
+}
+
+// TestDLContentSetExpiry: Set Expiry (comp=expiry on the Blob API, as
+// the SDK sends it) in its four forms; an expired file is gone at the
+// injected clock's time from reads, List Paths and List Blobs, and its
+// name can be reused. A flat account is 400
+// HierarchicalNamespaceNotEnabled.
+func TestDLContentSetExpiry(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("setexp")
+	mk := func(name string) *file.Client {
+		f := fs.NewFileClient(name)
+		_, err := f.Create(e.ctx, nil)
+		must(t, err)
+		must(t, f.UploadBuffer(e.ctx, []byte(name), nil))
+		return f
+	}
+	a, b, c, d := mk("a"), mk("b"), mk("c"), mk("d")
+	start := e.clock.Now()
+	_, err := a.SetExpiry(e.ctx, file.SetExpiryValues{ExpiryType: file.SetExpiryTypeRelativeToNow, ExpiresOn: "30000"}, nil)
+	must(t, err)
+	_, err = b.SetExpiry(e.ctx, file.SetExpiryValues{ExpiryType: file.SetExpiryTypeRelativeToCreation, ExpiresOn: "60000"}, nil)
+	must(t, err)
+	_, err = c.SetExpiry(e.ctx, file.SetExpiryValues{ExpiryType: file.SetExpiryTypeAbsolute, ExpiresOn: start.Add(90 * time.Second).UTC().Format(http.TimeFormat)}, nil)
+	must(t, err)
+	_, err = d.SetExpiry(e.ctx, file.SetExpiryValues{ExpiryType: file.SetExpiryTypeRelativeToNow, ExpiresOn: "1000"}, nil)
+	must(t, err)
+	_, err = d.SetExpiry(e.ctx, file.SetExpiryValues{ExpiryType: file.SetExpiryTypeNeverExpire}, nil)
+	must(t, err)
+	p, err := a.GetProperties(e.ctx, nil)
+	must(t, err)
+	if p.ExpiresOn == nil || !p.ExpiresOn.Equal(start.Add(30*time.Second).Truncate(time.Second)) {
+		t.Fatalf("ExpiresOn %v, want %v", p.ExpiresOn, start.Add(30*time.Second))
+	}
+	bc := client(t, e.app.BlobURL, app.DevKey).ServiceClient().NewContainerClient("setexp")
+	check := func(want string) {
+		t.Helper()
+		if got := strings.Join(listAll(t, e, fs, "", true, 100), ","); got != want {
+			t.Fatalf("List Paths at +%v: %s, want %s", e.clock.Now().Sub(start), got, want)
+		}
+		if got := strings.Join(listFlat(t, e, bc, 100), ","); got != want {
+			t.Fatalf("List Blobs at +%v: %s, want %s", e.clock.Now().Sub(start), got, want)
+		}
+	}
+	check("a,b,c,d")
+	e.clock.Advance(31 * time.Second)
+	check("b,c,d")
+	_, err = a.GetProperties(e.ctx, nil)
+	wantDL(t, err, 404, string(datalakeerror.PathNotFound))
+	e.clock.Advance(30 * time.Second)
+	check("c,d")
+	e.clock.Advance(30 * time.Second)
+	check("d")
+	// The expired name is free again.
+	a2 := mk("a")
+	if got := download(t, e, a2); string(got) != "a" {
+		t.Fatalf("recreated: %q", got)
+	}
+	check("a,d")
+	// A directory has no expiry.
+	_, err = fs.NewDirectoryClient("dir").Create(e.ctx, nil)
+	must(t, err)
+	resp, _ := e.raw(http.MethodPut, "/setexp/dir?comp=expiry", map[string]string{"x-ms-expiry-option": "NeverExpire"}, nil)
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("expiry of a directory: %d", resp.StatusCode)
+	}
+
+	flat := startDL(t, false)
+	flat.mkfs("flat")
+	_, err = client(t, flat.app.BlobURL, app.DevKey).UploadBuffer(flat.ctx, "flat", "f", []byte("x"), nil)
+	must(t, err)
+	resp, _ = flat.raw(http.MethodPut, "/flat/f?comp=expiry", map[string]string{"x-ms-expiry-option": "NeverExpire"}, nil)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("x-ms-error-code") != "HierarchicalNamespaceNotEnabled" {
+		t.Fatalf("flat Set Expiry: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
 }

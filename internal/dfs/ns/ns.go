@@ -179,7 +179,7 @@ func (s *Namespace) Lookup(tx kv.Tx, fs FS, path string, c Caller) (*Node, error
 	if err != nil {
 		return nil, err
 	}
-	if len(chain) != len(parts)+1 {
+	if len(chain) != len(parts)+1 || chain[len(chain)-1].node.Expired(s.now()) {
 		return nil, ErrPathNotFound
 	}
 	return chain[len(chain)-1].node, nil
@@ -292,9 +292,12 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		return nil, ErrPathConflict
 	}
 	name := parts[len(parts)-1]
-	var existing *Node
+	var existing, expired *Node
 	if len(chain) == len(parts)+1 {
 		existing = chain[len(parts)].node
+		if existing.Expired(now) {
+			existing, expired = nil, existing
+		}
 	}
 	if existing == nil && len(in.Cond.IfMatch) > 0 {
 		return nil, ErrConditionNotMet
@@ -354,6 +357,11 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 	if existing != nil {
 		// An overwrite keeps an active lease, as Put Blob does.
 		n.Lease = lease.OnWrite(existing.Lease, now)
+	}
+	if expired != nil {
+		if err := kv.PutJSON(tx, garbageKey(fs.Account, expired.ID), garbage{Ref: expired.Ref}); err != nil {
+			return nil, err
+		}
 	}
 	out := &CreateOutput{Node: n}
 	if existing != nil && !existing.Dir {
@@ -440,10 +448,13 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 	}
 	at := chain[len(chain)-1]
 	n := *at.node
+	now := s.now()
+	if n.Expired(now) {
+		return nil, ErrPathNotFound
+	}
 	if err := in.Cond.CheckWrite(true, n.ETag, n.Modified); err != nil && err != cond.ErrExists {
 		return nil, ErrConditionNotMet
 	}
-	now := s.now()
 	if err := checkLease(&n, in.LeaseID, now); err != nil {
 		return nil, err
 	}

@@ -96,10 +96,13 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 		return nil, ErrSourcePathNotFound
 	}
 	sp, sl := schain[len(src)-1].node, schain[len(src)]
+	now := s.now()
+	if sl.node.Expired(now) {
+		return nil, ErrSourcePathNotFound
+	}
 	if err := in.SourceCond.CheckSource(sl.node.ETag, sl.node.Modified); err != nil {
 		return nil, ErrSourceConditionNotMet
 	}
-	now := s.now()
 	if err := checkLease(sl.node, in.SourceLeaseID, now); err != nil {
 		return nil, err
 	}
@@ -128,9 +131,12 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 			return nil, ErrInvalidRenameSource
 		}
 	}
-	var existing *loc
+	var existing, expired *loc
 	if len(dchain) == len(dst)+1 {
 		existing = &dchain[len(dst)]
+		if existing.node.Expired(now) {
+			existing, expired = nil, existing
+		}
 	}
 	if existing == nil && len(in.Cond.IfMatch) > 0 {
 		return nil, ErrConditionNotMet
@@ -173,6 +179,11 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 		}
 	}
 	out := &RenameOutput{Node: sl.node}
+	if expired != nil {
+		if err := kv.PutJSON(tx, garbageKey(fs.Account, expired.node.ID), garbage{Ref: expired.node.Ref}); err != nil {
+			return nil, err
+		}
+	}
 	if existing != nil {
 		out.Replaced = existing.node
 		if err := kv.PutJSON(tx, garbageKey(fs.Account, existing.node.ID), garbage{Dir: existing.node.Dir, Ref: existing.node.Ref}); err != nil {
@@ -231,6 +242,9 @@ func (s *Namespace) Delete(tx kv.Tx, fs FS, in DeleteInput) (*Node, error) {
 		return nil, ErrPathNotFound
 	}
 	parent, at := chain[len(parts)-1].node, chain[len(parts)]
+	if at.node.Expired(s.now()) {
+		return nil, ErrPathNotFound
+	}
 	// Every unmet condition is 412, If-None-Match: * on the existing item
 	// included (as for Delete Blob; only creates answer it with 409).
 	if err := in.Cond.CheckWrite(true, at.node.ETag, at.node.Modified); err != nil {
