@@ -664,6 +664,9 @@ type SnapshotBlobOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/snapshot-blob).
 // The snapshot shares the blob's data items.
 func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (SnapshotBlobOutput, error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return SnapshotBlobOutput{}, hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref, acc, meta := in.Ref, in.Access, in.Metadata
 	var out SnapshotBlobOutput

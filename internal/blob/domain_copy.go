@@ -74,6 +74,9 @@ type CopyBlobOutput struct {
 // (the destination shares the source's data items), so it reports
 // x-ms-copy-status: success at once.
 func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutput, error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return CopyBlobOutput{}, hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref, acc, createOnly, sync := in.Ref, in.Access, in.CreateOnly, in.Sync
 	srcRef, srcConds, srcLease, srcURL, fileSrc := in.Source.Blob, in.Source.Cond, in.Source.LeaseID, in.Source.URL, in.Source.file
@@ -196,6 +199,9 @@ type AbortCopyBlobInput struct {
 // to abort (409 NoPendingCopyOperation), after the usual existence and
 // lease checks.
 func (s *Service) AbortCopyBlob(ctx context.Context, in AbortCopyBlobInput) error {
+	if s.nsOf(in.Ref.Account) != nil {
+		return hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref, leaseID, id := in.Ref, in.LeaseID, in.CopyID
 	return s.store.View(ctx, func(tx kv.Tx) error {

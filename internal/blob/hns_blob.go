@@ -41,7 +41,10 @@ func blobErr(err error) error {
 }
 
 // hnsUnsupported is the answer of a hierarchical account to a Blob
-// operation the namespace does not carry: Azure answers 409
+// operation the namespace does not carry here (append and page blob
+// writes, snapshots, copies and the From URL writes onto a path, blob
+// tags, tiers, undelete, seal), instead of writing a blob record no path
+// refers to: Azure answers 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
 // operation is not yet supported for hierarchical namespace accounts",
 // as Azure sent it for appendBlock, Azure/azure-storage-node#632).

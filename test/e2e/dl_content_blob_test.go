@@ -159,8 +159,9 @@ func TestDLContentBlobInterop(t *testing.T) {
 }
 
 // TestDLContentBlobOnlyFeatures: Blob features a hierarchical account
-// does not carry answer as Azure does there: page blobs are 400
-// BlobTypeNotSupported, append blobs 409
+// does not carry answer as Azure did there: page blobs are 400
+// BlobTypeNotSupported, append blobs (and snapshots, tags, copies onto
+// a path, not carried here) 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts; a lease id
 // where there is no lease is 412 LeaseNotPresentWithBlobOperation.
 func TestDLContentBlobOnlyFeatures(t *testing.T) {
@@ -176,6 +177,13 @@ func TestDLContentBlobOnlyFeatures(t *testing.T) {
 	_, err = bc.NewBlockBlobClient("b").SetMetadata(e.ctx, nil, &blob.SetMetadataOptions{AccessConditions: &blob.AccessConditions{
 		LeaseAccessConditions: &blob.LeaseAccessConditions{LeaseID: to.Ptr("00000000-0000-0000-0000-000000000001")}}})
 	wantCode(t, err, http.StatusPreconditionFailed, bloberror.LeaseNotPresentWithBlobOperation)
+	// Writes the namespace does not carry are refused, not stored aside.
+	_, err = bc.NewBlockBlobClient("b").CreateSnapshot(e.ctx, nil)
+	wantRaw(t, err, http.StatusConflict, "FeatureNotYetSupportedForHierarchicalNamespaceAccounts")
+	_, err = bc.NewBlockBlobClient("b").SetTags(e.ctx, map[string]string{"k": "v"}, nil)
+	wantRaw(t, err, http.StatusConflict, "FeatureNotYetSupportedForHierarchicalNamespaceAccounts")
+	_, err = bc.NewBlockBlobClient("copy").StartCopyFromURL(e.ctx, bc.NewBlockBlobClient("b").URL(), nil)
+	wantRaw(t, err, http.StatusConflict, "FeatureNotYetSupportedForHierarchicalNamespaceAccounts")
 	// The file is the datalake SDK's too.
 	p, err := e.fs("only").NewFileClient("b").GetProperties(e.ctx, nil)
 	must(t, err)
