@@ -271,7 +271,10 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	}
 	var out ListBlobsOutput
 	more := false
+	from := after
 	err := s.store.View(ctx, func(tx kv.Tx) error {
+		// The store may run this more than once: start afresh.
+		out.Items, more, after = nil, false, from
 		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}

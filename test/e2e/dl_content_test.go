@@ -170,7 +170,11 @@ func TestDLContentUploadDownload(t *testing.T) {
 		g := fs.NewFileClient("stream-" + strconv.Itoa(n))
 		_, err = g.Create(e.ctx, nil)
 		must(t, err)
-		must(t, g.UploadStream(e.ctx, bytes.NewReader(data), &file.UploadStreamOptions{ChunkSize: 512 << 10, Concurrency: 3}))
+		// One chunk in flight: azdatalake v1.4.2's copyFromReader
+		// (file/chunkwriting.go) adds each chunk's size to the flush
+		// position from the chunk's goroutine without synchronisation,
+		// a data race in the SDK that -race reports with more.
+		must(t, g.UploadStream(e.ctx, bytes.NewReader(data), &file.UploadStreamOptions{ChunkSize: 512 << 10, Concurrency: 1}))
 		if got := download(t, e, g); !bytes.Equal(got, data) {
 			t.Fatalf("UploadStream/DownloadStream of %d bytes differ", n)
 		}
