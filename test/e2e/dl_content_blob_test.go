@@ -160,10 +160,11 @@ func TestDLContentBlobInterop(t *testing.T) {
 
 // TestDLContentBlobOnlyFeatures: Blob features a hierarchical account
 // does not carry answer as Azure did there: page blobs are 400
-// BlobTypeNotSupported, append blobs (and snapshots, tags, copies onto
-// a path, not carried here) 409
+// BlobTypeNotSupported, append blobs (and snapshots and tags, not
+// carried here) 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts; a lease id
-// where there is no lease is 412 LeaseNotPresentWithBlobOperation.
+// where there is no lease is 412 LeaseNotPresentWithBlobOperation. Copy
+// Blob onto a path works and creates its parents.
 func TestDLContentBlobOnlyFeatures(t *testing.T) {
 	e := startDL(t, true)
 	e.mkfs("only")
@@ -182,8 +183,21 @@ func TestDLContentBlobOnlyFeatures(t *testing.T) {
 	wantRaw(t, err, http.StatusConflict, "FeatureNotYetSupportedForHierarchicalNamespaceAccounts")
 	_, err = bc.NewBlockBlobClient("b").SetTags(e.ctx, map[string]string{"k": "v"}, nil)
 	wantRaw(t, err, http.StatusConflict, "FeatureNotYetSupportedForHierarchicalNamespaceAccounts")
-	_, err = bc.NewBlockBlobClient("copy").StartCopyFromURL(e.ctx, bc.NewBlockBlobClient("b").URL(), nil)
-	wantRaw(t, err, http.StatusConflict, "FeatureNotYetSupportedForHierarchicalNamespaceAccounts")
+	// Copy Blob onto a path creates its parents and shares the content.
+	cr, err := bc.NewBlockBlobClient("x/y/copy").StartCopyFromURL(e.ctx, bc.NewBlockBlobClient("b").URL(), nil)
+	must(t, err)
+	if cr.CopyStatus == nil || *cr.CopyStatus != "success" {
+		t.Fatalf("copy status %v", cr.CopyStatus)
+	}
+	if got := strings.Join(listAll(t, e, e.fs("only"), "", true, 100), ","); got != "b,x/,x/y/,x/y/copy" {
+		t.Fatalf("paths after the copy: %s", got)
+	}
+	if got := download(t, e, e.fs("only").NewFileClient("x/y/copy")); string(got) != "x" {
+		t.Fatalf("copied content %q", got)
+	}
+	// Copying a directory: there is no such blob to copy.
+	_, err = bc.NewBlockBlobClient("z").StartCopyFromURL(e.ctx, bc.NewBlockBlobClient("x").URL(), nil)
+	wantCode(t, err, http.StatusNotFound, bloberror.CannotVerifyCopySource)
 	// The file is the datalake SDK's too.
 	p, err := e.fs("only").NewFileClient("b").GetProperties(e.ctx, nil)
 	must(t, err)
