@@ -29,6 +29,11 @@ type ListBlobsInput struct {
 	Marker     string
 	MaxResults int
 	Include    ListBlobsInclude
+	// ShowOnly is showonly of a hierarchical account's listing
+	// ("deleted", "directories", "files"; "" for all), which the
+	// datalake SDKs' ListDeletedPaths and ListDirectoryPaths send. A flat
+	// account's listing does not consult it.
+	ShowOnly string
 }
 
 // ListedBlob is one entry of a listing.

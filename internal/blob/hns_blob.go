@@ -258,6 +258,22 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsInput) (ListBlobsOutput, error) {
 	now := s.now(in.Call)
 	ref, prefix, delim, maxN := in.Ref, in.Prefix, in.Delimiter, in.MaxResults
+	var keep func(*ns.Node) bool
+	switch in.ShowOnly {
+	case "":
+	case "directories":
+		keep = func(n *ns.Node) bool { return n.Dir }
+	case "files":
+		keep = func(n *ns.Node) bool { return !n.Dir }
+	case "deleted":
+		// Paths are not soft-deleted here: there are none to show.
+		if _, err := s.GetContainerProperties(ctx, GetContainerPropertiesInput{Call: in.Call, Ref: ref}); err != nil {
+			return ListBlobsOutput{}, err
+		}
+		return ListBlobsOutput{}, nil
+	default:
+		return ListBlobsOutput{}, azerr.InvalidQuery("showonly", in.ShowOnly)
+	}
 	after := ""
 	if in.Marker != "" {
 		kind, name, _, ok := decodeMarker(in.Marker)
@@ -285,6 +301,9 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			var folded string
 			err := hns.ScanBlobs(tx, fs, prefix, after, func(name string, n *ns.Node) bool {
 				if n.Expired(now) {
+					return true
+				}
+				if keep != nil && !keep(n) {
 					return true
 				}
 				if len(out.Items) == maxN {

@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/datalakeerror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/filesystem"
 	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
@@ -116,6 +117,37 @@ func TestDLContentBlobInterop(t *testing.T) {
 	}
 	if got := strings.Join(names, ","); got != "a,a/,d,d/,x,x/" {
 		t.Fatalf("list with delimiter: %s", got)
+	}
+
+	// The datalake SDK's ListDirectoryPaths and ListDeletedPaths (List
+	// Blobs with showonly): directories only; no soft-deleted paths.
+	var dirs []string
+	dp := fs.NewListDirectoryPathsPager(&filesystem.ListDirectoryPathsOptions{MaxResults: to.Ptr(int32(2))})
+	for dp.More() {
+		page, err := dp.NextPage(e.ctx)
+		must(t, err)
+		for _, it := range page.Segment.PathItems {
+			dirs = append(dirs, *it.Name)
+		}
+	}
+	if got := strings.Join(dirs, ","); got != "a,a/b,d,x" {
+		t.Fatalf("ListDirectoryPaths: %s", got)
+	}
+	dl := fs.NewListDeletedPathsPager(nil)
+	for dl.More() {
+		page, err := dl.NextPage(e.ctx)
+		must(t, err)
+		if len(page.Segment.PathItems) != 0 {
+			t.Fatalf("deleted paths: %d", len(page.Segment.PathItems))
+		}
+	}
+	// include=permissions shows the path properties.
+	lp := bc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("d/"), Include: container.ListBlobsInclude{Permissions: true}})
+	page, err := lp.NextPage(e.ctx)
+	must(t, err)
+	if len(page.Segment.BlobItems) != 1 || page.Segment.BlobItems[0].Properties.Owner == nil || *page.Segment.BlobItems[0].Properties.Owner != "$superuser" ||
+		*page.Segment.BlobItems[0].Properties.ResourceType != "file" || *page.Segment.BlobItems[0].Properties.Permissions != "rw-r-----" {
+		t.Fatalf("listed with permissions: %+v", page.Segment.BlobItems)
 	}
 
 	// azblob changes what the datalake SDK sees.
