@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -180,12 +181,12 @@ type GetBlobPropertiesInput struct {
 func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInput) (BlobProperties, error) {
 	now := s.now(in.Call)
 	ref := in.Ref // the closure copies ref, not all of in
-	hns := s.nsOf(ref.Account)
+	hns, caller := s.nsOf(ref.Account), in.Caller
 	var b *blobRec
 	var path *PathProperties
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
 		if hns != nil {
-			b, path, err = loadPath(tx, hns, ref, now)
+			b, path, err = loadPath(tx, hns, ref, now, caller, 0)
 			return err
 		}
 		b, err = loadBlob(tx, ref)
@@ -245,7 +246,7 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 	}{in: in, now: s.now(in.Call), hns: s.nsOf(in.Ref.Account)}
 	err = s.store.View(ctx, func(tx kv.Tx) (err error) {
 		if t.hns != nil {
-			t.b, t.path, err = loadPath(tx, t.hns, t.in.Ref, t.now)
+			t.b, t.path, err = loadPath(tx, t.hns, t.in.Ref, t.now, t.in.Caller, acl.Read)
 		} else {
 			t.b, err = loadBlob(tx, t.in.Ref)
 		}

@@ -75,7 +75,7 @@ type CopyBlobOutput struct {
 // x-ms-copy-status: success at once.
 func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutput, error) {
 	now := s.now(in.Call)
-	lookup := s.copySource(in.Source, now)
+	lookup := s.copySource(in.Source, in.Caller, now)
 	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.copyPath(ctx, hns, in, lookup, now)
 	}

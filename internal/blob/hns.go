@@ -171,15 +171,20 @@ func errFlushPosition() error { return azerr.New(azerr.InvalidFlushPosition) }
 // and the hdi_isfolder marker that azcopy and Hadoop's ABFS driver test
 // for). A file whose expiry has passed is gone (404), as is a snapshot,
 // which no path has here.
-func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time) (*blobRec, *PathProperties, error) {
-	node, err := n.Lookup(tx, ns.FS{Account: ref.Account, Filesystem: ref.Container}, ref.Blob, nil)
+//
+// c is the caller: traverse is checked on every parent, and want (read
+// for Get Blob, nothing for Get Blob Properties) on the item
+// ("Access control model in Azure Data Lake Storage Gen2"); 403
+// AuthorizationPermissionMismatch otherwise.
+func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time, c ns.Caller, want acl.Perm) (*blobRec, *PathProperties, error) {
+	node, err := n.LookupFor(tx, ns.FS{Account: ref.Account, Filesystem: ref.Container}, ref.Blob, c, want)
 	switch {
 	case errors.Is(err, ns.ErrFilesystemNotFound):
 		return nil, nil, azerr.New(azerr.ContainerNotFound)
 	case errors.Is(err, ns.ErrPathNotFound), errors.Is(err, ns.ErrInvalidPath):
 		return nil, nil, azerr.New(azerr.BlobNotFound)
 	case err != nil:
-		return nil, nil, err
+		return nil, nil, blobErr(err)
 	}
 	if ref.Snapshot != "" || ref.Blob == "" || node.Expired(now) {
 		return nil, nil, azerr.New(azerr.BlobNotFound)
@@ -212,25 +217,24 @@ func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
 	return b, &PathProperties{Dir: node.Dir, Owner: node.Owner, Group: node.Group, Permissions: node.Permissions(), ACL: node.ACL.String(), Expiry: node.Expiry}
 }
 
-// PathRef names a path of a hierarchical account and who acts on it.
+// PathRef names a path of a hierarchical account (who acts on it is the
+// Call's Caller).
 type PathRef struct {
 	Account, Filesystem, Path string
-	// Caller is nil for a superuser (Shared Key, SAS).
-	Caller ns.Caller
 }
 
 func (p PathRef) fs() ns.FS { return ns.FS{Account: p.Account, Filesystem: p.Filesystem} }
 
 // open runs fn on the file p for a content write (append, flush) by
-// p.Caller, who needs write permission on it ("Access control model in
+// c, who needs write permission on it ("Access control model in
 // Azure Data Lake Storage Gen2": append to a file needs w on it), and
 // stores the node in place (ns.Modify: no new ETag). A file that has no
 // content reference yet (Path Create makes files empty, without one)
 // gets its own, contentRef of its id, recorded before any content is
 // staged under it, so the collector hands it back whenever the file
 // goes. A directory is 409 PathConflict; a file past its expiry is gone.
-func (s *Service) open(tx kv.Tx, p PathRef, now time.Time, fn func(n *ns.Node) error) (*ns.Node, error) {
-	return s.hns.Modify(tx, p.fs(), p.Path, p.Caller, acl.Write, func(n *ns.Node, _ time.Time) error {
+func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, now time.Time, fn func(n *ns.Node) error) (*ns.Node, error) {
+	return s.hns.Modify(tx, p.fs(), p.Path, c, acl.Write, func(n *ns.Node, _ time.Time) error {
 		if n.Expired(now) {
 			return ns.ErrPathNotFound
 		}
@@ -301,9 +305,9 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 	if err := in.Checksums.verify(st); err != nil {
 		return out, err
 	}
-	p, pos, la := in.PathRef, in.Position, in.Lease
+	p, pos, la, c := in.PathRef, in.Position, in.Lease, in.Caller
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
-		_, err := s.open(tx, p, now, func(n *ns.Node) error {
+		_, err := s.open(tx, p, c, now, func(n *ns.Node) error {
 			id, err := la.before(n, now)
 			if err != nil {
 				return err
@@ -396,7 +400,7 @@ func (s *Service) FlushData(ctx context.Context, in FlushDataInput) (FlushDataOu
 	var out FlushDataOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		var id string
-		n, err := s.open(tx, in.PathRef, now, func(n *ns.Node) (err error) {
+		n, err := s.open(tx, in.PathRef, in.Caller, now, func(n *ns.Node) (err error) {
 			id, err = in.Lease.before(n, now)
 			return err
 		})
@@ -454,13 +458,13 @@ func (s *Service) FlushData(ctx context.Context, in FlushDataInput) (FlushDataOu
 			props = &kept
 		}
 		node, err := s.hns.Set(tx, in.fs(), ns.SetInput{Path: in.Path, Cond: in.Cond, Props: props,
-			Content: &ns.Content{Size: in.Position, Ref: n.Ref}, LeaseID: id, Caller: in.Caller})
+			Content: &ns.Content{Size: in.Position, Ref: n.Ref}, LeaseID: id, Caller: in.Call.Caller})
 		if err != nil {
 			return err
 		}
 		out = FlushDataOutput{ETag: node.ETag, LastModified: node.Modified, Size: node.Size}
 		if in.Lease.Action == PathLeaseRelease || in.Lease.Action == PathLeaseAcquireRelease {
-			_, err = s.hns.Modify(tx, in.fs(), in.Path, in.Caller, 0, func(n *ns.Node, _ time.Time) error {
+			_, err = s.hns.Modify(tx, in.fs(), in.Path, in.Call.Caller, 0, func(n *ns.Node, _ time.Time) error {
 				return in.Lease.after(n, id, now)
 			})
 		}

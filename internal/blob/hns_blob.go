@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -96,11 +97,11 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	props.MD5 = st.MD5
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata, Props: props,
-		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }}
+		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller}
 	var node *ns.Node
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
 		if in.CreateOnly {
-			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, nil); err == nil {
+			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
 				return azerr.New(azerr.AuthorizationPermissionMismatch)
 			}
 		}
@@ -133,18 +134,18 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 	}
 	now := s.now(in.Call)
 	return s.store.Update(ctx, func(tx kv.Tx) error {
-		if err := s.pathLive(tx, hns, in.Ref, now); err != nil {
+		if err := s.pathLive(tx, hns, in.Ref, in.Caller, now); err != nil {
 			return err
 		}
-		_, err := hns.Delete(tx, blobFS(in.Ref), ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID})
+		_, err := hns.Delete(tx, blobFS(in.Ref), ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller})
 		return blobErr(err)
 	})
 }
 
 // pathLive fails with BlobNotFound when ref is missing or a file past its
 // expiry.
-func (s *Service) pathLive(tx kv.Tx, hns *ns.Namespace, ref BlobRef, now time.Time) error {
-	n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, nil)
+func (s *Service) pathLive(tx kv.Tx, hns *ns.Namespace, ref BlobRef, c ns.Caller, now time.Time) error {
+	n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, c)
 	if err != nil {
 		return blobErr(err)
 	}
@@ -162,14 +163,14 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 		return nil, azerr.New(azerr.BlobNotFound)
 	}
 	now := s.now(call)
-	in := ns.SetInput{Path: ref.Blob, Cond: a.withoutNoneMatchAny().Cond, Metadata: md, LeaseID: a.LeaseID}
+	in := ns.SetInput{Path: ref.Blob, Cond: a.withoutNoneMatchAny().Cond, Metadata: md, LeaseID: a.LeaseID, Caller: call.Caller}
 	if hdrs != nil {
 		p := contentProps(*hdrs)
 		in.Props = &p
 	}
 	var n *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
-		if err := s.pathLive(tx, hns, ref, now); err != nil {
+		if err := s.pathLive(tx, hns, ref, call.Caller, now); err != nil {
 			return err
 		}
 		n, err = hns.Set(tx, blobFS(ref), in)
@@ -196,7 +197,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	now := s.now(in.Call)
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
-		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }}
+		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller}
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		var fc fileContent
@@ -220,7 +221,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 			size += u.Size
 		}
 		if in.CreateOnly {
-			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, nil); err == nil {
+			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
 				return azerr.New(azerr.AuthorizationPermissionMismatch)
 			}
 		}
@@ -351,7 +352,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 // transaction: a file of the File service, a path of a hierarchical
 // account (a file as loadPath reads it; a directory, or nothing, is no
 // source: nil), or a blob record.
-func (s *Service) copySource(src CopySource, now time.Time) func(tx kv.Tx) (*blobRec, error) {
+func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx kv.Tx) (*blobRec, error) {
 	ref, fileSrc := src.Blob, src.file
 	hns := s.nsOf(ref.Account)
 	return func(tx kv.Tx) (*blobRec, error) {
@@ -359,7 +360,7 @@ func (s *Service) copySource(src CopySource, now time.Time) func(tx kv.Tx) (*blo
 		case fileSrc != nil:
 			return fileSrc(tx)
 		case hns != nil:
-			b, pp, err := loadPath(tx, hns, ref, now)
+			b, pp, err := loadPath(tx, hns, ref, now, c, acl.Read)
 			if azerr.Has(err, azerr.BlobNotFound) || azerr.Has(err, azerr.ContainerNotFound) || (err == nil && pp.Dir) {
 				return nil, nil
 			}
@@ -425,7 +426,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 			}
 		}
 		if in.CreateOnly {
-			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, nil); err == nil {
+			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
 				return azerr.New(azerr.AuthorizationPermissionMismatch)
 			}
 		}
@@ -434,7 +435,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 			meta = in.Metadata
 		}
 		co, err := hns.Create(tx, blobFS(ref), ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
-			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }})
+			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller})
 		if err != nil {
 			return blobErr(err)
 		}

@@ -59,7 +59,7 @@ func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (Set
 	now := s.now(in.Call)
 	var out SetBlobExpiryOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		n, err := hns.Lookup(tx, blobFS(in.Ref), in.Ref.Blob, nil)
+		n, err := hns.Lookup(tx, blobFS(in.Ref), in.Ref.Blob, in.Caller)
 		if err != nil {
 			return blobErr(err)
 		}
@@ -78,7 +78,7 @@ func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (Set
 		default:
 			return azerr.InvalidHeader("x-ms-expiry-option", string(in.Option))
 		}
-		node, err := hns.Set(tx, blobFS(in.Ref), ns.SetInput{Path: in.Ref.Blob, Expiry: &at, LeaseID: in.LeaseID})
+		node, err := hns.Set(tx, blobFS(in.Ref), ns.SetInput{Path: in.Ref.Blob, Expiry: &at, LeaseID: in.LeaseID, Caller: in.Caller})
 		if err != nil {
 			return blobErr(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
@@ -100,7 +101,7 @@ func (s *Service) LeasePath(ctx context.Context, in LeasePathInput) (LeaseBlobOu
 	now := s.now(in.Call)
 	var out LeaseBlobOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		n, err := s.hns.Modify(tx, in.fs(), in.Path, in.Caller, 0, func(n *ns.Node, _ time.Time) error {
+		n, err := s.hns.Modify(tx, in.fs(), in.Path, in.Call.Caller, acl.Write, func(n *ns.Node, _ time.Time) error {
 			if n.Expired(now) {
 				return ns.ErrPathNotFound
 			}

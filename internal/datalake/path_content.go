@@ -11,8 +11,12 @@ import (
 
 // pathRef is r's path for the Blob domain's content operations.
 func (r *req) pathRef() blob.PathRef {
-	return blob.PathRef{Account: r.Account, Filesystem: r.filesystem, Path: r.path, Caller: r.caller()}
+	return blob.PathRef{Account: r.Account, Filesystem: r.filesystem, Path: r.path}
 }
+
+// callAs is r's domain call with its caller, whose access the path's
+// ACLs decide (nil for Shared Key and SAS).
+func (r *req) callAs() blob.Call { return blob.Call{Now: r.Now, Caller: r.caller()} }
 
 // parsePosition reads the position parameter append and flush require
 // (Path - Update: "It is required when uploading data to be appended to
@@ -64,7 +68,7 @@ func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 	if length < 0 {
 		length = -1 // chunked: extent.LimitBody reads to the end
 	}
-	out, err := s.blob.AppendData(r.Context(), blob.AppendDataInput{Call: r.call(), PathRef: r.pathRef(),
+	out, err := s.blob.AppendData(r.Context(), blob.AppendDataInput{Call: r.callAs(), PathRef: r.pathRef(),
 		Position: pos, Body: r.Body, Length: length, Checksums: sums, Lease: la})
 	if err != nil {
 		return nsErr(err)
@@ -109,7 +113,7 @@ func (s *Service) flushData(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := blob.FlushDataInput{Call: r.call(), PathRef: r.pathRef(), Position: pos, RetainUncommitted: retain, Cond: c, Lease: la}
+	in := blob.FlushDataInput{Call: r.callAs(), PathRef: r.pathRef(), Position: pos, RetainUncommitted: retain, Cond: c, Lease: la}
 	if sendsContentProps(r.Header) {
 		p, err := parseContentProps(r.Header)
 		if err != nil {

@@ -28,7 +28,7 @@ func (s *Service) leasePath(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.blob.LeasePath(r.Context(), blob.LeasePathInput{Call: r.call(), PathRef: r.pathRef(), Cond: c, Request: lr})
+	out, err := s.blob.LeasePath(r.Context(), blob.LeasePathInput{Call: r.callAs(), PathRef: r.pathRef(), Cond: c, Request: lr})
 	if err != nil {
 		return nsErr(err)
 	}

@@ -2,20 +2,26 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/datalakeerror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/directory"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/filesystem"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/service"
 	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
@@ -236,4 +242,68 @@ func TestDLContentBlobOnlyFeatures(t *testing.T) {
 	if *p.ContentLength != 1 {
 		t.Fatalf("size %d", *p.ContentLength)
 	}
+}
+
+// TestDLContentBlobViewACL: with --oauth basic, a bearer caller of the
+// Blob API on a hierarchical account is checked against the paths' ACLs
+// as on the dfs endpoint: traverse on the parents, read to download,
+// write and execute on the parent to create; 403
+// AuthorizationPermissionMismatch otherwise.
+func TestDLContentBlobViewACL(t *testing.T) {
+	var hc *http.Client
+	e := startDLWith(t, true, func(cfg *app.Config) *http.Client {
+		cert, pool := selfSigned(t)
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		cfg.OAuth = true
+		hc = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		return hc
+	})
+	su := e.mkfs("acl")
+	resp, out := e.raw(http.MethodPatch, "/acl/?action=setAccessControl", map[string]string{"x-ms-permissions": "0755"}, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("root permissions: %d %s", resp.StatusCode, out)
+	}
+	for _, d := range []struct{ name, perm string }{{"private", "0700"}, {"open", "0777"}} {
+		_, err := su.NewDirectoryClient(d.name).Create(e.ctx, &directory.CreateOptions{Permissions: to.Ptr(d.perm), Umask: to.Ptr("0000")})
+		must(t, err)
+	}
+	for _, f := range []string{"private/f", "open/r"} {
+		fc := su.NewFileClient(f)
+		_, err := fc.Create(e.ctx, &file.CreateOptions{Permissions: to.Ptr("0640"), Umask: to.Ptr("0000")})
+		must(t, err)
+		must(t, fc.UploadBuffer(e.ctx, []byte("secret"), nil))
+	}
+	u1, err := azblob.NewClient(e.app.BlobURL, principalToken{oid: "u1"}, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}})
+	must(t, err)
+	c := u1.ServiceClient().NewContainerClient("acl")
+	_, err = c.NewBlobClient("private/f").GetProperties(e.ctx, nil)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	// Traverse is enough for the properties; reading takes r.
+	_, err = c.NewBlobClient("open/r").GetProperties(e.ctx, nil)
+	must(t, err)
+	_, err = c.NewBlobClient("open/r").DownloadStream(e.ctx, nil)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	_, err = c.NewBlobClient("open/r").SetMetadata(e.ctx, map[string]*string{"k": to.Ptr("v")}, nil)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	_, err = u1.UploadBuffer(e.ctx, "acl", "private/x", []byte("x"), nil)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	// A file of its own in the open directory: owned by u1, readable.
+	_, err = u1.UploadBuffer(e.ctx, "acl", "open/mine", []byte("mine"), nil)
+	must(t, err)
+	ac, err := su.NewFileClient("open/mine").GetAccessControl(e.ctx, nil)
+	must(t, err)
+	if *ac.Owner != "u1" {
+		t.Fatalf("owner %s", *ac.Owner)
+	}
+	dr, err := c.NewBlobClient("open/mine").DownloadStream(e.ctx, nil)
+	must(t, err)
+	got, _ := io.ReadAll(dr.Body)
+	dr.Body.Close()
+	if string(got) != "mine" {
+		t.Fatalf("read back %q", got)
+	}
+	// The dfs endpoint's append checks the same ACL.
+	dl, err := service.NewClient(e.app.DFSURL, principalToken{oid: "u1"}, &service.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}})
+	must(t, err)
+	wantDL(t, get(dl.NewFileSystemClient("acl").NewFileClient("open/r").AppendData(e.ctx, 6, body([]byte("x")), nil)), 403, "AuthorizationPermissionMismatch")
 }
