@@ -50,8 +50,12 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 		// Azure Data Lake Storage Gen2, "Set owner").
 		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
+	acquire, err := parseCreateLease(r.Header)
+	if err != nil {
+		return err
+	}
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
-		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Caller: caller}
+		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Acquire: acquire, Caller: caller}
 	var out *ns.CreateOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
 		out, err = s.ns.Create(tx, r.fsOf(), in)

@@ -77,3 +77,31 @@ func FuzzParsePosition(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseCreateLease: Path Create's lease headers are both absent, a
+// valid acquire request, or a 400.
+func FuzzParseCreateLease(f *testing.F) {
+	for _, c := range [][2]string{{"", ""}, {"c3b5a0e2-6a43-4d2f-9a51-0c7f6f0d1a11", "15"}, {"c3b5a0e2-6a43-4d2f-9a51-0c7f6f0d1a11", "-1"},
+		{"", "15"}, {"x", "15"}, {"c3b5a0e2-6a43-4d2f-9a51-0c7f6f0d1a11", "61"}} {
+		f.Add(c[0], c[1])
+	}
+	f.Fuzz(func(t *testing.T, id, dur string) {
+		h := http.Header{}
+		h.Set("x-ms-proposed-lease-id", id)
+		h.Set("x-ms-lease-duration", dur)
+		req, err := parseCreateLease(h)
+		if err != nil {
+			var e *azerr.Error
+			if !errors.As(err, &e) || e.Status != 400 {
+				t.Fatalf("%v", err)
+			}
+			return
+		}
+		if req == nil {
+			return
+		}
+		if req.ProposedID == "" || req.Duration == nil || (*req.Duration != -1 && (*req.Duration < 15 || *req.Duration > 60)) {
+			t.Fatalf("accepted %+v from %q %q", req, id, dur)
+		}
+	})
+}

@@ -106,3 +106,28 @@ func pathLeaseErr(err error) error {
 	}
 	return err
 }
+
+// parseCreateLease reads x-ms-proposed-lease-id and x-ms-lease-duration
+// of Path Create, which create the item with a lease (both or neither:
+// 400 MissingRequiredHeader naming the other; the id a GUID, the
+// duration -1 or 15 to 60 seconds).
+func parseCreateLease(h http.Header) (*lease.Request, error) {
+	id, dur := strings.TrimSpace(h.Get(lease.HeaderProposedID)), strings.TrimSpace(h.Get(lease.HeaderDuration))
+	switch {
+	case id == "" && dur == "":
+		return nil, nil
+	case id == "":
+		return nil, azerr.MissingHeader(lease.HeaderProposedID)
+	case dur == "":
+		return nil, azerr.MissingHeader(lease.HeaderDuration)
+	}
+	pid, ok := lease.ParseID(id)
+	if !ok {
+		return nil, azerr.InvalidHeader(lease.HeaderProposedID, id)
+	}
+	d, err := blob.ParseLeaseDuration(dur)
+	if err != nil {
+		return nil, err
+	}
+	return &lease.Request{Action: lease.ActionAcquire, ProposedID: pid, Duration: d}, nil
+}

@@ -133,6 +133,23 @@ func TestDLContentLeases(t *testing.T) {
 	}
 	_, err = g.Delete(e.ctx, nil)
 	must(t, err)
+	// Path Create with a lease (azdatalake's
+	// TestFileAppendAndFlushDataWithLeasedFile creates its file so).
+	k := fs.NewFileClient("k")
+	_, err = k.Create(e.ctx, &file.CreateOptions{ProposedLeaseID: to.Ptr(leaseA), LeaseDuration: to.Ptr(int64(15))})
+	must(t, err)
+	if st := leaseState(t, e, k); st != "leased" {
+		t.Fatalf("after create with a lease: %s", st)
+	}
+	wantDL(t, get(k.AppendData(e.ctx, 0, body(data), nil)), 412, string(datalakeerror.LeaseIDMissing))
+	_, err = k.AppendData(e.ctx, 0, body(data), &file.AppendDataOptions{LeaseAccessConditions: &file.LeaseAccessConditions{LeaseID: to.Ptr(leaseA)}})
+	must(t, err)
+	// Creating over it again takes its lease id.
+	wantDL(t, get(k.Create(e.ctx, nil)), 412, string(datalakeerror.LeaseIDMissing))
+	resp, _ = e.raw(http.MethodPut, "/leases/k2?resource=file", map[string]string{"x-ms-lease-duration": "15"}, nil)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("x-ms-error-code") != "MissingRequiredHeader" {
+		t.Fatalf("create with a duration and no proposed id: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
 	resp, _ = e.raw(http.MethodPost, "/leases/nope", map[string]string{"x-ms-lease-action": "acquire", "x-ms-lease-duration": "15"}, nil)
 	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("x-ms-error-code") != "PathNotFound" {
 		t.Fatalf("lease of a missing path: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))

@@ -233,6 +233,9 @@ type CreateInput struct {
 	// LeaseID is x-ms-lease-id: an existing item's active lease must be
 	// named (see checkLease).
 	LeaseID string
+	// Acquire, when set, is a lease the new item takes as it is created
+	// (Path Create's x-ms-proposed-lease-id and x-ms-lease-duration).
+	Acquire *lease.Request
 	Caller  Caller
 }
 
@@ -357,6 +360,13 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 	if existing != nil {
 		// An overwrite keeps an active lease, as Put Blob does.
 		n.Lease = lease.OnWrite(existing.Lease, now)
+	}
+	if in.Acquire != nil {
+		res, err := lease.Apply(n.Lease, *in.Acquire, lease.Blob, now)
+		if err != nil {
+			return nil, err
+		}
+		n.Lease = res.Lease
 	}
 	if expired != nil {
 		if err := kv.PutJSON(tx, garbageKey(fs.Account, expired.ID), garbage{Ref: expired.Ref}); err != nil {
