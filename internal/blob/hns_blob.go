@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -258,7 +259,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 // blobs to include.
 func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsInput) (ListBlobsOutput, error) {
 	now := s.now(in.Call)
-	ref, prefix, delim, maxN := in.Ref, in.Prefix, in.Delimiter, in.MaxResults
+	ref, prefix, delim, maxN, caller := in.Ref, in.Prefix, in.Delimiter, in.MaxResults, in.Caller
 	var keep func(*ns.Node) bool
 	switch in.ShowOnly {
 	case "":
@@ -298,6 +299,31 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			return err
 		}
 		fs := ns.FS{Account: ref.Account, Filesystem: ref.Container}
+		// A bearer caller lists a directory's entries only with read and
+		// execute on it (and traverse to it), as List Paths requires
+		// ("Access control model in Azure Data Lake Storage Gen2", list
+		// a directory: r-x); else 403.
+		var denied error
+		listable := map[string]bool{}
+		mayList := func(name string) bool {
+			if caller == nil || caller.Super {
+				return true
+			}
+			dir := ""
+			if i := strings.LastIndexByte(name, '/'); i >= 0 {
+				dir = name[:i]
+			}
+			ok, seen := listable[dir]
+			if !seen {
+				d, err := hns.Lookup(tx, fs, dir, caller)
+				ok = err == nil && d.Dir && d.Access().Allows(d.Owner, d.Group, *caller, acl.Read|acl.Execute)
+				listable[dir] = ok
+			}
+			if !ok {
+				denied = blobErr(ns.ErrPermissionMismatch)
+			}
+			return ok
+		}
 		for {
 			var folded string
 			err := hns.ScanBlobs(tx, fs, prefix, after, func(name string, n *ns.Node) bool {
@@ -307,16 +333,25 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 				if keep != nil && !keep(n) {
 					return true
 				}
+				fold := ""
+				if delim != "" {
+					if i := strings.Index(name[len(prefix):], delim); i >= 0 {
+						fold = name[:len(prefix)+i+len(delim)]
+					}
+				}
+				// A folded entry shows the directory the listing is
+				// in, not the one below it.
+				if subject := strings.TrimSuffix(fold, delim); !mayList(cmp.Or(subject, name)) {
+					return false
+				}
 				if len(out.Items) == maxN {
 					more = true
 					return false
 				}
-				if delim != "" {
-					if i := strings.Index(name[len(prefix):], delim); i >= 0 {
-						folded = name[:len(prefix)+i+len(delim)]
-						out.Items = append(out.Items, ListedBlob{Name: folded, IsPrefix: true})
-						return false
-					}
+				if fold != "" {
+					folded = fold
+					out.Items = append(out.Items, ListedBlob{Name: folded, IsPrefix: true})
+					return false
 				}
 				b, pp := pathRec(n)
 				it := ListedBlob{Name: name, Properties: b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: name}, now)}
@@ -326,6 +361,9 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			})
 			if err != nil {
 				return blobErr(err)
+			}
+			if denied != nil {
+				return denied
 			}
 			if folded == "" {
 				return nil

@@ -302,6 +302,29 @@ func TestDLContentBlobViewACL(t *testing.T) {
 	if string(got) != "mine" {
 		t.Fatalf("read back %q", got)
 	}
+	// Listing takes read and execute on every directory listed.
+	var names []string
+	pg := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("open/")})
+	for pg.More() {
+		page, err := pg.NextPage(e.ctx)
+		must(t, err)
+		for _, b := range page.Segment.BlobItems {
+			names = append(names, *b.Name)
+		}
+	}
+	if got := strings.Join(names, ","); got != "open/mine,open/r" {
+		t.Fatalf("u1 lists %s", got)
+	}
+	_, err = c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("private/")}).NextPage(e.ctx)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	_, err = c.NewListBlobsFlatPager(nil).NextPage(e.ctx)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	// One level with a delimiter does not enter private.
+	page, err := c.NewListBlobsHierarchyPager("/", nil).NextPage(e.ctx)
+	must(t, err)
+	if len(page.Segment.BlobItems) != 2 || len(page.Segment.BlobPrefixes) != 2 {
+		t.Fatalf("u1 lists the root: %d blobs, %d prefixes", len(page.Segment.BlobItems), len(page.Segment.BlobPrefixes))
+	}
 	// The dfs endpoint's append checks the same ACL.
 	dl, err := service.NewClient(e.app.DFSURL, principalToken{oid: "u1"}, &service.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}})
 	must(t, err)
