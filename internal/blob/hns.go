@@ -22,9 +22,10 @@ import (
 // Each fact has one owner:
 //
 //   - the node owns the name and place in the tree, the ETag and times,
-//     the size, the content headers, the metadata, owner, group, ACL and
-//     expiry: every write of the file goes through the node's record, so
-//     conditions, renames and deletes see one ETag;
+//     the size, the content headers, the metadata, owner, group, ACL,
+//     expiry and the lease (hns_lease.go): every write of the file goes
+//     through the node's record, so conditions, leases, renames and
+//     deletes see one ETag and one lease;
 //   - the Blob layer owns the bytes: the committed parts of the file
 //     (the content record under the node's content reference) and the
 //     data appended but not yet flushed (pending records by position).
