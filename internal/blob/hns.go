@@ -263,13 +263,19 @@ type AppendDataInput struct {
 	Length    int64
 	Checksums Checksums
 	Lease     PathLeaseAction
+	// Flush commits the file up to the end of this append in the same
+	// transaction (flush=true on the append); the lease's release then
+	// comes after the flush, as on a flush ("Only applicable if Flush is
+	// set to true": DataLakeFileAppendOptions.LeaseAction).
+	Flush bool
 }
 
 // AppendDataOutput is the digest of the data appended: the MD5 when the
-// caller sent one, else the CRC64.
+// caller sent one, else the CRC64; with Flush, the file as flushed.
 type AppendDataOutput struct {
 	ContentMD5   []byte
 	ContentCRC64 []byte
+	Flushed      *FlushDataOutput
 }
 
 // AppendData is Path - Update action=append
@@ -306,25 +312,42 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 	if err := in.Checksums.verify(st); err != nil {
 		return out, err
 	}
-	p, pos, la, c := in.PathRef, in.Position, in.Lease, in.Caller
+	p, pos, la, c, flush := in.PathRef, in.Position, in.Lease, in.Caller, in.Flush
+	var flushed *FlushDataOutput
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
-		_, err := s.open(tx, p, c, now, func(n *ns.Node) error {
-			id, err := la.before(n, now)
-			if err != nil {
+		flushed = nil
+		var id string
+		_, err := s.open(tx, p, c, now, func(n *ns.Node) (err error) {
+			if id, err = la.before(n, now); err != nil {
 				return err
 			}
 			if err := s.stagePending(tx, p.Account, n, pos, st, now); err != nil {
 				return err
 			}
+			switch {
+			case flush:
+				return nil // the flush releases
+			case la.Action == PathLeaseRelease:
+				return nil // applies to a flush only
+			}
 			return la.after(n, id, now)
 		})
+		if err != nil || !flush {
+			return err
+		}
+		fl := PathLeaseAction{LeaseID: id}
+		if la.Action == PathLeaseRelease || la.Action == PathLeaseAcquireRelease {
+			fl.Action = PathLeaseRelease
+		}
+		out, err := s.flushTx(tx, FlushDataInput{Call: in.Call, PathRef: p, Position: pos + st.Size, Lease: fl}, now)
+		flushed = &out
 		return err
 	})
 	tried = true
 	if err != nil {
 		return out, err
 	}
-	return AppendDataOutput{ContentMD5: st.MD5, ContentCRC64: st.CRC64}, nil
+	return AppendDataOutput{ContentMD5: st.MD5, ContentCRC64: st.CRC64, Flushed: flushed}, nil
 }
 
 // stagePending records st as pending at pos of file n: 400
@@ -399,7 +422,17 @@ func (s *Service) FlushData(ctx context.Context, in FlushDataInput) (FlushDataOu
 		return FlushDataOutput{}, azerr.InvalidQuery("position", fmt.Sprint(in.Position))
 	}
 	var out FlushDataOutput
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
+		out, err = s.flushTx(tx, in, now)
+		return err
+	})
+	return out, err
+}
+
+// flushTx is FlushData's transaction.
+func (s *Service) flushTx(tx kv.Tx, in FlushDataInput, now time.Time) (FlushDataOutput, error) {
+	var out FlushDataOutput
+	err := func() error {
 		var id string
 		n, err := s.open(tx, in.PathRef, in.Caller, now, func(n *ns.Node) (err error) {
 			id, err = in.Lease.before(n, now)
@@ -470,6 +503,6 @@ func (s *Service) FlushData(ctx context.Context, in FlushDataInput) (FlushDataOu
 			})
 		}
 		return err
-	})
+	}()
 	return out, err
 }

@@ -29,12 +29,12 @@ const (
 // PathLeaseAction is the lease part of an append or flush: LeaseID is
 // x-ms-lease-id; Action x-ms-lease-action ("" for none): acquire takes a
 // lease with ProposedID for Duration seconds (-1 infinite) before the
-// write, auto-renew renews LeaseID, release releases LeaseID once the
-// write is done, acquire-release takes a lease for the write alone
-// (DataLakeFileAppendOptions.LeaseAction and FileAppendOptions.leaseAction
-// of the .NET and JavaScript SDKs; azdatalake's
-// TestFileAppendDataWithReleaseLease expects the lease available after
-// an append with release).
+// write, auto-renew renews LeaseID, release releases LeaseID once a
+// flush is done (on an append only with flush=true), acquire-release
+// takes a lease for the write alone (DataLakeFileAppendOptions.LeaseAction
+// and FileAppendOptions.leaseAction of the .NET and JavaScript SDKs;
+// azdatalake's TestFileAppendDataWithReleaseLease expects the lease
+// available after an append with release and flush).
 type PathLeaseAction struct {
 	Action     string
 	LeaseID    string

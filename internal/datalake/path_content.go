@@ -49,8 +49,10 @@ func parseBoolQuery(r *req, name string) (bool, error) {
 // appendData is Path - Update action=append
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/path/update):
 // 202, the body staged at position until a flush commits it
-// (blob.Service.AppendData). Content-MD5 or x-ms-content-crc64 are
-// checked against the body and the digest is answered.
+// (blob.Service.AppendData), or with flush=true committed at once with
+// everything before it (the file's new ETag answered). Content-MD5 or
+// x-ms-content-crc64 are checked against the body and the digest is
+// answered.
 func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 	pos, err := parsePosition(r)
 	if err != nil {
@@ -64,17 +66,24 @@ func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	flush, err := parseBoolQuery(r, "flush")
+	if err != nil {
+		return err
+	}
 	length := r.ContentLength
 	if length < 0 {
 		length = -1 // chunked: extent.LimitBody reads to the end
 	}
 	out, err := s.blob.AppendData(r.Context(), blob.AppendDataInput{Call: r.callAs(), PathRef: r.pathRef(),
-		Position: pos, Body: r.Body, Length: length, Checksums: sums, Lease: la})
+		Position: pos, Body: r.Body, Length: length, Checksums: sums, Lease: la, Flush: flush})
 	if err != nil {
 		return nsErr(err)
 	}
 	h := w.Header()
 	blob.EchoDigests(h, out.ContentMD5, out.ContentCRC64)
+	if f := out.Flushed; f != nil {
+		setETag(h, f.ETag, f.LastModified)
+	}
 	h.Set("x-ms-request-server-encrypted", "true")
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusAccepted)

@@ -144,7 +144,22 @@ func TestDLContentLeases(t *testing.T) {
 	wantDL(t, get(k.AppendData(e.ctx, 0, body(data), nil)), 412, string(datalakeerror.LeaseIDMissing))
 	_, err = k.AppendData(e.ctx, 0, body(data), &file.AppendDataOptions{LeaseAccessConditions: &file.LeaseAccessConditions{LeaseID: to.Ptr(leaseA)}})
 	must(t, err)
-	// Creating over it again takes its lease id.
+	// Append with flush=true and release (azdatalake's
+	// TestFileAppendDataWithReleaseLease): flushed and released at once.
+	_, err = k.AppendData(e.ctx, int64(len(data)), body(data), &file.AppendDataOptions{LeaseAction: &file.LeaseActionRelease,
+		LeaseAccessConditions: &file.LeaseAccessConditions{LeaseID: to.Ptr(leaseA)}, Flush: to.Ptr(true)})
+	must(t, err)
+	if st := leaseState(t, e, k); st != "available" {
+		t.Fatalf("after append+flush with release: %s", st)
+	}
+	if got := download(t, e, k); string(got) != string(data)+string(data) {
+		t.Fatalf("after append+flush: %q", got)
+	}
+	// Creating over it again takes its lease id once leased.
+	kl, err := lease.NewPathClient(k, &lease.PathClientOptions{LeaseID: to.Ptr(leaseB)})
+	must(t, err)
+	_, err = kl.AcquireLease(e.ctx, 15, nil)
+	must(t, err)
 	wantDL(t, get(k.Create(e.ctx, nil)), 412, string(datalakeerror.LeaseIDMissing))
 	resp, _ = e.raw(http.MethodPut, "/leases/k2?resource=file", map[string]string{"x-ms-lease-duration": "15"}, nil)
 	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("x-ms-error-code") != "MissingRequiredHeader" {

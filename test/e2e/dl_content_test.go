@@ -141,6 +141,20 @@ func TestDLContentAppendFlush(t *testing.T) {
 	wantDL(t, get(f.FlushData(e.ctx, int64(len(want))+100, &file.FlushDataOptions{AccessConditions: &file.AccessConditions{
 		ModifiedAccessConditions: &file.ModifiedAccessConditions{IfMatch: &wrong}}})), 412, string(datalakeerror.ConditionNotMet))
 
+	// flush=true on an append commits it with what came before.
+	_, err = f.FlushData(e.ctx, int64(len(want)), nil) // drops the pending c1
+	must(t, err)
+	p, err = f.GetProperties(e.ctx, nil)
+	must(t, err)
+	ar, err := f.AppendData(e.ctx, int64(len(want)), body(c2), &file.AppendDataOptions{Flush: to.Ptr(true)})
+	must(t, err)
+	want = append(want, c2...)
+	if got := download(t, e, f); !bytes.Equal(got, want) {
+		t.Fatalf("after append with flush: %d bytes, want %d", len(got), len(want))
+	}
+	if p2, err := f.GetProperties(e.ctx, nil); err != nil || *p2.ETag == *p.ETag || ar.ETag == nil || *ar.ETag != *p2.ETag {
+		t.Fatalf("ETag after append with flush: %v %v (append answered %v)", p2.ETag, err, ar.ETag)
+	}
 	// A directory has no content; a missing file is 404.
 	wantDL(t, get(fs.NewFileClient("dir").AppendData(e.ctx, 0, body(c1), nil)), 409, "PathConflict")
 	wantDL(t, get(fs.NewFileClient("nope").AppendData(e.ctx, 0, body(c1), nil)), 404, string(datalakeerror.PathNotFound))
