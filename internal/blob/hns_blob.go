@@ -31,16 +31,17 @@ func blobErr(err error) error {
 	switch {
 	case errors.Is(err, ns.ErrFilesystemNotFound):
 		return azerr.New(azerr.ContainerNotFound)
-	case errors.Is(err, ns.ErrPathNotFound), errors.Is(err, ns.ErrInvalidPath):
+	case errors.Is(err, ns.ErrPathNotFound):
 		return azerr.New(azerr.BlobNotFound)
 	case errors.Is(err, ns.ErrPathAlreadyExists):
 		return azerr.New(azerr.BlobAlreadyExists)
 	case errors.Is(err, ns.ErrConditionNotMet):
 		return azerr.New(azerr.ConditionNotMet)
 	}
-	// PathConflict, DirectoryNotEmpty, AuthorizationPermissionMismatch:
-	// the Blob endpoint of a hierarchical account answers the namespace's
-	// codes.
+	// PathConflict, DirectoryNotEmpty, AuthorizationPermissionMismatch,
+	// InvalidResourceName (a name with an empty, "." or ".." segment,
+	// which no path can have): the Blob endpoint of a hierarchical
+	// account answers the namespace's codes.
 	return azerr.Newf(e.Code, "%s", e.Message).WithStatus(e.Status)
 }
 

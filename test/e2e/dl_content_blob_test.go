@@ -187,6 +187,9 @@ func TestDLContentBlobInterop(t *testing.T) {
 	if got := strings.Join(listAll(t, e, fs, "", true, 100), ","); got != "a/,a/b/,a/b/c.txt,x/,x/big.bin" {
 		t.Fatalf("paths after blob deletes: %s", got)
 	}
+	// A name no path can have is 400 InvalidResourceName.
+	_, err = bs.UploadBuffer(e.ctx, "interop", "a//b", []byte("x"), nil)
+	wantRaw(t, err, http.StatusBadRequest, "InvalidResourceName")
 	// Put Blob over a directory is refused; If-None-Match: * on a file is
 	// BlobAlreadyExists.
 	_, err = bs.UploadBuffer(e.ctx, "interop", "a/b", []byte("x"), nil)
