@@ -100,6 +100,12 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata, Props: props,
 		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller}
+	if md, dir := folderMarker(in.Metadata); dir && st.Size == 0 {
+		// An empty blob marked hdi_isfolder=true is a directory, the way
+		// the Blob API shows directories and tools that speak only Blob
+		// (azcopy, Hadoop's WASB driver, Storage Explorer) make them.
+		cin = ns.CreateInput{Path: ref.Blob, Dir: true, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: md, Props: contentProps(in.HTTPHeaders), Caller: in.Caller}
+	}
 	var node *ns.Node
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
 		if in.CreateOnly {
@@ -112,6 +118,9 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 			return blobErr(err)
 		}
 		node = co.Node
+		if node.Dir {
+			return nil
+		}
 		if err := st.Write(tx); err != nil {
 			return err
 		}
@@ -489,4 +498,23 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		return CopyBlobOutput{}, err
 	}
 	return CopyBlobOutput{ETag: node.ETag, LastModified: node.Modified, CopyID: copyID, CopyStatus: "success", ContentMD5: md5}, nil
+}
+
+// folderMarker reports whether md marks a directory (hdi_isfolder=true,
+// the name matched without regard to case as metadata names are) and
+// returns md without the marker, which the Blob view adds back to every
+// directory.
+func folderMarker(md map[string]string) (map[string]string, bool) {
+	for k, v := range md {
+		if strings.EqualFold(k, "hdi_isfolder") && strings.EqualFold(v, "true") {
+			out := make(map[string]string, len(md)-1)
+			for k2, v2 := range md {
+				if k2 != k {
+					out[k2] = v2
+				}
+			}
+			return out, true
+		}
+	}
+	return md, false
 }

@@ -187,6 +187,16 @@ func TestDLContentBlobInterop(t *testing.T) {
 	if got := strings.Join(listAll(t, e, fs, "", true, 100), ","); got != "a/,a/b/,a/b/c.txt,x/,x/big.bin" {
 		t.Fatalf("paths after blob deletes: %s", got)
 	}
+	// An empty blob marked hdi_isfolder=true is a directory.
+	_, err = bs.UploadBuffer(e.ctx, "interop", "made/by/blob", nil, &azblob.UploadBufferOptions{Metadata: map[string]*string{"hdi_isfolder": to.Ptr("true"), "k": to.Ptr("v")}})
+	must(t, err)
+	dprops, err := fs.NewDirectoryClient("made/by/blob").GetProperties(e.ctx, nil)
+	must(t, err)
+	if *dprops.ResourceType != "directory" || meta(dprops.Metadata, "k") != "v" {
+		t.Fatalf("hdi_isfolder blob: %s %v", *dprops.ResourceType, dprops.Metadata)
+	}
+	_, err = fs.NewDirectoryClient("made").Delete(e.ctx, nil)
+	must(t, err)
 	// A name no path can have is 400 InvalidResourceName.
 	_, err = bs.UploadBuffer(e.ctx, "interop", "a//b", []byte("x"), nil)
 	wantRaw(t, err, http.StatusBadRequest, "InvalidResourceName")
