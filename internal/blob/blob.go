@@ -165,6 +165,14 @@ func parseChecksums(h http.Header) (Checksums, error) {
 
 // echoDigests sets the Content-MD5 and x-ms-content-crc64 of a write's
 // response: the digests of the content stored (nil: not sent).
+// ParseChecksums reads Content-MD5 and x-ms-content-crc64 of a content
+// write, for front ends that write through the domain (the dfs
+// endpoint's append).
+func ParseChecksums(h http.Header) (Checksums, error) { return parseChecksums(h) }
+
+// EchoDigests answers the digests of a content write.
+func EchoDigests(h http.Header, md5, crc64 []byte) { echoDigests(h, md5, crc64) }
+
 func echoDigests(h http.Header, md5, crc64 []byte) {
 	if md5 != nil {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(md5))
@@ -434,6 +442,22 @@ func writeBlobHeaders(w http.ResponseWriter, p *BlobProperties, r *req) {
 	}
 	h.Set("x-ms-server-encrypted", strconv.FormatBool(p.ServerEncrypted))
 	h.Set("Accept-Ranges", "bytes")
+	if pp := p.Path; pp != nil {
+		// A path of a hierarchical account: what azdatalake's path
+		// GetProperties reads from Get Blob Properties (FormatGetPropertiesResponse).
+		rt := "file"
+		if pp.Dir {
+			rt = "directory"
+		}
+		h.Set("x-ms-resource-type", rt)
+		h.Set("x-ms-owner", pp.Owner)
+		h.Set("x-ms-group", pp.Group)
+		h.Set("x-ms-permissions", pp.Permissions)
+		h.Set("x-ms-acl", pp.ACL)
+		if !pp.Expiry.IsZero() {
+			h.Set("x-ms-expiry-time", pp.Expiry.UTC().Format(http.TimeFormat))
+		}
+	}
 	if p.TagCount > 0 {
 		h.Set("x-ms-tag-count", strconv.Itoa(p.TagCount))
 	}

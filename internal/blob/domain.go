@@ -10,6 +10,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
@@ -29,6 +30,11 @@ type Call struct {
 	// request arrived (server.Request.Now), which is also the response's
 	// Date, so that Date and Last-Modified agree as they do on Azure.
 	Now time.Time
+	// Caller is the bearer principal acting, whose access the ACLs of a
+	// hierarchical account's paths decide; nil is a superuser (Shared
+	// Key, SAS, and every domain caller that is not a request). Flat
+	// accounts do not consult it.
+	Caller *acl.Principal
 }
 
 // now is the time of call c.

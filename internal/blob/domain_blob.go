@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
@@ -53,6 +55,9 @@ type PutBlobOutput struct {
 // transaction applies the write rules and replaces the blob; the stored
 // body is freed at once if the write is refused.
 func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutput, err error) {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.putPath(ctx, hns, in)
+	}
 	now := s.now(in.Call)
 	// The record and the transaction's result in one allocation (this is
 	// the hot path of small uploads).
@@ -138,6 +143,8 @@ type BlobProperties struct {
 	Copy *CopyInfo
 	// ServerEncrypted is whether the content is encrypted at rest.
 	ServerEncrypted bool
+	// Path is set for a path of a hierarchical account.
+	Path *PathProperties
 }
 
 // properties reports b, read at ref at now.
@@ -174,8 +181,14 @@ type GetBlobPropertiesInput struct {
 func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInput) (BlobProperties, error) {
 	now := s.now(in.Call)
 	ref := in.Ref // the closure copies ref, not all of in
+	hns, caller := s.nsOf(ref.Account), in.Caller
 	var b *blobRec
+	var path *PathProperties
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
+		if hns != nil {
+			b, path, err = loadPath(tx, hns, ref, now, caller, 0)
+			return err
+		}
 		b, err = loadBlob(tx, ref)
 		return err
 	})
@@ -185,7 +198,9 @@ func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInp
 	if err := in.Access.checkRead(b, in.Ref, now); err != nil {
 		return BlobProperties{}, err
 	}
-	return b.properties(in.Ref, now), nil
+	p := b.properties(in.Ref, now)
+	p.Path = path
+	return p, nil
 }
 
 // GetBlobInput is Get Blob: the blob's content, or Range of it.
@@ -224,9 +239,18 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 		b      *blobRec
 		inline map[string][]byte
 		off, n int64
-	}{in: in, now: s.now(in.Call)}
+		// hns is the namespace of a hierarchical account (nil: flat),
+		// path what loadPath found there.
+		hns  *ns.Namespace
+		path *PathProperties
+	}{in: in, now: s.now(in.Call), hns: s.nsOf(in.Ref.Account)}
 	err = s.store.View(ctx, func(tx kv.Tx) (err error) {
-		if t.b, err = loadBlob(tx, t.in.Ref); err != nil {
+		if t.hns != nil {
+			t.b, t.path, err = loadPath(tx, t.hns, t.in.Ref, t.now, t.in.Caller, acl.Read)
+		} else {
+			t.b, err = loadBlob(tx, t.in.Ref)
+		}
+		if err != nil {
 			return err
 		}
 		b := t.b
@@ -255,7 +279,9 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 	if err != nil {
 		return out, err
 	}
-	return GetBlobOutput{Properties: t.b.properties(in.Ref, t.now), Offset: t.off, Count: t.n, Body: body}, nil
+	out = GetBlobOutput{Properties: t.b.properties(in.Ref, t.now), Offset: t.off, Count: t.n, Body: body}
+	out.Properties.Path = t.path
+	return out, nil
 }
 
 // DeleteSnapshots says what Delete Blob does with a blob's snapshots.
@@ -291,6 +317,9 @@ type DeleteBlobOutput struct {
 // otherwise it deletes for good. A soft-deleted blob or snapshot is not
 // found (404) except by Permanent, which removes a soft-deleted snapshot.
 func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return DeleteBlobOutput{}, s.deletePath(ctx, hns, in)
+	}
 	ref, acc, ds, permanent := in.Ref, in.Access, in.DeleteSnapshots, in.Permanent
 	if permanent && ref.Snapshot == "" {
 		return DeleteBlobOutput{}, errPermanentDelete("Permanent delete applies only to a soft-deleted snapshot or version: give snapshot=.")
@@ -460,6 +489,16 @@ type SetBlobPropertiesOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-properties).
 // If-None-Match: * does not fail it on an existing blob.
 func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInput) (SetBlobPropertiesOutput, error) {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		if in.Size != nil || in.SequenceNumberAction != SequenceNumberKeep {
+			return SetBlobPropertiesOutput{}, azerr.New(azerr.InvalidBlobType)
+		}
+		n, err := s.setPath(ctx, hns, in.Ref, in.Access, in.Call, nil, in.HTTPHeaders)
+		if err != nil {
+			return SetBlobPropertiesOutput{}, err
+		}
+		return SetBlobPropertiesOutput{ETag: n.ETag, LastModified: n.Modified, Type: BlockBlob}, nil
+	}
 	now := s.now(in.Call)
 	seqAction, seqNum, hdrs := in.SequenceNumberAction, in.SequenceNumber, in.HTTPHeaders
 	newSize := int64(-1)
@@ -528,6 +567,14 @@ type SetBlobMetadataOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-metadata).
 // If-None-Match: * does not fail it on an existing blob.
 func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) (SetBlobMetadataOutput, error) {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		md := in.Metadata
+		n, err := s.setPath(ctx, hns, in.Ref, in.Access, in.Call, &md, nil)
+		if err != nil {
+			return SetBlobMetadataOutput{}, err
+		}
+		return SetBlobMetadataOutput{ETag: n.ETag, LastModified: n.Modified, ServerEncrypted: true}, nil
+	}
 	meta := in.Metadata
 	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
 		if err := notArchived(b); err != nil {
@@ -563,6 +610,9 @@ type LeaseBlobOutput struct {
 // LeaseBlob is Lease Blob
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/lease-blob).
 func (s *Service) LeaseBlob(ctx context.Context, in LeaseBlobInput) (LeaseBlobOutput, error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return s.leasePathBlob(ctx, in)
+	}
 	now := s.now(in.Call)
 	ref, acc, lr := in.Ref, in.Access, in.Request
 	var out LeaseBlobOutput
@@ -615,6 +665,9 @@ type SnapshotBlobOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/snapshot-blob).
 // The snapshot shares the blob's data items.
 func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (SnapshotBlobOutput, error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return SnapshotBlobOutput{}, hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref, acc, meta := in.Ref, in.Access, in.Metadata
 	var out SnapshotBlobOutput
@@ -757,6 +810,9 @@ type PutBlockListOutput struct {
 func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBlockListOutput, error) {
 	if len(in.Blocks) > maxCommittedBlocks {
 		return PutBlockListOutput{}, azerr.New(azerr.BlockListTooLong)
+	}
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.putBlockListPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref, acc, createOnly, newb, blocks := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks

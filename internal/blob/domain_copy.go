@@ -75,17 +75,15 @@ type CopyBlobOutput struct {
 // x-ms-copy-status: success at once.
 func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutput, error) {
 	now := s.now(in.Call)
+	lookup := s.copySource(in.Source, in.Caller, now)
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.copyPath(ctx, hns, in, lookup, now)
+	}
 	ref, acc, createOnly, sync := in.Ref, in.Access, in.CreateOnly, in.Sync
-	srcRef, srcConds, srcLease, srcURL, fileSrc := in.Source.Blob, in.Source.Cond, in.Source.LeaseID, in.Source.URL, in.Source.file
+	srcRef, srcConds, srcLease, srcURL := in.Source.Blob, in.Source.Cond, in.Source.LeaseID, in.Source.URL
 	meta, tags, copyTags, tierV, srcMD5 := in.Metadata, in.Tags, in.CopyTags, in.Tier, in.SourceContentMD5
 	if !sync {
 		srcMD5 = nil
-	}
-	lookup := func(tx kv.Tx) (*blobRec, error) {
-		if fileSrc != nil {
-			return fileSrc(tx)
-		}
-		return findBlob(tx, srcRef.Account, srcRef.Container, srcRef.Blob, srcRef.Snapshot)
 	}
 	// The source's bytes are hashed in a snapshot read first, so the
 	// write transaction does not hold its lock while up to 256 MiB are
@@ -196,6 +194,9 @@ type AbortCopyBlobInput struct {
 // to abort (409 NoPendingCopyOperation), after the usual existence and
 // lease checks.
 func (s *Service) AbortCopyBlob(ctx context.Context, in AbortCopyBlobInput) error {
+	if s.nsOf(in.Ref.Account) != nil {
+		return hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref, leaseID, id := in.Ref, in.LeaseID, in.CopyID
 	return s.store.View(ctx, func(tx kv.Tx) error {

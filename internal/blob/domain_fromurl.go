@@ -230,6 +230,9 @@ type FromURLOutput struct {
 // PutBlobFromURL is Put Blob From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-blob-from-url).
 func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (FromURLOutput, error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return FromURLOutput{}, hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref, acc, createOnly, newb, copyProps, copyTags := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.CopyProperties, in.CopyTags
 	var rec *blobRec
@@ -312,6 +315,9 @@ type AppendBlockFromURLInput struct {
 // AppendBlockFromURL is Append Block From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/append-block-from-url).
 func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLInput) (FromURLOutput, error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return FromURLOutput{}, hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref, acc, appendPos, maxSize := in.Ref, in.Access, optional(in.AppendPosition), optional(in.MaxSize)
 	var b *blobRec
@@ -348,6 +354,9 @@ type PutPageFromURLInput struct {
 // PutPageFromURL is Put Page From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-page-from-url).
 func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (FromURLOutput, error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return FromURLOutput{}, hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref, acc, seq, off, n := in.Ref, in.Access, in.Sequence, in.Offset, in.Length
 	var b *blobRec

@@ -29,6 +29,11 @@ type ListBlobsInput struct {
 	Marker     string
 	MaxResults int
 	Include    ListBlobsInclude
+	// ShowOnly is showonly of a hierarchical account's listing
+	// ("deleted", "directories", "files"; "" for all), which the
+	// datalake SDKs' ListDeletedPaths and ListDirectoryPaths send. A flat
+	// account's listing does not consult it.
+	ShowOnly string
 }
 
 // ListedBlob is one entry of a listing.
@@ -59,6 +64,9 @@ type ListBlobsOutput struct {
 // names ascending, a blob's snapshots (oldest first) before the blob,
 // from one read transaction.
 func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error) {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.listPath(ctx, hns, in)
+	}
 	now := s.now(in.Call)
 	ref, prefix, delim, marker, maxN, inc := in.Ref, in.Prefix, in.Delimiter, in.Marker, in.MaxResults, in.Include
 	var mkind, mname, msnap string

@@ -71,6 +71,9 @@ type PutPageOutput struct {
 // (a clear splices a hole) under the write rules and the sequence number
 // conditions.
 func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutput, err error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return out, hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	var st *extent.Staged
 	tried := false
@@ -231,6 +234,9 @@ type AppendBlockOutput struct {
 // the block is stored first, then one transaction appends it under the
 // write rules and the append conditions.
 func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out AppendBlockOutput, err error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return out, hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	body, err := extent.LimitBody(content(in.Body), in.Length, maxAppendBlock)
 	if err != nil {
@@ -300,6 +306,9 @@ type SealBlobOutput struct {
 // sealed blob succeeds. If-None-Match: * does not fail it on an existing
 // blob.
 func (s *Service) SealBlob(ctx context.Context, in SealBlobInput) (SealBlobOutput, error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return SealBlobOutput{}, hnsUnsupported()
+	}
 	appendPos := optional(in.AppendPosition)
 	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
 		if b.Type != AppendBlob {

@@ -19,6 +19,9 @@ type UndeleteBlobInput struct {
 // live again (see softdelete.go); 404 BlobNotFound when there is neither
 // a live blob nor anything to restore.
 func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error {
+	if s.nsOf(in.Ref.Account) != nil {
+		return hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref := in.Ref
 	err := s.store.Update(ctx, func(tx kv.Tx) error {

@@ -22,6 +22,9 @@ type GetBlobTagsInput struct {
 // GetBlobTags is Get Blob Tags
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-tags).
 func (s *Service) GetBlobTags(ctx context.Context, in GetBlobTagsInput) (blobtags.Tags, error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return nil, hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref := in.Ref
 	var b *blobRec
@@ -57,6 +60,9 @@ type SetBlobTagsInput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tags):
 // it changes neither the ETag nor Last-Modified.
 func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
+	if s.nsOf(in.Ref.Account) != nil {
+		return hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref, leaseID, ifTags, tags := in.Ref, in.LeaseID, in.IfTags, in.Tags
 	if len(tags) == 0 {
@@ -98,6 +104,9 @@ type SetBlobTierOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tier):
 // it changes neither the ETag nor Last-Modified.
 func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlobTierOutput, error) {
+	if s.nsOf(in.Ref.Account) != nil {
+		return SetBlobTierOutput{}, hnsUnsupported()
+	}
 	now := s.now(in.Call)
 	ref, leaseID, v := in.Ref, in.LeaseID, in.Tier
 	var out SetBlobTierOutput

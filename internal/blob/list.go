@@ -147,6 +147,13 @@ type blobPropsXML struct {
 	DeletedTime    string `xml:"DeletedTime,omitempty"`
 	RemainingDays  *int   `xml:"RemainingRetentionDays,omitempty"`
 	TagCount       int    `xml:"TagCount,omitempty"`
+	// A path of a hierarchical account: its resource type always, and
+	// with include=permissions its owner, group, permissions and ACL.
+	ResourceType string `xml:"ResourceType,omitempty"`
+	Owner        string `xml:"Owner,omitempty"`
+	Group        string `xml:"Group,omitempty"`
+	Permissions  string `xml:"Permissions,omitempty"`
+	ACL          string `xml:"Acl,omitempty"`
 }
 
 // tagSetXML is a listed blob's <Tags> (include=tags).
@@ -234,6 +241,15 @@ func renderBlobItem(e *ListedBlob, inc map[string]bool) blobItemXML {
 		sealed := b.Sealed
 		p.Sealed = &sealed
 	}
+	if pp := b.Path; pp != nil {
+		p.ResourceType = "file"
+		if pp.Dir {
+			p.ResourceType = "directory"
+		}
+		if inc["permissions"] {
+			p.Owner, p.Group, p.Permissions, p.ACL = pp.Owner, pp.Group, pp.Permissions, pp.ACL
+		}
+	}
 	it := blobItemXML{Name: wire.EncodedName(e.Name), Snapshot: e.Snapshot, Properties: p}
 	switch {
 	case e.Deleted:
@@ -285,7 +301,8 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	prefix, delim, marker := r.q.Get("prefix"), r.q.Get("delimiter"), r.q.Get("marker")
 	list, err := s.ListBlobs(r.Context(), ListBlobsInput{
 		Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Delimiter: delim, Marker: marker, MaxResults: maxN,
-		Include: ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"]},
+		Include:  ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"]},
+		ShowOnly: r.q.Get("showonly"),
 	})
 	if err != nil {
 		return err

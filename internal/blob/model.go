@@ -16,6 +16,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
@@ -34,6 +35,10 @@ type Service struct {
 	filePeer atomic.Pointer[xcopy.Peer]
 	// hook is told of containers created and deleted (SetContainerHook).
 	hook ContainerHook
+	// hns is the namespace of the hierarchical accounts, those hier
+	// reports (SetNamespace); nil: every account is flat.
+	hns  *ns.Namespace
+	hier func(account string) bool
 }
 
 // New returns the Blob service over store and chunks.

@@ -12,8 +12,9 @@ import (
 // The HTTP side of the domain inputs: what every handler reads from a
 // request to address a blob and state its access conditions.
 
-// call is the request's time for the domain call.
-func (r *req) call() Call { return Call{Now: r.Now} }
+// call is the request's time for the domain call, and its caller (see
+// caller; nil unless the request carries a bearer token).
+func (r *req) call() Call { return Call{Now: r.Now, Caller: r.caller()} }
 
 // ref is the blob (or snapshot) the request addresses.
 func (r *req) ref() BlobRef {

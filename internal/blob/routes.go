@@ -146,6 +146,7 @@ func init() {
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Has(hCopySource)}, Name: "appendBlockFromURL", Handler: (*Service).appendBlockFromURL, SAS: sasAppend},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "appendBlock", Handler: (*Service).appendBlock, SAS: sasAppend},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "seal", Name: "sealBlob", Handler: (*Service).sealBlob, SAS: sasWrite},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "expiry", Name: "setBlobExpiry", Handler: (*Service).setBlobExpiry, SAS: sasWrite},
 	})
 }
 

@@ -108,6 +108,7 @@ func TestRoutesDispatch(t *testing.T) {
 		{"PUT", a + "/c/b?comp=appendblock", src, "appendBlockFromURL", ""},
 		{"PUT", a + "/c/b?comp=appendblock", nil, "appendBlock", ""},
 		{"PUT", a + "/c/b?comp=seal", nil, "sealBlob", ""},
+		{"PUT", a + "/c/b?comp=expiry", nil, "setBlobExpiry", ""},
 		{"GET", a + "/c/b?restype=container", nil, "getBlob", ""},
 
 		// No operation: the errors of the URL.

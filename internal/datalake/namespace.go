@@ -45,7 +45,7 @@ func (s *Service) ContainerDeleted(tx kv.Tx, account, container string) error {
 func nsErr(err error) error {
 	var e *ns.Error
 	if !errors.As(err, &e) {
-		return err
+		return pathLeaseErr(err)
 	}
 	return azerr.Newf(e.Code, "%s", e.Message).WithStatus(e.Status)
 }

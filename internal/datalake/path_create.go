@@ -55,8 +55,12 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 		// setAccessControl.
 		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
+	acquire, err := parseCreateLease(r.Header)
+	if err != nil {
+		return err
+	}
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
-		Owner: owner, Group: group, Expiry: expiry, Caller: caller}
+		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Acquire: acquire, Caller: caller}
 	var out *ns.CreateOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
 		out, err = s.ns.Create(tx, r.fsOf(), in)
@@ -103,7 +107,8 @@ func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := ns.RenameInput{SourceFilesystem: srcFS, Source: src, Dest: r.path, Mode: mode, SourceCond: sc, Cond: c, Caller: r.caller()}
+	in := ns.RenameInput{SourceFilesystem: srcFS, Source: src, Dest: r.path, Mode: mode, SourceCond: sc, Cond: c,
+		SourceLeaseID: r.Header.Get("x-ms-source-lease-id"), LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller()}
 	var out *ns.RenameOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
 		out, err = s.ns.Rename(tx, r.fsOf(), in)

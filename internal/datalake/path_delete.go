@@ -30,7 +30,7 @@ func (s *Service) deletePath(w http.ResponseWriter, r *req) error {
 	if !s.hier(r.Account) {
 		return s.deletePathFlat(w, r, recursive, c)
 	}
-	in := ns.DeleteInput{Path: r.path, Recursive: recursive, Cond: c, Caller: r.caller()}
+	in := ns.DeleteInput{Path: r.path, Recursive: recursive, Cond: c, LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller()}
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
 		_, err := s.ns.Delete(tx, r.fsOf(), in)
 		return err

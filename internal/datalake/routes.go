@@ -50,6 +50,10 @@ var (
 	sasStatus = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}
 	sasGetACL = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "re"}
 	sasSetACL = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "op"}
+	// Append and flush write a file's content: Add or Write.
+	sasWrite = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "aw"}
+	// A lease takes Write, as Lease Blob does.
+	sasLease = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w"}
 )
 
 // dfsRoutes is the dfs endpoint's route table (Data Lake Storage Gen2
@@ -93,6 +97,11 @@ func init() {
 		// Path - Update's access control actions.
 		{Methods: patch, Levels: fsOrPath, Action: "setAccessControl", Name: "setAccessControl", Handler: (*Service).setAccessControl, SAS: sasSetACL, Flags: hier},
 		{Methods: patch, Levels: fsOrPath, Action: "setAccessControlRecursive", Name: "setAccessControlRecursive", Handler: (*Service).setAccessControlRecursive, SAS: sasSetACL, Flags: hier},
+		// Path - Update's content actions (path_content.go).
+		{Methods: patch, Levels: lPath, Action: "append", Name: "appendData", Handler: (*Service).appendData, SAS: sasWrite, Flags: hier},
+		{Methods: patch, Levels: lPath, Action: "flush", Name: "flushData", Handler: (*Service).flushData, SAS: sasWrite, Flags: hier},
+		// Path - Lease (path_lease.go): POST without comp.
+		{Methods: server.POST, Levels: lPath, Name: "leasePath", Handler: (*Service).leasePath, SAS: sasLease, Flags: hier},
 	}
 	dfsRoutes = server.NewRoutes(routeList)
 }

@@ -59,7 +59,13 @@ func New(cfg Config) *Service {
 	if cfg.Hierarchical == nil {
 		cfg.Hierarchical = func(string) bool { return false }
 	}
-	return &Service{store: cfg.Store, blob: cfg.Blob, clock: cfg.Clock, ns: ns.New(cfg.Clock), hier: cfg.Hierarchical, log: cfg.Logger}
+	s := &Service{store: cfg.Store, blob: cfg.Blob, clock: cfg.Clock, ns: ns.New(cfg.Clock), hier: cfg.Hierarchical, log: cfg.Logger}
+	// The Blob service reads hierarchical accounts through the same
+	// namespace and keeps their files' content.
+	if cfg.Blob != nil {
+		cfg.Blob.SetNamespace(s.ns, cfg.Hierarchical)
+	}
+	return s
 }
 
 // req is a parsed dfs request.

@@ -91,8 +91,12 @@ func (s *Namespace) List(tx kv.Tx, fs FS, in ListInput) (*ListOutput, error) {
 	}
 	out := &ListOutput{}
 	full := false
+	now := s.now()
 	emit := func(p string, l loc) bool {
 		n := l.node
+		if n.Expired(now) {
+			return true
+		}
 		if len(out.Paths) == max {
 			full = true
 			return false
@@ -202,7 +206,7 @@ func decodeContinuation(tok string) (string, error) {
 // prefix and sorts after after (byte order; "" : from the start), in byte
 // order of full names, until fn returns false. Directories are included
 // (the Blob endpoint shows them as the zero-length hdi_isfolder blobs of
-// a hierarchical account, or skips them).
+// a hierarchical account, or skips them); expired files are left out.
 //
 // This is List Blobs' order: blob names compared as byte strings, so
 // "a-b" (0x2d) comes before "a/x" (0x2f) although "a" comes before both,
@@ -213,6 +217,8 @@ func decodeContinuation(tok string) (string, error) {
 // reads only what sorts after it (plus at most one Get per byte below '/'
 // in the resumed component).
 func (s *Namespace) ScanBlobs(tx kv.Tx, fs FS, prefix, after string, fn func(path string, n *Node) bool) error {
+	now, emit := s.now(), fn
+	fn = func(p string, n *Node) bool { return n.Expired(now) || emit(p, n) }
 	root, err := s.root(tx, fs)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
 // Key layout (all keys are kv.Key tuples; see docs/datalake.md):
@@ -78,6 +79,10 @@ type Node struct {
 	// Expiry is a file's Set Expiry time (zero: none). Stored for the
 	// endpoint, which enforces it.
 	Expiry time.Time `json:"x,omitzero"`
+	// Lease is the path's lease (Path Lease, Lease Blob on the Blob
+	// view, x-ms-lease-action of append and flush): the one lease of
+	// the path, which every write and delete of it checks.
+	Lease lease.Lease `json:"ls,omitzero"`
 }
 
 // Access returns n's ACL.

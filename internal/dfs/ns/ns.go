@@ -24,6 +24,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
 // Namespace runs the operations. The zero value uses the wall clock.
@@ -178,7 +179,7 @@ func (s *Namespace) Lookup(tx kv.Tx, fs FS, path string, c Caller) (*Node, error
 	if err != nil {
 		return nil, err
 	}
-	if len(chain) != len(parts)+1 {
+	if len(chain) != len(parts)+1 || chain[len(chain)-1].node.Expired(s.now()) {
 		return nil, ErrPathNotFound
 	}
 	return chain[len(chain)-1].node, nil
@@ -214,6 +215,10 @@ type CreateInput struct {
 	Props       ContentProps
 	Size        int64
 	Ref         []byte
+	// RefFor, when set, gives a new file its content reference from its
+	// node id (instead of Ref): the Blob layer keys a file's content by
+	// the id, which is chosen here.
+	RefFor func(id []byte) []byte
 	// Permissions is x-ms-permissions (nil: 0666 for a file, 0777 for a
 	// directory), Umask x-ms-umask (nil: 0027), ACL x-ms-acl (replaces the
 	// computed ACL when set). Group is x-ms-group ("" : the parent's group).
@@ -225,7 +230,13 @@ type CreateInput struct {
 	// Expiry is a file's expiry time (x-ms-expiry-option and
 	// x-ms-expiry-time; zero: none).
 	Expiry time.Time
-	Caller Caller
+	// LeaseID is x-ms-lease-id: an existing item's active lease must be
+	// named (see checkLease).
+	LeaseID string
+	// Acquire, when set, is a lease the new item takes as it is created
+	// (Path Create's x-ms-proposed-lease-id and x-ms-lease-duration).
+	Acquire *lease.Request
+	Caller  Caller
 }
 
 // CreateOutput is the created (or replaced) node. Replaced is the file
@@ -284,9 +295,12 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		return nil, ErrPathConflict
 	}
 	name := parts[len(parts)-1]
-	var existing *Node
+	var existing, expired *Node
 	if len(chain) == len(parts)+1 {
 		existing = chain[len(parts)].node
+		if existing.Expired(now) {
+			existing, expired = nil, existing
+		}
 	}
 	if existing == nil && len(in.Cond.IfMatch) > 0 {
 		return nil, ErrConditionNotMet
@@ -301,6 +315,9 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		if existing.Dir != in.Dir {
 			return nil, ErrPathConflict
 		}
+		if err := checkLease(existing, in.LeaseID, now); err != nil {
+			return nil, err
+		}
 	}
 	if !allows(in.Caller, parent, acl.Write|acl.Execute) {
 		return nil, ErrPermissionMismatch
@@ -311,6 +328,7 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		// access control stay, unless the request sets them.
 		n.ID, n.Created = existing.ID, existing.Created
 		n.Owner, n.Group, n.ACL = existing.Owner, existing.Group, existing.ACL
+		n.Lease = existing.Lease
 		if in.Permissions != nil {
 			n.setACL(existing.ACL.WithMode(*in.Permissions))
 		}
@@ -334,7 +352,26 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 	if !in.Dir {
 		n.Size = in.Size
 		n.Ref = bytes.Clone(in.Ref)
+		if in.RefFor != nil {
+			n.Ref = in.RefFor(n.ID)
+		}
 		n.Expiry = in.Expiry
+	}
+	if existing != nil {
+		// An overwrite keeps an active lease, as Put Blob does.
+		n.Lease = lease.OnWrite(existing.Lease, now)
+	}
+	if in.Acquire != nil {
+		res, err := lease.Apply(n.Lease, *in.Acquire, lease.Blob, now)
+		if err != nil {
+			return nil, err
+		}
+		n.Lease = res.Lease
+	}
+	if expired != nil {
+		if err := kv.PutJSON(tx, garbageKey(fs.Account, expired.ID), garbage{Ref: expired.Ref}); err != nil {
+			return nil, err
+		}
 	}
 	out := &CreateOutput{Node: n}
 	if existing != nil && !existing.Dir {
@@ -391,7 +428,9 @@ type SetInput struct {
 	Group       *string
 	ACL         *acl.ACL
 	Permissions *acl.Mode
-	Caller      Caller
+	// LeaseID is x-ms-lease-id (see checkLease).
+	LeaseID string
+	Caller  Caller
 }
 
 // Content is a file's content as the Blob layer describes it.
@@ -419,8 +458,15 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 	}
 	at := chain[len(chain)-1]
 	n := *at.node
+	now := s.now()
+	if n.Expired(now) {
+		return nil, ErrPathNotFound
+	}
 	if err := in.Cond.CheckWrite(true, n.ETag, n.Modified); err != nil && err != cond.ErrExists {
 		return nil, ErrConditionNotMet
+	}
+	if err := checkLease(&n, in.LeaseID, now); err != nil {
+		return nil, err
 	}
 	c := in.Caller
 	if in.Metadata != nil || in.Props != nil || in.Content != nil || in.Expiry != nil {
@@ -475,7 +521,7 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 		}
 		n.Size, n.Ref = in.Content.Size, bytes.Clone(in.Content.Ref)
 	}
-	now := s.now()
+	n.Lease = lease.OnWrite(n.Lease, now)
 	n.ETag, n.Modified = newETag(now), now
 	return &n, kv.PutJSON(tx, at.key, &n)
 }

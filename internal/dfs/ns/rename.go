@@ -35,7 +35,11 @@ type RenameInput struct {
 	// is 409 PathAlreadyExists, as for Create).
 	SourceCond cond.Conditions
 	Cond       cond.Conditions
-	Caller     Caller
+	// SourceLeaseID is x-ms-source-lease-id, LeaseID x-ms-lease-id: the
+	// active leases of the source and of an existing destination must be
+	// named (see checkLease).
+	SourceLeaseID, LeaseID string
+	Caller                 Caller
 }
 
 // RenameOutput is the moved node, under its new name, and the node the
@@ -94,8 +98,15 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 		return nil, ErrSourcePathNotFound
 	}
 	sp, sl := schain[len(src)-1].node, schain[len(src)]
+	now := s.now()
+	if sl.node.Expired(now) {
+		return nil, ErrSourcePathNotFound
+	}
 	if err := in.SourceCond.CheckSource(sl.node.ETag, sl.node.Modified); err != nil {
 		return nil, ErrSourceConditionNotMet
+	}
+	if err := checkLease(sl.node, in.SourceLeaseID, now); err != nil {
+		return nil, err
 	}
 	if sfs == fs && len(dst) >= len(src) && slices.Equal(dst[:len(src)], src) {
 		return nil, ErrInvalidRenameSource
@@ -122,9 +133,12 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 			return nil, ErrInvalidRenameSource
 		}
 	}
-	var existing *loc
+	var existing, expired *loc
 	if len(dchain) == len(dst)+1 {
 		existing = &dchain[len(dst)]
+		if existing.node.Expired(now) {
+			existing, expired = nil, existing
+		}
 	}
 	if existing == nil && len(in.Cond.IfMatch) > 0 {
 		return nil, ErrConditionNotMet
@@ -135,6 +149,9 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 			return nil, ErrPathAlreadyExists
 		case err != nil:
 			return nil, ErrConditionNotMet
+		}
+		if err := checkLease(existing.node, in.LeaseID, now); err != nil {
+			return nil, err
 		}
 		if existing.node.Dir != sl.node.Dir {
 			return nil, ErrSourceDestTypeMismatch
@@ -161,6 +178,11 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 		}
 	}
 	out := &RenameOutput{Node: sl.node}
+	if expired != nil {
+		if err := kv.PutJSON(tx, garbageKey(fs.Account, expired.node.ID), garbage{Ref: expired.node.Ref}); err != nil {
+			return nil, err
+		}
+	}
 	if existing != nil {
 		out.Replaced = existing.node
 		if err := kv.PutJSON(tx, garbageKey(fs.Account, existing.node.ID), garbage{Dir: existing.node.Dir, Ref: existing.node.Ref}); err != nil {
@@ -188,7 +210,9 @@ type DeleteInput struct {
 	Path      string
 	Recursive bool
 	Cond      cond.Conditions
-	Caller    Caller
+	// LeaseID is x-ms-lease-id (see checkLease).
+	LeaseID string
+	Caller  Caller
 }
 
 // Delete removes a file or directory. A non-empty directory needs
@@ -217,10 +241,16 @@ func (s *Namespace) Delete(tx kv.Tx, fs FS, in DeleteInput) (*Node, error) {
 		return nil, ErrPathNotFound
 	}
 	parent, at := chain[len(parts)-1].node, chain[len(parts)]
+	if at.node.Expired(s.now()) {
+		return nil, ErrPathNotFound
+	}
 	// Every unmet condition is 412, If-None-Match: * on the existing item
 	// included (as for Delete Blob; only creates answer it with 409).
 	if err := in.Cond.CheckWrite(true, at.node.ETag, at.node.Modified); err != nil {
 		return nil, ErrConditionNotMet
+	}
+	if err := checkLease(at.node, in.LeaseID, s.now()); err != nil {
+		return nil, err
 	}
 	if at.node.Dir && !in.Recursive {
 		empty, err := s.isEmpty(tx, fs, at.node)

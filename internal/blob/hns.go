@@ -1,0 +1,508 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Files of a hierarchical account (Data Lake Storage Gen2).
+//
+// A file is a node of the namespace (internal/dfs/ns) and content here.
+// Each fact has one owner:
+//
+//   - the node owns the name and place in the tree, the ETag and times,
+//     the size, the content headers, the metadata, owner, group, ACL,
+//     expiry and the lease (hns_lease.go): every write of the file goes
+//     through the node's record, so conditions, leases, renames and
+//     deletes see one ETag and one lease;
+//   - the Blob layer owns the bytes: the committed parts of the file
+//     (the content record under the node's content reference) and the
+//     data appended but not yet flushed (pending records by position).
+//
+// The content reference is ("dlc", account, node id): node ids are never
+// reused and a rename moves the node, not its content, so neither the
+// record nor its key ever moves. The collector of the namespace hands the
+// reference back (Reclaim) in the transaction that removes the node, and
+// that releases the content record, the pending records and their
+// extent references.
+
+// SetNamespace makes the accounts hier reports hierarchical: their Blob
+// reads resolve names through n, and their files' content is kept here.
+// Call it before the service answers requests.
+func (s *Service) SetNamespace(n *ns.Namespace, hier func(account string) bool) {
+	s.hns, s.hier = n, hier
+}
+
+// nsOf is the namespace of account, nil when it is flat.
+func (s *Service) nsOf(account string) *ns.Namespace {
+	if s.hns == nil || s.hier == nil || !s.hier(account) {
+		return nil
+	}
+	return s.hns
+}
+
+// contentRef is the content reference of the file whose node id is id.
+func contentRef(acct string, id []byte) []byte { return kv.Key("dlc", acct, string(id)) }
+
+// pendingPrefix is the range of the data appended to the file id and not
+// yet flushed, one record per append keyed by its position.
+func pendingPrefix(acct string, id []byte) []byte { return kv.Key("dlp", acct, string(id)) }
+
+// pendingKey orders positions numerically: fixed-width hex.
+func pendingKey(acct string, id []byte, pos int64) []byte {
+	return kv.Key("dlp", acct, string(id), fmt.Sprintf("%016x", pos))
+}
+
+// fileContent is the committed content of a file: its parts, offsets
+// from the start of the file. The size is the node's.
+type fileContent struct {
+	Parts []extent.Part `json:"x,omitempty"`
+}
+
+// pendingAppend is data appended at Pos and not yet flushed.
+type pendingAppend struct {
+	Pos   int64         `json:"p"`
+	Size  int64         `json:"s"`
+	Parts []extent.Part `json:"x"`
+}
+
+// splitRef reads the account and node id of a content reference.
+func splitRef(ref []byte) (acct string, id []byte, err error) {
+	parts, ok := kv.Split(ref)
+	if !ok || len(parts) != 3 || parts[0] != "dlc" {
+		return "", nil, fmt.Errorf("blob: malformed content reference %q", ref)
+	}
+	return parts[1], []byte(parts[2]), nil
+}
+
+// Reclaim implements ns.Reclaim: the file whose content reference is ref
+// is gone, so its content record and pending appends are deleted and
+// their extent references released, in the collector's transaction.
+func (s *Service) Reclaim(tx kv.Tx, ref []byte) error {
+	acct, id, err := splitRef(ref)
+	if err != nil {
+		return err
+	}
+	var parts []extent.Part
+	var fc fileContent
+	found, err := kv.GetJSON(tx, ref, &fc)
+	if err != nil {
+		return err
+	}
+	if found {
+		parts = append(parts, fc.Parts...)
+		if err := tx.Delete(ref); err != nil {
+			return err
+		}
+	}
+	pend, err := scanPending(tx, acct, id)
+	if err != nil {
+		return err
+	}
+	for _, p := range pend {
+		parts = append(parts, p.Parts...)
+		if err := tx.Delete(pendingKey(acct, id, p.Pos)); err != nil {
+			return err
+		}
+	}
+	return extent.AdjustRefs(tx, s.clock.Now(), parts, nil)
+}
+
+// scanPending reads the pending appends of file id in position order.
+func scanPending(tx kv.Tx, acct string, id []byte) ([]pendingAppend, error) {
+	p := pendingPrefix(acct, id)
+	var out []pendingAppend
+	var derr error
+	err := tx.Scan(p, kv.PrefixEnd(p), 0, false, func(k, v []byte) bool {
+		var a pendingAppend
+		if derr = kv.DecodeJSON(k, v, &a); derr != nil {
+			return false
+		}
+		out = append(out, a)
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	return out, err
+}
+
+// collectNamespace runs the namespace's collector with Reclaim.
+func (s *Service) collectNamespace(ctx context.Context) (int, error) {
+	if s.hns == nil {
+		return 0, nil
+	}
+	return s.hns.Collect(ctx, s.store, 0, s.Reclaim)
+}
+
+// PathProperties is what a path of a hierarchical account answers
+// besides a blob's properties: x-ms-resource-type, x-ms-owner,
+// x-ms-group, x-ms-permissions and x-ms-acl (the datalake SDKs read them
+// from Get Blob Properties: azdatalake path GetProperties).
+type PathProperties struct {
+	Dir                       bool
+	Owner, Group, Permissions string
+	ACL                       string
+	// Expiry is a file's expiry (x-ms-expiry-time; zero: none).
+	Expiry time.Time
+}
+
+// errFlushPosition is 400 InvalidFlushPosition (Path - Update: "To
+// flush, the previously uploaded data must be contiguous, the position
+// parameter must be specified and equal to the length of the file after
+// all data has been written").
+func errFlushPosition() error { return azerr.New(azerr.InvalidFlushPosition) }
+
+// loadPath reads the item at ref of a hierarchical account as the Blob
+// API shows it: a file is a block blob of its committed content; a
+// directory a zero-length block blob with metadata hdi_isfolder=true, as
+// the Blob endpoint shows directories of a hierarchical account
+// ("Blob Storage features available in Azure Data Lake Storage Gen2",
+// and the hdi_isfolder marker that azcopy and Hadoop's ABFS driver test
+// for). A file whose expiry has passed is gone (404), as is a snapshot,
+// which no path has here.
+//
+// c is the caller: traverse is checked on every parent, and want (read
+// for Get Blob, nothing for Get Blob Properties) on the item
+// ("Access control model in Azure Data Lake Storage Gen2"); 403
+// AuthorizationPermissionMismatch otherwise.
+func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time, c ns.Caller, want acl.Perm) (*blobRec, *PathProperties, error) {
+	node, err := n.LookupFor(tx, ns.FS{Account: ref.Account, Filesystem: ref.Container}, ref.Blob, c, want)
+	switch {
+	case errors.Is(err, ns.ErrFilesystemNotFound):
+		return nil, nil, azerr.New(azerr.ContainerNotFound)
+	case errors.Is(err, ns.ErrPathNotFound), errors.Is(err, ns.ErrInvalidPath):
+		return nil, nil, azerr.New(azerr.BlobNotFound)
+	case err != nil:
+		return nil, nil, blobErr(err)
+	}
+	if ref.Snapshot != "" || ref.Blob == "" || node.Expired(now) {
+		return nil, nil, azerr.New(azerr.BlobNotFound)
+	}
+	b, pp := pathRec(node)
+	if !node.Dir && len(node.Ref) > 0 && node.Size > 0 {
+		var fc fileContent
+		if _, err := kv.GetJSON(tx, node.Ref, &fc); err != nil {
+			return nil, nil, err
+		}
+		b.Parts = fc.Parts
+	}
+	return b, pp, nil
+}
+
+// pathRec is node as a blob record without content, and its path
+// properties.
+func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
+	b := &blobRec{Type: BlockBlob, Created: node.Created, Modified: node.Modified, ETag: node.ETag, Size: node.Size,
+		Props: HTTPHeaders{ContentType: node.Props.Type, ContentEncoding: node.Props.Encoding, ContentLanguage: node.Props.Language,
+			ContentDisposition: node.Props.Disposition, CacheControl: node.Props.CacheCtl, ContentMD5: node.Props.MD5},
+		Meta: node.Metadata, Lease: node.Lease}
+	if node.Dir {
+		b.Meta = maps.Clone(node.Metadata)
+		if b.Meta == nil {
+			b.Meta = map[string]string{}
+		}
+		b.Meta["hdi_isfolder"] = "true"
+	}
+	return b, &PathProperties{Dir: node.Dir, Owner: node.Owner, Group: node.Group, Permissions: node.Permissions(), ACL: node.ACL.String(), Expiry: node.Expiry}
+}
+
+// PathRef names a path of a hierarchical account (who acts on it is the
+// Call's Caller).
+type PathRef struct {
+	Account, Filesystem, Path string
+}
+
+func (p PathRef) fs() ns.FS { return ns.FS{Account: p.Account, Filesystem: p.Filesystem} }
+
+// open runs fn on the file p for a content write (append, flush) by
+// c, who needs write permission on it ("Access control model in
+// Azure Data Lake Storage Gen2": append to a file needs w on it), and
+// stores the node in place (ns.Modify: no new ETag). A file that has no
+// content reference yet (Path Create makes files empty, without one)
+// gets its own, contentRef of its id, recorded before any content is
+// staged under it, so the collector hands it back whenever the file
+// goes. A directory is 409 PathConflict; a file past its expiry is gone.
+func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, now time.Time, fn func(n *ns.Node) error) (*ns.Node, error) {
+	return s.hns.Modify(tx, p.fs(), p.Path, c, acl.Write, func(n *ns.Node, _ time.Time) error {
+		if n.Expired(now) {
+			return ns.ErrPathNotFound
+		}
+		if n.Dir {
+			return ns.ErrPathConflict
+		}
+		if len(n.Ref) == 0 {
+			n.Ref = contentRef(p.Account, n.ID)
+		}
+		return fn(n)
+	})
+}
+
+// maxAppend is the largest append (Path - Update: up to 4000 MiB per
+// append from version 2019-12-12, as Put Block).
+const maxAppend = maxPutBlock
+
+// AppendDataInput is Path - Update action=append: Length bytes of Body
+// to be written at Position when a flush commits them.
+type AppendDataInput struct {
+	Call
+	PathRef
+	Position  int64
+	Body      io.Reader
+	Length    int64
+	Checksums Checksums
+	Lease     PathLeaseAction
+	// Flush commits the file up to the end of this append in the same
+	// transaction (flush=true on the append); the lease's release then
+	// comes after the flush, as on a flush ("Only applicable if Flush is
+	// set to true": DataLakeFileAppendOptions.LeaseAction).
+	Flush bool
+}
+
+// AppendDataOutput is the digest of the data appended: the MD5 when the
+// caller sent one, else the CRC64; with Flush, the file as flushed.
+type AppendDataOutput struct {
+	ContentMD5   []byte
+	ContentCRC64 []byte
+	Flushed      *FlushDataOutput
+}
+
+// AppendData is Path - Update action=append
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/path/update):
+// the body is stored, then one transaction records it as pending at
+// Position, invisible to reads until a flush commits it. Appends may
+// come in any order (the SDKs upload chunks in parallel, each at its
+// offset), but each byte position takes one append: an append below the
+// committed length, or overlapping a pending append, is 400
+// InvalidFlushPosition, so of two writers appending at one position
+// exactly one wins (the transactions that read the same pending range
+// are serialised by the store).
+func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out AppendDataOutput, err error) {
+	now := s.now(in.Call)
+	if in.Position < 0 {
+		return out, azerr.InvalidQuery("position", fmt.Sprint(in.Position))
+	}
+	if in.Length == 0 {
+		return out, azerr.Newf(azerr.InvalidHeaderValue, "Append Data needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
+	}
+	body, err := extent.LimitBody(content(in.Body), in.Length, maxAppend)
+	if err != nil {
+		return out, err
+	}
+	st, err := s.data.StageDigests(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil)
+	if err != nil {
+		return out, err
+	}
+	tried := false
+	defer func() { st.Finish(ctx, tried, err) }()
+	if st.Size == 0 {
+		return out, azerr.Newf(azerr.InvalidHeaderValue, "Append Data needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
+	}
+	if err := in.Checksums.verify(st); err != nil {
+		return out, err
+	}
+	p, pos, la, c, flush := in.PathRef, in.Position, in.Lease, in.Caller, in.Flush
+	var flushed *FlushDataOutput
+	err = s.store.Update(ctx, func(tx kv.Tx) error {
+		flushed = nil
+		var id string
+		_, err := s.open(tx, p, c, now, func(n *ns.Node) (err error) {
+			if id, err = la.before(n, now); err != nil {
+				return err
+			}
+			if err := s.stagePending(tx, p.Account, n, pos, st, now); err != nil {
+				return err
+			}
+			switch {
+			case flush:
+				return nil // the flush releases
+			case la.Action == PathLeaseRelease:
+				return nil // applies to a flush only
+			}
+			return la.after(n, id, now)
+		})
+		if err != nil || !flush {
+			return err
+		}
+		fl := PathLeaseAction{LeaseID: id}
+		if la.Action == PathLeaseRelease || la.Action == PathLeaseAcquireRelease {
+			fl.Action = PathLeaseRelease
+		}
+		out, err := s.flushTx(tx, FlushDataInput{Call: in.Call, PathRef: p, Position: pos + st.Size, Lease: fl}, now)
+		flushed = &out
+		return err
+	})
+	tried = true
+	if err != nil {
+		return out, err
+	}
+	return AppendDataOutput{ContentMD5: st.MD5, ContentCRC64: st.CRC64, Flushed: flushed}, nil
+}
+
+// stagePending records st as pending at pos of file n: 400
+// InvalidFlushPosition below the committed length or overlapping a
+// pending append.
+func (s *Service) stagePending(tx kv.Tx, acct string, n *ns.Node, pos int64, st *extent.Staged, now time.Time) error {
+	if pos < n.Size {
+		return errFlushPosition()
+	}
+	// The pending append starting last before the end of this one is
+	// the only one that can overlap it.
+	end := pos + st.Size
+	var prev *pendingAppend
+	var derr error
+	if err := tx.Scan(pendingPrefix(acct, n.ID), pendingKey(acct, n.ID, end), 1, true, func(k, v []byte) bool {
+		prev = new(pendingAppend)
+		derr = kv.DecodeJSON(k, v, prev)
+		return false
+	}); err != nil {
+		return err
+	}
+	if derr != nil {
+		return derr
+	}
+	if prev != nil && prev.Pos+prev.Size > pos {
+		return errFlushPosition()
+	}
+	if err := st.Write(tx); err != nil {
+		return err
+	}
+	// The pending record holds one reference per part.
+	if err := extent.AdjustRefs(tx, now, nil, st.Parts); err != nil {
+		return err
+	}
+	return kv.PutJSON(tx, pendingKey(acct, n.ID, pos), &pendingAppend{Pos: pos, Size: st.Size, Parts: st.Parts})
+}
+
+// FlushDataInput is Path - Update action=flush: the data appended from
+// the file's length up to Position becomes its content.
+type FlushDataInput struct {
+	Call
+	PathRef
+	Position int64
+	// RetainUncommitted keeps the data appended beyond Position
+	// (retainUncommittedData=true); else it is discarded.
+	RetainUncommitted bool
+	Cond              cond.Conditions
+	// Props replaces the content headers; nil keeps them but the MD5,
+	// which described the old content.
+	Props *ns.ContentProps
+	Lease PathLeaseAction
+}
+
+// FlushDataOutput is the file after the flush.
+type FlushDataOutput struct {
+	ETag         string
+	LastModified time.Time
+	Size         int64
+}
+
+// FlushData is Path - Update action=flush
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/path/update):
+// in one transaction the pending appends from the file's length must
+// cover exactly up to Position, contiguous (else 400
+// InvalidFlushPosition); their data joins the file's content, the
+// node takes the new size, headers, ETag and time (conditions checked on
+// it: 412 ConditionNotMet), and the appends beyond Position are
+// discarded unless retained.
+func (s *Service) FlushData(ctx context.Context, in FlushDataInput) (FlushDataOutput, error) {
+	now := s.now(in.Call)
+	if in.Position < 0 {
+		return FlushDataOutput{}, azerr.InvalidQuery("position", fmt.Sprint(in.Position))
+	}
+	var out FlushDataOutput
+	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
+		out, err = s.flushTx(tx, in, now)
+		return err
+	})
+	return out, err
+}
+
+// flushTx is FlushData's transaction.
+func (s *Service) flushTx(tx kv.Tx, in FlushDataInput, now time.Time) (FlushDataOutput, error) {
+	var out FlushDataOutput
+	err := func() error {
+		var id string
+		n, err := s.open(tx, in.PathRef, in.Caller, now, func(n *ns.Node) (err error) {
+			id, err = in.Lease.before(n, now)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if in.Position < n.Size {
+			return errFlushPosition()
+		}
+		pend, err := scanPending(tx, in.Account, n.ID)
+		if err != nil {
+			return err
+		}
+		var fc fileContent
+		if _, err := kv.GetJSON(tx, n.Ref, &fc); err != nil {
+			return err
+		}
+		cur := n.Size
+		var discard []extent.Part
+		for _, a := range pend {
+			switch {
+			case a.Pos >= in.Position:
+				if in.RetainUncommitted {
+					continue
+				}
+				discard = append(discard, a.Parts...)
+			case a.Pos != cur || a.Pos+a.Size > in.Position:
+				return errFlushPosition()
+			default:
+				for _, part := range a.Parts {
+					part.Off = cur + (part.Off - a.Parts[0].Off)
+					fc.Parts = append(fc.Parts, part)
+				}
+				cur += a.Size
+			}
+			if err := tx.Delete(pendingKey(in.Account, n.ID, a.Pos)); err != nil {
+				return err
+			}
+		}
+		if cur != in.Position {
+			return errFlushPosition()
+		}
+		// The committed parts take over the references the pending
+		// records held; only the discarded ones are released.
+		if err := extent.AdjustRefs(tx, now, discard, nil); err != nil {
+			return err
+		}
+		if err := kv.PutJSON(tx, n.Ref, &fc); err != nil {
+			return err
+		}
+		props := in.Props
+		if props == nil {
+			kept := n.Props
+			kept.MD5 = nil
+			props = &kept
+		}
+		node, err := s.hns.Set(tx, in.fs(), ns.SetInput{Path: in.Path, Cond: in.Cond, Props: props,
+			Content: &ns.Content{Size: in.Position, Ref: n.Ref}, LeaseID: id, Caller: in.Call.Caller})
+		if err != nil {
+			return err
+		}
+		out = FlushDataOutput{ETag: node.ETag, LastModified: node.Modified, Size: node.Size}
+		if in.Lease.Action == PathLeaseRelease || in.Lease.Action == PathLeaseAcquireRelease {
+			_, err = s.hns.Modify(tx, in.fs(), in.Path, in.Call.Caller, 0, func(n *ns.Node, _ time.Time) error {
+				return in.Lease.after(n, id, now)
+			})
+		}
+		return err
+	}()
+	return out, err
+}

@@ -1,0 +1,520 @@
+package blob
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// The Blob API's writes on a hierarchical account: they change the
+// namespace (the node owns the properties, see hns.go) and keep the
+// content here, so a file written through either API is one file.
+
+// blobErr turns a namespace error into the Blob API's answer for the
+// same condition.
+func blobErr(err error) error {
+	var e *ns.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	switch {
+	case errors.Is(err, ns.ErrFilesystemNotFound):
+		return azerr.New(azerr.ContainerNotFound)
+	case errors.Is(err, ns.ErrPathNotFound):
+		return azerr.New(azerr.BlobNotFound)
+	case errors.Is(err, ns.ErrPathAlreadyExists):
+		return azerr.New(azerr.BlobAlreadyExists)
+	case errors.Is(err, ns.ErrConditionNotMet):
+		return azerr.New(azerr.ConditionNotMet)
+	}
+	// PathConflict, DirectoryNotEmpty, AuthorizationPermissionMismatch,
+	// InvalidResourceName (a name with an empty, "." or ".." segment,
+	// which no path can have): the Blob endpoint of a hierarchical
+	// account answers the namespace's codes.
+	return azerr.Newf(e.Code, "%s", e.Message).WithStatus(e.Status)
+}
+
+// hnsUnsupported is the answer of a hierarchical account to a Blob
+// operation the namespace does not carry here (append and page blob
+// writes, snapshots, copies and the From URL writes onto a path, blob
+// tags, tiers, undelete, seal), instead of writing a blob record no path
+// refers to: Azure answers 409
+// FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
+// operation is not yet supported for hierarchical namespace accounts",
+// as Azure sent it for appendBlock, Azure/azure-storage-node#632).
+func hnsUnsupported() error {
+	return azerr.New(azerr.FeatureNotYetSupportedForHierarchicalNamespaceAccounts)
+}
+
+func contentProps(h HTTPHeaders) ns.ContentProps {
+	return ns.ContentProps{Type: h.ContentType, Encoding: h.ContentEncoding, Language: h.ContentLanguage,
+		Disposition: h.ContentDisposition, CacheCtl: h.CacheControl, MD5: h.ContentMD5}
+}
+
+func blobFS(ref BlobRef) ns.FS { return ns.FS{Account: ref.Account, Filesystem: ref.Container} }
+
+// putPath is Put Blob on a hierarchical account: a block blob named
+// a/b/c.txt is the file c.txt of directory a/b, created with its missing
+// parents (ns.Create with MakeParents) in the transaction that stores
+// its content. A page blob is 400 BlobTypeNotSupported ("Page blob is
+// not supported for this account type."), an append blob, index tags and
+// an explicit tier are not carried by the namespace here.
+func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInput) (out PutBlobOutput, err error) {
+	switch {
+	case in.Type == PageBlob:
+		return out, azerr.New(azerr.BlobTypeNotSupported)
+	case in.Type != BlockBlob:
+		return out, hnsUnsupported()
+	case len(in.Tags) > 0 || in.Tier != "":
+		return out, hnsUnsupported()
+	case in.Ref.Snapshot != "":
+		return out, azerr.New(azerr.InvalidQueryParameterValue)
+	}
+	now := s.now(in.Call)
+	body, err := extent.LimitBody(content(in.Body), in.Length, maxPutBlob)
+	if err != nil {
+		return out, err
+	}
+	st, err := s.data.StageEmbedded(ctx, body, in.Length, nil)
+	if err != nil {
+		return out, err
+	}
+	tried := false
+	defer func() { st.Finish(ctx, tried, err) }()
+	if err := in.Checksums.verify(st); err != nil {
+		return out, err
+	}
+	props := contentProps(in.HTTPHeaders)
+	props.MD5 = st.MD5
+	ref := in.Ref
+	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata, Props: props,
+		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller}
+	if md, dir := folderMarker(in.Metadata); dir && st.Size == 0 {
+		// An empty blob marked hdi_isfolder=true is a directory, the way
+		// the Blob API shows directories and tools that speak only Blob
+		// (azcopy, Hadoop's WASB driver, Storage Explorer) make them.
+		cin = ns.CreateInput{Path: ref.Blob, Dir: true, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: md, Props: contentProps(in.HTTPHeaders), Caller: in.Caller}
+	}
+	var node *ns.Node
+	err = s.store.Update(ctx, func(tx kv.Tx) error {
+		if in.CreateOnly {
+			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
+				return azerr.New(azerr.AuthorizationPermissionMismatch)
+			}
+		}
+		co, err := hns.Create(tx, blobFS(ref), cin)
+		if err != nil {
+			return blobErr(err)
+		}
+		node = co.Node
+		if node.Dir {
+			return nil
+		}
+		if err := st.Write(tx); err != nil {
+			return err
+		}
+		if err := extent.AdjustRefs(tx, now, nil, st.Parts); err != nil {
+			return err
+		}
+		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: st.Parts})
+	})
+	tried = true
+	if err != nil {
+		return out, err
+	}
+	return PutBlobOutput{ETag: node.ETag, LastModified: node.Modified, ContentMD5: st.MD5, ContentCRC64: st.CRC64, ServerEncrypted: true}, nil
+}
+
+// deletePath is Delete Blob on a hierarchical account: the file, or an
+// empty directory (a non-empty one is 409 DirectoryNotEmpty), detached
+// from the namespace; its content goes with the collector.
+func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBlobInput) error {
+	if in.Ref.Snapshot != "" || in.DeleteSnapshots == DeleteSnapshotsOnly {
+		return azerr.New(azerr.BlobNotFound)
+	}
+	now := s.now(in.Call)
+	return s.store.Update(ctx, func(tx kv.Tx) error {
+		if err := s.pathLive(tx, hns, in.Ref, in.Caller, now); err != nil {
+			return err
+		}
+		_, err := hns.Delete(tx, blobFS(in.Ref), ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller})
+		return blobErr(err)
+	})
+}
+
+// pathLive fails with BlobNotFound when ref is missing or a file past its
+// expiry.
+func (s *Service) pathLive(tx kv.Tx, hns *ns.Namespace, ref BlobRef, c ns.Caller, now time.Time) error {
+	n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, c)
+	if err != nil {
+		return blobErr(err)
+	}
+	if n.Expired(now) {
+		return azerr.New(azerr.BlobNotFound)
+	}
+	return nil
+}
+
+// setPath is Set Blob Metadata and Set Blob Properties' content headers
+// on a hierarchical account: the node's metadata or headers, with a new
+// ETag.
+func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a Access, call Call, md *map[string]string, hdrs *HTTPHeaders) (*ns.Node, error) {
+	if ref.Snapshot != "" {
+		return nil, azerr.New(azerr.BlobNotFound)
+	}
+	now := s.now(call)
+	in := ns.SetInput{Path: ref.Blob, Cond: a.withoutNoneMatchAny().Cond, Metadata: md, LeaseID: a.LeaseID, Caller: call.Caller}
+	if hdrs != nil {
+		p := contentProps(*hdrs)
+		in.Props = &p
+	}
+	var n *ns.Node
+	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
+		if err := s.pathLive(tx, hns, ref, call.Caller, now); err != nil {
+			return err
+		}
+		n, err = hns.Set(tx, blobFS(ref), in)
+		return blobErr(err)
+	})
+	return n, err
+}
+
+// putBlockListPath is Put Block List on a hierarchical account. Put
+// Block stages blocks by the blob's name as on a flat account (the
+// staging belongs to no file until the commit); the commit creates or
+// replaces the file, with its missing parent directories, from the
+// uncommitted blocks named, in the transaction that drops the staging.
+// The content record keeps no block list, so blocks are looked up among
+// the uncommitted ones only: naming a committed block of the file is
+// 400 InvalidBlockList.
+func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in PutBlockListInput) (PutBlockListOutput, error) {
+	switch {
+	case len(in.Tags) > 0 || in.Tier != "":
+		return PutBlockListOutput{}, hnsUnsupported()
+	case in.Ref.Snapshot != "":
+		return PutBlockListOutput{}, azerr.New(azerr.InvalidQueryParameterValue)
+	}
+	now := s.now(in.Call)
+	ref := in.Ref
+	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
+		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller}
+	var node *ns.Node
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		var fc fileContent
+		var size int64
+		for _, b := range in.Blocks {
+			var u uncommitted
+			found := false
+			if b.ID != "" {
+				var err error
+				if found, err = kv.GetJSON(tx, blockKey(ref.Account, ref.Container, ref.Blob, b.ID), &u); err != nil {
+					return err
+				}
+			}
+			if !found || b.Kind == wire.Committed {
+				return azerr.New(azerr.InvalidBlockList)
+			}
+			for _, p := range u.Parts {
+				p.Off = size + (p.Off - u.Parts[0].Off)
+				fc.Parts = append(fc.Parts, p)
+			}
+			size += u.Size
+		}
+		if in.CreateOnly {
+			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
+				return azerr.New(azerr.AuthorizationPermissionMismatch)
+			}
+		}
+		c := cin
+		c.Size = size
+		co, err := hns.Create(tx, blobFS(ref), c)
+		if err != nil {
+			return blobErr(err)
+		}
+		node = co.Node
+		// The content takes its references before the staging releases
+		// its own.
+		if err := extent.AdjustRefs(tx, now, nil, fc.Parts); err != nil {
+			return err
+		}
+		if err := s.dropUncommitted(tx, ref, now); err != nil {
+			return err
+		}
+		return kv.PutJSON(tx, node.Ref, &fc)
+	})
+	if err != nil {
+		return PutBlockListOutput{}, err
+	}
+	return PutBlockListOutput{ETag: node.ETag, LastModified: node.Modified, ServerEncrypted: true}, nil
+}
+
+// listPath is List Blobs on a hierarchical account: the namespace's
+// paths in byte order of their full names (ns.ScanBlobs), directories
+// as the zero-length hdi_isfolder blobs, names containing the delimiter
+// after the prefix folded into one BlobPrefix each, files past their
+// expiry left out. The marker names the last entry returned (a blob or
+// a prefix) and the next page starts after it, in the tree as it is
+// then. There are no snapshots, soft-deleted paths or uncommitted-only
+// blobs to include.
+func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsInput) (ListBlobsOutput, error) {
+	now := s.now(in.Call)
+	ref, prefix, delim, maxN, caller := in.Ref, in.Prefix, in.Delimiter, in.MaxResults, in.Caller
+	var keep func(*ns.Node) bool
+	switch in.ShowOnly {
+	case "":
+	case "directories":
+		keep = func(n *ns.Node) bool { return n.Dir }
+	case "files":
+		keep = func(n *ns.Node) bool { return !n.Dir }
+	case "deleted":
+		// Paths are not soft-deleted here: there are none to show.
+		if _, err := s.GetContainerProperties(ctx, GetContainerPropertiesInput{Call: in.Call, Ref: ref}); err != nil {
+			return ListBlobsOutput{}, err
+		}
+		return ListBlobsOutput{}, nil
+	default:
+		return ListBlobsOutput{}, azerr.InvalidQuery("showonly", in.ShowOnly)
+	}
+	after := ""
+	if in.Marker != "" {
+		kind, name, _, ok := decodeMarker(in.Marker)
+		if !ok {
+			return ListBlobsOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", in.Marker)
+		}
+		after = name
+		if kind == "p" {
+			// Past every name under the prefix: 0xff never occurs in
+			// UTF-8, which blob names are.
+			after = name + "\xff"
+		}
+	}
+	var out ListBlobsOutput
+	more := false
+	from := after
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		// The store may run this more than once: start afresh.
+		out.Items, more, after = nil, false, from
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return err
+		}
+		fs := ns.FS{Account: ref.Account, Filesystem: ref.Container}
+		// A bearer caller lists a directory's entries only with read and
+		// execute on it (and traverse to it), as List Paths requires
+		// ("Access control model in Azure Data Lake Storage Gen2", list
+		// a directory: r-x); else 403.
+		var denied error
+		listable := map[string]bool{}
+		mayList := func(name string) bool {
+			if caller == nil || caller.Super {
+				return true
+			}
+			dir := ""
+			if i := strings.LastIndexByte(name, '/'); i >= 0 {
+				dir = name[:i]
+			}
+			ok, seen := listable[dir]
+			if !seen {
+				d, err := hns.Lookup(tx, fs, dir, caller)
+				ok = err == nil && d.Dir && d.Access().Allows(d.Owner, d.Group, *caller, acl.Read|acl.Execute)
+				listable[dir] = ok
+			}
+			if !ok {
+				denied = blobErr(ns.ErrPermissionMismatch)
+			}
+			return ok
+		}
+		for {
+			var folded string
+			err := hns.ScanBlobs(tx, fs, prefix, after, func(name string, n *ns.Node) bool {
+				if n.Expired(now) {
+					return true
+				}
+				if keep != nil && !keep(n) {
+					return true
+				}
+				fold := ""
+				if delim != "" {
+					if i := strings.Index(name[len(prefix):], delim); i >= 0 {
+						fold = name[:len(prefix)+i+len(delim)]
+					}
+				}
+				// A folded entry shows the directory the listing is
+				// in, not the one below it.
+				if subject := strings.TrimSuffix(fold, delim); !mayList(cmp.Or(subject, name)) {
+					return false
+				}
+				if len(out.Items) == maxN {
+					more = true
+					return false
+				}
+				if fold != "" {
+					folded = fold
+					out.Items = append(out.Items, ListedBlob{Name: folded, IsPrefix: true})
+					return false
+				}
+				b, pp := pathRec(n)
+				it := ListedBlob{Name: name, Properties: b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: name}, now)}
+				it.Properties.Path = pp
+				out.Items = append(out.Items, it)
+				return true
+			})
+			if err != nil {
+				return blobErr(err)
+			}
+			if denied != nil {
+				return denied
+			}
+			if folded == "" {
+				return nil
+			}
+			// Skip the folded names and go on after them.
+			after = folded + "\xff"
+		}
+	})
+	if err != nil {
+		return ListBlobsOutput{}, err
+	}
+	if more {
+		last := out.Items[len(out.Items)-1]
+		kind := "b"
+		if last.IsPrefix {
+			kind = "p"
+		}
+		out.NextMarker = encodeMarker(kind, last.Name, "")
+	}
+	return out, nil
+}
+
+// copySource returns the lookup of a copy's source inside the copy's
+// transaction: a file of the File service, a path of a hierarchical
+// account (a file as loadPath reads it; a directory, or nothing, is no
+// source: nil), or a blob record.
+func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx kv.Tx) (*blobRec, error) {
+	ref, fileSrc := src.Blob, src.file
+	hns := s.nsOf(ref.Account)
+	return func(tx kv.Tx) (*blobRec, error) {
+		switch {
+		case fileSrc != nil:
+			return fileSrc(tx)
+		case hns != nil:
+			b, pp, err := loadPath(tx, hns, ref, now, c, acl.Read)
+			if azerr.Has(err, azerr.BlobNotFound) || azerr.Has(err, azerr.ContainerNotFound) || (err == nil && pp.Dir) {
+				return nil, nil
+			}
+			return b, err
+		}
+		return findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+	}
+}
+
+// copyPath is Copy Blob (and Copy Blob From URL) onto a path of a
+// hierarchical account: the destination file, with its missing parent
+// directories, is created from the source's committed content (sharing
+// its data items), headers and metadata (or the request's) in one
+// transaction, and the copy completes inside the call as on a flat
+// account. The copy's status properties (x-ms-copy-*) are not kept on
+// the path: the namespace node has no place for them. A source that is
+// not a block blob, index tags and a tier are 409
+// FeatureNotYetSupportedForHierarchicalNamespaceAccounts.
+func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobInput, lookup func(kv.Tx) (*blobRec, error), now time.Time) (CopyBlobOutput, error) {
+	if len(in.Tags) > 0 || in.CopyTags || in.Tier != "" {
+		return CopyBlobOutput{}, hnsUnsupported()
+	}
+	ref, src0 := in.Ref, in.Source.Blob
+	var md5 []byte
+	if in.Sync {
+		md5 = in.SourceContentMD5
+	}
+	copyID := newUUID()
+	var node *ns.Node
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return err
+		}
+		src, err := lookup(tx)
+		if err != nil {
+			return err
+		}
+		if src == nil {
+			if _, err := loadContainer(tx, src0.Account, src0.Container); err != nil {
+				return azerr.Newf(azerr.CannotVerifyCopySource, "The source container does not exist.")
+			}
+			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
+		}
+		if err := in.Source.Cond.CheckSource(src.ETag, src.Modified); err != nil {
+			return err
+		}
+		if id := in.Source.LeaseID; id != "" && src0.Snapshot == "" {
+			if err := lease.CheckRead(src.Lease, id, lease.Blob, now); err != nil {
+				return err
+			}
+		}
+		switch {
+		case src.Type != BlockBlob:
+			return hnsUnsupported()
+		case src.Tier == tierArchive:
+			return azerr.New(azerr.BlobArchived)
+		case in.Sync && src.Size > maxCopyFromURL:
+			return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
+		}
+		if md5 != nil {
+			if _, err := s.hash(ctx, tx, Checksums{MD5: md5}, src.Parts, src.Size); err != nil {
+				return err
+			}
+		}
+		if in.CreateOnly {
+			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
+				return azerr.New(azerr.AuthorizationPermissionMismatch)
+			}
+		}
+		meta := src.Meta
+		if len(in.Metadata) > 0 {
+			meta = in.Metadata
+		}
+		co, err := hns.Create(tx, blobFS(ref), ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
+			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller})
+		if err != nil {
+			return blobErr(err)
+		}
+		node = co.Node
+		parts := append([]extent.Part(nil), src.Parts...)
+		if err := extent.AdjustRefs(tx, now, nil, parts); err != nil {
+			return err
+		}
+		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: parts})
+	})
+	if err != nil {
+		return CopyBlobOutput{}, err
+	}
+	return CopyBlobOutput{ETag: node.ETag, LastModified: node.Modified, CopyID: copyID, CopyStatus: "success", ContentMD5: md5}, nil
+}
+
+// folderMarker reports whether md marks a directory (hdi_isfolder=true,
+// the name matched without regard to case as metadata names are) and
+// returns md without the marker, which the Blob view adds back to every
+// directory.
+func folderMarker(md map[string]string) (map[string]string, bool) {
+	for k, v := range md {
+		if strings.EqualFold(k, "hdi_isfolder") && strings.EqualFold(v, "true") {
+			out := make(map[string]string, len(md)-1)
+			for k2, v2 := range md {
+				if k2 != k {
+					out[k2] = v2
+				}
+			}
+			return out, true
+		}
+	}
+	return md, false
+}

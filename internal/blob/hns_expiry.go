@@ -1,0 +1,148 @@
+package blob
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// ExpiryOption is x-ms-expiry-option of Set Blob Expiry.
+type ExpiryOption string
+
+// Expiry options (Set Blob Expiry).
+const (
+	ExpiryRelativeToNow      ExpiryOption = "RelativeToNow"
+	ExpiryRelativeToCreation ExpiryOption = "RelativeToCreation"
+	ExpiryAbsolute           ExpiryOption = "Absolute"
+	ExpiryNever              ExpiryOption = "NeverExpire"
+)
+
+// SetBlobExpiryInput is Set Blob Expiry: Option with Relative (the
+// relative options) or At (Absolute).
+type SetBlobExpiryInput struct {
+	Call
+	Ref      BlobRef
+	LeaseID  string
+	Option   ExpiryOption
+	Relative time.Duration
+	At       time.Time
+}
+
+// SetBlobExpiryOutput is the file after Set Blob Expiry.
+type SetBlobExpiryOutput struct {
+	ETag         string
+	LastModified time.Time
+}
+
+// SetBlobExpiry is Set Blob Expiry
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-expiry),
+// which Azure serves on hierarchical-namespace accounts only (400
+// HierarchicalNamespaceNotEnabled elsewhere): the file's expiry, from
+// now, from its creation, absolute, or none. From that time on the file
+// is gone (reads 404, listings leave it out: ns.Node.Expired) and its
+// content goes to the collector when its name is reused. A directory has
+// no expiry (409 PathConflict).
+func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (SetBlobExpiryOutput, error) {
+	hns := s.nsOf(in.Ref.Account)
+	if hns == nil {
+		return SetBlobExpiryOutput{}, azerr.New(azerr.HierarchicalNamespaceNotEnabled)
+	}
+	if in.Ref.Snapshot != "" {
+		return SetBlobExpiryOutput{}, azerr.New(azerr.BlobNotFound)
+	}
+	now := s.now(in.Call)
+	var out SetBlobExpiryOutput
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		n, err := hns.Lookup(tx, blobFS(in.Ref), in.Ref.Blob, in.Caller)
+		if err != nil {
+			return blobErr(err)
+		}
+		if n.Dir {
+			return blobErr(ns.ErrPathConflict)
+		}
+		var at time.Time
+		switch in.Option {
+		case ExpiryRelativeToNow:
+			at = now.Add(in.Relative)
+		case ExpiryRelativeToCreation:
+			at = n.Created.Add(in.Relative)
+		case ExpiryAbsolute:
+			at = in.At
+		case ExpiryNever:
+		default:
+			return azerr.InvalidHeader("x-ms-expiry-option", string(in.Option))
+		}
+		node, err := hns.Set(tx, blobFS(in.Ref), ns.SetInput{Path: in.Ref.Blob, Expiry: &at, LeaseID: in.LeaseID, Caller: in.Caller})
+		if err != nil {
+			return blobErr(err)
+		}
+		out = SetBlobExpiryOutput{ETag: node.ETag, LastModified: node.Modified}
+		return nil
+	})
+	return out, err
+}
+
+// parseExpiry reads x-ms-expiry-option and x-ms-expiry-time of Set Blob
+// Expiry: milliseconds for the relative options, an RFC 1123 time for
+// Absolute, nothing for NeverExpire.
+func parseExpiry(h http.Header) (SetBlobExpiryInput, error) {
+	var in SetBlobExpiryInput
+	opt, v := strings.TrimSpace(h.Get("x-ms-expiry-option")), strings.TrimSpace(h.Get("x-ms-expiry-time"))
+	if opt == "" {
+		return in, azerr.MissingHeader("x-ms-expiry-option")
+	}
+	for _, o := range []ExpiryOption{ExpiryRelativeToNow, ExpiryRelativeToCreation, ExpiryAbsolute, ExpiryNever} {
+		if strings.EqualFold(opt, string(o)) {
+			in.Option = o
+		}
+	}
+	switch in.Option {
+	case "":
+		return in, azerr.InvalidHeader("x-ms-expiry-option", opt)
+	case ExpiryNever:
+		if v != "" {
+			return in, azerr.InvalidHeader("x-ms-expiry-time", v)
+		}
+		return in, nil
+	}
+	if v == "" {
+		return in, azerr.MissingHeader("x-ms-expiry-time")
+	}
+	if in.Option == ExpiryAbsolute {
+		t, err := http.ParseTime(v)
+		if err != nil {
+			return in, azerr.InvalidHeader("x-ms-expiry-time", v)
+		}
+		in.At = t.UTC()
+		return in, nil
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms < 0 || ms > int64(100*365*24*time.Hour/time.Millisecond) {
+		return in, azerr.InvalidHeader("x-ms-expiry-time", v)
+	}
+	in.Relative = time.Duration(ms) * time.Millisecond
+	return in, nil
+}
+
+// setBlobExpiry is Set Blob Expiry's REST handler: 200 with the file's
+// new ETag and Last-Modified.
+func (s *Service) setBlobExpiry(w http.ResponseWriter, r *req) error {
+	in, err := parseExpiry(r.Header)
+	if err != nil {
+		return err
+	}
+	in.Call, in.Ref, in.LeaseID = r.call(), r.ref(), r.Header.Get("x-ms-lease-id")
+	out, err := s.SetBlobExpiry(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	setETag(w, out.ETag, out.LastModified)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}

@@ -1,0 +1,155 @@
+package datalake
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+)
+
+// pathRef is r's path for the Blob domain's content operations.
+func (r *req) pathRef() blob.PathRef {
+	return blob.PathRef{Account: r.Account, Filesystem: r.filesystem, Path: r.path}
+}
+
+// callAs is r's domain call with its caller, whose access the path's
+// ACLs decide (nil for Shared Key and SAS).
+func (r *req) callAs() blob.Call { return blob.Call{Now: r.Now, Caller: r.caller()} }
+
+// parsePosition reads the position parameter append and flush require
+// (Path - Update: "It is required when uploading data to be appended to
+// the file and when flushing previously uploaded data to the file").
+func parsePosition(r *req) (int64, error) {
+	if !r.q.Has("position") {
+		return 0, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "position")
+	}
+	v := r.q.Get("position")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, azerr.InvalidQuery("position", v)
+	}
+	return n, nil
+}
+
+// parseBoolQuery reads an optional true/false query parameter.
+func parseBoolQuery(r *req, name string) (bool, error) {
+	v := r.q.Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, azerr.InvalidQuery(name, v)
+	}
+	return b, nil
+}
+
+// appendData is Path - Update action=append
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/path/update):
+// 202, the body staged at position until a flush commits it
+// (blob.Service.AppendData), or with flush=true committed at once with
+// everything before it (the file's new ETag answered). Content-MD5 or
+// x-ms-content-crc64 are checked against the body and the digest is
+// answered.
+func (s *Service) appendData(w http.ResponseWriter, r *req) error {
+	pos, err := parsePosition(r)
+	if err != nil {
+		return err
+	}
+	sums, err := blob.ParseChecksums(r.Header)
+	if err != nil {
+		return err
+	}
+	la, err := parseLeaseAction(r.Header)
+	if err != nil {
+		return err
+	}
+	flush, err := parseBoolQuery(r, "flush")
+	if err != nil {
+		return err
+	}
+	length := r.ContentLength
+	if length < 0 {
+		length = -1 // chunked: extent.LimitBody reads to the end
+	}
+	out, err := s.blob.AppendData(r.Context(), blob.AppendDataInput{Call: r.callAs(), PathRef: r.pathRef(),
+		Position: pos, Body: r.Body, Length: length, Checksums: sums, Lease: la, Flush: flush})
+	if err != nil {
+		return nsErr(err)
+	}
+	h := w.Header()
+	blob.EchoDigests(h, out.ContentMD5, out.ContentCRC64)
+	if f := out.Flushed; f != nil {
+		setETag(h, f.ETag, f.LastModified)
+	}
+	h.Set("x-ms-request-server-encrypted", "true")
+	h.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// flushData is Path - Update action=flush: 200 with the file's new ETag
+// once the data appended up to position is contiguous
+// (blob.Service.FlushData). retainUncommittedData keeps what was
+// appended beyond position; the content headers (x-ms-content-type,
+// x-ms-content-md5, …) replace the file's when any is sent; the
+// conditions apply to the file. close only marks the end of a stream
+// for change notifications, which this server does not send.
+func (s *Service) flushData(w http.ResponseWriter, r *req) error {
+	pos, err := parsePosition(r)
+	if err != nil {
+		return err
+	}
+	retain, err := parseBoolQuery(r, "retainUncommittedData")
+	if err != nil {
+		return err
+	}
+	if _, err := parseBoolQuery(r, "close"); err != nil {
+		return err
+	}
+	if r.ContentLength > 0 {
+		// Path - Update: to flush "there must not be a request entity
+		// body included with the request".
+		return azerr.Newf(azerr.InvalidHeaderValue, "A flush takes no body.").With("HeaderName", "Content-Length").With("HeaderValue", strconv.FormatInt(r.ContentLength, 10))
+	}
+	c, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	la, err := parseLeaseAction(r.Header)
+	if err != nil {
+		return err
+	}
+	in := blob.FlushDataInput{Call: r.callAs(), PathRef: r.pathRef(), Position: pos, RetainUncommitted: retain, Cond: c, Lease: la}
+	if sendsContentProps(r.Header) {
+		p, err := parseContentProps(r.Header)
+		if err != nil {
+			return err
+		}
+		in.Props = &p
+	}
+	out, err := s.blob.FlushData(r.Context(), in)
+	if err != nil {
+		return nsErr(err)
+	}
+	h := w.Header()
+	setETag(h, out.ETag, out.LastModified)
+	h.Set("x-ms-request-server-encrypted", "true")
+	h.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// sendsContentProps reports whether any of Path Update's content headers
+// is present.
+func sendsContentProps(h http.Header) bool {
+	for _, n := range []string{"x-ms-content-type", "x-ms-content-encoding", "x-ms-content-language",
+		"x-ms-content-disposition", "x-ms-cache-control", "x-ms-content-md5"} {
+		if _, ok := h[http.CanonicalHeaderKey(n)]; ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,133 @@
+package datalake
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+)
+
+// leasePath is Path - Lease
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/path/lease):
+// POST with x-ms-lease-action acquire, break, change, renew or release,
+// x-ms-lease-duration, x-ms-lease-break-period, x-ms-lease-id and
+// x-ms-proposed-lease-id as Lease Blob takes them, and the conditions.
+// The lease is the path's one lease (blob.Service.LeasePath), which the
+// Blob view's Lease Blob changes too. 201 for acquire, 202 for break,
+// 200 otherwise.
+func (s *Service) leasePath(w http.ResponseWriter, r *req) error {
+	lr, err := lease.ParseRequest(r.Header, lease.Blob)
+	if err != nil {
+		return err
+	}
+	c, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	out, err := s.blob.LeasePath(r.Context(), blob.LeasePathInput{Call: r.callAs(), PathRef: r.pathRef(), Cond: c, Request: lr})
+	if err != nil {
+		return nsErr(err)
+	}
+	h := w.Header()
+	if out.Result.LeaseID != "" {
+		h.Set("x-ms-lease-id", out.Result.LeaseID)
+	}
+	if out.Result.LeaseTime != nil {
+		h.Set("x-ms-lease-time", strconv.Itoa(*out.Result.LeaseTime))
+	}
+	setETag(h, out.ETag, out.LastModified)
+	h.Set("Content-Length", "0")
+	w.WriteHeader(out.Result.Status)
+	return nil
+}
+
+// parseLeaseAction reads the lease headers of an append or flush:
+// x-ms-lease-id, x-ms-lease-action (acquire, auto-renew, release,
+// acquire-release), x-ms-proposed-lease-id and x-ms-lease-duration
+// (Path - Update). Lease ids must be GUIDs (400 InvalidHeaderValue).
+func parseLeaseAction(h http.Header) (blob.PathLeaseAction, error) {
+	a := blob.PathLeaseAction{Action: strings.ToLower(strings.TrimSpace(h.Get(lease.HeaderAction)))}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{lease.HeaderLeaseID, &a.LeaseID}, {lease.HeaderProposedID, &a.ProposedID}} {
+		v := strings.TrimSpace(h.Get(f.name))
+		if v == "" {
+			continue
+		}
+		id, ok := lease.ParseID(v)
+		if !ok {
+			return a, azerr.InvalidHeader(f.name, v)
+		}
+		*f.dst = id
+	}
+	switch a.Action {
+	case "", blob.PathLeaseAutoRenew, blob.PathLeaseRelease:
+		if a.Action != "" && a.LeaseID == "" {
+			return a, azerr.MissingHeader(lease.HeaderLeaseID)
+		}
+	case blob.PathLeaseAcquire, blob.PathLeaseAcquireRelease:
+		d, err := blob.ParseLeaseDuration(strings.TrimSpace(h.Get(lease.HeaderDuration)))
+		if err != nil {
+			return a, err
+		}
+		if d == nil {
+			return a, azerr.MissingHeader(lease.HeaderDuration)
+		}
+		if a.ProposedID == "" {
+			return a, azerr.MissingHeader(lease.HeaderProposedID)
+		}
+		a.Duration = d
+	default:
+		return a, azerr.InvalidHeader(lease.HeaderAction, h.Get(lease.HeaderAction))
+	}
+	return a, nil
+}
+
+// pathLeaseErr renames the lease errors of a write (ns and the Blob
+// domain check a path's lease as a blob's) to the dfs endpoint's codes
+// for a path operation (azdatalake datalakeerror:
+// LeaseIdMismatchWithPathOperation; LeaseNotPresent, "There is currently
+// no lease on the resource.").
+func pathLeaseErr(err error) error {
+	e, ok := azerr.As(err)
+	if !ok {
+		return err
+	}
+	switch e.Code {
+	case azerr.LeaseIDMismatchWithBlobOperation:
+		return azerr.New(azerr.LeaseIDMismatchWithPathOperation)
+	case azerr.LeaseNotPresentWithBlobOperation:
+		return azerr.New(azerr.LeaseNotPresent)
+	}
+	return err
+}
+
+// parseCreateLease reads x-ms-proposed-lease-id and x-ms-lease-duration
+// of Path Create, which create the item with a lease (both or neither:
+// 400 MissingRequiredHeader naming the other; the id a GUID, the
+// duration -1 or 15 to 60 seconds).
+func parseCreateLease(h http.Header) (*lease.Request, error) {
+	id, dur := strings.TrimSpace(h.Get(lease.HeaderProposedID)), strings.TrimSpace(h.Get(lease.HeaderDuration))
+	switch {
+	case id == "" && dur == "":
+		return nil, nil
+	case id == "":
+		return nil, azerr.MissingHeader(lease.HeaderProposedID)
+	case dur == "":
+		return nil, azerr.MissingHeader(lease.HeaderDuration)
+	}
+	pid, ok := lease.ParseID(id)
+	if !ok {
+		return nil, azerr.InvalidHeader(lease.HeaderProposedID, id)
+	}
+	d, err := blob.ParseLeaseDuration(dur)
+	if err != nil {
+		return nil, err
+	}
+	return &lease.Request{Action: lease.ActionAcquire, ProposedID: pid, Duration: d}, nil
+}
