@@ -171,7 +171,18 @@ func runTorture(t *testing.T, bin, port, shareName, suite string) (map[string][]
 	// The longest suite (smb2.dir) takes about 2 minutes on PostgreSQL
 	// with the race detector; a run that hangs is killed well inside the
 	// package's timeout, so it shows up as failed tests with their output.
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	limit := 6 * time.Minute
+	if strings.HasPrefix(suite, "smb2.notify.") {
+		// One notify test takes well under a second. Some are racy in
+		// smbtorture itself: basedir sends CHANGE_NOTIFY without waiting
+		// for its interim response and at once changes a file over a
+		// second connection; when the server handles that change first,
+		// no notification is due and the test waits forever (seen once
+		// under a fully loaded CI machine). Such a run is killed here
+		// and counts as failed, so the retry below decides.
+		limit = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "//127.0.0.1/"+shareName, "-p", port,
 		"-U", app.DevAccount+"%"+app.DevKey, suite)
@@ -205,7 +216,10 @@ func runTorture(t *testing.T, bin, port, shareName, suite string) (map[string][]
 		}
 	}
 	if len(res) == 0 {
-		t.Fatalf("smbtorture %s produced no results:\n%s", suite, out)
+		// Killed, or smbtorture could not run: every required test of
+		// the suite counts as failed (and is retried alone by the caller).
+		t.Logf("smbtorture %s produced no results:\n%s", suite, out)
+		reasons["*"] = "no results"
 	}
 	for k := range res {
 		sort.Strings(res[k])
