@@ -380,7 +380,11 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 			return nil, err
 		}
 	}
-	return out, kv.PutJSON(tx, childKey(fs.Account, parent.ID, name), n)
+	key := childKey(fs.Account, parent.ID, name)
+	if err := indexExpiry(tx, fs.Account, key, n); err != nil {
+		return nil, err
+	}
+	return out, kv.PutJSON(tx, key, n)
 }
 
 // newNode builds a node created in parent by c: owner the caller, group
@@ -523,5 +527,10 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 	}
 	n.Lease = lease.OnWrite(n.Lease, now)
 	n.ETag, n.Modified = newETag(now), now
+	if in.Expiry != nil {
+		if err := indexExpiry(tx, fs.Account, at.key, &n); err != nil {
+			return nil, err
+		}
+	}
 	return &n, kv.PutJSON(tx, at.key, &n)
 }

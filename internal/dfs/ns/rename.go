@@ -192,16 +192,31 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	if err := tx.Delete(sl.key); err != nil {
 		return nil, err
 	}
-	return out, kv.PutJSON(tx, childKey(fs.Account, dp.ID, dst[len(dst)-1]), sl.node)
+	key := childKey(fs.Account, dp.ID, dst[len(dst)-1])
+	if err := indexExpiry(tx, fs.Account, key, sl.node); err != nil {
+		return nil, err
+	}
+	return out, kv.PutJSON(tx, key, sl.node)
 }
 
+// isEmpty reports whether dir has no child but expired files, which are
+// gone for every operation (the collector removes their records).
 func (s *Namespace) isEmpty(tx kv.Tx, fs FS, dir *Node) (bool, error) {
 	p := childrenPrefix(fs.Account, dir.ID)
+	now := s.now()
 	empty := true
-	err := tx.Scan(p, kv.PrefixEnd(p), 1, false, func(_, _ []byte) bool {
-		empty = false
-		return false
+	var derr error
+	err := tx.Scan(p, kv.PrefixEnd(p), 0, false, func(k, v []byte) bool {
+		var n Node
+		if derr = kv.DecodeJSON(k, v, &n); derr != nil {
+			return false
+		}
+		empty = n.Expired(now)
+		return empty
 	})
+	if err == nil {
+		err = derr
+	}
 	return empty, err
 }
 
@@ -283,6 +298,8 @@ func (s *Namespace) checkSubtreeDelete(tx kv.Tx, fs FS, dir *Node, c Caller) err
 	if err != nil {
 		return err
 	}
+	now := s.now()
+	kids = slices.DeleteFunc(kids, func(l loc) bool { return l.node.Expired(now) })
 	if len(kids) > 0 && !allows(c, dir, acl.Write|acl.Execute) {
 		return ErrPermissionMismatch
 	}
