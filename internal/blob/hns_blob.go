@@ -148,7 +148,11 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 		if err := s.pathLive(tx, hns, in.Ref, in.Caller, now); err != nil {
 			return err
 		}
-		_, err := hns.Delete(tx, blobFS(in.Ref), ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller})
+		retain, err := DeleteRetention(tx, in.Ref.Account)
+		if err != nil {
+			return err
+		}
+		_, err = hns.Delete(tx, blobFS(in.Ref), ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller, Retain: retain})
 		return blobErr(err)
 	})
 }
@@ -278,11 +282,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	case "files":
 		keep = func(n *ns.Node) bool { return !n.Dir }
 	case "deleted":
-		// Paths are not soft-deleted here: there are none to show.
-		if _, err := s.GetContainerProperties(ctx, GetContainerPropertiesInput{Call: in.Call, Ref: ref}); err != nil {
-			return ListBlobsOutput{}, err
-		}
-		return ListBlobsOutput{}, nil
+		return s.listDeletedPaths(ctx, hns, in)
 	default:
 		return ListBlobsOutput{}, azerr.InvalidQuery("showonly", in.ShowOnly)
 	}
@@ -394,6 +394,52 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 		out.NextMarker = encodeMarker(kind, last.Name, "")
 	}
 	return out, nil
+}
+
+// listDeletedPaths is List Blobs with showonly=deleted on a hierarchical
+// account, what azdatalake's filesystem NewListDeletedPathsPager sends:
+// the soft-deleted paths still retained (ns.ListDeleted), each with its
+// deletion id, deletion time and remaining retention days, in path
+// order; a deleted directory is one entry, whatever it held. The marker
+// is the namespace's. A bearer caller needs read and execute on the
+// filesystem's root, as for listing it.
+func (s *Service) listDeletedPaths(ctx context.Context, hns *ns.Namespace, in ListBlobsInput) (ListBlobsOutput, error) {
+	now := s.now(in.Call)
+	ref := in.Ref
+	var out ListBlobsOutput
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		out = ListBlobsOutput{}
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return err
+		}
+		fs := ns.FS{Account: ref.Account, Filesystem: ref.Container}
+		if c := in.Caller; c != nil && !c.Super {
+			root, err := hns.Lookup(tx, fs, "", c)
+			if err != nil {
+				return blobErr(err)
+			}
+			if !root.Access().Allows(root.Owner, root.Group, *c, acl.Read|acl.Execute) {
+				return blobErr(ns.ErrPermissionMismatch)
+			}
+		}
+		paths, next, err := hns.ListDeleted(tx, fs, ns.ListDeletedInput{Prefix: in.Prefix, Marker: in.Marker, Max: in.MaxResults})
+		if errors.Is(err, ns.ErrInvalidContinuation) {
+			return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", in.Marker)
+		}
+		if err != nil {
+			return blobErr(err)
+		}
+		for _, d := range paths {
+			b, pp := pathRec(d.Node)
+			it := ListedBlob{Name: d.Path, Properties: b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: d.Path}, now),
+				Deleted: true, DeletedTime: d.At, RemainingRetentionDays: d.RemainingDays(now), DeletionID: d.DeletionID}
+			it.Properties.Path = pp
+			out.Items = append(out.Items, it)
+		}
+		out.NextMarker = next
+		return nil
+	})
+	return out, err
 }
 
 // copySource returns the lookup of a copy's source inside the copy's

@@ -37,7 +37,8 @@ const CollectBatch = 256
 // Files whose expiry has passed are removed first, through the expiry
 // index (expireStep): they are already gone for every operation, and
 // their records and content are reclaimed here without waiting for their
-// name to be reused or their directory to be deleted.
+// name to be reused or their directory to be deleted. Soft-deleted paths
+// whose retention has ended become garbage records next (retainStep).
 //
 // It returns the number of transactions that changed something.
 func (s *Namespace) Collect(ctx context.Context, store kv.Store, batch int, reclaim Reclaim) (int, error) {
@@ -54,6 +55,9 @@ func (s *Namespace) Collect(ctx context.Context, store kv.Store, batch int, recl
 		err := store.Update(ctx, func(tx kv.Tx) error {
 			var err error
 			if did, err = expireStep(tx, now, batch, reclaim); err != nil || did {
+				return err
+			}
+			if did, err = retainStep(tx, now, batch); err != nil || did {
 				return err
 			}
 			did, err = collectStep(tx, batch, reclaim)

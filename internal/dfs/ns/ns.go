@@ -101,13 +101,17 @@ func orSuper(s string) string {
 }
 
 // DeleteFilesystem detaches the whole tree of fs in one write: its root
-// becomes garbage (see Collect).
+// becomes garbage (see Collect), and so do its soft-deleted paths (one
+// write each: they go with their filesystem).
 func (s *Namespace) DeleteFilesystem(tx kv.Tx, fs FS) error {
 	root, err := s.root(tx, fs)
 	if err != nil {
 		return err
 	}
 	if err := tx.Delete(rootKey(fs.Account, fs.Filesystem)); err != nil {
+		return err
+	}
+	if err := dropFilesystemDeleted(tx, fs); err != nil {
 		return err
 	}
 	return kv.PutJSON(tx, garbageKey(fs.Account, root.ID), garbage{Dir: true})

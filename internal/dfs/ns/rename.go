@@ -2,6 +2,8 @@ package ns
 
 import (
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
@@ -228,6 +230,10 @@ type DeleteInput struct {
 	// LeaseID is x-ms-lease-id (see checkLease).
 	LeaseID string
 	Caller  Caller
+	// Retain, when positive, soft-deletes the path for that long (Blob
+	// soft delete on: the account's retention days) instead of handing
+	// it to the collector at once.
+	Retain time.Duration
 }
 
 // Delete removes a file or directory. A non-empty directory needs
@@ -288,6 +294,9 @@ func (s *Namespace) Delete(tx kv.Tx, fs FS, in DeleteInput) (*Node, error) {
 	}
 	if err := tx.Delete(at.key); err != nil {
 		return nil, err
+	}
+	if in.Retain > 0 {
+		return at.node, s.softDelete(tx, fs, strings.Join(parts, "/"), at.node, s.now(), in.Retain)
 	}
 	return at.node, kv.PutJSON(tx, garbageKey(fs.Account, at.node.ID), garbage{Dir: at.node.Dir, Ref: at.node.Ref})
 }
