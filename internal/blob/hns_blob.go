@@ -3,8 +3,11 @@ package blob
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -217,16 +220,54 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		var fc fileContent
 		var size int64
+		// The file's committed content, read once if a block names it.
+		var current *fileContent
+		var currentSize int64
+		committed := func() (*fileContent, int64, error) {
+			if current != nil {
+				return current, currentSize, nil
+			}
+			current = &fileContent{}
+			n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller)
+			if err != nil || n.Dir || n.Expired(now) {
+				return current, 0, nil
+			}
+			if len(n.Ref) > 0 && n.Size > 0 {
+				if _, err := kv.GetJSON(tx, n.Ref, current); err != nil {
+					return nil, 0, err
+				}
+			}
+			currentSize = n.Size
+			return current, currentSize, nil
+		}
 		for _, b := range in.Blocks {
 			var u uncommitted
 			found := false
-			if b.ID != "" {
+			if b.ID != "" && b.Kind != wire.Committed {
 				var err error
 				if found, err = kv.GetJSON(tx, blockKey(ref.Account, ref.Container, ref.Blob, b.ID), &u); err != nil {
 					return err
 				}
 			}
-			if !found || b.Kind == wire.Committed {
+			if !found && b.Kind != wire.Uncommitted {
+				// A committed block as Get Block List reports it: its
+				// range of the file's content.
+				cur, curSize, err := committed()
+				if err != nil {
+					return err
+				}
+				off, n, ok := pathBlockRange(b.ID, curSize)
+				if !ok {
+					return azerr.New(azerr.InvalidBlockList)
+				}
+				for _, p := range extent.Within(cur.Parts, off, n) {
+					p.Off = size + (p.Off - off)
+					fc.Parts = append(fc.Parts, p)
+				}
+				size += n
+				continue
+			}
+			if !found {
 				return azerr.New(azerr.InvalidBlockList)
 			}
 			for _, p := range u.Parts {
@@ -261,6 +302,50 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 		return PutBlockListOutput{}, err
 	}
 	return PutBlockListOutput{ETag: node.ETag, LastModified: node.Modified, ServerEncrypted: true}, nil
+}
+
+// The committed content of a file, whatever wrote it (flushes, Put Blob,
+// Put Block List, copies), is not kept as blocks: Get Block List reports
+// it as consecutive blocks of up to pathBlockMax bytes (one block for any
+// file up to 4000 MiB, the largest block), named pathBlockID(i), and Put
+// Block List takes those names (Committed or Latest) for those ranges of
+// the file's current content, so a client that appends a block to the
+// committed list (Get Block List, Put Block, Put Block List) works on a
+// path as on a flat account.
+const pathBlockMax = maxPutBlock
+
+// pathBlockID is the name of committed block i of a path: base64 of a
+// fixed-width label, the same length for every i.
+func pathBlockID(i int64) string {
+	return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "dfs-committed-%010d", i))
+}
+
+// pathBlocks is the committed block list of a file of size bytes.
+func pathBlocks(size int64) []wire.BlockInfo {
+	var out []wire.BlockInfo
+	for i, off := int64(0), int64(0); off < size; i, off = i+1, off+pathBlockMax {
+		out = append(out, wire.BlockInfo{Name: pathBlockID(i), Size: min(pathBlockMax, size-off)})
+	}
+	return out
+}
+
+// pathBlockRange is the range of committed block id of a file of size
+// bytes; false when id names none of its blocks.
+func pathBlockRange(id string, size int64) (off, n int64, ok bool) {
+	raw, err := base64.StdEncoding.DecodeString(id)
+	if err != nil {
+		return 0, 0, false
+	}
+	digits, ok := strings.CutPrefix(string(raw), "dfs-committed-")
+	i, err := strconv.ParseInt(digits, 10, 64)
+	if !ok || err != nil || pathBlockID(i) != id {
+		return 0, 0, false
+	}
+	off = i * pathBlockMax
+	if i < 0 || off >= size {
+		return 0, 0, false
+	}
+	return off, min(pathBlockMax, size-off), true
 }
 
 // listPath is List Blobs on a hierarchical account: the namespace's
