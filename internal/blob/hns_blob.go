@@ -554,8 +554,11 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 // directories, is created from the source's committed content (sharing
 // its data items), headers and metadata (or the request's) in one
 // transaction, and the copy completes inside the call as on a flat
-// account. The copy's status properties (x-ms-copy-*) are not kept on
-// the path: the namespace node has no place for them. A source that is
+// account. The copy's status properties (x-ms-copy-*) are kept in the
+// node (ns.Node.Copy) until its content or properties are written again,
+// as a flat blob keeps them ("Get Blob Properties": they do not appear
+// once the blob is modified with Set Blob Properties, Put Blob or Put
+// Block List). A source that is
 // not a block blob, index tags and a tier are 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts.
 func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobInput, lookup func(kv.Tx) (*blobRec, error), now time.Time) (CopyBlobOutput, error) {
@@ -614,7 +617,8 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 			meta = in.Metadata
 		}
 		co, err := hns.Create(tx, blobFS(ref), ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
-			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller})
+			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
+			Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
 		if err != nil {
 			return blobErr(err)
 		}

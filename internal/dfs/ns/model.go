@@ -70,6 +70,15 @@ func indexExpiry(tx kv.Tx, acct string, key []byte, n *Node) error {
 	return tx.Put(expiryKey(n.Expiry, acct, n.ID), key)
 }
 
+// CopyState is a concluded copy's x-ms-copy-* properties.
+type CopyState struct {
+	ID         string    `json:"id"`
+	Source     string    `json:"src"`
+	Status     string    `json:"st"`
+	Progress   string    `json:"pr"`
+	Completion time.Time `json:"ct"`
+}
+
 // ContentProps are the content headers of a file (x-ms-content-type and
 // the others of Path Create / Path Update).
 type ContentProps struct {
@@ -104,6 +113,10 @@ type Node struct {
 	// Expiry is a file's Set Expiry time (zero: none). Stored for the
 	// endpoint, which enforces it.
 	Expiry time.Time `json:"x,omitzero"`
+	// Copy is the state of the copy that made this file (Copy Blob onto
+	// a path: the x-ms-copy-* properties), nil when none did or when its
+	// content or properties were written since.
+	Copy *CopyState `json:"cp,omitempty"`
 	// Lease is the path's lease (Path Lease, Lease Blob on the Blob
 	// view, x-ms-lease-action of append and flush): the one lease of
 	// the path, which every write and delete of it checks.

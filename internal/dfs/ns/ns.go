@@ -223,6 +223,9 @@ type CreateInput struct {
 	// node id (instead of Ref): the Blob layer keys a file's content by
 	// the id, which is chosen here.
 	RefFor func(id []byte) []byte
+	// Copy is the concluded copy that writes this file (Copy Blob onto a
+	// path), kept as the file's copy state.
+	Copy *CopyState
 	// Permissions is x-ms-permissions (nil: 0666 for a file, 0777 for a
 	// directory), Umask x-ms-umask (nil: 0027), ACL x-ms-acl (replaces the
 	// computed ACL when set). Group is x-ms-group ("" : the parent's group).
@@ -360,6 +363,7 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 			n.Ref = in.RefFor(n.ID)
 		}
 		n.Expiry = in.Expiry
+		n.Copy = in.Copy
 	}
 	if existing != nil {
 		// An overwrite keeps an active lease, as Put Blob does.
@@ -500,6 +504,7 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 	}
 	if in.Props != nil {
 		n.Props = *in.Props
+		n.Copy = nil // "modified after a concluded Copy Blob operation using Set Blob Properties"
 	}
 	if in.Expiry != nil {
 		n.Expiry = *in.Expiry
@@ -528,6 +533,7 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 			}
 		}
 		n.Size, n.Ref = in.Content.Size, bytes.Clone(in.Content.Ref)
+		n.Copy = nil
 	}
 	n.Lease = lease.OnWrite(n.Lease, now)
 	n.ETag, n.Modified = newETag(now), now
