@@ -117,6 +117,11 @@ type Node struct {
 	// a path: the x-ms-copy-* properties), nil when none did or when its
 	// content or properties were written since.
 	Copy *CopyState `json:"cp,omitempty"`
+	// Tier is a file's access tier set with Set Blob Tier on the Blob
+	// endpoint ("" : the account default, reported as inferred), and
+	// TierChanged when it was set. The namespace only keeps them.
+	Tier        string     `json:"tr,omitempty"`
+	TierChanged *time.Time `json:"tc,omitempty"`
 	// Lease is the path's lease (Path Lease, Lease Blob on the Blob
 	// view, x-ms-lease-action of append and flush): the one lease of
 	// the path, which every write and delete of it checks.
