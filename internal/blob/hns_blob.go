@@ -49,10 +49,10 @@ func blobErr(err error) error {
 }
 
 // hnsUnsupported is the answer of a hierarchical account to a Blob
-// operation the namespace does not carry here (append and page blob
-// writes, snapshots, copies and the From URL writes onto a path, blob
-// tags, tiers, undelete, seal), instead of writing a blob record no path
-// refers to: Azure answers 409
+// operation the namespace does not carry here (append blob writes,
+// snapshots, the From URL writes onto a path, blob tags, the Archive
+// tier, Undelete Blob without a deletion id, seal), instead of writing a
+// blob record no path refers to: Azure answers 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
 // operation is not yet supported for hierarchical namespace accounts",
 // as Azure sent it for appendBlock, Azure/azure-storage-node#632).
@@ -72,14 +72,14 @@ func blobFS(ref BlobRef) ns.FS { return ns.FS{Account: ref.Account, Filesystem: 
 // parents (ns.Create with MakeParents) in the transaction that stores
 // its content. A page blob is 400 BlobTypeNotSupported ("Page blob is
 // not supported for this account type."), an append blob, index tags and
-// an explicit tier are not carried by the namespace here.
+// the Archive tier are not carried by the namespace here.
 func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInput) (out PutBlobOutput, err error) {
 	switch {
 	case in.Type == PageBlob:
 		return out, azerr.New(azerr.BlobTypeNotSupported)
 	case in.Type != BlockBlob:
 		return out, hnsUnsupported()
-	case len(in.Tags) > 0 || in.Tier != "":
+	case len(in.Tags) > 0 || in.Tier == tierArchive:
 		return out, hnsUnsupported()
 	case in.Ref.Snapshot != "":
 		return out, azerr.New(azerr.InvalidQueryParameterValue)
@@ -102,7 +102,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	props.MD5 = st.MD5
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata, Props: props,
-		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller}
+		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier}
 	if md, dir := folderMarker(in.Metadata); dir && st.Size == 0 {
 		// An empty blob marked hdi_isfolder=true is a directory, the way
 		// the Blob API shows directories and tools that speak only Blob
@@ -207,7 +207,7 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 // 400 InvalidBlockList.
 func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in PutBlockListInput) (PutBlockListOutput, error) {
 	switch {
-	case len(in.Tags) > 0 || in.Tier != "":
+	case len(in.Tags) > 0 || in.Tier == tierArchive:
 		return PutBlockListOutput{}, hnsUnsupported()
 	case in.Ref.Snapshot != "":
 		return PutBlockListOutput{}, azerr.New(azerr.InvalidQueryParameterValue)
@@ -215,7 +215,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	now := s.now(in.Call)
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
-		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller}
+		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier}
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		var fc fileContent
@@ -559,10 +559,14 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 // as a flat blob keeps them ("Get Blob Properties": they do not appear
 // once the blob is modified with Set Blob Properties, Put Blob or Put
 // Block List). A source that is
-// not a block blob, index tags and a tier are 409
+// not a block blob, index tags and the Archive tier are 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts.
 func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobInput, lookup func(kv.Tx) (*blobRec, error), now time.Time) (CopyBlobOutput, error) {
-	if len(in.Tags) > 0 || in.CopyTags || in.Tier != "" {
+	tier, err := checkTier(in.Tier, BlockBlob)
+	if err != nil {
+		return CopyBlobOutput{}, err
+	}
+	if len(in.Tags) > 0 || in.CopyTags || tier == tierArchive {
 		return CopyBlobOutput{}, hnsUnsupported()
 	}
 	ref, src0 := in.Ref, in.Source.Blob
@@ -572,7 +576,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 	}
 	copyID := newUUID()
 	var node *ns.Node
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
+	err = s.store.Update(ctx, func(tx kv.Tx) error {
 		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
@@ -618,7 +622,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		}
 		co, err := hns.Create(tx, blobFS(ref), ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
 			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
-			Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
+			Tier: tier, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
 		if err != nil {
 			return blobErr(err)
 		}

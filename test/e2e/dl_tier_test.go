@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/cerulean-storage/cerulean/internal/app"
 )
@@ -51,4 +53,22 @@ func TestDLSetTierOnPath(t *testing.T) {
 	wantRaw(t, err, http.StatusConflict, "FeatureNotYetSupportedForHierarchicalNamespaceAccounts")
 	_, err = bc.NewBlobClient("d/none").SetTier(e.ctx, blob.AccessTierCool, nil)
 	wantRaw(t, err, http.StatusNotFound, string(bloberror.BlobNotFound))
+
+	// A tier on the write: Put Blob, Put Block List (upload) and Copy Blob.
+	bs := client(t, e.app.BlobURL, app.DevKey)
+	_, err = bs.UploadBuffer(e.ctx, "tiers", "w/put", []byte("x"), &azblob.UploadBufferOptions{AccessTier: to.Ptr(blob.AccessTierCold)})
+	must(t, err)
+	_, err = bc.NewBlockBlobClient("w/list").CommitBlockList(e.ctx, nil, &blockblob.CommitBlockListOptions{Tier: to.Ptr(blob.AccessTierCool)})
+	must(t, err)
+	_, err = bc.NewBlobClient("w/copy").StartCopyFromURL(e.ctx, b.URL(), &blob.StartCopyFromURLOptions{Tier: to.Ptr(blob.AccessTierCold)})
+	must(t, err)
+	for name, want := range map[string]string{"w/put": "Cold", "w/list": "Cool", "w/copy": "Cold"} {
+		p, err := bc.NewBlobClient(name).GetProperties(e.ctx, nil)
+		must(t, err)
+		if *p.AccessTier != want {
+			t.Fatalf("%s: tier %s, want %s", name, *p.AccessTier, want)
+		}
+	}
+	_, err = bs.UploadBuffer(e.ctx, "tiers", "w/archived", []byte("x"), &azblob.UploadBufferOptions{AccessTier: to.Ptr(blob.AccessTierArchive)})
+	wantRaw(t, err, http.StatusConflict, "FeatureNotYetSupportedForHierarchicalNamespaceAccounts")
 }

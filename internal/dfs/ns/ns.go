@@ -226,6 +226,9 @@ type CreateInput struct {
 	// Copy is the concluded copy that writes this file (Copy Blob onto a
 	// path), kept as the file's copy state.
 	Copy *CopyState
+	// Tier is the access tier a Blob write gives the file
+	// (x-ms-access-tier; "" : the account default).
+	Tier string
 	// Permissions is x-ms-permissions (nil: 0666 for a file, 0777 for a
 	// directory), Umask x-ms-umask (nil: 0027), ACL x-ms-acl (replaces the
 	// computed ACL when set). Group is x-ms-group ("" : the parent's group).
@@ -364,6 +367,7 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		}
 		n.Expiry = in.Expiry
 		n.Copy = in.Copy
+		n.Tier = in.Tier
 	}
 	if existing != nil {
 		// An overwrite keeps an active lease, as Put Blob does.
