@@ -262,3 +262,36 @@ func TestExpiredFilesCollected(t *testing.T) {
 		}
 	})
 }
+
+// TestExpiredFileInPlaceOfParent: an expired file where a create needs a
+// parent directory is gone: without MakeParents the create is 404, with
+// it the directory takes the name and the file's content is reclaimed.
+func TestExpiredFileInPlaceOfParent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		e.mkfile("x", "old")
+		at := e.clk.Now().Add(time.Second)
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.Set(tx, e.fs, SetInput{Path: "x", Expiry: &at})
+			return err
+		})
+		wantCode(t, e.try(func(tx kv.Tx) error {
+			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "x/y"})
+			return err
+		}), "PathConflict")
+		e.clk.Advance(time.Second)
+		wantCode(t, e.try(func(tx kv.Tx) error {
+			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "x/y"})
+			return err
+		}), "PathNotFound")
+		e.mkfile("x/y", "new")
+		if n, err := e.lookup("x"); err != nil || !n.Dir {
+			t.Fatalf("x: %v %v", n, err)
+		}
+		if _, err := e.ns.Collect(context.Background(), e.store, 0, reclaimTx); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.reclaimed(); r["old"] != 1 || r["new"] != 0 {
+			t.Fatalf("reclaimed %v", r)
+		}
+	})
+}

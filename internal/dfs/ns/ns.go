@@ -280,6 +280,17 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		return nil, err
 	}
 	now := s.now()
+	// An expired file where a parent directory is needed is gone: the
+	// parent is missing (and made with MakeParents in its place).
+	if at := chain[len(chain)-1]; len(chain) <= len(parts) && at.node.Expired(now) {
+		if err := kv.PutJSON(tx, garbageKey(fs.Account, at.node.ID), garbage{Ref: at.node.Ref}); err != nil {
+			return nil, err
+		}
+		if err := tx.Delete(at.key); err != nil {
+			return nil, err
+		}
+		chain = chain[:len(chain)-1]
+	}
 	// Missing parents.
 	for len(chain) < len(parts) {
 		last := chain[len(chain)-1].node
