@@ -283,6 +283,11 @@ func TestExpiredFileInPlaceOfParent(t *testing.T) {
 			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "x/y"})
 			return err
 		}), "PathNotFound")
+		e.mkfile("src", "s")
+		wantCode(t, e.try(func(tx kv.Tx) error {
+			_, err := e.ns.Rename(tx, e.fs, RenameInput{Source: "src", Dest: "x/z"})
+			return err
+		}), "RenameDestinationParentPathNotFound")
 		e.mkfile("x/y", "new")
 		if n, err := e.lookup("x"); err != nil || !n.Dir {
 			t.Fatalf("x: %v %v", n, err)
@@ -290,7 +295,7 @@ func TestExpiredFileInPlaceOfParent(t *testing.T) {
 		if _, err := e.ns.Collect(context.Background(), e.store, 0, reclaimTx); err != nil {
 			t.Fatal(err)
 		}
-		if r := e.reclaimed(); r["old"] != 1 || r["new"] != 0 {
+		if r := e.reclaimed(); r["old"] != 1 || r["new"] != 0 || r["s"] != 0 {
 			t.Fatalf("reclaimed %v", r)
 		}
 	})

@@ -117,6 +117,11 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	if err != nil {
 		return nil, err
 	}
+	// An expired file where a destination parent is needed is gone: the
+	// parent is absent.
+	if at := dchain[len(dchain)-1].node; len(dchain) <= len(dst) && at.Expired(now) {
+		return nil, ErrRenameDestParentAbsent
+	}
 	if len(dchain) < len(dst) {
 		if !dchain[len(dchain)-1].node.Dir {
 			return nil, ErrInvalidDestinationPath
