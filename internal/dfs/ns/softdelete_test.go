@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
@@ -123,5 +124,54 @@ func TestSoftDeletedPaths(t *testing.T) {
 			}
 			return nil
 		})
+	})
+}
+
+// TestSoftDeletedPathsAccess: restoring a path is creating it again, so a
+// caller needs write and execute on its parent (403 otherwise); the path
+// comes back with its owner.
+func TestSoftDeletedPathsAccess(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		alice := &acl.Principal{User: "alice"}
+		bob := &acl.Principal{User: "bob"}
+		e.mkdir("home")
+		owner := "alice"
+		e.update(func(tx kv.Tx) error {
+			m := acl.Mode(0o755)
+			if _, err := e.ns.Set(tx, e.fs, SetInput{Path: "", Permissions: &m}); err != nil {
+				return err
+			}
+			_, err := e.ns.Set(tx, e.fs, SetInput{Path: "home", Owner: &owner, Permissions: &m})
+			return err
+		})
+		e.update(func(tx kv.Tx) error {
+			if _, err := e.ns.Create(tx, e.fs, CreateInput{Path: "home/f", Caller: alice}); err != nil {
+				return err
+			}
+			_, err := e.ns.Delete(tx, e.fs, DeleteInput{Path: "home/f", Caller: alice, Retain: time.Hour})
+			return err
+		})
+		var got []DeletedPath
+		e.view(func(tx kv.Tx) error {
+			var err error
+			got, _, err = e.ns.ListDeleted(tx, e.fs, ListDeletedInput{})
+			return err
+		})
+		if len(got) != 1 {
+			t.Fatalf("deleted: %+v", got)
+		}
+		undelete := func(c Caller) error {
+			return e.try(func(tx kv.Tx) error {
+				_, err := e.ns.Undelete(tx, e.fs, "home/f", got[0].DeletionID, c)
+				return err
+			})
+		}
+		wantCode(t, undelete(bob), "AuthorizationPermissionMismatch")
+		if err := undelete(alice); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := e.lookup("home/f"); err != nil || n.Owner != "alice" {
+			t.Fatalf("restored: %v %v", n, err)
+		}
 	})
 }
