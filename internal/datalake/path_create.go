@@ -16,9 +16,10 @@ import (
 // headers, permissions and umask, x-ms-acl, owner and group, a file's
 // expiry, and the conditions (If-None-Match: * creates only when absent:
 // 409 PathAlreadyExists). Missing parent directories are created with
-// the path, as the service does: Hadoop's ABFS driver makes a directory
-// and its ancestors with one Path Create, and azcopy (BlobFS uploads)
-// creates a file's parent directory before its ancestors, in parallel.
+// the path, as the service does: azcopy's BlobFS sender
+// (ste/sender-blobFS.go, Prologue: "create" ... "could just let this call
+// create the folder as needed") creates a file's parent directory before
+// its ancestors, in parallel, relying on it.
 // A file is created empty: its content comes with Path Update's append and
 // flush.
 func (s *Service) createPath(w http.ResponseWriter, r *req) error {
