@@ -68,9 +68,9 @@ func TestDLPathCreateAndList(t *testing.T) {
 	_, err := fs.NewListPathsPager(true, &filesystem.ListPathsOptions{Prefix: to.Ptr("nope")}).NextPage(e.ctx)
 	wantDL(t, err, 404, "PathNotFound")
 
-	// Missing parents are created with the path (Hadoop's ABFS driver
-	// and azcopy rely on it); existing path with If-None-Match: *, a file
-	// in the way of a directory.
+	// Missing parents are created with the path (azcopy's BlobFS sender
+	// relies on it); existing path with If-None-Match: *, a file in the
+	// way of a directory.
 	_, err = fs.NewFileClient("no/such/f").Create(e.ctx, nil)
 	must(t, err)
 	if p, err := fs.NewDirectoryClient("no/such").GetProperties(e.ctx, nil); err != nil || *p.ResourceType != "directory" {
