@@ -108,3 +108,13 @@ run blob-to-file copy "$u/azc/src?$sas" "$f/azs?$fsas" --recursive --from-to Blo
 run file-to-blob copy "$f/azs/src?$fsas" "$u/azc2/fromfile?$sas" --recursive --from-to FileBlob
 run file-download copy "$u/azc2/fromfile/src/big.bin?$sas" "$work/dl2.bin" --from-to BlobLocal
 cmp -s "$work/src/big.bin" "$work/dl2.bin" && echo "PASS azcopy blob-file-blob content" || echo "FAIL azcopy blob-file-blob content"
+# A dfs URL against the hierarchical server: upload the tree through the
+# Data Lake API (Path Create, append, flush) and download it back.
+/usr/bin/python3 - <<PY
+from azure.storage.blob import BlobServiceClient
+BlobServiceClient("http://127.0.0.1:${base}5/devstoreaccount1", credential={"account_name": "devstoreaccount1", "account_key": "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}).create_container("azfs")
+PY
+d="http://127.0.0.1:${base}6/devstoreaccount1"
+run dfs-upload copy "$work/src" "$d/azfs?$sas" --recursive --from-to LocalBlobFS
+run dfs-download copy "$d/azfs/src?$sas" "$work/dfsdl" --recursive --from-to BlobFSLocal
+diff -r "$work/src" "$work/dfsdl/src" >/dev/null && echo "PASS azcopy dfs round trip content" || echo "FAIL azcopy dfs round trip content"

@@ -118,3 +118,21 @@ func FuzzVerifyBearer(f *testing.F) {
 		}
 	})
 }
+
+// TestBearerPrincipalClaims: the principal of a token is its oid, tid and
+// groups claims; a token that is not three segments, or whose claims are
+// not JSON, is no principal.
+func TestBearerPrincipalClaims(t *testing.T) {
+	p := BearerPrincipal(jwt(t, map[string]any{"oid": "o1", "tid": "t1", "groups": []string{"g1", "g2"}}))
+	if p.OID != "o1" || p.TID != "t1" || strings.Join(p.Groups, ",") != "g1,g2" {
+		t.Fatalf("principal = %+v", p)
+	}
+	if p := BearerPrincipal(jwt(t, map[string]any{"oid": "o1"})); p.OID != "o1" || p.Groups != nil {
+		t.Fatalf("no groups claim: %+v", p)
+	}
+	for _, bad := range []string{"a.b", "x.%%%.y", "x." + base64.RawURLEncoding.EncodeToString([]byte("not json")) + ".y"} {
+		if p := BearerPrincipal(bad); p.OID != "" || p.Groups != nil {
+			t.Fatalf("BearerPrincipal(%q) = %+v", bad, p)
+		}
+	}
+}

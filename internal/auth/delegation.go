@@ -25,26 +25,31 @@ import (
 // key it was derived from is rotated away, as on Azure.
 
 // Principal is the identity of a bearer token: its object id (oid) and
-// tenant id (tid) claims.
+// tenant id (tid) claims, and the group object ids its groups claim lists
+// (Entra ID access tokens carry them; "Microsoft identity platform access
+// tokens", claims reference). Data Lake Storage Gen2 ACLs decide a
+// principal's access by its oid and groups.
 type Principal struct {
 	OID, TID string
+	Groups   []string
 }
 
-// BearerPrincipal returns the oid and tid claims of a bearer token that
-// VerifyBearer accepted.
+// BearerPrincipal returns the oid, tid and groups claims of a bearer token
+// that VerifyBearer accepted.
 func BearerPrincipal(tok string) Principal {
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
 		return Principal{}
 	}
 	var c struct {
-		Oid string `json:"oid"`
-		Tid string `json:"tid"`
+		Oid    string   `json:"oid"`
+		Tid    string   `json:"tid"`
+		Groups []string `json:"groups"`
 	}
 	if decodeSegment(parts[1], &c) != nil {
 		return Principal{}
 	}
-	return Principal{OID: c.Oid, TID: c.Tid}
+	return Principal{OID: c.Oid, TID: c.Tid, Groups: c.Groups}
 }
 
 // DelegationKey is a user delegation key's signed fields, as Get User

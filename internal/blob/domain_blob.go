@@ -958,7 +958,24 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
-		b, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+		var pathCommitted []wire.BlockInfo
+		if hns := s.nsOf(ref.Account); hns != nil {
+			// A path: its committed content as pathBlocks; a directory
+			// has none.
+			var pp *PathProperties
+			b, pp, err = loadPath(tx, hns, ref, now, in.Caller, acl.Read)
+			if azerr.Has(err, azerr.BlobNotFound) {
+				b, err = nil, nil
+			}
+			if err != nil {
+				return err
+			}
+			if b != nil && !pp.Dir {
+				pathCommitted = pathBlocks(b.Size)
+			}
+		} else {
+			b, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+		}
 		if err != nil {
 			return err
 		}
@@ -1007,6 +1024,7 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 			for _, bl := range b.Blocks {
 				committed = append(committed, wire.BlockInfo{Name: bl.Name, Size: bl.Size})
 			}
+			committed = append(committed, pathCommitted...)
 		}
 		for _, u := range uncs {
 			uncommittedList = append(uncommittedList, wire.BlockInfo{Name: u.name, Size: u.u.Size})

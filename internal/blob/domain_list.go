@@ -51,6 +51,9 @@ type ListedBlob struct {
 	Deleted                bool
 	DeletedTime            time.Time
 	RemainingRetentionDays int
+	// DeletionID names a soft-deleted path of a hierarchical account (the
+	// id Path Undelete takes in x-ms-undelete-source).
+	DeletionID string
 }
 
 // ListBlobsOutput is one page of a listing; NextMarker is "" on the last.

@@ -11,6 +11,35 @@ import (
 type UndeleteBlobInput struct {
 	Call
 	Ref BlobRef
+	// DeletionID is the deletion id of x-ms-undelete-source
+	// ("?deletionid={id}", which the C++ datalake SDK's UndeletePath
+	// sends to the Blob endpoint): on a hierarchical account it restores
+	// that soft-deleted path (UndeletePath).
+	DeletionID string
+}
+
+// UndeletePath restores the soft-deleted path of ref deleted with
+// deletion id id on a hierarchical account (ns.Undelete: 404 BlobNotFound
+// when that deletion is not retained or the parent is missing, 409
+// PathAlreadyExists when the path exists again) and reports whether it
+// is a directory.
+func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (dir bool, err error) {
+	hns := s.nsOf(in.Ref.Account)
+	if hns == nil {
+		return false, azerr.New(azerr.HierarchicalNamespaceNotEnabled)
+	}
+	err = s.store.Update(ctx, func(tx kv.Tx) error {
+		if _, err := loadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
+			return err
+		}
+		n, err := hns.Undelete(tx, blobFS(in.Ref), in.Ref.Blob, in.DeletionID, in.Caller)
+		if err != nil {
+			return blobErr(err)
+		}
+		dir = n.Dir
+		return nil
+	})
+	return dir, err
 }
 
 // UndeleteBlob is Undelete Blob

@@ -104,8 +104,8 @@ type SetBlobTierOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tier):
 // it changes neither the ETag nor Last-Modified.
 func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlobTierOutput, error) {
-	if s.nsOf(in.Ref.Account) != nil {
-		return SetBlobTierOutput{}, hnsUnsupported()
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.setPathTier(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref, leaseID, v := in.Ref, in.LeaseID, in.Tier

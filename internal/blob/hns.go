@@ -208,6 +208,10 @@ func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
 		Props: HTTPHeaders{ContentType: node.Props.Type, ContentEncoding: node.Props.Encoding, ContentLanguage: node.Props.Language,
 			ContentDisposition: node.Props.Disposition, CacheControl: node.Props.CacheCtl, ContentMD5: node.Props.MD5},
 		Meta: node.Metadata, Lease: node.Lease}
+	b.Tier, b.TierChanged = node.Tier, node.TierChanged
+	if c := node.Copy; c != nil {
+		b.Copy = &CopyInfo{ID: c.ID, Source: c.Source, Status: c.Status, Progress: c.Progress, Completion: c.Completion}
+	}
 	if node.Dir {
 		b.Meta = maps.Clone(node.Metadata)
 		if b.Meta == nil {

@@ -3,8 +3,11 @@ package blob
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,10 +49,10 @@ func blobErr(err error) error {
 }
 
 // hnsUnsupported is the answer of a hierarchical account to a Blob
-// operation the namespace does not carry here (append and page blob
-// writes, snapshots, copies and the From URL writes onto a path, blob
-// tags, tiers, undelete, seal), instead of writing a blob record no path
-// refers to: Azure answers 409
+// operation the namespace does not carry here (append blob writes,
+// snapshots, the From URL writes onto a path, blob tags, the Archive
+// tier, Undelete Blob without a deletion id, seal), instead of writing a
+// blob record no path refers to: Azure answers 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
 // operation is not yet supported for hierarchical namespace accounts",
 // as Azure sent it for appendBlock, Azure/azure-storage-node#632).
@@ -69,14 +72,14 @@ func blobFS(ref BlobRef) ns.FS { return ns.FS{Account: ref.Account, Filesystem: 
 // parents (ns.Create with MakeParents) in the transaction that stores
 // its content. A page blob is 400 BlobTypeNotSupported ("Page blob is
 // not supported for this account type."), an append blob, index tags and
-// an explicit tier are not carried by the namespace here.
+// the Archive tier are not carried by the namespace here.
 func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInput) (out PutBlobOutput, err error) {
 	switch {
 	case in.Type == PageBlob:
 		return out, azerr.New(azerr.BlobTypeNotSupported)
 	case in.Type != BlockBlob:
 		return out, hnsUnsupported()
-	case len(in.Tags) > 0 || in.Tier != "":
+	case len(in.Tags) > 0 || in.Tier == tierArchive:
 		return out, hnsUnsupported()
 	case in.Ref.Snapshot != "":
 		return out, azerr.New(azerr.InvalidQueryParameterValue)
@@ -99,7 +102,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	props.MD5 = st.MD5
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata, Props: props,
-		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller}
+		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier}
 	if md, dir := folderMarker(in.Metadata); dir && st.Size == 0 {
 		// An empty blob marked hdi_isfolder=true is a directory, the way
 		// the Blob API shows directories and tools that speak only Blob
@@ -148,7 +151,11 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 		if err := s.pathLive(tx, hns, in.Ref, in.Caller, now); err != nil {
 			return err
 		}
-		_, err := hns.Delete(tx, blobFS(in.Ref), ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller})
+		retain, err := DeleteRetention(tx, in.Ref.Account)
+		if err != nil {
+			return err
+		}
+		_, err = hns.Delete(tx, blobFS(in.Ref), ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller, Retain: retain})
 		return blobErr(err)
 	})
 }
@@ -200,7 +207,7 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 // 400 InvalidBlockList.
 func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in PutBlockListInput) (PutBlockListOutput, error) {
 	switch {
-	case len(in.Tags) > 0 || in.Tier != "":
+	case len(in.Tags) > 0 || in.Tier == tierArchive:
 		return PutBlockListOutput{}, hnsUnsupported()
 	case in.Ref.Snapshot != "":
 		return PutBlockListOutput{}, azerr.New(azerr.InvalidQueryParameterValue)
@@ -208,21 +215,59 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	now := s.now(in.Call)
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
-		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller}
+		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier}
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		var fc fileContent
 		var size int64
+		// The file's committed content, read once if a block names it.
+		var current *fileContent
+		var currentSize int64
+		committed := func() (*fileContent, int64, error) {
+			if current != nil {
+				return current, currentSize, nil
+			}
+			current = &fileContent{}
+			n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller)
+			if err != nil || n.Dir || n.Expired(now) {
+				return current, 0, nil
+			}
+			if len(n.Ref) > 0 && n.Size > 0 {
+				if _, err := kv.GetJSON(tx, n.Ref, current); err != nil {
+					return nil, 0, err
+				}
+			}
+			currentSize = n.Size
+			return current, currentSize, nil
+		}
 		for _, b := range in.Blocks {
 			var u uncommitted
 			found := false
-			if b.ID != "" {
+			if b.ID != "" && b.Kind != wire.Committed {
 				var err error
 				if found, err = kv.GetJSON(tx, blockKey(ref.Account, ref.Container, ref.Blob, b.ID), &u); err != nil {
 					return err
 				}
 			}
-			if !found || b.Kind == wire.Committed {
+			if !found && b.Kind != wire.Uncommitted {
+				// A committed block as Get Block List reports it: its
+				// range of the file's content.
+				cur, curSize, err := committed()
+				if err != nil {
+					return err
+				}
+				off, n, ok := pathBlockRange(b.ID, curSize)
+				if !ok {
+					return azerr.New(azerr.InvalidBlockList)
+				}
+				for _, p := range extent.Within(cur.Parts, off, n) {
+					p.Off = size + (p.Off - off)
+					fc.Parts = append(fc.Parts, p)
+				}
+				size += n
+				continue
+			}
+			if !found {
 				return azerr.New(azerr.InvalidBlockList)
 			}
 			for _, p := range u.Parts {
@@ -259,6 +304,50 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	return PutBlockListOutput{ETag: node.ETag, LastModified: node.Modified, ServerEncrypted: true}, nil
 }
 
+// The committed content of a file, whatever wrote it (flushes, Put Blob,
+// Put Block List, copies), is not kept as blocks: Get Block List reports
+// it as consecutive blocks of up to pathBlockMax bytes (one block for any
+// file up to 4000 MiB, the largest block), named pathBlockID(i), and Put
+// Block List takes those names (Committed or Latest) for those ranges of
+// the file's current content, so a client that appends a block to the
+// committed list (Get Block List, Put Block, Put Block List) works on a
+// path as on a flat account.
+const pathBlockMax = maxPutBlock
+
+// pathBlockID is the name of committed block i of a path: base64 of a
+// fixed-width label, the same length for every i.
+func pathBlockID(i int64) string {
+	return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "dfs-committed-%010d", i))
+}
+
+// pathBlocks is the committed block list of a file of size bytes.
+func pathBlocks(size int64) []wire.BlockInfo {
+	var out []wire.BlockInfo
+	for i, off := int64(0), int64(0); off < size; i, off = i+1, off+pathBlockMax {
+		out = append(out, wire.BlockInfo{Name: pathBlockID(i), Size: min(pathBlockMax, size-off)})
+	}
+	return out
+}
+
+// pathBlockRange is the range of committed block id of a file of size
+// bytes; false when id names none of its blocks.
+func pathBlockRange(id string, size int64) (off, n int64, ok bool) {
+	raw, err := base64.StdEncoding.DecodeString(id)
+	if err != nil {
+		return 0, 0, false
+	}
+	digits, ok := strings.CutPrefix(string(raw), "dfs-committed-")
+	i, err := strconv.ParseInt(digits, 10, 64)
+	if !ok || err != nil || pathBlockID(i) != id {
+		return 0, 0, false
+	}
+	off = i * pathBlockMax
+	if i < 0 || off >= size {
+		return 0, 0, false
+	}
+	return off, min(pathBlockMax, size-off), true
+}
+
 // listPath is List Blobs on a hierarchical account: the namespace's
 // paths in byte order of their full names (ns.ScanBlobs), directories
 // as the zero-length hdi_isfolder blobs, names containing the delimiter
@@ -278,11 +367,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	case "files":
 		keep = func(n *ns.Node) bool { return !n.Dir }
 	case "deleted":
-		// Paths are not soft-deleted here: there are none to show.
-		if _, err := s.GetContainerProperties(ctx, GetContainerPropertiesInput{Call: in.Call, Ref: ref}); err != nil {
-			return ListBlobsOutput{}, err
-		}
-		return ListBlobsOutput{}, nil
+		return s.listDeletedPaths(ctx, hns, in)
 	default:
 		return ListBlobsOutput{}, azerr.InvalidQuery("showonly", in.ShowOnly)
 	}
@@ -396,6 +481,52 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	return out, nil
 }
 
+// listDeletedPaths is List Blobs with showonly=deleted on a hierarchical
+// account, what azdatalake's filesystem NewListDeletedPathsPager sends:
+// the soft-deleted paths still retained (ns.ListDeleted), each with its
+// deletion id, deletion time and remaining retention days, in path
+// order; a deleted directory is one entry, whatever it held. The marker
+// is the namespace's. A bearer caller needs read and execute on the
+// filesystem's root, as for listing it.
+func (s *Service) listDeletedPaths(ctx context.Context, hns *ns.Namespace, in ListBlobsInput) (ListBlobsOutput, error) {
+	now := s.now(in.Call)
+	ref := in.Ref
+	var out ListBlobsOutput
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		out = ListBlobsOutput{}
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return err
+		}
+		fs := ns.FS{Account: ref.Account, Filesystem: ref.Container}
+		if c := in.Caller; c != nil && !c.Super {
+			root, err := hns.Lookup(tx, fs, "", c)
+			if err != nil {
+				return blobErr(err)
+			}
+			if !root.Access().Allows(root.Owner, root.Group, *c, acl.Read|acl.Execute) {
+				return blobErr(ns.ErrPermissionMismatch)
+			}
+		}
+		paths, next, err := hns.ListDeleted(tx, fs, ns.ListDeletedInput{Prefix: in.Prefix, Marker: in.Marker, Max: in.MaxResults})
+		if errors.Is(err, ns.ErrInvalidContinuation) {
+			return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", in.Marker)
+		}
+		if err != nil {
+			return blobErr(err)
+		}
+		for _, d := range paths {
+			b, pp := pathRec(d.Node)
+			it := ListedBlob{Name: d.Path, Properties: b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: d.Path}, now),
+				Deleted: true, DeletedTime: d.At, RemainingRetentionDays: d.RemainingDays(now), DeletionID: d.DeletionID}
+			it.Properties.Path = pp
+			out.Items = append(out.Items, it)
+		}
+		out.NextMarker = next
+		return nil
+	})
+	return out, err
+}
+
 // copySource returns the lookup of a copy's source inside the copy's
 // transaction: a file of the File service, a path of a hierarchical
 // account (a file as loadPath reads it; a directory, or nothing, is no
@@ -423,12 +554,19 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 // directories, is created from the source's committed content (sharing
 // its data items), headers and metadata (or the request's) in one
 // transaction, and the copy completes inside the call as on a flat
-// account. The copy's status properties (x-ms-copy-*) are not kept on
-// the path: the namespace node has no place for them. A source that is
-// not a block blob, index tags and a tier are 409
+// account. The copy's status properties (x-ms-copy-*) are kept in the
+// node (ns.Node.Copy) until its content or properties are written again,
+// as a flat blob keeps them ("Get Blob Properties": they do not appear
+// once the blob is modified with Set Blob Properties, Put Blob or Put
+// Block List). A source that is
+// not a block blob, index tags and the Archive tier are 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts.
 func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobInput, lookup func(kv.Tx) (*blobRec, error), now time.Time) (CopyBlobOutput, error) {
-	if len(in.Tags) > 0 || in.CopyTags || in.Tier != "" {
+	tier, err := checkTier(in.Tier, BlockBlob)
+	if err != nil {
+		return CopyBlobOutput{}, err
+	}
+	if len(in.Tags) > 0 || in.CopyTags || tier == tierArchive {
 		return CopyBlobOutput{}, hnsUnsupported()
 	}
 	ref, src0 := in.Ref, in.Source.Blob
@@ -438,7 +576,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 	}
 	copyID := newUUID()
 	var node *ns.Node
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
+	err = s.store.Update(ctx, func(tx kv.Tx) error {
 		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
@@ -483,7 +621,8 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 			meta = in.Metadata
 		}
 		co, err := hns.Create(tx, blobFS(ref), ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
-			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller})
+			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
+			Tier: tier, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
 		if err != nil {
 			return blobErr(err)
 		}
@@ -517,4 +656,50 @@ func folderMarker(md map[string]string) (map[string]string, bool) {
 		}
 	}
 	return md, false
+}
+
+// setPathTier is Set Blob Tier of a file of a hierarchical account
+// (access tiers are supported there: "Blob Storage feature support in
+// Azure Storage accounts", access tiers): Hot, Cool or Cold, kept in the
+// node without a new ETag or last-modified time, as Set Blob Tier leaves
+// a flat blob's; the lease applies as there. Archive is not carried on
+// paths here (409 FeatureNotYetSupportedForHierarchicalNamespaceAccounts:
+// an archived path would have to be offline for every dfs operation as
+// well); a directory is 409 PathConflict, a snapshot 400.
+func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlobTierInput) (SetBlobTierOutput, error) {
+	if in.Ref.Snapshot != "" {
+		return SetBlobTierOutput{}, azerr.New(azerr.InvalidQueryParameterValue)
+	}
+	tier, err := checkTier(in.Tier, BlockBlob)
+	if err != nil {
+		return SetBlobTierOutput{}, err
+	}
+	if tier == tierArchive {
+		return SetBlobTierOutput{}, hnsUnsupported()
+	}
+	now := s.now(in.Call)
+	err = s.store.Update(ctx, func(tx kv.Tx) error {
+		if _, err := loadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
+			return err
+		}
+		_, err := hns.Modify(tx, blobFS(in.Ref), in.Ref.Blob, in.Caller, acl.Write, func(n *ns.Node, _ time.Time) error {
+			switch {
+			case n.Expired(now):
+				return ns.ErrPathNotFound
+			case n.Dir:
+				return ns.ErrPathConflict
+			}
+			if err := lease.CheckWrite(n.Lease, in.LeaseID, lease.Blob, now); err != nil {
+				return err
+			}
+			changed := now
+			n.Tier, n.TierChanged = tier, &changed
+			return nil
+		})
+		if errors.Is(err, ns.ErrPathNotFound) || errors.Is(err, ns.ErrInvalidPath) {
+			return azerr.New(azerr.BlobNotFound)
+		}
+		return blobErr(err)
+	})
+	return SetBlobTierOutput{}, err
 }

@@ -158,3 +158,28 @@ func TestHNSFlatAccountUnchanged(t *testing.T) {
 		t.Fatalf("flat read: %+v %v", p, err)
 	}
 }
+
+// TestPathBlockIDs: the committed blocks of a path are consecutive
+// ranges of at most pathBlockMax bytes whose names read back as those
+// ranges and nothing else.
+func TestPathBlockIDs(t *testing.T) {
+	if got := pathBlocks(0); len(got) != 0 {
+		t.Fatalf("empty file: %v", got)
+	}
+	size := 2*int64(pathBlockMax) + 5
+	bl := pathBlocks(size)
+	if len(bl) != 3 || bl[2].Size != 5 || len(bl[0].Name) != len(bl[2].Name) {
+		t.Fatalf("blocks of %d: %+v", size, bl)
+	}
+	for i, b := range bl {
+		off, n, ok := pathBlockRange(b.Name, size)
+		if !ok || off != int64(i)*pathBlockMax || n != b.Size {
+			t.Fatalf("block %d: %d %d %v", i, off, n, ok)
+		}
+	}
+	for _, bad := range []string{"", "!!", bl[0].Name[:4], pathBlockID(3), pathBlockID(-1)} {
+		if _, _, ok := pathBlockRange(bad, size); ok {
+			t.Fatalf("pathBlockRange(%q) accepted", bad)
+		}
+	}
+}

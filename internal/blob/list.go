@@ -19,8 +19,20 @@ const maxListResults = 5000
 // metaXML is the listings' <Metadata> element.
 type metaXML = wire.MetadataXML
 
+// parseMaxResults reads maxresults. azdatalake's filesystem
+// NewListDeletedPathsPager sends List Blobs with
+// "maxResults" (its generated ListBlobHierarchySegment request), and its
+// recorded TestFilesystemListDeletedPathsWithMaxResults gets pages of
+// that size from the service: that spelling is read when the usual one
+// is absent.
 func parseMaxResults(r *req) (int, error) {
-	n, err := wire.ParseIntQuery(r.q, "maxresults", 1, math.MaxInt32, maxListResults)
+	name := "maxresults"
+	if _, ok := r.q[name]; !ok {
+		if _, ok := r.q["maxResults"]; ok {
+			name = "maxResults"
+		}
+	}
+	n, err := wire.ParseIntQuery(r.q, name, 1, math.MaxInt32, maxListResults)
 	if err != nil {
 		return 0, err
 	}
@@ -171,6 +183,7 @@ type blobItemXML struct {
 	Name       wire.EncodedName `xml:"Name"`
 	Snapshot   string           `xml:"Snapshot,omitempty"`
 	Deleted    bool             `xml:"Deleted,omitempty"`
+	DeletionID string           `xml:"DeletionId,omitempty"`
 	Properties *blobPropsXML    `xml:"Properties"`
 	Metadata   metaXML          `xml:"Metadata,omitempty"`
 	Tags       *tagSetXML       `xml:"Tags,omitempty"`
@@ -254,7 +267,7 @@ func renderBlobItem(e *ListedBlob, inc map[string]bool) blobItemXML {
 	switch {
 	case e.Deleted:
 		// A soft-deleted blob or snapshot (include=deleted): no lease.
-		it.Deleted = true
+		it.Deleted, it.DeletionID = true, e.DeletionID
 		p.DeletedTime = e.DeletedTime.UTC().Format(http.TimeFormat)
 		days := e.RemainingRetentionDays
 		p.RemainingDays = &days

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	json "github.com/goccy/go-json"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -77,6 +79,18 @@ func loadRetention(tx kv.Tx, acct string) (retention, error) {
 		out.permanent = rp.AllowPermanentDelete != nil && *rp.AllowPermanentDelete
 	}
 	return out, nil
+}
+
+// DeleteRetention is how long a path of acct deleted now is kept as a
+// soft-deleted path: the retention days of the Blob service's
+// DeleteRetentionPolicy, 0 when soft delete is off. It reads the policy
+// in tx, the transaction of the delete.
+func DeleteRetention(tx kv.Tx, acct string) (time.Duration, error) {
+	p, err := loadRetention(tx, acct)
+	if err != nil || !p.on {
+		return 0, err
+	}
+	return time.Duration(p.days) * 24 * time.Hour, nil
 }
 
 // mark returns the deletion of a record soft-deleted at now.
@@ -273,7 +287,29 @@ func deletePermanently(tx kv.Tx, ref BlobRef, now time.Time, pol retention, chec
 // blob that is live and has nothing soft-deleted is left as it is (200);
 // a name with nothing live or retained is 404 BlobNotFound. Restored
 // records keep their ETag and Last-Modified and come back unleased.
+//
+// With x-ms-undelete-source ("?deletionid={id}") on a hierarchical
+// account it is Path Undelete of that soft-deleted path (UndeletePath),
+// answering x-ms-resource-type.
 func (s *Service) undeleteBlob(w http.ResponseWriter, r *req) error {
+	if src := r.Header.Get("x-ms-undelete-source"); src != "" && s.nsOf(r.Account) != nil {
+		_, query, _ := strings.Cut(src, "?")
+		q, err := url.ParseQuery(query)
+		if err != nil || q.Get("deletionid") == "" {
+			return azerr.InvalidHeader("x-ms-undelete-source", src)
+		}
+		dir, err := s.UndeletePath(r.Context(), UndeleteBlobInput{Call: r.call(), Ref: r.ref(), DeletionID: q.Get("deletionid")})
+		if err != nil {
+			return err
+		}
+		typ := "file"
+		if dir {
+			typ = "directory"
+		}
+		w.Header().Set("x-ms-resource-type", typ)
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
 	if err := s.UndeleteBlob(r.Context(), UndeleteBlobInput{Call: r.call(), Ref: r.ref()}); err != nil {
 		return err
 	}

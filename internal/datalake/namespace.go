@@ -1,10 +1,7 @@
 package datalake
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
@@ -62,29 +59,5 @@ func (r *req) caller() ns.Caller {
 	if r.Principal == nil {
 		return nil
 	}
-	return &acl.Principal{User: r.Principal.OID, Groups: tokenGroups(r.Header.Get("Authorization"))}
-}
-
-// tokenGroups reads the groups claim of a bearer token the middleware
-// verified (the group object ids Entra ID lists in an access token).
-func tokenGroups(authz string) []string {
-	tok, ok := strings.CutPrefix(authz, "Bearer ")
-	if !ok {
-		return nil
-	}
-	parts := strings.Split(strings.TrimSpace(tok), ".")
-	if len(parts) != 3 {
-		return nil
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
-	if err != nil {
-		return nil
-	}
-	var c struct {
-		Groups []string `json:"groups"`
-	}
-	if json.Unmarshal(raw, &c) != nil {
-		return nil
-	}
-	return c.Groups
+	return &acl.Principal{User: r.Principal.OID, Groups: r.Principal.Groups}
 }

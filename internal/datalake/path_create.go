@@ -15,8 +15,12 @@ import (
 // resource=file|directory: 201. Properties (x-ms-properties), content
 // headers, permissions and umask, x-ms-acl, owner and group, a file's
 // expiry, and the conditions (If-None-Match: * creates only when absent:
-// 409 PathAlreadyExists). A missing parent is 404 PathNotFound. A file
-// is created empty: its content comes with Path Update's append and
+// 409 PathAlreadyExists). Missing parent directories are created with
+// the path, as the service does: azcopy's BlobFS sender
+// (ste/sender-blobFS.go, Prologue: "create" ... "could just let this call
+// create the folder as needed") creates a file's parent directory before
+// its ancestors, in parallel, relying on it.
+// A file is created empty: its content comes with Path Update's append and
 // flush.
 func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	if !s.hier(r.Account) {
@@ -60,7 +64,8 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
-		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Acquire: acquire, Caller: caller}
+		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Acquire: acquire, Caller: caller,
+		MakeParents: true}
 	var out *ns.CreateOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
 		out, err = s.ns.Create(tx, r.fsOf(), in)

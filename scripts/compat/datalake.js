@@ -41,6 +41,16 @@ async function names(fs, recursive) { const out = []; for await (const p of fs.l
   await expect("dl delete non-empty", "DirectoryNotEmpty", () => fs.getDirectoryClient("archive").delete(false));
   await step("dl delete recursive", () => fs.getDirectoryClient("archive").delete(true).then(r => r._response.status));
   await step("dl list empty", async () => { const got = await names(fs, true); if (got.length) throw new Error(got); return got; });
+  // Soft delete (the Blob service's DeleteRetentionPolicy, set through
+  // the Blob API of the same port): listDeletedPaths and undeletePath.
+  const { BlobServiceClient } = require("@azure/storage-blob");
+  await step("dl enable soft delete", () => new BlobServiceClient(D, new StorageSharedKeyCredential(A, KEY)).setProperties({ deleteRetentionPolicy: { enabled: true, days: 7 } }).then(r => r._response.status));
+  await step("dl create file with parents", () => fs.getFileClient("trash/sub/f.txt").create().then(r => r._response.status));
+  await step("dl soft delete", () => fs.getDirectoryClient("trash").delete(true).then(r => r._response.status));
+  let deleted = [];
+  await step("dl list deleted paths", async () => { for await (const p of fs.listDeletedPaths()) deleted.push(p); const got = deleted.map(p => p.name + ":" + p.remainingRetentionDays).join(","); if (got !== "trash:6" || !deleted[0].deletionId) throw new Error(got); return got; });
+  await step("dl undelete path", async () => { const r = await fs.undeletePath("trash", deleted[0] && deleted[0].deletionId); return r._response ? r._response.status : 200; });
+  await step("dl list after undelete", async () => { const got = (await names(fs, true)).join(","); if (got !== "trash/,trash/sub/,trash/sub/f.txt") throw new Error(got); return got; });
   await step("dl delete filesystem", () => fs.delete().then(r => r._response.status));
   console.log(`datalake: ${ok} passed, ${bad} failed`);
 })();

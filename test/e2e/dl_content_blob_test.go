@@ -315,6 +315,21 @@ func TestDLContentBlobViewACL(t *testing.T) {
 	if string(got) != "mine" {
 		t.Fatalf("read back %q", got)
 	}
+	// A named group entry grants read to a caller whose token lists the
+	// group in its groups claim, on the Blob API as on the dfs endpoint.
+	_, err = su.NewFileClient("open/r").SetAccessControl(e.ctx, &file.SetAccessControlOptions{ACL: to.Ptr("user::rw-,group::---,group:g1:r--,mask::r--,other::---")})
+	must(t, err)
+	u2, err := azblob.NewClient(e.app.BlobURL, principalToken{oid: "u2", groups: []string{"g0", "g1"}}, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}})
+	must(t, err)
+	dr, err = u2.DownloadStream(e.ctx, "acl", "open/r", nil)
+	must(t, err)
+	got, _ = io.ReadAll(dr.Body)
+	dr.Body.Close()
+	if string(got) != "secret" {
+		t.Fatalf("group member reads %q", got)
+	}
+	_, err = c.NewBlobClient("open/r").DownloadStream(e.ctx, nil)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
 	// Listing takes read and execute on every directory listed.
 	var names []string
 	pg := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("open/")})

@@ -68,10 +68,16 @@ func TestDLPathCreateAndList(t *testing.T) {
 	_, err := fs.NewListPathsPager(true, &filesystem.ListPathsOptions{Prefix: to.Ptr("nope")}).NextPage(e.ctx)
 	wantDL(t, err, 404, "PathNotFound")
 
-	// Missing parent, existing path with If-None-Match: *, a file in
-	// the way of a directory.
+	// Missing parents are created with the path (azcopy's BlobFS sender
+	// relies on it); existing path with If-None-Match: *, a file in the
+	// way of a directory.
 	_, err = fs.NewFileClient("no/such/f").Create(e.ctx, nil)
-	wantDL(t, err, 404, "PathNotFound")
+	must(t, err)
+	if p, err := fs.NewDirectoryClient("no/such").GetProperties(e.ctx, nil); err != nil || *p.ResourceType != "directory" {
+		t.Fatalf("parent made by a file create: %v", err)
+	}
+	_, err = fs.NewDirectoryClient("no").Delete(e.ctx, nil)
+	must(t, err)
 	_, err = fs.NewFileClient("top").Create(e.ctx, &file.CreateOptions{AccessConditions: &file.AccessConditions{ModifiedAccessConditions: &file.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}}})
 	wantDL(t, err, 409, "PathAlreadyExists")
 	_, err = fs.NewDirectoryClient("top").Create(e.ctx, nil)

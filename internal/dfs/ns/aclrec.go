@@ -115,6 +115,9 @@ func (s *Namespace) SetACLRecursive(tx kv.Tx, fs FS, in SetACLRecursiveInput) (*
 	var werr error
 	stopped := false // at a failure without ForceFlag
 	apply := func(path string, l loc) bool {
+		if l.node.Expired(now) {
+			return true // gone: neither changed nor counted
+		}
 		if handled == max {
 			return false
 		}

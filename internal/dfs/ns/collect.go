@@ -1,7 +1,11 @@
 package ns
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
@@ -30,6 +34,12 @@ const CollectBatch = 256
 // that is not reachable from its filesystem's root (they all find the
 // parent by walking from the root in the same transaction).
 //
+// Files whose expiry has passed are removed first, through the expiry
+// index (expireStep): they are already gone for every operation, and
+// their records and content are reclaimed here without waiting for their
+// name to be reused or their directory to be deleted. Soft-deleted paths
+// whose retention has ended become garbage records next (retainStep).
+//
 // It returns the number of transactions that changed something.
 func (s *Namespace) Collect(ctx context.Context, store kv.Store, batch int, reclaim Reclaim) (int, error) {
 	if batch <= 0 {
@@ -41,8 +51,15 @@ func (s *Namespace) Collect(ctx context.Context, store kv.Store, batch int, recl
 			return steps, err
 		}
 		var did bool
+		now := s.now()
 		err := store.Update(ctx, func(tx kv.Tx) error {
 			var err error
+			if did, err = expireStep(tx, now, batch, reclaim); err != nil || did {
+				return err
+			}
+			if did, err = retainStep(tx, now, batch); err != nil || did {
+				return err
+			}
 			did, err = collectStep(tx, batch, reclaim)
 			return err
 		})
@@ -115,6 +132,53 @@ func collectStep(tx kv.Tx, batch int, reclaim Reclaim) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// expireStep removes up to batch files whose expiry is at or before now,
+// reading the expiry index from its start; false when no entry was due.
+// An entry whose key no longer holds that node, expired at now (renamed,
+// replaced, deleted, or given another expiry), is dropped alone.
+func expireStep(tx kv.Tx, now time.Time, batch int, reclaim Reclaim) (bool, error) {
+	p := kv.Key("dlx")
+	end := kv.Key("dlx", fmt.Sprintf("%016x", now.UnixNano()+1))
+	type due struct{ key, at []byte }
+	var todo []due
+	if err := tx.Scan(p, end, batch, false, func(k, v []byte) bool {
+		todo = append(todo, due{key: bytes.Clone(k), at: bytes.Clone(v)})
+		return true
+	}); err != nil {
+		return false, err
+	}
+	for _, d := range todo {
+		parts, ok := kv.Split(d.key)
+		if !ok || len(parts) != 4 {
+			return false, errBadKey(d.key)
+		}
+		v, err := tx.Get(d.at)
+		if err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return false, err
+		}
+		if err == nil {
+			var n Node
+			if err := kv.DecodeJSON(d.at, v, &n); err != nil {
+				return false, err
+			}
+			if string(n.ID) == parts[3] && n.Expired(now) {
+				if len(n.Ref) > 0 && reclaim != nil {
+					if err := reclaim(tx, n.Ref); err != nil {
+						return false, err
+					}
+				}
+				if err := tx.Delete(d.at); err != nil {
+					return false, err
+				}
+			}
+		}
+		if err := tx.Delete(d.key); err != nil {
+			return false, err
+		}
+	}
+	return len(todo) > 0, nil
 }
 
 // Garbage reports how many garbage records are waiting (for tests and

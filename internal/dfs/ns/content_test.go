@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
@@ -154,6 +155,148 @@ func TestExpiredIsGone(t *testing.T) {
 		}
 		if n, err := e.lookup("d/x"); err != nil || string(n.Ref) != "keep" {
 			t.Fatalf("d/x after the rename: %v %v", n, err)
+		}
+	})
+}
+
+// TestExpiredFilesCollected: an expired file is gone for every operation
+// at once — a directory holding only expired files is empty for a
+// non-recursive delete and as a rename destination, and
+// setAccessControlRecursive neither changes nor counts it — and the
+// collector removes its record and reclaims its content through the
+// expiry index, following a rename of the file and ignoring an expiry
+// that was moved later.
+func TestExpiredFilesCollected(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		setExpiry := func(p string, at time.Time) {
+			t.Helper()
+			e.update(func(tx kv.Tx) error {
+				_, err := e.ns.Set(tx, e.fs, SetInput{Path: p, Expiry: &at})
+				return err
+			})
+		}
+		soon, later := e.clk.Now().Add(10*time.Second), e.clk.Now().Add(time.Hour)
+		e.mkfile("d/a", "a")
+		e.mkfile("d/b", "b")
+		e.mkfile("t/c", "c")
+		e.mkfile("r/f", "f")
+		e.mkfile("late", "late")
+		e.mkdir("src")
+		for _, p := range []string{"d/a", "d/b", "t/c", "r/f", "late"} {
+			setExpiry(p, soon)
+		}
+		setExpiry("late", later) // the first index entry becomes stale
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.Rename(tx, e.fs, RenameInput{Source: "r/f", Dest: "moved"})
+			return err
+		})
+		wantCode(t, e.try(func(tx kv.Tx) error {
+			_, err := e.ns.Delete(tx, e.fs, DeleteInput{Path: "d"})
+			return err
+		}), "DirectoryNotEmpty")
+
+		e.clk.Advance(10 * time.Second)
+		var rec *SetACLRecursiveOutput
+		a, err := acl.Parse("user::rwx,group::r-x,other::---")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.update(func(tx kv.Tx) error {
+			var err error
+			rec, err = e.ns.SetACLRecursive(tx, e.fs, SetACLRecursiveInput{Path: "t", Mode: ACLSet, ACL: a})
+			return err
+		})
+		if rec.DirsSuccessful != 1 || rec.FilesSuccessful != 0 {
+			t.Fatalf("setAccessControlRecursive over an expired file: %+v", rec)
+		}
+		// The rename destination t holds only an expired file: empty.
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.Rename(tx, e.fs, RenameInput{Source: "src", Dest: "t"})
+			return err
+		})
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.Delete(tx, e.fs, DeleteInput{Path: "d"})
+			return err
+		})
+		if _, err := e.ns.Collect(context.Background(), e.store, 0, reclaimTx); err != nil {
+			t.Fatal(err)
+		}
+		got := e.reclaimed()
+		for _, r := range []string{"a", "b", "c", "f"} {
+			if got[r] != 1 {
+				t.Fatalf("reclaimed %v: want %s once", got, r)
+			}
+		}
+		if got["late"] != 0 {
+			t.Fatalf("reclaimed %v: late is not expired", got)
+		}
+		if n, err := e.lookup("late"); err != nil || string(n.Ref) != "late" {
+			t.Fatalf("late: %v %v", n, err)
+		}
+		// The record of the renamed file is gone, not only hidden, and the
+		// expiry index holds the one entry still to come.
+		e.view(func(tx kv.Tx) error {
+			root, err := e.ns.root(tx, e.fs)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Get(childKey(e.fs.Account, root.ID, "moved")); err != kv.ErrNotFound {
+				t.Fatalf("record of the expired file: %v", err)
+			}
+			n := 0
+			p := kv.Key("dlx")
+			if err := tx.Scan(p, kv.PrefixEnd(p), 0, false, func(_, _ []byte) bool { n++; return true }); err != nil {
+				return err
+			}
+			if n != 1 {
+				t.Fatalf("expiry index entries: %d", n)
+			}
+			return nil
+		})
+		e.clk.Advance(time.Hour)
+		if _, err := e.ns.Collect(context.Background(), e.store, 0, reclaimTx); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.reclaimed(); got["late"] != 1 {
+			t.Fatalf("reclaimed %v: want late once", got)
+		}
+	})
+}
+
+// TestExpiredFileInPlaceOfParent: an expired file where a create needs a
+// parent directory is gone: without MakeParents the create is 404, with
+// it the directory takes the name and the file's content is reclaimed.
+func TestExpiredFileInPlaceOfParent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		e.mkfile("x", "old")
+		at := e.clk.Now().Add(time.Second)
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.Set(tx, e.fs, SetInput{Path: "x", Expiry: &at})
+			return err
+		})
+		wantCode(t, e.try(func(tx kv.Tx) error {
+			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "x/y"})
+			return err
+		}), "PathConflict")
+		e.clk.Advance(time.Second)
+		wantCode(t, e.try(func(tx kv.Tx) error {
+			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "x/y"})
+			return err
+		}), "PathNotFound")
+		e.mkfile("src", "s")
+		wantCode(t, e.try(func(tx kv.Tx) error {
+			_, err := e.ns.Rename(tx, e.fs, RenameInput{Source: "src", Dest: "x/z"})
+			return err
+		}), "RenameDestinationParentPathNotFound")
+		e.mkfile("x/y", "new")
+		if n, err := e.lookup("x"); err != nil || !n.Dir {
+			t.Fatalf("x: %v %v", n, err)
+		}
+		if _, err := e.ns.Collect(context.Background(), e.store, 0, reclaimTx); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.reclaimed(); r["old"] != 1 || r["new"] != 0 || r["s"] != 0 {
+			t.Fatalf("reclaimed %v", r)
 		}
 	})
 }

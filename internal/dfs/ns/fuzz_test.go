@@ -1,8 +1,10 @@
 package ns
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/mem"
@@ -53,6 +55,42 @@ func FuzzListContinuation(f *testing.F) {
 			if err != nil && Code(err) != "InvalidQueryParameterValue" {
 				t.Fatalf("%q: %v", tok, err)
 			}
+		}
+	})
+}
+
+// FuzzListDeletedMarker: any marker of List Deleted Paths gives a page or
+// 400 InvalidQueryParameterValue, and a page never repeats the entry the
+// marker names.
+func FuzzListDeletedMarker(f *testing.F) {
+	f.Add("ZA.1")
+	f.Add("")
+	f.Add("not base64!.1")
+	f.Add("ZA.")
+	f.Add(".")
+	store := mem.New()
+	e := newEnv(f, store)
+	e.mkfile("d/a", "x")
+	e.mkfile("e", "y")
+	for _, p := range []string{"d", "e"} {
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.Delete(tx, e.fs, DeleteInput{Path: p, Recursive: true, Retain: time.Hour})
+			return err
+		})
+	}
+	f.Fuzz(func(t *testing.T, marker string) {
+		err := store.View(t.Context(), func(tx kv.Tx) error {
+			page, _, err := e.ns.ListDeleted(tx, e.fs, ListDeletedInput{Marker: marker, Max: 1})
+			if err == nil && len(page) > 0 && marker != "" {
+				raw, _, _ := strings.Cut(marker, ".")
+				if p, derr := base64.RawURLEncoding.DecodeString(raw); derr == nil && string(p) == page[0].Path && strings.HasSuffix(marker, "."+page[0].DeletionID) {
+					t.Fatalf("%q: the page repeats the marker's entry", marker)
+				}
+			}
+			return err
+		})
+		if err != nil && Code(err) != "InvalidQueryParameterValue" {
+			t.Fatalf("%q: %v", marker, err)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package ns
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 //	("dlr", account, filesystem)   -> root directory Node of filesystem
 //	("dln", account, parent, name) -> child Node
 //	("dlg", account, id)           -> garbage record
+//	("dlx", time, account, id)     -> the dln key of a file expiring at time
 //
 // parent and id are 16-byte random node ids, unique in the account. A
 // child is found under its parent's id and its own name, never under its
@@ -44,6 +46,38 @@ func childrenPrefix(acct string, parent []byte) []byte {
 }
 
 func garbageKey(acct string, id []byte) []byte { return kv.Key("dlg", acct, string(id)) }
+
+// expiryKey is the expiry index entry of file id of acct expiring at t:
+// the time as 16 hex digits of Unix nanoseconds, so the index sorts by
+// time and the collector reads it from the start up to its now.
+func expiryKey(t time.Time, acct string, id []byte) []byte {
+	ns := t.UnixNano()
+	if ns < 0 {
+		ns = 0
+	}
+	return kv.Key("dlx", fmt.Sprintf("%016x", ns), acct, string(id))
+}
+
+// indexExpiry records that the file n, whose entry is key, expires. The
+// index is a hint: the collector acts on an entry only while key still
+// holds a node with that id that is expired then, so an entry left behind
+// by a rename, a replacement, a delete or a changed expiry is dropped
+// without effect (and a rename or a new expiry writes its own entry).
+func indexExpiry(tx kv.Tx, acct string, key []byte, n *Node) error {
+	if n.Dir || n.Expiry.IsZero() {
+		return nil
+	}
+	return tx.Put(expiryKey(n.Expiry, acct, n.ID), key)
+}
+
+// CopyState is a concluded copy's x-ms-copy-* properties.
+type CopyState struct {
+	ID         string    `json:"id"`
+	Source     string    `json:"src"`
+	Status     string    `json:"st"`
+	Progress   string    `json:"pr"`
+	Completion time.Time `json:"ct"`
+}
 
 // ContentProps are the content headers of a file (x-ms-content-type and
 // the others of Path Create / Path Update).
@@ -79,6 +113,15 @@ type Node struct {
 	// Expiry is a file's Set Expiry time (zero: none). Stored for the
 	// endpoint, which enforces it.
 	Expiry time.Time `json:"x,omitzero"`
+	// Copy is the state of the copy that made this file (Copy Blob onto
+	// a path: the x-ms-copy-* properties), nil when none did or when its
+	// content or properties were written since.
+	Copy *CopyState `json:"cp,omitempty"`
+	// Tier is a file's access tier set with Set Blob Tier on the Blob
+	// endpoint ("" : the account default, reported as inferred), and
+	// TierChanged when it was set. The namespace only keeps them.
+	Tier        string     `json:"tr,omitempty"`
+	TierChanged *time.Time `json:"tc,omitempty"`
 	// Lease is the path's lease (Path Lease, Lease Blob on the Blob
 	// view, x-ms-lease-action of append and flush): the one lease of
 	// the path, which every write and delete of it checks.

@@ -101,13 +101,17 @@ func orSuper(s string) string {
 }
 
 // DeleteFilesystem detaches the whole tree of fs in one write: its root
-// becomes garbage (see Collect).
+// becomes garbage (see Collect), and so do its soft-deleted paths (one
+// write each: they go with their filesystem).
 func (s *Namespace) DeleteFilesystem(tx kv.Tx, fs FS) error {
 	root, err := s.root(tx, fs)
 	if err != nil {
 		return err
 	}
 	if err := tx.Delete(rootKey(fs.Account, fs.Filesystem)); err != nil {
+		return err
+	}
+	if err := dropFilesystemDeleted(tx, fs); err != nil {
 		return err
 	}
 	return kv.PutJSON(tx, garbageKey(fs.Account, root.ID), garbage{Dir: true})
@@ -219,6 +223,12 @@ type CreateInput struct {
 	// node id (instead of Ref): the Blob layer keys a file's content by
 	// the id, which is chosen here.
 	RefFor func(id []byte) []byte
+	// Copy is the concluded copy that writes this file (Copy Blob onto a
+	// path), kept as the file's copy state.
+	Copy *CopyState
+	// Tier is the access tier a Blob write gives the file
+	// (x-ms-access-tier; "" : the account default).
+	Tier string
 	// Permissions is x-ms-permissions (nil: 0666 for a file, 0777 for a
 	// directory), Umask x-ms-umask (nil: 0027), ACL x-ms-acl (replaces the
 	// computed ACL when set). Group is x-ms-group ("" : the parent's group).
@@ -270,6 +280,17 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		return nil, err
 	}
 	now := s.now()
+	// An expired file where a parent directory is needed is gone: the
+	// parent is missing (and made with MakeParents in its place).
+	if at := chain[len(chain)-1]; len(chain) <= len(parts) && at.node.Expired(now) {
+		if err := kv.PutJSON(tx, garbageKey(fs.Account, at.node.ID), garbage{Ref: at.node.Ref}); err != nil {
+			return nil, err
+		}
+		if err := tx.Delete(at.key); err != nil {
+			return nil, err
+		}
+		chain = chain[:len(chain)-1]
+	}
 	// Missing parents.
 	for len(chain) < len(parts) {
 		last := chain[len(chain)-1].node
@@ -356,6 +377,8 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 			n.Ref = in.RefFor(n.ID)
 		}
 		n.Expiry = in.Expiry
+		n.Copy = in.Copy
+		n.Tier = in.Tier
 	}
 	if existing != nil {
 		// An overwrite keeps an active lease, as Put Blob does.
@@ -380,7 +403,11 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 			return nil, err
 		}
 	}
-	return out, kv.PutJSON(tx, childKey(fs.Account, parent.ID, name), n)
+	key := childKey(fs.Account, parent.ID, name)
+	if err := indexExpiry(tx, fs.Account, key, n); err != nil {
+		return nil, err
+	}
+	return out, kv.PutJSON(tx, key, n)
 }
 
 // newNode builds a node created in parent by c: owner the caller, group
@@ -492,6 +519,7 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 	}
 	if in.Props != nil {
 		n.Props = *in.Props
+		n.Copy = nil // "modified after a concluded Copy Blob operation using Set Blob Properties"
 	}
 	if in.Expiry != nil {
 		n.Expiry = *in.Expiry
@@ -520,8 +548,14 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 			}
 		}
 		n.Size, n.Ref = in.Content.Size, bytes.Clone(in.Content.Ref)
+		n.Copy = nil
 	}
 	n.Lease = lease.OnWrite(n.Lease, now)
 	n.ETag, n.Modified = newETag(now), now
+	if in.Expiry != nil {
+		if err := indexExpiry(tx, fs.Account, at.key, &n); err != nil {
+			return nil, err
+		}
+	}
 	return &n, kv.PutJSON(tx, at.key, &n)
 }

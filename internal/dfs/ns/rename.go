@@ -2,6 +2,8 @@ package ns
 
 import (
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
@@ -115,6 +117,11 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	if err != nil {
 		return nil, err
 	}
+	// An expired file where a destination parent is needed is gone: the
+	// parent is absent.
+	if at := dchain[len(dchain)-1].node; len(dchain) <= len(dst) && at.Expired(now) {
+		return nil, ErrRenameDestParentAbsent
+	}
 	if len(dchain) < len(dst) {
 		if !dchain[len(dchain)-1].node.Dir {
 			return nil, ErrInvalidDestinationPath
@@ -192,16 +199,31 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	if err := tx.Delete(sl.key); err != nil {
 		return nil, err
 	}
-	return out, kv.PutJSON(tx, childKey(fs.Account, dp.ID, dst[len(dst)-1]), sl.node)
+	key := childKey(fs.Account, dp.ID, dst[len(dst)-1])
+	if err := indexExpiry(tx, fs.Account, key, sl.node); err != nil {
+		return nil, err
+	}
+	return out, kv.PutJSON(tx, key, sl.node)
 }
 
+// isEmpty reports whether dir has no child but expired files, which are
+// gone for every operation (the collector removes their records).
 func (s *Namespace) isEmpty(tx kv.Tx, fs FS, dir *Node) (bool, error) {
 	p := childrenPrefix(fs.Account, dir.ID)
+	now := s.now()
 	empty := true
-	err := tx.Scan(p, kv.PrefixEnd(p), 1, false, func(_, _ []byte) bool {
-		empty = false
-		return false
+	var derr error
+	err := tx.Scan(p, kv.PrefixEnd(p), 0, false, func(k, v []byte) bool {
+		var n Node
+		if derr = kv.DecodeJSON(k, v, &n); derr != nil {
+			return false
+		}
+		empty = n.Expired(now)
+		return empty
 	})
+	if err == nil {
+		err = derr
+	}
 	return empty, err
 }
 
@@ -213,6 +235,10 @@ type DeleteInput struct {
 	// LeaseID is x-ms-lease-id (see checkLease).
 	LeaseID string
 	Caller  Caller
+	// Retain, when positive, soft-deletes the path for that long (Blob
+	// soft delete on: the account's retention days) instead of handing
+	// it to the collector at once.
+	Retain time.Duration
 }
 
 // Delete removes a file or directory. A non-empty directory needs
@@ -274,6 +300,9 @@ func (s *Namespace) Delete(tx kv.Tx, fs FS, in DeleteInput) (*Node, error) {
 	if err := tx.Delete(at.key); err != nil {
 		return nil, err
 	}
+	if in.Retain > 0 {
+		return at.node, s.softDelete(tx, fs, strings.Join(parts, "/"), at.node, s.now(), in.Retain)
+	}
 	return at.node, kv.PutJSON(tx, garbageKey(fs.Account, at.node.ID), garbage{Dir: at.node.Dir, Ref: at.node.Ref})
 }
 
@@ -283,6 +312,8 @@ func (s *Namespace) checkSubtreeDelete(tx kv.Tx, fs FS, dir *Node, c Caller) err
 	if err != nil {
 		return err
 	}
+	now := s.now()
+	kids = slices.DeleteFunc(kids, func(l loc) bool { return l.node.Expired(now) })
 	if len(kids) > 0 && !allows(c, dir, acl.Write|acl.Execute) {
 		return ErrPermissionMismatch
 	}
