@@ -125,7 +125,7 @@ func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlob
 		if err != nil {
 			return err
 		}
-		out.Rehydrating = b.Tier == tierArchive && tier != tierArchive
+		out.Rehydrating = rehydrates(b.Tier, tier)
 		changed := now
 		b.Tier, b.TierChanged = tier, &changed
 		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)

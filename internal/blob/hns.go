@@ -237,7 +237,8 @@ func (p PathRef) fs() ns.FS { return ns.FS{Account: p.Account, Filesystem: p.Fil
 // content reference yet (Path Create makes files empty, without one)
 // gets its own, contentRef of its id, recorded before any content is
 // staged under it, so the collector hands it back whenever the file
-// goes. A directory is 409 PathConflict; a file past its expiry is gone.
+// goes. A directory is 409 PathConflict; a file past its expiry is gone;
+// an archived file is offline (409 BlobArchived, as a flat archived blob).
 func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, now time.Time, fn func(n *ns.Node) error) (*ns.Node, error) {
 	return s.hns.Modify(tx, p.fs(), p.Path, c, acl.Write, func(n *ns.Node, _ time.Time) error {
 		if n.Expired(now) {
@@ -245,6 +246,9 @@ func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, now time.Time, fn func(
 		}
 		if n.Dir {
 			return ns.ErrPathConflict
+		}
+		if err := onlineTier(n.Tier); err != nil {
+			return err
 		}
 		if len(n.Ref) == 0 {
 			n.Ref = contentRef(p.Account, n.ID)

@@ -50,8 +50,8 @@ func blobErr(err error) error {
 
 // hnsUnsupported is the answer of a hierarchical account to a Blob
 // operation the namespace does not carry here (append blob writes,
-// snapshots, the From URL writes onto a path, blob tags, the Archive
-// tier, Undelete Blob without a deletion id, seal), instead of writing a
+// snapshots, the From URL writes onto a path, blob tags, Undelete Blob
+// without a deletion id, seal), instead of writing a
 // blob record no path refers to: Azure answers 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
 // operation is not yet supported for hierarchical namespace accounts",
@@ -71,15 +71,16 @@ func blobFS(ref BlobRef) ns.FS { return ns.FS{Account: ref.Account, Filesystem: 
 // a/b/c.txt is the file c.txt of directory a/b, created with its missing
 // parents (ns.Create with MakeParents) in the transaction that stores
 // its content. A page blob is 400 BlobTypeNotSupported ("Page blob is
-// not supported for this account type."), an append blob, index tags and
-// the Archive tier are not carried by the namespace here.
+// not supported for this account type."), an append blob and index tags
+// are not carried by the namespace here. An archived file is not
+// overwritten (PathOnline).
 func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInput) (out PutBlobOutput, err error) {
 	switch {
 	case in.Type == PageBlob:
 		return out, azerr.New(azerr.BlobTypeNotSupported)
 	case in.Type != BlockBlob:
 		return out, hnsUnsupported()
-	case len(in.Tags) > 0 || in.Tier == tierArchive:
+	case len(in.Tags) > 0:
 		return out, hnsUnsupported()
 	case in.Ref.Snapshot != "":
 		return out, azerr.New(azerr.InvalidQueryParameterValue)
@@ -102,7 +103,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	props.MD5 = st.MD5
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata, Props: props,
-		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier}
+		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline}
 	if md, dir := folderMarker(in.Metadata); dir && st.Size == 0 {
 		// An empty blob marked hdi_isfolder=true is a directory, the way
 		// the Blob API shows directories and tools that speak only Blob
@@ -148,7 +149,7 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 	}
 	now := s.now(in.Call)
 	return s.store.Update(ctx, func(tx kv.Tx) error {
-		if err := s.pathLive(tx, hns, in.Ref, in.Caller, now); err != nil {
+		if _, err := s.pathLive(tx, hns, in.Ref, in.Caller, now); err != nil {
 			return err
 		}
 		retain, err := DeleteRetention(tx, in.Ref.Account)
@@ -162,20 +163,20 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 
 // pathLive fails with BlobNotFound when ref is missing or a file past its
 // expiry.
-func (s *Service) pathLive(tx kv.Tx, hns *ns.Namespace, ref BlobRef, c ns.Caller, now time.Time) error {
+func (s *Service) pathLive(tx kv.Tx, hns *ns.Namespace, ref BlobRef, c ns.Caller, now time.Time) (*ns.Node, error) {
 	n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, c)
 	if err != nil {
-		return blobErr(err)
+		return nil, blobErr(err)
 	}
 	if n.Expired(now) {
-		return azerr.New(azerr.BlobNotFound)
+		return nil, azerr.New(azerr.BlobNotFound)
 	}
-	return nil
+	return n, nil
 }
 
 // setPath is Set Blob Metadata and Set Blob Properties' content headers
 // on a hierarchical account: the node's metadata or headers, with a new
-// ETag.
+// ETag. An archived file is 409 BlobArchived, as a flat archived blob.
 func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a Access, call Call, md *map[string]string, hdrs *HTTPHeaders) (*ns.Node, error) {
 	if ref.Snapshot != "" {
 		return nil, azerr.New(azerr.BlobNotFound)
@@ -188,7 +189,11 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 	}
 	var n *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
-		if err := s.pathLive(tx, hns, ref, call.Caller, now); err != nil {
+		live, err := s.pathLive(tx, hns, ref, call.Caller, now)
+		if err != nil {
+			return err
+		}
+		if err := onlineTier(live.Tier); err != nil {
 			return err
 		}
 		n, err = hns.Set(tx, blobFS(ref), in)
@@ -207,7 +212,7 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 // 400 InvalidBlockList.
 func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in PutBlockListInput) (PutBlockListOutput, error) {
 	switch {
-	case len(in.Tags) > 0 || in.Tier == tierArchive:
+	case len(in.Tags) > 0:
 		return PutBlockListOutput{}, hnsUnsupported()
 	case in.Ref.Snapshot != "":
 		return PutBlockListOutput{}, azerr.New(azerr.InvalidQueryParameterValue)
@@ -215,7 +220,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	now := s.now(in.Call)
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
-		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier}
+		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline}
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		var fc fileContent
@@ -559,14 +564,16 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 // as a flat blob keeps them ("Get Blob Properties": they do not appear
 // once the blob is modified with Set Blob Properties, Put Blob or Put
 // Block List). A source that is
-// not a block blob, index tags and the Archive tier are 409
-// FeatureNotYetSupportedForHierarchicalNamespaceAccounts.
+// not a block blob and index tags are 409
+// FeatureNotYetSupportedForHierarchicalNamespaceAccounts; an archived
+// source needs an online destination tier and an archived destination is
+// not overwritten, both 409 BlobArchived as on a flat account.
 func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobInput, lookup func(kv.Tx) (*blobRec, error), now time.Time) (CopyBlobOutput, error) {
 	tier, err := checkTier(in.Tier, BlockBlob)
 	if err != nil {
 		return CopyBlobOutput{}, err
 	}
-	if len(in.Tags) > 0 || in.CopyTags || tier == tierArchive {
+	if len(in.Tags) > 0 || in.CopyTags {
 		return CopyBlobOutput{}, hnsUnsupported()
 	}
 	ref, src0 := in.Ref, in.Source.Blob
@@ -622,7 +629,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		}
 		co, err := hns.Create(tx, blobFS(ref), ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
 			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
-			Tier: tier, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
+			Tier: tier, Replace: PathOnline, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
 		if err != nil {
 			return blobErr(err)
 		}
@@ -662,10 +669,14 @@ func folderMarker(md map[string]string) (map[string]string, bool) {
 // (access tiers are supported there: "Blob Storage feature support in
 // Azure Storage accounts", access tiers): Hot, Cool or Cold, kept in the
 // node without a new ETag or last-modified time, as Set Blob Tier leaves
-// a flat blob's; the lease applies as there. Archive is not carried on
-// paths here (409 FeatureNotYetSupportedForHierarchicalNamespaceAccounts:
-// an archived path would have to be offline for every dfs operation as
-// well); a directory is 409 PathConflict, a snapshot 400.
+// a flat blob's; the lease applies as there. Archive is supported as well
+// ("Blob Storage feature support in Azure Storage accounts": access tiers
+// incl. Archive on Data Lake Storage): the file goes offline under the
+// flat account's rules (onlineTier: Get Blob, which is also the dfs
+// Path - Read, Set Blob Properties/Metadata and append/flush are 409
+// BlobArchived) and leaving Archive is a rehydration (202 Accepted),
+// complete at once as on a flat account. A directory is 409 PathConflict,
+// a snapshot 400.
 func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlobTierInput) (SetBlobTierOutput, error) {
 	if in.Ref.Snapshot != "" {
 		return SetBlobTierOutput{}, azerr.New(azerr.InvalidQueryParameterValue)
@@ -674,11 +685,10 @@ func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlob
 	if err != nil {
 		return SetBlobTierOutput{}, err
 	}
-	if tier == tierArchive {
-		return SetBlobTierOutput{}, hnsUnsupported()
-	}
 	now := s.now(in.Call)
+	var out SetBlobTierOutput
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
+		out = SetBlobTierOutput{}
 		if _, err := loadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
 			return err
 		}
@@ -692,6 +702,7 @@ func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlob
 			if err := lease.CheckWrite(n.Lease, in.LeaseID, lease.Blob, now); err != nil {
 				return err
 			}
+			out.Rehydrating = rehydrates(n.Tier, tier)
 			changed := now
 			n.Tier, n.TierChanged = tier, &changed
 			return nil
@@ -701,5 +712,5 @@ func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlob
 		}
 		return blobErr(err)
 	})
-	return SetBlobTierOutput{}, err
+	return out, err
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 )
 
 // Access tiers of block blobs in a standard account. A block blob written
@@ -67,11 +68,31 @@ func (b *blobRec) tier() (string, bool) {
 
 // notArchived fails operations that need the blob's data online.
 func notArchived(b *blobRec) error {
-	if b != nil && b.Tier == tierArchive {
+	if b == nil {
+		return nil
+	}
+	return onlineTier(b.Tier)
+}
+
+// onlineTier is 409 BlobArchived when tier is Archive: the one rule for
+// blobs of flat accounts and files of hierarchical ones, whose node keeps
+// the tier.
+func onlineTier(tier string) error {
+	if tier == tierArchive {
 		return azerr.New(azerr.BlobArchived)
 	}
 	return nil
 }
+
+// PathOnline is onlineTier of the file n of a hierarchical account: the
+// ns.CreateInput.Replace of every write that replaces a file, so that an
+// archived file is not overwritten (409 BlobArchived), as Put Blob over
+// an archived blob of a flat account is refused.
+func PathOnline(n *ns.Node) error { return onlineTier(n.Tier) }
+
+// rehydrates reports whether moving from tier from to tier to is a
+// rehydration out of Archive (Set Blob Tier answers 202 Accepted).
+func rehydrates(from, to string) bool { return from == tierArchive && to != tierArchive }
 
 // setBlobTier is Set Blob Tier's REST handler.
 func (s *Service) setBlobTier(w http.ResponseWriter, r *req) error {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -65,7 +66,7 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	}
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
 		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Acquire: acquire, Caller: caller,
-		MakeParents: true}
+		MakeParents: true, Replace: blob.PathOnline}
 	var out *ns.CreateOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
 		out, err = s.ns.Create(tx, r.fsOf(), in)

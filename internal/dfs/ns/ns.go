@@ -247,6 +247,10 @@ type CreateInput struct {
 	// (Path Create's x-ms-proposed-lease-id and x-ms-lease-duration).
 	Acquire *lease.Request
 	Caller  Caller
+	// Replace, when set, vets an existing file before it is replaced,
+	// after the conditions and the lease (the Blob layer refuses to
+	// overwrite an archived file). Its error is returned as is.
+	Replace func(old *Node) error
 }
 
 // CreateOutput is the created (or replaced) node. Replaced is the file
@@ -338,6 +342,11 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		}
 		if err := checkLease(existing, in.LeaseID, now); err != nil {
 			return nil, err
+		}
+		if in.Replace != nil && !existing.Dir {
+			if err := in.Replace(existing); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if !allows(in.Caller, parent, acl.Write|acl.Execute) {
