@@ -1,6 +1,7 @@
 package ns
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -560,6 +561,59 @@ func TestAccessControl(t *testing.T) {
 		}
 		if sd.ACL.String() != "user::rwx,user:bob:rwx,group::r-x,mask::rwx,other::---,default:user::rwx,default:user:bob:rwx,default:group::r-x,default:mask::rwx,default:other::---" {
 			t.Fatalf("dir ACL %s", sd.ACL)
+		}
+	})
+}
+
+// TestCreateReplace: CreateInput.Replace vets only an existing file that
+// a create would replace, after the conditions; its error comes back as
+// is and the file stays; a new file or a directory never consults it.
+func TestCreateReplace(t *testing.T) {
+	refuse := errors.New("offline")
+	veto := func(old *Node) error {
+		if old.Tier == "Archive" {
+			return refuse
+		}
+		return nil
+	}
+	eachBackend(t, func(t *testing.T, e *env) {
+		// A new file: nothing to vet.
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "d/f", MakeParents: true, Tier: "Archive", Ref: []byte("ref1"), Size: 4, Replace: veto})
+			return err
+		})
+		old, err := e.lookup("d/f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = e.try(func(tx kv.Tx) error {
+			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "d/f", Ref: []byte("ref2"), Size: 4, Replace: veto})
+			return err
+		})
+		if !errors.Is(err, refuse) {
+			t.Fatalf("replace of a vetoed file: %v", err)
+		}
+		if n, err := e.lookup("d/f"); err != nil || string(n.Ref) != "ref1" || n.ETag != old.ETag {
+			t.Fatalf("vetoed file changed: %v %+v", err, n)
+		}
+		// The conditions come first: If-None-Match * is PathAlreadyExists.
+		err = e.try(func(tx kv.Tx) error {
+			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "d/f", Cond: cond.Conditions{IfNoneMatch: []string{"*"}}, Replace: veto})
+			return err
+		})
+		wantCode(t, err, "PathAlreadyExists")
+		// A directory is not vetted (it is kept, not replaced).
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "d", Dir: true, Replace: func(*Node) error { return refuse }})
+			return err
+		})
+		// Once the veto passes, the file is replaced.
+		e.update(func(tx kv.Tx) error {
+			_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "d/f", Ref: []byte("ref3"), Size: 4, Replace: func(*Node) error { return nil }})
+			return err
+		})
+		if n, err := e.lookup("d/f"); err != nil || string(n.Ref) != "ref3" {
+			t.Fatalf("replaced file: %v %+v", err, n)
 		}
 	})
 }
