@@ -2,13 +2,11 @@ package multiproc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/filesystem"
 )
 
@@ -53,34 +51,12 @@ func TestDLRenameRaceAcrossProcesses(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				_, err := cl.NewDirectoryClient("src").Rename(ctx, fmt.Sprintf("dst%d", i), nil)
-				var re *azcore.ResponseError
-				switch {
-				case err == nil:
-				case errors.As(err, &re):
-					codes[i] = fmt.Sprintf("%d %s", re.StatusCode, re.ErrorCode)
-				default:
-					codes[i] = err.Error()
-				}
+				codes[i] = raceOutcome(err)
 			}()
 		}
 	}
 	wg.Wait()
-	winner := -1
-	for i, code := range codes {
-		switch code {
-		case "":
-			if winner >= 0 {
-				t.Fatalf("two renames won: %d and %d", winner, i)
-			}
-			winner = i
-		case "404 SourcePathNotFound":
-		default:
-			t.Fatalf("rename %d: %s", i, code)
-		}
-	}
-	if winner < 0 {
-		t.Fatalf("no rename won: %v", codes)
-	}
+	winner := oneWinner(t, "rename", codes, "404 SourcePathNotFound")
 	for n := range nodes {
 		page, err := c.DFS(n).NewFileSystemClient("race").NewListPathsPager(true, &filesystem.ListPathsOptions{}).NextPage(ctx)
 		if err != nil {

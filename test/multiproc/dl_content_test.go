@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 )
 
@@ -44,34 +41,12 @@ func TestDLAppendRaceAcrossProcesses(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				_, err := f.AppendData(ctx, 0, streaming.NopCloser(bytes.NewReader(datas[i])), nil)
-				var re *azcore.ResponseError
-				switch {
-				case err == nil:
-				case errors.As(err, &re):
-					codes[i] = fmt.Sprintf("%d %s", re.StatusCode, re.ErrorCode)
-				default:
-					codes[i] = err.Error()
-				}
+				codes[i] = raceOutcome(err)
 			}()
 		}
 	}
 	wg.Wait()
-	winner := -1
-	for i, code := range codes {
-		switch code {
-		case "":
-			if winner >= 0 {
-				t.Fatalf("two appends at 0 won: %d and %d", winner, i)
-			}
-			winner = i
-		case "400 InvalidFlushPosition":
-		default:
-			t.Fatalf("append %d: %s", i, code)
-		}
-	}
-	if winner < 0 {
-		t.Fatalf("no append won: %v", codes)
-	}
+	winner := oneWinner(t, "append at 0", codes, "400 InvalidFlushPosition")
 	flusher := (winner/perNode + 1) % nodes
 	if _, err := c.DFS(flusher).NewFileSystemClient("appends").NewFileClient("f").FlushData(ctx, size, nil); err != nil {
 		t.Fatal(err)
