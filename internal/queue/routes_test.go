@@ -1,11 +1,13 @@
 package queue
 
 import (
-	"net/http/httptest"
+	"errors"
+	"net/http"
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/server/routetest"
 )
 
 // TestRoutesTable checks the route table's invariants: a SAS rule or
@@ -17,77 +19,62 @@ func TestRoutesTable(t *testing.T) {
 	}
 }
 
-// routeOf routes a request as ServeAzure does and returns the
-// operation's name or the error code.
-func routeOf(method, target string) (string, string) {
-	hr := httptest.NewRequest(method, "http://127.0.0.1:10001"+target, nil)
-	r := newReq(&server.Request{Request: hr})
-	rt, err := (*Service)(nil).route(r)
-	if err != nil {
-		e, _ := azerr.As(err)
-		if e == nil {
-			return "", err.Error()
+// routeDispatch checks the cases against the Queue route table.
+func routeDispatch(t *testing.T, cases []routetest.Case) {
+	routetest.Dispatch(t, "127.0.0.1:10001", Operations(), func(hr *http.Request) (string, error) {
+		r := newReq(&server.Request{Request: hr})
+		rt, err := (*Service)(nil).route(r)
+		if err != nil {
+			return "", err
 		}
-		return "", e.Code
-	}
-	if r.Op != rt.Name || r.opName != rt.Name || r.route != rt {
-		return "", "operation not recorded"
-	}
-	return rt.Name, ""
+		if r.Op != rt.Name || r.opName != rt.Name || r.route != rt {
+			return "", errors.New("operation not recorded")
+		}
+		return rt.Name, nil
+	}, cases)
 }
 
 // TestRoutesDispatch: a representative request of every operation
 // dispatches to it, and the URLs no operation takes keep their errors.
 func TestRoutesDispatch(t *testing.T) {
 	const a = "/devstoreaccount1"
-	cases := []struct{ method, target, op, code string }{
-		{"GET", a + "/?comp=list", "listQueues", ""},
-		{"GET", a + "/?comp=list&restype=service", "listQueues", ""},
-		{"GET", a + "/?restype=service&comp=properties", "getQueueServiceProperties", ""},
-		{"PUT", a + "/?restype=service&comp=properties", "setQueueServiceProperties", ""},
-		{"GET", a + "/?restype=service&comp=stats", "getQueueServiceStats", ""},
-		{"PUT", a + "/qu1", "createQueue", ""},
-		{"DELETE", a + "/qu1", "deleteQueue", ""},
-		{"GET", a + "/qu1?comp=metadata", "getQueueMetadata", ""},
-		{"HEAD", a + "/qu1?comp=metadata", "getQueueMetadata", ""},
-		{"PUT", a + "/qu1?comp=metadata", "setQueueMetadata", ""},
-		{"GET", a + "/qu1?comp=acl", "getQueueACL", ""},
-		{"HEAD", a + "/qu1?comp=acl", "getQueueACL", ""},
-		{"PUT", a + "/qu1?comp=acl", "setQueueACL", ""},
-		{"POST", a + "/qu1/messages", "putMessage", ""},
-		{"POST", a + "/qu1/messages?comp=x", "putMessage", ""},
-		{"GET", a + "/qu1/messages?peekonly=true", "peekMessages", ""},
-		{"GET", a + "/qu1/messages?peekonly=TRUE", "peekMessages", ""},
-		{"GET", a + "/qu1/messages", "getMessages", ""},
-		{"GET", a + "/qu1/messages?peekonly=false&numofmessages=3", "getMessages", ""},
-		{"DELETE", a + "/qu1/messages", "clearMessages", ""},
-		{"DELETE", a + "/qu1/messages/id1?popreceipt=p", "deleteMessage", ""},
-		{"PUT", a + "/qu1/messages/id1?popreceipt=p&visibilitytimeout=0", "updateMessage", ""},
+	c := routetest.C
+	cases := []routetest.Case{
+		c("GET", a+"/?comp=list", nil, "listQueues", ""),
+		c("GET", a+"/?comp=list&restype=service", nil, "listQueues", ""),
+		c("GET", a+"/?restype=service&comp=properties", nil, "getQueueServiceProperties", ""),
+		c("PUT", a+"/?restype=service&comp=properties", nil, "setQueueServiceProperties", ""),
+		c("GET", a+"/?restype=service&comp=stats", nil, "getQueueServiceStats", ""),
+		c("PUT", a+"/qu1", nil, "createQueue", ""),
+		c("DELETE", a+"/qu1", nil, "deleteQueue", ""),
+		c("GET", a+"/qu1?comp=metadata", nil, "getQueueMetadata", ""),
+		c("HEAD", a+"/qu1?comp=metadata", nil, "getQueueMetadata", ""),
+		c("PUT", a+"/qu1?comp=metadata", nil, "setQueueMetadata", ""),
+		c("GET", a+"/qu1?comp=acl", nil, "getQueueACL", ""),
+		c("HEAD", a+"/qu1?comp=acl", nil, "getQueueACL", ""),
+		c("PUT", a+"/qu1?comp=acl", nil, "setQueueACL", ""),
+		c("POST", a+"/qu1/messages", nil, "putMessage", ""),
+		c("POST", a+"/qu1/messages?comp=x", nil, "putMessage", ""),
+		c("GET", a+"/qu1/messages?peekonly=true", nil, "peekMessages", ""),
+		c("GET", a+"/qu1/messages?peekonly=TRUE", nil, "peekMessages", ""),
+		c("GET", a+"/qu1/messages", nil, "getMessages", ""),
+		c("GET", a+"/qu1/messages?peekonly=false&numofmessages=3", nil, "getMessages", ""),
+		c("DELETE", a+"/qu1/messages", nil, "clearMessages", ""),
+		c("DELETE", a+"/qu1/messages/id1?popreceipt=p", nil, "deleteMessage", ""),
+		c("PUT", a+"/qu1/messages/id1?popreceipt=p&visibilitytimeout=0", nil, "updateMessage", ""),
 
 		// No operation: the errors of the URL.
-		{"GET", a + "/", "", azerr.UnsupportedHTTPVerb},
-		{"GET", a + "/?comp=nothing", "", azerr.InvalidQueryParameterValue},
-		{"GET", a + "/Bad_Name", "", azerr.InvalidResourceName},
-		{"GET", a + "/qu1", "", azerr.UnsupportedHTTPVerb},
-		{"POST", a + "/qu1?comp=metadata", "", azerr.InvalidQueryParameterValue},
-		{"GET", a + "/qu1/messages?peekonly=maybe", "", azerr.InvalidQueryParameterValue},
-		{"HEAD", a + "/qu1/messages", "", azerr.UnsupportedHTTPVerb},
-		{"GET", a + "/qu1/messages/", "", azerr.InvalidURI},
-		{"GET", a + "/qu1/messages/id1", "", azerr.UnsupportedHTTPVerb},
-		{"DELETE", a + "/qu1/messages/id1/x", "", azerr.InvalidURI},
-		{"GET", a + "/qu1/other", "", azerr.InvalidURI},
+		c("GET", a+"/", nil, "", azerr.UnsupportedHTTPVerb),
+		c("GET", a+"/?comp=nothing", nil, "", azerr.InvalidQueryParameterValue),
+		c("GET", a+"/Bad_Name", nil, "", azerr.InvalidResourceName),
+		c("GET", a+"/qu1", nil, "", azerr.UnsupportedHTTPVerb),
+		c("POST", a+"/qu1?comp=metadata", nil, "", azerr.InvalidQueryParameterValue),
+		c("GET", a+"/qu1/messages?peekonly=maybe", nil, "", azerr.InvalidQueryParameterValue),
+		c("HEAD", a+"/qu1/messages", nil, "", azerr.UnsupportedHTTPVerb),
+		c("GET", a+"/qu1/messages/", nil, "", azerr.InvalidURI),
+		c("GET", a+"/qu1/messages/id1", nil, "", azerr.UnsupportedHTTPVerb),
+		c("DELETE", a+"/qu1/messages/id1/x", nil, "", azerr.InvalidURI),
+		c("GET", a+"/qu1/other", nil, "", azerr.InvalidURI),
 	}
-	seen := map[string]bool{}
-	for _, c := range cases {
-		op, code := routeOf(c.method, c.target)
-		if op != c.op || code != c.code {
-			t.Errorf("%s %s: got %q %q, want %q %q", c.method, c.target, op, code, c.op, c.code)
-		}
-		seen[c.op] = true
-	}
-	for _, name := range Operations() {
-		if !seen[name] {
-			t.Errorf("no dispatch case for %s", name)
-		}
-	}
+	routeDispatch(t, cases)
 }

@@ -1,11 +1,14 @@
 package table
 
 import (
+	"errors"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/server/routetest"
 )
 
 // TestRoutesTable checks the route table's invariants: a SAS rule or
@@ -17,31 +20,24 @@ func TestRoutesTable(t *testing.T) {
 	}
 }
 
-// routeOf routes a request as ServeAzure does and returns the
-// operation's name or the error code.
-func routeOf(method, target string, h map[string]string) (string, string) {
-	hr := httptest.NewRequest(method, "http://127.0.0.1:10002"+target, nil)
-	for k, v := range h {
-		hr.Header.Set(k, v)
-	}
-	r := &req{Request: &server.Request{Request: hr}, q: parseQuery(hr.URL.RawQuery)}
-	m, err := effectiveMethod(hr)
-	if err == nil {
-		r.method = m
-		var rt *route
-		rt, err = (*Service)(nil).route(r)
-		if err == nil {
-			if r.Op != rt.Name || r.opName != rt.Name || r.route != rt {
-				return "", "operation not recorded"
-			}
-			return rt.Name, ""
+// routeDispatch checks the cases against the Table route table.
+func routeDispatch(t *testing.T, cases []routetest.Case) {
+	routetest.Dispatch(t, "127.0.0.1:10002", Operations(), func(hr *http.Request) (string, error) {
+		r := &req{Request: &server.Request{Request: hr}, q: parseQuery(hr.URL.RawQuery)}
+		m, err := effectiveMethod(hr)
+		if err != nil {
+			return "", err
 		}
-	}
-	e, _ := azerr.As(err)
-	if e == nil {
-		return "", err.Error()
-	}
-	return "", e.Code
+		r.method = m
+		rt, err := (*Service)(nil).route(r)
+		if err != nil {
+			return "", err
+		}
+		if r.Op != rt.Name || r.opName != rt.Name || r.route != rt {
+			return "", errors.New("operation not recorded")
+		}
+		return rt.Name, nil
+	}, cases)
 }
 
 // TestRoutesDispatch: a representative request of every operation
@@ -49,68 +45,53 @@ func routeOf(method, target string, h map[string]string) (string, string) {
 func TestRoutesDispatch(t *testing.T) {
 	const a = "/devstoreaccount1"
 	ifMatch := map[string]string{"If-Match": "*"}
-	cases := []struct {
-		method, target string
-		h              map[string]string
-		op, code       string
-	}{
-		{"GET", a + "/?restype=service&comp=properties", nil, "getServiceProperties", ""},
-		{"PUT", a + "/?restype=service&comp=properties", nil, "setServiceProperties", ""},
-		{"GET", a + "/?restype=service&comp=stats", nil, "getServiceStats", ""},
-		{"POST", a + "/$batch", nil, "batch", ""},
-		{"GET", a + "/Tables", nil, "queryTables", ""},
-		{"GET", a + "/Tables()?$filter=TableName%20eq%20'x'", nil, "queryTables", ""},
-		{"GET", a + "/tables?comp=x", nil, "queryTables", ""},
-		{"POST", a + "/Tables", nil, "createTable", ""},
-		{"DELETE", a + "/Tables('tb1')", nil, "deleteTable", ""},
-		{"GET", a + "/Tables('tb1')", nil, "getTable", ""},
-		{"GET", a + "/tb1?comp=acl", nil, "getTableACL", ""},
-		{"HEAD", a + "/tb1?comp=acl", nil, "getTableACL", ""},
-		{"PUT", a + "/tb1?comp=acl", nil, "setTableACL", ""},
-		{"GET", a + "/tb1(PartitionKey='p',RowKey='r')", nil, "getEntity", ""},
-		{"PUT", a + "/tb1(PartitionKey='p',RowKey='r')", ifMatch, "updateEntity", ""},
-		{"PUT", a + "/tb1(PartitionKey='p',RowKey='r')", nil, "updateEntity", ""},
-		{"MERGE", a + "/tb1(PartitionKey='p',RowKey='r')", ifMatch, "mergeEntity", ""},
-		{"PATCH", a + "/tb1(PartitionKey='p',RowKey='r')", nil, "mergeEntity", ""},
-		{"POST", a + "/tb1(PartitionKey='p',RowKey='r')", map[string]string{"X-HTTP-Method": "MERGE"}, "mergeEntity", ""},
-		{"DELETE", a + "/tb1(PartitionKey='p',RowKey='r')", ifMatch, "deleteEntity", ""},
-		{"GET", a + "/tb1", nil, "queryEntities", ""},
-		{"GET", a + "/tb1()?$filter=PartitionKey%20eq%20'p'", nil, "queryEntities", ""},
-		{"POST", a + "/tb1", nil, "insertEntity", ""},
+	c := routetest.C
+	cases := []routetest.Case{
+		c("GET", a+"/?restype=service&comp=properties", nil, "getServiceProperties", ""),
+		c("PUT", a+"/?restype=service&comp=properties", nil, "setServiceProperties", ""),
+		c("GET", a+"/?restype=service&comp=stats", nil, "getServiceStats", ""),
+		c("POST", a+"/$batch", nil, "batch", ""),
+		c("GET", a+"/Tables", nil, "queryTables", ""),
+		c("GET", a+"/Tables()?$filter=TableName%20eq%20'x'", nil, "queryTables", ""),
+		c("GET", a+"/tables?comp=x", nil, "queryTables", ""),
+		c("POST", a+"/Tables", nil, "createTable", ""),
+		c("DELETE", a+"/Tables('tb1')", nil, "deleteTable", ""),
+		c("GET", a+"/Tables('tb1')", nil, "getTable", ""),
+		c("GET", a+"/tb1?comp=acl", nil, "getTableACL", ""),
+		c("HEAD", a+"/tb1?comp=acl", nil, "getTableACL", ""),
+		c("PUT", a+"/tb1?comp=acl", nil, "setTableACL", ""),
+		c("GET", a+"/tb1(PartitionKey='p',RowKey='r')", nil, "getEntity", ""),
+		c("PUT", a+"/tb1(PartitionKey='p',RowKey='r')", ifMatch, "updateEntity", ""),
+		c("PUT", a+"/tb1(PartitionKey='p',RowKey='r')", nil, "updateEntity", ""),
+		c("MERGE", a+"/tb1(PartitionKey='p',RowKey='r')", ifMatch, "mergeEntity", ""),
+		c("PATCH", a+"/tb1(PartitionKey='p',RowKey='r')", nil, "mergeEntity", ""),
+		c("POST", a+"/tb1(PartitionKey='p',RowKey='r')", map[string]string{"X-HTTP-Method": "MERGE"}, "mergeEntity", ""),
+		c("DELETE", a+"/tb1(PartitionKey='p',RowKey='r')", ifMatch, "deleteEntity", ""),
+		c("GET", a+"/tb1", nil, "queryEntities", ""),
+		c("GET", a+"/tb1()?$filter=PartitionKey%20eq%20'p'", nil, "queryEntities", ""),
+		c("POST", a+"/tb1", nil, "insertEntity", ""),
 
 		// No operation: the errors of the URL.
-		{"GET", a + "/", nil, "", azerr.InvalidURI},
-		{"GET", a + "/?restype=service&comp=nothing", nil, "", azerr.InvalidQueryParameterValue},
-		{"DELETE", a + "/?restype=service&comp=properties", nil, "", azerr.MethodNotAllowed},
-		{"GET", a + "/$batch", nil, "", azerr.MethodNotAllowed},
-		{"PUT", a + "/Tables", nil, "", azerr.MethodNotAllowed},
-		{"GET", a + "/Tables('t1", nil, "", azerr.InvalidInput},
-		{"POST", a + "/Tables('tb1')", nil, "", azerr.MethodNotAllowed},
-		{"GET", a + "/1tb", nil, "", azerr.InvalidResourceName},
-		{"GET", a + "/ab", nil, "", azerr.OutOfRangeInput},
-		{"GET", a + "/tb1(PartitionKey='p')", nil, "", azerr.InvalidInput},
-		{"GET", a + "/tb1()?comp=acl", nil, "", azerr.InvalidQueryParameterValue},
-		{"GET", a + "/tb1(PartitionKey='p',RowKey='r')?comp=acl", nil, "", azerr.InvalidQueryParameterValue},
-		{"POST", a + "/tb1?comp=acl", nil, "", azerr.MethodNotAllowed},
-		{"GET", a + "/tb1?comp=list", nil, "", azerr.InvalidQueryParameterValue},
-		{"HEAD", a + "/tb1(PartitionKey='p',RowKey='r')", nil, "", azerr.MethodNotAllowed},
-		{"POST", a + "/tb1()", nil, "", azerr.MethodNotAllowed},
-		{"PUT", a + "/tb1", nil, "", azerr.MethodNotAllowed},
-		{"PUT", a + "/tb1", map[string]string{"X-HTTP-Method": "MERGE"}, "", azerr.XMethodNotUsingPost},
+		c("GET", a+"/", nil, "", azerr.InvalidURI),
+		c("GET", a+"/?restype=service&comp=nothing", nil, "", azerr.InvalidQueryParameterValue),
+		c("DELETE", a+"/?restype=service&comp=properties", nil, "", azerr.MethodNotAllowed),
+		c("GET", a+"/$batch", nil, "", azerr.MethodNotAllowed),
+		c("PUT", a+"/Tables", nil, "", azerr.MethodNotAllowed),
+		c("GET", a+"/Tables('t1", nil, "", azerr.InvalidInput),
+		c("POST", a+"/Tables('tb1')", nil, "", azerr.MethodNotAllowed),
+		c("GET", a+"/1tb", nil, "", azerr.InvalidResourceName),
+		c("GET", a+"/ab", nil, "", azerr.OutOfRangeInput),
+		c("GET", a+"/tb1(PartitionKey='p')", nil, "", azerr.InvalidInput),
+		c("GET", a+"/tb1()?comp=acl", nil, "", azerr.InvalidQueryParameterValue),
+		c("GET", a+"/tb1(PartitionKey='p',RowKey='r')?comp=acl", nil, "", azerr.InvalidQueryParameterValue),
+		c("POST", a+"/tb1?comp=acl", nil, "", azerr.MethodNotAllowed),
+		c("GET", a+"/tb1?comp=list", nil, "", azerr.InvalidQueryParameterValue),
+		c("HEAD", a+"/tb1(PartitionKey='p',RowKey='r')", nil, "", azerr.MethodNotAllowed),
+		c("POST", a+"/tb1()", nil, "", azerr.MethodNotAllowed),
+		c("PUT", a+"/tb1", nil, "", azerr.MethodNotAllowed),
+		c("PUT", a+"/tb1", map[string]string{"X-HTTP-Method": "MERGE"}, "", azerr.XMethodNotUsingPost),
 	}
-	seen := map[string]bool{}
-	for _, c := range cases {
-		op, code := routeOf(c.method, c.target, c.h)
-		if op != c.op || code != c.code {
-			t.Errorf("%s %s %v: got %q %q, want %q %q", c.method, c.target, c.h, op, code, c.op, c.code)
-		}
-		seen[c.op] = true
-	}
-	for _, name := range Operations() {
-		if !seen[name] {
-			t.Errorf("no dispatch case for %s", name)
-		}
-	}
+	routeDispatch(t, cases)
 }
 
 // TestRoutesUpsertRule: Update and Merge Entity without If-Match are

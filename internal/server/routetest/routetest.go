@@ -1,0 +1,63 @@
+// Package routetest drives a service's route table with requests, for
+// the services' route tests: each case is a request a client sends and
+// the operation it must reach or the error code it must get, and every
+// operation of the table must have a case.
+package routetest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+)
+
+// Case is one request (method, path and query after the host, headers)
+// and what routing it gives: the operation's name, or the error code of
+// a URL no operation takes.
+type Case struct {
+	Method, Target string
+	Header         map[string]string
+	Op, Code       string
+}
+
+// Route routes a request as the service's ServeAzure does and returns
+// the operation's name, or the error that answers the request.
+type Route func(*http.Request) (string, error)
+
+// Dispatch routes every case on host with route and checks its outcome,
+// then that each of ops has a case.
+func Dispatch(t *testing.T, host string, ops []string, route Route, cases []Case) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, c := range cases {
+		hr := httptest.NewRequest(c.Method, "http://"+host+c.Target, nil)
+		for k, v := range c.Header {
+			hr.Header.Set(k, v)
+		}
+		op, err := route(hr)
+		code := ""
+		if err != nil {
+			op = ""
+			code = err.Error()
+			if e, _ := azerr.As(err); e != nil {
+				code = e.Code
+			}
+		}
+		if op != c.Op || code != c.Code {
+			t.Errorf("%s %s %v: got %q %q, want %q %q", c.Method, c.Target, c.Header, op, code, c.Op, c.Code)
+		}
+		seen[c.Op] = true
+	}
+	for _, name := range ops {
+		if !seen[name] {
+			t.Errorf("no dispatch case for %s", name)
+		}
+	}
+}
+
+// C makes a case: the request's method, target and headers, and the
+// operation or error code it must route to.
+func C(method, target string, header map[string]string, op, code string) Case {
+	return Case{Method: method, Target: target, Header: header, Op: op, Code: code}
+}
