@@ -247,6 +247,16 @@ type Message struct {
 }
 
 // messageOf converts a stored message; withText copies its text.
+// messagesOf is the typed form of messages handed out or peeked, with
+// their text.
+func messagesOf(got []*message) []Message {
+	out := make([]Message, len(got))
+	for i, m := range got {
+		out[i] = messageOf(m, true)
+	}
+	return out
+}
+
 func messageOf(m *message, withText bool) Message {
 	out := Message{
 		ID:              m.ID,
@@ -347,11 +357,7 @@ func (s *Service) GetMessages(ctx context.Context, in GetMessagesInput) ([]Messa
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Message, len(got))
-	for i, m := range got {
-		out[i] = messageOf(m, true)
-	}
-	return out, nil
+	return messagesOf(got), nil
 }
 
 // PeekMessages returns up to count visible messages without changing
@@ -371,11 +377,7 @@ func (s *Service) PeekMessages(ctx context.Context, id QueueID, count int) ([]Me
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Message, len(got))
-	for i, m := range got {
-		out[i] = messageOf(m, true)
-	}
-	return out, nil
+	return messagesOf(got), nil
 }
 
 // MessageRef names one message and the pop receipt that claims it.
