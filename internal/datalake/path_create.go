@@ -69,8 +69,11 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 		MakeParents: true, Replace: blob.PathOnline}
 	var out *ns.CreateOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		out, err = s.ns.Create(tx, r.fsOf(), in)
-		return err
+		if out, err = s.ns.Create(tx, r.fsOf(), in); err != nil || s.blob == nil {
+			return err
+		}
+		// A file created over one keeps that file's snapshots.
+		return s.blob.KeepSnapshots(tx, r.fsOf(), r.path, caller, out)
 	})
 	if err != nil {
 		return nsErr(err)
