@@ -85,7 +85,8 @@ func sameList(a, b []string) bool {
 // account freezes its content, headers, metadata (or the request's),
 // ETag and Last-Modified; Get Blob, Get Blob Properties and Get Block
 // List read a snapshot with ?snapshot=, List Blobs include=snapshots
-// lists them before the file, oldest first, across pages; the snapshots
+// lists them before the file, oldest first, across pages; a snapshot is
+// a copy source; the snapshots
 // follow the file through a rename of it and of its parent directory;
 // Set Blob Tier applies to a snapshot alone. A directory is 409
 // PathConflict, a missing path or snapshot 404 BlobNotFound, conditions
@@ -145,6 +146,12 @@ func TestDLSnapshotReadAndList(t *testing.T) {
 	if len(blocks.CommittedBlocks) != 1 || *blocks.CommittedBlocks[0].Size != int64(len("version one")) || len(blocks.UncommittedBlocks) != 0 {
 		t.Fatalf("block list of the snapshot: %+v", blocks.BlockList)
 	}
+	// A snapshot is a copy source.
+	_, err = bc.NewBlobClient("restored").StartCopyFromURL(e.ctx, snapOf(t, bc, "d/f", *s1.Snapshot).URL(), nil)
+	must(t, err)
+	if got := readBlob(t, e.ctx, bc.NewBlobClient("restored")); string(got) != "version one" {
+		t.Fatalf("copy of the snapshot: %q", got)
+	}
 	_, err = snapOf(t, bc, "d/f", "2001-01-01T00:00:00.0000000Z").GetProperties(e.ctx, nil)
 	wantCode(t, err, http.StatusNotFound, bloberror.BlobNotFound)
 	_, err = snapOf(t, bc, "d/f", "2001-01-01T00:00:00.0000000Z").DownloadStream(e.ctx, nil)
@@ -159,12 +166,12 @@ func TestDLSnapshotReadAndList(t *testing.T) {
 	}
 	page, err := bc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Snapshots: true}}).NextPage(e.ctx)
 	must(t, err)
-	if items := page.Segment.BlobItems; len(items) != 4 || *items[0].Name != "d" || *items[1].Properties.ContentLength != int64(len("version one")) {
+	if items := page.Segment.BlobItems; len(items) != 5 || *items[0].Name != "d" || *items[1].Properties.ContentLength != int64(len("version one")) || *items[4].Name != "restored" {
 		t.Fatalf("listing with the directory: %d items", len(items))
 	}
 	page, err = bc.NewListBlobsFlatPager(nil).NextPage(e.ctx)
 	must(t, err)
-	if len(page.Segment.BlobItems) != 2 {
+	if len(page.Segment.BlobItems) != 3 {
 		t.Fatalf("listing without include=snapshots: %d items", len(page.Segment.BlobItems))
 	}
 
@@ -233,7 +240,8 @@ func TestDLSnapshotReadAndList(t *testing.T) {
 
 // TestDLSnapshotDelete: a file with snapshots is not deleted without
 // x-ms-delete-snapshots (409 SnapshotsPresent, after the conditions), on
-// the Blob endpoint and by Path - Delete; ?snapshot= deletes one,
+// the Blob endpoint and by Path - Delete, nor replaced by a rename onto
+// it; ?snapshot= deletes one,
 // "only" the snapshots, "include" both; an overwrite of the file (Put
 // Blob, Path - Create) keeps them; with soft delete on, a file deleted
 // with its snapshots comes back with them on Undelete.
@@ -272,6 +280,20 @@ func TestDLSnapshotDelete(t *testing.T) {
 		t.Fatalf("after deleting one snapshot: %v", got)
 	}
 
+	// A rename onto it would delete it with its snapshots: refused, and
+	// nothing moves.
+	_, err = bs.UploadBuffer(e.ctx, "snapdel", "a/src", []byte("src"), nil)
+	must(t, err)
+	_, err = fs.NewFileClient("a/src").Rename(e.ctx, "a/f", nil)
+	wantRaw(t, err, http.StatusConflict, "SnapshotsPresent")
+	if got := readBlob(t, e.ctx, bc.NewBlobClient("a/src")); string(got) != "src" {
+		t.Fatalf("rename source after the refused rename: %q", got)
+	}
+	_, err = fs.NewFileClient("a/f").Rename(e.ctx, "a/moved", nil) // a rename of it is fine
+	must(t, err)
+	_, err = fs.NewFileClient("a/moved").Rename(e.ctx, "a/f", nil)
+	must(t, err)
+
 	// An overwrite keeps the snapshots of the name.
 	_, err = bs.UploadBuffer(e.ctx, "snapdel", "a/f", []byte("second"), nil)
 	must(t, err)
@@ -287,7 +309,7 @@ func TestDLSnapshotDelete(t *testing.T) {
 	// only: the snapshots go, the file stays.
 	_, err = f.Delete(e.ctx, &blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeOnly)})
 	must(t, err)
-	if got := listSnaps(t, e.ctx, bc, "a/", 10); !sameList(got, []string{"a/f"}) {
+	if got := listSnaps(t, e.ctx, bc, "a/", 10); !sameList(got, []string{"a/f", "a/src"}) {
 		t.Fatalf("after only: %v", got)
 	}
 	_, err = fs.NewFileClient("a/f").Delete(e.ctx, nil) // no snapshot left
