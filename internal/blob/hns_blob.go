@@ -50,7 +50,7 @@ func blobErr(err error) error {
 
 // hnsUnsupported is the answer of a hierarchical account to a Blob
 // operation the namespace does not carry here (append blob writes,
-// snapshots, the From URL writes onto a path, blob tags, Undelete Blob
+// the From URL writes onto a path, blob tags, Undelete Blob
 // without a deletion id, seal), instead of writing a
 // blob record no path refers to: Azure answers 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
