@@ -665,8 +665,8 @@ type SnapshotBlobOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/snapshot-blob).
 // The snapshot shares the blob's data items.
 func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (SnapshotBlobOutput, error) {
-	if s.nsOf(in.Ref.Account) != nil {
-		return SnapshotBlobOutput{}, hnsUnsupported()
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.snapshotPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref, acc, meta := in.Ref, in.Access, in.Metadata

@@ -87,8 +87,9 @@ func splitRef(ref []byte) (acct string, id []byte, err error) {
 }
 
 // Reclaim implements ns.Reclaim: the file whose content reference is ref
-// is gone, so its content record and pending appends are deleted and
-// their extent references released, in the collector's transaction.
+// is gone, so its content record, pending appends and snapshots
+// (hns_snapshot.go, keyed by the same node id) are deleted and their
+// extent references released, in the collector's transaction.
 func (s *Service) Reclaim(tx kv.Tx, ref []byte) error {
 	acct, id, err := splitRef(ref)
 	if err != nil {
@@ -116,7 +117,10 @@ func (s *Service) Reclaim(tx kv.Tx, ref []byte) error {
 			return err
 		}
 	}
-	return extent.AdjustRefs(tx, s.clock.Now(), parts, nil)
+	if err := extent.AdjustRefs(tx, s.clock.Now(), parts, nil); err != nil {
+		return err
+	}
+	return dropPathSnapshots(tx, acct, id, s.clock.Now())
 }
 
 // scanPending reads the pending appends of file id in position order.
@@ -170,8 +174,9 @@ func errFlushPosition() error { return azerr.New(azerr.InvalidFlushPosition) }
 // the Blob endpoint shows directories of a hierarchical account
 // ("Blob Storage features available in Azure Data Lake Storage Gen2",
 // and the hdi_isfolder marker that azcopy and Hadoop's ABFS driver test
-// for). A file whose expiry has passed is gone (404), as is a snapshot,
-// which no path has here.
+// for). A file whose expiry has passed is gone (404). A snapshot
+// (ref.Snapshot) is read from its record once the live file is found
+// (hns_snapshot.go): 404 when the file has no such snapshot.
 //
 // c is the caller: traverse is checked on every parent, and want (read
 // for Get Blob, nothing for Get Blob Properties) on the item
@@ -187,8 +192,11 @@ func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time, c ns.Caller
 	case err != nil:
 		return nil, nil, blobErr(err)
 	}
-	if ref.Snapshot != "" || ref.Blob == "" || node.Expired(now) {
+	if ref.Blob == "" || node.Expired(now) {
 		return nil, nil, azerr.New(azerr.BlobNotFound)
+	}
+	if ref.Snapshot != "" {
+		return loadPathSnapshot(tx, ref.Account, node, ref.Snapshot)
 	}
 	b, pp := pathRec(node)
 	if !node.Dir && len(node.Ref) > 0 && node.Size > 0 {

@@ -50,7 +50,7 @@ func blobErr(err error) error {
 
 // hnsUnsupported is the answer of a hierarchical account to a Blob
 // operation the namespace does not carry here (append blob writes,
-// snapshots, the From URL writes onto a path, blob tags, Undelete Blob
+// the From URL writes onto a path, blob tags, Undelete Blob
 // without a deletion id, seal), instead of writing a
 // blob record no path refers to: Azure answers 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
@@ -121,6 +121,9 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 		if err != nil {
 			return blobErr(err)
 		}
+		if err := s.KeepSnapshots(tx, blobFS(ref), ref.Blob, in.Caller, co); err != nil {
+			return err
+		}
 		node = co.Node
 		if node.Dir {
 			return nil
@@ -142,21 +145,46 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 
 // deletePath is Delete Blob on a hierarchical account: the file, or an
 // empty directory (a non-empty one is 409 DirectoryNotEmpty), detached
-// from the namespace; its content goes with the collector.
+// from the namespace; its content goes with the collector. A file with
+// snapshots (hns_snapshot.go) needs x-ms-delete-snapshots, as a flat
+// blob does (409 SnapshotsPresent after the conditions and the lease):
+// with include the snapshots go with the file (they stay keyed by its
+// node id, so a soft-deleted file keeps them and Undelete brings them
+// back, and the collector releases them with its content), with only
+// they are deleted now and the file stays. ?snapshot= deletes one
+// snapshot.
 func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBlobInput) error {
-	if in.Ref.Snapshot != "" || in.DeleteSnapshots == DeleteSnapshotsOnly {
-		return azerr.New(azerr.BlobNotFound)
+	if in.Ref.Snapshot != "" {
+		return s.deletePathSnapshot(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	return s.store.Update(ctx, func(tx kv.Tx) error {
-		if _, err := s.pathLive(tx, hns, in.Ref, in.Caller, now); err != nil {
+		n, err := s.pathLive(tx, hns, in.Ref, in.Caller, now)
+		if err != nil {
 			return err
+		}
+		if in.DeleteSnapshots == DeleteSnapshotsOnly {
+			b, _ := pathRec(n)
+			if err := in.Access.checkUpdate(b, in.Ref.Container, now); err != nil {
+				return err
+			}
+			if c := in.Caller; c != nil && !c.Super && !n.Access().Allows(n.Owner, n.Group, *c, acl.Write) {
+				return blobErr(ns.ErrPermissionMismatch)
+			}
+			if n.Dir || len(n.Ref) == 0 {
+				return nil
+			}
+			return dropPathSnapshots(tx, in.Ref.Account, n.ID, now)
 		}
 		retain, err := DeleteRetention(tx, in.Ref.Account)
 		if err != nil {
 			return err
 		}
-		_, err = hns.Delete(tx, blobFS(in.Ref), ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller, Retain: retain})
+		din := ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller, Retain: retain}
+		if in.DeleteSnapshots == DeleteSnapshotsNone {
+			din.Vet = RefuseSnapshots(tx, in.Ref.Account, "blob")
+		}
+		_, err = hns.Delete(tx, blobFS(in.Ref), din)
 		return blobErr(err)
 	})
 }
@@ -292,6 +320,9 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 		if err != nil {
 			return blobErr(err)
 		}
+		if err := s.KeepSnapshots(tx, blobFS(ref), ref.Blob, in.Caller, co); err != nil {
+			return err
+		}
 		node = co.Node
 		// The content takes its references before the staging releases
 		// its own.
@@ -357,10 +388,11 @@ func pathBlockRange(id string, size int64) (off, n int64, ok bool) {
 // paths in byte order of their full names (ns.ScanBlobs), directories
 // as the zero-length hdi_isfolder blobs, names containing the delimiter
 // after the prefix folded into one BlobPrefix each, files past their
-// expiry left out. The marker names the last entry returned (a blob or
-// a prefix) and the next page starts after it, in the tree as it is
-// then. There are no snapshots, soft-deleted paths or uncommitted-only
-// blobs to include.
+// expiry left out. With include=snapshots each file's snapshots come
+// before it, oldest first, as on a flat account. The marker names the
+// last entry returned (a blob, a snapshot of one, or a prefix) and the
+// next page starts after it, in the tree as it is then. There are no
+// soft-deleted paths or uncommitted-only blobs to include.
 func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsInput) (ListBlobsOutput, error) {
 	now := s.now(in.Call)
 	ref, prefix, delim, maxN, caller := in.Ref, in.Prefix, in.Delimiter, in.MaxResults, in.Caller
@@ -376,13 +408,16 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	default:
 		return ListBlobsOutput{}, azerr.InvalidQuery("showonly", in.ShowOnly)
 	}
-	after := ""
+	after, afterSnap := "", ""
 	if in.Marker != "" {
-		kind, name, _, ok := decodeMarker(in.Marker)
+		kind, name, snap, ok := decodeMarker(in.Marker)
 		if !ok {
 			return ListBlobsOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", in.Marker)
 		}
 		after = name
+		if kind == "b" {
+			afterSnap = snap
+		}
 		if kind == "p" {
 			// Past every name under the prefix: 0xff never occurs in
 			// UTF-8, which blob names are.
@@ -424,6 +459,62 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			}
 			return ok
 		}
+		// file lists the file n named name: with include=snapshots its
+		// snapshots later than afterSnap, then the file itself (listed
+		// after all of its snapshots); false when the page filled up
+		// first.
+		var serr error
+		file := func(name string, n *ns.Node, afterSnap string) bool {
+			if in.Include.Snapshots && !n.Dir && len(n.Ref) > 0 {
+				snaps, err := scanPathSnapshots(tx, ref.Account, n.ID, 0)
+				if err != nil {
+					serr = err
+					return false
+				}
+				for _, sn := range snaps {
+					if sn.snap <= afterSnap {
+						continue
+					}
+					if len(out.Items) == maxN {
+						more = true
+						return false
+					}
+					sref := BlobRef{Account: ref.Account, Container: ref.Container, Blob: name, Snapshot: sn.snap}
+					it := ListedBlob{Name: name, Snapshot: sn.snap, Properties: sn.rec.Rec.properties(sref, now)}
+					it.Properties.Path = sn.rec.pathProps()
+					out.Items = append(out.Items, it)
+				}
+			}
+			if len(out.Items) == maxN {
+				more = true
+				return false
+			}
+			b, pp := pathRec(n)
+			it := ListedBlob{Name: name, Properties: b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: name}, now)}
+			it.Properties.Path = pp
+			out.Items = append(out.Items, it)
+			return true
+		}
+		if afterSnap != "" {
+			// The last page ended inside the snapshots of file after:
+			// the rest of them, and the file, come first.
+			n, err := hns.Lookup(tx, fs, after, caller)
+			switch {
+			case errors.Is(err, ns.ErrPathNotFound) || errors.Is(err, ns.ErrInvalidPath):
+			case err != nil:
+				return blobErr(err)
+			case strings.HasPrefix(after, prefix) && !n.Expired(now) && !n.Dir && (keep == nil || keep(n)) && mayList(after):
+				if !file(after, n, afterSnap) {
+					if serr != nil {
+						return serr
+					}
+					return nil
+				}
+			}
+			if denied != nil {
+				return denied
+			}
+		}
 		for {
 			var folded string
 			err := hns.ScanBlobs(tx, fs, prefix, after, func(name string, n *ns.Node) bool {
@@ -453,14 +544,13 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 					out.Items = append(out.Items, ListedBlob{Name: folded, IsPrefix: true})
 					return false
 				}
-				b, pp := pathRec(n)
-				it := ListedBlob{Name: name, Properties: b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: name}, now)}
-				it.Properties.Path = pp
-				out.Items = append(out.Items, it)
-				return true
+				return file(name, n, "")
 			})
 			if err != nil {
 				return blobErr(err)
+			}
+			if serr != nil {
+				return serr
 			}
 			if denied != nil {
 				return denied
@@ -481,7 +571,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 		if last.IsPrefix {
 			kind = "p"
 		}
-		out.NextMarker = encodeMarker(kind, last.Name, "")
+		out.NextMarker = encodeMarker(kind, last.Name, last.Snapshot)
 	}
 	return out, nil
 }
@@ -633,6 +723,9 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		if err != nil {
 			return blobErr(err)
 		}
+		if err := s.KeepSnapshots(tx, blobFS(ref), ref.Blob, in.Caller, co); err != nil {
+			return err
+		}
 		node = co.Node
 		parts := append([]extent.Part(nil), src.Parts...)
 		if err := extent.AdjustRefs(tx, now, nil, parts); err != nil {
@@ -675,11 +768,11 @@ func folderMarker(md map[string]string) (map[string]string, bool) {
 // flat account's rules (onlineTier: Get Blob, which is also the dfs
 // Path - Read, Set Blob Properties/Metadata and append/flush are 409
 // BlobArchived) and leaving Archive is a rehydration (202 Accepted),
-// complete at once as on a flat account. A directory is 409 PathConflict,
-// a snapshot 400.
+// complete at once as on a flat account. A directory is 409 PathConflict;
+// a snapshot takes its own tier (setPathSnapshotTier).
 func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlobTierInput) (SetBlobTierOutput, error) {
 	if in.Ref.Snapshot != "" {
-		return SetBlobTierOutput{}, azerr.New(azerr.InvalidQueryParameterValue)
+		return s.setPathSnapshotTier(ctx, hns, in)
 	}
 	tier, err := checkTier(in.Tier, BlockBlob)
 	if err != nil {

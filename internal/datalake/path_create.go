@@ -69,8 +69,11 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 		MakeParents: true, Replace: blob.PathOnline}
 	var out *ns.CreateOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		out, err = s.ns.Create(tx, r.fsOf(), in)
-		return err
+		if out, err = s.ns.Create(tx, r.fsOf(), in); err != nil || s.blob == nil {
+			return err
+		}
+		// A file created over one keeps that file's snapshots.
+		return s.blob.KeepSnapshots(tx, r.fsOf(), r.path, caller, out)
 	})
 	if err != nil {
 		return nsErr(err)
@@ -91,7 +94,10 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 // path in one transaction whatever it holds (ns.Rename: one entry
 // rewritten), so the operation never needs a continuation. mode is posix
 // (the default) or legacy; x-ms-source-if-* are conditions on the
-// source, the usual conditions on the destination.
+// source, the usual conditions on the destination. A rename onto a file
+// that has snapshots would delete them with it: 409 SnapshotsPresent, as
+// Path - Delete of that file answers (blob.RefuseSnapshots), and nothing
+// moves.
 func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
 	srcFS, src, err := parseRenameSource(r.Header.Get("x-ms-rename-source"), r.Account, !r.HostStyle)
 	if err != nil {
@@ -117,8 +123,10 @@ func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
 		SourceLeaseID: r.Header.Get("x-ms-source-lease-id"), LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller()}
 	var out *ns.RenameOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		out, err = s.ns.Rename(tx, r.fsOf(), in)
-		return err
+		if out, err = s.ns.Rename(tx, r.fsOf(), in); err != nil || out.Replaced == nil {
+			return err
+		}
+		return blob.RefuseSnapshots(tx, r.Account, "file")(out.Replaced)
 	})
 	if err != nil {
 		return nsErr(err)

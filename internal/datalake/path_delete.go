@@ -19,6 +19,8 @@ import (
 // everything under it become unreachable in one transaction (ns.Delete
 // detaches the subtree; the collector reclaims it), so the answer never
 // carries a continuation: a paginated delete is done in its first call.
+// A file with snapshots is 409 SnapshotsPresent (blob.RefuseSnapshots);
+// a directory goes with the snapshots of the files below it.
 func (s *Service) deletePath(w http.ResponseWriter, r *req) error {
 	recursive, err := parseBool(r, "recursive", false)
 	if err != nil {
@@ -41,6 +43,7 @@ func (s *Service) deletePath(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		in.Retain = retain
+		in.Vet = blob.RefuseSnapshots(tx, r.Account, "file")
 		_, err = s.ns.Delete(tx, r.fsOf(), in)
 		return err
 	})

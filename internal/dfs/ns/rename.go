@@ -239,6 +239,10 @@ type DeleteInput struct {
 	// soft delete on: the account's retention days) instead of handing
 	// it to the collector at once.
 	Retain time.Duration
+	// Vet, when set, vets the item after the conditions and the lease,
+	// before anything is removed (the Blob layer refuses a file that has
+	// snapshots). Its error is returned as is.
+	Vet func(n *Node) error
 }
 
 // Delete removes a file or directory. A non-empty directory needs
@@ -277,6 +281,11 @@ func (s *Namespace) Delete(tx kv.Tx, fs FS, in DeleteInput) (*Node, error) {
 	}
 	if err := checkLease(at.node, in.LeaseID, s.now()); err != nil {
 		return nil, err
+	}
+	if in.Vet != nil {
+		if err := in.Vet(at.node); err != nil {
+			return nil, err
+		}
 	}
 	if at.node.Dir && !in.Recursive {
 		empty, err := s.isEmpty(tx, fs, at.node)
