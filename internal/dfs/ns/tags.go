@@ -264,8 +264,11 @@ func (s *Namespace) FindTagged(tx kv.Tx, in FindTaggedInput) ([]TaggedPath, stri
 		if tp, ferr = r.file(id); ferr != nil {
 			return false
 		}
-		if tp == nil || tp.Node.Expired(now) || tp.Node.Tags[key] != value {
-			return true // detached, expired, or an entry its tags no longer have
+		if tp == nil || tp.Node.Expired(now) {
+			return true // detached or expired
+		}
+		if v, has := tp.Node.Tags[key]; !has || v != value {
+			return true // an entry its tags no longer have
 		}
 		if in.Filter.Key == "" && slices.Min(slices.Collect(maps.Keys(tp.Node.Tags))) != key {
 			return true // the file is counted at its first key only

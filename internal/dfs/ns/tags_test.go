@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
@@ -248,4 +249,56 @@ func TestRenameCostWithTags(t *testing.T) {
 	if small != large {
 		t.Fatalf("rename of 20 tagged files: %d key operations, of 2000: %d", small, large)
 	}
+}
+
+// TestFindTaggedAccess: a caller that is not a superuser finds only the
+// files it could read (traverse on every directory above, read on the
+// file); an empty tag value is a value like any other.
+func TestFindTaggedAccess(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		bob := &acl.Principal{User: "bob"}
+		e.mkfile("open/f", "r1")
+		e.mkfile("open/secret", "r2")
+		e.mkfile("closed/g", "r3")
+		for _, p := range []string{"open/f", "open/secret", "closed/g"} {
+			e.setTags(p, map[string]string{"k": ""})
+		}
+		e.update(func(tx kv.Tx) error {
+			for p, m := range map[string]acl.Mode{"": 0o755, "open": 0o755, "open/f": 0o644, "open/secret": 0o600, "closed": 0o700, "closed/g": 0o644} {
+				if _, err := e.ns.Set(tx, e.fs, SetInput{Path: p, Permissions: &m}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		find := func(c Caller) []string {
+			var out []string
+			e.view(func(tx kv.Tx) error {
+				page, _, err := e.ns.FindTagged(tx, FindTaggedInput{Account: e.fs.Account, Filter: TagFilter{Key: "k", Op: "=", Value: ""}, Max: 10, Caller: c})
+				for _, p := range page {
+					out = append(out, p.Path)
+				}
+				return err
+			})
+			slices.Sort(out)
+			return out
+		}
+		if got := find(nil); !slices.Equal(got, []string{"closed/g", "open/f", "open/secret"}) {
+			t.Fatalf("superuser: %v", got)
+		}
+		if got := find(bob); !slices.Equal(got, []string{"open/f"}) {
+			t.Fatalf("bob: %v", got)
+		}
+		// A tag removed leaves no match for its empty value, even through
+		// an index entry left behind.
+		e.setTags("open/f", map[string]string{"other": "x"})
+		f, err := e.lookup("open/f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.update(func(tx kv.Tx) error { return tx.Put(tagKey(e.fs.Account, "k", "", f.ID), nil) })
+		if got := find(nil); !slices.Equal(got, []string{"closed/g", "open/secret"}) {
+			t.Fatalf("after retag: %v", got)
+		}
+	})
 }
