@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -300,6 +303,86 @@ func TestFindTaggedAccess(t *testing.T) {
 		e.update(func(tx kv.Tx) error { return tx.Put(tagKey(e.fs.Account, "k", "", f.ID), nil) })
 		if got := find(nil); !slices.Equal(got, []string{"closed/g", "open/secret"}) {
 			t.Fatalf("after retag: %v", got)
+		}
+	})
+}
+
+// TestFindTaggedDuringDirectoryRename finds tagged files while the
+// directory holding them is renamed back and forth (and moved between
+// filesystems): every page of one transaction holds all of them under
+// exactly one of the names.
+func TestFindTaggedDuringDirectoryRename(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e *env) {
+		const files = 200
+		fs2 := FS{e.fs.Account, "fs2"}
+		e.update(func(tx kv.Tx) error {
+			if _, err := e.ns.CreateFilesystem(tx, fs2, FilesystemInput{}); err != nil {
+				return err
+			}
+			for i := 0; i < files; i++ {
+				if _, err := e.ns.Create(tx, e.fs, CreateInput{Path: fmt.Sprintf("x/big/f%04d", i), MakeParents: true, Tags: map[string]string{"batch": "one"}}); err != nil {
+					return err
+				}
+			}
+			_, err := e.ns.Create(tx, fs2, CreateInput{Path: "y", Dir: true})
+			return err
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		var renamer, finders sync.WaitGroup
+		var renames atomic.Int32
+		renamer.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				err := e.store.Update(ctx, func(tx kv.Tx) error {
+					var err error
+					if i%2 == 0 {
+						_, err = e.ns.Rename(tx, fs2, RenameInput{SourceFilesystem: "fs1", Source: "x/big", Dest: "y/moved"})
+					} else {
+						_, err = e.ns.Rename(tx, e.fs, RenameInput{SourceFilesystem: "fs2", Source: "y/moved", Dest: "x/big"})
+					}
+					return err
+				})
+				if err != nil {
+					if ctx.Err() == nil {
+						t.Error(err)
+					}
+					return
+				}
+				renames.Add(1)
+			}
+		})
+		for f := 0; f < 2; f++ {
+			finders.Go(func() {
+				for i := 0; i < 20 || renames.Load() < 3 && i < 2000; i++ {
+					var page []TaggedPath
+					err := e.store.View(ctx, func(tx kv.Tx) (err error) {
+						page, _, err = e.ns.FindTagged(tx, FindTaggedInput{Account: e.fs.Account, Filter: TagFilter{Key: "batch", Op: "=", Value: "one"}, Max: files})
+						return err
+					})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					var underX, underY int
+					for _, p := range page {
+						switch {
+						case p.Filesystem == "fs1" && strings.HasPrefix(p.Path, "x/big/"):
+							underX++
+						case p.Filesystem == "fs2" && strings.HasPrefix(p.Path, "y/moved/"):
+							underY++
+						}
+					}
+					if !(underX == files && underY == 0 || underX == 0 && underY == files) {
+						t.Errorf("found %d under fs1/x/big and %d under fs2/y/moved", underX, underY)
+						return
+					}
+				}
+			})
+		}
+		finders.Wait()
+		cancel()
+		renamer.Wait()
+		if renames.Load() < 3 {
+			t.Fatalf("only %d renames ran", renames.Load())
 		}
 	})
 }
