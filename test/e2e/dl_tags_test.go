@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
+	dlservice "github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/service"
 	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
@@ -388,4 +389,46 @@ func TestDLTagsConditions(t *testing.T) {
 	must(t, err)
 	_, err = bb("d/t").Delete(e.ctx, &blob.DeleteOptions{AccessConditions: ifTags(`"state" = 'v2'`)})
 	must(t, err)
+}
+
+// TestDLTagsSoftDelete: with Blob soft delete on, a deleted tagged file
+// and the tagged files of a deleted directory are not found by tags
+// while deleted, and are found again, with their tags, once restored
+// (Path Undelete), as "Manage and find Azure Blob data with blob index
+// tags" says of soft-deleted blobs.
+func TestDLTagsSoftDelete(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("soft")
+	cli := dlTagsClient(t, e)
+	svc := cli.ServiceClient()
+	bc := svc.NewContainerClient("soft")
+	_, err := e.svc.SetProperties(e.ctx, &dlservice.SetPropertiesOptions{DeleteRetentionPolicy: &dlservice.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
+	must(t, err)
+	for _, p := range []string{"f", "d/x", "d/sub/y"} {
+		_, err := bc.NewBlockBlobClient(p).Upload(e.ctx, bxBody([]byte(p)), &blockblob.UploadOptions{Tags: map[string]string{"keep": "yes"}})
+		must(t, err)
+	}
+	all := "[soft/d/sub/y[keep=yes] soft/d/x[keep=yes] soft/f[keep=yes]]"
+	if got := fmt.Sprint(dlFind(t, e, svc, nil, `"keep" = 'yes'`, 0)); got != all {
+		t.Fatalf("before: %s", got)
+	}
+	_, err = fs.NewFileClient("f").Delete(e.ctx, nil)
+	must(t, err)
+	_, err = fs.NewDirectoryClient("d").Delete(e.ctx, nil)
+	must(t, err)
+	if got := fmt.Sprint(dlFind(t, e, svc, nil, `"keep" = 'yes'`, 0)); got != "[]" {
+		t.Fatalf("while deleted: %s", got)
+	}
+	_, ids, _ := deletedPaths(t, e, fs, nil)
+	for _, p := range []string{"f", "d"} {
+		if resp, out := e.raw(http.MethodPut, "/soft/"+p+"?comp=undelete", map[string]string{"x-ms-undelete-source": "?deletionid=" + ids[p]}, nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("undelete %s: %d %s", p, resp.StatusCode, out)
+		}
+	}
+	if got := fmt.Sprint(dlFind(t, e, svc, nil, `"keep" = 'yes'`, 0)); got != all {
+		t.Fatalf("after undelete: %s", got)
+	}
+	if got := dlTags(t, e, bc.NewBlockBlobClient("d/sub/y")); got != "keep=yes" {
+		t.Fatalf("restored tags: %s", got)
+	}
 }
