@@ -2,6 +2,7 @@ package ns
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/kv/mem"
 )
 
 // findTagged runs FindTagged in pages of max and returns "fs/path" of
@@ -383,6 +385,56 @@ func TestFindTaggedDuringDirectoryRename(t *testing.T) {
 		renamer.Wait()
 		if renames.Load() < 3 {
 			t.Fatalf("only %d renames ran", renames.Load())
+		}
+	})
+}
+
+// FuzzFindTaggedMarker: any marker of FindTagged gives a page or 400
+// InvalidQueryParameterValue; a page holds only files whose tags match,
+// and the next marker always lies after the one given, so paging ends.
+func FuzzFindTaggedMarker(f *testing.F) {
+	store := mem.New()
+	e := newEnv(f, store)
+	for i, p := range []string{"d/a", "d/b", "e"} {
+		e.mkfile(p, p)
+		e.setTags(p, map[string]string{"k": fmt.Sprint(i), "z": "1"})
+	}
+	var first string
+	e.view(func(tx kv.Tx) (err error) {
+		_, first, err = e.ns.FindTagged(tx, FindTaggedInput{Account: e.fs.Account, Max: 1})
+		return err
+	})
+	f.Add(first)
+	f.Add("")
+	f.Add("not base64!")
+	f.Add(base64.RawURLEncoding.EncodeToString(kv.Key("dlt", e.fs.Account)))
+	f.Add(base64.RawURLEncoding.EncodeToString(kv.Key("dlt", "other")))
+	f.Fuzz(func(t *testing.T, marker string) {
+		for _, flt := range []TagFilter{{}, {Key: "k", Op: ">=", Value: "1"}, {Key: "z", Op: "=", Value: "1"}} {
+			var page []TaggedPath
+			var next string
+			err := store.View(t.Context(), func(tx kv.Tx) (err error) {
+				page, next, err = e.ns.FindTagged(tx, FindTaggedInput{Account: e.fs.Account, Filter: flt, Marker: marker, Max: 1})
+				return err
+			})
+			if err != nil {
+				if Code(err) != "InvalidQueryParameterValue" {
+					t.Fatalf("%q: %v", marker, err)
+				}
+				continue
+			}
+			for _, p := range page {
+				if v, ok := p.Node.Tags[flt.Key]; flt.Key != "" && (!ok || v < flt.Value) {
+					t.Fatalf("%q: %s found with tags %v for %+v", marker, p.Path, p.Node.Tags, flt)
+				}
+			}
+			if next != "" && marker != "" {
+				nk, _ := base64.RawURLEncoding.DecodeString(next)
+				mk, _ := base64.RawURLEncoding.DecodeString(marker)
+				if string(nk) <= string(mk) {
+					t.Fatalf("%q: next marker %q does not advance", marker, next)
+				}
+			}
 		}
 	})
 }
