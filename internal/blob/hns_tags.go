@@ -32,10 +32,12 @@ import (
 
 // checkNodeTags evaluates the x-ms-if-tags condition t of a write on
 // the file n it writes or replaces (nil: none, which matches no
-// condition: 412 ConditionNotMet, as for a missing blob). The writes
-// call it after the namespace has applied the other conditions and the
-// lease, on the node it found, in the same transaction, so a failure
-// aborts the write.
+// condition: 412 ConditionNotMet, as for a missing blob), in the
+// write's transaction, so a failure aborts the write: the replacing
+// writes (Put Blob, Put Block List, Copy Blob) on the node ns.Create
+// replaced, once it has applied the other conditions and the lease; Set
+// Blob Metadata/Properties and Delete Blob on the live node they found
+// before the namespace applies those.
 func checkNodeTags(t TagCondition, n *ns.Node, container string) error {
 	if t.expr == nil && t.err == nil {
 		return nil
