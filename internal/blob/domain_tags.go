@@ -22,8 +22,8 @@ type GetBlobTagsInput struct {
 // GetBlobTags is Get Blob Tags
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-tags).
 func (s *Service) GetBlobTags(ctx context.Context, in GetBlobTagsInput) (blobtags.Tags, error) {
-	if s.nsOf(in.Ref.Account) != nil {
-		return nil, hnsUnsupported()
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.getPathTags(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref := in.Ref
@@ -60,8 +60,8 @@ type SetBlobTagsInput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tags):
 // it changes neither the ETag nor Last-Modified.
 func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
-	if s.nsOf(in.Ref.Account) != nil {
-		return hnsUnsupported()
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.setPathTags(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref, leaseID, ifTags, tags := in.Ref, in.LeaseID, in.IfTags, in.Tags
@@ -164,6 +164,9 @@ type FindBlobsByTagsOutput struct {
 // a scan of the blob records at one snapshot, so it is never behind the
 // writes. The marker is the key of the next blob record.
 func (s *Service) FindBlobsByTags(ctx context.Context, in FindBlobsByTagsInput) (FindBlobsByTagsOutput, error) {
+	if hns := s.nsOf(in.Account); hns != nil {
+		return s.findPathsByTags(ctx, hns, in)
+	}
 	acct, cont, e, maxN := in.Account, in.Container, in.Where, in.MaxResults
 	start := kv.Key("b", acct)
 	switch {

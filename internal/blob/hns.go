@@ -215,7 +215,7 @@ func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
 	b := &blobRec{Type: BlockBlob, Created: node.Created, Modified: node.Modified, ETag: node.ETag, Size: node.Size,
 		Props: HTTPHeaders{ContentType: node.Props.Type, ContentEncoding: node.Props.Encoding, ContentLanguage: node.Props.Language,
 			ContentDisposition: node.Props.Disposition, CacheControl: node.Props.CacheCtl, ContentMD5: node.Props.MD5},
-		Meta: node.Metadata, Lease: node.Lease}
+		Meta: node.Metadata, Lease: node.Lease, Tags: node.Tags}
 	b.Tier, b.TierChanged = node.Tier, node.TierChanged
 	if c := node.Copy; c != nil {
 		b.Copy = &CopyInfo{ID: c.ID, Source: c.Source, Status: c.Status, Progress: c.Progress, Completion: c.Completion}

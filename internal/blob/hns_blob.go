@@ -50,8 +50,8 @@ func blobErr(err error) error {
 
 // hnsUnsupported is the answer of a hierarchical account to a Blob
 // operation the namespace does not carry here (append blob writes,
-// the From URL writes onto a path, blob tags, Undelete Blob
-// without a deletion id, seal), instead of writing a
+// the From URL writes onto a path, Undelete Blob without a
+// deletion id, seal), instead of writing a
 // blob record no path refers to: Azure answers 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
 // operation is not yet supported for hierarchical namespace accounts",
@@ -70,17 +70,15 @@ func blobFS(ref BlobRef) ns.FS { return ns.FS{Account: ref.Account, Filesystem: 
 // putPath is Put Blob on a hierarchical account: a block blob named
 // a/b/c.txt is the file c.txt of directory a/b, created with its missing
 // parents (ns.Create with MakeParents) in the transaction that stores
-// its content. A page blob is 400 BlobTypeNotSupported ("Page blob is
-// not supported for this account type."), an append blob and index tags
-// are not carried by the namespace here. An archived file is not
-// overwritten (PathOnline).
+// its content, with the index tags of x-ms-tags (hns_tags.go). A page
+// blob is 400 BlobTypeNotSupported ("Page blob is not supported for this
+// account type."), an append blob is not carried by the namespace here.
+// An archived file is not overwritten (PathOnline).
 func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInput) (out PutBlobOutput, err error) {
 	switch {
 	case in.Type == PageBlob:
 		return out, azerr.New(azerr.BlobTypeNotSupported)
 	case in.Type != BlockBlob:
-		return out, hnsUnsupported()
-	case len(in.Tags) > 0:
 		return out, hnsUnsupported()
 	case in.Ref.Snapshot != "":
 		return out, azerr.New(azerr.InvalidQueryParameterValue)
@@ -103,8 +101,11 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	props.MD5 = st.MD5
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata, Props: props,
-		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline}
+		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: in.Tags}
 	if md, dir := folderMarker(in.Metadata); dir && st.Size == 0 {
+		if len(in.Tags) > 0 {
+			return out, blobErr(ns.ErrPathConflict) // a directory has no tags (hns_tags.go)
+		}
 		// An empty blob marked hdi_isfolder=true is a directory, the way
 		// the Blob API shows directories and tools that speak only Blob
 		// (azcopy, Hadoop's WASB driver, Storage Explorer) make them.
@@ -120,6 +121,9 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 		co, err := hns.Create(tx, blobFS(ref), cin)
 		if err != nil {
 			return blobErr(err)
+		}
+		if err := checkNodeTags(in.Access.IfTags, co.Replaced, ref.Container); err != nil {
+			return err
 		}
 		if err := s.KeepSnapshots(tx, blobFS(ref), ref.Blob, in.Caller, co); err != nil {
 			return err
@@ -161,6 +165,9 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 	return s.store.Update(ctx, func(tx kv.Tx) error {
 		n, err := s.pathLive(tx, hns, in.Ref, in.Caller, now)
 		if err != nil {
+			return err
+		}
+		if err := checkNodeTags(in.Access.IfTags, n, in.Ref.Container); err != nil {
 			return err
 		}
 		if in.DeleteSnapshots == DeleteSnapshotsOnly {
@@ -224,6 +231,9 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 		if err := onlineTier(live.Tier); err != nil {
 			return err
 		}
+		if err := checkNodeTags(a.IfTags, live, ref.Container); err != nil {
+			return err
+		}
 		n, err = hns.Set(tx, blobFS(ref), in)
 		return blobErr(err)
 	})
@@ -239,16 +249,13 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 // the uncommitted ones only: naming a committed block of the file is
 // 400 InvalidBlockList.
 func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in PutBlockListInput) (PutBlockListOutput, error) {
-	switch {
-	case len(in.Tags) > 0:
-		return PutBlockListOutput{}, hnsUnsupported()
-	case in.Ref.Snapshot != "":
+	if in.Ref.Snapshot != "" {
 		return PutBlockListOutput{}, azerr.New(azerr.InvalidQueryParameterValue)
 	}
 	now := s.now(in.Call)
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
-		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline}
+		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: in.Tags}
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		var fc fileContent
@@ -319,6 +326,9 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 		co, err := hns.Create(tx, blobFS(ref), c)
 		if err != nil {
 			return blobErr(err)
+		}
+		if err := checkNodeTags(in.Access.IfTags, co.Replaced, ref.Container); err != nil {
+			return err
 		}
 		if err := s.KeepSnapshots(tx, blobFS(ref), ref.Blob, in.Caller, co); err != nil {
 			return err
@@ -490,7 +500,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 				return false
 			}
 			b, pp := pathRec(n)
-			it := ListedBlob{Name: name, Properties: b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: name}, now)}
+			it := ListedBlob{Name: name, Properties: b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: name}, now), Tags: b.Tags}
 			it.Properties.Path = pp
 			out.Items = append(out.Items, it)
 			return true
@@ -653,8 +663,9 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 // node (ns.Node.Copy) until its content or properties are written again,
 // as a flat blob keeps them ("Get Blob Properties": they do not appear
 // once the blob is modified with Set Blob Properties, Put Blob or Put
-// Block List). A source that is
-// not a block blob and index tags are 409
+// Block List). The file takes the index tags of x-ms-tags, or the
+// source's with x-ms-copy-source-tag-option: COPY (Copy Blob From URL).
+// A source that is not a block blob is 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts; an archived
 // source needs an online destination tier and an archived destination is
 // not overwritten, both 409 BlobArchived as on a flat account.
@@ -662,9 +673,6 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 	tier, err := checkTier(in.Tier, BlockBlob)
 	if err != nil {
 		return CopyBlobOutput{}, err
-	}
-	if len(in.Tags) > 0 || in.CopyTags {
-		return CopyBlobOutput{}, hnsUnsupported()
 	}
 	ref, src0 := in.Ref, in.Source.Blob
 	var md5 []byte
@@ -717,11 +725,18 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		if len(in.Metadata) > 0 {
 			meta = in.Metadata
 		}
+		tags := in.Tags
+		if in.CopyTags {
+			tags = src.Tags
+		}
 		co, err := hns.Create(tx, blobFS(ref), ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
 			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
-			Tier: tier, Replace: PathOnline, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
+			Tier: tier, Replace: PathOnline, Tags: tags, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
 		if err != nil {
 			return blobErr(err)
+		}
+		if err := checkNodeTags(in.Access.IfTags, co.Replaced, ref.Container); err != nil {
+			return err
 		}
 		if err := s.KeepSnapshots(tx, blobFS(ref), ref.Blob, in.Caller, co); err != nil {
 			return err

@@ -90,6 +90,8 @@ type LeasePathInput struct {
 	PathRef
 	Cond    cond.Conditions
 	Request lease.Request
+	// IfTags is x-ms-if-tags of Lease Blob on the Blob view.
+	IfTags TagCondition
 }
 
 // LeasePath is Path - Lease
@@ -107,6 +109,9 @@ func (s *Service) LeasePath(ctx context.Context, in LeasePathInput) (LeaseBlobOu
 			}
 			if err := in.Cond.CheckWrite(true, n.ETag, n.Modified); err != nil {
 				return ns.ErrConditionNotMet
+			}
+			if err := checkNodeTags(in.IfTags, n, in.Filesystem); err != nil {
+				return err
 			}
 			res, err := lease.Apply(n.Lease, in.Request, lease.Blob, now)
 			if err != nil {
@@ -131,7 +136,7 @@ func (s *Service) leasePathBlob(ctx context.Context, in LeaseBlobInput) (LeaseBl
 		return LeaseBlobOutput{}, azerr.New(azerr.BlobNotFound)
 	}
 	out, err := s.LeasePath(ctx, LeasePathInput{Call: in.Call, PathRef: PathRef{Account: in.Ref.Account, Filesystem: in.Ref.Container, Path: in.Ref.Blob},
-		Cond: in.Access.withoutNoneMatchAny().Cond, Request: in.Request})
+		Cond: in.Access.withoutNoneMatchAny().Cond, Request: in.Request, IfTags: in.Access.IfTags})
 	return out, blobErr(err)
 }
 

@@ -212,3 +212,37 @@ func FuzzHeader(f *testing.F) {
 		}
 	})
 }
+
+func TestTerms(t *testing.T) {
+	cases := []struct {
+		where string
+		full  bool
+		want  []Term
+	}{
+		{`"a" = '1' AND @container = 'c' AND b > '2'`, false, []Term{{"a", "=", "1"}, {"b", ">", "2"}}},
+		{`@container = 'c'`, false, nil},
+		{`a = '1' OR b = '2'`, true, nil},
+		{`(a = '1' OR b = '2') AND c <= '3'`, true, []Term{{"c", "<=", "3"}}},
+	}
+	for _, c := range cases {
+		var e *Expr
+		var err error
+		if c.full {
+			e, err = ParseCondition(c.where)
+		} else {
+			e, err = ParseWhere(c.where, true)
+		}
+		if err != nil {
+			t.Fatal(c.where, err)
+		}
+		got := e.Terms()
+		if len(got) != len(c.want) {
+			t.Fatalf("%s: %v, want %v", c.where, got, c.want)
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Fatalf("%s: %v, want %v", c.where, got, c.want)
+			}
+		}
+	}
+}

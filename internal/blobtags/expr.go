@@ -96,6 +96,31 @@ func (e *Expr) Container() string {
 	return find(e.root)
 }
 
+// Term is one comparison on a tag key.
+type Term struct{ Key, Op, Value string }
+
+// Terms returns the comparisons on tag keys that every match of e
+// satisfies (those joined by AND at the top, none from under an OR), in
+// order: an index can be read for one of them, the whole expression
+// deciding on what it returns.
+func (e *Expr) Terms() []Term {
+	var out []Term
+	var walk func(n node)
+	walk = func(n node) {
+		switch n := n.(type) {
+		case andNode:
+			walk(n.l)
+			walk(n.r)
+		case cmpNode:
+			if !n.container {
+				out = append(out, Term{Key: n.key, Op: n.op, Value: n.val})
+			}
+		}
+	}
+	walk(e.root)
+	return out
+}
+
 // maxComparisons bounds an expression (Azure allows up to 10 tags in a
 // filter; a longer expression cannot be a valid one).
 const maxComparisons = 10

@@ -211,7 +211,7 @@ func TestDLContentBlobInterop(t *testing.T) {
 
 // TestDLContentBlobOnlyFeatures: Blob features a hierarchical account
 // does not carry answer as Azure did there: page blobs are 400
-// BlobTypeNotSupported, append blobs (and tags, not carried here) 409
+// BlobTypeNotSupported, append blobs 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts; a lease id
 // where there is no lease is 412 LeaseNotPresentWithBlobOperation. Copy
 // Blob onto a path works and creates its parents.
@@ -228,9 +228,6 @@ func TestDLContentBlobOnlyFeatures(t *testing.T) {
 	_, err = bc.NewBlockBlobClient("b").SetMetadata(e.ctx, nil, &blob.SetMetadataOptions{AccessConditions: &blob.AccessConditions{
 		LeaseAccessConditions: &blob.LeaseAccessConditions{LeaseID: to.Ptr("00000000-0000-0000-0000-000000000001")}}})
 	wantCode(t, err, http.StatusPreconditionFailed, bloberror.LeaseNotPresentWithBlobOperation)
-	// Writes the namespace does not carry are refused, not stored aside.
-	_, err = bc.NewBlockBlobClient("b").SetTags(e.ctx, map[string]string{"k": "v"}, nil)
-	wantRaw(t, err, http.StatusConflict, "FeatureNotYetSupportedForHierarchicalNamespaceAccounts")
 	// Copy Blob onto a path creates its parents and shares the content.
 	cr, err := bc.NewBlockBlobClient("x/y/copy").StartCopyFromURL(e.ctx, bc.NewBlockBlobClient("b").URL(), nil)
 	must(t, err)

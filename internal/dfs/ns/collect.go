@@ -104,6 +104,9 @@ func collectStep(tx kv.Tx, batch int, reclaim Reclaim) (bool, error) {
 				return false, err
 			}
 		}
+		if err := forget(tx, acct, id, nil); err != nil {
+			return false, err
+		}
 		return true, tx.Delete(gk)
 	}
 	ns := &Namespace{}
@@ -122,11 +125,19 @@ func collectStep(tx kv.Tx, batch int, reclaim Reclaim) (bool, error) {
 				return false, err
 			}
 		}
+		if !k.node.Dir {
+			if err := forget(tx, acct, k.node.ID, k.node); err != nil {
+				return false, err
+			}
+		}
 		if err := tx.Delete(k.key); err != nil {
 			return false, err
 		}
 	}
 	if len(kids) < batch {
+		if err := forget(tx, acct, id, nil); err != nil {
+			return false, err
+		}
 		if err := tx.Delete(gk); err != nil {
 			return false, err
 		}
@@ -170,6 +181,9 @@ func expireStep(tx kv.Tx, now time.Time, batch int, reclaim Reclaim) (bool, erro
 					}
 				}
 				if err := tx.Delete(d.at); err != nil {
+					return false, err
+				}
+				if err := forget(tx, parts[2], n.ID, &n); err != nil {
 					return false, err
 				}
 			}

@@ -19,6 +19,7 @@ import (
 //	("dln", account, parent, name) -> child Node
 //	("dlg", account, id)           -> garbage record
 //	("dlx", time, account, id)     -> the dln key of a file expiring at time
+//	("dlt", account, key, value, id), ("dlu", account, id): tags.go
 //
 // parent and id are 16-byte random node ids, unique in the account. A
 // child is found under its parent's id and its own name, never under its
@@ -126,6 +127,9 @@ type Node struct {
 	// view, x-ms-lease-action of append and flush): the one lease of
 	// the path, which every write and delete of it checks.
 	Lease lease.Lease `json:"ls,omitzero"`
+	// Tags are a file's blob index tags (Set Blob Tags, x-ms-tags on the
+	// Blob view's writes), indexed for Find Blobs by Tags (tags.go).
+	Tags map[string]string `json:"tg,omitempty"`
 }
 
 // Access returns n's ACL.

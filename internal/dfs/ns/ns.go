@@ -251,6 +251,9 @@ type CreateInput struct {
 	// after the conditions and the lease (the Blob layer refuses to
 	// overwrite an archived file). Its error is returned as is.
 	Replace func(old *Node) error
+	// Tags are a new file's blob index tags (x-ms-tags); a replaced
+	// file's tags go with it.
+	Tags map[string]string
 }
 
 // CreateOutput is the created (or replaced) node. Replaced is the file
@@ -288,6 +291,9 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 	// parent is missing (and made with MakeParents in its place).
 	if at := chain[len(chain)-1]; len(chain) <= len(parts) && at.node.Expired(now) {
 		if err := kv.PutJSON(tx, garbageKey(fs.Account, at.node.ID), garbage{Ref: at.node.Ref}); err != nil {
+			return nil, err
+		}
+		if err := dropTags(tx, fs.Account, at.node); err != nil {
 			return nil, err
 		}
 		if err := tx.Delete(at.key); err != nil {
@@ -388,6 +394,9 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		n.Expiry = in.Expiry
 		n.Copy = in.Copy
 		n.Tier = in.Tier
+		if len(in.Tags) > 0 {
+			n.Tags = maps.Clone(in.Tags)
+		}
 	}
 	if existing != nil {
 		// An overwrite keeps an active lease, as Put Blob does.
@@ -404,6 +413,9 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		if err := kv.PutJSON(tx, garbageKey(fs.Account, expired.ID), garbage{Ref: expired.Ref}); err != nil {
 			return nil, err
 		}
+		if err := dropTags(tx, fs.Account, expired); err != nil {
+			return nil, err
+		}
 	}
 	out := &CreateOutput{Node: n}
 	if existing != nil && !existing.Dir {
@@ -411,10 +423,23 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		if err := kv.PutJSON(tx, garbageKey(fs.Account, existing.ID), garbage{Ref: existing.Ref}); err != nil {
 			return nil, err
 		}
+		if err := dropTags(tx, fs.Account, existing); err != nil {
+			return nil, err
+		}
 	}
 	key := childKey(fs.Account, parent.ID, name)
 	if err := indexExpiry(tx, fs.Account, key, n); err != nil {
 		return nil, err
+	}
+	if len(n.Tags) > 0 {
+		// A new file (a new id): its index entries and the up entries
+		// of its chain (tags.go).
+		if err := indexTags(tx, fs.Account, n); err != nil {
+			return nil, err
+		}
+		if err := placeTagged(tx, fs, chain[:len(parts)], n, name); err != nil {
+			return nil, err
+		}
 	}
 	return out, kv.PutJSON(tx, key, n)
 }

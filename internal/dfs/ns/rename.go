@@ -189,10 +189,16 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 		if err := kv.PutJSON(tx, garbageKey(fs.Account, expired.node.ID), garbage{Ref: expired.node.Ref}); err != nil {
 			return nil, err
 		}
+		if err := dropTags(tx, fs.Account, expired.node); err != nil {
+			return nil, err
+		}
 	}
 	if existing != nil {
 		out.Replaced = existing.node
 		if err := kv.PutJSON(tx, garbageKey(fs.Account, existing.node.ID), garbage{Dir: existing.node.Dir, Ref: existing.node.Ref}); err != nil {
+			return nil, err
+		}
+		if err := dropTags(tx, fs.Account, existing.node); err != nil {
 			return nil, err
 		}
 	}
@@ -201,6 +207,11 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	}
 	key := childKey(fs.Account, dp.ID, dst[len(dst)-1])
 	if err := indexExpiry(tx, fs.Account, key, sl.node); err != nil {
+		return nil, err
+	}
+	// The moved node's up entry, if it is on a tagged file's chain: one
+	// entry, whatever the node holds (tags.go).
+	if err := placeTagged(tx, fs, dchain[:len(dst)], sl.node, dst[len(dst)-1]); err != nil {
 		return nil, err
 	}
 	return out, kv.PutJSON(tx, key, sl.node)
@@ -307,6 +318,12 @@ func (s *Namespace) Delete(tx kv.Tx, fs FS, in DeleteInput) (*Node, error) {
 		}
 	}
 	if err := tx.Delete(at.key); err != nil {
+		return nil, err
+	}
+	// A deleted file leaves the tag index now (a soft-deleted one comes
+	// back to it when restored, as "Manage and find Azure Blob data with
+	// blob index tags" says of soft-deleted blobs).
+	if err := dropTags(tx, fs.Account, at.node); err != nil {
 		return nil, err
 	}
 	if in.Retain > 0 {

@@ -206,12 +206,22 @@ func (s *Namespace) Undelete(tx kv.Tx, fs FS, path, id string, c Caller) (*Node,
 		if err := kv.PutJSON(tx, garbageKey(fs.Account, at.node.ID), garbage{Ref: at.node.Ref}); err != nil {
 			return nil, err
 		}
+		if err := dropTags(tx, fs.Account, at.node); err != nil {
+			return nil, err
+		}
 	}
 	if !allows(c, parent, acl.Write|acl.Execute) {
 		return nil, ErrPermissionMismatch
 	}
 	key := childKey(fs.Account, parent.ID, parts[len(parts)-1])
 	if err := indexExpiry(tx, fs.Account, key, rec.Node); err != nil {
+		return nil, err
+	}
+	// Back in the tag index, under its parent now (tags.go).
+	if err := indexTags(tx, fs.Account, rec.Node); err != nil {
+		return nil, err
+	}
+	if err := placeTagged(tx, fs, chain[:len(parts)], rec.Node, parts[len(parts)-1]); err != nil {
 		return nil, err
 	}
 	if err := tx.Delete(retainKey(rec.Expires, dk)); err != nil {
