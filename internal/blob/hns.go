@@ -165,7 +165,8 @@ type PathProperties struct {
 func errFlushPosition() error { return azerr.New(azerr.InvalidFlushPosition) }
 
 // loadPath reads the item at ref of a hierarchical account as the Blob
-// API shows it: a file is a block blob of its committed content; a
+// API shows it: a file is a block blob of its committed content (an
+// append blob when the Blob API made it one: ns.Node.Append); a
 // directory a zero-length block blob with metadata hdi_isfolder=true, as
 // the Blob endpoint shows directories of a hierarchical account
 // ("Blob Storage features available in Azure Data Lake Storage Gen2",
@@ -179,13 +180,8 @@ func errFlushPosition() error { return azerr.New(azerr.InvalidFlushPosition) }
 // AuthorizationPermissionMismatch otherwise.
 func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time, c ns.Caller, want acl.Perm) (*blobRec, *PathProperties, error) {
 	node, err := n.LookupFor(tx, ns.FS{Account: ref.Account, Filesystem: ref.Container}, ref.Blob, c, want)
-	switch {
-	case errors.Is(err, ns.ErrFilesystemNotFound):
-		return nil, nil, azerr.New(azerr.ContainerNotFound)
-	case errors.Is(err, ns.ErrPathNotFound), errors.Is(err, ns.ErrInvalidPath):
-		return nil, nil, azerr.New(azerr.BlobNotFound)
-	case err != nil:
-		return nil, nil, blobErr(err)
+	if err != nil {
+		return nil, nil, lookupErr(err)
 	}
 	if ref.Snapshot != "" || ref.Blob == "" || node.Expired(now) {
 		return nil, nil, azerr.New(azerr.BlobNotFound)
@@ -201,6 +197,17 @@ func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time, c ns.Caller
 	return b, pp, nil
 }
 
+// lookupErr is the Blob API's answer to a failed lookup of a path.
+func lookupErr(err error) error {
+	switch {
+	case errors.Is(err, ns.ErrFilesystemNotFound):
+		return azerr.New(azerr.ContainerNotFound)
+	case errors.Is(err, ns.ErrPathNotFound), errors.Is(err, ns.ErrInvalidPath):
+		return azerr.New(azerr.BlobNotFound)
+	}
+	return blobErr(err)
+}
+
 // pathRec is node as a blob record without content, and its path
 // properties.
 func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
@@ -209,6 +216,9 @@ func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
 			ContentDisposition: node.Props.Disposition, CacheControl: node.Props.CacheCtl, ContentMD5: node.Props.MD5},
 		Meta: node.Metadata, Lease: node.Lease}
 	b.Tier, b.TierChanged = node.Tier, node.TierChanged
+	if a := node.Append; a != nil {
+		b.Type, b.Appends, b.Sealed = AppendBlob, a.Blocks, a.Sealed
+	}
 	if c := node.Copy; c != nil {
 		b.Copy = &CopyInfo{ID: c.ID, Source: c.Source, Status: c.Status, Progress: c.Progress, Completion: c.Completion}
 	}
@@ -237,7 +247,8 @@ func (p PathRef) fs() ns.FS { return ns.FS{Account: p.Account, Filesystem: p.Fil
 // content reference yet (Path Create makes files empty, without one)
 // gets its own, contentRef of its id, recorded before any content is
 // staged under it, so the collector hands it back whenever the file
-// goes. A directory is 409 PathConflict; a file past its expiry is gone;
+// goes. A directory is 409 PathConflict, an append blob file 409
+// InvalidBlobType (errAppendFileDFS); a file past its expiry is gone;
 // an archived file is offline (409 BlobArchived, as a flat archived blob).
 func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, now time.Time, fn func(n *ns.Node) error) (*ns.Node, error) {
 	return s.hns.Modify(tx, p.fs(), p.Path, c, acl.Write, func(n *ns.Node, _ time.Time) error {
@@ -246,6 +257,11 @@ func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, now time.Time, fn func(
 		}
 		if n.Dir {
 			return ns.ErrPathConflict
+		}
+		if n.Append != nil {
+			// An append blob takes Append Block, not the dfs
+			// append and flush (see hns_append.go).
+			return errAppendFileDFS()
 		}
 		if err := onlineTier(n.Tier); err != nil {
 			return err

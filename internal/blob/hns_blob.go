@@ -49,9 +49,8 @@ func blobErr(err error) error {
 }
 
 // hnsUnsupported is the answer of a hierarchical account to a Blob
-// operation the namespace does not carry here (append blob writes,
-// snapshots, the From URL writes onto a path, blob tags, Undelete Blob
-// without a deletion id, seal), instead of writing a
+// operation the namespace does not carry here (snapshots, blob tags,
+// Undelete Blob without a deletion id), instead of writing a
 // blob record no path refers to: Azure answers 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
 // operation is not yet supported for hierarchical namespace accounts",
@@ -70,20 +69,23 @@ func blobFS(ref BlobRef) ns.FS { return ns.FS{Account: ref.Account, Filesystem: 
 // putPath is Put Blob on a hierarchical account: a block blob named
 // a/b/c.txt is the file c.txt of directory a/b, created with its missing
 // parents (ns.Create with MakeParents) in the transaction that stores
-// its content. A page blob is 400 BlobTypeNotSupported ("Page blob is
-// not supported for this account type."), an append blob and index tags
-// are not carried by the namespace here. An archived file is not
-// overwritten (PathOnline).
+// its content; an append blob is an empty append blob file
+// (putAppendPath). A page blob is 400 BlobTypeNotSupported ("Page blob
+// is not supported for this account type."); index tags are not carried
+// by the namespace here. An archived file is not overwritten
+// (PathOnline).
 func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInput) (out PutBlobOutput, err error) {
 	switch {
 	case in.Type == PageBlob:
 		return out, azerr.New(azerr.BlobTypeNotSupported)
-	case in.Type != BlockBlob:
-		return out, hnsUnsupported()
+	case in.Type != BlockBlob && in.Type != AppendBlob:
+		return out, azerr.New(azerr.InvalidBlobType)
 	case len(in.Tags) > 0:
 		return out, hnsUnsupported()
 	case in.Ref.Snapshot != "":
 		return out, azerr.New(azerr.InvalidQueryParameterValue)
+	case in.Type == AppendBlob:
+		return s.putAppendPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	body, err := extent.LimitBody(content(in.Body), in.Length, maxPutBlob)
@@ -206,7 +208,8 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 // Block stages blocks by the blob's name as on a flat account (the
 // staging belongs to no file until the commit); the commit creates or
 // replaces the file, with its missing parent directories, from the
-// uncommitted blocks named, in the transaction that drops the staging.
+// uncommitted blocks named, in the transaction that drops the staging;
+// an append blob file there is 409 InvalidBlobType, as on a flat account.
 // The content record keeps no block list, so blocks are looked up among
 // the uncommitted ones only: naming a committed block of the file is
 // 400 InvalidBlockList.
@@ -220,7 +223,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	now := s.now(in.Call)
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
-		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline}
+		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: keepBlobType(false)}
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		var fc fileContent
@@ -563,16 +566,16 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 // node (ns.Node.Copy) until its content or properties are written again,
 // as a flat blob keeps them ("Get Blob Properties": they do not appear
 // once the blob is modified with Set Blob Properties, Put Blob or Put
-// Block List). A source that is
-// not a block blob and index tags are 409
-// FeatureNotYetSupportedForHierarchicalNamespaceAccounts; an archived
-// source needs an online destination tier and an archived destination is
-// not overwritten, both 409 BlobArchived as on a flat account.
+// Block List). An append blob source makes an append blob file (Copy
+// Blob; Copy Blob From URL takes block blobs only, 409
+// InvalidSourceBlobType, as on a flat account), which an asynchronous
+// copy writes only over a file of the same type (409 InvalidBlobType); a
+// page blob source is 400 BlobTypeNotSupported, as Put Blob of one.
+// Index tags are 409 FeatureNotYetSupportedForHierarchicalNamespaceAccounts;
+// an archived source needs an online destination tier and an archived
+// destination is not overwritten, both 409 BlobArchived as on a flat
+// account.
 func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobInput, lookup func(kv.Tx) (*blobRec, error), now time.Time) (CopyBlobOutput, error) {
-	tier, err := checkTier(in.Tier, BlockBlob)
-	if err != nil {
-		return CopyBlobOutput{}, err
-	}
 	if len(in.Tags) > 0 || in.CopyTags {
 		return CopyBlobOutput{}, hnsUnsupported()
 	}
@@ -583,7 +586,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 	}
 	copyID := newUUID()
 	var node *ns.Node
-	err = s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
@@ -605,9 +608,24 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 				return err
 			}
 		}
+		tier, err := checkTier(in.Tier, src.Type)
+		if err != nil {
+			return err
+		}
+		var app *ns.AppendState
 		switch {
-		case src.Type != BlockBlob:
-			return hnsUnsupported()
+		case in.Sync && src.Type != BlockBlob:
+			return azerr.New(azerr.InvalidSourceBlobType)
+		case src.Type == PageBlob:
+			return azerr.New(azerr.BlobTypeNotSupported)
+		case src.Type == AppendBlob:
+			app = &ns.AppendState{Blocks: src.Appends, Sealed: src.Sealed}
+		}
+		replace := PathOnline
+		if !in.Sync {
+			replace = keepBlobType(app != nil)
+		}
+		switch {
 		case src.Tier == tierArchive:
 			return azerr.New(azerr.BlobArchived)
 		case in.Sync && src.Size > maxCopyFromURL:
@@ -629,7 +647,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		}
 		co, err := hns.Create(tx, blobFS(ref), ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
 			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
-			Tier: tier, Replace: PathOnline, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
+			Tier: tier, Replace: replace, Append: app, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
 		if err != nil {
 			return blobErr(err)
 		}
@@ -701,6 +719,10 @@ func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlob
 			}
 			if err := lease.CheckWrite(n.Lease, in.LeaseID, lease.Blob, now); err != nil {
 				return err
+			}
+			if n.Append != nil {
+				// Tiers are for block blobs, as on a flat account.
+				return azerr.New(azerr.AccessTierNotSupportedForBlobType)
 			}
 			out.Rehydrating = rehydrates(n.Tier, tier)
 			changed := now

@@ -251,6 +251,9 @@ type CreateInput struct {
 	// after the conditions and the lease (the Blob layer refuses to
 	// overwrite an archived file). Its error is returned as is.
 	Replace func(old *Node) error
+	// Append makes a new file an append blob with this state (Put Blob
+	// of an append blob, Copy Blob of one); nil: a block blob.
+	Append *AppendState
 }
 
 // CreateOutput is the created (or replaced) node. Replaced is the file
@@ -388,6 +391,10 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		n.Expiry = in.Expiry
 		n.Copy = in.Copy
 		n.Tier = in.Tier
+		if in.Append != nil {
+			a := *in.Append
+			n.Append = &a
+		}
 	}
 	if existing != nil {
 		// An overwrite keeps an active lease, as Put Blob does.
@@ -464,6 +471,9 @@ type SetInput struct {
 	Group       *string
 	ACL         *acl.ACL
 	Permissions *acl.Mode
+	// Append replaces an append blob file's state (Append Block, Seal),
+	// with Content for an append.
+	Append *AppendState
 	// LeaseID is x-ms-lease-id (see checkLease).
 	LeaseID string
 	Caller  Caller
@@ -505,7 +515,7 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 		return nil, err
 	}
 	c := in.Caller
-	if in.Metadata != nil || in.Props != nil || in.Content != nil || in.Expiry != nil {
+	if in.Metadata != nil || in.Props != nil || in.Content != nil || in.Expiry != nil || in.Append != nil {
 		if !allows(c, &n, acl.Write) {
 			return nil, ErrPermissionMismatch
 		}
@@ -558,6 +568,13 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 		}
 		n.Size, n.Ref = in.Content.Size, bytes.Clone(in.Content.Ref)
 		n.Copy = nil
+	}
+	if in.Append != nil {
+		if n.Dir || n.Append == nil {
+			return nil, ErrPathConflict
+		}
+		a := *in.Append
+		n.Append = &a
 	}
 	n.Lease = lease.OnWrite(n.Lease, now)
 	n.ETag, n.Modified = newETag(now), now

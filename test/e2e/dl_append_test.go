@@ -1,0 +1,367 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+	"github.com/cerulean-storage/cerulean/internal/app"
+	"github.com/cerulean-storage/cerulean/internal/auth"
+)
+
+// readBlob downloads a blob through azblob.
+func readBlob(t *testing.T, e *dlEnv, c *blob.Client) []byte {
+	t.Helper()
+	r, err := c.DownloadStream(e.ctx, nil)
+	must(t, err)
+	defer r.Body.Close()
+	var b bytes.Buffer
+	_, err = b.ReadFrom(r.Body)
+	must(t, err)
+	return b.Bytes()
+}
+
+// TestDLAppendBlobOnPath: on a hierarchical account Put Blob of an
+// append blob creates a file (with its missing parents) whose blob type
+// is AppendBlob; Append Block commits at once under its conditions
+// (appendpos, maxsize, If-*, the path's lease); the file's type, block
+// count and seal are what Get Blob Properties and List Blobs report;
+// the block blob APIs and the dfs append are refused on it with the
+// flat account's InvalidBlobType, Append Block on a block blob file
+// too; Seal stops appends; a rename moves it with its type, a dfs Create
+// over it makes a new (block blob) file.
+func TestDLAppendBlobOnPath(t *testing.T) {
+	e := startDL(t, true)
+	e.mkfs("logs")
+	bc := client(t, e.app.BlobURL, app.DevKey).ServiceClient().NewContainerClient("logs")
+	ab := bc.NewAppendBlobClient("app/2026/run.log")
+	_, err := ab.Create(e.ctx, &appendblob.CreateOptions{Metadata: map[string]*string{"k": to.Ptr("v")}})
+	must(t, err)
+	if got := strings.Join(listAll(t, e, e.fs("logs"), "", true, 100), ","); got != "app/,app/2026/,app/2026/run.log" {
+		t.Fatalf("paths after Put Blob of an append blob: %s", got)
+	}
+	p, err := ab.GetProperties(e.ctx, nil)
+	must(t, err)
+	if *p.BlobType != blob.BlobTypeAppendBlob || *p.ContentLength != 0 || *p.BlobCommittedBlockCount != 0 || len(p.Metadata) != 1 {
+		t.Fatalf("new append file: %s size %d count %d", *p.BlobType, *p.ContentLength, *p.BlobCommittedBlockCount)
+	}
+
+	r, err := ab.AppendBlock(e.ctx, body([]byte("hello ")), nil)
+	must(t, err)
+	if *r.BlobAppendOffset != "0" || *r.BlobCommittedBlockCount != 1 {
+		t.Fatalf("first append: offset %s count %d", *r.BlobAppendOffset, *r.BlobCommittedBlockCount)
+	}
+	r, err = ab.AppendBlock(e.ctx, body([]byte("world")), btAppendPos(6))
+	must(t, err)
+	if *r.BlobAppendOffset != "6" || *r.BlobCommittedBlockCount != 2 {
+		t.Fatalf("second append: offset %s count %d", *r.BlobAppendOffset, *r.BlobCommittedBlockCount)
+	}
+	// Committed at once: both APIs read it, no flush.
+	if got := readBlob(t, e, ab.BlobClient()); string(got) != "hello world" {
+		t.Fatalf("blob read %q", got)
+	}
+	if got := download(t, e, e.fs("logs").NewFileClient("app/2026/run.log")); string(got) != "hello world" {
+		t.Fatalf("dfs read %q", got)
+	}
+	fp, err := e.fs("logs").NewFileClient("app/2026/run.log").GetProperties(e.ctx, nil)
+	must(t, err)
+	if *fp.ContentLength != 11 || *fp.ETag != *r.ETag {
+		t.Fatalf("dfs properties: size %d etag %s, append answered %s", *fp.ContentLength, *fp.ETag, *r.ETag)
+	}
+
+	// The append conditions, as on a flat account.
+	_, err = ab.AppendBlock(e.ctx, body([]byte("x")), btAppendPos(3))
+	wantCode(t, err, http.StatusPreconditionFailed, bloberror.AppendPositionConditionNotMet)
+	_, err = ab.AppendBlock(e.ctx, body([]byte("xy")), &appendblob.AppendBlockOptions{AppendPositionAccessConditions: &appendblob.AppendPositionAccessConditions{MaxSize: to.Ptr(int64(12))}})
+	wantCode(t, err, http.StatusPreconditionFailed, bloberror.MaxBlobSizeConditionNotMet)
+	_, err = ab.AppendBlock(e.ctx, body([]byte("x")), &appendblob.AppendBlockOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: to.Ptr(azcore.ETag(`"0x1"`))}}})
+	wantCode(t, err, http.StatusPreconditionFailed, bloberror.ConditionNotMet)
+	_, err = ab.AppendBlock(e.ctx, body([]byte("!")), &appendblob.AppendBlockOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: r.ETag}}})
+	must(t, err)
+
+	// The path's lease guards Append Block.
+	lc, err := lease.NewBlobClient(ab, &lease.BlobClientOptions{LeaseID: to.Ptr("11111111-1111-1111-1111-111111111111")})
+	must(t, err)
+	_, err = lc.AcquireLease(e.ctx, -1, nil)
+	must(t, err)
+	_, err = ab.AppendBlock(e.ctx, body([]byte("x")), nil)
+	wantCode(t, err, http.StatusPreconditionFailed, bloberror.LeaseIDMissing)
+	_, err = ab.AppendBlock(e.ctx, body([]byte("?")), &appendblob.AppendBlockOptions{AccessConditions: &blob.AccessConditions{
+		LeaseAccessConditions: &blob.LeaseAccessConditions{LeaseID: lc.LeaseID()}}})
+	must(t, err)
+	_, err = lc.ReleaseLease(e.ctx, nil)
+	must(t, err)
+
+	// Listed with its type.
+	pager := bc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("app/2026/")})
+	page, err := pager.NextPage(e.ctx)
+	must(t, err)
+	if n := len(page.Segment.BlobItems); n != 1 || *page.Segment.BlobItems[0].Properties.BlobType != blob.BlobTypeAppendBlob ||
+		*page.Segment.BlobItems[0].Properties.ContentLength != 13 {
+		t.Fatalf("listing of the append file: %d items", n)
+	}
+
+	// What an append blob is not: block blob writes, a tier, the dfs
+	// append; and Append Block on a block blob file.
+	_, err = bc.NewBlockBlobClient("app/2026/run.log").StageBlock(e.ctx, base64.StdEncoding.EncodeToString([]byte("b1")), body([]byte("x")), nil)
+	wantCode(t, err, http.StatusConflict, bloberror.InvalidBlobType)
+	_, err = bc.NewBlockBlobClient("app/2026/run.log").CommitBlockList(e.ctx, nil, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.InvalidBlobType)
+	_, err = ab.BlobClient().SetTier(e.ctx, blob.AccessTierCool, nil)
+	wantRaw(t, err, http.StatusBadRequest, "AccessTierNotSupportedForBlobType")
+	_, err = e.fs("logs").NewFileClient("app/2026/run.log").AppendData(e.ctx, 13, body([]byte("x")), nil)
+	// The wire's InvalidBlobType, as the datalake SDK shows it (its
+	// exported.ConvertToDFSError turns "Blob" into "Path").
+	wantDL(t, err, http.StatusConflict, "InvalidPathType")
+	_, err = bc.NewBlockBlobClient("block.txt").Upload(e.ctx, body([]byte("b")), nil)
+	must(t, err)
+	_, err = bc.NewAppendBlobClient("block.txt").AppendBlock(e.ctx, body([]byte("x")), nil)
+	wantCode(t, err, http.StatusConflict, bloberror.InvalidBlobType)
+	_, err = bc.NewAppendBlobClient("app").AppendBlock(e.ctx, body([]byte("x")), nil)
+	wantCode(t, err, http.StatusConflict, bloberror.InvalidBlobType)
+	_, err = bc.NewAppendBlobClient("missing.log").AppendBlock(e.ctx, body([]byte("x")), nil)
+	wantCode(t, err, http.StatusNotFound, bloberror.BlobNotFound)
+
+	// Seal: no more appends.
+	_, err = ab.Seal(e.ctx, &appendblob.SealOptions{AppendPositionAccessConditions: &appendblob.AppendPositionAccessConditions{AppendPosition: to.Ptr(int64(5))}})
+	wantCode(t, err, http.StatusPreconditionFailed, bloberror.AppendPositionConditionNotMet)
+	_, err = ab.Seal(e.ctx, nil)
+	must(t, err)
+	_, err = ab.AppendBlock(e.ctx, body([]byte("x")), nil)
+	wantRaw(t, err, http.StatusConflict, "BlobIsSealed")
+	if p, err = ab.GetProperties(e.ctx, nil); err != nil || p.IsSealed == nil || !*p.IsSealed || *p.BlobCommittedBlockCount != 4 {
+		t.Fatalf("after Seal: sealed %v count %v err %v", p.IsSealed, p.BlobCommittedBlockCount, err)
+	}
+
+	// A rename moves it, type, seal and content; a dfs Create over it
+	// makes a new, block blob, file.
+	_, err = e.fs("logs").NewFileClient("app/2026/run.log").Rename(e.ctx, "app/moved.log", nil)
+	must(t, err)
+	moved := bc.NewAppendBlobClient("app/moved.log")
+	if p, err = moved.GetProperties(e.ctx, nil); err != nil || *p.BlobType != blob.BlobTypeAppendBlob || !*p.IsSealed || *p.ContentLength != 13 {
+		t.Fatalf("after the rename: %v", err)
+	}
+	if got := readBlob(t, e, moved.BlobClient()); string(got) != "hello world!?" {
+		t.Fatalf("after the rename: %q", got)
+	}
+	_, err = e.fs("logs").NewFileClient("app/moved.log").Create(e.ctx, nil)
+	must(t, err)
+	if p, err = moved.GetProperties(e.ctx, nil); err != nil || *p.BlobType != blob.BlobTypeBlockBlob || *p.ContentLength != 0 {
+		t.Fatalf("after a dfs Create over it: %v", err)
+	}
+	// Put Blob of an append blob over a file replaces it, and Delete Blob
+	// removes it.
+	_, err = moved.Create(e.ctx, nil)
+	must(t, err)
+	_, err = moved.AppendBlock(e.ctx, body([]byte("again")), btAppendPos(0))
+	must(t, err)
+	_, err = moved.Delete(e.ctx, nil)
+	must(t, err)
+	_, err = moved.GetProperties(e.ctx, nil)
+	wantCode(t, err, http.StatusNotFound, bloberror.BlobNotFound)
+}
+
+// TestDLAppendRacingAppends: two Append Blocks at the same
+// x-ms-blob-condition-appendpos on one path: exactly one wins each
+// round, the other is 412 AppendPositionConditionNotMet, and the file
+// holds exactly the winners' blocks.
+func TestDLAppendRacingAppends(t *testing.T) {
+	e := startDL(t, true)
+	e.mkfs("race")
+	bc := client(t, e.app.BlobURL, app.DevKey).ServiceClient().NewContainerClient("race")
+	ab := bc.NewAppendBlobClient("d/race.log")
+	_, err := ab.Create(e.ctx, nil)
+	must(t, err)
+	const rounds = 15
+	var want []byte
+	for round := range rounds {
+		pos := int64(len(want))
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for w := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[w] = ab.AppendBlock(e.ctx, body([]byte{byte('a' + w), byte('0' + round%10)}), btAppendPos(pos))
+			}()
+		}
+		wg.Wait()
+		won := -1
+		for w, err := range errs {
+			if err == nil {
+				if won >= 0 {
+					t.Fatalf("round %d: both appends at %d won", round, pos)
+				}
+				won = w
+				continue
+			}
+			var re *azcore.ResponseError
+			if !errors.As(err, &re) || re.ErrorCode != string(bloberror.AppendPositionConditionNotMet) {
+				t.Fatalf("round %d: the loser got %v", round, err)
+			}
+		}
+		if won < 0 {
+			t.Fatalf("round %d: no append won", round)
+		}
+		want = append(want, byte('a'+won), byte('0'+round%10))
+	}
+	if got := readBlob(t, e, ab.BlobClient()); !bytes.Equal(got, want) {
+		t.Fatalf("content %q, want %q", got, want)
+	}
+	p, err := ab.GetProperties(e.ctx, nil)
+	must(t, err)
+	if *p.BlobCommittedBlockCount != rounds {
+		t.Fatalf("block count %d, want %d", *p.BlobCommittedBlockCount, rounds)
+	}
+}
+
+// TestDLAppendFromURL: the From URL writes onto paths of a hierarchical
+// account, from a path of the same account and from a blob of another
+// (flat) account authorized by its SAS: Put Blob From URL, Put Block
+// From URL with Put Block List, Append Block From URL and Copy Blob From
+// URL create the file and its parents as Put Blob does, under the same
+// conditions; and a path is a From URL source for a flat account.
+func TestDLAppendFromURL(t *testing.T) {
+	const other = "otherflat"
+	otherKey := base64.StdEncoding.EncodeToString([]byte("key of the flat account, 32 byte"))
+	e := startDLWith(t, false, func(cfg *app.Config) *http.Client {
+		dev, _ := base64.StdEncoding.DecodeString(app.DevKey)
+		ok, _ := base64.StdEncoding.DecodeString(otherKey)
+		cfg.Accounts = []auth.Account{{Name: app.DevAccount, Keys: [][]byte{dev}}, {Name: other, Keys: [][]byte{ok}}}
+		cfg.HierarchicalAccounts = []string{app.DevAccount}
+		return &http.Client{Timeout: time.Minute}
+	})
+	e.mkfs("dst")
+	dev := client(t, e.app.BlobURL, app.DevKey)
+	bc := dev.ServiceClient().NewContainerClient("dst")
+	data := []byte("0123456789abcdefghij")
+	_, err := bc.NewBlockBlobClient("src/data.bin").Upload(e.ctx, body(data), nil)
+	must(t, err)
+	src := bc.NewBlobClient("src/data.bin").URL()
+
+	// The flat account's blob, read with its SAS.
+	root := e.app.BlobURL[:strings.LastIndex(e.app.BlobURL, "/")]
+	ocred, err := azblob.NewSharedKeyCredential(other, otherKey)
+	must(t, err)
+	oc, err := azblob.NewClientWithSharedKeyCredential(root+"/"+other, ocred, clientOptions())
+	must(t, err)
+	_, err = oc.CreateContainer(e.ctx, "flat", nil)
+	must(t, err)
+	_, err = oc.UploadBuffer(e.ctx, "flat", "blob", []byte("from the flat account"), nil)
+	must(t, err)
+	qp, err := sas.BlobSignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, ContainerName: "flat", BlobName: "blob",
+		Permissions: "r", ExpiryTime: time.Now().Add(time.Hour)}.SignWithSharedKey(ocred)
+	must(t, err)
+	flatSrc := oc.ServiceClient().NewContainerClient("flat").NewBlobClient("blob").URL() + "?" + qp.Encode()
+
+	// Put Blob From URL: parents created, content shared.
+	_, err = bc.NewBlockBlobClient("put/a/b.bin").UploadBlobFromURL(e.ctx, src, nil)
+	must(t, err)
+	_, err = bc.NewBlockBlobClient("put/flat.bin").UploadBlobFromURL(e.ctx, flatSrc, nil)
+	must(t, err)
+	if got := readBlob(t, e, bc.NewBlobClient("put/a/b.bin")); !bytes.Equal(got, data) {
+		t.Fatalf("Put Blob From URL of a path: %q", got)
+	}
+	if got := download(t, e, e.fs("dst").NewFileClient("put/flat.bin")); string(got) != "from the flat account" {
+		t.Fatalf("Put Blob From URL from the flat account: %q", got)
+	}
+	// Its conditions: If-None-Match: * on an existing file.
+	_, err = bc.NewBlockBlobClient("put/a/b.bin").UploadBlobFromURL(e.ctx, src, &blockblob.UploadBlobFromURLOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}}})
+	wantCode(t, err, http.StatusConflict, bloberror.BlobAlreadyExists)
+	// A directory is no source, a missing path neither.
+	_, err = bc.NewBlockBlobClient("put/c.bin").UploadBlobFromURL(e.ctx, bc.NewBlobClient("put/a").URL(), nil)
+	wantCode(t, err, http.StatusNotFound, bloberror.CannotVerifyCopySource)
+
+	// Put Block From URL, then Put Block List.
+	bb := bc.NewBlockBlobClient("staged/x.bin")
+	id1, id2 := base64.StdEncoding.EncodeToString([]byte("blk1")), base64.StdEncoding.EncodeToString([]byte("blk2"))
+	_, err = bb.StageBlockFromURL(e.ctx, id1, src, &blockblob.StageBlockFromURLOptions{Range: blob.HTTPRange{Offset: 10, Count: 5}})
+	must(t, err)
+	_, err = bb.StageBlockFromURL(e.ctx, id2, flatSrc, &blockblob.StageBlockFromURLOptions{Range: blob.HTTPRange{Offset: 0, Count: 4}})
+	must(t, err)
+	_, err = bb.CommitBlockList(e.ctx, []string{id1, id2}, nil)
+	must(t, err)
+	if got := readBlob(t, e, bb.BlobClient()); string(got) != "abcdefrom" {
+		t.Fatalf("Put Block From URL + Put Block List: %q", got)
+	}
+
+	// Append Block From URL onto an append file, with its conditions.
+	ab := bc.NewAppendBlobClient("app/log")
+	_, err = ab.Create(e.ctx, nil)
+	must(t, err)
+	r, err := ab.AppendBlockFromURL(e.ctx, src, &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 0, Count: 3}})
+	must(t, err)
+	if *r.BlobAppendOffset != "0" || *r.BlobCommittedBlockCount != 1 {
+		t.Fatalf("Append Block From URL: offset %s count %d", *r.BlobAppendOffset, *r.BlobCommittedBlockCount)
+	}
+	_, err = ab.AppendBlockFromURL(e.ctx, flatSrc, &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 5, Count: 4},
+		AppendPositionAccessConditions: &appendblob.AppendPositionAccessConditions{AppendPosition: to.Ptr(int64(3))}})
+	must(t, err)
+	_, err = ab.AppendBlockFromURL(e.ctx, src, &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 0, Count: 3},
+		AppendPositionAccessConditions: &appendblob.AppendPositionAccessConditions{AppendPosition: to.Ptr(int64(3))}})
+	wantCode(t, err, http.StatusPreconditionFailed, bloberror.AppendPositionConditionNotMet)
+	_, err = bc.NewAppendBlobClient("put/a/b.bin").AppendBlockFromURL(e.ctx, src, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.InvalidBlobType)
+	if got := readBlob(t, e, ab.BlobClient()); string(got) != "012the " {
+		t.Fatalf("Append Block From URL: %q", got)
+	}
+
+	// Copy Blob From URL (synchronous) onto a path, of a path and of the
+	// flat account's blob; an append blob is no source for it.
+	_, err = bc.NewBlobClient("copy/a.bin").CopyFromURL(e.ctx, src, nil)
+	must(t, err)
+	_, err = bc.NewBlobClient("copy/flat.bin").CopyFromURL(e.ctx, flatSrc, nil)
+	must(t, err)
+	if got := readBlob(t, e, bc.NewBlobClient("copy/a.bin")); !bytes.Equal(got, data) {
+		t.Fatalf("Copy Blob From URL: %q", got)
+	}
+	if got := readBlob(t, e, bc.NewBlobClient("copy/flat.bin")); string(got) != "from the flat account" {
+		t.Fatalf("Copy Blob From URL of the flat blob: %q", got)
+	}
+	_, err = bc.NewBlobClient("copy/b.bin").CopyFromURL(e.ctx, ab.URL(), nil)
+	wantCode(t, err, http.StatusConflict, bloberror.InvalidSourceBlobType)
+	// Copy Blob (asynchronous) of an append file makes an append file.
+	_, err = bc.NewBlobClient("copy/log").StartCopyFromURL(e.ctx, ab.URL(), nil)
+	must(t, err)
+	p, err := bc.NewBlobClient("copy/log").GetProperties(e.ctx, nil)
+	must(t, err)
+	if *p.BlobType != blob.BlobTypeAppendBlob || *p.BlobCommittedBlockCount != 2 || *p.ContentLength != 7 {
+		t.Fatalf("copy of an append file: %s count %d size %d", *p.BlobType, *p.BlobCommittedBlockCount, *p.ContentLength)
+	}
+	// An asynchronous copy keeps the destination's blob type.
+	_, err = bc.NewBlobClient("copy/log").StartCopyFromURL(e.ctx, src, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.InvalidBlobType)
+
+	// A path as the source of the flat account's From URL writes, with
+	// the hierarchical account's SAS.
+	dcred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	dq, err := sas.BlobSignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, ContainerName: "dst", BlobName: "app/log",
+		Permissions: "r", ExpiryTime: time.Now().Add(time.Hour)}.SignWithSharedKey(dcred)
+	must(t, err)
+	pathSrc := ab.URL() + "?" + dq.Encode()
+	fc := oc.ServiceClient().NewContainerClient("flat")
+	_, err = fc.NewBlockBlobClient("from-path").UploadBlobFromURL(e.ctx, pathSrc, nil)
+	must(t, err)
+	if got := readBlob(t, e, fc.NewBlobClient("from-path")); string(got) != "012the " {
+		t.Fatalf("flat Put Blob From URL of a path: %q", got)
+	}
+}
