@@ -247,8 +247,7 @@ func (p PathRef) fs() ns.FS { return ns.FS{Account: p.Account, Filesystem: p.Fil
 // content reference yet (Path Create makes files empty, without one)
 // gets its own, contentRef of its id, recorded before any content is
 // staged under it, so the collector hands it back whenever the file
-// goes. A directory is 409 PathConflict, an append blob file 409
-// InvalidBlobType (errAppendFileDFS); a file past its expiry is gone;
+// goes. A directory is 409 PathConflict; a file past its expiry is gone;
 // an archived file is offline (409 BlobArchived, as a flat archived blob).
 func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, now time.Time, fn func(n *ns.Node) error) (*ns.Node, error) {
 	return s.hns.Modify(tx, p.fs(), p.Path, c, acl.Write, func(n *ns.Node, _ time.Time) error {
@@ -257,11 +256,6 @@ func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, now time.Time, fn func(
 		}
 		if n.Dir {
 			return ns.ErrPathConflict
-		}
-		if n.Append != nil {
-			// An append blob takes Append Block, not the dfs
-			// append and flush (see hns_append.go).
-			return errAppendFileDFS()
 		}
 		if err := onlineTier(n.Tier); err != nil {
 			return err
@@ -311,7 +305,8 @@ type AppendDataOutput struct {
 // committed length, or overlapping a pending append, is 400
 // InvalidFlushPosition, so of two writers appending at one position
 // exactly one wins (the transactions that read the same pending range
-// are serialised by the store).
+// are serialised by the store). An append blob file takes the data at
+// once instead, at its length only (commitAppend).
 func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out AppendDataOutput, err error) {
 	now := s.now(in.Call)
 	if in.Position < 0 {
@@ -341,9 +336,15 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
 		flushed = nil
 		var id string
+		appendFile := false
 		_, err := s.open(tx, p, c, now, func(n *ns.Node) (err error) {
 			if id, err = la.before(n, now); err != nil {
 				return err
+			}
+			if n.Append != nil {
+				// An append blob: committed at once (hns_append.go).
+				appendFile = true
+				return s.commitAppend(tx, p.Account, n, pos, st, now)
 			}
 			if err := s.stagePending(tx, p.Account, n, pos, st, now); err != nil {
 				return err
@@ -356,6 +357,9 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 			}
 			return la.after(n, id, now)
 		})
+		if err == nil && appendFile {
+			err = s.afterCommitAppend(tx, p, c, la, id, flush, now)
+		}
 		if err != nil || !flush {
 			return err
 		}

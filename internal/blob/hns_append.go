@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -28,16 +29,73 @@ import (
 //
 // Data appended with Append Block is committed at once (the content
 // record and the node's size change in the append's transaction),
-// unlike the dfs append, which waits for a flush. The dfs append and
-// flush (Path - Update) onto an append blob file are 409 InvalidBlobType,
-// the flat account's answer to a write of the wrong blob type
-// (errAppendFileDFS): the reference does not say what Azure does, and
-// staging pending data on an append blob would let a flush rewrite what
-// Append Block committed.
+// unlike the dfs append to a block blob file, which waits for a flush.
+//
+// The dfs endpoint writes append blob files too, as Hadoop's ABFS driver
+// does in its append blob mode (fs.azure.appendblob.directories,
+// HADOOP-17058; AbfsClient): Path - Create with blobtype=appendblob
+// creates one, and Path - Update action=append on one commits the data
+// at once, as Append Block, at position = the file's length only: ABFS
+// treats a retried append answered 400 whose data the file already holds
+// as done ("a retry would fail with an InvalidQueryParameterValue (as
+// the current offset would be unacceptable)", appendSuccessCheckOp), so
+// another position is 400 InvalidQueryParameterValue here. Nothing is
+// left pending, so a flush at the file's length only gives it a new
+// ETag (and its headers), and any other position is 400
+// InvalidFlushPosition, as for a block blob file.
 
-// errAppendFileDFS is the answer to a dfs append or flush onto an append
-// blob file.
-func errAppendFileDFS() error { return azerr.New(azerr.InvalidBlobType) }
+// commitAppend is the dfs append of st at pos to the append blob file n
+// (in Modify, whose fn it runs in): pos must be n's length (400
+// InvalidQueryParameterValue), then the flat account's append rules
+// (appendParts: sealed, block count) apply, the data joins the content
+// record and n takes the size and block count. afterCommitAppend gives n
+// its new ETag.
+func (s *Service) commitAppend(tx kv.Tx, acct string, n *ns.Node, pos int64, st *extent.Staged, now time.Time) error {
+	if pos != n.Size {
+		return azerr.InvalidQuery("position", strconv.FormatInt(pos, 10))
+	}
+	b := &blobRec{Type: AppendBlob, Size: n.Size, Appends: n.Append.Blocks, Sealed: n.Append.Sealed}
+	if n.Size > 0 {
+		var fc fileContent
+		if _, err := kv.GetJSON(tx, n.Ref, &fc); err != nil {
+			return err
+		}
+		b.Parts = fc.Parts
+	}
+	if err := st.Write(tx); err != nil {
+		return err
+	}
+	if _, err := appendParts(tx, now, b, -1, -1, st.Size, st.Parts); err != nil {
+		return err
+	}
+	if err := kv.PutJSON(tx, n.Ref, &fileContent{Parts: b.Parts}); err != nil {
+		return err
+	}
+	n.Size, n.Append = b.Size, &ns.AppendState{Blocks: b.Appends, Sealed: b.Sealed}
+	return nil
+}
+
+// afterCommitAppend finishes a dfs append to an append blob file: the
+// file's new ETag and time (ns.Set, under the lease id the append
+// holds), then the lease action's end unless a flush follows (which
+// releases) or the action is a release without one ("Only applicable if
+// Flush is set to true").
+func (s *Service) afterCommitAppend(tx kv.Tx, p PathRef, c ns.Caller, la PathLeaseAction, id string, flush bool, now time.Time) error {
+	n, err := s.hns.Lookup(tx, p.fs(), p.Path, c)
+	if err != nil {
+		return err
+	}
+	if _, err := s.hns.Set(tx, p.fs(), ns.SetInput{Path: p.Path, LeaseID: id, Caller: c, Append: n.Append}); err != nil {
+		return err
+	}
+	if flush || la.Action == PathLeaseRelease {
+		return nil
+	}
+	_, err = s.hns.Modify(tx, p.fs(), p.Path, c, 0, func(n *ns.Node, _ time.Time) error {
+		return la.after(n, id, now)
+	})
+	return err
+}
 
 // putAppendPath is Put Blob of an append blob on a hierarchical account:
 // an empty append blob file, created with its missing parents (as Put

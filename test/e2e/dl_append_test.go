@@ -20,6 +20,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/auth"
 )
@@ -41,10 +42,11 @@ func readBlob(t *testing.T, e *dlEnv, c *blob.Client) []byte {
 // is AppendBlob; Append Block commits at once under its conditions
 // (appendpos, maxsize, If-*, the path's lease); the file's type, block
 // count and seal are what Get Blob Properties and List Blobs report;
-// the block blob APIs and the dfs append are refused on it with the
-// flat account's InvalidBlobType, Append Block on a block blob file
-// too; Seal stops appends; a rename moves it with its type, a dfs Create
-// over it makes a new (block blob) file.
+// the block blob APIs are refused on it with the flat account's
+// InvalidBlobType, Append Block on a block blob file too; the dfs append
+// commits at once at its length; Seal stops appends; a rename moves it
+// with its type, a dfs Create over it makes a new (block blob) file, and
+// Path - Create with blobtype=appendblob makes one.
 func TestDLAppendBlobOnPath(t *testing.T) {
 	e := startDL(t, true)
 	e.mkfs("logs")
@@ -126,10 +128,6 @@ func TestDLAppendBlobOnPath(t *testing.T) {
 	wantCode(t, err, http.StatusConflict, bloberror.InvalidBlobType)
 	_, err = ab.BlobClient().SetTier(e.ctx, blob.AccessTierCool, nil)
 	wantRaw(t, err, http.StatusBadRequest, "AccessTierNotSupportedForBlobType")
-	_, err = e.fs("logs").NewFileClient("app/2026/run.log").AppendData(e.ctx, 13, body([]byte("x")), nil)
-	// The wire's InvalidBlobType, as the datalake SDK shows it (its
-	// exported.ConvertToDFSError turns "Blob" into "Path").
-	wantDL(t, err, http.StatusConflict, "InvalidPathType")
 	_, err = bc.NewBlockBlobClient("block.txt").Upload(e.ctx, body([]byte("b")), nil)
 	must(t, err)
 	_, err = bc.NewAppendBlobClient("block.txt").AppendBlock(e.ctx, body([]byte("x")), nil)
@@ -139,6 +137,21 @@ func TestDLAppendBlobOnPath(t *testing.T) {
 	_, err = bc.NewAppendBlobClient("missing.log").AppendBlock(e.ctx, body([]byte("x")), nil)
 	wantCode(t, err, http.StatusNotFound, bloberror.BlobNotFound)
 
+	// The dfs append commits at once on an append blob, at its length
+	// only; a flush there only gives it a new ETag.
+	fc := e.fs("logs").NewFileClient("app/2026/run.log")
+	_, err = fc.AppendData(e.ctx, 12, body([]byte("#")), nil)
+	wantDL(t, err, http.StatusBadRequest, "InvalidQueryParameterValue")
+	_, err = fc.AppendData(e.ctx, 13, body([]byte("#")), nil)
+	must(t, err)
+	if got := readBlob(t, e, ab.BlobClient()); string(got) != "hello world!?#" {
+		t.Fatalf("after a dfs append: %q", got)
+	}
+	_, err = fc.FlushData(e.ctx, 15, nil)
+	wantDL(t, err, http.StatusBadRequest, "InvalidFlushPosition")
+	_, err = fc.FlushData(e.ctx, 14, nil)
+	must(t, err)
+
 	// Seal: no more appends.
 	_, err = ab.Seal(e.ctx, &appendblob.SealOptions{AppendPositionAccessConditions: &appendblob.AppendPositionAccessConditions{AppendPosition: to.Ptr(int64(5))}})
 	wantCode(t, err, http.StatusPreconditionFailed, bloberror.AppendPositionConditionNotMet)
@@ -146,7 +159,11 @@ func TestDLAppendBlobOnPath(t *testing.T) {
 	must(t, err)
 	_, err = ab.AppendBlock(e.ctx, body([]byte("x")), nil)
 	wantRaw(t, err, http.StatusConflict, "BlobIsSealed")
-	if p, err = ab.GetProperties(e.ctx, nil); err != nil || p.IsSealed == nil || !*p.IsSealed || *p.BlobCommittedBlockCount != 4 {
+	_, err = fc.AppendData(e.ctx, 14, body([]byte("x")), nil)
+	// The wire's BlobIsSealed, as the datalake SDK shows it (its
+	// exported.ConvertToDFSError turns "Blob" into "Path").
+	wantDL(t, err, http.StatusConflict, "PathIsSealed")
+	if p, err = ab.GetProperties(e.ctx, nil); err != nil || p.IsSealed == nil || !*p.IsSealed || *p.BlobCommittedBlockCount != 5 {
 		t.Fatalf("after Seal: sealed %v count %v err %v", p.IsSealed, p.BlobCommittedBlockCount, err)
 	}
 
@@ -155,10 +172,10 @@ func TestDLAppendBlobOnPath(t *testing.T) {
 	_, err = e.fs("logs").NewFileClient("app/2026/run.log").Rename(e.ctx, "app/moved.log", nil)
 	must(t, err)
 	moved := bc.NewAppendBlobClient("app/moved.log")
-	if p, err = moved.GetProperties(e.ctx, nil); err != nil || *p.BlobType != blob.BlobTypeAppendBlob || !*p.IsSealed || *p.ContentLength != 13 {
+	if p, err = moved.GetProperties(e.ctx, nil); err != nil || *p.BlobType != blob.BlobTypeAppendBlob || !*p.IsSealed || *p.ContentLength != 14 {
 		t.Fatalf("after the rename: %v", err)
 	}
-	if got := readBlob(t, e, moved.BlobClient()); string(got) != "hello world!?" {
+	if got := readBlob(t, e, moved.BlobClient()); string(got) != "hello world!?#" {
 		t.Fatalf("after the rename: %q", got)
 	}
 	_, err = e.fs("logs").NewFileClient("app/moved.log").Create(e.ctx, nil)
@@ -166,6 +183,47 @@ func TestDLAppendBlobOnPath(t *testing.T) {
 	if p, err = moved.GetProperties(e.ctx, nil); err != nil || *p.BlobType != blob.BlobTypeBlockBlob || *p.ContentLength != 0 {
 		t.Fatalf("after a dfs Create over it: %v", err)
 	}
+	// Path - Create with blobtype=appendblob (Hadoop ABFS's append blob
+	// files) makes an append blob file, which the dfs append writes.
+	resp, _ := e.raw(http.MethodPut, "/logs/abfs/part.log?resource=file&blobtype=appendblob", nil, nil)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("Path - Create blobtype=appendblob: %d", resp.StatusCode)
+	}
+	resp, _ = e.raw(http.MethodPut, "/logs/abfs/dir?resource=directory&blobtype=appendblob", nil, nil)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("x-ms-error-code") != "InvalidQueryParameterValue" {
+		t.Fatalf("a directory with blobtype: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
+	part := e.fs("logs").NewFileClient("abfs/part.log")
+	_, err = part.AppendData(e.ctx, 0, body([]byte("abc")), &file.AppendDataOptions{Flush: to.Ptr(true)})
+	must(t, err)
+	_, err = part.AppendData(e.ctx, 3, body([]byte("de")), nil)
+	must(t, err)
+	pb := bc.NewAppendBlobClient("abfs/part.log")
+	if p, err = pb.GetProperties(e.ctx, nil); err != nil || *p.BlobType != blob.BlobTypeAppendBlob || *p.BlobCommittedBlockCount != 2 {
+		t.Fatalf("the ABFS append blob file: %v", err)
+	}
+	if got := download(t, e, part); string(got) != "abcde" {
+		t.Fatalf("the ABFS append blob file: %q", got)
+	}
+	// The append's lease actions: acquire keeps the lease for the next
+	// append, acquire-release holds one for the write alone.
+	lid := "22222222-2222-2222-2222-222222222222"
+	_, err = part.AppendData(e.ctx, 5, body([]byte("f")), &file.AppendDataOptions{LeaseAction: to.Ptr(file.LeaseActionAcquire),
+		ProposedLeaseID: to.Ptr(lid), LeaseDuration: to.Ptr(int64(-1))})
+	must(t, err)
+	_, err = pb.AppendBlock(e.ctx, body([]byte("x")), nil)
+	wantCode(t, err, http.StatusPreconditionFailed, bloberror.LeaseIDMissing)
+	lp, err := lease.NewBlobClient(pb, &lease.BlobClientOptions{LeaseID: to.Ptr(lid)})
+	must(t, err)
+	_, err = lp.ReleaseLease(e.ctx, nil)
+	must(t, err)
+	_, err = part.AppendData(e.ctx, 6, body([]byte("g")), &file.AppendDataOptions{LeaseAction: to.Ptr(file.LeaseActionAcquireRelease),
+		ProposedLeaseID: to.Ptr(lid), LeaseDuration: to.Ptr(int64(15))})
+	must(t, err)
+	if p, err = pb.GetProperties(e.ctx, nil); err != nil || *p.LeaseState != lease.StateTypeAvailable || *p.ContentLength != 7 {
+		t.Fatalf("after acquire-release: %v %v", p.LeaseState, err)
+	}
+
 	// Put Blob of an append blob over a file replaces it, and Delete Blob
 	// removes it.
 	_, err = moved.Create(e.ctx, nil)
