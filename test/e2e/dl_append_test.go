@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
@@ -20,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/auth"
@@ -125,6 +128,8 @@ func TestDLAppendBlobOnPath(t *testing.T) {
 	_, err = bc.NewBlockBlobClient("app/2026/run.log").StageBlock(e.ctx, base64.StdEncoding.EncodeToString([]byte("b1")), body([]byte("x")), nil)
 	wantCode(t, err, http.StatusConflict, bloberror.InvalidBlobType)
 	_, err = bc.NewBlockBlobClient("app/2026/run.log").CommitBlockList(e.ctx, nil, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.InvalidBlobType)
+	_, err = bc.NewBlockBlobClient("app/2026/run.log").GetBlockList(e.ctx, blockblob.BlockListTypeAll, nil)
 	wantCode(t, err, http.StatusConflict, bloberror.InvalidBlobType)
 	_, err = ab.BlobClient().SetTier(e.ctx, blob.AccessTierCool, nil)
 	wantRaw(t, err, http.StatusBadRequest, "AccessTierNotSupportedForBlobType")
@@ -421,5 +426,72 @@ func TestDLAppendFromURL(t *testing.T) {
 	must(t, err)
 	if got := readBlob(t, e, fc.NewBlobClient("from-path")); string(got) != "012the " {
 		t.Fatalf("flat Put Blob From URL of a path: %q", got)
+	}
+}
+
+// TestDLAppendACL: with --oauth basic, the append blob and From URL
+// writes on paths check a bearer caller against the ACLs as the other
+// Blob writes do: write on the file to append or seal, write and execute
+// on the parent to create, read on a path that is a From URL source; 403
+// AuthorizationPermissionMismatch otherwise.
+func TestDLAppendACL(t *testing.T) {
+	var hc *http.Client
+	e := startDLWith(t, true, func(cfg *app.Config) *http.Client {
+		cert, pool := selfSigned(t)
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		cfg.OAuth = true
+		hc = &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		return hc
+	})
+	su := e.mkfs("acl")
+	if resp, out := e.raw(http.MethodPatch, "/acl/?action=setAccessControl", map[string]string{"x-ms-permissions": "0755"}, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("root permissions: %d %s", resp.StatusCode, out)
+	}
+	_, err := su.NewDirectoryClient("open").Create(e.ctx, &directory.CreateOptions{Permissions: to.Ptr("0777"), Umask: to.Ptr("0000")})
+	must(t, err)
+	_, err = su.NewDirectoryClient("closed").Create(e.ctx, &directory.CreateOptions{Permissions: to.Ptr("0755"), Umask: to.Ptr("0000")})
+	must(t, err)
+	fc := su.NewFileClient("closed/secret")
+	_, err = fc.Create(e.ctx, &file.CreateOptions{Permissions: to.Ptr("0600"), Umask: to.Ptr("0000")})
+	must(t, err)
+	must(t, fc.UploadBuffer(e.ctx, []byte("secret"), nil))
+	// An append blob file of the superuser's, 0600.
+	if resp, out := e.raw(http.MethodPut, "/acl/open/su.log?resource=file&blobtype=appendblob", map[string]string{"x-ms-permissions": "0600", "x-ms-umask": "0000"}, nil); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("append blob file: %d %s", resp.StatusCode, out)
+	}
+	_, err = su.NewFileClient("open/su.log").AppendData(e.ctx, 0, body([]byte("su")), nil)
+	must(t, err)
+	u1, err := azblob.NewClient(e.app.BlobURL, principalToken{oid: "u1"}, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}})
+	must(t, err)
+	c := u1.ServiceClient().NewContainerClient("acl")
+
+	// Its own append file in the open directory.
+	mine := c.NewAppendBlobClient("open/mine.log")
+	_, err = mine.Create(e.ctx, nil)
+	must(t, err)
+	_, err = mine.AppendBlock(e.ctx, body([]byte("mine")), nil)
+	must(t, err)
+	// Not in a directory it may not write.
+	_, err = c.NewAppendBlobClient("closed/x.log").Create(e.ctx, nil)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	// Another's file it may not write: no append, no seal.
+	_, err = c.NewAppendBlobClient("open/su.log").AppendBlock(e.ctx, body([]byte("x")), nil)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	_, err = c.NewAppendBlobClient("open/su.log").Seal(e.ctx, nil)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	// A source it may not read, a destination it may not create.
+	_, err = c.NewBlockBlobClient("open/copy").UploadBlobFromURL(e.ctx, c.NewBlobClient("closed/secret").URL(), nil)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	_, err = mine.AppendBlockFromURL(e.ctx, c.NewBlobClient("closed/secret").URL(), nil)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	_, err = c.NewBlockBlobClient("closed/copy").UploadBlobFromURL(e.ctx, mine.URL(), nil)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	// Its own file as the source, into the open directory.
+	_, err = c.NewBlockBlobClient("open/copy").UploadBlobFromURL(e.ctx, mine.URL(), nil)
+	must(t, err)
+	_, err = mine.AppendBlockFromURL(e.ctx, c.NewBlobClient("open/copy").URL(), nil)
+	must(t, err)
+	if got := download(t, e, su.NewFileClient("open/mine.log")); string(got) != "minemine" {
+		t.Fatalf("read back %q", got)
 	}
 }
