@@ -409,6 +409,12 @@ func TestDLAppendFromURL(t *testing.T) {
 	if *p.BlobType != blob.BlobTypeAppendBlob || *p.BlobCommittedBlockCount != 2 || *p.ContentLength != 7 {
 		t.Fatalf("copy of an append file: %s count %d size %d", *p.BlobType, *p.BlobCommittedBlockCount, *p.ContentLength)
 	}
+	// Appending keeps the copy properties, as on a flat account.
+	_, err = bc.NewAppendBlobClient("copy/log").AppendBlock(e.ctx, body([]byte("+")), nil)
+	must(t, err)
+	if p, err = bc.NewBlobClient("copy/log").GetProperties(e.ctx, nil); err != nil || p.CopyID == nil || *p.ContentLength != 8 {
+		t.Fatalf("copy properties after an append: %v %v", p.CopyID, err)
+	}
 	// An asynchronous copy keeps the destination's blob type.
 	_, err = bc.NewBlobClient("copy/log").StartCopyFromURL(e.ctx, src, nil)
 	wantCode(t, err, http.StatusConflict, bloberror.InvalidBlobType)

@@ -567,7 +567,11 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 			}
 		}
 		n.Size, n.Ref = in.Content.Size, bytes.Clone(in.Content.Ref)
-		n.Copy = nil
+		if in.Append == nil {
+			// A new content; an append (with Append) keeps the copy
+			// state, as Append Block keeps a flat blob's.
+			n.Copy = nil
+		}
 	}
 	if in.Append != nil {
 		if n.Dir || n.Append == nil {
