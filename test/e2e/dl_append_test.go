@@ -501,3 +501,28 @@ func TestDLAppendACL(t *testing.T) {
 		t.Fatalf("read back %q", got)
 	}
 }
+
+// TestDLAppendFlatCreate: on a flat account the dfs endpoint's Path -
+// Create with blobtype=appendblob makes an append blob, as on a
+// hierarchical one; another blobtype, or one on a directory, is 400
+// InvalidQueryParameterValue.
+func TestDLAppendFlatCreate(t *testing.T) {
+	e := startDL(t, false)
+	e.mkfs("flat")
+	if resp, out := e.raw(http.MethodPut, "/flat/a.log?resource=file&blobtype=appendblob", nil, nil); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("Path - Create blobtype=appendblob: %d %s", resp.StatusCode, out)
+	}
+	for _, q := range []string{"resource=file&blobtype=pageblob", "resource=directory&blobtype=appendblob"} {
+		if resp, _ := e.raw(http.MethodPut, "/flat/b?"+q, nil, nil); resp.StatusCode != http.StatusBadRequest || resp.Header.Get("x-ms-error-code") != "InvalidQueryParameterValue" {
+			t.Fatalf("%s: %d %s", q, resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+		}
+	}
+	ab := client(t, e.app.BlobURL, app.DevKey).ServiceClient().NewContainerClient("flat").NewAppendBlobClient("a.log")
+	_, err := ab.AppendBlock(e.ctx, body([]byte("x")), nil)
+	must(t, err)
+	p, err := ab.GetProperties(e.ctx, nil)
+	must(t, err)
+	if *p.BlobType != blob.BlobTypeAppendBlob || *p.ContentLength != 1 {
+		t.Fatalf("the file: %s %d", *p.BlobType, *p.ContentLength)
+	}
+}
