@@ -20,7 +20,7 @@ import (
 // page blob APIs and Incremental Copy Blob are listed as unsupported in
 // "Known issues with Azure Data Lake Storage"). An append blob is a file
 // of the namespace like any other: its name, properties, lease, ACL and
-// tier are its node's, its bytes the content record under the node's
+// expiry are its node's, its bytes the content record under the node's
 // reference, and its blob type, committed block count and seal the
 // node's Append state (ns.Node.Append, nil for the block blobs), the one
 // record of the file's type. So a rename moves it with its type, a
@@ -37,8 +37,8 @@ import (
 // creates one, and Path - Update action=append on one commits the data
 // at once, as Append Block, at position = the file's length only: ABFS
 // treats a retried append answered 400 whose data the file already holds
-// as done ("a retry would fail with an InvalidQueryParameterValue (as
-// the current offset would be unacceptable)", appendSuccessCheckOp), so
+// as done (appendSuccessCheckOp, whose comment names the code Azure
+// answers an append at a stale offset: InvalidQueryParameterValue), so
 // another position is 400 InvalidQueryParameterValue here. Nothing is
 // left pending, so a flush at the file's length only gives it a new
 // ETag (and its headers), and any other position is 400
