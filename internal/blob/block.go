@@ -60,8 +60,15 @@ func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Tim
 	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
-	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
-	if err != nil {
+	var b *blobRec
+	var err error
+	hns := s.nsOf(ref.Account)
+	if hns != nil {
+		// A path: its node has the lease and the blob type.
+		if err := checkStagePath(tx, hns, ref, leaseID, now); err != nil {
+			return err
+		}
+	} else if b, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, ""); err != nil {
 		return err
 	}
 	if b != nil {
@@ -74,6 +81,8 @@ func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Tim
 		if b.Type != BlockBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}
+	} else if hns != nil {
+		// checkStagePath did the path's checks.
 	} else if leaseID != "" {
 		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
 	} else if err := s.settleDeletedBase(tx, ref, now, BlockBlob); err != nil {

@@ -136,8 +136,10 @@ func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []ex
 
 // fromSource runs write, in one transaction with the read of the source
 // range, checking the client's digests of the source first (see the top
-// of this file).
-func (s *Service) fromSource(ctx context.Context, f *FromURLSource, write func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (digests, error) {
+// of this file). A source on a hierarchical account is its path, read by
+// call's caller (pathSource).
+func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, write func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (digests, error) {
+	s.pathSource(f, call)
 	if !f.wantsDigest() {
 		return digests{}, s.store.Update(ctx, func(tx kv.Tx) error {
 			parts, n, src, err := f.read(tx)
@@ -230,13 +232,13 @@ type FromURLOutput struct {
 // PutBlobFromURL is Put Blob From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-blob-from-url).
 func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (FromURLOutput, error) {
-	if s.nsOf(in.Ref.Account) != nil {
-		return FromURLOutput{}, hnsUnsupported()
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.putBlobFromURLPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref, acc, createOnly, newb, copyProps, copyTags := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.CopyProperties, in.CopyTags
 	var rec *blobRec
-	d, err := s.fromSource(ctx, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
+	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
 		if n > maxPutBlob {
 			return azerr.New(azerr.RequestBodyTooLarge)
 		}
@@ -288,7 +290,7 @@ func (s *Service) PutBlockFromURL(ctx context.Context, in PutBlockFromURLInput) 
 		return FromURLOutput{}, err
 	}
 	ref, leaseID, id := in.Ref, in.LeaseID, in.BlockID
-	d, err := s.fromSource(ctx, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, _ *blobRec) error {
+	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, _ *blobRec) error {
 		if err := checkSourceSize(n, maxPutBlock); err != nil {
 			return err
 		}
@@ -315,18 +317,16 @@ type AppendBlockFromURLInput struct {
 // AppendBlockFromURL is Append Block From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/append-block-from-url).
 func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLInput) (FromURLOutput, error) {
-	if s.nsOf(in.Ref.Account) != nil {
-		return FromURLOutput{}, hnsUnsupported()
-	}
+	hns := s.nsOf(in.Ref.Account)
 	now := s.now(in.Call)
 	ref, acc, appendPos, maxSize := in.Ref, in.Access, optional(in.AppendPosition), optional(in.MaxSize)
 	var b *blobRec
 	var offset int64
-	d, err := s.fromSource(ctx, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, _ *blobRec) (err error) {
+	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, _ *blobRec) (err error) {
 		if err := checkSourceSize(n, maxAppendBlock); err != nil {
 			return err
 		}
-		b, err = updateBlobTx(tx, ref, acc, now, func(tx kv.Tx, b *blobRec) (err error) {
+		b, err = s.updateAnyTx(tx, hns, ref, acc, in.Caller, now, func(tx kv.Tx, b *blobRec) (err error) {
 			offset, err = appendParts(tx, now, b, appendPos, maxSize, n, parts)
 			return err
 		})
@@ -360,7 +360,7 @@ func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (F
 	now := s.now(in.Call)
 	ref, acc, seq, off, n := in.Ref, in.Access, in.Sequence, in.Offset, in.Length
 	var b *blobRec
-	d, err := s.fromSource(ctx, &in.Source, func(tx kv.Tx, parts []extent.Part, _ int64, _ *blobRec) (err error) {
+	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, _ int64, _ *blobRec) (err error) {
 		b, err = updateBlobTx(tx, ref, acc, now, func(tx kv.Tx, b *blobRec) error {
 			return writePages(tx, now, seq, b, off, n, parts)
 		})

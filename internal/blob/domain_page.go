@@ -234,9 +234,7 @@ type AppendBlockOutput struct {
 // the block is stored first, then one transaction appends it under the
 // write rules and the append conditions.
 func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out AppendBlockOutput, err error) {
-	if s.nsOf(in.Ref.Account) != nil {
-		return out, hnsUnsupported()
-	}
+	hns := s.nsOf(in.Ref.Account)
 	now := s.now(in.Call)
 	body, err := extent.LimitBody(content(in.Body), in.Length, maxAppendBlock)
 	if err != nil {
@@ -260,7 +258,7 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 	}
 	appendPos, maxSize := optional(in.AppendPosition), optional(in.MaxSize)
 	var offset int64
-	b, err := s.updateBlob(ctx, in.Ref, in.Access, now, func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateAny(ctx, hns, in.Ref, in.Access, in.Caller, now, func(tx kv.Tx, b *blobRec) error {
 		if err := st.Write(tx); err != nil {
 			return err
 		}
@@ -306,11 +304,8 @@ type SealBlobOutput struct {
 // sealed blob succeeds. If-None-Match: * does not fail it on an existing
 // blob.
 func (s *Service) SealBlob(ctx context.Context, in SealBlobInput) (SealBlobOutput, error) {
-	if s.nsOf(in.Ref.Account) != nil {
-		return SealBlobOutput{}, hnsUnsupported()
-	}
 	appendPos := optional(in.AppendPosition)
-	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateAny(ctx, s.nsOf(in.Ref.Account), in.Ref, in.Access.withoutNoneMatchAny(), in.Caller, s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
 		if b.Type != AppendBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}

@@ -169,7 +169,8 @@ type PathProperties struct {
 func errFlushPosition() error { return azerr.New(azerr.InvalidFlushPosition) }
 
 // loadPath reads the item at ref of a hierarchical account as the Blob
-// API shows it: a file is a block blob of its committed content; a
+// API shows it: a file is a block blob of its committed content (an
+// append blob when the Blob API made it one: ns.Node.Append); a
 // directory a zero-length block blob with metadata hdi_isfolder=true, as
 // the Blob endpoint shows directories of a hierarchical account
 // ("Blob Storage features available in Azure Data Lake Storage Gen2",
@@ -184,13 +185,8 @@ func errFlushPosition() error { return azerr.New(azerr.InvalidFlushPosition) }
 // AuthorizationPermissionMismatch otherwise.
 func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time, c ns.Caller, want acl.Perm) (*blobRec, *PathProperties, error) {
 	node, err := n.LookupFor(tx, ns.FS{Account: ref.Account, Filesystem: ref.Container}, ref.Blob, c, want)
-	switch {
-	case errors.Is(err, ns.ErrFilesystemNotFound):
-		return nil, nil, azerr.New(azerr.ContainerNotFound)
-	case errors.Is(err, ns.ErrPathNotFound), errors.Is(err, ns.ErrInvalidPath):
-		return nil, nil, azerr.New(azerr.BlobNotFound)
-	case err != nil:
-		return nil, nil, blobErr(err)
+	if err != nil {
+		return nil, nil, lookupErr(err)
 	}
 	if ref.Blob == "" || node.Expired(now) {
 		return nil, nil, azerr.New(azerr.BlobNotFound)
@@ -209,6 +205,17 @@ func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time, c ns.Caller
 	return b, pp, nil
 }
 
+// lookupErr is the Blob API's answer to a failed lookup of a path.
+func lookupErr(err error) error {
+	switch {
+	case errors.Is(err, ns.ErrFilesystemNotFound):
+		return azerr.New(azerr.ContainerNotFound)
+	case errors.Is(err, ns.ErrPathNotFound), errors.Is(err, ns.ErrInvalidPath):
+		return azerr.New(azerr.BlobNotFound)
+	}
+	return blobErr(err)
+}
+
 // pathRec is node as a blob record without content, and its path
 // properties.
 func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
@@ -217,6 +224,9 @@ func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
 			ContentDisposition: node.Props.Disposition, CacheControl: node.Props.CacheCtl, ContentMD5: node.Props.MD5},
 		Meta: node.Metadata, Lease: node.Lease, Tags: node.Tags}
 	b.Tier, b.TierChanged = node.Tier, node.TierChanged
+	if a := node.Append; a != nil {
+		b.Type, b.Appends, b.Sealed = AppendBlob, a.Blocks, a.Sealed
+	}
 	if c := node.Copy; c != nil {
 		b.Copy = &CopyInfo{ID: c.ID, Source: c.Source, Status: c.Status, Progress: c.Progress, Completion: c.Completion}
 	}
@@ -303,7 +313,8 @@ type AppendDataOutput struct {
 // committed length, or overlapping a pending append, is 400
 // InvalidFlushPosition, so of two writers appending at one position
 // exactly one wins (the transactions that read the same pending range
-// are serialised by the store).
+// are serialised by the store). An append blob file takes the data at
+// once instead, at its length only (commitAppend).
 func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out AppendDataOutput, err error) {
 	now := s.now(in.Call)
 	if in.Position < 0 {
@@ -333,9 +344,15 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
 		flushed = nil
 		var id string
+		appendFile := false
 		_, err := s.open(tx, p, c, now, func(n *ns.Node) (err error) {
 			if id, err = la.before(n, now); err != nil {
 				return err
+			}
+			if n.Append != nil {
+				// An append blob: committed at once (hns_append.go).
+				appendFile = true
+				return s.commitAppend(tx, p.Account, n, pos, st, now)
 			}
 			if err := s.stagePending(tx, p.Account, n, pos, st, now); err != nil {
 				return err
@@ -348,6 +365,9 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 			}
 			return la.after(n, id, now)
 		})
+		if err == nil && appendFile {
+			err = s.afterCommitAppend(tx, p, c, la, id, flush, now)
+		}
 		if err != nil || !flush {
 			return err
 		}

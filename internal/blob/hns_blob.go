@@ -49,15 +49,25 @@ func blobErr(err error) error {
 }
 
 // hnsUnsupported is the answer of a hierarchical account to a Blob
-// operation the namespace does not carry here (append blob writes,
-// the From URL writes onto a path, Undelete Blob without a
-// deletion id, seal), instead of writing a
+// operation the namespace does not carry here (Undelete Blob without
+// a deletion id), instead of writing a
 // blob record no path refers to: Azure answers 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
 // operation is not yet supported for hierarchical namespace accounts",
 // as Azure sent it for appendBlock, Azure/azure-storage-node#632).
 func hnsUnsupported() error {
 	return azerr.New(azerr.FeatureNotYetSupportedForHierarchicalNamespaceAccounts)
+}
+
+// keepReplaced is what a write creating the file ref does after
+// ns.Create: the x-ms-if-tags condition on the file it replaces
+// (checkNodeTags), and the replaced file's snapshots carried over to
+// the new one (KeepSnapshots).
+func (s *Service) keepReplaced(tx kv.Tx, ref BlobRef, ifTags TagCondition, c ns.Caller, co *ns.CreateOutput) error {
+	if err := checkNodeTags(ifTags, co.Replaced, ref.Container); err != nil {
+		return err
+	}
+	return s.KeepSnapshots(tx, blobFS(ref), ref.Blob, c, co)
 }
 
 func contentProps(h HTTPHeaders) ns.ContentProps {
@@ -70,18 +80,20 @@ func blobFS(ref BlobRef) ns.FS { return ns.FS{Account: ref.Account, Filesystem: 
 // putPath is Put Blob on a hierarchical account: a block blob named
 // a/b/c.txt is the file c.txt of directory a/b, created with its missing
 // parents (ns.Create with MakeParents) in the transaction that stores
-// its content, with the index tags of x-ms-tags (hns_tags.go). A page
-// blob is 400 BlobTypeNotSupported ("Page blob is not supported for this
-// account type."), an append blob is not carried by the namespace here.
-// An archived file is not overwritten (PathOnline).
+// its content, with the index tags of x-ms-tags (hns_tags.go); an
+// append blob is an empty append blob file (putAppendPath). A page blob
+// is 400 BlobTypeNotSupported ("Page blob is not supported for this
+// account type."). An archived file is not overwritten (PathOnline).
 func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInput) (out PutBlobOutput, err error) {
 	switch {
 	case in.Type == PageBlob:
 		return out, azerr.New(azerr.BlobTypeNotSupported)
-	case in.Type != BlockBlob:
-		return out, hnsUnsupported()
+	case in.Type != BlockBlob && in.Type != AppendBlob:
+		return out, azerr.New(azerr.InvalidBlobType)
 	case in.Ref.Snapshot != "":
 		return out, azerr.New(azerr.InvalidQueryParameterValue)
+	case in.Type == AppendBlob:
+		return s.putAppendPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	body, err := extent.LimitBody(content(in.Body), in.Length, maxPutBlob)
@@ -122,10 +134,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 		if err != nil {
 			return blobErr(err)
 		}
-		if err := checkNodeTags(in.Access.IfTags, co.Replaced, ref.Container); err != nil {
-			return err
-		}
-		if err := s.KeepSnapshots(tx, blobFS(ref), ref.Blob, in.Caller, co); err != nil {
+		if err := s.keepReplaced(tx, ref, in.Access.IfTags, in.Caller, co); err != nil {
 			return err
 		}
 		node = co.Node
@@ -244,7 +253,8 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 // Block stages blocks by the blob's name as on a flat account (the
 // staging belongs to no file until the commit); the commit creates or
 // replaces the file, with its missing parent directories, from the
-// uncommitted blocks named, in the transaction that drops the staging.
+// uncommitted blocks named, in the transaction that drops the staging;
+// an append blob file there is 409 InvalidBlobType, as on a flat account.
 // The content record keeps no block list, so blocks are looked up among
 // the uncommitted ones only: naming a committed block of the file is
 // 400 InvalidBlockList.
@@ -255,7 +265,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	now := s.now(in.Call)
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
-		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: in.Tags}
+		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: keepBlobType(false), Tags: in.Tags}
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		var fc fileContent
@@ -327,10 +337,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 		if err != nil {
 			return blobErr(err)
 		}
-		if err := checkNodeTags(in.Access.IfTags, co.Replaced, ref.Container); err != nil {
-			return err
-		}
-		if err := s.KeepSnapshots(tx, blobFS(ref), ref.Blob, in.Caller, co); err != nil {
+		if err := s.keepReplaced(tx, ref, in.Access.IfTags, in.Caller, co); err != nil {
 			return err
 		}
 		node = co.Node
@@ -665,15 +672,14 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 // once the blob is modified with Set Blob Properties, Put Blob or Put
 // Block List). The file takes the index tags of x-ms-tags, or the
 // source's with x-ms-copy-source-tag-option: COPY (Copy Blob From URL).
-// A source that is not a block blob is 409
-// FeatureNotYetSupportedForHierarchicalNamespaceAccounts; an archived
-// source needs an online destination tier and an archived destination is
-// not overwritten, both 409 BlobArchived as on a flat account.
+// An append blob source makes an append blob file (Copy Blob; Copy Blob
+// From URL takes block blobs only, 409 InvalidSourceBlobType, as on a
+// flat account), which an asynchronous copy writes only over a file of
+// the same type (409 InvalidBlobType); a page blob source is 400
+// BlobTypeNotSupported, as Put Blob of one. An archived source needs an
+// online destination tier and an archived destination is not
+// overwritten, both 409 BlobArchived as on a flat account.
 func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobInput, lookup func(kv.Tx) (*blobRec, error), now time.Time) (CopyBlobOutput, error) {
-	tier, err := checkTier(in.Tier, BlockBlob)
-	if err != nil {
-		return CopyBlobOutput{}, err
-	}
 	ref, src0 := in.Ref, in.Source.Blob
 	var md5 []byte
 	if in.Sync {
@@ -681,7 +687,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 	}
 	copyID := newUUID()
 	var node *ns.Node
-	err = s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
@@ -703,9 +709,24 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 				return err
 			}
 		}
+		tier, err := checkTier(in.Tier, src.Type)
+		if err != nil {
+			return err
+		}
+		var app *ns.AppendState
 		switch {
-		case src.Type != BlockBlob:
-			return hnsUnsupported()
+		case in.Sync && src.Type != BlockBlob:
+			return azerr.New(azerr.InvalidSourceBlobType)
+		case src.Type == PageBlob:
+			return azerr.New(azerr.BlobTypeNotSupported)
+		case src.Type == AppendBlob:
+			app = &ns.AppendState{Blocks: src.Appends, Sealed: src.Sealed}
+		}
+		replace := PathOnline
+		if !in.Sync {
+			replace = keepBlobType(app != nil)
+		}
+		switch {
 		case src.Tier == tierArchive:
 			return azerr.New(azerr.BlobArchived)
 		case in.Sync && src.Size > maxCopyFromURL:
@@ -731,14 +752,11 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		}
 		co, err := hns.Create(tx, blobFS(ref), ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
 			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
-			Tier: tier, Replace: PathOnline, Tags: tags, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
+			Tier: tier, Replace: replace, Append: app, Tags: tags, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
 		if err != nil {
 			return blobErr(err)
 		}
-		if err := checkNodeTags(in.Access.IfTags, co.Replaced, ref.Container); err != nil {
-			return err
-		}
-		if err := s.KeepSnapshots(tx, blobFS(ref), ref.Blob, in.Caller, co); err != nil {
+		if err := s.keepReplaced(tx, ref, in.Access.IfTags, in.Caller, co); err != nil {
 			return err
 		}
 		node = co.Node
@@ -809,6 +827,10 @@ func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlob
 			}
 			if err := lease.CheckWrite(n.Lease, in.LeaseID, lease.Blob, now); err != nil {
 				return err
+			}
+			if n.Append != nil {
+				// Tiers are for block blobs, as on a flat account.
+				return azerr.New(azerr.AccessTierNotSupportedForBlobType)
 			}
 			out.Rehydrating = rehydrates(n.Tier, tier)
 			changed := now

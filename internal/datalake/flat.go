@@ -77,7 +77,15 @@ func (s *Service) createPathFlat(w http.ResponseWriter, r *req) error {
 	if dir {
 		md[folderMeta] = "true"
 	}
-	out, err := s.blob.PutBlob(r.Context(), blob.PutBlobInput{Call: r.call(), Ref: r.blobRef(r.path), Type: blob.BlockBlob,
+	typ := blob.BlockBlob
+	if bt := r.q.Get("blobtype"); bt != "" {
+		// An append blob file, as on a hierarchical account (createPath).
+		if dir || !strings.EqualFold(bt, "appendblob") {
+			return azerr.InvalidQuery("blobtype", bt)
+		}
+		typ = blob.AppendBlob
+	}
+	out, err := s.blob.PutBlob(r.Context(), blob.PutBlobInput{Call: r.call(), Ref: r.blobRef(r.path), Type: typ,
 		Access: blob.Access{Cond: c}, NewBlob: blob.NewBlob{Metadata: md, HTTPHeaders: blob.HTTPHeaders{ContentType: props.Type,
 			ContentEncoding: props.Encoding, ContentLanguage: props.Language, ContentDisposition: props.Disposition,
 			CacheControl: props.CacheCtl, ContentMD5: props.MD5}}})

@@ -22,12 +22,21 @@ import (
 // create the folder as needed") creates a file's parent directory before
 // its ancestors, in parallel, relying on it.
 // A file is created empty: its content comes with Path Update's append and
-// flush.
+// flush. blobtype=appendblob makes the file an append blob (what Hadoop's
+// ABFS driver sends for its append blob files, AbfsClient.createPath;
+// see internal/blob/hns_append.go).
 func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	if !s.hier(r.Account) {
 		return s.createPathFlat(w, r)
 	}
 	dir := r.q.Get("resource") == "directory"
+	var appendBlob *ns.AppendState
+	if bt := r.q.Get("blobtype"); bt != "" {
+		if dir || !strings.EqualFold(bt, "appendblob") {
+			return azerr.InvalidQuery("blobtype", bt)
+		}
+		appendBlob = &ns.AppendState{}
+	}
 	md, err := parseProperties(r.Header.Get(hProperties))
 	if err != nil {
 		return err
@@ -66,7 +75,7 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	}
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
 		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Acquire: acquire, Caller: caller,
-		MakeParents: true, Replace: blob.PathOnline}
+		MakeParents: true, Replace: blob.PathOnline, Append: appendBlob}
 	var out *ns.CreateOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
 		if out, err = s.ns.Create(tx, r.fsOf(), in); err != nil || s.blob == nil {

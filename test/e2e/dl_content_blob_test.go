@@ -211,8 +211,7 @@ func TestDLContentBlobInterop(t *testing.T) {
 
 // TestDLContentBlobOnlyFeatures: Blob features a hierarchical account
 // does not carry answer as Azure did there: page blobs are 400
-// BlobTypeNotSupported, append blobs 409
-// FeatureNotYetSupportedForHierarchicalNamespaceAccounts; a lease id
+// BlobTypeNotSupported (append blobs are served: dl_append_test.go); a lease id
 // where there is no lease is 412 LeaseNotPresentWithBlobOperation. Copy
 // Blob onto a path works and creates its parents.
 func TestDLContentBlobOnlyFeatures(t *testing.T) {
@@ -221,8 +220,6 @@ func TestDLContentBlobOnlyFeatures(t *testing.T) {
 	bc := client(t, e.app.BlobURL, app.DevKey).ServiceClient().NewContainerClient("only")
 	_, err := bc.NewPageBlobClient("p").Create(e.ctx, 512, nil)
 	wantRaw(t, err, http.StatusBadRequest, "BlobTypeNotSupported")
-	_, err = bc.NewAppendBlobClient("a").Create(e.ctx, nil)
-	wantRaw(t, err, http.StatusConflict, "FeatureNotYetSupportedForHierarchicalNamespaceAccounts")
 	_, err = bc.NewBlockBlobClient("b").Upload(e.ctx, body([]byte("x")), nil)
 	must(t, err)
 	_, err = bc.NewBlockBlobClient("b").SetMetadata(e.ctx, nil, &blob.SetMetadataOptions{AccessConditions: &blob.AccessConditions{

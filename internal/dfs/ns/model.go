@@ -130,6 +130,19 @@ type Node struct {
 	// Tags are a file's blob index tags (Set Blob Tags, x-ms-tags on the
 	// Blob view's writes), indexed for Find Blobs by Tags (tags.go).
 	Tags map[string]string `json:"tg,omitempty"`
+	// Append is a file's append blob state when the Blob API made it an
+	// append blob (Put Blob with x-ms-blob-type: AppendBlob, a copy of
+	// one); nil for every other file, which the Blob API shows as a
+	// block blob. It is the one record of the file's blob type.
+	Append *AppendState `json:"ap,omitempty"`
+}
+
+// AppendState is what an append blob file has besides its content: the
+// number of blocks appended (x-ms-blob-committed-block-count) and
+// whether it is sealed (x-ms-blob-sealed). The namespace only keeps it.
+type AppendState struct {
+	Blocks int  `json:"n,omitempty"`
+	Sealed bool `json:"s,omitempty"`
 }
 
 // Access returns n's ACL.

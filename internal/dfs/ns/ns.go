@@ -254,6 +254,9 @@ type CreateInput struct {
 	// Tags are a new file's blob index tags (x-ms-tags); a replaced
 	// file's tags go with it.
 	Tags map[string]string
+	// Append makes a new file an append blob with this state (Put Blob
+	// of an append blob, Copy Blob of one); nil: a block blob.
+	Append *AppendState
 }
 
 // CreateOutput is the created (or replaced) node. Replaced is the file
@@ -397,6 +400,10 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 		if len(in.Tags) > 0 {
 			n.Tags = maps.Clone(in.Tags)
 		}
+		if in.Append != nil {
+			a := *in.Append
+			n.Append = &a
+		}
 	}
 	if existing != nil {
 		// An overwrite keeps an active lease, as Put Blob does.
@@ -489,6 +496,9 @@ type SetInput struct {
 	Group       *string
 	ACL         *acl.ACL
 	Permissions *acl.Mode
+	// Append replaces an append blob file's state (Append Block, Seal),
+	// with Content for an append.
+	Append *AppendState
 	// LeaseID is x-ms-lease-id (see checkLease).
 	LeaseID string
 	Caller  Caller
@@ -530,7 +540,7 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 		return nil, err
 	}
 	c := in.Caller
-	if in.Metadata != nil || in.Props != nil || in.Content != nil || in.Expiry != nil {
+	if in.Metadata != nil || in.Props != nil || in.Content != nil || in.Expiry != nil || in.Append != nil {
 		if !allows(c, &n, acl.Write) {
 			return nil, ErrPermissionMismatch
 		}
@@ -582,7 +592,18 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 			}
 		}
 		n.Size, n.Ref = in.Content.Size, bytes.Clone(in.Content.Ref)
-		n.Copy = nil
+		if in.Append == nil {
+			// A new content; an append (with Append) keeps the copy
+			// state, as Append Block keeps a flat blob's.
+			n.Copy = nil
+		}
+	}
+	if in.Append != nil {
+		if n.Dir || n.Append == nil {
+			return nil, ErrPathConflict
+		}
+		a := *in.Append
+		n.Append = &a
 	}
 	n.Lease = lease.OnWrite(n.Lease, now)
 	n.ETag, n.Modified = newETag(now), now

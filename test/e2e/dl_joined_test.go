@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+)
+
+// TestDLJoinedWrites: the writes that create a file through the Blob
+// API of a hierarchical account treat index tags and snapshots alike,
+// whether they make a block blob, an append blob or read a source URL:
+// Put Blob of an append blob and Put Blob From URL take x-ms-tags (or
+// the source's, with x-ms-copy-source-tag-option: COPY), are found by
+// tags, honour x-ms-if-tags on the file they replace, and keep that
+// file's snapshots.
+func TestDLJoinedWrites(t *testing.T) {
+	e := startDL(t, true)
+	e.mkfs("joined")
+	cli := dlTagsClient(t, e)
+	bc := cli.ServiceClient().NewContainerClient("joined")
+
+	// An append blob file with tags.
+	ab := bc.NewAppendBlobClient("logs/app.log")
+	_, err := ab.Create(e.ctx, &appendblob.CreateOptions{Tags: map[string]string{"kind": "log"}})
+	must(t, err)
+	_, err = ab.AppendBlock(e.ctx, bxBody([]byte("line 1\n")), nil)
+	must(t, err)
+	if got := dlTags(t, e, bc.NewBlockBlobClient("logs/app.log")); got != "kind=log" {
+		t.Fatalf("tags of the append blob file: %q", got)
+	}
+
+	// Put Blob From URL with the source's tags, then with its own.
+	src := bc.NewBlockBlobClient("src/data.bin")
+	_, err = src.Upload(e.ctx, bxBody([]byte("source bytes")), &blockblob.UploadOptions{Tags: map[string]string{"kind": "src"}})
+	must(t, err)
+	dst := bc.NewBlockBlobClient("copies/a/data.bin")
+	_, err = dst.UploadBlobFromURL(e.ctx, src.URL(), &blockblob.UploadBlobFromURLOptions{CopySourceTags: to.Ptr(blockblob.BlobCopySourceTagsCopy)})
+	must(t, err)
+	if got := dlTags(t, e, dst); got != "kind=src" {
+		t.Fatalf("tags copied from the source: %q", got)
+	}
+	found := dlFind(t, e, cli.ServiceClient(), nil, `"kind"='log'`, 0)
+	if len(found) != 1 || found[0] != "joined/logs/app.log[kind=log]" {
+		t.Fatalf("find kind=log: %v", found)
+	}
+
+	// A snapshot of the copy survives Put Blob From URL over it, which
+	// is refused while x-ms-if-tags does not hold.
+	snap, err := dst.CreateSnapshot(e.ctx, nil)
+	must(t, err)
+	_, err = dst.UploadBlobFromURL(e.ctx, ab.URL(), &blockblob.UploadBlobFromURLOptions{Tags: map[string]string{"kind": "new"},
+		AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfTags: to.Ptr(`"kind"='other'`)}}})
+	wantCode(t, err, http.StatusPreconditionFailed, bloberror.ConditionNotMet)
+	_, err = dst.UploadBlobFromURL(e.ctx, src.URL(), &blockblob.UploadBlobFromURLOptions{Tags: map[string]string{"kind": "new"},
+		AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfTags: to.Ptr(`"kind"='src'`)}}})
+	must(t, err)
+	if got := dlTags(t, e, dst); got != "kind=new" {
+		t.Fatalf("tags after the replacing Put Blob From URL: %q", got)
+	}
+	sc, err := dst.WithSnapshot(*snap.Snapshot)
+	must(t, err)
+	if got := readBlob(t, e.ctx, sc.BlobClient()); string(got) != "source bytes" {
+		t.Fatalf("snapshot after the overwrite: %q", got)
+	}
+
+	// Put Blob of an append blob over a file keeps its snapshots too.
+	asnap, err := ab.CreateSnapshot(e.ctx, nil)
+	must(t, err)
+	_, err = ab.Create(e.ctx, nil)
+	must(t, err)
+	asc, err := ab.WithSnapshot(*asnap.Snapshot)
+	must(t, err)
+	if got := readBlob(t, e.ctx, asc.BlobClient()); string(got) != "line 1\n" {
+		t.Fatalf("append file snapshot after Put Blob over it: %q", got)
+	}
+	if got := readBlob(t, e.ctx, ab.BlobClient()); len(got) != 0 {
+		t.Fatalf("re-created append file: %q", got)
+	}
+	if got := dlTags(t, e, bc.NewBlockBlobClient("logs/app.log")); got != "" {
+		t.Fatalf("tags after a Put Blob without x-ms-tags: %q", got)
+	}
+}
