@@ -239,6 +239,9 @@ type DeleteInput struct {
 	// soft delete on: the account's retention days) instead of handing
 	// it to the collector at once.
 	Retain time.Duration
+	// DeletionID, when not nil, receives the deletion id of a retained
+	// path (what Path - Delete answers in x-ms-deletion-id).
+	DeletionID *string
 }
 
 // Delete removes a file or directory. A non-empty directory needs
@@ -301,7 +304,11 @@ func (s *Namespace) Delete(tx kv.Tx, fs FS, in DeleteInput) (*Node, error) {
 		return nil, err
 	}
 	if in.Retain > 0 {
-		return at.node, s.softDelete(tx, fs, strings.Join(parts, "/"), at.node, s.now(), in.Retain)
+		id, err := s.softDelete(tx, fs, strings.Join(parts, "/"), at.node, s.now(), in.Retain)
+		if err == nil && in.DeletionID != nil {
+			*in.DeletionID = id
+		}
+		return at.node, err
 	}
 	return at.node, kv.PutJSON(tx, garbageKey(fs.Account, at.node.ID), garbage{Dir: at.node.Dir, Ref: at.node.Ref})
 }
