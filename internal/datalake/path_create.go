@@ -78,9 +78,9 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	setETag(h, out.Node.ETag, out.Node.Modified)
 	h.Set("Content-Length", "0")
-	if !dir {
-		h.Set("x-ms-request-server-encrypted", "true")
-	}
+	// For a directory too (azure-sdk-for-python's recorded
+	// test_directory.py test_rename_from, x-ms-version 2021-08-06).
+	h.Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }

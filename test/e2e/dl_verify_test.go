@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/datalakeerror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/filesystem"
+)
+
+// The answers of the dfs endpoint that the REST reference leaves open,
+// checked against what Azure answered in the SDKs' recorded tests (each
+// named where it is used).
+
+// TestDLListFileItself: List Paths whose directory is a file lists that
+// file alone, recursively or not, as Azure answers: Hadoop ABFS's
+// ITestAzureBlobFileSystemListStatus.testListFileVsListDir and
+// testListFileVsListDir2, which run against the service, list a file
+// with one List Paths call (AzureBlobFileSystemStore.listStatus) and get
+// the file back.
+func TestDLListFileItself(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("listfile")
+	f := fs.NewFileClient("a/b/f")
+	_, err := f.Create(e.ctx, nil)
+	must(t, err)
+	data := []byte("twelve bytes")
+	must(t, f.UploadBuffer(e.ctx, data, nil))
+	for _, recursive := range []bool{false, true} {
+		page, err := fs.NewListPathsPager(recursive, &filesystem.ListPathsOptions{Prefix: to.Ptr("a/b/f")}).NextPage(e.ctx)
+		must(t, err)
+		if len(page.Paths) != 1 || *page.Paths[0].Name != "a/b/f" || (page.Paths[0].IsDirectory != nil && *page.Paths[0].IsDirectory) ||
+			*page.Paths[0].ContentLength != int64(len(data)) || page.Continuation != nil {
+			t.Fatalf("listing the file (recursive %v): %+v", recursive, page.Paths)
+		}
+	}
+	// A path that does not exist, or under a file, is still 404.
+	for _, p := range []string{"a/missing", "a/b/f/g"} {
+		_, err = fs.NewListPathsPager(false, &filesystem.ListPathsOptions{Prefix: to.Ptr(p)}).NextPage(e.ctx)
+		wantDL(t, err, 404, string(datalakeerror.PathNotFound))
+	}
+}
+
+// TestDLRecordedResponseHeaders: x-ms-request-server-encrypted on Path
+// Create of a directory (azure-sdk-for-python's recorded
+// test_directory.py test_rename_from) and "false" on a flush, which has
+// no content (azure-sdk-for-js's recording "append with acquire lease");
+// a rename answers the moved item's unchanged ETag and Last-Modified,
+// and the item keeps them (test_rename_from again, and
+// azure-sdk-for-net's recorded DirectoryClientTests.RenameAsync).
+func TestDLRecordedResponseHeaders(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("headers")
+	dr, err := fs.NewDirectoryClient("d").Create(e.ctx, nil)
+	must(t, err)
+	if dr.IsServerEncrypted == nil || !*dr.IsServerEncrypted {
+		t.Fatalf("directory create: x-ms-request-server-encrypted %v", dr.IsServerEncrypted)
+	}
+	f := fs.NewFileClient("f")
+	fr, err := f.Create(e.ctx, nil)
+	must(t, err)
+	if fr.IsServerEncrypted == nil || !*fr.IsServerEncrypted {
+		t.Fatalf("file create: x-ms-request-server-encrypted %v", fr.IsServerEncrypted)
+	}
+	data := []byte("Hello World")
+	ar, err := f.AppendData(e.ctx, 0, body(data), nil)
+	must(t, err)
+	if ar.IsServerEncrypted == nil || !*ar.IsServerEncrypted {
+		t.Fatalf("append: x-ms-request-server-encrypted %v", ar.IsServerEncrypted)
+	}
+	flr, err := f.FlushData(e.ctx, int64(len(data)), nil)
+	must(t, err)
+	if flr.IsServerEncrypted == nil || *flr.IsServerEncrypted {
+		t.Fatalf("flush: x-ms-request-server-encrypted %v", flr.IsServerEncrypted)
+	}
+
+	e.clock.Advance(3 * time.Second)
+	resp, out := e.raw(http.MethodPut, "/headers/moved?mode=legacy", map[string]string{"x-ms-rename-source": "/headers/d"}, nil)
+	if resp.StatusCode != http.StatusCreated || resp.Header.Get("ETag") != string(*dr.ETag) || resp.Header.Get("Last-Modified") != dr.LastModified.UTC().Format(http.TimeFormat) {
+		t.Fatalf("rename: %d %s %v, created with %s %v", resp.StatusCode, out, resp.Header, *dr.ETag, dr.LastModified)
+	}
+	p, err := fs.NewDirectoryClient("moved").GetProperties(e.ctx, nil)
+	must(t, err)
+	if *p.ETag != *dr.ETag || !p.LastModified.Equal(*dr.LastModified) {
+		t.Fatalf("moved directory: %s %v, created with %s %v", *p.ETag, p.LastModified, *dr.ETag, dr.LastModified)
+	}
+}
+
+// TestDLRecordedLeaseAnswers: the lease answers of the dfs endpoint the
+// recordings show. A lease id where the path has no lease is 412
+// LeaseNotPresent, "There is currently no lease on the resource.", on a
+// flush (azure-sdk-for-net's recorded
+// FileClientTests.FlushDataAsync_ConditionsFail), on a rename's
+// destination (DirectoryClientTests.RenameAsync_DestinationConditionsFail)
+// and on its source (RenameAsync_SourceConditionsFail); a write without
+// the lease id of a leased file is 412 LeaseIdMissing, "There is
+// currently a lease on the resource and no lease ID was specified in the
+// request." (azure-sdk-for-js's recording "append with acquire lease"),
+// and goes through with it.
+func TestDLRecordedLeaseAnswers(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("leaseanswers")
+	wantBody := func(resp *http.Response, out []byte, status int, code, msg string) {
+		t.Helper()
+		c, m := dfsError(t, out)
+		if resp.StatusCode != status || resp.Header.Get("x-ms-error-code") != code || c != code || !strings.HasPrefix(m, msg) {
+			t.Fatalf("want %d %s %q, got %d %s %q", status, code, msg, resp.StatusCode, c, m)
+		}
+	}
+	const notPresent = "There is currently no lease on the resource."
+	const missing = "There is currently a lease on the resource and no lease ID was specified in the request."
+	f := fs.NewFileClient("f")
+	_, err := f.Create(e.ctx, nil)
+	must(t, err)
+	_, err = f.AppendData(e.ctx, 0, body(make([]byte, 1024)), nil)
+	must(t, err)
+	resp, out := e.raw(http.MethodPatch, "/leaseanswers/f?action=flush&position=1024", map[string]string{"x-ms-lease-id": leaseB}, nil)
+	wantBody(resp, out, 412, "LeaseNotPresent", notPresent)
+
+	for _, d := range []string{"src", "dst"} {
+		_, err = fs.NewDirectoryClient(d).Create(e.ctx, nil)
+		must(t, err)
+	}
+	resp, out = e.raw(http.MethodPut, "/leaseanswers/dst?mode=legacy", map[string]string{"x-ms-rename-source": "/leaseanswers/src", "x-ms-lease-id": leaseB}, nil)
+	wantBody(resp, out, 412, "LeaseNotPresent", notPresent)
+	resp, out = e.raw(http.MethodPut, "/leaseanswers/dst?mode=legacy", map[string]string{"x-ms-rename-source": "/leaseanswers/src", "x-ms-source-lease-id": leaseB}, nil)
+	wantBody(resp, out, 412, "LeaseNotPresent", notPresent)
+
+	g := fs.NewFileClient("g")
+	_, err = g.Create(e.ctx, nil)
+	must(t, err)
+	hello := []byte("HelloWorld")
+	_, err = g.AppendData(e.ctx, 0, body(hello), &file.AppendDataOptions{LeaseAction: to.Ptr(file.LeaseActionAcquire), ProposedLeaseID: to.Ptr(leaseA), LeaseDuration: to.Ptr(int64(15))})
+	must(t, err)
+	resp, out = e.raw(http.MethodPatch, "/leaseanswers/g?action=append&position=10&flush=true", nil, hello)
+	wantBody(resp, out, 412, "LeaseIdMissing", missing)
+	resp, out = e.raw(http.MethodPatch, "/leaseanswers/g?action=append&position=10&flush=true", map[string]string{"x-ms-lease-id": leaseA}, hello)
+	if resp.StatusCode != http.StatusAccepted || resp.Header.Get("ETag") == "" {
+		t.Fatalf("append and flush with the lease: %d %s %v", resp.StatusCode, out, resp.Header)
+	}
+}
