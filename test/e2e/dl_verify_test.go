@@ -143,3 +143,46 @@ func TestDLRecordedLeaseAnswers(t *testing.T) {
 		t.Fatalf("append and flush with the lease: %d %s %v", resp.StatusCode, out, resp.Header)
 	}
 }
+
+// TestDLRecordedAppendAnswers: what azure-sdk-for-net's recorded
+// FileClientTests expect of append and flush. An empty append is 400
+// InvalidHeaderValue with the standard message and the JSON body's
+// "detail" naming Content-Length = 0 (AppendDataAsync_EmptyStream); a flush at 0 after an append at 1024 of
+// an empty file succeeds, committing nothing (FlushDataAsync); the same
+// flush twice with close succeeds (FlushDataAsync_CloseTwice); append
+// and flush of a path that does not exist are 404 PathNotFound
+// (AppendDataAsync_Error, FlushDataAsync_Error).
+func TestDLRecordedAppendAnswers(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("appends")
+	f := fs.NewFileClient("f")
+	_, err := f.Create(e.ctx, nil)
+	must(t, err)
+	resp, out := e.raw(http.MethodPatch, "/appends/f?action=append&position=0", map[string]string{"Content-Length": "0"}, nil)
+	code, msg := dfsError(t, out)
+	if resp.StatusCode != http.StatusBadRequest || code != "InvalidHeaderValue" || !strings.HasPrefix(msg, "The value for one of the HTTP headers is not in the correct format.") ||
+		!strings.Contains(string(out), `"detail":{"HeaderName":"Content-Length","HeaderValue":"0"}`) {
+		t.Fatalf("empty append: %d %s", resp.StatusCode, out)
+	}
+	_, err = f.AppendData(e.ctx, 1024, body(make([]byte, 1024)), nil)
+	must(t, err)
+	_, err = f.FlushData(e.ctx, 0, nil)
+	must(t, err)
+	p, err := f.GetProperties(e.ctx, nil)
+	must(t, err)
+	if *p.ContentLength != 0 {
+		t.Fatalf("length after flush at 0: %d", *p.ContentLength)
+	}
+	data := []byte("closed twice")
+	_, err = f.AppendData(e.ctx, 0, body(data), nil)
+	must(t, err)
+	for i := 0; i < 2; i++ {
+		_, err = f.FlushData(e.ctx, int64(len(data)), &file.FlushDataOptions{Close: to.Ptr(true)})
+		must(t, err)
+	}
+	missing := fs.NewFileClient("missing")
+	_, err = missing.AppendData(e.ctx, 0, body(data), nil)
+	wantDL(t, err, 404, string(datalakeerror.PathNotFound))
+	_, err = missing.FlushData(e.ctx, 0, nil)
+	wantDL(t, err, 404, string(datalakeerror.PathNotFound))
+}
