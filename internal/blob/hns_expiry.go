@@ -78,7 +78,11 @@ func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (Set
 		default:
 			return azerr.InvalidHeader("x-ms-expiry-option", string(in.Option))
 		}
-		node, err := hns.Set(tx, blobFS(in.Ref), ns.SetInput{Path: in.Ref.Blob, Expiry: &at, LeaseID: in.LeaseID, Caller: in.Caller})
+		// The file's ETag and Last-Modified stay, as on Azure
+		// (azure-sdk-for-js's recording "listPaths - expiryTime
+		// absolute": Set Expiry answers, and List Paths then shows, the
+		// ETag of the flush before it).
+		node, err := hns.Set(tx, blobFS(in.Ref), ns.SetInput{Path: in.Ref.Blob, Expiry: &at, LeaseID: in.LeaseID, Caller: in.Caller, KeepVersion: true})
 		if err != nil {
 			return blobErr(err)
 		}
@@ -131,7 +135,7 @@ func parseExpiry(h http.Header) (SetBlobExpiryInput, error) {
 }
 
 // setBlobExpiry is Set Blob Expiry's REST handler: 200 with the file's
-// new ETag and Last-Modified.
+// ETag and Last-Modified, which the expiry does not change.
 func (s *Service) setBlobExpiry(w http.ResponseWriter, r *req) error {
 	in, err := parseExpiry(r.Header)
 	if err != nil {

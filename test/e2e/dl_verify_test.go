@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +137,14 @@ func TestDLRecordedLeaseAnswers(t *testing.T) {
 	hello := []byte("HelloWorld")
 	_, err = g.AppendData(e.ctx, 0, body(hello), &file.AppendDataOptions{LeaseAction: to.Ptr(file.LeaseActionAcquire), ProposedLeaseID: to.Ptr(leaseA), LeaseDuration: to.Ptr(int64(15))})
 	must(t, err)
+	// The recording's Get Properties of the leased file: leased, locked,
+	// fixed.
+	gp, err := g.GetProperties(e.ctx, nil)
+	must(t, err)
+	if gp.LeaseState == nil || string(*gp.LeaseState) != "leased" || gp.LeaseStatus == nil || string(*gp.LeaseStatus) != "locked" ||
+		gp.LeaseDuration == nil || string(*gp.LeaseDuration) != "fixed" {
+		t.Fatalf("leased file: state %v status %v duration %v", gp.LeaseState, gp.LeaseStatus, gp.LeaseDuration)
+	}
 	resp, out = e.raw(http.MethodPatch, "/leaseanswers/g?action=append&position=10&flush=true", nil, hello)
 	wantBody(resp, out, 412, "LeaseIdMissing", missing)
 	resp, out = e.raw(http.MethodPatch, "/leaseanswers/g?action=append&position=10&flush=true", map[string]string{"x-ms-lease-id": leaseA}, hello)
@@ -185,4 +194,35 @@ func TestDLRecordedAppendAnswers(t *testing.T) {
 	wantDL(t, err, 404, string(datalakeerror.PathNotFound))
 	_, err = missing.FlushData(e.ctx, 0, nil)
 	wantDL(t, err, 404, string(datalakeerror.PathNotFound))
+}
+
+// TestDLSetExpiryKeepsETag: Set Expiry answers the file's unchanged ETag
+// and Last-Modified and leaves them so, as Azure does
+// (azure-sdk-for-js's recording "listPaths - expiryTime absolute": the
+// ETag of the flush comes back from Set Expiry and from List Paths,
+// whose entry carries the expiry time).
+func TestDLSetExpiryKeepsETag(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("expetag")
+	f := fs.NewFileClient("f")
+	_, err := f.Create(e.ctx, nil)
+	must(t, err)
+	data := []byte("Hello, World")
+	_, err = f.AppendData(e.ctx, 0, body(data), nil)
+	must(t, err)
+	fr, err := f.FlushData(e.ctx, int64(len(data)), nil)
+	must(t, err)
+	e.clock.Advance(2 * time.Second)
+	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	sr, err := f.SetExpiry(e.ctx, file.SetExpiryValues{ExpiryType: file.SetExpiryTypeAbsolute, ExpiresOn: at.Format(http.TimeFormat)}, nil)
+	must(t, err)
+	if *sr.ETag != *fr.ETag || !sr.LastModified.Equal(*fr.LastModified) {
+		t.Fatalf("set expiry answered %s %v, the flush %s %v", *sr.ETag, sr.LastModified, *fr.ETag, fr.LastModified)
+	}
+	page, err := fs.NewListPathsPager(false, nil).NextPage(e.ctx)
+	must(t, err)
+	ticks := strconv.FormatInt(at.UnixNano()/100+116444736000000000, 10) // a Windows file time, as List Paths sends it
+	if len(page.Paths) != 1 || *page.Paths[0].ETag != strings.Trim(string(*fr.ETag), `"`) || page.Paths[0].ExpiryTime == nil || *page.Paths[0].ExpiryTime != ticks {
+		t.Fatalf("listing after set expiry: %+v (flush ETag %s, expiry %v)", page.Paths, *fr.ETag, at)
+	}
 }
