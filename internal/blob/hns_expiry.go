@@ -47,7 +47,7 @@ type SetBlobExpiryOutput struct {
 // now, from its creation, absolute, or none. From that time on the file
 // is gone (reads 404, listings leave it out: ns.Node.Expired) and its
 // content goes to the collector when its name is reused. A directory has
-// no expiry (409 PathConflict).
+// no expiry (400 ExpiryNotSupportedForDirectory).
 func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (SetBlobExpiryOutput, error) {
 	hns := s.nsOf(in.Ref.Account)
 	if hns == nil {
@@ -64,7 +64,11 @@ func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (Set
 			return blobErr(err)
 		}
 		if n.Dir {
-			return blobErr(ns.ErrPathConflict)
+			// Azure's answer to a directory created with an expiry
+			// (azure-sdk-for-js's recording "DataLakeDirectoryClient
+			// create with absolute expiry"), whose message names Set
+			// Expiry.
+			return azerr.New(azerr.ExpiryNotSupportedForDirectory)
 		}
 		var at time.Time
 		switch in.Option {

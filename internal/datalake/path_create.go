@@ -49,7 +49,7 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	if hasExpiry && dir {
-		return azerr.Newf(azerr.InvalidHeaderValue, "Expiry is supported for files only.").With("HeaderName", "x-ms-expiry-option").With("HeaderValue", r.Header.Get("x-ms-expiry-option"))
+		return azerr.New(azerr.ExpiryNotSupportedForDirectory)
 	}
 	owner, group := r.Header.Get("x-ms-owner"), r.Header.Get("x-ms-group")
 	caller := r.caller()

@@ -39,6 +39,11 @@ func TestDLListFileItself(t *testing.T) {
 			t.Fatalf("listing the file (recursive %v): %+v", recursive, page.Paths)
 		}
 	}
+	// Path Delete of a path whose parent does not exist: 404 PathNotFound
+	// (azure-sdk-for-js's recording "DataLakePathClient deleteIfExists
+	// when parent not exists").
+	_, err = fs.NewFileClient("nodir/f").Delete(e.ctx, nil)
+	wantDL(t, err, 404, string(datalakeerror.PathNotFound))
 	// A path that does not exist, or under a file, is still 404.
 	for _, p := range []string{"a/missing", "a/b/f/g"} {
 		_, err = fs.NewListPathsPager(false, &filesystem.ListPathsOptions{Prefix: to.Ptr(p)}).NextPage(e.ctx)
