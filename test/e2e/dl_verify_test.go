@@ -231,3 +231,38 @@ func TestDLSetExpiryKeepsETag(t *testing.T) {
 		t.Fatalf("listing after set expiry: %+v (flush ETag %s, expiry %v)", page.Paths, *fr.ETag, at)
 	}
 }
+
+// TestDLSetAccessControlKeepsETag: setAccessControl answers 200 with the
+// path's unchanged ETag and Last-Modified and x-ms-namespace-enabled:
+// true (azure-sdk-for-python's recorded test_directory.py
+// test_set_access_control, azure-sdk-for-net's recorded
+// DirectoryClientTests.SetPermissionsAsync); setAccessControlRecursive,
+// the same change on every path, keeps them too.
+func TestDLSetAccessControlKeepsETag(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("acletag")
+	dr, err := fs.NewDirectoryClient("d").Create(e.ctx, nil)
+	must(t, err)
+	fr, err := fs.NewFileClient("d/f").Create(e.ctx, nil)
+	must(t, err)
+	e.clock.Advance(2 * time.Second)
+	resp, out := e.raw(http.MethodPatch, "/acletag/d?action=setAccessControl", map[string]string{"x-ms-permissions": "0777"}, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") != string(*dr.ETag) ||
+		resp.Header.Get("Last-Modified") != dr.LastModified.UTC().Format(http.TimeFormat) || resp.Header.Get("x-ms-namespace-enabled") != "true" {
+		t.Fatalf("setAccessControl: %d %s %v (created %s)", resp.StatusCode, out, resp.Header, *dr.ETag)
+	}
+	_, err = fs.NewDirectoryClient("d").SetAccessControlRecursive(e.ctx, "user::rwx,group::r-x,other::---", nil)
+	must(t, err)
+	for p, want := range map[string]string{"d": string(*dr.ETag), "d/f": string(*fr.ETag)} {
+		props, err := fs.NewFileClient(p).GetProperties(e.ctx, nil)
+		must(t, err)
+		if string(*props.ETag) != want {
+			t.Fatalf("%s after the ACL changes: ETag %s, created %s", p, *props.ETag, want)
+		}
+	}
+	ac, err := fs.NewFileClient("d/f").GetAccessControl(e.ctx, nil)
+	must(t, err)
+	if *ac.ACL != "user::rwx,group::r-x,other::---" {
+		t.Fatalf("d/f ACL %s", *ac.ACL)
+	}
+}

@@ -467,8 +467,9 @@ type SetInput struct {
 	// LeaseID is x-ms-lease-id (see checkLease).
 	LeaseID string
 	Caller  Caller
-	// KeepVersion keeps the item's ETag and last-modified time (Set Blob
-	// Expiry, which Azure answers with the file's unchanged ETag).
+	// KeepVersion keeps the item's ETag and last-modified time: Azure
+	// answers Set Blob Expiry and setAccessControl with the item's
+	// unchanged ETag.
 	KeepVersion bool
 }
 
