@@ -22,7 +22,8 @@ import (
 // ITestAzureBlobFileSystemListStatus.testListFileVsListDir and
 // testListFileVsListDir2, which run against the service, list a file
 // with one List Paths call (AzureBlobFileSystemStore.listStatus) and get
-// the file back.
+// the file back. A path that does not exist stays 404 PathNotFound, for
+// List Paths and for Path Delete.
 func TestDLListFileItself(t *testing.T) {
 	e := startDL(t, true)
 	fs := e.mkfs("listfile")
@@ -264,5 +265,32 @@ func TestDLSetAccessControlKeepsETag(t *testing.T) {
 	must(t, err)
 	if *ac.ACL != "user::rwx,group::r-x,other::---" {
 		t.Fatalf("d/f ACL %s", *ac.ACL)
+	}
+}
+
+// TestDLRecordedCreateConditions: Path Create of an existing directory
+// with unmet conditions is 412 ConditionNotMet — If-Match another ETag,
+// If-None-Match its ETag, If-Unmodified-Since before its change — and
+// with a lease id where it has no lease 412 LeaseNotPresent
+// (azure-sdk-for-net's recorded DirectoryClientTests.CreateAsync_ConditionsFail).
+func TestDLRecordedCreateConditions(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("createcond")
+	dr, err := fs.NewDirectoryClient("d").Create(e.ctx, nil)
+	must(t, err)
+	past := dr.LastModified.Add(-24 * time.Hour).UTC().Format(http.TimeFormat)
+	for _, h := range []map[string]string{
+		{"If-Match": `"garbage"`},
+		{"If-None-Match": string(*dr.ETag)},
+		{"If-Unmodified-Since": past},
+	} {
+		resp, out := e.raw(http.MethodPut, "/createcond/d?resource=directory", h, nil)
+		if code, _ := dfsError(t, out); resp.StatusCode != http.StatusPreconditionFailed || code != "ConditionNotMet" {
+			t.Fatalf("create with %v: %d %s", h, resp.StatusCode, out)
+		}
+	}
+	resp, out := e.raw(http.MethodPut, "/createcond/d?resource=directory", map[string]string{"x-ms-lease-id": leaseB}, nil)
+	if code, _ := dfsError(t, out); resp.StatusCode != http.StatusPreconditionFailed || code != "LeaseNotPresent" {
+		t.Fatalf("create with a lease id: %d %s", resp.StatusCode, out)
 	}
 }
