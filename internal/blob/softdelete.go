@@ -287,8 +287,8 @@ func deletePermanently(tx kv.Tx, ref BlobRef, now time.Time, pol retention, chec
 // records keep their ETag and Last-Modified and come back unleased.
 //
 // With x-ms-undelete-source ("?deletionid={id}") on a hierarchical
-// account it is Path Undelete of that soft-deleted path (UndeletePath),
-// answering x-ms-resource-type.
+// account it is Path Undelete of that soft-deleted path (undeletePath in
+// hns_undelete.go).
 func (s *Service) undeleteBlob(w http.ResponseWriter, r *req) error {
 	if src := r.Header.Get("x-ms-undelete-source"); src != "" && s.nsOf(r.Account) != nil {
 		return s.undeletePath(w, r, src)
