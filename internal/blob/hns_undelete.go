@@ -10,8 +10,8 @@ import (
 
 // undeletePath is Path - Undelete on a hierarchical account: PUT
 // ?comp=undelete with x-ms-undelete-source "?deletionid={id}", which
-// the datalake SDKs (JavaScript, Python, .NET, Java, C++) all send to
-// the path's Blob URL, so the Blob service answers it on either port,
+// the datalake SDKs (JavaScript, Python, .NET, C++) send to the path's
+// Blob URL, so the Blob service answers it on either port,
 // with the Blob API's errors: azure-sdk-for-net's recorded
 // FileSystemClientTests.UndeletePathAsync_Error is 404 ContainerNotFound
 // in XML from the Blob endpoint, and azure-sdk-for-js's recording
