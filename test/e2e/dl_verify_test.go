@@ -294,3 +294,30 @@ func TestDLRecordedCreateConditions(t *testing.T) {
 		t.Fatalf("create with a lease id: %d %s", resp.StatusCode, out)
 	}
 }
+
+// TestDLRecordedAutoRenew: azure-sdk-for-js's recording "append with
+// autorenew lease": a file created with a 15-second lease, the lease
+// left to expire, an append naming it with x-ms-lease-action auto-renew
+// succeeds and the lease holds again, so an append and flush without
+// the id is 412 LeaseIdMissing.
+func TestDLRecordedAutoRenew(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("autorenew")
+	f := fs.NewFileClient("f")
+	_, err := f.Create(e.ctx, &file.CreateOptions{ProposedLeaseID: to.Ptr(leaseA), LeaseDuration: to.Ptr(int64(15))})
+	must(t, err)
+	gp, err := f.GetProperties(e.ctx, nil)
+	must(t, err)
+	if string(*gp.LeaseState) != "leased" || string(*gp.LeaseDuration) != "fixed" || string(*gp.LeaseStatus) != "locked" {
+		t.Fatalf("created leased: %v %v %v", *gp.LeaseState, *gp.LeaseDuration, *gp.LeaseStatus)
+	}
+	e.clock.Advance(16 * time.Second)
+	hello := []byte("HelloWorld")
+	_, err = f.AppendData(e.ctx, 0, body(hello), &file.AppendDataOptions{LeaseAccessConditions: &file.LeaseAccessConditions{LeaseID: to.Ptr(leaseA)},
+		LeaseAction: to.Ptr(file.LeaseActionRenew), LeaseDuration: to.Ptr(int64(15))})
+	must(t, err)
+	resp, out := e.raw(http.MethodPatch, "/autorenew/f?action=append&position=10&flush=true", nil, hello)
+	if code, _ := dfsError(t, out); resp.StatusCode != http.StatusPreconditionFailed || code != "LeaseIdMissing" {
+		t.Fatalf("append without the renewed lease: %d %s", resp.StatusCode, out)
+	}
+}
