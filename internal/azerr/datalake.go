@@ -35,6 +35,11 @@ const (
 	// SetAccessControlAsync_Error and SetPermissionsAsync_Error).
 	InvalidAccessControlList = "InvaldAccessControlList"
 	InvalidPermission        = "InvalidPermission"
+	// ExpiryNotSupportedForDirectory is the dfs endpoint's 400 to Path
+	// Create of a directory with x-ms-expiry-option
+	// (azure-sdk-for-js's recording "DataLakeDirectoryClient create with
+	// absolute expiry": "Set Expiry is not supported for a directory").
+	ExpiryNotSupportedForDirectory = "ExpiryNotSupportedForDirectory"
 )
 
 func init() {
@@ -55,6 +60,7 @@ func init() {
 		HierarchicalNamespaceNotEnabled:        {400, "This operation is only supported on a hierarchical namespace account."},
 		InvalidAccessControlList:               {400, "The access control list value is invalid."},
 		InvalidPermission:                      {400, "The permission value is invalid."},
+		ExpiryNotSupportedForDirectory:         {400, "Set Expiry is not supported for a directory"},
 	} {
 		if _, dup := catalog[code]; dup {
 			panic("azerr: Data Lake code also in the main catalog: " + code)

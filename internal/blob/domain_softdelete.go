@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -18,15 +19,22 @@ type UndeleteBlobInput struct {
 	DeletionID string
 }
 
+// UndeletedPath is what UndeletePath restored.
+type UndeletedPath struct {
+	Dir     bool
+	Created time.Time
+}
+
 // UndeletePath restores the soft-deleted path of ref deleted with
-// deletion id id on a hierarchical account (ns.Undelete: 404 BlobNotFound
-// when that deletion is not retained or the parent is missing, 409
-// PathAlreadyExists when the path exists again) and reports whether it
-// is a directory.
-func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (dir bool, err error) {
+// deletion id id on a hierarchical account (ns.Undelete, through the
+// Blob view's errors: 404 ContainerNotFound, 404 BlobNotFound when that
+// deletion is not retained or the parent is missing, 409
+// BlobAlreadyExists when the path exists again) and reports what it
+// restored.
+func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (out UndeletedPath, err error) {
 	hns := s.nsOf(in.Ref.Account)
 	if hns == nil {
-		return false, azerr.New(azerr.HierarchicalNamespaceNotEnabled)
+		return out, azerr.New(azerr.HierarchicalNamespaceNotEnabled)
 	}
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
 		if _, err := loadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
@@ -36,10 +44,10 @@ func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (dir b
 		if err != nil {
 			return blobErr(err)
 		}
-		dir = n.Dir
+		out = UndeletedPath{Dir: n.Dir, Created: n.Created}
 		return nil
 	})
-	return dir, err
+	return out, err
 }
 
 // UndeleteBlob is Undelete Blob

@@ -321,7 +321,10 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 		return out, azerr.InvalidQuery("position", fmt.Sprint(in.Position))
 	}
 	if in.Length == 0 {
-		return out, azerr.Newf(azerr.InvalidHeaderValue, "Append Data needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
+		// Azure's answer, with its standard message
+		// (azure-sdk-for-net's recorded
+		// FileClientTests.AppendDataAsync_EmptyStream).
+		return out, azerr.InvalidHeader("Content-Length", "0")
 	}
 	body, err := extent.LimitBody(content(in.Body), in.Length, maxAppend)
 	if err != nil {
@@ -334,7 +337,7 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 	tried := false
 	defer func() { st.Finish(ctx, tried, err) }()
 	if st.Size == 0 {
-		return out, azerr.Newf(azerr.InvalidHeaderValue, "Append Data needs a body.").With("HeaderName", "Content-Length").With("HeaderValue", "0")
+		return out, azerr.InvalidHeader("Content-Length", "0")
 	}
 	if err := in.Checksums.verify(st); err != nil {
 		return out, err

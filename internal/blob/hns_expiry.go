@@ -47,7 +47,7 @@ type SetBlobExpiryOutput struct {
 // now, from its creation, absolute, or none. From that time on the file
 // is gone (reads 404, listings leave it out: ns.Node.Expired) and its
 // content goes to the collector when its name is reused. A directory has
-// no expiry (409 PathConflict).
+// no expiry (400 ExpiryNotSupportedForDirectory).
 func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (SetBlobExpiryOutput, error) {
 	hns := s.nsOf(in.Ref.Account)
 	if hns == nil {
@@ -64,7 +64,11 @@ func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (Set
 			return blobErr(err)
 		}
 		if n.Dir {
-			return blobErr(ns.ErrPathConflict)
+			// Azure's answer to a directory created with an expiry
+			// (azure-sdk-for-js's recording "DataLakeDirectoryClient
+			// create with absolute expiry"), whose message names Set
+			// Expiry.
+			return azerr.New(azerr.ExpiryNotSupportedForDirectory)
 		}
 		var at time.Time
 		switch in.Option {
@@ -78,7 +82,11 @@ func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (Set
 		default:
 			return azerr.InvalidHeader("x-ms-expiry-option", string(in.Option))
 		}
-		node, err := hns.Set(tx, blobFS(in.Ref), ns.SetInput{Path: in.Ref.Blob, Expiry: &at, LeaseID: in.LeaseID, Caller: in.Caller})
+		// The file's ETag and Last-Modified stay, as on Azure
+		// (azure-sdk-for-js's recording "listPaths - expiryTime
+		// absolute": Set Expiry answers, and List Paths then shows, the
+		// ETag of the flush before it).
+		node, err := hns.Set(tx, blobFS(in.Ref), ns.SetInput{Path: in.Ref.Blob, Expiry: &at, LeaseID: in.LeaseID, Caller: in.Caller, KeepVersion: true})
 		if err != nil {
 			return blobErr(err)
 		}
@@ -131,7 +139,7 @@ func parseExpiry(h http.Header) (SetBlobExpiryInput, error) {
 }
 
 // setBlobExpiry is Set Blob Expiry's REST handler: 200 with the file's
-// new ETag and Last-Modified.
+// ETag and Last-Modified, which the expiry does not change.
 func (s *Service) setBlobExpiry(w http.ResponseWriter, r *req) error {
 	in, err := parseExpiry(r.Header)
 	if err != nil {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	json "github.com/goccy/go-json"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -289,26 +287,11 @@ func deletePermanently(tx kv.Tx, ref BlobRef, now time.Time, pol retention, chec
 // records keep their ETag and Last-Modified and come back unleased.
 //
 // With x-ms-undelete-source ("?deletionid={id}") on a hierarchical
-// account it is Path Undelete of that soft-deleted path (UndeletePath),
-// answering x-ms-resource-type.
+// account it is Path Undelete of that soft-deleted path (undeletePath in
+// hns_undelete.go).
 func (s *Service) undeleteBlob(w http.ResponseWriter, r *req) error {
 	if src := r.Header.Get("x-ms-undelete-source"); src != "" && s.nsOf(r.Account) != nil {
-		_, query, _ := strings.Cut(src, "?")
-		q, err := url.ParseQuery(query)
-		if err != nil || q.Get("deletionid") == "" {
-			return azerr.InvalidHeader("x-ms-undelete-source", src)
-		}
-		dir, err := s.UndeletePath(r.Context(), UndeleteBlobInput{Call: r.call(), Ref: r.ref(), DeletionID: q.Get("deletionid")})
-		if err != nil {
-			return err
-		}
-		typ := "file"
-		if dir {
-			typ = "directory"
-		}
-		w.Header().Set("x-ms-resource-type", typ)
-		w.WriteHeader(http.StatusOK)
-		return nil
+		return s.undeletePath(w, r, src)
 	}
 	if err := s.UndeleteBlob(r.Context(), UndeleteBlobInput{Call: r.call(), Ref: r.ref()}); err != nil {
 		return err

@@ -19,7 +19,11 @@ import (
 // 400) of the path, or of the filesystem's root when the URL names the
 // filesystem. Owner changes take a superuser, group changes the owner
 // (into a group of its own) and ACL changes the owner, else 403
-// AuthorizationPermissionMismatch.
+// AuthorizationPermissionMismatch. The path keeps its ETag and
+// Last-Modified, which the 200 answers with x-ms-namespace-enabled: true,
+// as Azure does (azure-sdk-for-python's recorded test_directory.py
+// test_set_access_control, azure-sdk-for-net's recorded
+// DirectoryClientTests.SetPermissionsAsync).
 func (s *Service) setAccessControl(w http.ResponseWriter, r *req) error {
 	perm, _, a, err := parseACLHeaders(r.Header)
 	if err != nil {
@@ -32,7 +36,7 @@ func (s *Service) setAccessControl(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := ns.SetInput{Path: r.path, Cond: c, ACL: a, Permissions: perm, Caller: r.caller()}
+	in := ns.SetInput{Path: r.path, Cond: c, ACL: a, Permissions: perm, Caller: r.caller(), KeepVersion: true}
 	if v := r.Header.Get("x-ms-owner"); v != "" {
 		in.Owner = &v
 	}
@@ -48,6 +52,7 @@ func (s *Service) setAccessControl(w http.ResponseWriter, r *req) error {
 		return nsErr(err)
 	}
 	setETag(w.Header(), n.ETag, n.Modified)
+	w.Header().Set("x-ms-namespace-enabled", "true")
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
 	return nil

@@ -77,7 +77,7 @@ func parseBool(r *req, name string, def bool) (bool, error) {
 // recursive=true, the whole subtree, depth first; at most maxResults per
 // page, the next page's token in x-ms-continuation. recursive is
 // required (400 MissingRequiredQueryParameter). A directory that does
-// not exist (or is a file) is 404 PathNotFound. upn=true asks for user
+// not exist is 404 PathNotFound; a file lists as itself (ns.List). upn=true asks for user
 // principal names instead of object ids: this server knows no directory
 // of names, so owners and groups are the ids either way.
 func (s *Service) listPaths(w http.ResponseWriter, r *req) error {

@@ -136,7 +136,10 @@ func (s *Service) flushData(w http.ResponseWriter, r *req) error {
 	}
 	h := w.Header()
 	setETag(h, out.ETag, out.LastModified)
-	h.Set("x-ms-request-server-encrypted", "true")
+	// A flush carries no content to encrypt: Azure answers "false"
+	// (azure-sdk-for-js's recording "append with acquire lease", where
+	// the appends before it answer "true").
+	h.Set("x-ms-request-server-encrypted", "false")
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
 	return nil

@@ -90,9 +90,6 @@ func init() {
 		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("recursive")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete},
 		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("paginated")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete},
 		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("continuation")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete},
-		// Path - Undelete: PUT comp=undelete with x-ms-undelete-source
-		// (Undelete Blob without it stays the Blob service's).
-		{Methods: put, Levels: lPath, Comp: "undelete", Headers: []server.Cond{server.Has("x-ms-undelete-source")}, Name: "undeletePath", Handler: (*Service).undeletePath, SAS: sasCreate, Flags: hier},
 		// Path - Get Properties' actions; on the filesystem URL, of its
 		// root directory.
 		{Methods: head, Levels: fsOrPath, Action: "getStatus", Name: "getPathStatus", Handler: (*Service).getPathStatus, SAS: sasStatus},

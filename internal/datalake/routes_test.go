@@ -63,7 +63,7 @@ func TestIsDFS(t *testing.T) {
 		{"HEAD", "action=getAccessControl", nil, true},
 		{"DELETE", "recursive=true", nil, true},
 		{"POST", "", map[string]string{"x-ms-lease-action": "acquire"}, true},
-		{"PUT", "comp=undelete", map[string]string{"x-ms-undelete-source": "a?deletionid=1"}, true},
+		{"PUT", "comp=undelete", map[string]string{"x-ms-undelete-source": "a?deletionid=1"}, false}, // Path - Undelete: the Blob API
 		{"GET", "resource=account", nil, true},
 	} {
 		h := http.Header{}

@@ -106,11 +106,13 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 // Properties), POST without comp (Path Lease; Blob's POSTs all carry a
 // comp), x-ms-rename-source (Path Create as a rename), Path Delete's
 // recursive, paginated and continuation parameters (the SDKs always send
-// recursive), and Undelete's x-ms-undelete-source. Everything else is the
-// Blob API, answered by the Blob service: the datalake SDKs read a path
-// (Get Blob, Get Blob Properties), set its metadata and headers, list
-// directories and deleted paths, and manage filesystems as containers
-// through it.
+// recursive). Everything else is the Blob API, answered by the Blob
+// service: the datalake SDKs read a path (Get Blob, Get Blob
+// Properties), set its metadata and headers, list directories and
+// deleted paths, undelete paths (x-ms-undelete-source, which Azure
+// answers from the Blob endpoint: azure-sdk-for-net's recorded
+// FileSystemClientTests.UndeletePathAsync_Error) and manage filesystems
+// as containers through it.
 func IsDFS(hr *http.Request) bool {
 	if hr.Method == http.MethodPatch {
 		return true
@@ -124,8 +126,6 @@ func IsDFS(hr *http.Request) bool {
 		return !q.Has("comp")
 	case http.MethodDelete:
 		return q.Has("recursive") || q.Has("paginated") || q.Has("continuation")
-	case http.MethodPut:
-		return q.Get("comp") == "undelete" && hr.Header.Get("x-ms-undelete-source") != ""
 	}
 	return false
 }

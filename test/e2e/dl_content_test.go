@@ -382,12 +382,14 @@ func TestDLContentSetExpiry(t *testing.T) {
 		t.Fatalf("recreated: %q", got)
 	}
 	check("a,d")
-	// A directory has no expiry.
+	// A directory has no expiry: 400 ExpiryNotSupportedForDirectory, the
+	// answer Azure gives to a directory created with an expiry ("Set
+	// Expiry is not supported for a directory").
 	_, err = fs.NewDirectoryClient("dir").Create(e.ctx, nil)
 	must(t, err)
 	resp, _ := e.raw(http.MethodPut, "/setexp/dir?comp=expiry", map[string]string{"x-ms-expiry-option": "NeverExpire"}, nil)
-	if resp.StatusCode != http.StatusConflict {
-		t.Fatalf("expiry of a directory: %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("x-ms-error-code") != "ExpiryNotSupportedForDirectory" {
+		t.Fatalf("expiry of a directory: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
 	}
 
 	flat := startDL(t, false)

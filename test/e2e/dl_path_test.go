@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -148,8 +149,10 @@ func TestDLPathCreateAndList(t *testing.T) {
 	if resp.StatusCode != 201 {
 		t.Fatalf("create with expiry: %d", resp.StatusCode)
 	}
-	resp, body = e.raw(http.MethodPut, "/paths/expdir?resource=directory", map[string]string{"x-ms-expiry-option": "RelativeToNow", "x-ms-expiry-time": "60000"}, nil)
-	if code, _ := dfsError(t, body); resp.StatusCode != 400 || code != "InvalidHeaderValue" {
+	// A directory: 400 ExpiryNotSupportedForDirectory (azure-sdk-for-js's
+	// recording "DataLakeDirectoryClient create with absolute expiry").
+	resp, body = e.raw(http.MethodPut, "/paths/expdir?resource=directory", map[string]string{"x-ms-expiry-option": "Absolute", "x-ms-expiry-time": time.Now().Add(time.Minute).UTC().Format(http.TimeFormat)}, nil)
+	if code, msg := dfsError(t, body); resp.StatusCode != 400 || code != "ExpiryNotSupportedForDirectory" || !strings.HasPrefix(msg, "Set Expiry is not supported for a directory\n") {
 		t.Fatalf("directory with expiry: %d %s", resp.StatusCode, body)
 	}
 	_, body = e.raw(http.MethodGet, "/paths?resource=filesystem&recursive=false", nil, nil)

@@ -43,11 +43,15 @@ func deletedPaths(t *testing.T, e *dlEnv, fs *filesystem.Client, opts *filesyste
 // DeleteRetentionPolicy), a deleted file and a recursively deleted
 // directory are kept for the retention days: the SDK's
 // NewListDeletedPathsPager lists them with their deletion ids, Path
-// Undelete (PUT comp=undelete with x-ms-undelete-source, on the dfs and
-// on the Blob endpoint) restores them at their paths — a directory with
-// its content — 409 PathAlreadyExists once the name is taken again; at
-// the end of the retention they are gone and collected. Without the
-// policy a delete is immediate.
+// Undelete (PUT comp=undelete with x-ms-undelete-source, the Blob API
+// on either port, as the SDKs send it to the Blob URL) restores them at
+// their paths — a directory with its content — with the Blob API's
+// errors (409 BlobAlreadyExists once the name is taken again); at the
+// end of the retention they are gone and collected. Path Delete answers
+// x-ms-delete-type-permanent and, for a kept path, its x-ms-deletion-id
+// (azure-sdk-for-js's recording "undelete file and directory - recreate
+// and delete path and undelete the path twice"). Without the policy a
+// delete is immediate.
 func TestDLSoftDeletedPaths(t *testing.T) {
 	e := startDL(t, true)
 	fs := e.mkfs("soft")
@@ -59,30 +63,45 @@ func TestDLSoftDeletedPaths(t *testing.T) {
 		must(t, f.UploadBuffer(e.ctx, []byte(body), nil))
 	}
 	mkfile("early", "e")
-	_, err := fs.NewFileClient("early").Delete(e.ctx, nil)
-	must(t, err)
+	resp, out := e.raw(http.MethodDelete, "/soft/early?recursive=false", nil, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("x-ms-delete-type-permanent") != "true" || resp.Header.Get("x-ms-deletion-id") != "" {
+		t.Fatalf("delete without a policy: %d %s %v", resp.StatusCode, out, resp.Header)
+	}
 	if names, _, _ := deletedPaths(t, e, fs, nil); len(names) != 0 {
 		t.Fatalf("deleted without a policy: %v", names)
 	}
 
-	_, err = e.svc.SetProperties(e.ctx, &service.SetPropertiesOptions{DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
+	_, err := e.svc.SetProperties(e.ctx, &service.SetPropertiesOptions{DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
 	must(t, err)
 	_, err = fs.NewDirectoryClient("d").Create(e.ctx, nil)
 	must(t, err)
 	mkfile("d/x", "x content")
 	mkfile("f", "f content")
 	mkfile("g", "g content")
+	answered := map[string]string{}
 	for _, p := range []string{"f", "g"} {
-		_, err = fs.NewFileClient(p).Delete(e.ctx, nil)
+		dr, err := fs.NewFileClient(p).Delete(e.ctx, nil)
 		must(t, err)
+		if dr.DeletionID == nil {
+			t.Fatalf("delete %s: no x-ms-deletion-id", p)
+		}
+		answered[p] = *dr.DeletionID
 	}
-	_, err = fs.NewDirectoryClient("d").Delete(e.ctx, nil) // recursive
-	must(t, err)
+	resp, out = e.raw(http.MethodDelete, "/soft/d?recursive=true", nil, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("x-ms-delete-type-permanent") != "false" {
+		t.Fatalf("delete d: %d %s %v", resp.StatusCode, out, resp.Header)
+	}
+	answered["d"] = resp.Header.Get("x-ms-deletion-id")
 	_, err = fs.NewFileClient("d/x").GetProperties(e.ctx, nil)
 	wantDL(t, err, 404, string(datalakeerror.PathNotFound))
 	names, ids, _ := deletedPaths(t, e, fs, nil)
 	if strings.Join(names, ",") != "d,f,g" {
 		t.Fatalf("deleted paths: %v", names)
+	}
+	for p, id := range answered {
+		if ids[p] != id {
+			t.Fatalf("%s: deletion id %q answered, %q listed", p, id, ids[p])
+		}
 	}
 	if _, _, pages := deletedPaths(t, e, fs, &filesystem.ListDeletedPathsOptions{MaxResults: to.Ptr(int32(2))}); pages != 2 {
 		t.Fatalf("pages of 2: %d", pages)
@@ -91,10 +110,10 @@ func TestDLSoftDeletedPaths(t *testing.T) {
 		t.Fatalf("prefix f: %v", got)
 	}
 
-	// Path Undelete on the dfs endpoint restores the directory and what
-	// it held.
-	resp, out := e.raw(http.MethodPut, "/soft/d?comp=undelete", map[string]string{"x-ms-undelete-source": "?deletionid=" + ids["d"]}, nil)
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("x-ms-resource-type") != "directory" {
+	// Path Undelete on the dfs port restores the directory and what it
+	// held, with its creation time.
+	resp, out = e.raw(http.MethodPut, "/soft/d?comp=undelete", map[string]string{"x-ms-undelete-source": "?deletionid=" + ids["d"]}, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("x-ms-resource-type") != "directory" || resp.Header.Get("x-ms-creation-time") == "" {
 		t.Fatalf("undelete d: %d %s %v", resp.StatusCode, out, resp.Header)
 	}
 	rd, err := fs.NewFileClient("d/x").DownloadStream(e.ctx, nil)
@@ -120,15 +139,22 @@ func TestDLSoftDeletedPaths(t *testing.T) {
 	if p, err := fs.NewFileClient("f").GetProperties(e.ctx, nil); err != nil || *p.ContentLength != int64(len("f content")) {
 		t.Fatalf("f after undelete: %v %v", p, err)
 	}
-	// The name taken again: 409; an unknown deletion: 404.
+	// The Blob API's errors: the name taken again 409 BlobAlreadyExists,
+	// an unknown deletion 404 BlobNotFound, a filesystem that does not
+	// exist 404 ContainerNotFound in XML (azure-sdk-for-net's recorded
+	// FileSystemClientTests.UndeletePathAsync_Error).
 	mkfile("g", "new g")
 	resp, out = e.raw(http.MethodPut, "/soft/g?comp=undelete", map[string]string{"x-ms-undelete-source": "?deletionid=" + ids["g"]}, nil)
-	if resp.StatusCode != http.StatusConflict || resp.Header.Get("x-ms-error-code") != "PathAlreadyExists" {
+	if resp.StatusCode != http.StatusConflict || resp.Header.Get("x-ms-error-code") != "BlobAlreadyExists" {
 		t.Fatalf("undelete onto a live g: %d %s", resp.StatusCode, out)
 	}
 	resp, out = e.raw(http.MethodPut, "/soft/g?comp=undelete", map[string]string{"x-ms-undelete-source": "?deletionid=1"}, nil)
-	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("x-ms-error-code") != "PathNotFound" {
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("x-ms-error-code") != "BlobNotFound" {
 		t.Fatalf("undelete of an unknown deletion: %d %s", resp.StatusCode, out)
+	}
+	resp, out = e.raw(http.MethodPut, "/nosuchfs/d?comp=undelete", map[string]string{"x-ms-undelete-source": "?deletionid=132502020374991873"}, nil)
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("x-ms-error-code") != "ContainerNotFound" || !strings.Contains(string(out), "<Code>ContainerNotFound</Code>") {
+		t.Fatalf("undelete in a missing filesystem: %d %s", resp.StatusCode, out)
 	}
 	resp, out = e.raw(http.MethodPut, "/soft/g?comp=undelete", map[string]string{"x-ms-undelete-source": "g"}, nil)
 	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("x-ms-error-code") != "InvalidHeaderValue" {

@@ -150,8 +150,7 @@ func (s *Namespace) SetACLRecursive(tx kv.Tx, fs FS, in SetACLRecursiveInput) (*
 			return false
 		}
 		next.Sticky = n.ACL.Sticky
-		n.ACL = next
-		n.ETag, n.Modified = newETag(now), now
+		n.ACL = next // the ETag and time stay, as for setAccessControl (Set with KeepVersion)
 		if werr = kv.PutJSON(tx, l.key, &n); werr != nil {
 			return false
 		}

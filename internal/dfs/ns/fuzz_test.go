@@ -47,7 +47,7 @@ func FuzzListContinuation(f *testing.F) {
 	e.mkfile("d/a/b", "x")
 	e.mkfile("d/c", "y")
 	f.Fuzz(func(t *testing.T, tok string) {
-		for _, dir := range []string{"", "d"} {
+		for _, dir := range []string{"", "d", "d/c"} {
 			err := store.View(t.Context(), func(tx kv.Tx) error {
 				_, err := e.ns.List(tx, e.fs, ListInput{Dir: dir, Recursive: true, Continuation: tok, MaxResults: 1})
 				return err

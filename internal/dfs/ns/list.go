@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -41,7 +42,8 @@ type ListOutput struct {
 	Continuation string
 }
 
-// List lists a directory, one level or recursively, in depth-first order:
+// List lists a directory, one level or recursively, in depth-first order
+// (a file lists as itself, see listFile):
 // each directory is followed by its subtree, children by name in byte
 // order ("a", "a/x", "a-b"), the order in which Azure's List Paths returns
 // a hierarchical namespace.
@@ -64,10 +66,13 @@ func (s *Namespace) List(tx kv.Tx, fs FS, in ListInput) (*ListOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(chain) != len(parts)+1 || !chain[len(parts)].node.Dir {
+	if len(chain) != len(parts)+1 {
 		return nil, ErrPathNotFound
 	}
 	dir := chain[len(parts)].node
+	if !dir.Dir {
+		return listFile(strings.Join(parts, "/"), dir, in.Continuation, s.now())
+	}
 	if !allows(in.Caller, dir, acl.Read|acl.Execute) {
 		return nil, ErrPermissionMismatch
 	}
@@ -119,6 +124,24 @@ func (s *Namespace) List(tx kv.Tx, fs FS, in ListInput) (*ListOutput, error) {
 		out.Continuation = encodeContinuation(out.Paths[len(out.Paths)-1].Path)
 	}
 	return out, nil
+}
+
+// listFile is List of a file: the file itself, alone, as Azure's List
+// Paths answers when its directory parameter names a file (Hadoop ABFS's
+// ITestAzureBlobFileSystemListStatus.testListFileVsListDir and
+// testListFileVsListDir2, run against the service: listStatus of a file,
+// which is one List Paths call of that path, returns the file). What it
+// shows is the file's properties, which Get Properties gives with
+// traverse on the parents alone, so nothing more is checked. A file is
+// one page, so any continuation is 400.
+func listFile(path string, n *Node, continuation string, now time.Time) (*ListOutput, error) {
+	if n.Expired(now) {
+		return nil, ErrPathNotFound
+	}
+	if continuation != "" {
+		return nil, ErrInvalidContinuation
+	}
+	return &ListOutput{Paths: []PathEntry{{Path: path, Node: n}}}, nil
 }
 
 // errSkipSubtree, returned by a dfs enter function, skips the subtree of

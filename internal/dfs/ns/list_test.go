@@ -82,6 +82,24 @@ func TestListOrderAndPages(t *testing.T) {
 			return err
 		})
 		wantCode(t, err, "InvalidQueryParameterValue")
+		// A file lists as itself, recursively or not; it is one page.
+		var file string
+		for _, p := range all {
+			if n, _ := e.lookup(p); !n.Dir && strings.Contains(p, "/") {
+				file = p
+				break
+			}
+		}
+		for _, recursive := range []bool{false, true} {
+			if got := e.listAll(file, recursive, 1); !slices.Equal(got, []string{file}) {
+				t.Fatalf("listing file %s (recursive %v): %q", file, recursive, got)
+			}
+		}
+		err = e.store.View(t.Context(), func(tx kv.Tx) error {
+			_, err := e.ns.List(tx, e.fs, ListInput{Dir: file, Continuation: encodeContinuation(file)})
+			return err
+		})
+		wantCode(t, err, "InvalidQueryParameterValue")
 	})
 }
 

@@ -502,6 +502,10 @@ type SetInput struct {
 	// LeaseID is x-ms-lease-id (see checkLease).
 	LeaseID string
 	Caller  Caller
+	// KeepVersion keeps the item's ETag and last-modified time: Azure
+	// answers Set Blob Expiry and setAccessControl with the item's
+	// unchanged ETag.
+	KeepVersion bool
 }
 
 // Content is a file's content as the Blob layer describes it.
@@ -511,7 +515,7 @@ type Content struct {
 }
 
 // Set applies in to the item at in.Path and returns it with a new ETag
-// and last-modified time.
+// and last-modified time (unless in.KeepVersion).
 func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 	if in.ACL != nil && in.Permissions != nil {
 		return nil, withMessage(ErrInvalidInput, "x-ms-permissions and x-ms-acl are mutually exclusive.")
@@ -606,7 +610,9 @@ func (s *Namespace) Set(tx kv.Tx, fs FS, in SetInput) (*Node, error) {
 		n.Append = &a
 	}
 	n.Lease = lease.OnWrite(n.Lease, now)
-	n.ETag, n.Modified = newETag(now), now
+	if !in.KeepVersion {
+		n.ETag, n.Modified = newETag(now), now
+	}
 	if in.Expiry != nil {
 		if err := indexExpiry(tx, fs.Account, at.key, &n); err != nil {
 			return nil, err

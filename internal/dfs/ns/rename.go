@@ -254,6 +254,9 @@ type DeleteInput struct {
 	// before anything is removed (the Blob layer refuses a file that has
 	// snapshots). Its error is returned as is.
 	Vet func(n *Node) error
+	// DeletionID, when not nil, receives the deletion id of a retained
+	// path (what Path - Delete answers in x-ms-deletion-id).
+	DeletionID *string
 }
 
 // Delete removes a file or directory. A non-empty directory needs
@@ -327,7 +330,11 @@ func (s *Namespace) Delete(tx kv.Tx, fs FS, in DeleteInput) (*Node, error) {
 		return nil, err
 	}
 	if in.Retain > 0 {
-		return at.node, s.softDelete(tx, fs, strings.Join(parts, "/"), at.node, s.now(), in.Retain)
+		id, err := s.softDelete(tx, fs, strings.Join(parts, "/"), at.node, s.now(), in.Retain)
+		if err == nil && in.DeletionID != nil {
+			*in.DeletionID = id
+		}
+		return at.node, err
 	}
 	return at.node, kv.PutJSON(tx, garbageKey(fs.Account, at.node.ID), garbage{Dir: at.node.Dir, Ref: at.node.Ref})
 }

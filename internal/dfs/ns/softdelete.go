@@ -84,20 +84,20 @@ func deletionID(tx kv.Tx, fs FS, path string, now time.Time) (string, error) {
 }
 
 // softDelete keeps n, just removed from path, as a soft-deleted path for
-// retain.
-func (s *Namespace) softDelete(tx kv.Tx, fs FS, path string, n *Node, now time.Time, retain time.Duration) error {
+// retain, and returns its deletion id.
+func (s *Namespace) softDelete(tx kv.Tx, fs FS, path string, n *Node, now time.Time, retain time.Duration) (string, error) {
 	id, err := deletionID(tx, fs, path, now)
 	if err != nil {
-		return err
+		return "", err
 	}
 	kept := *n
 	kept.Lease = lease.Lease{} // a restored path is not leased
 	rec := deletedRec{Node: &kept, At: now, Expires: now.Add(retain)}
 	dk := deletedKey(fs, path, id)
 	if err := tx.Put(retainKey(rec.Expires, dk), nil); err != nil {
-		return err
+		return "", err
 	}
-	return kv.PutJSON(tx, dk, &rec)
+	return id, kv.PutJSON(tx, dk, &rec)
 }
 
 // ListDeletedInput describes a listing of soft-deleted paths: those whose
