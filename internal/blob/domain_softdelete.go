@@ -48,8 +48,8 @@ func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (dir b
 // live again (see softdelete.go); 404 BlobNotFound when there is neither
 // a live blob nor anything to restore.
 func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error {
-	if s.nsOf(in.Ref.Account) != nil {
-		return hnsUnsupported()
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.undeleteLatestPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref := in.Ref

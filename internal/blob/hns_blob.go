@@ -50,8 +50,8 @@ func blobErr(err error) error {
 
 // hnsUnsupported is the answer of a hierarchical account to a Blob
 // operation the namespace does not carry here (append blob writes,
-// snapshots, the From URL writes onto a path, blob tags, Undelete Blob
-// without a deletion id, seal), instead of writing a
+// snapshots, the From URL writes onto a path, blob tags, seal),
+// instead of writing a
 // blob record no path refers to: Azure answers 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
 // operation is not yet supported for hierarchical namespace accounts",
@@ -359,8 +359,12 @@ func pathBlockRange(id string, size int64) (off, n int64, ok bool) {
 // after the prefix folded into one BlobPrefix each, files past their
 // expiry left out. The marker names the last entry returned (a blob or
 // a prefix) and the next page starts after it, in the tree as it is
-// then. There are no snapshots, soft-deleted paths or uncommitted-only
-// blobs to include.
+// then. With include=deleted the soft-deleted paths still retained are
+// listed among them, as a flat account lists its soft-deleted blobs
+// (deletedPaths: each deletion of a name after the live path of that
+// name, if any, oldest first; the marker of a deleted entry carries its
+// deletion id). There are no snapshots or uncommitted-only blobs to
+// include.
 func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsInput) (ListBlobsOutput, error) {
 	now := s.now(in.Call)
 	ref, prefix, delim, maxN, caller := in.Ref, in.Prefix, in.Delimiter, in.MaxResults, in.Caller
@@ -376,17 +380,17 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	default:
 		return ListBlobsOutput{}, azerr.InvalidQuery("showonly", in.ShowOnly)
 	}
-	after := ""
+	after, delFrom, delAfter := "", "", ""
 	if in.Marker != "" {
-		kind, name, _, ok := decodeMarker(in.Marker)
+		kind, name, id, ok := decodeMarker(in.Marker)
 		if !ok {
 			return ListBlobsOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", in.Marker)
 		}
-		after = name
+		after, delFrom, delAfter = name, name, id
 		if kind == "p" {
 			// Past every name under the prefix: 0xff never occurs in
 			// UTF-8, which blob names are.
-			after = name + "\xff"
+			after, delFrom, delAfter = name+"\xff", name+"\xff", ""
 		}
 	}
 	var out ListBlobsOutput
@@ -424,41 +428,86 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			}
 			return ok
 		}
+		var del *deletedPaths
+		if in.Include.Deleted {
+			if err := s.mayListDeleted(tx, hns, fs, caller); err != nil {
+				return err
+			}
+			del = &deletedPaths{hns: hns, tx: tx, fs: fs, prefix: prefix, from: delFrom, after: delAfter}
+		}
+		// emit adds the entry of name (n, and d for a soft-deleted path)
+		// and reports whether the listing goes on; a folded name is
+		// returned in fold.
+		var folded string
+		emit := func(name string, n *ns.Node, d *ns.DeletedPath) bool {
+			if keep != nil && !keep(n) {
+				return true
+			}
+			fold := ""
+			if delim != "" {
+				if i := strings.Index(name[len(prefix):], delim); i >= 0 {
+					fold = name[:len(prefix)+i+len(delim)]
+				}
+			}
+			// A folded entry shows the directory the listing is in, not
+			// the one below it. A soft-deleted path's directory may be
+			// gone: mayListDeleted decided those.
+			if subject := strings.TrimSuffix(fold, delim); d == nil && !mayList(cmp.Or(subject, name)) {
+				return false
+			}
+			if len(out.Items) == maxN {
+				more = true
+				return false
+			}
+			if fold != "" {
+				folded = fold
+				out.Items = append(out.Items, ListedBlob{Name: folded, IsPrefix: true})
+				return false
+			}
+			b, pp := pathRec(n)
+			it := ListedBlob{Name: name, Properties: b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: name}, now)}
+			it.Properties.Path = pp
+			if d != nil {
+				it.Deleted, it.DeletedTime, it.RemainingRetentionDays, it.DeletionID = true, d.At, d.RemainingDays(now), d.DeletionID
+			}
+			out.Items = append(out.Items, it)
+			return true
+		}
+		// drain emits the soft-deleted paths before name (all with "\xff").
+		drain := func(name string) (bool, error) {
+			for del != nil {
+				d, err := del.peek()
+				if err != nil || d == nil || d.Path >= name {
+					return true, err
+				}
+				del.next()
+				if !emit(d.Path, d.Node, d) {
+					return false, nil
+				}
+			}
+			return true, nil
+		}
 		for {
-			var folded string
+			folded = ""
+			var derr error
 			err := hns.ScanBlobs(tx, fs, prefix, after, func(name string, n *ns.Node) bool {
 				if n.Expired(now) {
 					return true
 				}
-				if keep != nil && !keep(n) {
-					return true
-				}
-				fold := ""
-				if delim != "" {
-					if i := strings.Index(name[len(prefix):], delim); i >= 0 {
-						fold = name[:len(prefix)+i+len(delim)]
-					}
-				}
-				// A folded entry shows the directory the listing is
-				// in, not the one below it.
-				if subject := strings.TrimSuffix(fold, delim); !mayList(cmp.Or(subject, name)) {
+				ok, err := drain(name)
+				if err != nil || !ok {
+					derr = err
 					return false
 				}
-				if len(out.Items) == maxN {
-					more = true
-					return false
-				}
-				if fold != "" {
-					folded = fold
-					out.Items = append(out.Items, ListedBlob{Name: folded, IsPrefix: true})
-					return false
-				}
-				b, pp := pathRec(n)
-				it := ListedBlob{Name: name, Properties: b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: name}, now)}
-				it.Properties.Path = pp
-				out.Items = append(out.Items, it)
-				return true
+				return emit(name, n, nil)
 			})
+			if err == nil {
+				err = derr
+			}
+			if err == nil && folded == "" && !more && denied == nil {
+				// The live paths are done: the deleted ones after them.
+				_, err = drain("\xff")
+			}
 			if err != nil {
 				return blobErr(err)
 			}
@@ -470,6 +519,9 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			}
 			// Skip the folded names and go on after them.
 			after = folded + "\xff"
+			if del != nil {
+				del.skip(after)
+			}
 		}
 	})
 	if err != nil {
@@ -481,7 +533,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 		if last.IsPrefix {
 			kind = "p"
 		}
-		out.NextMarker = encodeMarker(kind, last.Name, "")
+		out.NextMarker = encodeMarker(kind, last.Name, last.DeletionID)
 	}
 	return out, nil
 }
@@ -503,14 +555,8 @@ func (s *Service) listDeletedPaths(ctx context.Context, hns *ns.Namespace, in Li
 			return err
 		}
 		fs := ns.FS{Account: ref.Account, Filesystem: ref.Container}
-		if c := in.Caller; c != nil && !c.Super {
-			root, err := hns.Lookup(tx, fs, "", c)
-			if err != nil {
-				return blobErr(err)
-			}
-			if !root.Access().Allows(root.Owner, root.Group, *c, acl.Read|acl.Execute) {
-				return blobErr(ns.ErrPermissionMismatch)
-			}
+		if err := s.mayListDeleted(tx, hns, fs, in.Caller); err != nil {
+			return err
 		}
 		paths, next, err := hns.ListDeleted(tx, fs, ns.ListDeletedInput{Prefix: in.Prefix, Marker: in.Marker, Max: in.MaxResults})
 		if errors.Is(err, ns.ErrInvalidContinuation) {
