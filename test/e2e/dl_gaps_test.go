@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"context"
+	"crypto/tls"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,12 +13,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/directory"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/filesystem"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/service"
 	"github.com/cerulean-storage/cerulean/internal/app"
 )
@@ -311,4 +319,105 @@ func blobText(t *testing.T, e *dlEnv, bc *container.Client, name string) string 
 	b, err := io.ReadAll(r.Body)
 	must(t, err)
 	return string(b)
+}
+
+// namedToken is an Entra ID access token of user oid whose user name
+// claim (upn, unique_name or preferred_username) is name.
+type namedToken struct{ oid, claim, name string }
+
+func (p namedToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	enc := base64.RawURLEncoding.EncodeToString
+	hdr, _ := json.Marshal(map[string]string{"typ": "JWT", "alg": "RS256"})
+	claims := map[string]any{
+		"aud": "https://storage.azure.com", "iss": "https://sts.windows.net/72f988bf-86f1-41af-91ab-2d7cd011db47/",
+		"tid": "72f988bf-86f1-41af-91ab-2d7cd011db47", "nbf": time.Now().Add(-time.Hour).Unix(), "exp": time.Now().Add(time.Hour).Unix(),
+		"oid": p.oid, p.claim: p.name,
+	}
+	body, _ := json.Marshal(claims)
+	return azcore.AccessToken{Token: enc(hdr) + "." + enc(body) + "." + enc([]byte("sig")), ExpiresOn: time.Now().Add(time.Hour)}, nil
+}
+
+// TestDLGapsUPN: upn=true on Path - List and Path - Get Properties
+// (getAccessControl, getStatus) names the users whose bearer tokens the
+// server has authenticated by their user principal names (the upn
+// claim, else unique_name, else preferred_username), in x-ms-owner,
+// x-ms-group and x-ms-acl and in the listing's owner; group ids, users
+// never seen and $superuser stay as they are, and upn=false answers ids.
+func TestDLGapsUPN(t *testing.T) {
+	var hc *http.Client
+	e := startDLWith(t, true, func(cfg *app.Config) *http.Client {
+		cert, pool := selfSigned(t)
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		cfg.OAuth = true
+		hc = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		return hc
+	})
+	as := func(tok namedToken) *filesystem.Client {
+		opts := &service.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}}
+		svc, err := service.NewClient(e.app.DFSURL, tok, opts)
+		must(t, err)
+		return svc.NewFileSystemClient("names")
+	}
+	const alice, bob, carol, group, stranger = "a1a1a1a1-0000-0000-0000-000000000001", "b2b2b2b2-0000-0000-0000-000000000002", "c3c3c3c3-0000-0000-0000-000000000003", "99999999-0000-0000-0000-000000000009", "77777777-0000-0000-0000-000000000007"
+	su := e.mkfs("names")
+	_, err := su.NewDirectoryClient("").SetAccessControl(e.ctx, &directory.SetAccessControlOptions{Permissions: to.Ptr("0777")})
+	must(t, err)
+	// Each user's first request teaches the server its name.
+	_, err = as(namedToken{alice, "upn", "alice@contoso.com"}).NewFileClient("a.txt").Create(e.ctx, nil)
+	must(t, err)
+	_, err = as(namedToken{bob, "unique_name", "bob@contoso.com"}).NewFileClient("b.txt").Create(e.ctx, nil)
+	must(t, err)
+	_, err = as(namedToken{carol, "preferred_username", "carol@fabrikam.com"}).NewFileClient("c.txt").Create(e.ctx, nil)
+	must(t, err)
+	// alice's file: bob, a group and a stranger in its ACL (in the
+	// canonical order of their ids, which the names keep), carol its group.
+	acl := "user::rw-,user:" + stranger + ":r--,user:" + bob + ":r--,group::r--,group:" + group + ":r--,mask::r--,other::---"
+	_, err = su.NewFileClient("a.txt").SetAccessControl(e.ctx, &file.SetAccessControlOptions{ACL: to.Ptr(acl)})
+	must(t, err)
+	_, err = su.NewFileClient("a.txt").SetAccessControl(e.ctx, &file.SetAccessControlOptions{Group: to.Ptr(carol)})
+	must(t, err)
+
+	ac, err := su.NewFileClient("a.txt").GetAccessControl(e.ctx, &file.GetAccessControlOptions{UPN: to.Ptr(true)})
+	must(t, err)
+	wantACL := "user::rw-,user:" + stranger + ":r--,user:bob@contoso.com:r--,group::r--,group:" + group + ":r--,mask::r--,other::---"
+	if *ac.Owner != "alice@contoso.com" || *ac.Group != "carol@fabrikam.com" || *ac.ACL != wantACL {
+		t.Fatalf("upn=true: owner %s group %s acl %s", *ac.Owner, *ac.Group, *ac.ACL)
+	}
+	ac, err = su.NewFileClient("a.txt").GetAccessControl(e.ctx, nil)
+	must(t, err)
+	if *ac.Owner != alice || *ac.Group != carol || *ac.ACL != acl {
+		t.Fatalf("upn=false: owner %s group %s acl %s", *ac.Owner, *ac.Group, *ac.ACL)
+	}
+	// getStatus, raw: the dfs SDK reads properties through the Blob API.
+	resp, body := e.raw(http.MethodHead, "/names/b.txt?action=getStatus&upn=true", nil, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("x-ms-owner") != "bob@contoso.com" || resp.Header.Get("x-ms-group") != "$superuser" {
+		t.Fatalf("getStatus upn=true: %d %s %v", resp.StatusCode, body, resp.Header)
+	}
+	resp, body = e.raw(http.MethodHead, "/names/b.txt?action=getStatus", nil, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("x-ms-owner") != bob {
+		t.Fatalf("getStatus: %d %s %v", resp.StatusCode, body, resp.Header)
+	}
+	owners := func(upn bool) []string {
+		page, err := su.NewListPathsPager(false, &filesystem.ListPathsOptions{UPN: to.Ptr(upn)}).NextPage(e.ctx)
+		must(t, err)
+		var got []string
+		for _, p := range page.Paths {
+			got = append(got, *p.Name+"="+*p.Owner+"/"+*p.Group)
+		}
+		return got
+	}
+	if got := strings.Join(owners(true), ","); got != "a.txt=alice@contoso.com/carol@fabrikam.com,b.txt=bob@contoso.com/$superuser,c.txt=carol@fabrikam.com/$superuser" {
+		t.Fatalf("List Paths upn=true: %s", got)
+	}
+	if got := strings.Join(owners(false), ","); got != "a.txt="+alice+"/"+carol+",b.txt="+bob+"/$superuser,c.txt="+carol+"/$superuser" {
+		t.Fatalf("List Paths upn=false: %s", got)
+	}
+	// A new name for alice replaces the old one.
+	_, err = as(namedToken{alice, "upn", "alice.smith@contoso.com"}).NewFileClient("a2.txt").Create(e.ctx, nil)
+	must(t, err)
+	ac, err = su.NewFileClient("a.txt").GetAccessControl(e.ctx, &file.GetAccessControlOptions{UPN: to.Ptr(true)})
+	must(t, err)
+	if *ac.Owner != "alice.smith@contoso.com" {
+		t.Fatalf("after a new name: owner %s", *ac.Owner)
+	}
 }
