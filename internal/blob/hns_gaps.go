@@ -8,6 +8,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/dfs/upn"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
@@ -165,4 +166,47 @@ func (d *deletedPaths) skip(name string) {
 	if d.i == len(d.buf) && !d.done && d.from < name {
 		d.from, d.after, d.buf, d.i = name, "", d.buf[:0], 0
 	}
+}
+
+// readUPN reads x-ms-upn into upn on a hierarchical account (version
+// 2023-11-03: "Get Blob now supports the x-ms-upn request header for
+// storage accounts with hierarchical namespace enabled"; Get Blob
+// Properties reads it too); a flat account's reads do not look at it.
+func (s *Service) readUPN(r *req, upn *bool) error {
+	if s.nsOf(r.Account) == nil {
+		return nil
+	}
+	v, err := parseBoolHeader(r.Header, "x-ms-upn")
+	*upn = v
+	return err
+}
+
+// namePath turns the ids of pp's owner, group and ACL entries into the
+// user principal names the directory learned from bearer tokens
+// (internal/dfs/upn), in the read's transaction; other ids stay.
+func namePath(tx kv.Tx, pp *PathProperties) error {
+	names := upn.NewNames(tx)
+	var err error
+	if pp.Owner, err = names.Of(pp.Owner); err != nil {
+		return err
+	}
+	if pp.Group, err = names.Of(pp.Group); err != nil {
+		return err
+	}
+	if pp.ACL == "" {
+		return nil
+	}
+	entries, err := acl.ParseEntries(pp.ACL)
+	if err != nil {
+		return err
+	}
+	for i, e := range entries {
+		if e.ID != "" {
+			if entries[i].ID, err = names.Of(e.ID); err != nil {
+				return err
+			}
+		}
+	}
+	pp.ACL = acl.Format(acl.ACL{Entries: entries})
+	return nil
 }

@@ -341,7 +341,8 @@ func (p namedToken) GetToken(context.Context, policy.TokenRequestOptions) (azcor
 // (getAccessControl, getStatus) names the users whose bearer tokens the
 // server has authenticated by their user principal names (the upn
 // claim, else unique_name, else preferred_username), in x-ms-owner,
-// x-ms-group and x-ms-acl and in the listing's owner; group ids, users
+// x-ms-group and x-ms-acl and in the listing's owner, and so does
+// x-ms-upn: true on Get Blob and Get Blob Properties; group ids, users
 // never seen and $superuser stay as they are, and upn=false answers ids.
 func TestDLGapsUPN(t *testing.T) {
 	var hc *http.Client
@@ -411,6 +412,22 @@ func TestDLGapsUPN(t *testing.T) {
 	}
 	if got := strings.Join(owners(false), ","); got != "a.txt="+alice+"/"+carol+",b.txt="+bob+"/$superuser,c.txt="+carol+"/$superuser" {
 		t.Fatalf("List Paths upn=false: %s", got)
+	}
+	// Get Blob Properties and Get Blob with x-ms-upn (version
+	// 2023-11-03), through the Blob API of the same port.
+	for _, method := range []string{http.MethodHead, http.MethodGet} {
+		resp, body = e.raw(method, "/names/a.txt", map[string]string{"x-ms-upn": "true"}, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("x-ms-owner") != "alice@contoso.com" || resp.Header.Get("x-ms-group") != "carol@fabrikam.com" || resp.Header.Get("x-ms-acl") != wantACL {
+			t.Fatalf("%s x-ms-upn: %d %s %v", method, resp.StatusCode, body, resp.Header)
+		}
+		resp, body = e.raw(method, "/names/a.txt", nil, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("x-ms-owner") != alice || resp.Header.Get("x-ms-acl") != acl {
+			t.Fatalf("%s: %d %s %v", method, resp.StatusCode, body, resp.Header)
+		}
+	}
+	resp, _ = e.raw(http.MethodHead, "/names/a.txt", map[string]string{"x-ms-upn": "yes"}, nil)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("x-ms-error-code") != "InvalidHeaderValue" {
+		t.Fatalf("x-ms-upn: yes: %d %v", resp.StatusCode, resp.Header)
 	}
 	// A new name for alice replaces the old one.
 	_, err = as(namedToken{alice, "upn", "alice.smith@contoso.com"}).NewFileClient("a2.txt").Create(e.ctx, nil)
