@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
@@ -436,5 +437,62 @@ func TestDLGapsUPN(t *testing.T) {
 	must(t, err)
 	if *ac.Owner != "alice.smith@contoso.com" {
 		t.Fatalf("after a new name: owner %s", *ac.Owner)
+	}
+}
+
+// TestDLGapsIncludeDeletedBearer: a bearer caller lists soft-deleted
+// paths with include=deleted only with read and execute on the
+// filesystem's root, as with showonly=deleted (403
+// AuthorizationPermissionMismatch otherwise); the live ones it lists
+// under the rules of List Blobs.
+func TestDLGapsIncludeDeletedBearer(t *testing.T) {
+	var hc *http.Client
+	e := startDLWith(t, true, func(cfg *app.Config) *http.Client {
+		cert, pool := selfSigned(t)
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		cfg.OAuth = true
+		hc = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		return hc
+	})
+	_, err := e.svc.SetProperties(e.ctx, &service.SetPropertiesOptions{DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
+	must(t, err)
+	su := e.mkfs("bearer")
+	_, err = su.NewDirectoryClient("sub").Create(e.ctx, &directory.CreateOptions{Permissions: to.Ptr("0755"), Umask: to.Ptr("0000")})
+	must(t, err)
+	for _, p := range []string{"sub/gone", "sub/kept"} {
+		_, err = su.NewFileClient(p).Create(e.ctx, nil)
+		must(t, err)
+	}
+	_, err = su.NewFileClient("sub/gone").Delete(e.ctx, nil)
+	must(t, err)
+	// The root lets others through, not list it.
+	_, err = su.NewDirectoryClient("").SetAccessControl(e.ctx, &directory.SetAccessControlOptions{Permissions: to.Ptr("0711")})
+	must(t, err)
+	u1, err := azblob.NewClient(e.app.BlobURL, namedToken{"u1", "upn", "u1@contoso.com"}, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}})
+	must(t, err)
+	list := func(deleted bool) ([]string, error) {
+		page, err := u1.NewListBlobsFlatPager("bearer", &azblob.ListBlobsFlatOptions{Prefix: to.Ptr("sub/"), Include: container.ListBlobsInclude{Deleted: deleted}}).NextPage(e.ctx)
+		if err != nil {
+			return nil, err
+		}
+		var got []string
+		for _, it := range page.Segment.BlobItems {
+			got = append(got, listedEntry(it))
+		}
+		return got, nil
+	}
+	got, err := list(false)
+	must(t, err)
+	if strings.Join(got, ",") != "sub/kept" {
+		t.Fatalf("live: %v", got)
+	}
+	_, err = list(true)
+	wantRaw(t, err, http.StatusForbidden, "AuthorizationPermissionMismatch")
+	_, err = su.NewDirectoryClient("").SetAccessControl(e.ctx, &directory.SetAccessControlOptions{Permissions: to.Ptr("0755")})
+	must(t, err)
+	got, err = list(true)
+	must(t, err)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "sub/gone(deleted ") || got[1] != "sub/kept" {
+		t.Fatalf("listed: %v", got)
 	}
 }
