@@ -27,6 +27,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/chunk/sqlchunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/datalake"
+	"github.com/cerulean-storage/cerulean/internal/dfs/upn"
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
@@ -246,6 +247,12 @@ func Start(cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{})}
 	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL}
+	if cfg.OAuth {
+		// upn=true on the dfs endpoint names the users whose tokens
+		// this server (or any sharing the store) has authenticated.
+		names := upn.New(store, cfg.Clock)
+		scfg.Principals = func(ctx context.Context, p auth.Principal) error { return names.Learn(ctx, p.OID, p.UPN) }
+	}
 	if cfg.MetricsPort >= 0 {
 		a.metrics = metrics.New(a.storeReady)
 		scfg.Observer = a.metrics

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"net/http"
@@ -28,13 +29,16 @@ import (
 // tenant id (tid) claims, and the group object ids its groups claim lists
 // (Entra ID access tokens carry them; "Microsoft identity platform access
 // tokens", claims reference). Data Lake Storage Gen2 ACLs decide a
-// principal's access by its oid and groups.
+// principal's access by its oid and groups. UPN is the user's principal
+// name, from the upn claim, else unique_name, else preferred_username
+// (tokens of users carry one of them, those of applications none).
 type Principal struct {
 	OID, TID string
 	Groups   []string
+	UPN      string
 }
 
-// BearerPrincipal returns the oid, tid and groups claims of a bearer token
+// BearerPrincipal returns the oid, tid, groups and user name claims of a bearer token
 // that VerifyBearer accepted.
 func BearerPrincipal(tok string) Principal {
 	parts := strings.Split(tok, ".")
@@ -42,14 +46,18 @@ func BearerPrincipal(tok string) Principal {
 		return Principal{}
 	}
 	var c struct {
-		Oid    string   `json:"oid"`
-		Tid    string   `json:"tid"`
-		Groups []string `json:"groups"`
+		Oid        string   `json:"oid"`
+		Tid        string   `json:"tid"`
+		Groups     []string `json:"groups"`
+		UPN        string   `json:"upn"`
+		UniqueName string   `json:"unique_name"`
+		Preferred  string   `json:"preferred_username"`
 	}
 	if decodeSegment(parts[1], &c) != nil {
 		return Principal{}
 	}
-	return Principal{OID: c.Oid, TID: c.Tid, Groups: c.Groups}
+	upn := cmp.Or(c.UPN, c.UniqueName, c.Preferred)
+	return Principal{OID: c.Oid, TID: c.Tid, Groups: c.Groups, UPN: upn}
 }
 
 // DelegationKey is a user delegation key's signed fields, as Get User

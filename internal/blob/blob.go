@@ -490,7 +490,11 @@ func writeBlobHeaders(w http.ResponseWriter, p *BlobProperties, r *req) {
 // getBlobProperties is Get Blob Properties' (and Get Blob Metadata's)
 // REST handler.
 func (s *Service) getBlobProperties(w http.ResponseWriter, r *req) error {
-	p, err := s.GetBlobProperties(r.Context(), GetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess()})
+	in := GetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess()}
+	if err := s.readUPN(r, &in.UPN); err != nil {
+		return err
+	}
+	p, err := s.GetBlobProperties(r.Context(), in)
 	if err != nil {
 		return err
 	}
@@ -518,7 +522,11 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	if wantMD5 && rng == nil {
 		return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
 	}
-	out, err := s.GetBlob(r.Context(), GetBlobInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess(), Range: rng, RangeMD5: wantMD5})
+	in := GetBlobInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess(), Range: rng, RangeMD5: wantMD5}
+	if err := s.readUPN(r, &in.UPN); err != nil {
+		return err
+	}
+	out, err := s.GetBlob(r.Context(), in)
 	if err != nil {
 		return err
 	}

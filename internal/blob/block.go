@@ -53,6 +53,23 @@ func parseBlockID(r *req) (string, []byte, error) {
 	return idParam, rawID, err
 }
 
+// blockWritable is Put Block's rule for the blob it stages to, one for
+// both account kinds: the lease (lease.CheckWrite: an active lease must
+// be named), the data online (onlineTier: 409 BlobArchived, as every
+// write of an archived blob), and a block blob (409 InvalidBlobType).
+func blockWritable(typ string, l lease.Lease, tier, leaseID string, now time.Time) error {
+	if err := lease.CheckWrite(l, leaseID, lease.Blob, now); err != nil {
+		return err
+	}
+	if err := onlineTier(tier); err != nil {
+		return err
+	}
+	if typ != BlockBlob {
+		return azerr.New(azerr.InvalidBlobType)
+	}
+	return nil
+}
+
 // stageBlock records block idParam (rawID decoded) of size bytes, held by
 // parts, as an uncommitted block of the blob ref, after Put Block's
 // checks (leaseID: the lease the caller holds, "" for none).
@@ -60,29 +77,18 @@ func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Tim
 	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
-	var b *blobRec
-	var err error
-	hns := s.nsOf(ref.Account)
-	if hns != nil {
-		// A path: its node has the lease and the blob type.
-		if err := checkStagePath(tx, hns, ref, leaseID, now); err != nil {
+	if hns := s.nsOf(ref.Account); hns != nil {
+		// A file of a hierarchical account: its node holds the lease
+		// and the tier (stagePath).
+		if err := stagePath(tx, hns, ref, leaseID, now); err != nil {
 			return err
 		}
-	} else if b, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, ""); err != nil {
+	} else if b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ""); err != nil {
 		return err
-	}
-	if b != nil {
-		if err := lease.CheckWrite(b.Lease, leaseID, lease.Blob, now); err != nil {
+	} else if b != nil {
+		if err := blockWritable(b.Type, b.Lease, b.Tier, leaseID, now); err != nil {
 			return err
 		}
-		if err := notArchived(b); err != nil {
-			return err
-		}
-		if b.Type != BlockBlob {
-			return azerr.New(azerr.InvalidBlobType)
-		}
-	} else if hns != nil {
-		// checkStagePath did the path's checks.
 	} else if leaseID != "" {
 		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
 	} else if err := s.settleDeletedBase(tx, ref, now, BlockBlob); err != nil {

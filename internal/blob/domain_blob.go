@@ -173,6 +173,9 @@ type GetBlobPropertiesInput struct {
 	Call
 	Ref    BlobRef
 	Access Access
+	// UPN is x-ms-upn: true on a hierarchical account, the path's
+	// owner, group and ACL with user principal names (namePath).
+	UPN bool
 }
 
 // GetBlobProperties is Get Blob Properties
@@ -181,12 +184,14 @@ type GetBlobPropertiesInput struct {
 func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInput) (BlobProperties, error) {
 	now := s.now(in.Call)
 	ref := in.Ref // the closure copies ref, not all of in
-	hns, caller := s.nsOf(ref.Account), in.Caller
+	hns, caller, upn := s.nsOf(ref.Account), in.Caller, in.UPN
 	var b *blobRec
 	var path *PathProperties
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
 		if hns != nil {
-			b, path, err = loadPath(tx, hns, ref, now, caller, 0)
+			if b, path, err = loadPath(tx, hns, ref, now, caller, 0); err == nil && upn {
+				err = namePath(tx, path)
+			}
 			return err
 		}
 		b, err = loadBlob(tx, ref)
@@ -211,6 +216,9 @@ type GetBlobInput struct {
 	Range  *wire.Range // nil: the whole blob
 	// RangeMD5 asks for the MD5 of the range (at most 4 MiB).
 	RangeMD5 bool
+	// UPN is x-ms-upn: true on a hierarchical account (see
+	// GetBlobPropertiesInput).
+	UPN bool
 }
 
 // GetBlobOutput is the blob read and its content.
@@ -246,7 +254,9 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 	}{in: in, now: s.now(in.Call), hns: s.nsOf(in.Ref.Account)}
 	err = s.store.View(ctx, func(tx kv.Tx) (err error) {
 		if t.hns != nil {
-			t.b, t.path, err = loadPath(tx, t.hns, t.in.Ref, t.now, t.in.Caller, acl.Read)
+			if t.b, t.path, err = loadPath(tx, t.hns, t.in.Ref, t.now, t.in.Caller, acl.Read); err == nil && t.in.UPN {
+				err = namePath(tx, t.path)
+			}
 		} else {
 			t.b, err = loadBlob(tx, t.in.Ref)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
@@ -192,15 +193,20 @@ type AbortCopyBlobInput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/abort-copy-blob):
 // copies complete inside Copy Blob here, so there is never a pending copy
 // to abort (409 NoPendingCopyOperation), after the usual existence and
-// lease checks.
+// lease checks; on a hierarchical account those of the file's node
+// (loadPath, write permission for a bearer caller).
 func (s *Service) AbortCopyBlob(ctx context.Context, in AbortCopyBlobInput) error {
-	if s.nsOf(in.Ref.Account) != nil {
-		return hnsUnsupported()
-	}
 	now := s.now(in.Call)
 	ref, leaseID, id := in.Ref, in.LeaseID, in.CopyID
+	load := func(tx kv.Tx) (*blobRec, error) { return loadBlob(tx, ref) }
+	if hns := s.nsOf(ref.Account); hns != nil {
+		load = func(tx kv.Tx) (*blobRec, error) {
+			b, _, err := loadPath(tx, hns, ref, now, in.Caller, acl.Write)
+			return b, err
+		}
+	}
 	return s.store.View(ctx, func(tx kv.Tx) error {
-		b, err := loadBlob(tx, ref)
+		b, err := load(tx)
 		if err != nil {
 			return err
 		}

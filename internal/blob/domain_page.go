@@ -154,8 +154,15 @@ func (s *Service) GetPageRanges(ctx context.Context, in GetPageRangesInput) (Get
 		prevT = t
 	}
 	var b, prev *blobRec
+	hns, caller := s.nsOf(ref.Account), in.Caller
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		if b, err = loadBlob(tx, ref); err != nil {
+		if hns != nil {
+			// A path is a block blob in the Blob view (pageRangesOfPath).
+			b, err = pageRangesOfPath(tx, hns, ref, now, caller)
+		} else {
+			b, err = loadBlob(tx, ref)
+		}
+		if err != nil {
 			return err
 		}
 		if b.Type != PageBlob {

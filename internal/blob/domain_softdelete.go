@@ -54,10 +54,11 @@ func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (out U
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/undelete-blob):
 // the soft-deleted blob and snapshots of the name still retained are
 // live again (see softdelete.go); 404 BlobNotFound when there is neither
-// a live blob nor anything to restore.
+// a live blob nor anything to restore. On a hierarchical account it
+// restores the latest retained deletion of the path (undeleteLatestPath).
 func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error {
-	if s.nsOf(in.Ref.Account) != nil {
-		return hnsUnsupported()
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		return s.undeleteLatestPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref := in.Ref

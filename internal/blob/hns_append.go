@@ -10,7 +10,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
 // Append blobs and the From URL writes on a hierarchical account.
@@ -226,30 +225,6 @@ func keepBlobType(appendBlob bool) func(old *ns.Node) error {
 		}
 		return nil
 	}
-}
-
-// checkStagePath is Put Block's (and Put Block From URL's) check of the
-// file a block is staged for on a hierarchical account, as stageBlock
-// checks a flat blob: its lease, its tier, and that it is a block blob
-// (an append blob file is 409 InvalidBlobType).
-func checkStagePath(tx kv.Tx, hns *ns.Namespace, ref BlobRef, leaseID string, now time.Time) error {
-	n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, nil)
-	if err != nil || n.Dir || n.Expired(now) {
-		if leaseID != "" {
-			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
-		}
-		return nil
-	}
-	if err := lease.CheckWrite(n.Lease, leaseID, lease.Blob, now); err != nil {
-		return err
-	}
-	if err := onlineTier(n.Tier); err != nil {
-		return err
-	}
-	if n.Append != nil {
-		return azerr.New(azerr.InvalidBlobType)
-	}
-	return nil
 }
 
 // putBlobFromURLPath is Put Blob From URL onto a path of a hierarchical

@@ -49,8 +49,9 @@ func blobErr(err error) error {
 }
 
 // hnsUnsupported is the answer of a hierarchical account to a Blob
-// operation the namespace does not carry here (Undelete Blob without
-// a deletion id), instead of writing a
+// operation the namespace does not carry here (the page blob writes
+// Put Page and Put Page From URL, which Azure lists among the Blob APIs
+// it does not serve there), instead of writing a
 // blob record no path refers to: Azure answers 409
 // FeatureNotYetSupportedForHierarchicalNamespaceAccounts ("This
 // operation is not yet supported for hierarchical namespace accounts",
@@ -406,10 +407,14 @@ func pathBlockRange(id string, size int64) (off, n int64, ok bool) {
 // as the zero-length hdi_isfolder blobs, names containing the delimiter
 // after the prefix folded into one BlobPrefix each, files past their
 // expiry left out. With include=snapshots each file's snapshots come
-// before it, oldest first, as on a flat account. The marker names the
-// last entry returned (a blob, a snapshot of one, or a prefix) and the
-// next page starts after it, in the tree as it is then. There are no
-// soft-deleted paths or uncommitted-only blobs to include.
+// before it, oldest first, as on a flat account. With include=deleted
+// the soft-deleted paths still retained are listed among them, as a
+// flat account lists its soft-deleted blobs (deletedPaths: each
+// deletion of a name after the live path of that name, if any, oldest
+// first). The marker names the last entry returned (a blob, a snapshot
+// of one, a deleted path with its deletion id, or a prefix) and the next
+// page starts after it, in the tree as it is then. There are no
+// uncommitted-only blobs to include.
 func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsInput) (ListBlobsOutput, error) {
 	now := s.now(in.Call)
 	ref, prefix, delim, maxN, caller := in.Ref, in.Prefix, in.Delimiter, in.MaxResults, in.Caller
@@ -425,20 +430,24 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	default:
 		return ListBlobsOutput{}, azerr.InvalidQuery("showonly", in.ShowOnly)
 	}
-	after, afterSnap := "", ""
+	after, afterSnap, delFrom, delAfter := "", "", "", ""
 	if in.Marker != "" {
-		kind, name, snap, ok := decodeMarker(in.Marker)
+		kind, name, at, ok := decodeMarker(in.Marker)
 		if !ok {
 			return ListBlobsOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", in.Marker)
 		}
-		after = name
-		if kind == "b" {
-			afterSnap = snap
+		// The last entry was the file name, one of its snapshots (at),
+		// or one of its soft-deleted paths ("~" and the deletion id).
+		after, delFrom = name, name
+		if id, deleted := strings.CutPrefix(at, "~"); deleted {
+			delAfter = id
+		} else {
+			afterSnap = at
 		}
 		if kind == "p" {
 			// Past every name under the prefix: 0xff never occurs in
 			// UTF-8, which blob names are.
-			after = name + "\xff"
+			after, afterSnap, delFrom, delAfter = name+"\xff", "", name+"\xff", ""
 		}
 	}
 	var out ListBlobsOutput
@@ -512,6 +521,66 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			out.Items = append(out.Items, it)
 			return true
 		}
+		var del *deletedPaths
+		if in.Include.Deleted {
+			if err := s.mayListDeleted(tx, hns, fs, caller); err != nil {
+				return err
+			}
+			del = &deletedPaths{hns: hns, tx: tx, fs: fs, prefix: prefix, from: delFrom, after: delAfter}
+		}
+		// emit adds the entry of name (n, and d for a soft-deleted path)
+		// and reports whether the listing goes on; a folded name is
+		// returned in fold.
+		var folded string
+		emit := func(name string, n *ns.Node, d *ns.DeletedPath) bool {
+			if keep != nil && !keep(n) {
+				return true
+			}
+			fold := ""
+			if delim != "" {
+				if i := strings.Index(name[len(prefix):], delim); i >= 0 {
+					fold = name[:len(prefix)+i+len(delim)]
+				}
+			}
+			// A folded entry shows the directory the listing is in, not
+			// the one below it. A soft-deleted path's directory may be
+			// gone: mayListDeleted decided those.
+			if subject := strings.TrimSuffix(fold, delim); d == nil && !mayList(cmp.Or(subject, name)) {
+				return false
+			}
+			if len(out.Items) == maxN {
+				more = true
+				return false
+			}
+			if fold != "" {
+				folded = fold
+				out.Items = append(out.Items, ListedBlob{Name: folded, IsPrefix: true})
+				return false
+			}
+			if d == nil {
+				return file(name, n, "")
+			}
+			b, pp := pathRec(n)
+			it := ListedBlob{Name: name, Properties: b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: name}, now), Tags: b.Tags}
+			it.Properties.Path = pp
+			it.Deleted, it.DeletedTime, it.RemainingRetentionDays, it.DeletionID = true, d.At, d.RemainingDays(now), d.DeletionID
+			out.Items = append(out.Items, it)
+			return true
+		}
+		// drain emits the soft-deleted paths before name (all with "\xff").
+		drain := func(name string) (bool, error) {
+			for del != nil {
+				d, err := del.peek()
+				if err != nil || d == nil || d.Path >= name {
+					return true, err
+				}
+				del.next()
+				if !emit(d.Path, d.Node, d) {
+					return false, nil
+				}
+			}
+			return true, nil
+		}
 		if afterSnap != "" {
 			// The last page ended inside the snapshots of file after:
 			// the rest of them, and the file, come first.
@@ -533,41 +602,28 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			}
 		}
 		for {
-			var folded string
+			folded = ""
+			var derr error
 			err := hns.ScanBlobs(tx, fs, prefix, after, func(name string, n *ns.Node) bool {
 				if n.Expired(now) {
 					return true
 				}
-				if keep != nil && !keep(n) {
-					return true
-				}
-				fold := ""
-				if delim != "" {
-					if i := strings.Index(name[len(prefix):], delim); i >= 0 {
-						fold = name[:len(prefix)+i+len(delim)]
-					}
-				}
-				// A folded entry shows the directory the listing is
-				// in, not the one below it.
-				if subject := strings.TrimSuffix(fold, delim); !mayList(cmp.Or(subject, name)) {
+				ok, err := drain(name)
+				if err != nil || !ok {
+					derr = err
 					return false
 				}
-				if len(out.Items) == maxN {
-					more = true
-					return false
-				}
-				if fold != "" {
-					folded = fold
-					out.Items = append(out.Items, ListedBlob{Name: folded, IsPrefix: true})
-					return false
-				}
-				return file(name, n, "")
+				return emit(name, n, nil)
 			})
+			if err == nil {
+				err = cmp.Or(derr, serr)
+			}
+			if err == nil && folded == "" && !more && denied == nil {
+				// The live paths are done: the deleted ones after them.
+				_, err = drain("\xff")
+			}
 			if err != nil {
 				return blobErr(err)
-			}
-			if serr != nil {
-				return serr
 			}
 			if denied != nil {
 				return denied
@@ -577,6 +633,9 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			}
 			// Skip the folded names and go on after them.
 			after = folded + "\xff"
+			if del != nil {
+				del.skip(after)
+			}
 		}
 	})
 	if err != nil {
@@ -588,7 +647,11 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 		if last.IsPrefix {
 			kind = "p"
 		}
-		out.NextMarker = encodeMarker(kind, last.Name, last.Snapshot)
+		at := last.Snapshot
+		if last.Deleted {
+			at = "~" + last.DeletionID
+		}
+		out.NextMarker = encodeMarker(kind, last.Name, at)
 	}
 	return out, nil
 }
@@ -610,14 +673,8 @@ func (s *Service) listDeletedPaths(ctx context.Context, hns *ns.Namespace, in Li
 			return err
 		}
 		fs := ns.FS{Account: ref.Account, Filesystem: ref.Container}
-		if c := in.Caller; c != nil && !c.Super {
-			root, err := hns.Lookup(tx, fs, "", c)
-			if err != nil {
-				return blobErr(err)
-			}
-			if !root.Access().Allows(root.Owner, root.Group, *c, acl.Read|acl.Execute) {
-				return blobErr(ns.ErrPermissionMismatch)
-			}
+		if err := s.mayListDeleted(tx, hns, fs, in.Caller); err != nil {
+			return err
 		}
 		paths, next, err := hns.ListDeleted(tx, fs, ns.ListDeletedInput{Prefix: in.Prefix, Marker: in.Marker, Max: in.MaxResults})
 		if errors.Is(err, ns.ErrInvalidContinuation) {

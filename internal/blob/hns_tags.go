@@ -49,8 +49,9 @@ func checkNodeTags(t TagCondition, n *ns.Node, container string) error {
 }
 
 // getPathTags is Get Blob Tags of a path: the file's tags (a directory
-// has none), with the read rules of a flat blob (lease, x-ms-if-tags).
-// A snapshot id is 404: paths have none here.
+// has none), with the read rules of a flat blob (lease, x-ms-if-tags);
+// a snapshot's are the tags the file had when it was taken, as a flat
+// snapshot's (the snapshot record keeps them; the index does not).
 func (s *Service) getPathTags(ctx context.Context, hns *ns.Namespace, in GetBlobTagsInput) (blobtags.Tags, error) {
 	now := s.now(in.Call)
 	var b *blobRec

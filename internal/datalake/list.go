@@ -78,8 +78,8 @@ func parseBool(r *req, name string, def bool) (bool, error) {
 // page, the next page's token in x-ms-continuation. recursive is
 // required (400 MissingRequiredQueryParameter). A directory that does
 // not exist is 404 PathNotFound; a file lists as itself (ns.List). upn=true asks for user
-// principal names instead of object ids: this server knows no directory
-// of names, so owners and groups are the ids either way.
+// principal names instead of object ids: owners and groups are named
+// through the directory learned from bearer tokens (userNames).
 func (s *Service) listPaths(w http.ResponseWriter, r *req) error {
 	if !r.q.Has("recursive") {
 		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "recursive")
@@ -88,7 +88,8 @@ func (s *Service) listPaths(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if _, err := parseBool(r, "upn", false); err != nil {
+	upn, err := parseBool(r, "upn", false)
+	if err != nil {
 		return err
 	}
 	n, err := parseMaxResults(r)
@@ -100,18 +101,26 @@ func (s *Service) listPaths(w http.ResponseWriter, r *req) error {
 	}
 	in := ns.ListInput{Dir: r.q.Get("directory"), Recursive: recursive, MaxResults: n, Continuation: r.q.Get("continuation"), Caller: r.caller()}
 	var out *ns.ListOutput
+	body := struct {
+		Paths []pathJSON `json:"paths"`
+	}{}
 	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		out, err = s.ns.List(tx, r.fsOf(), in)
-		return err
+		if out, err = s.ns.List(tx, r.fsOf(), in); err != nil {
+			return err
+		}
+		body.Paths = make([]pathJSON, 0, len(out.Paths))
+		names := userNames(tx, upn)
+		for _, p := range out.Paths {
+			j := toPathJSON(p.Path, p.Node)
+			if j.Owner, j.Group, _, err = names.of(p.Node); err != nil {
+				return err
+			}
+			body.Paths = append(body.Paths, j)
+		}
+		return nil
 	})
 	if err != nil {
 		return nsErr(err)
-	}
-	body := struct {
-		Paths []pathJSON `json:"paths"`
-	}{Paths: make([]pathJSON, 0, len(out.Paths))}
-	for _, p := range out.Paths {
-		body.Paths = append(body.Paths, toPathJSON(p.Path, p.Node))
 	}
 	if out.Continuation != "" {
 		w.Header().Set("x-ms-continuation", out.Continuation)

@@ -19,10 +19,11 @@ import (
 // the filesystem itself, whose root directory it answers for (Hadoop's
 // ABFS driver asks the root's access control to tell a hierarchical
 // account). The conditions are read conditions (304 or 412). upn=true
-// asks for user principal names; owners and groups are the ids either
-// way here.
+// asks for user principal names in x-ms-owner, x-ms-group and x-ms-acl
+// (userNames).
 func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
-	if _, err := parseBool(r, "upn", false); err != nil {
+	upn, err := parseBool(r, "upn", false)
+	if err != nil {
 		return err
 	}
 	c, err := cond.Parse(r.Header)
@@ -33,8 +34,13 @@ func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
 		return s.getPathStatusFlat(w, r, c)
 	}
 	var n *ns.Node
+	var owner, group string
+	var list acl.ACL
 	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		n, err = s.ns.Lookup(tx, r.fsOf(), r.path, r.caller())
+		if n, err = s.ns.Lookup(tx, r.fsOf(), r.path, r.caller()); err != nil {
+			return err
+		}
+		owner, group, list, err = userNames(tx, upn).of(n)
 		return err
 	})
 	if err != nil {
@@ -50,11 +56,11 @@ func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
 		typ = "directory"
 	}
 	h.Set("x-ms-resource-type", typ)
-	h.Set("x-ms-owner", n.Owner)
-	h.Set("x-ms-group", n.Group)
+	h.Set("x-ms-owner", owner)
+	h.Set("x-ms-group", group)
 	h.Set("x-ms-permissions", n.Permissions())
 	if r.q.Get("action") == "getAccessControl" {
-		h.Set("x-ms-acl", acl.Format(n.ACL))
+		h.Set("x-ms-acl", acl.Format(list))
 	} else {
 		if v := formatProperties(n.Metadata); v != "" {
 			h.Set(hProperties, v)

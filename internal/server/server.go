@@ -111,6 +111,10 @@ type Config struct {
 	// segment only, never from the host (Azurite's
 	// --disableProductStyleUrl).
 	DisableProductStyleURL bool
+	// Principals, if set, sees the principal of every bearer token
+	// authenticated (the directory of user principal names learns from
+	// it, internal/dfs/upn). Its error is logged; the request goes on.
+	Principals func(ctx context.Context, p auth.Principal) error
 }
 
 // Observer sees every request a listener answers, not a batch's
@@ -331,6 +335,11 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			}
 			p := auth.BearerPrincipal(tok)
 			r.Authenticated, r.Principal = true, &p
+			if s.cfg.Principals != nil {
+				if err := s.cfg.Principals(hr.Context(), p); err != nil {
+					s.cfg.Logger.Warn("learning a bearer principal", "oid", p.OID, "err", err)
+				}
+			}
 		} else if hr.Method != http.MethodOptions {
 			acct, ok, err := auth.Authenticate(r.Request, svc.Kind, s.cfg.Accounts, now)
 			if err != nil {

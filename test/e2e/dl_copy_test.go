@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
@@ -31,6 +33,12 @@ func TestDLCopyPropertiesOnPath(t *testing.T) {
 		p.CopyProgress == nil || *p.CopyProgress != "14/14" || p.CopyCompletionTime == nil {
 		t.Fatalf("copy properties of the path: id %v src %v status %v progress %v completion %v", p.CopyID, p.CopySource, p.CopyStatus, p.CopyProgress, p.CopyCompletionTime)
 	}
+	// The copy is done: Abort Copy Blob finds no pending copy, as on a
+	// flat account, and a path that is not there is 404.
+	_, err = dst.AbortCopyFromURL(e.ctx, *cp.CopyID, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.NoPendingCopyOperation)
+	_, err = bc.NewBlobClient("dst/none").AbortCopyFromURL(e.ctx, *cp.CopyID, nil)
+	wantCode(t, err, http.StatusNotFound, bloberror.BlobNotFound)
 	_, err = dst.SetMetadata(e.ctx, map[string]*string{"k": to.Ptr("v")}, nil)
 	must(t, err)
 	if p, err = dst.GetProperties(e.ctx, nil); err != nil || p.CopyID == nil {

@@ -67,6 +67,14 @@ func TestDLJoinedWrites(t *testing.T) {
 	if got := readBlob(t, e.ctx, sc.BlobClient()); string(got) != "source bytes" {
 		t.Fatalf("snapshot after the overwrite: %q", got)
 	}
+	// The snapshot keeps the tags the file had then, as a flat blob's
+	// snapshot does; Find Blobs by Tags finds only the file.
+	if got := dlTags(t, e, sc); got != "kind=src" {
+		t.Fatalf("tags of the snapshot: %q", got)
+	}
+	if found := dlFind(t, e, cli.ServiceClient(), nil, `"kind"='src'`, 0); len(found) != 1 || found[0] != "joined/src/data.bin[kind=src]" {
+		t.Fatalf("find kind=src: %v", found)
+	}
 
 	// Put Blob of an append blob over a file keeps its snapshots too.
 	asnap, err := ab.CreateSnapshot(e.ctx, nil)

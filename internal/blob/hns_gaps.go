@@ -1,0 +1,217 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/dfs/upn"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Blob operations on a hierarchical account that keep the flat
+// account's rules with the facts the path's node holds.
+
+// stagePath is Put Block's check of the path a block is staged for on a
+// hierarchical account: the staging is kept by name as on a flat account
+// (see putBlockListPath), but a file or directory there is the blob the
+// block is for, so blockWritable holds against its node's lease, tier
+// and blob type, as against a flat blob's record: a block for an
+// archived file is 409 BlobArchived, one for an append blob file 409
+// InvalidBlobType, one for a leased path needs its lease. Where nothing is
+// (or the name cannot be a path, which the commit refuses), a lease id is
+// 412 LeaseNotPresentWithBlobOperation, as on a flat account. The lookup
+// is a superuser's: the commit checks the caller's access.
+func stagePath(tx kv.Tx, hns *ns.Namespace, ref BlobRef, leaseID string, now time.Time) error {
+	n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, nil)
+	switch {
+	case errors.Is(err, ns.ErrPathNotFound), errors.Is(err, ns.ErrInvalidPath), errors.Is(err, ns.ErrPathConflict):
+		if leaseID != "" {
+			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
+		}
+		return nil
+	case err != nil:
+		return blobErr(err)
+	}
+	typ := BlockBlob
+	if n.Append != nil {
+		typ = AppendBlob
+	}
+	return blockWritable(typ, n.Lease, n.Tier, leaseID, now)
+}
+
+// pageRangesOfPath is the blob Get Page Ranges reads on a hierarchical
+// account: the path as the Blob view shows it (loadPath: 404
+// BlobNotFound when absent, read permission for a bearer caller), which
+// is a block blob, so Get Page Ranges answers what a flat account
+// answers for a block blob, 409 InvalidBlobType. "Blob Storage features
+// available in Azure Data Lake Storage" lists page blobs among what such
+// accounts do not support without naming the error of Get Page Ranges;
+// that is the flat account's answer for any blob that is not a page blob.
+func pageRangesOfPath(tx kv.Tx, hns *ns.Namespace, ref BlobRef, now time.Time, c ns.Caller) (*blobRec, error) {
+	b, _, err := loadPath(tx, hns, ref, now, c, acl.Read)
+	return b, err
+}
+
+// undeleteLatestPath is Undelete Blob without x-ms-undelete-source on a
+// hierarchical account. The Undelete Blob reference gives that header
+// (blobPath?deletionid=<id>) to such accounts to name one soft-deleted
+// path, because a path name may have been deleted several times and only
+// one deletion can be restored at the name. Without it the request means
+// what Undelete Blob means on a flat account, "restore the soft-deleted
+// blob": here the most recent retained deletion of the name, which is
+// the blob a flat account would restore (older deletions of a flat blob
+// are its soft-deleted snapshots; a path has none). So:
+//
+//   - a live path is left as it is, 200, as a live blob with nothing
+//     soft-deleted;
+//   - else the latest retained deletion is restored as Path Undelete
+//     restores it (ns.Undelete: a directory with its content; 404
+//     BlobNotFound when its parent directory is gone, restore that
+//     first);
+//   - else 404 BlobNotFound, as on a flat account.
+func (s *Service) undeleteLatestPath(ctx context.Context, hns *ns.Namespace, in UndeleteBlobInput) error {
+	ref, c, now := in.Ref, in.Caller, s.now(in.Call)
+	return s.store.Update(ctx, func(tx kv.Tx) error {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return err
+		}
+		n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, c)
+		switch {
+		case err == nil && !n.Expired(now):
+			return nil
+		case err != nil && !errors.Is(err, ns.ErrPathNotFound):
+			return blobErr(err)
+		}
+		id, err := hns.LatestDeletion(tx, blobFS(ref), ref.Blob)
+		if err != nil {
+			return blobErr(err)
+		}
+		if id == "" {
+			return azerr.New(azerr.BlobNotFound)
+		}
+		_, err = hns.Undelete(tx, blobFS(ref), ref.Blob, id, c)
+		return blobErr(err)
+	})
+}
+
+// mayListDeleted is whether c may list the soft-deleted paths of fs
+// (showonly=deleted, include=deleted): read and execute on its root, as
+// to list it; a deleted path's own directory may be gone.
+func (s *Service) mayListDeleted(tx kv.Tx, hns *ns.Namespace, fs ns.FS, c ns.Caller) error {
+	if c == nil || c.Super {
+		return nil
+	}
+	root, err := hns.Lookup(tx, fs, "", c)
+	if err != nil {
+		return blobErr(err)
+	}
+	if !root.Access().Allows(root.Owner, root.Group, *c, acl.Read|acl.Execute) {
+		return blobErr(ns.ErrPermissionMismatch)
+	}
+	return nil
+}
+
+// deletedPaths reads the soft-deleted paths of a listing in order
+// (ns.ScanDeleted) a batch at a time, for List Blobs with include=deleted
+// to merge with the live paths ScanBlobs passes it: from is the path and
+// after the deletion id the next batch starts after ("" for all the
+// deletions of from).
+type deletedPaths struct {
+	hns         *ns.Namespace
+	tx          kv.Tx
+	fs          ns.FS
+	prefix      string
+	from, after string
+	buf         []ns.DeletedPath
+	i           int
+	done        bool
+}
+
+const deletedBatch = 64
+
+// peek is the next soft-deleted path, nil when there is none.
+func (d *deletedPaths) peek() (*ns.DeletedPath, error) {
+	if d.i < len(d.buf) {
+		return &d.buf[d.i], nil
+	}
+	if d.done {
+		return nil, nil
+	}
+	d.buf, d.i = d.buf[:0], 0
+	err := d.hns.ScanDeleted(d.tx, d.fs, d.prefix, d.from, d.after, func(p ns.DeletedPath) bool {
+		d.buf = append(d.buf, p)
+		return len(d.buf) < deletedBatch
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(d.buf) < deletedBatch {
+		d.done = true
+	}
+	if len(d.buf) == 0 {
+		return nil, nil
+	}
+	last := d.buf[len(d.buf)-1]
+	d.from, d.after = last.Path, last.DeletionID
+	return &d.buf[0], nil
+}
+
+// next passes the path peek returned.
+func (d *deletedPaths) next() { d.i++ }
+
+// skip passes every path before name (a folded prefix followed by 0xff).
+func (d *deletedPaths) skip(name string) {
+	for d.i < len(d.buf) && d.buf[d.i].Path < name {
+		d.i++
+	}
+	if d.i == len(d.buf) && !d.done && d.from < name {
+		d.from, d.after, d.buf, d.i = name, "", d.buf[:0], 0
+	}
+}
+
+// readUPN reads x-ms-upn into upn on a hierarchical account (version
+// 2023-11-03: "Get Blob now supports the x-ms-upn request header for
+// storage accounts with hierarchical namespace enabled"; Get Blob
+// Properties reads it too); a flat account's reads do not look at it.
+func (s *Service) readUPN(r *req, upn *bool) error {
+	if s.nsOf(r.Account) == nil {
+		return nil
+	}
+	v, err := parseBoolHeader(r.Header, "x-ms-upn")
+	*upn = v
+	return err
+}
+
+// namePath turns the ids of pp's owner, group and ACL entries into the
+// user principal names the directory learned from bearer tokens
+// (internal/dfs/upn), in the read's transaction; other ids stay.
+func namePath(tx kv.Tx, pp *PathProperties) error {
+	names := upn.NewNames(tx)
+	var err error
+	if pp.Owner, err = names.Of(pp.Owner); err != nil {
+		return err
+	}
+	if pp.Group, err = names.Of(pp.Group); err != nil {
+		return err
+	}
+	if pp.ACL == "" {
+		return nil
+	}
+	entries, err := acl.ParseEntries(pp.ACL)
+	if err != nil {
+		return err
+	}
+	for i, e := range entries {
+		if e.ID != "" {
+			if entries[i].ID, err = names.Of(e.ID); err != nil {
+				return err
+			}
+		}
+	}
+	pp.ACL = acl.Format(acl.ACL{Entries: entries})
+	return nil
+}
