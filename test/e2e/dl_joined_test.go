@@ -2,13 +2,18 @@ package e2e
 
 import (
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/service"
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 // TestDLJoinedWrites: the writes that create a file through the Blob
@@ -91,5 +96,79 @@ func TestDLJoinedWrites(t *testing.T) {
 	}
 	if got := dlTags(t, e, bc.NewBlockBlobClient("logs/app.log")); got != "" {
 		t.Fatalf("tags after a Put Blob without x-ms-tags: %q", got)
+	}
+}
+
+// TestDLJoinedListSnapshotsAndDeleted: List Blobs of a hierarchical
+// account with include=snapshots,deleted lists, for each name, the
+// file's snapshots oldest first, the file, then its retained deletions
+// oldest first, as a flat account orders a blob's snapshots before it;
+// pages of every size, whose markers end on a snapshot, a file or a
+// deletion, list the same entries.
+func TestDLJoinedListSnapshotsAndDeleted(t *testing.T) {
+	e := startDL(t, true)
+	_, err := e.svc.SetProperties(e.ctx, &service.SetPropertiesOptions{DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
+	must(t, err)
+	bs := client(t, e.app.BlobURL, app.DevKey)
+	_, err = bs.CreateContainer(e.ctx, "both", nil)
+	must(t, err)
+	bc := bs.ServiceClient().NewContainerClient("both")
+	put := func(name string) {
+		t.Helper()
+		e.clock.Advance(time.Second)
+		_, err := bs.UploadBuffer(e.ctx, "both", name, []byte(name), nil)
+		must(t, err)
+	}
+	snap := func(name string) {
+		t.Helper()
+		e.clock.Advance(time.Second)
+		_, err := bc.NewBlobClient(name).CreateSnapshot(e.ctx, nil)
+		must(t, err)
+	}
+	del := func(name string) {
+		t.Helper()
+		e.clock.Advance(time.Second)
+		_, err := bc.NewBlobClient(name).Delete(e.ctx, nil)
+		must(t, err)
+	}
+	put("a")
+	del("a")
+	put("a")
+	snap("a")
+	snap("a")
+	put("b")
+	del("b")
+	put("b")
+	del("b")
+	put("c")
+	snap("c")
+
+	entry := func(it *container.BlobItem) string {
+		s := *it.Name
+		switch {
+		case it.Snapshot != nil && *it.Snapshot != "":
+			s += "@snap"
+		case it.Deleted != nil && *it.Deleted:
+			s += "(deleted)"
+		}
+		return s
+	}
+	list := func(max int32) []string {
+		var got []string
+		pg := bc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{MaxResults: to.Ptr(max), Include: container.ListBlobsInclude{Deleted: true, Snapshots: true}})
+		for pg.More() {
+			page, err := pg.NextPage(e.ctx)
+			must(t, err)
+			for _, it := range page.Segment.BlobItems {
+				got = append(got, entry(it))
+			}
+		}
+		return got
+	}
+	want := "a@snap,a@snap,a,a(deleted),b(deleted),b(deleted),c@snap,c"
+	for _, max := range []int32{1, 2, 3, 4, 5000} {
+		if got := strings.Join(list(max), ","); got != want {
+			t.Fatalf("pages of %d:\n got %s\nwant %s", max, got, want)
+		}
 	}
 }
