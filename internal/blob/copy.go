@@ -6,6 +6,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -145,6 +146,13 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	in.Tier = r.Header.Get("x-ms-access-tier")
+	if v := r.Header.Get("x-ms-seal-blob"); v != "" && !in.Sync {
+		seal, err := strconv.ParseBool(v)
+		if err != nil {
+			return azerr.InvalidHeader("x-ms-seal-blob", v)
+		}
+		in.Seal = &seal
+	}
 	if v := r.Header.Get("x-ms-source-content-md5"); v != "" && in.Sync {
 		if in.SourceContentMD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(in.SourceContentMD5) != md5.Size {
 			return azerr.InvalidHeader("x-ms-source-content-md5", v)

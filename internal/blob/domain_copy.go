@@ -54,6 +54,9 @@ type CopyBlobInput struct {
 	// SourceContentMD5, with Sync, is the MD5 the source's content must
 	// have.
 	SourceContentMD5 []byte
+	// Seal is x-ms-seal-blob: whether a copy of an append blob is sealed
+	// (nil: as the source is).
+	Seal *bool
 }
 
 // CopyBlobOutput is the copy: it completes inside the call, so its
@@ -163,6 +166,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		if len(meta) > 0 {
 			nb.Meta = meta
 		}
+		nb.Sealed = copySealed(src, in.Seal)
 		nb.Parts = append([]extent.Part(nil), src.Parts...)
 		nb.Blocks = append([]block(nil), src.Blocks...)
 		nb.Copy = &CopyInfo{ID: copyID, Source: srcURL, Status: "success", Progress: progress(src.Size), Completion: now}
@@ -178,6 +182,23 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		return CopyBlobOutput{}, err
 	}
 	return CopyBlobOutput{ETag: rec.ETag, LastModified: rec.Modified, CopyID: copyID, CopyStatus: "success", ContentMD5: srcMD5}, nil
+}
+
+// copySealed is whether the copy of src is sealed: a copy of an append
+// blob is sealed as its source is, unless x-ms-seal-blob says otherwise
+// (seal non-nil); other blobs have no seal. azure-sdk-for-python's
+// recorded test_append_blob.py tests test_copy_sealed_blob_will_get_a_sealed_blob,
+// test_copy_unsealed_blob_will_get_a_sealed_blob (x-ms-seal-blob: true)
+// and test_copy_sealed_blob_with_seal_blob_will_get_a_sealed_blob
+// (false: the copy takes appends).
+func copySealed(src *blobRec, seal *bool) bool {
+	if src.Type != AppendBlob {
+		return false
+	}
+	if seal != nil {
+		return *seal
+	}
+	return src.Sealed
 }
 
 // AbortCopyBlobInput is Abort Copy Blob of copy CopyID onto Ref. LeaseID

@@ -777,7 +777,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		case src.Type == PageBlob:
 			return azerr.New(azerr.BlobTypeNotSupported)
 		case src.Type == AppendBlob:
-			app = &ns.AppendState{Blocks: src.Appends, Sealed: src.Sealed}
+			app = &ns.AppendState{Blocks: src.Appends, Sealed: copySealed(src, in.Seal)}
 		}
 		replace := PathOnline
 		if !in.Sync {

@@ -172,3 +172,64 @@ func TestDLJoinedListSnapshotsAndDeleted(t *testing.T) {
 		}
 	}
 }
+
+// TestCopySealBlob: Copy Blob of an append blob seals the copy as the
+// source is sealed, unless x-ms-seal-blob says otherwise, on a flat and
+// on a hierarchical account (azure-sdk-for-python's recorded
+// test_copy_sealed_blob_will_get_a_sealed_blob,
+// test_copy_unsealed_blob_will_get_a_sealed_blob and
+// test_copy_sealed_blob_with_seal_blob_will_get_a_sealed_blob).
+func TestCopySealBlob(t *testing.T) {
+	for _, hns := range []bool{false, true} {
+		t.Run(map[bool]string{false: "flat", true: "hierarchical"}[hns], func(t *testing.T) {
+			e := startDL(t, hns)
+			bs := client(t, e.app.BlobURL, app.DevKey)
+			_, err := bs.CreateContainer(e.ctx, "seal", nil)
+			must(t, err)
+			bc := bs.ServiceClient().NewContainerClient("seal")
+			sealed, open := bc.NewAppendBlobClient("src/sealed"), bc.NewAppendBlobClient("src/open")
+			for _, ab := range []*appendblob.Client{sealed, open} {
+				_, err = ab.Create(e.ctx, nil)
+				must(t, err)
+				_, err = ab.AppendBlock(e.ctx, bxBody([]byte("data")), nil)
+				must(t, err)
+			}
+			_, err = sealed.Seal(e.ctx, nil)
+			must(t, err)
+			copyTo := func(dst string, src *appendblob.Client, seal *bool) *appendblob.Client {
+				t.Helper()
+				d := bc.NewAppendBlobClient(dst)
+				_, err := d.BlobClient().StartCopyFromURL(e.ctx, src.URL(), &blob.StartCopyFromURLOptions{SealBlob: seal})
+				must(t, err)
+				return d
+			}
+			isSealed := func(ab *appendblob.Client) bool {
+				t.Helper()
+				p, err := ab.GetProperties(e.ctx, nil)
+				must(t, err)
+				return p.IsSealed != nil && *p.IsSealed
+			}
+			if d := copyTo("copy/kept", sealed, nil); !isSealed(d) {
+				t.Fatal("a copy of a sealed append blob is not sealed")
+			}
+			if d := copyTo("copy/open", open, nil); isSealed(d) {
+				t.Fatal("a copy of an unsealed append blob is sealed")
+			}
+			d := copyTo("copy/sealed", open, to.Ptr(true))
+			if !isSealed(d) {
+				t.Fatal("x-ms-seal-blob: true did not seal the copy")
+			}
+			_, err = d.AppendBlock(e.ctx, bxBody([]byte("more")), nil)
+			wantCode(t, err, http.StatusConflict, bloberror.Code("BlobIsSealed"))
+			d = copyTo("copy/unsealed", sealed, to.Ptr(false))
+			if isSealed(d) {
+				t.Fatal("x-ms-seal-blob: false left the copy sealed")
+			}
+			_, err = d.AppendBlock(e.ctx, bxBody([]byte("more")), nil)
+			must(t, err)
+			if got := readBlob(t, e.ctx, d.BlobClient()); string(got) != "datamore" {
+				t.Fatalf("unsealed copy after an append: %q", got)
+			}
+		})
+	}
+}
