@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/filesystem"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/service"
@@ -18,8 +19,9 @@ import (
 
 // benchDL starts a hierarchical server for a benchmark (backendConfig's
 // store; the embedded store skips fsync there) and returns a client of a
-// new filesystem holding directory "d" with n empty files.
-func benchDL(b *testing.B, n int) *filesystem.Client {
+// new filesystem holding directory "d" with n empty files, each with a
+// blob index tag when tagged.
+func benchDL(b *testing.B, n int, tagged ...bool) *filesystem.Client {
 	b.Helper()
 	cfg := backendConfig(b)
 	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort, cfg.DFSPort, cfg.SMBPort, cfg.MetricsPort = -1, -1, -1, -1, 0, -1, -1
@@ -47,6 +49,12 @@ func benchDL(b *testing.B, n int) *filesystem.Client {
 	if _, err := fs.NewDirectoryClient("d").Create(ctx, nil); err != nil {
 		b.Fatal(err)
 	}
+	bcred, _ := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	bcli, err := azblob.NewClientWithSharedKeyCredential(a.DFSURL, bcred, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	blobs := bcli.ServiceClient().NewContainerClient("bench")
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for w := range 8 {
@@ -54,9 +62,17 @@ func benchDL(b *testing.B, n int) *filesystem.Client {
 		go func() {
 			defer wg.Done()
 			for i := w; i < n; i += 8 {
-				if _, err := fs.NewFileClient(fmt.Sprintf("d/f%05d", i)).Create(ctx, nil); err != nil {
+				name := fmt.Sprintf("d/f%05d", i)
+				if _, err := fs.NewFileClient(name).Create(ctx, nil); err != nil {
 					errs <- err
 					return
+				}
+				if len(tagged) > 0 && tagged[0] {
+					// The dfs port answers the Blob API of the account too.
+					if _, err := blobs.NewBlockBlobClient(name).SetTags(ctx, map[string]string{"n": fmt.Sprint(i)}, nil); err != nil {
+						errs <- err
+						return
+					}
 				}
 			}
 		}()
@@ -69,10 +85,11 @@ func benchDL(b *testing.B, n int) *filesystem.Client {
 	return fs
 }
 
-// benchRename renames directory d of n files to e and back, through the
-// SDK (Path - Create with x-ms-rename-source), one rename per op.
-func benchRename(b *testing.B, n int) {
-	fs := benchDL(b, n)
+// benchRename renames directory d of n files (tagged: each with an
+// index tag) to e and back, through the SDK (Path - Create with
+// x-ms-rename-source), one rename per op.
+func benchRename(b *testing.B, n int, tagged bool) {
+	fs := benchDL(b, n, tagged)
 	ctx := context.Background()
 	names := [2]string{"d", "e"}
 	b.ResetTimer()
@@ -83,8 +100,14 @@ func benchRename(b *testing.B, n int) {
 	}
 }
 
-func BenchmarkDLRenameDir20(b *testing.B)   { benchRename(b, 20) }
-func BenchmarkDLRenameDir2000(b *testing.B) { benchRename(b, 2000) }
+func BenchmarkDLRenameDir20(b *testing.B)   { benchRename(b, 20, false) }
+func BenchmarkDLRenameDir2000(b *testing.B) { benchRename(b, 2000, false) }
+
+// The same with every file tagged: the tag index keeps entries on the
+// chain above tagged files, and a rename still moves one entry
+// (docs/datalake.md, "Blob index tags on paths").
+func BenchmarkDLRenameTaggedDir20(b *testing.B)   { benchRename(b, 20, true) }
+func BenchmarkDLRenameTaggedDir2000(b *testing.B) { benchRename(b, 2000, true) }
 
 // BenchmarkDLListPaths lists a directory of 2,000 files recursively
 // through the SDK's pager (one page of 2,000), reporting paths/s.
