@@ -107,16 +107,8 @@ func (s *Service) putAppendPath(ctx context.Context, hns *ns.Namespace, in PutBl
 		Replace: PathOnline, Append: &ns.AppendState{}, Tags: in.Tags}
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		if in.CreateOnly {
-			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
-				return azerr.New(azerr.AuthorizationPermissionMismatch)
-			}
-		}
-		co, err := hns.Create(tx, blobFS(ref), cin)
+		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, cin)
 		if err != nil {
-			return blobErr(err)
-		}
-		if err := s.keepReplaced(tx, ref, in.Access.IfTags, in.Caller, co); err != nil {
 			return err
 		}
 		node = co.Node
@@ -250,22 +242,14 @@ func (s *Service) putBlobFromURLPath(ctx context.Context, hns *ns.Namespace, in 
 		if props.ContentMD5 == nil {
 			props.ContentMD5 = src.Props.ContentMD5 // the same bytes
 		}
-		if in.CreateOnly {
-			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
-				return azerr.New(azerr.AuthorizationPermissionMismatch)
-			}
-		}
 		tags := in.Tags
 		if in.CopyTags {
 			tags = src.Tags
 		}
-		co, err := hns.Create(tx, blobFS(ref), ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
+		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
 			Metadata: in.Metadata, Props: contentProps(props), Size: n, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) },
 			Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: tags})
 		if err != nil {
-			return blobErr(err)
-		}
-		if err := s.keepReplaced(tx, ref, in.Access.IfTags, in.Caller, co); err != nil {
 			return err
 		}
 		node = co.Node

@@ -60,15 +60,28 @@ func hnsUnsupported() error {
 	return azerr.New(azerr.FeatureNotYetSupportedForHierarchicalNamespaceAccounts)
 }
 
-// keepReplaced is what a write creating the file ref does after
-// ns.Create: the x-ms-if-tags condition on the file it replaces
-// (checkNodeTags), and the replaced file's snapshots carried over to
-// the new one (KeepSnapshots).
-func (s *Service) keepReplaced(tx kv.Tx, ref BlobRef, ifTags TagCondition, c ns.Caller, co *ns.CreateOutput) error {
-	if err := checkNodeTags(ifTags, co.Replaced, ref.Container); err != nil {
-		return err
+// createFile is ns.Create of in for a Blob API write that makes the
+// file ref (Put Blob, Put Block List, Copy Blob, Put Blob From URL):
+// with createOnly a name that exists is 403
+// AuthorizationPermissionMismatch (a caller who may create blobs but
+// not write them); after the namespace's own conditions and lease, the
+// x-ms-if-tags condition on the file it replaces (checkNodeTags), and
+// the replaced file's snapshots carried over to the new one
+// (KeepSnapshots).
+func (s *Service) createFile(tx kv.Tx, hns *ns.Namespace, ref BlobRef, createOnly bool, ifTags TagCondition, in ns.CreateInput) (*ns.CreateOutput, error) {
+	if createOnly {
+		if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
+			return nil, azerr.New(azerr.AuthorizationPermissionMismatch)
+		}
 	}
-	return s.KeepSnapshots(tx, blobFS(ref), ref.Blob, c, co)
+	co, err := hns.Create(tx, blobFS(ref), in)
+	if err != nil {
+		return nil, blobErr(err)
+	}
+	if err := checkNodeTags(ifTags, co.Replaced, ref.Container); err != nil {
+		return nil, err
+	}
+	return co, s.KeepSnapshots(tx, blobFS(ref), ref.Blob, in.Caller, co)
 }
 
 func contentProps(h HTTPHeaders) ns.ContentProps {
@@ -126,16 +139,8 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	}
 	var node *ns.Node
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
-		if in.CreateOnly {
-			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
-				return azerr.New(azerr.AuthorizationPermissionMismatch)
-			}
-		}
-		co, err := hns.Create(tx, blobFS(ref), cin)
+		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, cin)
 		if err != nil {
-			return blobErr(err)
-		}
-		if err := s.keepReplaced(tx, ref, in.Access.IfTags, in.Caller, co); err != nil {
 			return err
 		}
 		node = co.Node
@@ -327,18 +332,10 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 			}
 			size += u.Size
 		}
-		if in.CreateOnly {
-			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
-				return azerr.New(azerr.AuthorizationPermissionMismatch)
-			}
-		}
 		c := cin
 		c.Size = size
-		co, err := hns.Create(tx, blobFS(ref), c)
+		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, c)
 		if err != nil {
-			return blobErr(err)
-		}
-		if err := s.keepReplaced(tx, ref, in.Access.IfTags, in.Caller, co); err != nil {
 			return err
 		}
 		node = co.Node
@@ -794,11 +791,6 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 				return err
 			}
 		}
-		if in.CreateOnly {
-			if _, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller); err == nil {
-				return azerr.New(azerr.AuthorizationPermissionMismatch)
-			}
-		}
 		meta := src.Meta
 		if len(in.Metadata) > 0 {
 			meta = in.Metadata
@@ -807,13 +799,10 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		if in.CopyTags {
 			tags = src.Tags
 		}
-		co, err := hns.Create(tx, blobFS(ref), ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
+		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
 			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
 			Tier: tier, Replace: replace, Append: app, Tags: tags, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
 		if err != nil {
-			return blobErr(err)
-		}
-		if err := s.keepReplaced(tx, ref, in.Access.IfTags, in.Caller, co); err != nil {
 			return err
 		}
 		node = co.Node

@@ -138,17 +138,6 @@ func newPathSnapTime(tx kv.Tx, acct string, id []byte, t time.Time) (string, err
 	}
 }
 
-// nsBlobErr is a namespace lookup error as the Blob API answers it.
-func nsBlobErr(err error) error {
-	switch {
-	case errors.Is(err, ns.ErrFilesystemNotFound):
-		return azerr.New(azerr.ContainerNotFound)
-	case errors.Is(err, ns.ErrPathNotFound), errors.Is(err, ns.ErrInvalidPath):
-		return azerr.New(azerr.BlobNotFound)
-	}
-	return blobErr(err)
-}
-
 // errDirSnapshot is Snapshot Blob of a directory: a directory is not a
 // blob with content but the namespace's folder (the Blob view shows it
 // as an empty hdi_isfolder marker), so there is nothing to freeze; 409
@@ -213,7 +202,7 @@ func (s *Service) snapshotPath(ctx context.Context, hns *ns.Namespace, in Snapsh
 			return nil
 		})
 		if err != nil {
-			return nsBlobErr(err)
+			return lookupErr(err)
 		}
 		t, err := newPathSnapTime(tx, ref.Account, node.ID, now)
 		if err != nil {
@@ -260,7 +249,7 @@ func (s *Service) deletePathSnapshot(ctx context.Context, hns *ns.Namespace, in 
 	return s.store.Update(ctx, func(tx kv.Tx) error {
 		node, err := hns.LookupFor(tx, blobFS(ref), ref.Blob, in.Caller, acl.Write)
 		if err != nil {
-			return nsBlobErr(err)
+			return lookupErr(err)
 		}
 		if node.Expired(now) {
 			return azerr.New(azerr.BlobNotFound)
@@ -352,7 +341,7 @@ func (s *Service) setPathSnapshotTier(ctx context.Context, hns *ns.Namespace, in
 		out = SetBlobTierOutput{}
 		node, err := hns.LookupFor(tx, blobFS(ref), ref.Blob, in.Caller, acl.Write)
 		if err != nil {
-			return nsBlobErr(err)
+			return lookupErr(err)
 		}
 		if node.Expired(now) || node.Dir || len(node.Ref) == 0 {
 			return azerr.New(azerr.BlobNotFound)
