@@ -20,11 +20,13 @@ import (
 )
 
 // principalToken is an Entra ID access token for Azure Storage of the
-// object id oid, listing groups (oauth basic mode checks its form and
-// claims, not its signature).
+// object id oid, listing groups, and with a user name in claim (upn,
+// unique_name or preferred_username) when both are set (oauth basic
+// mode checks its form and claims, not its signature).
 type principalToken struct {
-	oid    string
-	groups []string
+	oid         string
+	groups      []string
+	claim, name string
 }
 
 func (p principalToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
@@ -38,8 +40,27 @@ func (p principalToken) GetToken(context.Context, policy.TokenRequestOptions) (a
 	if p.groups != nil {
 		claims["groups"] = p.groups
 	}
+	if p.claim != "" {
+		claims[p.claim] = p.name
+	}
 	body, _ := json.Marshal(claims)
 	return azcore.AccessToken{Token: enc(hdr) + "." + enc(body) + "." + enc([]byte("sig")), ExpiresOn: time.Now().Add(time.Hour)}, nil
+}
+
+// startDLBearer starts a hierarchical server over HTTPS with --oauth
+// basic, for tests of bearer callers, and returns it with an HTTP
+// client that trusts its certificate.
+func startDLBearer(t *testing.T) (*dlEnv, *http.Client) {
+	t.Helper()
+	var hc *http.Client
+	e := startDLWith(t, true, func(cfg *app.Config) *http.Client {
+		cert, pool := selfSigned(t)
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		cfg.OAuth = true
+		hc = &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		return hc
+	})
+	return e, hc
 }
 
 // TestDLACLEnforcement: with --oauth basic, a bearer caller is the
@@ -49,14 +70,7 @@ func (p principalToken) GetToken(context.Context, policy.TokenRequestOptions) (a
 // access control): 403 AuthorizationPermissionMismatch otherwise. Shared
 // Key callers are superusers.
 func TestDLACLEnforcement(t *testing.T) {
-	var hc *http.Client
-	e := startDLWith(t, true, func(cfg *app.Config) *http.Client {
-		cert, pool := selfSigned(t)
-		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-		cfg.OAuth = true
-		hc = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-		return hc
-	})
+	e, hc := startDLBearer(t)
 	as := func(oid string, groups ...string) *filesystem.Client {
 		opts := &service.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}}
 		svc, err := service.NewClient(e.app.DFSURL, principalToken{oid: oid, groups: groups}, opts)

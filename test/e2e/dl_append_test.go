@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -429,14 +428,7 @@ func TestDLAppendFromURL(t *testing.T) {
 // on the parent to create, read on a path that is a From URL source; 403
 // AuthorizationPermissionMismatch otherwise.
 func TestDLAppendACL(t *testing.T) {
-	var hc *http.Client
-	e := startDLWith(t, true, func(cfg *app.Config) *http.Client {
-		cert, pool := selfSigned(t)
-		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-		cfg.OAuth = true
-		hc = &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-		return hc
-	})
+	e, hc := startDLBearer(t)
 	su := e.mkfs("acl")
 	if resp, out := e.raw(http.MethodPatch, "/acl/?action=setAccessControl", map[string]string{"x-ms-permissions": "0755"}, nil); resp.StatusCode != http.StatusOK {
 		t.Fatalf("root permissions: %d %s", resp.StatusCode, out)

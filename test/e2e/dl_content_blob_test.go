@@ -2,13 +2,11 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -254,14 +252,7 @@ func TestDLContentBlobOnlyFeatures(t *testing.T) {
 // write and execute on the parent to create; 403
 // AuthorizationPermissionMismatch otherwise.
 func TestDLContentBlobViewACL(t *testing.T) {
-	var hc *http.Client
-	e := startDLWith(t, true, func(cfg *app.Config) *http.Client {
-		cert, pool := selfSigned(t)
-		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-		cfg.OAuth = true
-		hc = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-		return hc
-	})
+	e, hc := startDLBearer(t)
 	su := e.mkfs("acl")
 	resp, out := e.raw(http.MethodPatch, "/acl/?action=setAccessControl", map[string]string{"x-ms-permissions": "0755"}, nil)
 	if resp.StatusCode != 200 {

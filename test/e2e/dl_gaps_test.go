@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"context"
-	"crypto/tls"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -322,22 +319,6 @@ func blobText(t *testing.T, e *dlEnv, bc *container.Client, name string) string 
 	return string(b)
 }
 
-// namedToken is an Entra ID access token of user oid whose user name
-// claim (upn, unique_name or preferred_username) is name.
-type namedToken struct{ oid, claim, name string }
-
-func (p namedToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
-	enc := base64.RawURLEncoding.EncodeToString
-	hdr, _ := json.Marshal(map[string]string{"typ": "JWT", "alg": "RS256"})
-	claims := map[string]any{
-		"aud": "https://storage.azure.com", "iss": "https://sts.windows.net/72f988bf-86f1-41af-91ab-2d7cd011db47/",
-		"tid": "72f988bf-86f1-41af-91ab-2d7cd011db47", "nbf": time.Now().Add(-time.Hour).Unix(), "exp": time.Now().Add(time.Hour).Unix(),
-		"oid": p.oid, p.claim: p.name,
-	}
-	body, _ := json.Marshal(claims)
-	return azcore.AccessToken{Token: enc(hdr) + "." + enc(body) + "." + enc([]byte("sig")), ExpiresOn: time.Now().Add(time.Hour)}, nil
-}
-
 // TestDLGapsUPN: upn=true on Path - List and Path - Get Properties
 // (getAccessControl, getStatus) names the users whose bearer tokens the
 // server has authenticated by their user principal names (the upn
@@ -346,15 +327,8 @@ func (p namedToken) GetToken(context.Context, policy.TokenRequestOptions) (azcor
 // x-ms-upn: true on Get Blob and Get Blob Properties; group ids, users
 // never seen and $superuser stay as they are, and upn=false answers ids.
 func TestDLGapsUPN(t *testing.T) {
-	var hc *http.Client
-	e := startDLWith(t, true, func(cfg *app.Config) *http.Client {
-		cert, pool := selfSigned(t)
-		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-		cfg.OAuth = true
-		hc = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-		return hc
-	})
-	as := func(tok namedToken) *filesystem.Client {
+	e, hc := startDLBearer(t)
+	as := func(tok principalToken) *filesystem.Client {
 		opts := &service.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}}
 		svc, err := service.NewClient(e.app.DFSURL, tok, opts)
 		must(t, err)
@@ -365,11 +339,11 @@ func TestDLGapsUPN(t *testing.T) {
 	_, err := su.NewDirectoryClient("").SetAccessControl(e.ctx, &directory.SetAccessControlOptions{Permissions: to.Ptr("0777")})
 	must(t, err)
 	// Each user's first request teaches the server its name.
-	_, err = as(namedToken{alice, "upn", "alice@contoso.com"}).NewFileClient("a.txt").Create(e.ctx, nil)
+	_, err = as(principalToken{oid: alice, claim: "upn", name: "alice@contoso.com"}).NewFileClient("a.txt").Create(e.ctx, nil)
 	must(t, err)
-	_, err = as(namedToken{bob, "unique_name", "bob@contoso.com"}).NewFileClient("b.txt").Create(e.ctx, nil)
+	_, err = as(principalToken{oid: bob, claim: "unique_name", name: "bob@contoso.com"}).NewFileClient("b.txt").Create(e.ctx, nil)
 	must(t, err)
-	_, err = as(namedToken{carol, "preferred_username", "carol@fabrikam.com"}).NewFileClient("c.txt").Create(e.ctx, nil)
+	_, err = as(principalToken{oid: carol, claim: "preferred_username", name: "carol@fabrikam.com"}).NewFileClient("c.txt").Create(e.ctx, nil)
 	must(t, err)
 	// alice's file: bob, a group and a stranger in its ACL (in the
 	// canonical order of their ids, which the names keep), carol its group.
@@ -431,7 +405,7 @@ func TestDLGapsUPN(t *testing.T) {
 		t.Fatalf("x-ms-upn: yes: %d %v", resp.StatusCode, resp.Header)
 	}
 	// A new name for alice replaces the old one.
-	_, err = as(namedToken{alice, "upn", "alice.smith@contoso.com"}).NewFileClient("a2.txt").Create(e.ctx, nil)
+	_, err = as(principalToken{oid: alice, claim: "upn", name: "alice.smith@contoso.com"}).NewFileClient("a2.txt").Create(e.ctx, nil)
 	must(t, err)
 	ac, err = su.NewFileClient("a.txt").GetAccessControl(e.ctx, &file.GetAccessControlOptions{UPN: to.Ptr(true)})
 	must(t, err)
@@ -446,14 +420,7 @@ func TestDLGapsUPN(t *testing.T) {
 // AuthorizationPermissionMismatch otherwise); the live ones it lists
 // under the rules of List Blobs.
 func TestDLGapsIncludeDeletedBearer(t *testing.T) {
-	var hc *http.Client
-	e := startDLWith(t, true, func(cfg *app.Config) *http.Client {
-		cert, pool := selfSigned(t)
-		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-		cfg.OAuth = true
-		hc = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-		return hc
-	})
+	e, hc := startDLBearer(t)
 	_, err := e.svc.SetProperties(e.ctx, &service.SetPropertiesOptions{DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
 	must(t, err)
 	su := e.mkfs("bearer")
@@ -468,7 +435,7 @@ func TestDLGapsIncludeDeletedBearer(t *testing.T) {
 	// The root lets others through, not list it.
 	_, err = su.NewDirectoryClient("").SetAccessControl(e.ctx, &directory.SetAccessControlOptions{Permissions: to.Ptr("0711")})
 	must(t, err)
-	u1, err := azblob.NewClient(e.app.BlobURL, namedToken{"u1", "upn", "u1@contoso.com"}, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}})
+	u1, err := azblob.NewClient(e.app.BlobURL, principalToken{oid: "u1", claim: "upn", name: "u1@contoso.com"}, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}})
 	must(t, err)
 	list := func(deleted bool) ([]string, error) {
 		page, err := u1.NewListBlobsFlatPager("bearer", &azblob.ListBlobsFlatOptions{Prefix: to.Ptr("sub/"), Include: container.ListBlobsInclude{Deleted: deleted}}).NextPage(e.ctx)
