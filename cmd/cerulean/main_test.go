@@ -58,6 +58,19 @@ func TestSMBConfigPort(t *testing.T) {
 	}
 }
 
+func TestUPNRecheck(t *testing.T) {
+	for in, want := range map[string]time.Duration{"": 0, "2s": 2 * time.Second, "15m": 15 * time.Minute} {
+		if got, err := upnRecheck(in); err != nil || got != want {
+			t.Errorf("upnRecheck(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"2", "0s", "-2s", "soon"} {
+		if _, err := upnRecheck(in); err == nil {
+			t.Errorf("upnRecheck(%q) accepted", in)
+		}
+	}
+}
+
 func TestSMBLiveness(t *testing.T) {
 	for in, want := range map[string]time.Duration{"": 0, "3s": time.Second, "90s": 30 * time.Second} {
 		if got, err := smbLiveness(in); err != nil || got != want {

@@ -116,6 +116,10 @@ type Config struct {
 	// OAuth accepts Entra ID bearer tokens without verifying their
 	// signature (auth.VerifyBearer), over HTTPS only.
 	OAuth bool
+	// UPNRecheck is how long a front end trusts its memory of the user
+	// principal name a bearer token taught it before reading the store
+	// again (0: upn.Recheck, 15 minutes); test/multiproc shortens it.
+	UPNRecheck time.Duration
 	// DisableProductStyleURL: see server.Config.
 	DisableProductStyleURL bool
 }
@@ -250,7 +254,7 @@ func Start(cfg Config) (*App, error) {
 	if cfg.OAuth {
 		// upn=true on the dfs endpoint names the users whose tokens
 		// this server (or any sharing the store) has authenticated.
-		names := upn.New(store, cfg.Clock)
+		names := upn.New(store, cfg.Clock, cfg.UPNRecheck)
 		scfg.Principals = func(ctx context.Context, p auth.Principal) error { return names.Learn(ctx, p.OID, p.UPN) }
 	}
 	if cfg.MetricsPort >= 0 {

@@ -136,6 +136,9 @@ type cluster struct {
 	env   []string // added to every process's environment
 	dir   string
 	nodes []*node
+	// tls, when the layout asks for bearer tokens, holds the server's
+	// certificate files and the clients' roots (see newClusterTLS).
+	tls *clusterTLS
 
 	mu         sync.Mutex
 	transports []*http.Transport
@@ -159,6 +162,9 @@ func newCluster(t *testing.T, services ...service) *cluster {
 type layout struct {
 	services [nodes][]service
 	env      []string
+	// bearer serves the HTTP services over HTTPS with a certificate the
+	// clients trust and accepts bearer tokens (--oauth basic).
+	bearer bool
 }
 
 // newMixedCluster is newCluster with a different set of services per
@@ -190,6 +196,9 @@ func startLayout(t *testing.T, dsn string, l layout) *cluster {
 	// Registered after the schema's cleanup, so it runs before the
 	// schema is dropped.
 	t.Cleanup(c.stopAll)
+	if l.bearer {
+		c.tls = newClusterTLS(t, c.dir)
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make([]error, nodes)
@@ -254,6 +263,9 @@ func (c *cluster) start(n *node) error {
 		}
 		args = append(args, "--"+string(s)+"-port", strconv.Itoa(port))
 	}
+	if c.tls != nil {
+		args = append(args, "--tls-cert", c.tls.certFile, "--tls-key", c.tls.keyFile, "--oauth", "basic")
+	}
 	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -281,7 +293,7 @@ func (c *cluster) start(n *node) error {
 	}()
 
 	deadline := time.Now().Add(60 * time.Second)
-	probe := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	probe := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true, TLSClientConfig: c.tlsClient()}}
 	for _, s := range n.services {
 		if s == smbSvc {
 			if err := c.waitSMB(n, exited, deadline); err != nil {
@@ -289,7 +301,7 @@ func (c *cluster) start(n *node) error {
 			}
 			continue
 		}
-		url := fmt.Sprintf("http://127.0.0.1:%d/%s", n.ports[s], app.DevAccount)
+		url := fmt.Sprintf("%s://127.0.0.1:%d/%s", c.scheme(), n.ports[s], app.DevAccount)
 		if s == metricsSvc {
 			url = fmt.Sprintf("http://127.0.0.1:%d/healthz", n.ports[s])
 		}
@@ -423,7 +435,7 @@ func (c *cluster) url(i int, s service) string {
 	if !ok {
 		c.t.Fatalf("the cluster was started without the %s service", s)
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d/%s", p, app.DevAccount)
+	return fmt.Sprintf("%s://127.0.0.1:%d/%s", c.scheme(), p, app.DevAccount)
 }
 
 // clientOptions gives each SDK client its own connection pool (as a
@@ -434,6 +446,7 @@ func (c *cluster) clientOptions() azcore.ClientOptions {
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 8,
 		IdleConnTimeout:     30 * time.Second,
+		TLSClientConfig:     c.tlsClient(),
 	}
 	c.mu.Lock()
 	c.transports = append(c.transports, tr)

@@ -19,8 +19,8 @@
 // learned, and it survives restarts. A token arrives with every request
 // of its caller, so Learn writes only a name that is new or changed and
 // remembers in memory what the store holds, rechecking an entry at most
-// once per Recheck, so a name changed through another front end is
-// noticed.
+// once per Recheck (or the interval given to New), so a name changed
+// through another front end is noticed.
 package upn
 
 import (
@@ -36,8 +36,8 @@ import (
 // Key is the store key of the name of object id oid.
 func Key(oid string) []byte { return kv.Key("dlo", oid) }
 
-// Recheck is how long a name Learn has seen in the store is trusted
-// before the store is read again for the same object id.
+// Recheck is how long, by default, a name Learn has seen in the store is
+// trusted before the store is read again for the same object id.
 const Recheck = 15 * time.Minute
 
 // maxCached bounds the memory Learn keeps; past it the memory starts
@@ -46,8 +46,9 @@ const maxCached = 1 << 16
 
 // Directory learns names from authenticated tokens into a store.
 type Directory struct {
-	store kv.Store
-	clock clock.Clock
+	store   kv.Store
+	clock   clock.Clock
+	recheck time.Duration
 
 	mu    sync.Mutex
 	known map[string]seen
@@ -58,15 +59,20 @@ type seen struct {
 	at   time.Time
 }
 
-// New returns a directory over store; times come from clk.
-func New(store kv.Store, clk clock.Clock) *Directory {
-	return &Directory{store: store, clock: clk, known: map[string]seen{}}
+// New returns a directory over store; times come from clk. A name seen
+// in the store is trusted for recheck (0: Recheck) before it is read
+// again.
+func New(store kv.Store, clk clock.Clock, recheck time.Duration) *Directory {
+	if recheck <= 0 {
+		recheck = Recheck
+	}
+	return &Directory{store: store, clock: clk, recheck: recheck, known: map[string]seen{}}
 }
 
 // Learn records that object id oid has the user principal name name:
 // nothing is read or written when the directory saw the same pair in the
-// store within Recheck; else one transaction reads the stored name and
-// writes name only when it differs. An empty oid or name is ignored.
+// store within its recheck interval; else one transaction reads the
+// stored name and writes name only when it differs. An empty oid or name is ignored.
 func (d *Directory) Learn(ctx context.Context, oid, name string) error {
 	if oid == "" || name == "" {
 		return nil
@@ -75,7 +81,7 @@ func (d *Directory) Learn(ctx context.Context, oid, name string) error {
 	d.mu.Lock()
 	s, ok := d.known[oid]
 	d.mu.Unlock()
-	if ok && s.name == name && now.Sub(s.at) < Recheck {
+	if ok && s.name == name && now.Sub(s.at) < d.recheck {
 		return nil
 	}
 	err := d.store.Update(ctx, func(tx kv.Tx) error {

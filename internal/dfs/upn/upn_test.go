@@ -50,7 +50,7 @@ func TestLearnWritesOnlyNewOrChanged(t *testing.T) {
 	defer base.Close()
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	st := &counting{Store: base}
-	d := New(st, clk)
+	d := New(st, clk, 0)
 	for range 100 {
 		if err := d.Learn(ctx, "oid-1", "alice@contoso.com"); err != nil {
 			t.Fatal(err)
@@ -68,7 +68,7 @@ func TestLearnWritesOnlyNewOrChanged(t *testing.T) {
 	// Another front end over the same store learns nothing new: it reads
 	// the stored name once and writes nothing.
 	st2 := &counting{Store: base}
-	d2 := New(st2, clk)
+	d2 := New(st2, clk, 0)
 	if err := d2.Learn(ctx, "oid-1", "alice.smith@contoso.com"); err != nil {
 		t.Fatal(err)
 	}
@@ -111,12 +111,46 @@ func TestLearnWritesOnlyNewOrChanged(t *testing.T) {
 	}
 }
 
+// TestLearnRecheckInterval: the interval given to New replaces Recheck:
+// a directory trusts its memory for exactly that long (one transaction
+// per interval for a known user), and 0 or less means Recheck.
+func TestLearnRecheckInterval(t *testing.T) {
+	ctx := context.Background()
+	base := mem.New()
+	defer base.Close()
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	st := &counting{Store: base}
+	d := New(st, clk, 2*time.Second)
+	learn := func() {
+		t.Helper()
+		if err := d.Learn(ctx, "oid-1", "alice@contoso.com"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	learn()
+	clk.Advance(2*time.Second - time.Nanosecond)
+	learn()
+	if st.updates != 1 {
+		t.Fatalf("within the interval: %d transactions", st.updates)
+	}
+	clk.Advance(time.Nanosecond)
+	learn()
+	if st.updates != 2 || st.puts != 1 {
+		t.Fatalf("at the interval: %d transactions, %d writes", st.updates, st.puts)
+	}
+	for _, r := range []time.Duration{0, -time.Second} {
+		if got := New(base, clk, r).recheck; got != Recheck {
+			t.Fatalf("New(%v) rechecks after %v", r, got)
+		}
+	}
+}
+
 // BenchmarkLearnKnown is the cost a bearer request pays once its user is
 // known: no transaction, no allocation.
 func BenchmarkLearnKnown(b *testing.B) {
 	s := mem.New()
 	defer s.Close()
-	d := New(s, clock.Real{})
+	d := New(s, clock.Real{}, 0)
 	ctx := context.Background()
 	if err := d.Learn(ctx, "oid-1", "alice@contoso.com"); err != nil {
 		b.Fatal(err)
