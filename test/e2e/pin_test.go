@@ -7,11 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 
 	"github.com/cerulean-storage/cerulean/internal/app"
@@ -81,6 +87,36 @@ func (b *pinBody) Seek(off int64, whence int) (int64, error) {
 }
 
 func (b *pinBody) Close() error { return nil }
+
+// smallWindow is an HTTP client whose connections receive into a 64 KiB
+// socket buffer, for the downloads these tests hold open: with the
+// kernel's receive-buffer autotuning (Linux's tcp_rmem reaches 32 MiB on
+// some machines) the server could send a whole body into the socket and
+// close its reader, ending its pins legitimately, before the test
+// overwrites the blob. With the window held small the server stays
+// inside the body, a few MiB at most past what the test has read.
+func smallWindow() *http.Client {
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	return &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetReadBuffer(64 << 10)
+			}
+			return c, err
+		}}}
+}
+
+// slowBlob is b seen through a client on a smallWindow.
+func slowBlob(t *testing.T, b *blockblob.Client) *blockblob.Client {
+	t.Helper()
+	cred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	c, err := blockblob.NewClientWithSharedKeyCredential(b.URL(), cred, &blockblob.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Retry: policy.RetryOptions{MaxRetries: -1}, Transport: smallWindow()}})
+	must(t, err)
+	return c
+}
 
 // pinGC runs the collector and the orphan sweeper with the clock at
 // time.Now()+ahead, then sets it back, and returns what they freed.
@@ -167,7 +203,7 @@ func TestPinDownloadSurvivesOverwriteAndGC(t *testing.T) {
 	_, err := bb.Upload(e.ctx, streaming.NopCloser(bytes.NewReader(old)), nil)
 	must(t, err)
 
-	resp, err := bb.DownloadStream(e.ctx, nil)
+	resp, err := slowBlob(t, bb).DownloadStream(e.ctx, nil)
 	must(t, err)
 	defer resp.Body.Close()
 	first := make([]byte, 1<<20)
@@ -208,7 +244,12 @@ func TestPinFileDownloadSurvivesDeleteAndGC(t *testing.T) {
 	f := e.mkfile(s, "big", size)
 	must(t, f.UploadBuffer(e.ctx, data, &file.UploadBufferOptions{Concurrency: 2, ChunkSize: 4 << 20}))
 
-	resp, err := f.DownloadStream(e.ctx, nil)
+	fcred, err := file.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	slow, err := file.NewClientWithSharedKeyCredential(f.URL(), fcred, &file.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Retry: policy.RetryOptions{MaxRetries: -1}, Transport: smallWindow()}})
+	must(t, err)
+	resp, err := slow.DownloadStream(e.ctx, nil)
 	must(t, err)
 	defer resp.Body.Close()
 	first := make([]byte, 1<<20)
@@ -261,7 +302,7 @@ func TestPinDownloadOfSmallBlocksSurvivesOverwrite(t *testing.T) {
 	_, err := bb.CommitBlockList(e.ctx, ids, nil)
 	must(t, err)
 
-	resp, err := bb.DownloadStream(e.ctx, nil)
+	resp, err := slowBlob(t, bb).DownloadStream(e.ctx, nil)
 	must(t, err)
 	defer resp.Body.Close()
 	first := make([]byte, 1<<20)
@@ -321,7 +362,7 @@ func TestPinDownloadAcrossProcesses(t *testing.T) {
 	_, err = rc.UploadBuffer(ctx, "pins", "big", old, nil)
 	must(t, err)
 
-	resp, err := rc.DownloadStream(ctx, "pins", "big", nil)
+	resp, err := slowBlob(t, rc.ServiceClient().NewContainerClient("pins").NewBlockBlobClient("big")).DownloadStream(ctx, nil)
 	must(t, err)
 	defer resp.Body.Close()
 	first := make([]byte, 1<<20)
