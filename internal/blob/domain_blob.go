@@ -328,7 +328,7 @@ type DeleteBlobOutput struct {
 // found (404) except by Permanent, which removes a soft-deleted snapshot.
 func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
 	if hns := s.nsOf(in.Ref.Account); hns != nil {
-		return DeleteBlobOutput{}, s.deletePath(ctx, hns, in)
+		return s.deletePath(ctx, hns, in)
 	}
 	ref, acc, ds, permanent := in.Ref, in.Access, in.DeleteSnapshots, in.Permanent
 	if permanent && ref.Snapshot == "" {

@@ -167,17 +167,26 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 // from the namespace; its content goes with the collector. A file with
 // snapshots (hns_snapshot.go) needs x-ms-delete-snapshots, as a flat
 // blob does (409 SnapshotsPresent after the conditions and the lease):
-// with include the snapshots go with the file (they stay keyed by its
-// node id, so a soft-deleted file keeps them and Undelete brings them
-// back, and the collector releases them with its content), with only
-// they are deleted now and the file stays. ?snapshot= deletes one
-// snapshot.
-func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBlobInput) error {
+// with include the file and its snapshots go, with only the snapshots
+// go and the file stays. ?snapshot= deletes one snapshot.
+//
+// With the account's retention policy on, a deleted file or directory is
+// soft-deleted (ns.DeleteInput.Retain), except where the hierarchical
+// namespace table of "Soft delete for blobs" (Delete Blob: "Soft delete
+// won't be supported for blobs with snapshots and snapshots") rules it
+// out: a file deleted with its snapshots (include), a snapshot and the
+// snapshots deleted by only are gone for good, their data released in
+// the delete's transaction, and the answer says so
+// (x-ms-delete-type-permanent: true). A file without snapshots is
+// soft-deleted, include or not.
+func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBlobInput) (DeleteBlobOutput, error) {
 	if in.Ref.Snapshot != "" {
-		return s.deletePathSnapshot(ctx, hns, in)
+		return DeleteBlobOutput{}, s.deletePathSnapshot(ctx, hns, in)
 	}
 	now := s.now(in.Call)
-	return s.store.Update(ctx, func(tx kv.Tx) error {
+	var out DeleteBlobOutput
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		out = DeleteBlobOutput{}
 		n, err := s.pathLive(tx, hns, in.Ref, in.Caller, now)
 		if err != nil {
 			return err
@@ -202,13 +211,31 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 		if err != nil {
 			return err
 		}
-		din := ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller, Retain: retain}
-		if in.DeleteSnapshots == DeleteSnapshotsNone {
+		var deletionID string
+		din := ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller, Retain: retain, DeletionID: &deletionID}
+		withSnaps := false
+		switch in.DeleteSnapshots {
+		case DeleteSnapshotsNone:
 			din.Vet = RefuseSnapshots(tx, in.Ref.Account, "blob")
+		case DeleteSnapshotsInclude:
+			// n is the node Delete finds in this transaction.
+			if withSnaps, err = hasPathSnapshots(tx, in.Ref.Account, n); err != nil {
+				return err
+			}
+			if withSnaps {
+				din.Retain = 0
+			}
 		}
-		_, err = hns.Delete(tx, blobFS(in.Ref), din)
-		return blobErr(err)
+		if _, err := hns.Delete(tx, blobFS(in.Ref), din); err != nil {
+			return blobErr(err)
+		}
+		out.SoftDeleted = deletionID != ""
+		if withSnaps {
+			return dropPathSnapshots(tx, in.Ref.Account, n.ID, now)
+		}
+		return nil
 	})
+	return out, err
 }
 
 // pathLive fails with BlobNotFound when ref is missing or a file past its

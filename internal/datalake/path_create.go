@@ -132,6 +132,11 @@ func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
 		SourceLeaseID: r.Header.Get("x-ms-source-lease-id"), LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller()}
 	var out *ns.RenameOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
+		// With soft delete on, a replaced destination is soft-deleted
+		// ("Soft delete for blobs", hierarchical namespace table).
+		if in.Retain, err = blob.DeleteRetention(tx, r.Account); err != nil {
+			return err
+		}
 		if out, err = s.ns.Rename(tx, r.fsOf(), in); err != nil || out.Replaced == nil {
 			return err
 		}

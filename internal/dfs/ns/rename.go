@@ -42,13 +42,19 @@ type RenameInput struct {
 	// named (see checkLease).
 	SourceLeaseID, LeaseID string
 	Caller                 Caller
+	// Retain, when positive, soft-deletes a replaced destination for that
+	// long (Blob soft delete on: the account's retention days), as
+	// DeleteInput.Retain does a deleted path.
+	Retain time.Duration
 }
 
 // RenameOutput is the moved node, under its new name, and the node the
-// rename replaced at the destination, if any.
+// rename replaced at the destination, if any, with the deletion id it
+// was kept under when it was soft-deleted.
 type RenameOutput struct {
-	Node     *Node
-	Replaced *Node
+	Node               *Node
+	Replaced           *Node
+	ReplacedDeletionID string
 }
 
 // Rename moves a file or directory. It rewrites one entry (the source's
@@ -72,6 +78,13 @@ type RenameOutput struct {
 //     in legacy mode, and azure-sdk-for-net's recorded directory tests
 //     RenameAsync_DestinationConditions and RenameAsync_SourceConditions
 //     rename a directory onto an existing empty one successfully there.
+//
+// With Retain, the replaced destination is soft-deleted at the
+// destination's path, as the hierarchical namespace table of "Soft
+// delete for blobs" says of Path - Create that renames: "Existing
+// destination blob or empty directory will get soft deleted and the
+// source will replace it." An expired destination file is gone already
+// and is not kept (an expired blob does not become a soft-deleted one).
 func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, error) {
 	src, err := SplitPath(in.Source)
 	if err != nil {
@@ -195,10 +208,18 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	}
 	if existing != nil {
 		out.Replaced = existing.node
-		if err := kv.PutJSON(tx, garbageKey(fs.Account, existing.node.ID), garbage{Dir: existing.node.Dir, Ref: existing.node.Ref}); err != nil {
+		if err := dropTags(tx, fs.Account, existing.node); err != nil {
 			return nil, err
 		}
-		if err := dropTags(tx, fs.Account, existing.node); err != nil {
+		if in.Retain > 0 {
+			// Its entry is overwritten below; an empty directory keeps no
+			// children, so the record alone is the soft-deleted path.
+			id, err := s.softDelete(tx, fs, strings.Join(dst, "/"), existing.node, now, in.Retain)
+			if err != nil {
+				return nil, err
+			}
+			out.ReplacedDeletionID = id
+		} else if err := kv.PutJSON(tx, garbageKey(fs.Account, existing.node.ID), garbage{Dir: existing.node.Dir, Ref: existing.node.Ref}); err != nil {
 			return nil, err
 		}
 	}
