@@ -244,7 +244,8 @@ func TestDLSnapshotReadAndList(t *testing.T) {
 // it; ?snapshot= deletes one,
 // "only" the snapshots, "include" both; an overwrite of the file (Put
 // Blob, Path - Create) keeps them; with soft delete on, a file deleted
-// with its snapshots comes back with them on Undelete.
+// with its snapshots is gone for good, and a directory deleted over a
+// file with snapshots comes back with them on Undelete.
 func TestDLSnapshotDelete(t *testing.T) {
 	e, bc := dlSnapEnv(t, "snapdel")
 	fs := e.fs("snapdel")
@@ -330,7 +331,11 @@ func TestDLSnapshotDelete(t *testing.T) {
 	_, err = snapOf(t, bc, "a/g", *sg.Snapshot).GetProperties(e.ctx, nil)
 	wantCode(t, err, http.StatusNotFound, bloberror.BlobNotFound)
 
-	// Soft delete on: deleted with its snapshots, undeleted with them.
+	// Soft delete on: a file deleted with its snapshots is not kept ("Soft
+	// delete for blobs", hierarchical namespace table: "Soft delete won't
+	// be supported for blobs with snapshots"); a directory deleted over
+	// one is, and comes back with the file's snapshots
+	// (TestDLSoftDocDeleteBlob covers both further).
 	_, err = e.svc.SetProperties(e.ctx, &service.SetPropertiesOptions{DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
 	must(t, err)
 	_, err = bs.UploadBuffer(e.ctx, "snapdel", "a/h", []byte("h content"), nil)
@@ -339,8 +344,17 @@ func TestDLSnapshotDelete(t *testing.T) {
 	must(t, err)
 	_, err = bc.NewBlobClient("a/h").Delete(e.ctx, &blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)})
 	must(t, err)
+	if names, _, _ := deletedPaths(t, e, fs, nil); len(names) != 0 {
+		t.Fatalf("kept after include under the policy: %v", names)
+	}
+	_, err = bs.UploadBuffer(e.ctx, "snapdel", "a/h", []byte("h content"), nil)
+	must(t, err)
+	sh, err = bc.NewBlobClient("a/h").CreateSnapshot(e.ctx, nil)
+	must(t, err)
+	_, err = fs.NewDirectoryClient("a").Delete(e.ctx, nil)
+	must(t, err)
 	_, ids, _ := deletedPaths(t, e, fs, nil)
-	resp, out = e.raw(http.MethodPut, "/snapdel/a/h?comp=undelete", map[string]string{"x-ms-undelete-source": "?deletionid=" + ids["a/h"]}, nil)
+	resp, out = e.raw(http.MethodPut, "/snapdel/a?comp=undelete", map[string]string{"x-ms-undelete-source": "?deletionid=" + ids["a"]}, nil)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("undelete: %d %s", resp.StatusCode, out)
 	}
