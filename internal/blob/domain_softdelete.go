@@ -30,7 +30,12 @@ type UndeletedPath struct {
 // Blob view's errors: 404 ContainerNotFound, 404 BlobNotFound when that
 // deletion is not retained or the parent is missing, 409
 // BlobAlreadyExists when the path exists again) and reports what it
-// restored.
+// restored. A restored file brings back no snapshots: a file deleted
+// with snapshots is never kept (deletePath, after the hierarchical
+// namespace table of "Soft delete for blobs"), nor is a rename's
+// destination that has some. A restored directory brings back the
+// snapshots of the files below it, which stay keyed by their node ids
+// while it is soft-deleted.
 func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (out UndeletedPath, err error) {
 	hns := s.nsOf(in.Ref.Account)
 	if hns == nil {
