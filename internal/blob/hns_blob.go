@@ -450,6 +450,14 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	case "files":
 		keep = func(n *ns.Node) bool { return !n.Dir }
 	case "deleted":
+		if in.Include.Snapshots {
+			// Azure refuses the pair, 400 "Value for one of the query
+			// parameters specified in the request URI is invalid."
+			// (microsoft/AzureStorageExplorer#5165: "The request fails if
+			// include=snapshots and showOnly=deleted are used
+			// simultaneously").
+			return ListBlobsOutput{}, azerr.InvalidQuery("include", "snapshots")
+		}
 		return s.listDeletedPaths(ctx, hns, in)
 	default:
 		return ListBlobsOutput{}, azerr.InvalidQuery("showonly", in.ShowOnly)

@@ -171,6 +171,21 @@ func TestDLJoinedListSnapshotsAndDeleted(t *testing.T) {
 			t.Fatalf("pages of %d:\n got %s\nwant %s", max, got, want)
 		}
 	}
+	// List Deleted Paths (showonly=deleted) lists paths only: with
+	// include=snapshots Azure refuses the request.
+	_, err = e.fs("both").NewListDeletedPathsPager(nil).NextPage(e.ctx)
+	must(t, err)
+	req, err := http.NewRequest(http.MethodGet, e.app.BlobURL+"/both?restype=container&comp=list&showonly=deleted&include=snapshots", nil)
+	must(t, err)
+	req.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
+	req.Header.Set("x-ms-version", "2021-06-08")
+	signRaw(req)
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("x-ms-error-code") != "InvalidQueryParameterValue" {
+		t.Fatalf("showonly=deleted&include=snapshots: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
 }
 
 // TestCopySealBlob: Copy Blob of an append blob seals the copy as the
