@@ -40,9 +40,11 @@ func listIncludeDeleted(t *testing.T, seed uint64) {
 	names := []string{"a", "a-b", "a/x", "a/x/y", "a/z", "b", "b/a", "b-", "c/d/e", "c/d-"}
 	const week = 7 * 24 * time.Hour
 	for range 60 {
-		p := names[rng.IntN(len(names))]
+		// Drawn outside the transaction: a store may run its function
+		// more than once (kv.Twice).
+		p, del := names[rng.IntN(len(names))], rng.IntN(3) == 0
 		err := s.store.Update(ctx, func(tx kv.Tx) error {
-			if rng.IntN(3) == 0 {
+			if del {
 				_, err := n.Delete(tx, fs, ns.DeleteInput{Path: p, Recursive: true, Retain: week})
 				return err
 			}
