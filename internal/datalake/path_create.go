@@ -3,6 +3,7 @@ package datalake
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
@@ -133,10 +134,9 @@ func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
 	var out *ns.RenameOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
 		// With soft delete on, a replaced destination is soft-deleted
-		// ("Soft delete for blobs", hierarchical namespace table).
-		if in.Retain, err = blob.DeleteRetention(tx, r.Account); err != nil {
-			return err
-		}
+		// ("Soft delete for blobs", hierarchical namespace table); the
+		// policy is read only when there is one.
+		in.Retain = func() (time.Duration, error) { return blob.DeleteRetention(tx, r.Account) }
 		if out, err = s.ns.Rename(tx, r.fsOf(), in); err != nil || out.Replaced == nil {
 			return err
 		}

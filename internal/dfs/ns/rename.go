@@ -42,10 +42,12 @@ type RenameInput struct {
 	// named (see checkLease).
 	SourceLeaseID, LeaseID string
 	Caller                 Caller
-	// Retain, when positive, soft-deletes a replaced destination for that
-	// long (Blob soft delete on: the account's retention days), as
-	// DeleteInput.Retain does a deleted path.
-	Retain time.Duration
+	// Retain, when set, is asked in the transaction only when the rename
+	// replaces a destination: a positive answer soft-deletes the
+	// destination for that long (Blob soft delete on: the account's
+	// retention days), as DeleteInput.Retain does a deleted path. A
+	// rename onto a free name reads no policy.
+	Retain func() (time.Duration, error)
 }
 
 // RenameOutput is the moved node, under its new name, and the node the
@@ -211,10 +213,17 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 		if err := dropTags(tx, fs.Account, existing.node); err != nil {
 			return nil, err
 		}
-		if in.Retain > 0 {
+		var retain time.Duration
+		if in.Retain != nil {
+			var err error
+			if retain, err = in.Retain(); err != nil {
+				return nil, err
+			}
+		}
+		if retain > 0 {
 			// Its entry is overwritten below; an empty directory keeps no
 			// children, so the record alone is the soft-deleted path.
-			id, err := s.softDelete(tx, fs, strings.Join(dst, "/"), existing.node, now, in.Retain)
+			id, err := s.softDelete(tx, fs, strings.Join(dst, "/"), existing.node, now, retain)
 			if err != nil {
 				return nil, err
 			}

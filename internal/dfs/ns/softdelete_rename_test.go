@@ -23,7 +23,7 @@ func TestRenameSoftDeletesDestination(t *testing.T) {
 			var out *RenameOutput
 			e.update(func(tx kv.Tx) error {
 				var err error
-				out, err = e.ns.Rename(tx, e.fs, RenameInput{Source: src, Dest: dst, Retain: retain})
+				out, err = e.ns.Rename(tx, e.fs, RenameInput{Source: src, Dest: dst, Retain: func() (time.Duration, error) { return retain, nil }})
 				return err
 			})
 			return out
