@@ -130,6 +130,11 @@ type Node struct {
 	// Tags are a file's blob index tags (Set Blob Tags, x-ms-tags on the
 	// Blob view's writes), indexed for Find Blobs by Tags (tags.go).
 	Tags map[string]string `json:"tg,omitempty"`
+	// Up: the node has an up entry in the tag index (it is a tagged file
+	// or a directory above one, tags.go), which a rename must move. Set
+	// with the entry and never cleared while the node lives, so a rename
+	// of a node on no tagged chain reads nothing more.
+	Up bool `json:"up,omitempty"`
 	// Append is a file's append blob state when the Blob API made it an
 	// append blob (Put Blob with x-ms-blob-type: AppendBlob, a copy of
 	// one); nil for every other file, which the Blob API shows as a

@@ -95,7 +95,9 @@ func putUp(tx kv.Tx, acct string, id, v []byte) error {
 }
 
 // ensureUp writes the missing up entries of chain (root first, each
-// element the parent of the next) in fs.
+// element the parent of the next) in fs, and marks each node of the
+// chain Up in its record (written here; a caller that writes a chain
+// node again writes the same pointer).
 func ensureUp(tx kv.Tx, fs FS, chain []loc) error {
 	for i, l := range chain {
 		v := kv.Key("r", fs.Filesystem)
@@ -105,27 +107,30 @@ func ensureUp(tx kv.Tx, fs FS, chain []loc) error {
 		if err := putUp(tx, fs.Account, l.node.ID, v); err != nil {
 			return err
 		}
+		if !l.node.Up {
+			l.node.Up = true
+			if err := kv.PutJSON(tx, l.key, l.node); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
 // placeTagged records where node n now is, named name in the directory
 // at the end of parents (root first), when n is on the chain of a tagged
-// file: a tagged file itself, or a node that has an up entry already (a
-// directory above one). Create, Rename and Undelete call it for the node
-// they place; a node that is on no tagged chain costs one Get.
+// file: a tagged file itself, or a node that has an up entry already (Up:
+// a directory above one). Create, Rename and Undelete call it for the
+// node they place, and write n after it (n.Up is set here); a node that
+// is on no tagged chain costs nothing.
 func placeTagged(tx kv.Tx, fs FS, parents []loc, n *Node, name string) error {
-	if n.Dir || len(n.Tags) == 0 {
-		switch _, err := tx.Get(upKey(fs.Account, n.ID)); {
-		case errors.Is(err, kv.ErrNotFound):
-			return nil
-		case err != nil:
-			return err
-		}
+	if (n.Dir || len(n.Tags) == 0) && !n.Up {
+		return nil
 	}
 	if err := ensureUp(tx, fs, parents); err != nil {
 		return err
 	}
+	n.Up = true
 	return putUp(tx, fs.Account, n.ID, kv.Key("c", string(parents[len(parents)-1].node.ID), name))
 }
 

@@ -1,6 +1,7 @@
 package ns
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -255,6 +256,33 @@ func TestRenameCostWithTags(t *testing.T) {
 		t.Fatalf("rename of 20 tagged files: %d key operations, of 2000: %d", small, large)
 	}
 	t.Logf("rename of a directory above tagged files: %d key operations", small)
+
+	// A rename on no tagged chain reads nothing of the tag index (the
+	// node's Up flag says so) and so costs what it did before tags, also
+	// when another directory of the filesystem holds tagged files.
+	plain := func(tagElsewhere bool) int {
+		e := newEnv(t, backends(t)["mem"](t))
+		e.update(func(tx kv.Tx) error {
+			if _, err := e.ns.Create(tx, e.fs, CreateInput{Path: "a/dir/f", MakeParents: true}); err != nil {
+				return err
+			}
+			if tagElsewhere {
+				_, err := e.ns.Create(tx, e.fs, CreateInput{Path: "b/t", MakeParents: true, Tags: map[string]string{"k": "v"}})
+				return err
+			}
+			return nil
+		})
+		var c countingTx
+		e.update(func(tx kv.Tx) error {
+			c.Tx = &upReads{Tx: tx, t: t}
+			_, err := e.ns.Rename(&c, e.fs, RenameInput{Source: "a/dir", Dest: "moved"})
+			return err
+		})
+		return c.reads + c.writes
+	}
+	if without, with := plain(false), plain(true); without != with || without >= small {
+		t.Fatalf("rename of an untagged directory: %d key operations, %d with tagged files elsewhere (above tagged files: %d)", without, with, small)
+	}
 }
 
 // TestFindTaggedAccess: a caller that is not a superuser finds only the
@@ -437,4 +465,17 @@ func FuzzFindTaggedMarker(f *testing.F) {
 			}
 		}
 	})
+}
+
+// upReads fails the test at any read of an up entry of the tag index.
+type upReads struct {
+	kv.Tx
+	t *testing.T
+}
+
+func (u *upReads) Get(k []byte) ([]byte, error) {
+	if bytes.HasPrefix(k, kv.Key("dlu")) {
+		u.t.Errorf("read of the tag index's up entry %q", k)
+	}
+	return u.Tx.Get(k)
 }
