@@ -124,23 +124,10 @@ func listedEntry(it *container.BlobItem) string {
 // once. Pages of every size list the same entries.
 func TestDLGapsListIncludeDeleted(t *testing.T) {
 	e := startDL(t, true)
-	_, err := e.svc.SetProperties(e.ctx, &service.SetPropertiesOptions{DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
-	must(t, err)
-	bs := client(t, e.app.BlobURL, app.DevKey)
-	_, err = bs.CreateContainer(e.ctx, "incdel", nil)
-	must(t, err)
-	bc := bs.ServiceClient().NewContainerClient("incdel")
-	put := func(name string) {
-		t.Helper()
-		_, err := bs.UploadBuffer(e.ctx, "incdel", name, []byte(name), nil)
-		must(t, err)
-	}
-	del := func(name string) {
-		t.Helper()
-		e.clock.Advance(time.Second)
-		_, err := bc.NewBlobClient(name).Delete(e.ctx, nil)
-		must(t, err)
-	}
+	sd := newSoftDeleted(t, e, "incdel")
+	bc, del := sd.bc, sd.del
+	var err error
+	put := func(name string) { t.Helper(); sd.put(name, name) }
 	start := e.clock.Now()
 	at := func(s int) string { return start.Add(time.Duration(s) * time.Second).UTC().Format(time.TimeOnly) }
 	put("a")
@@ -240,23 +227,9 @@ func TestDLGapsListIncludeDeleted(t *testing.T) {
 // until the parent is restored.
 func TestDLGapsUndeleteWithoutSource(t *testing.T) {
 	e := startDL(t, true)
-	_, err := e.svc.SetProperties(e.ctx, &service.SetPropertiesOptions{DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
-	must(t, err)
-	bs := client(t, e.app.BlobURL, app.DevKey)
-	_, err = bs.CreateContainer(e.ctx, "und", nil)
-	must(t, err)
-	bc := bs.ServiceClient().NewContainerClient("und")
-	put := func(name, body string) {
-		t.Helper()
-		_, err := bs.UploadBuffer(e.ctx, "und", name, []byte(body), nil)
-		must(t, err)
-	}
-	del := func(name string) {
-		t.Helper()
-		e.clock.Advance(time.Second)
-		_, err := bc.NewBlobClient(name).Delete(e.ctx, nil)
-		must(t, err)
-	}
+	sd := newSoftDeleted(t, e, "und")
+	bc, put, del := sd.bc, sd.put, sd.del
+	var err error
 	put("f", "first")
 	del("f")
 	put("f", "second")

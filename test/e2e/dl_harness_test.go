@@ -11,6 +11,9 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/filesystem"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/service"
@@ -104,4 +107,39 @@ func (e *dlEnv) raw(method, path string, hdr map[string]string, body []byte) (*h
 	out, err := io.ReadAll(resp.Body)
 	must(e.t, err)
 	return resp, out
+}
+
+// softDeleted is a container of a hierarchical account written through
+// azblob, with the Blob service's soft delete on for 7 days.
+type softDeleted struct {
+	t  *testing.T
+	e  *dlEnv
+	bs *azblob.Client
+	bc *container.Client
+}
+
+func newSoftDeleted(t *testing.T, e *dlEnv, name string) *softDeleted {
+	t.Helper()
+	_, err := e.svc.SetProperties(e.ctx, &service.SetPropertiesOptions{DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
+	must(t, err)
+	bs := client(t, e.app.BlobURL, app.DevKey)
+	_, err = bs.CreateContainer(e.ctx, name, nil)
+	must(t, err)
+	return &softDeleted{t: t, e: e, bs: bs, bc: bs.ServiceClient().NewContainerClient(name)}
+}
+
+// put uploads body as blob name.
+func (s *softDeleted) put(name, body string) {
+	s.t.Helper()
+	_, err := s.bc.NewBlockBlobClient(name).UploadBuffer(s.e.ctx, []byte(body), nil)
+	must(s.t, err)
+}
+
+// del deletes blob name a second of the clock after the last step, so
+// each deletion has its own time.
+func (s *softDeleted) del(name string) {
+	s.t.Helper()
+	s.e.clock.Advance(time.Second)
+	_, err := s.bc.NewBlobClient(name).Delete(s.e.ctx, nil)
+	must(s.t, err)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/service"
 	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
@@ -107,28 +106,14 @@ func TestDLJoinedWrites(t *testing.T) {
 // deletion, list the same entries.
 func TestDLJoinedListSnapshotsAndDeleted(t *testing.T) {
 	e := startDL(t, true)
-	_, err := e.svc.SetProperties(e.ctx, &service.SetPropertiesOptions{DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
-	must(t, err)
-	bs := client(t, e.app.BlobURL, app.DevKey)
-	_, err = bs.CreateContainer(e.ctx, "both", nil)
-	must(t, err)
-	bc := bs.ServiceClient().NewContainerClient("both")
-	put := func(name string) {
-		t.Helper()
-		e.clock.Advance(time.Second)
-		_, err := bs.UploadBuffer(e.ctx, "both", name, []byte(name), nil)
-		must(t, err)
-	}
+	sd := newSoftDeleted(t, e, "both")
+	bc, del := sd.bc, sd.del
+	var err error
+	put := func(name string) { t.Helper(); sd.put(name, name) }
 	snap := func(name string) {
 		t.Helper()
 		e.clock.Advance(time.Second)
 		_, err := bc.NewBlobClient(name).CreateSnapshot(e.ctx, nil)
-		must(t, err)
-	}
-	del := func(name string) {
-		t.Helper()
-		e.clock.Advance(time.Second)
-		_, err := bc.NewBlobClient(name).Delete(e.ctx, nil)
 		must(t, err)
 	}
 	put("a")
