@@ -187,44 +187,55 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 	var out DeleteBlobOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		out = DeleteBlobOutput{}
-		n, err := s.pathLive(tx, hns, in.Ref, in.Caller, now)
-		if err != nil {
-			return err
-		}
-		if err := checkNodeTags(in.Access.IfTags, n, in.Ref.Container); err != nil {
-			return err
-		}
-		if in.DeleteSnapshots == DeleteSnapshotsOnly {
-			b, _ := pathRec(n)
-			if err := in.Access.checkUpdate(b, in.Ref.Container, now); err != nil {
+		var deletionID string
+		din := ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller, DeletionID: &deletionID}
+		var n *ns.Node
+		withSnaps := false
+		if in.DeleteSnapshots == DeleteSnapshotsNone {
+			// The usual Delete Blob: the namespace finds the node once and
+			// vets it after its conditions and lease (x-ms-if-tags, and a
+			// file with snapshots refused).
+			refuse := RefuseSnapshots(tx, in.Ref.Account, "blob")
+			din.Vet = func(n *ns.Node) error {
+				if err := checkNodeTags(in.Access.IfTags, n, in.Ref.Container); err != nil {
+					return err
+				}
+				return refuse(n)
+			}
+		} else {
+			// only and include decide on the file's snapshots before
+			// anything is deleted.
+			var err error
+			if n, err = s.pathLive(tx, hns, in.Ref, in.Caller, now); err != nil {
 				return err
 			}
-			if c := in.Caller; c != nil && !c.Super && !n.Access().Allows(n.Owner, n.Group, *c, acl.Write) {
-				return blobErr(ns.ErrPermissionMismatch)
+			if err := checkNodeTags(in.Access.IfTags, n, in.Ref.Container); err != nil {
+				return err
 			}
-			if n.Dir || len(n.Ref) == 0 {
-				return nil
+			if in.DeleteSnapshots == DeleteSnapshotsOnly {
+				b, _ := pathRec(n)
+				if err := in.Access.checkUpdate(b, in.Ref.Container, now); err != nil {
+					return err
+				}
+				if c := in.Caller; c != nil && !c.Super && !n.Access().Allows(n.Owner, n.Group, *c, acl.Write) {
+					return blobErr(ns.ErrPermissionMismatch)
+				}
+				if n.Dir || len(n.Ref) == 0 {
+					return nil
+				}
+				return dropPathSnapshots(tx, in.Ref.Account, n.ID, now)
 			}
-			return dropPathSnapshots(tx, in.Ref.Account, n.ID, now)
-		}
-		retain, err := DeleteRetention(tx, in.Ref.Account)
-		if err != nil {
-			return err
-		}
-		var deletionID string
-		din := ns.DeleteInput{Path: in.Ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, Caller: in.Caller, Retain: retain, DeletionID: &deletionID}
-		withSnaps := false
-		switch in.DeleteSnapshots {
-		case DeleteSnapshotsNone:
-			din.Vet = RefuseSnapshots(tx, in.Ref.Account, "blob")
-		case DeleteSnapshotsInclude:
-			// n is the node Delete finds in this transaction.
 			if withSnaps, err = hasPathSnapshots(tx, in.Ref.Account, n); err != nil {
 				return err
 			}
-			if withSnaps {
-				din.Retain = 0
+		}
+		if !withSnaps {
+			// A file deleted with its snapshots is gone for good.
+			retain, err := DeleteRetention(tx, in.Ref.Account)
+			if err != nil {
+				return err
 			}
+			din.Retain = retain
 		}
 		if _, err := hns.Delete(tx, blobFS(in.Ref), din); err != nil {
 			return blobErr(err)
