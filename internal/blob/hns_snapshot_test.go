@@ -4,9 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
 // TestHNSSnapshotReferences: each snapshot of a file holds its own
@@ -60,25 +57,9 @@ func TestHNSSnapshotReferences(t *testing.T) {
 	if c := countKeys(t, s, "dls"); c != 1 {
 		t.Fatalf("%d snapshot records, want 1", c)
 	}
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		_, err := n.Delete(tx, ns.FS{Account: "acct", Filesystem: "fs"}, ns.DeleteInput{Path: "f"})
-		return err
+	deleteAndCollect(t, s, n, pass, func() {
+		if c, d := countKeys(t, s, "dls"), countKeys(t, s, "dlc"); c != 0 || d != 0 {
+			t.Fatalf("after GC: %d snapshot and %d content records", c, d)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pass()
-	if _, err := s.CollectGarbage(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if c, d := countKeys(t, s, "dls"), countKeys(t, s, "dlc"); c != 0 || d != 0 {
-		t.Fatalf("after GC: %d snapshot and %d content records", c, d)
-	}
-	pass()
-	if _, err := s.CollectGarbage(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if items := dtItems(t, s); len(items) != 0 {
-		t.Fatalf("data items left after GC: %v", items)
-	}
 }
