@@ -215,3 +215,24 @@ func (e *env) reclaimed() map[string]int {
 	})
 	return out
 }
+
+// countKeys counts the keys under the prefix of component first.
+func (e *env) countKeys(first string) int {
+	n := 0
+	e.view(func(tx kv.Tx) error {
+		p := kv.Key(first)
+		return tx.Scan(p, kv.PrefixEnd(p), 0, false, func(_, _ []byte) bool { n++; return true })
+	})
+	return n
+}
+
+// noKeys fails the test for every key left under the given first
+// components (garbage, soft-deleted records, nodes...).
+func (e *env) noKeys(t *testing.T, firsts ...string) {
+	t.Helper()
+	for _, f := range firsts {
+		if n := e.countKeys(f); n != 0 {
+			t.Errorf("%d %s keys left", n, f)
+		}
+	}
+}

@@ -383,17 +383,7 @@ func TestDeleteAndCollect(t *testing.T) {
 		if _, err := e.ns.Collect(t.Context(), e.store, 0, nil); err != nil {
 			t.Fatal(err)
 		}
-		e.view(func(tx kv.Tx) error {
-			for _, p := range [][]byte{kv.Key("dln"), kv.Key("dlr"), kv.Key("dlg")} {
-				if err := tx.Scan(p, kv.PrefixEnd(p), 0, false, func(k, _ []byte) bool {
-					t.Errorf("left behind: %q", k)
-					return true
-				}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		e.noKeys(t, "dln", "dlr", "dlg")
 	})
 }
 

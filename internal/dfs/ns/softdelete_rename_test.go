@@ -98,17 +98,6 @@ func TestRenameSoftDeletesDestination(t *testing.T) {
 		if _, err := e.ns.Collect(context.Background(), e.store, 0, reclaimTx); err != nil {
 			t.Fatal(err)
 		}
-		e.view(func(tx kv.Tx) error {
-			for _, p := range []string{"dld", "dly", "dlg"} {
-				k := kv.Key(p)
-				if err := tx.Scan(k, kv.PrefixEnd(k), 0, false, func(k, _ []byte) bool {
-					t.Errorf("left: %q", k)
-					return true
-				}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		e.noKeys(t, "dld", "dly", "dlg")
 	})
 }

@@ -112,18 +112,7 @@ func TestSoftDeletedPaths(t *testing.T) {
 		if r := e.reclaimed(); r["a"] != 1 || r["b"] != 1 {
 			t.Fatalf("reclaimed after retention: %v", r)
 		}
-		e.view(func(tx kv.Tx) error {
-			for _, p := range []string{"dld", "dly", "dlg"} {
-				k := kv.Key(p)
-				if err := tx.Scan(k, kv.PrefixEnd(k), 0, false, func(k, _ []byte) bool {
-					t.Errorf("left: %q", k)
-					return true
-				}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		e.noKeys(t, "dld", "dly", "dlg")
 	})
 }
 
