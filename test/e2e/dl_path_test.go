@@ -212,6 +212,16 @@ func TestDLRenameAndDelete(t *testing.T) {
 	must(t, err)
 	_, err = fs.NewDirectoryClient("ghost").Rename(e.ctx, "x", nil)
 	wantDL(t, err, 404, "SourcePathNotFound")
+	// A file onto a directory, a directory onto a file: 409
+	// InvalidSourceOrDestinationResourceType, nothing moved.
+	_, err = fs.NewFileClient("lone").Create(e.ctx, nil)
+	must(t, err)
+	_, err = fs.NewFileClient("lone").Rename(e.ctx, "other", nil)
+	wantDL(t, err, 409, "InvalidSourceOrDestinationResourceType")
+	_, err = fs.NewDirectoryClient("other").Rename(e.ctx, "lone", nil)
+	wantDL(t, err, 409, "InvalidSourceOrDestinationResourceType")
+	_, err = fs.NewFileClient("lone").Delete(e.ctx, nil)
+	must(t, err)
 	// The rename itself: the whole subtree moves.
 	_, err = src.Rename(e.ctx, "other/dst", nil)
 	must(t, err)
