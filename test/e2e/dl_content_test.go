@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/md5"
 	"crypto/rand"
 	"errors"
 	"io"
@@ -207,6 +208,19 @@ func TestDLContentUploadDownload(t *testing.T) {
 	if !bytes.Equal(got, data[100:150]) {
 		t.Fatal("range read differs")
 	}
+	// x-ms-range-get-content-md5: the MD5 of the range, as Get Blob
+	// answers it; without a range, 400 InvalidHeaderValue.
+	resp, err = f.DownloadStream(e.ctx, &file.DownloadStreamOptions{Range: &file.HTTPRange{Offset: 1000, Count: 4096}, RangeGetContentMD5: to.Ptr(true)})
+	must(t, err)
+	got, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	must(t, err)
+	sum := md5.Sum(data[1000:5096])
+	if !bytes.Equal(got, data[1000:5096]) || !bytes.Equal(resp.ContentMD5, sum[:]) {
+		t.Fatalf("range MD5 %x, want %x", resp.ContentMD5, sum)
+	}
+	_, err = f.DownloadStream(e.ctx, &file.DownloadStreamOptions{RangeGetContentMD5: to.Ptr(true)})
+	wantCode(t, err, 400, bloberror.InvalidHeaderValue)
 }
 
 // TestDLContentConcurrentAppenders: writers appending at one position
