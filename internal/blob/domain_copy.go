@@ -84,7 +84,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		return s.copyPath(ctx, hns, in, lookup, now)
 	}
 	ref, acc, createOnly, sync := in.Ref, in.Access, in.CreateOnly, in.Sync
-	srcRef, srcConds, srcLease, srcURL := in.Source.Blob, in.Source.Cond, in.Source.LeaseID, in.Source.URL
+	srcURL := in.Source.URL
 	meta, tags, copyTags, tierV, srcMD5 := in.Metadata, in.Tags, in.CopyTags, in.Tier, in.SourceContentMD5
 	if !sync {
 		srcMD5 = nil
@@ -112,26 +112,9 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 	copyID := newUUID()
 	var rec *blobRec
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
-			return err
-		}
-		src, err := lookup(tx)
+		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
 		if err != nil {
 			return err
-		}
-		if src == nil {
-			if _, err := loadContainer(tx, srcRef.Account, srcRef.Container); err != nil {
-				return azerr.Newf(azerr.CannotVerifyCopySource, "The source container does not exist.")
-			}
-			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
-		}
-		if err := srcConds.CheckSource(src.ETag, src.Modified); err != nil {
-			return err
-		}
-		if id := srcLease; id != "" && srcRef.Snapshot == "" {
-			if err := lease.CheckRead(src.Lease, id, lease.Blob, now); err != nil {
-				return err
-			}
 		}
 		// A copy to an online tier is how an archived blob is read; the
 		// copy completes at once (see tier.go).
@@ -182,6 +165,36 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		return CopyBlobOutput{}, err
 	}
 	return CopyBlobOutput{ETag: rec.ETag, LastModified: rec.Modified, CopyID: copyID, CopyStatus: "success", ContentMD5: srcMD5}, nil
+}
+
+// copySourceOf is the source of a copy onto ref, read in the copy's
+// transaction by lookup: the destination's container must exist, a
+// missing source (or its container) is 404 CannotVerifyCopySource, and
+// the source's conditions (x-ms-source-if-*) and lease
+// (x-ms-source-lease-id, not for a snapshot) must hold.
+func copySourceOf(tx kv.Tx, ref BlobRef, cs CopySource, lookup func(kv.Tx) (*blobRec, error), now time.Time) (*blobRec, error) {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+		return nil, err
+	}
+	src, err := lookup(tx)
+	if err != nil {
+		return nil, err
+	}
+	if src == nil {
+		if _, err := loadContainer(tx, cs.Blob.Account, cs.Blob.Container); err != nil {
+			return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The source container does not exist.")
+		}
+		return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
+	}
+	if err := cs.Cond.CheckSource(src.ETag, src.Modified); err != nil {
+		return nil, err
+	}
+	if id := cs.LeaseID; id != "" && cs.Blob.Snapshot == "" {
+		if err := lease.CheckRead(src.Lease, id, lease.Blob, now); err != nil {
+			return nil, err
+		}
+	}
+	return src, nil
 }
 
 // copySealed is whether the copy of src is sealed: a copy of an append

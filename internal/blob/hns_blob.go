@@ -780,7 +780,7 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 // online destination tier and an archived destination is not
 // overwritten, both 409 BlobArchived as on a flat account.
 func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobInput, lookup func(kv.Tx) (*blobRec, error), now time.Time) (CopyBlobOutput, error) {
-	ref, src0 := in.Ref, in.Source.Blob
+	ref := in.Ref
 	var md5 []byte
 	if in.Sync {
 		md5 = in.SourceContentMD5
@@ -788,26 +788,9 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 	copyID := newUUID()
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
-			return err
-		}
-		src, err := lookup(tx)
+		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
 		if err != nil {
 			return err
-		}
-		if src == nil {
-			if _, err := loadContainer(tx, src0.Account, src0.Container); err != nil {
-				return azerr.Newf(azerr.CannotVerifyCopySource, "The source container does not exist.")
-			}
-			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
-		}
-		if err := in.Source.Cond.CheckSource(src.ETag, src.Modified); err != nil {
-			return err
-		}
-		if id := in.Source.LeaseID; id != "" && src0.Snapshot == "" {
-			if err := lease.CheckRead(src.Lease, id, lease.Blob, now); err != nil {
-				return err
-			}
 		}
 		tier, err := checkTier(in.Tier, src.Type)
 		if err != nil {
