@@ -167,6 +167,7 @@ func (c *conn) startEncryption(s *session, sessionKey []byte, resp *smb2.Session
 	s.crypt.encrypt = c.srv.cfg.Encrypt != EncryptOff
 	if s.crypt.encrypt {
 		resp.SessionFlags |= smb2.SessionFlagEncryptData
+		c.log.Debug("SMB session encrypts", "session", s.vfsID, "dialect", c.dialect, "cipher", smb2.CipherName(c.crypt.cipher))
 	}
 	return nil
 }
