@@ -211,7 +211,9 @@ func (c *conn) handleTransform(payload []byte) error {
 // session demands: encrypted (by that session's key) when the session
 // encrypts, else signed when it requires signing, with a valid signature
 // when signed. It refuses with STATUS_ACCESS_DENIED (MS-SMB2 3.3.5.2.4,
-// 3.3.5.2.9).
+// 3.3.5.2.9). With RequireSigning, an unsigned TREE_CONNECT on 3.1.1
+// ends the connection, as MS-SMB2 3.3.5.7 prescribes (without it such
+// requests keep being answered, as before).
 func (c *conn) checkProtection(r *request) error {
 	if sealed := r.chain.sealed; sealed != nil {
 		if r.sess != sealed {
@@ -223,6 +225,9 @@ func (c *conn) checkProtection(r *request) error {
 	if r.sess.crypt.encrypt {
 		c.log.Info("unencrypted SMB request on an encrypted session", "command", r.hdr.Command, "session", r.sess.id)
 		return smb2.StatusAccessDenied
+	}
+	if c.srv.cfg.RequireSigning && c.dialect == smb2.Dialect311 && r.hdr.Command == smb2.CommandTreeConnect && r.hdr.Flags&smb2.FlagSigned == 0 && r.sess.valid {
+		return drop("unsigned TREE_CONNECT on 3.1.1 (MS-SMB2 3.3.5.7)")
 	}
 	return c.checkSignature(r)
 }

@@ -129,7 +129,8 @@ func negotiatedCipher(t *testing.T, nr smb2.NegotiateResponse) (uint16, bool) {
 // TestRequireSigning: with RequireSigning, NEGOTIATE says
 // SIGNING_REQUIRED for every dialect, and a session whose client did not
 // ask for signing still has its unsigned requests refused, while signed
-// ones work. Without it, SIGNING_REQUIRED is not set.
+// ones work; an unsigned TREE_CONNECT on 3.1.1 ends the connection
+// (MS-SMB2 3.3.5.7). Without it, SIGNING_REQUIRED is not set.
 func TestRequireSigning(t *testing.T) {
 	plain := newTestEnv(t)
 	c := plain.dial()
@@ -151,7 +152,9 @@ func TestRequireSigning(t *testing.T) {
 			if st := c.login(testAcct, testKey1, uint8(smb2.SigningEnabled)); st != smb2.StatusSuccess {
 				t.Fatal(st)
 			}
-			status(t, c.treeConnect(testShare), smb2.StatusAccessDenied)
+			if d != smb2.Dialect311 {
+				status(t, c.treeConnect(testShare), smb2.StatusAccessDenied)
+			}
 			r = c.call(smb2.CommandQueryDirectory, nil)
 			status(t, r, smb2.StatusAccessDenied)
 			c.sign = true
@@ -165,6 +168,11 @@ func TestRequireSigning(t *testing.T) {
 			status(t, c.close(fid), smb2.StatusAccessDenied)
 			c.sign = true
 			status(t, c.close(fid), smb2.StatusSuccess)
+			if d == smb2.Dialect311 {
+				c.sign = false
+				c.send(c.req(smb2.CommandTreeConnect, smb2.TreeConnectRequest{Path: `\\127.0.0.1\` + testShare}.Encode()))
+				c.expectClosed()
+			}
 		})
 	}
 }
