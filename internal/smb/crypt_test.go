@@ -406,3 +406,55 @@ func TestBadTransformDrops(t *testing.T) {
 	echo(c, c.startSealing(smb2.CipherAES128GCM), func([]byte) {})
 	c.expectClosed()
 }
+
+// sealedConnect logs on to e with encryption (cipher id on 3.1.1) and
+// connects the test share.
+func (e *testEnv) sealedConnect(id uint16) (*rawClient, *sealer) {
+	e.t.Helper()
+	c := e.dial()
+	c.ciphers = []uint16{id}
+	c.negotiate(smb2.Dialect311)
+	if st := c.login(testAcct, testKey1, 1); st != smb2.StatusSuccess {
+		e.t.Fatal(st)
+	}
+	s := c.startSealing(id)
+	r := c.callSealed(s, smb2.CommandTreeConnect, smb2.TreeConnectRequest{Path: `\\127.0.0.1\` + testShare}.Encode())
+	status(e.t, r, smb2.StatusSuccess)
+	c.tid = r.hdr.TreeID
+	return c, s
+}
+
+// createSealed opens name with an encrypted CREATE.
+func (c *rawClient) createSealed(s *sealer, name string, access smb2.AccessMask, disp smb2.CreateDisposition, opts smb2.CreateOptions) smb2.FileID {
+	c.t.Helper()
+	r := c.callSealed(s, smb2.CommandCreate, smb2.CreateRequest{
+		ImpersonationLevel: smb2.ImpersonationImpersonation, DesiredAccess: access, ShareAccess: 7,
+		CreateDisposition: disp, CreateOptions: opts, Name: name,
+	}.Encode())
+	status(c.t, r, smb2.StatusSuccess)
+	cr, err := smb2.DecodeCreateResponse(r.msg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return cr.FileID
+}
+
+// TestEncryptedAsync: on an encrypted session, the interim STATUS_PENDING
+// of a CHANGE_NOTIFY and its final reply (sent later, when another
+// connection makes a change) both come encrypted.
+func TestEncryptedAsync(t *testing.T) {
+	e := newTestEnvWith(t, func(cfg *Config) { cfg.Encrypt = EncryptRequired })
+	w, ws := e.sealedConnect(smb2.CipherAES128CCM)
+	c, cs := e.sealedConnect(smb2.CipherAES256GCM)
+	dir := w.createSealed(ws, "", 0x81, smb2.FileOpen, smb2.FileDirectoryFile)
+	r := w.callSealed(ws, smb2.CommandChangeNotify, smb2.ChangeNotifyRequest{OutputBufferLength: 4096, FileID: dir, CompletionFilter: notifyAll}.Encode())
+	status(t, r, smb2.StatusPending)
+
+	f := c.createSealed(cs, "new.txt", 0x1f01ff, smb2.FileCreate, 0)
+	rs := w.recvSealed(ws)
+	if len(rs) != 1 || rs[0].hdr.Flags&smb2.FlagAsync == 0 {
+		t.Fatalf("final reply %+v", rs)
+	}
+	wantRecs(t, notifyRecs(t, rs[0]), "1 new.txt")
+	status(t, c.callSealed(cs, smb2.CommandClose, smb2.CloseRequest{FileID: f}.Encode()), smb2.StatusSuccess)
+}
