@@ -103,9 +103,21 @@ func (c *ccm) absorb(x *[aes.BlockSize]byte, prefix, data []byte) {
 		return
 	}
 	c.chain(x, first[:])
-	for len(data) >= aes.BlockSize {
-		c.chain(x, data[:aes.BlockSize])
-		data = data[aes.BlockSize:]
+	if whole := len(data) &^ (aes.BlockSize - 1); whole > 0 {
+		// The whole blocks through the block cipher's CBC mode (which
+		// has an assembly implementation for AES), keeping only the
+		// last output block: the CBC-MAC.
+		cbc := cipher.NewCBCEncrypter(c.b, x[:])
+		var scratch [4096]byte
+		for d := data[:whole]; len(d) > 0; {
+			n := min(len(d), len(scratch))
+			cbc.CryptBlocks(scratch[:n], d[:n])
+			d = d[n:]
+			if len(d) == 0 {
+				copy(x[:], scratch[n-aes.BlockSize:n])
+			}
+		}
+		data = data[whole:]
 	}
 	if len(data) > 0 {
 		var last [aes.BlockSize]byte

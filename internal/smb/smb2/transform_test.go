@@ -291,3 +291,20 @@ func FuzzTransform(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkCipherSeal(b *testing.B) {
+	msg := make([]byte, 1<<20)
+	for _, id := range []uint16{CipherAES128CCM, CipherAES128GCM, CipherAES256CCM, CipherAES256GCM} {
+		b.Run(CipherName(id), func(b *testing.B) {
+			aead, err := NewCipher(id, make([]byte, CipherKeySize(id)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			nonce := make([]byte, aead.NonceSize())
+			b.SetBytes(int64(len(msg)))
+			for b.Loop() {
+				Encrypt(aead, nonce, 1, msg)
+			}
+		})
+	}
+}
