@@ -124,11 +124,12 @@ func TestSmbclientEncryptionOff(t *testing.T) {
 // TestRequireSigning: with signing required, a client that does not sign
 // (a raw SMB 2.1 client that logs on with signing enabled but not
 // required, then sends unsigned requests) is refused with
-// STATUS_ACCESS_DENIED, and the same client is served by a server that
-// does not require signing. smbclient works either way: SMB2 signing
-// cannot be switched off in Samba's client (--client-protection=off
-// still signs when the server requires it), so it is checked to sign
-// and succeed in every dialect.
+// STATUS_ACCESS_DENIED, while a server without the option serves it;
+// anonymous smbclient is refused (NT_STATUS_LOGON_FAILURE, as always).
+// smbclient itself cannot be made not to sign (SMB2 signing cannot be
+// switched off in Samba's client: --client-protection=off still signs
+// when the server requires it), so it is checked to work in 3.1.1, 3.0
+// and 2.1.
 func TestRequireSigning(t *testing.T) {
 	e := startWith(t, func(c *app.Config) { c.SMBRequireSigning = true })
 	e.share("signed")
@@ -148,6 +149,15 @@ func TestRequireSigning(t *testing.T) {
 			e.t = t
 			e.roundTrip(t, "signed", opts...)
 		})
+	}
+
+	// Anonymous (and guest) logons are refused, here as always.
+	ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
+	defer cancel()
+	anon := exec.CommandContext(ctx, need(t, "smbclient"), "//127.0.0.1/signed", "-p", e.port, "-N", "-U", "%", "-m", "SMB3_11", "-c", "ls")
+	anon.Env = append(os.Environ(), "HOME="+t.TempDir())
+	if out, err := anon.CombinedOutput(); err == nil || !strings.Contains(string(out), "NT_STATUS_LOGON_FAILURE") {
+		t.Fatalf("anonymous smbclient: %v\n%s", err, out)
 	}
 
 	plain := start(t)
