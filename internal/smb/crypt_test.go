@@ -3,6 +3,7 @@ package smb
 import (
 	"bytes"
 	"crypto/cipher"
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -457,4 +458,45 @@ func TestEncryptedAsync(t *testing.T) {
 	}
 	wantRecs(t, notifyRecs(t, rs[0]), "1 new.txt")
 	status(t, c.callSealed(cs, smb2.CommandClose, smb2.CloseRequest{FileID: f}.Encode()), smb2.StatusSuccess)
+}
+
+// FuzzEncryptedSession sends arbitrary plaintext, encrypted with the key
+// of a live encrypted session (its SessionId patched in when there is room
+// for a header), to the server: whatever the decrypted message holds, the
+// server must not panic nor keep the connection once the client is gone.
+func FuzzEncryptedSession(f *testing.F) {
+	echo := smb2.Marshal(smb2.Header{Command: smb2.CommandEcho, MessageID: 3, CreditCharge: 1}, smb2.EchoRequest{}.Encode())
+	f.Add(echo)
+	f.Add(append(append([]byte{}, echo...), echo...))
+	f.Add(smb2.Marshal(smb2.Header{Command: smb2.CommandTreeConnect, MessageID: 3, CreditCharge: 1}, smb2.TreeConnectRequest{Path: `\\h\` + testShare}.Encode()))
+	f.Add([]byte{0xfe, 'S', 'M', 'B'})
+	f.Add([]byte{0xfd, 'S', 'M', 'B'})
+	e := newTestEnvWith(f, func(cfg *Config) { cfg.Encrypt = EncryptRequired })
+	f.Fuzz(func(t *testing.T, plain []byte) {
+		e := e.with(t)
+		c := e.dial()
+		c.ciphers = []uint16{smb2.CipherAES128GCM}
+		c.negotiate(smb2.Dialect311)
+		if st := c.login(testAcct, testKey1, 1); st != smb2.StatusSuccess {
+			t.Fatal(st)
+		}
+		s := c.startSealing(smb2.CipherAES128GCM)
+		plain = bytes.Clone(plain)
+		if len(plain) >= smb2.HeaderSize {
+			binary.LittleEndian.PutUint64(plain[40:], c.sid)
+		}
+		if err := smb2.WriteFrame(c.nc, smb2.Encrypt(s.out, make([]byte, 12), c.sid, plain)); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.nc.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+		buf := make([]byte, 4096)
+		for {
+			if _, err := c.nc.Read(buf); err != nil {
+				break
+			}
+		}
+		c.nc.Close()
+		e.waitConns()
+		e.checkNoPanics()
+	})
 }
