@@ -18,9 +18,9 @@
 // reasons): dialects
 // 2.0.2, 2.1, 3.0, 3.0.2 and 3.1.1 with signing (HMAC-SHA256, AES-CMAC;
 // Config.RequireSigning requires it) and, when Config.Encrypt asks for
-// it, SMB 3 encryption (AES-128/256-CCM/GCM; crypt.go); NEGOTIATE, SESSION_SETUP, LOGOFF, TREE_CONNECT
-// (shares and IPC$), TREE_DISCONNECT, CREATE, CLOSE, FLUSH, READ, WRITE,
-// QUERY_DIRECTORY, QUERY_INFO, SET_INFO, IOCTL (VALIDATE_NEGOTIATE_INFO),
+// it, SMB 3 encryption (AES-128/256-CCM/GCM; crypt.go); NEGOTIATE,
+// SESSION_SETUP, LOGOFF, TREE_CONNECT (shares and IPC$), TREE_DISCONNECT,
+// CREATE, CLOSE, FLUSH, READ, WRITE, QUERY_DIRECTORY, QUERY_INFO, SET_INFO, IOCTL (VALIDATE_NEGOTIATE_INFO),
 // LOCK (byte-range locks in the store; blocking locks go async), ECHO,
 // CHANGE_NOTIFY (changes made through this server) and CANCEL;
 // related and unrelated compounds. Oplocks are always NONE; no leases,
