@@ -58,6 +58,8 @@ type azuriteFlags struct {
 
 	inMemory          bool
 	extentMemoryLimit float64 // MiB; -1: unset
+
+	smbSecurity *smbSecurityFlags // smbflags.go
 }
 
 // parseAzuriteFlags parses args as Azurite's program entry would.
@@ -95,6 +97,7 @@ func parseAzuriteFlags(entry string, args []string, stderr io.Writer) (*azuriteF
 	fs.StringVar(&f.oauth, "oauth", "", `OAuth level: "basic" (needs --cert)`)
 	fs.BoolVar(&f.inMemory, "inMemoryPersistence", false, "keep all data in memory; nothing is written to disk")
 	fs.Float64Var(&f.extentMemoryLimit, "extentMemoryLimit", -1, "MiB of blob and message bodies kept in memory with --inMemoryPersistence (default: half of RAM)")
+	f.smbSecurity = addSMBSecurityFlags(fs, "smbRequireSigning", "smbEncrypt", false)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -150,6 +153,9 @@ func (f *azuriteFlags) config(stderr io.Writer) (app.Config, *slog.Logger, func(
 	cfg.Host = "127.0.0.1"
 	cfg.MetricsPort = -1
 	cfg.DisableProductStyleURL = f.disableProductStyleURL
+	if err := f.smbSecurity.apply(&cfg); err != nil {
+		return cfg, nil, nil, usageErr(err)
+	}
 	for svc, secs := range f.alive {
 		if *secs < 0 {
 			return cfg, nil, nil, usageErr(fmt.Errorf("--%sKeepAliveTimeout %d: want seconds, 0 or more", svc, *secs))

@@ -107,6 +107,10 @@ type Config struct {
 	// killed server's handles stop counting (0: the smb package's
 	// default, 10 s).
 	SMBHeartbeat time.Duration
+	// SMBRequireSigning and SMBEncrypt harden the SMB server for networks
+	// beyond loopback (smb.Config.RequireSigning and Encrypt).
+	SMBRequireSigning bool
+	SMBEncrypt        smb.EncryptMode
 	// MetricsPort serves Prometheus metrics and the /healthz and /readyz
 	// endpoints (-1 disables it, 0 picks a free port).
 	MetricsPort int
@@ -369,7 +373,8 @@ func (a *App) startSMB() error {
 	if err != nil {
 		return fmt.Errorf("smb listener: %w", err)
 	}
-	cfg := smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat}
+	cfg := smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
+		RequireSigning: a.cfg.SMBRequireSigning, Encrypt: a.cfg.SMBEncrypt}
 	if a.metrics != nil {
 		cfg.Observer = a.metrics
 	}

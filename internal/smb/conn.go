@@ -68,6 +68,7 @@ type conn struct {
 	signAlg smb2.SigningAlgorithm
 	preauth smb2.PreauthHash
 	maxIO   int
+	crypt   connCrypt // encryption (crypt.go)
 	// authenticated is set once any session of the connection has logged
 	// on: it raises the frame limit.
 	authenticated bool
@@ -263,11 +264,11 @@ func (c *conn) closeSessionHandles(ctx context.Context, s *session) {
 func (c *conn) handleFrame(payload []byte) error {
 	switch smb2.ProtocolOf(payload) {
 	case smb2.ProtocolSMB2:
-		return c.handleSMB2(payload)
+		return c.handleSMB2(payload, nil)
 	case smb2.ProtocolSMB1:
 		return c.handleSMB1(payload)
 	case smb2.ProtocolTransform:
-		return drop("encrypted message, but encryption was not negotiated")
+		return c.handleTransform(payload) // crypt.go
 	case smb2.ProtocolCompression:
 		return drop("compressed message, but compression was not negotiated")
 	}
@@ -281,6 +282,9 @@ type chainState struct {
 	tree      *tree
 	fileID    *smb2.FileID
 	createErr error // a failed CREATE: later related ops on its FileId fail alike
+	// sealed is the session whose key decrypted the frame (crypt.go);
+	// nil for a frame that came in the clear.
+	sealed *session
 }
 
 // request is one PDU being processed.
@@ -312,14 +316,19 @@ type reply struct {
 	data    []byte
 	key     []byte
 	preauth *smb2.PreauthHash
+	// seal is the session whose key encrypts the reply (crypt.go); the
+	// reply is then not signed.
+	seal *session
 }
 
-func (c *conn) handleSMB2(payload []byte) error {
+// handleSMB2 runs the requests of an SMB2 message or compound; sealed is
+// the session that encrypted it (nil: it came in the clear).
+func (c *conn) handleSMB2(payload []byte, sealed *session) error {
 	pdus, err := smb2.SplitCompound(payload)
 	if err != nil {
 		return drop("%v", err)
 	}
-	chain := &chainState{}
+	chain := &chainState{sealed: sealed}
 	replies := make([]*reply, 0, len(pdus))
 	dropAfter := false
 	for i, pdu := range pdus {
@@ -480,7 +489,7 @@ func (c *conn) resolve(r *request, info commandInfo) error {
 		}
 	}
 	if r.sess != nil {
-		if err := c.checkSignature(r); err != nil {
+		if err := c.checkProtection(r); err != nil { // crypt.go
 			return err
 		}
 	}
@@ -575,7 +584,7 @@ func (c *conn) buildReply(r *request, body []byte, err error) *reply {
 		r.data = nil
 	}
 	hdr.Credits = c.credits.grant(r.hdr.CreditCharge, r.hdr.Credits, r.creditsExtra)
-	rep := &reply{hdr: hdr, body: body, data: r.data, preauth: r.preauth}
+	rep := &reply{hdr: hdr, body: body, data: r.data, preauth: r.preauth, seal: sealFor(r)}
 	switch {
 	case r.signKey != nil:
 		rep.key = r.signKey
@@ -590,7 +599,7 @@ func (c *conn) buildReply(r *request, body []byte, err error) *reply {
 // Each PDU is signed over its own bytes; 3.1.1 preauth hashes see the
 // PDU exactly as sent.
 func (c *conn) send(reps []*reply) error {
-	if len(reps) == 1 && reps[0].key == nil && reps[0].preauth == nil {
+	if len(reps) == 1 && reps[0].key == nil && reps[0].preauth == nil && reps[0].seal == nil {
 		rp := reps[0]
 		head := rp.hdr.AppendTo(make([]byte, 0, smb2.HeaderSize+len(rp.body)))
 		c.enqueue(append(head, rp.body...), rp.data)
@@ -605,7 +614,7 @@ func (c *conn) send(reps []*reply) error {
 	var spans [][]byte
 	payload, err := smb2.BuildCompound(pdus, func(i int, pdu []byte) error {
 		spans = append(spans, pdu)
-		if reps[i].key == nil {
+		if reps[i].key == nil || reps[i].seal != nil {
 			return nil
 		}
 		return smb2.Sign(pdu, reps[i].key, c.signAlg)
@@ -618,6 +627,6 @@ func (c *conn) send(reps []*reply) error {
 			rp.preauth.Update(spans[i])
 		}
 	}
-	c.enqueue(payload)
+	c.enqueue(seal(reps[0].seal, payload)) // crypt.go
 	return nil
 }

@@ -181,6 +181,13 @@ type rawClient struct {
 	sign bool
 	// credits is the last CreditResponse seen.
 	credits uint16
+	// ciphers, if set, are offered in an ENCRYPTION context (crypt_test.go);
+	// sessionKey, sessionPreauth and sessionFlags are those of the last
+	// logon.
+	ciphers        []uint16
+	sessionKey     []byte
+	sessionPreauth smb2.PreauthHash
+	sessionFlags   smb2.SessionFlags
 }
 
 func (e *testEnv) dial() *rawClient {
@@ -328,6 +335,9 @@ func (c *rawClient) negotiate(dialects ...smb2.Dialect) (smb2.NegotiateResponse,
 		smb2.PreauthIntegrityCapabilities{HashAlgorithms: []uint16{smb2.HashSHA512}, Salt: salt}.Context(),
 		smb2.SigningCapabilities{Algorithms: []smb2.SigningAlgorithm{smb2.SigningAESGMAC, smb2.SigningAESCMAC, smb2.SigningHMACSHA256}}.Context(),
 	}
+	if len(c.ciphers) > 0 {
+		req.Contexts = append(req.Contexts, smb2.EncryptionCapabilities{Ciphers: c.ciphers}.Context())
+	}
 	m := c.req(smb2.CommandNegotiate, req.Encode())
 	m.hdr.Credits = 31
 	raw := c.bytes(m)
@@ -401,11 +411,15 @@ func (c *rawClient) login(user, password string, secMode uint8) smb2.Status {
 	if r.hdr.Status != smb2.StatusSuccess {
 		return r.hdr.Status
 	}
-	keys, err := smb2.DeriveKeys(c.dialect, sessionBaseKey(c.t, authMsg, user, password), preauth)
+	c.sessionKey, c.sessionPreauth = sessionBaseKey(c.t, authMsg, user, password), preauth
+	keys, err := smb2.DeriveKeys(c.dialect, c.sessionKey, preauth)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	c.key = keys.Signing[:]
+	if ss, err := smb2.DecodeSessionSetupResponse(r.msg); err == nil {
+		c.sessionFlags = ss.SessionFlags
+	}
 	if r.hdr.Flags&smb2.FlagSigned == 0 || !smb2.Verify(r.msg, c.key, c.alg) {
 		c.t.Fatal("final SESSION_SETUP response is not signed with the session's key")
 	}

@@ -436,7 +436,7 @@ func (c *conn) finishAsyncBody(a *asyncOp, status smb2.Status, body []byte) {
 	hdr.Flags = hdr.Flags&^smb2.FlagRelated | smb2.FlagAsync
 	hdr.AsyncID = a.id
 	hdr.Credits = 0
-	rep := &reply{hdr: hdr, body: body}
+	rep := &reply{hdr: hdr, body: body, seal: sealAsync(a.sess)} // crypt.go
 	if a.signed && a.sess.signKey != nil {
 		rep.key = a.sess.signKey
 	}

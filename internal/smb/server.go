@@ -16,10 +16,11 @@
 //
 // What is implemented (docs/architecture.md, "SMB front end", gives the
 // reasons): dialects
-// 2.0.2, 2.1, 3.0, 3.0.2 and 3.1.1 with signing (HMAC-SHA256, AES-CMAC)
-// and no encryption; NEGOTIATE, SESSION_SETUP, LOGOFF, TREE_CONNECT
-// (shares and IPC$), TREE_DISCONNECT, CREATE, CLOSE, FLUSH, READ, WRITE,
-// QUERY_DIRECTORY, QUERY_INFO, SET_INFO, IOCTL (VALIDATE_NEGOTIATE_INFO),
+// 2.0.2, 2.1, 3.0, 3.0.2 and 3.1.1 with signing (HMAC-SHA256, AES-CMAC;
+// Config.RequireSigning requires it) and, when Config.Encrypt asks for
+// it, SMB 3 encryption (AES-128/256-CCM/GCM; crypt.go); NEGOTIATE,
+// SESSION_SETUP, LOGOFF, TREE_CONNECT (shares and IPC$), TREE_DISCONNECT,
+// CREATE, CLOSE, FLUSH, READ, WRITE, QUERY_DIRECTORY, QUERY_INFO, SET_INFO, IOCTL (VALIDATE_NEGOTIATE_INFO),
 // LOCK (byte-range locks in the store; blocking locks go async), ECHO,
 // CHANGE_NOTIFY (changes made through this server) and CANCEL;
 // related and unrelated compounds. Oplocks are always NONE; no leases,
@@ -71,6 +72,14 @@ type Config struct {
 	ServerName string
 	// Observer, if set, sees every request answered (metrics).
 	Observer Observer
+	// RequireSigning makes NEGOTIATE answer SIGNING_REQUIRED and every
+	// session refuse requests neither signed nor encrypted
+	// (STATUS_ACCESS_DENIED; MS-SMB2 3.3.5.2.4). Guest and anonymous
+	// logons are always refused.
+	RequireSigning bool
+	// Encrypt is when SMB 3 sessions are encrypted (crypt.go; default
+	// EncryptOff). It applies to every share.
+	Encrypt EncryptMode
 }
 
 // Observer sees each SMB2 request once it is answered: its command, the

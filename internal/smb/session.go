@@ -24,6 +24,7 @@ type session struct {
 	signKey      []byte
 	signRequired bool
 	preauth      smb2.PreauthHash
+	crypt        sessionCrypt // encryption (crypt.go)
 	trees        map[uint32]*tree
 	nextTree     uint32
 }
@@ -66,6 +67,7 @@ func (c *conn) negotiate(r *request) ([]byte, error) {
 		return nil, smb2.StatusNotSupported
 	}
 	resp := c.negotiateResponse(d)
+	c.offerEncryption(d, req, &resp) // crypt.go
 	if d == smb2.Dialect311 {
 		if req.Preauth == nil {
 			return nil, smb2.StatusInvalidParameter
@@ -106,7 +108,7 @@ func (c *conn) negotiateResponse(d smb2.Dialect) smb2.NegotiateResponse {
 		caps = smb2.CapLargeMTU
 	}
 	return smb2.NegotiateResponse{
-		SecurityMode:    smb2.SigningEnabled,
+		SecurityMode:    c.srv.securityMode(), // crypt.go
 		DialectRevision: d,
 		ServerGUID:      c.srv.guid,
 		Capabilities:    caps,
@@ -176,6 +178,9 @@ func (c *conn) sessionSetup(r *request) ([]byte, error) {
 	if req.Flags&smb2.SessionSetupFlagBinding != 0 {
 		return nil, smb2.StatusRequestNotAccepted
 	}
+	if err := c.checkCanEncrypt(); err != nil { // crypt.go
+		return nil, err
+	}
 	s := r.sess
 	isNew := s == nil
 	if isNew {
@@ -230,10 +235,14 @@ func (c *conn) sessionSetup(r *request) ([]byte, error) {
 			c.removeSession(s)
 			return nil, err
 		}
+		if err := c.startEncryption(s, key, &resp); err != nil { // crypt.go
+			c.removeSession(s)
+			return nil, err
+		}
 		s.signKey = keys.Signing[:]
 		s.account = user
 		s.valid = true
-		s.signRequired = smb2.SecurityMode(req.SecurityMode)&smb2.SigningRequired != 0
+		s.signRequired = smb2.SecurityMode(req.SecurityMode)&smb2.SigningRequired != 0 || c.srv.cfg.RequireSigning
 		c.authenticated = true
 		c.log.Debug("SMB session established", "account", user, "session", s.vfsID, "dialect", c.dialect)
 	}

@@ -30,7 +30,7 @@ func (c *conn) treeConnect(r *request) ([]byte, error) {
 		return nil, smb2.StatusInsufficientResources
 	}
 	t := &tree{sess: s}
-	resp := smb2.TreeConnectResponse{ShareType: smb2.ShareTypeDisk, ShareFlags: smb2.ShareFlagManualCaching, MaximalAccess: diskMaximalAccess}
+	resp := smb2.TreeConnectResponse{ShareType: smb2.ShareTypeDisk, ShareFlags: smb2.ShareFlagManualCaching | shareFlags(s), MaximalAccess: diskMaximalAccess}
 	if strings.EqualFold(name, "IPC$") {
 		t.ipc = true
 		resp.ShareType, resp.MaximalAccess = smb2.ShareTypePipe, ipcMaximalAccess

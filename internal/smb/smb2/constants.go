@@ -46,8 +46,9 @@ const (
 // Capabilities are the global capabilities (MS-SMB2 2.2.3).
 type Capabilities uint32
 
-// Capabilities. The server advertises only CapLargeMTU (docs/architecture.md,
-// "SMB front end", says why).
+// Capabilities. The server advertises CapLargeMTU, and CapEncryption to
+// SMB 3.0 and 3.0.2 clients when it encrypts (docs/architecture.md, "SMB
+// front end", says why).
 const (
 	CapDFS               Capabilities = 0x00000001
 	CapLeasing           Capabilities = 0x00000002

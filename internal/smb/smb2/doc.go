@@ -9,7 +9,8 @@
 // References: MS-SMB2 (section numbers in comments), MS-FSCC for the
 // information classes, MS-DTYP for FILETIME and security descriptors. The
 // server's choices — dialects 2.0.2 to 3.1.1, signing with HMAC-SHA256 or
-// AES-CMAC, no encryption, no oplocks or leases — and their reasons are in
+// AES-CMAC, encryption (AES-CCM/GCM, transform.go) when configured, no
+// oplocks or leases — and their reasons are in
 // docs/architecture.md ("SMB front end").
 //
 // # Receiving

@@ -22,7 +22,7 @@ type Protocol int
 const (
 	ProtocolUnknown     Protocol = iota
 	ProtocolSMB2                 // FE 'SMB': an SMB2 message or compound
-	ProtocolTransform            // FD 'SMB': an encrypted message (we decline encryption)
+	ProtocolTransform            // FD 'SMB': an encrypted message (transform.go)
 	ProtocolCompression          // FC 'SMB': a compressed message (not negotiated)
 	ProtocolSMB1                 // FF 'SMB': SMB1; see DecodeSMB1Negotiate
 )

@@ -19,8 +19,8 @@ const (
 // HashSHA512 is the only preauth integrity hash algorithm (MS-SMB2 2.2.3.1.1).
 const HashSHA512 uint16 = 0x0001
 
-// Encryption cipher IDs (MS-SMB2 2.2.3.1.2). Only parsed: the server
-// declines encryption by sending no ENCRYPTION context.
+// Encryption cipher IDs (MS-SMB2 2.2.3.1.2); NewCipher implements them
+// (transform.go).
 const (
 	CipherAES128CCM uint16 = 0x0001
 	CipherAES128GCM uint16 = 0x0002

@@ -16,7 +16,7 @@ import (
 const KeySize = 16
 
 // Keys are the keys derived from a session's key (MS-SMB2 3.3.5.5.3).
-// Encryption keys are not derived: the server declines encryption.
+// The encryption keys are DeriveCipherKeys' (transform.go).
 type Keys struct {
 	// Signing signs and verifies messages of the session.
 	Signing [KeySize]byte
