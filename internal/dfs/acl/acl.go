@@ -295,6 +295,14 @@ func ParseEntries(s string) ([]Entry, error) {
 	return parseList(s, true, true)
 }
 
+// ParseStored parses an ACL string as a path's record holds it (Format of
+// a stored ACL): duplicates are an error, the request limits are not
+// applied, so a path whose ACL was stored before they were enforced stays
+// readable. Its time is linear in the length of s.
+func ParseStored(s string) ([]Entry, error) {
+	return parseList(s, true, false)
+}
+
 // ParseRemoveList parses the x-ms-acl of setAccessControlRecursive
 // mode=remove: entries without permissions ("user:oid,default:mask"),
 // under the limits of ParseEntries.
@@ -550,7 +558,7 @@ func (a *ACL) UnmarshalJSON(b []byte) error {
 		*a = ACL{Sticky: j.Sticky}
 		return nil
 	}
-	es, err := parseList(j.ACL, true, false)
+	es, err := ParseStored(j.ACL)
 	if err != nil {
 		return err
 	}

@@ -120,6 +120,14 @@ func TestStoredOverLimitReadable(t *testing.T) {
 	if a.String() != long {
 		t.Fatal("stored ACL changed on reading")
 	}
+	// As the Blob endpoint reads it for x-ms-upn (ParseStored), while a
+	// request carrying it is refused.
+	if es, err := ParseStored(long); err != nil || Format(ACL{Entries: es}) != long {
+		t.Fatalf("ParseStored: %v", err)
+	}
+	if _, err := ParseEntries(long); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("ParseEntries of the stored ACL: %v", err)
+	}
 	// Duplicates are still found in stored records.
 	b, _ = json.Marshal(aclJSON{ACL: long + ",user::r--"})
 	if err := json.Unmarshal(b, &a); err == nil {
