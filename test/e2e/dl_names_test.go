@@ -177,6 +177,13 @@ func TestDLInvalidUTF8Names(t *testing.T) {
 			wantRawDL(t, c.what+" "+b, resp, body, 400, "InvalidResourceName")
 		}
 	}
+	// The Blob endpoint of the account refuses them too (wire.ValidBlobName).
+	for _, b := range []string{"%C3%28", "%FF", "d/%FE"} {
+		resp, body := e.blobRaw(http.MethodPut, "/utf/"+b, map[string]string{"x-ms-blob-type": "BlockBlob", "Content-Length": "0"})
+		if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != "InvalidResourceName" {
+			t.Fatalf("Put Blob %s: %d %s", b, resp.StatusCode, body)
+		}
+	}
 	if after := dlPaths(t, e, "utf"); after != before {
 		t.Fatalf("refused requests changed the filesystem:\nbefore %s\nafter %s", before, after)
 	}
