@@ -92,7 +92,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	if err := s.authorize(r); err != nil {
 		return err
 	}
-	if err := checkUTF8(r); err != nil {
+	if err := checkNames(r); err != nil {
 		return err
 	}
 	if rt.Flags&fHierarchical != 0 && !s.hier(r.Account) {

@@ -99,6 +99,22 @@ func TestDLACLLimits(t *testing.T) {
 	resp, body = e.raw(http.MethodPatch, "/lim/d?action=setAccessControl", map[string]string{"x-ms-acl": "user::rwx,group::r-x,other::---,user:" + strings.Repeat("u", 114) + ":r--"}, nil)
 	wantRawDL(t, "long id", resp, body, 400, bad)
 
+	// x-ms-owner and x-ms-group name ids too: at most 113 characters.
+	upn := strings.Repeat("u", 64) + "@" + strings.Repeat("d", 44) + ".com"
+	for _, h := range []string{"x-ms-owner", "x-ms-group"} {
+		resp, body = e.raw(http.MethodPatch, "/lim/d?action=setAccessControl", map[string]string{h: upn + "x"}, nil)
+		wantRawDL(t, "long "+h, resp, body, 400, "InvalidHeaderValue")
+		resp, body = e.raw(http.MethodPut, "/lim/o?resource=file", map[string]string{h: upn + "x"}, nil)
+		wantRawDL(t, "create with a long "+h, resp, body, 400, "InvalidHeaderValue")
+		if resp, body = e.raw(http.MethodPatch, "/lim/d?action=setAccessControl", map[string]string{h: upn}, nil); resp.StatusCode != 200 {
+			t.Fatalf("%s of 113 characters: %d %s", h, resp.StatusCode, body)
+		}
+	}
+	resp, _ = e.raw(http.MethodHead, "/lim/o?action=getStatus", nil, nil)
+	if resp.StatusCode != 404 {
+		t.Fatalf("create with a long owner refused but the path exists: %d", resp.StatusCode)
+	}
+
 	// 16,000 entries (about 740 KB): refused, and quickly.
 	huge := dlACL(7996, true)
 	start := time.Now()
