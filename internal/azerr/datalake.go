@@ -40,6 +40,11 @@ const (
 	// (azure-sdk-for-js's recording "DataLakeDirectoryClient create with
 	// absolute expiry": "Set Expiry is not supported for a directory").
 	ExpiryNotSupportedForDirectory = "ExpiryNotSupportedForDirectory"
+	// PathIsTooDeep is the 409 of a path with too many segments, as the
+	// dfs endpoint sent it (recorded in the Microsoft Q&A question "Data
+	// lake storage Gen2 - This operation is not permitted as the path is
+	// too deep.").
+	PathIsTooDeep = "PathIsTooDeep"
 )
 
 func init() {
@@ -61,6 +66,7 @@ func init() {
 		InvalidAccessControlList:               {400, "The access control list value is invalid."},
 		InvalidPermission:                      {400, "The permission value is invalid."},
 		ExpiryNotSupportedForDirectory:         {400, "Set Expiry is not supported for a directory"},
+		PathIsTooDeep:                          {409, "This operation is not permitted as the path is too deep."},
 	} {
 		if _, dup := catalog[code]; dup {
 			panic("azerr: Data Lake code also in the main catalog: " + code)

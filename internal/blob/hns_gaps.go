@@ -201,7 +201,7 @@ func namePath(tx kv.Tx, pp *PathProperties) error {
 	if pp.ACL == "" {
 		return nil
 	}
-	entries, err := acl.ParseEntries(pp.ACL)
+	entries, err := acl.ParseStored(pp.ACL) // a stored ACL: no request limits
 	if err != nil {
 		return err
 	}

@@ -92,6 +92,9 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	if err := s.authorize(r); err != nil {
 		return err
 	}
+	if err := checkNames(r); err != nil {
+		return err
+	}
 	if rt.Flags&fHierarchical != 0 && !s.hier(r.Account) {
 		return azerr.New(azerr.HierarchicalNamespaceNotEnabled)
 	}

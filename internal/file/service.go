@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -172,8 +173,14 @@ func splitPath(p string, allowTrailingDot bool) ([]string, error) {
 	return comps, nil
 }
 
-// validName checks one path component.
+// validName checks one path component. A name that is not UTF-8 is 400
+// InvalidResourceName, as the Blob service answers one (wire.ValidBlobName):
+// it must not reach the store, whose JSON records would turn each bad
+// byte into U+FFFD and so give different names the same file.
 func validName(c string) error {
+	if !utf8.ValidString(c) {
+		return azerr.New(azerr.InvalidResourceName)
+	}
 	if c == "" || c == "." || c == ".." || len([]rune(c)) > maxNameLen {
 		return azerr.New(azerr.InvalidResourceName)
 	}

@@ -71,8 +71,25 @@ type Entry struct {
 // named reports whether e is a named user or named group entry.
 func (e Entry) named() bool { return e.ID != "" }
 
-func (e Entry) sameKey(o Entry) bool {
-	return e.Default == o.Default && e.Tag == o.Tag && e.ID == o.ID
+// key identifies an entry within an ACL: its scope, type and id. Two
+// entries with the same key are duplicates.
+type key struct {
+	def bool
+	tag Tag
+	id  string
+}
+
+func (e Entry) key() key { return key{e.Default, e.Tag, e.ID} }
+
+// index maps the keys of es to their positions, so that finding an entry
+// is a map look-up rather than a scan of the list (ACLs read back from
+// records written before the limits were enforced can be long).
+func index(es []Entry) map[key]int {
+	m := make(map[key]int, len(es))
+	for i, e := range es {
+		m[e.key()] = i
+	}
+	return m
 }
 
 // String formats e as x-ms-acl does.
@@ -139,6 +156,57 @@ var ErrInvalid = errors.New("acl: invalid")
 
 func (e *SyntaxError) Unwrap() error { return ErrInvalid }
 
+// The limits of "Access control lists (ACLs) in Azure Data Lake Storage"
+// ("What are the limits for Azure role assignments and ACL entries?"):
+// 32 entries per access ACL and 32 per default ACL, "effectively 28"
+// each, since the owning user, owning group, mask and other entries are
+// among the 32. Identifiers are Microsoft Entra object ids (36
+// characters) or, for users, user principal names, which Microsoft Entra
+// limits to 113 characters (64 before the "@", 48 after it).
+const (
+	MaxEntries = 32
+	MaxIDLen   = 113
+)
+
+// ErrTooManyEntries is wrapped by the error of an ACL with more than
+// MaxEntries access or default entries. It wraps ErrInvalid.
+var ErrTooManyEntries = fmt.Errorf("%w: more than %d entries in an access or default ACL", ErrInvalid, MaxEntries)
+
+// LimitError is an ACL over MaxEntries access or default entries.
+type LimitError struct {
+	Default bool // the default ACL is the one over the limit
+}
+
+func (e *LimitError) Error() string {
+	scope := "access"
+	if e.Default {
+		scope = "default"
+	}
+	return fmt.Sprintf("acl: the %s ACL has more than %d entries", scope, MaxEntries)
+}
+
+func (e *LimitError) Unwrap() error { return ErrTooManyEntries }
+
+// checkCounts refuses es when either of its scopes has more than
+// MaxEntries entries.
+func checkCounts(es []Entry) error {
+	var n [2]int
+	for _, e := range es {
+		if e.Default {
+			n[1]++
+		} else {
+			n[0]++
+		}
+	}
+	if n[0] > MaxEntries {
+		return &LimitError{}
+	}
+	if n[1] > MaxEntries {
+		return &LimitError{Default: true}
+	}
+	return nil
+}
+
 func parseTag(s string) (Tag, bool) {
 	for t, n := range tagNames {
 		if s == n {
@@ -171,8 +239,10 @@ func validID(id string) bool {
 }
 
 // parseEntry parses one entry; withPerm false parses the permission-less
-// form of a remove list.
-func parseEntry(s string, withPerm bool) (Entry, error) {
+// form of a remove list. With limited, an id over MaxIDLen bytes is an
+// error (requests); records stored before the limit was enforced are
+// read without it.
+func parseEntry(s string, withPerm, limited bool) (Entry, error) {
 	var e Entry
 	rest := s
 	if r, ok := strings.CutPrefix(rest, "default:"); ok {
@@ -199,6 +269,9 @@ func parseEntry(s string, withPerm bool) (Entry, error) {
 	if !validID(id) {
 		return Entry{}, syntaxErr(s, "invalid id %q", id)
 	}
+	if limited && len(id) > MaxIDLen {
+		return Entry{}, syntaxErr(s, "an id is at most %d characters", MaxIDLen)
+	}
 	if id != "" && (t == Mask || t == Other) {
 		return Entry{}, syntaxErr(s, "%s entries take no id", t)
 	}
@@ -215,32 +288,62 @@ func parseEntry(s string, withPerm bool) (Entry, error) {
 
 // ParseEntries parses a comma-separated list of entries without checking
 // that they form a complete ACL: the form of x-ms-acl for
-// setAccessControlRecursive mode=modify. Duplicate entries are an error.
+// setAccessControlRecursive mode=modify. Duplicate entries are an error,
+// and so are more than MaxEntries access or default entries (a
+// LimitError) and ids longer than MaxIDLen.
 func ParseEntries(s string) ([]Entry, error) {
-	return parseList(s, true)
+	return parseList(s, true, true)
+}
+
+// ParseStored parses an ACL string as a path's record holds it (Format of
+// a stored ACL): duplicates are an error, the request limits are not
+// applied, so a path whose ACL was stored before they were enforced stays
+// readable. Its time is linear in the length of s.
+func ParseStored(s string) ([]Entry, error) {
+	return parseList(s, true, false)
 }
 
 // ParseRemoveList parses the x-ms-acl of setAccessControlRecursive
-// mode=remove: entries without permissions ("user:oid,default:mask").
+// mode=remove: entries without permissions ("user:oid,default:mask"),
+// under the limits of ParseEntries.
 func ParseRemoveList(s string) ([]Entry, error) {
-	return parseList(s, false)
+	return parseList(s, false, true)
 }
 
-func parseList(s string, withPerm bool) ([]Entry, error) {
+// parseList parses s one entry at a time, finding duplicates with a map,
+// so its time is linear in the length of s; with limited it stops at the
+// first scope over MaxEntries, so an oversized list is refused after at
+// most 2*MaxEntries+1 entries whatever its length.
+func parseList(s string, withPerm, limited bool) ([]Entry, error) {
 	if s == "" {
 		return nil, syntaxErr(s, "empty ACL")
 	}
 	var out []Entry
-	for _, part := range strings.Split(s, ",") {
-		e, err := parseEntry(strings.TrimSpace(part), withPerm)
+	if limited {
+		out = make([]Entry, 0, min(strings.Count(s, ",")+1, 2*MaxEntries))
+	}
+	seen := make(map[key]struct{})
+	var n [2]int
+	for rest, more := s, true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, ",")
+		e, err := parseEntry(strings.TrimSpace(part), withPerm, limited)
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range out {
-			if o.sameKey(e) {
-				return nil, syntaxErr(s, "duplicate entry %q", e.keyString())
+		if limited {
+			d := 0
+			if e.Default {
+				d = 1
+			}
+			if n[d]++; n[d] > MaxEntries {
+				return nil, &LimitError{Default: e.Default}
 			}
 		}
+		if _, dup := seen[e.key()]; dup {
+			return nil, syntaxErr(s, "duplicate entry %q", e.keyString())
+		}
+		seen[e.key()] = struct{}{}
 		out = append(out, e)
 	}
 	return out, nil
@@ -267,8 +370,16 @@ func Parse(s string) (ACL, error) {
 //     group, named groups).
 func Normalize(a ACL) (ACL, error) {
 	es := slices.Clone(a.Entries)
+	idx := index(es)
 	find := func(def bool, t Tag, id string) int {
-		return slices.IndexFunc(es, func(e Entry) bool { return e.sameKey(Entry{Default: def, Tag: t, ID: id}) })
+		if i, ok := idx[key{def, t, id}]; ok {
+			return i
+		}
+		return -1
+	}
+	add := func(e Entry) {
+		idx[e.key()] = len(es)
+		es = append(es, e)
 	}
 	for _, t := range []Tag{User, Group, Other} {
 		if find(false, t, "") < 0 {
@@ -281,7 +392,7 @@ func Normalize(a ACL) (ACL, error) {
 			if find(true, t, "") < 0 {
 				base := es[find(false, t, "")]
 				base.Default = true
-				es = append(es, base)
+				add(base)
 			}
 		}
 	}
@@ -306,8 +417,11 @@ func Normalize(a ACL) (ACL, error) {
 			}
 		}
 		if named {
-			es = append(es, Entry{Default: def, Tag: Mask, Perm: union})
+			add(Entry{Default: def, Tag: Mask, Perm: union})
 		}
+	}
+	if err := checkCounts(es); err != nil {
+		return ACL{}, err
 	}
 	slices.SortFunc(es, less)
 	return ACL{Entries: es, Sticky: a.Sticky}, nil
@@ -326,8 +440,9 @@ func Format(a ACL) string {
 func (a ACL) String() string { return Format(a) }
 
 func (a ACL) entry(def bool, t Tag, id string) (Entry, bool) {
+	k := key{def, t, id}
 	for _, e := range a.Entries {
-		if e.sameKey(Entry{Default: def, Tag: t, ID: id}) {
+		if e.key() == k {
 			return e, true
 		}
 	}
@@ -335,8 +450,9 @@ func (a ACL) entry(def bool, t Tag, id string) (Entry, bool) {
 }
 
 func (a *ACL) setPerm(def bool, t Tag, id string, p Perm) {
+	k := key{def, t, id}
 	for i := range a.Entries {
-		if a.Entries[i].sameKey(Entry{Default: def, Tag: t, ID: id}) {
+		if a.Entries[i].key() == k {
 			a.Entries[i].Perm = p
 			return
 		}
@@ -430,7 +546,9 @@ func (a ACL) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads what MarshalJSON wrote; an ACL string that does not
 // parse is an error, so a damaged record is reported, not read as an ACL
-// that grants nothing.
+// that grants nothing. The request limits (MaxEntries, MaxIDLen) are not
+// applied: a record written before they were enforced stays readable,
+// in time linear in its length.
 func (a *ACL) UnmarshalJSON(b []byte) error {
 	var j aclJSON
 	if err := json.Unmarshal(b, &j); err != nil {
@@ -440,7 +558,7 @@ func (a *ACL) UnmarshalJSON(b []byte) error {
 		*a = ACL{Sticky: j.Sticky}
 		return nil
 	}
-	es, err := ParseEntries(j.ACL)
+	es, err := ParseStored(j.ACL)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,12 @@
 package acl
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
-// FuzzParse checks that every accepted x-ms-acl formats to a canonical
-// string that parses back to itself.
+// FuzzParse checks that every accepted x-ms-acl is within Azure's limits
+// and formats to a canonical string that parses back to itself.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"user::rwx,group::r-x,other::---",
@@ -11,13 +14,25 @@ func FuzzParse(f *testing.F) {
 		"user::rwx,group::r-x,other::---,default:user::rwx,default:group:g:rwx,default:other::---",
 		"other::r--,group::r-x,user::rwx,user:a:rw-",
 		"user:::rwx", "default:mask::rwx",
+		namedACL(28, true), namedACL(29, false),
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		a, err := Parse(s)
 		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%q: error %v does not wrap ErrInvalid", s, err)
+			}
 			return
+		}
+		if err := checkCounts(a.Entries); err != nil {
+			t.Fatalf("%q accepted over the limits: %v", s, err)
+		}
+		for _, e := range a.Entries {
+			if len(e.ID) > MaxIDLen {
+				t.Fatalf("%q accepted with an id of %d characters", s, len(e.ID))
+			}
 		}
 		canon := a.String()
 		b, err := Parse(canon)

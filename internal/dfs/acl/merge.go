@@ -10,14 +10,15 @@ import "slices"
 // default ACL), so one modify list can be applied to a whole tree.
 func Modify(a ACL, entries []Entry, dir bool) (ACL, error) {
 	out := ACL{Entries: slices.Clone(a.Entries), Sticky: a.Sticky}
+	idx := index(out.Entries)
 	for _, e := range entries {
 		if e.Default && !dir {
 			continue
 		}
-		i := slices.IndexFunc(out.Entries, e.sameKey)
-		if i >= 0 {
+		if i, ok := idx[e.key()]; ok {
 			out.Entries[i].Perm = e.Perm
 		} else {
+			idx[e.key()] = len(out.Entries)
 			out.Entries = append(out.Entries, e)
 		}
 	}
@@ -33,16 +34,22 @@ func Modify(a ACL, entries []Entry, dir bool) (ACL, error) {
 // named entries remain recomputes it (setfacl(1) -x). Names that match no
 // entry are ignored.
 func Remove(a ACL, keys []Entry) (ACL, error) {
-	out := ACL{Entries: slices.Clone(a.Entries), Sticky: a.Sticky}
+	drop := make(map[key]struct{}, len(keys))
+	dropDefault := false
 	for _, k := range keys {
 		if !k.Default && (k.Tag == User || k.Tag == Group || k.Tag == Other) && k.ID == "" {
 			return ACL{}, syntaxErr(k.keyString(), "the owning user, owning group and other entries cannot be removed")
 		}
 		if k.Default && k.ID == "" && k.Tag != Mask {
-			out.Entries = slices.DeleteFunc(out.Entries, func(e Entry) bool { return e.Default })
+			dropDefault = true
 			continue
 		}
-		out.Entries = slices.DeleteFunc(out.Entries, func(e Entry) bool { return e.sameKey(Entry{Default: k.Default, Tag: k.Tag, ID: k.ID}) })
+		drop[k.key()] = struct{}{}
 	}
+	out := ACL{Entries: slices.Clone(a.Entries), Sticky: a.Sticky}
+	out.Entries = slices.DeleteFunc(out.Entries, func(e Entry) bool {
+		_, named := drop[e.key()]
+		return named || dropDefault && e.Default
+	})
 	return Normalize(out)
 }

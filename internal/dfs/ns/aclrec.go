@@ -1,6 +1,7 @@
 package ns
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
@@ -144,6 +145,12 @@ func (s *Namespace) SetACLRecursive(tx kv.Tx, fs FS, in SetACLRecursiveInput) (*
 			next, werr = acl.Modify(n.ACL, in.Entries, n.Dir)
 		case ACLRemove:
 			next, werr = acl.Remove(n.ACL, in.Entries)
+		}
+		if errors.Is(werr, acl.ErrTooManyEntries) {
+			// A merge that takes the item over Azure's 32 access or
+			// 32 default entries.
+			werr = ErrInvalidACL
+			return false
 		}
 		if werr != nil {
 			werr = withMessage(ErrInvalidInput, "%v", werr)

@@ -47,6 +47,9 @@ var (
 	ErrInvalidPath            = newErr(400, "InvalidResourceName", "The specified resource name contains invalid characters.")
 	ErrInvalidContinuation    = newErr(400, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid.")
 	ErrInvalidInput           = newErr(400, "InvalidInput", "One of the request inputs is not valid.")
+	// ErrInvalidACL is Azure's code for a bad x-ms-acl, misspelt as Azure
+	// spells it (azerr.InvalidAccessControlList).
+	ErrInvalidACL = newErr(400, "InvaldAccessControlList", "The access control list value is invalid.")
 )
 
 // withMessage returns a copy of e with another message.

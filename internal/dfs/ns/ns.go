@@ -282,6 +282,9 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckNewPath(parts); err != nil {
+		return nil, err
+	}
 	if len(parts) == 0 {
 		return nil, withMessage(ErrPathConflict, "The root directory cannot be created.")
 	}

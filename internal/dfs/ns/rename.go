@@ -96,6 +96,14 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	if err != nil {
 		return nil, err
 	}
+	// The name rules, on the destination and on the source as named
+	// (x-ms-rename-source), as the Blob rules apply to both names.
+	if err := CheckNewPath(src); err != nil {
+		return nil, err
+	}
+	if err := CheckNewPath(dst); err != nil {
+		return nil, err
+	}
 	if len(src) == 0 {
 		return nil, ErrInvalidRenameSource
 	}
