@@ -107,6 +107,9 @@ type Config struct {
 	// killed server's handles stop counting (0: the smb package's
 	// default, 10 s).
 	SMBHeartbeat time.Duration
+	// SMBListener, if set, is the SMB server's listener instead of one
+	// bound to SMBHost:SMBPort (tests inject accept failures with it).
+	SMBListener net.Listener
 	// MetricsPort serves Prometheus metrics and the /healthz and /readyz
 	// endpoints (-1 disables it, 0 picks a free port).
 	MetricsPort int
@@ -349,14 +352,24 @@ func (a *App) startMetrics() error {
 }
 
 // storeReady reads one key: the store answers (on PostgreSQL, the
-// database is reachable).
+// database is reachable); and the SMB listener, if any, accepts.
 func (a *App) storeReady(ctx context.Context) error {
-	return a.store.View(ctx, func(tx kv.Tx) error {
+	if a.smb != nil {
+		// A front end whose SMB port stopped accepting is not ready.
+		if err := a.smb.Ready(); err != nil {
+			return err
+		}
+	}
+	err := a.store.View(ctx, func(tx kv.Tx) error {
 		if _, err := tx.Get([]byte("\x00ready")); err != nil && !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
 }
 
 // startSMB starts the SMB2/3 server on cfg.SMBPort.
@@ -365,9 +378,13 @@ func (a *App) startSMB() error {
 	if host == "" {
 		host = a.cfg.Host
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(a.cfg.SMBPort)))
-	if err != nil {
-		return fmt.Errorf("smb listener: %w", err)
+	ln := a.cfg.SMBListener
+	if ln == nil {
+		var err error
+		ln, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(a.cfg.SMBPort)))
+		if err != nil {
+			return fmt.Errorf("smb listener: %w", err)
+		}
 	}
 	cfg := smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat}
 	if a.metrics != nil {

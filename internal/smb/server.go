@@ -105,6 +105,9 @@ type Server struct {
 	// notify holds the change-notify watches of every open (notify.go).
 	notify notifyHub
 
+	// accepting is what the accept loops report to Ready (accept.go).
+	accepting acceptState
+
 	// onPanic, if set (tests), sees every panic a connection recovered.
 	onPanic func(any)
 }
@@ -171,8 +174,9 @@ func (s *Server) Owner() string { return s.cfg.Owner }
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("smb: server closed")
 
-// Serve accepts connections on ln until Shutdown (ErrServerClosed) or an
-// accept error. The first call starts the owner's heartbeat; if the first
+// Serve accepts connections on ln until Shutdown (ErrServerClosed) or
+// until ln is closed by something else (that error; Ready then reports
+// the listener dead). Other accept errors are retried (accept.go). The first call starts the owner's heartbeat; if the first
 // heartbeat fails, Serve returns its error without accepting.
 func (s *Server) Serve(ln net.Listener) error {
 	if err := s.start(); err != nil {
@@ -192,7 +196,10 @@ func (s *Server) Serve(ln net.Listener) error {
 		delete(s.listeners, ln)
 		s.mu.Unlock()
 	}()
-	var backoff time.Duration
+	// Only a closed listener ends the loop; other errors are retried
+	// after a growing delay (accept.go).
+	var delay time.Duration
+	failures := 0
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -202,15 +209,20 @@ func (s *Server) Serve(ln net.Listener) error {
 			if closing {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				time.Sleep(backoff)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				s.listenerDied(ln, err)
+				return err
 			}
-			return err
+			s.acceptFailed(ln, err, failures == 0)
+			failures++
+			delay = nextAcceptDelay(delay)
+			time.Sleep(delay)
+			continue
 		}
-		backoff = 0
+		if failures > 0 {
+			s.acceptRecovered(ln, failures)
+			failures, delay = 0, 0
+		}
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
