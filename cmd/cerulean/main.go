@@ -120,6 +120,7 @@ func serve(args []string, stderr io.Writer) error {
 	dfsPort := fs.Int("dfs-port", envInt("dfs-port", 10004), "Data Lake Storage Gen2 (dfs) port, also answering the Blob API, -1 to disable (env CERULEAN_DFS_PORT)")
 	hns := fs.Bool("hierarchical-namespace", env("hierarchical-namespace", "") == "true" || env("hierarchical-namespace", "") == "1", "give every account a hierarchical namespace (Data Lake Storage Gen2); an account listed as name:key1[:key2]:hns in --accounts gets one alone (env CERULEAN_HIERARCHICAL_NAMESPACE)")
 	smbPort := fs.Int("smb-port", envInt("smb-port", 10445), "SMB2/3 port serving the File shares, 0 to disable (env CERULEAN_SMB_PORT)")
+	smbLimits := addSMBLimitFlags(fs)
 	metricsPort := fs.Int("metrics-port", envInt("metrics-port", 0), "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz), 0 to disable (env CERULEAN_METRICS_PORT)")
 	tlsCert := fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
 	tlsKey := fs.String("tls-key", env("tls-key", ""), "PEM private key file of --tls-cert (env CERULEAN_TLS_KEY)")
@@ -148,6 +149,10 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	smbLim, err := smbLimits.limits()
+	if err != nil {
+		return usageErr(err)
+	}
 	// CERULEAN_CPUPROFILE=file profiles the server alone (benchmarks with
 	// the client in another process), written when it stops.
 	stopProfile, err := bench.CPUProfile(env("cpuprofile", ""))
@@ -161,6 +166,7 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, DFSPort: *dfsPort, HierarchicalNamespace: *hns, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat, MetricsPort: smbConfigPort(*metricsPort), InMemory: *inMemory, UPNRecheck: recheck}
+	cfg.SMBLimits = smbLim
 	if *extentLimit != "" {
 		if !*inMemory {
 			return usageErr(errors.New("--extent-memory-limit needs --in-memory"))

@@ -110,6 +110,10 @@ type Config struct {
 	// SMBListener, if set, is the SMB server's listener instead of one
 	// bound to SMBHost:SMBPort (tests inject accept failures with it).
 	SMBListener net.Listener
+	// SMBLimits are the SMB server's connection caps and timeouts
+	// (smb.Config: 0 takes the smb package's default, negative removes
+	// the limit).
+	SMBLimits SMBLimits
 	// MetricsPort serves Prometheus metrics and the /healthz and /readyz
 	// endpoints (-1 disables it, 0 picks a free port).
 	MetricsPort int
@@ -125,6 +129,14 @@ type Config struct {
 	UPNRecheck time.Duration
 	// DisableProductStyleURL: see server.Config.
 	DisableProductStyleURL bool
+}
+
+// SMBLimits bound what SMB clients may hold (internal/smb, limits.go).
+type SMBLimits struct {
+	MaxConns        int
+	MaxConnsPerAddr int
+	PreauthTimeout  time.Duration
+	IdleTimeout     time.Duration
 }
 
 // App is a running server.
@@ -387,6 +399,8 @@ func (a *App) startSMB() error {
 		}
 	}
 	cfg := smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat}
+	lim := a.cfg.SMBLimits
+	cfg.MaxConns, cfg.MaxConnsPerAddr, cfg.PreauthTimeout, cfg.IdleTimeout = lim.MaxConns, lim.MaxConnsPerAddr, lim.PreauthTimeout, lim.IdleTimeout
 	if a.metrics != nil {
 		cfg.Observer = a.metrics
 	}

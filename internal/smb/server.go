@@ -71,6 +71,20 @@ type Config struct {
 	ServerName string
 	// Observer, if set, sees every request answered (metrics).
 	Observer Observer
+
+	// Connection limits (limits.go). MaxConns and MaxConnsPerAddr cap
+	// the connections in all and from one IP address (0: 1024 and 64;
+	// negative: no cap); a connection beyond them is closed at once.
+	MaxConns        int
+	MaxConnsPerAddr int
+	// PreauthTimeout closes a connection that has not completed a
+	// SESSION_SETUP this long after it was accepted (0: 30 s; negative:
+	// never).
+	PreauthTimeout time.Duration
+	// IdleTimeout closes an authenticated connection with no open file
+	// and no pending operation that has sent nothing for this long (0:
+	// 15 minutes, as Windows' autodisconnect; negative: never).
+	IdleTimeout time.Duration
 }
 
 // Observer sees each SMB2 request once it is answered: its command, the
@@ -107,6 +121,8 @@ type Server struct {
 
 	// accepting is what the accept loops report to Ready (accept.go).
 	accepting acceptState
+	// admit counts connections by client address (limits.go).
+	admit admission
 
 	// onPanic, if set (tests), sees every panic a connection recovered.
 	onPanic func(any)
@@ -132,6 +148,18 @@ func New(cfg Config) *Server {
 	}
 	if cfg.MaxIOSize < 65536 {
 		cfg.MaxIOSize = 65536
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxConnsPerAddr == 0 {
+		cfg.MaxConnsPerAddr = DefaultMaxConnsPerAddr
+	}
+	if cfg.PreauthTimeout == 0 {
+		cfg.PreauthTimeout = DefaultPreauthTimeout
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.ServerName == "" {
 		cfg.ServerName = "CERULEAN"
@@ -229,6 +257,12 @@ func (s *Server) Serve(ln net.Listener) error {
 			nc.Close()
 			return ErrServerClosed
 		}
+		key := addrKey(nc.RemoteAddr())
+		if !s.admitLocked(key) {
+			s.mu.Unlock()
+			nc.Close()
+			continue
+		}
 		c := newConn(s, nc)
 		s.conns[c] = struct{}{}
 		s.connWG.Add(1)
@@ -238,6 +272,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			c.serve()
 			s.mu.Lock()
 			delete(s.conns, c)
+			s.releaseLocked(key)
 			s.mu.Unlock()
 		}()
 	}
