@@ -3,6 +3,7 @@ package smb
 import (
 	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -39,6 +40,22 @@ func TestGoSMB2UnreachableNames(t *testing.T) {
 	got := e.list(sc.NewRootDirectoryClient())
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"d/", "file."}) {
+		t.Fatalf("REST listing: %q", got)
+	}
+}
+
+// TestSmbclientUnreachableNames: smbclient's mkdir of "..." and "...."
+// prints NT_STATUS_OBJECT_NAME_INVALID and makes nothing.
+func TestSmbclientUnreachableNames(t *testing.T) {
+	e := start(t)
+	sc := e.share("names2")
+	for _, name := range []string{"...", "...."} {
+		out, _ := e.smbclient("names2", "SMB3", t.TempDir(), "mkdir "+name)
+		if !strings.Contains(out, "NT_STATUS_OBJECT_NAME_INVALID") {
+			t.Errorf("smbclient mkdir %s:\n%s", name, out)
+		}
+	}
+	if got := e.list(sc.NewRootDirectoryClient()); len(got) != 0 {
 		t.Fatalf("REST listing: %q", got)
 	}
 }
