@@ -27,10 +27,11 @@ import (
 // exits 0 when at least one endpoint answered 200 and none answered
 // anything else; an endpoint refusing connections is a service this
 // server does not run (azurite-blob serves Blob only) and is skipped.
-// The SMB port must answer an SMB2 NEGOTIATE, and with --metrics-port
-// (CERULEAN_METRICS_PORT) the server's /readyz must answer 200: it is 503
-// when the store is unreachable or the SMB listener has stopped
-// accepting.
+// The SMB port, unless refused, must answer an SMB2 NEGOTIATE, and with
+// --metrics-port (CERULEAN_METRICS_PORT) the server's /readyz must answer
+// 200 (it is 503 when the store is unreachable or the SMB listener has
+// stopped accepting); these can fail the check but are no storage
+// endpoint answering.
 func health(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -129,7 +130,9 @@ func health(args []string, stdout, stderr io.Writer) error {
 		cancel()
 		switch {
 		case err == nil:
-			healthy++
+			if !c.extra() {
+				healthy++
+			}
 			fmt.Fprintf(stdout, "%s %s: ok\n", c.svc, url)
 		case errors.Is(err, syscall.ECONNREFUSED):
 			fmt.Fprintf(stdout, "%s %s: not served\n", c.svc, url)
@@ -151,6 +154,12 @@ type healthCheck struct {
 	port  int
 	check func(ctx context.Context, url string) error
 }
+
+// extra reports whether c is a check (SMB, /readyz) that can fail the
+// health check but does not count as a storage endpoint answering:
+// another program answering on 10445 does not make a server with
+// nothing else up healthy.
+func (c healthCheck) extra() bool { return c.svc == "smb" || c.svc == "readyz" }
 
 // oneLine shortens an SDK error (several lines with the response) to its
 // first line, or the error code of a response error.

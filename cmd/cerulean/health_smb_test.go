@@ -19,7 +19,7 @@ func TestHealthSMB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.Start(app.Config{DataDir: t.TempDir(), BlobPort: -1, QueuePort: -1, TablePort: -1, FilePort: -1, DFSPort: -1, SMBListener: ln, MetricsPort: 0, NoSync: true})
+	a, err := app.Start(app.Config{DataDir: t.TempDir(), BlobPort: 0, QueuePort: -1, TablePort: -1, FilePort: -1, DFSPort: -1, SMBListener: ln, MetricsPort: 0, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,10 +29,11 @@ func TestHealthSMB(t *testing.T) {
 		_ = a.Close(ctx)
 	}()
 	_, smbPort, _ := net.SplitHostPort(a.SMBAddr)
+	_, blobPort, _ := net.SplitHostPort(a.Endpoints()["blob"])
 	metricsPort := a.MetricsURL[strings.LastIndexByte(a.MetricsURL, ':')+1:]
 	run := func() (string, error) {
 		var out, errOut bytes.Buffer
-		err := health([]string{"--blob-port", "-1", "--queue-port", "-1", "--table-port", "-1", "--dfs-port", "-1",
+		err := health([]string{"--blob-port", blobPort, "--queue-port", "-1", "--table-port", "-1", "--dfs-port", "-1",
 			"--smb-port", smbPort, "--metrics-port", metricsPort, "--timeout", "2s"}, &out, &errOut)
 		return out.String(), err
 	}
