@@ -54,14 +54,15 @@ func acceptErr(errno syscall.Errno) error {
 }
 
 // serveFaulty starts e.srv on a faultyListener (besides the harness's own
-// listener) and returns it and the channel Serve's result goes to.
-func serveFaulty(t *testing.T, e *testEnv) (*faultyListener, chan error) {
+// listener) whose first accepts fail with errs, and returns it and the
+// channel Serve's result goes to.
+func serveFaulty(t *testing.T, e *testEnv, errs ...error) (*faultyListener, chan error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fl := &faultyListener{Listener: ln}
+	fl := &faultyListener{Listener: ln, queue: errs}
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Serve(fl) }()
 	return fl, done
@@ -83,11 +84,10 @@ func negotiateOn(t *testing.T, e *testEnv, addr string) {
 // client, and the server stays ready throughout.
 func TestAcceptErrorsAreRetried(t *testing.T) {
 	e := newTestEnv(t)
-	fl, done := serveFaulty(t, e)
 	errs := []error{acceptErr(syscall.EMFILE), acceptErr(syscall.EMFILE), acceptErr(syscall.ENFILE),
 		acceptErr(syscall.ENOBUFS), acceptErr(syscall.ECONNABORTED), acceptErr(syscall.EMFILE)}
-	fl.fail(errs...)
 	start := time.Now()
+	fl, done := serveFaulty(t, e, errs...)
 	negotiateOn(t, e, fl.Addr().String())
 	if got := fl.failures(); got != len(errs) {
 		t.Fatalf("%d accept errors returned, want %d", got, len(errs))
@@ -99,9 +99,14 @@ func TestAcceptErrorsAreRetried(t *testing.T) {
 	if err := e.srv.Ready(); err != nil {
 		t.Fatalf("Ready after temporary accept errors: %v", err)
 	}
-	// And again: the loop is still there.
+	// The loop is still there: an error queued now fails the accept
+	// after the next connection, and the one after is served.
 	fl.fail(acceptErr(syscall.EMFILE))
 	negotiateOn(t, e, fl.Addr().String())
+	negotiateOn(t, e, fl.Addr().String())
+	if got := fl.failures(); got != len(errs)+1 {
+		t.Fatalf("%d accept errors returned, want %d", got, len(errs)+1)
+	}
 	select {
 	case err := <-done:
 		t.Fatalf("Serve returned %v", err)
@@ -113,11 +118,12 @@ func TestAcceptErrorsAreRetried(t *testing.T) {
 // retried too, but the server reports itself unready while it lasts.
 func TestAcceptUnknownErrorUnready(t *testing.T) {
 	e := newTestEnv(t)
-	fl, _ := serveFaulty(t, e)
 	boom := errors.New("accept: something odd")
+	var errs []error
 	for range 100 {
-		fl.fail(boom)
+		errs = append(errs, boom)
 	}
+	fl, _ := serveFaulty(t, e, errs...)
 	deadline := time.Now().Add(5 * time.Second)
 	for e.srv.Ready() == nil {
 		if time.Now().After(deadline) {
