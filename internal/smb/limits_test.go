@@ -48,7 +48,7 @@ func stillOpen(t *testing.T, c *rawClient) {
 // one that only negotiated, one stuck half-way through NTLM); a logged-on
 // connection stays.
 func TestPreauthDeadline(t *testing.T) {
-	const timeout = 400 * time.Millisecond
+	const timeout = time.Second
 	e := newTestEnvWith(t, func(c *Config) { c.PreauthTimeout = timeout })
 	start := time.Now()
 	var silent []net.Conn
@@ -74,7 +74,7 @@ func TestPreauthDeadline(t *testing.T) {
 // sends nothing for IdleTimeout is closed; one with an open file, or one
 // that keeps sending, stays.
 func TestIdleTimeout(t *testing.T) {
-	const idle = 300 * time.Millisecond
+	const idle = 500 * time.Millisecond
 	e := newTestEnvWith(t, func(c *Config) { c.IdleTimeout = idle })
 	quiet := e.connect()
 	holding := e.connect()
@@ -87,7 +87,7 @@ func TestIdleTimeout(t *testing.T) {
 	start := time.Now()
 	for time.Since(start) < 3*idle {
 		stillOpen(t, busy)
-		time.Sleep(idle / 4)
+		time.Sleep(idle / 5)
 	}
 	closedWithin(t, quiet.nc, 5*time.Second)
 	stillOpen(t, holding)
