@@ -27,6 +27,11 @@ import (
 // exits 0 when at least one endpoint answered 200 and none answered
 // anything else; an endpoint refusing connections is a service this
 // server does not run (azurite-blob serves Blob only) and is skipped.
+// The SMB port, unless refused, must answer an SMB2 NEGOTIATE, and with
+// --metrics-port (CERULEAN_METRICS_PORT) the server's /readyz must answer
+// 200 (it is 503 when the store is unreachable or the SMB listener has
+// stopped accepting); these can fail the check but are no storage
+// endpoint answering.
 func health(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -36,6 +41,8 @@ func health(args []string, stdout, stderr io.Writer) error {
 	queue := fs.Int("queue-port", envInt("queue-port", 10001), "Queue port (-1 skips)")
 	table := fs.Int("table-port", envInt("table-port", 10002), "Table port (-1 skips)")
 	dfs := fs.Int("dfs-port", envInt("dfs-port", 10004), "Data Lake Storage Gen2 (dfs) port (-1 skips)")
+	smbPort := fs.Int("smb-port", envInt("smb-port", 10445), "SMB port, checked with an SMB2 NEGOTIATE (0 or -1 skips)")
+	metricsPort := fs.Int("metrics-port", envInt("metrics-port", 0), "metrics port: its /readyz must answer 200 (0 or -1 skips)")
 	timeout := fs.Duration("timeout", 3*time.Second, "time allowed for each endpoint")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -67,11 +74,7 @@ func health(args []string, stdout, stderr io.Writer) error {
 		_, err = c.ServiceClient().GetProperties(ctx, nil)
 		return err
 	}
-	checks := []struct {
-		svc   string
-		port  int
-		check func(ctx context.Context, url string) error
-	}{
+	checks := []healthCheck{
 		{"blob", *blob, blobCheck},
 		// The dfs port answers the Blob API of its accounts too.
 		{"dfs", *dfs, blobCheck},
@@ -100,18 +103,36 @@ func health(args []string, stdout, stderr io.Writer) error {
 			return err
 		}},
 	}
+	// The SMB port answers the SMB2 protocol, the metrics port says
+	// whether the server is ready (store reachable, SMB listener alive).
+	if *smbPort > 0 {
+		checks = append(checks, healthCheck{"smb", *smbPort, func(ctx context.Context, _ string) error {
+			return smbCheck(ctx, net.JoinHostPort(*host, fmt.Sprint(*smbPort)))
+		}})
+	}
+	if *metricsPort > 0 {
+		checks = append(checks, healthCheck{"readyz", *metricsPort, readyzCheck})
+	}
 	healthy, failed := 0, 0
 	for _, c := range checks {
 		if c.port < 0 {
 			continue
 		}
 		url := fmt.Sprintf("%s://%s/%s", *scheme, net.JoinHostPort(*host, fmt.Sprint(c.port)), name)
+		switch c.svc {
+		case "smb":
+			url = "//" + net.JoinHostPort(*host, fmt.Sprint(c.port))
+		case "readyz":
+			url = "http://" + net.JoinHostPort(*host, fmt.Sprint(c.port)) + "/readyz"
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 		err := c.check(ctx, url)
 		cancel()
 		switch {
 		case err == nil:
-			healthy++
+			if !c.extra() {
+				healthy++
+			}
 			fmt.Fprintf(stdout, "%s %s: ok\n", c.svc, url)
 		case errors.Is(err, syscall.ECONNREFUSED):
 			fmt.Fprintf(stdout, "%s %s: not served\n", c.svc, url)
@@ -125,6 +146,20 @@ func health(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// healthCheck checks one endpoint of a service (url is the account URL,
+// or the SMB or readiness address).
+type healthCheck struct {
+	svc   string
+	port  int
+	check func(ctx context.Context, url string) error
+}
+
+// extra reports whether c is a check (SMB, /readyz) that can fail the
+// health check but does not count as a storage endpoint answering:
+// another program answering on 10445 does not make a server with
+// nothing else up healthy.
+func (c healthCheck) extra() bool { return c.svc == "smb" || c.svc == "readyz" }
 
 // oneLine shortens an SDK error (several lines with the response) to its
 // first line, or the error code of a response error.

@@ -121,6 +121,7 @@ func serve(args []string, stderr io.Writer) error {
 	hns := fs.Bool("hierarchical-namespace", env("hierarchical-namespace", "") == "true" || env("hierarchical-namespace", "") == "1", "give every account a hierarchical namespace (Data Lake Storage Gen2); an account listed as name:key1[:key2]:hns in --accounts gets one alone (env CERULEAN_HIERARCHICAL_NAMESPACE)")
 	smbPort := fs.Int("smb-port", envInt("smb-port", 10445), "SMB2/3 port serving the File shares, 0 to disable (env CERULEAN_SMB_PORT)")
 	smbSecurity := addSMBSecurityFlags(fs, "smb-require-signing", "smb-encrypt", true)
+	smbLimits := addSMBLimitFlags(fs)
 	metricsPort := fs.Int("metrics-port", envInt("metrics-port", 0), "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz), 0 to disable (env CERULEAN_METRICS_PORT)")
 	tlsCert := fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
 	tlsKey := fs.String("tls-key", env("tls-key", ""), "PEM private key file of --tls-cert (env CERULEAN_TLS_KEY)")
@@ -149,6 +150,10 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	smbLim, err := smbLimits.limits()
+	if err != nil {
+		return usageErr(err)
+	}
 	// CERULEAN_CPUPROFILE=file profiles the server alone (benchmarks with
 	// the client in another process), written when it stops.
 	stopProfile, err := bench.CPUProfile(env("cpuprofile", ""))
@@ -165,6 +170,7 @@ func serve(args []string, stderr io.Writer) error {
 	if err := smbSecurity.apply(&cfg); err != nil {
 		return usageErr(err)
 	}
+	cfg.SMBLimits = smbLim
 	if *extentLimit != "" {
 		if !*inMemory {
 			return usageErr(errors.New("--extent-memory-limit needs --in-memory"))

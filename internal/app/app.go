@@ -111,6 +111,13 @@ type Config struct {
 	// beyond loopback (smb.Config.RequireSigning and Encrypt).
 	SMBRequireSigning bool
 	SMBEncrypt        smb.EncryptMode
+	// SMBListener, if set, is the SMB server's listener instead of one
+	// bound to SMBHost:SMBPort (tests inject accept failures with it).
+	SMBListener net.Listener
+	// SMBLimits are the SMB server's connection caps and timeouts
+	// (smb.Config: 0 takes the smb package's default, negative removes
+	// the limit).
+	SMBLimits SMBLimits
 	// MetricsPort serves Prometheus metrics and the /healthz and /readyz
 	// endpoints (-1 disables it, 0 picks a free port).
 	MetricsPort int
@@ -126,6 +133,14 @@ type Config struct {
 	UPNRecheck time.Duration
 	// DisableProductStyleURL: see server.Config.
 	DisableProductStyleURL bool
+}
+
+// SMBLimits bound what SMB clients may hold (internal/smb, limits.go).
+type SMBLimits struct {
+	MaxConns        int
+	MaxConnsPerAddr int
+	PreauthTimeout  time.Duration
+	IdleTimeout     time.Duration
 }
 
 // App is a running server.
@@ -353,14 +368,24 @@ func (a *App) startMetrics() error {
 }
 
 // storeReady reads one key: the store answers (on PostgreSQL, the
-// database is reachable).
+// database is reachable); and the SMB listener, if any, accepts.
 func (a *App) storeReady(ctx context.Context) error {
-	return a.store.View(ctx, func(tx kv.Tx) error {
+	if a.smb != nil {
+		// A front end whose SMB port stopped accepting is not ready.
+		if err := a.smb.Ready(); err != nil {
+			return err
+		}
+	}
+	err := a.store.View(ctx, func(tx kv.Tx) error {
 		if _, err := tx.Get([]byte("\x00ready")); err != nil && !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
 }
 
 // startSMB starts the SMB2/3 server on cfg.SMBPort.
@@ -369,12 +394,18 @@ func (a *App) startSMB() error {
 	if host == "" {
 		host = a.cfg.Host
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(a.cfg.SMBPort)))
-	if err != nil {
-		return fmt.Errorf("smb listener: %w", err)
+	ln := a.cfg.SMBListener
+	if ln == nil {
+		var err error
+		ln, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(a.cfg.SMBPort)))
+		if err != nil {
+			return fmt.Errorf("smb listener: %w", err)
+		}
 	}
 	cfg := smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
 		RequireSigning: a.cfg.SMBRequireSigning, Encrypt: a.cfg.SMBEncrypt}
+	lim := a.cfg.SMBLimits
+	cfg.MaxConns, cfg.MaxConnsPerAddr, cfg.PreauthTimeout, cfg.IdleTimeout = lim.MaxConns, lim.MaxConnsPerAddr, lim.PreauthTimeout, lim.IdleTimeout
 	if a.metrics != nil {
 		cfg.Observer = a.metrics
 	}

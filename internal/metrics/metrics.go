@@ -13,8 +13,9 @@
 //	              cerulean_smb_request_duration_seconds by command and
 //	              NTSTATUS, Go runtime and process
 //	GET /healthz  200 while the process serves (liveness)
-//	GET /readyz   200 when the store answers a read within 2 s, 503 with
-//	              the reason otherwise, and 503 once shutdown has begun
+//	GET /readyz   200 when the store answers a read within 2 s and the
+//	              SMB listener accepts, 503 with the reason otherwise,
+//	              and 503 once shutdown has begun
 //	              (readiness: a balancer stops sending requests first)
 package metrics
 
@@ -64,7 +65,8 @@ type series struct {
 	dur   prometheus.Observer
 }
 
-// New returns Metrics whose /readyz calls ready (nil: always ready).
+// New returns Metrics whose /readyz calls ready (nil: always ready); its
+// error is the body of the 503.
 func New(ready func(context.Context) error) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
@@ -177,7 +179,7 @@ func (m *Metrics) Handler() http.Handler {
 			defer cancel()
 			if err := m.ready(ctx); err != nil {
 				w.WriteHeader(http.StatusServiceUnavailable)
-				_, _ = io.WriteString(w, "store: "+err.Error()+"\n")
+				_, _ = io.WriteString(w, err.Error()+"\n")
 				return
 			}
 		}

@@ -19,8 +19,8 @@ import (
 // Limits of one connection.
 const (
 	// preauthFrameMax bounds frames until a session has authenticated:
-	// NEGOTIATE and NTLM tokens are a few KiB.
-	preauthFrameMax = 256 << 10
+	// NEGOTIATE and NTLM tokens are a few KiB (limits.go).
+	preauthFrameMax = 64 << 10
 	// maxSessionsPerConn and maxOpensPerConn bound what a client can make
 	// the server remember (STATUS_INSUFFICIENT_RESOURCES beyond them).
 	maxSessionsPerConn = 64
@@ -90,6 +90,9 @@ type conn struct {
 	notifyWake chan struct{}
 	// closing is set once cleanup started: nothing more may be sent.
 	closing bool
+	// timers are the pre-authentication deadline and the idle timer
+	// (limits.go).
+	timers connTimers
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -130,10 +133,12 @@ func (c *conn) serve() {
 			}
 		}
 	}()
+	c.startTimers()
+	defer c.stopTimers()
 	go c.writer()
 	frames := make(chan frameRead)
-	next := make(chan int)
-	go c.reader(frames, next, c.frameLimit())
+	next := make(chan frameState)
+	go c.reader(frames, next, c.frameState())
 	for {
 		select {
 		case f := <-frames:
@@ -147,7 +152,12 @@ func (c *conn) serve() {
 				c.log.Debug("dropping SMB connection", "err", err)
 				return
 			}
-			next <- c.frameLimit()
+			c.frameDone()
+			next <- c.frameState()
+		case <-c.idleC():
+			if c.idleExpired() {
+				return
+			}
 		case <-c.wake:
 			c.retryLocks(false)
 		case <-c.lockPollC():
@@ -164,12 +174,15 @@ type frameRead struct {
 	err     error
 }
 
-// reader reads frames for serve: the first with limit, each later one
-// after serve sent the size limit for it on next. It ends after an error
-// or when the connection's context ends.
-func (c *conn) reader(frames chan<- frameRead, next <-chan int, limit int) {
+// reader reads frames for serve: the first with st, each later one
+// after serve sent the state for it on next (size limit, whether
+// negotiated: checkHead). It ends after an error or when the
+// connection's context ends.
+func (c *conn) reader(frames chan<- frameRead, next <-chan frameState, st frameState) {
 	for {
-		payload, err := smb2.ReadFrame(c.nc, limit)
+		payload, err := smb2.ReadFrameChecked(c.nc, st.limit, func(head []byte, _ int) error {
+			return checkHead(st.negotiated, head)
+		})
 		select {
 		case frames <- frameRead{payload, err}:
 		case <-c.ctx.Done():
@@ -179,7 +192,7 @@ func (c *conn) reader(frames chan<- frameRead, next <-chan int, limit int) {
 			return
 		}
 		select {
-		case limit = <-next:
+		case st = <-next:
 		case <-c.ctx.Done():
 			return
 		}

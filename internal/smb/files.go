@@ -84,6 +84,11 @@ func (c *conn) create(r *request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(comps) > 0 && mayCreate(req.CreateDisposition) {
+		if err := newName(comps[len(comps)-1]); err != nil {
+			return nil, err
+		}
+	}
 	var mxac, qfid bool
 	for _, cc := range req.Contexts {
 		switch cc.Name {

@@ -326,6 +326,9 @@ func (c *conn) setFileInfo(o *open, class smb2.InfoClass, buf []byte) error {
 		if len(comps) == 0 {
 			return smb2.StatusObjectNameInvalid
 		}
+		if err := newName(comps[len(comps)-1]); err != nil {
+			return err
+		}
 		p := c.watchedPath(o)
 		if err := v.Rename(c.ctx, o.f, comps, ri.ReplaceIfExists); err != nil {
 			return err

@@ -80,6 +80,20 @@ type Config struct {
 	// Encrypt is when SMB 3 sessions are encrypted (crypt.go; default
 	// EncryptOff). It applies to every share.
 	Encrypt EncryptMode
+
+	// Connection limits (limits.go). MaxConns and MaxConnsPerAddr cap
+	// the connections in all and from one IP address (0: 1024 and 64;
+	// negative: no cap); a connection beyond them is closed at once.
+	MaxConns        int
+	MaxConnsPerAddr int
+	// PreauthTimeout closes a connection that has not completed a
+	// SESSION_SETUP this long after it was accepted (0: 30 s; negative:
+	// never).
+	PreauthTimeout time.Duration
+	// IdleTimeout closes an authenticated connection with no open file
+	// and no pending operation that has sent nothing for this long (0:
+	// 15 minutes, as Windows' autodisconnect; negative: never).
+	IdleTimeout time.Duration
 }
 
 // Observer sees each SMB2 request once it is answered: its command, the
@@ -114,6 +128,11 @@ type Server struct {
 	// notify holds the change-notify watches of every open (notify.go).
 	notify notifyHub
 
+	// accepting is what the accept loops report to Ready (accept.go).
+	accepting acceptState
+	// admit counts connections by client address (limits.go).
+	admit admission
+
 	// onPanic, if set (tests), sees every panic a connection recovered.
 	onPanic func(any)
 }
@@ -138,6 +157,18 @@ func New(cfg Config) *Server {
 	}
 	if cfg.MaxIOSize < 65536 {
 		cfg.MaxIOSize = 65536
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxConnsPerAddr == 0 {
+		cfg.MaxConnsPerAddr = DefaultMaxConnsPerAddr
+	}
+	if cfg.PreauthTimeout == 0 {
+		cfg.PreauthTimeout = DefaultPreauthTimeout
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.ServerName == "" {
 		cfg.ServerName = "CERULEAN"
@@ -180,8 +211,9 @@ func (s *Server) Owner() string { return s.cfg.Owner }
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("smb: server closed")
 
-// Serve accepts connections on ln until Shutdown (ErrServerClosed) or an
-// accept error. The first call starts the owner's heartbeat; if the first
+// Serve accepts connections on ln until Shutdown (ErrServerClosed) or
+// until ln is closed by something else (that error; Ready then reports
+// the listener dead). Other accept errors are retried (accept.go). The first call starts the owner's heartbeat; if the first
 // heartbeat fails, Serve returns its error without accepting.
 func (s *Server) Serve(ln net.Listener) error {
 	if err := s.start(); err != nil {
@@ -201,7 +233,10 @@ func (s *Server) Serve(ln net.Listener) error {
 		delete(s.listeners, ln)
 		s.mu.Unlock()
 	}()
-	var backoff time.Duration
+	// Only a closed listener ends the loop; other errors are retried
+	// after a growing delay (accept.go).
+	var delay time.Duration
+	failures := 0
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -211,20 +246,31 @@ func (s *Server) Serve(ln net.Listener) error {
 			if closing {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				time.Sleep(backoff)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				s.listenerDied(ln, err)
+				return err
 			}
-			return err
+			s.acceptFailed(ln, err, failures == 0)
+			failures++
+			delay = nextAcceptDelay(delay)
+			time.Sleep(delay)
+			continue
 		}
-		backoff = 0
+		if failures > 0 {
+			s.acceptRecovered(ln, failures)
+			failures, delay = 0, 0
+		}
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
 			nc.Close()
 			return ErrServerClosed
+		}
+		key := addrKey(nc.RemoteAddr())
+		if !s.admitLocked(key) {
+			s.mu.Unlock()
+			nc.Close()
+			continue
 		}
 		c := newConn(s, nc)
 		s.conns[c] = struct{}{}
@@ -235,6 +281,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			c.serve()
 			s.mu.Lock()
 			delete(s.conns, c)
+			s.releaseLocked(key)
 			s.mu.Unlock()
 		}()
 	}

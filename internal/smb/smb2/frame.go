@@ -28,32 +28,12 @@ var (
 // a 24-bit big-endian length, then the payload, which it returns in a new
 // slice. maxSize bounds the payload (use the negotiated MaxTransactSize
 // plus room for headers, or MaxFrameSize); a longer frame is rejected
-// with ErrFrameTooLarge before any of it is read. io.EOF is returned only
+// with ErrFrameTooLarge before any of it is read, and the buffer grows
+// as the payload arrives (ReadFrameChecked). io.EOF is returned only
 // when r ends cleanly between frames; a frame cut short gives
 // io.ErrUnexpectedEOF.
 func ReadFrame(r io.Reader, maxSize int) ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, err
-	}
-	if hdr[0] != 0 {
-		return nil, ErrFrameType
-	}
-	n := int(hdr[1])<<16 | int(hdr[2])<<8 | int(hdr[3])
-	if n == 0 {
-		return nil, ErrEmptyFrame
-	}
-	if n > maxSize {
-		return nil, fmt.Errorf("%w: %d > %d", ErrFrameTooLarge, n, maxSize)
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	return buf, nil
+	return ReadFrameChecked(r, maxSize, nil)
 }
 
 // FrameHeader returns the 4-byte Direct TCP header for a payload of n
