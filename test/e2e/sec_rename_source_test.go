@@ -129,3 +129,48 @@ func TestDLRenameSourceAuthorization(t *testing.T) {
 		t.Fatalf("Shared Key rename: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestDLUndeleteSourceAuthorization: Path Undelete (Undelete Blob with
+// x-ms-undelete-source on a hierarchical account) restores only the
+// request's own path: a SAS for fs/attacker.txt naming the victim's
+// deletion, with or without the victim's path, restores nothing (400
+// InvalidHeaderValue for another path; 404 for the victim's deletion id
+// under the attacker's path, which has no such deletion). The victim's
+// own SAS restores it. Already safe: the source is checked to be the
+// URL's path before anything is read.
+func TestDLUndeleteSourceAuthorization(t *testing.T) {
+	e := startDL(t, true)
+	sd := newSoftDeleted(t, e, "soft")
+	sd.put("victim.txt", "secret")
+	sd.del("victim.txt")
+	_, ids, _ := deletedPaths(t, e, e.fs("soft"), nil)
+	id := ids["victim.txt"]
+	if id == "" {
+		t.Fatalf("no deletion id for victim.txt: %v", ids)
+	}
+	atk := "/soft/attacker.txt?comp=undelete&" + e.dlSAS("soft", "attacker.txt", "racwdlmeop")
+	for _, tc := range []struct {
+		name, src string
+		status    int
+	}{
+		{"the victim's path", "/soft/victim.txt?deletionid=" + id, http.StatusBadRequest},
+		{"the victim's path, no filesystem", "victim.txt?deletionid=" + id, http.StatusBadRequest},
+		{"the victim's deletion id alone", "?deletionid=" + id, http.StatusNotFound},
+	} {
+		st, code, body := e.sasRaw(http.MethodPut, atk, map[string]string{"x-ms-undelete-source": tc.src})
+		if st != tc.status {
+			t.Fatalf("%s: %d %s %s, want %d", tc.name, st, code, body, tc.status)
+		}
+	}
+	if _, err := e.fs("soft").NewFileClient("victim.txt").GetProperties(e.ctx, nil); err == nil {
+		t.Fatal("an unauthorized undelete restored victim.txt")
+	}
+	if _, err := e.fs("soft").NewFileClient("attacker.txt").GetProperties(e.ctx, nil); err == nil {
+		t.Fatal("an unauthorized undelete restored the victim at attacker.txt")
+	}
+	st, code, body := e.sasRaw(http.MethodPut, "/soft/victim.txt?comp=undelete&"+e.dlSAS("soft", "victim.txt", "w"),
+		map[string]string{"x-ms-undelete-source": "?deletionid=" + id})
+	if st != http.StatusOK {
+		t.Fatalf("the victim's own SAS: %d %s %s", st, code, body)
+	}
+}
