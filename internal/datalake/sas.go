@@ -33,7 +33,9 @@ func (s *Service) authorizeRenameSource(r *req, fs, p string) error {
 		return nil
 	}
 	_, query, _ := strings.Cut(r.Header.Get("x-ms-rename-source"), "?")
-	q, err := url.ParseQuery(query)
+	// A malformed pair is dropped: without it the signature cannot
+	// match, and a dropped sig is caught below.
+	q, _ := url.ParseQuery(query)
 	if !q.Has("sig") && auth.RawQueryHasSig(query) {
 		// A signature the query cannot carry (a bad escape): a malformed
 		// SAS, not a missing one.
@@ -42,7 +44,7 @@ func (s *Service) authorizeRenameSource(r *req, fs, p string) error {
 	if !q.Has("sig") {
 		return azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
-	_, err = r.AuthorizeSourceSAS(q, server.SASTarget{Container: fs, Path: p}, s.policiesOf(r, fs), sasMove)
+	_, err := r.AuthorizeSourceSAS(q, server.SASTarget{Container: fs, Path: p}, s.policiesOf(r, fs), sasMove)
 	return err
 }
 
