@@ -57,8 +57,15 @@ func (s *Service) authorizeRenameSource(r *req, fs, p string) error {
 // blob": "Manage ownership (o) ... set the owner or the owning group",
 // "Manage permissions (p) ... set the permissions and POSIX ACLs"). A
 // request that sends both needs both; a missing letter is 403
-// AuthorizationPermissionMismatch and nothing changes.
+// AuthorizationPermissionMismatch and nothing changes. An account SAS has
+// no letter for either: its p is Process, for queue messages (Create an
+// account SAS), and the Data Lake account SAS permissions are r, a, c, w,
+// d and l (azure-sdk-for-net DataLakeAccountSasPermissions), so it never
+// changes access control (the same 403; the code is inferred).
 func checkACLLetters(eff *auth.SAS, r *req) error {
+	if eff.IsAccount() {
+		return azerr.New(azerr.AuthorizationPermissionMismatch)
+	}
 	has := func(h string) bool { return r.Header.Get(h) != "" }
 	need := ""
 	if has("x-ms-acl") || has("x-ms-permissions") {

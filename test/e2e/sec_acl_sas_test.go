@@ -3,12 +3,17 @@ package e2e
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	bsas "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
+
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 // TestDLSetAccessControlSASLetters: a SAS changes permissions and ACLs
@@ -83,5 +88,38 @@ func TestDLSetAccessControlSASLetters(t *testing.T) {
 		if after := state(); after != before {
 			t.Fatalf("%s: refused but changed %q to %q", tc.name, before, after)
 		}
+	}
+}
+
+// TestDLSetAccessControlAccountSAS: an account SAS has no letter for
+// access control (Create an account SAS: p is Process, for queue
+// messages; the Data Lake account SAS permissions are r, a, c, w, d and
+// l, azure-sdk-for-net DataLakeAccountSasPermissions), so even one with
+// every letter cannot set permissions, an ACL or an owner: 403
+// AuthorizationPermissionMismatch, nothing changed. It used to pass with
+// p. Failed before the fix.
+func TestDLSetAccessControlAccountSAS(t *testing.T) {
+	e := startDL(t, true)
+	fs := e.mkfs("aclacct")
+	_, err := fs.NewFileClient("f").Create(e.ctx, nil)
+	must(t, err)
+	bcred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	q, err := bsas.AccountSignatureValues{Protocol: bsas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().UTC().Add(time.Hour),
+		Permissions:   (&bsas.AccountPermissions{Read: true, Write: true, Delete: true, List: true, Add: true, Create: true, Update: true, Process: true}).String(),
+		ResourceTypes: (&bsas.AccountResourceTypes{Service: true, Container: true, Object: true}).String()}.SignWithSharedKey(bcred)
+	must(t, err)
+	before, err := fs.NewFileClient("f").GetAccessControl(e.ctx, nil)
+	must(t, err)
+	c, err := file.NewClientWithNoCredential(fs.NewFileClient("f").DFSURL()+"?"+q.Encode(), &file.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: e.hc}})
+	must(t, err)
+	for _, o := range []*file.SetAccessControlOptions{{Permissions: to.Ptr("rwx------")}, {ACL: to.Ptr("user::rwx,group::---,other::---")}, {Owner: to.Ptr("alice")}} {
+		_, err = c.SetAccessControl(e.ctx, o)
+		wantDL(t, err, 403, "AuthorizationPermissionMismatch")
+	}
+	after, err := fs.NewFileClient("f").GetAccessControl(e.ctx, nil)
+	must(t, err)
+	if *after.ACL != *before.ACL || *after.Owner != *before.Owner {
+		t.Fatalf("refused account SAS changed %s/%s to %s/%s", *before.Owner, *before.ACL, *after.Owner, *after.ACL)
 	}
 }
