@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/sas"
 )
 
@@ -100,6 +103,14 @@ func TestDLRenameSourceAuthorization(t *testing.T) {
 		st, code, body := e.sasRaw(http.MethodPut, dst, map[string]string{"x-ms-rename-source": tc.source})
 		wantDLJSON(t, tc.name, st, code, body, http.StatusForbidden, tc.code)
 	}
+	// The same attack through the SDK: a client of the victim's path
+	// without credentials, renamed onto the attacker's path with the
+	// attacker's SAS.
+	victim, err := file.NewClientWithNoCredential(fs.NewFileClient("victim.txt").DFSURL(),
+		&file.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: e.hc}})
+	must(t, err)
+	_, err = victim.Rename(e.ctx, "attacker.txt?"+atk, nil)
+	wantDL(t, err, 403, "AuthorizationPermissionMismatch")
 	for _, p := range [][2]string{{"victims", "victim.txt"}, {"victims", "dir/inner.txt"}, {"otherfs", "secret.txt"}} {
 		if !exists(p[0], p[1]) {
 			t.Fatalf("%s/%s was moved by an unauthorized rename", p[0], p[1])
