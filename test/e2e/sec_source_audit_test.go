@@ -47,7 +47,7 @@ func sendRaw(t *testing.T, method, u string, hdr map[string]string, body []byte)
 // Copy Blob, Copy Blob From URL, Put Blob From URL, Put Block From URL,
 // Append Block From URL and Put Page From URL from a private blob or a
 // file; Copy File and Put Range From URL from a private file or a blob;
-// Rename File from another file; the attacker's SAS replayed on the
+// Rename File and Rename Directory from another path; the attacker's SAS replayed on the
 // source fails its signature, a source SAS without read is refused; and
 // a Blob Batch authorized by a SAS runs each sub-request on its own
 // authorization (none: 401; another blob's SAS: 403), deleting nothing.
@@ -197,6 +197,21 @@ func TestSecondResourceAuthorization(t *testing.T) {
 		if st != http.StatusForbidden || code != "AuthenticationFailed" {
 			t.Errorf("Rename File from %s: %d %s, want 403 AuthenticationFailed", src.name, st, code)
 		}
+	}
+	_, err = share.NewDirectoryClient("vdir").Create(ctx, nil)
+	must(t, err)
+	for _, src := range []struct{ name, v string }{
+		{"no SAS", a.FileURL + "/share/vdir"},
+		{"the destination's SAS replayed", a.FileURL + "/share/vdir?" + fileSAS("atkdir", "rcwd")},
+	} {
+		st, code := sendRaw(t, http.MethodPut, a.FileURL+"/share/atkdir?restype=directory&comp=rename&"+fileSAS("atkdir", "rcwd"),
+			map[string]string{"x-ms-file-rename-source": src.v}, nil)
+		if st != http.StatusForbidden || code != "AuthenticationFailed" {
+			t.Errorf("Rename Directory from %s: %d %s, want 403 AuthenticationFailed", src.name, st, code)
+		}
+	}
+	if _, err := share.NewDirectoryClient("vdir").GetProperties(ctx, nil); err != nil {
+		t.Errorf("the victim directory moved: %v", err)
 	}
 	resp, err := vf.DownloadStream(ctx, nil)
 	must(t, err)
