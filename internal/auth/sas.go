@@ -88,6 +88,34 @@ func parseSASTime(v string) (time.Time, bool) {
 // reports; detail goes to AuthenticationErrorDetail.
 func sasFailed(detail string) *azerr.Error { return authFailed(detail) }
 
+// RawQueryHasSig reports whether raw, a URL's query as sent, has a sig
+// parameter however it is written, one url.ParseQuery drops included (a
+// bad percent escape in its name or value, a ';' in it): such a request
+// is SAS-signed, with a signature that is not well formed, and not an
+// anonymous one.
+func RawQueryHasSig(raw string) bool {
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		for kv != "" {
+			var part string
+			part, kv, _ = strings.Cut(kv, ";")
+			k, _, _ := strings.Cut(part, "=")
+			if u, err := url.QueryUnescape(k); err == nil {
+				k = u
+			}
+			if k == "sig" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MalformedSignature is the 403 AuthenticationFailed of a SAS whose sig is
+// not base64 of 32 bytes, or cannot be read from the query.
+func MalformedSignature() *azerr.Error { return sasFailed("Signature fields not well formed.") }
+
 // ParseSAS extracts a SAS from the request query q. It returns ok=false (and
 // no error) when q has no sig parameter: the request is not SAS-signed.
 //
@@ -150,7 +178,7 @@ func ParseSAS(q url.Values) (SAS, bool, error) {
 	}
 	sig, err := base64.StdEncoding.DecodeString(s.SignatureRaw)
 	if err != nil || len(sig) != sha256.Size {
-		return s, true, sasFailed("Signature fields not well formed.")
+		return s, true, MalformedSignature()
 	}
 	s.Signature = sig
 	if s.StartRaw != "" {

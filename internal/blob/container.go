@@ -40,7 +40,7 @@ func parsePublicAccess(h http.Header) (string, error) {
 
 // createContainer is Create Container's REST handler.
 func (s *Service) createContainer(w http.ResponseWriter, r *req) error {
-	if err := wire.ValidContainerName(r.container); err != nil {
+	if err := wire.ValidNewContainerName(r.container); err != nil {
 		return err
 	}
 	meta, err := wire.ParseMetadata(r.Header)

@@ -9,6 +9,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // ContainerRef addresses a container in an account.
@@ -36,6 +37,9 @@ type CreateContainerOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/create-container):
 // 409 ContainerAlreadyExists when the name is taken.
 func (s *Service) CreateContainer(ctx context.Context, in CreateContainerInput) (CreateContainerOutput, error) {
+	if err := wire.ReservedContainer(in.Ref.Container); err != nil {
+		return CreateContainerOutput{}, err
+	}
 	now := s.now(in.Call)
 	ref, meta, access := in.Ref, in.Metadata, in.PublicAccess
 	var out CreateContainerOutput

@@ -7,6 +7,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // A filesystem is a container of the account: the Filesystem operations
@@ -33,6 +34,12 @@ func (s *Service) namespaceEnabled(r *req) string {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/filesystem/create):
 // 201, or 409 FilesystemAlreadyExists.
 func (s *Service) createFilesystem(w http.ResponseWriter, r *req) error {
+	// A filesystem is a container: the container naming rules, $logs
+	// reserved (Filesystem - Create: "The filesystem name must follow the
+	// container naming rules").
+	if err := wire.ValidNewContainerName(r.filesystem); err != nil {
+		return err
+	}
 	md, err := parseProperties(r.Header.Get(hProperties))
 	if err != nil {
 		return err

@@ -113,6 +113,9 @@ func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if err := s.authorizeRenameSource(r, srcFS, src); err != nil {
+		return err
+	}
 	mode := ns.Posix
 	switch m := r.q.Get("mode"); {
 	case m == "" || strings.EqualFold(m, "posix"):

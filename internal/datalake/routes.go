@@ -28,6 +28,9 @@ const (
 	// Create, List, Delete and getStatus serve flat accounts over their
 	// blobs: flat.go.)
 	fHierarchical uint32 = 1 << iota
+	// fACLLetters: a SAS needs p for the permission and ACL headers the
+	// request sends and o for the owner and group ones (checkACLLetters).
+	fACLLetters
 )
 
 // SAS rules, as the Blob service's for the same resources (Create an
@@ -95,8 +98,8 @@ func init() {
 		{Methods: head, Levels: fsOrPath, Action: "getStatus", Name: "getPathStatus", Handler: (*Service).getPathStatus, SAS: sasStatus},
 		{Methods: head, Levels: fsOrPath, Action: "getAccessControl", Name: "getPathAccessControl", Handler: (*Service).getPathStatus, SAS: sasGetACL, Flags: hier},
 		// Path - Update's access control actions.
-		{Methods: patch, Levels: fsOrPath, Action: "setAccessControl", Name: "setAccessControl", Handler: (*Service).setAccessControl, SAS: sasSetACL, Flags: hier},
-		{Methods: patch, Levels: fsOrPath, Action: "setAccessControlRecursive", Name: "setAccessControlRecursive", Handler: (*Service).setAccessControlRecursive, SAS: sasSetACL, Flags: hier},
+		{Methods: patch, Levels: fsOrPath, Action: "setAccessControl", Name: "setAccessControl", Handler: (*Service).setAccessControl, SAS: sasSetACL, Flags: hier | fACLLetters},
+		{Methods: patch, Levels: fsOrPath, Action: "setAccessControlRecursive", Name: "setAccessControlRecursive", Handler: (*Service).setAccessControlRecursive, SAS: sasSetACL, Flags: hier | fACLLetters},
 		// Path - Update's content actions (path_content.go).
 		{Methods: patch, Levels: lPath, Action: "append", Name: "appendData", Handler: (*Service).appendData, SAS: sasWrite, Flags: hier},
 		{Methods: patch, Levels: lPath, Action: "flush", Name: "flushData", Handler: (*Service).flushData, SAS: sasWrite, Flags: hier},

@@ -187,8 +187,14 @@ func (s *Service) route(r *req) (*route, error) {
 func (s *Service) authorize(r *req) error {
 	if r.SAS != nil {
 		rule, ok := r.route.Rule()
-		_, err := r.AuthorizeSAS(server.SASTarget{Container: r.filesystem, Path: r.path}, s.policies(r), rule, ok)
-		return err
+		eff, err := r.AuthorizeSAS(server.SASTarget{Container: r.filesystem, Path: r.path}, s.policies(r), rule, ok)
+		if err != nil {
+			return err
+		}
+		if r.route.Flags&fACLLetters != 0 {
+			return checkACLLetters(eff, r)
+		}
+		return nil
 	}
 	if !r.Authenticated {
 		return azerr.New(azerr.NoAuthenticationInformation)
@@ -198,15 +204,7 @@ func (s *Service) authorize(r *req) error {
 
 // policies resolves signed identifiers in the stored access policies of
 // r's filesystem (its container's ACL).
-func (s *Service) policies(r *req) auth.PolicyLookup {
-	return server.Policies(func() ([]server.StoredPolicy, error) {
-		if r.filesystem == "" {
-			return nil, nil
-		}
-		acl, err := s.blob.GetContainerACL(r.Context(), blob.GetContainerACLInput{Call: r.call(), Ref: r.containerRef()})
-		return acl.Policies, err
-	})
-}
+func (s *Service) policies(r *req) auth.PolicyLookup { return s.policiesOf(r, r.filesystem) }
 
 func (r *req) call() blob.Call { return blob.Call{Now: r.Now} }
 

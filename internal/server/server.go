@@ -350,7 +350,14 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			if ok {
 				r.Account = acct
 			} else if len(hr.Header.Values("Authorization")) == 0 {
-				sas, signed, err := auth.ParseSAS(hr.URL.Query())
+				q := hr.URL.Query()
+				sas, signed, err := auth.ParseSAS(q)
+				if err == nil && !signed && auth.RawQueryHasSig(hr.URL.RawQuery) {
+					// A sig the query parser dropped (a bad escape):
+					// a malformed SAS, refused as one, never served as
+					// an anonymous request.
+					err = auth.MalformedSignature()
+				}
 				if err != nil {
 					fail(ToAzure(hr.Context(), s.cfg.Logger, err))
 					return

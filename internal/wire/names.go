@@ -41,6 +41,34 @@ func ValidContainerName(name string) error {
 	return validLowerDashName(name)
 }
 
+// ValidNewContainerName checks the name of a container a client creates
+// (Create Container, Filesystem - Create): a valid container name other
+// than $logs. $logs is Storage Analytics' container, written by the
+// service alone ("Storage Analytics logging": logs go to the $logs
+// container, created when logging is enabled, which cannot be deleted;
+// Azure/azure-sdk-for-node#808: "Can't create it, but the azure logging
+// stuff will create container named $logs"); a client creating it is
+// 400 InvalidResourceName (the code is inferred: the name is outside the
+// client naming rules, which only the system containers escape). $root
+// and $web may be created ($root explicitly, "Working with the root
+// container"; $web as static website hosting does).
+func ValidNewContainerName(name string) error {
+	if err := ReservedContainer(name); err != nil {
+		return err
+	}
+	return ValidContainerName(name)
+}
+
+// ReservedContainer refuses the name of a container no client creates,
+// $logs (ValidNewContainerName): the Blob domain checks it on every
+// Create Container, whichever front door calls it.
+func ReservedContainer(name string) error {
+	if name == "$logs" {
+		return azerr.Newf(azerr.InvalidResourceName, "The specified resource name contains invalid characters. The $logs container is reserved for Storage Analytics.")
+	}
+	return nil
+}
+
 // ValidShareName checks a File share name; the rules are the container rules
 // without the $-system names (Naming and referencing shares, directories,
 // files, and metadata,

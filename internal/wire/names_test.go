@@ -86,3 +86,11 @@ func TestValidBlobName(t *testing.T) {
 		})
 	}
 }
+
+// TestValidNewContainerName: a client creates $root and $web but not
+// $logs, which is only addressed (ValidContainerName accepts it).
+func TestValidNewContainerName(t *testing.T) {
+	for name, code := range map[string]string{"$logs": azerr.InvalidResourceName, "$root": "", "$web": "", "$xyz": azerr.InvalidResourceName, "abc": "", "ab": azerr.OutOfRangeInput} {
+		checkErr(t, ValidNewContainerName(name), code)
+	}
+}
