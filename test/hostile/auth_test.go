@@ -50,7 +50,9 @@ func TestAuthTricks(t *testing.T) {
 	// A correct request passes: the probes differ from it in one thing.
 	s.must(get(blob, nil, dev), 200)
 
-	withAuth := func(v string) http.Header { return http.Header{"Authorization": {v}, "X-Ms-Date": {time.Now().UTC().Format(http.TimeFormat)}} }
+	withAuth := func(v string) http.Header {
+		return http.Header{"Authorization": {v}, "X-Ms-Date": {time.Now().UTC().Format(http.TimeFormat)}}
+	}
 	signedWith := func(key []byte, acct, target string, hdr http.Header) http.Header {
 		if hdr == nil {
 			hdr = http.Header{}
@@ -107,7 +109,7 @@ func TestAuthTricks(t *testing.T) {
 		{"SAS of this account used on another", "/" + otherAccount + "/cont/b?" + good.Encode(), 403, "AuthenticationFailed"},
 	}
 	for _, field := range []struct{ name, value string }{
-		{"sp", "racwdl"},                                     // more permissions
+		{"sp", "racwdl"}, // more permissions
 		{"se", time.Now().Add(48 * time.Hour).UTC().Format("2006-01-02T15:04:05Z")}, // later expiry
 		{"st", time.Now().Add(-48 * time.Hour).UTC().Format("2006-01-02T15:04:05Z")},
 		{"sr", "b"},
