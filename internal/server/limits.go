@@ -241,6 +241,18 @@ type progressBody struct {
 	left   time.Duration // budget of blocked time left
 	eof    bool
 	failed bool
+	// until, if set, is a deadline no read goes past, whatever the
+	// progress (drainBody's bound on reading a refused request's body).
+	until time.Time
+}
+
+// capBody bounds every further read of r's body at until, when the body
+// is under the progress rule (a deadline set directly on the connection
+// would be moved on by the rule's next read).
+func capBody(r *http.Request, until time.Time) {
+	if b, ok := r.Body.(*progressBody); ok {
+		b.until = until
+	}
 }
 
 func (b *progressBody) Read(p []byte) (int, error) {
@@ -253,7 +265,11 @@ func (b *progressBody) Read(p []byte) (int, error) {
 		return b.body.Read(p)
 	}
 	start := time.Now()
-	_ = b.rc.SetReadDeadline(start.Add(b.left))
+	deadline := start.Add(b.left)
+	if !b.until.IsZero() && b.until.Before(deadline) {
+		deadline = b.until
+	}
+	_ = b.rc.SetReadDeadline(deadline)
 	n, err := b.body.Read(p)
 	b.left -= time.Since(start)
 	b.got += int64(n)
@@ -269,7 +285,7 @@ func (b *progressBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	var ne net.Error
-	if err != nil && (errors.Is(err, errBodyStalled) || (errors.As(err, &ne) && ne.Timeout()) || b.left <= 0) {
+	if err != nil && ((errors.As(err, &ne) && ne.Timeout()) || b.left <= 0) {
 		b.failed = true
 		// The connection cannot be read again: no keep-alive.
 		_ = b.rc.SetReadDeadline(time.Now())

@@ -570,6 +570,8 @@ func drainBody(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil || r.ContentLength == 0 || r.Method == http.MethodHead {
 		return
 	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(10 * time.Second))
+	until := time.Now().Add(10 * time.Second)
+	_ = http.NewResponseController(w).SetReadDeadline(until)
+	capBody(r, until)
 	_, _ = io.CopyN(io.Discard, r.Body, maxDrain)
 }
