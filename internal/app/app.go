@@ -349,7 +349,11 @@ func (a *App) startMetrics() error {
 		return fmt.Errorf("metrics listener: %w", err)
 	}
 	a.MetricsURL = "http://" + ln.Addr().String()
-	a.metricsSrv = &http.Server{Handler: a.metrics.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	header := 10 * time.Second
+	if h := a.cfg.HTTPLimits.HeaderTimeout; h > 0 && h < header {
+		header = h // a shorter header timeout applies here too
+	}
+	a.metricsSrv = &http.Server{Handler: a.metrics.Handler(), ReadHeaderTimeout: header,
 		ErrorLog: slog.NewLogLogger(a.cfg.Logger.Handler(), slog.LevelDebug)}
 	go func() {
 		if err := a.metricsSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

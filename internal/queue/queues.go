@@ -171,6 +171,9 @@ func parseACL(body []byte) ([]signedID, error) {
 func (s *Service) setQueueACL(w http.ResponseWriter, r *req) error {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
+		if e, ok := azerr.As(err); ok {
+			return e // the front end's own verdict: a stalled body
+		}
 		return azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 	}
 	if len(body) > 64<<10 {

@@ -37,9 +37,10 @@ const (
 	// cut here, while one trickled at a few bytes a second is.
 	DefaultBodyWindow   = time.Minute
 	DefaultBodyMinBytes = 64 << 10
-	// maxRefusing bounds the goroutines answering refused connections;
-	// past it a refused connection is closed without an answer.
-	maxRefusing = 64
+	// maxRefusing bounds the goroutines answering refused connections
+	// (each lingers at most refuseLinger); past it a refused connection
+	// gets the answer written at once, without the linger, and is closed.
+	maxRefusing = 1024
 	// refuseLinger is how long a refused connection is drained after its
 	// answer, so the client's unread request does not turn the close into
 	// a reset that loses the answer.
@@ -111,6 +112,10 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		l.open.Add(-1)
 		if l.refusing.Add(1) > maxRefusing {
 			l.refusing.Add(-1)
+			if l.tls == nil {
+				_ = c.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
+				_, _ = c.Write(l.answer())
+			}
 			c.Close()
 			continue
 		}
