@@ -281,4 +281,3 @@ func waitOpen(t *testing.T, s *srv, n int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
-
