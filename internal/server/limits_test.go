@@ -236,3 +236,49 @@ func TestConnectionCapServerBusy(t *testing.T) {
 		t.Fatalf("after a slot was freed: %d", r.StatusCode)
 	}
 }
+
+// TestCapBodyBoundsDrain: a bound set on the body (drainBody's 10 s, here
+// 300 ms) holds even for a client that keeps up with the progress rule:
+// the rule's next read must not move the deadline past it. (Before
+// capBody, the drain of a refused body trickled at the rule's minimum
+// rate went on for as long as the body lasted: the test failed at its
+// 3 s bound.)
+func TestCapBodyBoundsDrain(t *testing.T) {
+	s := New(Config{Clock: clock.Real{}, Accounts: testAccounts, Limits: Limits{BodyWindow: 2 * time.Second, BodyMinBytes: 10}})
+	took := make(chan time.Duration, 1)
+	addr, err := s.Listen(Service{Name: "blob", Kind: auth.Blob, Addr: "127.0.0.1:0", Handler: handlerFunc(func(w http.ResponseWriter, r *Request) error {
+		start := time.Now()
+		capBody(r.Request, start.Add(300*time.Millisecond))
+		_, err := io.Copy(io.Discard, r.Body)
+		took <- time.Since(start)
+		return err
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+	})
+	c, _ := rawConn(t, addr)
+	if _, err := io.WriteString(c, "PUT /devstoreaccount1/c/b HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(3 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case d := <-took:
+			if d > 2*time.Second {
+				t.Fatalf("body read for %s past a 300ms bound", d)
+			}
+			return
+		case <-tick.C:
+			_, _ = c.Write([]byte("01234567890123456789"))
+		case <-deadline:
+			t.Fatal("body still being read after 3 s past a 300ms bound")
+		}
+	}
+}
