@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -279,5 +280,40 @@ func waitOpen(t *testing.T, s *srv, n int) {
 			t.Fatalf("open HTTP connections: %d, want %d", s.a.OpenHTTPConns(), n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestIdleKeepAlive: an idle keep-alive connection is closed after
+// app.Config.IdleTimeout (--keep-alive-timeout) on every HTTP port.
+func TestIdleKeepAlive(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	s := start(t, func(c *app.Config) { c.IdleTimeout = idle })
+	for _, svc := range []string{"blob", "queue", "table", "file", "dfs"} {
+		c, err := net.DialTimeout("tcp", s.addr[svc], 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		target := "/" + app.DevAccount + "?comp=list"
+		if svc == "table" {
+			target = "/" + app.DevAccount + "/Tables"
+		}
+		if _, err := c.Write(s.request(svc, "GET", target, nil, nil, app.DevAccount)); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", svc, resp, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		start := time.Now()
+		if _, err := br.ReadByte(); err != io.EOF {
+			t.Errorf("%s: idle connection: %v after %s, want EOF", svc, err, time.Since(start))
+		} else if took := time.Since(start); took < idle/2 || took > idle+2*time.Second {
+			t.Errorf("%s: idle connection closed after %s, want about %s", svc, took, idle)
+		}
+		c.Close()
 	}
 }
