@@ -169,6 +169,9 @@ func parseACL(body []byte) ([]signedID, error) {
 
 // setQueueACL replaces the stored access policies: 204, last writer wins.
 func (s *Service) setQueueACL(w http.ResponseWriter, r *req) error {
+	if r.ContentLength > 64<<10 {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
 		if e, ok := azerr.As(err); ok {
