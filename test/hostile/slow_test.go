@@ -23,7 +23,8 @@ func (s *srv) closedWithin(svc string, first []byte, drip []byte, step, bound ti
 	s.t.Helper()
 	c, err := net.DialTimeout("tcp", s.addr[svc], 5*time.Second)
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Error(err) // may run off the test's goroutine: no Fatal
+		return 0, reply{err: err}, true
 	}
 	defer c.Close()
 	start := time.Now()
@@ -62,14 +63,21 @@ func TestSlowClients(t *testing.T) {
 	s := start(t, nil)
 	dev := "/" + app.DevAccount
 	bound := headerTimeout + 3*time.Second
+	// The probes of each group run at once: each waits out a timeout.
+	var wg sync.WaitGroup
 	for _, svc := range []string{"blob", "queue", "table", "file", "dfs", "metrics"} {
-		took, r, closed := s.closedWithin(svc, []byte("GET "+dev+"?comp=list HTTP/1.1\r\nHost: x\r\n"), []byte("X-Slow: 1\r\n"), 100*time.Millisecond, bound)
-		if !closed {
-			t.Errorf("%s: slowloris headers still open after %s", svc, took)
-		} else if took < headerTimeout/2 {
-			t.Errorf("%s: slowloris closed after %s, before the header timeout (%s): %v", svc, took, headerTimeout, r)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			took, r, closed := s.closedWithin(svc, []byte("GET "+dev+"?comp=list HTTP/1.1\r\nHost: x\r\n"), []byte("X-Slow: 1\r\n"), 100*time.Millisecond, bound)
+			if !closed {
+				t.Errorf("%s: slowloris headers still open after %s", svc, took)
+			} else if took < headerTimeout/2 {
+				t.Errorf("%s: slowloris closed after %s, before the header timeout (%s): %v", svc, took, headerTimeout, r)
+			}
+		}()
 	}
+	wg.Wait()
 
 	// Slow bodies: 10 bytes every 100 ms, or 10 bytes of 1 MiB declared
 	// and then nothing.
@@ -96,23 +104,28 @@ func TestSlowClients(t *testing.T) {
 			}
 			h.Set("Content-Length", "65536") // within every cap
 			head := s.request(b.svc, b.method, b.target, h, nil, app.DevAccount)
-			drip := []byte("0123456789")
-			first := append(head, drip...)
-			if mode == "stall" {
-				drip = nil
-			}
-			took, r, closed := s.closedWithin(b.svc, first, drip, 100*time.Millisecond, bodyWindow+4*time.Second)
-			what := fmt.Sprintf("%s, body %s", b.name, mode)
-			if !closed {
-				t.Errorf("%s: still open after %s", what, took)
-				continue
-			}
-			want(t, what, r, 500, "OperationTimedOut")
-			if took < bodyWindow {
-				t.Errorf("%s: cut after %s, before one progress window (%s)", what, took, bodyWindow)
-			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				drip := []byte("0123456789")
+				first := append(head, drip...)
+				if mode == "stall" {
+					drip = nil
+				}
+				took, r, closed := s.closedWithin(b.svc, first, drip, 100*time.Millisecond, bodyWindow+4*time.Second)
+				what := fmt.Sprintf("%s, body %s", b.name, mode)
+				if !closed {
+					t.Errorf("%s: still open after %s", what, took)
+					return
+				}
+				want(t, what, r, 500, "OperationTimedOut")
+				if took < bodyWindow {
+					t.Errorf("%s: cut after %s, before one progress window (%s)", what, took, bodyWindow)
+				}
+			}()
 		}
 	}
+	wg.Wait()
 	// Nothing of the cut uploads was stored.
 	want(t, "blob of a cut Put Blob", s.do("blob", "GET", dev+"/cont/slow", nil, nil, app.DevAccount), 404, "BlobNotFound")
 	want(t, "blob of a cut dfs Put Blob", s.do("blob", "GET", dev+"/cont/slowdfs", nil, nil, app.DevAccount), 404, "BlobNotFound")
@@ -121,7 +134,6 @@ func TestSlowClients(t *testing.T) {
 	}
 
 	// 50 slowloris connections at once; normal requests go on meanwhile.
-	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for i := 0; i < 50; i++ {
 		wg.Add(1)
