@@ -33,6 +33,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/bench"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -109,6 +110,21 @@ func envInt(name string, def int) int {
 	return n
 }
 
+// envDuration returns CERULEAN_<NAME> as a Go duration, or def (with a
+// warning when it does not parse).
+func envDuration(name string, def time.Duration) time.Duration {
+	v := env(name, "")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cerulean: CERULEAN_%s=%q is not a duration; using %s\n", strings.ToUpper(strings.ReplaceAll(name, "-", "_")), v, def)
+		return def
+	}
+	return d
+}
+
 func serve(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -132,6 +148,11 @@ func serve(args []string, stderr io.Writer) error {
 	pgConns := fs.Int("postgres-max-conns", envInt("postgres-max-conns", 0), "PostgreSQL connection pool size (0: 4 per CPU, 8 to 64) (env CERULEAN_POSTGRES_MAX_CONNS)")
 	inMemory := fs.Bool("in-memory", env("in-memory", "") == "true" || env("in-memory", "") == "1", "keep everything in memory, write nothing to disk; data is lost when the process exits (env CERULEAN_IN_MEMORY)")
 	extentLimit := fs.String("extent-memory-limit", env("extent-memory-limit", ""), "with --in-memory: most bytes of blob/file bodies held in memory, e.g. 512M or 2G (default: half of RAM) (env CERULEAN_EXTENT_MEMORY_LIMIT)")
+	maxConns := fs.Int("max-connections", envInt("max-connections", server.DefaultMaxConns), "most HTTP connections open at once across the Blob, Queue, Table, File and dfs ports; past it a connection is answered 503 ServerBusy and closed; -1: no cap (env CERULEAN_MAX_CONNECTIONS)")
+	headerTimeout := fs.Duration("header-timeout", envDuration("header-timeout", server.DefaultHeaderTimeout), "longest time to read a request's headers (env CERULEAN_HEADER_TIMEOUT)")
+	bodyWindow := fs.Duration("body-progress-timeout", envDuration("body-progress-timeout", server.DefaultBodyWindow), "a request body must bring --body-progress-bytes within every such time spent waiting for it, else 500 OperationTimedOut and the connection closes; 0: no rule (env CERULEAN_BODY_PROGRESS_TIMEOUT)")
+	bodyBytes := fs.String("body-progress-bytes", env("body-progress-bytes", "64K"), "see --body-progress-timeout, e.g. 64K or 1M (env CERULEAN_BODY_PROGRESS_BYTES)")
+	keepAlive := fs.Duration("keep-alive-timeout", envDuration("keep-alive-timeout", 2*time.Minute), "how long an idle keep-alive HTTP connection stays open (env CERULEAN_KEEP_ALIVE_TIMEOUT)")
 	accounts := fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns];... (:hns: a hierarchical namespace) (env CERULEAN_ACCOUNTS; default: the dev account)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -171,6 +192,13 @@ func serve(args []string, stderr io.Writer) error {
 		return usageErr(err)
 	}
 	cfg.SMBLimits = smbLim
+	if cfg.HTTPLimits, err = httpLimits(*maxConns, *headerTimeout, *bodyWindow, *bodyBytes); err != nil {
+		return usageErr(err)
+	}
+	if *keepAlive <= 0 {
+		return usageErr(fmt.Errorf("--keep-alive-timeout %s: want a positive duration", *keepAlive))
+	}
+	cfg.IdleTimeout = *keepAlive
 	if *extentLimit != "" {
 		if !*inMemory {
 			return usageErr(errors.New("--extent-memory-limit needs --in-memory"))
@@ -277,6 +305,34 @@ func runServer(cfg app.Config, log *slog.Logger, key, store string, ready func(*
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// httpLimits turns the limit flags of serve into server.Limits (0
+// connections or a 0 progress timeout on the command line turn that limit
+// off, as -1 does).
+func httpLimits(maxConns int, header, window time.Duration, bytes string) (server.Limits, error) {
+	var l server.Limits
+	switch {
+	case maxConns <= 0:
+		l.MaxConns = -1
+	default:
+		l.MaxConns = maxConns
+	}
+	if header <= 0 {
+		return l, fmt.Errorf("--header-timeout %s: want a positive duration", header)
+	}
+	l.HeaderTimeout = header
+	if window <= 0 {
+		l.BodyWindow = -1
+	} else {
+		l.BodyWindow = window
+	}
+	n, err := app.ParseSize(bytes)
+	if err != nil || n <= 0 {
+		return l, fmt.Errorf("--body-progress-bytes %q: want a positive size, e.g. 64K", bytes)
+	}
+	l.BodyMinBytes = n
+	return l, nil
 }
 
 // smbConfigPort maps --smb-port (and --metrics-port) to app.Config: on

@@ -83,3 +83,25 @@ func TestSMBLiveness(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPLimitsFlags: the limit flags of serve map onto server.Limits,
+// 0 turning the cap and the progress rule off, and bad values are usage
+// errors.
+func TestHTTPLimitsFlags(t *testing.T) {
+	l, err := httpLimits(100, time.Second, 2*time.Second, "1M")
+	if err != nil || l.MaxConns != 100 || l.HeaderTimeout != time.Second || l.BodyWindow != 2*time.Second || l.BodyMinBytes != 1<<20 {
+		t.Fatalf("httpLimits: %+v %v", l, err)
+	}
+	l, err = httpLimits(0, time.Second, 0, "64K")
+	if err != nil || l.MaxConns != -1 || l.BodyWindow != -1 {
+		t.Fatalf("off: %+v %v", l, err)
+	}
+	for _, bad := range []struct {
+		header time.Duration
+		bytes  string
+	}{{0, "64K"}, {time.Second, "x"}, {time.Second, "0"}} {
+		if _, err := httpLimits(1, bad.header, time.Second, bad.bytes); err == nil {
+			t.Fatalf("httpLimits(%v, %q) accepted", bad.header, bad.bytes)
+		}
+	}
+}

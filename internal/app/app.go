@@ -133,6 +133,14 @@ type Config struct {
 	UPNRecheck time.Duration
 	// DisableProductStyleURL: see server.Config.
 	DisableProductStyleURL bool
+	// HTTPLimits are the resource limits of the HTTP listeners: the cap
+	// on open connections across Blob, Queue, Table, File and dfs, the
+	// header read timeout and the progress rule of request bodies (zero
+	// values: server's defaults; docs/security.md).
+	HTTPLimits server.Limits
+	// IdleTimeout, when set, is how long an idle HTTP connection stays
+	// open on every listener that KeepAlive does not name.
+	IdleTimeout time.Duration
 }
 
 // SMBLimits bound what SMB clients may hold (internal/smb, limits.go).
@@ -269,7 +277,7 @@ func Start(cfg Config) (*App, error) {
 		return a, ok
 	}
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{})}
-	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL}
+	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL, Limits: cfg.HTTPLimits}
 	if cfg.OAuth {
 		// upn=true on the dfs endpoint names the users whose tokens
 		// this server (or any sharing the store) has authenticated.
@@ -321,6 +329,9 @@ func Start(cfg Config) (*App, error) {
 		}
 		svc.desc.Addr = net.JoinHostPort(host, strconv.Itoa(svc.port))
 		svc.desc.IdleTimeout = cfg.KeepAlive[svc.desc.Name]
+		if _, set := cfg.KeepAlive[svc.desc.Name]; !set {
+			svc.desc.IdleTimeout = cfg.IdleTimeout
+		}
 		addr, err := a.srv.Listen(svc.desc)
 		if err != nil {
 			_ = a.srv.Shutdown(context.Background())
@@ -357,7 +368,11 @@ func (a *App) startMetrics() error {
 		return fmt.Errorf("metrics listener: %w", err)
 	}
 	a.MetricsURL = "http://" + ln.Addr().String()
-	a.metricsSrv = &http.Server{Handler: a.metrics.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	header := 10 * time.Second
+	if h := a.cfg.HTTPLimits.HeaderTimeout; h > 0 && h < header {
+		header = h // a shorter header timeout applies here too
+	}
+	a.metricsSrv = &http.Server{Handler: a.metrics.Handler(), ReadHeaderTimeout: header,
 		ErrorLog: slog.NewLogLogger(a.cfg.Logger.Handler(), slog.LevelDebug)}
 	go func() {
 		if err := a.metricsSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -488,6 +503,10 @@ func (a *App) ConnectionString(key string) string {
 
 // Errors reports listener failures.
 func (a *App) Errors() <-chan error { return a.srv.Errors() }
+
+// OpenHTTPConns is the number of connections the HTTP listeners hold
+// open (the count HTTPLimits.MaxConns caps).
+func (a *App) OpenHTTPConns() int { return a.srv.OpenConns() }
 
 // Close stops accepting requests, waits for in-flight ones (up to ctx),
 // stops background work and closes the store cleanly.

@@ -210,6 +210,9 @@ func (s *Service) setContainerACL(w http.ResponseWriter, r *req) error {
 	if err := onlyDateConditions(conds); err != nil {
 		return err
 	}
+	if r.ContentLength > 64<<10 {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
 		return extent.BodyErr(err)

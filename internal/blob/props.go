@@ -29,6 +29,9 @@ func (s *Service) getServiceProperties(w http.ResponseWriter, r *req) error {
 }
 
 func (s *Service) setServiceProperties(w http.ResponseWriter, r *req) error {
+	if err := svcprops.CheckLength(r.ContentLength); err != nil {
+		return err
+	}
 	if err := svcprops.Set(r.Context(), s.store, servicePropsKey(r.Account), svcprops.Blob, r.Body); err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ func (s *Service) getUserDelegationKey(w http.ResponseWriter, r *req) error {
 	if r.Principal == nil {
 		return auth.ErrBearerOnly()
 	}
+	if r.ContentLength > 64<<10 {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
 		return err

@@ -88,6 +88,9 @@ func (s *Service) getShareACL(w http.ResponseWriter, r *req) error {
 // setShareACL is Set Share ACL: it replaces the stored access policies
 // (an empty body removes them all).
 func (s *Service) setShareACL(w http.ResponseWriter, r *req) error {
+	if r.ContentLength > maxACLBody {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
 	acl, err := parseShareACL(r.Body)
 	if err != nil {
 		return err
@@ -133,6 +136,9 @@ func sddlFormat(f string) bool { return f == "" || strings.EqualFold(f, "sddl") 
 // for the binary format the code is inferred).
 func (s *Service) createPermission(w http.ResponseWriter, r *req) error {
 	const maxBody = maxPermission + 1024 // the SDDL, JSON-escaped, and the format
+	if r.ContentLength > maxBody {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		return extent.BodyErr(err)

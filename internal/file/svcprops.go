@@ -22,6 +22,9 @@ func (s *Service) getServiceProperties(w http.ResponseWriter, r *req) error {
 // setServiceProperties is Set File Service Properties: elements present
 // in the body replace the stored ones; 202 (azfile expects 202).
 func (s *Service) setServiceProperties(w http.ResponseWriter, r *req) error {
+	if err := svcprops.CheckLength(r.ContentLength); err != nil {
+		return err
+	}
 	if err := svcprops.Set(r.Context(), s.store, servicePropsKey(r.Account), svcprops.File, r.Body); err != nil {
 		return err
 	}

@@ -23,6 +23,9 @@ func (s *Service) getQueueServiceProperties(w http.ResponseWriter, r *req) error
 // setQueueServiceProperties: 202 Accepted (Set Queue Service Properties,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-service-properties).
 func (s *Service) setQueueServiceProperties(w http.ResponseWriter, r *req) error {
+	if err := svcprops.CheckLength(r.ContentLength); err != nil {
+		return err
+	}
 	p, err := svcprops.Parse(r.Body, svcprops.Queue)
 	if err != nil {
 		return err

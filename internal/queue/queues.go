@@ -169,8 +169,14 @@ func parseACL(body []byte) ([]signedID, error) {
 
 // setQueueACL replaces the stored access policies: 204, last writer wins.
 func (s *Service) setQueueACL(w http.ResponseWriter, r *req) error {
+	if r.ContentLength > 64<<10 {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
+		if e, ok := azerr.As(err); ok {
+			return e // the front end's own verdict: a stalled body
+		}
 		return azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 	}
 	if len(body) > 64<<10 {

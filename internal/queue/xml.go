@@ -190,6 +190,9 @@ func readMessageBody(r *http.Request, optional bool) (text string, present bool,
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
+		if e, ok := azerr.As(err); ok {
+			return "", false, e // the front end's own verdict: a stalled body
+		}
 		return "", false, azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 	}
 	if len(body) > maxBodyBytes {

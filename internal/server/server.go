@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
@@ -115,6 +116,9 @@ type Config struct {
 	// authenticated (the directory of user principal names learns from
 	// it, internal/dfs/upn). Its error is logged; the request goes on.
 	Principals func(ctx context.Context, p auth.Principal) error
+	// Limits are the connection cap and the header and body deadlines
+	// of every listener (zero: the defaults, see Limits).
+	Limits Limits
 }
 
 // Observer sees every request a listener answers, not a batch's
@@ -134,6 +138,9 @@ type Server struct {
 	servers  []*http.Server
 	bound    map[string]string
 	serveErr chan error
+	// conns counts the connections open across all listeners (the cap
+	// of Limits.MaxConns); refusing, the refusals being answered.
+	conns, refusing atomic.Int64
 }
 
 // New returns a server; call Listen for each service, then Serve.
@@ -144,6 +151,7 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	return &Server{cfg: cfg, bound: map[string]string{}, serveErr: make(chan error, 8)}
 }
 
@@ -154,19 +162,24 @@ func (s *Server) Listen(svc Service) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var l net.Listener = ln
+	// The cap counts TCP connections, under TLS (overTLS looks for the
+	// *tls.Conn under the tap); a refusal is answered over TLS itself.
+	lim := &limitListener{Listener: ln, max: int64(s.cfg.Limits.MaxConns), open: &s.conns, refusing: &s.refusing,
+		answer: func() []byte { return s.busyAnswer(svc) }}
+	var l net.Listener = lim
 	if s.cfg.TLS != nil {
 		cfg := s.cfg.TLS.Clone()
 		cfg.NextProtos = []string{"http/1.1"}
-		l = tls.NewListener(ln, cfg)
+		lim.tls = cfg
+		l = tls.NewListener(lim, cfg)
 	}
 	idle := svc.IdleTimeout
 	if idle <= 0 {
 		idle = 2 * time.Minute
 	}
 	hs := &http.Server{
-		Handler:           s.Wrap(svc),
-		ReadHeaderTimeout: 30 * time.Second,
+		Handler:           s.bodyProgress(s.Wrap(svc)),
+		ReadHeaderTimeout: s.cfg.Limits.HeaderTimeout,
 		IdleTimeout:       idle,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
 		ConnContext:       tapContext,
@@ -564,6 +577,8 @@ func drainBody(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil || r.ContentLength == 0 || r.Method == http.MethodHead {
 		return
 	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(10 * time.Second))
+	until := time.Now().Add(10 * time.Second)
+	_ = http.NewResponseController(w).SetReadDeadline(until)
+	capBody(r, until)
 	_, _ = io.CopyN(io.Discard, r.Body, maxDrain)
 }

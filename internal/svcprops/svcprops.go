@@ -132,6 +132,15 @@ func Default(k Kind) Properties {
 	return p
 }
 
+// CheckLength refuses a declared body length over the 64 KiB cap at once
+// (413 RequestBodyTooLarge), before any of the body is waited for.
+func CheckLength(n int64) error {
+	if n > maxBody {
+		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	return nil
+}
+
 // Parse reads and validates a Set Service Properties body: malformed XML,
 // more than five CORS rules, or retention days outside 1–365 on an
 // enabled policy are 400 InvalidXmlDocument; a body over 64 KiB is 413.

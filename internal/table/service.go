@@ -303,6 +303,9 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 		if errors.As(err, &mbe) {
 			return nil, azerr.New(azerr.RequestBodyTooLarge)
 		}
+		if e, ok := azerr.As(err); ok {
+			return nil, e // the front end's own verdict: a stalled body
+		}
 		return nil, azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 	}
 	if int64(len(b)) > limit {

@@ -20,6 +20,9 @@ func (s *Service) getServiceProperties(w http.ResponseWriter, r *req) error {
 
 // setServiceProperties is Set Table Service Properties.
 func (s *Service) setServiceProperties(w http.ResponseWriter, r *req) error {
+	if err := svcprops.CheckLength(r.ContentLength); err != nil {
+		return err
+	}
 	p, err := svcprops.Parse(r.Body, svcprops.Table)
 	if err != nil {
 		return err
