@@ -59,9 +59,8 @@ func firstLine(b []byte) string {
 func garbage(t *testing.T, addr, port, name string, p []byte) {
 	what := port + " <- " + name
 	if port == "smb" && len(p) < 4 {
-		// Hook: an SMB client that sends less than a frame header and
-		// then nothing is held until the pre-authentication deadline
-		// that the SMB hardening branch adds; add the case once merged.
+		// Less than a frame header, then nothing: held until the
+		// pre-authentication deadline, which TestSMBLimits probes.
 		return
 	}
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)

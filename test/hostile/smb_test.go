@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
 
@@ -96,14 +97,8 @@ func smbProbe(t *testing.T, addr string, raw []byte, bound time.Duration) smbOut
 // refused by closing the connection (wantClosed) or by an error answer
 // (wantStatus), within 3 s.
 //
-// Hooks for the SMB hardening made on another branch (pre-authentication
-// deadline, connection cap, frame allocation): add their probes here once
-// merged, e.g.
-//   - "silent client past the pre-auth deadline": connect, send nothing,
-//     want closed within the deadline (needs the deadline's config knob);
-//   - "half a large frame, then silence": declare 200 KiB, send 10 bytes,
-//     want closed within the pre-auth deadline (today the server waits);
-//   - "connections past the SMB cap": want closed at once.
+// The SMB limits of docs/security.md (deadline, caps, frames bounded
+// before logon) have their own probes in TestSMBLimits.
 var smbCases = []struct {
 	name       string
 	raw        []byte
@@ -116,7 +111,7 @@ var smbCases = []struct {
 	{name: "NetBIOS keep-alive type", raw: []byte{0x85, 0, 0, 0}, wantClosed: true},
 	{name: "NetBIOS session request", raw: append([]byte{0x81, 0, 0, 0x44}, make([]byte, 0x44)...), wantClosed: true},
 	{name: "empty frame", raw: []byte{0, 0, 0, 0}, wantClosed: true},
-	// A frame larger than the pre-authentication bound (256 KiB) is
+	// A frame larger than the pre-authentication bound (64 KiB) is
 	// refused from its header, before any of it is read or allocated.
 	{name: "16 MiB declared frame before negotiate", raw: []byte{0, 0xff, 0xff, 0xff}, wantClosed: true},
 	{name: "1 MiB declared frame before negotiate", raw: []byte{0, 0x10, 0, 0}, wantClosed: true},
@@ -156,6 +151,101 @@ func TestSMBRawAbuse(t *testing.T) {
 	binary.LittleEndian.PutUint16(neg[4+64+2:], 0xffff)
 	if got := smbProbe(t, s.addr["smb"], neg, 3*time.Second); !got.closed && !(got.answered && got.status != smb2.StatusSuccess) {
 		t.Errorf("NEGOTIATE with 65535 dialects in a short frame: %+v", got)
+	}
+	s.alive()
+}
+
+// TestSMBLimits: the SMB server's own limits hold against clients that
+// connect and idle. A client that sends nothing, less than a frame header,
+// or half of a frame it announced is closed at the pre-authentication
+// deadline; a frame announced above the bound before logon is refused
+// from its header; connections past the per-address cap are closed as they
+// arrive, and a freed slot is served again.
+func TestSMBLimits(t *testing.T) {
+	const deadline = time.Second
+	const perAddr = 6
+	s := start(t, func(c *app.Config) {
+		c.SMBLimits = app.SMBLimits{MaxConnsPerAddr: perAddr, PreauthTimeout: deadline}
+	})
+	addr := s.addr["smb"]
+	for _, tc := range []struct {
+		name string
+		raw  []byte
+	}{
+		{"silent client", nil},
+		{"two bytes of a frame header", []byte{0, 0}},
+		{"60 KiB announced, 10 bytes sent", append([]byte{0, 0, 0xf0, 0}, 0xfe, 'S', 'M', 'B', 64, 0, 0, 0, 0, 0)},
+		{"NEGOTIATE, then silence", negotiateFrame(0)},
+	} {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		_ = c.SetDeadline(began.Add(deadline + 4*time.Second))
+		if len(tc.raw) > 0 {
+			if _, err := c.Write(tc.raw); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+		}
+		// Read (and drop) whatever the server answers until it closes.
+		_, err = io.Copy(io.Discard, c)
+		took := time.Since(began)
+		c.Close()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("%s: still open %s after connecting, past the %s deadline", tc.name, took, deadline)
+			continue
+		}
+		if took < deadline-100*time.Millisecond {
+			t.Errorf("%s: closed after %s, before the %s deadline", tc.name, took, deadline)
+		}
+	}
+	// Announced above the pre-logon bound: closed at once, not at the
+	// deadline.
+	var got smbOutcome
+	within(t, deadline/2, "a 200 KiB frame before logon", func() {
+		got = smbProbe(t, addr, []byte{0, 0x03, 0x20, 0}, deadline)
+	})
+	if !got.closed {
+		t.Errorf("a 200 KiB frame before logon: want the connection closed, got %+v", got)
+	}
+
+	// The per-address cap: perAddr connections held open, the next one
+	// closed as it arrives.
+	held := make([]net.Conn, 0, perAddr)
+	for i := 0; i < perAddr; i++ {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	extra, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = extra.SetDeadline(time.Now().Add(deadline / 2))
+	_, _ = extra.Write(negotiateFrame(0))
+	if _, err := smb2.ReadFrame(extra, smb2.MaxFrameSize); err == nil {
+		t.Errorf("connection %d from one address was served past the cap of %d", perAddr+1, perAddr)
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Errorf("connection %d from one address was held open, not closed at once", perAddr+1)
+	}
+	extra.Close()
+	for _, c := range held {
+		c.Close()
+	}
+	// The slots come back once the held connections are gone.
+	var last error
+	for i := 0; i < 50; i++ {
+		if last = smbNegotiate(addr); last == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if last != nil {
+		t.Errorf("after the held connections closed: %v", last)
 	}
 	s.alive()
 }
