@@ -75,7 +75,7 @@ func blockWritable(typ string, l lease.Lease, tier, leaseID string, now time.Tim
 // stageBlock records block idParam (rawID decoded) of size bytes, held by
 // parts, as an uncommitted block of the blob ref, after Put Block's
 // checks (leaseID: the lease the caller holds, "" for none).
-func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Time, rawID []byte, idParam string, size int64, parts []extent.Part) error {
+func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Time, rawID []byte, idParam string, size int64, parts []extent.Part, cpk string) error {
 	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Tim
 	if err := extent.AdjustRefs(tx, now, oldParts, parts); err != nil {
 		return err
 	}
-	return kv.PutJSON(tx, key, &uncommitted{Size: size, Parts: parts, Seq: seq})
+	return kv.PutJSON(tx, key, &uncommitted{Size: size, Parts: parts, Seq: seq, CPK: cpk})
 }
 
 // blockSeqKey holds the last upload sequence number of a blob's

@@ -99,7 +99,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			if err != nil || src == nil || src.Tier == tierArchive || src.Size > maxCopyFromURL {
 				return nil // the write transaction reports it
 			}
-			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size); err != nil {
+			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size, nil); err != nil {
 				return err
 			}
 			hashed = src.Parts
@@ -115,6 +115,14 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
 		if err != nil {
 			return err
+		}
+		// Copy Blob takes no key: a source written with a
+		// customer-provided key cannot be read, nor its encrypted data
+		// items shared with a destination that has none (inferred from
+		// "Provide an encryption key on a request to Blob storage", which
+		// lists no Copy Blob among the operations taking a key).
+		if src.CPK != "" {
+			return azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption)
 		}
 		// A copy to an online tier is how an archived blob is read; the
 		// copy completes at once (see tier.go).
@@ -134,7 +142,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			}
 		}
 		if srcMD5 != nil && (hashed == nil || !extent.SameParts(src.Parts, hashed)) {
-			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size); err != nil {
+			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size, nil); err != nil {
 				return err
 			}
 		}

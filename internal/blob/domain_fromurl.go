@@ -45,6 +45,9 @@ type FromURLSource struct {
 	Cond      cond.Conditions
 	Range     *wire.Range
 	Checksums Checksums
+	// CPK is the key the source was written with, as the request gives
+	// it (x-ms-source-encryption-key; nil: none).
+	CPK *CPK
 	// file resolves a file source inside the write's transaction, with
 	// a check that a range of it may be read; nil for a blob.
 	file func(tx kv.Tx) (*blobRec, func(off, n int64) error, error)
@@ -99,7 +102,7 @@ func (f *FromURLSource) wantsDigest() bool { return f.Checksums.MD5 != nil || f.
 
 // hash reads the n bytes of parts and checks them against the client's
 // digests.
-func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []extent.Part, n int64) (digests, error) {
+func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []extent.Part, n int64, cipher *extent.Cipher) (digests, error) {
 	inline, err := extent.Prefetch(tx, parts, 0, n)
 	if err != nil {
 		return digests{}, err
@@ -115,7 +118,7 @@ func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []ex
 		ch = crc64.New(extent.CRC64Table)
 		sinks = append(sinks, ch)
 	}
-	rd := s.data.NewReader(ctx, parts, inline, 0, n)
+	rd := s.data.NewReaderSealed(ctx, parts, inline, 0, n, cipher)
 	defer rd.Close()
 	if _, err := io.CopyN(io.MultiWriter(sinks...), rd, n); err != nil {
 		return digests{}, err
@@ -138,8 +141,14 @@ func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []ex
 // range, checking the client's digests of the source first (see the top
 // of this file). A source on a hierarchical account is its path, read by
 // call's caller (pathSource).
-func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, write func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (digests, error) {
+func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, write0 func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (digests, error) {
 	s.pathSource(f, call)
+	write := func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
+		if err := fromURLKeys(src, f.CPK, call.CPK); err != nil {
+			return err
+		}
+		return write0(tx, parts, n, src)
+	}
 	if !f.wantsDigest() {
 		return digests{}, s.store.Update(ctx, func(tx kv.Tx) error {
 			parts, n, src, err := f.read(tx)
@@ -155,12 +164,15 @@ func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, w
 		var want []extent.Part
 		if !final {
 			err := s.store.View(ctx, func(tx kv.Tx) error {
-				parts, n, _, err := f.read(tx)
+				parts, n, src, err := f.read(tx)
 				if err != nil {
 					return err
 				}
+				if err := fromURLKeys(src, f.CPK, call.CPK); err != nil {
+					return err
+				}
 				want = parts
-				d, err = s.hash(ctx, tx, f.Checksums, parts, n)
+				d, err = s.hash(ctx, tx, f.Checksums, parts, n, cipherOf(f.CPK))
 				return err
 			})
 			if err != nil {
@@ -173,7 +185,7 @@ func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, w
 				return err
 			}
 			if final {
-				if d, err = s.hash(ctx, tx, f.Checksums, parts, n); err != nil {
+				if d, err = s.hash(ctx, tx, f.Checksums, parts, n, cipherOf(f.CPK)); err != nil {
 					return err
 				}
 			} else if !extent.SameParts(parts, want) {
@@ -236,14 +248,14 @@ func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (F
 		return s.putBlobFromURLPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
-	ref, acc, createOnly, newb, copyProps, copyTags := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.CopyProperties, in.CopyTags
+	ref, acc, createOnly, newb, copyProps, copyTags, key := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.CopyProperties, in.CopyTags, in.CPK
 	var rec *blobRec
 	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
 		if n > maxPutBlob {
 			return azerr.New(azerr.RequestBodyTooLarge)
 		}
 		nb := newb.record(BlockBlob)
-		nb.Size, nb.Parts = n, parts
+		nb.Size, nb.Parts, nb.CPK = n, parts, shaOf(key)
 		if copyProps {
 			nb.Props = src.Props
 			if nb.Props.ContentType == "" {
@@ -289,12 +301,12 @@ func (s *Service) PutBlockFromURL(ctx context.Context, in PutBlockFromURLInput) 
 	if err != nil {
 		return FromURLOutput{}, err
 	}
-	ref, leaseID, id := in.Ref, in.LeaseID, in.BlockID
+	ref, leaseID, id, key := in.Ref, in.LeaseID, in.BlockID, in.CPK
 	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, _ *blobRec) error {
 		if err := checkSourceSize(n, maxPutBlock); err != nil {
 			return err
 		}
-		return s.stageBlock(tx, ref, leaseID, now, rawID, id, n, parts)
+		return s.stageBlock(tx, ref, leaseID, now, rawID, id, n, parts, shaOf(key))
 	})
 	if err != nil {
 		return FromURLOutput{}, err
@@ -327,6 +339,9 @@ func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLI
 			return err
 		}
 		b, err = s.updateAnyTx(tx, hns, ref, acc, in.Caller, now, func(tx kv.Tx, b *blobRec) (err error) {
+			if err := checkCPK(b, in.CPK); err != nil {
+				return err
+			}
 			offset, err = appendParts(tx, now, b, appendPos, maxSize, n, parts)
 			return err
 		})
@@ -358,10 +373,13 @@ func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (F
 		return FromURLOutput{}, hnsUnsupported()
 	}
 	now := s.now(in.Call)
-	ref, acc, seq, off, n := in.Ref, in.Access, in.Sequence, in.Offset, in.Length
+	ref, acc, seq, off, n, key := in.Ref, in.Access, in.Sequence, in.Offset, in.Length, in.CPK
 	var b *blobRec
 	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, _ int64, _ *blobRec) (err error) {
 		b, err = updateBlobTx(tx, ref, acc, now, func(tx kv.Tx, b *blobRec) error {
+			if err := checkCPK(b, key); err != nil {
+				return err
+			}
 			return writePages(tx, now, seq, b, off, n, parts)
 		})
 		return err
