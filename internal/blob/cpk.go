@@ -144,24 +144,39 @@ func (w *cpkWriter) Write(p []byte) (int, error) {
 func (w *cpkWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // fromURLKeys checks the keys of a From URL write whose source record is
-// src: the source key sent (srcKey, x-ms-source-encryption-key) must be
-// the one the source was written with, as for a read of it. The
-// destination's parts are the source's data items, shared, not copied:
-// they are usable only under the key they are encrypted with, so the
-// destination's key (dstKey) must be the source's. Azure re-encrypts a
-// source for another destination key; Cerulean refuses that case with
-// 409 BlobCustomerSpecifiedEncryptionMismatch rather than store bytes
-// under a key they are not encrypted with.
+// src and whose parts the destination shares: the source key sent
+// (srcKey, x-ms-source-encryption-key) must be the one the source was
+// written with (fromURLSourceKey), and the destination's (dstKey) the
+// same, as shared data items decrypt only under the key they were
+// encrypted with (fromSource copies the bytes otherwise).
 func fromURLKeys(src *blobRec, srcKey, dstKey *CPK) error {
+	if err := fromURLSourceKey(src, srcKey); err != nil {
+		return err
+	}
+	have := ""
+	if src != nil {
+		have = src.CPK
+	}
+	if have != shaOf(dstKey) {
+		// The source was rewritten under another key since fromSource
+		// looked.
+		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source changed while it was read.").WithStatus(http.StatusConflict)
+	}
+	return nil
+}
+
+// fromURLSourceKey checks the source key sent against the key the
+// source src was written with: 409 CannotVerifyCopySource with the
+// customer-provided key's message (the .NET SDK's recorded
+// StageBlockFromUri test with a wrong source key).
+func fromURLSourceKey(src *blobRec, srcKey *CPK) error {
 	have := ""
 	if src != nil {
 		have = src.CPK
 	}
 	if err := cpkMismatch(have, shaOf(srcKey)); err != nil {
-		return azerr.Newf(azerr.CannotVerifyCopySource, "%s", azerr.New(err.(*azerr.Error).Code).Message).WithStatus(http.StatusConflict)
-	}
-	if have != shaOf(dstKey) {
-		return azerr.Newf(azerr.BlobCustomerSpecifiedEncryptionMismatch, "The destination's customer-provided key must be the key the source is encrypted with: Cerulean does not re-encrypt a From URL source.")
+		e, _ := azerr.As(err)
+		return azerr.Newf(azerr.CannotVerifyCopySource, "%s", e.Message).WithStatus(http.StatusConflict)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"hash"
 	"hash/crc64"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -143,6 +144,25 @@ func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []ex
 // call's caller (pathSource).
 func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, write0 func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (digests, error) {
 	s.pathSource(f, call)
+	if call.CPK != nil || f.CPK != nil {
+		// The source's encrypted items can be shared only under the key
+		// they are encrypted with; under another key (or none) the
+		// bytes are copied, decrypted and encrypted again.
+		var srcKey string
+		err := s.store.View(ctx, func(tx kv.Tx) error {
+			_, _, src, err := f.read(tx)
+			if err == nil && src != nil {
+				srcKey = src.CPK
+			}
+			return err
+		})
+		if err != nil {
+			return digests{}, err
+		}
+		if srcKey != shaOf(call.CPK) {
+			return s.fromSourceCopied(ctx, call, f, write0)
+		}
+	}
 	write := func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
 		if err := fromURLKeys(src, f.CPK, call.CPK); err != nil {
 			return err
@@ -198,6 +218,66 @@ func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, w
 		}
 		return d, err
 	}
+}
+
+// fromSourceCopied is fromSource for a source whose bytes cannot be
+// shared with the destination: encrypted with another customer-provided
+// key than the destination's, or one of them without a key. The source
+// range is read (decrypted with the source key sent) and staged anew
+// (encrypted with the destination's key, if any) before the
+// transaction, which then checks that the source still has the parts
+// that were read and runs write with the staged parts.
+func (s *Service) fromSourceCopied(ctx context.Context, call Call, f *FromURLSource, write func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (d digests, err error) {
+	for attempt := 1; attempt <= fromURLAttempts; attempt++ {
+		var parts []extent.Part
+		var inline map[string][]byte
+		var n int64
+		err := s.store.View(ctx, func(tx kv.Tx) error {
+			var src *blobRec
+			var err error
+			if parts, n, src, err = f.read(tx); err != nil {
+				return err
+			}
+			if err := fromURLSourceKey(src, f.CPK); err != nil {
+				return err
+			}
+			if f.wantsDigest() {
+				if d, err = s.hash(ctx, tx, f.Checksums, parts, n, cipherOf(f.CPK)); err != nil {
+					return err
+				}
+			}
+			inline, err = extent.Prefetch(tx, parts, 0, n)
+			return err
+		})
+		if err != nil {
+			return d, err
+		}
+		rd := s.data.NewReaderSealed(ctx, parts, inline, 0, n, cipherOf(f.CPK))
+		st, err := s.data.StageSealed(ctx, rd, n, false, false, cipherOf(call.CPK))
+		rd.Close()
+		if err != nil {
+			return d, err
+		}
+		err = s.store.Update(ctx, func(tx kv.Tx) error {
+			now, _, src, err := f.read(tx)
+			if err != nil {
+				return err
+			}
+			if !extent.SameParts(now, parts) {
+				return errSourceChanged
+			}
+			if err := st.Write(tx); err != nil {
+				return err
+			}
+			return write(tx, st.Parts, n, src)
+		})
+		st.Finish(ctx, true, err)
+		if errors.Is(err, errSourceChanged) {
+			continue
+		}
+		return d, err
+	}
+	return d, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source changed while it was read.").WithStatus(http.StatusConflict)
 }
 
 // checkSourceSize bounds the n bytes a block or append takes from its

@@ -258,39 +258,89 @@ func TestCPKAppendAndPage(t *testing.T) {
 
 // TestCPKFromURLAndCopy: a From URL source written with a key is read
 // with x-ms-source-encryption-key (without it, or with another: 409
-// CannotVerifyCopySource); the destination keeps the source's encrypted
-// bytes, so its key must be the source's. Copy Blob, which takes no key,
-// refuses such a source (409 BlobUsesCustomerSpecifiedEncryption).
+// CannotVerifyCopySource, as the .NET SDK's recorded StageBlockFromUri
+// test expects); the destination is written under its own key, or none:
+// the same key shares the source's encrypted bytes, another one
+// re-encrypts them. Put Blob, Put Block, Append Block and Put Page From
+// URL. Copy Blob, which takes no key, refuses such a source (409
+// BlobUsesCustomerSpecifiedEncryption).
 func TestCPKFromURLAndCopy(t *testing.T) {
 	cc, _, _ := cpkContainer(t)
 	ctx := context.Background()
 	k1, k2 := newCPK(t), newCPK(t)
+	data := bytes.Repeat([]byte("source bytes "), 10000) // 130 kB: chunks
 	src := cc.NewBlockBlobClient("src")
-	_, err := src.Upload(ctx, bxBody([]byte("source bytes")), &blockblob.UploadOptions{CPKInfo: &k1})
+	_, err := src.Upload(ctx, bxBody(data), &blockblob.UploadOptions{CPKInfo: &k1})
+	must(t, err)
+	plainSrc := cc.NewBlockBlobClient("plainsrc")
+	_, err = plainSrc.Upload(ctx, bxBody(data), nil)
 	must(t, err)
 	srcKey := &blob.SourceCPKInfo{SourceEncryptionKey: k1.EncryptionKey, SourceEncryptionKeySHA256: k1.EncryptionKeySHA256, SourceEncryptionAlgorithm: k1.EncryptionAlgorithm}
 	wrongKey := &blob.SourceCPKInfo{SourceEncryptionKey: k2.EncryptionKey, SourceEncryptionKeySHA256: k2.EncryptionKeySHA256, SourceEncryptionAlgorithm: k2.EncryptionAlgorithm}
+	readAll := func(c *blob.Client, k *blob.CPKInfo) string {
+		t.Helper()
+		d, err := c.DownloadStream(ctx, &blob.DownloadStreamOptions{CPKInfo: k})
+		must(t, err)
+		defer d.Body.Close()
+		b, err := io.ReadAll(d.Body)
+		must(t, err)
+		return string(b)
+	}
 	dst := cc.NewBlockBlobClient("dst")
-	_, err = dst.UploadBlobFromURL(ctx, src.URL(), &blockblob.UploadBlobFromURLOptions{SourceCustomerProvidedKey: srcKey, CPKInfo: &k1})
-	must(t, err)
-	d, err := dst.DownloadStream(ctx, &blob.DownloadStreamOptions{CPKInfo: &k1})
-	must(t, err)
-	got, _ := io.ReadAll(d.Body)
-	d.Body.Close()
-	if string(got) != "source bytes" {
-		t.Fatalf("Put Blob From URL: %q", got)
+	for _, c := range []struct {
+		name   string
+		url    string
+		srcKey *blob.SourceCPKInfo
+		dstKey *blob.CPKInfo
+	}{
+		{"same key", src.URL(), srcKey, &k1},
+		{"another key", src.URL(), srcKey, &k2},
+		{"to no key", src.URL(), srcKey, nil},
+		{"from no key", plainSrc.URL(), nil, &k2},
+	} {
+		_, err = dst.UploadBlobFromURL(ctx, c.url, &blockblob.UploadBlobFromURLOptions{SourceCustomerProvidedKey: c.srcKey, CPKInfo: c.dstKey})
+		must(t, err)
+		if got := readAll(dst.BlobClient(), c.dstKey); got != string(data) {
+			t.Fatalf("Put Blob From URL, %s: %d bytes", c.name, len(got))
+		}
+		if c.dstKey != nil {
+			_, err = dst.DownloadStream(ctx, nil)
+			wantCode(t, err, http.StatusConflict, bloberror.BlobUsesCustomerSpecifiedEncryption)
+		}
 	}
 	_, err = dst.UploadBlobFromURL(ctx, src.URL(), &blockblob.UploadBlobFromURLOptions{CPKInfo: &k1})
 	wantCode(t, err, http.StatusConflict, bloberror.CannotVerifyCopySource)
 	_, err = dst.UploadBlobFromURL(ctx, src.URL(), &blockblob.UploadBlobFromURLOptions{SourceCustomerProvidedKey: wrongKey, CPKInfo: &k1})
 	wantCode(t, err, http.StatusConflict, bloberror.CannotVerifyCopySource)
-	_, err = dst.UploadBlobFromURL(ctx, src.URL(), &blockblob.UploadBlobFromURLOptions{SourceCustomerProvidedKey: srcKey, CPKInfo: &k2})
-	wantCode(t, err, http.StatusConflict, "BlobCustomerSpecifiedEncryptionMismatch")
-	// Put Block From URL: the block keeps the key.
-	_, err = dst.StageBlockFromURL(ctx, "MDA=", src.URL(), &blockblob.StageBlockFromURLOptions{SourceCustomerProvidedKey: srcKey, CPKInfo: &k1})
+
+	// Put Block From URL: the block takes the destination's key.
+	_, err = dst.StageBlockFromURL(ctx, "MDA=", src.URL(), &blockblob.StageBlockFromURLOptions{SourceCustomerProvidedKey: srcKey, CPKInfo: &k2})
 	must(t, err)
 	_, err = dst.CommitBlockList(ctx, []string{"MDA="}, &blockblob.CommitBlockListOptions{CPKInfo: &k1})
+	wantCode(t, err, http.StatusConflict, "BlobCustomerSpecifiedEncryptionMismatch")
+	_, err = dst.CommitBlockList(ctx, []string{"MDA="}, &blockblob.CommitBlockListOptions{CPKInfo: &k2})
 	must(t, err)
+	if got := readAll(dst.BlobClient(), &k2); got != string(data) {
+		t.Fatalf("Put Block From URL: %d bytes", len(got))
+	}
+	// Append Block From URL and Put Page From URL into blobs of another key.
+	ab := cc.NewAppendBlobClient("ab")
+	_, err = ab.Create(ctx, &appendblob.CreateOptions{CPKInfo: &k2})
+	must(t, err)
+	_, err = ab.AppendBlockFromURL(ctx, src.URL(), &appendblob.AppendBlockFromURLOptions{SourceCustomerProvidedKey: srcKey, CPKInfo: &k2, Range: blob.HTTPRange{Offset: 0, Count: 13}})
+	must(t, err)
+	if got := readAll(ab.BlobClient(), &k2); got != "source bytes " {
+		t.Fatalf("Append Block From URL: %q", got)
+	}
+	pb := cc.NewPageBlobClient("pb")
+	_, err = pb.Create(ctx, 1024, &pageblob.CreateOptions{CPKInfo: &k2})
+	must(t, err)
+	_, err = pb.UploadPagesFromURL(ctx, src.URL(), 0, 512, 512, &pageblob.UploadPagesFromURLOptions{SourceCustomerProvidedKey: srcKey, CPKInfo: &k2})
+	must(t, err)
+	if got := readAll(pb.BlobClient(), &k2); got[512:] != string(data[:512]) {
+		t.Fatalf("Put Page From URL: %q", got[:40])
+	}
+
 	_, err = cc.NewBlockBlobClient("copy").CopyFromURL(ctx, src.URL(), nil)
 	wantCode(t, err, http.StatusConflict, bloberror.BlobUsesCustomerSpecifiedEncryption)
 	_, err = cc.NewBlockBlobClient("copy").StartCopyFromURL(ctx, src.URL(), nil)
