@@ -116,13 +116,12 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		if err != nil {
 			return err
 		}
-		// Copy Blob takes no key: a source written with a
-		// customer-provided key cannot be read, nor its encrypted data
-		// items shared with a destination that has none (inferred from
-		// "Provide an encryption key on a request to Blob storage", which
-		// lists no Copy Blob among the operations taking a key).
+		// Copy Blob takes no source key: a source written with a
+		// customer-provided key cannot be read. The service answers 409
+		// CannotVerifyCopySource with BlobUsesCustomerSpecifiedEncryption's
+		// message (as quoted in Azure/azure-sdk-for-java#18072).
 		if src.CPK != "" {
-			return azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption)
+			return azerr.Newf(azerr.CannotVerifyCopySource, "%s", azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption).Message).WithStatus(http.StatusConflict)
 		}
 		// A copy to an online tier is how an archived blob is read; the
 		// copy completes at once (see tier.go).

@@ -262,8 +262,9 @@ func TestCPKAppendAndPage(t *testing.T) {
 // test expects); the destination is written under its own key, or none:
 // the same key shares the source's encrypted bytes, another one
 // re-encrypts them. Put Blob, Put Block, Append Block and Put Page From
-// URL. Copy Blob, which takes no key, refuses such a source (409
-// BlobUsesCustomerSpecifiedEncryption).
+// URL. Copy Blob, which takes no source key, refuses such a source: 409
+// CannotVerifyCopySource with BlobUsesCustomerSpecifiedEncryption's
+// message (the service's answer quoted in Azure/azure-sdk-for-java#18072).
 func TestCPKFromURLAndCopy(t *testing.T) {
 	cc, _, _ := cpkContainer(t)
 	ctx := context.Background()
@@ -342,9 +343,12 @@ func TestCPKFromURLAndCopy(t *testing.T) {
 	}
 
 	_, err = cc.NewBlockBlobClient("copy").CopyFromURL(ctx, src.URL(), nil)
-	wantCode(t, err, http.StatusConflict, bloberror.BlobUsesCustomerSpecifiedEncryption)
+	wantCode(t, err, http.StatusConflict, bloberror.CannotVerifyCopySource)
+	if !strings.Contains(err.Error(), "The blob is encrypted with customer specified encryption, but it was not provided in the request.") {
+		t.Fatalf("Copy Blob From URL: %v", err)
+	}
 	_, err = cc.NewBlockBlobClient("copy").StartCopyFromURL(ctx, src.URL(), nil)
-	wantCode(t, err, http.StatusConflict, bloberror.BlobUsesCustomerSpecifiedEncryption)
+	wantCode(t, err, http.StatusConflict, bloberror.CannotVerifyCopySource)
 }
 
 // TestCPKNeedsHTTPS: a key sent over plain HTTP is refused (400), and
