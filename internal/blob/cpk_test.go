@@ -1,13 +1,18 @@
 package blob
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
 // TestParseCPK: the key headers are checked before anything is read or
@@ -63,4 +68,37 @@ func TestParseCPK(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCPKDomain: through the domain API, a blob written with a key is
+// read only with it, and its encrypted data items are never handed to a
+// copy that sends no key (the File service's copy of a blob:
+// ReadCopySource, 409 CannotVerifyCopySource).
+func TestCPKDomain(t *testing.T) {
+	s, _, c := domainEnv(t)
+	ctx := context.Background()
+	h := http.Header{}
+	key := bytes.Repeat([]byte{9}, 32)
+	sum := sha256.Sum256(key)
+	h.Set("x-ms-encryption-key", base64.StdEncoding.EncodeToString(key))
+	h.Set("x-ms-encryption-key-sha256", base64.StdEncoding.EncodeToString(sum[:]))
+	h.Set("x-ms-encryption-algorithm", "AES256")
+	k, err := parseCPK(h, true, "x-ms-encryption-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := blobAt(c, "enc")
+	if _, err := s.PutBlob(ctx, PutBlobInput{Call: Call{CPK: k}, Ref: ref, Type: BlockBlob, Body: strings.NewReader("secret"), Length: 6}); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := readBlob(t, s, GetBlobInput{Call: Call{CPK: k}, Ref: ref}); got != "secret" {
+		t.Fatalf("read %q", got)
+	}
+	_, err = s.GetBlob(ctx, GetBlobInput{Ref: ref})
+	wantCode(t, err, http.StatusConflict, azerr.BlobUsesCustomerSpecifiedEncryption)
+	err = s.store.View(ctx, func(tx kv.Tx) error {
+		_, err := s.ReadCopySource(tx, time.Now(), "/acct/cnt/enc", url.Values{})
+		return err
+	})
+	wantCode(t, err, http.StatusConflict, azerr.CannotVerifyCopySource)
 }
