@@ -345,7 +345,7 @@ var catalog = map[string]entry{
 	UnsatisfiableCondition:                {400, "The request includes an unsatisfiable condition for this operation."},
 	AppendPositionConditionNotMet:         {412, "The append position condition specified was not met."},
 	BlobAlreadyExists:                     {409, "The specified blob already exists."},
-	BlobIsSealed:                          {409, "The blob is sealed and its contents cannot be modified."},
+	BlobIsSealed:                          {409, "The specified blob is sealed, and its contents can't be modified unless the blob is re-created after a delete."}, // Append Blob Seal, Remarks
 	NoAuthenticationInformation:           {401, "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."},
 	BlobNotFound:                          {404, "The specified blob does not exist."},
 	BlobOverwritten:                       {409, "The blob has been recreated since the previous snapshot was taken."},

@@ -3,6 +3,7 @@ package blob
 import (
 	"bufio"
 	"bytes"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -239,15 +240,25 @@ func errorSubResponse(e *azerr.Error, r *req) *server.SubResponse {
 	return &server.SubResponse{Status: e.Status, Header: h, Body: body}
 }
 
-// writePart appends one sub-response.
+// writePart appends one sub-response, framed as the Blob Batch
+// reference's sample response frames it: Content-Type, the Content-ID
+// sent, a blank line, then the status line, whose reason phrase is the
+// error's message for a failure ("HTTP/1.1 404 The specified blob does not
+// exist."), and the headers, the x-ms-* ones under their lower-case names
+// (x-ms-error-code first). The names matter: @azure/storage-blob
+// (BatchResponseParser.ts) finds a failed sub-request by comparing each
+// header name with "x-ms-error-code" case-sensitively, so a part that
+// wrote "X-Ms-Error-Code" counted as succeeded.
 func writePart(out *bytes.Buffer, boundary, contentID string, sr *server.SubResponse) {
 	fmt.Fprintf(out, "--%s\r\nContent-Type: application/http\r\n", boundary)
 	if contentID != "" {
 		fmt.Fprintf(out, "Content-ID: %s\r\n", contentID)
 	}
 	reason := http.StatusText(sr.Status)
-	if code := sr.Header.Get("x-ms-error-code"); code != "" {
-		reason = code // Azure's sub-responses give the error code
+	if sr.Header.Get("x-ms-error-code") != "" {
+		if msg := errorMessage(sr.Body); msg != "" {
+			reason = msg
+		}
 	}
 	fmt.Fprintf(out, "\r\nHTTP/1.1 %d %s\r\n", sr.Status, reason)
 	sr.Header.Del("Date")
@@ -258,10 +269,14 @@ func writePart(out *bytes.Buffer, boundary, contentID string, sr *server.SubResp
 	for k := range sr.Header {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	sort.Slice(keys, func(i, j int) bool { return partHeaderLess(keys[i], keys[j]) })
 	for _, k := range keys {
+		name := k
+		if strings.HasPrefix(strings.ToLower(k), "x-ms-") {
+			name = strings.ToLower(k)
+		}
 		for _, v := range sr.Header[k] {
-			fmt.Fprintf(out, "%s: %s\r\n", k, v)
+			fmt.Fprintf(out, "%s: %s\r\n", name, v)
 		}
 	}
 	out.WriteString("\r\n")
@@ -269,4 +284,41 @@ func writePart(out *bytes.Buffer, boundary, contentID string, sr *server.SubResp
 		out.Write(sr.Body)
 		out.WriteString("\r\n")
 	}
+}
+
+// partHeaderLess orders a sub-response's headers as the reference's
+// sample does: x-ms-error-code, the other x-ms-* headers, then the rest,
+// each group by name.
+func partHeaderLess(a, b string) bool {
+	rank := func(k string) int {
+		switch k = strings.ToLower(k); {
+		case k == "x-ms-error-code":
+			return 0
+		case strings.HasPrefix(k, "x-ms-"):
+			return 1
+		}
+		return 2
+	}
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra < rb
+	}
+	return a < b
+}
+
+// errorMessage returns the first line of the Message of an Azure error
+// body (<Error><Code>…</Code><Message>…\nRequestId:…</Message></Error>):
+// the reason phrase of a failed sub-response. A reason phrase is one line
+// of text (RFC 9112 section 4), so control characters end it.
+func errorMessage(body []byte) string {
+	var e struct {
+		Message string `xml:"Message"`
+	}
+	if len(body) == 0 || xml.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	msg := e.Message
+	if i := strings.IndexFunc(msg, func(r rune) bool { return r < 0x20 || r == 0x7f }); i >= 0 {
+		msg = msg[:i]
+	}
+	return strings.TrimSpace(msg)
 }

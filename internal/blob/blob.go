@@ -121,11 +121,13 @@ func parseProps(h http.Header) (HTTPHeaders, error) {
 	// x-ms-blob-content-md5 is a stored property, kept and returned as
 	// given whatever its length (azure-sdk-for-js recording
 	// "setHTTPHeaders with all parameters set" stores 4 bytes); only Put
-	// Blob checks it against the content (see blobMD5).
+	// Blob checks it against the content (see blobMD5). A value that is
+	// not base64 is 400 InvalidMd5, as for Content-MD5 ("The MD5 value
+	// specified in the request is invalid", Common REST API error codes).
 	if v := h.Get("x-ms-blob-content-md5"); v != "" {
 		md, err := base64.StdEncoding.DecodeString(v)
 		if err != nil || strings.ContainsAny(v, "\r\n") {
-			return p, azerr.InvalidHeader("x-ms-blob-content-md5", v)
+			return p, azerr.New(azerr.InvalidMD5)
 		}
 		p.ContentMD5 = md
 	}
@@ -187,8 +189,9 @@ func echoDigests(h http.Header, md5, crc64 []byte) {
 // takes its place when both are sent (the service's answer in
 // Azure/azure-storage-ruby#64: "For creating a block blob, Content-MD5
 // and x-ms-blob-content-md5 are interchangeable"), so it must be a
-// 128-bit MD5 (400 InvalidHeaderValue otherwise), and it cannot come with
-// x-ms-content-crc64.
+// 128-bit MD5 (400 InvalidMd5 otherwise, "The MD5 value must be 128 bits
+// and Base64-encoded", Common REST API error codes), and it cannot come
+// with x-ms-content-crc64.
 func blobMD5(h http.Header) ([]byte, error) {
 	v := h.Get("x-ms-blob-content-md5")
 	if v == "" {
@@ -197,11 +200,7 @@ func blobMD5(h http.Header) ([]byte, error) {
 	if h.Get("x-ms-content-crc64") != "" {
 		return nil, azerr.New(azerr.BothCRC64AndMsMD5HeaderPresent)
 	}
-	md, err := wire.ParseContentMD5(v)
-	if err != nil {
-		return nil, azerr.InvalidHeader("x-ms-blob-content-md5", v)
-	}
-	return md, nil
+	return wire.ParseContentMD5(v)
 }
 
 // checkMD5 verifies a Content-MD5 header against a digest computed here.

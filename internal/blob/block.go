@@ -2,6 +2,8 @@ package blob
 
 import (
 	"encoding/base64"
+	"encoding/binary"
+	"hash/crc64"
 	"io"
 	"net/http"
 	"strconv"
@@ -73,7 +75,7 @@ func blockWritable(typ string, l lease.Lease, tier, leaseID string, now time.Tim
 // stageBlock records block idParam (rawID decoded) of size bytes, held by
 // parts, as an uncommitted block of the blob ref, after Put Block's
 // checks (leaseID: the lease the caller holds, "" for none).
-func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Time, rawID []byte, idParam string, size int64, parts []extent.Part) error {
+func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Time, rawID []byte, idParam string, size int64, parts []extent.Part, cpk string) error {
 	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
@@ -142,7 +144,7 @@ func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Tim
 	if err := extent.AdjustRefs(tx, now, oldParts, parts); err != nil {
 		return err
 	}
-	return kv.PutJSON(tx, key, &uncommitted{Size: size, Parts: parts, Seq: seq})
+	return kv.PutJSON(tx, key, &uncommitted{Size: size, Parts: parts, Seq: seq, CPK: cpk})
 }
 
 // blockSeqKey holds the last upload sequence number of a blob's
@@ -179,7 +181,12 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	if len(raw) > 8<<20 {
 		return azerr.New(azerr.RequestBodyTooLarge)
 	}
-	if err := checkMD5(r.Header, md5Sum(raw)); err != nil {
+	sums, err := parseChecksums(r.Header)
+	if err != nil {
+		return err
+	}
+	digests, err := requestDigests(raw, sums)
+	if err != nil {
 		return err
 	}
 	refs, err := wire.ParseBlockList(raw)
@@ -191,9 +198,35 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	setETag(w, out.ETag, out.LastModified)
+	digests(w.Header())
 	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// requestDigests checks the Content-MD5 or x-ms-content-crc64 sent with
+// a request body that is not content (Put Block List's block list)
+// against raw, and returns what sets the answer's digest of it: the
+// Content-MD5 when one was sent, x-ms-content-crc64 otherwise (Put Block
+// List: "This header refers to the content of the request, meaning, in
+// this case, the list of blocks"; the azure-sdk-for-js recording
+// "stageBlockFromURL - destination bearer token" has x-ms-content-crc64
+// GFi/o1BSQtU= and no Content-MD5 for a commit sent without one).
+func requestDigests(raw []byte, sums Checksums) (func(http.Header), error) {
+	md := md5Sum(raw)
+	ch := crc64.New(extent.CRC64Table)
+	_, _ = ch.Write(raw)
+	crc := binary.LittleEndian.AppendUint64(nil, ch.Sum64())
+	if err := sums.verify(&extent.Staged{MD5: md, CRC64: crc}); err != nil {
+		return nil, err
+	}
+	return func(h http.Header) {
+		if sums.MD5 != nil {
+			echoDigests(h, md, nil)
+		} else {
+			echoDigests(h, nil, crc)
+		}
+	}, nil
 }
 
 // getBlockList is Get Block List's REST handler.
@@ -210,6 +243,10 @@ func (s *Service) getBlockList(w http.ResponseWriter, r *req) error {
 	if out.Exists {
 		setETag(w, out.ETag, out.LastModified)
 		h.Set("x-ms-blob-content-length", strconv.FormatInt(out.Size, 10))
+	} else {
+		// Only uncommitted blocks: no ETag or Last-Modified, and a
+		// committed length of 0 (Get Block List, x-ms-blob-content-length).
+		h.Set("x-ms-blob-content-length", "0")
 	}
 	// Only the requested sections, an empty one self-closed, as the real
 	// service writes them.

@@ -35,6 +35,10 @@ type Call struct {
 	// Key, SAS, and every domain caller that is not a request). Flat
 	// accounts do not consult it.
 	Caller *acl.Principal
+	// CPK is the customer-provided key of the call (nil: none): the
+	// content written is encrypted with it, and a blob written with one
+	// is read and changed only with it (cpk.go).
+	CPK *CPK
 }
 
 // now is the time of call c.

@@ -79,7 +79,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 		}
 		// MD5 and CRC64 are computed whatever the caller sent: Put Blob
 		// keeps the MD5 and answers both.
-		if st, err = s.data.StageEmbedded(ctx, body, in.Length, nil); err != nil {
+		if st, err = s.data.StageEmbeddedSealed(ctx, body, in.Length, cipherOf(in.CPK)); err != nil {
 			return out, err
 		}
 		if err := in.Checksums.verify(st); err != nil {
@@ -93,6 +93,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 	default:
 		return out, azerr.New(azerr.InvalidBlobType)
 	}
+	rec.CPK = shaOf(in.CPK)                                  // a new blob takes the key of its request
 	ref, acc, createOnly := in.Ref, in.Access, in.CreateOnly // not all of in into the closure
 	err = s.store.Update(ctx, func(tx kv.Tx) (err error) {
 		if st != nil {
@@ -143,6 +144,9 @@ type BlobProperties struct {
 	Copy *CopyInfo
 	// ServerEncrypted is whether the content is encrypted at rest.
 	ServerEncrypted bool
+	// EncryptionKeySHA256 is the SHA-256 of the customer-provided key
+	// the content is encrypted with ("": none; cpk.go).
+	EncryptionKeySHA256 string
 	// Path is set for a path of a hierarchical account.
 	Path *PathProperties
 }
@@ -152,6 +156,7 @@ func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
 	p := BlobProperties{
 		Type: b.Type, ETag: b.ETag, LastModified: b.Modified, CreationTime: b.Created, Size: b.Size,
 		HTTPHeaders: b.Props, Metadata: b.Meta, TagCount: len(b.Tags), Copy: b.Copy, ServerEncrypted: true,
+		EncryptionKeySHA256: b.CPK,
 	}
 	if ref.Snapshot == "" {
 		p.Lease, p.HasLease = b.Lease.Effective(now), true
@@ -201,6 +206,9 @@ func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInp
 		return BlobProperties{}, err
 	}
 	if err := in.Access.checkRead(b, in.Ref, now); err != nil {
+		return BlobProperties{}, err
+	}
+	if err := checkCPK(b, in.CPK); err != nil {
 		return BlobProperties{}, err
 	}
 	p := b.properties(in.Ref, now)
@@ -267,6 +275,9 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 		if err := t.in.Access.checkRead(b, t.in.Ref, t.now); err != nil {
 			return err
 		}
+		if err := checkCPK(b, t.in.CPK); err != nil {
+			return err
+		}
 		if err := notArchived(b); err != nil {
 			return err
 		}
@@ -285,7 +296,7 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 	if err != nil {
 		return out, err
 	}
-	body, err := s.data.OpenBody(ctx, t.b.Parts, t.inline, t.off, t.n, in.RangeMD5)
+	body, err := s.data.OpenBodySealed(ctx, t.b.Parts, t.inline, t.off, t.n, in.RangeMD5, cipherOf(in.CPK))
 	if err != nil {
 		return out, err
 	}
@@ -585,8 +596,11 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 		}
 		return SetBlobMetadataOutput{ETag: n.ETag, LastModified: n.Modified, ServerEncrypted: true}, nil
 	}
-	meta := in.Metadata
+	meta, key := in.Metadata, in.CPK
 	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
+		if err := checkCPK(b, key); err != nil {
+			return err
+		}
 		if err := notArchived(b); err != nil {
 			return err
 		}
@@ -679,7 +693,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 		return s.snapshotPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
-	ref, acc, meta := in.Ref, in.Access, in.Metadata
+	ref, acc, meta, key := in.Ref, in.Access, in.Metadata, in.CPK
 	var out SnapshotBlobOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		b, err := loadBlob(tx, ref)
@@ -690,6 +704,11 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 			return err
 		}
 		if err := lease.CheckRead(b.Lease, acc.LeaseID, lease.Blob, now); err != nil {
+			return err
+		}
+		// The snapshot keeps the blob's key (sb.CPK): taking it needs
+		// the key.
+		if err := checkCPK(b, key); err != nil {
 			return err
 		}
 		if err := notArchived(b); err != nil {
@@ -766,7 +785,7 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 	// x-ms-content-crc64 when the client sent no checksum (azure-sdk-for-js
 	// recording "stageBlock": its response carries x-ms-content-crc64 and
 	// no Content-MD5).
-	st, err := s.data.StageDigests(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil)
+	st, err := s.data.StageSealed(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil, cipherOf(in.CPK))
 	if err != nil {
 		return out, err
 	}
@@ -779,12 +798,12 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 	if err := in.Checksums.verify(st); err != nil {
 		return out, err
 	}
-	ref, leaseID, id := in.Ref, in.LeaseID, in.BlockID
+	ref, leaseID, id, sha := in.Ref, in.LeaseID, in.BlockID, shaOf(in.CPK)
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
 		if err := st.Write(tx); err != nil {
 			return err
 		}
-		return s.stageBlock(tx, ref, leaseID, now, rawID, id, st.Size, st.Parts)
+		return s.stageBlock(tx, ref, leaseID, now, rawID, id, st.Size, st.Parts, sha)
 	})
 	tried = true
 	if err != nil {
@@ -825,7 +844,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 		return s.putBlockListPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
-	ref, acc, createOnly, newb, blocks := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks
+	ref, acc, createOnly, newb, blocks, sha := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks, shaOf(in.CPK)
 	var rec *blobRec
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		old, err := beginReplace(tx, ref, acc, createOnly, now)
@@ -846,6 +865,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 		}
 		nb := newb.record(BlockBlob)
 		nb.HasBlockList = true
+		nb.CPK = sha
 		nb.replaces(old, now)
 		unc := map[string]*uncommitted{}
 		for _, bref := range blocks {
@@ -867,12 +887,17 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 					}
 					unc[bref.ID] = u
 				}
+				if u.CPK != sha {
+					// A block is committed with the key it was
+					// written with (cpk.go).
+					return false, cpkMismatch(u.CPK, sha)
+				}
 				parts, size = u.Parts, u.Size
 				return true, nil
 			}
 			useCommitted := func() bool {
 				cp, ok := committed[bref.ID]
-				if !ok {
+				if !ok || old.CPK != sha {
 					return false
 				}
 				parts = cp

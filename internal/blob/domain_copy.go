@@ -99,7 +99,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			if err != nil || src == nil || src.Tier == tierArchive || src.Size > maxCopyFromURL {
 				return nil // the write transaction reports it
 			}
-			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size); err != nil {
+			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size, nil); err != nil {
 				return err
 			}
 			hashed = src.Parts
@@ -115,6 +115,13 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
 		if err != nil {
 			return err
+		}
+		// Copy Blob takes no source key: a source written with a
+		// customer-provided key cannot be read. The service answers 409
+		// CannotVerifyCopySource with BlobUsesCustomerSpecifiedEncryption's
+		// message (as quoted in Azure/azure-sdk-for-java#18072).
+		if src.CPK != "" {
+			return azerr.Newf(azerr.CannotVerifyCopySource, "%s", azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption).Message).WithStatus(http.StatusConflict)
 		}
 		// A copy to an online tier is how an archived blob is read; the
 		// copy completes at once (see tier.go).
@@ -134,7 +141,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			}
 		}
 		if srcMD5 != nil && (hashed == nil || !extent.SameParts(src.Parts, hashed)) {
-			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size); err != nil {
+			if _, err := s.hash(ctx, tx, Checksums{MD5: srcMD5}, src.Parts, src.Size, nil); err != nil {
 				return err
 			}
 		}

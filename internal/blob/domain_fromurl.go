@@ -10,6 +10,7 @@ import (
 	"hash"
 	"hash/crc64"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -45,6 +46,9 @@ type FromURLSource struct {
 	Cond      cond.Conditions
 	Range     *wire.Range
 	Checksums Checksums
+	// CPK is the key the source was written with, as the request gives
+	// it (x-ms-source-encryption-key; nil: none).
+	CPK *CPK
 	// file resolves a file source inside the write's transaction, with
 	// a check that a range of it may be read; nil for a blob.
 	file func(tx kv.Tx) (*blobRec, func(off, n int64) error, error)
@@ -99,7 +103,7 @@ func (f *FromURLSource) wantsDigest() bool { return f.Checksums.MD5 != nil || f.
 
 // hash reads the n bytes of parts and checks them against the client's
 // digests.
-func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []extent.Part, n int64) (digests, error) {
+func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []extent.Part, n int64, cipher *extent.Cipher) (digests, error) {
 	inline, err := extent.Prefetch(tx, parts, 0, n)
 	if err != nil {
 		return digests{}, err
@@ -115,7 +119,7 @@ func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []ex
 		ch = crc64.New(extent.CRC64Table)
 		sinks = append(sinks, ch)
 	}
-	rd := s.data.NewReader(ctx, parts, inline, 0, n)
+	rd := s.data.NewReaderSealed(ctx, parts, inline, 0, n, cipher)
 	defer rd.Close()
 	if _, err := io.CopyN(io.MultiWriter(sinks...), rd, n); err != nil {
 		return digests{}, err
@@ -138,8 +142,33 @@ func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []ex
 // range, checking the client's digests of the source first (see the top
 // of this file). A source on a hierarchical account is its path, read by
 // call's caller (pathSource).
-func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, write func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (digests, error) {
+func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, write0 func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (digests, error) {
 	s.pathSource(f, call)
+	if call.CPK != nil || f.CPK != nil {
+		// The source's encrypted items can be shared only under the key
+		// they are encrypted with; under another key (or none) the
+		// bytes are copied, decrypted and encrypted again.
+		var srcKey string
+		err := s.store.View(ctx, func(tx kv.Tx) error {
+			_, _, src, err := f.read(tx)
+			if err == nil && src != nil {
+				srcKey = src.CPK
+			}
+			return err
+		})
+		if err != nil {
+			return digests{}, err
+		}
+		if srcKey != shaOf(call.CPK) {
+			return s.fromSourceCopied(ctx, call, f, write0)
+		}
+	}
+	write := func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
+		if err := fromURLKeys(src, f.CPK, call.CPK); err != nil {
+			return err
+		}
+		return write0(tx, parts, n, src)
+	}
 	if !f.wantsDigest() {
 		return digests{}, s.store.Update(ctx, func(tx kv.Tx) error {
 			parts, n, src, err := f.read(tx)
@@ -155,12 +184,15 @@ func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, w
 		var want []extent.Part
 		if !final {
 			err := s.store.View(ctx, func(tx kv.Tx) error {
-				parts, n, _, err := f.read(tx)
+				parts, n, src, err := f.read(tx)
 				if err != nil {
 					return err
 				}
+				if err := fromURLKeys(src, f.CPK, call.CPK); err != nil {
+					return err
+				}
 				want = parts
-				d, err = s.hash(ctx, tx, f.Checksums, parts, n)
+				d, err = s.hash(ctx, tx, f.Checksums, parts, n, cipherOf(f.CPK))
 				return err
 			})
 			if err != nil {
@@ -173,7 +205,7 @@ func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, w
 				return err
 			}
 			if final {
-				if d, err = s.hash(ctx, tx, f.Checksums, parts, n); err != nil {
+				if d, err = s.hash(ctx, tx, f.Checksums, parts, n, cipherOf(f.CPK)); err != nil {
 					return err
 				}
 			} else if !extent.SameParts(parts, want) {
@@ -186,6 +218,66 @@ func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, w
 		}
 		return d, err
 	}
+}
+
+// fromSourceCopied is fromSource for a source whose bytes cannot be
+// shared with the destination: encrypted with another customer-provided
+// key than the destination's, or one of them without a key. The source
+// range is read (decrypted with the source key sent) and staged anew
+// (encrypted with the destination's key, if any) before the
+// transaction, which then checks that the source still has the parts
+// that were read and runs write with the staged parts.
+func (s *Service) fromSourceCopied(ctx context.Context, call Call, f *FromURLSource, write func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (d digests, err error) {
+	for attempt := 1; attempt <= fromURLAttempts; attempt++ {
+		var parts []extent.Part
+		var inline map[string][]byte
+		var n int64
+		err := s.store.View(ctx, func(tx kv.Tx) error {
+			var src *blobRec
+			var err error
+			if parts, n, src, err = f.read(tx); err != nil {
+				return err
+			}
+			if err := fromURLSourceKey(src, f.CPK); err != nil {
+				return err
+			}
+			if f.wantsDigest() {
+				if d, err = s.hash(ctx, tx, f.Checksums, parts, n, cipherOf(f.CPK)); err != nil {
+					return err
+				}
+			}
+			inline, err = extent.Prefetch(tx, parts, 0, n)
+			return err
+		})
+		if err != nil {
+			return d, err
+		}
+		rd := s.data.NewReaderSealed(ctx, parts, inline, 0, n, cipherOf(f.CPK))
+		st, err := s.data.StageSealed(ctx, rd, n, false, false, cipherOf(call.CPK))
+		rd.Close()
+		if err != nil {
+			return d, err
+		}
+		err = s.store.Update(ctx, func(tx kv.Tx) error {
+			now, _, src, err := f.read(tx)
+			if err != nil {
+				return err
+			}
+			if !extent.SameParts(now, parts) {
+				return errSourceChanged
+			}
+			if err := st.Write(tx); err != nil {
+				return err
+			}
+			return write(tx, st.Parts, n, src)
+		})
+		st.Finish(ctx, true, err)
+		if errors.Is(err, errSourceChanged) {
+			continue
+		}
+		return d, err
+	}
+	return d, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source changed while it was read.").WithStatus(http.StatusConflict)
 }
 
 // checkSourceSize bounds the n bytes a block or append takes from its
@@ -236,14 +328,14 @@ func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (F
 		return s.putBlobFromURLPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
-	ref, acc, createOnly, newb, copyProps, copyTags := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.CopyProperties, in.CopyTags
+	ref, acc, createOnly, newb, copyProps, copyTags, key := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.CopyProperties, in.CopyTags, in.CPK
 	var rec *blobRec
 	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
 		if n > maxPutBlob {
 			return azerr.New(azerr.RequestBodyTooLarge)
 		}
 		nb := newb.record(BlockBlob)
-		nb.Size, nb.Parts = n, parts
+		nb.Size, nb.Parts, nb.CPK = n, parts, shaOf(key)
 		if copyProps {
 			nb.Props = src.Props
 			if nb.Props.ContentType == "" {
@@ -289,12 +381,12 @@ func (s *Service) PutBlockFromURL(ctx context.Context, in PutBlockFromURLInput) 
 	if err != nil {
 		return FromURLOutput{}, err
 	}
-	ref, leaseID, id := in.Ref, in.LeaseID, in.BlockID
+	ref, leaseID, id, key := in.Ref, in.LeaseID, in.BlockID, in.CPK
 	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, _ *blobRec) error {
 		if err := checkSourceSize(n, maxPutBlock); err != nil {
 			return err
 		}
-		return s.stageBlock(tx, ref, leaseID, now, rawID, id, n, parts)
+		return s.stageBlock(tx, ref, leaseID, now, rawID, id, n, parts, shaOf(key))
 	})
 	if err != nil {
 		return FromURLOutput{}, err
@@ -327,6 +419,9 @@ func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLI
 			return err
 		}
 		b, err = s.updateAnyTx(tx, hns, ref, acc, in.Caller, now, func(tx kv.Tx, b *blobRec) (err error) {
+			if err := checkCPK(b, in.CPK); err != nil {
+				return err
+			}
 			offset, err = appendParts(tx, now, b, appendPos, maxSize, n, parts)
 			return err
 		})
@@ -358,10 +453,13 @@ func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (F
 		return FromURLOutput{}, hnsUnsupported()
 	}
 	now := s.now(in.Call)
-	ref, acc, seq, off, n := in.Ref, in.Access, in.Sequence, in.Offset, in.Length
+	ref, acc, seq, off, n, key := in.Ref, in.Access, in.Sequence, in.Offset, in.Length, in.CPK
 	var b *blobRec
 	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, _ int64, _ *blobRec) (err error) {
 		b, err = updateBlobTx(tx, ref, acc, now, func(tx kv.Tx, b *blobRec) error {
+			if err := checkCPK(b, key); err != nil {
+				return err
+			}
 			return writePages(tx, now, seq, b, off, n, parts)
 		})
 		return err

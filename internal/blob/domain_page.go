@@ -89,7 +89,7 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 		// answers x-ms-content-crc64 when the client sent no checksum
 		// (azure-sdk-for-js recording "verify PagedAsyncIterableIterator
 		// for listPageRanges").
-		if st, err = s.data.StageDigests(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil); err != nil {
+		if st, err = s.data.StageSealed(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil, cipherOf(in.CPK)); err != nil {
 			return out, err
 		}
 		// Freed at once if the write is refused (extent.Staged.Finish).
@@ -98,8 +98,11 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 			return out, err
 		}
 	}
-	seq, off, n := in.Sequence, in.Offset, in.Length
+	seq, off, n, key := in.Sequence, in.Offset, in.Length, in.CPK
 	b, err := s.updateBlob(ctx, in.Ref, in.Access, now, func(tx kv.Tx, b *blobRec) error {
+		if err := checkCPK(b, key); err != nil {
+			return err
+		}
 		var parts []extent.Part
 		if st != nil {
 			if err := st.Write(tx); err != nil {
@@ -250,7 +253,10 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 	if in.Length == 0 {
 		return out, azerr.InvalidHeader("Content-Length", "0")
 	}
-	st, err := s.data.StageDigests(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil)
+	if hns != nil && in.CPK != nil {
+		return out, errCPKHierarchical()
+	}
+	st, err := s.data.StageSealed(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil, cipherOf(in.CPK))
 	if err != nil {
 		return out, err
 	}
@@ -263,9 +269,12 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 	if err := in.Checksums.verify(st); err != nil {
 		return out, err
 	}
-	appendPos, maxSize := optional(in.AppendPosition), optional(in.MaxSize)
+	appendPos, maxSize, key := optional(in.AppendPosition), optional(in.MaxSize), in.CPK
 	var offset int64
 	b, err := s.updateAny(ctx, hns, in.Ref, in.Access, in.Caller, now, func(tx kv.Tx, b *blobRec) error {
+		if err := checkCPK(b, key); err != nil {
+			return err
+		}
 		if err := st.Write(tx); err != nil {
 			return err
 		}

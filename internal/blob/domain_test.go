@@ -516,7 +516,7 @@ func TestDomainListContainersAndFindByTags(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	where, err := blobtags.ParseWhere(`"team" = 'x'`, true)
+	where, err := blobtags.ParseWhere(`"team" = 'x'`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,9 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (FromURLSource, error) 
 			return src, azerr.InvalidHeader("x-ms-source-content-crc64", v)
 		}
 	}
+	if src.CPK, err = parseCPK(r.Header, r.HTTPS, "x-ms-source-encryption-"); err != nil {
+		return src, err
+	}
 	return src, nil
 }
 

@@ -816,7 +816,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 			return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
 		}
 		if md5 != nil {
-			if _, err := s.hash(ctx, tx, Checksums{MD5: md5}, src.Parts, src.Size); err != nil {
+			if _, err := s.hash(ctx, tx, Checksums{MD5: md5}, src.Parts, src.Size, nil); err != nil {
 				return err
 			}
 		}

@@ -155,6 +155,7 @@ type blobPropsXML struct {
 	CopyProgress   string `xml:"CopyProgress,omitempty"`
 	CopyCompletion string `xml:"CopyCompletionTime,omitempty"`
 	ServerEnc      bool   `xml:"ServerEncrypted"`
+	CPKSHA         string `xml:"CustomerProvidedKeySha256,omitempty"`
 	Sealed         *bool  `xml:"Sealed,omitempty"`
 	DeletedTime    string `xml:"DeletedTime,omitempty"`
 	RemainingDays  *int   `xml:"RemainingRetentionDays,omitempty"`
@@ -236,7 +237,7 @@ func renderBlobItem(e *ListedBlob, inc map[string]bool) blobItemXML {
 		Created: b.CreationTime.UTC().Format(http.TimeFormat), LastModified: b.LastModified.UTC().Format(http.TimeFormat),
 		ETag: strings.Trim(b.ETag, `"`), Size: b.Size, ContentType: b.HTTPHeaders.ContentType, ContentEnc: b.HTTPHeaders.ContentEncoding,
 		ContentLang: b.HTTPHeaders.ContentLanguage, CacheControl: b.HTTPHeaders.CacheControl, ContentDisp: b.HTTPHeaders.ContentDisposition,
-		BlobType: b.Type, ServerEnc: b.ServerEncrypted,
+		BlobType: b.Type, ServerEnc: b.ServerEncrypted, CPKSHA: b.EncryptionKeySHA256,
 	}
 	if b.HTTPHeaders.ContentMD5 != nil {
 		p.ContentMD5 = base64.StdEncoding.EncodeToString(b.HTTPHeaders.ContentMD5)

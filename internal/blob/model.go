@@ -132,6 +132,10 @@ type blobRec struct {
 	Tags blobtags.Tags `json:"tg,omitempty"`
 	// Del is set on soft-deleted records (stored under "bd", never "b").
 	Del *deletion `json:"del,omitempty"`
+	// CPK is the SHA-256 (base64) of the customer-provided key the
+	// content is encrypted with; "" for none (cpk.go). The key itself
+	// is never stored.
+	CPK string `json:"k,omitempty"`
 }
 
 // uncommitted is a stored uncommitted block.
@@ -139,6 +143,7 @@ type uncommitted struct {
 	Size  int64         `json:"s"`
 	Parts []extent.Part `json:"x"`
 	Seq   int64         `json:"q"`
+	CPK   string        `json:"k,omitempty"` // the SHA-256 of its key (cpk.go)
 }
 
 // Keys. Every component is escaped by kv.Key, so a container's blobs form

@@ -14,7 +14,7 @@ import (
 
 // call is the request's time for the domain call, and its caller (see
 // caller; nil unless the request carries a bearer token).
-func (r *req) call() Call { return Call{Now: r.Now, Caller: r.caller()} }
+func (r *req) call() Call { return Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk} }
 
 // ref is the blob (or snapshot) the request addresses.
 func (r *req) ref() BlobRef {

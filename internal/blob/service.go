@@ -22,6 +22,7 @@ type req struct {
 	opName    string    // the routed operation's name
 	route     *route    // the routed operation (blobRoutes)
 	sas       *auth.SAS // the verified, effective SAS of a SAS request
+	cpk       *CPK      // the request's customer-provided key (nil: none)
 }
 
 // ServeAzure routes a Blob REST request to its operation.
@@ -44,6 +45,15 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		if err := s.authorizeAnonymous(r); err != nil {
 			return err
 		}
+	}
+	if r.cpk, err = parseCPK(r.Header, r.HTTPS, "x-ms-encryption-"); err != nil {
+		return err
+	}
+	if r.cpk != nil {
+		if s.nsOf(r.Account) != nil {
+			return errCPKHierarchical()
+		}
+		w = &cpkWriter{ResponseWriter: w, sha: r.cpk.SHA}
 	}
 	return rt.Handler(s, w, r)
 }

@@ -70,7 +70,7 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 	if where == "" {
 		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "where")
 	}
-	e, err := blobtags.ParseWhere(where, r.container == "")
+	e, err := blobtags.ParseWhere(where)
 	if err != nil {
 		return azerr.Newf(azerr.InvalidQueryParameterValue, "%s", err.Error()).With("QueryParameterName", "where").With("QueryParameterValue", where)
 	}

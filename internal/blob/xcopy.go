@@ -72,6 +72,11 @@ func (s *Service) ReadCopySource(tx kv.Tx, _ time.Time, path string, q url.Value
 	if err := notArchived(b); err != nil {
 		return nil, err
 	}
+	if b.CPK != "" {
+		// Written with a customer-provided key: its data items are
+		// encrypted and a copy to a file sends no key (as Copy Blob).
+		return nil, xcopy.Failure(http.StatusConflict, azerr.BlobUsesCustomerSpecifiedEncryption, azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption).Message)
+	}
 	return &xcopy.Object{
 		Size: b.Size, Parts: b.Parts, ETag: b.ETag, Created: b.Created, Modified: b.Modified, Meta: b.Meta,
 		Props: xcopy.Props(b.Props),

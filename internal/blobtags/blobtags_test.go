@@ -2,6 +2,7 @@ package blobtags
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -84,6 +85,11 @@ func TestXMLRoundTrip(t *testing.T) {
 
 func TestExpressions(t *testing.T) {
 	tags := Tags{"Project": "Contoso", "Status": "Done", "n": "05"}
+	var ten []string
+	for i := 0; i < 10; i++ {
+		ten = append(ten, fmt.Sprintf(`"k%d" = 'v'`, i))
+	}
+	tenTags := strings.Join(ten, " AND ")
 	for _, c := range []struct {
 		expr      string
 		cond      bool // x-ms-if-tags dialect
@@ -135,14 +141,20 @@ func TestExpressions(t *testing.T) {
 		{expr: `("a" = '1'`, cond: true, bad: true},
 		{expr: `"a" = '1')`, cond: true, bad: true},
 		{expr: `"a" = '1' ANDx "b" = '2'`, bad: true},
-		{expr: strings.Repeat(`"a" = '1' AND `, 10) + `"a" = '1'`, bad: true},
+		// The limit is 10 unique tags, not 10 comparisons: eleven
+		// comparisons of one tag, or ten tags and @container, are fine.
+		{expr: strings.Repeat(`"Project" >= 'A' AND `, 10) + `"Project" = 'Contoso'`, want: true},
+		{expr: tenTags + ` AND @container = 'c1'`},
+		{expr: tenTags + ` AND "k0" >= '0' AND "k0" <= '9'`},
+		{expr: tenTags + ` AND "k10" = 'x'`, bad: true},
+		{expr: `(` + tenTags + `) OR "k10" = 'x'`, cond: true, bad: true},
 	} {
 		var e *Expr
 		var err error
 		if c.cond {
 			e, err = ParseCondition(c.expr)
 		} else {
-			e, err = ParseWhere(c.expr, c.container != "")
+			e, err = ParseWhere(c.expr)
 		}
 		if c.bad {
 			var se *SyntaxError
@@ -159,7 +171,7 @@ func TestExpressions(t *testing.T) {
 			t.Errorf("%q: match %v, want %v", c.expr, got, c.want)
 		}
 	}
-	e, err := ParseWhere(`"b" = '1' AND @container = 'box' AND "a" > '0' AND "b" < '9'`, true)
+	e, err := ParseWhere(`"b" = '1' AND @container = 'box' AND "a" > '0' AND "b" < '9'`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +188,7 @@ func FuzzExpr(f *testing.F) {
 	}
 	tags := Tags{"a": "1", "b": "x", "c": "'"}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, p := range []func(string) (*Expr, error){ParseCondition, func(s string) (*Expr, error) { return ParseWhere(s, true) }} {
+		for _, p := range []func(string) (*Expr, error){ParseCondition, func(s string) (*Expr, error) { return ParseWhere(s) }} {
 			e, err := p(s)
 			if err != nil {
 				continue
@@ -230,7 +242,7 @@ func TestTerms(t *testing.T) {
 		if c.full {
 			e, err = ParseCondition(c.where)
 		} else {
-			e, err = ParseWhere(c.where, true)
+			e, err = ParseWhere(c.where)
 		}
 		if err != nil {
 			t.Fatal(c.where, err)

@@ -13,9 +13,10 @@ import (
 // '_' (key op 'value'), and values in single quotes (a quote inside is
 // doubled), keywords in any case:
 //
-//   - Where (Find Blobs by Tags): comparisons =, >, >=, <, <= joined by
-//     AND only, no parentheses; the pseudo-key @container (unquoted, with
-//     = only) restricts the search to one container.
+//   - Where (Find Blobs by Tags, over the account or in a container):
+//     comparisons =, >, >=, <, <= joined by AND only, no parentheses; the
+//     pseudo-key @container (unquoted, with = only) restricts the search
+//     to one container.
 //   - Condition (x-ms-if-tags): also <>, OR and parentheses.
 //
 // A comparison against a tag the blob does not have is false. Values
@@ -121,14 +122,23 @@ func (e *Expr) Terms() []Term {
 	return out
 }
 
-// maxComparisons bounds an expression (Azure allows up to 10 tags in a
-// filter; a longer expression cannot be a valid one).
-const maxComparisons = 10
+// maxExprTags bounds the distinct tag keys an expression names: "A
+// filter can contain up to 10 tags" (Manage and find Azure Blob data with
+// blob index tags), counted as unique keys, so a range on one tag
+// ("Rank" >= '1' AND "Rank" < '9') names one; @container is no tag.
+// maxDepth bounds the nesting of parentheses (inferred: the stack, not
+// Azure, needs a bound).
+const (
+	maxExprTags = maxTags
+	maxDepth    = 10
+)
 
-// ParseWhere parses the where= parameter of Find Blobs by Tags;
-// container is true at the account level, where @container may be used.
-func ParseWhere(s string, container bool) (*Expr, error) {
-	return parse(s, false, container)
+// ParseWhere parses the where= parameter of Find Blobs by Tags, over the
+// account or in one container; @container may be used in both (the blob
+// index documentation's examples filter on @container within a
+// container's Find Blobs by Tags as well).
+func ParseWhere(s string) (*Expr, error) {
+	return parse(s, false, true)
 }
 
 // ParseCondition parses an x-ms-if-tags header.
@@ -151,7 +161,6 @@ type parser struct {
 	pos       int
 	full      bool // the x-ms-if-tags dialect
 	container bool // @container allowed
-	n         int  // comparisons so far
 	depth     int
 	keys      []string
 }
@@ -235,7 +244,7 @@ func (p *parser) primary() (node, error) {
 		if !p.full {
 			return nil, p.fail("parentheses are not supported here")
 		}
-		if p.depth >= maxComparisons {
+		if p.depth >= maxDepth {
 			return nil, p.fail("too deeply nested")
 		}
 		p.pos++
@@ -256,10 +265,6 @@ func (p *parser) primary() (node, error) {
 }
 
 func (p *parser) comparison() (node, error) {
-	p.n++
-	if p.n > maxComparisons {
-		return nil, p.fail("too many comparisons")
-	}
 	p.skip()
 	var c cmpNode
 	switch {
@@ -307,6 +312,9 @@ func (p *parser) comparison() (node, error) {
 	}
 	c.val = v
 	if !c.container && !containsString(p.keys, c.key) {
+		if len(p.keys) == maxExprTags {
+			return nil, p.fail("more than 10 tags")
+		}
 		p.keys = append(p.keys, c.key)
 	}
 	return c, nil

@@ -25,7 +25,13 @@ type Body struct {
 // once: a read failure is then still a clean error response, and headers
 // and body leave in one write.
 func (s *Store) OpenBody(ctx context.Context, parts []Part, inline map[string][]byte, off, n int64, wantMD5 bool) (*Body, error) {
-	b := &Body{r: s.NewReader(ctx, parts, inline, off, n), n: n}
+	return s.OpenBodySealed(ctx, parts, inline, off, n, wantMD5, nil)
+}
+
+// OpenBodySealed is OpenBody for content whose data items are encrypted
+// with c (nil: stored in the clear).
+func (s *Store) OpenBodySealed(ctx context.Context, parts []Part, inline map[string][]byte, off, n int64, wantMD5 bool, c *Cipher) (*Body, error) {
+	b := &Body{r: s.NewReaderSealed(ctx, parts, inline, off, n, c), n: n}
 	if wantMD5 || n <= InlineMax {
 		b.small = make([]byte, n)
 		if _, err := io.ReadFull(b.r, b.small); err != nil {

@@ -116,7 +116,7 @@ type Staged struct {
 // Content-MD5, CRC64 when the client sent x-ms-content-crc64;
 // CheckDigests verifies them.
 func (s *Store) Stage(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5 bool) (*Staged, error) {
-	return s.stageBody(ctx, body, n, h, storeMD5, false, false)
+	return s.stageBody(ctx, body, n, h, storeMD5, false, false, nil)
 }
 
 // StageDigests is Stage for callers that decided which digests they
@@ -124,7 +124,13 @@ func (s *Store) Stage(ctx context.Context, body io.Reader, n int64, h http.Heade
 // Put Page compute the CRC64 when the client sent no Content-MD5, as
 // they answer x-ms-content-crc64 then).
 func (s *Store) StageDigests(ctx context.Context, body io.Reader, n int64, md5, crc bool) (*Staged, error) {
-	return s.stageBody(ctx, body, n, nil, md5, false, crc)
+	return s.stageBody(ctx, body, n, nil, md5, false, crc, nil)
+}
+
+// StageSealed is StageDigests with the bytes stored encrypted with c
+// (nil: as StageDigests); the digests are of the plaintext.
+func (s *Store) StageSealed(ctx context.Context, body io.Reader, n int64, md5, crc bool, c *Cipher) (*Staged, error) {
+	return s.stageBody(ctx, body, n, nil, md5, false, crc, c)
 }
 
 // StageEmbedded is Stage for a whole small blob: a body of at most
@@ -134,10 +140,16 @@ func (s *Store) StageDigests(ctx context.Context, body io.Reader, n int64, md5, 
 // with default parameters": its Put Blob response carries Content-MD5
 // and x-ms-content-crc64).
 func (s *Store) StageEmbedded(ctx context.Context, body io.Reader, n int64, h http.Header) (*Staged, error) {
-	return s.stageBody(ctx, body, n, h, true, true, true)
+	return s.stageBody(ctx, body, n, h, true, true, true, nil)
 }
 
-func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5, embed, crc bool) (_ *Staged, err error) {
+// StageEmbeddedSealed is StageEmbedded with the bytes stored encrypted
+// with c (nil: as StageEmbedded): encrypted bodies are never embedded.
+func (s *Store) StageEmbeddedSealed(ctx context.Context, body io.Reader, n int64, c *Cipher) (*Staged, error) {
+	return s.stageBody(ctx, body, n, nil, true, c == nil, true, c)
+}
+
+func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5, embed, crc bool, c *Cipher) (_ *Staged, err error) {
 	st := &Staged{inline: map[string][]byte{}, pins: s.pins, chunks: s.chunks}
 	defer func() {
 		if err != nil {
@@ -186,6 +198,9 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 			st.Parts = []Part{{Off: 0, Len: n, Data: buf}}
 		default:
 			id := newInlineID()
+			if c != nil {
+				buf = c.Seal(id, 0, buf)
+			}
 			st.inline[id] = buf
 			st.Parts = []Part{{Off: 0, Len: n, ID: id}}
 		}
@@ -221,7 +236,11 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 			return nil, err
 		}
 		st.pinned = append(st.pinned, "c"+w.ID())
-		got, err := copyChunk(w, hs, io.LimitReader(body, want))
+		var dst io.Writer = w
+		if c != nil {
+			dst = &encryptWriter{w: w, s: c.stream("c"+w.ID(), 0)}
+		}
+		got, err := copyChunk(dst, hs, io.LimitReader(body, want))
 		if err != nil {
 			_ = w.Abort()
 			return nil, BodyErr(err)

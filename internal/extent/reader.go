@@ -22,6 +22,7 @@ type contentReader struct {
 	curEnd int64
 	closer io.Closer
 	pinned []string // chunk ids pinned until Close
+	cipher *Cipher  // decrypts the data items (nil: stored in the clear)
 }
 
 // NewReader streams bytes [off, off+n) of content made of parts (sorted
@@ -34,10 +35,16 @@ type contentReader struct {
 // overwritten or deleted meanwhile. Close releases the pins and any open
 // chunk; it must be called.
 func (s *Store) NewReader(ctx context.Context, parts []Part, inline map[string][]byte, off, n int64) io.ReadCloser {
+	return s.NewReaderSealed(ctx, parts, inline, off, n, nil)
+}
+
+// NewReaderSealed is NewReader for content whose data items are
+// encrypted with c (nil: stored in the clear).
+func (s *Store) NewReaderSealed(ctx context.Context, parts []Part, inline map[string][]byte, off, n int64, c *Cipher) io.ReadCloser {
 	i := sort.Search(len(parts), func(i int) bool { return parts[i].End() > off })
 	ids := itemIDs(parts[i:], off, n, inline)
 	s.pins.pin(ids)
-	return &contentReader{s: s, ctx: ctx, parts: parts[i:], pos: off, end: off + n, inline: inline, pinned: ids}
+	return &contentReader{s: s, ctx: ctx, parts: parts[i:], pos: off, end: off + n, inline: inline, pinned: ids, cipher: c}
 }
 
 func (c *contentReader) Read(p []byte) (int, error) {
@@ -119,16 +126,25 @@ func (c *contentReader) open(part Part, from, n int64) error {
 		if from+n > int64(len(data)) {
 			return fmt.Errorf("data item %s shorter than its part", part.ID)
 		}
-		c.cur = bytesReader(data[from : from+n])
+		c.cur = c.decrypt(bytesReader(data[from:from+n]), part.ID, from)
 		return nil
 	}
 	r, err := c.s.chunks.Open(c.ctx, part.ID[1:])
 	if err != nil {
 		return fmt.Errorf("opening chunk %s: %w", part.ID, err)
 	}
-	c.cur = io.NewSectionReader(r, from, n)
+	c.cur = c.decrypt(io.NewSectionReader(r, from, n), part.ID, from)
 	c.closer = r
 	return nil
+}
+
+// decrypt wraps r, data item id's bytes from offset from, in the
+// reader's cipher, if any.
+func (c *contentReader) decrypt(r io.Reader, id string, from int64) io.Reader {
+	if c.cipher == nil {
+		return r
+	}
+	return &decryptReader{r: r, s: c.cipher.stream(id, from)}
 }
 
 func (c *contentReader) closeCur() {

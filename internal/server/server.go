@@ -404,6 +404,14 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			corsHeaders(w, hr, rules)
 		}
 		if err := svc.Handler.ServeAzure(w, r); err != nil {
+			if clientGone(hr.Context(), err) {
+				// Nothing failed here and nobody reads an answer: the
+				// response (its status perhaps already sent) was cut
+				// short by the client.
+				s.cfg.Logger.InfoContext(hr.Context(), "client disconnected", "service", svc.Name, "method", hr.Method,
+					"url", redactSAS(hr.URL), "operation", r.Op, "err", err)
+				return
+			}
 			e := ToAzure(hr.Context(), s.cfg.Logger, err)
 			if hr.Context().Value(batchVersionKey{}) != nil {
 				// Requests are logged whole above; a batch's parts here.

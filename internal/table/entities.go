@@ -24,12 +24,14 @@ func parseIfMatch(h http.Header, kind opKind) (Condition, error) {
 		return Condition{Set: true, Any: true}, nil
 	}
 	ts, ok := parseETag(v)
-	if !ok && len(v) > 3 && strings.HasPrefix(v, `W/"`) && strings.HasSuffix(v, `"`) {
+	if !ok && len(v) > 3 && strings.EqualFold(v[:3], `W/"`) && strings.HasSuffix(v, `"`) {
 		// A weak ETag the service never issued (another timestamp form,
-		// another service's value) is well formed: it matches no
-		// entity, so the write fails its condition (412
-		// UpdateConditionNotSatisfied, or 404 when there is no entity),
-		// as on Azure. Only a value that is no ETag at all is 400.
+		// another service's value, a lower-case w/ prefix, which
+		// HTTP clients may send and Azure answers as it answers W/) is
+		// well formed: it matches no entity, so the write fails its
+		// condition (412 UpdateConditionNotSatisfied, or 404 when there
+		// is no entity), as on Azure. Only a value that is no ETag at
+		// all is 400.
 		return Condition{Set: true, ETag: noETag}, nil
 	}
 	if !ok {

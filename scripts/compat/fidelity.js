@@ -42,6 +42,16 @@ function accountSAS(perms, types, services) {
   const tmp = cc.getBlockBlobClient("tmp.txt");
   await tmp.upload("t", 1);
   await step("batch delete", () => batch.deleteBlobs([tmp.url], cred).then(r => { if (r.subResponsesFailedCount) throw new Error("failed"); return r.subResponsesSucceededCount; }));
+  // A failed sub-request counts as failed: the SDK (BatchResponseParser)
+  // matches the header name x-ms-error-code case-sensitively and takes the
+  // status line's reason phrase as the message.
+  await tmp.upload("t", 1);
+  await step("batch delete counts a failure", () => batch.deleteBlobs([tmp.url, cc.getBlobClient("missing.txt").url], cred).then(r => {
+    const s = r.subResponses;
+    if (r.subResponsesSucceededCount !== 1 || r.subResponsesFailedCount !== 1 || s[1].status !== 404 || s[1].errorCode !== "BlobNotFound" || s[1].statusMessage !== "The specified blob does not exist.")
+      throw new Error(JSON.stringify([r.subResponsesSucceededCount, r.subResponsesFailedCount, s.map(x => [x.status, x.errorCode, x.statusMessage])]));
+    return [r.subResponsesSucceededCount, r.subResponsesFailedCount];
+  }));
   const asas = accountSAS("rwdlacupt", "sco", "b");
   await step("batch account SAS", () => new BlobServiceClient(B + "?" + asas).getBlobBatchClient().setBlobsAccessTier([new BlobClient(a.url + "?" + asas)], "Hot").then(r => { if (r.subResponsesFailedCount) throw new Error(JSON.stringify(r.subResponses.map(s => s.errorCode))); return r.subResponsesSucceededCount; }));
 

@@ -54,6 +54,18 @@ b.upload_blob(b"bbb", tags={"tag1": "val2"})
 step("batch tier", lambda: [r.status_code for r in cc.set_standard_blob_tier_blobs(StandardBlobTier.COOL, "a.txt", "b.txt")])
 cc.get_blob_client("tmp.txt").upload_blob(b"t")
 step("batch delete", lambda: [r.status_code for r in cc.delete_blobs("tmp.txt")])
+cc.get_blob_client("tmp.txt").upload_blob(b"t")
+
+
+def batch_counts():
+    # A failed sub-request is reported as failed, with its status.
+    got = [r.status_code for r in cc.delete_blobs("tmp.txt", "missing.txt", raise_on_any_failure=False)]
+    if got != [202, 404]:
+        raise AssertionError(got)
+    return got
+
+
+step("batch delete counts a failure", batch_counts)
 
 # Tags: bare names.
 def find(expr):

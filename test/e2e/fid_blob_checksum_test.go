@@ -42,9 +42,10 @@ func TestFidBlobStoredMD5AnyLength(t *testing.T) {
 	if len(page.Segment.BlobItems) != 1 || !bytes.Equal(page.Segment.BlobItems[0].Properties.ContentMD5, four) {
 		t.Fatalf("listed Content-MD5 %x", page.Segment.BlobItems[0].Properties.ContentMD5)
 	}
-	// Not base64 at all is still a bad header value.
+	// Not base64 at all is 400 InvalidMd5 (Common REST API error codes:
+	// "The MD5 value specified in the request is invalid").
 	_, err = b.bb("m").SetHTTPHeaders(bxWithHeader(b.ctx, "x-ms-blob-content-md5", "not base64!"), blob.HTTPHeaders{}, nil)
-	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidHeaderValue)
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidMD5)
 }
 
 // TestFidBlobTransactionalChecksums: a malformed Content-MD5 is 400
@@ -145,8 +146,10 @@ func TestFidBlobPutBlobMD5Headers(t *testing.T) {
 	ctx := fidWithHeader(b.ctx, "Content-MD5", base64.StdEncoding.EncodeToString(wrong[:]))
 	_, err = b.bb("h4").Upload(ctx, bxBody(data), &blockblob.UploadOptions{HTTPHeaders: &blob.HTTPHeaders{BlobContentMD5: sum[:]}})
 	must(t, err)
+	// Checked against the content, it must be 128 bits: 400 InvalidMd5
+	// ("The MD5 value must be 128 bits and Base64-encoded").
 	_, err = b.bb("h5").Upload(b.ctx, bxBody(data), &blockblob.UploadOptions{HTTPHeaders: &blob.HTTPHeaders{BlobContentMD5: []byte{1, 2, 3, 4}}})
-	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidHeaderValue)
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidMD5)
 	ctx = bxWithHeader(b.ctx, "x-ms-content-crc64", base64.StdEncoding.EncodeToString(resp.ContentCRC64))
 	_, err = b.bb("h6").Upload(ctx, bxBody(data), &blockblob.UploadOptions{HTTPHeaders: &blob.HTTPHeaders{BlobContentMD5: sum[:]}})
 	wantCode(t, err, http.StatusBadRequest, "BothCrc64AndMsMd5HeaderPresent")

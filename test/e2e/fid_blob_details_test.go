@@ -81,7 +81,8 @@ func TestFidBlobBackslashName(t *testing.T) {
 // TestFidBlobAppendSealed: every append blob reports x-ms-blob-sealed
 // (false until sealed) on Get Blob Properties, Get Blob and List Blobs;
 // once sealed, Append Block and Append Block From URL are 409
-// BlobIsSealed with Azure's message.
+// BlobIsSealed with the message the Append Blob Seal reference's Remarks
+// give.
 func TestFidBlobAppendSealed(t *testing.T) {
 	b := newBlobT(t)
 	cc := b.cli.ServiceClient().NewContainerClient(b.cont)
@@ -117,7 +118,7 @@ func TestFidBlobAppendSealed(t *testing.T) {
 	}
 	_, err = ab.AppendBlock(b.ctx, bxBody([]byte("more")), nil)
 	wantCode(t, err, http.StatusConflict, "BlobIsSealed")
-	if msg := fmt.Sprint(err); !strings.Contains(msg, "The blob is sealed and its contents cannot be modified.") {
+	if msg := fmt.Sprint(err); !strings.Contains(msg, "The specified blob is sealed, and its contents can't be modified unless the blob is re-created after a delete.") {
 		t.Fatalf("message: %s", msg)
 	}
 	b.put("src", []byte("from url"), nil)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
@@ -77,4 +78,48 @@ func TestFidBlobTagsUnquotedNames(t *testing.T) {
 		_, err = ab.AppendBlock(b.ctx, bxBody([]byte("x")), &appendblob.AppendBlockOptions{AccessConditions: bxIfTags(bad)})
 		wantCode(t, err, http.StatusBadRequest, bloberror.InvalidHeaderValue)
 	}
+}
+
+// TestFidBlobTagsWhereLimits: a where= expression may name up to 10
+// unique tags ("A filter can contain up to 10 tags", blob index
+// documentation), however many comparisons it makes, and @container may
+// be used in Find Blobs by Tags within a container as on the account
+// (naming another container finds nothing).
+func TestFidBlobTagsWhereLimits(t *testing.T) {
+	b := newBlobT(t)
+	tags := map[string]string{}
+	var ten []string
+	for i := 0; i < 10; i++ {
+		tags[fmt.Sprintf("k%d", i)] = "v"
+		ten = append(ten, fmt.Sprintf(`"k%d" = 'v'`, i))
+	}
+	b.put("t", []byte("body"), &blockblob.UploadOptions{Tags: tags})
+	cc := b.cli.ServiceClient().NewContainerClient(b.cont)
+	find := func(where string) (string, error) {
+		r, err := cc.FilterBlobs(b.ctx, where, &container.FilterBlobsOptions{})
+		if err != nil {
+			return "", err
+		}
+		var got []string
+		for _, it := range r.Blobs {
+			got = append(got, *it.Name)
+		}
+		return fmt.Sprint(got), nil
+	}
+	all := strings.Join(ten, " AND ")
+	for where, want := range map[string]string{
+		all + ` AND "k0" >= 'a' AND "k0" <= 'z' AND "k1" > 'a'`: "[t]", // 13 comparisons, 10 tags
+		`@container = '` + b.cont + `' AND "k3" = 'v'`:          "[t]", // @container in a container
+		all + ` AND @container = '` + b.cont + `'`:              "[t]", // 10 tags and @container
+		`@container = 'other' AND "k3" = 'v'`:                   "[]",  // another container
+	} {
+		got, err := find(where)
+		if err != nil || got != want {
+			t.Fatalf("where %s: %s %v, want %s", where, got, err, want)
+		}
+	}
+	_, err := find(all + ` AND "k10" = 'v'`)
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidQueryParameterValue)
+	_, err = b.cli.ServiceClient().FilterBlobs(b.ctx, all+` AND "k10" = 'v'`, nil)
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidQueryParameterValue)
 }

@@ -54,8 +54,8 @@ func TestFidSvcTableBooleans(t *testing.T) {
 }
 
 // A weak ETag in If-Match that is not the entity's fails the condition
-// (412 UpdateConditionNotSatisfied), whatever its inner form; only a
-// value that is no ETag at all is 400.
+// (412 UpdateConditionNotSatisfied), whatever its inner form and whatever
+// the case of its W/ prefix; only a value that is no ETag at all is 400.
 func TestFidSvcTableWeakETag(t *testing.T) {
 	e := tbStart(t)
 	c := e.table("fidetag")
@@ -67,6 +67,8 @@ func TestFidSvcTableWeakETag(t *testing.T) {
 		`W/"datetime'2001-02-30T04%3A05%3A06Z'"`,         // no such day
 		`W/"0x8D9F0A1B2C3D4E5"`,                          // a Blob-style value
 		`W/""`,
+		`w/"datetime'2001-02-03T04%3A05%3A06.7000000Z'"`, // lower-case weak prefix
+		`w/"0x8D9F0A1B2C3D4E5"`,
 	} {
 		_, err := c.UpdateEntity(e.ctx, ent, &aztables.UpdateEntityOptions{IfMatch: to.Ptr(etag), UpdateMode: aztables.UpdateModeReplace})
 		tbWant(t, err, http.StatusPreconditionFailed, aztables.UpdateConditionNotSatisfied)

@@ -152,8 +152,22 @@ func TestUserDelegationSAS(t *testing.T) {
 	must(t, err)
 	_, err = skc.GetUserDelegationCredential(ctx, info, nil)
 	var re *azcore.ResponseError
-	if !errors.As(err, &re) || re.StatusCode != http.StatusForbidden || re.ErrorCode != string(bloberror.AuthenticationFailed) {
+	const bearerOnly = "Only authentication scheme Bearer is supported"
+	if !errors.As(err, &re) || re.StatusCode != http.StatusForbidden || re.ErrorCode != string(bloberror.AuthenticationFailed) || !strings.Contains(err.Error(), bearerOnly) {
 		t.Fatalf("Get User Delegation Key with Shared Key: %v", err)
+	}
+	// Nor can a SAS, even an account SAS granting everything: the same
+	// 403 AuthenticationFailed with the Bearer-only detail (Get User
+	// Delegation Key: "only ... Microsoft Entra ID").
+	asas, err := sas.AccountSignatureValues{Protocol: sas.ProtocolHTTPS, ExpiryTime: now.Add(time.Hour),
+		Permissions:   (&sas.AccountPermissions{Read: true, Write: true, Delete: true, List: true, Add: true, Create: true, Update: true, Process: true}).String(),
+		ResourceTypes: (&sas.AccountResourceTypes{Service: true, Container: true, Object: true}).String()}.SignWithSharedKey(sk)
+	must(t, err)
+	sasc, err := service.NewClientWithNoCredential(prodURL+"?"+asas.Encode(), &service.ClientOptions{ClientOptions: popts})
+	must(t, err)
+	_, err = sasc.GetUserDelegationCredential(ctx, info, nil)
+	if !errors.As(err, &re) || re.StatusCode != http.StatusForbidden || re.ErrorCode != string(bloberror.AuthenticationFailed) || !strings.Contains(err.Error(), bearerOnly) {
+		t.Fatalf("Get User Delegation Key with an account SAS: %v", err)
 	}
 	// The Shared Key client works on the production-style URL otherwise.
 	if _, err := skc.GetProperties(ctx, nil); err != nil {

@@ -1,0 +1,26 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"syscall"
+)
+
+// clientGone reports whether err, returned by a handler, means the
+// client went away: the request's context is canceled (net/http cancels
+// it when the connection fails, a write to it included), or the error is
+// a failed write to the connection (a reset or a broken pipe, caught
+// before the cancellation is seen). Such a request is logged as a
+// disconnect and not answered: an error rendered after a 200 and part of
+// its body were sent would reach nobody, and is no fault of the server.
+func clientGone(ctx context.Context, err error) bool {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return true
+	}
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "write"
+}
