@@ -13,7 +13,7 @@ trap cleanup EXIT
 go build -o "$work/cerulean" ./cmd/cerulean
 base=$((20000 + RANDOM % 10000)) # below the ephemeral range (32768-60999)
 start() { # start i: a front end on port base+i
-  "$work/cerulean" serve --postgres "$CERULEAN_TEST_POSTGRES" --blob-port $((base + $1)) --queue-port -1 --table-port -1 --file-port -1 --dfs-port -1 --smb-port 0 \
+  "$work/cerulean" serve --postgres "$CERULEAN_TEST_POSTGRES" --blob-port $((base + $1)) --queue-port -1 --table-port -1 --file-port -1 --dfs-port -1 --smb-port -1 \
     --data "$work/d$1" --log-level warn >"$work/serve$1.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$((base + $1))") 2>/dev/null && return; sleep 0.1; done

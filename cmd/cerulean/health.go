@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -23,20 +24,33 @@ import (
 
 // health checks a running server the way a container's HEALTHCHECK needs
 // (the image has no shell or curl): for each service endpoint it sends a
-// Shared-Key-signed Get Service Properties, which reads the store. It
+// Shared-Key-signed Get Service Properties, which reads the store.
+//
+// With a health file (--file, default $CERULEAN_HEALTH_FILE, which the
+// image sets), it checks the server that wrote it: that process must be
+// running and every endpoint it opened must answer (see healthfile.go).
+// Without one it probes the ports of its flags (default 10000-10004) and
 // exits 0 when at least one endpoint answered 200 and none answered
 // anything else; an endpoint refusing connections is a service this
 // server does not run (azurite-blob serves Blob only) and is skipped.
 func health(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	host := fs.String("host", "127.0.0.1", "address of the server")
-	scheme := fs.String("scheme", "http", "http, or https for a server started with a certificate (its certificate is not verified)")
-	blob := fs.Int("blob-port", envInt("blob-port", 10000), "Blob port (-1 skips)")
-	queue := fs.Int("queue-port", envInt("queue-port", 10001), "Queue port (-1 skips)")
-	table := fs.Int("table-port", envInt("table-port", 10002), "Table port (-1 skips)")
-	dfs := fs.Int("dfs-port", envInt("dfs-port", 10004), "Data Lake Storage Gen2 (dfs) port (-1 skips)")
+	if wantsHelp(args) {
+		fs.SetOutput(stdout)
+	}
+	file := fs.String("file", os.Getenv(healthFileEnv), "health file the server wrote ("+healthFileEnv+" when it started): check that server's own ports; the port flags are then not used (env "+healthFileEnv+")")
+	host := fs.String("host", "127.0.0.1", "address of the server (without --file)")
+	scheme := fs.String("scheme", "http", "http, or https for a server started with a certificate (its certificate is not verified) (without --file)")
+	blob := fs.Int("blob-port", envInt("blob-port", 10000), "Blob port, -1 skips (without --file)")
+	queue := fs.Int("queue-port", envInt("queue-port", 10001), "Queue port, -1 skips (without --file)")
+	table := fs.Int("table-port", envInt("table-port", 10002), "Table port, -1 skips (without --file)")
+	dfs := fs.Int("dfs-port", envInt("dfs-port", 10004), "Data Lake Storage Gen2 (dfs) port, -1 skips (without --file)")
 	timeout := fs.Duration("timeout", 3*time.Second, "time allowed for each endpoint")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: cerulean health [flags]")
+		printFlags(fs.Output(), fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -50,7 +64,36 @@ func health(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	name, key := accts[0].Name, base64.StdEncoding.EncodeToString(accts[0].Keys[0])
+	acct := accts[0]
+	// targets: service → host:port; strict: every target must answer.
+	targets := map[string]string{}
+	strict := false
+	smbAddr := ""
+	if *file != "" {
+		st, err := readHealthFile(*file)
+		if err != nil {
+			return fmt.Errorf("unhealthy: %w", err)
+		}
+		if !processAlive(st.PID) {
+			return fmt.Errorf("unhealthy: the server that wrote %s (process %d) is not running", *file, st.PID)
+		}
+		targets, *scheme, strict, smbAddr = st.Endpoints, st.Scheme, true, st.SMB
+		for _, a := range accts {
+			if a.Name == st.Account {
+				acct = a
+			}
+		}
+		if len(targets) == 0 && smbAddr == "" {
+			return fmt.Errorf("unhealthy: %s lists no endpoint", *file)
+		}
+	} else {
+		for svc, port := range map[string]int{"blob": *blob, "dfs": *dfs, "queue": *queue, "table": *table} {
+			if port >= 0 {
+				targets[svc] = net.JoinHostPort(*host, fmt.Sprint(port))
+			}
+		}
+	}
+	name, key := acct.Name, base64.StdEncoding.EncodeToString(acct.Keys[0])
 	opts := policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}
 	if *scheme == "https" {
 		opts.Transport = insecureClient()
@@ -67,15 +110,11 @@ func health(args []string, stdout, stderr io.Writer) error {
 		_, err = c.ServiceClient().GetProperties(ctx, nil)
 		return err
 	}
-	checks := []struct {
-		svc   string
-		port  int
-		check func(ctx context.Context, url string) error
-	}{
-		{"blob", *blob, blobCheck},
+	checks := map[string]func(ctx context.Context, url string) error{
+		"blob": blobCheck,
 		// The dfs port answers the Blob API of its accounts too.
-		{"dfs", *dfs, blobCheck},
-		{"queue", *queue, func(ctx context.Context, url string) error {
+		"dfs": blobCheck,
+		"queue": func(ctx context.Context, url string) error {
 			cred, err := azqueue.NewSharedKeyCredential(name, key)
 			if err != nil {
 				return err
@@ -86,8 +125,8 @@ func health(args []string, stdout, stderr io.Writer) error {
 			}
 			_, err = c.GetServiceProperties(ctx, nil)
 			return err
-		}},
-		{"table", *table, func(ctx context.Context, url string) error {
+		},
+		"table": func(ctx context.Context, url string) error {
 			cred, err := aztables.NewSharedKeyCredential(name, key)
 			if err != nil {
 				return err
@@ -98,27 +137,48 @@ func health(args []string, stdout, stderr io.Writer) error {
 			}
 			_, err = c.GetProperties(ctx, nil)
 			return err
-		}},
+		},
+	}
+	// Services without a signed check (file) and SMB: the port accepts.
+	dial := func(ctx context.Context, addr string) error {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return c.Close()
 	}
 	healthy, failed := 0, 0
-	for _, c := range checks {
-		if c.port < 0 {
-			continue
-		}
-		url := fmt.Sprintf("%s://%s/%s", *scheme, net.JoinHostPort(*host, fmt.Sprint(c.port)), name)
-		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-		err := c.check(ctx, url)
-		cancel()
+	report := func(what string, err error) {
 		switch {
 		case err == nil:
 			healthy++
-			fmt.Fprintf(stdout, "%s %s: ok\n", c.svc, url)
-		case errors.Is(err, syscall.ECONNREFUSED):
-			fmt.Fprintf(stdout, "%s %s: not served\n", c.svc, url)
+			fmt.Fprintf(stdout, "%s: ok\n", what)
+		case !strict && errors.Is(err, syscall.ECONNREFUSED):
+			fmt.Fprintf(stdout, "%s: not served\n", what)
 		default:
 			failed++
-			fmt.Fprintf(stdout, "%s %s: %s\n", c.svc, url, oneLine(err))
+			fmt.Fprintf(stdout, "%s: %s\n", what, oneLine(err))
 		}
+	}
+	for _, svc := range []string{"blob", "dfs", "queue", "table", "file"} {
+		addr, ok := targets[svc]
+		if !ok {
+			continue
+		}
+		url := fmt.Sprintf("%s://%s/%s", *scheme, addr, name)
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		if check, ok := checks[svc]; ok {
+			report(svc+" "+url, check(ctx, url))
+		} else {
+			report(svc+" "+addr, dial(ctx, addr))
+		}
+		cancel()
+	}
+	if smbAddr != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		report("smb "+smbAddr, dial(ctx, smbAddr))
+		cancel()
 	}
 	if failed > 0 || healthy == 0 {
 		return fmt.Errorf("unhealthy: %d endpoints answered, %d failed", healthy, failed)

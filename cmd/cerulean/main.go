@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,25 +68,19 @@ func run(argv0 string, args []string, stdout, stderr io.Writer) error {
 	if entry, ok := azuriteEntry(argv0); ok {
 		return azuriteMain(entry, args, stdout, stderr)
 	}
-	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		// No command: serve, and its --help is cerulean's whole usage.
+		if wantsHelp(args) {
+			return printHelp(stdout)
+		}
+		return serve(args, stdout, stderr)
 	}
-	if _, ok := azuriteEntries[cmd]; ok {
-		return azuriteMain(cmd, args, stdout, stderr)
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
 	}
-	switch cmd {
-	case "serve":
-		return serve(args, stderr)
-	case "version":
-		fmt.Fprintln(stdout, "cerulean", version)
-		return nil
-	case "bench":
-		return bench.Main(args, stdout)
-	case "health":
-		return health(args, stdout, stderr)
-	}
-	return usageErr(fmt.Errorf("unknown command %q (want serve, version, bench, health or azurite)", cmd))
+	return usageErr(fmt.Errorf("unknown command %q (want one of %s; cerulean --help lists them)", args[0], commandNames()))
 }
 
 // env returns CERULEAN_<NAME> or def.
@@ -109,28 +104,84 @@ func envInt(name string, def int) int {
 	return n
 }
 
-func serve(args []string, stderr io.Writer) error {
+// portRule is how every port flag reads its value: -1 turns the
+// listener off, 0 asks for any free port (the listening log line names
+// the port chosen).
+const portRule = "-1: off, 0: any free port"
+
+// serveFlagSet is serve's command line: every flag is also read from
+// CERULEAN_<NAME> (its default).
+type serveFlagSet struct {
+	*flag.FlagSet
+	host, tlsCert, tlsKey, oauth, data, logLevel, pg, extentLimit, accounts          *string
+	blobPort, queuePort, tablePort, filePort, dfsPort, smbPort, metricsPort, pgConns *int
+	hns, inMemory                                                                    *bool
+}
+
+// envName is the environment variable of a serve flag.
+func envName(flagName string) string {
+	return "CERULEAN_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// portFlag defines a port flag: its default from CERULEAN_<NAME>, the
+// port rule in its usage.
+func portFlag(fs *flag.FlagSet, name string, def int, what string) *int {
+	return fs.Int(name, envInt(name, def), what+" ("+portRule+"; env "+envName(name)+")")
+}
+
+// serveFlags defines serve's flags on a new FlagSet writing errors to
+// stderr.
+func serveFlags(stderr io.Writer) *serveFlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	host := fs.String("host", env("host", "127.0.0.1"), "address to listen on (env CERULEAN_HOST)")
-	blobPort := fs.Int("blob-port", envInt("blob-port", 10000), "Blob service port, -1 to disable (env CERULEAN_BLOB_PORT)")
-	queuePort := fs.Int("queue-port", envInt("queue-port", 10001), "Queue service port, -1 to disable (env CERULEAN_QUEUE_PORT)")
-	tablePort := fs.Int("table-port", envInt("table-port", 10002), "Table service port, -1 to disable (env CERULEAN_TABLE_PORT)")
-	filePort := fs.Int("file-port", envInt("file-port", 10003), "File service port, -1 to disable (env CERULEAN_FILE_PORT)")
-	dfsPort := fs.Int("dfs-port", envInt("dfs-port", 10004), "Data Lake Storage Gen2 (dfs) port, also answering the Blob API, -1 to disable (env CERULEAN_DFS_PORT)")
-	hns := fs.Bool("hierarchical-namespace", env("hierarchical-namespace", "") == "true" || env("hierarchical-namespace", "") == "1", "give every account a hierarchical namespace (Data Lake Storage Gen2); an account listed as name:key1[:key2]:hns in --accounts gets one alone (env CERULEAN_HIERARCHICAL_NAMESPACE)")
-	smbPort := fs.Int("smb-port", envInt("smb-port", 10445), "SMB2/3 port serving the File shares, 0 to disable (env CERULEAN_SMB_PORT)")
-	metricsPort := fs.Int("metrics-port", envInt("metrics-port", 0), "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz), 0 to disable (env CERULEAN_METRICS_PORT)")
-	tlsCert := fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
-	tlsKey := fs.String("tls-key", env("tls-key", ""), "PEM private key file of --tls-cert (env CERULEAN_TLS_KEY)")
-	oauth := fs.String("oauth", env("oauth", ""), "basic: accept Entra ID bearer tokens without verifying their signature (development only; needs --tls-cert) (env CERULEAN_OAUTH)")
-	data := fs.String("data", env("data", "./cerulean-data"), "embedded data directory (env CERULEAN_DATA)")
-	logLevel := fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (env CERULEAN_LOG_LEVEL)")
-	pg := fs.String("postgres", env("postgres", ""), "PostgreSQL DSN (postgres://...): use PostgreSQL instead of the embedded store; several processes may share one database (env CERULEAN_POSTGRES)")
-	pgConns := fs.Int("postgres-max-conns", envInt("postgres-max-conns", 0), "PostgreSQL connection pool size (0: 4 per CPU, 8 to 64) (env CERULEAN_POSTGRES_MAX_CONNS)")
-	inMemory := fs.Bool("in-memory", env("in-memory", "") == "true" || env("in-memory", "") == "1", "keep everything in memory, write nothing to disk; data is lost when the process exits (env CERULEAN_IN_MEMORY)")
-	extentLimit := fs.String("extent-memory-limit", env("extent-memory-limit", ""), "with --in-memory: most bytes of blob/file bodies held in memory, e.g. 512M or 2G (default: half of RAM) (env CERULEAN_EXTENT_MEMORY_LIMIT)")
-	accounts := fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns];... (:hns: a hierarchical namespace) (env CERULEAN_ACCOUNTS; default: the dev account)")
+	f := &serveFlagSet{FlagSet: fs}
+	f.host = fs.String("host", env("host", "127.0.0.1"), "address to listen on; 0.0.0.0 for every interface (env CERULEAN_HOST)")
+	f.blobPort = portFlag(fs, "blob-port", 10000, "Blob service port")
+	f.queuePort = portFlag(fs, "queue-port", 10001, "Queue service port")
+	f.tablePort = portFlag(fs, "table-port", 10002, "Table service port")
+	f.filePort = portFlag(fs, "file-port", 10003, "File service port")
+	f.dfsPort = portFlag(fs, "dfs-port", 10004, "Data Lake Storage Gen2 (dfs) port, also answering the Blob API")
+	f.smbPort = portFlag(fs, "smb-port", 10445, "SMB2/3 port serving the File shares")
+	f.metricsPort = portFlag(fs, "metrics-port", -1, "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz)")
+	f.hns = fs.Bool("hierarchical-namespace", env("hierarchical-namespace", "") == "true" || env("hierarchical-namespace", "") == "1", "give every account a hierarchical namespace (Data Lake Storage Gen2); an account listed as name:key1[:key2]:hns in --accounts gets one alone (env CERULEAN_HIERARCHICAL_NAMESPACE)")
+	f.tlsCert = fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
+	f.tlsKey = fs.String("tls-key", env("tls-key", ""), "PEM private key file of --tls-cert (env CERULEAN_TLS_KEY)")
+	f.oauth = fs.String("oauth", env("oauth", ""), "basic: accept Entra ID bearer tokens without verifying their signature (development only; needs --tls-cert) (env CERULEAN_OAUTH)")
+	f.data = fs.String("data", env("data", "./cerulean-data"), "embedded data directory (env CERULEAN_DATA)")
+	f.logLevel = fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (env CERULEAN_LOG_LEVEL)")
+	f.pg = fs.String("postgres", env("postgres", ""), "PostgreSQL DSN (postgres://...): use PostgreSQL instead of the embedded store; several processes may share one database (env CERULEAN_POSTGRES)")
+	f.pgConns = fs.Int("postgres-max-conns", envInt("postgres-max-conns", 0), "PostgreSQL connection pool size (0: 4 per CPU, 8 to 64) (env CERULEAN_POSTGRES_MAX_CONNS)")
+	f.inMemory = fs.Bool("in-memory", env("in-memory", "") == "true" || env("in-memory", "") == "1", "keep everything in memory, write nothing to disk; data is lost when the process exits (env CERULEAN_IN_MEMORY)")
+	f.extentLimit = fs.String("extent-memory-limit", env("extent-memory-limit", ""), "with --in-memory: most bytes of blob/file bodies held in memory, e.g. 512M or 2G (default: half of RAM) (env CERULEAN_EXTENT_MEMORY_LIMIT)")
+	f.accounts = fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns];... (:hns: a hierarchical namespace) (env CERULEAN_ACCOUNTS; default: the dev account)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: cerulean serve [flags]")
+		printFlags(fs.Output(), fs)
+	}
+	return f
+}
+
+// checkPorts refuses a port outside -1..65535.
+func checkPorts(ports map[string]int) error {
+	names := make([]string, 0, len(ports))
+	for n := range ports {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if p := ports[n]; p < -1 || p > 65535 {
+			return fmt.Errorf("--%s %d: want a port (1-65535), 0 for any free port or -1 for off", n, p)
+		}
+	}
+	return nil
+}
+
+func serve(args []string, stdout, stderr io.Writer) error {
+	f := serveFlags(stderr)
+	fs := f.FlagSet
+	if wantsHelp(args) {
+		fs.SetOutput(stdout)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -139,6 +190,12 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return usageErr(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	host, blobPort, queuePort, tablePort, filePort, dfsPort := f.host, f.blobPort, f.queuePort, f.tablePort, f.filePort, f.dfsPort
+	hns, smbPort, metricsPort, tlsCert, tlsKey, oauth, data, logLevel := f.hns, f.smbPort, f.metricsPort, f.tlsCert, f.tlsKey, f.oauth, f.data, f.logLevel
+	pg, pgConns, inMemory, extentLimit, accounts := f.pg, f.pgConns, f.inMemory, f.extentLimit, f.accounts
+	if err := checkPorts(map[string]int{"blob-port": *blobPort, "queue-port": *queuePort, "table-port": *tablePort, "file-port": *filePort, "dfs-port": *dfsPort, "smb-port": *smbPort, "metrics-port": *metricsPort}); err != nil {
+		return usageErr(err)
 	}
 	smbHeartbeat, err := smbLiveness(env("smb-liveness", ""))
 	if err != nil {
@@ -160,7 +217,7 @@ func serve(args []string, stderr io.Writer) error {
 		return usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, DFSPort: *dfsPort, HierarchicalNamespace: *hns, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat, MetricsPort: smbConfigPort(*metricsPort), InMemory: *inMemory, UPNRecheck: recheck}
+	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, DFSPort: *dfsPort, HierarchicalNamespace: *hns, SMBPort: *smbPort, DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat, MetricsPort: *metricsPort, InMemory: *inMemory, UPNRecheck: recheck}
 	if *extentLimit != "" {
 		if !*inMemory {
 			return usageErr(errors.New("--extent-memory-limit needs --in-memory"))
@@ -248,6 +305,14 @@ func runServer(cfg app.Config, log *slog.Logger, key, store string, ready func(*
 	if a.SMBAddr != "" {
 		log.Info("listening", "service", "smb", "endpoint", "//"+a.SMBAddr+"/<share>", "user", cfg.AccountName())
 	}
+	if path := os.Getenv(healthFileEnv); path != "" {
+		remove, err := writeHealthFile(path, a, cfg.AccountName())
+		if err != nil {
+			_ = a.Close(context.Background())
+			return usageErr(err)
+		}
+		defer remove()
+	}
 	log.Info("ready", "store", store, "connection_string", a.ConnectionString(key))
 	if ready != nil {
 		ready(a)
@@ -267,16 +332,6 @@ func runServer(cfg app.Config, log *slog.Logger, key, store string, ready func(*
 	}
 	log.Info("stopped")
 	return nil
-}
-
-// smbConfigPort maps --smb-port (and --metrics-port) to app.Config: on
-// the command line 0 (or a negative port) disables the listener, while
-// app.Config uses -1 for that and 0 for "any free port".
-func smbConfigPort(p int) int {
-	if p <= 0 {
-		return -1
-	}
-	return p
 }
 
 // smbLiveness parses CERULEAN_SMB_LIVENESS, a hidden setting for tests

@@ -713,7 +713,7 @@ func TestServeWithoutDatabase(t *testing.T) {
 		must(t, "free port", err)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		cmd := exec.CommandContext(ctx, bin, "serve", "--host", "127.0.0.1", "--data", t.TempDir(), "--postgres", tc.dsn,
-			"--blob-port", strconv.Itoa(port), "--queue-port", "-1", "--table-port", "-1", "--file-port", "-1", "--dfs-port", "-1", "--smb-port", "0")
+			"--blob-port", strconv.Itoa(port), "--queue-port", "-1", "--table-port", "-1", "--file-port", "-1", "--dfs-port", "-1", "--smb-port", "-1")
 		cmd.Env = childEnv()
 		cmd.SysProcAttr = procAttr()
 		cmd.WaitDelay = 5 * time.Second
