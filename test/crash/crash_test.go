@@ -364,6 +364,9 @@ func stateOf(acked bool) state {
 
 // TestCrashTrials: see the package comment.
 func TestCrashTrials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: crash trials run real servers for minutes")
+	}
 	trials, _ := strconv.Atoi(os.Getenv(envTrials))
 	if trials <= 0 {
 		t.Skipf("%s is not set: run bash scripts/crash-test.sh N", envTrials)

@@ -41,6 +41,9 @@ var noRetry = policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}
 
 func image(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the image tests start containers")
+	}
 	img := os.Getenv("CERULEAN_TEST_IMAGE")
 	if img == "" {
 		t.Skip("CERULEAN_TEST_IMAGE not set (scripts/image-test.sh sets it)")
