@@ -14,8 +14,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/cerulean-storage/cerulean/internal/bench"
 )
 
 // command is one entry of cerulean's command list.
@@ -36,12 +34,6 @@ func commands() []command {
 		{"azurite-queue", "[flags]", "Azurite's command line, Queue only (also as a link named azurite-queue)", az("azurite-queue")},
 		{"azurite-table", "[flags]", "Azurite's command line, Table only (also as a link named azurite-table)", az("azurite-table")},
 		{"health", "[flags]", "exit 0 if the server on this machine answers on the ports it opened (container HEALTHCHECK)", health},
-		{"bench", "[flags]", "load-test a server with the Azure SDK for Go (default: an in-process one)", func(args []string, stdout, _ io.Writer) error {
-			if err := bench.Main(args, stdout); !errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return nil
-		}},
 		{"install-links", "DIR", "make azurite, azurite-blob, azurite-queue and azurite-table links to this binary in DIR", installLinks},
 		{"version", "", "print the version", func(_ []string, stdout, _ io.Writer) error {
 			fmt.Fprintln(stdout, "cerulean", version)
@@ -75,6 +67,7 @@ func printHelp(w io.Writer) error {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, strings.TrimSpace(c.name+" "+c.args), c.summary)
 	}
+	fmt.Fprintln(w, "Load tests are a program of their own (it links the Azure SDK for Go): go run ./cmd/cerulean-bench --help")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "`cerulean COMMAND --help` lists a command's flags. Flags of serve (each also read from CERULEAN_<NAME>, e.g. CERULEAN_BLOB_PORT):")
 	fs := serveFlags(io.Discard)

@@ -22,7 +22,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 			t.Fatalf("%v: %v", args, err)
 		}
 		text := out.String()
-		for _, name := range []string{"serve", "azurite", "azurite-blob", "azurite-queue", "azurite-table", "health", "bench", "install-links", "version", "help"} {
+		for _, name := range []string{"serve", "azurite", "azurite-blob", "azurite-queue", "azurite-table", "health", "install-links", "version", "help"} {
 			if n := len(regexp.MustCompile(`(?m)^  `+regexp.QuoteMeta(name)+`\b[^-]`).FindAllString(text, -1)); n != 1 {
 				t.Errorf("%v: command %s listed %d times:\n%s", args, name, n, text)
 			}
@@ -225,5 +225,20 @@ func TestInstallLinks(t *testing.T) {
 	}
 	if err := run("cerulean", []string{"install-links"}, &out, &errb); err == nil {
 		t.Fatal("install-links without a directory accepted")
+	}
+}
+
+// The server's binary links no Azure SDK and no Apache Arrow (which
+// azblob brings): the load generator is cmd/cerulean-bench, and health
+// signs its requests itself.
+func TestServerLinksNoClientSDK(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v: %s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/Azure/azure-sdk-for-go/") || strings.HasPrefix(pkg, "github.com/apache/arrow-go/") {
+			t.Errorf("cmd/cerulean links %s", pkg)
+		}
 	}
 }

@@ -2,11 +2,15 @@
 //
 //	cerulean [serve] [flags]   run the server (the default)
 //	cerulean version           print the version
-//	cerulean bench [flags]     load-test a running server with the Azure SDK
 //	cerulean health [flags]    check that a running server answers (exit 0)
 //	cerulean azurite [flags]   run with Azurite's command line (also as
 //	                           azurite, azurite-blob, azurite-queue,
 //	                           azurite-table through links)
+//	cerulean install-links DIR make those links in DIR
+//	cerulean help              list the commands (commands.go)
+//
+// The load generator is cmd/cerulean-bench, so that this binary does not
+// link the Azure SDKs.
 //
 // Errors in the command line or the configuration, and failures to start
 // (a port in use, an unusable data directory), exit with status 2 before
@@ -33,7 +37,6 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/auth"
-	"github.com/cerulean-storage/cerulean/internal/bench"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -79,6 +82,9 @@ func run(argv0 string, args []string, stdout, stderr io.Writer) error {
 		if c.name == args[0] {
 			return c.run(args[1:], stdout, stderr)
 		}
+	}
+	if args[0] == "bench" {
+		return usageErr(errors.New("the load generator is a program of its own, which links the Azure SDK for Go: go run ./cmd/cerulean-bench [flags] (see docs/benchmarks.md)"))
 	}
 	return usageErr(fmt.Errorf("unknown command %q (want one of %s; cerulean --help lists them)", args[0], commandNames()))
 }
@@ -207,7 +213,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	// CERULEAN_CPUPROFILE=file profiles the server alone (benchmarks with
 	// the client in another process), written when it stops.
-	stopProfile, err := bench.CPUProfile(env("cpuprofile", ""))
+	stopProfile, err := cpuProfile(env("cpuprofile", ""))
 	if err != nil {
 		return err
 	}
