@@ -11,9 +11,10 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 go build -o "$work/cerulean" ./cmd/cerulean
+go build -o "$work/cerulean-bench" ./cmd/cerulean-bench
 base=$((20000 + RANDOM % 10000)) # below the ephemeral range (32768-60999)
 start() { # start i: a front end on port base+i
-  "$work/cerulean" serve --postgres "$CERULEAN_TEST_POSTGRES" --blob-port $((base + $1)) --queue-port -1 --table-port -1 --file-port -1 --dfs-port -1 --smb-port 0 \
+  "$work/cerulean" serve --postgres "$CERULEAN_TEST_POSTGRES" --blob-port $((base + $1)) --queue-port -1 --table-port -1 --file-port -1 --dfs-port -1 --smb-port -1 \
     --data "$work/d$1" --log-level warn >"$work/serve$1.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$((base + $1))") 2>/dev/null && return; sleep 0.1; done
@@ -21,11 +22,11 @@ start() { # start i: a front end on port base+i
 }
 url() { echo "http://127.0.0.1:$((base + $1))/devstoreaccount1"; }
 echo "== embedded store (in-process)"
-"$work/cerulean" bench -workloads blob "$@"
+"$work/cerulean-bench" -workloads blob "$@"
 start 0
 echo "== PostgreSQL, 1 front end"
-"$work/cerulean" bench -workloads blob -url "$(url 0)" "$@"
+"$work/cerulean-bench" -workloads blob -url "$(url 0)" "$@"
 start 1
 start 2
 echo "== PostgreSQL, 3 front ends"
-"$work/cerulean" bench -workloads blob -url "$(url 0),$(url 1),$(url 2)" "$@"
+"$work/cerulean-bench" -workloads blob -url "$(url 0),$(url 1),$(url 2)" "$@"

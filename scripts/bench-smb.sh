@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-smb.sh: sequential write and read of one big file over SMB with
 # Debian's smbclient (put/get, -m SMB3_11), beside REST upload/download of
-# the same size (`cerulean bench -workloads file`: 4 MiB Put Range and
+# the same size (`cerulean-bench -workloads file`: 4 MiB Put Range and
 # ranged Get File calls from 8 azfile clients), against one
 # `cerulean serve` (embedded store, durable writes) on a temporary
 # directory. Prints MB/s (10^6 bytes) per run and SMB as % of REST.
@@ -37,6 +37,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$work/cerulean" ./cmd/cerulean
+go build -o "$work/cerulean-bench" ./cmd/cerulean-bench
 base=$((20000 + RANDOM % 10000)) # below the ephemeral range (32768-60999)
 fport=$base
 sport=$((base + 1))
@@ -85,10 +86,10 @@ for r in $(seq "$runs"); do
   [ -n "$rd" ] || { echo "smbclient get failed: $out" >&2; exit 1; }
   cmp -s "$work/src" "$work/dst" || { echo "smbclient get: content differs from the put" >&2; exit 1; }
   smb "del big$r" >/dev/null
-  rest=$("$work/cerulean" bench -workloads file -url "$url" -file-url "$url" -large "$size")
+  rest=$("$work/cerulean-bench" -workloads file -url "$url" -file-url "$url" -large "$size")
   up=$(awk '/File upload/ {for (i = 1; i <= NF; i++) if ($i == "MB/s") print $(i-1)}' <<<"$rest")
   down=$(awk '/File download/ {for (i = 1; i <= NF; i++) if ($i == "MB/s") print $(i-1)}' <<<"$rest")
-  [ -n "$up" ] && [ -n "$down" ] || { echo "cerulean bench failed: $rest" >&2; exit 1; }
+  [ -n "$up" ] && [ -n "$down" ] || { echo "cerulean-bench failed: $rest" >&2; exit 1; }
   printf '%-4s %9s MB/s %9s MB/s %10s MB/s %10s MB/s %8s%% %8s%%\n' "$r" "$w" "$rd" "$up" "$down" \
     "$(awk -v a="$w" -v b="$up" 'BEGIN {printf "%.0f", 100 * a / b}')" \
     "$(awk -v a="$rd" -v b="$down" 'BEGIN {printf "%.0f", 100 * a / b}')"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs `cerulean bench` against Cerulean (in-process, durable writes) and
+# Runs `cerulean-bench` against Cerulean (in-process, durable writes) and
 # against Azurite 3.37.0 side by side with the same client, and prints both.
 #   scripts/bench-vs-azurite.sh [bench flags, e.g. -duration 10s -workloads blob,queue,table]
 # Azurite is installed with npm into a cache directory on first use.
@@ -12,6 +12,7 @@ if [ ! -x "$AZ_DIR/node_modules/.bin/azurite" ]; then
 fi
 bin=$(mktemp -d)/cerulean
 go build -o "$bin" ./cmd/cerulean
+go build -o "$bin-bench" ./cmd/cerulean-bench
 work=$(mktemp -d)
 cleanup() { [ -n "${az_pid:-}" ] && kill "$az_pid" 2>/dev/null; rm -rf "$work" "$(dirname "$bin")"; }
 trap cleanup EXIT
@@ -22,7 +23,7 @@ base=$((20000 + RANDOM % 10000)) # below the ephemeral range (32768-60999)
 az_pid=$!
 for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$((base + 2))") 2>/dev/null && break; sleep 0.2; done
 echo "== Cerulean (embedded store, durable writes)"
-"$bin" bench -data "$work/cerulean" "$@"
+"$bin-bench" -data "$work/cerulean" "$@"
 echo "== Azurite 3.37.0 (same client)"
-"$bin" bench -url "http://127.0.0.1:$base/devstoreaccount1" -queue-url "http://127.0.0.1:$((base + 1))/devstoreaccount1" \
+"$bin-bench" -url "http://127.0.0.1:$base/devstoreaccount1" -queue-url "http://127.0.0.1:$((base + 1))/devstoreaccount1" \
   -table-url "http://127.0.0.1:$((base + 2))/devstoreaccount1" "$@"

@@ -13,12 +13,12 @@ base=${PORT_BASE:-2470}  # ports 24700-24706: below the ephemeral range (32768-6
 
 go build -o "$work/cerulean" "$root/cmd/cerulean"
 "$work/cerulean" serve --data "$work/data" --blob-port "${base}0" --queue-port "${base}1" \
-  --table-port "${base}2" --file-port "${base}3" --dfs-port -1 --smb-port 0 --log-level warn &
+  --table-port "${base}2" --file-port "${base}3" --dfs-port -1 --smb-port -1 --log-level warn &
 pid=$!
 # A second server with a hierarchical namespace for the Data Lake probes
 # (Blob on ${base}5, dfs on ${base}6).
 "$work/cerulean" serve --data "$work/data-dl" --blob-port "${base}5" --queue-port -1 --table-port -1 \
-  --file-port -1 --dfs-port "${base}6" --smb-port 0 --hierarchical-namespace --log-level warn &
+  --file-port -1 --dfs-port "${base}6" --smb-port -1 --hierarchical-namespace --log-level warn &
 dlpid=$!
 sleep 1
 

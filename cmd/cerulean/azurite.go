@@ -63,14 +63,15 @@ type azuriteFlags struct {
 }
 
 // parseAzuriteFlags parses args as Azurite's program entry would.
-func parseAzuriteFlags(entry string, args []string, stderr io.Writer) (*azuriteFlags, error) {
+// A help flag prints the flags to help.
+func parseAzuriteFlags(entry string, args []string, help io.Writer) (*azuriteFlags, error) {
 	f := &azuriteFlags{entry: entry, hosts: map[string]*string{}, ports: map[string]*int{}, alive: map[string]*int{}, set: map[string]bool{}}
 	fs := flag.NewFlagSet(entry, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are one line, printed by main
 	defPort := map[string]int{"blob": 10000, "queue": 10001, "table": 10002, "file": 10003, "dfs": 10004, "smb": 10445}
 	for _, svc := range []string{"blob", "queue", "table", "file", "dfs", "smb"} {
 		f.hosts[svc] = fs.String(svc+"Host", "127.0.0.1", "listening address of the "+svc+" service")
-		f.ports[svc] = fs.Int(svc+"Port", defPort[svc], "listening port of the "+svc+" service (0: any free port)")
+		f.ports[svc] = fs.Int(svc+"Port", defPort[svc], "listening port of the "+svc+" service ("+portRule+")")
 		if svc != "smb" {
 			f.alive[svc] = fs.Int(svc+"KeepAliveTimeout", 5, "seconds an idle keep-alive connection of the "+svc+" service stays open")
 		}
@@ -100,8 +101,8 @@ func parseAzuriteFlags(entry string, args []string, stderr io.Writer) (*azuriteF
 	f.smbSecurity = addSMBSecurityFlags(fs, "smbRequireSigning", "smbEncrypt", false)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
+			fmt.Fprintf(help, "Usage: %s [flags] (Azurite 3.x's command line; see README \"Coming from Azurite\")\n", entry)
+			printFlags(help, fs)
 			return nil, err
 		}
 		return nil, usageErr(err)
@@ -282,7 +283,7 @@ func loadPFX(path, password string) (tls.Certificate, error) {
 
 // azuriteMain runs an Azurite entry point.
 func azuriteMain(entry string, args []string, stdout, stderr io.Writer) error {
-	f, err := parseAzuriteFlags(entry, args, stderr)
+	f, err := parseAzuriteFlags(entry, args, stdout)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

@@ -303,7 +303,7 @@ func TestAzuriteAccountsEnv(t *testing.T) {
 	env := []string{"AZURITE_ACCOUNTS=acct1:" + k1 + ";acct2:" + k2 + ":" + k1}
 	for _, args := range [][]string{
 		{"azurite", "--blobPort", "0", "--queuePort", "0", "--tablePort", "0", "-l"},
-		{"cerulean", "serve", "--blob-port", "0", "--queue-port", "0", "--table-port", "0", "--file-port", "-1", "--dfs-port", "-1", "--smb-port", "0", "--data"},
+		{"cerulean", "serve", "--blob-port", "0", "--queue-port", "0", "--table-port", "0", "--file-port", "-1", "--dfs-port", "-1", "--smb-port", "-1", "--data"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			a := append(append([]string{}, args[1:]...), t.TempDir())

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
@@ -10,40 +12,45 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/cerulean-storage/cerulean/internal/auth"
 )
 
 // health checks a running server the way a container's HEALTHCHECK needs
 // (the image has no shell or curl): for each service endpoint it sends a
-// Shared-Key-signed Get Service Properties, which reads the store. It
+// Shared-Key-signed Get Service Properties, which reads the store.
+//
+// With a health file (--file, default $CERULEAN_HEALTH_FILE, which the
+// image sets), it checks the server that wrote it: that process must be
+// running and every endpoint it opened must answer (see healthfile.go).
+// Without one it probes the ports of its flags (default 10000-10004) and
 // exits 0 when at least one endpoint answered 200 and none answered
 // anything else; an endpoint refusing connections is a service this
 // server does not run (azurite-blob serves Blob only) and is skipped.
-// The SMB port, unless refused, must answer an SMB2 NEGOTIATE, and with
-// --metrics-port (CERULEAN_METRICS_PORT) the server's /readyz must answer
-// 200 (it is 503 when the store is unreachable or the SMB listener has
-// stopped accepting); these can fail the check but are no storage
-// endpoint answering.
 func health(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	host := fs.String("host", "127.0.0.1", "address of the server")
-	scheme := fs.String("scheme", "http", "http, or https for a server started with a certificate (its certificate is not verified)")
-	blob := fs.Int("blob-port", envInt("blob-port", 10000), "Blob port (-1 skips)")
-	queue := fs.Int("queue-port", envInt("queue-port", 10001), "Queue port (-1 skips)")
-	table := fs.Int("table-port", envInt("table-port", 10002), "Table port (-1 skips)")
-	dfs := fs.Int("dfs-port", envInt("dfs-port", 10004), "Data Lake Storage Gen2 (dfs) port (-1 skips)")
-	smbPort := fs.Int("smb-port", envInt("smb-port", 10445), "SMB port, checked with an SMB2 NEGOTIATE (0 or -1 skips)")
-	metricsPort := fs.Int("metrics-port", envInt("metrics-port", 0), "metrics port: its /readyz must answer 200 (0 or -1 skips)")
+	if wantsHelp(args) {
+		fs.SetOutput(stdout)
+	}
+	file := fs.String("file", os.Getenv(healthFileEnv), "health file the server wrote ("+healthFileEnv+" when it started): check that server's own ports; the port flags are then not used (env "+healthFileEnv+")")
+	host := fs.String("host", "127.0.0.1", "address of the server (without --file)")
+	scheme := fs.String("scheme", "http", "http, or https for a server started with a certificate (its certificate is not verified) (without --file)")
+	blob := fs.Int("blob-port", envInt("blob-port", 10000), "Blob port, -1 skips (without --file)")
+	queue := fs.Int("queue-port", envInt("queue-port", 10001), "Queue port, -1 skips (without --file)")
+	table := fs.Int("table-port", envInt("table-port", 10002), "Table port, -1 skips (without --file)")
+	dfs := fs.Int("dfs-port", envInt("dfs-port", 10004), "Data Lake Storage Gen2 (dfs) port, -1 skips (without --file)")
+	smbPort := fs.Int("smb-port", envInt("smb-port", 10445), "SMB port, checked with an SMB2 NEGOTIATE; -1 skips (without --file)")
+	metricsPort := fs.Int("metrics-port", envInt("metrics-port", -1), "metrics port: its /readyz must answer 200; -1 skips (env CERULEAN_METRICS_PORT)")
 	timeout := fs.Duration("timeout", 3*time.Second, "time allowed for each endpoint")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: cerulean health [flags]")
+		printFlags(fs.Output(), fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -57,89 +64,111 @@ func health(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	name, key := accts[0].Name, base64.StdEncoding.EncodeToString(accts[0].Keys[0])
-	opts := policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}
+	acct := accts[0]
+	// targets: service → host:port; strict: every target must answer.
+	targets := map[string]string{}
+	strict := false
+	smbAddr := ""
+	if *file != "" {
+		st, err := readHealthFile(*file)
+		if err != nil {
+			return fmt.Errorf("unhealthy: %w", err)
+		}
+		if !processAlive(st.PID) {
+			return fmt.Errorf("unhealthy: the server that wrote %s (process %d) is not running", *file, st.PID)
+		}
+		targets, *scheme, strict, smbAddr = st.Endpoints, st.Scheme, true, st.SMB
+		for _, a := range accts {
+			if a.Name == st.Account {
+				acct = a
+			}
+		}
+		if len(targets) == 0 && smbAddr == "" {
+			return fmt.Errorf("unhealthy: %s lists no endpoint", *file)
+		}
+	} else {
+		for svc, port := range map[string]int{"blob": *blob, "dfs": *dfs, "queue": *queue, "table": *table} {
+			if port >= 0 {
+				targets[svc] = net.JoinHostPort(*host, fmt.Sprint(port))
+			}
+		}
+		if *smbPort > 0 {
+			smbAddr = net.JoinHostPort(*host, fmt.Sprint(*smbPort))
+		}
+	}
+	name := acct.Name
+	client := &http.Client{}
 	if *scheme == "https" {
-		opts.Transport = insecureClient()
+		client = insecureClient()
 	}
-	blobCheck := func(ctx context.Context, url string) error {
-		cred, err := azblob.NewSharedKeyCredential(name, key)
-		if err != nil {
-			return err
+	signed := func(svc auth.Service) func(ctx context.Context, url string) error {
+		return func(ctx context.Context, url string) error {
+			return getServiceProperties(ctx, client, url, svc, acct)
 		}
-		c, err := azblob.NewClientWithSharedKeyCredential(url, cred, &azblob.ClientOptions{ClientOptions: opts})
-		if err != nil {
-			return err
-		}
-		_, err = c.ServiceClient().GetProperties(ctx, nil)
-		return err
 	}
-	checks := []healthCheck{
-		{"blob", *blob, blobCheck},
+	checks := map[string]func(ctx context.Context, url string) error{
+		"blob": signed(auth.Blob),
 		// The dfs port answers the Blob API of its accounts too.
-		{"dfs", *dfs, blobCheck},
-		{"queue", *queue, func(ctx context.Context, url string) error {
-			cred, err := azqueue.NewSharedKeyCredential(name, key)
-			if err != nil {
-				return err
-			}
-			c, err := azqueue.NewServiceClientWithSharedKeyCredential(url, cred, &azqueue.ClientOptions{ClientOptions: opts})
-			if err != nil {
-				return err
-			}
-			_, err = c.GetServiceProperties(ctx, nil)
-			return err
-		}},
-		{"table", *table, func(ctx context.Context, url string) error {
-			cred, err := aztables.NewSharedKeyCredential(name, key)
-			if err != nil {
-				return err
-			}
-			c, err := aztables.NewServiceClientWithSharedKey(url, cred, &aztables.ClientOptions{ClientOptions: opts})
-			if err != nil {
-				return err
-			}
-			_, err = c.GetProperties(ctx, nil)
-			return err
-		}},
+		"dfs":   signed(auth.Blob),
+		"queue": signed(auth.Queue),
+		"table": signed(auth.Table),
 	}
-	// The SMB port answers the SMB2 protocol, the metrics port says
-	// whether the server is ready (store reachable, SMB listener alive).
-	if *smbPort > 0 {
-		checks = append(checks, healthCheck{"smb", *smbPort, func(ctx context.Context, _ string) error {
-			return smbCheck(ctx, net.JoinHostPort(*host, fmt.Sprint(*smbPort)))
-		}})
-	}
-	if *metricsPort > 0 {
-		checks = append(checks, healthCheck{"readyz", *metricsPort, readyzCheck})
+	// Services without a signed check (file) and SMB: the port accepts.
+	dial := func(ctx context.Context, addr string) error {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return c.Close()
 	}
 	healthy, failed := 0, 0
-	for _, c := range checks {
-		if c.port < 0 {
-			continue
-		}
-		url := fmt.Sprintf("%s://%s/%s", *scheme, net.JoinHostPort(*host, fmt.Sprint(c.port)), name)
-		switch c.svc {
-		case "smb":
-			url = "//" + net.JoinHostPort(*host, fmt.Sprint(c.port))
-		case "readyz":
-			url = "http://" + net.JoinHostPort(*host, fmt.Sprint(c.port)) + "/readyz"
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-		err := c.check(ctx, url)
-		cancel()
+	// report counts an endpoint's answer; extra checks (SMB, /readyz) can
+	// fail the check but do not count as a storage endpoint answering:
+	// another program answering on 10445 does not make a server with
+	// nothing else up healthy.
+	report := func(what string, extra bool, err error) {
 		switch {
 		case err == nil:
-			if !c.extra() {
+			if !extra {
 				healthy++
 			}
-			fmt.Fprintf(stdout, "%s %s: ok\n", c.svc, url)
-		case errors.Is(err, syscall.ECONNREFUSED):
-			fmt.Fprintf(stdout, "%s %s: not served\n", c.svc, url)
+			fmt.Fprintf(stdout, "%s: ok\n", what)
+		case !strict && errors.Is(err, syscall.ECONNREFUSED):
+			fmt.Fprintf(stdout, "%s: not served\n", what)
 		default:
 			failed++
-			fmt.Fprintf(stdout, "%s %s: %s\n", c.svc, url, oneLine(err))
+			fmt.Fprintf(stdout, "%s: %s\n", what, oneLine(err))
 		}
+	}
+	for _, svc := range []string{"blob", "dfs", "queue", "table", "file"} {
+		addr, ok := targets[svc]
+		if !ok {
+			continue
+		}
+		url := fmt.Sprintf("%s://%s/%s", *scheme, addr, name)
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		if check, ok := checks[svc]; ok {
+			report(svc+" "+url, false, check(ctx, url))
+		} else {
+			report(svc+" "+addr, false, dial(ctx, addr))
+		}
+		cancel()
+	}
+	// The SMB port must answer the SMB2 protocol (a stopped accept loop
+	// still completes TCP handshakes from the backlog), and the metrics
+	// port says whether the server is ready (store reachable, SMB
+	// listener alive).
+	if smbAddr != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		report("smb "+smbAddr, len(targets) > 0, smbCheck(ctx, smbAddr))
+		cancel()
+	}
+	if *metricsPort > 0 {
+		url := "http://" + net.JoinHostPort(*host, fmt.Sprint(*metricsPort)) + "/readyz"
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		report("readyz "+url, true, readyzCheck(ctx, url))
+		cancel()
 	}
 	if failed > 0 || healthy == 0 {
 		return fmt.Errorf("unhealthy: %d endpoints answered, %d failed", healthy, failed)
@@ -147,27 +176,46 @@ func health(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// healthCheck checks one endpoint of a service (url is the account URL,
-// or the SMB or readiness address).
-type healthCheck struct {
-	svc   string
-	port  int
-	check func(ctx context.Context, url string) error
+// responseError is a service's answer other than 200.
+type responseError struct {
+	status int
+	code   string
 }
 
-// extra reports whether c is a check (SMB, /readyz) that can fail the
-// health check but does not count as a storage endpoint answering:
-// another program answering on 10445 does not make a server with
-// nothing else up healthy.
-func (c healthCheck) extra() bool { return c.svc == "smb" || c.svc == "readyz" }
+func (e *responseError) Error() string { return fmt.Sprintf("%d %s", e.status, e.code) }
 
-// oneLine shortens an SDK error (several lines with the response) to its
-// first line, or the error code of a response error.
-func oneLine(err error) string {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		return fmt.Sprintf("%d %s", re.StatusCode, re.ErrorCode)
+// getServiceProperties sends Get Service Properties for svc to the account
+// URL url (scheme://host:port/account), signed with the account's first
+// key (Shared Key, as the SDKs sign it), and wants 200. A plain signed
+// request rather than the Azure SDK keeps the SDKs out of the server's
+// binary.
+func getServiceProperties(ctx context.Context, client *http.Client, url string, svc auth.Service, acct auth.Account) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/?restype=service&comp=properties", nil)
+	if err != nil {
+		return err
 	}
+	req.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
+	req.Header.Set("x-ms-version", "2021-12-02")
+	if svc == auth.Table {
+		req.Header.Set("Accept", "application/json;odata=minimalmetadata")
+	}
+	mac := hmac.New(sha256.New, acct.Keys[0])
+	mac.Write([]byte(auth.StringToSign(req, svc, auth.SharedKey, acct.Name, auth.CultureOrder)))
+	req.Header.Set("Authorization", "SharedKey "+acct.Name+":"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return &responseError{resp.StatusCode, resp.Header.Get("x-ms-error-code")}
+	}
+	return nil
+}
+
+// oneLine shortens an error to its first line.
+func oneLine(err error) string {
 	s := err.Error()
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]

@@ -38,7 +38,7 @@ func TestHealthSMB(t *testing.T) {
 		return out.String(), err
 	}
 	out, err := run()
-	if err != nil || !strings.Contains(out, "smb //127.0.0.1:"+smbPort+": ok") || !strings.Contains(out, "/readyz: ok") {
+	if err != nil || !strings.Contains(out, "smb 127.0.0.1:"+smbPort+": ok") || !strings.Contains(out, "/readyz: ok") {
 		t.Fatalf("health with a live SMB listener: %v\n%s", err, out)
 	}
 	ln.Close()

@@ -2,11 +2,15 @@
 //
 //	cerulean [serve] [flags]   run the server (the default)
 //	cerulean version           print the version
-//	cerulean bench [flags]     load-test a running server with the Azure SDK
 //	cerulean health [flags]    check that a running server answers (exit 0)
 //	cerulean azurite [flags]   run with Azurite's command line (also as
 //	                           azurite, azurite-blob, azurite-queue,
 //	                           azurite-table through links)
+//	cerulean install-links DIR make those links in DIR
+//	cerulean help              list the commands (commands.go)
+//
+// The load generator is cmd/cerulean-bench, so that this binary does not
+// link the Azure SDKs.
 //
 // Errors in the command line or the configuration, and failures to start
 // (a port in use, an unusable data directory), exit with status 2 before
@@ -25,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,7 +37,6 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/auth"
-	"github.com/cerulean-storage/cerulean/internal/bench"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
@@ -68,25 +72,22 @@ func run(argv0 string, args []string, stdout, stderr io.Writer) error {
 	if entry, ok := azuriteEntry(argv0); ok {
 		return azuriteMain(entry, args, stdout, stderr)
 	}
-	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		// No command: serve, and its --help is cerulean's whole usage.
+		if wantsHelp(args) {
+			return printHelp(stdout)
+		}
+		return serve(args, stdout, stderr)
 	}
-	if _, ok := azuriteEntries[cmd]; ok {
-		return azuriteMain(cmd, args, stdout, stderr)
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
 	}
-	switch cmd {
-	case "serve":
-		return serve(args, stderr)
-	case "version":
-		fmt.Fprintln(stdout, "cerulean", version)
-		return nil
-	case "bench":
-		return bench.Main(args, stdout)
-	case "health":
-		return health(args, stdout, stderr)
+	if args[0] == "bench" {
+		return usageErr(errors.New("the load generator is a program of its own, which links the Azure SDK for Go: go run ./cmd/cerulean-bench [flags] (see docs/benchmarks.md)"))
 	}
-	return usageErr(fmt.Errorf("unknown command %q (want serve, version, bench, health or azurite)", cmd))
+	return usageErr(fmt.Errorf("unknown command %q (want one of %s; cerulean --help lists them)", args[0], commandNames()))
 }
 
 // env returns CERULEAN_<NAME> or def.
@@ -110,50 +111,96 @@ func envInt(name string, def int) int {
 	return n
 }
 
-// envDuration returns CERULEAN_<NAME> as a Go duration, or def (with a
-// warning when it does not parse).
-func envDuration(name string, def time.Duration) time.Duration {
-	v := env(name, "")
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "cerulean: CERULEAN_%s=%q is not a duration; using %s\n", strings.ToUpper(strings.ReplaceAll(name, "-", "_")), v, def)
-		return def
-	}
-	return d
+// portRule is how every port flag reads its value: -1 turns the
+// listener off, 0 asks for any free port (the listening log line names
+// the port chosen).
+const portRule = "-1: off, 0: any free port"
+
+// serveFlagSet is serve's command line: every flag is also read from
+// CERULEAN_<NAME> (its default).
+type serveFlagSet struct {
+	*flag.FlagSet
+	host, tlsCert, tlsKey, oauth, data, logLevel, pg, extentLimit, accounts          *string
+	blobPort, queuePort, tablePort, filePort, dfsPort, smbPort, metricsPort, pgConns *int
+	hns, inMemory                                                                    *bool
+	smbSecurity                                                                      *smbSecurityFlags
+	smbLimits                                                                        smbLimitFlags
+	maxConns                                                                         *int
+	headerTimeout, bodyWindow, keepAlive                                             *time.Duration
+	bodyBytes                                                                        *string
 }
 
-func serve(args []string, stderr io.Writer) error {
+// envName is the environment variable of a serve flag.
+func envName(flagName string) string {
+	return "CERULEAN_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// portFlag defines a port flag: its default from CERULEAN_<NAME>, the
+// port rule in its usage.
+func portFlag(fs *flag.FlagSet, name string, def int, what string) *int {
+	return fs.Int(name, envInt(name, def), what+" ("+portRule+"; env "+envName(name)+")")
+}
+
+// serveFlags defines serve's flags on a new FlagSet writing errors to
+// stderr.
+func serveFlags(stderr io.Writer) *serveFlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	host := fs.String("host", env("host", "127.0.0.1"), "address to listen on (env CERULEAN_HOST)")
-	blobPort := fs.Int("blob-port", envInt("blob-port", 10000), "Blob service port, -1 to disable (env CERULEAN_BLOB_PORT)")
-	queuePort := fs.Int("queue-port", envInt("queue-port", 10001), "Queue service port, -1 to disable (env CERULEAN_QUEUE_PORT)")
-	tablePort := fs.Int("table-port", envInt("table-port", 10002), "Table service port, -1 to disable (env CERULEAN_TABLE_PORT)")
-	filePort := fs.Int("file-port", envInt("file-port", 10003), "File service port, -1 to disable (env CERULEAN_FILE_PORT)")
-	dfsPort := fs.Int("dfs-port", envInt("dfs-port", 10004), "Data Lake Storage Gen2 (dfs) port, also answering the Blob API, -1 to disable (env CERULEAN_DFS_PORT)")
-	hns := fs.Bool("hierarchical-namespace", env("hierarchical-namespace", "") == "true" || env("hierarchical-namespace", "") == "1", "give every account a hierarchical namespace (Data Lake Storage Gen2); an account listed as name:key1[:key2]:hns in --accounts gets one alone (env CERULEAN_HIERARCHICAL_NAMESPACE)")
-	smbPort := fs.Int("smb-port", envInt("smb-port", 10445), "SMB2/3 port serving the File shares, 0 to disable (env CERULEAN_SMB_PORT)")
-	smbSecurity := addSMBSecurityFlags(fs, "smb-require-signing", "smb-encrypt", true)
-	smbLimits := addSMBLimitFlags(fs)
-	metricsPort := fs.Int("metrics-port", envInt("metrics-port", 0), "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz), 0 to disable (env CERULEAN_METRICS_PORT)")
-	tlsCert := fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
-	tlsKey := fs.String("tls-key", env("tls-key", ""), "PEM private key file of --tls-cert (env CERULEAN_TLS_KEY)")
-	oauth := fs.String("oauth", env("oauth", ""), "basic: accept Entra ID bearer tokens without verifying their signature (development only; needs --tls-cert) (env CERULEAN_OAUTH)")
-	data := fs.String("data", env("data", "./cerulean-data"), "embedded data directory (env CERULEAN_DATA)")
-	logLevel := fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (env CERULEAN_LOG_LEVEL)")
-	pg := fs.String("postgres", env("postgres", ""), "PostgreSQL DSN (postgres://...): use PostgreSQL instead of the embedded store; several processes may share one database (env CERULEAN_POSTGRES)")
-	pgConns := fs.Int("postgres-max-conns", envInt("postgres-max-conns", 0), "PostgreSQL connection pool size (0: 4 per CPU, 8 to 64) (env CERULEAN_POSTGRES_MAX_CONNS)")
-	inMemory := fs.Bool("in-memory", env("in-memory", "") == "true" || env("in-memory", "") == "1", "keep everything in memory, write nothing to disk; data is lost when the process exits (env CERULEAN_IN_MEMORY)")
-	extentLimit := fs.String("extent-memory-limit", env("extent-memory-limit", ""), "with --in-memory: most bytes of blob/file bodies held in memory, e.g. 512M or 2G (default: half of RAM) (env CERULEAN_EXTENT_MEMORY_LIMIT)")
-	maxConns := fs.Int("max-connections", envInt("max-connections", server.DefaultMaxConns), "most HTTP connections open at once across the Blob, Queue, Table, File and dfs ports; past it a connection is answered 503 ServerBusy and closed; -1: no cap (env CERULEAN_MAX_CONNECTIONS)")
-	headerTimeout := fs.Duration("header-timeout", envDuration("header-timeout", server.DefaultHeaderTimeout), "longest time to read a request's headers (env CERULEAN_HEADER_TIMEOUT)")
-	bodyWindow := fs.Duration("body-progress-timeout", envDuration("body-progress-timeout", server.DefaultBodyWindow), "a request body must bring --body-progress-bytes within every such time spent waiting for it, else 500 OperationTimedOut and the connection closes; 0: no rule (env CERULEAN_BODY_PROGRESS_TIMEOUT)")
-	bodyBytes := fs.String("body-progress-bytes", env("body-progress-bytes", "64K"), "see --body-progress-timeout, e.g. 64K or 1M (env CERULEAN_BODY_PROGRESS_BYTES)")
-	keepAlive := fs.Duration("keep-alive-timeout", envDuration("keep-alive-timeout", 2*time.Minute), "how long an idle keep-alive HTTP connection stays open (env CERULEAN_KEEP_ALIVE_TIMEOUT)")
-	accounts := fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns];... (:hns: a hierarchical namespace) (env CERULEAN_ACCOUNTS; default: the dev account)")
+	f := &serveFlagSet{FlagSet: fs}
+	f.host = fs.String("host", env("host", "127.0.0.1"), "address to listen on; 0.0.0.0 for every interface (env CERULEAN_HOST)")
+	f.blobPort = portFlag(fs, "blob-port", 10000, "Blob service port")
+	f.queuePort = portFlag(fs, "queue-port", 10001, "Queue service port")
+	f.tablePort = portFlag(fs, "table-port", 10002, "Table service port")
+	f.filePort = portFlag(fs, "file-port", 10003, "File service port")
+	f.dfsPort = portFlag(fs, "dfs-port", 10004, "Data Lake Storage Gen2 (dfs) port, also answering the Blob API")
+	f.smbPort = portFlag(fs, "smb-port", 10445, "SMB2/3 port serving the File shares")
+	f.metricsPort = portFlag(fs, "metrics-port", -1, "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz)")
+	f.hns = fs.Bool("hierarchical-namespace", env("hierarchical-namespace", "") == "true" || env("hierarchical-namespace", "") == "1", "give every account a hierarchical namespace (Data Lake Storage Gen2); an account listed as name:key1[:key2]:hns in --accounts gets one alone (env CERULEAN_HIERARCHICAL_NAMESPACE)")
+	f.tlsCert = fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
+	f.tlsKey = fs.String("tls-key", env("tls-key", ""), "PEM private key file of --tls-cert (env CERULEAN_TLS_KEY)")
+	f.oauth = fs.String("oauth", env("oauth", ""), "basic: accept Entra ID bearer tokens without verifying their signature (development only; needs --tls-cert) (env CERULEAN_OAUTH)")
+	f.data = fs.String("data", env("data", "./cerulean-data"), "embedded data directory (env CERULEAN_DATA)")
+	f.logLevel = fs.String("log-level", env("log-level", "info"), "debug, info, warn or error (env CERULEAN_LOG_LEVEL)")
+	f.pg = fs.String("postgres", env("postgres", ""), "PostgreSQL DSN (postgres://...): use PostgreSQL instead of the embedded store; several processes may share one database (env CERULEAN_POSTGRES)")
+	f.pgConns = fs.Int("postgres-max-conns", envInt("postgres-max-conns", 0), "PostgreSQL connection pool size (0: 4 per CPU, 8 to 64) (env CERULEAN_POSTGRES_MAX_CONNS)")
+	f.inMemory = fs.Bool("in-memory", env("in-memory", "") == "true" || env("in-memory", "") == "1", "keep everything in memory, write nothing to disk; data is lost when the process exits (env CERULEAN_IN_MEMORY)")
+	f.extentLimit = fs.String("extent-memory-limit", env("extent-memory-limit", ""), "with --in-memory: most bytes of blob/file bodies held in memory, e.g. 512M or 2G (default: half of RAM) (env CERULEAN_EXTENT_MEMORY_LIMIT)")
+	f.smbSecurity = addSMBSecurityFlags(fs, "smb-require-signing", "smb-encrypt", true)
+	f.smbLimits = addSMBLimitFlags(fs)
+	f.maxConns = fs.Int("max-connections", envInt("max-connections", server.DefaultMaxConns), "most HTTP connections open at once across the Blob, Queue, Table, File and dfs ports; past it a connection is answered 503 ServerBusy and closed; 0 or -1: no cap (env CERULEAN_MAX_CONNECTIONS)")
+	f.headerTimeout = fs.Duration("header-timeout", envDuration("header-timeout", server.DefaultHeaderTimeout), "longest time to read a request's headers (env CERULEAN_HEADER_TIMEOUT)")
+	f.bodyWindow = fs.Duration("body-progress-timeout", envDuration("body-progress-timeout", server.DefaultBodyWindow), "a request body must bring --body-progress-bytes within every such time spent waiting for it, else 500 OperationTimedOut and the connection closes; 0: no rule (env CERULEAN_BODY_PROGRESS_TIMEOUT)")
+	f.bodyBytes = fs.String("body-progress-bytes", env("body-progress-bytes", "64K"), "see --body-progress-timeout, e.g. 64K or 1M (env CERULEAN_BODY_PROGRESS_BYTES)")
+	f.keepAlive = fs.Duration("keep-alive-timeout", envDuration("keep-alive-timeout", 2*time.Minute), "how long an idle keep-alive HTTP connection stays open (env CERULEAN_KEEP_ALIVE_TIMEOUT)")
+	f.accounts = fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns];... (:hns: a hierarchical namespace) (env CERULEAN_ACCOUNTS; default: the dev account)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: cerulean serve [flags]")
+		printFlags(fs.Output(), fs)
+	}
+	return f
+}
+
+// checkPorts refuses a port outside -1..65535.
+func checkPorts(ports map[string]int) error {
+	names := make([]string, 0, len(ports))
+	for n := range ports {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if p := ports[n]; p < -1 || p > 65535 {
+			return fmt.Errorf("--%s %d: want a port (1-65535), 0 for any free port or -1 for off", n, p)
+		}
+	}
+	return nil
+}
+
+func serve(args []string, stdout, stderr io.Writer) error {
+	f := serveFlags(stderr)
+	fs := f.FlagSet
+	if wantsHelp(args) {
+		fs.SetOutput(stdout)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -163,6 +210,12 @@ func serve(args []string, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageErr(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
+	host, blobPort, queuePort, tablePort, filePort, dfsPort := f.host, f.blobPort, f.queuePort, f.tablePort, f.filePort, f.dfsPort
+	hns, smbPort, metricsPort, tlsCert, tlsKey, oauth, data, logLevel := f.hns, f.smbPort, f.metricsPort, f.tlsCert, f.tlsKey, f.oauth, f.data, f.logLevel
+	pg, pgConns, inMemory, extentLimit, accounts := f.pg, f.pgConns, f.inMemory, f.extentLimit, f.accounts
+	if err := checkPorts(map[string]int{"blob-port": *blobPort, "queue-port": *queuePort, "table-port": *tablePort, "file-port": *filePort, "dfs-port": *dfsPort, "smb-port": *smbPort, "metrics-port": *metricsPort}); err != nil {
+		return usageErr(err)
+	}
 	smbHeartbeat, err := smbLiveness(env("smb-liveness", ""))
 	if err != nil {
 		return usageErr(err)
@@ -171,13 +224,13 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	smbLim, err := smbLimits.limits()
+	smbLim, err := f.smbLimits.limits()
 	if err != nil {
 		return usageErr(err)
 	}
 	// CERULEAN_CPUPROFILE=file profiles the server alone (benchmarks with
 	// the client in another process), written when it stops.
-	stopProfile, err := bench.CPUProfile(env("cpuprofile", ""))
+	stopProfile, err := cpuProfile(env("cpuprofile", ""))
 	if err != nil {
 		return err
 	}
@@ -187,18 +240,18 @@ func serve(args []string, stderr io.Writer) error {
 		return usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, DFSPort: *dfsPort, HierarchicalNamespace: *hns, SMBPort: smbConfigPort(*smbPort), DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat, MetricsPort: smbConfigPort(*metricsPort), InMemory: *inMemory, UPNRecheck: recheck}
-	if err := smbSecurity.apply(&cfg); err != nil {
+	cfg := app.Config{Host: *host, BlobPort: *blobPort, QueuePort: *queuePort, TablePort: *tablePort, FilePort: *filePort, DFSPort: *dfsPort, HierarchicalNamespace: *hns, SMBPort: *smbPort, DataDir: *data, Logger: log, Postgres: *pg, PostgresMaxConns: *pgConns, SMBHeartbeat: smbHeartbeat, MetricsPort: *metricsPort, InMemory: *inMemory, UPNRecheck: recheck}
+	if err := f.smbSecurity.apply(&cfg); err != nil {
 		return usageErr(err)
 	}
 	cfg.SMBLimits = smbLim
-	if cfg.HTTPLimits, err = httpLimits(*maxConns, *headerTimeout, *bodyWindow, *bodyBytes); err != nil {
+	if cfg.HTTPLimits, err = httpLimits(*f.maxConns, *f.headerTimeout, *f.bodyWindow, *f.bodyBytes); err != nil {
 		return usageErr(err)
 	}
-	if *keepAlive <= 0 {
-		return usageErr(fmt.Errorf("--keep-alive-timeout %s: want a positive duration", *keepAlive))
+	if *f.keepAlive <= 0 {
+		return usageErr(fmt.Errorf("--keep-alive-timeout %s: want a positive duration", *f.keepAlive))
 	}
-	cfg.IdleTimeout = *keepAlive
+	cfg.IdleTimeout = *f.keepAlive
 	if *extentLimit != "" {
 		if !*inMemory {
 			return usageErr(errors.New("--extent-memory-limit needs --in-memory"))
@@ -286,6 +339,14 @@ func runServer(cfg app.Config, log *slog.Logger, key, store string, ready func(*
 	if a.SMBAddr != "" {
 		log.Info("listening", "service", "smb", "endpoint", "//"+a.SMBAddr+"/<share>", "user", cfg.AccountName())
 	}
+	if path := os.Getenv(healthFileEnv); path != "" {
+		remove, err := writeHealthFile(path, a, cfg.AccountName())
+		if err != nil {
+			_ = a.Close(context.Background())
+			return usageErr(err)
+		}
+		defer remove()
+	}
 	log.Info("ready", "store", store, "connection_string", a.ConnectionString(key))
 	if ready != nil {
 		ready(a)
@@ -335,14 +396,19 @@ func httpLimits(maxConns int, header, window time.Duration, bytes string) (serve
 	return l, nil
 }
 
-// smbConfigPort maps --smb-port (and --metrics-port) to app.Config: on
-// the command line 0 (or a negative port) disables the listener, while
-// app.Config uses -1 for that and 0 for "any free port".
-func smbConfigPort(p int) int {
-	if p <= 0 {
-		return -1
+// envDuration returns CERULEAN_<NAME> as a Go duration, or def (with a
+// warning when it does not parse).
+func envDuration(name string, def time.Duration) time.Duration {
+	v := env(name, "")
+	if v == "" {
+		return def
 	}
-	return p
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cerulean: %s=%q is not a duration; using %s\n", envName(name), v, def)
+		return def
+	}
+	return d
 }
 
 // smbLiveness parses CERULEAN_SMB_LIVENESS, a hidden setting for tests

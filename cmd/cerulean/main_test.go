@@ -50,14 +50,6 @@ func TestRedactDSN(t *testing.T) {
 	}
 }
 
-func TestSMBConfigPort(t *testing.T) {
-	for in, want := range map[int]int{0: -1, -1: -1, 10445: 10445} {
-		if got := smbConfigPort(in); got != want {
-			t.Errorf("smbConfigPort(%d) = %d, want %d", in, got, want)
-		}
-	}
-}
-
 func TestUPNRecheck(t *testing.T) {
 	for in, want := range map[string]time.Duration{"": 0, "2s": 2 * time.Second, "15m": 15 * time.Minute} {
 		if got, err := upnRecheck(in); err != nil || got != want {

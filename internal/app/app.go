@@ -480,7 +480,9 @@ func (a *App) Endpoints() map[string]string {
 	return out
 }
 
-// ConnectionString returns a connection string for the first account.
+// ConnectionString returns a connection string for the first account, to
+// be pasted into a client on this machine (wildcard listeners become
+// loopback addresses, see ClientAddr).
 func (a *App) ConnectionString(key string) string {
 	acct := a.cfg.Accounts[0].Name
 	scheme := a.cfg.scheme()
@@ -496,9 +498,28 @@ func (a *App) ConnectionString(key string) string {
 		if n == "dfs" {
 			label = "DFS"
 		}
-		parts = append(parts, label+"Endpoint="+scheme+"://"+eps[n]+"/"+acct)
+		parts = append(parts, label+"Endpoint="+scheme+"://"+ClientAddr(eps[n])+"/"+acct)
 	}
 	return strings.Join(parts, ";") + ";"
+}
+
+// ClientAddr is the address a client on this machine dials for a
+// listener's address: a wildcard host (0.0.0.0, ::), which no client can
+// connect to, becomes the loopback address of its family. Behind a
+// container's port mapping or from another machine, clients use that
+// machine's address and the mapped port instead.
+func ClientAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // Errors reports listener failures.

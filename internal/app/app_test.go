@@ -102,3 +102,18 @@ func TestMetricsEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// A connection string for a server listening on every address names
+// loopback, which a client can dial, not the wildcard.
+func TestClientAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"0.0.0.0:10000":   "127.0.0.1:10000",
+		"[::]:10000":      "[::1]:10000",
+		"127.0.0.1:10000": "127.0.0.1:10000",
+		"10.1.2.3:10001":  "10.1.2.3:10001",
+	} {
+		if got := ClientAddr(in); got != want {
+			t.Errorf("ClientAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

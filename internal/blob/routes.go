@@ -61,6 +61,24 @@ var (
 	sasTags     = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "t"}
 )
 
+// blobUnsupported lists the Blob operations Azure has and this server
+// does not serve (yet), by restype/comp: each answers 501 NotImplemented
+// naming it (server.NotSupported).
+var blobUnsupported = server.Unsupported{
+	// Query Blob Contents: POST {blob}?comp=query.
+	"/query": "Query Blob Contents",
+	// Incremental Copy Blob: PUT {page blob}?comp=incrementalcopy.
+	"/incrementalcopy": "Incremental Copy Blob",
+	// Set and Delete Blob Immutability Policy: ?comp=immutabilityPolicies.
+	"/immutabilityPolicies": "Set/Delete Blob Immutability Policy",
+	// Set Blob Legal Hold: PUT ?comp=legalhold.
+	"/legalhold": "Set Blob Legal Hold",
+	// Restore Container: PUT ?restype=container&comp=undelete.
+	"container/undelete": "Restore Container",
+	// Rename Container: PUT ?restype=container&comp=rename.
+	"container/rename": "Rename Container",
+}
+
 // blobRoutes is the Blob service's route table (Blob service REST API,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/blob-service-rest-api).
 // Entries are tried in order. Built in init: the handlers' bodies reach

@@ -118,3 +118,29 @@ func TestRoutesDispatch(t *testing.T) {
 	}
 	routeDispatch(t, cases)
 }
+
+// Every Blob operation Azure has and this server does not serve answers
+// 501 NotImplemented naming it, not a generic InvalidQueryParameterValue.
+func TestUnsupportedOperationsNamed(t *testing.T) {
+	const a = "/devstoreaccount1"
+	c := routetest.C
+	cases := []routetest.Case{
+		c("POST", a+"/c/b?comp=query", nil, "Query Blob Contents", ""),
+		c("PUT", a+"/c/b?comp=incrementalcopy", map[string]string{"x-ms-copy-source": "http://127.0.0.1:10000/devstoreaccount1/c/p?snapshot=x"}, "Incremental Copy Blob", ""),
+		c("PUT", a+"/c/b?comp=immutabilityPolicies", nil, "Set/Delete Blob Immutability Policy", ""),
+		c("DELETE", a+"/c/b?comp=immutabilityPolicies", nil, "Set/Delete Blob Immutability Policy", ""),
+		c("PUT", a+"/c/b?comp=legalhold", nil, "Set Blob Legal Hold", ""),
+		c("PUT", a+"/c?restype=container&comp=undelete", nil, "Restore Container", ""),
+		c("PUT", a+"/c?restype=container&comp=rename", nil, "Rename Container", ""),
+	}
+	routetest.NotSupported(t, "127.0.0.1:10000", func(hr *http.Request) (string, error) {
+		rt, err := (*Service)(nil).route(newReq(&server.Request{Request: hr}))
+		if err != nil {
+			return "", err
+		}
+		return rt.Name, nil
+	}, cases)
+	if len(cases) != len(blobUnsupported)+1 { // immutabilityPolicies twice
+		t.Errorf("%d cases for %d unsupported operations", len(cases), len(blobUnsupported))
+	}
+}

@@ -123,7 +123,7 @@ func (s *Service) route(r *req) (*route, error) {
 		}
 	}
 	if rt == nil {
-		return nil, server.NoRoute(sel.Comp)
+		return nil, blobUnsupported.NoRoute(sel)
 	}
 	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
 	return rt, nil

@@ -53,6 +53,15 @@ var (
 	sasList       = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "l"}
 )
 
+// fileUnsupported lists the File operations Azure has and this server
+// does not serve (yet), by restype/comp: each answers 501 NotImplemented
+// naming it (server.NotSupported).
+var fileUnsupported = server.Unsupported{
+	// Restore Share (undelete a soft-deleted share): PUT
+	// ?restype=share&comp=undelete.
+	"share/undelete": "Restore Share",
+}
+
 // fileRoutes is the File service's route table (Azure Files REST API,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-rest-api),
 // tried in order. Built in init, as the handlers reach the service that

@@ -112,3 +112,21 @@ func TestRoutesDispatch(t *testing.T) {
 	}
 	routeDispatch(t, cases)
 }
+
+// Every File operation Azure has and this server does not serve answers
+// 501 NotImplemented naming it.
+func TestUnsupportedOperationsNamed(t *testing.T) {
+	cases := []routetest.Case{
+		routetest.C("PUT", "/devstoreaccount1/sh1?restype=share&comp=undelete", nil, "Restore Share", ""),
+	}
+	routetest.NotSupported(t, "127.0.0.1:10003", func(hr *http.Request) (string, error) {
+		rt, err := (*Service)(nil).prepare(newReq(&server.Request{Request: hr}))
+		if err != nil {
+			return "", err
+		}
+		return rt.Name, nil
+	}, cases)
+	if len(cases) != len(fileUnsupported) {
+		t.Errorf("%d cases for %d unsupported operations", len(cases), len(fileUnsupported))
+	}
+}

@@ -138,7 +138,7 @@ func (s *Service) route(r *req) (*route, error) {
 		case level == lShare:
 			return nil, azerr.New(azerr.InvalidURI)
 		}
-		return nil, server.NoRoute(sel.Comp)
+		return nil, fileUnsupported.NoRoute(sel)
 	}
 	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
 	return rt, nil

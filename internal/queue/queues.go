@@ -174,8 +174,8 @@ func (s *Service) setQueueACL(w http.ResponseWriter, r *req) error {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
-		if e, ok := azerr.As(err); ok {
-			return e // the front end's own verdict: a stalled body
+		if _, ok := azerr.As(err); ok {
+			return err // the front end's own verdict (a stalled body), kept whole
 		}
 		return azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 	}

@@ -190,8 +190,8 @@ func readMessageBody(r *http.Request, optional bool) (text string, present bool,
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
-		if e, ok := azerr.As(err); ok {
-			return "", false, e // the front end's own verdict: a stalled body
+		if _, ok := azerr.As(err); ok {
+			return "", false, err // the front end's own verdict (a stalled body), kept whole
 		}
 		return "", false, azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 	}

@@ -14,7 +14,13 @@ import (
 // before the cancellation is seen). Such a request is logged as a
 // disconnect and not answered: an error rendered after a 200 and part of
 // its body were sent would reach nobody, and is no fault of the server.
+// A body that broke the progress rule (limits.go) is not a disconnect:
+// the read deadline that cut it also makes net/http cancel the context,
+// and the client, still there, is answered 500 OperationTimedOut.
 func clientGone(ctx context.Context, err error) bool {
+	if errors.Is(err, errBodyStalled) {
+		return false
+	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return true
 	}

@@ -123,6 +123,30 @@ func NoRoute(comp string) error {
 	return azerr.New(azerr.UnsupportedHTTPVerb)
 }
 
+// Unsupported names the Azure operations a service knows of but does not
+// serve, by the restype and comp that select them ("container/rename":
+// Rename Container; "/query": Query Blob Contents), so a client calling
+// one learns which operation is missing instead of getting a generic
+// error about a query parameter. README "Not supported yet" lists them.
+type Unsupported map[string]string
+
+// NoRoute is the error for a request no operation of the service
+// matches: NotSupported for an operation u names, else NoRoute(comp).
+func (u Unsupported) NoRoute(sel Selectors) error {
+	if op, ok := u[sel.Restype+"/"+sel.Comp]; ok {
+		return NotSupported(op)
+	}
+	return NoRoute(sel.Comp)
+}
+
+// NotSupported is the answer to an Azure operation this server does not
+// serve: 501 NotImplemented (the code Azure's catalog has for "The
+// requested operation is not implemented on the specified resource", which
+// the SDKs do not retry) with a message naming the operation.
+func NotSupported(op string) error {
+	return azerr.Newf(azerr.NotImplemented, "%s is not supported by Cerulean yet (see README, Not supported yet).", op)
+}
+
 // ServiceStats writes the body of Get Blob, Queue or Table Service Stats
 // for r. The operation is served on the secondary endpoint only
 // ({account}-secondary) (Get Blob Service Stats: "This operation is

@@ -303,8 +303,8 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 		if errors.As(err, &mbe) {
 			return nil, azerr.New(azerr.RequestBodyTooLarge)
 		}
-		if e, ok := azerr.As(err); ok {
-			return nil, e // the front end's own verdict: a stalled body
+		if _, ok := azerr.As(err); ok {
+			return nil, err // the front end's own verdict (a stalled body), kept whole
 		}
 		return nil, azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 	}

@@ -78,7 +78,7 @@ func (s *server) start(t *testing.T) {
 	args := []string{"serve", "--host", "127.0.0.1", "--data", s.data, "--log-level", "warn",
 		"--blob-port", strconv.Itoa(s.port), "--queue-port", strconv.Itoa(s.port + 1),
 		"--table-port", strconv.Itoa(s.port + 2), "--file-port", strconv.Itoa(s.port + 3),
-		"--dfs-port", "-1", "--smb-port", "0", "--metrics-port", "0"}
+		"--dfs-port", "-1", "--smb-port", "-1", "--metrics-port", "-1"}
 	if s.dsn != "" {
 		args = append(args, "--postgres", s.dsn, "--postgres-max-conns", "8")
 	}
@@ -364,6 +364,9 @@ func stateOf(acked bool) state {
 
 // TestCrashTrials: see the package comment.
 func TestCrashTrials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: crash trials run real servers for minutes")
+	}
 	trials, _ := strconv.Atoi(os.Getenv(envTrials))
 	if trials <= 0 {
 		t.Skipf("%s is not set: run bash scripts/crash-test.sh N", envTrials)

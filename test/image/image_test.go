@@ -8,8 +8,9 @@
 //
 // Containers run with --network host only (no Docker bridge network), so
 // the services listen on this machine's loopback; the tests use the
-// default ports 10000-10004 and 10445 as the command lines do, and fail
-// early if something else holds them.
+// default ports 10000-10004 and 10445 as the command lines do (and
+// 29000-29002 for the health check on other ports), and fail early if
+// something else holds the defaults.
 package image
 
 import (
@@ -40,6 +41,9 @@ var noRetry = policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}
 
 func image(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the image tests start containers")
+	}
 	img := os.Getenv("CERULEAN_TEST_IMAGE")
 	if img == "" {
 		t.Skip("CERULEAN_TEST_IMAGE not set (scripts/image-test.sh sets it)")
@@ -70,6 +74,13 @@ func run(t *testing.T, name string, runArgs []string, cmd ...string) {
 			t.Fatalf("port %d is already in use on this machine", p)
 		}
 	}
+	runOver(t, name, runArgs, cmd...)
+}
+
+// runOver starts a container as run does, without first checking that
+// the default ports are free.
+func runOver(t *testing.T, name string, runArgs []string, cmd ...string) {
+	t.Helper()
 	args := append([]string{"run", "-d", "--name", name, "--network", "host", "--health-interval", "1s"}, runArgs...)
 	args = append(args, image(t))
 	docker(t, append(args, cmd...)...)
@@ -110,14 +121,22 @@ func waitLog(t *testing.T, name string, fragments ...string) {
 // healthy (the image's HEALTHCHECK runs cerulean health).
 func waitHealthy(t *testing.T, name string) {
 	t.Helper()
+	waitHealth(t, name, "healthy")
+}
+
+// waitHealth waits for Docker's health status of the container to be
+// want.
+func waitHealth(t *testing.T, name, want string) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		status := docker(t, "inspect", "-f", "{{.State.Health.Status}}", name)
-		if status == "healthy" {
+		if status == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s health status %q after 60 s", name, status)
+			out, _ := exec.Command("docker", "inspect", "-f", "{{json .State.Health}}", name).CombinedOutput()
+			t.Fatalf("%s health status %q after 60 s, want %q; %s", name, status, want, out)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -288,4 +307,29 @@ func TestImageSize(t *testing.T) {
 	if user := docker(t, "image", "inspect", "-f", "{{.Config.User}}", img); user == "" || strings.HasPrefix(user, "0") || user == "root" {
 		t.Fatalf("image runs as %q, want a non-root user", user)
 	}
+}
+
+// The HEALTHCHECK checks the ports the server opened, whatever the command
+// line: a server on other ports than 10000-10004 turns healthy, and a
+// container whose server is not running stays unhealthy even while
+// another server answers on the default ports on the same (host) network.
+func TestHealthCheckCustomPorts(t *testing.T) {
+	run(t, "cerulean-ports", nil, "azurite", "--blobPort", "29000", "--queuePort", "29001", "--tablePort", "29002")
+	waitLog(t, "cerulean-ports", "Blob service is successfully listening at http://127.0.0.1:29000", "Table service is successfully listening at http://127.0.0.1:29002")
+	refused(t, 10000)
+	waitHealthy(t, "cerulean-ports")
+	// Another server on the default ports.
+	runOver(t, "cerulean-decoy", nil, "cerulean", "serve", "--in-memory", "--file-port", "-1", "--dfs-port", "-1", "--smb-port", "-1")
+	waitHealthy(t, "cerulean-decoy")
+	// The same image with no server in it: the decoy's answers on
+	// 10000-10002 are not its health.
+	runOver(t, "cerulean-noserver", []string{"--entrypoint", "/bin/busybox"}, "sleep", "600")
+	waitHealth(t, "cerulean-noserver", "unhealthy")
+	if status := docker(t, "inspect", "-f", "{{.State.Health.Status}}", "cerulean-ports"); status != "healthy" {
+		t.Fatalf("custom ports beside the decoy: %s", status)
+	}
+	// serve with the port flags' rule: 0 is any free port.
+	docker(t, "rm", "-f", "cerulean-decoy")
+	run(t, "cerulean-serve-free", nil, "cerulean", "serve", "--in-memory", "--blob-port", "0", "--queue-port", "0", "--table-port", "-1", "--file-port", "-1", "--dfs-port", "-1", "--smb-port", "-1")
+	waitHealthy(t, "cerulean-serve-free")
 }

@@ -149,6 +149,7 @@ type cluster struct {
 // the schema is dropped.
 func newCluster(t *testing.T, services ...service) *cluster {
 	t.Helper()
+	skipShort(t)
 	if os.Getenv(pgtest.EnvVar) == "" {
 		t.Skipf("%s is not set: these tests run %d cerulean processes on one PostgreSQL database; run: bash scripts/with-postgres.sh go test -count=1 -v ./test/multiproc/", pgtest.EnvVar, nodes)
 	}
@@ -171,6 +172,7 @@ type layout struct {
 // process.
 func newMixedCluster(t *testing.T, l layout) *cluster {
 	t.Helper()
+	skipShort(t)
 	if os.Getenv(pgtest.EnvVar) == "" {
 		t.Skipf("%s is not set: these tests run %d cerulean processes on one PostgreSQL database; run: bash scripts/with-postgres.sh go test -count=1 -v ./test/multiproc/", pgtest.EnvVar, nodes)
 	}
@@ -609,5 +611,14 @@ func must(t *testing.T, what string, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// skipShort skips a multi-process test under go test -short (the quick
+// subset of README "Running the tests").
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: several server processes on PostgreSQL")
 	}
 }

@@ -245,6 +245,7 @@ func content(w, seq, size int) []byte {
 // torn or corrupt objects; the outcome of a failed write is either nothing
 // or the whole write).
 func TestDatabaseRestart(t *testing.T) {
+	skipShort(t)
 	if os.Getenv(pgtest.EnvVar) == "" {
 		t.Skipf("%s is not set: run: bash scripts/with-postgres.sh go test -count=1 -v ./test/multiproc/", pgtest.EnvVar)
 	}
@@ -690,6 +691,7 @@ func (readSeekNopCloser) Close() error { return nil }
 // that is down, missing or misspelled exits non-zero, promptly, with a log
 // line that names the problem (and no password).
 func TestServeWithoutDatabase(t *testing.T) {
+	skipShort(t)
 	base := os.Getenv(pgtest.EnvVar)
 	if base == "" {
 		t.Skipf("%s is not set: run: bash scripts/with-postgres.sh go test -count=1 -v ./test/multiproc/", pgtest.EnvVar)
@@ -713,7 +715,7 @@ func TestServeWithoutDatabase(t *testing.T) {
 		must(t, "free port", err)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		cmd := exec.CommandContext(ctx, bin, "serve", "--host", "127.0.0.1", "--data", t.TempDir(), "--postgres", tc.dsn,
-			"--blob-port", strconv.Itoa(port), "--queue-port", "-1", "--table-port", "-1", "--file-port", "-1", "--dfs-port", "-1", "--smb-port", "0")
+			"--blob-port", strconv.Itoa(port), "--queue-port", "-1", "--table-port", "-1", "--file-port", "-1", "--dfs-port", "-1", "--smb-port", "-1")
 		cmd.Env = childEnv()
 		cmd.SysProcAttr = procAttr()
 		cmd.WaitDelay = 5 * time.Second

@@ -52,6 +52,7 @@ type pgPair struct {
 
 func pgPairFromEnv(t *testing.T) *pgPair {
 	t.Helper()
+	skipShort(t)
 	dsn := os.Getenv(failoverEnv)
 	if dsn == "" {
 		t.Skipf("%s is not set: the failover test needs a primary and a synchronous standby of its own: bash scripts/with-postgres-standby.sh go test -count=1 -run TestPrimaryFailover -v ./test/multiproc/", failoverEnv)

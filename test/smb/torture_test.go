@@ -115,6 +115,9 @@ var tortureSuites = []struct {
 // load; a required test that fails is therefore retried alone before it
 // counts (the output of every failure is logged).
 func TestSmbtorture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: smbtorture runs for minutes")
+	}
 	bin := need(t, "smbtorture")
 	e := start(t)
 	e.share("torture")

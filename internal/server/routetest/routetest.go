@@ -7,6 +7,7 @@ package routetest
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -60,4 +61,22 @@ func Dispatch(t *testing.T, host string, ops []string, route Route, cases []Case
 // operation or error code it must route to.
 func C(method, target string, header map[string]string, op, code string) Case {
 	return Case{Method: method, Target: target, Header: header, Op: op, Code: code}
+}
+
+// NotSupported routes every case on host with route and checks that it
+// answers 501 NotImplemented with a message naming the operation (the
+// case's Op).
+func NotSupported(t *testing.T, host string, route Route, cases []Case) {
+	t.Helper()
+	for _, c := range cases {
+		hr := httptest.NewRequest(c.Method, "http://"+host+c.Target, nil)
+		for k, v := range c.Header {
+			hr.Header.Set(k, v)
+		}
+		_, err := route(hr)
+		e, ok := azerr.As(err)
+		if !ok || e.Code != azerr.NotImplemented || e.Status != 501 || !strings.Contains(e.Message, c.Op+" is not supported") {
+			t.Errorf("%s %s: %v; want 501 NotImplemented naming %s", c.Method, c.Target, err, c.Op)
+		}
+	}
 }
