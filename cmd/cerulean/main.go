@@ -37,6 +37,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/profile"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
@@ -230,7 +231,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	// CERULEAN_CPUPROFILE=file profiles the server alone (benchmarks with
 	// the client in another process), written when it stops.
-	stopProfile, err := cpuProfile(env("cpuprofile", ""))
+	stopProfile, err := profile.CPU(env("cpuprofile", ""))
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +24,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/cerulean-storage/cerulean/internal/app"
+
+	"github.com/cerulean-storage/cerulean/internal/profile"
 )
 
 // Result is one measured workload.
@@ -120,23 +121,6 @@ func Run(ctx context.Context, name string, n int, d time.Duration, fn func(ctx c
 		fmt.Fprintf(os.Stderr, "%s: first error: %s\n", name, e)
 	}
 	return Result{Name: name, Ops: ops.Load(), Errors: errs.Load(), Elapsed: el, P50: pct(0.50), P95: pct(0.95), P99: pct(0.99)}
-}
-
-// CPUProfile starts a CPU profile written to path (nothing if path is
-// empty); stop ends it and closes the file.
-func CPUProfile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // Small runs Put Blob then Get Blob of size-byte blobs with n clients.
@@ -263,7 +247,7 @@ func Main(args []string, out io.Writer) error {
 			return fmt.Errorf("-workloads: unknown workload %q", w)
 		}
 	}
-	stop, err := CPUProfile(*cpuprofile)
+	stop, err := profile.CPU(*cpuprofile)
 	if err != nil {
 		return err
 	}
