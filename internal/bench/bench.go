@@ -24,7 +24,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/cerulean-storage/cerulean/internal/app"
-
 	"github.com/cerulean-storage/cerulean/internal/profile"
 )
 
