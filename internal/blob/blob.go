@@ -550,20 +550,10 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 	}
 	if structured {
-		// The content framed as a structured message, the range
-		// headers describing the content (Get Blob, x-ms-structured-body:
-		// Content-Range stays the content's; azblob's DownloadStream
-		// counts the content from it).
-		sw := xsm.Respond(w, out.Count)
-		w.WriteHeader(status)
-		out.Body.Send(sw, r.Request.Request, s.log)
-		if r.Method == http.MethodHead {
-			return nil
-		}
-		if err := sw.Close(); err != nil {
-			s.log.Debug("download: structured message cut short", "path", r.URL.Path, "err", err)
-			panic(http.ErrAbortHandler)
-		}
+		// The content framed as a structured message; the range headers
+		// describe the content (azblob's DownloadStream counts the
+		// content from Content-Range).
+		xsm.Serve(w, r.Request.Request, status, out.Count, func(sw http.ResponseWriter) { out.Body.Send(sw, r.Request.Request, s.log) })
 		return nil
 	}
 	w.WriteHeader(status)

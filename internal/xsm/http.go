@@ -156,3 +156,20 @@ func (r *ResponseWriter) Write(b []byte) (int, error) { return r.enc.Write(b) }
 
 // Close writes the end of the message.
 func (r *ResponseWriter) Close() error { return r.enc.Close() }
+
+// Serve answers a read of n content bytes as a structured response:
+// Respond's headers, status, the content send writes to the framing
+// writer, and the end of the message. As with a plain body, a failure
+// after the status line aborts the connection (http.ErrAbortHandler), so
+// the client sees a cut message, never a short success.
+func Serve(w http.ResponseWriter, hr *http.Request, status int, n int64, send func(http.ResponseWriter)) {
+	sw := Respond(w, n)
+	w.WriteHeader(status)
+	send(sw)
+	if hr.Method == http.MethodHead {
+		return
+	}
+	if err := sw.Close(); err != nil {
+		panic(http.ErrAbortHandler)
+	}
+}
