@@ -170,13 +170,23 @@ func TestStructuredDownloadRanges(t *testing.T) {
 // structured message of contentLen bytes.
 func rawPut(t *testing.T, e *env, path string, msg []byte, hdr map[string]string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPut, e.app.BlobURL+path, bytes.NewReader(msg))
+	var body io.Reader = bytes.NewReader(msg)
+	chunked := hdr["chunked"] != ""
+	if chunked {
+		body = io.MultiReader(body) // no length: sent chunked
+	}
+	req, err := http.NewRequest(http.MethodPut, e.app.BlobURL+path, body)
 	must(t, err)
 	req.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
 	req.Header.Set("x-ms-version", "2026-12-06")
 	req.Header.Set("x-ms-blob-type", "BlockBlob")
-	req.Header.Set("Content-Length", strconv.Itoa(len(msg)))
+	if !chunked {
+		req.Header.Set("Content-Length", strconv.Itoa(len(msg)))
+	}
 	for k, v := range hdr {
+		if k == "chunked" {
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	signRaw(req)
@@ -212,6 +222,9 @@ func TestStructuredCorruptRefused(t *testing.T) {
 		{"segment footer", flip(13 + 10 + 64<<10), sm, "Crc64Mismatch"},
 		{"trailer", flip(len(good) - 2), sm, "Crc64Mismatch"},
 		{"truncated", good[:len(good)-9], sm, "InvalidInput"},
+		{"truncated, chunked", good[:len(good)-9], with(sm, "chunked", "1"), "InvalidInput"},
+		{"trailing byte, chunked", append(bytes.Clone(good), 0), with(sm, "chunked", "1"), "InvalidInput"},
+		{"corrupt, chunked", flip(13 + 10 + 5), with(sm, "chunked", "1"), "Crc64Mismatch"},
 		{"wrong content length", good, map[string]string{"x-ms-structured-body": sm["x-ms-structured-body"], "x-ms-structured-content-length": strconv.Itoa(len(data) - 1)}, "InvalidInput"},
 		{"no content length", good, map[string]string{"x-ms-structured-body": sm["x-ms-structured-body"]}, "MissingRequiredHeader"},
 		{"other version", good, map[string]string{"x-ms-structured-body": "XSM/2.0; properties=crc64", "x-ms-structured-content-length": sm["x-ms-structured-content-length"]}, "InvalidHeaderValue"},
@@ -237,5 +250,12 @@ func TestStructuredCorruptRefused(t *testing.T) {
 	}
 	if got := downloadAll(t, e, cc.NewBlobClient("new"), nil); !bytes.Equal(got, data) {
 		t.Fatal("good message: content differs")
+	}
+	// And sent chunked, without a Content-Length.
+	if resp := rawPut(t, e, "/smc/chunked", good, with(sm, "chunked", "1")); resp.StatusCode != 201 {
+		t.Fatalf("good message, chunked: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
+	if got := downloadAll(t, e, cc.NewBlobClient("chunked"), nil); !bytes.Equal(got, data) {
+		t.Fatal("good message, chunked: content differs")
 	}
 }
