@@ -19,8 +19,8 @@ func smHeaders(n int) map[string]string {
 	return map[string]string{"x-ms-structured-body": xsm.HeaderValue, "x-ms-structured-content-length": strconv.Itoa(n)}
 }
 
-// rawFile sends a Shared Key request to the File service at url.
-func rawFile(t *testing.T, method, url string, hdr map[string]string, body []byte) (*http.Response, []byte) {
+// smRawFile sends a Shared Key request to the File service at url.
+func smRawFile(t *testing.T, method, url string, hdr map[string]string, body []byte) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	must(t, err)
@@ -43,7 +43,7 @@ func rawFile(t *testing.T, method, url string, hdr map[string]string, body []byt
 	return resp, got
 }
 
-func with(m map[string]string, kv ...string) map[string]string {
+func smWith(m map[string]string, kv ...string) map[string]string {
 	out := map[string]string{}
 	for k, v := range m {
 		out[k] = v
@@ -67,9 +67,9 @@ func TestStructuredFileRange(t *testing.T) {
 	data := smData(200 << 10)
 	off := int64(4096)
 	rangeHdr := fmt.Sprintf("bytes=%d-%d", off, off+int64(len(data))-1)
-	put := with(smHeaders(len(data)), "x-ms-write", "update", "x-ms-range", rangeHdr)
+	put := smWith(smHeaders(len(data)), "x-ms-write", "update", "x-ms-range", rangeHdr)
 	for _, seg := range []int64{1 << 10, 64 << 10, 0} {
-		resp, _ := rawFile(t, http.MethodPut, url+"?comp=range", put, xsm.Encode(data, seg))
+		resp, _ := smRawFile(t, http.MethodPut, url+"?comp=range", put, xsm.Encode(data, seg))
 		if resp.StatusCode != 201 || resp.Header.Get("x-ms-structured-body") != xsm.HeaderValue ||
 			resp.Header.Get("x-ms-content-crc64") != base64.StdEncoding.EncodeToString(smCRC(data)) {
 			t.Fatalf("seg %d: %d %s, x-ms-structured-body %q", seg, resp.StatusCode, resp.Header.Get("x-ms-error-code"), resp.Header.Get("x-ms-structured-body"))
@@ -83,7 +83,7 @@ func TestStructuredFileRange(t *testing.T) {
 	bad := xsm.Encode(other, 0)
 	bad[13+10+100] ^= 1
 	for name, msg := range map[string][]byte{"corrupt": bad, "truncated": xsm.Encode(other, 0)[:1000]} {
-		resp, _ := rawFile(t, http.MethodPut, url+"?comp=range", put, msg)
+		resp, _ := smRawFile(t, http.MethodPut, url+"?comp=range", put, msg)
 		want := map[string]string{"corrupt": "Crc64Mismatch", "truncated": "InvalidInput"}[name]
 		if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != want {
 			t.Fatalf("%s: %d %s, want 400 %s", name, resp.StatusCode, resp.Header.Get("x-ms-error-code"), want)
@@ -96,8 +96,8 @@ func TestStructuredFileRange(t *testing.T) {
 	whole := make([]byte, 1<<20)
 	copy(whole[off:], data)
 	for _, rg := range [][2]int64{{off, int64(len(data))}, {0, 1 << 20}, {100, 1}} {
-		hdr := with(map[string]string{"x-ms-structured-body": xsm.HeaderValue}, "x-ms-range", fmt.Sprintf("bytes=%d-%d", rg[0], rg[0]+rg[1]-1))
-		resp, body := rawFile(t, http.MethodGet, url, hdr, nil)
+		hdr := smWith(map[string]string{"x-ms-structured-body": xsm.HeaderValue}, "x-ms-range", fmt.Sprintf("bytes=%d-%d", rg[0], rg[0]+rg[1]-1))
+		resp, body := smRawFile(t, http.MethodGet, url, hdr, nil)
 		if resp.StatusCode != 206 || resp.Header.Get("x-ms-structured-body") != xsm.HeaderValue || resp.Header.Get("x-ms-structured-content-length") != strconv.FormatInt(rg[1], 10) {
 			t.Fatalf("Get File %v: %d, headers %v", rg, resp.StatusCode, resp.Header)
 		}
@@ -107,7 +107,7 @@ func TestStructuredFileRange(t *testing.T) {
 		}
 	}
 	// Another operation refuses the header.
-	resp, _ := rawFile(t, http.MethodPut, url+"?comp=metadata", map[string]string{"x-ms-structured-body": xsm.HeaderValue}, nil)
+	resp, _ := smRawFile(t, http.MethodPut, url+"?comp=metadata", map[string]string{"x-ms-structured-body": xsm.HeaderValue}, nil)
 	if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != "UnsupportedHeader" {
 		t.Fatalf("Set File Metadata with x-ms-structured-body: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
 	}

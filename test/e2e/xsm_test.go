@@ -59,11 +59,11 @@ func TestStructuredUpload(t *testing.T) {
 			if !bytes.Equal(resp.ContentCRC64, smCRC(data)) {
 				t.Fatalf("%s: answered CRC64 %x, want %x", name, resp.ContentCRC64, smCRC(data))
 			}
-			got := downloadAll(t, e, bb.BlobClient(), nil)
+			got := smDownload(t, e, bb.BlobClient(), nil)
 			if !bytes.Equal(got, data) {
 				t.Fatalf("%s: read back %d bytes, want the %d sent", name, len(got), n)
 			}
-			got = downloadAll(t, e, bb.BlobClient(), &blob.DownloadStreamOptions{
+			got = smDownload(t, e, bb.BlobClient(), &blob.DownloadStreamOptions{
 				TransactionalValidation: blob.TransferValidationTypeComputeStructuredMessageCRC64(0),
 			})
 			if !bytes.Equal(got, data) {
@@ -73,7 +73,7 @@ func TestStructuredUpload(t *testing.T) {
 	}
 }
 
-func downloadAll(t *testing.T, e *env, b *blob.Client, o *blob.DownloadStreamOptions) []byte {
+func smDownload(t *testing.T, e *env, b *blob.Client, o *blob.DownloadStreamOptions) []byte {
 	t.Helper()
 	r, err := b.DownloadStream(e.ctx, o)
 	must(t, err)
@@ -103,7 +103,7 @@ func TestStructuredBlockAppendPage(t *testing.T) {
 	bb := cc.NewBlockBlobClient("blocks")
 	_, err := bb.UploadBuffer(e.ctx, data, &blockblob.UploadBufferOptions{TransactionalValidation: sm, BlockSize: 8 << 10, Concurrency: 2})
 	must(t, err)
-	if got := downloadAll(t, e, bb.BlobClient(), nil); !bytes.Equal(got, data) {
+	if got := smDownload(t, e, bb.BlobClient(), nil); !bytes.Equal(got, data) {
 		t.Fatalf("UploadBuffer: read back %d bytes", len(got))
 	}
 
@@ -120,7 +120,7 @@ func TestStructuredBlockAppendPage(t *testing.T) {
 		}
 		all = append(all, chunk...)
 	}
-	if got := downloadAll(t, e, ab.BlobClient(), nil); !bytes.Equal(got, all) {
+	if got := smDownload(t, e, ab.BlobClient(), nil); !bytes.Equal(got, all) {
 		t.Fatalf("AppendBlock: read back %d bytes, want %d", len(got), len(all))
 	}
 
@@ -132,7 +132,7 @@ func TestStructuredBlockAppendPage(t *testing.T) {
 	must(t, err)
 	want := make([]byte, 16<<10)
 	copy(want[4<<10:], pages)
-	if got := downloadAll(t, e, pb.BlobClient(), nil); !bytes.Equal(got, want) {
+	if got := smDownload(t, e, pb.BlobClient(), nil); !bytes.Equal(got, want) {
 		t.Fatal("UploadPages: pages read back differ")
 	}
 }
@@ -149,7 +149,7 @@ func TestStructuredDownloadRanges(t *testing.T) {
 	must(t, err)
 	sm := blob.TransferValidationTypeComputeStructuredMessageCRC64(0)
 	for _, r := range []blob.HTTPRange{{Offset: 0, Count: 1}, {Offset: 1000, Count: 4 << 20}, {Offset: 4<<20 - 5, Count: 1 << 20}, {Offset: 5 << 20}} {
-		got := downloadAll(t, e, bb.BlobClient(), &blob.DownloadStreamOptions{Range: r, TransactionalValidation: sm})
+		got := smDownload(t, e, bb.BlobClient(), &blob.DownloadStreamOptions{Range: r, TransactionalValidation: sm})
 		end := int64(len(data))
 		if r.Count > 0 {
 			end = r.Offset + r.Count
@@ -166,9 +166,9 @@ func TestStructuredDownloadRanges(t *testing.T) {
 	}
 }
 
-// rawPut sends a Put Blob (block blob) whose body is msg, framed as a
+// smRawPut sends a Put Blob (block blob) whose body is msg, framed as a
 // structured message of contentLen bytes.
-func rawPut(t *testing.T, e *env, path string, msg []byte, hdr map[string]string) *http.Response {
+func smRawPut(t *testing.T, e *env, path string, msg []byte, hdr map[string]string) *http.Response {
 	t.Helper()
 	var body io.Reader = bytes.NewReader(msg)
 	chunked := hdr["chunked"] != ""
@@ -222,40 +222,40 @@ func TestStructuredCorruptRefused(t *testing.T) {
 		{"segment footer", flip(13 + 10 + 64<<10), sm, "Crc64Mismatch"},
 		{"trailer", flip(len(good) - 2), sm, "Crc64Mismatch"},
 		{"truncated", good[:len(good)-9], sm, "InvalidInput"},
-		{"truncated, chunked", good[:len(good)-9], with(sm, "chunked", "1"), "InvalidInput"},
-		{"trailing byte, chunked", append(bytes.Clone(good), 0), with(sm, "chunked", "1"), "InvalidInput"},
-		{"corrupt, chunked", flip(13 + 10 + 5), with(sm, "chunked", "1"), "Crc64Mismatch"},
+		{"truncated, chunked", good[:len(good)-9], smWith(sm, "chunked", "1"), "InvalidInput"},
+		{"trailing byte, chunked", append(bytes.Clone(good), 0), smWith(sm, "chunked", "1"), "InvalidInput"},
+		{"corrupt, chunked", flip(13 + 10 + 5), smWith(sm, "chunked", "1"), "Crc64Mismatch"},
 		{"wrong content length", good, map[string]string{"x-ms-structured-body": sm["x-ms-structured-body"], "x-ms-structured-content-length": strconv.Itoa(len(data) - 1)}, "InvalidInput"},
 		{"no content length", good, map[string]string{"x-ms-structured-body": sm["x-ms-structured-body"]}, "MissingRequiredHeader"},
 		{"other version", good, map[string]string{"x-ms-structured-body": "XSM/2.0; properties=crc64", "x-ms-structured-content-length": sm["x-ms-structured-content-length"]}, "InvalidHeaderValue"},
 	}
 	for _, c := range cases {
 		for _, blobName := range []string{"new", "kept"} {
-			resp := rawPut(t, e, "/smc/"+blobName, c.msg, c.hdr)
+			resp := smRawPut(t, e, "/smc/"+blobName, c.msg, c.hdr)
 			if resp.StatusCode != 400 || resp.Header.Get("x-ms-error-code") != c.code {
 				t.Fatalf("%s on %s: %d %s, want 400 %s", c.name, blobName, resp.StatusCode, resp.Header.Get("x-ms-error-code"), c.code)
 			}
 		}
 		_, err := cc.NewBlobClient("new").GetProperties(e.ctx, nil)
 		wantCode(t, err, 404, bloberror.BlobNotFound)
-		if got := downloadAll(t, e, cc.NewBlobClient("kept"), nil); !bytes.Equal(got, old) {
+		if got := smDownload(t, e, cc.NewBlobClient("kept"), nil); !bytes.Equal(got, old) {
 			t.Fatalf("%s: the existing blob now holds %q", c.name, got)
 		}
 	}
 	// The good message is stored as its content and acknowledged.
-	resp := rawPut(t, e, "/smc/new", good, sm)
+	resp := smRawPut(t, e, "/smc/new", good, sm)
 	if resp.StatusCode != 201 || resp.Header.Get("x-ms-structured-body") != xsm.HeaderValue ||
 		resp.Header.Get("x-ms-content-crc64") != base64.StdEncoding.EncodeToString(smCRC(data)) {
 		t.Fatalf("good message: %d, x-ms-structured-body %q, crc64 %q", resp.StatusCode, resp.Header.Get("x-ms-structured-body"), resp.Header.Get("x-ms-content-crc64"))
 	}
-	if got := downloadAll(t, e, cc.NewBlobClient("new"), nil); !bytes.Equal(got, data) {
+	if got := smDownload(t, e, cc.NewBlobClient("new"), nil); !bytes.Equal(got, data) {
 		t.Fatal("good message: content differs")
 	}
 	// And sent chunked, without a Content-Length.
-	if resp := rawPut(t, e, "/smc/chunked", good, with(sm, "chunked", "1")); resp.StatusCode != 201 {
+	if resp := smRawPut(t, e, "/smc/chunked", good, smWith(sm, "chunked", "1")); resp.StatusCode != 201 {
 		t.Fatalf("good message, chunked: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
 	}
-	if got := downloadAll(t, e, cc.NewBlobClient("chunked"), nil); !bytes.Equal(got, data) {
+	if got := smDownload(t, e, cc.NewBlobClient("chunked"), nil); !bytes.Equal(got, data) {
 		t.Fatal("good message, chunked: content differs")
 	}
 }
