@@ -10,6 +10,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
 // req is a parsed Blob request.
@@ -29,10 +30,14 @@ type req struct {
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	r := newReq(sr)
 	rt, err := s.route(r)
-	// Structured-message bodies (per-segment CRC64 framing) are not
-	// decoded here; refusing them keeps the framing out of stored content.
-	if v := r.Header.Get("x-ms-structured-body"); err == nil && v != "" {
-		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", "x-ms-structured-body").With("HeaderValue", v)
+	// A structured message (XSM/1.0, CRC64) is what Put Blob, Put Block,
+	// Put Page and Append Block accept as a body and Get Blob as a
+	// response (their REST reference pages list x-ms-structured-body);
+	// any other operation refuses the header, so no framing is ever
+	// stored as content.
+	structured := r.Header.Get("x-ms-structured-body")
+	if err == nil && structured != "" && !structuredOps[rt.Name] {
+		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", "x-ms-structured-body").With("HeaderValue", structured)
 	}
 	if err != nil {
 		return r.SASFirst(err, server.SASTarget{Container: r.container, Path: r.name}, s.policies(r, r.container))
@@ -55,8 +60,20 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		}
 		w = &cpkWriter{ResponseWriter: w, sha: r.cpk.SHA}
 	}
+	if structured != "" && rt.Name != "getBlob" {
+		d, err := xsm.DecodeRequest(r.Request.Request)
+		if err != nil {
+			return err
+		}
+		w = xsm.Acknowledge(w, d)
+	}
 	return rt.Handler(s, w, r)
 }
+
+// structuredOps are the operations that take x-ms-structured-body: the
+// writes whose body it frames and Get Blob (Data Lake's Read included),
+// whose response it asks to be framed.
+var structuredOps = map[string]bool{"putBlob": true, "putBlock": true, "putPage": true, "appendBlock": true, "getBlob": true}
 
 // newReq parses what routing needs from sr: the container, the blob
 // name and the snapshot.

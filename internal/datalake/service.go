@@ -25,6 +25,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
+	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
 // Config is what the dfs front end needs.
@@ -86,6 +87,13 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	}
 	r := newReq(sr)
 	rt, err := s.route(r)
+	// Append Data takes a structured message (XSM/1.0, CRC64) as its body
+	// (Path - Update, x-ms-structured-body); Read is the Blob service's
+	// Get Blob. Other dfs operations refuse the header.
+	structured := r.Header.Get("x-ms-structured-body")
+	if err == nil && structured != "" && rt.Name != "appendData" {
+		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", "x-ms-structured-body").With("HeaderValue", structured)
+	}
 	if err != nil {
 		return r.SASFirst(err, server.SASTarget{Container: r.filesystem, Path: r.path}, s.policies(r))
 	}
@@ -97,6 +105,13 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	}
 	if rt.Flags&fHierarchical != 0 && !s.hier(r.Account) {
 		return azerr.New(azerr.HierarchicalNamespaceNotEnabled)
+	}
+	if structured != "" {
+		d, err := xsm.DecodeRequest(r.Request.Request)
+		if err != nil {
+			return err
+		}
+		w = xsm.Acknowledge(w, d)
 	}
 	return rt.Handler(s, w, r)
 }

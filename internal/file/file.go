@@ -15,6 +15,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
+	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
 // restCaller is the domain caller of REST request r: open-less, with
@@ -241,6 +242,10 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	if wantMD5 && rng == nil {
 		return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
 	}
+	structured, err := xsm.Wanted(r.Header)
+	if err != nil {
+		return err
+	}
 	in := readIn{rng: rng}
 	if wantMD5 {
 		in.limit = maxRangeWrite
@@ -268,6 +273,10 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 		}
 	} else if e.Props.ContentMD5 != nil {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
+	}
+	if structured {
+		xsm.Serve(w, r.Request.Request, status, n, func(sw http.ResponseWriter) { body.Send(sw, r.Request.Request, s.log) })
+		return nil
 	}
 	w.WriteHeader(status)
 	body.Send(w, r.Request.Request, s.log)

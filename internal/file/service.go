@@ -10,6 +10,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
+	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
 // req is a parsed File request.
@@ -33,6 +34,14 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	}
 	r := newReq(sr)
 	rt, err := s.prepare(r)
+	// Put Range takes a structured message (XSM/1.0, CRC64) as its body
+	// and Get File answers one when asked (their REST reference pages
+	// list x-ms-structured-body); other operations refuse the header, so
+	// no framing is ever stored as content.
+	structured := r.Header.Get("x-ms-structured-body")
+	if err == nil && structured != "" && rt.Name != "putRange" && rt.Name != "getFile" {
+		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", "x-ms-structured-body").With("HeaderValue", structured)
+	}
 	if err != nil {
 		// A forged or expired SAS is answered as such, whatever else is
 		// wrong with the request.
@@ -42,6 +51,13 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		if err := s.authorizeSAS(r); err != nil {
 			return err
 		}
+	}
+	if structured != "" && rt.Name == "putRange" {
+		d, err := xsm.DecodeRequest(r.Request.Request)
+		if err != nil {
+			return err
+		}
+		w = xsm.Acknowledge(w, d)
 	}
 	return rt.Handler(s, w, r)
 }
