@@ -53,6 +53,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/pip" install -q --disable-pip-version-check "${PINS[@]}"
 
+command -v openssl >/dev/null || apt-get install -y -qq openssl >/dev/null
 go build -o "$work/cerulean" "$root/cmd/cerulean"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout "$work/key.pem" -out "$work/cert.pem" \
   -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null
@@ -83,6 +84,10 @@ if [ -f "$root/scripts/clients/py_fs.py" ]; then
 fi
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  echo "FAIL a probe script exited non-zero without a FAIL line (it crashed: see above)"
+  failed=1
+fi
 if [ "$failed" -gt 0 ] || [ "$status" -ne 0 ]; then
   for f in a b c; do echo "--- server $f log (tail)"; tail -20 "$work/$f.log"; done
 fi

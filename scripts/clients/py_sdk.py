@@ -218,10 +218,29 @@ def _():
     csas = generate_container_sas(A, "pyfidelity", account_key=KEY, permission=ContainerSasPermissions(read=True, list=True), expiry=later())
     sc = ContainerClient.from_container_url(f"{B}/pyfidelity?{csas}")
     eq([x.name for x in sc.list_blobs()], ["a.txt"], "container SAS lists")
+    error(lambda: sc.get_blob_client("a.txt").upload_blob(b"x", overwrite=True), 403, "AuthorizationPermissionMismatch", "read/list container SAS writes")
     error(lambda: sc.get_container_properties(), 403, "AuthorizationResourceTypeMismatch", "container SAS on container properties")
     create_only = generate_blob_sas(A, "pyfidelity", "a.txt", account_key=KEY, permission=BlobSasPermissions(create=True), expiry=later())
     error(lambda: BlobClient.from_blob_url(f"{a.url}?{create_only}").upload_blob(b"x", overwrite=True), 403,
           "AuthorizationPermissionMismatch", "create-only SAS overwriting")
+    from azure.storage.queue import QueueServiceClient as QSC, generate_account_sas as queue_account_sas
+    from azure.storage.queue import ResourceTypes as QRT, AccountSasPermissions as QASP
+    from azure.data.tables import TableServiceClient as TSC, generate_account_sas as table_account_sas
+    from azure.data.tables import ResourceTypes as TRT, AccountSasPermissions as TASP
+    QSC(Q, credential=queue_account_sas(A, KEY, QRT(container=True), QASP(write=True), later())).create_queue("pysasqueue")
+    check(QSC(Q, credential=CRED).get_queue_client("pysasqueue").get_queue_properties() is not None, "account SAS w+srt=c created a queue")
+    TSC(T, credential=AzureSasCredential(table_account_sas(AzureNamedKeyCredential(A, KEY), TRT(container=True), TASP(write=True), later()))).create_table("pysastable")
+    eq([x.name for x in TSC.from_connection_string(CS).query_tables("TableName eq 'pysastable'")], ["pysastable"], "account SAS w+srt=c created a table")
+    props = QSC(Q, credential=queue_account_sas(A, KEY, QRT(service=True), QASP(read=True), later())).get_service_properties()
+    check("cors" in props, "account SAS srt=s reads queue service properties", props)
+    b = cc.get_blob_client("b.txt"); b.upload_blob(b"bbb")
+    new_only = generate_blob_sas(A, "pyfidelity", "new.txt", account_key=KEY, permission=BlobSasPermissions(create=True), expiry=later())
+    read_src = generate_blob_sas(A, "pyfidelity", "b.txt", account_key=KEY, permission=BlobSasPermissions(read=True), expiry=later())
+    eq(BlobClient(B, "pyfidelity", "new.txt", credential=new_only).start_copy_from_url(b.url + "?" + read_src)["copy_status"], "success", "service SAS c copies to a new blob")
+    eq(cc.get_blob_client("new.txt").download_blob().readall(), b"bbb", "copied through a create-only SAS")
+    no_read = generate_blob_sas(A, "pyfidelity", "b.txt", account_key=KEY, permission=BlobSasPermissions(write=True), expiry=later())
+    error(lambda: cc.get_blob_client("c.txt").start_copy_from_url(b.url + "?" + no_read, requires_sync=True), 403, "CannotVerifyCopySource", "copy source SAS without read")
+    QSC(Q, credential=CRED).delete_queue("pysasqueue"); TSC.from_connection_string(CS).delete_table("pysastable")
     bs.set_service_properties(cors=[CorsRule(["http://*.contoso.com"], ["GET", "PUT"], allowed_headers=["x-ms-meta-*"], max_age_in_seconds=60)])
     def preflight(origin, method):
         h = {"Origin": origin}
