@@ -78,6 +78,7 @@ done
 export PORT_BASE=$base CERT="$work/cert.pem" WORK="$work"
 out="$work/results"
 status=0
+t0=$(date +%s)
 "$venv/bin/python" "$root/scripts/clients/py_sdk.py" | tee "$out" || status=1
 if [ -f "$root/scripts/clients/py_fs.py" ]; then
   "$venv/bin/python" "$root/scripts/clients/py_fs.py" | tee -a "$out" || status=1
@@ -91,5 +92,6 @@ fi
 if [ "$failed" -gt 0 ] || [ "$status" -ne 0 ]; then
   for f in a b c; do echo "--- server $f log (tail)"; tail -20 "$work/$f.log"; done
 fi
+echo "probes ran $(( $(date +%s) - t0 )) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$status" -eq 0 ]

@@ -134,6 +134,9 @@ def arrow_round(blob_port, dfs_port, container, hns):
         fs.move(f"{container}/single.parquet", f"{container}/renamed.parquet")
         eq(fs.get_file_info(f"{container}/single.parquet").type, pafs.FileType.NotFound, "moved away")
         eq(pq.read_metadata(f"{container}/renamed.parquet", filesystem=fs).num_rows, n, "moved file's footer")
+        fs.move(f"{container}/data", f"{container}/moved")  # a directory rename through the dfs endpoint
+        eq(ds.dataset(f"{container}/moved", filesystem=fs, format="parquet", partitioning="hive").count_rows(), n, "dataset after a directory move")
+        eq(fs.get_file_info(f"{container}/data").type, pafs.FileType.NotFound, "old directory gone")
     fs.delete_dir(container)
     eq(fs.get_file_info(container).type, pafs.FileType.NotFound, "container deleted")
 
@@ -143,7 +146,7 @@ def _():
     arrow_round(f"{P}0", f"{P}0", "arrowflat", False)
 
 
-@area("pyarrow", "pyarrow AzureFileSystem, hierarchical namespace (Blob + dfs): the same steps and a move")
+@area("pyarrow", "pyarrow AzureFileSystem, hierarchical namespace (Blob + dfs): the same steps, a file and a directory move")
 def _():
     arrow_round(f"{P}5", f"{P}6", "arrowhns", True)
 
