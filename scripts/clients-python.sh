@@ -8,15 +8,15 @@
 # below 32768:
 #   A  `cerulean azurite` (Azurite's command line): Blob, Queue, Table, File
 #   B  `cerulean serve --hierarchical-namespace`: Blob and dfs (Data Lake)
-#   C  `cerulean azurite-blob --cert --key --oauth basic`: Blob over HTTPS with
-#      bearer tokens (user delegation SAS), a self-signed certificate
-#      made here with openssl
+#   C  `cerulean azurite --cert --key --oauth basic`: Blob, Queue and Table
+#      over HTTPS with bearer tokens (and user delegation SAS), a
+#      self-signed certificate made here with openssl
 # then runs scripts/clients/py_sdk.py (the azure-* SDKs) and
 # scripts/clients/py_fs.py (adlfs, pyarrow, deltalake). Each prints one
 # PASS/FAIL line per client, version and area; the script closes with
 # "N passed, N failed" and exits non-zero when any area failed.
 #
-# PORT_BASE (default 2490) picks ports ${PORT_BASE}0..${PORT_BASE}7.
+# PORT_BASE (default 2490) picks ports ${PORT_BASE}0..${PORT_BASE}9.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/cerulean-pyclients.XXXXXX)
@@ -64,11 +64,11 @@ pids+=($!)
 "$work/cerulean" serve --data "$work/data-b" --blob-port "${base}5" --queue-port -1 --table-port -1 \
   --file-port -1 --dfs-port "${base}6" --smb-port 0 --hierarchical-namespace --log-level warn >"$work/b.log" 2>&1 &
 pids+=($!)
-"$work/cerulean" azurite-blob --blobPort "${base}7" --location "$work/data-c" \
+"$work/cerulean" azurite --blobPort "${base}7" --queuePort "${base}8" --tablePort "${base}9" --location "$work/data-c" \
   --cert "$work/cert.pem" --key "$work/key.pem" --oauth basic --silent >"$work/c.log" 2>&1 &
 pids+=($!)
 
-for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "${base}7"; do
+for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "${base}7" "${base}8" "${base}9"; do
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
     sleep 0.1

@@ -3,8 +3,8 @@
 Run by scripts/clients-python.sh, which starts the servers (ports from
 PORT_BASE): A (`cerulean azurite`: Blob 0, Queue 1, Table 2, File 3),
 B (`cerulean serve --hierarchical-namespace`: Blob 5, dfs 6) and C
-(`cerulean azurite-blob --cert --oauth basic`: Blob over HTTPS 7, the
-certificate in $CERT). Prints one PASS/FAIL line per package, version and
+(`cerulean azurite --cert --oauth basic`: Blob 7, Queue 8, Table 9
+over HTTPS, the certificate in $CERT). Prints one PASS/FAIL line per package, version and
 area; an area passes when every assertion in it holds.
 """
 import base64, datetime, json, os, sys, time, traceback, urllib.error, urllib.request, uuid
@@ -17,7 +17,7 @@ KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr
 CRED = {"account_name": A, "account_key": KEY}
 B, Q, T, F = (f"http://127.0.0.1:{P}{i}/{A}" for i in range(4))
 HB, DFS = f"http://127.0.0.1:{P}5/{A}", f"http://127.0.0.1:{P}6/{A}"
-TLSB = f"https://127.0.0.1:{P}7/{A}"
+TLSB, TLSQ, TLST = (f"https://127.0.0.1:{P}{i}/{A}" for i in (7, 8, 9))
 CS = (f"DefaultEndpointsProtocol=http;AccountName={A};AccountKey={KEY};BlobEndpoint={B};"
       f"QueueEndpoint={Q};TableEndpoint={T};FileEndpoint={F};")
 UTC = datetime.timezone.utc
@@ -62,16 +62,18 @@ def error(f, status=None, code=None, what=""):
 
 
 def area(pkg, name):
+    pkgs = (pkg,) if isinstance(pkg, str) else pkg
+    label = ", ".join(f"{p} {version(p)}" for p in pkgs)
     def run(fn):
         global failed, checks
         t0, checks = time.time(), 0
         try:
             fn()
-            print(f"PASS {pkg} {version(pkg)} {name}: {checks} checks [{time.time()-t0:.1f}s]", flush=True)
+            print(f"PASS {label} {name}: {checks} checks [{time.time()-t0:.1f}s]", flush=True)
         except Exception as e:
             failed += 1
             where = traceback.extract_tb(e.__traceback__)[-1]
-            print(f"FAIL {pkg} {version(pkg)} {name}: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''} (line {where.lineno})", flush=True)
+            print(f"FAIL {label} {name}: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''} (line {where.lineno})", flush=True)
         return fn
     return run
 
@@ -178,10 +180,12 @@ def fake_jwt(exp):
 
 class FakeToken:
     """A TokenCredential handing out an unsigned Entra ID token, which
-    `--oauth basic` accepts (README, Connecting)."""
+    `--oauth basic` accepts (README, Connecting); ttl < 0: expired."""
+    def __init__(self, ttl=3600):
+        self.ttl = ttl
     def get_token(self, *scopes, **kw):
-        exp = time.time() + 3600
-        return AccessToken(fake_jwt(exp), int(exp))
+        exp = time.time() + self.ttl
+        return AccessToken(fake_jwt(exp), int(time.time() + 3600))
 
 
 @area("azure-storage-blob", "user delegation SAS (bearer token over HTTPS, --oauth basic)")
@@ -208,7 +212,30 @@ def _():
     svc.delete_container("pyudk")
 
 
-@area("azure-storage-blob", "SAS letters and CORS (the fidelity probes)")
+@area(("azure-storage-blob", "azure-storage-queue", "azure-data-tables"), "bearer tokens over HTTPS (--oauth basic): Blob, Queue, Table through a TokenCredential")
+def _():
+    from azure.storage.queue import QueueServiceClient as QSC
+    from azure.data.tables import TableServiceClient as TSC
+    tok = FakeToken()
+    cc = BlobServiceClient(TLSB, credential=tok, connection_verify=CERT).create_container("pytoken")
+    cc.get_blob_client("t.txt").upload_blob(b"token")
+    eq(cc.get_blob_client("t.txt").download_blob().readall(), b"token", "blob with a token")
+    q = QSC(TLSQ, credential=tok, connection_verify=CERT).create_queue("pytoken")
+    q.send_message("m")
+    eq([m.content for m in q.receive_messages()], ["m"], "queue with a token")
+    t = TSC(TLST, credential=tok, connection_verify=CERT).create_table("pytoken")
+    t.create_entity({"PartitionKey": "p", "RowKey": "r", "v": 1})
+    eq(t.get_entity("p", "r")["v"], 1, "table with a token")
+    expired = FakeToken(-600)
+    e = error(lambda: BlobServiceClient(TLSB, credential=expired, connection_verify=CERT).get_container_client("pytoken").get_container_properties(),
+              401, "InvalidAuthenticationInfo", "expired token")
+    check("WWW-Authenticate" in e.response.headers, "challenge on 401", dict(e.response.headers))
+    error(lambda: QSC(TLSQ, credential=expired, connection_verify=CERT).get_queue_client("pytoken").get_queue_properties(), 401, what="expired token on Queue")
+    error(lambda: BlobServiceClient(TLSB.replace("https", "http"), credential=CRED).list_containers().next(), 400, what="plain HTTP to the HTTPS port")
+    cc.delete_container(); q.delete_queue(); t.delete_table()
+
+
+@area(("azure-storage-blob", "azure-storage-queue", "azure-data-tables"), "SAS letters and CORS (the fidelity probes)")
 def _():
     cc = bs.create_container("pyfidelity")
     a = cc.get_blob_client("a.txt"); a.upload_blob(b"aaa")
