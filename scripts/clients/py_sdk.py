@@ -477,4 +477,37 @@ def _():
     dl.delete_file_system("pydl")
 
 
+@area("azure-storage-file-datalake", "data lake SAS (file system, directory, file), leases, expiry, conditions, owner")
+def _():
+    from azure.storage.filedatalake import (DataLakeFileClient, FileSystemClient, generate_file_system_sas, generate_directory_sas,
+        generate_file_sas as dl_file_sas, FileSystemSasPermissions, DirectorySasPermissions, FileSasPermissions as DLFileSasPermissions)
+    dl = DataLakeServiceClient(DFS, credential=CRED)
+    fsys = dl.create_file_system("pydlsas")
+    f = fsys.get_file_client("a/b.txt"); f.upload_data(b"abc", overwrite=True)
+    fss = generate_file_system_sas(A, "pydlsas", KEY, permission=FileSystemSasPermissions(read=True, list=True), expiry=later())
+    eq(DataLakeFileClient(DFS, "pydlsas", "a/b.txt", credential=fss).download_file().readall(), b"abc", "file system SAS reads")
+    eq([p.name for p in FileSystemClient(DFS, "pydlsas", credential=fss).get_paths()], ["a", "a/b.txt"], "file system SAS lists")
+    error(lambda: DataLakeFileClient(DFS, "pydlsas", "a/c.txt", credential=fss).create_file(), 403, "AuthorizationPermissionMismatch", "read SAS creates")
+    dsas = generate_directory_sas(A, "pydlsas", "a", KEY, permission=DirectorySasPermissions(read=True, write=True, create=True), expiry=later())
+    DataLakeFileClient(DFS, "pydlsas", "a/new.txt", credential=dsas).upload_data(b"n", overwrite=True)
+    eq(fsys.get_file_client("a/new.txt").download_file().readall(), b"n", "directory SAS writes inside")
+    error(lambda: DataLakeFileClient(DFS, "pydlsas", "other.txt", credential=dsas).upload_data(b"n", overwrite=True), 403, what="directory SAS outside its directory")
+    fsas = dl_file_sas(A, "pydlsas", "a", "b.txt", KEY, permission=DLFileSasPermissions(read=True), expiry=later())
+    eq(DataLakeFileClient(DFS, "pydlsas", "a/b.txt", credential=fsas).download_file().readall(), b"abc", "file SAS reads")
+    lease = f.acquire_lease(lease_duration=15)
+    error(lambda: f.upload_data(b"x", overwrite=True), 412, "LeaseIdMissing", "write under lease")
+    f.upload_data(b"xyz", overwrite=True, lease=lease)
+    eq(f.download_file().readall(), b"xyz", "write with the lease id")
+    lease.release()
+    before = datetime.datetime.now(UTC).replace(microsecond=0)
+    f.set_file_expiry("RelativeToNow", expires_on=3600 * 1000)
+    ex = f.get_file_properties().expiry_time
+    check(ex is not None and datetime.timedelta(minutes=59) <= ex - before <= datetime.timedelta(minutes=61), "expiry an hour ahead", ex)
+    error(lambda: f.delete_file(etag='"0x1"', match_condition=MatchConditions.IfNotModified), 412, "ConditionNotMet", "delete with a stale etag")
+    oid = "11111111-2222-3333-4444-555555555555"
+    f.set_access_control(owner=oid)
+    eq(f.get_access_control()["owner"], oid, "owner set")
+    dl.delete_file_system("pydlsas")
+
+
 sys.exit(1 if failed else 0)
