@@ -196,4 +196,30 @@ def _():
     delta_round(f"{P}5", "deltahns")
 
 
+@area("deltalake", "deltalake table maintenance: checkpoint, optimize (compact), delete, merge, time travel, vacuum")
+def _():
+    port = f"{P}0"
+    os.environ["AZURITE_BLOB_STORAGE_URL"] = f"http://127.0.0.1:{port}"
+    from azure.storage.blob import BlobServiceClient
+    BlobServiceClient(f"http://127.0.0.1:{port}/{A}", credential={"account_name": A, "account_key": KEY}).create_container("deltamaint")
+    uri, so = "az://deltamaint/t", delta_options(port)
+    for i in range(5):
+        write_deltalake(uri, pa.table({"id": [i * 10 + j for j in range(10)], "p": [i % 2] * 10}), mode="append", storage_options=so, partition_by=["p"])
+    dt = DeltaTable(uri, storage_options=so)
+    dt.create_checkpoint()
+    eq(DeltaTable(uri, storage_options=so).to_pyarrow_table().num_rows, 50, "read through the checkpoint")
+    m = dt.optimize.compact()
+    eq((m["numFilesRemoved"], m["numFilesAdded"]), (5, 2), "compaction: 5 files into one per partition")
+    eq(len(DeltaTable(uri, storage_options=so).file_uris()), 2, "files after compaction")
+    eq(dt.delete("id < 5")["num_deleted_rows"], 5, "delete")
+    r = dt.merge(pa.table({"id": [7, 100], "p": [1, 1]}), "s.id = t.id", source_alias="s", target_alias="t").when_matched_delete().when_not_matched_insert_all().execute()
+    eq((r["num_target_rows_inserted"], r["num_target_rows_deleted"]), (1, 1), "merge: 100 inserted, 7 deleted")
+    ids = sorted(DeltaTable(uri, storage_options=so).to_pyarrow_table().column("id").to_pylist())
+    eq(ids, sorted([i for i in range(50) if i >= 5 and i != 7] + [100]), "rows after delete and merge")
+    eq(DeltaTable(uri, storage_options=so, version=4).to_pyarrow_table().num_rows, 50, "time travel to version 4")
+    gone = dt.vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
+    check(len(gone) >= 5, "vacuum removed the replaced files", gone)
+    eq(sorted(DeltaTable(uri, storage_options=so).to_pyarrow_table().column("id").to_pylist()), ids, "rows after vacuum")
+
+
 sys.exit(1 if failed else 0)
