@@ -75,6 +75,17 @@ for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "$
   done
 done
 
+# A server that could not listen (a port taken) has exited by now: stop
+# rather than probe whatever else answers on that port.
+for i in 0 1 2; do
+  if ! kill -0 "${pids[$i]}" 2>/dev/null; then
+    log=$(echo a b c | cut -d' ' -f$((i + 1)))
+    echo "FAIL server $log did not start:"; cat "$work/$log.log"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+done
+
 export PORT_BASE=$base CERT="$work/cert.pem" WORK="$work"
 out="$work/results"
 status=0
