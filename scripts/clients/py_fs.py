@@ -33,6 +33,7 @@ if len(sys.argv) > 1 and sys.argv[1] == "deltawriter":
 from importlib.metadata import version
 failed = 0
 checks = 0
+note = ""  # appended to an area's PASS line
 
 
 class Fail(Exception):
@@ -52,11 +53,11 @@ def eq(got, want, what):
 
 def area(pkg, name):
     def run(fn):
-        global failed, checks
-        t0, checks = time.time(), 0
+        global failed, checks, note
+        t0, checks, note = time.time(), 0, ""
         try:
             fn()
-            print(f"PASS {pkg} {version(pkg)} {name}: {checks} checks [{time.time()-t0:.1f}s]", flush=True)
+            print(f"PASS {pkg} {version(pkg)} {name}: {checks} checks{note} [{time.time()-t0:.1f}s]", flush=True)
         except Exception as e:
             failed += 1
             where = traceback.extract_tb(e.__traceback__)[-1]
@@ -173,7 +174,8 @@ def delta_round(port, container):
     eq([h["operation"] for h in hist[1:]], ["WRITE"] * (2 * n), "every later version an append")
     order = "".join(h.get("writer", "?")[-1] for h in hist[1:])
     eq(sorted(order), sorted("1" * n + "2" * n), "each writer's commits in the log once each (commit order " + order + ")")
-    print(f"  deltalake commit order by writer: {order}", flush=True)
+    global note
+    note = f"; commit order by writer {order}"
     rows = dt.to_pyarrow_table().to_pylist()
     got = sorted((r["writer"], r["batch"], r["row"]) for r in rows)
     want = sorted([("init", 0, 0)] + [(w, i, r) for w in ("w1", "w2") for i in range(n) for r in range(3)])
