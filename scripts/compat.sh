@@ -4,7 +4,9 @@
 # installed with apt-get when missing), the JavaScript SDKs and azcopy (from
 # npm, pinned). Each probe prints PASS/FAIL per step; some FAILs are the
 # expected errors the probe provokes (see docs/compatibility.md). Not part of
-# .ci/run: it needs npm and installs packages.
+# .ci/run: it needs npm and installs packages. The newest Python SDKs (and
+# adlfs, pyarrow, deltalake) run in .ci/run through clients-python.sh; the
+# Python probes here stay on Debian's older SDK releases.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/cerulean-compat.XXXXXX)

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# clients-python.sh: the Python part of the client compatibility matrix
+# (docs/compatibility.md, "Python (newest SDKs)"), run by .ci/run.
+#
+# Creates a venv in a temporary directory, installs the pinned Python
+# clients below (pip's download cache, ~/.cache/pip, makes reruns cheap),
+# builds cerulean and starts it the way a user would, on 127.0.0.1 ports
+# below 32768:
+#   A  `cerulean azurite` (Azurite's command line): Blob, Queue, Table, File
+#   B  `cerulean serve --hierarchical-namespace`: Blob and dfs (Data Lake)
+#   C  `cerulean azurite --cert --key --oauth basic`: Blob, Queue and Table
+#      over HTTPS with bearer tokens (and user delegation SAS), a
+#      self-signed certificate made here with openssl
+# then runs scripts/clients/py_sdk.py (the azure-* SDKs) and
+# scripts/clients/py_fs.py (adlfs, pyarrow, deltalake). Each prints one
+# PASS/FAIL line per client, version and area; the script closes with
+# "N passed, N failed" and exits non-zero when any area failed.
+#
+# PORT_BASE (default 2490) picks ports ${PORT_BASE}0..${PORT_BASE}9.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/cerulean-pyclients.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+base=${PORT_BASE:-2490}
+
+# The pinned clients: the newest releases on 2026-11-28 (pip index versions).
+PINS=(
+  azure-storage-blob==12.31.1
+  azure-storage-queue==12.18.1
+  azure-storage-file-share==12.27.1
+  azure-storage-file-datalake==12.26.1
+  azure-data-tables==12.7.0
+  adlfs==2026.8.0
+  fsspec==2026.9.0
+  pyarrow==26.0.1
+  deltalake==1.6.6
+)
+
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+if ! "$py" -c 'import venv, ensurepip' 2>/dev/null; then
+  apt-get install -y -qq python3-venv >/dev/null
+fi
+venv=${CLIENTS_PY_VENV:-$work/venv}  # CLIENTS_PY_VENV: reuse a venv (development)
+if [ ! -x "$venv/bin/python" ]; then
+  "$py" -m venv "$venv"
+fi
+"$venv/bin/pip" install -q --disable-pip-version-check "${PINS[@]}"
+
+command -v openssl >/dev/null || apt-get install -y -qq openssl >/dev/null
+go build -o "$work/cerulean" "$root/cmd/cerulean"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout "$work/key.pem" -out "$work/cert.pem" \
+  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+
+"$work/cerulean" azurite --blobPort "${base}0" --queuePort "${base}1" --tablePort "${base}2" \
+  --filePort "${base}3" --location "$work/data-a" --silent >"$work/a.log" 2>&1 &
+pids+=($!)
+"$work/cerulean" serve --data "$work/data-b" --blob-port "${base}5" --queue-port -1 --table-port -1 \
+  --file-port -1 --dfs-port "${base}6" --smb-port 0 --hierarchical-namespace --log-level warn >"$work/b.log" 2>&1 &
+pids+=($!)
+"$work/cerulean" azurite --blobPort "${base}7" --queuePort "${base}8" --tablePort "${base}9" --location "$work/data-c" \
+  --cert "$work/cert.pem" --key "$work/key.pem" --oauth basic --silent >"$work/c.log" 2>&1 &
+pids+=($!)
+
+for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "${base}7" "${base}8" "${base}9"; do
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.1
+  done
+done
+
+# A server that could not listen (a port taken) has exited by now: stop
+# rather than probe whatever else answers on that port.
+for i in 0 1 2; do
+  if ! kill -0 "${pids[$i]}" 2>/dev/null; then
+    log=$(echo a b c | cut -d' ' -f$((i + 1)))
+    echo "FAIL server $log did not start:"; cat "$work/$log.log"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+done
+
+export PORT_BASE=$base CERT="$work/cert.pem" WORK="$work"
+out="$work/results"
+status=0
+t0=$(date +%s)
+"$venv/bin/python" "$root/scripts/clients/py_sdk.py" | tee "$out" || status=1
+if [ -f "$root/scripts/clients/py_fs.py" ]; then
+  "$venv/bin/python" "$root/scripts/clients/py_fs.py" | tee -a "$out" || status=1
+fi
+passed=$(grep -c '^PASS ' "$out" || true)
+failed=$(grep -c '^FAIL ' "$out" || true)
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  echo "FAIL a probe script exited non-zero without a FAIL line (it crashed: see above)"
+  failed=1
+fi
+if [ "$failed" -gt 0 ] || [ "$status" -ne 0 ]; then
+  for f in a b c; do echo "--- server $f log (tail)"; tail -20 "$work/$f.log"; done
+fi
+echo "probes ran $(( $(date +%s) - t0 )) s"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$status" -eq 0 ]
