@@ -6,8 +6,9 @@
 # in scripts/compat.sh: Blob, Queue, Table and File on a flat namespace,
 # and a second one with --hierarchical-namespace for the Data Lake tests
 # (its dfs port also answers the Blob API). Maven's local repository is the
-# default (~/.m2), so the second run needs no downloads. Exits non-zero
-# when a test fails.
+# default (~/.m2), so the second run needs no downloads. Then Hadoop's
+# ABFS driver (scripts/clients/java/abfs, a project of its own) against the
+# dfs port. Exits non-zero when a test fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/cerulean-java.XXXXXX)
@@ -37,8 +38,15 @@ for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6"; d
 done
 
 u=http://127.0.0.1
-cd "$root/scripts/clients/java"
-mvn -B -q test \
-  -Dcerulean.blob="$u:${base}0" -Dcerulean.queue="$u:${base}1" -Dcerulean.table="$u:${base}2" \
-  -Dcerulean.file="$u:${base}3" -Dcerulean.dlblob="$u:${base}5" -Dcerulean.dfs="$u:${base}6" "$@"
+props=(-Dcerulean.blob="$u:${base}0" -Dcerulean.queue="$u:${base}1" -Dcerulean.table="$u:${base}2"
+  -Dcerulean.file="$u:${base}3" -Dcerulean.dlblob="$u:${base}5" -Dcerulean.dfs="$u:${base}6")
+failed=0
+echo "-- Azure SDK for Java (scripts/clients/java)"
+(cd "$root/scripts/clients/java" && mvn -B -q test "${props[@]}" "$@") || failed=1
+echo "-- Hadoop ABFS driver (scripts/clients/java/abfs)"
+(cd "$root/scripts/clients/java/abfs" && mvn -B -q test "${props[@]}" "$@") || failed=1
+if [ "$failed" != 0 ]; then
+  echo "Java clients: FAILED (surefire reports under scripts/clients/java/target and java/abfs/target)" >&2
+  exit 1
+fi
 echo "Java clients: all tests passed"
