@@ -62,7 +62,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout "$work/key.pem" -out "
   --filePort "${base}3" --location "$work/data-a" --silent >"$work/a.log" 2>&1 &
 pids+=($!)
 "$work/cerulean" serve --data "$work/data-b" --blob-port "${base}5" --queue-port -1 --table-port -1 \
-  --file-port -1 --dfs-port "${base}6" --smb-port 0 --hierarchical-namespace --log-level warn >"$work/b.log" 2>&1 &
+  --file-port -1 --dfs-port "${base}6" --smb-port -1 --hierarchical-namespace --log-level warn >"$work/b.log" 2>&1 &
 pids+=($!)
 "$work/cerulean" azurite --blobPort "${base}7" --queuePort "${base}8" --tablePort "${base}9" --location "$work/data-c" \
   --cert "$work/cert.pem" --key "$work/key.pem" --oauth basic --silent >"$work/c.log" 2>&1 &

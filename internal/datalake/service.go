@@ -181,7 +181,7 @@ func (r *req) level() server.Level {
 // 405 UnsupportedHttpVerb.
 func (s *Service) route(r *req) (*route, error) {
 	sel := dfsRoutes.Selectors(r.q)
-	rt := dfsRoutes.Match(server.MethodOf(r.Method), r.level(), &sel, r.Header, r.q)
+	rt := dfsRoutes.Match(server.MethodOf(r.method()), r.level(), &sel, r.Header, r.q)
 	if rt == nil {
 		switch {
 		case sel.Action != "":
@@ -193,6 +193,18 @@ func (s *Service) route(r *req) (*route, error) {
 	}
 	r.route, r.Op = rt, rt.Name
 	return rt, nil
+}
+
+// method is the HTTP method that selects r's operation: PATCH for a PUT
+// carrying X-HTTP-Method-Override: PATCH, the form in which Hadoop's ABFS
+// driver sends Path Update (hadoop-azure AbfsDfsClient.append, flush and
+// setAcl: its HttpURLConnection cannot send PATCH). Shared Key was
+// checked by the middleware over the verb as sent.
+func (r *req) method() string {
+	if r.Method == http.MethodPut && strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Http-Method-Override")), http.MethodPatch) {
+		return http.MethodPatch
+	}
+	return r.Method
 }
 
 // authorize checks r's credentials for its operation: Shared Key and

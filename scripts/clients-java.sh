@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# clients-java.sh: the Java client compatibility matrix of
+# docs/compatibility.md ("Java"): the Azure SDK for Java (versions pinned by
+# the azure-sdk-bom import in scripts/clients/java/pom.xml) against a fresh
+# `cerulean serve`, run as a JUnit 5 suite by `mvn test`. Two servers, as
+# in scripts/compat.sh: Blob, Queue, Table and File on a flat namespace,
+# and a second one with --hierarchical-namespace for the Data Lake tests
+# (its dfs port also answers the Blob API). Maven's local repository is the
+# default (~/.m2), so the second run needs no downloads. Then Hadoop's
+# ABFS driver (scripts/clients/java/abfs, a project of its own) against the
+# dfs port. Exits non-zero when a test fails.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/cerulean-java.XXXXXX)
+pid=0 dlpid=0
+cleanup() {
+  for p in "$pid" "$dlpid"; do
+    if [ "$p" != 0 ]; then kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; fi
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+base=${JAVA_PORT_BASE:-2480}  # ports 24800-24806: below the ephemeral range (32768-60999)
+
+go build -o "$work/cerulean" "$root/cmd/cerulean"
+"$work/cerulean" serve --data "$work/data" --blob-port "${base}0" --queue-port "${base}1" \
+  --table-port "${base}2" --file-port "${base}3" --dfs-port -1 --smb-port -1 --log-level warn &
+pid=$!
+"$work/cerulean" serve --data "$work/data-dl" --blob-port "${base}5" --queue-port -1 --table-port -1 \
+  --file-port -1 --dfs-port "${base}6" --smb-port -1 --hierarchical-namespace --log-level warn &
+dlpid=$!
+# Wait until every port answers (at most 10 s).
+for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6"; do
+  for _ in $(seq 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+done
+
+u=http://127.0.0.1
+props=(-Dcerulean.blob="$u:${base}0" -Dcerulean.queue="$u:${base}1" -Dcerulean.table="$u:${base}2"
+  -Dcerulean.file="$u:${base}3" -Dcerulean.dlblob="$u:${base}5" -Dcerulean.dfs="$u:${base}6")
+failed=0
+echo "-- Azure SDK for Java (scripts/clients/java)"
+(cd "$root/scripts/clients/java" && mvn -B -q test "${props[@]}" "$@") || failed=1
+echo "-- Hadoop ABFS driver (scripts/clients/java/abfs)"
+(cd "$root/scripts/clients/java/abfs" && mvn -B -q test "${props[@]}" "$@") || failed=1
+if [ "$failed" != 0 ]; then
+  echo "Java clients: FAILED (surefire reports under scripts/clients/java/target and java/abfs/target)" >&2
+  exit 1
+fi
+echo "Java clients: all tests passed"
