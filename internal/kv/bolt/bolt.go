@@ -898,14 +898,10 @@ func (db *DB) runGroup() {
 // a put of the value, or a delete.
 func netWrites(b *bbolt.Bucket, touched map[string]struct{}) []entry {
 	es := make([]entry, 0, len(touched))
-	c := b.Cursor()
 	for k := range touched {
 		key := []byte(k)
 		e := entry{key: key}
-		if ck, v := c.Seek(key); ck != nil && bytes.Equal(ck, key) {
-			if v == nil {
-				v = emptyValue
-			}
+		if v, ok := getExact(b, key); ok {
 			e.val = v
 		} else {
 			e.del = true
@@ -994,11 +990,25 @@ func (t *tx) lookup(key []byte) ([]byte, bool) {
 			return e.val, true
 		}
 	}
-	k, v := t.b.Cursor().Seek(key)
-	if k == nil || !bytes.Equal(k, key) {
+	return getExact(t.b, key)
+}
+
+// getExact is an exact lookup of key in b. It must not be written with
+// Cursor.Seek: Seek, landing at the end of a leaf, steps forward to the
+// next key, and in a write transaction the leaves a long run of deletes
+// emptied stay in the tree (bbolt rebalances at commit), so a Seek per
+// deleted key walks over all of them each time: quadratic in the size of
+// the deleted range (10⁵ adjacent deletes took tens of seconds).
+// Bucket.Get descends to the one leaf that may hold key and stops there.
+// bbolt returns a nil value only for a missing key (or a nested bucket,
+// which this store never creates); an empty value is a non-nil empty
+// slice, normalised to emptyValue all the same.
+func getExact(b *bbolt.Bucket, key []byte) ([]byte, bool) {
+	v := b.Get(key)
+	if v == nil {
 		return nil, false
 	}
-	if v == nil {
+	if len(v) == 0 {
 		v = emptyValue
 	}
 	return v, true
