@@ -154,6 +154,9 @@ type App struct {
 	smbDone    chan error
 	cancel     context.CancelFunc
 	done       chan struct{}
+	// reclaimDone is closed when the background reclaimer (deleted
+	// containers, detached Data Lake trees) has stopped.
+	reclaimDone chan struct{}
 }
 
 // hnsMark, as the last field of an account in ParseAccounts' syntax,
@@ -328,6 +331,11 @@ func Start(cfg Config) (*App, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	go a.collect(ctx)
+	a.reclaimDone = make(chan struct{})
+	go func() {
+		defer close(a.reclaimDone)
+		a.Blob.Reclaimer().Run(ctx, a.cfg.GCEvery)
+	}()
 	return a, nil
 }
 
@@ -470,6 +478,7 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	a.cancel()
 	<-a.done
+	<-a.reclaimDone
 	if a.metricsSrv != nil {
 		if merr := a.metricsSrv.Shutdown(ctx); err == nil {
 			err = merr

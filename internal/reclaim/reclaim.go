@@ -1,0 +1,210 @@
+// Package reclaim runs the deletes that return at once and reclaim in the
+// background, as Azure documents them (Delete Container: "the container
+// is immediately marked for deletion ... and is later deleted during
+// garbage collection"): the request's transaction replaces the record it
+// deletes by a tombstone, so the thing is gone for every operation and
+// every listing at once, and a Reclaimer removes what the tombstone names
+// in bounded transactions, each removing at most Batch records, the last
+// one removing the tombstone too. Whatever runs in the meantime sees a
+// consistent state; a crash between two steps leaves the tombstone, and
+// the next Reclaimer (on any process sharing the store) carries on from
+// there. The Data Lake namespace's collector (internal/dfs/ns) works the
+// same way for detached directory trees and runs from the same loop.
+//
+// Tombstones are keys ("rcl", kind, parts...): a Kind registered under
+// its name removes one bounded batch per call of its Step. While a
+// tombstone exists its name is being reclaimed: Pending tells the
+// operations that must refuse to reuse it (Create Container answers 409
+// ContainerBeingDeleted).
+package reclaim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Batch bounds the records one reclaim transaction removes: small
+// enough that a transaction takes about a millisecond, so writers queued
+// behind it (the embedded store runs transactions one after the other)
+// wait no longer than for any request's.
+const Batch = 256
+
+// Step removes up to batch records of what the tombstone with key parts
+// (after the kind) and value val names, inside tx, at now. It reports
+// done when nothing is left; the Reclaimer then deletes the tombstone in
+// the same transaction.
+type Step func(tx kv.Tx, parts []string, val []byte, now time.Time, batch int) (done bool, err error)
+
+// Sweep is a collector with its own records (the Data Lake namespace's):
+// one call runs its bounded transactions until it has nothing left and
+// returns how many changed something.
+type Sweep func(ctx context.Context) (int, error)
+
+// Key is the tombstone key of kind with parts.
+func Key(kind string, parts ...string) []byte {
+	return kv.Key(append([]string{"rcl", kind}, parts...)...)
+}
+
+// Mark writes the tombstone of kind with parts in tx (the transaction of
+// the delete).
+func Mark(tx kv.Tx, val []byte, kind string, parts ...string) error {
+	if val == nil {
+		val = []byte{}
+	}
+	return tx.Put(Key(kind, parts...), val)
+}
+
+// Pending reports whether the tombstone of kind with parts exists: the
+// name is still being reclaimed.
+func Pending(tx kv.Tx, kind string, parts ...string) (bool, error) {
+	_, err := tx.Get(Key(kind, parts...))
+	if errors.Is(err, kv.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Reclaimer runs the Steps of the registered kinds over the tombstones
+// of a store, and the Sweeps. The zero value is not usable; call New.
+type Reclaimer struct {
+	store kv.Store
+	clock clock.Clock
+	log   *slog.Logger
+	batch int
+
+	mu     sync.Mutex
+	kinds  map[string]Step
+	sweeps []Sweep
+
+	wake chan struct{} // cap 1: a tombstone may be waiting
+}
+
+// New returns a Reclaimer over store; batch <= 0 means Batch.
+func New(store kv.Store, clk clock.Clock, log *slog.Logger, batch int) *Reclaimer {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	if batch <= 0 {
+		batch = Batch
+	}
+	return &Reclaimer{store: store, clock: clk, log: log, batch: batch, kinds: map[string]Step{}, wake: make(chan struct{}, 1)}
+}
+
+// Register adds kind, whose tombstones step reclaims.
+func (r *Reclaimer) Register(kind string, step Step) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kinds[kind] = step
+}
+
+// AddSweep adds a collector run after the tombstones on every round.
+func (r *Reclaimer) AddSweep(s Sweep) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweeps = append(r.sweeps, s)
+}
+
+// Kick tells the Reclaimer a tombstone was written (after the delete's
+// transaction committed): Run starts a round at once.
+func (r *Reclaimer) Kick() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Drain reclaims every tombstone, one bounded transaction at a time,
+// then runs the sweeps, and returns the number of reclaim transactions.
+// It stops between two transactions when ctx is done.
+func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
+	steps := 0
+	prefix := kv.Key("rcl")
+	for {
+		if err := ctx.Err(); err != nil {
+			return steps, err
+		}
+		now := r.clock.Now()
+		var did bool
+		err := r.store.Update(ctx, func(tx kv.Tx) error {
+			did = false
+			var key, val []byte
+			if err := tx.Scan(prefix, kv.PrefixEnd(prefix), 1, false, func(k, v []byte) bool {
+				key, val = append([]byte(nil), k...), append([]byte(nil), v...)
+				return false
+			}); err != nil {
+				return err
+			}
+			if key == nil {
+				return nil
+			}
+			parts, ok := kv.Split(key)
+			if !ok || len(parts) < 2 {
+				return fmt.Errorf("reclaim: malformed tombstone %q", key)
+			}
+			r.mu.Lock()
+			step := r.kinds[parts[1]]
+			r.mu.Unlock()
+			if step == nil {
+				return fmt.Errorf("reclaim: no kind %q registered for tombstone %q", parts[1], key)
+			}
+			done, err := step(tx, parts[2:], val, now, r.batch)
+			if err != nil {
+				return err
+			}
+			did = true
+			if done {
+				return tx.Delete(key)
+			}
+			return nil
+		})
+		if err != nil {
+			return steps, err
+		}
+		if !did {
+			break
+		}
+		steps++
+	}
+	r.mu.Lock()
+	sweeps := append([]Sweep(nil), r.sweeps...)
+	r.mu.Unlock()
+	for _, s := range sweeps {
+		n, err := s(ctx)
+		steps += n
+		if err != nil {
+			return steps, err
+		}
+	}
+	return steps, nil
+}
+
+// Run drains at once (tombstones a stopped process left), then whenever
+// Kick is called, and every interval, until ctx is done.
+func (r *Reclaimer) Run(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := r.Drain(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("background reclaim failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+		case <-t.C:
+		}
+	}
+}
