@@ -84,6 +84,19 @@ type Reclaimer struct {
 	sweeps []Sweep
 
 	wake chan struct{} // cap 1: a tombstone may be waiting
+
+	// beforeStep, when set (tests), runs before each reclaim
+	// transaction; an error ends Drain with it.
+	beforeStep func(ctx context.Context) error
+}
+
+// SetBeforeStep makes fn run before each reclaim transaction, for tests
+// that observe a reclaim in progress (fn blocks until they are done) or
+// stop it midway (fn returns an error). Call it before Run starts.
+func (r *Reclaimer) SetBeforeStep(fn func(ctx context.Context) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.beforeStep = fn
 }
 
 // New returns a Reclaimer over store; batch <= 0 means Batch.
@@ -132,6 +145,14 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return steps, err
+		}
+		r.mu.Lock()
+		before := r.beforeStep
+		r.mu.Unlock()
+		if before != nil {
+			if err := before(ctx); err != nil {
+				return steps, err
+			}
 		}
 		now := r.clock.Now()
 		var did bool
