@@ -155,6 +155,7 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 			}
 		}
 		now := r.clock.Now()
+		began := time.Now()
 		var did bool
 		err := r.store.Update(ctx, func(tx kv.Tx) error {
 			did = false
@@ -195,6 +196,14 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 			break
 		}
 		steps++
+		// Pace: rest as long as the step took, so that the reclaim
+		// takes at most half of the store's writer (the embedded store
+		// runs transactions one after the other) and other clients'
+		// writes keep their latency. This is a share of real time, not
+		// the service's clock.
+		if err := rest(ctx, time.Since(began)); err != nil {
+			return steps, err
+		}
 	}
 	r.mu.Lock()
 	sweeps := append([]Sweep(nil), r.sweeps...)
@@ -227,5 +236,17 @@ func (r *Reclaimer) Run(ctx context.Context, interval time.Duration) {
 		case <-r.wake:
 		case <-t.C:
 		}
+	}
+}
+
+// rest waits d, or until ctx is done.
+func rest(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
