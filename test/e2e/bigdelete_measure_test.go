@@ -130,4 +130,3 @@ func TestMeasureBigDelete(t *testing.T) {
 		p(idle, 0.5).Round(10*time.Microsecond), p(idle, 0.99).Round(10*time.Microsecond),
 		p(during, 0.5).Round(10*time.Microsecond), p(during, 0.99).Round(10*time.Microsecond), p(during, 1).Round(10*time.Microsecond), len(during))
 }
-
