@@ -267,6 +267,10 @@ func Start(cfg Config) (*App, error) {
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
+	// One background reclaimer for every delete that returns at once
+	// (internal/reclaim): deleted containers, detached Data Lake trees,
+	// deleted queues and cleared messages.
+	a.Queue.SetReclaimer(a.Blob.Reclaimer())
 	a.Table = table.New(store, cfg.Clock, cfg.Logger)
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})

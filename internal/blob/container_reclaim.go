@@ -37,7 +37,12 @@ func (s *Service) Reclaimer() *reclaim.Reclaimer { return s.reclaim }
 func (s *Service) newReclaimer() *reclaim.Reclaimer {
 	r := reclaim.New(s.store, s.clock, s.log, 0)
 	r.Register(reclaimKindContainer, reclaimContainerStep)
-	r.AddSweep(s.collectNamespace)
+	r.AddSweep(func(ctx context.Context) (bool, error) {
+		if s.hns == nil {
+			return false, nil
+		}
+		return s.hns.CollectStep(ctx, s.store, 0, s.Reclaim)
+	})
 	return r
 }
 

@@ -60,8 +60,8 @@ func (s *Service) CreateQueue(ctx context.Context, in CreateQueueInput) (created
 }
 
 // DeleteQueue removes the queue record at once; its messages become
-// unreachable in the same transaction and are purged before it returns
-// (see purge.go).
+// unreachable in the same transaction and are purged in the background,
+// or before it returns without a reclaimer (see purge.go).
 func (s *Service) DeleteQueue(ctx context.Context, id QueueID) error {
 	var inc string
 	err := s.store.Update(ctx, func(tx kv.Tx) error {

@@ -42,10 +42,11 @@ const Batch = 256
 // the same transaction.
 type Step func(tx kv.Tx, parts []string, val []byte, now time.Time, batch int) (done bool, err error)
 
-// Sweep is a collector with its own records (the Data Lake namespace's):
-// one call runs its bounded transactions until it has nothing left and
-// returns how many changed something.
-type Sweep func(ctx context.Context) (int, error)
+// Sweep is a collector with its own records (the Data Lake namespace's
+// detached trees, the Queue service's purged incarnations): one call runs
+// one bounded transaction and reports whether it changed something
+// (false: nothing is left).
+type Sweep func(ctx context.Context) (did bool, err error)
 
 // Key is the tombstone key of kind with parts.
 func Key(kind string, parts ...string) []byte {
@@ -209,10 +210,19 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 	sweeps := append([]Sweep(nil), r.sweeps...)
 	r.mu.Unlock()
 	for _, s := range sweeps {
-		n, err := s(ctx)
-		steps += n
-		if err != nil {
-			return steps, err
+		for {
+			began := time.Now()
+			did, err := s(ctx)
+			if err != nil {
+				return steps, err
+			}
+			if !did {
+				break
+			}
+			steps++
+			if err := rest(ctx, time.Since(began)); err != nil {
+				return steps, err
+			}
 		}
 	}
 	return steps, nil
