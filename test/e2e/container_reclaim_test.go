@@ -9,6 +9,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 // TestContainerBeingDeleted: through the SDK, Delete Container answers
@@ -113,5 +114,51 @@ func (e *env) recreateContainer(name string) {
 			e.t.Fatalf("container %s still being deleted after 10 s", name)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestShutdownDuringReclaim: the server stops within a second while a
+// reclaim runs (held here between two of its steps, as a long one
+// would be): Close cancels the reclaimer, which stops between two
+// transactions, and no request waits on it.
+func TestShutdownDuringReclaim(t *testing.T) {
+	cfg := backendConfig(t)
+	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort, cfg.DFSPort, cfg.SMBPort = 0, -1, -1, -1, -1, -1
+	a, err := app.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client(t, a.BlobURL, app.DevKey)
+	ctx := context.Background()
+	held := make(chan struct{}, 1)
+	a.Blob.Reclaimer().SetBeforeStep(func(ctx context.Context) error {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		<-ctx.Done() // a reclaim that would go on for ever
+		return ctx.Err()
+	})
+	_, err = c.CreateContainer(ctx, "big", nil)
+	must(t, err)
+	for i := 0; i < 10; i++ {
+		_, err := c.UploadBuffer(ctx, "big", fmt.Sprint(i), []byte("x"), nil)
+		must(t, err)
+	}
+	_, err = c.DeleteContainer(ctx, "big", nil)
+	must(t, err)
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reclaimer did not start")
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := a.Close(cctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Close took %v during a reclaim, want under a second", d)
 	}
 }
