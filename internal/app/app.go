@@ -272,6 +272,7 @@ func Start(cfg Config) (*App, error) {
 	// deleted queues and cleared messages.
 	a.Queue.SetReclaimer(a.Blob.Reclaimer())
 	a.Table = table.New(store, cfg.Clock, cfg.Logger)
+	a.Table.SetReclaimer(a.Blob.Reclaimer())
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})
 	// A hierarchical account's containers are filesystems: their
