@@ -274,6 +274,7 @@ func Start(cfg Config) (*App, error) {
 	a.Table = table.New(store, cfg.Clock, cfg.Logger)
 	a.Table.SetReclaimer(a.Blob.Reclaimer())
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
+	a.File.SetReclaimer(a.Blob.Reclaimer())
 	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})
 	// A hierarchical account's containers are filesystems: their
 	// namespace roots come and go with them.
