@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
 )
@@ -61,6 +62,10 @@ func TestClearAndDeleteReturnAtOnce(t *testing.T) {
 	if got, err := h.s.PeekMessages(ctx, QueueID{Account: "acct", Name: "cleared"}, 32); err != nil || len(got) != 0 {
 		t.Fatalf("Peek after Clear Messages: %d messages, %v", len(got), err)
 	}
+	// The deleted queue's name is being reclaimed.
+	if _, err := h.s.CreateQueue(ctx, CreateQueueInput{QueueID: QueueID{Account: "acct", Name: "deleted"}}); !azerr.Has(err, azerr.QueueBeingDeleted) {
+		t.Fatalf("Create Queue of the deleted name: %v, want 409 QueueBeingDeleted", err)
+	}
 	msgs, graves := queueKeys(t, store)
 	if msgs != before || graves != 2 {
 		t.Fatalf("after the requests: %d of %d message keys, %d graveyard entries; want all kept for the reclaimer and 2", msgs, before, graves)
@@ -74,6 +79,9 @@ func TestClearAndDeleteReturnAtOnce(t *testing.T) {
 	}
 	if msgs, graves := queueKeys(t, store); msgs != 0 || graves != 0 {
 		t.Fatalf("after the reclaim: %d message keys, %d graveyard entries", msgs, graves)
+	}
+	if _, err := h.s.CreateQueue(ctx, CreateQueueInput{QueueID: QueueID{Account: "acct", Name: "deleted"}}); err != nil {
+		t.Fatalf("Create Queue after the reclaim: %v", err)
 	}
 	// The cleared queue works on.
 	if _, err := h.s.PutMessage(ctx, PutMessageInput{QueueID: QueueID{Account: "acct", Name: "cleared"}, Text: "again"}); err != nil {
