@@ -139,10 +139,15 @@ func (r *Reclaimer) Kick() {
 
 // Drain reclaims every tombstone, one bounded transaction at a time,
 // then runs the sweeps, and returns the number of reclaim transactions.
-// It stops between two transactions when ctx is done.
+// It stops between two transactions when ctx is done. A tombstone whose
+// step fails (a record that does not decode) stays, and the others are
+// reclaimed all the same; so do a failing sweep and the others. Drain
+// then returns the first error.
 func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 	steps := 0
 	prefix := kv.Key("rcl")
+	start, end := prefix, kv.PrefixEnd(prefix)
+	var firstErr error
 	for {
 		if err := ctx.Err(); err != nil {
 			return steps, err
@@ -158,10 +163,12 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 		now := r.clock.Now()
 		began := time.Now()
 		var did bool
+		var key []byte
 		err := r.store.Update(ctx, func(tx kv.Tx) error {
 			did = false
-			var key, val []byte
-			if err := tx.Scan(prefix, kv.PrefixEnd(prefix), 1, false, func(k, v []byte) bool {
+			var val []byte
+			key = nil
+			if err := tx.Scan(start, end, 1, false, func(k, v []byte) bool {
 				key, val = append([]byte(nil), k...), append([]byte(nil), v...)
 				return false
 			}); err != nil {
@@ -191,7 +198,17 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 			return nil
 		})
 		if err != nil {
-			return steps, err
+			if ctx.Err() != nil || key == nil {
+				return steps, err
+			}
+			// Leave this tombstone for the next round (and an operator
+			// to look at): go on after it.
+			r.log.Warn("background reclaim step failed", "tombstone", fmt.Sprintf("%q", key), "err", err)
+			if firstErr == nil {
+				firstErr = err
+			}
+			start = append(key, 0)
+			continue
 		}
 		if !did {
 			break
@@ -214,7 +231,13 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 			began := time.Now()
 			did, err := s(ctx)
 			if err != nil {
-				return steps, err
+				if ctx.Err() != nil {
+					return steps, err
+				}
+				if firstErr == nil {
+					firstErr = err
+				}
+				break
 			}
 			if !did {
 				break
@@ -225,7 +248,7 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 			}
 		}
 	}
-	return steps, nil
+	return steps, firstErr
 }
 
 // Run drains at once (tombstones a stopped process left), then whenever
