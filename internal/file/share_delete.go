@@ -304,8 +304,12 @@ func purgeRecords(tx kv.Tx, acct, sh, snap string, now time.Time, limit int) (mo
 
 // PurgeDeletedShares finishes the purge of every share deleted before the
 // process stopped. Call it at start-up (it is idempotent and safe next to
-// running requests).
+// running requests). With a background reclaimer it does nothing: the
+// reclaimer purges them, paced, from its first round.
 func (s *Service) PurgeDeletedShares(ctx context.Context) error {
+	if s.reclaimer != nil {
+		return nil // the background reclaimer purges them, paced
+	}
 	type name struct{ acct, sh string }
 	var names []name
 	err := s.store.View(ctx, func(tx kv.Tx) error {

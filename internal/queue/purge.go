@@ -136,15 +136,19 @@ func (s *Service) purge(ctx context.Context, acct, name, inc string) (int, error
 }
 
 // CollectGarbage reclaims space: it finishes purges of deleted queues and
-// cleared incarnations left behind by an interrupted request, and deletes
-// expired messages. It returns the number of messages removed. It is safe
+// cleared incarnations left behind by an interrupted request (unless a
+// background reclaimer purges them), and deletes expired messages. It returns the number of messages removed. It is safe
 // to run concurrently with requests and from several processes; a caller
 // typically runs it every minute next to the Blob collector.
 func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
 	total := 0
-	// Graveyard entries: qg / acct / queue / inc.
+	// Graveyard entries: qg / acct / queue / inc. The background
+	// reclaimer, when there is one, purges them, paced.
 	var graves [][]string
 	err := s.store.View(ctx, func(tx kv.Tx) error {
+		if s.reclaimer != nil {
+			return nil
+		}
 		p := graveyardPrefix()
 		return tx.Scan(p, kv.PrefixEnd(p), 0, false, func(k, _ []byte) bool {
 			if parts, ok := kv.Split(k); ok && len(parts) == 4 {
