@@ -27,48 +27,83 @@ const reclaimWait = 60 * time.Second
 
 // contObj is one of the deleter's containers.
 type contObj struct {
-	blobs   int   // blobs written, all acknowledged, before the delete
-	st      state // present (filled), deleting (delete without answer), absent (delete acknowledged)
-	checked bool  // its name was freed and the new container found empty: nothing more to check
+	blobs   int    // blobs written, all acknowledged, before the delete
+	acked   []bool // while filling: which of the blobs were acknowledged
+	filling bool   // created (acknowledged), not every blob acknowledged yet
+	st      state  // present (filled), deleting (delete without answer), absent (delete acknowledged)
+	checked bool   // its name was freed and the new container found empty: nothing more to check
 }
 
+// containerDeleter fills a container and deletes it, again and again. A
+// container whose filling a kill cut short is filled on in the next
+// trial (uploads are idempotent), so that even a slow backend gets
+// whole containers to delete.
 func containerDeleter(m *model, cl *clients, trial int, rng *rand.Rand, stopped stopFn, busy busyFn) {
 	for seq := 0; !stopped(); seq++ {
-		name := fmt.Sprintf("del-%d-%d", trial, seq)
-		// More blobs than one reclaim transaction removes (256), so a
-		// kill can land between two of its steps; uploaded by 8 clients
-		// so a container fills within a trial.
-		n := 300 + rng.IntN(300)
 		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		busy(1)
-		_, err := cl.blob.CreateContainer(ctx, name, nil)
-		if err == nil {
-			var wg sync.WaitGroup
-			var mu sync.Mutex
-			for w := 0; w < 8; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := w; i < n; i += 8 {
-						if _, uerr := cl.blob.UploadBuffer(ctx, name, fmt.Sprintf("b%04d", i), []byte{byte(i)}, nil); uerr != nil {
-							mu.Lock()
-							err = uerr
-							mu.Unlock()
-							return
-						}
-					}
-				}()
+		m.mu.Lock()
+		var name string
+		var c *contObj
+		for n, x := range m.conts {
+			if x.filling {
+				name, c = n, x
+				break
 			}
-			wg.Wait()
 		}
+		m.mu.Unlock()
+		if c == nil {
+			name = fmt.Sprintf("del-%d-%d", trial, seq)
+			// More blobs than one reclaim transaction removes (256),
+			// so a kill can land between two of its steps.
+			n := 300 + rng.IntN(300)
+			busy(1)
+			_, err := cl.blob.CreateContainer(ctx, name, nil)
+			busy(-1)
+			if err != nil {
+				cancel()
+				return // killed: a container without acknowledged creation is not modelled
+			}
+			c = &contObj{blobs: n, acked: make([]bool, n), filling: true, st: present}
+			m.mu.Lock()
+			m.conts[name] = c
+			m.mu.Unlock()
+		}
+		// Uploaded by 8 clients so that a container fills quickly.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var err error
+		busy(1)
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < c.blobs; i += 8 {
+					m.mu.Lock()
+					done := c.acked[i]
+					m.mu.Unlock()
+					if done {
+						continue
+					}
+					if _, uerr := cl.blob.UploadBuffer(ctx, name, fmt.Sprintf("b%04d", i), []byte{byte(i)}, nil); uerr != nil {
+						mu.Lock()
+						err = uerr
+						mu.Unlock()
+						return
+					}
+					m.mu.Lock()
+					c.acked[i] = true
+					m.mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
 		busy(-1)
 		if err != nil {
 			cancel()
-			return // killed while filling: this container is not modelled
+			return // killed while filling: the next trial fills on
 		}
-		c := &contObj{blobs: n, st: present}
 		m.mu.Lock()
-		m.conts[name] = c
+		c.filling, c.acked = false, nil
 		m.mu.Unlock()
 		busy(1)
 		_, err = cl.blob.DeleteContainer(ctx, name, nil)
@@ -97,6 +132,13 @@ func verifyContainers(ctx context.Context, m *model, cl *clients, bad func(strin
 		}
 		cc := cl.blob.ServiceClient().NewContainerClient(name)
 		_, err := cc.GetProperties(ctx, nil)
+		if c.filling {
+			// Created (acknowledged), not deleted: it must exist.
+			if err != nil {
+				bad("container %s: its creation was acknowledged, yet: %v", name, err)
+			}
+			continue
+		}
 		switch {
 		case err == nil && c.st == absent:
 			bad("container %s: exists after its delete was acknowledged", name)
