@@ -181,6 +181,9 @@ type App struct {
 	smbDone    chan error
 	cancel     context.CancelFunc
 	done       chan struct{}
+	// reclaimDone is closed when the background reclaimer (deleted
+	// containers, detached Data Lake trees) has stopped.
+	reclaimDone chan struct{}
 }
 
 // hnsMark, as the last field of an account in ParseAccounts' syntax,
@@ -291,8 +294,14 @@ func Start(cfg Config) (*App, error) {
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
+	// One background reclaimer for every delete that returns at once
+	// (internal/reclaim): deleted containers, detached Data Lake trees,
+	// deleted queues and cleared messages.
+	a.Queue.SetReclaimer(a.Blob.Reclaimer())
 	a.Table = table.New(store, cfg.Clock, cfg.Logger)
+	a.Table.SetReclaimer(a.Blob.Reclaimer())
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
+	a.File.SetReclaimer(a.Blob.Reclaimer())
 	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})
 	// A hierarchical account's containers are filesystems: their
 	// namespace roots come and go with them.
@@ -358,6 +367,11 @@ func Start(cfg Config) (*App, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	go a.collect(ctx)
+	a.reclaimDone = make(chan struct{})
+	go func() {
+		defer close(a.reclaimDone)
+		a.Blob.Reclaimer().Run(ctx, a.cfg.GCEvery)
+	}()
 	return a, nil
 }
 
@@ -546,6 +560,7 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	a.cancel()
 	<-a.done
+	<-a.reclaimDone
 	if a.metricsSrv != nil {
 		if merr := a.metricsSrv.Shutdown(ctx); err == nil {
 			err = merr

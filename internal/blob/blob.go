@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,11 +42,21 @@ func loadBlob(tx kv.Tx, ref BlobRef) (*blobRec, error) {
 	return b, nil
 }
 
-// findBlob returns the record or nil.
+// findBlob returns the record or nil. A record whose container record
+// is gone belongs to a deleted container still being reclaimed
+// (container_reclaim.go): it is gone too.
 func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
+	if err := kv.Prefetch(tx, containerKey(acct, c), blobKey(acct, c, name, snap)); err != nil {
+		return nil, err
+	}
 	var b blobRec
 	ok, err := kv.GetJSON(tx, blobKey(acct, c, name, snap), &b)
 	if err != nil || !ok {
+		return nil, err
+	}
+	if _, err := tx.Get(containerKey(acct, c)); errors.Is(err, kv.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
 		return nil, err
 	}
 	return &b, nil

@@ -116,47 +116,6 @@ func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// deleteAllBlobs removes every blob, snapshot and uncommitted block of the
-// container, soft-deleted ones included (Azure: blobs in a deleted
-// container are not recoverable by blob soft delete), releasing their
-// data.
-func (s *Service) deleteAllBlobs(tx kv.Tx, ref ContainerRef, now time.Time) error {
-	var keys [][]byte
-	var parts []extent.Part
-	for _, prefix := range [][]byte{blobsPrefix(ref.Account, ref.Container), deletedPrefix(ref.Account, ref.Container), kv.Key("u", ref.Account, ref.Container)} {
-		var derr error
-		err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
-			var p struct {
-				Parts []extent.Part `json:"x"`
-				Del   *deletion     `json:"del"`
-			}
-			// A record that does not decode fails the delete: its chunk
-			// references and expiry entry are unknown and would leak.
-			if derr = kv.DecodeJSON(k, v, &p); derr != nil {
-				return false
-			}
-			keys = append(keys, append([]byte(nil), k...))
-			parts = append(parts, p.Parts...)
-			if c, ok := kv.Split(k); ok && len(c) == 5 && p.Del != nil {
-				keys = append(keys, expiryKey(p.Del.Expires, c[1], c[2], c[3], c[4]))
-			}
-			return true
-		})
-		if err == nil {
-			err = derr
-		}
-		if err != nil {
-			return err
-		}
-	}
-	for _, k := range keys {
-		if err := tx.Delete(k); err != nil {
-			return err
-		}
-	}
-	return extent.AdjustRefs(tx, now, parts, nil)
-}
-
 func (s *Service) setContainerMetadata(w http.ResponseWriter, r *req) error {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/reclaim"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -49,6 +50,13 @@ func (s *Service) CreateContainer(ctx context.Context, in CreateContainerInput) 
 			return azerr.New(azerr.ContainerAlreadyExists)
 		} else if err != kv.ErrNotFound {
 			return err
+		}
+		// Delete Container, Remarks: while a container is being
+		// deleted, creating one of the same name fails with 409.
+		if busy, err := containerBeingDeleted(tx, ref.Account, ref.Container); err != nil {
+			return err
+		} else if busy {
+			return azerr.New(azerr.ContainerBeingDeleted)
 		}
 		c := container{Created: now, Modified: now, ETag: newETag(now), Meta: meta, PublicAccess: access}
 		out = CreateContainerOutput{ETag: c.ETag, LastModified: c.Modified}
@@ -122,12 +130,15 @@ type DeleteContainerInput struct {
 
 // DeleteContainer is Delete Container
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/delete-container):
-// the container and, in the same transaction, every blob, snapshot and
-// uncommitted block in it.
+// the container record is replaced by a tombstone in one transaction, so
+// the request costs the same whatever the container holds; its blobs,
+// snapshots and uncommitted blocks (soft-deleted ones included: Azure
+// does not recover blobs of a deleted container) are reclaimed in the
+// background (container_reclaim.go).
 func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) error {
 	now := s.now(in.Call)
 	ref, conds, leaseID := in.Ref, in.Cond, in.LeaseID
-	return s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		c, err := loadContainer(tx, ref.Account, ref.Container)
 		if err != nil {
 			return err
@@ -146,8 +157,13 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 				return err
 			}
 		}
-		return s.deleteAllBlobs(tx, ref, now)
+		return reclaim.Mark(tx, nil, reclaimKindContainer, ref.Account, ref.Container)
 	})
+	if err != nil {
+		return err
+	}
+	s.reclaim.Kick()
+	return nil
 }
 
 // updateContainer is the read-modify-write of a container record under

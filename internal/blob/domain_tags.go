@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
@@ -193,10 +194,27 @@ func (s *Service) FindBlobsByTags(ctx context.Context, in FindBlobsByTagsInput) 
 			}
 		}
 		var derr error
+		// Blob records of a deleted container stay until the
+		// Reclaimer removes them: a container without its record is
+		// gone, and so are its blobs.
+		live := map[string]bool{}
 		err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
 			parts, ok := kv.Split(k)
 			if !ok || len(parts) != 5 || parts[4] != "" {
 				return true // a snapshot
+			}
+			alive, seen := live[parts[2]]
+			if !seen {
+				_, gerr := tx.Get(containerKey(acct, parts[2]))
+				if gerr != nil && !errors.Is(gerr, kv.ErrNotFound) {
+					derr = gerr
+					return false
+				}
+				alive = gerr == nil
+				live[parts[2]] = alive
+			}
+			if !alive {
+				return true
 			}
 			var b blobRec
 			if derr = kv.DecodeJSON(k, v, &b); derr != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/reclaim"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
@@ -39,6 +40,9 @@ type Service struct {
 	// reports (SetNamespace); nil: every account is flat.
 	hns  *ns.Namespace
 	hier func(account string) bool
+	// reclaim removes deleted containers in the background
+	// (container_reclaim.go).
+	reclaim *reclaim.Reclaimer
 }
 
 // New returns the Blob service over store and chunks.
@@ -49,7 +53,9 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log}
+	s := &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log}
+	s.reclaim = s.newReclaimer()
+	return s
 }
 
 // Blob types.

@@ -376,6 +376,11 @@ func TestSoftDeleteContainerDelete(t *testing.T) {
 	e.ok(http.MethodDelete, "/acct/cnt/a", nil, "")
 	sdWant(t, "deleted keys", len(e.keys("bd")), 2)
 	e.ok(http.MethodDelete, "/acct/cnt?restype=container", nil, "")
+	// Reclaimed in the background: the records stay until it runs.
+	sdWant(t, "deleted keys before the reclaim", len(e.keys("bd")), 2)
+	if _, err := e.s.ReclaimContainers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	sdWant(t, "deleted keys", e.keys("bd"), []string(nil))
 	sdWant(t, "index", e.keys("bx"), []string(nil))
 	sdWant(t, "refs", e.refs(), map[string]uint32{"a": 0, "b": 0})

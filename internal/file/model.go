@@ -25,6 +25,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/reclaim"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
@@ -37,6 +38,9 @@ type Service struct {
 	data  *extent.Store
 	clock clock.Clock
 	log   *slog.Logger
+	// reclaimer, when set (SetReclaimer), purges deleted shares in the
+	// background (share_delete.go).
+	reclaimer *reclaim.Reclaimer
 	// blobPeer is the Blob service copies may read from (SetBlobPeer).
 	blobPeer atomic.Pointer[xcopy.Peer]
 }

@@ -196,8 +196,12 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	// A share deleted under this name may still have records being
-	// purged; finish that first so the new share starts empty.
-	if err := s.purgeShare(r.Context(), r.Account, r.share); err != nil {
+	// purged: the background reclaimer's (409 ShareBeingDeleted below
+	// until it is done) or, without one, finished here first so the
+	// new share starts empty.
+	if s.reclaimer != nil {
+		s.reclaimer.Kick()
+	} else if err := s.purgeShare(r.Context(), r.Account, r.share); err != nil {
 		return err
 	}
 	var sh *share
@@ -210,8 +214,8 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 		if pending, err := hasTombstones(tx, r.Account, r.share); err != nil {
 			return err
 		} else if pending {
-			// Deleted again while we purged: 409 ShareBeingDeleted (Azure Files
-			// error codes).
+			// Still being purged (or deleted again while we purged):
+			// 409 ShareBeingDeleted (Azure Files error codes).
 			return azerr.New(azerr.ShareBeingDeleted)
 		}
 		sh = &share{Created: r.Now, Modified: r.Now, ETag: newETag(r.Now), Quota: defaultQuotaGiB, Meta: meta, Protocols: protoSMB}

@@ -2,6 +2,7 @@ package file
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/reclaim"
 )
 
 // Deleting a share is two steps. One transaction checks the request and
@@ -22,9 +24,51 @@ import (
 // the share record in their own transaction. Then the share's entries, ID
 // index, permissions and handle records are purged in bounded
 // transactions, releasing data references so the collector frees the
-// bytes; the last one removes the tombstone. A purge cut short (the
-// process stopped) is finished by the next Create Share of the name or by
+// bytes; the last one removes the tombstone. With the server's background
+// reclaimer (SetReclaimer) the request returns after the first step and
+// the reclaimer purges (PurgeStep), as Azure does (Delete Share: "the
+// share and any files contained within it are later deleted during
+// garbage collection"), Create Share of the name answering 409
+// ShareBeingDeleted meanwhile; without one the request purges before it
+// answers. A purge cut short (the process stopped) is finished by the
+// reclaimer at start, or by the next Create Share of the name or
 // PurgeDeletedShares.
+
+// SetReclaimer makes Delete Share leave the purge to r.
+func (s *Service) SetReclaimer(r *reclaim.Reclaimer) {
+	s.reclaimer = r
+	r.AddSweep(s.PurgeStep)
+}
+
+// PurgeStep runs one bounded transaction of the purge of the first
+// tombstone (at most purgeBatch records, the tombstone with the last of
+// them); false when there is none.
+func (s *Service) PurgeStep(ctx context.Context) (bool, error) {
+	var did bool
+	now := s.clock.Now()
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		did = false
+		var key []byte
+		pre := kv.Key("fsd")
+		if err := tx.Scan(pre, kv.PrefixEnd(pre), 1, false, func(k, _ []byte) bool {
+			key = append([]byte(nil), k...)
+			return false
+		}); err != nil || key == nil {
+			return err
+		}
+		parts, ok := kv.Split(key)
+		if !ok || len(parts) != 4 {
+			return fmt.Errorf("file: malformed share tombstone %q", key)
+		}
+		did = true
+		more, err := purgeRecords(tx, parts[1], parts[2], parts[3], now, purgeBatch)
+		if err != nil || more {
+			return err
+		}
+		return tx.Delete(key)
+	})
+	return did, err
+}
 
 // purgeBatch bounds the records one purge transaction removes.
 const purgeBatch = 256
@@ -128,7 +172,9 @@ func (s *Service) deleteShare(w http.ResponseWriter, r *req) error {
 	}
 	// The share is deleted; the purge does not depend on the client
 	// waiting for it, and a failure only delays it.
-	if err := s.purgeShare(context.WithoutCancel(r.Context()), r.Account, r.share); err != nil {
+	if s.reclaimer != nil {
+		s.reclaimer.Kick()
+	} else if err := s.purgeShare(context.WithoutCancel(r.Context()), r.Account, r.share); err != nil {
 		s.log.Warn("file: purging deleted share", "account", r.Account, "share", r.share, "err", err)
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -258,8 +304,12 @@ func purgeRecords(tx kv.Tx, acct, sh, snap string, now time.Time, limit int) (mo
 
 // PurgeDeletedShares finishes the purge of every share deleted before the
 // process stopped. Call it at start-up (it is idempotent and safe next to
-// running requests).
+// running requests). With a background reclaimer it does nothing: the
+// reclaimer purges them, paced, from its first round.
 func (s *Service) PurgeDeletedShares(ctx context.Context) error {
+	if s.reclaimer != nil {
+		return nil // the background reclaimer purges them, paced
+	}
 	type name struct{ acct, sh string }
 	var names []name
 	err := s.store.View(ctx, func(tx kv.Tx) error {

@@ -53,15 +53,32 @@ func (s *Service) CreateQueue(ctx context.Context, in CreateQueueInput) (created
 		if !azerr.Has(err, azerr.QueueNotFound) {
 			return err
 		}
+		if s.reclaimer != nil {
+			// A deleted queue of this name whose messages the
+			// reclaimer has not purged yet: 409 QueueBeingDeleted, as
+			// Azure answers for at least 30 s after Delete Queue (Queue
+			// service error codes).
+			p := kv.Key("qg", in.Account, in.Name)
+			busy := false
+			if err := tx.Scan(p, kv.PrefixEnd(p), 1, false, func(_, _ []byte) bool { busy = true; return false }); err != nil {
+				return err
+			}
+			if busy {
+				return azerr.New(azerr.QueueBeingDeleted)
+			}
+		}
 		created = true
 		return putQueue(tx, in.Account, in.Name, &queueRec{Inc: inc, Meta: in.Metadata})
 	})
+	if azerr.Has(err, azerr.QueueBeingDeleted) {
+		s.reclaimer.Kick()
+	}
 	return created, err
 }
 
 // DeleteQueue removes the queue record at once; its messages become
-// unreachable in the same transaction and are purged before it returns
-// (see purge.go).
+// unreachable in the same transaction and are purged in the background,
+// or before it returns without a reclaimer (see purge.go).
 func (s *Service) DeleteQueue(ctx context.Context, id QueueID) error {
 	var inc string
 	err := s.store.Update(ctx, func(tx kv.Tx) error {

@@ -3,9 +3,12 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
+
 	json "github.com/goccy/go-json"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/reclaim"
 )
 
 // Space reclamation. Nothing here is needed for correctness: a deleted or
@@ -17,14 +20,75 @@ import (
 // purgeBatch is the number of keys one purge transaction deletes.
 const purgeBatch = 1000
 
-// purgeNow purges an incarnation right after Delete Queue or Clear
-// Messages committed, before the response is sent, and finishes even if
-// the client hangs up. A failure (store closing, crash) leaves the
-// graveyard entry for CollectGarbage; the request itself has succeeded.
+// purgeNow starts the purge of an incarnation right after Delete Queue
+// or Clear Messages committed. With a background reclaimer
+// (SetReclaimer, as the server runs) the request returns at once and
+// the reclaimer purges it in bounded transactions (PurgeStep), as Azure
+// does ("the queue is later removed from the Queue service during
+// garbage collection", Delete Queue); without one it purges before the
+// response is sent, finishing even if the client hangs up. A failure
+// (store closing, crash) leaves the graveyard entry for the next round;
+// the request itself has succeeded.
 func (s *Service) purgeNow(ctx context.Context, id QueueID, inc string) {
+	if s.reclaimer != nil {
+		s.reclaimer.Kick()
+		return
+	}
 	if _, err := s.purge(context.WithoutCancel(ctx), id.Account, id.Name, inc); err != nil {
 		s.log.Warn("queue purge deferred", "account", id.Account, "queue", id.Name, "err", err)
 	}
+}
+
+// SetReclaimer makes Delete Queue and Clear Messages return without
+// purging: r purges their graveyard entries in the background, one
+// PurgeStep at a time.
+func (s *Service) SetReclaimer(r *reclaim.Reclaimer) {
+	s.reclaimer = r
+	r.AddSweep(s.PurgeStep)
+}
+
+// PurgeStep runs one bounded transaction of the purge of the first
+// graveyard entry (at most purgeBatch keys, the entry itself with the
+// last of them); false when there is none.
+func (s *Service) PurgeStep(ctx context.Context) (bool, error) {
+	var did bool
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		did = false
+		var grave []byte
+		p := graveyardPrefix()
+		if err := tx.Scan(p, kv.PrefixEnd(p), 1, false, func(k, _ []byte) bool {
+			grave = append([]byte(nil), k...)
+			return false
+		}); err != nil || grave == nil {
+			return err
+		}
+		parts, ok := kv.Split(grave)
+		if !ok || len(parts) != 4 {
+			return fmt.Errorf("queue: malformed graveyard key %q", grave)
+		}
+		did = true
+		acct, name, inc := parts[1], parts[2], parts[3]
+		keys := 0
+		for _, prefix := range [][]byte{msgPrefix(acct, name, inc), visPrefix(acct, name, inc)} {
+			var found [][]byte
+			if err := tx.Scan(prefix, kv.PrefixEnd(prefix), purgeBatch-keys, false, func(k, _ []byte) bool {
+				found = append(found, append([]byte(nil), k...))
+				return true
+			}); err != nil {
+				return err
+			}
+			for _, k := range found {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+			if keys += len(found); keys >= purgeBatch {
+				return nil
+			}
+		}
+		return tx.Delete(grave)
+	})
+	return did, err
 }
 
 // purge deletes every message key of one incarnation, purgeBatch keys per
@@ -72,15 +136,19 @@ func (s *Service) purge(ctx context.Context, acct, name, inc string) (int, error
 }
 
 // CollectGarbage reclaims space: it finishes purges of deleted queues and
-// cleared incarnations left behind by an interrupted request, and deletes
-// expired messages. It returns the number of messages removed. It is safe
+// cleared incarnations left behind by an interrupted request (unless a
+// background reclaimer purges them), and deletes expired messages. It returns the number of messages removed. It is safe
 // to run concurrently with requests and from several processes; a caller
 // typically runs it every minute next to the Blob collector.
 func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
 	total := 0
-	// Graveyard entries: qg / acct / queue / inc.
+	// Graveyard entries: qg / acct / queue / inc. The background
+	// reclaimer, when there is one, purges them, paced.
 	var graves [][]string
 	err := s.store.View(ctx, func(tx kv.Tx) error {
+		if s.reclaimer != nil {
+			return nil
+		}
 		p := graveyardPrefix()
 		return tx.Scan(p, kv.PrefixEnd(p), 0, false, func(k, _ []byte) bool {
 			if parts, ok := kv.Split(k); ok && len(parts) == 4 {

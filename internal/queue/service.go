@@ -20,6 +20,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/reclaim"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -29,6 +30,9 @@ type Service struct {
 	store kv.Store
 	clock clock.Clock
 	log   *slog.Logger
+	// reclaimer, when set (SetReclaimer), purges deleted and cleared
+	// incarnations in the background.
+	reclaimer *reclaim.Reclaimer
 	// lastSeq is the last insertion sequence number handed out (see
 	// nextSeq).
 	lastSeq atomic.Uint64

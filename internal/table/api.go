@@ -46,6 +46,12 @@ func (s *Service) CreateTable(ctx context.Context, account, name string) error {
 					return azerr.New(azerr.TableAlreadyExists)
 				case stateDeleting:
 					deleting, gen = true, t.Gen
+					if s.reclaimer != nil {
+						// Reclaimed in the background: 409 until it
+						// is done (the tombstone is written again for
+						// a delete from before the reclaimer).
+						return markTableDeleting(tx, account, name)
+					}
 					return nil
 				}
 				nt.Gen, nt.Floor = t.Gen+1, t.Floor
@@ -57,6 +63,10 @@ func (s *Service) CreateTable(ctx context.Context, account, name string) error {
 		}
 		if !deleting {
 			return nil
+		}
+		if s.reclaimer != nil {
+			s.reclaimer.Kick()
+			return azerr.New(azerr.TableBeingDeleted)
 		}
 		// A delete of this name is unfinished (in progress, or cut short
 		// by a crash): finish it, then create.
@@ -71,8 +81,10 @@ func (s *Service) CreateTable(ctx context.Context, account, name string) error {
 
 // DeleteTable deletes table name. The table disappears at once (its
 // record is marked deleting in one transaction); its entities are then
-// removed in chunks before DeleteTable returns, even when ctx is
-// cancelled.
+// removed in bounded transactions by the background reclaimer
+// (SetReclaimer, as the server runs; Create Table of the name answers 409
+// TableBeingDeleted meanwhile), or without one in chunks before
+// DeleteTable returns, even when ctx is cancelled.
 func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 	var gen uint64
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
@@ -84,6 +96,11 @@ func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 			return azerr.New(azerr.ResourceNotFound)
 		}
 		gen = t.Gen
+		if s.reclaimer != nil {
+			if err := markTableDeleting(tx, account, name); err != nil {
+				return err
+			}
+		}
 		if t.State == stateDeleting {
 			return nil // finish an interrupted delete
 		}
@@ -92,6 +109,10 @@ func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if s.reclaimer != nil {
+		s.reclaimer.Kick()
+		return nil
 	}
 	return s.purge(context.WithoutCancel(ctx), account, name, gen)
 }

@@ -328,6 +328,7 @@ type model struct {
 	entities map[string]entity
 	files    map[string]*fileObj
 	msgs     map[string]*qmsg
+	conts    map[string]*contObj // the container deleter's (container_delete_test.go)
 	errs     []string
 
 	ops, acked, unknowns int // write requests and their outcomes
@@ -401,7 +402,7 @@ func TestCrashTrials(t *testing.T) {
 	must(t, err)
 	createShare(t, port)
 
-	m := &model{blobs: map[string]*blobObj{}, entities: map[string]entity{}, files: map[string]*fileObj{}, msgs: map[string]*qmsg{}}
+	m := &model{blobs: map[string]*blobObj{}, entities: map[string]entity{}, files: map[string]*fileObj{}, msgs: map[string]*qmsg{}, conts: map[string]*contObj{}}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("%d trials on the %s, seed %d", trials, backend, seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -457,6 +458,16 @@ func TestCrashTrials(t *testing.T) {
 		}
 	}
 	nMsgs := len(m.msgs)
+	nFilled, nReclaimed := 0, 0
+	for _, c := range m.conts {
+		if !c.filling {
+			nFilled++
+		}
+		if c.checked {
+			nReclaimed++
+		}
+	}
+	t.Logf("container deleter: %d containers filled, %d deleted and found reclaimed after a restart", nFilled, nReclaimed)
 	t.Logf("crash trials: %d SIGKILLs on the %s in %v (load %v, restarts %v): %d write requests, %d acknowledged (%.1f MiB), %d without answer, and %d Get Messages; at the end %d blobs, %d entities, %d files, %d queue messages put, all checked byte for byte; violations (lost, torn or duplicated): %d",
 		done, backend, time.Since(start).Round(time.Second), loadTime.Round(time.Millisecond), restartTime.Round(time.Millisecond),
 		m.ops, m.acked, float64(m.ackedBytes)/(1<<20), m.unknowns, m.dequeues, nBlobs, nEntities, nFiles, nMsgs, len(m.errs))
@@ -500,6 +511,7 @@ func runLoad(m *model, cl *clients, trial int, seed uint64, d time.Duration, srv
 		func(rng *rand.Rand) { queueProducer(m, cl, trial, stopped, busy) },
 		func(rng *rand.Rand) { queueConsumer(m, cl, rng, stopped, busy) },
 		func(rng *rand.Rand) { fileWriter(m, cl, trial, rng, stopped, busy) },
+		func(rng *rand.Rand) { containerDeleter(m, cl, trial, rng, stopped, busy) },
 	}
 	for i, w := range workers {
 		wg.Add(1)
@@ -820,6 +832,9 @@ func verify(t *testing.T, m *model, cl *clients, full bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	bad := func(format string, args ...any) { m.errs = append(m.errs, fmt.Sprintf(format, args...)) }
+
+	// Containers deleted (or not) around the kill.
+	verifyContainers(ctx, m, cl, bad)
 
 	// Blobs.
 	listed := map[string]int64{}

@@ -364,8 +364,8 @@ func TestContainerDelete(t *testing.T) {
 	_, err = e.c.DownloadStream(e.ctx, "del", "blob", nil)
 	wantCode(t, err, 404, bloberror.ContainerNotFound)
 
-	// Re-created, the container is empty and has a new ETag.
-	e.container("del")
+	// Re-created once its reclaim is over, the container is empty.
+	e.recreateContainer("del")
 	pager := e.ctClient("del").NewListBlobsFlatPager(nil)
 	page, err := pager.NextPage(e.ctx)
 	must(t, err)

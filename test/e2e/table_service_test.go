@@ -108,8 +108,10 @@ func TestTableDeleteRemovesEntities(t *testing.T) {
 	_, etag := e.tbGet(c, "p0", "0000")
 	_, err := c.Delete(e.ctx, nil)
 	tbMust(t, err)
-	// Re-created under another case: empty, and old ETags never match.
-	c = e.table("PURGE")
+	// Re-created under another case once the background purge is over
+	// (409 TableBeingDeleted until then): empty, and old ETags never
+	// match.
+	c = e.tableAfterDelete("PURGE")
 	all, _ = e.tbList(c, nil)
 	if len(all) != 0 {
 		t.Fatalf("%d entities survived the delete", len(all))

@@ -42,27 +42,12 @@ const CollectBatch = 256
 //
 // It returns the number of transactions that changed something.
 func (s *Namespace) Collect(ctx context.Context, store kv.Store, batch int, reclaim Reclaim) (int, error) {
-	if batch <= 0 {
-		batch = CollectBatch
-	}
 	steps := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return steps, err
 		}
-		var did bool
-		now := s.now()
-		err := store.Update(ctx, func(tx kv.Tx) error {
-			var err error
-			if did, err = expireStep(tx, now, batch, reclaim); err != nil || did {
-				return err
-			}
-			if did, err = retainStep(tx, now, batch); err != nil || did {
-				return err
-			}
-			did, err = collectStep(tx, batch, reclaim)
-			return err
-		})
+		did, err := s.CollectStep(ctx, store, batch, reclaim)
 		if err != nil {
 			return steps, err
 		}
@@ -71,6 +56,29 @@ func (s *Namespace) Collect(ctx context.Context, store kv.Store, batch int, recl
 		}
 		steps++
 	}
+}
+
+// CollectStep runs one transaction of Collect; false when there was
+// nothing to do. The background reclaimer (internal/reclaim) calls it
+// step by step.
+func (s *Namespace) CollectStep(ctx context.Context, store kv.Store, batch int, reclaim Reclaim) (bool, error) {
+	if batch <= 0 {
+		batch = CollectBatch
+	}
+	var did bool
+	now := s.now()
+	err := store.Update(ctx, func(tx kv.Tx) error {
+		var err error
+		if did, err = expireStep(tx, now, batch, reclaim); err != nil || did {
+			return err
+		}
+		if did, err = retainStep(tx, now, batch); err != nil || did {
+			return err
+		}
+		did, err = collectStep(tx, batch, reclaim)
+		return err
+	})
+	return did, err
 }
 
 // collectStep does one step of Collect in tx; false when there was no

@@ -138,8 +138,10 @@ type Options struct {
 	// LockTimeout bounds the wait for the file lock held by another process
 	// (0: DefaultLockTimeout; negative: wait forever).
 	LockTimeout time.Duration
-	// LogSize is the size of the write-ahead log file (0: 64 MiB, or 4 MiB
-	// with NoSync). An existing log keeps its size.
+	// LogSize is the size the write-ahead log file grows to (0: 64 MiB,
+	// or 4 MiB with NoSync). A new log starts at 1 MiB (or LogSize, if
+	// smaller) and doubles at a checkpoint forced by the log filling up
+	// (wal.go). An existing log keeps at least its size.
 	LogSize int64
 	// FS is the filesystem the database file and its log are opened on
 	// (nil: the operating system's). Tests put a fault-injecting one here.
@@ -173,7 +175,8 @@ type DB struct {
 	held      int        // entries written since the last checkpoint
 	heldBytes int        // their bytes
 	lastCkpt  time.Time
-	rebuild   bool // wtx is in an unknown state: rebuild it before the next group
+	rebuild   bool  // wtx is in an unknown state: rebuild it before the next group
+	growLog   int64 // > 0: the log filled up; the next checkpoint grows it to hold this many bytes
 
 	syncq chan *syncItem // writer → syncer, in group order
 
@@ -240,11 +243,12 @@ func Open(path string, opts Options) (*DB, error) {
 	// A new log is zero-filled in the background on the operating
 	// system's filesystem; a filesystem given in Options (tests that
 	// inject faults at each write) sees the fill inline, in a fixed order.
-	w, err := openWAL(fsys, path+".wal", opts.LogSize, !opts.NoSync, opts.FS == nil)
+	w, err := openWAL(fsys, path+".wal", min(opts.LogSize, walInitialSize), !opts.NoSync, opts.FS == nil)
 	if err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("kv/bolt: open %s.wal: %w", path, err)
 	}
+	w.max, w.durable = max(opts.LogSize, w.size), !opts.NoSync
 	if created && !opts.NoSync {
 		if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
 			w.close()
@@ -788,6 +792,12 @@ func (db *DB) checkpoint() error {
 	db.wal.off = 0
 	db.dirty, db.held, db.heldBytes = false, 0, 0
 	db.lastCkpt = time.Now()
+	if need := db.growLog; need > 0 {
+		db.growLog = 0
+		// A log that cannot grow stays as it is: it still works, with
+		// more checkpoints.
+		_, _ = db.wal.grow(need)
+	}
 	return nil
 }
 
@@ -870,6 +880,7 @@ func (db *DB) runGroup() {
 			// group with the earlier ones.
 			db.seq--
 			db.dirty = true
+			db.growLog = max(db.growLog, int64(2*len(rec)))
 			db.commits.Add(1)
 			if err := db.checkpoint(); err != nil {
 				for _, r := range g.members {
@@ -888,6 +899,9 @@ func (db *DB) runGroup() {
 		db.commits.Add(1)
 	}
 	db.syncq <- it
+	if db.wal.off >= db.wal.size/2 {
+		db.growLog = max(db.growLog, 2*db.wal.size)
+	}
 	if db.held >= checkpointEntries || db.heldBytes >= checkpointBytes || db.wal.off >= db.wal.size/2 ||
 		(db.dirty && time.Since(db.lastCkpt) >= checkpointAge) {
 		_ = db.checkpoint()
@@ -898,14 +912,10 @@ func (db *DB) runGroup() {
 // a put of the value, or a delete.
 func netWrites(b *bbolt.Bucket, touched map[string]struct{}) []entry {
 	es := make([]entry, 0, len(touched))
-	c := b.Cursor()
 	for k := range touched {
 		key := []byte(k)
 		e := entry{key: key}
-		if ck, v := c.Seek(key); ck != nil && bytes.Equal(ck, key) {
-			if v == nil {
-				v = emptyValue
-			}
+		if v, ok := getExact(b, key); ok {
 			e.val = v
 		} else {
 			e.del = true
@@ -994,11 +1004,25 @@ func (t *tx) lookup(key []byte) ([]byte, bool) {
 			return e.val, true
 		}
 	}
-	k, v := t.b.Cursor().Seek(key)
-	if k == nil || !bytes.Equal(k, key) {
+	return getExact(t.b, key)
+}
+
+// getExact is an exact lookup of key in b. It must not be written with
+// Cursor.Seek: Seek, landing at the end of a leaf, steps forward to the
+// next key, and in a write transaction the leaves a long run of deletes
+// emptied stay in the tree (bbolt rebalances at commit), so a Seek per
+// deleted key walks over all of them each time: quadratic in the size of
+// the deleted range (10⁵ adjacent deletes took tens of seconds).
+// Bucket.Get descends to the one leaf that may hold key and stops there.
+// bbolt returns a nil value only for a missing key (or a nested bucket,
+// which this store never creates); an empty value is a non-nil empty
+// slice, normalised to emptyValue all the same.
+func getExact(b *bbolt.Bucket, key []byte) ([]byte, bool) {
+	v := b.Get(key)
+	if v == nil {
 		return nil, false
 	}
-	if v == nil {
+	if len(v) == 0 {
 		v = emptyValue
 	}
 	return v, true

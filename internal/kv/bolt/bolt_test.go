@@ -489,3 +489,14 @@ func BenchmarkView(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
+
+// BenchmarkBigDelete: 10⁴, 10⁵ and 10⁶ adjacent keys deleted in
+// transactions of 1000 (kvtest.BenchmarkBigDelete); ns/key stays flat
+// when the write path is linear.
+func BenchmarkBigDelete(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			kvtest.BenchmarkBigDelete(b, func(b *testing.B) kv.Store { return openTest(b, Options{}) }, n, 1000)
+		})
+	}
+}

@@ -13,13 +13,21 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/vfs"
 )
 
-// The write-ahead log is one file of fixed size, filled with zeros when
-// it is created, so that appending a record and fdatasync never change
-// the file's size or block map (no filesystem journal commit for
-// metadata). Records are appended from offset 0; a checkpoint (a synced
-// bbolt commit recording the last sequence number it contains) makes
-// every record obsolete and the next record is written at offset 0
-// again.
+// The write-ahead log is one file filled with zeros when it is created,
+// so that appending a record and fdatasync never change the file's size
+// or block map (no filesystem journal commit for metadata). Records are
+// appended from offset 0; a checkpoint (a synced bbolt commit recording
+// the last sequence number it contains) makes every record obsolete and
+// the next record is written at offset 0 again.
+//
+// A new log starts small (walInitialSize): an empty store does not
+// occupy 64 MiB. A checkpoint forced by the log (half full, or a record
+// that did not fit) doubles it, up to Options.LogSize, right after the
+// commit, while it holds no record and nothing writes to it (grow): the
+// new part is zero-filled and synced before any record goes there, so
+// the file's size and blocks still never change under a record's
+// fdatasync. An idle or lightly written store keeps its small log; a busy
+// one reaches the full size after a few checkpoints.
 //
 // Record layout (little endian):
 //
@@ -67,6 +75,7 @@ const (
 	walFormat      = 2  // the format key's value for walHeader records
 	walDefaultSize = 64 << 20
 	walTestSize    = 4 << 20
+	walInitialSize = 1 << 20 // a new log's size; it grows up to Options.LogSize
 	opPut          = 1
 	opDelete       = 2
 )
@@ -74,13 +83,15 @@ const (
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 type wal struct {
-	f      vfs.File
-	path   string
-	size   int64  // fixed file size
-	off    int64  // where the next record goes
-	id     []byte // the database's log id, the CRC's seed
-	hdr    int    // header length of the records on file: walHeader, or walHeaderV1 for an old log
-	synced uint64 // sequence number of the last record made durable (syncer only)
+	f       vfs.File
+	path    string
+	size    int64  // file size
+	max     int64  // size grow stops at
+	durable bool   // grow syncs the zeros it writes (a durable store)
+	off     int64  // where the next record goes
+	id      []byte // the database's log id, the CRC's seed
+	hdr     int    // header length of the records on file: walHeader, or walHeaderV1 for an old log
+	synced  uint64 // sequence number of the last record made durable (syncer only)
 
 	// Zero-filling a new log in the background (prezero): zmu orders the
 	// filler's writes of zeros before any record write that reaches the
@@ -132,7 +143,7 @@ func openWAL(fsys vfs.FS, path string, size int64, durable, background bool) (*w
 		}
 		w := &wal{f: f, path: path, size: size, hdr: walHeader, zstop: make(chan struct{}), zdone: make(chan struct{})}
 		w.zeroing.Store(true)
-		go w.prezero(durable)
+		go w.prezero(durable, size)
 		return w, nil
 	} else {
 		// Write real zeros (not a sparse extension or fallocate): later
@@ -270,16 +281,18 @@ func (w *wal) write(b []byte, off int64) error {
 // write passes it or the log closes. The zeros need no sync for
 // correctness (unwritten parts of a sparse file read as zeros); with
 // durable they are synced at the end, as the inline fill does.
-func (w *wal) prezero(durable bool) {
+func (w *wal) prezero(durable bool, size int64) {
 	defer close(w.zdone)
 	zero := make([]byte, 1<<20)
-	for off := int64(0); off < w.size; off += int64(len(zero)) {
+	// size is the log's size at creation: grow, on the writer, extends
+	// the file past it with its own zeros.
+	for off := int64(0); off < size; off += int64(len(zero)) {
 		select {
 		case <-w.zstop:
 			return
 		default:
 		}
-		n := min(int64(len(zero)), w.size-off)
+		n := min(int64(len(zero)), size-off)
 		w.zmu.Lock()
 		if off < w.hi {
 			// A record write got here first: what lies before it is
@@ -379,6 +392,41 @@ func (w *wal) checkTail(off int64, last uint64) error {
 			ErrLogDamaged, w.path, off, last+1, seq, off+int64(i), synced)
 	}
 	return nil
+}
+
+// grow extends the log to at least need bytes (doubling, capped at max)
+// with real zeros, synced when the store is durable. It runs only right
+// after a checkpoint, when the log holds no record and the syncer is idle
+// (checkpoint waited for it), so no record write races the extension; a
+// crash during it leaves a log of obsolete records and zeros, whatever
+// its size. It reports whether the log grew.
+func (w *wal) grow(need int64) (bool, error) {
+	if w.size >= w.max {
+		return false, nil
+	}
+	size := w.size
+	for size < need || size == w.size {
+		size *= 2
+		if size >= w.max {
+			size = w.max
+			break
+		}
+	}
+	zero := make([]byte, 1<<20)
+	for off := w.size; off < size; {
+		n := min(int64(len(zero)), size-off)
+		if _, err := w.f.WriteAt(zero[:n], off); err != nil {
+			return false, fmt.Errorf("kv/bolt: log grow: %w", err)
+		}
+		off += n
+	}
+	if w.durable {
+		if err := w.f.Datasync(); err != nil {
+			return false, fmt.Errorf("kv/bolt: log grow: %w", err)
+		}
+	}
+	w.size = size
+	return true, nil
 }
 
 func (w *wal) close() error {

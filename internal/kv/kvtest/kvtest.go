@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.Store, reopen func(t *testing.
 		{"WriteSkewPrefetch", testWriteSkewPrefetch},
 		{"PrefetchRanges", testPrefetchRanges},
 		{"LargeValues", testLargeValues},
+		{"BigAdjacentDelete", testBigAdjacentDelete},
 		{"Durability", testDurability},
 		{"DurabilityConcurrent", testDurabilityConcurrent},
 		{"ContextDone", testContextDone},

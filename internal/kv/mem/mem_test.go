@@ -202,3 +202,13 @@ func BenchmarkPut(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBigDelete: 10⁴, 10⁵ and 10⁶ adjacent keys deleted in
+// transactions of 1000 (kvtest.BenchmarkBigDelete).
+func BenchmarkBigDelete(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			kvtest.BenchmarkBigDelete(b, func(b *testing.B) kv.Store { return New() }, n, 1000)
+		})
+	}
+}

@@ -1,0 +1,285 @@
+// Package reclaim runs the deletes that return at once and reclaim in the
+// background, as Azure documents them (Delete Container: "the container
+// is immediately marked for deletion ... and is later deleted during
+// garbage collection"): the request's transaction replaces the record it
+// deletes by a tombstone, so the thing is gone for every operation and
+// every listing at once, and a Reclaimer removes what the tombstone names
+// in bounded transactions, each removing at most Batch records, the last
+// one removing the tombstone too. Whatever runs in the meantime sees a
+// consistent state; a crash between two steps leaves the tombstone, and
+// the next Reclaimer (on any process sharing the store) carries on from
+// there. The Data Lake namespace's collector (internal/dfs/ns) works the
+// same way for detached directory trees and runs from the same loop.
+//
+// Tombstones are keys ("rcl", kind, parts...): a Kind registered under
+// its name removes one bounded batch per call of its Step. While a
+// tombstone exists its name is being reclaimed: Pending tells the
+// operations that must refuse to reuse it (Create Container answers 409
+// ContainerBeingDeleted).
+package reclaim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Batch bounds the records one reclaim transaction removes: small
+// enough that a transaction takes about a millisecond, so writers queued
+// behind it (the embedded store runs transactions one after the other)
+// wait no longer than for any request's.
+const Batch = 256
+
+// Step removes up to batch records of what the tombstone with key parts
+// (after the kind) and value val names, inside tx, at now. It reports
+// done when nothing is left; the Reclaimer then deletes the tombstone in
+// the same transaction.
+type Step func(tx kv.Tx, parts []string, val []byte, now time.Time, batch int) (done bool, err error)
+
+// Sweep is a collector with its own records (the Data Lake namespace's
+// detached trees, the Queue service's purged incarnations): one call runs
+// one bounded transaction and reports whether it changed something
+// (false: nothing is left).
+type Sweep func(ctx context.Context) (did bool, err error)
+
+// Key is the tombstone key of kind with parts.
+func Key(kind string, parts ...string) []byte {
+	return kv.Key(append([]string{"rcl", kind}, parts...)...)
+}
+
+// Mark writes the tombstone of kind with parts in tx (the transaction of
+// the delete).
+func Mark(tx kv.Tx, val []byte, kind string, parts ...string) error {
+	if val == nil {
+		val = []byte{}
+	}
+	return tx.Put(Key(kind, parts...), val)
+}
+
+// Pending reports whether the tombstone of kind with parts exists: the
+// name is still being reclaimed.
+func Pending(tx kv.Tx, kind string, parts ...string) (bool, error) {
+	_, err := tx.Get(Key(kind, parts...))
+	if errors.Is(err, kv.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Reclaimer runs the Steps of the registered kinds over the tombstones
+// of a store, and the Sweeps. The zero value is not usable; call New.
+type Reclaimer struct {
+	store kv.Store
+	clock clock.Clock
+	log   *slog.Logger
+	batch int
+
+	mu     sync.Mutex
+	kinds  map[string]Step
+	sweeps []Sweep
+
+	wake chan struct{} // cap 1: a tombstone may be waiting
+
+	// beforeStep, when set (tests), runs before each reclaim
+	// transaction; an error ends Drain with it.
+	beforeStep func(ctx context.Context) error
+}
+
+// SetBeforeStep makes fn run before each reclaim transaction, for tests
+// that observe a reclaim in progress (fn blocks until they are done) or
+// stop it midway (fn returns an error). Call it before Run starts.
+func (r *Reclaimer) SetBeforeStep(fn func(ctx context.Context) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.beforeStep = fn
+}
+
+// New returns a Reclaimer over store; batch <= 0 means Batch.
+func New(store kv.Store, clk clock.Clock, log *slog.Logger, batch int) *Reclaimer {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	if batch <= 0 {
+		batch = Batch
+	}
+	return &Reclaimer{store: store, clock: clk, log: log, batch: batch, kinds: map[string]Step{}, wake: make(chan struct{}, 1)}
+}
+
+// Register adds kind, whose tombstones step reclaims.
+func (r *Reclaimer) Register(kind string, step Step) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kinds[kind] = step
+}
+
+// AddSweep adds a collector run after the tombstones on every round.
+func (r *Reclaimer) AddSweep(s Sweep) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweeps = append(r.sweeps, s)
+}
+
+// Kick tells the Reclaimer a tombstone was written (after the delete's
+// transaction committed): Run starts a round at once.
+func (r *Reclaimer) Kick() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Drain reclaims every tombstone, one bounded transaction at a time,
+// then runs the sweeps, and returns the number of reclaim transactions.
+// It stops between two transactions when ctx is done. A tombstone whose
+// step fails (a record that does not decode) stays, and the others are
+// reclaimed all the same; so do a failing sweep and the others. Drain
+// then returns the first error.
+func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
+	steps := 0
+	prefix := kv.Key("rcl")
+	start, end := prefix, kv.PrefixEnd(prefix)
+	var firstErr error
+	for {
+		if err := ctx.Err(); err != nil {
+			return steps, err
+		}
+		r.mu.Lock()
+		before := r.beforeStep
+		r.mu.Unlock()
+		if before != nil {
+			if err := before(ctx); err != nil {
+				return steps, err
+			}
+		}
+		now := r.clock.Now()
+		began := time.Now()
+		var did bool
+		var key []byte
+		err := r.store.Update(ctx, func(tx kv.Tx) error {
+			did = false
+			var val []byte
+			key = nil
+			if err := tx.Scan(start, end, 1, false, func(k, v []byte) bool {
+				key, val = append([]byte(nil), k...), append([]byte(nil), v...)
+				return false
+			}); err != nil {
+				return err
+			}
+			if key == nil {
+				return nil
+			}
+			parts, ok := kv.Split(key)
+			if !ok || len(parts) < 2 {
+				return fmt.Errorf("reclaim: malformed tombstone %q", key)
+			}
+			r.mu.Lock()
+			step := r.kinds[parts[1]]
+			r.mu.Unlock()
+			if step == nil {
+				return fmt.Errorf("reclaim: no kind %q registered for tombstone %q", parts[1], key)
+			}
+			done, err := step(tx, parts[2:], val, now, r.batch)
+			if err != nil {
+				return err
+			}
+			did = true
+			if done {
+				return tx.Delete(key)
+			}
+			return nil
+		})
+		if err != nil {
+			if ctx.Err() != nil || key == nil {
+				return steps, err
+			}
+			// Leave this tombstone for the next round (and an operator
+			// to look at): go on after it.
+			r.log.Warn("background reclaim step failed", "tombstone", fmt.Sprintf("%q", key), "err", err)
+			if firstErr == nil {
+				firstErr = err
+			}
+			start = append(key, 0)
+			continue
+		}
+		if !did {
+			break
+		}
+		steps++
+		// Pace: rest as long as the step took, so that the reclaim
+		// takes at most half of the store's writer (the embedded store
+		// runs transactions one after the other) and other clients'
+		// writes keep their latency. This is a share of real time, not
+		// the service's clock.
+		if err := rest(ctx, time.Since(began)); err != nil {
+			return steps, err
+		}
+	}
+	r.mu.Lock()
+	sweeps := append([]Sweep(nil), r.sweeps...)
+	r.mu.Unlock()
+	for _, s := range sweeps {
+		for {
+			began := time.Now()
+			did, err := s(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return steps, err
+				}
+				if firstErr == nil {
+					firstErr = err
+				}
+				break
+			}
+			if !did {
+				break
+			}
+			steps++
+			if err := rest(ctx, time.Since(began)); err != nil {
+				return steps, err
+			}
+		}
+	}
+	return steps, firstErr
+}
+
+// Run drains at once (tombstones a stopped process left), then whenever
+// Kick is called, and every interval, until ctx is done.
+func (r *Reclaimer) Run(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := r.Drain(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("background reclaim failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// rest waits d, or until ctx is done.
+func rest(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,151 @@
+package reclaim
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/kv/mem"
+)
+
+var bg = context.Background()
+
+// rangeStep removes the records under ("data", parts[0]), batch at a time.
+func rangeStep(tx kv.Tx, parts []string, _ []byte, _ time.Time, batch int) (bool, error) {
+	p := kv.Key("data", parts[0])
+	var keys [][]byte
+	if err := tx.Scan(p, kv.PrefixEnd(p), batch, false, func(k, _ []byte) bool {
+		keys = append(keys, bytes.Clone(k))
+		return true
+	}); err != nil {
+		return false, err
+	}
+	for _, k := range keys {
+		if err := tx.Delete(k); err != nil {
+			return false, err
+		}
+	}
+	return len(keys) < batch, nil
+}
+
+func fill(t *testing.T, s kv.Store, name string, n int) {
+	t.Helper()
+	err := s.Update(bg, func(tx kv.Tx) error {
+		for i := 0; i < n; i++ {
+			if err := tx.Put(kv.Key("data", name, fmt.Sprintf("%06d", i)), []byte("v")); err != nil {
+				return err
+			}
+		}
+		return Mark(tx, nil, "range", name)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func count(t *testing.T, s kv.Store, prefix []byte) int {
+	t.Helper()
+	n := 0
+	err := s.View(bg, func(tx kv.Tx) error {
+		return tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(_, _ []byte) bool { n++; return true })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestDrainInBoundedSteps: a tombstone's records go in transactions of
+// the batch size, the last one taking the tombstone; Pending tells the
+// name is being reclaimed until then.
+func TestDrainInBoundedSteps(t *testing.T) {
+	s := mem.New()
+	defer s.Close()
+	r := New(s, clock.NewFake(time.Unix(0, 0)), nil, 100)
+	r.Register("range", rangeStep)
+	fill(t, s, "a", 1000)
+	pending := func() bool {
+		var p bool
+		if err := s.View(bg, func(tx kv.Tx) (err error) { p, err = Pending(tx, "range", "a"); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if !pending() {
+		t.Fatal("not pending after Mark")
+	}
+	steps, err := r.Drain(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps != 11 {
+		t.Fatalf("%d steps for 1000 records in batches of 100, want 11", steps)
+	}
+	if n := count(t, s, kv.Key("data")); n != 0 || pending() {
+		t.Fatalf("after Drain: %d records, pending %v", n, pending())
+	}
+}
+
+// TestDrainGoesPastAFailingTombstone: a tombstone whose step fails stays
+// and Drain reports the error, but the tombstones after it are reclaimed.
+func TestDrainGoesPastAFailingTombstone(t *testing.T) {
+	s := mem.New()
+	defer s.Close()
+	r := New(s, nil, nil, 100)
+	bad := errors.New("corrupt record")
+	r.Register("range", func(tx kv.Tx, parts []string, v []byte, now time.Time, batch int) (bool, error) {
+		if parts[0] == "a" {
+			return false, bad
+		}
+		return rangeStep(tx, parts, v, now, batch)
+	})
+	fill(t, s, "a", 10)
+	fill(t, s, "b", 250)
+	if _, err := r.Drain(bg); !errors.Is(err, bad) {
+		t.Fatalf("Drain: %v, want the failing step's error", err)
+	}
+	if n := count(t, s, kv.Key("data", "b")); n != 0 {
+		t.Fatalf("%d records of b left behind a failing tombstone", n)
+	}
+	if n := count(t, s, kv.Key("data", "a")); n != 10 {
+		t.Fatalf("%d records of a, want all 10 kept", n)
+	}
+	if n := count(t, s, kv.Key("rcl")); n != 1 {
+		t.Fatalf("%d tombstones, want a's", n)
+	}
+}
+
+// TestRunStopsWithItsContext: Run ends promptly when its context does,
+// even mid-reclaim (resting between two steps or held before one).
+func TestRunStopsWithItsContext(t *testing.T) {
+	s := mem.New()
+	defer s.Close()
+	r := New(s, nil, nil, 1)
+	r.Register("range", func(tx kv.Tx, parts []string, v []byte, now time.Time, batch int) (bool, error) {
+		time.Sleep(20 * time.Millisecond) // a slow step: Run rests as long after it
+		return rangeStep(tx, parts, v, now, batch)
+	})
+	fill(t, s, "a", 1000)
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx, time.Hour) }()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatal("Run still going a second after its context ended")
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Fatalf("Run took %v to stop", d)
+	}
+	if n := count(t, s, kv.Key("data", "a")); n == 0 || n == 1000 {
+		t.Fatalf("%d records left: the reclaim should have been midway", n)
+	}
+}
