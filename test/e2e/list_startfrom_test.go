@@ -8,6 +8,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 // TestListBlobsStartFrom: List Blobs' startFrom (Azure REST reference, "List
@@ -59,5 +60,44 @@ func TestListBlobsStartFrom(t *testing.T) {
 	}
 	if want := []string{"c", "d/1", "d/2", "e"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("SDK pager from c: %q, want %q", got, want)
+	}
+}
+
+// TestListBlobsStartFromHNS: startFrom on an account with a hierarchical
+// namespace, through the Blob endpoint: the listing is the one without it,
+// less the names before startFrom, on every page size.
+func TestListBlobsStartFromHNS(t *testing.T) {
+	e := startDL(t, true)
+	e.mkfs("tree")
+	bc := client(t, e.app.BlobURL, app.DevKey).ServiceClient().NewContainerClient("tree")
+	for _, n := range []string{"a", "a0/1", "b/1", "b/2", "b/3/x", "c", "d/1", "e"} {
+		_, err := bc.NewBlockBlobClient(n).UploadBuffer(e.ctx, []byte(n), nil)
+		must(t, err)
+	}
+	list := func(o container.ListBlobsFlatOptions) []string {
+		var got []string
+		pager := bc.NewListBlobsFlatPager(&o)
+		for pager.More() {
+			page, err := pager.NextPage(e.ctx)
+			must(t, err)
+			for _, it := range page.Segment.BlobItems {
+				got = append(got, *it.Name)
+			}
+		}
+		return got
+	}
+	all := list(container.ListBlobsFlatOptions{})
+	for _, from := range []string{"0", "a0", "b/2", "b/25", "c", "z"} {
+		var want []string
+		for _, n := range all {
+			if n >= from {
+				want = append(want, n)
+			}
+		}
+		for n := int32(1); n <= 4; n++ {
+			if got := list(container.ListBlobsFlatOptions{StartFrom: to.Ptr(from), MaxResults: to.Ptr(n)}); !reflect.DeepEqual(got, want) {
+				t.Fatalf("startFrom %q maxresults %d:\n got %q\nwant %q (all: %q)", from, n, got, want, all)
+			}
+		}
 	}
 }
