@@ -23,10 +23,14 @@ type ListBlobsInclude struct {
 // NextMarker of the previous page; "" for the first).
 type ListBlobsInput struct {
 	Call
-	Ref        ContainerRef
-	Prefix     string
-	Delimiter  string
-	Marker     string
+	Ref       ContainerRef
+	Prefix    string
+	Delimiter string
+	Marker    string
+	// StartFrom is startFrom: list only names from this one on
+	// (inclusive); "" for all. It bounds every page, so a client may send
+	// it with each marker or with the first page only.
+	StartFrom  string
 	MaxResults int
 	Include    ListBlobsInclude
 	// ShowOnly is showonly of a hierarchical account's listing
@@ -98,6 +102,12 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 		if string(sc.start) < string(rangeStart) {
 			sc.start = rangeStart
 		}
+		if in.StartFrom != "" {
+			// The name's first record (its snapshots, then the base blob).
+			if from := kv.Key(ns, ref.Account, ref.Container, in.StartFrom, ""); string(sc.start) < string(from) {
+				sc.start = from
+			}
+		}
 		return sc
 	}
 	scan := newScan("b", inc.Snapshots)
@@ -112,6 +122,11 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 	}
 	if string(ustart) < string(uRangeStart) {
 		ustart = uRangeStart
+	}
+	if in.StartFrom != "" {
+		if from := blocksPrefix(ref.Account, ref.Container, in.StartFrom); string(ustart) < string(from) {
+			ustart = from
+		}
 	}
 	var entries []listEntry
 	err := s.store.View(ctx, func(tx kv.Tx) error {

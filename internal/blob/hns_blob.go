@@ -579,6 +579,10 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			if keep != nil && !keep(n) {
 				return true
 			}
+			if name < in.StartFrom {
+				// Before startFrom (inclusive): not listed.
+				return true
+			}
 			fold := ""
 			if delim != "" {
 				if i := strings.Index(name[len(prefix):], delim); i >= 0 {
@@ -632,7 +636,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			case errors.Is(err, ns.ErrPathNotFound) || errors.Is(err, ns.ErrInvalidPath):
 			case err != nil:
 				return blobErr(err)
-			case strings.HasPrefix(after, prefix) && !n.Expired(now) && !n.Dir && (keep == nil || keep(n)) && mayList(after):
+			case strings.HasPrefix(after, prefix) && after >= in.StartFrom && !n.Expired(now) && !n.Dir && (keep == nil || keep(n)) && mayList(after):
 				if !file(after, n, afterSnap) {
 					if serr != nil {
 						return serr

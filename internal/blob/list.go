@@ -315,8 +315,9 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	prefix, delim, marker := r.q.Get("prefix"), r.q.Get("delimiter"), r.q.Get("marker")
 	list, err := s.ListBlobs(r.Context(), ListBlobsInput{
 		Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Delimiter: delim, Marker: marker, MaxResults: maxN,
-		Include:  ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"]},
-		ShowOnly: r.q.Get("showonly"),
+		StartFrom: r.q.Get("startFrom"),
+		Include:   ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"]},
+		ShowOnly:  r.q.Get("showonly"),
 	})
 	if err != nil {
 		return err
