@@ -87,9 +87,9 @@ echo "-- Blob"
 check "container create" true container create -n azc --query created -o tsv
 check "container create again" false container create -n azc --query created -o tsv
 check "container policy create" "" container policy create -c azc -n rpol --permissions r --expiry 2099-01-01T00:00Z -o none
-check "container policy list" "rpol	r" container policy list -c azc --query '[].[name, permission]' -o tsv
+check "container policy list" "r" container policy list -c azc --query rpol.permission -o tsv
 check "blob upload (3 MB, blocks)" "" blob upload -c azc -n big.bin -f "$work/big.bin" --max-connections 4 --metadata Author=ann -o none
-check "blob show" "3000000	ann	BlockBlob" blob show -c azc -n big.bin --query '[properties.contentLength, metadata.Author, properties.blobType]' -o tsv
+check "blob show" $'3000000\nann\nBlockBlob' blob show -c azc -n big.bin --query '[properties.contentLength, metadata.Author, properties.blobType]' -o tsv
 check "blob download" "" blob download -c azc -n big.bin -f "$work/out/big.bin" -o none
 same "blob download content" "$work/big.bin" "$work/out/big.bin"
 check "blob upload-batch" "" blob upload-batch -d azc -s "$work/src" --destination-path tree -o none
@@ -99,10 +99,10 @@ check "blob download-batch" "" blob download-batch -d "$work/out" -s azc --patte
 same "blob download-batch content" "$work/src" "$work/out/tree"
 check "blob metadata update" "" blob metadata update -c azc -n tree/one.txt --metadata k=v -o none
 check "blob metadata show" "v" blob metadata show -c azc -n tree/one.txt --query k -o tsv
-lease=$(azs blob lease acquire -c azc -n tree/one.txt --lease-duration 60 -o tsv || true)
+lease=$(azs blob lease acquire -c azc -b tree/one.txt --lease-duration 60 -o tsv || true)
 if [ -n "$lease" ]; then pass "blob lease acquire"; else fail "blob lease acquire: $(tr '\n' ' ' <"$work/err" | cut -c1-300)"; fi
 refuse "blob upload over a leased blob" LeaseIdMissing blob upload -c azc -n tree/one.txt -f "$work/src/one.txt" --overwrite -o none
-check "blob lease release" "" blob lease release -c azc -n tree/one.txt --lease-id "$lease" -o none
+check "blob lease release" "" blob lease release -c azc -b tree/one.txt --lease-id "$lease" -o none
 check "blob snapshot" "true" blob snapshot -c azc -n tree/one.txt --query 'snapshot != null' -o tsv
 check "blob list --include s" "2" blob list -c azc --include s --prefix tree/one --query 'length(@)' -o tsv
 check "blob set-tier" "" blob set-tier -c azc -n big.bin --tier Cool -o none
@@ -117,9 +117,9 @@ if [ "$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'x-ms-blob-type: BlockB
 check "blob delete-batch" "" blob delete-batch -s azc --pattern 'tree/*' --delete-snapshots include -o none
 check "blob list after delete-batch" "$(printf 'big.bin\ncopy.bin\ncopy2.bin')" blob list -c azc --query '[].name' -o tsv
 check "cors add" "" cors add --services b --methods GET PUT --origins 'http://example.com' --allowed-headers '*' --exposed-headers '*' --max-age 60 -o none
-check "cors list" "GET,PUT	http://example.com" cors list --services b --query '[].[AllowedMethods, AllowedOrigins]' -o tsv
+check "cors list" $'GET, PUT\thttp://example.com' cors list --services b --query '[].[AllowedMethods, AllowedOrigins]' -o tsv
 check "service-properties update" "" blob service-properties update --static-website --index-document index.html --404-document 404.html -o none
-check "service-properties show" "True	index.html" blob service-properties show --query '[staticWebsite.enabled, staticWebsite.indexDocument]' -o tsv
+check "service-properties show" $'true\nindex.html' blob service-properties show --query '[staticWebsite.enabled, staticWebsite.indexDocument]' -o tsv
 check "container delete" true container delete -n azc --query deleted -o tsv
 
 echo "-- Queue"
@@ -136,9 +136,10 @@ echo "-- Table"
 check "table create" true table create -n aztable --query created -o tsv
 check "table list" "aztable" table list --query '[].name' -o tsv
 check "entity insert" "" entity insert -t aztable -e PartitionKey=p RowKey=r1 n=5 big=12345678901234 big@odata.type=Edm.Int64 name=ann -o none
-refuse "entity insert again" EntityAlreadyExists entity insert -t aztable -e PartitionKey=p RowKey=r1 name=bob
+refuse "entity merge missing" ResourceNotFound entity merge -t aztable -e PartitionKey=p RowKey=nope x=1
+refuse "entity show missing" ResourceNotFound entity show -t aztable --partition-key p --row-key nope
 check "entity merge" "" entity merge -t aztable -e PartitionKey=p RowKey=r1 extra=x -o none
-check "entity show" "12345678901234	ann	x" entity show -t aztable --partition-key p --row-key r1 --query '[big, name, extra]' -o tsv
+check "entity show (Edm.Int64 kept)" $'Edm.Int64\n12345678901234\nann\nx' entity show -t aztable --partition-key p --row-key r1 --query '[big.edm_type, big.value, name, extra]' -o tsv
 check "entity query" "r1" entity query -t aztable --filter "name eq 'ann'" --query 'items[].RowKey' -o tsv
 check "table delete" true table delete -n aztable --query deleted -o tsv
 
