@@ -73,7 +73,7 @@ function accountSAS(perms, types, services) {
   await bs.setProperties({ cors: [{ allowedOrigins: "http://*.contoso.com", allowedMethods: "GET,PUT", allowedHeaders: "x-ms-meta-*", exposedHeaders: "x-ms-meta-*", maxAgeInSeconds: 60 }] });
   await step("cors subdomain preflight", () => fetch(a.url, { method: "OPTIONS", headers: { Origin: "http://www.contoso.com", "Access-Control-Request-Method": "GET" } }).then(r => { if (r.status !== 200 || r.headers.get("access-control-allow-origin") !== "http://www.contoso.com") throw new Error(r.status + " " + r.headers.get("access-control-allow-origin")); return r.status; }));
   await step("cors preflight without method is 400", () => fetch(a.url, { method: "OPTIONS", headers: { Origin: "http://www.contoso.com" } }).then(r => { if (r.status !== 400) throw new Error(String(r.status)); return r.status; }));
-  await step("cors other origin is 403", () => fetch(a.url, { method: "OPTIONS", headers: { Origin: "http://evil.example", "Access-Control-Request-Method": "GET" } }).then(r => { if (r.status !== 403) throw new Error(String(r.status)); return r.status; }));
+  await step("cors other origin is 403 CorsPreflightFailure", () => fetch(a.url, { method: "OPTIONS", headers: { Origin: "http://evil.example", "Access-Control-Request-Method": "GET" } }).then(r => { const code = r.headers.get("x-ms-error-code"); if (r.status !== 403 || code !== "CorsPreflightFailure") throw new Error(r.status + " " + code); return [r.status, code]; }));
   await bs.setProperties({ cors: [] });
 
   // SAS permission letters.
