@@ -15,6 +15,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -39,7 +41,9 @@ type body struct {
 	nodes   fbPairs
 }
 
-func (b *body) node(length, nulls int) { b.nodes = append(b.nodes, [2]int64{int64(length), int64(nulls)}) }
+func (b *body) node(length, nulls int) {
+	b.nodes = append(b.nodes, [2]int64{int64(length), int64(nulls)})
+}
 
 func (b *body) buffer(p []byte) {
 	b.buffers = append(b.buffers, [2]int64{int64(len(b.data)), int64(len(p))})
@@ -365,4 +369,28 @@ func Write(w io.Writer, md []KV, cols ...Column) error {
 	}
 	_, err := w.Write([]byte{0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0})
 	return err
+}
+
+// Accepts reports whether an Accept header offers the Arrow stream media
+// type (with a q value other than 0; RFC 9110 section 12.5.1).
+func Accepts(accept string) bool {
+	for _, r := range strings.Split(accept, ",") {
+		params := strings.Split(r, ";")
+		if !strings.EqualFold(strings.TrimSpace(params[0]), ContentType) {
+			continue
+		}
+		ok := true
+		for _, p := range params[1:] {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if strings.EqualFold(strings.TrimSpace(k), "q") {
+				if q, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && q == 0 {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }

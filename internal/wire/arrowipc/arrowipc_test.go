@@ -124,3 +124,21 @@ func TestWriteRejectsRaggedColumns(t *testing.T) {
 		t.Fatal("ragged columns accepted")
 	}
 }
+
+// TestAccepts: the media type anywhere in the list, any case, with
+// parameters; q=0 refuses it.
+func TestAccepts(t *testing.T) {
+	for h, want := range map[string]bool{
+		"application/vnd.apache.arrow.stream,application/xml":  true,
+		"application/xml, Application/Vnd.Apache.Arrow.Stream": true,
+		"application/vnd.apache.arrow.stream;q=0.5":            true,
+		"application/vnd.apache.arrow.stream; q=0":             false,
+		"application/xml":                   false,
+		"":                                  false,
+		"application/vnd.apache.arrow.file": false,
+	} {
+		if Accepts(h) != want {
+			t.Errorf("Accepts(%q) = %v", h, !want)
+		}
+	}
+}
