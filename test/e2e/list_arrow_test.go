@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 const arrowCT = "application/vnd.apache.arrow.stream"
@@ -289,5 +290,28 @@ func TestListBlobsArrowFallsBackToXML(t *testing.T) {
 		if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/xml" || !bytes.Contains(r.body, []byte("<Name>a</Name>")) {
 			t.Fatalf("%v: status %d Content-Type %q body %s", h, r.status, r.header.Get("Content-Type"), r.body)
 		}
+	}
+}
+
+// TestListBlobsArrowHierarchicalAccountIsXML: on a hierarchical account
+// an Arrow request gets XML (azblob: Arrow "is only supported on non-HNS
+// (hierarchical namespace) accounts via the Blob endpoint"), and the
+// SDK still lists through its XML fallback.
+func TestListBlobsArrowHierarchicalAccountIsXML(t *testing.T) {
+	d := startDL(t, true)
+	d.mkfs("hnsarw")
+	e := &env{t: t, app: d.app, clock: d.clock, c: client(t, d.app.BlobURL, app.DevKey), ctx: d.ctx}
+	e.lsPut("hnsarw", "dir/f")
+	pager := e.ctClient("hnsarw").NewListBlobsFlatPager(&container.ListBlobsFlatOptions{ResponseFormat: container.StorageResponseFormatArrow})
+	ctx, raw := e.arwCapture()
+	page, err := pager.NextPage(ctx)
+	must(t, err)
+	e.arwWantCT(*raw, false)
+	found := false
+	for _, it := range page.Segment.BlobItems {
+		found = found || *it.Name == "dir/f"
+	}
+	if !found {
+		t.Fatalf("listed %s", arwJSON(t, page.Segment.BlobItems))
 	}
 }
