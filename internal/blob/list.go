@@ -322,6 +322,7 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	if s.wantsArrow(r) {
+		arrowEndBefore(&list, r.q.Get("endBefore"))
 		return writeArrowListing(w, list, inc)
 	}
 	out := listBlobsXML{Endpoint: r.endpoint(), Container: r.container, Prefix: prefix, Marker: marker, Delimiter: delim, Items: make([]any, 0, len(list.Items)), NextMarker: list.NextMarker}

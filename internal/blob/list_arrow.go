@@ -219,6 +219,25 @@ func (a *arrowListing) addBlob(e *ListedBlob, inc map[string]bool) {
 	})
 }
 
+// arrowEndBefore applies endBefore, the Arrow listing's exclusive upper
+// bound ("ending the listing when all results before have been
+// returned"; only supported with the Arrow response format, the .NET
+// SDK's GetBlobsOptions.EndBefore and azblob's ListBlobsFlatOptions say):
+// entries from the first name at or past it are dropped, and the page
+// is then the last. A page is in name order, so everything after that
+// entry is past the bound too.
+func arrowEndBefore(list *ListBlobsOutput, endBefore string) {
+	if endBefore == "" {
+		return
+	}
+	for i := range list.Items {
+		if list.Items[i].Name >= endBefore {
+			list.Items, list.NextMarker = list.Items[:i], ""
+			return
+		}
+	}
+}
+
 // writeArrowListing sends a List Blobs page as an Arrow IPC stream. The
 // schema's metadata carries NextMarker ("" on the last page) and
 // NumberOfRecords, the two keys azblob reads (readSchemaMetadata).

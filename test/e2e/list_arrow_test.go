@@ -315,3 +315,28 @@ func TestListBlobsArrowHierarchicalAccountIsXML(t *testing.T) {
 		t.Fatalf("listed %s", arwJSON(t, page.Segment.BlobItems))
 	}
 }
+
+// TestListBlobsArrowEndBefore: azblob's EndBefore (Arrow only) ends the
+// listing before that name, on whichever page reaches it, flat and by
+// hierarchy.
+func TestListBlobsArrowEndBefore(t *testing.T) {
+	e := start(t)
+	e.container("endb")
+	e.lsPut("endb", "a", "b", "c", "d", "e", "x/1", "x/2", "y")
+	for _, size := range []*int32{nil, to.Ptr[int32](1), to.Ptr[int32](2), to.Ptr[int32](3)} {
+		for bound, want := range map[string]string{"d": "a|b|c", "c0": "a|b|c", "a": "", "x/2": "a|b|c|d|e|x/1", "zz": "a|b|c|d|e|x/1|x/2|y"} {
+			items, _ := e.arwFlat("endb", container.ListBlobsFlatOptions{EndBefore: to.Ptr(bound), MaxResults: size}, true)
+			var names []string
+			for _, it := range items {
+				names = append(names, *it.Name)
+			}
+			if got := strings.Join(names, "|"); got != want {
+				t.Fatalf("endBefore %q maxresults %v: %s, want %s", bound, size, got, want)
+			}
+		}
+		items, prefixes, _ := e.arwHier("endb", container.ListBlobsHierarchyOptions{EndBefore: to.Ptr("y"), MaxResults: size}, true)
+		if len(items) != 5 || strings.Join(prefixes, "|") != "x/" {
+			t.Fatalf("hierarchy endBefore y maxresults %v: %s prefixes %v", size, arwJSON(t, items), prefixes)
+		}
+	}
+}
