@@ -322,6 +322,10 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
+	if s.wantsArrow(r) {
+		arrowEndBefore(&list, r.q.Get("endBefore"))
+		return writeArrowListing(w, list, inc)
+	}
 	out := listBlobsXML{Endpoint: r.endpoint(), Container: r.container, Prefix: prefix, Marker: marker, Delimiter: delim, Items: make([]any, 0, len(list.Items)), NextMarker: list.NextMarker}
 	if r.q.Has("maxresults") {
 		out.MaxResults = maxN
