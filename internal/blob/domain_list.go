@@ -23,10 +23,14 @@ type ListBlobsInclude struct {
 // NextMarker of the previous page; "" for the first).
 type ListBlobsInput struct {
 	Call
-	Ref        ContainerRef
-	Prefix     string
-	Delimiter  string
-	Marker     string
+	Ref       ContainerRef
+	Prefix    string
+	Delimiter string
+	Marker    string
+	// StartFrom is startFrom (version 2026-02-06): the listing begins at
+	// this name (inclusive) within Prefix's range; Marker, when later,
+	// wins.
+	StartFrom  string
 	MaxResults int
 	Include    ListBlobsInclude
 	// ShowOnly is showonly of a hierarchical account's listing
@@ -95,6 +99,9 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 		case "p":
 			sc.start = kv.AppendPartial(append([]byte(nil), base...), mname)
 		}
+		if from := kv.AppendPartial(append([]byte(nil), base...), in.StartFrom); in.StartFrom != "" && string(sc.start) < string(from) {
+			sc.start = from
+		}
 		if string(sc.start) < string(rangeStart) {
 			sc.start = rangeStart
 		}
@@ -109,6 +116,9 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 		ustart = blocksPrefix(ref.Account, ref.Container, mname)
 	case "p":
 		ustart = kv.AppendPartial(kv.Key("u", ref.Account, ref.Container), mname)
+	}
+	if from := kv.AppendPartial(kv.Key("u", ref.Account, ref.Container), in.StartFrom); in.StartFrom != "" && string(ustart) < string(from) {
+		ustart = from
 	}
 	if string(ustart) < string(uRangeStart) {
 		ustart = uRangeStart

@@ -314,7 +314,7 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	}
 	prefix, delim, marker := r.q.Get("prefix"), r.q.Get("delimiter"), r.q.Get("marker")
 	list, err := s.ListBlobs(r.Context(), ListBlobsInput{
-		Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Delimiter: delim, Marker: marker, MaxResults: maxN,
+		Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Delimiter: delim, Marker: marker, StartFrom: r.q.Get("startFrom"), MaxResults: maxN,
 		Include:  ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"]},
 		ShowOnly: r.q.Get("showonly"),
 	})
