@@ -92,6 +92,13 @@ func beginReplace(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Tim
 // (kept while active, as Azure keeps a lease across an overwrite).
 func (b *blobRec) replaces(old *blobRec, now time.Time) {
 	b.Created, b.Modified, b.ETag = now, now, newETag(now)
+	if b.Tier != "" && b.TierChanged == nil {
+		// A tier given on the write is set now: Get Blob Properties
+		// reports x-ms-access-tier-change-time for it (azblob's recorded
+		// TestBlobDeleteAccessTierIfModifiedSinceTrue relies on it).
+		t := now
+		b.TierChanged = &t
+	}
 	if old != nil {
 		b.Created = old.Created
 		b.Lease = lease.OnWrite(old.Lease, now)
@@ -595,7 +602,11 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.DeleteBlob(r.Context(), DeleteBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), DeleteSnapshots: ds, Permanent: permanent})
+	acc := r.access(conds)
+	if acc.Tier, err = parseTierCondition(r.Header); err != nil {
+		return err
+	}
+	out, err := s.DeleteBlob(r.Context(), DeleteBlobInput{Call: r.call(), Ref: r.ref(), Access: acc, DeleteSnapshots: ds, Permanent: permanent})
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,12 @@ package e2e
 
 import (
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 )
 
@@ -65,4 +69,59 @@ func TestSV2026ListBlobsStartFrom(t *testing.T) {
 		}
 	}
 	eq("hierarchy startFrom=b/2", got, "b/", "c", "d", "e")
+}
+
+// TestSV2026DeleteBlobAccessTierConditions: Delete Blob's
+// x-ms-access-tier-if-modified-since / -if-unmodified-since (2026-04-06,
+// "Delete Blob Conditional Tier") delete only when the blob's tier was
+// (not) changed since the time; otherwise 412 ConditionNotMet and the
+// blob stays.
+func TestSV2026DeleteBlobAccessTierConditions(t *testing.T) {
+	e := start(t)
+	e.container("tiercond")
+	bc := e.c.ServiceClient().NewContainerClient("tiercond").NewBlobClient("b")
+	_, err := e.c.UploadBuffer(e.ctx, "tiercond", "b", []byte("x"), nil)
+	must(t, err)
+	created := e.clock.Now()
+	e.clock.Advance(2 * time.Minute)
+	_, err = bc.SetTier(e.ctx, blob.AccessTierCool, nil)
+	must(t, err)
+	changed := e.clock.Now()
+	e.clock.Advance(2 * time.Minute)
+
+	del := func(c blob.AccessTierConditions) error {
+		_, err := bc.Delete(e.ctx, &blob.DeleteOptions{AccessTierConditions: &c})
+		return err
+	}
+	mod := func(t time.Time) blob.AccessTierConditions { return blob.AccessTierConditions{IfModifiedSince: &t} }
+	unmod := func(t time.Time) blob.AccessTierConditions { return blob.AccessTierConditions{IfUnmodifiedSince: &t} }
+	// The tier changed after created: "unmodified since created" fails,
+	// and so does "modified since" the change itself.
+	wantCode(t, del(unmod(created)), 412, "AccessTierChangeTimeConditionNotMet")
+	wantCode(t, del(mod(changed.Add(30 * time.Second))), 412, "AccessTierChangeTimeConditionNotMet")
+	_, err = bc.GetProperties(e.ctx, nil)
+	must(t, err)
+	// Met: unchanged since the change, then changed since creation.
+	must(t, del(unmod(changed.Add(30 * time.Second))))
+	_, err = bc.GetProperties(e.ctx, nil)
+	wantCode(t, err, 404, bloberror.BlobNotFound)
+
+	_, err = e.c.UploadBuffer(e.ctx, "tiercond", "b", []byte("x"), nil)
+	must(t, err)
+	e.clock.Advance(2 * time.Minute)
+	_, err = bc.SetTier(e.ctx, blob.AccessTierCold, nil)
+	must(t, err)
+	must(t, del(mod(e.clock.Now().Add(-30 * time.Second))))
+
+	// A tier given on Put Blob dates the tier (azblob's recorded
+	// TestBlobDeleteAccessTierIfModifiedSinceTrue/False).
+	_, err = e.c.UploadBuffer(e.ctx, "tiercond", "b", []byte("x"), &azblob.UploadBufferOptions{AccessTier: to.Ptr(blob.AccessTierHot)})
+	must(t, err)
+	props, err := bc.GetProperties(e.ctx, nil)
+	must(t, err)
+	if props.AccessTierChangeTime == nil {
+		t.Fatal("Put Blob with a tier: no x-ms-access-tier-change-time")
+	}
+	wantCode(t, del(mod(props.AccessTierChangeTime.Add(10*time.Second))), 412, "AccessTierChangeTimeConditionNotMet")
+	must(t, del(mod(props.AccessTierChangeTime.Add(-10*time.Second))))
 }
