@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
@@ -124,4 +125,58 @@ func TestSV2026DeleteBlobAccessTierConditions(t *testing.T) {
 	}
 	wantCode(t, del(mod(props.AccessTierChangeTime.Add(10*time.Second))), 412, "AccessTierChangeTimeConditionNotMet")
 	must(t, del(mod(props.AccessTierChangeTime.Add(-10*time.Second))))
+}
+
+// TestSV2026BlobTagsConditions: Get Blob Tags and Set Blob Tags honour
+// the blob's ETag and Last-Modified conditions (x-ms-blob-if-*,
+// 2026-02-06), as azblob's recorded
+// TestGetSetTagsWithBlobModifiedAccessConditions does: one not met is
+// 412 ConditionNotMet and the tags stay as they were.
+func TestSV2026BlobTagsConditions(t *testing.T) {
+	e := start(t)
+	e.container("tagcond")
+	bc := e.c.ServiceClient().NewContainerClient("tagcond").NewBlobClient("b")
+	_, err := e.c.UploadBuffer(e.ctx, "tagcond", "b", []byte("hello"), nil)
+	must(t, err)
+	props, err := bc.GetProperties(e.ctx, nil)
+	must(t, err)
+	etag, lm := props.ETag, *props.LastModified
+	past, future := lm.Add(-time.Hour), lm.Add(time.Hour)
+	other := azcore.ETag(`"0x1"`)
+	set := func(v string, c blob.BlobModifiedAccessConditions) error {
+		_, err := bc.SetTags(e.ctx, map[string]string{"k": v}, &blob.SetTagsOptions{BlobModifiedAccessConditions: &c})
+		return err
+	}
+	get := func(c blob.ModifiedAccessConditions) (string, error) {
+		r, err := bc.GetTags(e.ctx, &blob.GetTagsOptions{BlobAccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &c}})
+		if err != nil {
+			return "", err
+		}
+		for _, tg := range r.BlobTagSet {
+			if *tg.Key == "k" {
+				return *tg.Value, nil
+			}
+		}
+		return "", nil
+	}
+	must(t, set("1", blob.BlobModifiedAccessConditions{IfMatch: etag}))
+	wantCode(t, set("2", blob.BlobModifiedAccessConditions{IfNoneMatch: etag}), 412, bloberror.ConditionNotMet)
+	wantCode(t, set("2", blob.BlobModifiedAccessConditions{IfMatch: &other}), 412, bloberror.ConditionNotMet)
+	wantCode(t, set("2", blob.BlobModifiedAccessConditions{IfUnmodifiedSince: &past}), 412, bloberror.ConditionNotMet)
+	wantCode(t, set("2", blob.BlobModifiedAccessConditions{IfModifiedSince: &future}), 412, bloberror.ConditionNotMet)
+	must(t, set("3", blob.BlobModifiedAccessConditions{IfModifiedSince: &past}))
+
+	v, err := get(blob.ModifiedAccessConditions{IfMatch: etag})
+	must(t, err)
+	if v != "3" {
+		t.Fatalf("tag k = %q, want 3 (a refused Set Blob Tags changed it)", v)
+	}
+	_, err = get(blob.ModifiedAccessConditions{IfNoneMatch: etag})
+	wantCode(t, err, 412, bloberror.ConditionNotMet)
+	_, err = get(blob.ModifiedAccessConditions{IfMatch: &other})
+	wantCode(t, err, 412, bloberror.ConditionNotMet)
+	_, err = get(blob.ModifiedAccessConditions{IfUnmodifiedSince: &past})
+	wantCode(t, err, 412, bloberror.ConditionNotMet)
+	_, err = get(blob.ModifiedAccessConditions{IfUnmodifiedSince: &future})
+	must(t, err)
 }

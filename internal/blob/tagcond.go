@@ -1,0 +1,54 @@
+package blob
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+)
+
+// blobIfConds reads the x-ms-blob-if-match, x-ms-blob-if-none-match,
+// x-ms-blob-if-modified-since and x-ms-blob-if-unmodified-since headers
+// Get Blob Tags and Set Blob Tags take from version 2026-02-06 on
+// (azblob 1.6.4 "conditional headers on getTags/setTags"): the blob's
+// ETag and Last-Modified conditions, named apart from the standard
+// If-* headers.
+func blobIfConds(h http.Header) (cond.Conditions, error) {
+	m := http.Header{}
+	for from, to := range map[string]string{
+		"x-ms-blob-if-match":            cond.HeaderIfMatch,
+		"x-ms-blob-if-none-match":       cond.HeaderIfNoneMatch,
+		"x-ms-blob-if-modified-since":   cond.HeaderIfModifiedSince,
+		"x-ms-blob-if-unmodified-since": cond.HeaderIfUnmodifiedSince,
+	} {
+		if v := h.Values(from); len(v) > 0 {
+			m[http.CanonicalHeaderKey(to)] = v
+		}
+	}
+	c, err := cond.Parse(m)
+	var ae *azerr.Error
+	if errors.As(err, &ae) {
+		// Name the header the client sent.
+		for from, to := range map[string]string{"x-ms-blob-if-modified-since": cond.HeaderIfModifiedSince, "x-ms-blob-if-unmodified-since": cond.HeaderIfUnmodifiedSince} {
+			if _, perr := cond.Parse(http.Header{http.CanonicalHeaderKey(to): h.Values(from)}); perr != nil {
+				return c, azerr.InvalidHeader(from, h.Get(from))
+			}
+		}
+	}
+	return c, err
+}
+
+// checkBlobIf evaluates the conditions against a blob's ETag and
+// Last-Modified: one not met is 412 ConditionNotMet, for Get Blob Tags as
+// for Set Blob Tags (tags are not the content a 304 would revalidate).
+func checkBlobIf(c cond.Conditions, etag string, mod time.Time) error {
+	if err := c.CheckWrite(true, etag, mod); err != nil {
+		if errors.Is(err, cond.ErrExists) {
+			return azerr.New(azerr.ConditionNotMet)
+		}
+		return err
+	}
+	return nil
+}
