@@ -4,14 +4,20 @@ package e2e
 // the Go SDK (azblob v1.8.3) as docs/compatibility.md's table lists them.
 
 import (
+	"bytes"
+	"crypto/md5"
+	"encoding/binary"
+	"hash/crc64"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 )
 
@@ -99,11 +105,11 @@ func TestSV2026DeleteBlobAccessTierConditions(t *testing.T) {
 	// The tier changed after created: "unmodified since created" fails,
 	// and so does "modified since" the change itself.
 	wantCode(t, del(unmod(created)), 412, "AccessTierChangeTimeConditionNotMet")
-	wantCode(t, del(mod(changed.Add(30 * time.Second))), 412, "AccessTierChangeTimeConditionNotMet")
+	wantCode(t, del(mod(changed.Add(30*time.Second))), 412, "AccessTierChangeTimeConditionNotMet")
 	_, err = bc.GetProperties(e.ctx, nil)
 	must(t, err)
 	// Met: unchanged since the change, then changed since creation.
-	must(t, del(unmod(changed.Add(30 * time.Second))))
+	must(t, del(unmod(changed.Add(30*time.Second))))
 	_, err = bc.GetProperties(e.ctx, nil)
 	wantCode(t, err, 404, bloberror.BlobNotFound)
 
@@ -112,7 +118,7 @@ func TestSV2026DeleteBlobAccessTierConditions(t *testing.T) {
 	e.clock.Advance(2 * time.Minute)
 	_, err = bc.SetTier(e.ctx, blob.AccessTierCold, nil)
 	must(t, err)
-	must(t, del(mod(e.clock.Now().Add(-30 * time.Second))))
+	must(t, del(mod(e.clock.Now().Add(-30*time.Second))))
 
 	// A tier given on Put Blob dates the tier (azblob's recorded
 	// TestBlobDeleteAccessTierIfModifiedSinceTrue/False).
@@ -179,4 +185,25 @@ func TestSV2026BlobTagsConditions(t *testing.T) {
 	wantCode(t, err, 412, bloberror.ConditionNotMet)
 	_, err = get(blob.ModifiedAccessConditions{IfUnmodifiedSince: &future})
 	must(t, err)
+}
+
+// TestSV2026PutBlobAnswersMD5AndCRC64: Put Blob with a Content-MD5
+// answers both Content-MD5 and x-ms-content-crc64 (2026-10-06; azblob
+// 1.8.1-beta.1 "Blob put operations now return both ContentMD5 and
+// ContentCRC64").
+func TestSV2026PutBlobAnswersMD5AndCRC64(t *testing.T) {
+	e := start(t)
+	e.container("digests")
+	data := []byte("the quick brown fox")
+	sum := md5.Sum(data)
+	bb := e.c.ServiceClient().NewContainerClient("digests").NewBlockBlobClient("b")
+	r, err := bb.Upload(e.ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{TransactionalValidation: blob.TransferValidationTypeMD5(sum[:])})
+	must(t, err)
+	if !bytes.Equal(r.ContentMD5, sum[:]) {
+		t.Fatalf("Content-MD5 %x, want %x", r.ContentMD5, sum)
+	}
+	want := crc64.Checksum(data, crc64.MakeTable(0x9A6C9329AC4BC9B5))
+	if len(r.ContentCRC64) != 8 || binary.LittleEndian.Uint64(r.ContentCRC64) != want {
+		t.Fatalf("x-ms-content-crc64 %x, want %x (little-endian)", r.ContentCRC64, want)
+	}
 }
