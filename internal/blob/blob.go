@@ -477,6 +477,9 @@ func writeBlobHeaders(w http.ResponseWriter, p *BlobProperties, r *req) {
 		if p.AccessTierChanged != nil {
 			h.Set("x-ms-access-tier-change-time", p.AccessTierChanged.UTC().Format(http.TimeFormat))
 		}
+		if p.SmartAccessTier != "" {
+			h.Set("x-ms-smart-access-tier", p.SmartAccessTier)
+		}
 	case PageBlob:
 		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(p.SequenceNumber, 10))
 	case AppendBlob:

@@ -135,6 +135,8 @@ type BlobProperties struct {
 	AccessTier         string
 	AccessTierInferred bool
 	AccessTierChanged  *time.Time
+	// SmartAccessTier is the tier a Smart blob is in ("" otherwise).
+	SmartAccessTier string
 	// A page blob's sequence number.
 	SequenceNumber int64
 	// An append blob's committed block count and seal.
@@ -165,6 +167,7 @@ func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
 	case BlockBlob:
 		p.AccessTier, p.AccessTierInferred = b.tier()
 		p.AccessTierChanged = b.TierChanged
+		p.SmartAccessTier = smartTier(p.AccessTier)
 	case PageBlob:
 		p.SequenceNumber = b.SeqNum
 	case AppendBlob:

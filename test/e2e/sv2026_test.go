@@ -207,3 +207,54 @@ func TestSV2026PutBlobAnswersMD5AndCRC64(t *testing.T) {
 		t.Fatalf("x-ms-content-crc64 %x, want %x (little-endian)", r.ContentCRC64, want)
 	}
 }
+
+// TestSV2026AccessTierOnGetBlobAndSmartTier: Get Blob answers the
+// access-tier headers Get Blob Properties does (azblob 1.8.1-beta.1 adds
+// them to the download response; its public DownloadResponse exposes
+// AccessTier and AccessTierChangeTime), and the Smart tier
+// (2026-06-06) is accepted by Set Blob Tier and Put Blob and reported,
+// with its underlying tier, by Get Blob Properties, Get Blob and List
+// Blobs.
+func TestSV2026AccessTierOnGetBlobAndSmartTier(t *testing.T) {
+	e := start(t)
+	e.container("smart")
+	cc := e.c.ServiceClient().NewContainerClient("smart")
+	_, err := e.c.UploadBuffer(e.ctx, "smart", "inferred", []byte("x"), nil)
+	must(t, err)
+	d, err := cc.NewBlobClient("inferred").DownloadStream(e.ctx, nil)
+	must(t, err)
+	d.Body.Close()
+	if d.AccessTier == nil || *d.AccessTier != "Hot" || d.AccessTierChangeTime != nil {
+		t.Fatalf("Get Blob of an inferred-Hot blob: tier %v changed %v", d.AccessTier, d.AccessTierChangeTime)
+	}
+
+	bc := cc.NewBlobClient("s")
+	_, err = e.c.UploadBuffer(e.ctx, "smart", "s", []byte("x"), nil)
+	must(t, err)
+	_, err = bc.SetTier(e.ctx, blob.AccessTierSmart, nil)
+	must(t, err)
+	p, err := bc.GetProperties(e.ctx, nil)
+	must(t, err)
+	if p.AccessTier == nil || *p.AccessTier != "Smart" || p.SmartAccessTier == nil || *p.SmartAccessTier != "Hot" || p.AccessTierChangeTime == nil {
+		t.Fatalf("Get Blob Properties after Set Blob Tier Smart: tier %v smart %v changed %v", p.AccessTier, p.SmartAccessTier, p.AccessTierChangeTime)
+	}
+	d, err = bc.DownloadStream(e.ctx, nil)
+	must(t, err)
+	d.Body.Close()
+	if d.AccessTier == nil || *d.AccessTier != "Smart" || d.AccessTierChangeTime == nil {
+		t.Fatalf("Get Blob of a Smart blob: tier %v changed %v", d.AccessTier, d.AccessTierChangeTime)
+	}
+
+	_, err = e.c.UploadBuffer(e.ctx, "smart", "put-smart", []byte("x"), &azblob.UploadBufferOptions{AccessTier: to.Ptr(blob.AccessTierSmart)})
+	must(t, err)
+	pg := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("put-smart")})
+	page, err := pg.NextPage(e.ctx)
+	must(t, err)
+	if len(page.Segment.BlobItems) != 1 {
+		t.Fatalf("listing: %d items", len(page.Segment.BlobItems))
+	}
+	lp := page.Segment.BlobItems[0].Properties
+	if lp.AccessTier == nil || *lp.AccessTier != blob.AccessTierSmart || lp.SmartAccessTier == nil || *lp.SmartAccessTier != blob.AccessTierHot {
+		t.Fatalf("List Blobs of a Smart blob: tier %v smart %v", lp.AccessTier, lp.SmartAccessTier)
+	}
+}
