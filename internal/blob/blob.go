@@ -244,7 +244,8 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := PutBlobInput{Call: r.call(), Ref: r.ref(), Type: typ, Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: nb}
+	in := PutBlobInput{Call: r.call(), Ref: r.ref(), Type: typ, Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: nb,
+		CheckFirst: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
 	switch typ {
 	case BlockBlob:
 		blobMD, err := blobMD5(r.Header)

@@ -36,6 +36,12 @@ type PutBlobInput struct {
 	// A page blob's size (a multiple of 512) and sequence number.
 	Size           int64
 	SequenceNumber int64
+	// CheckFirst applies the write rules (container, conditions, lease)
+	// once before the body is read, so a refused write is answered
+	// without it: the request sent Expect: 100-continue and its client
+	// holds the body back until asked (server/expect.go). The rules are
+	// applied again, authoritatively, in the write's transaction.
+	CheckFirst bool
 }
 
 // PutBlobOutput is the blob Put Blob wrote.
@@ -59,6 +65,14 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 		return s.putPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
+	if in.CheckFirst && in.Type == BlockBlob {
+		if err := s.store.View(ctx, func(tx kv.Tx) error {
+			_, err := beginReplace(tx, in.Ref, in.Access, in.CreateOnly, now)
+			return err
+		}); err != nil {
+			return out, err
+		}
+	}
 	// The record and the transaction's result in one allocation (this is
 	// the hot path of small uploads).
 	w := &struct {
