@@ -579,6 +579,11 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 			if keep != nil && !keep(n) {
 				return true
 			}
+			if name < in.StartFrom {
+				// Before startFrom: not listed (a name at or after it
+				// still folds into its prefix, as on a flat account).
+				return true
+			}
 			fold := ""
 			if delim != "" {
 				if i := strings.Index(name[len(prefix):], delim); i >= 0 {

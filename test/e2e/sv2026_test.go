@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/binary"
 	"hash/crc64"
@@ -19,24 +20,39 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 // TestSV2026ListBlobsStartFrom: List Blobs' startFrom (2026-02-06) begins
 // the listing at that name, inclusive, within prefix's range, and pages
 // from there with the marker (List Blobs, "startFrom").
 func TestSV2026ListBlobsStartFrom(t *testing.T) {
-	e := start(t)
-	e.container("startfrom")
-	cc := e.c.ServiceClient().NewContainerClient("startfrom")
+	t.Run("flat", func(t *testing.T) {
+		e := start(t)
+		e.container("startfrom")
+		listStartFrom(t, e.ctx, e.c)
+	})
+	t.Run("hierarchical", func(t *testing.T) {
+		d := startDL(t, true)
+		c := client(t, d.app.BlobURL, app.DevKey)
+		_, err := c.CreateContainer(d.ctx, "startfrom", nil)
+		must(t, err)
+		listStartFrom(t, d.ctx, c)
+	})
+}
+
+func listStartFrom(t *testing.T, ctx context.Context, c *azblob.Client) {
+	cc := c.ServiceClient().NewContainerClient("startfrom")
 	for _, n := range []string{"a", "b/1", "b/2", "c", "d", "e"} {
-		_, err := e.c.UploadBuffer(e.ctx, "startfrom", n, []byte(n), nil)
+		_, err := c.UploadBuffer(ctx, "startfrom", n, []byte(n), nil)
 		must(t, err)
 	}
 	flat := func(o *container.ListBlobsFlatOptions) []string {
 		var names []string
 		p := cc.NewListBlobsFlatPager(o)
 		for p.More() {
-			page, err := p.NextPage(e.ctx)
+			page, err := p.NextPage(ctx)
 			must(t, err)
 			for _, b := range page.Segment.BlobItems {
 				names = append(names, *b.Name)
@@ -66,7 +82,7 @@ func TestSV2026ListBlobsStartFrom(t *testing.T) {
 	var got []string
 	p := cc.NewListBlobsHierarchyPager("/", &container.ListBlobsHierarchyOptions{StartFrom: to.Ptr("b/2")})
 	for p.More() {
-		page, err := p.NextPage(e.ctx)
+		page, err := p.NextPage(ctx)
 		must(t, err)
 		for _, bp := range page.Segment.BlobPrefixes {
 			got = append(got, *bp.Name)
