@@ -15,28 +15,21 @@ import (
 // (azblob 1.6.4 "conditional headers on getTags/setTags"): the blob's
 // ETag and Last-Modified conditions, named apart from the standard
 // If-* headers.
-func blobIfConds(h http.Header) (cond.Conditions, error) {
+func blobIfConds(h http.Header) (c cond.Conditions, err error) {
 	m := http.Header{}
-	for from, to := range map[string]string{
-		"x-ms-blob-if-match":            cond.HeaderIfMatch,
-		"x-ms-blob-if-none-match":       cond.HeaderIfNoneMatch,
-		"x-ms-blob-if-modified-since":   cond.HeaderIfModifiedSince,
-		"x-ms-blob-if-unmodified-since": cond.HeaderIfUnmodifiedSince,
-	} {
-		if v := h.Values(from); len(v) > 0 {
-			m[http.CanonicalHeaderKey(to)] = v
-		}
+	if v := h.Values("x-ms-blob-if-match"); len(v) > 0 {
+		m[cond.HeaderIfMatch] = v
 	}
-	c, err := cond.Parse(m)
-	var ae *azerr.Error
-	if errors.As(err, &ae) {
-		// Name the header the client sent.
-		for from, to := range map[string]string{"x-ms-blob-if-modified-since": cond.HeaderIfModifiedSince, "x-ms-blob-if-unmodified-since": cond.HeaderIfUnmodifiedSince} {
-			if _, perr := cond.Parse(http.Header{http.CanonicalHeaderKey(to): h.Values(from)}); perr != nil {
-				return c, azerr.InvalidHeader(from, h.Get(from))
-			}
-		}
+	if v := h.Values("x-ms-blob-if-none-match"); len(v) > 0 {
+		m[http.CanonicalHeaderKey(cond.HeaderIfNoneMatch)] = v
 	}
+	if c, err = cond.Parse(m); err != nil {
+		return c, err
+	}
+	if c.IfModifiedSince, err = dateHeader(h, "x-ms-blob-if-modified-since"); err != nil {
+		return c, err
+	}
+	c.IfUnmodifiedSince, err = dateHeader(h, "x-ms-blob-if-unmodified-since")
 	return c, err
 }
 
