@@ -766,6 +766,9 @@ type PutBlockInput struct {
 	Body      io.Reader
 	Length    int64
 	Checksums Checksums
+	// CheckFirst is PutBlobInput.CheckFirst: the container and the
+	// blob's lease are checked before the body is read.
+	CheckFirst bool
 }
 
 // PutBlockOutput is the digest Put Block answers: the MD5 when the
@@ -797,6 +800,11 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 	}
 	if in.Length == 0 {
 		return out, errNoBlockBody()
+	}
+	if in.CheckFirst && s.nsOf(in.Ref.Account) == nil {
+		if err := s.store.View(ctx, func(tx kv.Tx) error { return blockTarget(tx, in.Ref, in.LeaseID, now) }); err != nil {
+			return out, err
+		}
 	}
 	// Without a client MD5 the CRC64 is computed too, as Put Block answers
 	// x-ms-content-crc64 when the client sent no checksum (azure-sdk-for-js

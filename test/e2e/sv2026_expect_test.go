@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
@@ -89,6 +90,12 @@ func TestSV2026ExpectContinueEarlyAnswer(t *testing.T) {
 	e.container("expect")
 	_, err := e.c.UploadBuffer(e.ctx, "expect", "exists", []byte("x"), nil)
 	must(t, err)
+	_, err = e.c.UploadBuffer(e.ctx, "expect", "leased", []byte("x"), nil)
+	must(t, err)
+	lc, err := lease.NewBlobClient(e.c.ServiceClient().NewContainerClient("expect").NewBlobClient("leased"), nil)
+	must(t, err)
+	_, err = lc.AcquireLease(e.ctx, -1, nil)
+	must(t, err)
 	body := strings.Repeat("z", 1000)
 	for _, tc := range []struct {
 		name   string
@@ -103,6 +110,8 @@ func TestSV2026ExpectContinueEarlyAnswer(t *testing.T) {
 		{"If-Match not met", "/devstoreaccount1/expect/exists", map[string]string{"If-Match": `"0x1"`}, true, 412, "ConditionNotMet"},
 		{"If-None-Match * on an existing blob", "/devstoreaccount1/expect/exists", map[string]string{"If-None-Match": "*"}, true, 409, "BlobAlreadyExists"},
 		{"bad blob type", "/devstoreaccount1/expect/a", map[string]string{"x-ms-blob-type": "Nonsense"}, true, 400, "InvalidHeaderValue"},
+		{"Put Block, no container", "/devstoreaccount1/nocontainer/a?comp=block&blockid=YQ%3D%3D", nil, true, 404, "ContainerNotFound"},
+		{"Put Block, leased blob without the lease", "/devstoreaccount1/expect/leased?comp=block&blockid=YQ%3D%3D", nil, true, 412, "LeaseIdMissing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, code, closed := expectPut(t, e.app.BlobURL, tc.path, tc.hdr, body, tc.sign)
