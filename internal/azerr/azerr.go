@@ -217,6 +217,7 @@ const (
 	SequenceNumberIncrementTooLarge       = "SequenceNumberIncrementTooLarge"
 	SnapshotsPresent                      = "SnapshotsPresent"
 	SourceConditionNotMet                 = "SourceConditionNotMet"
+	AccessTierChangeTimeConditionNotMet   = "AccessTierChangeTimeConditionNotMet"
 	TargetConditionNotMet                 = "TargetConditionNotMet"
 	InvalidMarker                         = "InvalidMarker"
 	MessageNotFound                       = "MessageNotFound"
@@ -400,6 +401,7 @@ var catalog = map[string]entry{
 	SequenceNumberIncrementTooLarge:       {409, "The sequence number increment cannot be performed because it would result in overflow of the sequence number."},
 	SnapshotsPresent:                      {409, "This operation is not permitted because the blob has snapshots."},
 	SourceConditionNotMet:                 {412, "The source condition specified using HTTP conditional header(s) is not met."},
+	AccessTierChangeTimeConditionNotMet:   {412, "The access tier change time condition specified using HTTP conditional header(s) is not met."},
 	TargetConditionNotMet:                 {412, "The target condition specified using HTTP conditional header(s) is not met."},
 	InvalidMarker:                         {400, "The specified marker is invalid."},
 	MessageNotFound:                       {404, "The specified message does not exist."},

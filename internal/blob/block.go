@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -27,7 +28,8 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := PutBlockInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), BlockID: idParam, Body: r.Body}
+	in := PutBlockInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), BlockID: idParam, Body: r.Body,
+		CheckFirst: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
 	if in.Checksums, err = parseChecksums(r.Header); err != nil {
 		return err
 	}
@@ -75,6 +77,24 @@ func blockWritable(typ string, l lease.Lease, tier, leaseID string, now time.Tim
 // stageBlock records block idParam (rawID decoded) of size bytes, held by
 // parts, as an uncommitted block of the blob ref, after Put Block's
 // checks (leaseID: the lease the caller holds, "" for none).
+// blockTarget is stageBlock's read-only part on a flat account: the
+// container exists and the blob, if any, takes blocks under leaseID.
+func blockTarget(tx kv.Tx, ref BlobRef, leaseID string, now time.Time) error {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+		return err
+	}
+	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
+	switch {
+	case err != nil:
+		return err
+	case b != nil:
+		return blockWritable(b.Type, b.Lease, b.Tier, leaseID, now)
+	case leaseID != "":
+		return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
+	}
+	return nil
+}
+
 func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Time, rawID []byte, idParam string, size int64, parts []extent.Part, cpk string) error {
 	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err

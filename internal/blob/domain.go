@@ -92,6 +92,9 @@ type Access struct {
 	Cond    cond.Conditions
 	IfTags  TagCondition
 	LeaseID string
+	// Tier is Delete Blob's access-tier conditions (tiercond.go); the
+	// other operations leave it empty.
+	Tier TierCondition
 	// condErr is a set of conditions that did not parse, for the reads
 	// that report it only once the blob is found (see checkRead).
 	condErr error
@@ -134,6 +137,9 @@ func (a Access) checkConds(b *blobRec, c string) error {
 		if errors.Is(err, cond.ErrExists) {
 			return azerr.New(azerr.ConditionNotMet)
 		}
+		return err
+	}
+	if err := a.Tier.check(b); err != nil {
 		return err
 	}
 	return a.IfTags.check(b, c)

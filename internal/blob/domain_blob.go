@@ -36,6 +36,12 @@ type PutBlobInput struct {
 	// A page blob's size (a multiple of 512) and sequence number.
 	Size           int64
 	SequenceNumber int64
+	// CheckFirst applies the write rules (container, conditions, lease)
+	// once before the body is read, so a refused write is answered
+	// without it: the request sent Expect: 100-continue and its client
+	// holds the body back until asked (server/expect.go). The rules are
+	// applied again, authoritatively, in the write's transaction.
+	CheckFirst bool
 }
 
 // PutBlobOutput is the blob Put Blob wrote.
@@ -59,6 +65,14 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 		return s.putPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
+	if in.CheckFirst && in.Type == BlockBlob {
+		if err := s.store.View(ctx, func(tx kv.Tx) error {
+			_, err := beginReplace(tx, in.Ref, in.Access, in.CreateOnly, now)
+			return err
+		}); err != nil {
+			return out, err
+		}
+	}
 	// The record and the transaction's result in one allocation (this is
 	// the hot path of small uploads).
 	w := &struct {
@@ -135,6 +149,8 @@ type BlobProperties struct {
 	AccessTier         string
 	AccessTierInferred bool
 	AccessTierChanged  *time.Time
+	// SmartAccessTier is the tier a Smart blob is in ("" otherwise).
+	SmartAccessTier string
 	// A page blob's sequence number.
 	SequenceNumber int64
 	// An append blob's committed block count and seal.
@@ -165,6 +181,7 @@ func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
 	case BlockBlob:
 		p.AccessTier, p.AccessTierInferred = b.tier()
 		p.AccessTierChanged = b.TierChanged
+		p.SmartAccessTier = smartTier(p.AccessTier)
 	case PageBlob:
 		p.SequenceNumber = b.SeqNum
 	case AppendBlob:
@@ -749,6 +766,9 @@ type PutBlockInput struct {
 	Body      io.Reader
 	Length    int64
 	Checksums Checksums
+	// CheckFirst is PutBlobInput.CheckFirst: the container and the
+	// blob's lease are checked before the body is read.
+	CheckFirst bool
 }
 
 // PutBlockOutput is the digest Put Block answers: the MD5 when the
@@ -780,6 +800,11 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 	}
 	if in.Length == 0 {
 		return out, errNoBlockBody()
+	}
+	if in.CheckFirst && s.nsOf(in.Ref.Account) == nil {
+		if err := s.store.View(ctx, func(tx kv.Tx) error { return blockTarget(tx, in.Ref, in.LeaseID, now) }); err != nil {
+			return out, err
+		}
 	}
 	// Without a client MD5 the CRC64 is computed too, as Put Block answers
 	// x-ms-content-crc64 when the client sent no checksum (azure-sdk-for-js

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
+	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
@@ -18,6 +19,8 @@ type GetBlobTagsInput struct {
 	Ref     BlobRef
 	LeaseID string
 	IfTags  TagCondition
+	// BlobCond is the x-ms-blob-if-* conditions (tagcond.go).
+	BlobCond cond.Conditions
 }
 
 // GetBlobTags is Get Blob Tags
@@ -41,6 +44,9 @@ func (s *Service) GetBlobTags(ctx context.Context, in GetBlobTagsInput) (blobtag
 			return nil, err
 		}
 	}
+	if err := checkBlobIf(in.BlobCond, b.ETag, b.Modified); err != nil {
+		return nil, err
+	}
 	if err := in.IfTags.check(b, ref.Container); err != nil {
 		return nil, err
 	}
@@ -55,6 +61,8 @@ type SetBlobTagsInput struct {
 	LeaseID string
 	IfTags  TagCondition
 	Tags    blobtags.Tags
+	// BlobCond is the x-ms-blob-if-* conditions (tagcond.go).
+	BlobCond cond.Conditions
 }
 
 // SetBlobTags is Set Blob Tags
@@ -75,6 +83,9 @@ func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
 			return err
 		}
 		if err := lease.CheckWrite(b.Lease, leaseID, lease.Blob, now); err != nil {
+			return err
+		}
+		if err := checkBlobIf(in.BlobCond, b.ETag, b.Modified); err != nil {
 			return err
 		}
 		if err := ifTags.check(b, ref.Container); err != nil {

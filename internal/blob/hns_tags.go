@@ -65,6 +65,9 @@ func (s *Service) getPathTags(ctx context.Context, hns *ns.Namespace, in GetBlob
 	if err := lease.CheckRead(b.Lease, in.LeaseID, lease.Blob, now); err != nil {
 		return nil, err
 	}
+	if err := checkBlobIf(in.BlobCond, b.ETag, b.Modified); err != nil {
+		return nil, err
+	}
 	if err := in.IfTags.check(b, in.Ref.Container); err != nil {
 		return nil, err
 	}
@@ -89,6 +92,9 @@ func (s *Service) setPathTags(ctx context.Context, hns *ns.Namespace, in SetBlob
 		}
 		_, err := hns.SetTags(tx, blobFS(ref), ref.Blob, tags, in.Caller, func(n *ns.Node) error {
 			if err := lease.CheckWrite(n.Lease, leaseID, lease.Blob, now); err != nil {
+				return err
+			}
+			if err := checkBlobIf(in.BlobCond, n.ETag, n.Modified); err != nil {
 				return err
 			}
 			return ifTags.check(&blobRec{Tags: n.Tags}, ref.Container)

@@ -146,6 +146,7 @@ type blobPropsXML struct {
 	AccessTier     string `xml:"AccessTier,omitempty"`
 	TierInferred   bool   `xml:"AccessTierInferred,omitempty"`
 	TierChanged    string `xml:"AccessTierChangeTime,omitempty"`
+	SmartTier      string `xml:"SmartAccessTier,omitempty"`
 	LeaseStatus    string `xml:"LeaseStatus,omitempty"`
 	LeaseState     string `xml:"LeaseState,omitempty"`
 	LeaseDuration  string `xml:"LeaseDuration,omitempty"`
@@ -244,7 +245,7 @@ func renderBlobItem(e *ListedBlob, inc map[string]bool) blobItemXML {
 	}
 	switch b.Type {
 	case BlockBlob:
-		p.AccessTier, p.TierInferred = b.AccessTier, b.AccessTierInferred
+		p.AccessTier, p.TierInferred, p.SmartTier = b.AccessTier, b.AccessTierInferred, b.SmartAccessTier
 		if b.AccessTierChanged != nil {
 			p.TierChanged = b.AccessTierChanged.UTC().Format(http.TimeFormat)
 		}

@@ -12,11 +12,11 @@ import (
 )
 
 // arrowListVersion is the first x-ms-version whose List Blobs may answer
-// in Arrow: the version azblob v1.8.3 sends with its Arrow requests
-// (ListBlobFlatSegmentApacheArrowCreateRequest). An older version gets
-// the XML it always had (inferred: Azure adds response formats by
-// version).
-const arrowListVersion = "2026-12-06"
+// in Arrow: azblob's CHANGELOG adds StorageResponseFormat in 1.8.1-beta.1,
+// whose other features there are of service version 2026-10-06 (v1.8.3
+// sends 2026-12-06). An older version gets the XML it always had
+// (inferred: Azure adds response formats by version).
+const arrowListVersion = "2026-10-06"
 
 // wantsArrow reports whether List Blobs answers r as an Arrow IPC stream:
 // its Accept offers application/vnd.apache.arrow.stream, its version

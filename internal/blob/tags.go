@@ -26,7 +26,11 @@ func requestTags(r *req) (blobtags.Tags, error) {
 
 // getBlobTags is Get Blob Tags' REST handler (also of a snapshot).
 func (s *Service) getBlobTags(w http.ResponseWriter, r *req) error {
-	tags, err := s.GetBlobTags(r.Context(), GetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header)})
+	bc, err := blobIfConds(r.Header)
+	if err != nil {
+		return err
+	}
+	tags, err := s.GetBlobTags(r.Context(), GetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header), BlobCond: bc})
 	if err != nil {
 		return err
 	}
@@ -42,6 +46,10 @@ func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
 	if r.ContentLength > 64<<10 {
 		return azerr.New(azerr.RequestBodyTooLarge)
 	}
+	bc, err := blobIfConds(r.Header)
+	if err != nil {
+		return err
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
 		return azerr.New(azerr.InvalidXMLDocument)
@@ -56,7 +64,7 @@ func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if err := s.SetBlobTags(r.Context(), SetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header), Tags: tags}); err != nil {
+	if err := s.SetBlobTags(r.Context(), SetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header), Tags: tags, BlobCond: bc}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

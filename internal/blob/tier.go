@@ -24,11 +24,17 @@ const (
 	tierCool    = "Cool"
 	tierCold    = "Cold"
 	tierArchive = "Archive"
+	// tierSmart is Smart Tier (2026-06-06, azblob 1.8.0-beta.1 "Blob
+	// Smart Tier"): the service moves the blob between the online tiers
+	// by its access, reporting the tier it is in as x-ms-smart-access-tier.
+	// Cerulean stores every tier alike, so a Smart blob is always in Hot
+	// underneath.
+	tierSmart = "Smart"
 )
 
 // parseTier returns the canonical spelling of a block blob tier.
 func parseTier(v string) (string, bool) {
-	for _, t := range [...]string{tierHot, tierCool, tierCold, tierArchive} {
+	for _, t := range [...]string{tierHot, tierCool, tierCold, tierArchive, tierSmart} {
 		if strings.EqualFold(v, t) {
 			return t, true
 		}
@@ -64,6 +70,15 @@ func (b *blobRec) tier() (string, bool) {
 		return tierHot, true
 	}
 	return b.Tier, false
+}
+
+// smartTier is the underlying tier of a blob in tier t: Hot for Smart
+// (see tierSmart), "" for any other tier.
+func smartTier(t string) string {
+	if t == tierSmart {
+		return tierHot
+	}
+	return ""
 }
 
 // notArchived fails operations that need the blob's data online.

@@ -222,6 +222,8 @@ func (s *Server) bodyProgress(next http.Handler) http.Handler {
 			return
 		}
 		b := &progressBody{body: r.Body, rc: http.NewResponseController(w), window: lim.BodyWindow, min: lim.BodyMinBytes, left: lim.BodyWindow}
+		// On a copy: net/http's own request keeps its body (expect.go).
+		r = r.WithContext(r.Context())
 		r.Body = b
 		defer b.finish()
 		next.ServeHTTP(w, r)
@@ -255,7 +257,11 @@ type progressBody struct {
 // is under the progress rule (a deadline set directly on the connection
 // would be moved on by the rule's next read).
 func capBody(r *http.Request, until time.Time) {
-	if b, ok := r.Body.(*progressBody); ok {
+	body := r.Body
+	if c, ok := body.(*continueBody); ok {
+		body = c.ReadCloser
+	}
+	if b, ok := body.(*progressBody); ok {
 		b.until = until
 	}
 }
@@ -313,6 +319,10 @@ func (b *progressBody) finish() {
 	case b.failed:
 		_ = b.rc.SetReadDeadline(time.Now())
 	case !b.eof:
-		_ = b.rc.SetReadDeadline(time.Now().Add(b.window))
+		deadline := time.Now().Add(b.window)
+		if !b.until.IsZero() && b.until.Before(deadline) {
+			deadline = b.until
+		}
+		_ = b.rc.SetReadDeadline(deadline)
 	}
 }

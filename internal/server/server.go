@@ -283,6 +283,7 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			}()
 		}
 		restoreMetadataNames(hr)
+		hr = trackContinue(hr)
 		now := s.cfg.Clock.Now()
 		id := newRequestID()
 		h := w.Header()
@@ -583,6 +584,16 @@ const maxDrain = 64 << 20
 // error — a 503 during a database outage must reach the SDK as a 503.
 func drainBody(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil || r.ContentLength == 0 || r.Method == http.MethodHead {
+		return
+	}
+	if continueWithheld(r) {
+		// Expect: 100-continue and the body never asked for (expect.go):
+		// the client is not sending it. No read waits for it either:
+		// net/http's own attempt to discard it after the answer fails at
+		// once and the connection closes.
+		now := time.Now()
+		_ = http.NewResponseController(w).SetReadDeadline(now)
+		capBody(r, now)
 		return
 	}
 	until := time.Now().Add(10 * time.Second)
