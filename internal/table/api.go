@@ -95,6 +95,11 @@ func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 		if t == nil || t.State == stateDeleted {
 			return azerr.New(azerr.ResourceNotFound)
 		}
+		if t.State == stateDeleting && s.reclaimer != nil {
+			// Already deleted; the reclaimer is purging it (as Delete
+			// Container of a container being reclaimed, 404).
+			return azerr.New(azerr.ResourceNotFound)
+		}
 		gen = t.Gen
 		if s.reclaimer != nil {
 			if err := markTableDeleting(tx, account, name); err != nil {

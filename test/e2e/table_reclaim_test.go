@@ -68,6 +68,9 @@ func TestTableBeingDeleted(t *testing.T) {
 	}
 	_, err = e.svc.CreateTable(e.ctx, "DOOMED", nil)
 	tbWant(t, err, http.StatusConflict, aztables.TableBeingDeleted)
+	// Deleting it again: gone already, 404 (not a second success).
+	_, err = e.svc.DeleteTable(e.ctx, "Doomed", nil)
+	tbWant(t, err, http.StatusNotFound, aztables.ResourceNotFound)
 	_, err = c.GetEntity(e.ctx, "p", "001", nil)
 	tbWant(t, err, http.StatusNotFound, "")
 	var names []string
