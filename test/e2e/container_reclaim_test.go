@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/cerulean-storage/cerulean/internal/app"
+	"github.com/cerulean-storage/cerulean/internal/reclaim"
 )
 
 // TestContainerBeingDeleted: through the SDK, Delete Container answers
@@ -21,20 +23,7 @@ import (
 // created again, empty.
 func TestContainerBeingDeleted(t *testing.T) {
 	e := start(t)
-	hold := make(chan struct{})
-	held := make(chan struct{}, 1)
-	e.app.Blob.Reclaimer().SetBeforeStep(func(ctx context.Context) error {
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-		select {
-		case <-hold:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	held, release := holdReclaim(t, e.app.Blob.Reclaimer())
 	e.container("doomed")
 	e.container("kept")
 	for i := 0; i < 20; i++ {
@@ -47,11 +36,7 @@ func TestContainerBeingDeleted(t *testing.T) {
 	if raw.StatusCode != http.StatusAccepted {
 		t.Fatalf("Delete Container: %d, want 202", raw.StatusCode)
 	}
-	select {
-	case <-held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the reclaimer did not start")
-	}
+	held()
 
 	_, err = e.ctClient("doomed").Create(e.ctx, nil)
 	wantCode(t, err, 409, bloberror.ContainerBeingDeleted)
@@ -76,7 +61,7 @@ func TestContainerBeingDeleted(t *testing.T) {
 	_, err = e.c.UploadBuffer(e.ctx, "kept", "during", []byte("fine"), nil)
 	must(t, err)
 
-	close(hold)
+	release()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err := e.ctClient("doomed").Create(e.ctx, nil)
@@ -161,4 +146,36 @@ func TestShutdownDuringReclaim(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("Close took %v during a reclaim, want under a second", d)
 	}
+}
+
+// holdReclaim holds r before each of its steps until release is called
+// (or the server stops); held waits, 10 s at most, until a step is held,
+// so the caller sees a reclaim in progress.
+func holdReclaim(t *testing.T, r *reclaim.Reclaimer) (held func(), release func()) {
+	t.Helper()
+	hold := make(chan struct{})
+	started := make(chan struct{}, 1)
+	r.SetBeforeStep(func(ctx context.Context) error {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-hold:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	var once sync.Once
+	return func() {
+			t.Helper()
+			select {
+			case <-started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the reclaimer did not start")
+			}
+		}, func() {
+			once.Do(func() { close(hold) })
+		}
 }

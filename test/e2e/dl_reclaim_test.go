@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -17,20 +16,7 @@ import (
 // filesystem is 404; released, the name can be created again, empty.
 func TestFilesystemBeingDeleted(t *testing.T) {
 	e := startDL(t, true)
-	hold := make(chan struct{})
-	held := make(chan struct{}, 1)
-	e.app.Blob.Reclaimer().SetBeforeStep(func(ctx context.Context) error {
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-		select {
-		case <-hold:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	held, release := holdReclaim(t, e.app.Blob.Reclaimer())
 	fs := e.fs("doomedfs")
 	_, err := fs.Create(e.ctx, nil)
 	must(t, err)
@@ -40,18 +26,14 @@ func TestFilesystemBeingDeleted(t *testing.T) {
 	}
 	_, err = fs.Delete(e.ctx, nil)
 	must(t, err)
-	select {
-	case <-held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the reclaimer did not start")
-	}
+	held()
 	// azdatalake sends Create Filesystem to the Blob endpoint and names
 	// its ContainerBeingDeleted FileSystemBeingDeleted.
 	_, err = fs.Create(e.ctx, nil)
 	wantDL(t, err, http.StatusConflict, string(datalakeerror.FileSystemBeingDeleted))
 	_, err = fs.GetProperties(e.ctx, nil)
 	wantDL(t, err, http.StatusNotFound, string(datalakeerror.FileSystemNotFound))
-	close(hold)
+	release()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err := fs.Create(e.ctx, nil)

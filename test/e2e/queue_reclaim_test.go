@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -20,20 +19,7 @@ import (
 // purge ran in the request, and the create succeeded at once.
 func TestQueueBeingDeleted(t *testing.T) {
 	e := quStart(t)
-	hold := make(chan struct{})
-	held := make(chan struct{}, 1)
-	e.app.Blob.Reclaimer().SetBeforeStep(func(ctx context.Context) error {
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-		select {
-		case <-hold:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	held, release := holdReclaim(t, e.app.Blob.Reclaimer())
 	doomed, cleared := e.svc.NewQueueClient("doomed"), e.svc.NewQueueClient("cleared")
 	for _, q := range []*azqueue.QueueClient{doomed, cleared} {
 		_, err := q.Create(e.ctx, nil)
@@ -47,11 +33,7 @@ func TestQueueBeingDeleted(t *testing.T) {
 	must(t, err)
 	_, err = cleared.ClearMessages(e.ctx, nil)
 	must(t, err)
-	select {
-	case <-held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the reclaimer did not start")
-	}
+	held()
 	_, err = doomed.Create(e.ctx, nil)
 	quWant(t, err, http.StatusConflict, queueerror.QueueBeingDeleted)
 	_, err = doomed.GetProperties(e.ctx, nil)
@@ -63,7 +45,7 @@ func TestQueueBeingDeleted(t *testing.T) {
 	}
 	_, err = cleared.EnqueueMessage(e.ctx, "after", nil)
 	must(t, err)
-	close(hold)
+	release()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err := doomed.Create(e.ctx, nil)

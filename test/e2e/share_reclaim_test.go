@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -18,20 +17,7 @@ import (
 // purge ran in the request, so the create succeeded at once.
 func TestShareBeingDeleted(t *testing.T) {
 	e := startFile(t)
-	hold := make(chan struct{})
-	held := make(chan struct{}, 1)
-	e.app.Blob.Reclaimer().SetBeforeStep(func(ctx context.Context) error {
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-		select {
-		case <-hold:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	held, release := holdReclaim(t, e.app.Blob.Reclaimer())
 	sc := e.share()
 	for i := 0; i < 20; i++ {
 		fc := sc.NewRootDirectoryClient().NewFileClient(fmt.Sprintf("f%02d", i))
@@ -40,16 +26,12 @@ func TestShareBeingDeleted(t *testing.T) {
 	}
 	_, err := sc.Delete(e.ctx, nil)
 	must(t, err)
-	select {
-	case <-held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the reclaimer did not start")
-	}
+	held()
 	_, err = sc.Create(e.ctx, nil)
 	wantFileCode(t, err, http.StatusConflict, fileerror.ShareBeingDeleted)
 	_, err = sc.GetProperties(e.ctx, nil)
 	wantFileCode(t, err, http.StatusNotFound, fileerror.ShareNotFound)
-	close(hold)
+	release()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err := sc.Create(e.ctx, nil)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -40,20 +39,7 @@ func (e *tbEnv) tableAfterDelete(name string) *aztables.Client {
 // succeeded at once.
 func TestTableBeingDeleted(t *testing.T) {
 	e := tbStart(t)
-	hold := make(chan struct{})
-	held := make(chan struct{}, 1)
-	e.app.Blob.Reclaimer().SetBeforeStep(func(ctx context.Context) error {
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-		select {
-		case <-hold:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	held, release := holdReclaim(t, e.app.Blob.Reclaimer())
 	c := e.table("doomed")
 	e.table("kept")
 	for i := 0; i < 50; i++ {
@@ -61,11 +47,7 @@ func TestTableBeingDeleted(t *testing.T) {
 	}
 	_, err := c.Delete(e.ctx, nil)
 	tbMust(t, err)
-	select {
-	case <-held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the reclaimer did not start")
-	}
+	held()
 	_, err = e.svc.CreateTable(e.ctx, "DOOMED", nil)
 	tbWant(t, err, http.StatusConflict, aztables.TableBeingDeleted)
 	// Deleting it again: gone already, 404 (not a second success).
@@ -85,7 +67,7 @@ func TestTableBeingDeleted(t *testing.T) {
 	if strings.Join(names, ",") != "kept" {
 		t.Fatalf("tables while one is being deleted: %v", names)
 	}
-	close(hold)
+	release()
 	c = e.tableAfterDelete("doomed")
 	if all, _ := e.tbList(c, nil); len(all) != 0 {
 		t.Fatalf("%d entities survived the delete", len(all))
