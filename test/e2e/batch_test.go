@@ -2,12 +2,8 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/base64"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
@@ -102,42 +98,13 @@ func TestBlobBatchAccount(t *testing.T) {
 // lines and error codes.
 func rawBatch(t *testing.T, b *blobT, path string, subs []string) []string {
 	t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	for i, s := range subs {
-		pw, err := mw.CreatePart(map[string][]string{"Content-Type": {"application/http"}, "Content-Transfer-Encoding": {"binary"}, "Content-ID": {fmt.Sprint(i)}})
+	ids, parts := rawBatchParts(t, b, path, subs)
+	out := make([]string, len(parts))
+	for i, raw := range parts {
+		raw += "\n" // the part's last CRLF belongs to the delimiter (the SDK does the same)
+		sr, err := http.ReadResponse(bufio.NewReader(strings.NewReader(raw)), nil)
 		must(t, err)
-		_, _ = io.WriteString(pw, s)
-	}
-	must(t, mw.Close())
-	req, err := http.NewRequest(http.MethodPost, b.app.BlobURL[:strings.LastIndex(b.app.BlobURL, "/")]+path, bytes.NewReader(body.Bytes()))
-	must(t, err)
-	req.Header.Set("Content-Type", "multipart/mixed; boundary="+mw.Boundary())
-	req.Header.Set("x-ms-version", "2025-01-05")
-	req.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
-	req.Header.Set("Content-Length", fmt.Sprint(body.Len()))
-	signRaw(req)
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("batch status %d", resp.StatusCode)
-	}
-	_, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	must(t, err)
-	mr := multipart.NewReader(resp.Body, params["boundary"])
-	var out []string
-	for {
-		p, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		must(t, err)
-		raw, _ := io.ReadAll(p)
-		raw = append(raw, '\n') // the part's last CRLF belongs to the delimiter (the SDK does the same)
-		sr, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
-		must(t, err)
-		out = append(out, fmt.Sprintf("%s:%d:%s", p.Header.Get("Content-ID"), sr.StatusCode, sr.Header.Get("x-ms-error-code")))
+		out[i] = fmt.Sprintf("%s:%d:%s", ids[i], sr.StatusCode, sr.Header.Get("x-ms-error-code"))
 	}
 	return out
 }
