@@ -133,8 +133,9 @@ type DeleteContainerInput struct {
 // the container record is replaced by a tombstone in one transaction, so
 // the request costs the same whatever the container holds; its blobs,
 // snapshots and uncommitted blocks (soft-deleted ones included: Azure
-// does not recover blobs of a deleted container) are reclaimed in the
-// background (container_reclaim.go).
+// does not recover blobs of a deleted container) are reclaimed by one
+// bounded step before the answer when that is all (reclaim.Inline), in
+// the background otherwise (container_reclaim.go).
 func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) error {
 	now := s.now(in.Call)
 	ref, conds, leaseID := in.Ref, in.Cond, in.LeaseID
@@ -162,7 +163,15 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 	if err != nil {
 		return err
 	}
-	s.reclaim.Kick()
+	// A small container is reclaimed before the answer (reclaim.Inline);
+	// the rest in the background.
+	gone, err := s.reclaim.Finish(context.WithoutCancel(ctx), reclaimKindContainer, ref.Account, ref.Container)
+	if err != nil {
+		s.log.Warn("blob: reclaiming a deleted container", "account", ref.Account, "container", ref.Container, "err", err)
+	}
+	if !gone {
+		s.reclaim.Kick()
+	}
 	return nil
 }
 

@@ -135,6 +135,7 @@ func (s *Service) deleteShare(w http.ResponseWriter, r *req) error {
 		return azerr.InvalidHeader("x-ms-delete-snapshots", mode)
 	}
 	leaseID := r.Header.Get(lease.HeaderLeaseID)
+	var doomed []string
 	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
 		sh, err := loadShare(tx, r.Account, r.share, r.snap)
 		if err != nil {
@@ -143,7 +144,7 @@ func (s *Service) deleteShare(w http.ResponseWriter, r *req) error {
 		if err := lease.CheckWrite(sh.Lease, leaseID, lease.Share, r.Now); err != nil {
 			return err
 		}
-		doomed := []string{r.snap}
+		doomed = []string{r.snap}
 		if r.snap == "" {
 			snaps, leased, err := snapshotsOf(tx, r.Account, r.share, r.Now)
 			if err != nil {
@@ -172,8 +173,26 @@ func (s *Service) deleteShare(w http.ResponseWriter, r *req) error {
 	}
 	// The share is deleted; the purge does not depend on the client
 	// waiting for it, and a failure only delays it.
+	// With the background reclaimer a small share (each version purged
+	// in reclaim.Inline transactions) is still purged before the answer,
+	// so its name can be used again at once; a larger one is left to the
+	// background.
 	if s.reclaimer != nil {
-		s.reclaimer.Kick()
+		ctx := context.WithoutCancel(r.Context())
+		done := s.reclaimer.InlineAllowed()
+		for _, v := range doomed {
+			if !done {
+				break
+			}
+			ok, err := s.purgeVersionUpTo(ctx, r.Account, r.share, v, reclaim.Inline)
+			if err != nil {
+				s.log.Warn("file: purging deleted share", "account", r.Account, "share", r.share, "err", err)
+			}
+			done = ok && err == nil
+		}
+		if !done {
+			s.reclaimer.Kick()
+		}
 	} else if err := s.purgeShare(context.WithoutCancel(r.Context()), r.Account, r.share); err != nil {
 		s.log.Warn("file: purging deleted share", "account", r.Account, "share", r.share, "err", err)
 	}
@@ -209,7 +228,14 @@ func (s *Service) purgeShare(ctx context.Context, acct, sh string) error {
 // (snap "" is the share itself) in transactions of at most purgeBatch
 // records, then its tombstone.
 func (s *Service) purgeVersion(ctx context.Context, acct, sh, snap string) error {
-	for {
+	_, err := s.purgeVersionUpTo(ctx, acct, sh, snap, 0)
+	return err
+}
+
+// purgeVersionUpTo is purgeVersion in at most maxTx transactions (0: as
+// many as it takes); it reports whether the version is purged.
+func (s *Service) purgeVersionUpTo(ctx context.Context, acct, sh, snap string, maxTx int) (bool, error) {
+	for n := 1; ; n++ {
 		done := false
 		err := s.store.Update(ctx, func(tx kv.Tx) error {
 			done = false
@@ -226,8 +252,8 @@ func (s *Service) purgeVersion(ctx context.Context, acct, sh, snap string) error
 			done = true
 			return tx.Delete(tombstoneKey(acct, sh, snap))
 		})
-		if err != nil || done {
-			return err
+		if err != nil || done || n == maxTx {
+			return done && err == nil, err
 		}
 	}
 }

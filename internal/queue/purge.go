@@ -29,12 +29,29 @@ const purgeBatch = 1000
 // response is sent, finishing even if the client hangs up. A failure
 // (store closing, crash) leaves the graveyard entry for the next round;
 // the request itself has succeeded.
+//
+// With a reclaimer, a small incarnation (up to purgeBatch keys) is still
+// purged before the answer, in reclaim.Inline transactions, so that a
+// queue deleted and created again at once works as clients written
+// against other emulators expect; only larger ones wait for the
+// background.
 func (s *Service) purgeNow(ctx context.Context, id QueueID, inc string) {
+	ctx = context.WithoutCancel(ctx)
 	if s.reclaimer != nil {
-		s.reclaimer.Kick()
+		done := false
+		var err error
+		if s.reclaimer.InlineAllowed() {
+			_, done, err = s.purgeUpTo(ctx, id.Account, id.Name, inc, reclaim.Inline)
+		}
+		if err != nil {
+			s.log.Warn("queue purge deferred", "account", id.Account, "queue", id.Name, "err", err)
+		}
+		if !done {
+			s.reclaimer.Kick()
+		}
 		return
 	}
-	if _, err := s.purge(context.WithoutCancel(ctx), id.Account, id.Name, inc); err != nil {
+	if _, err := s.purge(ctx, id.Account, id.Name, inc); err != nil {
 		s.log.Warn("queue purge deferred", "account", id.Account, "queue", id.Name, "err", err)
 	}
 }
@@ -95,8 +112,14 @@ func (s *Service) PurgeStep(ctx context.Context) (bool, error) {
 // transaction, then its graveyard entry. It returns the number of
 // messages deleted.
 func (s *Service) purge(ctx context.Context, acct, name, inc string) (int, error) {
-	total := 0
-	for {
+	total, _, err := s.purgeUpTo(ctx, acct, name, inc, 0)
+	return total, err
+}
+
+// purgeUpTo is purge in at most maxTx transactions (0: as many as it
+// takes); done reports whether the incarnation is purged.
+func (s *Service) purgeUpTo(ctx context.Context, acct, name, inc string, maxTx int) (total int, done bool, err error) {
+	for n := 1; ; n++ {
 		keys, msgs := 0, 0
 		err := s.store.Update(ctx, func(tx kv.Tx) error {
 			keys, msgs = 0, 0
@@ -126,11 +149,14 @@ func (s *Service) purge(ctx context.Context, acct, name, inc string) (int, error
 			return tx.Delete(graveKey(acct, name, inc))
 		})
 		if err != nil {
-			return total, err
+			return total, false, err
 		}
 		total += msgs
 		if keys < purgeBatch {
-			return total, nil
+			return total, true, nil
+		}
+		if n == maxTx {
+			return total, false, nil
 		}
 	}
 }

@@ -72,6 +72,16 @@ func Pending(tx kv.Tx, kind string, parts ...string) (bool, error) {
 	return err == nil, err
 }
 
+// Inline is the number of bounded transactions a delete runs itself,
+// right after its own transaction commits, before it answers: what
+// fits in them (a container or table of up to Batch records, a queue or
+// share as small) is gone when the delete returns, so its name can be
+// used again at once, as clients written against other emulators expect;
+// what does not is left to the background, and its name answers 409
+// *BeingDeleted until then, as on Azure. Each is one of the background's
+// transactions, so a delete never holds the store longer than one step.
+const Inline = 1
+
 // Reclaimer runs the Steps of the registered kinds over the tombstones
 // of a store, and the Sweeps. The zero value is not usable; call New.
 type Reclaimer struct {
@@ -126,6 +136,57 @@ func (r *Reclaimer) AddSweep(s Sweep) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sweeps = append(r.sweeps, s)
+}
+
+// InlineAllowed reports whether deletes may run their Inline steps
+// themselves: not while a test hook (SetBeforeStep) watches the steps,
+// since the hook must see them all.
+func (r *Reclaimer) InlineAllowed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.beforeStep == nil
+}
+
+// Finish runs up to Inline steps of the tombstone of kind with parts, in
+// the deleting request (see Inline), and reports whether the tombstone
+// is gone. A tombstone another process or the background loop finished
+// meanwhile counts as gone. An error leaves the tombstone for the
+// background; the delete itself has succeeded.
+func (r *Reclaimer) Finish(ctx context.Context, kind string, parts ...string) (bool, error) {
+	if !r.InlineAllowed() {
+		return false, nil
+	}
+	r.mu.Lock()
+	step := r.kinds[kind]
+	r.mu.Unlock()
+	if step == nil {
+		return false, fmt.Errorf("reclaim: no kind %q registered", kind)
+	}
+	key := Key(kind, parts...)
+	for i := 0; i < Inline; i++ {
+		gone := false
+		err := r.store.Update(ctx, func(tx kv.Tx) error {
+			gone = false
+			val, err := tx.Get(key)
+			if errors.Is(err, kv.ErrNotFound) {
+				gone = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			done, err := step(tx, parts, append([]byte(nil), val...), r.clock.Now(), r.batch)
+			if err != nil || !done {
+				return err
+			}
+			gone = true
+			return tx.Delete(key)
+		})
+		if err != nil || gone {
+			return gone, err
+		}
+	}
+	return false, nil
 }
 
 // Kick tells the Reclaimer a tombstone was written (after the delete's

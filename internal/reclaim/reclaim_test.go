@@ -149,3 +149,57 @@ func TestRunStopsWithItsContext(t *testing.T) {
 		t.Fatalf("%d records left: the reclaim should have been midway", n)
 	}
 }
+
+// TestFinishInline: a tombstone whose records fit in Inline steps is gone
+// when Finish returns; a larger one keeps its tombstone, with exactly
+// Inline batches removed, for the background; with a test hook watching
+// the steps Finish does nothing; an unknown kind is an error.
+func TestFinishInline(t *testing.T) {
+	s := mem.New()
+	defer s.Close()
+	r := New(s, clock.NewFake(time.Unix(0, 0)), nil, 100)
+	r.Register("range", rangeStep)
+	pending := func(name string) bool {
+		var p bool
+		if err := s.View(bg, func(tx kv.Tx) (err error) { p, err = Pending(tx, "range", name); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	fill(t, s, "small", 99)
+	if gone, err := r.Finish(bg, "range", "small"); err != nil || !gone {
+		t.Fatalf("Finish of 99 records, batch 100: gone %v, %v", gone, err)
+	}
+	if pending("small") || count(t, s, kv.Key("data", "small")) != 0 {
+		t.Fatal("small: tombstone or records left")
+	}
+	// Finished already (by another process, say): gone.
+	if gone, err := r.Finish(bg, "range", "small"); err != nil || !gone {
+		t.Fatalf("Finish of a finished tombstone: gone %v, %v", gone, err)
+	}
+
+	fill(t, s, "big", 1000)
+	if gone, err := r.Finish(bg, "range", "big"); err != nil || gone {
+		t.Fatalf("Finish of 1000 records: gone %v, %v; want left to the background", gone, err)
+	}
+	if !pending("big") {
+		t.Fatal("big: tombstone gone before its records")
+	}
+	if n, want := count(t, s, kv.Key("data", "big")), 1000-Inline*100; n != want {
+		t.Fatalf("big: %d records left after Finish, want %d", n, want)
+	}
+
+	fill(t, s, "watched", 10)
+	r.SetBeforeStep(func(context.Context) error { return nil })
+	if gone, err := r.Finish(bg, "range", "watched"); err != nil || gone {
+		t.Fatalf("Finish under a test hook: gone %v, %v; want nothing done", gone, err)
+	}
+	if count(t, s, kv.Key("data", "watched")) != 10 {
+		t.Fatal("Finish under a test hook removed records")
+	}
+	r.SetBeforeStep(nil)
+	if _, err := r.Finish(bg, "nosuch", "x"); err == nil {
+		t.Fatal("Finish of an unregistered kind: no error")
+	}
+}

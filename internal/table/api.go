@@ -116,7 +116,15 @@ func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 		return err
 	}
 	if s.reclaimer != nil {
-		s.reclaimer.Kick()
+		// A small table is purged before the answer (reclaim.Inline);
+		// the rest in the background.
+		gone, err := s.reclaimer.Finish(context.WithoutCancel(ctx), reclaimKindTable, account, strings.ToLower(name))
+		if err != nil {
+			s.log.Warn("table: purging a deleted table", "account", account, "table", name, "err", err)
+		}
+		if !gone {
+			s.reclaimer.Kick()
+		}
 		return nil
 	}
 	return s.purge(context.WithoutCancel(ctx), account, name, gen)
