@@ -176,7 +176,7 @@ func parseChecksums(h http.Header) (Checksums, error) {
 		c.md5Text = md5v
 	}
 	if crc != "" {
-		if c.CRC64, err = extent.ParseContentCRC64(crc); err != nil {
+		if c.CRC64, err = wire.ParseContentCRC64(crc); err != nil {
 			return c, err
 		}
 		c.crcText = crc
@@ -559,7 +559,7 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	p := &out.Properties
 	writeBlobHeaders(w, p, r)
 	h := w.Header()
-	out.Body.SetHeaders(h, wantMD5)
+	server.SetBodyHeaders(h, out.Body, wantMD5)
 	status := http.StatusOK
 	if rng != nil {
 		status = http.StatusPartialContent
@@ -574,11 +574,11 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 		// The content framed as a structured message; the range headers
 		// describe the content (azblob's DownloadStream counts the
 		// content from Content-Range).
-		xsm.Serve(w, r.Request.Request, status, out.Count, func(sw http.ResponseWriter) { out.Body.Send(sw, r.Request.Request, s.log) })
+		xsm.Serve(w, r.Request.Request, status, out.Count, func(sw http.ResponseWriter) { server.SendBody(sw, r.Request.Request, out.Body, s.log) })
 		return nil
 	}
 	w.WriteHeader(status)
-	out.Body.Send(w, r.Request.Request, s.log)
+	server.SendBody(w, r.Request.Request, out.Body, s.log)
 	return nil
 }
 

@@ -83,8 +83,8 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 	var st *extent.Staged
 	// The staged chunks are freed at once if the write is refused (see
 	// extent.Staged.Finish).
-	tried := false
-	defer func() { st.Finish(ctx, tried, err) }()
+	recorded := false
+	defer func() { st.Finish(ctx, recorded) }()
 	switch in.Type {
 	case BlockBlob:
 		body, err := extent.LimitBody(content(in.Body), in.Length, maxPutBlob)
@@ -109,7 +109,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 	}
 	rec.CPK = shaOf(in.CPK)                                  // a new blob takes the key of its request
 	ref, acc, createOnly := in.Ref, in.Access, in.CreateOnly // not all of in into the closure
-	err = s.store.Update(ctx, func(tx kv.Tx) (err error) {
+	err = s.store.Update(ctx, extent.Recording(&recorded, func(tx kv.Tx) (err error) {
 		if st != nil {
 			if err := st.Write(tx); err != nil {
 				return err
@@ -117,8 +117,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 		}
 		w.nb, err = s.replaceBlob(tx, ref, acc, createOnly, now, rec)
 		return err
-	})
-	tried = true
+	}))
 	if err != nil {
 		return out, err
 	}
@@ -815,8 +814,8 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 		return out, err
 	}
 	// Freed at once if the write is refused (extent.Staged.Finish).
-	tried := false
-	defer func() { st.Finish(ctx, tried, err) }()
+	recorded := false
+	defer func() { st.Finish(ctx, recorded) }()
 	if st.Size == 0 { // an empty chunked body
 		return out, errNoBlockBody()
 	}
@@ -824,13 +823,12 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 		return out, err
 	}
 	ref, leaseID, id, sha := in.Ref, in.LeaseID, in.BlockID, shaOf(in.CPK)
-	err = s.store.Update(ctx, func(tx kv.Tx) error {
+	err = s.store.Update(ctx, extent.Recording(&recorded, func(tx kv.Tx) error {
 		if err := st.Write(tx); err != nil {
 			return err
 		}
 		return s.stageBlock(tx, ref, leaseID, now, rawID, id, st.Size, st.Parts, sha)
-	})
-	tried = true
+	}))
 	if err != nil {
 		return out, err
 	}
