@@ -96,7 +96,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 		if st, err = s.data.StageEmbeddedSealed(ctx, body, in.Length, cipherOf(in.CPK)); err != nil {
 			return out, err
 		}
-		if err := in.Checksums.verify(st); err != nil {
+		if err := st.CheckDigests(in.Checksums); err != nil {
 			return out, err
 		}
 		rec.Props.ContentMD5 = st.MD5
@@ -819,7 +819,7 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 	if st.Size == 0 { // an empty chunked body
 		return out, errNoBlockBody()
 	}
-	if err := in.Checksums.verify(st); err != nil {
+	if err := st.CheckDigests(in.Checksums); err != nil {
 		return out, err
 	}
 	ref, leaseID, id, sha := in.Ref, in.LeaseID, in.BlockID, shaOf(in.CPK)

@@ -94,7 +94,7 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 		}
 		// Freed at once if the write is refused (extent.Staged.Finish).
 		defer func() { st.Finish(ctx, recorded) }()
-		if err := in.Checksums.verify(st); err != nil {
+		if err := st.CheckDigests(in.Checksums); err != nil {
 			return out, err
 		}
 	}
@@ -269,7 +269,7 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 	if st.Size == 0 { // an empty chunked body
 		return out, azerr.InvalidHeader("Content-Length", "0")
 	}
-	if err := in.Checksums.verify(st); err != nil {
+	if err := st.CheckDigests(in.Checksums); err != nil {
 		return out, err
 	}
 	appendPos, maxSize, key := optional(in.AppendPosition), optional(in.MaxSize), in.CPK

@@ -340,7 +340,7 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 	if st.Size == 0 {
 		return out, azerr.InvalidHeader("Content-Length", "0")
 	}
-	if err := in.Checksums.verify(st); err != nil {
+	if err := st.CheckDigests(in.Checksums); err != nil {
 		return out, err
 	}
 	p, pos, la, c, flush := in.PathRef, in.Position, in.Lease, in.Caller, in.Flush

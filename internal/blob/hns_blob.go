@@ -121,7 +121,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	// Freed at once if the write is refused (extent.Staged.Finish).
 	recorded := false
 	defer func() { st.Finish(ctx, recorded) }()
-	if err := in.Checksums.verify(st); err != nil {
+	if err := st.CheckDigests(in.Checksums); err != nil {
 		return out, err
 	}
 	props := contentProps(in.HTTPHeaders)
