@@ -163,25 +163,10 @@ func parseProps(h http.Header) (HTTPHeaders, error) {
 // malformed Content-MD5 is 400 InvalidMd5 and a malformed
 // x-ms-content-crc64 400 InvalidCrc64.
 func parseChecksums(h http.Header) (Checksums, error) {
-	var c Checksums
-	md5v, crc := h.Get("Content-MD5"), h.Get("x-ms-content-crc64")
-	if md5v != "" && crc != "" {
-		return c, azerr.New(azerr.BothCRC64AndMD5HeaderPresent)
+	if h.Get("Content-MD5") != "" && h.Get("x-ms-content-crc64") != "" {
+		return Checksums{}, azerr.New(azerr.BothCRC64AndMD5HeaderPresent)
 	}
-	var err error
-	if md5v != "" {
-		if c.MD5, err = wire.ParseContentMD5(md5v); err != nil {
-			return c, err
-		}
-		c.md5Text = md5v
-	}
-	if crc != "" {
-		if c.CRC64, err = extent.ParseContentCRC64(crc); err != nil {
-			return c, err
-		}
-		c.crcText = crc
-	}
-	return c, nil
+	return server.ParseDigests(h)
 }
 
 // echoDigests sets the Content-MD5 and x-ms-content-crc64 of a write's
@@ -195,12 +180,7 @@ func ParseChecksums(h http.Header) (Checksums, error) { return parseChecksums(h)
 func EchoDigests(h http.Header, md5, crc64 []byte) { echoDigests(h, md5, crc64) }
 
 func echoDigests(h http.Header, md5, crc64 []byte) {
-	if md5 != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(md5))
-	}
-	if crc64 != nil {
-		h.Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(crc64))
-	}
+	server.SetDigests(h, extent.Digests{MD5: md5, CRC64: crc64})
 }
 
 // blobMD5 reads the x-ms-blob-content-md5 of Put Blob (block blob): on
@@ -269,7 +249,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		// x-ms-blob-content-md5, when sent, is the digest the content is
 		// checked against, in place of Content-MD5.
 		if blobMD != nil {
-			in.Checksums.MD5, in.Checksums.md5Text = blobMD, r.Header.Get("x-ms-blob-content-md5")
+			in.Checksums.MD5, in.Checksums.MD5Text = blobMD, r.Header.Get("x-ms-blob-content-md5")
 		}
 		if in.Length, err = contentLength(r); err != nil {
 			return err
@@ -559,7 +539,7 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	p := &out.Properties
 	writeBlobHeaders(w, p, r)
 	h := w.Header()
-	out.Body.SetHeaders(h, wantMD5)
+	server.SetBodyHeaders(h, out.Body, wantMD5)
 	status := http.StatusOK
 	if rng != nil {
 		status = http.StatusPartialContent
@@ -574,11 +554,11 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 		// The content framed as a structured message; the range headers
 		// describe the content (azblob's DownloadStream counts the
 		// content from Content-Range).
-		xsm.Serve(w, r.Request.Request, status, out.Count, func(sw http.ResponseWriter) { out.Body.Send(sw, r.Request.Request, s.log) })
+		xsm.Serve(w, r.Request.Request, status, out.Count, func(sw http.ResponseWriter) { server.SendBody(sw, r.Request.Request, out.Body, s.log) })
 		return nil
 	}
 	w.WriteHeader(status)
-	out.Body.Send(w, r.Request.Request, s.log)
+	server.SendBody(w, r.Request.Request, out.Body, s.log)
 	return nil
 }
 

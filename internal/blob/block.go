@@ -237,7 +237,7 @@ func requestDigests(raw []byte, sums Checksums) (func(http.Header), error) {
 	ch := crc64.New(extent.CRC64Table)
 	_, _ = ch.Write(raw)
 	crc := binary.LittleEndian.AppendUint64(nil, ch.Sum64())
-	if err := sums.verify(&extent.Staged{MD5: md, CRC64: crc}); err != nil {
+	if err := (&extent.Staged{MD5: md, CRC64: crc}).CheckDigests(sums); err != nil {
 		return nil, err
 	}
 	return func(h http.Header) {

@@ -1,8 +1,6 @@
 package blob
 
 import (
-	"bytes"
-	"encoding/base64"
 	"errors"
 	"io"
 	"time"
@@ -199,38 +197,9 @@ func (a Access) withoutNoneMatchAny() Access {
 
 // Checksums are the transactional digests sent with content (Content-MD5
 // and x-ms-content-crc64 on REST): each, when set, must match the
-// content received.
-type Checksums struct {
-	MD5   []byte // 16 bytes
-	CRC64 []byte // 8 bytes, little endian, as x-ms-content-crc64 carries it
-	// md5Text and crcText are the values as the client sent them, which
-	// a mismatch reports (Base64 admits more than one spelling of the
-	// same bytes); "" reports the bytes' canonical Base64.
-	md5Text, crcText string
-}
-
-// sent is v as the client sent it, else b's canonical Base64.
-func sent(v string, b []byte) string {
-	if v != "" {
-		return v
-	}
-	return base64.StdEncoding.EncodeToString(b)
-}
-
-// verify checks the digests computed for a staged body against c: 400
-// Md5Mismatch or Crc64Mismatch, naming both values.
-func (c Checksums) verify(st *extent.Staged) error {
-	if c.MD5 != nil && !bytes.Equal(c.MD5, st.MD5) {
-		return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", sent(c.md5Text, c.MD5)).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(st.MD5))
-	}
-	if c.CRC64 != nil && !bytes.Equal(c.CRC64, st.CRC64) {
-		// The detail elements are UserSpecifiedCrc and ServerCalculatedCrc
-		// (azure-sdk-for-js recording "stageBlock with invalid CRC64 should
-		// fail").
-		return azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc", sent(c.crcText, c.CRC64)).With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(st.CRC64))
-	}
-	return nil
-}
+// content received (extent.Staged.CheckDigests: 400 Md5Mismatch or
+// Crc64Mismatch, naming both values).
+type Checksums = extent.Digests
 
 // content is a write's body; nil is no content.
 func content(r io.Reader) io.Reader {

@@ -83,8 +83,8 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 	var st *extent.Staged
 	// The staged chunks are freed at once if the write is refused (see
 	// extent.Staged.Finish).
-	tried := false
-	defer func() { st.Finish(ctx, tried, err) }()
+	recorded := false
+	defer func() { st.Finish(ctx, recorded) }()
 	switch in.Type {
 	case BlockBlob:
 		body, err := extent.LimitBody(content(in.Body), in.Length, maxPutBlob)
@@ -96,7 +96,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 		if st, err = s.data.StageEmbeddedSealed(ctx, body, in.Length, cipherOf(in.CPK)); err != nil {
 			return out, err
 		}
-		if err := in.Checksums.verify(st); err != nil {
+		if err := st.CheckDigests(in.Checksums); err != nil {
 			return out, err
 		}
 		rec.Props.ContentMD5 = st.MD5
@@ -109,7 +109,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 	}
 	rec.CPK = shaOf(in.CPK)                                  // a new blob takes the key of its request
 	ref, acc, createOnly := in.Ref, in.Access, in.CreateOnly // not all of in into the closure
-	err = s.store.Update(ctx, func(tx kv.Tx) (err error) {
+	err = s.store.Update(ctx, extent.Recording(&recorded, func(tx kv.Tx) (err error) {
 		if st != nil {
 			if err := st.Write(tx); err != nil {
 				return err
@@ -117,8 +117,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 		}
 		w.nb, err = s.replaceBlob(tx, ref, acc, createOnly, now, rec)
 		return err
-	})
-	tried = true
+	}))
 	if err != nil {
 		return out, err
 	}
@@ -815,22 +814,21 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 		return out, err
 	}
 	// Freed at once if the write is refused (extent.Staged.Finish).
-	tried := false
-	defer func() { st.Finish(ctx, tried, err) }()
+	recorded := false
+	defer func() { st.Finish(ctx, recorded) }()
 	if st.Size == 0 { // an empty chunked body
 		return out, errNoBlockBody()
 	}
-	if err := in.Checksums.verify(st); err != nil {
+	if err := st.CheckDigests(in.Checksums); err != nil {
 		return out, err
 	}
 	ref, leaseID, id, sha := in.Ref, in.LeaseID, in.BlockID, shaOf(in.CPK)
-	err = s.store.Update(ctx, func(tx kv.Tx) error {
+	err = s.store.Update(ctx, extent.Recording(&recorded, func(tx kv.Tx) error {
 		if err := st.Write(tx); err != nil {
 			return err
 		}
 		return s.stageBlock(tx, ref, leaseID, now, rawID, id, st.Size, st.Parts, sha)
-	})
-	tried = true
+	}))
 	if err != nil {
 		return out, err
 	}

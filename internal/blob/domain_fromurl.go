@@ -258,7 +258,8 @@ func (s *Service) fromSourceCopied(ctx context.Context, call Call, f *FromURLSou
 		if err != nil {
 			return d, err
 		}
-		err = s.store.Update(ctx, func(tx kv.Tx) error {
+		recorded := false
+		err = s.store.Update(ctx, extent.Recording(&recorded, func(tx kv.Tx) error {
 			now, _, src, err := f.read(tx)
 			if err != nil {
 				return err
@@ -270,8 +271,8 @@ func (s *Service) fromSourceCopied(ctx context.Context, call Call, f *FromURLSou
 				return err
 			}
 			return write(tx, st.Parts, n, src)
-		})
-		st.Finish(ctx, true, err)
+		}))
+		st.Finish(ctx, recorded)
 		if errors.Is(err, errSourceChanged) {
 			continue
 		}

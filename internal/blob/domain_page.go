@@ -76,7 +76,7 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 	}
 	now := s.now(in.Call)
 	var st *extent.Staged
-	tried := false
+	recorded := false
 	if !in.Clear {
 		if in.Length > maxPageWrite {
 			return out, azerr.New(azerr.RequestBodyTooLarge)
@@ -93,26 +93,29 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 			return out, err
 		}
 		// Freed at once if the write is refused (extent.Staged.Finish).
-		defer func() { st.Finish(ctx, tried, err) }()
-		if err := in.Checksums.verify(st); err != nil {
+		defer func() { st.Finish(ctx, recorded) }()
+		if err := st.CheckDigests(in.Checksums); err != nil {
 			return out, err
 		}
 	}
 	seq, off, n, key := in.Sequence, in.Offset, in.Length, in.CPK
+	// recorded follows the function that records st (updateBlob returns
+	// its error unchanged: extent.Recording).
 	b, err := s.updateBlob(ctx, in.Ref, in.Access, now, func(tx kv.Tx, b *blobRec) error {
-		if err := checkCPK(b, key); err != nil {
-			return err
-		}
-		var parts []extent.Part
-		if st != nil {
-			if err := st.Write(tx); err != nil {
+		return extent.Recording(&recorded, func(tx kv.Tx) error {
+			if err := checkCPK(b, key); err != nil {
 				return err
 			}
-			parts = st.Parts
-		}
-		return writePages(tx, now, seq, b, off, n, parts)
+			var parts []extent.Part
+			if st != nil {
+				if err := st.Write(tx); err != nil {
+					return err
+				}
+				parts = st.Parts
+			}
+			return writePages(tx, now, seq, b, off, n, parts)
+		})(tx)
 	})
-	tried = true
 	if err != nil {
 		return out, err
 	}
@@ -261,27 +264,30 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 		return out, err
 	}
 	// Freed at once if the write is refused (extent.Staged.Finish).
-	tried := false
-	defer func() { st.Finish(ctx, tried, err) }()
+	recorded := false
+	defer func() { st.Finish(ctx, recorded) }()
 	if st.Size == 0 { // an empty chunked body
 		return out, azerr.InvalidHeader("Content-Length", "0")
 	}
-	if err := in.Checksums.verify(st); err != nil {
+	if err := st.CheckDigests(in.Checksums); err != nil {
 		return out, err
 	}
 	appendPos, maxSize, key := optional(in.AppendPosition), optional(in.MaxSize), in.CPK
 	var offset int64
+	// recorded follows the function that records st (updateAny returns
+	// its error unchanged: extent.Recording).
 	b, err := s.updateAny(ctx, hns, in.Ref, in.Access, in.Caller, now, func(tx kv.Tx, b *blobRec) error {
-		if err := checkCPK(b, key); err != nil {
+		return extent.Recording(&recorded, func(tx kv.Tx) (err error) {
+			if err := checkCPK(b, key); err != nil {
+				return err
+			}
+			if err := st.Write(tx); err != nil {
+				return err
+			}
+			offset, err = appendParts(tx, now, b, appendPos, maxSize, st.Size, st.Parts)
 			return err
-		}
-		if err := st.Write(tx); err != nil {
-			return err
-		}
-		offset, err = appendParts(tx, now, b, appendPos, maxSize, st.Size, st.Parts)
-		return err
+		})(tx)
 	})
-	tried = true
 	if err != nil {
 		return out, err
 	}

@@ -334,17 +334,18 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 	if err != nil {
 		return out, err
 	}
-	tried := false
-	defer func() { st.Finish(ctx, tried, err) }()
+	// Freed at once if the append is refused (extent.Staged.Finish).
+	recorded := false
+	defer func() { st.Finish(ctx, recorded) }()
 	if st.Size == 0 {
 		return out, azerr.InvalidHeader("Content-Length", "0")
 	}
-	if err := in.Checksums.verify(st); err != nil {
+	if err := st.CheckDigests(in.Checksums); err != nil {
 		return out, err
 	}
 	p, pos, la, c, flush := in.PathRef, in.Position, in.Lease, in.Caller, in.Flush
 	var flushed *FlushDataOutput
-	err = s.store.Update(ctx, func(tx kv.Tx) error {
+	err = s.store.Update(ctx, extent.Recording(&recorded, func(tx kv.Tx) error {
 		flushed = nil
 		var id string
 		appendFile := false
@@ -381,8 +382,7 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 		out, err := s.flushTx(tx, FlushDataInput{Call: in.Call, PathRef: p, Position: pos + st.Size, Lease: fl}, now)
 		flushed = &out
 		return err
-	})
-	tried = true
+	}))
 	if err != nil {
 		return out, err
 	}

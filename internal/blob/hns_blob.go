@@ -114,13 +114,14 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	if err != nil {
 		return out, err
 	}
-	st, err := s.data.StageEmbedded(ctx, body, in.Length, nil)
+	st, err := s.data.StageEmbedded(ctx, body, in.Length)
 	if err != nil {
 		return out, err
 	}
-	tried := false
-	defer func() { st.Finish(ctx, tried, err) }()
-	if err := in.Checksums.verify(st); err != nil {
+	// Freed at once if the write is refused (extent.Staged.Finish).
+	recorded := false
+	defer func() { st.Finish(ctx, recorded) }()
+	if err := st.CheckDigests(in.Checksums); err != nil {
 		return out, err
 	}
 	props := contentProps(in.HTTPHeaders)
@@ -138,7 +139,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 		cin = ns.CreateInput{Path: ref.Blob, Dir: true, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: md, Props: contentProps(in.HTTPHeaders), Caller: in.Caller}
 	}
 	var node *ns.Node
-	err = s.store.Update(ctx, func(tx kv.Tx) error {
+	err = s.store.Update(ctx, extent.Recording(&recorded, func(tx kv.Tx) error {
 		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, cin)
 		if err != nil {
 			return err
@@ -154,8 +155,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 			return err
 		}
 		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: st.Parts})
-	})
-	tried = true
+	}))
 	if err != nil {
 		return out, err
 	}

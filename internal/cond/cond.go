@@ -6,7 +6,6 @@ package cond
 
 import (
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
@@ -43,19 +42,27 @@ type Conditions struct {
 	IfUnmodifiedSince *time.Time
 }
 
+// Header is what the parsers read of a request's headers; a front end
+// passes its http.Header. (cond evaluates conditions in the domain, which
+// does not import net/http.)
+type Header interface {
+	// Values returns the values of the header key, case-insensitively.
+	Values(key string) []string
+}
+
 // Parse reads If-Match, If-None-Match, If-Modified-Since and
 // If-Unmodified-Since. A date that is not an HTTP date is 400
 // InvalidHeaderValue naming the header.
-func Parse(h http.Header) (Conditions, error) {
+func Parse(h Header) (Conditions, error) {
 	return parse(h, HeaderIfMatch, HeaderIfNoneMatch, HeaderIfModifiedSince, HeaderIfUnmodifiedSince)
 }
 
 // ParseSource reads the x-ms-source-if-* headers of a copy request.
-func ParseSource(h http.Header) (Conditions, error) {
+func ParseSource(h Header) (Conditions, error) {
 	return parse(h, HeaderSourceIfMatch, HeaderSourceIfNoneMatch, HeaderSourceIfModifiedSince, HeaderSourceIfUnmodifiedSince)
 }
 
-func parse(h http.Header, match, noneMatch, modSince, unmodSince string) (Conditions, error) {
+func parse(h Header, match, noneMatch, modSince, unmodSince string) (Conditions, error) {
 	var c Conditions
 	var err error
 	c.IfMatch = etagList(h.Values(match))
@@ -101,7 +108,7 @@ func (c Conditions) CheckRead(etag string, lastModified time.Time) error {
 		return nil
 	}
 	e := azerr.New(azerr.ConditionNotMet)
-	e.Status = http.StatusNotModified
+	e.Status = 304 // Not Modified
 	return e
 }
 
@@ -218,13 +225,13 @@ func etagList(values []string) []string {
 }
 
 // date parses the first non-blank value of header name as an HTTP date.
-func date(h http.Header, name string) (*time.Time, error) {
+func date(h Header, name string) (*time.Time, error) {
 	for _, v := range h.Values(name) {
 		v = strings.TrimSpace(v)
 		if v == "" {
 			continue
 		}
-		t, err := http.ParseTime(v)
+		t, err := parseHTTPTime(v)
 		if err != nil {
 			if t, err = time.Parse(time.RFC1123Z, v); err != nil {
 				return nil, azerr.InvalidHeader(name, v)
@@ -237,3 +244,18 @@ func date(h http.Header, name string) (*time.Time, error) {
 }
 
 func truncate(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+// httpDates are the formats of an HTTP date (RFC 9110 section 5.6.7):
+// IMF-fixdate and the obsolete RFC 850 and asctime forms, tried in the
+// order net/http's ParseTime tries them.
+var httpDates = [...]string{"Mon, 02 Jan 2006 15:04:05 GMT", time.RFC850, time.ANSIC}
+
+// parseHTTPTime parses an HTTP date in any of its three formats.
+func parseHTTPTime(v string) (t time.Time, err error) {
+	for _, layout := range httpDates {
+		if t, err = time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	return t, err
+}

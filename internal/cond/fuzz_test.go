@@ -26,7 +26,12 @@ func FuzzParse(f *testing.F) {
 			h[http.CanonicalHeaderKey(name)] = []string{v}
 		}
 		lm := time.Date(2024, 5, 6, 7, 8, 9, 500, time.UTC)
-		for _, parse := range []func(http.Header) (Conditions, error){Parse, ParseSource} {
+		// Dates parse as net/http parses them.
+		want, werr := http.ParseTime(modSince)
+		if got, err := parseHTTPTime(modSince); (err == nil) != (werr == nil) || err == nil && !got.Equal(want) {
+			t.Fatalf("parseHTTPTime(%q) = %v, %v; net/http: %v, %v", modSince, got, err, want, werr)
+		}
+		for _, parse := range []func(Header) (Conditions, error){Parse, ParseSource} {
 			c, err := parse(h)
 			if err != nil {
 				e, ok := azerr.As(err)

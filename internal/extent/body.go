@@ -4,61 +4,38 @@ import (
 	"bytes"
 	"encoding/base64"
 	"io"
-	"net/http"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// CheckDigests verifies the transactional Content-MD5 and
-// x-ms-content-crc64 of h against the digests computed for a staged body.
-func (st *Staged) CheckDigests(h http.Header) error {
-	if v := h.Get("Content-MD5"); v != "" {
-		want, err := wire.ParseContentMD5(v)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(want, st.MD5) {
-			return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", v).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(st.MD5))
-		}
+// CheckDigests verifies the digests a client sent with a body (sent:
+// nil fields were not sent) against those computed for it when staged:
+// 400 Md5Mismatch or Crc64Mismatch, naming both values.
+func (st *Staged) CheckDigests(sent Digests) error {
+	if sent.MD5 != nil && !bytes.Equal(sent.MD5, st.MD5) {
+		return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", spelled(sent.MD5Text, sent.MD5)).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(st.MD5))
 	}
-	if v := h.Get("x-ms-content-crc64"); v != "" {
-		want, err := ParseContentCRC64(v)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(want, st.CRC64) {
-			// The detail elements are UserSpecifiedCrc and
-			// ServerCalculatedCrc (azure-sdk-for-js recording "stageBlock
-			// with invalid CRC64 should fail").
-			return azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc", v).With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(st.CRC64))
-		}
+	if sent.CRC64 != nil && !bytes.Equal(sent.CRC64, st.CRC64) {
+		// The detail elements are UserSpecifiedCrc and
+		// ServerCalculatedCrc (azure-sdk-for-js recording "stageBlock
+		// with invalid CRC64 should fail").
+		return azerr.New(azerr.CRC64Mismatch).With("UserSpecifiedCrc", spelled(sent.CRC64Text, sent.CRC64)).With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(st.CRC64))
 	}
 	return nil
 }
 
-// ParseContentCRC64 decodes a transactional x-ms-content-crc64: anything
-// but 8 Base64-encoded bytes is 400 InvalidCrc64, the code Microsoft's
-// own tools give it next to InvalidMd5 (the Azure Storage Emulator's
-// CommonStatusEntries.InvalidCrc64, "CRC64 value must be 64 bits and
-// base64 encoded"; Microsoft.Azure.Storage.Common's
-// StorageErrorCodeStrings.InvalidCrc64).
-func ParseContentCRC64(v string) ([]byte, error) {
-	b, err := base64.StdEncoding.DecodeString(v)
-	if err != nil || len(b) != 8 {
-		return nil, azerr.New(azerr.InvalidCRC64)
+// spelled is v as the client sent it, else b's canonical Base64.
+func spelled(v string, b []byte) string {
+	if v != "" {
+		return v
 	}
-	return b, nil
+	return base64.StdEncoding.EncodeToString(b)
 }
 
-// EchoDigests returns the digests computed for a stored body.
-func (st *Staged) EchoDigests(w http.ResponseWriter) {
-	if st.MD5 != nil {
-		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(st.MD5))
-	}
-	if st.CRC64 != nil {
-		w.Header().Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(st.CRC64))
-	}
+// Digests returns the digests computed for a staged body (a nil field
+// was not computed), which a write answers with.
+func (st *Staged) Digests() Digests {
+	return Digests{MD5: st.MD5, CRC64: st.CRC64}
 }
 
 // LimitBody caps a request body at max bytes given its declared length n

@@ -9,12 +9,11 @@ import (
 	"errors"
 	"hash/crc64"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
@@ -75,47 +74,45 @@ func TestDigests(t *testing.T) {
 	ctx := context.Background()
 	body := []byte("the quick brown fox")
 	sum := md5.Sum(body)
-	goodMD5 := base64.StdEncoding.EncodeToString(sum[:])
-	goodCRC := base64.StdEncoding.EncodeToString(binary.LittleEndian.AppendUint64(nil, crc64.Checksum(body, CRC64Table)))
-	other := base64.StdEncoding.EncodeToString(make([]byte, 16))
+	goodMD5 := sum[:]
+	goodCRC := binary.LittleEndian.AppendUint64(nil, crc64.Checksum(body, CRC64Table))
+	other := make([]byte, 16)
 	tests := []struct {
 		name     string
-		hdr      map[string]string
+		sent     Digests
 		storeMD5 bool
 		wantErr  string
-		echo     map[string]string // headers echoed by EchoDigests; "" = absent
+		detail   string // the first detail's value of a mismatch
+		want     Digests
 	}{
-		{name: "none", echo: map[string]string{"Content-MD5": "", "x-ms-content-crc64": ""}},
-		{name: "stored md5", storeMD5: true, echo: map[string]string{"Content-MD5": goodMD5, "x-ms-content-crc64": ""}},
-		{name: "good md5", hdr: map[string]string{"Content-MD5": goodMD5}, echo: map[string]string{"Content-MD5": goodMD5}},
-		{name: "bad md5", hdr: map[string]string{"Content-MD5": other}, wantErr: "Md5Mismatch"},
-		{name: "malformed md5", hdr: map[string]string{"Content-MD5": "nope"}, wantErr: "InvalidMd5"},
-		{name: "good crc64", hdr: map[string]string{"x-ms-content-crc64": goodCRC}, echo: map[string]string{"Content-MD5": "", "x-ms-content-crc64": goodCRC}},
-		{name: "bad crc64", hdr: map[string]string{"x-ms-content-crc64": "AAAAAAAAAAA="}, wantErr: "Crc64Mismatch"},
-		{name: "malformed crc64", hdr: map[string]string{"x-ms-content-crc64": "AAAA"}, wantErr: "InvalidCrc64"},
-		{name: "crc64 not base64", hdr: map[string]string{"x-ms-content-crc64": "not-base64!"}, wantErr: "InvalidCrc64"},
-		{name: "both", hdr: map[string]string{"Content-MD5": goodMD5, "x-ms-content-crc64": goodCRC}, echo: map[string]string{"Content-MD5": goodMD5, "x-ms-content-crc64": goodCRC}},
+		{name: "none"},
+		{name: "stored md5", storeMD5: true, want: Digests{MD5: goodMD5}},
+		{name: "good md5", sent: Digests{MD5: goodMD5}, want: Digests{MD5: goodMD5}},
+		{name: "bad md5", sent: Digests{MD5: other}, wantErr: "Md5Mismatch", detail: base64.StdEncoding.EncodeToString(other)},
+		{name: "bad md5 as spelled", sent: Digests{MD5: other, MD5Text: "AAAAAAAAAAAAAAAAAAAAAB=="}, wantErr: "Md5Mismatch", detail: "AAAAAAAAAAAAAAAAAAAAAB=="},
+		{name: "good crc64", sent: Digests{CRC64: goodCRC}, want: Digests{CRC64: goodCRC}},
+		{name: "bad crc64", sent: Digests{CRC64: make([]byte, 8)}, wantErr: "Crc64Mismatch", detail: "AAAAAAAAAAA="},
+		{name: "both", sent: Digests{MD5: goodMD5, CRC64: goodCRC}, want: Digests{MD5: goodMD5, CRC64: goodCRC}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := http.Header{}
-			for k, v := range tc.hdr {
-				h.Set(k, v)
-			}
-			st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), h, tc.storeMD5)
+			st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), tc.sent, tc.storeMD5)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Release()
-			if got := errCode(st.CheckDigests(h)); got != tc.wantErr {
+			err = st.CheckDigests(tc.sent)
+			if got := errCode(err); got != tc.wantErr {
 				t.Fatalf("CheckDigests %q, want %q", got, tc.wantErr)
 			}
-			w := httptest.NewRecorder()
-			st.EchoDigests(w)
-			for k, v := range tc.echo {
-				if got := w.Header().Get(k); got != v {
-					t.Fatalf("echoed %s = %q, want %q", k, got, v)
+			if err != nil {
+				if ae, _ := azerr.As(err); len(ae.Details) != 2 || ae.Details[0].Value != tc.detail {
+					t.Fatalf("details %v, want the sent value %q first", ae.Details, tc.detail)
 				}
+				return
+			}
+			if got := st.Digests(); !bytes.Equal(got.MD5, tc.want.MD5) || !bytes.Equal(got.CRC64, tc.want.CRC64) {
+				t.Fatalf("Digests() = %x/%x, want %x/%x", got.MD5, got.CRC64, tc.want.MD5, tc.want.CRC64)
 			}
 		})
 	}
@@ -130,7 +127,7 @@ func TestReaderSparse(t *testing.T) {
 	big := bytes.Repeat([]byte("c"), InlineMax+1)
 	var parts []Part
 	for _, b := range [][]byte{inl, big} {
-		st, err := s.Stage(ctx, bytes.NewReader(b), int64(len(b)), http.Header{}, false)
+		st, err := s.Stage(ctx, bytes.NewReader(b), int64(len(b)), Digests{}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +178,7 @@ func TestSweepOrphans(t *testing.T) {
 	s, _ := dtService(t)
 	ctx := context.Background()
 	body := bytes.Repeat([]byte("z"), InlineMax+1)
-	st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), http.Header{}, false)
+	st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), Digests{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

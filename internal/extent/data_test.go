@@ -166,7 +166,7 @@ func TestRefcountLifecycle(t *testing.T) {
 	large := bytes.Repeat([]byte("0123456789abcdef"), (InlineMax+100)/16)
 	var parts []Part
 	for _, body := range [][]byte{small, large} {
-		st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, true)
+		st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), Digests{}, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +367,7 @@ func TestStage(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := s.Stage(ctx, bytes.NewReader(tc.body), tc.n, nil, true)
+			st, err := s.Stage(ctx, bytes.NewReader(tc.body), tc.n, Digests{}, true)
 			if tc.wantErr != "" {
 				if got := errCode(err); got != tc.wantErr {
 					t.Fatalf("error %q, want %s", got, tc.wantErr)
@@ -426,7 +426,7 @@ func TestStageConcurrentMD5(t *testing.T) {
 			if i%5 == 4 {
 				n++ // short body: fails after hashing what came
 			}
-			st, err := s.Stage(ctx, bytes.NewReader(body), n, nil, true)
+			st, err := s.Stage(ctx, bytes.NewReader(body), n, Digests{}, true)
 			if i%5 == 4 {
 				if err == nil {
 					t.Errorf("body %d: short body staged", i)

@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
-	"encoding/base64"
 	"io"
-	"log/slog"
-	"net/http"
-	"strconv"
 )
 
 // Body is the content of a Get Blob or Get File response: bytes
@@ -43,7 +39,7 @@ func (s *Store) OpenBodySealed(ctx context.Context, parts []Part, inline map[str
 }
 
 // Reader returns the body as a reader, for callers that do not send it
-// with Send; closing it ends the body's pins.
+// with WriteTo; closing it ends the body's pins.
 func (b *Body) Reader() io.ReadCloser {
 	if b.small != nil {
 		return struct {
@@ -54,34 +50,31 @@ func (b *Body) Reader() io.ReadCloser {
 	return b.r
 }
 
-// SetHeaders sets Content-Length and, when md5 is true, the Content-MD5
-// of the body (which OpenBody then read in full).
-func (b *Body) SetHeaders(h http.Header, md5Wanted bool) {
-	h.Set("Content-Length", strconv.FormatInt(b.n, 10))
-	if md5Wanted && b.small != nil {
-		sum := md5.Sum(b.small)
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
+// Size returns the body's length in bytes.
+func (b *Body) Size() int64 { return b.n }
+
+// MD5 returns the MD5 of the body when it was read in full when opened
+// (OpenBody with wantMD5, or a small body), else nil.
+func (b *Body) MD5() []byte {
+	if b.small == nil {
+		return nil
 	}
+	sum := md5.Sum(b.small)
+	return sum[:]
 }
 
-// Send writes the body after the status line (nothing for HEAD) and
-// closes it. The headers are gone by then, so a failure mid-stream aborts
-// the connection: the client sees a truncated body, never a short
-// success.
-func (b *Body) Send(w http.ResponseWriter, r *http.Request, log *slog.Logger) {
-	defer b.r.Close()
-	if r.Method == http.MethodHead {
-		return
-	}
-	var err error
+// WriteTo writes the body to w. It does not close the body: the caller
+// closes it once done, whether it sent it or not (HEAD). A failure
+// mid-stream is the caller's to report (a front end has sent its status
+// line by then and can only abort the response).
+func (b *Body) WriteTo(w io.Writer) (int64, error) {
 	if b.small != nil {
-		_, err = w.Write(b.small)
-	} else {
-		// Hide ReadFrom so the copy goes through the larger buffer.
-		_, err = io.CopyBuffer(struct{ io.Writer }{w}, b.r, make([]byte, 256<<10))
+		n, err := w.Write(b.small)
+		return int64(n), err
 	}
-	if err != nil {
-		log.Debug("download: streaming failed", "path", r.URL.Path, "err", err)
-		panic(http.ErrAbortHandler)
-	}
+	// Hide ReadFrom so the copy goes through the larger buffer.
+	return io.CopyBuffer(struct{ io.Writer }{w}, b.r, make([]byte, 256<<10))
 }
+
+// Close ends the body's pins (its data items may then be collected).
+func (b *Body) Close() error { return b.r.Close() }

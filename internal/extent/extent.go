@@ -29,7 +29,6 @@ import (
 	"hash"
 	"hash/crc64"
 	"io"
-	"net/http"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -99,24 +98,37 @@ type Staged struct {
 	inline map[string][]byte
 	Size   int64
 	MD5    []byte // set when MD5 was computed
-	CRC64  []byte // set when x-ms-content-crc64 was sent (8 bytes, little endian)
+	CRC64  []byte // set when CRC64 was computed (8 bytes, little endian)
 
 	pins   *pinTable
 	pinned []string // chunk ids pinned until Release
 	chunks chunk.Store
 }
 
+// Digests are the transactional digests of a body: what a client sent
+// with it (REST Content-MD5 and x-ms-content-crc64, parsed by the front
+// end; a nil field was not sent), or what was computed for a staged body
+// (Staged.Digests).
+type Digests struct {
+	MD5   []byte // 16 bytes
+	CRC64 []byte // 8 bytes, little endian, as x-ms-content-crc64 carries it
+	// MD5Text and CRC64Text are the values as the client spelled them,
+	// which a mismatch reports (Base64 admits more than one spelling of
+	// the same bytes); "" reports the bytes' canonical Base64.
+	MD5Text, CRC64Text string
+}
+
 // Stage reads exactly n bytes from body (n < 0: until EOF) and stores them
 // as data items. Chunks are durable when Stage returns, before any metadata
-// references them, and pinned from their creation until Release (see
-// pins.go), so neither collector nor sweeper removes them however long the
-// upload and the request last. Digests are computed only where needed
-// (MD5 is a large share of a big upload's CPU): MD5 when storeMD5 (Put
-// Blob keeps it as the blob's Content-MD5) or when the client sent
-// Content-MD5, CRC64 when the client sent x-ms-content-crc64;
-// CheckDigests verifies them.
-func (s *Store) Stage(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5 bool) (*Staged, error) {
-	return s.stageBody(ctx, body, n, h, storeMD5, false, false, nil)
+// references them, and pinned from their creation until Release or Finish
+// (see pins.go), so neither collector nor sweeper removes them however
+// long the upload and the request last. Digests are computed only where
+// needed (MD5 is a large share of a big upload's CPU): MD5 when storeMD5
+// (the caller keeps it as the content's MD5) or when the client sent one
+// (sent.MD5), CRC64 when the client sent one (sent.CRC64); CheckDigests
+// verifies them.
+func (s *Store) Stage(ctx context.Context, body io.Reader, n int64, sent Digests, storeMD5 bool) (*Staged, error) {
+	return s.stageBody(ctx, body, n, storeMD5 || sent.MD5 != nil, false, sent.CRC64 != nil, nil)
 }
 
 // StageDigests is Stage for callers that decided which digests they
@@ -124,13 +136,13 @@ func (s *Store) Stage(ctx context.Context, body io.Reader, n int64, h http.Heade
 // Put Page compute the CRC64 when the client sent no Content-MD5, as
 // they answer x-ms-content-crc64 then).
 func (s *Store) StageDigests(ctx context.Context, body io.Reader, n int64, md5, crc bool) (*Staged, error) {
-	return s.stageBody(ctx, body, n, nil, md5, false, crc, nil)
+	return s.stageBody(ctx, body, n, md5, false, crc, nil)
 }
 
 // StageSealed is StageDigests with the bytes stored encrypted with c
 // (nil: as StageDigests); the digests are of the plaintext.
 func (s *Store) StageSealed(ctx context.Context, body io.Reader, n int64, md5, crc bool, c *Cipher) (*Staged, error) {
-	return s.stageBody(ctx, body, n, nil, md5, false, crc, c)
+	return s.stageBody(ctx, body, n, md5, false, crc, c)
 }
 
 // StageEmbedded is Stage for a whole small blob: a body of at most
@@ -139,17 +151,17 @@ func (s *Store) StageSealed(ctx context.Context, body io.Reader, n int64, md5, c
 // the client sent neither (azure-sdk-for-js recording "setHTTPHeaders
 // with default parameters": its Put Blob response carries Content-MD5
 // and x-ms-content-crc64).
-func (s *Store) StageEmbedded(ctx context.Context, body io.Reader, n int64, h http.Header) (*Staged, error) {
-	return s.stageBody(ctx, body, n, h, true, true, true, nil)
+func (s *Store) StageEmbedded(ctx context.Context, body io.Reader, n int64) (*Staged, error) {
+	return s.stageBody(ctx, body, n, true, true, true, nil)
 }
 
 // StageEmbeddedSealed is StageEmbedded with the bytes stored encrypted
 // with c (nil: as StageEmbedded): encrypted bodies are never embedded.
 func (s *Store) StageEmbeddedSealed(ctx context.Context, body io.Reader, n int64, c *Cipher) (*Staged, error) {
-	return s.stageBody(ctx, body, n, nil, true, c == nil, true, c)
+	return s.stageBody(ctx, body, n, true, c == nil, true, c)
 }
 
-func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.Header, storeMD5, embed, crc bool, c *Cipher) (_ *Staged, err error) {
+func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, wantMD5, embed, crc bool, c *Cipher) (_ *Staged, err error) {
 	st := &Staged{inline: map[string][]byte{}, pins: s.pins, chunks: s.chunks}
 	defer func() {
 		if err != nil {
@@ -158,7 +170,7 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 	}()
 	var md5h, crch hash.Hash
 	var sinks []io.Writer
-	if storeMD5 || h.Get("Content-MD5") != "" {
+	if wantMD5 {
 		if n < 0 || n > InlineMax {
 			var release func()
 			md5h, release = newLargeMD5()
@@ -168,7 +180,7 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, h http.H
 		}
 		sinks = append(sinks, md5h)
 	}
-	if crc || h.Get("x-ms-content-crc64") != "" {
+	if crc {
 		crch = crc64.New(CRC64Table)
 		sinks = append(sinks, crch)
 	}

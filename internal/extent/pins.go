@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"strings"
 	"sync"
 	"time"
@@ -355,21 +354,32 @@ func (st *Staged) Release() {
 	st.pinned = nil
 }
 
-// Finish ends a staged body's request: tried says whether the Update that
-// was to record its items ran, err what it returned. When it did not run,
-// or returned an Azure error (which its function returned, so nothing was
-// committed: kv.Store.Update), no record can refer to the chunks this
-// request created, and they are removed at once rather than left to the
-// sweeper for OrphanGrace; that gives a refused upload's room back (the
-// in-memory store's --extent-memory-limit, disk space). Any other error
-// leaves the transaction's outcome unknown: the chunks are only unpinned
-// and the sweeper decides. Use `defer func() { st.Finish(ctx, tried, uerr) }()`.
-func (st *Staged) Finish(ctx context.Context, tried bool, err error) {
+// Finish ends a staged body's request, through either door (REST or
+// SMB). recorded says whether a record may refer to its items: the
+// transaction that was to record them committed, or ran to its commit
+// and failed there (the outcome is then unknown). Pass false when that
+// transaction never ran or its function returned an error, whatever the
+// error (kv.Store.Update commits nothing then): a refused write. Then no
+// record can refer to the chunks this request created, and they are
+// removed at once rather than left to the sweeper for OrphanGrace; that
+// gives a refused upload's room back (the in-memory store's
+// --extent-memory-limit, disk space). When recorded, the chunks are only
+// unpinned and the collector and the sweeper decide. Recording computes
+// recorded; the usual pattern is
+//
+//	recorded := false
+//	defer func() { st.Finish(ctx, recorded) }()
+//	...
+//	err = store.Update(ctx, extent.Recording(&recorded, func(tx kv.Tx) error { ... st.Write(tx) ... }))
+//
+// Finish on a nil Staged does nothing; a second Finish (or one after
+// Release) removes nothing.
+func (st *Staged) Finish(ctx context.Context, recorded bool) {
 	if st == nil {
 		return
 	}
 	var ids []string
-	if _, refused := azerr.As(err); !tried || refused {
+	if !recorded {
 		for _, p := range st.pinned {
 			if id, ok := strings.CutPrefix(p, "c"); ok {
 				ids = append(ids, id)
@@ -380,5 +390,20 @@ func (st *Staged) Finish(ctx context.Context, tried bool, err error) {
 	ctx = context.WithoutCancel(ctx) // a client gone mid-request still frees its room
 	for _, id := range ids {
 		_ = st.chunks.Remove(ctx, id) // one left behind is the sweeper's
+	}
+}
+
+// Recording wraps fn, the function that records staged items (Staged.Write)
+// and the records referring to them, so that *recorded tells Finish
+// afterwards whether they may be recorded: true when fn's last run
+// returned nil, false when it returned an error or never ran. fn is the
+// function of a kv.Store.Update, or a function such an Update calls
+// whose error it returns unchanged; a store may run it more than once
+// (retries, kv.Twice), and the last run is the one that counts.
+func Recording(recorded *bool, fn func(tx kv.Tx) error) func(tx kv.Tx) error {
+	return func(tx kv.Tx) error {
+		err := fn(tx)
+		*recorded = err == nil
+		return err
 	}
 }

@@ -92,7 +92,7 @@ func TestStageSurvivesSweepsDuringSlowUpload(t *testing.T) {
 			t.Errorf("collect before chunk %d: %v", k, err)
 		}
 	}}
-	st, err := s.Stage(ctx, r, int64(len(body)), nil, false)
+	st, err := s.Stage(ctx, r, int64(len(body)), Digests{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestStageAbandonedChunksSweptAfterRelease(t *testing.T) {
 	s, clk := dtService(t)
 	ctx := context.Background()
 	body := pattern(2, 2*ChunkMax)
-	st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, false)
+	st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), Digests{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestStageAbandonedChunksSweptAfterRelease(t *testing.T) {
 	// the error (nothing can reference them) and unpins them, so the
 	// sweeper finds nothing left.
 	short := &io.LimitedReader{R: bytes.NewReader(body), N: ChunkMax + 10}
-	if _, err := s.Stage(ctx, short, int64(len(body)), nil, false); err == nil {
+	if _, err := s.Stage(ctx, short, int64(len(body)), Digests{}, false); err == nil {
 		t.Fatal("Stage of a short body succeeded")
 	}
 	if n := len(s.pins.n); n != 0 {
@@ -164,7 +164,7 @@ func TestReaderPinsChunksAcrossRelease(t *testing.T) {
 	s, clk := dtService(t)
 	ctx := context.Background()
 	body := pattern(3, 3*ChunkMax+5)
-	st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, false)
+	st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), Digests{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestSweepRacingUploads(t *testing.T) {
 			defer wg.Done()
 			for i := range 8 {
 				body := pattern(byte(g*16+i), InlineMax+1+i)
-				st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, false)
+				st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), Digests{}, false)
 				if err == nil {
 					err = s.store.Update(ctx, func(tx kv.Tx) error {
 						if err := st.Write(tx); err != nil {
@@ -295,12 +295,12 @@ func TestPinsPublishedToOtherProcesses(t *testing.T) {
 	// The peer's upload is staged, not yet recorded; its download reads a
 	// blob this process then overwrites.
 	up := pattern(4, ChunkMax+10)
-	staged, err := peer.Stage(ctx, bytes.NewReader(up), int64(len(up)), nil, false)
+	staged, err := peer.Stage(ctx, bytes.NewReader(up), int64(len(up)), Digests{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	down := pattern(5, 2*ChunkMax)
-	st, err := s.Stage(ctx, bytes.NewReader(down), int64(len(down)), nil, false)
+	st, err := s.Stage(ctx, bytes.NewReader(down), int64(len(down)), Digests{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +386,7 @@ func TestSweepWaitsForPinOfNewChunk(t *testing.T) {
 	var st *Staged
 	go func() {
 		var err error
-		st, err = s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, false)
+		st, err = s.Stage(ctx, bytes.NewReader(body), int64(len(body)), Digests{}, false)
 		staged <- err
 	}()
 	<-ps.created
@@ -442,7 +442,7 @@ func TestReaderPinsInlineItems(t *testing.T) {
 	var want []byte
 	for i := range 8 {
 		body := pattern(byte(8+i), InlineMax)
-		st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), nil, false)
+		st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), Digests{}, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -133,6 +133,9 @@ type writeIn struct {
 	// preserveLastWrite keeps the SMB last-write time (REST
 	// x-ms-file-last-write-time: preserve).
 	preserveLastWrite bool
+	// recorded is set by writeRange: whether data may be recorded, for
+	// data.Finish (extent.Recording); false after a refused write.
+	recorded bool
 }
 
 // writeRange writes a range of c's file in one transaction and returns the
@@ -150,7 +153,7 @@ func (d domain) writeRange(ctx context.Context, c *caller, in *writeIn) (*entry,
 	}
 	var out *entry
 	cv, iv := *c, *in // captured by value: see readRange
-	err := d.s.store.Update(ctx, func(tx kv.Tx) error {
+	err := d.s.store.Update(ctx, extent.Recording(&in.recorded, func(tx kv.Tx) error {
 		cc, ii := cv, iv
 		c, in := &cc, &ii
 		now := d.now(c)
@@ -216,7 +219,7 @@ func (d domain) writeRange(ctx context.Context, c *caller, in *writeIn) (*entry,
 		}
 		out = e
 		return d.store(tx, now, c, e)
-	})
+	}))
 	return out, err
 }
 

@@ -214,6 +214,9 @@ type createIn struct {
 	// Create File otherwise replaces (a SAS that grants create but not
 	// write: 403 AuthorizationPermissionMismatch).
 	noReplace error
+	// recorded is set by create: whether data may be recorded, for
+	// data.Finish (extent.Recording); false after a refused create.
+	recorded bool
 }
 
 // create creates c's item in one transaction and returns it. Create File
@@ -229,7 +232,7 @@ type createIn struct {
 // https://learn.microsoft.com/en-us/rest/api/storageservices/create-file).
 func (d domain) create(ctx context.Context, c *caller, in *createIn) (*entry, error) {
 	var e *entry
-	err := d.s.store.Update(ctx, func(tx kv.Tx) error {
+	err := d.s.store.Update(ctx, extent.Recording(&in.recorded, func(tx kv.Tx) error {
 		now := d.now(c)
 		t, err := resolvePath(tx, c.acct, c.share, c.snap, c.path)
 		if err != nil {
@@ -281,7 +284,7 @@ func (d domain) create(ctx context.Context, c *caller, in *createIn) (*entry, er
 		}
 		touch(e, now)
 		return putEntry(tx, c.acct, c.share, "", e)
-	})
+	}))
 	return e, err
 }
 

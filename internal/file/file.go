@@ -116,7 +116,8 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 	// (at most 4 MiB, written at offset 0) (azfile recording
 	// TestFileCreateDataPrecalculatedChecksum).
 	var st *extent.Staged
-	tried, uerr := false, error(nil)
+	var sent extent.Digests
+	in := &createIn{size: size}
 	if r.ContentLength > 0 || r.Header.Get("Transfer-Encoding") != "" {
 		if r.ContentLength > maxRangeWrite {
 			return azerr.New(azerr.RequestBodyTooLarge)
@@ -128,15 +129,18 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
-		if st, err = s.data.Stage(r.Context(), body, r.ContentLength, r.Header, true); err != nil {
+		if sent, err = server.ParseDigests(r.Header); err != nil {
+			return err
+		}
+		if st, err = s.data.Stage(r.Context(), body, r.ContentLength, sent, true); err != nil {
 			return err
 		}
 		// Freed at once if the create is refused (extent.Staged.Finish).
-		defer func() { st.Finish(r.Context(), tried, uerr) }()
+		defer func() { st.Finish(r.Context(), in.recorded) }()
 		if st.Size > size {
 			return azerr.New(azerr.InvalidRange)
 		}
-		if err := st.CheckDigests(r.Header); err != nil {
+		if err := st.CheckDigests(sent); err != nil {
 			return err
 		}
 	}
@@ -145,13 +149,13 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	c := restCaller(r)
-	e, err := s.dom().create(r.Context(), &c, &createIn{size: size, props: p, data: st, meta: meta, smb: smb, noReplace: createOnly(r)})
-	tried, uerr = true, err
+	in.props, in.data, in.meta, in.smb, in.noReplace = p, st, meta, smb, createOnly(r)
+	e, err := s.dom().create(r.Context(), &c, in)
 	if err != nil {
 		return err
 	}
 	if st != nil {
-		st.EchoDigests(w)
+		server.SetDigests(w.Header(), st.Digests())
 	}
 	writeEntryWritten(w, e, http.StatusCreated)
 	return nil
@@ -263,7 +267,7 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	writeFileHeaders(w, e, r.Now)
 	h := w.Header()
 	server.ApplySASOverrides(h, r.sas)
-	body.SetHeaders(h, wantMD5 && rng != nil)
+	server.SetBodyHeaders(h, body, wantMD5 && rng != nil)
 	status := http.StatusOK
 	if rng != nil {
 		status = http.StatusPartialContent
@@ -275,11 +279,11 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
 	}
 	if structured {
-		xsm.Serve(w, r.Request.Request, status, n, func(sw http.ResponseWriter) { body.Send(sw, r.Request.Request, s.log) })
+		xsm.Serve(w, r.Request.Request, status, n, func(sw http.ResponseWriter) { server.SendBody(sw, r.Request.Request, body, s.log) })
 		return nil
 	}
 	w.WriteHeader(status)
-	body.Send(w, r.Request.Request, s.log)
+	server.SendBody(w, r.Request.Request, body, s.log)
 	return nil
 }
 
@@ -395,7 +399,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	var st, zeros *extent.Staged
-	tried, uerr := false, error(nil)
+	in := &writeIn{op: &opPutRange, off: off, n: n, preserveLastWrite: preserve}
 	switch mode := r.Header.Get("x-ms-write"); strings.ToLower(mode) {
 	case "update":
 		if r.ContentLength != n {
@@ -405,15 +409,19 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		if err != nil {
 			return err
 		}
+		sent, err := server.ParseDigests(r.Header)
+		if err != nil {
+			return err
+		}
 		// MD5 is always computed: Put Range returns Content-MD5 even when
 		// the client sent none (azfile recording
 		// TestClearRangeNonDefaultCount).
-		if st, err = s.data.Stage(r.Context(), body, n, r.Header, true); err != nil {
+		if st, err = s.data.Stage(r.Context(), body, n, sent, true); err != nil {
 			return err
 		}
 		// Freed at once if the write is refused (extent.Staged.Finish).
-		defer func() { st.Finish(r.Context(), tried, uerr) }()
-		if err := st.CheckDigests(r.Header); err != nil {
+		defer func() { st.Finish(r.Context(), in.recorded) }()
+		if err := st.CheckDigests(sent); err != nil {
 			return err
 		}
 	case "clear":
@@ -424,7 +432,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		// page are zeroed but stay allocated (List Ranges still reports
 		// them) (azfile recorded test TestClearRangeNonDefaultCount). The
 		// zeros come from one small data item, used only if needed.
-		if zeros, err = s.data.Stage(r.Context(), bytes.NewReader(make([]byte, pageSize)), pageSize, nil, false); err != nil {
+		if zeros, err = s.data.Stage(r.Context(), bytes.NewReader(make([]byte, pageSize)), pageSize, extent.Digests{}, false); err != nil {
 			return err
 		}
 		defer zeros.Release()
@@ -434,8 +442,8 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		return azerr.InvalidHeader("x-ms-write", mode)
 	}
 	c := restCaller(r)
-	e, err := s.dom().writeRange(r.Context(), &c, &writeIn{op: &opPutRange, off: off, n: n, data: st, zeros: zeros, preserveLastWrite: preserve})
-	tried, uerr = true, err
+	in.data, in.zeros = st, zeros
+	e, err := s.dom().writeRange(r.Context(), &c, in)
 	if err != nil {
 		return err
 	}
@@ -443,7 +451,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
 	if st != nil {
-		st.EchoDigests(w)
+		server.SetDigests(h, st.Digests())
 		h.Set("x-ms-request-server-encrypted", "true")
 	}
 	w.WriteHeader(http.StatusCreated)

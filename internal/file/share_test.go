@@ -71,7 +71,7 @@ func shErr(t *testing.T, err error, code string) {
 func shPutFile(t *testing.T, s *Service, sh, name, data string) *entry {
 	t.Helper()
 	ctx := context.Background()
-	st, err := s.data.Stage(ctx, strings.NewReader(data), int64(len(data)), http.Header{}, false)
+	st, err := s.data.Stage(ctx, strings.NewReader(data), int64(len(data)), extent.Digests{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

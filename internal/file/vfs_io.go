@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
@@ -88,13 +89,16 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 		})
 	}
 	n := int64(len(data))
-	st, err := v.s.data.Stage(ctx, bytes.NewReader(data), n, nil, false)
+	st, err := v.s.data.Stage(ctx, bytes.NewReader(data), n, extent.Digests{}, false)
 	if err != nil {
 		return err
 	}
-	// The chunks stay pinned until the transaction recording them is done.
-	defer st.Release()
-	_, err = v.s.dom().writeRange(ctx, &c, &writeIn{op: &opPutRange, off: off, n: n, data: st})
+	// The chunks stay pinned until the transaction recording them is
+	// done, and are freed at once if the write is refused, as REST Put
+	// Range's are (extent.Staged.Finish).
+	in := &writeIn{op: &opPutRange, off: off, n: n, data: st}
+	defer func() { st.Finish(ctx, in.recorded) }()
+	_, err = v.s.dom().writeRange(ctx, &c, in)
 	return err
 }
 

@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -46,8 +45,9 @@ type Request struct {
 	BreakPeriod *int
 }
 
-// ParseRequest reads and validates the lease headers of a Lease
-// Blob/Container/File request. Errors are 400 *azerr.Error values:
+// ParseRequest reads and validates the lease headers h (a front end's
+// http.Header) of a Lease Blob/Container/File request. Errors are 400
+// *azerr.Error values:
 // MissingRequiredHeader for a missing x-ms-lease-action, x-ms-lease-duration
 // (acquire), x-ms-lease-id (renew, change, release) or
 // x-ms-proposed-lease-id (change); InvalidHeaderValue for an unknown action
@@ -55,7 +55,7 @@ type Request struct {
 // for files), a break period outside 0..60, or an ID that is not a GUID.
 // Headers that do not apply to the action are ignored, and so is
 // x-ms-lease-break-period on files (file leases break immediately).
-func ParseRequest(h http.Header, kind Kind) (Request, error) {
+func ParseRequest(h Header, kind Kind) (Request, error) {
 	rawAction := strings.TrimSpace(h.Get(HeaderAction))
 	if rawAction == "" {
 		return Request{}, azerr.MissingHeader(HeaderAction)
@@ -165,4 +165,12 @@ func requiredID(header, v string) (string, error) {
 		return "", azerr.InvalidHeader(header, v)
 	}
 	return id, nil
+}
+
+// Header is what ParseRequest reads of a request's headers; a front end
+// passes its http.Header. (lease is domain state and rules, which do not
+// import net/http.)
+type Header interface {
+	// Get returns the first value of the header key, case-insensitively.
+	Get(key string) string
 }
