@@ -10,7 +10,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -160,8 +160,8 @@ func (s *Service) SetQueueMetadata(ctx context.Context, id QueueID, meta map[str
 }
 
 // GetQueueACL returns the queue's stored access policies.
-func (s *Service) GetQueueACL(ctx context.Context, id QueueID) ([]server.StoredPolicy, error) {
-	var acl []server.StoredPolicy
+func (s *Service) GetQueueACL(ctx context.Context, id QueueID) ([]policy.Stored, error) {
+	var acl []policy.Stored
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		q, err := loadQueue(tx, id.Account, id.Name)
 		if err == nil {
@@ -174,7 +174,7 @@ func (s *Service) GetQueueACL(ctx context.Context, id QueueID) ([]server.StoredP
 
 // SetQueueACL replaces the stored access policies (validated by the
 // caller: parseACL); last writer wins.
-func (s *Service) SetQueueACL(ctx context.Context, id QueueID, acl []server.StoredPolicy) error {
+func (s *Service) SetQueueACL(ctx context.Context, id QueueID, acl []policy.Stored) error {
 	return s.store.Update(ctx, func(tx kv.Tx) error {
 		q, err := loadQueue(tx, id.Account, id.Name)
 		if err != nil {

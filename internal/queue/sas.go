@@ -3,6 +3,7 @@ package queue
 import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
@@ -16,8 +17,8 @@ func (s *Service) authorizeSAS(r *req) error {
 
 // policies resolves signed identifiers in the ACL of the request's queue.
 func (s *Service) policies(r *req) auth.PolicyLookup {
-	return server.Policies(func() ([]server.StoredPolicy, error) {
-		var acl []server.StoredPolicy
+	return server.Policies(func() ([]policy.Stored, error) {
+		var acl []policy.Stored
 		err := s.store.View(r.Context(), func(tx kv.Tx) error {
 			q, err := loadQueue(tx, r.Account, r.queue)
 			if err == nil {

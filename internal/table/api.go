@@ -8,7 +8,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
@@ -218,8 +218,8 @@ func (s *Service) QueryTables(ctx context.Context, in QueryTablesInput) (QueryTa
 }
 
 // GetTableACL returns the table's stored access policies.
-func (s *Service) GetTableACL(ctx context.Context, account, table string) ([]server.StoredPolicy, error) {
-	var acl []server.StoredPolicy
+func (s *Service) GetTableACL(ctx context.Context, account, table string) ([]policy.Stored, error) {
+	var acl []policy.Stored
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		t, err := activeTable(tx, account, table)
 		if err != nil {
@@ -233,7 +233,7 @@ func (s *Service) GetTableACL(ctx context.Context, account, table string) ([]ser
 
 // SetTableACL replaces the table's stored access policies (validated by
 // the caller: parseTableACL); last writer wins.
-func (s *Service) SetTableACL(ctx context.Context, account, table string, acl []server.StoredPolicy) error {
+func (s *Service) SetTableACL(ctx context.Context, account, table string, acl []policy.Stored) error {
 	return s.store.Update(ctx, func(tx kv.Tx) error {
 		t, err := activeTable(tx, account, table)
 		if err != nil {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
 
@@ -85,7 +85,7 @@ type tableRecord struct {
 
 // signedID is a stored access policy (one shape, with its
 // stored and XML forms, for all four services).
-type signedID = server.StoredPolicy
+type signedID = policy.Stored
 
 // Stored table record, version 1: 0x01, state byte, uvarint Gen, Floor
 // int64 BE, Created unix nanoseconds int64 BE, uvarint len(Name), Name,

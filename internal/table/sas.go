@@ -6,6 +6,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
@@ -37,8 +38,8 @@ func (s *Service) authorizeSAS(r *req) error {
 // policies resolves signed identifiers in the ACL of table, read when
 // the SAS names one.
 func (s *Service) policies(r *req, table string) auth.PolicyLookup {
-	return server.Policies(func() ([]server.StoredPolicy, error) {
-		var acl []server.StoredPolicy
+	return server.Policies(func() ([]policy.Stored, error) {
+		var acl []policy.Stored
 		err := s.store.View(r.Context(), func(tx kv.Tx) error {
 			t, err := activeTable(tx, r.Account, table)
 			if err == nil {
