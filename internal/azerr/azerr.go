@@ -7,7 +7,6 @@ package azerr
 import (
 	"errors"
 	"fmt"
-	"net/http"
 )
 
 // Error is an Azure Storage error: an HTTP status, an x-ms-error-code and a
@@ -467,5 +466,5 @@ func Status(code string) int {
 	if c, ok := catalog[code]; ok {
 		return c.status
 	}
-	return http.StatusInternalServerError
+	return 500 // Internal Server Error
 }
