@@ -1,4 +1,4 @@
-package queue
+package queuerest
 
 import (
 	"encoding/xml"
@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/policy"
+	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -23,11 +25,11 @@ func (s *Service) createQueue(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	created, err := s.CreateQueue(r.Context(), CreateQueueInput{QueueID: r.id(), Metadata: meta})
+	out, err := s.q.CreateQueue(r.Context(), queue.CreateQueueInput{QueueID: r.id(), Metadata: meta})
 	if err != nil {
 		return err
 	}
-	if created {
+	if out.Created {
 		w.WriteHeader(http.StatusCreated)
 	} else {
 		w.WriteHeader(http.StatusNoContent)
@@ -38,7 +40,7 @@ func (s *Service) createQueue(w http.ResponseWriter, r *req) error {
 // deleteQueue (Delete Queue): 204 (Delete Queue,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/delete-queue3).
 func (s *Service) deleteQueue(w http.ResponseWriter, r *req) error {
-	if err := s.DeleteQueue(r.Context(), r.id()); err != nil {
+	if _, err := s.q.DeleteQueue(r.Context(), queue.DeleteQueueInput{QueueID: r.id()}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -50,7 +52,7 @@ func (s *Service) deleteQueue(w http.ResponseWriter, r *req) error {
 // expired (visible or not) (Get Queue Metadata,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-metadata).
 func (s *Service) getQueueMetadata(w http.ResponseWriter, r *req) error {
-	p, err := s.GetQueueProperties(r.Context(), r.id())
+	p, err := s.q.GetQueueProperties(r.Context(), queue.GetQueuePropertiesInput{QueueID: r.id()})
 	if err != nil {
 		return err
 	}
@@ -68,7 +70,7 @@ func (s *Service) setQueueMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if err := s.SetQueueMetadata(r.Context(), r.id(), meta); err != nil {
+	if _, err := s.q.SetQueueMetadata(r.Context(), queue.SetQueueMetadataInput{QueueID: r.id(), Metadata: meta}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -104,12 +106,12 @@ const maxSignedIdentifiers = 5
 const queuePermissions = "raup"
 
 func (s *Service) getQueueACL(w http.ResponseWriter, r *req) error {
-	acl, err := s.GetQueueACL(r.Context(), r.id())
+	acl, err := s.q.GetQueueACL(r.Context(), queue.GetQueueACLInput{QueueID: r.id()})
 	if err != nil {
 		return err
 	}
 	out := signedIdentifiersXML{Items: []signedIdentityXML{}}
-	for _, p := range acl {
+	for _, p := range acl.Policies {
 		out.Items = append(out.Items, signedIdentityXML{ID: p.ID, Policy: &accessPolicyXML{Start: p.Start, Expiry: p.Expiry, Permission: p.Permission}})
 	}
 	return server.WriteXML(w, http.StatusOK, out)
@@ -120,7 +122,7 @@ func (s *Service) getQueueACL(w http.ResponseWriter, r *req) error {
 // from "raup" (400 InvalidXmlNodeValue) (Set Queue ACL,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-acl;
 // codes I, as for containers). An empty body clears the ACL.
-func parseACL(body []byte) ([]signedID, error) {
+func parseACL(body []byte) ([]policy.Stored, error) {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil, nil
 	}
@@ -131,7 +133,7 @@ func parseACL(body []byte) ([]signedID, error) {
 	if len(in.Items) > maxSignedIdentifiers {
 		return nil, azerr.Newf(azerr.InvalidXMLDocument, "At most %d stored access policies may be set.", maxSignedIdentifiers)
 	}
-	var out []signedID
+	var out []policy.Stored
 	seen := map[string]bool{}
 	for _, it := range in.Items {
 		if it.ID == "" || len(it.ID) > 64 {
@@ -141,7 +143,7 @@ func parseACL(body []byte) ([]signedID, error) {
 			return nil, azerr.Newf(azerr.InvalidXMLDocument, "The signed identifier %q is given twice.", it.ID)
 		}
 		seen[it.ID] = true
-		p := signedID{ID: it.ID}
+		p := policy.Stored{ID: it.ID}
 		if it.Policy != nil {
 			for _, f := range []struct{ in, out *string }{{&it.Policy.Start, &p.Start}, {&it.Policy.Expiry, &p.Expiry}} {
 				v := strings.TrimSpace(*f.in)
@@ -186,7 +188,7 @@ func (s *Service) setQueueACL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if err := s.SetQueueACL(r.Context(), r.id(), acl); err != nil {
+	if _, err := s.q.SetQueueACL(r.Context(), queue.SetQueueACLInput{QueueID: r.id(), Policies: acl}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -236,8 +238,8 @@ func (s *Service) listQueues(w http.ResponseWriter, r *req) error {
 			withMeta = true
 		}
 	}
-	in := ListQueuesInput{Account: r.Account, Prefix: r.q.Get("prefix"), Marker: r.q.Get("marker"), MaxResults: maxN, WithMetadata: withMeta}
-	list, err := s.ListQueues(r.Context(), in)
+	in := queue.ListQueuesInput{Account: r.Account, Prefix: r.q.Get("prefix"), Marker: r.q.Get("marker"), MaxResults: maxN, WithMetadata: withMeta}
+	list, err := s.q.ListQueues(r.Context(), in)
 	if err != nil {
 		return err
 	}

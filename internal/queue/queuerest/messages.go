@@ -1,10 +1,11 @@
-package queue
+package queuerest
 
 import (
 	"net/http"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/queue"
 )
 
 // The message operations' HTTP layer: each handler parses the request
@@ -15,7 +16,7 @@ func httpTime(t time.Time) string { return t.Format(http.TimeFormat) }
 
 // messageOut renders m; with a receipt for Put/Get, with the dequeue
 // count and text for Get/Peek.
-func messageOut(m *Message, withReceipt, withText bool) messageXML {
+func messageOut(m *queue.Message, withReceipt, withText bool) messageXML {
 	x := messageXML{
 		MessageID:      m.ID,
 		InsertionTime:  httpTime(m.InsertionTime),
@@ -32,7 +33,7 @@ func messageOut(m *Message, withReceipt, withText bool) messageXML {
 }
 
 // id is the queue the request addresses.
-func (r *req) id() QueueID { return QueueID{Account: r.Account, Name: r.queue} }
+func (r *req) id() queue.QueueID { return queue.QueueID{Account: r.Account, Name: r.queue} }
 
 // putMessage (Put Message): 201 with the new message's id, times and a pop
 // receipt (usable to delete or update it at once) (Put Message,
@@ -47,11 +48,11 @@ func (s *Service) putMessage(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.PutMessage(r.Context(), PutMessageInput{QueueID: r.id(), Text: text, Visibility: p.Visibility, TTL: p.TTL})
+	m, err := s.q.PutMessage(r.Context(), queue.PutMessageInput{QueueID: r.id(), Text: text, Visibility: p.Visibility, TTL: p.TTL})
 	if err != nil {
 		return err
 	}
-	return writeMessages(w, http.StatusCreated, messagesListXML{Items: []messageXML{messageOut(&m, true, false)}})
+	return writeMessages(w, http.StatusCreated, messagesListXML{Items: []messageXML{messageOut(&m.Message, true, false)}})
 }
 
 // getMessages (Get Messages): up to numofmessages visible messages, each
@@ -62,15 +63,16 @@ func (s *Service) getMessages(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	got, err := s.GetMessages(r.Context(), GetMessagesInput{QueueID: r.id(), Count: n, Visibility: vt})
+	out, err := s.q.GetMessages(r.Context(), queue.GetMessagesInput{QueueID: r.id(), Count: n, Visibility: vt})
 	if err != nil {
 		return err
 	}
-	out := messagesListXML{Items: make([]messageXML, len(got))}
+	got := out.Messages
+	list := messagesListXML{Items: make([]messageXML, len(got))}
 	for i := range got {
-		out.Items[i] = messageOut(&got[i], true, true)
+		list.Items[i] = messageOut(&got[i], true, true)
 	}
-	return writeMessages(w, http.StatusOK, out)
+	return writeMessages(w, http.StatusOK, list)
 }
 
 // peekMessages (Peek Messages): visible messages without receipts; nothing
@@ -81,10 +83,11 @@ func (s *Service) peekMessages(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	got, err := s.PeekMessages(r.Context(), r.id(), n)
+	peeked, err := s.q.PeekMessages(r.Context(), queue.PeekMessagesInput{QueueID: r.id(), Count: n})
 	if err != nil {
 		return err
 	}
+	got := peeked.Messages
 	out := messagesListXML{Items: make([]messageXML, len(got))}
 	for i := range got {
 		out.Items[i] = messageOut(&got[i], false, true)
@@ -99,7 +102,7 @@ func (s *Service) deleteMessage(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if err := s.DeleteMessage(r.Context(), MessageRef{QueueID: r.id(), MessageID: r.msgID, PopReceipt: rc}); err != nil {
+	if _, err := s.q.DeleteMessage(r.Context(), queue.DeleteMessageInput{MessageRef: queue.MessageRef{QueueID: r.id(), MessageID: r.msgID, PopReceipt: rc}}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -123,11 +126,11 @@ func (s *Service) updateMessage(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := UpdateMessageInput{MessageRef: MessageRef{QueueID: r.id(), MessageID: r.msgID, PopReceipt: rc}, Visibility: vt}
+	in := queue.UpdateMessageInput{MessageRef: queue.MessageRef{QueueID: r.id(), MessageID: r.msgID, PopReceipt: rc}, Visibility: vt}
 	if hasText {
 		in.Text = &text
 	}
-	m, err := s.UpdateMessage(r.Context(), in)
+	m, err := s.q.UpdateMessage(r.Context(), in)
 	if err != nil {
 		if e, ok := azerr.As(err); ok && e.Code == azerr.InvalidQueryParameterValue {
 			// The visibility timeout reaches past the message's expiry.
@@ -145,7 +148,7 @@ func (s *Service) updateMessage(w http.ResponseWriter, r *req) error {
 // clearMessages (Clear Messages): 204 (Clear Messages,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/clear-messages).
 func (s *Service) clearMessages(w http.ResponseWriter, r *req) error {
-	if err := s.ClearMessages(r.Context(), r.id()); err != nil {
+	if _, err := s.q.ClearMessages(r.Context(), queue.ClearMessagesInput{QueueID: r.id()}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -1,4 +1,4 @@
-package queue
+package queuerest
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -157,14 +158,14 @@ func parseUpdateVisibility(q url.Values) (time.Duration, error) {
 // our receipts is 400 InvalidQueryParameterValue with the reason the real
 // service gives, "Invalid pop receipt format" (MicrosoftDocs/feedback#2842,
 // a recorded Azure response).
-func parseReceiptParam(q url.Values) (PopReceipt, error) {
+func parseReceiptParam(q url.Values) (queue.PopReceipt, error) {
 	if !q.Has("popreceipt") {
-		return PopReceipt{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "popreceipt")
+		return queue.PopReceipt{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "popreceipt")
 	}
 	v := q.Get("popreceipt")
-	r, ok := parseReceipt(v)
+	r, ok := queue.ParsePopReceipt(v)
 	if !ok {
-		return PopReceipt{}, azerr.InvalidQuery("popreceipt", v).With("Reason", "Invalid pop receipt format")
+		return queue.PopReceipt{}, azerr.InvalidQuery("popreceipt", v).With("Reason", "Invalid pop receipt format")
 	}
 	return r, nil
 }

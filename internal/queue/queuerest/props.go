@@ -1,9 +1,9 @@
-package queue
+package queuerest
 
 import (
-	"context"
 	"net/http"
 
+	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
@@ -13,11 +13,11 @@ import (
 // https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-service-properties);
 // last writer wins.
 func (s *Service) getQueueServiceProperties(w http.ResponseWriter, r *req) error {
-	p, err := s.GetServiceProperties(r.Context(), r.Account)
+	out, err := s.q.GetServiceProperties(r.Context(), queue.GetServicePropertiesInput{Account: r.Account})
 	if err != nil {
 		return err
 	}
-	return server.WriteXML(w, http.StatusOK, p)
+	return server.WriteXML(w, http.StatusOK, out.Properties)
 }
 
 // setQueueServiceProperties: 202 Accepted (Set Queue Service Properties,
@@ -30,7 +30,7 @@ func (s *Service) setQueueServiceProperties(w http.ResponseWriter, r *req) error
 	if err != nil {
 		return err
 	}
-	if err := s.SetServiceProperties(r.Context(), r.Account, p); err != nil {
+	if _, err := s.q.SetServiceProperties(r.Context(), queue.SetServicePropertiesInput{Account: r.Account, Properties: p}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -40,10 +40,9 @@ func (s *Service) setQueueServiceProperties(w http.ResponseWriter, r *req) error
 // getQueueServiceStats (Get Queue Service Stats,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-service-stats).
 func (s *Service) getQueueServiceStats(w http.ResponseWriter, r *req) error {
-	return server.ServiceStats(w, r.Request, s.GetServiceStats(r.Context(), r.Account))
-}
-
-// CORSRules returns the account's Queue CORS rules (server.CORSRuler).
-func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
-	return svcprops.CORSRules(ctx, s.store, servicePropsKey(account), svcprops.Queue)
+	out, err := s.q.GetServiceStats(r.Context(), queue.GetServiceStatsInput{Account: r.Account})
+	if err != nil {
+		return err
+	}
+	return server.ServiceStats(w, r.Request, out.Stats)
 }

@@ -1,4 +1,4 @@
-package queue
+package queuerest
 
 import (
 	"net/url"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/google/uuid"
 )
 
@@ -165,7 +166,7 @@ func TestParseUpdateVisibility(t *testing.T) {
 }
 
 func TestParseReceiptParam(t *testing.T) {
-	r := PopReceipt{ID: uuid.MustParse("0b1a9c3e-5f2d-4c6b-8a7e-9d0f1e2c3b4a"), Gen: 9}
+	r := queue.PopReceipt{ID: uuid.MustParse("0b1a9c3e-5f2d-4c6b-8a7e-9d0f1e2c3b4a"), Gen: 9}
 	tests := []struct {
 		query string
 		code  string

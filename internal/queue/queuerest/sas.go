@@ -1,9 +1,9 @@
-package queue
+package queuerest
 
 import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/policy"
+	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
@@ -18,14 +18,7 @@ func (s *Service) authorizeSAS(r *req) error {
 // policies resolves signed identifiers in the ACL of the request's queue.
 func (s *Service) policies(r *req) auth.PolicyLookup {
 	return server.Policies(func() ([]policy.Stored, error) {
-		var acl []policy.Stored
-		err := s.store.View(r.Context(), func(tx kv.Tx) error {
-			q, err := loadQueue(tx, r.Account, r.queue)
-			if err == nil {
-				acl = q.ACL
-			}
-			return err
-		})
-		return acl, err
+		out, err := s.q.GetQueueACL(r.Context(), queue.GetQueueACLInput{QueueID: r.id()})
+		return out.Policies, err
 	})
 }
