@@ -7,11 +7,12 @@ import (
 )
 
 // domainSplitPackages are the service domain packages that must not
-// reach HTTP: each has its REST front end beside it (queuerest), and the
-// line between them is kept by the compiler's import graph, not by file
-// names.
+// reach HTTP: each has its REST front end beside it (queuerest,
+// tablerest), and the line between them is kept by the compiler's
+// import graph, not by file names.
 var domainSplitPackages = []string{
 	"github.com/cerulean-storage/cerulean/internal/queue",
+	"github.com/cerulean-storage/cerulean/internal/table",
 }
 
 // domainSplitForbidden are the packages no domain package may import,

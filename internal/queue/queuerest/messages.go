@@ -9,8 +9,8 @@ import (
 )
 
 // The message operations' HTTP layer: each handler parses the request
-// into the typed input of its domain method (api.go), calls it and
-// renders the result.
+// into the typed input of its internal/queue method (api.go there),
+// calls it and renders the result.
 
 func httpTime(t time.Time) string { return t.Format(http.TimeFormat) }
 

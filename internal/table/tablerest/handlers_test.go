@@ -1,4 +1,4 @@
-package table
+package tablerest
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/table"
 )
 
 // direct calls the service without HTTP, as an authenticated request.
@@ -44,7 +45,7 @@ func newTestService(t testing.TB) *Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return New(db, clock.Real{}, nil)
+	return New(table.New(db, clock.Real{}, nil), nil)
 }
 
 // loadPartition creates table "bench" holding n entities in partition
@@ -158,7 +159,7 @@ func TestUpdateFnsRerunSafely(t *testing.T) {
 	}
 	defer db.Close()
 	rs := &rerunStore{Store: db}
-	s := New(rs, clock.Real{}, nil)
+	s := New(table.New(rs, clock.Real{}, nil), nil)
 	loadPartition(t, s, 250)
 	// A batch that fails at index 1 still reports index 1, and applies
 	// nothing.

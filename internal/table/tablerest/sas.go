@@ -1,13 +1,13 @@
-package table
+package tablerest
 
 import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/table"
 )
 
 // authorizeSAS verifies the request's SAS for the routed operation; the
@@ -15,16 +15,16 @@ import (
 // operations addressed by key must fall in the SAS's key range.
 func (s *Service) authorizeSAS(r *req) error {
 	rule, ok := r.route.Rule()
-	table := r.table
+	tbl := r.table
 	if r.opName == "batch" {
 		// The parts name the table; a service SAS must be for it, which
 		// checkBatchSAS checks for each part.
-		table = r.SAS.TableName
+		tbl = r.SAS.TableName
 		if r.SAS.IsAccount() {
-			table = ""
+			tbl = ""
 		}
 	}
-	eff, err := r.AuthorizeSAS(server.SASTarget{Container: table}, s.policies(r, table), rule, ok)
+	eff, err := r.AuthorizeSAS(server.SASTarget{Container: tbl}, s.policies(r, tbl), rule, ok)
 	if err != nil {
 		return err
 	}
@@ -37,17 +37,10 @@ func (s *Service) authorizeSAS(r *req) error {
 
 // policies resolves signed identifiers in the ACL of table, read when
 // the SAS names one.
-func (s *Service) policies(r *req, table string) auth.PolicyLookup {
+func (s *Service) policies(r *req, tbl string) auth.PolicyLookup {
 	return server.Policies(func() ([]policy.Stored, error) {
-		var acl []policy.Stored
-		err := s.store.View(r.Context(), func(tx kv.Tx) error {
-			t, err := activeTable(tx, r.Account, table)
-			if err == nil {
-				acl = t.ACL
-			}
-			return err
-		})
-		return acl, err
+		out, err := s.t.GetTableACL(r.Context(), table.GetTableACLInput{Account: r.Account, Table: tbl})
+		return out.Policies, err
 	})
 }
 
@@ -59,11 +52,11 @@ func (s *Service) sasFirst(r *req, err error) error {
 	if r.SAS == nil {
 		return err
 	}
-	table := r.table
-	if table == "" && !r.SAS.IsAccount() {
-		table = r.SAS.TableName
+	tbl := r.table
+	if tbl == "" && !r.SAS.IsAccount() {
+		tbl = r.SAS.TableName
 	}
-	return r.SASFirst(err, server.SASTarget{Container: table}, s.policies(r, table))
+	return r.SASFirst(err, server.SASTarget{Container: tbl}, s.policies(r, tbl))
 }
 
 // checkEntityRange refuses (403 AuthorizationFailure) an entity outside
@@ -78,23 +71,23 @@ func checkEntityRange(r *req, pk, rk string) error {
 // checkBatchSAS checks one part of an entity group transaction against
 // the request's SAS: the table the SAS is for, the operation's
 // permissions and the key range.
-func checkBatchSAS(r *req, kind opKind, ifMatch, table, pk, rk string) error {
+func checkBatchSAS(r *req, kind table.OpKind, ifMatch, tbl, pk, rk string) error {
 	if r.sas == nil {
 		return nil
 	}
-	if !r.sas.IsAccount() && !strings.EqualFold(table, r.sas.TableName) {
+	if !r.sas.IsAccount() && !strings.EqualFold(tbl, r.sas.TableName) {
 		return azerr.New(azerr.AuthorizationFailure)
 	}
 	rule := sasEntityRead
 	switch kind {
-	case opInsert:
+	case table.OpInsert:
 		rule = sasEntityInsert
-	case opReplace, opMerge:
+	case table.OpReplace, table.OpMerge:
 		rule = sasEntityUpdate
 		if ifMatch == "" {
 			rule = sasEntityUpsert
 		}
-	case opDelete:
+	case table.OpDelete:
 		rule = sasEntityDelete
 	}
 	if err := server.CheckSASRule(r.sas, auth.Table, rule); err != nil {

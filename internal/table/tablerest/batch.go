@@ -1,4 +1,4 @@
-package table
+package tablerest
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/table"
 	"github.com/google/uuid"
 )
 
@@ -36,14 +37,8 @@ type batchPart struct {
 	contentID string
 }
 
-// opError is the failure of the operation at index.
-type opError struct {
-	index int
-	err   error
-}
-
-func (e *opError) Error() string { return strconv.Itoa(e.index) + ":" + e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
+// opErr is the failure err of the batch's operation at index i.
+func opErr(i int, err error) *table.OpError { return &table.OpError{Index: i, Err: err} }
 
 // subResponse is one embedded HTTP response.
 type subResponse struct {
@@ -113,19 +108,20 @@ func (s *Service) batch(w http.ResponseWriter, r *req) error {
 		return s.batchQuery(w, r, parts[0])
 	}
 	if len(parts) > maxBatchOps {
-		return writeBatchFailure(w, r, parts, &opError{0, azerr.Newf(azerr.InvalidInput, "The batch request operation exceeds the maximum 100 changes per change set.")})
+		return writeBatchFailure(w, r, parts, opErr(0, azerr.Newf(azerr.InvalidInput, "The batch request operation exceeds the maximum 100 changes per change set.")))
 	}
 	ops, err := s.batchOps(r, parts)
 	if err != nil {
-		var oe *opError
+		var oe *table.OpError
 		if errors.As(err, &oe) {
 			return writeBatchFailure(w, r, parts, oe)
 		}
 		return err
 	}
-	results, ts, err := s.WriteBatch(r.Context(), r.Account, ops)
+	written, err := s.t.WriteBatch(r.Context(), table.WriteBatchInput{Account: r.Account, Writes: ops})
+	results, ts := written.Entities, written.Timestamp
 	if err != nil {
-		var oe *opError
+		var oe *table.OpError
 		if errors.As(err, &oe) {
 			return writeBatchFailure(w, r, parts, oe)
 		}
@@ -137,7 +133,7 @@ func (s *Service) batch(w http.ResponseWriter, r *req) error {
 		sr.header = append(sr.header, contentIDHeader(parts[i])...)
 		sr.header = append(sr.header, [2]string{"X-Content-Type-Options", "nosniff"}, [2]string{"Cache-Control", "no-cache"})
 		switch o.Kind {
-		case opInsert:
+		case table.OpInsert:
 			loc := baseURL(r) + "/" + o.Table + keyPredicate(o.PartitionKey, o.RowKey)
 			sr.header = append(sr.header, [2]string{"ETag", formatETag(ts)}, [2]string{"Location", loc}, [2]string{"DataServiceId", loc})
 			prefer := preference(parts[i].header)
@@ -156,7 +152,7 @@ func (s *Service) batch(w http.ResponseWriter, r *req) error {
 			sr.status = http.StatusCreated
 			sr.header = append(sr.header, [2]string{"DataServiceVersion", "3.0;"}, [2]string{"Content-Type", f.contentType()})
 			sr.body = out.appendEntity(nil, results[i], true)
-		case opDelete:
+		case table.OpDelete:
 			sr.header = append(sr.header, [2]string{"DataServiceVersion", "1.0;"})
 		default:
 			sr.header = append(sr.header, [2]string{"ETag", formatETag(ts)}, [2]string{"DataServiceVersion", "1.0;"})
@@ -209,7 +205,7 @@ func contentIDHeader(p batchPart) [][2]string {
 }
 
 // partTarget resolves the table and keys a batch operation addresses.
-func partTarget(r *req, p batchPart) (table, pk, rk string, keyed bool, err error) {
+func partTarget(r *req, p batchPart) (tbl, pk, rk string, keyed bool, err error) {
 	path := strings.TrimPrefix(p.url.Path, "/")
 	acct, rest, _ := strings.Cut(path, "/")
 	if acct != r.Account {
@@ -230,55 +226,55 @@ func partTarget(r *req, p batchPart) (table, pk, rk string, keyed bool, err erro
 }
 
 // batchOps validates every operation before anything is applied.
-func (s *Service) batchOps(r *req, parts []batchPart) ([]*EntityWrite, error) {
-	ops := make([]*EntityWrite, 0, len(parts))
+func (s *Service) batchOps(r *req, parts []batchPart) ([]*table.EntityWrite, error) {
+	ops := make([]*table.EntityWrite, 0, len(parts))
 	seen := map[string]bool{}
 	for i, p := range parts {
 		hr := &http.Request{Method: p.method, Header: p.header}
 		method, err := effectiveMethod(hr)
 		if err != nil {
-			return nil, &opError{i, err}
+			return nil, opErr(i, err)
 		}
-		table, pk, rk, keyed, err := partTarget(r, p)
+		tbl, pk, rk, keyed, err := partTarget(r, p)
 		if err != nil {
-			return nil, &opError{i, err}
+			return nil, opErr(i, err)
 		}
-		var kind opKind
+		var kind table.OpKind
 		switch {
 		case method == http.MethodPost && !keyed:
-			kind = opInsert
+			kind = table.OpInsert
 		case method == http.MethodPut && keyed:
-			kind = opReplace
+			kind = table.OpReplace
 		case method == "MERGE" && keyed:
-			kind = opMerge
+			kind = table.OpMerge
 		case method == http.MethodDelete && keyed:
-			kind = opDelete
+			kind = table.OpDelete
 		case method == http.MethodGet:
-			return nil, &opError{i, badBatch("A query must be the only operation of a batch and cannot be part of a changeset.")}
+			return nil, opErr(i, badBatch("A query must be the only operation of a batch and cannot be part of a changeset."))
 		default:
-			return nil, &opError{i, azerr.New(azerr.MethodNotAllowed)}
+			return nil, opErr(i, azerr.New(azerr.MethodNotAllowed))
 		}
-		if kind != opDelete {
+		if kind != table.OpDelete {
 			if err := checkContentType(p.header); err != nil {
-				return nil, &opError{i, err}
+				return nil, opErr(i, err)
 			}
 		}
-		o, err := buildWriteOp(kind, table, pk, rk, keyed, p.header, p.body)
+		o, err := buildWriteOp(kind, tbl, pk, rk, keyed, p.header, p.body)
 		if err != nil {
-			return nil, &opError{i, err}
+			return nil, opErr(i, err)
 		}
 		ifMatch := ""
 		if o.If.Set {
 			ifMatch = p.header.Get("If-Match")
 		}
 		if err := checkBatchSAS(r, o.Kind, ifMatch, o.Table, o.PartitionKey, o.RowKey); err != nil {
-			return nil, &opError{i, err}
+			return nil, opErr(i, err)
 		}
 		if i > 0 && (!strings.EqualFold(o.Table, ops[0].Table) || o.PartitionKey != ops[0].PartitionKey) {
-			return nil, &opError{i, azerr.New(azerr.CommandsInBatchActOnDifferentPartitions)}
+			return nil, opErr(i, azerr.New(azerr.CommandsInBatchActOnDifferentPartitions))
 		}
 		if seen[o.RowKey] {
-			return nil, &opError{i, azerr.Newf(azerr.InvalidDuplicateRow, "A command with RowKey '%s' is already present in the batch. An entity can appear only once in a batch.", o.RowKey)}
+			return nil, opErr(i, azerr.Newf(azerr.InvalidDuplicateRow, "A command with RowKey '%s' is already present in the batch. An entity can appear only once in a batch.", o.RowKey))
 		}
 		seen[o.RowKey] = true
 		ops = append(ops, o)
@@ -315,12 +311,12 @@ func errorSub(r *req, p *batchPart, index int, err error) subResponse {
 	return sr
 }
 
-func writeBatchFailure(w http.ResponseWriter, r *req, parts []batchPart, oe *opError) error {
+func writeBatchFailure(w http.ResponseWriter, r *req, parts []batchPart, oe *table.OpError) error {
 	var p *batchPart
-	if oe.index < len(parts) {
-		p = &parts[oe.index]
+	if oe.Index < len(parts) {
+		p = &parts[oe.Index]
 	}
-	return writeBatchResponse(w, []subResponse{errorSub(r, p, oe.index, oe.err)}, true)
+	return writeBatchResponse(w, []subResponse{errorSub(r, p, oe.Index, oe.Err)}, true)
 }
 
 // writeBatchResponse writes the 202 multipart/mixed response. With
@@ -369,14 +365,14 @@ func (s *Service) batchQuery(w http.ResponseWriter, r *req, p batchPart) error {
 		if p.method != http.MethodGet {
 			return errorSub(r, &p, 0, badBatch("An operation outside a changeset must be a query (GET)."))
 		}
-		table, pk, rk, keyed, err := partTarget(r, p)
+		tbl, pk, rk, keyed, err := partTarget(r, p)
 		if err != nil {
 			return errorSub(r, &p, 0, err)
 		}
 		if !keyed {
 			return errorSub(r, &p, 0, badBatch("A query in a batch must address a single entity."))
 		}
-		if err := checkBatchSAS(r, -1, "", table, pk, rk); err != nil {
+		if err := checkBatchSAS(r, -1, "", tbl, pk, rk); err != nil {
 			return errorSub(r, &p, 0, err)
 		}
 		f, err := parseFormat(p.header.Get("Accept"), parseQuery(p.url.RawQuery).Get("$format"))
@@ -387,20 +383,21 @@ func (s *Service) batchQuery(w http.ResponseWriter, r *req, p batchPart) error {
 		if err != nil {
 			return errorSub(r, &p, 0, err)
 		}
-		e, err := s.GetEntity(r.Context(), EntityKey{Account: r.Account, Table: table, PartitionKey: pk, RowKey: rk}, nil)
+		got, err := s.t.GetEntity(r.Context(), table.GetEntityInput{EntityKey: table.EntityKey{Account: r.Account, Table: tbl, PartitionKey: pk, RowKey: rk}})
+		e := got.Entity
 		if err != nil {
 			if _, ok := azerr.As(err); !ok {
 				s.log.ErrorContext(r.Context(), "batch query failed", "err", err)
 			}
 			return errorSub(r, &p, 0, err)
 		}
-		out := &jsonOut{f: f, base: baseURL(r), account: r.Account, table: table, sel: sel}
+		out := &jsonOut{f: f, base: baseURL(r), account: r.Account, table: tbl, sel: sel}
 		return subResponse{status: http.StatusOK, header: append(contentIDHeader(p),
 			[2]string{"X-Content-Type-Options", "nosniff"},
 			[2]string{"Cache-Control", "no-cache"},
 			[2]string{"DataServiceVersion", "3.0;"},
 			[2]string{"Content-Type", f.contentType()},
-			[2]string{"ETag", formatETag(e.ts)}), body: out.appendEntity(nil, e, true)}
+			[2]string{"ETag", formatETag(e.Timestamp())}), body: out.appendEntity(nil, e, true)}
 	}()
 	return writeBatchResponse(w, []subResponse{sub}, false)
 }

@@ -1,21 +1,15 @@
-package table
+package tablerest
 
 import (
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/table"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
-
-// scanBudget bounds the wall time one query page may spend scanning, as
-// Azure does (5 seconds): past it the page ends early with a
-// continuation, possibly with no results.
-const scanBudget = 5 * time.Second
 
 func parseFilter(s string) (*odata.Filter, error) {
 	f, err := odata.Parse(s)
@@ -68,42 +62,6 @@ func parseTop(s string) (int, error) {
 	return n, nil
 }
 
-// scanBounds narrows the scan of a table to the key ranges the filter
-// allows. Bounds are inclusive supersets; the filter decides exactly.
-func scanBounds(prefix []byte, f *odata.Filter) (start, end []byte, empty bool) {
-	start, end = prefix, kv.PrefixEnd(prefix)
-	if f == nil {
-		return start, end, false
-	}
-	pr := f.KeyRange("PartitionKey")
-	if pr.Empty {
-		return nil, nil, true
-	}
-	if pk, ok := pr.Exact(); ok {
-		part := kv.AppendComponent(append([]byte(nil), prefix...), pk)
-		start, end = part, kv.PrefixEnd(part)
-		rr := f.KeyRange("RowKey")
-		if rr.Empty {
-			return nil, nil, true
-		}
-		if rr.HasLo {
-			start = kv.AppendComponent(append([]byte(nil), part...), rr.Lo)
-		}
-		if rr.HasHi {
-			// The smallest key after the entity key of Hi.
-			end = append(kv.AppendComponent(append([]byte(nil), part...), rr.Hi), 0)
-		}
-		return start, end, false
-	}
-	if pr.HasLo {
-		start = kv.AppendComponent(append([]byte(nil), prefix...), pr.Lo)
-	}
-	if pr.HasHi {
-		end = kv.PrefixEnd(kv.AppendComponent(append([]byte(nil), prefix...), pr.Hi))
-	}
-	return start, end, false
-}
-
 // queryEntities is Query Entities over a table.
 func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
 	f, err := r.format()
@@ -114,7 +72,7 @@ func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := QueryEntitiesInput{Account: r.Account, Table: r.table}
+	in := table.QueryEntitiesInput{Account: r.Account, Table: r.table}
 	if in.Top, err = parseTop(r.q.Get("$top")); err != nil {
 		return err
 	}
@@ -136,13 +94,13 @@ func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
 				return azerr.InvalidQuery("NextRowKey", nrk)
 			}
 		}
-		in.From = &Continuation{PartitionKey: pk, RowKey: rk}
+		in.From = &table.Continuation{PartitionKey: pk, RowKey: rk}
 	}
 	if r.sas != nil {
 		// A SAS with a key range sees only the entities in it.
 		in.Allows = r.sas.AllowsEntity
 	}
-	page, err := s.QueryEntities(r.Context(), in)
+	page, err := s.t.QueryEntities(r.Context(), in)
 	if err != nil {
 		return err
 	}
@@ -175,7 +133,7 @@ func (s *Service) queryTables(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := QueryTablesInput{Account: r.Account}
+	in := table.QueryTablesInput{Account: r.Account}
 	if in.Top, err = parseTop(r.q.Get("$top")); err != nil {
 		return err
 	}
@@ -191,7 +149,7 @@ func (s *Service) queryTables(w http.ResponseWriter, r *req) error {
 		}
 		in.From, in.HasFrom = name, true
 	}
-	page, err := s.QueryTables(r.Context(), in)
+	page, err := s.t.QueryTables(r.Context(), in)
 	if err != nil {
 		return err
 	}

@@ -1,22 +1,17 @@
-package table
+package tablerest
 
 import (
-	"context"
-	"encoding/binary"
 	"encoding/json"
 	"encoding/xml"
 	"net/http"
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/table"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
-
-// purgeChunk is how many keys one purge transaction deletes, so that
-// deleting a large table never holds the writer for long.
-const purgeChunk = 2000
 
 // createTable is Create Table.
 func (s *Service) createTable(w http.ResponseWriter, r *req) error {
@@ -44,7 +39,7 @@ func (s *Service) createTable(w http.ResponseWriter, r *req) error {
 	if err := checkTableName(name); err != nil {
 		return err
 	}
-	if err := s.CreateTable(r.Context(), r.Account, name); err != nil {
+	if _, err := s.t.CreateTable(r.Context(), table.CreateTableInput{Account: r.Account, Name: name}); err != nil {
 		return err
 	}
 	h := w.Header()
@@ -69,78 +64,11 @@ func (s *Service) deleteTable(w http.ResponseWriter, r *req) error {
 	if err := checkTableName(r.table); err != nil {
 		return err
 	}
-	if err := s.DeleteTable(r.Context(), r.Account, r.table); err != nil {
+	if _, err := s.t.DeleteTable(r.Context(), table.DeleteTableInput{Account: r.Account, Name: r.table}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// purge deletes the entities and partition marks of generation gen of a
-// table being deleted, purgeChunk keys per transaction, folding their
-// timestamps into the record's Floor, and finally turns
-// the record into a tombstone. It stops as soon as the record is no
-// longer that generation being deleted.
-func (s *Service) purge(ctx context.Context, acct, name string, gen uint64) error {
-	for {
-		done := false
-		err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
-			done, err = purgeStep(tx, acct, name, gen, purgeChunk)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if done {
-			return nil
-		}
-	}
-}
-
-// purgeStep deletes up to budget entity and partition-mark keys of
-// generation gen (0: whichever is being deleted) of table name in tx;
-// done once the record is a tombstone (or no longer that generation
-// being deleted).
-func purgeStep(tx kv.Tx, acct, name string, gen uint64, budget int) (bool, error) {
-	t, err := loadTable(tx, acct, name)
-	if err != nil {
-		return false, err
-	}
-	if t == nil || t.State != stateDeleting || (gen != 0 && t.Gen != gen) {
-		return true, nil
-	}
-	for i, prefix := range [][]byte{entityPrefix(acct, name), hwmPrefix(acct, name)} {
-		marks := i == 1
-		var keys [][]byte
-		err := tx.Scan(prefix, kv.PrefixEnd(prefix), budget, false, func(k, v []byte) bool {
-			keys = append(keys, append([]byte(nil), k...))
-			// Fold every timestamp (marks, and entities, whose
-			// timestamp follows the format byte) into the floor.
-			var ts int64
-			switch {
-			case marks && len(v) == 8:
-				ts = int64(binary.BigEndian.Uint64(v))
-			case !marks && len(v) >= 9:
-				ts = int64(binary.BigEndian.Uint64(v[1:9]))
-			}
-			t.Floor = max(t.Floor, ts)
-			return true
-		})
-		if err != nil {
-			return false, err
-		}
-		for _, k := range keys {
-			if err := tx.Delete(k); err != nil {
-				return false, err
-			}
-		}
-		budget -= len(keys)
-		if budget <= 0 {
-			return false, putTable(tx, acct, t)
-		}
-	}
-	t.State, t.ACL = stateDeleted, nil
-	return true, putTable(tx, acct, t)
 }
 
 // getTable is Query Tables addressed to one table: Tables('name').
@@ -149,25 +77,27 @@ func (s *Service) getTable(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	name, err := s.GetTable(r.Context(), r.Account, r.table)
+	got, err := s.t.GetTable(r.Context(), table.GetTableInput{Account: r.Account, Name: r.table})
 	if err != nil {
 		return err
 	}
+	name := got.Name
 	out := &jsonOut{f: f, base: baseURL(r), account: r.Account}
 	return writeJSON(w, f, http.StatusOK, out.appendTable(nil, name, true))
 }
 
 type signedIdentifiers struct {
-	XMLName xml.Name   `xml:"SignedIdentifiers"`
-	Items   []signedID `xml:"SignedIdentifier"`
+	XMLName xml.Name        `xml:"SignedIdentifiers"`
+	Items   []policy.Stored `xml:"SignedIdentifier"`
 }
 
 // getTableACL is Get Table ACL.
 func (s *Service) getTableACL(w http.ResponseWriter, r *req) error {
-	acl, err := s.GetTableACL(r.Context(), r.Account, r.table)
+	got, err := s.t.GetTableACL(r.Context(), table.GetTableACLInput{Account: r.Account, Table: r.table})
 	if err != nil {
 		return err
 	}
+	acl := got.Policies
 	return server.WriteXML(w, http.StatusOK, signedIdentifiers{Items: acl})
 }
 
@@ -181,7 +111,7 @@ func (s *Service) setTableACL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if err := s.SetTableACL(r.Context(), r.Account, r.table, acl); err != nil {
+	if _, err := s.t.SetTableACL(r.Context(), table.SetTableACLInput{Account: r.Account, Table: r.table, Policies: acl}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -193,7 +123,7 @@ func (s *Service) setTableACL(w http.ResponseWriter, r *req) error {
 // delete) (Set Table ACL,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/set-table-acl).
 // An empty body clears the ACL.
-func parseTableACL(body []byte) ([]signedID, error) {
+func parseTableACL(body []byte) ([]policy.Stored, error) {
 	var acl signedIdentifiers
 	if len(strings.TrimSpace(string(body))) > 0 {
 		if err := xml.Unmarshal(body, &acl); err != nil {

@@ -1,4 +1,4 @@
-package table
+package tablerest
 
 import (
 	"bytes"
@@ -14,15 +14,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/table"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
 
-// Limits of the Table service.
+// Limits of a Table request (the entity's own are table.CheckKey's and
+// table.CheckEntity's).
 const (
-	maxEntitySize     = 1 << 20  // bytes, Azure's size formula
 	maxValueSize      = 64 << 10 // Edm.String (UTF-16 bytes) and Edm.Binary
-	maxKeySize        = 1 << 10  // PartitionKey / RowKey (UTF-16 bytes)
-	maxCustomProps    = 252      // plus PartitionKey, RowKey, Timestamp
 	maxPropNameLen    = 255
 	maxBodySize       = 4 << 20
 	maxPageSize       = 1000
@@ -31,6 +30,15 @@ const (
 	maxACLPolicies    = 5
 	maxSignedIDLength = 64
 )
+
+// utf16Len is the length of s in UTF-16 code units.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
 
 // rawProp is one name/value pair of a request body before typing.
 type rawProp struct {
@@ -41,7 +49,7 @@ type rawProp struct {
 // parseEntityBody reads a JSON entity from a request body: the custom
 // properties typed by their @odata.type annotations (or inferred from
 // the JSON value), plus PartitionKey and RowKey when present.
-func parseEntityBody(body []byte) (props []Property, pk, rk *string, err error) {
+func parseEntityBody(body []byte) (props []table.Property, pk, rk *string, err error) {
 	members, err := parseFlatObject(body)
 	if err != nil {
 		var ne *errNested
@@ -114,9 +122,9 @@ func parseEntityBody(body []byte) (props []Property, pk, rk *string, err error) 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		props = append(props, Property{name: rp.name, val: v})
+		props = append(props, table.NewProperty(rp.name, v))
 	}
-	if len(props) > maxCustomProps {
+	if len(props) > table.MaxCustomProperties {
 		return nil, nil, nil, azerr.New(azerr.TooManyProperties)
 	}
 	return props, pk, rk, nil
@@ -278,77 +286,6 @@ func typedValue(name string, raw any, annotation string) (odata.Value, error) {
 	return odata.Value{}, badValue(name, "value")
 }
 
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
-
-// checkKey validates a PartitionKey or RowKey value.
-func checkKey(name, v string) error {
-	if utf16Len(v)*2 > maxKeySize {
-		return azerr.Newf(azerr.PropertyValueTooLarge, "The %s value is larger than 1 KiB.", name)
-	}
-	for _, r := range v {
-		switch {
-		case r == '/' || r == '\\' || r == '#' || r == '?',
-			r <= 0x1f, r >= 0x7f && r <= 0x9f:
-			return azerr.Newf(azerr.InvalidInput, "The '%s' parameter of value '%s' contains a character that is not permitted (/ \\ # ? or a control character).", name, printableKey(v))
-		}
-	}
-	if !utf8.ValidString(v) {
-		return azerr.Newf(azerr.InvalidInput, "The %s value is not valid UTF-8.", name)
-	}
-	return nil
-}
-
-func printableKey(v string) string {
-	return strings.Map(func(r rune) rune {
-		if r <= 0x1f || (r >= 0x7f && r <= 0x9f) {
-			return '?'
-		}
-		return r
-	}, v)
-}
-
-// entitySize is Azure's formula for the size of an entity: 4 bytes, the
-// keys as UTF-16, and per property 8 bytes plus the name as UTF-16 plus
-// the value.
-func entitySize(e *Entity) int {
-	n := 4 + 2*utf16Len(e.pk) + 2*utf16Len(e.rk) + 8 // Timestamp
-	for _, p := range e.props {
-		n += 8 + 2*utf16Len(p.name)
-		switch p.val.Type {
-		case odata.String:
-			n += 4 + 2*utf16Len(string(p.val.Bytes))
-		case odata.Binary:
-			n += 4 + len(p.val.Bytes)
-		case odata.Boolean:
-			n++
-		case odata.Int32:
-			n += 4
-		case odata.Guid:
-			n += 16
-		default:
-			n += 8
-		}
-	}
-	return n
-}
-
-// checkEntity validates an entity about to be stored.
-func checkEntity(e *Entity) error {
-	if len(e.props) > maxCustomProps {
-		return azerr.New(azerr.TooManyProperties)
-	}
-	if entitySize(e) > maxEntitySize {
-		return azerr.New(azerr.EntityTooLarge)
-	}
-	return nil
-}
-
 // Response formats selected by Accept or $format.
 type format int
 
@@ -493,7 +430,7 @@ func (o *jsonOut) selected(name string) bool {
 
 // appendEntity renders one entity. single adds odata.metadata (a
 // response that is one entity rather than a feed).
-func (o *jsonOut) appendEntity(b []byte, e *Entity, single bool) []byte {
+func (o *jsonOut) appendEntity(b []byte, e *table.Entity, single bool) []byte {
 	b = append(b, '{')
 	first := true
 	key := func(name string) {
@@ -513,22 +450,22 @@ func (o *jsonOut) appendEntity(b []byte, e *Entity, single bool) []byte {
 			key("odata.type")
 			b = appendJSONString(b, o.account+"."+o.table)
 			key("odata.id")
-			b = appendJSONString(b, o.base+"/"+o.table+keyPredicate(e.pk, e.rk))
+			b = appendJSONString(b, o.base+"/"+o.table+keyPredicate(e.PartitionKey(), e.RowKey()))
 		}
 		key("odata.etag")
-		b = appendJSONString(b, formatETag(e.ts))
+		b = appendJSONString(b, formatETag(e.Timestamp()))
 		if o.f == fullMeta {
 			key("odata.editLink")
-			b = appendJSONString(b, o.table+keyPredicate(e.pk, e.rk))
+			b = appendJSONString(b, o.table+keyPredicate(e.PartitionKey(), e.RowKey()))
 		}
 	}
 	if o.selected("PartitionKey") {
 		key("PartitionKey")
-		b = appendJSONString(b, e.pk)
+		b = appendJSONString(b, e.PartitionKey())
 	}
 	if o.selected("RowKey") {
 		key("RowKey")
-		b = appendJSONString(b, e.rk)
+		b = appendJSONString(b, e.RowKey())
 	}
 	if o.selected("Timestamp") {
 		if o.f == fullMeta {
@@ -536,18 +473,18 @@ func (o *jsonOut) appendEntity(b []byte, e *Entity, single bool) []byte {
 			b = appendJSONString(b, "Edm.DateTime")
 		}
 		key("Timestamp")
-		b = appendJSONString(b, odata.FormatDateTime(odata.FromTicks(e.ts)))
+		b = appendJSONString(b, odata.FormatDateTime(odata.FromTicks(e.Timestamp())))
 	}
-	for _, p := range e.props {
-		if !o.selected(p.name) {
+	for _, p := range e.Properties() {
+		if !o.selected(p.Name()) {
 			continue
 		}
-		if o.f != noMeta && needsAnnotation(p.val) {
-			key(p.name + "@odata.type")
-			b = appendJSONString(b, p.val.Type.String())
+		if o.f != noMeta && needsAnnotation(p.Value()) {
+			key(p.Name() + "@odata.type")
+			b = appendJSONString(b, p.Value().Type.String())
 		}
-		key(p.name)
-		b = appendValue(b, p.val)
+		key(p.Name())
+		b = appendValue(b, p.Value())
 	}
 	// Selected properties the entity does not have come back as null.
 	for _, s := range o.sel {

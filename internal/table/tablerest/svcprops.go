@@ -1,21 +1,21 @@
-package table
+package tablerest
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
+	"github.com/cerulean-storage/cerulean/internal/table"
 )
 
 // Table service properties: logging, hour and minute metrics, CORS (XML,
 // as for the other services); last writer wins.
 func (s *Service) getServiceProperties(w http.ResponseWriter, r *req) error {
-	p, err := s.GetServiceProperties(r.Context(), r.Account)
+	out, err := s.t.GetServiceProperties(r.Context(), table.GetServicePropertiesInput{Account: r.Account})
 	if err != nil {
 		return err
 	}
-	return server.WriteXML(w, http.StatusOK, p)
+	return server.WriteXML(w, http.StatusOK, out.Properties)
 }
 
 // setServiceProperties is Set Table Service Properties.
@@ -27,7 +27,7 @@ func (s *Service) setServiceProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if err := s.SetServiceProperties(r.Context(), r.Account, p); err != nil {
+	if _, err := s.t.SetServiceProperties(r.Context(), table.SetServicePropertiesInput{Account: r.Account, Properties: p}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -37,10 +37,9 @@ func (s *Service) setServiceProperties(w http.ResponseWriter, r *req) error {
 // getServiceStats is Get Table Service Stats: a single-site server is
 // always in sync with itself.
 func (s *Service) getServiceStats(w http.ResponseWriter, r *req) error {
-	return server.ServiceStats(w, r.Request, s.GetServiceStats(r.Context(), r.Account))
-}
-
-// CORSRules returns the account's Table CORS rules (server.CORSRuler).
-func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
-	return svcprops.CORSRules(ctx, s.store, svcPropsKey(account), svcprops.Table)
+	out, err := s.t.GetServiceStats(r.Context(), table.GetServiceStatsInput{Account: r.Account})
+	if err != nil {
+		return err
+	}
+	return server.ServiceStats(w, r.Request, out.Stats)
 }

@@ -1,27 +1,28 @@
-package table
+package tablerest
 
 import (
 	"net/http"
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/table"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
 
 // parseIfMatch validates If-Match (and the absence of If-None-Match) for
 // a write of kind.
-func parseIfMatch(h http.Header, kind opKind) (Condition, error) {
+func parseIfMatch(h http.Header, kind table.OpKind) (table.Condition, error) {
 	if h.Get("If-None-Match") != "" {
-		return Condition{}, azerr.Newf(azerr.InvalidInput, "If-None-Match HTTP header cannot be specified for PUT, MERGE or DELETE operations.")
+		return table.Condition{}, azerr.Newf(azerr.InvalidInput, "If-None-Match HTTP header cannot be specified for PUT, MERGE or DELETE operations.")
 	}
 	v := h.Get("If-Match")
 	switch {
-	case v == "" && kind == opDelete:
-		return Condition{}, azerr.MissingHeader("If-Match")
+	case v == "" && kind == table.OpDelete:
+		return table.Condition{}, azerr.MissingHeader("If-Match")
 	case v == "":
-		return Condition{}, nil
+		return table.Condition{}, nil
 	case v == "*":
-		return Condition{Set: true, Any: true}, nil
+		return table.Condition{Set: true, Any: true}, nil
 	}
 	ts, ok := parseETag(v)
 	if !ok && len(v) > 3 && strings.EqualFold(v[:3], `W/"`) && strings.HasSuffix(v, `"`) {
@@ -32,31 +33,31 @@ func parseIfMatch(h http.Header, kind opKind) (Condition, error) {
 		// condition (412 UpdateConditionNotSatisfied, or 404 when there
 		// is no entity), as on Azure. Only a value that is no ETag at
 		// all is 400.
-		return Condition{Set: true, ETag: noETag}, nil
+		return table.Condition{Set: true, ETag: table.NoETag}, nil
 	}
 	if !ok {
-		return Condition{}, azerr.Newf(azerr.InvalidInput, "The etag value '%s' specified in one of the request headers is not valid. Please make sure only one etag value is specified and is valid.", v)
+		return table.Condition{}, azerr.Newf(azerr.InvalidInput, "The etag value '%s' specified in one of the request headers is not valid. Please make sure only one etag value is specified and is valid.", v)
 	}
-	return Condition{Set: true, ETag: ts}, nil
+	return table.Condition{Set: true, ETag: ts}, nil
 }
 
 // buildWriteOp turns a request's parts into an EntityWrite for
 // table/pk/rk: the If-Match (parsed first, as its errors come first) and
 // the OData JSON body (none for a delete). For inserts the keys come from
 // the body.
-func buildWriteOp(kind opKind, table, pk, rk string, keyed bool, h http.Header, body []byte) (*EntityWrite, error) {
-	o := &EntityWrite{Kind: kind, Table: table, PartitionKey: pk, RowKey: rk}
-	if kind != opInsert {
+func buildWriteOp(kind table.OpKind, tbl, pk, rk string, keyed bool, h http.Header, body []byte) (*table.EntityWrite, error) {
+	o := &table.EntityWrite{Kind: kind, Table: tbl, PartitionKey: pk, RowKey: rk}
+	if kind != table.OpInsert {
 		var err error
 		if o.If, err = parseIfMatch(h, kind); err != nil {
 			return nil, err
 		}
 	}
-	if kind == opDelete {
-		if err := checkKey("PartitionKey", pk); err != nil {
+	if kind == table.OpDelete {
+		if err := table.CheckKey("PartitionKey", pk); err != nil {
 			return nil, err
 		}
-		return o, checkKey("RowKey", rk)
+		return o, table.CheckKey("RowKey", rk)
 	}
 	props, bpk, brk, err := parseEntityBody(body)
 	if err != nil {
@@ -69,13 +70,13 @@ func buildWriteOp(kind opKind, table, pk, rk string, keyed bool, h http.Header, 
 		}
 		o.PartitionKey, o.RowKey = *bpk, *brk
 	}
-	if err := checkKey("PartitionKey", o.PartitionKey); err != nil {
+	if err := table.CheckKey("PartitionKey", o.PartitionKey); err != nil {
 		return nil, err
 	}
-	if err := checkKey("RowKey", o.RowKey); err != nil {
+	if err := table.CheckKey("RowKey", o.RowKey); err != nil {
 		return nil, err
 	}
-	if err := checkEntity(&Entity{pk: o.PartitionKey, rk: o.RowKey, props: props}); err != nil {
+	if err := table.CheckEntity(o.PartitionKey, o.RowKey, props); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -93,7 +94,7 @@ func (s *Service) insertEntity(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	o, err := buildWriteOp(opInsert, r.table, "", "", false, r.Header, body)
+	o, err := buildWriteOp(table.OpInsert, r.table, "", "", false, r.Header, body)
 	if err != nil {
 		return err
 	}
@@ -101,10 +102,11 @@ func (s *Service) insertEntity(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	prefer := preference(r.Header)
-	e, ts, err := s.WriteEntity(r.Context(), r.Account, o)
+	written, err := s.t.WriteEntity(r.Context(), table.WriteEntityInput{Account: r.Account, Write: o})
 	if err != nil {
 		return err
 	}
+	e, ts := written.Entity, written.Timestamp
 	h := w.Header()
 	h.Set("ETag", formatETag(ts))
 	loc := baseURL(r) + "/" + r.table + keyPredicate(o.PartitionKey, o.RowKey)
@@ -123,9 +125,9 @@ func (s *Service) insertEntity(w http.ResponseWriter, r *req) error {
 	return writeJSON(w, f, http.StatusCreated, out.appendEntity(nil, e, true))
 }
 
-func (s *Service) writeOp(w http.ResponseWriter, r *req, kind opKind) error {
+func (s *Service) writeOp(w http.ResponseWriter, r *req, kind table.OpKind) error {
 	var body []byte
-	if kind != opDelete {
+	if kind != table.OpDelete {
 		if err := checkContentType(r.Header); err != nil {
 			return err
 		}
@@ -138,12 +140,13 @@ func (s *Service) writeOp(w http.ResponseWriter, r *req, kind opKind) error {
 	if err != nil {
 		return err
 	}
-	_, ts, err := s.WriteEntity(r.Context(), r.Account, o)
+	written, err := s.t.WriteEntity(r.Context(), table.WriteEntityInput{Account: r.Account, Write: o})
 	if err != nil {
 		return err
 	}
+	ts := written.Timestamp
 	h := w.Header()
-	if kind != opDelete {
+	if kind != table.OpDelete {
 		h.Set("ETag", formatETag(ts))
 	}
 	h.Set("DataServiceVersion", "1.0;")
@@ -154,17 +157,17 @@ func (s *Service) writeOp(w http.ResponseWriter, r *req, kind opKind) error {
 // updateEntity is Update Entity (PUT with If-Match) and Insert Or
 // Replace Entity (PUT without).
 func (s *Service) updateEntity(w http.ResponseWriter, r *req) error {
-	return s.writeOp(w, r, opReplace)
+	return s.writeOp(w, r, table.OpReplace)
 }
 
 // mergeEntity is Merge Entity (MERGE with If-Match) and Insert Or Merge
 // Entity (MERGE without).
 func (s *Service) mergeEntity(w http.ResponseWriter, r *req) error {
-	return s.writeOp(w, r, opMerge)
+	return s.writeOp(w, r, table.OpMerge)
 }
 
 func (s *Service) deleteEntity(w http.ResponseWriter, r *req) error {
-	return s.writeOp(w, r, opDelete)
+	return s.writeOp(w, r, table.OpDelete)
 }
 
 // getEntity is Query Entities addressed to one entity.
@@ -183,11 +186,12 @@ func (s *Service) getEntity(w http.ResponseWriter, r *req) error {
 			return err
 		}
 	}
-	e, err := s.GetEntity(r.Context(), EntityKey{Account: r.Account, Table: r.table, PartitionKey: r.pk, RowKey: r.rk}, filter)
+	got, err := s.t.GetEntity(r.Context(), table.GetEntityInput{EntityKey: table.EntityKey{Account: r.Account, Table: r.table, PartitionKey: r.pk, RowKey: r.rk}, Filter: filter})
 	if err != nil {
 		return err
 	}
-	w.Header().Set("ETag", formatETag(e.ts))
+	e := got.Entity
+	w.Header().Set("ETag", formatETag(e.Timestamp()))
 	out := &jsonOut{f: f, base: baseURL(r), account: r.Account, table: r.table, sel: sel}
 	return writeJSON(w, f, http.StatusOK, out.appendEntity(nil, e, true))
 }
