@@ -35,9 +35,11 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres"
 	"github.com/cerulean-storage/cerulean/internal/metrics"
 	"github.com/cerulean-storage/cerulean/internal/queue"
+	"github.com/cerulean-storage/cerulean/internal/queue/queuerest"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb"
 	"github.com/cerulean-storage/cerulean/internal/table"
+	"github.com/cerulean-storage/cerulean/internal/table/tablerest"
 	"github.com/cerulean-storage/cerulean/internal/vfs"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
@@ -309,8 +311,8 @@ func Start(cfg Config) (*App, error) {
 	if a.metrics != nil {
 		// Every routed operation, from the services' route tables.
 		a.metrics.Operations("blob", blob.Operations())
-		a.metrics.Operations("queue", queue.Operations())
-		a.metrics.Operations("table", table.Operations())
+		a.metrics.Operations("queue", queuerest.Operations())
+		a.metrics.Operations("table", tablerest.Operations())
 		a.metrics.Operations("file", file.Operations())
 		a.metrics.Operations("dfs", append(datalake.Operations(), blob.Operations()...))
 	}
@@ -321,8 +323,8 @@ func Start(cfg Config) (*App, error) {
 		desc server.Service
 	}{
 		{cfg.BlobPort, cfg.BlobHost, &a.BlobURL, server.Service{Name: "blob", Kind: auth.Blob, Handler: a.Blob, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0"}},
-		{cfg.QueuePort, cfg.QueueHost, &a.QueueURL, server.Service{Name: "queue", Kind: auth.Queue, Handler: a.Queue, ServerHeader: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0"}},
-		{cfg.TablePort, cfg.TableHost, &a.TableURL, server.Service{Name: "table", Kind: auth.Table, Handler: a.Table, JSONErrors: true, ServerHeader: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.QueuePort, cfg.QueueHost, &a.QueueURL, server.Service{Name: "queue", Kind: auth.Queue, Handler: queuerest.New(a.Queue), ServerHeader: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.TablePort, cfg.TableHost, &a.TableURL, server.Service{Name: "table", Kind: auth.Table, Handler: tablerest.New(a.Table, cfg.Logger), JSONErrors: true, ServerHeader: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.FilePort, cfg.FileHost, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.File, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
 		// The dfs endpoint signs as Blob does (Authorize with Shared Key:
 		// the Blob and Data Lake Storage services share the scheme) and

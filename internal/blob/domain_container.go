@@ -8,8 +8,8 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -246,7 +246,7 @@ type ContainerACL struct {
 	ETag         string
 	LastModified time.Time
 	PublicAccess string
-	Policies     []server.StoredPolicy
+	Policies     []policy.Stored
 }
 
 // GetContainerACL is Get Container ACL
@@ -277,7 +277,7 @@ type SetContainerACLInput struct {
 	Cond         cond.Conditions
 	LeaseID      string
 	PublicAccess string
-	Policies     []server.StoredPolicy
+	Policies     []policy.Stored
 }
 
 // SetContainerACL is Set Container ACL

@@ -20,8 +20,8 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
@@ -78,7 +78,7 @@ type container struct {
 
 // signedID is a stored access policy (one shape, with its
 // stored and XML forms, for all four services).
-type signedID = server.StoredPolicy
+type signedID = policy.Stored
 
 // HTTPHeaders are a blob's content properties, as Set Blob Properties
 // names them ("blob HTTP headers"): its type, encoding, language,

@@ -7,6 +7,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
@@ -40,8 +41,8 @@ func (s *Service) authorizeSAS(r *req) error {
 
 // policies resolves signed identifiers in the ACL of container cont.
 func (s *Service) policies(r *req, cont string) auth.PolicyLookup {
-	return server.Policies(func() ([]server.StoredPolicy, error) {
-		var acl []server.StoredPolicy
+	return server.Policies(func() ([]policy.Stored, error) {
+		var acl []policy.Stored
 		err := s.store.View(r.Context(), func(tx kv.Tx) error {
 			c, err := loadContainer(tx, r.Account, cont)
 			if err == nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
@@ -85,7 +86,7 @@ func checkACLLetters(eff *auth.SAS, r *req) error {
 // policiesOf resolves signed identifiers in the stored access policies of
 // filesystem fs of r's account (its container's ACL).
 func (s *Service) policiesOf(r *req, fs string) auth.PolicyLookup {
-	return server.Policies(func() ([]server.StoredPolicy, error) {
+	return server.Policies(func() ([]policy.Stored, error) {
 		if fs == "" {
 			return nil, nil
 		}

@@ -25,8 +25,8 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
@@ -92,7 +92,7 @@ type share struct {
 
 // signedID is a stored access policy (one shape, with its
 // stored and XML forms, for all four services).
-type signedID = server.StoredPolicy
+type signedID = policy.Stored
 
 // props are a file's HTTP properties.
 type props struct {

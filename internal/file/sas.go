@@ -6,6 +6,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
@@ -36,8 +37,8 @@ func createOnly(r *req) error {
 
 // policies resolves signed identifiers in the ACL of share sh.
 func (s *Service) policies(r *req, sh string) auth.PolicyLookup {
-	return server.Policies(func() ([]server.StoredPolicy, error) {
-		var acl []server.StoredPolicy
+	return server.Policies(func() ([]policy.Stored, error) {
+		var acl []policy.Stored
 		err := s.store.View(r.Context(), func(tx kv.Tx) error {
 			rec, err := loadShare(tx, r.Account, sh, "")
 			if err == nil {

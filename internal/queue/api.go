@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -10,20 +11,20 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
-	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// The Queue service's domain API. The HTTP handlers (queues.go,
-// messages.go, props.go) parse a request into one of these inputs, call
-// the method and render its output or its azerr error; nothing below
-// this line sees an *http.Request, a header name or a ResponseWriter.
+// The Queue service's domain API. Every operation is one method of the
+// shape (ctx, XxxInput) (XxxOutput, error). The REST front end
+// (internal/queue/queuerest) parses a request into the input, calls the
+// method and renders its output or its azerr error; nothing in this
+// package sees an *http.Request, a header name or a ResponseWriter.
 // Every method runs its checks and writes in one kv transaction and takes
 // its time from the service's injected clock.
 
 // QueueID names one queue of one account. The name is valid
-// (wire.ValidQueueName): the HTTP layer checks it when routing.
+// (wire.ValidQueueName): the front end checks it when routing.
 type QueueID struct {
 	Account string
 	Name    string
@@ -35,17 +36,24 @@ type CreateQueueInput struct {
 	Metadata map[string]string
 }
 
-// CreateQueue creates the queue. created is false when it already exists
+// CreateQueueOutput is the outcome of Create Queue.
+type CreateQueueOutput struct {
+	// Created is false when the queue already existed with the same
+	// metadata.
+	Created bool
+}
+
+// CreateQueue creates the queue. Created is false when it already exists
 // with the same metadata; with other metadata the error is 409
 // QueueAlreadyExists (Create Queue,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/create-queue4).
-func (s *Service) CreateQueue(ctx context.Context, in CreateQueueInput) (created bool, err error) {
+func (s *Service) CreateQueue(ctx context.Context, in CreateQueueInput) (out CreateQueueOutput, err error) {
 	inc := newIncarnation()
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
-		created = false
+		out.Created = false
 		q, err := loadQueue(tx, in.Account, in.Name)
 		if err == nil {
-			if !wire.SameMetadata(q.Meta, in.Metadata) {
+			if !sameMetadata(q.Meta, in.Metadata) {
 				return azerr.New(azerr.QueueAlreadyExists)
 			}
 			return nil
@@ -67,19 +75,49 @@ func (s *Service) CreateQueue(ctx context.Context, in CreateQueueInput) (created
 				return azerr.New(azerr.QueueBeingDeleted)
 			}
 		}
-		created = true
+		out.Created = true
 		return putQueue(tx, in.Account, in.Name, &queueRec{Inc: inc, Meta: in.Metadata})
 	})
 	if azerr.Has(err, azerr.QueueBeingDeleted) {
 		s.reclaimer.Kick()
 	}
-	return created, err
+	return out, err
 }
+
+// sameMetadata reports whether a and b hold the same metadata: names
+// compare case-insensitively (they are case-insensitive on the wire),
+// values exactly. Create Queue of an existing queue succeeds only when it
+// does.
+func sameMetadata(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	lb := make(map[string]string, len(b))
+	for k, v := range b {
+		lb[strings.ToLower(k)] = v
+	}
+	for k, v := range a {
+		if w, ok := lb[strings.ToLower(k)]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// DeleteQueueInput is Delete Queue.
+type DeleteQueueInput struct {
+	QueueID
+}
+
+// DeleteQueueOutput is the outcome of Delete Queue (nothing beyond
+// success).
+type DeleteQueueOutput struct{}
 
 // DeleteQueue removes the queue record at once; its messages become
 // unreachable in the same transaction and are purged in the background,
 // or before it returns without a reclaimer (see purge.go).
-func (s *Service) DeleteQueue(ctx context.Context, id QueueID) error {
+func (s *Service) DeleteQueue(ctx context.Context, in DeleteQueueInput) (DeleteQueueOutput, error) {
+	id := in.QueueID
 	var inc string
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		q, err := loadQueue(tx, id.Account, id.Name)
@@ -93,14 +131,19 @@ func (s *Service) DeleteQueue(ctx context.Context, id QueueID) error {
 		return tx.Put(graveKey(id.Account, id.Name, inc), nil)
 	})
 	if err != nil {
-		return err
+		return DeleteQueueOutput{}, err
 	}
 	s.purgeNow(ctx, id, inc)
-	return nil
+	return DeleteQueueOutput{}, nil
 }
 
-// QueueProperties is what Get Queue Metadata returns.
-type QueueProperties struct {
+// GetQueuePropertiesInput is Get Queue Metadata (Get Queue Properties).
+type GetQueuePropertiesInput struct {
+	QueueID
+}
+
+// GetQueuePropertiesOutput is what Get Queue Metadata returns.
+type GetQueuePropertiesOutput struct {
 	Metadata map[string]string
 	// ApproximateMessageCount counts the messages not yet expired,
 	// visible or not.
@@ -110,8 +153,9 @@ type QueueProperties struct {
 // GetQueueProperties reads the metadata and counts the unexpired
 // messages (Get Queue Metadata,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-metadata).
-func (s *Service) GetQueueProperties(ctx context.Context, id QueueID) (QueueProperties, error) {
-	var out QueueProperties
+func (s *Service) GetQueueProperties(ctx context.Context, in GetQueuePropertiesInput) (GetQueuePropertiesOutput, error) {
+	id := in.QueueID
+	var out GetQueuePropertiesOutput
 	tt := s.txTime()
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		q, err := loadQueue(tx, id.Account, id.Name)
@@ -147,41 +191,75 @@ func countMessages(tx kv.Tx, acct, name, inc string, now int64) (int64, error) {
 	return n, err
 }
 
+// SetQueueMetadataInput is Set Queue Metadata.
+type SetQueueMetadataInput struct {
+	QueueID
+	// Metadata replaces the queue's metadata whole.
+	Metadata map[string]string
+}
+
+// SetQueueMetadataOutput is the outcome of Set Queue Metadata (nothing
+// beyond success).
+type SetQueueMetadataOutput struct{}
+
 // SetQueueMetadata replaces the metadata; last writer wins.
-func (s *Service) SetQueueMetadata(ctx context.Context, id QueueID, meta map[string]string) error {
-	return s.store.Update(ctx, func(tx kv.Tx) error {
-		q, err := loadQueue(tx, id.Account, id.Name)
+func (s *Service) SetQueueMetadata(ctx context.Context, in SetQueueMetadataInput) (SetQueueMetadataOutput, error) {
+	return SetQueueMetadataOutput{}, s.store.Update(ctx, func(tx kv.Tx) error {
+		q, err := loadQueue(tx, in.Account, in.Name)
 		if err != nil {
 			return err
 		}
-		q.Meta = meta
-		return putQueue(tx, id.Account, id.Name, q)
+		q.Meta = in.Metadata
+		return putQueue(tx, in.Account, in.Name, q)
 	})
+}
+
+// GetQueueACLInput is Get Queue ACL.
+type GetQueueACLInput struct {
+	QueueID
+}
+
+// GetQueueACLOutput is the queue's ACL.
+type GetQueueACLOutput struct {
+	// Policies are the stored access policies, in the order set.
+	Policies []policy.Stored
 }
 
 // GetQueueACL returns the queue's stored access policies.
-func (s *Service) GetQueueACL(ctx context.Context, id QueueID) ([]server.StoredPolicy, error) {
-	var acl []server.StoredPolicy
+func (s *Service) GetQueueACL(ctx context.Context, in GetQueueACLInput) (GetQueueACLOutput, error) {
+	var out GetQueueACLOutput
 	err := s.store.View(ctx, func(tx kv.Tx) error {
-		q, err := loadQueue(tx, id.Account, id.Name)
+		q, err := loadQueue(tx, in.Account, in.Name)
 		if err == nil {
-			acl = q.ACL
+			out.Policies = q.ACL
 		}
 		return err
 	})
-	return acl, err
+	return out, err
 }
 
-// SetQueueACL replaces the stored access policies (validated by the
-// caller: parseACL); last writer wins.
-func (s *Service) SetQueueACL(ctx context.Context, id QueueID, acl []server.StoredPolicy) error {
-	return s.store.Update(ctx, func(tx kv.Tx) error {
-		q, err := loadQueue(tx, id.Account, id.Name)
+// SetQueueACLInput is Set Queue ACL.
+type SetQueueACLInput struct {
+	QueueID
+	// Policies replace the stored access policies whole; the caller has
+	// validated them (at most five, ids of 1–64 characters, times in the
+	// 7-digit ISO form, permissions from "raup").
+	Policies []policy.Stored
+}
+
+// SetQueueACLOutput is the outcome of Set Queue ACL (nothing beyond
+// success).
+type SetQueueACLOutput struct{}
+
+// SetQueueACL replaces the stored access policies; last writer wins.
+func (s *Service) SetQueueACL(ctx context.Context, in SetQueueACLInput) (SetQueueACLOutput, error) {
+	return SetQueueACLOutput{}, s.store.Update(ctx, func(tx kv.Tx) error {
+		q, err := loadQueue(tx, in.Account, in.Name)
 		if err != nil {
 			return err
 		}
-		q.ACL = acl
-		return putQueue(tx, id.Account, id.Name, q)
+		q.ACL = in.Policies
+		return putQueue(tx, in.Account, in.Name, q)
 	})
 }
 
@@ -192,7 +270,8 @@ type ListQueuesInput struct {
 	// Marker is the name of the first queue to return, as handed out in
 	// NextMarker.
 	Marker string
-	// MaxResults is 1–maxListResults.
+	// MaxResults is the page size, at least 1 (the front end clamps it
+	// to 5,000).
 	MaxResults   int
 	WithMetadata bool
 }
@@ -296,7 +375,8 @@ func receiptOf(m *message) PopReceipt {
 // PutMessageInput is Put Message.
 type PutMessageInput struct {
 	QueueID
-	// Text is the message text (at most maxMessageBytes UTF-8 bytes).
+	// Text is the message text (at most 64 KiB of UTF-8; the front end
+	// checks the limit).
 	Text string
 	// Visibility delays the message's first visibility (0–7 days).
 	Visibility time.Duration
@@ -304,10 +384,16 @@ type PutMessageInput struct {
 	TTL time.Duration
 }
 
+// PutMessageOutput is the message Put Message added: its id, times and
+// a pop receipt, without DequeueCount or Text.
+type PutMessageOutput struct {
+	Message
+}
+
 // PutMessage adds a message and returns it with a pop receipt usable at
 // once (Put Message,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/put-message).
-func (s *Service) PutMessage(ctx context.Context, in PutMessageInput) (Message, error) {
+func (s *Service) PutMessage(ctx context.Context, in PutMessageInput) (PutMessageOutput, error) {
 	id := uuid.NewString()
 	tt := s.txTime()
 	var m *message
@@ -335,9 +421,9 @@ func (s *Service) PutMessage(ctx context.Context, in PutMessageInput) (Message, 
 		return writeMessage(tx, in.Account, in.Name, q.Inc, m)
 	})
 	if err != nil {
-		return Message{}, err
+		return PutMessageOutput{}, err
 	}
-	return messageOf(m, false), nil
+	return PutMessageOutput{messageOf(m, false)}, nil
 }
 
 // GetMessagesInput is Get Messages.
@@ -349,10 +435,17 @@ type GetMessagesInput struct {
 	Visibility time.Duration
 }
 
+// GetMessagesOutput is the messages Get Messages handed out.
+type GetMessagesOutput struct {
+	// Messages are the dequeued messages, with their text and new
+	// receipts; none when no message is visible.
+	Messages []Message
+}
+
 // GetMessages dequeues up to Count visible messages, each with a new pop
 // receipt, TimeNextVisible = now + Visibility and DequeueCount
 // incremented. See dequeue.go.
-func (s *Service) GetMessages(ctx context.Context, in GetMessagesInput) ([]Message, error) {
+func (s *Service) GetMessages(ctx context.Context, in GetMessagesInput) (GetMessagesOutput, error) {
 	loadKey := in.Account + "/" + in.Name
 	slot, shared := s.load.acquire(loadKey)
 	defer s.load.release(loadKey, slot)
@@ -372,15 +465,29 @@ func (s *Service) GetMessages(ctx context.Context, in GetMessagesInput) ([]Messa
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return GetMessagesOutput{}, err
 	}
-	return messagesOf(got), nil
+	return GetMessagesOutput{messagesOf(got)}, nil
 }
 
-// PeekMessages returns up to count visible messages without changing
+// PeekMessagesInput is Peek Messages.
+type PeekMessagesInput struct {
+	QueueID
+	// Count is 1–32.
+	Count int
+}
+
+// PeekMessagesOutput is the messages Peek Messages saw.
+type PeekMessagesOutput struct {
+	// Messages are visible messages with their text, without receipts.
+	Messages []Message
+}
+
+// PeekMessages returns up to Count visible messages without changing
 // anything (Peek Messages,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/peek-messages).
-func (s *Service) PeekMessages(ctx context.Context, id QueueID, count int) ([]Message, error) {
+func (s *Service) PeekMessages(ctx context.Context, in PeekMessagesInput) (PeekMessagesOutput, error) {
+	id, count := in.QueueID, in.Count
 	tt := s.txTime()
 	var got []*message
 	err := s.store.View(ctx, func(tx kv.Tx) error {
@@ -392,9 +499,9 @@ func (s *Service) PeekMessages(ctx context.Context, id QueueID, count int) ([]Me
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return PeekMessagesOutput{}, err
 	}
-	return messagesOf(got), nil
+	return PeekMessagesOutput{messagesOf(got)}, nil
 }
 
 // MessageRef names one message and the pop receipt that claims it.
@@ -447,18 +554,34 @@ func loadForReceipt(tx kv.Tx, ref MessageRef, now int64) (*queueRec, *message, e
 	return q, m, nil
 }
 
+// DeleteMessageInput is Delete Message.
+type DeleteMessageInput struct {
+	MessageRef
+}
+
+// DeleteMessageOutput is the outcome of Delete Message (nothing beyond
+// success).
+type DeleteMessageOutput struct{}
+
 // DeleteMessage deletes the message its latest receipt names. A receipt
 // stays valid after the visibility timeout passes until a newer one is
 // issued (Azure/azure-storage-net#285).
-func (s *Service) DeleteMessage(ctx context.Context, ref MessageRef) error {
+func (s *Service) DeleteMessage(ctx context.Context, in DeleteMessageInput) (DeleteMessageOutput, error) {
+	ref := in.MessageRef
 	tt := s.txTime()
-	return s.store.Update(ctx, func(tx kv.Tx) error {
+	return DeleteMessageOutput{}, s.store.Update(ctx, func(tx kv.Tx) error {
 		q, m, err := loadForReceipt(tx, ref, tt.now())
 		if err != nil {
 			return err
 		}
 		return removeMessage(tx, ref.Account, ref.Name, q.Inc, m)
 	})
+}
+
+// UpdateMessageOutput is the updated message: its new pop receipt and
+// time next visible (DequeueCount and Text are not reported).
+type UpdateMessageOutput struct {
+	Message
 }
 
 // UpdateMessageInput is Update Message.
@@ -478,7 +601,7 @@ type UpdateMessageInput struct {
 // of the latest receipt may update (Update Message,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/update-message;
 // a maintainer's explanation in Azure/azure-storage-python#300).
-func (s *Service) UpdateMessage(ctx context.Context, in UpdateMessageInput) (Message, error) {
+func (s *Service) UpdateMessage(ctx context.Context, in UpdateMessageInput) (UpdateMessageOutput, error) {
 	tt := s.txTime()
 	var updated *message
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
@@ -505,16 +628,26 @@ func (s *Service) UpdateMessage(ctx context.Context, in UpdateMessageInput) (Mes
 		return writeMessage(tx, in.Account, in.Name, q.Inc, m)
 	})
 	if err != nil {
-		return Message{}, err
+		return UpdateMessageOutput{}, err
 	}
-	return messageOf(updated, false), nil
+	return UpdateMessageOutput{messageOf(updated, false)}, nil
 }
+
+// ClearMessagesInput is Clear Messages.
+type ClearMessagesInput struct {
+	QueueID
+}
+
+// ClearMessagesOutput is the outcome of Clear Messages (nothing beyond
+// success).
+type ClearMessagesOutput struct{}
 
 // ClearMessages gives the queue a new incarnation, so every message
 // disappears in one atomic write, then purges the old incarnation's keys
 // (Clear Messages,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/clear-messages).
-func (s *Service) ClearMessages(ctx context.Context, id QueueID) error {
+func (s *Service) ClearMessages(ctx context.Context, in ClearMessagesInput) (ClearMessagesOutput, error) {
+	id := in.QueueID
 	inc := newIncarnation()
 	var old string
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
@@ -530,29 +663,80 @@ func (s *Service) ClearMessages(ctx context.Context, id QueueID) error {
 		return tx.Put(graveKey(id.Account, id.Name, old), nil)
 	})
 	if err != nil {
-		return err
+		return ClearMessagesOutput{}, err
 	}
 	s.purgeNow(ctx, id, old)
-	return nil
+	return ClearMessagesOutput{}, nil
+}
+
+// GetServicePropertiesInput is Get Queue Service Properties.
+type GetServicePropertiesInput struct {
+	Account string
+}
+
+// GetServicePropertiesOutput is the account's Queue service properties.
+type GetServicePropertiesOutput struct {
+	Properties svcprops.Properties
 }
 
 // GetServiceProperties returns the account's Queue service properties
 // (Get Queue Service Properties,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-service-properties).
-func (s *Service) GetServiceProperties(ctx context.Context, account string) (svcprops.Properties, error) {
-	return svcprops.Get(ctx, s.store, servicePropsKey(account), svcprops.Queue)
+func (s *Service) GetServiceProperties(ctx context.Context, in GetServicePropertiesInput) (GetServicePropertiesOutput, error) {
+	p, err := svcprops.Get(ctx, s.store, servicePropsKey(in.Account), svcprops.Queue)
+	return GetServicePropertiesOutput{Properties: p}, err
 }
 
-// SetServiceProperties merges p (parsed with svcprops.Parse) into the
-// account's Queue service properties; last writer wins (Set Queue Service
-// Properties,
+// SetServicePropertiesInput is Set Queue Service Properties.
+type SetServicePropertiesInput struct {
+	Account string
+	// Properties, as svcprops.Parse returns them, are merged into the
+	// stored ones: what the request leaves out is kept.
+	Properties svcprops.Properties
+}
+
+// SetServicePropertiesOutput is the outcome of Set Queue Service
+// Properties (nothing beyond success).
+type SetServicePropertiesOutput struct{}
+
+// SetServiceProperties merges the properties into the account's Queue
+// service properties; last writer wins (Set Queue Service Properties,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-service-properties).
-func (s *Service) SetServiceProperties(ctx context.Context, account string, p svcprops.Properties) error {
-	return svcprops.SetParsed(ctx, s.store, servicePropsKey(account), svcprops.Queue, p)
+func (s *Service) SetServiceProperties(ctx context.Context, in SetServicePropertiesInput) (SetServicePropertiesOutput, error) {
+	return SetServicePropertiesOutput{}, svcprops.SetParsed(ctx, s.store, servicePropsKey(in.Account), svcprops.Queue, in.Properties)
+}
+
+// GetServiceStatsInput is Get Queue Service Stats.
+type GetServiceStatsInput struct {
+	Account string
+}
+
+// GetServiceStatsOutput is the replication status.
+type GetServiceStatsOutput struct {
+	Stats svcprops.Stats
 }
 
 // GetServiceStats: a single-site server is always in sync with itself, so
-// replication is "live" and last synced now.
-func (s *Service) GetServiceStats(ctx context.Context, account string) svcprops.Stats {
-	return svcprops.LiveStats(s.clock.Now())
+// replication is "live" and last synced now (Get Queue Service Stats,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-service-stats).
+func (s *Service) GetServiceStats(ctx context.Context, in GetServiceStatsInput) (GetServiceStatsOutput, error) {
+	return GetServiceStatsOutput{Stats: svcprops.LiveStats(s.clock.Now())}, nil
+}
+
+// GetCORSRulesInput asks for an account's Queue CORS rules.
+type GetCORSRulesInput struct {
+	Account string
+}
+
+// GetCORSRulesOutput is the account's Queue CORS rules.
+type GetCORSRulesOutput struct {
+	Rules []svcprops.CORSRule
+}
+
+// GetCORSRules returns the account's Queue CORS rules, the Cors part of
+// its service properties, from svcprops' short-lived per-account copy
+// (every GET and HEAD of the service needs them).
+func (s *Service) GetCORSRules(ctx context.Context, in GetCORSRulesInput) (GetCORSRulesOutput, error) {
+	rules, err := svcprops.CORSRules(ctx, s.store, servicePropsKey(in.Account), svcprops.Queue)
+	return GetCORSRulesOutput{Rules: rules}, err
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 )
 
 // Keys. Every queue-service key starts with a component beginning with "q",
@@ -134,7 +134,7 @@ type queueRec struct {
 // signedID is a stored access policy; times are kept normalised to the
 // 7-digit ISO form Azure returns (one shape, with its
 // stored and XML forms, for all four services).
-type signedID = server.StoredPolicy
+type signedID = policy.Stored
 
 // loadQueue reads a queue record or returns 404 QueueNotFound.
 func loadQueue(tx kv.Tx, acct, name string) (*queueRec, error) {

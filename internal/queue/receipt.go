@@ -48,8 +48,9 @@ func (r PopReceipt) String() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// parseReceipt decodes a pop receipt; ok is false if s is not one.
-func parseReceipt(s string) (PopReceipt, bool) {
+// ParsePopReceipt decodes a pop receipt as String writes it; ok is false
+// if s is not one.
+func ParsePopReceipt(s string) (PopReceipt, bool) {
 	if base64.RawURLEncoding.DecodedLen(len(s)) != receiptLen {
 		return PopReceipt{}, false
 	}

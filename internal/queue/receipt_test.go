@@ -2,6 +2,7 @@ package queue
 
 import (
 	"encoding/base64"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"math"
 	"strings"
 	"testing"
@@ -24,9 +25,9 @@ func TestReceiptRoundTrip(t *testing.T) {
 			if strings.ContainsAny(s, "+/=") {
 				t.Errorf("receipt %q is not URL-safe", s)
 			}
-			got, ok := parseReceipt(s)
+			got, ok := ParsePopReceipt(s)
 			if !ok || got != r {
-				t.Errorf("parseReceipt(%q) = %v, %v; want %v", s, got, ok, r)
+				t.Errorf("ParsePopReceipt(%q) = %v, %v; want %v", s, got, ok, r)
 			}
 		}
 	}
@@ -63,8 +64,8 @@ func TestReceiptMalformed(t *testing.T) {
 			if tc.in == valid {
 				t.Skip("mutation produced the valid receipt")
 			}
-			if r, ok := parseReceipt(tc.in); ok {
-				t.Errorf("parseReceipt(%q) = %v, accepted", tc.in, r)
+			if r, ok := ParsePopReceipt(tc.in); ok {
+				t.Errorf("ParsePopReceipt(%q) = %v, accepted", tc.in, r)
 			}
 		})
 	}
@@ -112,5 +113,23 @@ func TestCheckReceipt(t *testing.T) {
 			err := checkReceipt(tc.rc, m)
 			wantCode(t, err, tc.code)
 		})
+	}
+}
+
+// wantCode asserts err carries the Azure code (code "" means no error).
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if code == "" {
+		if err != nil {
+			t.Fatalf("unexpected error %v", err)
+		}
+		return
+	}
+	e, ok := azerr.As(err)
+	if !ok || e.Code != code {
+		t.Fatalf("got %v, want %s", err, code)
+	}
+	if e.Status != azerr.Status(code) {
+		t.Fatalf("status %d for %s, catalog says %d", e.Status, code, azerr.Status(code))
 	}
 }

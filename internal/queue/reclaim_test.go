@@ -54,14 +54,14 @@ func TestClearAndDeleteReturnAtOnce(t *testing.T) {
 		}
 	}
 	before, _ := queueKeys(t, store)
-	if err := h.s.ClearMessages(ctx, QueueID{Account: "acct", Name: "cleared"}); err != nil {
+	if _, err := h.s.ClearMessages(ctx, ClearMessagesInput{QueueID{Account: "acct", Name: "cleared"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.s.DeleteQueue(ctx, QueueID{Account: "acct", Name: "deleted"}); err != nil {
+	if _, err := h.s.DeleteQueue(ctx, DeleteQueueInput{QueueID{Account: "acct", Name: "deleted"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := h.s.PeekMessages(ctx, QueueID{Account: "acct", Name: "cleared"}, 32); err != nil || len(got) != 0 {
-		t.Fatalf("Peek after Clear Messages: %d messages, %v", len(got), err)
+	if got, err := h.s.PeekMessages(ctx, PeekMessagesInput{QueueID{Account: "acct", Name: "cleared"}, 32}); err != nil || len(got.Messages) != 0 {
+		t.Fatalf("Peek after Clear Messages: %d messages, %v", len(got.Messages), err)
 	}
 	// The deleted queue's name is being reclaimed.
 	if _, err := h.s.CreateQueue(ctx, CreateQueueInput{QueueID: QueueID{Account: "acct", Name: "deleted"}}); !azerr.Has(err, azerr.QueueBeingDeleted) {

@@ -2,29 +2,30 @@ package queue
 
 import (
 	"context"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
-	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
-// harness drives the service's handlers in-process, without HTTP or
-// authentication, with a fake clock.
+// The domain's own tests: its key layout, index scans and collectors,
+// driven through the typed methods (the REST behaviour is tested in
+// internal/queue/queuerest). net/http is imported for its TimeFormat
+// only; test files do not count against the package's imports.
+
+var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// harness drives the domain methods with a fake clock.
 type harness struct {
 	t     testing.TB
 	s     *Service
@@ -32,11 +33,49 @@ type harness struct {
 	clk   *clock.Fake
 }
 
-var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
-
 func newHarness(t testing.TB, store kv.Store) *harness {
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	return &harness{t: t, s: New(store, clk, quietLog), store: store, clk: clk}
+}
+
+// defaultTTL is the time to live of a message put without messagettl.
+const defaultTTL = 7 * 24 * time.Hour
+
+func (h *harness) id(queue string) QueueID { return QueueID{Account: "acct", Name: queue} }
+
+func (h *harness) create(queue string) {
+	h.t.Helper()
+	if _, err := h.s.CreateQueue(context.Background(), CreateQueueInput{QueueID: h.id(queue)}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// put puts text with the time to live ttl (0: never expires).
+func (h *harness) put(queue, text string, ttl time.Duration) Message {
+	h.t.Helper()
+	out, err := h.s.PutMessage(context.Background(), PutMessageInput{QueueID: h.id(queue), Text: text, TTL: ttl})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out.Message
+}
+
+func (h *harness) get(queue string, n, vt int) []Message {
+	h.t.Helper()
+	out, err := h.s.GetMessages(context.Background(), GetMessagesInput{QueueID: h.id(queue), Count: n, Visibility: time.Duration(vt) * time.Second})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out.Messages
+}
+
+func (h *harness) count(queue string) int {
+	h.t.Helper()
+	out, err := h.s.GetQueueProperties(context.Background(), GetQueuePropertiesInput{QueueID: h.id(queue)})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return int(out.ApproximateMessageCount)
 }
 
 func boltStore(t testing.TB) kv.Store {
@@ -46,84 +85,6 @@ func boltStore(t testing.TB) kv.Store {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-type resp struct {
-	status int
-	code   string
-	header http.Header
-	body   string
-}
-
-// do sends one request; path is relative to the account ("/qq1/messages?...").
-func (h *harness) do(method, path, body string, headers ...string) resp {
-	hr := httptest.NewRequest(method, "http://127.0.0.1:10001/acct"+path, strings.NewReader(body))
-	for i := 0; i+1 < len(headers); i += 2 {
-		hr.Header.Set(headers[i], headers[i+1])
-	}
-	rec := httptest.NewRecorder()
-	sr := &server.Request{Request: hr, Account: "acct", Authenticated: true, Now: h.clk.Now(), Version: "2024-08-04", ID: "test"}
-	if err := h.s.ServeAzure(rec, sr); err != nil {
-		server.WriteXMLError(rec, hr, server.ToAzure(context.Background(), quietLog, err))
-	}
-	return resp{status: rec.Code, code: rec.Header().Get("x-ms-error-code"), header: rec.Header(), body: rec.Body.String()}
-}
-
-func (h *harness) must(r resp, status int) resp {
-	h.t.Helper()
-	if r.status != status {
-		h.t.Fatalf("status %d %s, want %d: %s", r.status, r.code, status, r.body)
-	}
-	return r
-}
-
-func (h *harness) want(r resp, status int, code string) {
-	h.t.Helper()
-	if r.status != status || r.code != code {
-		h.t.Fatalf("got %d %s, want %d %s: %s", r.status, r.code, status, code, r.body)
-	}
-}
-
-type gotMessage struct {
-	ID         string `xml:"MessageId"`
-	Receipt    string `xml:"PopReceipt"`
-	Text       string `xml:"MessageText"`
-	Dequeues   int    `xml:"DequeueCount"`
-	NextVis    string `xml:"TimeNextVisible"`
-	Expiration string `xml:"ExpirationTime"`
-}
-
-func messages(t testing.TB, r resp) []gotMessage {
-	t.Helper()
-	var l struct {
-		Items []gotMessage `xml:"QueueMessage"`
-	}
-	if err := xml.Unmarshal([]byte(r.body), &l); err != nil {
-		t.Fatalf("decoding %q: %v", r.body, err)
-	}
-	return l.Items
-}
-
-func (h *harness) put(queue, text string, query string) gotMessage {
-	h.t.Helper()
-	r := h.must(h.do(http.MethodPost, "/"+queue+"/messages?"+query, string(buildMessageXML(text))), http.StatusCreated)
-	return messages(h.t, r)[0]
-}
-
-func (h *harness) get(queue string, n, vt int) []gotMessage {
-	h.t.Helper()
-	r := h.must(h.do(http.MethodGet, fmt.Sprintf("/%s/messages?numofmessages=%d&visibilitytimeout=%d", queue, n, vt), ""), http.StatusOK)
-	return messages(h.t, r)
-}
-
-func (h *harness) count(queue string) int {
-	h.t.Helper()
-	r := h.must(h.do(http.MethodGet, "/"+queue+"?comp=metadata", ""), http.StatusOK)
-	n, err := strconv.Atoi(r.header.Get("x-ms-approximate-messages-count"))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return n
 }
 
 // keys counts the store keys under a namespace ("qm", "qv", "qg").
@@ -137,142 +98,6 @@ func keys(t testing.TB, store kv.Store, ns string) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// TestDeterministicUpdates runs every operation against a store that runs
-// each Update fn twice on the same state and compares the outcomes.
-func TestDeterministicUpdates(t *testing.T) {
-	store := newReplayStore()
-	h := newHarness(t, store)
-	h.must(h.do(http.MethodPut, "/qq1", "", "x-ms-meta-a", "1"), http.StatusCreated)
-	h.must(h.do(http.MethodPut, "/qq1", "", "x-ms-meta-a", "1"), http.StatusNoContent)
-	h.want(h.do(http.MethodPut, "/qq1", "", "x-ms-meta-a", "2"), http.StatusConflict, "QueueAlreadyExists")
-	for i := range 10 {
-		h.put("qq1", fmt.Sprint("m", i), "messagettl=60")
-	}
-	got := h.get("qq1", 4, 30)
-	r := h.must(h.do(http.MethodPut, "/qq1/messages/"+got[0].ID+"?visibilitytimeout=5&popreceipt="+got[0].Receipt, string(buildMessageXML("new"))), http.StatusNoContent)
-	h.must(h.do(http.MethodDelete, "/qq1/messages/"+got[0].ID+"?popreceipt="+r.header.Get("x-ms-popreceipt"), ""), http.StatusNoContent)
-	h.want(h.do(http.MethodDelete, "/qq1/messages/"+got[1].ID+"?popreceipt="+got[0].Receipt, ""), http.StatusBadRequest, "PopReceiptMismatch")
-	h.must(h.do(http.MethodPut, "/qq1?comp=metadata", "", "x-ms-meta-b", "2"), http.StatusNoContent)
-	h.must(h.do(http.MethodPut, "/qq1?comp=acl", `<SignedIdentifiers><SignedIdentifier><Id>p</Id><AccessPolicy><Permission>raup</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>`), http.StatusNoContent)
-	h.must(h.do(http.MethodPut, "/?restype=service&comp=properties", `<StorageServiceProperties><Cors/></StorageServiceProperties>`), http.StatusAccepted)
-	h.clk.Advance(61 * time.Second)
-	if got := h.get("qq1", 32, 30); len(got) != 0 {
-		t.Errorf("expired messages returned: %v", got)
-	}
-	h.put("qq1", "late", "")
-	h.must(h.do(http.MethodDelete, "/qq1/messages", ""), http.StatusNoContent)
-	h.must(h.do(http.MethodDelete, "/qq1", ""), http.StatusNoContent)
-	if _, err := h.s.CollectGarbage(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if d := store.divergences(); len(d) > 0 {
-		t.Fatalf("non-deterministic Update fns: %v", d)
-	}
-	if store.updates < 20 {
-		t.Fatalf("only %d updates ran", store.updates)
-	}
-	for _, ns := range []string{"q", "qm", "qv", "qg"} {
-		if n := keys(t, store, ns); n != 0 {
-			t.Errorf("%d %s keys left after delete", n, ns)
-		}
-	}
-}
-
-// TestCompetingConsumers: many goroutines dequeue and delete from one
-// queue on the bolt backend, through two Service values sharing the store
-// (two front ends, whose in-memory slot hints know nothing of each
-// other); every message is delivered exactly once (the clock stands
-// still, so no visibility window ever ends) and none is lost.
-func TestCompetingConsumers(t *testing.T) {
-	competingConsumers(t, boltStore(t), 3000, 8, 32)
-}
-
-// competingConsumers runs producers and consumers on one queue of store
-// and checks exactly-once delivery.
-func competingConsumers(t *testing.T, store kv.Store, total, producers, consumers int) {
-	h := newHarness(t, store)
-	h2 := &harness{t: t, s: New(store, h.clk, quietLog), store: store, clk: h.clk}
-	h.must(h.do(http.MethodPut, "/race", ""), http.StatusCreated)
-	var wg sync.WaitGroup
-	for p := range producers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := p; i < total; i += producers {
-				r := h.do(http.MethodPost, "/race/messages", string(buildMessageXML(strconv.Itoa(i))))
-				if r.status != http.StatusCreated {
-					t.Errorf("put: %d %s", r.status, r.code)
-					return
-				}
-			}
-		}()
-	}
-	var mu sync.Mutex
-	seen := map[string]int{}
-	done := make(chan struct{})
-	var cwg sync.WaitGroup
-	for c := range consumers {
-		cwg.Add(1)
-		go func() {
-			defer cwg.Done()
-			h := h
-			if c%2 == 1 {
-				h = h2
-			}
-			for {
-				// Stop only on an empty answer to a request sent after the
-				// last put was acknowledged: one sent before may read a
-				// snapshot without it.
-				finished := false
-				select {
-				case <-done:
-					finished = true
-				default:
-				}
-				n := 1 + rand.IntN(32)
-				r := h.do(http.MethodGet, fmt.Sprintf("/race/messages?numofmessages=%d&visibilitytimeout=600", n), "")
-				if r.status != http.StatusOK {
-					t.Errorf("get: %d %s", r.status, r.code)
-					return
-				}
-				ms := messages(t, r)
-				if len(ms) == 0 {
-					if finished {
-						return
-					}
-					continue
-				}
-				for _, m := range ms {
-					if m.Dequeues != 1 {
-						t.Errorf("message %s dequeued %d times", m.Text, m.Dequeues)
-					}
-					mu.Lock()
-					seen[m.Text]++
-					mu.Unlock()
-					d := h.do(http.MethodDelete, "/race/messages/"+m.ID+"?popreceipt="+m.Receipt, "")
-					if d.status != http.StatusNoContent {
-						t.Errorf("delete: %d %s", d.status, d.code)
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(done)
-	cwg.Wait()
-	if len(seen) != total {
-		t.Errorf("%d distinct messages delivered, want %d", len(seen), total)
-	}
-	for text, n := range seen {
-		if n != 1 {
-			t.Errorf("message %s delivered %d times", text, n)
-		}
-	}
-	if n := h.count("race"); n != 0 {
-		t.Errorf("%d messages left", n)
-	}
 }
 
 // TestShardScan: oldest merges the shards into global (visibleAt, seq)
@@ -449,11 +274,11 @@ func TestMessageRecordRoundTrip(t *testing.T) {
 func TestExpiryAndCollectGarbage(t *testing.T) {
 	store := boltStore(t)
 	h := newHarness(t, store)
-	h.must(h.do(http.MethodPut, "/exp", ""), http.StatusCreated)
+	h.create("exp")
 	for i := range 2500 {
-		ttl := "messagettl=10"
+		ttl := 10 * time.Second
 		if i%5 == 0 {
-			ttl = "messagettl=-1"
+			ttl = 0 // messagettl=-1
 		}
 		h.put("exp", strconv.Itoa(i), ttl)
 	}
@@ -472,15 +297,15 @@ func TestExpiryAndCollectGarbage(t *testing.T) {
 		t.Fatalf("%d records left, want 500", k)
 	}
 	got := h.get("exp", 32, 30)
-	if len(got) != 32 || got[0].Expiration != "Fri, 31 Dec 9999 23:59:59 GMT" {
+	if len(got) != 32 || got[0].ExpirationTime.Format(http.TimeFormat) != "Fri, 31 Dec 9999 23:59:59 GMT" {
 		t.Fatalf("got %d messages, first %+v", len(got), got[0])
 	}
 
 	// A purge that could not run (the client went away) is left in the
 	// graveyard and finished by the collector.
-	h.must(h.do(http.MethodPut, "/gone", ""), http.StatusCreated)
+	h.create("gone")
 	for i := range 1500 {
-		h.put("gone", strconv.Itoa(i), "")
+		h.put("gone", strconv.Itoa(i), defaultTTL)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -522,81 +347,18 @@ func TestExpiryAndCollectGarbage(t *testing.T) {
 	}
 }
 
-// TestDeleteAndClearAreImmediate: Clear Messages and Delete Queue hide
-// every message at once and leave no keys behind; a queue recreated under
-// the same name starts empty.
-func TestDeleteAndClearAreImmediate(t *testing.T) {
-	store := boltStore(t)
-	h := newHarness(t, store)
-	h.must(h.do(http.MethodPut, "/clr", ""), http.StatusCreated)
-	var first gotMessage
-	for i := range 2200 {
-		m := h.put("clr", strconv.Itoa(i), "")
-		if i == 0 {
-			first = m
-		}
-	}
-	h.must(h.do(http.MethodDelete, "/clr/messages", ""), http.StatusNoContent)
-	if n := h.count("clr"); n != 0 {
-		t.Fatalf("count after clear %d", n)
-	}
-	h.want(h.do(http.MethodDelete, "/clr/messages/"+first.ID+"?popreceipt="+first.Receipt, ""), http.StatusNotFound, "MessageNotFound")
-	for _, ns := range []string{"qm", "qv", "qg"} {
-		if k := keys(t, store, ns); k != 0 {
-			t.Errorf("%d %s keys after clear", k, ns)
-		}
-	}
-	h.put("clr", "after", "")
-	h.must(h.do(http.MethodDelete, "/clr", ""), http.StatusNoContent)
-	h.must(h.do(http.MethodPut, "/clr", ""), http.StatusCreated)
-	if n := h.count("clr"); n != 0 {
-		t.Fatalf("recreated queue holds %d messages", n)
-	}
-	for _, ns := range []string{"qm", "qv", "qg"} {
-		if k := keys(t, store, ns); k != 0 {
-			t.Errorf("%d %s keys after delete", k, ns)
-		}
-	}
-}
-
-// TestFIFOWhenAlone: a lone consumer gets messages in insertion order,
-// also within one clock tick.
-func TestFIFOWhenAlone(t *testing.T) {
-	h := newHarness(t, newReplayStore())
-	h.must(h.do(http.MethodPut, "/fifo", ""), http.StatusCreated)
-	for i := range 50 {
-		h.put("fifo", strconv.Itoa(i), "")
-	}
-	next := 0
-	for next < 50 {
-		for _, m := range h.get("fifo", 1+next%7, 30) {
-			if m.Text != strconv.Itoa(next) {
-				t.Fatalf("got %s, want %d", m.Text, next)
-			}
-			next++
-		}
-	}
-}
-
-func TestAnonymousRefused(t *testing.T) {
-	h := newHarness(t, newReplayStore())
-	hr := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/acct?comp=list", nil)
-	err := h.s.ServeAzure(httptest.NewRecorder(), &server.Request{Request: hr, Account: "acct", Now: h.clk.Now()})
-	wantCode(t, err, "NoAuthenticationInformation")
-}
-
 // TestGetSkipsExpired: Get Messages skips and deletes expired messages,
 // at most maxScanPerCall index entries per call, and reaches the live
 // message behind them within a few calls.
 func TestGetSkipsExpired(t *testing.T) {
 	store := boltStore(t)
 	h := newHarness(t, store)
-	h.must(h.do(http.MethodPut, "/skip", ""), http.StatusCreated)
+	h.create("skip")
 	const dead = 3 * maxScanPerCall
 	for i := range dead {
-		h.put("skip", strconv.Itoa(i), "messagettl=1")
+		h.put("skip", strconv.Itoa(i), time.Second)
 	}
-	h.put("skip", "live", "")
+	h.put("skip", "live", defaultTTL)
 	h.clk.Advance(time.Second)
 	records := dead + 1
 	found := false

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 )
 
 // SASRule is what one operation needs from a SAS: the resource level and
@@ -191,7 +192,7 @@ func ApplySASOverrides(h http.Header, eff *auth.SAS) {
 // (id, start, expiry, permission) strings, as the ACLs keep them. load is
 // called when the SAS names a signed identifier, inside the request, so
 // a changed or revoked policy takes effect at once.
-func Policies(load func() ([]StoredPolicy, error)) auth.PolicyLookup {
+func Policies(load func() ([]policy.Stored, error)) auth.PolicyLookup {
 	return func(id string) (auth.AccessPolicy, bool) {
 		ps, err := load()
 		if err != nil {
@@ -220,14 +221,4 @@ func Policies(load func() ([]StoredPolicy, error)) auth.PolicyLookup {
 		}
 		return auth.AccessPolicy{}, false
 	}
-}
-
-// StoredPolicy is one signed identifier of an ACL (a stored access
-// policy), as every service keeps it in its container, queue, table or
-// share record and writes it in Get ACL responses.
-type StoredPolicy struct {
-	ID         string `xml:"Id" json:"id"`
-	Start      string `xml:"AccessPolicy>Start,omitempty" json:"st,omitempty"`
-	Expiry     string `xml:"AccessPolicy>Expiry,omitempty" json:"se,omitempty"`
-	Permission string `xml:"AccessPolicy>Permission,omitempty" json:"sp,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 )
 
 func TestCheckSASRule(t *testing.T) {
@@ -50,8 +51,8 @@ func TestCheckSASRule(t *testing.T) {
 }
 
 func TestPolicies(t *testing.T) {
-	load := func() ([]StoredPolicy, error) {
-		return []StoredPolicy{
+	load := func() ([]policy.Stored, error) {
+		return []policy.Stored{
 			{ID: "a", Start: "2026-01-02T03:04:05.0000000Z", Expiry: "2026-02-02T03:04:05Z", Permission: "rw"},
 			{ID: "b"},
 			{ID: "bad", Expiry: "tomorrow"},
@@ -71,7 +72,7 @@ func TestPolicies(t *testing.T) {
 	if _, ok := look("none"); ok {
 		t.Fatal("a missing policy resolved")
 	}
-	if _, ok := Policies(func() ([]StoredPolicy, error) { return nil, errors.New("x") })("a"); ok {
+	if _, ok := Policies(func() ([]policy.Stored, error) { return nil, errors.New("x") })("a"); ok {
 		t.Fatal("a failed load resolved")
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 	"time"
 
@@ -281,8 +280,13 @@ type Stats struct {
 
 // LiveStats returns the stats document for a request at now.
 func LiveStats(now time.Time) Stats {
-	return Stats{Status: "live", Sync: now.UTC().Format(http.TimeFormat)}
+	return Stats{Status: "live", Sync: now.UTC().Format(rfc1123GMT)}
 }
+
+// rfc1123GMT is net/http's TimeFormat, the RFC 1123 date LastSyncTime is
+// written in; spelled out so the domain packages that keep service
+// properties do not link net/http through this package.
+const rfc1123GMT = "Mon, 02 Jan 2006 15:04:05 GMT"
 
 // CORSRules returns the CORS rules stored under key. Every GET and HEAD
 // of a service needs them (Vary: Origin is sent whenever the service has

@@ -3,31 +3,49 @@ package table
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
 
-// The Table service's domain API. The HTTP handlers (tables.go,
-// entities.go, query.go, batch.go, svcprops.go) parse a request into
-// typed values (names, an EntityWrite with its Condition, an
-// odata.Filter, $top, continuation tokens), call one of these methods
-// and render its typed result as OData JSON or its azerr error. Nothing
-// below this line sees an *http.Request, a header name or a
-// ResponseWriter. Each method runs its checks and writes in kv
-// transactions and takes its time from the service's injected clock.
+// The Table service's domain API. Every operation is one method of the
+// shape (ctx, XxxInput) (XxxOutput, error). The REST front end
+// (internal/table/tablerest) parses a request into typed values (names,
+// an EntityWrite with its Condition, an odata.Filter, $top, continuation
+// tokens), calls one of these methods and renders its typed result as
+// OData JSON or its azerr error. Nothing in this package sees an
+// *http.Request, a header name or a ResponseWriter. Each method runs its
+// checks and writes in kv transactions and takes its time from the
+// service's injected clock.
 
-// CreateTable creates table name (valid: checkTableName). A delete of the
-// same name that is still purging (or was cut short by a crash) is
-// finished first; if another delete intervenes, 409 TableBeingDeleted.
-// The work finishes even when ctx is cancelled, so that a client hanging
-// up never leaves half a table.
-func (s *Service) CreateTable(ctx context.Context, account, name string) error {
+// CreateTableInput is Create Table.
+type CreateTableInput struct {
+	Account string
+	// Name is the table's name as created, valid by Azure's rules (the
+	// front end checks them).
+	Name string
+}
+
+// CreateTableOutput is the outcome of Create Table (nothing beyond
+// success).
+type CreateTableOutput struct{}
+
+// CreateTable creates the table. A delete of the same name that is still
+// purging (or was cut short by a crash) is finished first; if another
+// delete intervenes, 409 TableBeingDeleted. The work finishes even when
+// ctx is cancelled, so that a client hanging up never leaves half a
+// table.
+func (s *Service) CreateTable(ctx context.Context, in CreateTableInput) (CreateTableOutput, error) {
+	return CreateTableOutput{}, s.createTable(ctx, in.Account, in.Name)
+}
+
+func (s *Service) createTable(ctx context.Context, account, name string) error {
 	ctx = context.WithoutCancel(ctx)
 	now := s.clock.Now()
 	for attempt := 0; ; attempt++ {
@@ -79,13 +97,27 @@ func (s *Service) CreateTable(ctx context.Context, account, name string) error {
 	}
 }
 
-// DeleteTable deletes table name. The table disappears at once (its
+// DeleteTableInput is Delete Table.
+type DeleteTableInput struct {
+	Account string
+	Name    string
+}
+
+// DeleteTableOutput is the outcome of Delete Table (nothing beyond
+// success).
+type DeleteTableOutput struct{}
+
+// DeleteTable deletes the table. The table disappears at once (its
 // record is marked deleting in one transaction); its entities are then
 // removed in bounded transactions by the background reclaimer
 // (SetReclaimer, as the server runs; Create Table of the name answers 409
 // TableBeingDeleted meanwhile), or without one in chunks before
 // DeleteTable returns, even when ctx is cancelled.
-func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
+func (s *Service) DeleteTable(ctx context.Context, in DeleteTableInput) (DeleteTableOutput, error) {
+	return DeleteTableOutput{}, s.deleteTable(ctx, in.Account, in.Name)
+}
+
+func (s *Service) deleteTable(ctx context.Context, account, name string) error {
 	var gen uint64
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		t, err := loadTable(tx, account, name)
@@ -130,9 +162,24 @@ func (s *Service) DeleteTable(ctx context.Context, account, name string) error {
 	return s.purge(context.WithoutCancel(ctx), account, name, gen)
 }
 
-// GetTable returns the name of table name as created (table names are
-// case-insensitive); 404 ResourceNotFound when there is no such table.
-func (s *Service) GetTable(ctx context.Context, account, name string) (string, error) {
+// GetTableInput is Query Tables addressed to one table.
+type GetTableInput struct {
+	Account string
+	// Name is the table's name in any case (table names are
+	// case-insensitive).
+	Name string
+}
+
+// GetTableOutput is the table found.
+type GetTableOutput struct {
+	// Name is the table's name as created.
+	Name string
+}
+
+// GetTable returns the name of the table as created; 404
+// ResourceNotFound when there is no such table.
+func (s *Service) GetTable(ctx context.Context, in GetTableInput) (GetTableOutput, error) {
+	account, name := in.Account, in.Name
 	var stored string
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		t, err := loadTable(tx, account, name)
@@ -145,7 +192,7 @@ func (s *Service) GetTable(ctx context.Context, account, name string) (string, e
 		stored = t.Name
 		return nil
 	})
-	return stored, err
+	return GetTableOutput{Name: stored}, err
 }
 
 // QueryTablesInput is Query Tables.
@@ -153,7 +200,8 @@ type QueryTablesInput struct {
 	Account string
 	// Filter, when not nil, selects tables by TableName.
 	Filter *odata.Filter
-	// Top is the page size, 1–maxPageSize.
+	// Top is the page size, at least 1 (the front end allows up to
+	// 1,000).
 	Top int
 	// From, when HasFrom, is the decoded NextTableName of the previous
 	// page: the listing resumes at that name.
@@ -217,44 +265,72 @@ func (s *Service) QueryTables(ctx context.Context, in QueryTablesInput) (QueryTa
 	return out, err
 }
 
-// GetTableACL returns the table's stored access policies.
-func (s *Service) GetTableACL(ctx context.Context, account, table string) ([]server.StoredPolicy, error) {
-	var acl []server.StoredPolicy
+// GetTableACLInput is Get Table ACL.
+type GetTableACLInput struct {
+	Account string
+	Table   string
+}
+
+// GetTableACLOutput is the table's ACL.
+type GetTableACLOutput struct {
+	// Policies are the stored access policies, in the order set.
+	Policies []policy.Stored
+}
+
+// GetTableACL returns the table's stored access policies; 404
+// TableNotFound when there is no such table.
+func (s *Service) GetTableACL(ctx context.Context, in GetTableACLInput) (GetTableACLOutput, error) {
+	var out GetTableACLOutput
 	err := s.store.View(ctx, func(tx kv.Tx) error {
-		t, err := activeTable(tx, account, table)
+		t, err := activeTable(tx, in.Account, in.Table)
 		if err != nil {
 			return err
 		}
-		acl = t.ACL
+		out.Policies = t.ACL
 		return nil
 	})
-	return acl, err
+	return out, err
 }
 
-// SetTableACL replaces the table's stored access policies (validated by
-// the caller: parseTableACL); last writer wins.
-func (s *Service) SetTableACL(ctx context.Context, account, table string, acl []server.StoredPolicy) error {
-	return s.store.Update(ctx, func(tx kv.Tx) error {
-		t, err := activeTable(tx, account, table)
+// SetTableACLInput is Set Table ACL.
+type SetTableACLInput struct {
+	Account string
+	Table   string
+	// Policies replace the stored access policies whole; the caller has
+	// validated them (at most five, ids of 1–64 characters, ISO 8601
+	// times, permissions from "raud").
+	Policies []policy.Stored
+}
+
+// SetTableACLOutput is the outcome of Set Table ACL (nothing beyond
+// success).
+type SetTableACLOutput struct{}
+
+// SetTableACL replaces the table's stored access policies; last writer
+// wins.
+func (s *Service) SetTableACL(ctx context.Context, in SetTableACLInput) (SetTableACLOutput, error) {
+	return SetTableACLOutput{}, s.store.Update(ctx, func(tx kv.Tx) error {
+		t, err := activeTable(tx, in.Account, in.Table)
 		if err != nil {
 			return err
 		}
-		t.ACL = acl
-		return putTable(tx, account, t)
+		t.ACL = in.Policies
+		return putTable(tx, in.Account, t)
 	})
 }
 
-// opKind is an entity write.
-type opKind int
+// OpKind is the kind of an entity write.
+type OpKind int
 
+// The entity writes.
 const (
-	opInsert  opKind = iota // Insert Entity
-	opReplace               // Update Entity, or Insert Or Replace without If-Match
-	opMerge                 // Merge Entity, or Insert Or Merge without If-Match
-	opDelete                // Delete Entity
+	OpInsert  OpKind = iota // Insert Entity
+	OpReplace               // Update Entity, or Insert Or Replace without If-Match
+	OpMerge                 // Merge Entity, or Insert Or Merge without If-Match
+	OpDelete                // Delete Entity
 )
 
-// Condition is an entity write's If-Match, parsed (parseIfMatch).
+// Condition is an entity write's If-Match, parsed by the front end.
 type Condition struct {
 	// Set is true when an If-Match was given. Delete requires one;
 	// without one, a replace or merge inserts the entity when it is
@@ -262,7 +338,7 @@ type Condition struct {
 	Set bool
 	// Any is If-Match: *, any existing entity.
 	Any bool
-	// ETag is the timestamp the entity must carry: the ETag's, or noETag,
+	// ETag is the timestamp the entity must carry: the ETag's, or NoETag,
 	// which no entity has.
 	ETag int64
 }
@@ -271,7 +347,7 @@ type Condition struct {
 // part: the typed input of WriteEntity and WriteBatch. It is immutable
 // once built, so a transaction that runs it again gets the same result.
 type EntityWrite struct {
-	Kind         opKind
+	Kind         OpKind
 	Table        string
 	PartitionKey string
 	RowKey       string
@@ -280,8 +356,9 @@ type EntityWrite struct {
 	If    Condition
 }
 
-// noETag is the timestamp of a weak ETag no entity has.
-const noETag = -1
+// NoETag is the timestamp of a weak ETag no entity has: a Condition
+// with it fails on every entity.
+const NoETag = -1
 
 // load reads the entity the operation addresses (nil when absent).
 func (o *EntityWrite) load(tx kv.Tx, acct string) (*Entity, error) {
@@ -292,7 +369,7 @@ func (o *EntityWrite) load(tx kv.Tx, acct string) (*Entity, error) {
 // timestamp ts. It returns the stored entity (nil after a delete).
 func (o *EntityWrite) apply(tx kv.Tx, acct string, old *Entity, ts int64) (*Entity, error) {
 	key := entityKey(acct, o.Table, o.PartitionKey, o.RowKey)
-	if o.Kind == opInsert {
+	if o.Kind == OpInsert {
 		if old != nil {
 			return nil, azerr.New(azerr.EntityAlreadyExists)
 		}
@@ -304,7 +381,7 @@ func (o *EntityWrite) apply(tx kv.Tx, acct string, old *Entity, ts int64) (*Enti
 			return nil, azerr.New(azerr.UpdateConditionNotSatisfied)
 		}
 	}
-	if o.Kind == opDelete {
+	if o.Kind == OpDelete {
 		if old == nil {
 			return nil, azerr.New(azerr.ResourceNotFound)
 		}
@@ -314,7 +391,7 @@ func (o *EntityWrite) apply(tx kv.Tx, acct string, old *Entity, ts int64) (*Enti
 		return nil, tx.Delete(key)
 	}
 	e := &Entity{pk: o.PartitionKey, rk: o.RowKey, ts: ts}
-	if o.Kind == opMerge && old != nil {
+	if o.Kind == OpMerge && old != nil {
 		e.props = mergeProps(old.props, o.Props)
 		if err := checkEntity(e); err != nil {
 			return nil, err
@@ -360,7 +437,7 @@ func mergeProps(old, upd []Property) []Property {
 // (and than the partition's high-water mark) covers them all. It fills
 // olds and results (len(ops) each; results[i] is nil after a delete) and
 // returns the timestamp. An operation refused with an azerr error fails
-// as *opError naming its index.
+// as *OpError naming its index.
 func applyWrites(tx kv.Tx, acct string, t *tableRecord, ops []*EntityWrite, now time.Time, olds, results []*Entity) (int64, error) {
 	after := int64(0)
 	for i, o := range ops {
@@ -379,7 +456,7 @@ func applyWrites(tx kv.Tx, acct string, t *tableRecord, ops []*EntityWrite, now 
 		e, err := o.apply(tx, acct, olds[i], ts)
 		if err != nil {
 			if _, ok := azerr.As(err); ok {
-				return 0, &opError{i, err}
+				return 0, &OpError{Index: i, Err: err}
 			}
 			return 0, err
 		}
@@ -388,11 +465,29 @@ func applyWrites(tx kv.Tx, acct string, t *tableRecord, ops []*EntityWrite, now 
 	return ts, nil
 }
 
-// WriteEntity applies one entity write (Insert, Update, Merge, Delete
-// Entity, Insert Or Replace, Insert Or Merge) in its own transaction. It
-// returns the stored entity (nil after a delete) and its timestamp, which
-// is also its ETag.
-func (s *Service) WriteEntity(ctx context.Context, account string, o *EntityWrite) (*Entity, int64, error) {
+// WriteEntityInput is one entity write: Insert, Update, Merge or Delete
+// Entity, Insert Or Replace or Insert Or Merge Entity.
+type WriteEntityInput struct {
+	Account string
+	Write   *EntityWrite
+}
+
+// WriteEntityOutput is the outcome of an entity write.
+type WriteEntityOutput struct {
+	// Entity is the stored entity, nil after a delete.
+	Entity *Entity
+	// Timestamp is the write's timestamp in ticks, which is also the
+	// entity's ETag.
+	Timestamp int64
+}
+
+// WriteEntity applies one entity write in its own transaction.
+func (s *Service) WriteEntity(ctx context.Context, in WriteEntityInput) (WriteEntityOutput, error) {
+	e, ts, err := s.writeEntity(ctx, in.Account, in.Write)
+	return WriteEntityOutput{Entity: e, Timestamp: ts}, err
+}
+
+func (s *Service) writeEntity(ctx context.Context, account string, o *EntityWrite) (*Entity, int64, error) {
 	now := s.clock.Now()
 	var res [1]*Entity
 	var ts int64
@@ -410,19 +505,38 @@ func (s *Service) WriteEntity(ctx context.Context, account string, o *EntityWrit
 		ts, err = applyWrites(tx, account, t, []*EntityWrite{o}, now, olds[:], res[:])
 		return err
 	})
-	if oe, ok := err.(*opError); ok {
-		err = oe.err
+	if oe, ok := err.(*OpError); ok {
+		err = oe.Err
 	}
 	return res[0], ts, err
 }
 
+// WriteBatchInput is the writes of an entity group transaction. They
+// address one table and one partition, each row at most once (the front
+// end checks).
+type WriteBatchInput struct {
+	Account string
+	Writes  []*EntityWrite
+}
+
+// WriteBatchOutput is the outcome of an entity group transaction.
+type WriteBatchOutput struct {
+	// Entities are the stored entities, one per write (nil for a
+	// delete).
+	Entities []*Entity
+	// Timestamp is the timestamp, and ETag, every written entity shares.
+	Timestamp int64
+}
+
 // WriteBatch applies the writes of an entity group transaction in one
-// transaction: all of them or none. The writes address one table and one
-// partition, each row at most once (batchOps checks). A failure that
-// belongs to one write is *opError naming its index (a missing table
-// names the first). It returns the stored entities (nil for deletes) and
-// the timestamp they share.
-func (s *Service) WriteBatch(ctx context.Context, account string, ops []*EntityWrite) ([]*Entity, int64, error) {
+// transaction: all of them or none. A failure that belongs to one write
+// is *OpError naming its index (a missing table names the first).
+func (s *Service) WriteBatch(ctx context.Context, in WriteBatchInput) (WriteBatchOutput, error) {
+	es, ts, err := s.writeBatch(ctx, in.Account, in.Writes)
+	return WriteBatchOutput{Entities: es, Timestamp: ts}, err
+}
+
+func (s *Service) writeBatch(ctx context.Context, account string, ops []*EntityWrite) ([]*Entity, int64, error) {
 	now := s.clock.Now()
 	results := make([]*Entity, len(ops))
 	olds := make([]*Entity, len(ops))
@@ -430,7 +544,7 @@ func (s *Service) WriteBatch(ctx context.Context, account string, ops []*EntityW
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		t, err := activeTable(tx, account, ops[0].Table)
 		if err != nil {
-			return &opError{0, err}
+			return &OpError{Index: 0, Err: err}
 		}
 		ts, err = applyWrites(tx, account, t, ops, now, olds, results)
 		return err
@@ -449,9 +563,26 @@ type EntityKey struct {
 	RowKey       string
 }
 
+// GetEntityInput is Query Entities addressed to one entity.
+type GetEntityInput struct {
+	EntityKey
+	// Filter, when not nil, must match the entity.
+	Filter *odata.Filter
+}
+
+// GetEntityOutput is the entity read.
+type GetEntityOutput struct {
+	Entity *Entity
+}
+
 // GetEntity reads one entity. A missing entity, or one the filter (when
 // not nil) does not match, is 404 ResourceNotFound.
-func (s *Service) GetEntity(ctx context.Context, k EntityKey, filter *odata.Filter) (*Entity, error) {
+func (s *Service) GetEntity(ctx context.Context, in GetEntityInput) (GetEntityOutput, error) {
+	e, err := s.getEntity(ctx, in.EntityKey, in.Filter)
+	return GetEntityOutput{Entity: e}, err
+}
+
+func (s *Service) getEntity(ctx context.Context, k EntityKey, filter *odata.Filter) (*Entity, error) {
 	var e *Entity
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		// Table and entity in one round trip on PostgreSQL.
@@ -488,7 +619,8 @@ type QueryEntitiesInput struct {
 	// Filter, when not nil, selects the entities; it also narrows the
 	// scan to the key ranges it allows.
 	Filter *odata.Filter
-	// Top is the page size, 1–maxPageSize.
+	// Top is the page size, at least 1 (the front end allows up to
+	// 1,000).
 	Top int
 	// From, when not nil, resumes a query at a continuation.
 	From *Continuation
@@ -580,24 +712,87 @@ func (s *Service) QueryEntities(ctx context.Context, in QueryEntitiesInput) (Que
 	return out, nil
 }
 
+// GetServicePropertiesInput is Get Table Service Properties.
+type GetServicePropertiesInput struct {
+	Account string
+}
+
+// GetServicePropertiesOutput is the account's Table service properties.
+type GetServicePropertiesOutput struct {
+	Properties svcprops.Properties
+}
+
 // GetServiceProperties returns the account's Table service properties
 // (Get Table Service Properties,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/get-table-service-properties).
-func (s *Service) GetServiceProperties(ctx context.Context, account string) (svcprops.Properties, error) {
-	return svcprops.Get(ctx, s.store, svcPropsKey(account), svcprops.Table)
+func (s *Service) GetServiceProperties(ctx context.Context, in GetServicePropertiesInput) (GetServicePropertiesOutput, error) {
+	p, err := svcprops.Get(ctx, s.store, svcPropsKey(in.Account), svcprops.Table)
+	return GetServicePropertiesOutput{Properties: p}, err
 }
 
-// SetServiceProperties merges p (parsed with svcprops.Parse) into the
-// account's Table service properties; last writer wins (Set Table Service
-// Properties,
+// SetServicePropertiesInput is Set Table Service Properties.
+type SetServicePropertiesInput struct {
+	Account string
+	// Properties, as svcprops.Parse returns them, are merged into the
+	// stored ones: what the request leaves out is kept.
+	Properties svcprops.Properties
+}
+
+// SetServicePropertiesOutput is the outcome of Set Table Service
+// Properties (nothing beyond success).
+type SetServicePropertiesOutput struct{}
+
+// SetServiceProperties merges the properties into the account's Table
+// service properties; last writer wins (Set Table Service Properties,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/set-table-service-properties).
-func (s *Service) SetServiceProperties(ctx context.Context, account string, p svcprops.Properties) error {
-	return svcprops.SetParsed(ctx, s.store, svcPropsKey(account), svcprops.Table, p)
+func (s *Service) SetServiceProperties(ctx context.Context, in SetServicePropertiesInput) (SetServicePropertiesOutput, error) {
+	return SetServicePropertiesOutput{}, svcprops.SetParsed(ctx, s.store, svcPropsKey(in.Account), svcprops.Table, in.Properties)
+}
+
+// GetServiceStatsInput is Get Table Service Stats.
+type GetServiceStatsInput struct {
+	Account string
+}
+
+// GetServiceStatsOutput is the replication status.
+type GetServiceStatsOutput struct {
+	Stats svcprops.Stats
 }
 
 // GetServiceStats: a single-site server is always in sync with itself, so
 // replication is "live" and last synced now (Get Table Service Stats,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/get-table-service-stats).
-func (s *Service) GetServiceStats(ctx context.Context, account string) svcprops.Stats {
-	return svcprops.LiveStats(s.clock.Now())
+func (s *Service) GetServiceStats(ctx context.Context, in GetServiceStatsInput) (GetServiceStatsOutput, error) {
+	return GetServiceStatsOutput{Stats: svcprops.LiveStats(s.clock.Now())}, nil
 }
+
+// GetCORSRulesInput asks for an account's Table CORS rules.
+type GetCORSRulesInput struct {
+	Account string
+}
+
+// GetCORSRulesOutput is the account's Table CORS rules.
+type GetCORSRulesOutput struct {
+	Rules []svcprops.CORSRule
+}
+
+// GetCORSRules returns the account's Table CORS rules, the Cors part of
+// its service properties, from svcprops' short-lived per-account copy
+// (every GET and HEAD of the service needs them).
+func (s *Service) GetCORSRules(ctx context.Context, in GetCORSRulesInput) (GetCORSRulesOutput, error) {
+	rules, err := svcprops.CORSRules(ctx, s.store, svcPropsKey(in.Account), svcprops.Table)
+	return GetCORSRulesOutput{Rules: rules}, err
+}
+
+// OpError is the failure of one write of an entity group transaction:
+// Index is the write's position in the batch (WriteBatch), Err its azerr
+// error. The front end reports it as the failed part of the changeset.
+type OpError struct {
+	Index int
+	Err   error
+}
+
+func (e *OpError) Error() string { return strconv.Itoa(e.Index) + ":" + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *OpError) Unwrap() error { return e.Err }

@@ -2,20 +2,17 @@ package table
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
 
@@ -85,7 +82,7 @@ type tableRecord struct {
 
 // signedID is a stored access policy (one shape, with its
 // stored and XML forms, for all four services).
-type signedID = server.StoredPolicy
+type signedID = policy.Stored
 
 // Stored table record, version 1: 0x01, state byte, uvarint Gen, Floor
 // int64 BE, Created unix nanoseconds int64 BE, uvarint len(Name), Name,
@@ -237,49 +234,22 @@ func retire(tx kv.Tx, acct, table, pk string, ts int64) error {
 	return tx.Put(hwmKey(acct, table, pk), b[:])
 }
 
-// formatETag renders an entity timestamp as the Table ETag
-// W/"datetime'2024-05-01T10%3A00%3A00.1234567Z'".
-func formatETag(ts int64) string {
-	// Every entity written or read gets one: appended in one buffer
-	// rather than formatted, replaced and concatenated (1.8% of the
-	// server's CPU in the table benchmark).
-	var tb [32]byte
-	t := odata.FromTicks(ts).AppendFormat(tb[:0], odata.DateTimeLayout)
-	b := make([]byte, 0, len(t)+20)
-	b = append(b, `W/"datetime'`...)
-	for _, c := range t {
-		if c == ':' {
-			b = append(b, "%3A"...)
-		} else {
-			b = append(b, c)
-		}
-	}
-	return string(append(b, `'"`...))
-}
-
-// parseETag extracts the timestamp of a Table ETag sent in If-Match.
-func parseETag(s string) (int64, bool) {
-	const pre, suf = `W/"datetime'`, `'"`
-	if !strings.HasPrefix(s, pre) || !strings.HasSuffix(s, suf) || len(s) < len(pre)+len(suf) {
-		return 0, false
-	}
-	v, err := url.PathUnescape(s[len(pre) : len(s)-len(suf)])
-	if err != nil {
-		return 0, false
-	}
-	t, err := odata.ParseDateTime(v)
-	if err != nil {
-		return 0, false
-	}
-	return odata.Ticks(t), true
-}
-
 // Property is one custom property of an entity: its name and its typed
-// value (parsed from and rendered to OData JSON in json.go).
+// value (parsed from and rendered to OData JSON by the front end,
+// internal/table/tablerest).
 type Property struct {
 	name string
 	val  odata.Value
 }
+
+// NewProperty returns the property name with value v.
+func NewProperty(name string, v odata.Value) Property { return Property{name: name, val: v} }
+
+// Name is the property's name.
+func (p Property) Name() string { return p.name }
+
+// Value is the property's typed value.
+func (p Property) Value() odata.Value { return p.val }
 
 // Entity is a decoded entity: the typed value the domain methods take
 // and return.
@@ -288,6 +258,20 @@ type Entity struct {
 	ts     int64 // timestamp in ticks; also the ETag
 	props  []Property
 }
+
+// PartitionKey is the entity's partition key.
+func (e *Entity) PartitionKey() string { return e.pk }
+
+// RowKey is the entity's row key.
+func (e *Entity) RowKey() string { return e.rk }
+
+// Timestamp is the entity's timestamp in ticks (odata.Ticks), which is
+// also its ETag.
+func (e *Entity) Timestamp() int64 { return e.ts }
+
+// Properties are the entity's custom properties in stored order; the
+// caller must not modify them.
+func (e *Entity) Properties() []Property { return e.props }
 
 // Property implements odata.Record.
 func (e *Entity) Property(name string) (odata.Value, bool) {
@@ -533,32 +517,4 @@ func splitEscaped(suffix []byte) (pk, rk []byte, ok bool) {
 		return nil, nil, false
 	}
 	return []byte(parts[0]), []byte(parts[1]), true
-}
-
-// Continuation tokens are opaque to clients: "1!<n>!<base64url>" where n
-// is the length of the encoded part, so that an empty key still gives a
-// non-empty token.
-func encodeToken(s string) string {
-	b := base64.RawURLEncoding.EncodeToString([]byte(s))
-	return "1!" + strconv.Itoa(len(b)) + "!" + b
-}
-
-func decodeToken(tok string) (string, bool) {
-	rest, ok := strings.CutPrefix(tok, "1!")
-	if !ok {
-		return "", false
-	}
-	ns, b, ok := strings.Cut(rest, "!")
-	if !ok {
-		return "", false
-	}
-	n, err := strconv.Atoi(ns)
-	if err != nil || n != len(b) {
-		return "", false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(b)
-	if err != nil {
-		return "", false
-	}
-	return string(raw), true
 }

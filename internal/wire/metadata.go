@@ -135,21 +135,3 @@ func WriteMetadata(h http.Header, meta map[string]string) {
 		h[MetaPrefix+k] = []string{v}
 	}
 }
-
-// SameMetadata reports whether a and b hold the same metadata: names
-// compared case-insensitively, values exactly.
-func SameMetadata(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	lb := make(map[string]string, len(b))
-	for k, v := range b {
-		lb[strings.ToLower(k)] = v
-	}
-	for k, v := range a {
-		if w, ok := lb[strings.ToLower(k)]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}

@@ -61,20 +61,3 @@ func TestParseMetadataDeterministicError(t *testing.T) {
 		checkErr(t, err, azerr.EmptyMetadataKey)
 	}
 }
-
-func TestSameMetadata(t *testing.T) {
-	for _, c := range []struct {
-		a, b map[string]string
-		want bool
-	}{
-		{nil, map[string]string{}, true},
-		{map[string]string{"Author": "ann"}, map[string]string{"author": "ann"}, true},
-		{map[string]string{"a": "x"}, map[string]string{"a": "X"}, false},
-		{map[string]string{"a": "1"}, map[string]string{"a": "1", "b": "2"}, false},
-		{map[string]string{"a": "1", "c": "3"}, map[string]string{"a": "1", "b": "3"}, false},
-	} {
-		if got := SameMetadata(c.a, c.b); got != c.want || SameMetadata(c.b, c.a) != c.want {
-			t.Errorf("SameMetadata(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
-		}
-	}
-}

@@ -1,0 +1,24 @@
+package queuerest
+
+import (
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/policy"
+	"github.com/cerulean-storage/cerulean/internal/queue"
+	"github.com/cerulean-storage/cerulean/internal/server"
+)
+
+// authorizeSAS verifies the request's SAS for the routed operation; the
+// stored access policies come from the queue's ACL, read now.
+func (s *Service) authorizeSAS(r *req) error {
+	rule, ok := r.route.Rule()
+	_, err := r.AuthorizeSAS(server.SASTarget{Container: r.queue}, s.policies(r), rule, ok)
+	return err
+}
+
+// policies resolves signed identifiers in the ACL of the request's queue.
+func (s *Service) policies(r *req) auth.PolicyLookup {
+	return server.Policies(func() ([]policy.Stored, error) {
+		out, err := s.q.GetQueueACL(r.Context(), queue.GetQueueACLInput{QueueID: r.id()})
+		return out.Policies, err
+	})
+}

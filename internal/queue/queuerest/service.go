@@ -1,0 +1,126 @@
+// Package queuerest is the Queue service's REST front end: the route
+// table (routes.go), the parsing of requests into the typed inputs of
+// the internal/queue domain, SAS authorization, and the XML and header
+// rendering of its outputs. Nothing here opens a kv transaction; every
+// operation is one call of a queue.Service method.
+package queuerest
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/queue"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// Service serves the Queue REST API (a server.Handler and
+// server.CORSRuler) over one queue.Service.
+type Service struct {
+	q *queue.Service
+}
+
+// New returns the REST front end of q.
+func New(q *queue.Service) *Service { return &Service{q: q} }
+
+// CORSRules returns the account's Queue CORS rules (server.CORSRuler).
+func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
+	out, err := s.q.GetCORSRules(ctx, queue.GetCORSRulesInput{Account: account})
+	return out.Rules, err
+}
+
+// req is a parsed Queue request.
+type req struct {
+	*server.Request
+	q     url.Values
+	queue string // "" for account-level requests
+	// sub is what follows the queue name: "" (the queue), "messages" or
+	// "messages/{id}".
+	sub   string
+	msgID string // raw message id from the path
+	// opName is the routed operation's name, route its entry in
+	// queueRoutes.
+	opName string
+	route  *route
+}
+
+// ServeAzure routes a Queue REST request to its operation. Anonymous requests
+// are refused before anything is read: the Queue service has no public access
+// (Authorize requests to Azure Storage,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/authorize-requests-to-azure-storage).
+func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
+	if !sr.Authenticated && sr.SAS == nil {
+		return azerr.New(azerr.NoAuthenticationInformation)
+	}
+	r := newReq(sr)
+	rt, err := s.route(r)
+	if err != nil {
+		return r.SASFirst(err, server.SASTarget{Container: r.queue}, s.policies(r))
+	}
+	if sr.SAS != nil {
+		if err := s.authorizeSAS(r); err != nil {
+			return err
+		}
+	}
+	return rt.Handler(s, w, r)
+}
+
+// newReq parses what routing needs from sr: the queue and what follows it.
+func newReq(sr *server.Request) *req {
+	r := &req{Request: sr, q: sr.URL.Query()}
+	// The path is /{account}[/{queue}[/messages[/{id}]]]; the middleware
+	// took the account.
+	path := strings.TrimPrefix(sr.URL.Path, "/")
+	if i := strings.IndexByte(path, '/'); i >= 0 {
+		rest := path[i+1:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			r.queue, r.sub = rest[:j], rest[j+1:]
+		} else {
+			r.queue = rest
+		}
+	}
+	return r
+}
+
+// route finds r's operation in queueRoutes and records it on r. The
+// queue name, the message path and peekonly are checked first, with
+// their own errors.
+func (s *Service) route(r *req) (*route, error) {
+	sel := queueRoutes.Selectors(r.q)
+	m := server.MethodOf(r.Method)
+	level := lAccount
+	if r.queue != "" {
+		if err := wire.ValidQueueName(r.queue); err != nil {
+			return nil, err
+		}
+		switch {
+		case r.sub == "":
+			level = lQueue
+		case r.sub == "messages":
+			level = lMessages
+			if m == server.GET {
+				if _, err := parsePeekOnly(r.q); err != nil {
+					return nil, err
+				}
+			}
+		case strings.HasPrefix(r.sub, "messages/") && !strings.Contains(r.sub[len("messages/"):], "/"):
+			r.msgID = r.sub[len("messages/"):]
+			if r.msgID == "" {
+				return nil, azerr.New(azerr.InvalidURI)
+			}
+			level = lMessage
+		default:
+			return nil, azerr.New(azerr.InvalidURI)
+		}
+	}
+	rt := queueRoutes.Match(m, level, &sel, r.Header, r.q)
+	if rt == nil {
+		return nil, server.NoRoute(sel.Comp)
+	}
+	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	return rt, nil
+}
