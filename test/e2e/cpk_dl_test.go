@@ -263,8 +263,10 @@ func TestCPKDataLakeFile(t *testing.T) {
 // a file under the key (a block is committed with the key it was staged
 // with), which the dfs endpoint then appends to and reads with the same
 // key only; Get Blob Properties, Snapshot Blob and Append Block need
-// it; List Blobs names it; Copy Blob refuses such a source (409
-// CannotVerifyCopySource, as on a flat account).
+// it; Put Blob and Put Block From URL read an encrypted source with
+// its key and write the path under their own; List Blobs names the key;
+// Copy Blob refuses such a source (409 CannotVerifyCopySource, as on a
+// flat account).
 func TestCPKDataLakeBlobAPI(t *testing.T) {
 	c := startCPKDL(t)
 	ctx := c.e.ctx
@@ -355,6 +357,29 @@ func TestCPKDataLakeBlobAPI(t *testing.T) {
 	must(t, err)
 	if got, err := c.read(t, c.fs.NewFileClient("a/blocks"), k1); err != nil || string(got) != "block MDA=block MDE=" {
 		t.Fatalf("recommitted blocks: %q %v", got, err)
+	}
+
+	// Put Blob From URL and Put Block From URL onto paths: the source is
+	// read with its key, the destination written under its own.
+	srcKey := &blob.SourceCPKInfo{SourceEncryptionKey: bk1.EncryptionKey, SourceEncryptionKeySHA256: bk1.EncryptionKeySHA256, SourceEncryptionAlgorithm: bk1.EncryptionAlgorithm}
+	fu := c.bc.NewBlockBlobClient("a/fromurl")
+	_, err = fu.UploadBlobFromURL(ctx, bl.URL(), &blockblob.UploadBlobFromURLOptions{CPKInfo: &bk2})
+	wantCode(t, err, http.StatusConflict, bloberror.CannotVerifyCopySource)
+	_, err = fu.UploadBlobFromURL(ctx, bl.URL(), &blockblob.UploadBlobFromURLOptions{SourceCustomerProvidedKey: srcKey, CPKInfo: &bk2})
+	must(t, err)
+	if got, err := c.read(t, c.fs.NewFileClient("a/fromurl"), dlCPK(bk2)); err != nil || string(got) != "block MDA=block MDE=" {
+		t.Fatalf("Put Blob From URL: %q %v", got, err)
+	}
+	_, err = c.read(t, c.fs.NewFileClient("a/fromurl"), k1)
+	wantKeyErr(t, err, "BlobCustomerSpecifiedEncryptionMismatch")
+	_, err = fu.StageBlockFromURL(ctx, "MDA=", bl.URL(), &blockblob.StageBlockFromURLOptions{SourceCustomerProvidedKey: srcKey, CPKInfo: &bk2})
+	must(t, err)
+	_, err = fu.CommitBlockList(ctx, []string{"MDA="}, &blockblob.CommitBlockListOptions{CPKInfo: &bk1})
+	wantCode(t, err, http.StatusConflict, "BlobCustomerSpecifiedEncryptionMismatch")
+	_, err = fu.CommitBlockList(ctx, []string{"MDA="}, &blockblob.CommitBlockListOptions{CPKInfo: &bk2})
+	must(t, err)
+	if got, err := c.read(t, c.fs.NewFileClient("a/fromurl"), dlCPK(bk2)); err != nil || string(got) != "block MDA=block MDE=" {
+		t.Fatalf("Put Block From URL: %q %v", got, err)
 	}
 
 	// An append blob file.
