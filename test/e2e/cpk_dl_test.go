@@ -202,10 +202,19 @@ func TestCPKDataLakeFile(t *testing.T) {
 	_, err = f.SetMetadata(ctx, md, &file.SetMetadataOptions{CPKInfo: k1})
 	must(t, err)
 
-	// getStatus takes no key and names the file's.
+	// getStatus takes no key and names the file's, without the
+	// metadata written under it; getAccessControl and List Paths take
+	// none either.
 	resp, _ := c.e.raw(http.MethodHead, "/cpk/dir/f?action=getStatus", nil, nil)
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("x-ms-encryption-key-sha256") != *k1.EncryptionKeySHA256 {
-		t.Fatalf("getStatus: %d, x-ms-encryption-key-sha256 %q", resp.StatusCode, resp.Header.Get("x-ms-encryption-key-sha256"))
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("x-ms-encryption-key-sha256") != *k1.EncryptionKeySHA256 || resp.Header.Get("x-ms-properties") != "" {
+		t.Fatalf("getStatus: %d, x-ms-encryption-key-sha256 %q, x-ms-properties %q", resp.StatusCode, resp.Header.Get("x-ms-encryption-key-sha256"), resp.Header.Get("x-ms-properties"))
+	}
+	_, err = f.GetAccessControl(ctx, nil)
+	must(t, err)
+	lp, err := c.fs.NewListPathsPager(true, nil).NextPage(ctx)
+	must(t, err)
+	if len(lp.Paths) != 2 { // dir, dir/f
+		t.Fatalf("List Paths: %d paths", len(lp.Paths))
 	}
 
 	// A rename moves the file with its key; one sending a key is accepted.
@@ -434,4 +443,58 @@ func TestCPKDataLakeNeedsHTTPS(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("getStatus after a refused create: %d", resp.StatusCode)
 	}
+}
+
+// TestCPKDataLakeFlatAccount: the dfs endpoint of a flat account with a
+// customer-provided key: Path - Create writes the blob under the key
+// (read through the Blob API only with it), and getStatus, Path - List
+// and Path - Delete, which take no key, still serve it (getStatus names
+// the key and leaves out the metadata written under it).
+func TestCPKDataLakeFlatAccount(t *testing.T) {
+	var hc *http.Client
+	e := startDLWith(t, false, func(cfg *app.Config) *http.Client {
+		cert, pool := selfSigned(t)
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+		t.Cleanup(tr.CloseIdleConnections)
+		hc = &http.Client{Timeout: time.Minute, Transport: tr}
+		return hc
+	})
+	bk := newCPK(t)
+	k := dlCPK(bk)
+	fsc := e.mkfs("flat")
+	f := fsc.NewFileClient("d/f")
+	cr, err := f.Create(e.ctx, &file.CreateOptions{CPKInfo: k})
+	must(t, err)
+	if cr.EncryptionKeySHA256 == nil || *cr.EncryptionKeySHA256 != *k.EncryptionKeySHA256 {
+		t.Fatalf("Path - Create: %v", cr.EncryptionKeySHA256)
+	}
+	_, err = f.SetMetadata(e.ctx, map[string]*string{"secret": to.Ptr("v")}, &file.SetMetadataOptions{CPKInfo: k})
+	must(t, err)
+	cred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	bs, err := azblob.NewClientWithSharedKeyCredential(e.app.BlobURL, cred, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Retry: policy.RetryOptions{MaxRetries: -1}, Transport: hc}})
+	must(t, err)
+	bb := bs.ServiceClient().NewContainerClient("flat").NewBlobClient("d/f")
+	_, err = bb.GetProperties(e.ctx, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.BlobUsesCustomerSpecifiedEncryption)
+	p, err := bb.GetProperties(e.ctx, &blob.GetPropertiesOptions{CPKInfo: &bk})
+	must(t, err)
+	if p.EncryptionKeySHA256 == nil || *p.EncryptionKeySHA256 != *bk.EncryptionKeySHA256 {
+		t.Fatalf("Get Blob Properties: %v", p.EncryptionKeySHA256)
+	}
+	resp, _ := e.raw(http.MethodHead, "/flat/d/f?action=getStatus", nil, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("x-ms-encryption-key-sha256") != *k.EncryptionKeySHA256 || resp.Header.Get("x-ms-properties") != "" {
+		t.Fatalf("getStatus: %d, key %q, properties %q", resp.StatusCode, resp.Header.Get("x-ms-encryption-key-sha256"), resp.Header.Get("x-ms-properties"))
+	}
+	page, err := fsc.NewListPathsPager(true, nil).NextPage(e.ctx)
+	must(t, err)
+	if len(page.Paths) != 1 || *page.Paths[0].Name != "d/f" {
+		t.Fatalf("Path - List: %d paths", len(page.Paths))
+	}
+	_, err = f.Delete(e.ctx, nil)
+	must(t, err)
+	_, err = bb.GetProperties(e.ctx, &blob.GetPropertiesOptions{CPKInfo: &bk})
+	wantCode(t, err, http.StatusNotFound, bloberror.BlobNotFound)
 }
