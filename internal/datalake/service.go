@@ -77,7 +77,8 @@ type req struct {
 	path       string // "" at filesystem level
 	route      *route
 	// cpk is the request's customer-provided key (nil: none), which
-	// Path - Create, append and flush write and check under (cpk.go).
+	// Path - Create, append and flush write and check under
+	// (internal/blob/cpk.go).
 	cpk *blob.CPK
 }
 
