@@ -181,9 +181,30 @@ func fromURLSourceKey(src *blobRec, srcKey *CPK) error {
 	return nil
 }
 
-// errCPKHierarchical refuses a customer-provided key on a hierarchical
-// account, where Cerulean does not store content encrypted (the
-// namespace's content paths are not covered): refused, never ignored.
+// copySourceKey refuses a Copy Blob source written with a
+// customer-provided key: Copy Blob takes no source key, so such a
+// source cannot be read. The service answers 409 CannotVerifyCopySource
+// with BlobUsesCustomerSpecifiedEncryption's message (as quoted in
+// Azure/azure-sdk-for-java#18072).
+func copySourceKey(src *blobRec) error {
+	if src.CPK != "" {
+		return azerr.Newf(azerr.CannotVerifyCopySource, "%s", azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption).Message).WithStatus(http.StatusConflict)
+	}
+	return nil
+}
+
+// ParseCPK reads the customer-provided key of a request of another
+// front end that writes or reads through this service (the dfs
+// endpoint's Path - Create, append and flush): x-ms-encryption-key,
+// -key-sha256 and -algorithm as parseCPK checks them.
+func ParseCPK(h http.Header, https bool) (*CPK, error) {
+	return parseCPK(h, https, "x-ms-encryption-")
+}
+
+// errCPKHierarchical refuses a customer-provided key on an operation of
+// a hierarchical account whose path there does not carry the key (Copy
+// Blob onto a path, which takes its content from a source and writes it
+// without encryption): refused, never ignored.
 func errCPKHierarchical() error {
-	return azerr.Newf(azerr.UnsupportedHeader, "Customer-provided encryption keys are not supported on accounts with a hierarchical namespace by this server.").With("HeaderName", "x-ms-encryption-key")
+	return azerr.Newf(azerr.UnsupportedHeader, "Customer-provided encryption keys are not supported by this operation on accounts with a hierarchical namespace by this server.").With("HeaderName", "x-ms-encryption-key")
 }

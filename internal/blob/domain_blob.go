@@ -197,6 +197,11 @@ type GetBlobPropertiesInput struct {
 	// UPN is x-ms-upn: true on a hierarchical account, the path's
 	// owner, group and ACL with user principal names (namePath).
 	UPN bool
+	// NoKey skips the customer-provided key check: the caller uses only
+	// what takes no key (the dfs endpoint's Path - Get Properties
+	// action=getStatus, "only the system defined properties", Path -
+	// List and the lookup of Path - Delete on a flat account).
+	NoKey bool
 }
 
 // GetBlobProperties is Get Blob Properties
@@ -224,8 +229,10 @@ func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInp
 	if err := in.Access.checkRead(b, in.Ref, now); err != nil {
 		return BlobProperties{}, err
 	}
-	if err := checkCPK(b, in.CPK); err != nil {
-		return BlobProperties{}, err
+	if !in.NoKey {
+		if err := checkCPK(b, in.CPK); err != nil {
+			return BlobProperties{}, err
+		}
 	}
 	p := b.properties(in.Ref, now)
 	p.Path = path

@@ -116,12 +116,8 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		if err != nil {
 			return err
 		}
-		// Copy Blob takes no source key: a source written with a
-		// customer-provided key cannot be read. The service answers 409
-		// CannotVerifyCopySource with BlobUsesCustomerSpecifiedEncryption's
-		// message (as quoted in Azure/azure-sdk-for-java#18072).
-		if src.CPK != "" {
-			return azerr.Newf(azerr.CannotVerifyCopySource, "%s", azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption).Message).WithStatus(http.StatusConflict)
+		if err := copySourceKey(src); err != nil {
+			return err
 		}
 		// A copy to an online tier is how an archived blob is read; the
 		// copy completes at once (see tier.go).

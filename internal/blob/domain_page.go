@@ -256,9 +256,6 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 	if in.Length == 0 {
 		return out, azerr.InvalidHeader("Content-Length", "0")
 	}
-	if hns != nil && in.CPK != nil {
-		return out, errCPKHierarchical()
-	}
 	st, err := s.data.StageSealed(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil, cipherOf(in.CPK))
 	if err != nil {
 		return out, err

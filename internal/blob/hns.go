@@ -222,7 +222,7 @@ func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
 	b := &blobRec{Type: BlockBlob, Created: node.Created, Modified: node.Modified, ETag: node.ETag, Size: node.Size,
 		Props: HTTPHeaders{ContentType: node.Props.Type, ContentEncoding: node.Props.Encoding, ContentLanguage: node.Props.Language,
 			ContentDisposition: node.Props.Disposition, CacheControl: node.Props.CacheCtl, ContentMD5: node.Props.MD5},
-		Meta: node.Metadata, Lease: node.Lease, Tags: node.Tags}
+		Meta: node.Metadata, Lease: node.Lease, Tags: node.Tags, CPK: node.CPK}
 	b.Tier, b.TierChanged = node.Tier, node.TierChanged
 	if a := node.Append; a != nil {
 		b.Type, b.Appends, b.Sealed = AppendBlob, a.Blocks, a.Sealed
@@ -257,7 +257,12 @@ func (p PathRef) fs() ns.FS { return ns.FS{Account: p.Account, Filesystem: p.Fil
 // staged under it, so the collector hands it back whenever the file
 // goes. A directory is 409 PathConflict; a file past its expiry is gone;
 // an archived file is offline (409 BlobArchived, as a flat archived blob).
-func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, now time.Time, fn func(n *ns.Node) error) (*ns.Node, error) {
+// key is the request's customer-provided key, which must be the one the
+// file was created with (cpk.go: 409 BlobUsesCustomerSpecifiedEncryption,
+// BlobCustomerSpecifiedEncryptionMismatch or
+// BlobDoesNotUseCustomerSpecifiedEncryption), so data appended or
+// flushed is always under the file's one key.
+func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, key *CPK, now time.Time, fn func(n *ns.Node) error) (*ns.Node, error) {
 	return s.hns.Modify(tx, p.fs(), p.Path, c, acl.Write, func(n *ns.Node, _ time.Time) error {
 		if n.Expired(now) {
 			return ns.ErrPathNotFound
@@ -266,6 +271,9 @@ func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, now time.Time, fn func(
 			return ns.ErrPathConflict
 		}
 		if err := onlineTier(n.Tier); err != nil {
+			return err
+		}
+		if err := cpkMismatch(n.CPK, shaOf(key)); err != nil {
 			return err
 		}
 		if len(n.Ref) == 0 {
@@ -330,7 +338,9 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 	if err != nil {
 		return out, err
 	}
-	st, err := s.data.StageDigests(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil)
+	// With a customer-provided key the data is staged encrypted under
+	// it (open checks that it is the file's key before it is recorded).
+	st, err := s.data.StageSealed(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil, cipherOf(in.CPK))
 	if err != nil {
 		return out, err
 	}
@@ -349,7 +359,7 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 		flushed = nil
 		var id string
 		appendFile := false
-		_, err := s.open(tx, p, c, now, func(n *ns.Node) (err error) {
+		_, err := s.open(tx, p, c, in.CPK, now, func(n *ns.Node) (err error) {
 			if id, err = la.before(n, now); err != nil {
 				return err
 			}
@@ -473,7 +483,7 @@ func (s *Service) flushTx(tx kv.Tx, in FlushDataInput, now time.Time) (FlushData
 	var out FlushDataOutput
 	err := func() error {
 		var id string
-		n, err := s.open(tx, in.PathRef, in.Caller, now, func(n *ns.Node) (err error) {
+		n, err := s.open(tx, in.PathRef, in.Caller, in.CPK, now, func(n *ns.Node) (err error) {
 			id, err = in.Lease.before(n, now)
 			return err
 		})

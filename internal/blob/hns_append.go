@@ -104,7 +104,7 @@ func (s *Service) putAppendPath(ctx context.Context, hns *ns.Namespace, in PutBl
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
 		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
-		Replace: PathOnline, Append: &ns.AppendState{}, Tags: in.Tags}
+		Replace: PathOnline, Append: &ns.AppendState{}, Tags: in.Tags, CPK: shaOf(in.CPK)}
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, cin)
@@ -248,7 +248,7 @@ func (s *Service) putBlobFromURLPath(ctx context.Context, hns *ns.Namespace, in 
 		}
 		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
 			Metadata: in.Metadata, Props: contentProps(props), Size: n, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) },
-			Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: tags})
+			Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: tags, CPK: shaOf(in.CPK)})
 		if err != nil {
 			return err
 		}

@@ -114,7 +114,10 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	if err != nil {
 		return out, err
 	}
-	st, err := s.data.StageEmbedded(ctx, body, in.Length)
+	// The content is staged under the request's customer-provided key,
+	// if any, and the file takes the key (a write that replaces a file
+	// takes the key of its request, as on a flat account: cpk.go).
+	st, err := s.data.StageEmbeddedSealed(ctx, body, in.Length, cipherOf(in.CPK))
 	if err != nil {
 		return out, err
 	}
@@ -128,7 +131,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	props.MD5 = st.MD5
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata, Props: props,
-		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: in.Tags}
+		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: in.Tags, CPK: shaOf(in.CPK)}
 	if md, dir := folderMarker(in.Metadata); dir && st.Size == 0 {
 		if len(in.Tags) > 0 {
 			return out, blobErr(ns.ErrPathConflict) // a directory has no tags (hns_tags.go)
@@ -136,7 +139,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 		// An empty blob marked hdi_isfolder=true is a directory, the way
 		// the Blob API shows directories and tools that speak only Blob
 		// (azcopy, Hadoop's WASB driver, Storage Explorer) make them.
-		cin = ns.CreateInput{Path: ref.Blob, Dir: true, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: md, Props: contentProps(in.HTTPHeaders), Caller: in.Caller}
+		cin = ns.CreateInput{Path: ref.Blob, Dir: true, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: md, Props: contentProps(in.HTTPHeaders), Caller: in.Caller, CPK: shaOf(in.CPK)}
 	}
 	var node *ns.Node
 	err = s.store.Update(ctx, extent.Recording(&recorded, func(tx kv.Tx) error {
@@ -265,6 +268,11 @@ func (s *Service) pathLive(tx kv.Tx, hns *ns.Namespace, ref BlobRef, c ns.Caller
 // setPath is Set Blob Metadata and Set Blob Properties' content headers
 // on a hierarchical account: the node's metadata or headers, with a new
 // ETag. An archived file is 409 BlobArchived, as a flat archived blob.
+// Metadata is written under the item's customer-provided key, which the
+// call must carry (cpk.go; Azure refuses a key on a directory created
+// without one with BlobDoesNotUseCustomerSpecifiedEncryption:
+// azdatalake's recorded TestDirSetMetadataWithCPKNegative); content
+// headers take no key, as on a flat account.
 func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a Access, call Call, md *map[string]string, hdrs *HTTPHeaders) (*ns.Node, error) {
 	if ref.Snapshot != "" {
 		return nil, azerr.New(azerr.BlobNotFound)
@@ -287,6 +295,11 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 		if err := checkNodeTags(a.IfTags, live, ref.Container); err != nil {
 			return err
 		}
+		if md != nil {
+			if err := cpkMismatch(live.CPK, shaOf(call.CPK)); err != nil {
+				return err
+			}
+		}
 		n, err = hns.Set(tx, blobFS(ref), in)
 		return blobErr(err)
 	})
@@ -301,7 +314,10 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 // an append blob file there is 409 InvalidBlobType, as on a flat account.
 // The content record keeps no block list, so blocks are looked up among
 // the uncommitted ones only: naming a committed block of the file is
-// 400 InvalidBlockList.
+// 400 InvalidBlockList. With customer-provided keys, as on a flat
+// account, each uncommitted block must have been staged under the key of
+// the commit (409 otherwise, cpk.go), a committed range is reused only
+// under the file's own key, and the file takes the commit's key.
 func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in PutBlockListInput) (PutBlockListOutput, error) {
 	if in.Ref.Snapshot != "" {
 		return PutBlockListOutput{}, azerr.New(azerr.InvalidQueryParameterValue)
@@ -309,7 +325,9 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	now := s.now(in.Call)
 	ref := in.Ref
 	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
-		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: keepBlobType(false), Tags: in.Tags}
+		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: keepBlobType(false), Tags: in.Tags,
+		CPK: shaOf(in.CPK)}
+	sha := cin.CPK
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		var fc fileContent
@@ -323,7 +341,8 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 			}
 			current = &fileContent{}
 			n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller)
-			if err != nil || n.Dir || n.Expired(now) {
+			if err != nil || n.Dir || n.Expired(now) || n.CPK != sha {
+				// Nothing committed to reuse (under this key).
 				return current, 0, nil
 			}
 			if len(n.Ref) > 0 && n.Size > 0 {
@@ -363,6 +382,10 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 			}
 			if !found {
 				return azerr.New(azerr.InvalidBlockList)
+			}
+			if u.CPK != sha {
+				// A block is committed with the key it was staged with.
+				return cpkMismatch(u.CPK, sha)
 			}
 			for _, p := range u.Parts {
 				p.Off = size + (p.Off - u.Parts[0].Off)
@@ -794,6 +817,9 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
 		if err != nil {
+			return err
+		}
+		if err := copySourceKey(src); err != nil {
 			return err
 		}
 		tier, err := checkTier(in.Tier, src.Type)

@@ -162,7 +162,7 @@ func (s *Service) snapshotPath(ctx context.Context, hns *ns.Namespace, in Snapsh
 		return SnapshotBlobOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "A snapshot cannot be taken of a snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", in.Ref.Snapshot)
 	}
 	now := s.now(in.Call)
-	ref, acc, meta := in.Ref, in.Access, in.Metadata
+	ref, acc, meta, key := in.Ref, in.Access, in.Metadata, in.CPK
 	var out SnapshotBlobOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		out = SnapshotBlobOutput{}
@@ -182,6 +182,11 @@ func (s *Service) snapshotPath(ctx context.Context, hns *ns.Namespace, in Snapsh
 				return err
 			}
 			if err := notArchived(b); err != nil {
+				return err
+			}
+			// The snapshot keeps the file's key (b.CPK): taking it
+			// needs the key, as on a flat account.
+			if err := checkCPK(b, key); err != nil {
 				return err
 			}
 			if len(n.Ref) == 0 {

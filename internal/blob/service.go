@@ -55,7 +55,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		return err
 	}
 	if r.cpk != nil {
-		if s.nsOf(r.Account) != nil {
+		if rt.Name == "copyBlob" && s.nsOf(r.Account) != nil {
 			return errCPKHierarchical()
 		}
 		w = &cpkWriter{ResponseWriter: w, sha: r.cpk.SHA}

@@ -94,6 +94,8 @@ func (s *Service) createPathFlat(w http.ResponseWriter, r *req) error {
 	}
 	h := w.Header()
 	setETag(h, out.ETag, out.LastModified)
+	h.Set("x-ms-request-server-encrypted", "true")
+	setKeySHA(h, r)
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -134,7 +136,7 @@ func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, m
 			// which sorts before its "name/" prefix (on this page or an
 			// earlier one).
 			name := strings.TrimSuffix(it.Name, "/")
-			m, err := s.blob.GetBlobProperties(r.Context(), blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(name)})
+			m, err := s.blob.GetBlobProperties(r.Context(), blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(name), NoKey: true})
 			switch {
 			case err == nil && isFolder(m.Metadata):
 				continue
@@ -163,7 +165,7 @@ func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, m
 // DirectoryNotEmpty). Nothing there at all is 404 PathNotFound.
 func (s *Service) deletePathFlat(w http.ResponseWriter, r *req, recursive bool, c cond.Conditions) error {
 	ctx := r.Context()
-	p, perr := s.blob.GetBlobProperties(ctx, blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(r.path)})
+	p, perr := s.blob.GetBlobProperties(ctx, blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(r.path), NoKey: true})
 	if perr != nil && !azerr.Has(perr, azerr.BlobNotFound) {
 		return flatErr(perr)
 	}
@@ -230,7 +232,7 @@ func (s *Service) getPathStatusFlat(w http.ResponseWriter, r *req, c cond.Condit
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	p, err := s.blob.GetBlobProperties(r.Context(), blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(r.path), Access: blob.Access{Cond: c}})
+	p, err := s.blob.GetBlobProperties(r.Context(), blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(r.path), Access: blob.Access{Cond: c}, NoKey: true})
 	if err != nil {
 		return flatErr(err)
 	}
@@ -248,7 +250,12 @@ func (s *Service) getPathStatusFlat(w http.ResponseWriter, r *req, c cond.Condit
 		}
 	}
 	h.Set("x-ms-resource-type", typ)
-	if v := formatProperties(md); v != "" {
+	if k := p.EncryptionKeySHA256; k != "" {
+		// As on a hierarchical account (getPathStatus): the key is
+		// named, the metadata written under it is not shown.
+		h.Set("x-ms-server-encrypted", "true")
+		h.Set("x-ms-encryption-key-sha256", k)
+	} else if v := formatProperties(md); v != "" {
 		h.Set(hProperties, v)
 	}
 	h.Set("Content-Length", strconv.FormatInt(size, 10))

@@ -16,7 +16,7 @@ func (r *req) pathRef() blob.PathRef {
 
 // callAs is r's domain call with its caller, whose access the path's
 // ACLs decide (nil for Shared Key and SAS).
-func (r *req) callAs() blob.Call { return blob.Call{Now: r.Now, Caller: r.caller()} }
+func (r *req) callAs() blob.Call { return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk} }
 
 // parsePosition reads the position parameter append and flush require
 // (Path - Update: "It is required when uploading data to be appended to
@@ -85,6 +85,7 @@ func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 		setETag(h, f.ETag, f.LastModified)
 	}
 	h.Set("x-ms-request-server-encrypted", "true")
+	setKeySHA(h, r)
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusAccepted)
 	return nil
@@ -138,11 +139,23 @@ func (s *Service) flushData(w http.ResponseWriter, r *req) error {
 	setETag(h, out.ETag, out.LastModified)
 	// A flush carries no content to encrypt: Azure answers "false"
 	// (azure-sdk-for-js's recording "append with acquire lease", where
-	// the appends before it answer "true").
-	h.Set("x-ms-request-server-encrypted", "false")
+	// the appends before it answer "true"), but "true" to a flush with a
+	// customer-provided key (Hadoop's ITestCustomerProvidedKey.testFlush,
+	// run against Azure, expects X_MS_REQUEST_SERVER_ENCRYPTED to be
+	// "true" with the key and "false" without).
+	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(r.cpk != nil))
+	setKeySHA(h, r)
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// setKeySHA answers x-ms-encryption-key-sha256 to a request that carried
+// a customer-provided key, once it succeeded.
+func setKeySHA(h http.Header, r *req) {
+	if r.cpk != nil {
+		h.Set("x-ms-encryption-key-sha256", r.cpk.SHA)
+	}
 }
 
 // sendsContentProps reports whether any of Path Update's content headers

@@ -76,7 +76,7 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	}
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
 		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Acquire: acquire, Caller: caller,
-		MakeParents: true, Replace: blob.PathOnline, Append: appendBlob}
+		MakeParents: true, Replace: blob.PathOnline, Append: appendBlob, CPK: keySHA(r)}
 	var out *ns.CreateOutput
 	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
 		if out, err = s.ns.Create(tx, r.fsOf(), in); err != nil || s.blob == nil {
@@ -94,8 +94,20 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	// For a directory too (azure-sdk-for-python's recorded
 	// test_directory.py test_rename_from, x-ms-version 2021-08-06).
 	h.Set("x-ms-request-server-encrypted", "true")
+	setKeySHA(h, r)
 	w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// keySHA is the SHA-256 of r's customer-provided key ("" for none): a
+// file created with a key is written and read under it, and a directory
+// keeps it for its metadata (azdatalake's recorded
+// TestDirSetMetadataWithCPK and TestDirSetMetadataWithCPKNegative).
+func keySHA(r *req) string {
+	if r.cpk == nil {
+		return ""
+	}
+	return r.cpk.SHA
 }
 
 // renamePath is Path - Create with x-ms-rename-source

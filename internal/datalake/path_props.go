@@ -59,9 +59,21 @@ func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
 	h.Set("x-ms-owner", owner)
 	h.Set("x-ms-group", group)
 	h.Set("x-ms-permissions", n.Permissions())
-	if r.q.Get("action") == "getAccessControl" {
+	switch {
+	case r.q.Get("action") == "getAccessControl":
 		h.Set("x-ms-acl", acl.Format(list))
-	} else {
+	case n.CPK != "":
+		// getStatus takes no key and names the one the path was
+		// written with (Hadoop's ITestCustomerProvidedKey
+		// .testGetPathStatusFile, run against Azure: getStatus without
+		// the key answers x-ms-encryption-key-sha256 and
+		// x-ms-server-encrypted: true). It returns "only the system
+		// defined properties" (Path - Get Properties): the metadata,
+		// written under the key, is not shown without it.
+		h.Set("x-ms-server-encrypted", "true")
+		h.Set("x-ms-encryption-key-sha256", n.CPK)
+	default:
+		h.Set("x-ms-server-encrypted", "true")
 		if v := formatProperties(n.Metadata); v != "" {
 			h.Set(hProperties, v)
 		}

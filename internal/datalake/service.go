@@ -76,6 +76,10 @@ type req struct {
 	filesystem string // "" at account level
 	path       string // "" at filesystem level
 	route      *route
+	// cpk is the request's customer-provided key (nil: none), which
+	// Path - Create, append and flush write and check under
+	// (internal/blob/cpk.go).
+	cpk *blob.CPK
 }
 
 // ServeAzure routes a request of the dfs endpoint: an operation of the
@@ -105,6 +109,9 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	}
 	if rt.Flags&fHierarchical != 0 && !s.hier(r.Account) {
 		return azerr.New(azerr.HierarchicalNamespaceNotEnabled)
+	}
+	if r.cpk, err = blob.ParseCPK(r.Header, r.HTTPS); err != nil {
+		return err
 	}
 	if structured != "" {
 		d, err := xsm.DecodeRequest(r.Request.Request)
@@ -233,7 +240,7 @@ func (s *Service) authorize(r *req) error {
 // r's filesystem (its container's ACL).
 func (s *Service) policies(r *req) auth.PolicyLookup { return s.policiesOf(r, r.filesystem) }
 
-func (r *req) call() blob.Call { return blob.Call{Now: r.Now} }
+func (r *req) call() blob.Call { return blob.Call{Now: r.Now, CPK: r.cpk} }
 
 func (r *req) containerRef() blob.ContainerRef {
 	return blob.ContainerRef{Account: r.Account, Container: r.filesystem}

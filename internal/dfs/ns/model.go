@@ -140,6 +140,12 @@ type Node struct {
 	// one); nil for every other file, which the Blob API shows as a
 	// block blob. It is the one record of the file's blob type.
 	Append *AppendState `json:"ap,omitempty"`
+	// CPK is the SHA-256 (base64) of the customer-provided key the item
+	// was written with (x-ms-encryption-key; "": none). The Blob layer
+	// encrypts the file's content with the key and checks every later
+	// request's key against this; the namespace only keeps it, so a
+	// rename, which moves the node, keeps it.
+	CPK string `json:"k,omitempty"`
 }
 
 // AppendState is what an append blob file has besides its content: the

@@ -257,6 +257,10 @@ type CreateInput struct {
 	// Append makes a new file an append blob with this state (Put Blob
 	// of an append blob, Copy Blob of one); nil: a block blob.
 	Append *AppendState
+	// CPK is the SHA-256 of the request's customer-provided key ("":
+	// none), the new item's (Node.CPK). A replaced file, or the metadata
+	// of a directory created again, takes it as a replacing write does.
+	CPK string
 }
 
 // CreateOutput is the created (or replaced) node. Replaced is the file
@@ -391,6 +395,7 @@ func (s *Namespace) Create(tx kv.Tx, fs FS, in CreateInput) (*CreateOutput, erro
 	}
 	n.Metadata = maps.Clone(in.Metadata)
 	n.Props = in.Props
+	n.CPK = in.CPK
 	if !in.Dir {
 		n.Size = in.Size
 		n.Ref = bytes.Clone(in.Ref)
