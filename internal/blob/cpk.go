@@ -201,10 +201,12 @@ func ParseCPK(h http.Header, https bool) (*CPK, error) {
 	return parseCPK(h, https, "x-ms-encryption-")
 }
 
-// errCPKHierarchical refuses a customer-provided key on an operation of
-// a hierarchical account whose path there does not carry the key (Copy
-// Blob onto a path, which takes its content from a source and writes it
-// without encryption): refused, never ignored.
-func errCPKHierarchical() error {
-	return azerr.Newf(azerr.UnsupportedHeader, "Customer-provided encryption keys are not supported by this operation on accounts with a hierarchical namespace by this server.").With("HeaderName", "x-ms-encryption-key")
+// errCPKCopy refuses a customer-provided key on Copy Blob (asynchronous
+// or with x-ms-requires-sync): it is not among the Blob operations that
+// take one ("Provide an encryption key on a request to Blob storage",
+// the operations that support customer-provided keys), and the copy,
+// which takes its content from a source, would be written without it:
+// refused, never ignored.
+func errCPKCopy() error {
+	return azerr.Newf(azerr.UnsupportedHeader, "Customer-provided encryption keys are not supported by Copy Blob.").With("HeaderName", "x-ms-encryption-key")
 }

@@ -55,8 +55,8 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		return err
 	}
 	if r.cpk != nil {
-		if rt.Name == "copyBlob" && s.nsOf(r.Account) != nil {
-			return errCPKHierarchical()
+		if rt.Name == "copyBlob" {
+			return errCPKCopy()
 		}
 		w = &cpkWriter{ResponseWriter: w, sha: r.cpk.SHA}
 	}

@@ -63,7 +63,7 @@ func cpkContainer(t *testing.T) (*container.Client, *app.App, string) {
 	})
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	t.Cleanup(tr.CloseIdleConnections)
-	opts := azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: &http.Client{Timeout: 60 * time.Second, Transport: tr}}
+	opts := azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: &http.Client{Timeout: 60 * time.Second, Transport: tr}, PerCallPolicies: []policy.Policy{fiHeaderPolicy{}}}
 	cred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
 	must(t, err)
 	cli, err := azblob.NewClientWithSharedKeyCredential(a.BlobURL, cred, &azblob.ClientOptions{ClientOptions: opts})
@@ -349,6 +349,30 @@ func TestCPKFromURLAndCopy(t *testing.T) {
 	}
 	_, err = cc.NewBlockBlobClient("copy").StartCopyFromURL(ctx, src.URL(), nil)
 	wantCode(t, err, http.StatusConflict, bloberror.CannotVerifyCopySource)
+}
+
+// TestCPKCopyBlobRefused: Copy Blob (asynchronous, and synchronous with
+// x-ms-requires-sync) is not among the operations that take a
+// customer-provided key ("Provide an encryption key on a request to Blob
+// storage", the list of Blob operations that support it), and the SDKs
+// send none on it; a key sent anyway is refused with 400
+// UnsupportedHeader and nothing is written, rather than the copy being
+// stored unencrypted under an answer that echoes the key's hash.
+func TestCPKCopyBlobRefused(t *testing.T) {
+	cc, _, _ := cpkContainer(t)
+	ctx := context.Background()
+	k := newCPK(t)
+	src := cc.NewBlockBlobClient("plainsrc")
+	_, err := src.Upload(ctx, bxBody([]byte("plain source")), nil)
+	must(t, err)
+	keyed := fiHeader(ctx, "x-ms-encryption-key", *k.EncryptionKey, "x-ms-encryption-key-sha256", *k.EncryptionKeySHA256, "x-ms-encryption-algorithm", string(*k.EncryptionAlgorithm))
+	dst := cc.NewBlockBlobClient("dst")
+	_, err = dst.StartCopyFromURL(keyed, src.URL(), nil)
+	wantCode(t, err, http.StatusBadRequest, bloberror.UnsupportedHeader)
+	_, err = dst.CopyFromURL(keyed, src.URL(), nil)
+	wantCode(t, err, http.StatusBadRequest, bloberror.UnsupportedHeader)
+	_, err = dst.GetProperties(ctx, nil)
+	wantCode(t, err, http.StatusNotFound, bloberror.BlobNotFound)
 }
 
 // TestCPKNeedsHTTPS: a key sent over plain HTTP is refused (400), and
