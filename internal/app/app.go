@@ -26,6 +26,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/chunk/memchunk"
 	"github.com/cerulean-storage/cerulean/internal/chunk/sqlchunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/clockctl"
 	"github.com/cerulean-storage/cerulean/internal/datalake"
 	"github.com/cerulean-storage/cerulean/internal/dfs/upn"
 	"github.com/cerulean-storage/cerulean/internal/file"
@@ -141,6 +142,11 @@ type Config struct {
 	// IdleTimeout, when set, is how long an idle HTTP connection stays
 	// open on every listener that KeepAlive does not name.
 	IdleTimeout time.Duration
+	// ClockControl makes the server's clock Clock (nil: the wall clock)
+	// plus an offset that the admin endpoint under server.ReservedPrefix
+	// advances (internal/clockctl, --clock-control). Off, that endpoint
+	// answers 404.
+	ClockControl bool
 }
 
 // SMBLimits bound what SMB clients may hold (internal/smb, limits.go).
@@ -184,6 +190,10 @@ type App struct {
 	// reclaimDone is closed when the background reclaimer (deleted
 	// containers, detached Data Lake trees) has stopped.
 	reclaimDone chan struct{}
+	// Clock is clock control's clock (nil without Config.ClockControl).
+	Clock *clockctl.Control
+	// clockDone is closed when clock control's refresher has stopped.
+	clockDone chan struct{}
 }
 
 // hnsMark, as the last field of an account in ParseAccounts' syntax,
@@ -271,6 +281,11 @@ func Start(cfg Config) (*App, error) {
 	if os.Getenv(kv.UpdateTwiceEnv) == "1" {
 		store = kv.Twice(store) // a test mode, see kv.Twice
 	}
+	ctl, err := startClock(&cfg, store)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	accounts := map[string]auth.Account{}
 	for _, a := range cfg.Accounts {
 		accounts[a.Name] = a
@@ -279,8 +294,9 @@ func Start(cfg Config) (*App, error) {
 		a, ok := accounts[name]
 		return a, ok
 	}
-	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{})}
-	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL, Limits: cfg.HTTPLimits}
+	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{}), Clock: ctl}
+	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL, Limits: cfg.HTTPLimits,
+		Reserved: clockctl.Handler(ctl)}
 	if cfg.OAuth {
 		// upn=true on the dfs endpoint names the users whose tokens
 		// this server (or any sharing the store) has authenticated.
@@ -372,7 +388,37 @@ func Start(cfg Config) (*App, error) {
 		defer close(a.reclaimDone)
 		a.Blob.Reclaimer().Run(ctx, a.cfg.GCEvery)
 	}()
+	a.clockDone = make(chan struct{})
+	go func() {
+		defer close(a.clockDone)
+		if ctl != nil {
+			ctl.Run(ctx)
+		}
+	}()
 	return a, nil
+}
+
+// startClock sets up clock control: with cfg.ClockControl, cfg.Clock
+// becomes the offset clock over it, its offset loaded from the store (and
+// shared through it on PostgreSQL). Without, a store whose clock was
+// advanced before is served on the real time, and a warning says so.
+func startClock(cfg *Config, store kv.Store) (*clockctl.Control, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if !cfg.ClockControl {
+		if off, err := clockctl.Stored(ctx, store); err == nil && off > 0 {
+			cfg.Logger.Warn("this store's clock was advanced by --clock-control before; without the flag the server runs on the real time, earlier than timestamps it stored", "offset", off.String())
+		}
+		return nil, nil
+	}
+	ctl, err := clockctl.Open(ctx, store, cfg.Clock, cfg.Postgres != "", cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Clock = ctl
+	cfg.Logger.Warn("clock control is on: anyone who reaches a service port can advance the server's clock (POST "+server.ReservedPrefix+"/clock/advance?by=<duration>); for tests only",
+		"offset", ctl.Offset().String(), "shared", ctl.Shared())
+	return ctl, nil
 }
 
 // startMetrics serves the metrics and health endpoints on cfg.MetricsPort.
@@ -431,7 +477,8 @@ func (a *App) startSMB() error {
 			return fmt.Errorf("smb listener: %w", err)
 		}
 	}
-	cfg := smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
+	// The NTLM challenge's timestamp is the real time (clock.Wall).
+	cfg := smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: clock.Wall(a.cfg.Clock), Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
 		RequireSigning: a.cfg.SMBRequireSigning, Encrypt: a.cfg.SMBEncrypt}
 	lim := a.cfg.SMBLimits
 	cfg.MaxConns, cfg.MaxConnsPerAddr, cfg.PreauthTimeout, cfg.IdleTimeout = lim.MaxConns, lim.MaxConnsPerAddr, lim.PreauthTimeout, lim.IdleTimeout
@@ -561,6 +608,7 @@ func (a *App) Close(ctx context.Context) error {
 	a.cancel()
 	<-a.done
 	<-a.reclaimDone
+	<-a.clockDone
 	if a.metricsSrv != nil {
 		if merr := a.metricsSrv.Shutdown(ctx); err == nil {
 			err = merr
