@@ -614,7 +614,16 @@ func redactSAS(u *url.URL) string {
 // (version 4) UUID, as the service sends.
 func newRequestID() string { return uuid.NewString() }
 
-func nowISO() string { return time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z") }
+// nowISO is the Time of an error body: the time of the response's Date
+// header, which the middleware took from the server's clock (with clock
+// control, ahead of the wall clock), else the wall clock's.
+func nowISO(h http.Header) string {
+	t, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		t = time.Now()
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
+}
 
 // maxDrain bounds how much of an unread request body is read and thrown
 // away before an error response.

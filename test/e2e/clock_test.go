@@ -10,6 +10,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -428,5 +429,30 @@ func TestClockSharedFrontEnds(t *testing.T) {
 	c := ckStartCfg(t, cfg, true)
 	if code, st := c.admin("blob", http.MethodGet, "/clock", ""); code != http.StatusOK || st.OffsetNanos != int64(3*61*time.Second) {
 		t.Fatalf("a new front end: %d %+v", code, st)
+	}
+}
+
+// TestClockErrorBodyTime: the Time of an error body is the server's time,
+// as its Date header is, not the wall clock's.
+func TestClockErrorBodyTime(t *testing.T) {
+	e := ckStart(t, true)
+	e.blob("ckerr", "b")
+	e.advance(5 * time.Hour)
+	// Anonymous, on a private container: 404 ResourceNotFound with a body.
+	resp, err := http.Get(e.app.BlobURL + "/ckerr/b")
+	must(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	must(t, err)
+	_, after, ok := strings.Cut(string(body), "Time:")
+	if resp.StatusCode != http.StatusNotFound || !ok || len(after) < 28 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	at, err := time.Parse("2006-01-02T15:04:05.0000000Z", after[:28])
+	must(t, err)
+	date, err := http.ParseTime(resp.Header.Get("Date"))
+	must(t, err)
+	if d := at.Sub(time.Now()); d < 5*time.Hour-time.Minute || d > 5*time.Hour+time.Minute || !at.Equal(date) {
+		t.Fatalf("Time %v (Date %v) is %v from the real time, want 5 h ahead as the Date", at, date, d)
 	}
 }
