@@ -29,7 +29,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/clockctl"
 	"github.com/cerulean-storage/cerulean/internal/datalake"
 	"github.com/cerulean-storage/cerulean/internal/dfs/upn"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 	"github.com/cerulean-storage/cerulean/internal/kv/mem"
@@ -322,6 +324,11 @@ func Start(cfg Config) (*App, error) {
 	// A hierarchical account's containers are filesystems: their
 	// namespace roots come and go with them.
 	a.Blob.SetContainerHook(a.DFS)
+	if ctl != nil {
+		// Deadlines standing for real time outlast an advance.
+		ctl.OnAdvance(handle.ShiftOwners)
+		ctl.OnAdvance(extent.ShiftGrace)
+	}
 	if a.metrics != nil {
 		// Every routed operation, from the services' route tables.
 		a.metrics.Operations("blob", blob.Operations())

@@ -66,6 +66,9 @@ type Control struct {
 	log    *slog.Logger
 	fresh  time.Duration
 
+	// shifts run in every advance's transaction (OnAdvance).
+	shifts []Shift
+
 	mu sync.Mutex
 	// readAt is when the last read of the record that succeeded began
 	// (monotonic wall time, shared stores only).
@@ -118,6 +121,16 @@ func get(tx kv.Tx) (time.Duration, error) {
 	}
 	return time.Duration(binary.BigEndian.Uint64(v)), nil
 }
+
+// Shift moves forward by by, in tx, deadlines that are kept in the
+// server's time but stand for real durations (the heartbeat leases of SMB
+// front ends, the collector's grace), so that advancing the clock does
+// not cut them short. now is the server's time before the advance.
+type Shift func(tx kv.Tx, now time.Time, by time.Duration) error
+
+// OnAdvance adds f to the shifts of every advance. Call it before the
+// server serves requests.
+func (c *Control) OnAdvance(f Shift) { c.shifts = append(c.shifts, f) }
 
 // Now is the wall clock plus the offset.
 func (c *Control) Now() time.Time { return c.clk.Now() }
@@ -196,6 +209,7 @@ func (c *Control) Advance(ctx context.Context, by time.Duration, from string) (t
 		return c.clk.Offset(), ErrNotForward
 	}
 	local := c.clk.Offset()
+	wall := c.clk.Wall().Now()
 	var next time.Duration
 	err := c.store.Update(ctx, func(tx kv.Tx) error {
 		cur, err := get(tx)
@@ -207,6 +221,11 @@ func (c *Control) Advance(ctx context.Context, by time.Duration, from string) (t
 			return ErrTooFar
 		}
 		next = cur + by
+		for _, f := range c.shifts {
+			if err := f(tx, wall.Add(cur), by); err != nil {
+				return err
+			}
+		}
 		return tx.Put(key, binary.BigEndian.AppendUint64(nil, uint64(next)))
 	})
 	if err != nil {
