@@ -408,14 +408,24 @@ func Start(cfg Config) (*App, error) {
 // startClock sets up clock control: with cfg.ClockControl, cfg.Clock
 // becomes the offset clock over it, its offset loaded from the store (and
 // shared through it on PostgreSQL). Without, a store whose clock was
-// advanced before is served on the real time, and a warning says so.
+// advanced before keeps its offset, fixed (its messages, leases and
+// timestamps were written on that time, which must not run backwards),
+// and a warning says so; on PostgreSQL the front end is refused instead,
+// as it would not follow the advances of the front ends sharing the
+// database.
 func startClock(cfg *Config, store kv.Store) (*clockctl.Control, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if !cfg.ClockControl {
-		if off, err := clockctl.Stored(ctx, store); err == nil && off > 0 {
-			cfg.Logger.Warn("this store's clock was advanced by --clock-control before; without the flag the server runs on the real time, earlier than timestamps it stored", "offset", off.String())
+		off, err := clockctl.Stored(ctx, store)
+		if err != nil || off == 0 {
+			return nil, err
 		}
+		if cfg.Postgres != "" {
+			return nil, fmt.Errorf("this database's clock was advanced by %s with --clock-control: every front end on it must run with --clock-control, to share that offset and its later advances", off)
+		}
+		cfg.Clock = clock.NewOffset(cfg.Clock, off)
+		cfg.Logger.Warn("this store's clock was advanced with --clock-control before: it keeps that offset (time never runs backwards for the data stored); without the flag nothing advances it further", "offset", off.String())
 		return nil, nil
 	}
 	ctl, err := clockctl.Open(ctx, store, cfg.Clock, cfg.Postgres != "", cfg.Logger)

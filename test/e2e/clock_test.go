@@ -395,6 +395,23 @@ func TestClockRestart(t *testing.T) {
 	if code, st := e2.admin("blob", http.MethodGet, "/clock", ""); code != http.StatusOK || st.Offset != "3h0m0s" {
 		t.Fatalf("after the restart: %d %+v, want the offset of 3h", code, st)
 	}
+	e2.close()
+	// Without the flag the stored offset stays (what was written on that
+	// time must not move backwards), and nothing can advance it.
+	e3 := ckStartCfg(t, cfg, false)
+	if code, _ := e3.admin("blob", http.MethodPost, "/clock/advance?by=1s", ""); code != http.StatusNotFound {
+		t.Fatalf("advance without the flag: %d, want 404", code)
+	}
+	_, err := e3.c.ServiceClient().NewContainerClient("nosuch").GetProperties(e3.ctx, nil)
+	wantCode(t, err, http.StatusNotFound, bloberror.ContainerNotFound)
+	resp, err := http.Get(e3.app.BlobURL + "?comp=list")
+	must(t, err)
+	resp.Body.Close()
+	date, err := http.ParseTime(resp.Header.Get("Date"))
+	must(t, err)
+	if d := date.Sub(time.Now()); d < 3*time.Hour-time.Minute || d > 3*time.Hour+time.Minute {
+		t.Fatalf("Date %v is %v from the real time, want the stored 3 h", date, d)
+	}
 }
 
 // TestClockSharedFrontEnds: on PostgreSQL two front ends share the
@@ -429,6 +446,14 @@ func TestClockSharedFrontEnds(t *testing.T) {
 	c := ckStartCfg(t, cfg, true)
 	if code, st := c.admin("blob", http.MethodGet, "/clock", ""); code != http.StatusOK || st.OffsetNanos != int64(3*61*time.Second) {
 		t.Fatalf("a new front end: %d %+v", code, st)
+	}
+	// One without the flag would not follow the advances: refused.
+	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort, cfg.DFSPort, cfg.SMBPort, cfg.MetricsPort = 0, -1, -1, -1, -1, -1, -1
+	if a, err := app.Start(cfg); err == nil || !strings.Contains(err.Error(), "--clock-control") {
+		if a != nil {
+			_ = a.Close(context.Background())
+		}
+		t.Fatalf("a front end without --clock-control on an advanced database: %v, want refused", err)
 	}
 }
 
