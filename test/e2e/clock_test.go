@@ -266,7 +266,7 @@ func TestClockSASExpiry(t *testing.T) {
 	// Shared Key still authenticates two hours behind the server.
 	p, err := bc.GetProperties(e.ctx, nil)
 	must(t, err)
-	if d := p.Date.Sub(time.Now()); d < 2*time.Hour-time.Minute || d > 2*time.Hour+time.Minute {
+	if d := time.Until(*p.Date); d < 2*time.Hour-time.Minute || d > 2*time.Hour+time.Minute {
 		t.Fatalf("Date %v is %v from the real time, want 2 h ahead", p.Date, d)
 	}
 }
@@ -331,7 +331,7 @@ func TestClockControlOff(t *testing.T) {
 	wantCode(t, err, http.StatusConflict, bloberror.LeaseAlreadyPresent)
 	p, err := bc.GetProperties(e.ctx, nil)
 	must(t, err)
-	if d := p.Date.Sub(time.Now()); d > time.Minute || d < -time.Minute {
+	if d := time.Until(*p.Date); d > time.Minute || d < -time.Minute {
 		t.Fatalf("Date %v is %v from the real time", p.Date, d)
 	}
 }
@@ -409,7 +409,7 @@ func TestClockRestart(t *testing.T) {
 	resp.Body.Close()
 	date, err := http.ParseTime(resp.Header.Get("Date"))
 	must(t, err)
-	if d := date.Sub(time.Now()); d < 3*time.Hour-time.Minute || d > 3*time.Hour+time.Minute {
+	if d := time.Until(date); d < 3*time.Hour-time.Minute || d > 3*time.Hour+time.Minute {
 		t.Fatalf("Date %v is %v from the real time, want the stored 3 h", date, d)
 	}
 }
@@ -477,7 +477,7 @@ func TestClockErrorBodyTime(t *testing.T) {
 	must(t, err)
 	date, err := http.ParseTime(resp.Header.Get("Date"))
 	must(t, err)
-	if d := at.Sub(time.Now()); d < 5*time.Hour-time.Minute || d > 5*time.Hour+time.Minute || !at.Equal(date) {
+	if d := time.Until(at); d < 5*time.Hour-time.Minute || d > 5*time.Hour+time.Minute || !at.Equal(date) {
 		t.Fatalf("Time %v (Date %v) is %v from the real time, want 5 h ahead as the Date", at, date, d)
 	}
 }
