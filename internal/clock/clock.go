@@ -96,10 +96,17 @@ func (o *Offset) Wall() Clock { return o.base }
 // signed date and the server (clients sign with their own, real, time),
 // and the NTLM challenge timestamp.
 func Wall(c Clock) Clock {
-	if w, ok := c.(interface{ Wall() Clock }); ok {
+	if w, ok := c.(Waller); ok {
 		return w.Wall()
 	}
 	return c
+}
+
+// Waller is a clock running apart from the real world's (an offset
+// clock): Wall returns the real one behind it.
+type Waller interface {
+	Clock
+	Wall() Clock
 }
 
 // Syncer is a clock whose time depends on state shared with other

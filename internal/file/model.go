@@ -54,8 +54,8 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 		log = slog.Default()
 	}
 	s := &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log}
-	if w := clock.Wall(clk); w != clk {
-		s.data.SetWall(w.Now) // clock control: chunk ages and pin leases stay real
+	if w, ok := clk.(clock.Waller); ok {
+		s.data.SetWall(w.Wall().Now) // clock control: chunk ages and pin leases stay real
 	}
 	return s
 }

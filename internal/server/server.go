@@ -398,7 +398,11 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		} else if hr.Method != http.MethodOptions {
 			// The signed date is the client's real time: under clock
 			// control the skew is measured against the wall clock.
-			acct, ok, err := auth.Authenticate(r.Request, svc.Kind, s.cfg.Accounts, clock.Wall(s.cfg.Clock).Now())
+			wallNow := now
+			if w, ok := s.cfg.Clock.(clock.Waller); ok {
+				wallNow = w.Wall().Now()
+			}
+			acct, ok, err := auth.Authenticate(r.Request, svc.Kind, s.cfg.Accounts, wallNow)
 			if err != nil {
 				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
 				return
