@@ -123,7 +123,7 @@ type serveFlagSet struct {
 	*flag.FlagSet
 	host, tlsCert, tlsKey, oauth, data, logLevel, pg, extentLimit, accounts          *string
 	blobPort, queuePort, tablePort, filePort, dfsPort, smbPort, metricsPort, pgConns *int
-	hns, inMemory                                                                    *bool
+	hns, inMemory, clockControl                                                      *bool
 	smbSecurity                                                                      *smbSecurityFlags
 	smbLimits                                                                        smbLimitFlags
 	maxConns                                                                         *int
@@ -173,6 +173,7 @@ func serveFlags(stderr io.Writer) *serveFlagSet {
 	f.bodyWindow = fs.Duration("body-progress-timeout", envDuration("body-progress-timeout", server.DefaultBodyWindow), "a request body must bring --body-progress-bytes within every such time spent waiting for it, else 500 OperationTimedOut and the connection closes; 0: no rule (env CERULEAN_BODY_PROGRESS_TIMEOUT)")
 	f.bodyBytes = fs.String("body-progress-bytes", env("body-progress-bytes", "64K"), "see --body-progress-timeout, e.g. 64K or 1M (env CERULEAN_BODY_PROGRESS_BYTES)")
 	f.keepAlive = fs.Duration("keep-alive-timeout", envDuration("keep-alive-timeout", 2*time.Minute), "how long an idle keep-alive HTTP connection stays open (env CERULEAN_KEEP_ALIVE_TIMEOUT)")
+	f.clockControl = fs.Bool("clock-control", env("clock-control", "") == "true" || env("clock-control", "") == "1", "tests only: the server's clock becomes the real time plus an offset that POST "+server.ReservedPrefix+"/clock/advance?by=61s on any service port advances (GET "+server.ReservedPrefix+"/clock shows it); anyone who reaches the ports can use it (env CERULEAN_CLOCK_CONTROL)")
 	f.accounts = fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns];... (:hns: a hierarchical namespace) (env CERULEAN_ACCOUNTS; default: the dev account)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: cerulean serve [flags]")
@@ -253,6 +254,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return usageErr(fmt.Errorf("--keep-alive-timeout %s: want a positive duration", *f.keepAlive))
 	}
 	cfg.IdleTimeout = *f.keepAlive
+	cfg.ClockControl = *f.clockControl
 	if *extentLimit != "" {
 		if !*inMemory {
 			return usageErr(errors.New("--extent-memory-limit needs --in-memory"))

@@ -26,9 +26,12 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/chunk/memchunk"
 	"github.com/cerulean-storage/cerulean/internal/chunk/sqlchunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/clockctl"
 	"github.com/cerulean-storage/cerulean/internal/datalake"
 	"github.com/cerulean-storage/cerulean/internal/dfs/upn"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
 	"github.com/cerulean-storage/cerulean/internal/kv/mem"
@@ -143,6 +146,11 @@ type Config struct {
 	// IdleTimeout, when set, is how long an idle HTTP connection stays
 	// open on every listener that KeepAlive does not name.
 	IdleTimeout time.Duration
+	// ClockControl makes the server's clock Clock (nil: the wall clock)
+	// plus an offset that the admin endpoint under server.ReservedPrefix
+	// advances (internal/clockctl, --clock-control). Off, that endpoint
+	// answers 404.
+	ClockControl bool
 }
 
 // SMBLimits bound what SMB clients may hold (internal/smb, limits.go).
@@ -186,6 +194,10 @@ type App struct {
 	// reclaimDone is closed when the background reclaimer (deleted
 	// containers, detached Data Lake trees) has stopped.
 	reclaimDone chan struct{}
+	// Clock is clock control's clock (nil without Config.ClockControl).
+	Clock *clockctl.Control
+	// clockDone is closed when clock control's refresher has stopped.
+	clockDone chan struct{}
 }
 
 // hnsMark, as the last field of an account in ParseAccounts' syntax,
@@ -273,6 +285,11 @@ func Start(cfg Config) (*App, error) {
 	if os.Getenv(kv.UpdateTwiceEnv) == "1" {
 		store = kv.Twice(store) // a test mode, see kv.Twice
 	}
+	ctl, err := startClock(&cfg, store)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	accounts := map[string]auth.Account{}
 	for _, a := range cfg.Accounts {
 		accounts[a.Name] = a
@@ -281,8 +298,9 @@ func Start(cfg Config) (*App, error) {
 		a, ok := accounts[name]
 		return a, ok
 	}
-	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{})}
-	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL, Limits: cfg.HTTPLimits}
+	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{}), Clock: ctl}
+	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL, Limits: cfg.HTTPLimits,
+		Reserved: clockctl.Handler(ctl)}
 	if cfg.OAuth {
 		// upn=true on the dfs endpoint names the users whose tokens
 		// this server (or any sharing the store) has authenticated.
@@ -308,6 +326,11 @@ func Start(cfg Config) (*App, error) {
 	// A hierarchical account's containers are filesystems: their
 	// namespace roots come and go with them.
 	a.Blob.SetContainerHook(a.DFS)
+	if ctl != nil {
+		// Deadlines standing for real time outlast an advance.
+		ctl.OnAdvance(handle.ShiftOwners)
+		ctl.OnAdvance(extent.ShiftGrace)
+	}
 	if a.metrics != nil {
 		// Every routed operation, from the services' route tables.
 		a.metrics.Operations("blob", blob.Operations())
@@ -374,7 +397,47 @@ func Start(cfg Config) (*App, error) {
 		defer close(a.reclaimDone)
 		a.Blob.Reclaimer().Run(ctx, a.cfg.GCEvery)
 	}()
+	a.clockDone = make(chan struct{})
+	go func() {
+		defer close(a.clockDone)
+		if ctl != nil {
+			ctl.Run(ctx)
+		}
+	}()
 	return a, nil
+}
+
+// startClock sets up clock control: with cfg.ClockControl, cfg.Clock
+// becomes the offset clock over it, its offset loaded from the store (and
+// shared through it on PostgreSQL). Without, a store whose clock was
+// advanced before keeps its offset, fixed (its messages, leases and
+// timestamps were written on that time, which must not run backwards),
+// and a warning says so; on PostgreSQL the front end is refused instead,
+// as it would not follow the advances of the front ends sharing the
+// database.
+func startClock(cfg *Config, store kv.Store) (*clockctl.Control, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if !cfg.ClockControl {
+		off, err := clockctl.Stored(ctx, store)
+		if err != nil || off == 0 {
+			return nil, err
+		}
+		if cfg.Postgres != "" {
+			return nil, fmt.Errorf("this database's clock was advanced by %s with --clock-control: every front end on it must run with --clock-control, to share that offset and its later advances", off)
+		}
+		cfg.Clock = clock.NewOffset(cfg.Clock, off)
+		cfg.Logger.Warn("this store's clock was advanced with --clock-control before: it keeps that offset (time never runs backwards for the data stored); without the flag nothing advances it further", "offset", off.String())
+		return nil, nil
+	}
+	ctl, err := clockctl.Open(ctx, store, cfg.Clock, cfg.Postgres != "", cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Clock = ctl
+	cfg.Logger.Warn("clock control is on: anyone who reaches a service port can advance the server's clock (POST "+server.ReservedPrefix+"/clock/advance?by=<duration>); for tests only",
+		"offset", ctl.Offset().String(), "shared", ctl.Shared())
+	return ctl, nil
 }
 
 // startMetrics serves the metrics and health endpoints on cfg.MetricsPort.
@@ -433,7 +496,8 @@ func (a *App) startSMB() error {
 			return fmt.Errorf("smb listener: %w", err)
 		}
 	}
-	cfg := smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: a.cfg.Clock, Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
+	// The NTLM challenge's timestamp is the real time (clock.Wall).
+	cfg := smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: clock.Wall(a.cfg.Clock), Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
 		RequireSigning: a.cfg.SMBRequireSigning, Encrypt: a.cfg.SMBEncrypt}
 	lim := a.cfg.SMBLimits
 	cfg.MaxConns, cfg.MaxConnsPerAddr, cfg.PreauthTimeout, cfg.IdleTimeout = lim.MaxConns, lim.MaxConnsPerAddr, lim.PreauthTimeout, lim.IdleTimeout
@@ -563,6 +627,7 @@ func (a *App) Close(ctx context.Context) error {
 	a.cancel()
 	<-a.done
 	<-a.reclaimDone
+	<-a.clockDone
 	if a.metricsSrv != nil {
 		if merr := a.metricsSrv.Shutdown(ctx); err == nil {
 			err = merr

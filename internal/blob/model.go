@@ -54,6 +54,9 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 		log = slog.Default()
 	}
 	s := &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log}
+	if w, ok := clk.(clock.Waller); ok {
+		s.data.SetWall(w.Wall().Now) // clock control: chunk ages and pin leases stay real
+	}
 	s.reclaim = s.newReclaimer()
 	return s
 }

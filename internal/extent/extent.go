@@ -55,11 +55,28 @@ type Store struct {
 	store  kv.Store
 	chunks chunk.Store
 	pins   *pinTable // shared by every Store over chunks (pins.go)
+	wall   func() time.Time
 }
 
 // New returns the data-item layer over store and chunks.
 func New(store kv.Store, chunks chunk.Store) *Store {
 	return &Store{store: store, chunks: chunks, pins: pinsFor(chunks)}
+}
+
+// SetWall gives the store the wall clock behind the server's (clock.Wall):
+// the ages of chunk files, which the chunk stores stamp with the wall
+// clock, and the leases of published pins, which measure how long a
+// process may go without publishing, are then real times, which an
+// advance of the server's clock (--clock-control) does not shorten. Unset,
+// they use the time the collector and the sweeper are given.
+func (s *Store) SetWall(now func() time.Time) { s.wall = now }
+
+// wallNow is the wall clock's time, or now without one.
+func (s *Store) wallNow(now time.Time) time.Time {
+	if s.wall != nil {
+		return s.wall()
+	}
+	return now
 }
 
 // Part is one extent of a blob's content: bytes [Off, Off+Len) of the blob

@@ -107,7 +107,8 @@ func (s *Store) SweepOrphans(ctx context.Context, now time.Time) (int, error) {
 	if err := s.publishPins(ctx, now); err != nil {
 		return 0, err
 	}
-	return chunk.SweepWith(ctx, s.chunks, OrphanGrace, now, func(ctx context.Context, ids []string) ([]bool, error) {
+	// The chunk stores stamp chunks with the wall clock's time.
+	return chunk.SweepWith(ctx, s.chunks, OrphanGrace, s.wallNow(now), func(ctx context.Context, ids []string) ([]bool, error) {
 		// Pins first, the records in a transaction begun after: a writer
 		// releases its pins only once the transaction recording its chunks
 		// has committed, so a chunk found unpinned here is either recorded

@@ -110,6 +110,7 @@ func (pt *pinTable) snapshot() map[string]bool {
 // its lease until now+PinLease and reclaims the records of owners whose
 // lease lapsed.
 func (s *Store) publishPins(ctx context.Context, now time.Time) error {
+	now = s.wallNow(now)
 	pt := s.pins
 	pt.pubMu.Lock()
 	defer pt.pubMu.Unlock()
@@ -213,7 +214,7 @@ type pinChecker struct {
 }
 
 func (s *Store) pinChecker(tx kv.Tx, now time.Time) (*pinChecker, error) {
-	live, _, err := owners(tx, now, s.pins.owner)
+	live, _, err := owners(tx, s.wallNow(now), s.pins.owner)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,11 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log}
+	s := &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log}
+	if w, ok := clk.(clock.Waller); ok {
+		s.data.SetWall(w.Wall().Now) // clock control: chunk ages and pin leases stay real
+	}
+	return s
 }
 
 // Store returns the kv store (the SMB front end and tests open handles in

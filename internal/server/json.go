@@ -26,7 +26,7 @@ func WriteJSONError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 		Code    string `json:"code"`
 		Message msg    `json:"message"`
 	}
-	body := map[string]inner{"odata.error": {Code: e.Code, Message: msg{Lang: "en-US", Value: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO()}}}
+	body := map[string]inner{"odata.error": {Code: e.Code, Message: msg{Lang: "en-US", Value: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO(h)}}}
 	out, _ := json.Marshal(body)
 	h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
 	w.WriteHeader(e.Status)
@@ -58,7 +58,7 @@ func WriteDFSError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 	}
 	body := struct {
 		Error inner `json:"error"`
-	}{inner{Code: e.Code, Message: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO(), Detail: dfsDetail(e.Details)}}
+	}{inner{Code: e.Code, Message: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO(h), Detail: dfsDetail(e.Details)}}
 	out, _ := json.Marshal(body)
 	h.Set("Content-Type", "application/json;charset=utf-8")
 	w.WriteHeader(e.Status)

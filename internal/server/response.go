@@ -79,7 +79,7 @@ func WriteXMLError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 		w.WriteHeader(e.Status)
 		return
 	}
-	body := errorXML{Code: e.Code, Message: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO()}
+	body := errorXML{Code: e.Code, Message: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO(h)}
 	for _, d := range e.Details {
 		body.Details = append(body.Details, detailXML{XMLName: xml.Name{Local: d.Name}, Value: d.Value})
 	}

@@ -119,7 +119,21 @@ type Config struct {
 	// Limits are the connection cap and the header and body deadlines
 	// of every listener (zero: the defaults, see Limits).
 	Limits Limits
+	// Reserved, if set, serves the requests whose path begins with
+	// ReservedPrefix on every listener, before the Azure middleware, with
+	// the prefix stripped (clock control's admin endpoint,
+	// internal/clockctl).
+	Reserved http.Handler
 }
+
+// ReservedPrefix begins the paths of Cerulean's own endpoints on the
+// service ports. No Azure URL can begin so: the first segment of a
+// path-style URL is an account name (3-24 lowercase letters and digits),
+// of a production-style URL a container, queue, table or share name
+// (which begin with a letter or digit; "$root" and the other system
+// containers with "$"); and a blob of the root container addressed
+// without "$root" has no "/" in its name.
+const ReservedPrefix = "/.cerulean"
 
 // Observer sees every request a listener answers, not a batch's
 // sub-requests: Begin once its headers are read, End once its handler
@@ -177,8 +191,12 @@ func (s *Server) Listen(svc Service) (string, error) {
 	if idle <= 0 {
 		idle = 2 * time.Minute
 	}
+	handler := s.Wrap(svc)
+	if s.cfg.Reserved != nil {
+		handler = reserved(handler, http.StripPrefix(ReservedPrefix, s.cfg.Reserved))
+	}
 	hs := &http.Server{
-		Handler:           s.bodyProgress(s.Wrap(svc)),
+		Handler:           s.bodyProgress(handler),
 		ReadHeaderTimeout: s.cfg.Limits.HeaderTimeout,
 		IdleTimeout:       idle,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
@@ -194,6 +212,18 @@ func (s *Server) Listen(svc Service) (string, error) {
 		}
 	}()
 	return ln.Addr().String(), nil
+}
+
+// reserved sends the requests under ReservedPrefix to admin, the others
+// to azure.
+func reserved(azure, admin http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; strings.HasPrefix(p, ReservedPrefix+"/") {
+			admin.ServeHTTP(w, r)
+			return
+		}
+		azure.ServeHTTP(w, r)
+	})
 }
 
 // boundAddr is the address a listener is reached at: the host it was
@@ -284,6 +314,13 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		}
 		restoreMetadataNames(hr)
 		hr = trackContinue(hr)
+		var syncErr error
+		if sy, ok := s.cfg.Clock.(clock.Syncer); ok && hr.Context().Value(batchVersionKey{}) == nil {
+			// Clock control on a shared store: the offset as of now,
+			// read outside any transaction (a batch's parts use the
+			// batch's).
+			syncErr = sy.Sync(hr.Context())
+		}
 		now := s.cfg.Clock.Now()
 		id := newRequestID()
 		h := w.Header()
@@ -322,6 +359,10 @@ func (s *Server) Wrap(svc Service) http.Handler {
 				WriteXMLError(w, hr, e)
 			}
 		}
+		if syncErr != nil {
+			fail(ToAzure(hr.Context(), s.cfg.Logger, syncErr))
+			return
+		}
 		if version != "" && (!wellFormedVersion(version) || version < oldestVersion) {
 			fail(azerr.InvalidHeader("x-ms-version", version))
 			return
@@ -355,7 +396,13 @@ func (s *Server) Wrap(svc Service) http.Handler {
 				}
 			}
 		} else if hr.Method != http.MethodOptions {
-			acct, ok, err := auth.Authenticate(r.Request, svc.Kind, s.cfg.Accounts, now)
+			// The signed date is the client's real time: under clock
+			// control the skew is measured against the wall clock.
+			wallNow := now
+			if w, ok := s.cfg.Clock.(clock.Waller); ok {
+				wallNow = w.Wall().Now()
+			}
+			acct, ok, err := auth.Authenticate(r.Request, svc.Kind, s.cfg.Accounts, wallNow)
 			if err != nil {
 				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
 				return
@@ -571,7 +618,16 @@ func redactSAS(u *url.URL) string {
 // (version 4) UUID, as the service sends.
 func newRequestID() string { return uuid.NewString() }
 
-func nowISO() string { return time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z") }
+// nowISO is the Time of an error body: the time of the response's Date
+// header, which the middleware took from the server's clock (with clock
+// control, ahead of the wall clock), else the wall clock's.
+func nowISO(h http.Header) string {
+	t, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		t = time.Now()
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
+}
 
 // maxDrain bounds how much of an unread request body is read and thrown
 // away before an error response.
