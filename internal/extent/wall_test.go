@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"net/http"
 	"testing"
 	"time"
 
@@ -60,7 +59,7 @@ func TestShiftGrace(t *testing.T) {
 	stage := func() []Part {
 		t.Helper()
 		body := bytes.Repeat([]byte("s"), InlineMax+1)
-		st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), http.Header{}, false)
+		st, err := s.Stage(ctx, bytes.NewReader(body), int64(len(body)), Digests{}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
