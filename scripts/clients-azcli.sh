@@ -157,6 +157,10 @@ check "file delete-batch" "" file delete-batch -s azshare --pattern 'd1/*' -o no
 check "directory delete" true directory delete -s azshare -n d1 --query deleted -o tsv
 check "share delete" true share delete -n azshare --delete-snapshots include --query deleted -o tsv
 
+# The matrix's row (scripts/matrix.sh), with the version Debian installed.
+. "$root/scripts/matrix.sh"
+matrix_row "az CLI" "$(dpkg-query -W -f '${Version}' azure-cli 2>/dev/null | sed 's/-[^-]*$//' || echo '?') (Debian \`azure-cli\`)" \
+  "\`scripts/clients-azcli.sh\` against \`cerulean azurite\`" "$(matrix_result "$passed" "$failed" checks)"
 if [ "$failed" -gt 0 ]; then echo "--- server log (tail)"; tail -20 "$work/server.log"; fi
 echo "commands ran $(( $(date +%s) - t0 )) s"
 echo "$passed passed, $failed failed"

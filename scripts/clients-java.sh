@@ -45,6 +45,43 @@ echo "-- Azure SDK for Java (scripts/clients/java)"
 (cd "$root/scripts/clients/java" && mvn -B -q test "${props[@]}" "$@") || failed=1
 echo "-- Hadoop ABFS driver (scripts/clients/java/abfs)"
 (cd "$root/scripts/clients/java/abfs" && mvn -B -q test "${props[@]}" "$@") || failed=1
+# The matrix's rows (scripts/matrix.sh): test counts and the versions
+# Maven resolved, both read from the surefire reports.
+. "$root/scripts/matrix.sh"
+surefire() {  # surefire DIR ATTR: the sum of ATTR over DIR's reports
+  local n=0 x v
+  for x in "$1"/target/surefire-reports/TEST-*.xml; do
+    [ -f "$x" ] || continue
+    v=$(grep -o '<testsuite [^>]*>' "$x" | head -1 | grep -o " $2=\"[0-9]*\"" | grep -o '[0-9][0-9]*' || echo 0)
+    n=$((n + v))
+  done
+  echo "$n"
+}
+resolved() {  # resolved DIR GROUPPATH ARTIFACT...: "`artifact` version, ..."
+  local dir=$1 group=$2 a v acc=""
+  shift 2
+  for a in "$@"; do
+    v=$(cat "$dir"/target/surefire-reports/TEST-*.xml 2>/dev/null | grep -o "$group/$a/[0-9][0-9.]*/" | head -1 | sed 's#.*/\([0-9][0-9.]*\)/$#\1#')
+    acc="$acc${acc:+, }\`$a\` ${v:-?}"
+  done
+  echo "$acc"
+}
+javarow() {  # javarow CLIENT DIR VERSIONS HOW
+  local t f
+  t=$(surefire "$2" tests)
+  f=$(($(surefire "$2" failures) + $(surefire "$2" errors)))
+  if [ "$t" -eq 0 ]; then
+    matrix_row "$1" "$3" "$4" "failed: no test ran, $(date -u +%F)"
+  else
+    matrix_row "$1" "$3" "$4" "$(matrix_result $((t - f)) "$f" tests)"
+  fi
+}
+java_dir=$root/scripts/clients/java
+javarow "Azure SDK for Java" "$java_dir" \
+  "\`azure-sdk-bom\` $(grep -A1 '<artifactId>azure-sdk-bom</artifactId>' "$java_dir/pom.xml" | grep -o '[0-9][0-9.]*' | head -1): $(resolved "$java_dir" com/azure azure-storage-blob azure-storage-blob-batch azure-storage-queue azure-storage-file-share azure-storage-file-datalake azure-data-tables)" \
+  "\`scripts/clients-java.sh\` (JUnit)"
+javarow "Hadoop's ABFS driver" "$java_dir/abfs" "$(resolved "$java_dir/abfs" org/apache/hadoop hadoop-azure)" \
+  "\`scripts/clients-java.sh\` (JUnit, the dfs endpoint)"
 if [ "$failed" != 0 ]; then
   echo "Java clients: FAILED (surefire reports under scripts/clients/java/target and java/abfs/target)" >&2
   exit 1

@@ -164,6 +164,22 @@ for line in "js newest" "js older"; do
   grep -q "^PASS \[$line\] batch delete counts a failure" "$out" ||
     echo "FAIL [$line] the step \"batch delete counts a failure\" did not pass" | tee -a "$out"
 done
+# The matrix's rows (scripts/matrix.sh): one per package set, with the
+# versions npm installed (the pins above).
+. "$root/scripts/matrix.sh"
+npmpins() {  # npmpins "pkg@v pkg@v": "`pkg` v, ..."
+  local p acc=""
+  for p in $1; do acc="$acc${acc:+, }\`${p%@*}\` ${p##*@}"; done
+  echo "$acc"
+}
+jsrow() {  # jsrow LABEL CLIENT PINS HOW
+  matrix_row "$2" "$(npmpins "$3")" "$4" \
+    "$(matrix_result "$(grep -c "^PASS \[$1\] " "$out" || true)" "$(grep -c "^FAIL \[$1\] " "$out" || true)" steps)"
+}
+jsrow "js newest" "Azure SDK for JavaScript, newest" "$NEWEST" "\`scripts/clients-js.sh\` (\`probe.js\`, \`fidelity.js\`)"
+jsrow "js older" "Azure SDK for JavaScript, about two years older" "$OLDER" "\`scripts/clients-js.sh\` (\`probe.js\`, \`fidelity.js\`)"
+jsrow "js datalake" "Azure SDK for JavaScript, Data Lake" "$DATALAKE" "\`scripts/clients-js.sh\` (\`datalake.js\`)"
+jsrow "azcopy" "azcopy" "$AZCOPY" "\`scripts/clients-js.sh\`: jobs between local files, Blob, File and dfs, and content comparisons"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)
 if [ "$failed" -gt 0 ]; then

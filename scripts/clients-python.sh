@@ -90,10 +90,28 @@ export PORT_BASE=$base CERT="$work/cert.pem" WORK="$work"
 out="$work/results"
 status=0
 t0=$(date +%s)
-"$venv/bin/python" "$root/scripts/clients/py_sdk.py" | tee "$out" || status=1
-if [ -f "$root/scripts/clients/py_fs.py" ]; then
-  "$venv/bin/python" "$root/scripts/clients/py_fs.py" | tee -a "$out" || status=1
-fi
+"$venv/bin/python" "$root/scripts/clients/py_sdk.py" | tee "$out.sdk" || status=1
+"$venv/bin/python" "$root/scripts/clients/py_fs.py" | tee "$out.fs" || status=1
+cat "$out.sdk" "$out.fs" >"$out"
+# The matrix's rows (scripts/matrix.sh): the SDKs, then the file-system
+# and table libraries, each with its pinned versions.
+. "$root/scripts/matrix.sh"
+pins() {  # pins NAME...: "`name` version, ..." from PINS
+  local n p acc=""
+  for n in "$@"; do
+    for p in "${PINS[@]}"; do
+      [ "${p%%==*}" = "$n" ] && acc="$acc${acc:+, }\`$n\` ${p#*==}"
+    done
+  done
+  echo "$acc"
+}
+count() { grep -c "^$1 " "$2" || true; }
+matrix_row "Azure SDK for Python, newest" \
+  "$(pins azure-storage-blob azure-storage-queue azure-storage-file-share azure-storage-file-datalake azure-data-tables)" \
+  "\`scripts/clients-python.sh\` (\`py_sdk.py\`)" "$(matrix_result "$(count PASS "$out.sdk")" "$(count FAIL "$out.sdk")" areas)"
+matrix_row "adlfs, pyarrow \`AzureFileSystem\`, deltalake (delta-rs)" "$(pins adlfs fsspec pyarrow deltalake)" \
+  "\`scripts/clients-python.sh\` (\`py_fs.py\`): Blob and dfs, two concurrent Delta writers" \
+  "$(matrix_result "$(count PASS "$out.fs")" "$(count FAIL "$out.fs")" areas)"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then

@@ -34,7 +34,19 @@ for _ in $(seq 100); do
 done
 
 export AZURITE_BLOB_STORAGE_URL=http://127.0.0.1:$port
-if ! (cd "$root/scripts/clients/rust" && cargo test --locked -q -- "$@"); then
+status=0
+(cd "$root/scripts/clients/rust" && cargo test --locked -q -- "$@") 2>&1 | tee "$work/cargo.out" || status=1
+# The matrix's row (scripts/matrix.sh): cargo's counts, the version
+# Cargo.lock pins.
+. "$root/scripts/matrix.sh"
+sum() { grep -o "[0-9][0-9]* $1" "$work/cargo.out" | awk '{ n += $1 } END { print n + 0 }'; }
+passed=$(sum passed) failed=$(sum failed)
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+version=$(grep -A1 '^name = "object_store"$' "$root/scripts/clients/rust/Cargo.lock" | sed -n 's/^version = "\(.*\)"$/\1/p')
+matrix_row "Rust \`object_store\` (Azure)" "\`object_store\` $version" \
+  "\`scripts/clients-rust.sh\`: the crate's own Azure integration tests against \`cerulean azurite\`" \
+  "$(matrix_result "$passed" "$failed" tests)"
+if [ "$status" -ne 0 ]; then
   echo "Rust clients (object_store): FAILED" >&2
   exit 1
 fi
