@@ -155,23 +155,57 @@ func verifyDelegationSAS(s *SAS, acct Account, req SASRequest) error {
 	if !req.Now.Before(d.Key.ExpiryT) {
 		return sasFailed("The user delegation key has expired (ske '" + d.Key.Expiry + "').")
 	}
-	if d.DelegatedUserOID != "" {
-		// The SAS is for one user, who must also present an Entra ID
-		// token ("Create a user delegation SAS", sduoid).
-		return sasFailed("This SAS names a delegated user (sduoid): send it with that user's bearer token.")
-	}
 	sts, err := DelegationSASStringToSign(s, req)
 	if err != nil {
 		return err
 	}
+	signed := false
 	for _, k := range acct.Keys {
 		m := hmac.New(sha256.New, DelegationKeyValue(k, d.Key))
 		m.Write([]byte(sts))
 		if hmac.Equal(m.Sum(nil), s.Signature) {
-			return nil
+			signed = true
+			break
 		}
 	}
-	return sigMismatch(sts)
+	if !signed {
+		return sigMismatch(sts)
+	}
+	return checkDelegatedUser(d, req.Bearer)
+}
+
+// checkDelegatedUser checks a user-bound SAS (sduoid, "Create a user
+// delegation SAS": the SAS "must be used in conjunction with an Entra ID
+// token that has been issued to the user specified in this value") against
+// the bearer token sent with it: its oid must be sduoid, and when the key
+// names the delegated user's tenant (skdutid) its tid must be that tenant
+// (inferred: the cross-tenant key exists for a user of that tenant).
+// Azure answers a user-bound SAS sent without the token 403
+// AuthenticationFailed (azure-sdk-for-net, Azure.Storage.Blobs tests,
+// ContainerIdentitySAS_DelegatedObjectId_Fail); another user's token is
+// refused the same way.
+func checkDelegatedUser(d *delegationFields, bearer *Principal) error {
+	if d.DelegatedUserOID == "" {
+		return nil
+	}
+	switch {
+	case bearer == nil:
+		return sasFailed("This SAS names a delegated user (sduoid): send it with that user's bearer token.")
+	case bearer.OID != d.DelegatedUserOID:
+		return sasFailed("The bearer token's object id (oid '" + bearer.OID + "') is not the SAS's delegated user (sduoid '" + d.DelegatedUserOID + "').")
+	case d.Key.DelegatedUserTID != "" && bearer.TID != d.Key.DelegatedUserTID:
+		return sasFailed("The bearer token's tenant (tid '" + bearer.TID + "') is not the delegated user's tenant (skdutid '" + d.Key.DelegatedUserTID + "').")
+	}
+	return nil
+}
+
+// DelegatedUserOID is the delegated user a user delegation SAS is bound
+// to (sduoid), "" for any other SAS.
+func (s *SAS) DelegatedUserOID() string {
+	if s.delegation == nil {
+		return ""
+	}
+	return s.delegation.DelegatedUserOID
 }
 
 // serviceLetterString is the sks letter of a service.

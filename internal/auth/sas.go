@@ -297,6 +297,9 @@ type SASRequest struct {
 	// parameters a user delegation SAS signs (srh, srq).
 	Header http.Header
 	Query  url.Values
+	// Bearer is the verified bearer token sent with a user-bound user
+	// delegation SAS (sduoid); nil when the request carries none.
+	Bearer *Principal
 }
 
 // AccessPolicy is a stored access policy (a signed identifier of a

@@ -53,9 +53,13 @@ type Request struct {
 	// Account is then the account itself.
 	Secondary bool
 	// SAS is the parsed (not yet verified) Shared Access Signature of a
-	// request without an Authorization header whose query carries sig;
-	// nil otherwise. Services verify it after routing with AuthorizeSAS.
+	// request without an Authorization header whose query carries sig,
+	// or of one with a bearer token whose SAS is bound to a user
+	// (sduoid); nil otherwise. Services verify it after routing with
+	// AuthorizeSAS.
 	SAS *auth.SAS
+	// sasBearer is the verified bearer token sent with a user-bound SAS.
+	sasBearer *auth.Principal
 	// Op is the operation the service routed the request to (its name,
 	// e.g. "putBlob"), for metrics; "" until routed.
 	Op string
@@ -354,6 +358,12 @@ func (s *Server) Wrap(svc Service) http.Handler {
 					s.cfg.Logger.Warn("learning a bearer principal", "oid", p.OID, "err", err)
 				}
 			}
+			if sas, ok := userBoundSAS(hr); ok {
+				// A SAS bound to one user (sduoid) with a token: the
+				// SAS authorizes, the token only says who sends it
+				// (auth.SASRequest.Bearer).
+				r.Authenticated, r.Principal, r.SAS, r.sasBearer = false, nil, &sas, &p
+			}
 		} else if hr.Method != http.MethodOptions {
 			acct, ok, err := auth.Authenticate(r.Request, svc.Kind, s.cfg.Accounts, now)
 			if err != nil {
@@ -552,6 +562,21 @@ func bearerToken(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(tok), true
+}
+
+// userBoundSAS returns the SAS of a request's query when it is a user
+// delegation SAS bound to a user (sduoid), which is sent together with
+// that user's bearer token ("Create a user delegation SAS"). A query
+// without one, or whose SAS does not parse, is left to the bearer token.
+func userBoundSAS(hr *http.Request) (auth.SAS, bool) {
+	if !auth.RawQueryHasSig(hr.URL.RawQuery) {
+		return auth.SAS{}, false
+	}
+	sas, signed, err := auth.ParseSAS(hr.URL.Query())
+	if err != nil || !signed || sas.DelegatedUserOID() == "" {
+		return auth.SAS{}, false
+	}
+	return sas, true
 }
 
 // redactSAS is u's path and query with a SAS signature hidden.
