@@ -358,7 +358,10 @@ func (s *Server) Wrap(svc Service) http.Handler {
 					s.cfg.Logger.Warn("learning a bearer principal", "oid", p.OID, "err", err)
 				}
 			}
-			if sas, ok := userBoundSAS(hr); ok {
+			if sas, ok, err := userBoundSAS(hr); err != nil {
+				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
+				return
+			} else if ok {
 				// A SAS bound to one user (sduoid) with a token: the
 				// SAS authorizes, the token only says who sends it
 				// (auth.SASRequest.Bearer).
@@ -567,16 +570,21 @@ func bearerToken(r *http.Request) (string, bool) {
 // userBoundSAS returns the SAS of a request's query when it is a user
 // delegation SAS bound to a user (sduoid), which is sent together with
 // that user's bearer token ("Create a user delegation SAS"). A query
-// without one, or whose SAS does not parse, is left to the bearer token.
-func userBoundSAS(hr *http.Request) (auth.SAS, bool) {
+// without one is left to the bearer token; a malformed SAS naming a
+// delegated user is refused as any malformed SAS is.
+func userBoundSAS(hr *http.Request) (auth.SAS, bool, error) {
 	if !auth.RawQueryHasSig(hr.URL.RawQuery) {
-		return auth.SAS{}, false
+		return auth.SAS{}, false, nil
 	}
-	sas, signed, err := auth.ParseSAS(hr.URL.Query())
-	if err != nil || !signed || sas.DelegatedUserOID() == "" {
-		return auth.SAS{}, false
+	q := hr.URL.Query()
+	sas, signed, err := auth.ParseSAS(q)
+	switch {
+	case err != nil && q.Has("sduoid"):
+		return auth.SAS{}, false, err
+	case err != nil || !signed || sas.DelegatedUserOID() == "":
+		return auth.SAS{}, false, nil
 	}
-	return sas, true
+	return sas, true, nil
 }
 
 // redactSAS is u's path and query with a SAS signature hidden.

@@ -113,6 +113,10 @@ func TestSV2026UserBoundDelegationSAS(t *testing.T) {
 	wantCode(t, err, 403, "AuthenticationFailed")
 	_, err = with(u, other).Create(ctx, nil)
 	wantCode(t, err, 403, "AuthenticationFailed")
+	// A malformed user-bound SAS (sduoid twice) is refused, not left to
+	// the token.
+	_, err = with(u+"&sduoid="+user.oid, user).GetProperties(ctx, nil)
+	wantCode(t, err, 403, "AuthenticationFailed")
 	// An invalid token is the token's 401, as without a SAS.
 	_, err = with(u, fakeToken{exp: time.Now().Add(-time.Hour), aud: "https://storage.azure.com"}).GetProperties(ctx, nil)
 	wantCode(t, err, 401, "InvalidAuthenticationInfo")
