@@ -123,3 +123,61 @@ func TestDelegationSASRefusals(t *testing.T) {
 	_, err := VerifyServiceSAS(&s, devLookup, req(Queue, "c", ""), nil)
 	wantSASCode(t, err, azerr.AuthenticationFailed)
 }
+
+// TestDelegationSASDelegatedUser: a SAS bound to a user (sduoid, signed
+// from 2025-07-05) is valid with a bearer token of that user (its oid, and
+// its tid when the key names the delegated user's tenant, skdutid), and
+// 403 AuthenticationFailed without a token or with another user's. Before
+// the bearer token was passed along, every such SAS was refused.
+func TestDelegationSASDelegatedUser(t *testing.T) {
+	res := "/blob/" + devAccount + "/c/b"
+	se := sasNow.Add(time.Hour).Format(DelegationKeyTimeFormat)
+	sign := func(tid string) url.Values {
+		extra := url.Values{"sduoid": {"user-1"}}
+		if tid != "" {
+			extra.Set("skdutid", tid)
+		}
+		return delegatedQuery(t, devKey, "2025-07-05", extra, func(k DelegationKey) string {
+			return strings.Join([]string{"r", "", se, res, k.OID, k.TID, k.Start, k.Expiry, k.Service, k.Version,
+				"", "", "", tid, "user-1", "", "", "2025-07-05", "b", "", "", "", "", "", "", ""}, "\n")
+		})
+	}
+	for _, tc := range []struct {
+		tid    string
+		bearer *Principal
+		ok     bool
+	}{
+		{"", &Principal{OID: "user-1", TID: "tid-1"}, true},
+		{"", nil, false},
+		{"", &Principal{OID: "user-2", TID: "tid-1"}, false},
+		{"", &Principal{OID: ""}, false},
+		{"tenant-x", &Principal{OID: "user-1", TID: "tenant-x"}, true},
+		{"tenant-x", &Principal{OID: "user-1", TID: "tid-1"}, false},
+	} {
+		s, _, err := ParseSAS(sign(tc.tid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.DelegatedUserOID() != "user-1" {
+			t.Fatalf("DelegatedUserOID %q", s.DelegatedUserOID())
+		}
+		r := req(Blob, "c", "b")
+		r.Bearer = tc.bearer
+		_, err = VerifyServiceSAS(&s, devLookup, r, nil)
+		if tc.ok {
+			if err != nil {
+				t.Errorf("skdutid %q bearer %+v: refused: %v", tc.tid, tc.bearer, err)
+			}
+			continue
+		}
+		wantSASCode(t, err, azerr.AuthenticationFailed)
+	}
+	// The bearer token does not make a bad signature good.
+	q := sign("")
+	q.Set("sduoid", "user-2")
+	s, _, _ := ParseSAS(q)
+	r := req(Blob, "c", "b")
+	r.Bearer = &Principal{OID: "user-2"}
+	_, err := VerifyServiceSAS(&s, devLookup, r, nil)
+	wantSASCode(t, err, azerr.AuthenticationFailed)
+}

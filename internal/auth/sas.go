@@ -297,6 +297,9 @@ type SASRequest struct {
 	// parameters a user delegation SAS signs (srh, srq).
 	Header http.Header
 	Query  url.Values
+	// Bearer is the verified bearer token sent with a user-bound user
+	// delegation SAS (sduoid); nil when the request carries none.
+	Bearer *Principal
 }
 
 // AccessPolicy is a stored access policy (a signed identifier of a
@@ -383,8 +386,8 @@ func VerifyServiceSAS(s *SAS, lookup Lookup, req SASRequest, policy PolicyLookup
 		return eff, sasFailed("The SAS is not a service SAS.")
 	}
 	if s.Delegated {
-		if req.Service != Blob {
-			return eff, sasFailed("A user delegation SAS is valid for Blob Storage only.")
+		if req.Service != Blob && req.Service != File {
+			return eff, sasFailed("A user delegation SAS is valid for Blob Storage and Azure Files only.")
 		}
 		acct, err := sasAccount(lookup, req.Account)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
@@ -77,11 +78,15 @@ func blockWritable(typ string, l lease.Lease, tier, leaseID string, now time.Tim
 // stageBlock records block idParam (rawID decoded) of size bytes, held by
 // parts, as an uncommitted block of the blob ref, after Put Block's
 // checks (leaseID: the lease the caller holds, "" for none).
-// blockTarget is stageBlock's read-only part on a flat account: the
-// container exists and the blob, if any, takes blocks under leaseID.
-func blockTarget(tx kv.Tx, ref BlobRef, leaseID string, now time.Time) error {
+// blockTarget is stageBlock's read-only part: the container exists and
+// the blob, if any, takes blocks under leaseID (on a hierarchical
+// account, hns non-nil, the file: stagePath).
+func blockTarget(tx kv.Tx, hns *ns.Namespace, ref BlobRef, leaseID string, now time.Time) error {
 	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
+	}
+	if hns != nil {
+		return stagePath(tx, hns, ref, leaseID, now)
 	}
 	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
 	switch {
@@ -193,6 +198,11 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	}
 	if r.ContentLength > 8<<20 {
 		return azerr.New(azerr.RequestBodyTooLarge)
+	}
+	if expectsContinue(r.Header) {
+		if err := s.CheckPutBlockList(r.Context(), PutBlockListInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), CreateOnly: r.createOnly()}); err != nil {
+			return err
+		}
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, 8<<20+1))
 	if err != nil {

@@ -807,8 +807,9 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 	if in.Length == 0 {
 		return out, errNoBlockBody()
 	}
-	if in.CheckFirst && s.nsOf(in.Ref.Account) == nil {
-		if err := s.store.View(ctx, func(tx kv.Tx) error { return blockTarget(tx, in.Ref, in.LeaseID, now) }); err != nil {
+	if in.CheckFirst {
+		hns := s.nsOf(in.Ref.Account)
+		if err := s.store.View(ctx, func(tx kv.Tx) error { return blockTarget(tx, hns, in.Ref, in.LeaseID, now) }); err != nil {
 			return out, err
 		}
 	}
@@ -862,6 +863,34 @@ type PutBlockListOutput struct {
 	ServerEncrypted bool
 }
 
+// blockListTarget is Put Block List's write rules on a flat account
+// (beginReplace) and the blob it replaces, if any, a block blob.
+func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now time.Time) (*blobRec, error) {
+	old, err := beginReplace(tx, ref, acc, createOnly, now)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil && old.Type != BlockBlob {
+		return nil, azerr.New(azerr.InvalidBlobType)
+	}
+	return old, nil
+}
+
+// CheckPutBlockList applies Put Block List's write rules before its
+// block list is read, for a request that sent Expect: 100-continue
+// (checkfirst.go). On a hierarchical account the namespace applies them
+// in the write alone (nil here).
+func (s *Service) CheckPutBlockList(ctx context.Context, in PutBlockListInput) error {
+	if s.nsOf(in.Ref.Account) != nil {
+		return nil
+	}
+	now := s.now(in.Call)
+	return s.store.View(ctx, func(tx kv.Tx) error {
+		_, err := blockListTarget(tx, in.Ref, in.Access, in.CreateOnly, now)
+		return err
+	})
+}
+
 // PutBlockList is Put Block List
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-block-list):
 // one transaction applies the write rules, builds the blob from the named
@@ -877,12 +906,9 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 	ref, acc, createOnly, newb, blocks, sha := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks, shaOf(in.CPK)
 	var rec *blobRec
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		old, err := beginReplace(tx, ref, acc, createOnly, now)
+		old, err := blockListTarget(tx, ref, acc, createOnly, now)
 		if err != nil {
 			return err
-		}
-		if old != nil && old.Type != BlockBlob {
-			return azerr.New(azerr.InvalidBlobType)
 		}
 		// committed blocks by id, with their parts
 		committed := map[string][]extent.Part{}

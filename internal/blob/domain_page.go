@@ -51,6 +51,9 @@ type PutPageInput struct {
 	Clear          bool
 	Body           io.Reader
 	Checksums      Checksums
+	// CheckFirst is PutBlobInput.CheckFirst: the write rules and the
+	// page checks are applied before the body is read.
+	CheckFirst bool
 }
 
 // PutPageOutput is the page blob after the write and, for an update, the
@@ -80,6 +83,17 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 	if !in.Clear {
 		if in.Length > maxPageWrite {
 			return out, azerr.New(azerr.RequestBodyTooLarge)
+		}
+		if in.CheckFirst {
+			seq, off, n, key := in.Sequence, in.Offset, in.Length, in.CPK
+			if err := s.checkUpdateFirst(ctx, nil, in.Ref, in.Access, in.Caller, now, func(b *blobRec) error {
+				if err := checkCPK(b, key); err != nil {
+					return err
+				}
+				return pagesWritable(b, seq, off, n)
+			}); err != nil {
+				return out, err
+			}
 		}
 		body, err := extent.LimitBody(content(in.Body), in.Length, maxPageWrite)
 		if err != nil {
@@ -227,6 +241,9 @@ type AppendBlockInput struct {
 	Body           io.Reader
 	Length         int64
 	Checksums      Checksums
+	// CheckFirst is PutBlobInput.CheckFirst: the write rules and the
+	// append conditions are applied before the body is read.
+	CheckFirst bool
 }
 
 // AppendBlockOutput is where the block landed and the blob after it, and
@@ -255,6 +272,17 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 	}
 	if in.Length == 0 {
 		return out, azerr.InvalidHeader("Content-Length", "0")
+	}
+	if in.CheckFirst {
+		appendPos, maxSize, key, n := optional(in.AppendPosition), optional(in.MaxSize), in.CPK, max(in.Length, 0)
+		if err := s.checkUpdateFirst(ctx, hns, in.Ref, in.Access, in.Caller, now, func(b *blobRec) error {
+			if err := checkCPK(b, key); err != nil {
+				return err
+			}
+			return appendAllowed(b, appendPos, maxSize, n)
+		}); err != nil {
+			return out, err
+		}
 	}
 	st, err := s.data.StageSealed(ctx, body, in.Length, in.Checksums.MD5 != nil, in.Checksums.MD5 == nil, cipherOf(in.CPK))
 	if err != nil {

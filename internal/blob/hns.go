@@ -302,6 +302,10 @@ type AppendDataInput struct {
 	// comes after the flush, as on a flush ("Only applicable if Flush is
 	// set to true": DataLakeFileAppendOptions.LeaseAction).
 	Flush bool
+	// CheckFirst is PutBlobInput.CheckFirst: the file (its existence,
+	// type, tier and write access) and the lease are checked before the
+	// body is read.
+	CheckFirst bool
 }
 
 // AppendDataOutput is the digest of the data appended: the MD5 when the
@@ -337,6 +341,21 @@ func (s *Service) AppendData(ctx context.Context, in AppendDataInput) (out Appen
 	body, err := extent.LimitBody(content(in.Body), in.Length, maxAppend)
 	if err != nil {
 		return out, err
+	}
+	if in.CheckFirst {
+		p, la, c := in.PathRef, in.Lease, in.Caller
+		err := s.store.View(ctx, func(tx kv.Tx) error {
+			_, err := s.open(tx, p, c, in.CPK, now, func(n *ns.Node) error {
+				if _, err := la.before(n, now); err != nil {
+					return err
+				}
+				return errChecked
+			})
+			return err
+		})
+		if !errors.Is(err, errChecked) {
+			return out, err
+		}
 	}
 	// With a customer-provided key the data is staged encrypted under
 	// it (open checks that it is the file's key before it is recorded).

@@ -114,6 +114,20 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	if err != nil {
 		return out, err
 	}
+	props := contentProps(in.HTTPHeaders)
+	ref := in.Ref
+	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata, Props: props,
+		Size: max(in.Length, 0), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: in.Tags, CPK: shaOf(in.CPK)}
+	if in.CheckFirst && in.Length != 0 {
+		// The file's creation, its parents', conditions, lease and
+		// access, run and rolled back before the body is read.
+		if err := s.checkCreateFirst(ctx, func(tx kv.Tx) error {
+			_, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, cin)
+			return err
+		}); err != nil {
+			return out, err
+		}
+	}
 	// The content is staged under the request's customer-provided key,
 	// if any, and the file takes the key (a write that replaces a file
 	// takes the key of its request, as on a flat account: cpk.go).
@@ -127,11 +141,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 	if err := st.CheckDigests(in.Checksums); err != nil {
 		return out, err
 	}
-	props := contentProps(in.HTTPHeaders)
-	props.MD5 = st.MD5
-	ref := in.Ref
-	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata, Props: props,
-		Size: st.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: in.Tags, CPK: shaOf(in.CPK)}
+	cin.Props.MD5, cin.Size = st.MD5, st.Size
 	if md, dir := folderMarker(in.Metadata); dir && st.Size == 0 {
 		if len(in.Tags) > 0 {
 			return out, blobErr(ns.ErrPathConflict) // a directory has no tags (hns_tags.go)

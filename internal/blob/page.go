@@ -54,7 +54,7 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := PutPageInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Sequence: parseSequenceConds(r.Header), Offset: off, Length: n}
+	in := PutPageInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Sequence: parseSequenceConds(r.Header), Offset: off, Length: n, CheckFirst: expectsContinue(r.Header)}
 	mode := r.Header.Get("x-ms-page-write")
 	switch mode {
 	case "update":
@@ -106,6 +106,17 @@ func parsePageWrite(r *req) (conds cond.Conditions, off, n int64, err error) {
 // (offsets from 0; none clears them), after Put Page's checks (seq: the
 // sequence number conditions).
 func writePages(tx kv.Tx, now time.Time, seq SequenceConditions, b *blobRec, off, n int64, parts []extent.Part) error {
+	if err := pagesWritable(b, seq, off, n); err != nil {
+		return err
+	}
+	old := b.Parts
+	b.Parts = extent.SpliceShifted(b.Parts, off, n, parts, off)
+	return extent.AdjustRefs(tx, now, old, b.Parts)
+}
+
+// pagesWritable is writePages' checks: a page blob, the sequence number
+// conditions, the range within the blob.
+func pagesWritable(b *blobRec, seq SequenceConditions, off, n int64) error {
 	if b.Type != PageBlob {
 		return azerr.New(azerr.InvalidBlobType)
 	}
@@ -115,9 +126,7 @@ func writePages(tx kv.Tx, now time.Time, seq SequenceConditions, b *blobRec, off
 	if off+n > b.Size {
 		return azerr.New(azerr.InvalidPageRange)
 	}
-	old := b.Parts
-	b.Parts = extent.SpliceShifted(b.Parts, off, n, parts, off)
-	return extent.AdjustRefs(tx, now, old, b.Parts)
+	return nil
 }
 
 type pageRangeXML struct {
@@ -168,7 +177,8 @@ func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := AppendBlockInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos), MaxSize: optSize(maxSize), Body: r.Body}
+	in := AppendBlockInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos), MaxSize: optSize(maxSize), Body: r.Body,
+		CheckFirst: expectsContinue(r.Header)}
 	if in.Checksums, err = parseChecksums(r.Header); err != nil {
 		return err
 	}
@@ -197,20 +207,8 @@ func optSize(v int64) *int64 {
 // append blob b, after Append Block's checks; it returns the offset they
 // landed at.
 func appendParts(tx kv.Tx, now time.Time, b *blobRec, appendPos, maxSize, size int64, parts []extent.Part) (int64, error) {
-	if b.Type != AppendBlob {
-		return 0, azerr.New(azerr.InvalidBlobType)
-	}
-	if b.Sealed {
-		return 0, azerr.New(azerr.BlobIsSealed)
-	}
-	if b.Appends >= maxAppends {
-		return 0, azerr.New(azerr.BlockCountExceedsLimit)
-	}
-	if appendPos >= 0 && appendPos != b.Size {
-		return 0, azerr.New(azerr.AppendPositionConditionNotMet)
-	}
-	if maxSize >= 0 && b.Size+size > maxSize {
-		return 0, azerr.New(azerr.MaxBlobSizeConditionNotMet)
+	if err := appendAllowed(b, appendPos, maxSize, size); err != nil {
+		return 0, err
 	}
 	offset := b.Size
 	added := make([]extent.Part, 0, len(parts))
@@ -222,6 +220,28 @@ func appendParts(tx kv.Tx, now time.Time, b *blobRec, appendPos, maxSize, size i
 	b.Size += size
 	b.Appends++
 	return offset, extent.AdjustRefs(tx, now, nil, added)
+}
+
+// appendAllowed is appendParts' checks: an append blob, not sealed,
+// below the block count limit, at appendPos and within maxSize (-1:
+// absent) after size more bytes.
+func appendAllowed(b *blobRec, appendPos, maxSize, size int64) error {
+	if b.Type != AppendBlob {
+		return azerr.New(azerr.InvalidBlobType)
+	}
+	if b.Sealed {
+		return azerr.New(azerr.BlobIsSealed)
+	}
+	if b.Appends >= maxAppends {
+		return azerr.New(azerr.BlockCountExceedsLimit)
+	}
+	if appendPos >= 0 && appendPos != b.Size {
+		return azerr.New(azerr.AppendPositionConditionNotMet)
+	}
+	if maxSize >= 0 && b.Size+size > maxSize {
+		return azerr.New(azerr.MaxBlobSizeConditionNotMet)
+	}
+	return nil
 }
 
 // writeAppendResult sets the headers of an append's response.

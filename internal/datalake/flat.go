@@ -8,6 +8,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 )
 
 // The Path operations on an account without a hierarchical namespace.
@@ -105,13 +106,22 @@ func (s *Service) createPathFlat(w http.ResponseWriter, r *req) error {
 // directory (all of them with recursive=true, else one level, names with
 // a further "/" folded into a directory each), a folder marker listed as
 // the directory it stands for. Owners, groups and permissions are not
-// reported: a flat account has none.
+// reported: a flat account has none. beginFrom starts the listing at
+// that name under the directory (List Blobs' startFrom, in the blob
+// names' order), with the same limits as on a hierarchical account.
 func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, max int) error {
 	prefix := strings.Trim(r.q.Get("directory"), "/")
 	if prefix != "" {
 		prefix += "/"
 	}
 	in := blob.ListBlobsInput{Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Marker: r.q.Get("continuation"), MaxResults: max}
+	if from := r.q.Get("beginFrom"); from != "" {
+		parts, err := ns.SplitPath(from)
+		if err != nil || len(parts) == 0 || (!recursive && len(parts) > 1) {
+			return azerr.InvalidQuery("beginFrom", from)
+		}
+		in.StartFrom = prefix + strings.Join(parts, "/")
+	}
 	if !recursive {
 		in.Delimiter = "/"
 	}

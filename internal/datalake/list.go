@@ -77,7 +77,12 @@ func parseBool(r *req, name string, def bool) (bool, error) {
 // recursive=true, the whole subtree, depth first; at most maxResults per
 // page, the next page's token in x-ms-continuation. recursive is
 // required (400 MissingRequiredQueryParameter). A directory that does
-// not exist is 404 PathNotFound; a file lists as itself (ns.List). upn=true asks for user
+// not exist is 404 PathNotFound; a file lists as itself (ns.List).
+// beginFrom (the SDKs' StartFrom, sent by that name on every page by
+// azure-storage-file-datalake's list_paths and Java's FileSystemsImpl)
+// is a path relative to directory the listing starts from, inclusive, in
+// the listing's order; a one-level listing takes one name only (400
+// InvalidQueryParameterValue otherwise). upn=true asks for user
 // principal names instead of object ids: owners and groups are named
 // through the directory learned from bearer tokens (userNames).
 func (s *Service) listPaths(w http.ResponseWriter, r *req) error {
@@ -99,7 +104,7 @@ func (s *Service) listPaths(w http.ResponseWriter, r *req) error {
 	if !s.hier(r.Account) {
 		return s.listPathsFlat(w, r, recursive, n)
 	}
-	in := ns.ListInput{Dir: r.q.Get("directory"), Recursive: recursive, MaxResults: n, Continuation: r.q.Get("continuation"), Caller: r.caller()}
+	in := ns.ListInput{Dir: r.q.Get("directory"), Recursive: recursive, MaxResults: n, Continuation: r.q.Get("continuation"), From: r.q.Get("beginFrom"), Caller: r.caller()}
 	var out *ns.ListOutput
 	body := struct {
 		Paths []pathJSON `json:"paths"`

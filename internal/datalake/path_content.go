@@ -3,6 +3,7 @@ package datalake
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
@@ -75,7 +76,8 @@ func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 		length = -1 // chunked: extent.LimitBody reads to the end
 	}
 	out, err := s.blob.AppendData(r.Context(), blob.AppendDataInput{Call: r.callAs(), PathRef: r.pathRef(),
-		Position: pos, Body: r.Body, Length: length, Checksums: sums, Lease: la, Flush: flush})
+		Position: pos, Body: r.Body, Length: length, Checksums: sums, Lease: la, Flush: flush,
+		CheckFirst: strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue")})
 	if err != nil {
 		return nsErr(err)
 	}

@@ -157,36 +157,20 @@ func (d domain) writeRange(ctx context.Context, c *caller, in *writeIn) (*entry,
 		cc, ii := cv, iv
 		c, in := &cc, &ii
 		now := d.now(c)
-		t, err := d.load(tx, now, c, false)
+		t, err := d.writeTarget(tx, now, c, in)
 		if err != nil {
 			return err
 		}
 		e := t.e
-		if err := d.admit(tx, now, c, e, in.op); err != nil {
-			return err
-		}
 		var src []extent.Part
 		if in.from != nil {
 			if src, err = in.from(tx); err != nil {
 				return err
 			}
 		}
-		at := in.off
-		if at == WriteToEOF {
-			at = e.Size
-		}
-		end := at + in.n
-		if c.open == nil && end > e.Size {
-			return azerr.New(azerr.InvalidRange)
-		}
-		if err := d.checkRange(tx, now, c, e, at, in.n, true); err != nil {
+		at, end, err := d.writeBounds(tx, now, c, t, in)
+		if err != nil {
 			return err
-		}
-		end = max(e.Size, end)
-		if c.open != nil {
-			if err := d.checkSize(c, t.share, end); err != nil {
-				return err
-			}
 		}
 		old := e.Parts
 		switch {
@@ -221,6 +205,62 @@ func (d domain) writeRange(ctx context.Context, c *caller, in *writeIn) (*entry,
 		return d.store(tx, now, c, e)
 	}))
 	return out, err
+}
+
+// writeTarget is writeRange's first checks: the file and what admit
+// requires of the operation.
+func (d domain) writeTarget(tx kv.Tx, now time.Time, c *caller, in *writeIn) (target, error) {
+	t, err := d.load(tx, now, c, false)
+	if err != nil {
+		return target{}, err
+	}
+	return t, d.admit(tx, now, c, t.e, in.op)
+}
+
+// writeBounds is writeRange's checks of the range: where it starts and
+// ends, within the file for a REST caller, the byte-range locks, the
+// quota for an SMB write past the end.
+func (d domain) writeBounds(tx kv.Tx, now time.Time, c *caller, t target, in *writeIn) (at, end int64, err error) {
+	e := t.e
+	at = in.off
+	if at == WriteToEOF {
+		at = e.Size
+	}
+	end = at + in.n
+	if c.open == nil && end > e.Size {
+		return 0, 0, azerr.New(azerr.InvalidRange)
+	}
+	if err := d.checkRange(tx, now, c, e, at, in.n, true); err != nil {
+		return 0, 0, err
+	}
+	end = max(e.Size, end)
+	if c.open != nil {
+		if err := d.checkSize(c, t.share, end); err != nil {
+			return 0, 0, err
+		}
+	}
+	return at, end, nil
+}
+
+// checkWriteFirst applies writeRange's checks, in a read-only
+// transaction, to a REST write whose body has not been read: the request
+// sent Expect: 100-continue and its client holds the body back until
+// asked (server/expect.go); a refused write is answered at once. The
+// write's transaction applies them again.
+func (d domain) checkWriteFirst(ctx context.Context, c *caller, in *writeIn) error {
+	if err := in.op.precheck(c); err != nil {
+		return err
+	}
+	return d.s.store.View(ctx, func(tx kv.Tx) error {
+		cc := *c
+		now := d.now(&cc)
+		t, err := d.writeTarget(tx, now, &cc, in)
+		if err != nil {
+			return err
+		}
+		_, _, err = d.writeBounds(tx, now, &cc, t, in)
+		return err
+	})
 }
 
 // store stamps the write of e at now (a new ETag and Last-Modified; a

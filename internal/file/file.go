@@ -405,6 +405,12 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		if r.ContentLength != n {
 			return azerr.Newf(azerr.InvalidHeaderValue, "The range length must equal the Content-Length.").With("HeaderName", "Content-Length").With("HeaderValue", strconv.FormatInt(r.ContentLength, 10))
 		}
+		if strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue") {
+			c := restCaller(r)
+			if err := s.dom().checkWriteFirst(r.Context(), &c, &writeIn{op: &opPutRange, off: off, n: n}); err != nil {
+				return err
+			}
+		}
 		body, err := extent.LimitBody(r.Body, n, maxRangeWrite)
 		if err != nil {
 			return err

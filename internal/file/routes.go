@@ -71,6 +71,7 @@ var fileRoutes *server.Routes[handler]
 func init() {
 	const (
 		get, head, put, del = server.GET, server.HEAD, server.PUT, server.DELETE
+		post                = server.POST
 		star                = server.Any
 		snap                = fOnShareSnapshot
 	)
@@ -84,6 +85,9 @@ func init() {
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
 		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: (*Service).setServiceProperties,
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
+		// Get User Delegation Key on the File endpoint (from 2026-02-06),
+		// for Azure Files user delegation SAS: bearer tokens only.
+		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true},
 
 		// Share (restype=share).
 		{Methods: put, Levels: lShare, Restype: "share", Name: "createShare", Handler: (*Service).createShare,

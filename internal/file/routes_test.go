@@ -45,6 +45,7 @@ func TestRoutesDispatch(t *testing.T) {
 		c("GET", a+"/?comp=list", nil, "listShares", ""),
 		c("GET", a+"/?restype=service&comp=properties", nil, "getServiceProperties", ""),
 		c("PUT", a+"/?restype=service&comp=properties", nil, "setServiceProperties", ""),
+		c("POST", a+"/?restype=service&comp=userdelegationkey", nil, "getUserDelegationKey", ""),
 		c("PUT", a+"/sh1?restype=share", nil, "createShare", ""),
 		c("GET", a+"/sh1?restype=share", nil, "getShareProperties", ""),
 		c("HEAD", a+"/sh1?restype=share&"+snap, nil, "getShareProperties", ""),

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
@@ -13,6 +14,11 @@ import (
 // authorizeSAS verifies the request's SAS for the routed operation; the
 // stored access policies come from the share's ACL, read now.
 func (s *Service) authorizeSAS(r *req) error {
+	if r.opName == "getUserDelegationKey" {
+		// Bearer tokens only, a SAS refused as Shared Key is (as on the
+		// Blob endpoint).
+		return auth.ErrBearerOnly()
+	}
 	rule, ok := r.route.Rule()
 	eff, err := r.AuthorizeSAS(server.SASTarget{Container: r.share, Path: r.path}, s.policies(r, r.share), rule, ok)
 	if err != nil {
@@ -48,4 +54,11 @@ func (s *Service) policies(r *req, sh string) auth.PolicyLookup {
 		})
 		return acl, err
 	})
+}
+
+// getUserDelegationKey answers Get User Delegation Key on the File
+// endpoint: a key for Azure Files user delegation SAS (sks "f"; see
+// server.ServeUserDelegationKey).
+func (s *Service) getUserDelegationKey(w http.ResponseWriter, r *req) error {
+	return server.ServeUserDelegationKey(w, r.Request, "f")
 }

@@ -133,6 +133,7 @@ func (r *Request) verifyToken(tok *auth.SAS, q url.Values, svc auth.Service, tar
 		Now:       r.Now,
 		Header:    r.Header,
 		Query:     q,
+		Bearer:    r.sasBearer,
 	}
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		sreq.ClientIP = ap.Addr().Unmap()

@@ -53,9 +53,13 @@ type Request struct {
 	// Account is then the account itself.
 	Secondary bool
 	// SAS is the parsed (not yet verified) Shared Access Signature of a
-	// request without an Authorization header whose query carries sig;
-	// nil otherwise. Services verify it after routing with AuthorizeSAS.
+	// request without an Authorization header whose query carries sig,
+	// or of one with a bearer token whose SAS is bound to a user
+	// (sduoid); nil otherwise. Services verify it after routing with
+	// AuthorizeSAS.
 	SAS *auth.SAS
+	// sasBearer is the verified bearer token sent with a user-bound SAS.
+	sasBearer *auth.Principal
 	// Op is the operation the service routed the request to (its name,
 	// e.g. "putBlob"), for metrics; "" until routed.
 	Op string
@@ -395,6 +399,15 @@ func (s *Server) Wrap(svc Service) http.Handler {
 					s.cfg.Logger.Warn("learning a bearer principal", "oid", p.OID, "err", err)
 				}
 			}
+			if sas, ok, err := userBoundSAS(hr); err != nil {
+				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
+				return
+			} else if ok {
+				// A SAS bound to one user (sduoid) with a token: the
+				// SAS authorizes, the token only says who sends it
+				// (auth.SASRequest.Bearer).
+				r.Authenticated, r.Principal, r.SAS, r.sasBearer = false, nil, &sas, &p
+			}
 		} else if hr.Method != http.MethodOptions {
 			// The signed date is the client's real time: under clock
 			// control the skew is measured against the wall clock.
@@ -599,6 +612,26 @@ func bearerToken(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(tok), true
+}
+
+// userBoundSAS returns the SAS of a request's query when it is a user
+// delegation SAS bound to a user (sduoid), which is sent together with
+// that user's bearer token ("Create a user delegation SAS"). A query
+// without one is left to the bearer token; a malformed SAS naming a
+// delegated user is refused as any malformed SAS is.
+func userBoundSAS(hr *http.Request) (auth.SAS, bool, error) {
+	if !auth.RawQueryHasSig(hr.URL.RawQuery) {
+		return auth.SAS{}, false, nil
+	}
+	q := hr.URL.Query()
+	sas, signed, err := auth.ParseSAS(q)
+	switch {
+	case err != nil && q.Has("sduoid"):
+		return auth.SAS{}, false, err
+	case err != nil || !signed || sas.DelegatedUserOID() == "":
+		return auth.SAS{}, false, nil
+	}
+	return sas, true, nil
 }
 
 // redactSAS is u's path and query with a SAS signature hidden.

@@ -46,7 +46,10 @@ var (
 	ErrPermissionMismatch     = newErr(403, "AuthorizationPermissionMismatch", "This request is not authorized to perform this operation using this permission.")
 	ErrInvalidPath            = newErr(400, "InvalidResourceName", "The specified resource name contains invalid characters.")
 	ErrInvalidContinuation    = newErr(400, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid.")
-	ErrInvalidInput           = newErr(400, "InvalidInput", "One of the request inputs is not valid.")
+	// ErrInvalidBeginFrom is a beginFrom Path - List cannot start from
+	// (inferred: the reference says only that "an error will appear").
+	ErrInvalidBeginFrom = newErr(400, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid.")
+	ErrInvalidInput     = newErr(400, "InvalidInput", "One of the request inputs is not valid.")
 	// ErrInvalidACL is Azure's code for a bad x-ms-acl, misspelt as Azure
 	// spells it (azerr.InvalidAccessControlList).
 	ErrInvalidACL = newErr(400, "InvaldAccessControlList", "The access control list value is invalid.")

@@ -27,7 +27,13 @@ type ListInput struct {
 	// MaxResults <= 0 or > 5000 is 5000.
 	MaxResults   int
 	Continuation string
-	Caller       Caller
+	// From is Path - List's beginFrom (the SDKs' StartFrom): a path
+	// relative to Dir from which the listing starts, inclusive, in the
+	// listing's order; a path that does not exist starts the listing at
+	// the first path after it. A recursive listing takes any depth, a
+	// one-level listing one name only (more is ErrInvalidBeginFrom).
+	From   string
+	Caller Caller
 }
 
 // PathEntry is one listed path (relative to the filesystem root).
@@ -80,14 +86,31 @@ func (s *Namespace) List(tx kv.Tx, fs FS, in ListInput) (*ListOutput, error) {
 	if len(parts) > 0 {
 		pre = strings.Join(parts, "/") + "/"
 	}
+	// The listing resumes after the continuation's path or starts at
+	// From (inclusive), whichever is later: the SDKs send beginFrom with
+	// every page's continuation.
 	var after []string
+	incl := false
+	if in.From != "" {
+		from, err := SplitPath(in.From)
+		if err != nil || len(from) == 0 || (!in.Recursive && len(from) > 1) {
+			return nil, withMessage(ErrInvalidBeginFrom, "Value %q of beginFrom is invalid: a one-level listing starts from one name, a recursive one from a relative path.", in.From)
+		}
+		after, incl = from, true
+	}
 	if in.Continuation != "" {
 		last, err := decodeContinuation(in.Continuation)
 		if err != nil || !strings.HasPrefix(last, pre) || last == pre {
 			return nil, ErrInvalidContinuation
 		}
-		if after, err = SplitPath(last[len(pre):]); err != nil || len(after) == 0 {
+		c, err := SplitPath(last[len(pre):])
+		if err != nil || len(c) == 0 {
 			return nil, ErrInvalidContinuation
+		}
+		// Depth-first order is the order of the component lists (a
+		// directory before its subtree, names by bytes).
+		if after == nil || slices.Compare(c, after) >= 0 {
+			after, incl = c, false
 		}
 	}
 	max := in.MaxResults
@@ -117,7 +140,7 @@ func (s *Namespace) List(tx kv.Tx, fs FS, in ListInput) (*ListOutput, error) {
 		}
 		return nil
 	}
-	if _, err := s.dfs(tx, fs, dir, pre, after, in.Recursive, enter, emit); err != nil {
+	if _, err := s.dfsFrom(tx, fs, dir, pre, after, incl, in.Recursive, enter, emit); err != nil {
 		return nil, err
 	}
 	if full {
@@ -158,6 +181,12 @@ var (
 // directory's path; another error than errSkipSubtree or errStopWalk ends
 // the walk with that error. It returns false when the walk was stopped.
 func (s *Namespace) dfs(tx kv.Tx, fs FS, dir *Node, pre string, after []string, recursive bool, enter func(string, *Node) error, emit func(string, loc) bool) (bool, error) {
+	return s.dfsFrom(tx, fs, dir, pre, after, false, recursive, enter, emit)
+}
+
+// dfsFrom is dfs starting after the path after or, with incl, at it: the
+// path itself is emitted when it exists, with its subtree.
+func (s *Namespace) dfsFrom(tx kv.Tx, fs FS, dir *Node, pre string, after []string, incl, recursive bool, enter func(string, *Node) error, emit func(string, loc) bool) (bool, error) {
 	from := ""
 	if len(after) > 0 {
 		from = after[0]
@@ -168,7 +197,7 @@ func (s *Namespace) dfs(tx kv.Tx, fs FS, dir *Node, pre string, after []string, 
 			return false, err
 		}
 		for _, k := range kids {
-			if len(after) > 0 && k.name == after[0] {
+			if len(after) > 0 && k.name == after[0] && !(incl && len(after) == 1) {
 				// The resume point: the item itself was listed (or is
 				// an ancestor of what was); what is left of its subtree
 				// comes next.
@@ -180,7 +209,7 @@ func (s *Namespace) dfs(tx kv.Tx, fs FS, dir *Node, pre string, after []string, 
 					} else if err != nil {
 						return false, err
 					}
-					if ok, err := s.dfs(tx, fs, k.node, pre+k.name+"/", after[1:], true, enter, emit); !ok || err != nil {
+					if ok, err := s.dfsFrom(tx, fs, k.node, pre+k.name+"/", after[1:], incl, true, enter, emit); !ok || err != nil {
 						return ok, err
 					}
 				}

@@ -1,0 +1,63 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Expect: 100-continue (server/expect.go): a write whose client holds
+// the body back until asked is checked once before the body is read, by
+// the same functions its transaction applies, so that a refused write is
+// answered at once. The checks are applied again, authoritatively, in the
+// write's transaction.
+
+// expectsContinue reports whether the request sent Expect: 100-continue.
+func expectsContinue(h http.Header) bool {
+	return strings.EqualFold(strings.TrimSpace(h.Get("Expect")), "100-continue")
+}
+
+// errChecked ends a write's transaction, run as a check, after its checks
+// and before it writes.
+var errChecked = errors.New("blob: write checked")
+
+// checkUpdateFirst runs the checks of updateAny's transaction (the blob
+// or path, the write conditions, the lease, then check on the record) in
+// a read-only transaction, before the body is read.
+func (s *Service) checkUpdateFirst(ctx context.Context, hns *ns.Namespace, ref BlobRef, a Access, c ns.Caller, now time.Time, check func(b *blobRec) error) error {
+	err := s.store.View(ctx, func(tx kv.Tx) error {
+		_, err := s.updateAnyTx(tx, hns, ref, a, c, now, func(_ kv.Tx, b *blobRec) error {
+			if err := check(b); err != nil {
+				return err
+			}
+			return errChecked
+		})
+		return err
+	})
+	if errors.Is(err, errChecked) {
+		return nil
+	}
+	return err
+}
+
+// checkCreateFirst runs create, a write's transaction on a hierarchical
+// account (ns.Create with its parents, conditions, lease and ACL checks),
+// and rolls it back: namespace writes check as they write, so the check
+// is the write undone.
+func (s *Service) checkCreateFirst(ctx context.Context, create func(tx kv.Tx) error) error {
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		if err := create(tx); err != nil {
+			return err
+		}
+		return errChecked
+	})
+	if errors.Is(err, errChecked) {
+		return nil
+	}
+	return err
+}
