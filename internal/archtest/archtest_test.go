@@ -29,6 +29,7 @@ var domain = []string{
 	"internal/kv/...",
 	"internal/lease",
 	"internal/reclaim",
+	"internal/svcprops",
 	"internal/table/odata",
 	"internal/vfs/...",
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
@@ -43,6 +44,8 @@ type Service struct {
 	// reclaim removes deleted containers in the background
 	// (container_reclaim.go).
 	reclaim *reclaim.Reclaimer
+	// props are the Blob Service Properties and Stats.
+	props *svcprops.Service
 }
 
 // New returns the Blob service over store and chunks.
@@ -53,7 +56,8 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log}
+	s := &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log,
+		props: svcprops.New(svcprops.Blob, store, servicePropsKey)}
 	if w, ok := clk.(clock.Waller); ok {
 		s.data.SetWall(w.Wall().Now) // clock control: chunk ages and pin leases stay real
 	}

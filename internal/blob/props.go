@@ -7,7 +7,6 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/google/uuid"
 )
@@ -20,24 +19,10 @@ func loadServiceProps(tx kv.Tx, acct string) (svcprops.Properties, error) {
 	return svcprops.Load(tx, servicePropsKey(acct), svcprops.Blob)
 }
 
-func (s *Service) getServiceProperties(w http.ResponseWriter, r *req) error {
-	p, err := svcprops.Get(r.Context(), s.store, servicePropsKey(r.Account), svcprops.Blob)
-	if err != nil {
-		return err
-	}
-	return server.WriteXML(w, http.StatusOK, p)
-}
-
-func (s *Service) setServiceProperties(w http.ResponseWriter, r *req) error {
-	if err := svcprops.CheckLength(r.ContentLength); err != nil {
-		return err
-	}
-	if err := svcprops.Set(r.Context(), s.store, servicePropsKey(r.Account), svcprops.Blob, r.Body); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusAccepted)
-	return nil
-}
+// ServiceProperties returns the Blob Service Properties and Stats (the
+// implementation every service shares, of kind svcprops.Blob), which the
+// route table's service-level entries serve through svcpropsrest.
+func (s *Service) ServiceProperties() *svcprops.Service { return s.props }
 
 func (s *Service) getAccountInfo(w http.ResponseWriter, r *req) error {
 	h := w.Header()
@@ -46,11 +31,6 @@ func (s *Service) getAccountInfo(w http.ResponseWriter, r *req) error {
 	h.Set("x-ms-is-hns-enabled", "false")
 	w.WriteHeader(http.StatusOK)
 	return nil
-}
-
-// getServiceStats: a single-site server is always in sync with itself.
-func (s *Service) getServiceStats(w http.ResponseWriter, r *req) error {
-	return server.ServiceStats(w, r.Request, svcprops.LiveStats(r.Now))
 }
 
 // authorizeAnonymous lets an unauthenticated request through only where
@@ -96,5 +76,5 @@ func (s *Service) authorizeAnonymous(r *req) error {
 
 // CORSRules returns the account's Blob CORS rules (server.CORSRuler).
 func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
-	return svcprops.CORSRules(ctx, s.store, servicePropsKey(account), svcprops.Blob)
+	return s.props.CORSRules(ctx, account)
 }

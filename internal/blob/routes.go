@@ -5,6 +5,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/svcprops/svcpropsrest"
 )
 
 // handler is one REST operation: a method of Service.
@@ -100,9 +101,9 @@ func init() {
 		// Account.
 		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listContainers", Handler: (*Service).listContainers,
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: (*Service).getServiceProperties, SAS: sasSvcRead},
-		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: (*Service).setServiceProperties, SAS: sasSvcWrite},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: (*Service).getServiceStats, SAS: sasSvcRead},
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req], SAS: sasSvcRead},
+		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req], SAS: sasSvcWrite},
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: svcpropsrest.GetStats[*Service, *req], SAS: sasSvcRead},
 		// No SAS reaches it: the key is for bearer-token callers.
 		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true},
 		{Methods: get, Levels: lAccount, Restype: star, Comp: "blobs", Name: "findBlobsByTagsAccount", Handler: (*Service).findBlobsByTags,

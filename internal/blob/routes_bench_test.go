@@ -7,6 +7,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/svcprops/svcpropsrest"
 )
 
 // The Blob service's dispatch before its route table, a switch over
@@ -26,6 +27,8 @@ func (s *Service) routeSwitch(r *req) (switchOp, error) {
 	restype := r.q.Get("restype")
 	m := r.Method
 	bad := func() (switchOp, error) { return nil, server.NoRoute(comp) }
+	// The shared service-level handlers (svcpropsrest), bound to s.
+	bound := func(h handler) switchOp { return func(w http.ResponseWriter, r *req) error { return h(s, w, r) } }
 	// Get Account Information is valid on every level.
 	if restype == "account" && comp == "properties" && (m == http.MethodGet || m == http.MethodHead) {
 		return r.asSwitch("getAccountInfo", s.getAccountInfo)
@@ -36,11 +39,11 @@ func (s *Service) routeSwitch(r *req) (switchOp, error) {
 		case comp == "list" && m == http.MethodGet:
 			return r.asSwitch("listContainers", s.listContainers)
 		case restype == "service" && comp == "properties" && m == http.MethodGet:
-			return r.asSwitch("getServiceProperties", s.getServiceProperties)
+			return r.asSwitch("getServiceProperties", bound(svcpropsrest.GetProperties[*Service, *req]))
 		case restype == "service" && comp == "properties" && m == http.MethodPut:
-			return r.asSwitch("setServiceProperties", s.setServiceProperties)
+			return r.asSwitch("setServiceProperties", bound(svcpropsrest.SetProperties[*Service, *req]))
 		case restype == "service" && comp == "stats" && m == http.MethodGet:
-			return r.asSwitch("getServiceStats", s.getServiceStats)
+			return r.asSwitch("getServiceStats", bound(svcpropsrest.GetStats[*Service, *req]))
 		case restype == "service" && comp == "userdelegationkey" && m == http.MethodPost:
 			return r.asSwitch("getUserDelegationKey", s.getUserDelegationKey)
 		case comp == "blobs" && m == http.MethodGet:

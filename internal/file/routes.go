@@ -5,6 +5,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/svcprops/svcpropsrest"
 )
 
 // handler is one REST operation: a method of Service.
@@ -81,9 +82,9 @@ func init() {
 		// Account.
 		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listShares", Handler: (*Service).listShares,
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: (*Service).getServiceProperties,
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
-		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: (*Service).setServiceProperties,
+		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
 		// Get User Delegation Key on the File endpoint (from 2026-02-06),
 		// for Azure Files user delegation SAS: bearer tokens only.

@@ -12,7 +12,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/policy"
-	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
 
 // The Queue service's domain API. Every operation is one method of the
@@ -667,76 +666,4 @@ func (s *Service) ClearMessages(ctx context.Context, in ClearMessagesInput) (Cle
 	}
 	s.purgeNow(ctx, id, old)
 	return ClearMessagesOutput{}, nil
-}
-
-// GetServicePropertiesInput is Get Queue Service Properties.
-type GetServicePropertiesInput struct {
-	Account string
-}
-
-// GetServicePropertiesOutput is the account's Queue service properties.
-type GetServicePropertiesOutput struct {
-	Properties svcprops.Properties
-}
-
-// GetServiceProperties returns the account's Queue service properties
-// (Get Queue Service Properties,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-service-properties).
-func (s *Service) GetServiceProperties(ctx context.Context, in GetServicePropertiesInput) (GetServicePropertiesOutput, error) {
-	p, err := svcprops.Get(ctx, s.store, servicePropsKey(in.Account), svcprops.Queue)
-	return GetServicePropertiesOutput{Properties: p}, err
-}
-
-// SetServicePropertiesInput is Set Queue Service Properties.
-type SetServicePropertiesInput struct {
-	Account string
-	// Properties, as svcprops.Parse returns them, are merged into the
-	// stored ones: what the request leaves out is kept.
-	Properties svcprops.Properties
-}
-
-// SetServicePropertiesOutput is the outcome of Set Queue Service
-// Properties (nothing beyond success).
-type SetServicePropertiesOutput struct{}
-
-// SetServiceProperties merges the properties into the account's Queue
-// service properties; last writer wins (Set Queue Service Properties,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/set-queue-service-properties).
-func (s *Service) SetServiceProperties(ctx context.Context, in SetServicePropertiesInput) (SetServicePropertiesOutput, error) {
-	return SetServicePropertiesOutput{}, svcprops.SetParsed(ctx, s.store, servicePropsKey(in.Account), svcprops.Queue, in.Properties)
-}
-
-// GetServiceStatsInput is Get Queue Service Stats.
-type GetServiceStatsInput struct {
-	Account string
-}
-
-// GetServiceStatsOutput is the replication status.
-type GetServiceStatsOutput struct {
-	Stats svcprops.Stats
-}
-
-// GetServiceStats: a single-site server is always in sync with itself, so
-// replication is "live" and last synced now (Get Queue Service Stats,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-service-stats).
-func (s *Service) GetServiceStats(ctx context.Context, in GetServiceStatsInput) (GetServiceStatsOutput, error) {
-	return GetServiceStatsOutput{Stats: svcprops.LiveStats(s.clock.Now())}, nil
-}
-
-// GetCORSRulesInput asks for an account's Queue CORS rules.
-type GetCORSRulesInput struct {
-	Account string
-}
-
-// GetCORSRulesOutput is the account's Queue CORS rules.
-type GetCORSRulesOutput struct {
-	Rules []svcprops.CORSRule
-}
-
-// GetCORSRules returns the account's Queue CORS rules, the Cors part of
-// its service properties, from svcprops' short-lived per-account copy
-// (every GET and HEAD of the service needs them).
-func (s *Service) GetCORSRules(ctx context.Context, in GetCORSRulesInput) (GetCORSRulesOutput, error) {
-	rules, err := svcprops.CORSRules(ctx, s.store, servicePropsKey(in.Account), svcprops.Queue)
-	return GetCORSRulesOutput{Rules: rules}, err
 }

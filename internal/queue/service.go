@@ -23,6 +23,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
 
 // Service is the Queue service of one Cerulean process.
@@ -42,6 +43,8 @@ type Service struct {
 	// shard its second concurrent consumer of a queue starts at, so that
 	// consumers in different processes spread differently (dequeue.go).
 	shardOffset int
+	// props are the Queue Service Properties and Stats.
+	props *svcprops.Service
 }
 
 // New returns the Queue service over store.
@@ -52,7 +55,8 @@ func New(store kv.Store, clk clock.Clock, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: store, clock: clk, log: log, shardOffset: rand.IntN(numShards)}
+	return &Service{store: store, clock: clk, log: log, shardOffset: rand.IntN(numShards),
+		props: svcprops.New(svcprops.Queue, store, servicePropsKey)}
 }
 
 // nextSeq returns an insertion sequence number: the request time in
@@ -101,3 +105,8 @@ func (t *txTime) now() int64 {
 	}
 	return t.t
 }
+
+// ServiceProperties returns the Queue Service Properties and Stats (Get/Set
+// Queue Service Properties, Get Queue Service Stats, the CORS rules): the
+// implementation every service shares, of kind svcprops.Queue.
+func (s *Service) ServiceProperties() *svcprops.Service { return s.props }

@@ -146,18 +146,3 @@ func (u Unsupported) NoRoute(sel Selectors) error {
 func NotSupported(op string) error {
 	return azerr.Newf(azerr.NotImplemented, "%s is not supported by Cerulean yet (see README, Not supported yet).", op)
 }
-
-// ServiceStats writes the body of Get Blob, Queue or Table Service Stats
-// for r. The operation is served on the secondary endpoint only
-// ({account}-secondary) (Get Blob Service Stats: "This operation is
-// available only on the secondary location endpoint"); on the primary it
-// is 400 InvalidQueryParameterValue naming comp=stats. A single-site
-// server is always in sync with itself: replication is live and last
-// synced now.
-func ServiceStats(w http.ResponseWriter, r *Request, stats any) error {
-	if !r.Secondary {
-		return azerr.Newf(azerr.InvalidQueryParameterValue, "Get Service Stats is served on the secondary location endpoint only.").
-			With("QueryParameterName", "comp").With("QueryParameterValue", "stats")
-	}
-	return WriteXML(w, http.StatusOK, stats)
-}

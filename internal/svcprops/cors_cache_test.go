@@ -45,7 +45,11 @@ func TestCORSRulesCache(t *testing.T) {
 	if r := rules(); len(r) != 0 || s.views.Load() != 1 {
 		t.Fatalf("second read: %v rules, %d views; want 0 rules from the cache (1 view)", len(r), s.views.Load())
 	}
-	if err := Set(ctx, s, key, Blob, strings.NewReader(corsDoc)); err != nil {
+	in, err := Parse(strings.NewReader(corsDoc), Blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SetParsed(ctx, s, key, Blob, in); err != nil {
 		t.Fatal(err)
 	}
 	if r := rules(); len(r) != 1 || r[0].AllowedOrigins != "http://a.example" {

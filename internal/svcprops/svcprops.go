@@ -4,6 +4,11 @@
 // and static website, for File the share delete retention and protocol
 // settings). On Set every top-level element is optional and an
 // absent one keeps its previous value; writes are last writer wins.
+//
+// Service is the one implementation of Get/Set Service Properties and
+// Get Service Stats every service uses, parameterised by Kind;
+// internal/svcprops/svcpropsrest is its REST front end. The package
+// knows no HTTP (internal/archtest).
 package svcprops
 
 import (
@@ -20,7 +25,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
-// Kind selects the elements a service supports.
+// Kind selects the elements a service supports (see elements).
 type Kind int
 
 // Services with service properties.
@@ -115,16 +120,17 @@ func Default(k Kind) Properties {
 		MinuteMetrics: &Metrics{Version: "1.0"},
 		Cors:          &CORS{},
 	}
-	switch k {
-	case Blob:
+	e := k.elements()
+	if !e.logging {
+		p.Logging = nil
+	}
+	if e.blob {
 		p.DeleteRetentionPolicy = &Retention{}
 		p.StaticWebsite = &StaticWebsite{}
-	case File:
-		// The File document has no Logging (Get File Service Properties,
-		// https://learn.microsoft.com/en-us/rest/api/storageservices/get-file-service-properties).
-		// Share soft delete is not implemented, so the default policy says
-		// so; SMB Multichannel is off.
-		p.Logging = nil
+	}
+	if e.file {
+		// Share soft delete is not implemented, so the default policy
+		// says so; SMB Multichannel is off.
 		p.ShareDeleteRetentionPolicy = &Retention{}
 		p.ProtocolSettings = &RawXML{Inner: "<SMB><Multichannel><Enabled>false</Enabled></Multichannel></SMB>"}
 	}
@@ -159,14 +165,7 @@ func Parse(body io.Reader, k Kind) (Properties, error) {
 	if in.Cors != nil && len(in.Cors.Rules) > MaxCORSRules {
 		return Properties{}, azerr.Newf(azerr.InvalidXMLDocument, "At most %d CORS rules may be set.", MaxCORSRules)
 	}
-	if k != Blob {
-		in.DefaultServiceVersion, in.DeleteRetentionPolicy, in.StaticWebsite = nil, nil, nil
-	}
-	if k == File {
-		in.Logging = nil
-	} else {
-		in.ShareDeleteRetentionPolicy, in.ProtocolSettings = nil, nil
-	}
+	k.keepOwn(&in)
 	policies := []*Retention{in.DeleteRetentionPolicy, in.ShareDeleteRetentionPolicy}
 	if in.Logging != nil {
 		policies = append(policies, &in.Logging.RetentionPolicy)
@@ -186,32 +185,21 @@ func Parse(body io.Reader, k Kind) (Properties, error) {
 
 // Merge sets every element present in in.
 func (p *Properties) Merge(in Properties) {
-	if in.Logging != nil {
-		p.Logging = in.Logging
-	}
-	if in.HourMetrics != nil {
-		p.HourMetrics = in.HourMetrics
-	}
-	if in.MinuteMetrics != nil {
-		p.MinuteMetrics = in.MinuteMetrics
-	}
-	if in.Cors != nil {
-		p.Cors = in.Cors
-	}
-	if in.DefaultServiceVersion != nil {
-		p.DefaultServiceVersion = in.DefaultServiceVersion
-	}
-	if in.DeleteRetentionPolicy != nil {
-		p.DeleteRetentionPolicy = in.DeleteRetentionPolicy
-	}
-	if in.StaticWebsite != nil {
-		p.StaticWebsite = in.StaticWebsite
-	}
-	if in.ShareDeleteRetentionPolicy != nil {
-		p.ShareDeleteRetentionPolicy = in.ShareDeleteRetentionPolicy
-	}
-	if in.ProtocolSettings != nil {
-		p.ProtocolSettings = in.ProtocolSettings
+	replace(&p.Logging, in.Logging)
+	replace(&p.HourMetrics, in.HourMetrics)
+	replace(&p.MinuteMetrics, in.MinuteMetrics)
+	replace(&p.Cors, in.Cors)
+	replace(&p.DefaultServiceVersion, in.DefaultServiceVersion)
+	replace(&p.DeleteRetentionPolicy, in.DeleteRetentionPolicy)
+	replace(&p.StaticWebsite, in.StaticWebsite)
+	replace(&p.ShareDeleteRetentionPolicy, in.ShareDeleteRetentionPolicy)
+	replace(&p.ProtocolSettings, in.ProtocolSettings)
+}
+
+// replace sets *dst to src when the request has the element.
+func replace[T any](dst **T, src *T) {
+	if src != nil {
+		*dst = src
 	}
 }
 
@@ -240,19 +228,8 @@ func Get(ctx context.Context, store kv.Store, key []byte, k Kind) (p Properties,
 	return p, err
 }
 
-// Set is Set Service Properties: parse body, then merge it into the
-// stored document in one transaction.
-func Set(ctx context.Context, store kv.Store, key []byte, k Kind, body io.Reader) error {
-	in, err := Parse(body, k)
-	if err != nil {
-		return err
-	}
-	return SetParsed(ctx, store, key, k, in)
-}
-
 // SetParsed merges in (from Parse) into the stored document in one
-// transaction: Set Service Properties for callers that parsed the body
-// themselves.
+// transaction: Set Service Properties (Service.SetProperties).
 func SetParsed(ctx context.Context, store kv.Store, key []byte, k Kind, in Properties) error {
 	err := store.Update(ctx, func(tx kv.Tx) error {
 		p, err := Load(tx, key, k)

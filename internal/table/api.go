@@ -10,7 +10,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/policy"
-	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
 
@@ -710,78 +709,6 @@ func (s *Service) QueryEntities(ctx context.Context, in QueryEntitiesInput) (Que
 		out.Next = &Continuation{PartitionKey: nextPK, RowKey: nextRK}
 	}
 	return out, nil
-}
-
-// GetServicePropertiesInput is Get Table Service Properties.
-type GetServicePropertiesInput struct {
-	Account string
-}
-
-// GetServicePropertiesOutput is the account's Table service properties.
-type GetServicePropertiesOutput struct {
-	Properties svcprops.Properties
-}
-
-// GetServiceProperties returns the account's Table service properties
-// (Get Table Service Properties,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/get-table-service-properties).
-func (s *Service) GetServiceProperties(ctx context.Context, in GetServicePropertiesInput) (GetServicePropertiesOutput, error) {
-	p, err := svcprops.Get(ctx, s.store, svcPropsKey(in.Account), svcprops.Table)
-	return GetServicePropertiesOutput{Properties: p}, err
-}
-
-// SetServicePropertiesInput is Set Table Service Properties.
-type SetServicePropertiesInput struct {
-	Account string
-	// Properties, as svcprops.Parse returns them, are merged into the
-	// stored ones: what the request leaves out is kept.
-	Properties svcprops.Properties
-}
-
-// SetServicePropertiesOutput is the outcome of Set Table Service
-// Properties (nothing beyond success).
-type SetServicePropertiesOutput struct{}
-
-// SetServiceProperties merges the properties into the account's Table
-// service properties; last writer wins (Set Table Service Properties,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/set-table-service-properties).
-func (s *Service) SetServiceProperties(ctx context.Context, in SetServicePropertiesInput) (SetServicePropertiesOutput, error) {
-	return SetServicePropertiesOutput{}, svcprops.SetParsed(ctx, s.store, svcPropsKey(in.Account), svcprops.Table, in.Properties)
-}
-
-// GetServiceStatsInput is Get Table Service Stats.
-type GetServiceStatsInput struct {
-	Account string
-}
-
-// GetServiceStatsOutput is the replication status.
-type GetServiceStatsOutput struct {
-	Stats svcprops.Stats
-}
-
-// GetServiceStats: a single-site server is always in sync with itself, so
-// replication is "live" and last synced now (Get Table Service Stats,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/get-table-service-stats).
-func (s *Service) GetServiceStats(ctx context.Context, in GetServiceStatsInput) (GetServiceStatsOutput, error) {
-	return GetServiceStatsOutput{Stats: svcprops.LiveStats(s.clock.Now())}, nil
-}
-
-// GetCORSRulesInput asks for an account's Table CORS rules.
-type GetCORSRulesInput struct {
-	Account string
-}
-
-// GetCORSRulesOutput is the account's Table CORS rules.
-type GetCORSRulesOutput struct {
-	Rules []svcprops.CORSRule
-}
-
-// GetCORSRules returns the account's Table CORS rules, the Cors part of
-// its service properties, from svcprops' short-lived per-account copy
-// (every GET and HEAD of the service needs them).
-func (s *Service) GetCORSRules(ctx context.Context, in GetCORSRulesInput) (GetCORSRulesOutput, error) {
-	rules, err := svcprops.CORSRules(ctx, s.store, svcPropsKey(in.Account), svcprops.Table)
-	return GetCORSRulesOutput{Rules: rules}, err
 }
 
 // OpError is the failure of one write of an entity group transaction:

@@ -19,6 +19,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
 
 // Service is the Table service of one Cerulean process. It keeps no
@@ -31,6 +32,8 @@ type Service struct {
 	// reclaimer, when set (SetReclaimer), purges deleted tables in the
 	// background.
 	reclaimer *reclaim.Reclaimer
+	// props are the Table Service Properties and Stats.
+	props *svcprops.Service
 }
 
 // reclaimKindTable is the tombstone kind of a table being deleted:
@@ -65,7 +68,13 @@ func New(store kv.Store, clk clock.Clock, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: store, clock: clk, log: log}
+	return &Service{store: store, clock: clk, log: log,
+		props: svcprops.New(svcprops.Table, store, svcPropsKey)}
 }
 
 func errTableNotFound() error { return azerr.New(azerr.TableNotFound) }
+
+// ServiceProperties returns the Table Service Properties and Stats (Get/Set
+// Table Service Properties, Get Table Service Stats, the CORS rules): the
+// implementation every service shares, of kind svcprops.Table.
+func (s *Service) ServiceProperties() *svcprops.Service { return s.props }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/svcprops/svcpropsrest"
 )
 
 // handler is one REST operation: a method of Service.
@@ -44,11 +45,11 @@ func init() {
 		// Account.
 		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listQueues", Handler: (*Service).listQueues,
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getQueueServiceProperties", Handler: (*Service).getQueueServiceProperties,
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getQueueServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
-		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setQueueServiceProperties", Handler: (*Service).setQueueServiceProperties,
+		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setQueueServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getQueueServiceStats", Handler: (*Service).getQueueServiceStats,
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getQueueServiceStats", Handler: svcpropsrest.GetStats[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
 
 		// Queue (restype is not consulted).

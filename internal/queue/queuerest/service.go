@@ -29,9 +29,12 @@ func New(q *queue.Service) *Service { return &Service{q: q} }
 
 // CORSRules returns the account's Queue CORS rules (server.CORSRuler).
 func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
-	out, err := s.q.GetCORSRules(ctx, queue.GetCORSRulesInput{Account: account})
-	return out.Rules, err
+	return s.q.ServiceProperties().CORSRules(ctx, account)
 }
+
+// ServiceProperties returns the Queue Service Properties and Stats, which
+// the route table's service-level entries serve through svcpropsrest.
+func (s *Service) ServiceProperties() *svcprops.Service { return s.q.ServiceProperties() }
 
 // req is a parsed Queue request.
 type req struct {

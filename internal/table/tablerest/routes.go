@@ -5,6 +5,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/svcprops/svcpropsrest"
 )
 
 // handler is one REST operation: a method of Service.
@@ -55,11 +56,11 @@ func init() {
 	noIfMatch, ifMatch := []server.Cond{server.Lacks("If-Match")}, []server.Cond{server.Has("If-Match")}
 	tableRoutes = server.NewRoutes([]route{
 		// Service (restype=service, checked before the table).
-		{Methods: get, Levels: lService, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: (*Service).getServiceProperties,
+		{Methods: get, Levels: lService, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
-		{Methods: put, Levels: lService, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: (*Service).setServiceProperties,
+		{Methods: put, Levels: lService, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
-		{Methods: get, Levels: lService, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: (*Service).getServiceStats,
+		{Methods: get, Levels: lService, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: svcpropsrest.GetStats[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
 
 		// An entity group transaction: each part is checked (checkBatchSAS).

@@ -40,9 +40,12 @@ func New(t *table.Service, log *slog.Logger) *Service {
 
 // CORSRules returns the account's Table CORS rules (server.CORSRuler).
 func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
-	out, err := s.t.GetCORSRules(ctx, table.GetCORSRulesInput{Account: account})
-	return out.Rules, err
+	return s.t.ServiceProperties().CORSRules(ctx, account)
 }
+
+// ServiceProperties returns the Table Service Properties and Stats, which
+// the route table's service-level entries serve through svcpropsrest.
+func (s *Service) ServiceProperties() *svcprops.Service { return s.t.ServiceProperties() }
 
 // req is a parsed Table request.
 type req struct {
