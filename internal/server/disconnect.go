@@ -17,12 +17,19 @@ import (
 // A body that broke the progress rule (limits.go) is not a disconnect:
 // the read deadline that cut it also makes net/http cancel the context,
 // and the client, still there, is answered 500 OperationTimedOut.
-func clientGone(ctx context.Context, err error) bool {
+// Before the answer has started (started false) a reset or broken pipe
+// is not taken for the client's: it may be the store's own connection
+// (PostgreSQL stopping under a request), and the client, still there,
+// must get the 503 rather than an empty 200.
+func clientGone(ctx context.Context, err error, started bool) bool {
 	if errors.Is(err, errBodyStalled) {
 		return false
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return true
+	}
+	if !started {
+		return false
 	}
 	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 		return true

@@ -291,10 +291,11 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		var r *Request
 		obs := s.cfg.Observer
 		debug := s.cfg.Logger.Enabled(hr.Context(), slog.LevelDebug)
+		// sw records whether the answer has started (clientGone).
+		sw := &statusWriter{ResponseWriter: w}
+		w = sw
 		if sub := hr.Context().Value(batchVersionKey{}) != nil; (obs != nil || debug) && !sub {
 			start := time.Now()
-			sw := &statusWriter{ResponseWriter: w}
-			w = sw
 			if obs != nil {
 				obs.Begin(svc.Name)
 			}
@@ -353,7 +354,14 @@ func (s *Server) Wrap(svc Service) http.Handler {
 		}
 		r = &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler, HTTPS: hr.TLS != nil || overTLS(hr), OAuth: s.cfg.OAuth}
 		fail := func(e *azerr.Error) {
-			drainBody(w, hr)
+			withheld := continueWithheld(hr)
+			if withheld {
+				// The connection ends after this answer (RFC 9110
+				// §10.1.1: say so when the body is not read).
+				w.Header().Set("Connection", "close")
+			} else {
+				drainBody(w, hr)
+			}
 			switch {
 			case svc.JSONErrors:
 				WriteJSONError(w, hr, e)
@@ -361,6 +369,9 @@ func (s *Server) Wrap(svc Service) http.Handler {
 				WriteDFSError(w, hr, e)
 			default:
 				WriteXMLError(w, hr, e)
+			}
+			if withheld {
+				drainAfterAnswer(w, hr)
 			}
 		}
 		if syncErr != nil {
@@ -465,7 +476,7 @@ func (s *Server) Wrap(svc Service) http.Handler {
 			corsHeaders(w, hr, rules)
 		}
 		if err := svc.Handler.ServeAzure(w, r); err != nil {
-			if clientGone(hr.Context(), err) {
+			if clientGone(hr.Context(), err, sw.code != 0) {
 				// Nothing failed here and nobody reads an answer: the
 				// response (its status perhaps already sent) was cut
 				// short by the client.
@@ -662,6 +673,44 @@ func nowISO(h http.Header) string {
 	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
 }
 
+// drainAfterAnswer is drainBody for a request whose client asked for
+// 100-continue and has just been given its final answer without one
+// (expect.go), with Connection: close. A client that waits for the 100
+// Continue sends nothing more; but one that sends the body at once
+// anyway (Go's Transport with ExpectContinueTimeout 0 does, and RFC 9110
+// §10.1.1 lets a client not wait) would see the connection reset under
+// the answer if it were closed with the body still arriving, and report
+// a transport error instead of the 503 or 4xx. So the answer is flushed
+// first, then what the client sends is read and thrown away while it
+// keeps coming (a pause of drainIdle ends it, as does drainBody's bound
+// of 10 s and maxDrain); net/http sends no 100 Continue once the answer
+// is written.
+func drainAfterAnswer(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	if rc.Flush() != nil || rc.EnableFullDuplex() != nil {
+		return
+	}
+	end := time.Now().Add(10 * time.Second)
+	buf := make([]byte, 32<<10)
+	for total := 0; total < maxDrain; {
+		until := time.Now().Add(drainIdle)
+		if until.After(end) {
+			until = end
+		}
+		_ = rc.SetReadDeadline(until)
+		capBody(r, until)
+		n, err := r.Body.Read(buf)
+		total += n
+		if err != nil {
+			return
+		}
+	}
+}
+
+// drainIdle is how long drainAfterAnswer waits for more of a body the
+// client may not be sending.
+const drainIdle = time.Second
+
 // maxDrain bounds how much of an unread request body is read and thrown
 // away before an error response.
 const maxDrain = 64 << 20
@@ -673,16 +722,6 @@ const maxDrain = 64 << 20
 // error — a 503 during a database outage must reach the SDK as a 503.
 func drainBody(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil || r.ContentLength == 0 || r.Method == http.MethodHead {
-		return
-	}
-	if continueWithheld(r) {
-		// Expect: 100-continue and the body never asked for (expect.go):
-		// the client is not sending it. No read waits for it either:
-		// net/http's own attempt to discard it after the answer fails at
-		// once and the connection closes.
-		now := time.Now()
-		_ = http.NewResponseController(w).SetReadDeadline(now)
-		capBody(r, now)
 		return
 	}
 	until := time.Now().Add(10 * time.Second)
