@@ -3,11 +3,14 @@ package server
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,5 +75,34 @@ func TestClientDisconnectMidResponse(t *testing.T) {
 	}
 	if !strings.Contains(out, "client disconnected") || !strings.Contains(out, "operation=getBlob") {
 		t.Fatalf("no disconnect logged:\n%s", out)
+	}
+}
+
+// TestStoreConnectionErrorIsAnswered: a handler that fails, before it
+// has answered, with a broken pipe or reset that is not the client's
+// (PostgreSQL's connection dropping as the database stops) gets its
+// error answer; it was taken for a client disconnect and left
+// unanswered, so net/http sent an empty 200 that the SDK reported as a
+// failed Put Blob with status 200 (TestDatabaseRestart).
+func TestStoreConnectionErrorIsAnswered(t *testing.T) {
+	for _, cause := range []error{
+		&net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)},
+		fmt.Errorf("postgres: commit: %w", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}),
+	} {
+		s := New(Config{
+			Clock:    clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)),
+			Accounts: testAccounts,
+			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		h := s.Wrap(Service{Name: "blob", Kind: auth.Blob, Handler: handlerFunc(func(w http.ResponseWriter, r *Request) error {
+			return cause
+		})})
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPut, "/devstoreaccount1/c/b", strings.NewReader("data"))
+		req.Header.Set("x-ms-version", "2025-01-05")
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusInternalServerError || rec.Header().Get("x-ms-error-code") != "InternalError" {
+			t.Errorf("%v: answered %d %q, want 500 InternalError", cause, rec.Code, rec.Header().Get("x-ms-error-code"))
+		}
 	}
 }
