@@ -224,7 +224,7 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 // TestFileStartCopySourceNonExistent expects ResourceNotFound), and the
 // source's SMB handles must allow reading it. cs was parsed and
 // authorized before the transaction.
-func loadCopySource(tx kv.Tx, now time.Time, cs *copySource) (*entry, error) {
+func loadCopySource(tx kv.Tx, now time.Time, cs *copySource) (*Entry, error) {
 	if cs.blob != nil {
 		return loadBlobSource(tx, now, cs)
 	}
@@ -251,15 +251,15 @@ func loadCopySource(tx kv.Tx, now time.Time, cs *copySource) (*entry, error) {
 // its content, HTTP properties and metadata; as SMB properties (which a
 // blob lacks, and "source" copy modes take), its creation time, its last
 // modification as last write and change time, and the Archive attribute.
-func loadBlobSource(tx kv.Tx, now time.Time, cs *copySource) (*entry, error) {
+func loadBlobSource(tx kv.Tx, now time.Time, cs *copySource) (*Entry, error) {
 	o, err := cs.blob.ReadCopySource(tx, now, cs.bpath, cs.query)
 	if err != nil {
 		return nil, err
 	}
-	return &entry{
+	return &Entry{
 		Size: o.Size, Parts: o.Parts, ETag: o.ETag, Created: o.Created, Modified: o.Modified, Meta: o.Meta,
-		Props: props(o.Props),
-		SMB:   smbProps{Attrs: AttrArchive, Created: o.Created, LastWrite: o.Modified, Changed: o.Modified},
+		Props: Props(o.Props),
+		SMB:   SMBProps{Attrs: AttrArchive, Created: o.Created, LastWrite: o.Modified, Changed: o.Modified},
 	}, nil
 }
 
@@ -268,7 +268,7 @@ func loadBlobSource(tx kv.Tx, now time.Time, cs *copySource) (*entry, error) {
 // exclusively: 409 FileLockConflict, as Get File of that range: a copy
 // reads its source as Get File does (inferred). It is the domain's
 // checkRange for an open-less caller at the source, at now.
-func checkSourceLocks(tx kv.Tx, now time.Time, cs *copySource, src *entry, off, n int64) error {
+func checkSourceLocks(tx kv.Tx, now time.Time, cs *copySource, src *Entry, off, n int64) error {
 	if cs.snap != "" || cs.blob != nil {
 		return nil
 	}
@@ -343,9 +343,9 @@ type copyIn struct {
 // returns status code 412"). The replaced destination keeps its file ID,
 // creation time, SMB properties (for the "source"-less modes) and active
 // lease.
-func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*entry, error) {
+func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*Entry, error) {
 	cs, cp := in.src, in.smb
-	var e *entry
+	var e *Entry
 	err := d.s.store.Update(ctx, func(tx kv.Tx) error {
 		now := d.now(c)
 		t, err := resolvePath(tx, c.acct, c.share, c.snap, c.path)
@@ -384,7 +384,7 @@ func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*entry, er
 				return refuse(byReadOnly, azerr.New(azerr.ReadOnlyAttribute))
 			}
 			oldParts = old.Parts
-			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, now)}
+			e = &Entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, now)}
 		default:
 			// Copy File: "If the client specifies a lease ID on a file that
 			// doesn't yet exist, Azure Files returns status code 412".
@@ -395,7 +395,7 @@ func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*entry, er
 			if err != nil {
 				return err
 			}
-			e = &entry{Name: c.path[len(c.path)-1], ID: id, Parent: t.parent.ID, Created: now}
+			e = &Entry{Name: c.path[len(c.path)-1], ID: id, Parent: t.parent.ID, Created: now}
 		}
 		e.Size, e.Props, e.Meta = src.Size, src.Props, src.Meta
 		if len(in.meta) > 0 {
@@ -405,7 +405,7 @@ func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*entry, er
 		if err := cp.apply(tx, now, c.acct, c.share, cs.share, e, src, t.parent.SMB.PermKey); err != nil {
 			return err
 		}
-		e.Copy = &copyInfo{ID: in.copyID, Source: cs.raw, Status: "success", Progress: copyProgress(src.Size), Completion: now}
+		e.Copy = &CopyInfo{ID: in.copyID, Source: cs.raw, Status: "success", Progress: copyProgress(src.Size), Completion: now}
 		touch(e, now)
 		if err := extent.AdjustRefs(tx, now, oldParts, e.Parts); err != nil {
 			return err
@@ -538,7 +538,7 @@ func boolHeader(h http.Header, name string) (bool, error) {
 // "now", attributes Archive, the parent's permission (inferred; azfile's
 // TestFileStartCopySourceCreationTime sees the destination's times and
 // attributes differ from the source's when not asked for).
-func (cp *copySMB) apply(tx kv.Tx, now time.Time, acct, dstShare, srcShare string, e, src *entry, parentKey string) error {
+func (cp *copySMB) apply(tx kv.Tx, now time.Time, acct, dstShare, srcShare string, e, src *Entry, parentKey string) error {
 	old := e.SMB
 	var err error
 	times := [3]struct {

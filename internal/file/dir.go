@@ -58,7 +58,7 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 // Directory Metadata (GET or HEAD, ?comp=metadata), on the share root too
 // and through share snapshots.
 func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
-	var e *entry
+	var e *Entry
 	c := restCaller(r)
 	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
 		e, err = s.dom().readable(tx, &c, &opGetDirectoryProperties, true)

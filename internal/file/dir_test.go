@@ -75,9 +75,9 @@ func (e *dtEnv) mkfile(path, data string) {
 }
 
 // entryAt loads the live entry at path in share sh (nil if none).
-func (e *dtEnv) entryAt(sh, path string) *entry {
+func (e *dtEnv) entryAt(sh, path string) *Entry {
 	e.t.Helper()
-	var out *entry
+	var out *Entry
 	err := e.s.store.View(context.Background(), func(tx kv.Tx) error {
 		_, x, err := walk(tx, dtAcct, sh, "", strings.Split(path, "/"))
 		out = x
@@ -428,7 +428,7 @@ func TestRenameReplaceReleasesData(t *testing.T) {
 
 // partRefs are the data item ids an entry references (as the "x" keys
 // name them).
-func partRefs(e *entry) []string {
+func partRefs(e *Entry) []string {
 	var out []string
 	for _, p := range e.Parts {
 		if p.ID != "" {

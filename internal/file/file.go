@@ -32,13 +32,13 @@ var propHeaders = []string{"x-ms-content-type", "x-ms-content-encoding", "x-ms-c
 // File Properties replaces all of them (absent ones are cleared (azfile
 // recordings TestFileGetSetPropertiesDefault)) except on a resize-only
 // request, which keeps them (azfile recorded test TestResizeFile).
-func parseProps(h http.Header) (p props, any bool, err error) {
+func parseProps(h http.Header) (p Props, any bool, err error) {
 	for _, name := range propHeaders {
 		if _, ok := h[http.CanonicalHeaderKey(name)]; ok {
 			any = true
 		}
 	}
-	p = props{
+	p = Props{
 		ContentType:        h.Get("x-ms-content-type"),
 		ContentEncoding:    h.Get("x-ms-content-encoding"),
 		ContentLanguage:    h.Get("x-ms-content-language"),
@@ -79,7 +79,7 @@ func parseSize(h http.Header, name string, required bool) (int64, bool, error) {
 // checkQuota refuses a file larger than its share's quota: 403
 // ShareSizeLimitReached (azfile recording
 // TestNegativeFileSizeMoreThanShareQuota).
-func checkQuota(sh *share, size int64) error {
+func checkQuota(sh *Share, size int64) error {
 	if sh.Quota > 0 && size > int64(sh.Quota)<<30 {
 		return azerr.New(azerr.ShareSizeLimitReached)
 	}
@@ -162,7 +162,7 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 }
 
 // setETag sets ETag and Last-Modified.
-func setETag(w http.ResponseWriter, e *entry) {
+func setETag(w http.ResponseWriter, e *Entry) {
 	h := w.Header()
 	h.Set("ETag", e.ETag)
 	h.Set("Last-Modified", e.Modified.UTC().Format(http.TimeFormat))
@@ -170,7 +170,7 @@ func setETag(w http.ResponseWriter, e *entry) {
 
 // writeFileHeaders sets the property headers of Get File and Get File
 // Properties.
-func writeFileHeaders(w http.ResponseWriter, e *entry, now time.Time) {
+func writeFileHeaders(w http.ResponseWriter, e *Entry, now time.Time) {
 	writeEntryProps(w, e)
 	h := w.Header()
 	if e.Props.ContentType != "" {
@@ -210,7 +210,7 @@ func writeFileHeaders(w http.ResponseWriter, e *entry, now time.Time) {
 }
 
 func (s *Service) getFileProperties(w http.ResponseWriter, r *req) error {
-	var e *entry
+	var e *Entry
 	c := restCaller(r)
 	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
 		e, err = s.dom().readable(tx, &c, &opGetFileProperties, false)
@@ -382,7 +382,7 @@ func lastWriteMode(h http.Header) (preserve bool, err error) {
 }
 
 // rangeWritten stamps a content write of e: last-write and change times.
-func rangeWritten(e *entry, now time.Time, preserve bool) {
+func rangeWritten(e *Entry, now time.Time, preserve bool) {
 	if !preserve {
 		e.SMB.LastWrite = now
 	}
@@ -516,7 +516,7 @@ func (s *Service) listRanges(w http.ResponseWriter, r *req) error {
 		}
 		prevSnap = wire.FormatISO7(t)
 	}
-	var e, prev *entry
+	var e, prev *Entry
 	c := restCaller(r)
 	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
 		if e, err = s.dom().readable(tx, &c, &opListRanges, false); err != nil {

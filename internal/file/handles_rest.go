@@ -41,13 +41,13 @@ type handleScope struct {
 	tx        kv.Tx
 	now       time.Time
 	acct, sh  string
-	target    *entry
+	target    *Entry
 	recursive bool
-	nodes     map[uint64]*entry // file ID → live entry (nil: none)
+	nodes     map[uint64]*Entry // file ID → live entry (nil: none)
 }
 
 // node returns the live entry with file ID id (nil if none), cached.
-func (sc *handleScope) node(id uint64) (*entry, error) {
+func (sc *handleScope) node(id uint64) (*Entry, error) {
 	if e, ok := sc.nodes[id]; ok {
 		return e, nil
 	}
@@ -190,7 +190,7 @@ func newHandleScope(tx kv.Tx, ht *handleTarget) (*handleScope, error) {
 	// https://learn.microsoft.com/en-us/rest/api/storageservices/list-handles).
 	return &handleScope{
 		tx: tx, now: c.at, acct: c.acct, sh: c.share, target: t.e,
-		recursive: ht.recursive && t.e.Dir, nodes: map[uint64]*entry{},
+		recursive: ht.recursive && t.e.Dir, nodes: map[uint64]*Entry{},
 	}, nil
 }
 

@@ -133,7 +133,7 @@ type listFilesXML struct {
 // recorded azfile TestDirListFilesAndDirsDefault asserts it), and
 // Properties is always present (empty for a directory without include=)
 // (the same test dereferences dir.Properties).
-func listEntryItem(e *entry, inc listInclude) listEntryXML {
+func listEntryItem(e *Entry, inc listInclude) listEntryXML {
 	x := listEntryXML{XMLName: xml.Name{Local: "File"}, FileID: FormatID(e.ID), Name: wire.EncodedName(e.Name)}
 	if e.Dir {
 		x.XMLName.Local = "Directory"
@@ -166,7 +166,7 @@ func listEntryItem(e *entry, inc listInclude) listEntryXML {
 // name starts with foldedPrefix, from the folded name from on ("" from the
 // first), skipping delete-pending entries of the live share. next is the
 // folded name of the first entry left out ("" when none is).
-func listChildren(tx kv.Tx, acct, sh, snap string, dir uint64, foldedPrefix, from string, max int) (out []*entry, next string, err error) {
+func listChildren(tx kv.Tx, acct, sh, snap string, dir uint64, foldedPrefix, from string, max int) (out []*Entry, next string, err error) {
 	base := childrenPrefix(acct, sh, snap, dir)
 	start := kv.AppendPartial(append([]byte(nil), base...), foldedPrefix)
 	end := kv.PrefixEnd(start)
@@ -188,7 +188,7 @@ func listChildren(tx kv.Tx, acct, sh, snap string, dir uint64, foldedPrefix, fro
 	// bounds it.
 	var derr error
 	err = tx.Scan(start, end, max+2+len(pending), false, func(k, v []byte) bool {
-		var e entry
+		var e Entry
 		if derr = json.Unmarshal(v, &e); derr != nil {
 			derr = fmt.Errorf("decoding %q: %w", k, derr)
 			return false

@@ -208,7 +208,7 @@ func (s *Service) authorizeRenameSource(r *req, rr *renameRequest) error {
 
 // checkNotBelow refuses to move directory id under dir: dir must be
 // neither id nor one of its descendants.
-func checkNotBelow(tx kv.Tx, acct, sh string, dir *entry, id uint64) error {
+func checkNotBelow(tx kv.Tx, acct, sh string, dir *Entry, id uint64) error {
 	for cur := dir; ; {
 		if cur.ID == id {
 			return azerr.Newf(azerr.InvalidInput, "A directory cannot be moved into itself or its subtree.")

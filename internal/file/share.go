@@ -111,7 +111,7 @@ func parseShareOptions(h http.Header, create bool) (shareOptions, error) {
 
 // apply sets the options on sh at now. Root squash is an NFS setting:
 // on an SMB share it is 400 InvalidHeaderValue (inferred).
-func (o shareOptions) apply(sh *share, now time.Time) error {
+func (o shareOptions) apply(sh *Share, now time.Time) error {
 	if o.squash != "" && sh.Protocols != protoNFS {
 		return azerr.InvalidHeader("x-ms-root-squash", o.squash)
 	}
@@ -142,14 +142,14 @@ func boolOr(b *bool, def bool) bool {
 }
 
 // setShareETag sets ETag and Last-Modified of a share.
-func setShareETag(w http.ResponseWriter, sh *share) {
+func setShareETag(w http.ResponseWriter, sh *Share) {
 	h := w.Header()
 	h.Set("ETag", sh.ETag)
 	h.Set("Last-Modified", wire.FormatHTTPDate(sh.Modified))
 }
 
 // writeShareHeaders sets the headers of Get Share Properties.
-func writeShareHeaders(w http.ResponseWriter, sh *share, r *req) {
+func writeShareHeaders(w http.ResponseWriter, sh *Share, r *req) {
 	setShareETag(w, sh)
 	h := w.Header()
 	wire.WriteMetadata(h, sh.Meta)
@@ -182,7 +182,7 @@ func writeShareHeaders(w http.ResponseWriter, sh *share, r *req) {
 // https://learn.microsoft.com/en-us/rest/api/storageservices/lease-container,
 // and the legacy .NET client's container lease tests in
 // Azure/azure-storage-net).
-func shareLeaseRead(sh *share, c *caller) error {
+func shareLeaseRead(sh *Share, c *caller) error {
 	return lease.CheckRead(sh.Lease, c.leaseID, lease.Share, c.at)
 }
 
@@ -204,7 +204,7 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 	} else if err := s.purgeShare(r.Context(), r.Account, r.share); err != nil {
 		return err
 	}
-	var sh *share
+	var sh *Share
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
 		if _, err := tx.Get(shareKey(r.Account, r.share, "")); err == nil {
 			return azerr.New(azerr.ShareAlreadyExists)
@@ -218,7 +218,7 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 			// 409 ShareBeingDeleted (Azure Files error codes).
 			return azerr.New(azerr.ShareBeingDeleted)
 		}
-		sh = &share{Created: r.Now, Modified: r.Now, ETag: newETag(r.Now), Quota: defaultQuotaGiB, Meta: meta, Protocols: protoSMB}
+		sh = &Share{Created: r.Now, Modified: r.Now, ETag: newETag(r.Now), Quota: defaultQuotaGiB, Meta: meta, Protocols: protoSMB}
 		if o.protocols != "" {
 			sh.Protocols = o.protocols
 		}
@@ -262,7 +262,7 @@ func (s *Service) setShareProperties(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	c := restCaller(r)
-	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *share) error {
+	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *Share) error {
 		if err := shareLeaseRead(sh, &c); err != nil {
 			return err
 		}
@@ -283,7 +283,7 @@ func (s *Service) setShareMetadata(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	c := restCaller(r)
-	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *share) error {
+	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *Share) error {
 		if err := shareLeaseRead(sh, &c); err != nil {
 			return err
 		}
@@ -335,7 +335,7 @@ type shareStatsXML struct {
 // file sizes of the live share, not the bytes allocated: a 1 TiB file just
 // created reports 1 TiB (azfile TestSetAndGetStatistics, recorded).
 func (s *Service) getShareStats(w http.ResponseWriter, r *req) error {
-	var sh *share
+	var sh *Share
 	var usage int64
 	c := restCaller(r)
 	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {

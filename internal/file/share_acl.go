@@ -96,7 +96,7 @@ func (s *Service) setShareACL(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	c := restCaller(r)
-	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *share) error {
+	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *Share) error {
 		if err := shareLeaseRead(sh, &c); err != nil {
 			return err
 		}

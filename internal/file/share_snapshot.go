@@ -29,7 +29,7 @@ func (s *Service) snapshotShare(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	var snap string
-	var rec share
+	var rec Share
 	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
 		sh, err := loadShare(tx, r.Account, r.share, "")
 		if err != nil {
@@ -99,12 +99,12 @@ func copyEntries(tx kv.Tx, acct, sh, snap string, now time.Time) error {
 	pre := entriesPrefix(acct, sh, "")
 	start, end := pre, kv.PrefixEnd(pre)
 	for {
-		var batch []*entry
+		var batch []*Entry
 		var last []byte
 		var derr error
 		err := tx.Scan(start, end, copyBatch, false, func(k, v []byte) bool {
 			last = append(last[:0], k...)
-			var e entry
+			var e Entry
 			if derr = json.Unmarshal(v, &e); derr != nil {
 				return false
 			}

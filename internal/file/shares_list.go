@@ -141,7 +141,7 @@ func (s *Service) listShares(w http.ResponseWriter, r *req) error {
 				out.NextMarker = shareMarker(r.Account, name, snap)
 				return false
 			}
-			var sh share
+			var sh Share
 			if derr = json.Unmarshal(v, &sh); derr != nil {
 				return false
 			}
@@ -160,7 +160,7 @@ func (s *Service) listShares(w http.ResponseWriter, r *req) error {
 }
 
 // shareItem is the listing element of share (or snapshot) sh at now.
-func shareItem(name, snap string, sh *share, withMeta bool, now time.Time) shareItemXML {
+func shareItem(name, snap string, sh *Share, withMeta bool, now time.Time) shareItemXML {
 	eff := sh.Lease.Effective(now)
 	p := sharePropsXML{
 		LastModified: wire.FormatHTTPDate(sh.Modified), ETag: sh.ETag, Quota: sh.Quota,

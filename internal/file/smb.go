@@ -273,7 +273,7 @@ func parseSMB(h http.Header, create bool) (*smbRequest, error) {
 
 // apply sets e's SMB properties from the request inside tx at now.
 // parentKey is the permission key of the parent directory ("inherit").
-func (sr *smbRequest) apply(tx kv.Tx, acct, sh string, e *entry, parentKey string, now time.Time) error {
+func (sr *smbRequest) apply(tx kv.Tx, acct, sh string, e *Entry, parentKey string, now time.Time) error {
 	var err error
 	if e.SMB.Created, err = sr.created.resolve(now, e.SMB.Created); err != nil {
 		return err
@@ -316,7 +316,7 @@ func (sr *smbRequest) apply(tx kv.Tx, acct, sh string, e *entry, parentKey strin
 }
 
 // setSMBHeaders writes the SMB properties and IDs of e.
-func setSMBHeaders(w http.ResponseWriter, e *entry) {
+func setSMBHeaders(w http.ResponseWriter, e *Entry) {
 	h := w.Header()
 	h.Set("x-ms-file-attributes", e.SMB.Attrs.String())
 	h.Set("x-ms-file-creation-time", formatTime(e.SMB.Created))
@@ -330,7 +330,7 @@ func setSMBHeaders(w http.ResponseWriter, e *entry) {
 // writeEntryWritten answers a write that changed e's SMB properties
 // (create, set properties): ETag, Last-Modified, the SMB headers and the
 // encryption flag, with status.
-func writeEntryWritten(w http.ResponseWriter, e *entry, status int) {
+func writeEntryWritten(w http.ResponseWriter, e *Entry, status int) {
 	setETag(w, e)
 	setSMBHeaders(w, e)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
@@ -353,7 +353,7 @@ func parseCreate(h http.Header) (map[string]string, *smbRequest, error) {
 
 // writeEntryProps sets the headers every properties read of e carries:
 // ETag, Last-Modified, the SMB properties and the metadata.
-func writeEntryProps(w http.ResponseWriter, e *entry) {
+func writeEntryProps(w http.ResponseWriter, e *Entry) {
 	setETag(w, e)
 	setSMBHeaders(w, e)
 	wire.WriteMetadata(w.Header(), e.Meta)
