@@ -20,8 +20,11 @@ import (
 
 // restCaller is the domain caller of REST request r: open-less, with
 // its path, share snapshot, x-ms-lease-id and time.
-func restCaller(r *req) caller {
-	return caller{acct: r.Account, share: r.share, snap: r.snap, path: r.comps, leaseID: r.Header.Get(lease.HeaderLeaseID), at: r.Now}
+func restCaller(r *req) caller { return refOf(r).caller() }
+
+// refOf is the Ref of r: its share, snapshot, path, lease ID and time.
+func refOf(r *req) Ref {
+	return Ref{Account: r.Account, Share: r.share, Snapshot: r.snap, Path: r.comps, LeaseID: r.Header.Get(lease.HeaderLeaseID), Now: r.Now}
 }
 
 // propHeaders are the request headers of a file's HTTP properties.

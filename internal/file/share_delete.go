@@ -134,67 +134,8 @@ func (s *Service) deleteShare(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-delete-snapshots", mode)
 	}
-	leaseID := r.Header.Get(lease.HeaderLeaseID)
-	var doomed []string
-	err := s.store.Update(r.Context(), func(tx kv.Tx) error {
-		sh, err := loadShare(tx, r.Account, r.share, r.snap)
-		if err != nil {
-			return err
-		}
-		if err := lease.CheckWrite(sh.Lease, leaseID, lease.Share, r.Now); err != nil {
-			return err
-		}
-		doomed = []string{r.snap}
-		if r.snap == "" {
-			snaps, leased, err := snapshotsOf(tx, r.Account, r.share, r.Now)
-			if err != nil {
-				return err
-			}
-			switch {
-			case len(snaps) > 0 && mode == "":
-				return azerr.New(azerr.ShareHasSnapshots)
-			case leased && mode == "include":
-				return azerr.Newf(azerr.LeaseIDMissing, "A snapshot of the share is leased; use x-ms-delete-snapshots: include-leased.")
-			}
-			doomed = append(doomed, snaps...)
-		}
-		for _, v := range doomed {
-			if err := tx.Delete(shareKey(r.Account, r.share, v)); err != nil {
-				return err
-			}
-			if err := kv.PutJSON(tx, tombstoneKey(r.Account, r.share, v), tombstone{Deleted: r.Now}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if _, err := s.DeleteShare(r.Context(), DeleteShareInput{Ref: refOf(r), DeleteSnapshots: mode}); err != nil {
 		return err
-	}
-	// The share is deleted; the purge does not depend on the client
-	// waiting for it, and a failure only delays it.
-	// With the background reclaimer a small share (each version purged
-	// in reclaim.Inline transactions) is still purged before the answer,
-	// so its name can be used again at once; a larger one is left to the
-	// background.
-	if s.reclaimer != nil {
-		ctx := context.WithoutCancel(r.Context())
-		done := s.reclaimer.InlineAllowed()
-		for _, v := range doomed {
-			if !done {
-				break
-			}
-			ok, err := s.purgeVersionUpTo(ctx, r.Account, r.share, v, reclaim.Inline)
-			if err != nil {
-				s.log.Warn("file: purging deleted share", "account", r.Account, "share", r.share, "err", err)
-			}
-			done = ok && err == nil
-		}
-		if !done {
-			s.reclaimer.Kick()
-		}
-	} else if err := s.purgeShare(context.WithoutCancel(r.Context()), r.Account, r.share); err != nil {
-		s.log.Warn("file: purging deleted share", "account", r.Account, "share", r.share, "err", err)
 	}
 	w.WriteHeader(http.StatusAccepted)
 	return nil

@@ -6,60 +6,26 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// snapshotShare is Create Share Snapshot (PUT ?restype=share&comp=snapshot):
-// one transaction copies the share record and every entry with its ID index
-// under the snapshot's timestamp, taking a reference on every data item the
-// entries use, so later writes to the share never change the snapshot.
-// Without x-ms-meta-* headers the snapshot gets the share's metadata, with
-// them only theirs (Snapshot Share,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/snapshot-share).
-// More than 200 snapshots is 409 ShareSnapshotCountExceeded (Azure Files
-// scale targets,
-// https://learn.microsoft.com/en-us/azure/storage/files/storage-files-scale-targets).
+// snapshotShare is Create Share Snapshot (PUT ?restype=share&comp=snapshot;
+// SnapshotShare). Without x-ms-meta-* headers the snapshot gets the
+// share's metadata, with them only theirs.
 func (s *Service) snapshotShare(w http.ResponseWriter, r *req) error {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
 		return err
 	}
-	var snap string
-	var rec Share
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		sh, err := loadShare(tx, r.Account, r.share, "")
-		if err != nil {
-			return err
-		}
-		snaps, _, err := snapshotsOf(tx, r.Account, r.share, r.Now)
-		if err != nil {
-			return err
-		}
-		if len(snaps) >= maxShareSnaps {
-			return azerr.New(azerr.ShareSnapshotCountExceeded)
-		}
-		if snap, err = freeSnapshotTime(tx, r.Account, r.share, r.Now); err != nil {
-			return err
-		}
-		rec = *sh
-		rec.Lease = lease.Lease{}
-		if len(meta) > 0 {
-			rec.Meta = meta
-		}
-		if err := kv.PutJSON(tx, shareKey(r.Account, r.share, snap), &rec); err != nil {
-			return err
-		}
-		return copyEntries(tx, r.Account, r.share, snap, r.Now)
-	})
+	out, err := s.SnapshotShare(r.Context(), SnapshotShareInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
 		return err
 	}
-	setShareETag(w, &rec)
-	w.Header().Set("x-ms-snapshot", snap)
+	setShareETag(w, out.Share)
+	w.Header().Set("x-ms-snapshot", out.Snapshot)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
