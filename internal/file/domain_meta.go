@@ -110,7 +110,7 @@ type propsIn struct {
 	// props replace the HTTP properties of a file; nil keeps them.
 	props *Props
 	// smb are the SMB properties of a REST Set File/Directory Properties.
-	smb *smbRequest
+	smb *SMBRequest
 	// setMeta replaces the metadata with meta (nil clears it) and stamps
 	// the change time (Set File/Directory Metadata).
 	setMeta bool
@@ -209,7 +209,7 @@ type createIn struct {
 	props Props
 	data  *extent.Staged
 	meta  map[string]string
-	smb   *smbRequest
+	smb   *SMBRequest
 	// noReplace, when not nil, is the answer for an existing file, which
 	// Create File otherwise replaces (a SAS that grants create but not
 	// write: 403 AuthorizationPermissionMismatch).

@@ -29,7 +29,7 @@ type renameIn struct {
 	srcLease, dstLease string
 	// smb, meta (nil: preserve) and contentType (nil: preserve) are the
 	// properties a REST rename sets on the item.
-	smb         *smbRequest
+	smb         *SMBRequest
 	meta        map[string]string
 	contentType *string
 }

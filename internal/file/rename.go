@@ -84,7 +84,7 @@ type renameRequest struct {
 	ignoreRO    bool
 	srcLease    string
 	dstLease    string
-	smb         *smbRequest
+	smb         *SMBRequest
 	meta        map[string]string // nil: preserve
 	contentType *string           // files only; nil: preserve
 }

@@ -207,10 +207,10 @@ func loadPermission(tx kv.Tx, acct, sh, key string) (string, error) {
 	return string(v), nil
 }
 
-// smbRequest holds the SMB property headers of a create or set-properties
+// SMBRequest holds the SMB property headers of a create or set-properties
 // request, parsed before the transaction: the typed SMB properties a
 // domain call takes.
-type smbRequest struct {
+type SMBRequest struct {
 	// created, lastWrite and changed are x-ms-file-creation-time,
 	// x-ms-file-last-write-time and x-ms-file-change-time.
 	created, lastWrite, changed fileTime
@@ -224,12 +224,12 @@ type smbRequest struct {
 // parseSMB reads the SMB property headers. create selects the defaults of
 // Create File/Directory ("now", "inherit") over those of Set Properties
 // ("preserve").
-func parseSMB(h http.Header, create bool) (*smbRequest, error) {
+func parseSMB(h http.Header, create bool) (*SMBRequest, error) {
 	timeDef := "preserve"
 	if create {
 		timeDef = "now"
 	}
-	sr := &smbRequest{create: create,
+	sr := &SMBRequest{create: create,
 		created:   readFileTime(h, "x-ms-file-creation-time", timeDef),
 		lastWrite: readFileTime(h, "x-ms-file-last-write-time", timeDef),
 		changed:   readFileTime(h, "x-ms-file-change-time", "now"),
@@ -273,7 +273,7 @@ func parseSMB(h http.Header, create bool) (*smbRequest, error) {
 
 // apply sets e's SMB properties from the request inside tx at now.
 // parentKey is the permission key of the parent directory ("inherit").
-func (sr *smbRequest) apply(tx kv.Tx, acct, sh string, e *Entry, parentKey string, now time.Time) error {
+func (sr *SMBRequest) apply(tx kv.Tx, acct, sh string, e *Entry, parentKey string, now time.Time) error {
 	var err error
 	if e.SMB.Created, err = sr.created.resolve(now, e.SMB.Created); err != nil {
 		return err
@@ -339,7 +339,7 @@ func writeEntryWritten(w http.ResponseWriter, e *Entry, status int) {
 
 // parseCreate reads the metadata and SMB property headers of Create File
 // and Create Directory.
-func parseCreate(h http.Header) (map[string]string, *smbRequest, error) {
+func parseCreate(h http.Header) (map[string]string, *SMBRequest, error) {
 	meta, err := wire.ParseMetadata(h)
 	if err != nil {
 		return nil, nil, err
