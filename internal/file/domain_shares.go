@@ -8,9 +8,11 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // The File REST share operations as domain methods: each takes a typed
@@ -399,7 +401,7 @@ type DeleteShareOutput struct {
 // snapshots, "include-leased" deletes them too (Delete Share,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/delete-share);
 // the refusal is 412 LeaseIdMissing (inferred). The records are purged as
-// share_delete.go describes.
+// domain_purge.go describes.
 func (s *Service) DeleteShare(ctx context.Context, in DeleteShareInput) (DeleteShareOutput, error) {
 	acct, name, now, mode := in.Account, in.Share, in.Now, in.DeleteSnapshots
 	var doomed []string
@@ -534,4 +536,102 @@ func (s *Service) ListShares(ctx context.Context, in ListSharesInput) (ListShare
 		return err
 	})
 	return out, err
+}
+
+// freeSnapshotTime returns the snapshot timestamp for a snapshot taken at
+// now: now at the service's 100 ns resolution, moved forward past any
+// snapshot (or snapshot being purged) with the same timestamp, so
+// snapshots of one share are unique even when taken in the same tick.
+func freeSnapshotTime(tx kv.Tx, acct, sh string, now time.Time) (string, error) {
+	t := now.UTC().Truncate(100 * time.Nanosecond)
+	for {
+		v := wire.FormatISO7(t)
+		taken := false
+		for _, k := range [][]byte{shareKey(acct, sh, v), tombstoneKey(acct, sh, v)} {
+			_, err := tx.Get(k)
+			if err == nil {
+				taken = true
+			} else if err != kv.ErrNotFound {
+				return "", err
+			}
+		}
+		if !taken {
+			return v, nil
+		}
+		t = t.Add(100 * time.Nanosecond)
+	}
+}
+
+// copyBatch bounds how many entries copyEntries holds in memory at once.
+const copyBatch = 256
+
+// copyEntries copies every entry of the live share sh, with its ID index
+// record, to snapshot snap, and takes a reference on the data items of
+// the copies. File leases are not copied: a snapshot's files are not
+// leased.
+func copyEntries(tx kv.Tx, acct, sh, snap string, now time.Time) error {
+	pre := entriesPrefix(acct, sh, "")
+	start, end := pre, kv.PrefixEnd(pre)
+	for {
+		var batch []*Entry
+		var last []byte
+		var derr error
+		err := tx.Scan(start, end, copyBatch, false, func(k, v []byte) bool {
+			last = append(last[:0], k...)
+			var e Entry
+			if derr = json.Unmarshal(v, &e); derr != nil {
+				return false
+			}
+			batch = append(batch, &e)
+			return true
+		})
+		if err == nil {
+			err = derr
+		}
+		if err != nil {
+			return err
+		}
+		var parts []extent.Part
+		for _, e := range batch {
+			e.Lease = lease.Lease{}
+			if err := putEntry(tx, acct, sh, snap, e); err != nil {
+				return err
+			}
+			parts = append(parts, e.Parts...)
+		}
+		if err := extent.AdjustRefs(tx, now, nil, parts); err != nil {
+			return err
+		}
+		if len(batch) < copyBatch {
+			return nil
+		}
+		start = append(last, 0) // just after the last key
+	}
+}
+
+// shareUsage returns the used size of the live share sh: the sum of its
+// file sizes (what Get Share Stats reports and what the quota, in GiB,
+// bounds). It reads every entry of the share, so its cost grows with the
+// number of files and directories.
+func shareUsage(tx kv.Tx, acct, sh string) (int64, error) {
+	var total int64
+	var derr error
+	pre := entriesPrefix(acct, sh, "")
+	err := tx.Scan(pre, kv.PrefixEnd(pre), 0, false, func(_, v []byte) bool {
+		var e struct {
+			Dir  bool  `json:"d"`
+			Size int64 `json:"z"`
+		}
+		if derr = json.Unmarshal(v, &e); derr != nil {
+			return false
+		}
+		if !e.Dir {
+			total += e.Size
+		}
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	return total, err
 }

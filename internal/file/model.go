@@ -39,7 +39,7 @@ type Service struct {
 	clock clock.Clock
 	log   *slog.Logger
 	// reclaimer, when set (SetReclaimer), purges deleted shares in the
-	// background (share_delete.go).
+	// background (domain_purge.go).
 	reclaimer *reclaim.Reclaimer
 	// blobPeer is the Blob service copies may read from (SetBlobPeer).
 	blobPeer atomic.Pointer[xcopy.Peer]

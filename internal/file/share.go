@@ -6,10 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -268,31 +265,4 @@ func (s *Service) getShareStats(w http.ResponseWriter, r *req) error {
 	}
 	setShareETag(w, out.Share)
 	return server.WriteXML(w, http.StatusOK, shareStatsXML{Usage: out.UsageBytes})
-}
-
-// shareUsage returns the used size of the live share sh: the sum of its
-// file sizes (what Get Share Stats reports and what the quota, in GiB,
-// bounds). It reads every entry of the share, so its cost grows with the
-// number of files and directories.
-func shareUsage(tx kv.Tx, acct, sh string) (int64, error) {
-	var total int64
-	var derr error
-	pre := entriesPrefix(acct, sh, "")
-	err := tx.Scan(pre, kv.PrefixEnd(pre), 0, false, func(_, v []byte) bool {
-		var e struct {
-			Dir  bool  `json:"d"`
-			Size int64 `json:"z"`
-		}
-		if derr = json.Unmarshal(v, &e); derr != nil {
-			return false
-		}
-		if !e.Dir {
-			total += e.Size
-		}
-		return true
-	})
-	if err == nil {
-		err = derr
-	}
-	return total, err
 }
