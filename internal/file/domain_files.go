@@ -8,6 +8,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -271,4 +272,90 @@ func clearRange(tx kv.Tx, parts []extent.Part, off, n int64, zeros *extent.Stage
 		}
 	}
 	return parts, nil
+}
+
+// GetFileInput is the input of GetFile.
+type GetFileInput struct {
+	Ref
+	// Range is the range asked for; nil reads the whole file. It is
+	// resolved against the file's size (416 InvalidRange).
+	Range *wire.Range
+	// Limit, when positive, is the longest range that may be read
+	// (x-ms-range-get-content-md5: 400 OutOfRangeInput).
+	Limit int64
+}
+
+// GetFileOutput is what GetFile found: the file and the range of it to
+// send, with the inline data items the range needs (read in the
+// transaction; the other items outlive it by the collector's grace
+// period, so the front end streams them afterwards).
+type GetFileOutput struct {
+	Entry          *Entry
+	Offset, Length int64
+	Inline         map[string][]byte
+}
+
+// GetFile is Get File: the checks of a read (see domain.readRange) and
+// the range to send, in one read-only transaction.
+func (s *Service) GetFile(ctx context.Context, in GetFileInput) (GetFileOutput, error) {
+	c := in.caller()
+	out, err := s.dom().readRange(ctx, &c, &readIn{rng: in.Range, limit: in.Limit})
+	if err != nil {
+		return GetFileOutput{}, err
+	}
+	return GetFileOutput{Entry: out.e, Offset: out.off, Length: out.n, Inline: out.inline}, nil
+}
+
+// LeaseFileInput is the input of LeaseFile.
+type LeaseFileInput struct {
+	Ref
+	Request lease.Request
+}
+
+// LeaseFileOutput is the result of LeaseFile.
+type LeaseFileOutput struct {
+	Result lease.Result
+	Entry  *Entry
+}
+
+// LeaseFile is Lease File: acquire (infinite only), change, release and
+// break (immediate); the state machine is package lease's (see
+// domain.leaseFile).
+func (s *Service) LeaseFile(ctx context.Context, in LeaseFileInput) (LeaseFileOutput, error) {
+	c := in.caller()
+	out, err := s.dom().leaseFile(ctx, &c, in.Request)
+	if err != nil {
+		return LeaseFileOutput{}, err
+	}
+	return LeaseFileOutput{Result: out.res, Entry: out.e}, nil
+}
+
+// RenameInput is the input of Rename.
+type RenameInput struct {
+	// Ref names the destination.
+	Ref
+	// Source is the share-relative path of the item to move.
+	Source []string
+	// Dir: Rename Directory (else Rename File).
+	Dir bool
+	// Replace replaces an existing destination file; IgnoreReadOnly
+	// replaces a read-only one.
+	Replace, IgnoreReadOnly bool
+	// SourceLease and DestLease are the lease IDs of the source and of a
+	// replaced destination.
+	SourceLease, DestLease string
+	// SMB, Meta (nil: preserve) and ContentType (nil: preserve) are the
+	// properties the rename sets on the item.
+	SMB         *SMBRequest
+	Meta        map[string]string
+	ContentType *string
+}
+
+// Rename is Rename File and Rename Directory, within one share (see
+// domain.rename and the outcomes rename.go lists).
+func (s *Service) Rename(ctx context.Context, in RenameInput) (EntryOutput, error) {
+	c := in.caller()
+	e, err := s.dom().rename(ctx, &c, &renameIn{src: in.Source, dir: in.Dir, replace: in.Replace, ignoreRO: in.IgnoreReadOnly,
+		srcLease: in.SourceLease, dstLease: in.DestLease, smb: in.SMB, meta: in.Meta, contentType: in.ContentType})
+	return EntryOutput{Entry: e}, err
 }

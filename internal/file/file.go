@@ -16,11 +16,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
-// restCaller is the domain caller of REST request r: open-less, with
-// its path, share snapshot, x-ms-lease-id and time.
-func restCaller(r *req) caller { return refOf(r).caller() }
-
-// refOf is the Ref of r: its share, snapshot, path, lease ID and time.
+// refOf is the Ref of REST request r, what its domain call acts on: its
+// share, snapshot, path, x-ms-lease-id and time (Ref.caller makes it the
+// domain's open-less caller).
 func refOf(r *req) Ref {
 	return Ref{Account: r.Account, Share: r.share, Snapshot: r.snap, Path: r.comps, LeaseID: r.Header.Get(lease.HeaderLeaseID), Now: r.Now}
 }
@@ -236,17 +234,16 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := readIn{rng: rng}
+	in := GetFileInput{Ref: refOf(r), Range: rng}
 	if wantMD5 {
-		in.limit = maxRangeWrite
+		in.Limit = maxRangeWrite
 	}
-	c := restCaller(r)
-	out, err := s.dom().readRange(r.Context(), &c, &in)
+	out, err := s.GetFile(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	e, off, n := out.e, out.off, out.n
-	body, err := s.data.OpenBody(r.Context(), e.Parts, out.inline, off, n, wantMD5)
+	e, off, n := out.Entry, out.Offset, out.Length
+	body, err := s.data.OpenBody(r.Context(), e.Parts, out.Inline, off, n, wantMD5)
 	if err != nil {
 		return err
 	}

@@ -175,13 +175,12 @@ func (s *Service) rename(w http.ResponseWriter, r *req, dir bool) error {
 			return err
 		}
 	}
-	c := restCaller(r)
-	m, err := s.dom().rename(r.Context(), &c, &renameIn{src: rr.src, dir: dir, replace: rr.replace, ignoreRO: rr.ignoreRO,
-		srcLease: rr.srcLease, dstLease: rr.dstLease, smb: rr.smb, meta: rr.meta, contentType: rr.contentType})
+	out, err := s.Rename(r.Context(), RenameInput{Ref: refOf(r), Source: rr.src, Dir: dir, Replace: rr.replace, IgnoreReadOnly: rr.ignoreRO,
+		SourceLease: rr.srcLease, DestLease: rr.dstLease, SMB: rr.smb, Meta: rr.meta, ContentType: rr.contentType})
 	if err != nil {
 		return err
 	}
-	writeEntryWritten(w, m, http.StatusOK)
+	writeEntryWritten(w, out.Entry, http.StatusOK)
 	return nil
 }
 
