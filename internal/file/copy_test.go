@@ -577,7 +577,7 @@ func TestRangeCRC64(t *testing.T) {
 	e.ok(http.StatusCreated, http.MethodPut, "/acct/shr/f?comp=range", hdr{"x-ms-range": "bytes=10-19", "x-ms-write": "clear"}, nil)
 	want := append([]byte(nil), data...)
 	copy(want[10:20], make([]byte, 10))
-	var fe *Entry
+	var fe *entry
 	err := e.s.store.View(context.Background(), func(tx kv.Tx) error {
 		_, ent, err := walk(tx, "acct", "shr", "", []string{"f"})
 		fe = ent

@@ -75,9 +75,9 @@ func (e *dtEnv) mkfile(path, data string) {
 }
 
 // entryAt loads the live entry at path in share sh (nil if none).
-func (e *dtEnv) entryAt(sh, path string) *Entry {
+func (e *dtEnv) entryAt(sh, path string) *entry {
 	e.t.Helper()
-	var out *Entry
+	var out *entry
 	err := e.s.store.View(context.Background(), func(tx kv.Tx) error {
 		_, x, err := walk(tx, dtAcct, sh, "", strings.Split(path, "/"))
 		out = x
@@ -428,7 +428,7 @@ func TestRenameReplaceReleasesData(t *testing.T) {
 
 // partRefs are the data item ids an entry references (as the "x" keys
 // name them).
-func partRefs(e *Entry) []string {
+func partRefs(e *entry) []string {
 	var out []string
 	for _, p := range e.Parts {
 		if p.ID != "" {

@@ -68,7 +68,7 @@ func shErr(t *testing.T, err error, code string) {
 
 // shPutFile writes a file entry named name in the root directory of the
 // live share sh with content data, as a data item the entry references.
-func shPutFile(t *testing.T, s *Service, sh, name, data string) *Entry {
+func shPutFile(t *testing.T, s *Service, sh, name, data string) *entry {
 	t.Helper()
 	ctx := context.Background()
 	st, err := s.data.Stage(ctx, strings.NewReader(data), int64(len(data)), extent.Digests{}, false)
@@ -77,7 +77,7 @@ func shPutFile(t *testing.T, s *Service, sh, name, data string) *Entry {
 	}
 	defer st.Release()
 	now := s.clock.Now()
-	e := &Entry{Name: name, ID: newID(), Parent: rootID, Created: now, Size: int64(len(data)), Parts: st.Parts}
+	e := &entry{Name: name, ID: newID(), Parent: rootID, Created: now, Size: int64(len(data)), Parts: st.Parts}
 	touch(e, now)
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
 		old, err := loadEntry(tx, shAcct, sh, "", rootID, fold(name))
@@ -107,7 +107,7 @@ func shPutFile(t *testing.T, s *Service, sh, name, data string) *Entry {
 func shRead(t *testing.T, s *Service, sh, snap, name string) string {
 	t.Helper()
 	ctx := context.Background()
-	var e *Entry
+	var e *entry
 	var inline map[string][]byte
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
 		if e, err = loadEntry(tx, shAcct, sh, snap, rootID, fold(name)); err != nil || e == nil {
@@ -368,7 +368,7 @@ func TestSharePurgeBatches(t *testing.T) {
 	now := clk.Now()
 	err := s.store.Update(context.Background(), func(tx kv.Tx) error {
 		for i := range purgeBatch*2 + 7 {
-			e := &Entry{Name: "d" + FormatID(uint64(i)), ID: newID(), Parent: rootID, Dir: true, Created: now}
+			e := &entry{Name: "d" + FormatID(uint64(i)), ID: newID(), Parent: rootID, Dir: true, Created: now}
 			touch(e, now)
 			if err := putEntry(tx, shAcct, "big", "", e); err != nil {
 				return err
@@ -558,7 +558,7 @@ func TestShareStats(t *testing.T) {
 	shPutFile(t, s, "shr", "a", "12345")
 	shPutFile(t, s, "shr", "b", "123")
 	err := s.store.Update(context.Background(), func(tx kv.Tx) error {
-		e := &Entry{Name: "sparse", ID: newID(), Parent: rootID, Size: 1 << 40} // size without data
+		e := &entry{Name: "sparse", ID: newID(), Parent: rootID, Size: 1 << 40} // size without data
 		return putEntry(tx, shAcct, "shr", "", e)
 	})
 	if err != nil {

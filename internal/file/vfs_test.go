@@ -1172,9 +1172,9 @@ func TestVFSShares(t *testing.T) {
 
 // TestCheckReadOnly is the REST read-only rule table.
 func TestCheckReadOnly(t *testing.T) {
-	ro := &Entry{SMB: SMBProps{Attrs: AttrReadOnly | AttrArchive}}
-	rw := &Entry{SMB: SMBProps{Attrs: AttrArchive}}
-	dir := &Entry{Dir: true, SMB: SMBProps{Attrs: AttrReadOnly | AttrDirectory}}
+	ro := &entry{SMB: smbProps{Attrs: AttrReadOnly | AttrArchive}}
+	rw := &entry{SMB: smbProps{Attrs: AttrArchive}}
+	dir := &entry{Dir: true, SMB: smbProps{Attrs: AttrReadOnly | AttrDirectory}}
 	for op, refused := range map[string]bool{
 		"putRange": true, "putRangeFromURL": true, "createFile": true, "deleteFile": true, "resizeFile": true,
 		"setFileProperties": false, "setFileMetadata": false, "copyFile": false, "renameFile": false,
