@@ -1,13 +1,7 @@
 package file
 
 import (
-	"bytes"
-	"context"
 	"encoding/base64"
-	"encoding/binary"
-	"errors"
-	"hash/crc64"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,8 +10,6 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/extent"
-	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
@@ -31,9 +23,9 @@ import (
 // Range from URL).
 const maxCopySourceLen = 2 << 10
 
-// copySource is a parsed x-ms-copy-source naming a file of this account,
+// CopySource is a parsed x-ms-copy-source naming a file of this account,
 // or a blob (blob set).
-type copySource struct {
+type CopySource struct {
 	raw   string
 	blob  *xcopy.Peer // the Blob service, when the source is a blob
 	bpath string      // the blob's path-style path
@@ -56,7 +48,7 @@ type copySource struct {
 // through it (see xcopy): Copy File and Put Range From URL copy "a blob or
 // file" (Copy File,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file).
-func (s *Service) parseCopySource(r *req) (*copySource, error) {
+func (s *Service) parseCopySource(r *req) (*CopySource, error) {
 	raw := r.Header.Get("x-ms-copy-source")
 	if raw == "" {
 		return nil, azerr.MissingHeader("x-ms-copy-source")
@@ -70,7 +62,7 @@ func (s *Service) parseCopySource(r *req) (*copySource, error) {
 	}
 	if peer := s.blobPeer.Load(); peer != nil {
 		if bpath, ok := peer.Match(u); ok {
-			return &copySource{raw: raw, blob: peer, bpath: bpath, query: u.Query()}, nil
+			return &CopySource{raw: raw, blob: peer, bpath: bpath, query: u.Query()}, nil
 		}
 	}
 	path, azureHost := wire.SourcePath(u, "file")
@@ -83,12 +75,12 @@ func (s *Service) parseCopySource(r *req) (*copySource, error) {
 // newCopySource is the file at path ("/{account}/{share}/{path}", from
 // the source URL raw whose query is q) as a copy source; trailing dots
 // of the path are kept when trailingDot.
-func newCopySource(raw, path string, q url.Values, trailingDot bool) (*copySource, error) {
+func newCopySource(raw, path string, q url.Values, trailingDot bool) (*CopySource, error) {
 	acct, sh, rest, err := xcopy.SplitPath(path)
 	if err != nil {
 		return nil, err
 	}
-	cs := &copySource{raw: raw, acct: acct, share: sh, query: q}
+	cs := &CopySource{raw: raw, acct: acct, share: sh, query: q}
 	if err := wire.ValidShareName(sh); err != nil {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
@@ -109,7 +101,7 @@ func newCopySource(raw, path string, q url.Values, trailingDot bool) (*copySourc
 // at returns r addressed to the source file: its account, share and
 // path, on the live share (the source's handles, locks and stored access
 // policies are those of the live share).
-func (cs *copySource) at(r *req) *req {
+func (cs *CopySource) at(r *req) *req {
 	sr := *r
 	sr.Request = xcopy.In(r.Request, cs.acct)
 	sr.share, sr.path, sr.comps, sr.snap = cs.share, cs.path, cs.comps, ""
@@ -117,7 +109,7 @@ func (cs *copySource) at(r *req) *req {
 }
 
 // account is the account of the source: a file's, or a blob's.
-func (cs *copySource) account() string {
+func (cs *CopySource) account() string {
 	if cs.blob != nil {
 		acct, _, _, _ := xcopy.SplitPath(cs.bpath)
 		return acct
@@ -171,7 +163,7 @@ func asSourceFailure(err error) error {
 // source in any account, as the token grants the whole account in the
 // basic OAuth mode (a Blob source's token is checked for the Blob
 // endpoint, a file's for the File endpoint).
-func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) error {
+func (s *Service) authorizeCopySource(r *req, cs *CopySource, needSAS bool) error {
 	if v := r.Header.Get("x-ms-copy-source-authorization"); v != "" {
 		svc := auth.File
 		if cs.blob != nil {
@@ -200,10 +192,7 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 		// Files are never public: without a SAS, a source in another
 		// account is refused, 404 when there is no such share there (as
 		// a blob source of another account, inferred).
-		err := s.store.View(r.Context(), func(tx kv.Tx) error {
-			_, err := loadShare(tx, cs.acct, cs.share, "")
-			return err
-		})
+		_, err := s.GetShareProperties(r.Context(), GetSharePropertiesInput{Ref: Ref{Account: cs.acct, Share: cs.share, Now: r.Now}})
 		if azerr.Has(err, azerr.ShareNotFound) {
 			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified share does not exist.")
 		}
@@ -216,64 +205,6 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 		return sourceFailure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
 	}
 	return nil
-}
-
-// loadCopySource resolves the source file of a copy inside tx at the
-// request's time now, as a read of it would: 404 ShareNotFound,
-// ParentNotFound or ResourceNotFound (azfile
-// TestFileStartCopySourceNonExistent expects ResourceNotFound), and the
-// source's SMB handles must allow reading it. cs was parsed and
-// authorized before the transaction.
-func loadCopySource(tx kv.Tx, now time.Time, cs *copySource) (*entry, error) {
-	if cs.blob != nil {
-		return loadBlobSource(tx, now, cs)
-	}
-	if _, err := loadShare(tx, cs.acct, cs.share, cs.snap); err != nil {
-		return nil, err
-	}
-	_, e, err := walk(tx, cs.acct, cs.share, cs.snap, cs.comps)
-	if err != nil {
-		return nil, err
-	}
-	if e == nil || e.Dir {
-		return nil, azerr.New(azerr.ResourceNotFound)
-	}
-	if cs.snap == "" {
-		// Handles are those of the source's live share.
-		if err := handlesAt(tx, now, cs.acct, cs.share, "", e, handle.OpCopyFileSource); err != nil {
-			return nil, err
-		}
-	}
-	return e, nil
-}
-
-// loadBlobSource reads the blob cs names as the file a copy of it makes:
-// its content, HTTP properties and metadata; as SMB properties (which a
-// blob lacks, and "source" copy modes take), its creation time, its last
-// modification as last write and change time, and the Archive attribute.
-func loadBlobSource(tx kv.Tx, now time.Time, cs *copySource) (*entry, error) {
-	o, err := cs.blob.ReadCopySource(tx, now, cs.bpath, cs.query)
-	if err != nil {
-		return nil, err
-	}
-	return &entry{
-		Size: o.Size, Parts: o.Parts, ETag: o.ETag, Created: o.Created, Modified: o.Modified, Meta: o.Meta,
-		Props: props(o.Props),
-		SMB:   smbProps{Attrs: AttrArchive, Created: o.Created, LastWrite: o.Modified, Changed: o.Modified},
-	}, nil
-}
-
-// checkSourceLocks refuses reading n bytes from off of a copy source
-// src (a file of the live share cs names) that an SMB open has locked
-// exclusively: 409 FileLockConflict, as Get File of that range: a copy
-// reads its source as Get File does (inferred). It is the domain's
-// checkRange for an open-less caller at the source, at now.
-func checkSourceLocks(tx kv.Tx, now time.Time, cs *copySource, src *entry, off, n int64) error {
-	if cs.snap != "" || cs.blob != nil {
-		return nil
-	}
-	c := caller{acct: cs.acct, share: cs.share}
-	return domain{}.checkRange(tx, now, &c, src, off, n, false)
 }
 
 // copyFile implements Copy File (PUT with x-ms-copy-source) from a file of
@@ -306,124 +237,22 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	c := restCaller(r)
-	in := &copyIn{src: cs, meta: meta, smb: cp, copyID: lease.NewID(), noReplace: createOnly(r)}
-	e, err := s.dom().copyFile(r.Context(), &c, in)
+	out, err := s.CopyFile(r.Context(), CopyFileInput{Ref: refOf(r), Source: cs, Meta: meta, SMB: cp, NoReplace: createOnly(r)})
 	if err != nil {
 		return err
 	}
-	setETag(w, e)
+	setETag(w, out.Entry)
 	h := w.Header()
-	h.Set("x-ms-copy-id", in.copyID)
+	h.Set("x-ms-copy-id", out.CopyID)
 	h.Set("x-ms-copy-status", "success")
 	w.WriteHeader(http.StatusAccepted)
 	return nil
 }
 
-// copyIn is a Copy File: its source, parsed and authorized before the
-// transaction, and the destination's parsed request.
-type copyIn struct {
-	src    *copySource
-	meta   map[string]string // x-ms-meta-*; none: the source's
-	smb    *copySMB
-	copyID string
-	// noReplace, when not nil, is the answer for an existing
-	// destination (a SAS that grants create but not write: createOnly).
-	noReplace error
-}
-
-// copyFile copies in.src to c's path in one transaction and returns the
-// destination: the source must be readable (loadCopySource: it exists,
-// its opens' share modes allow reading it; then its byte-range locks),
-// the share's quota must hold it, an existing destination must be a file
-// that passes admit (opCopyFileDest: its lease, the share modes of its
-// opens) and is not read-only unless x-ms-file-copy-ignore-readonly; a
-// new destination refuses a lease ID (Copy File: "If the client
-// specifies a lease ID on a file that doesn't yet exist, Azure Files
-// returns status code 412"). The replaced destination keeps its file ID,
-// creation time, SMB properties (for the "source"-less modes) and active
-// lease.
-func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*entry, error) {
-	cs, cp := in.src, in.smb
-	var e *entry
-	err := d.s.store.Update(ctx, func(tx kv.Tx) error {
-		now := d.now(c)
-		t, err := resolvePath(tx, c.acct, c.share, c.snap, c.path)
-		if err != nil {
-			return err
-		}
-		src, err := loadCopySource(tx, now, cs)
-		if err != nil {
-			return err
-		}
-		if err := checkSourceLocks(tx, now, cs, src, 0, src.Size); err != nil {
-			return err
-		}
-		if err := checkQuota(t.share, src.Size); err != nil {
-			return err
-		}
-		old := t.e
-		var oldParts []extent.Part
-		switch {
-		case old != nil && old.Dir:
-			// Inferred: As Create File over a directory: the service answers
-			// the mirror case (Create Directory over a file) with 409
-			// ResourceTypeMismatch (microsoft/vscode-azurestorage#848).
-			return azerr.New(azerr.ResourceTypeMismatch)
-		case old != nil:
-			if in.noReplace != nil {
-				return in.noReplace
-			}
-			if err := d.admit(tx, now, c, old, &opCopyFileDest); err != nil {
-				return err
-			}
-			// Copy File: "a previous file at the destination with the ReadOnly
-			// attribute set causes the copy operation to fail";
-			// (azfile TestNegativeFileStartCopyDestReadOnly) ReadOnlyAttribute.
-			if old.SMB.Attrs&AttrReadOnly != 0 && !cp.ignoreReadOnly {
-				return refuse(byReadOnly, azerr.New(azerr.ReadOnlyAttribute))
-			}
-			oldParts = old.Parts
-			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, now)}
-		default:
-			// Copy File: "If the client specifies a lease ID on a file that
-			// doesn't yet exist, Azure Files returns status code 412".
-			if err := lease.CheckWrite(lease.Lease{}, c.leaseID, lease.File, now); err != nil {
-				return err
-			}
-			id, err := freshID(tx, c.acct, c.share)
-			if err != nil {
-				return err
-			}
-			e = &entry{Name: c.path[len(c.path)-1], ID: id, Parent: t.parent.ID, Created: now}
-		}
-		e.Size, e.Props, e.Meta = src.Size, src.Props, src.Meta
-		if len(in.meta) > 0 {
-			e.Meta = in.meta
-		}
-		e.Parts = append([]extent.Part(nil), src.Parts...)
-		if err := cp.apply(tx, now, c.acct, c.share, cs.share, e, src, t.parent.SMB.PermKey); err != nil {
-			return err
-		}
-		e.Copy = &copyInfo{ID: in.copyID, Source: cs.raw, Status: "success", Progress: copyProgress(src.Size), Completion: now}
-		touch(e, now)
-		if err := extent.AdjustRefs(tx, now, oldParts, e.Parts); err != nil {
-			return err
-		}
-		return putEntry(tx, c.acct, c.share, "", e)
-	})
-	return e, err
-}
-
-func copyProgress(n int64) string {
-	v := strconv.FormatInt(n, 10)
-	return v + "/" + v
-}
-
-// copySMB holds the SMB headers of Copy File (Copy File,
+// CopySMB holds the SMB headers of Copy File (Copy File,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file,
 // version 2019-07-07 and later); each property can be taken from the source.
-type copySMB struct {
+type CopySMB struct {
 	// times are x-ms-file-creation-time, x-ms-file-last-write-time and
 	// x-ms-file-change-time: "source", or a fileTime (default "now").
 	times          [3]copyTime
@@ -448,8 +277,8 @@ var copyTimeHeaders = [3]string{"x-ms-file-creation-time", "x-ms-file-last-write
 const headerPermCopyMode = "x-ms-file-permission-copy-mode"
 
 // parseCopySMB reads the SMB headers of Copy File.
-func parseCopySMB(h http.Header) (*copySMB, error) {
-	cp := &copySMB{}
+func parseCopySMB(h http.Header) (*CopySMB, error) {
+	cp := &CopySMB{}
 	switch v := strings.TrimSpace(h.Get("x-ms-file-attributes")); {
 	case v == "":
 	case strings.EqualFold(v, "source"):
@@ -532,83 +361,6 @@ func boolHeader(h http.Header, name string) (bool, error) {
 	return b, nil
 }
 
-// apply sets the SMB properties of the copy e of src (in share srcShare)
-// inside tx. e.SMB holds the replaced file's properties, or zero for a new
-// file. Without a header a property takes its Create File default: times
-// "now", attributes Archive, the parent's permission (inferred; azfile's
-// TestFileStartCopySourceCreationTime sees the destination's times and
-// attributes differ from the source's when not asked for).
-func (cp *copySMB) apply(tx kv.Tx, now time.Time, acct, dstShare, srcShare string, e, src *entry, parentKey string) error {
-	old := e.SMB
-	var err error
-	times := [3]struct {
-		dst      *time.Time
-		src, old time.Time
-	}{
-		{&e.SMB.Created, src.SMB.Created, old.Created},
-		{&e.SMB.LastWrite, src.SMB.LastWrite, old.LastWrite},
-		{&e.SMB.Changed, src.SMB.Changed, old.Changed},
-	}
-	for i, t := range times {
-		if cp.times[i].source {
-			*t.dst = t.src
-			continue
-		}
-		if *t.dst, err = cp.times[i].ft.resolve(now, t.old); err != nil {
-			return err
-		}
-	}
-	switch {
-	case cp.attrsSource:
-		e.SMB.Attrs = src.SMB.Attrs
-	case cp.attrs != nil:
-		e.SMB.Attrs = *cp.attrs
-	default:
-		e.SMB.Attrs = AttrArchive
-	}
-	if cp.setArchive {
-		// Copy File, x-ms-file-copy-set-archive: "whether the Archive
-		// attribute should be set, irrespective
-		// of the x-ms-file-attributes header value".
-		e.SMB.Attrs |= AttrArchive
-	}
-	e.SMB.Attrs &^= AttrDirectory
-	switch {
-	case cp.permSource:
-		e.SMB.PermKey, err = copyPermission(tx, acct, srcShare, dstShare, src.SMB.PermKey, parentKey)
-		return err
-	case cp.perm != "":
-		e.SMB.PermKey, err = storePermission(tx, acct, dstShare, cp.perm)
-		return err
-	case cp.permKey != "":
-		sddl, err := loadPermission(tx, acct, dstShare, cp.permKey)
-		if err != nil {
-			return err
-		}
-		if sddl == "" {
-			return azerr.New(azerr.FileInvalidPermissionKey)
-		}
-		e.SMB.PermKey = cp.permKey
-	default:
-		e.SMB.PermKey = parentKey
-	}
-	return nil
-}
-
-// copyPermission returns the key, in share dst, of the permission stored
-// under key in share src (permissions are kept per share). A key missing
-// from src falls back to def (inferred).
-func copyPermission(tx kv.Tx, acct, src, dst, key, def string) (string, error) {
-	if src == dst {
-		return key, nil
-	}
-	sddl, err := loadPermission(tx, acct, src, key)
-	if err != nil || sddl == "" {
-		return def, err
-	}
-	return storePermission(tx, acct, dst, sddl)
-}
-
 // abortCopyFile implements Abort Copy File (PUT ?comp=copy&copyid=... with
 // x-ms-copy-action: abort). Copies complete inside their request, so no copy
 // is ever pending: after the usual checks the answer is 409
@@ -635,30 +387,9 @@ func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	// Abort Copy File: x-ms-lease-id is "Required if the destination
-	// file has an active lease": the domain's checks of a write.
-	c := restCaller(r)
-	return s.store.View(r.Context(), func(tx kv.Tx) error {
-		d := s.dom()
-		t, err := d.load(tx, r.Now, &c, false)
-		if err != nil {
-			return err
-		}
-		if err := d.admit(tx, r.Now, &c, t.e, &opAbortCopyFile); err != nil {
-			return err
-		}
-		return azerr.New(azerr.NoPendingCopyOperation)
-	})
+	_, err := s.AbortCopyFile(r.Context(), AbortCopyFileInput{Ref: refOf(r), CopyID: id})
+	return err
 }
-
-// errSourceChanged makes putRangeFromURL read its source again: the source
-// range changed between reading its bytes and writing the destination.
-var errSourceChanged = errors.New("copy source changed while it was read")
-
-// putRangeFromURLAttempts bounds the optimistic attempts; the last one
-// reads the source inside the write transaction. A variable so a test can
-// force that path (export_test.go).
-var putRangeFromURLAttempts = 5
 
 // putRangeFromURL implements Put Range from URL (PUT ?comp=range with
 // x-ms-copy-source; version 2019-02-02 and later) (Put Range from URL,
@@ -708,88 +439,18 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 	if err := s.authorizeCopySource(r, cs, true); err != nil {
 		return err
 	}
-	for attempt := 1; ; attempt++ {
-		// Optimistically, the source range is read outside the write
-		// transaction, which then checks it is unchanged. The last attempt
-		// reads it inside the write transaction, so a source rewritten
-		// without pause cannot starve the request.
-		final := attempt == putRangeFromURLAttempts
-		var want []extent.Part
-		var crc []byte
-		if !final {
-			var inline map[string][]byte
-			err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-				want, inline, err = readSourceRange(tx, r.Now, cs, srcOff, n)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if crc, err = s.rangeCRC64(r.Context(), want, inline, srcOff, n); err != nil {
-				return err
-			}
-			if err := conds.check(crc); err != nil {
-				return err
-			}
-		}
-		ctx, now := r.Context(), r.Now
-		from := func(tx kv.Tx) ([]extent.Part, error) {
-			got, inline, err := readSourceRange(tx, now, cs, srcOff, n)
-			if err != nil {
-				return nil, err
-			}
-			if final {
-				// Every inline item is prefetched, so reading does not
-				// open another transaction.
-				if crc, err = s.rangeCRC64(ctx, got, inline, srcOff, n); err != nil {
-					return nil, err
-				}
-				if err := conds.check(crc); err != nil {
-					return nil, err
-				}
-			} else if !extent.SameParts(got, want) {
-				return nil, errSourceChanged
-			}
-			return got, nil
-		}
-		c := restCaller(r)
-		e, err := s.dom().writeRange(r.Context(), &c, &writeIn{op: &opPutRangeFromURL, off: off, n: n, from: from, shift: off - srcOff, preserveLastWrite: preserve})
-		if errors.Is(err, errSourceChanged) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		setETag(w, e)
-		h := w.Header()
-		h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
-		h.Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(crc))
-		h.Set("x-ms-request-server-encrypted", "true")
-		w.WriteHeader(http.StatusCreated)
-		return nil
-	}
-}
-
-// readSourceRange resolves the source of Put Range from URL inside tx and
-// returns its parts covering [off, off+n) and their inline items: all of
-// them, since the range is at most 4 MiB (see extent.Prefetch).
-func readSourceRange(tx kv.Tx, now time.Time, cs *copySource, off, n int64) ([]extent.Part, map[string][]byte, error) {
-	src, err := loadCopySource(tx, now, cs)
+	out, err := s.PutRangeFromURL(r.Context(), PutRangeFromURLInput{Ref: refOf(r), Offset: off, Length: n, SourceOffset: srcOff, Source: cs, Conditions: conds, PreserveLastWrite: preserve})
 	if err != nil {
-		return nil, nil, asSourceFailure(err)
+		return err
 	}
-	if off+n > src.Size {
-		return nil, nil, azerr.Newf(azerr.InvalidRange, "The source range is beyond the end of the source file.")
-	}
-	if err := checkSourceLocks(tx, now, cs, src, off, n); err != nil {
-		return nil, nil, asSourceFailure(err)
-	}
-	parts := extent.Within(src.Parts, off, n)
-	inline, err := extent.Prefetch(tx, parts, off, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	return parts, inline, nil
+	e := out.Entry
+	h := w.Header()
+	setETag(w, e)
+	h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
+	h.Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(out.CRC64))
+	h.Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusCreated)
+	return nil
 }
 
 // sourceRange parses x-ms-source-range, which must be a closed range of
@@ -817,14 +478,14 @@ func sourceRange(h http.Header, n int64) (int64, error) {
 	return rng.Start, nil
 }
 
-// crcConditions are the CRC64 headers of Put Range from URL, each 8 bytes
+// CRCConditions are the CRC64 headers of Put Range from URL, each 8 bytes
 // (little endian, as azfile encodes them) or nil.
-type crcConditions struct {
+type CRCConditions struct {
 	content, ifMatch, ifNoneMatch []byte
 }
 
-func parseCRCConditions(h http.Header) (crcConditions, error) {
-	var c crcConditions
+func parseCRCConditions(h http.Header) (CRCConditions, error) {
+	var c CRCConditions
 	for _, f := range []struct {
 		name string
 		dst  *[]byte
@@ -844,34 +505,6 @@ func parseCRCConditions(h http.Header) (crcConditions, error) {
 		*f.dst = b
 	}
 	return c, nil
-}
-
-// check compares the CRC64 of the source range with the conditions.
-func (c crcConditions) check(crc []byte) error {
-	if c.content != nil && !bytes.Equal(c.content, crc) {
-		// The detail names are those of Blob's Crc64Mismatch (azure-sdk-for-js
-		// recording "stageBlock with invalid CRC64 should fail"): one error
-		// code, one body shape.
-		return azerr.New(azerr.CRC64Mismatch).
-			With("UserSpecifiedCrc", base64.StdEncoding.EncodeToString(c.content)).
-			With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(crc))
-	}
-	if c.ifMatch != nil && !bytes.Equal(c.ifMatch, crc) || c.ifNoneMatch != nil && bytes.Equal(c.ifNoneMatch, crc) {
-		return azerr.New(azerr.SourceConditionNotMet)
-	}
-	return nil
-}
-
-// rangeCRC64 reads bytes [off, off+n) of content made of parts and returns
-// their CRC64 (8 bytes, little endian).
-func (s *Service) rangeCRC64(ctx context.Context, parts []extent.Part, inline map[string][]byte, off, n int64) ([]byte, error) {
-	rd := s.data.NewReader(ctx, parts, inline, off, n)
-	defer rd.Close()
-	h := crc64.New(extent.CRC64Table)
-	if _, err := io.CopyN(h, rd, n); err != nil {
-		return nil, err
-	}
-	return binary.LittleEndian.AppendUint64(nil, h.Sum64()), nil
 }
 
 var _ xcopy.Source = (*Service)(nil)

@@ -3,7 +3,6 @@ package file
 import (
 	"net/http"
 
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -11,22 +10,6 @@ import (
 // (entry.Dir); its children are keyed by its file ID, so none of these
 // operations touches more than the directory's own record (and the ID
 // index), whatever the size of the tree below it.
-
-// freshID returns a file ID not yet used in the live share. IDs are
-// random 64-bit values, so the loop practically never runs twice; the
-// check keeps a collision from silently overwriting the ID index.
-func freshID(tx kv.Tx, acct, sh string) (uint64, error) {
-	for {
-		id := newID()
-		_, err := tx.Get(idKey(acct, sh, "", id))
-		if err == kv.ErrNotFound {
-			return id, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
-}
 
 // createDirectory implements Create Directory: 201; 409 ResourceAlreadyExists
 // when a directory already has the name (names compare case-insensitively)
@@ -45,12 +28,11 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	c := restCaller(r)
-	e, err := s.dom().create(r.Context(), &c, &createIn{dir: true, meta: meta, smb: smb})
+	out, err := s.CreateDirectory(r.Context(), CreateDirectoryInput{Ref: refOf(r), Meta: meta, SMB: smb})
 	if err != nil {
 		return err
 	}
-	writeEntryWritten(w, e, http.StatusCreated)
+	writeEntryWritten(w, out.Entry, http.StatusCreated)
 	return nil
 }
 
@@ -58,16 +40,11 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 // Directory Metadata (GET or HEAD, ?comp=metadata), on the share root too
 // and through share snapshots.
 func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
-	var e *entry
-	c := restCaller(r)
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		e, err = s.dom().readable(tx, &c, &opGetDirectoryProperties, true)
-		return err
-	})
+	out, err := s.GetDirectoryProperties(r.Context(), GetDirectoryPropertiesInput{Ref: refOf(r)})
 	if err != nil {
 		return err
 	}
-	writeEntryProps(w, e)
+	writeEntryProps(w, out.Entry)
 	h := w.Header()
 	h.Set("x-ms-server-encrypted", "true")
 	w.WriteHeader(http.StatusOK)
@@ -84,12 +61,11 @@ func (s *Service) setDirectoryProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	c := restCaller(r)
-	out, err := s.dom().setProperties(r.Context(), &c, &propsIn{op: &opSetDirectoryProperties, dir: true, smb: smb})
+	out, err := s.SetDirectoryProperties(r.Context(), SetDirectoryPropertiesInput{Ref: refOf(r), SMB: smb})
 	if err != nil {
 		return err
 	}
-	writeEntryWritten(w, out.e, http.StatusOK)
+	writeEntryWritten(w, out.Entry, http.StatusOK)
 	return nil
 }
 
@@ -103,12 +79,11 @@ func (s *Service) setDirectoryMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	c := restCaller(r)
-	out, err := s.dom().setProperties(r.Context(), &c, &propsIn{op: &opSetDirectoryMetadata, dir: true, setMeta: true, meta: meta})
+	out, err := s.SetDirectoryMetadata(r.Context(), SetDirectoryMetadataInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, out.e)
+	setETag(w, out.Entry)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -125,8 +100,7 @@ func (s *Service) deleteDirectory(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	c := restCaller(r)
-	if err := s.dom().delete(r.Context(), &c, &deleteIn{dir: true}); err != nil {
+	if _, err := s.DeleteDirectory(r.Context(), DeleteDirectoryInput{Ref: refOf(r)}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)

@@ -236,7 +236,7 @@ func (d domain) load(tx kv.Tx, now time.Time, c *caller, dir bool) (target, erro
 // refusals with the same checks), and an operation through a granted open is not checked
 // again (precheck has its access); delete dispositions are refused for a
 // read-only file (see readOnly).
-func (d domain) admit(tx kv.Tx, now time.Time, c *caller, e *entry, op *fileOp) error {
+func (d domain) admit(tx kv.Tx, now time.Time, c *caller, e *Entry, op *fileOp) error {
 	if c.open != nil {
 		return d.readOnly(c, e, op)
 	}
@@ -263,7 +263,7 @@ func (d domain) admit(tx kv.Tx, now time.Time, c *caller, e *entry, op *fileOp) 
 // attribute when it opened (MS-FSA 2.1.5.1.2.1); later, only a delete
 // disposition is refused: ErrCannotDelete (STATUS_CANNOT_DELETE, MS-FSA
 // 2.1.5.15.3). Directories are never refused.
-func (d domain) readOnly(c *caller, e *entry, op *fileOp) error {
+func (d domain) readOnly(c *caller, e *Entry, op *fileOp) error {
 	if e.Dir {
 		return nil
 	}
@@ -285,7 +285,7 @@ func (d domain) readOnly(c *caller, e *entry, op *fileOp) error {
 // file is refused by the same check (readOnlyAttrOps' createFile), as
 // are its content writes and deletes (readOnly). Directories are never
 // refused.
-func (d domain) readOnlyAtOpen(e *entry, explicit uint32, doc, truncate bool) error {
+func (d domain) readOnlyAtOpen(e *Entry, explicit uint32, doc, truncate bool) error {
 	if e.Dir || e.SMB.Attrs&AttrReadOnly == 0 {
 		return nil
 	}
@@ -309,7 +309,7 @@ func (d domain) readOnlyAtOpen(e *entry, explicit uint32, doc, truncate bool) er
 // "Lease File" row): it denies truncation (inferred), ErrSharingViolation
 // refused by byLease, as Create File over a leased file without its lease
 // ID is refused by byLease in admit.
-func (d domain) leaseAtOpen(e *entry, now time.Time, truncate bool) (leased bool, err error) {
+func (d domain) leaseAtOpen(e *Entry, now time.Time, truncate bool) (leased bool, err error) {
 	leased = !e.Dir && e.Lease.Active(now)
 	if truncate && leased {
 		return leased, refuse(byLease, fmt.Errorf("%w: the file is leased", ErrSharingViolation))
@@ -318,7 +318,7 @@ func (d domain) leaseAtOpen(e *entry, now time.Time, truncate bool) (leased bool
 }
 
 // readOnlyREST is checkReadOnly with its refusal marked.
-func (d domain) readOnlyREST(e *entry, op string) error {
+func (d domain) readOnlyREST(e *Entry, op string) error {
 	err := checkReadOnly(e, op)
 	if azerr.Has(err, azerr.ReadOnlyAttribute) {
 		return refuse(byReadOnly, err)
@@ -341,7 +341,7 @@ func (d domain) readOnlyREST(e *entry, op string) error {
 // MS-FSA (2.1.5.14.4 FileEndOfFileInformation has no byte-range check),
 // smbd does not check one either, and smbtorture smb2.lock.truncate
 // expects an overwriting open of a locked file to succeed.
-func (d domain) checkRange(tx kv.Tx, now time.Time, c *caller, e *entry, off, n int64, write bool) error {
+func (d domain) checkRange(tx kv.Tx, now time.Time, c *caller, e *Entry, off, n int64, write bool) error {
 	if c.snap != "" || n <= 0 || off < 0 {
 		return nil
 	}
@@ -375,7 +375,7 @@ func (d domain) checkRange(tx kv.Tx, now time.Time, c *caller, e *entry, off, n 
 // TestNegativeFileSizeMoreThanShareQuota); larger than the quota or than
 // 4 TiB, ErrDiskFull (STATUS_DISK_FULL) for SMB. (REST refuses sizes
 // over 4 TiB when it parses them, 400 OutOfRangeInput.)
-func (d domain) checkSize(c *caller, sh *share, size int64) error {
+func (d domain) checkSize(c *caller, sh *Share, size int64) error {
 	if c.open != nil {
 		if size > maxFileSize || checkQuota(sh, size) != nil {
 			return refuse(byQuota, fmt.Errorf("%w: a file of %d bytes", ErrDiskFull, size))
@@ -440,7 +440,7 @@ var readOnlyAttrOps = map[string]bool{
 // transaction on the stored entry, before the change is applied (a
 // request that clears the attribute and resizes at once is refused (inferred)).
 // An op it does not know is an error (a programming error).
-func checkReadOnly(e *entry, op string) error {
+func checkReadOnly(e *Entry, op string) error {
 	refuse, ok := readOnlyAttrOps[op]
 	if !ok {
 		return fmt.Errorf("file: operation %q has no read-only rule", op)

@@ -39,7 +39,7 @@ type readIn struct {
 // items outlive it by the collector's grace period, so the front door
 // streams them afterwards).
 type readOut struct {
-	e      *entry
+	e      *Entry
 	off, n int64
 	inline map[string][]byte
 }
@@ -101,7 +101,7 @@ func (d domain) readRange(ctx context.Context, c *caller, in *readIn) (readOut, 
 // readable loads c's existing file (or directory, dir) for a read by
 // operation op (Get File Properties, List Ranges, Get Directory
 // Properties, List Directories and Files) inside tx: the checks of admit.
-func (d domain) readable(tx kv.Tx, c *caller, op *fileOp, dir bool) (*entry, error) {
+func (d domain) readable(tx kv.Tx, c *caller, op *fileOp, dir bool) (*Entry, error) {
 	now := d.now(c)
 	t, err := d.load(tx, now, c, dir)
 	if err != nil {
@@ -147,11 +147,11 @@ type writeIn struct {
 // preserved, or frozen on the SMB open: Open.Frozen) and change times, a
 // new ETag and Last-Modified, and makes a broken REST lease available
 // (lease.OnWrite).
-func (d domain) writeRange(ctx context.Context, c *caller, in *writeIn) (*entry, error) {
+func (d domain) writeRange(ctx context.Context, c *caller, in *writeIn) (*Entry, error) {
 	if err := in.op.precheck(c); err != nil {
 		return nil, err
 	}
-	var out *entry
+	var out *Entry
 	cv, iv := *c, *in // captured by value: see readRange
 	err := d.s.store.Update(ctx, extent.Recording(&in.recorded, func(tx kv.Tx) error {
 		cc, ii := cv, iv
@@ -266,7 +266,7 @@ func (d domain) checkWriteFirst(ctx context.Context, c *caller, in *writeIn) err
 // store stamps the write of e at now (a new ETag and Last-Modified; a
 // broken or expired REST lease becomes available, lease.OnWrite) and
 // stores it.
-func (d domain) store(tx kv.Tx, now time.Time, c *caller, e *entry) error {
+func (d domain) store(tx kv.Tx, now time.Time, c *caller, e *Entry) error {
 	e.Lease = lease.OnWrite(e.Lease, now)
 	touch(e, now)
 	return putEntry(tx, c.acct, c.share, "", e)
@@ -278,7 +278,7 @@ func (d domain) store(tx kv.Tx, now time.Time, c *caller, e *entry) error {
 // locks do not apply (see checkRange). An SMB resize is a content write:
 // it stamps the last-write and change times; a REST Set File Properties
 // sets those from its own headers.
-func (d domain) resize(tx kv.Tx, now time.Time, c *caller, sh *share, e *entry, size int64) error {
+func (d domain) resize(tx kv.Tx, now time.Time, c *caller, sh *Share, e *Entry, size int64) error {
 	if c.open == nil {
 		if err := d.readOnlyREST(e, "resizeFile"); err != nil {
 			return err

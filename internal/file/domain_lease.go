@@ -14,8 +14,8 @@ import (
 // change.
 type leaseOut struct {
 	res lease.Result
-	e   *entry
-	sh  *share
+	e   *Entry
+	sh  *Share
 }
 
 // leaseFile applies lease action lr to c's file in one transaction
@@ -63,7 +63,7 @@ func (d domain) leaseFile(ctx context.Context, c *caller, lr lease.Request) (lea
 // ETag and Last-Modified stay.
 func (d domain) leaseShare(ctx context.Context, c *caller, lr lease.Request) (leaseOut, error) {
 	var out leaseOut
-	sh, err := d.updateShare(ctx, c, false, func(_ kv.Tx, sh *share) error {
+	sh, err := d.updateShare(ctx, c, false, func(_ kv.Tx, sh *Share) error {
 		res, err := lease.Apply(sh.Lease, lr, lease.Share, d.now(c))
 		sh.Lease = res.Lease
 		out.res = res

@@ -84,7 +84,7 @@ func (d domain) delete(ctx context.Context, c *caller, in *deleteIn) error {
 // Directory, the last close of a delete-pending item (VFS.Close, the
 // reaper), a file replaced by a rename: e's record and ID index go, and a
 // file's data references are released at now.
-func removeItem(tx kv.Tx, now time.Time, acct, sh string, e *entry) error {
+func removeItem(tx kv.Tx, now time.Time, acct, sh string, e *Entry) error {
 	if !e.Dir {
 		if err := extent.AdjustRefs(tx, now, e.Parts, nil); err != nil {
 			return err
@@ -108,9 +108,9 @@ type propsIn struct {
 	resize, alloc bool
 	size          int64
 	// props replace the HTTP properties of a file; nil keeps them.
-	props *props
+	props *Props
 	// smb are the SMB properties of a REST Set File/Directory Properties.
-	smb *smbRequest
+	smb *SMBRequest
 	// setMeta replaces the metadata with meta (nil clears it) and stamps
 	// the change time (Set File/Directory Metadata).
 	setMeta bool
@@ -124,7 +124,7 @@ type propsIn struct {
 // propsOut is what SetProperties stored (or, when nothing changed, found):
 // the item, and for basic its delete-pending state.
 type propsOut struct {
-	e       *entry
+	e       *Entry
 	pending bool
 }
 
@@ -206,10 +206,10 @@ type createIn struct {
 	// and data (nil: none) written at offset 0.
 	dir   bool
 	size  int64
-	props props
+	props Props
 	data  *extent.Staged
 	meta  map[string]string
-	smb   *smbRequest
+	smb   *SMBRequest
 	// noReplace, when not nil, is the answer for an existing file, which
 	// Create File otherwise replaces (a SAS that grants create but not
 	// write: 403 AuthorizationPermissionMismatch).
@@ -230,8 +230,8 @@ type createIn struct {
 // ID, creation time and active lease; new content, properties and metadata
 // (Create File,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/create-file).
-func (d domain) create(ctx context.Context, c *caller, in *createIn) (*entry, error) {
-	var e *entry
+func (d domain) create(ctx context.Context, c *caller, in *createIn) (*Entry, error) {
+	var e *Entry
 	err := d.s.store.Update(ctx, extent.Recording(&in.recorded, func(tx kv.Tx) error {
 		now := d.now(c)
 		t, err := resolvePath(tx, c.acct, c.share, c.snap, c.path)
@@ -260,7 +260,7 @@ func (d domain) create(ctx context.Context, c *caller, in *createIn) (*entry, er
 			if err := replaceContent(tx, now, old); err != nil {
 				return err
 			}
-			e = &entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, Lease: old.Lease}
+			e = &Entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, Lease: old.Lease}
 		default:
 			if e, err = newItem(tx, c.acct, c.share, t.parent, c.path[len(c.path)-1], in.dir, 0, now); err != nil {
 				return err
@@ -293,13 +293,13 @@ func (d domain) create(ctx context.Context, c *caller, in *createIn) (*entry, er
 // permission, attrs plus Archive for a file and Directory for a directory,
 // and a file's default content type (Create File's documented
 // application/octet-stream). The caller stores it.
-func newItem(tx kv.Tx, acct, sh string, parent *entry, name string, dir bool, attrs Attributes, now time.Time) (*entry, error) {
+func newItem(tx kv.Tx, acct, sh string, parent *Entry, name string, dir bool, attrs Attributes, now time.Time) (*Entry, error) {
 	id, err := freshID(tx, acct, sh)
 	if err != nil {
 		return nil, err
 	}
-	e := &entry{Name: name, ID: id, Parent: parent.ID, Dir: dir, Created: now}
-	e.SMB = smbProps{Created: now, LastWrite: now, Changed: now, PermKey: parent.SMB.PermKey}
+	e := &Entry{Name: name, ID: id, Parent: parent.ID, Dir: dir, Created: now}
+	e.SMB = SMBProps{Created: now, LastWrite: now, Changed: now, PermKey: parent.SMB.PermKey}
 	if dir {
 		e.SMB.Attrs = attrs | AttrDirectory
 	} else {

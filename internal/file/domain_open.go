@@ -78,7 +78,7 @@ func truncates(disp Disposition) bool {
 // the share root's delete-on-close, an overwrite's hidden and system
 // attributes and a REST lease (leaseAtOpen). It returns whether e is
 // leased, which the sharing check needs.
-func (d domain) admitOpen(tx kv.Tx, now time.Time, in *openIn, e *entry) (leased bool, err error) {
+func (d domain) admitOpen(tx kv.Tx, now time.Time, in *openIn, e *Entry) (leased bool, err error) {
 	r := &in.OpenRequest
 	doc := r.Options&OptDeleteOnClose != 0
 	if r.Disposition == DispCreate {
@@ -129,7 +129,7 @@ func (d domain) admitOpen(tx kv.Tx, now time.Time, in *openIn, e *entry) (leased
 }
 
 // openExisting is open when the path exists.
-func (d domain) openExisting(tx kv.Tx, now time.Time, in *openIn, parent, e *entry) (*Open, error) {
+func (d domain) openExisting(tx kv.Tx, now time.Time, in *openIn, parent, e *Entry) (*Open, error) {
 	r := &in.OpenRequest
 	leased, err := d.admitOpen(tx, now, in, e)
 	if err != nil {
@@ -165,7 +165,7 @@ func (d domain) openExisting(tx kv.Tx, now time.Time, in *openIn, parent, e *ent
 }
 
 // openCreate is open when the path does not exist.
-func (d domain) openCreate(tx kv.Tx, now time.Time, in *openIn, parent *entry) (*Open, error) {
+func (d domain) openCreate(tx kv.Tx, now time.Time, in *openIn, parent *Entry) (*Open, error) {
 	r := &in.OpenRequest
 	doc := r.Options&OptDeleteOnClose != 0
 	if r.Disposition == DispOpen || r.Disposition == DispOverwrite {
@@ -213,7 +213,7 @@ func (d domain) openCreate(tx kv.Tx, now time.Time, in *openIn, parent *entry) (
 // check for SMB, whose lease and read-only rules are leaseAtOpen and
 // readOnlyAtOpen beside admit's. The caller sets the rest of e and
 // stores it.
-func replaceContent(tx kv.Tx, now time.Time, e *entry) error {
+func replaceContent(tx kv.Tx, now time.Time, e *Entry) error {
 	if err := extent.AdjustRefs(tx, now, e.Parts, nil); err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func replaceContent(tx kv.Tx, now time.Time, e *entry) error {
 	return nil
 }
 
-func (in *openIn) handleRequest(parent, e *entry, granted uint32, doc, leased bool) handle.OpenRequest {
+func (in *openIn) handleRequest(parent, e *Entry, granted uint32, doc, leased bool) handle.OpenRequest {
 	r := &in.OpenRequest
 	req := handle.OpenRequest{
 		Account: r.Account, Share: r.Share, FileID: FormatID(e.ID),
@@ -237,7 +237,7 @@ func (in *openIn) handleRequest(parent, e *entry, granted uint32, doc, leased bo
 	return req
 }
 
-func (in *openIn) newOpen(e *entry, h handle.Handle, granted uint32, doc bool, action CreateAction) *Open {
+func (in *openIn) newOpen(e *Entry, h handle.Handle, granted uint32, doc bool, action CreateAction) *Open {
 	r := &in.OpenRequest
 	num, _ := handle.ParseHandleID(h.HandleID)
 	return &Open{

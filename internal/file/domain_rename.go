@@ -29,7 +29,7 @@ type renameIn struct {
 	srcLease, dstLease string
 	// smb, meta (nil: preserve) and contentType (nil: preserve) are the
 	// properties a REST rename sets on the item.
-	smb         *smbRequest
+	smb         *SMBRequest
 	meta        map[string]string
 	contentType *string
 }
@@ -61,18 +61,18 @@ var opRename = fileOp{access: AccessDelete, what: "a rename"}
 //     an SMB open with DELETE access was admitted only by opens sharing
 //     delete (MS-FSA 2.1.5.15.11);
 //   - an existing destination (replaceTarget).
-func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*entry, error) {
+func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, error) {
 	smb := c.open != nil
 	if smb {
 		if err := opRename.precheck(c); err != nil {
 			return nil, err
 		}
 	}
-	var m entry
+	var m Entry
 	err := d.s.store.Update(ctx, func(tx kv.Tx) error {
 		now := d.now(c)
 		acct, sh := c.acct, c.share
-		var src *entry
+		var src *Entry
 		dst := c.path
 		if smb {
 			var err error
@@ -185,7 +185,7 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*entry, er
 // (byLease). Open handles: REST as the renameReplace row of the handle
 // table (byShareMode), SMB: none may be open or delete-pending
 // (ErrAccessDenied, MS-FSA 2.1.5.15.11).
-func (d domain) replaceTarget(tx kv.Tx, now time.Time, c *caller, in *renameIn, old *entry) error {
+func (d domain) replaceTarget(tx kv.Tx, now time.Time, c *caller, in *renameIn, old *Entry) error {
 	acct, sh := c.acct, c.share
 	if c.open == nil {
 		switch {

@@ -9,8 +9,8 @@ import (
 // readShare loads c's share (or snapshot) for a read by an operation the
 // share lease does not gate: a lease ID, when sent, must match
 // (shareLeaseRead).
-func (d domain) readShare(ctx context.Context, c *caller) (*share, error) {
-	var sh *share
+func (d domain) readShare(ctx context.Context, c *caller) (*Share, error) {
+	var sh *Share
 	err := d.s.store.View(ctx, func(tx kv.Tx) (err error) {
 		sh, err = loadShare(tx, c.acct, c.share, c.snap)
 		return err
@@ -25,8 +25,8 @@ func (d domain) readShare(ctx context.Context, c *caller) (*share, error) {
 // record in one transaction; fn edits it and applies the lease rule.
 // With touch the write gets a new ETag and Last-Modified (lease actions
 // do not).
-func (d domain) updateShare(ctx context.Context, c *caller, touch bool, fn func(tx kv.Tx, sh *share) error) (*share, error) {
-	var sh *share
+func (d domain) updateShare(ctx context.Context, c *caller, touch bool, fn func(tx kv.Tx, sh *Share) error) (*Share, error) {
+	var sh *Share
 	err := d.s.store.Update(ctx, func(tx kv.Tx) (err error) {
 		sh, err = loadShare(tx, c.acct, c.share, c.snap)
 		if err != nil {

@@ -1,7 +1,6 @@
 package file
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/xml"
 	"net/http"
@@ -11,17 +10,17 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
-// restCaller is the domain caller of REST request r: open-less, with
-// its path, share snapshot, x-ms-lease-id and time.
-func restCaller(r *req) caller {
-	return caller{acct: r.Account, share: r.share, snap: r.snap, path: r.comps, leaseID: r.Header.Get(lease.HeaderLeaseID), at: r.Now}
+// refOf is the Ref of REST request r, what its domain call acts on: its
+// share, snapshot, path, x-ms-lease-id and time (Ref.caller makes it the
+// domain's open-less caller).
+func refOf(r *req) Ref {
+	return Ref{Account: r.Account, Share: r.share, Snapshot: r.snap, Path: r.comps, LeaseID: r.Header.Get(lease.HeaderLeaseID), Now: r.Now}
 }
 
 // propHeaders are the request headers of a file's HTTP properties.
@@ -32,13 +31,13 @@ var propHeaders = []string{"x-ms-content-type", "x-ms-content-encoding", "x-ms-c
 // File Properties replaces all of them (absent ones are cleared (azfile
 // recordings TestFileGetSetPropertiesDefault)) except on a resize-only
 // request, which keeps them (azfile recorded test TestResizeFile).
-func parseProps(h http.Header) (p props, any bool, err error) {
+func parseProps(h http.Header) (p Props, any bool, err error) {
 	for _, name := range propHeaders {
 		if _, ok := h[http.CanonicalHeaderKey(name)]; ok {
 			any = true
 		}
 	}
-	p = props{
+	p = Props{
 		ContentType:        h.Get("x-ms-content-type"),
 		ContentEncoding:    h.Get("x-ms-content-encoding"),
 		ContentLanguage:    h.Get("x-ms-content-language"),
@@ -76,16 +75,6 @@ func parseSize(h http.Header, name string, required bool) (int64, bool, error) {
 	return n, true, nil
 }
 
-// checkQuota refuses a file larger than its share's quota: 403
-// ShareSizeLimitReached (azfile recording
-// TestNegativeFileSizeMoreThanShareQuota).
-func checkQuota(sh *share, size int64) error {
-	if sh.Quota > 0 && size > int64(sh.Quota)<<30 {
-		return azerr.New(azerr.ShareSizeLimitReached)
-	}
-	return nil
-}
-
 // requireEmptyBody refuses a body on operations that take none.
 func requireEmptyBody(r *req) error {
 	if r.ContentLength > 0 {
@@ -117,7 +106,6 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 	// TestFileCreateDataPrecalculatedChecksum).
 	var st *extent.Staged
 	var sent extent.Digests
-	in := &createIn{size: size}
 	if r.ContentLength > 0 || r.Header.Get("Transfer-Encoding") != "" {
 		if r.ContentLength > maxRangeWrite {
 			return azerr.New(azerr.RequestBodyTooLarge)
@@ -135,8 +123,9 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 		if st, err = s.data.Stage(r.Context(), body, r.ContentLength, sent, true); err != nil {
 			return err
 		}
-		// Freed at once if the create is refused (extent.Staged.Finish).
-		defer func() { st.Finish(r.Context(), in.recorded) }()
+		// Freed at once if the request is refused before CreateFile,
+		// which finishes it (a second Finish removes nothing).
+		defer st.Finish(r.Context(), false)
 		if st.Size > size {
 			return azerr.New(azerr.InvalidRange)
 		}
@@ -148,12 +137,11 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	c := restCaller(r)
-	in.props, in.data, in.meta, in.smb, in.noReplace = p, st, meta, smb, createOnly(r)
-	e, err := s.dom().create(r.Context(), &c, in)
+	out, err := s.CreateFile(r.Context(), CreateFileInput{Ref: refOf(r), Size: size, Props: p, Data: st, Meta: meta, SMB: smb, NoReplace: createOnly(r)})
 	if err != nil {
 		return err
 	}
+	e := out.Entry
 	if st != nil {
 		server.SetDigests(w.Header(), st.Digests())
 	}
@@ -162,7 +150,7 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 }
 
 // setETag sets ETag and Last-Modified.
-func setETag(w http.ResponseWriter, e *entry) {
+func setETag(w http.ResponseWriter, e *Entry) {
 	h := w.Header()
 	h.Set("ETag", e.ETag)
 	h.Set("Last-Modified", e.Modified.UTC().Format(http.TimeFormat))
@@ -170,7 +158,7 @@ func setETag(w http.ResponseWriter, e *entry) {
 
 // writeFileHeaders sets the property headers of Get File and Get File
 // Properties.
-func writeFileHeaders(w http.ResponseWriter, e *entry, now time.Time) {
+func writeFileHeaders(w http.ResponseWriter, e *Entry, now time.Time) {
 	writeEntryProps(w, e)
 	h := w.Header()
 	if e.Props.ContentType != "" {
@@ -210,15 +198,11 @@ func writeFileHeaders(w http.ResponseWriter, e *entry, now time.Time) {
 }
 
 func (s *Service) getFileProperties(w http.ResponseWriter, r *req) error {
-	var e *entry
-	c := restCaller(r)
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		e, err = s.dom().readable(tx, &c, &opGetFileProperties, false)
-		return err
-	})
+	out, err := s.GetFileProperties(r.Context(), GetFilePropertiesInput{Ref: refOf(r)})
 	if err != nil {
 		return err
 	}
+	e := out.Entry
 	writeFileHeaders(w, e, r.Now)
 	h := w.Header()
 	server.ApplySASOverrides(h, r.sas)
@@ -250,17 +234,16 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := readIn{rng: rng}
+	in := GetFileInput{Ref: refOf(r), Range: rng}
 	if wantMD5 {
-		in.limit = maxRangeWrite
+		in.Limit = maxRangeWrite
 	}
-	c := restCaller(r)
-	out, err := s.dom().readRange(r.Context(), &c, &in)
+	out, err := s.GetFile(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	e, off, n := out.e, out.off, out.n
-	body, err := s.data.OpenBody(r.Context(), e.Parts, out.inline, off, n, wantMD5)
+	e, off, n := out.Entry, out.Offset, out.Length
+	body, err := s.data.OpenBody(r.Context(), e.Parts, out.Inline, off, n, wantMD5)
 	if err != nil {
 		return err
 	}
@@ -291,8 +274,7 @@ func (s *Service) deleteFile(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	c := restCaller(r)
-	if err := s.dom().delete(r.Context(), &c, &deleteIn{}); err != nil {
+	if _, err := s.DeleteFile(r.Context(), DeleteFileInput{Ref: refOf(r)}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -315,17 +297,16 @@ func (s *Service) setFileProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := propsIn{op: &opSetProperties, resize: resize, size: size, smb: smb}
+	in := SetFilePropertiesInput{Ref: refOf(r), Resize: resize, Size: size, SMB: smb}
 	if anyProps || !resize {
 		// A resize-only request keeps the HTTP properties (see parseProps).
-		in.props = &p
+		in.Props = &p
 	}
-	c := restCaller(r)
-	out, err := s.dom().setProperties(r.Context(), &c, &in)
+	out, err := s.SetFileProperties(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	writeEntryWritten(w, out.e, http.StatusOK)
+	writeEntryWritten(w, out.Entry, http.StatusOK)
 	return nil
 }
 
@@ -337,12 +318,11 @@ func (s *Service) setFileMetadata(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	c := restCaller(r)
-	out, err := s.dom().setProperties(r.Context(), &c, &propsIn{op: &opSetFileMetadata, setMeta: true, meta: meta})
+	out, err := s.SetFileMetadata(r.Context(), SetFileMetadataInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
 		return err
 	}
-	setETag(w, out.e)
+	setETag(w, out.Entry)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -381,14 +361,6 @@ func lastWriteMode(h http.Header) (preserve bool, err error) {
 	}
 }
 
-// rangeWritten stamps a content write of e: last-write and change times.
-func rangeWritten(e *entry, now time.Time, preserve bool) {
-	if !preserve {
-		e.SMB.LastWrite = now
-	}
-	e.SMB.Changed = now
-}
-
 func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 	off, n, err := parseWriteRange(r.Header)
 	if err != nil {
@@ -398,8 +370,8 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	var st, zeros *extent.Staged
-	in := &writeIn{op: &opPutRange, off: off, n: n, preserveLastWrite: preserve}
+	var st *extent.Staged
+	var out EntryOutput
 	switch mode := r.Header.Get("x-ms-write"); strings.ToLower(mode) {
 	case "update":
 		if r.ContentLength != n {
@@ -425,34 +397,29 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		if st, err = s.data.Stage(r.Context(), body, n, sent, true); err != nil {
 			return err
 		}
-		// Freed at once if the write is refused (extent.Staged.Finish).
-		defer func() { st.Finish(r.Context(), in.recorded) }()
+		// Freed at once if the request is refused before PutRange, which
+		// finishes it (a second Finish removes nothing).
+		defer st.Finish(r.Context(), false)
 		if err := st.CheckDigests(sent); err != nil {
+			return err
+		}
+		out, err = s.PutRange(r.Context(), PutRangeInput{Ref: refOf(r), Offset: off, Length: n, Data: st, PreserveLastWrite: preserve})
+		if err != nil {
 			return err
 		}
 	case "clear":
 		if err := requireEmptyBody(r); err != nil {
 			return err
 		}
-		// Clearing frees whole 512-byte pages; bytes of a partly cleared
-		// page are zeroed but stay allocated (List Ranges still reports
-		// them) (azfile recorded test TestClearRangeNonDefaultCount). The
-		// zeros come from one small data item, used only if needed.
-		if zeros, err = s.data.Stage(r.Context(), bytes.NewReader(make([]byte, pageSize)), pageSize, extent.Digests{}, false); err != nil {
+		if out, err = s.ClearRange(r.Context(), ClearRangeInput{Ref: refOf(r), Offset: off, Length: n, PreserveLastWrite: preserve}); err != nil {
 			return err
 		}
-		defer zeros.Release()
 	case "":
 		return azerr.MissingHeader("x-ms-write")
 	default:
 		return azerr.InvalidHeader("x-ms-write", mode)
 	}
-	c := restCaller(r)
-	in.data, in.zeros = st, zeros
-	e, err := s.dom().writeRange(r.Context(), &c, in)
-	if err != nil {
-		return err
-	}
+	e := out.Entry
 	setETag(w, e)
 	h := w.Header()
 	h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
@@ -462,40 +429,6 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 	}
 	w.WriteHeader(http.StatusCreated)
 	return nil
-}
-
-// pageSize is the allocation unit of a file's ranges.
-const pageSize = 512
-
-// clearRange clears bytes [off, off+n) of parts: whole pages become holes,
-// written bytes of partly covered pages are replaced by zeros taken from
-// the staged zero item (written to tx only when used).
-func clearRange(tx kv.Tx, parts []extent.Part, off, n int64, zeros *extent.Staged) ([]extent.Part, error) {
-	end := off + n
-	a := (off + pageSize - 1) / pageSize * pageSize // first whole page
-	b := end / pageSize * pageSize                  // end of the last whole page
-	var partial [][2]int64
-	if a < b {
-		parts = extent.Splice(parts, a, b-a, nil)
-		partial = append(partial, [2]int64{off, a}, [2]int64{b, end})
-	} else {
-		partial = append(partial, [2]int64{off, end})
-	}
-	used := false
-	for _, seg := range partial {
-		for _, sp := range extent.Spans(parts, seg[0], seg[1]) {
-			z := zeros.Parts[0]
-			z.Off, z.Len = sp.Off, sp.End-sp.Off
-			parts = extent.Splice(parts, sp.Off, sp.End-sp.Off, &z)
-			used = true
-		}
-	}
-	if used {
-		if err := zeros.Write(tx); err != nil {
-			return nil, err
-		}
-	}
-	return parts, nil
 }
 
 type fileRangeXML struct {
@@ -522,47 +455,11 @@ func (s *Service) listRanges(w http.ResponseWriter, r *req) error {
 		}
 		prevSnap = wire.FormatISO7(t)
 	}
-	var e, prev *entry
-	c := restCaller(r)
-	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if e, err = s.dom().readable(tx, &c, &opListRanges, false); err != nil {
-			return err
-		}
-		if prevSnap == "" {
-			return nil
-		}
-		if _, err := loadShare(tx, r.Account, r.share, prevSnap); err != nil {
-			if azerr.Has(err, azerr.ShareNotFound) {
-				return azerr.New(azerr.ShareSnapshotNotFound)
-			}
-			return err
-		}
-		// The previous version is the same file (by file ID) in the
-		// snapshot; a file created after the snapshot diffs against
-		// nothing.
-		prev, err = loadByID(tx, r.Account, r.share, prevSnap, e.ID)
-		return err
-	})
+	got, err := s.ListRanges(r.Context(), ListRangesInput{Ref: refOf(r), Range: rng, PrevSnapshot: prevSnap})
 	if err != nil {
 		return err
 	}
-	lo, hi := int64(0), e.Size
-	if rng != nil {
-		if lo, hi, err = rng.Resolve(e.Size); err != nil {
-			return err
-		}
-		hi += lo
-	}
-	var spans []extent.Span
-	if prevSnap != "" {
-		var prevParts []extent.Part
-		if prev != nil {
-			prevParts = prev.Parts
-		}
-		spans = extent.Diff(prevParts, e.Parts, lo, hi)
-	} else {
-		spans = extent.Spans(e.Parts, lo, hi)
-	}
+	e, spans := got.Entry, got.Spans
 	out := rangeListXML{Ranges: []fileRangeXML{}}
 	for _, sp := range spans {
 		name := "Range"

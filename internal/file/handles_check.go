@@ -52,7 +52,7 @@ var handleOps = map[string]string{
 // azfile's fileerror.DeletePending) and the SDKs' error enums all name it
 // DeletePending, 409. The specification is what the service sends, so
 // Cerulean sends DeletePending.
-func handlesAt(tx kv.Tx, now time.Time, acct, sh, snap string, e *entry, op string) error {
+func handlesAt(tx kv.Tx, now time.Time, acct, sh, snap string, e *Entry, op string) error {
 	if snap != "" {
 		return nil
 	}

@@ -27,12 +27,11 @@ func (s *Service) leaseFile(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	c := restCaller(r)
-	out, err := s.dom().leaseFile(r.Context(), &c, lr)
+	out, err := s.LeaseFile(r.Context(), LeaseFileInput{Ref: refOf(r), Request: lr})
 	if err != nil {
 		return err
 	}
-	e, res := out.e, out.res
+	e, res := out.Entry, out.Result
 	setETag(w, e)
 	h := w.Header()
 	// x-ms-lease-id for acquire and change. Inferred: not for break: the REST

@@ -1,20 +1,14 @@
 package file
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/xml"
-	"fmt"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/file/handle"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -133,7 +127,7 @@ type listFilesXML struct {
 // recorded azfile TestDirListFilesAndDirsDefault asserts it), and
 // Properties is always present (empty for a directory without include=)
 // (the same test dereferences dir.Properties).
-func listEntryItem(e *entry, inc listInclude) listEntryXML {
+func listEntryItem(e *Entry, inc listInclude) listEntryXML {
 	x := listEntryXML{XMLName: xml.Name{Local: "File"}, FileID: FormatID(e.ID), Name: wire.EncodedName(e.Name)}
 	if e.Dir {
 		x.XMLName.Local = "Directory"
@@ -160,56 +154,6 @@ func listEntryItem(e *entry, inc listInclude) listEntryXML {
 		x.PermissionKey = e.SMB.PermKey
 	}
 	return x
-}
-
-// listChildren returns up to max entries of directory dir whose folded
-// name starts with foldedPrefix, from the folded name from on ("" from the
-// first), skipping delete-pending entries of the live share. next is the
-// folded name of the first entry left out ("" when none is).
-func listChildren(tx kv.Tx, acct, sh, snap string, dir uint64, foldedPrefix, from string, max int) (out []*entry, next string, err error) {
-	base := childrenPrefix(acct, sh, snap, dir)
-	start := kv.AppendPartial(append([]byte(nil), base...), foldedPrefix)
-	end := kv.PrefixEnd(start)
-	if from != "" {
-		if k := entryKey(acct, sh, snap, dir, from); bytes.Compare(k, start) > 0 {
-			start = k
-		}
-	}
-	// Delete-pending entries of the live share are left out: one read of
-	// the share's pending index covers every entry.
-	var pending map[string]bool
-	if snap == "" {
-		if pending, err = handle.DeletePendingIn(tx, acct, sh); err != nil {
-			return nil, "", err
-		}
-	}
-	// One scan, stopped at the first entry past max that is listed; the
-	// only entries skipped are the root's own record and pending ones, which
-	// bounds it.
-	var derr error
-	err = tx.Scan(start, end, max+2+len(pending), false, func(k, v []byte) bool {
-		var e entry
-		if derr = json.Unmarshal(v, &e); derr != nil {
-			derr = fmt.Errorf("decoding %q: %w", k, derr)
-			return false
-		}
-		switch {
-		case e.ID == rootID:
-			// The root's own record sorts first among its children
-			// (rootKey is entryKey(rootID, "")).
-		case pending[FormatID(e.ID)]:
-		case len(out) == max:
-			next = fold(e.Name)
-			return false
-		default:
-			out = append(out, &e)
-		}
-		return true
-	})
-	if err = firstErr(err, derr); err != nil {
-		return nil, "", err
-	}
-	return out, next, nil
 }
 
 // listFilesAndDirectories implements List Directories and Files on a
@@ -250,28 +194,17 @@ func (s *Service) listFilesAndDirectories(w http.ResponseWriter, r *req) error {
 	if r.q.Has("maxresults") {
 		out.MaxResults = maxN
 	}
-	c := restCaller(r)
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		dir, err := s.dom().readable(tx, &c, &opListFilesAndDirectories, true)
-		if err != nil {
-			return err
-		}
-		out.DirectoryID = FormatID(dir.ID)
-		es, next, err := listChildren(tx, r.Account, r.share, r.snap, dir.ID, fold(prefix), from, maxN)
-		if err != nil {
-			return err
-		}
-		out.Entries.Items = make([]listEntryXML, 0, len(es))
-		for _, e := range es {
-			out.Entries.Items = append(out.Entries.Items, listEntryItem(e, inc))
-		}
-		if next != "" {
-			out.NextMarker = encodeListMarker(next)
-		}
-		return nil
-	})
+	got, err := s.ListFilesAndDirectories(r.Context(), ListFilesAndDirectoriesInput{Ref: refOf(r), Prefix: prefix, From: from, MaxResults: maxN})
 	if err != nil {
 		return err
+	}
+	out.DirectoryID = FormatID(got.Directory.ID)
+	out.Entries.Items = make([]listEntryXML, 0, len(got.Entries))
+	for _, e := range got.Entries {
+		out.Entries.Items = append(out.Entries.Items, listEntryItem(e, inc))
+	}
+	if got.Next != "" {
+		out.NextMarker = encodeListMarker(got.Next)
 	}
 	return server.WriteXML(w, http.StatusOK, out)
 }

@@ -10,8 +10,8 @@ import (
 
 // loadShare reads the share (or share snapshot) record: 404 ShareNotFound
 // when it does not exist.
-func loadShare(tx kv.Tx, acct, sh, snap string) (*share, error) {
-	var s share
+func loadShare(tx kv.Tx, acct, sh, snap string) (*Share, error) {
+	var s Share
 	ok, err := kv.GetJSON(tx, shareKey(acct, sh, snap), &s)
 	if err != nil {
 		return nil, err
@@ -23,8 +23,8 @@ func loadShare(tx kv.Tx, acct, sh, snap string) (*share, error) {
 }
 
 // loadEntry reads the entry named folded in directory parent; nil if none.
-func loadEntry(tx kv.Tx, acct, sh, snap string, parent uint64, folded string) (*entry, error) {
-	var e entry
+func loadEntry(tx kv.Tx, acct, sh, snap string, parent uint64, folded string) (*Entry, error) {
+	var e Entry
 	ok, err := kv.GetJSON(tx, entryKey(acct, sh, snap, parent, folded), &e)
 	if err != nil || !ok {
 		return nil, err
@@ -34,7 +34,7 @@ func loadEntry(tx kv.Tx, acct, sh, snap string, parent uint64, folded string) (*
 
 // loadByID reads the entry with file ID id through the ID index; nil if
 // none.
-func loadByID(tx kv.Tx, acct, sh, snap string, id uint64) (*entry, error) {
+func loadByID(tx kv.Tx, acct, sh, snap string, id uint64) (*Entry, error) {
 	if id == rootID {
 		return loadEntry(tx, acct, sh, snap, rootID, "")
 	}
@@ -57,7 +57,7 @@ func loadByID(tx kv.Tx, acct, sh, snap string, id uint64) (*entry, error) {
 // directory of the last component and the entry itself (nil when it does
 // not exist). An empty comps resolves the root (parent nil). A missing or
 // non-directory intermediate component is 404 ParentNotFound.
-func walk(tx kv.Tx, acct, sh, snap string, comps []string) (parent, e *entry, err error) {
+func walk(tx kv.Tx, acct, sh, snap string, comps []string) (parent, e *Entry, err error) {
 	if err := prefetchPath(tx, acct, sh, snap, comps, false); err != nil {
 		return nil, nil, err
 	}
@@ -104,9 +104,9 @@ func prefetchPath(tx kv.Tx, acct, sh, snap string, comps []string, withShare boo
 
 // target is a resolved request path.
 type target struct {
-	share  *share
-	parent *entry // nil for the root
-	e      *entry // nil when the path does not exist
+	share  *Share
+	parent *Entry // nil for the root
+	e      *Entry // nil when the path does not exist
 }
 
 // resolvePath loads share sh (snapshot snap) of acct and the path comps
@@ -127,7 +127,7 @@ func resolvePath(tx kv.Tx, acct, sh, snap string, comps []string) (target, error
 }
 
 // putEntry writes e under its parent and name, and its ID index.
-func putEntry(tx kv.Tx, acct, sh, snap string, e *entry) error {
+func putEntry(tx kv.Tx, acct, sh, snap string, e *Entry) error {
 	folded := fold(e.Name)
 	if e.ID == rootID {
 		folded = ""
@@ -142,7 +142,7 @@ func putEntry(tx kv.Tx, acct, sh, snap string, e *entry) error {
 }
 
 // deleteEntry removes e's record and ID index (not its data references).
-func deleteEntry(tx kv.Tx, acct, sh, snap string, e *entry) error {
+func deleteEntry(tx kv.Tx, acct, sh, snap string, e *Entry) error {
 	if err := tx.Delete(entryKey(acct, sh, snap, e.Parent, fold(e.Name))); err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func deleteEntry(tx kv.Tx, acct, sh, snap string, e *entry) error {
 }
 
 // touch marks e written at now: a new ETag and Last-Modified.
-func touch(e *entry, now time.Time) {
+func touch(e *Entry, now time.Time) {
 	e.Modified = now
 	e.ETag = newETag(now)
 }
@@ -173,7 +173,7 @@ func newRoot(tx kv.Tx, acct, sh string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	root := &entry{ID: rootID, Dir: true, Created: now, SMB: smbProps{Attrs: AttrDirectory, Created: now, LastWrite: now, Changed: now, PermKey: key}}
+	root := &Entry{ID: rootID, Dir: true, Created: now, SMB: SMBProps{Attrs: AttrDirectory, Created: now, LastWrite: now, Changed: now, PermKey: key}}
 	touch(root, now)
 	return putEntry(tx, acct, sh, "", root)
 }

@@ -40,7 +40,7 @@ type Service struct {
 	clock clock.Clock
 	log   *slog.Logger
 	// reclaimer, when set (SetReclaimer), purges deleted shares in the
-	// background (share_delete.go).
+	// background (domain_purge.go).
 	reclaimer *reclaim.Reclaimer
 	// blobPeer is the Blob service copies may read from (SetBlobPeer).
 	blobPeer atomic.Pointer[xcopy.Peer]
@@ -81,8 +81,8 @@ const (
 	maxShareSnaps   = 200
 )
 
-// share is the stored record of a share or of one of its snapshots.
-type share struct {
+// Share is the stored record of a share or of one of its snapshots.
+type Share struct {
 	Created   time.Time         `json:"c"`
 	Modified  time.Time         `json:"m"`
 	ETag      string            `json:"e"`
@@ -102,8 +102,8 @@ type share struct {
 // stored and XML forms, for all four services).
 type signedID = policy.Stored
 
-// props are a file's HTTP properties.
-type props struct {
+// Props are a file's HTTP properties.
+type Props struct {
 	ContentType        string `json:"ct,omitempty"`
 	ContentEncoding    string `json:"ce,omitempty"`
 	ContentLanguage    string `json:"cl,omitempty"`
@@ -112,8 +112,8 @@ type props struct {
 	ContentMD5         []byte `json:"md5,omitempty"`
 }
 
-// smbProps are the SMB (NTFS) properties of a file or directory.
-type smbProps struct {
+// SMBProps are the SMB (NTFS) properties of a file or directory.
+type SMBProps struct {
 	Attrs     Attributes `json:"a"`
 	Created   time.Time  `json:"ct"`
 	LastWrite time.Time  `json:"wt"`
@@ -127,15 +127,15 @@ type smbProps struct {
 
 // accessed is the last access time: the one an SMB client set, otherwise
 // the last write.
-func (p *smbProps) accessed() time.Time {
+func (p *SMBProps) accessed() time.Time {
 	if p.LastAccess.IsZero() {
 		return p.LastWrite
 	}
 	return p.LastAccess
 }
 
-// copyInfo describes the last Copy File onto a file.
-type copyInfo struct {
+// CopyInfo describes the last Copy File onto a file.
+type CopyInfo struct {
 	ID         string    `json:"id"`
 	Source     string    `json:"src"`
 	Status     string    `json:"st"`
@@ -144,10 +144,10 @@ type copyInfo struct {
 	Desc       string    `json:"d,omitempty"`
 }
 
-// entry is the stored record of a directory or a file. Entries are keyed
+// Entry is the stored record of a directory or a file. Entries are keyed
 // by their parent's file ID and their folded name, so listing a directory
 // is one range scan and renaming a directory moves one key.
-type entry struct {
+type Entry struct {
 	Name     string            `json:"n"` // as created: names are case-preserving
 	ID       uint64            `json:"id"`
 	Parent   uint64            `json:"pi"`
@@ -155,14 +155,14 @@ type entry struct {
 	Created  time.Time         `json:"c"` // creation of the record (not the SMB creation time)
 	Modified time.Time         `json:"m"` // Last-Modified
 	ETag     string            `json:"e"`
-	SMB      smbProps          `json:"s"`
+	SMB      SMBProps          `json:"s"`
 	Meta     map[string]string `json:"md,omitempty"`
 	// Files only.
 	Size  int64         `json:"z,omitempty"`
-	Props props         `json:"p"`
+	Props Props         `json:"p"`
 	Parts []extent.Part `json:"x,omitempty"`
 	Lease lease.Lease   `json:"l"`
-	Copy  *copyInfo     `json:"cp,omitempty"`
+	Copy  *CopyInfo     `json:"cp,omitempty"`
 }
 
 // loc is where an entry's record lives: its parent's ID and folded name.

@@ -84,7 +84,7 @@ type renameRequest struct {
 	ignoreRO    bool
 	srcLease    string
 	dstLease    string
-	smb         *smbRequest
+	smb         *SMBRequest
 	meta        map[string]string // nil: preserve
 	contentType *string           // files only; nil: preserve
 }
@@ -175,13 +175,12 @@ func (s *Service) rename(w http.ResponseWriter, r *req, dir bool) error {
 			return err
 		}
 	}
-	c := restCaller(r)
-	m, err := s.dom().rename(r.Context(), &c, &renameIn{src: rr.src, dir: dir, replace: rr.replace, ignoreRO: rr.ignoreRO,
-		srcLease: rr.srcLease, dstLease: rr.dstLease, smb: rr.smb, meta: rr.meta, contentType: rr.contentType})
+	out, err := s.Rename(r.Context(), RenameInput{Ref: refOf(r), Source: rr.src, Dir: dir, Replace: rr.replace, IgnoreReadOnly: rr.ignoreRO,
+		SourceLease: rr.srcLease, DestLease: rr.dstLease, SMB: rr.smb, Meta: rr.meta, ContentType: rr.contentType})
 	if err != nil {
 		return err
 	}
-	writeEntryWritten(w, m, http.StatusOK)
+	writeEntryWritten(w, out.Entry, http.StatusOK)
 	return nil
 }
 
@@ -208,7 +207,7 @@ func (s *Service) authorizeRenameSource(r *req, rr *renameRequest) error {
 
 // checkNotBelow refuses to move directory id under dir: dir must be
 // neither id nor one of its descendants.
-func checkNotBelow(tx kv.Tx, acct, sh string, dir *entry, id uint64) error {
+func checkNotBelow(tx kv.Tx, acct, sh string, dir *Entry, id uint64) error {
 	for cur := dir; ; {
 		if cur.ID == id {
 			return azerr.Newf(azerr.InvalidInput, "A directory cannot be moved into itself or its subtree.")

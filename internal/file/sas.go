@@ -6,7 +6,6 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
@@ -44,15 +43,11 @@ func createOnly(r *req) error {
 // policies resolves signed identifiers in the ACL of share sh.
 func (s *Service) policies(r *req, sh string) auth.PolicyLookup {
 	return server.Policies(func() ([]policy.Stored, error) {
-		var acl []policy.Stored
-		err := s.store.View(r.Context(), func(tx kv.Tx) error {
-			rec, err := loadShare(tx, r.Account, sh, "")
-			if err == nil {
-				acl = rec.ACL
-			}
-			return err
-		})
-		return acl, err
+		out, err := s.GetShareProperties(r.Context(), GetSharePropertiesInput{Ref: Ref{Account: r.Account, Share: sh}})
+		if err != nil {
+			return nil, err
+		}
+		return out.Share.ACL, nil
 	})
 }
 

@@ -5,12 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
-
-	json "github.com/goccy/go-json"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -109,28 +105,9 @@ func parseShareOptions(h http.Header, create bool) (shareOptions, error) {
 	return o, nil
 }
 
-// apply sets the options on sh at now. Root squash is an NFS setting:
-// on an SMB share it is 400 InvalidHeaderValue (inferred).
-func (o shareOptions) apply(sh *share, now time.Time) error {
-	if o.squash != "" && sh.Protocols != protoNFS {
-		return azerr.InvalidHeader("x-ms-root-squash", o.squash)
-	}
-	if o.quota != nil {
-		sh.Quota = *o.quota
-	}
-	if o.tier != "" && o.tier != sh.Tier {
-		sh.Tier, sh.TierSince = o.tier, now
-	}
-	if o.squash != "" {
-		sh.Squash = o.squash
-	}
-	if o.dirLease != nil {
-		sh.DirLease = o.dirLease
-	}
-	if o.snapVDir != nil {
-		sh.SnapVDir = o.snapVDir
-	}
-	return nil
+// options is o as the domain's ShareOptions.
+func (o shareOptions) options() ShareOptions {
+	return ShareOptions{Quota: o.quota, Tier: o.tier, Protocols: o.protocols, Squash: o.squash, DirLease: o.dirLease, SnapVDir: o.snapVDir}
 }
 
 // boolOr returns *b, or def when b is nil.
@@ -142,14 +119,14 @@ func boolOr(b *bool, def bool) bool {
 }
 
 // setShareETag sets ETag and Last-Modified of a share.
-func setShareETag(w http.ResponseWriter, sh *share) {
+func setShareETag(w http.ResponseWriter, sh *Share) {
 	h := w.Header()
 	h.Set("ETag", sh.ETag)
 	h.Set("Last-Modified", wire.FormatHTTPDate(sh.Modified))
 }
 
 // writeShareHeaders sets the headers of Get Share Properties.
-func writeShareHeaders(w http.ResponseWriter, sh *share, r *req) {
+func writeShareHeaders(w http.ResponseWriter, sh *Share, r *req) {
 	setShareETag(w, sh)
 	h := w.Header()
 	wire.WriteMetadata(h, sh.Meta)
@@ -182,7 +159,7 @@ func writeShareHeaders(w http.ResponseWriter, sh *share, r *req) {
 // https://learn.microsoft.com/en-us/rest/api/storageservices/lease-container,
 // and the legacy .NET client's container lease tests in
 // Azure/azure-storage-net).
-func shareLeaseRead(sh *share, c *caller) error {
+func shareLeaseRead(sh *Share, c *caller) error {
 	return lease.CheckRead(sh.Lease, c.leaseID, lease.Share, c.at)
 }
 
@@ -195,48 +172,11 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	// A share deleted under this name may still have records being
-	// purged: the background reclaimer's (409 ShareBeingDeleted below
-	// until it is done) or, without one, finished here first so the
-	// new share starts empty.
-	if s.reclaimer != nil {
-		s.reclaimer.Kick()
-	} else if err := s.purgeShare(r.Context(), r.Account, r.share); err != nil {
-		return err
-	}
-	var sh *share
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if _, err := tx.Get(shareKey(r.Account, r.share, "")); err == nil {
-			return azerr.New(azerr.ShareAlreadyExists)
-		} else if err != kv.ErrNotFound {
-			return err
-		}
-		if pending, err := hasTombstones(tx, r.Account, r.share); err != nil {
-			return err
-		} else if pending {
-			// Still being purged (or deleted again while we purged):
-			// 409 ShareBeingDeleted (Azure Files error codes).
-			return azerr.New(azerr.ShareBeingDeleted)
-		}
-		sh = &share{Created: r.Now, Modified: r.Now, ETag: newETag(r.Now), Quota: defaultQuotaGiB, Meta: meta, Protocols: protoSMB}
-		if o.protocols != "" {
-			sh.Protocols = o.protocols
-		}
-		sh.Tier, sh.TierSince = "TransactionOptimized", r.Now
-		if sh.Protocols == protoNFS {
-			sh.Tier, sh.Squash = "Premium", "NoRootSquash"
-		}
-		if err := o.apply(sh, r.Now); err != nil {
-			return err
-		}
-		if err := kv.PutJSON(tx, shareKey(r.Account, r.share, ""), sh); err != nil {
-			return err
-		}
-		return newRoot(tx, r.Account, r.share, r.Now)
-	})
+	out, err := s.CreateShare(r.Context(), CreateShareInput{Ref: refOf(r), Meta: meta, Options: o.options()})
 	if err != nil {
 		return err
 	}
+	sh := out.Share
 	setShareETag(w, sh)
 	w.Header().Set("x-ms-share-quota", strconv.Itoa(sh.Quota))
 	w.WriteHeader(http.StatusCreated)
@@ -246,12 +186,11 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 // getShareProperties serves Get Share Properties and Get Share Metadata
 // (HEAD or GET), on the share or on a snapshot.
 func (s *Service) getShareProperties(w http.ResponseWriter, r *req) error {
-	c := restCaller(r)
-	sh, err := s.dom().readShare(r.Context(), &c)
+	out, err := s.GetShareProperties(r.Context(), GetSharePropertiesInput{Ref: refOf(r)})
 	if err != nil {
 		return err
 	}
-	writeShareHeaders(w, sh, r)
+	writeShareHeaders(w, out.Share, r)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -261,16 +200,11 @@ func (s *Service) setShareProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	c := restCaller(r)
-	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *share) error {
-		if err := shareLeaseRead(sh, &c); err != nil {
-			return err
-		}
-		return o.apply(sh, c.at)
-	})
+	out, err := s.SetShareProperties(r.Context(), SetSharePropertiesInput{Ref: refOf(r), Options: o.options()})
 	if err != nil {
 		return err
 	}
+	sh := out.Share
 	setShareETag(w, sh)
 	w.Header().Set("x-ms-share-quota", strconv.Itoa(sh.Quota))
 	w.WriteHeader(http.StatusOK)
@@ -282,18 +216,11 @@ func (s *Service) setShareMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	c := restCaller(r)
-	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *share) error {
-		if err := shareLeaseRead(sh, &c); err != nil {
-			return err
-		}
-		sh.Meta = meta
-		return nil
-	})
+	out, err := s.SetShareMetadata(r.Context(), SetShareMetadataInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
 		return err
 	}
-	setShareETag(w, sh)
+	setShareETag(w, out.Share)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -308,12 +235,11 @@ func (s *Service) leaseShare(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	c := restCaller(r)
-	out, err := s.dom().leaseShare(r.Context(), &c, lr)
+	out, err := s.LeaseShare(r.Context(), LeaseShareInput{Ref: refOf(r), Request: lr})
 	if err != nil {
 		return err
 	}
-	res, sh := out.res, out.sh
+	res, sh := out.Result, out.Share
 	h := w.Header()
 	if res.LeaseID != "" {
 		h.Set(lease.HeaderLeaseID, res.LeaseID)
@@ -331,53 +257,12 @@ type shareStatsXML struct {
 	Usage   int64    `xml:"ShareUsageBytes"`
 }
 
-// getShareStats is Get Share Stats. ShareUsageBytes is the sum of the
-// file sizes of the live share, not the bytes allocated: a 1 TiB file just
-// created reports 1 TiB (azfile TestSetAndGetStatistics, recorded).
+// getShareStats is Get Share Stats (GetShareStats).
 func (s *Service) getShareStats(w http.ResponseWriter, r *req) error {
-	var sh *share
-	var usage int64
-	c := restCaller(r)
-	err := s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if sh, err = loadShare(tx, c.acct, c.share, ""); err != nil {
-			return err
-		}
-		if err := shareLeaseRead(sh, &c); err != nil {
-			return err
-		}
-		usage, err = shareUsage(tx, c.acct, c.share)
-		return err
-	})
+	out, err := s.GetShareStats(r.Context(), GetShareStatsInput{Ref: refOf(r)})
 	if err != nil {
 		return err
 	}
-	setShareETag(w, sh)
-	return server.WriteXML(w, http.StatusOK, shareStatsXML{Usage: usage})
-}
-
-// shareUsage returns the used size of the live share sh: the sum of its
-// file sizes (what Get Share Stats reports and what the quota, in GiB,
-// bounds). It reads every entry of the share, so its cost grows with the
-// number of files and directories.
-func shareUsage(tx kv.Tx, acct, sh string) (int64, error) {
-	var total int64
-	var derr error
-	pre := entriesPrefix(acct, sh, "")
-	err := tx.Scan(pre, kv.PrefixEnd(pre), 0, false, func(_, v []byte) bool {
-		var e struct {
-			Dir  bool  `json:"d"`
-			Size int64 `json:"z"`
-		}
-		if derr = json.Unmarshal(v, &e); derr != nil {
-			return false
-		}
-		if !e.Dir {
-			total += e.Size
-		}
-		return true
-	})
-	if err == nil {
-		err = derr
-	}
-	return total, err
+	setShareETag(w, out.Share)
+	return server.WriteXML(w, http.StatusOK, shareStatsXML{Usage: out.UsageBytes})
 }

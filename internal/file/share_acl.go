@@ -10,7 +10,6 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -76,13 +75,12 @@ func parseShareACL(body io.Reader) ([]signedID, error) {
 
 // getShareACL is Get Share ACL: the share's stored access policies.
 func (s *Service) getShareACL(w http.ResponseWriter, r *req) error {
-	c := restCaller(r)
-	sh, err := s.dom().readShare(r.Context(), &c)
+	out, err := s.GetShareProperties(r.Context(), GetSharePropertiesInput{Ref: refOf(r)})
 	if err != nil {
 		return err
 	}
-	setShareETag(w, sh)
-	return server.WriteXML(w, http.StatusOK, shareACLXML{Items: sh.ACL})
+	setShareETag(w, out.Share)
+	return server.WriteXML(w, http.StatusOK, shareACLXML{Items: out.Share.ACL})
 }
 
 // setShareACL is Set Share ACL: it replaces the stored access policies
@@ -95,18 +93,11 @@ func (s *Service) setShareACL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	c := restCaller(r)
-	sh, err := s.dom().updateShare(r.Context(), &c, true, func(_ kv.Tx, sh *share) error {
-		if err := shareLeaseRead(sh, &c); err != nil {
-			return err
-		}
-		sh.ACL = acl
-		return nil
-	})
+	out, err := s.SetShareACL(r.Context(), SetShareACLInput{Ref: refOf(r), ACL: acl})
 	if err != nil {
 		return err
 	}
-	setShareETag(w, sh)
+	setShareETag(w, out.Share)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -156,18 +147,11 @@ func (s *Service) createPermission(w http.ResponseWriter, r *req) error {
 	if len(p.Permission) > maxPermission || !validSDDL(p.Permission) {
 		return azerr.New(azerr.FileInvalidPermission)
 	}
-	var key string
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		if _, err := loadShare(tx, r.Account, r.share, ""); err != nil {
-			return err
-		}
-		key, err = storePermission(tx, r.Account, r.share, p.Permission)
-		return err
-	})
+	out, err := s.CreatePermission(r.Context(), CreatePermissionInput{Ref: refOf(r), SDDL: p.Permission})
 	if err != nil {
 		return err
 	}
-	w.Header().Set("x-ms-file-permission-key", key)
+	w.Header().Set("x-ms-file-permission-key", out.Key)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -184,22 +168,11 @@ func (s *Service) getPermission(w http.ResponseWriter, r *req) error {
 	if f := r.Header.Get("x-ms-file-permission-format"); !sddlFormat(f) {
 		return azerr.InvalidHeader("x-ms-file-permission-format", f)
 	}
-	var sddl string
-	err := s.store.View(r.Context(), func(tx kv.Tx) error {
-		if _, err := loadShare(tx, r.Account, r.share, ""); err != nil {
-			return err
-		}
-		var err error
-		sddl, err = loadPermission(tx, r.Account, r.share, key)
-		return err
-	})
+	got, err := s.GetPermission(r.Context(), GetPermissionInput{Ref: refOf(r), Key: key})
 	if err != nil {
 		return err
 	}
-	if sddl == "" {
-		return azerr.New(azerr.FileInvalidPermissionKey)
-	}
-	out, err := json.Marshal(permissionJSON{Permission: sddl})
+	out, err := json.Marshal(permissionJSON{Permission: got.SDDL})
 	if err != nil {
 		return err
 	}

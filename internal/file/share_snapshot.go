@@ -2,135 +2,24 @@ package file
 
 import (
 	"net/http"
-	"time"
 
-	json "github.com/goccy/go-json"
-
-	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/extent"
-	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// snapshotShare is Create Share Snapshot (PUT ?restype=share&comp=snapshot):
-// one transaction copies the share record and every entry with its ID index
-// under the snapshot's timestamp, taking a reference on every data item the
-// entries use, so later writes to the share never change the snapshot.
-// Without x-ms-meta-* headers the snapshot gets the share's metadata, with
-// them only theirs (Snapshot Share,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/snapshot-share).
-// More than 200 snapshots is 409 ShareSnapshotCountExceeded (Azure Files
-// scale targets,
-// https://learn.microsoft.com/en-us/azure/storage/files/storage-files-scale-targets).
+// snapshotShare is Create Share Snapshot (PUT ?restype=share&comp=snapshot;
+// SnapshotShare). Without x-ms-meta-* headers the snapshot gets the
+// share's metadata, with them only theirs.
 func (s *Service) snapshotShare(w http.ResponseWriter, r *req) error {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
 		return err
 	}
-	var snap string
-	var rec share
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		sh, err := loadShare(tx, r.Account, r.share, "")
-		if err != nil {
-			return err
-		}
-		snaps, _, err := snapshotsOf(tx, r.Account, r.share, r.Now)
-		if err != nil {
-			return err
-		}
-		if len(snaps) >= maxShareSnaps {
-			return azerr.New(azerr.ShareSnapshotCountExceeded)
-		}
-		if snap, err = freeSnapshotTime(tx, r.Account, r.share, r.Now); err != nil {
-			return err
-		}
-		rec = *sh
-		rec.Lease = lease.Lease{}
-		if len(meta) > 0 {
-			rec.Meta = meta
-		}
-		if err := kv.PutJSON(tx, shareKey(r.Account, r.share, snap), &rec); err != nil {
-			return err
-		}
-		return copyEntries(tx, r.Account, r.share, snap, r.Now)
-	})
+	out, err := s.SnapshotShare(r.Context(), SnapshotShareInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
 		return err
 	}
-	setShareETag(w, &rec)
-	w.Header().Set("x-ms-snapshot", snap)
+	setShareETag(w, out.Share)
+	w.Header().Set("x-ms-snapshot", out.Snapshot)
 	w.WriteHeader(http.StatusCreated)
 	return nil
-}
-
-// freeSnapshotTime returns the snapshot timestamp for a snapshot taken at
-// now: now at the service's 100 ns resolution, moved forward past any
-// snapshot (or snapshot being purged) with the same timestamp, so
-// snapshots of one share are unique even when taken in the same tick.
-func freeSnapshotTime(tx kv.Tx, acct, sh string, now time.Time) (string, error) {
-	t := now.UTC().Truncate(100 * time.Nanosecond)
-	for {
-		v := wire.FormatISO7(t)
-		taken := false
-		for _, k := range [][]byte{shareKey(acct, sh, v), tombstoneKey(acct, sh, v)} {
-			_, err := tx.Get(k)
-			if err == nil {
-				taken = true
-			} else if err != kv.ErrNotFound {
-				return "", err
-			}
-		}
-		if !taken {
-			return v, nil
-		}
-		t = t.Add(100 * time.Nanosecond)
-	}
-}
-
-// copyBatch bounds how many entries copyEntries holds in memory at once.
-const copyBatch = 256
-
-// copyEntries copies every entry of the live share sh, with its ID index
-// record, to snapshot snap, and takes a reference on the data items of
-// the copies. File leases are not copied: a snapshot's files are not
-// leased.
-func copyEntries(tx kv.Tx, acct, sh, snap string, now time.Time) error {
-	pre := entriesPrefix(acct, sh, "")
-	start, end := pre, kv.PrefixEnd(pre)
-	for {
-		var batch []*entry
-		var last []byte
-		var derr error
-		err := tx.Scan(start, end, copyBatch, false, func(k, v []byte) bool {
-			last = append(last[:0], k...)
-			var e entry
-			if derr = json.Unmarshal(v, &e); derr != nil {
-				return false
-			}
-			batch = append(batch, &e)
-			return true
-		})
-		if err == nil {
-			err = derr
-		}
-		if err != nil {
-			return err
-		}
-		var parts []extent.Part
-		for _, e := range batch {
-			e.Lease = lease.Lease{}
-			if err := putEntry(tx, acct, sh, snap, e); err != nil {
-				return err
-			}
-			parts = append(parts, e.Parts...)
-		}
-		if err := extent.AdjustRefs(tx, now, nil, parts); err != nil {
-			return err
-		}
-		if len(batch) < copyBatch {
-			return nil
-		}
-		start = append(last, 0) // just after the last key
-	}
 }

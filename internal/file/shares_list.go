@@ -1,18 +1,15 @@
 package file
 
 import (
-	"bytes"
 	"encoding/xml"
 	"math"
 	"net/http"
 	"strings"
 	"time"
 
-	json "github.com/goccy/go-json"
+	"github.com/cerulean-storage/cerulean/internal/server"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -117,50 +114,19 @@ func (s *Service) listShares(w http.ResponseWriter, r *req) error {
 	if r.q.Has("maxresults") {
 		out.MaxResults = maxN
 	}
-	start := kv.AppendPartial(append([]byte(nil), sharesPrefix(r.Account)...), prefix)
-	end := kv.PrefixEnd(start)
-	if marker != "" {
-		sh, snap := parseShareMarker(r.Account, marker)
-		if mk := shareKey(r.Account, sh, snap); bytes.Compare(mk, start) > 0 {
-			start = mk
-		}
-	}
-	err = s.store.View(r.Context(), func(tx kv.Tx) error {
-		out.Shares, out.NextMarker = nil, ""
-		var derr error
-		err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 4 {
-				return true
-			}
-			name, snap := parts[2], parts[3]
-			if snap != "" && !inc["snapshots"] {
-				return true
-			}
-			if len(out.Shares) == maxN {
-				out.NextMarker = shareMarker(r.Account, name, snap)
-				return false
-			}
-			var sh share
-			if derr = json.Unmarshal(v, &sh); derr != nil {
-				return false
-			}
-			out.Shares = append(out.Shares, shareItem(name, snap, &sh, inc["metadata"], r.Now))
-			return true
-		})
-		if err == nil {
-			err = derr
-		}
-		return err
-	})
+	got, err := s.ListShares(r.Context(), ListSharesInput{Account: r.Account, Prefix: prefix, Marker: marker, MaxResults: maxN, Snapshots: inc["snapshots"]})
 	if err != nil {
 		return err
 	}
+	for _, it := range got.Shares {
+		out.Shares = append(out.Shares, shareItem(it.Name, it.Snapshot, it.Share, inc["metadata"], r.Now))
+	}
+	out.NextMarker = got.NextMarker
 	return server.WriteXML(w, http.StatusOK, out)
 }
 
 // shareItem is the listing element of share (or snapshot) sh at now.
-func shareItem(name, snap string, sh *share, withMeta bool, now time.Time) shareItemXML {
+func shareItem(name, snap string, sh *Share, withMeta bool, now time.Time) shareItemXML {
 	eff := sh.Lease.Effective(now)
 	p := sharePropsXML{
 		LastModified: wire.FormatHTTPDate(sh.Modified), ETag: sh.ETag, Quota: sh.Quota,

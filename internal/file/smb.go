@@ -207,10 +207,10 @@ func loadPermission(tx kv.Tx, acct, sh, key string) (string, error) {
 	return string(v), nil
 }
 
-// smbRequest holds the SMB property headers of a create or set-properties
+// SMBRequest holds the SMB property headers of a create or set-properties
 // request, parsed before the transaction: the typed SMB properties a
 // domain call takes.
-type smbRequest struct {
+type SMBRequest struct {
 	// created, lastWrite and changed are x-ms-file-creation-time,
 	// x-ms-file-last-write-time and x-ms-file-change-time.
 	created, lastWrite, changed fileTime
@@ -224,12 +224,12 @@ type smbRequest struct {
 // parseSMB reads the SMB property headers. create selects the defaults of
 // Create File/Directory ("now", "inherit") over those of Set Properties
 // ("preserve").
-func parseSMB(h http.Header, create bool) (*smbRequest, error) {
+func parseSMB(h http.Header, create bool) (*SMBRequest, error) {
 	timeDef := "preserve"
 	if create {
 		timeDef = "now"
 	}
-	sr := &smbRequest{create: create,
+	sr := &SMBRequest{create: create,
 		created:   readFileTime(h, "x-ms-file-creation-time", timeDef),
 		lastWrite: readFileTime(h, "x-ms-file-last-write-time", timeDef),
 		changed:   readFileTime(h, "x-ms-file-change-time", "now"),
@@ -273,7 +273,7 @@ func parseSMB(h http.Header, create bool) (*smbRequest, error) {
 
 // apply sets e's SMB properties from the request inside tx at now.
 // parentKey is the permission key of the parent directory ("inherit").
-func (sr *smbRequest) apply(tx kv.Tx, acct, sh string, e *entry, parentKey string, now time.Time) error {
+func (sr *SMBRequest) apply(tx kv.Tx, acct, sh string, e *Entry, parentKey string, now time.Time) error {
 	var err error
 	if e.SMB.Created, err = sr.created.resolve(now, e.SMB.Created); err != nil {
 		return err
@@ -316,7 +316,7 @@ func (sr *smbRequest) apply(tx kv.Tx, acct, sh string, e *entry, parentKey strin
 }
 
 // setSMBHeaders writes the SMB properties and IDs of e.
-func setSMBHeaders(w http.ResponseWriter, e *entry) {
+func setSMBHeaders(w http.ResponseWriter, e *Entry) {
 	h := w.Header()
 	h.Set("x-ms-file-attributes", e.SMB.Attrs.String())
 	h.Set("x-ms-file-creation-time", formatTime(e.SMB.Created))
@@ -330,7 +330,7 @@ func setSMBHeaders(w http.ResponseWriter, e *entry) {
 // writeEntryWritten answers a write that changed e's SMB properties
 // (create, set properties): ETag, Last-Modified, the SMB headers and the
 // encryption flag, with status.
-func writeEntryWritten(w http.ResponseWriter, e *entry, status int) {
+func writeEntryWritten(w http.ResponseWriter, e *Entry, status int) {
 	setETag(w, e)
 	setSMBHeaders(w, e)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
@@ -339,7 +339,7 @@ func writeEntryWritten(w http.ResponseWriter, e *entry, status int) {
 
 // parseCreate reads the metadata and SMB property headers of Create File
 // and Create Directory.
-func parseCreate(h http.Header) (map[string]string, *smbRequest, error) {
+func parseCreate(h http.Header) (map[string]string, *SMBRequest, error) {
 	meta, err := wire.ParseMetadata(h)
 	if err != nil {
 		return nil, nil, err
@@ -353,7 +353,7 @@ func parseCreate(h http.Header) (map[string]string, *smbRequest, error) {
 
 // writeEntryProps sets the headers every properties read of e carries:
 // ETag, Last-Modified, the SMB properties and the metadata.
-func writeEntryProps(w http.ResponseWriter, e *entry) {
+func writeEntryProps(w http.ResponseWriter, e *Entry) {
 	setETag(w, e)
 	setSMBHeaders(w, e)
 	wire.WriteMetadata(w.Header(), e.Meta)

@@ -271,7 +271,7 @@ func (v *VFS) FSInfo(ctx context.Context, acct, sh string) (FSInfo, error) {
 
 // smbShare loads the live share record for SMB: ErrShareNotFound when it
 // is missing (or being deleted) or an NFS share.
-func smbShare(tx kv.Tx, acct, sh string) (*share, error) {
+func smbShare(tx kv.Tx, acct, sh string) (*Share, error) {
 	if acct == "" || sh == "" {
 		return nil, ErrShareNotFound
 	}
@@ -438,7 +438,7 @@ type Info struct {
 // allocUnit is the allocation granularity reported to SMB clients.
 const allocUnit = 4096
 
-func infoOf(e *entry, pending bool) Info {
+func infoOf(e *Entry, pending bool) Info {
 	in := Info{
 		FileID: e.ID, ParentID: e.Parent, Name: e.Name, Dir: e.Dir,
 		Attributes: e.SMB.Attrs,
@@ -506,7 +506,7 @@ func (o *Open) freeze(add, remove Times) {
 
 // stamp sets the times of e in which (among TimeLastAccess,
 // TimeLastWrite and TimeChanged) to now, except those frozen on o.
-func (o *Open) stamp(e *entry, now time.Time, which Times) {
+func (o *Open) stamp(e *Entry, now time.Time, which Times) {
 	which &^= o.Frozen()
 	if which&TimeLastAccess != 0 {
 		e.SMB.LastAccess = now

@@ -90,7 +90,7 @@ func (b *BasicInfo) given() Times {
 
 // applyBasic applies b to e at now (see SetBasic); frozen are the times
 // frozen on the open after b. It reports whether anything changed.
-func applyBasic(e *entry, b *BasicInfo, frozen Times, now time.Time) bool {
+func applyBasic(e *Entry, b *BasicInfo, frozen Times, now time.Time) bool {
 	for _, t := range []struct {
 		dst *time.Time
 		src time.Time
@@ -188,7 +188,7 @@ var renameTargetDirNeed = handle.Need{Access: handle.Write, Share: handle.ShareR
 // by construction: o has DELETE access, so the sharing check admitted
 // only opens that share delete, besides attribute-only opens, which
 // MS-FSA exempts.)
-func checkRenameOpens(tx kv.Tx, now time.Time, o *Open, src *entry) error {
+func checkRenameOpens(tx kv.Tx, now time.Time, o *Open, src *Entry) error {
 	if !src.Dir {
 		return nil
 	}
@@ -278,10 +278,10 @@ func (v *VFS) ReadDir(ctx context.Context, o *Open, after string, limit int) ([]
 		if after != "" {
 			start = append(entryKey(o.Account, o.Share, "", o.FileID, fold(after)), 0)
 		}
-		var es []*entry
+		var es []*Entry
 		var derr error
 		err := tx.Scan(start, end, 0, false, func(k, val []byte) bool {
-			var e entry
+			var e Entry
 			if derr = json.Unmarshal(val, &e); derr != nil {
 				derr = fmt.Errorf("decoding %q: %w", k, derr)
 				return false

@@ -33,7 +33,7 @@ func checkPath(comps []string) error {
 }
 
 // walkSMB resolves comps like walk, with SMB errors.
-func walkSMB(tx kv.Tx, acct, sh string, comps []string) (parent, e *entry, err error) {
+func walkSMB(tx kv.Tx, acct, sh string, comps []string) (parent, e *Entry, err error) {
 	parent, e, err = walk(tx, acct, sh, "", comps)
 	if azerr.Has(err, azerr.ParentNotFound) {
 		return nil, nil, fmt.Errorf("%w: %s", ErrPathNotFound, strings.Join(comps, `\`))
@@ -104,12 +104,12 @@ func (v *VFS) Open(ctx context.Context, r OpenRequest) (*Open, error) {
 
 // live checks, inside tx, that o's share exists and its handle is live,
 // and loads o's entry by file ID: ErrShareNotFound, ErrFileClosed.
-func (v *VFS) live(tx kv.Tx, now time.Time, o *Open) (*share, *entry, error) {
+func (v *VFS) live(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
 	return liveOpen(tx, now, o)
 }
 
 // liveOpen is VFS.live.
-func liveOpen(tx kv.Tx, now time.Time, o *Open) (*share, *entry, error) {
+func liveOpen(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
 	sh, err := smbShare(tx, o.Account, o.Share)
 	if err != nil {
 		return nil, nil, err
