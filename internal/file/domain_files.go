@@ -132,6 +132,14 @@ func (s *Service) PutRange(ctx context.Context, in PutRangeInput) (EntryOutput, 
 	return EntryOutput{Entry: e}, err
 }
 
+// CheckPutRange applies Put Range's checks to in (its Data unused)
+// before the body is read, for a request that sent Expect: 100-continue
+// (checkWriteFirst): a write that would be refused is refused at once.
+func (s *Service) CheckPutRange(ctx context.Context, in PutRangeInput) error {
+	c := in.caller()
+	return s.dom().checkWriteFirst(ctx, &c, &writeIn{op: &opPutRange, off: in.Offset, n: in.Length})
+}
+
 // ClearRangeInput is the input of ClearRange.
 type ClearRangeInput struct {
 	Ref

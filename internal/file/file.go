@@ -378,8 +378,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 			return azerr.Newf(azerr.InvalidHeaderValue, "The range length must equal the Content-Length.").With("HeaderName", "Content-Length").With("HeaderValue", strconv.FormatInt(r.ContentLength, 10))
 		}
 		if strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue") {
-			c := restCaller(r)
-			if err := s.dom().checkWriteFirst(r.Context(), &c, &writeIn{op: &opPutRange, off: off, n: n}); err != nil {
+			if err := s.CheckPutRange(r.Context(), PutRangeInput{Ref: refOf(r), Offset: off, Length: n}); err != nil {
 				return err
 			}
 		}
