@@ -158,9 +158,15 @@ func verifyDelegationSAS(s *SAS, acct Account, req SASRequest) error {
 	if req.Service == File && s.Version < FileDelegationSASVersion {
 		return sasFailed("A user delegation SAS for Azure Files needs sv " + FileDelegationSASVersion + " or later.")
 	}
+	if req.Service == Queue && s.Version < QueueDelegationSASVersion {
+		return sasFailed("A user delegation SAS for Queue Storage needs sv " + QueueDelegationSASVersion + " or later.")
+	}
 	stsOf := DelegationSASStringToSign
-	if req.Service == File {
+	switch req.Service {
+	case File:
 		stsOf = FileDelegationSASStringToSign
+	case Queue:
+		stsOf = QueueDelegationSASStringToSign
 	}
 	sts, err := stsOf(s, req)
 	if err != nil {
@@ -293,6 +299,32 @@ func FileDelegationSASStringToSign(s *SAS, req SASRequest) (string, error) {
 		d.Key.OID, d.Key.TID, d.Key.Start, d.Key.Expiry, d.Key.Service, d.Key.Version, d.Key.DelegatedUserTID, d.DelegatedUserOID,
 		s.IP, s.Protocol, s.Version,
 		s.CacheControl, s.ContentDisposition, s.ContentEncoding, s.ContentLanguage, s.ContentType}, "\n"), nil
+}
+
+// QueueDelegationSASVersion is the first signed version of a user
+// delegation SAS for Queue Storage: the service version that added it
+// (2026-02-06: azure-storage-queue 12.15.0b1 get_user_delegation_key and
+// generate_queue_sas(user_delegation_key=...), Azure.Storage.Queues
+// 12.25.0-beta.1 "Added support for User Delegation SAS").
+const QueueDelegationSASVersion = "2026-02-06"
+
+// QueueDelegationSASStringToSign returns the string-to-sign of a user
+// delegation SAS for a queue:
+//
+//	sp st se res skoid sktid skt ske sks skv skdutid sduoid sip spr sv
+//
+// as .NET's QueueSasBuilder and Java's QueueSasImplUtil lay it out: no
+// signed identifier (a delegation SAS cannot name a stored policy), no
+// sr (a queue SAS has none, as with Shared Key), no response overrides.
+func QueueDelegationSASStringToSign(s *SAS, req SASRequest) (string, error) {
+	d := s.delegation
+	res, err := canonicalSASResource(s, req)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join([]string{s.Permissions, s.StartRaw, s.ExpiryRaw, res,
+		d.Key.OID, d.Key.TID, d.Key.Start, d.Key.Expiry, d.Key.Service, d.Key.Version, d.Key.DelegatedUserTID, d.DelegatedUserOID,
+		s.IP, s.Protocol, s.Version}, "\n"), nil
 }
 
 func signedHeaders(names string, h http.Header) string {

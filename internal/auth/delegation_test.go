@@ -118,7 +118,7 @@ func TestDelegationSASRefusals(t *testing.T) {
 		}
 		wantSASCode(t, err, azerr.AuthenticationFailed)
 	}
-	// A delegation SAS on Queue is refused.
+	// A Blob delegation SAS (sks b) on Queue is refused.
 	s, _, _ := ParseSAS(base)
 	_, err := VerifyServiceSAS(&s, devLookup, req(Queue, "c", ""), nil)
 	wantSASCode(t, err, azerr.AuthenticationFailed)
@@ -180,4 +180,54 @@ func TestDelegationSASDelegatedUser(t *testing.T) {
 	r.Bearer = &Principal{OID: "user-2"}
 	_, err := VerifyServiceSAS(&s, devLookup, r, nil)
 	wantSASCode(t, err, azerr.AuthenticationFailed)
+}
+
+// TestQueueDelegationSASLayout: a queue user delegation SAS (from sv
+// 2026-02-06) verifies in the layout .NET's QueueSasBuilder and Java's
+// QueueSasImplUtil sign (sp st se res skoid sktid skt ske sks skv skdutid
+// sduoid sip spr sv), under a key for sks q, for its queue only; with sr,
+// before sv 2026-02-06 or in the Shared Key queue layout it is 403
+// AuthenticationFailed (AuthorizationResourceTypeMismatch for sr). Before
+// Queue took delegation SAS, every one was refused.
+func TestQueueDelegationSASLayout(t *testing.T) {
+	se := sasNow.Add(time.Hour).Format(DelegationKeyTimeFormat)
+	sign := func(sv, sks string, sts func(k DelegationKey) string) url.Values {
+		k := DelegationKey{OID: "oid-1", TID: "tid-1", Start: sasNow.Add(-time.Hour).Format(DelegationKeyTimeFormat), Expiry: sasNow.Add(time.Hour).Format(DelegationKeyTimeFormat), Service: sks, Version: sv}
+		m := hmac.New(sha256.New, DelegationKeyValue(devKey, k))
+		m.Write([]byte(sts(k)))
+		return url.Values{"sv": {sv}, "sp": {"rp"}, "se": {se}, "skoid": {k.OID}, "sktid": {k.TID}, "skt": {k.Start}, "ske": {k.Expiry}, "sks": {sks}, "skv": {sv},
+			"sig": {base64.StdEncoding.EncodeToString(m.Sum(nil))}}
+	}
+	layout := func(sv string) func(k DelegationKey) string {
+		return func(k DelegationKey) string {
+			return strings.Join([]string{"rp", "", se, "/queue/" + devAccount + "/q1", k.OID, k.TID, k.Start, k.Expiry, k.Service, k.Version, "", "", "", "", sv}, "\n")
+		}
+	}
+	verify := func(q url.Values, queue string) error {
+		s, _, err := ParseSAS(q)
+		if err != nil {
+			return err
+		}
+		_, err = VerifyServiceSAS(&s, devLookup, req(Queue, queue, ""), nil)
+		return err
+	}
+	good := sign("2026-02-06", "q", layout("2026-02-06"))
+	if err := verify(good, "q1"); err != nil {
+		t.Fatalf("valid token refused: %v", err)
+	}
+	wantSASCode(t, verify(good, "q2"), azerr.AuthenticationFailed)
+	withSR := url.Values{}
+	for k, v := range good {
+		withSR[k] = v
+	}
+	withSR.Set("sr", "q")
+	if err := verify(withSR, "q1"); err == nil {
+		t.Fatal("sr accepted")
+	}
+	wantSASCode(t, verify(sign("2025-11-05", "q", layout("2025-11-05")), "q1"), azerr.AuthenticationFailed)
+	wantSASCode(t, verify(sign("2026-02-06", "b", layout("2026-02-06")), "q1"), azerr.AuthenticationFailed)
+	sharedKeyLayout := func(k DelegationKey) string {
+		return strings.Join([]string{"rp", "", se, "/queue/" + devAccount + "/q1", "", "", "", "2026-02-06"}, "\n")
+	}
+	wantSASCode(t, verify(sign("2026-02-06", "q", sharedKeyLayout), "q1"), azerr.AuthenticationFailed)
 }

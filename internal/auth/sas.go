@@ -386,8 +386,8 @@ func VerifyServiceSAS(s *SAS, lookup Lookup, req SASRequest, policy PolicyLookup
 		return eff, sasFailed("The SAS is not a service SAS.")
 	}
 	if s.Delegated {
-		if req.Service != Blob && req.Service != File {
-			return eff, sasFailed("A user delegation SAS is valid for Blob Storage and Azure Files only.")
+		if req.Service != Blob && req.Service != File && req.Service != Queue {
+			return eff, sasFailed("A user delegation SAS is valid for Blob Storage, Azure Files and Queue Storage only.")
 		}
 		acct, err := sasAccount(lookup, req.Account)
 		if err != nil {

@@ -15,7 +15,8 @@ import (
 // (https://learn.microsoft.com/rest/api/storageservices/get-user-delegation-key)
 // for the service whose sks letter is service ("b" on the Blob endpoint,
 // "f" on the File endpoint, where azfile 1.5.4 and
-// azure-storage-file-share 12.24.0b1 ask for one from 2026-02-06):
+// azure-storage-file-share 12.24.0b1 ask for one from 2026-02-06, "q" on
+// the Queue endpoint, where azure-storage-queue 12.15.0b1 does):
 // POST /?restype=service&comp=userdelegationkey, authorized with a
 // Microsoft Entra ID bearer token only, with a KeyInfo body of Start
 // (optional) and Expiry (at most seven days ahead), and DelegatedUserTid

@@ -51,6 +51,9 @@ func init() {
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
 		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getQueueServiceStats", Handler: svcpropsrest.GetStats[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
+		// Get User Delegation Key on the Queue endpoint (from 2026-02-06),
+		// for Queue user delegation SAS: bearer tokens only.
+		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true},
 
 		// Queue (restype is not consulted).
 		{Methods: put, Levels: lQueue, Restype: star, Name: "createQueue", Handler: (*Service).createQueue,

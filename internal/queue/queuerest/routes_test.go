@@ -45,6 +45,7 @@ func TestRoutesDispatch(t *testing.T) {
 		c("GET", a+"/?restype=service&comp=properties", nil, "getQueueServiceProperties", ""),
 		c("PUT", a+"/?restype=service&comp=properties", nil, "setQueueServiceProperties", ""),
 		c("GET", a+"/?restype=service&comp=stats", nil, "getQueueServiceStats", ""),
+		c("POST", a+"/?restype=service&comp=userdelegationkey", nil, "getUserDelegationKey", ""),
 		c("PUT", a+"/qu1", nil, "createQueue", ""),
 		c("DELETE", a+"/qu1", nil, "deleteQueue", ""),
 		c("GET", a+"/qu1?comp=metadata", nil, "getQueueMetadata", ""),

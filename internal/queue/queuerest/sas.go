@@ -1,6 +1,8 @@
 package queuerest
 
 import (
+	"net/http"
+
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/queue"
@@ -10,6 +12,11 @@ import (
 // authorizeSAS verifies the request's SAS for the routed operation; the
 // stored access policies come from the queue's ACL, read now.
 func (s *Service) authorizeSAS(r *req) error {
+	if r.opName == "getUserDelegationKey" {
+		// Bearer tokens only, a SAS refused as Shared Key is (as on the
+		// Blob and File endpoints).
+		return auth.ErrBearerOnly()
+	}
 	rule, ok := r.route.Rule()
 	_, err := r.AuthorizeSAS(server.SASTarget{Container: r.queue}, s.policies(r), rule, ok)
 	return err
@@ -21,4 +28,12 @@ func (s *Service) policies(r *req) auth.PolicyLookup {
 		out, err := s.q.GetQueueACL(r.Context(), queue.GetQueueACLInput{QueueID: r.id()})
 		return out.Policies, err
 	})
+}
+
+// getUserDelegationKey answers Get User Delegation Key on the Queue
+// endpoint: a key for Queue user delegation SAS (sks "q"; see
+// server.ServeUserDelegationKey; azure-storage-queue 12.15.0b1
+// QueueServiceClient.get_user_delegation_key, from 2026-02-06).
+func (s *Service) getUserDelegationKey(w http.ResponseWriter, r *req) error {
+	return server.ServeUserDelegationKey(w, r.Request, "q")
 }
