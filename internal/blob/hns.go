@@ -10,15 +10,15 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
-	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
-	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
 	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
 // Files of a hierarchical account (Data Lake Storage Gen2).
 //
-// A file is a node of the namespace (internal/dfs/ns) and content here.
+// A file is a node of the namespace (internal/hns/ns) and content here.
 // Each fact has one owner:
 //
 //   - the node owns the name and place in the tree, the ETag and times,

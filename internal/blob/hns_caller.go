@@ -1,7 +1,7 @@
 package blob
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 )
 
 // caller is who a request acts as on a hierarchical account's paths:

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
-	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
-	"github.com/cerulean-storage/cerulean/internal/dfs/upn"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
+	"github.com/cerulean-storage/cerulean/internal/hns/upn"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
@@ -188,7 +188,7 @@ func (s *Service) readUPN(r *req, upn *bool) error {
 
 // namePath turns the ids of pp's owner, group and ACL entries into the
 // user principal names the directory learned from bearer tokens
-// (internal/dfs/upn), in the read's transaction; other ids stay.
+// (internal/hns/upn), in the read's transaction; other ids stay.
 func namePath(tx kv.Tx, pp *PathProperties) error {
 	names := upn.NewNames(tx)
 	var err error

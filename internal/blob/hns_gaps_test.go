@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/clock"
-	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 

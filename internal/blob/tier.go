@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 )
 
 // Access tiers of block blobs in a standard account. A block blob written

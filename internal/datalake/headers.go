@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
-	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 )
 
 // The header parsers of the Path operations. A malformed value is 400

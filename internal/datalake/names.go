@@ -4,7 +4,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 )
 
 // checkNames checks the names every dfs request may carry, before its

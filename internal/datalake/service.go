@@ -2,7 +2,7 @@
 // endpoint's REST operations (Data Lake Storage Gen2 REST API,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/data-lake-storage-gen2)
 // parsed into typed calls of the Blob domain (filesystems are containers)
-// and of the namespace (internal/dfs/ns), and rendered back. The dfs port
+// and of the namespace (internal/hns/ns), and rendered back. The dfs port
 // also answers the Blob API of the same accounts: the datalake SDKs send
 // a path's reads, properties and metadata, and a filesystem's container
 // operations, to the Blob URL they derive from the dfs URL (".dfs." made
@@ -21,7 +21,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/clock"
-	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"

@@ -3,9 +3,9 @@ package datalake
 import (
 	"slices"
 
-	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
-	"github.com/cerulean-storage/cerulean/internal/dfs/ns"
-	"github.com/cerulean-storage/cerulean/internal/dfs/upn"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
+	"github.com/cerulean-storage/cerulean/internal/hns/upn"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
@@ -14,7 +14,7 @@ import (
 // x-ms-owner, x-ms-group, and x-ms-acl response headers will be
 // transformed from Azure Active Directory Object IDs to User Principal
 // Names", Path - Get Properties and Path - List) each id the directory
-// learned from bearer tokens (internal/dfs/upn) is its user principal
+// learned from bearer tokens (internal/hns/upn) is its user principal
 // name, read in the response's transaction; every other id (a group, an
 // application, a user never seen, $superuser) stays as it is, as Azure
 // leaves group and application ids. Without upn the ids are returned.

@@ -8,7 +8,7 @@
 // one removing the tombstone too. Whatever runs in the meantime sees a
 // consistent state; a crash between two steps leaves the tombstone, and
 // the next Reclaimer (on any process sharing the store) carries on from
-// there. The Data Lake namespace's collector (internal/dfs/ns) works the
+// there. The Data Lake namespace's collector (internal/hns/ns) works the
 // same way for detached directory trees and runs from the same loop.
 //
 // Tombstones are keys ("rcl", kind, parts...): a Kind registered under

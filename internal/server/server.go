@@ -118,7 +118,7 @@ type Config struct {
 	DisableProductStyleURL bool
 	// Principals, if set, sees the principal of every bearer token
 	// authenticated (the directory of user principal names learns from
-	// it, internal/dfs/upn). Its error is logged; the request goes on.
+	// it, internal/hns/upn). Its error is logged; the request goes on.
 	Principals func(ctx context.Context, p auth.Principal) error
 	// Limits are the connection cap and the header and body deadlines
 	// of every listener (zero: the defaults, see Limits).

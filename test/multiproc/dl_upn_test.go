@@ -62,7 +62,7 @@ func (c *cluster) DFSAs(i int, cred azcore.TokenCredential) *dlservice.Client {
 //
 // The processes run on the real clock, so the recheck is waited for
 // (polled, bounded), not advanced; TestLearnWritesOnlyNewOrChanged and
-// TestLearnRecheckInterval (internal/dfs/upn) cover it on a fake clock.
+// TestLearnRecheckInterval (internal/hns/upn) cover it on a fake clock.
 func TestDLUPNAcrossProcesses(t *testing.T) {
 	const recheck = 5 * time.Second
 	l := dlLayout()

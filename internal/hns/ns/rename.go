@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/cond"
-	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 

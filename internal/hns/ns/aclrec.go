@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 

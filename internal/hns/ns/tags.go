@@ -7,7 +7,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/cerulean-storage/cerulean/internal/dfs/acl"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
