@@ -108,7 +108,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		in.Source.file = func(tx kv.Tx) (*blobRec, error) {
-			src, readable, err := fsrc.record(tx, r)
+			src, readable, err := fsrc.record(tx, r.Now)
 			if err == nil {
 				err = readable(0, src.Size)
 			}

@@ -105,11 +105,11 @@ func (s *Service) fileCopySource(r *req) *fileSource {
 	return &fileSource{peer: peer, path: path, q: u.Query()}
 }
 
-// record reads the file inside tx as the block blob a copy of it makes:
+// record reads the file inside tx, at now, as the block blob a copy of it makes:
 // its content and HTTP properties, and its metadata; readable checks,
 // in the same transaction, that the range the copy reads is not locked.
-func (f *fileSource) record(tx kv.Tx, r *req) (b *blobRec, readable func(off, n int64) error, err error) {
-	o, err := f.peer.ReadCopySource(tx, r.Now, f.path, f.q)
+func (f *fileSource) record(tx kv.Tx, now time.Time) (b *blobRec, readable func(off, n int64) error, err error) {
+	o, err := f.peer.ReadCopySource(tx, now, f.path, f.q)
 	if err != nil {
 		return nil, nil, err
 	}
