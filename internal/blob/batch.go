@@ -121,15 +121,14 @@ func (s *Service) parseBatch(r *req, body []byte, boundary string) ([]subRequest
 		if !blobPathIn(hr.URL.Path, r.Account, r.container) {
 			return nil, bad("A sub-request addresses a blob outside the batch's scope.")
 		}
-		var k string
-		switch q := hr.URL.Query(); {
-		case hr.Method == http.MethodDelete && q.Get("comp") == "":
-			k = "delete"
-		case hr.Method == http.MethodPut && q.Get("comp") == "tier":
-			k = "tier"
-		default:
+		// The route entry says whether a batch may carry the operation.
+		q := hr.URL.Query()
+		sel := blobRoutes.Selectors(q)
+		rt := blobRoutes.Match(server.MethodOf(hr.Method), lBlob, &sel, hr.Header, q)
+		if rt == nil || rt.Flags&fBatchable == 0 {
 			return nil, bad("Only Delete Blob and Set Blob Tier may be batched.")
 		}
+		k := rt.Name
 		if kind == "" {
 			kind = k
 		} else if k != kind {

@@ -34,9 +34,10 @@ func (s *Service) getAccountInfo(w http.ResponseWriter, r *req) error {
 }
 
 // authorizeAnonymous lets an unauthenticated request through only where
-// the container's public access level allows it: reads of blobs for
-// "blob" and "container", and also listing and container properties for
-// "container". Everything else is hidden as 404 ResourceNotFound (or 401
+// the container's public access level allows the routed operation: the
+// entries flagged fPublicBlob (reads of blobs) for "blob" and
+// "container", those flagged fPublicContainer (listing and container
+// properties) for "container". Everything else is hidden as 404 ResourceNotFound (or 401
 // for account-level operations), and nothing is read or written.
 func (s *Service) authorizeAnonymous(r *req) error {
 	if r.container == "" {
@@ -57,11 +58,11 @@ func (s *Service) authorizeAnonymous(r *req) error {
 	if err != nil && !azerr.Has(err, azerr.ContainerNotFound) {
 		return err
 	}
-	comp := r.q.Get("comp")
-	switch {
-	case r.name != "" && (comp == "" || comp == "metadata" || comp == "blocklist" || comp == "pagelist") && (access == "blob" || access == "container"):
+	// The route entry says which public access level opens it.
+	switch f := r.route.Flags; {
+	case f&fPublicBlob != 0 && (access == "blob" || access == "container"):
 		return nil
-	case r.name == "" && (comp == "" || comp == "list" || comp == "metadata") && access == "container":
+	case f&fPublicContainer != 0 && access == "container":
 		return nil
 	}
 	// Recorded real-service tests (the .NET SDK's ExistsAsync_Error) show

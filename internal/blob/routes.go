@@ -31,6 +31,19 @@ const (
 	// fSASAtLevel: the SAS rule's resource type is the level the URL
 	// addresses (Get Account Information takes any SAS valid for it).
 	fSASAtLevel
+	// fPublicBlob: an anonymous request may call it when the container's
+	// public access level is "blob" or "container"; fPublicContainer:
+	// when it is "container" (Manage anonymous read access to containers
+	// and blobs, "Features available to anonymous users": Get Blob, Get
+	// Blob Properties, Get Blob Metadata, Get Block List and Get Page
+	// Ranges for both levels; Get Container Properties, Get Container
+	// Metadata and List Blobs for full public read access only).
+	fPublicBlob
+	fPublicContainer
+	// fBatchable: a Blob Batch may carry it as a sub-request (Blob
+	// Batch: "two types of subrequests: Set Blob Tier for block blobs
+	// and Delete Blob"), all of one operation.
+	fBatchable
 )
 
 const (
@@ -116,11 +129,11 @@ func init() {
 		// Container (restype=container, checked before the table).
 		{Methods: put, Levels: lContainer, Restype: "container", Name: "createContainer", Handler: (*Service).createContainer,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}},
-		{Methods: get | head, Levels: lContainer, Restype: "container", Name: "getContainerProperties", Handler: (*Service).getContainerProperties, SAS: sasContRead},
+		{Methods: get | head, Levels: lContainer, Restype: "container", Name: "getContainerProperties", Handler: (*Service).getContainerProperties, SAS: sasContRead, Flags: fPublicContainer},
 		{Methods: del, Levels: lContainer, Restype: "container", Name: "deleteContainer", Handler: (*Service).deleteContainer,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}},
 		{Methods: put, Levels: lContainer, Restype: "container", Comp: "metadata", Name: "setContainerMetadata", Handler: (*Service).setContainerMetadata, SAS: sasContW},
-		{Methods: get | head, Levels: lContainer, Restype: "container", Comp: "metadata", Name: "getContainerProperties", Handler: (*Service).getContainerProperties, SAS: sasContRead},
+		{Methods: get | head, Levels: lContainer, Restype: "container", Comp: "metadata", Name: "getContainerProperties", Handler: (*Service).getContainerProperties, SAS: sasContRead, Flags: fPublicContainer},
 		// Container ACLs are Shared Key only (Create an account SAS: an
 		// account SAS does not reach Get or Set Container ACL).
 		{Methods: get | head, Levels: lContainer, Restype: "container", Comp: "acl", Name: "getContainerACL", Handler: (*Service).getContainerACL, SharedKeyOnly: true},
@@ -129,26 +142,26 @@ func init() {
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "w", SinceAnyOf: "d", Since: "2017-07-29", AccountOnly: true}},
 		{Methods: put, Levels: lContainer, Restype: "container", Comp: "lease", Name: "leaseContainer", Handler: (*Service).leaseContainer, SAS: sasContW},
 		{Methods: get, Levels: lContainer, Restype: "container", Comp: "list", Name: "listBlobs", Handler: (*Service).listBlobs,
-			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l"}},
+			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l"}, Flags: fPublicContainer},
 		{Methods: get, Levels: lContainer, Restype: "container", Comp: "blobs", Name: "findBlobsByTags", Handler: (*Service).findBlobsByTags,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "f"}},
 		{Methods: post, Levels: lContainer, Restype: "container", Comp: "batch", Name: "submitBatch", Handler: (*Service).submitBatch,
 			SAS: server.SASRule{Resource: auth.ContainerLevel}},
 
 		// Blob (restype is not consulted).
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "tier", Name: "setBlobTier", Handler: (*Service).setBlobTier, SAS: sasWrite, Flags: fOnSnapshot},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "tier", Name: "setBlobTier", Handler: (*Service).setBlobTier, SAS: sasWrite, Flags: fOnSnapshot | fBatchable},
 		{Methods: get | head, Levels: lBlob, Restype: star, Comp: "tags", Name: "getBlobTags", Handler: (*Service).getBlobTags, SAS: sasTags},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "tags", Name: "setBlobTags", Handler: (*Service).setBlobTags, SAS: sasTags},
 		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Has(hCopySource), server.Has(hBlobType)}, Name: "putBlobFromURL", Handler: (*Service).putBlobFromURL, SAS: sasCreate},
 		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Has(hCopySource), server.Lacks(hBlobType)}, Name: "copyBlob", Handler: (*Service).copyBlob, SAS: sasCreate},
 		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlob", Handler: (*Service).putBlob, SAS: sasCreate},
-		{Methods: get, Levels: lBlob, Restype: star, Name: "getBlob", Handler: (*Service).getBlob, SAS: sasRead},
-		{Methods: head, Levels: lBlob, Restype: star, Name: "getBlobProperties", Handler: (*Service).getBlobProperties, SAS: sasRead},
+		{Methods: get, Levels: lBlob, Restype: star, Name: "getBlob", Handler: (*Service).getBlob, SAS: sasRead, Flags: fPublicBlob},
+		{Methods: head, Levels: lBlob, Restype: star, Name: "getBlobProperties", Handler: (*Service).getBlobProperties, SAS: sasRead, Flags: fPublicBlob},
 		{Methods: del, Levels: lBlob, Restype: star, Name: "deleteBlob", Handler: (*Service).deleteBlob,
-			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}},
+			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}, Flags: fBatchable},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "properties", Name: "setBlobProperties", Handler: (*Service).setBlobProperties, SAS: sasWrite},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "metadata", Name: "setBlobMetadata", Handler: (*Service).setBlobMetadata, SAS: sasWrite},
-		{Methods: get | head, Levels: lBlob, Restype: star, Comp: "metadata", Name: "getBlobProperties", Handler: (*Service).getBlobProperties, SAS: sasRead},
+		{Methods: get | head, Levels: lBlob, Restype: star, Comp: "metadata", Name: "getBlobProperties", Handler: (*Service).getBlobProperties, SAS: sasRead, Flags: fPublicBlob},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "lease", Headers: []server.Cond{server.Is(hLeaseAction, "break")}, Name: "leaseBlob", Handler: (*Service).leaseBlob,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w", SinceAnyOf: "d", Since: "2017-07-29"}},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "lease", Name: "leaseBlob", Handler: (*Service).leaseBlob, SAS: sasWrite},
@@ -158,10 +171,10 @@ func init() {
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "block", Headers: []server.Cond{server.Has(hCopySource)}, Name: "putBlockFromURL", Handler: (*Service).putBlockFromURL, SAS: sasCreate},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "block", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlock", Handler: (*Service).putBlock, SAS: sasCreate},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "blocklist", Name: "putBlockList", Handler: (*Service).putBlockList, SAS: sasCreate},
-		{Methods: get, Levels: lBlob, Restype: star, Comp: "blocklist", Name: "getBlockList", Handler: (*Service).getBlockList, SAS: sasRead},
+		{Methods: get, Levels: lBlob, Restype: star, Comp: "blocklist", Name: "getBlockList", Handler: (*Service).getBlockList, SAS: sasRead, Flags: fPublicBlob},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "page", Headers: []server.Cond{server.Has(hCopySource)}, Name: "putPageFromURL", Handler: (*Service).putPageFromURL, SAS: sasWrite},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "page", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putPage", Handler: (*Service).putPage, SAS: sasWrite},
-		{Methods: get, Levels: lBlob, Restype: star, Comp: "pagelist", Name: "getPageRanges", Handler: (*Service).getPageRanges, SAS: sasRead},
+		{Methods: get, Levels: lBlob, Restype: star, Comp: "pagelist", Name: "getPageRanges", Handler: (*Service).getPageRanges, SAS: sasRead, Flags: fPublicBlob},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Has(hCopySource)}, Name: "appendBlockFromURL", Handler: (*Service).appendBlockFromURL, SAS: sasAppend},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "appendBlock", Handler: (*Service).appendBlock, SAS: sasAppend},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "seal", Name: "sealBlob", Handler: (*Service).sealBlob, SAS: sasWrite},

@@ -35,7 +35,7 @@ import (
 //   - byte-range locks (checkRange; MS-SMB2 3.3.5.14, MS-FSA 2.1.4.10),
 //   - REST file leases (Lease File,
 //     https://learn.microsoft.com/en-us/rest/api/storageservices/lease-file),
-//   - the read-only attribute (readOnlyAttrOps; MS-FSA 2.1.5.1.2.1),
+//   - the read-only attribute (fileOp.readOnly; MS-FSA 2.1.5.1.2.1),
 //   - the share's quota and the largest file size (checkSize).
 //
 // A refused operation returns a *refusal naming the check (its by field),
@@ -140,11 +140,17 @@ func refusedBy(err error) check {
 }
 
 // fileOp states what a domain operation on an existing item needs, for
-// the checks of precheck and admit.
+// the checks of precheck and admit: it is the operation's only
+// description of those rules, for both doors.
 type fileOp struct {
-	// rest is the REST operation's name: its row of handleOps (the share
-	// modes of live opens) and of readOnlyAttrOps.
-	rest string
+	// handle is the operation's row of package handle's REST access table
+	// (a handle.Op* name): the share modes and delete-pending state of
+	// live SMB opens a REST caller must pass.
+	handle string
+	// readOnly: the read-only attribute of a file refuses the operation
+	// from a REST caller (409 ReadOnlyAttribute; see readOnlyREST for
+	// each rule's evidence). Only writes are checked.
+	readOnly bool
 	// write: a write or delete (while leased, the lease ID is required);
 	// otherwise a read (a lease ID, when sent, must match).
 	write bool
@@ -156,27 +162,41 @@ type fileOp struct {
 	what string
 }
 
-// The domain's operations on existing items.
+// The domain's operations on existing items. A REST Create File over an
+// existing file replaces its content, as a supersede, which NTFS refuses
+// on a read-only file (inferred); Set File Properties without a resize is
+// how REST clears the attribute (Azure/azure-sdk-for-net#26520,
+// "SetHttpHeaders ... worked for modifying file attributes to remove
+// read-only"), and its resize is checked apart (resize); metadata is not
+// content: NTFS lets FILE_WRITE_EA and FILE_WRITE_ATTRIBUTES through on
+// read-only files (inferred); Copy File onto a read-only destination
+// checks the attribute itself (x-ms-file-copy-ignore-readonly), as Rename
+// File replacing one does (x-ms-file-rename-ignore-readonly); Abort Copy
+// File changes no content (inferred).
 var (
-	opGetFile                 = fileOp{rest: "getFile", data: true, access: accessRead, what: "read"}
-	opGetFileProperties       = fileOp{rest: "getFileProperties"}
-	opListRanges              = fileOp{rest: "listRanges"}
-	opCreateFile              = fileOp{rest: "createFile", write: true} // over an existing file
-	opCopyFileDest            = fileOp{rest: "copyFile", write: true}   // an existing destination
-	opAbortCopyFile           = fileOp{rest: "abortCopyFile", write: true}
-	opGetDirectoryProperties  = fileOp{rest: "getDirectoryProperties"}
-	opListFilesAndDirectories = fileOp{rest: "listFilesAndDirectories"}
-	opPutRange                = fileOp{rest: "putRange", write: true, data: true, access: accessWrite, what: "write"}
-	opPutRangeFromURL         = fileOp{rest: "putRangeFromURL", write: true, data: true, access: accessWrite, what: "write"}
-	opSetProperties           = fileOp{rest: "setFileProperties", write: true}
-	opSetFileMetadata         = fileOp{rest: "setFileMetadata", write: true}
-	opSetBasic                = fileOp{rest: "setFileProperties", write: true, access: AccessWriteAttributes, what: "setting basic information"}
-	opSetDirectoryProperties  = fileOp{rest: "setDirectoryProperties", write: true}
-	opSetDirectoryMetadata    = fileOp{rest: "setDirectoryMetadata", write: true}
-	opSetEndOfFile            = fileOp{rest: "setFileProperties", write: true, data: true, access: AccessWriteData, what: "set end of file"}
-	opSetAllocation           = fileOp{rest: "setFileProperties", write: true, data: true, access: AccessWriteData, what: "set allocation"}
-	opDeleteFile              = fileOp{rest: "deleteFile", write: true, access: AccessDelete, what: "a delete disposition"}
-	opDeleteDirectory         = fileOp{rest: "deleteDirectory", write: true, access: AccessDelete, what: "a delete disposition"}
+	opGetFile                 = fileOp{handle: handle.OpGetFile, data: true, access: accessRead, what: "read"}
+	opGetFileProperties       = fileOp{handle: handle.OpGetFileProperties}
+	opListRanges              = fileOp{handle: handle.OpListRanges}
+	opCreateFile              = fileOp{handle: handle.OpCreateFile, readOnly: true, write: true} // over an existing file
+	opCopyFileDest            = fileOp{handle: handle.OpCopyFileDest, write: true}               // an existing destination
+	opAbortCopyFile           = fileOp{handle: handle.OpAbortCopyFile, write: true}
+	opGetDirectoryProperties  = fileOp{handle: handle.OpGetDirectory}
+	opListFilesAndDirectories = fileOp{handle: handle.OpListDirsAndFiles}
+	// Content writes (Azure/azure-storage-azcopy#3230 for Put Range).
+	opPutRange        = fileOp{handle: handle.OpPutRange, readOnly: true, write: true, data: true, access: accessWrite, what: "write"}
+	opPutRangeFromURL = fileOp{handle: handle.OpPutRangeFromURL, readOnly: true, write: true, data: true, access: accessWrite, what: "write"}
+	opSetProperties   = fileOp{handle: handle.OpSetFileProperties, write: true}
+	opSetFileMetadata = fileOp{handle: handle.OpSetFileMetadata, write: true}
+	// SMB's set-information classes, checked at the open.
+	opSetBasic               = fileOp{handle: handle.OpSetFileProperties, write: true, access: AccessWriteAttributes, what: "setting basic information"}
+	opSetDirectoryProperties = fileOp{handle: handle.OpSetDirectory, write: true}
+	opSetDirectoryMetadata   = fileOp{handle: handle.OpSetDirectory, write: true}
+	opSetEndOfFile           = fileOp{handle: handle.OpSetFileProperties, write: true, data: true, access: AccessWriteData, what: "set end of file"}
+	opSetAllocation          = fileOp{handle: handle.OpSetFileProperties, write: true, data: true, access: AccessWriteData, what: "set allocation"}
+	// Read-only files cannot be deleted over REST until the attribute is
+	// cleared (Azure/azure-sdk-for-net#26520).
+	opDeleteFile      = fileOp{handle: handle.OpDeleteFile, readOnly: true, write: true, access: AccessDelete, what: "a delete disposition"}
+	opDeleteDirectory = fileOp{handle: handle.OpDeleteDirectory, write: true, access: AccessDelete, what: "a delete disposition"}
 )
 
 // precheck applies what an operation needs from an SMB open before any
@@ -227,7 +247,7 @@ func (d domain) load(tx kv.Tx, now time.Time, c *caller, dir bool) (target, erro
 // this order: its lease ID against e's lease (412 LeaseIdMissing,
 // LeaseIdMismatchWithFileOperation, LeaseNotPresentWithFileOperation),
 // the read-only attribute for a write of a file (409 ReadOnlyAttribute,
-// readOnlyAttrOps), and the share modes and delete-pending state of the
+// op.readOnly), and the share modes and delete-pending state of the
 // live SMB opens (409 SharingViolation, DeletePending).
 //
 // An SMB caller was checked when it opened (MS-FSA 2.1.5.1.2: the share
@@ -254,11 +274,11 @@ func (d domain) admit(tx kv.Tx, now time.Time, c *caller, e *Entry, op *fileOp) 
 			return err
 		}
 	}
-	return handlesAt(tx, now, c.acct, c.share, c.snap, e, op.rest)
+	return handlesAt(tx, now, c.acct, c.share, c.snap, e, op.handle)
 }
 
 // readOnly applies the read-only attribute of file e to op. A REST
-// caller's writes are refused as readOnlyAttrOps says: 409
+// caller's writes are refused as op.readOnly says: 409
 // ReadOnlyAttribute. An SMB open's access was checked against the
 // attribute when it opened (MS-FSA 2.1.5.1.2.1); later, only a delete
 // disposition is refused: ErrCannotDelete (STATUS_CANNOT_DELETE, MS-FSA
@@ -273,7 +293,7 @@ func (d domain) readOnly(c *caller, e *Entry, op *fileOp) error {
 		}
 		return nil
 	}
-	return d.readOnlyREST(e, op.rest)
+	return d.readOnlyREST(e, op.readOnly)
 }
 
 // readOnlyAtOpen applies the read-only attribute of e to an SMB open
@@ -282,7 +302,7 @@ func (d domain) readOnly(c *caller, e *Entry, op *fileOp) error {
 // 2.1.5.1.2.1): write access is ErrAccessDenied, delete-on-close
 // ErrCannotDelete, an overwrite or supersede ErrAccessDenied, in that
 // order, all refused by byReadOnly. A REST Create File over a read-only
-// file is refused by the same check (readOnlyAttrOps' createFile), as
+// file is refused by the same check (opCreateFile's readOnly), as
 // are its content writes and deletes (readOnly). Directories are never
 // refused.
 func (d domain) readOnlyAtOpen(e *Entry, explicit uint32, doc, truncate bool) error {
@@ -315,15 +335,6 @@ func (d domain) leaseAtOpen(e *Entry, now time.Time, truncate bool) (leased bool
 		return leased, refuse(byLease, fmt.Errorf("%w: the file is leased", ErrSharingViolation))
 	}
 	return leased, nil
-}
-
-// readOnlyREST is checkReadOnly with its refusal marked.
-func (d domain) readOnlyREST(e *Entry, op string) error {
-	err := checkReadOnly(e, op)
-	if azerr.Has(err, azerr.ReadOnlyAttribute) {
-		return refuse(byReadOnly, err)
-	}
-	return err
 }
 
 // checkRange applies the byte-range locks of e's other opens to a read
@@ -400,53 +411,17 @@ func (d domain) checkSize(c *caller, sh *Share, size int64) error {
 // with 409 (Azure/azure-storage-azcopy#3230). Cerulean sends what the service
 // sends, 409 (the azerr catalog's entry for ReadOnlyAttribute), not the 412
 // of the locks page.
-
-// readOnlyAttrOps says, for each REST operation name that may run on an
-// existing file, whether the read-only attribute refuses it.
-var readOnlyAttrOps = map[string]bool{
-	// Content writes (Azure/azure-storage-azcopy#3230 for Put Range).
-	"putRange":        true, // update and clear
-	"putRangeFromURL": true,
-	// Create File over an existing file replaces its content, as a
-	// supersede, which NTFS refuses on a read-only file (inferred).
-	"createFile": true,
-	// (Azure/azure-sdk-for-net#26520: read-only files cannot be
-	// deleted over REST until the attribute is cleared.)
-	"deleteFile": true,
-	// resizeFile is Set File Properties with x-ms-content-length: a
-	// content change (truncation or extension) (inferred).
-	"resizeFile": true,
-	// Set File Properties without a resize is how REST clears the
-	// attribute (Azure/azure-sdk-for-net#26520, "SetHttpHeaders ... worked
-	// for modifying file attributes to remove read-only").
-	"setFileProperties": false,
-	// Inferred: Metadata is not content: NTFS lets FILE_WRITE_EA and
-	// FILE_WRITE_ATTRIBUTES through on read-only files.
-	"setFileMetadata": false,
-	// Copy File onto a read-only destination and Rename File replacing
-	// one check the attribute themselves (they honour
-	// x-ms-file-copy-ignore-readonly / x-ms-file-rename-ignore-readonly).
-	"copyFile":   false,
-	"renameFile": false,
-	// Inferred: Abort Copy File changes no content (and finds no pending
-	// copy: copies complete at once).
-	"abortCopyFile": false,
-}
-
-// checkReadOnly refuses REST operation op (a router operation name, or
-// "resizeFile" for a Set File Properties that changes the size) on e
-// when e is a file with the read-only attribute: ReadOnlyAttribute.
-// Directories are never refused. Call it inside the operation's
-// transaction on the stored entry, before the change is applied (a
-// request that clears the attribute and resizes at once is refused (inferred)).
-// An op it does not know is an error (a programming error).
-func checkReadOnly(e *Entry, op string) error {
-	refuse, ok := readOnlyAttrOps[op]
-	if !ok {
-		return fmt.Errorf("file: operation %q has no read-only rule", op)
-	}
-	if refuse && !e.Dir && e.SMB.Attrs&AttrReadOnly != 0 {
-		return azerr.New(azerr.ReadOnlyAttribute)
+//
+// readOnlyREST refuses a REST operation on e that the read-only
+// attribute refuses (refused: the operation's fileOp.readOnly, or a
+// resize) when e is a file with the attribute: 409 ReadOnlyAttribute,
+// marked byReadOnly. Directories are never refused. Call it inside the
+// operation's transaction on the stored entry, before the change is
+// applied (a request that clears the attribute and resizes at once is
+// refused (inferred)).
+func (d domain) readOnlyREST(e *Entry, refused bool) error {
+	if refused && !e.Dir && e.SMB.Attrs&AttrReadOnly != 0 {
+		return refuse(byReadOnly, azerr.New(azerr.ReadOnlyAttribute))
 	}
 	return nil
 }

@@ -273,14 +273,15 @@ func (d domain) store(tx kv.Tx, now time.Time, c *caller, e *Entry) error {
 }
 
 // resize sets e's end of file to size at now: the read-only attribute
-// (a REST caller: "resizeFile" of readOnlyAttrOps), the quota
+// (a REST caller: a resize is a content change, truncation or extension,
+// which the attribute refuses (inferred)), the quota
 // (checkSize), then content past a smaller size is released. Byte-range
 // locks do not apply (see checkRange). An SMB resize is a content write:
 // it stamps the last-write and change times; a REST Set File Properties
 // sets those from its own headers.
 func (d domain) resize(tx kv.Tx, now time.Time, c *caller, sh *Share, e *Entry, size int64) error {
 	if c.open == nil {
-		if err := d.readOnlyREST(e, "resizeFile"); err != nil {
+		if err := d.readOnlyREST(e, true); err != nil {
 			return err
 		}
 	}

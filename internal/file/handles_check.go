@@ -10,33 +10,10 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
-// handleOps maps the router's operation names to the rows of the handle
-// package's REST access table. Operations given a handle.Op* name
-// directly (copy source and destination, lease acquire) pass through.
-var handleOps = map[string]string{
-	"createFile":              handle.OpCreateFile,
-	"getFile":                 handle.OpGetFile,
-	"getFileProperties":       handle.OpGetFileProperties,
-	"setFileProperties":       handle.OpSetFileProperties,
-	"setFileMetadata":         handle.OpSetFileMetadata,
-	"deleteFile":              handle.OpDeleteFile,
-	"putRange":                handle.OpPutRange,
-	"putRangeFromURL":         handle.OpPutRangeFromURL,
-	"listRanges":              handle.OpListRanges,
-	"copyFile":                handle.OpCopyFileDest,
-	"abortCopyFile":           handle.OpAbortCopyFile,
-	"renameFile":              handle.OpRenameFile,
-	"renameDirectory":         handle.OpRenameDirectory,
-	"deleteDirectory":         handle.OpDeleteDirectory,
-	"getDirectoryProperties":  handle.OpGetDirectory,
-	"setDirectoryProperties":  handle.OpSetDirectory,
-	"setDirectoryMetadata":    handle.OpSetDirectory,
-	"listFilesAndDirectories": handle.OpListDirsAndFiles,
-}
-
 // handlesAt consults the open SMB handles of item e of share sh (snapshot
-// snap) of account acct before REST operation op (an opName of the
-// router, or a handle.Op* name) of an open-less caller runs at now: 409
+// snap) of account acct before REST operation op (a handle.Op* name: a
+// fileOp's handle, or the operation's row named directly) of an
+// open-less caller runs at now: 409
 // DeletePending when e is delete-pending, 409 SharingViolation when an
 // open's share mode denies the access op needs (Managing file locks,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks;
@@ -55,9 +32,6 @@ var handleOps = map[string]string{
 func handlesAt(tx kv.Tx, now time.Time, acct, sh, snap string, e *Entry, op string) error {
 	if snap != "" {
 		return nil
-	}
-	if mapped, ok := handleOps[op]; ok {
-		op = mapped
 	}
 	if _, ok := handle.RESTAccess(op); !ok {
 		return fmt.Errorf("file: operation %q has no handle access rule", op)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
@@ -1170,28 +1171,65 @@ func TestVFSShares(t *testing.T) {
 	}
 }
 
-// TestCheckReadOnly is the REST read-only rule table.
+// TestCheckReadOnly is the REST read-only rule of each operation, as its
+// fileOp states it: refused on a read-only file, never on a writable file
+// or a read-only directory. A resize is refused like a content write.
+// Rename File has no fileOp: it checks the attribute of a replaced file
+// itself (x-ms-file-rename-ignore-readonly, TestDomainRenameBothDoors).
 func TestCheckReadOnly(t *testing.T) {
 	ro := &entry{SMB: smbProps{Attrs: AttrReadOnly | AttrArchive}}
 	rw := &entry{SMB: smbProps{Attrs: AttrArchive}}
 	dir := &entry{Dir: true, SMB: smbProps{Attrs: AttrReadOnly | AttrDirectory}}
-	for op, refused := range map[string]bool{
-		"putRange": true, "putRangeFromURL": true, "createFile": true, "deleteFile": true, "resizeFile": true,
-		"setFileProperties": false, "setFileMetadata": false, "copyFile": false, "renameFile": false,
+	rest := &caller{}
+	var d domain
+	for _, tc := range []struct {
+		name    string
+		op      *fileOp
+		refused bool
+	}{
+		{"putRange", &opPutRange, true}, {"putRangeFromURL", &opPutRangeFromURL, true},
+		{"createFile", &opCreateFile, true}, {"deleteFile", &opDeleteFile, true},
+		{"setFileProperties", &opSetProperties, false}, {"setFileMetadata", &opSetFileMetadata, false},
+		{"copyFile", &opCopyFileDest, false}, {"abortCopyFile", &opAbortCopyFile, false},
 	} {
-		err := checkReadOnly(ro, op)
-		if refused != azerr.Has(err, azerr.ReadOnlyAttribute) || !refused && err != nil {
-			t.Errorf("%s on a read-only file: %v", op, err)
+		if !tc.op.write {
+			t.Errorf("%s: not a write, so admit never checks its read-only rule", tc.name)
 		}
-		if err := checkReadOnly(rw, op); err != nil {
-			t.Errorf("%s on a writable file: %v", op, err)
+		err := d.readOnly(rest, ro, tc.op)
+		if tc.refused != azerr.Has(err, azerr.ReadOnlyAttribute) || tc.refused != (refusedBy(err) == byReadOnly) || !tc.refused && err != nil {
+			t.Errorf("%s on a read-only file: %v", tc.name, err)
 		}
-		if err := checkReadOnly(dir, op); err != nil {
-			t.Errorf("%s on a read-only directory: %v", op, err)
+		if err := d.readOnly(rest, rw, tc.op); err != nil {
+			t.Errorf("%s on a writable file: %v", tc.name, err)
+		}
+		if err := d.readOnly(rest, dir, tc.op); err != nil {
+			t.Errorf("%s on a read-only directory: %v", tc.name, err)
 		}
 	}
-	if err := checkReadOnly(rw, "getFile"); err == nil || azerr.Has(err, azerr.ReadOnlyAttribute) {
-		t.Errorf("unknown op: %v", err)
+	// resize: Set File Properties with x-ms-content-length.
+	if err := d.readOnlyREST(ro, true); !azerr.Has(err, azerr.ReadOnlyAttribute) || refusedBy(err) != byReadOnly {
+		t.Errorf("resize of a read-only file: %v", err)
+	}
+	// Reads carry no read-only rule.
+	for _, op := range []*fileOp{&opGetFile, &opGetFileProperties, &opListRanges, &opGetDirectoryProperties, &opListFilesAndDirectories} {
+		if op.readOnly || op.write {
+			t.Errorf("%s: a read with a write's rules", op.handle)
+		}
+	}
+}
+
+// TestFileOpHandleRows: every operation names a row of package handle's
+// REST access table, which handlesAt refuses to run without.
+func TestFileOpHandleRows(t *testing.T) {
+	for _, op := range []*fileOp{
+		&opGetFile, &opGetFileProperties, &opListRanges, &opCreateFile, &opCopyFileDest, &opAbortCopyFile,
+		&opGetDirectoryProperties, &opListFilesAndDirectories, &opPutRange, &opPutRangeFromURL,
+		&opSetProperties, &opSetFileMetadata, &opSetBasic, &opSetDirectoryProperties, &opSetDirectoryMetadata,
+		&opSetEndOfFile, &opSetAllocation, &opDeleteFile, &opDeleteDirectory,
+	} {
+		if _, ok := handle.RESTAccess(op.handle); !ok {
+			t.Errorf("fileOp %+v: no handle access row %q", *op, op.handle)
+		}
 	}
 }
 

@@ -234,6 +234,11 @@ func (t *Routes[H]) Match(m Method, level Level, sel *Selectors, h http.Header, 
 // Names returns the table's operation names, each once, in order.
 func (t *Routes[H]) Names() []string { return t.names }
 
+// All returns the table's entries, in order, for tests that check a
+// service's per-operation flags against its reference; callers must not
+// modify them.
+func (t *Routes[H]) All() []Route[H] { return t.all }
+
 // Rule is the SAS rule of a route: rule and ok=true, or ok=false for a
 // Shared Key only operation (AuthorizeSAS's ok).
 func (r *Route[H]) Rule() (SASRule, bool) { return r.SAS, !r.SharedKeyOnly }
