@@ -497,7 +497,7 @@ func (a *App) startSMB() error {
 		}
 	}
 	// The NTLM challenge's timestamp is the real time (clock.Wall).
-	cfg := smb.Config{Files: a.File, Accounts: a.cfg.Accounts, Clock: clock.Wall(a.cfg.Clock), Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
+	cfg := smb.Config{FS: a.File.VFS(smb.DefaultOwner()), Accounts: a.cfg.Accounts, Clock: clock.Wall(a.cfg.Clock), Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
 		RequireSigning: a.cfg.SMBRequireSigning, Encrypt: a.cfg.SMBEncrypt}
 	lim := a.cfg.SMBLimits
 	cfg.MaxConns, cfg.MaxConnsPerAddr, cfg.PreauthTimeout, cfg.IdleTimeout = lim.MaxConns, lim.MaxConnsPerAddr, lim.PreauthTimeout, lim.IdleTimeout

@@ -42,7 +42,7 @@ import (
 // wrapping the error its caller's protocol answers with: an *azerr.Error
 // for a REST caller (409 SharingViolation, FileLockConflict, ...), a VFS
 // sentinel for an SMB caller (ErrSharingViolation, ErrFileLockConflict,
-// ...; NTStatus maps them).
+// ...; the SMB front end maps them to NTSTATUS, internal/smb/ntstatus.go).
 
 // caller is who asks for a domain operation: a REST request, which holds
 // no open (every open is another's: MS-FSA 2.1.4.10), or an SMB open.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync/atomic"
 	"time"
 
@@ -41,8 +40,9 @@ import (
 //
 // Errors are the sentinels below (test with errors.Is; they may be
 // wrapped with details). Each names the NTSTATUS the SMB server answers
-// with; NTStatus maps them. Anything else is a storage fault
-// (STATUS_UNSUCCESSFUL or a dropped connection, at the server's choice).
+// with; the SMB front end maps them (internal/smb, ntstatus.go). Anything
+// else is a storage fault (STATUS_UNSUCCESSFUL or a dropped connection,
+// at the server's choice).
 
 // Errors returned by VFS calls.
 var (
@@ -106,44 +106,6 @@ var (
 
 // Reads at or past the end of file return io.EOF:
 // STATUS_END_OF_FILE (0xC0000011).
-
-// ntStatuses maps the sentinels to their NTSTATUS values.
-var ntStatuses = []struct {
-	err    error
-	status uint32
-}{
-	{ErrNotFound, 0xC0000034},
-	{ErrPathNotFound, 0xC000003A},
-	{ErrExists, 0xC0000035},
-	{ErrIsDirectory, 0xC00000BA},
-	{ErrNotDirectory, 0xC0000103},
-	{ErrSharingViolation, 0xC0000043},
-	{ErrDeletePending, 0xC0000056},
-	{ErrAccessDenied, 0xC0000022},
-	{ErrCannotDelete, 0xC0000121},
-	{ErrDirectoryNotEmpty, 0xC0000101},
-	{ErrInvalidName, 0xC0000033},
-	{ErrInvalidParameter, 0xC000000D},
-	{ErrDiskFull, 0xC000007F},
-	{ErrFileClosed, 0xC0000128},
-	{ErrShareNotFound, 0xC00000CC},
-	{ErrOwnerNotLive, 0xC000009A},
-}
-
-// NTStatus returns the NTSTATUS for an error of a VFS call: the value
-// documented on its sentinel, STATUS_END_OF_FILE (0xC0000011) for io.EOF,
-// and ok false for anything else (a storage fault).
-func NTStatus(err error) (status uint32, ok bool) {
-	if errors.Is(err, io.EOF) {
-		return 0xC0000011, true
-	}
-	for _, m := range ntStatuses {
-		if errors.Is(err, m.err) {
-			return m.status, true
-		}
-	}
-	return 0, false
-}
 
 // MaxIOSize is the largest Read or Write a VFS accepts: the SMB server
 // offers it as MaxReadSize and MaxWriteSize. It equals the chunk size of

@@ -34,19 +34,6 @@ var (
 	ErrInvalidLockRange = errors.New("file: invalid lock range")
 )
 
-func init() {
-	// NTStatus's table (vfs.go) learns the lock errors.
-	ntStatuses = append(ntStatuses, []struct {
-		err    error
-		status uint32
-	}{
-		{ErrLockNotGranted, 0xC0000055},
-		{ErrFileLockConflict, 0xC0000054},
-		{ErrRangeNotLocked, 0xC000007E},
-		{ErrInvalidLockRange, 0xC00001A1},
-	}...)
-}
-
 // LockRange is one lock of an SMB2 LOCK request: Length bytes from
 // Offset; Exclusive is ignored by Unlock.
 type LockRange struct {

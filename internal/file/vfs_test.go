@@ -1233,33 +1233,6 @@ func TestFileOpHandleRows(t *testing.T) {
 	}
 }
 
-// TestVFSNTStatus checks the error catalog.
-func TestVFSNTStatus(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want uint32
-		ok   bool
-	}{
-		{fmt.Errorf("wrapped: %w", ErrSharingViolation), 0xC0000043, true},
-		{ErrDeletePending, 0xC0000056, true},
-		{ErrCannotDelete, 0xC0000121, true},
-		{io.EOF, 0xC0000011, true},
-		{ErrFileClosed, 0xC0000128, true},
-		{errors.New("disk on fire"), 0, false},
-	} {
-		if got, ok := NTStatus(tc.err); got != tc.want || ok != tc.ok {
-			t.Errorf("NTStatus(%v) = %#x %v", tc.err, got, ok)
-		}
-	}
-	seen := map[uint32]bool{}
-	for _, m := range ntStatuses {
-		if seen[m.status] {
-			t.Errorf("status %#x twice", m.status)
-		}
-		seen[m.status] = true
-	}
-}
-
 // FuzzVFSData runs a random sequence of SMB writes, truncations and
 // extensions against an in-memory model and compares every byte, read
 // over SMB and over REST. The seeds run in the normal test run.

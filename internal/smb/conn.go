@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/chunk"
-	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
 
@@ -552,8 +551,7 @@ func (c *conn) statusOf(r *request, err error) smb2.Status {
 	if st, ok := smb2.AsStatus(err); ok {
 		return st
 	}
-	if code, ok := file.NTStatus(err); ok {
-		st := smb2.Status(code)
+	if st, ok := fileStatus(err); ok {
 		if st == smb2.StatusBadNetworkName && r.hdr.Command != smb2.CommandTreeConnect {
 			st = smb2.StatusNetworkNameDeleted
 		}

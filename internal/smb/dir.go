@@ -168,7 +168,7 @@ func (c *conn) gatherDir(o *open, cur *dirCursor, fixed, want int) ([]candidate,
 		}
 		in, err := c.srv.vfs.Lookup(c.ctx, o.f, cur.pattern)
 		if err != nil {
-			if code, ok := file.NTStatus(err); ok && smb2.Status(code) == smb2.StatusObjectNameNotFound {
+			if st, ok := fileStatus(err); ok && st == smb2.StatusObjectNameNotFound {
 				return out, nil
 			}
 			return nil, err

@@ -85,10 +85,9 @@ func newTestEnvWith(t testing.TB, adjust func(*Config)) *testEnv {
 	k1, _ := base64.StdEncoding.DecodeString(testKey1)
 	k2, _ := base64.StdEncoding.DecodeString(testKey2)
 	cfg := Config{
-		Files:    svc,
+		FS:       svc.VFS("smb-test"),
 		Accounts: []auth.Account{{Name: testAcct, Keys: [][]byte{k1, k2}}},
 		Logger:   slog.New(slog.DiscardHandler),
-		Owner:    "smb-test",
 	}
 	if adjust != nil {
 		adjust(&cfg)

@@ -252,8 +252,8 @@ func (c *conn) asyncStatus(err error) smb2.Status {
 	if st, ok := smb2.AsStatus(err); ok {
 		return st
 	}
-	if code, ok := file.NTStatus(err); ok {
-		return smb2.Status(code)
+	if st, ok := fileStatus(err); ok {
+		return st
 	}
 	c.log.Error("SMB async request failed", "err", err)
 	return smb2.StatusInternalError

@@ -297,10 +297,9 @@ func TestBlockingLock(t *testing.T) {
 func TestBlockingLockAcrossServers(t *testing.T) {
 	e := newTestEnv(t)
 	srv2 := New(Config{
-		Files:    e.svc,
+		FS:       e.svc.VFS("smb-test-2"),
 		Accounts: []auth.Account{{Name: testAcct, Keys: [][]byte{e.key1()}}},
 		Logger:   slog.New(slog.DiscardHandler),
-		Owner:    "smb-test-2",
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -6,13 +6,15 @@
 // responses. The wire format is package smb2's, authentication package
 // ntlm's (NTLMv2 in SPNEGO, user = storage account name, password = an
 // account key as base64 text), and every file operation goes through the
-// File service's VFS (file.VFS), whose handles live in the store's global
-// open table: share modes, delete-pending and List/Force Close Handles
-// hold across the REST and SMB front ends.
+// File service's VFS, behind the FileSystem interface this package
+// defines (fs.go; internal/app passes a file.VFS), whose handles live in
+// the store's global open table: share modes, delete-pending and
+// List/Force Close Handles hold across the REST and SMB front ends.
 //
 // The VFS owner (the liveness identity of this server's handles) is one
-// random id per Server; a goroutine renews its heartbeat, and Shutdown
-// retires it, so a crashed server's handles expire after the lease.
+// id per Server (DefaultOwner makes a random one); a goroutine renews its
+// heartbeat, and Shutdown retires it, so a crashed server's handles
+// expire after the lease.
 //
 // What is implemented (docs/architecture.md, "SMB front end", gives the
 // reasons): dialects
@@ -36,7 +38,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -49,8 +50,11 @@ import (
 
 // Config configures a Server.
 type Config struct {
-	// Files is the File service whose shares are served (required).
-	Files *file.Service
+	// FS is the File service's VFS whose shares are served (required),
+	// e.g. file.Service.VFS(DefaultOwner()). Its owner id is the
+	// liveness identity of this server's handles and must be unique
+	// among live servers.
+	FS FileSystem
 	// Accounts are the storage accounts that may log on: user = account
 	// name (any case), password = one of its keys as base64 text.
 	Accounts []auth.Account
@@ -58,9 +62,6 @@ type Config struct {
 	// clock). The VFS decides liveness with the File service's clock.
 	Clock  clock.Clock
 	Logger *slog.Logger
-	// Owner is the VFS owner id of this server's handles (default
-	// "smb-<hostname>-<random>"). It must be unique among live servers.
-	Owner string
 	// HeartbeatEvery is how often the owner's liveness is renewed
 	// (default 10 s); each heartbeat extends it by three intervals.
 	HeartbeatEvery time.Duration
@@ -109,7 +110,7 @@ type Observer interface {
 type Server struct {
 	cfg   Config
 	log   *slog.Logger
-	vfs   *file.VFS
+	vfs   FileSystem
 	auth  *ntlm.Server
 	guid  [16]byte
 	maxIO int
@@ -140,8 +141,8 @@ type Server struct {
 // New returns a Server for cfg. It starts nothing: Serve starts the
 // owner's heartbeat with the first listener.
 func New(cfg Config) *Server {
-	if cfg.Files == nil {
-		panic("smb: Config.Files is nil")
+	if cfg.FS == nil {
+		panic("smb: Config.FS is nil")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -173,14 +174,10 @@ func New(cfg Config) *Server {
 	if cfg.ServerName == "" {
 		cfg.ServerName = "CERULEAN"
 	}
-	if cfg.Owner == "" {
-		host, _ := os.Hostname()
-		cfg.Owner = "smb-" + host + "-" + randomHex(8)
-	}
 	s := &Server{
 		cfg:       cfg,
 		log:       cfg.Logger.With("service", "smb"),
-		vfs:       cfg.Files.VFS(cfg.Owner),
+		vfs:       cfg.FS,
 		maxIO:     cfg.MaxIOSize,
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*conn]struct{}{},
@@ -206,7 +203,7 @@ func New(cfg Config) *Server {
 }
 
 // Owner returns the VFS owner id of the server's handles.
-func (s *Server) Owner() string { return s.cfg.Owner }
+func (s *Server) Owner() string { return s.vfs.Owner() }
 
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("smb: server closed")
@@ -320,7 +317,7 @@ func (s *Server) heartbeat() {
 		err := s.vfs.Heartbeat(ctx, s.vfs.Now().Add(3*s.cfg.HeartbeatEvery))
 		cancel()
 		if err != nil {
-			s.log.Error("owner heartbeat failed; open handles expire if this persists", "owner", s.cfg.Owner, "err", err)
+			s.log.Error("owner heartbeat failed; open handles expire if this persists", "owner", s.vfs.Owner(), "err", err)
 		}
 	}
 }
