@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/kv/kvtest"
+
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
@@ -104,7 +106,7 @@ func keys(t testing.TB, store kv.Store, ns string) int {
 // order; from takes what it needs from one shard and moves on only when
 // short; expired entries are set aside; nothing past now is visible.
 func TestShardScan(t *testing.T) {
-	tx := &memTx{data: map[string][]byte{}, writable: true}
+	tx := &kvtest.MapTx{Data: map[string][]byte{}, Writable: true}
 	id := func(shard, i int) string {
 		return fmt.Sprintf("%c%07d-0000-4000-8000-000000000000", hexDigits[shard], i)
 	}

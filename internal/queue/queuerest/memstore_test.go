@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cerulean-storage/cerulean/internal/kv/kvtest"
+
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
@@ -31,7 +33,7 @@ func (s *replayStore) View(ctx context.Context, fn func(kv.Tx) error) error {
 	s.mu.Lock()
 	snap := maps.Clone(s.data)
 	s.mu.Unlock()
-	return fn(&memTx{data: snap})
+	return fn(&kvtest.MapTx{Data: snap})
 }
 
 func (s *replayStore) Update(ctx context.Context, fn func(kv.Tx) error) error {
@@ -41,20 +43,20 @@ func (s *replayStore) Update(ctx context.Context, fn func(kv.Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.updates++
-	a := &memTx{data: maps.Clone(s.data), writable: true}
+	a := &kvtest.MapTx{Data: maps.Clone(s.data), Writable: true}
 	errA := fn(a)
-	b := &memTx{data: maps.Clone(s.data), writable: true}
+	b := &kvtest.MapTx{Data: maps.Clone(s.data), Writable: true}
 	errB := fn(b)
 	if fmt.Sprint(errA) != fmt.Sprint(errB) {
 		s.diverged = append(s.diverged, fmt.Sprintf("errors differ: %v / %v", errA, errB))
 	}
-	if !maps.EqualFunc(a.data, b.data, bytes.Equal) {
+	if !maps.EqualFunc(a.Data, b.Data, bytes.Equal) {
 		s.diverged = append(s.diverged, "states differ after replay")
 	}
 	if errA != nil {
 		return errA
 	}
-	s.data = a.data
+	s.data = a.Data
 	return nil
 }
 
@@ -64,59 +66,4 @@ func (s *replayStore) divergences() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.diverged)
-}
-
-type memTx struct {
-	data     map[string][]byte
-	writable bool
-}
-
-func (t *memTx) Get(key []byte) ([]byte, error) {
-	v, ok := t.data[string(key)]
-	if !ok {
-		return nil, kv.ErrNotFound
-	}
-	return v, nil
-}
-
-func (t *memTx) Put(key, value []byte) error {
-	if !t.writable {
-		return kv.ErrReadOnly
-	}
-	t.data[string(key)] = bytes.Clone(value)
-	return nil
-}
-
-func (t *memTx) Delete(key []byte) error {
-	if !t.writable {
-		return kv.ErrReadOnly
-	}
-	delete(t.data, string(key))
-	return nil
-}
-
-func (t *memTx) Scan(start, end []byte, limit int, reverse bool, fn func(key, value []byte) bool) error {
-	var keys []string
-	for k := range t.data {
-		if k >= string(start) && (end == nil || k < string(end)) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	if reverse {
-		slices.Reverse(keys)
-	}
-	for i, k := range keys {
-		if limit > 0 && i >= limit {
-			break
-		}
-		v, ok := t.data[k]
-		if !ok {
-			continue // deleted by fn during the scan
-		}
-		if !fn([]byte(k), v) {
-			break
-		}
-	}
-	return nil
 }
