@@ -8,10 +8,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"io"
-	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -191,22 +188,7 @@ func TestCPKBlockBlob(t *testing.T) {
 
 	// At rest: no file of the data directory holds the plaintext (the
 	// snapshot still holds the 200 kB written first).
-	if dataDir != "" {
-		err := filepath.WalkDir(dataDir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			if bytes.Contains(b, marker) {
-				t.Errorf("%s holds the plaintext", path)
-			}
-			return nil
-		})
-		must(t, err)
-	}
+	noPlaintext(t, dataDir, marker)
 }
 
 // TestCPKAppendAndPage: Append Block and Put Page write with the blob's
