@@ -1,16 +1,15 @@
 package datalake
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
 // setAccessControl is Path - Update with action=setAccessControl
@@ -43,15 +42,11 @@ func (s *Service) setAccessControl(w http.ResponseWriter, r *req) error {
 	if v := r.Header.Get("x-ms-group"); v != "" {
 		in.Group = &v
 	}
-	var n *ns.Node
-	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		n, err = s.ns.Set(tx, r.fsOf(), in)
-		return err
-	})
+	out, err := s.blob.SetAccessControl(r.Context(), blob.SetAccessControlInput{FS: r.fsOf(), Set: in})
 	if err != nil {
 		return nsErr(err)
 	}
-	setETag(w.Header(), n.ETag, n.Modified)
+	setETag(w.Header(), out.Node.ETag, out.Node.Modified)
 	w.Header().Set("x-ms-namespace-enabled", "true")
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
@@ -113,21 +108,13 @@ func (s *Service) setAccessControlRecursive(w http.ResponseWriter, r *req) error
 	if in.ForceFlag, err = parseBool(r, "forceFlag", false); err != nil {
 		return err
 	}
-	var out *ns.SetACLRecursiveOutput
-	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		out, err = s.ns.SetACLRecursive(tx, r.fsOf(), in)
-		return err
-	})
-	if errors.Is(err, ns.ErrInvalidContinuation) {
-		// A continuation this server did not issue changes nothing and
-		// is answered with zero counts, as Azure answers one
-		// (azdatalake TestDirSetAccessControlRecursiveWithBadContinuation,
-		// recorded: Marker "garbage", no error, every count 0).
-		out, err = &ns.SetACLRecursiveOutput{}, nil
-	}
+	// A continuation this server did not issue changes nothing and is
+	// answered with zero counts (blob.Service.SetAccessControlRecursive).
+	res, err := s.blob.SetAccessControlRecursive(r.Context(), blob.SetAccessControlRecursiveInput{FS: r.fsOf(), Change: in})
 	if err != nil {
 		return nsErr(err)
 	}
+	out := &res.Result
 	body := struct {
 		DirectoriesSuccessful int               `json:"directoriesSuccessful"`
 		FilesSuccessful       int               `json:"filesSuccessful"`

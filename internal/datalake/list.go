@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
 // pathJSON is one path of Path - List's body. Azure sends numbers and
@@ -84,7 +84,7 @@ func parseBool(r *req, name string, def bool) (bool, error) {
 // the listing's order; a one-level listing takes one name only (400
 // InvalidQueryParameterValue otherwise). upn=true asks for user
 // principal names instead of object ids: owners and groups are named
-// through the directory learned from bearer tokens (userNames).
+// through the directory learned from bearer tokens (blob.Service.ListPaths).
 func (s *Service) listPaths(w http.ResponseWriter, r *req) error {
 	if !r.q.Has("recursive") {
 		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "recursive")
@@ -105,27 +105,17 @@ func (s *Service) listPaths(w http.ResponseWriter, r *req) error {
 		return s.listPathsFlat(w, r, recursive, n)
 	}
 	in := ns.ListInput{Dir: r.q.Get("directory"), Recursive: recursive, MaxResults: n, Continuation: r.q.Get("continuation"), From: r.q.Get("beginFrom"), Caller: r.caller()}
-	var out *ns.ListOutput
-	body := struct {
-		Paths []pathJSON `json:"paths"`
-	}{}
-	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if out, err = s.ns.List(tx, r.fsOf(), in); err != nil {
-			return err
-		}
-		body.Paths = make([]pathJSON, 0, len(out.Paths))
-		names := userNames(tx, upn)
-		for _, p := range out.Paths {
-			j := toPathJSON(p.Path, p.Node)
-			if j.Owner, j.Group, _, err = names.of(p.Node); err != nil {
-				return err
-			}
-			body.Paths = append(body.Paths, j)
-		}
-		return nil
-	})
+	out, err := s.blob.ListPaths(r.Context(), blob.ListPathsInput{FS: r.fsOf(), List: in, UPN: upn})
 	if err != nil {
 		return nsErr(err)
+	}
+	body := struct {
+		Paths []pathJSON `json:"paths"`
+	}{make([]pathJSON, 0, len(out.Paths))}
+	for _, p := range out.Paths {
+		j := toPathJSON(p.Path, p.Node)
+		j.Owner, j.Group = p.Owner, p.Group
+		body.Paths = append(body.Paths, j)
 	}
 	if out.Continuation != "" {
 		w.Header().Set("x-ms-continuation", out.Continuation)

@@ -3,13 +3,11 @@ package datalake
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
 // createPath is Path - Create of a file or directory
@@ -77,14 +75,7 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
 		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Acquire: acquire, Caller: caller,
 		MakeParents: true, Replace: blob.PathOnline, Append: appendBlob, CPK: keySHA(r)}
-	var out *ns.CreateOutput
-	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		if out, err = s.ns.Create(tx, r.fsOf(), in); err != nil || s.blob == nil {
-			return err
-		}
-		// A file created over one keeps that file's snapshots.
-		return s.blob.KeepSnapshots(tx, r.fsOf(), r.path, caller, out)
-	})
+	out, err := s.blob.CreatePath(r.Context(), blob.CreatePathInput{FS: r.fsOf(), Create: in})
 	if err != nil {
 		return nsErr(err)
 	}
@@ -146,17 +137,7 @@ func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
 	}
 	in := ns.RenameInput{SourceFilesystem: srcFS, Source: src, Dest: r.path, Mode: mode, SourceCond: sc, Cond: c,
 		SourceLeaseID: r.Header.Get("x-ms-source-lease-id"), LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller()}
-	var out *ns.RenameOutput
-	err = s.store.Update(r.Context(), func(tx kv.Tx) (err error) {
-		// With soft delete on, a replaced destination is soft-deleted
-		// ("Soft delete for blobs", hierarchical namespace table); the
-		// policy is read only when there is one.
-		in.Retain = func() (time.Duration, error) { return blob.DeleteRetention(tx, r.Account) }
-		if out, err = s.ns.Rename(tx, r.fsOf(), in); err != nil || out.Replaced == nil {
-			return err
-		}
-		return blob.RefuseSnapshots(tx, r.Account, "file")(out.Replaced)
-	})
+	out, err := s.blob.RenamePath(r.Context(), blob.RenamePathInput{FS: r.fsOf(), Rename: in})
 	if err != nil {
 		return nsErr(err)
 	}

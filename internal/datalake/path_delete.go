@@ -6,7 +6,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
 // deletePath is Path - Delete
@@ -38,25 +37,15 @@ func (s *Service) deletePath(w http.ResponseWriter, r *req) error {
 	if !s.hier(r.Account) {
 		return s.deletePathFlat(w, r, recursive, c)
 	}
-	var deletionID string
-	in := ns.DeleteInput{Path: r.path, Recursive: recursive, Cond: c, LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller(), DeletionID: &deletionID}
-	err = s.store.Update(r.Context(), func(tx kv.Tx) error {
-		retain, err := blob.DeleteRetention(tx, r.Account)
-		if err != nil {
-			return err
-		}
-		in.Retain = retain
-		in.Vet = blob.RefuseSnapshots(tx, r.Account, "file")
-		_, err = s.ns.Delete(tx, r.fsOf(), in)
-		return err
-	})
+	in := ns.DeleteInput{Path: r.path, Recursive: recursive, Cond: c, LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller()}
+	out, err := s.blob.DeletePath(r.Context(), blob.DeletePathInput{FS: r.fsOf(), Delete: in})
 	if err != nil {
 		return nsErr(err)
 	}
 	h := w.Header()
-	if deletionID != "" {
+	if out.DeletionID != "" {
 		h.Set("x-ms-delete-type-permanent", "false")
-		h.Set("x-ms-deletion-id", deletionID)
+		h.Set("x-ms-deletion-id", out.DeletionID)
 	} else {
 		h.Set("x-ms-delete-type-permanent", "true")
 	}

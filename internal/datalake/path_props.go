@@ -4,10 +4,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
-	"github.com/cerulean-storage/cerulean/internal/hns/ns"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
 // getPathStatus is Path - Get Properties with action=getStatus or
@@ -20,7 +19,7 @@ import (
 // ABFS driver asks the root's access control to tell a hierarchical
 // account). The conditions are read conditions (304 or 412). upn=true
 // asks for user principal names in x-ms-owner, x-ms-group and x-ms-acl
-// (userNames).
+// (blob.Service.GetPathStatus).
 func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
 	upn, err := parseBool(r, "upn", false)
 	if err != nil {
@@ -33,19 +32,11 @@ func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
 	if !s.hier(r.Account) {
 		return s.getPathStatusFlat(w, r, c)
 	}
-	var n *ns.Node
-	var owner, group string
-	var list acl.ACL
-	err = s.store.View(r.Context(), func(tx kv.Tx) (err error) {
-		if n, err = s.ns.Lookup(tx, r.fsOf(), r.path, r.caller()); err != nil {
-			return err
-		}
-		owner, group, list, err = userNames(tx, upn).of(n)
-		return err
-	})
+	out, err := s.blob.GetPathStatus(r.Context(), blob.GetPathStatusInput{FS: r.fsOf(), Path: r.path, Caller: r.caller(), UPN: upn})
 	if err != nil {
 		return nsErr(err)
 	}
+	n, owner, group, list := out.Node, out.Owner, out.Group, out.ACL
 	if err := c.CheckRead(n.ETag, n.Modified); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package datalake
+package blob
 
 import (
 	"slices"
@@ -9,7 +9,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
-// names renders the user identities of paths for one response: with
+// pathNamer renders the user identities of paths for one response: with
 // upn=true ("If true, the user identity values returned in the
 // x-ms-owner, x-ms-group, and x-ms-acl response headers will be
 // transformed from Azure Active Directory Object IDs to User Principal
@@ -18,17 +18,17 @@ import (
 // name, read in the response's transaction; every other id (a group, an
 // application, a user never seen, $superuser) stays as it is, as Azure
 // leaves group and application ids. Without upn the ids are returned.
-type names struct{ n *upn.Names }
+type pathNamer struct{ n *upn.Names }
 
-func userNames(tx kv.Tx, want bool) names {
+func pathNames(tx kv.Tx, want bool) pathNamer {
 	if !want {
-		return names{}
+		return pathNamer{}
 	}
-	return names{upn.NewNames(tx)}
+	return pathNamer{upn.NewNames(tx)}
 }
 
 // of is n's owner, owning group and ACL as the response shows them.
-func (u names) of(n *ns.Node) (owner, group string, list acl.ACL, err error) {
+func (u pathNamer) of(n *ns.Node) (owner, group string, list acl.ACL, err error) {
 	if u.n == nil {
 		return n.Owner, n.Group, n.ACL, nil
 	}

@@ -1,0 +1,49 @@
+package blob
+
+import (
+	"context"
+
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// DeletePathInput is Path - Delete of a path in FS.
+type DeletePathInput struct {
+	// FS is the path's filesystem.
+	FS ns.FS
+	// Delete is the path, recursion, conditions, lease and caller
+	// (ns.Delete); its Retain, Vet and DeletionID are set here.
+	Delete ns.DeleteInput
+}
+
+// DeletePathOutput is the outcome of a delete.
+type DeletePathOutput struct {
+	// DeletionID is the soft-deleted path's deletion id for Path -
+	// Undelete, "" when the path is gone for good.
+	DeletionID string
+}
+
+// DeletePath makes the path and everything under it unreachable in one
+// transaction (ns.Delete detaches the subtree; the collector reclaims
+// it), soft-deleted when the account's delete retention policy is on. A
+// file with snapshots refuses (409 SnapshotsPresent, RefuseSnapshots); a
+// directory goes with the snapshots of the files below it.
+func (s *Service) DeletePath(ctx context.Context, in DeletePathInput) (DeletePathOutput, error) {
+	var deletionID string
+	d := in.Delete
+	d.DeletionID = &deletionID
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		retain, err := DeleteRetention(tx, in.FS.Account)
+		if err != nil {
+			return err
+		}
+		d.Retain = retain
+		d.Vet = RefuseSnapshots(tx, in.FS.Account, "file")
+		_, err = s.hns.Delete(tx, in.FS, d)
+		return err
+	})
+	if err != nil {
+		return DeletePathOutput{}, err
+	}
+	return DeletePathOutput{DeletionID: deletionID}, nil
+}
