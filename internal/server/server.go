@@ -284,214 +284,29 @@ func wellFormedVersion(v string) bool {
 // oldestVersion is the first version with the modern Shared Key scheme.
 const oldestVersion = "2009-09-19"
 
-// Wrap returns the http.Handler for svc with the common middleware.
+// Wrap returns the http.Handler for svc with the common middleware: each
+// request passes the stages below in order (pipeline.go), the first that
+// refuses it rendering the error and ending the pipeline.
 func (s *Server) Wrap(svc Service) http.Handler {
 	var handler http.HandlerFunc
 	handler = func(w http.ResponseWriter, hr *http.Request) {
-		var r *Request
-		obs := s.cfg.Observer
-		debug := s.cfg.Logger.Enabled(hr.Context(), slog.LevelDebug)
-		// sw records whether the answer has started (clientGone).
-		sw := &statusWriter{ResponseWriter: w}
-		w = sw
-		if sub := hr.Context().Value(batchVersionKey{}) != nil; (obs != nil || debug) && !sub {
-			start := time.Now()
-			if obs != nil {
-				obs.Begin(svc.Name)
-			}
-			defer func() {
-				op := ""
-				if r != nil {
-					op = r.Op
-				}
-				d := time.Since(start)
-				if obs != nil {
-					obs.End(svc.Name, op, sw.status(), d)
-				}
-				if debug {
-					// One line per request at --log-level debug, as a
-					// client's trace would show it (SAS signature hidden).
-					s.cfg.Logger.Debug("request", "service", svc.Name, "method", hr.Method, "url", redactSAS(hr.URL),
-						"operation", op, "status", sw.status(), "error", sw.Header().Get("x-ms-error-code"),
-						"request_id", sw.Header().Get("x-ms-request-id"), "duration", d)
-				}
-			}()
+		x := exchange{s: s, svc: &svc, sw: &statusWriter{ResponseWriter: w}, hr: hr}
+		if start, observed := x.observe(); observed {
+			defer x.observed(start)
 		}
-		restoreMetadataNames(hr)
-		hr = trackContinue(hr)
-		var syncErr error
-		if sy, ok := s.cfg.Clock.(clock.Syncer); ok && hr.Context().Value(batchVersionKey{}) == nil {
-			// Clock control on a shared store: the offset as of now,
-			// read outside any transaction (a batch's parts use the
-			// batch's).
-			syncErr = sy.Sync(hr.Context())
-		}
-		now := s.cfg.Clock.Now()
-		id := newRequestID()
-		h := w.Header()
-		h.Set("x-ms-request-id", id)
-		h.Set("Date", now.UTC().Format(http.TimeFormat))
-		if svc.ServerHeader != "" {
-			h.Set("Server", svc.ServerHeader)
-		}
-		if c := hr.Header.Get("x-ms-client-request-id"); c != "" && len(c) <= 1024 {
-			h.Set("x-ms-client-request-id", c)
-		}
-		version := hr.Header.Get("x-ms-version")
-		if v, ok := hr.Context().Value(batchVersionKey{}).(string); ok && version == "" {
-			version = v // a batch sub-request: the batch's version
-		}
-		if version != "" {
-			h.Set("x-ms-version", version)
-		} else {
-			// Every response names the version that processed it. A request
-			// without one (an anonymous read of a public blob from a browser)
-			// is processed as 2009-09-19, the version the service uses for
-			// anonymous requests to containers made public with 2009-09-19 or
-			// later (Versioning for the Azure Storage services,
-			// https://learn.microsoft.com/en-us/rest/api/storageservices/versioning-for-the-azure-storage-services).
-			h.Set("x-ms-version", oldestVersion)
-		}
-		r = &Request{Request: hr, Now: now, Version: version, ID: id, serve: handler, HTTPS: hr.TLS != nil || overTLS(hr), OAuth: s.cfg.OAuth}
-		fail := func(e *azerr.Error) {
-			withheld := continueWithheld(hr)
-			if withheld {
-				// The connection ends after this answer (RFC 9110
-				// §10.1.1: say so when the body is not read).
-				w.Header().Set("Connection", "close")
-			} else {
-				drainBody(w, hr)
-			}
-			switch {
-			case svc.JSONErrors:
-				WriteJSONError(w, hr, e)
-			case svc.DFS != nil && svc.DFS(hr):
-				WriteDFSError(w, hr, e)
-			default:
-				WriteXMLError(w, hr, e)
-			}
-			if withheld {
-				drainAfterAnswer(w, hr)
-			}
-		}
-		if syncErr != nil {
-			fail(ToAzure(hr.Context(), s.cfg.Logger, syncErr))
+		x.prepare()
+		syncErr := x.syncClock()
+		now, id := x.stamp()
+		version := x.version()
+		x.r = &Request{Request: x.hr, Now: now, Version: version, ID: id, serve: handler, HTTPS: x.hr.TLS != nil || overTLS(x.hr), OAuth: s.cfg.OAuth}
+		if x.refuse(syncErr) || x.refuse(x.checkVersion()) {
 			return
 		}
-		if version != "" && (!wellFormedVersion(version) || version < oldestVersion) {
-			fail(azerr.InvalidHeader("x-ms-version", version))
+		x.address()
+		if x.refuse(x.authenticate()) || x.refuse(x.admit()) || x.cors() {
 			return
 		}
-		if !s.cfg.DisableProductStyleURL {
-			if phr, ok := s.productStyle(hr); ok {
-				hr, r.Request, r.HostStyle = phr, phr, true
-			}
-		}
-		r.Account = auth.AccountFromPath(hr.URL.EscapedPath())
-		if base, ok := strings.CutSuffix(r.Account, auth.SecondarySuffix); ok {
-			if _, known := s.cfg.Accounts(base); known {
-				r.Account, r.Secondary = base, true
-			}
-		}
-		if hr, ok := s.accountInHost(hr, r.Account); ok {
-			r.Request, r.Account = hr, auth.AccountFromPath(hr.URL.EscapedPath())
-		}
-		if tok, bearer := bearerToken(hr); bearer && s.cfg.OAuth && hr.Method != http.MethodOptions {
-			// Entra ID in the emulator's basic mode (auth.VerifyBearer):
-			// a valid token authenticates for the account of the URL.
-			if err := auth.VerifyBearer(tok, r.Account, svc.Kind, r.HTTPS, now); err != nil {
-				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
-				return
-			}
-			p := auth.BearerPrincipal(tok)
-			r.Authenticated, r.Principal = true, &p
-			if s.cfg.Principals != nil {
-				if err := s.cfg.Principals(hr.Context(), p); err != nil {
-					s.cfg.Logger.Warn("learning a bearer principal", "oid", p.OID, "err", err)
-				}
-			}
-			if sas, ok, err := userBoundSAS(hr); err != nil {
-				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
-				return
-			} else if ok {
-				// A SAS bound to one user (sduoid) with a token: the
-				// SAS authorizes, the token only says who sends it
-				// (auth.SASRequest.Bearer).
-				r.Authenticated, r.Principal, r.SAS, r.sasBearer = false, nil, &sas, &p
-			}
-		} else if hr.Method != http.MethodOptions {
-			// The signed date is the client's real time: under clock
-			// control the skew is measured against the wall clock.
-			wallNow := now
-			if w, ok := s.cfg.Clock.(clock.Waller); ok {
-				wallNow = w.Wall().Now()
-			}
-			acct, ok, err := auth.Authenticate(r.Request, svc.Kind, s.cfg.Accounts, wallNow)
-			if err != nil {
-				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
-				return
-			}
-			r.Authenticated = ok
-			if ok {
-				r.Account = acct
-			} else if len(hr.Header.Values("Authorization")) == 0 {
-				q := hr.URL.Query()
-				sas, signed, err := auth.ParseSAS(q)
-				if err == nil && !signed && auth.RawQueryHasSig(hr.URL.RawQuery) {
-					// A sig the query parser dropped (a bad escape):
-					// a malformed SAS, refused as one, never served as
-					// an anonymous request.
-					err = auth.MalformedSignature()
-				}
-				if err != nil {
-					fail(ToAzure(hr.Context(), s.cfg.Logger, err))
-					return
-				}
-				if signed {
-					r.SAS = &sas
-				}
-			}
-		}
-		r.kind, r.accounts = svc.Kind, s.cfg.Accounts
-		if _, known := s.cfg.Accounts(r.Account); !known {
-			fail(azerr.Newf(azerr.ResourceNotFound, "The specified account does not exist."))
-			return
-		}
-		if r.Secondary && hr.Method != http.MethodGet && hr.Method != http.MethodHead && hr.Method != http.MethodOptions {
-			fail(azerr.Newf(azerr.InsufficientAccountPermissions, "Write operations are not allowed."))
-			return
-		}
-		if ruler, ok := svc.Handler.(CORSRuler); ok && (hr.Method == http.MethodOptions || hr.Method == http.MethodGet || hr.Method == http.MethodHead || hr.Header.Get("Origin") != "") {
-			rules, err := ruler.CORSRules(hr.Context(), r.Account)
-			if err != nil {
-				fail(ToAzure(hr.Context(), s.cfg.Logger, err))
-				return
-			}
-			if hr.Method == http.MethodOptions {
-				if err := preflight(w, hr, rules); err != nil {
-					fail(ToAzure(hr.Context(), s.cfg.Logger, err))
-				}
-				return
-			}
-			corsHeaders(w, hr, rules)
-		}
-		if err := svc.Handler.ServeAzure(w, r); err != nil {
-			if clientGone(hr.Context(), err, sw.code != 0) {
-				// Nothing failed here and nobody reads an answer: the
-				// response (its status perhaps already sent) was cut
-				// short by the client.
-				s.cfg.Logger.InfoContext(hr.Context(), "client disconnected", "service", svc.Name, "method", hr.Method,
-					"url", redactSAS(hr.URL), "operation", r.Op, "err", err)
-				return
-			}
-			e := ToAzure(hr.Context(), s.cfg.Logger, err)
-			if hr.Context().Value(batchVersionKey{}) != nil {
-				// Requests are logged whole above; a batch's parts here.
-				s.cfg.Logger.Debug("batch sub-request failed", "service", svc.Name, "method", hr.Method, "url", redactSAS(hr.URL), "status", e.Status, "code", e.Code)
-			}
-			fail(e)
-			return
-		}
+		x.dispatch()
 	}
 	return handler
 }
