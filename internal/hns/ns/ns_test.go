@@ -273,8 +273,18 @@ func TestRename(t *testing.T) {
 		e.mkfile("p/d/other", "o")
 		_, err = rename(RenameInput{Source: "p/d", Dest: "p/full"})
 		wantCode(t, err, "DirectoryNotEmpty")
-		_, err = rename(RenameInput{Source: "p/d", Dest: "p/empty", Cond: cond.Conditions{IfNoneMatch: []string{"*"}}})
+		_, err = rename(RenameInput{Source: "p/full/d", Dest: "p/full"})
+		wantCode(t, err, "InvalidRenameSourcePath")
+		// The destination conditions apply to that child: Hadoop's ABFS
+		// driver renames with If-None-Match: *.
+		_, err = rename(RenameInput{Source: "p/d", Dest: "p/full", Cond: cond.Conditions{IfNoneMatch: []string{"*"}}})
 		wantCode(t, err, "PathAlreadyExists")
+		if _, err := rename(RenameInput{Source: "p/d", Dest: "p/empty", Cond: cond.Conditions{IfNoneMatch: []string{"*"}}}); err != nil || !e.exists("p/empty/d/other") {
+			t.Fatalf("posix, If-None-Match: * onto a directory: %v", err)
+		}
+		if _, err := rename(RenameInput{Source: "p/empty/d", Dest: "p"}); err != nil {
+			t.Fatal(err)
+		}
 		// A directory renamed onto its own parent would move onto itself.
 		_, err = rename(RenameInput{Source: "p/d", Dest: "p"})
 		wantCode(t, err, "InvalidRenameSourcePath")

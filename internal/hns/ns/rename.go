@@ -80,8 +80,9 @@ type RenameOutput struct {
 //   - posix mode (the default), destination an existing directory: the
 //     source moves into it, under its own name, as a command line's mv
 //     does; that child is then the destination, renamed onto as in
-//     legacy mode. The destination conditions and lease are checked on
-//     the directory named. This is what the PathRenameMode description
+//     legacy mode, and the destination conditions and lease apply to it
+//     (Hadoop's ABFS driver sends If-None-Match: * with every rename, so
+//     as not to replace a file). This is what the PathRenameMode description
 //     of the REST specification says ("When renaming a directory to a
 //     destination directory that already exists, the source directory is
 //     moved into the destination directory as a subdirectory";
@@ -193,6 +194,12 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	if existing == nil && len(in.Cond.IfMatch) > 0 {
 		return nil, ErrConditionNotMet
 	}
+	if existing != nil && existing.node.Dir && in.Mode == Posix && !in.into {
+		next := in
+		next.Dest = strings.Join(append(slices.Clone(dst), src[len(src)-1]), "/")
+		next.into = true
+		return s.Rename(tx, fs, next)
+	}
 	if existing != nil {
 		switch err := in.Cond.CheckWrite(true, existing.node.ETag, existing.node.Modified); {
 		case err == cond.ErrExists:
@@ -202,12 +209,6 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 		}
 		if err := checkLease(existing.node, in.LeaseID, now); err != nil {
 			return nil, err
-		}
-		if existing.node.Dir && in.Mode == Posix && !in.into {
-			next := in
-			next.Dest = strings.Join(append(slices.Clone(dst), src[len(src)-1]), "/")
-			next.Cond, next.LeaseID, next.into = cond.Conditions{}, "", true
-			return s.Rename(tx, fs, next)
 		}
 		if existing.node.Dir != sl.node.Dir {
 			return nil, ErrSourceDestTypeMismatch
