@@ -8,7 +8,8 @@
 # (its dfs port also answers the Blob API). Maven's local repository is the
 # default (~/.m2), so the second run needs no downloads. Then Hadoop's
 # ABFS driver (scripts/clients/java/abfs, a project of its own) against the
-# dfs port. Exits non-zero when a test fails.
+# dfs port, and Hadoop's own filesystem contract tests for ABFS (the
+# contract profile of that project). Exits non-zero when a test fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/cerulean-java.XXXXXX)
@@ -43,8 +44,11 @@ props=(-Dcerulean.blob="$u:${base}0" -Dcerulean.queue="$u:${base}1" -Dcerulean.t
 failed=0
 echo "-- Azure SDK for Java (scripts/clients/java)"
 (cd "$root/scripts/clients/java" && mvn -B -q test "${props[@]}" "$@") || failed=1
-echo "-- Hadoop ABFS driver (scripts/clients/java/abfs)"
-(cd "$root/scripts/clients/java/abfs" && mvn -B -q test "${props[@]}" "$@") || failed=1
+echo "-- Hadoop ABFS driver (scripts/clients/java/abfs), with Hadoop's ABFS contract tests"
+# -Pcontract adds hadoop-azure's own ITestAbfsFileSystemContract* classes
+# (its test jar), pointed at the dfs port by azure-auth-keys.xml.
+(cd "$root/scripts/clients/java/abfs" && mvn -B -q test -Pcontract "${props[@]}" \
+  -Dcerulean.dfsendpoint="127.0.0.1:${base}6" "$@") || failed=1
 # The matrix's rows (scripts/matrix.sh): test counts and the versions
 # Maven resolved, both read from the surefire reports.
 . "$root/scripts/matrix.sh"
@@ -66,9 +70,9 @@ resolved() {  # resolved DIR GROUPPATH ARTIFACT...: "`artifact` version, ..."
   done
   echo "$acc"
 }
-javarow() {  # javarow CLIENT DIR VERSIONS HOW
+javarow() {  # javarow CLIENT DIR VERSIONS HOW (skipped tests are not counted)
   local t f
-  t=$(surefire "$2" tests)
+  t=$(($(surefire "$2" tests) - $(surefire "$2" skipped)))
   f=$(($(surefire "$2" failures) + $(surefire "$2" errors)))
   if [ "$t" -eq 0 ]; then
     matrix_row "$1" "$3" "$4" "failed: no test ran, $(date -u +%F)"
@@ -81,7 +85,7 @@ javarow "Azure SDK for Java" "$java_dir" \
   "\`azure-sdk-bom\` $(grep -A1 '<artifactId>azure-sdk-bom</artifactId>' "$java_dir/pom.xml" | grep -o '[0-9][0-9.]*' | head -1): $(resolved "$java_dir" com/azure azure-storage-blob azure-storage-blob-batch azure-storage-queue azure-storage-file-share azure-storage-file-datalake azure-data-tables)" \
   "\`scripts/clients-java.sh\` (JUnit)"
 javarow "Hadoop's ABFS driver" "$java_dir/abfs" "$(resolved "$java_dir/abfs" org/apache/hadoop hadoop-azure)" \
-  "\`scripts/clients-java.sh\` (JUnit, the dfs endpoint)"
+  "\`scripts/clients-java.sh\` (JUnit, the dfs endpoint; with Hadoop's ABFS contract tests)"
 if [ "$failed" != 0 ]; then
   echo "Java clients: FAILED (surefire reports under scripts/clients/java/target and java/abfs/target)" >&2
   exit 1

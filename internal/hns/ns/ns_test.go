@@ -214,7 +214,7 @@ func TestRename(t *testing.T) {
 			{"root source", RenameInput{Source: "/", Dest: "x"}, "InvalidRenameSourcePath"},
 			{"missing dest parent", RenameInput{Source: "dst/moved", Dest: "no/where"}, "RenameDestinationParentPathNotFound"},
 			{"file dest parent", RenameInput{Source: "dst/moved/x", Dest: "dst/moved/2/x"}, "InvalidDestinationPath"},
-			{"file onto dir", RenameInput{Source: "dst/moved/2", Dest: "dst/moved/x"}, "InvalidSourceOrDestinationResourceType"},
+			{"file onto dir", RenameInput{Source: "dst/moved/2", Dest: "dst/moved/x", Mode: Legacy}, "InvalidSourceOrDestinationResourceType"},
 			{"dir onto file", RenameInput{Source: "dst/moved/x", Dest: "dst/moved/2"}, "InvalidSourceOrDestinationResourceType"},
 			{"dir onto non-empty dir", RenameInput{Source: "dst/moved", Dest: "dst/moved2"}, ""},
 			{"source condition", RenameInput{Source: "dst/moved/2", Dest: "z", SourceCond: cond.Conditions{IfMatch: []string{`"0x0"`}}}, "SourceConditionNotMet"},
@@ -232,8 +232,11 @@ func TestRename(t *testing.T) {
 			}
 		}
 
-		// posix: a file replaces a file, a directory an empty directory,
-		// not a non-empty one.
+		// posix: a file replaces a file; a file or directory renamed onto
+		// an existing directory, empty or not, moves into it under its own
+		// name (the PathRenameMode description; Hadoop's ABFS driver and
+		// contract tests); what is there under that name is then replaced
+		// as in legacy mode.
 		e.mkfile("p/f1", "a")
 		e.mkfile("p/f2", "b")
 		out, err = rename(RenameInput{Source: "p/f1", Dest: "p/f2"})
@@ -242,15 +245,55 @@ func TestRename(t *testing.T) {
 		}
 		e.mkdir("p/empty")
 		e.mkfile("p/full/f", "c")
-		e.mkdir("p/d")
-		if _, err := rename(RenameInput{Source: "p/d", Dest: "p/empty"}); err != nil {
+		e.mkfile("p/d/inner", "i")
+		if out, err := rename(RenameInput{Source: "p/d", Dest: "p/empty"}); err != nil || out.Replaced != nil {
+			t.Fatalf("posix dir onto empty dir: %v %+v", err, out)
+		}
+		if e.exists("p/d") || !e.exists("p/empty/d/inner") {
+			t.Fatal("posix: directory not moved into the empty directory")
+		}
+		if _, err := rename(RenameInput{Source: "p/empty/d", Dest: "p/full"}); err != nil {
 			t.Fatal(err)
 		}
-		e.mkdir("p/d")
+		if !e.exists("p/full/f") || !e.exists("p/full/d/inner") || e.exists("p/empty/d") {
+			t.Fatal("posix: directory not moved into the full directory beside its file")
+		}
+		if _, err := rename(RenameInput{Source: "p/f2", Dest: "p/full"}); err != nil {
+			t.Fatal(err)
+		}
+		if e.exists("p/f2") || !e.exists("p/full/f2") {
+			t.Fatal("posix: file not moved into the directory")
+		}
+		// The child of that name: a file replaced, a full directory not;
+		// the destination conditions apply to the directory named.
+		e.mkfile("p/f2", "again")
+		if out, err := rename(RenameInput{Source: "p/f2", Dest: "p/full"}); err != nil || out.Replaced == nil || string(out.Replaced.Ref) != "a" {
+			t.Fatalf("posix: file onto the child file: %v %+v", err, out)
+		}
+		e.mkfile("p/d/other", "o")
 		_, err = rename(RenameInput{Source: "p/d", Dest: "p/full"})
 		wantCode(t, err, "DirectoryNotEmpty")
-		// legacy (the SDKs' mode) as posix: a file replaces a file, a
-		// directory an empty directory (azure-sdk-for-net's recorded
+		_, err = rename(RenameInput{Source: "p/full/d", Dest: "p/full"})
+		wantCode(t, err, "InvalidRenameSourcePath")
+		// The destination conditions apply to that child: Hadoop's ABFS
+		// driver renames with If-None-Match: *.
+		_, err = rename(RenameInput{Source: "p/d", Dest: "p/full", Cond: cond.Conditions{IfNoneMatch: []string{"*"}}})
+		wantCode(t, err, "PathAlreadyExists")
+		if _, err := rename(RenameInput{Source: "p/d", Dest: "p/empty", Cond: cond.Conditions{IfNoneMatch: []string{"*"}}}); err != nil || !e.exists("p/empty/d/other") {
+			t.Fatalf("posix, If-None-Match: * onto a directory: %v", err)
+		}
+		if _, err := rename(RenameInput{Source: "p/empty/d", Dest: "p"}); err != nil {
+			t.Fatal(err)
+		}
+		// A directory renamed onto its own parent would move onto itself.
+		_, err = rename(RenameInput{Source: "p/d", Dest: "p"})
+		wantCode(t, err, "InvalidRenameSourcePath")
+		e.mkdir("p/d2")
+		_, err = rename(RenameInput{Source: "p/d2", Dest: "p/full", Mode: Legacy})
+		wantCode(t, err, "DirectoryNotEmpty")
+		e.mkdir("p/d")
+		// legacy (the SDKs' mode): a file replaces a file, a directory an
+		// empty directory (azure-sdk-for-net's recorded
 		// RenameAsync_DestinationConditions), not a full one.
 		_, err = rename(RenameInput{Source: "p/d", Dest: "p/full", Mode: Legacy})
 		wantCode(t, err, "DirectoryNotEmpty")
@@ -261,6 +304,7 @@ func TestRename(t *testing.T) {
 		if e.exists("p/d") || !e.exists("p/empty2") {
 			t.Fatal("legacy directory rename over an empty directory")
 		}
+		e.mkfile("p/f2", "b")
 		e.mkfile("p/f3", "d")
 		if _, err := rename(RenameInput{Source: "p/f2", Dest: "p/f3", Mode: Legacy}); err != nil {
 			t.Fatal(err)

@@ -11,9 +11,8 @@ import (
 )
 
 // RenameMode is the mode query parameter of Path Create with
-// x-ms-rename-source: "legacy" or "posix" (the default). Rename treats
-// both alike (see Rename): what Azure is recorded doing in legacy mode,
-// the SDKs' mode, is what posix mode promises.
+// x-ms-rename-source: "legacy" or "posix" (the default). They differ only
+// when the destination is an existing directory (see Rename).
 type RenameMode int
 
 // Rename modes.
@@ -48,6 +47,11 @@ type RenameInput struct {
 	// retention days), as DeleteInput.Retain does a deleted path. A
 	// rename onto a free name reads no policy.
 	Retain func() (time.Duration, error)
+
+	// into is set on the second step of a posix rename onto an existing
+	// directory (the destination is then that directory's child): no
+	// second redirection.
+	into bool
 }
 
 // RenameOutput is the moved node, under its new name, and the node the
@@ -73,13 +77,30 @@ type RenameOutput struct {
 //   - ConditionNotMet / PathAlreadyExists: the destination conditions;
 //   - InvalidSourceOrDestinationResourceType: the destination exists with
 //     the other resource type;
-//   - an existing destination file is replaced ("By default, the
-//     destination is overwritten", Path Create), an existing empty
-//     destination directory is replaced, a non-empty one is
-//     DirectoryNotEmpty (rename(2)). Both modes do this: the SDKs rename
-//     in legacy mode, and azure-sdk-for-net's recorded directory tests
-//     RenameAsync_DestinationConditions and RenameAsync_SourceConditions
-//     rename a directory onto an existing empty one successfully there.
+//   - posix mode (the default), destination an existing directory: the
+//     source moves into it, under its own name, as a command line's mv
+//     does; that child is then the destination, renamed onto as in
+//     legacy mode, and the destination conditions and lease apply to it
+//     (Hadoop's ABFS driver sends If-None-Match: * with every rename, so
+//     as not to replace a file). This is what the PathRenameMode description
+//     of the REST specification says ("When renaming a directory to a
+//     destination directory that already exists, the source directory is
+//     moved into the destination directory as a subdirectory";
+//     azure-rest-api-specs pull request 45340), what the az CLI's
+//     --move-mode help says of posix mode, and what Hadoop's ABFS driver
+//     relies on: AzureBlobFileSystem.rename sends a rename onto an
+//     existing directory unchanged when the namespace is enabled (it
+//     appends the source's name itself only without one), and Hadoop's
+//     ABFS contract tests (ITestAbfsFileSystemContractRename,
+//     ITestAzureBlobFileSystemBasics) expect the source inside it, for a
+//     file as for a directory, the directory empty or not.
+//   - otherwise (legacy mode, the SDKs' mode) an existing destination
+//     file is replaced ("By default, the destination is overwritten",
+//     Path Create), an existing empty destination directory is replaced,
+//     a non-empty one is DirectoryNotEmpty (rename(2)): azure-sdk-for-net's
+//     recorded directory tests RenameAsync_DestinationConditions and
+//     RenameAsync_SourceConditions rename a directory onto an existing
+//     empty one successfully in legacy mode.
 //
 // With Retain, the replaced destination is soft-deleted at the
 // destination's path, as the hierarchical namespace table of "Soft
@@ -172,6 +193,12 @@ func (s *Namespace) Rename(tx kv.Tx, fs FS, in RenameInput) (*RenameOutput, erro
 	}
 	if existing == nil && len(in.Cond.IfMatch) > 0 {
 		return nil, ErrConditionNotMet
+	}
+	if existing != nil && existing.node.Dir && in.Mode == Posix && !in.into {
+		next := in
+		next.Dest = strings.Join(append(slices.Clone(dst), src[len(src)-1]), "/")
+		next.into = true
+		return s.Rename(tx, fs, next)
 	}
 	if existing != nil {
 		switch err := in.Cond.CheckWrite(true, existing.node.ETag, existing.node.Modified); {

@@ -18,12 +18,14 @@ import (
 func TestRenameSoftDeletesDestination(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e *env) {
 		const week = 7 * 24 * time.Hour
+		// Legacy mode: in posix mode a directory destination is moved
+		// into, not replaced (Rename).
 		rename := func(src, dst string, retain time.Duration) *RenameOutput {
 			t.Helper()
 			var out *RenameOutput
 			e.update(func(tx kv.Tx) error {
 				var err error
-				out, err = e.ns.Rename(tx, e.fs, RenameInput{Source: src, Dest: dst, Retain: func() (time.Duration, error) { return retain, nil }})
+				out, err = e.ns.Rename(tx, e.fs, RenameInput{Source: src, Dest: dst, Mode: Legacy, Retain: func() (time.Duration, error) { return retain, nil }})
 				return err
 			})
 			return out
