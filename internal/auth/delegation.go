@@ -290,15 +290,12 @@ const FileDelegationSASVersion = "2025-07-05"
 // with saoid, suoid, scid, sr and two empty fields, that this does not
 // accept.)
 func FileDelegationSASStringToSign(s *SAS, req SASRequest) (string, error) {
-	d := s.delegation
-	res, err := canonicalSASResource(s, req)
+	f, err := sharedDelegationLayout(s, req)
 	if err != nil {
 		return "", err
 	}
-	return strings.Join([]string{s.Permissions, s.StartRaw, s.ExpiryRaw, res,
-		d.Key.OID, d.Key.TID, d.Key.Start, d.Key.Expiry, d.Key.Service, d.Key.Version, d.Key.DelegatedUserTID, d.DelegatedUserOID,
-		s.IP, s.Protocol, s.Version,
-		s.CacheControl, s.ContentDisposition, s.ContentEncoding, s.ContentLanguage, s.ContentType}, "\n"), nil
+	f = append(f, s.CacheControl, s.ContentDisposition, s.ContentEncoding, s.ContentLanguage, s.ContentType)
+	return strings.Join(f, "\n"), nil
 }
 
 // QueueDelegationSASVersion is the first signed version of a user
@@ -317,14 +314,25 @@ const QueueDelegationSASVersion = "2026-02-06"
 // signed identifier (a delegation SAS cannot name a stored policy), no
 // sr (a queue SAS has none, as with Shared Key), no response overrides.
 func QueueDelegationSASStringToSign(s *SAS, req SASRequest) (string, error) {
-	d := s.delegation
-	res, err := canonicalSASResource(s, req)
+	f, err := sharedDelegationLayout(s, req)
 	if err != nil {
 		return "", err
 	}
-	return strings.Join([]string{s.Permissions, s.StartRaw, s.ExpiryRaw, res,
+	return strings.Join(f, "\n"), nil
+}
+
+// sharedDelegationLayout is the fields the File and Queue delegation layouts
+// share, in order: sp st se res skoid sktid skt ske sks skv skdutid
+// sduoid sip spr sv.
+func sharedDelegationLayout(s *SAS, req SASRequest) ([]string, error) {
+	d := s.delegation
+	res, err := canonicalSASResource(s, req)
+	if err != nil {
+		return nil, err
+	}
+	return []string{s.Permissions, s.StartRaw, s.ExpiryRaw, res,
 		d.Key.OID, d.Key.TID, d.Key.Start, d.Key.Expiry, d.Key.Service, d.Key.Version, d.Key.DelegatedUserTID, d.DelegatedUserOID,
-		s.IP, s.Protocol, s.Version}, "\n"), nil
+		s.IP, s.Protocol, s.Version}, nil
 }
 
 func signedHeaders(names string, h http.Header) string {
