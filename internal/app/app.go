@@ -27,6 +27,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/chunk/sqlchunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/clockctl"
+	"github.com/cerulean-storage/cerulean/internal/clockctl/clockhttp"
 	"github.com/cerulean-storage/cerulean/internal/datalake"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file"
@@ -300,7 +301,7 @@ func Start(cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{}), Clock: ctl}
 	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL, Limits: cfg.HTTPLimits,
-		Reserved: clockctl.Handler(ctl)}
+		Reserved: clockhttp.Handler(ctl)}
 	if cfg.OAuth {
 		// upn=true on the dfs endpoint names the users whose tokens
 		// this server (or any sharing the store) has authenticated.

@@ -20,6 +20,7 @@ var domain = []string{
 	"internal/azerr",
 	"internal/chunk/...",
 	"internal/clock",
+	"internal/clockctl",
 	"internal/cond",
 	"internal/hns/acl",
 	"internal/hns/ns",

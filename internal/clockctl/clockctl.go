@@ -244,3 +244,33 @@ func (c *Control) Advance(ctx context.Context, by time.Duration, from string) (t
 	}
 	return now, nil
 }
+
+// State is the answer of both endpoints: the server's time, the wall
+// clock's, and the offset between them.
+type State struct {
+	// Now is the server's time: what leases, visibility timeouts, TTLs,
+	// SAS windows and retentions are decided with.
+	Now time.Time `json:"now"`
+	// Wall is the real time of the server's machine.
+	Wall time.Time `json:"wall"`
+	// Offset is Now - Wall as a Go duration ("1h0m1s"); OffsetNanos the
+	// same in nanoseconds.
+	Offset      string `json:"offset"`
+	OffsetNanos int64  `json:"offsetNanos"`
+	// Shared is true when the offset is shared with the other front ends
+	// of the store (PostgreSQL).
+	Shared bool `json:"shared"`
+}
+
+// State returns the clock's state.
+func (c *Control) State() State {
+	off := c.clk.Offset()
+	wall := c.clk.Wall().Now()
+	return State{Now: wall.Add(off), Wall: wall, Offset: off.String(), OffsetNanos: int64(off), Shared: c.shared}
+}
+
+// StoreDown reports whether err is the store not answering (the admin
+// endpoint answers 503 for it, 500 for any other failure).
+func StoreDown(err error) bool {
+	return errors.Is(err, kv.ErrUnavailable) || errors.Is(err, kv.ErrClosed)
+}

@@ -1,4 +1,6 @@
-package clockctl
+// Package clockhttp is the HTTP face of clock control (internal/clockctl):
+// the admin endpoint the service ports mount under server.ReservedPrefix.
+package clockhttp
 
 import (
 	"encoding/json"
@@ -9,32 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/clockctl"
 )
-
-// State is the answer of both endpoints: the server's time, the wall
-// clock's, and the offset between them.
-type State struct {
-	// Now is the server's time: what leases, visibility timeouts, TTLs,
-	// SAS windows and retentions are decided with.
-	Now time.Time `json:"now"`
-	// Wall is the real time of the server's machine.
-	Wall time.Time `json:"wall"`
-	// Offset is Now - Wall as a Go duration ("1h0m1s"); OffsetNanos the
-	// same in nanoseconds.
-	Offset      string `json:"offset"`
-	OffsetNanos int64  `json:"offsetNanos"`
-	// Shared is true when the offset is shared with the other front ends
-	// of the store (PostgreSQL).
-	Shared bool `json:"shared"`
-}
-
-// State returns the clock's state.
-func (c *Control) State() State {
-	off := c.clk.Offset()
-	wall := c.clk.Wall().Now()
-	return State{Now: wall.Add(off), Wall: wall, Offset: off.String(), OffsetNanos: int64(off), Shared: c.shared}
-}
 
 // Handler serves the admin endpoint of clock control, relative to where
 // it is mounted (the HTTP listeners mount it under server.ReservedPrefix):
@@ -48,9 +26,9 @@ func (c *Control) State() State {
 // Answers are JSON; errors are {"error": "..."}. With c nil (the server
 // runs without --clock-control) every path answers 404 and nothing can
 // change the clock.
-func Handler(c *Control) http.Handler { return handler{c} }
+func Handler(c *clockctl.Control) http.Handler { return handler{c} }
 
-type handler struct{ c *Control }
+type handler struct{ c *clockctl.Control }
 
 func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
@@ -83,7 +61,7 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if _, err := h.c.Advance(r.Context(), by, r.RemoteAddr); err != nil {
 			status := storeStatus(err)
-			if errors.Is(err, ErrNotForward) || errors.Is(err, ErrTooFar) {
+			if errors.Is(err, clockctl.ErrNotForward) || errors.Is(err, clockctl.ErrTooFar) {
 				status = http.StatusBadRequest
 			}
 			writeError(w, status, err.Error())
@@ -126,14 +104,14 @@ func advanceBy(r *http.Request) (time.Duration, error) {
 		return 0, fmt.Errorf("by=%q is not a duration (want e.g. 61s, 90m, 168h)", s)
 	}
 	if d <= 0 {
-		return 0, ErrNotForward
+		return 0, clockctl.ErrNotForward
 	}
 	return d, nil
 }
 
 // storeStatus is 503 for a store that does not answer, else 500.
 func storeStatus(err error) int {
-	if errors.Is(err, kv.ErrUnavailable) || errors.Is(err, kv.ErrClosed) {
+	if clockctl.StoreDown(err) {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
