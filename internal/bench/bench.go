@@ -36,6 +36,17 @@ type Result struct {
 	P50, P95 time.Duration
 	P99      time.Duration
 	Bytes    int64
+	// ServerCPU is the user plus system CPU the server process used while
+	// the workload ran (-server-pid; 0 when not measured).
+	ServerCPU time.Duration
+}
+
+// CPUPerOp is the server's CPU per operation (0 when not measured).
+func (r Result) CPUPerOp() time.Duration {
+	if r.Ops == 0 {
+		return 0
+	}
+	return r.ServerCPU / time.Duration(r.Ops)
 }
 
 // OpsPerSec is the throughput.
@@ -48,7 +59,11 @@ func (r Result) String() string {
 	if r.Bytes > 0 && r.Ops < 100 {
 		return fmt.Sprintf("%-28s %8.1f MB/s  (%d bytes in %v, errors %d)", r.Name, r.MBps(), r.Bytes, r.Elapsed.Round(time.Millisecond), r.Errors)
 	}
-	return fmt.Sprintf("%-28s %9.0f ops/s  p50 %-9v p95 %-9v p99 %-9v (ops %d, errors %d)", r.Name, r.OpsPerSec(), r.P50.Round(time.Microsecond), r.P95.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Ops, r.Errors)
+	cpu := ""
+	if r.ServerCPU > 0 {
+		cpu = fmt.Sprintf("  server CPU %.1f µs/op", float64(r.CPUPerOp().Nanoseconds())/1e3)
+	}
+	return fmt.Sprintf("%-28s %9.0f ops/s  p50 %-9v p95 %-9v p99 %-9v (ops %d, errors %d)%s", r.Name, r.OpsPerSec(), r.P50.Round(time.Microsecond), r.P95.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Ops, r.Errors, cpu)
 }
 
 // Client returns an azblob client for url with a connection pool sized
@@ -84,6 +99,7 @@ func Run(ctx context.Context, name string, n int, d time.Duration, fn func(ctx c
 	var ops, errs atomic.Int64
 	lats := make([][]time.Duration, n)
 	var wg sync.WaitGroup
+	cpu0 := meter.read()
 	start := time.Now()
 	deadline := start.Add(d)
 	var firstErr atomic.Value
@@ -105,6 +121,7 @@ func Run(ctx context.Context, name string, n int, d time.Duration, fn func(ctx c
 	}
 	wg.Wait()
 	el := time.Since(start)
+	cpu := meter.read() - cpu0
 	var all []time.Duration
 	for _, l := range lats {
 		all = append(all, l...)
@@ -119,7 +136,7 @@ func Run(ctx context.Context, name string, n int, d time.Duration, fn func(ctx c
 	if e := firstErr.Load(); e != nil {
 		fmt.Fprintf(os.Stderr, "%s: first error: %s\n", name, e)
 	}
-	return Result{Name: name, Ops: ops.Load(), Errors: errs.Load(), Elapsed: el, P50: pct(0.50), P95: pct(0.95), P99: pct(0.99)}
+	return Result{Name: name, Ops: ops.Load(), Errors: errs.Load(), Elapsed: el, P50: pct(0.50), P95: pct(0.95), P99: pct(0.99), ServerCPU: cpu}
 }
 
 // Small runs Put Blob then Get Blob of size-byte blobs with n clients.
@@ -222,7 +239,7 @@ func Main(args []string, out io.Writer) error {
 	queueURL := fs.String("queue-url", "", "Queue account URL for -workloads queue (default: the in-process server)")
 	tableURL := fs.String("table-url", "", "Table account URL for -workloads table (default: the in-process server)")
 	fileURL := fs.String("file-url", "", "File account URL for -workloads file (default: the in-process server)")
-	workloads := fs.String("workloads", "blob,large", "comma-separated: blob (1 KiB put/get), large (big upload/download), queue (put-get-delete), table (insert, point read, filtered query), file (big file with parallel 4 MiB Put Range calls, read back)")
+	workloads := fs.String("workloads", "blob,large", "comma-separated: blob (1 KiB put/get), large (big upload/download), queue (put-get-delete), table (insert, point read, filtered query), tablepoint (insert and point read only), file (big file with parallel 4 MiB Put Range calls, read back)")
 	account := fs.String("account", app.DevAccount, "account name")
 	key := fs.String("key", app.DevKey, "account key")
 	clients := fs.Int("clients", 16, "concurrent clients")
@@ -232,14 +249,25 @@ func Main(args []string, out io.Writer) error {
 	block := fs.Int64("block", 8, "large upload block size in MiB")
 	data := fs.String("data", "", "data directory of the in-process server (default: a temporary directory)")
 	pg := fs.String("postgres", "", "run the in-process server on this PostgreSQL DSN instead of the embedded store")
+	serverPID := fs.Int("server-pid", 0, "measure this process's user+system CPU over each timed workload and report it per operation (the server's PID with -url; Linux /proc)")
+	floor := fs.String("floor", "", "serve the CPU floor (a bare net/http server answering the blob, queue and tablepoint workloads without auth or storage) on this address until killed, instead of running workloads")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and in-process server) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *floor != "" {
+		return http.ListenAndServe(*floor, Floor(*size))
+	}
+	if *serverPID != 0 {
+		if _, err := ProcessCPU(*serverPID); err != nil {
+			return fmt.Errorf("-server-pid: %w", err)
+		}
+		meter = &cpuMeter{pid: *serverPID}
+	}
 	want := map[string]bool{}
 	for _, w := range strings.Split(*workloads, ",") {
 		switch w = strings.TrimSpace(w); w {
-		case "blob", "large", "queue", "table", "file":
+		case "blob", "large", "queue", "table", "tablepoint", "file":
 			want[w] = true
 		case "":
 		default:
@@ -326,11 +354,11 @@ func Main(args []string, out io.Writer) error {
 		}
 		report(r)
 	}
-	if want["table"] {
+	if want["table"] || want["tablepoint"] {
 		if *tableURL == "" {
 			return errors.New("-workloads table needs -table-url with an external -url")
 		}
-		rs, err := TableWorkload(ctx, *tableURL, *account, *key, *clients, *dur)
+		rs, err := TableWorkloadWith(ctx, *tableURL, *account, *key, TableOptions{Clients: *clients, Time: *dur, PointOnly: !want["table"]})
 		if err != nil {
 			return err
 		}
