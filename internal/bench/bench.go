@@ -239,7 +239,7 @@ func Main(args []string, out io.Writer) error {
 	queueURL := fs.String("queue-url", "", "Queue account URL for -workloads queue (default: the in-process server)")
 	tableURL := fs.String("table-url", "", "Table account URL for -workloads table (default: the in-process server)")
 	fileURL := fs.String("file-url", "", "File account URL for -workloads file (default: the in-process server)")
-	workloads := fs.String("workloads", "blob,large", "comma-separated: blob (1 KiB put/get), large (big upload/download), queue (put-get-delete), table (insert, point read, filtered query), tablepoint (insert and point read only), file (big file with parallel 4 MiB Put Range calls, read back)")
+	workloads := fs.String("workloads", "blob,large", "comma-separated: blob (1 KiB put/get), large (big upload/download), queue (put-get-delete), table (insert, point read, filtered query), tablepoint (insert and point read only), file (big file with parallel 4 MiB Put Range calls, read back), soak (-duration of steady mixed load, see -soak-*; alone)")
 	account := fs.String("account", app.DevAccount, "account name")
 	key := fs.String("key", app.DevKey, "account key")
 	clients := fs.Int("clients", 16, "concurrent clients")
@@ -249,6 +249,12 @@ func Main(args []string, out io.Writer) error {
 	block := fs.Int64("block", 8, "large upload block size in MiB")
 	data := fs.String("data", "", "data directory of the in-process server (default: a temporary directory)")
 	pg := fs.String("postgres", "", "run the in-process server on this PostgreSQL DSN instead of the embedded store")
+	soakRate := fs.Int("soak-rate", 390, "soak: operations started per second")
+	soakWindow := fs.Duration("soak-window", 5*time.Minute, "soak: report period")
+	soakAbusive := fs.Int("soak-abusive", 22, "soak: abusive connections per second")
+	soakDrift := fs.Float64("soak-max-drift", 1.5, "soak: fail when the write p99 of the last quarter exceeds the first quarter's by more than this factor")
+	metricsURL := fs.String("metrics-url", "", "soak: the server's metrics base URL (--metrics-port), for RSS, heap, goroutines and descriptors (default: the in-process server's)")
+	soakData := fs.String("soak-data", "", "soak: the server's data directory, whose size each report gives (default: the in-process server's)")
 	serverPID := fs.Int("server-pid", 0, "measure this process's user+system CPU over each timed workload and report it per operation (the server's PID with -url; Linux /proc)")
 	floor := fs.String("floor", "", "serve the CPU floor (a bare net/http server answering the blob, queue and tablepoint workloads without auth or storage) on this address until killed, instead of running workloads")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and in-process server) to this file")
@@ -267,7 +273,7 @@ func Main(args []string, out io.Writer) error {
 	want := map[string]bool{}
 	for _, w := range strings.Split(*workloads, ",") {
 		switch w = strings.TrimSpace(w); w {
-		case "blob", "large", "queue", "table", "tablepoint", "file":
+		case "blob", "large", "queue", "table", "tablepoint", "file", "soak":
 			want[w] = true
 		case "":
 		default:
@@ -289,7 +295,7 @@ func Main(args []string, out io.Writer) error {
 			defer os.RemoveAll(tmp)
 			dir = tmp
 		}
-		a, err := app.Start(app.Config{DataDir: dir, Postgres: *pg, BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0, MetricsPort: -1})
+		a, err := app.Start(app.Config{DataDir: dir, Postgres: *pg, BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0, MetricsPort: 0})
 		if err != nil {
 			return err
 		}
@@ -304,6 +310,12 @@ func Main(args []string, out io.Writer) error {
 		if *fileURL == "" {
 			*fileURL = a.FileURL
 		}
+		if *metricsURL == "" {
+			*metricsURL = a.MetricsURL
+		}
+		if *soakData == "" && *pg == "" {
+			*soakData = dir
+		}
 		store := "embedded store in " + dir
 		if *pg != "" {
 			store = "PostgreSQL"
@@ -311,6 +323,21 @@ func Main(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "in-process server on %s, %s (durable writes)\n", *url, store)
 	}
 	ctx := context.Background()
+	if want["soak"] {
+		if len(want) > 1 {
+			return errors.New("-workloads soak runs alone")
+		}
+		if *queueURL == "" || *tableURL == "" || *fileURL == "" {
+			return errors.New("-workloads soak needs -queue-url, -table-url and -file-url with an external -url")
+		}
+		mu := *metricsURL
+		if mu != "" {
+			mu = strings.TrimSuffix(mu, "/") + "/metrics"
+		}
+		return Soak(ctx, SoakOptions{BlobURL: *url, QueueURL: *queueURL, TableURL: *tableURL, FileURL: *fileURL,
+			Account: *account, Key: *key, Duration: *dur, Window: *soakWindow, Rate: *soakRate, Workers: *clients,
+			Abusive: *soakAbusive, MetricsURL: mu, DataDir: *soakData, MaxDrift: *soakDrift}, out)
+	}
 	var res []Result
 	report := func(rs ...Result) {
 		for _, r := range rs {
