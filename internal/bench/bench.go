@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -255,6 +256,8 @@ func Main(args []string, out io.Writer) error {
 	soakDrift := fs.Float64("soak-max-drift", 1.5, "soak: fail when the write p99 of the last quarter exceeds the first quarter's by more than this factor")
 	metricsURL := fs.String("metrics-url", "", "soak: the server's metrics base URL (--metrics-port), for RSS, heap, goroutines and descriptors (default: the in-process server's)")
 	soakData := fs.String("soak-data", "", "soak: the server's data directory, whose size each report gives (default: the in-process server's)")
+	ceiling := fs.Bool("ceiling", false, "also run the blob, queue and tablepoint workloads against the ceiling (the floor server of -floor, in this process) and report each figure as a share of it")
+	rounds := fs.Int("rounds", 1, "with -ceiling: runs of each, alternating target and ceiling")
 	serverPID := fs.Int("server-pid", 0, "measure this process's user+system CPU over each timed workload and report it per operation (the server's PID with -url; Linux /proc)")
 	floor := fs.String("floor", "", "serve the CPU floor (a bare net/http server answering the blob, queue and tablepoint workloads without auth or storage) on this address until killed, instead of running workloads")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and in-process server) to this file")
@@ -338,68 +341,23 @@ func Main(args []string, out io.Writer) error {
 			Account: *account, Key: *key, Duration: *dur, Window: *soakWindow, Rate: *soakRate, Workers: *clients,
 			Abusive: *soakAbusive, MetricsURL: mu, DataDir: *soakData, MaxDrift: *soakDrift}, out)
 	}
+	o := runOpts{account: *account, key: *key, clients: *clients, size: *size, dur: *dur, large: *large, block: *block, want: want}
+	t := target{url: *url, queue: *queueURL, table: *tableURL, file: *fileURL}
 	var res []Result
-	report := func(rs ...Result) {
+	if *ceiling {
+		var err error
+		if res, err = ceilingRuns(ctx, t, o, *rounds, out); err != nil {
+			return err
+		}
+	} else {
+		rs, err := runWorkloads(ctx, t, o)
 		for _, r := range rs {
 			fmt.Fprintln(out, r)
 		}
-		res = append(res, rs...)
-	}
-	if want["blob"] || want["large"] {
-		var cs []*azblob.Client
-		for _, u := range strings.Split(*url, ",") {
-			c, err := Client(strings.TrimSpace(u), *account, *key, *clients)
-			if err != nil {
-				return err
-			}
-			cs = append(cs, c)
-		}
-		c := cs[0]
-		container := fmt.Sprintf("bench%d", time.Now().UnixNano())
-		if want["blob"] {
-			rs, err := Small(ctx, cs, container, *clients, *size, *dur)
-			if err != nil {
-				return err
-			}
-			report(rs...)
-		}
-		if want["large"] {
-			rs, err := Large(ctx, c, container, *large<<20, *block<<20, 4)
-			if err != nil {
-				return err
-			}
-			report(rs...)
-		}
-	}
-	if want["queue"] {
-		if *queueURL == "" {
-			return errors.New("-workloads queue needs -queue-url with an external -url")
-		}
-		r, err := QueueWorkload(ctx, *queueURL, *account, *key, *clients, *dur)
 		if err != nil {
 			return err
 		}
-		report(r)
-	}
-	if want["table"] || want["tablepoint"] {
-		if *tableURL == "" {
-			return errors.New("-workloads table needs -table-url with an external -url")
-		}
-		rs, err := TableWorkloadWith(ctx, *tableURL, *account, *key, TableOptions{Clients: *clients, Time: *dur, PointOnly: !want["table"]})
-		if err != nil {
-			return err
-		}
-		report(rs...)
-	}
-	if want["file"] {
-		if *fileURL == "" {
-			return errors.New("-workloads file needs -file-url with an external -url")
-		}
-		rs, err := FileWorkload(ctx, *fileURL, *account, *key, *large<<20, 4<<20, 8)
-		if err != nil {
-			return err
-		}
-		report(rs...)
+		res = rs
 	}
 	var errCount int64
 	for _, r := range res {
@@ -409,4 +367,161 @@ func Main(args []string, out io.Writer) error {
 		return errors.New("some operations failed")
 	}
 	return nil
+}
+
+// target is the endpoints one run of the workloads drives.
+type target struct{ url, queue, table, file string }
+
+// runOpts are the workload settings shared by every target.
+type runOpts struct {
+	account, key  string
+	clients, size int
+	dur           time.Duration
+	large, block  int64
+	want          map[string]bool
+}
+
+// runWorkloads runs the wanted workloads against t.
+func runWorkloads(ctx context.Context, t target, o runOpts) ([]Result, error) {
+	want := o.want
+	var res []Result
+	if want["blob"] || want["large"] {
+		var cs []*azblob.Client
+		for _, u := range strings.Split(t.url, ",") {
+			c, err := Client(strings.TrimSpace(u), o.account, o.key, o.clients)
+			if err != nil {
+				return nil, err
+			}
+			cs = append(cs, c)
+		}
+		c := cs[0]
+		container := fmt.Sprintf("bench%d", time.Now().UnixNano())
+		if want["blob"] {
+			rs, err := Small(ctx, cs, container, o.clients, o.size, o.dur)
+			if err != nil {
+				return res, err
+			}
+			res = append(res, rs...)
+		}
+		if want["large"] {
+			rs, err := Large(ctx, c, container, o.large<<20, o.block<<20, 4)
+			if err != nil {
+				return res, err
+			}
+			res = append(res, rs...)
+		}
+	}
+	if want["queue"] {
+		if t.queue == "" {
+			return nil, errors.New("-workloads queue needs -queue-url with an external -url")
+		}
+		r, err := QueueWorkload(ctx, t.queue, o.account, o.key, o.clients, o.dur)
+		if err != nil {
+			return res, err
+		}
+		res = append(res, r)
+	}
+	if want["table"] || want["tablepoint"] {
+		if t.table == "" {
+			return nil, errors.New("-workloads table needs -table-url with an external -url")
+		}
+		rs, err := TableWorkloadWith(ctx, t.table, o.account, o.key, TableOptions{Clients: o.clients, Time: o.dur, PointOnly: !want["table"]})
+		if err != nil {
+			return res, err
+		}
+		res = append(res, rs...)
+	}
+	if want["file"] {
+		if t.file == "" {
+			return nil, errors.New("-workloads file needs -file-url with an external -url")
+		}
+		rs, err := FileWorkload(ctx, t.file, o.account, o.key, o.large<<20, 4<<20, 8)
+		if err != nil {
+			return res, err
+		}
+		res = append(res, rs...)
+	}
+	return res, nil
+}
+
+// ceilingRuns runs the workloads against t and against the ceiling (the
+// Floor handler served from this process: the same client and requests,
+// answered without authentication, storage or durability) rounds times
+// each, alternating which goes first, prints every result and then each
+// workload's median as a share of the ceiling's (issue: the yardstick of
+// docs/benchmarks.md, "Against the ceiling"). The ceiling answers the
+// blob, queue and tablepoint workloads; others run on t only.
+func ceilingRuns(ctx context.Context, t target, o runOpts, rounds int, out io.Writer) ([]Result, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: Floor(o.size)}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	cu := "http://" + ln.Addr().String() + "/" + o.account
+	co := o
+	co.want = map[string]bool{}
+	for w := range o.want {
+		switch w {
+		case "blob", "queue", "tablepoint":
+			co.want[w] = true
+		case "table":
+			co.want["tablepoint"] = true
+		}
+	}
+	var all []Result
+	got := map[string][2][]float64{}
+	var names []string
+	run := func(which int) error {
+		tt, oo, label := t, o, "target "
+		if which == 1 {
+			tt, oo, label = target{url: cu, queue: cu, table: cu}, co, "ceiling"
+		}
+		saved := meter
+		if which == 1 {
+			meter = nil // the ceiling runs in this process, not in -server-pid
+		}
+		rs, err := runWorkloads(ctx, tt, oo)
+		meter = saved
+		for _, r := range rs {
+			fmt.Fprintf(out, "%s  %v\n", label, r)
+			v := got[r.Name]
+			if v[0] == nil && v[1] == nil {
+				names = append(names, r.Name)
+			}
+			v[which] = append(v[which], r.OpsPerSec())
+			got[r.Name] = v
+		}
+		all = append(all, rs...)
+		return err
+	}
+	for r := range max(1, rounds) {
+		first := r % 2
+		if err := run(first); err != nil {
+			return all, err
+		}
+		if err := run(1 - first); err != nil {
+			return all, err
+		}
+	}
+	fmt.Fprintf(out, "\n%-40s %12s %12s %6s\n", "workload (medians)", "ops/s", "ceiling", "share")
+	for _, n := range names {
+		v := got[n]
+		if len(v[0]) == 0 || len(v[1]) == 0 {
+			continue
+		}
+		a, c := median(v[0]), median(v[1])
+		fmt.Fprintf(out, "%-40s %12.0f %12.0f %5.0f%%\n", n, a, c, 100*a/c)
+	}
+	return all, nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

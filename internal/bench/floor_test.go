@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +53,30 @@ func TestFloorServesTheWorkloads(t *testing.T) {
 		}
 		if r.ServerCPU <= 0 {
 			t.Errorf("%s: no CPU measured", r.Name)
+		}
+	}
+}
+
+// TestCeilingRuns: -ceiling runs target and ceiling alternately and
+// prints each comparable workload's share; here the target is a second
+// floor, so every workload has both figures and a share.
+func TestCeilingRuns(t *testing.T) {
+	srv := httptest.NewServer(Floor(1024))
+	defer srv.Close()
+	u := srv.URL + "/" + app.DevAccount
+	var out strings.Builder
+	o := runOpts{account: app.DevAccount, key: app.DevKey, clients: 2, size: 1024, dur: 150 * time.Millisecond,
+		want: map[string]bool{"blob": true, "queue": true, "tablepoint": true}}
+	rs, err := ceilingRuns(context.Background(), target{url: u, queue: u, table: u}, o, 2, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 20 {
+		t.Errorf("%d results, want 5 workloads × 2 targets × 2 rounds", len(rs))
+	}
+	for _, w := range []string{"Put Blob", "Get Blob", "Queue put+get+delete", "Table Insert Entity", "Table Get Entity"} {
+		if !regexp.MustCompile(regexp.QuoteMeta(w) + `.*\d+%`).MatchString(out.String()) {
+			t.Errorf("no share line for %s:\n%s", w, out.String())
 		}
 	}
 }
