@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -707,7 +706,7 @@ func openStores(cfg Config) (kv.Store, chunk.Store, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("data directory: %w", err)
 	}
-	store, err := bolt.Open(filepath.Join(cfg.DataDir, "meta.db"), bolt.Options{NoSync: cfg.NoSync, FS: cfg.FS, LogSize: cfg.LogSize})
+	store, err := bolt.Open(metaPath(cfg.DataDir), bolt.Options{NoSync: cfg.NoSync, FS: cfg.FS, LogSize: cfg.LogSize})
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening store: %w", err)
 	}
