@@ -38,4 +38,4 @@ echo "soak: server pid $pid, data in $SOAK_DIR/data, $(date -u +%FT%TZ)"
 "$bin/cerulean-bench" -workloads soak -duration "$duration" -soak-window "$window" \
   -url http://127.0.0.1:20100/$acct -queue-url http://127.0.0.1:20101/$acct \
   -table-url http://127.0.0.1:20102/$acct -file-url http://127.0.0.1:20103/$acct \
-  -metrics-url http://127.0.0.1:20105 -soak-data "$SOAK_DIR/data"
+  -metrics-url http://127.0.0.1:20105 -server-data "$SOAK_DIR/data"

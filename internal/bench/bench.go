@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -240,7 +241,7 @@ func Main(args []string, out io.Writer) error {
 	queueURL := fs.String("queue-url", "", "Queue account URL for -workloads queue (default: the in-process server)")
 	tableURL := fs.String("table-url", "", "Table account URL for -workloads table (default: the in-process server)")
 	fileURL := fs.String("file-url", "", "File account URL for -workloads file (default: the in-process server)")
-	workloads := fs.String("workloads", "blob,large", "comma-separated: blob (1 KiB put/get), large (big upload/download), queue (put-get-delete), table (insert, point read, filtered query), tablepoint (insert and point read only), file (big file with parallel 4 MiB Put Range calls, read back), soak (-duration of steady mixed load, see -soak-*; alone)")
+	workloads := fs.String("workloads", "blob,large", "comma-separated: blob (1 KiB put/get), large (big upload/download), queue (put-get-delete), table (insert, point read, filtered query), tablepoint (insert and point read only), file (big file with parallel 4 MiB Put Range calls, read back), soak (-duration of steady mixed load, see -soak-*; alone), scale (fills of -scale-sizes items, see -scale-*; alone)")
 	account := fs.String("account", app.DevAccount, "account name")
 	key := fs.String("key", app.DevKey, "account key")
 	clients := fs.Int("clients", 16, "concurrent clients")
@@ -254,8 +255,12 @@ func Main(args []string, out io.Writer) error {
 	soakWindow := fs.Duration("soak-window", 5*time.Minute, "soak: report period")
 	soakAbusive := fs.Int("soak-abusive", 22, "soak: abusive connections per second")
 	soakDrift := fs.Float64("soak-max-drift", 1.5, "soak: fail when the write p99 of the last quarter exceeds the first quarter's by more than this factor")
-	metricsURL := fs.String("metrics-url", "", "soak: the server's metrics base URL (--metrics-port), for RSS, heap, goroutines and descriptors (default: the in-process server's)")
-	soakData := fs.String("soak-data", "", "soak: the server's data directory, whose size each report gives (default: the in-process server's)")
+	metricsURL := fs.String("metrics-url", "", "soak, scale: the server's metrics base URL (--metrics-port), for RSS, heap, goroutines and descriptors (default: the in-process server's)")
+	soakData := fs.String("server-data", "", "soak, scale: the server's data directory, whose size each report gives (default: the in-process server's)")
+	scaleSizes := fs.String("scale-sizes", "10000,100000,1000000", "scale: comma-separated item counts")
+	scaleSamples := fs.Int("scale-samples", 1000, "scale: point operations timed per size")
+	scaleLimit := fs.Duration("scale-fill-limit", 10*time.Minute, "scale: a fill slower than this ends that service's larger sizes")
+	scaleServices := fs.String("scale-services", "blob,table,queue", "scale: which services")
 	ceiling := fs.Bool("ceiling", false, "also run the blob, queue and tablepoint workloads against the ceiling (the floor server of -floor, in this process) and report each figure as a share of it")
 	rounds := fs.Int("rounds", 1, "with -ceiling: runs of each, alternating target and ceiling")
 	serverPID := fs.Int("server-pid", 0, "measure this process's user+system CPU over each timed workload and report it per operation (the server's PID with -url; Linux /proc)")
@@ -276,7 +281,7 @@ func Main(args []string, out io.Writer) error {
 	want := map[string]bool{}
 	for _, w := range strings.Split(*workloads, ",") {
 		switch w = strings.TrimSpace(w); w {
-		case "blob", "large", "queue", "table", "tablepoint", "file", "soak":
+		case "blob", "large", "queue", "table", "tablepoint", "file", "soak", "scale":
 			want[w] = true
 		case "":
 		default:
@@ -326,6 +331,26 @@ func Main(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "in-process server on %s, %s (durable writes)\n", *url, store)
 	}
 	ctx := context.Background()
+	if want["scale"] {
+		if len(want) > 1 {
+			return errors.New("-workloads scale runs alone")
+		}
+		var sizes []int
+		for _, f := range strings.Split(*scaleSizes, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				return fmt.Errorf("-scale-sizes: %q is not a count", f)
+			}
+			sizes = append(sizes, n)
+		}
+		mu := *metricsURL
+		if mu != "" {
+			mu = strings.TrimSuffix(mu, "/") + "/metrics"
+		}
+		return Scale(ctx, ScaleOptions{BlobURL: *url, QueueURL: *queueURL, TableURL: *tableURL, Account: *account, Key: *key,
+			Sizes: sizes, Clients: *clients, Samples: *scaleSamples, FillLimit: *scaleLimit, MetricsURL: mu, DataDir: *soakData,
+			Services: strings.Split(*scaleServices, ",")}, out)
+	}
 	if want["soak"] {
 		if len(want) > 1 {
 			return errors.New("-workloads soak runs alone")
