@@ -3,11 +3,12 @@ package blob
 import (
 	"crypto/md5"
 	"encoding/base64"
-	"github.com/cerulean-storage/cerulean/internal/auth"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
@@ -107,13 +108,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		if err := fsrc.peer.AuthorizeCopySource(r.Request, fsrc.path, fsrc.q, true); err != nil {
 			return err
 		}
-		in.Source.file = func(tx kv.Tx) (*blobRec, error) {
-			src, readable, err := fsrc.record(tx, r.Now)
-			if err == nil {
-				err = readable(0, src.Size)
-			}
-			return src, err
-		}
+		in.Source.File = func(tx kv.Tx) (*SourceObject, error) { return fsrc.object(tx, r.Now) }
 	} else {
 		acct, c, name, snap, err := copySource(r)
 		if err != nil {

@@ -160,7 +160,7 @@ func fromURLKeys(src *blobRec, srcKey, dstKey *CPK) error {
 	if have != shaOf(dstKey) {
 		// The source was rewritten under another key since fromSource
 		// looked.
-		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source changed while it was read.").WithStatus(http.StatusConflict)
+		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source changed while it was read.").WithStatus(409)
 	}
 	return nil
 }
@@ -176,7 +176,7 @@ func fromURLSourceKey(src *blobRec, srcKey *CPK) error {
 	}
 	if err := cpkMismatch(have, shaOf(srcKey)); err != nil {
 		e, _ := azerr.As(err)
-		return azerr.Newf(azerr.CannotVerifyCopySource, "%s", e.Message).WithStatus(http.StatusConflict)
+		return azerr.Newf(azerr.CannotVerifyCopySource, "%s", e.Message).WithStatus(409)
 	}
 	return nil
 }
@@ -188,7 +188,7 @@ func fromURLSourceKey(src *blobRec, srcKey *CPK) error {
 // Azure/azure-sdk-for-java#18072).
 func copySourceKey(src *blobRec) error {
 	if src.CPK != "" {
-		return azerr.Newf(azerr.CannotVerifyCopySource, "%s", azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption).Message).WithStatus(http.StatusConflict)
+		return azerr.Newf(azerr.CannotVerifyCopySource, "%s", azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption).Message).WithStatus(409)
 	}
 	return nil
 }

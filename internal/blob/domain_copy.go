@@ -3,7 +3,6 @@ package blob
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -28,9 +27,39 @@ type CopySource struct {
 	// and LeaseID the lease the caller holds on it ("" for none).
 	Cond    cond.Conditions
 	LeaseID string
-	// file resolves a file source inside the copy's transaction; nil for
-	// a blob.
-	file func(tx kv.Tx) (*blobRec, error)
+	// File, set for a file of the File service (which the REST handler
+	// resolves through the file peer), reads it inside the copy's
+	// transaction; nil for a blob.
+	File func(tx kv.Tx) (*SourceObject, error)
+}
+
+// SourceObject is a copy source that is not a blob of this service (a
+// file of the File service), as a copy reads it inside its transaction:
+// content and the properties a copy carries over.
+type SourceObject struct {
+	Size     int64
+	Parts    []extent.Part
+	ETag     string
+	Created  time.Time
+	Modified time.Time
+	Meta     map[string]string
+	Props    HTTPHeaders
+	// Readable, when set, checks inside the same transaction that the
+	// copy may read the n bytes at off; nil: every range is readable.
+	Readable func(off, n int64) error
+}
+
+// record is o as the block blob a copy of it makes, and the check of
+// the ranges it may read.
+func (o *SourceObject) record() (*blobRec, func(off, n int64) error) {
+	readable := o.Readable
+	if readable == nil {
+		readable = func(int64, int64) error { return nil }
+	}
+	return &blobRec{
+		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
+		Parts: o.Parts, Props: o.Props,
+	}, readable
 }
 
 // CopyBlobInput is Copy Blob (or, with Sync, Copy Blob From URL) onto
@@ -133,7 +162,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 				return azerr.New(azerr.InvalidSourceBlobType)
 			}
 			if src.Size > maxCopyFromURL {
-				return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
+				return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(413) // Request Entity Too Large
 			}
 		}
 		if srcMD5 != nil && (hashed == nil || !extent.SameParts(src.Parts, hashed)) {

@@ -28,7 +28,7 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (FromURLSource, error) 
 		if err := f.peer.AuthorizeCopySource(r.Request, f.path, f.q, true); err != nil {
 			return src, err
 		}
-		src.file = func(tx kv.Tx) (*blobRec, func(off, n int64) error, error) { return f.record(tx, r.Now) }
+		src.File = func(tx kv.Tx) (*SourceObject, error) { return f.object(tx, r.Now) }
 	} else {
 		acct, c, name, snap, err := copySource(r)
 		if err != nil {

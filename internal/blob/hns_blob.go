@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -781,7 +780,18 @@ func (s *Service) listDeletedPaths(ctx context.Context, hns *ns.Namespace, in Li
 // account (a file as loadPath reads it; a directory, or nothing, is no
 // source: nil), or a blob record.
 func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx kv.Tx) (*blobRec, error) {
-	ref, fileSrc := src.Blob, src.file
+	ref := src.Blob
+	var fileSrc func(tx kv.Tx) (*blobRec, error)
+	if src.File != nil {
+		fileSrc = func(tx kv.Tx) (*blobRec, error) {
+			o, err := src.File(tx)
+			if err != nil {
+				return nil, err
+			}
+			b, readable := o.record()
+			return b, readable(0, b.Size)
+		}
+	}
 	hns := s.nsOf(ref.Account)
 	return func(tx kv.Tx) (*blobRec, error) {
 		switch {
@@ -853,7 +863,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		case src.Tier == tierArchive:
 			return azerr.New(azerr.BlobArchived)
 		case in.Sync && src.Size > maxCopyFromURL:
-			return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
+			return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(413) // Request Entity Too Large
 		}
 		if md5 != nil {
 			if _, err := s.hash(ctx, tx, Checksums{MD5: md5}, src.Parts, src.Size, nil); err != nil {

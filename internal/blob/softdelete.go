@@ -244,7 +244,7 @@ func (s *Service) beforeOverwrite(tx kv.Tx, ref BlobRef, now time.Time, old *blo
 // errPermanentDelete is the 409 Delete Blob answers to deletetype=permanent
 // when the feature is off or the target is not a soft-deleted snapshot.
 func errPermanentDelete(msg string) error {
-	return azerr.Newf(azerr.InvalidOperation, "%s", msg).WithStatus(http.StatusConflict)
+	return azerr.Newf(azerr.InvalidOperation, "%s", msg).WithStatus(409)
 }
 
 // deletePermanently is Delete Blob with deletetype=permanent: it removes a

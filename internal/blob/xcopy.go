@@ -105,20 +105,16 @@ func (s *Service) fileCopySource(r *req) *fileSource {
 	return &fileSource{peer: peer, path: path, q: u.Query()}
 }
 
-// record reads the file inside tx, at now, as the block blob a copy of it makes:
-// its content and HTTP properties, and its metadata; readable checks,
-// in the same transaction, that the range the copy reads is not locked.
-func (f *fileSource) record(tx kv.Tx, now time.Time) (b *blobRec, readable func(off, n int64) error, err error) {
+// object reads the file inside tx, at now, as a copy source: its content,
+// HTTP properties and metadata, and the check, in the same transaction,
+// that the range the copy reads is not locked.
+func (f *fileSource) object(tx kv.Tx, now time.Time) (*SourceObject, error) {
 	o, err := f.peer.ReadCopySource(tx, now, f.path, f.q)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	readable = o.Readable
-	if readable == nil {
-		readable = func(int64, int64) error { return nil }
-	}
-	return &blobRec{
-		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
-		Parts: o.Parts, Props: HTTPHeaders(o.Props),
-	}, readable, nil
+	return &SourceObject{
+		Size: o.Size, Parts: o.Parts, ETag: o.ETag, Created: o.Created, Modified: o.Modified, Meta: o.Meta,
+		Props: HTTPHeaders(o.Props), Readable: o.Readable,
+	}, nil
 }
