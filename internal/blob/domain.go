@@ -62,7 +62,7 @@ type BlobRef struct {
 // Azure answers a missing blob before a malformed condition.
 type TagCondition struct {
 	expr *blobtags.Expr
-	err  error
+	Err  error
 }
 
 // NewTagCondition is the condition of a parsed expression (nil: none).
@@ -71,8 +71,8 @@ func NewTagCondition(e *blobtags.Expr) TagCondition { return TagCondition{expr: 
 // check evaluates the condition on b (nil: no blob, which no condition
 // matches) in container c.
 func (t TagCondition) check(b *blobRec, c string) error {
-	if t.err != nil {
-		return t.err
+	if t.Err != nil {
+		return t.Err
 	}
 	if t.expr == nil {
 		return nil
@@ -95,7 +95,7 @@ type Access struct {
 	Tier TierCondition
 	// condErr is a set of conditions that did not parse, for the reads
 	// that report it only once the blob is found (see checkRead).
-	condErr error
+	CondErr error
 }
 
 // checkWrite applies the write rules shared by every blob write that may
@@ -156,8 +156,8 @@ func (a Access) checkUpdate(b *blobRec, c string, now time.Time) error {
 // condition, then a lease id, when given, must match the base blob's
 // lease (a snapshot has none).
 func (a Access) checkRead(b *blobRec, ref BlobRef, now time.Time) error {
-	if a.condErr != nil {
-		return a.condErr
+	if a.CondErr != nil {
+		return a.CondErr
 	}
 	// "If-None-Match: *" asks a read to succeed only where nothing
 	// exists: Azure refuses it as 400 UnsatisfiableCondition (azure-cli's

@@ -61,7 +61,7 @@ type PutBlobOutput struct {
 // transaction applies the write rules and replaces the blob; the stored
 // body is freed at once if the write is refused.
 func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutput, err error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		return s.putPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -210,7 +210,7 @@ type GetBlobPropertiesInput struct {
 func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInput) (BlobProperties, error) {
 	now := s.now(in.Call)
 	ref := in.Ref // the closure copies ref, not all of in
-	hns, caller, upn := s.nsOf(ref.Account), in.Caller, in.UPN
+	hns, caller, upn := s.NsOf(ref.Account), in.Caller, in.UPN
 	var b *blobRec
 	var path *PathProperties
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
@@ -282,7 +282,7 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 		// path what loadPath found there.
 		hns  *ns.Namespace
 		path *PathProperties
-	}{in: in, now: s.now(in.Call), hns: s.nsOf(in.Ref.Account)}
+	}{in: in, now: s.now(in.Call), hns: s.NsOf(in.Ref.Account)}
 	err = s.store.View(ctx, func(tx kv.Tx) (err error) {
 		if t.hns != nil {
 			if t.b, t.path, err = loadPath(tx, t.hns, t.in.Ref, t.now, t.in.Caller, acl.Read); err == nil && t.in.UPN {
@@ -301,7 +301,7 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 		if err := checkCPK(b, t.in.CPK); err != nil {
 			return err
 		}
-		if err := notArchived(b); err != nil {
+		if err := NotArchived(b); err != nil {
 			return err
 		}
 		t.off, t.n = 0, b.Size
@@ -361,7 +361,7 @@ type DeleteBlobOutput struct {
 // otherwise it deletes for good. A soft-deleted blob or snapshot is not
 // found (404) except by Permanent, which removes a soft-deleted snapshot.
 func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		return s.deletePath(ctx, hns, in)
 	}
 	ref, acc, ds, permanent := in.Ref, in.Access, in.DeleteSnapshots, in.Permanent
@@ -388,7 +388,7 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 			if err := acc.checkConds(b, ref.Container); err != nil {
 				return err
 			}
-			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot)); err != nil {
+			if err := tx.Delete(BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot)); err != nil {
 				return err
 			}
 			if pol.on {
@@ -452,7 +452,7 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 		}
 		var release []extent.Part
 		for i := range snaps {
-			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, snapNames[i])); err != nil {
+			if err := tx.Delete(BlobKey(ref.Account, ref.Container, ref.Blob, snapNames[i])); err != nil {
 				return err
 			}
 			if pol.on {
@@ -472,7 +472,7 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 			}
 		}
 		if ds != DeleteSnapshotsOnly {
-			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, "")); err != nil {
+			if err := tx.Delete(BlobKey(ref.Account, ref.Container, ref.Blob, "")); err != nil {
 				return err
 			}
 			if pol.on {
@@ -533,7 +533,7 @@ type SetBlobPropertiesOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-properties).
 // If-None-Match: * does not fail it on an existing blob.
 func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInput) (SetBlobPropertiesOutput, error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		if in.Size != nil || in.SequenceNumberAction != SequenceNumberKeep {
 			return SetBlobPropertiesOutput{}, azerr.New(azerr.InvalidBlobType)
 		}
@@ -550,7 +550,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInp
 		newSize = *in.Size
 	}
 	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
-		if err := notArchived(b); err != nil {
+		if err := NotArchived(b); err != nil {
 			return err
 		}
 		if (newSize >= 0 || seqAction != SequenceNumberKeep) && b.Type != PageBlob {
@@ -611,7 +611,7 @@ type SetBlobMetadataOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-metadata).
 // If-None-Match: * does not fail it on an existing blob.
 func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) (SetBlobMetadataOutput, error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		md := in.Metadata
 		n, err := s.setPath(ctx, hns, in.Ref, in.Access, in.Call, &md, nil)
 		if err != nil {
@@ -624,7 +624,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 		if err := checkCPK(b, key); err != nil {
 			return err
 		}
-		if err := notArchived(b); err != nil {
+		if err := NotArchived(b); err != nil {
 			return err
 		}
 		b.Meta = meta
@@ -657,7 +657,7 @@ type LeaseBlobOutput struct {
 // LeaseBlob is Lease Blob
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/lease-blob).
 func (s *Service) LeaseBlob(ctx context.Context, in LeaseBlobInput) (LeaseBlobOutput, error) {
-	if s.nsOf(in.Ref.Account) != nil {
+	if s.NsOf(in.Ref.Account) != nil {
 		return s.leasePathBlob(ctx, in)
 	}
 	now := s.now(in.Call)
@@ -678,7 +678,7 @@ func (s *Service) LeaseBlob(ctx context.Context, in LeaseBlobInput) (LeaseBlobOu
 		// A lease action is not a write: ETag and Last-Modified stay.
 		b.Lease = res.Lease
 		out = LeaseBlobOutput{ETag: b.ETag, LastModified: b.Modified, Result: res}
-		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), b)
+		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ""), b)
 	})
 	if err != nil {
 		return LeaseBlobOutput{}, err
@@ -712,7 +712,7 @@ type SnapshotBlobOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/snapshot-blob).
 // The snapshot shares the blob's data items.
 func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (SnapshotBlobOutput, error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		return s.snapshotPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -734,7 +734,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 		if err := checkCPK(b, key); err != nil {
 			return err
 		}
-		if err := notArchived(b); err != nil {
+		if err := NotArchived(b); err != nil {
 			return err
 		}
 		// Two snapshots in one instant get distinct times, 100 ns apart,
@@ -752,7 +752,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 			return err
 		}
 		out = SnapshotBlobOutput{Snapshot: snap, ETag: b.ETag, LastModified: b.Modified}
-		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, snap), &sb)
+		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, snap), &sb)
 	})
 	if err != nil {
 		return SnapshotBlobOutput{}, err
@@ -808,7 +808,7 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 		return out, errNoBlockBody()
 	}
 	if in.CheckFirst {
-		hns := s.nsOf(in.Ref.Account)
+		hns := s.NsOf(in.Ref.Account)
 		if err := s.store.View(ctx, func(tx kv.Tx) error { return blockTarget(tx, hns, in.Ref, in.LeaseID, now) }); err != nil {
 			return out, err
 		}
@@ -881,7 +881,7 @@ func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now tim
 // (checkfirst.go). On a hierarchical account the namespace applies them
 // in the write alone (nil here).
 func (s *Service) CheckPutBlockList(ctx context.Context, in PutBlockListInput) error {
-	if s.nsOf(in.Ref.Account) != nil {
+	if s.NsOf(in.Ref.Account) != nil {
 		return nil
 	}
 	now := s.now(in.Call)
@@ -899,7 +899,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 	if len(in.Blocks) > maxCommittedBlocks {
 		return PutBlockListOutput{}, azerr.New(azerr.BlockListTooLong)
 	}
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		return s.putBlockListPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -934,7 +934,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 				u, ok := unc[bref.ID]
 				if !ok {
 					u = new(uncommitted)
-					found, err := kv.GetJSON(tx, blockKey(ref.Account, ref.Container, ref.Blob, bref.ID), u)
+					found, err := kv.GetJSON(tx, BlockKey(ref.Account, ref.Container, ref.Blob, bref.ID), u)
 					if err != nil {
 						return false, err
 					}
@@ -1011,7 +1011,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 			return err
 		}
 		rec = &nb
-		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), &nb)
+		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ""), &nb)
 	})
 	if err != nil {
 		return PutBlockListOutput{}, err
@@ -1046,11 +1046,11 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 	var b *blobRec
 	var committed, uncommittedList []wire.BlockInfo
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
 		var pathCommitted []wire.BlockInfo
-		if hns := s.nsOf(ref.Account); hns != nil {
+		if hns := s.NsOf(ref.Account); hns != nil {
 			// A path: its committed content as pathBlocks; a directory
 			// has none.
 			var pp *PathProperties
@@ -1062,10 +1062,10 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 				return err
 			}
 			if b != nil && !pp.Dir {
-				pathCommitted = pathBlocks(b.Size)
+				pathCommitted = PathBlocks(b.Size)
 			}
 		} else {
-			b, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+			b, err = FindBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
 		}
 		if err != nil {
 			return err

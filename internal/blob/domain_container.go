@@ -45,7 +45,7 @@ func (s *Service) CreateContainer(ctx context.Context, in CreateContainerInput) 
 	ref, meta, access := in.Ref, in.Metadata, in.PublicAccess
 	var out CreateContainerOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		key := containerKey(ref.Account, ref.Container)
+		key := ContainerKey(ref.Account, ref.Container)
 		if _, err := tx.Get(key); err == nil {
 			return azerr.New(azerr.ContainerAlreadyExists)
 		} else if err != kv.ErrNotFound {
@@ -53,7 +53,7 @@ func (s *Service) CreateContainer(ctx context.Context, in CreateContainerInput) 
 		}
 		// Delete Container, Remarks: while a container is being
 		// deleted, creating one of the same name fails with 409.
-		if busy, err := containerBeingDeleted(tx, ref.Account, ref.Container); err != nil {
+		if busy, err := ContainerBeingDeleted(tx, ref.Account, ref.Container); err != nil {
 			return err
 		} else if busy {
 			return azerr.New(azerr.ContainerBeingDeleted)
@@ -103,7 +103,7 @@ func (s *Service) GetContainerProperties(ctx context.Context, in GetContainerPro
 	now := s.now(in.Call)
 	var c *container
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, in.Ref.Account, in.Ref.Container)
+		c, err = LoadContainer(tx, in.Ref.Account, in.Ref.Container)
 		return err
 	})
 	if err != nil {
@@ -140,7 +140,7 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 	now := s.now(in.Call)
 	ref, conds, leaseID := in.Ref, in.Cond, in.LeaseID
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		c, err := loadContainer(tx, ref.Account, ref.Container)
+		c, err := LoadContainer(tx, ref.Account, ref.Container)
 		if err != nil {
 			return err
 		}
@@ -150,7 +150,7 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 		if err := lease.CheckWrite(c.Lease, leaseID, lease.Container, now); err != nil {
 			return err
 		}
-		if err := tx.Delete(containerKey(ref.Account, ref.Container)); err != nil {
+		if err := tx.Delete(ContainerKey(ref.Account, ref.Container)); err != nil {
 			return err
 		}
 		if s.hook != nil {
@@ -158,14 +158,14 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 				return err
 			}
 		}
-		return reclaim.Mark(tx, nil, reclaimKindContainer, ref.Account, ref.Container)
+		return reclaim.Mark(tx, nil, ReclaimKindContainer, ref.Account, ref.Container)
 	})
 	if err != nil {
 		return err
 	}
 	// A small container is reclaimed before the answer (reclaim.Inline);
 	// the rest in the background.
-	gone, err := s.reclaim.Finish(context.WithoutCancel(ctx), reclaimKindContainer, ref.Account, ref.Container)
+	gone, err := s.reclaim.Finish(context.WithoutCancel(ctx), ReclaimKindContainer, ref.Account, ref.Container)
 	if err != nil {
 		s.log.Warn("blob: reclaiming a deleted container", "account", ref.Account, "container", ref.Container, "err", err)
 	}
@@ -182,7 +182,7 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 func (s *Service) updateContainer(ctx context.Context, ref ContainerRef, conds cond.Conditions, now time.Time, touch bool, fn func(c *container) error) (*container, error) {
 	var c *container
 	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, ref.Account, ref.Container)
+		c, err = LoadContainer(tx, ref.Account, ref.Container)
 		if err != nil {
 			return err
 		}
@@ -195,7 +195,7 @@ func (s *Service) updateContainer(ctx context.Context, ref ContainerRef, conds c
 		if touch {
 			c.Modified, c.ETag = now, newETag(now)
 		}
-		return kv.PutJSON(tx, containerKey(ref.Account, ref.Container), c)
+		return kv.PutJSON(tx, ContainerKey(ref.Account, ref.Container), c)
 	})
 	return c, err
 }
@@ -256,7 +256,7 @@ func (s *Service) GetContainerACL(ctx context.Context, in GetContainerACLInput) 
 	ref := in.Ref
 	var c *container
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, ref.Account, ref.Container)
+		c, err = LoadContainer(tx, ref.Account, ref.Container)
 		return err
 	})
 	if err != nil {

@@ -109,7 +109,7 @@ type CopyBlobOutput struct {
 func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutput, error) {
 	now := s.now(in.Call)
 	lookup := s.copySource(in.Source, in.Caller, now)
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		return s.copyPath(ctx, hns, in, lookup, now)
 	}
 	ref, acc, createOnly, sync := in.Ref, in.Access, in.CreateOnly, in.Sync
@@ -138,7 +138,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			return CopyBlobOutput{}, err
 		}
 	}
-	copyID := newUUID()
+	copyID := NewUUID()
 	var rec *blobRec
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
@@ -150,7 +150,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		}
 		// A copy to an online tier is how an archived blob is read; the
 		// copy completes at once (see tier.go).
-		tier, err := checkTier(tierV, src.Type)
+		tier, err := CheckTier(tierV, src.Type)
 		if err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 // the source's conditions (x-ms-source-if-*) and lease
 // (x-ms-source-lease-id, not for a snapshot) must hold.
 func copySourceOf(tx kv.Tx, ref BlobRef, cs CopySource, lookup func(kv.Tx) (*blobRec, error), now time.Time) (*blobRec, error) {
-	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+	if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
 		return nil, err
 	}
 	src, err := lookup(tx)
@@ -213,7 +213,7 @@ func copySourceOf(tx kv.Tx, ref BlobRef, cs CopySource, lookup func(kv.Tx) (*blo
 		return nil, err
 	}
 	if src == nil {
-		if _, err := loadContainer(tx, cs.Blob.Account, cs.Blob.Container); err != nil {
+		if _, err := LoadContainer(tx, cs.Blob.Account, cs.Blob.Container); err != nil {
 			return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The source container does not exist.")
 		}
 		return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
@@ -265,7 +265,7 @@ func (s *Service) AbortCopyBlob(ctx context.Context, in AbortCopyBlobInput) erro
 	now := s.now(in.Call)
 	ref, leaseID, id := in.Ref, in.LeaseID, in.CopyID
 	load := func(tx kv.Tx) (*blobRec, error) { return loadBlob(tx, ref) }
-	if hns := s.nsOf(ref.Account); hns != nil {
+	if hns := s.NsOf(ref.Account); hns != nil {
 		load = func(tx kv.Tx) (*blobRec, error) {
 			b, _, err := loadPath(tx, hns, ref, now, in.Caller, acl.Write)
 			return b, err

@@ -72,7 +72,7 @@ func (f *FromURLSource) read(tx kv.Tx) ([]extent.Part, int64, *blobRec, error) {
 	case f.file != nil:
 		b, readable, err = f.file(tx)
 	default:
-		b, err = findBlob(tx, f.Blob.Account, f.Blob.Container, f.Blob.Blob, f.Blob.Snapshot)
+		b, err = FindBlob(tx, f.Blob.Account, f.Blob.Container, f.Blob.Blob, f.Blob.Snapshot)
 	}
 	if err != nil {
 		return nil, 0, nil, err
@@ -83,7 +83,7 @@ func (f *FromURLSource) read(tx kv.Tx) ([]extent.Part, int64, *blobRec, error) {
 	if err := f.Cond.CheckSource(b.ETag, b.Modified); err != nil {
 		return nil, 0, nil, err
 	}
-	if err := notArchived(b); err != nil {
+	if err := NotArchived(b); err != nil {
 		return nil, 0, nil, err
 	}
 	off, n := int64(0), b.Size
@@ -334,7 +334,7 @@ type FromURLOutput struct {
 // PutBlobFromURL is Put Blob From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-blob-from-url).
 func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (FromURLOutput, error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		return s.putBlobFromURLPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -419,7 +419,7 @@ type AppendBlockFromURLInput struct {
 // AppendBlockFromURL is Append Block From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/append-block-from-url).
 func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLInput) (FromURLOutput, error) {
-	hns := s.nsOf(in.Ref.Account)
+	hns := s.NsOf(in.Ref.Account)
 	now := s.now(in.Call)
 	ref, acc, appendPos, maxSize := in.Ref, in.Access, optional(in.AppendPosition), optional(in.MaxSize)
 	var b *blobRec
@@ -459,7 +459,7 @@ type PutPageFromURLInput struct {
 // PutPageFromURL is Put Page From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-page-from-url).
 func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (FromURLOutput, error) {
-	if s.nsOf(in.Ref.Account) != nil {
+	if s.NsOf(in.Ref.Account) != nil {
 		return FromURLOutput{}, hnsUnsupported()
 	}
 	now := s.now(in.Call)

@@ -71,7 +71,7 @@ type ListBlobsOutput struct {
 // names ascending, a blob's snapshots (oldest first) before the blob,
 // from one read transaction.
 func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		return s.listPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -79,7 +79,7 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 	var mkind, mname, msnap string
 	if marker != "" {
 		var ok bool
-		if mkind, mname, msnap, ok = decodeMarker(marker); !ok {
+		if mkind, mname, msnap, ok = DecodeMarker(marker); !ok {
 			return ListBlobsOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", marker)
 		}
 	}
@@ -130,7 +130,7 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 	}
 	var entries []listEntry
 	err := s.store.View(ctx, func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
 		var err error
@@ -168,7 +168,7 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 		if next.prefix {
 			kind = "p"
 		}
-		out.NextMarker = encodeMarker(kind, next.name, next.snap)
+		out.NextMarker = EncodeMarker(kind, next.name, next.snap)
 		entries = entries[:maxN]
 	}
 	out.Items = make([]ListedBlob, len(entries))
@@ -226,7 +226,7 @@ func (s *Service) ListContainers(ctx context.Context, in ListContainersInput) (L
 	start := kv.AppendPartial(append([]byte(nil), base...), in.Prefix)
 	end := kv.PrefixEnd(start)
 	if in.Marker != "" && in.Marker > in.Prefix {
-		start = containerKey(in.Account, in.Marker)
+		start = ContainerKey(in.Account, in.Marker)
 	}
 	var out ListContainersOutput
 	err := s.store.View(ctx, func(tx kv.Tx) error {

@@ -18,12 +18,12 @@ type SequenceConditions struct {
 	LessOrEqual, Less, Equal *int64
 	// err is a condition that did not parse, evaluated after the ones
 	// before it (parseSequenceConds).
-	err error
+	Err error
 }
 
-// check evaluates the conditions against seq: 412
+// Check evaluates the conditions against seq: 412
 // SequenceNumberConditionNotMet when one fails.
-func (c SequenceConditions) check(seq int64) error {
+func (c SequenceConditions) Check(seq int64) error {
 	for _, f := range []struct {
 		v  *int64
 		ok func(v int64) bool
@@ -36,7 +36,7 @@ func (c SequenceConditions) check(seq int64) error {
 			return azerr.New(azerr.SequenceNumberConditionNotMet)
 		}
 	}
-	return c.err
+	return c.Err
 }
 
 // PutPageInput is Put Page: Length bytes of Body (checked against
@@ -74,14 +74,14 @@ type PutPageOutput struct {
 // (a clear splices a hole) under the write rules and the sequence number
 // conditions.
 func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutput, err error) {
-	if s.nsOf(in.Ref.Account) != nil {
+	if s.NsOf(in.Ref.Account) != nil {
 		return out, hnsUnsupported()
 	}
 	now := s.now(in.Call)
 	var st *extent.Staged
 	recorded := false
 	if !in.Clear {
-		if in.Length > maxPageWrite {
+		if in.Length > MaxPageWrite {
 			return out, azerr.New(azerr.RequestBodyTooLarge)
 		}
 		if in.CheckFirst {
@@ -95,7 +95,7 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 				return out, err
 			}
 		}
-		body, err := extent.LimitBody(content(in.Body), in.Length, maxPageWrite)
+		body, err := extent.LimitBody(content(in.Body), in.Length, MaxPageWrite)
 		if err != nil {
 			return out, err
 		}
@@ -174,7 +174,7 @@ func (s *Service) GetPageRanges(ctx context.Context, in GetPageRangesInput) (Get
 		prevT = t
 	}
 	var b, prev *blobRec
-	hns, caller := s.nsOf(ref.Account), in.Caller
+	hns, caller := s.NsOf(ref.Account), in.Caller
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
 		if hns != nil {
 			// A path is a block blob in the Blob view (pageRangesOfPath).
@@ -197,7 +197,7 @@ func (s *Service) GetPageRanges(ctx context.Context, in GetPageRangesInput) (Get
 					return azerr.New(azerr.PreviousSnapshotCannotBeNewer)
 				}
 			}
-			if prev, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, prevSnap); err != nil {
+			if prev, err = FindBlob(tx, ref.Account, ref.Container, ref.Blob, prevSnap); err != nil {
 				return err
 			}
 			if prev == nil {
@@ -264,7 +264,7 @@ type AppendBlockOutput struct {
 // the block is stored first, then one transaction appends it under the
 // write rules and the append conditions.
 func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out AppendBlockOutput, err error) {
-	hns := s.nsOf(in.Ref.Account)
+	hns := s.NsOf(in.Ref.Account)
 	now := s.now(in.Call)
 	body, err := extent.LimitBody(content(in.Body), in.Length, maxAppendBlock)
 	if err != nil {
@@ -352,7 +352,7 @@ type SealBlobOutput struct {
 // blob.
 func (s *Service) SealBlob(ctx context.Context, in SealBlobInput) (SealBlobOutput, error) {
 	appendPos := optional(in.AppendPosition)
-	b, err := s.updateAny(ctx, s.nsOf(in.Ref.Account), in.Ref, in.Access.withoutNoneMatchAny(), in.Caller, s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateAny(ctx, s.NsOf(in.Ref.Account), in.Ref, in.Access.withoutNoneMatchAny(), in.Caller, s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
 		if b.Type != AppendBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}

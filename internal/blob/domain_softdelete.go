@@ -37,12 +37,12 @@ type UndeletedPath struct {
 // snapshots of the files below it, which stay keyed by their node ids
 // while it is soft-deleted.
 func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (out UndeletedPath, err error) {
-	hns := s.nsOf(in.Ref.Account)
+	hns := s.NsOf(in.Ref.Account)
 	if hns == nil {
 		return out, azerr.New(azerr.HierarchicalNamespaceNotEnabled)
 	}
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
+		if _, err := LoadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
 			return err
 		}
 		n, err := hns.Undelete(tx, blobFS(in.Ref), in.Ref.Blob, in.DeletionID, in.Caller)
@@ -62,16 +62,16 @@ func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (out U
 // a live blob nor anything to restore. On a hierarchical account it
 // restores the latest retained deletion of the path (undeleteLatestPath).
 func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		return s.undeleteLatestPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref := in.Ref
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
-		live, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
+		live, err := FindBlob(tx, ref.Account, ref.Container, ref.Blob, "")
 		if err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error 
 					return err
 				}
 			}
-			if err := kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, snap), &rec); err != nil {
+			if err := kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, snap), &rec); err != nil {
 				return err
 			}
 			restored++

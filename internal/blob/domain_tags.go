@@ -26,7 +26,7 @@ type GetBlobTagsInput struct {
 // GetBlobTags is Get Blob Tags
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-tags).
 func (s *Service) GetBlobTags(ctx context.Context, in GetBlobTagsInput) (blobtags.Tags, error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		return s.getPathTags(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -69,7 +69,7 @@ type SetBlobTagsInput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tags):
 // it changes neither the ETag nor Last-Modified.
 func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		return s.setPathTags(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -92,7 +92,7 @@ func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
 			return err
 		}
 		b.Tags = tags
-		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), b)
+		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ""), b)
 	})
 }
 
@@ -116,7 +116,7 @@ type SetBlobTierOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tier):
 // it changes neither the ETag nor Last-Modified.
 func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlobTierOutput, error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
+	if hns := s.NsOf(in.Ref.Account); hns != nil {
 		return s.setPathTier(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -133,14 +133,14 @@ func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlob
 				return err
 			}
 		}
-		tier, err := checkTier(v, b.Type)
+		tier, err := CheckTier(v, b.Type)
 		if err != nil {
 			return err
 		}
 		out.Rehydrating = rehydrates(b.Tier, tier)
 		changed := now
 		b.Tier, b.TierChanged = tier, &changed
-		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)
+		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)
 	})
 	return out, err
 }
@@ -176,16 +176,16 @@ type FindBlobsByTagsOutput struct {
 // a scan of the blob records at one snapshot, so it is never behind the
 // writes. The marker is the key of the next blob record.
 func (s *Service) FindBlobsByTags(ctx context.Context, in FindBlobsByTagsInput) (FindBlobsByTagsOutput, error) {
-	if hns := s.nsOf(in.Account); hns != nil {
+	if hns := s.NsOf(in.Account); hns != nil {
 		return s.findPathsByTags(ctx, hns, in)
 	}
 	acct, cont, e, maxN := in.Account, in.Container, in.Where, in.MaxResults
 	start := kv.Key("b", acct)
 	switch {
 	case cont != "":
-		start = blobsPrefix(acct, cont)
+		start = BlobsPrefix(acct, cont)
 	case e.Container() != "":
-		start = blobsPrefix(acct, e.Container())
+		start = BlobsPrefix(acct, e.Container())
 	}
 	end := kv.PrefixEnd(start)
 	if m := in.Marker; m != "" {
@@ -200,7 +200,7 @@ func (s *Service) FindBlobsByTags(ctx context.Context, in FindBlobsByTagsInput) 
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		items, next = items[:0], nil
 		if cont != "" {
-			if _, err := loadContainer(tx, acct, cont); err != nil {
+			if _, err := LoadContainer(tx, acct, cont); err != nil {
 				return err
 			}
 		}
@@ -216,7 +216,7 @@ func (s *Service) FindBlobsByTags(ctx context.Context, in FindBlobsByTagsInput) 
 			}
 			alive, seen := live[parts[2]]
 			if !seen {
-				_, gerr := tx.Get(containerKey(acct, parts[2]))
+				_, gerr := tx.Get(ContainerKey(acct, parts[2]))
 				if gerr != nil && !errors.Is(gerr, kv.ErrNotFound) {
 					derr = gerr
 					return false

@@ -44,8 +44,8 @@ func (s *Service) SetNamespace(n *ns.Namespace, hier func(account string) bool) 
 	s.hns, s.hier = n, hier
 }
 
-// nsOf is the namespace of account, nil when it is flat.
-func (s *Service) nsOf(account string) *ns.Namespace {
+// NsOf is the namespace of account, nil when it is flat.
+func (s *Service) NsOf(account string) *ns.Namespace {
 	if s.hns == nil || s.hier == nil || !s.hier(account) {
 		return nil
 	}
@@ -64,9 +64,9 @@ func pendingKey(acct string, id []byte, pos int64) []byte {
 	return kv.Key("dlp", acct, string(id), fmt.Sprintf("%016x", pos))
 }
 
-// fileContent is the committed content of a file: its parts, offsets
+// FileContent is the committed content of a file: its parts, offsets
 // from the start of the file. The size is the node's.
-type fileContent struct {
+type FileContent struct {
 	Parts []extent.Part `json:"x,omitempty"`
 }
 
@@ -96,7 +96,7 @@ func (s *Service) Reclaim(tx kv.Tx, ref []byte) error {
 		return err
 	}
 	var parts []extent.Part
-	var fc fileContent
+	var fc FileContent
 	found, err := kv.GetJSON(tx, ref, &fc)
 	if err != nil {
 		return err
@@ -196,7 +196,7 @@ func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time, c ns.Caller
 	}
 	b, pp := pathRec(node)
 	if !node.Dir && len(node.Ref) > 0 && node.Size > 0 {
-		var fc fileContent
+		var fc FileContent
 		if _, err := kv.GetJSON(tx, node.Ref, &fc); err != nil {
 			return nil, nil, err
 		}
@@ -516,7 +516,7 @@ func (s *Service) flushTx(tx kv.Tx, in FlushDataInput, now time.Time) (FlushData
 		if err != nil {
 			return err
 		}
-		var fc fileContent
+		var fc FileContent
 		if _, err := kv.GetJSON(tx, n.Ref, &fc); err != nil {
 			return err
 		}

@@ -55,7 +55,7 @@ func (s *Service) commitAppend(tx kv.Tx, acct string, n *ns.Node, pos int64, st 
 	}
 	b := &blobRec{Type: AppendBlob, Size: n.Size, Appends: n.Append.Blocks, Sealed: n.Append.Sealed}
 	if n.Size > 0 {
-		var fc fileContent
+		var fc FileContent
 		if _, err := kv.GetJSON(tx, n.Ref, &fc); err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func (s *Service) commitAppend(tx kv.Tx, acct string, n *ns.Node, pos int64, st 
 	if _, err := appendParts(tx, now, b, -1, -1, st.Size, st.Parts); err != nil {
 		return err
 	}
-	if err := kv.PutJSON(tx, n.Ref, &fileContent{Parts: b.Parts}); err != nil {
+	if err := kv.PutJSON(tx, n.Ref, &FileContent{Parts: b.Parts}); err != nil {
 		return err
 	}
 	n.Size, n.Append = b.Size, &ns.AppendState{Blocks: b.Appends, Sealed: b.Sealed}
@@ -128,7 +128,7 @@ func (s *Service) putAppendPath(ctx context.Context, hns *ns.Namespace, in PutBl
 // node's size, append state, new ETag and time (ns.Set), in tx. A bearer
 // caller needs write permission on the file.
 func (s *Service) updatePathTx(tx kv.Tx, hns *ns.Namespace, ref BlobRef, a Access, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+	if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
 		return nil, err
 	}
 	node, err := hns.LookupFor(tx, blobFS(ref), ref.Blob, c, acl.Write)
@@ -140,7 +140,7 @@ func (s *Service) updatePathTx(tx kv.Tx, hns *ns.Namespace, ref BlobRef, a Acces
 	}
 	b, _ := pathRec(node)
 	if !node.Dir && len(node.Ref) > 0 && node.Size > 0 {
-		var fc fileContent
+		var fc FileContent
 		if _, err := kv.GetJSON(tx, node.Ref, &fc); err != nil {
 			return nil, err
 		}
@@ -163,7 +163,7 @@ func (s *Service) updatePathTx(tx kv.Tx, hns *ns.Namespace, ref BlobRef, a Acces
 		if len(cref) == 0 {
 			cref = contentRef(ref.Account, node.ID)
 		}
-		if err := kv.PutJSON(tx, cref, &fileContent{Parts: b.Parts}); err != nil {
+		if err := kv.PutJSON(tx, cref, &FileContent{Parts: b.Parts}); err != nil {
 			return nil, err
 		}
 		set.Content = &ns.Content{Size: b.Size, Ref: cref}
@@ -257,7 +257,7 @@ func (s *Service) putBlobFromURLPath(ctx context.Context, hns *ns.Namespace, in 
 		if err := extent.AdjustRefs(tx, now, nil, own); err != nil {
 			return err
 		}
-		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: own})
+		return kv.PutJSON(tx, node.Ref, &FileContent{Parts: own})
 	})
 	if err != nil {
 		return FromURLOutput{}, err
@@ -272,7 +272,7 @@ func (s *Service) putBlobFromURLPath(ctx context.Context, hns *ns.Namespace, in 
 // pathSource makes f read a path when its account is hierarchical: the
 // file as the Blob API shows it (copySource), read by c.
 func (s *Service) pathSource(f *FromURLSource, call Call) {
-	if f.File != nil || f.file != nil || s.nsOf(f.Blob.Account) == nil {
+	if f.File != nil || f.file != nil || s.NsOf(f.Blob.Account) == nil {
 		return
 	}
 	lookup := s.copySource(CopySource{Blob: f.Blob}, call.Caller, s.now(call))

@@ -166,7 +166,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 		if err := extent.AdjustRefs(tx, now, nil, st.Parts); err != nil {
 			return err
 		}
-		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: st.Parts})
+		return kv.PutJSON(tx, node.Ref, &FileContent{Parts: st.Parts})
 	}))
 	if err != nil {
 		return out, err
@@ -339,16 +339,16 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	sha := cin.CPK
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		var fc fileContent
+		var fc FileContent
 		var size int64
 		// The file's committed content, read once if a block names it.
-		var current *fileContent
+		var current *FileContent
 		var currentSize int64
-		committed := func() (*fileContent, int64, error) {
+		committed := func() (*FileContent, int64, error) {
 			if current != nil {
 				return current, currentSize, nil
 			}
-			current = &fileContent{}
+			current = &FileContent{}
 			n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller)
 			if err != nil || n.Dir || n.Expired(now) || n.CPK != sha {
 				// Nothing committed to reuse (under this key).
@@ -367,7 +367,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 			found := false
 			if b.ID != "" && b.Kind != wire.Committed {
 				var err error
-				if found, err = kv.GetJSON(tx, blockKey(ref.Account, ref.Container, ref.Blob, b.ID), &u); err != nil {
+				if found, err = kv.GetJSON(tx, BlockKey(ref.Account, ref.Container, ref.Blob, b.ID), &u); err != nil {
 					return err
 				}
 			}
@@ -378,7 +378,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 				if err != nil {
 					return err
 				}
-				off, n, ok := pathBlockRange(b.ID, curSize)
+				off, n, ok := PathBlockRange(b.ID, curSize)
 				if !ok {
 					return azerr.New(azerr.InvalidBlockList)
 				}
@@ -433,40 +433,40 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 // the file's current content, so a client that appends a block to the
 // committed list (Get Block List, Put Block, Put Block List) works on a
 // path as on a flat account.
-const pathBlockMax = maxPutBlock
+const PathBlockMax = maxPutBlock
 
-// pathBlockID is the name of committed block i of a path: base64 of a
+// PathBlockID is the name of committed block i of a path: base64 of a
 // fixed-width label, the same length for every i.
-func pathBlockID(i int64) string {
+func PathBlockID(i int64) string {
 	return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "dfs-committed-%010d", i))
 }
 
-// pathBlocks is the committed block list of a file of size bytes.
-func pathBlocks(size int64) []wire.BlockInfo {
+// PathBlocks is the committed block list of a file of size bytes.
+func PathBlocks(size int64) []wire.BlockInfo {
 	var out []wire.BlockInfo
-	for i, off := int64(0), int64(0); off < size; i, off = i+1, off+pathBlockMax {
-		out = append(out, wire.BlockInfo{Name: pathBlockID(i), Size: min(pathBlockMax, size-off)})
+	for i, off := int64(0), int64(0); off < size; i, off = i+1, off+PathBlockMax {
+		out = append(out, wire.BlockInfo{Name: PathBlockID(i), Size: min(PathBlockMax, size-off)})
 	}
 	return out
 }
 
-// pathBlockRange is the range of committed block id of a file of size
+// PathBlockRange is the range of committed block id of a file of size
 // bytes; false when id names none of its blocks.
-func pathBlockRange(id string, size int64) (off, n int64, ok bool) {
+func PathBlockRange(id string, size int64) (off, n int64, ok bool) {
 	raw, err := base64.StdEncoding.DecodeString(id)
 	if err != nil {
 		return 0, 0, false
 	}
 	digits, ok := strings.CutPrefix(string(raw), "dfs-committed-")
 	i, err := strconv.ParseInt(digits, 10, 64)
-	if !ok || err != nil || pathBlockID(i) != id {
+	if !ok || err != nil || PathBlockID(i) != id {
 		return 0, 0, false
 	}
-	off = i * pathBlockMax
+	off = i * PathBlockMax
 	if i < 0 || off >= size {
 		return 0, 0, false
 	}
-	return off, min(pathBlockMax, size-off), true
+	return off, min(PathBlockMax, size-off), true
 }
 
 // listPath is List Blobs on a hierarchical account: the namespace's
@@ -507,7 +507,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	}
 	after, afterSnap, delFrom, delAfter := "", "", "", ""
 	if in.Marker != "" {
-		kind, name, at, ok := decodeMarker(in.Marker)
+		kind, name, at, ok := DecodeMarker(in.Marker)
 		if !ok {
 			return ListBlobsOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", in.Marker)
 		}
@@ -531,7 +531,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		// The store may run this more than once: start afresh.
 		out.Items, more, after = nil, false, from
-		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
 		fs := ns.FS{Account: ref.Account, Filesystem: ref.Container}
@@ -730,7 +730,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 		if last.Deleted {
 			at = "~" + last.DeletionID
 		}
-		out.NextMarker = encodeMarker(kind, last.Name, at)
+		out.NextMarker = EncodeMarker(kind, last.Name, at)
 	}
 	return out, nil
 }
@@ -748,7 +748,7 @@ func (s *Service) listDeletedPaths(ctx context.Context, hns *ns.Namespace, in Li
 	var out ListBlobsOutput
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		out = ListBlobsOutput{}
-		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
 		fs := ns.FS{Account: ref.Account, Filesystem: ref.Container}
@@ -792,7 +792,7 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 			return b, readable(0, b.Size)
 		}
 	}
-	hns := s.nsOf(ref.Account)
+	hns := s.NsOf(ref.Account)
 	return func(tx kv.Tx) (*blobRec, error) {
 		switch {
 		case fileSrc != nil:
@@ -804,7 +804,7 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 			}
 			return b, err
 		}
-		return findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+		return FindBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
 	}
 }
 
@@ -832,7 +832,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 	if in.Sync {
 		md5 = in.SourceContentMD5
 	}
-	copyID := newUUID()
+	copyID := NewUUID()
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
@@ -842,7 +842,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		if err := copySourceKey(src); err != nil {
 			return err
 		}
-		tier, err := checkTier(in.Tier, src.Type)
+		tier, err := CheckTier(in.Tier, src.Type)
 		if err != nil {
 			return err
 		}
@@ -889,7 +889,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		if err := extent.AdjustRefs(tx, now, nil, parts); err != nil {
 			return err
 		}
-		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: parts})
+		return kv.PutJSON(tx, node.Ref, &FileContent{Parts: parts})
 	})
 	if err != nil {
 		return CopyBlobOutput{}, err
@@ -932,7 +932,7 @@ func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlob
 	if in.Ref.Snapshot != "" {
 		return s.setPathSnapshotTier(ctx, hns, in)
 	}
-	tier, err := checkTier(in.Tier, BlockBlob)
+	tier, err := CheckTier(in.Tier, BlockBlob)
 	if err != nil {
 		return SetBlobTierOutput{}, err
 	}
@@ -940,7 +940,7 @@ func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlob
 	var out SetBlobTierOutput
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
 		out = SetBlobTierOutput{}
-		if _, err := loadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
+		if _, err := LoadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
 			return err
 		}
 		_, err := hns.Modify(tx, blobFS(in.Ref), in.Ref.Blob, in.Caller, acl.Write, func(n *ns.Node, _ time.Time) error {

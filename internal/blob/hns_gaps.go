@@ -76,7 +76,7 @@ func pageRangesOfPath(tx kv.Tx, hns *ns.Namespace, ref BlobRef, now time.Time, c
 func (s *Service) undeleteLatestPath(ctx context.Context, hns *ns.Namespace, in UndeleteBlobInput) error {
 	ref, c, now := in.Ref, in.Caller, s.now(in.Call)
 	return s.store.Update(ctx, func(tx kv.Tx) error {
-		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
 		n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, c)
@@ -171,19 +171,6 @@ func (d *deletedPaths) skip(name string) {
 	if d.i == len(d.buf) && !d.done && d.from < name {
 		d.from, d.after, d.buf, d.i = name, "", d.buf[:0], 0
 	}
-}
-
-// readUPN reads x-ms-upn into upn on a hierarchical account (version
-// 2023-11-03: "Get Blob now supports the x-ms-upn request header for
-// storage accounts with hierarchical namespace enabled"; Get Blob
-// Properties reads it too); a flat account's reads do not look at it.
-func (s *Service) readUPN(r *req, upn *bool) error {
-	if s.nsOf(r.Account) == nil {
-		return nil
-	}
-	v, err := parseBoolHeader(r.Header, "x-ms-upn")
-	*upn = v
-	return err
 }
 
 // namePath turns the ids of pp's owner, group and ACL entries into the

@@ -181,7 +181,7 @@ func (s *Service) snapshotPath(ctx context.Context, hns *ns.Namespace, in Snapsh
 			if err := lease.CheckRead(b.Lease, acc.LeaseID, lease.Blob, now); err != nil {
 				return err
 			}
-			if err := notArchived(b); err != nil {
+			if err := NotArchived(b); err != nil {
 				return err
 			}
 			// The snapshot keeps the file's key (b.CPK): taking it
@@ -193,7 +193,7 @@ func (s *Service) snapshotPath(ctx context.Context, hns *ns.Namespace, in Snapsh
 				n.Ref = contentRef(ref.Account, n.ID)
 			}
 			if n.Size > 0 {
-				var fc fileContent
+				var fc FileContent
 				if _, err := kv.GetJSON(tx, n.Ref, &fc); err != nil {
 					return err
 				}
@@ -335,7 +335,7 @@ func (s *Service) KeepSnapshots(tx kv.Tx, fs ns.FS, path string, c ns.Caller, co
 // the tier is the snapshot record's own. A bearer caller needs write
 // permission on the file.
 func (s *Service) setPathSnapshotTier(ctx context.Context, hns *ns.Namespace, in SetBlobTierInput) (SetBlobTierOutput, error) {
-	tier, err := checkTier(in.Tier, BlockBlob)
+	tier, err := CheckTier(in.Tier, BlockBlob)
 	if err != nil {
 		return SetBlobTierOutput{}, err
 	}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
@@ -23,7 +22,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
-	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
 // Service is the Blob service of one Cerulean process. It keeps no
@@ -33,8 +31,6 @@ type Service struct {
 	data  *extent.Store
 	clock clock.Clock
 	log   *slog.Logger
-	// filePeer is the File service copies may read from (SetFilePeer).
-	filePeer atomic.Pointer[xcopy.Peer]
 	// hook is told of containers created and deleted (SetContainerHook).
 	hook ContainerHook
 	// hns is the namespace of the hierarchical accounts, those hier
@@ -80,12 +76,12 @@ type container struct {
 	Meta         map[string]string `json:"md,omitempty"`
 	Lease        lease.Lease       `json:"l"`
 	PublicAccess string            `json:"pa,omitempty"` // "", "container", "blob"
-	ACL          []signedID        `json:"acl,omitempty"`
+	ACL          []SignedID        `json:"acl,omitempty"`
 }
 
-// signedID is a stored access policy (one shape, with its
+// SignedID is a stored access policy (one shape, with its
 // stored and XML forms, for all four services).
-type signedID = policy.Stored
+type SignedID = policy.Stored
 
 // HTTPHeaders are a blob's content properties, as Set Blob Properties
 // names them ("blob HTTP headers"): its type, encoding, language,
@@ -162,14 +158,14 @@ type uncommitted struct {
 // Keys. Every component is escaped by kv.Key, so a container's blobs form
 // one contiguous range and the base blob ("" snapshot) sorts before its
 // snapshots.
-func containerKey(acct, c string) []byte  { return kv.Key("c", acct, c) }
+func ContainerKey(acct, c string) []byte  { return kv.Key("c", acct, c) }
 func containersPrefix(acct string) []byte { return kv.Key("c", acct) }
-func blobKey(acct, c, name, snap string) []byte {
+func BlobKey(acct, c, name, snap string) []byte {
 	return kv.Key("b", acct, c, name, snap)
 }
-func blobsPrefix(acct, c string) []byte              { return kv.Key("b", acct, c) }
+func BlobsPrefix(acct, c string) []byte              { return kv.Key("b", acct, c) }
 func blobVersionsPrefix(acct, c, name string) []byte { return kv.Key("b", acct, c, name) }
-func blockKey(acct, c, name, id string) []byte       { return kv.Key("u", acct, c, name, id) }
+func BlockKey(acct, c, name, id string) []byte       { return kv.Key("u", acct, c, name, id) }
 func blocksPrefix(acct, c, name string) []byte       { return kv.Key("u", acct, c, name) }
 func servicePropsKey(acct string) []byte             { return kv.Key("sp", acct, "blob") }
 
@@ -179,7 +175,7 @@ func servicePropsKey(acct string) []byte             { return kv.Key("sp", acct,
 func deletedKey(acct, c, name, snap string) []byte {
 	return kv.Key("bd", acct, c, name, snap)
 }
-func deletedPrefix(acct, c string) []byte               { return kv.Key("bd", acct, c) }
+func DeletedPrefix(acct, c string) []byte               { return kv.Key("bd", acct, c) }
 func deletedVersionsPrefix(acct, c, name string) []byte { return kv.Key("bd", acct, c, name) }
 func expiryKey(due time.Time, acct, c, name, snap string) []byte {
 	return kv.Key("bx", fmt.Sprintf("%020d", due.UnixNano()), acct, c, name, snap)

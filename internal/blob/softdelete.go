@@ -3,9 +3,9 @@ package blob
 import (
 	"context"
 	"fmt"
-	json "github.com/goccy/go-json"
-	"net/http"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
@@ -168,7 +168,7 @@ func newSnapshotTime(tx kv.Tx, acct, c, name string, t time.Time) (string, error
 	for {
 		snap := wire.FormatISO7(t)
 		used := false
-		for _, k := range [][]byte{blobKey(acct, c, name, snap), deletedKey(acct, c, name, snap)} {
+		for _, k := range [][]byte{BlobKey(acct, c, name, snap), deletedKey(acct, c, name, snap)} {
 			if _, err := tx.Get(k); err == nil {
 				used = true
 			} else if err != kv.ErrNotFound {
@@ -250,7 +250,7 @@ func errPermanentDelete(msg string) error {
 // deletePermanently is Delete Blob with deletetype=permanent: it removes a
 // soft-deleted snapshot for good, when the account's policy allows it.
 func deletePermanently(tx kv.Tx, ref BlobRef, now time.Time, pol retention, check func(*blobRec) error) error {
-	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+	if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
 	if !pol.permanent {
@@ -270,7 +270,7 @@ func deletePermanently(tx kv.Tx, ref BlobRef, now time.Time, pol retention, chec
 		}
 		return extent.AdjustRefs(tx, now, d.Parts, nil)
 	}
-	live, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+	live, err := FindBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
 	if err != nil {
 		return err
 	}
@@ -278,26 +278,6 @@ func deletePermanently(tx kv.Tx, ref BlobRef, now time.Time, pol retention, chec
 		return errPermanentDelete("The specified snapshot is not soft-deleted.")
 	}
 	return azerr.New(azerr.BlobNotFound)
-}
-
-// undeleteBlob is Undelete Blob: it restores the soft-deleted base blob
-// and every soft-deleted snapshot of the name that is still retained. A
-// blob that is live and has nothing soft-deleted is left as it is (200);
-// a name with nothing live or retained is 404 BlobNotFound. Restored
-// records keep their ETag and Last-Modified and come back unleased.
-//
-// With x-ms-undelete-source ("?deletionid={id}") on a hierarchical
-// account it is Path Undelete of that soft-deleted path (undeletePath in
-// hns_undelete.go).
-func (s *Service) undeleteBlob(w http.ResponseWriter, r *req) error {
-	if src := r.Header.Get("x-ms-undelete-source"); src != "" && s.nsOf(r.Account) != nil {
-		return s.undeletePath(w, r, src)
-	}
-	if err := s.UndeleteBlob(r.Context(), UndeleteBlobInput{Call: r.call(), Ref: r.ref()}); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusOK)
-	return nil
 }
 
 // purgeExpired permanently deletes the soft-deleted blobs and snapshots
