@@ -19,12 +19,12 @@ const (
 // loadBlob reads the addressed blob (or snapshot). A missing blob is
 // 404 BlobNotFound, or ContainerNotFound when its container is missing.
 func loadBlob(tx kv.Tx, ref BlobRef) (*blobRec, error) {
-	b, err := FindBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
 	if err != nil {
 		return nil, err
 	}
 	if b == nil {
-		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return nil, err
 		}
 		return nil, azerr.New(azerr.BlobNotFound)
@@ -32,10 +32,10 @@ func loadBlob(tx kv.Tx, ref BlobRef) (*blobRec, error) {
 	return b, nil
 }
 
-// FindBlob returns the record or nil. A record whose container record
+// findBlob returns the record or nil. A record whose container record
 // is gone belongs to a deleted container still being reclaimed
 // (container_reclaim.go): it is gone too.
-func FindBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
+func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
 	if err := kv.Prefetch(tx, ContainerKey(acct, c), BlobKey(acct, c, name, snap)); err != nil {
 		return nil, err
 	}
@@ -72,10 +72,10 @@ func beginReplace(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Tim
 	if err := kv.PrefetchRanges(tx, 0, kv.Range{Start: blocks, End: kv.PrefixEnd(blocks)}); err != nil {
 		return nil, err
 	}
-	if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return nil, err
 	}
-	old, err := FindBlob(tx, ref.Account, ref.Container, ref.Blob, "")
+	old, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func beginReplace(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Tim
 	if err := a.checkWrite(old, ref.Container, now); err != nil {
 		return nil, err
 	}
-	return old, NotArchived(old)
+	return old, notArchived(old)
 }
 
 // replaces stamps b as the new version of old (nil: a new blob): a new

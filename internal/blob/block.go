@@ -37,13 +37,13 @@ func blockWritable(typ string, l lease.Lease, tier, leaseID string, now time.Tim
 // the blob, if any, takes blocks under leaseID (on a hierarchical
 // account, hns non-nil, the file: stagePath).
 func blockTarget(tx kv.Tx, hns *ns.Namespace, ref BlobRef, leaseID string, now time.Time) error {
-	if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
 	if hns != nil {
 		return stagePath(tx, hns, ref, leaseID, now)
 	}
-	b, err := FindBlob(tx, ref.Account, ref.Container, ref.Blob, "")
+	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
 	switch {
 	case err != nil:
 		return err
@@ -56,7 +56,7 @@ func blockTarget(tx kv.Tx, hns *ns.Namespace, ref BlobRef, leaseID string, now t
 }
 
 func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Time, rawID []byte, idParam string, size int64, parts []extent.Part, cpk string) error {
-	if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
 	if hns := s.NsOf(ref.Account); hns != nil {
@@ -65,7 +65,7 @@ func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Tim
 		if err := stagePath(tx, hns, ref, leaseID, now); err != nil {
 			return err
 		}
-	} else if b, err := FindBlob(tx, ref.Account, ref.Container, ref.Blob, ""); err != nil {
+	} else if b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ""); err != nil {
 		return err
 	} else if b != nil {
 		if err := blockWritable(b.Type, b.Lease, b.Tier, leaseID, now); err != nil {

@@ -5,8 +5,8 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
-// LoadContainer reads a container record or returns 404 ContainerNotFound.
-func LoadContainer(tx kv.Tx, acct, name string) (*container, error) {
+// loadContainer reads a container record or returns 404 ContainerNotFound.
+func loadContainer(tx kv.Tx, acct, name string) (*container, error) {
 	var c container
 	ok, err := kv.GetJSON(tx, ContainerKey(acct, name), &c)
 	if err != nil {

@@ -3,6 +3,6 @@ package blob
 const maxCopyFromURL = 256 << 20
 
 func progress(n int64) string {
-	s := Itoa(n)
+	s := itoa(n)
 	return s + "/" + s
 }

@@ -62,17 +62,21 @@ type BlobRef struct {
 // Azure answers a missing blob before a malformed condition.
 type TagCondition struct {
 	expr *blobtags.Expr
-	Err  error
+	err  error
 }
 
 // NewTagCondition is the condition of a parsed expression (nil: none).
 func NewTagCondition(e *blobtags.Expr) TagCondition { return TagCondition{expr: e} }
 
+// BadTagCondition is a condition that did not parse: err is what the
+// operation answers once it has found the blob.
+func BadTagCondition(err error) TagCondition { return TagCondition{err: err} }
+
 // check evaluates the condition on b (nil: no blob, which no condition
 // matches) in container c.
 func (t TagCondition) check(b *blobRec, c string) error {
-	if t.Err != nil {
-		return t.Err
+	if t.err != nil {
+		return t.err
 	}
 	if t.expr == nil {
 		return nil
@@ -93,7 +97,7 @@ type Access struct {
 	// Tier is Delete Blob's access-tier conditions (tiercond.go); the
 	// other operations leave it empty.
 	Tier TierCondition
-	// condErr is a set of conditions that did not parse, for the reads
+	// CondErr is a set of conditions that did not parse, for the reads
 	// that report it only once the blob is found (see checkRead).
 	CondErr error
 }

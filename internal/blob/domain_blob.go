@@ -301,7 +301,7 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 		if err := checkCPK(b, t.in.CPK); err != nil {
 			return err
 		}
-		if err := NotArchived(b); err != nil {
+		if err := notArchived(b); err != nil {
 			return err
 		}
 		t.off, t.n = 0, b.Size
@@ -550,7 +550,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInp
 		newSize = *in.Size
 	}
 	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
-		if err := NotArchived(b); err != nil {
+		if err := notArchived(b); err != nil {
 			return err
 		}
 		if (newSize >= 0 || seqAction != SequenceNumberKeep) && b.Type != PageBlob {
@@ -624,7 +624,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 		if err := checkCPK(b, key); err != nil {
 			return err
 		}
-		if err := NotArchived(b); err != nil {
+		if err := notArchived(b); err != nil {
 			return err
 		}
 		b.Meta = meta
@@ -734,7 +734,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 		if err := checkCPK(b, key); err != nil {
 			return err
 		}
-		if err := NotArchived(b); err != nil {
+		if err := notArchived(b); err != nil {
 			return err
 		}
 		// Two snapshots in one instant get distinct times, 100 ns apart,
@@ -1046,7 +1046,7 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 	var b *blobRec
 	var committed, uncommittedList []wire.BlockInfo
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
 		var pathCommitted []wire.BlockInfo
@@ -1065,7 +1065,7 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 				pathCommitted = PathBlocks(b.Size)
 			}
 		} else {
-			b, err = FindBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+			b, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
 		}
 		if err != nil {
 			return err

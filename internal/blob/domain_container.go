@@ -103,7 +103,7 @@ func (s *Service) GetContainerProperties(ctx context.Context, in GetContainerPro
 	now := s.now(in.Call)
 	var c *container
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		c, err = LoadContainer(tx, in.Ref.Account, in.Ref.Container)
+		c, err = loadContainer(tx, in.Ref.Account, in.Ref.Container)
 		return err
 	})
 	if err != nil {
@@ -140,7 +140,7 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 	now := s.now(in.Call)
 	ref, conds, leaseID := in.Ref, in.Cond, in.LeaseID
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		c, err := LoadContainer(tx, ref.Account, ref.Container)
+		c, err := loadContainer(tx, ref.Account, ref.Container)
 		if err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 func (s *Service) updateContainer(ctx context.Context, ref ContainerRef, conds cond.Conditions, now time.Time, touch bool, fn func(c *container) error) (*container, error) {
 	var c *container
 	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
-		c, err = LoadContainer(tx, ref.Account, ref.Container)
+		c, err = loadContainer(tx, ref.Account, ref.Container)
 		if err != nil {
 			return err
 		}
@@ -256,7 +256,7 @@ func (s *Service) GetContainerACL(ctx context.Context, in GetContainerACLInput) 
 	ref := in.Ref
 	var c *container
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		c, err = LoadContainer(tx, ref.Account, ref.Container)
+		c, err = loadContainer(tx, ref.Account, ref.Container)
 		return err
 	})
 	if err != nil {

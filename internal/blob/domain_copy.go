@@ -44,9 +44,30 @@ type SourceObject struct {
 	Modified time.Time
 	Meta     map[string]string
 	Props    HTTPHeaders
+	// CPK is the SHA-256 of the customer-provided key the content was
+	// written with ("" for none): its bytes are readable only with it.
+	CPK string
 	// Readable, when set, checks inside the same transaction that the
 	// copy may read the n bytes at off; nil: every range is readable.
 	Readable func(off, n int64) error
+}
+
+// ReadSource reads, inside tx (the transaction of a copy another service
+// makes, Copy File or Put Range From URL), the blob or snapshot at ref
+// as its source: nil when there is none; in the archive tier, 409
+// BlobArchived, as a read of it.
+func (s *Service) ReadSource(tx kv.Tx, ref BlobRef) (*SourceObject, error) {
+	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	if err := notArchived(b); err != nil {
+		return nil, err
+	}
+	return &SourceObject{
+		Size: b.Size, Parts: b.Parts, ETag: b.ETag, Created: b.Created, Modified: b.Modified, Meta: b.Meta,
+		Props: b.Props, CPK: b.CPK,
+	}, nil
 }
 
 // record is o as the block blob a copy of it makes, and the check of
@@ -58,7 +79,7 @@ func (o *SourceObject) record() (*blobRec, func(off, n int64) error) {
 	}
 	return &blobRec{
 		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
-		Parts: o.Parts, Props: o.Props,
+		Parts: o.Parts, Props: o.Props, CPK: o.CPK,
 	}, readable
 }
 
@@ -138,7 +159,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			return CopyBlobOutput{}, err
 		}
 	}
-	copyID := NewUUID()
+	copyID := newUUID()
 	var rec *blobRec
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
@@ -205,7 +226,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 // the source's conditions (x-ms-source-if-*) and lease
 // (x-ms-source-lease-id, not for a snapshot) must hold.
 func copySourceOf(tx kv.Tx, ref BlobRef, cs CopySource, lookup func(kv.Tx) (*blobRec, error), now time.Time) (*blobRec, error) {
-	if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return nil, err
 	}
 	src, err := lookup(tx)
@@ -213,7 +234,7 @@ func copySourceOf(tx kv.Tx, ref BlobRef, cs CopySource, lookup func(kv.Tx) (*blo
 		return nil, err
 	}
 	if src == nil {
-		if _, err := LoadContainer(tx, cs.Blob.Account, cs.Blob.Container); err != nil {
+		if _, err := loadContainer(tx, cs.Blob.Account, cs.Blob.Container); err != nil {
 			return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The source container does not exist.")
 		}
 		return nil, azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")

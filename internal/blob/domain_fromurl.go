@@ -72,7 +72,7 @@ func (f *FromURLSource) read(tx kv.Tx) ([]extent.Part, int64, *blobRec, error) {
 	case f.file != nil:
 		b, readable, err = f.file(tx)
 	default:
-		b, err = FindBlob(tx, f.Blob.Account, f.Blob.Container, f.Blob.Blob, f.Blob.Snapshot)
+		b, err = findBlob(tx, f.Blob.Account, f.Blob.Container, f.Blob.Blob, f.Blob.Snapshot)
 	}
 	if err != nil {
 		return nil, 0, nil, err
@@ -83,7 +83,7 @@ func (f *FromURLSource) read(tx kv.Tx) ([]extent.Part, int64, *blobRec, error) {
 	if err := f.Cond.CheckSource(b.ETag, b.Modified); err != nil {
 		return nil, 0, nil, err
 	}
-	if err := NotArchived(b); err != nil {
+	if err := notArchived(b); err != nil {
 		return nil, 0, nil, err
 	}
 	off, n := int64(0), b.Size

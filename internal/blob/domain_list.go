@@ -130,7 +130,7 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 	}
 	var entries []listEntry
 	err := s.store.View(ctx, func(tx kv.Tx) error {
-		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
 		var err error

@@ -16,8 +16,8 @@ import (
 // Equal.
 type SequenceConditions struct {
 	LessOrEqual, Less, Equal *int64
-	// err is a condition that did not parse, evaluated after the ones
-	// before it (parseSequenceConds).
+	// Err is a condition that did not parse, answered after the ones
+	// before it are evaluated (the REST front end's parseSequenceConds).
 	Err error
 }
 
@@ -197,7 +197,7 @@ func (s *Service) GetPageRanges(ctx context.Context, in GetPageRangesInput) (Get
 					return azerr.New(azerr.PreviousSnapshotCannotBeNewer)
 				}
 			}
-			if prev, err = FindBlob(tx, ref.Account, ref.Container, ref.Blob, prevSnap); err != nil {
+			if prev, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, prevSnap); err != nil {
 				return err
 			}
 			if prev == nil {

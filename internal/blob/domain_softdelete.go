@@ -42,7 +42,7 @@ func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (out U
 		return out, azerr.New(azerr.HierarchicalNamespaceNotEnabled)
 	}
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
-		if _, err := LoadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
+		if _, err := loadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
 			return err
 		}
 		n, err := hns.Undelete(tx, blobFS(in.Ref), in.Ref.Blob, in.DeletionID, in.Caller)
@@ -68,10 +68,10 @@ func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error 
 	now := s.now(in.Call)
 	ref := in.Ref
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
-		live, err := FindBlob(tx, ref.Account, ref.Container, ref.Blob, "")
+		live, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
 		if err != nil {
 			return err
 		}

@@ -200,7 +200,7 @@ func (s *Service) FindBlobsByTags(ctx context.Context, in FindBlobsByTagsInput) 
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		items, next = items[:0], nil
 		if cont != "" {
-			if _, err := LoadContainer(tx, acct, cont); err != nil {
+			if _, err := loadContainer(tx, acct, cont); err != nil {
 				return err
 			}
 		}

@@ -128,7 +128,7 @@ func (s *Service) putAppendPath(ctx context.Context, hns *ns.Namespace, in PutBl
 // node's size, append state, new ETag and time (ns.Set), in tx. A bearer
 // caller needs write permission on the file.
 func (s *Service) updatePathTx(tx kv.Tx, hns *ns.Namespace, ref BlobRef, a Access, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return nil, err
 	}
 	node, err := hns.LookupFor(tx, blobFS(ref), ref.Blob, c, acl.Write)

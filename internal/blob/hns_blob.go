@@ -531,7 +531,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		// The store may run this more than once: start afresh.
 		out.Items, more, after = nil, false, from
-		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
 		fs := ns.FS{Account: ref.Account, Filesystem: ref.Container}
@@ -748,7 +748,7 @@ func (s *Service) listDeletedPaths(ctx context.Context, hns *ns.Namespace, in Li
 	var out ListBlobsOutput
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		out = ListBlobsOutput{}
-		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
 		fs := ns.FS{Account: ref.Account, Filesystem: ref.Container}
@@ -804,7 +804,7 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 			}
 			return b, err
 		}
-		return FindBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+		return findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
 	}
 }
 
@@ -832,7 +832,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 	if in.Sync {
 		md5 = in.SourceContentMD5
 	}
-	copyID := NewUUID()
+	copyID := newUUID()
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
@@ -940,7 +940,7 @@ func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlob
 	var out SetBlobTierOutput
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
 		out = SetBlobTierOutput{}
-		if _, err := LoadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
+		if _, err := loadContainer(tx, in.Ref.Account, in.Ref.Container); err != nil {
 			return err
 		}
 		_, err := hns.Modify(tx, blobFS(in.Ref), in.Ref.Blob, in.Caller, acl.Write, func(n *ns.Node, _ time.Time) error {

@@ -76,7 +76,7 @@ func pageRangesOfPath(tx kv.Tx, hns *ns.Namespace, ref BlobRef, now time.Time, c
 func (s *Service) undeleteLatestPath(ctx context.Context, hns *ns.Namespace, in UndeleteBlobInput) error {
 	ref, c, now := in.Ref, in.Caller, s.now(in.Call)
 	return s.store.Update(ctx, func(tx kv.Tx) error {
-		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
 		n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, c)

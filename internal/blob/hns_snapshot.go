@@ -181,7 +181,7 @@ func (s *Service) snapshotPath(ctx context.Context, hns *ns.Namespace, in Snapsh
 			if err := lease.CheckRead(b.Lease, acc.LeaseID, lease.Blob, now); err != nil {
 				return err
 			}
-			if err := NotArchived(b); err != nil {
+			if err := notArchived(b); err != nil {
 				return err
 			}
 			// The snapshot keeps the file's key (b.CPK): taking it

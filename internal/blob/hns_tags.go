@@ -39,7 +39,7 @@ import (
 // Blob Metadata/Properties and Delete Blob on the live node they found
 // before the namespace applies those.
 func checkNodeTags(t TagCondition, n *ns.Node, container string) error {
-	if t.expr == nil && t.Err == nil {
+	if t.expr == nil && t.err == nil {
 		return nil
 	}
 	if n == nil {
@@ -87,7 +87,7 @@ func (s *Service) setPathTags(ctx context.Context, hns *ns.Namespace, in SetBlob
 	now := s.now(in.Call)
 	ref, leaseID, ifTags, tags := in.Ref, in.LeaseID, in.IfTags, in.Tags
 	return s.store.Update(ctx, func(tx kv.Tx) error {
-		if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
 		_, err := hns.SetTags(tx, blobFS(ref), ref.Blob, tags, in.Caller, func(n *ns.Node) error {
@@ -134,7 +134,7 @@ func (s *Service) findPathsByTags(ctx context.Context, hns *ns.Namespace, in Fin
 	var next string
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
 		if cont != "" {
-			if _, err := LoadContainer(tx, in.Account, cont); err != nil {
+			if _, err := loadContainer(tx, in.Account, cont); err != nil {
 				return err
 			}
 		}

@@ -8,9 +8,9 @@ import (
 	"github.com/google/uuid"
 )
 
-func Itoa(n int64) string { return strconv.FormatInt(n, 10) }
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-func NewUUID() string { return uuid.NewString() }
+func newUUID() string { return uuid.NewString() }
 
 func loadServiceProps(tx kv.Tx, acct string) (svcprops.Properties, error) {
 	return svcprops.Load(tx, servicePropsKey(acct), svcprops.Blob)

@@ -250,7 +250,7 @@ func errPermanentDelete(msg string) error {
 // deletePermanently is Delete Blob with deletetype=permanent: it removes a
 // soft-deleted snapshot for good, when the account's policy allows it.
 func deletePermanently(tx kv.Tx, ref BlobRef, now time.Time, pol retention, check func(*blobRec) error) error {
-	if _, err := LoadContainer(tx, ref.Account, ref.Container); err != nil {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
 	if !pol.permanent {
@@ -270,7 +270,7 @@ func deletePermanently(tx kv.Tx, ref BlobRef, now time.Time, pol retention, chec
 		}
 		return extent.AdjustRefs(tx, now, d.Parts, nil)
 	}
-	live, err := FindBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+	live, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
 	if err != nil {
 		return err
 	}

@@ -74,8 +74,8 @@ func smartTier(t string) string {
 	return ""
 }
 
-// NotArchived fails operations that need the blob's data online.
-func NotArchived(b *blobRec) error {
+// notArchived fails operations that need the blob's data online.
+func notArchived(b *blobRec) error {
 	if b == nil {
 		return nil
 	}

@@ -14,12 +14,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cerulean-storage/cerulean/internal/blob"
-
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
+	"github.com/google/uuid"
 )
 
 // Blob Batch (POST ?comp=batch on the account, or on a container with
@@ -59,7 +58,7 @@ func (s *Service) submitBatch(w http.ResponseWriter, r *req) error {
 	}
 	subs, berr := s.parseBatch(r, body, boundary)
 
-	respBoundary := "batchresponse_" + blob.NewUUID()
+	respBoundary := "batchresponse_" + newUUID()
 	var out bytes.Buffer
 	if berr != nil {
 		// The batch as a whole failed: one part, no Content-ID.
@@ -323,3 +322,6 @@ func errorMessage(body []byte) string {
 	}
 	return strings.TrimSpace(msg)
 }
+
+// newUUID is a random UUID, as the boundary of a batch response.
+func newUUID() string { return uuid.NewString() }

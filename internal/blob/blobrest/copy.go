@@ -81,10 +81,7 @@ func (s *Service) authorizeSource(r *req, acct, cont, name string) error {
 	}
 	// No container there (or no such account on this server): the
 	// source does not exist, 404 as for a missing source blob.
-	err = s.Store().View(r.Context(), func(tx kv.Tx) error {
-		_, err := blob.LoadContainer(tx, acct, cont)
-		return err
-	})
+	_, err = s.GetContainerACL(r.Context(), blob.GetContainerACLInput{Ref: blob.ContainerRef{Account: acct, Container: cont}})
 	if azerr.Has(err, azerr.ContainerNotFound) {
 		return azerr.Newf(azerr.CannotVerifyCopySource, "The specified blob does not exist.")
 	}

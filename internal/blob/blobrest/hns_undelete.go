@@ -2,7 +2,10 @@ package blobrest
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 )
 
@@ -18,7 +21,7 @@ import (
 // x-ms-creation-time. It restores the soft-deleted path of that deletion
 // id at the request's path (UndeletePath).
 func (s *Service) undeletePath(w http.ResponseWriter, r *req, src string) error {
-	id, err := blob.ParseUndeleteSource(src, r.container, r.name)
+	id, err := parseUndeleteSource(src, r.container, r.name)
 	if err != nil {
 		return err
 	}
@@ -35,4 +38,31 @@ func (s *Service) undeletePath(w http.ResponseWriter, r *req, src string) error 
 	h.Set("x-ms-creation-time", out.Created.UTC().Format(http.TimeFormat))
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// parseUndeleteSource reads x-ms-undelete-source: an optional path (the
+// request's, alone or after its container, with or without a leading
+// "/", URL-encoded or not), then "?deletionid=" and the id; anything
+// else is 400 InvalidHeaderValue.
+func parseUndeleteSource(v, container, path string) (string, error) {
+	bad := azerr.InvalidHeader("x-ms-undelete-source", v)
+	src, query, ok := strings.Cut(v, "?")
+	if !ok {
+		return "", bad
+	}
+	q, err := url.ParseQuery(query)
+	id := q.Get("deletionid")
+	if err != nil || id == "" {
+		return "", bad
+	}
+	if src != "" {
+		if u, err := url.PathUnescape(src); err == nil {
+			src = u
+		}
+		src = strings.TrimPrefix(src, "/")
+		if src != path && src != container+"/"+path {
+			return "", bad
+		}
+	}
+	return id, nil
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
 
@@ -38,15 +37,8 @@ func (s *Service) authorizeAnonymous(r *req) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return azerr.New(azerr.NoAuthenticationInformation)
 	}
-	var access string
-	err := s.Store().View(r.Context(), func(tx kv.Tx) error {
-		c, err := blob.LoadContainer(tx, r.Account, r.container)
-		if err != nil {
-			return err
-		}
-		access = c.PublicAccess
-		return nil
-	})
+	acl, err := s.GetContainerACL(r.Context(), blob.GetContainerACLInput{Ref: r.containerRef()})
+	access := acl.PublicAccess
 	if err != nil && !azerr.Has(err, azerr.ContainerNotFound) {
 		return err
 	}

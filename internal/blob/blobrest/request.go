@@ -53,7 +53,7 @@ func ifTagsHeader(h http.Header) blob.TagCondition {
 	}
 	e, err := blobtags.ParseCondition(v)
 	if err != nil {
-		return blob.TagCondition{Err: azerr.Newf(azerr.InvalidHeaderValue, "%s", err.Error()).With("HeaderName", "x-ms-if-tags").With("HeaderValue", v)}
+		return blob.BadTagCondition(azerr.Newf(azerr.InvalidHeaderValue, "%s", err.Error()).With("HeaderName", "x-ms-if-tags").With("HeaderValue", v))
 	}
 	return blob.NewTagCondition(e)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
@@ -44,15 +43,8 @@ func (s *Service) authorizeSAS(r *req) error {
 // policies resolves signed identifiers in the ACL of container cont.
 func (s *Service) policies(r *req, cont string) auth.PolicyLookup {
 	return server.Policies(func() ([]policy.Stored, error) {
-		var acl []policy.Stored
-		err := s.Store().View(r.Context(), func(tx kv.Tx) error {
-			c, err := blob.LoadContainer(tx, r.Account, cont)
-			if err == nil {
-				acl = c.ACL
-			}
-			return err
-		})
-		return acl, err
+		acl, err := s.GetContainerACL(r.Context(), blob.GetContainerACLInput{Ref: blob.ContainerRef{Account: r.Account, Container: cont}})
+		return acl.Policies, err
 	})
 }
 
@@ -96,15 +88,8 @@ func (s *Service) sourceReadable(sr *server.Request, cont, name string, q url.Va
 		}
 		return true, nil
 	}
-	var access string
-	err := s.Store().View(sr.Context(), func(tx kv.Tx) error {
-		c, err := blob.LoadContainer(tx, sr.Account, cont)
-		if err != nil {
-			return err
-		}
-		access = c.PublicAccess
-		return nil
-	})
+	acl, err := s.GetContainerACL(sr.Context(), blob.GetContainerACLInput{Ref: blob.ContainerRef{Account: sr.Account, Container: cont}})
+	access := acl.PublicAccess
 	if err != nil && !azerr.Has(err, azerr.ContainerNotFound) {
 		return false, err
 	}

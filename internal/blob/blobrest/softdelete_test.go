@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func (e *sdEnv) policy(on bool, days int, permanent bool) {
 	e.t.Helper()
 	body := "<StorageServiceProperties><DeleteRetentionPolicy><Enabled>false</Enabled></DeleteRetentionPolicy></StorageServiceProperties>"
 	if on {
-		body = "<StorageServiceProperties><DeleteRetentionPolicy><Enabled>true</Enabled><Days>" + blob.Itoa(int64(days)) +
+		body = "<StorageServiceProperties><DeleteRetentionPolicy><Enabled>true</Enabled><Days>" + strconv.Itoa(days) +
 			"</Days><AllowPermanentDelete>" + map[bool]string{true: "true", false: "false"}[permanent] + "</AllowPermanentDelete></DeleteRetentionPolicy></StorageServiceProperties>"
 	}
 	e.ok(http.MethodPut, "/acct?restype=service&comp=properties", nil, body)
@@ -132,7 +133,7 @@ func (e *sdEnv) list(include string) []string {
 			if b.Properties.DeletedTime == "" || b.Properties.Remaining == nil || b.Properties.LeaseState != "" {
 				e.t.Fatalf("deleted item %s: properties %+v", s, b.Properties)
 			}
-			s += " deleted " + blob.Itoa(int64(*b.Properties.Remaining))
+			s += " deleted " + strconv.Itoa(*b.Properties.Remaining)
 		} else if b.Properties.DeletedTime != "" || b.Properties.Remaining != nil {
 			e.t.Fatalf("live item %s with deletion properties", s)
 		}

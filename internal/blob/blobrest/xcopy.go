@@ -64,15 +64,12 @@ func (s *Service) ReadCopySource(tx kv.Tx, _ time.Time, path string, q url.Value
 		}
 		snap = wire.FormatISO7(t)
 	}
-	b, err := blob.FindBlob(tx, acct, cont, name, snap)
+	b, err := s.ReadSource(tx, blob.BlobRef{Account: acct, Container: cont, Blob: name, Snapshot: snap})
 	if err != nil {
 		return nil, err
 	}
 	if b == nil {
 		return nil, xcopy.Failure(http.StatusNotFound, azerr.BlobNotFound, "The specified blob does not exist.")
-	}
-	if err := blob.NotArchived(b); err != nil {
-		return nil, err
 	}
 	if b.CPK != "" {
 		// Written with a customer-provided key: its data items are

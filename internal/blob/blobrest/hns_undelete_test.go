@@ -1,4 +1,4 @@
-package blob
+package blobrest
 
 import (
 	"testing"
@@ -19,13 +19,13 @@ func TestParseUndeleteSource(t *testing.T) {
 		{"/cnt/d%2Ff?deletionid=1", "1"},
 		{"?deletionid=1&other=x", "1"},
 	} {
-		id, err := ParseUndeleteSource(c.v, "cnt", "d/f")
+		id, err := parseUndeleteSource(c.v, "cnt", "d/f")
 		if err != nil || id != c.id {
 			t.Errorf("parseUndeleteSource(%q) = %q, %v; want %q", c.v, id, err, c.id)
 		}
 	}
 	for _, v := range []string{"", "d/f", "?deletionid=", "?x=1", "other?deletionid=1", "?deletionid=%zz", "cnt2/d/f?deletionid=1"} {
-		if _, err := ParseUndeleteSource(v, "cnt", "d/f"); !azerr.Has(err, azerr.InvalidHeaderValue) {
+		if _, err := parseUndeleteSource(v, "cnt", "d/f"); !azerr.Has(err, azerr.InvalidHeaderValue) {
 			t.Errorf("parseUndeleteSource(%q): %v, want InvalidHeaderValue", v, err)
 		}
 	}
@@ -38,7 +38,7 @@ func FuzzParseUndeleteSource(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		id, err := ParseUndeleteSource(v, "cnt", "d/f")
+		id, err := parseUndeleteSource(v, "cnt", "d/f")
 		if err != nil {
 			if !azerr.Has(err, azerr.InvalidHeaderValue) {
 				t.Fatalf("%q: %v", v, err)
