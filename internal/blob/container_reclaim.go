@@ -24,9 +24,9 @@ import (
 // expiry index entries) and uncommitted blocks in bounded transactions,
 // releasing their data references, and the tombstone with the last.
 
-// ReclaimKindContainer is the tombstone kind of a deleted container:
+// reclaimKindContainer is the tombstone kind of a deleted container:
 // parts account, container.
-const ReclaimKindContainer = "container"
+const reclaimKindContainer = "container"
 
 // Reclaimer is the Blob service's background reclaimer (deleted
 // containers, and the Data Lake namespace's detached trees): the process
@@ -36,7 +36,7 @@ func (s *Service) Reclaimer() *reclaim.Reclaimer { return s.reclaim }
 // newReclaimer builds s's Reclaimer.
 func (s *Service) newReclaimer() *reclaim.Reclaimer {
 	r := reclaim.New(s.store, s.clock, s.log, 0)
-	r.Register(ReclaimKindContainer, ReclaimContainerStep)
+	r.Register(reclaimKindContainer, reclaimContainerStep)
 	r.AddSweep(func(ctx context.Context) (bool, error) {
 		if s.hns == nil {
 			return false, nil
@@ -46,15 +46,15 @@ func (s *Service) newReclaimer() *reclaim.Reclaimer {
 	return r
 }
 
-// ContainerBeingDeleted reports whether container c of acct is still
+// containerBeingDeleted reports whether container c of acct is still
 // being reclaimed.
-func ContainerBeingDeleted(tx kv.Tx, acct, c string) (bool, error) {
-	return reclaim.Pending(tx, ReclaimKindContainer, acct, c)
+func containerBeingDeleted(tx kv.Tx, acct, c string) (bool, error) {
+	return reclaim.Pending(tx, reclaimKindContainer, acct, c)
 }
 
-// ReclaimContainerStep removes up to batch records of a deleted
+// reclaimContainerStep removes up to batch records of a deleted
 // container (reclaim.Step).
-func ReclaimContainerStep(tx kv.Tx, parts []string, _ []byte, now time.Time, batch int) (bool, error) {
+func reclaimContainerStep(tx kv.Tx, parts []string, _ []byte, now time.Time, batch int) (bool, error) {
 	if len(parts) != 2 {
 		return false, fmt.Errorf("blob: malformed container tombstone %q", parts)
 	}
@@ -62,7 +62,7 @@ func ReclaimContainerStep(tx kv.Tx, parts []string, _ []byte, now time.Time, bat
 	left := batch
 	var keys [][]byte
 	var refs []extent.Part
-	for _, prefix := range [][]byte{BlobsPrefix(acct, c), DeletedPrefix(acct, c), kv.Key("u", acct, c)} {
+	for _, prefix := range [][]byte{blobsPrefix(acct, c), deletedPrefix(acct, c), kv.Key("u", acct, c)} {
 		if left == 0 {
 			break
 		}

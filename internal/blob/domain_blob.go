@@ -1062,7 +1062,7 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 				return err
 			}
 			if b != nil && !pp.Dir {
-				pathCommitted = PathBlocks(b.Size)
+				pathCommitted = pathBlocks(b.Size)
 			}
 		} else {
 			b, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)

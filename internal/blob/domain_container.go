@@ -53,7 +53,7 @@ func (s *Service) CreateContainer(ctx context.Context, in CreateContainerInput) 
 		}
 		// Delete Container, Remarks: while a container is being
 		// deleted, creating one of the same name fails with 409.
-		if busy, err := ContainerBeingDeleted(tx, ref.Account, ref.Container); err != nil {
+		if busy, err := containerBeingDeleted(tx, ref.Account, ref.Container); err != nil {
 			return err
 		} else if busy {
 			return azerr.New(azerr.ContainerBeingDeleted)
@@ -158,14 +158,14 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 				return err
 			}
 		}
-		return reclaim.Mark(tx, nil, ReclaimKindContainer, ref.Account, ref.Container)
+		return reclaim.Mark(tx, nil, reclaimKindContainer, ref.Account, ref.Container)
 	})
 	if err != nil {
 		return err
 	}
 	// A small container is reclaimed before the answer (reclaim.Inline);
 	// the rest in the background.
-	gone, err := s.reclaim.Finish(context.WithoutCancel(ctx), ReclaimKindContainer, ref.Account, ref.Container)
+	gone, err := s.reclaim.Finish(context.WithoutCancel(ctx), reclaimKindContainer, ref.Account, ref.Container)
 	if err != nil {
 		s.log.Warn("blob: reclaiming a deleted container", "account", ref.Account, "container", ref.Container, "err", err)
 	}

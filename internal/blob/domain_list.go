@@ -79,7 +79,7 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 	var mkind, mname, msnap string
 	if marker != "" {
 		var ok bool
-		if mkind, mname, msnap, ok = DecodeMarker(marker); !ok {
+		if mkind, mname, msnap, ok = decodeMarker(marker); !ok {
 			return ListBlobsOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", marker)
 		}
 	}
@@ -168,7 +168,7 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 		if next.prefix {
 			kind = "p"
 		}
-		out.NextMarker = EncodeMarker(kind, next.name, next.snap)
+		out.NextMarker = encodeMarker(kind, next.name, next.snap)
 		entries = entries[:maxN]
 	}
 	out.Items = make([]ListedBlob, len(entries))

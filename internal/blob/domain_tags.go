@@ -183,9 +183,9 @@ func (s *Service) FindBlobsByTags(ctx context.Context, in FindBlobsByTagsInput) 
 	start := kv.Key("b", acct)
 	switch {
 	case cont != "":
-		start = BlobsPrefix(acct, cont)
+		start = blobsPrefix(acct, cont)
 	case e.Container() != "":
-		start = BlobsPrefix(acct, e.Container())
+		start = blobsPrefix(acct, e.Container())
 	}
 	end := kv.PrefixEnd(start)
 	if m := in.Marker; m != "" {

@@ -64,9 +64,9 @@ func pendingKey(acct string, id []byte, pos int64) []byte {
 	return kv.Key("dlp", acct, string(id), fmt.Sprintf("%016x", pos))
 }
 
-// FileContent is the committed content of a file: its parts, offsets
+// fileContent is the committed content of a file: its parts, offsets
 // from the start of the file. The size is the node's.
-type FileContent struct {
+type fileContent struct {
 	Parts []extent.Part `json:"x,omitempty"`
 }
 
@@ -96,7 +96,7 @@ func (s *Service) Reclaim(tx kv.Tx, ref []byte) error {
 		return err
 	}
 	var parts []extent.Part
-	var fc FileContent
+	var fc fileContent
 	found, err := kv.GetJSON(tx, ref, &fc)
 	if err != nil {
 		return err
@@ -196,7 +196,7 @@ func loadPath(tx kv.Tx, n *ns.Namespace, ref BlobRef, now time.Time, c ns.Caller
 	}
 	b, pp := pathRec(node)
 	if !node.Dir && len(node.Ref) > 0 && node.Size > 0 {
-		var fc FileContent
+		var fc fileContent
 		if _, err := kv.GetJSON(tx, node.Ref, &fc); err != nil {
 			return nil, nil, err
 		}
@@ -516,7 +516,7 @@ func (s *Service) flushTx(tx kv.Tx, in FlushDataInput, now time.Time) (FlushData
 		if err != nil {
 			return err
 		}
-		var fc FileContent
+		var fc fileContent
 		if _, err := kv.GetJSON(tx, n.Ref, &fc); err != nil {
 			return err
 		}

@@ -55,7 +55,7 @@ func (s *Service) commitAppend(tx kv.Tx, acct string, n *ns.Node, pos int64, st 
 	}
 	b := &blobRec{Type: AppendBlob, Size: n.Size, Appends: n.Append.Blocks, Sealed: n.Append.Sealed}
 	if n.Size > 0 {
-		var fc FileContent
+		var fc fileContent
 		if _, err := kv.GetJSON(tx, n.Ref, &fc); err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func (s *Service) commitAppend(tx kv.Tx, acct string, n *ns.Node, pos int64, st 
 	if _, err := appendParts(tx, now, b, -1, -1, st.Size, st.Parts); err != nil {
 		return err
 	}
-	if err := kv.PutJSON(tx, n.Ref, &FileContent{Parts: b.Parts}); err != nil {
+	if err := kv.PutJSON(tx, n.Ref, &fileContent{Parts: b.Parts}); err != nil {
 		return err
 	}
 	n.Size, n.Append = b.Size, &ns.AppendState{Blocks: b.Appends, Sealed: b.Sealed}
@@ -140,7 +140,7 @@ func (s *Service) updatePathTx(tx kv.Tx, hns *ns.Namespace, ref BlobRef, a Acces
 	}
 	b, _ := pathRec(node)
 	if !node.Dir && len(node.Ref) > 0 && node.Size > 0 {
-		var fc FileContent
+		var fc fileContent
 		if _, err := kv.GetJSON(tx, node.Ref, &fc); err != nil {
 			return nil, err
 		}
@@ -163,7 +163,7 @@ func (s *Service) updatePathTx(tx kv.Tx, hns *ns.Namespace, ref BlobRef, a Acces
 		if len(cref) == 0 {
 			cref = contentRef(ref.Account, node.ID)
 		}
-		if err := kv.PutJSON(tx, cref, &FileContent{Parts: b.Parts}); err != nil {
+		if err := kv.PutJSON(tx, cref, &fileContent{Parts: b.Parts}); err != nil {
 			return nil, err
 		}
 		set.Content = &ns.Content{Size: b.Size, Ref: cref}
@@ -257,7 +257,7 @@ func (s *Service) putBlobFromURLPath(ctx context.Context, hns *ns.Namespace, in 
 		if err := extent.AdjustRefs(tx, now, nil, own); err != nil {
 			return err
 		}
-		return kv.PutJSON(tx, node.Ref, &FileContent{Parts: own})
+		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: own})
 	})
 	if err != nil {
 		return FromURLOutput{}, err

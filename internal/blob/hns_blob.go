@@ -166,7 +166,7 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 		if err := extent.AdjustRefs(tx, now, nil, st.Parts); err != nil {
 			return err
 		}
-		return kv.PutJSON(tx, node.Ref, &FileContent{Parts: st.Parts})
+		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: st.Parts})
 	}))
 	if err != nil {
 		return out, err
@@ -339,16 +339,16 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 	sha := cin.CPK
 	var node *ns.Node
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		var fc FileContent
+		var fc fileContent
 		var size int64
 		// The file's committed content, read once if a block names it.
-		var current *FileContent
+		var current *fileContent
 		var currentSize int64
-		committed := func() (*FileContent, int64, error) {
+		committed := func() (*fileContent, int64, error) {
 			if current != nil {
 				return current, currentSize, nil
 			}
-			current = &FileContent{}
+			current = &fileContent{}
 			n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, in.Caller)
 			if err != nil || n.Dir || n.Expired(now) || n.CPK != sha {
 				// Nothing committed to reuse (under this key).
@@ -378,7 +378,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 				if err != nil {
 					return err
 				}
-				off, n, ok := PathBlockRange(b.ID, curSize)
+				off, n, ok := pathBlockRange(b.ID, curSize)
 				if !ok {
 					return azerr.New(azerr.InvalidBlockList)
 				}
@@ -433,40 +433,40 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 // the file's current content, so a client that appends a block to the
 // committed list (Get Block List, Put Block, Put Block List) works on a
 // path as on a flat account.
-const PathBlockMax = maxPutBlock
+const pathBlockMax = maxPutBlock
 
-// PathBlockID is the name of committed block i of a path: base64 of a
+// pathBlockID is the name of committed block i of a path: base64 of a
 // fixed-width label, the same length for every i.
-func PathBlockID(i int64) string {
+func pathBlockID(i int64) string {
 	return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "dfs-committed-%010d", i))
 }
 
-// PathBlocks is the committed block list of a file of size bytes.
-func PathBlocks(size int64) []wire.BlockInfo {
+// pathBlocks is the committed block list of a file of size bytes.
+func pathBlocks(size int64) []wire.BlockInfo {
 	var out []wire.BlockInfo
-	for i, off := int64(0), int64(0); off < size; i, off = i+1, off+PathBlockMax {
-		out = append(out, wire.BlockInfo{Name: PathBlockID(i), Size: min(PathBlockMax, size-off)})
+	for i, off := int64(0), int64(0); off < size; i, off = i+1, off+pathBlockMax {
+		out = append(out, wire.BlockInfo{Name: pathBlockID(i), Size: min(pathBlockMax, size-off)})
 	}
 	return out
 }
 
-// PathBlockRange is the range of committed block id of a file of size
+// pathBlockRange is the range of committed block id of a file of size
 // bytes; false when id names none of its blocks.
-func PathBlockRange(id string, size int64) (off, n int64, ok bool) {
+func pathBlockRange(id string, size int64) (off, n int64, ok bool) {
 	raw, err := base64.StdEncoding.DecodeString(id)
 	if err != nil {
 		return 0, 0, false
 	}
 	digits, ok := strings.CutPrefix(string(raw), "dfs-committed-")
 	i, err := strconv.ParseInt(digits, 10, 64)
-	if !ok || err != nil || PathBlockID(i) != id {
+	if !ok || err != nil || pathBlockID(i) != id {
 		return 0, 0, false
 	}
-	off = i * PathBlockMax
+	off = i * pathBlockMax
 	if i < 0 || off >= size {
 		return 0, 0, false
 	}
-	return off, min(PathBlockMax, size-off), true
+	return off, min(pathBlockMax, size-off), true
 }
 
 // listPath is List Blobs on a hierarchical account: the namespace's
@@ -507,7 +507,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 	}
 	after, afterSnap, delFrom, delAfter := "", "", "", ""
 	if in.Marker != "" {
-		kind, name, at, ok := DecodeMarker(in.Marker)
+		kind, name, at, ok := decodeMarker(in.Marker)
 		if !ok {
 			return ListBlobsOutput{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", in.Marker)
 		}
@@ -730,7 +730,7 @@ func (s *Service) listPath(ctx context.Context, hns *ns.Namespace, in ListBlobsI
 		if last.Deleted {
 			at = "~" + last.DeletionID
 		}
-		out.NextMarker = EncodeMarker(kind, last.Name, at)
+		out.NextMarker = encodeMarker(kind, last.Name, at)
 	}
 	return out, nil
 }
@@ -889,7 +889,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		if err := extent.AdjustRefs(tx, now, nil, parts); err != nil {
 			return err
 		}
-		return kv.PutJSON(tx, node.Ref, &FileContent{Parts: parts})
+		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: parts})
 	})
 	if err != nil {
 		return CopyBlobOutput{}, err

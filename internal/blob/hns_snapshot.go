@@ -193,7 +193,7 @@ func (s *Service) snapshotPath(ctx context.Context, hns *ns.Namespace, in Snapsh
 				n.Ref = contentRef(ref.Account, n.ID)
 			}
 			if n.Size > 0 {
-				var fc FileContent
+				var fc fileContent
 				if _, err := kv.GetJSON(tx, n.Ref, &fc); err != nil {
 					return err
 				}

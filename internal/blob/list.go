@@ -10,11 +10,11 @@ import (
 
 // listMarker is the position List Blobs resumes at: a blob (name and
 // snapshot) or a virtual directory prefix.
-func EncodeMarker(kind, name, snap string) string {
+func encodeMarker(kind, name, snap string) string {
 	return kind + base64.RawURLEncoding.EncodeToString([]byte(name)) + "." + snap
 }
 
-func DecodeMarker(m string) (kind, name, snap string, ok bool) {
+func decodeMarker(m string) (kind, name, snap string, ok bool) {
 	if len(m) < 2 || (m[0] != 'b' && m[0] != 'p') {
 		return "", "", "", false
 	}

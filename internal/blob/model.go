@@ -157,17 +157,26 @@ type uncommitted struct {
 
 // Keys. Every component is escaped by kv.Key, so a container's blobs form
 // one contiguous range and the base blob ("" snapshot) sorts before its
-// snapshots.
+// snapshots. ContainerKey, BlobKey and BlockKey are exported for the
+// tests of the front end that damage stored records
+// (blobrest/corrupt_test.go).
+
+// ContainerKey is the key of container c's record.
 func ContainerKey(acct, c string) []byte  { return kv.Key("c", acct, c) }
 func containersPrefix(acct string) []byte { return kv.Key("c", acct) }
+
+// BlobKey is the key of the record of blob name (snapshot snap, "" for
+// the base blob) in container c.
 func BlobKey(acct, c, name, snap string) []byte {
 	return kv.Key("b", acct, c, name, snap)
 }
-func BlobsPrefix(acct, c string) []byte              { return kv.Key("b", acct, c) }
+func blobsPrefix(acct, c string) []byte              { return kv.Key("b", acct, c) }
 func blobVersionsPrefix(acct, c, name string) []byte { return kv.Key("b", acct, c, name) }
-func BlockKey(acct, c, name, id string) []byte       { return kv.Key("u", acct, c, name, id) }
-func blocksPrefix(acct, c, name string) []byte       { return kv.Key("u", acct, c, name) }
-func servicePropsKey(acct string) []byte             { return kv.Key("sp", acct, "blob") }
+
+// BlockKey is the key of uncommitted block id of blob name.
+func BlockKey(acct, c, name, id string) []byte { return kv.Key("u", acct, c, name, id) }
+func blocksPrefix(acct, c, name string) []byte { return kv.Key("u", acct, c, name) }
+func servicePropsKey(acct string) []byte       { return kv.Key("sp", acct, "blob") }
 
 // Soft-deleted blobs and snapshots live in their own range, "bd", with the
 // tuple shape of "b", so reads and listings of live blobs never visit
@@ -175,7 +184,7 @@ func servicePropsKey(acct string) []byte             { return kv.Key("sp", acct,
 func deletedKey(acct, c, name, snap string) []byte {
 	return kv.Key("bd", acct, c, name, snap)
 }
-func DeletedPrefix(acct, c string) []byte               { return kv.Key("bd", acct, c) }
+func deletedPrefix(acct, c string) []byte               { return kv.Key("bd", acct, c) }
 func deletedVersionsPrefix(acct, c, name string) []byte { return kv.Key("bd", acct, c, name) }
 func expiryKey(due time.Time, acct, c, name, snap string) []byte {
 	return kv.Key("bx", fmt.Sprintf("%020d", due.UnixNano()), acct, c, name, snap)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
-
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/testenv"
 )

@@ -6,9 +6,8 @@ import (
 	"encoding/base64"
 	"net/http"
 
-	"github.com/cerulean-storage/cerulean/internal/blob"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 )
 

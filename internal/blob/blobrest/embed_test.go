@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
-
 	"github.com/cerulean-storage/cerulean/internal/extent"
 )
 

@@ -8,32 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cerulean-storage/cerulean/internal/blob"
-
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
-
-// FuzzListMarker: any marker string either decodes or is rejected; a
-// decoded marker re-encodes to itself.
-func FuzzListMarker(f *testing.F) {
-	f.Add(blob.EncodeMarker("b", "dir/a b.txt", ""))
-	f.Add(blob.EncodeMarker("p", "dir/", ""))
-	f.Add(blob.EncodeMarker("b", "x", "2026-11-22T00:00:00.0000000Z"))
-	f.Add("b.")
-	f.Add("zzz")
-	f.Fuzz(func(t *testing.T, m string) {
-		kind, name, snap, ok := blob.DecodeMarker(m)
-		if !ok {
-			return
-		}
-		if back := blob.EncodeMarker(kind, name, snap); back != m {
-			if k2, n2, s2, ok2 := blob.DecodeMarker(back); !ok2 || k2 != kind || n2 != name || s2 != snap {
-				t.Fatalf("marker %q decoded to (%q,%q,%q) which does not round-trip", m, kind, name, snap)
-			}
-		}
-	})
-}
 
 // FuzzServiceProperties: arbitrary bodies never panic the decoder, and a
 // decoded document re-encodes and decodes to the same value.

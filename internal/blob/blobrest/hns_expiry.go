@@ -6,9 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/blob"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
 )
 
 // parseExpiry reads x-ms-expiry-option and x-ms-expiry-time of Set Blob

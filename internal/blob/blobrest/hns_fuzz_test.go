@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/blob"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
 )
 
 // FuzzParseExpiry: any x-ms-expiry-option / x-ms-expiry-time pair is

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
-
 	"github.com/cerulean-storage/cerulean/internal/wire/arrowipc"
 )
 

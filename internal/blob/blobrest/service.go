@@ -13,12 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/blob"
-	"github.com/cerulean-storage/cerulean/internal/xcopy"
-
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/xcopy"
 	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 

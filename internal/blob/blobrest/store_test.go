@@ -5,10 +5,9 @@ import (
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/testenv"
-
-	"github.com/cerulean-storage/cerulean/internal/clock"
 )
 
 // dtService returns a Service over a real bolt store and chunk store in a

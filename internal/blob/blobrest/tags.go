@@ -4,9 +4,8 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/cerulean-storage/cerulean/internal/blob"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"

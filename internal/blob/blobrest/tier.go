@@ -4,9 +4,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/cerulean-storage/cerulean/internal/blob"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
 )
 
 // requestTier reads x-ms-access-tier on a request that writes or sets the

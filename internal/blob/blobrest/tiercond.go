@@ -5,9 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/blob"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
 )
 
 // parseTierCondition reads the access-tier conditions of a request; a

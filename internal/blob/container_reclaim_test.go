@@ -1,4 +1,4 @@
-package blobrest
+package blob
 
 import (
 	"bytes"
@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/cerulean-storage/cerulean/internal/blob"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
@@ -71,38 +69,38 @@ func (c *countingStore) counts() []int {
 
 // fillContainer writes n tagged blobs (one with a snapshot) and an
 // uncommitted block into c.
-func fillContainer(t *testing.T, s *Service, c blob.ContainerRef, n int) {
+func fillContainer(t *testing.T, s *Service, c ContainerRef, n int) {
 	t.Helper()
 	ctx := context.Background()
 	for i := 0; i < n; i++ {
 		body := fmt.Sprintf("blob %d of %s", i, c.Container)
-		_, err := s.PutBlob(ctx, blob.PutBlobInput{Ref: blobAt(c, fmt.Sprintf("b%05d", i)), Type: blob.BlockBlob, Body: strings.NewReader(body), Length: int64(len(body)),
-			NewBlob: blob.NewBlob{Tags: blobtags.Tags{"k": "v"}}})
+		_, err := s.PutBlob(ctx, PutBlobInput{Ref: blobAt(c, fmt.Sprintf("b%05d", i)), Type: BlockBlob, Body: strings.NewReader(body), Length: int64(len(body)),
+			NewBlob: NewBlob{Tags: blobtags.Tags{"k": "v"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.SnapshotBlob(ctx, blob.SnapshotBlobInput{Ref: blobAt(c, "b00000")}); err != nil {
+	if _, err := s.SnapshotBlob(ctx, SnapshotBlobInput{Ref: blobAt(c, "b00000")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutBlock(ctx, blob.PutBlockInput{Ref: blobAt(c, "staged"), BlockID: "YmxrMQ==", Body: strings.NewReader("staged"), Length: 6}); err != nil {
+	if _, err := s.PutBlock(ctx, PutBlockInput{Ref: blobAt(c, "staged"), BlockID: "YmxrMQ==", Body: strings.NewReader("staged"), Length: 6}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // containerKeys counts the records of c under the blob, soft-deleted and
 // uncommitted-block prefixes, and its tombstone.
-func containerKeys(t *testing.T, store kv.Store, c blob.ContainerRef) (records int, tombstone bool) {
+func containerKeys(t *testing.T, store kv.Store, c ContainerRef) (records int, tombstone bool) {
 	t.Helper()
 	err := store.View(context.Background(), func(tx kv.Tx) error {
 		records = 0
-		for _, p := range [][]byte{blob.BlobsPrefix(c.Account, c.Container), blob.DeletedPrefix(c.Account, c.Container), kv.Key("u", c.Account, c.Container)} {
+		for _, p := range [][]byte{blobsPrefix(c.Account, c.Container), deletedPrefix(c.Account, c.Container), kv.Key("u", c.Account, c.Container)} {
 			if err := tx.Scan(p, kv.PrefixEnd(p), 0, false, func(_, _ []byte) bool { records++; return true }); err != nil {
 				return err
 			}
 		}
 		var err error
-		tombstone, err = blob.ContainerBeingDeleted(tx, c.Account, c.Container)
+		tombstone, err = containerBeingDeleted(tx, c.Account, c.Container)
 		return err
 	})
 	if err != nil {
@@ -123,11 +121,11 @@ func TestDeleteContainerReturnsAtOnce(t *testing.T) {
 	ctx := context.Background()
 	store, chunks, clk := testenv.Stores(t)
 	cs := &countingStore{Store: store}
-	s := New(blob.New(cs, chunks, clk, nil))
-	c := blob.ContainerRef{Account: "acct", Container: "cnt"}
-	other := blob.ContainerRef{Account: "acct", Container: "other"}
-	for _, r := range []blob.ContainerRef{c, other} {
-		if _, err := s.CreateContainer(ctx, blob.CreateContainerInput{Ref: r}); err != nil {
+	s := New(cs, chunks, clk, nil)
+	c := ContainerRef{Account: "acct", Container: "cnt"}
+	other := ContainerRef{Account: "acct", Container: "other"}
+	for _, r := range []ContainerRef{c, other} {
+		if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: r}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -144,7 +142,7 @@ func TestDeleteContainerReturnsAtOnce(t *testing.T) {
 	}
 
 	before := len(cs.counts())
-	if err := s.DeleteContainer(ctx, blob.DeleteContainerInput{Ref: c}); err != nil {
+	if err := s.DeleteContainer(ctx, DeleteContainerInput{Ref: c}); err != nil {
 		t.Fatal(err)
 	}
 	// The delete's own transaction writes a few records; then the
@@ -161,17 +159,17 @@ func TestDeleteContainerReturnsAtOnce(t *testing.T) {
 		}
 	}
 
-	_, err := s.CreateContainer(ctx, blob.CreateContainerInput{Ref: c})
+	_, err := s.CreateContainer(ctx, CreateContainerInput{Ref: c})
 	wantCode(t, err, 409, azerr.ContainerBeingDeleted)
-	_, err = s.GetContainerProperties(ctx, blob.GetContainerPropertiesInput{Ref: c})
+	_, err = s.GetContainerProperties(ctx, GetContainerPropertiesInput{Ref: c})
 	wantCode(t, err, 404, azerr.ContainerNotFound)
-	_, err = s.GetBlobProperties(ctx, blob.GetBlobPropertiesInput{Ref: blobAt(c, "b00001")})
+	_, err = s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: blobAt(c, "b00001")})
 	wantCode(t, err, 404, azerr.ContainerNotFound)
-	_, err = s.PutBlob(ctx, blob.PutBlobInput{Ref: blobAt(c, "new"), Type: blob.BlockBlob, Body: strings.NewReader("x"), Length: 1})
+	_, err = s.PutBlob(ctx, PutBlobInput{Ref: blobAt(c, "new"), Type: BlockBlob, Body: strings.NewReader("x"), Length: 1})
 	wantCode(t, err, 404, azerr.ContainerNotFound)
-	err = s.DeleteContainer(ctx, blob.DeleteContainerInput{Ref: c})
+	err = s.DeleteContainer(ctx, DeleteContainerInput{Ref: c})
 	wantCode(t, err, 404, azerr.ContainerNotFound)
-	lc, err := s.ListContainers(ctx, blob.ListContainersInput{Account: "acct", MaxResults: 10})
+	lc, err := s.ListContainers(ctx, ListContainersInput{Account: "acct", MaxResults: 10})
 	if err != nil || len(lc.Items) != 1 || lc.Items[0].Name != "other" {
 		t.Fatalf("List Containers while reclaiming: %+v %v", lc, err)
 	}
@@ -179,7 +177,7 @@ func TestDeleteContainerReturnsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := s.FindBlobsByTags(ctx, blob.FindBlobsByTagsInput{Account: "acct", Where: where, MaxResults: 5000})
+	found, err := s.FindBlobsByTags(ctx, FindBlobsByTagsInput{Account: "acct", Where: where, MaxResults: 5000})
 	if err != nil || len(found.Items) != 3 {
 		t.Fatalf("Find Blobs by Tags while reclaiming: %d items, %v; want the 3 of the other container", len(found.Items), err)
 	}
@@ -211,14 +209,14 @@ func TestDeleteContainerReturnsAtOnce(t *testing.T) {
 	if held := referenced(t, s); held != heldBefore {
 		t.Fatalf("%d data items referenced after the reclaim, want %d (the other container's)", held, heldBefore)
 	}
-	if _, err := s.CreateContainer(ctx, blob.CreateContainerInput{Ref: c}); err != nil {
+	if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: c}); err != nil {
 		t.Fatalf("Create Container after the reclaim: %v", err)
 	}
-	lb, err := s.ListBlobs(ctx, blob.ListBlobsInput{Ref: c, MaxResults: 10})
+	lb, err := s.ListBlobs(ctx, ListBlobsInput{Ref: c, MaxResults: 10})
 	if err != nil || len(lb.Items) != 0 {
 		t.Fatalf("recreated container lists %+v, %v", lb.Items, err)
 	}
-	if _, body := readBlob(t, s, blob.GetBlobInput{Ref: blobAt(other, "b00002")}); body != "blob 2 of other" {
+	if _, body := readBlob(t, s, GetBlobInput{Ref: blobAt(other, "b00002")}); body != "blob 2 of other" {
 		t.Fatalf("other container's blob reads %q", body)
 	}
 }
@@ -232,16 +230,16 @@ func TestDeleteContainerReturnsAtOnce(t *testing.T) {
 func TestReclaimLetsOtherWritersIn(t *testing.T) {
 	ctx := context.Background()
 	store, chunks, clk := testenv.Stores(t)
-	s := New(blob.New(store, chunks, clk, nil))
-	c := blob.ContainerRef{Account: "acct", Container: "big"}
-	other := blob.ContainerRef{Account: "acct", Container: "busy"}
-	for _, r := range []blob.ContainerRef{c, other} {
-		if _, err := s.CreateContainer(ctx, blob.CreateContainerInput{Ref: r}); err != nil {
+	s := New(store, chunks, clk, nil)
+	c := ContainerRef{Account: "acct", Container: "big"}
+	other := ContainerRef{Account: "acct", Container: "busy"}
+	for _, r := range []ContainerRef{c, other} {
+		if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: r}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	fillContainer(t, s, c, 3*reclaim.Batch)
-	if err := s.DeleteContainer(ctx, blob.DeleteContainerInput{Ref: c}); err != nil {
+	if err := s.DeleteContainer(ctx, DeleteContainerInput{Ref: c}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -256,7 +254,7 @@ func TestReclaimLetsOtherWritersIn(t *testing.T) {
 		// writer gets in, and sees the reclaim unfinished.
 		done := make(chan error, 1)
 		go func() {
-			_, err := s.PutBlob(ctx, blob.PutBlobInput{Ref: blobAt(other, "during"), Type: blob.BlockBlob, Body: strings.NewReader("1 KiB"), Length: 5})
+			_, err := s.PutBlob(ctx, PutBlobInput{Ref: blobAt(other, "during"), Type: BlockBlob, Body: strings.NewReader("1 KiB"), Length: 5})
 			done <- err
 		}()
 		select {
@@ -268,7 +266,7 @@ func TestReclaimLetsOtherWritersIn(t *testing.T) {
 		return nil
 	}
 	r := reclaim.New(cs, clk, nil, 0)
-	r.Register(blob.ReclaimKindContainer, blob.ReclaimContainerStep)
+	r.Register(reclaimKindContainer, reclaimContainerStep)
 	steps, err := r.Drain(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +283,7 @@ func TestReclaimLetsOtherWritersIn(t *testing.T) {
 	if records, tomb := containerKeys(t, store, c); records != 0 || tomb {
 		t.Fatalf("after the reclaim: %d records, tombstone %v", records, tomb)
 	}
-	if _, body := readBlob(t, s, blob.GetBlobInput{Ref: blobAt(other, "during")}); body != "1 KiB" {
+	if _, body := readBlob(t, s, GetBlobInput{Ref: blobAt(other, "during")}); body != "1 KiB" {
 		t.Fatalf("the other writer's blob reads %q", body)
 	}
 }
@@ -307,20 +305,20 @@ func TestReclaimResumesAfterRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return db, New(blob.New(db, chunks, clk, nil))
+		return db, New(db, chunks, clk, nil)
 	}
 	db, s := open()
 	ctx := context.Background()
-	c := blob.ContainerRef{Account: "acct", Container: "big"}
-	keep := blob.ContainerRef{Account: "acct", Container: "keep"}
-	for _, r := range []blob.ContainerRef{c, keep} {
-		if _, err := s.CreateContainer(ctx, blob.CreateContainerInput{Ref: r}); err != nil {
+	c := ContainerRef{Account: "acct", Container: "big"}
+	keep := ContainerRef{Account: "acct", Container: "keep"}
+	for _, r := range []ContainerRef{c, keep} {
+		if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: r}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	fillContainer(t, s, c, 3*reclaim.Batch)
 	fillContainer(t, s, keep, 5)
-	if err := s.DeleteContainer(ctx, blob.DeleteContainerInput{Ref: c}); err != nil {
+	if err := s.DeleteContainer(ctx, DeleteContainerInput{Ref: c}); err != nil {
 		t.Fatal(err)
 	}
 	// Stop after the first step, as SIGTERM would.
@@ -333,7 +331,7 @@ func TestReclaimResumesAfterRestart(t *testing.T) {
 		return nil
 	}
 	r := reclaim.New(cs, clk, nil, 0)
-	r.Register(blob.ReclaimKindContainer, blob.ReclaimContainerStep)
+	r.Register(reclaimKindContainer, reclaimContainerStep)
 	if steps, err := r.Drain(stop); err == nil || steps != 1 {
 		t.Fatalf("stopped reclaim: %d steps, %v; want 1 and the context's error", steps, err)
 	}
@@ -347,7 +345,7 @@ func TestReclaimResumesAfterRestart(t *testing.T) {
 
 	db, s = open()
 	defer db.Close()
-	_, err := s.CreateContainer(ctx, blob.CreateContainerInput{Ref: c})
+	_, err := s.CreateContainer(ctx, CreateContainerInput{Ref: c})
 	wantCode(t, err, 409, azerr.ContainerBeingDeleted)
 	run, stopRun := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -367,11 +365,11 @@ func TestReclaimResumesAfterRestart(t *testing.T) {
 	<-done
 	for i := 0; i < 5; i++ {
 		want := fmt.Sprintf("blob %d of keep", i)
-		if _, body := readBlob(t, s, blob.GetBlobInput{Ref: blobAt(keep, fmt.Sprintf("b%05d", i))}); !bytes.Equal([]byte(body), []byte(want)) {
+		if _, body := readBlob(t, s, GetBlobInput{Ref: blobAt(keep, fmt.Sprintf("b%05d", i))}); !bytes.Equal([]byte(body), []byte(want)) {
 			t.Fatalf("kept blob %d reads %q", i, body)
 		}
 	}
-	if _, err := s.CreateContainer(ctx, blob.CreateContainerInput{Ref: c}); err != nil {
+	if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: c}); err != nil {
 		t.Fatalf("Create Container after the resumed reclaim: %v", err)
 	}
 }

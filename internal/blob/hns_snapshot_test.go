@@ -1,11 +1,9 @@
-package blobrest
+package blob
 
 import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/cerulean-storage/cerulean/internal/blob"
 )
 
 // TestHNSSnapshotReferences: each snapshot of a file holds its own
@@ -18,8 +16,8 @@ func TestHNSSnapshotReferences(t *testing.T) {
 	ctx := context.Background()
 	big := strings.Repeat("s", 200<<10) // a chunk, not inline
 	appendAt(t, s, 0, big)
-	ref := blob.PathRef{Account: "acct", Filesystem: "fs", Path: "f"}
-	if _, err := s.FlushData(ctx, blob.FlushDataInput{PathRef: ref, Position: int64(len(big))}); err != nil {
+	ref := PathRef{Account: "acct", Filesystem: "fs", Path: "f"}
+	if _, err := s.FlushData(ctx, FlushDataInput{PathRef: ref, Position: int64(len(big))}); err != nil {
 		t.Fatal(err)
 	}
 	refs := func() uint32 {
@@ -33,10 +31,10 @@ func TestHNSSnapshotReferences(t *testing.T) {
 		}
 		return 0
 	}
-	base := blob.BlobRef{Account: "acct", Container: "fs", Blob: "f"}
+	base := BlobRef{Account: "acct", Container: "fs", Blob: "f"}
 	var snaps []string
 	for range 2 {
-		out, err := s.SnapshotBlob(ctx, blob.SnapshotBlobInput{Ref: base})
+		out, err := s.SnapshotBlob(ctx, SnapshotBlobInput{Ref: base})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,10 +45,10 @@ func TestHNSSnapshotReferences(t *testing.T) {
 	}
 	snapRef := base
 	snapRef.Snapshot = snaps[0]
-	if _, got := readBlob(t, s, blob.GetBlobInput{Ref: snapRef}); got != big {
+	if _, got := readBlob(t, s, GetBlobInput{Ref: snapRef}); got != big {
 		t.Fatalf("snapshot read %d bytes", len(got))
 	}
-	if _, err := s.DeleteBlob(ctx, blob.DeleteBlobInput{Ref: snapRef}); err != nil {
+	if _, err := s.DeleteBlob(ctx, DeleteBlobInput{Ref: snapRef}); err != nil {
 		t.Fatal(err)
 	}
 	if r := refs(); r != 2 {

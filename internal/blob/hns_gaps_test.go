@@ -1,4 +1,4 @@
-package blobrest
+package blob
 
 import (
 	"cmp"
@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cerulean-storage/cerulean/internal/blob"
 
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
@@ -45,7 +43,7 @@ func listIncludeDeleted(t *testing.T, seed uint64) {
 		// Drawn outside the transaction: a store may run its function
 		// more than once (kv.Twice).
 		p, del := names[rng.IntN(len(names))], rng.IntN(3) == 0
-		err := s.Store().Update(ctx, func(tx kv.Tx) error {
+		err := s.store.Update(ctx, func(tx kv.Tx) error {
 			if del {
 				_, err := n.Delete(tx, fs, ns.DeleteInput{Path: p, Recursive: true, Retain: week})
 				return err
@@ -56,13 +54,13 @@ func listIncludeDeleted(t *testing.T, seed uint64) {
 		if err != nil && !strings.Contains(err.Error(), "PathNotFound") && !strings.Contains(err.Error(), "PathConflict") {
 			t.Fatal(err)
 		}
-		s.Clock().(*clock.Fake).Advance(time.Millisecond)
+		s.clock.(*clock.Fake).Advance(time.Millisecond)
 	}
 	// The model: every live path and retained deletion, a name's live
 	// path first, then its deletions in id order.
 	type entry struct{ name, id string }
 	var want []entry
-	err := s.Store().View(ctx, func(tx kv.Tx) error {
+	err := s.store.View(ctx, func(tx kv.Tx) error {
 		if err := n.ScanBlobs(tx, fs, "", "", func(name string, _ *ns.Node) bool {
 			want = append(want, entry{name, ""})
 			return true
@@ -94,8 +92,8 @@ func listIncludeDeleted(t *testing.T, seed uint64) {
 		var got []string
 		marker := ""
 		for {
-			out, err := s.ListBlobs(ctx, blob.ListBlobsInput{Ref: blob.ContainerRef{Account: "acct", Container: "fs"}, Prefix: prefix, Delimiter: delim,
-				Marker: marker, MaxResults: max, Include: blob.ListBlobsInclude{Deleted: true}})
+			out, err := s.ListBlobs(ctx, ListBlobsInput{Ref: ContainerRef{Account: "acct", Container: "fs"}, Prefix: prefix, Delimiter: delim,
+				Marker: marker, MaxResults: max, Include: ListBlobsInclude{Deleted: true}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,11 +1,9 @@
-package blobrest
+package blob
 
 import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/cerulean-storage/cerulean/internal/blob"
 
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
@@ -20,10 +18,10 @@ func hnsEnv(t *testing.T) (*Service, *ns.Namespace, func()) {
 	n := ns.New(clk)
 	s.SetNamespace(n, func(a string) bool { return a == "acct" })
 	ctx := context.Background()
-	if _, err := s.CreateContainer(ctx, blob.CreateContainerInput{Ref: blob.ContainerRef{Account: "acct", Container: "fs"}}); err != nil {
+	if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: ContainerRef{Account: "acct", Container: "fs"}}); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Store().Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		fs := ns.FS{Account: "acct", Filesystem: "fs"}
 		if _, err := n.CreateFilesystem(tx, fs, ns.FilesystemInput{}); err != nil {
 			return err
@@ -41,7 +39,7 @@ func hnsEnv(t *testing.T) (*Service, *ns.Namespace, func()) {
 func countKeys(t *testing.T, s *Service, first string) int {
 	t.Helper()
 	n := 0
-	err := s.Store().View(context.Background(), func(tx kv.Tx) error {
+	err := s.store.View(context.Background(), func(tx kv.Tx) error {
 		p := kv.Key(first)
 		return tx.Scan(p, kv.PrefixEnd(p), 0, false, func(_, _ []byte) bool { n++; return true })
 	})
@@ -53,7 +51,7 @@ func countKeys(t *testing.T, s *Service, first string) int {
 
 func appendAt(t *testing.T, s *Service, pos int64, data string) {
 	t.Helper()
-	_, err := s.AppendData(context.Background(), blob.AppendDataInput{PathRef: blob.PathRef{Account: "acct", Filesystem: "fs", Path: "f"},
+	_, err := s.AppendData(context.Background(), AppendDataInput{PathRef: PathRef{Account: "acct", Filesystem: "fs", Path: "f"},
 		Position: pos, Body: strings.NewReader(data), Length: int64(len(data))})
 	if err != nil {
 		t.Fatal(err)
@@ -72,14 +70,14 @@ func TestHNSContentReferencesAndReclaim(t *testing.T) {
 	appendAt(t, s, 0, "hello ")
 	appendAt(t, s, 6, big)
 	appendAt(t, s, 6+int64(len(big)), "tail")
-	ref := blob.PathRef{Account: "acct", Filesystem: "fs", Path: "f"}
-	if _, err := s.FlushData(ctx, blob.FlushDataInput{PathRef: ref, Position: 6, RetainUncommitted: true}); err != nil {
+	ref := PathRef{Account: "acct", Filesystem: "fs", Path: "f"}
+	if _, err := s.FlushData(ctx, FlushDataInput{PathRef: ref, Position: 6, RetainUncommitted: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.FlushData(ctx, blob.FlushDataInput{PathRef: ref, Position: 6 + int64(len(big))}); err != nil {
+	if _, err := s.FlushData(ctx, FlushDataInput{PathRef: ref, Position: 6 + int64(len(big))}); err != nil {
 		t.Fatal(err)
 	}
-	out, got := readBlob(t, s, blob.GetBlobInput{Ref: blob.BlobRef{Account: "acct", Container: "fs", Blob: "f"}})
+	out, got := readBlob(t, s, GetBlobInput{Ref: BlobRef{Account: "acct", Container: "fs", Blob: "f"}})
 	if got != "hello "+big || out.Properties.Path == nil || out.Properties.Path.Dir {
 		t.Fatalf("read %d bytes, path %+v", len(got), out.Properties.Path)
 	}
@@ -101,8 +99,8 @@ func TestHNSContentReferencesAndReclaim(t *testing.T) {
 			t.Fatalf("%d referenced data items, want %d (%v)", live, want, items)
 		}
 	}
-	var fc blob.FileContent
-	err := s.Store().View(ctx, func(tx kv.Tx) error {
+	var fc fileContent
+	err := s.store.View(ctx, func(tx kv.Tx) error {
 		node, err := n.Lookup(tx, ns.FS{Account: "acct", Filesystem: "fs"}, "f", nil)
 		if err != nil {
 			return err
@@ -134,12 +132,12 @@ func TestHNSContentReferencesAndReclaim(t *testing.T) {
 func TestHNSFlatAccountUnchanged(t *testing.T) {
 	s, _, _ := hnsEnv(t)
 	ctx := context.Background()
-	c := blob.ContainerRef{Account: "flat", Container: "cnt"}
-	if _, err := s.CreateContainer(ctx, blob.CreateContainerInput{Ref: c}); err != nil {
+	c := ContainerRef{Account: "flat", Container: "cnt"}
+	if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: c}); err != nil {
 		t.Fatal(err)
 	}
-	putBlock(t, s, blobAt(c, "a/b"), "x", blob.Access{})
-	p, err := s.GetBlobProperties(ctx, blob.GetBlobPropertiesInput{Ref: blobAt(c, "a/b")})
+	putBlock(t, s, blobAt(c, "a/b"), "x", Access{})
+	p, err := s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: blobAt(c, "a/b")})
 	if err != nil || p.Path != nil || p.Size != 1 {
 		t.Fatalf("flat read: %+v %v", p, err)
 	}
@@ -149,22 +147,22 @@ func TestHNSFlatAccountUnchanged(t *testing.T) {
 // ranges of at most pathBlockMax bytes whose names read back as those
 // ranges and nothing else.
 func TestPathBlockIDs(t *testing.T) {
-	if got := blob.PathBlocks(0); len(got) != 0 {
+	if got := pathBlocks(0); len(got) != 0 {
 		t.Fatalf("empty file: %v", got)
 	}
-	size := 2*int64(blob.PathBlockMax) + 5
-	bl := blob.PathBlocks(size)
+	size := 2*int64(pathBlockMax) + 5
+	bl := pathBlocks(size)
 	if len(bl) != 3 || bl[2].Size != 5 || len(bl[0].Name) != len(bl[2].Name) {
 		t.Fatalf("blocks of %d: %+v", size, bl)
 	}
 	for i, b := range bl {
-		off, n, ok := blob.PathBlockRange(b.Name, size)
-		if !ok || off != int64(i)*blob.PathBlockMax || n != b.Size {
+		off, n, ok := pathBlockRange(b.Name, size)
+		if !ok || off != int64(i)*pathBlockMax || n != b.Size {
 			t.Fatalf("block %d: %d %d %v", i, off, n, ok)
 		}
 	}
-	for _, bad := range []string{"", "!!", bl[0].Name[:4], blob.PathBlockID(3), blob.PathBlockID(-1)} {
-		if _, _, ok := blob.PathBlockRange(bad, size); ok {
+	for _, bad := range []string{"", "!!", bl[0].Name[:4], pathBlockID(3), pathBlockID(-1)} {
+		if _, _, ok := pathBlockRange(bad, size); ok {
 			t.Fatalf("pathBlockRange(%q) accepted", bad)
 		}
 	}
@@ -176,7 +174,7 @@ func TestPathBlockIDs(t *testing.T) {
 func deleteAndCollect(t *testing.T, s *Service, n *ns.Namespace, pass, check func()) {
 	t.Helper()
 	ctx := context.Background()
-	err := s.Store().Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		_, err := n.Delete(tx, ns.FS{Account: "acct", Filesystem: "fs"}, ns.DeleteInput{Path: "f"})
 		return err
 	})
