@@ -8,10 +8,11 @@ import (
 )
 
 // Customer-provided keys ("Provide an encryption key on a request to Blob
-// storage", https://learn.microsoft.com/en-us/azure/storage/blobs/encryption-customer-provided-keys):
-// a request may carry an AES-256 key (x-ms-encryption-key, with its
-// SHA-256 in x-ms-encryption-key-sha256 and x-ms-encryption-algorithm:
-// AES256). The content it writes is stored encrypted with that key
+// storage", https://learn.microsoft.com/en-us/azure/storage/blobs/encryption-customer-provided-keys;
+// the headers are parsed by blobrest/cpk.go): a request may carry an
+// AES-256 key (x-ms-encryption-key, with its SHA-256 in
+// x-ms-encryption-key-sha256 and x-ms-encryption-algorithm: AES256).
+// The content it writes is stored encrypted with that key
 // (extent.Cipher); the blob record keeps only the key's SHA-256, and
 // every later request that reads or writes the blob's content or
 // metadata must carry the same key:

@@ -17,8 +17,8 @@ import (
 // typed input and returning a typed output or an *azerr.Error: it runs
 // its checks and its write inside one kv transaction, takes its time from
 // the injected clock, and knows nothing of HTTP (no request, no header
-// names read, no response writer). The REST handlers (blob.go, block.go,
-// ...) parse a request into the input, call the method and render the
+// names read, no response writer). The REST handlers (internal/blob/blobrest)
+// parse a request into the input, call the method and render the
 // output; other front ends over the same data call the methods directly.
 
 // Call is what every domain input carries besides its own fields.

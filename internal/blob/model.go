@@ -1,7 +1,9 @@
-// Package blob implements the Azure Blob service: REST operations over the
-// kv store and chunk store, with Azure's concurrency model (ETags and
-// conditional headers, blob and container leases) decided inside one
-// serializable transaction per request.
+// Package blob is the Azure Blob service's domain: typed operations over
+// the kv store and chunk store, with Azure's concurrency model (ETags and
+// conditions, blob and container leases) decided inside one serializable
+// transaction per operation. It imports no net/http: its REST front end
+// is internal/blob/blobrest, and the dfs front end (internal/datalake)
+// calls the same methods.
 package blob
 
 import (
