@@ -59,7 +59,7 @@ func (s *Service) stageBlock(tx kv.Tx, ref BlobRef, leaseID string, now time.Tim
 	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 		return err
 	}
-	if hns := s.NsOf(ref.Account); hns != nil {
+	if hns := s.nsOf(ref.Account); hns != nil {
 		// A file of a hierarchical account: its node holds the lease
 		// and the tier (stagePath).
 		if err := stagePath(tx, hns, ref, leaseID, now); err != nil {

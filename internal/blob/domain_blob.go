@@ -61,7 +61,7 @@ type PutBlobOutput struct {
 // transaction applies the write rules and replaces the blob; the stored
 // body is freed at once if the write is refused.
 func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutput, err error) {
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.putPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -210,7 +210,7 @@ type GetBlobPropertiesInput struct {
 func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInput) (BlobProperties, error) {
 	now := s.now(in.Call)
 	ref := in.Ref // the closure copies ref, not all of in
-	hns, caller, upn := s.NsOf(ref.Account), in.Caller, in.UPN
+	hns, caller, upn := s.nsOf(ref.Account), in.Caller, in.UPN
 	var b *blobRec
 	var path *PathProperties
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
@@ -282,7 +282,7 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 		// path what loadPath found there.
 		hns  *ns.Namespace
 		path *PathProperties
-	}{in: in, now: s.now(in.Call), hns: s.NsOf(in.Ref.Account)}
+	}{in: in, now: s.now(in.Call), hns: s.nsOf(in.Ref.Account)}
 	err = s.store.View(ctx, func(tx kv.Tx) (err error) {
 		if t.hns != nil {
 			if t.b, t.path, err = loadPath(tx, t.hns, t.in.Ref, t.now, t.in.Caller, acl.Read); err == nil && t.in.UPN {
@@ -361,7 +361,7 @@ type DeleteBlobOutput struct {
 // otherwise it deletes for good. A soft-deleted blob or snapshot is not
 // found (404) except by Permanent, which removes a soft-deleted snapshot.
 func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.deletePath(ctx, hns, in)
 	}
 	ref, acc, ds, permanent := in.Ref, in.Access, in.DeleteSnapshots, in.Permanent
@@ -533,7 +533,7 @@ type SetBlobPropertiesOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-properties).
 // If-None-Match: * does not fail it on an existing blob.
 func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInput) (SetBlobPropertiesOutput, error) {
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		if in.Size != nil || in.SequenceNumberAction != SequenceNumberKeep {
 			return SetBlobPropertiesOutput{}, azerr.New(azerr.InvalidBlobType)
 		}
@@ -611,7 +611,7 @@ type SetBlobMetadataOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-metadata).
 // If-None-Match: * does not fail it on an existing blob.
 func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) (SetBlobMetadataOutput, error) {
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		md := in.Metadata
 		n, err := s.setPath(ctx, hns, in.Ref, in.Access, in.Call, &md, nil)
 		if err != nil {
@@ -657,7 +657,7 @@ type LeaseBlobOutput struct {
 // LeaseBlob is Lease Blob
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/lease-blob).
 func (s *Service) LeaseBlob(ctx context.Context, in LeaseBlobInput) (LeaseBlobOutput, error) {
-	if s.NsOf(in.Ref.Account) != nil {
+	if s.nsOf(in.Ref.Account) != nil {
 		return s.leasePathBlob(ctx, in)
 	}
 	now := s.now(in.Call)
@@ -712,7 +712,7 @@ type SnapshotBlobOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/snapshot-blob).
 // The snapshot shares the blob's data items.
 func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (SnapshotBlobOutput, error) {
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.snapshotPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -808,7 +808,7 @@ func (s *Service) PutBlock(ctx context.Context, in PutBlockInput) (out PutBlockO
 		return out, errNoBlockBody()
 	}
 	if in.CheckFirst {
-		hns := s.NsOf(in.Ref.Account)
+		hns := s.nsOf(in.Ref.Account)
 		if err := s.store.View(ctx, func(tx kv.Tx) error { return blockTarget(tx, hns, in.Ref, in.LeaseID, now) }); err != nil {
 			return out, err
 		}
@@ -881,7 +881,7 @@ func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now tim
 // (checkfirst.go). On a hierarchical account the namespace applies them
 // in the write alone (nil here).
 func (s *Service) CheckPutBlockList(ctx context.Context, in PutBlockListInput) error {
-	if s.NsOf(in.Ref.Account) != nil {
+	if s.nsOf(in.Ref.Account) != nil {
 		return nil
 	}
 	now := s.now(in.Call)
@@ -899,7 +899,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 	if len(in.Blocks) > maxCommittedBlocks {
 		return PutBlockListOutput{}, azerr.New(azerr.BlockListTooLong)
 	}
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.putBlockListPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -1050,7 +1050,7 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 			return err
 		}
 		var pathCommitted []wire.BlockInfo
-		if hns := s.NsOf(ref.Account); hns != nil {
+		if hns := s.nsOf(ref.Account); hns != nil {
 			// A path: its committed content as pathBlocks; a directory
 			// has none.
 			var pp *PathProperties

@@ -130,7 +130,7 @@ type CopyBlobOutput struct {
 func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutput, error) {
 	now := s.now(in.Call)
 	lookup := s.copySource(in.Source, in.Caller, now)
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.copyPath(ctx, hns, in, lookup, now)
 	}
 	ref, acc, createOnly, sync := in.Ref, in.Access, in.CreateOnly, in.Sync
@@ -286,7 +286,7 @@ func (s *Service) AbortCopyBlob(ctx context.Context, in AbortCopyBlobInput) erro
 	now := s.now(in.Call)
 	ref, leaseID, id := in.Ref, in.LeaseID, in.CopyID
 	load := func(tx kv.Tx) (*blobRec, error) { return loadBlob(tx, ref) }
-	if hns := s.NsOf(ref.Account); hns != nil {
+	if hns := s.nsOf(ref.Account); hns != nil {
 		load = func(tx kv.Tx) (*blobRec, error) {
 			b, _, err := loadPath(tx, hns, ref, now, in.Caller, acl.Write)
 			return b, err

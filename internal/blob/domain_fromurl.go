@@ -334,7 +334,7 @@ type FromURLOutput struct {
 // PutBlobFromURL is Put Blob From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-blob-from-url).
 func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (FromURLOutput, error) {
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.putBlobFromURLPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -419,7 +419,7 @@ type AppendBlockFromURLInput struct {
 // AppendBlockFromURL is Append Block From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/append-block-from-url).
 func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLInput) (FromURLOutput, error) {
-	hns := s.NsOf(in.Ref.Account)
+	hns := s.nsOf(in.Ref.Account)
 	now := s.now(in.Call)
 	ref, acc, appendPos, maxSize := in.Ref, in.Access, optional(in.AppendPosition), optional(in.MaxSize)
 	var b *blobRec
@@ -459,7 +459,7 @@ type PutPageFromURLInput struct {
 // PutPageFromURL is Put Page From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-page-from-url).
 func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (FromURLOutput, error) {
-	if s.NsOf(in.Ref.Account) != nil {
+	if s.nsOf(in.Ref.Account) != nil {
 		return FromURLOutput{}, hnsUnsupported()
 	}
 	now := s.now(in.Call)

@@ -71,7 +71,7 @@ type ListBlobsOutput struct {
 // names ascending, a blob's snapshots (oldest first) before the blob,
 // from one read transaction.
 func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error) {
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.listPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)

@@ -74,7 +74,7 @@ type PutPageOutput struct {
 // (a clear splices a hole) under the write rules and the sequence number
 // conditions.
 func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutput, err error) {
-	if s.NsOf(in.Ref.Account) != nil {
+	if s.nsOf(in.Ref.Account) != nil {
 		return out, hnsUnsupported()
 	}
 	now := s.now(in.Call)
@@ -174,7 +174,7 @@ func (s *Service) GetPageRanges(ctx context.Context, in GetPageRangesInput) (Get
 		prevT = t
 	}
 	var b, prev *blobRec
-	hns, caller := s.NsOf(ref.Account), in.Caller
+	hns, caller := s.nsOf(ref.Account), in.Caller
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
 		if hns != nil {
 			// A path is a block blob in the Blob view (pageRangesOfPath).
@@ -264,7 +264,7 @@ type AppendBlockOutput struct {
 // the block is stored first, then one transaction appends it under the
 // write rules and the append conditions.
 func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out AppendBlockOutput, err error) {
-	hns := s.NsOf(in.Ref.Account)
+	hns := s.nsOf(in.Ref.Account)
 	now := s.now(in.Call)
 	body, err := extent.LimitBody(content(in.Body), in.Length, maxAppendBlock)
 	if err != nil {
@@ -352,7 +352,7 @@ type SealBlobOutput struct {
 // blob.
 func (s *Service) SealBlob(ctx context.Context, in SealBlobInput) (SealBlobOutput, error) {
 	appendPos := optional(in.AppendPosition)
-	b, err := s.updateAny(ctx, s.NsOf(in.Ref.Account), in.Ref, in.Access.withoutNoneMatchAny(), in.Caller, s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateAny(ctx, s.nsOf(in.Ref.Account), in.Ref, in.Access.withoutNoneMatchAny(), in.Caller, s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
 		if b.Type != AppendBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}

@@ -37,7 +37,7 @@ type UndeletedPath struct {
 // snapshots of the files below it, which stay keyed by their node ids
 // while it is soft-deleted.
 func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (out UndeletedPath, err error) {
-	hns := s.NsOf(in.Ref.Account)
+	hns := s.nsOf(in.Ref.Account)
 	if hns == nil {
 		return out, azerr.New(azerr.HierarchicalNamespaceNotEnabled)
 	}
@@ -62,7 +62,7 @@ func (s *Service) UndeletePath(ctx context.Context, in UndeleteBlobInput) (out U
 // a live blob nor anything to restore. On a hierarchical account it
 // restores the latest retained deletion of the path (undeleteLatestPath).
 func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error {
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.undeleteLatestPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)

@@ -26,7 +26,7 @@ type GetBlobTagsInput struct {
 // GetBlobTags is Get Blob Tags
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-tags).
 func (s *Service) GetBlobTags(ctx context.Context, in GetBlobTagsInput) (blobtags.Tags, error) {
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.getPathTags(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -69,7 +69,7 @@ type SetBlobTagsInput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tags):
 // it changes neither the ETag nor Last-Modified.
 func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.setPathTags(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -116,7 +116,7 @@ type SetBlobTierOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tier):
 // it changes neither the ETag nor Last-Modified.
 func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlobTierOutput, error) {
-	if hns := s.NsOf(in.Ref.Account); hns != nil {
+	if hns := s.nsOf(in.Ref.Account); hns != nil {
 		return s.setPathTier(ctx, hns, in)
 	}
 	now := s.now(in.Call)
@@ -176,7 +176,7 @@ type FindBlobsByTagsOutput struct {
 // a scan of the blob records at one snapshot, so it is never behind the
 // writes. The marker is the key of the next blob record.
 func (s *Service) FindBlobsByTags(ctx context.Context, in FindBlobsByTagsInput) (FindBlobsByTagsOutput, error) {
-	if hns := s.NsOf(in.Account); hns != nil {
+	if hns := s.nsOf(in.Account); hns != nil {
 		return s.findPathsByTags(ctx, hns, in)
 	}
 	acct, cont, e, maxN := in.Account, in.Container, in.Where, in.MaxResults

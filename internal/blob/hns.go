@@ -44,13 +44,17 @@ func (s *Service) SetNamespace(n *ns.Namespace, hier func(account string) bool) 
 	s.hns, s.hier = n, hier
 }
 
-// NsOf is the namespace of account, nil when it is flat.
-func (s *Service) NsOf(account string) *ns.Namespace {
+// nsOf is the namespace of account, nil when it is flat.
+func (s *Service) nsOf(account string) *ns.Namespace {
 	if s.hns == nil || s.hier == nil || !s.hier(account) {
 		return nil
 	}
 	return s.hns
 }
+
+// Hierarchical reports whether account has a hierarchical namespace
+// (SetNamespace), whose paths the Blob operations resolve through it.
+func (s *Service) Hierarchical(account string) bool { return s.nsOf(account) != nil }
 
 // contentRef is the content reference of the file whose node id is id.
 func contentRef(acct string, id []byte) []byte { return kv.Key("dlc", acct, string(id)) }

@@ -792,7 +792,7 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 			return b, readable(0, b.Size)
 		}
 	}
-	hns := s.NsOf(ref.Account)
+	hns := s.nsOf(ref.Account)
 	return func(tx kv.Tx) (*blobRec, error) {
 		switch {
 		case fileSrc != nil:

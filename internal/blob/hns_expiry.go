@@ -46,7 +46,7 @@ type SetBlobExpiryOutput struct {
 // content goes to the collector when its name is reused. A directory has
 // no expiry (400 ExpiryNotSupportedForDirectory).
 func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (SetBlobExpiryOutput, error) {
-	hns := s.NsOf(in.Ref.Account)
+	hns := s.nsOf(in.Ref.Account)
 	if hns == nil {
 		return SetBlobExpiryOutput{}, azerr.New(azerr.HierarchicalNamespaceNotEnabled)
 	}

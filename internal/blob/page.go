@@ -8,6 +8,10 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
+// MaxPageWrite is the most bytes one Put Page writes (4 MiB), which the
+// REST front end also checks before it reads a body; maxAppendBlock is
+// the most one Append Block takes, maxAppends the most blocks an append
+// blob takes.
 const (
 	MaxPageWrite   = 4 << 20
 	maxAppendBlock = 100 << 20

@@ -5,7 +5,7 @@ package blobrest
 // storage accounts with hierarchical namespace enabled"; Get Blob
 // Properties reads it too); a flat account's reads do not look at it.
 func (s *Service) readUPN(r *req, upn *bool) error {
-	if s.NsOf(r.Account) == nil {
+	if !s.Hierarchical(r.Account) {
 		return nil
 	}
 	v, err := parseBoolHeader(r.Header, "x-ms-upn")

@@ -27,7 +27,7 @@ const arrowListVersion = "2026-10-06"
 // service "otherwise falls back to XML"; the SDK sends
 // "application/vnd.apache.arrow.stream,application/xml" and reads either.
 func (s *Service) wantsArrow(r *req) bool {
-	return r.Version >= arrowListVersion && arrowipc.Accepts(r.Header.Get("Accept")) && s.NsOf(r.Account) == nil
+	return r.Version >= arrowListVersion && arrowipc.Accepts(r.Header.Get("Accept")) && !s.Hierarchical(r.Account)
 }
 
 // arrowBlobPrefix is the ResourceType of a BlobPrefix row: in Arrow every
