@@ -419,7 +419,7 @@ views.table = async function (root) {
     h('td', { text: e.PartitionKey }), h('td', { text: e.RowKey }), h('td', { text: fmtTime(e.Timestamp) }),
     h('td', { class: 'mono', text: e['odata.etag'] || '' }),
     cols.map((k) => h('td', {}, k in e ? [String(e[k]), ' ', h('span', { class: 'tag', text: typeOf(e, k) })] : '')),
-    h('td', {}, h('div', { class: 'toolbar' },
+    h('td', {}, !('PartitionKey' in e && 'RowKey' in e) ? h('span', { class: 'muted', text: 'select PartitionKey and RowKey to edit' }) : h('div', { class: 'toolbar' },
       h('button', { type: 'button', 'data-action': 'edit', onclick: () => { T.editing = { entity: e }; render(true); } }, 'Edit'),
       h('button', { type: 'button', class: 'danger', onclick: async () => {
         if (!confirm('Delete ' + e.PartitionKey + '/' + e.RowKey + '?')) return;
