@@ -3,6 +3,7 @@ package console_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +23,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake"
+	dldirectory "github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/directory"
+	dlfile "github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
+	dlservice "github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/chromedp/cdproto/network"
@@ -30,6 +35,7 @@ import (
 	gosmb2 "github.com/hirochachacha/go-smb2"
 
 	"github.com/cerulean-storage/cerulean/internal/app"
+	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/testenv"
 )
 
@@ -58,6 +64,8 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+const lakeKeyB64 = "bGFrZS1hY2NvdW50LWtleS1mb3ItdGhlLWNvbnNvbGUtdGVzdA=="
+
 type consoleEnv struct {
 	t      *testing.T
 	app    *app.App
@@ -75,8 +83,11 @@ type consoleEnv struct {
 func startConsole(t *testing.T) *consoleEnv {
 	t.Helper()
 	browser := chromium(t)
-	cfg := app.Config{DataDir: t.TempDir(), NoSync: true, BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0, DFSPort: -1, SMBPort: 0,
-		MetricsPort: -1, Console: true, ConsolePort: 0, ClockControl: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	// A second account, hierarchical, for the Data Lake view.
+	lakeKey, _ := base64.StdEncoding.DecodeString(lakeKeyB64)
+	cfg := app.Config{DataDir: t.TempDir(), NoSync: true, BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0, DFSPort: 0, SMBPort: 0,
+		MetricsPort: -1, Console: true, ConsolePort: 0, ClockControl: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Accounts: append(app.DevAccounts(), auth.Account{Name: "lake", Keys: [][]byte{lakeKey}}), HierarchicalAccounts: []string{"lake"}}
 	if testenv.InMemory() {
 		cfg.InMemory, cfg.DataDir = true, ""
 	}
@@ -432,10 +443,46 @@ func TestConsoleInBrowser(t *testing.T) {
 		e.waitText("#clock-state", "offset 1m30s")
 	})
 
+	t.Run("data lake", func(t *testing.T) {
+		e.t = t
+		cred, err := azdatalake.NewSharedKeyCredential("lake", lakeKeyB64)
+		must(t, err)
+		base := strings.TrimSuffix(e.app.DFSURL, "/"+app.DevAccount) + "/lake"
+		svc, err := dlservice.NewClientWithSharedKeyCredential(base, cred, &dlservice.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
+		must(t, err)
+		fsc := svc.NewFileSystemClient("raw")
+		_, err = fsc.Create(ctx, nil)
+		must(t, err)
+		_, err = fsc.NewDirectoryClient("2026").Create(ctx, &dldirectory.CreateOptions{Permissions: to.Ptr("0750"), Umask: to.Ptr("0000")})
+		must(t, err)
+		fc := fsc.NewFileClient("2026/data.csv")
+		_, err = fc.Create(ctx, nil)
+		must(t, err)
+		_, err = fc.SetAccessControl(ctx, &dlfile.SetAccessControlOptions{ACL: to.Ptr("user::rw-,user:1234:r--,group::r--,mask::r--,other::---")})
+		must(t, err)
+
+		e.open("dfs")
+		// Sign in as the hierarchical account through the form.
+		e.run(e.setValue("#account", "lake"), e.setValue("#key", lakeKeyB64))
+		e.js(`document.querySelector('#signin button').click()`, nil)
+		e.waitText("main", "raw")
+		e.click("main", "raw")
+		e.waitText("tr[data-path='2026']", "rwxr-x---")
+		e.click("main", "2026/")
+		e.waitText("tr[data-path='2026/data.csv']", "rw-r-----")
+		e.click("tr[data-path='2026/data.csv']", "ACL")
+		e.waitText("#acl", "user:1234:r--")
+		e.screenshot("datalake")
+		// Back to the dev account for what follows.
+		e.run(e.setValue("#account", app.DevAccount), e.setValue("#key", app.DevKey))
+		e.js(`document.querySelector('#signin button').click()`, nil)
+		e.waitText("main", "Choose a filesystem.")
+	})
+
 	t.Run("phone-sized and keyboard", func(t *testing.T) {
 		e.t = t
 		e.run(chromedp.EmulateViewport(390, 844))
-		for _, v := range []string{"blob", "queue", "table", "file", "activity"} {
+		for _, v := range []string{"blob", "queue", "table", "file", "dfs", "activity"} {
 			e.open(v)
 			var over bool
 			e.js(`document.documentElement.scrollWidth > window.innerWidth + 1`, &over)

@@ -497,6 +497,54 @@ views.file = async function (root) {
     } }, 'Force close'))))));
 };
 
+// Data Lake: filesystems, directories and files of a hierarchical
+// account with owner, group, permissions, and a path's ACL.
+const D = { fs: '', dir: '', cont: '', conts: [], acl: null };
+views.dfs = async function (root) {
+  const side = h('section', { 'aria-label': 'Filesystems' });
+  const body = h('section', { 'aria-label': 'Paths' });
+  root.append(h('div', { class: 'cols' }, side, body));
+  const list = await (await api('dfs', 'GET', '', { query: { resource: 'account' } })).json();
+  side.append(h('h2', { text: 'Filesystems' }), table(['Name', 'Last modified'], (list.filesystems || []).map((f) => h('tr', { class: f.name === D.fs ? 'selected' : '' },
+    h('td', {}, h('button', { class: 'link', onclick: () => { D.fs = f.name; D.dir = ''; D.cont = ''; D.conts = []; D.acl = null; render(); } }, f.name)), h('td', { text: f.lastModified || '' })))));
+  if (!D.fs) { body.append(h('p', { class: 'muted', text: 'Choose a filesystem.' })); return; }
+  const crumbs = h('div', { class: 'crumbs' }, h('button', { class: 'link', onclick: () => { D.dir = ''; D.cont = ''; D.conts = []; D.acl = null; render(); } }, D.fs));
+  let acc = '';
+  for (const part of D.dir.split('/').filter(Boolean)) {
+    acc += (acc ? '/' : '') + part;
+    const p = acc;
+    crumbs.append(' / ', h('button', { class: 'link', onclick: () => { D.dir = p; D.cont = ''; D.conts = []; D.acl = null; render(); } }, part));
+  }
+  body.append(h('h2', {}, 'Paths in ', crumbs));
+  const res = await api('dfs', 'GET', '/' + enc(D.fs), { query: { resource: 'filesystem', recursive: 'false', directory: D.dir, maxResults: '100', continuation: D.cont } });
+  const next = res.headers.get('x-ms-continuation');
+  const paths = (await res.json()).paths || [];
+  body.append(table(['Name', 'Kind', 'Size', 'Owner', 'Group', 'Permissions', 'Last modified', ''], paths.map((p) => {
+    const dir = String(p.isDirectory) === 'true';
+    const short = p.name.slice(D.dir ? D.dir.length + 1 : 0);
+    return h('tr', { 'data-path': p.name },
+      h('td', {}, dir ? h('button', { class: 'link', onclick: () => { D.dir = p.name; D.cont = ''; D.conts = []; D.acl = null; render(); } }, short + '/') : short),
+      h('td', { text: dir ? 'directory' : 'file' }), h('td', { class: 'num', text: dir ? '' : fmtSize(p.contentLength || 0) }),
+      h('td', { text: p.owner || '' }), h('td', { text: p.group || '' }), h('td', { class: 'mono', text: p.permissions || '' }),
+      h('td', { text: p.lastModified || '' }),
+      h('td', {}, h('button', { type: 'button', onclick: async () => {
+        try {
+          const r = await api('dfs', 'HEAD', '/' + enc(D.fs) + '/' + encPath(p.name), { query: { action: 'getAccessControl' } });
+          D.acl = { path: p.name, owner: r.headers.get('x-ms-owner'), group: r.headers.get('x-ms-group'), permissions: r.headers.get('x-ms-permissions'), acl: r.headers.get('x-ms-acl') };
+          render(true);
+        } catch (err) { fail(err); }
+      } }, 'ACL')));
+  })));
+  body.append(h('div', { class: 'toolbar' },
+    h('button', { type: 'button', disabled: D.conts.length === 0, onclick: () => { D.cont = D.conts.pop() || ''; render(true); } }, 'Previous page'),
+    h('button', { type: 'button', disabled: !next, onclick: () => { D.conts.push(D.cont); D.cont = next; render(true); } }, 'Next page')));
+  if (D.acl) {
+    body.append(h('div', { class: 'panel', id: 'acl' }, h('h3', { text: 'Access control of ' + D.acl.path }),
+      h('dl', { class: 'props' }, [['Owner', D.acl.owner], ['Group', D.acl.group], ['Permissions', D.acl.permissions]].flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: v || '' })])),
+      table(['ACL entry'], (D.acl.acl || '').split(',').filter(Boolean).map((x) => h('tr', {}, h('td', { class: 'mono', text: x }))))));
+  }
+};
+
 // Activity: the last requests answered for this account, and the
 // request rate of each operation over them.
 views.activity = async function (root) {
@@ -551,9 +599,15 @@ async function main() {
   for (const a of S.cfg.accounts || []) $('#accounts').append(h('option', { value: a }));
   const saved = sessionStorage.getItem('cerulean-account');
   if (S.cfg.dev) { $('#account').value = S.cfg.dev.account; $('#key').value = S.cfg.dev.key; }
-  if (saved) $('#account').value = saved;
+  if (saved && (!S.cfg.dev || saved !== S.cfg.dev.account)) { $('#account').value = saved; $('#key').value = ''; }
   const use = () => {
-    S.account = $('#account').value.trim(); S.key = $('#key').value.trim(); S.cryptoKey = null;
+    const acct = $('#account').value.trim();
+    if (acct !== S.account) { // another account: nothing selected
+      B.container = ''; B.prefix = ''; B.marker = ''; B.markers = []; B.selected = '';
+      Q.queue = ''; Q.peeked = null; T.table = ''; T.next = null; T.pages = []; T.editing = null;
+      F.share = ''; F.dir = ''; D.fs = ''; D.dir = ''; D.cont = ''; D.conts = []; D.acl = null;
+    }
+    S.account = acct; S.key = $('#key').value.trim(); S.cryptoKey = null;
     sessionStorage.setItem('cerulean-account', S.account);
   };
   if ($('#account').value && $('#key').value) use();
