@@ -92,7 +92,7 @@ func (x inspector) FileHandles(ctx context.Context, account, share string) ([]co
 		}
 		for _, h := range page.Handles {
 			out = append(out, console.FileHandle{HandleID: h.HandleID, Path: h.Path, FileID: h.FileID, SessionID: h.SessionID, Client: h.ClientIP,
-				Opened: h.OpenTime, Access: h.Access.String(), ShareMode: shareMode(h.ShareAccess.String()), DeleteOnClose: h.DeleteOnClose})
+				Opened: h.OpenTime, Access: strings.ReplaceAll(h.Access.String(), "|", ", "), ShareMode: shareMode(h.ShareAccess.String()), DeleteOnClose: h.DeleteOnClose})
 		}
 		if page.NextMarker == "" || len(out) >= 5000 {
 			return out, nil

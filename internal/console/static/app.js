@@ -273,7 +273,10 @@ function blobActions(c, n) {
       render(true);
     }),
     act('Copy URL', async () => {
-      const url = (S.cfg.endpoints.blob || '') + '/' + S.account + path;
+      // A listener on every address (0.0.0.0, [::]) is reached at the
+      // host this page came from.
+      const base = (S.cfg.endpoints.blob || '').replace(/\/\/(0\.0\.0\.0|\[::\])(?=:)/, '//' + location.hostname);
+      const url = base + '/' + S.account + path;
       try { await navigator.clipboard.writeText(url); status('Copied ' + url); } catch (_) { status(url); }
     }),
     act('Delete', async () => {
