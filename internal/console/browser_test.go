@@ -277,6 +277,18 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("lease state after the UI's break: %v", props.LeaseState)
 		}
 
+		// Copy URL: the blob's URL on the blob port.
+		e.click("tr[data-blob='readme.txt']", "Copy URL")
+		e.waitText("#status", e.app.BlobURL+"/photos/readme.txt")
+
+		// Another key than the account's: the service's 403, nothing shown.
+		e.run(e.setValue("#key", base64.StdEncoding.EncodeToString([]byte("not the account key"))))
+		e.js(`document.querySelector('#signin button').click()`, nil)
+		e.waitText("#status", "403 AuthenticationFailed")
+		e.run(e.setValue("#key", app.DevKey))
+		e.js(`document.querySelector('#signin button').click()`, nil)
+		e.waitText("main", "readme.txt")
+
 		// Prefix navigation and the properties panel.
 		e.click("main", "2026/")
 		e.waitText("main", "beach.jpg")
