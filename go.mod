@@ -12,6 +12,8 @@ require (
 	github.com/Azure/go-ntlmssp v0.1.1
 	github.com/anishathalye/porcupine v1.0.0
 	github.com/apache/arrow-go/v18 v18.7.0 // test only: reads back internal/wire/arrowipc output
+	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327 // test only: chromedp's protocol types, the version chromedp v0.14.2 pins
+	github.com/chromedp/chromedp v0.14.2 // test only: drives Debian's chromium for the console's browser tests
 	github.com/goccy/go-json v0.10.6
 	github.com/google/uuid v1.6.0
 	github.com/hirochachacha/go-smb2 v1.1.0
@@ -21,12 +23,6 @@ require (
 	go.etcd.io/bbolt v1.4.3
 	golang.org/x/crypto v0.55.0
 	golang.org/x/sys v0.47.0
-)
-
-require (
-	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
-	github.com/chromedp/chromedp v0.14.2
-	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (
@@ -56,4 +52,5 @@ require (
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
+	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
 )
