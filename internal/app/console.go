@@ -18,6 +18,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/console"
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
+	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/queue"
 )
 
@@ -95,14 +96,48 @@ func (x inspector) FileHandles(ctx context.Context, account, share string) ([]co
 				Opened: h.OpenTime, Access: strings.ReplaceAll(h.Access.String(), "|", ", "), ShareMode: shareMode(h.ShareAccess.String()), DeleteOnClose: h.DeleteOnClose})
 		}
 		if page.NextMarker == "" || len(out) >= 5000 {
-			return out, nil
+			return out, x.locksAndPending(ctx, account, share, out)
 		}
 		pos, err := handle.DecodeMarker(page.NextMarker)
 		if err != nil {
-			return out, nil
+			return out, x.locksAndPending(ctx, account, share, out)
 		}
 		in.After = pos
 	}
+}
+
+// locksAndPending adds to each handle the byte-range locks it holds and
+// whether its file is delete-pending, read in one view transaction
+// through package handle's read-only functions (after the listing's own
+// transaction: a handle closed in between shows no locks).
+func (x inspector) locksAndPending(ctx context.Context, account, share string, hs []console.FileHandle) error {
+	if len(hs) == 0 {
+		return nil
+	}
+	now := x.a.cfg.Clock.Now()
+	return x.a.store.View(ctx, func(tx kv.Tx) error {
+		pending, err := handle.DeletePendingIn(tx, account, share)
+		if err != nil {
+			return err
+		}
+		for i := range hs {
+			h := &hs[i]
+			h.DeletePending = pending[h.FileID]
+			locks, err := handle.Locks(tx, now, account, share, h.FileID, h.HandleID)
+			if errors.Is(err, handle.ErrNoHandle) {
+				h.Locks = []console.ByteRange{}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			h.Locks = make([]console.ByteRange, len(locks))
+			for j, l := range locks {
+				h.Locks[j] = console.ByteRange{Offset: l.Offset, Length: l.Length, Exclusive: l.Exclusive}
+			}
+		}
+		return nil
+	})
 }
 
 func (x inspector) BlobLease(ctx context.Context, account, container, name string) (console.BlobLease, bool, error) {

@@ -36,6 +36,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/auth"
+	cfile "github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/testenv"
 )
 
@@ -406,21 +407,36 @@ func TestConsoleInBrowser(t *testing.T) {
 		must(t, err)
 		defer f.Close()
 
+		// A second open through the File domain's VFS, the SMB server's
+		// own door: a byte-range lock and the delete disposition.
+		_, err = e.file.NewShareClient("docs").NewRootDirectoryClient().NewFileClient("locked.txt").Create(ctx, 100, nil)
+		must(t, err)
+		v := e.app.File.VFS("console-test")
+		must(t, v.Heartbeat(ctx, v.Now().Add(time.Hour)))
+		o, err := v.Open(ctx, cfile.OpenRequest{Account: app.DevAccount, Share: "docs", Path: []string{"locked.txt"},
+			DesiredAccess: 0x1 | 0x2 | 0x10000, ShareAccess: 0x7, Disposition: cfile.DispOpen, ClientAddr: "192.0.2.9:445"})
+		must(t, err)
+		must(t, v.Lock(ctx, o, []cfile.LockRange{{Offset: 10, Length: 20, Exclusive: true}}))
+		must(t, v.SetDisposition(ctx, o, true))
+
 		e.open("file")
 		e.click("main", "docs")
 		e.waitText("main", "report.txt")
-		e.waitJS(`document.querySelector('tr[data-handle] .share-mode') !== null`)
+		e.waitJS(`document.querySelector("tr[data-path='report.txt'] .share-mode") !== null`)
 		var mode string
-		e.js(`document.querySelector('tr[data-handle] .share-mode').textContent`, &mode)
+		e.js(`document.querySelector("tr[data-path='report.txt'] .share-mode").textContent`, &mode)
 		// go-smb2's OpenFile asks for FILE_SHARE_READ|FILE_SHARE_WRITE
 		// (client.go, OpenFile).
 		if mode != "Read, Write" {
 			t.Errorf("share mode shown %q", mode)
 		}
+		e.waitText("tr[data-path='locked.txt'] .locks", "exclusive 10+20")
+		e.waitText("tr[data-path='locked.txt'] .delete-state", "delete pending")
+		e.waitText("tr[data-path='locked.txt']", "Read, Write, Delete")
 		e.screenshot("file")
 
 		// Force-close through the UI, verified through the SDK.
-		e.click("tr[data-handle]", "Force close")
+		e.click("tr[data-path='report.txt']", "Force close")
 		e.waitText("#status", "Closed handle")
 		hs, err := fc.ListHandles(ctx, nil)
 		must(t, err)

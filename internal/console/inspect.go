@@ -59,6 +59,17 @@ type FileHandle struct {
 	Access        string    `json:"access"`
 	ShareMode     string    `json:"shareMode"`
 	DeleteOnClose bool      `json:"deleteOnClose"`
+	// DeletePending: the file is marked for deletion once its last
+	// handle closes (SMB's delete disposition).
+	DeletePending bool        `json:"deletePending"`
+	Locks         []ByteRange `json:"locks"`
+}
+
+// ByteRange is one byte-range lock a handle holds.
+type ByteRange struct {
+	Offset    uint64 `json:"offset"`
+	Length    uint64 `json:"length"`
+	Exclusive bool   `json:"exclusive"`
 }
 
 // inspect serves the console's own endpoints under /x/{account}/:

@@ -489,9 +489,12 @@ views.file = async function (root) {
   body.append(table(['Name', 'Kind', 'Size', 'Last written'], rows));
   if (!S.cfg.inspector) return;
   const j = await inspect('/shares/' + enc(F.share) + '/handles');
-  body.append(h('h3', { text: 'Open handles (SMB and REST)' }), table(['Path', 'Handle', 'Client', 'Opened', 'Access', 'Share mode', 'Delete on close', ''], j.handles.map((x) => h('tr', { 'data-handle': x.handleId },
+  const lock = (l) => (l.exclusive ? 'exclusive' : 'shared') + ' ' + l.offset + '+' + l.length;
+  body.append(h('h3', { text: 'Open handles (SMB and REST)' }), table(['Path', 'Handle', 'Client', 'Opened', 'Access', 'Share mode', 'Byte-range locks', 'Delete', ''], j.handles.map((x) => h('tr', { 'data-handle': x.handleId, 'data-path': x.path },
     h('td', { text: x.path || '/' }), h('td', { class: 'mono', text: x.handleId }), h('td', { text: x.client }), h('td', { text: fmtTime(x.opened) }),
-    h('td', { text: x.access }), h('td', { class: 'share-mode', text: x.shareMode }), h('td', { text: x.deleteOnClose ? 'yes' : '' }),
+    h('td', { text: x.access }), h('td', { class: 'share-mode', text: x.shareMode }),
+    h('td', { class: 'locks' }, (x.locks || []).map((l) => h('div', { class: 'mono', text: lock(l) }))),
+    h('td', { class: 'delete-state', text: [x.deletePending ? 'delete pending' : '', x.deleteOnClose ? 'on close' : ''].filter(Boolean).join(', ') }),
     h('td', {}, h('button', { type: 'button', class: 'danger', onclick: async () => {
       try {
         await api('file', 'PUT', '/' + enc(F.share) + (x.path ? '/' + encPath(x.path) : ''), { query: { comp: 'forceclosehandles' }, headers: { 'x-ms-handle-id': x.handleId } });
