@@ -148,6 +148,14 @@ func (x inspector) BlobLease(ctx context.Context, account, container, name strin
 	return console.BlobLease{State: st.State, Status: st.Status, Duration: st.Duration, Expires: st.Expires, BreakAt: st.BreakAt}, true, nil
 }
 
+func (x inspector) ContainerLease(ctx context.Context, account, container string) (console.BlobLease, bool, error) {
+	st, ok, err := x.a.Blob.InspectContainerLease(ctx, account, container)
+	if err != nil || !ok {
+		return console.BlobLease{}, ok, err
+	}
+	return console.BlobLease{State: st.State, Status: st.Status, Duration: st.Duration, Expires: st.Expires, BreakAt: st.BreakAt}, true, nil
+}
+
 // shareMode names an SMB share mode as FILE_SHARE_* flags read ("" is
 // an exclusive open: no sharing).
 func shareMode(s string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
@@ -35,17 +36,39 @@ func (s *Service) InspectLease(ctx context.Context, ref BlobRef) (st LeaseState,
 		if err != nil || b == nil {
 			return err
 		}
-		ok = true
-		st = LeaseState{Effective: b.Lease.Effective(now)}
-		switch st.State {
-		case lease.StateLeased:
-			if b.Lease.Duration != lease.Infinite {
-				st.Expires = b.Lease.Expires
-			}
-		case lease.StateBreaking:
-			st.BreakAt = b.Lease.BreakAt
-		}
+		ok, st = true, leaseState(b.Lease, now)
 		return nil
 	})
 	return st, ok, err
+}
+
+// InspectContainerLease reads a container's lease as InspectLease reads
+// a blob's; ok is false for a missing container.
+func (s *Service) InspectContainerLease(ctx context.Context, acct, name string) (st LeaseState, ok bool, err error) {
+	now := s.clock.Now()
+	err = s.store.View(ctx, func(tx kv.Tx) error {
+		c, err := loadContainer(tx, acct, name)
+		if err != nil {
+			if ae, isAz := azerr.As(err); isAz && ae.Code == azerr.ContainerNotFound {
+				return nil
+			}
+			return err
+		}
+		ok, st = true, leaseState(c.Lease, now)
+		return nil
+	})
+	return st, ok, err
+}
+
+func leaseState(l lease.Lease, now time.Time) LeaseState {
+	st := LeaseState{Effective: l.Effective(now)}
+	switch st.State {
+	case lease.StateLeased:
+		if l.Duration != lease.Infinite {
+			st.Expires = l.Expires
+		}
+	case lease.StateBreaking:
+		st.BreakAt = l.BreakAt
+	}
+	return st
 }

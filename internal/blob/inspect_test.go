@@ -46,3 +46,21 @@ func TestInspectLease(t *testing.T) {
 		t.Fatalf("infinite lease: %+v", st)
 	}
 }
+
+// TestInspectContainerLease: a container's fixed lease with its expiry;
+// nothing for a missing container.
+func TestInspectContainerLease(t *testing.T) {
+	s, _, c := domainEnv(t)
+	ctx := context.Background()
+	if _, ok, err := s.InspectContainerLease(ctx, c.Account, "missing"); ok || err != nil {
+		t.Fatalf("missing container: %v %v", ok, err)
+	}
+	d := 20
+	if _, err := s.LeaseContainer(ctx, LeaseContainerInput{Ref: c, Request: lease.Request{Action: lease.ActionAcquire, Duration: &d}}); err != nil {
+		t.Fatal(err)
+	}
+	st, ok, err := s.InspectContainerLease(ctx, c.Account, c.Container)
+	if err != nil || !ok || st.State != lease.StateLeased || !st.Expires.Equal(s.clock.Now().Add(20*time.Second)) {
+		t.Fatalf("container lease: %+v %v %v", st, ok, err)
+	}
+}

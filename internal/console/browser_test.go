@@ -237,11 +237,24 @@ func TestConsoleInBrowser(t *testing.T) {
 		_, err = lc.AcquireLease(ctx, 60, nil)
 		must(t, err)
 
+		_, err = e.blob.CreateContainer(ctx, "archive", nil)
+		must(t, err)
+		clc, err := lease.NewContainerClient(e.blob.ServiceClient().NewContainerClient("archive"), nil)
+		must(t, err)
+		_, err = clc.AcquireLease(ctx, 45, nil)
+		must(t, err)
+
+		var cell string
 		e.open("blob")
+		e.waitText("tr[data-container='archive']", "leased")
+		e.waitText("tr[data-container='archive'] .lease-expiry", "until")
+		e.js(`document.querySelector("tr[data-container='archive'] .lease-expiry").textContent`, &cell)
+		if exp, err := time.Parse("2006-01-02 15:04:05 UTC", strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(cell), "until"))); err != nil ||
+			exp.Sub(acquired.Add(45*time.Second)).Abs() > 2*time.Second {
+			t.Errorf("container lease expiry %q (%v), acquired %s for 45 s", cell, err, acquired)
+		}
 		e.click("main", "photos")
 		e.waitText("main tr[data-blob='leased.txt']", "leased")
-		var cell string
-		e.js(`document.querySelector("tr[data-blob='leased.txt'] .lease-expiry") ? document.querySelector("tr[data-blob='leased.txt'] .lease-expiry").textContent : ""`, &cell)
 		e.waitText("main tr[data-blob='leased.txt']", "until")
 		e.js(`document.querySelector("tr[data-blob='leased.txt'] .lease-expiry").textContent`, &cell)
 		exp, err := time.Parse("2006-01-02 15:04:05 UTC", strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(cell), "until")))

@@ -25,6 +25,9 @@ type Inspector interface {
 	// is false when the blob is missing or keeps no lease of its own
 	// (a hierarchical account's file).
 	BlobLease(ctx context.Context, account, container, blob string) (l BlobLease, ok bool, err error)
+	// ContainerLease reads a container's lease likewise; ok is false
+	// when the container is missing.
+	ContainerLease(ctx context.Context, account, container string) (l BlobLease, ok bool, err error)
 }
 
 // BlobLease is a blob's lease as the console shows it.
@@ -78,6 +81,7 @@ type ByteRange struct {
 //	GET /x/{account}/queues/{queue}/messages   QueueMessages
 //	GET /x/{account}/shares/{share}/handles    FileHandles
 //	GET /x/{account}/containers/{c}/lease?blob=name  BlobLease
+//	GET /x/{account}/containers/{c}/lease       ContainerLease
 //
 // each signed with Shared Key as a Blob request to /{account}/... is.
 type inspect struct{ cfg Config }
@@ -148,13 +152,20 @@ func (x *inspect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"handles": hs})
 	case len(parts) == 4 && parts[1] == "containers" && parts[3] == "lease" && x.cfg.Inspector != nil:
-		l, ok, err := x.cfg.Inspector.BlobLease(r.Context(), account, parts[2], r.URL.Query().Get("blob"))
+		var l BlobLease
+		var ok bool
+		var err error
+		if name := r.URL.Query().Get("blob"); name != "" {
+			l, ok, err = x.cfg.Inspector.BlobLease(r.Context(), account, parts[2], name)
+		} else {
+			l, ok, err = x.cfg.Inspector.ContainerLease(r.Context(), account, parts[2])
+		}
 		if err != nil {
 			x.fail(w, err)
 			return
 		}
 		if !ok {
-			writeError(w, http.StatusNotFound, azerr.BlobNotFound, "no such blob, or its lease is kept by its namespace")
+			writeError(w, http.StatusNotFound, "ResourceNotFound", "no such container or blob, or the blob's lease is kept by its namespace")
 			return
 		}
 		writeJSON(w, http.StatusOK, l)

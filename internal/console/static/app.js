@@ -161,15 +161,29 @@ views.blob = async function (root) {
     try { await api('blob', 'PUT', '/' + enc(name.value), { query: { restype: 'container' } }); B.container = name.value; render(); } catch (err) { fail(err); }
   } }, name, h('button', { type: 'submit', text: 'Create' })));
   const doc = await xml(await api('blob', 'GET', '', { query: [['comp', 'list'], ['include', 'metadata']] }));
+  const leasedContainers = [];
   const rows = [...doc.querySelectorAll('Container')].map((c) => {
     const n = txt(c, 'Name');
-    return h('tr', { class: n === B.container ? 'selected' : '' },
+    const state = txt(c, 'LeaseState');
+    const cell = h('td', {}, h('span', { class: 'tag ' + state, text: state }));
+    if (state === 'leased' || state === 'breaking') leasedContainers.push([n, cell]);
+    return h('tr', { class: n === B.container ? 'selected' : '', 'data-container': n },
       h('td', {}, h('button', { class: 'link', onclick: () => { B.container = n; B.prefix = ''; B.marker = ''; B.markers = []; B.selected = ''; render(); } }, n)),
       h('td', { text: txt(c, 'PublicAccess') || 'private' }),
-      h('td', {}, h('span', { class: 'tag ' + txt(c, 'LeaseState'), text: txt(c, 'LeaseState') })),
+      cell,
       h('td', { class: 'mono', text: txt(c, 'Etag') }));
   });
   side.append(table(['Name', 'Public access', 'Lease', 'ETag'], rows));
+  if (S.cfg.inspector) {
+    for (const [n, cell] of leasedContainers) {
+      try {
+        const l = await inspect('/containers/' + enc(n) + '/lease');
+        if (l.expires) cell.append(h('span', { class: 'lease-expiry' }, ' until ' + fmtTime(l.expires)));
+        else if (l.breakAt) cell.append(h('span', { class: 'lease-expiry' }, ' breaks at ' + fmtTime(l.breakAt)));
+        else if (l.duration) cell.append(' ' + l.duration);
+      } catch (_) { /* the list still shows the state */ }
+    }
+  }
   if (B.container) await blobList(body);
   else body.append(h('p', { class: 'muted', text: 'Choose a container.' }));
 };
