@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Compare two cerulean binaries side by side on the same machine.
+"""Compare two builds side by side on the same machine.
 
     python3 scripts/bench-compare.py OLD_BIN NEW_BIN [ROUNDS] [-- bench flags]
 
-Runs `BIN bench` (in-process server, embedded store on tmpfs so fsync
-costs do not drown the code paths compared) for each binary in turn,
+OLD_BIN and NEW_BIN are cmd/cerulean-bench built at each commit (its
+in-process server is that commit's server). Runs each (in-process
+server, embedded store on tmpfs so fsync costs do not drown the code
+paths compared) in turn,
 alternating OLD, NEW, NEW, OLD, ... so drift of a noisy machine falls on
 both, and prints per workload every run's ops/s, the median of each
 binary and NEW's median relative to OLD's. Default bench flags:
@@ -25,7 +27,7 @@ def run(binary, flags):
     base = "/dev/shm" if os.path.isdir("/dev/shm") else None
     d = tempfile.mkdtemp(prefix="bench-compare-", dir=base)
     try:
-        out = subprocess.run([binary, "bench", "-data", d] + flags, check=True,
+        out = subprocess.run([binary, "-data", d] + flags, check=True,
                              capture_output=True, text=True).stdout
     finally:
         shutil.rmtree(d, ignore_errors=True)

@@ -34,6 +34,7 @@ func commands() []command {
 		{"azurite-queue", "[flags]", "Azurite's command line, Queue only (also as a link named azurite-queue)", az("azurite-queue")},
 		{"azurite-table", "[flags]", "Azurite's command line, Table only (also as a link named azurite-table)", az("azurite-table")},
 		{"health", "[flags]", "exit 0 if the server on this machine answers on the ports it opened (container HEALTHCHECK)", health},
+		{"compact", "[--data DIR]", "give the embedded store's disk space of deleted data back (server stopped)", compact},
 		{"install-links", "DIR", "make azurite, azurite-blob, azurite-queue and azurite-table links to this binary in DIR", installLinks},
 		{"version", "", "print the version", func(_ []string, stdout, _ io.Writer) error {
 			fmt.Fprintln(stdout, "cerulean", version)

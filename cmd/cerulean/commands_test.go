@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/app"
 )
 
 // cerulean --help lists every command, one line each, and every command
@@ -22,7 +26,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 			t.Fatalf("%v: %v", args, err)
 		}
 		text := out.String()
-		for _, name := range []string{"serve", "azurite", "azurite-blob", "azurite-queue", "azurite-table", "health", "install-links", "version", "help"} {
+		for _, name := range []string{"serve", "azurite", "azurite-blob", "azurite-queue", "azurite-table", "health", "compact", "install-links", "version", "help"} {
 			if n := len(regexp.MustCompile(`(?m)^  `+regexp.QuoteMeta(name)+`\b[^-]`).FindAllString(text, -1)); n != 1 {
 				t.Errorf("%v: command %s listed %d times:\n%s", args, name, n, text)
 			}
@@ -240,5 +244,39 @@ func TestServerLinksNoClientSDK(t *testing.T) {
 		if strings.HasPrefix(pkg, "github.com/Azure/azure-sdk-for-go/") || strings.HasPrefix(pkg, "github.com/apache/arrow-go/") {
 			t.Errorf("cmd/cerulean links %s", pkg)
 		}
+	}
+}
+
+// TestCompactCommand: cerulean compact shrinks a data directory's
+// meta.db after deletes and keeps what was not deleted; it refuses a
+// directory a server has open, and one without a store.
+func TestCompactCommand(t *testing.T) {
+	dir := t.TempDir()
+	a, err := app.Start(app.Config{DataDir: dir, BlobPort: -1, QueuePort: 0, TablePort: -1, FilePort: -1, DFSPort: -1, SMBPort: -1, MetricsPort: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if err := run("cerulean", []string{"compact", "--data", dir, "--wait", "100ms"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("compact of a directory in use: %v", err)
+	}
+	if err := a.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := run("cerulean", []string{"compact", "--data", dir}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`meta\.db: [\d.]+ MiB -> [\d.]+ MiB in `).MatchString(out.String()) {
+		t.Fatalf("output %q", out.String())
+	}
+	// The store opens again after compaction.
+	a, err = app.Start(app.Config{DataDir: dir, BlobPort: -1, QueuePort: 0, TablePort: -1, FilePort: -1, DFSPort: -1, SMBPort: -1, MetricsPort: -1})
+	if err != nil {
+		t.Fatalf("start after compact: %v", err)
+	}
+	_ = a.Close(context.Background())
+	if err := run("cerulean", []string{"compact", "--data", t.TempDir()}, &out, &errb); err == nil || !strings.Contains(err.Error(), "no embedded store") {
+		t.Fatalf("compact of an empty directory: %v", err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/blob/blobrest"
 	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/chunk/memchunk"
 	"github.com/cerulean-storage/cerulean/internal/chunk/sqlchunk"
@@ -174,10 +174,12 @@ type App struct {
 	chunks chunk.Store
 	srv    *server.Server
 	Blob   *blob.Service
-	Queue  *queue.Service
-	Table  *table.Service
-	File   *file.Service
-	DFS    *datalake.Service
+	// BlobREST is the Blob REST front end over Blob.
+	BlobREST *blobrest.Service
+	Queue    *queue.Service
+	Table    *table.Service
+	File     *file.Service
+	DFS      *datalake.Service
 	// BlobURL is the account URL of the Blob service, e.g.
 	// http://127.0.0.1:10000/devstoreaccount1.
 	BlobURL string
@@ -327,6 +329,7 @@ func Start(cfg Config) (*App, error) {
 	}
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
+	a.BlobREST = blobrest.New(a.Blob)
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
 	// One background reclaimer for every delete that returns at once
 	// (internal/reclaim): deleted containers, detached Data Lake trees,
@@ -336,7 +339,7 @@ func Start(cfg Config) (*App, error) {
 	a.Table.SetReclaimer(a.Blob.Reclaimer())
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.File.SetReclaimer(a.Blob.Reclaimer())
-	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})
+	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, BlobREST: a.BlobREST, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})
 	// A hierarchical account's containers are filesystems: their
 	// namespace roots come and go with them.
 	a.Blob.SetContainerHook(a.DFS)
@@ -347,11 +350,11 @@ func Start(cfg Config) (*App, error) {
 	}
 	if a.metrics != nil {
 		// Every routed operation, from the services' route tables.
-		a.metrics.Operations("blob", blob.Operations())
+		a.metrics.Operations("blob", blobrest.Operations())
 		a.metrics.Operations("queue", queuerest.Operations())
 		a.metrics.Operations("table", tablerest.Operations())
 		a.metrics.Operations("file", file.Operations())
-		a.metrics.Operations("dfs", append(datalake.Operations(), blob.Operations()...))
+		a.metrics.Operations("dfs", append(datalake.Operations(), blobrest.Operations()...))
 	}
 	for _, svc := range []struct {
 		port int
@@ -359,7 +362,7 @@ func Start(cfg Config) (*App, error) {
 		url  *string
 		desc server.Service
 	}{
-		{cfg.BlobPort, cfg.BlobHost, &a.BlobURL, server.Service{Name: "blob", Kind: auth.Blob, Handler: a.Blob, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.BlobPort, cfg.BlobHost, &a.BlobURL, server.Service{Name: "blob", Kind: auth.Blob, Handler: a.BlobREST, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.QueuePort, cfg.QueueHost, &a.QueueURL, server.Service{Name: "queue", Kind: auth.Queue, Handler: queuerest.New(a.Queue), ServerHeader: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.TablePort, cfg.TableHost, &a.TableURL, server.Service{Name: "table", Kind: auth.Table, Handler: tablerest.New(a.Table, cfg.Logger), JSONErrors: true, ServerHeader: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.FilePort, cfg.FileHost, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.File, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
@@ -732,7 +735,7 @@ func openStores(cfg Config) (kv.Store, chunk.Store, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("data directory: %w", err)
 	}
-	store, err := bolt.Open(filepath.Join(cfg.DataDir, "meta.db"), bolt.Options{NoSync: cfg.NoSync, FS: cfg.FS, LogSize: cfg.LogSize})
+	store, err := bolt.Open(metaPath(cfg.DataDir), bolt.Options{NoSync: cfg.NoSync, FS: cfg.FS, LogSize: cfg.LogSize})
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening store: %w", err)
 	}
@@ -758,6 +761,6 @@ func (a *App) linkCopyPeers() {
 	if a.BlobURL == "" || a.FileURL == "" {
 		return
 	}
-	a.Blob.SetFilePeer(&xcopy.Peer{Source: a.File, Kind: "file", Port: port(a.FileURL)})
-	a.File.SetBlobPeer(&xcopy.Peer{Source: a.Blob, Kind: "blob", Port: port(a.BlobURL)})
+	a.BlobREST.SetFilePeer(&xcopy.Peer{Source: a.File, Kind: "file", Port: port(a.FileURL)})
+	a.File.SetBlobPeer(&xcopy.Peer{Source: a.BlobREST, Kind: "blob", Port: port(a.BlobURL)})
 }

@@ -18,6 +18,7 @@ const module = "github.com/cerulean-storage/cerulean"
 // splits each service into a domain package and a front end beside it.
 var domain = []string{
 	"internal/azerr",
+	"internal/blob",
 	"internal/chunk/...",
 	"internal/clock",
 	"internal/clockctl",

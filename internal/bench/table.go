@@ -23,6 +23,9 @@ type TableOptions struct {
 	Rows          int
 	// QueryRuns is how many times each query is timed (default 10).
 	QueryRuns int
+	// PointOnly stops after the insert and point-read phases (no
+	// partition load, no queries): the tablepoint workload.
+	PointOnly bool
 }
 
 func (o *TableOptions) defaults() {
@@ -101,6 +104,9 @@ func TableWorkloadWith(ctx context.Context, url, account, key string, o TableOpt
 		return err
 	})
 
+	if o.PointOnly {
+		return []Result{ins, get}, nil
+	}
 	// Load one large partition with batches of 100 from every client.
 	batches := (o.PartitionSize + 99) / 100
 	var next atomic.Int64

@@ -17,8 +17,8 @@ import (
 // typed input and returning a typed output or an *azerr.Error: it runs
 // its checks and its write inside one kv transaction, takes its time from
 // the injected clock, and knows nothing of HTTP (no request, no header
-// names read, no response writer). The REST handlers (blob.go, block.go,
-// ...) parse a request into the input, call the method and render the
+// names read, no response writer). The REST handlers (internal/blob/blobrest)
+// parse a request into the input, call the method and render the
 // output; other front ends over the same data call the methods directly.
 
 // Call is what every domain input carries besides its own fields.
@@ -68,6 +68,10 @@ type TagCondition struct {
 // NewTagCondition is the condition of a parsed expression (nil: none).
 func NewTagCondition(e *blobtags.Expr) TagCondition { return TagCondition{expr: e} }
 
+// BadTagCondition is a condition that did not parse: err is what the
+// operation answers once it has found the blob.
+func BadTagCondition(err error) TagCondition { return TagCondition{err: err} }
+
 // check evaluates the condition on b (nil: no blob, which no condition
 // matches) in container c.
 func (t TagCondition) check(b *blobRec, c string) error {
@@ -93,9 +97,9 @@ type Access struct {
 	// Tier is Delete Blob's access-tier conditions (tiercond.go); the
 	// other operations leave it empty.
 	Tier TierCondition
-	// condErr is a set of conditions that did not parse, for the reads
+	// CondErr is a set of conditions that did not parse, for the reads
 	// that report it only once the blob is found (see checkRead).
-	condErr error
+	CondErr error
 }
 
 // checkWrite applies the write rules shared by every blob write that may
@@ -156,8 +160,8 @@ func (a Access) checkUpdate(b *blobRec, c string, now time.Time) error {
 // condition, then a lease id, when given, must match the base blob's
 // lease (a snapshot has none).
 func (a Access) checkRead(b *blobRec, ref BlobRef, now time.Time) error {
-	if a.condErr != nil {
-		return a.condErr
+	if a.CondErr != nil {
+		return a.CondErr
 	}
 	// "If-None-Match: *" asks a read to succeed only where nothing
 	// exists: Azure refuses it as 400 UnsatisfiableCondition (azure-cli's

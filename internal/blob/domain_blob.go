@@ -388,7 +388,7 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 			if err := acc.checkConds(b, ref.Container); err != nil {
 				return err
 			}
-			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot)); err != nil {
+			if err := tx.Delete(BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot)); err != nil {
 				return err
 			}
 			if pol.on {
@@ -452,7 +452,7 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 		}
 		var release []extent.Part
 		for i := range snaps {
-			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, snapNames[i])); err != nil {
+			if err := tx.Delete(BlobKey(ref.Account, ref.Container, ref.Blob, snapNames[i])); err != nil {
 				return err
 			}
 			if pol.on {
@@ -472,7 +472,7 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 			}
 		}
 		if ds != DeleteSnapshotsOnly {
-			if err := tx.Delete(blobKey(ref.Account, ref.Container, ref.Blob, "")); err != nil {
+			if err := tx.Delete(BlobKey(ref.Account, ref.Container, ref.Blob, "")); err != nil {
 				return err
 			}
 			if pol.on {
@@ -678,7 +678,7 @@ func (s *Service) LeaseBlob(ctx context.Context, in LeaseBlobInput) (LeaseBlobOu
 		// A lease action is not a write: ETag and Last-Modified stay.
 		b.Lease = res.Lease
 		out = LeaseBlobOutput{ETag: b.ETag, LastModified: b.Modified, Result: res}
-		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), b)
+		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ""), b)
 	})
 	if err != nil {
 		return LeaseBlobOutput{}, err
@@ -752,7 +752,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 			return err
 		}
 		out = SnapshotBlobOutput{Snapshot: snap, ETag: b.ETag, LastModified: b.Modified}
-		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, snap), &sb)
+		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, snap), &sb)
 	})
 	if err != nil {
 		return SnapshotBlobOutput{}, err
@@ -934,7 +934,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 				u, ok := unc[bref.ID]
 				if !ok {
 					u = new(uncommitted)
-					found, err := kv.GetJSON(tx, blockKey(ref.Account, ref.Container, ref.Blob, bref.ID), u)
+					found, err := kv.GetJSON(tx, BlockKey(ref.Account, ref.Container, ref.Blob, bref.ID), u)
 					if err != nil {
 						return false, err
 					}
@@ -1011,7 +1011,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 			return err
 		}
 		rec = &nb
-		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), &nb)
+		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ""), &nb)
 	})
 	if err != nil {
 		return PutBlockListOutput{}, err

@@ -45,7 +45,7 @@ func (s *Service) CreateContainer(ctx context.Context, in CreateContainerInput) 
 	ref, meta, access := in.Ref, in.Metadata, in.PublicAccess
 	var out CreateContainerOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		key := containerKey(ref.Account, ref.Container)
+		key := ContainerKey(ref.Account, ref.Container)
 		if _, err := tx.Get(key); err == nil {
 			return azerr.New(azerr.ContainerAlreadyExists)
 		} else if err != kv.ErrNotFound {
@@ -150,7 +150,7 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 		if err := lease.CheckWrite(c.Lease, leaseID, lease.Container, now); err != nil {
 			return err
 		}
-		if err := tx.Delete(containerKey(ref.Account, ref.Container)); err != nil {
+		if err := tx.Delete(ContainerKey(ref.Account, ref.Container)); err != nil {
 			return err
 		}
 		if s.hook != nil {
@@ -195,7 +195,7 @@ func (s *Service) updateContainer(ctx context.Context, ref ContainerRef, conds c
 		if touch {
 			c.Modified, c.ETag = now, newETag(now)
 		}
-		return kv.PutJSON(tx, containerKey(ref.Account, ref.Container), c)
+		return kv.PutJSON(tx, ContainerKey(ref.Account, ref.Container), c)
 	})
 	return c, err
 }

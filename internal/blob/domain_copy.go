@@ -3,7 +3,6 @@ package blob
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -28,9 +27,60 @@ type CopySource struct {
 	// and LeaseID the lease the caller holds on it ("" for none).
 	Cond    cond.Conditions
 	LeaseID string
-	// file resolves a file source inside the copy's transaction; nil for
-	// a blob.
-	file func(tx kv.Tx) (*blobRec, error)
+	// File, set for a file of the File service (which the REST handler
+	// resolves through the file peer), reads it inside the copy's
+	// transaction; nil for a blob.
+	File func(tx kv.Tx) (*SourceObject, error)
+}
+
+// SourceObject is a copy source that is not a blob of this service (a
+// file of the File service), as a copy reads it inside its transaction:
+// content and the properties a copy carries over.
+type SourceObject struct {
+	Size     int64
+	Parts    []extent.Part
+	ETag     string
+	Created  time.Time
+	Modified time.Time
+	Meta     map[string]string
+	Props    HTTPHeaders
+	// CPK is the SHA-256 of the customer-provided key the content was
+	// written with ("" for none): its bytes are readable only with it.
+	CPK string
+	// Readable, when set, checks inside the same transaction that the
+	// copy may read the n bytes at off; nil: every range is readable.
+	Readable func(off, n int64) error
+}
+
+// ReadSource reads, inside tx (the transaction of a copy another service
+// makes, Copy File or Put Range From URL), the blob or snapshot at ref
+// as its source: nil when there is none; in the archive tier, 409
+// BlobArchived, as a read of it.
+func (s *Service) ReadSource(tx kv.Tx, ref BlobRef) (*SourceObject, error) {
+	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	if err := notArchived(b); err != nil {
+		return nil, err
+	}
+	return &SourceObject{
+		Size: b.Size, Parts: b.Parts, ETag: b.ETag, Created: b.Created, Modified: b.Modified, Meta: b.Meta,
+		Props: b.Props, CPK: b.CPK,
+	}, nil
+}
+
+// record is o as the block blob a copy of it makes, and the check of
+// the ranges it may read.
+func (o *SourceObject) record() (*blobRec, func(off, n int64) error) {
+	readable := o.Readable
+	if readable == nil {
+		readable = func(int64, int64) error { return nil }
+	}
+	return &blobRec{
+		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
+		Parts: o.Parts, Props: o.Props, CPK: o.CPK,
+	}, readable
 }
 
 // CopyBlobInput is Copy Blob (or, with Sync, Copy Blob From URL) onto
@@ -121,7 +171,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		}
 		// A copy to an online tier is how an archived blob is read; the
 		// copy completes at once (see tier.go).
-		tier, err := checkTier(tierV, src.Type)
+		tier, err := CheckTier(tierV, src.Type)
 		if err != nil {
 			return err
 		}
@@ -133,7 +183,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 				return azerr.New(azerr.InvalidSourceBlobType)
 			}
 			if src.Size > maxCopyFromURL {
-				return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
+				return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(413) // Request Entity Too Large
 			}
 		}
 		if srcMD5 != nil && (hashed == nil || !extent.SameParts(src.Parts, hashed)) {

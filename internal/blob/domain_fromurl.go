@@ -10,7 +10,6 @@ import (
 	"hash"
 	"hash/crc64"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -49,8 +48,12 @@ type FromURLSource struct {
 	// CPK is the key the source was written with, as the request gives
 	// it (x-ms-source-encryption-key; nil: none).
 	CPK *CPK
-	// file resolves a file source inside the write's transaction, with
-	// a check that a range of it may be read; nil for a blob.
+	// File, set for a file of the File service (which the REST handler
+	// resolves through the file peer), reads it inside the write's
+	// transaction; nil for a blob.
+	File func(tx kv.Tx) (*SourceObject, error)
+	// file resolves a path source of a hierarchical account inside the
+	// write's transaction (pathSource); nil for a blob.
 	file func(tx kv.Tx) (*blobRec, func(off, n int64) error, error)
 }
 
@@ -60,9 +63,15 @@ func (f *FromURLSource) read(tx kv.Tx) ([]extent.Part, int64, *blobRec, error) {
 	var b *blobRec
 	var readable func(off, n int64) error
 	var err error
-	if f.file != nil {
+	switch {
+	case f.File != nil:
+		var o *SourceObject
+		if o, err = f.File(tx); err == nil {
+			b, readable = o.record()
+		}
+	case f.file != nil:
 		b, readable, err = f.file(tx)
-	} else {
+	default:
 		b, err = findBlob(tx, f.Blob.Account, f.Blob.Container, f.Blob.Blob, f.Blob.Snapshot)
 	}
 	if err != nil {
@@ -278,7 +287,7 @@ func (s *Service) fromSourceCopied(ctx context.Context, call Call, f *FromURLSou
 		}
 		return d, err
 	}
-	return d, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source changed while it was read.").WithStatus(http.StatusConflict)
+	return d, azerr.Newf(azerr.CannotVerifyCopySource, "The copy source changed while it was read.").WithStatus(409) // Conflict
 }
 
 // checkSourceSize bounds the n bytes a block or append takes from its

@@ -226,7 +226,7 @@ func (s *Service) ListContainers(ctx context.Context, in ListContainersInput) (L
 	start := kv.AppendPartial(append([]byte(nil), base...), in.Prefix)
 	end := kv.PrefixEnd(start)
 	if in.Marker != "" && in.Marker > in.Prefix {
-		start = containerKey(in.Account, in.Marker)
+		start = ContainerKey(in.Account, in.Marker)
 	}
 	var out ListContainersOutput
 	err := s.store.View(ctx, func(tx kv.Tx) error {

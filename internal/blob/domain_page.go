@@ -16,14 +16,14 @@ import (
 // Equal.
 type SequenceConditions struct {
 	LessOrEqual, Less, Equal *int64
-	// err is a condition that did not parse, evaluated after the ones
-	// before it (parseSequenceConds).
-	err error
+	// Err is a condition that did not parse, answered after the ones
+	// before it are evaluated (the REST front end's parseSequenceConds).
+	Err error
 }
 
-// check evaluates the conditions against seq: 412
+// Check evaluates the conditions against seq: 412
 // SequenceNumberConditionNotMet when one fails.
-func (c SequenceConditions) check(seq int64) error {
+func (c SequenceConditions) Check(seq int64) error {
 	for _, f := range []struct {
 		v  *int64
 		ok func(v int64) bool
@@ -36,7 +36,7 @@ func (c SequenceConditions) check(seq int64) error {
 			return azerr.New(azerr.SequenceNumberConditionNotMet)
 		}
 	}
-	return c.err
+	return c.Err
 }
 
 // PutPageInput is Put Page: Length bytes of Body (checked against
@@ -81,7 +81,7 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 	var st *extent.Staged
 	recorded := false
 	if !in.Clear {
-		if in.Length > maxPageWrite {
+		if in.Length > MaxPageWrite {
 			return out, azerr.New(azerr.RequestBodyTooLarge)
 		}
 		if in.CheckFirst {
@@ -95,7 +95,7 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 				return out, err
 			}
 		}
-		body, err := extent.LimitBody(content(in.Body), in.Length, maxPageWrite)
+		body, err := extent.LimitBody(content(in.Body), in.Length, MaxPageWrite)
 		if err != nil {
 			return out, err
 		}

@@ -98,7 +98,7 @@ func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error 
 					return err
 				}
 			}
-			if err := kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, snap), &rec); err != nil {
+			if err := kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, snap), &rec); err != nil {
 				return err
 			}
 			restored++

@@ -92,7 +92,7 @@ func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
 			return err
 		}
 		b.Tags = tags
-		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ""), b)
+		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ""), b)
 	})
 }
 
@@ -133,14 +133,14 @@ func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlob
 				return err
 			}
 		}
-		tier, err := checkTier(v, b.Type)
+		tier, err := CheckTier(v, b.Type)
 		if err != nil {
 			return err
 		}
 		out.Rehydrating = rehydrates(b.Tier, tier)
 		changed := now
 		b.Tier, b.TierChanged = tier, &changed
-		return kv.PutJSON(tx, blobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)
+		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)
 	})
 	return out, err
 }
@@ -216,7 +216,7 @@ func (s *Service) FindBlobsByTags(ctx context.Context, in FindBlobsByTagsInput) 
 			}
 			alive, seen := live[parts[2]]
 			if !seen {
-				_, gerr := tx.Get(containerKey(acct, parts[2]))
+				_, gerr := tx.Get(ContainerKey(acct, parts[2]))
 				if gerr != nil && !errors.Is(gerr, kv.ErrNotFound) {
 					derr = gerr
 					return false

@@ -52,6 +52,10 @@ func (s *Service) nsOf(account string) *ns.Namespace {
 	return s.hns
 }
 
+// Hierarchical reports whether account has a hierarchical namespace
+// (SetNamespace), whose paths the Blob operations resolve through it.
+func (s *Service) Hierarchical(account string) bool { return s.nsOf(account) != nil }
+
 // contentRef is the content reference of the file whose node id is id.
 func contentRef(acct string, id []byte) []byte { return kv.Key("dlc", acct, string(id)) }
 

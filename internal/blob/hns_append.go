@@ -272,7 +272,7 @@ func (s *Service) putBlobFromURLPath(ctx context.Context, hns *ns.Namespace, in 
 // pathSource makes f read a path when its account is hierarchical: the
 // file as the Blob API shows it (copySource), read by c.
 func (s *Service) pathSource(f *FromURLSource, call Call) {
-	if f.file != nil || s.nsOf(f.Blob.Account) == nil {
+	if f.File != nil || f.file != nil || s.nsOf(f.Blob.Account) == nil {
 		return
 	}
 	lookup := s.copySource(CopySource{Blob: f.Blob}, call.Caller, s.now(call))

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -368,7 +367,7 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 			found := false
 			if b.ID != "" && b.Kind != wire.Committed {
 				var err error
-				if found, err = kv.GetJSON(tx, blockKey(ref.Account, ref.Container, ref.Blob, b.ID), &u); err != nil {
+				if found, err = kv.GetJSON(tx, BlockKey(ref.Account, ref.Container, ref.Blob, b.ID), &u); err != nil {
 					return err
 				}
 			}
@@ -781,7 +780,18 @@ func (s *Service) listDeletedPaths(ctx context.Context, hns *ns.Namespace, in Li
 // account (a file as loadPath reads it; a directory, or nothing, is no
 // source: nil), or a blob record.
 func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx kv.Tx) (*blobRec, error) {
-	ref, fileSrc := src.Blob, src.file
+	ref := src.Blob
+	var fileSrc func(tx kv.Tx) (*blobRec, error)
+	if src.File != nil {
+		fileSrc = func(tx kv.Tx) (*blobRec, error) {
+			o, err := src.File(tx)
+			if err != nil {
+				return nil, err
+			}
+			b, readable := o.record()
+			return b, readable(0, b.Size)
+		}
+	}
 	hns := s.nsOf(ref.Account)
 	return func(tx kv.Tx) (*blobRec, error) {
 		switch {
@@ -832,7 +842,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		if err := copySourceKey(src); err != nil {
 			return err
 		}
-		tier, err := checkTier(in.Tier, src.Type)
+		tier, err := CheckTier(in.Tier, src.Type)
 		if err != nil {
 			return err
 		}
@@ -853,7 +863,7 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		case src.Tier == tierArchive:
 			return azerr.New(azerr.BlobArchived)
 		case in.Sync && src.Size > maxCopyFromURL:
-			return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(http.StatusRequestEntityTooLarge)
+			return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(413) // Request Entity Too Large
 		}
 		if md5 != nil {
 			if _, err := s.hash(ctx, tx, Checksums{MD5: md5}, src.Parts, src.Size, nil); err != nil {
@@ -922,7 +932,7 @@ func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlob
 	if in.Ref.Snapshot != "" {
 		return s.setPathSnapshotTier(ctx, hns, in)
 	}
-	tier, err := checkTier(in.Tier, BlockBlob)
+	tier, err := CheckTier(in.Tier, BlockBlob)
 	if err != nil {
 		return SetBlobTierOutput{}, err
 	}

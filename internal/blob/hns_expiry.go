@@ -2,9 +2,6 @@ package blob
 
 import (
 	"context"
-	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -94,63 +91,4 @@ func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (Set
 		return nil
 	})
 	return out, err
-}
-
-// parseExpiry reads x-ms-expiry-option and x-ms-expiry-time of Set Blob
-// Expiry: milliseconds for the relative options, an RFC 1123 time for
-// Absolute, nothing for NeverExpire.
-func parseExpiry(h http.Header) (SetBlobExpiryInput, error) {
-	var in SetBlobExpiryInput
-	opt, v := strings.TrimSpace(h.Get("x-ms-expiry-option")), strings.TrimSpace(h.Get("x-ms-expiry-time"))
-	if opt == "" {
-		return in, azerr.MissingHeader("x-ms-expiry-option")
-	}
-	for _, o := range []ExpiryOption{ExpiryRelativeToNow, ExpiryRelativeToCreation, ExpiryAbsolute, ExpiryNever} {
-		if strings.EqualFold(opt, string(o)) {
-			in.Option = o
-		}
-	}
-	switch in.Option {
-	case "":
-		return in, azerr.InvalidHeader("x-ms-expiry-option", opt)
-	case ExpiryNever:
-		if v != "" {
-			return in, azerr.InvalidHeader("x-ms-expiry-time", v)
-		}
-		return in, nil
-	}
-	if v == "" {
-		return in, azerr.MissingHeader("x-ms-expiry-time")
-	}
-	if in.Option == ExpiryAbsolute {
-		t, err := http.ParseTime(v)
-		if err != nil {
-			return in, azerr.InvalidHeader("x-ms-expiry-time", v)
-		}
-		in.At = t.UTC()
-		return in, nil
-	}
-	ms, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || ms < 0 || ms > int64(100*365*24*time.Hour/time.Millisecond) {
-		return in, azerr.InvalidHeader("x-ms-expiry-time", v)
-	}
-	in.Relative = time.Duration(ms) * time.Millisecond
-	return in, nil
-}
-
-// setBlobExpiry is Set Blob Expiry's REST handler: 200 with the file's
-// ETag and Last-Modified, which the expiry does not change.
-func (s *Service) setBlobExpiry(w http.ResponseWriter, r *req) error {
-	in, err := parseExpiry(r.Header)
-	if err != nil {
-		return err
-	}
-	in.Call, in.Ref, in.LeaseID = r.call(), r.ref(), r.Header.Get("x-ms-lease-id")
-	out, err := s.SetBlobExpiry(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	setETag(w, out.ETag, out.LastModified)
-	w.WriteHeader(http.StatusOK)
-	return nil
 }

@@ -173,19 +173,6 @@ func (d *deletedPaths) skip(name string) {
 	}
 }
 
-// readUPN reads x-ms-upn into upn on a hierarchical account (version
-// 2023-11-03: "Get Blob now supports the x-ms-upn request header for
-// storage accounts with hierarchical namespace enabled"; Get Blob
-// Properties reads it too); a flat account's reads do not look at it.
-func (s *Service) readUPN(r *req, upn *bool) error {
-	if s.nsOf(r.Account) == nil {
-		return nil
-	}
-	v, err := parseBoolHeader(r.Header, "x-ms-upn")
-	*upn = v
-	return err
-}
-
 // namePath turns the ids of pp's owner, group and ACL entries into the
 // user principal names the directory learned from bearer tokens
 // (internal/hns/upn), in the read's transaction; other ids stay.

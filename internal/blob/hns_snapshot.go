@@ -335,7 +335,7 @@ func (s *Service) KeepSnapshots(tx kv.Tx, fs ns.FS, path string, c ns.Caller, co
 // the tier is the snapshot record's own. A bearer caller needs write
 // permission on the file.
 func (s *Service) setPathSnapshotTier(ctx context.Context, hns *ns.Namespace, in SetBlobTierInput) (SetBlobTierOutput, error) {
-	tier, err := checkTier(in.Tier, BlockBlob)
+	tier, err := CheckTier(in.Tier, BlockBlob)
 	if err != nil {
 		return SetBlobTierOutput{}, err
 	}

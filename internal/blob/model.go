@@ -1,7 +1,9 @@
-// Package blob implements the Azure Blob service: REST operations over the
-// kv store and chunk store, with Azure's concurrency model (ETags and
-// conditional headers, blob and container leases) decided inside one
-// serializable transaction per request.
+// Package blob is the Azure Blob service's domain: typed operations over
+// the kv store and chunk store, with Azure's concurrency model (ETags and
+// conditions, blob and container leases) decided inside one serializable
+// transaction per operation. It imports no net/http: its REST front end
+// is internal/blob/blobrest, and the dfs front end (internal/datalake)
+// calls the same methods.
 package blob
 
 import (
@@ -10,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
@@ -23,7 +24,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
-	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
 // Service is the Blob service of one Cerulean process. It keeps no
@@ -33,8 +33,6 @@ type Service struct {
 	data  *extent.Store
 	clock clock.Clock
 	log   *slog.Logger
-	// filePeer is the File service copies may read from (SetFilePeer).
-	filePeer atomic.Pointer[xcopy.Peer]
 	// hook is told of containers created and deleted (SetContainerHook).
 	hook ContainerHook
 	// hns is the namespace of the hierarchical accounts, those hier
@@ -80,12 +78,12 @@ type container struct {
 	Meta         map[string]string `json:"md,omitempty"`
 	Lease        lease.Lease       `json:"l"`
 	PublicAccess string            `json:"pa,omitempty"` // "", "container", "blob"
-	ACL          []signedID        `json:"acl,omitempty"`
+	ACL          []SignedID        `json:"acl,omitempty"`
 }
 
-// signedID is a stored access policy (one shape, with its
+// SignedID is a stored access policy (one shape, with its
 // stored and XML forms, for all four services).
-type signedID = policy.Stored
+type SignedID = policy.Stored
 
 // HTTPHeaders are a blob's content properties, as Set Blob Properties
 // names them ("blob HTTP headers"): its type, encoding, language,
@@ -161,17 +159,26 @@ type uncommitted struct {
 
 // Keys. Every component is escaped by kv.Key, so a container's blobs form
 // one contiguous range and the base blob ("" snapshot) sorts before its
-// snapshots.
-func containerKey(acct, c string) []byte  { return kv.Key("c", acct, c) }
+// snapshots. ContainerKey, BlobKey and BlockKey are exported for the
+// tests of the front end that damage stored records
+// (blobrest/corrupt_test.go).
+
+// ContainerKey is the key of container c's record.
+func ContainerKey(acct, c string) []byte  { return kv.Key("c", acct, c) }
 func containersPrefix(acct string) []byte { return kv.Key("c", acct) }
-func blobKey(acct, c, name, snap string) []byte {
+
+// BlobKey is the key of the record of blob name (snapshot snap, "" for
+// the base blob) in container c.
+func BlobKey(acct, c, name, snap string) []byte {
 	return kv.Key("b", acct, c, name, snap)
 }
 func blobsPrefix(acct, c string) []byte              { return kv.Key("b", acct, c) }
 func blobVersionsPrefix(acct, c, name string) []byte { return kv.Key("b", acct, c, name) }
-func blockKey(acct, c, name, id string) []byte       { return kv.Key("u", acct, c, name, id) }
-func blocksPrefix(acct, c, name string) []byte       { return kv.Key("u", acct, c, name) }
-func servicePropsKey(acct string) []byte             { return kv.Key("sp", acct, "blob") }
+
+// BlockKey is the key of uncommitted block id of blob name.
+func BlockKey(acct, c, name, id string) []byte { return kv.Key("u", acct, c, name, id) }
+func blocksPrefix(acct, c, name string) []byte { return kv.Key("u", acct, c, name) }
+func servicePropsKey(acct string) []byte       { return kv.Key("sp", acct, "blob") }
 
 // Soft-deleted blobs and snapshots live in their own range, "bd", with the
 // tuple shape of "b", so reads and listings of live blobs never visit

@@ -3,9 +3,9 @@ package blob
 import (
 	"context"
 	"fmt"
-	json "github.com/goccy/go-json"
-	"net/http"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
@@ -168,7 +168,7 @@ func newSnapshotTime(tx kv.Tx, acct, c, name string, t time.Time) (string, error
 	for {
 		snap := wire.FormatISO7(t)
 		used := false
-		for _, k := range [][]byte{blobKey(acct, c, name, snap), deletedKey(acct, c, name, snap)} {
+		for _, k := range [][]byte{BlobKey(acct, c, name, snap), deletedKey(acct, c, name, snap)} {
 			if _, err := tx.Get(k); err == nil {
 				used = true
 			} else if err != kv.ErrNotFound {
@@ -244,7 +244,7 @@ func (s *Service) beforeOverwrite(tx kv.Tx, ref BlobRef, now time.Time, old *blo
 // errPermanentDelete is the 409 Delete Blob answers to deletetype=permanent
 // when the feature is off or the target is not a soft-deleted snapshot.
 func errPermanentDelete(msg string) error {
-	return azerr.Newf(azerr.InvalidOperation, "%s", msg).WithStatus(http.StatusConflict)
+	return azerr.Newf(azerr.InvalidOperation, "%s", msg).WithStatus(409)
 }
 
 // deletePermanently is Delete Blob with deletetype=permanent: it removes a
@@ -278,26 +278,6 @@ func deletePermanently(tx kv.Tx, ref BlobRef, now time.Time, pol retention, chec
 		return errPermanentDelete("The specified snapshot is not soft-deleted.")
 	}
 	return azerr.New(azerr.BlobNotFound)
-}
-
-// undeleteBlob is Undelete Blob: it restores the soft-deleted base blob
-// and every soft-deleted snapshot of the name that is still retained. A
-// blob that is live and has nothing soft-deleted is left as it is (200);
-// a name with nothing live or retained is 404 BlobNotFound. Restored
-// records keep their ETag and Last-Modified and come back unleased.
-//
-// With x-ms-undelete-source ("?deletionid={id}") on a hierarchical
-// account it is Path Undelete of that soft-deleted path (undeletePath in
-// hns_undelete.go).
-func (s *Service) undeleteBlob(w http.ResponseWriter, r *req) error {
-	if src := r.Header.Get("x-ms-undelete-source"); src != "" && s.nsOf(r.Account) != nil {
-		return s.undeletePath(w, r, src)
-	}
-	if err := s.UndeleteBlob(r.Context(), UndeleteBlobInput{Call: r.call(), Ref: r.ref()}); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusOK)
-	return nil
 }
 
 // purgeExpired permanently deletes the soft-deleted blobs and snapshots

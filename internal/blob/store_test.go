@@ -2,9 +2,10 @@ package blob
 
 import (
 	"context"
+	"testing"
+
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/testenv"
-	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/clock"
 )
@@ -24,16 +25,6 @@ type dtItem = extent.Item
 func dtItems(t *testing.T, s *Service) map[string]dtItem {
 	t.Helper()
 	out, err := s.data.Items(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// dtQueue reads the collector queue as "id@due" strings, sorted.
-func dtQueue(t *testing.T, s *Service) []string {
-	t.Helper()
-	out, err := s.data.Queue(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

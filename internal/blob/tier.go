@@ -1,7 +1,6 @@
 package blob
 
 import (
-	"net/http"
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -42,15 +41,9 @@ func parseTier(v string) (string, bool) {
 	return "", false
 }
 
-// requestTier reads x-ms-access-tier on a request that writes or sets the
-// tier of a blob of type typ: "" when absent.
-func requestTier(h http.Header, typ string) (string, error) {
-	return checkTier(h.Get("x-ms-access-tier"), typ)
-}
-
-// checkTier validates tier v ("": none) for a blob of type typ and
+// CheckTier validates tier v ("": none) for a blob of type typ and
 // returns its canonical spelling.
-func checkTier(v, typ string) (string, error) {
+func CheckTier(v, typ string) (string, error) {
 	if v == "" {
 		return "", nil
 	}
@@ -108,26 +101,3 @@ func PathOnline(n *ns.Node) error { return onlineTier(n.Tier) }
 // rehydrates reports whether moving from tier from to tier to is a
 // rehydration out of Archive (Set Blob Tier answers 202 Accepted).
 func rehydrates(from, to string) bool { return from == tierArchive && to != tierArchive }
-
-// setBlobTier is Set Blob Tier's REST handler.
-func (s *Service) setBlobTier(w http.ResponseWriter, r *req) error {
-	v := r.Header.Get("x-ms-access-tier")
-	if v == "" {
-		return azerr.MissingHeader("x-ms-access-tier")
-	}
-	switch p := r.Header.Get("x-ms-rehydrate-priority"); {
-	case p == "", strings.EqualFold(p, "Standard"), strings.EqualFold(p, "High"):
-	default:
-		return azerr.InvalidHeader("x-ms-rehydrate-priority", p)
-	}
-	out, err := s.SetBlobTier(r.Context(), SetBlobTierInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), Tier: v})
-	if err != nil {
-		return err
-	}
-	if out.Rehydrating {
-		w.WriteHeader(http.StatusAccepted)
-	} else {
-		w.WriteHeader(http.StatusOK)
-	}
-	return nil
-}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/blob/blobrest"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 )
 
@@ -59,7 +60,7 @@ func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	sums, err := blob.ParseChecksums(r.Header)
+	sums, err := blobrest.ParseChecksums(r.Header)
 	if err != nil {
 		return err
 	}
@@ -82,7 +83,7 @@ func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 		return nsErr(err)
 	}
 	h := w.Header()
-	blob.EchoDigests(h, out.ContentMD5, out.ContentCRC64)
+	blobrest.EchoDigests(h, out.ContentMD5, out.ContentCRC64)
 	if f := out.Flushed; f != nil {
 		setETag(h, f.ETag, f.LastModified)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/blob/blobrest"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -32,7 +33,10 @@ import (
 type Config struct {
 	Store kv.Store
 	Blob  *blob.Service
-	Clock clock.Clock
+	// BlobREST is the Blob REST front end over Blob, which serves the
+	// Blob API on the dfs endpoint; nil: one made here.
+	BlobREST *blobrest.Service
+	Clock    clock.Clock
 	// Hierarchical reports whether an account has a hierarchical
 	// namespace (--hierarchical-namespace); nil: none has.
 	Hierarchical func(account string) bool
@@ -43,6 +47,7 @@ type Config struct {
 type Service struct {
 	store kv.Store
 	blob  *blob.Service
+	rest  *blobrest.Service
 	clock clock.Clock
 	ns    *ns.Namespace
 	hier  func(string) bool
@@ -60,7 +65,10 @@ func New(cfg Config) *Service {
 	if cfg.Hierarchical == nil {
 		cfg.Hierarchical = func(string) bool { return false }
 	}
-	s := &Service{store: cfg.Store, blob: cfg.Blob, clock: cfg.Clock, ns: ns.New(cfg.Clock), hier: cfg.Hierarchical, log: cfg.Logger}
+	if cfg.BlobREST == nil && cfg.Blob != nil {
+		cfg.BlobREST = blobrest.New(cfg.Blob)
+	}
+	s := &Service{store: cfg.Store, blob: cfg.Blob, rest: cfg.BlobREST, clock: cfg.Clock, ns: ns.New(cfg.Clock), hier: cfg.Hierarchical, log: cfg.Logger}
 	// The Blob service reads hierarchical accounts through the same
 	// namespace and keeps their files' content.
 	if cfg.Blob != nil {
@@ -78,7 +86,7 @@ type req struct {
 	route      *route
 	// cpk is the request's customer-provided key (nil: none), which
 	// Path - Create, append and flush write and check under
-	// (internal/blob/cpk.go).
+	// (internal/blob/cpk.go, parsed by internal/blob/blobrest/cpk.go).
 	cpk *blob.CPK
 }
 
@@ -87,7 +95,7 @@ type req struct {
 // service.
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	if !IsDFS(sr.Request) {
-		return s.blob.ServeAzure(w, sr)
+		return s.rest.ServeAzure(w, sr)
 	}
 	r := newReq(sr)
 	rt, err := s.route(r)
@@ -110,7 +118,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	if rt.Flags&fHierarchical != 0 && !s.hier(r.Account) {
 		return azerr.New(azerr.HierarchicalNamespaceNotEnabled)
 	}
-	if r.cpk, err = blob.ParseCPK(r.Header, r.HTTPS); err != nil {
+	if r.cpk, err = blobrest.ParseCPK(r.Header, r.HTTPS); err != nil {
 		return err
 	}
 	if structured != "" {
@@ -267,5 +275,5 @@ func fsErr(err error) error {
 // CORSRules returns the account's Blob CORS rules (server.CORSRuler): the
 // dfs endpoint shares the Blob service's properties.
 func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
-	return s.blob.CORSRules(ctx, account)
+	return s.rest.CORSRules(ctx, account)
 }

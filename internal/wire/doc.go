@@ -15,7 +15,7 @@
 package wire
 
 import (
-	"net/http"
+	"net/textproto"
 	"strings"
 )
 
@@ -24,8 +24,8 @@ import (
 // case-insensitive scan, because the Go SDKs set some keys directly in the
 // map in lower case (req.Header["x-ms-meta-"+k]), which matters when a
 // request is handed to a handler in-process without going over the wire.
-func headerValue(h http.Header, name string) (string, bool) {
-	if v, ok := h[http.CanonicalHeaderKey(name)]; ok && len(v) > 0 {
+func headerValue(h map[string][]string, name string) (string, bool) {
+	if v, ok := h[textproto.CanonicalMIMEHeaderKey(name)]; ok && len(v) > 0 {
 		return v[0], true
 	}
 	for k, v := range h {

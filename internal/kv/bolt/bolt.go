@@ -232,7 +232,7 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	bdb, err := bbolt.Open(path, 0o600, bo)
 	if err != nil {
-		return nil, fmt.Errorf("kv/bolt: open %s: %w", path, err)
+		return nil, fmt.Errorf("kv/bolt: open %s: %w", path, lockErr(err))
 	}
 	if opts.LogSize <= 0 {
 		opts.LogSize = walDefaultSize

@@ -1,0 +1,557 @@
+package blobrest
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+	"github.com/cerulean-storage/cerulean/internal/xsm"
+)
+
+// sendsContentHeaders reports whether any x-ms-blob-content-* or
+// x-ms-blob-cache-control header is present.
+func sendsContentHeaders(h http.Header) bool {
+	for _, name := range []string{"x-ms-blob-content-type", "x-ms-blob-content-encoding", "x-ms-blob-content-language",
+		"x-ms-blob-content-disposition", "x-ms-blob-cache-control", "x-ms-blob-content-md5"} {
+		if _, ok := h[http.CanonicalHeaderKey(name)]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// parseProps reads the x-ms-blob-content-* headers.
+func parseProps(h http.Header) (blob.HTTPHeaders, error) {
+	p := blob.HTTPHeaders{
+		ContentType:        h.Get("x-ms-blob-content-type"),
+		ContentEncoding:    h.Get("x-ms-blob-content-encoding"),
+		ContentLanguage:    h.Get("x-ms-blob-content-language"),
+		ContentDisposition: h.Get("x-ms-blob-content-disposition"),
+		CacheControl:       h.Get("x-ms-blob-cache-control"),
+	}
+	// x-ms-blob-content-md5 is a stored property, kept and returned as
+	// given whatever its length (azure-sdk-for-js recording
+	// "setHTTPHeaders with all parameters set" stores 4 bytes); only Put
+	// Blob checks it against the content (see blobMD5). A value that is
+	// not base64 is 400 InvalidMd5, as for Content-MD5 ("The MD5 value
+	// specified in the request is invalid", Common REST API error codes).
+	if v := h.Get("x-ms-blob-content-md5"); v != "" {
+		md, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || strings.ContainsAny(v, "\r\n") {
+			return p, azerr.New(azerr.InvalidMD5)
+		}
+		p.ContentMD5 = md
+	}
+	return p, nil
+}
+
+// parseChecksums reads the transactional checksums of a write with
+// a body (Put Blob, Put Block, Append Block, Put Page) before the body is
+// read: Content-MD5 and x-ms-content-crc64 together are 400 (each
+// operation's reference: "If both ... are present, the request fails with
+// a 400 (Bad Request)"; the message is the one azure-sdk-for-java's
+// BlobContentValidation upload tests expect from the service, the code
+// the Azure Storage Emulator's for it, in its CommonStatusEntries), a
+// malformed Content-MD5 is 400 InvalidMd5 and a malformed
+// x-ms-content-crc64 400 InvalidCrc64.
+func parseChecksums(h http.Header) (blob.Checksums, error) {
+	if h.Get("Content-MD5") != "" && h.Get("x-ms-content-crc64") != "" {
+		return blob.Checksums{}, azerr.New(azerr.BothCRC64AndMD5HeaderPresent)
+	}
+	return server.ParseDigests(h)
+}
+
+// echoDigests sets the Content-MD5 and x-ms-content-crc64 of a write's
+// response: the digests of the content stored (nil: not sent).
+// ParseChecksums reads Content-MD5 and x-ms-content-crc64 of a content
+// write, for front ends that write through the domain (the dfs
+// endpoint's append).
+func ParseChecksums(h http.Header) (blob.Checksums, error) { return parseChecksums(h) }
+
+// EchoDigests answers the digests of a content write.
+func EchoDigests(h http.Header, md5, crc64 []byte) { echoDigests(h, md5, crc64) }
+
+func echoDigests(h http.Header, md5, crc64 []byte) {
+	server.SetDigests(h, extent.Digests{MD5: md5, CRC64: crc64})
+}
+
+// blobMD5 reads the x-ms-blob-content-md5 of Put Blob (block blob): on
+// Put Blob it is checked against the content as Content-MD5 is, and
+// takes its place when both are sent (the service's answer in
+// Azure/azure-storage-ruby#64: "For creating a block blob, Content-MD5
+// and x-ms-blob-content-md5 are interchangeable"), so it must be a
+// 128-bit MD5 (400 InvalidMd5 otherwise, "The MD5 value must be 128 bits
+// and Base64-encoded", Common REST API error codes), and it cannot come
+// with x-ms-content-crc64.
+func blobMD5(h http.Header) ([]byte, error) {
+	v := h.Get("x-ms-blob-content-md5")
+	if v == "" {
+		return nil, nil
+	}
+	if h.Get("x-ms-content-crc64") != "" {
+		return nil, azerr.New(azerr.BothCRC64AndMsMD5HeaderPresent)
+	}
+	return wire.ParseContentMD5(v)
+}
+
+// checkMD5 verifies a Content-MD5 header against a digest computed here.
+func checkMD5(h http.Header, got []byte) error {
+	v := h.Get("Content-MD5")
+	if v == "" {
+		return nil
+	}
+	want, err := wire.ParseContentMD5(v)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(want, got) {
+		return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", v).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(got))
+	}
+	return nil
+}
+
+// putBlob is Put Blob's REST handler: parse, PutBlob, render.
+func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
+	if err := wire.ValidBlobName(r.name); err != nil {
+		return err
+	}
+	typ := r.Header.Get("x-ms-blob-type")
+	switch typ {
+	case blob.BlockBlob, blob.PageBlob, blob.AppendBlob:
+	case "":
+		return azerr.MissingHeader("x-ms-blob-type")
+	default:
+		return azerr.InvalidHeader("x-ms-blob-type", typ)
+	}
+	nb, conds, err := parseNewBlob(r, typ)
+	if err != nil {
+		return err
+	}
+	in := blob.PutBlobInput{Call: r.call(), Ref: r.ref(), Type: typ, Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: nb,
+		CheckFirst: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
+	switch typ {
+	case blob.BlockBlob:
+		blobMD, err := blobMD5(r.Header)
+		if err != nil {
+			return err
+		}
+		if in.Checksums, err = parseChecksums(r.Header); err != nil {
+			return err
+		}
+		// x-ms-blob-content-md5, when sent, is the digest the content is
+		// checked against, in place of Content-MD5.
+		if blobMD != nil {
+			in.Checksums.MD5, in.Checksums.MD5Text = blobMD, r.Header.Get("x-ms-blob-content-md5")
+		}
+		if in.Length, err = contentLength(r); err != nil {
+			return err
+		}
+		in.Body = r.Body
+	case blob.PageBlob:
+		if r.ContentLength > 0 {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+		}
+		size, err := parseSizeHeader(r.Header, "x-ms-blob-content-length", true)
+		if err != nil {
+			return err
+		}
+		if size%512 != 0 {
+			return azerr.InvalidHeader("x-ms-blob-content-length", r.Header.Get("x-ms-blob-content-length"))
+		}
+		in.Size = size
+		if v := r.Header.Get("x-ms-blob-sequence-number"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return azerr.InvalidHeader("x-ms-blob-sequence-number", v)
+			}
+			in.SequenceNumber = n
+		}
+	case blob.AppendBlob:
+		if r.ContentLength > 0 {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+		}
+	}
+	out, err := s.PutBlob(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	setETag(w, out.ETag, out.LastModified)
+	echoDigests(h, out.ContentMD5, out.ContentCRC64)
+	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// parseNewBlob reads what a write creating a whole blob of type typ
+// (Put Blob, Put Block List, Put Blob From URL) says of it: metadata,
+// HTTP properties, tier and tags; and the write conditions.
+func parseNewBlob(r *req, typ string) (blob.NewBlob, cond.Conditions, error) {
+	var nb blob.NewBlob
+	var conds cond.Conditions
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return nb, conds, err
+	}
+	p, err := parseProps(r.Header)
+	if err != nil {
+		return nb, conds, err
+	}
+	if p.ContentType == "" {
+		p.ContentType = "application/octet-stream"
+	}
+	if conds, err = cond.Parse(r.Header); err != nil {
+		return nb, conds, err
+	}
+	tier, err := requestTier(r.Header, typ)
+	if err != nil {
+		return nb, conds, err
+	}
+	tags, err := requestTags(r)
+	if err != nil {
+		return nb, conds, err
+	}
+	return blob.NewBlob{HTTPHeaders: p, Metadata: meta, Tier: tier, Tags: tags}, conds, nil
+}
+
+func parseSizeHeader(h http.Header, name string, required bool) (int64, error) {
+	v := h.Get(name)
+	if v == "" {
+		if required {
+			return 0, azerr.MissingHeader(name)
+		}
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, azerr.InvalidHeader(name, v)
+	}
+	return n, nil
+}
+
+// writeBlobHeaders sets the properties every Get Blob / Get Blob
+// Properties response carries.
+func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
+	h := w.Header()
+	setETag(w, p.ETag, p.LastModified)
+	h.Set("x-ms-creation-time", p.CreationTime.UTC().Format(http.TimeFormat))
+	h.Set("x-ms-blob-type", p.Type)
+	// Set Blob Properties without x-ms-blob-content-type clears the stored
+	// type, and reads then carry no Content-Type at all (azure-sdk-for-js
+	// recording "setHTTPHeaders with default parameters": Get Blob
+	// Properties after it answers without one). A nil value also keeps
+	// net/http from sniffing one.
+	if ct := p.HTTPHeaders.ContentType; ct != "" {
+		h.Set("Content-Type", ct)
+	} else {
+		h["Content-Type"] = nil
+	}
+	if p.HTTPHeaders.ContentEncoding != "" {
+		h.Set("Content-Encoding", p.HTTPHeaders.ContentEncoding)
+	}
+	if p.HTTPHeaders.ContentLanguage != "" {
+		h.Set("Content-Language", p.HTTPHeaders.ContentLanguage)
+	}
+	if p.HTTPHeaders.ContentDisposition != "" {
+		h.Set("Content-Disposition", p.HTTPHeaders.ContentDisposition)
+	}
+	if p.HTTPHeaders.CacheControl != "" {
+		h.Set("Cache-Control", p.HTTPHeaders.CacheControl)
+	}
+	server.ApplySASOverrides(h, r.sas)
+	wire.WriteMetadata(h, p.Metadata)
+	if p.HasLease {
+		writeEffectiveLease(h, p.Lease)
+	}
+	h.Set("x-ms-server-encrypted", strconv.FormatBool(p.ServerEncrypted))
+	h.Set("Accept-Ranges", "bytes")
+	if pp := p.Path; pp != nil {
+		// A path of a hierarchical account: what azdatalake's path
+		// GetProperties reads from Get Blob Properties (FormatGetPropertiesResponse).
+		rt := "file"
+		if pp.Dir {
+			rt = "directory"
+		}
+		h.Set("x-ms-resource-type", rt)
+		h.Set("x-ms-owner", pp.Owner)
+		h.Set("x-ms-group", pp.Group)
+		h.Set("x-ms-permissions", pp.Permissions)
+		h.Set("x-ms-acl", pp.ACL)
+		if !pp.Expiry.IsZero() {
+			h.Set("x-ms-expiry-time", pp.Expiry.UTC().Format(http.TimeFormat))
+		}
+	}
+	if p.TagCount > 0 {
+		h.Set("x-ms-tag-count", strconv.Itoa(p.TagCount))
+	}
+	switch p.Type {
+	case blob.BlockBlob:
+		h.Set("x-ms-access-tier", p.AccessTier)
+		if p.AccessTierInferred {
+			h.Set("x-ms-access-tier-inferred", "true")
+		}
+		if p.AccessTierChanged != nil {
+			h.Set("x-ms-access-tier-change-time", p.AccessTierChanged.UTC().Format(http.TimeFormat))
+		}
+		if p.SmartAccessTier != "" {
+			h.Set("x-ms-smart-access-tier", p.SmartAccessTier)
+		}
+	case blob.PageBlob:
+		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(p.SequenceNumber, 10))
+	case blob.AppendBlob:
+		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(p.CommittedBlockCount))
+		// Reported for every append blob, "false" until sealed (Get Blob
+		// Properties reference: x-ms-blob-sealed).
+		h.Set("x-ms-blob-sealed", strconv.FormatBool(p.Sealed))
+	}
+	if c := p.Copy; c != nil {
+		h.Set("x-ms-copy-id", c.ID)
+		h.Set("x-ms-copy-source", c.Source)
+		h.Set("x-ms-copy-status", c.Status)
+		h.Set("x-ms-copy-progress", c.Progress)
+		h.Set("x-ms-copy-completion-time", c.Completion.UTC().Format(http.TimeFormat))
+	}
+}
+
+// getBlobProperties is Get Blob Properties' (and Get Blob Metadata's)
+// REST handler.
+func (s *Service) getBlobProperties(w http.ResponseWriter, r *req) error {
+	in := blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess()}
+	if err := s.readUPN(r, &in.UPN); err != nil {
+		return err
+	}
+	p, err := s.GetBlobProperties(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	writeBlobHeaders(w, &p, r)
+	h := w.Header()
+	h.Set("Content-Length", strconv.FormatInt(p.Size, 10))
+	if p.HTTPHeaders.ContentMD5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// getBlob is Get Blob's REST handler.
+func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
+	// Azure ignores a malformed range on Get Blob and returns the whole blob.
+	rng, err := wire.ParseRange(r.Header)
+	if err != nil {
+		rng = nil
+	}
+	wantMD5, err := parseBoolHeader(r.Header, "x-ms-range-get-content-md5")
+	if err != nil {
+		return err
+	}
+	if wantMD5 && rng == nil {
+		return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
+	}
+	structured, err := xsm.Wanted(r.Header)
+	if err != nil {
+		return err
+	}
+	in := blob.GetBlobInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess(), Range: rng, RangeMD5: wantMD5}
+	if err := s.readUPN(r, &in.UPN); err != nil {
+		return err
+	}
+	out, err := s.GetBlob(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	p := &out.Properties
+	writeBlobHeaders(w, p, r)
+	h := w.Header()
+	server.SetBodyHeaders(h, out.Body, wantMD5)
+	status := http.StatusOK
+	if rng != nil {
+		status = http.StatusPartialContent
+		h.Set("Content-Range", wire.ContentRange(out.Offset, out.Count, p.Size))
+		if p.HTTPHeaders.ContentMD5 != nil {
+			h.Set("x-ms-blob-content-md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
+		}
+	} else if p.HTTPHeaders.ContentMD5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
+	}
+	if structured {
+		// The content framed as a structured message; the range headers
+		// describe the content (azblob's DownloadStream counts the
+		// content from Content-Range).
+		xsm.Serve(w, r.Request.Request, status, out.Count, func(sw http.ResponseWriter) { server.SendBody(sw, r.Request.Request, out.Body, s.Log()) })
+		return nil
+	}
+	w.WriteHeader(status)
+	server.SendBody(w, r.Request.Request, out.Body, s.Log())
+	return nil
+}
+
+func md5Sum(b []byte) []byte {
+	sum := md5.Sum(b)
+	return sum[:]
+}
+
+// parseDeleteType reads Delete Blob's deletetype parameter: "permanent"
+// (the SDKs send "Permanent") or "none"/absent.
+func parseDeleteType(r *req) (bool, error) {
+	v := r.q.Get("deletetype")
+	switch {
+	case v == "" || strings.EqualFold(v, "none"):
+		return false, nil
+	case strings.EqualFold(v, "permanent"):
+		return true, nil
+	}
+	return false, azerr.InvalidQuery("deletetype", v)
+}
+
+// deleteBlob is Delete Blob's REST handler.
+func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	ds := blob.DeleteSnapshots(r.Header.Get("x-ms-delete-snapshots"))
+	if ds != blob.DeleteSnapshotsNone && ds != blob.DeleteSnapshotsInclude && ds != blob.DeleteSnapshotsOnly {
+		return azerr.InvalidHeader("x-ms-delete-snapshots", string(ds))
+	}
+	if ds != blob.DeleteSnapshotsNone && r.snapshot != "" {
+		return azerr.Newf(azerr.InvalidQueryParameterValue, "x-ms-delete-snapshots cannot be used when deleting a snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)
+	}
+	permanent, err := parseDeleteType(r)
+	if err != nil {
+		return err
+	}
+	acc := r.access(conds)
+	if acc.Tier, err = parseTierCondition(r.Header); err != nil {
+		return err
+	}
+	out, err := s.DeleteBlob(r.Context(), blob.DeleteBlobInput{Call: r.call(), Ref: r.ref(), Access: acc, DeleteSnapshots: ds, Permanent: permanent})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("x-ms-delete-type-permanent", strconv.FormatBool(!out.SoftDeleted))
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// setBlobProperties is Set Blob Properties' REST handler.
+func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	p, err := parseProps(r.Header)
+	if err != nil {
+		return err
+	}
+	newSize, err := parseSizeHeader(r.Header, "x-ms-blob-content-length", false)
+	if err != nil {
+		return err
+	}
+	in := blob.SetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds)}
+	seqAction := r.Header.Get("x-ms-sequence-number-action")
+	switch seqAction {
+	case "":
+	case "max", "update":
+		if in.SequenceNumber, err = parseSizeHeader(r.Header, "x-ms-blob-sequence-number", true); err != nil {
+			return err
+		}
+	case "increment":
+		if r.Header.Get("x-ms-blob-sequence-number") != "" {
+			return azerr.InvalidHeader("x-ms-blob-sequence-number", r.Header.Get("x-ms-blob-sequence-number"))
+		}
+	default:
+		return azerr.InvalidHeader("x-ms-sequence-number-action", seqAction)
+	}
+	in.SequenceNumberAction = blob.SequenceNumberAction(seqAction)
+	if newSize >= 0 {
+		in.Size = &newSize
+	}
+	// Set Blob HTTP Headers replaces every content header (absent ones
+	// are cleared); a request that only resizes a page blob or updates
+	// its sequence number leaves them alone.
+	if (newSize < 0 && seqAction == "") || sendsContentHeaders(r.Header) {
+		in.HTTPHeaders = &p
+	}
+	out, err := s.SetBlobProperties(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	setETag(w, out.ETag, out.LastModified)
+	if out.Type == blob.PageBlob {
+		w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(out.SequenceNumber, 10))
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// setBlobMetadata is Set Blob Metadata's REST handler.
+func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	out, err := s.SetBlobMetadata(r.Context(), blob.SetBlobMetadataInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Metadata: meta})
+	if err != nil {
+		return err
+	}
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// leaseBlob is Lease Blob's REST handler.
+func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
+	lr, err := lease.ParseRequest(r.Header, lease.Blob)
+	if err != nil {
+		return err
+	}
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	out, err := s.LeaseBlob(r.Context(), blob.LeaseBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Request: lr})
+	if err != nil {
+		return err
+	}
+	writeLeaseResult(w, out.Result)
+	setETag(w, out.ETag, out.LastModified)
+	w.WriteHeader(out.Result.Status)
+	return nil
+}
+
+// snapshotBlob is Snapshot Blob's REST handler.
+func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
+	conds, err := cond.Parse(r.Header)
+	if err != nil {
+		return err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	out, err := s.SnapshotBlob(r.Context(), blob.SnapshotBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Metadata: meta})
+	if err != nil {
+		return err
+	}
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-snapshot", out.Snapshot)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}

@@ -1,0 +1,213 @@
+package blobrest
+
+import (
+	"crypto/md5"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/blobtags"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// The REST handlers of the *FromURL writes (domain_fromurl.go).
+
+// parseSource reads x-ms-copy-source and the source headers of a
+// *FromURL write, and authorizes the source; rangeAllowed is false for
+// Put Blob From URL.
+func (s *Service) parseSource(r *req, rangeAllowed bool) (blob.FromURLSource, error) {
+	var src blob.FromURLSource
+	if r.ContentLength > 0 { // the bytes come from the source
+		return src, azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+	}
+	if f := s.fileCopySource(r); f != nil {
+		if err := f.peer.AuthorizeCopySource(r.Request, f.path, f.q, true); err != nil {
+			return src, err
+		}
+		src.File = func(tx kv.Tx) (*blob.SourceObject, error) { return f.object(tx, r.Now) }
+	} else {
+		acct, c, name, snap, err := copySource(r)
+		if err != nil {
+			return src, err
+		}
+		if err := s.authorizeSource(r, acct, c, name); err != nil {
+			return src, err
+		}
+		src.Blob = blob.BlobRef{Account: acct, Container: c, Blob: name, Snapshot: snap}
+	}
+	var err error
+	if src.Cond, err = cond.ParseSource(r.Header); err != nil {
+		return src, err
+	}
+	if v := r.Header.Get("x-ms-source-range"); v != "" {
+		rng, err := wire.ParseRange(http.Header{http.CanonicalHeaderKey(wire.HeaderXMsRange): {v}})
+		if !rangeAllowed || err != nil || rng == nil || rng.Open() {
+			return src, azerr.InvalidHeader("x-ms-source-range", v)
+		}
+		src.Range = rng
+	}
+	if v := r.Header.Get("x-ms-source-content-md5"); v != "" {
+		if src.Checksums.MD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(src.Checksums.MD5) != md5.Size {
+			return src, azerr.InvalidHeader("x-ms-source-content-md5", v)
+		}
+	}
+	if v := r.Header.Get("x-ms-source-content-crc64"); v != "" {
+		if src.Checksums.CRC64, err = base64.StdEncoding.DecodeString(v); err != nil || len(src.Checksums.CRC64) != 8 {
+			return src, azerr.InvalidHeader("x-ms-source-content-crc64", v)
+		}
+	}
+	if src.CPK, err = parseCPK(r.Header, r.HTTPS, "x-ms-source-encryption-"); err != nil {
+		return src, err
+	}
+	return src, nil
+}
+
+// putBlobFromURL is Put Blob From URL's REST handler. The source's HTTP
+// properties are copied unless x-ms-copy-source-blob-properties is false
+// or the request gives its own; metadata, tier and tags come from the
+// request (tags from the source with x-ms-copy-source-tag-option: COPY).
+func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
+	if err := wire.ValidBlobName(r.name); err != nil {
+		return err
+	}
+	if typ := r.Header.Get("x-ms-blob-type"); typ != blob.BlockBlob {
+		return azerr.InvalidHeader("x-ms-blob-type", typ)
+	}
+	newb, conds, err := parseNewBlob(r, blob.BlockBlob)
+	if err != nil {
+		return err
+	}
+	_, copyTags, err := tagsForCopy(r, true)
+	if err != nil {
+		return err
+	}
+	copyProps := true
+	if v := r.Header.Get("x-ms-copy-source-blob-properties"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return azerr.InvalidHeader("x-ms-copy-source-blob-properties", v)
+		}
+		copyProps = b
+	}
+	f, err := s.parseSource(r, false)
+	if err != nil {
+		return err
+	}
+	out, err := s.PutBlobFromURL(r.Context(), blob.PutBlobFromURLInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: newb,
+		Source: f, CopyProperties: copyProps && !sendsContentHeaders(r.Header), CopyTags: copyTags})
+	if err != nil {
+		return err
+	}
+	setETag(w, out.ETag, out.LastModified)
+	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// tagsForCopy reads the tags of a copy's destination: x-ms-tags, or, when
+// allowed and x-ms-copy-source-tag-option is COPY, the source's (copy
+// true).
+func tagsForCopy(r *req, copyAllowed bool) (tags blobtags.Tags, copy bool, err error) {
+	if tags, err = requestTags(r); err != nil {
+		return nil, false, err
+	}
+	switch opt := r.Header.Get("x-ms-copy-source-tag-option"); {
+	case opt == "", strings.EqualFold(opt, "REPLACE"):
+		return tags, false, nil
+	case strings.EqualFold(opt, "COPY") && copyAllowed:
+		if tags != nil {
+			return nil, false, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-tags cannot be given with x-ms-copy-source-tag-option: COPY.").With("HeaderName", "x-ms-tags").With("HeaderValue", r.Header.Get("x-ms-tags"))
+		}
+		return nil, true, nil
+	default:
+		return nil, false, azerr.InvalidHeader("x-ms-copy-source-tag-option", opt)
+	}
+}
+
+// putBlockFromURL is Put Block From URL's REST handler: an uncommitted
+// block holding the source range (all of the source without
+// x-ms-source-range).
+func (s *Service) putBlockFromURL(w http.ResponseWriter, r *req) error {
+	if err := wire.ValidBlobName(r.name); err != nil {
+		return err
+	}
+	idParam, _, err := parseBlockID(r)
+	if err != nil {
+		return err
+	}
+	f, err := s.parseSource(r, true)
+	if err != nil {
+		return err
+	}
+	out, err := s.PutBlockFromURL(r.Context(), blob.PutBlockFromURLInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), BlockID: idParam, Source: f})
+	if err != nil {
+		return err
+	}
+	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// appendBlockFromURL is Append Block From URL's REST handler.
+func (s *Service) appendBlockFromURL(w http.ResponseWriter, r *req) error {
+	conds, appendPos, maxSize, err := parseAppendConds(r)
+	if err != nil {
+		return err
+	}
+	f, err := s.parseSource(r, true)
+	if err != nil {
+		return err
+	}
+	out, err := s.AppendBlockFromURL(r.Context(), blob.AppendBlockFromURLInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds),
+		AppendPosition: optSize(appendPos), MaxSize: optSize(maxSize), Source: f})
+	if err != nil {
+		return err
+	}
+	writeAppendResult(w, out.ETag, out.LastModified, out.AppendOffset, out.CommittedBlockCount, out.ServerEncrypted)
+	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// putPageFromURL is Put Page From URL's REST handler: the source range
+// (required, as long as x-ms-range) written over the destination pages.
+func (s *Service) putPageFromURL(w http.ResponseWriter, r *req) error {
+	conds, off, n, err := parsePageWrite(r)
+	if err != nil {
+		return err
+	}
+	if mode := r.Header.Get("x-ms-page-write"); mode != "update" {
+		if mode == "" {
+			return azerr.MissingHeader("x-ms-page-write")
+		}
+		return azerr.InvalidHeader("x-ms-page-write", mode)
+	}
+	if r.Header.Get("x-ms-source-range") == "" {
+		return azerr.MissingHeader("x-ms-source-range")
+	}
+	f, err := s.parseSource(r, true)
+	if err != nil {
+		return err
+	}
+	if f.Range.End-f.Range.Start+1 != n {
+		return azerr.InvalidHeader("x-ms-source-range", r.Header.Get("x-ms-source-range"))
+	}
+	out, err := s.PutPageFromURL(r.Context(), blob.PutPageFromURLInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds),
+		Sequence: parseSequenceConds(r.Header), Offset: off, Length: n, Source: f})
+	if err != nil {
+		return err
+	}
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(out.SequenceNumber, 10))
+	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}

@@ -1,0 +1,212 @@
+package blobrest
+
+import (
+	"encoding/xml"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// parseSequenceConds reads the x-ms-if-sequence-number-le/-lt/-eq
+// conditions of a page write, in that order. A malformed one is 400
+// InvalidHeaderValue, reported when the conditions are evaluated, after
+// those before it (SequenceConditions.check).
+func parseSequenceConds(h http.Header) blob.SequenceConditions {
+	var c blob.SequenceConditions
+	for _, f := range []struct {
+		name string
+		dst  **int64
+	}{
+		{"x-ms-if-sequence-number-le", &c.LessOrEqual},
+		{"x-ms-if-sequence-number-lt", &c.Less},
+		{"x-ms-if-sequence-number-eq", &c.Equal},
+	} {
+		s := h.Get(f.name)
+		if s == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			c.Err = azerr.InvalidHeader(f.name, s)
+			return c
+		}
+		*f.dst = &v
+	}
+	return c
+}
+
+// putPage is Put Page's REST handler (update or clear).
+func (s *Service) putPage(w http.ResponseWriter, r *req) error {
+	conds, off, n, err := parsePageWrite(r)
+	if err != nil {
+		return err
+	}
+	in := blob.PutPageInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Sequence: parseSequenceConds(r.Header), Offset: off, Length: n, CheckFirst: expectsContinue(r.Header)}
+	mode := r.Header.Get("x-ms-page-write")
+	switch mode {
+	case "update":
+		if n > blob.MaxPageWrite {
+			return azerr.New(azerr.RequestBodyTooLarge)
+		}
+		if r.ContentLength != n {
+			return azerr.Newf(azerr.InvalidPageRange, "The page range length must equal the Content-Length.")
+		}
+		if in.Checksums, err = parseChecksums(r.Header); err != nil {
+			return err
+		}
+		in.Body = r.Body
+	case "clear":
+		if r.ContentLength > 0 {
+			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+		}
+		in.Clear = true
+	case "":
+		return azerr.MissingHeader("x-ms-page-write")
+	default:
+		return azerr.InvalidHeader("x-ms-page-write", mode)
+	}
+	out, err := s.PutPage(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	setETag(w, out.ETag, out.LastModified)
+	h := w.Header()
+	h.Set("x-ms-blob-sequence-number", strconv.FormatInt(out.SequenceNumber, 10))
+	if !in.Clear {
+		echoDigests(h, out.ContentMD5, out.ContentCRC64)
+		h.Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	}
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// parsePageWrite reads the conditions and the page range of a page write.
+func parsePageWrite(r *req) (conds cond.Conditions, off, n int64, err error) {
+	if conds, err = cond.Parse(r.Header); err != nil {
+		return conds, 0, 0, err
+	}
+	off, n, err = wire.PageRange(r.Header)
+	return conds, off, n, err
+}
+
+type pageRangeXML struct {
+	XMLName xml.Name
+	Start   int64 `xml:"Start"`
+	End     int64 `xml:"End"`
+}
+
+type pageListXML struct {
+	XMLName xml.Name       `xml:"PageList"`
+	Ranges  []pageRangeXML `xml:",any"`
+}
+
+// getPageRanges is Get Page Ranges' REST handler.
+func (s *Service) getPageRanges(w http.ResponseWriter, r *req) error {
+	rng, err := wire.ParseRange(r.Header)
+	if err != nil {
+		return err
+	}
+	prevSnap := r.q.Get("prevsnapshot")
+	if prevSnap != "" {
+		prevT, err := wire.ParseSnapshot(prevSnap)
+		if err != nil {
+			return azerr.InvalidQuery("prevsnapshot", prevSnap)
+		}
+		prevSnap = wire.FormatISO7(prevT)
+	}
+	pr, err := s.GetPageRanges(r.Context(), blob.GetPageRangesInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess(), Range: rng, PrevSnapshot: prevSnap})
+	if err != nil {
+		return err
+	}
+	out := pageListXML{Ranges: []pageRangeXML{}}
+	for _, sp := range pr.Ranges {
+		name := "PageRange"
+		if sp.Clear {
+			name = "ClearRange"
+		}
+		out.Ranges = append(out.Ranges, pageRangeXML{XMLName: xml.Name{Local: name}, Start: sp.Off, End: sp.End - 1})
+	}
+	setETag(w, pr.ETag, pr.LastModified)
+	w.Header().Set("x-ms-blob-content-length", strconv.FormatInt(pr.Size, 10))
+	return server.WriteXML(w, http.StatusOK, out)
+}
+
+// appendBlock is Append Block's REST handler.
+func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
+	conds, appendPos, maxSize, err := parseAppendConds(r)
+	if err != nil {
+		return err
+	}
+	in := blob.AppendBlockInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos), MaxSize: optSize(maxSize), Body: r.Body,
+		CheckFirst: expectsContinue(r.Header)}
+	if in.Checksums, err = parseChecksums(r.Header); err != nil {
+		return err
+	}
+	if in.Length, err = contentLength(r); err != nil {
+		return err
+	}
+	out, err := s.AppendBlock(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	writeAppendResult(w, out.ETag, out.LastModified, out.AppendOffset, out.CommittedBlockCount, out.ServerEncrypted)
+	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// optSize is a size header's value as an optional input (-1: absent).
+func optSize(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
+// writeAppendResult sets the headers of an append's response.
+func writeAppendResult(w http.ResponseWriter, etag string, modified time.Time, offset int64, appends int, encrypted bool) {
+	setETag(w, etag, modified)
+	h := w.Header()
+	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
+	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(appends))
+	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(encrypted))
+}
+
+// parseAppendConds reads the conditions of an append: the write
+// conditions and x-ms-blob-condition-appendpos / -maxsize (-1: absent).
+func parseAppendConds(r *req) (conds cond.Conditions, appendPos, maxSize int64, err error) {
+	if conds, err = cond.Parse(r.Header); err != nil {
+		return conds, 0, 0, err
+	}
+	if appendPos, err = parseSizeHeader(r.Header, "x-ms-blob-condition-appendpos", false); err != nil {
+		return conds, 0, 0, err
+	}
+	maxSize, err = parseSizeHeader(r.Header, "x-ms-blob-condition-maxsize", false)
+	return conds, appendPos, maxSize, err
+}
+
+// sealBlob is Seal Append Blob: a sealed append blob takes no more
+// appends (409 BlobIsSealed) until it is re-created. The usual write
+// conditions and lease apply, and x-ms-blob-condition-appendpos (the
+// length the caller expects it to be sealed at). Sealing a sealed blob
+// succeeds.
+func (s *Service) sealBlob(w http.ResponseWriter, r *req) error {
+	conds, appendPos, _, err := parseAppendConds(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.SealBlob(r.Context(), blob.SealBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos)})
+	if err != nil {
+		return err
+	}
+	setETag(w, out.ETag, out.LastModified)
+	w.Header().Set("x-ms-blob-sealed", strconv.FormatBool(out.Sealed))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}

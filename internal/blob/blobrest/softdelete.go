@@ -1,0 +1,27 @@
+package blobrest
+
+import (
+	"net/http"
+
+	"github.com/cerulean-storage/cerulean/internal/blob"
+)
+
+// undeleteBlob is Undelete Blob: it restores the soft-deleted base blob
+// and every soft-deleted snapshot of the name that is still retained. A
+// blob that is live and has nothing soft-deleted is left as it is (200);
+// a name with nothing live or retained is 404 BlobNotFound. Restored
+// records keep their ETag and Last-Modified and come back unleased.
+//
+// With x-ms-undelete-source ("?deletionid={id}") on a hierarchical
+// account it is Path Undelete of that soft-deleted path (undeletePath in
+// hns_undelete.go).
+func (s *Service) undeleteBlob(w http.ResponseWriter, r *req) error {
+	if src := r.Header.Get("x-ms-undelete-source"); src != "" && s.Hierarchical(r.Account) {
+		return s.undeletePath(w, r, src)
+	}
+	if err := s.UndeleteBlob(r.Context(), blob.UndeleteBlobInput{Call: r.call(), Ref: r.ref()}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Server CPU per operation: Cerulean builds side by side with the floor.
+
+    python3 scripts/bench-cpu.py [-rounds N] [-duration 5s] BENCH SERVER [SERVER ...]
+
+BENCH is a built cmd/cerulean-bench, each SERVER a built cmd/cerulean.
+Each round starts, in turn, the floor (`BENCH -floor`: a bare net/http
+server answering the same SDK requests without authentication or
+storage) and every SERVER (`serve` on an embedded store in /dev/shm, so
+fsync does not drown the code paths compared) as a process of its own,
+runs `BENCH -workloads blob,queue,tablepoint -server-pid PID` against it
+(16 clients), and stops it. The order alternates from round to round
+(A B C, C B A, ...) so that a noisy machine's drift falls on all alike.
+
+Throughput is client-bound on two cores, so the figure that compares the
+servers is the server process's user+system CPU (from /proc/PID/stat)
+divided by the operations it served. Printed per workload: each run's
+µs/op, the medians, each median over the floor's, and the Put/Get mix
+(the mean of Put Blob's and Get Blob's CPU per operation) over the
+floor's mix.
+"""
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+LINE = re.compile(r"^(.*?)\s+(\d+) ops/s\s+p50 .*errors (\d+)\)\s+server CPU ([\d.]+) µs/op")
+PORTS = (21000, 21001, 21002)  # below the ephemeral range
+
+
+def wait_port(port, proc, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), 0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"port {port} not open after {timeout}s")
+
+
+def start(target, bench):
+    if target == "floor":
+        # One floor process answers all three services; the bench gets the
+        # same URL for each.
+        proc = subprocess.Popen([bench, "-floor", f"127.0.0.1:{PORTS[0]}"])
+        wait_port(PORTS[0], proc)
+        return proc, None, (PORTS[0],) * 3
+    d = tempfile.mkdtemp(prefix="bench-cpu-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    proc = subprocess.Popen([target, "serve", "--data", d, "--log-level", "error",
+                             "--blob-port", str(PORTS[0]), "--queue-port", str(PORTS[1]),
+                             "--table-port", str(PORTS[2]), "--file-port", "-1", "--dfs-port", "-1",
+                             "--smb-port", "-1"], stdout=subprocess.DEVNULL)
+    for p in PORTS:
+        wait_port(p, proc)
+    return proc, d, PORTS
+
+
+def run(target, bench, duration):
+    proc, d, ports = start(target, bench)
+    try:
+        acct = "devstoreaccount1"
+        out = subprocess.run([bench, "-url", f"http://127.0.0.1:{ports[0]}/{acct}",
+                              "-queue-url", f"http://127.0.0.1:{ports[1]}/{acct}",
+                              "-table-url", f"http://127.0.0.1:{ports[2]}/{acct}",
+                              "-workloads", "blob,queue,tablepoint", "-duration", duration,
+                              "-server-pid", str(proc.pid)],
+                             check=True, capture_output=True, text=True).stdout
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        if d:
+            shutil.rmtree(d, ignore_errors=True)
+    res = {}
+    for line in out.splitlines():
+        m = LINE.match(line)
+        if m and m.group(3) == "0":
+            res[re.sub(r"\s*\(\d+ clients\)", "", m.group(1).strip())] = float(m.group(4))
+    return res
+
+
+def main():
+    args = sys.argv[1:]
+    rounds, duration = 4, "5s"
+    while args and args[0].startswith("-"):
+        flag, val = args[0], args[1]
+        args = args[2:]
+        if flag == "-rounds":
+            rounds = int(val)
+        elif flag == "-duration":
+            duration = val
+        else:
+            sys.exit(f"unknown flag {flag}")
+    if len(args) < 2:
+        sys.exit(__doc__)
+    bench, servers = args[0], args[1:]
+    targets = ["floor"] + servers
+    runs = {t: [] for t in targets}
+    for r in range(rounds):
+        order = targets if r % 2 == 0 else list(reversed(targets))
+        for t in order:
+            runs[t].append(run(t, bench, duration))
+            print(f"round {r + 1} {os.path.basename(t) if t != 'floor' else t}: {runs[t][-1]}", file=sys.stderr)
+    workloads = list(runs["floor"][0].keys())
+    med = {t: {w: statistics.median([x[w] for x in runs[t] if w in x]) for w in workloads} for t in targets}
+    names = ["floor"] + [os.path.basename(s) for s in servers]
+    print("| workload | " + " | ".join(f"{n} µs/op (runs; median)" for n in names) + " | " +
+          " | ".join(f"{n}/floor" for n in names[1:]) + " |")
+    print("|---" * (1 + len(names) + len(servers)) + "|")
+    for w in workloads:
+        cells = []
+        for t in targets:
+            vals = [x[w] for x in runs[t] if w in x]
+            cells.append(" / ".join(f"{v:.0f}" for v in vals) + f"; **{med[t][w]:.0f}**")
+        ratios = [f"{med[t][w] / med['floor'][w]:.2f}" for t in servers]
+        print(f"| {w} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    put = next(w for w in workloads if w.startswith("Put Blob"))
+    get = next(w for w in workloads if w.startswith("Get Blob"))
+    fmix = (med["floor"][put] + med["floor"][get]) / 2
+    for t, n in zip(servers, names[1:]):
+        mix = (med[t][put] + med[t][get]) / 2
+        print(f"{n}: Put/Get mix {mix:.0f} µs/op, {mix / fmix:.2f}× the floor's {fmix:.0f}")
+
+
+if __name__ == "__main__":
+    main()
