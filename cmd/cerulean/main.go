@@ -124,6 +124,7 @@ type serveFlagSet struct {
 	host, tlsCert, tlsKey, oauth, data, logLevel, pg, extentLimit, accounts          *string
 	blobPort, queuePort, tablePort, filePort, dfsPort, smbPort, metricsPort, pgConns *int
 	hns, inMemory, clockControl                                                      *bool
+	consolePort                                                                      *int
 	smbSecurity                                                                      *smbSecurityFlags
 	smbLimits                                                                        smbLimitFlags
 	maxConns                                                                         *int
@@ -156,6 +157,7 @@ func serveFlags(stderr io.Writer) *serveFlagSet {
 	f.dfsPort = portFlag(fs, "dfs-port", 10004, "Data Lake Storage Gen2 (dfs) port, also answering the Blob API")
 	f.smbPort = portFlag(fs, "smb-port", 10445, "SMB2/3 port serving the File shares")
 	f.metricsPort = portFlag(fs, "metrics-port", -1, "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz)")
+	f.consolePort = portFlag(fs, "console-port", -1, "port of the web console (docs/console.md): browse and change the accounts' data signed with an account key, see the last requests; bound to --host like the services")
 	f.hns = fs.Bool("hierarchical-namespace", env("hierarchical-namespace", "") == "true" || env("hierarchical-namespace", "") == "1", "give every account a hierarchical namespace (Data Lake Storage Gen2); an account listed as name:key1[:key2]:hns in --accounts gets one alone (env CERULEAN_HIERARCHICAL_NAMESPACE)")
 	f.tlsCert = fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
 	f.tlsKey = fs.String("tls-key", env("tls-key", ""), "PEM private key file of --tls-cert (env CERULEAN_TLS_KEY)")
@@ -215,7 +217,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	host, blobPort, queuePort, tablePort, filePort, dfsPort := f.host, f.blobPort, f.queuePort, f.tablePort, f.filePort, f.dfsPort
 	hns, smbPort, metricsPort, tlsCert, tlsKey, oauth, data, logLevel := f.hns, f.smbPort, f.metricsPort, f.tlsCert, f.tlsKey, f.oauth, f.data, f.logLevel
 	pg, pgConns, inMemory, extentLimit, accounts := f.pg, f.pgConns, f.inMemory, f.extentLimit, f.accounts
-	if err := checkPorts(map[string]int{"blob-port": *blobPort, "queue-port": *queuePort, "table-port": *tablePort, "file-port": *filePort, "dfs-port": *dfsPort, "smb-port": *smbPort, "metrics-port": *metricsPort}); err != nil {
+	if err := checkPorts(map[string]int{"blob-port": *blobPort, "queue-port": *queuePort, "table-port": *tablePort, "file-port": *filePort, "dfs-port": *dfsPort, "smb-port": *smbPort, "metrics-port": *metricsPort, "console-port": *f.consolePort}); err != nil {
 		return usageErr(err)
 	}
 	smbHeartbeat, err := smbLiveness(env("smb-liveness", ""))
@@ -255,6 +257,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.IdleTimeout = *f.keepAlive
 	cfg.ClockControl = *f.clockControl
+	cfg.Console, cfg.ConsolePort = *f.consolePort >= 0, *f.consolePort
 	if *extentLimit != "" {
 		if !*inMemory {
 			return usageErr(errors.New("--extent-memory-limit needs --in-memory"))
@@ -335,6 +338,9 @@ func runServer(cfg app.Config, log *slog.Logger, key, store string, ready func(*
 	}
 	for name, addr := range a.Endpoints() {
 		log.Info("listening", "service", name, "endpoint", a.Scheme()+"://"+addr+"/"+cfg.AccountName())
+	}
+	if a.ConsoleURL != "" {
+		log.Info("listening", "service", "console", "endpoint", a.ConsoleURL+"/")
 	}
 	if a.MetricsURL != "" {
 		log.Info("listening", "service", "metrics", "endpoint", a.MetricsURL+"/metrics", "health", a.MetricsURL+"/healthz", "ready", a.MetricsURL+"/readyz")

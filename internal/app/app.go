@@ -28,6 +28,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/clockctl"
 	"github.com/cerulean-storage/cerulean/internal/clockctl/clockhttp"
+	"github.com/cerulean-storage/cerulean/internal/console"
 	"github.com/cerulean-storage/cerulean/internal/datalake"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file"
@@ -152,6 +153,10 @@ type Config struct {
 	// advances (internal/clockctl, --clock-control). Off, that endpoint
 	// answers 404.
 	ClockControl bool
+	// Console serves the web console (internal/console) on ConsolePort
+	// (0 picks a free port) at Host; off by default.
+	Console     bool
+	ConsolePort int
 }
 
 // SMBLimits bound what SMB clients may hold (internal/smb, limits.go).
@@ -201,6 +206,10 @@ type App struct {
 	Clock *clockctl.Control
 	// clockDone is closed when clock control's refresher has stopped.
 	clockDone chan struct{}
+	// ConsoleURL is the web console's base URL, when it listens.
+	ConsoleURL string
+	consoleSrv *http.Server
+	activity   *console.Activity
 }
 
 // hnsMark, as the last field of an account in ParseAccounts' syntax,
@@ -314,6 +323,10 @@ func Start(cfg Config) (*App, error) {
 		a.metrics = metrics.New(a.storeReady)
 		scfg.Observer = a.metrics
 	}
+	if cfg.Console {
+		a.activity = console.NewActivity(0)
+		scfg.Requests = a.activity.Add
+	}
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.BlobREST = blobrest.New(a.Blob)
@@ -381,6 +394,13 @@ func Start(cfg Config) (*App, error) {
 	a.linkCopyPeers()
 	if a.metrics != nil {
 		if err := a.startMetrics(); err != nil {
+			_ = a.srv.Shutdown(context.Background())
+			store.Close()
+			return nil, err
+		}
+	}
+	if cfg.Console {
+		if err := a.startConsole(ctl); err != nil {
 			_ = a.srv.Shutdown(context.Background())
 			store.Close()
 			return nil, err
@@ -635,6 +655,11 @@ func (a *App) Close(ctx context.Context) error {
 	if a.metricsSrv != nil {
 		if merr := a.metricsSrv.Shutdown(ctx); err == nil {
 			err = merr
+		}
+	}
+	if a.consoleSrv != nil {
+		if cerr := a.consoleSrv.Shutdown(ctx); err == nil {
+			err = cerr
 		}
 	}
 	if cerr := a.store.Close(); err == nil {
