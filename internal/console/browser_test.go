@@ -37,6 +37,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	cfile "github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
 	"github.com/cerulean-storage/cerulean/internal/testenv"
 )
 
@@ -89,8 +90,15 @@ func startConsole(t *testing.T) *consoleEnv {
 	cfg := app.Config{DataDir: t.TempDir(), NoSync: true, BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0, DFSPort: 0, SMBPort: 0,
 		MetricsPort: -1, Console: true, ConsolePort: 0, ClockControl: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Accounts: append(app.DevAccounts(), auth.Account{Name: "lake", Keys: [][]byte{lakeKey}}), HierarchicalAccounts: []string{"lake"}}
-	if testenv.InMemory() {
+	// Every store: in memory with CERULEAN_TEST_BACKEND=memory, on
+	// PostgreSQL (a fresh schema) with CERULEAN_TEST_POSTGRES, embedded
+	// otherwise; .ci/run runs this test in all three passes.
+	switch {
+	case testenv.InMemory():
 		cfg.InMemory, cfg.DataDir = true, ""
+	case os.Getenv(pgtest.EnvVar) != "":
+		cfg.Postgres, _ = pgtest.Schema(t)
+		cfg.PostgresMaxConns = 8
 	}
 	a, err := app.Start(cfg)
 	if err != nil {
