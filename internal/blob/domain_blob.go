@@ -276,13 +276,13 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 		in     GetBlobInput
 		now    time.Time
 		b      *blobRec
-		inline map[string][]byte
+		rp     *extent.ReadPins
 		off, n int64
 		// hns is the namespace of a hierarchical account (nil: flat),
 		// path what loadPath found there.
 		hns  *ns.Namespace
 		path *PathProperties
-	}{in: in, now: s.now(in.Call), hns: s.nsOf(in.Ref.Account)}
+	}{in: in, now: s.now(in.Call), hns: s.nsOf(in.Ref.Account), rp: s.data.NewReadPins()}
 	err = s.store.View(ctx, func(tx kv.Tx) (err error) {
 		if t.hns != nil {
 			if t.b, t.path, err = loadPath(tx, t.hns, t.in.Ref, t.now, t.in.Caller, acl.Read); err == nil && t.in.UPN {
@@ -313,13 +313,16 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 		if t.in.RangeMD5 && t.n > 4<<20 {
 			return azerr.Newf(azerr.OutOfRangeInput, "The range must be 4 MiB or smaller when x-ms-range-get-content-md5 is true.")
 		}
-		t.inline, err = extent.Prefetch(tx, b.Parts, t.off, t.n)
-		return err
+		// The range's data items are pinned inside this transaction
+		// (extent.ReadPins), so the collector cannot free them under the
+		// download however soon after an overwrite it runs.
+		return t.rp.Load(tx, b.Parts, t.off, t.n)
 	})
 	if err != nil {
+		t.rp.Release()
 		return out, err
 	}
-	body, err := s.data.OpenBodySealed(ctx, t.b.Parts, t.inline, t.off, t.n, in.RangeMD5, cipherOf(in.CPK))
+	body, err := s.data.OpenBodyFrom(ctx, t.rp, in.RangeMD5, cipherOf(in.CPK))
 	if err != nil {
 		return out, err
 	}
