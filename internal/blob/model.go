@@ -3,7 +3,9 @@
 // conditions, blob and container leases) decided inside one serializable
 // transaction per operation. It imports no net/http: its REST front end
 // is internal/blob/blobrest, and the dfs front end (internal/datalake)
-// calls the same methods.
+// calls the same methods. An account's names are flat or hierarchical
+// (Layout, layout.go); the hierarchical namespace's domain methods are
+// the hns*.go files, over the tree of internal/hns/ns.
 package blob
 
 import (
@@ -33,8 +35,6 @@ type Service struct {
 	data  *extent.Store
 	clock clock.Clock
 	log   *slog.Logger
-	// hook is told of containers created and deleted (SetContainerHook).
-	hook ContainerHook
 	// hns is the namespace of the hierarchical accounts, those hier
 	// reports (SetNamespace); nil: every account is flat.
 	hns  *ns.Namespace
