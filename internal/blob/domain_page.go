@@ -86,7 +86,7 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 		}
 		if in.CheckFirst {
 			seq, off, n, key := in.Sequence, in.Offset, in.Length, in.CPK
-			if err := s.checkUpdateFirst(ctx, nil, in.Ref, in.Access, in.Caller, now, func(b *blobRec) error {
+			if err := s.checkUpdateFirst(ctx, s.layoutOf(in.Ref.Account), in.Ref, in.Access, in.Caller, now, func(b *blobRec) error {
 				if err := checkCPK(b, key); err != nil {
 					return err
 				}
@@ -264,7 +264,7 @@ type AppendBlockOutput struct {
 // the block is stored first, then one transaction appends it under the
 // write rules and the append conditions.
 func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out AppendBlockOutput, err error) {
-	hns := s.nsOf(in.Ref.Account)
+	l := s.layoutOf(in.Ref.Account)
 	now := s.now(in.Call)
 	body, err := extent.LimitBody(content(in.Body), in.Length, maxAppendBlock)
 	if err != nil {
@@ -275,7 +275,7 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 	}
 	if in.CheckFirst {
 		appendPos, maxSize, key, n := optional(in.AppendPosition), optional(in.MaxSize), in.CPK, max(in.Length, 0)
-		if err := s.checkUpdateFirst(ctx, hns, in.Ref, in.Access, in.Caller, now, func(b *blobRec) error {
+		if err := s.checkUpdateFirst(ctx, l, in.Ref, in.Access, in.Caller, now, func(b *blobRec) error {
 			if err := checkCPK(b, key); err != nil {
 				return err
 			}
@@ -299,9 +299,9 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 	}
 	appendPos, maxSize, key := optional(in.AppendPosition), optional(in.MaxSize), in.CPK
 	var offset int64
-	// recorded follows the function that records st (updateAny returns
+	// recorded follows the function that records st (l.update returns
 	// its error unchanged: extent.Recording).
-	b, err := s.updateAny(ctx, hns, in.Ref, in.Access, in.Caller, now, func(tx kv.Tx, b *blobRec) error {
+	b, err := l.update(ctx, in.Ref, in.Access, in.Caller, now, func(tx kv.Tx, b *blobRec) error {
 		return extent.Recording(&recorded, func(tx kv.Tx) (err error) {
 			if err := checkCPK(b, key); err != nil {
 				return err
@@ -352,7 +352,7 @@ type SealBlobOutput struct {
 // blob.
 func (s *Service) SealBlob(ctx context.Context, in SealBlobInput) (SealBlobOutput, error) {
 	appendPos := optional(in.AppendPosition)
-	b, err := s.updateAny(ctx, s.nsOf(in.Ref.Account), in.Ref, in.Access.withoutNoneMatchAny(), in.Caller, s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
+	b, err := s.layoutOf(in.Ref.Account).update(ctx, in.Ref, in.Access.withoutNoneMatchAny(), in.Caller, s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
 		if b.Type != AppendBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}

@@ -42,12 +42,13 @@ import (
 // n's filesystems, and their files' content is kept here. internal/app
 // calls it before the service answers requests.
 func (s *Service) SetNamespace(n *ns.Namespace, hier func(account string) bool) {
-	s.hns, s.hier = n, hier
+	s.hns = n
+	s.setLayouts(n, hier)
 }
 
 // nsOf is the namespace of account, nil when it is flat.
 func (s *Service) nsOf(account string) *ns.Namespace {
-	if l, ok := s.layoutOf(account).(hierLayout); ok {
+	if l, ok := s.layoutOf(account).(*hierLayout); ok {
 		return l.ns
 	}
 	return nil

@@ -35,10 +35,11 @@ type Service struct {
 	data  *extent.Store
 	clock clock.Clock
 	log   *slog.Logger
-	// hns is the namespace of the hierarchical accounts, those hier
-	// reports (SetNamespace); nil: every account is flat.
-	hns  *ns.Namespace
-	hier func(account string) bool
+	// hns is the namespace of the hierarchical accounts (SetNamespace);
+	// nil: every account is flat.
+	hns *ns.Namespace
+	// layouts are the flat and hierarchical name layouts (layoutOf).
+	layouts layouts
 	// reclaim removes deleted containers in the background
 	// (container_reclaim.go).
 	reclaim *reclaim.Reclaimer
@@ -60,6 +61,7 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 		s.data.SetWall(w.Wall().Now) // clock control: chunk ages and pin leases stay real
 	}
 	s.reclaim = s.newReclaimer()
+	s.setLayouts(nil, nil)
 	return s
 }
 
