@@ -74,3 +74,20 @@ func TestLayoutContainerEvents(t *testing.T) {
 		t.Fatalf("flat account's old root after delete: %v", err)
 	}
 }
+
+// TestLayoutOfAllocatesNothing: choosing the layout is on every read's
+// path (Get Blob), so it returns the service's two prebuilt layouts.
+func TestLayoutOfAllocatesNothing(t *testing.T) {
+	s, clk := dtService(t)
+	s.SetNamespace(ns.New(clk), func(a string) bool { return a == "h" })
+	var l Layout
+	if n := testing.AllocsPerRun(100, func() { l = s.layoutOf("h"); l = s.layoutOf("f") }); n != 0 {
+		t.Fatalf("layoutOf allocates %v times", n)
+	}
+	if _, ok := s.layoutOf("h").(*hierLayout); !ok {
+		t.Fatal("h is not hierarchical")
+	}
+	if _, ok := l.(*flatLayout); !ok {
+		t.Fatal("f is not flat")
+	}
+}
