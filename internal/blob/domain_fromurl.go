@@ -459,8 +459,8 @@ type PutPageFromURLInput struct {
 // PutPageFromURL is Put Page From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-page-from-url).
 func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (FromURLOutput, error) {
-	if s.nsOf(in.Ref.Account) != nil {
-		return FromURLOutput{}, hnsUnsupported()
+	if err := s.layoutOf(in.Ref.Account).pageBlobs(); err != nil {
+		return FromURLOutput{}, err
 	}
 	now := s.now(in.Call)
 	ref, acc, seq, off, n, key := in.Ref, in.Access, in.Sequence, in.Offset, in.Length, in.CPK

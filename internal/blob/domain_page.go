@@ -7,6 +7,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -74,8 +75,8 @@ type PutPageOutput struct {
 // (a clear splices a hole) under the write rules and the sequence number
 // conditions.
 func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutput, err error) {
-	if s.nsOf(in.Ref.Account) != nil {
-		return out, hnsUnsupported()
+	if err := s.layoutOf(in.Ref.Account).pageBlobs(); err != nil {
+		return out, err
 	}
 	now := s.now(in.Call)
 	var st *extent.Staged
@@ -174,15 +175,14 @@ func (s *Service) GetPageRanges(ctx context.Context, in GetPageRangesInput) (Get
 		prevT = t
 	}
 	var b, prev *blobRec
-	hns, caller := s.nsOf(ref.Account), in.Caller
+	l, caller := s.layoutOf(ref.Account), in.Caller
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		if hns != nil {
-			// A path is a block blob in the Blob view (pageRangesOfPath).
-			b, err = pageRangesOfPath(tx, hns, ref, now, caller)
-		} else {
-			b, err = loadBlob(tx, ref)
-		}
-		if err != nil {
+		// A path is a block blob in the Blob view: 409 InvalidBlobType
+		// below, as for a flat account's block blob ("Blob Storage
+		// features available in Azure Data Lake Storage" lists page
+		// blobs among what such accounts do not support without naming
+		// this operation's error).
+		if b, _, err = l.resolve(tx, ref, now, caller, acl.Read, false); err != nil {
 			return err
 		}
 		if b.Type != PageBlob {

@@ -38,6 +38,9 @@ type Layout interface {
 	delete(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error)
 	// list is List Blobs.
 	list(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error)
+	// pageBlobs is nil when page blobs may be written, else the
+	// refusal (a hierarchical account keeps none).
+	pageBlobs() error
 	// containerCreated runs in the transaction that creates the
 	// container ref.
 	containerCreated(tx kv.Tx, ref ContainerRef) error
@@ -117,6 +120,8 @@ func (l *flatLayout) list(ctx context.Context, in ListBlobsInput) (ListBlobsOutp
 	return l.s.listBlobsFlat(ctx, in)
 }
 
+func (l *flatLayout) pageBlobs() error { return nil }
+
 func (l *hierLayout) resolve(tx kv.Tx, ref BlobRef, now time.Time, c ns.Caller, want acl.Perm, upn bool) (*blobRec, *PathProperties, error) {
 	b, path, err := loadPath(tx, l.ns, ref, now, c, want)
 	if err == nil && upn {
@@ -148,6 +153,8 @@ func (l *hierLayout) delete(ctx context.Context, in DeleteBlobInput) (DeleteBlob
 func (l *hierLayout) list(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error) {
 	return l.s.listPath(ctx, l.ns, in)
 }
+
+func (l *hierLayout) pageBlobs() error { return hnsUnsupported() }
 
 func (l *flatLayout) containerCreated(kv.Tx, ContainerRef) error { return nil }
 
