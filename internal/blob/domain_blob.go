@@ -871,9 +871,12 @@ func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now tim
 // (checkfirst.go). On a hierarchical account the namespace applies them
 // in the write alone (nil here).
 func (s *Service) CheckPutBlockList(ctx context.Context, in PutBlockListInput) error {
-	if s.nsOf(in.Ref.Account) != nil {
-		return nil
-	}
+	return s.layoutOf(in.Ref.Account).checkReplace(ctx, in)
+}
+
+// checkPutBlockListFlat is CheckPutBlockList on a flat account
+// (flatLayout.checkReplace).
+func (s *Service) checkPutBlockListFlat(ctx context.Context, in PutBlockListInput) error {
 	now := s.now(in.Call)
 	return s.store.View(ctx, func(tx kv.Tx) error {
 		_, err := blockListTarget(tx, in.Ref, in.Access, in.CreateOnly, now)

@@ -525,19 +525,12 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 			return b, readable(0, b.Size)
 		}
 	}
-	hns := s.nsOf(ref.Account)
+	l := s.layoutOf(ref.Account)
 	return func(tx kv.Tx) (*blobRec, error) {
-		switch {
-		case fileSrc != nil:
+		if fileSrc != nil {
 			return fileSrc(tx)
-		case hns != nil:
-			b, pp, err := loadPath(tx, hns, ref, now, c, acl.Read)
-			if azerr.Has(err, azerr.BlobNotFound) || azerr.Has(err, azerr.ContainerNotFound) || (err == nil && pp.Dir) {
-				return nil, nil
-			}
-			return b, err
 		}
-		return findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+		return l.source(tx, ref, now, c)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -36,6 +37,12 @@ type Layout interface {
 	updateTx(tx kv.Tx, ref BlobRef, a Access, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error)
 	// delete is Delete Blob.
 	delete(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error)
+	// checkReplace applies replace's write rules before the block list
+	// is read (Expect: 100-continue, checkfirst.go).
+	checkReplace(ctx context.Context, in PutBlockListInput) error
+	// source reads ref as a copy's source (copySource): nil when there
+	// is nothing to copy there.
+	source(tx kv.Tx, ref BlobRef, now time.Time, c ns.Caller) (*blobRec, error)
 	// list is List Blobs.
 	list(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error)
 	// pageBlobs is nil when page blobs may be written, else the
@@ -122,6 +129,16 @@ func (l *flatLayout) list(ctx context.Context, in ListBlobsInput) (ListBlobsOutp
 
 func (l *flatLayout) pageBlobs() error { return nil }
 
+func (l *flatLayout) checkReplace(ctx context.Context, in PutBlockListInput) error {
+	return l.s.checkPutBlockListFlat(ctx, in)
+}
+
+// source is the blob record (or snapshot) ref names, nil when there is
+// none.
+func (l *flatLayout) source(tx kv.Tx, ref BlobRef, _ time.Time, _ ns.Caller) (*blobRec, error) {
+	return findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+}
+
 func (l *hierLayout) resolve(tx kv.Tx, ref BlobRef, now time.Time, c ns.Caller, want acl.Perm, upn bool) (*blobRec, *PathProperties, error) {
 	b, path, err := loadPath(tx, l.ns, ref, now, c, want)
 	if err == nil && upn {
@@ -155,6 +172,20 @@ func (l *hierLayout) list(ctx context.Context, in ListBlobsInput) (ListBlobsOutp
 }
 
 func (l *hierLayout) pageBlobs() error { return hnsUnsupported() }
+
+// checkReplace checks nothing first: the namespace applies the write
+// rules in the write alone.
+func (l *hierLayout) checkReplace(context.Context, PutBlockListInput) error { return nil }
+
+// source is the file ref names as loadPath reads it, for c; a directory,
+// or nothing, is no source (nil).
+func (l *hierLayout) source(tx kv.Tx, ref BlobRef, now time.Time, c ns.Caller) (*blobRec, error) {
+	b, pp, err := loadPath(tx, l.ns, ref, now, c, acl.Read)
+	if azerr.Has(err, azerr.BlobNotFound) || azerr.Has(err, azerr.ContainerNotFound) || (err == nil && pp.Dir) {
+		return nil, nil
+	}
+	return b, err
+}
 
 func (l *flatLayout) containerCreated(kv.Tx, ContainerRef) error { return nil }
 
