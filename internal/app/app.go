@@ -33,6 +33,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/hns/upn"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
@@ -339,10 +340,11 @@ func Start(cfg Config) (*App, error) {
 	a.Table.SetReclaimer(a.Blob.Reclaimer())
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.File.SetReclaimer(a.Blob.Reclaimer())
-	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, BlobREST: a.BlobREST, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})
-	// A hierarchical account's containers are filesystems: their
-	// namespace roots come and go with them.
-	a.Blob.SetContainerHook(a.DFS)
+	// The hierarchical accounts' names live in one namespace, which the
+	// Blob domain resolves them through (their containers are its
+	// filesystems); the dfs endpoint calls the same domain.
+	a.Blob.SetNamespace(ns.New(cfg.Clock), cfg.hierarchical())
+	a.DFS = datalake.New(datalake.Config{Blob: a.Blob, BlobREST: a.BlobREST, Clock: cfg.Clock, Logger: cfg.Logger})
 	if ctl != nil {
 		// Deadlines standing for real time outlast an advance.
 		ctl.OnAdvance(handle.ShiftOwners)

@@ -421,7 +421,7 @@ type AppendBlockFromURLInput struct {
 // AppendBlockFromURL is Append Block From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/append-block-from-url).
 func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLInput) (FromURLOutput, error) {
-	hns := s.nsOf(in.Ref.Account)
+	l := s.layoutOf(in.Ref.Account)
 	now := s.now(in.Call)
 	ref, acc, appendPos, maxSize := in.Ref, in.Access, optional(in.AppendPosition), optional(in.MaxSize)
 	var b *blobRec
@@ -430,7 +430,7 @@ func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLI
 		if err := checkSourceSize(n, maxAppendBlock); err != nil {
 			return err
 		}
-		b, err = s.updateAnyTx(tx, hns, ref, acc, in.Caller, now, func(tx kv.Tx, b *blobRec) (err error) {
+		b, err = l.updateTx(tx, ref, acc, in.Caller, now, func(tx kv.Tx, b *blobRec) (err error) {
 			if err := checkCPK(b, in.CPK); err != nil {
 				return err
 			}
@@ -461,8 +461,8 @@ type PutPageFromURLInput struct {
 // PutPageFromURL is Put Page From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-page-from-url).
 func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (FromURLOutput, error) {
-	if s.nsOf(in.Ref.Account) != nil {
-		return FromURLOutput{}, hnsUnsupported()
+	if err := s.layoutOf(in.Ref.Account).pageBlobs(); err != nil {
+		return FromURLOutput{}, err
 	}
 	now := s.now(in.Call)
 	ref, acc, seq, off, n, key := in.Ref, in.Access, in.Sequence, in.Offset, in.Length, in.CPK
