@@ -33,6 +33,7 @@ var domain = []string{
 	"internal/svcprops",
 	"internal/table/odata",
 	"internal/vfs/...",
+	"internal/wire",
 }
 
 // forbidden are the packages no domain package may depend on.

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -18,7 +17,7 @@ const ISO7Layout = "2006-01-02T15:04:05.0000000Z"
 // date/time values in headers,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/representation-of-date-time-values-in-headers).
 // Sub-second precision is dropped.
-func FormatHTTPDate(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
+func FormatHTTPDate(t time.Time) string { return t.UTC().Format(httpTimeFormat) }
 
 // FormatISO7 formats t in UTC with exactly 7 fractional digits, e.g.
 // 2011-03-09T01:42:34.9360000Z (snapshot IDs, as Snapshot Blob returns them).
