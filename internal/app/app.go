@@ -31,6 +31,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/datalake"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/file/filerest"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/hns/upn"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -173,6 +174,8 @@ type App struct {
 	Table  *table.Service
 	File   *file.Service
 	DFS    *datalake.Service
+	// fileREST is the File REST front end over File.
+	fileREST *filerest.Service
 	// BlobURL is the account URL of the Blob service, e.g.
 	// http://127.0.0.1:10000/devstoreaccount1.
 	BlobURL string
@@ -323,6 +326,7 @@ func Start(cfg Config) (*App, error) {
 	a.Table.SetReclaimer(a.Blob.Reclaimer())
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.File.SetReclaimer(a.Blob.Reclaimer())
+	a.fileREST = filerest.New(a.File)
 	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})
 	// A hierarchical account's containers are filesystems: their
 	// namespace roots come and go with them.
@@ -337,7 +341,7 @@ func Start(cfg Config) (*App, error) {
 		a.metrics.Operations("blob", blob.Operations())
 		a.metrics.Operations("queue", queuerest.Operations())
 		a.metrics.Operations("table", tablerest.Operations())
-		a.metrics.Operations("file", file.Operations())
+		a.metrics.Operations("file", filerest.Operations())
 		a.metrics.Operations("dfs", append(datalake.Operations(), blob.Operations()...))
 	}
 	for _, svc := range []struct {
@@ -349,7 +353,7 @@ func Start(cfg Config) (*App, error) {
 		{cfg.BlobPort, cfg.BlobHost, &a.BlobURL, server.Service{Name: "blob", Kind: auth.Blob, Handler: a.Blob, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.QueuePort, cfg.QueueHost, &a.QueueURL, server.Service{Name: "queue", Kind: auth.Queue, Handler: queuerest.New(a.Queue), ServerHeader: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.TablePort, cfg.TableHost, &a.TableURL, server.Service{Name: "table", Kind: auth.Table, Handler: tablerest.New(a.Table, cfg.Logger), JSONErrors: true, ServerHeader: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"}},
-		{cfg.FilePort, cfg.FileHost, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.File, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.FilePort, cfg.FileHost, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.fileREST, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
 		// The dfs endpoint signs as Blob does (Authorize with Shared Key:
 		// the Blob and Data Lake Storage services share the scheme) and
 		// answers the Blob API too.
@@ -733,6 +737,6 @@ func (a *App) linkCopyPeers() {
 	if a.BlobURL == "" || a.FileURL == "" {
 		return
 	}
-	a.Blob.SetFilePeer(&xcopy.Peer{Source: a.File, Kind: "file", Port: port(a.FileURL)})
-	a.File.SetBlobPeer(&xcopy.Peer{Source: a.Blob, Kind: "blob", Port: port(a.BlobURL)})
+	a.Blob.SetFilePeer(&xcopy.Peer{Source: a.fileREST, Kind: "file", Port: port(a.FileURL)})
+	a.fileREST.SetBlobPeer(&xcopy.Peer{Source: a.Blob, Kind: "blob", Port: port(a.BlobURL)})
 }

@@ -26,6 +26,7 @@ var domain = []string{
 	"internal/hns/ns",
 	"internal/hns/upn",
 	"internal/extent",
+	"internal/file",
 	"internal/file/handle",
 	"internal/kv/...",
 	"internal/lease",

@@ -13,13 +13,13 @@ import (
 
 // The File service's domain: one API under both front doors.
 //
-// File REST (file.go, dir.go, rename.go, copy.go) and SMB2 (internal/smb,
+// File REST (filerest: file.go, dir.go, rename.go, copy.go) and SMB2 (internal/smb,
 // through the VFS of vfs*.go) read and change the same entry records. The
 // operations both perform — reading and writing ranges, resizing, setting
 // properties and basic information, deleting, renaming, creating, and
 // replacing a file's content (replaceContent) — are the methods of domain
 // (domain_io.go, domain_meta.go, domain_rename.go), as are an SMB open
-// (domain_open.go), Copy File (copy.go) and the lease actions
+// (domain_open.go), Copy File (domain_copy.go) and the lease actions
 // (domain_lease.go).
 // Each takes a caller and a typed input (offsets, sizes, staged data,
 // parsed properties; never an *http.Request, a header name or a
@@ -388,7 +388,7 @@ func (d domain) checkRange(tx kv.Tx, now time.Time, c *caller, e *Entry, off, n 
 // over 4 TiB when it parses them, 400 OutOfRangeInput.)
 func (d domain) checkSize(c *caller, sh *Share, size int64) error {
 	if c.open != nil {
-		if size > maxFileSize || checkQuota(sh, size) != nil {
+		if size > MaxFileSize || checkQuota(sh, size) != nil {
 			return refuse(byQuota, fmt.Errorf("%w: a file of %d bytes", ErrDiskFull, size))
 		}
 		return nil

@@ -16,7 +16,7 @@ import (
 // naming the file and the parsed request values (sizes, ranges, staged
 // data, properties), runs in one kv transaction (through the shared
 // domain calls of domain_io.go and domain_meta.go) and returns the stored
-// entry for the front end (file.go) to render. A method given staged data
+// entry for the front end (filerest/file.go) to render. A method given staged data
 // finishes it (extent.Staged.Finish): its chunks are kept when the write
 // was recorded and freed at once when it was refused.
 
@@ -360,7 +360,7 @@ type RenameInput struct {
 }
 
 // Rename is Rename File and Rename Directory, within one share (see
-// domain.rename and the outcomes rename.go lists).
+// domain.rename and the outcomes filerest/rename.go lists).
 func (s *Service) Rename(ctx context.Context, in RenameInput) (EntryOutput, error) {
 	c := in.caller()
 	e, err := s.dom().rename(ctx, &c, &renameIn{src: in.Source, dir: in.Dir, replace: in.Replace, ignoreRO: in.IgnoreReadOnly,

@@ -48,7 +48,7 @@ func (d domain) delete(ctx context.Context, c *caller, in *deleteIn) error {
 		if smb && !in.pending {
 			return vfsHandleErr(handle.SetDeletePending(tx, now, c.acct, c.share, c.open.fileID(), c.open.HandleID, false))
 		}
-		if e.ID == rootID {
+		if e.ID == RootID {
 			if smb {
 				return fmt.Errorf("%w: the share root cannot be deleted", ErrAccessDenied)
 			}

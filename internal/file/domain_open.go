@@ -108,7 +108,7 @@ func (d domain) admitOpen(tx kv.Tx, now time.Time, in *openIn, e *Entry) (leased
 		return false, err
 	}
 	switch {
-	case e.ID == rootID && doc:
+	case e.ID == RootID && doc:
 		return false, fmt.Errorf("%w: the share root cannot be deleted", ErrAccessDenied)
 	case truncate && doc && in.attrs&AttrReadOnly != 0:
 		// Overwriting with the read-only attribute and delete-on-close:
@@ -177,7 +177,7 @@ func (d domain) openCreate(tx kv.Tx, now time.Time, in *openIn, parent *Entry) (
 		return nil, fmt.Errorf("%w: delete-on-close with the read-only attribute", ErrCannotDelete)
 	}
 	// An empty path is the root, which exists: parent is set here.
-	if parent.ID != rootID {
+	if parent.ID != RootID {
 		pending, err := handle.IsDeletePending(tx, r.Account, r.Share, FormatID(parent.ID))
 		if err != nil {
 			return nil, err

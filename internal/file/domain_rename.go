@@ -79,7 +79,7 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, er
 			if _, src, err = liveOpen(tx, now, c.open); err != nil {
 				return err
 			}
-			if src.ID == rootID {
+			if src.ID == RootID {
 				return fmt.Errorf("%w: the share root cannot be renamed", ErrAccessDenied)
 			}
 			if err := checkRenameOpens(tx, now, c.open, src); err != nil {

@@ -188,7 +188,7 @@ func (v *VFS) Shares(ctx context.Context, acct string) ([]string, error) {
 			if derr = json.Unmarshal(val, &rec); derr != nil {
 				return false
 			}
-			if rec.Protocols != protoNFS {
+			if rec.Protocols != ProtoNFS {
 				out = append(out, parts[2])
 			}
 			return true
@@ -238,7 +238,7 @@ func smbShare(tx kv.Tx, acct, sh string) (*Share, error) {
 		return nil, ErrShareNotFound
 	}
 	rec, err := loadShare(tx, acct, sh, "")
-	if azerr.Has(err, azerr.ShareNotFound) || err == nil && rec.Protocols == protoNFS {
+	if azerr.Has(err, azerr.ShareNotFound) || err == nil && rec.Protocols == ProtoNFS {
 		return nil, fmt.Errorf("%w: %s", ErrShareNotFound, sh)
 	}
 	return rec, err
@@ -404,7 +404,7 @@ func infoOf(e *Entry, pending bool) Info {
 	in := Info{
 		FileID: e.ID, ParentID: e.Parent, Name: e.Name, Dir: e.Dir,
 		Attributes: e.SMB.Attrs,
-		Created:    e.SMB.Created, LastAccess: e.SMB.accessed(), LastWrite: e.SMB.LastWrite, Changed: e.SMB.Changed,
+		Created:    e.SMB.Created, LastAccess: e.SMB.Accessed(), LastWrite: e.SMB.LastWrite, Changed: e.SMB.Changed,
 		DeletePending: pending, ETag: e.ETag, LastModified: e.Modified,
 	}
 	if e.Dir {

@@ -77,7 +77,7 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 	if off < WriteToEOF || len(data) > MaxIOSize {
 		return fmt.Errorf("%w: write of %d bytes at %d", ErrInvalidParameter, len(data), off)
 	}
-	if off > maxFileSize-int64(len(data)) {
+	if off > MaxFileSize-int64(len(data)) {
 		return fmt.Errorf("%w: a write to %d", ErrDiskFull, off+int64(len(data)))
 	}
 	if len(data) == 0 {

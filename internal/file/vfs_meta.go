@@ -105,7 +105,7 @@ func applyBasic(e *Entry, b *BasicInfo, frozen Times, now time.Time) bool {
 		if e.Dir {
 			a |= AttrDirectory
 		}
-		if e.ID == rootID {
+		if e.ID == RootID {
 			const fixed = AttrHidden | AttrSystem
 			a = a&^fixed | e.SMB.Attrs&fixed
 		}
@@ -197,7 +197,7 @@ func checkRenameOpens(tx kv.Tx, now time.Time, o *Open, src *Entry) error {
 	// below it cannot be renamed. The check walks up from every live
 	// handle of the share, with a cache, so it costs the share's handles
 	// times the depth at most.
-	below := map[uint64]bool{rootID: false, src.ID: true}
+	below := map[uint64]bool{RootID: false, src.ID: true}
 	var isBelow func(id uint64) (bool, error)
 	isBelow = func(id uint64) (bool, error) {
 		if b, ok := below[id]; ok {
@@ -286,7 +286,7 @@ func (v *VFS) ReadDir(ctx context.Context, o *Open, after string, limit int) ([]
 				derr = fmt.Errorf("decoding %q: %w", k, derr)
 				return false
 			}
-			if e.ID == rootID {
+			if e.ID == RootID {
 				return true // the root's own record sorts among its children
 			}
 			es = append(es, &e)
@@ -319,14 +319,14 @@ func (v *VFS) Lookup(ctx context.Context, o *Open, name string) (Info, error) {
 		if _, _, err := v.live(tx, v.s.clock.Now(), o); err != nil {
 			return err
 		}
-		if validName(name) != nil {
+		if ValidName(name) != nil {
 			return fmt.Errorf("%w: %q", ErrNotFound, name)
 		}
 		e, err := loadEntry(tx, o.Account, o.Share, "", o.FileID, fold(name))
 		if err != nil {
 			return err
 		}
-		if e == nil || e.ID == rootID {
+		if e == nil || e.ID == RootID {
 			return fmt.Errorf("%w: %q", ErrNotFound, name)
 		}
 		pending, err := handle.IsDeletePending(tx, o.Account, o.Share, FormatID(e.ID))
@@ -345,7 +345,7 @@ func (v *VFS) ParentInfo(ctx context.Context, o *Open) (Info, error) {
 		if err != nil {
 			return err
 		}
-		if e.ID != rootID {
+		if e.ID != RootID {
 			p, err := loadByID(tx, o.Account, o.Share, "", e.Parent)
 			if err != nil {
 				return err

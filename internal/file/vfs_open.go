@@ -12,22 +12,22 @@ import (
 )
 
 // checkPath validates the components of an SMB path: the REST naming
-// rules (see validName; no trailing-dot trimming: SMB clients send names
+// rules (see ValidName; no trailing-dot trimming: SMB clients send names
 // as they mean them (inferred)), the whole path at most 2,048 characters and
 // 250 levels.
 func checkPath(comps []string) error {
-	if len(comps) > maxPathDepth {
-		return fmt.Errorf("%w: more than %d levels", ErrInvalidName, maxPathDepth)
+	if len(comps) > MaxPathDepth {
+		return fmt.Errorf("%w: more than %d levels", ErrInvalidName, MaxPathDepth)
 	}
 	n := 0
 	for _, c := range comps {
 		n += len(c) + 1
-		if validName(c) != nil {
+		if ValidName(c) != nil {
 			return fmt.Errorf("%w: %q", ErrInvalidName, c)
 		}
 	}
-	if n > maxPathLen+1 {
-		return fmt.Errorf("%w: path longer than %d characters", ErrInvalidName, maxPathLen)
+	if n > MaxPathLen+1 {
+		return fmt.Errorf("%w: path longer than %d characters", ErrInvalidName, MaxPathLen)
 	}
 	return nil
 }
@@ -153,7 +153,7 @@ func (v *VFS) Path(ctx context.Context, o *Open) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		for e.ID != rootID {
+		for e.ID != RootID {
 			out = append(out, e.Name)
 			next, err := loadByID(tx, o.Account, o.Share, "", e.Parent)
 			if err != nil {

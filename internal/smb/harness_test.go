@@ -24,6 +24,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/cerulean-storage/cerulean/internal/file/filerest"
 	"github.com/cerulean-storage/cerulean/internal/testenv"
 
 	ntlmssp "github.com/Azure/go-ntlmssp"
@@ -137,7 +138,7 @@ func (e *testEnv) rest(method, target, body string, want int, hdr ...string) *ht
 	}
 	hr.Header.Set("x-ms-version", "2025-05-05")
 	w := httptest.NewRecorder()
-	err := e.svc.ServeAzure(w, &server.Request{Request: hr, Account: testAcct, Authenticated: true, Now: time.Now()})
+	err := filerest.New(e.svc).ServeAzure(w, &server.Request{Request: hr, Account: testAcct, Authenticated: true, Now: time.Now()})
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, target, err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file/filerest"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
@@ -112,7 +113,7 @@ func (e *testEnv) restErr(method, target, body string, hdr ...string) error {
 	}
 	hr.Header.Set("x-ms-version", "2025-05-05")
 	w := httptest.NewRecorder()
-	err := e.svc.ServeAzure(w, &server.Request{Request: hr, Account: testAcct, Authenticated: true, Now: time.Now()})
+	err := filerest.New(e.svc).ServeAzure(w, &server.Request{Request: hr, Account: testAcct, Authenticated: true, Now: time.Now()})
 	if err == nil && w.Code >= 300 {
 		return errors.New(w.Result().Status)
 	}

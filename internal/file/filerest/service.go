@@ -1,17 +1,50 @@
-package file
+// Package filerest is the File service's REST front end: the route table
+// (routes.go), the parsing of requests into the typed inputs of the
+// internal/file domain, SAS authorization, copy sources, and the XML and
+// header rendering of its outputs. Every operation is one call of a
+// file.Service method, which owns its transaction.
+package filerest
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
+	"sync/atomic"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/wire"
+	"github.com/cerulean-storage/cerulean/internal/xcopy"
 	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
+
+// Service serves the File REST API (a server.Handler and
+// server.CORSRuler) over one file.Service, and is the File side of the
+// copies between Blob and File (xcopy.Source).
+type Service struct {
+	f *file.Service
+	// blobPeer is the Blob service copies may read from (SetBlobPeer).
+	blobPeer atomic.Pointer[xcopy.Peer]
+}
+
+// New returns the REST front end of f.
+func New(f *file.Service) *Service { return &Service{f: f} }
+
+// Domain returns the File domain service s serves.
+func (s *Service) Domain() *file.Service { return s.f }
+
+// CORSRules returns the account's File CORS rules (server.CORSRuler).
+func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
+	return s.f.CORSRules(ctx, account)
+}
+
+// ServiceProperties returns the File Service Properties, which the route
+// table's service-level entries serve through svcpropsrest.
+func (s *Service) ServiceProperties() *svcprops.Service { return s.f.ServiceProperties() }
 
 // req is a parsed File request.
 type req struct {
@@ -170,11 +203,11 @@ func (s *Service) route(r *req) (*route, error) {
 // ShareClientOptions.AllowTrailingDot, version 2022-11-02; azfile recorded
 // test TestFileCreateDeleteTrailingDot).
 func splitPath(p string, allowTrailingDot bool) ([]string, error) {
-	if len(p) > maxPathLen {
+	if len(p) > file.MaxPathLen {
 		return nil, azerr.New(azerr.InvalidFileOrDirectoryPathName)
 	}
 	comps := strings.Split(p, "/")
-	if len(comps) > maxPathDepth {
+	if len(comps) > file.MaxPathDepth {
 		return nil, azerr.New(azerr.InvalidFileOrDirectoryPathName)
 	}
 	for i, c := range comps {
@@ -182,30 +215,11 @@ func splitPath(p string, allowTrailingDot bool) ([]string, error) {
 			c = strings.TrimRight(c, ".")
 			comps[i] = c
 		}
-		if err := validName(c); err != nil {
+		if err := file.ValidName(c); err != nil {
 			return nil, err
 		}
 	}
 	return comps, nil
-}
-
-// validName checks one path component. A name that is not UTF-8 is 400
-// InvalidResourceName, as the Blob service answers one (wire.ValidBlobName):
-// it must not reach the store, whose JSON records would turn each bad
-// byte into U+FFFD and so give different names the same file.
-func validName(c string) error {
-	if !utf8.ValidString(c) {
-		return azerr.New(azerr.InvalidResourceName)
-	}
-	if c == "" || c == "." || c == ".." || len([]rune(c)) > maxNameLen {
-		return azerr.New(azerr.InvalidResourceName)
-	}
-	for _, ch := range c {
-		if ch < 0x20 || ch == 0x7f || strings.ContainsRune(`"\/:|<>*?`, ch) {
-			return azerr.New(azerr.InvalidResourceName)
-		}
-	}
-	return nil
 }
 
 // sourceAllowsTrailingDot reads x-ms-source-allow-trailing-dot, the
