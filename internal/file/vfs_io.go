@@ -18,10 +18,6 @@ import (
 // counted (extent.AdjustRefs) inside it, and the write is stamped with
 // new SMB last-write and change times, a new ETag and Last-Modified.
 
-// WriteToEOF as a Write offset appends at the end of file (SMB2 WRITE
-// Offset 0xFFFFFFFFFFFFFFFF, MS-FSA 2.1.5.4 FILE_WRITE_TO_END_OF_FILE).
-const WriteToEOF int64 = -1
-
 // Read returns up to n bytes of o's file from offset off (SMB2 READ): a
 // short result at the end of file, and io.EOF when off is at or past the
 // end (STATUS_END_OF_FILE). Holes of a sparse file read as zeros. o needs

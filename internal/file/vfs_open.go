@@ -3,10 +3,8 @@ package file
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
@@ -30,15 +28,6 @@ func checkPath(comps []string) error {
 		return fmt.Errorf("%w: path longer than %d characters", ErrInvalidName, MaxPathLen)
 	}
 	return nil
-}
-
-// walkSMB resolves comps like walk, with SMB errors.
-func walkSMB(tx kv.Tx, acct, sh string, comps []string) (parent, e *Entry, err error) {
-	parent, e, err = walk(tx, acct, sh, "", comps)
-	if azerr.Has(err, azerr.ParentNotFound) {
-		return nil, nil, fmt.Errorf("%w: %s", ErrPathNotFound, strings.Join(comps, `\`))
-	}
-	return parent, e, err
 }
 
 // validOptions is FILE_VALID_OPTION_FLAGS and validAttrs
@@ -106,25 +95,6 @@ func (v *VFS) Open(ctx context.Context, r OpenRequest) (*Open, error) {
 // and loads o's entry by file ID: ErrShareNotFound, ErrFileClosed.
 func (v *VFS) live(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
 	return liveOpen(tx, now, o)
-}
-
-// liveOpen is VFS.live.
-func liveOpen(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
-	sh, err := smbShare(tx, o.Account, o.Share)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := handle.Get(tx, now, o.Account, o.Share, o.fileID(), o.HandleID); err != nil {
-		return nil, nil, vfsHandleErr(err)
-	}
-	e, err := loadByID(tx, o.Account, o.Share, "", o.FileID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if e == nil {
-		return nil, nil, fmt.Errorf("%w: file %d no longer exists", ErrFileClosed, o.FileID)
-	}
-	return sh, e, nil
 }
 
 // Info returns the file's current information through o.
