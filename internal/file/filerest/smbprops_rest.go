@@ -1,8 +1,8 @@
 package filerest
 
-// The REST side of the SMB properties (smb.go): their x-ms-file-* request
-// headers parsed into the typed SMBRequest and file.FileTime values the domain
-// applies, and the response headers rendered from an Entry. Create File,
+// The REST side of the SMB properties (file/smbprops.go): their
+// x-ms-file-* request headers parsed into the typed SMBRequest and
+// file.FileTime values the domain applies, and the response headers rendered from an Entry. Create File,
 // Create Directory, Set File/Directory Properties, Rename and Copy File
 // (copy.go) read them; the properties reads and List (list.go) write them.
 
@@ -22,15 +22,25 @@ const timeLayout = "2006-01-02T15:04:05.0000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-// readFileTime reads header name of h; def is the value used when the
-// header is absent. A malformed value is not an error yet: the domain
-// reports it (file.ParseFileTime).
+// readFileTime reads header name of h: "now", "preserve" or an RFC 3339
+// time; def is the value used when the header is absent. A malformed
+// value is not an error yet: the domain reports it (file.FileTime).
 func readFileTime(h http.Header, name, def string) file.FileTime {
 	v := strings.TrimSpace(h.Get(name))
 	if v == "" {
 		v = def
 	}
-	return file.ParseFileTime(name, v)
+	ft := file.FileTime{Name: name, Raw: v}
+	switch strings.ToLower(v) {
+	case "now":
+		ft.Now = true
+	case "preserve":
+		ft.Preserve = true
+	default:
+		t, err := time.Parse(time.RFC3339Nano, v)
+		ft.At, ft.Bad = t.UTC(), err != nil
+	}
+	return ft
 }
 
 // maxPermHeader is the largest SDDL accepted in x-ms-file-permission; larger

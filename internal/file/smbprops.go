@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -33,14 +32,19 @@ const (
 )
 
 // FileTime is an x-ms-file-*-time value of a create or set-properties
-// request, read before the transaction (ParseFileTime): "now",
-// "preserve" or a time.
+// request, parsed before the transaction (filerest): "now", "preserve"
+// or a time. A malformed value is carried (Bad) and reported by Resolve,
+// inside the transaction, where the request's earlier checks (lease,
+// handles) have passed.
 type FileTime struct {
-	name, raw string // the header and its value (for the error)
-	preserve  bool
-	now       bool
-	at        time.Time
-	bad       bool // raw is not a time
+	// Name and Raw are the header and its value, for the error.
+	Name, Raw string
+	// Now: the operation's time; Preserve: the item's current time.
+	Now, Preserve bool
+	// At is the time given, when neither Now nor Preserve.
+	At time.Time
+	// Bad: Raw is not a time.
+	Bad bool
 }
 
 // Resolve is the time ft sets at now on an item whose time is old:
@@ -48,33 +52,14 @@ type FileTime struct {
 // InvalidHeaderValue.
 func (ft *FileTime) Resolve(now, old time.Time) (time.Time, error) {
 	switch {
-	case ft.bad, ft.preserve && old.IsZero():
-		return time.Time{}, azerr.InvalidHeader(ft.name, ft.raw)
-	case ft.now:
+	case ft.Bad, ft.Preserve && old.IsZero():
+		return time.Time{}, azerr.InvalidHeader(ft.Name, ft.Raw)
+	case ft.Now:
 		return now, nil
-	case ft.preserve:
+	case ft.Preserve:
 		return old, nil
 	}
-	return ft.at, nil
-}
-
-// ParseFileTime reads v, the value of the time header name: "now",
-// "preserve" or an RFC 3339 time. A malformed value is not an error
-// yet: the domain reports it (400 InvalidHeaderValue naming the header),
-// inside the transaction, where the request's earlier checks (lease,
-// handles) have passed.
-func ParseFileTime(name, v string) FileTime {
-	ft := FileTime{name: name, raw: v}
-	switch strings.ToLower(v) {
-	case "now":
-		ft.now = true
-	case "preserve":
-		ft.preserve = true
-	default:
-		t, err := time.Parse(time.RFC3339Nano, v)
-		ft.at, ft.bad = t.UTC(), err != nil
-	}
-	return ft
+	return ft.At, nil
 }
 
 // Validate reports a malformed value now (Copy File checks its times
