@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc64"
 	"io"
 	"strconv"
@@ -224,7 +225,7 @@ func loadBlobSource(tx kv.Tx, now time.Time, cs *CopySource) (*Entry, error) {
 // File reads its source (share, parent and file must exist; the SMB
 // handles of the live share must allow reading it) and returns it with
 // the check of a range read of it (its SMB byte-range locks). Errors
-// are as a read of the source gives them (AsSourceFailure turns them
+// are as a read of the source gives them (the REST front end turns them
 // into CannotVerifyCopySource). The Blob service's copies from a file
 // read it through this.
 func ReadSourceFile(tx kv.Tx, now time.Time, cs *CopySource) (e *Entry, readable func(off, n int64) error, err error) {
@@ -286,8 +287,8 @@ func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*Entry, er
 		if err := checkSourceLocks(tx, now, cs, src, 0, src.Size); err != nil {
 			return err
 		}
-		if err := checkQuota(t.share, src.Size); err != nil {
-			return err
+		if overQuota(t.share, src.Size) {
+			return refused(ByQuota, fmt.Sprintf("a copy of %d bytes", src.Size))
 		}
 		old := t.e
 		var oldParts []extent.Part
@@ -308,7 +309,7 @@ func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*Entry, er
 			// attribute set causes the copy operation to fail";
 			// (azfile TestNegativeFileStartCopyDestReadOnly) ReadOnlyAttribute.
 			if old.SMB.Attrs&AttrReadOnly != 0 && !cp.IgnoreReadOnly {
-				return refuse(byReadOnly, azerr.New(azerr.ReadOnlyAttribute))
+				return refuse(ByReadOnly, azerr.New(azerr.ReadOnlyAttribute))
 			}
 			oldParts = old.Parts
 			e = &Entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, now)}
@@ -439,13 +440,13 @@ var putRangeFromURLAttempts = 5
 func readSourceRange(tx kv.Tx, now time.Time, cs *CopySource, off, n int64) ([]extent.Part, map[string][]byte, error) {
 	src, err := loadCopySource(tx, now, cs)
 	if err != nil {
-		return nil, nil, AsSourceFailure(err)
+		return nil, nil, &SourceError{Err: err}
 	}
 	if off+n > src.Size {
 		return nil, nil, azerr.Newf(azerr.InvalidRange, "The source range is beyond the end of the source file.")
 	}
 	if err := checkSourceLocks(tx, now, cs, src, off, n); err != nil {
-		return nil, nil, AsSourceFailure(err)
+		return nil, nil, &SourceError{Err: err}
 	}
 	parts := extent.Within(src.Parts, off, n)
 	inline, err := extent.Prefetch(tx, parts, off, n)

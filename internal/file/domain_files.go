@@ -230,14 +230,10 @@ func (s *Service) ListRanges(ctx context.Context, in ListRangesInput) (ListRange
 	return out, nil
 }
 
-// checkQuota refuses a file larger than its share's quota: 403
-// ShareSizeLimitReached (azfile recording
-// TestNegativeFileSizeMoreThanShareQuota).
-func checkQuota(sh *Share, size int64) error {
-	if sh.Quota > 0 && size > int64(sh.Quota)<<30 {
-		return azerr.New(azerr.ShareSizeLimitReached)
-	}
-	return nil
+// overQuota reports whether a file of size bytes is larger than its
+// share's quota.
+func overQuota(sh *Share, size int64) bool {
+	return sh.Quota > 0 && size > int64(sh.Quota)<<30
 }
 
 // rangeWritten stamps a content write of e: last-write and change times.

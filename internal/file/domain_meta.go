@@ -239,7 +239,7 @@ func (d domain) create(ctx context.Context, c *caller, in *createIn) (*Entry, er
 			return err
 		}
 		if !in.dir {
-			if err := d.checkSize(c, t.share, in.size); err != nil {
+			if err := d.checkSize(t.share, in.size); err != nil {
 				return err
 			}
 		}

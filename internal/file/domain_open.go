@@ -74,7 +74,7 @@ func truncates(disp Disposition) bool {
 // admitOpen applies to an SMB open of the existing item e the checks an
 // open must pass before the sharing check: the disposition and kind,
 // delete-pending (the rule REST operations meet in handle.CheckRESTOp:
-// refused by byDeletePending), the read-only attribute (readOnlyAtOpen),
+// refused by ByDeletePending), the read-only attribute (readOnlyAtOpen),
 // the share root's delete-on-close, an overwrite's hidden and system
 // attributes and a REST lease (leaseAtOpen). It returns whether e is
 // leased, which the sharing check needs.
@@ -100,7 +100,7 @@ func (d domain) admitOpen(tx kv.Tx, now time.Time, in *openIn, e *Entry) (leased
 		return false, err
 	}
 	if pending {
-		return false, refuse(byDeletePending, ErrDeletePending)
+		return false, refuse(ByDeletePending, ErrDeletePending)
 	}
 	truncate := truncates(r.Disposition)
 	explicit := MapAccess(r.DesiredAccess&^AccessMaximumAllowed, false)
@@ -183,7 +183,7 @@ func (d domain) openCreate(tx kv.Tx, now time.Time, in *openIn, parent *Entry) (
 			return nil, err
 		}
 		if pending {
-			return nil, refuse(byDeletePending, fmt.Errorf("%w: the directory is delete-pending", ErrDeletePending))
+			return nil, refuse(ByDeletePending, fmt.Errorf("%w: the directory is delete-pending", ErrDeletePending))
 		}
 	}
 	e, err := newItem(tx, r.Account, r.Share, parent, r.Path[len(r.Path)-1], r.Options&OptDirectoryFile != 0, in.attrs, now)

@@ -52,7 +52,7 @@ var opRename = fileOp{access: AccessDelete, what: "a rename"}
 //   - the destination's parent: REST 404 ParentNotFound, SMB
 //     ErrPathNotFound; the root as destination: REST 409
 //     ResourceAlreadyExists;
-//   - REST: the source's lease (412 as for a write, byLease); SMB: the
+//   - REST: the source's lease (412 as for a write, ByLease); SMB: the
 //     open handles of the destination's directory (ErrSharingViolation,
 //     see renameTargetDirNeed);
 //   - a directory moved into its own subtree: REST 400 InvalidInput, SMB
@@ -120,7 +120,7 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, er
 				return vfsHandleErr(err)
 			}
 		} else if err := lease.CheckWrite(src.Lease, in.srcLease, lease.File, now); err != nil {
-			return refuse(byLease, err)
+			return refuse(ByLease, err)
 		}
 		if src.Dir {
 			if err := checkNotBelow(tx, acct, sh, dp, src.ID); err != nil {
@@ -180,10 +180,10 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, er
 // "the Rest rename API does not support overwriting a directory"; the code
 // is inferred), SMB ErrAccessDenied. A read-only file: REST 409
 // ReadOnlyAttribute unless ignoreRO (the same azfile test), SMB
-// ErrAccessDenied (byReadOnly). A leased file: REST needs the destination
+// ErrAccessDenied (ByReadOnly). A leased file: REST needs the destination
 // lease ID (azfile TestDirectoryRenameDestLease), SMB ErrSharingViolation
-// (byLease). Open handles: REST as the renameReplace row of the handle
-// table (byShareMode), SMB: none may be open or delete-pending
+// (ByLease). Open handles: REST as the renameReplace row of the handle
+// table (ByShareMode), SMB: none may be open or delete-pending
 // (ErrAccessDenied, MS-FSA 2.1.5.15.11).
 func (d domain) replaceTarget(tx kv.Tx, now time.Time, c *caller, in *renameIn, old *Entry) error {
 	acct, sh := c.acct, c.share
@@ -192,10 +192,10 @@ func (d domain) replaceTarget(tx kv.Tx, now time.Time, c *caller, in *renameIn, 
 		case !in.replace, old.Dir:
 			return azerr.New(azerr.ResourceAlreadyExists)
 		case old.SMB.Attrs&AttrReadOnly != 0 && !in.ignoreRO:
-			return refuse(byReadOnly, azerr.New(azerr.ReadOnlyAttribute))
+			return refuse(ByReadOnly, azerr.New(azerr.ReadOnlyAttribute))
 		}
 		if err := lease.CheckWrite(old.Lease, in.dstLease, lease.File, now); err != nil {
-			return refuse(byLease, err)
+			return refuse(ByLease, err)
 		}
 		if err := handlesAt(tx, now, acct, sh, "", old, handle.OpRenameReplace); err != nil {
 			return err
@@ -207,9 +207,9 @@ func (d domain) replaceTarget(tx kv.Tx, now time.Time, c *caller, in *renameIn, 
 		case old.Dir:
 			return fmt.Errorf("%w: a directory cannot be replaced", ErrAccessDenied)
 		case old.SMB.Attrs&AttrReadOnly != 0:
-			return refuse(byReadOnly, fmt.Errorf("%w: %s is read-only", ErrAccessDenied, old.Name))
+			return refuse(ByReadOnly, fmt.Errorf("%w: %s is read-only", ErrAccessDenied, old.Name))
 		case old.Lease.Active(now):
-			return refuse(byLease, fmt.Errorf("%w: %s is leased", ErrSharingViolation, old.Name))
+			return refuse(ByLease, fmt.Errorf("%w: %s is leased", ErrSharingViolation, old.Name))
 		}
 		fid := FormatID(old.ID)
 		open, err := handle.HasOpen(tx, now, acct, sh, fid)
@@ -221,7 +221,7 @@ func (d domain) replaceTarget(tx kv.Tx, now time.Time, c *caller, in *renameIn, 
 			return err
 		}
 		if open || pending {
-			return refuse(byShareMode, fmt.Errorf("%w: %s is open", ErrAccessDenied, old.Name))
+			return refuse(ByShareMode, fmt.Errorf("%w: %s is open", ErrAccessDenied, old.Name))
 		}
 	}
 	return removeItem(tx, now, acct, sh, old)

@@ -1,7 +1,6 @@
 package file
 
 import (
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -87,27 +86,13 @@ type CRCConditions struct {
 	Content, IfMatch, IfNoneMatch []byte
 }
 
-// SourceFailure reports a failure to read a copy source the way the
-// service reports them for the *FromURL operations: CannotVerifyCopySource
-// with the source's status, and the source's status and code as details
-// (Azure/azure-sdk-for-net#48992, a 401 CannotVerifyCopySource with
-// CopySourceStatusCode 401 and CopySourceErrorCode
-// NoAuthenticationInformation).
-func SourceFailure(status int, code, msg string) *azerr.Error {
-	return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(status).
-		With("CopySourceStatusCode", strconv.Itoa(status)).
-		With("CopySourceErrorCode", code)
-}
+// SourceError is a failure to read the source of a Put Range from URL:
+// the REST front end reports it as the service reports source failures
+// (CannotVerifyCopySource with the source's status and code).
+type SourceError struct{ Err error }
 
-// AsSourceFailure wraps an Azure error met while reading a copy source
-// into SourceFailure; other errors pass unchanged.
-func AsSourceFailure(err error) error {
-	ae, ok := azerr.As(err)
-	if !ok || ae.Code == azerr.CannotVerifyCopySource {
-		return err
-	}
-	return SourceFailure(ae.Status, ae.Code, ae.Message)
-}
+func (e *SourceError) Error() string { return "reading the copy source: " + e.Err.Error() }
+func (e *SourceError) Unwrap() error { return e.Err }
 
 // ValidName checks one path component. A name that is not UTF-8 is 400
 // InvalidResourceName, as the Blob service answers one (wire.ValidBlobName):

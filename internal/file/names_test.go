@@ -7,3 +7,19 @@ type (
 	entry    = Entry
 	smbProps = SMBProps
 )
+
+// The names the tests use for the refusal kinds, exported for the doors
+// to map (issue 28).
+type check = Check
+
+const (
+	byAccess        = ByAccess
+	byShareMode     = ByShareMode
+	byDeletePending = ByDeletePending
+	byLock          = ByLock
+	byLease         = ByLease
+	byReadOnly      = ByReadOnly
+	byQuota         = ByQuota
+)
+
+func refusedBy(err error) Check { return RefusedBy(err) }

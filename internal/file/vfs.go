@@ -51,6 +51,28 @@ import (
 // per request.
 const MaxIOSize = extent.ChunkMax
 
+// smbError answers with its sentinel a domain refusal that leaves the
+// vocabulary to the door (Refusal.Err nil): a byte-range lock is
+// ErrFileLockConflict (STATUS_FILE_LOCK_CONFLICT, MS-FSA 2.1.4.10), the
+// quota or the largest file size ErrDiskFull (STATUS_DISK_FULL). The
+// refusal keeps its check. Other errors pass unchanged.
+func smbError(err error) error {
+	var r *Refusal
+	if !errors.As(err, &r) || r.Err != nil {
+		return err
+	}
+	var sentinel error
+	switch r.By {
+	case ByLock:
+		sentinel = ErrFileLockConflict
+	case ByQuota:
+		sentinel = ErrDiskFull
+	default:
+		return err
+	}
+	return &Refusal{By: r.By, Err: fmt.Errorf("%w: %s", sentinel, r.Detail), Detail: r.Detail}
+}
+
 // VFS is the SMB view of the File service for one front end: its owner
 // id is the liveness identity of every handle it opens (see Heartbeat).
 // A VFS holds no state besides its owner; it is safe for concurrent use.

@@ -36,7 +36,7 @@ func (v *VFS) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, erro
 	}
 	out, err := v.s.dom().readRange(ctx, &c, &readIn{off: off, n: int64(n)})
 	if err != nil {
-		return nil, err
+		return nil, smbError(err)
 	}
 	if out.off >= out.e.Size {
 		return nil, io.EOF
@@ -95,7 +95,7 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 	in := &writeIn{op: &opPutRange, off: off, n: n, data: st}
 	defer func() { st.Finish(ctx, in.recorded) }()
 	_, err = v.s.dom().writeRange(ctx, &c, in)
-	return err
+	return smbError(err)
 }
 
 // SetEndOfFile truncates or extends o's file to size
@@ -107,7 +107,7 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 func (v *VFS) SetEndOfFile(ctx context.Context, o *Open, size int64) error {
 	c := smbCaller(o)
 	_, err := v.s.dom().setProperties(ctx, &c, &propsIn{op: &opSetEndOfFile, resize: true, size: size})
-	return err
+	return smbError(err)
 }
 
 // SetAllocation handles FileAllocationInformation: the service allocates
@@ -117,5 +117,5 @@ func (v *VFS) SetEndOfFile(ctx context.Context, o *Open, size int64) error {
 func (v *VFS) SetAllocation(ctx context.Context, o *Open, size int64) error {
 	c := smbCaller(o)
 	_, err := v.s.dom().setProperties(ctx, &c, &propsIn{op: &opSetAllocation, resize: true, alloc: true, size: size})
-	return err
+	return smbError(err)
 }

@@ -37,7 +37,7 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 	freeze, thaw := (given|b.Freeze)&^b.Thaw, b.Thaw&^given
 	out, err := v.s.dom().setProperties(ctx, &c, &propsIn{op: &opSetBasic, basic: &b, frozen: o.Frozen()&^thaw | freeze})
 	if err != nil {
-		return Info{}, err
+		return Info{}, smbError(err)
 	}
 	o.freeze(freeze, thaw)
 	return infoOf(out.e, out.pending), nil
@@ -53,7 +53,7 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 // (domain.delete), as REST Delete File is.
 func (v *VFS) SetDisposition(ctx context.Context, o *Open, deletePending bool) error {
 	c := smbCaller(o)
-	return v.s.dom().delete(ctx, &c, &deleteIn{pending: deletePending})
+	return smbError(v.s.dom().delete(ctx, &c, &deleteIn{pending: deletePending}))
 }
 
 // Rename moves o's file or directory to newPath in the same share
@@ -83,7 +83,7 @@ func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfEx
 		return err
 	}
 	_, err := v.s.dom().rename(ctx, &c, &renameIn{dst: newPath, replace: replaceIfExists})
-	return err
+	return smbError(err)
 }
 
 // dirOpen checks that o is a directory open that may list: ErrNotDirectory,

@@ -88,7 +88,8 @@ func (v *VFS) Open(ctx context.Context, r OpenRequest) (*Open, error) {
 	if err := checkPath(r.Path); err != nil {
 		return nil, err
 	}
-	return v.s.dom().open(ctx, &openIn{OpenRequest: r, attrs: r.Attributes & storableAttrs, owner: v.owner})
+	o, err := v.s.dom().open(ctx, &openIn{OpenRequest: r, attrs: r.Attributes & storableAttrs, owner: v.owner})
+	return o, smbError(err)
 }
 
 // live checks, inside tx, that o's share exists and its handle is live,

@@ -169,7 +169,7 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 			if ae, ok := azerr.As(err); ok {
 				code = ae.Code
 			}
-			return file.SourceFailure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source.")
+			return sourceFailure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source.")
 		}
 		return nil
 	}
@@ -187,7 +187,7 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 		needSAS = true
 	}
 	if needSAS {
-		return file.SourceFailure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
+		return sourceFailure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
 	}
 	return nil
 }
@@ -494,13 +494,35 @@ func (s *Service) ReadCopySource(tx kv.Tx, now time.Time, path string, q url.Val
 	}
 	e, readable, err := file.ReadSourceFile(tx, now, &cs.CopySource)
 	if err != nil {
-		return nil, file.AsSourceFailure(err)
+		return nil, asSourceFailure(restError(err))
 	}
 	return &xcopy.Object{
 		Size: e.Size, Parts: e.Parts, ETag: e.ETag, Created: e.SMB.Created, Modified: e.Modified, Meta: e.Meta,
 		Props: xcopy.Props(e.Props),
 		Readable: func(off, n int64) error {
-			return file.AsSourceFailure(readable(off, n))
+			return asSourceFailure(restError(readable(off, n)))
 		},
 	}, nil
+}
+
+// sourceFailure reports a failure to read a copy source the way the
+// service reports them for the *FromURL operations: CannotVerifyCopySource
+// with the source's status, and the source's status and code as details
+// (Azure/azure-sdk-for-net#48992, a 401 CannotVerifyCopySource with
+// CopySourceStatusCode 401 and CopySourceErrorCode
+// NoAuthenticationInformation).
+func sourceFailure(status int, code, msg string) *azerr.Error {
+	return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(status).
+		With("CopySourceStatusCode", strconv.Itoa(status)).
+		With("CopySourceErrorCode", code)
+}
+
+// asSourceFailure wraps an Azure error met while reading a copy source
+// into sourceFailure; other errors pass unchanged.
+func asSourceFailure(err error) error {
+	ae, ok := azerr.As(err)
+	if !ok || ae.Code == azerr.CannotVerifyCopySource {
+		return err
+	}
+	return sourceFailure(ae.Status, ae.Code, ae.Message)
 }

@@ -7,6 +7,7 @@ package filerest
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -92,7 +93,37 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		}
 		w = xsm.Acknowledge(w, d)
 	}
-	return rt.Handler(s, w, r)
+	return restError(rt.Handler(s, w, r))
+}
+
+// restError answers in Azure error codes what the domain leaves to the
+// door: a refusal without an answer (file.Refusal.Err nil) by a
+// byte-range lock is 409 FileLockConflict ("A portion of the specified
+// file is locked by an SMB client", File service error codes,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes),
+// by the quota 403 ShareSizeLimitReached (azfile recording
+// TestNegativeFileSizeMoreThanShareQuota); the refusal keeps its check.
+// A failure to read a copy source (file.SourceError) is answered as the
+// service reports one (asSourceFailure). Other errors pass unchanged.
+func restError(err error) error {
+	var se *file.SourceError
+	if errors.As(err, &se) {
+		return asSourceFailure(restError(se.Err))
+	}
+	var rf *file.Refusal
+	if !errors.As(err, &rf) || rf.Err != nil {
+		return err
+	}
+	var code string
+	switch rf.By {
+	case file.ByLock:
+		code = azerr.FileLockConflict
+	case file.ByQuota:
+		code = azerr.ShareSizeLimitReached
+	default:
+		return err
+	}
+	return &file.Refusal{By: rf.By, Err: azerr.New(code), Detail: rf.Detail}
 }
 
 // newReq parses what routing needs from sr: the share and the path.
