@@ -91,6 +91,9 @@ const (
 	ByLease                          // a REST file lease
 	ByReadOnly                       // the read-only attribute
 	ByQuota                          // the share's quota or the largest file size
+	ByNotEmpty                       // a directory to delete has children
+	ByShareRoot                      // the share root cannot be deleted or renamed
+	BySubtree                        // a directory cannot move into its own subtree
 )
 
 func (c Check) String() string {
@@ -109,11 +112,17 @@ func (c Check) String() string {
 		return "read-only attribute"
 	case ByQuota:
 		return "quota"
+	case ByNotEmpty:
+		return "directory not empty"
+	case ByShareRoot:
+		return "share root"
+	case BySubtree:
+		return "own subtree"
 	}
 	return fmt.Sprintf("check(%d)", uint8(c))
 }
 
-// Refusal is a domain check's refusal. Where the check's outcome is the
+// Refusal is a domain check's refusal. Where the check's rule is the
 // same for both doors, the domain leaves Err nil and each door answers
 // By in its own vocabulary (filerest: an Azure error code; the SMB view:
 // the sentinel of an NTSTATUS), setting Err to that answer. Where the

@@ -49,10 +49,7 @@ func (d domain) delete(ctx context.Context, c *caller, in *deleteIn) error {
 			return vfsHandleErr(handle.SetDeletePending(tx, now, c.acct, c.share, c.open.fileID(), c.open.HandleID, false))
 		}
 		if e.ID == RootID {
-			if smb {
-				return fmt.Errorf("%w: the share root cannot be deleted", ErrAccessDenied)
-			}
-			return azerr.New(azerr.InvalidURI)
+			return refused(ByShareRoot, "the share root cannot be deleted")
 		}
 		op := &opDeleteFile
 		if e.Dir {
@@ -67,10 +64,7 @@ func (d domain) delete(ctx context.Context, c *caller, in *deleteIn) error {
 				return err
 			}
 			if busy {
-				if smb {
-					return ErrDirectoryNotEmpty
-				}
-				return azerr.New(azerr.DirectoryNotEmpty)
+				return refused(ByNotEmpty, "")
 			}
 		}
 		if smb {

@@ -80,7 +80,7 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, er
 				return err
 			}
 			if src.ID == RootID {
-				return fmt.Errorf("%w: the share root cannot be renamed", ErrAccessDenied)
+				return refused(ByShareRoot, "the share root cannot be renamed")
 			}
 			if err := checkRenameOpens(tx, now, c.open, src); err != nil {
 				return err
@@ -124,9 +124,6 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, er
 		}
 		if src.Dir {
 			if err := checkNotBelow(tx, acct, sh, dp, src.ID); err != nil {
-				if smb && azerr.Has(err, azerr.InvalidInput) {
-					return fmt.Errorf("%w: a directory cannot move into itself", ErrInvalidParameter)
-				}
 				return err
 			}
 		}

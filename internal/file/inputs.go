@@ -144,11 +144,11 @@ func shareLeaseRead(sh *Share, c *caller) error {
 }
 
 // checkNotBelow refuses to move directory id under dir: dir must be
-// neither id nor one of its descendants.
+// neither id nor one of its descendants (BySubtree).
 func checkNotBelow(tx kv.Tx, acct, sh string, dir *Entry, id uint64) error {
 	for cur := dir; ; {
 		if cur.ID == id {
-			return azerr.Newf(azerr.InvalidInput, "A directory cannot be moved into itself or its subtree.")
+			return refused(BySubtree, "")
 		}
 		if cur.ID == RootID {
 			return nil

@@ -17,6 +17,9 @@ func TestSMBErrorAnswersRefusals(t *testing.T) {
 	}{
 		{ByLock, ErrFileLockConflict},
 		{ByQuota, ErrDiskFull},
+		{ByNotEmpty, ErrDirectoryNotEmpty},
+		{ByShareRoot, ErrAccessDenied},
+		{BySubtree, ErrInvalidParameter},
 	} {
 		err := smbError(fmt.Errorf("wrapped: %w", &Refusal{By: tc.by, Detail: "d"}))
 		if !errors.Is(err, tc.want) || RefusedBy(err) != tc.by {

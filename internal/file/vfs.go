@@ -54,8 +54,11 @@ const MaxIOSize = extent.ChunkMax
 // smbError answers with its sentinel a domain refusal that leaves the
 // vocabulary to the door (Refusal.Err nil): a byte-range lock is
 // ErrFileLockConflict (STATUS_FILE_LOCK_CONFLICT, MS-FSA 2.1.4.10), the
-// quota or the largest file size ErrDiskFull (STATUS_DISK_FULL). The
-// refusal keeps its check. Other errors pass unchanged.
+// quota or the largest file size ErrDiskFull (STATUS_DISK_FULL), a
+// directory with children ErrDirectoryNotEmpty, the share root
+// ErrAccessDenied, a directory moved into its own subtree
+// ErrInvalidParameter. The refusal keeps its check. Other errors pass
+// unchanged.
 func smbError(err error) error {
 	var r *Refusal
 	if !errors.As(err, &r) || r.Err != nil {
@@ -67,6 +70,12 @@ func smbError(err error) error {
 		sentinel = ErrFileLockConflict
 	case ByQuota:
 		sentinel = ErrDiskFull
+	case ByNotEmpty:
+		sentinel = ErrDirectoryNotEmpty
+	case ByShareRoot:
+		sentinel = ErrAccessDenied
+	case BySubtree:
+		sentinel = ErrInvalidParameter
 	default:
 		return err
 	}

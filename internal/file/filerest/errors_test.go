@@ -20,12 +20,18 @@ func TestRestErrorAnswersRefusals(t *testing.T) {
 	}{
 		{file.ByLock, azerr.FileLockConflict, 409},
 		{file.ByQuota, azerr.ShareSizeLimitReached, 403},
+		{file.ByNotEmpty, azerr.DirectoryNotEmpty, 409},
+		{file.ByShareRoot, azerr.InvalidURI, 400},
+		{file.BySubtree, azerr.InvalidInput, 400},
 	} {
 		err := restError(fmt.Errorf("wrapped: %w", &file.Refusal{By: tc.by, Detail: "d"}))
 		ae, ok := azerr.As(err)
 		if !ok || ae.Code != tc.code || ae.Status != tc.status || file.RefusedBy(err) != tc.by {
 			t.Errorf("%v: got %v (refused by %v), want %d %s", tc.by, err, file.RefusedBy(err), tc.status, tc.code)
 		}
+	}
+	if ae, _ := azerr.As(restError(&file.Refusal{By: file.BySubtree})); ae == nil || ae.Message != "A directory cannot be moved into itself or its subtree." {
+		t.Errorf("subtree message: %v", ae)
 	}
 	answered := &file.Refusal{By: file.ByLease, Err: azerr.New(azerr.LeaseIDMissing)}
 	if err := restError(answered); err != answered {

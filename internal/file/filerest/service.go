@@ -102,7 +102,12 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 // file is locked by an SMB client", File service error codes,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes),
 // by the quota 403 ShareSizeLimitReached (azfile recording
-// TestNegativeFileSizeMoreThanShareQuota); the refusal keeps its check.
+// TestNegativeFileSizeMoreThanShareQuota), a directory with children 409
+// DirectoryNotEmpty (Delete Directory), the share root 400 InvalidUri
+// (Delete Directory on the root: no source names the code; the root is
+// the share itself, which only Delete Share removes), a directory moved
+// into its own subtree 400 InvalidInput (inferred); the refusal keeps
+// its check.
 // A failure to read a copy source (file.SourceError) is answered as the
 // service reports one (asSourceFailure). Other errors pass unchanged.
 func restError(err error) error {
@@ -114,16 +119,22 @@ func restError(err error) error {
 	if !errors.As(err, &rf) || rf.Err != nil {
 		return err
 	}
-	var code string
+	var answer *azerr.Error
 	switch rf.By {
 	case file.ByLock:
-		code = azerr.FileLockConflict
+		answer = azerr.New(azerr.FileLockConflict)
 	case file.ByQuota:
-		code = azerr.ShareSizeLimitReached
+		answer = azerr.New(azerr.ShareSizeLimitReached)
+	case file.ByNotEmpty:
+		answer = azerr.New(azerr.DirectoryNotEmpty)
+	case file.ByShareRoot:
+		answer = azerr.New(azerr.InvalidURI)
+	case file.BySubtree:
+		answer = azerr.Newf(azerr.InvalidInput, "A directory cannot be moved into itself or its subtree.")
 	default:
 		return err
 	}
-	return &file.Refusal{By: rf.By, Err: azerr.New(code), Detail: rf.Detail}
+	return &file.Refusal{By: rf.By, Err: answer, Detail: rf.Detail}
 }
 
 // newReq parses what routing needs from sr: the share and the path.
