@@ -91,6 +91,8 @@ const (
 	ByLease                          // a REST file lease
 	ByReadOnly                       // the read-only attribute
 	ByQuota                          // the share's quota or the largest file size
+	ByExists                         // the target name exists (a rename without replace)
+	ByReplaceDir                     // a rename cannot replace a directory
 	ByNotEmpty                       // a directory to delete has children
 	ByShareRoot                      // the share root cannot be deleted or renamed
 	BySubtree                        // a directory cannot move into its own subtree
@@ -112,6 +114,10 @@ func (c Check) String() string {
 		return "read-only attribute"
 	case ByQuota:
 		return "quota"
+	case ByExists:
+		return "name exists"
+	case ByReplaceDir:
+		return "directory target"
 	case ByNotEmpty:
 		return "directory not empty"
 	case ByShareRoot:
@@ -344,11 +350,11 @@ func (d domain) readOnlyAtOpen(e *Entry, explicit uint32, doc, truncate bool) er
 	}
 	switch {
 	case explicit&accessWrite != 0:
-		return refuse(ByReadOnly, fmt.Errorf("%w: the file is read-only", ErrAccessDenied))
+		return refused(ByReadOnly, "the file is read-only")
 	case doc:
 		return refuse(ByReadOnly, fmt.Errorf("%w: the file is read-only", ErrCannotDelete))
 	case truncate:
-		return refuse(ByReadOnly, fmt.Errorf("%w: overwriting a read-only file", ErrAccessDenied))
+		return refused(ByReadOnly, "overwriting a read-only file")
 	}
 	return nil
 }
@@ -437,15 +443,15 @@ func (d domain) checkSize(sh *Share, size int64) error {
 // of the locks page.
 //
 // readOnlyREST refuses a REST operation on e that the read-only
-// attribute refuses (refused: the operation's fileOp.readOnly, or a
-// resize) when e is a file with the attribute: 409 ReadOnlyAttribute,
-// marked ByReadOnly. Directories are never refused. Call it inside the
+// attribute refuses (applies: the operation's fileOp.readOnly, or a
+// resize) when e is a file with the attribute: a refusal by ByReadOnly,
+// which REST answers 409 ReadOnlyAttribute. Directories are never refused. Call it inside the
 // operation's transaction on the stored entry, before the change is
 // applied (a request that clears the attribute and resizes at once is
 // refused (inferred)).
-func (d domain) readOnlyREST(e *Entry, refused bool) error {
-	if refused && !e.Dir && e.SMB.Attrs&AttrReadOnly != 0 {
-		return refuse(ByReadOnly, azerr.New(azerr.ReadOnlyAttribute))
+func (d domain) readOnlyREST(e *Entry, applies bool) error {
+	if applies && !e.Dir && e.SMB.Attrs&AttrReadOnly != 0 {
+		return refused(ByReadOnly, "")
 	}
 	return nil
 }

@@ -309,7 +309,7 @@ func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*Entry, er
 			// attribute set causes the copy operation to fail";
 			// (azfile TestNegativeFileStartCopyDestReadOnly) ReadOnlyAttribute.
 			if old.SMB.Attrs&AttrReadOnly != 0 && !cp.IgnoreReadOnly {
-				return refuse(ByReadOnly, azerr.New(azerr.ReadOnlyAttribute))
+				return refused(ByReadOnly, "")
 			}
 			oldParts = old.Parts
 			e = &Entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, now)}

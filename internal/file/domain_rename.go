@@ -184,13 +184,15 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, er
 // (ErrAccessDenied, MS-FSA 2.1.5.15.11).
 func (d domain) replaceTarget(tx kv.Tx, now time.Time, c *caller, in *renameIn, old *Entry) error {
 	acct, sh := c.acct, c.share
+	switch {
+	case !in.replace:
+		return refused(ByExists, old.Name)
+	case old.Dir:
+		return refused(ByReplaceDir, "a directory cannot be replaced")
+	case old.SMB.Attrs&AttrReadOnly != 0 && !in.ignoreRO:
+		return refused(ByReadOnly, old.Name+" is read-only")
+	}
 	if c.open == nil {
-		switch {
-		case !in.replace, old.Dir:
-			return azerr.New(azerr.ResourceAlreadyExists)
-		case old.SMB.Attrs&AttrReadOnly != 0 && !in.ignoreRO:
-			return refuse(ByReadOnly, azerr.New(azerr.ReadOnlyAttribute))
-		}
 		if err := lease.CheckWrite(old.Lease, in.dstLease, lease.File, now); err != nil {
 			return refuse(ByLease, err)
 		}
@@ -198,14 +200,7 @@ func (d domain) replaceTarget(tx kv.Tx, now time.Time, c *caller, in *renameIn, 
 			return err
 		}
 	} else {
-		switch {
-		case !in.replace:
-			return fmt.Errorf("%w: %s", ErrExists, old.Name)
-		case old.Dir:
-			return fmt.Errorf("%w: a directory cannot be replaced", ErrAccessDenied)
-		case old.SMB.Attrs&AttrReadOnly != 0:
-			return refuse(ByReadOnly, fmt.Errorf("%w: %s is read-only", ErrAccessDenied, old.Name))
-		case old.Lease.Active(now):
+		if old.Lease.Active(now) {
 			return refuse(ByLease, fmt.Errorf("%w: %s is leased", ErrSharingViolation, old.Name))
 		}
 		fid := FormatID(old.ID)

@@ -29,3 +29,15 @@ func serveREST(s *Service, w http.ResponseWriter, r *server.Request) error {
 	}
 	return ServeREST(s, w, r)
 }
+
+// RESTAnswer is filerest.Answer, the REST answer of a domain error, set
+// by the external test package (resthook_test.go) as ServeREST is.
+var RESTAnswer func(error) error
+
+// restAnswer is RESTAnswer for the tests of this package.
+func restAnswer(err error) error {
+	if RESTAnswer == nil {
+		panic("file: RESTAnswer is not set (resthook_test.go)")
+	}
+	return RESTAnswer(err)
+}

@@ -16,4 +16,5 @@ func init() {
 	file.ServeREST = func(s *file.Service, w http.ResponseWriter, r *server.Request) error {
 		return filerest.New(s).ServeAzure(w, r)
 	}
+	file.RESTAnswer = filerest.Answer
 }

@@ -17,6 +17,9 @@ func TestSMBErrorAnswersRefusals(t *testing.T) {
 	}{
 		{ByLock, ErrFileLockConflict},
 		{ByQuota, ErrDiskFull},
+		{ByReadOnly, ErrAccessDenied},
+		{ByExists, ErrExists},
+		{ByReplaceDir, ErrAccessDenied},
 		{ByNotEmpty, ErrDirectoryNotEmpty},
 		{ByShareRoot, ErrAccessDenied},
 		{BySubtree, ErrInvalidParameter},

@@ -54,8 +54,10 @@ const MaxIOSize = extent.ChunkMax
 // smbError answers with its sentinel a domain refusal that leaves the
 // vocabulary to the door (Refusal.Err nil): a byte-range lock is
 // ErrFileLockConflict (STATUS_FILE_LOCK_CONFLICT, MS-FSA 2.1.4.10), the
-// quota or the largest file size ErrDiskFull (STATUS_DISK_FULL), a
-// directory with children ErrDirectoryNotEmpty, the share root
+// quota or the largest file size ErrDiskFull (STATUS_DISK_FULL), the
+// read-only attribute ErrAccessDenied, an existing rename target
+// ErrExists and a directory one ErrAccessDenied, a directory with
+// children ErrDirectoryNotEmpty, the share root
 // ErrAccessDenied, a directory moved into its own subtree
 // ErrInvalidParameter. The refusal keeps its check. Other errors pass
 // unchanged.
@@ -70,6 +72,15 @@ func smbError(err error) error {
 		sentinel = ErrFileLockConflict
 	case ByQuota:
 		sentinel = ErrDiskFull
+	case ByReadOnly:
+		// MS-FSA 2.1.5.1.2.1: write access to, or an overwrite of, a
+		// read-only file; the delete cases answer ErrCannotDelete
+		// themselves.
+		sentinel = ErrAccessDenied
+	case ByExists:
+		sentinel = ErrExists
+	case ByReplaceDir:
+		sentinel = ErrAccessDenied
 	case ByNotEmpty:
 		sentinel = ErrDirectoryNotEmpty
 	case ByShareRoot:

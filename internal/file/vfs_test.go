@@ -1172,7 +1172,8 @@ func TestVFSShares(t *testing.T) {
 }
 
 // TestCheckReadOnly is the REST read-only rule of each operation, as its
-// fileOp states it: refused on a read-only file, never on a writable file
+// fileOp states it (answered through the REST door, filerest.Answer):
+// refused on a read-only file, never on a writable file
 // or a read-only directory. A resize is refused like a content write.
 // Rename File has no fileOp: it checks the attribute of a replaced file
 // itself (x-ms-file-rename-ignore-readonly, TestDomainRenameBothDoors).
@@ -1195,7 +1196,7 @@ func TestCheckReadOnly(t *testing.T) {
 		if !tc.op.write {
 			t.Errorf("%s: not a write, so admit never checks its read-only rule", tc.name)
 		}
-		err := d.readOnly(rest, ro, tc.op)
+		err := restAnswer(d.readOnly(rest, ro, tc.op))
 		if tc.refused != azerr.Has(err, azerr.ReadOnlyAttribute) || tc.refused != (refusedBy(err) == byReadOnly) || !tc.refused && err != nil {
 			t.Errorf("%s on a read-only file: %v", tc.name, err)
 		}
@@ -1207,7 +1208,7 @@ func TestCheckReadOnly(t *testing.T) {
 		}
 	}
 	// resize: Set File Properties with x-ms-content-length.
-	if err := d.readOnlyREST(ro, true); !azerr.Has(err, azerr.ReadOnlyAttribute) || refusedBy(err) != byReadOnly {
+	if err := restAnswer(d.readOnlyREST(ro, true)); !azerr.Has(err, azerr.ReadOnlyAttribute) || refusedBy(err) != byReadOnly {
 		t.Errorf("resize of a read-only file: %v", err)
 	}
 	// Reads carry no read-only rule.

@@ -494,13 +494,13 @@ func (s *Service) ReadCopySource(tx kv.Tx, now time.Time, path string, q url.Val
 	}
 	e, readable, err := file.ReadSourceFile(tx, now, &cs.CopySource)
 	if err != nil {
-		return nil, asSourceFailure(restError(err))
+		return nil, asSourceFailure(Answer(err))
 	}
 	return &xcopy.Object{
 		Size: e.Size, Parts: e.Parts, ETag: e.ETag, Created: e.SMB.Created, Modified: e.Modified, Meta: e.Meta,
 		Props: xcopy.Props(e.Props),
 		Readable: func(off, n int64) error {
-			return asSourceFailure(restError(readable(off, n)))
+			return asSourceFailure(Answer(readable(off, n)))
 		},
 	}, nil
 }

@@ -93,27 +93,32 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		}
 		w = xsm.Acknowledge(w, d)
 	}
-	return restError(rt.Handler(s, w, r))
+	return Answer(rt.Handler(s, w, r))
 }
 
-// restError answers in Azure error codes what the domain leaves to the
-// door: a refusal without an answer (file.Refusal.Err nil) by a
+// Answer is the REST answer of an error of a file.Service call, what
+// ServeAzure renders: it answers in Azure error codes what the domain
+// leaves to the door: a refusal without an answer (file.Refusal.Err nil) by a
 // byte-range lock is 409 FileLockConflict ("A portion of the specified
 // file is locked by an SMB client", File service error codes,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes),
 // by the quota 403 ShareSizeLimitReached (azfile recording
-// TestNegativeFileSizeMoreThanShareQuota), a directory with children 409
-// DirectoryNotEmpty (Delete Directory), the share root 400 InvalidUri
+// TestNegativeFileSizeMoreThanShareQuota), the read-only attribute 409
+// ReadOnlyAttribute (see the domain's readOnlyREST for the evidence), an
+// existing rename target, or a directory one, 409 ResourceAlreadyExists
+// (azfile TestFileRenameNegativeDestinationExists-style recordings; the
+// REST rename cannot overwrite a directory), a directory with children
+// 409 DirectoryNotEmpty (Delete Directory), the share root 400 InvalidUri
 // (Delete Directory on the root: no source names the code; the root is
 // the share itself, which only Delete Share removes), a directory moved
 // into its own subtree 400 InvalidInput (inferred); the refusal keeps
 // its check.
 // A failure to read a copy source (file.SourceError) is answered as the
 // service reports one (asSourceFailure). Other errors pass unchanged.
-func restError(err error) error {
+func Answer(err error) error {
 	var se *file.SourceError
 	if errors.As(err, &se) {
-		return asSourceFailure(restError(se.Err))
+		return asSourceFailure(Answer(se.Err))
 	}
 	var rf *file.Refusal
 	if !errors.As(err, &rf) || rf.Err != nil {
@@ -125,6 +130,10 @@ func restError(err error) error {
 		answer = azerr.New(azerr.FileLockConflict)
 	case file.ByQuota:
 		answer = azerr.New(azerr.ShareSizeLimitReached)
+	case file.ByReadOnly:
+		answer = azerr.New(azerr.ReadOnlyAttribute)
+	case file.ByExists, file.ByReplaceDir:
+		answer = azerr.New(azerr.ResourceAlreadyExists)
 	case file.ByNotEmpty:
 		answer = azerr.New(azerr.DirectoryNotEmpty)
 	case file.ByShareRoot:
