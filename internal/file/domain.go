@@ -91,6 +91,7 @@ const (
 	ByLease                          // a REST file lease
 	ByReadOnly                       // the read-only attribute
 	ByQuota                          // the share's quota or the largest file size
+	ByParent                         // a parent of the target path is missing or a file
 	ByExists                         // the target name exists (a rename without replace)
 	ByReplaceDir                     // a rename cannot replace a directory
 	ByNotEmpty                       // a directory to delete has children
@@ -114,6 +115,8 @@ func (c Check) String() string {
 		return "read-only attribute"
 	case ByQuota:
 		return "quota"
+	case ByParent:
+		return "parent path"
 	case ByExists:
 		return "name exists"
 	case ByReplaceDir:

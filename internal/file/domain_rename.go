@@ -47,16 +47,17 @@ var opRename = fileOp{access: AccessDelete, what: "a rename"}
 //
 //   - the source: REST: missing or of the other kind, 404
 //     ResourceNotFound; SMB: the open must be live, and the share root
-//     cannot move (ErrAccessDenied); a directory with an open item below
-//     it cannot move (ErrAccessDenied, smb2.rename.rename_dir_openfile);
-//   - the destination's parent: REST 404 ParentNotFound, SMB
+//     cannot move (ByShareRoot: ErrAccessDenied); a directory with an
+//     open item below it cannot move (ErrAccessDenied,
+//     smb2.rename.rename_dir_openfile);
+//   - the destination's parent (ByParent): REST 404 ParentNotFound, SMB
 //     ErrPathNotFound; the root as destination: REST 409
 //     ResourceAlreadyExists;
 //   - REST: the source's lease (412 as for a write, ByLease); SMB: the
 //     open handles of the destination's directory (ErrSharingViolation,
 //     see renameTargetDirNeed);
-//   - a directory moved into its own subtree: REST 400 InvalidInput, SMB
-//     ErrInvalidParameter;
+//   - a directory moved into its own subtree (BySubtree): REST 400
+//     InvalidInput, SMB ErrInvalidParameter;
 //   - REST: the share modes of the source's opens (409 SharingViolation);
 //     an SMB open with DELETE access was admitted only by opens sharing
 //     delete (MS-FSA 2.1.5.15.11);
@@ -105,8 +106,8 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, er
 			src = e
 		}
 		dp, old, err := walk(tx, acct, sh, "", dst)
-		if azerr.Has(err, azerr.ParentNotFound) && smb {
-			return fmt.Errorf("%w: %s", ErrPathNotFound, strings.Join(dst, `\`))
+		if azerr.Has(err, azerr.ParentNotFound) {
+			return refused(ByParent, strings.Join(dst, "/"))
 		}
 		if err != nil {
 			return err

@@ -18,6 +18,7 @@ func TestSMBErrorAnswersRefusals(t *testing.T) {
 		{ByLock, ErrFileLockConflict},
 		{ByQuota, ErrDiskFull},
 		{ByReadOnly, ErrAccessDenied},
+		{ByParent, ErrPathNotFound},
 		{ByExists, ErrExists},
 		{ByReplaceDir, ErrAccessDenied},
 		{ByNotEmpty, ErrDirectoryNotEmpty},

@@ -55,7 +55,8 @@ const MaxIOSize = extent.ChunkMax
 // vocabulary to the door (Refusal.Err nil): a byte-range lock is
 // ErrFileLockConflict (STATUS_FILE_LOCK_CONFLICT, MS-FSA 2.1.4.10), the
 // quota or the largest file size ErrDiskFull (STATUS_DISK_FULL), the
-// read-only attribute ErrAccessDenied, an existing rename target
+// read-only attribute ErrAccessDenied, a missing parent of the target
+// path ErrPathNotFound, an existing rename target
 // ErrExists and a directory one ErrAccessDenied, a directory with
 // children ErrDirectoryNotEmpty, the share root
 // ErrAccessDenied, a directory moved into its own subtree
@@ -77,6 +78,8 @@ func smbError(err error) error {
 		// read-only file; the delete cases answer ErrCannotDelete
 		// themselves.
 		sentinel = ErrAccessDenied
+	case ByParent:
+		sentinel = ErrPathNotFound
 	case ByExists:
 		sentinel = ErrExists
 	case ByReplaceDir:

@@ -21,6 +21,7 @@ func TestAnswerRefusals(t *testing.T) {
 		{file.ByLock, azerr.FileLockConflict, 409},
 		{file.ByQuota, azerr.ShareSizeLimitReached, 403},
 		{file.ByReadOnly, azerr.ReadOnlyAttribute, 409},
+		{file.ByParent, azerr.ParentNotFound, 404},
 		{file.ByExists, azerr.ResourceAlreadyExists, 409},
 		{file.ByReplaceDir, azerr.ResourceAlreadyExists, 409},
 		{file.ByNotEmpty, azerr.DirectoryNotEmpty, 409},

@@ -104,7 +104,8 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 // https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes),
 // by the quota 403 ShareSizeLimitReached (azfile recording
 // TestNegativeFileSizeMoreThanShareQuota), the read-only attribute 409
-// ReadOnlyAttribute (see the domain's readOnlyREST for the evidence), an
+// ReadOnlyAttribute (see the domain's readOnlyREST for the evidence), a
+// missing parent of the target path 404 ParentNotFound, an
 // existing rename target, or a directory one, 409 ResourceAlreadyExists
 // (azfile TestFileRenameNegativeDestinationExists-style recordings; the
 // REST rename cannot overwrite a directory), a directory with children
@@ -132,6 +133,8 @@ func Answer(err error) error {
 		answer = azerr.New(azerr.ShareSizeLimitReached)
 	case file.ByReadOnly:
 		answer = azerr.New(azerr.ReadOnlyAttribute)
+	case file.ByParent:
+		answer = azerr.New(azerr.ParentNotFound)
 	case file.ByExists, file.ByReplaceDir:
 		answer = azerr.New(azerr.ResourceAlreadyExists)
 	case file.ByNotEmpty:
