@@ -43,6 +43,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/queue/queuerest"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb"
+	"github.com/cerulean-storage/cerulean/internal/smb/smbfs"
 	"github.com/cerulean-storage/cerulean/internal/table"
 	"github.com/cerulean-storage/cerulean/internal/table/tablerest"
 	"github.com/cerulean-storage/cerulean/internal/vfs"
@@ -502,7 +503,7 @@ func (a *App) startSMB() error {
 		}
 	}
 	// The NTLM challenge's timestamp is the real time (clock.Wall).
-	cfg := smb.Config{FS: a.File.VFS(smb.DefaultOwner()), Accounts: a.cfg.Accounts, Clock: clock.Wall(a.cfg.Clock), Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
+	cfg := smb.Config{FS: smbfs.New(a.File, smb.DefaultOwner()), Accounts: a.cfg.Accounts, Clock: clock.Wall(a.cfg.Clock), Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
 		RequireSigning: a.cfg.SMBRequireSigning, Encrypt: a.cfg.SMBEncrypt}
 	lim := a.cfg.SMBLimits
 	cfg.MaxConns, cfg.MaxConnsPerAddr, cfg.PreauthTimeout, cfg.IdleTimeout = lim.MaxConns, lim.MaxConnsPerAddr, lim.PreauthTimeout, lim.IdleTimeout

@@ -13,8 +13,9 @@ import (
 
 // The File service's domain: one API under both front doors.
 //
-// File REST (filerest: file.go, dir.go, rename.go, copy.go) and SMB2 (internal/smb,
-// through the VFS of vfs*.go) read and change the same entry records. The
+// File REST (filerest: file.go, dir.go, rename.go, copy.go) and SMB2
+// (internal/smb, through the SMB view smbfs over Opens, opens*.go) read
+// and change the same entry records. The
 // operations both perform — reading and writing ranges, resizing, setting
 // properties and basic information, deleting, renaming, creating, and
 // replacing a file's content (replaceContent) — are the methods of domain
@@ -136,7 +137,7 @@ func (c Check) String() string {
 // By in its own vocabulary (filerest: an Azure error code; the SMB view:
 // the sentinel of an NTSTATUS), setting Err to that answer. Where the
 // doors' rules differ, the domain still sets Err itself (an
-// *azerr.Error for REST, a VFS sentinel for SMB).
+// *azerr.Error for REST, a sentinel for SMB).
 type Refusal struct {
 	By Check
 	// Err is the door's answer; nil until a door maps By.

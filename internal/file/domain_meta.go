@@ -26,7 +26,7 @@ type deleteIn struct {
 // delete deletes c's item in one transaction. A REST caller deletes it
 // now (Delete File: its data references are released; Delete
 // Directory); an SMB caller sets or clears its delete-pending state, and
-// the item is deleted when its last handle closes (VFS.Close). Deleting
+// the item is deleted when its last handle closes (Opens.Close). Deleting
 // is refused, in order, for the share root (REST: 400 InvalidURI; SMB:
 // ErrAccessDenied, as smbd), by the checks of admit (opDeleteFile,
 // opDeleteDirectory), for a read-only file (REST: 409 ReadOnlyAttribute;
@@ -75,7 +75,7 @@ func (d domain) delete(ctx context.Context, c *caller, in *deleteIn) error {
 }
 
 // removeItem is the effect of every delete — REST Delete File and Delete
-// Directory, the last close of a delete-pending item (VFS.Close, the
+// Directory, the last close of a delete-pending item (Opens.Close, the
 // reaper), a file replaced by a rename: e's record and ID index go, and a
 // file's data references are released at now.
 func removeItem(tx kv.Tx, now time.Time, acct, sh string, e *Entry) error {

@@ -12,7 +12,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
-// openIn is an SMB CREATE whose parameters VFS.Open has validated (the
+// openIn is an SMB CREATE whose parameters Opens.Open has validated (the
 // disposition, options, attributes, access bits and path names): the
 // domain decides the rest.
 type openIn struct {

@@ -58,7 +58,7 @@ func handleErr(err error) error {
 
 // vfsHandleErr is handleErr for an SMB caller: the same refusals of
 // package handle's open table (a share mode, ByShareMode; delete-pending,
-// ByDeletePending) as the VFS's NTSTATUS sentinels, and a closed handle
+// ByDeletePending) as the NTSTATUS sentinels, and a closed handle
 // as ErrFileClosed.
 func vfsHandleErr(err error) error {
 	switch {

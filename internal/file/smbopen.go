@@ -17,14 +17,15 @@ import (
 // grants (Open: its identities, granted access, frozen times), the
 // entry's information the SMB calls return (Info, BasicInfo), and the
 // sentinel errors that name the NTSTATUS an SMB caller is refused with.
-// The domain's checks (domain*.go) take and return these; the SMB view
-// (vfs*.go) is built on them and nothing here or in the domain uses the
-// view (TestDomainDoesNotCallUpIntoVFS). Access masks, dispositions and
-// the NTSTATUS sentinels are SMB's vocabulary: they leave the domain
-// with the view once the domain reports which check refused instead of
-// choosing each door's error (issue 28).
+// The domain's checks (domain*.go) take and return these; the
+// open-based API (Opens, opens*.go) that the SMB view (internal/smb/
+// smbfs) adapts is built on them, and nothing here or in the domain uses
+// it (TestDomainDoesNotCallUpIntoVFS). Access masks, dispositions and
+// the NTSTATUS sentinels are SMB's vocabulary; they still live here, as
+// the domain's open rules (domain_open.go) and the refusals whose rule
+// differs between the doors speak it (issue 28).
 
-// Errors returned by VFS calls.
+// Errors returned by Opens calls (through the SMB view).
 var (
 	// ErrNotFound: the last path component does not exist:
 	// STATUS_OBJECT_NAME_NOT_FOUND (0xC0000034).
@@ -78,7 +79,7 @@ var (
 	// (0xC00000CC) at tree connect; STATUS_NETWORK_NAME_DELETED
 	// (0xC00000C9) for a share deleted while connected.
 	ErrShareNotFound = errors.New("file: share not found")
-	// ErrOwnerNotLive: the VFS's owner has no live heartbeat (call
+	// ErrOwnerNotLive: the Opens' owner has no live heartbeat (call
 	// Heartbeat first, and regularly): a server fault,
 	// STATUS_INSUFFICIENT_RESOURCES (0xC000009A) at the server's choice.
 	ErrOwnerNotLive = handle.ErrOwnerNotLive
@@ -110,7 +111,7 @@ const (
 	DispOverwriteIf Disposition = 5 // exists: truncate; missing: create
 )
 
-// CreateOptions bits the VFS interprets (MS-SMB2 2.2.13); other bits are
+// CreateOptions bits Opens interprets (MS-SMB2 2.2.13); other bits are
 // the server's business and are ignored here.
 const (
 	OptDirectoryFile    uint32 = 0x00000001
@@ -201,7 +202,7 @@ func MapAccess(desired uint32, readOnlyFile bool) uint32 {
 const storableAttrs = AttrReadOnly | AttrHidden | AttrSystem | AttrArchive | AttrTemporary |
 	AttrOffline | AttrNotContentIndexed | AttrNoScrubData
 
-// OpenRequest is an SMB2 CREATE as the VFS needs it.
+// OpenRequest is an SMB2 CREATE as Opens needs it.
 type OpenRequest struct {
 	Account, Share string
 	// Path is the share-relative path, already split into components
@@ -356,7 +357,7 @@ var (
 	ErrInvalidLockRange = errors.New("file: invalid lock range")
 )
 
-// lockErr maps errors of package handle's lock functions to VFS errors.
+// lockErr maps errors of package handle's lock functions to the sentinels.
 func lockErr(err error) error {
 	switch {
 	case err == nil:
@@ -386,7 +387,7 @@ const (
 	TimeChanged
 )
 
-// BasicInfo is FileBasicInformation as the VFS takes it. The SMB server
+// BasicInfo is FileBasicInformation as Opens takes it. The SMB server
 // converts FILETIMEs: 0 ("do not change") becomes the zero time.Time,
 // which leaves the time as it is; -1 and -2 ("do not change, and stop /
 // resume automatic updates through this handle", MS-FSCC 2.4.7) become
@@ -540,7 +541,7 @@ func walkSMB(tx kv.Tx, acct, sh string, comps []string) (parent, e *Entry, err e
 	return parent, e, err
 }
 
-// liveOpen is VFS.live.
+// liveOpen is Opens.live.
 func liveOpen(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
 	sh, err := smbShare(tx, o.Account, o.Share)
 	if err != nil {

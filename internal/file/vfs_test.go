@@ -28,7 +28,7 @@ type vtEnv struct {
 	t   testing.TB
 	s   *Service
 	clk *clock.Fake
-	v   *VFS
+	v   VFS
 	ctx context.Context
 	sh  string
 }

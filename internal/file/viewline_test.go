@@ -15,11 +15,11 @@ import (
 	"testing"
 )
 
-// TestDomainDoesNotCallUpIntoVFS keeps the SMB view (vfs*.go) on top of
-// the domain: no other file of the package uses anything vfs*.go
-// declares (types, functions, methods, fields, constants), so the view
-// can leave the package (issue 28) without the domain following it. The
-// view calls down; nothing calls up.
+// TestDomainDoesNotCallUpIntoVFS keeps the open-based API the SMB view
+// (internal/smb/smbfs) is built on, opens*.go, on top of the domain: no
+// other file of the package uses anything opens*.go declares (types,
+// functions, methods, fields, constants), so the domain does not depend
+// on what serves SMB. It calls down; nothing calls up.
 func TestDomainDoesNotCallUpIntoVFS(t *testing.T) {
 	fset := token.NewFileSet()
 	names, err := filepath.Glob("*.go")
@@ -43,7 +43,7 @@ func TestDomainDoesNotCallUpIntoVFS(t *testing.T) {
 		t.Fatal(err)
 	}
 	isView := func(p token.Pos) bool {
-		return p.IsValid() && strings.HasPrefix(filepath.Base(fset.Position(p).Filename), "vfs")
+		return p.IsValid() && strings.HasPrefix(filepath.Base(fset.Position(p).Filename), "opens")
 	}
 	found := map[string]bool{}
 	viewDecls := 0
@@ -60,7 +60,7 @@ func TestDomainDoesNotCallUpIntoVFS(t *testing.T) {
 		}
 	}
 	if viewDecls == 0 {
-		t.Fatal("nothing of vfs*.go is used: the check is blind")
+		t.Fatal("nothing of opens*.go is used: the check is blind")
 	}
 	var msgs []string
 	for m := range found {

@@ -36,6 +36,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
+	"github.com/cerulean-storage/cerulean/internal/smb/smbfs"
 )
 
 const (
@@ -86,7 +87,7 @@ func newTestEnvWith(t testing.TB, adjust func(*Config)) *testEnv {
 	k1, _ := base64.StdEncoding.DecodeString(testKey1)
 	k2, _ := base64.StdEncoding.DecodeString(testKey2)
 	cfg := Config{
-		FS:       svc.VFS("smb-test"),
+		FS:       smbfs.New(svc, "smb-test"),
 		Accounts: []auth.Account{{Name: testAcct, Keys: [][]byte{k1, k2}}},
 		Logger:   slog.New(slog.DiscardHandler),
 	}

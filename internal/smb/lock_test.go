@@ -18,6 +18,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/file/filerest"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
+	"github.com/cerulean-storage/cerulean/internal/smb/smbfs"
 )
 
 const (
@@ -298,7 +299,7 @@ func TestBlockingLock(t *testing.T) {
 func TestBlockingLockAcrossServers(t *testing.T) {
 	e := newTestEnv(t)
 	srv2 := New(Config{
-		FS:       e.svc.VFS("smb-test-2"),
+		FS:       smbfs.New(e.svc, "smb-test-2"),
 		Accounts: []auth.Account{{Name: testAcct, Keys: [][]byte{e.key1()}}},
 		Logger:   slog.New(slog.DiscardHandler),
 	})

@@ -51,7 +51,7 @@ func toByteRanges(rs []LockRange) []handle.ByteRange {
 // live open (o's own included, by the rules of package handle),
 // ErrInvalidLockRange, ErrInvalidParameter (a directory, no range),
 // ErrAccessDenied, ErrFileClosed.
-func (v *VFS) Lock(ctx context.Context, o *Open, ranges []LockRange) error {
+func (v *Opens) Lock(ctx context.Context, o *Open, ranges []LockRange) error {
 	if err := lockable(o); err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (v *VFS) Lock(ctx context.Context, o *Open, ranges []LockRange) error {
 // length. At the first that names none it stops with ErrRangeNotLocked;
 // the ranges before it stay unlocked (as smbd does). ErrInvalidParameter
 // (a directory), ErrAccessDenied, ErrFileClosed.
-func (v *VFS) Unlock(ctx context.Context, o *Open, ranges []LockRange) error {
+func (v *Opens) Unlock(ctx context.Context, o *Open, ranges []LockRange) error {
 	if err := lockable(o); err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (v *VFS) Unlock(ctx context.Context, o *Open, ranges []LockRange) error {
 
 // Locks returns the locks o holds, in the order they were taken.
 // ErrFileClosed.
-func (v *VFS) Locks(ctx context.Context, o *Open) ([]LockRange, error) {
+func (v *Opens) Locks(ctx context.Context, o *Open) ([]LockRange, error) {
 	var out []LockRange
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
 		out = nil

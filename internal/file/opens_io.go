@@ -26,7 +26,7 @@ import (
 // exclusive byte-range lock is ErrFileLockConflict; ErrIsDirectory,
 // ErrFileClosed. It is the domain's ReadRange (domain.readRange), as REST
 // Get File is.
-func (v *VFS) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, error) {
+func (v *Opens) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, error) {
 	c := smbCaller(o)
 	if err := opGetFile.precheck(&c); err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func (v *VFS) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, erro
 	}
 	out, err := v.s.dom().readRange(ctx, &c, &readIn{off: off, n: int64(n)})
 	if err != nil {
-		return nil, smbError(err)
+		return nil, err
 	}
 	if out.off >= out.e.Size {
 		return nil, io.EOF
@@ -65,7 +65,7 @@ func (v *VFS) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, erro
 // byte-range lock, or a shared lock of o, is ErrFileLockConflict;
 // ErrIsDirectory, ErrFileClosed. The data is staged here, then written
 // by the domain's WriteRange (domain.writeRange), as REST Put Range is.
-func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error {
+func (v *Opens) Write(ctx context.Context, o *Open, off int64, data []byte) error {
 	c := smbCaller(o)
 	if err := opPutRange.precheck(&c); err != nil {
 		return err
@@ -95,7 +95,7 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 	in := &writeIn{op: &opPutRange, off: off, n: n, data: st}
 	defer func() { st.Finish(ctx, in.recorded) }()
 	_, err = v.s.dom().writeRange(ctx, &c, in)
-	return smbError(err)
+	return err
 }
 
 // SetEndOfFile truncates or extends o's file to size
@@ -104,18 +104,18 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 // ErrDiskFull, ErrInvalidParameter, ErrIsDirectory, ErrFileClosed. It is
 // the domain's resize (domain.setProperties), as REST Set File Properties
 // with x-ms-content-length is.
-func (v *VFS) SetEndOfFile(ctx context.Context, o *Open, size int64) error {
+func (v *Opens) SetEndOfFile(ctx context.Context, o *Open, size int64) error {
 	c := smbCaller(o)
 	_, err := v.s.dom().setProperties(ctx, &c, &propsIn{op: &opSetEndOfFile, resize: true, size: size})
-	return smbError(err)
+	return err
 }
 
 // SetAllocation handles FileAllocationInformation: the service allocates
 // nothing ahead, so a size at or above the end of file changes nothing;
 // a smaller one truncates the file to it (MS-FSA 2.1.5.15.1). o needs
 // FILE_WRITE_DATA (ErrAccessDenied); ErrIsDirectory, ErrFileClosed.
-func (v *VFS) SetAllocation(ctx context.Context, o *Open, size int64) error {
+func (v *Opens) SetAllocation(ctx context.Context, o *Open, size int64) error {
 	c := smbCaller(o)
 	_, err := v.s.dom().setProperties(ctx, &c, &propsIn{op: &opSetAllocation, resize: true, alloc: true, size: size})
-	return smbError(err)
+	return err
 }

@@ -52,7 +52,7 @@ const (
 // ErrInvalidParameter, ErrAccessDenied, ErrPathNotFound, ErrNotFound,
 // ErrExists, ErrIsDirectory, ErrNotDirectory, ErrDeletePending,
 // ErrCannotDelete, ErrSharingViolation, ErrOwnerNotLive.
-func (v *VFS) Open(ctx context.Context, r OpenRequest) (*Open, error) {
+func (v *Opens) Open(ctx context.Context, r OpenRequest) (*Open, error) {
 	if r.Disposition > DispOverwriteIf {
 		return nil, fmt.Errorf("%w: disposition %d", ErrInvalidParameter, r.Disposition)
 	}
@@ -88,18 +88,17 @@ func (v *VFS) Open(ctx context.Context, r OpenRequest) (*Open, error) {
 	if err := checkPath(r.Path); err != nil {
 		return nil, err
 	}
-	o, err := v.s.dom().open(ctx, &openIn{OpenRequest: r, attrs: r.Attributes & storableAttrs, owner: v.owner})
-	return o, smbError(err)
+	return v.s.dom().open(ctx, &openIn{OpenRequest: r, attrs: r.Attributes & storableAttrs, owner: v.owner})
 }
 
 // live checks, inside tx, that o's share exists and its handle is live,
 // and loads o's entry by file ID: ErrShareNotFound, ErrFileClosed.
-func (v *VFS) live(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
+func (v *Opens) live(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
 	return liveOpen(tx, now, o)
 }
 
 // Info returns the file's current information through o.
-func (v *VFS) Info(ctx context.Context, o *Open) (Info, error) {
+func (v *Opens) Info(ctx context.Context, o *Open) (Info, error) {
 	var in Info
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
 		_, e, err := v.live(tx, v.s.clock.Now(), o)
@@ -116,7 +115,7 @@ func (v *VFS) Info(ctx context.Context, o *Open) (Info, error) {
 // Path returns the current share-relative path of o's file as
 // components (empty for the root): it follows renames by either
 // protocol.
-func (v *VFS) Path(ctx context.Context, o *Open) ([]string, error) {
+func (v *Opens) Path(ctx context.Context, o *Open) ([]string, error) {
 	var out []string
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
 		out = nil
@@ -151,7 +150,7 @@ func (v *VFS) Path(ctx context.Context, o *Open) ([]string, error) {
 // directory that gained entries meanwhile is not deleted: Close then
 // returns its Info and ErrDirectoryNotEmpty, and the handle is closed
 // all the same. ErrFileClosed: o was no longer open.
-func (v *VFS) Close(ctx context.Context, o *Open) (Info, error) {
+func (v *Opens) Close(ctx context.Context, o *Open) (Info, error) {
 	var in Info
 	notEmpty := false
 	err := v.s.store.Update(ctx, func(tx kv.Tx) error {
@@ -197,7 +196,7 @@ func (v *VFS) Close(ctx context.Context, o *Open) (Info, error) {
 // CloseSession closes every handle of an SMB session (logoff, or a lost
 // connection), applying delete-on-close and deleting the files whose last
 // handle it closed. It returns how many handles it closed.
-func (v *VFS) CloseSession(ctx context.Context, sessionID string) (int, error) {
+func (v *Opens) CloseSession(ctx context.Context, sessionID string) (int, error) {
 	n := 0
 	err := v.s.store.Update(ctx, func(tx kv.Tx) error {
 		now := v.s.clock.Now()

@@ -25,7 +25,7 @@ import (
 // keep are dropped, and the share root's hidden and system attributes
 // cannot change (both MS-FSA 2.1.5.15.2). It is the domain's
 // SetProperties (domain.setProperties), as REST Set File Properties is.
-func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) {
+func (v *Opens) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) {
 	c := smbCaller(o)
 	if err := opSetBasic.precheck(&c); err != nil {
 		return Info{}, err
@@ -37,7 +37,7 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 	freeze, thaw := (given|b.Freeze)&^b.Thaw, b.Thaw&^given
 	out, err := v.s.dom().setProperties(ctx, &c, &propsIn{op: &opSetBasic, basic: &b, frozen: o.Frozen()&^thaw | freeze})
 	if err != nil {
-		return Info{}, smbError(err)
+		return Info{}, err
 	}
 	o.freeze(freeze, thaw)
 	return infoOf(out.e, out.pending), nil
@@ -51,9 +51,9 @@ func (v *VFS) SetBasic(ctx context.Context, o *Open, b BasicInfo) (Info, error) 
 // with entries ErrDirectoryNotEmpty, the share root ErrAccessDenied.
 // Clearing never fails on these grounds. It is the domain's Delete
 // (domain.delete), as REST Delete File is.
-func (v *VFS) SetDisposition(ctx context.Context, o *Open, deletePending bool) error {
+func (v *Opens) SetDisposition(ctx context.Context, o *Open, deletePending bool) error {
 	c := smbCaller(o)
-	return smbError(v.s.dom().delete(ctx, &c, &deleteIn{pending: deletePending}))
+	return v.s.dom().delete(ctx, &c, &deleteIn{pending: deletePending})
 }
 
 // Rename moves o's file or directory to newPath in the same share
@@ -71,7 +71,7 @@ func (v *VFS) SetDisposition(ctx context.Context, o *Open, deletePending bool) e
 // of the name is allowed. The item's change time, ETag and Last-Modified are
 // stamped. It is the domain's Rename (domain.rename), as REST Rename File
 // and Rename Directory are.
-func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfExists bool) error {
+func (v *Opens) Rename(ctx context.Context, o *Open, newPath []string, replaceIfExists bool) error {
 	c := smbCaller(o)
 	if err := opRename.precheck(&c); err != nil {
 		return err
@@ -83,7 +83,7 @@ func (v *VFS) Rename(ctx context.Context, o *Open, newPath []string, replaceIfEx
 		return err
 	}
 	_, err := v.s.dom().rename(ctx, &c, &renameIn{dst: newPath, replace: replaceIfExists})
-	return smbError(err)
+	return err
 }
 
 // dirOpen checks that o is a directory open that may list: ErrNotDirectory,
@@ -106,7 +106,7 @@ func dirOpen(o *Open) error {
 // semantics, MS-FSA 2.1.5.15.3); REST listings hide them. "." and ".." are
 // the server's (see Info and ParentInfo). ErrNotDirectory, ErrAccessDenied,
 // ErrFileClosed.
-func (v *VFS) ReadDir(ctx context.Context, o *Open, after string, limit int) ([]Info, error) {
+func (v *Opens) ReadDir(ctx context.Context, o *Open, after string, limit int) ([]Info, error) {
 	if err := dirOpen(o); err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (v *VFS) ReadDir(ctx context.Context, o *Open, after string, limit int) ([]
 // Lookup returns the entry named name (any case) of o's directory:
 // ErrNotFound when there is none (an SMB QUERY_DIRECTORY with a pattern
 // without wildcards). ErrNotDirectory, ErrAccessDenied, ErrFileClosed.
-func (v *VFS) Lookup(ctx context.Context, o *Open, name string) (Info, error) {
+func (v *Opens) Lookup(ctx context.Context, o *Open, name string) (Info, error) {
 	if err := dirOpen(o); err != nil {
 		return Info{}, err
 	}
@@ -181,7 +181,7 @@ func (v *VFS) Lookup(ctx context.Context, o *Open, name string) (Info, error) {
 
 // ParentInfo returns the information of the directory holding o's item
 // (".." of a listing); for the share root, the root's own.
-func (v *VFS) ParentInfo(ctx context.Context, o *Open) (Info, error) {
+func (v *Opens) ParentInfo(ctx context.Context, o *Open) (Info, error) {
 	var in Info
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
 		_, e, err := v.live(tx, v.s.clock.Now(), o)

@@ -13,18 +13,19 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
-// The SMB view of the File service (VFS).
+// The File domain's API for SMB opens (Opens); the SMB view
+// (internal/smb/smbfs) is a thin adapter over it.
 //
 // An SMB2 front end serves the same shares, directories and files as the
 // REST operations: the same entry records, the same extent parts and the
 // same ETag/Last-Modified history, so a file written over SMB reads back
-// byte-exact over REST and the other way round. Every VFS call is one kv
+// byte-exact over REST and the other way round. Every Opens call is one kv
 // transaction (or, for reads and writes, one transaction plus the data
 // streamed or staged outside it) and re-reads what it needs, so REST
 // changes made between two SMB calls are seen by the second. What a file
 // operation does — READ, WRITE, the size setters, basic information, a
 // delete disposition, a rename — is the File domain's (domain.go), the
-// same call the REST handlers make with an open-less caller; the VFS adds
+// same call the REST handlers make with an open-less caller; Opens adds
 // the SMB parameter checks and opens, closes and locks.
 //
 // Opens are the handle records of package handle (the global open table
@@ -37,90 +38,52 @@ import (
 // entry by its file ID, so renames by either protocol are followed.
 //
 // Errors are the sentinels of smbopen.go (test with errors.Is; they may be
-// wrapped with details). Each names the NTSTATUS the SMB server answers
-// with; the SMB front end maps them (internal/smb, ntstatus.go). Anything
-// else is a storage fault (STATUS_UNSUCCESSFUL or a dropped connection,
-// at the server's choice).
+// wrapped with details), or refusals the domain leaves to the door
+// (*Refusal with a nil Err), which the SMB view answers with sentinels.
+// Each sentinel names the NTSTATUS the SMB server answers with; the SMB
+// front end maps them (internal/smb, ntstatus.go). Anything else is a
+// storage fault (STATUS_UNSUCCESSFUL or a dropped connection, at the
+// server's choice).
 
 // Reads at or past the end of file return io.EOF:
 // STATUS_END_OF_FILE (0xC0000011).
 
-// MaxIOSize is the largest Read or Write a VFS accepts: the SMB server
+// MaxIOSize is the largest Read or Write Opens accepts: the SMB server
 // offers it as MaxReadSize and MaxWriteSize. It equals the chunk size of
 // the byte layer, so a large sequential SMB write becomes one extent part
 // per request.
 const MaxIOSize = extent.ChunkMax
 
-// smbError answers with its sentinel a domain refusal that leaves the
-// vocabulary to the door (Refusal.Err nil): a byte-range lock is
-// ErrFileLockConflict (STATUS_FILE_LOCK_CONFLICT, MS-FSA 2.1.4.10), the
-// quota or the largest file size ErrDiskFull (STATUS_DISK_FULL), the
-// read-only attribute ErrAccessDenied, a missing parent of the target
-// path ErrPathNotFound, an existing rename target
-// ErrExists and a directory one ErrAccessDenied, a directory with
-// children ErrDirectoryNotEmpty, the share root
-// ErrAccessDenied, a directory moved into its own subtree
-// ErrInvalidParameter. The refusal keeps its check. Other errors pass
-// unchanged.
-func smbError(err error) error {
-	var r *Refusal
-	if !errors.As(err, &r) || r.Err != nil {
-		return err
-	}
-	var sentinel error
-	switch r.By {
-	case ByLock:
-		sentinel = ErrFileLockConflict
-	case ByQuota:
-		sentinel = ErrDiskFull
-	case ByReadOnly:
-		// MS-FSA 2.1.5.1.2.1: write access to, or an overwrite of, a
-		// read-only file; the delete cases answer ErrCannotDelete
-		// themselves.
-		sentinel = ErrAccessDenied
-	case ByParent:
-		sentinel = ErrPathNotFound
-	case ByExists:
-		sentinel = ErrExists
-	case ByReplaceDir:
-		sentinel = ErrAccessDenied
-	case ByNotEmpty:
-		sentinel = ErrDirectoryNotEmpty
-	case ByShareRoot:
-		sentinel = ErrAccessDenied
-	case BySubtree:
-		sentinel = ErrInvalidParameter
-	default:
-		return err
-	}
-	return &Refusal{By: r.By, Err: fmt.Errorf("%w: %s", sentinel, r.Detail), Detail: r.Detail}
-}
-
-// VFS is the SMB view of the File service for one front end: its owner
-// id is the liveness identity of every handle it opens (see Heartbeat).
-// A VFS holds no state besides its owner; it is safe for concurrent use.
-type VFS struct {
+// Opens is the File domain's API for the SMB opens of one front end: its
+// owner id is the liveness identity of every handle it opens (see
+// Heartbeat). The SMB view (internal/smb/smbfs) adapts it to the
+// FileSystem internal/smb defines: it answers the refusals Opens leaves
+// to the door (a *Refusal whose Err is nil) with their sentinels. Opens
+// holds no state besides its owner; it is safe for concurrent use.
+type Opens struct {
 	s     *Service
 	owner string
 }
 
-// VFS returns the SMB view of the service for the front end named owner
-// (a non-empty id unique among live front ends, e.g. "smb@host:pid").
-// Opens need a live heartbeat of owner: call Heartbeat first.
-func (s *Service) VFS(owner string) *VFS { return &VFS{s: s, owner: owner} }
+// Opens returns the open-based API of the service for the front end
+// named owner (a non-empty id unique among live front ends, e.g.
+// "smb@host:pid"). Opens need a live heartbeat of owner: call Heartbeat
+// first.
+func (s *Service) Opens(owner string) *Opens { return &Opens{s: s, owner: owner} }
 
-// Owner returns the VFS's owner id.
-func (v *VFS) Owner() string { return v.owner }
+// Owner returns the owner id.
+func (v *Opens) Owner() string { return v.owner }
 
-// Now returns the service clock's time (the time every VFS decision uses).
-func (v *VFS) Now() time.Time { return v.s.clock.Now() }
+// Now returns the service clock's time (the time every decision on an
+// open uses).
+func (v *Opens) Now() time.Time { return v.s.clock.Now() }
 
 // Heartbeat records that the owner is alive until until (by the service
 // clock). The front end calls it well before the previous expiry, e.g.
 // every 10 s with until = now + 30 s. If the previous heartbeat had
 // expired, the owner's earlier handles stay dead: a front end that lost
 // its liveness must treat all its opens as closed.
-func (v *VFS) Heartbeat(ctx context.Context, until time.Time) error {
+func (v *Opens) Heartbeat(ctx context.Context, until time.Time) error {
 	if v.owner == "" {
 		return fmt.Errorf("%w: empty owner", ErrInvalidParameter)
 	}
@@ -132,7 +95,7 @@ func (v *VFS) Heartbeat(ctx context.Context, until time.Time) error {
 // Retire ends the owner at once (a clean shutdown): its handles are dead
 // from now on (they no longer block anyone), and the service's background
 // reaper deletes them, applying their delete-on-close.
-func (v *VFS) Retire(ctx context.Context) error {
+func (v *Opens) Retire(ctx context.Context) error {
 	return v.s.store.Update(ctx, func(tx kv.Tx) error {
 		return handle.Retire(tx, v.owner)
 	})
@@ -141,7 +104,7 @@ func (v *VFS) Retire(ctx context.Context) error {
 // ShareExists reports whether the live share exists and is an SMB share
 // (NFS shares are not reachable over SMB (inferred)). Share names are lower
 // case (Azure's rule): the caller lower-cases a tree-connect name.
-func (v *VFS) ShareExists(ctx context.Context, acct, sh string) (bool, error) {
+func (v *Opens) ShareExists(ctx context.Context, acct, sh string) (bool, error) {
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
 		_, err := smbShare(tx, acct, sh)
 		return err
@@ -154,7 +117,7 @@ func (v *VFS) ShareExists(ctx context.Context, acct, sh string) (bool, error) {
 
 // Shares lists the account's live SMB shares in name order (for the
 // server's share enumeration).
-func (v *VFS) Shares(ctx context.Context, acct string) ([]string, error) {
+func (v *Opens) Shares(ctx context.Context, acct string) ([]string, error) {
 	var out []string
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
 		out = out[:0]
@@ -197,7 +160,7 @@ type FSInfo struct {
 // FSInfo returns the share's quota, usage and creation time (FS size and
 // volume information). Its cost grows with the number of entries of the
 // share.
-func (v *VFS) FSInfo(ctx context.Context, acct, sh string) (FSInfo, error) {
+func (v *Opens) FSInfo(ctx context.Context, acct, sh string) (FSInfo, error) {
 	var fi FSInfo
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
 		rec, err := smbShare(tx, acct, sh)
