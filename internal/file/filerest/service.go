@@ -35,9 +35,6 @@ type Service struct {
 // New returns the REST front end of f.
 func New(f *file.Service) *Service { return &Service{f: f} }
 
-// Domain returns the File domain service s serves.
-func (s *Service) Domain() *file.Service { return s.f }
-
 // CORSRules returns the account's File CORS rules (server.CORSRuler).
 func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
 	return s.f.CORSRules(ctx, account)
