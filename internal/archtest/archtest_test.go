@@ -27,6 +27,7 @@ var domain = []string{
 	"internal/hns/ns",
 	"internal/hns/upn",
 	"internal/extent",
+	"internal/file",
 	"internal/file/handle",
 	"internal/kv/...",
 	"internal/lease",
@@ -34,6 +35,7 @@ var domain = []string{
 	"internal/svcprops",
 	"internal/table/odata",
 	"internal/vfs/...",
+	"internal/wire",
 }
 
 // forbidden are the packages no domain package may depend on.

@@ -31,30 +31,42 @@ const (
 	AttrNoScrubData       Attributes = 0x20000
 )
 
-// fileTime is an x-ms-file-*-time value of a create or set-properties
-// request, read before the transaction (readFileTime, smbprops_rest.go):
-// "now", "preserve" or a time.
-type fileTime struct {
-	name, raw string // the header and its value (for the error)
-	preserve  bool
-	now       bool
-	at        time.Time
-	bad       bool // raw is not a time
+// FileTime is an x-ms-file-*-time value of a create or set-properties
+// request, parsed before the transaction (filerest): "now", "preserve"
+// or a time. A malformed value is carried (Bad) and reported by Resolve,
+// inside the transaction, where the request's earlier checks (lease,
+// handles) have passed.
+type FileTime struct {
+	// Name and Raw are the header and its value, for the error.
+	Name, Raw string
+	// Now: the operation's time; Preserve: the item's current time.
+	Now, Preserve bool
+	// At is the time given, when neither Now nor Preserve.
+	At time.Time
+	// Bad: Raw is not a time.
+	Bad bool
 }
 
-// resolve is the time ft sets at now on an item whose time is old:
+// Resolve is the time ft sets at now on an item whose time is old:
 // "preserve" of no time (a create) and a malformed value are 400
 // InvalidHeaderValue.
-func (ft *fileTime) resolve(now, old time.Time) (time.Time, error) {
+func (ft *FileTime) Resolve(now, old time.Time) (time.Time, error) {
 	switch {
-	case ft.bad, ft.preserve && old.IsZero():
-		return time.Time{}, azerr.InvalidHeader(ft.name, ft.raw)
-	case ft.now:
+	case ft.Bad, ft.Preserve && old.IsZero():
+		return time.Time{}, azerr.InvalidHeader(ft.Name, ft.Raw)
+	case ft.Now:
 		return now, nil
-	case ft.preserve:
+	case ft.Preserve:
 		return old, nil
 	}
-	return ft.at, nil
+	return ft.At, nil
+}
+
+// Validate reports a malformed value now (Copy File checks its times
+// before the transaction).
+func (ft FileTime) Validate() error {
+	_, err := ft.Resolve(time.Time{}, time.Unix(0, 0))
+	return err
 }
 
 // defaultSDDL is the permission of a share's root directory and of items
@@ -62,9 +74,9 @@ func (ft *fileTime) resolve(now, old time.Time) (time.Time, error) {
 // full control for Administrators, SYSTEM and Authenticated Users.
 const defaultSDDL = "O:BAG:SYD:(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)(A;OICI;0x1301bf;;;AU)"
 
-// validSDDL checks the shape of a security descriptor string: printable
+// ValidSDDL checks the shape of a security descriptor string: printable
 // ASCII starting with an owner, group, DACL or SACL component.
-func validSDDL(s string) bool {
+func ValidSDDL(s string) bool {
 	if len(s) < 2 {
 		return false
 	}
@@ -111,36 +123,38 @@ func loadPermission(tx kv.Tx, acct, sh, key string) (string, error) {
 }
 
 // SMBRequest holds the SMB properties of a create or set-properties
-// request, parsed before the transaction (parseSMB, smbprops_rest.go):
+// request, parsed before the transaction (filerest: parseSMB, smbprops_rest.go):
 // the typed SMB properties a domain call takes.
 type SMBRequest struct {
-	// created, lastWrite and changed are x-ms-file-creation-time,
+	// Created, LastWrite and Changed are x-ms-file-creation-time,
 	// x-ms-file-last-write-time and x-ms-file-change-time.
-	created, lastWrite, changed fileTime
-	attrs                       *Attributes // nil: default (create) or preserve (set)
-	perm                        string      // SDDL from x-ms-file-permission; "" none
-	permKey                     string      // x-ms-file-permission-key
-	inherit                     bool        // x-ms-file-permission: inherit
-	create                      bool
+	Created, LastWrite, Changed FileTime
+	Attrs                       *Attributes // nil: default (create) or preserve (set)
+	Perm                        string      // SDDL from x-ms-file-permission; "" none
+	PermKey                     string      // x-ms-file-permission-key
+	Inherit                     bool        // x-ms-file-permission: inherit
+	// Create selects the defaults of a create: Archive for a file
+	// without attributes.
+	Create bool
 }
 
 // apply sets e's SMB properties from the request inside tx at now.
 // parentKey is the permission key of the parent directory ("inherit").
 func (sr *SMBRequest) apply(tx kv.Tx, acct, sh string, e *Entry, parentKey string, now time.Time) error {
 	var err error
-	if e.SMB.Created, err = sr.created.resolve(now, e.SMB.Created); err != nil {
+	if e.SMB.Created, err = sr.Created.Resolve(now, e.SMB.Created); err != nil {
 		return err
 	}
-	if e.SMB.LastWrite, err = sr.lastWrite.resolve(now, e.SMB.LastWrite); err != nil {
+	if e.SMB.LastWrite, err = sr.LastWrite.Resolve(now, e.SMB.LastWrite); err != nil {
 		return err
 	}
-	if e.SMB.Changed, err = sr.changed.resolve(now, e.SMB.Changed); err != nil {
+	if e.SMB.Changed, err = sr.Changed.Resolve(now, e.SMB.Changed); err != nil {
 		return err
 	}
 	switch {
-	case sr.attrs != nil:
-		e.SMB.Attrs = *sr.attrs
-	case sr.create && !e.Dir:
+	case sr.Attrs != nil:
+		e.SMB.Attrs = *sr.Attrs
+	case sr.Create && !e.Dir:
 		e.SMB.Attrs = AttrArchive
 	}
 	if e.Dir {
@@ -149,20 +163,20 @@ func (sr *SMBRequest) apply(tx kv.Tx, acct, sh string, e *Entry, parentKey strin
 		e.SMB.Attrs &^= AttrDirectory
 	}
 	switch {
-	case sr.perm != "":
-		if e.SMB.PermKey, err = storePermission(tx, acct, sh, sr.perm); err != nil {
+	case sr.Perm != "":
+		if e.SMB.PermKey, err = storePermission(tx, acct, sh, sr.Perm); err != nil {
 			return err
 		}
-	case sr.permKey != "":
-		sddl, err := loadPermission(tx, acct, sh, sr.permKey)
+	case sr.PermKey != "":
+		sddl, err := loadPermission(tx, acct, sh, sr.PermKey)
 		if err != nil {
 			return err
 		}
 		if sddl == "" {
 			return azerr.New(azerr.FileInvalidPermissionKey)
 		}
-		e.SMB.PermKey = sr.permKey
-	case sr.inherit:
+		e.SMB.PermKey = sr.PermKey
+	case sr.Inherit:
 		e.SMB.PermKey = parentKey
 	}
 	return nil

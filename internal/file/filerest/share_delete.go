@@ -1,10 +1,11 @@
-package file
+package filerest
 
 import (
 	"net/http"
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file"
 )
 
 // deleteShare is Delete Share, of the share or (with ?sharesnapshot=) of one
@@ -23,7 +24,7 @@ func (s *Service) deleteShare(w http.ResponseWriter, r *req) error {
 	default:
 		return azerr.InvalidHeader("x-ms-delete-snapshots", mode)
 	}
-	if _, err := s.DeleteShare(r.Context(), DeleteShareInput{Ref: refOf(r), DeleteSnapshots: mode}); err != nil {
+	if _, err := s.f.DeleteShare(r.Context(), file.DeleteShareInput{Ref: refOf(r), DeleteSnapshots: mode}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)

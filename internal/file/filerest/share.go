@@ -1,4 +1,4 @@
-package file
+package filerest
 
 import (
 	"encoding/xml"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -24,11 +25,6 @@ var shareTiers = []string{"TransactionOptimized", "Hot", "Cool", "Premium"}
 // https://learn.microsoft.com/en-us/rest/api/storageservices/create-share,
 // x-ms-root-squash).
 var rootSquashes = []string{"NoRootSquash", "RootSquash", "AllSquash"}
-
-const (
-	protoSMB = "SMB"
-	protoNFS = "NFS"
-)
 
 // canonical returns the element of set equal to v ignoring case.
 func canonical(set []string, v string) (string, bool) {
@@ -61,7 +57,7 @@ func parseShareOptions(h http.Header, create bool) (shareOptions, error) {
 	var o shareOptions
 	if v := h.Get("x-ms-share-quota"); v != "" {
 		q, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || q < 1 || q > maxQuotaGiB {
+		if err != nil || q < 1 || q > file.MaxQuotaGiB {
 			return o, azerr.InvalidHeader("x-ms-share-quota", v)
 		}
 		o.quota = &q
@@ -74,7 +70,7 @@ func parseShareOptions(h http.Header, create bool) (shareOptions, error) {
 		o.tier = t
 	}
 	if v := h.Get("x-ms-enabled-protocols"); v != "" && create {
-		p, ok := canonical([]string{protoSMB, protoNFS}, strings.TrimSpace(v))
+		p, ok := canonical([]string{file.ProtoSMB, file.ProtoNFS}, strings.TrimSpace(v))
 		if !ok {
 			return o, azerr.InvalidHeader("x-ms-enabled-protocols", v)
 		}
@@ -106,8 +102,8 @@ func parseShareOptions(h http.Header, create bool) (shareOptions, error) {
 }
 
 // options is o as the domain's ShareOptions.
-func (o shareOptions) options() ShareOptions {
-	return ShareOptions{Quota: o.quota, Tier: o.tier, Protocols: o.protocols, Squash: o.squash, DirLease: o.dirLease, SnapVDir: o.snapVDir}
+func (o shareOptions) options() file.ShareOptions {
+	return file.ShareOptions{Quota: o.quota, Tier: o.tier, Protocols: o.protocols, Squash: o.squash, DirLease: o.dirLease, SnapVDir: o.snapVDir}
 }
 
 // boolOr returns *b, or def when b is nil.
@@ -119,14 +115,14 @@ func boolOr(b *bool, def bool) bool {
 }
 
 // setShareETag sets ETag and Last-Modified of a share.
-func setShareETag(w http.ResponseWriter, sh *Share) {
+func setShareETag(w http.ResponseWriter, sh *file.Share) {
 	h := w.Header()
 	h.Set("ETag", sh.ETag)
 	h.Set("Last-Modified", wire.FormatHTTPDate(sh.Modified))
 }
 
 // writeShareHeaders sets the headers of Get Share Properties.
-func writeShareHeaders(w http.ResponseWriter, sh *Share, r *req) {
+func writeShareHeaders(w http.ResponseWriter, sh *file.Share, r *req) {
 	setShareETag(w, sh)
 	h := w.Header()
 	wire.WriteMetadata(h, sh.Meta)
@@ -136,7 +132,7 @@ func writeShareHeaders(w http.ResponseWriter, sh *Share, r *req) {
 		h.Set("x-ms-access-tier-change-time", wire.FormatHTTPDate(sh.TierSince))
 	}
 	h.Set("x-ms-enabled-protocols", sh.Protocols)
-	if sh.Protocols == protoNFS {
+	if sh.Protocols == file.ProtoNFS {
 		h.Set("x-ms-root-squash", sh.Squash)
 		h.Set("x-ms-enable-snapshot-virtual-directory-access", strconv.FormatBool(boolOr(sh.SnapVDir, true)))
 	} else {
@@ -150,19 +146,6 @@ func writeShareHeaders(w http.ResponseWriter, sh *Share, r *req) {
 	}
 }
 
-// shareLeaseRead applies the share lease to an operation it does not gate
-// (only Delete Share is gated (Lease Share,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-share, "a
-// lock on a share for delete operations")): x-ms-lease-id is optional but
-// must match when sent (412 LeaseIdMismatchWithShareOperation /
-// LeaseNotPresentWithShareOperation), like containers (Lease Container,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-container,
-// and the legacy .NET client's container lease tests in
-// Azure/azure-storage-net).
-func shareLeaseRead(sh *Share, c *caller) error {
-	return lease.CheckRead(sh.Lease, c.leaseID, lease.Share, c.at)
-}
-
 func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
@@ -172,7 +155,7 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.CreateShare(r.Context(), CreateShareInput{Ref: refOf(r), Meta: meta, Options: o.options()})
+	out, err := s.f.CreateShare(r.Context(), file.CreateShareInput{Ref: refOf(r), Meta: meta, Options: o.options()})
 	if err != nil {
 		return err
 	}
@@ -186,7 +169,7 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 // getShareProperties serves Get Share Properties and Get Share Metadata
 // (HEAD or GET), on the share or on a snapshot.
 func (s *Service) getShareProperties(w http.ResponseWriter, r *req) error {
-	out, err := s.GetShareProperties(r.Context(), GetSharePropertiesInput{Ref: refOf(r)})
+	out, err := s.f.GetShareProperties(r.Context(), file.GetSharePropertiesInput{Ref: refOf(r)})
 	if err != nil {
 		return err
 	}
@@ -200,7 +183,7 @@ func (s *Service) setShareProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.SetShareProperties(r.Context(), SetSharePropertiesInput{Ref: refOf(r), Options: o.options()})
+	out, err := s.f.SetShareProperties(r.Context(), file.SetSharePropertiesInput{Ref: refOf(r), Options: o.options()})
 	if err != nil {
 		return err
 	}
@@ -216,7 +199,7 @@ func (s *Service) setShareMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.SetShareMetadata(r.Context(), SetShareMetadataInput{Ref: refOf(r), Meta: meta})
+	out, err := s.f.SetShareMetadata(r.Context(), file.SetShareMetadataInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
 		return err
 	}
@@ -235,7 +218,7 @@ func (s *Service) leaseShare(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.LeaseShare(r.Context(), LeaseShareInput{Ref: refOf(r), Request: lr})
+	out, err := s.f.LeaseShare(r.Context(), file.LeaseShareInput{Ref: refOf(r), Request: lr})
 	if err != nil {
 		return err
 	}
@@ -259,7 +242,7 @@ type shareStatsXML struct {
 
 // getShareStats is Get Share Stats (GetShareStats).
 func (s *Service) getShareStats(w http.ResponseWriter, r *req) error {
-	out, err := s.GetShareStats(r.Context(), GetShareStatsInput{Ref: refOf(r)})
+	out, err := s.f.GetShareStats(r.Context(), file.GetShareStatsInput{Ref: refOf(r)})
 	if err != nil {
 		return err
 	}

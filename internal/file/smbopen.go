@@ -1,50 +1,31 @@
 package file
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
-// The SMB view of the File service (VFS).
-//
-// An SMB2 front end serves the same shares, directories and files as the
-// REST operations: the same entry records, the same extent parts and the
-// same ETag/Last-Modified history, so a file written over SMB reads back
-// byte-exact over REST and the other way round. Every VFS call is one kv
-// transaction (or, for reads and writes, one transaction plus the data
-// streamed or staged outside it) and re-reads what it needs, so REST
-// changes made between two SMB calls are seen by the second. What a file
-// operation does — READ, WRITE, the size setters, basic information, a
-// delete disposition, a rename — is the File domain's (domain.go), the
-// same call the REST handlers make with an open-less caller; the VFS adds
-// the SMB parameter checks and opens, closes and locks.
-//
-// Opens are the handle records of package handle (the global open table
-// shared with REST, List Handles and Force Close Handles): share modes by
-// MS-FSA 2.1.5.1.2, delete-on-close and delete-pending, and the liveness
-// of the front end that holds them (its owner id). An *Open keeps only
-// identities (account, share, file ID, handle ID) and what was granted at
-// open; each call checks that the handle is still live (a Force Close
-// Handles or an expired owner closes it: ErrFileClosed) and loads the
-// entry by its file ID, so renames by either protocol are followed.
-//
-// Errors are the sentinels below (test with errors.Is; they may be
-// wrapped with details). Each names the NTSTATUS the SMB server answers
-// with; the SMB front end maps them (internal/smb, ntstatus.go). Anything
-// else is a storage fault (STATUS_UNSUCCESSFUL or a dropped connection,
-// at the server's choice).
+// The SMB open as the domain decides on it: what an SMB2 CREATE asks for
+// (OpenRequest: dispositions, create options, access masks), the open it
+// grants (Open: its identities, granted access, frozen times), the
+// entry's information the SMB calls return (Info, BasicInfo), and the
+// sentinel errors that name the NTSTATUS an SMB caller is refused with.
+// The domain's checks (domain*.go) take and return these; the
+// open-based API (Opens, opens*.go) that the SMB view (internal/smb/
+// smbfs) adapts is built on them, and nothing here or in the domain uses
+// it (TestDomainDoesNotCallUpIntoVFS). Access masks, dispositions and
+// the NTSTATUS sentinels are SMB's vocabulary; they still live here, as
+// the domain's open rules (domain_open.go) and the refusals whose rule
+// differs between the doors speak it (issue 28).
 
-// Errors returned by VFS calls.
+// Errors returned by Opens calls (through the SMB view).
 var (
 	// ErrNotFound: the last path component does not exist:
 	// STATUS_OBJECT_NAME_NOT_FOUND (0xC0000034).
@@ -98,138 +79,11 @@ var (
 	// (0xC00000CC) at tree connect; STATUS_NETWORK_NAME_DELETED
 	// (0xC00000C9) for a share deleted while connected.
 	ErrShareNotFound = errors.New("file: share not found")
-	// ErrOwnerNotLive: the VFS's owner has no live heartbeat (call
+	// ErrOwnerNotLive: the Opens' owner has no live heartbeat (call
 	// Heartbeat first, and regularly): a server fault,
 	// STATUS_INSUFFICIENT_RESOURCES (0xC000009A) at the server's choice.
 	ErrOwnerNotLive = handle.ErrOwnerNotLive
 )
-
-// Reads at or past the end of file return io.EOF:
-// STATUS_END_OF_FILE (0xC0000011).
-
-// MaxIOSize is the largest Read or Write a VFS accepts: the SMB server
-// offers it as MaxReadSize and MaxWriteSize. It equals the chunk size of
-// the byte layer, so a large sequential SMB write becomes one extent part
-// per request.
-const MaxIOSize = extent.ChunkMax
-
-// VFS is the SMB view of the File service for one front end: its owner
-// id is the liveness identity of every handle it opens (see Heartbeat).
-// A VFS holds no state besides its owner; it is safe for concurrent use.
-type VFS struct {
-	s     *Service
-	owner string
-}
-
-// VFS returns the SMB view of the service for the front end named owner
-// (a non-empty id unique among live front ends, e.g. "smb@host:pid").
-// Opens need a live heartbeat of owner: call Heartbeat first.
-func (s *Service) VFS(owner string) *VFS { return &VFS{s: s, owner: owner} }
-
-// Owner returns the VFS's owner id.
-func (v *VFS) Owner() string { return v.owner }
-
-// Now returns the service clock's time (the time every VFS decision uses).
-func (v *VFS) Now() time.Time { return v.s.clock.Now() }
-
-// Heartbeat records that the owner is alive until until (by the service
-// clock). The front end calls it well before the previous expiry, e.g.
-// every 10 s with until = now + 30 s. If the previous heartbeat had
-// expired, the owner's earlier handles stay dead: a front end that lost
-// its liveness must treat all its opens as closed.
-func (v *VFS) Heartbeat(ctx context.Context, until time.Time) error {
-	if v.owner == "" {
-		return fmt.Errorf("%w: empty owner", ErrInvalidParameter)
-	}
-	return v.s.store.Update(ctx, func(tx kv.Tx) error {
-		return handle.Heartbeat(tx, v.s.clock.Now(), v.owner, until)
-	})
-}
-
-// Retire ends the owner at once (a clean shutdown): its handles are dead
-// from now on (they no longer block anyone), and the service's background
-// reaper deletes them, applying their delete-on-close.
-func (v *VFS) Retire(ctx context.Context) error {
-	return v.s.store.Update(ctx, func(tx kv.Tx) error {
-		return handle.Retire(tx, v.owner)
-	})
-}
-
-// ShareExists reports whether the live share exists and is an SMB share
-// (NFS shares are not reachable over SMB (inferred)). Share names are lower
-// case (Azure's rule): the caller lower-cases a tree-connect name.
-func (v *VFS) ShareExists(ctx context.Context, acct, sh string) (bool, error) {
-	err := v.s.store.View(ctx, func(tx kv.Tx) error {
-		_, err := smbShare(tx, acct, sh)
-		return err
-	})
-	if errors.Is(err, ErrShareNotFound) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// Shares lists the account's live SMB shares in name order (for the
-// server's share enumeration).
-func (v *VFS) Shares(ctx context.Context, acct string) ([]string, error) {
-	var out []string
-	err := v.s.store.View(ctx, func(tx kv.Tx) error {
-		out = out[:0]
-		pre := sharesPrefix(acct)
-		var derr error
-		err := tx.Scan(pre, kv.PrefixEnd(pre), 0, false, func(k, val []byte) bool {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 4 || parts[3] != "" {
-				return true // a snapshot
-			}
-			var rec struct {
-				Protocols string `json:"p"`
-			}
-			if derr = json.Unmarshal(val, &rec); derr != nil {
-				return false
-			}
-			if rec.Protocols != protoNFS {
-				out = append(out, parts[2])
-			}
-			return true
-		})
-		if err == nil {
-			err = derr
-		}
-		return err
-	})
-	return out, err
-}
-
-// FSInfo is a share's size and volume information.
-type FSInfo struct {
-	// QuotaBytes is the share's quota (its size as SMB reports it).
-	QuotaBytes int64
-	// UsedBytes is the sum of the file sizes (Get Share Stats).
-	UsedBytes int64
-	// Created is the share's creation time (the volume creation time).
-	Created time.Time
-}
-
-// FSInfo returns the share's quota, usage and creation time (FS size and
-// volume information). Its cost grows with the number of entries of the
-// share.
-func (v *VFS) FSInfo(ctx context.Context, acct, sh string) (FSInfo, error) {
-	var fi FSInfo
-	err := v.s.store.View(ctx, func(tx kv.Tx) error {
-		rec, err := smbShare(tx, acct, sh)
-		if err != nil {
-			return err
-		}
-		used, err := shareUsage(tx, acct, sh)
-		if err != nil {
-			return err
-		}
-		fi = FSInfo{QuotaBytes: int64(rec.Quota) << 30, UsedBytes: used, Created: rec.Created}
-		return nil
-	})
-	return fi, err
-}
 
 // smbShare loads the live share record for SMB: ErrShareNotFound when it
 // is missing (or being deleted) or an NFS share.
@@ -238,7 +92,7 @@ func smbShare(tx kv.Tx, acct, sh string) (*Share, error) {
 		return nil, ErrShareNotFound
 	}
 	rec, err := loadShare(tx, acct, sh, "")
-	if azerr.Has(err, azerr.ShareNotFound) || err == nil && rec.Protocols == protoNFS {
+	if azerr.Has(err, azerr.ShareNotFound) || err == nil && rec.Protocols == ProtoNFS {
 		return nil, fmt.Errorf("%w: %s", ErrShareNotFound, sh)
 	}
 	return rec, err
@@ -257,7 +111,7 @@ const (
 	DispOverwriteIf Disposition = 5 // exists: truncate; missing: create
 )
 
-// CreateOptions bits the VFS interprets (MS-SMB2 2.2.13); other bits are
+// CreateOptions bits Opens interprets (MS-SMB2 2.2.13); other bits are
 // the server's business and are ignored here.
 const (
 	OptDirectoryFile    uint32 = 0x00000001
@@ -348,7 +202,7 @@ func MapAccess(desired uint32, readOnlyFile bool) uint32 {
 const storableAttrs = AttrReadOnly | AttrHidden | AttrSystem | AttrArchive | AttrTemporary |
 	AttrOffline | AttrNotContentIndexed | AttrNoScrubData
 
-// OpenRequest is an SMB2 CREATE as the VFS needs it.
+// OpenRequest is an SMB2 CREATE as Opens needs it.
 type OpenRequest struct {
 	Account, Share string
 	// Path is the share-relative path, already split into components
@@ -404,7 +258,7 @@ func infoOf(e *Entry, pending bool) Info {
 	in := Info{
 		FileID: e.ID, ParentID: e.Parent, Name: e.Name, Dir: e.Dir,
 		Attributes: e.SMB.Attrs,
-		Created:    e.SMB.Created, LastAccess: e.SMB.accessed(), LastWrite: e.SMB.LastWrite, Changed: e.SMB.Changed,
+		Created:    e.SMB.Created, LastAccess: e.SMB.Accessed(), LastWrite: e.SMB.LastWrite, Changed: e.SMB.Changed,
 		DeletePending: pending, ETag: e.ETag, LastModified: e.Modified,
 	}
 	if e.Dir {
@@ -482,3 +336,226 @@ func (o *Open) stamp(e *Entry, now time.Time, which Times) {
 }
 
 func (o *Open) has(mask uint32) bool { return o.GrantedAccess&mask != 0 }
+
+// WriteToEOF as a Write offset appends at the end of file (SMB2 WRITE
+// Offset 0xFFFFFFFFFFFFFFFF, MS-FSA 2.1.5.4 FILE_WRITE_TO_END_OF_FILE).
+const WriteToEOF int64 = -1
+
+// Lock errors.
+var (
+	// ErrLockNotGranted: a lock conflicts with a lock of a live open:
+	// STATUS_LOCK_NOT_GRANTED (0xC0000055).
+	ErrLockNotGranted = errors.New("file: lock not granted")
+	// ErrFileLockConflict: a read or write overlaps a lock that forbids
+	// it: STATUS_FILE_LOCK_CONFLICT (0xC0000054).
+	ErrFileLockConflict = errors.New("file: range locked")
+	// ErrRangeNotLocked: an unlock names no lock of the open:
+	// STATUS_RANGE_NOT_LOCKED (0xC000007E).
+	ErrRangeNotLocked = errors.New("file: range not locked")
+	// ErrInvalidLockRange: a lock's last byte overflows 64 bits:
+	// STATUS_INVALID_LOCK_RANGE (0xC00001A1).
+	ErrInvalidLockRange = errors.New("file: invalid lock range")
+)
+
+// lockErr maps errors of package handle's lock functions to the sentinels.
+func lockErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, handle.ErrLockNotGranted):
+		return fmt.Errorf("%w (%v)", ErrLockNotGranted, err)
+	case errors.Is(err, handle.ErrLockConflict):
+		return fmt.Errorf("%w (%v)", ErrFileLockConflict, err)
+	case errors.Is(err, handle.ErrRangeNotLocked):
+		return fmt.Errorf("%w (%v)", ErrRangeNotLocked, err)
+	case errors.Is(err, handle.ErrInvalidLockRange):
+		return fmt.Errorf("%w (%v)", ErrInvalidLockRange, err)
+	case errors.Is(err, handle.ErrNoHandle):
+		return ErrFileClosed
+	}
+	return err
+}
+
+// Times is a set of the SMB timestamps of a file or directory.
+type Times uint8
+
+// Timestamps.
+const (
+	TimeCreated Times = 1 << iota
+	TimeLastAccess
+	TimeLastWrite
+	TimeChanged
+)
+
+// BasicInfo is FileBasicInformation as Opens takes it. The SMB server
+// converts FILETIMEs: 0 ("do not change") becomes the zero time.Time,
+// which leaves the time as it is; -1 and -2 ("do not change, and stop /
+// resume automatic updates through this handle", MS-FSCC 2.4.7) become
+// Freeze and Thaw.
+type BasicInfo struct {
+	Created time.Time
+	// LastAccess is kept for SMB only (REST neither shows nor changes it).
+	LastAccess time.Time
+	LastWrite  time.Time
+	Changed    time.Time
+	// Attributes replace the file's (AttrNormal: none); 0 leaves them.
+	Attributes Attributes
+	// Freeze and Thaw are the times whose automatic updates by later
+	// operations through the same open stop (FILETIME -1) or resume
+	// (FILETIME -2). A time given is frozen too (see Open.Frozen).
+	Freeze, Thaw Times
+}
+
+// given returns the times b sets.
+func (b *BasicInfo) given() Times {
+	given := Times(0)
+	for _, t := range []struct {
+		at   time.Time
+		time Times
+	}{{b.Created, TimeCreated}, {b.LastAccess, TimeLastAccess}, {b.LastWrite, TimeLastWrite}, {b.Changed, TimeChanged}} {
+		if !t.at.IsZero() {
+			given |= t.time
+		}
+	}
+	return given
+}
+
+// applyBasic applies b to e at now (see SetBasic); frozen are the times
+// frozen on the open after b. It reports whether anything changed.
+func applyBasic(e *Entry, b *BasicInfo, frozen Times, now time.Time) bool {
+	for _, t := range []struct {
+		dst *time.Time
+		src time.Time
+	}{{&e.SMB.Created, b.Created}, {&e.SMB.LastAccess, b.LastAccess}, {&e.SMB.LastWrite, b.LastWrite}, {&e.SMB.Changed, b.Changed}} {
+		if !t.src.IsZero() {
+			*t.dst = t.src.UTC()
+		}
+	}
+	changed := b.given() != 0
+	if b.Attributes != 0 {
+		a := b.Attributes & storableAttrs
+		if e.Dir {
+			a |= AttrDirectory
+		}
+		if e.ID == RootID {
+			const fixed = AttrHidden | AttrSystem
+			a = a&^fixed | e.SMB.Attrs&fixed
+		}
+		e.SMB.Attrs = a
+		changed = true
+	}
+	if !changed {
+		return false
+	}
+	if frozen&TimeChanged == 0 {
+		e.SMB.Changed = now
+	}
+	return true
+}
+
+// renameTargetDirNeed is what a rename needs from the open handles of
+// the directory it moves the item into (the source's own directory for
+// an in-place rename). Windows performs a rename by opening that
+// directory as the target of the rename (IO_OPEN_TARGET_DIRECTORY) for
+// FILE_ADD_FILE, or FILE_ADD_SUBDIRECTORY for a directory, sharing read
+// and write but not delete, so the MS-FSA sharing check (2.1.5.1.2.2)
+// of that transient open against the directory's opens decides:
+// an open of the directory holding DELETE access, or one that does not
+// share write while holding data access, makes the rename fail with
+// STATUS_SHARING_VIOLATION (smb2.rename share_delete_and_delete_access,
+// no_share_delete_but_delete_access, no_share_delete_no_delete_access;
+// an open sharing everything without DELETE does not:
+// share_delete_no_delete_access). smbd checks only the first case
+// (any open of the target directory with DELETE access).
+// A delete-pending target directory fails the rename with
+// ErrDeletePending, as the open would.
+var renameTargetDirNeed = handle.Need{Access: handle.Write, Share: handle.ShareRead | handle.ShareWrite}
+
+// checkRenameOpens applies the open-table rule of a rename of the
+// directory src through o: no item below it may be open. (The other rule,
+// every other open of the item shares delete (MS-FSA 2.1.5.15.11), holds
+// by construction: o has DELETE access, so the sharing check admitted
+// only opens that share delete, besides attribute-only opens, which
+// MS-FSA exempts.)
+func checkRenameOpens(tx kv.Tx, now time.Time, o *Open, src *Entry) error {
+	if !src.Dir {
+		return nil
+	}
+	var conflict error
+	// smb2.rename.rename_dir_openfile: a directory with an open item
+	// below it cannot be renamed. The check walks up from every live
+	// handle of the share, with a cache, so it costs the share's handles
+	// times the depth at most.
+	below := map[uint64]bool{RootID: false, src.ID: true}
+	var isBelow func(id uint64) (bool, error)
+	isBelow = func(id uint64) (bool, error) {
+		if b, ok := below[id]; ok {
+			return b, nil
+		}
+		e, err := loadByID(tx, o.Account, o.Share, "", id)
+		if err != nil || e == nil {
+			return false, err
+		}
+		b, err := isBelow(e.Parent)
+		below[id] = b
+		return b, err
+	}
+	err := handle.List(tx, now, o.Account, o.Share, handle.Position{}, func(h handle.Handle) bool {
+		id, err := handleFileID(h)
+		if err != nil {
+			conflict = err
+			return false
+		}
+		if id == src.ID {
+			return true
+		}
+		b, err := isBelow(id)
+		if err != nil {
+			conflict = err
+			return false
+		}
+		if b {
+			conflict = fmt.Errorf("%w: %s has an open item below it", ErrAccessDenied, src.Name)
+			return false
+		}
+		return true
+	})
+	return firstErr(err, conflict)
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkSMB resolves comps like walk, with SMB errors.
+func walkSMB(tx kv.Tx, acct, sh string, comps []string) (parent, e *Entry, err error) {
+	parent, e, err = walk(tx, acct, sh, "", comps)
+	if azerr.Has(err, azerr.ParentNotFound) {
+		return nil, nil, fmt.Errorf("%w: %s", ErrPathNotFound, strings.Join(comps, `\`))
+	}
+	return parent, e, err
+}
+
+// liveOpen is Opens.live.
+func liveOpen(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
+	sh, err := smbShare(tx, o.Account, o.Share)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := handle.Get(tx, now, o.Account, o.Share, o.fileID(), o.HandleID); err != nil {
+		return nil, nil, vfsHandleErr(err)
+	}
+	e, err := loadByID(tx, o.Account, o.Share, "", o.FileID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e == nil {
+		return nil, nil, fmt.Errorf("%w: file %d no longer exists", ErrFileClosed, o.FileID)
+	}
+	return sh, e, nil
+}

@@ -1,4 +1,4 @@
-package file
+package filerest
 
 import (
 	"encoding/xml"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/server"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -78,23 +79,6 @@ func parseSharesInclude(v string) (map[string]bool, error) {
 	return out, nil
 }
 
-// shareMarker is the NextMarker of a listing that stops before the share
-// (or snapshot) sh@snap: "/account/share" or "/account/share/snapshot".
-// It is opaque to clients; parseShareMarker also takes a bare share name.
-func shareMarker(acct, sh, snap string) string {
-	m := "/" + acct + "/" + sh
-	if snap != "" {
-		m += "/" + snap
-	}
-	return m
-}
-
-func parseShareMarker(acct, m string) (sh, snap string) {
-	m = strings.TrimPrefix(m, "/"+acct+"/")
-	sh, snap, _ = strings.Cut(m, "/")
-	return sh, snap
-}
-
 // listShares is List Shares: shares by name, each followed by its
 // snapshots (include=snapshots) oldest first, with metadata
 // (include=metadata). Shares are never soft-deleted here, so
@@ -114,7 +98,7 @@ func (s *Service) listShares(w http.ResponseWriter, r *req) error {
 	if r.q.Has("maxresults") {
 		out.MaxResults = maxN
 	}
-	got, err := s.ListShares(r.Context(), ListSharesInput{Account: r.Account, Prefix: prefix, Marker: marker, MaxResults: maxN, Snapshots: inc["snapshots"]})
+	got, err := s.f.ListShares(r.Context(), file.ListSharesInput{Account: r.Account, Prefix: prefix, Marker: marker, MaxResults: maxN, Snapshots: inc["snapshots"]})
 	if err != nil {
 		return err
 	}
@@ -126,7 +110,7 @@ func (s *Service) listShares(w http.ResponseWriter, r *req) error {
 }
 
 // shareItem is the listing element of share (or snapshot) sh at now.
-func shareItem(name, snap string, sh *Share, withMeta bool, now time.Time) shareItemXML {
+func shareItem(name, snap string, sh *file.Share, withMeta bool, now time.Time) shareItemXML {
 	eff := sh.Lease.Effective(now)
 	p := sharePropsXML{
 		LastModified: wire.FormatHTTPDate(sh.Modified), ETag: sh.ETag, Quota: sh.Quota,
@@ -136,7 +120,7 @@ func shareItem(name, snap string, sh *Share, withMeta bool, now time.Time) share
 	if !sh.TierSince.IsZero() {
 		p.TierChange = wire.FormatHTTPDate(sh.TierSince)
 	}
-	if sh.Protocols == protoNFS {
+	if sh.Protocols == file.ProtoNFS {
 		p.RootSquash = sh.Squash
 		v := boolOr(sh.SnapVDir, true)
 		p.SnapVDir = &v

@@ -18,46 +18,11 @@ import (
 // no byte-range check, smbd has none and smb2.lock.truncate expects an
 // OVERWRITE of a locked file to succeed), and neither is a REST resize.
 
-// Lock errors.
-var (
-	// ErrLockNotGranted: a lock conflicts with a lock of a live open:
-	// STATUS_LOCK_NOT_GRANTED (0xC0000055).
-	ErrLockNotGranted = errors.New("file: lock not granted")
-	// ErrFileLockConflict: a read or write overlaps a lock that forbids
-	// it: STATUS_FILE_LOCK_CONFLICT (0xC0000054).
-	ErrFileLockConflict = errors.New("file: range locked")
-	// ErrRangeNotLocked: an unlock names no lock of the open:
-	// STATUS_RANGE_NOT_LOCKED (0xC000007E).
-	ErrRangeNotLocked = errors.New("file: range not locked")
-	// ErrInvalidLockRange: a lock's last byte overflows 64 bits:
-	// STATUS_INVALID_LOCK_RANGE (0xC00001A1).
-	ErrInvalidLockRange = errors.New("file: invalid lock range")
-)
-
 // LockRange is one lock of an SMB2 LOCK request: Length bytes from
 // Offset; Exclusive is ignored by Unlock.
 type LockRange struct {
 	Offset, Length uint64
 	Exclusive      bool
-}
-
-// lockErr maps errors of package handle's lock functions to VFS errors.
-func lockErr(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, handle.ErrLockNotGranted):
-		return fmt.Errorf("%w (%v)", ErrLockNotGranted, err)
-	case errors.Is(err, handle.ErrLockConflict):
-		return fmt.Errorf("%w (%v)", ErrFileLockConflict, err)
-	case errors.Is(err, handle.ErrRangeNotLocked):
-		return fmt.Errorf("%w (%v)", ErrRangeNotLocked, err)
-	case errors.Is(err, handle.ErrInvalidLockRange):
-		return fmt.Errorf("%w (%v)", ErrInvalidLockRange, err)
-	case errors.Is(err, handle.ErrNoHandle):
-		return ErrFileClosed
-	}
-	return err
 }
 
 // lockable checks that o may lock or unlock: a file (a directory is
@@ -86,7 +51,7 @@ func toByteRanges(rs []LockRange) []handle.ByteRange {
 // live open (o's own included, by the rules of package handle),
 // ErrInvalidLockRange, ErrInvalidParameter (a directory, no range),
 // ErrAccessDenied, ErrFileClosed.
-func (v *VFS) Lock(ctx context.Context, o *Open, ranges []LockRange) error {
+func (v *Opens) Lock(ctx context.Context, o *Open, ranges []LockRange) error {
 	if err := lockable(o); err != nil {
 		return err
 	}
@@ -108,7 +73,7 @@ func (v *VFS) Lock(ctx context.Context, o *Open, ranges []LockRange) error {
 // length. At the first that names none it stops with ErrRangeNotLocked;
 // the ranges before it stay unlocked (as smbd does). ErrInvalidParameter
 // (a directory), ErrAccessDenied, ErrFileClosed.
-func (v *VFS) Unlock(ctx context.Context, o *Open, ranges []LockRange) error {
+func (v *Opens) Unlock(ctx context.Context, o *Open, ranges []LockRange) error {
 	if err := lockable(o); err != nil {
 		return err
 	}
@@ -136,7 +101,7 @@ func (v *VFS) Unlock(ctx context.Context, o *Open, ranges []LockRange) error {
 
 // Locks returns the locks o holds, in the order they were taken.
 // ErrFileClosed.
-func (v *VFS) Locks(ctx context.Context, o *Open) ([]LockRange, error) {
+func (v *Opens) Locks(ctx context.Context, o *Open) ([]LockRange, error) {
 	var out []LockRange
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
 		out = nil

@@ -1,9 +1,10 @@
-package file
+package filerest
 
 import (
 	"net/http"
 	"strconv"
 
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
@@ -27,7 +28,7 @@ func (s *Service) leaseFile(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	out, err := s.LeaseFile(r.Context(), LeaseFileInput{Ref: refOf(r), Request: lr})
+	out, err := s.f.LeaseFile(r.Context(), file.LeaseFileInput{Ref: refOf(r), Request: lr})
 	if err != nil {
 		return err
 	}

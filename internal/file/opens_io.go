@@ -18,10 +18,6 @@ import (
 // counted (extent.AdjustRefs) inside it, and the write is stamped with
 // new SMB last-write and change times, a new ETag and Last-Modified.
 
-// WriteToEOF as a Write offset appends at the end of file (SMB2 WRITE
-// Offset 0xFFFFFFFFFFFFFFFF, MS-FSA 2.1.5.4 FILE_WRITE_TO_END_OF_FILE).
-const WriteToEOF int64 = -1
-
 // Read returns up to n bytes of o's file from offset off (SMB2 READ): a
 // short result at the end of file, and io.EOF when off is at or past the
 // end (STATUS_END_OF_FILE). Holes of a sparse file read as zeros. o needs
@@ -30,7 +26,7 @@ const WriteToEOF int64 = -1
 // exclusive byte-range lock is ErrFileLockConflict; ErrIsDirectory,
 // ErrFileClosed. It is the domain's ReadRange (domain.readRange), as REST
 // Get File is.
-func (v *VFS) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, error) {
+func (v *Opens) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, error) {
 	c := smbCaller(o)
 	if err := opGetFile.precheck(&c); err != nil {
 		return nil, err
@@ -69,7 +65,7 @@ func (v *VFS) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, erro
 // byte-range lock, or a shared lock of o, is ErrFileLockConflict;
 // ErrIsDirectory, ErrFileClosed. The data is staged here, then written
 // by the domain's WriteRange (domain.writeRange), as REST Put Range is.
-func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error {
+func (v *Opens) Write(ctx context.Context, o *Open, off int64, data []byte) error {
 	c := smbCaller(o)
 	if err := opPutRange.precheck(&c); err != nil {
 		return err
@@ -77,7 +73,7 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 	if off < WriteToEOF || len(data) > MaxIOSize {
 		return fmt.Errorf("%w: write of %d bytes at %d", ErrInvalidParameter, len(data), off)
 	}
-	if off > maxFileSize-int64(len(data)) {
+	if off > MaxFileSize-int64(len(data)) {
 		return fmt.Errorf("%w: a write to %d", ErrDiskFull, off+int64(len(data)))
 	}
 	if len(data) == 0 {
@@ -108,7 +104,7 @@ func (v *VFS) Write(ctx context.Context, o *Open, off int64, data []byte) error 
 // ErrDiskFull, ErrInvalidParameter, ErrIsDirectory, ErrFileClosed. It is
 // the domain's resize (domain.setProperties), as REST Set File Properties
 // with x-ms-content-length is.
-func (v *VFS) SetEndOfFile(ctx context.Context, o *Open, size int64) error {
+func (v *Opens) SetEndOfFile(ctx context.Context, o *Open, size int64) error {
 	c := smbCaller(o)
 	_, err := v.s.dom().setProperties(ctx, &c, &propsIn{op: &opSetEndOfFile, resize: true, size: size})
 	return err
@@ -118,7 +114,7 @@ func (v *VFS) SetEndOfFile(ctx context.Context, o *Open, size int64) error {
 // nothing ahead, so a size at or above the end of file changes nothing;
 // a smaller one truncates the file to it (MS-FSA 2.1.5.15.1). o needs
 // FILE_WRITE_DATA (ErrAccessDenied); ErrIsDirectory, ErrFileClosed.
-func (v *VFS) SetAllocation(ctx context.Context, o *Open, size int64) error {
+func (v *Opens) SetAllocation(ctx context.Context, o *Open, size int64) error {
 	c := smbCaller(o)
 	_, err := v.s.dom().setProperties(ctx, &c, &propsIn{op: &opSetAllocation, resize: true, alloc: true, size: size})
 	return err

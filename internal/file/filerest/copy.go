@@ -1,4 +1,4 @@
-package file
+package filerest
 
 import (
 	"encoding/base64"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
@@ -23,17 +24,13 @@ import (
 // Range from URL).
 const maxCopySourceLen = 2 << 10
 
-// CopySource is a parsed x-ms-copy-source naming a file of this account,
-// or a blob (blob set).
-type CopySource struct {
-	raw   string
+// copySource is a parsed x-ms-copy-source naming a file of this account,
+// or a blob (blob set): the domain's file.CopySource and what
+// authorizing it takes.
+type copySource struct {
+	file.CopySource
 	blob  *xcopy.Peer // the Blob service, when the source is a blob
 	bpath string      // the blob's path-style path
-	acct  string      // the source's account (the request's, or another served here)
-	share string
-	path  string   // share-relative, decoded
-	comps []string // path split on "/"
-	snap  string   // ?sharesnapshot=, normalized; "" for the live share
 	query url.Values
 }
 
@@ -48,7 +45,7 @@ type CopySource struct {
 // through it (see xcopy): Copy File and Put Range From URL copy "a blob or
 // file" (Copy File,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file).
-func (s *Service) parseCopySource(r *req) (*CopySource, error) {
+func (s *Service) parseCopySource(r *req) (*copySource, error) {
 	raw := r.Header.Get("x-ms-copy-source")
 	if raw == "" {
 		return nil, azerr.MissingHeader("x-ms-copy-source")
@@ -62,7 +59,17 @@ func (s *Service) parseCopySource(r *req) (*CopySource, error) {
 	}
 	if peer := s.blobPeer.Load(); peer != nil {
 		if bpath, ok := peer.Match(u); ok {
-			return &CopySource{raw: raw, blob: peer, bpath: bpath, query: u.Query()}, nil
+			q := u.Query()
+			cs := &copySource{blob: peer, bpath: bpath, query: q}
+			cs.Raw = raw
+			cs.Blob = func(tx kv.Tx, now time.Time) (*file.BlobSource, error) {
+				o, err := peer.ReadCopySource(tx, now, bpath, q)
+				if err != nil {
+					return nil, err
+				}
+				return &file.BlobSource{Size: o.Size, Parts: o.Parts, ETag: o.ETag, Created: o.Created, Modified: o.Modified, Meta: o.Meta, Props: file.Props(o.Props)}, nil
+			}
+			return cs, nil
 		}
 	}
 	path, azureHost := wire.SourcePath(u, "file")
@@ -75,25 +82,25 @@ func (s *Service) parseCopySource(r *req) (*CopySource, error) {
 // newCopySource is the file at path ("/{account}/{share}/{path}", from
 // the source URL raw whose query is q) as a copy source; trailing dots
 // of the path are kept when trailingDot.
-func newCopySource(raw, path string, q url.Values, trailingDot bool) (*CopySource, error) {
+func newCopySource(raw, path string, q url.Values, trailingDot bool) (*copySource, error) {
 	acct, sh, rest, err := xcopy.SplitPath(path)
 	if err != nil {
 		return nil, err
 	}
-	cs := &CopySource{raw: raw, acct: acct, share: sh, query: q}
+	cs := &copySource{CopySource: file.CopySource{Raw: raw, Acct: acct, Share: sh}, query: q}
 	if err := wire.ValidShareName(sh); err != nil {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
-	if cs.comps, err = splitPath(rest, trailingDot); err != nil {
+	if cs.Comps, err = splitPath(rest, trailingDot); err != nil {
 		return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
 	}
-	cs.path = strings.Join(cs.comps, "/")
+	cs.Path = strings.Join(cs.Comps, "/")
 	if v := q.Get("sharesnapshot"); v != "" {
 		t, err := wire.ParseSnapshot(v)
 		if err != nil {
 			return nil, azerr.InvalidHeader("x-ms-copy-source", raw)
 		}
-		cs.snap = wire.FormatISO7(t)
+		cs.Snap = wire.FormatISO7(t)
 	}
 	return cs, nil
 }
@@ -101,42 +108,20 @@ func newCopySource(raw, path string, q url.Values, trailingDot bool) (*CopySourc
 // at returns r addressed to the source file: its account, share and
 // path, on the live share (the source's handles, locks and stored access
 // policies are those of the live share).
-func (cs *CopySource) at(r *req) *req {
+func (cs *copySource) at(r *req) *req {
 	sr := *r
-	sr.Request = xcopy.In(r.Request, cs.acct)
-	sr.share, sr.path, sr.comps, sr.snap = cs.share, cs.path, cs.comps, ""
+	sr.Request = xcopy.In(r.Request, cs.Acct)
+	sr.share, sr.path, sr.comps, sr.snap = cs.Share, cs.Path, cs.Comps, ""
 	return &sr
 }
 
 // account is the account of the source: a file's, or a blob's.
-func (cs *CopySource) account() string {
+func (cs *copySource) account() string {
 	if cs.blob != nil {
 		acct, _, _, _ := xcopy.SplitPath(cs.bpath)
 		return acct
 	}
-	return cs.acct
-}
-
-// sourceFailure reports a failure to read a copy source the way the
-// service reports them for the *FromURL operations: CannotVerifyCopySource
-// with the source's status, and the source's status and code as details
-// (Azure/azure-sdk-for-net#48992, a 401 CannotVerifyCopySource with
-// CopySourceStatusCode 401 and CopySourceErrorCode
-// NoAuthenticationInformation).
-func sourceFailure(status int, code, msg string) *azerr.Error {
-	return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(status).
-		With("CopySourceStatusCode", strconv.Itoa(status)).
-		With("CopySourceErrorCode", code)
-}
-
-// asSourceFailure wraps an Azure error met while reading a copy source
-// into sourceFailure; other errors pass unchanged.
-func asSourceFailure(err error) error {
-	ae, ok := azerr.As(err)
-	if !ok || ae.Code == azerr.CannotVerifyCopySource {
-		return err
-	}
-	return sourceFailure(ae.Status, ae.Code, ae.Message)
+	return cs.Acct
 }
 
 // authorizeCopySource authorizes reading the source of a copy. Copy File from
@@ -163,7 +148,7 @@ func asSourceFailure(err error) error {
 // source in any account, as the token grants the whole account in the
 // basic OAuth mode (a Blob source's token is checked for the Blob
 // endpoint, a file's for the File endpoint).
-func (s *Service) authorizeCopySource(r *req, cs *CopySource, needSAS bool) error {
+func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) error {
 	if v := r.Header.Get("x-ms-copy-source-authorization"); v != "" {
 		svc := auth.File
 		if cs.blob != nil {
@@ -178,7 +163,7 @@ func (s *Service) authorizeCopySource(r *req, cs *CopySource, needSAS bool) erro
 		// Verified as a File SAS of the source's account, also when a
 		// blob copy reads the file.
 		src := cs.at(r)
-		_, err := src.AuthorizeForeignSourceSAS(auth.File, cs.query, server.SASTarget{Container: cs.share, Path: cs.path}, s.policies(src, cs.share), sasRead)
+		_, err := src.AuthorizeForeignSourceSAS(auth.File, cs.query, server.SASTarget{Container: cs.Share, Path: cs.Path}, s.policies(src, cs.Share), sasRead)
 		if err != nil {
 			code := azerr.AuthenticationFailed
 			if ae, ok := azerr.As(err); ok {
@@ -188,11 +173,11 @@ func (s *Service) authorizeCopySource(r *req, cs *CopySource, needSAS bool) erro
 		}
 		return nil
 	}
-	if cs.acct != r.Account {
+	if cs.Acct != r.Account {
 		// Files are never public: without a SAS, a source in another
 		// account is refused, 404 when there is no such share there (as
 		// a blob source of another account, inferred).
-		_, err := s.GetShareProperties(r.Context(), GetSharePropertiesInput{Ref: Ref{Account: cs.acct, Share: cs.share, Now: r.Now}})
+		_, err := s.f.GetShareProperties(r.Context(), file.GetSharePropertiesInput{Ref: file.Ref{Account: cs.Acct, Share: cs.Share, Now: r.Now}})
 		if azerr.Has(err, azerr.ShareNotFound) {
 			return azerr.Newf(azerr.CannotVerifyCopySource, "The specified share does not exist.")
 		}
@@ -237,7 +222,7 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.CopyFile(r.Context(), CopyFileInput{Ref: refOf(r), Source: cs, Meta: meta, SMB: cp, NoReplace: createOnly(r)})
+	out, err := s.f.CopyFile(r.Context(), file.CopyFileInput{Ref: refOf(r), Source: &cs.CopySource, Meta: meta, SMB: cp, NoReplace: createOnly(r)})
 	if err != nil {
 		return err
 	}
@@ -249,85 +234,63 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// CopySMB holds the SMB headers of Copy File (Copy File,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file,
-// version 2019-07-07 and later); each property can be taken from the source.
-type CopySMB struct {
-	// times are x-ms-file-creation-time, x-ms-file-last-write-time and
-	// x-ms-file-change-time: "source", or a fileTime (default "now").
-	times          [3]copyTime
-	attrs          *Attributes // x-ms-file-attributes; nil: default or source
-	attrsSource    bool
-	setArchive     bool // x-ms-file-copy-set-archive
-	ignoreReadOnly bool // x-ms-file-copy-ignore-readonly
-	permSource     bool // x-ms-file-permission-copy-mode: source
-	perm           string
-	permKey        string
-}
-
-// copyTime is one time header of Copy File.
-type copyTime struct {
-	source bool
-	ft     fileTime
-}
-
 // copyTimeHeaders are the headers of copySMB.times, in order.
 var copyTimeHeaders = [3]string{"x-ms-file-creation-time", "x-ms-file-last-write-time", "x-ms-file-change-time"}
 
 const headerPermCopyMode = "x-ms-file-permission-copy-mode"
 
 // parseCopySMB reads the SMB headers of Copy File.
-func parseCopySMB(h http.Header) (*CopySMB, error) {
-	cp := &CopySMB{}
+func parseCopySMB(h http.Header) (*file.CopySMB, error) {
+	cp := &file.CopySMB{}
 	switch v := strings.TrimSpace(h.Get("x-ms-file-attributes")); {
 	case v == "":
 	case strings.EqualFold(v, "source"):
-		cp.attrsSource = true
+		cp.AttrsSource = true
 	default:
-		a, ok := ParseAttributes(v)
+		a, ok := file.ParseAttributes(v)
 		if !ok {
 			return nil, azerr.InvalidHeader("x-ms-file-attributes", v)
 		}
-		cp.attrs = &a
+		cp.Attrs = &a
 	}
 	var err error
-	if cp.setArchive, err = boolHeader(h, "x-ms-file-copy-set-archive"); err != nil {
+	if cp.SetArchive, err = boolHeader(h, "x-ms-file-copy-set-archive"); err != nil {
 		return nil, err
 	}
-	if cp.ignoreReadOnly, err = boolHeader(h, "x-ms-file-copy-ignore-readonly"); err != nil {
+	if cp.IgnoreReadOnly, err = boolHeader(h, "x-ms-file-copy-ignore-readonly"); err != nil {
 		return nil, err
 	}
-	cp.perm, cp.permKey = h.Get("x-ms-file-permission"), h.Get("x-ms-file-permission-key")
-	if cp.perm != "" && cp.permKey != "" {
+	cp.Perm, cp.PermKey = h.Get("x-ms-file-permission"), h.Get("x-ms-file-permission-key")
+	if cp.Perm != "" && cp.PermKey != "" {
 		return nil, azerr.Newf(azerr.InvalidHeaderValue, "Only one of x-ms-file-permission and x-ms-file-permission-key may be specified.").With("HeaderName", "x-ms-file-permission")
 	}
 	switch mode := h.Get(headerPermCopyMode); strings.ToLower(mode) {
 	case "source":
 		// Inferred: A permission header contradicts copying the source's.
-		if cp.perm != "" || cp.permKey != "" {
+		if cp.Perm != "" || cp.PermKey != "" {
 			return nil, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-file-permission and x-ms-file-permission-key apply only with x-ms-file-permission-copy-mode: override.").With("HeaderName", headerPermCopyMode).With("HeaderValue", mode)
 		}
-		cp.permSource = true
+		cp.PermSource = true
 	case "override":
 		// Copy File: x-ms-file-permission is "Required if
 		// x-ms-file-permission-copy-mode is specified as override and
 		// x-ms-file-permission-key is not specified"; (azfile
 		// TestNegativeFileStartCopyOverrideMode) MissingRequiredHeader.
-		if cp.perm == "" && cp.permKey == "" {
+		if cp.Perm == "" && cp.PermKey == "" {
 			return nil, azerr.MissingHeader("x-ms-file-permission")
 		}
 	case "":
 	default:
 		return nil, azerr.InvalidHeader(headerPermCopyMode, mode)
 	}
-	if strings.EqualFold(cp.perm, "inherit") {
-		cp.perm = ""
+	if strings.EqualFold(cp.Perm, "inherit") {
+		cp.Perm = ""
 	}
-	if cp.perm != "" {
-		if len(cp.perm) > maxPermHeader {
+	if cp.Perm != "" {
+		if len(cp.Perm) > maxPermHeader {
 			return nil, azerr.Newf(azerr.InvalidHeaderValue, "The permission is larger than 8 KiB; use Create Permission and x-ms-file-permission-key.").With("HeaderName", "x-ms-file-permission")
 		}
-		if !validSDDL(cp.perm) {
+		if !file.ValidSDDL(cp.Perm) {
 			return nil, azerr.New(azerr.FileInvalidPermission)
 		}
 	}
@@ -336,15 +299,15 @@ func parseCopySMB(h http.Header) (*CopySMB, error) {
 	}
 	for i, name := range copyTimeHeaders {
 		if strings.EqualFold(strings.TrimSpace(h.Get(name)), "source") {
-			cp.times[i].source = true
+			cp.Times[i].Source = true
 			continue
 		}
 		ft := readFileTime(h, name, "now")
 		// Validate the value early; apply resolves it.
-		if _, err := ft.resolve(time.Time{}, time.Unix(0, 0)); err != nil {
+		if err := ft.Validate(); err != nil {
 			return nil, err
 		}
-		cp.times[i].ft = ft
+		cp.Times[i].Time = ft
 	}
 	return cp, nil
 }
@@ -387,7 +350,7 @@ func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	_, err := s.AbortCopyFile(r.Context(), AbortCopyFileInput{Ref: refOf(r), CopyID: id})
+	_, err := s.f.AbortCopyFile(r.Context(), file.AbortCopyFileInput{Ref: refOf(r), CopyID: id})
 	return err
 }
 
@@ -439,7 +402,7 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 	if err := s.authorizeCopySource(r, cs, true); err != nil {
 		return err
 	}
-	out, err := s.PutRangeFromURL(r.Context(), PutRangeFromURLInput{Ref: refOf(r), Offset: off, Length: n, SourceOffset: srcOff, Source: cs, Conditions: conds, PreserveLastWrite: preserve})
+	out, err := s.f.PutRangeFromURL(r.Context(), file.PutRangeFromURLInput{Ref: refOf(r), Offset: off, Length: n, SourceOffset: srcOff, Source: &cs.CopySource, Conditions: conds, PreserveLastWrite: preserve})
 	if err != nil {
 		return err
 	}
@@ -468,7 +431,7 @@ func sourceRange(h http.Header, n int64) (int64, error) {
 		return 0, azerr.InvalidHeader(name, v)
 	}
 	if got := rng.End - rng.Start + 1; got != n {
-		if got > maxRangeWrite {
+		if got > file.MaxRangeWrite {
 			// Put Range From URL: "If the source range size exceeds 4 MiB,
 			// Azure Files returns status code 413".
 			return 0, azerr.New(azerr.RequestBodyTooLarge)
@@ -478,21 +441,15 @@ func sourceRange(h http.Header, n int64) (int64, error) {
 	return rng.Start, nil
 }
 
-// CRCConditions are the CRC64 headers of Put Range from URL, each 8 bytes
-// (little endian, as azfile encodes them) or nil.
-type CRCConditions struct {
-	content, ifMatch, ifNoneMatch []byte
-}
-
-func parseCRCConditions(h http.Header) (CRCConditions, error) {
-	var c CRCConditions
+func parseCRCConditions(h http.Header) (file.CRCConditions, error) {
+	var c file.CRCConditions
 	for _, f := range []struct {
 		name string
 		dst  *[]byte
 	}{
-		{"x-ms-source-content-crc64", &c.content},
-		{"x-ms-source-if-match-crc64", &c.ifMatch},
-		{"x-ms-source-if-none-match-crc64", &c.ifNoneMatch},
+		{"x-ms-source-content-crc64", &c.Content},
+		{"x-ms-source-if-match-crc64", &c.IfMatch},
+		{"x-ms-source-if-none-match-crc64", &c.IfNoneMatch},
 	} {
 		v := h.Get(f.name)
 		if v == "" {
@@ -535,15 +492,37 @@ func (s *Service) ReadCopySource(tx kv.Tx, now time.Time, path string, q url.Val
 	if err != nil {
 		return nil, err
 	}
-	e, err := loadCopySource(tx, now, cs)
+	e, readable, err := file.ReadSourceFile(tx, now, &cs.CopySource)
 	if err != nil {
-		return nil, asSourceFailure(err)
+		return nil, asSourceFailure(Answer(err))
 	}
 	return &xcopy.Object{
 		Size: e.Size, Parts: e.Parts, ETag: e.ETag, Created: e.SMB.Created, Modified: e.Modified, Meta: e.Meta,
 		Props: xcopy.Props(e.Props),
 		Readable: func(off, n int64) error {
-			return asSourceFailure(checkSourceLocks(tx, now, cs, e, off, n))
+			return asSourceFailure(Answer(readable(off, n)))
 		},
 	}, nil
+}
+
+// sourceFailure reports a failure to read a copy source the way the
+// service reports them for the *FromURL operations: CannotVerifyCopySource
+// with the source's status, and the source's status and code as details
+// (Azure/azure-sdk-for-net#48992, a 401 CannotVerifyCopySource with
+// CopySourceStatusCode 401 and CopySourceErrorCode
+// NoAuthenticationInformation).
+func sourceFailure(status int, code, msg string) *azerr.Error {
+	return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(status).
+		With("CopySourceStatusCode", strconv.Itoa(status)).
+		With("CopySourceErrorCode", code)
+}
+
+// asSourceFailure wraps an Azure error met while reading a copy source
+// into sourceFailure; other errors pass unchanged.
+func asSourceFailure(err error) error {
+	ae, ok := azerr.As(err)
+	if !ok || ae.Code == azerr.CannotVerifyCopySource {
+		return err
+	}
+	return sourceFailure(ae.Status, ae.Code, ae.Message)
 }

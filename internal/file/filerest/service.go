@@ -1,17 +1,48 @@
-package file
+// Package filerest is the File service's REST front end: the route table
+// (routes.go), the parsing of requests into the typed inputs of the
+// internal/file domain, SAS authorization, copy sources, and the XML and
+// header rendering of its outputs. Every operation is one call of a
+// file.Service method, which owns its transaction.
+package filerest
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
+	"sync/atomic"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/wire"
+	"github.com/cerulean-storage/cerulean/internal/xcopy"
 	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
+
+// Service serves the File REST API (a server.Handler and
+// server.CORSRuler) over one file.Service, and is the File side of the
+// copies between Blob and File (xcopy.Source).
+type Service struct {
+	f *file.Service
+	// blobPeer is the Blob service copies may read from (SetBlobPeer).
+	blobPeer atomic.Pointer[xcopy.Peer]
+}
+
+// New returns the REST front end of f.
+func New(f *file.Service) *Service { return &Service{f: f} }
+
+// CORSRules returns the account's File CORS rules (server.CORSRuler).
+func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
+	return s.f.CORSRules(ctx, account)
+}
+
+// ServiceProperties returns the File Service Properties, which the route
+// table's service-level entries serve through svcpropsrest.
+func (s *Service) ServiceProperties() *svcprops.Service { return s.f.ServiceProperties() }
 
 // req is a parsed File request.
 type req struct {
@@ -59,7 +90,60 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 		}
 		w = xsm.Acknowledge(w, d)
 	}
-	return rt.Handler(s, w, r)
+	return Answer(rt.Handler(s, w, r))
+}
+
+// Answer is the REST answer of an error of a file.Service call, what
+// ServeAzure renders: it answers in Azure error codes what the domain
+// leaves to the door: a refusal without an answer (file.Refusal.Err nil) by a
+// byte-range lock is 409 FileLockConflict ("A portion of the specified
+// file is locked by an SMB client", File service error codes,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes),
+// by the quota 403 ShareSizeLimitReached (azfile recording
+// TestNegativeFileSizeMoreThanShareQuota), the read-only attribute 409
+// ReadOnlyAttribute (see the domain's readOnlyREST for the evidence), a
+// missing parent of the target path 404 ParentNotFound, an
+// existing rename target, or a directory one, 409 ResourceAlreadyExists
+// (azfile TestFileRenameNegativeDestinationExists-style recordings; the
+// REST rename cannot overwrite a directory), a directory with children
+// 409 DirectoryNotEmpty (Delete Directory), the share root 400 InvalidUri
+// (Delete Directory on the root: no source names the code; the root is
+// the share itself, which only Delete Share removes), a directory moved
+// into its own subtree 400 InvalidInput (inferred); the refusal keeps
+// its check.
+// A failure to read a copy source (file.SourceError) is answered as the
+// service reports one (asSourceFailure). Other errors pass unchanged.
+func Answer(err error) error {
+	var se *file.SourceError
+	if errors.As(err, &se) {
+		return asSourceFailure(Answer(se.Err))
+	}
+	var rf *file.Refusal
+	if !errors.As(err, &rf) || rf.Err != nil {
+		return err
+	}
+	var answer *azerr.Error
+	switch rf.By {
+	case file.ByLock:
+		answer = azerr.New(azerr.FileLockConflict)
+	case file.ByQuota:
+		answer = azerr.New(azerr.ShareSizeLimitReached)
+	case file.ByReadOnly:
+		answer = azerr.New(azerr.ReadOnlyAttribute)
+	case file.ByParent:
+		answer = azerr.New(azerr.ParentNotFound)
+	case file.ByExists, file.ByReplaceDir:
+		answer = azerr.New(azerr.ResourceAlreadyExists)
+	case file.ByNotEmpty:
+		answer = azerr.New(azerr.DirectoryNotEmpty)
+	case file.ByShareRoot:
+		answer = azerr.New(azerr.InvalidURI)
+	case file.BySubtree:
+		answer = azerr.Newf(azerr.InvalidInput, "A directory cannot be moved into itself or its subtree.")
+	default:
+		return err
+	}
+	return &file.Refusal{By: rf.By, Err: answer, Detail: rf.Detail}
 }
 
 // newReq parses what routing needs from sr: the share and the path.
@@ -170,11 +254,11 @@ func (s *Service) route(r *req) (*route, error) {
 // ShareClientOptions.AllowTrailingDot, version 2022-11-02; azfile recorded
 // test TestFileCreateDeleteTrailingDot).
 func splitPath(p string, allowTrailingDot bool) ([]string, error) {
-	if len(p) > maxPathLen {
+	if len(p) > file.MaxPathLen {
 		return nil, azerr.New(azerr.InvalidFileOrDirectoryPathName)
 	}
 	comps := strings.Split(p, "/")
-	if len(comps) > maxPathDepth {
+	if len(comps) > file.MaxPathDepth {
 		return nil, azerr.New(azerr.InvalidFileOrDirectoryPathName)
 	}
 	for i, c := range comps {
@@ -182,30 +266,11 @@ func splitPath(p string, allowTrailingDot bool) ([]string, error) {
 			c = strings.TrimRight(c, ".")
 			comps[i] = c
 		}
-		if err := validName(c); err != nil {
+		if err := file.ValidName(c); err != nil {
 			return nil, err
 		}
 	}
 	return comps, nil
-}
-
-// validName checks one path component. A name that is not UTF-8 is 400
-// InvalidResourceName, as the Blob service answers one (wire.ValidBlobName):
-// it must not reach the store, whose JSON records would turn each bad
-// byte into U+FFFD and so give different names the same file.
-func validName(c string) error {
-	if !utf8.ValidString(c) {
-		return azerr.New(azerr.InvalidResourceName)
-	}
-	if c == "" || c == "." || c == ".." || len([]rune(c)) > maxNameLen {
-		return azerr.New(azerr.InvalidResourceName)
-	}
-	for _, ch := range c {
-		if ch < 0x20 || ch == 0x7f || strings.ContainsRune(`"\/:|<>*?`, ch) {
-			return azerr.New(azerr.InvalidResourceName)
-		}
-	}
-	return nil
 }
 
 // sourceAllowsTrailingDot reads x-ms-source-allow-trailing-dot, the

@@ -1,8 +1,9 @@
-package file
+package filerest
 
 import (
 	"net/http"
 
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -28,7 +29,7 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.CreateDirectory(r.Context(), CreateDirectoryInput{Ref: refOf(r), Meta: meta, SMB: smb})
+	out, err := s.f.CreateDirectory(r.Context(), file.CreateDirectoryInput{Ref: refOf(r), Meta: meta, SMB: smb})
 	if err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
 // Directory Metadata (GET or HEAD, ?comp=metadata), on the share root too
 // and through share snapshots.
 func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
-	out, err := s.GetDirectoryProperties(r.Context(), GetDirectoryPropertiesInput{Ref: refOf(r)})
+	out, err := s.f.GetDirectoryProperties(r.Context(), file.GetDirectoryPropertiesInput{Ref: refOf(r)})
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func (s *Service) setDirectoryProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.SetDirectoryProperties(r.Context(), SetDirectoryPropertiesInput{Ref: refOf(r), SMB: smb})
+	out, err := s.f.SetDirectoryProperties(r.Context(), file.SetDirectoryPropertiesInput{Ref: refOf(r), SMB: smb})
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func (s *Service) setDirectoryMetadata(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.SetDirectoryMetadata(r.Context(), SetDirectoryMetadataInput{Ref: refOf(r), Meta: meta})
+	out, err := s.f.SetDirectoryMetadata(r.Context(), file.SetDirectoryMetadataInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
 		return err
 	}
@@ -100,7 +101,7 @@ func (s *Service) deleteDirectory(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	if _, err := s.DeleteDirectory(r.Context(), DeleteDirectoryInput{Ref: refOf(r)}); err != nil {
+	if _, err := s.f.DeleteDirectory(r.Context(), file.DeleteDirectoryInput{Ref: refOf(r)}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)

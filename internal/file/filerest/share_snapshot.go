@@ -1,8 +1,9 @@
-package file
+package filerest
 
 import (
 	"net/http"
 
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -14,7 +15,7 @@ func (s *Service) snapshotShare(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.SnapshotShare(r.Context(), SnapshotShareInput{Ref: refOf(r), Meta: meta})
+	out, err := s.f.SnapshotShare(r.Context(), file.SnapshotShareInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
 		return err
 	}

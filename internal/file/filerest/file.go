@@ -1,4 +1,4 @@
-package file
+package filerest
 
 import (
 	"encoding/base64"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -19,8 +20,8 @@ import (
 // refOf is the Ref of REST request r, what its domain call acts on: its
 // share, snapshot, path, x-ms-lease-id and time (Ref.caller makes it the
 // domain's open-less caller).
-func refOf(r *req) Ref {
-	return Ref{Account: r.Account, Share: r.share, Snapshot: r.snap, Path: r.comps, LeaseID: r.Header.Get(lease.HeaderLeaseID), Now: r.Now}
+func refOf(r *req) file.Ref {
+	return file.Ref{Account: r.Account, Share: r.share, Snapshot: r.snap, Path: r.comps, LeaseID: r.Header.Get(lease.HeaderLeaseID), Now: r.Now}
 }
 
 // propHeaders are the request headers of a file's HTTP properties.
@@ -31,13 +32,13 @@ var propHeaders = []string{"x-ms-content-type", "x-ms-content-encoding", "x-ms-c
 // File Properties replaces all of them (absent ones are cleared (azfile
 // recordings TestFileGetSetPropertiesDefault)) except on a resize-only
 // request, which keeps them (azfile recorded test TestResizeFile).
-func parseProps(h http.Header) (p Props, any bool, err error) {
+func parseProps(h http.Header) (p file.Props, any bool, err error) {
 	for _, name := range propHeaders {
 		if _, ok := h[http.CanonicalHeaderKey(name)]; ok {
 			any = true
 		}
 	}
-	p = Props{
+	p = file.Props{
 		ContentType:        h.Get("x-ms-content-type"),
 		ContentEncoding:    h.Get("x-ms-content-encoding"),
 		ContentLanguage:    h.Get("x-ms-content-language"),
@@ -67,7 +68,7 @@ func parseSize(h http.Header, name string, required bool) (int64, bool, error) {
 	if err != nil {
 		return 0, false, azerr.InvalidHeader(name, v)
 	}
-	if n < 0 || n > maxFileSize {
+	if n < 0 || n > file.MaxFileSize {
 		// The service's answer to a negative size as well (azfile
 		// recording TestFileResizeInvalidSizeNegative).
 		return 0, false, azerr.Newf(azerr.OutOfRangeInput, "The file size exceeds the maximum permissible limit.")
@@ -107,20 +108,20 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 	var st *extent.Staged
 	var sent extent.Digests
 	if r.ContentLength > 0 || r.Header.Get("Transfer-Encoding") != "" {
-		if r.ContentLength > maxRangeWrite {
+		if r.ContentLength > file.MaxRangeWrite {
 			return azerr.New(azerr.RequestBodyTooLarge)
 		}
 		if r.ContentLength > size {
 			return azerr.New(azerr.InvalidRange)
 		}
-		body, err := extent.LimitBody(r.Body, r.ContentLength, maxRangeWrite)
+		body, err := extent.LimitBody(r.Body, r.ContentLength, file.MaxRangeWrite)
 		if err != nil {
 			return err
 		}
 		if sent, err = server.ParseDigests(r.Header); err != nil {
 			return err
 		}
-		if st, err = s.data.Stage(r.Context(), body, r.ContentLength, sent, true); err != nil {
+		if st, err = s.f.Data().Stage(r.Context(), body, r.ContentLength, sent, true); err != nil {
 			return err
 		}
 		// Freed at once if the request is refused before CreateFile,
@@ -137,7 +138,7 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.CreateFile(r.Context(), CreateFileInput{Ref: refOf(r), Size: size, Props: p, Data: st, Meta: meta, SMB: smb, NoReplace: createOnly(r)})
+	out, err := s.f.CreateFile(r.Context(), file.CreateFileInput{Ref: refOf(r), Size: size, Props: p, Data: st, Meta: meta, SMB: smb, NoReplace: createOnly(r)})
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 }
 
 // setETag sets ETag and Last-Modified.
-func setETag(w http.ResponseWriter, e *Entry) {
+func setETag(w http.ResponseWriter, e *file.Entry) {
 	h := w.Header()
 	h.Set("ETag", e.ETag)
 	h.Set("Last-Modified", e.Modified.UTC().Format(http.TimeFormat))
@@ -158,7 +159,7 @@ func setETag(w http.ResponseWriter, e *Entry) {
 
 // writeFileHeaders sets the property headers of Get File and Get File
 // Properties.
-func writeFileHeaders(w http.ResponseWriter, e *Entry, now time.Time) {
+func writeFileHeaders(w http.ResponseWriter, e *file.Entry, now time.Time) {
 	writeEntryProps(w, e)
 	h := w.Header()
 	if e.Props.ContentType != "" {
@@ -198,7 +199,7 @@ func writeFileHeaders(w http.ResponseWriter, e *Entry, now time.Time) {
 }
 
 func (s *Service) getFileProperties(w http.ResponseWriter, r *req) error {
-	out, err := s.GetFileProperties(r.Context(), GetFilePropertiesInput{Ref: refOf(r)})
+	out, err := s.f.GetFileProperties(r.Context(), file.GetFilePropertiesInput{Ref: refOf(r)})
 	if err != nil {
 		return err
 	}
@@ -234,16 +235,16 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := GetFileInput{Ref: refOf(r), Range: rng}
+	in := file.GetFileInput{Ref: refOf(r), Range: rng}
 	if wantMD5 {
-		in.Limit = maxRangeWrite
+		in.Limit = file.MaxRangeWrite
 	}
-	out, err := s.GetFile(r.Context(), in)
+	out, err := s.f.GetFile(r.Context(), in)
 	if err != nil {
 		return err
 	}
 	e, off, n := out.Entry, out.Offset, out.Length
-	body, err := s.data.OpenBody(r.Context(), e.Parts, out.Inline, off, n, wantMD5)
+	body, err := s.f.Data().OpenBody(r.Context(), e.Parts, out.Inline, off, n, wantMD5)
 	if err != nil {
 		return err
 	}
@@ -262,11 +263,11 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
 	}
 	if structured {
-		xsm.Serve(w, r.Request.Request, status, n, func(sw http.ResponseWriter) { server.SendBody(sw, r.Request.Request, body, s.log) })
+		xsm.Serve(w, r.Request.Request, status, n, func(sw http.ResponseWriter) { server.SendBody(sw, r.Request.Request, body, s.f.Log()) })
 		return nil
 	}
 	w.WriteHeader(status)
-	server.SendBody(w, r.Request.Request, body, s.log)
+	server.SendBody(w, r.Request.Request, body, s.f.Log())
 	return nil
 }
 
@@ -274,7 +275,7 @@ func (s *Service) deleteFile(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	if _, err := s.DeleteFile(r.Context(), DeleteFileInput{Ref: refOf(r)}); err != nil {
+	if _, err := s.f.DeleteFile(r.Context(), file.DeleteFileInput{Ref: refOf(r)}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -297,12 +298,12 @@ func (s *Service) setFileProperties(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := SetFilePropertiesInput{Ref: refOf(r), Resize: resize, Size: size, SMB: smb}
+	in := file.SetFilePropertiesInput{Ref: refOf(r), Resize: resize, Size: size, SMB: smb}
 	if anyProps || !resize {
 		// A resize-only request keeps the HTTP properties (see parseProps).
 		in.Props = &p
 	}
-	out, err := s.SetFileProperties(r.Context(), in)
+	out, err := s.f.SetFileProperties(r.Context(), in)
 	if err != nil {
 		return err
 	}
@@ -318,7 +319,7 @@ func (s *Service) setFileMetadata(w http.ResponseWriter, r *req) error {
 	if err := requireEmptyBody(r); err != nil {
 		return err
 	}
-	out, err := s.SetFileMetadata(r.Context(), SetFileMetadataInput{Ref: refOf(r), Meta: meta})
+	out, err := s.f.SetFileMetadata(r.Context(), file.SetFileMetadataInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
 		return err
 	}
@@ -342,7 +343,7 @@ func parseWriteRange(h http.Header) (off, n int64, err error) {
 		return 0, 0, azerr.InvalidHeader(wire.HeaderXMsRange, rng.String())
 	}
 	off, n = rng.Start, rng.End-rng.Start+1
-	if n > maxRangeWrite {
+	if n > file.MaxRangeWrite {
 		return 0, 0, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	return off, n, nil
@@ -371,18 +372,18 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	var st *extent.Staged
-	var out EntryOutput
+	var out file.EntryOutput
 	switch mode := r.Header.Get("x-ms-write"); strings.ToLower(mode) {
 	case "update":
 		if r.ContentLength != n {
 			return azerr.Newf(azerr.InvalidHeaderValue, "The range length must equal the Content-Length.").With("HeaderName", "Content-Length").With("HeaderValue", strconv.FormatInt(r.ContentLength, 10))
 		}
 		if strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue") {
-			if err := s.CheckPutRange(r.Context(), PutRangeInput{Ref: refOf(r), Offset: off, Length: n}); err != nil {
+			if err := s.f.CheckPutRange(r.Context(), file.PutRangeInput{Ref: refOf(r), Offset: off, Length: n}); err != nil {
 				return err
 			}
 		}
-		body, err := extent.LimitBody(r.Body, n, maxRangeWrite)
+		body, err := extent.LimitBody(r.Body, n, file.MaxRangeWrite)
 		if err != nil {
 			return err
 		}
@@ -393,7 +394,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		// MD5 is always computed: Put Range returns Content-MD5 even when
 		// the client sent none (azfile recording
 		// TestClearRangeNonDefaultCount).
-		if st, err = s.data.Stage(r.Context(), body, n, sent, true); err != nil {
+		if st, err = s.f.Data().Stage(r.Context(), body, n, sent, true); err != nil {
 			return err
 		}
 		// Freed at once if the request is refused before PutRange, which
@@ -402,7 +403,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		if err := st.CheckDigests(sent); err != nil {
 			return err
 		}
-		out, err = s.PutRange(r.Context(), PutRangeInput{Ref: refOf(r), Offset: off, Length: n, Data: st, PreserveLastWrite: preserve})
+		out, err = s.f.PutRange(r.Context(), file.PutRangeInput{Ref: refOf(r), Offset: off, Length: n, Data: st, PreserveLastWrite: preserve})
 		if err != nil {
 			return err
 		}
@@ -410,7 +411,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 		if err := requireEmptyBody(r); err != nil {
 			return err
 		}
-		if out, err = s.ClearRange(r.Context(), ClearRangeInput{Ref: refOf(r), Offset: off, Length: n, PreserveLastWrite: preserve}); err != nil {
+		if out, err = s.f.ClearRange(r.Context(), file.ClearRangeInput{Ref: refOf(r), Offset: off, Length: n, PreserveLastWrite: preserve}); err != nil {
 			return err
 		}
 	case "":
@@ -454,7 +455,7 @@ func (s *Service) listRanges(w http.ResponseWriter, r *req) error {
 		}
 		prevSnap = wire.FormatISO7(t)
 	}
-	got, err := s.ListRanges(r.Context(), ListRangesInput{Ref: refOf(r), Range: rng, PrevSnapshot: prevSnap})
+	got, err := s.f.ListRanges(r.Context(), file.ListRangesInput{Ref: refOf(r), Range: rng, PrevSnapshot: prevSnap})
 	if err != nil {
 		return err
 	}

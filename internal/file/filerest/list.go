@@ -1,4 +1,4 @@
-package file
+package filerest
 
 import (
 	"encoding/base64"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -127,8 +128,8 @@ type listFilesXML struct {
 // recorded azfile TestDirListFilesAndDirsDefault asserts it), and
 // Properties is always present (empty for a directory without include=)
 // (the same test dereferences dir.Properties).
-func listEntryItem(e *Entry, inc listInclude) listEntryXML {
-	x := listEntryXML{XMLName: xml.Name{Local: "File"}, FileID: FormatID(e.ID), Name: wire.EncodedName(e.Name)}
+func listEntryItem(e *file.Entry, inc listInclude) listEntryXML {
+	x := listEntryXML{XMLName: xml.Name{Local: "File"}, FileID: file.FormatID(e.ID), Name: wire.EncodedName(e.Name)}
 	if e.Dir {
 		x.XMLName.Local = "Directory"
 	} else {
@@ -139,7 +140,7 @@ func listEntryItem(e *Entry, inc listInclude) listEntryXML {
 		x.Properties.CreationTime = formatTime(e.SMB.Created)
 		// The last access time an SMB client set, else the last write:
 		// REST writes do not track access (inferred).
-		x.Properties.LastAccessTime = formatTime(e.SMB.accessed())
+		x.Properties.LastAccessTime = formatTime(e.SMB.Accessed())
 		x.Properties.LastWriteTime = formatTime(e.SMB.LastWrite)
 		x.Properties.ChangeTime = formatTime(e.SMB.Changed)
 		x.Properties.LastModified = e.Modified.UTC().Format(http.TimeFormat)
@@ -194,11 +195,11 @@ func (s *Service) listFilesAndDirectories(w http.ResponseWriter, r *req) error {
 	if r.q.Has("maxresults") {
 		out.MaxResults = maxN
 	}
-	got, err := s.ListFilesAndDirectories(r.Context(), ListFilesAndDirectoriesInput{Ref: refOf(r), Prefix: prefix, From: from, MaxResults: maxN})
+	got, err := s.f.ListFilesAndDirectories(r.Context(), file.ListFilesAndDirectoriesInput{Ref: refOf(r), Prefix: prefix, From: from, MaxResults: maxN})
 	if err != nil {
 		return err
 	}
-	out.DirectoryID = FormatID(got.Directory.ID)
+	out.DirectoryID = file.FormatID(got.Directory.ID)
 	out.Entries.Items = make([]listEntryXML, 0, len(got.Entries))
 	for _, e := range got.Entries {
 		out.Entries.Items = append(out.Entries.Items, listEntryItem(e, inc))

@@ -1,4 +1,4 @@
-package file
+package filerest
 
 import (
 	"net/http"
@@ -12,7 +12,7 @@ import (
 // parseFileTime is how the handlers read an x-ms-file-*-time header
 // ("now", "preserve" or an ISO 8601 time; def when absent) inside the
 // transaction before the domain took typed inputs: the oracle
-// readFileTime and fileTime.resolve are checked against.
+// readFileTime and FileTime.resolve are checked against.
 func parseFileTime(h http.Header, name, def string, now, old time.Time) (time.Time, error) {
 	v := strings.TrimSpace(h.Get(name))
 	if v == "" {
@@ -34,7 +34,7 @@ func parseFileTime(h http.Header, name, def string, now, old time.Time) (time.Ti
 	return t.UTC(), nil
 }
 
-// readFileTime and fileTime.resolve split parseFileTime in two (the header
+// readFileTime and FileTime.resolve split parseFileTime in two (the header
 // read before the transaction, the value resolved inside it): for every
 // header value, default, current time and old time they must agree with
 // it, value and error.
@@ -46,7 +46,7 @@ func checkFileTime(t *testing.T, v, def string, now, old time.Time) {
 	}
 	want, werr := parseFileTime(h, "x-ms-file-creation-time", def, now, old)
 	ft := readFileTime(h, "x-ms-file-creation-time", def)
-	got, gerr := ft.resolve(now, old)
+	got, gerr := ft.Resolve(now, old)
 	if (werr == nil) != (gerr == nil) || !got.Equal(want) {
 		t.Fatalf("value %q default %q (old %v): got %v, %v; parseFileTime %v, %v", v, def, old, got, gerr, want, werr)
 	}

@@ -3,42 +3,31 @@ package file
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
 // checkPath validates the components of an SMB path: the REST naming
-// rules (see validName; no trailing-dot trimming: SMB clients send names
+// rules (see ValidName; no trailing-dot trimming: SMB clients send names
 // as they mean them (inferred)), the whole path at most 2,048 characters and
 // 250 levels.
 func checkPath(comps []string) error {
-	if len(comps) > maxPathDepth {
-		return fmt.Errorf("%w: more than %d levels", ErrInvalidName, maxPathDepth)
+	if len(comps) > MaxPathDepth {
+		return fmt.Errorf("%w: more than %d levels", ErrInvalidName, MaxPathDepth)
 	}
 	n := 0
 	for _, c := range comps {
 		n += len(c) + 1
-		if validName(c) != nil {
+		if ValidName(c) != nil {
 			return fmt.Errorf("%w: %q", ErrInvalidName, c)
 		}
 	}
-	if n > maxPathLen+1 {
-		return fmt.Errorf("%w: path longer than %d characters", ErrInvalidName, maxPathLen)
+	if n > MaxPathLen+1 {
+		return fmt.Errorf("%w: path longer than %d characters", ErrInvalidName, MaxPathLen)
 	}
 	return nil
-}
-
-// walkSMB resolves comps like walk, with SMB errors.
-func walkSMB(tx kv.Tx, acct, sh string, comps []string) (parent, e *Entry, err error) {
-	parent, e, err = walk(tx, acct, sh, "", comps)
-	if azerr.Has(err, azerr.ParentNotFound) {
-		return nil, nil, fmt.Errorf("%w: %s", ErrPathNotFound, strings.Join(comps, `\`))
-	}
-	return parent, e, err
 }
 
 // validOptions is FILE_VALID_OPTION_FLAGS and validAttrs
@@ -63,7 +52,7 @@ const (
 // ErrInvalidParameter, ErrAccessDenied, ErrPathNotFound, ErrNotFound,
 // ErrExists, ErrIsDirectory, ErrNotDirectory, ErrDeletePending,
 // ErrCannotDelete, ErrSharingViolation, ErrOwnerNotLive.
-func (v *VFS) Open(ctx context.Context, r OpenRequest) (*Open, error) {
+func (v *Opens) Open(ctx context.Context, r OpenRequest) (*Open, error) {
 	if r.Disposition > DispOverwriteIf {
 		return nil, fmt.Errorf("%w: disposition %d", ErrInvalidParameter, r.Disposition)
 	}
@@ -104,31 +93,12 @@ func (v *VFS) Open(ctx context.Context, r OpenRequest) (*Open, error) {
 
 // live checks, inside tx, that o's share exists and its handle is live,
 // and loads o's entry by file ID: ErrShareNotFound, ErrFileClosed.
-func (v *VFS) live(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
+func (v *Opens) live(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
 	return liveOpen(tx, now, o)
 }
 
-// liveOpen is VFS.live.
-func liveOpen(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
-	sh, err := smbShare(tx, o.Account, o.Share)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := handle.Get(tx, now, o.Account, o.Share, o.fileID(), o.HandleID); err != nil {
-		return nil, nil, vfsHandleErr(err)
-	}
-	e, err := loadByID(tx, o.Account, o.Share, "", o.FileID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if e == nil {
-		return nil, nil, fmt.Errorf("%w: file %d no longer exists", ErrFileClosed, o.FileID)
-	}
-	return sh, e, nil
-}
-
 // Info returns the file's current information through o.
-func (v *VFS) Info(ctx context.Context, o *Open) (Info, error) {
+func (v *Opens) Info(ctx context.Context, o *Open) (Info, error) {
 	var in Info
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
 		_, e, err := v.live(tx, v.s.clock.Now(), o)
@@ -145,7 +115,7 @@ func (v *VFS) Info(ctx context.Context, o *Open) (Info, error) {
 // Path returns the current share-relative path of o's file as
 // components (empty for the root): it follows renames by either
 // protocol.
-func (v *VFS) Path(ctx context.Context, o *Open) ([]string, error) {
+func (v *Opens) Path(ctx context.Context, o *Open) ([]string, error) {
 	var out []string
 	err := v.s.store.View(ctx, func(tx kv.Tx) error {
 		out = nil
@@ -153,7 +123,7 @@ func (v *VFS) Path(ctx context.Context, o *Open) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		for e.ID != rootID {
+		for e.ID != RootID {
 			out = append(out, e.Name)
 			next, err := loadByID(tx, o.Account, o.Share, "", e.Parent)
 			if err != nil {
@@ -180,7 +150,7 @@ func (v *VFS) Path(ctx context.Context, o *Open) ([]string, error) {
 // directory that gained entries meanwhile is not deleted: Close then
 // returns its Info and ErrDirectoryNotEmpty, and the handle is closed
 // all the same. ErrFileClosed: o was no longer open.
-func (v *VFS) Close(ctx context.Context, o *Open) (Info, error) {
+func (v *Opens) Close(ctx context.Context, o *Open) (Info, error) {
 	var in Info
 	notEmpty := false
 	err := v.s.store.Update(ctx, func(tx kv.Tx) error {
@@ -226,7 +196,7 @@ func (v *VFS) Close(ctx context.Context, o *Open) (Info, error) {
 // CloseSession closes every handle of an SMB session (logoff, or a lost
 // connection), applying delete-on-close and deleting the files whose last
 // handle it closed. It returns how many handles it closed.
-func (v *VFS) CloseSession(ctx context.Context, sessionID string) (int, error) {
+func (v *Opens) CloseSession(ctx context.Context, sessionID string) (int, error) {
 	n := 0
 	err := v.s.store.Update(ctx, func(tx kv.Tx) error {
 		now := v.s.clock.Now()

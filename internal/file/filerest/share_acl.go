@@ -1,4 +1,4 @@
-package file
+package filerest
 
 import (
 	"encoding/xml"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -26,8 +28,8 @@ const (
 )
 
 type shareACLXML struct {
-	XMLName xml.Name   `xml:"SignedIdentifiers"`
-	Items   []signedID `xml:"SignedIdentifier"`
+	XMLName xml.Name        `xml:"SignedIdentifiers"`
+	Items   []policy.Stored `xml:"SignedIdentifier"`
 }
 
 // parseShareACL reads a Set Share ACL body: malformed XML, more than five
@@ -36,7 +38,7 @@ type shareACLXML struct {
 // bad time or permission letter 400 InvalidXmlNodeValue. Start after Expiry
 // is accepted (azfile TestShareSetPermissionsNegativeInvalidPolicyTimes
 // succeeds).
-func parseShareACL(body io.Reader) ([]signedID, error) {
+func parseShareACL(body io.Reader) ([]policy.Stored, error) {
 	raw, err := io.ReadAll(io.LimitReader(body, maxACLBody+1))
 	if err != nil {
 		return nil, extent.BodyErr(err)
@@ -75,7 +77,7 @@ func parseShareACL(body io.Reader) ([]signedID, error) {
 
 // getShareACL is Get Share ACL: the share's stored access policies.
 func (s *Service) getShareACL(w http.ResponseWriter, r *req) error {
-	out, err := s.GetShareProperties(r.Context(), GetSharePropertiesInput{Ref: refOf(r)})
+	out, err := s.f.GetShareProperties(r.Context(), file.GetSharePropertiesInput{Ref: refOf(r)})
 	if err != nil {
 		return err
 	}
@@ -93,7 +95,7 @@ func (s *Service) setShareACL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.SetShareACL(r.Context(), SetShareACLInput{Ref: refOf(r), ACL: acl})
+	out, err := s.f.SetShareACL(r.Context(), file.SetShareACLInput{Ref: refOf(r), ACL: acl})
 	if err != nil {
 		return err
 	}
@@ -144,10 +146,10 @@ func (s *Service) createPermission(w http.ResponseWriter, r *req) error {
 	if !sddlFormat(p.Format) {
 		return azerr.Newf(azerr.FileInvalidPermission, "Only the SDDL permission format is supported.")
 	}
-	if len(p.Permission) > maxPermission || !validSDDL(p.Permission) {
+	if len(p.Permission) > maxPermission || !file.ValidSDDL(p.Permission) {
 		return azerr.New(azerr.FileInvalidPermission)
 	}
-	out, err := s.CreatePermission(r.Context(), CreatePermissionInput{Ref: refOf(r), SDDL: p.Permission})
+	out, err := s.f.CreatePermission(r.Context(), file.CreatePermissionInput{Ref: refOf(r), SDDL: p.Permission})
 	if err != nil {
 		return err
 	}
@@ -168,7 +170,7 @@ func (s *Service) getPermission(w http.ResponseWriter, r *req) error {
 	if f := r.Header.Get("x-ms-file-permission-format"); !sddlFormat(f) {
 		return azerr.InvalidHeader("x-ms-file-permission-format", f)
 	}
-	got, err := s.GetPermission(r.Context(), GetPermissionInput{Ref: refOf(r), Key: key})
+	got, err := s.f.GetPermission(r.Context(), file.GetPermissionInput{Ref: refOf(r), Key: key})
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,8 @@
-package file
+package filerest
 
-// The REST side of the SMB properties (smb.go): their x-ms-file-* request
-// headers parsed into the typed SMBRequest and fileTime values the domain
-// applies, and the response headers rendered from an Entry. Create File,
+// The REST side of the SMB properties (file/smbprops.go): their
+// x-ms-file-* request headers parsed into the typed SMBRequest and
+// file.FileTime values the domain applies, and the response headers rendered from an Entry. Create File,
 // Create Directory, Set File/Directory Properties, Rename and Copy File
 // (copy.go) read them; the properties reads and List (list.go) write them.
 
@@ -12,69 +12,9 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
-
-var attrNames = []struct {
-	bit  Attributes
-	name string
-}{
-	{AttrReadOnly, "ReadOnly"},
-	{AttrHidden, "Hidden"},
-	{AttrSystem, "System"},
-	{AttrDirectory, "Directory"},
-	{AttrArchive, "Archive"},
-	{AttrTemporary, "Temporary"},
-	{AttrOffline, "Offline"},
-	{AttrNotContentIndexed, "NotContentIndexed"},
-	{AttrNoScrubData, "NoScrubData"},
-}
-
-// ParseAttributes parses "ReadOnly|Archive" (case-insensitive, spaces
-// around separators allowed; "None" alone means no attribute). ok is false
-// for an unknown name, an empty element, or "None" combined with others.
-func ParseAttributes(s string) (a Attributes, ok bool) {
-	none := false
-	n := 0
-	for _, f := range strings.Split(s, "|") {
-		f = strings.TrimSpace(f)
-		n++
-		if strings.EqualFold(f, "None") {
-			none = true
-			continue
-		}
-		found := false
-		for _, an := range attrNames {
-			if strings.EqualFold(f, an.name) {
-				a |= an.bit
-				found = true
-				break
-			}
-		}
-		if !found {
-			return 0, false
-		}
-	}
-	if none && n > 1 {
-		return 0, false
-	}
-	return a, true
-}
-
-// String formats attributes as the service does: names joined by " | ",
-// "None" when there are none.
-func (a Attributes) String() string {
-	var parts []string
-	for _, an := range attrNames {
-		if a&an.bit != 0 {
-			parts = append(parts, an.name)
-		}
-	}
-	if len(parts) == 0 {
-		return "None"
-	}
-	return strings.Join(parts, " | ")
-}
 
 // timeLayout is the x-ms-file-*-time format: ISO 8601 with seven
 // fractional digits.
@@ -82,24 +22,23 @@ const timeLayout = "2006-01-02T15:04:05.0000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-// readFileTime reads header name of h; def is the value used when the
-// header is absent. A malformed value is not an error yet: resolve
-// reports it, inside the transaction, where the request's earlier checks
-// (lease, handles) have passed, as before the domain took typed inputs.
-func readFileTime(h http.Header, name, def string) fileTime {
+// readFileTime reads header name of h: "now", "preserve" or an RFC 3339
+// time; def is the value used when the header is absent. A malformed
+// value is not an error yet: the domain reports it (file.FileTime).
+func readFileTime(h http.Header, name, def string) file.FileTime {
 	v := strings.TrimSpace(h.Get(name))
 	if v == "" {
 		v = def
 	}
-	ft := fileTime{name: name, raw: v}
+	ft := file.FileTime{Name: name, Raw: v}
 	switch strings.ToLower(v) {
 	case "now":
-		ft.now = true
+		ft.Now = true
 	case "preserve":
-		ft.preserve = true
+		ft.Preserve = true
 	default:
 		t, err := time.Parse(time.RFC3339Nano, v)
-		ft.at, ft.bad = t.UTC(), err != nil
+		ft.At, ft.Bad = t.UTC(), err != nil
 	}
 	return ft
 }
@@ -113,22 +52,22 @@ const maxPermHeader = 8 << 10
 // parseSMB reads the SMB property headers. create selects the defaults of
 // Create File/Directory ("now", "inherit") over those of Set Properties
 // ("preserve").
-func parseSMB(h http.Header, create bool) (*SMBRequest, error) {
+func parseSMB(h http.Header, create bool) (*file.SMBRequest, error) {
 	timeDef := "preserve"
 	if create {
 		timeDef = "now"
 	}
-	sr := &SMBRequest{create: create,
-		created:   readFileTime(h, "x-ms-file-creation-time", timeDef),
-		lastWrite: readFileTime(h, "x-ms-file-last-write-time", timeDef),
-		changed:   readFileTime(h, "x-ms-file-change-time", "now"),
+	sr := &file.SMBRequest{Create: create,
+		Created:   readFileTime(h, "x-ms-file-creation-time", timeDef),
+		LastWrite: readFileTime(h, "x-ms-file-last-write-time", timeDef),
+		Changed:   readFileTime(h, "x-ms-file-change-time", "now"),
 	}
 	if v := strings.TrimSpace(h.Get("x-ms-file-attributes")); v != "" && !strings.EqualFold(v, "preserve") {
-		a, ok := ParseAttributes(v)
+		a, ok := file.ParseAttributes(v)
 		if !ok {
 			return nil, azerr.InvalidHeader("x-ms-file-attributes", v)
 		}
-		sr.attrs = &a
+		sr.Attrs = &a
 	}
 	perm := h.Get("x-ms-file-permission")
 	key := h.Get("x-ms-file-permission-key")
@@ -136,7 +75,7 @@ func parseSMB(h http.Header, create bool) (*SMBRequest, error) {
 	case perm != "" && key != "":
 		return nil, azerr.Newf(azerr.InvalidHeaderValue, "Only one of x-ms-file-permission and x-ms-file-permission-key may be specified.").With("HeaderName", "x-ms-file-permission")
 	case strings.EqualFold(perm, "inherit"):
-		sr.inherit = true
+		sr.Inherit = true
 	case strings.EqualFold(perm, "preserve"):
 		if create {
 			return nil, azerr.InvalidHeader("x-ms-file-permission", perm)
@@ -145,14 +84,14 @@ func parseSMB(h http.Header, create bool) (*SMBRequest, error) {
 		if len(perm) > maxPermHeader {
 			return nil, azerr.Newf(azerr.InvalidHeaderValue, "The permission is larger than 8 KiB; use Create Permission and x-ms-file-permission-key.").With("HeaderName", "x-ms-file-permission")
 		}
-		if !validSDDL(perm) {
+		if !file.ValidSDDL(perm) {
 			return nil, azerr.New(azerr.FileInvalidPermission)
 		}
-		sr.perm = perm
+		sr.Perm = perm
 	case key != "":
-		sr.permKey = key
+		sr.PermKey = key
 	default:
-		sr.inherit = create
+		sr.Inherit = create
 	}
 	if f := h.Get("x-ms-file-permission-format"); f != "" && !strings.EqualFold(f, "sddl") {
 		return nil, azerr.InvalidHeader("x-ms-file-permission-format", f)
@@ -161,21 +100,21 @@ func parseSMB(h http.Header, create bool) (*SMBRequest, error) {
 }
 
 // setSMBHeaders writes the SMB properties and IDs of e.
-func setSMBHeaders(w http.ResponseWriter, e *Entry) {
+func setSMBHeaders(w http.ResponseWriter, e *file.Entry) {
 	h := w.Header()
 	h.Set("x-ms-file-attributes", e.SMB.Attrs.String())
 	h.Set("x-ms-file-creation-time", formatTime(e.SMB.Created))
 	h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
 	h.Set("x-ms-file-change-time", formatTime(e.SMB.Changed))
 	h.Set("x-ms-file-permission-key", e.SMB.PermKey)
-	h.Set("x-ms-file-id", FormatID(e.ID))
-	h.Set("x-ms-file-parent-id", FormatID(e.Parent))
+	h.Set("x-ms-file-id", file.FormatID(e.ID))
+	h.Set("x-ms-file-parent-id", file.FormatID(e.Parent))
 }
 
 // writeEntryWritten answers a write that changed e's SMB properties
 // (create, set properties): ETag, Last-Modified, the SMB headers and the
 // encryption flag, with status.
-func writeEntryWritten(w http.ResponseWriter, e *Entry, status int) {
+func writeEntryWritten(w http.ResponseWriter, e *file.Entry, status int) {
 	setETag(w, e)
 	setSMBHeaders(w, e)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
@@ -184,7 +123,7 @@ func writeEntryWritten(w http.ResponseWriter, e *Entry, status int) {
 
 // parseCreate reads the metadata and SMB property headers of Create File
 // and Create Directory.
-func parseCreate(h http.Header) (map[string]string, *SMBRequest, error) {
+func parseCreate(h http.Header) (map[string]string, *file.SMBRequest, error) {
 	meta, err := wire.ParseMetadata(h)
 	if err != nil {
 		return nil, nil, err
@@ -198,7 +137,7 @@ func parseCreate(h http.Header) (map[string]string, *SMBRequest, error) {
 
 // writeEntryProps sets the headers every properties read of e carries:
 // ETag, Last-Modified, the SMB properties and the metadata.
-func writeEntryProps(w http.ResponseWriter, e *Entry) {
+func writeEntryProps(w http.ResponseWriter, e *file.Entry) {
 	setETag(w, e)
 	setSMBHeaders(w, e)
 	wire.WriteMetadata(w.Header(), e.Meta)

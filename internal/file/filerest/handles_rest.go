@@ -1,4 +1,4 @@
-package file
+package filerest
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -19,10 +20,6 @@ import (
 // maxresults "up to 5,000").
 const maxHandleResults = 5000
 
-func badHandleMarker(m string) error {
-	return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", m)
-}
-
 // parseRecursive reads x-ms-recursive.
 func parseRecursive(r *req) (bool, error) {
 	return flagHeader(r.Header, "x-ms-recursive")
@@ -32,7 +29,7 @@ func parseHandleMarker(r *req) (handle.Position, error) {
 	m := r.q.Get("marker")
 	p, err := handle.DecodeMarker(m)
 	if err != nil {
-		return handle.Position{}, badHandleMarker(m)
+		return handle.Position{}, file.BadHandleMarker(m)
 	}
 	return p, nil
 }
@@ -91,7 +88,7 @@ func (s *Service) listHandles(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	got, err := s.ListHandles(r.Context(), ListHandlesInput{Ref: refOf(r), Recursive: recursive, After: after, MaxResults: maxN})
+	got, err := s.f.ListHandles(r.Context(), file.ListHandlesInput{Ref: refOf(r), Recursive: recursive, After: after, MaxResults: maxN})
 	if err != nil {
 		return err
 	}
@@ -126,7 +123,7 @@ func (s *Service) forceCloseHandles(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.ForceCloseHandles(r.Context(), ForceCloseHandlesInput{Ref: refOf(r), Recursive: recursive, HandleID: hid, After: after})
+	out, err := s.f.ForceCloseHandles(r.Context(), file.ForceCloseHandlesInput{Ref: refOf(r), Recursive: recursive, HandleID: hid, After: after})
 	if err != nil {
 		return err
 	}

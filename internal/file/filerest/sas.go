@@ -1,4 +1,4 @@
-package file
+package filerest
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
@@ -43,7 +44,7 @@ func createOnly(r *req) error {
 // policies resolves signed identifiers in the ACL of share sh.
 func (s *Service) policies(r *req, sh string) auth.PolicyLookup {
 	return server.Policies(func() ([]policy.Stored, error) {
-		out, err := s.GetShareProperties(r.Context(), GetSharePropertiesInput{Ref: Ref{Account: r.Account, Share: sh}})
+		out, err := s.f.GetShareProperties(r.Context(), file.GetSharePropertiesInput{Ref: file.Ref{Account: r.Account, Share: sh}})
 		if err != nil {
 			return nil, err
 		}

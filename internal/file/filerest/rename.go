@@ -1,4 +1,4 @@
-package file
+package filerest
 
 import (
 	"net/http"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -84,7 +84,7 @@ type renameRequest struct {
 	ignoreRO    bool
 	srcLease    string
 	dstLease    string
-	smb         *SMBRequest
+	smb         *file.SMBRequest
 	meta        map[string]string // nil: preserve
 	contentType *string           // files only; nil: preserve
 }
@@ -175,7 +175,7 @@ func (s *Service) rename(w http.ResponseWriter, r *req, dir bool) error {
 			return err
 		}
 	}
-	out, err := s.Rename(r.Context(), RenameInput{Ref: refOf(r), Source: rr.src, Dir: dir, Replace: rr.replace, IgnoreReadOnly: rr.ignoreRO,
+	out, err := s.f.Rename(r.Context(), file.RenameInput{Ref: refOf(r), Source: rr.src, Dir: dir, Replace: rr.replace, IgnoreReadOnly: rr.ignoreRO,
 		SourceLease: rr.srcLease, DestLease: rr.dstLease, SMB: rr.smb, Meta: rr.meta, ContentType: rr.contentType})
 	if err != nil {
 		return err
@@ -203,25 +203,4 @@ func (s *Service) authorizeRenameSource(r *req, rr *renameRequest) error {
 	}
 	_, err := r.AuthorizeSourceSAS(q, server.SASTarget{Container: r.share, Path: strings.Join(rr.src, "/")}, s.policies(r, r.share), renameSourceRule)
 	return err
-}
-
-// checkNotBelow refuses to move directory id under dir: dir must be
-// neither id nor one of its descendants.
-func checkNotBelow(tx kv.Tx, acct, sh string, dir *Entry, id uint64) error {
-	for cur := dir; ; {
-		if cur.ID == id {
-			return azerr.Newf(azerr.InvalidInput, "A directory cannot be moved into itself or its subtree.")
-		}
-		if cur.ID == rootID {
-			return nil
-		}
-		next, err := loadByID(tx, acct, sh, "", cur.Parent)
-		if err != nil {
-			return err
-		}
-		if next == nil {
-			return nil
-		}
-		cur = next
-	}
 }
