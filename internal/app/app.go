@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -302,6 +303,12 @@ func Start(cfg Config) (*App, error) {
 	if os.Getenv(kv.UpdateTwiceEnv) == "1" {
 		store = kv.Twice(store) // a test mode, see kv.Twice
 	}
+	if cfg.Postgres == "" {
+		// Only this process uses the store: its read transactions are
+		// tracked, and the collector frees data as soon as nothing names
+		// or pins it, without a grace period (extent.TrackViews).
+		store = extent.TrackViews(store)
+	}
 	ctl, err := startClock(&cfg, store)
 	if err != nil {
 		store.Close()
@@ -426,6 +433,15 @@ func Start(cfg Config) (*App, error) {
 	a.reclaimDone = make(chan struct{})
 	go func() {
 		defer close(a.reclaimDone)
+		// A large reclaim leaves the heap much smaller than the memory
+		// the runtime holds: give it back to the system at once rather
+		// than over the scavenger's minutes, so the process's RSS
+		// follows the live data.
+		a.Blob.Reclaimer().SetAfterDrain(func(steps int) {
+			if steps >= bigReclaim {
+				debug.FreeOSMemory()
+			}
+		})
 		a.Blob.Reclaimer().Run(ctx, a.cfg.GCEvery)
 	}()
 	a.clockDone = make(chan struct{})
@@ -548,22 +564,31 @@ func (a *App) startSMB() error {
 	return nil
 }
 
-// collect runs the garbage collector in the background.
+// collect runs the garbage collector in the background. On a store only
+// this process uses, the data collector (which frees overwritten and
+// deleted bodies, with no grace period there) runs twelve times as often
+// as the rest, every 5 s by default, so disk and memory follow the live
+// data under steady overwrites.
 func (a *App) collect(ctx context.Context) {
 	defer close(a.done)
 	t := time.NewTicker(a.cfg.GCEvery)
 	defer t.Stop()
+	dataEvery := a.cfg.GCEvery
+	if a.cfg.Postgres == "" {
+		dataEvery = max(a.cfg.GCEvery/12, 100*time.Millisecond)
+	}
+	dt := time.NewTicker(dataEvery)
+	defer dt.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-dt.C:
+			a.collectData(ctx)
+			continue
 		case <-t.C:
 		}
-		if n, err := a.Blob.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
-			a.cfg.Logger.Warn("garbage collection failed", "err", err)
-		} else if n > 0 {
-			a.cfg.Logger.Debug("garbage collected", "items", n)
-		}
+		a.collectData(ctx)
 		if _, err := a.Blob.SweepOrphans(ctx); err != nil && ctx.Err() == nil {
 			a.cfg.Logger.Warn("orphan sweep failed", "err", err)
 		}
@@ -576,6 +601,27 @@ func (a *App) collect(ctx context.Context) {
 		// Shares whose purge a stopped process left unfinished.
 		if err := a.File.PurgeDeletedShares(ctx); err != nil && ctx.Err() == nil {
 			a.cfg.Logger.Warn("file share purge failed", "err", err)
+		}
+	}
+}
+
+// bigReclaim is the number of reclaim transactions (of up to 1,024
+// records each) after which a round gives memory back to the system.
+const bigReclaim = 64
+
+// bigCollect is the number of data items freed in one pass after which
+// the pass gives memory back to the system.
+const bigCollect = 10000
+
+// collectData frees soft-deleted blobs past their retention and data
+// items nothing names or pins any more (blob.Service.CollectGarbage).
+func (a *App) collectData(ctx context.Context) {
+	if n, err := a.Blob.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
+		a.cfg.Logger.Warn("garbage collection failed", "err", err)
+	} else if n > 0 {
+		a.cfg.Logger.Debug("garbage collected", "items", n)
+		if n >= bigCollect {
+			debug.FreeOSMemory() // as after a big reclaim
 		}
 	}
 }

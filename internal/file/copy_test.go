@@ -434,7 +434,7 @@ func TestRangeCRC64(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ off, n int64 }{{0, int64(len(data))}, {5, 20}, {100, 70000}} {
-		got, err := e.s.rangeCRC64(context.Background(), extent.Within(fe.Parts, c.off, c.n), nil, c.off, c.n)
+		got, err := rangeCRC64(e.s.data.NewReader(context.Background(), extent.Within(fe.Parts, c.off, c.n), nil, c.off, c.n), c.n)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -130,15 +130,20 @@ func (s *Service) PutRangeFromURL(ctx context.Context, in PutRangeFromURLInput) 
 		var want []extent.Part
 		var crc []byte
 		if !final {
-			var inline map[string][]byte
+			// The source's data items are pinned inside the read
+			// transaction (extent.ReadPins) and read after it.
+			rp := s.data.NewReadPins()
 			err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-				want, inline, err = readSourceRange(tx, now, cs, srcOff, n)
-				return err
+				if want, err = readSourceRange(tx, now, cs, srcOff, n); err != nil {
+					return err
+				}
+				return rp.Load(tx, want, srcOff, n)
 			})
 			if err != nil {
+				rp.Release()
 				return PutRangeFromURLOutput{}, err
 			}
-			if crc, err = s.rangeCRC64(ctx, want, inline, srcOff, n); err != nil {
+			if crc, err = rangeCRC64(s.data.OpenReader(ctx, rp, nil), n); err != nil {
 				return PutRangeFromURLOutput{}, err
 			}
 			if err := in.Conditions.Check(crc); err != nil {
@@ -146,14 +151,19 @@ func (s *Service) PutRangeFromURL(ctx context.Context, in PutRangeFromURLInput) 
 			}
 		}
 		from := func(tx kv.Tx) ([]extent.Part, error) {
-			got, inline, err := readSourceRange(tx, now, cs, srcOff, n)
+			got, err := readSourceRange(tx, now, cs, srcOff, n)
 			if err != nil {
 				return nil, err
 			}
 			if final {
-				// Every inline item is prefetched, so reading does not
-				// open another transaction.
-				if crc, err = s.rangeCRC64(ctx, got, inline, srcOff, n); err != nil {
+				// Read inside the write transaction, which names the
+				// items; every inline item is prefetched (the range is at
+				// most 4 MiB), so reading opens no other transaction.
+				inline, err := extent.Prefetch(tx, got, srcOff, n)
+				if err != nil {
+					return nil, err
+				}
+				if crc, err = rangeCRC64(s.data.NewReader(ctx, got, inline, srcOff, n), n); err != nil {
 					return nil, err
 				}
 				if err := in.Conditions.Check(crc); err != nil {
@@ -435,25 +445,19 @@ var errSourceChanged = errors.New("copy source changed while it was read")
 var putRangeFromURLAttempts = 5
 
 // readSourceRange resolves the source of Put Range from URL inside tx and
-// returns its parts covering [off, off+n) and their inline items: all of
-// them, since the range is at most 4 MiB (see extent.Prefetch).
-func readSourceRange(tx kv.Tx, now time.Time, cs *CopySource, off, n int64) ([]extent.Part, map[string][]byte, error) {
+// returns its parts covering [off, off+n).
+func readSourceRange(tx kv.Tx, now time.Time, cs *CopySource, off, n int64) ([]extent.Part, error) {
 	src, err := loadCopySource(tx, now, cs)
 	if err != nil {
-		return nil, nil, &SourceError{Err: err}
+		return nil, &SourceError{Err: err}
 	}
 	if off+n > src.Size {
-		return nil, nil, azerr.Newf(azerr.InvalidRange, "The source range is beyond the end of the source file.")
+		return nil, azerr.Newf(azerr.InvalidRange, "The source range is beyond the end of the source file.")
 	}
 	if err := checkSourceLocks(tx, now, cs, src, off, n); err != nil {
-		return nil, nil, &SourceError{Err: err}
+		return nil, &SourceError{Err: err}
 	}
-	parts := extent.Within(src.Parts, off, n)
-	inline, err := extent.Prefetch(tx, parts, off, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	return parts, inline, nil
+	return extent.Within(src.Parts, off, n), nil
 }
 
 // Check compares the CRC64 of the source range with the conditions.
@@ -472,10 +476,9 @@ func (c CRCConditions) Check(crc []byte) error {
 	return nil
 }
 
-// rangeCRC64 reads bytes [off, off+n) of content made of parts and returns
-// their CRC64 (8 bytes, little endian).
-func (s *Service) rangeCRC64(ctx context.Context, parts []extent.Part, inline map[string][]byte, off, n int64) ([]byte, error) {
-	rd := s.data.NewReader(ctx, parts, inline, off, n)
+// rangeCRC64 reads the n bytes of rd, closes it, and returns their
+// CRC64 (8 bytes, little endian).
+func rangeCRC64(rd io.ReadCloser, n int64) ([]byte, error) {
 	defer rd.Close()
 	h := crc64.New(extent.CRC64Table)
 	if _, err := io.CopyN(h, rd, n); err != nil {

@@ -287,6 +287,9 @@ type GetFileInput struct {
 	// Limit, when positive, is the longest range that may be read
 	// (x-ms-range-get-content-md5: 400 OutOfRangeInput).
 	Limit int64
+	// RangeMD5 reads the range at once so its MD5 can be sent
+	// (x-ms-range-get-content-md5; Body.MD5).
+	RangeMD5 bool
 }
 
 // GetFileOutput is what GetFile found: the file and the range of it to
@@ -296,7 +299,9 @@ type GetFileInput struct {
 type GetFileOutput struct {
 	Entry          *Entry
 	Offset, Length int64
-	Inline         map[string][]byte
+	// Body streams the range; the caller must send or close it. Its data
+	// stays pinned until then, so a download outlives an overwrite.
+	Body *extent.Body
 }
 
 // GetFile is Get File: the checks of a read (see domain.readRange) and
@@ -307,7 +312,11 @@ func (s *Service) GetFile(ctx context.Context, in GetFileInput) (GetFileOutput, 
 	if err != nil {
 		return GetFileOutput{}, err
 	}
-	return GetFileOutput{Entry: out.e, Offset: out.off, Length: out.n, Inline: out.inline}, nil
+	body, err := s.data.OpenBodyFrom(ctx, out.rp, in.RangeMD5, nil)
+	if err != nil {
+		return GetFileOutput{}, err
+	}
+	return GetFileOutput{Entry: out.e, Offset: out.off, Length: out.n, Body: body}, nil
 }
 
 // LeaseFileInput is the input of LeaseFile.

@@ -39,15 +39,17 @@ func (v *Opens) Read(ctx context.Context, o *Open, off int64, n int) ([]byte, er
 		return nil, err
 	}
 	if out.off >= out.e.Size {
+		out.rp.Release()
 		return nil, io.EOF
 	}
 	buf := make([]byte, out.n)
 	if out.n == 0 {
+		out.rp.Release()
 		return buf, nil
 	}
-	// The data items outlive the transaction by the collector's grace
-	// period, so streaming them after it is safe (as Get File does).
-	cr := v.s.data.NewReader(ctx, out.e.Parts, out.inline, out.off, out.n)
+	// The read transaction pinned the data items (extent.ReadPins), so
+	// reading them after it is safe however soon the collector runs.
+	cr := v.s.data.OpenReader(ctx, out.rp, nil)
 	defer cr.Close()
 	if _, err := io.ReadFull(cr, buf); err != nil {
 		return nil, fmt.Errorf("reading file %d: %w", o.FileID, err)

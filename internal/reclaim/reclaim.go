@@ -110,6 +110,18 @@ type Reclaimer struct {
 	// beforeStep, when set (tests), runs before each reclaim
 	// transaction; an error ends Drain with it.
 	beforeStep func(ctx context.Context) error
+	// afterDrain, when set, runs after each round of Run with the number
+	// of transactions it ran.
+	afterDrain func(steps int)
+}
+
+// SetAfterDrain makes fn run after each round of Run with the number of
+// reclaim transactions the round ran (the process gives memory back to
+// the system after a large reclaim). Call it before Run starts.
+func (r *Reclaimer) SetAfterDrain(fn func(steps int)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.afterDrain = fn
 }
 
 // SetBeforeStep makes fn run before each reclaim transaction, for tests
@@ -365,8 +377,15 @@ func (r *Reclaimer) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if _, err := r.Drain(ctx); err != nil && ctx.Err() == nil {
+		steps, err := r.Drain(ctx)
+		if err != nil && ctx.Err() == nil {
 			r.log.Warn("background reclaim failed", "err", err)
+		}
+		r.mu.Lock()
+		after := r.afterDrain
+		r.mu.Unlock()
+		if after != nil && ctx.Err() == nil {
+			after(steps)
 		}
 		select {
 		case <-ctx.Done():

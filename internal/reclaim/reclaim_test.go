@@ -239,3 +239,36 @@ func TestBatchAdapts(t *testing.T) {
 		t.Fatalf("explicit batch moved to %d", fixed.curBatch())
 	}
 }
+
+// TestAfterDrain: after each round Run reports how many reclaim
+// transactions the round ran (the process gives memory back after a
+// large one).
+func TestAfterDrain(t *testing.T) {
+	s := mem.New()
+	defer s.Close()
+	r := New(s, nil, nil, 100)
+	r.Register("range", rangeStep)
+	fill(t, s, "a", 1000)
+	got := make(chan int, 4)
+	r.SetAfterDrain(func(steps int) { got <- steps })
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	go r.Run(ctx, time.Hour)
+	select {
+	case n := <-got:
+		if n != 11 {
+			t.Fatalf("first round ran %d transactions, want 11 (1000 records in batches of 100, then the tombstone's)", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no round reported")
+	}
+	r.Kick()
+	select {
+	case n := <-got:
+		if n != 0 {
+			t.Fatalf("an idle round ran %d transactions", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no second round reported")
+	}
+}

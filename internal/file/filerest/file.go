@@ -235,7 +235,7 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := file.GetFileInput{Ref: refOf(r), Range: rng}
+	in := file.GetFileInput{Ref: refOf(r), Range: rng, RangeMD5: wantMD5}
 	if wantMD5 {
 		in.Limit = file.MaxRangeWrite
 	}
@@ -243,11 +243,7 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	e, off, n := out.Entry, out.Offset, out.Length
-	body, err := s.f.Data().OpenBody(r.Context(), e.Parts, out.Inline, off, n, wantMD5)
-	if err != nil {
-		return err
-	}
+	e, off, n, body := out.Entry, out.Offset, out.Length, out.Body
 	writeFileHeaders(w, e, r.Now)
 	h := w.Header()
 	server.ApplySASOverrides(h, r.sas)
