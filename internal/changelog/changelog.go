@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -61,7 +62,13 @@ const (
 // Seq, ID and Data.Sequencer are set by Append.
 type Record struct {
 	// Seq is the record's position in its account's log, from 1.
-	Seq       uint64    `json:"seq"`
+	Seq uint64 `json:"seq"`
+	// Segment is the start of the hour the record is published in (see
+	// Segments): the hour of its event time, or a later one when a
+	// record before it in the log is already in a later hour (event
+	// times come from the front ends' clocks and need not follow commit
+	// order), so that each hour's records are a run of the log.
+	Segment   time.Time `json:"segment"`
 	EventType string    `json:"eventType"`
 	Subject   string    `json:"subject"` // /blobServices/default/containers/<c>/blobs/<b>
 	EventTime time.Time `json:"eventTime"`
@@ -128,6 +135,14 @@ func counterKey(account string) []byte { return kv.Key(space, account, "n") }
 
 func recordPrefix(account string) []byte { return kv.Key(space, account, "r") }
 
+func segmentPrefix(account string) []byte { return kv.Key(space, account, "h") }
+
+// segmentKey indexes the hour starting at start: its value is the
+// sequence number of the hour's first record.
+func segmentKey(account string, start time.Time) []byte {
+	return binary.BigEndian.AppendUint64(segmentPrefix(account), uint64(start.Unix()))
+}
+
 // recordKey is the key of record seq: the prefix and seq big-endian, so
 // that the records scan in sequence order.
 func recordKey(account string, seq uint64) []byte {
@@ -142,7 +157,7 @@ func Append(tx kv.Tx, account string, r Record) (Record, error) {
 	if r.EventType == "" || r.Subject == "" {
 		return Record{}, ErrBadRecord
 	}
-	last, err := Last(tx, account)
+	last, lastHour, err := counter(tx, account)
 	if err != nil {
 		return Record{}, err
 	}
@@ -150,7 +165,13 @@ func Append(tx kv.Tx, account string, r Record) (Record, error) {
 	r.ID = eventID(account, r.Seq)
 	r.Data.Sequencer = Sequencer(r.Seq)
 	r.EventTime = r.EventTime.UTC()
-	if err := tx.Put(counterKey(account), []byte(strconv.FormatUint(r.Seq, 10))); err != nil {
+	r.Segment = r.EventTime.Truncate(time.Hour)
+	if last > 0 && !r.Segment.After(lastHour) {
+		r.Segment = lastHour
+	} else if err := tx.Put(segmentKey(account, r.Segment), []byte(strconv.FormatUint(r.Seq, 10))); err != nil {
+		return Record{}, err
+	}
+	if err := tx.Put(counterKey(account), []byte(strconv.FormatUint(r.Seq, 10)+" "+strconv.FormatInt(r.Segment.Unix(), 10))); err != nil {
 		return Record{}, err
 	}
 	if err := kv.PutJSON(tx, recordKey(account, r.Seq), &r); err != nil {
@@ -161,18 +182,62 @@ func Append(tx kv.Tx, account string, r Record) (Record, error) {
 
 // Last returns the sequence number of account's last record (0: none).
 func Last(tx kv.Tx, account string) (uint64, error) {
+	n, _, err := counter(tx, account)
+	return n, err
+}
+
+// counter reads account's counter: the last sequence number and the
+// segment of the last record.
+func counter(tx kv.Tx, account string) (uint64, time.Time, error) {
 	v, err := tx.Get(counterKey(account))
 	if errors.Is(err, kv.ErrNotFound) {
-		return 0, nil
+		return 0, time.Time{}, nil
 	}
 	if err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
-	n, err := strconv.ParseUint(string(v), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("changelog: counter of %q is %q: %w", account, v, err)
+	seq, hour, ok := strings.Cut(string(v), " ")
+	n, err := strconv.ParseUint(seq, 10, 64)
+	h, herr := strconv.ParseInt(hour, 10, 64)
+	if err != nil || herr != nil || !ok {
+		return 0, time.Time{}, fmt.Errorf("changelog: counter of %q is %q", account, v)
 	}
-	return n, nil
+	return n, time.Unix(h, 0).UTC(), nil
+}
+
+// Segment is one hour of an account's log: the records First to Last.
+type Segment struct {
+	Start       time.Time
+	First, Last uint64
+}
+
+// Segments returns the hours of account's log that have records, in
+// order.
+func Segments(tx kv.Tx, account string) ([]Segment, error) {
+	last, _, err := counter(tx, account)
+	if err != nil || last == 0 {
+		return nil, err
+	}
+	prefix := segmentPrefix(account)
+	var out []Segment
+	var perr error
+	err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+		first, err := strconv.ParseUint(string(v), 10, 64)
+		if err != nil || len(k) != len(prefix)+8 {
+			perr = fmt.Errorf("changelog: segment index entry of %q is %q", account, v)
+			return false
+		}
+		start := time.Unix(int64(binary.BigEndian.Uint64(k[len(prefix):])), 0).UTC()
+		if n := len(out); n > 0 {
+			out[n-1].Last = first - 1
+		}
+		out = append(out, Segment{Start: start, First: first, Last: last})
+		return true
+	})
+	if err == nil {
+		err = perr
+	}
+	return out, err
 }
 
 // After returns up to limit (at least 1) records of account's log with

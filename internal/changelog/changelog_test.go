@@ -269,3 +269,46 @@ func TestAfterPosition(t *testing.T) {
 		return nil
 	})
 }
+
+// TestSegments: records go to the hour of their event time, except that
+// a record whose time is earlier than an hour already started (a slower
+// clock on another front end) joins that later hour, so every hour's
+// records are one run of the log and the hours follow the log's order.
+func TestSegments(t *testing.T) {
+	s := mem.New()
+	defer s.Close()
+	ctx := context.Background()
+	h := testenv.Epoch.Truncate(time.Hour)
+	times := []time.Time{
+		h.Add(10 * time.Minute), h.Add(20 * time.Minute), // hour 0
+		h.Add(70 * time.Minute),                          // hour 1
+		h.Add(50 * time.Minute),                          // early: stays in hour 1
+		h.Add(3*time.Hour + time.Second),                 // hour 3
+	}
+	for i, at := range times {
+		if err := s.Update(ctx, func(tx kv.Tx) error {
+			_, err := Append(tx, "a", Record{EventType: BlobCreated, Subject: Subject("c", fmt.Sprint(i)), EventTime: at})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = s.View(ctx, func(tx kv.Tx) error {
+		segs, err := Segments(tx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Segment{{h, 1, 2}, {h.Add(time.Hour), 3, 4}, {h.Add(3 * time.Hour), 5, 5}}
+		if fmt.Sprint(segs) != fmt.Sprint(want) {
+			t.Fatalf("segments %v, want %v", segs, want)
+		}
+		recs, _, _ := After(tx, "a", 0, 10)
+		if !recs[3].Segment.Equal(h.Add(time.Hour)) || !recs[3].EventTime.Equal(times[3]) {
+			t.Fatalf("the early record: segment %v time %v", recs[3].Segment, recs[3].EventTime)
+		}
+		if segs, err := Segments(tx, "none"); err != nil || segs != nil {
+			t.Fatalf("empty log: %v %v", segs, err)
+		}
+		return nil
+	})
+}
