@@ -281,9 +281,9 @@ func TestSegments(t *testing.T) {
 	h := testenv.Epoch.Truncate(time.Hour)
 	times := []time.Time{
 		h.Add(10 * time.Minute), h.Add(20 * time.Minute), // hour 0
-		h.Add(70 * time.Minute),                          // hour 1
-		h.Add(50 * time.Minute),                          // early: stays in hour 1
-		h.Add(3*time.Hour + time.Second),                 // hour 3
+		h.Add(70 * time.Minute),          // hour 1
+		h.Add(50 * time.Minute),          // early: stays in hour 1
+		h.Add(3*time.Hour + time.Second), // hour 3
 	}
 	for i, at := range times {
 		if err := s.Update(ctx, func(tx kv.Tx) error {
