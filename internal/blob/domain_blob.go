@@ -220,7 +220,7 @@ func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInp
 			}
 			return err
 		}
-		b, err = loadBlob(tx, ref)
+		b, err = s.loadBlobOrFeed(tx, ref)
 		return err
 	})
 	if err != nil {
@@ -289,7 +289,7 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 				err = namePath(tx, t.path)
 			}
 		} else {
-			t.b, err = loadBlob(tx, t.in.Ref)
+			t.b, err = s.loadBlobOrFeed(tx, t.in.Ref)
 		}
 		if err != nil {
 			return err
