@@ -10,6 +10,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/changelog"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -148,5 +149,43 @@ func TestChangeFeedRecordsEachCommittedWrite(t *testing.T) {
 	}
 	if n := len(changes(t, s, "off")); n != 0 {
 		t.Fatalf("the account with the feed off has %d records", n)
+	}
+}
+
+// TestChangeFeedSoftDeleteAndUndelete: with soft delete on, a delete is
+// still one BlobDeleted, and an Undelete Blob that makes the blob live
+// again is one BlobCreated (api UndeleteBlob); an Undelete of a live
+// blob, which restores nothing, records nothing.
+func TestChangeFeedSoftDeleteAndUndelete(t *testing.T) {
+	ctx := context.Background()
+	s, _, c := domainEnv(t)
+	s.SetChangeFeed(func(string) bool { return true })
+	days := 1
+	if _, err := s.Props().SetProperties(ctx, svcprops.SetPropertiesInput{Account: c.Account,
+		Properties: svcprops.Properties{DeleteRetentionPolicy: &svcprops.Retention{Enabled: true, Days: &days}}}); err != nil {
+		t.Fatal(err)
+	}
+	ref := blobAt(c, "soft")
+	putBlock(t, s, ref, "data", Access{})
+	if out, err := s.DeleteBlob(ctx, DeleteBlobInput{Ref: ref}); err != nil || !out.SoftDeleted {
+		t.Fatalf("delete: %+v %v", out, err)
+	}
+	if err := s.UndeleteBlob(ctx, UndeleteBlobInput{Ref: ref}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UndeleteBlob(ctx, UndeleteBlobInput{Ref: ref}); err != nil {
+		t.Fatal(err)
+	}
+	got := changes(t, s, c.Account)
+	var seen []string
+	for _, r := range got {
+		seen = append(seen, r.EventType+" "+r.Data.API)
+	}
+	want := "BlobCreated PutBlob,BlobDeleted DeleteBlob,BlobCreated UndeleteBlob"
+	if strings.Join(seen, ",") != want {
+		t.Fatalf("records %v, want %s", seen, want)
+	}
+	if got[2].Data.ContentLength != 4 {
+		t.Fatalf("undelete's record: %+v", got[2].Data)
 	}
 }
