@@ -32,7 +32,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/datalake"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/file/filerest"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/hns/upn"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
@@ -43,6 +45,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/queue/queuerest"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb"
+	"github.com/cerulean-storage/cerulean/internal/smb/smbfs"
 	"github.com/cerulean-storage/cerulean/internal/table"
 	"github.com/cerulean-storage/cerulean/internal/table/tablerest"
 	"github.com/cerulean-storage/cerulean/internal/vfs"
@@ -184,6 +187,8 @@ type App struct {
 	Table    *table.Service
 	File     *file.Service
 	DFS      *datalake.Service
+	// fileREST is the File REST front end over File.
+	fileREST *filerest.Service
 	// BlobURL is the account URL of the Blob service, e.g.
 	// http://127.0.0.1:10000/devstoreaccount1.
 	BlobURL string
@@ -332,10 +337,12 @@ func Start(cfg Config) (*App, error) {
 	a.Table.SetReclaimer(a.Blob.Reclaimer())
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.File.SetReclaimer(a.Blob.Reclaimer())
-	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, BlobREST: a.BlobREST, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})
-	// A hierarchical account's containers are filesystems: their
-	// namespace roots come and go with them.
-	a.Blob.SetContainerHook(a.DFS)
+	a.fileREST = filerest.New(a.File)
+	// The hierarchical accounts' names live in one namespace, which the
+	// Blob domain resolves them through (their containers are its
+	// filesystems); the dfs endpoint calls the same domain.
+	a.Blob.SetNamespace(ns.New(cfg.Clock), cfg.hierarchical())
+	a.DFS = datalake.New(datalake.Config{Blob: a.Blob, BlobREST: a.BlobREST, Clock: cfg.Clock, Logger: cfg.Logger})
 	if ctl != nil {
 		// Deadlines standing for real time outlast an advance.
 		ctl.OnAdvance(handle.ShiftOwners)
@@ -346,7 +353,7 @@ func Start(cfg Config) (*App, error) {
 		a.metrics.Operations("blob", blobrest.Operations())
 		a.metrics.Operations("queue", queuerest.Operations())
 		a.metrics.Operations("table", tablerest.Operations())
-		a.metrics.Operations("file", file.Operations())
+		a.metrics.Operations("file", filerest.Operations())
 		a.metrics.Operations("dfs", append(datalake.Operations(), blobrest.Operations()...))
 	}
 	for _, svc := range []struct {
@@ -358,7 +365,7 @@ func Start(cfg Config) (*App, error) {
 		{cfg.BlobPort, cfg.BlobHost, &a.BlobURL, server.Service{Name: "blob", Kind: auth.Blob, Handler: a.BlobREST, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.QueuePort, cfg.QueueHost, &a.QueueURL, server.Service{Name: "queue", Kind: auth.Queue, Handler: queuerest.New(a.Queue), ServerHeader: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.TablePort, cfg.TableHost, &a.TableURL, server.Service{Name: "table", Kind: auth.Table, Handler: tablerest.New(a.Table, cfg.Logger), JSONErrors: true, ServerHeader: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"}},
-		{cfg.FilePort, cfg.FileHost, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.File, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.FilePort, cfg.FileHost, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.fileREST, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
 		// The dfs endpoint signs as Blob does (Authorize with Shared Key:
 		// the Blob and Data Lake Storage services share the scheme) and
 		// answers the Blob API too.
@@ -514,7 +521,7 @@ func (a *App) startSMB() error {
 		}
 	}
 	// The NTLM challenge's timestamp is the real time (clock.Wall).
-	cfg := smb.Config{FS: a.File.VFS(smb.DefaultOwner()), Accounts: a.cfg.Accounts, Clock: clock.Wall(a.cfg.Clock), Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
+	cfg := smb.Config{FS: smbfs.New(a.File, smb.DefaultOwner()), Accounts: a.cfg.Accounts, Clock: clock.Wall(a.cfg.Clock), Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
 		RequireSigning: a.cfg.SMBRequireSigning, Encrypt: a.cfg.SMBEncrypt}
 	lim := a.cfg.SMBLimits
 	cfg.MaxConns, cfg.MaxConnsPerAddr, cfg.PreauthTimeout, cfg.IdleTimeout = lim.MaxConns, lim.MaxConnsPerAddr, lim.PreauthTimeout, lim.IdleTimeout
@@ -754,6 +761,6 @@ func (a *App) linkCopyPeers() {
 	if a.BlobURL == "" || a.FileURL == "" {
 		return
 	}
-	a.BlobREST.SetFilePeer(&xcopy.Peer{Source: a.File, Kind: "file", Port: port(a.FileURL)})
-	a.File.SetBlobPeer(&xcopy.Peer{Source: a.BlobREST, Kind: "blob", Port: port(a.BlobURL)})
+	a.BlobREST.SetFilePeer(&xcopy.Peer{Source: a.fileREST, Kind: "file", Port: port(a.FileURL)})
+	a.fileREST.SetBlobPeer(&xcopy.Peer{Source: a.BlobREST, Kind: "blob", Port: port(a.BlobURL)})
 }

@@ -74,9 +74,11 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 	if s.isFeed(in.Ref.Account, in.Ref.Container) {
 		return s.listFeed(ctx, in)
 	}
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
-		return s.listPath(ctx, hns, in)
-	}
+	return s.layoutOf(in.Ref.Account).list(ctx, in)
+}
+
+// listBlobsFlat is List Blobs on a flat account (flatLayout.list).
+func (s *Service) listBlobsFlat(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error) {
 	now := s.now(in.Call)
 	ref, prefix, delim, marker, maxN, inc := in.Ref, in.Prefix, in.Delimiter, in.Marker, in.MaxResults, in.Include
 	var mkind, mname, msnap string

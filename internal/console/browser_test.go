@@ -428,11 +428,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		must(t, err)
 		defer f.Close()
 
-		// A second open through the File domain's VFS, the SMB server's
+		// A second open through the File domain's open API (file.Opens), the SMB server's
 		// own door: a byte-range lock and the delete disposition.
 		_, err = e.file.NewShareClient("docs").NewRootDirectoryClient().NewFileClient("locked.txt").Create(ctx, 100, nil)
 		must(t, err)
-		v := e.app.File.VFS("console-test")
+		v := e.app.File.Opens("console-test")
 		must(t, v.Heartbeat(ctx, v.Now().Add(time.Hour)))
 		o, err := v.Open(ctx, cfile.OpenRequest{Account: app.DevAccount, Share: "docs", Path: []string{"locked.txt"},
 			DesiredAccess: 0x1 | 0x2 | 0x10000, ShareAccess: 0x7, Disposition: cfile.DispOpen, ClientAddr: "192.0.2.9:445"})

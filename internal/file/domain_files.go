@@ -16,7 +16,7 @@ import (
 // naming the file and the parsed request values (sizes, ranges, staged
 // data, properties), runs in one kv transaction (through the shared
 // domain calls of domain_io.go and domain_meta.go) and returns the stored
-// entry for the front end (file.go) to render. A method given staged data
+// entry for the front end (filerest/file.go) to render. A method given staged data
 // finishes it (extent.Staged.Finish): its chunks are kept when the write
 // was recorded and freed at once when it was refused.
 
@@ -230,14 +230,10 @@ func (s *Service) ListRanges(ctx context.Context, in ListRangesInput) (ListRange
 	return out, nil
 }
 
-// checkQuota refuses a file larger than its share's quota: 403
-// ShareSizeLimitReached (azfile recording
-// TestNegativeFileSizeMoreThanShareQuota).
-func checkQuota(sh *Share, size int64) error {
-	if sh.Quota > 0 && size > int64(sh.Quota)<<30 {
-		return azerr.New(azerr.ShareSizeLimitReached)
-	}
-	return nil
+// overQuota reports whether a file of size bytes is larger than its
+// share's quota.
+func overQuota(sh *Share, size int64) bool {
+	return sh.Quota > 0 && size > int64(sh.Quota)<<30
 }
 
 // rangeWritten stamps a content write of e: last-write and change times.
@@ -360,7 +356,7 @@ type RenameInput struct {
 }
 
 // Rename is Rename File and Rename Directory, within one share (see
-// domain.rename and the outcomes rename.go lists).
+// domain.rename and the outcomes filerest/rename.go lists).
 func (s *Service) Rename(ctx context.Context, in RenameInput) (EntryOutput, error) {
 	c := in.caller()
 	e, err := s.dom().rename(ctx, &c, &renameIn{src: in.Source, dir: in.Dir, replace: in.Replace, ignoreRO: in.IgnoreReadOnly,

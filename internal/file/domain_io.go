@@ -235,7 +235,7 @@ func (d domain) writeBounds(tx kv.Tx, now time.Time, c *caller, t target, in *wr
 	}
 	end = max(e.Size, end)
 	if c.open != nil {
-		if err := d.checkSize(c, t.share, end); err != nil {
+		if err := d.checkSize(t.share, end); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -285,7 +285,7 @@ func (d domain) resize(tx kv.Tx, now time.Time, c *caller, sh *Share, e *Entry, 
 			return err
 		}
 	}
-	if err := d.checkSize(c, sh, size); err != nil {
+	if err := d.checkSize(sh, size); err != nil {
 		return err
 	}
 	if size < e.Size {
