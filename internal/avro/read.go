@@ -62,10 +62,11 @@ func (d *decoder) count() (int64, error) {
 			return 0, err
 		}
 	}
-	if n > int64(len(d.b)) && n > 0 {
-		// Every item takes at least... nothing (null); but a count past
-		// the input's length cannot be honest for the types decoded here
-		// except null, which no map or array of the feed holds.
+	if n > int64(len(d.b)) {
+		// A map entry takes a byte at least (its key's length), and so
+		// does an array item of every type but null, which no array of
+		// the change feed holds: a count past the input's end is
+		// corrupt, and bounds the work hostile input can ask for.
 		return 0, fmt.Errorf("%w: count %d past the end", ErrCorrupt, n)
 	}
 	return n, nil

@@ -44,7 +44,7 @@ const (
 	feedSegmentsDir  = "idx/segments/"
 	feedLogDir       = "log/00/"
 	feedChunkName    = "00000.avro"
-	feedSchemaVerion = 5
+	feedSchemaVersion = 5
 )
 
 // feedSchema is the Avro schema of the chunk files' records: the change
@@ -137,7 +137,7 @@ func (s *Service) feedFiles(tx kv.Tx, account string) ([]feedFile, error) {
 				return json.Marshal(map[string]any{
 					"version": 0, "begin": feedTime(seg.Start), "intervalSecs": 3600, "status": status,
 					"config": map[string]any{"version": 0, "configVersionEtag": "0x8d000000000000", "numShards": 1,
-						"recordsFormat": "avro", "formatSchemaVersion": feedSchemaVerion, "shardDistFnVersion": 1},
+						"recordsFormat": "avro", "formatSchemaVersion": feedSchemaVersion, "shardDistFnVersion": 1},
 					"chunkFilePaths": []string{ChangeFeedContainer + "/" + feedLogDir + hp + "/"},
 					"storageDiagnostics": map[string]any{"version": 0, "lastModifiedTime": feedTime(modified),
 						"data": map[string]any{"aid": feedID(account, "aid", 0)}},
@@ -216,7 +216,7 @@ func feedRecord(topic string, r changelog.Record) map[string]any {
 		data["blobPropertiesUpdated"] = m
 	}
 	return map[string]any{
-		"schemaVersion": feedSchemaVerion, "topic": topic, "subject": r.Subject, "eventType": r.EventType,
+		"schemaVersion": feedSchemaVersion, "topic": topic, "subject": r.Subject, "eventType": r.EventType,
 		"eventTime": feedTime(r.EventTime), "id": r.ID, "data": data, "metadataVersion": "1",
 	}
 }
