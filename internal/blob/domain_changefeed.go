@@ -40,10 +40,10 @@ import (
 // lastConsumable is the end of the last hour with records.
 
 const (
-	feedManifest     = "meta/segments.json"
-	feedSegmentsDir  = "idx/segments/"
-	feedLogDir       = "log/00/"
-	feedChunkName    = "00000.avro"
+	feedManifest      = "meta/segments.json"
+	feedSegmentsDir   = "idx/segments/"
+	feedLogDir        = "log/00/"
+	feedChunkName     = "00000.avro"
 	feedSchemaVersion = 5
 )
 
