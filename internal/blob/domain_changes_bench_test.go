@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/testenv"
@@ -31,6 +32,42 @@ func BenchmarkPutBlobChangeFeed(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkPutBlobChangeFeedFrontEnds is BenchmarkPutBlobChangeFeed with
+// concurrent writers spread over three front ends (three store handles on
+// one schema with $CERULEAN_TEST_POSTGRES; one store otherwise), writing
+// distinct blobs: on PostgreSQL, with the feed on, they conflict on the
+// account's log counter and retry.
+func BenchmarkPutBlobChangeFeedFrontEnds(b *testing.B) {
+	body := bytes.Repeat([]byte("x"), 1024)
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			svcs := feedServices(b, 3)
+			for _, s := range svcs {
+				s.SetChangeFeed(func(string) bool { return on })
+			}
+			ctx := context.Background()
+			c := ContainerRef{Account: "acct", Container: "cnt"}
+			if _, err := svcs[0].CreateContainer(ctx, CreateContainerInput{Ref: c}); err != nil {
+				b.Fatal(err)
+			}
+			var n atomic.Int64
+			b.SetParallelism(4)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := n.Add(1)
+					s := svcs[i%3]
+					if _, err := s.PutBlob(ctx, PutBlobInput{Ref: blobAt(c, fmt.Sprintf("b%d", i)), Type: BlockBlob,
+						Body: bytes.NewReader(body), Length: int64(len(body))}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 		})
 	}
 }

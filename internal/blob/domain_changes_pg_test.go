@@ -23,7 +23,7 @@ import (
 // PostgreSQL (when $CERULEAN_TEST_POSTGRES is set) each over its own
 // store handle on one schema, as n front ends are; otherwise n services
 // over the one store of testenv.Stores.
-func feedServices(t *testing.T, n int) []*Service {
+func feedServices(t testing.TB, n int) []*Service {
 	t.Helper()
 	out := make([]*Service, n)
 	if os.Getenv(pgtest.EnvVar) == "" {
