@@ -83,6 +83,10 @@ type Config struct {
 	// Storage Gen2); HierarchicalAccounts makes the named ones so.
 	HierarchicalNamespace bool
 	HierarchicalAccounts  []string
+	// ChangeFeed turns the blob change feed on for every account;
+	// ChangeFeedAccounts for the named ones (internal/changelog).
+	ChangeFeed         bool
+	ChangeFeedAccounts []string
 	// SMBPort is the SMB2/3 port serving the File service's shares
 	// (-1 disables it; 0 picks a free port like the others).
 	SMBPort  int
@@ -225,16 +229,7 @@ const hnsMark = "hns"
 
 // HierarchicalAccounts returns the accounts of s (ParseAccounts' syntax)
 // marked with a last field "hns".
-func HierarchicalAccounts(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ";") {
-		fields := strings.Split(strings.TrimSpace(item), ":")
-		if len(fields) >= 3 && fields[len(fields)-1] == hnsMark {
-			out = append(out, fields[0])
-		}
-	}
-	return out
-}
+func HierarchicalAccounts(s string) []string { return markedAccounts(s, hnsMark) }
 
 // ParseAccounts parses "name:key1[:key2][:hns];name2:key..." into
 // accounts (see HierarchicalAccounts for the hns mark).
@@ -246,10 +241,7 @@ func ParseAccounts(s string) ([]auth.Account, error) {
 		if item == "" {
 			continue
 		}
-		fields := strings.Split(item, ":")
-		if len(fields) >= 3 && fields[len(fields)-1] == hnsMark {
-			fields = fields[:len(fields)-1]
-		}
+		fields, _ := accountMarks(strings.Split(item, ":"))
 		if len(fields) < 2 || len(fields) > 3 || fields[0] == "" {
 			return nil, fmt.Errorf("account %q: want name:key1[:key2]", item)
 		}
@@ -341,6 +333,7 @@ func Start(cfg Config) (*App, error) {
 	}
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
+	a.Blob.SetChangeFeed(cfg.changeFeed())
 	a.BlobREST = blobrest.New(a.Blob)
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
 	// One background reclaimer for every delete that returns at once

@@ -110,7 +110,7 @@ func (s *Service) putBlobFlat(ctx context.Context, in PutBlobInput) (out PutBlob
 	}
 	rec.CPK = shaOf(in.CPK)                                  // a new blob takes the key of its request
 	ref, acc, createOnly := in.Ref, in.Access, in.CreateOnly // not all of in into the closure
-	err = s.store.Update(ctx, extent.Recording(&recorded, func(tx kv.Tx) (err error) {
+	err = s.store.Update(ctx, extent.Recording(&recorded, s.changing(in.Call, apiPutBlob, ref, func(tx kv.Tx) (err error) {
 		if st != nil {
 			if err := st.Write(tx); err != nil {
 				return err
@@ -118,7 +118,7 @@ func (s *Service) putBlobFlat(ctx context.Context, in PutBlobInput) (out PutBlob
 		}
 		w.nb, err = s.replaceBlob(tx, ref, acc, createOnly, now, rec)
 		return err
-	}))
+	})))
 	if err != nil {
 		return out, err
 	}
@@ -363,7 +363,7 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 	}
 	now := s.now(in.Call)
 	soft := false
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, s.changing(in.Call, apiDeleteBlob, ref, func(tx kv.Tx) error {
 		soft = false
 		pol, err := loadRetention(tx, ref.Account)
 		if err != nil {
@@ -481,7 +481,7 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 		}
 		soft = pol.on
 		return extent.AdjustRefs(tx, now, release, nil)
-	})
+	}))
 	if err != nil {
 		return DeleteBlobOutput{}, err
 	}
@@ -542,7 +542,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInp
 	if in.Size != nil {
 		newSize = *in.Size
 	}
-	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobProperties, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
 		if err := notArchived(b); err != nil {
 			return err
 		}
@@ -613,7 +613,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 		return SetBlobMetadataOutput{ETag: n.ETag, LastModified: n.Modified, ServerEncrypted: true}, nil
 	}
 	meta, key := in.Metadata, in.CPK
-	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobMetadata, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
 		if err := checkCPK(b, key); err != nil {
 			return err
 		}
@@ -745,7 +745,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 			return err
 		}
 		out = SnapshotBlobOutput{Snapshot: snap, ETag: b.ETag, LastModified: b.Modified}
-		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, snap), &sb)
+		return s.snapshotTaken(tx, kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, snap), &sb), in.Call, ref, snap, &sb)
 	})
 	if err != nil {
 		return SnapshotBlobOutput{}, err
@@ -904,7 +904,7 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 	now := s.now(in.Call)
 	ref, acc, createOnly, newb, blocks, sha := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks, shaOf(in.CPK)
 	var rec *blobRec
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, s.changing(in.Call, apiPutBlockList, ref, func(tx kv.Tx) error {
 		old, err := blockListTarget(tx, ref, acc, createOnly, now)
 		if err != nil {
 			return err
@@ -1011,7 +1011,7 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 		}
 		rec = &nb
 		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ""), &nb)
-	})
+	}))
 	if err != nil {
 		return PutBlockListOutput{}, err
 	}

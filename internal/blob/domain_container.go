@@ -101,7 +101,7 @@ func (s *Service) GetContainerProperties(ctx context.Context, in GetContainerPro
 	now := s.now(in.Call)
 	var c *container
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, in.Ref.Account, in.Ref.Container)
+		c, err = s.loadContainerOrFeed(tx, in.Ref.Account, in.Ref.Container)
 		return err
 	})
 	if err != nil {

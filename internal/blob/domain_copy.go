@@ -161,7 +161,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 	}
 	copyID := newUUID()
 	var rec *blobRec
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, s.changing(in.Call, apiCopyBlob, ref, func(tx kv.Tx) error {
 		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
 		if err != nil {
 			return err
@@ -213,7 +213,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			return nil
 		})
 		return err
-	})
+	}))
 	if err != nil {
 		return CopyBlobOutput{}, err
 	}

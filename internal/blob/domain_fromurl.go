@@ -362,7 +362,7 @@ func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (F
 		}
 		var err error
 		rec, err = s.replaceBlob(tx, ref, acc, createOnly, now, &nb)
-		return err
+		return s.blobWritten(tx, err, in.Call, apiPutBlobFromURL, ref, rec)
 	})
 	if err != nil {
 		return FromURLOutput{}, err

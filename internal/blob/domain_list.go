@@ -71,6 +71,9 @@ type ListBlobsOutput struct {
 // names ascending, a blob's snapshots (oldest first) before the blob,
 // from one read transaction.
 func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error) {
+	if s.isFeed(in.Ref.Account, in.Ref.Container) {
+		return s.listFeed(ctx, in)
+	}
 	return s.layoutOf(in.Ref.Account).list(ctx, in)
 }
 

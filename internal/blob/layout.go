@@ -99,7 +99,7 @@ func (s *Service) layoutOf(account string) Layout {
 }
 
 func (l *flatLayout) resolve(tx kv.Tx, ref BlobRef, _ time.Time, _ ns.Caller, _ acl.Perm, _ bool) (*blobRec, *PathProperties, error) {
-	b, err := loadBlob(tx, ref)
+	b, err := l.s.loadBlobOrFeed(tx, ref)
 	return b, nil, err
 }
 

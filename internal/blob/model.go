@@ -45,6 +45,8 @@ type Service struct {
 	reclaim *reclaim.Reclaimer
 	// props are the Blob Service Properties and Stats.
 	props *svcprops.Service
+	// feed reports the accounts with the change feed on (domain_changes.go).
+	feed func(account string) bool
 }
 
 // New returns the Blob service over store and chunks.
