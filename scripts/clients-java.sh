@@ -6,7 +6,7 @@
 # as in scripts/compat.sh, Blob, Queue, Table and File on a flat
 # namespace, and a second one with --hierarchical-namespace for the Data
 # Lake tests (its dfs port also answers the Blob API); a third with
-# --change-feed for the blob change feed client (ChangeFeedTest). Maven's local repository is the
+# --blob-change-feed for the blob change feed client (ChangeFeedTest). Maven's local repository is the
 # default (~/.m2), so the second run needs no downloads. Then Hadoop's
 # ABFS driver (scripts/clients/java/abfs, a project of its own) against the
 # dfs port, and Hadoop's own filesystem contract tests for ABFS (the
@@ -32,7 +32,7 @@ pid=$!
   --file-port -1 --dfs-port "${base}6" --smb-port -1 --hierarchical-namespace --log-level warn &
 dlpid=$!
 "$work/cerulean" serve --in-memory --blob-port "${base}7" --queue-port -1 --table-port -1 \
-  --file-port -1 --dfs-port -1 --smb-port -1 --change-feed --log-level warn &
+  --file-port -1 --dfs-port -1 --smb-port -1 --blob-change-feed --log-level warn &
 cfpid=$!
 # Wait until every port answers (at most 10 s).
 for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "${base}7"; do

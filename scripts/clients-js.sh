@@ -8,7 +8,7 @@
 # a user would, on 127.0.0.1 ports below 32768:
 #   A  `cerulean azurite` (Azurite's command line): Blob, Queue, Table, File
 #   B  `cerulean serve --hierarchical-namespace`: Blob and dfs (Data Lake)
-#   C  `cerulean serve --change-feed`: Blob, with the blob change feed
+#   C  `cerulean serve --blob-change-feed`: Blob, with the blob change feed
 # then runs scripts/compat/probe.js and fidelity.js with the newest SDKs
 # and with releases about two years older, scripts/compat/datalake.js with
 # @azure/storage-file-datalake, scripts/compat/changefeed.js with
@@ -69,7 +69,7 @@ pids+=($!)
   --file-port -1 --dfs-port "${base}6" --smb-port -1 --hierarchical-namespace --log-level warn >"$work/b.log" 2>&1 &
 pids+=($!)
 "$work/cerulean" serve --in-memory --blob-port "${base}7" --queue-port -1 --table-port -1 --file-port -1 \
-  --dfs-port -1 --smb-port -1 --change-feed --log-level warn >"$work/c.log" 2>&1 &
+  --dfs-port -1 --smb-port -1 --blob-change-feed --log-level warn >"$work/c.log" 2>&1 &
 pids+=($!)
 for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "${base}7"; do
   for _ in $(seq 100); do
@@ -187,7 +187,7 @@ jsrow() {  # jsrow LABEL CLIENT PINS HOW
 jsrow "js newest" "Azure SDK for JavaScript, newest" "$NEWEST" "\`scripts/clients-js.sh\` (\`probe.js\`, \`fidelity.js\`)"
 jsrow "js older" "Azure SDK for JavaScript, about two years older" "$OLDER" "\`scripts/clients-js.sh\` (\`probe.js\`, \`fidelity.js\`)"
 jsrow "js datalake" "Azure SDK for JavaScript, Data Lake" "$DATALAKE" "\`scripts/clients-js.sh\` (\`datalake.js\`)"
-jsrow "js changefeed" "Azure SDK for JavaScript, blob change feed" "$CHANGEFEED" "\`scripts/clients-js.sh\` (\`changefeed.js\`): \`cerulean serve --change-feed\`"
+jsrow "js changefeed" "Azure SDK for JavaScript, blob change feed" "$CHANGEFEED" "\`scripts/clients-js.sh\` (\`changefeed.js\`): \`cerulean serve --blob-change-feed\`"
 jsrow "azcopy" "azcopy" "$AZCOPY" "\`scripts/clients-js.sh\`: jobs between local files, Blob, File and dfs, and content comparisons"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)

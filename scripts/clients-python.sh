@@ -11,7 +11,7 @@
 #   C  `cerulean azurite --cert --key --oauth basic`: Blob, Queue and Table
 #      over HTTPS with bearer tokens (and user delegation SAS), a
 #      self-signed certificate made here with openssl
-#   D  `cerulean serve --change-feed`: Blob, with the blob change feed
+#   D  `cerulean serve --blob-change-feed`: Blob, with the blob change feed
 # then runs scripts/clients/py_sdk.py (the azure-* SDKs),
 # scripts/clients/py_fs.py (adlfs, pyarrow, deltalake) and
 # scripts/clients/py_changefeed.py (azure-storage-blob-changefeed on D). Each prints one
@@ -71,7 +71,7 @@ pids+=($!)
   --cert "$work/cert.pem" --key "$work/key.pem" --oauth basic --silent >"$work/c.log" 2>&1 &
 pids+=($!)
 "$work/cerulean" serve --in-memory --blob-port "${base}4" --queue-port -1 --table-port -1 --file-port -1 \
-  --dfs-port -1 --smb-port -1 --change-feed --log-level warn >"$work/d.log" 2>&1 &
+  --dfs-port -1 --smb-port -1 --blob-change-feed --log-level warn >"$work/d.log" 2>&1 &
 pids+=($!)
 
 for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}4" "${base}5" "${base}6" "${base}7" "${base}8" "${base}9"; do
@@ -120,7 +120,7 @@ matrix_row "adlfs, pyarrow \`AzureFileSystem\`, deltalake (delta-rs)" "$(pins ad
   "\`scripts/clients-python.sh\` (\`py_fs.py\`): Blob and dfs, two concurrent Delta writers" \
   "$(matrix_result "$(count PASS "$out.fs")" "$(count FAIL "$out.fs")" areas)"
 matrix_row "Azure Storage Blob ChangeFeed for Python" "$(pins azure-storage-blob-changefeed azure-storage-blob)" \
-  "\`scripts/clients-python.sh\` (\`py_changefeed.py\`): \`cerulean serve --change-feed\`" \
+  "\`scripts/clients-python.sh\` (\`py_changefeed.py\`): \`cerulean serve --blob-change-feed\`" \
   "$(matrix_result "$(count PASS "$out.cf")" "$(count FAIL "$out.cf")" areas)"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)

@@ -1,7 +1,7 @@
 """py_changefeed.py: azure-storage-blob-changefeed reads Cerulean's change feed.
 
 Run by scripts/clients-python.sh, which starts server D (`cerulean serve
---change-feed`: Blob on port PORT_BASE+4). A workload of blob writes is
+--blob-change-feed`: Blob on port PORT_BASE+4). A workload of blob writes is
 made with azure-storage-blob, then read back with the change feed client
 library, which walks $blobchangefeed (idx/segments/, the segments'
 meta.json, the shards' Avro chunk files) as it does on Azure. Prints one

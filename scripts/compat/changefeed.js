@@ -1,6 +1,6 @@
 // The blob change feed through the JavaScript change feed client
 // (@azure/storage-blob-changefeed) against a server started with
-// --change-feed (PORT_BASE: Blob on ${PORT_BASE}7). A workload of blob
+// --blob-change-feed (PORT_BASE: Blob on ${PORT_BASE}7). A workload of blob
 // writes is made with @azure/storage-blob, then read back by the change
 // feed client, which walks $blobchangefeed (segments.json, the years
 // under idx/segments/, the segments' meta.json, the Avro chunks) as it

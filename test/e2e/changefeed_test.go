@@ -123,7 +123,7 @@ func (e *env) readFeed() []map[string]any {
 	return events
 }
 
-// TestChangeFeedServed: with --change-feed, a workload of creates,
+// TestChangeFeedServed: with --blob-change-feed, a workload of creates,
 // overwrites, metadata and property sets, a snapshot, a tier change, a
 // copy, a refused write and a delete, done through the Go SDK, reads back
 // from $blobchangefeed — found and read as the change feed client
@@ -233,7 +233,7 @@ func TestChangeFeedServed(t *testing.T) {
 	}
 }
 
-// TestChangeFeedOff: without --change-feed there is no $blobchangefeed
+// TestChangeFeedOff: without --blob-change-feed there is no $blobchangefeed
 // container, as on an account with the feed disabled.
 func TestChangeFeedOff(t *testing.T) {
 	e := start(t)

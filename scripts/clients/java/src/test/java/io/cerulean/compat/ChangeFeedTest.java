@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The blob change feed client (azure-storage-blob-changefeed) against the
- * server scripts/clients-java.sh started with --change-feed (system
+ * server scripts/clients-java.sh started with --blob-change-feed (system
  * property cerulean.cfblob): a workload of blob writes, read back as the
  * client walks $blobchangefeed on Azure.
  */

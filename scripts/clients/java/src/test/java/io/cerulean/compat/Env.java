@@ -10,7 +10,7 @@ import java.util.UUID;
  * system properties (cerulean.blob, cerulean.queue, cerulean.table,
  * cerulean.file: the flat-namespace server; cerulean.dlblob, cerulean.dfs:
  * the server started with --hierarchical-namespace; cerulean.cfblob: the
- * one started with --change-feed).
+ * one started with --blob-change-feed).
  */
 final class Env {
     static final String ACCOUNT = "devstoreaccount1";
