@@ -12,6 +12,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
 
 // Share soft delete (Azure Files, "Enable soft delete on Azure file
@@ -68,25 +69,30 @@ func moveKey(acct, sh string) []byte             { return kv.Key("fsm", acct, sh
 func aliasName(sh, version string) string { return sh + "/" + version }
 
 // SetShareSoftDelete sets the share delete retention, in days, the
-// server gives account (0: off) unless its File Service Properties
-// enable a ShareDeleteRetentionPolicy of their own.
-func (s *Service) SetShareSoftDelete(days func(account string) int) { s.shareDays = days }
+// server gives account (0: off). It applies on top of the account's File
+// Service Properties: an account whose ShareDeleteRetentionPolicy is not
+// enabled gets this one, and Get File Service Properties shows it.
+func (s *Service) SetShareSoftDelete(days func(account string) int) {
+	s.props.SetOverlay(func(account string, p *svcprops.Properties) {
+		if r := p.ShareDeleteRetentionPolicy; r != nil && r.Enabled {
+			return
+		}
+		if d := days(account); d > 0 {
+			p.ShareDeleteRetentionPolicy = &svcprops.Retention{Enabled: true, Days: &d}
+		}
+	})
+}
 
 // retentionDays is the share delete retention of acct in days, 0 when
-// off: the ShareDeleteRetentionPolicy of its File Service Properties when
-// enabled, else the server's setting.
+// off: the ShareDeleteRetentionPolicy of its File Service Properties
+// (with the server's setting, SetShareSoftDelete).
 func (s *Service) retentionDays(tx kv.Tx, acct string) (int, error) {
-	if s.props != nil {
-		p, err := s.props.Load(tx, acct)
-		if err != nil {
-			return 0, err
-		}
-		if r := p.ShareDeleteRetentionPolicy; r != nil && r.Enabled && r.Days != nil && *r.Days > 0 {
-			return *r.Days, nil
-		}
+	p, err := s.props.Load(tx, acct)
+	if err != nil {
+		return 0, err
 	}
-	if s.shareDays != nil {
-		return s.shareDays(acct), nil
+	if r := p.ShareDeleteRetentionPolicy; r != nil && r.Enabled && r.Days != nil && *r.Days > 0 {
+		return *r.Days, nil
 	}
 	return 0, nil
 }

@@ -45,9 +45,6 @@ type Service struct {
 	reclaimer *reclaim.Reclaimer
 	// props are the File Service Properties.
 	props *svcprops.Service
-	// shareDays is the server's share delete retention of an account
-	// in days (SetShareSoftDelete; domain_softdelete.go).
-	shareDays func(account string) int
 }
 
 // New returns the File service over store and chunks.

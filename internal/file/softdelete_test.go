@@ -248,3 +248,30 @@ func joinSpace(s []string) string {
 	}
 	return out
 }
+
+// The server's setting shows in Get File Service Properties; an account's
+// own enabled ShareDeleteRetentionPolicy takes precedence.
+func TestShareSoftDeleteServerSettingShown(t *testing.T) {
+	s, clk := shService(t)
+	ctx := t.Context()
+	s.SetShareSoftDelete(func(string) int { return 5 })
+	got, err := s.ServiceProperties().GetProperties(ctx, svcprops.GetPropertiesInput{Account: shAcct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got.Properties.ShareDeleteRetentionPolicy; r == nil || !r.Enabled || r.Days == nil || *r.Days != 5 {
+		t.Fatalf("policy %+v, want enabled for 5 days", r)
+	}
+	days := 9
+	_, err = s.ServiceProperties().SetProperties(ctx, svcprops.SetPropertiesInput{Account: shAcct, Properties: svcprops.Properties{ShareDeleteRetentionPolicy: &svcprops.Retention{Enabled: true, Days: &days}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shOK(t, s, clk, http.StatusCreated, "PUT", "/nine?restype=share", "")
+	if _, err := s.DeleteShare(ctx, DeleteShareInput{Ref: sdRef(s, "nine")}); err != nil {
+		t.Fatal(err)
+	}
+	if del := sdDeleted(t, s); len(del) != 1 || del[0].Deleted.RemainingDays != 9 {
+		t.Fatalf("deleted %+v, want 9 days left", del)
+	}
+}
