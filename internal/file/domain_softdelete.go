@@ -11,6 +11,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
@@ -127,6 +128,9 @@ func softDelete(tx kv.Tx, acct, sh string, versions []string, days int, now time
 		if err != nil {
 			return err
 		}
+		// A deleted share has no lease: Delete Share of a leased share
+		// needed its lease ID, and the restored share is not leased.
+		rec.Lease = lease.Lease{}
 		d.Versions[ver] = rec
 		if err := tx.Delete(shareKey(acct, sh, ver)); err != nil {
 			return err

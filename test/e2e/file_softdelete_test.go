@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/fileerror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/share"
 	"github.com/cerulean-storage/cerulean/internal/app"
@@ -278,4 +279,43 @@ func TestFileShareSoftDeleteOff(t *testing.T) {
 	}
 	_, err := s.Restore(e.ctx, "0000000000000001", nil)
 	wantFileCode(t, err, 404, fileerror.ShareNotFound)
+}
+
+// A leased share is deleted with its lease ID (412 LeaseIdMissing
+// without, as for a permanent delete) and comes back from Restore Share
+// unleased.
+func TestFileShareSoftDeleteLeased(t *testing.T) {
+	e := startFileSoftDelete(t, 1)
+	name := fileName("leased")
+	s := e.svc.NewShareClient(name)
+	if _, err := s.Create(e.ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	const id = "c820a799-76d7-4ee2-6e15-546f19325c2c"
+	lc, err := lease.NewShareClient(s, &lease.ShareClientOptions{LeaseID: to.Ptr(id)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lc.Acquire(e.ctx, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Delete(e.ctx, nil)
+	wantFileCode(t, err, 412, "LeaseIdMissing")
+	if got := len(e.deletedShares(name)); got != 0 {
+		t.Fatalf("%d deleted shares after a refused delete", got)
+	}
+	if _, err := s.Delete(e.ctx, &share.DeleteOptions{LeaseAccessConditions: &share.LeaseAccessConditions{LeaseID: to.Ptr(id)}}); err != nil {
+		t.Fatal(err)
+	}
+	del := e.deletedShares(name)
+	if len(del) != 1 {
+		t.Fatalf("%d deleted shares, want 1", len(del))
+	}
+	if _, err := s.Restore(e.ctx, *del[0].Version, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.GetProperties(e.ctx, nil)
+	if err != nil || *p.LeaseState != "available" || *p.LeaseStatus != "unlocked" {
+		t.Fatalf("restored share %+v, %v", p, err)
+	}
 }
