@@ -59,6 +59,9 @@ func (d *deletedShare) expires() time.Time {
 type moveJob struct {
 	Version string `json:"v"`
 	Restore bool   `json:"r,omitempty"`
+	// From is the deleted share's name when a restore gives it another
+	// one ("": the job's own).
+	From string `json:"f,omitempty"`
 }
 
 func deletedKey(acct, sh, version string) []byte { return kv.Key("fsx", acct, sh, version) }
@@ -162,15 +165,19 @@ func (s *Service) moveStep(ctx context.Context, acct, sh string) (done bool, err
 			done = true
 			return err
 		}
+		src := sh // the deleted version's name
+		if job.From != "" {
+			src = job.From
+		}
 		var d deletedShare
-		ok, err = kv.GetJSON(tx, deletedKey(acct, sh, job.Version), &d)
+		ok, err = kv.GetJSON(tx, deletedKey(acct, src, job.Version), &d)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("file: share move of %s/%s without its deleted version %s", acct, sh, job.Version)
+			return fmt.Errorf("file: share move of %s/%s without its deleted version %s/%s", acct, sh, src, job.Version)
 		}
-		from, to := sh, aliasName(sh, job.Version)
+		from, to := sh, aliasName(src, job.Version)
 		if job.Restore {
 			from, to = to, from
 		}
@@ -196,7 +203,7 @@ func (s *Service) moveStep(ctx context.Context, acct, sh string) (done bool, err
 			}
 		}
 		done = true
-		if err := tx.Delete(deletedKey(acct, sh, job.Version)); err != nil {
+		if err := tx.Delete(deletedKey(acct, src, job.Version)); err != nil {
 			return err
 		}
 		return tx.Delete(moveKey(acct, sh))
@@ -339,21 +346,18 @@ type RestoreShareInput struct {
 }
 
 // RestoreShare is Restore Share: the deleted version DeletedVersion of
-// share DeletedName becomes the live share Share again, with its files,
-// metadata and snapshots. Azure restores under the original name only,
-// so a different name is 400 InvalidHeaderValue (inferred); a live share
-// of the name is 409 ShareAlreadyExists, a share of the name being
-// deleted or restored 409 ShareBeingDeleted, a version that does not
-// exist or whose retention is over 404 ShareNotFound.
+// share DeletedName becomes the live share Share again (the name to use
+// for the restored share, Restore Share's restoredShareName: usually the
+// same), with its files, metadata and snapshots. A live share of the
+// name is 409 ShareAlreadyExists, a share of the name being deleted or
+// restored 409 ShareBeingDeleted, a version that does not exist or whose
+// retention is over 404 ShareNotFound.
 func (s *Service) RestoreShare(ctx context.Context, in RestoreShareInput) (ShareOutput, error) {
 	acct, sh, now := in.Account, in.Share, in.Now
-	if in.DeletedName != sh {
-		return ShareOutput{}, azerr.InvalidHeader("x-ms-deleted-share-name", in.DeletedName)
-	}
 	var rec *Share
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		var d deletedShare
-		ok, err := kv.GetJSON(tx, deletedKey(acct, sh, in.DeletedVersion), &d)
+		ok, err := kv.GetJSON(tx, deletedKey(acct, in.DeletedName, in.DeletedVersion), &d)
 		if err != nil {
 			return err
 		}
@@ -377,10 +381,14 @@ func (s *Service) RestoreShare(ctx context.Context, in RestoreShareInput) (Share
 		}
 		d.Restoring = true
 		rec = d.Versions[""]
-		if err := kv.PutJSON(tx, deletedKey(acct, sh, in.DeletedVersion), &d); err != nil {
+		if err := kv.PutJSON(tx, deletedKey(acct, in.DeletedName, in.DeletedVersion), &d); err != nil {
 			return err
 		}
-		return kv.PutJSON(tx, moveKey(acct, sh), moveJob{Version: in.DeletedVersion, Restore: true})
+		job := moveJob{Version: in.DeletedVersion, Restore: true}
+		if in.DeletedName != sh {
+			job.From = in.DeletedName
+		}
+		return kv.PutJSON(tx, moveKey(acct, sh), job)
 	})
 	if err != nil {
 		return ShareOutput{}, err
@@ -388,7 +396,7 @@ func (s *Service) RestoreShare(ctx context.Context, in RestoreShareInput) (Share
 	// The restore answers once the share is live: every move transaction
 	// runs here (the records of a share under restore are in neither
 	// place a reader looks); a process stopped meanwhile finishes it in
-	// the reclaimer's sweep (or ExpireDeletedShares).
+	// the reclaimer's sweep (or PurgeDeletedShares at start).
 	if _, err := s.runMove(context.WithoutCancel(ctx), acct, sh, 0); err != nil {
 		return ShareOutput{}, err
 	}

@@ -275,3 +275,31 @@ func TestShareSoftDeleteServerSettingShown(t *testing.T) {
 		t.Fatalf("deleted %+v, want 9 days left", del)
 	}
 }
+
+// Restore Share may give the share another name (Restore Share's
+// restoredShareName): the records move from the deleted version to it.
+func TestShareSoftDeleteRestoreOtherName(t *testing.T) {
+	s, clk := shService(t)
+	s.SetShareSoftDelete(func(string) int { return 1 })
+	ctx := t.Context()
+	shOK(t, s, clk, http.StatusCreated, "PUT", "/orig?restype=share", "")
+	shOK(t, s, clk, http.StatusCreated, "PUT", "/orig/f", "", "x-ms-type", "file", "x-ms-content-length", "4")
+	live := sdCount(t, s, "fe", shAcct, "orig")
+	if _, err := s.DeleteShare(ctx, DeleteShareInput{Ref: sdRef(s, "orig")}); err != nil {
+		t.Fatal(err)
+	}
+	v := sdDeleted(t, s)[0].Deleted.Version
+	if _, err := s.RestoreShare(ctx, RestoreShareInput{Ref: sdRef(s, "copy"), DeletedName: "orig", DeletedVersion: v}); err != nil {
+		t.Fatal(err)
+	}
+	if n := sdCount(t, s, "fe", shAcct, "copy"); n != live {
+		t.Fatalf("%d entries under the new name, want %d", n, live)
+	}
+	shOK(t, s, clk, http.StatusOK, "GET", "/copy/f", "")
+	if _, err := s.GetShareProperties(ctx, GetSharePropertiesInput{Ref: sdRef(s, "orig")}); err == nil {
+		t.Fatal("the old name is a share again")
+	}
+	if n := len(sdDeleted(t, s)) + sdCount(t, s, "fsm") + sdCount(t, s, "fe", shAcct, aliasName("orig", v)); n != 0 {
+		t.Fatalf("%d deleted versions, jobs or alias records left", n)
+	}
+}

@@ -11,8 +11,9 @@ import (
 // restoreShare is Restore Share (PUT ?restype=share&comp=undelete,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/restore-share):
 // x-ms-deleted-share-name and x-ms-deleted-share-version name the
-// soft-deleted share; 201 Created with the restored share's ETag and
-// Last-Modified. A missing header is 400 MissingRequiredHeader.
+// soft-deleted share, the URL's share the name it is restored under;
+// 201 Created with the restored share's ETag and Last-Modified. A
+// missing header is 400 MissingRequiredHeader.
 func (s *Service) restoreShare(w http.ResponseWriter, r *req) error {
 	name := strings.TrimSpace(r.Header.Get("x-ms-deleted-share-name"))
 	version := strings.TrimSpace(r.Header.Get("x-ms-deleted-share-version"))
