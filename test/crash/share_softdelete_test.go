@@ -24,47 +24,79 @@ import (
 // sdShare is one of the soft deleter's shares.
 type sdShare struct {
 	files   int
-	st      state // present; deleting: soft-deleted or a delete/restore without answer
-	checked bool  // verified whole after a restart
+	acked   []bool // while filling: which files were acknowledged
+	filling bool   // created (acknowledged), not every file acknowledged yet
+	st      state  // present; deleting: soft-deleted or a delete/restore without answer
+	checked bool   // verified whole after a restart
 }
 
 func shareSoftDeleter(m *model, cl *clients, trial int, rng *rand.Rand, stopped stopFn, busy busyFn) {
 	for seq := 0; !stopped(); seq++ {
 		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		name := fmt.Sprintf("sd-%d-%d", trial, seq)
-		n := 300 + rng.IntN(100)
-		sc := cl.files.NewShareClient(name)
-		busy(1)
-		_, err := sc.Create(ctx, nil)
-		if err == nil {
-			// 8 clients fill it; a kill while filling abandons it
-			// (not modelled).
-			var wg sync.WaitGroup
-			var mu sync.Mutex
-			for w := 0; w < 8; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := w; i < n; i += 8 {
-						if _, ferr := sc.NewRootDirectoryClient().NewFileClient(fmt.Sprintf("f%04d", i)).Create(ctx, 1, nil); ferr != nil {
-							mu.Lock()
-							err = ferr
-							mu.Unlock()
-							return
-						}
-					}
-				}()
+		// A share whose filling a kill cut short is filled on (file
+		// creates are idempotent), so that a slow backend gets whole
+		// shares to delete too.
+		var name string
+		var s *sdShare
+		m.mu.Lock()
+		for k, x := range m.sdShares {
+			if x.filling {
+				name, s = k, x
+				break
 			}
-			wg.Wait()
 		}
+		m.mu.Unlock()
+		if s == nil {
+			name = fmt.Sprintf("sd-%d-%d", trial, seq)
+			n := 300 + rng.IntN(100)
+			busy(1)
+			_, err := cl.files.NewShareClient(name).Create(ctx, nil)
+			busy(-1)
+			if err != nil {
+				cancel()
+				return // killed: a share without acknowledged creation is not modelled
+			}
+			s = &sdShare{files: n, acked: make([]bool, n), filling: true, st: present}
+			m.mu.Lock()
+			m.sdShares[name] = s
+			m.mu.Unlock()
+		}
+		sc := cl.files.NewShareClient(name)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var err error
+		busy(1)
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < s.files; i += 8 {
+					m.mu.Lock()
+					done := s.acked[i]
+					m.mu.Unlock()
+					if done {
+						continue
+					}
+					if _, ferr := sc.NewRootDirectoryClient().NewFileClient(fmt.Sprintf("f%04d", i)).Create(ctx, 1, nil); ferr != nil {
+						mu.Lock()
+						err = ferr
+						mu.Unlock()
+						return
+					}
+					m.mu.Lock()
+					s.acked[i] = true
+					m.mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
 		busy(-1)
 		if err != nil {
 			cancel()
-			return
+			return // killed while filling: the next trial fills on
 		}
-		s := &sdShare{files: n, st: present}
 		m.mu.Lock()
-		m.sdShares[name] = s
+		s.filling, s.acked = false, nil
 		m.mu.Unlock()
 		busy(1)
 		_, err = sc.Delete(ctx, nil)
@@ -135,10 +167,17 @@ func sdCount(ctx context.Context, sc *share.Client) (int, error) {
 // the sweep within reclaimWait.
 func verifySoftDeletedShares(ctx context.Context, m *model, cl *clients, bad func(string, ...any)) {
 	for name, s := range m.sdShares {
+		sc := cl.files.NewShareClient(name)
+		if s.filling {
+			// Created (acknowledged), not deleted: it must exist.
+			if _, err := sc.GetProperties(ctx, nil); err != nil {
+				bad("share %s: its creation was acknowledged, yet: %v", name, err)
+			}
+			continue
+		}
 		if s.checked {
 			continue
 		}
-		sc := cl.files.NewShareClient(name)
 		deadline := time.Now().Add(reclaimWait)
 		for {
 			_, err := sc.GetProperties(ctx, nil)
@@ -191,11 +230,14 @@ func verifySoftDeletedShares(ctx context.Context, m *model, cl *clients, bad fun
 func sdSummary(m *model) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	checked := 0
+	filled, checked := 0, 0
 	for _, s := range m.sdShares {
+		if !s.filling {
+			filled++
+		}
 		if s.checked {
 			checked++
 		}
 	}
-	return fmt.Sprintf("%d shares filled and deleted or restored, %d found whole after a restart", len(m.sdShares), checked)
+	return fmt.Sprintf("%d shares filled and deleted or restored, %d found whole after a restart", filled, checked)
 }
