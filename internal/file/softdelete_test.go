@@ -303,3 +303,23 @@ func TestShareSoftDeleteRestoreOtherName(t *testing.T) {
 		t.Fatalf("%d deleted versions, jobs or alias records left", n)
 	}
 }
+
+// Restore Share over REST: both headers are required (400
+// MissingRequiredHeader), and a restore answers 201 with the share's
+// ETag and Last-Modified.
+func TestShareSoftDeleteRestoreREST(t *testing.T) {
+	s, clk := shService(t)
+	s.SetShareSoftDelete(func(string) int { return 1 })
+	shOK(t, s, clk, http.StatusCreated, "PUT", "/rest?restype=share", "")
+	shOK(t, s, clk, http.StatusAccepted, "DELETE", "/rest?restype=share", "")
+	_, err := shDo(t, s, clk, "PUT", "/rest?restype=share&comp=undelete", "", "x-ms-deleted-share-name", "rest")
+	shErr(t, err, azerr.MissingRequiredHeader)
+	_, err = shDo(t, s, clk, "PUT", "/rest?restype=share&comp=undelete", "", "x-ms-deleted-share-version", "0000000000000001")
+	shErr(t, err, azerr.MissingRequiredHeader)
+	v := sdDeleted(t, s)[0].Deleted.Version
+	w := shOK(t, s, clk, http.StatusCreated, "PUT", "/rest?restype=share&comp=undelete", "", "x-ms-deleted-share-name", "rest", "x-ms-deleted-share-version", v)
+	if w.Header().Get("ETag") == "" || w.Header().Get("Last-Modified") == "" {
+		t.Fatalf("restore headers %v", w.Header())
+	}
+	shOK(t, s, clk, http.StatusOK, "GET", "/rest?restype=share", "")
+}
