@@ -78,6 +78,10 @@ type Config struct {
 	// Storage Gen2); HierarchicalAccounts makes the named ones so.
 	HierarchicalNamespace bool
 	HierarchicalAccounts  []string
+	// BlobVersioning turns blob versioning on for every flat account;
+	// VersioningAccounts for the named ones (versioning.go).
+	BlobVersioning     bool
+	VersioningAccounts []string
 	// SMBPort is the SMB2/3 port serving the File service's shares
 	// (-1 disables it; 0 picks a free port like the others).
 	SMBPort  int
@@ -213,9 +217,8 @@ const hnsMark = "hns"
 func HierarchicalAccounts(s string) []string {
 	var out []string
 	for _, item := range strings.Split(s, ";") {
-		fields := strings.Split(strings.TrimSpace(item), ":")
-		if len(fields) >= 3 && fields[len(fields)-1] == hnsMark {
-			out = append(out, fields[0])
+		if hasMark(item, hnsMark) {
+			out = append(out, strings.Split(strings.TrimSpace(item), ":")[0])
 		}
 	}
 	return out
@@ -231,10 +234,7 @@ func ParseAccounts(s string) ([]auth.Account, error) {
 		if item == "" {
 			continue
 		}
-		fields := strings.Split(item, ":")
-		if len(fields) >= 3 && fields[len(fields)-1] == hnsMark {
-			fields = fields[:len(fields)-1]
-		}
+		fields := trimMarks(strings.Split(item, ":"))
 		if len(fields) < 2 || len(fields) > 3 || fields[0] == "" {
 			return nil, fmt.Errorf("account %q: want name:key1[:key2]", item)
 		}
@@ -281,6 +281,9 @@ func Start(cfg Config) (*App, error) {
 	if cfg.GCEvery == 0 {
 		cfg.GCEvery = time.Minute
 	}
+	if err := cfg.checkVersioning(); err != nil {
+		return nil, err
+	}
 	store, chunks, err := openStores(cfg)
 	if err != nil {
 		return nil, err
@@ -316,6 +319,7 @@ func Start(cfg Config) (*App, error) {
 	}
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
+	a.Blob.SetVersioning(cfg.versioning())
 	a.BlobREST = blobrest.New(a.Blob)
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
 	// One background reclaimer for every delete that returns at once

@@ -46,6 +46,9 @@ type PutBlobInput struct {
 
 // PutBlobOutput is the blob Put Blob wrote.
 type PutBlobOutput struct {
+	// VersionID is the version the write made current ("" with
+	// versioning off): x-ms-version-id.
+	VersionID    string
 	ETag         string
 	LastModified time.Time
 	// The digests of a block blob's content, computed as it was stored.
@@ -121,7 +124,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 	if err != nil {
 		return out, err
 	}
-	out = PutBlobOutput{ETag: w.nb.ETag, LastModified: w.nb.Modified, ServerEncrypted: true}
+	out = PutBlobOutput{ETag: w.nb.ETag, LastModified: w.nb.Modified, ServerEncrypted: true, VersionID: w.nb.VersionID}
 	if st != nil {
 		out.ContentMD5, out.ContentCRC64 = st.MD5, st.CRC64
 	}
@@ -164,6 +167,11 @@ type BlobProperties struct {
 	EncryptionKeySHA256 string
 	// Path is set for a path of a hierarchical account.
 	Path *PathProperties
+	// VersionID is the version read ("" for a blob without one);
+	// IsCurrentVersion whether it is the current version (reported on
+	// an account with versioning on).
+	VersionID        string
+	IsCurrentVersion bool
 }
 
 // properties reports b, read at ref at now.
@@ -171,9 +179,13 @@ func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
 	p := BlobProperties{
 		Type: b.Type, ETag: b.ETag, LastModified: b.Modified, CreationTime: b.Created, Size: b.Size,
 		HTTPHeaders: b.Props, Metadata: b.Meta, TagCount: len(b.Tags), Copy: b.Copy, ServerEncrypted: true,
-		EncryptionKeySHA256: b.CPK,
+		EncryptionKeySHA256: b.CPK, VersionID: b.VersionID,
 	}
-	if ref.Snapshot == "" {
+	p.IsCurrentVersion = ref.Snapshot == "" && b.VersionID != "" && !b.prev
+	if ref.Snapshot != "" {
+		p.VersionID = "" // a snapshot is no version
+	}
+	if ref.Snapshot == "" && !b.prev {
 		p.Lease, p.HasLease = b.Lease.Effective(now), true
 	}
 	switch b.Type {
@@ -370,8 +382,22 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 	}
 	now := s.now(in.Call)
 	soft := false
+	// A version id names a previous version, deleted alone, or the
+	// current one, whose deletion is the base blob's (domain_versions.go).
+	vid := ref.VersionID
+	ref.VersionID = ""
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		soft = false
+		if vid != "" {
+			vref := ref
+			vref.VersionID = vid
+			if cur, err := isCurrentVersion(tx, vref); err != nil || !cur {
+				if err != nil {
+					return err
+				}
+				return deleteVersion(tx, vref, acc, now)
+			}
+		}
 		pol, err := loadRetention(tx, ref.Account)
 		if err != nil {
 			return err
@@ -475,7 +501,13 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 			if err := tx.Delete(BlobKey(ref.Account, ref.Container, ref.Blob, "")); err != nil {
 				return err
 			}
-			if pol.on {
+			if s.versioningOn(ref.Account) {
+				// The current version becomes a previous one, with its
+				// references: the blob has no current version.
+				if err := putVersion(tx, ref, b); err != nil {
+					return err
+				}
+			} else if pol.on {
 				if err := putDeleted(tx, ref.Account, ref.Container, ref.Blob, "", b, mark); err != nil {
 					return err
 				}
@@ -602,6 +634,9 @@ type SetBlobMetadataInput struct {
 
 // SetBlobMetadataOutput is the blob as Set Blob Metadata left it.
 type SetBlobMetadataOutput struct {
+	// VersionID is the version the write made current ("" with
+	// versioning off): x-ms-version-id.
+	VersionID       string
 	ETag            string
 	LastModified    time.Time
 	ServerEncrypted bool
@@ -619,12 +654,15 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 		}
 		return SetBlobMetadataOutput{ETag: n.ETag, LastModified: n.Modified, ServerEncrypted: true}, nil
 	}
-	meta, key := in.Metadata, in.CPK
-	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
+	meta, key, ref, now := in.Metadata, in.CPK, in.Ref, s.now(in.Call)
+	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
 		if err := checkCPK(b, key); err != nil {
 			return err
 		}
 		if err := notArchived(b); err != nil {
+			return err
+		}
+		if err := s.versionOnUpdate(tx, ref, now, b); err != nil {
 			return err
 		}
 		b.Meta = meta
@@ -633,7 +671,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 	if err != nil {
 		return SetBlobMetadataOutput{}, err
 	}
-	return SetBlobMetadataOutput{ETag: b.ETag, LastModified: b.Modified, ServerEncrypted: true}, nil
+	return SetBlobMetadataOutput{ETag: b.ETag, LastModified: b.Modified, ServerEncrypted: true, VersionID: b.VersionID}, nil
 }
 
 // LeaseBlobInput is Lease Blob: one lease action (lease.Request, whose
@@ -702,6 +740,9 @@ type SnapshotBlobInput struct {
 // blob it was taken from. ServerEncrypted is false: the snapshot writes
 // no content.
 type SnapshotBlobOutput struct {
+	// VersionID is the version the write made current ("" with
+	// versioning off): x-ms-version-id.
+	VersionID       string
 	Snapshot        string
 	ETag            string
 	LastModified    time.Time
@@ -751,7 +792,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 		if err := extent.AdjustRefs(tx, now, nil, sb.Parts); err != nil {
 			return err
 		}
-		out = SnapshotBlobOutput{Snapshot: snap, ETag: b.ETag, LastModified: b.Modified}
+		out = SnapshotBlobOutput{Snapshot: snap, ETag: b.ETag, LastModified: b.Modified, VersionID: b.VersionID}
 		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, snap), &sb)
 	})
 	if err != nil {
@@ -858,6 +899,9 @@ type PutBlockListInput struct {
 
 // PutBlockListOutput is the blob Put Block List committed.
 type PutBlockListOutput struct {
+	// VersionID is the version the write made current ("" with
+	// versioning off): x-ms-version-id.
+	VersionID       string
 	ETag            string
 	LastModified    time.Time
 	ServerEncrypted bool
@@ -998,7 +1042,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 		}
 		// With soft delete on, the replaced list is kept as a soft-deleted
 		// snapshot and keeps its references.
-		oldParts, err := s.beforeOverwrite(tx, ref, now, old, BlockBlob)
+		oldParts, err := s.beforeOverwrite(tx, ref, now, old, &nb)
 		if err != nil {
 			return err
 		}
@@ -1016,7 +1060,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 	if err != nil {
 		return PutBlockListOutput{}, err
 	}
-	return PutBlockListOutput{ETag: rec.ETag, LastModified: rec.Modified, ServerEncrypted: true}, nil
+	return PutBlockListOutput{ETag: rec.ETag, LastModified: rec.Modified, ServerEncrypted: true, VersionID: rec.VersionID}, nil
 }
 
 // GetBlockListInput is Get Block List of a blob or snapshot.

@@ -15,6 +15,10 @@ type ListBlobsInclude struct {
 	Snapshots        bool
 	Deleted          bool // soft-deleted blobs (and snapshots) still retained
 	UncommittedBlobs bool // blobs with uncommitted blocks only
+	// Versions lists the previous versions of each blob, oldest first,
+	// after its snapshots and before its current version
+	// (domain_versions.go).
+	Versions bool
 }
 
 // ListBlobsInput is List Blobs: one page of at most MaxResults entries
@@ -90,12 +94,16 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 		rangeStart := kv.AppendPartial(append([]byte(nil), base...), prefix)
 		sc := blobScan{start: rangeStart, end: kv.PrefixEnd(rangeStart), prefix: prefix, delim: delim, snapshots: snapshots}
 		switch mkind {
-		case "b":
+		case "b", "v":
 			// Resume at the blob's first record: its base record is held
 			// back until its snapshots are listed, so it must be read again
 			// even when the marker is one of the snapshots.
 			sc.start = kv.Key(ns, ref.Account, ref.Container, mname, "")
 			sc.resume, sc.resumeName, sc.resumeSnap = true, mname, msnap
+			if mkind == "v" {
+				// A version: the name's snapshots were all listed.
+				sc.resumeSnap = ""
+			}
 		case "p":
 			sc.start = kv.AppendPartial(append([]byte(nil), base...), mname)
 		}
@@ -115,7 +123,7 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 	uend := kv.PrefixEnd(uRangeStart)
 	ustart := uRangeStart
 	switch mkind {
-	case "b":
+	case "b", "v":
 		ustart = blocksPrefix(ref.Account, ref.Container, mname)
 	case "p":
 		ustart = kv.AppendPartial(kv.Key("u", ref.Account, ref.Container), mname)
@@ -149,6 +157,18 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 			}
 			entries = mergeEntries(entries, dead)
 		}
+		if inc.Versions {
+			vs := newScan("bv", true)
+			resumeVersions(&vs, mkind, msnap)
+			vers, err := vs.collect(tx, maxN+1)
+			if err != nil {
+				return err
+			}
+			for i := range vers {
+				vers[i].version = !vers[i].prefix
+			}
+			entries = mergeEntries(entries, vers)
+		}
 		if inc.UncommittedBlobs {
 			extra, err := collectUncommitted(tx, ustart, uend, prefix, delim, maxN+1)
 			if err != nil {
@@ -167,6 +187,8 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 		kind := "b"
 		if next.prefix {
 			kind = "p"
+		} else if next.version {
+			kind = "v"
 		}
 		out.NextMarker = encodeMarker(kind, next.name, next.snap)
 		entries = entries[:maxN]
@@ -182,7 +204,11 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 			it.Uncommitted = true
 		default:
 			b := e.rec
-			it.Properties = b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: e.name, Snapshot: e.snap}, now)
+			if e.version {
+				// A previous version: no snapshot, no lease.
+				b.prev, it.Snapshot = true, ""
+			}
+			it.Properties = b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: e.name, Snapshot: it.Snapshot}, now)
 			it.Tags = b.Tags
 			if b.Del != nil {
 				it.Properties.HasLease = false

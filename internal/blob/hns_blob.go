@@ -804,7 +804,7 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 			}
 			return b, err
 		}
-		return findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+		return findRef(tx, ref)
 	}
 }
 

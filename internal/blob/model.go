@@ -44,6 +44,9 @@ type Service struct {
 	reclaim *reclaim.Reclaimer
 	// props are the Blob Service Properties and Stats.
 	props *svcprops.Service
+	// versioning says which accounts keep blob versions
+	// (domain_versions.go); nil: none.
+	versioning func(account string) bool
 }
 
 // New returns the Blob service over store and chunks.
@@ -147,6 +150,13 @@ type blobRec struct {
 	// content is encrypted with; "" for none (cpk.go). The key itself
 	// is never stored.
 	CPK string `json:"k,omitempty"`
+	// VersionID is the id of the version the record is (the base blob's
+	// current version, or a previous version under "bv"); "" for a blob
+	// written with versioning off (domain_versions.go).
+	VersionID string `json:"v,omitempty"`
+	// prev is set on a previous version as read (findVersion), never
+	// stored.
+	prev bool
 }
 
 // uncommitted is a stored uncommitted block.

@@ -225,10 +225,18 @@ func (s *Service) settleDeletedBase(tx kv.Tx, ref BlobRef, now time.Time, typ st
 // returns the parts whose references the write releases. With soft delete
 // on, a live blob being replaced is kept as a soft-deleted snapshot (its
 // references move to it); with no live blob, a soft-deleted one is
-// settled first.
-func (s *Service) beforeOverwrite(tx kv.Tx, ref BlobRef, now time.Time, old *blobRec, typ string) ([]extent.Part, error) {
+// settled first. With versioning on, the replaced blob becomes a version
+// and nb gets its version id (stampVersion).
+func (s *Service) beforeOverwrite(tx kv.Tx, ref BlobRef, now time.Time, old, nb *blobRec) ([]extent.Part, error) {
 	if old == nil {
-		return nil, s.settleDeletedBase(tx, ref, now, typ)
+		if err := s.settleDeletedBase(tx, ref, now, nb.Type); err != nil {
+			return nil, err
+		}
+	}
+	// With versioning on, the replaced blob is kept as a version (with
+	// its references) instead of a soft-deleted snapshot.
+	if kept, err := s.stampVersion(tx, ref, now, old, nb); err != nil || kept || old == nil {
+		return nil, err
 	}
 	pol, err := loadRetention(tx, ref.Account)
 	if err != nil || !pol.on {

@@ -183,6 +183,8 @@ type blobItemXML struct {
 	XMLName    xml.Name         `xml:"Blob"`
 	Name       wire.EncodedName `xml:"Name"`
 	Snapshot   string           `xml:"Snapshot,omitempty"`
+	VersionID  string           `xml:"VersionId,omitempty"`
+	IsCurrent  *bool            `xml:"IsCurrentVersion,omitempty"`
 	Deleted    bool             `xml:"Deleted,omitempty"`
 	DeletionID string           `xml:"DeletionId,omitempty"`
 	Properties *blobPropsXML    `xml:"Properties"`
@@ -243,6 +245,7 @@ func renderBlobItem(e *blob.ListedBlob, inc map[string]bool) blobItemXML {
 		}
 	}
 	it := blobItemXML{Name: wire.EncodedName(e.Name), Snapshot: e.Snapshot, Properties: p}
+	listedVersion(&it, b, inc)
 	switch {
 	case e.Deleted:
 		// A soft-deleted blob or snapshot (include=deleted): no lease.
@@ -287,7 +290,7 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	list, err := s.ListBlobs(r.Context(), blob.ListBlobsInput{
 		Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Delimiter: delim, Marker: marker, MaxResults: maxN,
 		StartFrom: r.q.Get("startFrom"),
-		Include:   blob.ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"]},
+		Include:   blob.ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"], Versions: inc["versions"]},
 		ShowOnly:  r.q.Get("showonly"),
 	})
 	if err != nil {
