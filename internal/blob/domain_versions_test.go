@@ -1,0 +1,130 @@
+package blob
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// TestNextVersionID: an id is the write's time with 7 fractional digits;
+// a time not after the last id (the same clock tick, or a clock set
+// back) gets the last id plus 100 ns, so ids strictly increase and sort
+// as strings in time order.
+func TestNextVersionID(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 21, 0, 0, 123456789, time.UTC)
+	if got := nextVersionID(t0, ""); got != "2026-11-28T21:00:00.1234567Z" {
+		t.Fatalf("first id %s", got)
+	}
+	last := ""
+	var ids []string
+	for _, at := range []time.Time{t0, t0, t0.Add(50), t0.Add(-time.Hour), t0.Add(time.Second), t0.Add(time.Second)} {
+		id := nextVersionID(at, last)
+		if id <= last {
+			t.Fatalf("id %s not after %s", id, last)
+		}
+		if _, err := wire.ParseSnapshot(id); err != nil {
+			t.Fatalf("id %s: %v", id, err)
+		}
+		ids = append(ids, id)
+		last = id
+	}
+	want := "2026-11-28T21:00:00.1234567Z 2026-11-28T21:00:00.1234568Z 2026-11-28T21:00:00.1234569Z 2026-11-28T21:00:00.1234570Z 2026-11-28T21:00:01.1234567Z 2026-11-28T21:00:01.1234568Z"
+	if got := strings.Join(ids, " "); got != want {
+		t.Fatalf("ids\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestVersionReferencesAndReclaim: versions hold references to the data
+// items they share with the blob (one per record), never copies; deleting
+// a version releases its references, deleting the base keeps them in the
+// version it becomes, and deleting the container removes every version
+// and lets the collector free every item.
+func TestVersionReferencesAndReclaim(t *testing.T) {
+	ctx := context.Background()
+	s, clk := dtService(t)
+	s.SetVersioning(func(string) bool { return true })
+	c := ContainerRef{Account: "acct", Container: "cnt"}
+	if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: c}); err != nil {
+		t.Fatal(err)
+	}
+	ref := blobAt(c, "b")
+	refs := func() (items, total int) {
+		t.Helper()
+		for _, it := range dtItems(t, s) {
+			if it.Refs > 0 {
+				items++
+				total += int(it.Refs)
+			}
+		}
+		return
+	}
+	var ids []string
+	for _, ch := range "ABC" {
+		out := putBlock(t, s, ref, strings.Repeat(string(ch), 200<<10), Access{}) // chunks, not inline
+		ids = append(ids, out.VersionID)
+	}
+	if n, total := refs(); n != 3 || total != 3 {
+		t.Fatalf("after 3 puts: %d items with %d references, want 3 and 3 (no copy)", n, total)
+	}
+	md, err := s.SetBlobMetadata(ctx, SetBlobMetadataInput{Ref: ref, Metadata: map[string]string{"k": "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.VersionID <= ids[2] {
+		t.Fatalf("metadata version %s not after %s", md.VersionID, ids[2])
+	}
+	if n, total := refs(); n != 3 || total != 4 {
+		t.Fatalf("after Set Blob Metadata: %d items with %d references, want 3 and 4", n, total)
+	}
+	// Delete version A: its item loses its only reference.
+	vref := ref
+	vref.VersionID = ids[0]
+	if _, err := s.DeleteBlob(ctx, DeleteBlobInput{Ref: vref}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: vref}); err == nil {
+		t.Fatal("deleted version still read")
+	}
+	if n, total := refs(); n != 2 || total != 3 {
+		t.Fatalf("after deleting a version: %d items with %d references, want 2 and 3", n, total)
+	}
+	// Delete the base: it becomes a version, references kept.
+	if _, err := s.DeleteBlob(ctx, DeleteBlobInput{Ref: ref}); err != nil {
+		t.Fatal(err)
+	}
+	if n, total := refs(); n != 2 || total != 3 {
+		t.Fatalf("after deleting the base: %d items with %d references, want 2 and 3", n, total)
+	}
+	if k := countKeys(t, s, "bv"); k != 3 {
+		t.Fatalf("%d version records, want 3", k)
+	}
+	vref.VersionID = md.VersionID
+	if _, got := readBlob(t, s, GetBlobInput{Ref: vref}); got != strings.Repeat("C", 200<<10) {
+		t.Fatal("the deleted base's version reads other content")
+	}
+	// Delete the container: the reclaimer removes the versions, the
+	// collector then frees every item.
+	if err := s.DeleteContainer(ctx, DeleteContainerInput{Ref: c}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReclaimContainers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if k := countKeys(t, s, "bv"); k != 0 {
+		t.Fatalf("%d version records after the container's reclaim", k)
+	}
+	if n, total := refs(); n != 0 || total != 0 {
+		t.Fatalf("after reclaim: %d items with %d references", n, total)
+	}
+	clk.Advance(extent.GCGrace + time.Minute)
+	if _, err := s.CollectGarbage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if items := dtItems(t, s); len(items) != 0 {
+		t.Fatalf("%d data items left after GC", len(items))
+	}
+}
