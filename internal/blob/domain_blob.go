@@ -395,7 +395,8 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 				if err != nil {
 					return err
 				}
-				return deleteVersion(tx, vref, acc, now)
+				soft, err = deleteVersion(tx, vref, acc, now)
+				return err
 			}
 		}
 		pol, err := loadRetention(tx, ref.Account)

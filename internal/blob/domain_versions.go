@@ -175,7 +175,7 @@ func findVersion(tx kv.Tx, acct, c, name, vid string) (b *blobRec, current bool,
 	}
 	var v blobRec
 	ok, err := kv.GetJSON(tx, versionKey(acct, c, name, vid), &v)
-	if err != nil || !ok {
+	if err != nil || !ok || v.Del != nil { // a soft-deleted version is not found
 		return nil, false, err
 	}
 	v.prev = true
@@ -197,21 +197,98 @@ func loadVersion(tx kv.Tx, ref BlobRef) (*blobRec, error) {
 	return b, nil
 }
 
-// deleteVersion is Delete Blob of a previous version: its record goes
-// and its references are released. Deleting the current version by its
-// id is deleting the base blob (the caller's ordinary path).
-func deleteVersion(tx kv.Tx, ref BlobRef, a Access, now time.Time) error {
+// deleteVersion is Delete Blob of a previous version. With soft delete
+// on, the version is soft-deleted where it is (its record marked, its
+// expiry indexed under versionExpiryMark), keeping its references, and
+// it reports true; otherwise its record goes and its references are
+// released. Deleting the current version by its id is deleting the base
+// blob (the caller's ordinary path).
+func deleteVersion(tx kv.Tx, ref BlobRef, a Access, now time.Time) (bool, error) {
 	b, err := loadVersion(tx, ref)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := a.checkConds(b, ref.Container); err != nil {
-		return err
+		return false, err
 	}
-	if err := tx.Delete(versionKey(ref.Account, ref.Container, ref.Blob, ref.VersionID)); err != nil {
-		return err
+	key := versionKey(ref.Account, ref.Container, ref.Blob, ref.VersionID)
+	pol, err := loadRetention(tx, ref.Account)
+	if err != nil {
+		return false, err
 	}
-	return extent.AdjustRefs(tx, now, b.Parts, nil)
+	if pol.on {
+		d := pol.mark(now)
+		b.Del = &d
+		if err := kv.PutJSON(tx, key, b); err != nil {
+			return false, err
+		}
+		return true, tx.Put(expiryKey(d.Expires, ref.Account, ref.Container, ref.Blob, versionExpiryMark+ref.VersionID), nil)
+	}
+	if err := tx.Delete(key); err != nil {
+		return false, err
+	}
+	return false, extent.AdjustRefs(tx, now, b.Parts, nil)
+}
+
+// versionExpiryMark starts the last component of the expiry index entry
+// ("bx") of a soft-deleted version, before its id: purgeExpired then
+// purges the version record (purgeVersion).
+const versionExpiryMark = "v:"
+
+// purgeVersion permanently deletes the soft-deleted version vid whose
+// retention has ended at now, releasing its references; it reports
+// whether it did (not when the version was undeleted meanwhile).
+func purgeVersion(tx kv.Tx, acct, c, name, vid string, now time.Time) (bool, error) {
+	var b blobRec
+	ok, err := kv.GetJSON(tx, versionKey(acct, c, name, vid), &b)
+	if err != nil || !ok || b.Del == nil || b.Del.retained(now) {
+		return false, err
+	}
+	if err := tx.Delete(versionKey(acct, c, name, vid)); err != nil {
+		return false, err
+	}
+	return true, extent.AdjustRefs(tx, now, b.Parts, nil)
+}
+
+// undeleteVersions is Undelete Blob's part for versions: the name's
+// soft-deleted versions still retained are previous versions again
+// (Azure's "Soft delete for blobs", with versioning: Undelete Blob
+// restores soft-deleted versions). It returns how many it restored.
+func undeleteVersions(tx kv.Tx, ref BlobRef, now time.Time) (int, error) {
+	prefix := versionsOfPrefix(ref.Account, ref.Container, ref.Blob)
+	type dead struct {
+		key []byte
+		rec blobRec
+	}
+	var found []dead
+	var derr error
+	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+		var b blobRec
+		if derr = kv.DecodeJSON(k, v, &b); derr != nil {
+			return false
+		}
+		if b.Del.retained(now) {
+			found = append(found, dead{append([]byte(nil), k...), b})
+		}
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range found {
+		b := f.rec
+		if err := tx.Delete(expiryKey(b.Del.Expires, ref.Account, ref.Container, ref.Blob, versionExpiryMark+b.VersionID)); err != nil {
+			return 0, err
+		}
+		b.Del = nil
+		if err := kv.PutJSON(tx, f.key, &b); err != nil {
+			return 0, err
+		}
+	}
+	return len(found), nil
 }
 
 // isCurrentVersion reports whether ref's version id names the base blob's

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -126,5 +127,54 @@ func TestVersionReferencesAndReclaim(t *testing.T) {
 	}
 	if items := dtItems(t, s); len(items) != 0 {
 		t.Fatalf("%d data items left after GC", len(items))
+	}
+}
+
+// TestSoftDeletedVersionPurged: with soft delete on, a deleted version
+// keeps its references until its retention ends; the collector then
+// purges it and its data item is freed.
+func TestSoftDeletedVersionPurged(t *testing.T) {
+	ctx := context.Background()
+	s, clk := dtService(t)
+	s.SetVersioning(func(string) bool { return true })
+	days := 1
+	if _, err := s.props.SetProperties(ctx, svcprops.SetPropertiesInput{Account: "acct", Properties: svcprops.Properties{
+		DeleteRetentionPolicy: &svcprops.Retention{Enabled: true, Days: &days}}}); err != nil {
+		t.Fatal(err)
+	}
+	c := ContainerRef{Account: "acct", Container: "cnt"}
+	if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: c}); err != nil {
+		t.Fatal(err)
+	}
+	ref := blobAt(c, "b")
+	v1 := putBlock(t, s, ref, strings.Repeat("A", 200<<10), Access{}).VersionID
+	putBlock(t, s, ref, strings.Repeat("B", 200<<10), Access{})
+	vref := ref
+	vref.VersionID = v1
+	out, err := s.DeleteBlob(ctx, DeleteBlobInput{Ref: vref})
+	if err != nil || !out.SoftDeleted {
+		t.Fatalf("delete version: %+v %v", out, err)
+	}
+	live := func() int {
+		n := 0
+		for _, it := range dtItems(t, s) {
+			if it.Refs > 0 {
+				n++
+			}
+		}
+		return n
+	}
+	if n := live(); n != 2 {
+		t.Fatalf("%d referenced items while the version is retained, want 2", n)
+	}
+	clk.Advance(24*time.Hour + time.Minute)
+	if _, err := s.CollectGarbage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := live(); n != 1 {
+		t.Fatalf("%d referenced items after the retention, want 1", n)
+	}
+	if k := countKeys(t, s, "bv"); k != 0 {
+		t.Fatalf("%d version records after the purge", k)
 	}
 }

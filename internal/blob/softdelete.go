@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -322,6 +323,16 @@ func (s *Service) purgeExpired(ctx context.Context) (int, error) {
 					continue
 				}
 				acct, c, name, snap := parts[2], parts[3], parts[4], parts[5]
+				if vid, ok := strings.CutPrefix(snap, versionExpiryMark); ok {
+					purged, err := purgeVersion(tx, acct, c, name, vid, now)
+					if err != nil {
+						return err
+					}
+					if purged {
+						n++
+					}
+					continue
+				}
 				var b blobRec
 				found, err := kv.GetJSON(tx, deletedKey(acct, c, name, snap), &b)
 				if err != nil {

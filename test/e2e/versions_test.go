@@ -459,3 +459,47 @@ func startAppWith(t testing.TB, tune func(*app.Config)) (*app.App, *clock.Fake) 
 	})
 	return a, clk
 }
+
+// TestVersioningSoftDelete: with soft delete on, an overwrite makes a
+// version (no soft-deleted snapshot); Delete Blob of a version
+// soft-deletes it (not read, listed with include=deleted as Deleted);
+// Undelete Blob restores it.
+func TestVersioningSoftDelete(t *testing.T) {
+	e := startVersioning(t)
+	e.sdPolicy(true, 7, false)
+	e.container("vsoft")
+	cc := e.c.ServiceClient().NewContainerClient("vsoft")
+	bb := cc.NewBlockBlobClient("b")
+	var ids []string
+	for _, s := range []string{"one", "two"} {
+		r, err := bb.UploadBuffer(e.ctx, []byte(s), nil)
+		must(t, err)
+		ids = append(ids, *r.VersionID)
+	}
+	// No soft-deleted snapshot of the overwrite: the version keeps it.
+	pager := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Deleted: true, Snapshots: true}})
+	resp, err := pager.NextPage(e.ctx)
+	must(t, err)
+	if len(resp.Segment.BlobItems) != 1 {
+		t.Fatalf("%d items with include=deleted,snapshots, want the blob alone", len(resp.Segment.BlobItems))
+	}
+	old := must2(bb.WithVersionID(ids[0]))
+	_, err = old.Delete(e.ctx, nil)
+	must(t, err)
+	_, err = old.GetProperties(e.ctx, nil)
+	wantCode(t, err, http.StatusNotFound, "")
+	if got := e.listVersions("vsoft", "", false, 0); strings.Join(got, " ") != "b@"+ids[1]+"*" {
+		t.Fatalf("after the soft delete: %v", got)
+	}
+	pager = cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Deleted: true, Versions: true}})
+	resp, err = pager.NextPage(e.ctx)
+	must(t, err)
+	if n := len(resp.Segment.BlobItems); n != 2 || !*resp.Segment.BlobItems[0].Deleted || *resp.Segment.BlobItems[0].VersionID != ids[0] {
+		t.Fatalf("include=deleted,versions: %d items, first %+v", n, resp.Segment.BlobItems[0])
+	}
+	_, err = bb.Undelete(e.ctx, nil)
+	must(t, err)
+	if s := e.readVersion("vsoft", "b", ids[0]); s != "one" {
+		t.Fatalf("undeleted version reads %q", s)
+	}
+}
