@@ -503,3 +503,51 @@ func TestVersioningSoftDelete(t *testing.T) {
 		t.Fatalf("undeleted version reads %q", s)
 	}
 }
+
+// TestVersioningOtherWrites: creating a page or append blob and Put Blob
+// From URL make versions; Put Page, Append Block and Snapshot Blob do not
+// (Snapshot Blob answers the blob's current version id).
+func TestVersioningOtherWrites(t *testing.T) {
+	e := startVersioning(t)
+	e.container("vother")
+	cc := e.c.ServiceClient().NewContainerClient("vother")
+	pb := cc.NewPageBlobClient("p")
+	pc, err := pb.Create(e.ctx, 1024, nil)
+	must(t, err)
+	if pc.VersionID == nil {
+		t.Fatal("Create page blob answered no version id")
+	}
+	_, err = pb.UploadPages(e.ctx, streamOf(strings.Repeat("p", 512)), blob.HTTPRange{Offset: 0, Count: 512}, nil)
+	must(t, err)
+	ab := cc.NewAppendBlobClient("a")
+	ac, err := ab.Create(e.ctx, nil)
+	must(t, err)
+	if ac.VersionID == nil {
+		t.Fatal("Create append blob answered no version id")
+	}
+	_, err = ab.AppendBlock(e.ctx, streamOf("more"), nil)
+	must(t, err)
+	snap, err := ab.CreateSnapshot(e.ctx, nil)
+	must(t, err)
+	if snap.VersionID == nil || *snap.VersionID != *ac.VersionID {
+		t.Fatalf("Snapshot Blob version id %v, want the current %s", snap.VersionID, *ac.VersionID)
+	}
+	fu, err := cc.NewBlockBlobClient("u").UploadBlobFromURL(e.ctx, ab.URL(), nil)
+	must(t, err)
+	if fu.VersionID == nil {
+		t.Fatal("Put Blob From URL answered no version id")
+	}
+	got := e.listVersions("vother", "", false, 0)
+	want := []string{"a@" + *ac.VersionID + "*", "p@" + *pc.VersionID + "*", "u@" + *fu.VersionID + "*"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("listing\n got %v\nwant %v", got, want)
+	}
+	// A second Create replaces the page blob: its first state is a version.
+	pc2, err := pb.Create(e.ctx, 512, nil)
+	must(t, err)
+	vp, err := must2(pb.WithVersionID(*pc.VersionID)).GetProperties(e.ctx, nil)
+	must(t, err)
+	if *vp.ContentLength != 1024 || *pc2.VersionID <= *pc.VersionID {
+		t.Fatalf("previous page blob version: size %d, ids %s then %s", *vp.ContentLength, *pc.VersionID, *pc2.VersionID)
+	}
+}
