@@ -159,7 +159,7 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 		}
 		if inc.Versions {
 			vs := newScan("bv", true)
-			resumeVersions(&vs, mkind, msnap)
+			resumeVersions(&vs, ref, mkind, mname, msnap)
 			// Soft-deleted versions with include=deleted, while retained.
 			vs.keep = func(b *blobRec) bool { return b.Del == nil || (inc.Deleted && b.Del.retained(now)) }
 			vers, err := vs.collect(tx, maxN+1)

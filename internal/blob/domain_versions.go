@@ -120,19 +120,21 @@ func (s *Service) stampVersion(tx kv.Tx, ref BlobRef, now time.Time, old, nb *bl
 		nb.VersionID = ""
 		return false, nil
 	}
-	cur := ""
 	if old != nil {
 		if err := putVersion(tx, ref, old); err != nil {
 			return false, err
 		}
-		cur = old.VersionID
+		// The current version's id is the greatest of the name's: no
+		// scan of the versions is needed.
+		nb.VersionID = nextVersionID(now, old.VersionID)
+		return true, nil
 	}
-	id, err := newVersionID(tx, ref, now, cur)
+	id, err := newVersionID(tx, ref, now, "")
 	if err != nil {
 		return false, err
 	}
 	nb.VersionID = id
-	return old != nil, nil
+	return false, nil
 }
 
 // versionOnUpdate runs inside a write that changes the current blob b in
@@ -149,11 +151,7 @@ func (s *Service) versionOnUpdate(tx kv.Tx, ref BlobRef, now time.Time, b *blobR
 	if err := extent.AdjustRefs(tx, now, nil, b.Parts); err != nil {
 		return err
 	}
-	id, err := newVersionID(tx, ref, now, b.VersionID)
-	if err != nil {
-		return err
-	}
-	b.VersionID = id
+	b.VersionID = nextVersionID(now, b.VersionID) // the greatest id, as in stampVersion
 	return nil
 }
 
@@ -313,9 +311,14 @@ func findRef(tx kv.Tx, ref BlobRef) (*blobRec, error) {
 // all the name's versions when the marker is its base blob ("b" with no
 // snapshot), or at its first version when the marker is a snapshot,
 // which lists before the versions.
-func resumeVersions(sc *blobScan, mkind, msnap string) {
+func resumeVersions(sc *blobScan, ref ContainerRef, mkind, mname, msnap string) {
 	switch {
 	case mkind == "v":
+		// Start at the marker's version itself, not at the name's first:
+		// a blob's earlier versions are not read again page after page.
+		if from := versionKey(ref.Account, ref.Container, mname, msnap); string(from) > string(sc.start) {
+			sc.start = from
+		}
 		sc.resumeSnap = msnap
 	case mkind == "b" && msnap != "":
 		sc.resume = false
