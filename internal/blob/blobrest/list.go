@@ -296,7 +296,8 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if s.wantsArrow(r) {
+	// The Arrow columns have no version id: a listing of versions is XML.
+	if s.wantsArrow(r) && !inc["versions"] {
 		arrowEndBefore(&list, r.q.Get("endBefore"))
 		return writeArrowListing(w, list, inc)
 	}
