@@ -1110,7 +1110,7 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 				pathCommitted = pathBlocks(b.Size)
 			}
 		} else {
-			b, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+			b, err = findRef(tx, ref)
 		}
 		if err != nil {
 			return err
@@ -1119,7 +1119,7 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 			name string
 			u    uncommitted
 		}
-		if ref.Snapshot == "" {
+		if ref.Snapshot == "" && ref.VersionID == "" {
 			prefix := blocksPrefix(ref.Account, ref.Container, ref.Blob)
 			var derr error
 			err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
