@@ -19,6 +19,9 @@ type ListBlobsInclude struct {
 	// after its snapshots and before its current version
 	// (domain_versions.go).
 	Versions bool
+	// DeletedWithVersions lists once each name that has versions and no
+	// current version (HasVersionsOnly).
+	DeletedWithVersions bool
 }
 
 // ListBlobsInput is List Blobs: one page of at most MaxResults entries
@@ -62,6 +65,9 @@ type ListedBlob struct {
 	// DeletionID names a soft-deleted path of a hierarchical account (the
 	// id Path Undelete takes in x-ms-undelete-source).
 	DeletionID string
+	// HasVersionsOnly is a name with versions and no current version
+	// (include=deletedwithversions); Properties are its latest version's.
+	HasVersionsOnly bool
 }
 
 // ListBlobsOutput is one page of a listing; NextMarker is "" on the last.
@@ -171,6 +177,13 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 			}
 			entries = mergeEntries(entries, vers)
 		}
+		if inc.DeletedWithVersions {
+			only, err := collectVersionsOnly(tx, ref, prefix, delim, mkind, mname, maxN+1)
+			if err != nil {
+				return err
+			}
+			entries = mergeEntries(entries, only)
+		}
 		if inc.UncommittedBlobs {
 			extra, err := collectUncommitted(tx, ustart, uend, prefix, delim, maxN+1)
 			if err != nil {
@@ -206,10 +219,11 @@ func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOu
 			it.Uncommitted = true
 		default:
 			b := e.rec
-			if e.version {
+			if e.version || e.versionsOnly {
 				// A previous version: no snapshot, no lease.
 				b.prev, it.Snapshot = true, ""
 			}
+			it.HasVersionsOnly = e.versionsOnly
 			it.Properties = b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: e.name, Snapshot: it.Snapshot}, now)
 			it.Tags = b.Tags
 			if b.Del != nil {

@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"strings"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -333,4 +334,76 @@ func putRec(tx kv.Tx, ref BlobRef, b *blobRec) error {
 		return kv.PutJSON(tx, versionKey(ref.Account, ref.Container, ref.Blob, b.VersionID), b)
 	}
 	return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)
+}
+
+// collectVersionsOnly lists, for include=deletedwithversions, each name
+// of the container's versions (from the marker on) that has no live base
+// blob, once, with its latest version's record; names containing the
+// delimiter after the prefix fold into one prefix entry each. It visits
+// one version per name.
+func collectVersionsOnly(tx kv.Tx, ref ContainerRef, prefix, delim, mkind, mname string, limit int) ([]listEntry, error) {
+	base := containerVersionsPrefix(ref.Account, ref.Container)
+	rangeStart := kv.AppendPartial(append([]byte(nil), base...), prefix)
+	end := kv.PrefixEnd(rangeStart)
+	from := rangeStart
+	switch mkind {
+	case "b", "v":
+		from = versionsOfPrefix(ref.Account, ref.Container, mname)
+	case "p":
+		from = kv.AppendPartial(append([]byte(nil), base...), mname)
+	}
+	if string(from) < string(rangeStart) {
+		from = rangeStart
+	}
+	var out []listEntry
+	for len(out) < limit {
+		var name string
+		err := tx.Scan(from, end, 1, false, func(k, _ []byte) bool {
+			if parts, ok := kv.Split(k); ok && len(parts) == 5 {
+				name = parts[3]
+			}
+			return false
+		})
+		if err != nil || name == "" {
+			return out, err
+		}
+		if delim != "" && strings.HasPrefix(name, prefix) {
+			if i := strings.Index(name[len(prefix):], delim); i >= 0 {
+				p := name[:len(prefix)+i+len(delim)]
+				out = append(out, listEntry{name: p, prefix: true})
+				from = kv.PrefixEnd(kv.AppendPartial(append([]byte(nil), base...), p))
+				continue
+			}
+		}
+		vp := versionsOfPrefix(ref.Account, ref.Container, name)
+		from = kv.PrefixEnd(vp)
+		if _, err := tx.Get(BlobKey(ref.Account, ref.Container, name, "")); err == nil {
+			continue // a live blob: listed by the blobs' own pass
+		} else if err != kv.ErrNotFound {
+			return nil, err
+		}
+		var latest *blobRec
+		var derr error
+		err = tx.Scan(vp, kv.PrefixEnd(vp), 0, true, func(k, v []byte) bool {
+			var b blobRec
+			if derr = kv.DecodeJSON(k, v, &b); derr != nil {
+				return false
+			}
+			if b.Del != nil {
+				return true // a soft-deleted version does not make the name listed
+			}
+			latest = &b
+			return false
+		})
+		if err == nil {
+			err = derr
+		}
+		if err != nil {
+			return nil, err
+		}
+		if latest != nil {
+			out = append(out, listEntry{name: name, rec: latest, versionsOnly: true})
+		}
+	}
+	return out, nil
 }

@@ -34,8 +34,11 @@ func decodeMarker(m string) (kind, name, snap string, ok bool) {
 type listEntry struct {
 	name, snap string
 	prefix     bool
-	version    bool     // a previous version: snap is its version id
-	rec        *blobRec // nil for prefixes and uncommitted-only blobs
+	version    bool // a previous version: snap is its version id
+	// versionsOnly is a name without a current version, listed once
+	// (rec: its latest version).
+	versionsOnly bool
+	rec          *blobRec // nil for prefixes and uncommitted-only blobs
 }
 
 // blobScan describes one List Blobs pass over the blob records.

@@ -146,6 +146,17 @@ func TestVersioningWritesMakeVersions(t *testing.T) {
 			t.Fatalf("version ids not strictly increasing: %v", ids)
 		}
 	}
+	// Get Block List of the version Put Block List replaced: no blocks.
+	bl, err := must2(bb.WithVersionID(ids[2])).GetBlockList(e.ctx, blockblob.BlockListTypeAll, nil)
+	must(t, err)
+	if len(bl.CommittedBlocks) != 0 || len(bl.UncommittedBlocks) != 0 {
+		t.Fatalf("version %s block list: %d committed, %d uncommitted", ids[2], len(bl.CommittedBlocks), len(bl.UncommittedBlocks))
+	}
+	bl, err = bb.GetBlockList(e.ctx, blockblob.BlockListTypeAll, nil)
+	must(t, err)
+	if len(bl.CommittedBlocks) != 1 {
+		t.Fatalf("current block list: %d committed", len(bl.CommittedBlocks))
+	}
 	want := []string{"one", "two", "two", "blk"}
 	for i, id := range ids {
 		if got := e.readVersion("vcver", "b", id); got != want[i] {
@@ -585,4 +596,73 @@ func (e *env) arwFlatRaw(cont string, o container.ListBlobsFlatOptions) ([]*cont
 		out = append(out, page.Segment.BlobItems...)
 	}
 	return out, pages
+}
+
+// TestVersioningDeletedWithVersions: include=deletedwithversions lists a
+// blob whose base was deleted but whose versions remain, once, with
+// HasVersionsOnly (azblob's recorded
+// TestContainerListBlobsIncludeTypeDeletedWithVersion), a live blob as
+// usual, paged and under a delimiter alike.
+func TestVersioningDeletedWithVersions(t *testing.T) {
+	e := startVersioning(t)
+	e.container("vdwv")
+	cc := e.c.ServiceClient().NewContainerClient("vdwv")
+	for _, n := range []string{"a", "gone", "gone2", "d/gone", "live"} {
+		for _, s := range []string{"1", "2"} {
+			_, err := cc.NewBlockBlobClient(n).UploadBuffer(e.ctx, []byte(s), nil)
+			must(t, err)
+		}
+	}
+	for _, n := range []string{"gone", "gone2", "d/gone"} {
+		_, err := cc.NewBlockBlobClient(n).Delete(e.ctx, nil)
+		must(t, err)
+	}
+	list := func(page int32, delim bool) []string {
+		var out []string
+		inc := container.ListBlobsInclude{DeletedWithVersions: true}
+		add := func(items []*container.BlobItem, prefixes []*container.BlobPrefix) {
+			for _, p := range prefixes {
+				out = append(out, *p.Name)
+			}
+			for _, it := range items {
+				s := *it.Name
+				if it.HasVersionsOnly != nil && *it.HasVersionsOnly {
+					s += "(versions only)"
+				}
+				out = append(out, s)
+			}
+		}
+		if delim {
+			pager := cc.NewListBlobsHierarchyPager("/", &container.ListBlobsHierarchyOptions{Include: inc, MaxResults: &page})
+			for pager.More() {
+				r, err := pager.NextPage(e.ctx)
+				must(t, err)
+				add(r.Segment.BlobItems, r.Segment.BlobPrefixes)
+			}
+			return out
+		}
+		pager := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: inc, MaxResults: &page})
+		for pager.More() {
+			r, err := pager.NextPage(e.ctx)
+			must(t, err)
+			add(r.Segment.BlobItems, nil)
+		}
+		return out
+	}
+	want := "a d/gone(versions only) gone(versions only) gone2(versions only) live"
+	for _, page := range []int32{1, 2, 100} {
+		if got := strings.Join(list(page, false), " "); got != want {
+			t.Fatalf("page %d\n got %s\nwant %s", page, got, want)
+		}
+	}
+	if got := strings.Join(list(100, true), " "); got != "d/ a gone(versions only) gone2(versions only) live" {
+		t.Fatalf("hierarchy: %s", got)
+	}
+	// Without the include: the live blobs only.
+	pager := cc.NewListBlobsFlatPager(nil)
+	r, err := pager.NextPage(e.ctx)
+	must(t, err)
+	if len(r.Segment.BlobItems) != 2 {
+		t.Fatalf("%d live blobs listed, want 2", len(r.Segment.BlobItems))
+	}
 }

@@ -185,6 +185,7 @@ type blobItemXML struct {
 	Snapshot   string           `xml:"Snapshot,omitempty"`
 	VersionID  string           `xml:"VersionId,omitempty"`
 	IsCurrent  *bool            `xml:"IsCurrentVersion,omitempty"`
+	VersOnly   *bool            `xml:"HasVersionsOnly,omitempty"`
 	Deleted    bool             `xml:"Deleted,omitempty"`
 	DeletionID string           `xml:"DeletionId,omitempty"`
 	Properties *blobPropsXML    `xml:"Properties"`
@@ -245,7 +246,7 @@ func renderBlobItem(e *blob.ListedBlob, inc map[string]bool) blobItemXML {
 		}
 	}
 	it := blobItemXML{Name: wire.EncodedName(e.Name), Snapshot: e.Snapshot, Properties: p}
-	listedVersion(&it, b, inc)
+	listedVersion(&it, e, inc)
 	switch {
 	case e.Deleted:
 		// A soft-deleted blob or snapshot (include=deleted): no lease.
@@ -290,8 +291,9 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	list, err := s.ListBlobs(r.Context(), blob.ListBlobsInput{
 		Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Delimiter: delim, Marker: marker, MaxResults: maxN,
 		StartFrom: r.q.Get("startFrom"),
-		Include:   blob.ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"], Versions: inc["versions"]},
-		ShowOnly:  r.q.Get("showonly"),
+		Include: blob.ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"], Versions: inc["versions"],
+			DeletedWithVersions: inc["deletedwithversions"]},
+		ShowOnly: r.q.Get("showonly"),
 	})
 	if err != nil {
 		return err

@@ -70,7 +70,14 @@ func writeVersion(h http.Header, p *blob.BlobProperties) {
 
 // listedVersion adds a listed blob's VersionId and IsCurrentVersion
 // (include=versions; a snapshot has neither).
-func listedVersion(it *blobItemXML, p *blob.BlobProperties, inc map[string]bool) {
+func listedVersion(it *blobItemXML, e *blob.ListedBlob, inc map[string]bool) {
+	p := &e.Properties
+	if e.HasVersionsOnly {
+		// A name without a current version (include=deletedwithversions).
+		only := true
+		it.VersOnly = &only
+		return
+	}
 	if !inc["versions"] || p.VersionID == "" || it.Snapshot != "" {
 		return
 	}
