@@ -377,7 +377,7 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 		return s.deletePath(ctx, hns, in)
 	}
 	ref, acc, ds, permanent := in.Ref, in.Access, in.DeleteSnapshots, in.Permanent
-	if permanent && ref.Snapshot == "" {
+	if permanent && ref.Snapshot == "" && ref.VersionID == "" {
 		return DeleteBlobOutput{}, errPermanentDelete("Permanent delete applies only to a soft-deleted snapshot or version: give snapshot=.")
 	}
 	now := s.now(in.Call)
@@ -391,6 +391,9 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 		if vid != "" {
 			vref := ref
 			vref.VersionID = vid
+			if permanent {
+				return deleteVersionPermanently(tx, vref, acc, now)
+			}
 			if cur, err := isCurrentVersion(tx, vref); err != nil || !cur {
 				if err != nil {
 					return err

@@ -407,3 +407,46 @@ func collectVersionsOnly(tx kv.Tx, ref ContainerRef, prefix, delim, mkind, mname
 	}
 	return out, nil
 }
+
+// deleteVersionPermanently is Delete Blob with deletetype=permanent of a
+// version: a soft-deleted version goes for good, its references
+// released, when the account's policy allows permanent delete.
+func deleteVersionPermanently(tx kv.Tx, ref BlobRef, a Access, now time.Time) error {
+	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+		return err
+	}
+	pol, err := loadRetention(tx, ref.Account)
+	if err != nil {
+		return err
+	}
+	if !pol.permanent {
+		return errPermanentDelete("Permanent delete is not enabled for this account (DeleteRetentionPolicy AllowPermanentDelete).")
+	}
+	key := versionKey(ref.Account, ref.Container, ref.Blob, ref.VersionID)
+	var b blobRec
+	ok, err := kv.GetJSON(tx, key, &b)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ok && b.Del.retained(now):
+		if err := a.checkConds(&b, ref.Container); err != nil {
+			return err
+		}
+		if err := tx.Delete(key); err != nil {
+			return err
+		}
+		if err := tx.Delete(expiryKey(b.Del.Expires, ref.Account, ref.Container, ref.Blob, versionExpiryMark+ref.VersionID)); err != nil {
+			return err
+		}
+		return extent.AdjustRefs(tx, now, b.Parts, nil)
+	case ok && b.Del == nil:
+		return errPermanentDelete("The specified version is not soft-deleted.")
+	}
+	if cur, err := isCurrentVersion(tx, ref); err != nil {
+		return err
+	} else if cur {
+		return errPermanentDelete("The specified version is not soft-deleted.")
+	}
+	return azerr.New(azerr.BlobNotFound)
+}

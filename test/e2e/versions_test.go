@@ -666,3 +666,33 @@ func TestVersioningDeletedWithVersions(t *testing.T) {
 		t.Fatalf("%d live blobs listed, want 2", len(r.Segment.BlobItems))
 	}
 }
+
+// TestVersioningPermanentDelete: with AllowPermanentDelete, Delete Blob
+// deletetype=permanent removes a soft-deleted version for good (Undelete
+// no longer brings it back); a live version is refused 409.
+func TestVersioningPermanentDelete(t *testing.T) {
+	e := startVersioning(t)
+	e.sdPolicy(true, 7, true)
+	e.container("vperm")
+	bb := e.c.ServiceClient().NewContainerClient("vperm").NewBlockBlobClient("b")
+	var ids []string
+	for _, s := range []string{"one", "two", "three"} {
+		r, err := bb.UploadBuffer(e.ctx, []byte(s), nil)
+		must(t, err)
+		ids = append(ids, *r.VersionID)
+	}
+	perm := &blob.DeleteOptions{BlobDeleteType: to.Ptr(blob.DeleteTypePermanent)}
+	_, err := must2(bb.WithVersionID(ids[1])).Delete(e.ctx, perm)
+	wantCode(t, err, http.StatusConflict, bloberror.InvalidOperation)
+	for _, id := range ids[:2] {
+		_, err = must2(bb.WithVersionID(id)).Delete(e.ctx, nil)
+		must(t, err)
+	}
+	_, err = must2(bb.WithVersionID(ids[0])).Delete(e.ctx, perm)
+	must(t, err)
+	_, err = bb.Undelete(e.ctx, nil)
+	must(t, err)
+	if got := e.listVersions("vperm", "", false, 0); strings.Join(got, " ") != "b@"+ids[1]+" b@"+ids[2]+"*" {
+		t.Fatalf("after permanent delete and undelete: %v", got)
+	}
+}
