@@ -12,6 +12,8 @@ require (
 	github.com/Azure/go-ntlmssp v0.1.1
 	github.com/anishathalye/porcupine v1.0.0
 	github.com/apache/arrow-go/v18 v18.7.0 // test only: reads back internal/wire/arrowipc output
+	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327 // test only: chromedp's protocol types, the version chromedp v0.14.2 pins
+	github.com/chromedp/chromedp v0.14.2 // test only: drives Debian's chromium for the console's browser tests
 	github.com/goccy/go-json v0.10.6
 	github.com/google/uuid v1.6.0
 	github.com/hirochachacha/go-smb2 v1.1.0
@@ -28,7 +30,12 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/storage/internal v0.1.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/sysutil v1.1.0 // indirect
 	github.com/geoffgarside/ber v1.1.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20250725192818-e39067aee2d2 // indirect
+	github.com/gobwas/httphead v0.1.0 // indirect
+	github.com/gobwas/pool v0.2.1 // indirect
+	github.com/gobwas/ws v1.4.0 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect

@@ -8,16 +8,18 @@
 # a user would, on 127.0.0.1 ports below 32768:
 #   A  `cerulean azurite` (Azurite's command line): Blob, Queue, Table, File
 #   B  `cerulean serve --hierarchical-namespace`: Blob and dfs (Data Lake)
+#   C  `cerulean serve --blob-change-feed`: Blob, with the blob change feed
 # then runs scripts/compat/probe.js and fidelity.js with the newest SDKs
 # and with releases about two years older, scripts/compat/datalake.js with
-# @azure/storage-file-datalake, and azcopy jobs (upload, copies between
+# @azure/storage-file-datalake, scripts/compat/changefeed.js with
+# @azure/storage-blob-changefeed on C, and azcopy jobs (upload, copies between
 # containers and between Blob and File, download compared byte for byte,
 # sync, remove, a dfs round trip). Each step prints one PASS/FAIL line; a
 # step that provokes an error passes only with Azure's error code. The
 # script closes with "N passed, N failed" and exits non-zero when any step
 # failed or a probe crashed.
 #
-# PORT_BASE (default 2460) picks ports ${PORT_BASE}0..${PORT_BASE}6.
+# PORT_BASE (default 2460) picks ports ${PORT_BASE}0..${PORT_BASE}7.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/cerulean-jsclients.XXXXXX)
@@ -36,6 +38,7 @@ base=${PORT_BASE:-2460}
 NEWEST="@azure/storage-blob@12.34.0 @azure/storage-queue@12.32.0 @azure/data-tables@13.3.2 @azure/storage-file-share@12.33.0"
 OLDER="@azure/storage-blob@12.26.0 @azure/storage-queue@12.25.0 @azure/data-tables@13.2.2 @azure/storage-file-share@12.26.0"
 DATALAKE="@azure/storage-file-datalake@12.31.0 @azure/storage-blob@12.34.0"
+CHANGEFEED="@azure/storage-blob-changefeed@12.0.0-preview.4 @azure/storage-blob@12.34.0"
 AZCOPY="@azure-tools/azcopy-linux@10.32.2"
 
 command -v npm >/dev/null || apt-get install -y -qq nodejs npm >/dev/null
@@ -53,7 +56,8 @@ install() {  # install DIR PACKAGES...: a private node_modules, npm's shared cac
 ipids=()
 # shellcheck disable=SC2086
 { install "$work/js-newest" $NEWEST & ipids+=($!); install "$work/js-older" $OLDER & ipids+=($!)
-  install "$work/js-datalake" $DATALAKE & ipids+=($!); install "$work/azcopy" $AZCOPY & ipids+=($!); }
+  install "$work/js-datalake" $DATALAKE & ipids+=($!); install "$work/azcopy" $AZCOPY & ipids+=($!)
+  install "$work/js-changefeed" $CHANGEFEED & ipids+=($!); }
 for p in "${ipids[@]}"; do wait "$p"; done  # set -e: a failed install stops here
 echo "npm install took $(( $(date +%s) - t0 )) s"
 
@@ -64,7 +68,10 @@ pids+=($!)
 "$work/cerulean" serve --data "$work/data-b" --blob-port "${base}5" --queue-port -1 --table-port -1 \
   --file-port -1 --dfs-port "${base}6" --smb-port -1 --hierarchical-namespace --log-level warn >"$work/b.log" 2>&1 &
 pids+=($!)
-for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6"; do
+"$work/cerulean" serve --in-memory --blob-port "${base}7" --queue-port -1 --table-port -1 --file-port -1 \
+  --dfs-port -1 --smb-port -1 --blob-change-feed --log-level warn >"$work/c.log" 2>&1 &
+pids+=($!)
+for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "${base}7"; do
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
     sleep 0.1
@@ -72,9 +79,9 @@ for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6"; d
 done
 # A server that could not listen (a port taken) has exited by now: stop
 # rather than probe whatever else answers on that port.
-for i in 0 1; do
+for i in 0 1 2; do
   if ! kill -0 "${pids[$i]}" 2>/dev/null; then
-    log=$(echo a b | cut -d' ' -f$((i + 1)))
+    log=$(echo a b c | cut -d' ' -f$((i + 1)))
     echo "FAIL server $log did not start:"; cat "$work/$log.log"
     echo "0 passed, 1 failed"
     exit 1
@@ -98,6 +105,7 @@ probe "js newest" "$work/js-newest" fidelity.js
 probe "js older" "$work/js-older" probe.js
 probe "js older" "$work/js-older" fidelity.js
 probe "js datalake" "$work/js-datalake" datalake.js
+probe "js changefeed" "$work/js-changefeed" changefeed.js
 
 echo "-- azcopy ($AZCOPY)"
 azcopy=$(find "$work/azcopy/node_modules/@azure-tools" -name 'azcopy_linux_amd64' -type f | head -1)
@@ -179,12 +187,13 @@ jsrow() {  # jsrow LABEL CLIENT PINS HOW
 jsrow "js newest" "Azure SDK for JavaScript, newest" "$NEWEST" "\`scripts/clients-js.sh\` (\`probe.js\`, \`fidelity.js\`)"
 jsrow "js older" "Azure SDK for JavaScript, about two years older" "$OLDER" "\`scripts/clients-js.sh\` (\`probe.js\`, \`fidelity.js\`)"
 jsrow "js datalake" "Azure SDK for JavaScript, Data Lake" "$DATALAKE" "\`scripts/clients-js.sh\` (\`datalake.js\`)"
+jsrow "js changefeed" "Azure SDK for JavaScript, blob change feed" "$CHANGEFEED" "\`scripts/clients-js.sh\` (\`changefeed.js\`): \`cerulean serve --blob-change-feed\`"
 jsrow "azcopy" "azcopy" "$AZCOPY" "\`scripts/clients-js.sh\`: jobs between local files, Blob, File and dfs, and content comparisons"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)
 if [ "$failed" -gt 0 ]; then
   status=1
-  for s in a b; do echo "--- server $s log (tail)"; tail -20 "$work/$s.log"; done
+  for s in a b c; do echo "--- server $s log (tail)"; tail -20 "$work/$s.log"; done
 fi
 echo "probes ran $(( $(date +%s) - t1 )) s"
 echo "$passed passed, $failed failed"

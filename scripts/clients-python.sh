@@ -11,8 +11,10 @@
 #   C  `cerulean azurite --cert --key --oauth basic`: Blob, Queue and Table
 #      over HTTPS with bearer tokens (and user delegation SAS), a
 #      self-signed certificate made here with openssl
-# then runs scripts/clients/py_sdk.py (the azure-* SDKs) and
-# scripts/clients/py_fs.py (adlfs, pyarrow, deltalake). Each prints one
+#   D  `cerulean serve --blob-change-feed`: Blob, with the blob change feed
+# then runs scripts/clients/py_sdk.py (the azure-* SDKs),
+# scripts/clients/py_fs.py (adlfs, pyarrow, deltalake) and
+# scripts/clients/py_changefeed.py (azure-storage-blob-changefeed on D). Each prints one
 # PASS/FAIL line per client, version and area; the script closes with
 # "N passed, N failed" and exits non-zero when any area failed.
 #
@@ -36,6 +38,7 @@ PINS=(
   azure-storage-file-share==12.27.1
   azure-storage-file-datalake==12.26.1
   azure-data-tables==12.7.0
+  azure-storage-blob-changefeed==12.0.0b5
   adlfs==2026.8.0
   fsspec==2026.9.0
   pyarrow==26.0.1
@@ -67,8 +70,11 @@ pids+=($!)
 "$work/cerulean" azurite --blobPort "${base}7" --queuePort "${base}8" --tablePort "${base}9" --location "$work/data-c" \
   --cert "$work/cert.pem" --key "$work/key.pem" --oauth basic --silent >"$work/c.log" 2>&1 &
 pids+=($!)
+"$work/cerulean" serve --in-memory --blob-port "${base}4" --queue-port -1 --table-port -1 --file-port -1 \
+  --dfs-port -1 --smb-port -1 --blob-change-feed --log-level warn >"$work/d.log" 2>&1 &
+pids+=($!)
 
-for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "${base}7" "${base}8" "${base}9"; do
+for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}4" "${base}5" "${base}6" "${base}7" "${base}8" "${base}9"; do
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
     sleep 0.1
@@ -77,9 +83,9 @@ done
 
 # A server that could not listen (a port taken) has exited by now: stop
 # rather than probe whatever else answers on that port.
-for i in 0 1 2; do
+for i in 0 1 2 3; do
   if ! kill -0 "${pids[$i]}" 2>/dev/null; then
-    log=$(echo a b c | cut -d' ' -f$((i + 1)))
+    log=$(echo a b c d | cut -d' ' -f$((i + 1)))
     echo "FAIL server $log did not start:"; cat "$work/$log.log"
     echo "0 passed, 1 failed"
     exit 1
@@ -92,7 +98,8 @@ status=0
 t0=$(date +%s)
 "$venv/bin/python" "$root/scripts/clients/py_sdk.py" | tee "$out.sdk" || status=1
 "$venv/bin/python" "$root/scripts/clients/py_fs.py" | tee "$out.fs" || status=1
-cat "$out.sdk" "$out.fs" >"$out"
+"$venv/bin/python" "$root/scripts/clients/py_changefeed.py" | tee "$out.cf" || status=1
+cat "$out.sdk" "$out.fs" "$out.cf" >"$out"
 # The matrix's rows (scripts/matrix.sh): the SDKs, then the file-system
 # and table libraries, each with its pinned versions.
 . "$root/scripts/matrix.sh"
@@ -112,6 +119,9 @@ matrix_row "Azure SDK for Python, newest" \
 matrix_row "adlfs, pyarrow \`AzureFileSystem\`, deltalake (delta-rs)" "$(pins adlfs fsspec pyarrow deltalake)" \
   "\`scripts/clients-python.sh\` (\`py_fs.py\`): Blob and dfs, two concurrent Delta writers" \
   "$(matrix_result "$(count PASS "$out.fs")" "$(count FAIL "$out.fs")" areas)"
+matrix_row "Azure Storage Blob ChangeFeed for Python" "$(pins azure-storage-blob-changefeed azure-storage-blob)" \
+  "\`scripts/clients-python.sh\` (\`py_changefeed.py\`): \`cerulean serve --blob-change-feed\`" \
+  "$(matrix_result "$(count PASS "$out.cf")" "$(count FAIL "$out.cf")" areas)"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
@@ -119,7 +129,7 @@ if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1
 fi
 if [ "$failed" -gt 0 ] || [ "$status" -ne 0 ]; then
-  for f in a b c; do echo "--- server $f log (tail)"; tail -20 "$work/$f.log"; done
+  for f in a b c d; do echo "--- server $f log (tail)"; tail -20 "$work/$f.log"; done
 fi
 echo "probes ran $(( $(date +%s) - t0 )) s"
 echo "$passed passed, $failed failed"

@@ -124,11 +124,13 @@ type serveFlagSet struct {
 	host, tlsCert, tlsKey, oauth, data, logLevel, pg, extentLimit, accounts          *string
 	blobPort, queuePort, tablePort, filePort, dfsPort, smbPort, metricsPort, pgConns *int
 	hns, inMemory, clockControl, versioning                                          *bool
+	consolePort                                                                      *int
 	smbSecurity                                                                      *smbSecurityFlags
 	smbLimits                                                                        smbLimitFlags
 	maxConns                                                                         *int
 	headerTimeout, bodyWindow, keepAlive                                             *time.Duration
 	bodyBytes                                                                        *string
+	changeFeed                                                                       *bool
 }
 
 // envName is the environment variable of a serve flag.
@@ -156,6 +158,7 @@ func serveFlags(stderr io.Writer) *serveFlagSet {
 	f.dfsPort = portFlag(fs, "dfs-port", 10004, "Data Lake Storage Gen2 (dfs) port, also answering the Blob API")
 	f.smbPort = portFlag(fs, "smb-port", 10445, "SMB2/3 port serving the File shares")
 	f.metricsPort = portFlag(fs, "metrics-port", -1, "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz)")
+	f.consolePort = portFlag(fs, "console-port", -1, "port of the web console (docs/console.md): browse and change the accounts' data signed with an account key, see the last requests; bound to --host like the services")
 	f.hns = fs.Bool("hierarchical-namespace", env("hierarchical-namespace", "") == "true" || env("hierarchical-namespace", "") == "1", "give every account a hierarchical namespace (Data Lake Storage Gen2); an account listed as name:key1[:key2]:hns in --accounts gets one alone (env CERULEAN_HIERARCHICAL_NAMESPACE)")
 	f.versioning = fs.Bool("blob-versioning", env("blob-versioning", "") == "true" || env("blob-versioning", "") == "1", "keep every previous state of a blob as a version (Azure's blob versioning) on every account; an account listed as name:key1[:key2]:versioning in --accounts gets it alone; not with a hierarchical namespace (env CERULEAN_BLOB_VERSIONING)")
 	f.tlsCert = fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
@@ -175,7 +178,8 @@ func serveFlags(stderr io.Writer) *serveFlagSet {
 	f.bodyBytes = fs.String("body-progress-bytes", env("body-progress-bytes", "64K"), "see --body-progress-timeout, e.g. 64K or 1M (env CERULEAN_BODY_PROGRESS_BYTES)")
 	f.keepAlive = fs.Duration("keep-alive-timeout", envDuration("keep-alive-timeout", 2*time.Minute), "how long an idle keep-alive HTTP connection stays open (env CERULEAN_KEEP_ALIVE_TIMEOUT)")
 	f.clockControl = fs.Bool("clock-control", env("clock-control", "") == "true" || env("clock-control", "") == "1", "tests only: the server's clock becomes the real time plus an offset that POST "+server.ReservedPrefix+"/clock/advance?by=61s on any service port advances (GET "+server.ReservedPrefix+"/clock shows it); anyone who reaches the ports can use it (env CERULEAN_CLOCK_CONTROL)")
-	f.accounts = fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns][:versioning];... (:hns: a hierarchical namespace; :versioning: blob versioning) (env CERULEAN_ACCOUNTS; default: the dev account)")
+	f.accounts = fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns][:changefeed][:versioning];... (:hns: a hierarchical namespace; :changefeed: the blob change feed on; :versioning: blob versioning) (env CERULEAN_ACCOUNTS; default: the dev account)")
+	f.changeFeed = fs.Bool("blob-change-feed", env("blob-change-feed", "") == "true" || env("blob-change-feed", "") == "1", "turn the blob change feed on for every account: each committed blob change is logged, in order, and served as Avro in the read-only $blobchangefeed container (docs/change-feed.md); name:key:changefeed in --accounts turns it on for one (env CERULEAN_BLOB_CHANGE_FEED)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: cerulean serve [flags]")
 		printFlags(fs.Output(), fs)
@@ -216,7 +220,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	host, blobPort, queuePort, tablePort, filePort, dfsPort := f.host, f.blobPort, f.queuePort, f.tablePort, f.filePort, f.dfsPort
 	hns, smbPort, metricsPort, tlsCert, tlsKey, oauth, data, logLevel := f.hns, f.smbPort, f.metricsPort, f.tlsCert, f.tlsKey, f.oauth, f.data, f.logLevel
 	pg, pgConns, inMemory, extentLimit, accounts := f.pg, f.pgConns, f.inMemory, f.extentLimit, f.accounts
-	if err := checkPorts(map[string]int{"blob-port": *blobPort, "queue-port": *queuePort, "table-port": *tablePort, "file-port": *filePort, "dfs-port": *dfsPort, "smb-port": *smbPort, "metrics-port": *metricsPort}); err != nil {
+	if err := checkPorts(map[string]int{"blob-port": *blobPort, "queue-port": *queuePort, "table-port": *tablePort, "file-port": *filePort, "dfs-port": *dfsPort, "smb-port": *smbPort, "metrics-port": *metricsPort, "console-port": *f.consolePort}); err != nil {
 		return usageErr(err)
 	}
 	smbHeartbeat, err := smbLiveness(env("smb-liveness", ""))
@@ -256,6 +260,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.IdleTimeout = *f.keepAlive
 	cfg.ClockControl = *f.clockControl
+	cfg.Console, cfg.ConsolePort = *f.consolePort >= 0, *f.consolePort
 	if *extentLimit != "" {
 		if !*inMemory {
 			return usageErr(errors.New("--extent-memory-limit needs --in-memory"))
@@ -291,6 +296,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Accounts = accts
 	cfg.HierarchicalAccounts = app.HierarchicalAccounts(*accounts)
+	cfg.ChangeFeed, cfg.ChangeFeedAccounts = *f.changeFeed, app.ChangeFeedAccounts(*accounts)
 	cfg.BlobVersioning = *f.versioning
 	cfg.VersioningAccounts = app.VersioningAccounts(*accounts)
 	store := "embedded:" + *data
@@ -338,6 +344,9 @@ func runServer(cfg app.Config, log *slog.Logger, key, store string, ready func(*
 	}
 	for name, addr := range a.Endpoints() {
 		log.Info("listening", "service", name, "endpoint", a.Scheme()+"://"+addr+"/"+cfg.AccountName())
+	}
+	if a.ConsoleURL != "" {
+		log.Info("listening", "service", "console", "endpoint", a.ConsoleURL+"/")
 	}
 	if a.MetricsURL != "" {
 		log.Info("listening", "service", "metrics", "endpoint", a.MetricsURL+"/metrics", "health", a.MetricsURL+"/healthz", "ready", a.MetricsURL+"/readyz")

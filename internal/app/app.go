@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,10 +29,13 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/clockctl"
 	"github.com/cerulean-storage/cerulean/internal/clockctl/clockhttp"
+	"github.com/cerulean-storage/cerulean/internal/console"
 	"github.com/cerulean-storage/cerulean/internal/datalake"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/file/filerest"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/hns/upn"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/kv/bolt"
@@ -42,6 +46,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/queue/queuerest"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb"
+	"github.com/cerulean-storage/cerulean/internal/smb/smbfs"
 	"github.com/cerulean-storage/cerulean/internal/table"
 	"github.com/cerulean-storage/cerulean/internal/table/tablerest"
 	"github.com/cerulean-storage/cerulean/internal/vfs"
@@ -78,6 +83,10 @@ type Config struct {
 	// Storage Gen2); HierarchicalAccounts makes the named ones so.
 	HierarchicalNamespace bool
 	HierarchicalAccounts  []string
+	// ChangeFeed turns the blob change feed on for every account;
+	// ChangeFeedAccounts for the named ones (internal/changelog).
+	ChangeFeed         bool
+	ChangeFeedAccounts []string
 	// BlobVersioning turns blob versioning on for every flat account;
 	// VersioningAccounts for the named ones (versioning.go).
 	BlobVersioning     bool
@@ -156,6 +165,10 @@ type Config struct {
 	// advances (internal/clockctl, --clock-control). Off, that endpoint
 	// answers 404.
 	ClockControl bool
+	// Console serves the web console (internal/console) on ConsolePort
+	// (0 picks a free port) at Host; off by default.
+	Console     bool
+	ConsolePort int
 }
 
 // SMBLimits bound what SMB clients may hold (internal/smb, limits.go).
@@ -179,6 +192,8 @@ type App struct {
 	Table    *table.Service
 	File     *file.Service
 	DFS      *datalake.Service
+	// fileREST is the File REST front end over File.
+	fileREST *filerest.Service
 	// BlobURL is the account URL of the Blob service, e.g.
 	// http://127.0.0.1:10000/devstoreaccount1.
 	BlobURL string
@@ -205,6 +220,10 @@ type App struct {
 	Clock *clockctl.Control
 	// clockDone is closed when clock control's refresher has stopped.
 	clockDone chan struct{}
+	// ConsoleURL is the web console's base URL, when it listens.
+	ConsoleURL string
+	consoleSrv *http.Server
+	activity   *console.Activity
 }
 
 // hnsMark, as the last field of an account in ParseAccounts' syntax,
@@ -214,15 +233,7 @@ const hnsMark = "hns"
 
 // HierarchicalAccounts returns the accounts of s (ParseAccounts' syntax)
 // marked with a last field "hns".
-func HierarchicalAccounts(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ";") {
-		if hasMark(item, hnsMark) {
-			out = append(out, strings.Split(strings.TrimSpace(item), ":")[0])
-		}
-	}
-	return out
-}
+func HierarchicalAccounts(s string) []string { return markedAccounts(s, hnsMark) }
 
 // ParseAccounts parses "name:key1[:key2][:hns];name2:key..." into
 // accounts (see HierarchicalAccounts for the hns mark).
@@ -234,7 +245,7 @@ func ParseAccounts(s string) ([]auth.Account, error) {
 		if item == "" {
 			continue
 		}
-		fields := trimMarks(strings.Split(item, ":"))
+		fields, _ := accountMarks(strings.Split(item, ":"))
 		if len(fields) < 2 || len(fields) > 3 || fields[0] == "" {
 			return nil, fmt.Errorf("account %q: want name:key1[:key2]", item)
 		}
@@ -291,6 +302,12 @@ func Start(cfg Config) (*App, error) {
 	if os.Getenv(kv.UpdateTwiceEnv) == "1" {
 		store = kv.Twice(store) // a test mode, see kv.Twice
 	}
+	if cfg.Postgres == "" {
+		// Only this process uses the store: its read transactions are
+		// tracked, and the collector frees data as soon as nothing names
+		// or pins it, without a grace period (extent.TrackViews).
+		store = extent.TrackViews(store)
+	}
 	ctl, err := startClock(&cfg, store)
 	if err != nil {
 		store.Close()
@@ -317,8 +334,13 @@ func Start(cfg Config) (*App, error) {
 		a.metrics = metrics.New(a.storeReady)
 		scfg.Observer = a.metrics
 	}
+	if cfg.Console {
+		a.activity = console.NewActivity(0)
+		scfg.Requests = a.activity.Add
+	}
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
+	a.Blob.SetChangeFeed(cfg.changeFeed())
 	a.Blob.SetVersioning(cfg.versioning())
 	a.BlobREST = blobrest.New(a.Blob)
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
@@ -330,10 +352,12 @@ func Start(cfg Config) (*App, error) {
 	a.Table.SetReclaimer(a.Blob.Reclaimer())
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.File.SetReclaimer(a.Blob.Reclaimer())
-	a.DFS = datalake.New(datalake.Config{Store: store, Blob: a.Blob, BlobREST: a.BlobREST, Clock: cfg.Clock, Hierarchical: cfg.hierarchical(), Logger: cfg.Logger})
-	// A hierarchical account's containers are filesystems: their
-	// namespace roots come and go with them.
-	a.Blob.SetContainerHook(a.DFS)
+	a.fileREST = filerest.New(a.File)
+	// The hierarchical accounts' names live in one namespace, which the
+	// Blob domain resolves them through (their containers are its
+	// filesystems); the dfs endpoint calls the same domain.
+	a.Blob.SetNamespace(ns.New(cfg.Clock), cfg.hierarchical())
+	a.DFS = datalake.New(datalake.Config{Blob: a.Blob, BlobREST: a.BlobREST, Clock: cfg.Clock, Logger: cfg.Logger})
 	if ctl != nil {
 		// Deadlines standing for real time outlast an advance.
 		ctl.OnAdvance(handle.ShiftOwners)
@@ -344,7 +368,7 @@ func Start(cfg Config) (*App, error) {
 		a.metrics.Operations("blob", blobrest.Operations())
 		a.metrics.Operations("queue", queuerest.Operations())
 		a.metrics.Operations("table", tablerest.Operations())
-		a.metrics.Operations("file", file.Operations())
+		a.metrics.Operations("file", filerest.Operations())
 		a.metrics.Operations("dfs", append(datalake.Operations(), blobrest.Operations()...))
 	}
 	for _, svc := range []struct {
@@ -356,7 +380,7 @@ func Start(cfg Config) (*App, error) {
 		{cfg.BlobPort, cfg.BlobHost, &a.BlobURL, server.Service{Name: "blob", Kind: auth.Blob, Handler: a.BlobREST, ServerHeader: "Windows-Azure-Blob/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.QueuePort, cfg.QueueHost, &a.QueueURL, server.Service{Name: "queue", Kind: auth.Queue, Handler: queuerest.New(a.Queue), ServerHeader: "Windows-Azure-Queue/1.0 Microsoft-HTTPAPI/2.0"}},
 		{cfg.TablePort, cfg.TableHost, &a.TableURL, server.Service{Name: "table", Kind: auth.Table, Handler: tablerest.New(a.Table, cfg.Logger), JSONErrors: true, ServerHeader: "Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"}},
-		{cfg.FilePort, cfg.FileHost, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.File, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
+		{cfg.FilePort, cfg.FileHost, &a.FileURL, server.Service{Name: "file", Kind: auth.File, Handler: a.fileREST, ServerHeader: "Windows-Azure-File/1.0 Microsoft-HTTPAPI/2.0"}},
 		// The dfs endpoint signs as Blob does (Authorize with Shared Key:
 		// the Blob and Data Lake Storage services share the scheme) and
 		// answers the Blob API too.
@@ -390,6 +414,13 @@ func Start(cfg Config) (*App, error) {
 			return nil, err
 		}
 	}
+	if cfg.Console {
+		if err := a.startConsole(ctl); err != nil {
+			_ = a.srv.Shutdown(context.Background())
+			store.Close()
+			return nil, err
+		}
+	}
 	if cfg.SMBPort >= 0 {
 		if err := a.startSMB(); err != nil {
 			_ = a.srv.Shutdown(context.Background())
@@ -403,6 +434,15 @@ func Start(cfg Config) (*App, error) {
 	a.reclaimDone = make(chan struct{})
 	go func() {
 		defer close(a.reclaimDone)
+		// A large reclaim leaves the heap much smaller than the memory
+		// the runtime holds: give it back to the system at once rather
+		// than over the scavenger's minutes, so the process's RSS
+		// follows the live data.
+		a.Blob.Reclaimer().SetAfterDrain(func(steps int) {
+			if steps >= bigReclaim {
+				debug.FreeOSMemory()
+			}
+		})
 		a.Blob.Reclaimer().Run(ctx, a.cfg.GCEvery)
 	}()
 	a.clockDone = make(chan struct{})
@@ -505,7 +545,7 @@ func (a *App) startSMB() error {
 		}
 	}
 	// The NTLM challenge's timestamp is the real time (clock.Wall).
-	cfg := smb.Config{FS: a.File.VFS(smb.DefaultOwner()), Accounts: a.cfg.Accounts, Clock: clock.Wall(a.cfg.Clock), Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
+	cfg := smb.Config{FS: smbfs.New(a.File, smb.DefaultOwner()), Accounts: a.cfg.Accounts, Clock: clock.Wall(a.cfg.Clock), Logger: a.cfg.Logger, HeartbeatEvery: a.cfg.SMBHeartbeat,
 		RequireSigning: a.cfg.SMBRequireSigning, Encrypt: a.cfg.SMBEncrypt}
 	lim := a.cfg.SMBLimits
 	cfg.MaxConns, cfg.MaxConnsPerAddr, cfg.PreauthTimeout, cfg.IdleTimeout = lim.MaxConns, lim.MaxConnsPerAddr, lim.PreauthTimeout, lim.IdleTimeout
@@ -525,22 +565,31 @@ func (a *App) startSMB() error {
 	return nil
 }
 
-// collect runs the garbage collector in the background.
+// collect runs the garbage collector in the background. On a store only
+// this process uses, the data collector (which frees overwritten and
+// deleted bodies, with no grace period there) runs twelve times as often
+// as the rest, every 5 s by default, so disk and memory follow the live
+// data under steady overwrites.
 func (a *App) collect(ctx context.Context) {
 	defer close(a.done)
 	t := time.NewTicker(a.cfg.GCEvery)
 	defer t.Stop()
+	dataEvery := a.cfg.GCEvery
+	if a.cfg.Postgres == "" {
+		dataEvery = max(a.cfg.GCEvery/12, 100*time.Millisecond)
+	}
+	dt := time.NewTicker(dataEvery)
+	defer dt.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-dt.C:
+			a.collectData(ctx)
+			continue
 		case <-t.C:
 		}
-		if n, err := a.Blob.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
-			a.cfg.Logger.Warn("garbage collection failed", "err", err)
-		} else if n > 0 {
-			a.cfg.Logger.Debug("garbage collected", "items", n)
-		}
+		a.collectData(ctx)
 		if _, err := a.Blob.SweepOrphans(ctx); err != nil && ctx.Err() == nil {
 			a.cfg.Logger.Warn("orphan sweep failed", "err", err)
 		}
@@ -553,6 +602,27 @@ func (a *App) collect(ctx context.Context) {
 		// Shares whose purge a stopped process left unfinished.
 		if err := a.File.PurgeDeletedShares(ctx); err != nil && ctx.Err() == nil {
 			a.cfg.Logger.Warn("file share purge failed", "err", err)
+		}
+	}
+}
+
+// bigReclaim is the number of reclaim transactions (of up to 1,024
+// records each) after which a round gives memory back to the system.
+const bigReclaim = 64
+
+// bigCollect is the number of data items freed in one pass after which
+// the pass gives memory back to the system.
+const bigCollect = 10000
+
+// collectData frees soft-deleted blobs past their retention and data
+// items nothing names or pins any more (blob.Service.CollectGarbage).
+func (a *App) collectData(ctx context.Context) {
+	if n, err := a.Blob.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
+		a.cfg.Logger.Warn("garbage collection failed", "err", err)
+	} else if n > 0 {
+		a.cfg.Logger.Debug("garbage collected", "items", n)
+		if n >= bigCollect {
+			debug.FreeOSMemory() // as after a big reclaim
 		}
 	}
 }
@@ -639,6 +709,11 @@ func (a *App) Close(ctx context.Context) error {
 	if a.metricsSrv != nil {
 		if merr := a.metricsSrv.Shutdown(ctx); err == nil {
 			err = merr
+		}
+	}
+	if a.consoleSrv != nil {
+		if cerr := a.consoleSrv.Shutdown(ctx); err == nil {
+			err = cerr
 		}
 	}
 	if cerr := a.store.Close(); err == nil {
@@ -740,6 +815,6 @@ func (a *App) linkCopyPeers() {
 	if a.BlobURL == "" || a.FileURL == "" {
 		return
 	}
-	a.BlobREST.SetFilePeer(&xcopy.Peer{Source: a.File, Kind: "file", Port: port(a.FileURL)})
-	a.File.SetBlobPeer(&xcopy.Peer{Source: a.BlobREST, Kind: "blob", Port: port(a.BlobURL)})
+	a.BlobREST.SetFilePeer(&xcopy.Peer{Source: a.fileREST, Kind: "file", Port: port(a.FileURL)})
+	a.fileREST.SetBlobPeer(&xcopy.Peer{Source: a.BlobREST, Kind: "blob", Port: port(a.BlobURL)})
 }

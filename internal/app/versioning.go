@@ -1,9 +1,6 @@
 package app
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // versioningMark, as a last field of an account in ParseAccounts' syntax
 // (before or after the hns mark), turns blob versioning on for the
@@ -11,44 +8,9 @@ import (
 // hnsMark it is no base64 key.
 const versioningMark = "versioning"
 
-// accountMarks are the fields that may end an account in ParseAccounts'
-// syntax after its keys.
-var accountMarks = map[string]bool{hnsMark: true, versioningMark: true}
-
-// trimMarks drops the trailing marks of an account's fields (its name
-// and keys stay; a lone mark after the name is left for the caller to
-// refuse as a key).
-func trimMarks(fields []string) []string {
-	for len(fields) >= 3 && accountMarks[fields[len(fields)-1]] {
-		fields = fields[:len(fields)-1]
-	}
-	return fields
-}
-
-// hasMark reports whether the account item (ParseAccounts' syntax) ends
-// with mark among its trailing marks.
-func hasMark(item, mark string) bool {
-	fields := strings.Split(strings.TrimSpace(item), ":")
-	for len(fields) >= 3 && accountMarks[fields[len(fields)-1]] {
-		if fields[len(fields)-1] == mark {
-			return true
-		}
-		fields = fields[:len(fields)-1]
-	}
-	return false
-}
-
 // VersioningAccounts returns the accounts of s (ParseAccounts' syntax)
 // marked with a trailing field "versioning".
-func VersioningAccounts(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ";") {
-		if hasMark(item, versioningMark) {
-			out = append(out, strings.Split(strings.TrimSpace(item), ":")[0])
-		}
-	}
-	return out
-}
+func VersioningAccounts(s string) []string { return markedAccounts(s, versioningMark) }
 
 // versioning returns whether blob versioning is on for an account.
 func (c Config) versioning() func(string) bool {

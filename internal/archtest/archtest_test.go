@@ -27,6 +27,7 @@ var domain = []string{
 	"internal/hns/ns",
 	"internal/hns/upn",
 	"internal/extent",
+	"internal/file",
 	"internal/file/handle",
 	"internal/kv/...",
 	"internal/lease",
@@ -34,6 +35,7 @@ var domain = []string{
 	"internal/svcprops",
 	"internal/table/odata",
 	"internal/vfs/...",
+	"internal/wire",
 }
 
 // forbidden are the packages no domain package may depend on.
@@ -59,6 +61,48 @@ func TestDomainHasNoHTTP(t *testing.T) {
 			}
 		}
 	}
+}
+
+// endpoints lists front ends that only parse, call the domain and
+// render: they open no transaction, so they import no kv package.
+var endpoints = []string{
+	"internal/datalake",
+	"internal/queue/queuerest",
+	"internal/table/tablerest",
+}
+
+// TestEndpointsImportNoKV fails if a package of endpoints imports
+// internal/kv or a package under it directly (through the domain it
+// calls, it may).
+func TestEndpointsImportNoKV(t *testing.T) {
+	for _, p := range endpoints {
+		for _, imp := range directImports(t, module+"/"+p) {
+			if imp == module+"/internal/kv" || strings.HasPrefix(imp, module+"/internal/kv/") {
+				t.Errorf("%s imports %s: the domain owns the transactions", p, imp)
+			}
+		}
+	}
+}
+
+// TestNoKVCheckSeesKV: directImports sees internal/kv where it is
+// imported (the Blob domain), so a clean result above means something.
+func TestNoKVCheckSeesKV(t *testing.T) {
+	for _, imp := range directImports(t, module+"/internal/blob") {
+		if imp == module+"/internal/kv" {
+			return
+		}
+	}
+	t.Fatal("go list does not show internal/blob importing internal/kv: the check is blind")
+}
+
+// directImports is the packages pkg imports (its tests excluded).
+func directImports(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{range .Imports}}{{.}} {{end}}", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr(err))
+	}
+	return strings.Fields(string(out))
 }
 
 // TestCheckFindsHTTP: the check sees a dependency on net/http where

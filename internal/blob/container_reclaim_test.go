@@ -265,7 +265,7 @@ func TestReclaimLetsOtherWritersIn(t *testing.T) {
 		midway, _ = containerKeys(t, store, c)
 		return nil
 	}
-	r := reclaim.New(cs, clk, nil, 0)
+	r := reclaim.New(cs, clk, nil, reclaim.Batch) // fixed: the default adapts to the machine
 	r.Register(reclaimKindContainer, reclaimContainerStep)
 	steps, err := r.Drain(ctx)
 	if err != nil {
@@ -330,7 +330,7 @@ func TestReclaimResumesAfterRestart(t *testing.T) {
 		}
 		return nil
 	}
-	r := reclaim.New(cs, clk, nil, 0)
+	r := reclaim.New(cs, clk, nil, reclaim.Batch) // fixed: the default adapts to the machine
 	r.Register(reclaimKindContainer, reclaimContainerStep)
 	if steps, err := r.Drain(stop); err == nil || steps != 1 {
 		t.Fatalf("stopped reclaim: %d steps, %v; want 1 and the context's error", steps, err)

@@ -37,6 +37,9 @@ type Call struct {
 	// content written is encrypted with it, and a blob written with one
 	// is read and changed only with it (cpk.go).
 	CPK *CPK
+	// RequestID and ClientRequestID are the request's x-ms-request-id and
+	// x-ms-client-request-id, which the change feed records.
+	RequestID, ClientRequestID string
 }
 
 // now is the time of call c.

@@ -10,7 +10,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
-	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -63,10 +62,12 @@ type PutBlobOutput struct {
 // A block blob's body is stored first (see extent.Stage), then one
 // transaction applies the write rules and replaces the blob; the stored
 // body is freed at once if the write is refused.
-func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutput, err error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
-		return s.putPath(ctx, hns, in)
-	}
+func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (PutBlobOutput, error) {
+	return s.layoutOf(in.Ref.Account).create(ctx, in)
+}
+
+// putBlobFlat is Put Blob on a flat account (flatLayout.create).
+func (s *Service) putBlobFlat(ctx context.Context, in PutBlobInput) (out PutBlobOutput, err error) {
 	now := s.now(in.Call)
 	if in.CheckFirst && in.Type == BlockBlob {
 		if err := s.store.View(ctx, func(tx kv.Tx) error {
@@ -112,7 +113,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 	}
 	rec.CPK = shaOf(in.CPK)                                  // a new blob takes the key of its request
 	ref, acc, createOnly := in.Ref, in.Access, in.CreateOnly // not all of in into the closure
-	err = s.store.Update(ctx, extent.Recording(&recorded, func(tx kv.Tx) (err error) {
+	err = s.store.Update(ctx, extent.Recording(&recorded, s.changing(in.Call, apiPutBlob, ref, func(tx kv.Tx) (err error) {
 		if st != nil {
 			if err := st.Write(tx); err != nil {
 				return err
@@ -120,7 +121,7 @@ func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (out PutBlobOutp
 		}
 		w.nb, err = s.replaceBlob(tx, ref, acc, createOnly, now, rec)
 		return err
-	}))
+	})))
 	if err != nil {
 		return out, err
 	}
@@ -222,17 +223,11 @@ type GetBlobPropertiesInput struct {
 func (s *Service) GetBlobProperties(ctx context.Context, in GetBlobPropertiesInput) (BlobProperties, error) {
 	now := s.now(in.Call)
 	ref := in.Ref // the closure copies ref, not all of in
-	hns, caller, upn := s.nsOf(ref.Account), in.Caller, in.UPN
+	l, caller, upn := s.layoutOf(ref.Account), in.Caller, in.UPN
 	var b *blobRec
 	var path *PathProperties
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		if hns != nil {
-			if b, path, err = loadPath(tx, hns, ref, now, caller, 0); err == nil && upn {
-				err = namePath(tx, path)
-			}
-			return err
-		}
-		b, err = loadBlob(tx, ref)
+		b, path, err = l.resolve(tx, ref, now, caller, 0, upn)
 		return err
 	})
 	if err != nil {
@@ -288,22 +283,15 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 		in     GetBlobInput
 		now    time.Time
 		b      *blobRec
-		inline map[string][]byte
+		rp     *extent.ReadPins
 		off, n int64
-		// hns is the namespace of a hierarchical account (nil: flat),
-		// path what loadPath found there.
-		hns  *ns.Namespace
+		// l is the account's layout, path what it resolved on a
+		// hierarchical one.
+		l    Layout
 		path *PathProperties
-	}{in: in, now: s.now(in.Call), hns: s.nsOf(in.Ref.Account)}
+	}{in: in, now: s.now(in.Call), l: s.layoutOf(in.Ref.Account), rp: s.data.NewReadPins()}
 	err = s.store.View(ctx, func(tx kv.Tx) (err error) {
-		if t.hns != nil {
-			if t.b, t.path, err = loadPath(tx, t.hns, t.in.Ref, t.now, t.in.Caller, acl.Read); err == nil && t.in.UPN {
-				err = namePath(tx, t.path)
-			}
-		} else {
-			t.b, err = loadBlob(tx, t.in.Ref)
-		}
-		if err != nil {
+		if t.b, t.path, err = t.l.resolve(tx, t.in.Ref, t.now, t.in.Caller, acl.Read, t.in.UPN); err != nil {
 			return err
 		}
 		b := t.b
@@ -325,13 +313,16 @@ func (s *Service) GetBlob(ctx context.Context, in GetBlobInput) (out GetBlobOutp
 		if t.in.RangeMD5 && t.n > 4<<20 {
 			return azerr.Newf(azerr.OutOfRangeInput, "The range must be 4 MiB or smaller when x-ms-range-get-content-md5 is true.")
 		}
-		t.inline, err = extent.Prefetch(tx, b.Parts, t.off, t.n)
-		return err
+		// The range's data items are pinned inside this transaction
+		// (extent.ReadPins), so the collector cannot free them under the
+		// download however soon after an overwrite it runs.
+		return t.rp.Load(tx, b.Parts, t.off, t.n)
 	})
 	if err != nil {
+		t.rp.Release()
 		return out, err
 	}
-	body, err := s.data.OpenBodySealed(ctx, t.b.Parts, t.inline, t.off, t.n, in.RangeMD5, cipherOf(in.CPK))
+	body, err := s.data.OpenBodyFrom(ctx, t.rp, in.RangeMD5, cipherOf(in.CPK))
 	if err != nil {
 		return out, err
 	}
@@ -373,9 +364,11 @@ type DeleteBlobOutput struct {
 // otherwise it deletes for good. A soft-deleted blob or snapshot is not
 // found (404) except by Permanent, which removes a soft-deleted snapshot.
 func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
-		return s.deletePath(ctx, hns, in)
-	}
+	return s.layoutOf(in.Ref.Account).delete(ctx, in)
+}
+
+// deleteBlobFlat is Delete Blob on a flat account (flatLayout.delete).
+func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
 	ref, acc, ds, permanent := in.Ref, in.Access, in.DeleteSnapshots, in.Permanent
 	if permanent && ref.Snapshot == "" && ref.VersionID == "" {
 		return DeleteBlobOutput{}, errPermanentDelete("Permanent delete applies only to a soft-deleted snapshot or version: give snapshot=.")
@@ -386,7 +379,7 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 	// current one, whose deletion is the base blob's (domain_versions.go).
 	vid := ref.VersionID
 	ref.VersionID = ""
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, s.changing(in.Call, apiDeleteBlob, ref, func(tx kv.Tx) error {
 		soft = false
 		if vid != "" {
 			vref := ref
@@ -524,7 +517,7 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 		}
 		soft = pol.on
 		return extent.AdjustRefs(tx, now, release, nil)
-	})
+	}))
 	if err != nil {
 		return DeleteBlobOutput{}, err
 	}
@@ -585,7 +578,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInp
 	if in.Size != nil {
 		newSize = *in.Size
 	}
-	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobProperties, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
 		if err := notArchived(b); err != nil {
 			return err
 		}
@@ -659,7 +652,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 		return SetBlobMetadataOutput{ETag: n.ETag, LastModified: n.Modified, ServerEncrypted: true}, nil
 	}
 	meta, key, ref, now := in.Metadata, in.CPK, in.Ref, s.now(in.Call)
-	b, err := s.updateBlob(ctx, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobMetadata, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
 		if err := checkCPK(b, key); err != nil {
 			return err
 		}
@@ -797,7 +790,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 			return err
 		}
 		out = SnapshotBlobOutput{Snapshot: snap, ETag: b.ETag, LastModified: b.Modified, VersionID: b.VersionID}
-		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, snap), &sb)
+		return s.snapshotTaken(tx, kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, snap), &sb), in.Call, ref, snap, &sb)
 	})
 	if err != nil {
 		return SnapshotBlobOutput{}, err
@@ -929,9 +922,12 @@ func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now tim
 // (checkfirst.go). On a hierarchical account the namespace applies them
 // in the write alone (nil here).
 func (s *Service) CheckPutBlockList(ctx context.Context, in PutBlockListInput) error {
-	if s.nsOf(in.Ref.Account) != nil {
-		return nil
-	}
+	return s.layoutOf(in.Ref.Account).checkReplace(ctx, in)
+}
+
+// checkPutBlockListFlat is CheckPutBlockList on a flat account
+// (flatLayout.checkReplace).
+func (s *Service) checkPutBlockListFlat(ctx context.Context, in PutBlockListInput) error {
 	now := s.now(in.Call)
 	return s.store.View(ctx, func(tx kv.Tx) error {
 		_, err := blockListTarget(tx, in.Ref, in.Access, in.CreateOnly, now)
@@ -947,13 +943,16 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 	if len(in.Blocks) > maxCommittedBlocks {
 		return PutBlockListOutput{}, azerr.New(azerr.BlockListTooLong)
 	}
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
-		return s.putBlockListPath(ctx, hns, in)
-	}
+	return s.layoutOf(in.Ref.Account).replace(ctx, in)
+}
+
+// putBlockListFlat is Put Block List's commit on a flat account
+// (flatLayout.replace).
+func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (PutBlockListOutput, error) {
 	now := s.now(in.Call)
 	ref, acc, createOnly, newb, blocks, sha := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks, shaOf(in.CPK)
 	var rec *blobRec
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, s.changing(in.Call, apiPutBlockList, ref, func(tx kv.Tx) error {
 		old, err := blockListTarget(tx, ref, acc, createOnly, now)
 		if err != nil {
 			return err
@@ -1060,7 +1059,7 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 		}
 		rec = &nb
 		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ""), &nb)
-	})
+	}))
 	if err != nil {
 		return PutBlockListOutput{}, err
 	}

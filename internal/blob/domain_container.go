@@ -60,10 +60,8 @@ func (s *Service) CreateContainer(ctx context.Context, in CreateContainerInput) 
 		}
 		c := container{Created: now, Modified: now, ETag: newETag(now), Meta: meta, PublicAccess: access}
 		out = CreateContainerOutput{ETag: c.ETag, LastModified: c.Modified}
-		if s.hook != nil {
-			if err := s.hook.ContainerCreated(tx, ref.Account, ref.Container); err != nil {
-				return err
-			}
+		if err := s.layoutOf(ref.Account).containerCreated(tx, ref); err != nil {
+			return err
 		}
 		return kv.PutJSON(tx, key, &c)
 	})
@@ -103,7 +101,7 @@ func (s *Service) GetContainerProperties(ctx context.Context, in GetContainerPro
 	now := s.now(in.Call)
 	var c *container
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		c, err = loadContainer(tx, in.Ref.Account, in.Ref.Container)
+		c, err = s.loadContainerOrFeed(tx, in.Ref.Account, in.Ref.Container)
 		return err
 	})
 	if err != nil {
@@ -153,10 +151,8 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 		if err := tx.Delete(ContainerKey(ref.Account, ref.Container)); err != nil {
 			return err
 		}
-		if s.hook != nil {
-			if err := s.hook.ContainerDeleted(tx, ref.Account, ref.Container); err != nil {
-				return err
-			}
+		if err := s.layoutOf(ref.Account).containerDeleted(tx, ref); err != nil {
+			return err
 		}
 		return reclaim.Mark(tx, nil, reclaimKindContainer, ref.Account, ref.Container)
 	})

@@ -164,7 +164,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 	}
 	copyID := newUUID()
 	var rec *blobRec
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, s.changing(in.Call, apiCopyBlob, ref, func(tx kv.Tx) error {
 		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
 		if err != nil {
 			return err
@@ -216,7 +216,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			return nil
 		})
 		return err
-	})
+	}))
 	if err != nil {
 		return CopyBlobOutput{}, err
 	}
@@ -288,15 +288,9 @@ type AbortCopyBlobInput struct {
 func (s *Service) AbortCopyBlob(ctx context.Context, in AbortCopyBlobInput) error {
 	now := s.now(in.Call)
 	ref, leaseID, id := in.Ref, in.LeaseID, in.CopyID
-	load := func(tx kv.Tx) (*blobRec, error) { return loadBlob(tx, ref) }
-	if hns := s.nsOf(ref.Account); hns != nil {
-		load = func(tx kv.Tx) (*blobRec, error) {
-			b, _, err := loadPath(tx, hns, ref, now, in.Caller, acl.Write)
-			return b, err
-		}
-	}
+	l := s.layoutOf(ref.Account)
 	return s.store.View(ctx, func(tx kv.Tx) error {
-		b, err := load(tx)
+		b, _, err := l.resolve(tx, ref, now, in.Caller, acl.Write, false)
 		if err != nil {
 			return err
 		}

@@ -111,7 +111,8 @@ type digests struct{ md5, crc []byte }
 func (f *FromURLSource) wantsDigest() bool { return f.Checksums.MD5 != nil || f.Checksums.CRC64 != nil }
 
 // hash reads the n bytes of parts and checks them against the client's
-// digests.
+// digests, inside tx: the reader pins the items while the transaction
+// still names them, which is all the collector needs (extent.ReadPins).
 func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []extent.Part, n int64, cipher *extent.Cipher) (digests, error) {
 	inline, err := extent.Prefetch(tx, parts, 0, n)
 	if err != nil {
@@ -239,8 +240,8 @@ func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, w
 func (s *Service) fromSourceCopied(ctx context.Context, call Call, f *FromURLSource, write func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (d digests, err error) {
 	for attempt := 1; attempt <= fromURLAttempts; attempt++ {
 		var parts []extent.Part
-		var inline map[string][]byte
 		var n int64
+		rp := s.data.NewReadPins()
 		err := s.store.View(ctx, func(tx kv.Tx) error {
 			var src *blobRec
 			var err error
@@ -255,13 +256,14 @@ func (s *Service) fromSourceCopied(ctx context.Context, call Call, f *FromURLSou
 					return err
 				}
 			}
-			inline, err = extent.Prefetch(tx, parts, 0, n)
-			return err
+			// Pinned inside the transaction (extent.ReadPins).
+			return rp.Load(tx, parts, 0, n)
 		})
 		if err != nil {
+			rp.Release()
 			return d, err
 		}
-		rd := s.data.NewReaderSealed(ctx, parts, inline, 0, n, cipherOf(f.CPK))
+		rd := s.data.OpenReader(ctx, rp, cipherOf(f.CPK))
 		st, err := s.data.StageSealed(ctx, rd, n, false, false, cipherOf(call.CPK))
 		rd.Close()
 		if err != nil {
@@ -363,7 +365,7 @@ func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (F
 		}
 		var err error
 		rec, err = s.replaceBlob(tx, ref, acc, createOnly, now, &nb)
-		return err
+		return s.blobWritten(tx, err, in.Call, apiPutBlobFromURL, ref, rec)
 	})
 	if err != nil {
 		return FromURLOutput{}, err
@@ -422,7 +424,7 @@ type AppendBlockFromURLInput struct {
 // AppendBlockFromURL is Append Block From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/append-block-from-url).
 func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLInput) (FromURLOutput, error) {
-	hns := s.nsOf(in.Ref.Account)
+	l := s.layoutOf(in.Ref.Account)
 	now := s.now(in.Call)
 	ref, acc, appendPos, maxSize := in.Ref, in.Access, optional(in.AppendPosition), optional(in.MaxSize)
 	var b *blobRec
@@ -431,7 +433,7 @@ func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLI
 		if err := checkSourceSize(n, maxAppendBlock); err != nil {
 			return err
 		}
-		b, err = s.updateAnyTx(tx, hns, ref, acc, in.Caller, now, func(tx kv.Tx, b *blobRec) (err error) {
+		b, err = l.updateTx(tx, ref, acc, in.Caller, now, func(tx kv.Tx, b *blobRec) (err error) {
 			if err := checkCPK(b, in.CPK); err != nil {
 				return err
 			}
@@ -462,8 +464,8 @@ type PutPageFromURLInput struct {
 // PutPageFromURL is Put Page From URL
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-page-from-url).
 func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (FromURLOutput, error) {
-	if s.nsOf(in.Ref.Account) != nil {
-		return FromURLOutput{}, hnsUnsupported()
+	if err := s.layoutOf(in.Ref.Account).pageBlobs(); err != nil {
+		return FromURLOutput{}, err
 	}
 	now := s.now(in.Call)
 	ref, acc, seq, off, n, key := in.Ref, in.Access, in.Sequence, in.Offset, in.Length, in.CPK

@@ -81,9 +81,14 @@ type ListBlobsOutput struct {
 // names ascending, a blob's snapshots (oldest first) before the blob,
 // from one read transaction.
 func (s *Service) ListBlobs(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error) {
-	if hns := s.nsOf(in.Ref.Account); hns != nil {
-		return s.listPath(ctx, hns, in)
+	if s.isFeed(in.Ref.Account, in.Ref.Container) {
+		return s.listFeed(ctx, in)
 	}
+	return s.layoutOf(in.Ref.Account).list(ctx, in)
+}
+
+// listBlobsFlat is List Blobs on a flat account (flatLayout.list).
+func (s *Service) listBlobsFlat(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error) {
 	now := s.now(in.Call)
 	ref, prefix, delim, marker, maxN, inc := in.Ref, in.Prefix, in.Delimiter, in.Marker, in.MaxResults, in.Include
 	var mkind, mname, msnap string

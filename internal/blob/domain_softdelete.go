@@ -67,7 +67,7 @@ func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error 
 	}
 	now := s.now(in.Call)
 	ref := in.Ref
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, s.changing(in.Call, apiUndeleteBlob, ref, func(tx kv.Tx) error {
 		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
 			return err
 		}
@@ -112,6 +112,6 @@ func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error 
 			return azerr.New(azerr.BlobNotFound)
 		}
 		return nil
-	})
+	}))
 	return err
 }

@@ -122,7 +122,7 @@ func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlob
 	now := s.now(in.Call)
 	ref, leaseID, v := in.Ref, in.LeaseID, in.Tier
 	var out SetBlobTierOutput
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
+	err := s.store.Update(ctx, s.changing(in.Call, apiSetBlobTier, ref, func(tx kv.Tx) error {
 		out = SetBlobTierOutput{}
 		b, err := loadBlob(tx, ref)
 		if err != nil {
@@ -141,7 +141,7 @@ func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlob
 		changed := now
 		b.Tier, b.TierChanged = tier, &changed
 		return putRec(tx, ref, b)
-	})
+	}))
 	return out, err
 }
 

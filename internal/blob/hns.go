@@ -37,19 +37,21 @@ import (
 // that releases the content record, the pending records and their
 // extent references.
 
-// SetNamespace makes the accounts hier reports hierarchical: their Blob
-// reads resolve names through n, and their files' content is kept here.
-// Call it before the service answers requests.
+// SetNamespace makes the accounts hier reports hierarchical (their
+// Layout, layoutOf): their names resolve through n, their containers are
+// n's filesystems, and their files' content is kept here. internal/app
+// calls it before the service answers requests.
 func (s *Service) SetNamespace(n *ns.Namespace, hier func(account string) bool) {
-	s.hns, s.hier = n, hier
+	s.hns = n
+	s.setLayouts(n, hier)
 }
 
 // nsOf is the namespace of account, nil when it is flat.
 func (s *Service) nsOf(account string) *ns.Namespace {
-	if s.hns == nil || s.hier == nil || !s.hier(account) {
-		return nil
+	if l, ok := s.layoutOf(account).(*hierLayout); ok {
+		return l.ns
 	}
-	return s.hns
+	return nil
 }
 
 // Hierarchical reports whether account has a hierarchical namespace

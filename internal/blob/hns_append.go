@@ -186,23 +186,6 @@ func (s *Service) updatePath(ctx context.Context, hns *ns.Namespace, ref BlobRef
 	return out, err
 }
 
-// updateAny is updateBlob on a flat account and updatePath on a
-// hierarchical one (hns non-nil).
-func (s *Service) updateAny(ctx context.Context, hns *ns.Namespace, ref BlobRef, a Access, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	if hns != nil {
-		return s.updatePath(ctx, hns, ref, a, c, now, fn)
-	}
-	return s.updateBlob(ctx, ref, a, now, fn)
-}
-
-// updateAnyTx is updateBlobTx or updatePathTx, as updateAny.
-func (s *Service) updateAnyTx(tx kv.Tx, hns *ns.Namespace, ref BlobRef, a Access, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	if hns != nil {
-		return s.updatePathTx(tx, hns, ref, a, c, now, fn)
-	}
-	return updateBlobTx(tx, ref, a, now, fn)
-}
-
 // keepBlobType is the Replace check of a write that must find the file
 // it overwrites of the same blob type (Put Block List, an asynchronous
 // Copy Blob: 409 InvalidBlobType otherwise, as on a flat account),

@@ -43,19 +43,6 @@ func stagePath(tx kv.Tx, hns *ns.Namespace, ref BlobRef, leaseID string, now tim
 	return blockWritable(typ, n.Lease, n.Tier, leaseID, now)
 }
 
-// pageRangesOfPath is the blob Get Page Ranges reads on a hierarchical
-// account: the path as the Blob view shows it (loadPath: 404
-// BlobNotFound when absent, read permission for a bearer caller), which
-// is a block blob, so Get Page Ranges answers what a flat account
-// answers for a block blob, 409 InvalidBlobType. "Blob Storage features
-// available in Azure Data Lake Storage" lists page blobs among what such
-// accounts do not support without naming the error of Get Page Ranges;
-// that is the flat account's answer for any blob that is not a page blob.
-func pageRangesOfPath(tx kv.Tx, hns *ns.Namespace, ref BlobRef, now time.Time, c ns.Caller) (*blobRec, error) {
-	b, _, err := loadPath(tx, hns, ref, now, c, acl.Read)
-	return b, err
-}
-
 // undeleteLatestPath is Undelete Blob without x-ms-undelete-source on a
 // hierarchical account. The Undelete Blob reference gives that header
 // (blobPath?deletionid=<id>) to such accounts to name one soft-deleted

@@ -21,12 +21,9 @@ func hnsEnv(t *testing.T) (*Service, *ns.Namespace, func()) {
 	if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: ContainerRef{Account: "acct", Container: "fs"}}); err != nil {
 		t.Fatal(err)
 	}
+	// The container's creation made the filesystem's root (Layout).
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		fs := ns.FS{Account: "acct", Filesystem: "fs"}
-		if _, err := n.CreateFilesystem(tx, fs, ns.FilesystemInput{}); err != nil {
-			return err
-		}
-		_, err := n.Create(tx, fs, ns.CreateInput{Path: "f"})
+		_, err := n.Create(tx, ns.FS{Account: "acct", Filesystem: "fs"}, ns.CreateInput{Path: "f"})
 		return err
 	})
 	if err != nil {

@@ -3,7 +3,9 @@
 // conditions, blob and container leases) decided inside one serializable
 // transaction per operation. It imports no net/http: its REST front end
 // is internal/blob/blobrest, and the dfs front end (internal/datalake)
-// calls the same methods.
+// calls the same methods. An account's names are flat or hierarchical
+// (Layout, layout.go); the hierarchical namespace's domain methods are
+// the hns*.go files, over the tree of internal/hns/ns.
 package blob
 
 import (
@@ -33,17 +35,18 @@ type Service struct {
 	data  *extent.Store
 	clock clock.Clock
 	log   *slog.Logger
-	// hook is told of containers created and deleted (SetContainerHook).
-	hook ContainerHook
-	// hns is the namespace of the hierarchical accounts, those hier
-	// reports (SetNamespace); nil: every account is flat.
-	hns  *ns.Namespace
-	hier func(account string) bool
+	// hns is the namespace of the hierarchical accounts (SetNamespace);
+	// nil: every account is flat.
+	hns *ns.Namespace
+	// layouts are the flat and hierarchical name layouts (layoutOf).
+	layouts layouts
 	// reclaim removes deleted containers in the background
 	// (container_reclaim.go).
 	reclaim *reclaim.Reclaimer
 	// props are the Blob Service Properties and Stats.
 	props *svcprops.Service
+	// feed reports the accounts with the change feed on (domain_changes.go).
+	feed func(account string) bool
 	// versioning says which accounts keep blob versions
 	// (domain_versions.go); nil: none.
 	versioning func(account string) bool
@@ -63,6 +66,7 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 		s.data.SetWall(w.Wall().Now) // clock control: chunk ages and pin leases stay real
 	}
 	s.reclaim = s.newReclaimer()
+	s.setLayouts(nil, nil)
 	return s
 }
 

@@ -11,28 +11,10 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 )
 
-// The Path operations on an account without a hierarchical namespace.
-// Azure's dfs endpoint serves Path Create, Path List, Path Delete and Get
-// Properties' getStatus on a flat account over its blobs (azure-sdk-for-net's
-// recorded FileSystemClientTests.GetPathsAsync_NonHns lists paths there):
-// a file is a block blob, a directory an empty blob with the metadata
-// hdi_isfolder=true (the marker Hadoop's and the SDKs' flat-namespace
-// code writes), and a directory's content is the blobs named under it.
-// Nothing here is atomic over a directory: a recursive delete removes its
-// blobs one by one, as it does on a flat account. What needs a namespace
-// (access control, rename) is 400 HierarchicalNamespaceNotEnabled.
-
-// folderMeta marks a blob that stands for a directory.
-const folderMeta = "hdi_isfolder"
-
-func isFolder(md map[string]string) bool {
-	for k, v := range md {
-		if strings.EqualFold(k, folderMeta) && strings.EqualFold(v, "true") {
-			return true
-		}
-	}
-	return false
-}
+// The Path operations on an account without a hierarchical namespace,
+// over its blobs (internal/blob/flat_dfs.go says how). What needs a
+// namespace (access control, rename) is 400
+// HierarchicalNamespaceNotEnabled.
 
 // flatErr turns the Blob domain's errors into the dfs endpoint's.
 func flatErr(err error) error {
@@ -76,7 +58,7 @@ func (s *Service) createPathFlat(w http.ResponseWriter, r *req) error {
 	}
 	dir := r.q.Get("resource") == "directory"
 	if dir {
-		md[folderMeta] = "true"
+		md[blob.FolderMeta] = "true"
 	}
 	typ := blob.BlockBlob
 	if bt := r.q.Get("blobtype"); bt != "" {
@@ -102,19 +84,17 @@ func (s *Service) createPathFlat(w http.ResponseWriter, r *req) error {
 	return nil
 }
 
-// listPathsFlat is Path - List on a flat account: the blobs under the
-// directory (all of them with recursive=true, else one level, names with
-// a further "/" folded into a directory each), a folder marker listed as
-// the directory it stands for. Owners, groups and permissions are not
-// reported: a flat account has none. beginFrom starts the listing at
-// that name under the directory (List Blobs' startFrom, in the blob
-// names' order), with the same limits as on a hierarchical account.
+// listPathsFlat is Path - List on a flat account (blob.ListFlatPaths):
+// the blobs under the directory (all of them with recursive=true, else
+// one level). beginFrom starts the listing at that name under the
+// directory (List Blobs' startFrom, in the blob names' order), with the
+// same limits as on a hierarchical account.
 func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, max int) error {
 	prefix := strings.Trim(r.q.Get("directory"), "/")
 	if prefix != "" {
 		prefix += "/"
 	}
-	in := blob.ListBlobsInput{Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Marker: r.q.Get("continuation"), MaxResults: max}
+	in := blob.ListFlatPathsInput{Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Recursive: recursive, Marker: r.q.Get("continuation"), MaxResults: max}
 	if from := r.q.Get("beginFrom"); from != "" {
 		parts, err := ns.SplitPath(from)
 		if err != nil || len(parts) == 0 || (!recursive && len(parts) > 1) {
@@ -122,10 +102,7 @@ func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, m
 		}
 		in.StartFrom = prefix + strings.Join(parts, "/")
 	}
-	if !recursive {
-		in.Delimiter = "/"
-	}
-	out, err := s.blob.ListBlobs(r.Context(), in)
+	out, err := s.blob.ListFlatPaths(r.Context(), in)
 	if err != nil {
 		return flatErr(err)
 	}
@@ -139,29 +116,16 @@ func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, m
 	}
 	body := struct {
 		Paths []flatPath `json:"paths"`
-	}{Paths: make([]flatPath, 0, len(out.Items))}
-	for _, it := range out.Items {
-		if it.IsPrefix {
-			// A directory with a marker blob is listed by the marker,
-			// which sorts before its "name/" prefix (on this page or an
-			// earlier one).
-			name := strings.TrimSuffix(it.Name, "/")
-			m, err := s.blob.GetBlobProperties(r.Context(), blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(name), NoKey: true})
-			switch {
-			case err == nil && isFolder(m.Metadata):
-				continue
-			case err != nil && !azerr.Has(err, azerr.BlobNotFound):
-				return flatErr(err)
-			}
-			body.Paths = append(body.Paths, flatPath{Name: name, IsDirectory: "true", ContentLength: "0"})
-			continue
+	}{Paths: make([]flatPath, 0, len(out.Paths))}
+	for _, p := range out.Paths {
+		j := flatPath{Name: p.Name, ContentLength: strconv.FormatInt(p.Size, 10)}
+		if !p.Implied {
+			j.LastModified, j.CreationTime, j.ETag = p.LastModified.UTC().Format(http.TimeFormat), fileTime(p.Created), unquote(p.ETag)
 		}
-		p := flatPath{Name: it.Name, ContentLength: strconv.FormatInt(it.Properties.Size, 10),
-			LastModified: it.Properties.LastModified.UTC().Format(http.TimeFormat), CreationTime: fileTime(it.Properties.CreationTime), ETag: unquote(it.Properties.ETag)}
-		if isFolder(it.Properties.Metadata) {
-			p.IsDirectory, p.ContentLength = "true", "0"
+		if p.Dir {
+			j.IsDirectory = "true"
 		}
-		body.Paths = append(body.Paths, p)
+		body.Paths = append(body.Paths, j)
 	}
 	if out.NextMarker != "" {
 		w.Header().Set("x-ms-continuation", out.NextMarker)
@@ -169,52 +133,12 @@ func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, m
 	return writeJSON(w, http.StatusOK, body)
 }
 
-// deletePathFlat is Path - Delete on a flat account: a file's blob, or a
-// directory's marker and, with recursive=true, every blob under it (one
-// at a time; a directory with blobs under it and recursive=false is 409
-// DirectoryNotEmpty). Nothing there at all is 404 PathNotFound.
+// deletePathFlat is Path - Delete on a flat account (blob.DeleteFlatPath):
+// a file's blob, or a directory's marker and, with recursive=true, every
+// blob under it.
 func (s *Service) deletePathFlat(w http.ResponseWriter, r *req, recursive bool, c cond.Conditions) error {
-	ctx := r.Context()
-	p, perr := s.blob.GetBlobProperties(ctx, blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(r.path), NoKey: true})
-	if perr != nil && !azerr.Has(perr, azerr.BlobNotFound) {
-		return flatErr(perr)
-	}
-	exists := perr == nil
-	if !exists || isFolder(p.Metadata) {
-		// A directory: its marker, blobs under its name, or both.
-		under, err := s.blob.ListBlobs(ctx, blob.ListBlobsInput{Call: r.call(), Ref: r.containerRef(), Prefix: r.path + "/", MaxResults: 1})
-		if err != nil {
-			return flatErr(err)
-		}
-		switch {
-		case len(under.Items) == 0 && !exists:
-			return azerr.New(azerr.PathNotFound)
-		case len(under.Items) > 0 && !recursive:
-			return azerr.New(azerr.DirectoryNotEmpty)
-		}
-		for len(under.Items) > 0 {
-			page, err := s.blob.ListBlobs(ctx, blob.ListBlobsInput{Call: r.call(), Ref: r.containerRef(), Prefix: r.path + "/", MaxResults: 1000})
-			if err != nil {
-				return flatErr(err)
-			}
-			for _, it := range page.Items {
-				_, err := s.blob.DeleteBlob(ctx, blob.DeleteBlobInput{Call: r.call(), Ref: r.blobRef(it.Name), DeleteSnapshots: blob.DeleteSnapshotsInclude})
-				if err != nil && !azerr.Has(err, azerr.BlobNotFound) {
-					return flatErr(err)
-				}
-			}
-			under = page
-			if page.NextMarker == "" {
-				break
-			}
-		}
-		if !exists {
-			w.Header().Set("Content-Length", "0")
-			w.WriteHeader(http.StatusOK)
-			return nil
-		}
-	}
-	if _, err := s.blob.DeleteBlob(ctx, blob.DeleteBlobInput{Call: r.call(), Ref: r.blobRef(r.path), Access: blob.Access{Cond: c}, DeleteSnapshots: blob.DeleteSnapshotsInclude}); err != nil {
+	err := s.blob.DeleteFlatPath(r.Context(), blob.DeleteFlatPathInput{Call: r.call(), Ref: r.blobRef(r.path), Access: blob.Access{Cond: c}, Recursive: recursive})
+	if err != nil {
 		return flatErr(err)
 	}
 	w.Header().Set("Content-Length", "0")
@@ -250,11 +174,11 @@ func (s *Service) getPathStatusFlat(w http.ResponseWriter, r *req, c cond.Condit
 	setETag(h, p.ETag, p.LastModified)
 	typ, size := "file", p.Size
 	md := p.Metadata
-	if isFolder(md) {
+	if blob.IsFolder(md) {
 		typ, size = "directory", 0
 		md = map[string]string{}
 		for k, v := range p.Metadata {
-			if !strings.EqualFold(k, folderMeta) {
+			if !strings.EqualFold(k, blob.FolderMeta) {
 				md[k] = v
 			}
 		}

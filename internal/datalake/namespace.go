@@ -6,36 +6,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 )
-
-// ContainerCreated implements blob.ContainerHook: a container of a
-// hierarchical account is a filesystem, whose root directory is created
-// in the container's transaction (owned by $superuser, 0750, as Azure
-// creates a filesystem's root). A root left from a time the account was
-// flat is detached first.
-func (s *Service) ContainerCreated(tx kv.Tx, account, container string) error {
-	if !s.hier(account) {
-		return nil
-	}
-	fs := ns.FS{Account: account, Filesystem: container}
-	if err := s.ns.DeleteFilesystem(tx, fs); err != nil && !errors.Is(err, ns.ErrFilesystemNotFound) {
-		return err
-	}
-	_, err := s.ns.CreateFilesystem(tx, fs, ns.FilesystemInput{})
-	return err
-}
-
-// ContainerDeleted implements blob.ContainerHook: the filesystem's tree
-// is detached in the container's transaction (one write; the collector
-// reclaims it).
-func (s *Service) ContainerDeleted(tx kv.Tx, account, container string) error {
-	err := s.ns.DeleteFilesystem(tx, ns.FS{Account: account, Filesystem: container})
-	if errors.Is(err, ns.ErrFilesystemNotFound) {
-		return nil
-	}
-	return err
-}
 
 // nsErr turns a namespace error into the azerr the endpoint renders, with
 // the namespace's status and message.

@@ -32,14 +32,11 @@ func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
 	if !s.hier(r.Account) {
 		return s.getPathStatusFlat(w, r, c)
 	}
-	out, err := s.blob.GetPathStatus(r.Context(), blob.GetPathStatusInput{FS: r.fsOf(), Path: r.path, Caller: r.caller(), UPN: upn})
+	out, err := s.blob.GetPathStatus(r.Context(), blob.GetPathStatusInput{FS: r.fsOf(), Path: r.path, Caller: r.caller(), UPN: upn, Cond: c})
 	if err != nil {
 		return nsErr(err)
 	}
 	n, owner, group, list := out.Node, out.Owner, out.Group, out.ACL
-	if err := c.CheckRead(n.ETag, n.Modified); err != nil {
-		return err
-	}
 	h := w.Header()
 	setETag(h, n.ETag, n.Modified)
 	typ := "file"

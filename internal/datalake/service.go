@@ -1,8 +1,10 @@
 // Package datalake is the Data Lake Storage Gen2 front end: the dfs
 // endpoint's REST operations (Data Lake Storage Gen2 REST API,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/data-lake-storage-gen2)
-// parsed into typed calls of the Blob domain (filesystems are containers)
-// and of the namespace (internal/hns/ns), and rendered back. The dfs port
+// parsed into typed calls of the Blob domain (filesystems are containers;
+// the hierarchical namespace's operations are Blob domain methods over
+// internal/hns/ns), and rendered back. It opens no transaction and
+// imports no kv store. The dfs port
 // also answers the Blob API of the same accounts: the datalake SDKs send
 // a path's reads, properties and metadata, and a filesystem's container
 // operations, to the Blob URL they derive from the dfs URL (".dfs." made
@@ -22,39 +24,32 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/blob/blobrest"
 	"github.com/cerulean-storage/cerulean/internal/clock"
-	"github.com/cerulean-storage/cerulean/internal/hns/ns"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
-// Config is what the dfs front end needs.
+// Config is what the dfs front end needs. Which accounts are
+// hierarchical is the Blob domain's to know (blob.Service.Hierarchical,
+// wired by internal/app).
 type Config struct {
-	Store kv.Store
-	Blob  *blob.Service
+	Blob *blob.Service
 	// BlobREST is the Blob REST front end over Blob, which serves the
 	// Blob API on the dfs endpoint; nil: one made here.
 	BlobREST *blobrest.Service
 	Clock    clock.Clock
-	// Hierarchical reports whether an account has a hierarchical
-	// namespace (--hierarchical-namespace); nil: none has.
-	Hierarchical func(account string) bool
-	Logger       *slog.Logger
+	Logger   *slog.Logger
 }
 
 // Service serves the dfs endpoint.
 type Service struct {
-	store kv.Store
 	blob  *blob.Service
 	rest  *blobrest.Service
 	clock clock.Clock
-	ns    *ns.Namespace
-	hier  func(string) bool
 	log   *slog.Logger
 }
 
-// New returns the dfs front end over cfg's store and Blob service.
+// New returns the dfs front end over cfg's Blob service.
 func New(cfg Config) *Service {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
@@ -62,20 +57,14 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Hierarchical == nil {
-		cfg.Hierarchical = func(string) bool { return false }
-	}
 	if cfg.BlobREST == nil && cfg.Blob != nil {
 		cfg.BlobREST = blobrest.New(cfg.Blob)
 	}
-	s := &Service{store: cfg.Store, blob: cfg.Blob, rest: cfg.BlobREST, clock: cfg.Clock, ns: ns.New(cfg.Clock), hier: cfg.Hierarchical, log: cfg.Logger}
-	// The Blob service reads hierarchical accounts through the same
-	// namespace and keeps their files' content.
-	if cfg.Blob != nil {
-		cfg.Blob.SetNamespace(s.ns, cfg.Hierarchical)
-	}
-	return s
+	return &Service{blob: cfg.Blob, rest: cfg.BlobREST, clock: cfg.Clock, log: cfg.Logger}
 }
+
+// hier reports whether account has a hierarchical namespace.
+func (s *Service) hier(account string) bool { return s.blob.Hierarchical(account) }
 
 // req is a parsed dfs request.
 type req struct {

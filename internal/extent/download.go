@@ -27,7 +27,12 @@ func (s *Store) OpenBody(ctx context.Context, parts []Part, inline map[string][]
 // OpenBodySealed is OpenBody for content whose data items are encrypted
 // with c (nil: stored in the clear).
 func (s *Store) OpenBodySealed(ctx context.Context, parts []Part, inline map[string][]byte, off, n int64, wantMD5 bool, c *Cipher) (*Body, error) {
-	b := &Body{r: s.NewReaderSealed(ctx, parts, inline, off, n, c), n: n}
+	return s.openBody(s.NewReaderSealed(ctx, parts, inline, off, n, c), n, wantMD5)
+}
+
+// openBody makes the Body of reader r of n bytes.
+func (s *Store) openBody(r io.ReadCloser, n int64, wantMD5 bool) (*Body, error) {
+	b := &Body{r: r, n: n}
 	if wantMD5 || n <= InlineMax {
 		b.small = make([]byte, n)
 		if _, err := io.ReadFull(b.r, b.small); err != nil {

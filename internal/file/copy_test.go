@@ -3,7 +3,6 @@ package file
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/binary"
 	"hash/crc64"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // cpHost is the File endpoint of the unit tests: copy sources name it.
@@ -48,7 +48,7 @@ func (e *cpEnv) do(method, target string, h hdr, body []byte) (*httptest.Respons
 		req.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()
-	err := e.s.ServeAzure(w, &server.Request{Request: req, Account: "acct", Authenticated: true, Now: e.clk.Now(), Version: "2026-06-06", ID: "t"})
+	err := serveREST(e.s, w, &server.Request{Request: req, Account: "acct", Authenticated: true, Now: e.clk.Now(), Version: "2026-06-06", ID: "t"})
 	return asClientSees(w), err
 }
 
@@ -103,159 +103,6 @@ func (e *cpEnv) props(path string) http.Header {
 }
 
 func src(path string) string { return "http://" + cpHost + "/acct/" + path }
-
-func TestParseCopySource(t *testing.T) {
-	for _, tc := range []struct {
-		name, raw, code         string
-		acct, share, path, snap string
-	}{
-		{name: "file", raw: src("shr/d/f.txt"), share: "shr", path: "d/f.txt"},
-		{name: "escaped", raw: src("shr/a%20b.txt"), share: "shr", path: "a b.txt"},
-		{name: "snapshot", raw: src("shr/f?sharesnapshot=2030-01-02T03:04:05Z"), share: "shr", path: "f", snap: "2030-01-02T03:04:05.0000000Z"},
-		{name: "sas kept", raw: src("shr/f?sv=2020-02-10&sig=abc"), share: "shr", path: "f"},
-		{name: "missing", raw: "", code: azerr.MissingRequiredHeader},
-		{name: "relative", raw: "/acct/shr/f", code: azerr.InvalidHeaderValue},
-		{name: "share only", raw: src("sh"), code: azerr.InvalidHeaderValue},
-		{name: "share slash", raw: src("shr/"), code: azerr.InvalidHeaderValue},
-		{name: "bad share", raw: src("Sh_x/f"), code: azerr.InvalidHeaderValue},
-		{name: "bad path", raw: src("shr/a:b"), code: azerr.InvalidHeaderValue},
-		{name: "bad snapshot", raw: src("shr/f?sharesnapshot=yesterday"), code: azerr.InvalidHeaderValue},
-		{name: "too long", raw: src("shr/" + strings.Repeat("a", 2100)), code: azerr.InvalidHeaderValue},
-		{name: "other account", raw: "http://" + cpHost + "/other/shr/f", acct: "other", share: "shr", path: "f"},
-		{name: "blob endpoint", raw: "http://127.0.0.1:10000/acct/c/b", code: azerr.CannotVerifyCopySource},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			hr := httptest.NewRequest(http.MethodPut, "http://"+cpHost+"/acct/shr/dst", nil)
-			if tc.raw != "" {
-				hr.Header.Set("x-ms-copy-source", tc.raw)
-			}
-			cs, err := (&Service{}).parseCopySource(&req{Request: &server.Request{Request: hr, Account: "acct"}})
-			if tc.code != "" {
-				if !azerr.Has(err, tc.code) {
-					t.Fatalf("got %v, want %s", err, tc.code)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.acct == "" {
-				tc.acct = "acct"
-			}
-			if cs.acct != tc.acct || cs.share != tc.share || cs.path != tc.path || cs.snap != tc.snap || cs.raw != tc.raw {
-				t.Fatalf("got %+v", cs)
-			}
-		})
-	}
-}
-
-func TestParseCopySMB(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		h    hdr
-		code string
-		want func(*copySMB) bool
-	}{
-		{name: "none", h: hdr{}, want: func(c *copySMB) bool { return c.attrs == nil && !c.attrsSource && !c.permSource }},
-		{name: "source attrs", h: hdr{"x-ms-file-attributes": "Source"}, want: func(c *copySMB) bool { return c.attrsSource }},
-		{name: "attrs", h: hdr{"x-ms-file-attributes": "ReadOnly|System"}, want: func(c *copySMB) bool { return *c.attrs == AttrReadOnly|AttrSystem }},
-		{name: "bad attrs", h: hdr{"x-ms-file-attributes": "Sticky"}, code: azerr.InvalidHeaderValue},
-		{name: "flags", h: hdr{"x-ms-file-copy-set-archive": "true", "x-ms-file-copy-ignore-readonly": "True"}, want: func(c *copySMB) bool { return c.setArchive && c.ignoreReadOnly }},
-		{name: "bad flag", h: hdr{"x-ms-file-copy-set-archive": "yes"}, code: azerr.InvalidHeaderValue},
-		{name: "perm source", h: hdr{headerPermCopyMode: "source"}, want: func(c *copySMB) bool { return c.permSource }},
-		{name: "perm source with perm", h: hdr{headerPermCopyMode: "source", "x-ms-file-permission-key": "1*2"}, code: azerr.InvalidHeaderValue},
-		{name: "override needs perm", h: hdr{headerPermCopyMode: "override"}, code: azerr.MissingRequiredHeader},
-		{name: "override perm", h: hdr{headerPermCopyMode: "override", "x-ms-file-permission": defaultSDDL}, want: func(c *copySMB) bool { return c.perm == defaultSDDL }},
-		{name: "override key", h: hdr{headerPermCopyMode: "override", "x-ms-file-permission-key": "1*2"}, want: func(c *copySMB) bool { return c.permKey == "1*2" }},
-		{name: "perm and key", h: hdr{"x-ms-file-permission": defaultSDDL, "x-ms-file-permission-key": "1*2"}, code: azerr.InvalidHeaderValue},
-		{name: "bad sddl", h: hdr{headerPermCopyMode: "override", "x-ms-file-permission": "nonsense"}, code: azerr.FileInvalidPermission},
-		{name: "bad mode", h: hdr{headerPermCopyMode: "copy"}, code: azerr.InvalidHeaderValue},
-		{name: "source times", h: hdr{"x-ms-file-creation-time": "source", "x-ms-file-change-time": "2023-03-31T21:05:00.0000000Z"}, want: func(c *copySMB) bool { return true }},
-		{name: "bad time", h: hdr{"x-ms-file-last-write-time": "noon"}, code: azerr.InvalidHeaderValue},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h := http.Header{}
-			for k, v := range tc.h {
-				h.Set(k, v)
-			}
-			c, err := parseCopySMB(h)
-			if tc.code != "" {
-				if !azerr.Has(err, tc.code) {
-					t.Fatalf("got %v, want %s", err, tc.code)
-				}
-				return
-			}
-			if err != nil || !tc.want(c) {
-				t.Fatalf("got %+v, %v", c, err)
-			}
-		})
-	}
-}
-
-func TestSourceRange(t *testing.T) {
-	for _, tc := range []struct {
-		v    string
-		n    int64
-		off  int64
-		code string
-	}{
-		{"bytes=0-511", 512, 0, ""},
-		{"bytes=100-1123", 1024, 100, ""},
-		{"", 512, 0, azerr.MissingRequiredHeader},
-		{"bytes=0-", 512, 0, azerr.InvalidHeaderValue},
-		{"bytes=0-510", 512, 0, azerr.InvalidHeaderValue},
-		{"pages=0-511", 512, 0, azerr.InvalidHeaderValue},
-		{"bytes=0-4194304", 512, 0, azerr.RequestBodyTooLarge},
-	} {
-		h := http.Header{}
-		if tc.v != "" {
-			h.Set("x-ms-source-range", tc.v)
-		}
-		off, err := sourceRange(h, tc.n)
-		if tc.code != "" {
-			if !azerr.Has(err, tc.code) {
-				t.Errorf("%q: got %v, want %s", tc.v, err, tc.code)
-			}
-			continue
-		}
-		if err != nil || off != tc.off {
-			t.Errorf("%q: got %d, %v", tc.v, off, err)
-		}
-	}
-}
-
-func TestCRCConditions(t *testing.T) {
-	crc := binary.LittleEndian.AppendUint64(nil, 0x1122334455667788)
-	other := binary.LittleEndian.AppendUint64(nil, 42)
-	enc := base64.StdEncoding.EncodeToString
-	for _, tc := range []struct {
-		name string
-		h    hdr
-		code string
-	}{
-		{"none", hdr{}, ""},
-		{"content ok", hdr{"x-ms-source-content-crc64": enc(crc)}, ""},
-		{"content bad", hdr{"x-ms-source-content-crc64": enc(other)}, azerr.CRC64Mismatch},
-		{"if-match ok", hdr{"x-ms-source-if-match-crc64": enc(crc)}, ""},
-		{"if-match unmet", hdr{"x-ms-source-if-match-crc64": enc(other)}, azerr.SourceConditionNotMet},
-		{"if-none-match ok", hdr{"x-ms-source-if-none-match-crc64": enc(other)}, ""},
-		{"if-none-match unmet", hdr{"x-ms-source-if-none-match-crc64": enc(crc)}, azerr.SourceConditionNotMet},
-		{"malformed", hdr{"x-ms-source-content-crc64": "abc"}, azerr.InvalidHeaderValue},
-		{"short", hdr{"x-ms-source-if-match-crc64": enc([]byte{1, 2})}, azerr.InvalidHeaderValue},
-	} {
-		h := http.Header{}
-		for k, v := range tc.h {
-			h.Set(k, v)
-		}
-		c, err := parseCRCConditions(h)
-		if err == nil {
-			err = c.check(crc)
-		}
-		if tc.code == "" && err != nil || tc.code != "" && !azerr.Has(err, tc.code) {
-			t.Errorf("%s: got %v, want %q", tc.name, err, tc.code)
-		}
-	}
-}
 
 func TestPartsInSplice(t *testing.T) {
 	P := func(off, n int64, id string, doff int64) extent.Part {
@@ -430,7 +277,7 @@ func TestCopyFileAcrossSharesAndSnapshots(t *testing.T) {
 
 	// Across shares, with the source's permission: the key is valid in
 	// the destination share.
-	e.ok(http.StatusAccepted, http.MethodPut, "/acct/shb/live", hdr{"x-ms-copy-source": src("sha/f"), headerPermCopyMode: "source"}, nil)
+	e.ok(http.StatusAccepted, http.MethodPut, "/acct/shb/live", hdr{"x-ms-copy-source": src("sha/f"), "x-ms-file-permission-copy-mode": "source"}, nil)
 	if got := e.read("shb/live"); string(got) != "version TWO" {
 		t.Fatalf("live copy %q", got)
 	}
@@ -461,10 +308,10 @@ func TestCopyFileSMBProperties(t *testing.T) {
 		t.Fatalf("source times: %v", sp)
 	}
 	e.clk.Advance(time.Minute)
-	now := formatTime(e.clk.Now())
+	now := wire.FormatISO7(e.clk.Now())
 
 	e.ok(http.StatusAccepted, http.MethodPut, "/acct/shr/all", hdr{"x-ms-copy-source": src("shr/src"),
-		"x-ms-file-attributes": "source", "x-ms-file-creation-time": "source", "x-ms-file-last-write-time": "source", "x-ms-file-change-time": "source", headerPermCopyMode: "source"}, nil)
+		"x-ms-file-attributes": "source", "x-ms-file-creation-time": "source", "x-ms-file-last-write-time": "source", "x-ms-file-change-time": "source", "x-ms-file-permission-copy-mode": "source"}, nil)
 	p := e.props("shr/all")
 	for _, k := range []string{"x-ms-file-attributes", "x-ms-file-creation-time", "x-ms-file-last-write-time", "x-ms-file-change-time", "x-ms-file-permission-key"} {
 		if p.Get(k) != sp.Get(k) {
@@ -488,10 +335,10 @@ func TestCopyFileSMBProperties(t *testing.T) {
 	e.ok(http.StatusAccepted, http.MethodPut, "/acct/shr/arch", hdr{"x-ms-copy-source": src("shr/src"), "x-ms-file-copy-ignore-readonly": "true"}, nil)
 
 	// Override needs a permission; an unknown key is refused.
-	e.fails(400, azerr.MissingRequiredHeader, http.MethodPut, "/acct/shr/ov", hdr{"x-ms-copy-source": src("shr/src"), headerPermCopyMode: "override"})
-	e.fails(400, azerr.FileInvalidPermissionKey, http.MethodPut, "/acct/shr/ov", hdr{"x-ms-copy-source": src("shr/src"), headerPermCopyMode: "override", "x-ms-file-permission-key": "1*2"})
+	e.fails(400, azerr.MissingRequiredHeader, http.MethodPut, "/acct/shr/ov", hdr{"x-ms-copy-source": src("shr/src"), "x-ms-file-permission-copy-mode": "override"})
+	e.fails(400, azerr.FileInvalidPermissionKey, http.MethodPut, "/acct/shr/ov", hdr{"x-ms-copy-source": src("shr/src"), "x-ms-file-permission-copy-mode": "override", "x-ms-file-permission-key": "1*2"})
 	const sddl = "O:BAG:BAD:(A;;FA;;;SY)"
-	e.ok(http.StatusAccepted, http.MethodPut, "/acct/shr/ov", hdr{"x-ms-copy-source": src("shr/src"), headerPermCopyMode: "override", "x-ms-file-permission": sddl}, nil)
+	e.ok(http.StatusAccepted, http.MethodPut, "/acct/shr/ov", hdr{"x-ms-copy-source": src("shr/src"), "x-ms-file-permission-copy-mode": "override", "x-ms-file-permission": sddl}, nil)
 	if k := e.props("shr/ov").Get("x-ms-file-permission-key"); k != permissionKey(sddl) {
 		t.Errorf("override key %q", k)
 	}
@@ -587,7 +434,7 @@ func TestRangeCRC64(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ off, n int64 }{{0, int64(len(data))}, {5, 20}, {100, 70000}} {
-		got, err := e.s.rangeCRC64(context.Background(), extent.Within(fe.Parts, c.off, c.n), nil, c.off, c.n)
+		got, err := rangeCRC64(e.s.data.NewReader(context.Background(), extent.Within(fe.Parts, c.off, c.n), nil, c.off, c.n), c.n)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func (e *dtEnv) do(method, target, body string, hdr ...string) (*httptest.Respon
 		hr.Header.Set(hdr[i], hdr[i+1])
 	}
 	w := httptest.NewRecorder()
-	err := e.s.ServeAzure(w, &server.Request{Request: hr, Account: dtAcct, Authenticated: true, Now: e.clk.Now()})
+	err := serveREST(e.s, w, &server.Request{Request: hr, Account: dtAcct, Authenticated: true, Now: e.clk.Now()})
 	return asClientSees(w), err
 }
 
@@ -110,83 +110,6 @@ func (e *dtEnv) refs() map[string]uint32 {
 	return out
 }
 
-func TestParseListInclude(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want listInclude
-		bad  bool
-	}{
-		{"", listInclude{}, false},
-		{"Timestamps", listInclude{timestamps: true}, false},
-		{"Timestamps,ETag,Attributes,PermissionKey", listInclude{true, true, true, true}, false},
-		{"etag, permissionkey", listInclude{etag: true, permissionKey: true}, false},
-		{"Metadata", listInclude{}, true},
-		{"ETag,", listInclude{}, true},
-	} {
-		got, err := parseListInclude(c.in)
-		if c.bad {
-			if !azerr.Has(err, azerr.InvalidQueryParameterValue) {
-				t.Errorf("%q: got %v, want InvalidQueryParameterValue", c.in, err)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("%q: got %+v %v, want %+v", c.in, got, err, c.want)
-		}
-	}
-}
-
-func TestListMarker(t *testing.T) {
-	for _, n := range []string{"A", "DIR\uFFFE", "X Y/Z", strings.Repeat("Ä", 255)} {
-		got, ok := decodeListMarker(encodeListMarker(n))
-		if !ok || got != n {
-			t.Errorf("%q: round trip gave %q %v", n, got, ok)
-		}
-	}
-	for _, m := range []string{"!!", "a=b", "%%"} {
-		if _, ok := decodeListMarker(m); ok {
-			t.Errorf("%q decoded", m)
-		}
-	}
-}
-
-func TestRenameSource(t *testing.T) {
-	for _, c := range []struct {
-		src  string
-		want []string
-		code string
-	}{
-		{"http://127.0.0.1:10003/acct/shr/dir/f.txt", []string{"dir", "f.txt"}, ""},
-		{"https://host/acct/shr/dir/?sv=2022&sig=x", []string{"dir"}, ""},
-		{"http://h/acct/shr/a%2Fb%20c", []string{"a", "b c"}, ""},
-		{"/acct/shr/x", []string{"x"}, ""},
-		{"", nil, azerr.MissingRequiredHeader},
-		{"dir/f", nil, azerr.InvalidHeaderValue},
-		{"http://h/other/sh/x", nil, azerr.InvalidHeaderValue},
-		{"http://h/acct/shr2/x", nil, azerr.InvalidInput},
-		{"http://h/acct/shr", nil, azerr.InvalidInput},
-		{"http://h/acct/shr/x?sharesnapshot=2030-01-02T03:04:05.0000000Z", nil, azerr.ShareSnapshotOperationNotSupported},
-		{"http://h/acct/shr/a//b", nil, azerr.InvalidResourceName},
-		{"http://h/acct/shr/a/..", nil, azerr.InvalidResourceName},
-	} {
-		hr := httptest.NewRequest("PUT", "http://h/acct/shr/dest?comp=rename", nil)
-		if c.src != "" {
-			hr.Header.Set("x-ms-file-rename-source", c.src)
-		}
-		r := &req{Request: &server.Request{Request: hr, Account: dtAcct}, share: "shr"}
-		got, _, err := renameSource(r)
-		if c.code != "" {
-			if !azerr.Has(err, c.code) {
-				t.Errorf("%q: got %v %v, want %s", c.src, got, err, c.code)
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%q: got %q %v, want %q", c.src, got, err, c.want)
-		}
-	}
-}
-
 // listNames lists directory dir of share sh with listChildren.
 func (e *dtEnv) listNames(sh string, dir uint64, prefix, from string, max int) ([]string, string) {
 	e.t.Helper()
@@ -218,20 +141,20 @@ func TestListChildren(t *testing.T) {
 	// The root's own record is not one of its children; names sort by
 	// their folded form.
 	all := []string{"a", "Aa", "ab", "b", "B.txt", "C", "D", "é"}
-	if got, next := e.listNames("shr", rootID, "", "", 100); !reflect.DeepEqual(got, all) || next != "" {
+	if got, next := e.listNames("shr", RootID, "", "", 100); !reflect.DeepEqual(got, all) || next != "" {
 		t.Fatalf("all: %q next %q", got, next)
 	}
-	if got, _ := e.listNames("shr", rootID, "A", "", 100); !reflect.DeepEqual(got, []string{"a", "Aa", "ab"}) {
+	if got, _ := e.listNames("shr", RootID, "A", "", 100); !reflect.DeepEqual(got, []string{"a", "Aa", "ab"}) {
 		t.Fatalf("prefix A: %q", got)
 	}
-	if got, _ := e.listNames("shr", rootID, "b.", "", 100); !reflect.DeepEqual(got, []string{"B.txt"}) {
+	if got, _ := e.listNames("shr", RootID, "b.", "", 100); !reflect.DeepEqual(got, []string{"B.txt"}) {
 		t.Fatalf("prefix b.: %q", got)
 	}
 	// Pages of three, resumed at the marker.
 	var paged []string
 	from := ""
 	for i := 0; ; i++ {
-		got, next := e.listNames("shr", rootID, "", from, 3)
+		got, next := e.listNames("shr", RootID, "", from, 3)
 		paged = append(paged, got...)
 		if next == "" {
 			break
@@ -245,7 +168,7 @@ func TestListChildren(t *testing.T) {
 		t.Fatalf("paged %q", paged)
 	}
 	// A marker before the prefix does not widen it.
-	if got, _ := e.listNames("shr", rootID, "C", "A", 10); !reflect.DeepEqual(got, []string{"C"}) {
+	if got, _ := e.listNames("shr", RootID, "C", "A", 10); !reflect.DeepEqual(got, []string{"C"}) {
 		t.Fatalf("prefix C from A: %q", got)
 	}
 	b := e.entryAt("shr", "b")
@@ -275,10 +198,10 @@ func TestListChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, next := e.listNames("shr", rootID, "", "", 4); !reflect.DeepEqual(got, []string{"a", "Aa", "ab", "b"}) || next != "C" {
+	if got, next := e.listNames("shr", RootID, "", "", 4); !reflect.DeepEqual(got, []string{"a", "Aa", "ab", "b"}) || next != "C" {
 		t.Fatalf("with pending, first page: %q next %q", got, next)
 	}
-	if got, _ := e.listNames("shr", rootID, "b", "", 10); !reflect.DeepEqual(got, []string{"b"}) {
+	if got, _ := e.listNames("shr", RootID, "b", "", 10); !reflect.DeepEqual(got, []string{"b"}) {
 		t.Fatalf("with pending, prefix b: %q", got)
 	}
 }
@@ -568,48 +491,4 @@ func TestDirectoryHeaders(t *testing.T) {
 	if e.entryAt("shr", "d") != nil {
 		t.Fatal("deleted directory still there")
 	}
-}
-
-// FuzzRenameSource: any header value either fails with a catalog error
-// or yields valid path components of the request's share.
-func FuzzRenameSource(f *testing.F) {
-	for _, s := range []string{
-		"http://127.0.0.1:10003/acct/shr/dir/f.txt",
-		"https://acct.file.core.windows.net/acct/shr/a%2Fb?sv=2022-11-02&sig=x",
-		"/acct/shr/x", "/acct/shr/", "http://h/acct/shr/x?sharesnapshot=1", "%zz", "",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, src string) {
-		hr := httptest.NewRequest("PUT", "http://h/acct/shr/dest?comp=rename", nil)
-		hr.Header["X-Ms-File-Rename-Source"] = []string{src}
-		r := &req{Request: &server.Request{Request: hr, Account: dtAcct}, share: "shr"}
-		comps, _, err := renameSource(r)
-		if err != nil {
-			if _, ok := azerr.As(err); !ok {
-				t.Fatalf("%q: non-catalog error %v", src, err)
-			}
-			return
-		}
-		if len(comps) == 0 {
-			t.Fatalf("%q: no components", src)
-		}
-		for _, c := range comps {
-			if c == "" || c == "." || c == ".." || strings.Contains(c, "/") {
-				t.Fatalf("%q: component %q", src, c)
-			}
-		}
-	})
-}
-
-// FuzzListMarker: a decoded marker re-encodes to itself.
-func FuzzListMarker(f *testing.F) {
-	f.Add(encodeListMarker("ABC"))
-	f.Add("!!")
-	f.Fuzz(func(t *testing.T, m string) {
-		n, ok := decodeListMarker(m)
-		if ok && encodeListMarker(n) != m {
-			t.Fatalf("%q decodes to %q which encodes to %q", m, n, encodeListMarker(n))
-		}
-	})
 }

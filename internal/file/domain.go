@@ -13,13 +13,14 @@ import (
 
 // The File service's domain: one API under both front doors.
 //
-// File REST (file.go, dir.go, rename.go, copy.go) and SMB2 (internal/smb,
-// through the VFS of vfs*.go) read and change the same entry records. The
+// File REST (filerest: file.go, dir.go, rename.go, copy.go) and SMB2
+// (internal/smb, through the SMB view smbfs over Opens, opens*.go) read
+// and change the same entry records. The
 // operations both perform — reading and writing ranges, resizing, setting
 // properties and basic information, deleting, renaming, creating, and
 // replacing a file's content (replaceContent) — are the methods of domain
 // (domain_io.go, domain_meta.go, domain_rename.go), as are an SMB open
-// (domain_open.go), Copy File (copy.go) and the lease actions
+// (domain_open.go), Copy File (domain_copy.go) and the lease actions
 // (domain_lease.go).
 // Each takes a caller and a typed input (offsets, sizes, staged data,
 // parsed properties; never an *http.Request, a header name or a
@@ -78,63 +79,105 @@ func (d domain) now(c *caller) time.Time {
 	return d.s.clock.Now()
 }
 
-// check names one domain check; a refusal carries it.
-type check uint8
+// Check names one domain check; a refusal carries it, so each door can
+// tell which rule refused and answer in its own vocabulary.
+type Check uint8
 
 // Domain checks.
 const (
-	byAccess        check = iota + 1 // the open's kind or granted access
-	byShareMode                      // a live open's share mode
-	byDeletePending                  // the item is delete-pending
-	byLock                           // a byte-range lock
-	byLease                          // a REST file lease
-	byReadOnly                       // the read-only attribute
-	byQuota                          // the share's quota or the largest file size
+	ByAccess        Check = iota + 1 // the open's kind or granted access
+	ByShareMode                      // a live open's share mode
+	ByDeletePending                  // the item is delete-pending
+	ByLock                           // a byte-range lock
+	ByLease                          // a REST file lease
+	ByReadOnly                       // the read-only attribute
+	ByQuota                          // the share's quota or the largest file size
+	ByParent                         // a parent of the target path is missing or a file
+	ByExists                         // the target name exists (a rename without replace)
+	ByReplaceDir                     // a rename cannot replace a directory
+	ByNotEmpty                       // a directory to delete has children
+	ByShareRoot                      // the share root cannot be deleted or renamed
+	BySubtree                        // a directory cannot move into its own subtree
 )
 
-func (c check) String() string {
+func (c Check) String() string {
 	switch c {
-	case byAccess:
+	case ByAccess:
 		return "access"
-	case byShareMode:
+	case ByShareMode:
 		return "share mode"
-	case byDeletePending:
+	case ByDeletePending:
 		return "delete pending"
-	case byLock:
+	case ByLock:
 		return "byte-range lock"
-	case byLease:
+	case ByLease:
 		return "lease"
-	case byReadOnly:
+	case ByReadOnly:
 		return "read-only attribute"
-	case byQuota:
+	case ByQuota:
 		return "quota"
+	case ByParent:
+		return "parent path"
+	case ByExists:
+		return "name exists"
+	case ByReplaceDir:
+		return "directory target"
+	case ByNotEmpty:
+		return "directory not empty"
+	case ByShareRoot:
+		return "share root"
+	case BySubtree:
+		return "own subtree"
 	}
 	return fmt.Sprintf("check(%d)", uint8(c))
 }
 
-// refusal is a domain check's refusal: err is what the caller's protocol
-// answers (an *azerr.Error for REST, a VFS sentinel for SMB).
-type refusal struct {
-	by  check
-	err error
+// Refusal is a domain check's refusal. Where the check's rule is the
+// same for both doors, the domain leaves Err nil and each door answers
+// By in its own vocabulary (filerest: an Azure error code; the SMB view:
+// the sentinel of an NTSTATUS), setting Err to that answer. Where the
+// doors' rules differ, the domain still sets Err itself (an
+// *azerr.Error for REST, a sentinel for SMB).
+type Refusal struct {
+	By Check
+	// Err is the door's answer; nil until a door maps By.
+	Err error
+	// Detail says what was refused, for messages.
+	Detail string
 }
 
-func (r *refusal) Error() string { return r.err.Error() }
-func (r *refusal) Unwrap() error { return r.err }
+func (r *Refusal) Error() string {
+	switch {
+	case r.Err != nil:
+		return r.Err.Error()
+	case r.Detail != "":
+		return "file: refused by " + r.By.String() + ": " + r.Detail
+	}
+	return "file: refused by " + r.By.String()
+}
 
-// refuse wraps err as a refusal by check c; nil stays nil.
-func refuse(c check, err error) error {
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// refuse wraps err, a door's answer, as a refusal by check c; nil stays
+// nil.
+func refuse(c Check, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &refusal{by: c, err: err}
+	return &Refusal{By: c, Err: err}
 }
 
-// refusedBy returns the check that refused err, 0 if none did.
-func refusedBy(err error) check {
-	var r *refusal
+// refused is a refusal by check c that each door answers in its own
+// vocabulary.
+func refused(c Check, detail string) error {
+	return &Refusal{By: c, Detail: detail}
+}
+
+// RefusedBy returns the check that refused err, 0 if none did.
+func RefusedBy(err error) Check {
+	var r *Refusal
 	if errors.As(err, &r) {
-		return r.by
+		return r.By
 	}
 	return 0
 }
@@ -212,7 +255,7 @@ func (op *fileOp) precheck(c *caller) error {
 		return fmt.Errorf("%w: %s on a directory", ErrIsDirectory, op.what)
 	}
 	if op.access != 0 && !o.has(op.access) {
-		return refuse(byAccess, fmt.Errorf("%w: %s needs access %#x, the open has %#x", ErrAccessDenied, op.what, op.access, o.GrantedAccess))
+		return refuse(ByAccess, fmt.Errorf("%w: %s needs access %#x, the open has %#x", ErrAccessDenied, op.what, op.access, o.GrantedAccess))
 	}
 	return nil
 }
@@ -266,7 +309,7 @@ func (d domain) admit(tx kv.Tx, now time.Time, c *caller, e *Entry, op *fileOp) 
 			check = lease.CheckWrite
 		}
 		if err := check(e.Lease, c.leaseID, lease.File, now); err != nil {
-			return refuse(byLease, err)
+			return refuse(ByLease, err)
 		}
 	}
 	if op.write {
@@ -289,7 +332,7 @@ func (d domain) readOnly(c *caller, e *Entry, op *fileOp) error {
 	}
 	if c.open != nil {
 		if op == &opDeleteFile && e.SMB.Attrs&AttrReadOnly != 0 {
-			return refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrCannotDelete))
+			return refuse(ByReadOnly, fmt.Errorf("%w: the file is read-only", ErrCannotDelete))
 		}
 		return nil
 	}
@@ -301,7 +344,7 @@ func (d domain) readOnly(c *caller, e *Entry, op *fileOp) error {
 // delete-on-close doc, replacing e's content when truncate (MS-FSA
 // 2.1.5.1.2.1): write access is ErrAccessDenied, delete-on-close
 // ErrCannotDelete, an overwrite or supersede ErrAccessDenied, in that
-// order, all refused by byReadOnly. A REST Create File over a read-only
+// order, all refused by ByReadOnly. A REST Create File over a read-only
 // file is refused by the same check (opCreateFile's readOnly), as
 // are its content writes and deletes (readOnly). Directories are never
 // refused.
@@ -311,11 +354,11 @@ func (d domain) readOnlyAtOpen(e *Entry, explicit uint32, doc, truncate bool) er
 	}
 	switch {
 	case explicit&accessWrite != 0:
-		return refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrAccessDenied))
+		return refused(ByReadOnly, "the file is read-only")
 	case doc:
-		return refuse(byReadOnly, fmt.Errorf("%w: the file is read-only", ErrCannotDelete))
+		return refuse(ByReadOnly, fmt.Errorf("%w: the file is read-only", ErrCannotDelete))
 	case truncate:
-		return refuse(byReadOnly, fmt.Errorf("%w: overwriting a read-only file", ErrAccessDenied))
+		return refused(ByReadOnly, "overwriting a read-only file")
 	}
 	return nil
 }
@@ -327,12 +370,12 @@ func (d domain) readOnlyAtOpen(e *Entry, explicit uint32, doc, truncate bool) er
 // file locks,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks,
 // "Lease File" row): it denies truncation (inferred), ErrSharingViolation
-// refused by byLease, as Create File over a leased file without its lease
-// ID is refused by byLease in admit.
+// refused by ByLease, as Create File over a leased file without its lease
+// ID is refused by ByLease in admit.
 func (d domain) leaseAtOpen(e *Entry, now time.Time, truncate bool) (leased bool, err error) {
 	leased = !e.Dir && e.Lease.Active(now)
 	if truncate && leased {
-		return leased, refuse(byLease, fmt.Errorf("%w: the file is leased", ErrSharingViolation))
+		return leased, refuse(ByLease, fmt.Errorf("%w: the file is leased", ErrSharingViolation))
 	}
 	return leased, nil
 }
@@ -345,8 +388,8 @@ func (d domain) leaseAtOpen(e *Entry, now time.Time, truncate bool) (leased bool
 // REST ("A portion of the specified file is locked by an SMB client",
 // Azure Files error codes,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes),
-// ErrFileLockConflict (STATUS_FILE_LOCK_CONFLICT) for SMB. Share
-// snapshots hold no locks.
+// ErrFileLockConflict (STATUS_FILE_LOCK_CONFLICT) for SMB: a refusal by
+// ByLock, which each door answers so. Share snapshots hold no locks.
 //
 // Resizing is not checked: a truncation is not a write of a range in
 // MS-FSA (2.1.5.14.4 FileEndOfFileInformation has no byte-range check),
@@ -365,35 +408,26 @@ func (d domain) checkRange(tx kv.Tx, now time.Time, c *caller, e *Entry, off, n 
 		handleID = c.open.HandleID
 	}
 	err := check(tx, now, c.acct, c.share, FormatID(e.ID), handleID, uint64(off), uint64(n))
-	if err == nil {
-		return nil
-	}
-	if c.open != nil {
-		err = lockErr(err)
-		if errors.Is(err, ErrFileLockConflict) {
-			return refuse(byLock, err)
-		}
-		return err
-	}
-	if errors.Is(err, handle.ErrLockConflict) {
-		return refuse(byLock, azerr.New(azerr.FileLockConflict))
+	switch {
+	case errors.Is(err, handle.ErrLockConflict):
+		return refused(ByLock, err.Error())
+	case errors.Is(err, handle.ErrNoHandle):
+		// Only an SMB caller names a handle: its open was closed.
+		return ErrFileClosed
 	}
 	return err
 }
 
-// checkSize refuses a file of size bytes in share sh: larger than the
-// share's quota, 403 ShareSizeLimitReached for REST (azfile recording
-// TestNegativeFileSizeMoreThanShareQuota); larger than the quota or than
-// 4 TiB, ErrDiskFull (STATUS_DISK_FULL) for SMB. (REST refuses sizes
-// over 4 TiB when it parses them, 400 OutOfRangeInput.)
-func (d domain) checkSize(c *caller, sh *Share, size int64) error {
-	if c.open != nil {
-		if size > maxFileSize || checkQuota(sh, size) != nil {
-			return refuse(byQuota, fmt.Errorf("%w: a file of %d bytes", ErrDiskFull, size))
-		}
-		return nil
+// checkSize refuses a file of size bytes in share sh, larger than the
+// share's quota or than 4 TiB: a refusal by ByQuota, which REST answers
+// 403 ShareSizeLimitReached and SMB ErrDiskFull (STATUS_DISK_FULL).
+// (REST refuses sizes over 4 TiB when it parses them, 400
+// OutOfRangeInput, so only the quota refuses a REST caller here.)
+func (d domain) checkSize(sh *Share, size int64) error {
+	if size > MaxFileSize || overQuota(sh, size) {
+		return refused(ByQuota, fmt.Sprintf("a file of %d bytes", size))
 	}
-	return refuse(byQuota, checkQuota(sh, size))
+	return nil
 }
 
 // The read-only attribute seen from REST. An SMB client (or a REST Set
@@ -413,15 +447,15 @@ func (d domain) checkSize(c *caller, sh *Share, size int64) error {
 // of the locks page.
 //
 // readOnlyREST refuses a REST operation on e that the read-only
-// attribute refuses (refused: the operation's fileOp.readOnly, or a
-// resize) when e is a file with the attribute: 409 ReadOnlyAttribute,
-// marked byReadOnly. Directories are never refused. Call it inside the
+// attribute refuses (applies: the operation's fileOp.readOnly, or a
+// resize) when e is a file with the attribute: a refusal by ByReadOnly,
+// which REST answers 409 ReadOnlyAttribute. Directories are never refused. Call it inside the
 // operation's transaction on the stored entry, before the change is
 // applied (a request that clears the attribute and resizes at once is
 // refused (inferred)).
-func (d domain) readOnlyREST(e *Entry, refused bool) error {
-	if refused && !e.Dir && e.SMB.Attrs&AttrReadOnly != 0 {
-		return refuse(byReadOnly, azerr.New(azerr.ReadOnlyAttribute))
+func (d domain) readOnlyREST(e *Entry, applies bool) error {
+	if applies && !e.Dir && e.SMB.Attrs&AttrReadOnly != 0 {
+		return refused(ByReadOnly, "")
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc64"
 	"io"
 	"strconv"
@@ -19,7 +20,7 @@ import (
 )
 
 // Copy File, Abort Copy File and Put Range from URL as domain methods.
-// The copy source is parsed and authorized by the front end (copy.go)
+// The copy source is parsed and authorized by the front end (filerest/copy.go)
 // before the call; the domain reads it, as a read of it would, inside
 // its own transaction.
 
@@ -129,33 +130,43 @@ func (s *Service) PutRangeFromURL(ctx context.Context, in PutRangeFromURLInput) 
 		var want []extent.Part
 		var crc []byte
 		if !final {
-			var inline map[string][]byte
+			// The source's data items are pinned inside the read
+			// transaction (extent.ReadPins) and read after it.
+			rp := s.data.NewReadPins()
 			err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-				want, inline, err = readSourceRange(tx, now, cs, srcOff, n)
-				return err
+				if want, err = readSourceRange(tx, now, cs, srcOff, n); err != nil {
+					return err
+				}
+				return rp.Load(tx, want, srcOff, n)
 			})
 			if err != nil {
+				rp.Release()
 				return PutRangeFromURLOutput{}, err
 			}
-			if crc, err = s.rangeCRC64(ctx, want, inline, srcOff, n); err != nil {
+			if crc, err = rangeCRC64(s.data.OpenReader(ctx, rp, nil), n); err != nil {
 				return PutRangeFromURLOutput{}, err
 			}
-			if err := in.Conditions.check(crc); err != nil {
+			if err := in.Conditions.Check(crc); err != nil {
 				return PutRangeFromURLOutput{}, err
 			}
 		}
 		from := func(tx kv.Tx) ([]extent.Part, error) {
-			got, inline, err := readSourceRange(tx, now, cs, srcOff, n)
+			got, err := readSourceRange(tx, now, cs, srcOff, n)
 			if err != nil {
 				return nil, err
 			}
 			if final {
-				// Every inline item is prefetched, so reading does not
-				// open another transaction.
-				if crc, err = s.rangeCRC64(ctx, got, inline, srcOff, n); err != nil {
+				// Read inside the write transaction, which names the
+				// items; every inline item is prefetched (the range is at
+				// most 4 MiB), so reading opens no other transaction.
+				inline, err := extent.Prefetch(tx, got, srcOff, n)
+				if err != nil {
 					return nil, err
 				}
-				if err := in.Conditions.check(crc); err != nil {
+				if crc, err = rangeCRC64(s.data.NewReader(ctx, got, inline, srcOff, n), n); err != nil {
+					return nil, err
+				}
+				if err := in.Conditions.Check(crc); err != nil {
 					return nil, err
 				}
 			} else if !extent.SameParts(got, want) {
@@ -182,22 +193,22 @@ func (s *Service) PutRangeFromURL(ctx context.Context, in PutRangeFromURLInput) 
 // source's SMB handles must allow reading it. cs was parsed and
 // authorized before the transaction.
 func loadCopySource(tx kv.Tx, now time.Time, cs *CopySource) (*Entry, error) {
-	if cs.blob != nil {
+	if cs.Blob != nil {
 		return loadBlobSource(tx, now, cs)
 	}
-	if _, err := loadShare(tx, cs.acct, cs.share, cs.snap); err != nil {
+	if _, err := loadShare(tx, cs.Acct, cs.Share, cs.Snap); err != nil {
 		return nil, err
 	}
-	_, e, err := walk(tx, cs.acct, cs.share, cs.snap, cs.comps)
+	_, e, err := walk(tx, cs.Acct, cs.Share, cs.Snap, cs.Comps)
 	if err != nil {
 		return nil, err
 	}
 	if e == nil || e.Dir {
 		return nil, azerr.New(azerr.ResourceNotFound)
 	}
-	if cs.snap == "" {
+	if cs.Snap == "" {
 		// Handles are those of the source's live share.
-		if err := handlesAt(tx, now, cs.acct, cs.share, "", e, handle.OpCopyFileSource); err != nil {
+		if err := handlesAt(tx, now, cs.Acct, cs.Share, "", e, handle.OpCopyFileSource); err != nil {
 			return nil, err
 		}
 	}
@@ -209,15 +220,29 @@ func loadCopySource(tx kv.Tx, now time.Time, cs *CopySource) (*Entry, error) {
 // blob lacks, and "source" copy modes take), its creation time, its last
 // modification as last write and change time, and the Archive attribute.
 func loadBlobSource(tx kv.Tx, now time.Time, cs *CopySource) (*Entry, error) {
-	o, err := cs.blob.ReadCopySource(tx, now, cs.bpath, cs.query)
+	o, err := cs.Blob(tx, now)
 	if err != nil {
 		return nil, err
 	}
 	return &Entry{
 		Size: o.Size, Parts: o.Parts, ETag: o.ETag, Created: o.Created, Modified: o.Modified, Meta: o.Meta,
-		Props: Props(o.Props),
+		Props: o.Props,
 		SMB:   SMBProps{Attrs: AttrArchive, Created: o.Created, LastWrite: o.Modified, Changed: o.Modified},
 	}, nil
+}
+
+// ReadSourceFile resolves, inside tx at now, the file cs names as Copy
+// File reads its source (share, parent and file must exist; the SMB
+// handles of the live share must allow reading it) and returns it with
+// the check of a range read of it (its SMB byte-range locks). Errors
+// are as a read of the source gives them (the REST front end turns them
+// into CannotVerifyCopySource). The Blob service's copies from a file
+// read it through this.
+func ReadSourceFile(tx kv.Tx, now time.Time, cs *CopySource) (e *Entry, readable func(off, n int64) error, err error) {
+	if e, err = loadCopySource(tx, now, cs); err != nil {
+		return nil, nil, err
+	}
+	return e, func(off, n int64) error { return checkSourceLocks(tx, now, cs, e, off, n) }, nil
 }
 
 // checkSourceLocks refuses reading n bytes from off of a copy source
@@ -226,10 +251,10 @@ func loadBlobSource(tx kv.Tx, now time.Time, cs *CopySource) (*Entry, error) {
 // reads its source as Get File does (inferred). It is the domain's
 // checkRange for an open-less caller at the source, at now.
 func checkSourceLocks(tx kv.Tx, now time.Time, cs *CopySource, src *Entry, off, n int64) error {
-	if cs.snap != "" || cs.blob != nil {
+	if cs.Snap != "" || cs.Blob != nil {
 		return nil
 	}
-	c := caller{acct: cs.acct, share: cs.share}
+	c := caller{acct: cs.Acct, share: cs.Share}
 	return domain{}.checkRange(tx, now, &c, src, off, n, false)
 }
 
@@ -272,8 +297,8 @@ func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*Entry, er
 		if err := checkSourceLocks(tx, now, cs, src, 0, src.Size); err != nil {
 			return err
 		}
-		if err := checkQuota(t.share, src.Size); err != nil {
-			return err
+		if overQuota(t.share, src.Size) {
+			return refused(ByQuota, fmt.Sprintf("a copy of %d bytes", src.Size))
 		}
 		old := t.e
 		var oldParts []extent.Part
@@ -293,8 +318,8 @@ func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*Entry, er
 			// Copy File: "a previous file at the destination with the ReadOnly
 			// attribute set causes the copy operation to fail";
 			// (azfile TestNegativeFileStartCopyDestReadOnly) ReadOnlyAttribute.
-			if old.SMB.Attrs&AttrReadOnly != 0 && !cp.ignoreReadOnly {
-				return refuse(byReadOnly, azerr.New(azerr.ReadOnlyAttribute))
+			if old.SMB.Attrs&AttrReadOnly != 0 && !cp.IgnoreReadOnly {
+				return refused(ByReadOnly, "")
 			}
 			oldParts = old.Parts
 			e = &Entry{Name: old.Name, ID: old.ID, Parent: old.Parent, Created: old.Created, SMB: old.SMB, Lease: lease.OnWrite(old.Lease, now)}
@@ -315,10 +340,10 @@ func (d domain) copyFile(ctx context.Context, c *caller, in *copyIn) (*Entry, er
 			e.Meta = in.meta
 		}
 		e.Parts = append([]extent.Part(nil), src.Parts...)
-		if err := cp.apply(tx, now, c.acct, c.share, cs.share, e, src, t.parent.SMB.PermKey); err != nil {
+		if err := cp.apply(tx, now, c.acct, c.share, cs.Share, e, src, t.parent.SMB.PermKey); err != nil {
 			return err
 		}
-		e.Copy = &CopyInfo{ID: in.copyID, Source: cs.raw, Status: "success", Progress: copyProgress(src.Size), Completion: now}
+		e.Copy = &CopyInfo{ID: in.copyID, Source: cs.Raw, Status: "success", Progress: copyProgress(src.Size), Completion: now}
 		touch(e, now)
 		if err := extent.AdjustRefs(tx, now, oldParts, e.Parts); err != nil {
 			return err
@@ -351,23 +376,23 @@ func (cp *CopySMB) apply(tx kv.Tx, now time.Time, acct, dstShare, srcShare strin
 		{&e.SMB.Changed, src.SMB.Changed, old.Changed},
 	}
 	for i, t := range times {
-		if cp.times[i].source {
+		if cp.Times[i].Source {
 			*t.dst = t.src
 			continue
 		}
-		if *t.dst, err = cp.times[i].ft.resolve(now, t.old); err != nil {
+		if *t.dst, err = cp.Times[i].Time.Resolve(now, t.old); err != nil {
 			return err
 		}
 	}
 	switch {
-	case cp.attrsSource:
+	case cp.AttrsSource:
 		e.SMB.Attrs = src.SMB.Attrs
-	case cp.attrs != nil:
-		e.SMB.Attrs = *cp.attrs
+	case cp.Attrs != nil:
+		e.SMB.Attrs = *cp.Attrs
 	default:
 		e.SMB.Attrs = AttrArchive
 	}
-	if cp.setArchive {
+	if cp.SetArchive {
 		// Copy File, x-ms-file-copy-set-archive: "whether the Archive
 		// attribute should be set, irrespective
 		// of the x-ms-file-attributes header value".
@@ -375,21 +400,21 @@ func (cp *CopySMB) apply(tx kv.Tx, now time.Time, acct, dstShare, srcShare strin
 	}
 	e.SMB.Attrs &^= AttrDirectory
 	switch {
-	case cp.permSource:
+	case cp.PermSource:
 		e.SMB.PermKey, err = copyPermission(tx, acct, srcShare, dstShare, src.SMB.PermKey, parentKey)
 		return err
-	case cp.perm != "":
-		e.SMB.PermKey, err = storePermission(tx, acct, dstShare, cp.perm)
+	case cp.Perm != "":
+		e.SMB.PermKey, err = storePermission(tx, acct, dstShare, cp.Perm)
 		return err
-	case cp.permKey != "":
-		sddl, err := loadPermission(tx, acct, dstShare, cp.permKey)
+	case cp.PermKey != "":
+		sddl, err := loadPermission(tx, acct, dstShare, cp.PermKey)
 		if err != nil {
 			return err
 		}
 		if sddl == "" {
 			return azerr.New(azerr.FileInvalidPermissionKey)
 		}
-		e.SMB.PermKey = cp.permKey
+		e.SMB.PermKey = cp.PermKey
 	default:
 		e.SMB.PermKey = parentKey
 	}
@@ -420,47 +445,40 @@ var errSourceChanged = errors.New("copy source changed while it was read")
 var putRangeFromURLAttempts = 5
 
 // readSourceRange resolves the source of Put Range from URL inside tx and
-// returns its parts covering [off, off+n) and their inline items: all of
-// them, since the range is at most 4 MiB (see extent.Prefetch).
-func readSourceRange(tx kv.Tx, now time.Time, cs *CopySource, off, n int64) ([]extent.Part, map[string][]byte, error) {
+// returns its parts covering [off, off+n).
+func readSourceRange(tx kv.Tx, now time.Time, cs *CopySource, off, n int64) ([]extent.Part, error) {
 	src, err := loadCopySource(tx, now, cs)
 	if err != nil {
-		return nil, nil, asSourceFailure(err)
+		return nil, &SourceError{Err: err}
 	}
 	if off+n > src.Size {
-		return nil, nil, azerr.Newf(azerr.InvalidRange, "The source range is beyond the end of the source file.")
+		return nil, azerr.Newf(azerr.InvalidRange, "The source range is beyond the end of the source file.")
 	}
 	if err := checkSourceLocks(tx, now, cs, src, off, n); err != nil {
-		return nil, nil, asSourceFailure(err)
+		return nil, &SourceError{Err: err}
 	}
-	parts := extent.Within(src.Parts, off, n)
-	inline, err := extent.Prefetch(tx, parts, off, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	return parts, inline, nil
+	return extent.Within(src.Parts, off, n), nil
 }
 
-// check compares the CRC64 of the source range with the conditions.
-func (c CRCConditions) check(crc []byte) error {
-	if c.content != nil && !bytes.Equal(c.content, crc) {
+// Check compares the CRC64 of the source range with the conditions.
+func (c CRCConditions) Check(crc []byte) error {
+	if c.Content != nil && !bytes.Equal(c.Content, crc) {
 		// The detail names are those of Blob's Crc64Mismatch (azure-sdk-for-js
 		// recording "stageBlock with invalid CRC64 should fail"): one error
 		// code, one body shape.
 		return azerr.New(azerr.CRC64Mismatch).
-			With("UserSpecifiedCrc", base64.StdEncoding.EncodeToString(c.content)).
+			With("UserSpecifiedCrc", base64.StdEncoding.EncodeToString(c.Content)).
 			With("ServerCalculatedCrc", base64.StdEncoding.EncodeToString(crc))
 	}
-	if c.ifMatch != nil && !bytes.Equal(c.ifMatch, crc) || c.ifNoneMatch != nil && bytes.Equal(c.ifNoneMatch, crc) {
+	if c.IfMatch != nil && !bytes.Equal(c.IfMatch, crc) || c.IfNoneMatch != nil && bytes.Equal(c.IfNoneMatch, crc) {
 		return azerr.New(azerr.SourceConditionNotMet)
 	}
 	return nil
 }
 
-// rangeCRC64 reads bytes [off, off+n) of content made of parts and returns
-// their CRC64 (8 bytes, little endian).
-func (s *Service) rangeCRC64(ctx context.Context, parts []extent.Part, inline map[string][]byte, off, n int64) ([]byte, error) {
-	rd := s.data.NewReader(ctx, parts, inline, off, n)
+// rangeCRC64 reads the n bytes of rd, closes it, and returns their
+// CRC64 (8 bytes, little endian).
+func rangeCRC64(rd io.ReadCloser, n int64) ([]byte, error) {
 	defer rd.Close()
 	h := crc64.New(extent.CRC64Table)
 	if _, err := io.CopyN(h, rd, n); err != nil {

@@ -9,7 +9,7 @@ import (
 // The File REST directory operations as domain methods: each takes a Ref
 // naming the directory and the parsed request values, runs in one kv
 // transaction (through the shared domain calls of domain_meta.go) and
-// returns the stored entry for the front end (dir.go) to render.
+// returns the stored entry for the front end (filerest/dir.go) to render.
 
 // EntryOutput is the directory or file record an operation read or
 // stored.

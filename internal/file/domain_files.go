@@ -16,7 +16,7 @@ import (
 // naming the file and the parsed request values (sizes, ranges, staged
 // data, properties), runs in one kv transaction (through the shared
 // domain calls of domain_io.go and domain_meta.go) and returns the stored
-// entry for the front end (file.go) to render. A method given staged data
+// entry for the front end (filerest/file.go) to render. A method given staged data
 // finishes it (extent.Staged.Finish): its chunks are kept when the write
 // was recorded and freed at once when it was refused.
 
@@ -230,14 +230,10 @@ func (s *Service) ListRanges(ctx context.Context, in ListRangesInput) (ListRange
 	return out, nil
 }
 
-// checkQuota refuses a file larger than its share's quota: 403
-// ShareSizeLimitReached (azfile recording
-// TestNegativeFileSizeMoreThanShareQuota).
-func checkQuota(sh *Share, size int64) error {
-	if sh.Quota > 0 && size > int64(sh.Quota)<<30 {
-		return azerr.New(azerr.ShareSizeLimitReached)
-	}
-	return nil
+// overQuota reports whether a file of size bytes is larger than its
+// share's quota.
+func overQuota(sh *Share, size int64) bool {
+	return sh.Quota > 0 && size > int64(sh.Quota)<<30
 }
 
 // rangeWritten stamps a content write of e: last-write and change times.
@@ -291,6 +287,9 @@ type GetFileInput struct {
 	// Limit, when positive, is the longest range that may be read
 	// (x-ms-range-get-content-md5: 400 OutOfRangeInput).
 	Limit int64
+	// RangeMD5 reads the range at once so its MD5 can be sent
+	// (x-ms-range-get-content-md5; Body.MD5).
+	RangeMD5 bool
 }
 
 // GetFileOutput is what GetFile found: the file and the range of it to
@@ -300,7 +299,9 @@ type GetFileInput struct {
 type GetFileOutput struct {
 	Entry          *Entry
 	Offset, Length int64
-	Inline         map[string][]byte
+	// Body streams the range; the caller must send or close it. Its data
+	// stays pinned until then, so a download outlives an overwrite.
+	Body *extent.Body
 }
 
 // GetFile is Get File: the checks of a read (see domain.readRange) and
@@ -311,7 +312,11 @@ func (s *Service) GetFile(ctx context.Context, in GetFileInput) (GetFileOutput, 
 	if err != nil {
 		return GetFileOutput{}, err
 	}
-	return GetFileOutput{Entry: out.e, Offset: out.off, Length: out.n, Inline: out.inline}, nil
+	body, err := s.data.OpenBodyFrom(ctx, out.rp, in.RangeMD5, nil)
+	if err != nil {
+		return GetFileOutput{}, err
+	}
+	return GetFileOutput{Entry: out.e, Offset: out.off, Length: out.n, Body: body}, nil
 }
 
 // LeaseFileInput is the input of LeaseFile.
@@ -360,7 +365,7 @@ type RenameInput struct {
 }
 
 // Rename is Rename File and Rename Directory, within one share (see
-// domain.rename and the outcomes rename.go lists).
+// domain.rename and the outcomes filerest/rename.go lists).
 func (s *Service) Rename(ctx context.Context, in RenameInput) (EntryOutput, error) {
 	c := in.caller()
 	e, err := s.dom().rename(ctx, &c, &renameIn{src: in.Source, dir: in.Dir, replace: in.Replace, ignoreRO: in.IgnoreReadOnly,

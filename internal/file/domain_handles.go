@@ -12,7 +12,7 @@ import (
 )
 
 // List Handles and Force Close Handles as domain methods, over the
-// store-backed handle records of package handle (handles_rest.go is
+// store-backed handle records of package handle (filerest/handles_rest.go is
 // their front end).
 //
 // Handle records name a file or directory by its file ID in decimal
@@ -87,7 +87,7 @@ func (sc *handleScope) current(h *handle.Handle) error {
 	}
 	if ok {
 		h.Path = p
-		if id != rootID {
+		if id != RootID {
 			e, _ := sc.node(id)
 			h.ParentID = FormatID(e.Parent)
 		}
@@ -202,7 +202,7 @@ func (sc *handleScope) node(id uint64) (*Entry, error) {
 // ID id; ok is false when the item is gone.
 func (sc *handleScope) path(id uint64) (p string, ok bool, err error) {
 	var names []string
-	for id != rootID {
+	for id != RootID {
 		e, err := sc.node(id)
 		if err != nil || e == nil {
 			return "", false, err
@@ -236,14 +236,14 @@ func (sc *handleScope) covers(h handle.Handle) (bool, error) {
 	if !sc.recursive {
 		return h.FileID == FormatID(sc.target.ID), nil
 	}
-	if sc.target.ID == rootID {
+	if sc.target.ID == RootID {
 		return true, nil
 	}
 	id, err := handleFileID(h)
 	if err != nil {
 		return false, err
 	}
-	for id != rootID {
+	for id != RootID {
 		if id == sc.target.ID {
 			return true, nil
 		}
@@ -281,7 +281,7 @@ func (sc *handleScope) each(after handle.Position, fn func(handle.Handle) (bool,
 		from := ""
 		if after != (handle.Position{}) {
 			if after.FileID != fid {
-				return badHandleMarker(handle.EncodeMarker(after))
+				return BadHandleMarker(handle.EncodeMarker(after))
 			}
 			from = after.HandleID
 		}
@@ -328,7 +328,7 @@ func newHandleScope(tx kv.Tx, ht *handleTarget) (*handleScope, error) {
 // no item is ignored.
 func deleteClosedEntry(tx kv.Tx, acct, sh, fileID string, now time.Time) error {
 	id, err := strconv.ParseUint(fileID, 10, 64)
-	if err != nil || id == rootID {
+	if err != nil || id == RootID {
 		return nil
 	}
 	e, err := loadByID(tx, acct, sh, "", id)

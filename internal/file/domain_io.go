@@ -41,7 +41,10 @@ type readIn struct {
 type readOut struct {
 	e      *Entry
 	off, n int64
-	inline map[string][]byte
+	// rp holds the range's inline items and pins on its other data
+	// items, taken inside the read transaction (extent.ReadPins): open
+	// the reader with it, or Release it.
+	rp *extent.ReadPins
 }
 
 // readRange reads a range of c's file in one read-only transaction: the
@@ -57,6 +60,7 @@ func (d domain) readRange(ctx context.Context, c *caller, in *readIn) (readOut, 
 	// value, so that neither escapes to the heap (as Get File's request
 	// did not before).
 	cv, iv := *c, *in
+	rp := d.s.data.NewReadPins()
 	err := d.s.store.View(ctx, func(tx kv.Tx) error {
 		cc, ii := cv, iv
 		c, in := &cc, &ii
@@ -86,15 +90,17 @@ func (d domain) readRange(ctx context.Context, c *caller, in *readIn) (readOut, 
 		}
 		if c.open != nil {
 			if off >= e.Size {
-				out = readOut{e: e, off: off}
+				out = readOut{e: e, off: off, rp: rp}
 				return nil
 			}
 			n = min(n, e.Size-off)
 		}
-		inline, err := extent.Prefetch(tx, e.Parts, off, n)
-		out = readOut{e: e, off: off, n: n, inline: inline}
-		return err
+		out = readOut{e: e, off: off, n: n, rp: rp}
+		return rp.Load(tx, e.Parts, off, n)
 	})
+	if err != nil {
+		rp.Release()
+	}
 	return out, err
 }
 
@@ -235,7 +241,7 @@ func (d domain) writeBounds(tx kv.Tx, now time.Time, c *caller, t target, in *wr
 	}
 	end = max(e.Size, end)
 	if c.open != nil {
-		if err := d.checkSize(c, t.share, end); err != nil {
+		if err := d.checkSize(t.share, end); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -285,7 +291,7 @@ func (d domain) resize(tx kv.Tx, now time.Time, c *caller, sh *Share, e *Entry, 
 			return err
 		}
 	}
-	if err := d.checkSize(c, sh, size); err != nil {
+	if err := d.checkSize(sh, size); err != nil {
 		return err
 	}
 	if size < e.Size {

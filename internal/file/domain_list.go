@@ -86,9 +86,9 @@ func listChildren(tx kv.Tx, acct, sh, snap string, dir uint64, foldedPrefix, fro
 			return false
 		}
 		switch {
-		case e.ID == rootID:
+		case e.ID == RootID:
 			// The root's own record sorts first among its children
-			// (rootKey is entryKey(rootID, "")).
+			// (rootKey is entryKey(RootID, "")).
 		case pending[FormatID(e.ID)]:
 		case len(out) == max:
 			next = fold(e.Name)

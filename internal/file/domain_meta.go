@@ -26,7 +26,7 @@ type deleteIn struct {
 // delete deletes c's item in one transaction. A REST caller deletes it
 // now (Delete File: its data references are released; Delete
 // Directory); an SMB caller sets or clears its delete-pending state, and
-// the item is deleted when its last handle closes (VFS.Close). Deleting
+// the item is deleted when its last handle closes (Opens.Close). Deleting
 // is refused, in order, for the share root (REST: 400 InvalidURI; SMB:
 // ErrAccessDenied, as smbd), by the checks of admit (opDeleteFile,
 // opDeleteDirectory), for a read-only file (REST: 409 ReadOnlyAttribute;
@@ -48,11 +48,8 @@ func (d domain) delete(ctx context.Context, c *caller, in *deleteIn) error {
 		if smb && !in.pending {
 			return vfsHandleErr(handle.SetDeletePending(tx, now, c.acct, c.share, c.open.fileID(), c.open.HandleID, false))
 		}
-		if e.ID == rootID {
-			if smb {
-				return fmt.Errorf("%w: the share root cannot be deleted", ErrAccessDenied)
-			}
-			return azerr.New(azerr.InvalidURI)
+		if e.ID == RootID {
+			return refused(ByShareRoot, "the share root cannot be deleted")
 		}
 		op := &opDeleteFile
 		if e.Dir {
@@ -67,10 +64,7 @@ func (d domain) delete(ctx context.Context, c *caller, in *deleteIn) error {
 				return err
 			}
 			if busy {
-				if smb {
-					return ErrDirectoryNotEmpty
-				}
-				return azerr.New(azerr.DirectoryNotEmpty)
+				return refused(ByNotEmpty, "")
 			}
 		}
 		if smb {
@@ -81,7 +75,7 @@ func (d domain) delete(ctx context.Context, c *caller, in *deleteIn) error {
 }
 
 // removeItem is the effect of every delete — REST Delete File and Delete
-// Directory, the last close of a delete-pending item (VFS.Close, the
+// Directory, the last close of a delete-pending item (Opens.Close, the
 // reaper), a file replaced by a rename: e's record and ID index go, and a
 // file's data references are released at now.
 func removeItem(tx kv.Tx, now time.Time, acct, sh string, e *Entry) error {
@@ -239,7 +233,7 @@ func (d domain) create(ctx context.Context, c *caller, in *createIn) (*Entry, er
 			return err
 		}
 		if !in.dir {
-			if err := d.checkSize(c, t.share, in.size); err != nil {
+			if err := d.checkSize(t.share, in.size); err != nil {
 				return err
 			}
 		}

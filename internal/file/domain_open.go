@@ -12,7 +12,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
-// openIn is an SMB CREATE whose parameters VFS.Open has validated (the
+// openIn is an SMB CREATE whose parameters Opens.Open has validated (the
 // disposition, options, attributes, access bits and path names): the
 // domain decides the rest.
 type openIn struct {
@@ -74,7 +74,7 @@ func truncates(disp Disposition) bool {
 // admitOpen applies to an SMB open of the existing item e the checks an
 // open must pass before the sharing check: the disposition and kind,
 // delete-pending (the rule REST operations meet in handle.CheckRESTOp:
-// refused by byDeletePending), the read-only attribute (readOnlyAtOpen),
+// refused by ByDeletePending), the read-only attribute (readOnlyAtOpen),
 // the share root's delete-on-close, an overwrite's hidden and system
 // attributes and a REST lease (leaseAtOpen). It returns whether e is
 // leased, which the sharing check needs.
@@ -100,7 +100,7 @@ func (d domain) admitOpen(tx kv.Tx, now time.Time, in *openIn, e *Entry) (leased
 		return false, err
 	}
 	if pending {
-		return false, refuse(byDeletePending, ErrDeletePending)
+		return false, refuse(ByDeletePending, ErrDeletePending)
 	}
 	truncate := truncates(r.Disposition)
 	explicit := MapAccess(r.DesiredAccess&^AccessMaximumAllowed, false)
@@ -108,7 +108,7 @@ func (d domain) admitOpen(tx kv.Tx, now time.Time, in *openIn, e *Entry) (leased
 		return false, err
 	}
 	switch {
-	case e.ID == rootID && doc:
+	case e.ID == RootID && doc:
 		return false, fmt.Errorf("%w: the share root cannot be deleted", ErrAccessDenied)
 	case truncate && doc && in.attrs&AttrReadOnly != 0:
 		// Overwriting with the read-only attribute and delete-on-close:
@@ -177,13 +177,13 @@ func (d domain) openCreate(tx kv.Tx, now time.Time, in *openIn, parent *Entry) (
 		return nil, fmt.Errorf("%w: delete-on-close with the read-only attribute", ErrCannotDelete)
 	}
 	// An empty path is the root, which exists: parent is set here.
-	if parent.ID != rootID {
+	if parent.ID != RootID {
 		pending, err := handle.IsDeletePending(tx, r.Account, r.Share, FormatID(parent.ID))
 		if err != nil {
 			return nil, err
 		}
 		if pending {
-			return nil, refuse(byDeletePending, fmt.Errorf("%w: the directory is delete-pending", ErrDeletePending))
+			return nil, refuse(ByDeletePending, fmt.Errorf("%w: the directory is delete-pending", ErrDeletePending))
 		}
 	}
 	e, err := newItem(tx, r.Account, r.Share, parent, r.Path[len(r.Path)-1], r.Options&OptDirectoryFile != 0, in.attrs, now)

@@ -47,16 +47,17 @@ var opRename = fileOp{access: AccessDelete, what: "a rename"}
 //
 //   - the source: REST: missing or of the other kind, 404
 //     ResourceNotFound; SMB: the open must be live, and the share root
-//     cannot move (ErrAccessDenied); a directory with an open item below
-//     it cannot move (ErrAccessDenied, smb2.rename.rename_dir_openfile);
-//   - the destination's parent: REST 404 ParentNotFound, SMB
+//     cannot move (ByShareRoot: ErrAccessDenied); a directory with an
+//     open item below it cannot move (ErrAccessDenied,
+//     smb2.rename.rename_dir_openfile);
+//   - the destination's parent (ByParent): REST 404 ParentNotFound, SMB
 //     ErrPathNotFound; the root as destination: REST 409
 //     ResourceAlreadyExists;
-//   - REST: the source's lease (412 as for a write, byLease); SMB: the
+//   - REST: the source's lease (412 as for a write, ByLease); SMB: the
 //     open handles of the destination's directory (ErrSharingViolation,
 //     see renameTargetDirNeed);
-//   - a directory moved into its own subtree: REST 400 InvalidInput, SMB
-//     ErrInvalidParameter;
+//   - a directory moved into its own subtree (BySubtree): REST 400
+//     InvalidInput, SMB ErrInvalidParameter;
 //   - REST: the share modes of the source's opens (409 SharingViolation);
 //     an SMB open with DELETE access was admitted only by opens sharing
 //     delete (MS-FSA 2.1.5.15.11);
@@ -79,8 +80,8 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, er
 			if _, src, err = liveOpen(tx, now, c.open); err != nil {
 				return err
 			}
-			if src.ID == rootID {
-				return fmt.Errorf("%w: the share root cannot be renamed", ErrAccessDenied)
+			if src.ID == RootID {
+				return refused(ByShareRoot, "the share root cannot be renamed")
 			}
 			if err := checkRenameOpens(tx, now, c.open, src); err != nil {
 				return err
@@ -105,8 +106,8 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, er
 			src = e
 		}
 		dp, old, err := walk(tx, acct, sh, "", dst)
-		if azerr.Has(err, azerr.ParentNotFound) && smb {
-			return fmt.Errorf("%w: %s", ErrPathNotFound, strings.Join(dst, `\`))
+		if azerr.Has(err, azerr.ParentNotFound) {
+			return refused(ByParent, strings.Join(dst, "/"))
 		}
 		if err != nil {
 			return err
@@ -120,13 +121,10 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, er
 				return vfsHandleErr(err)
 			}
 		} else if err := lease.CheckWrite(src.Lease, in.srcLease, lease.File, now); err != nil {
-			return refuse(byLease, err)
+			return refuse(ByLease, err)
 		}
 		if src.Dir {
 			if err := checkNotBelow(tx, acct, sh, dp, src.ID); err != nil {
-				if smb && azerr.Has(err, azerr.InvalidInput) {
-					return fmt.Errorf("%w: a directory cannot move into itself", ErrInvalidParameter)
-				}
 				return err
 			}
 		}
@@ -180,36 +178,31 @@ func (d domain) rename(ctx context.Context, c *caller, in *renameIn) (*Entry, er
 // "the Rest rename API does not support overwriting a directory"; the code
 // is inferred), SMB ErrAccessDenied. A read-only file: REST 409
 // ReadOnlyAttribute unless ignoreRO (the same azfile test), SMB
-// ErrAccessDenied (byReadOnly). A leased file: REST needs the destination
+// ErrAccessDenied (ByReadOnly). A leased file: REST needs the destination
 // lease ID (azfile TestDirectoryRenameDestLease), SMB ErrSharingViolation
-// (byLease). Open handles: REST as the renameReplace row of the handle
-// table (byShareMode), SMB: none may be open or delete-pending
+// (ByLease). Open handles: REST as the renameReplace row of the handle
+// table (ByShareMode), SMB: none may be open or delete-pending
 // (ErrAccessDenied, MS-FSA 2.1.5.15.11).
 func (d domain) replaceTarget(tx kv.Tx, now time.Time, c *caller, in *renameIn, old *Entry) error {
 	acct, sh := c.acct, c.share
+	switch {
+	case !in.replace:
+		return refused(ByExists, old.Name)
+	case old.Dir:
+		return refused(ByReplaceDir, "a directory cannot be replaced")
+	case old.SMB.Attrs&AttrReadOnly != 0 && !in.ignoreRO:
+		return refused(ByReadOnly, old.Name+" is read-only")
+	}
 	if c.open == nil {
-		switch {
-		case !in.replace, old.Dir:
-			return azerr.New(azerr.ResourceAlreadyExists)
-		case old.SMB.Attrs&AttrReadOnly != 0 && !in.ignoreRO:
-			return refuse(byReadOnly, azerr.New(azerr.ReadOnlyAttribute))
-		}
 		if err := lease.CheckWrite(old.Lease, in.dstLease, lease.File, now); err != nil {
-			return refuse(byLease, err)
+			return refuse(ByLease, err)
 		}
 		if err := handlesAt(tx, now, acct, sh, "", old, handle.OpRenameReplace); err != nil {
 			return err
 		}
 	} else {
-		switch {
-		case !in.replace:
-			return fmt.Errorf("%w: %s", ErrExists, old.Name)
-		case old.Dir:
-			return fmt.Errorf("%w: a directory cannot be replaced", ErrAccessDenied)
-		case old.SMB.Attrs&AttrReadOnly != 0:
-			return refuse(byReadOnly, fmt.Errorf("%w: %s is read-only", ErrAccessDenied, old.Name))
-		case old.Lease.Active(now):
-			return refuse(byLease, fmt.Errorf("%w: %s is leased", ErrSharingViolation, old.Name))
+		if old.Lease.Active(now) {
+			return refuse(ByLease, fmt.Errorf("%w: %s is leased", ErrSharingViolation, old.Name))
 		}
 		fid := FormatID(old.ID)
 		open, err := handle.HasOpen(tx, now, acct, sh, fid)
@@ -221,7 +214,7 @@ func (d domain) replaceTarget(tx kv.Tx, now time.Time, c *caller, in *renameIn, 
 			return err
 		}
 		if open || pending {
-			return refuse(byShareMode, fmt.Errorf("%w: %s is open", ErrAccessDenied, old.Name))
+			return refuse(ByShareMode, fmt.Errorf("%w: %s is open", ErrAccessDenied, old.Name))
 		}
 	}
 	return removeItem(tx, now, acct, sh, old)

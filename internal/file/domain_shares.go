@@ -18,7 +18,7 @@ import (
 // The File REST share operations as domain methods: each takes a typed
 // input (a Ref naming the share, and the parsed request values), runs in
 // its own kv transaction with the request's time and returns the stored
-// record for the front end (share.go, share_acl.go, share_delete.go,
+// record for the front end (filerest: share.go, share_acl.go, share_delete.go,
 // share_snapshot.go, shares_list.go) to render.
 
 // Ref names what a File REST operation acts on, and who asks.
@@ -58,7 +58,7 @@ type ShareOptions struct {
 // apply sets the options on sh at now. Root squash is an NFS setting:
 // on an SMB share it is 400 InvalidHeaderValue (inferred).
 func (o ShareOptions) apply(sh *Share, now time.Time) error {
-	if o.Squash != "" && sh.Protocols != protoNFS {
+	if o.Squash != "" && sh.Protocols != ProtoNFS {
 		return azerr.InvalidHeader("x-ms-root-squash", o.Squash)
 	}
 	if o.Quota != nil {
@@ -121,12 +121,12 @@ func (s *Service) CreateShare(ctx context.Context, in CreateShareInput) (ShareOu
 			// 409 ShareBeingDeleted (Azure Files error codes).
 			return azerr.New(azerr.ShareBeingDeleted)
 		}
-		sh = &Share{Created: now, Modified: now, ETag: newETag(now), Quota: defaultQuotaGiB, Meta: in.Meta, Protocols: protoSMB}
+		sh = &Share{Created: now, Modified: now, ETag: newETag(now), Quota: defaultQuotaGiB, Meta: in.Meta, Protocols: ProtoSMB}
 		if in.Options.Protocols != "" {
 			sh.Protocols = in.Options.Protocols
 		}
 		sh.Tier, sh.TierSince = "TransactionOptimized", now
-		if sh.Protocols == protoNFS {
+		if sh.Protocols == ProtoNFS {
 			sh.Tier, sh.Squash = "Premium", "NoRootSquash"
 		}
 		if err := in.Options.apply(sh, now); err != nil {

@@ -18,7 +18,7 @@ import (
 // open's share mode denies the access op needs (Managing file locks,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks;
 // see package handle for each row's evidence). Its refusals are the
-// domain's byShareMode and byDeletePending. Every REST operation on an
+// domain's ByShareMode and ByDeletePending. Every REST operation on an
 // existing file or directory calls it inside its transaction (the
 // domain's operations from admit). Handles live only on the live share,
 // never on snapshots.
@@ -49,25 +49,25 @@ func handleErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, handle.ErrDeletePending):
-		return refuse(byDeletePending, azerr.New(azerr.DeletePending))
+		return refuse(ByDeletePending, azerr.New(azerr.DeletePending))
 	case errors.Is(err, handle.ErrSharingViolation):
-		return refuse(byShareMode, azerr.New(azerr.SharingViolation))
+		return refuse(ByShareMode, azerr.New(azerr.SharingViolation))
 	}
 	return err
 }
 
 // vfsHandleErr is handleErr for an SMB caller: the same refusals of
-// package handle's open table (a share mode, byShareMode; delete-pending,
-// byDeletePending) as the VFS's NTSTATUS sentinels, and a closed handle
+// package handle's open table (a share mode, ByShareMode; delete-pending,
+// ByDeletePending) as the NTSTATUS sentinels, and a closed handle
 // as ErrFileClosed.
 func vfsHandleErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, handle.ErrSharingViolation):
-		return refuse(byShareMode, fmt.Errorf("%w (%v)", ErrSharingViolation, err))
+		return refuse(ByShareMode, fmt.Errorf("%w (%v)", ErrSharingViolation, err))
 	case errors.Is(err, handle.ErrDeletePending):
-		return refuse(byDeletePending, ErrDeletePending)
+		return refuse(ByDeletePending, ErrDeletePending)
 	case errors.Is(err, handle.ErrNoHandle):
 		return ErrFileClosed
 	case errors.Is(err, handle.ErrAccessDenied):

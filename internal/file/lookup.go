@@ -35,8 +35,8 @@ func loadEntry(tx kv.Tx, acct, sh, snap string, parent uint64, folded string) (*
 // loadByID reads the entry with file ID id through the ID index; nil if
 // none.
 func loadByID(tx kv.Tx, acct, sh, snap string, id uint64) (*Entry, error) {
-	if id == rootID {
-		return loadEntry(tx, acct, sh, snap, rootID, "")
+	if id == RootID {
+		return loadEntry(tx, acct, sh, snap, RootID, "")
 	}
 	var l loc
 	ok, err := kv.GetJSON(tx, idKey(acct, sh, snap, id), &l)
@@ -61,7 +61,7 @@ func walk(tx kv.Tx, acct, sh, snap string, comps []string) (parent, e *Entry, er
 	if err := prefetchPath(tx, acct, sh, snap, comps, false); err != nil {
 		return nil, nil, err
 	}
-	dir, err := loadEntry(tx, acct, sh, snap, rootID, "")
+	dir, err := loadEntry(tx, acct, sh, snap, RootID, "")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,7 +97,7 @@ func prefetchPath(tx kv.Tx, acct, sh, snap string, comps []string, withShare boo
 	}
 	keys = append(keys, rootKey(acct, sh, snap))
 	if len(comps) > 0 {
-		keys = append(keys, entryKey(acct, sh, snap, rootID, fold(comps[0])))
+		keys = append(keys, entryKey(acct, sh, snap, RootID, fold(comps[0])))
 	}
 	return kv.Prefetch(tx, keys...)
 }
@@ -129,13 +129,13 @@ func resolvePath(tx kv.Tx, acct, sh, snap string, comps []string) (target, error
 // putEntry writes e under its parent and name, and its ID index.
 func putEntry(tx kv.Tx, acct, sh, snap string, e *Entry) error {
 	folded := fold(e.Name)
-	if e.ID == rootID {
+	if e.ID == RootID {
 		folded = ""
 	}
 	if err := kv.PutJSON(tx, entryKey(acct, sh, snap, e.Parent, folded), e); err != nil {
 		return err
 	}
-	if e.ID == rootID {
+	if e.ID == RootID {
 		return nil
 	}
 	return kv.PutJSON(tx, idKey(acct, sh, snap, e.ID), loc{Parent: e.Parent, Name: folded})
@@ -173,7 +173,7 @@ func newRoot(tx kv.Tx, acct, sh string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	root := &Entry{ID: rootID, Dir: true, Created: now, SMB: SMBProps{Attrs: AttrDirectory, Created: now, LastWrite: now, Changed: now, PermKey: key}}
+	root := &Entry{ID: RootID, Dir: true, Created: now, SMB: SMBProps{Attrs: AttrDirectory, Created: now, LastWrite: now, Changed: now, PermKey: key}}
 	touch(root, now)
 	return putEntry(tx, acct, sh, "", root)
 }

@@ -1,7 +1,10 @@
-// Package file implements the Azure Files REST API: shares, directories and
-// sparse files over the kv store and the shared byte layer (internal/extent),
-// with file leases and the store-backed SMB handle records of
-// internal/file/handle consulted by every REST operation.
+// Package file is the File service's domain: shares, directories and
+// sparse files over the kv store and the shared byte layer
+// (internal/extent), with file leases and the store-backed SMB handle
+// records of internal/file/handle consulted by every operation. Its
+// typed methods ((ctx, XxxInput) (XxxOutput, error)) each own their
+// transaction; it imports no net/http (internal/archtest): the REST
+// front end is internal/file/filerest.
 //
 // Concurrency model: File REST writes have no optimistic concurrency (no
 // If-* headers; 400 ConditionHeadersNotSupported), so each write is one
@@ -17,7 +20,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/chunk"
@@ -29,7 +31,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/wire"
-	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
 // Service is the File service of one Cerulean process. Like the other
@@ -42,8 +43,6 @@ type Service struct {
 	// reclaimer, when set (SetReclaimer), purges deleted shares in the
 	// background (domain_purge.go).
 	reclaimer *reclaim.Reclaimer
-	// blobPeer is the Blob service copies may read from (SetBlobPeer).
-	blobPeer atomic.Pointer[xcopy.Peer]
 	// props are the File Service Properties.
 	props *svcprops.Service
 }
@@ -68,16 +67,24 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 // it through package handle).
 func (s *Service) Store() kv.Store { return s.store }
 
+// Data returns the byte layer: the REST front end stages request bodies
+// in it before the domain call that commits them, and opens response
+// bodies from the parts a read returns.
+func (s *Service) Data() *extent.Store { return s.data }
+
+// Log returns the service's logger.
+func (s *Service) Log() *slog.Logger { return s.log }
+
 // Limits (Azure Files scale targets and naming rules,
 // https://learn.microsoft.com/en-us/azure/storage/files/storage-files-scale-targets).
 const (
-	maxFileSize     = 4 << 40 // 4 TiB
-	maxRangeWrite   = 4 << 20 // Put Range
-	maxNameLen      = 255     // one path component
-	maxPathLen      = 2048    // whole path
-	maxPathDepth    = 250     // subdirectories
+	MaxFileSize     = 4 << 40 // 4 TiB
+	MaxRangeWrite   = 4 << 20 // Put Range
+	MaxNameLen      = 255     // one path component
+	MaxPathLen      = 2048    // whole path
+	MaxPathDepth    = 250     // subdirectories
 	defaultQuotaGiB = 5120
-	maxQuotaGiB     = 102400
+	MaxQuotaGiB     = 102400
 	maxShareSnaps   = 200
 )
 
@@ -125,9 +132,9 @@ type SMBProps struct {
 	LastAccess time.Time `json:"at,omitempty"`
 }
 
-// accessed is the last access time: the one an SMB client set, otherwise
+// Accessed is the last access time: the one an SMB client set, otherwise
 // the last write.
-func (p *SMBProps) accessed() time.Time {
+func (p *SMBProps) Accessed() time.Time {
 	if p.LastAccess.IsZero() {
 		return p.LastWrite
 	}
@@ -171,8 +178,8 @@ type loc struct {
 	Name   string `json:"n"` // folded
 }
 
-// rootID is the file ID of every share's root directory.
-const rootID uint64 = 0
+// RootID is the file ID of every share's root directory.
+const RootID uint64 = 0
 
 // Keys. Every component is escaped by kv.Key. snap is "" for the live
 // share and the snapshot's timestamp (wire.FormatISO7) for a snapshot.
@@ -197,7 +204,7 @@ func permsPrefix(acct, sh string) []byte     { return kv.Key("fp", acct, sh) }
 func servicePropsKey(acct string) []byte     { return kv.Key("sp", acct, "file") }
 
 // rootKey is the key of a share's root directory record.
-func rootKey(acct, sh, snap string) []byte { return entryKey(acct, sh, snap, rootID, "") }
+func rootKey(acct, sh, snap string) []byte { return entryKey(acct, sh, snap, RootID, "") }
 
 func idHex(id uint64) string { return fmt.Sprintf("%016x", id) }
 
@@ -213,7 +220,7 @@ func newID() uint64 {
 	var b [8]byte
 	for {
 		_, _ = rand.Read(b[:])
-		if id := binary.BigEndian.Uint64(b[:]); id != rootID {
+		if id := binary.BigEndian.Uint64(b[:]); id != RootID {
 			return id
 		}
 	}

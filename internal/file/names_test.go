@@ -2,10 +2,24 @@ package file
 
 // The names the existing tests use for types exported for the domain
 // methods' typed inputs and outputs (issue 28), so those tests stay as
-// they were: the entry record (Entry), its SMB properties (SMBProps) and
-// Copy File's parsed SMB headers (CopySMB).
+// they were: the entry record (Entry) and its SMB properties (SMBProps).
 type (
 	entry    = Entry
 	smbProps = SMBProps
-	copySMB  = CopySMB
 )
+
+// The names the tests use for the refusal kinds, exported for the doors
+// to map (issue 28).
+type check = Check
+
+const (
+	byAccess        = ByAccess
+	byShareMode     = ByShareMode
+	byDeletePending = ByDeletePending
+	byLock          = ByLock
+	byLease         = ByLease
+	byReadOnly      = ByReadOnly
+	byQuota         = ByQuota
+)
+
+func refusedBy(err error) Check { return RefusedBy(err) }

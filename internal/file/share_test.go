@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"github.com/cerulean-storage/cerulean/internal/testenv"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/clock"
@@ -24,6 +24,10 @@ const shAcct = "acct"
 
 // shService is a Service over a bolt store and chunk store in a temporary
 // directory, with a fake clock.
+// maxPermission is the REST front end's bound on a Create Permission
+// body (filerest, share_acl.go).
+const maxPermission = 64 << 10
+
 func shService(t testing.TB) (*Service, *clock.Fake) {
 	t.Helper()
 	store, chunks, clk := testenv.Stores(t)
@@ -40,7 +44,7 @@ func shDo(t *testing.T, s *Service, clk *clock.Fake, method, target, body string
 		hr.Header.Set(hdr[i], hdr[i+1])
 	}
 	w := httptest.NewRecorder()
-	err := s.ServeAzure(w, &server.Request{Request: hr, Account: shAcct, Authenticated: true, Now: clk.Now()})
+	err := serveREST(s, w, &server.Request{Request: hr, Account: shAcct, Authenticated: true, Now: clk.Now()})
 	return asClientSees(w), err
 }
 
@@ -77,10 +81,10 @@ func shPutFile(t *testing.T, s *Service, sh, name, data string) *entry {
 	}
 	defer st.Release()
 	now := s.clock.Now()
-	e := &entry{Name: name, ID: newID(), Parent: rootID, Created: now, Size: int64(len(data)), Parts: st.Parts}
+	e := &entry{Name: name, ID: newID(), Parent: RootID, Created: now, Size: int64(len(data)), Parts: st.Parts}
 	touch(e, now)
 	err = s.store.Update(ctx, func(tx kv.Tx) error {
-		old, err := loadEntry(tx, shAcct, sh, "", rootID, fold(name))
+		old, err := loadEntry(tx, shAcct, sh, "", RootID, fold(name))
 		if err != nil {
 			return err
 		}
@@ -110,7 +114,7 @@ func shRead(t *testing.T, s *Service, sh, snap, name string) string {
 	var e *entry
 	var inline map[string][]byte
 	err := s.store.View(ctx, func(tx kv.Tx) (err error) {
-		if e, err = loadEntry(tx, shAcct, sh, snap, rootID, fold(name)); err != nil || e == nil {
+		if e, err = loadEntry(tx, shAcct, sh, snap, RootID, fold(name)); err != nil || e == nil {
 			return err
 		}
 		inline, err = extent.Prefetch(tx, e.Parts, 0, e.Size)
@@ -162,47 +166,6 @@ func shCount(t *testing.T, s *Service, prefix []byte) int {
 	return n
 }
 
-func TestParseShareOptions(t *testing.T) {
-	for _, tc := range []struct {
-		name, header, value string
-		create              bool
-		bad                 bool
-		check               func(shareOptions) bool
-	}{
-		{"quota min", "x-ms-share-quota", "1", true, false, func(o shareOptions) bool { return *o.quota == 1 }},
-		{"quota max", "x-ms-share-quota", "102400", true, false, func(o shareOptions) bool { return *o.quota == 102400 }},
-		{"quota zero", "x-ms-share-quota", "0", true, true, nil},
-		{"quota negative", "x-ms-share-quota", "-1", false, true, nil},
-		{"quota too large", "x-ms-share-quota", "102401", false, true, nil},
-		{"quota not a number", "x-ms-share-quota", "5 GiB", true, true, nil},
-		{"tier any case", "x-ms-access-tier", "cool", true, false, func(o shareOptions) bool { return o.tier == "Cool" }},
-		{"tier transaction optimized", "x-ms-access-tier", "TransactionOptimized", false, false, func(o shareOptions) bool { return o.tier == "TransactionOptimized" }},
-		{"tier unknown", "x-ms-access-tier", "Archive", true, true, nil},
-		{"protocol nfs", "x-ms-enabled-protocols", "nfs", true, false, func(o shareOptions) bool { return o.protocols == "NFS" }},
-		{"protocol both", "x-ms-enabled-protocols", "SMB,NFS", true, true, nil},
-		{"protocol ignored on set", "x-ms-enabled-protocols", "bogus", false, false, func(o shareOptions) bool { return o.protocols == "" }},
-		{"root squash", "x-ms-root-squash", "allsquash", true, false, func(o shareOptions) bool { return o.squash == "AllSquash" }},
-		{"root squash unknown", "x-ms-root-squash", "Squash", true, true, nil},
-		{"dir lease false", "x-ms-enable-smb-directory-lease", "false", true, false, func(o shareOptions) bool { return o.dirLease != nil && !*o.dirLease }},
-		{"dir lease bad", "x-ms-enable-smb-directory-lease", "maybe", true, true, nil},
-		{"snapshot dir", "x-ms-enable-snapshot-virtual-directory-access", "true", false, false, func(o shareOptions) bool { return o.snapVDir != nil && *o.snapVDir }},
-	} {
-		h := http.Header{}
-		h.Set(tc.header, tc.value)
-		o, err := parseShareOptions(h, tc.create)
-		if tc.bad {
-			e, ok := azerr.As(err)
-			if !ok || e.Code != azerr.InvalidHeaderValue {
-				t.Errorf("%s: got %v, want InvalidHeaderValue", tc.name, err)
-			}
-			continue
-		}
-		if err != nil || !tc.check(o) {
-			t.Errorf("%s: got %+v, %v", tc.name, o, err)
-		}
-	}
-}
-
 func TestShareCreateGetSetDelete(t *testing.T) {
 	s, clk := shService(t)
 	w := shOK(t, s, clk, 201, "PUT", "/sh1?restype=share", "", "x-ms-meta-color", "blue", "x-ms-share-quota", "100", "x-ms-access-tier", "Cool")
@@ -228,7 +191,7 @@ func TestShareCreateGetSetDelete(t *testing.T) {
 	}
 	// The root directory exists, with the default permission.
 	err = s.store.View(context.Background(), func(tx kv.Tx) error {
-		root, err := loadEntry(tx, shAcct, "sh1", "", rootID, "")
+		root, err := loadEntry(tx, shAcct, "sh1", "", RootID, "")
 		if err != nil || root == nil || !root.Dir {
 			t.Errorf("root %+v, %v", root, err)
 			return err
@@ -368,7 +331,7 @@ func TestSharePurgeBatches(t *testing.T) {
 	now := clk.Now()
 	err := s.store.Update(context.Background(), func(tx kv.Tx) error {
 		for i := range purgeBatch*2 + 7 {
-			e := &entry{Name: "d" + FormatID(uint64(i)), ID: newID(), Parent: rootID, Dir: true, Created: now}
+			e := &entry{Name: "d" + FormatID(uint64(i)), ID: newID(), Parent: RootID, Dir: true, Created: now}
 			touch(e, now)
 			if err := putEntry(tx, shAcct, "big", "", e); err != nil {
 				return err
@@ -558,7 +521,7 @@ func TestShareStats(t *testing.T) {
 	shPutFile(t, s, "shr", "a", "12345")
 	shPutFile(t, s, "shr", "b", "123")
 	err := s.store.Update(context.Background(), func(tx kv.Tx) error {
-		e := &entry{Name: "sparse", ID: newID(), Parent: rootID, Size: 1 << 40} // size without data
+		e := &entry{Name: "sparse", ID: newID(), Parent: RootID, Size: 1 << 40} // size without data
 		return putEntry(tx, shAcct, "shr", "", e)
 	})
 	if err != nil {

@@ -123,7 +123,7 @@ func TestVFSLocks(t *testing.T) {
 }
 
 // openWith opens r through another VFS (another front end).
-func (e *vtEnv) openWith(v *VFS, r OpenRequest) *Open {
+func (e *vtEnv) openWith(v VFS, r OpenRequest) *Open {
 	e.t.Helper()
 	o, err := v.Open(e.ctx, r)
 	if err != nil {

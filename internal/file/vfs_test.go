@@ -28,7 +28,7 @@ type vtEnv struct {
 	t   testing.TB
 	s   *Service
 	clk *clock.Fake
-	v   *VFS
+	v   VFS
 	ctx context.Context
 	sh  string
 }
@@ -54,7 +54,7 @@ func (e *vtEnv) rest(method, target string, body []byte, hdr ...string) (*httpte
 		hr.Header.Set(hdr[i], hdr[i+1])
 	}
 	w := httptest.NewRecorder()
-	err := e.s.ServeAzure(w, &server.Request{Request: hr, Account: vtAcct, Authenticated: true, Now: e.clk.Now()})
+	err := serveREST(e.s, w, &server.Request{Request: hr, Account: vtAcct, Authenticated: true, Now: e.clk.Now()})
 	return asClientSees(w), err
 }
 
@@ -229,7 +229,7 @@ func TestVFSDispositions(t *testing.T) {
 				if len(got) != 0 || h.Get("x-ms-file-attributes") != "Hidden | Archive" || h.Get("x-ms-file-permission-key") == "" {
 					t.Fatalf("created: %q %v", got, h)
 				}
-				if h.Get("x-ms-file-id") != FormatID(o.FileID) || o.FileID == rootID {
+				if h.Get("x-ms-file-id") != FormatID(o.FileID) || o.FileID == RootID {
 					t.Fatalf("file id %s vs %d", h.Get("x-ms-file-id"), o.FileID)
 				}
 			default:
@@ -289,7 +289,7 @@ func TestVFSKinds(t *testing.T) {
 	}
 	e.close(o)
 	root := e.open(e.req("", ra, vtRWD, DispOpen, vtDir))
-	if !root.Dir || root.FileID != rootID || root.Info.Attributes&AttrDirectory == 0 {
+	if !root.Dir || root.FileID != RootID || root.Info.Attributes&AttrDirectory == 0 {
 		t.Fatalf("root: %+v", root)
 	}
 	e.close(root)
@@ -999,7 +999,7 @@ func TestVFSReadDir(t *testing.T) {
 		t.Fatalf("lookup missing: %v", err)
 	}
 	p, err := e.v.ParentInfo(e.ctx, d)
-	if err != nil || p.FileID != rootID || !p.Dir {
+	if err != nil || p.FileID != RootID || !p.Dir {
 		t.Fatalf("parent: %+v %v", p, err)
 	}
 	e.close(d)
@@ -1155,7 +1155,7 @@ func TestVFSShares(t *testing.T) {
 	if err := e.v.SetEndOfFile(e.ctx, o, 1<<30+1); !errors.Is(err, ErrDiskFull) {
 		t.Fatalf("extend past the quota: %v", err)
 	}
-	if err := e.v.Write(e.ctx, o, maxFileSize, []byte("a")); !errors.Is(err, ErrDiskFull) {
+	if err := e.v.Write(e.ctx, o, MaxFileSize, []byte("a")); !errors.Is(err, ErrDiskFull) {
 		t.Fatalf("write past 4 TiB: %v", err)
 	}
 	fi, err := e.v.FSInfo(e.ctx, vtAcct, "small")
@@ -1172,7 +1172,8 @@ func TestVFSShares(t *testing.T) {
 }
 
 // TestCheckReadOnly is the REST read-only rule of each operation, as its
-// fileOp states it: refused on a read-only file, never on a writable file
+// fileOp states it (answered through the REST door, filerest.Answer):
+// refused on a read-only file, never on a writable file
 // or a read-only directory. A resize is refused like a content write.
 // Rename File has no fileOp: it checks the attribute of a replaced file
 // itself (x-ms-file-rename-ignore-readonly, TestDomainRenameBothDoors).
@@ -1195,7 +1196,7 @@ func TestCheckReadOnly(t *testing.T) {
 		if !tc.op.write {
 			t.Errorf("%s: not a write, so admit never checks its read-only rule", tc.name)
 		}
-		err := d.readOnly(rest, ro, tc.op)
+		err := restAnswer(d.readOnly(rest, ro, tc.op))
 		if tc.refused != azerr.Has(err, azerr.ReadOnlyAttribute) || tc.refused != (refusedBy(err) == byReadOnly) || !tc.refused && err != nil {
 			t.Errorf("%s on a read-only file: %v", tc.name, err)
 		}
@@ -1207,7 +1208,7 @@ func TestCheckReadOnly(t *testing.T) {
 		}
 	}
 	// resize: Set File Properties with x-ms-content-length.
-	if err := d.readOnlyREST(ro, true); !azerr.Has(err, azerr.ReadOnlyAttribute) || refusedBy(err) != byReadOnly {
+	if err := restAnswer(d.readOnlyREST(ro, true)); !azerr.Has(err, azerr.ReadOnlyAttribute) || refusedBy(err) != byReadOnly {
 		t.Errorf("resize of a read-only file: %v", err)
 	}
 	// Reads carry no read-only rule.

@@ -33,8 +33,16 @@ import (
 // Batch bounds the records one reclaim transaction removes: small
 // enough that a transaction takes about a millisecond, so writers queued
 // behind it (the embedded store runs transactions one after the other)
-// wait no longer than for any request's.
-const Batch = 256
+// wait no longer than for any request's. A Reclaimer made with the
+// default batch adapts it between MinBatch and MaxBatch so that each
+// step holds the store for about StepTarget, whatever a record costs on
+// this store and machine.
+const (
+	Batch      = 256
+	MinBatch   = 16
+	MaxBatch   = 1024
+	StepTarget = time.Millisecond
+)
 
 // Step removes up to batch records of what the tombstone with key parts
 // (after the kind) and value val names, inside tx, at now. It reports
@@ -89,6 +97,9 @@ type Reclaimer struct {
 	clock clock.Clock
 	log   *slog.Logger
 	batch int
+	// adapt: batch moves between MinBatch and MaxBatch after each step
+	// to keep the step's own time near StepTarget (New with batch <= 0).
+	adapt bool
 
 	mu     sync.Mutex
 	kinds  map[string]Step
@@ -99,6 +110,18 @@ type Reclaimer struct {
 	// beforeStep, when set (tests), runs before each reclaim
 	// transaction; an error ends Drain with it.
 	beforeStep func(ctx context.Context) error
+	// afterDrain, when set, runs after each round of Run with the number
+	// of transactions it ran.
+	afterDrain func(steps int)
+}
+
+// SetAfterDrain makes fn run after each round of Run with the number of
+// reclaim transactions the round ran (the process gives memory back to
+// the system after a large reclaim). Call it before Run starts.
+func (r *Reclaimer) SetAfterDrain(fn func(steps int)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.afterDrain = fn
 }
 
 // SetBeforeStep makes fn run before each reclaim transaction, for tests
@@ -118,10 +141,11 @@ func New(store kv.Store, clk clock.Clock, log *slog.Logger, batch int) *Reclaime
 	if log == nil {
 		log = slog.Default()
 	}
-	if batch <= 0 {
+	adapt := batch <= 0
+	if adapt {
 		batch = Batch
 	}
-	return &Reclaimer{store: store, clock: clk, log: log, batch: batch, kinds: map[string]Step{}, wake: make(chan struct{}, 1)}
+	return &Reclaimer{store: store, clock: clk, log: log, batch: batch, adapt: adapt, kinds: map[string]Step{}, wake: make(chan struct{}, 1)}
 }
 
 // Register adds kind, whose tombstones step reclaims.
@@ -163,6 +187,7 @@ func (r *Reclaimer) Finish(ctx context.Context, kind string, parts ...string) (b
 		return false, fmt.Errorf("reclaim: no kind %q registered", kind)
 	}
 	key := Key(kind, parts...)
+	batch := r.curBatch()
 	for i := 0; i < Inline; i++ {
 		gone := false
 		err := r.store.Update(ctx, func(tx kv.Tx) error {
@@ -175,7 +200,7 @@ func (r *Reclaimer) Finish(ctx context.Context, kind string, parts ...string) (b
 			if err != nil {
 				return err
 			}
-			done, err := step(tx, parts, append([]byte(nil), val...), r.clock.Now(), r.batch)
+			done, err := step(tx, parts, append([]byte(nil), val...), r.clock.Now(), batch)
 			if err != nil || !done {
 				return err
 			}
@@ -223,9 +248,13 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 		}
 		now := r.clock.Now()
 		began := time.Now()
+		batch := r.curBatch()
 		var did bool
 		var key []byte
+		var held time.Duration
 		err := r.store.Update(ctx, func(tx kv.Tx) error {
+			fnStart := time.Now()
+			defer func() { held = time.Since(fnStart) }()
 			did = false
 			var val []byte
 			key = nil
@@ -248,7 +277,7 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 			if step == nil {
 				return fmt.Errorf("reclaim: no kind %q registered for tombstone %q", parts[1], key)
 			}
-			done, err := step(tx, parts[2:], val, now, r.batch)
+			done, err := step(tx, parts[2:], val, now, batch)
 			if err != nil {
 				return err
 			}
@@ -275,6 +304,7 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 			break
 		}
 		steps++
+		r.tune(held)
 		// Pace: rest as long as the step took, so that the reclaim
 		// takes at most half of the store's writer (the embedded store
 		// runs transactions one after the other) and other clients'
@@ -312,6 +342,32 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 	return steps, firstErr
 }
 
+// curBatch is the batch of the next step.
+func (r *Reclaimer) curBatch() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.batch
+}
+
+// tune adapts the batch to the time the last step held the store (its
+// function's own time, not the commit's): halved above twice StepTarget,
+// doubled below half of it. The embedded store runs transactions one
+// after the other, so this is how long a writer queued behind a step
+// waits for it.
+func (r *Reclaimer) tune(held time.Duration) {
+	if !r.adapt {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case held > 2*StepTarget && r.batch > MinBatch:
+		r.batch = max(MinBatch, r.batch/2)
+	case held < StepTarget/2 && r.batch < MaxBatch:
+		r.batch = min(MaxBatch, r.batch*2)
+	}
+}
+
 // Run drains at once (tombstones a stopped process left), then whenever
 // Kick is called, and every interval, until ctx is done.
 func (r *Reclaimer) Run(ctx context.Context, interval time.Duration) {
@@ -321,8 +377,15 @@ func (r *Reclaimer) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if _, err := r.Drain(ctx); err != nil && ctx.Err() == nil {
+		steps, err := r.Drain(ctx)
+		if err != nil && ctx.Err() == nil {
 			r.log.Warn("background reclaim failed", "err", err)
+		}
+		r.mu.Lock()
+		after := r.afterDrain
+		r.mu.Unlock()
+		if after != nil && ctx.Err() == nil {
+			after(steps)
 		}
 		select {
 		case <-ctx.Done():

@@ -203,3 +203,72 @@ func TestFinishInline(t *testing.T) {
 		t.Fatal("Finish of an unregistered kind: no error")
 	}
 }
+
+// TestBatchAdapts: with the default batch, a step that holds the store
+// longer than twice StepTarget halves the batch (down to MinBatch), a
+// quick one doubles it (up to MaxBatch); an explicit batch never moves.
+func TestBatchAdapts(t *testing.T) {
+	r := New(nil, nil, nil, 0)
+	if r.curBatch() != Batch {
+		t.Fatalf("initial batch %d", r.curBatch())
+	}
+	r.tune(10 * StepTarget)
+	if r.curBatch() != Batch/2 {
+		t.Fatalf("after a slow step: %d", r.curBatch())
+	}
+	for range 20 {
+		r.tune(10 * StepTarget)
+	}
+	if r.curBatch() != MinBatch {
+		t.Fatalf("after many slow steps: %d, want %d", r.curBatch(), MinBatch)
+	}
+	r.tune(StepTarget)
+	if r.curBatch() != MinBatch {
+		t.Fatalf("a step on target moved the batch to %d", r.curBatch())
+	}
+	for range 20 {
+		r.tune(0)
+	}
+	if r.curBatch() != MaxBatch {
+		t.Fatalf("after many quick steps: %d, want %d", r.curBatch(), MaxBatch)
+	}
+	fixed := New(nil, nil, nil, 100)
+	fixed.tune(time.Hour)
+	fixed.tune(0)
+	if fixed.curBatch() != 100 {
+		t.Fatalf("explicit batch moved to %d", fixed.curBatch())
+	}
+}
+
+// TestAfterDrain: after each round Run reports how many reclaim
+// transactions the round ran (the process gives memory back after a
+// large one).
+func TestAfterDrain(t *testing.T) {
+	s := mem.New()
+	defer s.Close()
+	r := New(s, nil, nil, 100)
+	r.Register("range", rangeStep)
+	fill(t, s, "a", 1000)
+	got := make(chan int, 4)
+	r.SetAfterDrain(func(steps int) { got <- steps })
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	go r.Run(ctx, time.Hour)
+	select {
+	case n := <-got:
+		if n != 11 {
+			t.Fatalf("first round ran %d transactions, want 11 (1000 records in batches of 100, then the tombstone's)", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no round reported")
+	}
+	r.Kick()
+	select {
+	case n := <-got:
+		if n != 0 {
+			t.Fatalf("an idle round ran %d transactions", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no second round reported")
+	}
+}

@@ -40,7 +40,7 @@ type exchange struct {
 func (x *exchange) observe() (time.Time, bool) {
 	obs := x.s.cfg.Observer
 	x.debug = x.s.cfg.Logger.Enabled(x.hr.Context(), slog.LevelDebug)
-	if sub := x.hr.Context().Value(batchVersionKey{}) != nil; (obs == nil && !x.debug) || sub {
+	if sub := x.hr.Context().Value(batchVersionKey{}) != nil; (obs == nil && x.s.cfg.Requests == nil && !x.debug) || sub {
 		return time.Time{}, false
 	}
 	start := time.Now()
@@ -61,6 +61,15 @@ func (x *exchange) observed(start time.Time) {
 	d := time.Since(start)
 	if obs := x.s.cfg.Observer; obs != nil {
 		obs.End(x.svc.Name, op, x.sw.status(), d)
+	}
+	if rec := x.s.cfg.Requests; rec != nil {
+		acct := auth.AccountFromPath(x.hr.URL.EscapedPath())
+		if x.r != nil && x.r.Account != "" {
+			acct = x.r.Account
+		}
+		rec(Exchange{Start: start, Service: x.svc.Name, Method: x.hr.Method, URL: redactSAS(x.hr.URL), Account: acct, Op: op,
+			Status: x.sw.status(), ErrorCode: x.sw.Header().Get("x-ms-error-code"), RequestID: x.sw.Header().Get("x-ms-request-id"),
+			Client: x.hr.RemoteAddr, Duration: d})
 	}
 	if x.debug {
 		x.s.cfg.Logger.Debug("request", "service", x.svc.Name, "method", x.hr.Method, "url", redactSAS(x.hr.URL),

@@ -106,6 +106,9 @@ type Config struct {
 	Logger   *slog.Logger
 	// Observer, if set, sees every request a listener answers (metrics).
 	Observer Observer
+	// Requests, if set, gets one Exchange for every request an Observer
+	// would see, once it is answered (the console's activity list).
+	Requests func(Exchange)
 	// TLS, if set, makes every service listener HTTPS (HTTP/1.1 only).
 	TLS *tls.Config
 	// OAuth accepts Entra ID bearer tokens in the emulator's basic mode
@@ -147,6 +150,22 @@ const ReservedPrefix = "/.cerulean"
 type Observer interface {
 	Begin(service string)
 	End(service, op string, code int, d time.Duration)
+}
+
+// Exchange describes one answered request for Config.Requests: what a
+// client's trace would show of it (the SAS signature hidden).
+type Exchange struct {
+	Start     time.Time
+	Service   string
+	Method    string
+	URL       string
+	Account   string
+	Op        string
+	Status    int
+	ErrorCode string
+	RequestID string
+	Client    string
+	Duration  time.Duration
 }
 
 // Server runs the listeners of all services.

@@ -9,7 +9,8 @@ import (
 )
 
 // FileSystem is what the SMB front end needs from the File service: the
-// VFS of one owner (file.VFS satisfies it; internal/app passes one). It
+// VFS of one owner (smbfs.VFS, the SMB view over the File domain's
+// file.Opens, satisfies it; internal/app passes one). It
 // lists only the calls this package makes, so the front end does not
 // depend on the VFS's whole surface. Handles (*file.Open) live in the
 // store's global open table, so share modes, delete-pending and

@@ -24,6 +24,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/cerulean-storage/cerulean/internal/file/filerest"
 	"github.com/cerulean-storage/cerulean/internal/testenv"
 
 	ntlmssp "github.com/Azure/go-ntlmssp"
@@ -35,6 +36,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
+	"github.com/cerulean-storage/cerulean/internal/smb/smbfs"
 )
 
 const (
@@ -85,7 +87,7 @@ func newTestEnvWith(t testing.TB, adjust func(*Config)) *testEnv {
 	k1, _ := base64.StdEncoding.DecodeString(testKey1)
 	k2, _ := base64.StdEncoding.DecodeString(testKey2)
 	cfg := Config{
-		FS:       svc.VFS("smb-test"),
+		FS:       smbfs.New(svc, "smb-test"),
 		Accounts: []auth.Account{{Name: testAcct, Keys: [][]byte{k1, k2}}},
 		Logger:   slog.New(slog.DiscardHandler),
 	}
@@ -137,7 +139,7 @@ func (e *testEnv) rest(method, target, body string, want int, hdr ...string) *ht
 	}
 	hr.Header.Set("x-ms-version", "2025-05-05")
 	w := httptest.NewRecorder()
-	err := e.svc.ServeAzure(w, &server.Request{Request: hr, Account: testAcct, Authenticated: true, Now: time.Now()})
+	err := filerest.New(e.svc).ServeAzure(w, &server.Request{Request: hr, Account: testAcct, Authenticated: true, Now: time.Now()})
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, target, err)
 	}

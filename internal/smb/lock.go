@@ -11,7 +11,7 @@ import (
 )
 
 // Byte-range locks (MS-SMB2 3.3.5.14; MS-FSA 2.1.5.7). The locks themselves
-// live in the store (file.VFS.Lock, package handle), global across front
+// live in the store (file.Opens.Lock, package handle), global across front
 // ends; this file parses LOCK and runs blocking locks.
 //
 // A lock that conflicts and did not ask to fail immediately goes

@@ -15,8 +15,10 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file/filerest"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
+	"github.com/cerulean-storage/cerulean/internal/smb/smbfs"
 )
 
 const (
@@ -112,7 +114,7 @@ func (e *testEnv) restErr(method, target, body string, hdr ...string) error {
 	}
 	hr.Header.Set("x-ms-version", "2025-05-05")
 	w := httptest.NewRecorder()
-	err := e.svc.ServeAzure(w, &server.Request{Request: hr, Account: testAcct, Authenticated: true, Now: time.Now()})
+	err := filerest.New(e.svc).ServeAzure(w, &server.Request{Request: hr, Account: testAcct, Authenticated: true, Now: time.Now()})
 	if err == nil && w.Code >= 300 {
 		return errors.New(w.Result().Status)
 	}
@@ -297,7 +299,7 @@ func TestBlockingLock(t *testing.T) {
 func TestBlockingLockAcrossServers(t *testing.T) {
 	e := newTestEnv(t)
 	srv2 := New(Config{
-		FS:       e.svc.VFS("smb-test-2"),
+		FS:       smbfs.New(e.svc, "smb-test-2"),
 		Accounts: []auth.Account{{Name: testAcct, Keys: [][]byte{e.key1()}}},
 		Logger:   slog.New(slog.DiscardHandler),
 	})

@@ -9,7 +9,7 @@ import (
 // newName checks the name an SMB client gives a new file or directory
 // (the last component of a CREATE that may create, or a rename target)
 // against what the File REST API can reach, so that nothing made over
-// SMB is out of REST's reach. The File service (file.VFS) already
+// SMB is out of REST's reach. The File service (file.Opens) already
 // applies the REST naming rules both front ends share (1 to 255
 // characters, none of " \ / : | < > * ? or a control character, not "."
 // or ".."; "Naming and referencing shares, directories, files, and

@@ -9,10 +9,12 @@ import (
 )
 
 // fileStatuses maps the File service's errors (the sentinels of
-// file.VFS calls, and the domain's refusals of an SMB caller, which wrap
-// them) to the NTSTATUS this front end answers with. The File service
-// names which rule refused; the SMB vocabulary for it lives here, as the
-// REST vocabulary lives in its handlers.
+// FileSystem calls, and the domain's refusals of an SMB caller, which
+// wrap them: the SMB view, smbfs, answers a refusal the domain leaves
+// to the door with its sentinel) to the NTSTATUS this front end answers
+// with. The File service names which rule refused; the SMB vocabulary
+// for it lives here and in smbfs, as the REST vocabulary lives in
+// filerest.
 var fileStatuses = []struct {
 	err    error
 	status smb2.Status

@@ -7,7 +7,7 @@
 // ntlm's (NTLMv2 in SPNEGO, user = storage account name, password = an
 // account key as base64 text), and every file operation goes through the
 // File service's VFS, behind the FileSystem interface this package
-// defines (fs.go; internal/app passes a file.VFS), whose handles live in
+// defines (fs.go; internal/app passes an smbfs.VFS), whose handles live in
 // the store's global open table: share modes, delete-pending and
 // List/Force Close Handles hold across the REST and SMB front ends.
 //
@@ -51,7 +51,7 @@ import (
 // Config configures a Server.
 type Config struct {
 	// FS is the File service's VFS whose shares are served (required),
-	// e.g. file.Service.VFS(DefaultOwner()). Its owner id is the
+	// e.g. smbfs.New(fileService, DefaultOwner()). Its owner id is the
 	// liveness identity of this server's handles and must be unique
 	// among live servers.
 	FS FileSystem

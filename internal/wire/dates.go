@@ -12,16 +12,12 @@ import (
 // and recorded responses).
 const ISO7Layout = "2006-01-02T15:04:05.0000000Z"
 
-// httpDateLayout is net/http's TimeFormat, spelled out so that wire
-// stays free of net/http (the domain packages use it).
-const httpDateLayout = "Mon, 02 Jan 2006 15:04:05 GMT"
-
 // FormatHTTPDate formats t as an RFC 1123 GMT date (Date, Last-Modified,
 // x-ms-creation-time): "Mon, 02 Jan 2006 15:04:05 GMT" (Representation of
 // date/time values in headers,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/representation-of-date-time-values-in-headers).
 // Sub-second precision is dropped.
-func FormatHTTPDate(t time.Time) string { return t.UTC().Format(httpDateLayout) }
+func FormatHTTPDate(t time.Time) string { return t.UTC().Format(httpTimeFormat) }
 
 // FormatISO7 formats t in UTC with exactly 7 fractional digits, e.g.
 // 2011-03-09T01:42:34.9360000Z (snapshot IDs, as Snapshot Blob returns them).

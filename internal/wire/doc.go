@@ -19,12 +19,22 @@ import (
 	"strings"
 )
 
+// Header is the shape of an HTTP header map (net/http's http.Header, which
+// is assignable to it), so that the parsers here take request headers
+// without this package depending on net/http: the domain packages use its
+// formats (ETags, ranges, dates) below the HTTP line.
+type Header = map[string][]string
+
+// httpTimeFormat is net/http's TimeFormat, the RFC 1123 GMT layout of
+// HTTP dates.
+const httpTimeFormat = "Mon, 02 Jan 2006 15:04:05 GMT"
+
 // headerValue returns the first value of header name in h. It first tries
 // the canonical key (what net/http servers produce) and then falls back to a
 // case-insensitive scan, because the Go SDKs set some keys directly in the
 // map in lower case (req.Header["x-ms-meta-"+k]), which matters when a
 // request is handed to a handler in-process without going over the wire.
-func headerValue(h map[string][]string, name string) (string, bool) {
+func headerValue(h Header, name string) (string, bool) {
 	if v, ok := h[textproto.CanonicalMIMEHeaderKey(name)]; ok && len(v) > 0 {
 		return v[0], true
 	}

@@ -40,7 +40,7 @@ const MaxMetadataSize = 8 * 1024
 //     is Cerulean's choice);
 //   - total of len(name)+len(value) over all pairs > 8 KiB: 400
 //     MetadataTooLarge (Common REST API error codes).
-func ParseMetadata(h map[string][]string) (map[string]string, error) {
+func ParseMetadata(h Header) (map[string]string, error) {
 	// Visit keys in sorted order so that the reported error is deterministic.
 	keys := make([]string, 0, 8)
 	for key, vals := range h {
@@ -129,7 +129,7 @@ func (m MetadataXML) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 // lower case, as Azure sends them. Header.Set would canonicalize the key
 // (X-Ms-Meta-Name), and the Python SDKs collect metadata from the headers
 // that start with "x-ms-meta-" exactly: they would see none.
-func WriteMetadata(h map[string][]string, meta map[string]string) {
+func WriteMetadata(h Header, meta map[string]string) {
 	for k, v := range meta {
 		h[MetaPrefix+k] = []string{v}
 	}

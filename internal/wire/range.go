@@ -54,7 +54,7 @@ func (r Range) String() string {
 // Azurite aligned with Azure in Azure/Azurite#2458 and #2462), so download
 // handlers should treat an error from ParseRange as "no range". Writes (Put
 // Page, Put Range) must return the error.
-func ParseRange(h map[string][]string) (*Range, error) {
+func ParseRange(h Header) (*Range, error) {
 	name := HeaderXMsRange
 	v, _ := headerValue(h, HeaderXMsRange)
 	if v == "" {
@@ -160,7 +160,7 @@ func UnsatisfiedContentRange(size int64) string {
 // Checking the range against the blob size (also 416 InvalidPageRange: Blob
 // service error codes, and the legacy .NET client's Azure/azure-storage-net
 // page blob tests) and against Content-Length is left to the caller.
-func PageRange(h map[string][]string) (off, n int64, err error) {
+func PageRange(h Header) (off, n int64, err error) {
 	r, err := ParseRange(h)
 	if err != nil {
 		return 0, 0, err

@@ -42,6 +42,12 @@ func backendConfig(t testing.TB) app.Config {
 	return cfg
 }
 
+// sharedStore reports whether the tests run on PostgreSQL, a store other
+// processes may share: there the collector keeps a grace period, while on
+// the embedded and in-memory stores it frees data at once
+// (extent.TrackViews).
+func sharedStore() bool { return os.Getenv(pgtest.EnvVar) != "" }
+
 // startApp starts a server on backendConfig with the given service ports
 // (0: a free port, -1: off) and a fake clock set to the real time (the
 // SDKs sign with the real time and the server rejects more than 15

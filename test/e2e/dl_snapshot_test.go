@@ -377,16 +377,18 @@ func TestDLSnapshotReclaim(t *testing.T) {
 	collect := func() int {
 		t.Helper()
 		// The first run releases what the namespace hands back, a run
-		// after the data items' grace frees them (extent.GCGrace). The
-		// SDK signs with the real time, so the clock moves only around
-		// the collector.
-		_, err := e.app.Blob.CollectGarbage(e.ctx)
+		// after the data items' grace frees them (extent.GCGrace; on a
+		// store only this server uses the first run frees them already,
+		// see extent.TrackViews): the sum counts each once. The SDK
+		// signs with the real time, so the clock moves only around the
+		// collector.
+		n1, err := e.app.Blob.CollectGarbage(e.ctx)
 		must(t, err)
 		e.clock.Set(time.Now().Add(extent.GCGrace + time.Second))
 		defer e.clock.Set(time.Now())
-		n, err := e.app.Blob.CollectGarbage(e.ctx)
+		n2, err := e.app.Blob.CollectGarbage(e.ctx)
 		must(t, err)
-		return n
+		return n1 + n2
 	}
 	_, err := bs.UploadBuffer(e.ctx, "snapgc", "r/x", chunk('a'), nil)
 	must(t, err)

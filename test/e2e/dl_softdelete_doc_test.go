@@ -59,12 +59,16 @@ func softDocCollect(t *testing.T, e *dlEnv, skew time.Duration) int {
 	t.Helper()
 	defer e.clock.Set(time.Now())
 	e.clock.Set(time.Now().Add(skew))
-	_, err := e.app.Blob.CollectGarbage(e.ctx)
+	// A run, then one after the data items' grace (extent.GCGrace): on a
+	// store only this server uses the first frees what it releases at
+	// once (extent.TrackViews), elsewhere the second does; the sum
+	// counts each item once.
+	n1, err := e.app.Blob.CollectGarbage(e.ctx)
 	must(t, err)
 	e.clock.Set(time.Now().Add(skew + extent.GCGrace + time.Second))
-	n, err := e.app.Blob.CollectGarbage(e.ctx)
+	n2, err := e.app.Blob.CollectGarbage(e.ctx)
 	must(t, err)
-	return n
+	return n1 + n2
 }
 
 // TestDLSoftDocDeleteBlob: with soft delete on, Delete Blob of a file

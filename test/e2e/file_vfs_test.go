@@ -20,12 +20,13 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/app"
 	cfile "github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/smb/smbfs"
 )
 
 // fvEnv is a File server with a live SMB view and one share.
 type fvEnv struct {
 	*fileEnv
-	v     *cfile.VFS
+	v     *smbfs.VFS
 	name  string
 	share *share.Client
 }
@@ -33,7 +34,7 @@ type fvEnv struct {
 func startFileVFS(t *testing.T) *fvEnv {
 	t.Helper()
 	e := startFile(t)
-	v := e.app.File.VFS("e2e-smb")
+	v := smbfs.New(e.app.File, "e2e-smb")
 	must(t, v.Heartbeat(e.ctx, e.clock.Now().Add(time.Hour)))
 	name := fileName("vfs")
 	s := e.svc.NewShareClient(name)
@@ -227,7 +228,7 @@ func TestFileVFSFrontEndCrash(t *testing.T) {
 	e := startFileVFS(t)
 	e.mkfile(e.share, "locked", 4)
 	e.mkfile(e.share, "temp", 4)
-	crashed := e.app.File.VFS("crashed-smb")
+	crashed := smbfs.New(e.app.File, "crashed-smb")
 	must(t, crashed.Heartbeat(e.ctx, e.clock.Now().Add(30*time.Second)))
 	if _, err := crashed.Open(e.ctx, e.req("locked", cfile.FileAllAccess, 0, cfile.DispOpen, 0)); err != nil {
 		t.Fatal(err)

@@ -389,15 +389,20 @@ func TestSoftDeleteExpiry(t *testing.T) {
 		t.Fatalf("freed %d items before expiry", n)
 	}
 	sdWantList(t, "before expiry", e.sdList("softdel", container.ListBlobsInclude{Deleted: true}), "large (deleted), live, small (deleted)")
-	// At expiry the records are purged; their data goes after the grace
-	// period (10 minutes).
-	if n := collect(deletedAt.Add(day)); n != 0 {
-		t.Fatalf("freed %d items at expiry, before the grace period", n)
+	// At expiry the records are purged. Only the large blob's chunk is a
+	// data item (the small body was embedded in its record and went with
+	// it): on a store only this server uses it is freed in the same pass
+	// (extent.TrackViews); on PostgreSQL, shared with other front ends,
+	// after the grace period (10 minutes).
+	atExpiry, afterGrace := 1, 0
+	if sharedStore() {
+		atExpiry, afterGrace = 0, 1
 	}
-	// Only the large blob's chunk is a data item: the small body was
-	// embedded in its record and went with it.
-	if n := collect(deletedAt.Add(day + 10*time.Minute)); n != 1 {
-		t.Fatalf("freed %d items after the grace period, want 1", n)
+	if n := collect(deletedAt.Add(day)); n != atExpiry {
+		t.Fatalf("freed %d items at expiry, want %d", n, atExpiry)
+	}
+	if n := collect(deletedAt.Add(day + 10*time.Minute)); n != afterGrace {
+		t.Fatalf("freed %d items after the grace period, want %d", n, afterGrace)
 	}
 	if n := collect(deletedAt.Add(day + 20*time.Minute)); n != 0 {
 		t.Fatalf("second pass freed %d", n)

@@ -27,6 +27,7 @@ import (
 	filesas "github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/sas"
 	"github.com/cerulean-storage/cerulean/internal/app"
 	cfile "github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/smb/smbfs"
 )
 
 type xcEnv struct {
@@ -247,7 +248,7 @@ func TestCopyFileToBlob(t *testing.T) {
 // does, and Get File of an unlocked range of a file with locks succeeds.
 func TestCopyFileToBlobLockedRange(t *testing.T) {
 	e := xcStart(t)
-	v := e.file.app.File.VFS("e2e-smb")
+	v := smbfs.New(e.file.app.File, "e2e-smb")
 	must(t, v.Heartbeat(e.ctx, e.file.clock.Now().Add(time.Hour)))
 	s := e.file.share()
 	data := fiRand(4096)

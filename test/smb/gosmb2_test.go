@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/fileerror"
 
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/smb/smbfs"
 )
 
 // NTSTATUS codes the tests expect.
@@ -114,7 +115,7 @@ func TestDeletePendingVisibility(t *testing.T) {
 
 	// The other handle: opened through the File service's Go API as a
 	// second front end would (go-smb2 always asks for data access).
-	v := e.app.File.VFS("test-holder")
+	v := smbfs.New(e.app.File, "test-holder")
 	if err := v.Heartbeat(e.ctx, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}

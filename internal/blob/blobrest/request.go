@@ -15,7 +15,9 @@ import (
 
 // call is the request's time for the domain call, and its caller (see
 // caller; nil unless the request carries a bearer token).
-func (r *req) call() blob.Call { return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk} }
+func (r *req) call() blob.Call {
+	return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk, RequestID: r.ID, ClientRequestID: r.Header.Get("x-ms-client-request-id")}
+}
 
 // ref is the blob (or snapshot) the request addresses.
 func (r *req) ref() blob.BlobRef {

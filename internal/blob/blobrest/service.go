@@ -71,6 +71,9 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 			return err
 		}
 	}
+	if err := feedReadOnly(r); err != nil {
+		return err
+	}
 	if r.cpk, err = parseCPK(r.Header, r.HTTPS, "x-ms-encryption-"); err != nil {
 		return err
 	}

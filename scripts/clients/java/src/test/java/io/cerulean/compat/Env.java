@@ -9,7 +9,8 @@ import java.util.UUID;
  * The endpoints of the servers scripts/clients-java.sh started, passed as
  * system properties (cerulean.blob, cerulean.queue, cerulean.table,
  * cerulean.file: the flat-namespace server; cerulean.dlblob, cerulean.dfs:
- * the server started with --hierarchical-namespace).
+ * the server started with --hierarchical-namespace; cerulean.cfblob: the
+ * one started with --blob-change-feed).
  */
 final class Env {
     static final String ACCOUNT = "devstoreaccount1";

@@ -1,0 +1,203 @@
+package blob
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/changelog"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// The change feed's hook into the Blob domain. An account with the feed
+// on (SetChangeFeed) has every committed change of its blobs appended to
+// its change log (internal/changelog) in the transaction that makes the
+// change, so a failed or rolled-back write records nothing and a
+// committed one is recorded exactly once. Each write path names its
+// change with one call: changing wraps the write's transaction function,
+// snapshotTaken the write of a snapshot. Accounts with the feed off pay
+// nothing (changing returns the function unwrapped).
+//
+// Hierarchical accounts are not hooked: Azure's change feed does not
+// support accounts with a hierarchical namespace.
+
+// ChangeFeedContainer is the container the change feed is served in.
+const ChangeFeedContainer = "$blobchangefeed"
+
+// SetChangeFeed turns the change feed on for the accounts on reports
+// (nil: for none). Call it before the service answers requests.
+func (s *Service) SetChangeFeed(on func(account string) bool) { s.feed = on }
+
+// ChangeFeedOn reports whether account has the change feed on.
+func (s *Service) ChangeFeedOn(account string) bool { return s.feed != nil && s.feed(account) }
+
+// The operations changing records, by the data.api the feed names them
+// with.
+const (
+	apiPutBlob           = "PutBlob"
+	apiPutBlockList      = "PutBlockList"
+	apiCopyBlob          = "CopyBlob"
+	apiPutBlobFromURL    = "PutBlobFromURL"
+	apiDeleteBlob        = "DeleteBlob"
+	apiSetBlobProperties = "SetBlobProperties"
+	apiSetBlobMetadata   = "SetBlobMetadata"
+	apiSetBlobTier       = "SetBlobTier"
+	apiUndeleteBlob      = "UndeleteBlob"
+	apiSnapshotBlob      = "SnapshotBlob"
+)
+
+// changing wraps fn, the transaction of a write of call c named api on
+// ref, so that when fn succeeds the change it made is appended to the
+// account's log in the same transaction. It reads the blob before and
+// after fn and records what the two differ by (changeOf): nothing when
+// the write left the blob as it was (a delete of snapshots only, an
+// undelete with nothing to restore).
+func (s *Service) changing(c Call, api string, ref BlobRef, fn func(tx kv.Tx) error) func(tx kv.Tx) error {
+	if !s.ChangeFeedOn(ref.Account) || ref.Container == ChangeFeedContainer {
+		return fn
+	}
+	now := s.now(c)
+	return func(tx kv.Tx) error {
+		before, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		after, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+		if err != nil {
+			return err
+		}
+		r, ok := changeOf(api, ref, before, after)
+		if !ok {
+			return nil
+		}
+		return s.appendChange(tx, c, ref, now, r)
+	}
+}
+
+// snapshotTaken records the snapshot snap of ref taken by call c once
+// err (the snapshot's write) is nil, and returns err otherwise.
+func (s *Service) snapshotTaken(tx kv.Tx, err error, c Call, ref BlobRef, snap string, b *blobRec) error {
+	if err != nil || !s.ChangeFeedOn(ref.Account) {
+		return err
+	}
+	r := recordOf(changelog.BlobSnapshotCreated, apiSnapshotBlob, b)
+	r.Data.Snapshot = snap
+	return s.appendChange(tx, c, ref, s.now(c), r)
+}
+
+// appendChange completes r with what the call and the blob's name give
+// and appends it to the account's log.
+func (s *Service) appendChange(tx kv.Tx, c Call, ref BlobRef, now time.Time, r changelog.Record) error {
+	r.Subject = changelog.Subject(ref.Container, ref.Blob)
+	r.EventTime = now
+	r.Data.RequestID, r.Data.ClientRequestID = c.RequestID, c.ClientRequestID
+	if ref.Snapshot != "" && r.Data.Snapshot == "" {
+		r.Data.Snapshot = ref.Snapshot
+	}
+	_, err := changelog.Append(tx, ref.Account, r)
+	return err
+}
+
+// changeOf is the record of write api given the blob before and after
+// it (nil: none), and false when the write changed nothing to record.
+func changeOf(api string, ref BlobRef, before, after *blobRec) (changelog.Record, bool) {
+	switch api {
+	case apiPutBlob, apiPutBlockList, apiCopyBlob, apiPutBlobFromURL:
+		if after == nil {
+			return changelog.Record{}, false
+		}
+		return recordOf(changelog.BlobCreated, api, after), true
+	case apiUndeleteBlob:
+		// Undelete makes a soft-deleted blob live again: a blob created
+		// under its name, with its old content.
+		if after == nil || before != nil {
+			return changelog.Record{}, false
+		}
+		return recordOf(changelog.BlobCreated, api, after), true
+	case apiDeleteBlob:
+		if before == nil || after != nil {
+			return changelog.Record{}, false
+		}
+		return recordOf(changelog.BlobDeleted, api, before), true
+	case apiSetBlobProperties, apiSetBlobMetadata:
+		if before == nil || after == nil {
+			return changelog.Record{}, false
+		}
+		r := recordOf(changelog.BlobPropertiesUpdated, api, after)
+		if api == apiSetBlobProperties {
+			r.Data.UpdatedBlobProperties = propertyChanges(before.Props, after.Props)
+		} else {
+			r.Data.UpdatedBlobMetadata = after.Meta
+		}
+		return r, true
+	case apiSetBlobTier:
+		if before == nil || after == nil {
+			return changelog.Record{}, false
+		}
+		r := recordOf(changelog.BlobTierChanged, api, after)
+		prev, _ := before.tier()
+		r.Data.PreviousInfo = &changelog.PreviousInfo{PreviousTier: prev}
+		return r, true
+	}
+	return changelog.Record{}, false
+}
+
+// recordOf is a record of event typ by api describing blob b.
+func recordOf(typ, api string, b *blobRec) changelog.Record {
+	r := changelog.Record{EventType: typ, Data: changelog.Data{
+		API: api, ETag: strings.Trim(b.ETag, `"`), ContentType: b.Props.ContentType,
+		ContentLength: b.Size, BlobType: b.Type,
+	}}
+	if b.Type == BlockBlob {
+		r.Data.BlobAccessTier, _ = b.tier()
+	}
+	if b.Copy != nil && api == apiCopyBlob {
+		r.Data.SourceURL = b.Copy.Source
+	}
+	return r
+}
+
+// propertyChanges are the content properties that differ between a and
+// b, by their header names, as the feed's updatedBlobProperties.
+func propertyChanges(a, b HTTPHeaders) map[string]changelog.PropertyChange {
+	out := map[string]changelog.PropertyChange{}
+	add := func(name, x, y string) {
+		if x != y {
+			out[name] = changelog.PropertyChange{Previous: x, Current: y}
+		}
+	}
+	add("ContentType", a.ContentType, b.ContentType)
+	add("ContentEncoding", a.ContentEncoding, b.ContentEncoding)
+	add("ContentLanguage", a.ContentLanguage, b.ContentLanguage)
+	add("ContentDisposition", a.ContentDisposition, b.ContentDisposition)
+	add("CacheControl", a.CacheControl, b.CacheControl)
+	add("ContentMD5", base64.StdEncoding.EncodeToString(a.ContentMD5), base64.StdEncoding.EncodeToString(b.ContentMD5))
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// updateBlobAs is updateBlob for write api of call c: the change is
+// recorded (changing).
+func (s *Service) updateBlobAs(ctx context.Context, c Call, api string, ref BlobRef, a Access, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+	var out *blobRec
+	err := s.store.Update(ctx, s.changing(c, api, ref, func(tx kv.Tx) (err error) {
+		out, err = updateBlobTx(tx, ref, a, now, fn)
+		return err
+	}))
+	return out, err
+}
+
+// blobWritten records b, written at ref by write api of call c, as
+// created once err (the write's) is nil, and returns err otherwise.
+func (s *Service) blobWritten(tx kv.Tx, err error, c Call, api string, ref BlobRef, b *blobRec) error {
+	if err != nil || !s.ChangeFeedOn(ref.Account) || ref.Container == ChangeFeedContainer {
+		return err
+	}
+	return s.appendChange(tx, c, ref, s.now(c), recordOf(changelog.BlobCreated, api, b))
+}

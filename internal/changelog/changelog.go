@@ -1,0 +1,294 @@
+// Package changelog is the durable, ordered log of an account's blob
+// changes: the one source the change feed ($blobchangefeed) is served
+// from, and the one blob events can be delivered from.
+//
+// A change is appended by the transaction that makes it (Append takes the
+// caller's kv.Tx), so a committed change always has its record and a
+// change that did not commit never has one: there is no window between
+// the two for a crash to fall into.
+//
+// Order. Each account has one counter key; Append reads it, increments it
+// and writes the record under the new value, all in the caller's
+// transaction. The sequence numbers are therefore dense (1, 2, 3, ...
+// with no gap: a transaction that does not commit takes no number) and
+// one total order per account, the commit order, on every store:
+//
+//   - embedded (bbolt) and in-memory stores have a single writer, so
+//     transactions that append are serialised anyway;
+//   - on PostgreSQL (several front ends on one database, serializable
+//     transactions) two concurrent appends to one account both read and
+//     write the counter, so one of them fails to commit with a
+//     serialization failure and the backend runs it again, after the
+//     other committed, with the next number.
+//
+// The cost of that: with the feed on, the writes of one account are
+// serialised at the counter on PostgreSQL — concurrent writers of
+// different blobs that would otherwise commit in parallel conflict and
+// retry (each retry re-runs the whole transaction). It is why the feed
+// is opt-in, as on Azure, where it is an account setting. Accounts do
+// not conflict with one another.
+//
+// Reading: After returns the records after a position, in order, a
+// bounded page at a time. Retention (dropping old records) is not done
+// yet.
+package changelog
+
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Event types, as the change feed and Event Grid name them.
+const (
+	BlobCreated                 = "BlobCreated"
+	BlobDeleted                 = "BlobDeleted"
+	BlobPropertiesUpdated       = "BlobPropertiesUpdated"
+	BlobSnapshotCreated         = "BlobSnapshotCreated"
+	BlobTierChanged             = "BlobTierChanged"
+	BlobAsyncOperationInitiated = "BlobAsyncOperationInitiated"
+	RestorePointMarkerCreated   = "RestorePointMarkerCreated"
+)
+
+// Record is one change, with the fields of the change feed's record
+// (schema version 5 of "Change feed support in Azure Blob Storage").
+// Seq, ID and Data.Sequencer are set by Append.
+type Record struct {
+	// Seq is the record's position in its account's log, from 1.
+	Seq uint64 `json:"seq"`
+	// Segment is the start of the hour the record is published in (see
+	// Segments): the hour of its event time, or a later one when a
+	// record before it in the log is already in a later hour (event
+	// times come from the front ends' clocks and need not follow commit
+	// order), so that each hour's records are a run of the log.
+	Segment   time.Time `json:"segment"`
+	EventType string    `json:"eventType"`
+	Subject   string    `json:"subject"` // /blobServices/default/containers/<c>/blobs/<b>
+	EventTime time.Time `json:"eventTime"`
+	ID        string    `json:"id"`
+	Data      Data      `json:"data"`
+}
+
+// Data is the record's data: what changed and how.
+type Data struct {
+	API              string `json:"api"` // PutBlob, PutBlockList, DeleteBlob, ...
+	ClientRequestID  string `json:"clientRequestId,omitempty"`
+	RequestID        string `json:"requestId,omitempty"`
+	ETag             string `json:"etag,omitempty"`
+	ContentType      string `json:"contentType,omitempty"`
+	ContentLength    int64  `json:"contentLength"`
+	ContentOffset    int64  `json:"contentOffset,omitempty"`
+	BlobType         string `json:"blobType,omitempty"`
+	BlobVersion      string `json:"blobVersion,omitempty"`
+	ContainerVersion string `json:"containerVersion,omitempty"`
+	BlobAccessTier   string `json:"blobAccessTier,omitempty"`
+	URL              string `json:"url"`
+	Sequencer        string `json:"sequencer"`
+	// Snapshot is the snapshot a BlobSnapshotCreated made.
+	Snapshot string `json:"snapshot,omitempty"`
+	// PreviousInfo describes the blob the change replaced or removed
+	// (nil: none).
+	PreviousInfo *PreviousInfo `json:"previousInfo,omitempty"`
+	// UpdatedBlobProperties names the properties a BlobPropertiesUpdated
+	// changed, with their old and new values.
+	UpdatedBlobProperties map[string]PropertyChange `json:"updatedBlobProperties,omitempty"`
+	// UpdatedBlobMetadata is the metadata set by Set Blob Metadata.
+	UpdatedBlobMetadata map[string]string `json:"updatedBlobMetadata,omitempty"`
+	// SourceURL is a copy's source.
+	SourceURL string `json:"sourceUrl,omitempty"`
+}
+
+// PreviousInfo is the state a change replaced.
+type PreviousInfo struct {
+	SoftDeleteSnapshot string `json:"softDeleteSnapshot,omitempty"`
+	WasBlobSoftDeleted bool   `json:"wasBlobSoftDeleted,omitempty"`
+	BlobVersion        string `json:"blobVersion,omitempty"`
+	LastVersion        string `json:"lastVersion,omitempty"`
+	PreviousTier       string `json:"previousTier,omitempty"`
+}
+
+// PropertyChange is a property's value before and after a change.
+type PropertyChange struct {
+	Previous string `json:"previous"`
+	Current  string `json:"current"`
+}
+
+// Subject is the record subject of blob b in container c.
+func Subject(container, blob string) string {
+	return "/blobServices/default/containers/" + container + "/blobs/" + blob
+}
+
+// ErrBadRecord is returned by Append for a record without an event type
+// or subject.
+var ErrBadRecord = errors.New("changelog: record without event type or subject")
+
+const space = "changelog"
+
+func counterKey(account string) []byte { return kv.Key(space, account, "n") }
+
+func recordPrefix(account string) []byte { return kv.Key(space, account, "r") }
+
+func segmentPrefix(account string) []byte { return kv.Key(space, account, "h") }
+
+// segmentKey indexes the hour starting at start: its value is the
+// sequence number of the hour's first record.
+func segmentKey(account string, start time.Time) []byte {
+	return binary.BigEndian.AppendUint64(segmentPrefix(account), uint64(start.Unix()))
+}
+
+// recordKey is the key of record seq: the prefix and seq big-endian, so
+// that the records scan in sequence order.
+func recordKey(account string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(recordPrefix(account), seq)
+}
+
+// Append writes r as the next record of account's log in tx and returns
+// it as written (Seq, ID and Data.Sequencer set). It is deterministic
+// for a given store state, as kv.Store.Update requires: the id is
+// derived from the account and the sequence number, not drawn at random.
+func Append(tx kv.Tx, account string, r Record) (Record, error) {
+	if r.EventType == "" || r.Subject == "" {
+		return Record{}, ErrBadRecord
+	}
+	last, lastHour, err := counter(tx, account)
+	if err != nil {
+		return Record{}, err
+	}
+	r.Seq = last + 1
+	r.ID = eventID(account, r.Seq)
+	r.Data.Sequencer = Sequencer(r.Seq)
+	r.EventTime = r.EventTime.UTC()
+	r.Segment = r.EventTime.Truncate(time.Hour)
+	if last > 0 && !r.Segment.After(lastHour) {
+		r.Segment = lastHour
+	} else if err := tx.Put(segmentKey(account, r.Segment), []byte(strconv.FormatUint(r.Seq, 10))); err != nil {
+		return Record{}, err
+	}
+	if err := tx.Put(counterKey(account), []byte(strconv.FormatUint(r.Seq, 10)+" "+strconv.FormatInt(r.Segment.Unix(), 10))); err != nil {
+		return Record{}, err
+	}
+	if err := kv.PutJSON(tx, recordKey(account, r.Seq), &r); err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}
+
+// Last returns the sequence number of account's last record (0: none).
+func Last(tx kv.Tx, account string) (uint64, error) {
+	n, _, err := counter(tx, account)
+	return n, err
+}
+
+// counter reads account's counter: the last sequence number and the
+// segment of the last record.
+func counter(tx kv.Tx, account string) (uint64, time.Time, error) {
+	v, err := tx.Get(counterKey(account))
+	if errors.Is(err, kv.ErrNotFound) {
+		return 0, time.Time{}, nil
+	}
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	seq, hour, ok := strings.Cut(string(v), " ")
+	n, err := strconv.ParseUint(seq, 10, 64)
+	h, herr := strconv.ParseInt(hour, 10, 64)
+	if err != nil || herr != nil || !ok {
+		return 0, time.Time{}, fmt.Errorf("changelog: counter of %q is %q", account, v)
+	}
+	return n, time.Unix(h, 0).UTC(), nil
+}
+
+// Segment is one hour of an account's log: the records First to Last.
+type Segment struct {
+	Start       time.Time
+	First, Last uint64
+}
+
+// Segments returns the hours of account's log that have records, in
+// order.
+func Segments(tx kv.Tx, account string) ([]Segment, error) {
+	last, _, err := counter(tx, account)
+	if err != nil || last == 0 {
+		return nil, err
+	}
+	prefix := segmentPrefix(account)
+	var out []Segment
+	var perr error
+	err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
+		first, err := strconv.ParseUint(string(v), 10, 64)
+		if err != nil || len(k) != len(prefix)+8 {
+			perr = fmt.Errorf("changelog: segment index entry of %q is %q", account, v)
+			return false
+		}
+		start := time.Unix(int64(binary.BigEndian.Uint64(k[len(prefix):])), 0).UTC()
+		if n := len(out); n > 0 {
+			out[n-1].Last = first - 1
+		}
+		out = append(out, Segment{Start: start, First: first, Last: last})
+		return true
+	})
+	if err == nil {
+		err = perr
+	}
+	return out, err
+}
+
+// After returns up to limit (at least 1) records of account's log with
+// sequence numbers greater than after, in order, and whether there are
+// more after them.
+func After(tx kv.Tx, account string, after uint64, limit int) ([]Record, bool, error) {
+	if limit < 1 {
+		limit = 1
+	}
+	prefix := recordPrefix(account)
+	var out []Record
+	var derr error
+	more := false
+	err := tx.Scan(recordKey(account, after+1), kv.PrefixEnd(prefix), limit+1, false, func(k, v []byte) bool {
+		if len(out) == limit {
+			more = true
+			return false
+		}
+		var r Record
+		if derr = kv.DecodeJSON(k, v, &r); derr != nil {
+			return false
+		}
+		out = append(out, r)
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return out, more, nil
+}
+
+// Sequencer is the data.sequencer of record seq: hexadecimal digits that
+// sort, as strings, in the log's order, in the 48-digit form the change
+// feed writes.
+func Sequencer(seq uint64) string {
+	return fmt.Sprintf("%032x%016x", 0, seq)
+}
+
+// eventID is a record's id: a UUID (version 5 layout) named by the
+// account and sequence number, so that it is the same however many
+// times the transaction runs and unique across the account's log.
+func eventID(account string, seq uint64) string {
+	h := sha1.New()
+	h.Write([]byte("cerulean changelog\x00" + account + "\x00"))
+	h.Write(binary.BigEndian.AppendUint64(nil, seq))
+	b := h.Sum(nil)[:16]
+	b[6] = b[6]&0x0f | 0x50
+	b[8] = b[8]&0x3f | 0x80
+	s := hex.EncodeToString(b)
+	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+}

@@ -1,0 +1,109 @@
+package filerest
+
+import (
+	"net/http"
+
+	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// Directory operations. A directory is an entry record like a file
+// (entry.Dir); its children are keyed by its file ID, so none of these
+// operations touches more than the directory's own record (and the ID
+// index), whatever the size of the tree below it.
+
+// createDirectory implements Create Directory: 201; 409 ResourceAlreadyExists
+// when a directory already has the name (names compare case-insensitively)
+// (Create Directory,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-directory);
+// 409 ResourceTypeMismatch when a file has it (microsoft/vscode-azurestorage
+// #848, the service's message "The specified resource type does not match the
+// type of the existing resource" for a directory named like a file); 404
+// ParentNotFound when a parent is missing or is a file (azfile
+// TestDirCreateDeleteNegativeMultiLevelDir).
+func (s *Service) createDirectory(w http.ResponseWriter, r *req) error {
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	meta, smb, err := parseCreate(r.Header)
+	if err != nil {
+		return err
+	}
+	out, err := s.f.CreateDirectory(r.Context(), file.CreateDirectoryInput{Ref: refOf(r), Meta: meta, SMB: smb})
+	if err != nil {
+		return err
+	}
+	writeEntryWritten(w, out.Entry, http.StatusCreated)
+	return nil
+}
+
+// getDirectoryProperties implements Get Directory Properties and Get
+// Directory Metadata (GET or HEAD, ?comp=metadata), on the share root too
+// and through share snapshots.
+func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
+	out, err := s.f.GetDirectoryProperties(r.Context(), file.GetDirectoryPropertiesInput{Ref: refOf(r)})
+	if err != nil {
+		return err
+	}
+	writeEntryProps(w, out.Entry)
+	h := w.Header()
+	h.Set("x-ms-server-encrypted", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// setDirectoryProperties implements Set Directory Properties: the SMB
+// properties (attributes, times, permission); absent headers preserve.
+func (s *Service) setDirectoryProperties(w http.ResponseWriter, r *req) error {
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	smb, err := parseSMB(r.Header, false)
+	if err != nil {
+		return err
+	}
+	out, err := s.f.SetDirectoryProperties(r.Context(), file.SetDirectoryPropertiesInput{Ref: refOf(r), SMB: smb})
+	if err != nil {
+		return err
+	}
+	writeEntryWritten(w, out.Entry, http.StatusOK)
+	return nil
+}
+
+// setDirectoryMetadata implements Set Directory Metadata: the request's
+// x-ms-meta-* replace the directory's metadata (none clears it).
+func (s *Service) setDirectoryMetadata(w http.ResponseWriter, r *req) error {
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	out, err := s.f.SetDirectoryMetadata(r.Context(), file.SetDirectoryMetadataInput{Ref: refOf(r), Meta: meta})
+	if err != nil {
+		return err
+	}
+	setETag(w, out.Entry)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// deleteDirectory implements Delete Directory: 202 for an empty directory,
+// 409 DirectoryNotEmpty otherwise (a delete-pending child still counts: it
+// exists until its last handle closes) (Delete Directory,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/delete-directory).
+// The delete is atomic: REST never leaves a directory delete-pending. The
+// share root cannot be deleted: 400 InvalidUri (no source names the code; the
+// root is the share itself, which only Delete Share removes).
+func (s *Service) deleteDirectory(w http.ResponseWriter, r *req) error {
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	if _, err := s.f.DeleteDirectory(r.Context(), file.DeleteDirectoryInput{Ref: refOf(r)}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}

@@ -1,0 +1,470 @@
+package filerest
+
+import (
+	"encoding/base64"
+	"encoding/xml"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+	"github.com/cerulean-storage/cerulean/internal/xsm"
+)
+
+// refOf is the Ref of REST request r, what its domain call acts on: its
+// share, snapshot, path, x-ms-lease-id and time (Ref.caller makes it the
+// domain's open-less caller).
+func refOf(r *req) file.Ref {
+	return file.Ref{Account: r.Account, Share: r.share, Snapshot: r.snap, Path: r.comps, LeaseID: r.Header.Get(lease.HeaderLeaseID), Now: r.Now}
+}
+
+// propHeaders are the request headers of a file's HTTP properties.
+var propHeaders = []string{"x-ms-content-type", "x-ms-content-encoding", "x-ms-content-language", "x-ms-content-disposition", "x-ms-cache-control", "x-ms-content-md5"}
+
+// parseProps reads the x-ms-content-* and x-ms-cache-control headers of
+// Create File and Set File Properties. any reports whether one was sent: Set
+// File Properties replaces all of them (absent ones are cleared (azfile
+// recordings TestFileGetSetPropertiesDefault)) except on a resize-only
+// request, which keeps them (azfile recorded test TestResizeFile).
+func parseProps(h http.Header) (p file.Props, any bool, err error) {
+	for _, name := range propHeaders {
+		if _, ok := h[http.CanonicalHeaderKey(name)]; ok {
+			any = true
+		}
+	}
+	p = file.Props{
+		ContentType:        h.Get("x-ms-content-type"),
+		ContentEncoding:    h.Get("x-ms-content-encoding"),
+		ContentLanguage:    h.Get("x-ms-content-language"),
+		ContentDisposition: h.Get("x-ms-content-disposition"),
+		CacheControl:       h.Get("x-ms-cache-control"),
+	}
+	if v := h.Get("x-ms-content-md5"); v != "" {
+		md, err := wire.ParseContentMD5(v)
+		if err != nil {
+			return p, any, azerr.InvalidHeader("x-ms-content-md5", v)
+		}
+		p.ContentMD5 = md
+	}
+	return p, any, nil
+}
+
+// parseSize reads a file size header (x-ms-content-length): 0 to 4 TiB.
+func parseSize(h http.Header, name string, required bool) (int64, bool, error) {
+	v := h.Get(name)
+	if v == "" {
+		if required {
+			return 0, false, azerr.MissingHeader(name)
+		}
+		return 0, false, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, false, azerr.InvalidHeader(name, v)
+	}
+	if n < 0 || n > file.MaxFileSize {
+		// The service's answer to a negative size as well (azfile
+		// recording TestFileResizeInvalidSizeNegative).
+		return 0, false, azerr.Newf(azerr.OutOfRangeInput, "The file size exceeds the maximum permissible limit.")
+	}
+	return n, true, nil
+}
+
+// requireEmptyBody refuses a body on operations that take none.
+func requireEmptyBody(r *req) error {
+	if r.ContentLength > 0 {
+		return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+	}
+	return nil
+}
+
+func (s *Service) createFile(w http.ResponseWriter, r *req) error {
+	if t := r.Header.Get("x-ms-type"); !strings.EqualFold(t, "file") {
+		if t == "" {
+			return azerr.MissingHeader("x-ms-type")
+		}
+		return azerr.InvalidHeader("x-ms-type", t)
+	}
+	size, _, err := parseSize(r.Header, "x-ms-content-length", true)
+	if err != nil {
+		return err
+	}
+	p, _, err := parseProps(r.Header)
+	if err != nil {
+		return err
+	}
+	if p.ContentType == "" {
+		p.ContentType = "application/octet-stream" // the documented default
+	}
+	// Since 2026-06-06 Create File may carry the first bytes of the file
+	// (at most 4 MiB, written at offset 0) (azfile recording
+	// TestFileCreateDataPrecalculatedChecksum).
+	var st *extent.Staged
+	var sent extent.Digests
+	if r.ContentLength > 0 || r.Header.Get("Transfer-Encoding") != "" {
+		if r.ContentLength > file.MaxRangeWrite {
+			return azerr.New(azerr.RequestBodyTooLarge)
+		}
+		if r.ContentLength > size {
+			return azerr.New(azerr.InvalidRange)
+		}
+		body, err := extent.LimitBody(r.Body, r.ContentLength, file.MaxRangeWrite)
+		if err != nil {
+			return err
+		}
+		if sent, err = server.ParseDigests(r.Header); err != nil {
+			return err
+		}
+		if st, err = s.f.Data().Stage(r.Context(), body, r.ContentLength, sent, true); err != nil {
+			return err
+		}
+		// Freed at once if the request is refused before CreateFile,
+		// which finishes it (a second Finish removes nothing).
+		defer st.Finish(r.Context(), false)
+		if st.Size > size {
+			return azerr.New(azerr.InvalidRange)
+		}
+		if err := st.CheckDigests(sent); err != nil {
+			return err
+		}
+	}
+	meta, smb, err := parseCreate(r.Header)
+	if err != nil {
+		return err
+	}
+	out, err := s.f.CreateFile(r.Context(), file.CreateFileInput{Ref: refOf(r), Size: size, Props: p, Data: st, Meta: meta, SMB: smb, NoReplace: createOnly(r)})
+	if err != nil {
+		return err
+	}
+	e := out.Entry
+	if st != nil {
+		server.SetDigests(w.Header(), st.Digests())
+	}
+	writeEntryWritten(w, e, http.StatusCreated)
+	return nil
+}
+
+// setETag sets ETag and Last-Modified.
+func setETag(w http.ResponseWriter, e *file.Entry) {
+	h := w.Header()
+	h.Set("ETag", e.ETag)
+	h.Set("Last-Modified", e.Modified.UTC().Format(http.TimeFormat))
+}
+
+// writeFileHeaders sets the property headers of Get File and Get File
+// Properties.
+func writeFileHeaders(w http.ResponseWriter, e *file.Entry, now time.Time) {
+	writeEntryProps(w, e)
+	h := w.Header()
+	if e.Props.ContentType != "" {
+		h.Set("Content-Type", e.Props.ContentType)
+	} else {
+		h["Content-Type"] = nil // no sniffed type: the service sends none
+	}
+	for name, v := range map[string]string{
+		"Content-Encoding":    e.Props.ContentEncoding,
+		"Content-Language":    e.Props.ContentLanguage,
+		"Content-Disposition": e.Props.ContentDisposition,
+		"Cache-Control":       e.Props.CacheControl,
+	} {
+		if v != "" {
+			h.Set(name, v)
+		}
+	}
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("x-ms-type", "File")
+	h.Set("x-ms-server-encrypted", "true")
+	eff := e.Lease.Effective(now)
+	h.Set(lease.HeaderLeaseState, eff.State)
+	h.Set(lease.HeaderLeaseStatus, eff.Status)
+	if eff.Duration != "" {
+		h.Set("x-ms-lease-duration", eff.Duration)
+	}
+	if c := e.Copy; c != nil {
+		h.Set("x-ms-copy-id", c.ID)
+		h.Set("x-ms-copy-source", c.Source)
+		h.Set("x-ms-copy-status", c.Status)
+		h.Set("x-ms-copy-progress", c.Progress)
+		h.Set("x-ms-copy-completion-time", c.Completion.UTC().Format(http.TimeFormat))
+		if c.Desc != "" {
+			h.Set("x-ms-copy-status-description", c.Desc)
+		}
+	}
+}
+
+func (s *Service) getFileProperties(w http.ResponseWriter, r *req) error {
+	out, err := s.f.GetFileProperties(r.Context(), file.GetFilePropertiesInput{Ref: refOf(r)})
+	if err != nil {
+		return err
+	}
+	e := out.Entry
+	writeFileHeaders(w, e, r.Now)
+	h := w.Header()
+	server.ApplySASOverrides(h, r.sas)
+	h.Set("Content-Length", strconv.FormatInt(e.Size, 10))
+	if e.Props.ContentMD5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Service) getFile(w http.ResponseWriter, r *req) error {
+	// Like Get Blob, a malformed range is ignored and the whole file
+	// returned (see wire.ParseRange).
+	rng, err := wire.ParseRange(r.Header)
+	if err != nil {
+		rng = nil
+	}
+	wantMD5 := false
+	if v := r.Header.Get("x-ms-range-get-content-md5"); v != "" {
+		if wantMD5, err = strconv.ParseBool(v); err != nil {
+			return azerr.InvalidHeader("x-ms-range-get-content-md5", v)
+		}
+	}
+	if wantMD5 && rng == nil {
+		return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
+	}
+	structured, err := xsm.Wanted(r.Header)
+	if err != nil {
+		return err
+	}
+	in := file.GetFileInput{Ref: refOf(r), Range: rng, RangeMD5: wantMD5}
+	if wantMD5 {
+		in.Limit = file.MaxRangeWrite
+	}
+	out, err := s.f.GetFile(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	e, off, n, body := out.Entry, out.Offset, out.Length, out.Body
+	writeFileHeaders(w, e, r.Now)
+	h := w.Header()
+	server.ApplySASOverrides(h, r.sas)
+	server.SetBodyHeaders(h, body, wantMD5 && rng != nil)
+	status := http.StatusOK
+	if rng != nil {
+		status = http.StatusPartialContent
+		h.Set("Content-Range", wire.ContentRange(off, n, e.Size))
+		if e.Props.ContentMD5 != nil {
+			h.Set("x-ms-content-md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
+		}
+	} else if e.Props.ContentMD5 != nil {
+		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
+	}
+	if structured {
+		xsm.Serve(w, r.Request.Request, status, n, func(sw http.ResponseWriter) { server.SendBody(sw, r.Request.Request, body, s.f.Log()) })
+		return nil
+	}
+	w.WriteHeader(status)
+	server.SendBody(w, r.Request.Request, body, s.f.Log())
+	return nil
+}
+
+func (s *Service) deleteFile(w http.ResponseWriter, r *req) error {
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	if _, err := s.f.DeleteFile(r.Context(), file.DeleteFileInput{Ref: refOf(r)}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func (s *Service) setFileProperties(w http.ResponseWriter, r *req) error {
+	size, resize, err := parseSize(r.Header, "x-ms-content-length", false)
+	if err != nil {
+		return err
+	}
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	p, anyProps, err := parseProps(r.Header)
+	if err != nil {
+		return err
+	}
+	smb, err := parseSMB(r.Header, false)
+	if err != nil {
+		return err
+	}
+	in := file.SetFilePropertiesInput{Ref: refOf(r), Resize: resize, Size: size, SMB: smb}
+	if anyProps || !resize {
+		// A resize-only request keeps the HTTP properties (see parseProps).
+		in.Props = &p
+	}
+	out, err := s.f.SetFileProperties(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	writeEntryWritten(w, out.Entry, http.StatusOK)
+	return nil
+}
+
+func (s *Service) setFileMetadata(w http.ResponseWriter, r *req) error {
+	meta, err := wire.ParseMetadata(r.Header)
+	if err != nil {
+		return err
+	}
+	if err := requireEmptyBody(r); err != nil {
+		return err
+	}
+	out, err := s.f.SetFileMetadata(r.Context(), file.SetFileMetadataInput{Ref: refOf(r), Meta: meta})
+	if err != nil {
+		return err
+	}
+	setETag(w, out.Entry)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// parseWriteRange parses the destination range of Put Range and Put Range
+// From URL: x-ms-range (or Range) "bytes=s-e", at most 4 MiB.
+func parseWriteRange(h http.Header) (off, n int64, err error) {
+	rng, err := wire.ParseRange(h)
+	if err != nil {
+		return 0, 0, err
+	}
+	if rng == nil {
+		return 0, 0, azerr.MissingHeader(wire.HeaderXMsRange)
+	}
+	if rng.Open() {
+		return 0, 0, azerr.InvalidHeader(wire.HeaderXMsRange, rng.String())
+	}
+	off, n = rng.Start, rng.End-rng.Start+1
+	if n > file.MaxRangeWrite {
+		return 0, 0, azerr.New(azerr.RequestBodyTooLarge)
+	}
+	return off, n, nil
+}
+
+// lastWriteMode reads x-ms-file-last-write-time of Put Range: "now"
+// (default) or "preserve".
+func lastWriteMode(h http.Header) (preserve bool, err error) {
+	switch v := h.Get("x-ms-file-last-write-time"); strings.ToLower(v) {
+	case "", "now":
+		return false, nil
+	case "preserve":
+		return true, nil
+	default:
+		return false, azerr.InvalidHeader("x-ms-file-last-write-time", v)
+	}
+}
+
+func (s *Service) putRange(w http.ResponseWriter, r *req) error {
+	off, n, err := parseWriteRange(r.Header)
+	if err != nil {
+		return err
+	}
+	preserve, err := lastWriteMode(r.Header)
+	if err != nil {
+		return err
+	}
+	var st *extent.Staged
+	var out file.EntryOutput
+	switch mode := r.Header.Get("x-ms-write"); strings.ToLower(mode) {
+	case "update":
+		if r.ContentLength != n {
+			return azerr.Newf(azerr.InvalidHeaderValue, "The range length must equal the Content-Length.").With("HeaderName", "Content-Length").With("HeaderValue", strconv.FormatInt(r.ContentLength, 10))
+		}
+		if strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue") {
+			if err := s.f.CheckPutRange(r.Context(), file.PutRangeInput{Ref: refOf(r), Offset: off, Length: n}); err != nil {
+				return err
+			}
+		}
+		body, err := extent.LimitBody(r.Body, n, file.MaxRangeWrite)
+		if err != nil {
+			return err
+		}
+		sent, err := server.ParseDigests(r.Header)
+		if err != nil {
+			return err
+		}
+		// MD5 is always computed: Put Range returns Content-MD5 even when
+		// the client sent none (azfile recording
+		// TestClearRangeNonDefaultCount).
+		if st, err = s.f.Data().Stage(r.Context(), body, n, sent, true); err != nil {
+			return err
+		}
+		// Freed at once if the request is refused before PutRange, which
+		// finishes it (a second Finish removes nothing).
+		defer st.Finish(r.Context(), false)
+		if err := st.CheckDigests(sent); err != nil {
+			return err
+		}
+		out, err = s.f.PutRange(r.Context(), file.PutRangeInput{Ref: refOf(r), Offset: off, Length: n, Data: st, PreserveLastWrite: preserve})
+		if err != nil {
+			return err
+		}
+	case "clear":
+		if err := requireEmptyBody(r); err != nil {
+			return err
+		}
+		if out, err = s.f.ClearRange(r.Context(), file.ClearRangeInput{Ref: refOf(r), Offset: off, Length: n, PreserveLastWrite: preserve}); err != nil {
+			return err
+		}
+	case "":
+		return azerr.MissingHeader("x-ms-write")
+	default:
+		return azerr.InvalidHeader("x-ms-write", mode)
+	}
+	e := out.Entry
+	setETag(w, e)
+	h := w.Header()
+	h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
+	if st != nil {
+		server.SetDigests(h, st.Digests())
+		h.Set("x-ms-request-server-encrypted", "true")
+	}
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+type fileRangeXML struct {
+	XMLName xml.Name
+	Start   int64 `xml:"Start"`
+	End     int64 `xml:"End"`
+}
+
+type rangeListXML struct {
+	XMLName xml.Name       `xml:"Ranges"`
+	Ranges  []fileRangeXML `xml:",any"`
+}
+
+func (s *Service) listRanges(w http.ResponseWriter, r *req) error {
+	rng, err := wire.ParseRange(r.Header)
+	if err != nil {
+		return err
+	}
+	prevSnap := r.q.Get("prevsharesnapshot")
+	if prevSnap != "" {
+		t, err := wire.ParseSnapshot(prevSnap)
+		if err != nil {
+			return azerr.InvalidQuery("prevsharesnapshot", prevSnap)
+		}
+		prevSnap = wire.FormatISO7(t)
+	}
+	got, err := s.f.ListRanges(r.Context(), file.ListRangesInput{Ref: refOf(r), Range: rng, PrevSnapshot: prevSnap})
+	if err != nil {
+		return err
+	}
+	e, spans := got.Entry, got.Spans
+	out := rangeListXML{Ranges: []fileRangeXML{}}
+	for _, sp := range spans {
+		name := "Range"
+		if sp.Clear {
+			name = "ClearRange"
+		}
+		out.Ranges = append(out.Ranges, fileRangeXML{XMLName: xml.Name{Local: name}, Start: sp.Off, End: sp.End - 1})
+	}
+	setETag(w, e)
+	w.Header().Set("x-ms-content-length", strconv.FormatInt(e.Size, 10))
+	return server.WriteXML(w, http.StatusOK, out)
+}

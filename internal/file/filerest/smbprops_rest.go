@@ -1,0 +1,144 @@
+package filerest
+
+// The REST side of the SMB properties (file/smbprops.go): their
+// x-ms-file-* request headers parsed into the typed SMBRequest and
+// file.FileTime values the domain applies, and the response headers rendered from an Entry. Create File,
+// Create Directory, Set File/Directory Properties, Rename and Copy File
+// (copy.go) read them; the properties reads and List (list.go) write them.
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// timeLayout is the x-ms-file-*-time format: ISO 8601 with seven
+// fractional digits.
+const timeLayout = "2006-01-02T15:04:05.0000000Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// readFileTime reads header name of h: "now", "preserve" or an RFC 3339
+// time; def is the value used when the header is absent. A malformed
+// value is not an error yet: the domain reports it (file.FileTime).
+func readFileTime(h http.Header, name, def string) file.FileTime {
+	v := strings.TrimSpace(h.Get(name))
+	if v == "" {
+		v = def
+	}
+	ft := file.FileTime{Name: name, Raw: v}
+	switch strings.ToLower(v) {
+	case "now":
+		ft.Now = true
+	case "preserve":
+		ft.Preserve = true
+	default:
+		t, err := time.Parse(time.RFC3339Nano, v)
+		ft.At, ft.Bad = t.UTC(), err != nil
+	}
+	return ft
+}
+
+// maxPermHeader is the largest SDDL accepted in x-ms-file-permission; larger
+// permissions go through Create Permission (Create File,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-file,
+// x-ms-file-permission).
+const maxPermHeader = 8 << 10
+
+// parseSMB reads the SMB property headers. create selects the defaults of
+// Create File/Directory ("now", "inherit") over those of Set Properties
+// ("preserve").
+func parseSMB(h http.Header, create bool) (*file.SMBRequest, error) {
+	timeDef := "preserve"
+	if create {
+		timeDef = "now"
+	}
+	sr := &file.SMBRequest{Create: create,
+		Created:   readFileTime(h, "x-ms-file-creation-time", timeDef),
+		LastWrite: readFileTime(h, "x-ms-file-last-write-time", timeDef),
+		Changed:   readFileTime(h, "x-ms-file-change-time", "now"),
+	}
+	if v := strings.TrimSpace(h.Get("x-ms-file-attributes")); v != "" && !strings.EqualFold(v, "preserve") {
+		a, ok := file.ParseAttributes(v)
+		if !ok {
+			return nil, azerr.InvalidHeader("x-ms-file-attributes", v)
+		}
+		sr.Attrs = &a
+	}
+	perm := h.Get("x-ms-file-permission")
+	key := h.Get("x-ms-file-permission-key")
+	switch {
+	case perm != "" && key != "":
+		return nil, azerr.Newf(azerr.InvalidHeaderValue, "Only one of x-ms-file-permission and x-ms-file-permission-key may be specified.").With("HeaderName", "x-ms-file-permission")
+	case strings.EqualFold(perm, "inherit"):
+		sr.Inherit = true
+	case strings.EqualFold(perm, "preserve"):
+		if create {
+			return nil, azerr.InvalidHeader("x-ms-file-permission", perm)
+		}
+	case perm != "":
+		if len(perm) > maxPermHeader {
+			return nil, azerr.Newf(azerr.InvalidHeaderValue, "The permission is larger than 8 KiB; use Create Permission and x-ms-file-permission-key.").With("HeaderName", "x-ms-file-permission")
+		}
+		if !file.ValidSDDL(perm) {
+			return nil, azerr.New(azerr.FileInvalidPermission)
+		}
+		sr.Perm = perm
+	case key != "":
+		sr.PermKey = key
+	default:
+		sr.Inherit = create
+	}
+	if f := h.Get("x-ms-file-permission-format"); f != "" && !strings.EqualFold(f, "sddl") {
+		return nil, azerr.InvalidHeader("x-ms-file-permission-format", f)
+	}
+	return sr, nil
+}
+
+// setSMBHeaders writes the SMB properties and IDs of e.
+func setSMBHeaders(w http.ResponseWriter, e *file.Entry) {
+	h := w.Header()
+	h.Set("x-ms-file-attributes", e.SMB.Attrs.String())
+	h.Set("x-ms-file-creation-time", formatTime(e.SMB.Created))
+	h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
+	h.Set("x-ms-file-change-time", formatTime(e.SMB.Changed))
+	h.Set("x-ms-file-permission-key", e.SMB.PermKey)
+	h.Set("x-ms-file-id", file.FormatID(e.ID))
+	h.Set("x-ms-file-parent-id", file.FormatID(e.Parent))
+}
+
+// writeEntryWritten answers a write that changed e's SMB properties
+// (create, set properties): ETag, Last-Modified, the SMB headers and the
+// encryption flag, with status.
+func writeEntryWritten(w http.ResponseWriter, e *file.Entry, status int) {
+	setETag(w, e)
+	setSMBHeaders(w, e)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(status)
+}
+
+// parseCreate reads the metadata and SMB property headers of Create File
+// and Create Directory.
+func parseCreate(h http.Header) (map[string]string, *file.SMBRequest, error) {
+	meta, err := wire.ParseMetadata(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	smb, err := parseSMB(h, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return meta, smb, nil
+}
+
+// writeEntryProps sets the headers every properties read of e carries:
+// ETag, Last-Modified, the SMB properties and the metadata.
+func writeEntryProps(w http.ResponseWriter, e *file.Entry) {
+	setETag(w, e)
+	setSMBHeaders(w, e)
+	wire.WriteMetadata(w.Header(), e.Meta)
+}
