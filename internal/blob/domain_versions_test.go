@@ -178,3 +178,35 @@ func TestSoftDeletedVersionPurged(t *testing.T) {
 		t.Fatalf("%d version records after the purge", k)
 	}
 }
+
+// TestVersioningTurnedOnLater: a blob written before versioning was on
+// has no version id; its first overwrite afterwards keeps it as a
+// version whose id is its last-modified time, before the new one's.
+func TestVersioningTurnedOnLater(t *testing.T) {
+	ctx := context.Background()
+	s, advance, c := domainEnv(t)
+	ref := blobAt(c, "old")
+	if out := putBlock(t, s, ref, "before", Access{}); out.VersionID != "" {
+		t.Fatalf("version id %s with versioning off", out.VersionID)
+	}
+	p, err := s.GetBlobProperties(ctx, GetBlobPropertiesInput{Ref: ref})
+	if err != nil || p.VersionID != "" || p.IsCurrentVersion {
+		t.Fatalf("before: %+v %v", p, err)
+	}
+	s.SetVersioning(func(string) bool { return true })
+	advance(time.Second)
+	out := putBlock(t, s, ref, "after", Access{})
+	want := wire.FormatISO7(p.LastModified)
+	if out.VersionID <= want {
+		t.Fatalf("new id %s not after the old blob's %s", out.VersionID, want)
+	}
+	vref := ref
+	vref.VersionID = want
+	if _, got := readBlob(t, s, GetBlobInput{Ref: vref}); got != "before" {
+		t.Fatalf("old state reads %q", got)
+	}
+	list, err := s.ListBlobs(ctx, ListBlobsInput{Ref: c, MaxResults: 10, Include: ListBlobsInclude{Versions: true}})
+	if err != nil || len(list.Items) != 2 || list.Items[0].Properties.VersionID != want || !list.Items[1].Properties.IsCurrentVersion {
+		t.Fatalf("listing: %+v %v", list.Items, err)
+	}
+}
