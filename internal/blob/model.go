@@ -47,6 +47,9 @@ type Service struct {
 	props *svcprops.Service
 	// feed reports the accounts with the change feed on (domain_changes.go).
 	feed func(account string) bool
+	// versioning says which accounts keep blob versions
+	// (domain_versions.go); nil: none.
+	versioning func(account string) bool
 }
 
 // New returns the Blob service over store and chunks.
@@ -151,6 +154,13 @@ type blobRec struct {
 	// content is encrypted with; "" for none (cpk.go). The key itself
 	// is never stored.
 	CPK string `json:"k,omitempty"`
+	// VersionID is the id of the version the record is (the base blob's
+	// current version, or a previous version under "bv"); "" for a blob
+	// written with versioning off (domain_versions.go).
+	VersionID string `json:"v,omitempty"`
+	// prev is set on a previous version as read (findVersion), never
+	// stored.
+	prev bool
 }
 
 // uncommitted is a stored uncommitted block.
