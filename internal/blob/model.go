@@ -1,11 +1,3 @@
-// Package blob is the Azure Blob service's domain: typed operations over
-// the kv store and chunk store, with Azure's concurrency model (ETags and
-// conditions, blob and container leases) decided inside one serializable
-// transaction per operation. It imports no net/http: its REST front end
-// is internal/blob/blobrest, and the dfs front end (internal/datalake)
-// calls the same methods. An account's names are flat or hierarchical
-// (Layout, layout.go); the hierarchical namespace's domain methods are
-// the hns*.go files, over the tree of internal/hns/ns.
 package blob
 
 import (
