@@ -4,8 +4,9 @@
 // garbage collection"): the request's transaction replaces the record it
 // deletes by a tombstone, so the thing is gone for every operation and
 // every listing at once, and a Reclaimer removes what the tombstone names
-// in bounded transactions, each removing a bounded batch of records (Batch, or adapted to hold the store about StepTarget), the last
-// one removing the tombstone too. Whatever runs in the meantime sees a
+// in bounded transactions, each removing a bounded batch of records
+// (Batch, or adapted to hold the store about StepTarget), the last one
+// removing the tombstone too. Whatever runs in the meantime sees a
 // consistent state; a crash between two steps leaves the tombstone, and
 // the next Reclaimer (on any process sharing the store) carries on from
 // there. The Data Lake namespace's collector (internal/hns/ns) works the
