@@ -123,7 +123,7 @@ type serveFlagSet struct {
 	*flag.FlagSet
 	host, tlsCert, tlsKey, oauth, data, logLevel, pg, extentLimit, accounts          *string
 	blobPort, queuePort, tablePort, filePort, dfsPort, smbPort, metricsPort, pgConns *int
-	hns, inMemory, clockControl                                                      *bool
+	hns, inMemory, clockControl, versioning                                          *bool
 	consolePort                                                                      *int
 	smbSecurity                                                                      *smbSecurityFlags
 	smbLimits                                                                        smbLimitFlags
@@ -161,6 +161,7 @@ func serveFlags(stderr io.Writer) *serveFlagSet {
 	f.metricsPort = portFlag(fs, "metrics-port", -1, "port for Prometheus metrics (/metrics) and health checks (/healthz, /readyz)")
 	f.consolePort = portFlag(fs, "console-port", -1, "port of the web console (docs/console.md): browse and change the accounts' data signed with an account key, see the last requests; bound to --host like the services")
 	f.hns = fs.Bool("hierarchical-namespace", env("hierarchical-namespace", "") == "true" || env("hierarchical-namespace", "") == "1", "give every account a hierarchical namespace (Data Lake Storage Gen2); an account listed as name:key1[:key2]:hns in --accounts gets one alone (env CERULEAN_HIERARCHICAL_NAMESPACE)")
+	f.versioning = fs.Bool("blob-versioning", env("blob-versioning", "") == "true" || env("blob-versioning", "") == "1", "keep every previous state of a blob as a version (Azure's blob versioning) on every account; an account listed as name:key1[:key2]:versioning in --accounts gets it alone; not with a hierarchical namespace (env CERULEAN_BLOB_VERSIONING)")
 	f.tlsCert = fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
 	f.tlsKey = fs.String("tls-key", env("tls-key", ""), "PEM private key file of --tls-cert (env CERULEAN_TLS_KEY)")
 	f.oauth = fs.String("oauth", env("oauth", ""), "basic: accept Entra ID bearer tokens without verifying their signature (development only; needs --tls-cert) (env CERULEAN_OAUTH)")
@@ -178,7 +179,7 @@ func serveFlags(stderr io.Writer) *serveFlagSet {
 	f.bodyBytes = fs.String("body-progress-bytes", env("body-progress-bytes", "64K"), "see --body-progress-timeout, e.g. 64K or 1M (env CERULEAN_BODY_PROGRESS_BYTES)")
 	f.keepAlive = fs.Duration("keep-alive-timeout", envDuration("keep-alive-timeout", 2*time.Minute), "how long an idle keep-alive HTTP connection stays open (env CERULEAN_KEEP_ALIVE_TIMEOUT)")
 	f.clockControl = fs.Bool("clock-control", env("clock-control", "") == "true" || env("clock-control", "") == "1", "tests only: the server's clock becomes the real time plus an offset that POST "+server.ReservedPrefix+"/clock/advance?by=61s on any service port advances (GET "+server.ReservedPrefix+"/clock shows it); anyone who reaches the ports can use it (env CERULEAN_CLOCK_CONTROL)")
-	f.accounts = fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns][:changefeed];... (:hns: a hierarchical namespace; :changefeed: the blob change feed on) (env CERULEAN_ACCOUNTS; default: the dev account)")
+	f.accounts = fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns][:changefeed][:versioning];... (:hns: a hierarchical namespace; :changefeed: the blob change feed on; :versioning: blob versioning) (env CERULEAN_ACCOUNTS; default: the dev account)")
 	f.changeFeed = fs.Bool("blob-change-feed", env("blob-change-feed", "") == "true" || env("blob-change-feed", "") == "1", "turn the blob change feed on for every account: each committed blob change is logged, in order, and served as Avro in the read-only $blobchangefeed container (docs/change-feed.md); name:key:changefeed in --accounts turns it on for one (env CERULEAN_BLOB_CHANGE_FEED)")
 	f.shareSoftDelete = fs.Int("share-soft-delete", envInt("share-soft-delete", 0), "File share soft delete: days (1 to 365) a deleted share is kept, restorable with Restore Share, for every account; 0: off; an account's File Service Properties (ShareDeleteRetentionPolicy) can turn it on for that account (env CERULEAN_SHARE_SOFT_DELETE)")
 	fs.Usage = func() {
@@ -298,6 +299,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	cfg.Accounts = accts
 	cfg.HierarchicalAccounts = app.HierarchicalAccounts(*accounts)
 	cfg.ChangeFeed, cfg.ChangeFeedAccounts = *f.changeFeed, app.ChangeFeedAccounts(*accounts)
+	cfg.BlobVersioning = *f.versioning
+	cfg.VersioningAccounts = app.VersioningAccounts(*accounts)
 	if d := *f.shareSoftDelete; d < 0 || d > 365 {
 		return usageErr(fmt.Errorf("--share-soft-delete %d: want 0 (off) to 365 days", d))
 	}

@@ -87,6 +87,10 @@ type Config struct {
 	// ChangeFeedAccounts for the named ones (internal/changelog).
 	ChangeFeed         bool
 	ChangeFeedAccounts []string
+	// BlobVersioning turns blob versioning on for every flat account;
+	// VersioningAccounts for the named ones (versioning.go).
+	BlobVersioning     bool
+	VersioningAccounts []string
 	// ShareSoftDelete is the File service's share delete retention in
 	// days for every account (0: off; an account's File Service
 	// Properties may enable their own). internal/file/domain_softdelete.go.
@@ -292,6 +296,9 @@ func Start(cfg Config) (*App, error) {
 	if cfg.GCEvery == 0 {
 		cfg.GCEvery = time.Minute
 	}
+	if err := cfg.checkVersioning(); err != nil {
+		return nil, err
+	}
 	store, chunks, err := openStores(cfg)
 	if err != nil {
 		return nil, err
@@ -338,6 +345,7 @@ func Start(cfg Config) (*App, error) {
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.Blob.SetChangeFeed(cfg.changeFeed())
+	a.Blob.SetVersioning(cfg.versioning())
 	a.BlobREST = blobrest.New(a.Blob)
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
 	// One background reclaimer for every delete that returns at once

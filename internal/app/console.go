@@ -13,6 +13,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/changelog"
 	"github.com/cerulean-storage/cerulean/internal/clockctl"
 	"github.com/cerulean-storage/cerulean/internal/clockctl/clockhttp"
 	"github.com/cerulean-storage/cerulean/internal/console"
@@ -154,6 +155,35 @@ func (x inspector) ContainerLease(ctx context.Context, account, container string
 		return console.BlobLease{}, ok, err
 	}
 	return console.BlobLease{State: st.State, Status: st.Status, Duration: st.Duration, Expires: st.Expires, BreakAt: st.BreakAt}, true, nil
+}
+
+func (x inspector) Changes(ctx context.Context, account string, n int) ([]console.Change, bool, error) {
+	if !x.a.cfg.changeFeed()(account) {
+		return nil, false, nil
+	}
+	var recs []changelog.Record
+	err := x.a.store.View(ctx, func(tx kv.Tx) error {
+		last, err := changelog.Last(tx, account)
+		if err != nil {
+			return err
+		}
+		from := uint64(0)
+		if last > uint64(n) {
+			from = last - uint64(n)
+		}
+		recs, _, err = changelog.After(tx, account, from, n)
+		return err
+	})
+	if err != nil {
+		return nil, true, err
+	}
+	out := make([]console.Change, 0, len(recs))
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
+		out = append(out, console.Change{Seq: r.Seq, Time: r.EventTime, Type: r.EventType, Subject: r.Subject, API: r.Data.API,
+			ETag: r.Data.ETag, ContentLength: r.Data.ContentLength, BlobType: r.Data.BlobType, RequestID: r.Data.RequestID})
+	}
+	return out, true, nil
 }
 
 // shareMode names an SMB share mode as FILE_SHARE_* flags read ("" is

@@ -19,6 +19,9 @@ const (
 // loadBlob reads the addressed blob (or snapshot). A missing blob is
 // 404 BlobNotFound, or ContainerNotFound when its container is missing.
 func loadBlob(tx kv.Tx, ref BlobRef) (*blobRec, error) {
+	if ref.VersionID != "" {
+		return loadVersion(tx, ref)
+	}
 	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
 	if err != nil {
 		return nil, err
@@ -130,7 +133,7 @@ func (s *Service) replaceBlobIf(tx kv.Tx, ref BlobRef, a Access, createOnly bool
 	}
 	nb := *rec
 	nb.replaces(old, now)
-	oldParts, err := s.beforeOverwrite(tx, ref, now, old, nb.Type)
+	oldParts, err := s.beforeOverwrite(tx, ref, now, old, &nb)
 	if err != nil {
 		return nil, err
 	}

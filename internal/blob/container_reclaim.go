@@ -62,7 +62,7 @@ func reclaimContainerStep(tx kv.Tx, parts []string, _ []byte, now time.Time, bat
 	left := batch
 	var keys [][]byte
 	var refs []extent.Part
-	for _, prefix := range [][]byte{blobsPrefix(acct, c), deletedPrefix(acct, c), kv.Key("u", acct, c)} {
+	for _, prefix := range [][]byte{blobsPrefix(acct, c), deletedPrefix(acct, c), kv.Key("u", acct, c), containerVersionsPrefix(acct, c)} {
 		if left == 0 {
 			break
 		}

@@ -56,6 +56,9 @@ type BlobRef struct {
 	Container string
 	Blob      string
 	Snapshot  string // "" for the base blob
+	// VersionID addresses a version of the blob (versionid=; "" for
+	// none), domain_versions.go.
+	VersionID string
 }
 
 // TagCondition is a parsed blob-tags condition ("x-ms-if-tags" on REST,

@@ -45,6 +45,9 @@ type PutBlobInput struct {
 
 // PutBlobOutput is the blob Put Blob wrote.
 type PutBlobOutput struct {
+	// VersionID is the version the write made current ("" with
+	// versioning off): x-ms-version-id.
+	VersionID    string
 	ETag         string
 	LastModified time.Time
 	// The digests of a block blob's content, computed as it was stored.
@@ -122,7 +125,7 @@ func (s *Service) putBlobFlat(ctx context.Context, in PutBlobInput) (out PutBlob
 	if err != nil {
 		return out, err
 	}
-	out = PutBlobOutput{ETag: w.nb.ETag, LastModified: w.nb.Modified, ServerEncrypted: true}
+	out = PutBlobOutput{ETag: w.nb.ETag, LastModified: w.nb.Modified, ServerEncrypted: true, VersionID: w.nb.VersionID}
 	if st != nil {
 		out.ContentMD5, out.ContentCRC64 = st.MD5, st.CRC64
 	}
@@ -165,6 +168,11 @@ type BlobProperties struct {
 	EncryptionKeySHA256 string
 	// Path is set for a path of a hierarchical account.
 	Path *PathProperties
+	// VersionID is the version read ("" for a blob without one);
+	// IsCurrentVersion whether it is the current version (reported on
+	// an account with versioning on).
+	VersionID        string
+	IsCurrentVersion bool
 }
 
 // properties reports b, read at ref at now.
@@ -172,9 +180,13 @@ func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
 	p := BlobProperties{
 		Type: b.Type, ETag: b.ETag, LastModified: b.Modified, CreationTime: b.Created, Size: b.Size,
 		HTTPHeaders: b.Props, Metadata: b.Meta, TagCount: len(b.Tags), Copy: b.Copy, ServerEncrypted: true,
-		EncryptionKeySHA256: b.CPK,
+		EncryptionKeySHA256: b.CPK, VersionID: b.VersionID,
 	}
-	if ref.Snapshot == "" {
+	p.IsCurrentVersion = ref.Snapshot == "" && b.VersionID != "" && !b.prev
+	if ref.Snapshot != "" {
+		p.VersionID = "" // a snapshot is no version
+	}
+	if ref.Snapshot == "" && !b.prev {
 		p.Lease, p.HasLease = b.Lease.Effective(now), true
 	}
 	switch b.Type {
@@ -358,13 +370,31 @@ func (s *Service) DeleteBlob(ctx context.Context, in DeleteBlobInput) (DeleteBlo
 // deleteBlobFlat is Delete Blob on a flat account (flatLayout.delete).
 func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
 	ref, acc, ds, permanent := in.Ref, in.Access, in.DeleteSnapshots, in.Permanent
-	if permanent && ref.Snapshot == "" {
+	if permanent && ref.Snapshot == "" && ref.VersionID == "" {
 		return DeleteBlobOutput{}, errPermanentDelete("Permanent delete applies only to a soft-deleted snapshot or version: give snapshot=.")
 	}
 	now := s.now(in.Call)
 	soft := false
+	// A version id names a previous version, deleted alone, or the
+	// current one, whose deletion is the base blob's (domain_versions.go).
+	vid := ref.VersionID
+	ref.VersionID = ""
 	err := s.store.Update(ctx, s.changing(in.Call, apiDeleteBlob, ref, func(tx kv.Tx) error {
 		soft = false
+		if vid != "" {
+			vref := ref
+			vref.VersionID = vid
+			if permanent {
+				return deleteVersionPermanently(tx, vref, acc, now)
+			}
+			if cur, err := isCurrentVersion(tx, vref); err != nil || !cur {
+				if err != nil {
+					return err
+				}
+				soft, err = deleteVersion(tx, vref, acc, now)
+				return err
+			}
+		}
 		pol, err := loadRetention(tx, ref.Account)
 		if err != nil {
 			return err
@@ -468,7 +498,13 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 			if err := tx.Delete(BlobKey(ref.Account, ref.Container, ref.Blob, "")); err != nil {
 				return err
 			}
-			if pol.on {
+			if s.versioningOn(ref.Account) {
+				// The current version becomes a previous one, with its
+				// references: the blob has no current version.
+				if err := putVersion(tx, ref, b); err != nil {
+					return err
+				}
+			} else if pol.on {
 				if err := putDeleted(tx, ref.Account, ref.Container, ref.Blob, "", b, mark); err != nil {
 					return err
 				}
@@ -595,6 +631,9 @@ type SetBlobMetadataInput struct {
 
 // SetBlobMetadataOutput is the blob as Set Blob Metadata left it.
 type SetBlobMetadataOutput struct {
+	// VersionID is the version the write made current ("" with
+	// versioning off): x-ms-version-id.
+	VersionID       string
 	ETag            string
 	LastModified    time.Time
 	ServerEncrypted bool
@@ -612,12 +651,15 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 		}
 		return SetBlobMetadataOutput{ETag: n.ETag, LastModified: n.Modified, ServerEncrypted: true}, nil
 	}
-	meta, key := in.Metadata, in.CPK
-	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobMetadata, in.Ref, in.Access.withoutNoneMatchAny(), s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
+	meta, key, ref, now := in.Metadata, in.CPK, in.Ref, s.now(in.Call)
+	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobMetadata, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
 		if err := checkCPK(b, key); err != nil {
 			return err
 		}
 		if err := notArchived(b); err != nil {
+			return err
+		}
+		if err := s.versionOnUpdate(tx, ref, now, b); err != nil {
 			return err
 		}
 		b.Meta = meta
@@ -626,7 +668,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 	if err != nil {
 		return SetBlobMetadataOutput{}, err
 	}
-	return SetBlobMetadataOutput{ETag: b.ETag, LastModified: b.Modified, ServerEncrypted: true}, nil
+	return SetBlobMetadataOutput{ETag: b.ETag, LastModified: b.Modified, ServerEncrypted: true, VersionID: b.VersionID}, nil
 }
 
 // LeaseBlobInput is Lease Blob: one lease action (lease.Request, whose
@@ -695,6 +737,9 @@ type SnapshotBlobInput struct {
 // blob it was taken from. ServerEncrypted is false: the snapshot writes
 // no content.
 type SnapshotBlobOutput struct {
+	// VersionID is the version the write made current ("" with
+	// versioning off): x-ms-version-id.
+	VersionID       string
 	Snapshot        string
 	ETag            string
 	LastModified    time.Time
@@ -744,7 +789,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 		if err := extent.AdjustRefs(tx, now, nil, sb.Parts); err != nil {
 			return err
 		}
-		out = SnapshotBlobOutput{Snapshot: snap, ETag: b.ETag, LastModified: b.Modified}
+		out = SnapshotBlobOutput{Snapshot: snap, ETag: b.ETag, LastModified: b.Modified, VersionID: b.VersionID}
 		return s.snapshotTaken(tx, kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, snap), &sb), in.Call, ref, snap, &sb)
 	})
 	if err != nil {
@@ -851,6 +896,9 @@ type PutBlockListInput struct {
 
 // PutBlockListOutput is the blob Put Block List committed.
 type PutBlockListOutput struct {
+	// VersionID is the version the write made current ("" with
+	// versioning off): x-ms-version-id.
+	VersionID       string
 	ETag            string
 	LastModified    time.Time
 	ServerEncrypted bool
@@ -997,7 +1045,7 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 		}
 		// With soft delete on, the replaced list is kept as a soft-deleted
 		// snapshot and keeps its references.
-		oldParts, err := s.beforeOverwrite(tx, ref, now, old, BlockBlob)
+		oldParts, err := s.beforeOverwrite(tx, ref, now, old, &nb)
 		if err != nil {
 			return err
 		}
@@ -1015,7 +1063,7 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 	if err != nil {
 		return PutBlockListOutput{}, err
 	}
-	return PutBlockListOutput{ETag: rec.ETag, LastModified: rec.Modified, ServerEncrypted: true}, nil
+	return PutBlockListOutput{ETag: rec.ETag, LastModified: rec.Modified, ServerEncrypted: true, VersionID: rec.VersionID}, nil
 }
 
 // GetBlockListInput is Get Block List of a blob or snapshot.
@@ -1064,7 +1112,7 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 				pathCommitted = pathBlocks(b.Size)
 			}
 		} else {
-			b, err = findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+			b, err = findRef(tx, ref)
 		}
 		if err != nil {
 			return err
@@ -1073,7 +1121,7 @@ func (s *Service) GetBlockList(ctx context.Context, in GetBlockListInput) (GetBl
 			name string
 			u    uncommitted
 		}
-		if ref.Snapshot == "" {
+		if ref.Snapshot == "" && ref.VersionID == "" {
 			prefix := blocksPrefix(ref.Account, ref.Container, ref.Blob)
 			var derr error
 			err = tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {

@@ -57,7 +57,7 @@ type SourceObject struct {
 // as its source: nil when there is none; in the archive tier, 409
 // BlobArchived, as a read of it.
 func (s *Service) ReadSource(tx kv.Tx, ref BlobRef) (*SourceObject, error) {
-	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+	b, err := findRef(tx, ref)
 	if err != nil || b == nil {
 		return nil, err
 	}
@@ -112,6 +112,9 @@ type CopyBlobInput struct {
 // CopyBlobOutput is the copy: it completes inside the call, so its
 // status is always "success".
 type CopyBlobOutput struct {
+	// VersionID is the version the write made current ("" with
+	// versioning off): x-ms-version-id.
+	VersionID    string
 	ETag         string
 	LastModified time.Time
 	CopyID       string
@@ -217,7 +220,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 	if err != nil {
 		return CopyBlobOutput{}, err
 	}
-	return CopyBlobOutput{ETag: rec.ETag, LastModified: rec.Modified, CopyID: copyID, CopyStatus: "success", ContentMD5: srcMD5}, nil
+	return CopyBlobOutput{ETag: rec.ETag, LastModified: rec.Modified, CopyID: copyID, CopyStatus: "success", ContentMD5: srcMD5, VersionID: rec.VersionID}, nil
 }
 
 // copySourceOf is the source of a copy onto ref, read in the copy's

@@ -72,7 +72,7 @@ func (f *FromURLSource) read(tx kv.Tx) ([]extent.Part, int64, *blobRec, error) {
 	case f.file != nil:
 		b, readable, err = f.file(tx)
 	default:
-		b, err = findBlob(tx, f.Blob.Account, f.Blob.Container, f.Blob.Blob, f.Blob.Snapshot)
+		b, err = findRef(tx, f.Blob)
 	}
 	if err != nil {
 		return nil, 0, nil, err
@@ -321,6 +321,9 @@ type PutBlobFromURLInput struct {
 // FromURLOutput is the blob after a From URL write, with the digests of
 // the source range when they were checked.
 type FromURLOutput struct {
+	// VersionID is the version the write made current ("" with
+	// versioning off): x-ms-version-id.
+	VersionID    string
 	ETag         string
 	LastModified time.Time
 	ContentMD5   []byte
@@ -367,7 +370,7 @@ func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (F
 	if err != nil {
 		return FromURLOutput{}, err
 	}
-	out := FromURLOutput{ETag: rec.ETag, LastModified: rec.Modified, ContentMD5: rec.Props.ContentMD5, ContentCRC64: d.crc, ServerEncrypted: true}
+	out := FromURLOutput{ETag: rec.ETag, LastModified: rec.Modified, ContentMD5: rec.Props.ContentMD5, ContentCRC64: d.crc, ServerEncrypted: true, VersionID: rec.VersionID}
 	if d.md5 != nil {
 		out.ContentMD5 = d.md5
 	}

@@ -15,6 +15,13 @@ type ListBlobsInclude struct {
 	Snapshots        bool
 	Deleted          bool // soft-deleted blobs (and snapshots) still retained
 	UncommittedBlobs bool // blobs with uncommitted blocks only
+	// Versions lists the previous versions of each blob, oldest first,
+	// after its snapshots and before its current version
+	// (domain_versions.go).
+	Versions bool
+	// DeletedWithVersions lists once each name that has versions and no
+	// current version (HasVersionsOnly).
+	DeletedWithVersions bool
 }
 
 // ListBlobsInput is List Blobs: one page of at most MaxResults entries
@@ -58,6 +65,9 @@ type ListedBlob struct {
 	// DeletionID names a soft-deleted path of a hierarchical account (the
 	// id Path Undelete takes in x-ms-undelete-source).
 	DeletionID string
+	// HasVersionsOnly is a name with versions and no current version
+	// (include=deletedwithversions); Properties are its latest version's.
+	HasVersionsOnly bool
 }
 
 // ListBlobsOutput is one page of a listing; NextMarker is "" on the last.
@@ -95,12 +105,16 @@ func (s *Service) listBlobsFlat(ctx context.Context, in ListBlobsInput) (ListBlo
 		rangeStart := kv.AppendPartial(append([]byte(nil), base...), prefix)
 		sc := blobScan{start: rangeStart, end: kv.PrefixEnd(rangeStart), prefix: prefix, delim: delim, snapshots: snapshots}
 		switch mkind {
-		case "b":
+		case "b", "v":
 			// Resume at the blob's first record: its base record is held
 			// back until its snapshots are listed, so it must be read again
 			// even when the marker is one of the snapshots.
 			sc.start = kv.Key(ns, ref.Account, ref.Container, mname, "")
 			sc.resume, sc.resumeName, sc.resumeSnap = true, mname, msnap
+			if mkind == "v" {
+				// A version: the name's snapshots were all listed.
+				sc.resumeSnap = ""
+			}
 		case "p":
 			sc.start = kv.AppendPartial(append([]byte(nil), base...), mname)
 		}
@@ -120,7 +134,7 @@ func (s *Service) listBlobsFlat(ctx context.Context, in ListBlobsInput) (ListBlo
 	uend := kv.PrefixEnd(uRangeStart)
 	ustart := uRangeStart
 	switch mkind {
-	case "b":
+	case "b", "v":
 		ustart = blocksPrefix(ref.Account, ref.Container, mname)
 	case "p":
 		ustart = kv.AppendPartial(kv.Key("u", ref.Account, ref.Container), mname)
@@ -154,6 +168,27 @@ func (s *Service) listBlobsFlat(ctx context.Context, in ListBlobsInput) (ListBlo
 			}
 			entries = mergeEntries(entries, dead)
 		}
+		if inc.Versions {
+			vs := newScan("bv", true)
+			resumeVersions(&vs, ref, mkind, mname, msnap)
+			// Soft-deleted versions with include=deleted, while retained.
+			vs.keep = func(b *blobRec) bool { return b.Del == nil || (inc.Deleted && b.Del.retained(now)) }
+			vers, err := vs.collect(tx, maxN+1)
+			if err != nil {
+				return err
+			}
+			for i := range vers {
+				vers[i].version = !vers[i].prefix
+			}
+			entries = mergeEntries(entries, vers)
+		}
+		if inc.DeletedWithVersions {
+			only, err := collectVersionsOnly(tx, ref, prefix, delim, mkind, mname, maxN+1)
+			if err != nil {
+				return err
+			}
+			entries = mergeEntries(entries, only)
+		}
 		if inc.UncommittedBlobs {
 			extra, err := collectUncommitted(tx, ustart, uend, prefix, delim, maxN+1)
 			if err != nil {
@@ -172,6 +207,8 @@ func (s *Service) listBlobsFlat(ctx context.Context, in ListBlobsInput) (ListBlo
 		kind := "b"
 		if next.prefix {
 			kind = "p"
+		} else if next.version {
+			kind = "v"
 		}
 		out.NextMarker = encodeMarker(kind, next.name, next.snap)
 		entries = entries[:maxN]
@@ -187,7 +224,12 @@ func (s *Service) listBlobsFlat(ctx context.Context, in ListBlobsInput) (ListBlo
 			it.Uncommitted = true
 		default:
 			b := e.rec
-			it.Properties = b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: e.name, Snapshot: e.snap}, now)
+			if e.version || e.versionsOnly {
+				// A previous version: no snapshot, no lease.
+				b.prev, it.Snapshot = true, ""
+			}
+			it.HasVersionsOnly = e.versionsOnly
+			it.Properties = b.properties(BlobRef{Account: ref.Account, Container: ref.Container, Blob: e.name, Snapshot: it.Snapshot}, now)
 			it.Tags = b.Tags
 			if b.Del != nil {
 				it.Properties.HasLease = false

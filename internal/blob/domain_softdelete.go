@@ -103,6 +103,11 @@ func (s *Service) UndeleteBlob(ctx context.Context, in UndeleteBlobInput) error 
 			}
 			restored++
 		}
+		versions, err := undeleteVersions(tx, ref, now)
+		if err != nil {
+			return err
+		}
+		restored += versions
 		if live == nil && restored == 0 {
 			return azerr.New(azerr.BlobNotFound)
 		}

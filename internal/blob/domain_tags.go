@@ -92,7 +92,7 @@ func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
 			return err
 		}
 		b.Tags = tags
-		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ""), b)
+		return putRec(tx, ref, b)
 	})
 }
 
@@ -140,7 +140,7 @@ func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlob
 		out.Rehydrating = rehydrates(b.Tier, tier)
 		changed := now
 		b.Tier, b.TierChanged = tier, &changed
-		return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)
+		return putRec(tx, ref, b)
 	}))
 	return out, err
 }

@@ -133,10 +133,10 @@ func (l *flatLayout) checkReplace(ctx context.Context, in PutBlockListInput) err
 	return l.s.checkPutBlockListFlat(ctx, in)
 }
 
-// source is the blob record (or snapshot) ref names, nil when there is
-// none.
+// source is the blob record (or snapshot, or version) ref names, nil
+// when there is none.
 func (l *flatLayout) source(tx kv.Tx, ref BlobRef, _ time.Time, _ ns.Caller) (*blobRec, error) {
-	return findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+	return findRef(tx, ref)
 }
 
 func (l *hierLayout) resolve(tx kv.Tx, ref BlobRef, now time.Time, c ns.Caller, want acl.Perm, upn bool) (*blobRec, *PathProperties, error) {

@@ -15,7 +15,7 @@ func encodeMarker(kind, name, snap string) string {
 }
 
 func decodeMarker(m string) (kind, name, snap string, ok bool) {
-	if len(m) < 2 || (m[0] != 'b' && m[0] != 'p') {
+	if len(m) < 2 || (m[0] != 'b' && m[0] != 'p' && m[0] != 'v') {
 		return "", "", "", false
 	}
 	rest := m[1:]
@@ -34,7 +34,11 @@ func decodeMarker(m string) (kind, name, snap string, ok bool) {
 type listEntry struct {
 	name, snap string
 	prefix     bool
-	rec        *blobRec // nil for prefixes and uncommitted-only blobs
+	version    bool // a previous version: snap is its version id
+	// versionsOnly is a name without a current version, listed once
+	// (rec: its latest version).
+	versionsOnly bool
+	rec          *blobRec // nil for prefixes and uncommitted-only blobs
 }
 
 // blobScan describes one List Blobs pass over the blob records.
@@ -210,13 +214,25 @@ func mergeEntries(a, b []listEntry) []listEntry {
 }
 
 // entryLess is the listing order: by name, and within one name the
-// snapshots (oldest first) before the base blob.
+// snapshots (oldest first), then the previous versions (oldest first),
+// then the base blob.
 func entryLess(a, b listEntry) bool {
 	if a.name != b.name {
 		return a.name < b.name
 	}
-	if a.snap == "" || b.snap == "" {
-		return a.snap != "" && b.snap == ""
+	if ra, rb := a.rank(), b.rank(); ra != rb {
+		return ra < rb
 	}
 	return a.snap < b.snap
+}
+
+// rank orders the entries of one name: snapshots, versions, the base.
+func (e listEntry) rank() int {
+	switch {
+	case e.version:
+		return 1
+	case e.snap == "":
+		return 2
+	}
+	return 0
 }

@@ -1,11 +1,3 @@
-// Package blob is the Azure Blob service's domain: typed operations over
-// the kv store and chunk store, with Azure's concurrency model (ETags and
-// conditions, blob and container leases) decided inside one serializable
-// transaction per operation. It imports no net/http: its REST front end
-// is internal/blob/blobrest, and the dfs front end (internal/datalake)
-// calls the same methods. An account's names are flat or hierarchical
-// (Layout, layout.go); the hierarchical namespace's domain methods are
-// the hns*.go files, over the tree of internal/hns/ns.
 package blob
 
 import (
@@ -47,6 +39,9 @@ type Service struct {
 	props *svcprops.Service
 	// feed reports the accounts with the change feed on (domain_changes.go).
 	feed func(account string) bool
+	// versioning says which accounts keep blob versions
+	// (domain_versions.go); nil: none.
+	versioning func(account string) bool
 }
 
 // New returns the Blob service over store and chunks.
@@ -151,6 +146,13 @@ type blobRec struct {
 	// content is encrypted with; "" for none (cpk.go). The key itself
 	// is never stored.
 	CPK string `json:"k,omitempty"`
+	// VersionID is the id of the version the record is (the base blob's
+	// current version, or a previous version under "bv"); "" for a blob
+	// written with versioning off (domain_versions.go).
+	VersionID string `json:"v,omitempty"`
+	// prev is set on a previous version as read (findVersion), never
+	// stored.
+	prev bool
 }
 
 // uncommitted is a stored uncommitted block.

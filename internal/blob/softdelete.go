@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -225,10 +226,18 @@ func (s *Service) settleDeletedBase(tx kv.Tx, ref BlobRef, now time.Time, typ st
 // returns the parts whose references the write releases. With soft delete
 // on, a live blob being replaced is kept as a soft-deleted snapshot (its
 // references move to it); with no live blob, a soft-deleted one is
-// settled first.
-func (s *Service) beforeOverwrite(tx kv.Tx, ref BlobRef, now time.Time, old *blobRec, typ string) ([]extent.Part, error) {
+// settled first. With versioning on, the replaced blob becomes a version
+// and nb gets its version id (stampVersion).
+func (s *Service) beforeOverwrite(tx kv.Tx, ref BlobRef, now time.Time, old, nb *blobRec) ([]extent.Part, error) {
 	if old == nil {
-		return nil, s.settleDeletedBase(tx, ref, now, typ)
+		if err := s.settleDeletedBase(tx, ref, now, nb.Type); err != nil {
+			return nil, err
+		}
+	}
+	// With versioning on, the replaced blob is kept as a version (with
+	// its references) instead of a soft-deleted snapshot.
+	if kept, err := s.stampVersion(tx, ref, now, old, nb); err != nil || kept || old == nil {
+		return nil, err
 	}
 	pol, err := loadRetention(tx, ref.Account)
 	if err != nil || !pol.on {
@@ -314,6 +323,16 @@ func (s *Service) purgeExpired(ctx context.Context) (int, error) {
 					continue
 				}
 				acct, c, name, snap := parts[2], parts[3], parts[4], parts[5]
+				if vid, ok := strings.CutPrefix(snap, versionExpiryMark); ok {
+					purged, err := purgeVersion(tx, acct, c, name, vid, now)
+					if err != nil {
+						return err
+					}
+					if purged {
+						n++
+					}
+					continue
+				}
 				var b blobRec
 				found, err := kv.GetJSON(tx, deletedKey(acct, c, name, snap), &b)
 				if err != nil {

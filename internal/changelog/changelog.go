@@ -1,36 +1,3 @@
-// Package changelog is the durable, ordered log of an account's blob
-// changes: the one source the change feed ($blobchangefeed) is served
-// from, and the one blob events can be delivered from.
-//
-// A change is appended by the transaction that makes it (Append takes the
-// caller's kv.Tx), so a committed change always has its record and a
-// change that did not commit never has one: there is no window between
-// the two for a crash to fall into.
-//
-// Order. Each account has one counter key; Append reads it, increments it
-// and writes the record under the new value, all in the caller's
-// transaction. The sequence numbers are therefore dense (1, 2, 3, ...
-// with no gap: a transaction that does not commit takes no number) and
-// one total order per account, the commit order, on every store:
-//
-//   - embedded (bbolt) and in-memory stores have a single writer, so
-//     transactions that append are serialised anyway;
-//   - on PostgreSQL (several front ends on one database, serializable
-//     transactions) two concurrent appends to one account both read and
-//     write the counter, so one of them fails to commit with a
-//     serialization failure and the backend runs it again, after the
-//     other committed, with the next number.
-//
-// The cost of that: with the feed on, the writes of one account are
-// serialised at the counter on PostgreSQL — concurrent writers of
-// different blobs that would otherwise commit in parallel conflict and
-// retry (each retry re-runs the whole transaction). It is why the feed
-// is opt-in, as on Azure, where it is an account setting. Accounts do
-// not conflict with one another.
-//
-// Reading: After returns the records after a position, in order, a
-// bounded page at a time. Retention (dropping old records) is not done
-// yet.
 package changelog
 
 import (

@@ -89,7 +89,8 @@ func startConsole(t *testing.T) *consoleEnv {
 	lakeKey, _ := base64.StdEncoding.DecodeString(lakeKeyB64)
 	cfg := app.Config{DataDir: t.TempDir(), NoSync: true, BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0, DFSPort: 0, SMBPort: 0,
 		MetricsPort: -1, Console: true, ConsolePort: 0, ClockControl: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Accounts: append(app.DevAccounts(), auth.Account{Name: "lake", Keys: [][]byte{lakeKey}}), HierarchicalAccounts: []string{"lake"}}
+		Accounts: append(app.DevAccounts(), auth.Account{Name: "lake", Keys: [][]byte{lakeKey}}), HierarchicalAccounts: []string{"lake"},
+		ChangeFeedAccounts: []string{app.DevAccount}}
 	// Every store: in memory with CERULEAN_TEST_BACKEND=memory, on
 	// PostgreSQL (a fresh schema) with CERULEAN_TEST_POSTGRES, embedded
 	// otherwise; .ci/run runs this test in all three passes.
@@ -490,6 +491,31 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("the UI advanced the clock by %s", got)
 		}
 		e.waitText("#clock-state", "offset 1m30s")
+	})
+
+	t.Run("changes", func(t *testing.T) {
+		e.t = t
+		if _, err := e.blob.CreateContainer(ctx, "feed", nil); err != nil {
+			t.Fatal(err)
+		}
+		up, err := e.blob.UploadBuffer(ctx, "feed", "news/one.txt", []byte("first"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.blob.DeleteBlob(ctx, "feed", "news/one.txt", nil); err != nil {
+			t.Fatal(err)
+		}
+		e.open("changes")
+		e.waitText("main", "BlobDeleted")
+		// Newest first: the delete, then the create with the ETag the
+		// upload returned.
+		var rows []string
+		e.js(`[...document.querySelectorAll('tr[data-seq]')].map((r) => r.innerText)`, &rows)
+		if len(rows) < 2 || !strings.Contains(rows[0], "BlobDeleted") || !strings.Contains(rows[0], "/containers/feed/blobs/news/one.txt") ||
+			!strings.Contains(rows[1], "BlobCreated") || !strings.Contains(rows[1], strings.Trim(string(*up.ETag), `"`)) {
+			t.Errorf("change rows: %q", rows)
+		}
+		e.screenshot("changes")
 	})
 
 	t.Run("data lake", func(t *testing.T) {

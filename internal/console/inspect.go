@@ -28,6 +28,23 @@ type Inspector interface {
 	// ContainerLease reads a container's lease likewise; ok is false
 	// when the container is missing.
 	ContainerLease(ctx context.Context, account, container string) (l BlobLease, ok bool, err error)
+	// Changes returns the last n records of the account's change log,
+	// newest first, and whether the blob change feed is on for it.
+	Changes(ctx context.Context, account string, n int) (records []Change, on bool, err error)
+}
+
+// Change is one record of an account's change log (the blob change
+// feed's) as the console shows it.
+type Change struct {
+	Seq           uint64    `json:"seq"`
+	Time          time.Time `json:"time"`
+	Type          string    `json:"type"`
+	Subject       string    `json:"subject"`
+	API           string    `json:"api"`
+	ETag          string    `json:"etag,omitempty"`
+	ContentLength int64     `json:"contentLength"`
+	BlobType      string    `json:"blobType,omitempty"`
+	RequestID     string    `json:"requestId,omitempty"`
 }
 
 // BlobLease is a blob's lease as the console shows it.
@@ -82,6 +99,7 @@ type ByteRange struct {
 //	GET /x/{account}/shares/{share}/handles    FileHandles
 //	GET /x/{account}/containers/{c}/lease?blob=name  BlobLease
 //	GET /x/{account}/containers/{c}/lease       ContainerLease
+//	GET /x/{account}/changes?n=100               Changes
 //
 // each signed with Shared Key as a Blob request to /{account}/... is.
 type inspect struct{ cfg Config }
@@ -169,6 +187,20 @@ func (x *inspect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, l)
+	case len(parts) == 2 && parts[1] == "changes" && x.cfg.Inspector != nil:
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		if n <= 0 || n > 1000 {
+			n = 100
+		}
+		cs, on, err := x.cfg.Inspector.Changes(r.Context(), account, n)
+		if err != nil {
+			x.fail(w, err)
+			return
+		}
+		if cs == nil {
+			cs = []Change{}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"on": on, "changes": cs})
 	default:
 		writeError(w, http.StatusNotFound, "ResourceNotFound", "no such console endpoint")
 	}

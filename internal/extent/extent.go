@@ -1,21 +1,3 @@
-// Package extent is the byte layer shared by the Blob and File services:
-// immutable "data items" (inline in the kv store or chunk files in the
-// chunk store) with reference counts and a background collector, sparse
-// part lists that map a blob's or file's ranges onto them, readers over
-// those lists, and request-body staging with MD5 and CRC64.
-//
-// Bytes are "data items": immutable byte strings with an id.
-// Small items (≤ InlineMax) live inline in the kv store under
-// ("x", id) so one group commit covers many small writes; larger ones are
-// files in the chunk store, whose ("x", id) record only marks them live.
-// A Part maps a range of a blob onto a data item. Items are shared by
-// snapshots, copies and committed blocks, so each ("x", id) record carries
-// a reference count maintained in the same transaction as the records that
-// reference it. When it drops to zero the id is queued under ("g", due, id)
-// and the background collector removes it after a grace period, so readers
-// that looked up a part just before a delete still find its bytes; a
-// reader pins the items it reads (pins.go), so it finds them however long
-// it streams.
 package extent
 
 import (

@@ -1,16 +1,3 @@
-// Package file is the File service's domain: shares, directories and
-// sparse files over the kv store and the shared byte layer
-// (internal/extent), with file leases and the store-backed SMB handle
-// records of internal/file/handle consulted by every operation. Its
-// typed methods ((ctx, XxxInput) (XxxOutput, error)) each own their
-// transaction; it imports no net/http (internal/archtest): the REST
-// front end is internal/file/filerest.
-//
-// Concurrency model: File REST writes have no optimistic concurrency (no
-// If-* headers; 400 ConditionHeadersNotSupported), so each write is one
-// serializable transaction and the last writer wins; ETag and Last-Modified
-// still change on every write. The only REST-side exclusion is the file
-// lease; SMB opens exclude REST operations through their share modes.
 package file
 
 import (

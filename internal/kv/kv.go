@@ -1,7 +1,3 @@
-// Package kv is Cerulean's storage contract: transactions over ordered byte
-// keys. Domain packages (blob, queue, table, file) are written against this
-// interface only; backends (embedded bbolt, PostgreSQL) live in subpackages
-// and must pass the conformance suite in kv/kvtest.
 package kv
 
 import (

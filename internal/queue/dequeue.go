@@ -31,7 +31,7 @@ import (
 // whatever they pick there: each reads the entries the others delete.
 // So the index is split into 16 shards by the message id's first hex
 // digit, and a consumer that is not alone takes its messages from one
-// shard (figures in docs/architecture.md, "Queue"):
+// shard (figures in this package's documentation, doc.go):
 //
 //   - A call that starts while no other Get Messages on its queue is in
 //     flight in this process merges the heads of all shards and takes the

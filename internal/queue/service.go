@@ -1,18 +1,3 @@
-// Package queue is the Azure Queue service's domain: queues, messages,
-// their kv transactions, expiry, and the purge of deleted and cleared
-// incarnations. It knows no HTTP (it imports neither net/http nor
-// internal/server; internal/archtest checks it): the REST front end,
-// internal/queue/queuerest, parses a request into one of the typed
-// inputs of api.go, calls the method and renders its output or its azerr
-// error.
-//
-// Every operation's checks and writes happen in one kv transaction, and
-// all expiry (visibility timeouts, message TTLs) is computed from the
-// operation's time, taken from the injected clock. The service keeps no
-// authoritative state in memory, so several processes may share one
-// store; the only in-memory state is a hint that spreads concurrent Get
-// Messages calls over different messages (see dequeue.go). The key layout
-// is described in model.go and in docs/architecture.md ("Queue").
 package queue
 
 import (

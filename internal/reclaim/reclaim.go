@@ -1,21 +1,3 @@
-// Package reclaim runs the deletes that return at once and reclaim in the
-// background, as Azure documents them (Delete Container: "the container
-// is immediately marked for deletion ... and is later deleted during
-// garbage collection"): the request's transaction replaces the record it
-// deletes by a tombstone, so the thing is gone for every operation and
-// every listing at once, and a Reclaimer removes what the tombstone names
-// in bounded transactions, each removing at most Batch records, the last
-// one removing the tombstone too. Whatever runs in the meantime sees a
-// consistent state; a crash between two steps leaves the tombstone, and
-// the next Reclaimer (on any process sharing the store) carries on from
-// there. The Data Lake namespace's collector (internal/hns/ns) works the
-// same way for detached directory trees and runs from the same loop.
-//
-// Tombstones are keys ("rcl", kind, parts...): a Kind registered under
-// its name removes one bounded batch per call of its Step. While a
-// tombstone exists its name is being reclaimed: Pending tells the
-// operations that must refuse to reuse it (Create Container answers 409
-// ContainerBeingDeleted).
 package reclaim
 
 import (

@@ -1,7 +1,3 @@
-// Package server is Cerulean's HTTP front end: one listener per service,
-// the middleware every Azure Storage response needs (request id, version,
-// date, authentication, error rendering) and graceful shutdown. Domain
-// logic lives in the service packages; this package only wires them.
 package server
 
 import (

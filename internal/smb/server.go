@@ -1,32 +1,3 @@
-// Package smb is Cerulean's SMB2/3 server: it serves the File service's
-// shares to SMB clients (smbclient, Windows, cifs.ko) over Direct TCP.
-//
-// A Server accepts connections; each connection has one goroutine that
-// reads frames and runs their requests in order, and one that writes
-// responses. The wire format is package smb2's, authentication package
-// ntlm's (NTLMv2 in SPNEGO, user = storage account name, password = an
-// account key as base64 text), and every file operation goes through the
-// File service's VFS, behind the FileSystem interface this package
-// defines (fs.go; internal/app passes an smbfs.VFS), whose handles live in
-// the store's global open table: share modes, delete-pending and
-// List/Force Close Handles hold across the REST and SMB front ends.
-//
-// The VFS owner (the liveness identity of this server's handles) is one
-// id per Server (DefaultOwner makes a random one); a goroutine renews its
-// heartbeat, and Shutdown retires it, so a crashed server's handles
-// expire after the lease.
-//
-// What is implemented (docs/architecture.md, "SMB front end", gives the
-// reasons): dialects
-// 2.0.2, 2.1, 3.0, 3.0.2 and 3.1.1 with signing (HMAC-SHA256, AES-CMAC;
-// Config.RequireSigning requires it) and, when Config.Encrypt asks for
-// it, SMB 3 encryption (AES-128/256-CCM/GCM; crypt.go); NEGOTIATE,
-// SESSION_SETUP, LOGOFF, TREE_CONNECT (shares and IPC$), TREE_DISCONNECT,
-// CREATE, CLOSE, FLUSH, READ, WRITE, QUERY_DIRECTORY, QUERY_INFO, SET_INFO, IOCTL (VALIDATE_NEGOTIATE_INFO),
-// LOCK (byte-range locks in the store; blocking locks go async), ECHO,
-// CHANGE_NOTIFY (changes made through this server) and CANCEL;
-// related and unrelated compounds. Oplocks are always NONE; no leases,
-// durable handles or multichannel.
 package smb
 
 import (

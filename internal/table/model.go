@@ -16,7 +16,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
 )
 
-// Key layout (see docs/architecture.md, "Table"):
+// Key layout (see this package's documentation, doc.go):
 //
 //	tt  / account / lower(table)            table record (binary, see encodeTable)
 //	t   / account / lower(table) / pk / rk  entity (binary, see encodeEntity)

@@ -1,12 +1,3 @@
-// Package table is the Azure Table service's domain: tables, entities
-// with typed properties, OData filters over them (the $filter grammar
-// lives in table/odata), optimistic concurrency by timestamps, entity
-// group transactions applied in one kv transaction, and the purge of
-// deleted tables. It knows no HTTP (it imports neither net/http nor
-// internal/server; internal/archtest checks it): the REST front end,
-// internal/table/tablerest, parses a request into one of the typed
-// inputs of api.go, calls the method and renders its output as OData
-// JSON or its azerr error.
 package table
 
 import (

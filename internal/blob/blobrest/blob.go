@@ -189,6 +189,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	setETag(w, out.ETag, out.LastModified)
 	echoDigests(h, out.ContentMD5, out.ContentCRC64)
 	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	setVersionID(h, out.VersionID)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -275,6 +276,7 @@ func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
 	}
 	h.Set("x-ms-server-encrypted", strconv.FormatBool(p.ServerEncrypted))
 	h.Set("Accept-Ranges", "bytes")
+	writeVersion(h, p)
 	if pp := p.Path; pp != nil {
 		// A path of a hierarchical account: what azdatalake's path
 		// GetProperties reads from Get Blob Properties (FormatGetPropertiesResponse).
@@ -511,6 +513,7 @@ func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
 	}
 	setETag(w, out.ETag, out.LastModified)
 	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	setVersionID(w.Header(), out.VersionID)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -552,6 +555,7 @@ func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 	setETag(w, out.ETag, out.LastModified)
 	w.Header().Set("x-ms-snapshot", out.Snapshot)
 	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	setVersionID(w.Header(), out.VersionID)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }

@@ -95,6 +95,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	setETag(w, out.ETag, out.LastModified)
 	digests(w.Header())
 	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	setVersionID(w.Header(), out.VersionID)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }

@@ -36,6 +36,13 @@ func copySource(r *req) (acct, container, name, snap string, err error) {
 		return "", "", "", "", azerr.New(azerr.InvalidSourceBlobURL)
 	}
 	snap = u.Query().Get("snapshot")
+	if vid := u.Query().Get("versionid"); vid != "" && snap == "" {
+		// A version as the source (restoring a version is copying it
+		// onto the base blob): versionSource reads it back.
+		if _, err := wire.ParseSnapshot(vid); err != nil {
+			return "", "", "", "", azerr.InvalidHeader("x-ms-copy-source", raw)
+		}
+	}
 	if snap != "" {
 		t, err := wire.ParseSnapshot(snap)
 		if err != nil {
@@ -112,7 +119,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		if err := s.authorizeSource(r, acct, c, name); err != nil {
 			return err
 		}
-		in.Source.Blob = blob.BlobRef{Account: acct, Container: c, Blob: name, Snapshot: snap}
+		in.Source.Blob = blob.BlobRef{Account: acct, Container: c, Blob: name, Snapshot: snap, VersionID: versionSource(r, snap)}
 	}
 	var err error
 	if in.Sync, err = parseBoolHeader(r.Header, "x-ms-requires-sync"); err != nil {
@@ -155,6 +162,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	setETag(w, out.ETag, out.LastModified)
 	w.Header().Set("x-ms-copy-id", out.CopyID)
 	w.Header().Set("x-ms-copy-status", out.CopyStatus)
+	setVersionID(w.Header(), out.VersionID)
 	if out.ContentMD5 != nil {
 		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(out.ContentMD5))
 	}

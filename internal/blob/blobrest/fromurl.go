@@ -38,7 +38,7 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (blob.FromURLSource, er
 		if err := s.authorizeSource(r, acct, c, name); err != nil {
 			return src, err
 		}
-		src.Blob = blob.BlobRef{Account: acct, Container: c, Blob: name, Snapshot: snap}
+		src.Blob = blob.BlobRef{Account: acct, Container: c, Blob: name, Snapshot: snap, VersionID: versionSource(r, snap)}
 	}
 	var err error
 	if src.Cond, err = cond.ParseSource(r.Header); err != nil {
@@ -106,6 +106,7 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 	setETag(w, out.ETag, out.LastModified)
 	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
 	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	setVersionID(w.Header(), out.VersionID)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -151,6 +152,7 @@ func (s *Service) putBlockFromURL(w http.ResponseWriter, r *req) error {
 	}
 	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
 	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	setVersionID(w.Header(), out.VersionID)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }

@@ -183,6 +183,9 @@ type blobItemXML struct {
 	XMLName    xml.Name         `xml:"Blob"`
 	Name       wire.EncodedName `xml:"Name"`
 	Snapshot   string           `xml:"Snapshot,omitempty"`
+	VersionID  string           `xml:"VersionId,omitempty"`
+	IsCurrent  *bool            `xml:"IsCurrentVersion,omitempty"`
+	VersOnly   *bool            `xml:"HasVersionsOnly,omitempty"`
 	Deleted    bool             `xml:"Deleted,omitempty"`
 	DeletionID string           `xml:"DeletionId,omitempty"`
 	Properties *blobPropsXML    `xml:"Properties"`
@@ -243,6 +246,7 @@ func renderBlobItem(e *blob.ListedBlob, inc map[string]bool) blobItemXML {
 		}
 	}
 	it := blobItemXML{Name: wire.EncodedName(e.Name), Snapshot: e.Snapshot, Properties: p}
+	listedVersion(&it, e, inc)
 	switch {
 	case e.Deleted:
 		// A soft-deleted blob or snapshot (include=deleted): no lease.
@@ -287,13 +291,15 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 	list, err := s.ListBlobs(r.Context(), blob.ListBlobsInput{
 		Call: r.call(), Ref: r.containerRef(), Prefix: prefix, Delimiter: delim, Marker: marker, MaxResults: maxN,
 		StartFrom: r.q.Get("startFrom"),
-		Include:   blob.ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"]},
-		ShowOnly:  r.q.Get("showonly"),
+		Include: blob.ListBlobsInclude{Snapshots: inc["snapshots"], Deleted: inc["deleted"], UncommittedBlobs: inc["uncommittedblobs"], Versions: inc["versions"],
+			DeletedWithVersions: inc["deletedwithversions"]},
+		ShowOnly: r.q.Get("showonly"),
 	})
 	if err != nil {
 		return err
 	}
-	if s.wantsArrow(r) {
+	// The Arrow columns have no version id: a listing of versions is XML.
+	if s.wantsArrow(r) && !inc["versions"] {
 		arrowEndBefore(&list, r.q.Get("endBefore"))
 		return writeArrowListing(w, list, inc)
 	}

@@ -21,7 +21,7 @@ func (r *req) call() blob.Call {
 
 // ref is the blob (or snapshot) the request addresses.
 func (r *req) ref() blob.BlobRef {
-	return blob.BlobRef{Account: r.Account, Container: r.container, Blob: r.name, Snapshot: r.snapshot}
+	return blob.BlobRef{Account: r.Account, Container: r.container, Blob: r.name, Snapshot: r.snapshot, VersionID: r.versionID}
 }
 
 // containerRef is the container the request addresses.

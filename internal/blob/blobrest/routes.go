@@ -44,6 +44,9 @@ const (
 	// Batch: "two types of subrequests: Set Blob Tier for block blobs
 	// and Delete Blob"), all of one operation.
 	fBatchable
+	// fOnVersion: a PUT allowed on a blob version (?versionid=); every
+	// other PUT or POST there is refused (versions.go).
+	fOnVersion
 )
 
 const (
@@ -149,9 +152,9 @@ func init() {
 			SAS: server.SASRule{Resource: auth.ContainerLevel}},
 
 		// Blob (restype is not consulted).
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "tier", Name: "setBlobTier", Handler: (*Service).setBlobTier, SAS: sasWrite, Flags: fOnSnapshot | fBatchable},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "tier", Name: "setBlobTier", Handler: (*Service).setBlobTier, SAS: sasWrite, Flags: fOnSnapshot | fBatchable | fOnVersion},
 		{Methods: get | head, Levels: lBlob, Restype: star, Comp: "tags", Name: "getBlobTags", Handler: (*Service).getBlobTags, SAS: sasTags},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "tags", Name: "setBlobTags", Handler: (*Service).setBlobTags, SAS: sasTags},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "tags", Name: "setBlobTags", Handler: (*Service).setBlobTags, SAS: sasTags, Flags: fOnVersion},
 		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Has(hCopySource), server.Has(hBlobType)}, Name: "putBlobFromURL", Handler: (*Service).putBlobFromURL, SAS: sasCreate},
 		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Has(hCopySource), server.Lacks(hBlobType)}, Name: "copyBlob", Handler: (*Service).copyBlob, SAS: sasCreate},
 		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlob", Handler: (*Service).putBlob, SAS: sasCreate},

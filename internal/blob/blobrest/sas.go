@@ -23,6 +23,7 @@ func (s *Service) authorizeSAS(r *req) error {
 		return auth.ErrBearerOnly()
 	}
 	rule, ok := r.route.Rule()
+	rule = versionSASRule(r, rule)
 	if r.route.Flags&fSASAtLevel != 0 {
 		switch {
 		case r.name != "":

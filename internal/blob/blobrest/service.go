@@ -39,6 +39,7 @@ type req struct {
 	container string
 	name      string    // blob name, "" for container/account requests
 	snapshot  string    // ?snapshot=
+	versionID string    // ?versionid= (versions.go)
 	opName    string    // the routed operation's name
 	route     *route    // the routed operation (blobRoutes)
 	sas       *auth.SAS // the verified, effective SAS of a SAS request
@@ -120,6 +121,7 @@ func newReq(sr *server.Request) *req {
 	// before this point.
 	r.name = blobName(r.name)
 	r.snapshot = r.q.Get("snapshot")
+	r.versionID = r.q.Get("versionid")
 	return r
 }
 
@@ -159,6 +161,9 @@ func (s *Service) route(r *req) (*route, error) {
 	case lBlob:
 		if r.snapshot != "" && m&(server.PUT|server.POST) != 0 && (rt == nil || rt.Flags&fOnSnapshot == 0) {
 			return nil, azerr.Newf(azerr.InvalidQueryParameterValue, "Cannot perform this operation on a blob snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)
+		}
+		if err := checkVersionTarget(r, m, rt); err != nil {
+			return nil, err
 		}
 	}
 	if rt == nil {

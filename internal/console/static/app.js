@@ -565,6 +565,23 @@ views.dfs = async function (root) {
   }
 };
 
+// Changes: the account's change log (the blob change feed's records),
+// newest first.
+views.changes = async function (root) {
+  const j = await inspect('/changes', { n: '200' });
+  if (!j.on) {
+    root.append(h('p', { class: 'muted', text: 'The blob change feed is off for this account (cerulean serve --blob-change-feed, or name:key:changefeed in --accounts).' }));
+    return;
+  }
+  root.append(h('h2', { text: 'Last changes (the $blobchangefeed container serves them as Avro)' }),
+    j.changes.length ? table(['#', 'Time', 'Event', 'Subject', 'API', 'ETag', 'Size', 'Blob type', 'Request id'], j.changes.map((c) => h('tr', { 'data-seq': c.seq },
+      h('td', { class: 'num', text: c.seq }), h('td', { text: fmtTime(c.time) }), h('td', { class: 'event', text: c.type }),
+      h('td', { class: 'mono subject', text: c.subject }), h('td', { text: c.api }), h('td', { class: 'mono', text: c.etag || '' }),
+      h('td', { class: 'num', text: fmtSize(c.contentLength) }), h('td', { text: c.blobType || '' }), h('td', { class: 'mono', text: c.requestId || '' }))))
+      : h('p', { class: 'muted', text: 'No change recorded yet.' }));
+  S.timer = setTimeout(() => { if (S.view === 'changes' && !document.hidden) render(true); }, 3000);
+};
+
 // Activity: the last requests answered for this account, and the
 // request rate of each operation over them.
 views.activity = async function (root) {
@@ -633,7 +650,7 @@ async function main() {
   if ($('#account').value && $('#key').value) use();
   $('#signin').addEventListener('submit', (e) => { e.preventDefault(); use(); render(); });
   for (const b of document.querySelectorAll('#tabs button')) {
-    b.hidden = b.dataset.view !== 'activity' && !S.cfg.services.includes(b.dataset.view);
+    b.hidden = b.dataset.view !== 'activity' && !S.cfg.services.includes(b.dataset.view === 'changes' ? 'blob' : b.dataset.view);
     b.addEventListener('click', () => { S.view = b.dataset.view; location.hash = S.view; render(); });
   }
   // Arrow keys move between the tabs.

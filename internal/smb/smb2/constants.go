@@ -47,7 +47,7 @@ const (
 type Capabilities uint32
 
 // Capabilities. The server advertises CapLargeMTU, and CapEncryption to
-// SMB 3.0 and 3.0.2 clients when it encrypts (docs/architecture.md, "SMB
+// SMB 3.0 and 3.0.2 clients when it encrypts (`go doc ./internal/smb`, "SMB
 // front end", says why).
 const (
 	CapDFS               Capabilities = 0x00000001

@@ -11,7 +11,7 @@
 // server's choices — dialects 2.0.2 to 3.1.1, signing with HMAC-SHA256 or
 // AES-CMAC, encryption (AES-CCM/GCM, transform.go) when configured, no
 // oplocks or leases — and their reasons are in
-// docs/architecture.md ("SMB front end").
+// the internal/smb package documentation ("SMB front end").
 //
 // # Receiving
 //

@@ -1,0 +1,100 @@
+package blobrest
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// Blob versioning's REST surface (the domain is internal/blob,
+// domain_versions.go): the versionid= query parameter, x-ms-version-id
+// and x-ms-is-current-version.
+
+// checkVersionTarget refuses a malformed versionid= and a write addressed
+// to a version other than those a version takes (Set Blob Tags, Set Blob
+// Tier: fOnVersion), as a write to a snapshot is refused: previous
+// versions are immutable.
+func checkVersionTarget(r *req, m server.Method, rt *route) error {
+	if r.versionID == "" {
+		return nil
+	}
+	bad := azerr.Newf(azerr.InvalidQueryParameterValue, "Value for one of the query parameters specified in the request URI is invalid.").
+		With("QueryParameterName", "versionid").With("QueryParameterValue", r.versionID)
+	if _, err := wire.ParseSnapshot(r.versionID); err != nil {
+		return bad
+	}
+	if r.snapshot != "" {
+		return bad
+	}
+	if m&(server.PUT|server.POST) != 0 && (rt == nil || rt.Flags&fOnVersion == 0) {
+		return azerr.Newf(azerr.InvalidQueryParameterValue, "Cannot perform this operation on a blob version.").
+			With("QueryParameterName", "versionid").With("QueryParameterValue", r.versionID)
+	}
+	return nil
+}
+
+// versionSource is the version id of a copy source URL (its versionid
+// parameter, checked by copySource), "" for none or with a snapshot.
+func versionSource(r *req, snap string) string {
+	if snap != "" {
+		return ""
+	}
+	u, err := url.Parse(r.Header.Get("x-ms-copy-source"))
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("versionid")
+}
+
+// setVersionID sets x-ms-version-id when the write made a version.
+func setVersionID(h http.Header, id string) {
+	if id != "" {
+		h.Set("x-ms-version-id", id)
+	}
+}
+
+// writeVersion sets a read's x-ms-version-id and x-ms-is-current-version
+// (a blob written with versioning on has an id; a snapshot reports none).
+func writeVersion(h http.Header, p *blob.BlobProperties) {
+	if p.VersionID == "" {
+		return
+	}
+	h.Set("x-ms-version-id", p.VersionID)
+	h.Set("x-ms-is-current-version", strconv.FormatBool(p.IsCurrentVersion))
+}
+
+// listedVersion adds a listed blob's VersionId and IsCurrentVersion
+// (include=versions; a snapshot has neither).
+func listedVersion(it *blobItemXML, e *blob.ListedBlob, inc map[string]bool) {
+	p := &e.Properties
+	if e.HasVersionsOnly {
+		// A name without a current version (include=deletedwithversions).
+		only := true
+		it.VersOnly = &only
+		return
+	}
+	if !inc["versions"] || p.VersionID == "" || it.Snapshot != "" {
+		return
+	}
+	it.VersionID = p.VersionID
+	if p.IsCurrentVersion {
+		cur := true
+		it.IsCurrent = &cur
+	}
+}
+
+// versionSASRule is the SAS rule of r's operation: Delete Blob of a
+// version takes the delete-version permission, x, instead of d (Create a
+// service SAS and Create an account SAS, "Delete version (x)": "Permits
+// deletion of a blob version").
+func versionSASRule(r *req, rule server.SASRule) server.SASRule {
+	if r.opName == "deleteBlob" && r.versionID != "" {
+		rule.AnyOf, rule.SinceAnyOf, rule.Since = "x", "", ""
+	}
+	return rule
+}

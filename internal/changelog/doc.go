@@ -1,0 +1,58 @@
+// Package changelog is the durable, ordered log of an account's blob
+// changes: the one source the change feed ($blobchangefeed) is served
+// from, and the one blob events can be delivered from.
+//
+// A change is appended by the transaction that makes it (Append takes the
+// caller's kv.Tx), so a committed change always has its record and a
+// change that did not commit never has one: there is no window between
+// the two for a crash to fall into.
+//
+// Order. Each account has one counter key; Append reads it, increments it
+// and writes the record under the new value, all in the caller's
+// transaction. The sequence numbers are therefore dense (1, 2, 3, ...
+// with no gap: a transaction that does not commit takes no number) and
+// one total order per account, the commit order, on every store:
+//
+//   - embedded (bbolt) and in-memory stores have a single writer, so
+//     transactions that append are serialised anyway;
+//   - on PostgreSQL (several front ends on one database, serializable
+//     transactions) two concurrent appends to one account both read and
+//     write the counter, so one of them fails to commit with a
+//     serialization failure and the backend runs it again, after the
+//     other committed, with the next number.
+//
+// The cost of that: with the feed on, the writes of one account are
+// serialised at the counter on PostgreSQL — concurrent writers of
+// different blobs that would otherwise commit in parallel conflict and
+// retry (each retry re-runs the whole transaction). It is why the feed
+// is opt-in, as on Azure, where it is an account setting. Accounts do
+// not conflict with one another.
+//
+// Reading: After returns the records after a position, in order, a
+// bounded page at a time. Retention (dropping old records) is not done
+// yet.
+//
+// # Change feed (internal/changelog, internal/avro)
+//
+// With the feed on for an account (`--blob-change-feed`, or `:changefeed` on
+// the account in `--accounts`), every committed blob change appends one
+// record to the account's change log **in the change's own transaction**
+// (`blob/domain_changes.go`: each write path names its change with one
+// call that wraps its transaction function), so a crash can neither lose
+// a committed change's record nor record one that did not commit. The log
+// is one total order per account: `changelog.Append` reads and bumps a
+// per-account counter key in the same transaction. On the embedded and
+// in-memory stores writers are serialised anyway; on PostgreSQL two
+// front ends appending to one account conflict on the counter and one
+// retries, so with the feed on an account's blob writes commit one at a
+// time (the feed is opt-in, as on Azure). Hierarchical accounts are not
+// hooked (Azure's change feed does not support them either).
+//
+// `$blobchangefeed` is not stored: List Blobs, Get Blob and Get Blob
+// Properties of it are answered from the log (`blob/domain_changefeed.go`):
+// `meta/segments.json`, one `idx/segments/YYYY/MM/DD/HH00/meta.json` per
+// hour with records and one Avro chunk `log/00/YYYY/MM/DD/HH00/00000.avro`
+// (`internal/avro`, one block per record, so a chunk only grows at its
+// end and readers' cursors stay valid); writes to it are refused
+// (`blobrest/changefeed.go`). docs/change-feed.md has the details.
+package changelog
