@@ -131,6 +131,7 @@ type serveFlagSet struct {
 	headerTimeout, bodyWindow, keepAlive                                             *time.Duration
 	bodyBytes                                                                        *string
 	changeFeed                                                                       *bool
+	shareSoftDelete                                                                  *int
 }
 
 // envName is the environment variable of a serve flag.
@@ -180,6 +181,7 @@ func serveFlags(stderr io.Writer) *serveFlagSet {
 	f.clockControl = fs.Bool("clock-control", env("clock-control", "") == "true" || env("clock-control", "") == "1", "tests only: the server's clock becomes the real time plus an offset that POST "+server.ReservedPrefix+"/clock/advance?by=61s on any service port advances (GET "+server.ReservedPrefix+"/clock shows it); anyone who reaches the ports can use it (env CERULEAN_CLOCK_CONTROL)")
 	f.accounts = fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns][:changefeed][:versioning];... (:hns: a hierarchical namespace; :changefeed: the blob change feed on; :versioning: blob versioning) (env CERULEAN_ACCOUNTS; default: the dev account)")
 	f.changeFeed = fs.Bool("blob-change-feed", env("blob-change-feed", "") == "true" || env("blob-change-feed", "") == "1", "turn the blob change feed on for every account: each committed blob change is logged, in order, and served as Avro in the read-only $blobchangefeed container (docs/change-feed.md); name:key:changefeed in --accounts turns it on for one (env CERULEAN_BLOB_CHANGE_FEED)")
+	f.shareSoftDelete = fs.Int("share-soft-delete", envInt("share-soft-delete", 0), "File share soft delete: days (1 to 365) a deleted share is kept, restorable with Restore Share, for every account; 0: off; an account's File Service Properties (ShareDeleteRetentionPolicy) can turn it on for that account (env CERULEAN_SHARE_SOFT_DELETE)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: cerulean serve [flags]")
 		printFlags(fs.Output(), fs)
@@ -299,6 +301,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	cfg.ChangeFeed, cfg.ChangeFeedAccounts = *f.changeFeed, app.ChangeFeedAccounts(*accounts)
 	cfg.BlobVersioning = *f.versioning
 	cfg.VersioningAccounts = app.VersioningAccounts(*accounts)
+	if d := *f.shareSoftDelete; d < 0 || d > 365 {
+		return usageErr(fmt.Errorf("--share-soft-delete %d: want 0 (off) to 365 days", d))
+	}
+	cfg.ShareSoftDelete = *f.shareSoftDelete
 	store := "embedded:" + *data
 	if *pg != "" {
 		store = "postgres:" + redactDSN(*pg)

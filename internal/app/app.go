@@ -91,6 +91,10 @@ type Config struct {
 	// VersioningAccounts for the named ones (versioning.go).
 	BlobVersioning     bool
 	VersioningAccounts []string
+	// ShareSoftDelete is the File service's share delete retention in
+	// days for every account (0: off; an account's File Service
+	// Properties may enable their own). internal/file/domain_softdelete.go.
+	ShareSoftDelete int
 	// SMBPort is the SMB2/3 port serving the File service's shares
 	// (-1 disables it; 0 picks a free port like the others).
 	SMBPort  int
@@ -352,6 +356,7 @@ func Start(cfg Config) (*App, error) {
 	a.Table.SetReclaimer(a.Blob.Reclaimer())
 	a.File = file.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.File.SetReclaimer(a.Blob.Reclaimer())
+	a.File.SetShareSoftDelete(func(string) int { return cfg.ShareSoftDelete })
 	a.fileREST = filerest.New(a.File)
 	// The hierarchical accounts' names live in one namespace, which the
 	// Blob domain resolves them through (their containers are its

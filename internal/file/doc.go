@@ -205,6 +205,17 @@
 // permissions and handles in bounded transactions (`PurgeStep`), releasing
 // data references, and Create Share of the name answers 409
 // `ShareBeingDeleted` until it is done.
+// With a share delete retention period (`--share-soft-delete`, or the
+// account's `ShareDeleteRetentionPolicy`) Delete Share keeps the share
+// instead (domain_softdelete.go): its share and snapshot records become one
+// `fsx` record (account, share, version), and a move job (`fsm`) moves its
+// entries, ID index and permissions in bounded transactions to an alias
+// name no share can have (`share/version`), so the name is free again;
+// Restore Share moves them back and makes the share live in the last move
+// transaction. The reclaimer's sweep finishes a move left over and, once
+// the retention period is over on the injected clock, turns the deleted
+// version into `fsd` tombstones of its alias, which the purge above
+// reclaims.
 // Copy File and Put Range From URL share the source's data items instead of
 // copying bytes.
 package file

@@ -34,6 +34,7 @@ import (
 // SetReclaimer makes Delete Share leave the purge to r.
 func (s *Service) SetReclaimer(r *reclaim.Reclaimer) {
 	s.reclaimer = r
+	r.AddSweep(s.SweepDeletedShares)
 	r.AddSweep(s.PurgeStep)
 }
 
@@ -250,6 +251,15 @@ func purgeRecords(tx kv.Tx, acct, sh, snap string, now time.Time, limit int) (mo
 func (s *Service) PurgeDeletedShares(ctx context.Context) error {
 	if s.reclaimer != nil {
 		return nil // the background reclaimer purges them, paced
+	}
+	for {
+		did, err := s.SweepDeletedShares(ctx)
+		if err != nil {
+			return err
+		}
+		if !did {
+			break
+		}
 	}
 	type name struct{ acct, sh string }
 	var names []name

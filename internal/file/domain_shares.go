@@ -3,6 +3,7 @@ package file
 import (
 	"bytes"
 	"context"
+	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -113,6 +114,12 @@ func (s *Service) CreateShare(ctx context.Context, in CreateShareInput) (ShareOu
 			return azerr.New(azerr.ShareAlreadyExists)
 		} else if err != kv.ErrNotFound {
 			return err
+		}
+		if busy, err := moving(tx, acct, name); err != nil {
+			return err
+		} else if busy {
+			// A soft delete still moving its records (domain_softdelete.go).
+			return azerr.New(azerr.ShareBeingDeleted)
 		}
 		if pending, err := hasTombstones(tx, acct, name); err != nil {
 			return err
@@ -391,6 +398,9 @@ type DeleteShareOutput struct {
 	// Deleted are the versions deleted: "" for the live share and the
 	// snapshots' timestamps.
 	Deleted []string
+	// SoftDeleted: the share was kept for the account's share delete
+	// retention period (domain_softdelete.go).
+	SoftDeleted bool
 }
 
 // DeleteShare is Delete Share, of the share or (with Snapshot) of one
@@ -405,7 +415,9 @@ type DeleteShareOutput struct {
 func (s *Service) DeleteShare(ctx context.Context, in DeleteShareInput) (DeleteShareOutput, error) {
 	acct, name, now, mode := in.Account, in.Share, in.Now, in.DeleteSnapshots
 	var doomed []string
+	soft := false
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		soft = false
 		sh, err := loadShare(tx, acct, name, in.Snapshot)
 		if err != nil {
 			return err
@@ -426,6 +438,18 @@ func (s *Service) DeleteShare(ctx context.Context, in DeleteShareInput) (DeleteS
 				return azerr.Newf(azerr.LeaseIDMissing, "A snapshot of the share is leased; use x-ms-delete-snapshots: include-leased.")
 			}
 			doomed = append(doomed, snaps...)
+			// With a share delete retention period the share and its
+			// snapshots are kept as one deleted version
+			// (domain_softdelete.go). A snapshot deleted alone is
+			// deleted for good.
+			days, err := s.retentionDays(tx, acct)
+			if err != nil {
+				return err
+			}
+			if days > 0 {
+				soft = true
+				return softDelete(tx, acct, name, doomed, days, now)
+			}
 		}
 		for _, v := range doomed {
 			if err := tx.Delete(shareKey(acct, name, v)); err != nil {
@@ -439,6 +463,14 @@ func (s *Service) DeleteShare(ctx context.Context, in DeleteShareInput) (DeleteS
 	})
 	if err != nil {
 		return DeleteShareOutput{}, err
+	}
+	if soft {
+		// Deleted; moving its records away from the name does not
+		// depend on the client waiting, and a failure only delays it.
+		if err := s.finishMove(ctx, acct, name); err != nil {
+			s.log.Warn("file: moving soft-deleted share", "account", acct, "share", name, "err", err)
+		}
+		return DeleteShareOutput{Deleted: doomed, SoftDeleted: true}, nil
 	}
 	// The share is deleted; the purge does not depend on the client
 	// waiting for it, and a failure only delays it.
@@ -479,6 +511,11 @@ type ListSharesInput struct {
 	MaxResults int
 	// Snapshots lists each share's snapshots after it, oldest first.
 	Snapshots bool
+	// Deleted lists the soft-deleted shares still retained at Now, each
+	// after the live share and snapshots of its name, by version.
+	Deleted bool
+	// Now is the request's time (Deleted only).
+	Now time.Time
 }
 
 // ListedShare is one share (or snapshot) of a ListShares page.
@@ -486,6 +523,8 @@ type ListedShare struct {
 	Name     string
 	Snapshot string // "" for the live share
 	Share    *Share
+	// Deleted is set for a soft-deleted share (ListSharesInput.Deleted).
+	Deleted *DeletedShare
 }
 
 // ListSharesOutput is a page of ListShares.
@@ -495,20 +534,33 @@ type ListSharesOutput struct {
 	NextMarker string
 }
 
+// deletedMarkerTag starts the marker's last part for a deleted share:
+// snapshot timestamps start with a digit.
+const deletedMarkerTag = "deleted-"
+
 // ListShares is List Shares: shares by name, each followed by its
-// snapshots when asked, in one read transaction.
+// snapshots when asked and its soft-deleted versions when asked, in one
+// read transaction.
 func (s *Service) ListShares(ctx context.Context, in ListSharesInput) (ListSharesOutput, error) {
 	var out ListSharesOutput
 	start := kv.AppendPartial(append([]byte(nil), sharesPrefix(in.Account)...), in.Prefix)
 	end := kv.PrefixEnd(start)
+	var mName, mDeleted string // the marker's name and deleted version
 	if in.Marker != "" {
 		sh, snap := parseShareMarker(in.Account, in.Marker)
-		if mk := shareKey(in.Account, sh, snap); bytes.Compare(mk, start) > 0 {
+		mName = sh
+		mk := shareKey(in.Account, sh, snap)
+		if v, ok := strings.CutPrefix(snap, deletedMarkerTag); ok {
+			mDeleted = v
+			mk = kv.PrefixEnd(shareVersionsPrefix(in.Account, sh))
+		}
+		if bytes.Compare(mk, start) > 0 {
 			start = mk
 		}
 	}
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		out = ListSharesOutput{}
+		var live []ListedShare
 		var derr error
 		err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
 			parts, ok := kv.Split(k)
@@ -519,21 +571,60 @@ func (s *Service) ListShares(ctx context.Context, in ListSharesInput) (ListShare
 			if snap != "" && !in.Snapshots {
 				return true
 			}
-			if len(out.Shares) == in.MaxResults {
-				out.NextMarker = shareMarker(in.Account, name, snap)
+			if len(live) == in.MaxResults+1 {
 				return false
 			}
 			var sh Share
 			if derr = json.Unmarshal(v, &sh); derr != nil {
 				return false
 			}
-			out.Shares = append(out.Shares, ListedShare{Name: name, Snapshot: snap, Share: &sh})
+			live = append(live, ListedShare{Name: name, Snapshot: snap, Share: &sh})
 			return true
 		})
 		if err == nil {
 			err = derr
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		var dead []ListedShare
+		if in.Deleted {
+			ds, err := listDeleted(tx, in.Account, in.Prefix, in.Now)
+			if err != nil {
+				return err
+			}
+			for i := range ds {
+				d := &ds[i]
+				if in.Marker != "" && (d.Name < mName || d.Name == mName && mDeleted != "" && d.Version < mDeleted) {
+					continue
+				}
+				dead = append(dead, ListedShare{Name: d.Name, Share: d.Share, Deleted: d})
+			}
+		}
+		// Merge: by name; a name's live share and snapshots before its
+		// deleted versions.
+		all := make([]ListedShare, 0, len(live)+len(dead))
+		i, j := 0, 0
+		for len(all) <= in.MaxResults && (i < len(live) || j < len(dead)) {
+			if j == len(dead) || i < len(live) && live[i].Name <= dead[j].Name {
+				all = append(all, live[i])
+				i++
+			} else {
+				all = append(all, dead[j])
+				j++
+			}
+		}
+		if len(all) > in.MaxResults {
+			next := all[in.MaxResults]
+			snap := next.Snapshot
+			if next.Deleted != nil {
+				snap = deletedMarkerTag + next.Deleted.Version
+			}
+			out.NextMarker = shareMarker(in.Account, next.Name, snap)
+			all = all[:in.MaxResults]
+		}
+		out.Shares = all
+		return nil
 	})
 	return out, err
 }

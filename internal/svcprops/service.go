@@ -88,6 +88,22 @@ type Service struct {
 	kind  Kind
 	store kv.Store
 	keyOf func(account string) []byte
+	// overlay, when set (SetOverlay), adjusts what Load and
+	// GetProperties return for an account.
+	overlay func(account string, p *Properties)
+}
+
+// SetOverlay makes fn adjust the properties Load and GetProperties
+// return (not what is stored): a server setting that applies to every
+// account on top of its stored document, such as the File service's
+// --share-soft-delete. Call it before serving.
+func (s *Service) SetOverlay(fn func(account string, p *Properties)) { s.overlay = fn }
+
+// over applies the overlay to p.
+func (s *Service) over(account string, p *Properties) {
+	if s.overlay != nil {
+		s.overlay(account, p)
+	}
 }
 
 // New returns the service properties of kind k, kept in store under
@@ -102,7 +118,11 @@ func (s *Service) Kind() Kind { return s.kind }
 // Load reads account's properties inside tx (defaults when never set),
 // for domain operations that decide by them (Blob's delete retention).
 func (s *Service) Load(tx kv.Tx, account string) (Properties, error) {
-	return Load(tx, s.keyOf(account), s.kind)
+	p, err := Load(tx, s.keyOf(account), s.kind)
+	if err == nil {
+		s.over(account, &p)
+	}
+	return p, err
 }
 
 // GetPropertiesInput is Get Service Properties.
@@ -120,6 +140,9 @@ type GetPropertiesOutput struct {
 // https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-service-properties).
 func (s *Service) GetProperties(ctx context.Context, in GetPropertiesInput) (GetPropertiesOutput, error) {
 	p, err := Get(ctx, s.store, s.keyOf(in.Account), s.kind)
+	if err == nil {
+		s.over(in.Account, &p)
+	}
 	return GetPropertiesOutput{Properties: p}, err
 }
 

@@ -129,8 +129,9 @@ func Default(k Kind) Properties {
 		p.StaticWebsite = &StaticWebsite{}
 	}
 	if e.file {
-		// Share soft delete is not implemented, so the default policy
-		// says so; SMB Multichannel is off.
+		// Share soft delete is off unless set (or the server's
+		// --share-soft-delete, which internal/file applies); SMB
+		// Multichannel is off.
 		p.ShareDeleteRetentionPolicy = &Retention{}
 		p.ProtocolSettings = &RawXML{Inner: "<SMB><Multichannel><Enabled>false</Enabled></Multichannel></SMB>"}
 	}

@@ -78,7 +78,7 @@ func (s *server) start(t *testing.T) {
 	args := []string{"serve", "--host", "127.0.0.1", "--data", s.data, "--log-level", "warn",
 		"--blob-port", strconv.Itoa(s.port), "--queue-port", strconv.Itoa(s.port + 1),
 		"--table-port", strconv.Itoa(s.port + 2), "--file-port", strconv.Itoa(s.port + 3),
-		"--dfs-port", "-1", "--smb-port", "-1", "--metrics-port", "-1"}
+		"--dfs-port", "-1", "--smb-port", "-1", "--metrics-port", "-1", "--share-soft-delete", "7"}
 	if s.dsn != "" {
 		args = append(args, "--postgres", s.dsn, "--postgres-max-conns", "8")
 	}
@@ -200,6 +200,7 @@ type clients struct {
 	table *aztables.Client
 	queue *azqueue.QueueClient
 	share *directory.Client // the share's root directory
+	files *azfileservice.Client
 }
 
 func newClients(t *testing.T, port int) *clients {
@@ -227,6 +228,7 @@ func newClients(t *testing.T, port int) *clients {
 	fs, err := azfileservice.NewClientWithSharedKeyCredential(u(port+3), fcred, &azfileservice.ClientOptions{ClientOptions: opts})
 	must(t, err)
 	c.share = fs.NewShareClient(shareName).NewRootDirectoryClient()
+	c.files = fs
 	return c
 }
 
@@ -329,6 +331,7 @@ type model struct {
 	files    map[string]*fileObj
 	msgs     map[string]*qmsg
 	conts    map[string]*contObj // the container deleter's (container_delete_test.go)
+	sdShares map[string]*sdShare // the share soft deleter's (share_softdelete_test.go)
 	errs     []string
 
 	ops, acked, unknowns int // write requests and their outcomes
@@ -402,7 +405,7 @@ func TestCrashTrials(t *testing.T) {
 	must(t, err)
 	createShare(t, port)
 
-	m := &model{blobs: map[string]*blobObj{}, entities: map[string]entity{}, files: map[string]*fileObj{}, msgs: map[string]*qmsg{}, conts: map[string]*contObj{}}
+	m := &model{blobs: map[string]*blobObj{}, entities: map[string]entity{}, files: map[string]*fileObj{}, msgs: map[string]*qmsg{}, conts: map[string]*contObj{}, sdShares: map[string]*sdShare{}}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("%d trials on the %s, seed %d", trials, backend, seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -468,6 +471,7 @@ func TestCrashTrials(t *testing.T) {
 		}
 	}
 	t.Logf("container deleter: %d containers filled, %d deleted and found reclaimed after a restart", nFilled, nReclaimed)
+	t.Logf("share soft deleter: %s", sdSummary(m))
 	t.Logf("crash trials: %d SIGKILLs on the %s in %v (load %v, restarts %v): %d write requests, %d acknowledged (%.1f MiB), %d without answer, and %d Get Messages; at the end %d blobs, %d entities, %d files, %d queue messages put, all checked byte for byte; violations (lost, torn or duplicated): %d",
 		done, backend, time.Since(start).Round(time.Second), loadTime.Round(time.Millisecond), restartTime.Round(time.Millisecond),
 		m.ops, m.acked, float64(m.ackedBytes)/(1<<20), m.unknowns, m.dequeues, nBlobs, nEntities, nFiles, nMsgs, len(m.errs))
@@ -512,6 +516,7 @@ func runLoad(m *model, cl *clients, trial int, seed uint64, d time.Duration, srv
 		func(rng *rand.Rand) { queueConsumer(m, cl, rng, stopped, busy) },
 		func(rng *rand.Rand) { fileWriter(m, cl, trial, rng, stopped, busy) },
 		func(rng *rand.Rand) { containerDeleter(m, cl, trial, rng, stopped, busy) },
+		func(rng *rand.Rand) { shareSoftDeleter(m, cl, trial, rng, stopped, busy) },
 	}
 	for i, w := range workers {
 		wg.Add(1)
@@ -835,6 +840,7 @@ func verify(t *testing.T, m *model, cl *clients, full bool) {
 
 	// Containers deleted (or not) around the kill.
 	verifyContainers(ctx, m, cl, bad)
+	verifySoftDeletedShares(ctx, m, cl, bad)
 
 	// Blobs.
 	listed := map[string]int64{}

@@ -57,11 +57,7 @@ var (
 // fileUnsupported lists the File operations Azure has and this server
 // does not serve (yet), by restype/comp: each answers 501 NotImplemented
 // naming it (server.NotSupported).
-var fileUnsupported = server.Unsupported{
-	// Restore Share (undelete a soft-deleted share): PUT
-	// ?restype=share&comp=undelete.
-	"share/undelete": "Restore Share",
-}
+var fileUnsupported = server.Unsupported{}
 
 // fileRoutes is the File service's route table (Azure Files REST API,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-rest-api),
@@ -95,6 +91,10 @@ func init() {
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}},
 		{Methods: get | head, Levels: lShare, Restype: "share", Name: "getShareProperties", Handler: (*Service).getShareProperties, SAS: sasShareRead, Flags: snap},
 		{Methods: get | head, Levels: lShare, Restype: "share", Comp: "metadata", Name: "getShareProperties", Handler: (*Service).getShareProperties, SAS: sasShareRead, Flags: snap},
+		// Restore Share: the share is created again, as Create Share
+		// does (account SAS, c or w).
+		{Methods: put, Levels: lShare, Restype: "share", Comp: "undelete", Name: "restoreShare", Handler: (*Service).restoreShare,
+			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}, Flags: fNoShareSnapshot},
 		// Deletes the snapshot itself.
 		{Methods: del, Levels: lShare, Restype: "share", Name: "deleteShare", Handler: (*Service).deleteShare,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}, Flags: snap},

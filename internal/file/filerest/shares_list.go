@@ -27,6 +27,7 @@ type sharePropsXML struct {
 	Quota         int    `xml:"Quota"`
 	AccessTier    string `xml:"AccessTier,omitempty"`
 	TierChange    string `xml:"AccessTierChangeTime,omitempty"`
+	DeletedTime   string `xml:"DeletedTime,omitempty"`
 	LeaseStatus   string `xml:"LeaseStatus"`
 	LeaseState    string `xml:"LeaseState"`
 	LeaseDuration string `xml:"LeaseDuration,omitempty"`
@@ -34,11 +35,14 @@ type sharePropsXML struct {
 	RootSquash    string `xml:"RootSquash,omitempty"`
 	SnapVDir      *bool  `xml:"EnableSnapshotVirtualDirectoryAccess,omitempty"`
 	DirLease      *bool  `xml:"EnableSMBDirectoryLease,omitempty"`
+	RemainingDays *int   `xml:"RemainingRetentionDays,omitempty"`
 }
 
 type shareItemXML struct {
 	Name       string           `xml:"Name"`
 	Snapshot   string           `xml:"Snapshot,omitempty"`
+	Deleted    bool             `xml:"Deleted,omitempty"`
+	Version    string           `xml:"Version,omitempty"`
 	Properties sharePropsXML    `xml:"Properties"`
 	Metadata   wire.MetadataXML `xml:"Metadata,omitempty"`
 }
@@ -81,8 +85,9 @@ func parseSharesInclude(v string) (map[string]bool, error) {
 
 // listShares is List Shares: shares by name, each followed by its
 // snapshots (include=snapshots) oldest first, with metadata
-// (include=metadata). Shares are never soft-deleted here, so
-// include=deleted adds nothing.
+// (include=metadata), and the soft-deleted shares still retained
+// (include=deleted) with Deleted, Version, DeletedTime and
+// RemainingRetentionDays.
 func (s *Service) listShares(w http.ResponseWriter, r *req) error {
 	maxN, err := wire.ParseIntQuery(r.q, "maxresults", 1, math.MaxInt32, maxListShares)
 	if err != nil {
@@ -98,12 +103,18 @@ func (s *Service) listShares(w http.ResponseWriter, r *req) error {
 	if r.q.Has("maxresults") {
 		out.MaxResults = maxN
 	}
-	got, err := s.f.ListShares(r.Context(), file.ListSharesInput{Account: r.Account, Prefix: prefix, Marker: marker, MaxResults: maxN, Snapshots: inc["snapshots"]})
+	got, err := s.f.ListShares(r.Context(), file.ListSharesInput{Account: r.Account, Prefix: prefix, Marker: marker, MaxResults: maxN, Snapshots: inc["snapshots"], Deleted: inc["deleted"], Now: r.Now})
 	if err != nil {
 		return err
 	}
 	for _, it := range got.Shares {
-		out.Shares = append(out.Shares, shareItem(it.Name, it.Snapshot, it.Share, inc["metadata"], r.Now))
+		x := shareItem(it.Name, it.Snapshot, it.Share, inc["metadata"], r.Now)
+		if d := it.Deleted; d != nil {
+			x.Deleted, x.Version = true, d.Version
+			x.Properties.DeletedTime = wire.FormatHTTPDate(d.Deleted)
+			x.Properties.RemainingDays = &d.RemainingDays
+		}
+		out.Shares = append(out.Shares, x)
 	}
 	out.NextMarker = got.NextMarker
 	return server.WriteXML(w, http.StatusOK, out)

@@ -1,0 +1,33 @@
+package filerest
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/file"
+)
+
+// restoreShare is Restore Share (PUT ?restype=share&comp=undelete,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/restore-share):
+// x-ms-deleted-share-name and x-ms-deleted-share-version name the
+// soft-deleted share, the URL's share the name it is restored under;
+// 201 Created with the restored share's ETag and Last-Modified. A
+// missing header is 400 MissingRequiredHeader.
+func (s *Service) restoreShare(w http.ResponseWriter, r *req) error {
+	name := strings.TrimSpace(r.Header.Get("x-ms-deleted-share-name"))
+	version := strings.TrimSpace(r.Header.Get("x-ms-deleted-share-version"))
+	if name == "" {
+		return azerr.MissingHeader("x-ms-deleted-share-name")
+	}
+	if version == "" {
+		return azerr.MissingHeader("x-ms-deleted-share-version")
+	}
+	out, err := s.f.RestoreShare(r.Context(), file.RestoreShareInput{Ref: refOf(r), DeletedName: name, DeletedVersion: version})
+	if err != nil {
+		return err
+	}
+	setShareETag(w, out.Share)
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
