@@ -47,6 +47,9 @@ type Service struct {
 	props *svcprops.Service
 	// feed reports the accounts with the change feed on (domain_changes.go).
 	feed func(account string) bool
+	// logged: the accounts whose changes are logged for other readers
+	// (event subscriptions) without the change feed (SetChangeLog).
+	logged func(account string) bool
 }
 
 // New returns the Blob service over store and chunks.
