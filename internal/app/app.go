@@ -341,7 +341,10 @@ func Start(cfg Config) (*App, error) {
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.Blob.SetChangeFeed(cfg.changeFeed())
-	a.setupEvents(subs)
+	if err := a.setupEvents(subs); err != nil {
+		store.Close()
+		return nil, err
+	}
 	a.BlobREST = blobrest.New(a.Blob)
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
 	// One background reclaimer for every delete that returns at once

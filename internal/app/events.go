@@ -68,12 +68,14 @@ type eventsRun struct {
 	done chan struct{}
 }
 
-// setupEvents builds the deliverer of the configured subscriptions and
-// turns the change log on for their accounts.
-func (a *App) setupEvents(subs []events.Subscription) {
+// setupEvents builds the deliverer of the configured subscriptions,
+// turns the change log on for their accounts and gives new
+// subscriptions their starting position, before the server takes
+// writes.
+func (a *App) setupEvents(subs []events.Subscription) error {
 	a.Blob.SetChangeLog(events.Accounts(subs))
 	if len(subs) == 0 {
-		return
+		return nil
 	}
 	a.events.d = events.New(events.Config{
 		Store: a.store, Clock: a.cfg.Clock, Logger: a.cfg.Logger, Subs: subs,
@@ -91,6 +93,12 @@ func (a *App) setupEvents(subs []events.Subscription) {
 		Retry:    a.cfg.Events.Retry,
 		LeaseTTL: a.cfg.Events.LeaseTTL,
 	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.events.d.Init(ctx); err != nil {
+		return fmt.Errorf("event subscriptions: %w", err)
+	}
+	return nil
 }
 
 // accountBlobURL is account's Blob endpoint URL, for events' data.url.

@@ -125,6 +125,20 @@ func Accounts(subs []Subscription) func(string) bool {
 	return func(a string) bool { return set[a] }
 }
 
+// Init gives every new subscription its position: the end of its
+// account's log now, as an Event Grid subscription delivers the events
+// after its creation. Call it before the server takes writes, so that a
+// write after the start is never skipped; the positions of known
+// subscriptions are left as they are.
+func (d *Deliverer) Init(ctx context.Context) error {
+	for i := range d.cfg.Subs {
+		if _, err := d.position(ctx, &d.cfg.Subs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Run delivers every subscription until ctx ends.
 func (d *Deliverer) Run(ctx context.Context) {
 	var wg sync.WaitGroup
