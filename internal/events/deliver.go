@@ -183,7 +183,9 @@ func (d *Deliverer) run(ctx context.Context, s *Subscription) {
 			d.setDelivering(s, !errors.Is(err, errLostLease))
 			sleep(ctx, d.cfg.Poll)
 			if errors.Is(err, errLostLease) {
-				sleep(ctx, d.cfg.LeaseTTL/3)
+				// Standing by: check the lease again soon, so that a
+				// holder that stops (and gives it up) is followed at once.
+				sleep(ctx, min(d.cfg.LeaseTTL/3, time.Second))
 			}
 		default:
 			if ctx.Err() != nil {

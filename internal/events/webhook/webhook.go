@@ -194,6 +194,13 @@ func Handler(d *events.Deliverer) http.Handler {
 			_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
 			return
 		}
+		for i := range st {
+			// A webhook URL's query often carries a key (an Azure
+			// Function's code=): not shown.
+			if u := st[i].Endpoint.URL; strings.Contains(u, "?") {
+				st[i].Endpoint.URL = u[:strings.Index(u, "?")] + "?(redacted)"
+			}
+		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"subscriptions": st})
 	})
 }
