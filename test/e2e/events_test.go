@@ -516,3 +516,29 @@ func evClose(t *testing.T, a *app.App) {
 	evClosed.Store(a, true)
 	must(t, a.Close(ctx))
 }
+
+// TestEventsWebhookFlag: --event-webhook (Config.Events.Webhooks)
+// subscribes every account, and turns its change log on without serving
+// $blobchangefeed; a bad subscriptions file stops the start.
+func TestEventsWebhookFlag(t *testing.T) {
+	r := newReceiver(t)
+	cfg := backendConfig(t)
+	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort = 0, -1, -1, -1
+	cfg.Clock, cfg.GCEvery = clock.NewFake(time.Now()), time.Hour
+	cfg.Events = app.EventsConfig{Webhooks: []string{r.srv.URL}, Poll: 20 * time.Millisecond}
+	bad := cfg
+	bad.Events.SubscriptionsFile = []byte(`[{"name":"x1","account":"nosuch","endpoint":{"type":"webhook","url":"http://127.0.0.1/"}}]`)
+	if a, err := app.Start(bad); err == nil {
+		_ = a.Close(context.Background())
+		t.Fatal("a subscription of an account not served: started")
+	}
+	a, err := app.Start(cfg)
+	must(t, err)
+	defer evClose(t, a)
+	c := client(t, a.BlobURL, app.DevKey)
+	want := evWorkload(t, c, "evw", "one", "two")
+	checkEvents(t, a, "evw", r.wait(t, len(want)), want, false)
+	if _, err := c.ServiceClient().NewContainerClient("$blobchangefeed").GetProperties(context.Background(), nil); err == nil {
+		t.Fatal("$blobchangefeed is served without --blob-change-feed")
+	}
+}
