@@ -542,3 +542,74 @@ func TestEventsWebhookFlag(t *testing.T) {
 		t.Fatal("$blobchangefeed is served without --blob-change-feed")
 	}
 }
+
+// TestEventsConcurrentWriters: writers on several front ends (three on
+// PostgreSQL, sharing one schema; one otherwise) write concurrently;
+// every acknowledged write's event reaches the webhook once, the
+// sequencers increase, and each blob's events come in the order its
+// writes were acknowledged.
+func TestEventsConcurrentWriters(t *testing.T) {
+	cfg := backendConfig(t)
+	r := newReceiver(t)
+	fronts := 1
+	if cfg.Postgres != "" {
+		fronts = 3
+	}
+	var clients []*azblob.Client
+	for i := 0; i < fronts; i++ {
+		_, c := evStart(t, &cfg, webhookSub("counted", r.srv.URL))
+		clients = append(clients, c)
+	}
+	ctx := context.Background()
+	_, err := clients[0].CreateContainer(ctx, "evn", nil)
+	must(t, err)
+	const writers, each = 6, 5
+	acked := make([][]string, writers) // request ids per blob, in ack order
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := clients[w%fronts]
+			name := fmt.Sprintf("w%d", w)
+			for i := 0; i < each; i++ {
+				resp, err := c.UploadBuffer(ctx, "evn", name, []byte(fmt.Sprint(i)), nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				acked[w] = append(acked[w], *resp.RequestID)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got := r.wait(t, writers*each)
+	if len(got) != writers*each {
+		t.Fatalf("%d events, want %d", len(got), writers*each)
+	}
+	perBlob := map[string][]string{}
+	seen := map[string]bool{}
+	prev := ""
+	for _, g := range got {
+		if seen[g.ID] {
+			t.Fatalf("event %s twice", g.ID)
+		}
+		seen[g.ID] = true
+		if g.Data.Sequencer <= prev {
+			t.Fatalf("sequencer %s after %s", g.Data.Sequencer, prev)
+		}
+		prev = g.Data.Sequencer
+		perBlob[g.Subject] = append(perBlob[g.Subject], g.Data.RequestID)
+	}
+	for w := 0; w < writers; w++ {
+		subj := fmt.Sprintf("/blobServices/default/containers/evn/blobs/w%d", w)
+		if strings.Join(perBlob[subj], ",") != strings.Join(acked[w], ",") {
+			t.Errorf("%s: events %v, writes acknowledged %v", subj, perBlob[subj], acked[w])
+		}
+	}
+}
