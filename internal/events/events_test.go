@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -236,5 +237,41 @@ func TestMatchesSubject(t *testing.T) {
 	s.Filter.IsSubjectCaseSensitive = true
 	if s.Matches(typ, "/blobServices/default/containers/images/blobs/a.jpg") || !s.Matches(typ, "/blobServices/default/containers/Images/blobs/a.JPG") {
 		t.Error("case-sensitive match wrong")
+	}
+}
+
+// TestDeliverLeaseExpiry: a lease left by a process that died (it never
+// gave it up) keeps others from delivering until it expires on the
+// store's clock, then another process takes the subscription over and
+// delivers from the durable position.
+func TestDeliverLeaseExpiry(t *testing.T) {
+	st := mem.New()
+	clk := clock.NewFake(time.Now())
+	sub := testSub("orphaned")
+	// The dead process's lease, valid for a minute more.
+	if err := st.Update(context.Background(), func(tx kv.Tx) error {
+		return tx.Put(leaseKey(&sub), []byte("dead "+strconv.FormatInt(clk.Now().Add(time.Minute).UnixNano(), 10)))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeSender{}
+	d := New(Config{Store: st, Clock: clk, Subs: []Subscription{sub}, Senders: map[string]Sender{"fake": f},
+		Poll: 5 * time.Millisecond, Retry: []time.Duration{time.Millisecond}, LeaseTTL: 30 * time.Millisecond})
+	if err := d.Init(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	recs := appendN(t, st, 3, changelog.BlobCreated)
+	time.Sleep(200 * time.Millisecond) // several lease checks
+	if sent, _ := f.snapshot(); len(sent) != 0 {
+		t.Fatalf("delivered %v under another process's lease", sent)
+	}
+	clk.Advance(time.Minute + time.Second)
+	waitPos(t, d, recs[2].Seq)
+	if sent, _ := f.snapshot(); len(sent) != 3 {
+		t.Fatalf("after the lease expired: sent %v", sent)
 	}
 }
