@@ -232,46 +232,64 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription) error {
 		return errIdle
 	}
 	d.setDelivering(s, true)
-	skipped := pos
+	// cur is how far this round got (delivered or passed over); the
+	// durable position follows it in batches (flush): after the page,
+	// every flushEvery within it and before a retry waits. A crash
+	// between a delivery and its flush delivers those events again (at
+	// least once); a stop (ctx ending) flushes first.
+	cur, lastFlush := pos, time.Now()
+	flush := func() error {
+		if cur == pos {
+			return nil
+		}
+		fctx := ctx
+		if ctx.Err() != nil {
+			var cancel context.CancelFunc
+			fctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+		}
+		if err := d.advance(fctx, s, pos, cur); err != nil {
+			return err
+		}
+		pos, lastFlush = cur, time.Now()
+		return nil
+	}
 	renewed := d.cfg.Clock.Now()
 	for _, r := range recs {
 		if now := d.cfg.Clock.Now(); now.Sub(renewed) > d.cfg.LeaseTTL/3 {
 			if err := d.acquire(ctx, s); err != nil {
-				return err
+				return errors.Join(err, flush())
 			}
 			renewed = now
 		}
-		ev, ok := s.Format(r, d.cfg.BlobURL(s.Account))
-		if !ok {
-			skipped = r.Seq
-			continue
+		if ev, ok := s.Format(r, d.cfg.BlobURL(s.Account)); ok {
+			if err := d.deliver(ctx, s, sender, ev, flush); err != nil {
+				return errors.Join(err, flush())
+			}
 		}
-		if skipped != pos {
-			if err := d.advance(ctx, s, pos, skipped); err != nil {
+		cur = r.Seq
+		if time.Since(lastFlush) >= flushEvery {
+			if err := flush(); err != nil {
 				return err
 			}
-			pos = skipped
 		}
-		if err := d.deliver(ctx, s, sender, ev); err != nil {
-			return err
-		}
-		if err := d.advance(ctx, s, pos, r.Seq); err != nil {
-			return err
-		}
-		pos, skipped = r.Seq, r.Seq
 	}
-	if skipped != pos {
-		return d.advance(ctx, s, pos, skipped)
-	}
-	return nil
+	return flush()
 }
+
+// flushEvery bounds how long a delivered event's position stays
+// unwritten while a page is being delivered.
+const flushEvery = 50 * time.Millisecond
 
 // deliver sends ev until it is delivered or dropped (a permanent error,
 // its attempts or time to live used up), following the retry schedule
 // and keeping the lease. It returns an error only when ctx ends or the
 // lease is lost: the event is then delivered again by whoever holds the
 // lease next.
-func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender, ev Event) error {
+//
+// beforeWait runs before each wait between attempts: the position of
+// the events delivered before ev is written then, not after the retries.
+func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender, ev Event, beforeWait func() error) error {
 	ttl := time.Duration(s.RetryPolicy.EventTimeToLiveInMinutes) * time.Minute
 	for attempt := 0; ; attempt++ {
 		err := sender.Send(ctx, s, ev, attempt)
@@ -310,6 +328,9 @@ func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender,
 			return nil
 		}
 		d.cfg.Logger.Info("event subscription: delivery failed, retrying", "subscription", s.Name, "event", ev.ID, "attempt", attempt+1, "retry_in", wait.String(), "err", err)
+		if err := beforeWait(); err != nil {
+			return err
+		}
 		if !sleep(ctx, wait) {
 			return ctx.Err()
 		}
@@ -354,7 +375,22 @@ func (d *Deliverer) validate(ctx context.Context, s *Subscription, sender Sender
 // only the events after its creation.
 func (d *Deliverer) position(ctx context.Context, s *Subscription) (uint64, error) {
 	var pos uint64
-	err := d.cfg.Store.Update(ctx, func(tx kv.Tx) error {
+	found := false
+	err := d.cfg.Store.View(ctx, func(tx kv.Tx) error {
+		v, err := tx.Get(posKey(s))
+		if errors.Is(err, kv.ErrNotFound) {
+			return nil
+		}
+		if err == nil {
+			found = true
+			pos, err = strconv.ParseUint(string(v), 10, 64)
+		}
+		return err
+	})
+	if err != nil || found {
+		return pos, err
+	}
+	err = d.cfg.Store.Update(ctx, func(tx kv.Tx) error {
 		v, err := tx.Get(posKey(s))
 		if err == nil {
 			pos, err = strconv.ParseUint(string(v), 10, 64)

@@ -117,19 +117,18 @@ func TestDeliverDrops(t *testing.T) {
 	f := &fakeSender{}
 	sub := testSub("drops")
 	sub.RetryPolicy.MaxDeliveryAttempts = 3
-	d, _ := startD(t, st, f, sub)
-	recs := appendN(t, st, 4, changelog.BlobCreated)
-	f.mu.Lock()
+	// The log's first record is refused, its third keeps failing.
 	f.fail = func(ev Event, attempt int) error {
-		switch ev.ID {
-		case recs[0].ID:
+		switch ev.Seq {
+		case 1:
 			return &PermanentError{Err: errors.New("400")}
-		case recs[2].ID:
+		case 3:
 			return errors.New("503")
 		}
 		return nil
 	}
-	f.mu.Unlock()
+	d, _ := startD(t, st, f, sub)
+	recs := appendN(t, st, 4, changelog.BlobCreated)
 	s := waitPos(t, d, recs[3].Seq)
 	sent, tries := f.snapshot()
 	if len(sent) != 2 || sent[0] != recs[1].ID || sent[1] != recs[3].ID {
