@@ -1,12 +1,14 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/events"
 	"github.com/cerulean-storage/cerulean/internal/events/webhook"
 	"github.com/cerulean-storage/cerulean/internal/queue"
@@ -87,6 +89,11 @@ func (a *App) setupEvents(subs []events.Subscription) error {
 				_, err := a.Queue.PutMessage(ctx, queue.PutMessageInput{QueueID: queue.QueueID{Account: account, Name: name}, Text: text, TTL: 7 * 24 * time.Hour})
 				return err
 			}},
+		},
+		DeadLetter: func(ctx context.Context, account, container, name string, body []byte) error {
+			_, err := a.Blob.PutBlob(ctx, blob.PutBlobInput{Ref: blob.BlobRef{Account: account, Container: container, Blob: name}, Type: blob.BlockBlob,
+				NewBlob: blob.NewBlob{HTTPHeaders: blob.HTTPHeaders{ContentType: "application/json"}}, Body: bytes.NewReader(body), Length: int64(len(body))})
+			return err
 		},
 		BlobURL:  a.accountBlobURL,
 		Poll:     a.cfg.Events.Poll,

@@ -62,6 +62,16 @@ type Subscription struct {
 	// the event is dropped (no dead-letter destination yet), as Event
 	// Grid drops without one.
 	RetryPolicy RetryPolicy `json:"retryPolicy"`
+	// DeadLetter, when set, keeps the events given up on as blobs in a
+	// container of the subscription's account (nil: they are dropped).
+	DeadLetter *DeadLetter `json:"deadLetterDestination,omitempty"`
+}
+
+// DeadLetter is a subscription's dead-letter destination.
+type DeadLetter struct {
+	// Container is a container of the subscription's account; it must
+	// exist when an event is dead-lettered, or the event is dropped.
+	Container string `json:"container"`
 }
 
 // Endpoint is a subscription's destination.
@@ -92,7 +102,10 @@ type RetryPolicy struct {
 	EventTimeToLiveInMinutes int `json:"eventTimeToLiveInMinutes,omitempty"`
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9-]{3,64}$`)
+var (
+	nameRE      = regexp.MustCompile(`^[A-Za-z0-9-]{3,64}$`)
+	containerRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9]|-[a-z0-9]){2,62}$`)
+)
 
 // ParseSubscriptions reads a subscriptions file: a JSON object
 // {"subscriptions": [...]} or an array of subscriptions. accountExists
@@ -172,6 +185,9 @@ func (s *Subscription) normalize(accountExists func(string) bool) error {
 	case CloudEventSchema:
 	default:
 		return fmt.Errorf("eventDeliverySchema %q: want %s or %s", s.Schema, EventGridSchema, CloudEventSchema)
+	}
+	if s.DeadLetter != nil && !containerRE.MatchString(s.DeadLetter.Container) {
+		return fmt.Errorf("deadLetterDestination container %q is not a container name", s.DeadLetter.Container)
 	}
 	for _, t := range s.Filter.IncludedEventTypes {
 		if !knownTypes[t] {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,6 +39,13 @@ type PermanentError struct{ Err error }
 func (e *PermanentError) Error() string { return e.Err.Error() }
 func (e *PermanentError) Unwrap() error { return e.Err }
 
+// StatusError is a delivery answered with an HTTP status other than
+// success; the webhook sender returns it (wrapped in PermanentError for
+// the codes not retried), and a dead-lettered event records it.
+type StatusError struct{ Code int }
+
+func (e *StatusError) Error() string { return fmt.Sprintf("the webhook answered %d", e.Code) }
+
 // RetrySchedule is Event Grid's retry schedule ("Event Grid message
 // delivery and retry"): the wait after the first failure, the second,
 // ...; the last repeats.
@@ -54,6 +62,10 @@ type Config struct {
 	Subs   []Subscription
 	// Senders by endpoint type ("webhook", "storagequeue").
 	Senders map[string]Sender
+	// DeadLetter writes a dead-lettered event's blob (name in container
+	// of account, body JSON); nil: dead-letter destinations are dropped
+	// to.
+	DeadLetter func(ctx context.Context, account, container, name string, body []byte) error
 	// BlobURL is the Blob endpoint URL of an account, for data.url.
 	BlobURL func(account string) string
 	// Poll is how often an idle subscription reads its log (0: 100 ms).
@@ -80,13 +92,16 @@ type Deliverer struct {
 // subState is what this process knows of a subscription's delivery
 // beyond the store.
 type subState struct {
-	Delivered   uint64    `json:"delivered"`
-	Dropped     uint64    `json:"dropped"`
-	Failures    uint64    `json:"failures"`
-	LastError   string    `json:"lastError,omitempty"`
-	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
-	NextAttempt time.Time `json:"nextAttempt,omitzero"`
-	Delivering  bool      `json:"delivering"`
+	Delivered uint64 `json:"delivered"`
+	Dropped   uint64 `json:"dropped"`
+	// DeadLettered counts the events given up on and kept in the
+	// dead-letter container (Dropped counts them too).
+	DeadLettered uint64    `json:"deadLettered"`
+	Failures     uint64    `json:"failures"`
+	LastError    string    `json:"lastError,omitempty"`
+	LastErrorAt  time.Time `json:"lastErrorAt,omitzero"`
+	NextAttempt  time.Time `json:"nextAttempt,omitzero"`
+	Delivering   bool      `json:"delivering"`
 }
 
 // New returns a Deliverer; Run starts it.
@@ -306,11 +321,19 @@ func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender,
 		drop := ""
 		switch {
 		case errors.As(err, &perm):
-			drop = "the endpoint refused it"
+			drop = "UndeliverableDueToHttp" + outcome(err)
 		case attempt+1 >= s.RetryPolicy.MaxDeliveryAttempts:
-			drop = "maxDeliveryAttempts reached"
+			drop = "MaxDeliveryAttemptsExceeded"
 		case now.Add(wait).Sub(ev.Time) > ttl:
-			drop = "its time to live ended"
+			drop = "TimeToLiveExceeded"
+		}
+		dead := false
+		if drop != "" && s.DeadLetter != nil && d.cfg.DeadLetter != nil {
+			if derr := d.deadLetter(ctx, s, ev, drop, attempt+1, err, now); derr != nil {
+				d.cfg.Logger.Warn("event subscription: dead-lettering failed, the event is dropped", "subscription", s.Name, "event", ev.ID, "err", derr)
+			} else {
+				dead = true
+			}
 		}
 		d.note(s, func(st *subState) {
 			st.Failures++
@@ -320,11 +343,12 @@ func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender,
 				st.Dropped++
 				st.NextAttempt = time.Time{}
 			}
+			if dead {
+				st.DeadLettered++
+			}
 		})
 		if drop != "" {
-			// No dead-letter destination: dropped, as Event Grid drops
-			// without one.
-			d.cfg.Logger.Warn("event subscription: event dropped", "subscription", s.Name, "event", ev.ID, "seq", ev.Seq, "reason", drop, "err", err)
+			d.cfg.Logger.Warn("event subscription: event given up on", "subscription", s.Name, "event", ev.ID, "seq", ev.Seq, "reason", drop, "dead_lettered", dead, "err", err)
 			return nil
 		}
 		d.cfg.Logger.Info("event subscription: delivery failed, retrying", "subscription", s.Name, "event", ev.ID, "attempt", attempt+1, "retry_in", wait.String(), "err", err)
@@ -338,6 +362,67 @@ func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender,
 			return err
 		}
 	}
+}
+
+// outcome names a failed attempt as Event Grid's lastDeliveryOutcome
+// does: BadRequest for a 400, TimedOut for 408 or no answer in time,
+// the status's name for the other codes, GenericError for the rest.
+func outcome(err error) string {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Timeout") {
+			return "TimedOut"
+		}
+		return "GenericError"
+	}
+	switch se.Code {
+	case 400:
+		return "BadRequest"
+	case 401:
+		return "Unauthorized"
+	case 403:
+		return "Forbidden"
+	case 404:
+		return "NotFound"
+	case 408:
+		return "TimedOut"
+	case 413:
+		return "RequestEntityTooLarge"
+	case 503:
+		return "ServiceUnavailable"
+	}
+	return "GenericError"
+}
+
+// deadLetter writes ev, given up on for reason after attempts attempts
+// (the last failing with lastErr at at), to the subscription's
+// dead-letter container, as Event Grid does: a blob
+// <ACCOUNT>/<SUBSCRIPTION>/yyyy/MM/dd/HH/<event id>.json holding an
+// array of the event with deadLetterReason, deliveryAttempts,
+// lastDeliveryOutcome, lastHttpStatusCode, publishTime and
+// lastDeliveryAttemptTime added.
+func (d *Deliverer) deadLetter(ctx context.Context, s *Subscription, ev Event, reason string, attempts int, lastErr error, at time.Time) error {
+	var m map[string]any
+	if err := json.Unmarshal(ev.JSON, &m); err != nil {
+		return err
+	}
+	m["deadLetterReason"] = reason
+	m["deliveryAttempts"] = attempts
+	m["lastDeliveryOutcome"] = outcome(lastErr)
+	code := 0
+	var se *StatusError
+	if errors.As(lastErr, &se) {
+		code = se.Code
+	}
+	m["lastHttpStatusCode"] = code
+	m["publishTime"] = ev.Time.UTC().Format(time.RFC3339Nano)
+	m["lastDeliveryAttemptTime"] = at.UTC().Format(time.RFC3339Nano)
+	body, err := json.Marshal([]any{m})
+	if err != nil {
+		return err
+	}
+	name := strings.ToUpper(s.Account) + "/" + strings.ToUpper(s.Name) + "/" + at.UTC().Format("2006/01/02/15") + "/" + ev.ID + ".json"
+	return d.cfg.DeadLetter(ctx, s.Account, s.DeadLetter.Container, name, body)
 }
 
 // backoff is the wait after failure n (from 0).

@@ -71,6 +71,8 @@ type receiver struct {
 	firstKind string
 	// cloud: expect the CloudEvents schema.
 	cloud bool
+	// status, if set, answers an event with a status other than 200.
+	status func(ev egEvent) int
 }
 
 func newReceiver(t *testing.T) *receiver {
@@ -127,6 +129,13 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	evs[0].deliveryCount = req.Header.Get("aeg-delivery-count")
+	if r.status != nil {
+		if code := r.status(evs[0]); code != http.StatusOK {
+			r.failed = append(r.failed, evs[0])
+			http.Error(w, "refused", code)
+			return
+		}
+	}
 	if r.fail > 0 {
 		r.fail--
 		r.failed = append(r.failed, evs[0])
@@ -611,5 +620,82 @@ func TestEventsConcurrentWriters(t *testing.T) {
 		if strings.Join(perBlob[subj], ",") != strings.Join(acked[w], ",") {
 			t.Errorf("%s: events %v, writes acknowledged %v", subj, perBlob[subj], acked[w])
 		}
+	}
+}
+
+// TestEventsDeadLetter: an event the webhook refuses with 400 is
+// dead-lettered at once, one that keeps failing with 503 after
+// maxDeliveryAttempts; each becomes a blob in the dead-letter container
+// holding the event with Event Grid's dead-letter fields, and the events
+// after them are delivered in order.
+func TestEventsDeadLetter(t *testing.T) {
+	r := newReceiver(t)
+	r.status = func(ev egEvent) int {
+		switch {
+		case strings.HasSuffix(ev.Subject, "/poison"):
+			return http.StatusBadRequest
+		case strings.HasSuffix(ev.Subject, "/flaky"):
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	}
+	sub := webhookSub("with-dlq", r.srv.URL)
+	sub.RetryPolicy.MaxDeliveryAttempts = 3
+	sub.DeadLetter = &events.DeadLetter{Container: "deadletters"}
+	// The dead-letter blobs make events too: not this subscription's.
+	sub.Filter.SubjectBeginsWith = "/blobServices/default/containers/evd/"
+	a, c := evStart(t, nil, sub)
+	ctx := context.Background()
+	_, err := c.CreateContainer(ctx, "deadletters", nil)
+	must(t, err)
+	all := evWorkload(t, c, "evd", "ok1", "poison", "flaky", "ok2")
+	// Delivered: all but the creates of poison and flaky.
+	var want []write
+	for _, w := range all {
+		if w.typ == "Microsoft.Storage.BlobCreated" && (w.blob == "poison" || w.blob == "flaky") {
+			continue
+		}
+		want = append(want, w)
+	}
+	checkEvents(t, a, "evd", r.wait(t, len(want)), want, false)
+	type dead struct {
+		Subject             string `json:"subject"`
+		DeadLetterReason    string `json:"deadLetterReason"`
+		DeliveryAttempts    int    `json:"deliveryAttempts"`
+		LastDeliveryOutcome string `json:"lastDeliveryOutcome"`
+		LastHTTPStatusCode  int    `json:"lastHttpStatusCode"`
+		PublishTime         string `json:"publishTime"`
+	}
+	got := map[string]dead{}
+	pager := c.NewListBlobsFlatPager("deadletters", nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		must(t, err)
+		for _, b := range page.Segment.BlobItems {
+			name := *b.Name
+			if !strings.HasPrefix(name, strings.ToUpper(app.DevAccount)+"/WITH-DLQ/") || !strings.HasSuffix(name, ".json") {
+				t.Errorf("dead-letter blob %q", name)
+			}
+			resp, err := c.DownloadStream(ctx, "deadletters", name, nil)
+			must(t, err)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var ds []dead
+			must(t, json.Unmarshal(body, &ds))
+			if len(ds) != 1 {
+				t.Fatalf("%s: %s", name, body)
+			}
+			got[ds[0].Subject[strings.LastIndexByte(ds[0].Subject, '/')+1:]] = ds[0]
+		}
+	}
+	p, f := got["poison"], got["flaky"]
+	if len(got) != 2 || p.DeadLetterReason != "UndeliverableDueToHttpBadRequest" || p.DeliveryAttempts != 1 || p.LastDeliveryOutcome != "BadRequest" || p.LastHTTPStatusCode != 400 || p.PublishTime == "" {
+		t.Errorf("dead letters %+v: want poison after 1 attempt (400)", got)
+	}
+	if f.DeadLetterReason != "MaxDeliveryAttemptsExceeded" || f.DeliveryAttempts != 3 || f.LastHTTPStatusCode != 503 {
+		t.Errorf("dead letters %+v: want flaky after 3 attempts (503)", got)
+	}
+	if st := evStatus(t, a); st[0].Process.DeadLettered != 2 || st[0].Process.Dropped != 2 {
+		t.Errorf("status %+v", st[0].Process)
 	}
 }

@@ -147,9 +147,9 @@ func (s Sender) Send(ctx context.Context, sub *events.Subscription, ev events.Ev
 	case c >= 200 && c <= 204:
 		return nil
 	case c == 400 || c == 401 || c == 403 || c == 413:
-		return &events.PermanentError{Err: fmt.Errorf("the webhook answered %d", c)}
+		return &events.PermanentError{Err: &events.StatusError{Code: c}}
 	default:
-		return fmt.Errorf("the webhook answered %d", c)
+		return &events.StatusError{Code: c}
 	}
 }
 
