@@ -45,8 +45,19 @@ func (c Config) subscriptions() ([]events.Subscription, error) {
 		}
 		subs = append(subs, fs...)
 	}
+	hns := c.hierarchical()
+	for _, s := range subs {
+		if hns(s.Account) {
+			// Their writes are not in the change log yet (Data Lake
+			// events are not done): refused rather than silent.
+			return nil, fmt.Errorf("event subscription %q: account %q has a hierarchical namespace, whose blob events are not delivered yet", s.Name, s.Account)
+		}
+	}
 	for i, u := range c.Events.Webhooks {
 		for _, a := range c.Accounts {
+			if hns(a.Name) {
+				continue // as above; --event-webhook covers the flat accounts
+			}
 			s, err := events.Webhook(a.Name, u, i)
 			if err != nil {
 				return nil, fmt.Errorf("--event-webhook %q: %v", u, err)

@@ -528,7 +528,8 @@ func evClose(t *testing.T, a *app.App) {
 
 // TestEventsWebhookFlag: --event-webhook (Config.Events.Webhooks)
 // subscribes every account, and turns its change log on without serving
-// $blobchangefeed; a bad subscriptions file stops the start.
+// $blobchangefeed; a bad subscriptions file, or a subscription of a
+// hierarchical account (not delivered yet), stops the start.
 func TestEventsWebhookFlag(t *testing.T) {
 	r := newReceiver(t)
 	cfg := backendConfig(t)
@@ -540,6 +541,15 @@ func TestEventsWebhookFlag(t *testing.T) {
 	if a, err := app.Start(bad); err == nil {
 		_ = a.Close(context.Background())
 		t.Fatal("a subscription of an account not served: started")
+	}
+	hns := cfg
+	hns.HierarchicalNamespace = true
+	hns.Events.Subscriptions = []events.Subscription{webhookSub("on-hns", r.srv.URL)}
+	if a, err := app.Start(hns); err == nil || !strings.Contains(err.Error(), "hierarchical") {
+		if a != nil {
+			_ = a.Close(context.Background())
+		}
+		t.Fatalf("a subscription of a hierarchical account: %v, want refused", err)
 	}
 	a, err := app.Start(cfg)
 	must(t, err)
