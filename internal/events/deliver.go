@@ -187,8 +187,14 @@ var errLostLease = errors.New("events: the delivery lease is held by another pro
 // run is one subscription's loop.
 func (d *Deliverer) run(ctx context.Context, s *Subscription) {
 	failures := 0 // consecutive failures of lease, validation or reads
+	var renewed time.Time // when this process last took or renewed the lease
 	for ctx.Err() == nil {
-		err := d.round(ctx, s)
+		err := d.round(ctx, s, &renewed)
+		if err != nil && !errors.Is(err, errIdle) {
+			// The lease may be lost (an advance refused): take or
+			// check it again before delivering more.
+			renewed = time.Time{}
+		}
 		switch {
 		case err == nil:
 			failures = 0
@@ -221,8 +227,24 @@ var errIdle = errors.New("events: nothing to deliver")
 
 // round takes or renews the lease, validates the endpoint if needed and
 // delivers one page of the log.
-func (d *Deliverer) round(ctx context.Context, s *Subscription) error {
-	if err := d.acquire(ctx, s); err != nil {
+//
+// renewed is when this process last took or renewed the lease: an idle
+// holder renews it every LeaseTTL/3, not at every poll, so an idle
+// subscription writes to the store only that often.
+func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Time) error {
+	renew := func() error {
+		now := d.cfg.Clock.Now()
+		if !renewed.IsZero() && now.Sub(*renewed) < d.cfg.LeaseTTL/3 && !now.Before(*renewed) {
+			return nil
+		}
+		if err := d.acquire(ctx, s); err != nil {
+			*renewed = time.Time{}
+			return err
+		}
+		*renewed = now
+		return nil
+	}
+	if err := renew(); err != nil {
 		return err
 	}
 	sender := d.cfg.Senders[s.Endpoint.Type]
@@ -269,13 +291,9 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription) error {
 		pos, lastFlush = cur, time.Now()
 		return nil
 	}
-	renewed := d.cfg.Clock.Now()
 	for _, r := range recs {
-		if now := d.cfg.Clock.Now(); now.Sub(renewed) > d.cfg.LeaseTTL/3 {
-			if err := d.acquire(ctx, s); err != nil {
-				return errors.Join(err, flush())
-			}
-			renewed = now
+		if err := renew(); err != nil {
+			return errors.Join(err, flush())
 		}
 		if ev, ok := s.Format(r, d.cfg.BlobURL(s.Account)); ok {
 			if err := d.deliver(ctx, s, sender, ev, flush); err != nil {

@@ -274,3 +274,42 @@ func TestDeliverLeaseExpiry(t *testing.T) {
 		t.Fatalf("after the lease expired: sent %v", sent)
 	}
 }
+
+// countingStore counts write transactions.
+type countingStore struct {
+	kv.Store
+	mu      sync.Mutex
+	updates int
+}
+
+func (c *countingStore) Update(ctx context.Context, fn func(kv.Tx) error) error {
+	c.mu.Lock()
+	c.updates++
+	c.mu.Unlock()
+	return c.Store.Update(ctx, fn)
+}
+
+// TestIdleWrites: an idle subscription polls its log with reads and
+// writes to the store only to renew its lease, every LeaseTTL/3 — not
+// at every poll (it did, 60 writes in 300 ms, before).
+func TestIdleWrites(t *testing.T) {
+	st := &countingStore{Store: mem.New()}
+	d := New(Config{Store: st, Clock: clock.Real{}, Subs: []Subscription{testSub("idle")}, Senders: map[string]Sender{"fake": &fakeSender{}},
+		Poll: 5 * time.Millisecond, LeaseTTL: 300 * time.Millisecond})
+	if err := d.Init(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	<-done
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	// Init, the first lease, the validation record, about three
+	// renewals and the release.
+	if st.updates > 10 {
+		t.Fatalf("%d write transactions in 300 ms of idling", st.updates)
+	}
+}
