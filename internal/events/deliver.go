@@ -186,7 +186,7 @@ var errLostLease = errors.New("events: the delivery lease is held by another pro
 
 // run is one subscription's loop.
 func (d *Deliverer) run(ctx context.Context, s *Subscription) {
-	failures := 0 // consecutive failures of lease, validation or reads
+	failures := 0         // consecutive failures of lease, validation or reads
 	var renewed time.Time // when this process last took or renewed the lease
 	for ctx.Err() == nil {
 		err := d.round(ctx, s, &renewed)
