@@ -132,7 +132,15 @@ type serveFlagSet struct {
 	bodyBytes                                                                        *string
 	changeFeed                                                                       *bool
 	shareSoftDelete                                                                  *int
+	eventSubs                                                                        *string
+	eventWebhooks                                                                    *repeated
 }
+
+// repeated is a flag given any number of times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 // envName is the environment variable of a serve flag.
 func envName(flagName string) string {
@@ -180,6 +188,12 @@ func serveFlags(stderr io.Writer) *serveFlagSet {
 	f.keepAlive = fs.Duration("keep-alive-timeout", envDuration("keep-alive-timeout", 2*time.Minute), "how long an idle keep-alive HTTP connection stays open (env CERULEAN_KEEP_ALIVE_TIMEOUT)")
 	f.clockControl = fs.Bool("clock-control", env("clock-control", "") == "true" || env("clock-control", "") == "1", "tests only: the server's clock becomes the real time plus an offset that POST "+server.ReservedPrefix+"/clock/advance?by=61s on any service port advances (GET "+server.ReservedPrefix+"/clock shows it); anyone who reaches the ports can use it (env CERULEAN_CLOCK_CONTROL)")
 	f.accounts = fs.String("accounts", env("accounts", ""), "accounts as name:key1[:key2][:hns][:changefeed][:versioning];... (:hns: a hierarchical namespace; :changefeed: the blob change feed on; :versioning: blob versioning) (env CERULEAN_ACCOUNTS; default: the dev account)")
+	f.eventSubs = fs.String("event-subscriptions", env("event-subscriptions", ""), "a JSON file of blob event subscriptions (webhook or storage queue destinations, event type and subject filters, Event Grid or CloudEvents schema; docs/events.md); their accounts' change log is on (env CERULEAN_EVENT_SUBSCRIPTIONS)")
+	f.eventWebhooks = &repeated{}
+	if v := env("event-webhook", ""); v != "" {
+		*f.eventWebhooks = append(*f.eventWebhooks, strings.Split(v, ",")...)
+	}
+	fs.Var(f.eventWebhooks, "event-webhook", "a webhook URL receiving every blob event of every account in the Event Grid schema, after its validation handshake; repeatable (env CERULEAN_EVENT_WEBHOOK, comma-separated; docs/events.md)")
 	f.changeFeed = fs.Bool("blob-change-feed", env("blob-change-feed", "") == "true" || env("blob-change-feed", "") == "1", "turn the blob change feed on for every account: each committed blob change is logged, in order, and served as Avro in the read-only $blobchangefeed container (docs/change-feed.md); name:key:changefeed in --accounts turns it on for one (env CERULEAN_BLOB_CHANGE_FEED)")
 	f.shareSoftDelete = fs.Int("share-soft-delete", envInt("share-soft-delete", 0), "File share soft delete: days (1 to 365) a deleted share is kept, restorable with Restore Share, for every account; 0: off; an account's File Service Properties (ShareDeleteRetentionPolicy) can turn it on for that account (env CERULEAN_SHARE_SOFT_DELETE)")
 	fs.Usage = func() {
@@ -305,6 +319,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return usageErr(fmt.Errorf("--share-soft-delete %d: want 0 (off) to 365 days", d))
 	}
 	cfg.ShareSoftDelete = *f.shareSoftDelete
+	cfg.Events.Webhooks = *f.eventWebhooks
+	if *f.eventSubs != "" {
+		if cfg.Events.SubscriptionsFile, err = os.ReadFile(*f.eventSubs); err != nil {
+			return usageErr(fmt.Errorf("--event-subscriptions: %v", err))
+		}
+	}
 	store := "embedded:" + *data
 	if *pg != "" {
 		store = "postgres:" + redactDSN(*pg)

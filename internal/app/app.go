@@ -95,6 +95,8 @@ type Config struct {
 	// days for every account (0: off; an account's File Service
 	// Properties may enable their own). internal/file/domain_softdelete.go.
 	ShareSoftDelete int
+	// Events are the blob event subscriptions (events.go).
+	Events EventsConfig
 	// SMBPort is the SMB2/3 port serving the File service's shares
 	// (-1 disables it; 0 picks a free port like the others).
 	SMBPort  int
@@ -228,6 +230,7 @@ type App struct {
 	ConsoleURL string
 	consoleSrv *http.Server
 	activity   *console.Activity
+	events     eventsRun
 }
 
 // hnsMark, as the last field of an account in ParseAccounts' syntax,
@@ -299,6 +302,10 @@ func Start(cfg Config) (*App, error) {
 	if err := cfg.checkVersioning(); err != nil {
 		return nil, err
 	}
+	subs, err := cfg.subscriptions()
+	if err != nil {
+		return nil, err
+	}
 	store, chunks, err := openStores(cfg)
 	if err != nil {
 		return nil, err
@@ -326,8 +333,8 @@ func Start(cfg Config) (*App, error) {
 		return a, ok
 	}
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{}), Clock: ctl}
-	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL, Limits: cfg.HTTPLimits,
-		Reserved: clockhttp.Handler(ctl)}
+	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL, Limits: cfg.HTTPLimits}
+	scfg.Reserved = a.reserved(clockhttp.Handler(ctl))
 	if cfg.OAuth {
 		// upn=true on the dfs endpoint names the users whose tokens
 		// this server (or any sharing the store) has authenticated.
@@ -346,6 +353,10 @@ func Start(cfg Config) (*App, error) {
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.Blob.SetChangeFeed(cfg.changeFeed())
 	a.Blob.SetVersioning(cfg.versioning())
+	if err := a.setupEvents(subs); err != nil {
+		store.Close()
+		return nil, err
+	}
 	a.BlobREST = blobrest.New(a.Blob)
 	a.Queue = queue.New(store, cfg.Clock, cfg.Logger)
 	// One background reclaimer for every delete that returns at once
@@ -450,6 +461,7 @@ func Start(cfg Config) (*App, error) {
 		})
 		a.Blob.Reclaimer().Run(ctx, a.cfg.GCEvery)
 	}()
+	a.startEvents(ctx)
 	a.clockDone = make(chan struct{})
 	go func() {
 		defer close(a.clockDone)
@@ -711,6 +723,7 @@ func (a *App) Close(ctx context.Context) error {
 	<-a.done
 	<-a.reclaimDone
 	<-a.clockDone
+	a.waitEvents()
 	if a.metricsSrv != nil {
 		if merr := a.metricsSrv.Shutdown(ctx); err == nil {
 			err = merr

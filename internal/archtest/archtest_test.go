@@ -23,6 +23,7 @@ var domain = []string{
 	"internal/clock",
 	"internal/clockctl",
 	"internal/cond",
+	"internal/events",
 	"internal/hns/acl",
 	"internal/hns/ns",
 	"internal/hns/upn",

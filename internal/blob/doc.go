@@ -23,6 +23,7 @@
 //	| `changelog / account / n` | the change log's counter: last sequence number and its hour (`internal/changelog`) |
 //	| `changelog / account / r` + seq (8 bytes) | one change feed record (JSON), appended in the change's transaction |
 //	| `changelog / account / h` + hour (8 bytes) | the first sequence number of an hour of the change feed |
+//	| `events / subscription / pos`, `lease`, `validated` | an event subscription's delivery position, its delivery lease (holder and expiry) and its validated endpoint (`internal/events`) |
 //
 // Components are escaped and terminated, so `b/acct/c` never shares a prefix
 // with `b/acct/cx`, and List Blobs with prefix/marker/delimiter is a range scan.

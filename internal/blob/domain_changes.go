@@ -32,6 +32,18 @@ func (s *Service) SetChangeFeed(on func(account string) bool) { s.feed = on }
 // ChangeFeedOn reports whether account has the change feed on.
 func (s *Service) ChangeFeedOn(account string) bool { return s.feed != nil && s.feed(account) }
 
+// SetChangeLog turns the change log on for the accounts on reports (nil:
+// none) without serving their change feed: event subscriptions
+// (internal/events) read the log. Call it before the service answers
+// requests.
+func (s *Service) SetChangeLog(on func(account string) bool) { s.logged = on }
+
+// logging reports whether account's changes are appended to its log:
+// its change feed or something else reading the log is on.
+func (s *Service) logging(account string) bool {
+	return s.ChangeFeedOn(account) || (s.logged != nil && s.logged(account))
+}
+
 // The operations changing records, by the data.api the feed names them
 // with.
 const (
@@ -54,7 +66,7 @@ const (
 // the write left the blob as it was (a delete of snapshots only, an
 // undelete with nothing to restore).
 func (s *Service) changing(c Call, api string, ref BlobRef, fn func(tx kv.Tx) error) func(tx kv.Tx) error {
-	if !s.ChangeFeedOn(ref.Account) || ref.Container == ChangeFeedContainer {
+	if !s.logging(ref.Account) || ref.Container == ChangeFeedContainer {
 		return fn
 	}
 	now := s.now(c)
@@ -81,7 +93,7 @@ func (s *Service) changing(c Call, api string, ref BlobRef, fn func(tx kv.Tx) er
 // snapshotTaken records the snapshot snap of ref taken by call c once
 // err (the snapshot's write) is nil, and returns err otherwise.
 func (s *Service) snapshotTaken(tx kv.Tx, err error, c Call, ref BlobRef, snap string, b *blobRec) error {
-	if err != nil || !s.ChangeFeedOn(ref.Account) {
+	if err != nil || !s.logging(ref.Account) {
 		return err
 	}
 	r := recordOf(changelog.BlobSnapshotCreated, apiSnapshotBlob, b)
@@ -196,7 +208,7 @@ func (s *Service) updateBlobAs(ctx context.Context, c Call, api string, ref Blob
 // blobWritten records b, written at ref by write api of call c, as
 // created once err (the write's) is nil, and returns err otherwise.
 func (s *Service) blobWritten(tx kv.Tx, err error, c Call, api string, ref BlobRef, b *blobRec) error {
-	if err != nil || !s.ChangeFeedOn(ref.Account) || ref.Container == ChangeFeedContainer {
+	if err != nil || !s.logging(ref.Account) || ref.Container == ChangeFeedContainer {
 		return err
 	}
 	return s.appendChange(tx, c, ref, s.now(c), recordOf(changelog.BlobCreated, api, b))

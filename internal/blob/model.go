@@ -42,6 +42,9 @@ type Service struct {
 	// versioning says which accounts keep blob versions
 	// (domain_versions.go); nil: none.
 	versioning func(account string) bool
+	// logged: the accounts whose changes are logged for other readers
+	// (event subscriptions) without the change feed (SetChangeLog).
+	logged func(account string) bool
 }
 
 // New returns the Blob service over store and chunks.

@@ -55,4 +55,13 @@
 // (`internal/avro`, one block per record, so a chunk only grows at its
 // end and readers' cursors stay valid); writes to it are refused
 // (`blobrest/changefeed.go`). docs/change-feed.md has the details.
+//
+// Blob events (internal/events, internal/events/webhook) are read from
+// the same log: each subscription's deliverer reads after its durable
+// position, sends one event (webhook POST, or a Put Message through the
+// Queue domain) and advances the position in a transaction only after the
+// endpoint accepted it, holding a lease row so one front end delivers a
+// subscription at a time. internal/events is below the HTTP line; the
+// HTTP sending and the /.cerulean/events admin endpoint are in webhook.
+// docs/events.md has the details.
 package changelog

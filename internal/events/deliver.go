@@ -1,0 +1,670 @@
+package events
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/changelog"
+	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// Sender delivers events to one kind of endpoint.
+type Sender interface {
+	// Validate runs the endpoint's validation handshake (Event Grid's
+	// subscription validation for webhooks); nil: the endpoint accepted
+	// the subscription. It is called once per subscription and endpoint:
+	// the result is stored.
+	Validate(ctx context.Context, s *Subscription) error
+	// Send delivers ev; attempt counts the earlier attempts at it
+	// (aeg-delivery-count). An error wrapped in Permanent is not retried.
+	Send(ctx context.Context, s *Subscription, ev Event, attempt int) error
+}
+
+// PermanentError is a delivery failure that retrying cannot fix (a
+// webhook's 400, 401, 403 or 413, as Event Grid treats them): the event
+// is dropped at once.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// StatusError is a delivery answered with an HTTP status other than
+// success; the webhook sender returns it (wrapped in PermanentError for
+// the codes not retried), and a dead-lettered event records it.
+type StatusError struct{ Code int }
+
+func (e *StatusError) Error() string { return fmt.Sprintf("the webhook answered %d", e.Code) }
+
+// RetrySchedule is Event Grid's retry schedule ("Event Grid message
+// delivery and retry"): the wait after the first failure, the second,
+// ...; the last repeats.
+var RetrySchedule = []time.Duration{
+	10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 10 * time.Minute,
+	30 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
+}
+
+// Config configures a Deliverer.
+type Config struct {
+	Store  kv.Store
+	Clock  clock.Clock
+	Logger *slog.Logger
+	Subs   []Subscription
+	// Senders by endpoint type ("webhook", "storagequeue").
+	Senders map[string]Sender
+	// DeadLetter writes a dead-lettered event's blob (name in container
+	// of account, body JSON); nil: dead-letter destinations are dropped
+	// to.
+	DeadLetter func(ctx context.Context, account, container, name string, body []byte) error
+	// BlobURL is the Blob endpoint URL of an account, for data.url.
+	BlobURL func(account string) string
+	// Poll is how often an idle subscription reads its log (0: 100 ms).
+	Poll time.Duration
+	// Retry is the retry schedule (nil: RetrySchedule).
+	Retry []time.Duration
+	// LeaseTTL is how long a delivery lease lasts unrenewed (0: 30 s); a
+	// front end that dies loses its subscriptions to another after it.
+	LeaseTTL time.Duration
+}
+
+// Deliverer runs the delivery of every subscription. Several processes
+// may run one over the same store (front ends on one PostgreSQL
+// database): a lease row per subscription lets one of them deliver it
+// at a time.
+type Deliverer struct {
+	cfg   Config
+	owner string
+
+	mu    sync.Mutex
+	state map[string]*subState
+}
+
+// subState is what this process knows of a subscription's delivery
+// beyond the store.
+type subState struct {
+	Delivered uint64 `json:"delivered"`
+	Dropped   uint64 `json:"dropped"`
+	// DeadLettered counts the events given up on and kept in the
+	// dead-letter container (Dropped counts them too).
+	DeadLettered uint64    `json:"deadLettered"`
+	Failures     uint64    `json:"failures"`
+	LastError    string    `json:"lastError,omitempty"`
+	LastErrorAt  time.Time `json:"lastErrorAt,omitzero"`
+	NextAttempt  time.Time `json:"nextAttempt,omitzero"`
+	Delivering   bool      `json:"delivering"`
+}
+
+// New returns a Deliverer; Run starts it.
+func New(cfg Config) *Deliverer {
+	if cfg.Poll <= 0 {
+		cfg.Poll = 100 * time.Millisecond
+	}
+	if len(cfg.Retry) == 0 {
+		cfg.Retry = RetrySchedule
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.BlobURL == nil {
+		cfg.BlobURL = func(a string) string { return "/" + a }
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	d := &Deliverer{cfg: cfg, owner: hex.EncodeToString(b), state: map[string]*subState{}}
+	for _, s := range cfg.Subs {
+		d.state[s.Name] = &subState{}
+	}
+	return d
+}
+
+// Accounts reports the accounts with a subscription: their change log
+// must be on.
+func Accounts(subs []Subscription) func(string) bool {
+	set := map[string]bool{}
+	for _, s := range subs {
+		set[s.Account] = true
+	}
+	return func(a string) bool { return set[a] }
+}
+
+// Init gives every new subscription its position: the end of its
+// account's log now, as an Event Grid subscription delivers the events
+// after its creation. Call it before the server takes writes, so that a
+// write after the start is never skipped; the positions of known
+// subscriptions are left as they are.
+func (d *Deliverer) Init(ctx context.Context) error {
+	for i := range d.cfg.Subs {
+		if _, err := d.position(ctx, &d.cfg.Subs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run delivers every subscription until ctx ends.
+func (d *Deliverer) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i := range d.cfg.Subs {
+		s := &d.cfg.Subs[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.run(ctx, s)
+		}()
+	}
+	wg.Wait()
+	// Give the leases up, so another front end takes over at once.
+	rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i := range d.cfg.Subs {
+		_ = d.release(rctx, &d.cfg.Subs[i])
+	}
+}
+
+const space = "events"
+
+func posKey(s *Subscription) []byte       { return kv.Key(space, s.Name, "pos") }
+func leaseKey(s *Subscription) []byte     { return kv.Key(space, s.Name, "lease") }
+func validatedKey(s *Subscription) []byte { return kv.Key(space, s.Name, "validated") }
+
+// errLostLease ends a round of delivery: another process holds the
+// subscription now.
+var errLostLease = errors.New("events: the delivery lease is held by another process")
+
+// run is one subscription's loop.
+func (d *Deliverer) run(ctx context.Context, s *Subscription) {
+	failures := 0         // consecutive failures of lease, validation or reads
+	var renewed time.Time // when this process last took or renewed the lease
+	for ctx.Err() == nil {
+		err := d.round(ctx, s, &renewed)
+		if err != nil && !errors.Is(err, errIdle) {
+			// The lease may be lost (an advance refused): take or
+			// check it again before delivering more.
+			renewed = time.Time{}
+		}
+		switch {
+		case err == nil:
+			failures = 0
+			continue
+		case errors.Is(err, errIdle), errors.Is(err, errLostLease):
+			failures = 0
+			d.setDelivering(s, !errors.Is(err, errLostLease))
+			sleep(ctx, d.cfg.Poll)
+			if errors.Is(err, errLostLease) {
+				// Standing by: check the lease again soon, so that a
+				// holder that stops (and gives it up) is followed at once.
+				sleep(ctx, min(d.cfg.LeaseTTL/3, time.Second))
+			}
+		default:
+			if ctx.Err() != nil {
+				return
+			}
+			wait := d.backoff(failures)
+			failures++
+			d.note(s, func(st *subState) {
+				st.LastError, st.LastErrorAt, st.NextAttempt = err.Error(), d.cfg.Clock.Now(), d.cfg.Clock.Now().Add(wait)
+			})
+			d.cfg.Logger.Warn("event subscription: delivery round failed", "subscription", s.Name, "err", err, "retry_in", wait.String())
+			sleep(ctx, wait)
+		}
+	}
+}
+
+var errIdle = errors.New("events: nothing to deliver")
+
+// round takes or renews the lease, validates the endpoint if needed and
+// delivers one page of the log.
+//
+// renewed is when this process last took or renewed the lease: an idle
+// holder renews it every LeaseTTL/3, not at every poll, so an idle
+// subscription writes to the store only that often.
+func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Time) error {
+	renew := func() error {
+		now := d.cfg.Clock.Now()
+		if !renewed.IsZero() && now.Sub(*renewed) < d.cfg.LeaseTTL/3 && !now.Before(*renewed) {
+			return nil
+		}
+		if err := d.acquire(ctx, s); err != nil {
+			*renewed = time.Time{}
+			return err
+		}
+		*renewed = now
+		return nil
+	}
+	if err := renew(); err != nil {
+		return err
+	}
+	sender := d.cfg.Senders[s.Endpoint.Type]
+	if sender == nil {
+		return fmt.Errorf("no sender for endpoint type %q", s.Endpoint.Type)
+	}
+	if err := d.validate(ctx, s, sender); err != nil {
+		return err
+	}
+	pos, err := d.position(ctx, s)
+	if err != nil {
+		return err
+	}
+	var recs []changelog.Record
+	if err := d.cfg.Store.View(ctx, func(tx kv.Tx) (err error) {
+		recs, _, err = changelog.After(tx, s.Account, pos, 100)
+		return err
+	}); err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		return errIdle
+	}
+	d.setDelivering(s, true)
+	// cur is how far this round got (delivered or passed over); the
+	// durable position follows it in batches (flush): after the page,
+	// every flushEvery within it and before a retry waits. A crash
+	// between a delivery and its flush delivers those events again (at
+	// least once); a stop (ctx ending) flushes first.
+	cur, lastFlush := pos, time.Now()
+	flush := func() error {
+		if cur == pos {
+			return nil
+		}
+		fctx := ctx
+		if ctx.Err() != nil {
+			var cancel context.CancelFunc
+			fctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+		}
+		if err := d.advance(fctx, s, pos, cur); err != nil {
+			return err
+		}
+		pos, lastFlush = cur, time.Now()
+		return nil
+	}
+	for _, r := range recs {
+		if err := renew(); err != nil {
+			return errors.Join(err, flush())
+		}
+		if ev, ok := s.Format(r, d.cfg.BlobURL(s.Account)); ok {
+			if err := d.deliver(ctx, s, sender, ev, flush); err != nil {
+				return errors.Join(err, flush())
+			}
+		}
+		cur = r.Seq
+		if time.Since(lastFlush) >= flushEvery {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// flushEvery bounds how long a delivered event's position stays
+// unwritten while a page is being delivered.
+const flushEvery = 50 * time.Millisecond
+
+// deliver sends ev until it is delivered or dropped (a permanent error,
+// its attempts or time to live used up), following the retry schedule
+// and keeping the lease. It returns an error only when ctx ends or the
+// lease is lost: the event is then delivered again by whoever holds the
+// lease next.
+//
+// beforeWait runs before each wait between attempts: the position of
+// the events delivered before ev is written then, not after the retries.
+func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender, ev Event, beforeWait func() error) error {
+	ttl := time.Duration(s.RetryPolicy.EventTimeToLiveInMinutes) * time.Minute
+	for attempt := 0; ; attempt++ {
+		err := sender.Send(ctx, s, ev, attempt)
+		if err == nil {
+			d.note(s, func(st *subState) { st.Delivered++; st.NextAttempt = time.Time{} })
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		now := d.cfg.Clock.Now()
+		wait := d.backoff(attempt)
+		var perm *PermanentError
+		drop := ""
+		switch {
+		case errors.As(err, &perm):
+			drop = "UndeliverableDueToHttp" + outcome(err)
+		case attempt+1 >= s.RetryPolicy.MaxDeliveryAttempts:
+			drop = "MaxDeliveryAttemptsExceeded"
+		case now.Add(wait).Sub(ev.Time) > ttl:
+			drop = "TimeToLiveExceeded"
+		}
+		dead := false
+		if drop != "" && s.DeadLetter != nil && d.cfg.DeadLetter != nil {
+			if derr := d.deadLetter(ctx, s, ev, drop, attempt+1, err, now); derr != nil {
+				d.cfg.Logger.Warn("event subscription: dead-lettering failed, the event is dropped", "subscription", s.Name, "event", ev.ID, "err", derr)
+			} else {
+				dead = true
+			}
+		}
+		d.note(s, func(st *subState) {
+			st.Failures++
+			st.LastError, st.LastErrorAt = fmt.Sprintf("event %s (seq %d): %v", ev.ID, ev.Seq, err), now
+			st.NextAttempt = now.Add(wait)
+			if drop != "" {
+				st.Dropped++
+				st.NextAttempt = time.Time{}
+			}
+			if dead {
+				st.DeadLettered++
+			}
+		})
+		if drop != "" {
+			d.cfg.Logger.Warn("event subscription: event given up on", "subscription", s.Name, "event", ev.ID, "seq", ev.Seq, "reason", drop, "dead_lettered", dead, "err", err)
+			return nil
+		}
+		d.cfg.Logger.Info("event subscription: delivery failed, retrying", "subscription", s.Name, "event", ev.ID, "attempt", attempt+1, "retry_in", wait.String(), "err", err)
+		if err := beforeWait(); err != nil {
+			return err
+		}
+		if !sleep(ctx, wait) {
+			return ctx.Err()
+		}
+		if err := d.acquire(ctx, s); err != nil {
+			return err
+		}
+	}
+}
+
+// outcome names a failed attempt as Event Grid's lastDeliveryOutcome
+// does: BadRequest for a 400, TimedOut for 408 or no answer in time,
+// the status's name for the other codes, GenericError for the rest.
+func outcome(err error) string {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Timeout") {
+			return "TimedOut"
+		}
+		return "GenericError"
+	}
+	switch se.Code {
+	case 400:
+		return "BadRequest"
+	case 401:
+		return "Unauthorized"
+	case 403:
+		return "Forbidden"
+	case 404:
+		return "NotFound"
+	case 408:
+		return "TimedOut"
+	case 413:
+		return "RequestEntityTooLarge"
+	case 503:
+		return "ServiceUnavailable"
+	}
+	return "GenericError"
+}
+
+// deadLetter writes ev, given up on for reason after attempts attempts
+// (the last failing with lastErr at at), to the subscription's
+// dead-letter container, as Event Grid does: a blob
+// <ACCOUNT>/<SUBSCRIPTION>/yyyy/MM/dd/HH/<event id>.json holding an
+// array of the event with deadLetterReason, deliveryAttempts,
+// lastDeliveryOutcome, lastHttpStatusCode, publishTime and
+// lastDeliveryAttemptTime added.
+func (d *Deliverer) deadLetter(ctx context.Context, s *Subscription, ev Event, reason string, attempts int, lastErr error, at time.Time) error {
+	var m map[string]any
+	if err := json.Unmarshal(ev.JSON, &m); err != nil {
+		return err
+	}
+	m["deadLetterReason"] = reason
+	m["deliveryAttempts"] = attempts
+	m["lastDeliveryOutcome"] = outcome(lastErr)
+	code := 0
+	var se *StatusError
+	if errors.As(lastErr, &se) {
+		code = se.Code
+	}
+	m["lastHttpStatusCode"] = code
+	m["publishTime"] = ev.Time.UTC().Format(time.RFC3339Nano)
+	m["lastDeliveryAttemptTime"] = at.UTC().Format(time.RFC3339Nano)
+	body, err := json.Marshal([]any{m})
+	if err != nil {
+		return err
+	}
+	name := strings.ToUpper(s.Account) + "/" + strings.ToUpper(s.Name) + "/" + at.UTC().Format("2006/01/02/15") + "/" + ev.ID + ".json"
+	return d.cfg.DeadLetter(ctx, s.Account, s.DeadLetter.Container, name, body)
+}
+
+// backoff is the wait after failure n (from 0).
+func (d *Deliverer) backoff(n int) time.Duration {
+	if n >= len(d.cfg.Retry) {
+		n = len(d.cfg.Retry) - 1
+	}
+	return d.cfg.Retry[n]
+}
+
+// validate runs the endpoint's handshake unless this subscription's
+// endpoint passed it before.
+func (d *Deliverer) validate(ctx context.Context, s *Subscription, sender Sender) error {
+	want := s.Endpoint.Type + " " + s.Endpoint.URL + s.Endpoint.Queue + " " + s.Schema
+	var got []byte
+	err := d.cfg.Store.View(ctx, func(tx kv.Tx) (err error) {
+		got, err = tx.Get(validatedKey(s))
+		if errors.Is(err, kv.ErrNotFound) {
+			got, err = nil, nil
+		}
+		return err
+	})
+	if err != nil || string(got) == want {
+		return err
+	}
+	if err := sender.Validate(ctx, s); err != nil {
+		return fmt.Errorf("validating the endpoint: %w", err)
+	}
+	return d.cfg.Store.Update(ctx, func(tx kv.Tx) error { return tx.Put(validatedKey(s), []byte(want)) })
+}
+
+// position is the subscription's durable position: the sequence number
+// of the last record it has delivered or passed over. A new subscription
+// starts at the end of the log, as an Event Grid subscription delivers
+// only the events after its creation.
+func (d *Deliverer) position(ctx context.Context, s *Subscription) (uint64, error) {
+	var pos uint64
+	found := false
+	err := d.cfg.Store.View(ctx, func(tx kv.Tx) error {
+		v, err := tx.Get(posKey(s))
+		if errors.Is(err, kv.ErrNotFound) {
+			return nil
+		}
+		if err == nil {
+			found = true
+			pos, err = strconv.ParseUint(string(v), 10, 64)
+		}
+		return err
+	})
+	if err != nil || found {
+		return pos, err
+	}
+	err = d.cfg.Store.Update(ctx, func(tx kv.Tx) error {
+		v, err := tx.Get(posKey(s))
+		if err == nil {
+			pos, err = strconv.ParseUint(string(v), 10, 64)
+			return err
+		}
+		if !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		if pos, err = changelog.Last(tx, s.Account); err != nil {
+			return err
+		}
+		return tx.Put(posKey(s), []byte(strconv.FormatUint(pos, 10)))
+	})
+	return pos, err
+}
+
+// advance moves the position from old to seq, in one transaction that
+// checks this process still holds the lease and the position is still
+// old: a process that lost the subscription cannot move it.
+func (d *Deliverer) advance(ctx context.Context, s *Subscription, old, seq uint64) error {
+	return d.cfg.Store.Update(ctx, func(tx kv.Tx) error {
+		owner, _, err := readLease(tx, s)
+		if err != nil {
+			return err
+		}
+		if owner != d.owner {
+			return errLostLease
+		}
+		v, err := tx.Get(posKey(s))
+		if err != nil || string(v) != strconv.FormatUint(old, 10) {
+			return errLostLease
+		}
+		return tx.Put(posKey(s), []byte(strconv.FormatUint(seq, 10)))
+	})
+}
+
+// acquire takes the subscription's lease, or renews it, unless another
+// process holds it unexpired (errLostLease).
+func (d *Deliverer) acquire(ctx context.Context, s *Subscription) error {
+	return d.cfg.Store.Update(ctx, func(tx kv.Tx) error {
+		owner, until, err := readLease(tx, s)
+		if err != nil {
+			return err
+		}
+		now := d.cfg.Clock.Now()
+		if owner != "" && owner != d.owner && now.Before(until) {
+			return errLostLease
+		}
+		return tx.Put(leaseKey(s), []byte(d.owner+" "+strconv.FormatInt(now.Add(d.cfg.LeaseTTL).UnixNano(), 10)))
+	})
+}
+
+// release gives the lease up if this process holds it.
+func (d *Deliverer) release(ctx context.Context, s *Subscription) error {
+	return d.cfg.Store.Update(ctx, func(tx kv.Tx) error {
+		owner, _, err := readLease(tx, s)
+		if err != nil || owner != d.owner {
+			return err
+		}
+		return tx.Delete(leaseKey(s))
+	})
+}
+
+func readLease(tx kv.Tx, s *Subscription) (string, time.Time, error) {
+	v, err := tx.Get(leaseKey(s))
+	if errors.Is(err, kv.ErrNotFound) {
+		return "", time.Time{}, nil
+	}
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	owner, until, ok := strings.Cut(string(v), " ")
+	n, perr := strconv.ParseInt(until, 10, 64)
+	if !ok || perr != nil {
+		return "", time.Time{}, fmt.Errorf("events: lease of %q is %q", s.Name, v)
+	}
+	return owner, time.Unix(0, n).UTC(), nil
+}
+
+func (d *Deliverer) note(s *Subscription, f func(*subState)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f(d.state[s.Name])
+}
+
+func (d *Deliverer) setDelivering(s *Subscription, on bool) {
+	d.note(s, func(st *subState) { st.Delivering = on })
+}
+
+// sleep waits d or until ctx ends, and reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// Status is a subscription and the state of its delivery.
+type Status struct {
+	Subscription
+	// Position is the durable position: the last log record delivered
+	// or passed over.
+	Position uint64 `json:"position"`
+	// LogLast is the account's last log record; LogLast-Position
+	// records wait.
+	LogLast uint64 `json:"logLast"`
+	// Validated: the endpoint passed its validation handshake.
+	Validated bool `json:"validated"`
+	// LeaseHolder is the process delivering the subscription ("" none),
+	// Mine whether it is this one.
+	LeaseHolder  string    `json:"leaseHolder,omitempty"`
+	LeaseExpires time.Time `json:"leaseExpires,omitzero"`
+	Mine         bool      `json:"mine"`
+	// This process's counters.
+	Process subState `json:"process"`
+}
+
+// Status reports every subscription, as the admin endpoint shows them.
+func (d *Deliverer) Status(ctx context.Context) ([]Status, error) {
+	out := make([]Status, len(d.cfg.Subs))
+	err := d.cfg.Store.View(ctx, func(tx kv.Tx) error {
+		for i := range d.cfg.Subs {
+			s := &d.cfg.Subs[i]
+			st := Status{Subscription: *s}
+			if v, err := tx.Get(posKey(s)); err == nil {
+				st.Position, _ = strconv.ParseUint(string(v), 10, 64)
+			} else if !errors.Is(err, kv.ErrNotFound) {
+				return err
+			}
+			var err error
+			if st.LogLast, err = changelog.Last(tx, s.Account); err != nil {
+				return err
+			}
+			if _, err := tx.Get(validatedKey(s)); err == nil {
+				st.Validated = true
+			}
+			if st.LeaseHolder, st.LeaseExpires, err = readLease(tx, s); err != nil {
+				return err
+			}
+			st.Mine = st.LeaseHolder == d.owner && st.LeaseHolder != ""
+			out[i] = st
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := range out {
+		out[i].Process = *d.state[out[i].Name]
+	}
+	return out, nil
+}
+
+// QueueSender delivers to storage queues of the served accounts: each
+// event, a single JSON object in the subscription's schema, is one
+// message, base64-encoded as Event Grid writes them.
+type QueueSender struct {
+	// Put adds a message with text to queue in account.
+	Put func(ctx context.Context, account, queue, text string) error
+}
+
+// Validate accepts: a storage queue has no handshake.
+func (QueueSender) Validate(context.Context, *Subscription) error { return nil }
+
+// Send puts ev into the subscription's queue.
+func (q QueueSender) Send(ctx context.Context, s *Subscription, ev Event, _ int) error {
+	return q.Put(ctx, s.Account, s.Endpoint.Queue, base64.StdEncoding.EncodeToString(ev.JSON))
+}

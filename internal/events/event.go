@@ -1,0 +1,131 @@
+package events
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/changelog"
+)
+
+// TopicPrefix begins every event's topic (Event Grid: the storage
+// account's resource id). Cerulean has no Azure subscription or resource
+// group: it names the all-zero subscription and the resource group
+// "cerulean".
+const TopicPrefix = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/cerulean/providers/Microsoft.Storage/storageAccounts/"
+
+// Event is one event formatted for a subscription.
+type Event struct {
+	// Seq is the log record it comes from.
+	Seq  uint64
+	ID   string
+	Type string // Microsoft.Storage.BlobCreated, ...
+	// JSON is the event, a single JSON object in the subscription's
+	// schema.
+	JSON []byte
+	// Time is the event's time, for its time to live.
+	Time time.Time
+}
+
+// egEvent is an event in the Event Grid schema ("Event Grid event
+// schema").
+type egEvent struct {
+	Topic           string   `json:"topic"`
+	Subject         string   `json:"subject"`
+	EventType       string   `json:"eventType"`
+	EventTime       string   `json:"eventTime"`
+	ID              string   `json:"id"`
+	Data            blobData `json:"data"`
+	DataVersion     string   `json:"dataVersion"`
+	MetadataVersion string   `json:"metadataVersion"`
+}
+
+// ceEvent is an event in the CloudEvents 1.0 schema as Event Grid writes
+// it for Blob Storage ("Azure Blob Storage as an Event Grid source",
+// CloudEvents examples).
+type ceEvent struct {
+	Source      string   `json:"source"`
+	Subject     string   `json:"subject"`
+	Type        string   `json:"type"`
+	Time        string   `json:"time"`
+	ID          string   `json:"id"`
+	Data        blobData `json:"data"`
+	SpecVersion string   `json:"specversion"`
+}
+
+// blobData is the data of a Blob Storage event, with the fields Event
+// Grid's Blob Storage event schema documents for BlobCreated,
+// BlobDeleted and BlobTierChanged.
+type blobData struct {
+	API                string            `json:"api"`
+	ClientRequestID    string            `json:"clientRequestId"`
+	RequestID          string            `json:"requestId"`
+	ETag               string            `json:"eTag,omitempty"`
+	ContentType        string            `json:"contentType"`
+	ContentLength      *int64            `json:"contentLength,omitempty"`
+	BlobType           string            `json:"blobType"`
+	AccessTier         string            `json:"accessTier,omitempty"`
+	PreviousTier       string            `json:"previousTier,omitempty"`
+	URL                string            `json:"url"`
+	Sequencer          string            `json:"sequencer"`
+	StorageDiagnostics map[string]string `json:"storageDiagnostics"`
+}
+
+// Format is record r of the subscription's account as the event the
+// subscription delivers, and false when the subscription does not select
+// it. blobURL is the account's Blob endpoint URL
+// (http://host:port/account), which data.url extends with the blob's
+// path.
+func (s *Subscription) Format(r changelog.Record, blobURL string) (Event, bool) {
+	typ := eventTypePrefix + r.EventType
+	if !s.Matches(typ, r.Subject) {
+		return Event{}, false
+	}
+	d := blobData{
+		API: r.Data.API, ClientRequestID: r.Data.ClientRequestID, RequestID: r.Data.RequestID,
+		ContentType: r.Data.ContentType, BlobType: r.Data.BlobType,
+		URL: blobURL + blobPath(r.Subject), Sequencer: r.Data.Sequencer,
+		// Azure writes a batch id; each of Cerulean's records is its own
+		// batch, named by the record's id.
+		StorageDiagnostics: map[string]string{"batchId": r.ID},
+	}
+	switch r.EventType {
+	case changelog.BlobCreated:
+		d.ETag = r.Data.ETag
+		n := r.Data.ContentLength
+		d.ContentLength = &n
+	case changelog.BlobTierChanged:
+		d.ETag = r.Data.ETag
+		d.AccessTier = r.Data.BlobAccessTier
+		if r.Data.PreviousInfo != nil {
+			d.PreviousTier = r.Data.PreviousInfo.PreviousTier
+		}
+	}
+	topic := TopicPrefix + s.Account
+	at := r.EventTime.UTC().Format(time.RFC3339Nano)
+	var v any
+	if s.Schema == CloudEventSchema {
+		v = ceEvent{Source: topic, Subject: r.Subject, Type: typ, Time: at, ID: r.ID, Data: d, SpecVersion: "1.0"}
+	} else {
+		v = egEvent{Topic: topic, Subject: r.Subject, EventType: typ, EventTime: at, ID: r.ID, Data: d, DataVersion: "", MetadataVersion: "1"}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Event{}, false // not reached: the types marshal
+	}
+	return Event{Seq: r.Seq, ID: r.ID, Type: typ, JSON: b, Time: r.EventTime}, true
+}
+
+// blobPath is the /container/blob of a record's subject.
+func blobPath(subject string) string {
+	const pre = "/blobServices/default/containers/"
+	if len(subject) < len(pre) {
+		return subject
+	}
+	rest := subject[len(pre):]
+	for i := 0; i+7 <= len(rest); i++ {
+		if rest[i:i+7] == "/blobs/" {
+			return "/" + rest[:i] + "/" + rest[i+7:]
+		}
+	}
+	return "/" + rest
+}
