@@ -17,6 +17,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/clockctl"
 	"github.com/cerulean-storage/cerulean/internal/clockctl/clockhttp"
 	"github.com/cerulean-storage/cerulean/internal/console"
+	"github.com/cerulean-storage/cerulean/internal/events/webhook"
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -57,6 +58,9 @@ func (a *App) startConsole(ctl *clockctl.Control) error {
 	}
 	if ctl != nil {
 		ccfg.ClockControl = clockhttp.Handler(ctl)
+	}
+	if a.events.d != nil {
+		ccfg.Events = webhook.Handler(a.events.d)
 	}
 	a.consoleSrv = &http.Server{Handler: console.Handler(ccfg), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.cfg.Logger.Handler(), slog.LevelDebug)}

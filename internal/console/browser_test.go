@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +38,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/events"
 	cfile "github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
 	"github.com/cerulean-storage/cerulean/internal/testenv"
@@ -91,6 +94,23 @@ func startConsole(t *testing.T) *consoleEnv {
 		MetricsPort: -1, Console: true, ConsolePort: 0, ClockControl: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Accounts: append(app.DevAccounts(), auth.Account{Name: "lake", Keys: [][]byte{lakeKey}}), HierarchicalAccounts: []string{"lake"},
 		ChangeFeedAccounts: []string{app.DevAccount}}
+	// A webhook subscription for the dev account's blob events, whose
+	// receiver answers Event Grid's validation handshake and accepts the
+	// rest: the Changes view shows its delivery state.
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var evs []struct {
+			EventType string `json:"eventType"`
+			Data      struct {
+				ValidationCode string `json:"validationCode"`
+			} `json:"data"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&evs)
+		if len(evs) == 1 && evs[0].EventType == "Microsoft.EventGrid.SubscriptionValidationEvent" {
+			_ = json.NewEncoder(w).Encode(map[string]string{"validationResponse": evs[0].Data.ValidationCode})
+		}
+	}))
+	t.Cleanup(hook.Close)
+	cfg.Events.Subscriptions = []events.Subscription{{Name: "console-hook", Account: app.DevAccount, Endpoint: events.Endpoint{Type: "webhook", URL: hook.URL + "/hook"}}}
 	// Every store: in memory with CERULEAN_TEST_BACKEND=memory, on
 	// PostgreSQL (a fresh schema) with CERULEAN_TEST_POSTGRES, embedded
 	// otherwise; .ci/run runs this test in all three passes.
@@ -507,6 +527,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		e.open("changes")
 		e.waitText("main", "BlobDeleted")
+		// The subscription delivered both events to the receiver.
+		e.waitJS(`(() => { const r = document.querySelector("tr[data-subscription='console-hook']"); return r && r.querySelector('.validated').textContent === 'validated' && Number(r.querySelector('.delivered').textContent) >= 2; })()`)
 		// Newest first: the delete, then the create with the ETag the
 		// upload returned.
 		var rows []string

@@ -77,6 +77,10 @@ type Config struct {
 	Activity *Activity
 	// ClockControl is clock control's endpoint (nil when it is off).
 	ClockControl http.Handler
+	// Events is the event subscriptions' admin endpoint (GET /events,
+	// internal/events/webhook.Handler), served under the reserved prefix
+	// as on the service ports; nil: none.
+	Events http.Handler
 	// Inspector reads what the REST API does not show (nil: those
 	// endpoints answer 404).
 	Inspector Inspector
@@ -113,6 +117,9 @@ func Handler(cfg Config) http.Handler {
 	}
 	if cfg.ClockControl != nil {
 		mux.Handle(server.ReservedPrefix+"/", http.StripPrefix(server.ReservedPrefix, cfg.ClockControl))
+	}
+	if cfg.Events != nil {
+		mux.Handle(server.ReservedPrefix+"/events", http.StripPrefix(server.ReservedPrefix, cfg.Events))
 	}
 	x := &inspect{cfg: cfg}
 	mux.Handle("/x/", x)
@@ -183,6 +190,7 @@ func (c Config) config(w http.ResponseWriter, r *http.Request) {
 		"endpoints":    c.Services,
 		"accounts":     c.AccountNames,
 		"clockControl": c.ClockControl != nil,
+		"events":       c.Events != nil,
 		"inspector":    c.Inspector != nil,
 	}
 	if c.DevKey != "" && loopback(r.RemoteAddr) {

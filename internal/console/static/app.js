@@ -568,9 +568,11 @@ views.dfs = async function (root) {
 // Changes: the account's change log (the blob change feed's records),
 // newest first.
 views.changes = async function (root) {
+  if (S.cfg.events) await eventSubscriptions(root);
   const j = await inspect('/changes', { n: '200' });
   if (!j.on) {
     root.append(h('p', { class: 'muted', text: 'The blob change feed is off for this account (cerulean serve --blob-change-feed, or name:key:changefeed in --accounts).' }));
+    S.timer = setTimeout(() => { if (S.view === 'changes' && !document.hidden) render(true); }, 3000);
     return;
   }
   root.append(h('h2', { text: 'Last changes (the $blobchangefeed container serves them as Avro)' }),
@@ -581,6 +583,23 @@ views.changes = async function (root) {
       : h('p', { class: 'muted', text: 'No change recorded yet.' }));
   S.timer = setTimeout(() => { if (S.view === 'changes' && !document.hidden) render(true); }, 3000);
 };
+
+// eventSubscriptions lists the account's blob event subscriptions with
+// their delivery state (the admin endpoint GET /.cerulean/events).
+async function eventSubscriptions(root) {
+  const res = await fetch('/.cerulean/events', { cache: 'no-store' });
+  if (!res.ok) return;
+  const subs = ((await res.json()).subscriptions || []).filter((s) => s.account === S.account);
+  if (!subs.length) return;
+  root.append(h('h2', { text: 'Event subscriptions' }),
+    table(['Name', 'Destination', 'Schema', 'Delivered up to', 'Waiting', 'Validated', 'Delivering here', 'Delivered', 'Dead-lettered', 'Failures', 'Last error'], subs.map((s) => h('tr', { 'data-subscription': s.name },
+      h('td', { text: s.name }), h('td', { class: 'mono', text: s.endpoint.type + ' ' + (s.endpoint.url || s.endpoint.queueName || '') }),
+      h('td', { text: s.eventDeliverySchema || 'EventGridSchema' }), h('td', { class: 'num', text: s.position }),
+      h('td', { class: 'num', text: Math.max(0, s.logLast - s.position) }), h('td', { class: 'validated', text: s.validated ? 'validated' : 'not yet' }),
+      h('td', { text: s.mine ? 'yes' : (s.leaseHolder ? 'another front end' : 'no') }), h('td', { class: 'num delivered', text: s.process.delivered }),
+      h('td', { class: 'num', text: s.process.deadLettered }), h('td', { class: 'num', text: s.process.failures }),
+      h('td', { class: 'mono', text: s.process.lastError || '' })))));
+}
 
 // Activity: the last requests answered for this account, and the
 // request rate of each operation over them.
