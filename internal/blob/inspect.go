@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
@@ -21,20 +22,26 @@ type LeaseState struct {
 	BreakAt time.Time
 }
 
-// InspectLease reads the lease of a base blob of a flat account, in one
-// view transaction, changing nothing. A hierarchical account's file
-// keeps its lease on its namespace node: ok is false there, and for a
-// missing blob.
+// InspectLease reads the lease of a base blob, in one view transaction,
+// changing nothing: through the account's name layout, so a hierarchical
+// account's file reports the lease its namespace node keeps. ok is false
+// for a missing blob.
 func (s *Service) InspectLease(ctx context.Context, ref BlobRef) (st LeaseState, ok bool, err error) {
-	if s.nsOf(ref.Account) != nil {
-		return LeaseState{}, false, nil
-	}
 	now := s.clock.Now()
 	ref.Snapshot = ""
+	l := s.layoutOf(ref.Account)
 	err = s.store.View(ctx, func(tx kv.Tx) error {
-		b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
-		if err != nil || b == nil {
+		// A nil caller is the account's superuser (Shared Key), who may
+		// read every path.
+		b, _, err := l.resolve(tx, ref, now, nil, acl.Read, false)
+		if err != nil {
+			if ae, isAz := azerr.As(err); isAz && ae.Status == 404 {
+				return nil
+			}
 			return err
+		}
+		if b == nil {
+			return nil
 		}
 		ok, st = true, leaseState(b.Lease, now)
 		return nil

@@ -64,3 +64,25 @@ func TestInspectContainerLease(t *testing.T) {
 		t.Fatalf("container lease: %+v %v %v", st, ok, err)
 	}
 }
+
+// TestInspectLeaseHierarchical: a hierarchical account's file keeps its
+// lease on its namespace node; the inspection reads it there, with the
+// fixed lease's expiry, and reports nothing for a missing path.
+func TestInspectLeaseHierarchical(t *testing.T) {
+	s, _, _ := hnsEnv(t)
+	ctx := context.Background()
+	ref := BlobRef{Account: "acct", Container: "fs", Blob: "f"}
+	if _, ok, err := s.InspectLease(ctx, BlobRef{Account: "acct", Container: "fs", Blob: "missing"}); ok || err != nil {
+		t.Fatalf("missing path: %v %v", ok, err)
+	}
+	d := 45
+	if _, err := s.LeasePath(ctx, LeasePathInput{PathRef: PathRef{Account: "acct", Filesystem: "fs", Path: "f"},
+		Request: lease.Request{Action: lease.ActionAcquire, Duration: &d}}); err != nil {
+		t.Fatal(err)
+	}
+	now := s.clock.Now()
+	st, ok, err := s.InspectLease(ctx, ref)
+	if err != nil || !ok || st.State != lease.StateLeased || st.Duration != lease.DurationFixed || !st.Expires.Equal(now.Add(45*time.Second)) {
+		t.Fatalf("the file's lease: %+v %v %v", st, ok, err)
+	}
+}

@@ -21,9 +21,9 @@ type Inspector interface {
 	QueueMessages(ctx context.Context, account, queue string, limit int) ([]QueueMessage, error)
 	// FileHandles lists the handles open on a share, SMB and REST alike.
 	FileHandles(ctx context.Context, account, share string) ([]FileHandle, error)
-	// BlobLease reads a blob's lease with its expiry or break time; ok
-	// is false when the blob is missing or keeps no lease of its own
-	// (a hierarchical account's file).
+	// BlobLease reads a blob's lease with its expiry or break time (a
+	// hierarchical account's file: the lease its namespace node keeps);
+	// ok is false when the blob is missing.
 	BlobLease(ctx context.Context, account, container, blob string) (l BlobLease, ok bool, err error)
 	// ContainerLease reads a container's lease likewise; ok is false
 	// when the container is missing.
@@ -183,7 +183,7 @@ func (x *inspect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if !ok {
-			writeError(w, http.StatusNotFound, "ResourceNotFound", "no such container or blob, or the blob's lease is kept by its namespace")
+			writeError(w, http.StatusNotFound, "ResourceNotFound", "no such container or blob")
 			return
 		}
 		writeJSON(w, http.StatusOK, l)
