@@ -341,7 +341,9 @@ func Start(cfg Config) (*App, error) {
 		names := upn.New(store, cfg.Clock, cfg.UPNRecheck)
 		scfg.Principals = func(ctx context.Context, p auth.Principal) error { return names.Learn(ctx, p.OID, p.UPN) }
 	}
-	if cfg.MetricsPort >= 0 {
+	if cfg.MetricsPort >= 0 || cfg.Console {
+		// The console draws request rates from the same counters, so
+		// they are kept with the console on even without a metrics port.
 		a.metrics = metrics.New(a.storeReady)
 		scfg.Observer = a.metrics
 	}
@@ -423,7 +425,7 @@ func Start(cfg Config) (*App, error) {
 		*svc.url = cfg.scheme() + "://" + addr + "/" + cfg.Accounts[0].Name
 	}
 	a.linkCopyPeers()
-	if a.metrics != nil {
+	if a.cfg.MetricsPort >= 0 {
 		if err := a.startMetrics(); err != nil {
 			_ = a.srv.Shutdown(context.Background())
 			store.Close()

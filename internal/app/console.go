@@ -62,6 +62,9 @@ func (a *App) startConsole(ctl *clockctl.Control) error {
 	if a.events.d != nil {
 		ccfg.Events = webhook.Handler(a.events.d)
 	}
+	if a.metrics != nil {
+		ccfg.Counts = a.metrics.RequestCounts
+	}
 	a.consoleSrv = &http.Server{Handler: console.Handler(ccfg), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.cfg.Logger.Handler(), slog.LevelDebug)}
 	go func() {

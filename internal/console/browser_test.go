@@ -500,7 +500,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		if !strings.Contains(row, "404") || !strings.Contains(row, "getBlob") || !strings.Contains(row, "/photos/no-such-blob") {
 			t.Errorf("the failed download's row: %q", row)
 		}
-		e.waitText("main", "Requests per minute")
+		// Request rates come from the server's metrics between two
+		// refreshes (every 3 s): downloads made meanwhile show as a bar.
+		e.waitText("main", "Requests per second")
+		for i := 0; i < 20; i++ {
+			_, _ = e.blob.DownloadStream(ctx, "photos", "no-such-blob", nil)
+		}
+		e.waitJS(`[...document.querySelectorAll('.rate-op')].some((x) => x.textContent === 'blob getBlob')`)
 		e.screenshot("activity")
 
 		before := e.app.Clock.Offset()

@@ -77,6 +77,10 @@ type Config struct {
 	Activity *Activity
 	// ClockControl is clock control's endpoint (nil when it is off).
 	ClockControl http.Handler
+	// Counts returns the requests answered so far by "service
+	// operation" (metrics.Metrics.RequestCounts), from which the Activity
+	// view draws request rates; nil: none.
+	Counts func() map[string]float64
 	// Events is the event subscriptions' admin endpoint (GET /events,
 	// internal/events/webhook.Handler), served under the reserved prefix
 	// as on the service ports; nil: none.

@@ -100,6 +100,7 @@ type ByteRange struct {
 //	GET /x/{account}/containers/{c}/lease?blob=name  BlobLease
 //	GET /x/{account}/containers/{c}/lease       ContainerLease
 //	GET /x/{account}/changes?n=100               Changes
+//	GET /x/{account}/rates                       Counts (every account's)
 //
 // each signed with Shared Key as a Blob request to /{account}/... is.
 type inspect struct{ cfg Config }
@@ -187,6 +188,10 @@ func (x *inspect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, l)
+	case len(parts) == 2 && parts[1] == "rates" && x.cfg.Counts != nil:
+		// Counters of every account: the server's metrics are not kept
+		// per account.
+		writeJSON(w, http.StatusOK, map[string]any{"time": time.Now().UTC(), "counts": x.cfg.Counts()})
 	case len(parts) == 2 && parts[1] == "changes" && x.cfg.Inspector != nil:
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		if n <= 0 || n > 1000 {

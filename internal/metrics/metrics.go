@@ -159,6 +159,36 @@ func (m *Metrics) inflightOf(service string) prometheus.Gauge {
 	return g.(prometheus.Gauge)
 }
 
+// RequestCounts returns the requests answered so far by service and
+// operation ("blob putBlob"), summed over status codes: the
+// cerulean_requests_total counters, which the web console turns into
+// rates.
+func (m *Metrics) RequestCounts() map[string]float64 {
+	out := map[string]float64{}
+	mfs, err := m.reg.Gather()
+	if err != nil {
+		return out
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "cerulean_requests_total" {
+			continue
+		}
+		for _, mt := range mf.GetMetric() {
+			var svc, op string
+			for _, l := range mt.GetLabel() {
+				switch l.GetName() {
+				case "service":
+					svc = l.GetValue()
+				case "operation":
+					op = l.GetValue()
+				}
+			}
+			out[svc+" "+op] += mt.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
 // Handler serves /metrics, /healthz and /readyz.
 func (m *Metrics) Handler() http.Handler {
 	mux := http.NewServeMux()

@@ -121,3 +121,16 @@ func BenchmarkObserve(b *testing.B) {
 		}
 	})
 }
+
+// TestRequestCounts: the counters of answered requests summed over
+// status codes, by service and operation.
+func TestRequestCounts(t *testing.T) {
+	m := New(nil)
+	m.End("blob", "getBlob", 200, time.Millisecond)
+	m.End("blob", "getBlob", 404, time.Millisecond)
+	m.End("queue", "putMessage", 201, time.Millisecond)
+	got := m.RequestCounts()
+	if got["blob getBlob"] != 2 || got["queue putMessage"] != 1 || len(got) != 2 {
+		t.Fatalf("counts %v", got)
+	}
+}

@@ -606,14 +606,28 @@ async function eventSubscriptions(root) {
 views.activity = async function (root) {
   const j = await inspect('/activity', { n: '200' });
   const reqs = j.requests;
-  const counts = {};
-  const since = Date.now() - 60000;
-  for (const r of reqs) if (new Date(r.time).getTime() >= since) counts[r.service + ' ' + (r.operation || '(unrouted)')] = (counts[r.service + ' ' + (r.operation || '(unrouted)')] || 0) + 1;
-  const ops = Object.entries(counts).sort((a, b) => b[1] - a[1]).slice(0, 12);
-  const max = Math.max(1, ...ops.map(([, n]) => n));
-  root.append(h('h2', { text: 'Requests per minute, by operation (last 60 s)' }),
-    ops.length ? h('div', { class: 'bars', role: 'list' }, ops.flatMap(([op, n]) => [h('span', { role: 'listitem', text: op }), h('div', { class: 'bar', style: 'width:' + (100 * n / max) + '%' }), h('span', { class: 'num', text: n })]))
-      : h('p', { class: 'muted', text: 'No requests in the last minute.' }),
+  // Request rates per operation from the server's metrics
+  // (cerulean_requests_total of every account), between this render
+  // and the previous one.
+  let rates = null;
+  try {
+    const m = await inspect('/rates');
+    const t = new Date(m.time).getTime();
+    if (S.lastCounts && t > S.lastCounts.t) {
+      const dt = (t - S.lastCounts.t) / 1000;
+      rates = Object.entries(m.counts).map(([op, n]) => [op, (n - (S.lastCounts.counts[op] || 0)) / dt]).filter(([, r]) => r > 0);
+    }
+    S.lastCounts = { t, counts: m.counts };
+  } catch (_) { /* no metrics */ }
+  root.append(h('h2', { text: 'Requests per second, by operation (the server\'s metrics, every account)' }));
+  if (!rates) root.append(h('p', { class: 'muted', text: 'Measuring: rates appear at the next refresh.' }));
+  else {
+    const ops = rates.sort((a, b) => b[1] - a[1]).slice(0, 12);
+    const max = Math.max(0.001, ...ops.map(([, n]) => n));
+    root.append(ops.length ? h('div', { class: 'bars', role: 'list' }, ops.flatMap(([op, n]) => [h('span', { role: 'listitem', class: 'rate-op', text: op }), h('div', { class: 'bar', style: 'width:' + (100 * n / max) + '%' }), h('span', { class: 'num', text: n.toFixed(1) + '/s' })]))
+      : h('p', { class: 'muted', text: 'No requests since the last refresh.' }));
+  }
+  root.append(
     h('h2', { text: 'Last requests' }),
     table(['Time', 'Service', 'Operation', 'Status', 'Error code', 'Duration', 'Request id', 'Client', 'URL'], reqs.map((r) => h('tr', { 'data-request': r.requestId },
       h('td', { text: fmtTime(r.time) }), h('td', { text: r.service }), h('td', { class: 'op', text: r.operation || '(unrouted)' }),
