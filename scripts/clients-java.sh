@@ -70,7 +70,7 @@ resolved() {  # resolved DIR GROUPPATH ARTIFACT...: "`artifact` version, ..."
   local dir=$1 group=$2 a v acc=""
   shift 2
   for a in "$@"; do
-    v=$(cat "$dir"/target/surefire-reports/TEST-*.xml 2>/dev/null | grep -o "$group/$a/[0-9][0-9.]*/" | head -1 | sed 's#.*/\([0-9][0-9.]*\)/$#\1#')
+    v=$(cat "$dir"/target/surefire-reports/TEST-*.xml 2>/dev/null | grep -o "$group/$a/[0-9][0-9A-Za-z.-]*/" | head -1 | sed 's#.*/\([0-9][0-9A-Za-z.-]*\)/$#\1#')
     acc="$acc${acc:+, }\`$a\` ${v:-?}"
   done
   echo "$acc"
