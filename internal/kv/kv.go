@@ -9,11 +9,22 @@ import (
 var ErrNotFound = errors.New("kv: key not found")
 
 // ErrClosed is returned by a Store after Close.
-var ErrClosed = errors.New("kv: store closed")
+var ErrClosed error = storeError("kv: store closed")
 
 // ErrUnavailable wraps backend faults (lost connection, I/O errors) that a
-// front end should report as 503 ServerBusy / 500 InternalError.
-var ErrUnavailable = errors.New("kv: store unavailable")
+// front end should report as 503 ServerBusy.
+var ErrUnavailable error = storeError("kv: store unavailable")
+
+// storeError is a fault of the store rather than of the request: its
+// Unavailable method lets a front end recognise one (errors.As with an
+// interface{ Unavailable() bool }) without importing this package, so
+// the HTTP front end stays off the store's contract.
+type storeError string
+
+func (e storeError) Error() string { return string(e) }
+
+// Unavailable reports that the store, not the request, failed.
+func (storeError) Unavailable() bool { return true }
 
 // Store is a transactional ordered key-value store.
 type Store interface {

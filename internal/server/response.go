@@ -11,7 +11,6 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/chunk"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -51,7 +50,7 @@ func ToAzure(ctx context.Context, log *slog.Logger, err error) *azerr.Error {
 		// failed here, and nobody reads the answer.
 		log.InfoContext(ctx, "request canceled", "err", err)
 		return azerr.New(azerr.OperationTimedOut)
-	case errors.Is(err, kv.ErrUnavailable), errors.Is(err, kv.ErrClosed):
+	case storeUnavailable(err):
 		log.ErrorContext(ctx, "store unavailable", "err", err)
 		return azerr.New(azerr.ServerBusy)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
@@ -145,4 +144,12 @@ func (u Unsupported) NoRoute(sel Selectors) error {
 // the SDKs do not retry) with a message naming the operation.
 func NotSupported(op string) error {
 	return azerr.Newf(azerr.NotImplemented, "%s is not supported by Cerulean yet (see README, Not supported yet).", op)
+}
+
+// storeUnavailable reports whether err is a fault of the store (kv's
+// ErrUnavailable and ErrClosed, and whatever wraps them): they say so
+// through an Unavailable method, so this package need not import kv.
+func storeUnavailable(err error) bool {
+	var u interface{ Unavailable() bool }
+	return errors.As(err, &u) && u.Unavailable()
 }
