@@ -9,17 +9,19 @@
 #   A  `cerulean azurite` (Azurite's command line): Blob, Queue, Table, File
 #   B  `cerulean serve --hierarchical-namespace`: Blob and dfs (Data Lake)
 #   C  `cerulean serve --blob-change-feed`: Blob, with the blob change feed
+#   D  `cerulean serve --blob-versioning`: Blob, with blob versioning
 # then runs scripts/compat/probe.js and fidelity.js with the newest SDKs
 # and with releases about two years older, scripts/compat/datalake.js with
 # @azure/storage-file-datalake, scripts/compat/changefeed.js with
-# @azure/storage-blob-changefeed on C, and azcopy jobs (upload, copies between
+# @azure/storage-blob-changefeed on C, scripts/compat/versioning.js with the
+# newest @azure/storage-blob on D, and azcopy jobs (upload, copies between
 # containers and between Blob and File, download compared byte for byte,
 # sync, remove, a dfs round trip). Each step prints one PASS/FAIL line; a
 # step that provokes an error passes only with Azure's error code. The
 # script closes with "N passed, N failed" and exits non-zero when any step
 # failed or a probe crashed.
 #
-# PORT_BASE (default 2460) picks ports ${PORT_BASE}0..${PORT_BASE}7.
+# PORT_BASE (default 2460) picks ports ${PORT_BASE}0..${PORT_BASE}8.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/cerulean-jsclients.XXXXXX)
@@ -71,7 +73,10 @@ pids+=($!)
 "$work/cerulean" serve --in-memory --blob-port "${base}7" --queue-port -1 --table-port -1 --file-port -1 \
   --dfs-port -1 --smb-port -1 --blob-change-feed --log-level warn >"$work/c.log" 2>&1 &
 pids+=($!)
-for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "${base}7"; do
+"$work/cerulean" serve --in-memory --blob-port "${base}8" --queue-port -1 --table-port -1 --file-port -1 \
+  --dfs-port -1 --smb-port -1 --blob-versioning --log-level warn >"$work/d.log" 2>&1 &
+pids+=($!)
+for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "${base}7" "${base}8"; do
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
     sleep 0.1
@@ -79,9 +84,9 @@ for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "$
 done
 # A server that could not listen (a port taken) has exited by now: stop
 # rather than probe whatever else answers on that port.
-for i in 0 1 2; do
+for i in 0 1 2 3; do
   if ! kill -0 "${pids[$i]}" 2>/dev/null; then
-    log=$(echo a b c | cut -d' ' -f$((i + 1)))
+    log=$(echo a b c d | cut -d' ' -f$((i + 1)))
     echo "FAIL server $log did not start:"; cat "$work/$log.log"
     echo "0 passed, 1 failed"
     exit 1
@@ -106,6 +111,7 @@ probe "js older" "$work/js-older" probe.js
 probe "js older" "$work/js-older" fidelity.js
 probe "js datalake" "$work/js-datalake" datalake.js
 probe "js changefeed" "$work/js-changefeed" changefeed.js
+probe "js versioning" "$work/js-newest" versioning.js
 
 echo "-- azcopy ($AZCOPY)"
 azcopy=$(find "$work/azcopy/node_modules/@azure-tools" -name 'azcopy_linux_amd64' -type f | head -1)
@@ -188,12 +194,13 @@ jsrow "js newest" "Azure SDK for JavaScript, newest" "$NEWEST" "\`scripts/client
 jsrow "js older" "Azure SDK for JavaScript, about two years older" "$OLDER" "\`scripts/clients-js.sh\` (\`probe.js\`, \`fidelity.js\`)"
 jsrow "js datalake" "Azure SDK for JavaScript, Data Lake" "$DATALAKE" "\`scripts/clients-js.sh\` (\`datalake.js\`)"
 jsrow "js changefeed" "Azure SDK for JavaScript, blob change feed" "$CHANGEFEED" "\`scripts/clients-js.sh\` (\`changefeed.js\`): \`cerulean serve --blob-change-feed\`"
+jsrow "js versioning" "Azure SDK for JavaScript, blob versioning" "${NEWEST%% *}" "\`scripts/clients-js.sh\` (\`versioning.js\`): \`cerulean serve --blob-versioning\`"
 jsrow "azcopy" "azcopy" "$AZCOPY" "\`scripts/clients-js.sh\`: jobs between local files, Blob, File and dfs, and content comparisons"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)
 if [ "$failed" -gt 0 ]; then
   status=1
-  for s in a b c; do echo "--- server $s log (tail)"; tail -20 "$work/$s.log"; done
+  for s in a b c d; do echo "--- server $s log (tail)"; tail -20 "$work/$s.log"; done
 fi
 echo "probes ran $(( $(date +%s) - t1 )) s"
 echo "$passed passed, $failed failed"

@@ -12,13 +12,16 @@
 #      over HTTPS with bearer tokens (and user delegation SAS), a
 #      self-signed certificate made here with openssl
 #   D  `cerulean serve --blob-change-feed`: Blob, with the blob change feed
+#   E  `cerulean serve --blob-versioning`: Blob, with blob versioning
 # then runs scripts/clients/py_sdk.py (the azure-* SDKs),
-# scripts/clients/py_fs.py (adlfs, pyarrow, deltalake) and
-# scripts/clients/py_changefeed.py (azure-storage-blob-changefeed on D). Each prints one
+# scripts/clients/py_fs.py (adlfs, pyarrow, deltalake),
+# scripts/clients/py_changefeed.py (azure-storage-blob-changefeed on D) and
+# scripts/clients/py_versioning.py (azure-storage-blob on E). Each prints one
 # PASS/FAIL line per client, version and area; the script closes with
 # "N passed, N failed" and exits non-zero when any area failed.
 #
-# PORT_BASE (default 2490) picks ports ${PORT_BASE}0..${PORT_BASE}9.
+# PORT_BASE (default 2490) picks ports ${PORT_BASE}0..${PORT_BASE}9, and
+# E listens on the next ten's first port (24910).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/cerulean-pyclients.XXXXXX)
@@ -30,6 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 base=${PORT_BASE:-2490}
+vport=$(( (base + 1) * 10 ))
 
 # The pinned clients: the newest releases on 2026-11-28 (pip index versions).
 PINS=(
@@ -73,8 +77,11 @@ pids+=($!)
 "$work/cerulean" serve --in-memory --blob-port "${base}4" --queue-port -1 --table-port -1 --file-port -1 \
   --dfs-port -1 --smb-port -1 --blob-change-feed --log-level warn >"$work/d.log" 2>&1 &
 pids+=($!)
+"$work/cerulean" serve --in-memory --blob-port "$vport" --queue-port -1 --table-port -1 --file-port -1 \
+  --dfs-port -1 --smb-port -1 --blob-versioning --log-level warn >"$work/e.log" 2>&1 &
+pids+=($!)
 
-for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}4" "${base}5" "${base}6" "${base}7" "${base}8" "${base}9"; do
+for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}4" "${base}5" "${base}6" "${base}7" "${base}8" "${base}9" "$vport"; do
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
     sleep 0.1
@@ -83,23 +90,24 @@ done
 
 # A server that could not listen (a port taken) has exited by now: stop
 # rather than probe whatever else answers on that port.
-for i in 0 1 2 3; do
+for i in 0 1 2 3 4; do
   if ! kill -0 "${pids[$i]}" 2>/dev/null; then
-    log=$(echo a b c d | cut -d' ' -f$((i + 1)))
+    log=$(echo a b c d e | cut -d' ' -f$((i + 1)))
     echo "FAIL server $log did not start:"; cat "$work/$log.log"
     echo "0 passed, 1 failed"
     exit 1
   fi
 done
 
-export PORT_BASE=$base CERT="$work/cert.pem" WORK="$work"
+export PORT_BASE=$base VERSIONING_PORT=$vport CERT="$work/cert.pem" WORK="$work"
 out="$work/results"
 status=0
 t0=$(date +%s)
 "$venv/bin/python" "$root/scripts/clients/py_sdk.py" | tee "$out.sdk" || status=1
 "$venv/bin/python" "$root/scripts/clients/py_fs.py" | tee "$out.fs" || status=1
 "$venv/bin/python" "$root/scripts/clients/py_changefeed.py" | tee "$out.cf" || status=1
-cat "$out.sdk" "$out.fs" "$out.cf" >"$out"
+"$venv/bin/python" "$root/scripts/clients/py_versioning.py" | tee "$out.ver" || status=1
+cat "$out.sdk" "$out.fs" "$out.cf" "$out.ver" >"$out"
 # The matrix's rows (scripts/matrix.sh): the SDKs, then the file-system
 # and table libraries, each with its pinned versions.
 . "$root/scripts/matrix.sh"
@@ -122,6 +130,9 @@ matrix_row "adlfs, pyarrow \`AzureFileSystem\`, deltalake (delta-rs)" "$(pins ad
 matrix_row "Azure Storage Blob ChangeFeed for Python" "$(pins azure-storage-blob-changefeed azure-storage-blob)" \
   "\`scripts/clients-python.sh\` (\`py_changefeed.py\`): \`cerulean serve --blob-change-feed\`" \
   "$(matrix_result "$(count PASS "$out.cf")" "$(count FAIL "$out.cf")" areas)"
+matrix_row "Azure SDK for Python, blob versioning" "$(pins azure-storage-blob)" \
+  "\`scripts/clients-python.sh\` (\`py_versioning.py\`): \`cerulean serve --blob-versioning\`" \
+  "$(matrix_result "$(count PASS "$out.ver")" "$(count FAIL "$out.ver")" areas)"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
@@ -129,7 +140,7 @@ if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1
 fi
 if [ "$failed" -gt 0 ] || [ "$status" -ne 0 ]; then
-  for f in a b c d; do echo "--- server $f log (tail)"; tail -20 "$work/$f.log"; done
+  for f in a b c d e; do echo "--- server $f log (tail)"; tail -20 "$work/$f.log"; done
 fi
 echo "probes ran $(( $(date +%s) - t0 )) s"
 echo "$passed passed, $failed failed"
