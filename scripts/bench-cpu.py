@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Server CPU per operation: Cerulean builds side by side with the floor.
 
-    python3 scripts/bench-cpu.py [-rounds N] [-duration 5s] BENCH SERVER [SERVER ...]
+    python3 scripts/bench-cpu.py [-rounds N] [-duration 5s] [-workloads W] [-keys N] [-no-floor]
+        BENCH SERVER [SERVER ...]
 
-BENCH is a built cmd/cerulean-bench, each SERVER a built cmd/cerulean.
+BENCH is a built cmd/cerulean-bench, each SERVER a built cmd/cerulean,
+optionally followed by serve flags after commas (`bin/cerulean,--blob-versioning`
+is that build with versioning on; its label is the file name and flags).
 Each round starts, in turn, the floor (`BENCH -floor`: a bare net/http
 server answering the same SDK requests without authentication or
 storage) and every SERVER (`serve` on an embedded store in /dev/shm, so
 fsync does not drown the code paths compared) as a process of its own,
 runs `BENCH -workloads blob,queue,tablepoint -server-pid PID` against it
-(16 clients), and stops it. The order alternates from round to round
+(16 clients; -workloads and -keys, the names each client overwrites in
+turn, are passed on), and stops it. -no-floor compares the SERVERs alone. The order alternates from round to round
 (A B C, C B A, ...) so that a noisy machine's drift falls on all alike.
 
 Throughput is client-bound on two cores, so the figure that compares the
@@ -17,7 +21,7 @@ servers is the server process's user+system CPU (from /proc/PID/stat)
 divided by the operations it served. Printed per workload: each run's
 µs/op, the medians, each median over the floor's, and the Put/Get mix
 (the mean of Put Blob's and Get Blob's CPU per operation) over the
-floor's mix.
+floor's mix. Each run's throughput (ops/s) is printed beside its CPU.
 """
 import os
 import re
@@ -30,6 +34,7 @@ import tempfile
 import time
 
 LINE = re.compile(r"^(.*?)\s+(\d+) ops/s\s+p50 .*errors (\d+)\)\s+server CPU ([\d.]+) µs/op")
+RATE = {}  # (target, workload) -> [ops/s per run]
 PORTS = (21000, 21001, 21002)  # below the ephemeral range
 
 
@@ -46,6 +51,13 @@ def wait_port(port, proc, timeout=30):
     raise RuntimeError(f"port {port} not open after {timeout}s")
 
 
+def label(target):
+    if target == "floor":
+        return target
+    path, *flags = target.split(",")
+    return " ".join([os.path.basename(path)] + flags)
+
+
 def start(target, bench):
     if target == "floor":
         # One floor process answers all three services; the bench gets the
@@ -54,7 +66,8 @@ def start(target, bench):
         wait_port(PORTS[0], proc)
         return proc, None, (PORTS[0],) * 3
     d = tempfile.mkdtemp(prefix="bench-cpu-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    proc = subprocess.Popen([target, "serve", "--data", d, "--log-level", "error",
+    path, *flags = target.split(",")
+    proc = subprocess.Popen([path, "serve", "--data", d, "--log-level", "error", *flags,
                              "--blob-port", str(PORTS[0]), "--queue-port", str(PORTS[1]),
                              "--table-port", str(PORTS[2]), "--file-port", "-1", "--dfs-port", "-1",
                              "--smb-port", "-1"], stdout=subprocess.DEVNULL)
@@ -63,14 +76,14 @@ def start(target, bench):
     return proc, d, PORTS
 
 
-def run(target, bench, duration):
+def run(target, bench, duration, workloads, keys):
     proc, d, ports = start(target, bench)
     try:
         acct = "devstoreaccount1"
         out = subprocess.run([bench, "-url", f"http://127.0.0.1:{ports[0]}/{acct}",
                               "-queue-url", f"http://127.0.0.1:{ports[1]}/{acct}",
                               "-table-url", f"http://127.0.0.1:{ports[2]}/{acct}",
-                              "-workloads", "blob,queue,tablepoint", "-duration", duration,
+                              "-workloads", workloads, "-duration", duration, "-keys", str(keys),
                               "-server-pid", str(proc.pid)],
                              check=True, capture_output=True, text=True).stdout
     finally:
@@ -82,17 +95,26 @@ def run(target, bench, duration):
     for line in out.splitlines():
         m = LINE.match(line)
         if m and m.group(3) == "0":
-            res[re.sub(r"\s*\(\d+ clients\)", "", m.group(1).strip())] = float(m.group(4))
+            w = re.sub(r"\s*\(\d+ clients\)", "", m.group(1).strip())
+            res[w] = float(m.group(4))
+            RATE.setdefault((target, w), []).append(int(m.group(2)))
     return res
 
 
 def main():
     args = sys.argv[1:]
-    rounds, duration = 4, "5s"
+    rounds, duration, workloads, keys, floor = 4, "5s", "blob,queue,tablepoint", 1000, True
     while args and args[0].startswith("-"):
+        if args[0] == "-no-floor":
+            floor, args = False, args[1:]
+            continue
         flag, val = args[0], args[1]
         args = args[2:]
-        if flag == "-rounds":
+        if flag == "-workloads":
+            workloads = val
+        elif flag == "-keys":
+            keys = int(val)
+        elif flag == "-rounds":
             rounds = int(val)
         elif flag == "-duration":
             duration = val
@@ -101,33 +123,38 @@ def main():
     if len(args) < 2:
         sys.exit(__doc__)
     bench, servers = args[0], args[1:]
-    targets = ["floor"] + servers
+    # The figures are shares of the base: the floor, or with -no-floor the
+    # first SERVER.
+    targets = (["floor"] if floor else []) + servers
+    base, others = targets[0], targets[1:]
     runs = {t: [] for t in targets}
     for r in range(rounds):
         order = targets if r % 2 == 0 else list(reversed(targets))
         for t in order:
-            runs[t].append(run(t, bench, duration))
-            print(f"round {r + 1} {os.path.basename(t) if t != 'floor' else t}: {runs[t][-1]}", file=sys.stderr)
-    workloads = list(runs["floor"][0].keys())
-    med = {t: {w: statistics.median([x[w] for x in runs[t] if w in x]) for w in workloads} for t in targets}
-    names = ["floor"] + [os.path.basename(s) for s in servers]
+            runs[t].append(run(t, bench, duration, workloads, keys))
+            print(f"round {r + 1} {label(t)}: {runs[t][-1]}", file=sys.stderr)
+    wls = list(runs[base][0].keys())
+    med = {t: {w: statistics.median([x[w] for x in runs[t] if w in x]) for w in wls} for t in targets}
+    names = [label(t) for t in targets]
     print("| workload | " + " | ".join(f"{n} µs/op (runs; median)" for n in names) + " | " +
-          " | ".join(f"{n}/floor" for n in names[1:]) + " |")
-    print("|---" * (1 + len(names) + len(servers)) + "|")
-    for w in workloads:
+          " | ".join(f"{label(t)}/{label(base)}" for t in others) + " | " +
+          " | ".join(f"{n} ops/s (median)" for n in names) + " |")
+    print("|---" * (1 + 2 * len(names) + len(others)) + "|")
+    for w in wls:
         cells = []
         for t in targets:
             vals = [x[w] for x in runs[t] if w in x]
             cells.append(" / ".join(f"{v:.0f}" for v in vals) + f"; **{med[t][w]:.0f}**")
-        ratios = [f"{med[t][w] / med['floor'][w]:.2f}" for t in servers]
-        print(f"| {w} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
-    put = next(w for w in workloads if w.startswith("Put Blob"))
-    get = next(w for w in workloads if w.startswith("Get Blob"))
-    fmix = (med["floor"][put] + med["floor"][get]) / 2
-    for t, n in zip(servers, names[1:]):
-        mix = (med[t][put] + med[t][get]) / 2
-        print(f"{n}: Put/Get mix {mix:.0f} µs/op, {mix / fmix:.2f}× the floor's {fmix:.0f}")
-
+        ratios = [f"{med[t][w] / med[base][w]:.2f}" for t in others]
+        rates = [f"{statistics.median(RATE.get((t, w), [0])):.0f}" for t in targets]
+        print(f"| {w} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " | " + " | ".join(rates) + " |")
+    put = next((w for w in wls if w.startswith("Put Blob")), None)
+    get = next((w for w in wls if w.startswith("Get Blob")), None)
+    if put and get:
+        bmix = (med[base][put] + med[base][get]) / 2
+        for t in others:
+            mix = (med[t][put] + med[t][get]) / 2
+            print(f"{label(t)}: Put/Get mix {mix:.0f} µs/op, {mix / bmix:.2f}× {label(base)}'s {bmix:.0f}")
 
 if __name__ == "__main__":
     main()

@@ -141,22 +141,23 @@ func Run(ctx context.Context, name string, n int, d time.Duration, fn func(ctx c
 	return Result{Name: name, Ops: ops.Load(), Errors: errs.Load(), Elapsed: el, P50: pct(0.50), P95: pct(0.95), P99: pct(0.99), ServerCPU: cpu}
 }
 
-// Small runs Put Blob then Get Blob of size-byte blobs with n clients.
-// With several endpoints (front ends sharing one database), worker w uses
+// Small runs Put Blob then Get Blob of size-byte blobs with n clients,
+// each writing keys names in turn (so all but its first keys writes are
+// overwrites). With several endpoints (front ends sharing one database), worker w uses
 // cs[w % len(cs)]; writes and reads of one worker may so go to different
 // front ends only when their counts differ, which they do not here.
-func Small(ctx context.Context, cs []*azblob.Client, container string, n, size int, d time.Duration) ([]Result, error) {
+func Small(ctx context.Context, cs []*azblob.Client, container string, n, size, keys int, d time.Duration) ([]Result, error) {
 	c := cs[0]
 	if _, err := c.CreateContainer(ctx, container, nil); err != nil && !strings.Contains(err.Error(), "ContainerAlreadyExists") {
 		return nil, err
 	}
 	body := make([]byte, size)
 	_, _ = rand.Read(body)
-	const keys = 1000
+	keys = max(1, keys)
 	written := make([]int64, n)
 	put := Run(ctx, fmt.Sprintf("Put Blob %d B (%d clients)", size, n), n, d, func(ctx context.Context, w int, i int64) error {
-		_, err := cs[w%len(cs)].UploadBuffer(ctx, container, fmt.Sprintf("b%d-%d", w, i%keys), body, nil)
-		if err == nil && i < keys {
+		_, err := cs[w%len(cs)].UploadBuffer(ctx, container, fmt.Sprintf("b%d-%d", w, i%int64(keys)), body, nil)
+		if err == nil && i < int64(keys) {
 			written[w] = i + 1
 		}
 		return err
@@ -247,6 +248,7 @@ func Main(args []string, out io.Writer) error {
 	clients := fs.Int("clients", 16, "concurrent clients")
 	dur := fs.Duration("duration", 10*time.Second, "duration of each timed workload")
 	size := fs.Int("size", 1024, "small blob size in bytes")
+	keys := fs.Int("keys", 1000, "blob: names each client writes in turn (all its later writes are overwrites)")
 	large := fs.Int64("large", 256, "large upload/download size in MiB")
 	block := fs.Int64("block", 8, "large upload block size in MiB")
 	data := fs.String("data", "", "data directory of the in-process server (default: a temporary directory)")
@@ -366,7 +368,7 @@ func Main(args []string, out io.Writer) error {
 			Account: *account, Key: *key, Duration: *dur, Window: *soakWindow, Rate: *soakRate, Workers: *clients,
 			Abusive: *soakAbusive, MetricsURL: mu, DataDir: *soakData, MaxDrift: *soakDrift}, out)
 	}
-	o := runOpts{account: *account, key: *key, clients: *clients, size: *size, dur: *dur, large: *large, block: *block, want: want}
+	o := runOpts{account: *account, key: *key, clients: *clients, size: *size, keys: *keys, dur: *dur, large: *large, block: *block, want: want}
 	t := target{url: *url, queue: *queueURL, table: *tableURL, file: *fileURL}
 	var res []Result
 	if *ceiling {
@@ -401,6 +403,7 @@ type target struct{ url, queue, table, file string }
 type runOpts struct {
 	account, key  string
 	clients, size int
+	keys          int
 	dur           time.Duration
 	large, block  int64
 	want          map[string]bool
@@ -422,7 +425,7 @@ func runWorkloads(ctx context.Context, t target, o runOpts) ([]Result, error) {
 		c := cs[0]
 		container := fmt.Sprintf("bench%d", time.Now().UnixNano())
 		if want["blob"] {
-			rs, err := Small(ctx, cs, container, o.clients, o.size, o.dur)
+			rs, err := Small(ctx, cs, container, o.clients, o.size, o.keys, o.dur)
 			if err != nil {
 				return res, err
 			}

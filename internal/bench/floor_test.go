@@ -30,7 +30,7 @@ func TestFloorServesTheWorkloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := Small(ctx, []*azblob.Client{c}, "floor", 4, 1024, d)
+	rs, err := Small(ctx, []*azblob.Client{c}, "floor", 4, 1024, 1000, d)
 	if err != nil {
 		t.Fatal(err)
 	}
