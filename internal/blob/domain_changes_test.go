@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"encoding/base64"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -187,5 +188,46 @@ func TestChangeFeedSoftDeleteAndUndelete(t *testing.T) {
 	}
 	if got[2].Data.ContentLength != 4 {
 		t.Fatalf("undelete's record: %+v", got[2].Data)
+	}
+}
+
+// TestChangeViewSkipsContent: changeView decodes a stored blob record
+// like findBlob does, field for field, except its parts and block list
+// (which a change record never reads); a missing blob is nil.
+func TestChangeViewSkipsContent(t *testing.T) {
+	s, _, c := domainEnv(t)
+	ctx := context.Background()
+	ref := blobAt(c, "b")
+	body := strings.Repeat("x", 1024)
+	if _, err := s.PutBlob(ctx, PutBlobInput{Ref: ref, Type: BlockBlob, Body: strings.NewReader(body), Length: int64(len(body)),
+		NewBlob: NewBlob{HTTPHeaders: HTTPHeaders{ContentType: "text/plain"}, Metadata: map[string]string{"k": "v"}, Tier: "Cool"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.store.View(ctx, func(tx kv.Tx) error {
+		full, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
+		if err != nil {
+			return err
+		}
+		view, err := changeView(tx, ref)
+		if err != nil {
+			return err
+		}
+		if len(full.Parts) == 0 || len(full.Parts[0].Data) != 1024 {
+			t.Fatalf("the stored record has no inline data: %+v", full.Parts)
+		}
+		if view.Parts != nil || view.Blocks != nil {
+			t.Fatalf("changeView decoded the content: %d parts, %d blocks", len(view.Parts), len(view.Blocks))
+		}
+		full.Parts, full.Blocks = nil, nil
+		if !reflect.DeepEqual(full, view) {
+			t.Fatalf("changeView\n%+v\nfindBlob\n%+v", view, full)
+		}
+		missing, err := changeView(tx, blobAt(c, "none"))
+		if err != nil || missing != nil {
+			t.Fatalf("a missing blob: %v, %v", missing, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
