@@ -14,9 +14,16 @@ func (c Config) checkContainerSoftDelete() error {
 		return nil
 	}
 	hier := c.hierarchical()
-	for _, a := range c.Accounts {
-		if hier(a.Name) {
-			return fmt.Errorf("account %s: container soft delete is not supported on an account with a hierarchical namespace; serve it without --container-soft-delete, or without a hierarchical namespace", a.Name)
+	names := []string{DevAccount}
+	if len(c.Accounts) > 0 {
+		names = names[:0]
+		for _, a := range c.Accounts {
+			names = append(names, a.Name)
+		}
+	}
+	for _, n := range names {
+		if hier(n) {
+			return fmt.Errorf("account %s: container soft delete is not supported on an account with a hierarchical namespace; serve it without --container-soft-delete, or without a hierarchical namespace", n)
 		}
 	}
 	return nil
