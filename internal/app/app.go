@@ -95,6 +95,10 @@ type Config struct {
 	// days for every account (0: off; an account's File Service
 	// Properties may enable their own). internal/file/domain_softdelete.go.
 	ShareSoftDelete int
+	// ContainerSoftDelete is the Blob service's container delete
+	// retention in days for every account (0: off; flat accounts only,
+	// containersd.go). internal/blob/domain_containersd.go.
+	ContainerSoftDelete int
 	// Events are the blob event subscriptions (events.go).
 	Events EventsConfig
 	// SMBPort is the SMB2/3 port serving the File service's shares
@@ -302,6 +306,9 @@ func Start(cfg Config) (*App, error) {
 	if err := cfg.checkVersioning(); err != nil {
 		return nil, err
 	}
+	if err := cfg.checkContainerSoftDelete(); err != nil {
+		return nil, err
+	}
 	subs, err := cfg.subscriptions()
 	if err != nil {
 		return nil, err
@@ -355,6 +362,7 @@ func Start(cfg Config) (*App, error) {
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.Blob.SetChangeFeed(cfg.changeFeed())
 	a.Blob.SetVersioning(cfg.versioning())
+	a.Blob.SetContainerSoftDelete(func(string) int { return cfg.ContainerSoftDelete })
 	if err := a.setupEvents(subs); err != nil {
 		store.Close()
 		return nil, err

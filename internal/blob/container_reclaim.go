@@ -43,6 +43,8 @@ func (s *Service) newReclaimer() *reclaim.Reclaimer {
 		}
 		return s.hns.CollectStep(ctx, s.store, 0, s.Reclaim)
 	})
+	// Soft-deleted containers: moves left over, expiries.
+	r.AddSweep(s.SweepDeletedContainers)
 	return r
 }
 

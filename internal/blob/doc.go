@@ -17,6 +17,8 @@
 //	| `bx / expiry / account / container / blob / snapshot` | expiry index of the `bd` records (and, with snapshot `v:<version id>`, of soft-deleted versions), for the collector |
 //	| `bv / account / container / blob / versionid` | a previous version of a blob (accounts with versioning on): the record as it was, its data references, and its deletion time and expiry when soft-deleted |
 //	| `u / account / container / blob / blockid` | an uncommitted block: size, data parts, upload sequence |
+//	| `cx / account / container / version` | a soft-deleted container (`--container-soft-delete`): its record as it was, deletion time, expiry, whether its records are still moving |
+//	| `cm / account / container` | a move of a container's records between its name and the alias of a deleted version, in progress |
 //	| `x / dataid` | a data item: 4-byte reference count + inline bytes (ids `i…`) or a chunk marker (ids `c<chunk id>`) |
 //	| `g / due-time / dataid` | a data item whose references dropped to zero, to be freed after the grace period |
 //	| `sp / account / blob` | Blob service properties |
@@ -31,6 +33,29 @@
 // garbage, expiry, soft-deleted paths, the tag index, learned user names)
 // and of its files' content and snapshots are listed in docs/datalake.md
 // ("Key layout", "File content", "Snapshots of files").
+//
+// Container soft delete (`domain_containersd.go`, `--container-soft-delete
+// DAYS`; Azure's "Soft delete for containers", Restore Container, List
+// Containers `include=deleted`): Delete Container replaces the container
+// record by a `cx` record (account, container, version) and a move job
+// (`cm`) in one transaction; the job moves the container's `b`, `bd`,
+// `bv` and `u` records (and the `bx` entries of the soft-deleted ones)
+// in bounded transactions to an alias no container can have
+// (`container/version`), values unchanged, so their data references go
+// with them. The name is free once the move is over (until then Create
+// Container and Restore Container of it answer 409
+// `ContainerBeingDeleted`); a new container of the name is independent.
+// Restore Container moves the records back and writes the container
+// record in the last move transaction, so a container is either live with
+// all its blobs or deleted with all of them, whatever stops the process.
+// The Reclaimer's sweep finishes a move left over and, once the retention
+// period is over on the injected clock, turns the deleted version into the
+// container tombstone of its alias, which reclaims it as Delete Container
+// does. The retention is the server's (on Azure a management-plane
+// setting; the Blob Service Properties have no element for it).
+// Hierarchical accounts are not covered: their containers are filesystems
+// whose namespace records name them, and the server refuses the flag
+// together with hierarchical accounts.
 //
 // # Behaviour choices
 //

@@ -58,6 +58,12 @@ func (s *Service) CreateContainer(ctx context.Context, in CreateContainerInput) 
 		} else if busy {
 			return azerr.New(azerr.ContainerBeingDeleted)
 		}
+		// A soft-deleted container of the name still moving off it.
+		if busy, err := containerMoving(tx, ref.Account, ref.Container); err != nil {
+			return err
+		} else if busy {
+			return azerr.New(azerr.ContainerBeingDeleted)
+		}
 		c := container{Created: now, Modified: now, ETag: newETag(now), Meta: meta, PublicAccess: access}
 		out = CreateContainerOutput{ETag: c.ETag, LastModified: c.Modified}
 		if err := s.layoutOf(ref.Account).containerCreated(tx, ref); err != nil {
@@ -133,10 +139,13 @@ type DeleteContainerInput struct {
 // snapshots and uncommitted blocks (soft-deleted ones included: Azure
 // does not recover blobs of a deleted container) are reclaimed by one
 // bounded step before the answer when that is all (reclaim.Inline), in
-// the background otherwise (container_reclaim.go).
+// the background otherwise (container_reclaim.go). With a container
+// delete retention (SetContainerSoftDelete) the container is kept as a
+// deleted version instead (domain_containersd.go).
 func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) error {
 	now := s.now(in.Call)
 	ref, conds, leaseID := in.Ref, in.Cond, in.LeaseID
+	days := s.containerRetention(ref.Account)
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		c, err := loadContainer(tx, ref.Account, ref.Container)
 		if err != nil {
@@ -148,6 +157,12 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 		if err := lease.CheckWrite(c.Lease, leaseID, lease.Container, now); err != nil {
 			return err
 		}
+		if days > 0 {
+			if err := s.layoutOf(ref.Account).containerDeleted(tx, ref); err != nil {
+				return err
+			}
+			return softDeleteContainer(tx, ref.Account, ref.Container, c, days, now)
+		}
 		if err := tx.Delete(ContainerKey(ref.Account, ref.Container)); err != nil {
 			return err
 		}
@@ -158,6 +173,14 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 	})
 	if err != nil {
 		return err
+	}
+	if days > 0 {
+		// A small container moves to its alias before the answer; the
+		// Reclaimer's sweep moves the rest.
+		if err := s.finishContainerMove(ctx, ref.Account, ref.Container); err != nil {
+			s.log.Warn("blob: moving a soft-deleted container", "account", ref.Account, "container", ref.Container, "err", err)
+		}
+		return nil
 	}
 	// A small container is reclaimed before the answer (reclaim.Inline);
 	// the rest in the background.

@@ -242,19 +242,24 @@ func (s *Service) listBlobsFlat(ctx context.Context, in ListBlobsInput) (ListBlo
 
 // ListContainersInput is List Containers: one page of at most
 // MaxResults containers whose names start with Prefix, from Marker (the
-// previous page's NextMarker, "" for the first).
+// previous page's NextMarker, "" for the first). With Deleted
+// (include=deleted) the soft-deleted containers still retained are
+// listed too, each after the live container of its name.
 type ListContainersInput struct {
 	Call
 	Account    string
 	Prefix     string
 	Marker     string
 	MaxResults int
+	Deleted    bool
 }
 
-// ListedContainer is one container of a listing.
+// ListedContainer is one container of a listing; Deleted is set on a
+// soft-deleted one.
 type ListedContainer struct {
 	Name       string
 	Properties ContainerProperties
+	Deleted    *DeletedContainer
 }
 
 // ListContainersOutput is one page of a listing; NextMarker is "" on the
@@ -264,44 +269,83 @@ type ListContainersOutput struct {
 	NextMarker string
 }
 
+// listedProps are the properties a listing shows of container record c.
+func listedProps(c *container, now time.Time) ContainerProperties {
+	return ContainerProperties{
+		ETag: c.ETag, LastModified: c.Modified, Metadata: c.Meta, Lease: c.Lease.Effective(now), PublicAccess: c.PublicAccess,
+		DefaultEncryptionScope: "$account-encryption-key",
+	}
+}
+
 // ListContainers is List Containers
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/list-containers2).
+// A page's NextMarker is the name of the next container, or, for a
+// deleted one, its name and version apart by '/' (deletedMarker).
 func (s *Service) ListContainers(ctx context.Context, in ListContainersInput) (ListContainersOutput, error) {
 	now := s.now(in.Call)
 	maxN := in.MaxResults
+	mName, mVersion := splitMarker(in.Marker)
 	base := containersPrefix(in.Account)
 	start := kv.AppendPartial(append([]byte(nil), base...), in.Prefix)
 	end := kv.PrefixEnd(start)
-	if in.Marker != "" && in.Marker > in.Prefix {
-		start = ContainerKey(in.Account, in.Marker)
+	if mName != "" && mName > in.Prefix {
+		start = ContainerKey(in.Account, mName)
 	}
 	var out ListContainersOutput
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		out = ListContainersOutput{}
+		var live []ListedContainer
 		var derr error
 		err := tx.Scan(start, end, maxN+1, false, func(k, v []byte) bool {
 			parts, ok := kv.Split(k)
 			if !ok || len(parts) != 3 {
 				return true
 			}
-			if len(out.Items) == maxN {
-				out.NextMarker = parts[2]
-				return false
+			if mVersion != "" && parts[2] == mName {
+				return true // the marker is a deleted version of this name
 			}
 			var c container
 			if derr = kv.DecodeJSON(k, v, &c); derr != nil {
 				return false
 			}
-			out.Items = append(out.Items, ListedContainer{Name: parts[2], Properties: ContainerProperties{
-				ETag: c.ETag, LastModified: c.Modified, Metadata: c.Meta, Lease: c.Lease.Effective(now), PublicAccess: c.PublicAccess,
-				DefaultEncryptionScope: "$account-encryption-key",
-			}})
-			return true
+			live = append(live, ListedContainer{Name: parts[2], Properties: listedProps(&c, now)})
+			return len(live) <= maxN
 		})
 		if err == nil {
 			err = derr
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		var dead []ListedContainer
+		if in.Deleted {
+			if dead, err = listDeletedContainers(tx, in.Account, in.Prefix, mName, mVersion, now, maxN); err != nil {
+				return err
+			}
+		}
+		// Merge by name, a name's live container before its deleted
+		// versions.
+		all := make([]ListedContainer, 0, maxN+1)
+		i, j := 0, 0
+		for len(all) <= maxN && (i < len(live) || j < len(dead)) {
+			if j == len(dead) || i < len(live) && live[i].Name <= dead[j].Name {
+				all = append(all, live[i])
+				i++
+			} else {
+				all = append(all, dead[j])
+				j++
+			}
+		}
+		if len(all) > maxN {
+			next := all[maxN]
+			out.NextMarker = next.Name
+			if next.Deleted != nil {
+				out.NextMarker = deletedMarker(next.Name, next.Deleted.Version)
+			}
+			all = all[:maxN]
+		}
+		out.Items = all
+		return nil
 	})
 	if err != nil {
 		return ListContainersOutput{}, err

@@ -45,6 +45,9 @@ type Service struct {
 	// logged: the accounts whose changes are logged for other readers
 	// (event subscriptions) without the change feed (SetChangeLog).
 	logged func(account string) bool
+	// containerSD is the container delete retention in days per account
+	// (domain_containersd.go); nil: off.
+	containerSD func(account string) int
 }
 
 // New returns the Blob service over store and chunks.

@@ -69,6 +69,7 @@ const (
 type server struct {
 	bin, data, dsn, log string
 	port                int
+	extra               []string // more serve flags
 	cmd                 *exec.Cmd
 	exited              chan struct{}
 }
@@ -82,6 +83,7 @@ func (s *server) start(t *testing.T) {
 	if s.dsn != "" {
 		args = append(args, "--postgres", s.dsn, "--postgres-max-conns", "8")
 	}
+	args = append(args, s.extra...)
 	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)

@@ -51,10 +51,15 @@ type containerPropsXML struct {
 	PublicAccess  string `xml:"PublicAccess,omitempty"`
 	Immutability  bool   `xml:"HasImmutabilityPolicy"`
 	LegalHold     bool   `xml:"HasLegalHold"`
+	// A soft-deleted container (include=deleted).
+	DeletedTime   string `xml:"DeletedTime,omitempty"`
+	RemainingDays *int   `xml:"RemainingRetentionDays,omitempty"`
 }
 
 type containerXML struct {
 	Name       string            `xml:"Name"`
+	Deleted    bool              `xml:"Deleted,omitempty"`
+	Version    string            `xml:"Version,omitempty"`
 	Properties containerPropsXML `xml:"Properties"`
 	Metadata   metaXML           `xml:"Metadata,omitempty"`
 }
@@ -102,7 +107,7 @@ func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	prefix, marker := r.q.Get("prefix"), r.q.Get("marker")
-	list, err := s.ListContainers(r.Context(), blob.ListContainersInput{Call: r.call(), Account: r.Account, Prefix: prefix, Marker: marker, MaxResults: maxN})
+	list, err := s.ListContainers(r.Context(), blob.ListContainersInput{Call: r.call(), Account: r.Account, Prefix: prefix, Marker: marker, MaxResults: maxN, Deleted: inc["deleted"]})
 	if err != nil {
 		return err
 	}
@@ -117,6 +122,12 @@ func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 			LeaseStatus: c.Properties.Lease.Status, LeaseState: c.Properties.Lease.State, LeaseDuration: c.Properties.Lease.Duration,
 			PublicAccess: c.Properties.PublicAccess,
 		}}
+		if d := c.Deleted; d != nil {
+			days := d.RemainingDays
+			cx.Deleted, cx.Version = true, d.Version
+			cx.Properties.DeletedTime = d.Deleted.UTC().Format(http.TimeFormat)
+			cx.Properties.RemainingDays = &days
+		}
 		if inc["metadata"] {
 			cx.Metadata = metaXML(c.Properties.Metadata)
 			if cx.Metadata == nil {

@@ -90,8 +90,6 @@ var blobUnsupported = server.Unsupported{
 	"/immutabilityPolicies": "Set/Delete Blob Immutability Policy",
 	// Set Blob Legal Hold: PUT ?comp=legalhold.
 	"/legalhold": "Set Blob Legal Hold",
-	// Restore Container: PUT ?restype=container&comp=undelete.
-	"container/undelete": "Restore Container",
 	// Rename Container: PUT ?restype=container&comp=rename.
 	"container/rename": "Rename Container",
 }
@@ -133,6 +131,10 @@ func init() {
 		{Methods: put, Levels: lContainer, Restype: "container", Name: "createContainer", Handler: (*Service).createContainer,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}},
 		{Methods: get | head, Levels: lContainer, Restype: "container", Name: "getContainerProperties", Handler: (*Service).getContainerProperties, SAS: sasContRead, Flags: fPublicContainer},
+		// Restore Container: the container is created again, as Create
+		// Container does (account SAS, c or w).
+		{Methods: put, Levels: lContainer, Restype: "container", Comp: "undelete", Name: "restoreContainer", Handler: (*Service).restoreContainer,
+			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}},
 		{Methods: del, Levels: lContainer, Restype: "container", Name: "deleteContainer", Handler: (*Service).deleteContainer,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}},
 		{Methods: put, Levels: lContainer, Restype: "container", Comp: "metadata", Name: "setContainerMetadata", Handler: (*Service).setContainerMetadata, SAS: sasContW},

@@ -56,6 +56,7 @@ func TestRoutesDispatch(t *testing.T) {
 		c("GET", a+"/c?restype=container", nil, "getContainerProperties", ""),
 		c("HEAD", a+"/c?restype=container", nil, "getContainerProperties", ""),
 		c("DELETE", a+"/c?restype=container", nil, "deleteContainer", ""),
+		c("PUT", a+"/c?restype=container&comp=undelete", nil, "restoreContainer", ""),
 		c("PUT", a+"/c?restype=container&comp=metadata", nil, "setContainerMetadata", ""),
 		c("GET", a+"/c?restype=container&comp=metadata", nil, "getContainerProperties", ""),
 		c("GET", a+"/c?restype=container&comp=acl", nil, "getContainerACL", ""),
@@ -130,7 +131,6 @@ func TestUnsupportedOperationsNamed(t *testing.T) {
 		c("PUT", a+"/c/b?comp=immutabilityPolicies", nil, "Set/Delete Blob Immutability Policy", ""),
 		c("DELETE", a+"/c/b?comp=immutabilityPolicies", nil, "Set/Delete Blob Immutability Policy", ""),
 		c("PUT", a+"/c/b?comp=legalhold", nil, "Set Blob Legal Hold", ""),
-		c("PUT", a+"/c?restype=container&comp=undelete", nil, "Restore Container", ""),
 		c("PUT", a+"/c?restype=container&comp=rename", nil, "Rename Container", ""),
 	}
 	routetest.NotSupported(t, "127.0.0.1:10000", func(hr *http.Request) (string, error) {

@@ -1,0 +1,31 @@
+package blobrest
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob"
+)
+
+// restoreContainer is Restore Container
+// (https://learn.microsoft.com/en-us/rest/api/storageservices/restore-container):
+// PUT ?restype=container&comp=undelete with x-ms-deleted-container-name
+// and x-ms-deleted-container-version, both required; 201 Created once the
+// container of the URL is live again.
+func (s *Service) restoreContainer(w http.ResponseWriter, r *req) error {
+	name := strings.TrimSpace(r.Header.Get("x-ms-deleted-container-name"))
+	version := strings.TrimSpace(r.Header.Get("x-ms-deleted-container-version"))
+	if name == "" {
+		return azerr.MissingHeader("x-ms-deleted-container-name")
+	}
+	if version == "" {
+		return azerr.MissingHeader("x-ms-deleted-container-version")
+	}
+	in := blob.RestoreContainerInput{Call: r.call(), Ref: r.containerRef(), DeletedName: name, DeletedVersion: version}
+	if err := s.RestoreContainer(r.Context(), in); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}

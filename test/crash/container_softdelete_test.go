@@ -1,0 +1,308 @@
+package crash
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
+	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
+)
+
+// Container soft delete (a server run with --container-soft-delete):
+// Delete Container moves the container's records off its name, Restore
+// Container moves them back, both in bounded transactions that a kill
+// can cut short and the Reclaimer's sweep finishes after the restart.
+// The container soft deleter fills containers with more blobs than one
+// move transaction moves (256), deletes and restores them, and is killed
+// at a random time; after each restart a container is either live with
+// every blob or deleted and restorable with every blob, never half of
+// each: the check restores a deleted one and counts. It runs on a server
+// of its own, so the main trials keep testing Delete Container without
+// soft delete.
+
+// csdCont is one of the container soft deleter's containers.
+type csdCont struct {
+	blobs   int
+	acked   []bool // while filling: which blobs were acknowledged
+	filling bool   // created (acknowledged), not every blob acknowledged yet
+	st      state  // present; deleting: soft-deleted or a delete/restore without answer
+	checked bool   // verified whole after a restart
+}
+
+type csdModel struct {
+	mu    sync.Mutex
+	conts map[string]*csdCont
+	ops   int
+	errs  []string
+}
+
+func containerSoftDeleter(m *csdModel, cl *azblob.Client, trial int, rng *rand.Rand, stopped stopFn) {
+	for seq := 0; !stopped(); seq++ {
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		var name string
+		var c *csdCont
+		m.mu.Lock()
+		for k, x := range m.conts {
+			if x.filling {
+				name, c = k, x
+				break
+			}
+		}
+		m.mu.Unlock()
+		if c == nil {
+			name = fmt.Sprintf("csd-%d-%d", trial, seq)
+			n := 300 + rng.IntN(100)
+			if _, err := cl.CreateContainer(ctx, name, nil); err != nil {
+				cancel()
+				return // killed: a container without acknowledged creation is not modelled
+			}
+			c = &csdCont{blobs: n, acked: make([]bool, n), filling: true, st: present}
+			m.mu.Lock()
+			m.conts[name] = c
+			m.mu.Unlock()
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var err error
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < c.blobs; i += 8 {
+					m.mu.Lock()
+					done := c.acked[i]
+					m.mu.Unlock()
+					if done {
+						continue
+					}
+					if _, uerr := cl.UploadBuffer(ctx, name, fmt.Sprintf("b%04d", i), []byte{byte(i)}, nil); uerr != nil {
+						mu.Lock()
+						err = uerr
+						mu.Unlock()
+						return
+					}
+					m.mu.Lock()
+					c.acked[i] = true
+					m.mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if err != nil {
+			cancel()
+			return // killed while filling: the next trial fills on
+		}
+		m.mu.Lock()
+		c.filling, c.acked = false, nil
+		m.ops++
+		m.mu.Unlock()
+		_, err = cl.DeleteContainer(ctx, name, nil)
+		m.mu.Lock()
+		c.st = deleting // deleted, or maybe (no answer)
+		m.mu.Unlock()
+		if err != nil {
+			cancel()
+			return
+		}
+		ver, err := csdVersion(ctx, cl.ServiceClient(), name)
+		if err == nil && ver != "" {
+			m.mu.Lock()
+			m.ops++
+			m.mu.Unlock()
+			_, err = cl.ServiceClient().RestoreContainer(ctx, name, ver, nil)
+			if err == nil {
+				m.mu.Lock()
+				c.st = present
+				m.mu.Unlock()
+			}
+		}
+		cancel()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// csdVersion is the version of the deleted container name listed by List
+// Containers include=deleted ("" when none is).
+func csdVersion(ctx context.Context, svc *service.Client, name string) (string, error) {
+	pg := svc.NewListContainersPager(&service.ListContainersOptions{Prefix: &name, Include: service.ListContainersInclude{Deleted: true}})
+	ver := ""
+	for pg.More() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return "", err
+		}
+		for _, it := range page.ContainerItems {
+			if *it.Name == name && it.Deleted != nil && *it.Deleted && it.Version != nil {
+				ver = *it.Version
+			}
+		}
+	}
+	return ver, nil
+}
+
+// verifySoftDeletedContainers checks the soft deleter's containers after
+// a restart: each is live with every blob, or deleted and restorable with
+// every blob; a move the kill cut short is finished by the sweep within
+// reclaimWait.
+func verifySoftDeletedContainers(ctx context.Context, m *csdModel, cl *azblob.Client) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	bad := func(format string, args ...any) { m.errs = append(m.errs, fmt.Sprintf(format, args...)) }
+	for name, c := range m.conts {
+		cc := cl.ServiceClient().NewContainerClient(name)
+		if c.filling {
+			if _, err := cc.GetProperties(ctx, nil); err != nil {
+				bad("container %s: its creation was acknowledged, yet: %v", name, err)
+			}
+			continue
+		}
+		if c.checked {
+			continue
+		}
+		deadline := time.Now().Add(reclaimWait)
+		for {
+			_, err := cc.GetProperties(ctx, nil)
+			if err != nil && !bloberror.HasCode(err, bloberror.ContainerNotFound) {
+				bad("container %s: Get Container Properties: %v", name, err)
+				break
+			}
+			if err != nil && c.st == present {
+				bad("container %s: gone, though its restore (or creation) was acknowledged", name)
+				break
+			}
+			if err != nil {
+				ver, lerr := csdVersion(ctx, cl.ServiceClient(), name)
+				if lerr != nil {
+					bad("container %s: list deleted containers: %v", name, lerr)
+					break
+				}
+				if ver == "" {
+					// Neither live nor listed: a restore the sweep has
+					// not finished yet.
+					if time.Now().After(deadline) {
+						bad("container %s: neither live nor deleted %v after the restart", name, reclaimWait)
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				if _, err := cl.ServiceClient().RestoreContainer(ctx, name, ver, nil); err != nil {
+					if bloberror.HasCode(err, bloberror.ContainerBeingDeleted) && time.Now().Before(deadline) {
+						time.Sleep(50 * time.Millisecond) // its delete's move is still running
+						continue
+					}
+					bad("container %s: restore after the restart: %v", name, err)
+					break
+				}
+			}
+			got := 0
+			pager := cc.NewListBlobsFlatPager(nil)
+			for pager.More() {
+				page, err := pager.NextPage(ctx)
+				if err != nil {
+					bad("container %s: list blobs: %v", name, err)
+					break
+				}
+				got += len(page.Segment.BlobItems)
+			}
+			if got != c.blobs {
+				bad("container %s: %d blobs, want all %d (a delete or restore is whole or nothing)", name, got, c.blobs)
+			}
+			c.st, c.checked = present, true
+			break
+		}
+	}
+}
+
+// TestContainerSoftDeleteCrashTrials: see the comment above. It runs with
+// the crash trials (CERULEAN_CRASH_TRIALS), on a server of its own on the
+// four ports after theirs.
+func TestContainerSoftDeleteCrashTrials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: crash trials run real servers")
+	}
+	trials, _ := strconv.Atoi(os.Getenv(envTrials))
+	if trials <= 0 {
+		t.Skipf("%s is not set: run bash scripts/crash-test.sh N", envTrials)
+	}
+	port := 21210
+	if p := os.Getenv(envPort); p != "" {
+		var err error
+		if port, err = strconv.Atoi(p); err != nil {
+			t.Fatalf("%s: %v", envPort, err)
+		}
+	}
+	port += 4 // the main trials' four ports stay theirs
+	srv := &server{bin: buildBinary(t), data: filepath.Join(t.TempDir(), "data"), log: filepath.Join(t.TempDir(), "cerulean.log"), port: port,
+		extra: []string{"--container-soft-delete", "7"}}
+	backend := "embedded store"
+	if os.Getenv(pgtest.EnvVar) != "" {
+		srv.dsn, _ = pgtest.Schema(t)
+		backend = "PostgreSQL backend"
+	}
+	t.Cleanup(func() {
+		srv.stop(t)
+		if t.Failed() {
+			t.Logf("server log (last lines):\n%s", tail(srv.log, 40))
+		}
+	})
+	srv.start(t)
+	m := &csdModel{conts: map[string]*csdCont{}}
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 2))
+	for trial := 1; trial <= trials && len(m.errs) == 0; trial++ {
+		cl := newClients(t, port)
+		stop := make(chan struct{})
+		stopped := func() bool {
+			select {
+			case <-stop:
+				return true
+			default:
+				return false
+			}
+		}
+		var wg sync.WaitGroup
+		wg.Add(1)
+		wrng := rand.New(rand.NewPCG(rng.Uint64(), 3))
+		go func() {
+			defer wg.Done()
+			containerSoftDeleter(m, cl.blob, trial, wrng, stopped)
+		}()
+		time.Sleep(time.Duration(300+rng.IntN(2200)) * time.Millisecond)
+		close(stop)
+		srv.kill()
+		wg.Wait()
+		cl.tr.CloseIdleConnections()
+		srv.start(t)
+		cl = newClients(t, port)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		verifySoftDeletedContainers(ctx, m, cl.blob)
+		cancel()
+		cl.tr.CloseIdleConnections()
+	}
+	for _, e := range m.errs {
+		t.Error(e)
+	}
+	filled, checked := 0, 0
+	for _, c := range m.conts {
+		if !c.filling {
+			filled++
+		}
+		if c.checked {
+			checked++
+		}
+	}
+	t.Logf("container soft delete crash trials on the %s, seed %d: %d containers filled and deleted or restored (%d requests), %d found whole after a restart; violations: %d",
+		backend, seed, filled, m.ops, checked, len(m.errs))
+}
