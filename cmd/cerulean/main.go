@@ -133,6 +133,7 @@ type serveFlagSet struct {
 	changeFeed                                                                       *bool
 	shareSoftDelete                                                                  *int
 	containerSoftDelete                                                              *int
+	changeFeedRetention                                                              *int
 	eventSubs                                                                        *string
 	eventWebhooks                                                                    *repeated
 }
@@ -197,6 +198,7 @@ func serveFlags(stderr io.Writer) *serveFlagSet {
 	fs.Var(f.eventWebhooks, "event-webhook", "a webhook URL receiving every blob event of every account in the Event Grid schema, after its validation handshake; repeatable (env CERULEAN_EVENT_WEBHOOK, comma-separated; docs/events.md)")
 	f.changeFeed = fs.Bool("blob-change-feed", env("blob-change-feed", "") == "true" || env("blob-change-feed", "") == "1", "turn the blob change feed on for every account: each committed blob change is logged, in order, and served as Avro in the read-only $blobchangefeed container (docs/change-feed.md); name:key:changefeed in --accounts turns it on for one (env CERULEAN_BLOB_CHANGE_FEED)")
 	f.shareSoftDelete = fs.Int("share-soft-delete", envInt("share-soft-delete", 0), "File share soft delete: days (1 to 365) a deleted share is kept, restorable with Restore Share, for every account; 0: off; an account's File Service Properties (ShareDeleteRetentionPolicy) can turn it on for that account (env CERULEAN_SHARE_SOFT_DELETE)")
+	f.changeFeedRetention = fs.Int("blob-change-feed-retention", envInt("blob-change-feed-retention", 0), "days (1 to 146000) the blob change feed keeps its records, whole hours at a time, as the account's change feed retention on Azure; 0: for ever (env CERULEAN_BLOB_CHANGE_FEED_RETENTION)")
 	f.containerSoftDelete = fs.Int("container-soft-delete", envInt("container-soft-delete", 0), "Blob container soft delete: days (1 to 365) a deleted container is kept, with its blobs, restorable with Restore Container, for every account (not with hierarchical accounts); 0: off (env CERULEAN_CONTAINER_SOFT_DELETE)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: cerulean serve [flags]")
@@ -325,6 +327,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return usageErr(fmt.Errorf("--container-soft-delete %d: want 0 (off) to 365 days", d))
 	}
 	cfg.ContainerSoftDelete = *f.containerSoftDelete
+	if d := *f.changeFeedRetention; d < 0 || d > 146000 {
+		return usageErr(fmt.Errorf("--blob-change-feed-retention %d: want 0 (for ever) to 146000 days", d))
+	}
+	cfg.ChangeFeedRetention = time.Duration(*f.changeFeedRetention) * 24 * time.Hour
 	cfg.Events.Webhooks = *f.eventWebhooks
 	if *f.eventSubs != "" {
 		if cfg.Events.SubscriptionsFile, err = os.ReadFile(*f.eventSubs); err != nil {

@@ -87,6 +87,9 @@ type Config struct {
 	// ChangeFeedAccounts for the named ones (internal/changelog).
 	ChangeFeed         bool
 	ChangeFeedAccounts []string
+	// ChangeFeedRetention is how long change log records are kept (0:
+	// for ever).
+	ChangeFeedRetention time.Duration
 	// BlobVersioning turns blob versioning on for every flat account;
 	// VersioningAccounts for the named ones (versioning.go).
 	BlobVersioning     bool
@@ -361,6 +364,7 @@ func Start(cfg Config) (*App, error) {
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.Blob.SetChangeFeed(cfg.changeFeed())
+	a.Blob.SetChangeFeedRetention(cfg.ChangeFeedRetention)
 	a.Blob.SetVersioning(cfg.versioning())
 	a.Blob.SetContainerSoftDelete(func(string) int { return cfg.ContainerSoftDelete })
 	if err := a.setupEvents(subs); err != nil {

@@ -29,6 +29,50 @@ const ChangeFeedContainer = "$blobchangefeed"
 // (nil: for none). Call it before the service answers requests.
 func (s *Service) SetChangeFeed(on func(account string) bool) { s.feed = on }
 
+// SetChangeFeedRetention keeps the change log's records for d (0, the
+// default: for ever), as the change feed's retention period
+// (retentionInDays, a management-plane setting of the account on Azure):
+// CollectGarbage removes whole hourly segments older than that, oldest
+// first, so the feed then starts later. Call it before the service
+// answers requests.
+func (s *Service) SetChangeFeedRetention(d time.Duration) { s.feedRetention = d }
+
+// trimBatch bounds the records one transaction of trimChangeLogs removes.
+const trimBatch = 256
+
+// trimChangeLogs removes the change log records past their retention, in
+// bounded transactions, and returns how many it removed.
+func (s *Service) trimChangeLogs(ctx context.Context) (int, error) {
+	if s.feedRetention <= 0 {
+		return 0, nil
+	}
+	cutoff := s.clock.Now().Add(-s.feedRetention)
+	var accts []string
+	if err := s.store.View(ctx, func(tx kv.Tx) (err error) {
+		accts, err = changelog.Accounts(tx)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, a := range accts {
+		for ctx.Err() == nil {
+			var n int
+			if err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
+				n, err = changelog.Trim(tx, a, cutoff, trimBatch)
+				return err
+			}); err != nil {
+				return total, err
+			}
+			total += n
+			if n == 0 {
+				break
+			}
+		}
+	}
+	return total, ctx.Err()
+}
+
 // ChangeFeedOn reports whether account has the change feed on.
 func (s *Service) ChangeFeedOn(account string) bool { return s.feed != nil && s.feed(account) }
 

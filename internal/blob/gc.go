@@ -13,6 +13,9 @@ func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
 	if _, err := s.purgeExpired(ctx); err != nil {
 		return 0, err
 	}
+	if _, err := s.trimChangeLogs(ctx); err != nil {
+		return 0, err
+	}
 	// Files of hierarchical accounts that are gone give their content
 	// back first, so the data collection below frees it in this run.
 	if _, err := s.collectNamespace(ctx); err != nil {

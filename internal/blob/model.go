@@ -39,6 +39,9 @@ type Service struct {
 	props *svcprops.Service
 	// feed reports the accounts with the change feed on (domain_changes.go).
 	feed func(account string) bool
+	// feedRetention is how long change log records are kept (0: for
+	// ever; SetChangeFeedRetention).
+	feedRetention time.Duration
 	// versioning says which accounts keep blob versions
 	// (domain_versions.go); nil: none.
 	versioning func(account string) bool

@@ -259,3 +259,98 @@ func eventID(account string, seq uint64) string {
 	s := hex.EncodeToString(b)
 	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
 }
+
+// Accounts returns the accounts that have a log, in order.
+func Accounts(tx kv.Tx) ([]string, error) {
+	var out []string
+	start, end := kv.Key(space), kv.PrefixEnd(kv.Key(space))
+	for {
+		var next string
+		var bad error
+		err := tx.Scan(start, end, 1, false, func(k, _ []byte) bool {
+			acct, ok := firstComponent(k[len(kv.Key(space)):])
+			if !ok {
+				bad = fmt.Errorf("changelog: key %q", k)
+				return false
+			}
+			next = acct
+			return false
+		})
+		if err == nil {
+			err = bad
+		}
+		if err != nil || next == "" {
+			return out, err
+		}
+		out = append(out, next)
+		start = kv.PrefixEnd(kv.Key(space, next))
+	}
+}
+
+// firstComponent decodes the key component b starts with (kv.Key's
+// escaping); what follows it may be binary, which kv.Split refuses.
+func firstComponent(b []byte) (string, bool) {
+	var cur []byte
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] != 0 {
+			cur = append(cur, b[i])
+			continue
+		}
+		switch b[i+1] {
+		case 0xFF:
+			cur = append(cur, 0)
+			i++
+		case 1:
+			return string(cur), len(cur) > 0
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// Trim removes up to limit index entries and records of account's log
+// that lie in hours ending at or before before (the change feed's
+// retention: whole hourly segments go, the oldest first, never the hour
+// holding the log's last record, so the counter and the newest segment
+// stay), and returns how many it removed; 0 means nothing is left to
+// trim. A segment's index entry goes first, so a reader that lists the
+// segments never sees one with records missing; its records follow over
+// as many calls as they take.
+func Trim(tx kv.Tx, account string, before time.Time, limit int) (int, error) {
+	segs, err := Segments(tx, account)
+	if err != nil || len(segs) == 0 {
+		return 0, err
+	}
+	removed := 0
+	keep := segs[0].First
+	for _, sg := range segs[:len(segs)-1] {
+		if sg.Start.Add(time.Hour).After(before) || removed == limit {
+			break
+		}
+		if err := tx.Delete(segmentKey(account, sg.Start)); err != nil {
+			return removed, err
+		}
+		removed++
+		keep = sg.Last + 1
+	}
+	if removed >= limit {
+		return removed, nil
+	}
+	// The records before the first segment kept: those of the entries
+	// removed now or by an earlier call.
+	var keys [][]byte
+	prefix := recordPrefix(account)
+	if err := tx.Scan(prefix, recordKey(account, keep), limit-removed, false, func(k, _ []byte) bool {
+		keys = append(keys, append([]byte(nil), k...))
+		return true
+	}); err != nil {
+		return removed, err
+	}
+	for _, k := range keys {
+		if err := tx.Delete(k); err != nil {
+			return removed, err
+		}
+	}
+	return removed + len(keys), nil
+}

@@ -312,3 +312,96 @@ func TestSegments(t *testing.T) {
 		return nil
 	})
 }
+
+// TestTrim: whole hours ending at or before the cutoff go, oldest first,
+// within the limit per call (index entries before their records), never
+// the hour holding the last record; the records kept and the counter are
+// untouched, so appends go on from the same sequence number; Accounts
+// lists each account with a log once.
+func TestTrim(t *testing.T) {
+	s := mem.New()
+	defer s.Close()
+	ctx := context.Background()
+	h := testenv.Epoch.Truncate(time.Hour)
+	appendAt := func(acct string, at time.Time) {
+		t.Helper()
+		if err := s.Update(ctx, func(tx kv.Tx) error {
+			_, err := Append(tx, acct, Record{EventType: BlobCreated, Subject: Subject("c", "b"), EventTime: at})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Hours 0 (3 records), 1 (2), 2 (1), 5 (1): 7 records.
+	for _, m := range []int{1, 2, 3, 61, 62, 121, 301} {
+		appendAt("a", h.Add(time.Duration(m)*time.Minute))
+	}
+	appendAt("b\x00x", h) // an account name the key escapes
+	trim := func(before time.Time, limit int) int {
+		t.Helper()
+		var n int
+		if err := s.Update(ctx, func(tx kv.Tx) (err error) {
+			n, err = Trim(tx, "a", before, limit)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	state := func() ([]Segment, []uint64) {
+		t.Helper()
+		var segs []Segment
+		var seqs []uint64
+		_ = s.View(ctx, func(tx kv.Tx) error {
+			var err error
+			if segs, err = Segments(tx, "a"); err != nil {
+				t.Fatal(err)
+			}
+			recs, _, err := After(tx, "a", 0, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				seqs = append(seqs, r.Seq)
+			}
+			return nil
+		})
+		return segs, seqs
+	}
+	// A cutoff inside hour 1: hour 0 alone goes; a limit of 2 takes its
+	// index entry and one record, the next call the other two.
+	if n := trim(h.Add(90*time.Minute), 2); n != 2 {
+		t.Fatalf("first trim removed %d, want 2", n)
+	}
+	segs, seqs := state()
+	if len(segs) != 3 || segs[0].First != 4 || fmt.Sprint(seqs) != "[2 3 4 5 6 7]" {
+		t.Fatalf("after the first trim: segments %v, records %v", segs, seqs)
+	}
+	if n := trim(h.Add(90*time.Minute), 2); n != 2 {
+		t.Fatalf("second trim removed %d, want 2", n)
+	}
+	if n := trim(h.Add(90*time.Minute), 2); n != 0 {
+		t.Fatalf("third trim removed %d, want 0", n)
+	}
+	if _, seqs = state(); fmt.Sprint(seqs) != "[4 5 6 7]" {
+		t.Fatalf("records %v, want 4-7", seqs)
+	}
+	// A cutoff far ahead: every hour but the last goes.
+	for trim(h.Add(100*time.Hour), 1000) != 0 {
+	}
+	segs, seqs = state()
+	if len(segs) != 1 || segs[0].First != 7 || fmt.Sprint(seqs) != "[7]" {
+		t.Fatalf("after trimming all: segments %v, records %v", segs, seqs)
+	}
+	appendAt("a", h.Add(302*time.Minute))
+	if _, seqs = state(); fmt.Sprint(seqs) != "[7 8]" {
+		t.Fatalf("an append after the trim: records %v", seqs)
+	}
+	_ = s.View(ctx, func(tx kv.Tx) error {
+		accts, err := Accounts(tx)
+		if err != nil || fmt.Sprint(accts) != fmt.Sprint([]string{"a", "b\x00x"}) {
+			t.Fatalf("accounts %q, %v", accts, err)
+		}
+		return nil
+	})
+}
