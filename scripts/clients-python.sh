@@ -12,16 +12,18 @@
 #      over HTTPS with bearer tokens (and user delegation SAS), a
 #      self-signed certificate made here with openssl
 #   D  `cerulean serve --blob-change-feed`: Blob, with the blob change feed
-#   E  `cerulean serve --blob-versioning`: Blob, with blob versioning
+#   E  `cerulean serve --blob-versioning --container-soft-delete 7
+#      --share-soft-delete 7`: Blob and File, with versioning and the
+#      soft delete of containers and shares
 # then runs scripts/clients/py_sdk.py (the azure-* SDKs),
 # scripts/clients/py_fs.py (adlfs, pyarrow, deltalake),
 # scripts/clients/py_changefeed.py (azure-storage-blob-changefeed on D) and
-# scripts/clients/py_versioning.py (azure-storage-blob on E). Each prints one
+# scripts/clients/py_versioning.py and py_dataprotection.py (on E). Each prints one
 # PASS/FAIL line per client, version and area; the script closes with
 # "N passed, N failed" and exits non-zero when any area failed.
 #
 # PORT_BASE (default 2490) picks ports ${PORT_BASE}0..${PORT_BASE}9, and
-# E listens on the next ten's first port (24910).
+# E listens on the next ten's first two ports (24910, 24911).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/cerulean-pyclients.XXXXXX)
@@ -77,11 +79,12 @@ pids+=($!)
 "$work/cerulean" serve --in-memory --blob-port "${base}4" --queue-port -1 --table-port -1 --file-port -1 \
   --dfs-port -1 --smb-port -1 --blob-change-feed --log-level warn >"$work/d.log" 2>&1 &
 pids+=($!)
-"$work/cerulean" serve --in-memory --blob-port "$vport" --queue-port -1 --table-port -1 --file-port -1 \
-  --dfs-port -1 --smb-port -1 --blob-versioning --log-level warn >"$work/e.log" 2>&1 &
+"$work/cerulean" serve --in-memory --blob-port "$vport" --queue-port -1 --table-port -1 --file-port "$((vport + 1))" \
+  --dfs-port -1 --smb-port -1 --blob-versioning --container-soft-delete 7 --share-soft-delete 7 \
+  --log-level warn >"$work/e.log" 2>&1 &
 pids+=($!)
 
-for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}4" "${base}5" "${base}6" "${base}7" "${base}8" "${base}9" "$vport"; do
+for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}4" "${base}5" "${base}6" "${base}7" "${base}8" "${base}9" "$vport" "$((vport + 1))"; do
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
     sleep 0.1
@@ -107,7 +110,8 @@ t0=$(date +%s)
 "$venv/bin/python" "$root/scripts/clients/py_fs.py" | tee "$out.fs" || status=1
 "$venv/bin/python" "$root/scripts/clients/py_changefeed.py" | tee "$out.cf" || status=1
 "$venv/bin/python" "$root/scripts/clients/py_versioning.py" | tee "$out.ver" || status=1
-cat "$out.sdk" "$out.fs" "$out.cf" "$out.ver" >"$out"
+"$venv/bin/python" "$root/scripts/clients/py_dataprotection.py" | tee "$out.dp" || status=1
+cat "$out.sdk" "$out.fs" "$out.cf" "$out.ver" "$out.dp" >"$out"
 # The matrix's rows (scripts/matrix.sh): the SDKs, then the file-system
 # and table libraries, each with its pinned versions.
 . "$root/scripts/matrix.sh"
@@ -133,6 +137,9 @@ matrix_row "Azure Storage Blob ChangeFeed for Python" "$(pins azure-storage-blob
 matrix_row "Azure SDK for Python, blob versioning" "$(pins azure-storage-blob)" \
   "\`scripts/clients-python.sh\` (\`py_versioning.py\`): \`cerulean serve --blob-versioning\`" \
   "$(matrix_result "$(count PASS "$out.ver")" "$(count FAIL "$out.ver")" areas)"
+matrix_row "Azure SDK for Python, container and share soft delete" "$(pins azure-storage-blob azure-storage-file-share)" \
+  "\`scripts/clients-python.sh\` (\`py_dataprotection.py\`): \`--container-soft-delete 7 --share-soft-delete 7\`" \
+  "$(matrix_result "$(count PASS "$out.dp")" "$(count FAIL "$out.dp")" areas)"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
