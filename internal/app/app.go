@@ -91,6 +91,12 @@ type Config struct {
 	// VersioningAccounts for the named ones (versioning.go).
 	BlobVersioning     bool
 	VersioningAccounts []string
+	// BlobImmutability gives every container of the accounts with blob
+	// versioning version-level immutability support (Azure's
+	// ImmutableStorageWithVersioning, a management-plane setting):
+	// immutability policies and legal holds on blob versions
+	// (internal/blob/immutability.go).
+	BlobImmutability bool
 	// ShareSoftDelete is the File service's share delete retention in
 	// days for every account (0: off; an account's File Service
 	// Properties may enable their own). internal/file/domain_softdelete.go.
@@ -355,6 +361,9 @@ func Start(cfg Config) (*App, error) {
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
 	a.Blob.SetChangeFeed(cfg.changeFeed())
 	a.Blob.SetVersioning(cfg.versioning())
+	if cfg.BlobImmutability {
+		a.Blob.SetImmutability(func(string) bool { return true })
+	}
 	if err := a.setupEvents(subs); err != nil {
 		store.Close()
 		return nil, err

@@ -84,6 +84,11 @@ func (s *Service) putBlobFlat(ctx context.Context, in PutBlobInput) (out PutBlob
 		nb  *blobRec // rec as stored, stamped
 	}{rec: in.NewBlob.record(in.Type)}
 	rec := &w.rec
+	if in.Immutability != nil {
+		if rec.Imm, rec.Hold, err = s.checkWriteImmutability(in.Ref.Account, in.Immutability, now); err != nil {
+			return out, err
+		}
+	}
 	var st *extent.Staged
 	// The staged chunks are freed at once if the write is refused (see
 	// extent.Staged.Finish).
@@ -173,6 +178,12 @@ type BlobProperties struct {
 	// an account with versioning on).
 	VersionID        string
 	IsCurrentVersion bool
+	// ImmutabilityUntil and ImmutabilityMode are the version's
+	// immutability policy (zero and "": none); LegalHold its legal hold
+	// (immutability.go).
+	ImmutabilityUntil time.Time
+	ImmutabilityMode  string
+	LegalHold         bool
 }
 
 // properties reports b, read at ref at now.
@@ -183,6 +194,10 @@ func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
 		EncryptionKeySHA256: b.CPK, VersionID: b.VersionID,
 	}
 	p.IsCurrentVersion = ref.Snapshot == "" && b.VersionID != "" && !b.prev
+	if b.Imm != nil {
+		p.ImmutabilityUntil, p.ImmutabilityMode = b.Imm.Until, b.Imm.Mode
+	}
+	p.LegalHold = b.Hold
 	if ref.Snapshot != "" {
 		p.VersionID = "" // a snapshot is no version
 	}
@@ -407,6 +422,11 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 			return err
 		}
 		mark := pol.mark(now)
+		if ds != DeleteSnapshotsOnly {
+			if err := b.deleteProtected(now); err != nil {
+				return err
+			}
+		}
 		if ref.Snapshot != "" {
 			if err := acc.checkConds(b, ref.Container); err != nil {
 				return err
@@ -657,6 +677,9 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 			return err
 		}
 		if err := notArchived(b); err != nil {
+			return err
+		}
+		if err := b.writeProtected(); err != nil {
 			return err
 		}
 		if err := s.versionOnUpdate(tx, ref, now, b); err != nil {
@@ -952,7 +975,11 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 	now := s.now(in.Call)
 	ref, acc, createOnly, newb, blocks, sha := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks, shaOf(in.CPK)
 	var rec *blobRec
-	err := s.store.Update(ctx, s.changing(in.Call, apiPutBlockList, ref, func(tx kv.Tx) error {
+	imm, hold, err := s.checkWriteImmutability(ref.Account, newb.Immutability, now)
+	if err != nil {
+		return PutBlockListOutput{}, err
+	}
+	err = s.store.Update(ctx, s.changing(in.Call, apiPutBlockList, ref, func(tx kv.Tx) error {
 		old, err := blockListTarget(tx, ref, acc, createOnly, now)
 		if err != nil {
 			return err
@@ -967,6 +994,7 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 			}
 		}
 		nb := newb.record(BlockBlob)
+		nb.Imm, nb.Hold = imm, hold
 		nb.HasBlockList = true
 		nb.CPK = sha
 		nb.replaces(old, now)

@@ -93,6 +93,9 @@ type ContainerProperties struct {
 	HasLegalHold                bool
 	DefaultEncryptionScope      string
 	DenyEncryptionScopeOverride bool
+	// ImmutableStorageWithVersioning is version-level immutability
+	// support (immutability.go).
+	ImmutableStorageWithVersioning bool
 }
 
 // GetContainerProperties is Get Container Properties
@@ -112,7 +115,7 @@ func (s *Service) GetContainerProperties(ctx context.Context, in GetContainerPro
 	}
 	return ContainerProperties{
 		ETag: c.ETag, LastModified: c.Modified, Metadata: c.Meta, Lease: c.Lease.Effective(now), PublicAccess: c.PublicAccess,
-		DefaultEncryptionScope: "$account-encryption-key",
+		DefaultEncryptionScope: "$account-encryption-key", ImmutableStorageWithVersioning: s.immutabilityOn(in.Ref.Account),
 	}, nil
 }
 
@@ -147,6 +150,17 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 		}
 		if err := lease.CheckWrite(c.Lease, leaseID, lease.Container, now); err != nil {
 			return err
+		}
+		if s.immutabilityOn(ref.Account) {
+			// Version-level immutability support: the container must be
+			// empty (immutability.go).
+			held, err := containerHoldsBlobs(tx, ref.Account, ref.Container)
+			if err != nil {
+				return err
+			}
+			if held {
+				return azerr.New(azerr.ContainerImmutableStorageWithVersioningEnabled)
+			}
 		}
 		if err := tx.Delete(ContainerKey(ref.Account, ref.Container)); err != nil {
 			return err

@@ -276,6 +276,7 @@ func (s *Service) ListContainers(ctx context.Context, in ListContainersInput) (L
 		start = ContainerKey(in.Account, in.Marker)
 	}
 	var out ListContainersOutput
+	vlw := s.immutabilityOn(in.Account)
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		out = ListContainersOutput{}
 		var derr error
@@ -294,7 +295,7 @@ func (s *Service) ListContainers(ctx context.Context, in ListContainersInput) (L
 			}
 			out.Items = append(out.Items, ListedContainer{Name: parts[2], Properties: ContainerProperties{
 				ETag: c.ETag, LastModified: c.Modified, Metadata: c.Meta, Lease: c.Lease.Effective(now), PublicAccess: c.PublicAccess,
-				DefaultEncryptionScope: "$account-encryption-key",
+				DefaultEncryptionScope: "$account-encryption-key", ImmutableStorageWithVersioning: vlw,
 			}})
 			return true
 		})

@@ -45,6 +45,9 @@ type Service struct {
 	// logged: the accounts whose changes are logged for other readers
 	// (event subscriptions) without the change feed (SetChangeLog).
 	logged func(account string) bool
+	// immutability says which accounts' containers support
+	// version-level immutability (immutability.go); nil: none.
+	immutability func(account string) bool
 }
 
 // New returns the Blob service over store and chunks.
@@ -153,6 +156,10 @@ type blobRec struct {
 	// current version, or a previous version under "bv"); "" for a blob
 	// written with versioning off (domain_versions.go).
 	VersionID string `json:"v,omitempty"`
+	// Imm is the version's time-based retention policy and Hold its
+	// legal hold (immutability.go).
+	Imm  *immPolicy `json:"im,omitempty"`
+	Hold bool       `json:"lh,omitempty"`
 	// prev is set on a previous version as read (findVersion), never
 	// stored.
 	prev bool

@@ -51,6 +51,9 @@ type containerPropsXML struct {
 	PublicAccess  string `xml:"PublicAccess,omitempty"`
 	Immutability  bool   `xml:"HasImmutabilityPolicy"`
 	LegalHold     bool   `xml:"HasLegalHold"`
+	// ImmutableStorageWithVersioningEnabled is version-level
+	// immutability support (blob/immutability.go).
+	VersionLevelWORM bool `xml:"ImmutableStorageWithVersioningEnabled,omitempty"`
 }
 
 type containerXML struct {
@@ -115,7 +118,7 @@ func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 		cx := containerXML{Name: c.Name, Properties: containerPropsXML{
 			LastModified: c.Properties.LastModified.UTC().Format(http.TimeFormat), ETag: c.Properties.ETag,
 			LeaseStatus: c.Properties.Lease.Status, LeaseState: c.Properties.Lease.State, LeaseDuration: c.Properties.Lease.Duration,
-			PublicAccess: c.Properties.PublicAccess,
+			PublicAccess: c.Properties.PublicAccess, VersionLevelWORM: c.Properties.ImmutableStorageWithVersioning,
 		}}
 		if inc["metadata"] {
 			cx.Metadata = metaXML(c.Properties.Metadata)
@@ -167,6 +170,11 @@ type blobPropsXML struct {
 	Group        string `xml:"Group,omitempty"`
 	Permissions  string `xml:"Permissions,omitempty"`
 	ACL          string `xml:"Acl,omitempty"`
+	// include=immutabilitypolicy and include=legalhold
+	// (immutability.go).
+	PolicyUntil string `xml:"ImmutabilityPolicyUntilDate,omitempty"`
+	PolicyMode  string `xml:"ImmutabilityPolicyMode,omitempty"`
+	LegalHold   *bool  `xml:"LegalHold,omitempty"`
 }
 
 // tagSetXML is a listed blob's <Tags> (include=tags).
@@ -268,6 +276,14 @@ func renderBlobItem(e *blob.ListedBlob, inc map[string]bool) blobItemXML {
 		}
 	}
 	p.TagCount = b.TagCount
+	if inc["immutabilitypolicy"] && b.ImmutabilityMode != "" {
+		p.PolicyUntil = b.ImmutabilityUntil.UTC().Format(http.TimeFormat)
+		p.PolicyMode = strings.ToLower(b.ImmutabilityMode)
+	}
+	if inc["legalhold"] {
+		hold := b.LegalHold
+		p.LegalHold = &hold
+	}
 	if inc["tags"] && len(e.Tags) > 0 {
 		it.Tags = &tagSetXML{}
 		for _, k := range e.Tags.Keys() {
