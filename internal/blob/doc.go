@@ -183,7 +183,8 @@
 // (`PUT ?comp=immutabilityPolicies`), Delete Blob Immutability Policy and
 // Set Blob Legal Hold (`PUT ?comp=legalhold`), all under SAS permission `i`,
 // or by the `x-ms-immutability-policy-until-date`/`-mode` and
-// `x-ms-legal-hold` headers of Put Blob and Put Block List. The rules, from
+// `x-ms-legal-hold` headers of Put Blob, Put Block List and Copy Blob (a copy
+// or a snapshot never takes its source's). The rules, from
 // "Version-level WORM policies for immutable blob data" (scenarios table),
 // the REST pages and azblob's recorded tests, are in `immutability.go`:
 // Unlocked policies move freely, Locked ones only forward (`nextPolicy`);

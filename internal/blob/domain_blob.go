@@ -806,6 +806,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 		}
 		sb := *b
 		sb.Lease = lease.Lease{}
+		sb.Imm, sb.Hold = nil, false // a snapshot has its own (immutability.go)
 		if len(meta) > 0 {
 			sb.Meta = meta
 		}

@@ -107,6 +107,9 @@ type CopyBlobInput struct {
 	// Seal is x-ms-seal-blob: whether a copy of an append blob is sealed
 	// (nil: as the source is).
 	Seal *bool
+	// Immutability is the policy and legal hold of the copy (nil: none;
+	// the source's are not copied; immutability.go).
+	Immutability *Immutability
 }
 
 // CopyBlobOutput is the copy: it completes inside the call, so its
@@ -162,9 +165,13 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			return CopyBlobOutput{}, err
 		}
 	}
+	imm, hold, err := s.checkWriteImmutability(ref.Account, in.Immutability, now)
+	if err != nil {
+		return CopyBlobOutput{}, err
+	}
 	copyID := newUUID()
 	var rec *blobRec
-	err := s.store.Update(ctx, s.changing(in.Call, apiCopyBlob, ref, func(tx kv.Tx) error {
+	err = s.store.Update(ctx, s.changing(in.Call, apiCopyBlob, ref, func(tx kv.Tx) error {
 		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
 		if err != nil {
 			return err
@@ -196,6 +203,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		}
 		nb := *src
 		nb.Lease = lease.Lease{}
+		nb.Imm, nb.Hold = imm, hold
 		nb.Tier, nb.TierChanged = tier, nil
 		if !copyTags {
 			nb.Tags = tags

@@ -21,7 +21,8 @@ import (
 //     until-date and mode) and one legal hold (blobRec.Hold), set by Set
 //     Blob Immutability Policy and Set Blob Legal Hold or on the write
 //     that creates it (Put Blob, Put Block List, Copy Blob with
-//     x-ms-immutability-policy-until-date/-mode and x-ms-legal-hold).
+//     x-ms-immutability-policy-until-date/-mode and x-ms-legal-hold). A
+//     copy or a snapshot does not take its source's.
 //   - An Unlocked policy may be shortened, extended, locked or deleted; a
 //     Locked one only extended (nextPolicy): shortening or unlocking it is
 //     409 BlobImmutableDueToPolicy, deleting it 409

@@ -192,6 +192,32 @@ func TestImmutabilityOnWrite(t *testing.T) {
 		t.Fatal("Put Block List did not set the policy")
 	}
 
+	// Copy Blob: the copy takes the request's policy and hold, not the
+	// source's; a snapshot has none of its own until set.
+	src := cc.NewBlockBlobClient("src")
+	must2(src.UploadBuffer(e.ctx, []byte("source"), nil))
+	must2(src.SetLegalHold(e.ctx, true, nil))
+	snap := must2(src.CreateSnapshot(e.ctx, nil))
+	sc := must2(src.WithSnapshot(*snap.Snapshot))
+	if sp := must2(sc.GetProperties(e.ctx, nil)); sp.LegalHold != nil && *sp.LegalHold {
+		t.Fatal("the snapshot took the blob's legal hold")
+	}
+	must2(sc.SetLegalHold(e.ctx, true, nil))
+	_, err = sc.Delete(e.ctx, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.Code("BlobImmutableDueToLegalHold"))
+	must2(sc.SetLegalHold(e.ctx, false, nil))
+	must2(sc.Delete(e.ctx, nil))
+	plain := cc.NewBlobClient("copy-plain")
+	must2(plain.CopyFromURL(e.ctx, src.URL(), nil))
+	if cp := must2(plain.GetProperties(e.ctx, nil)); cp.LegalHold != nil && *cp.LegalHold {
+		t.Fatal("the copy took the source's legal hold")
+	}
+	held := cc.NewBlobClient("copy-held")
+	must2(held.StartCopyFromURL(e.ctx, src.URL(), &blob.StartCopyFromURLOptions{ImmutabilityPolicyExpiry: &until, ImmutabilityPolicyMode: &modeUnlocked}))
+	_, err = held.Delete(e.ctx, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.BlobImmutableDueToPolicy)
+	must2(src.SetLegalHold(e.ctx, false, nil))
+
 	pb := cc.NewPageBlobClient("page")
 	// (azblob's pageblob.CreateOptions sends x-ms-legal-hold only.)
 	_, err = pb.Create(e.ctx, 1024, &pageblob.CreateOptions{LegalHold: to.Ptr(true)})
@@ -210,6 +236,7 @@ func TestImmutabilityOnWrite(t *testing.T) {
 	wantCode(t, err, http.StatusConflict, bloberror.BlobImmutableDueToPolicy)
 	must2(bl.Delete(e.ctx, nil))
 	must2(pb.Delete(e.ctx, nil))
+	must2(held.Delete(e.ctx, nil))
 }
 
 // TestImmutabilityNotSupported: with versioning but without

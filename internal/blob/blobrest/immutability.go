@@ -72,7 +72,7 @@ func parseLegalHold(h http.Header, required bool) (hold, given bool, err error) 
 }
 
 // writeImmutability reads the immutability headers of a write (Put
-// Blob, Put Block List): nil when none is given, which is the cost of
+// Blob, Put Block List, Copy Blob, Copy Blob From URL): nil when none is given, which is the cost of
 // three map lookups on every write.
 func writeImmutability(h http.Header) (*blob.Immutability, error) {
 	if h[hPolicyUntil] == nil && h[hPolicyMode] == nil && h[hLegalHold] == nil {
