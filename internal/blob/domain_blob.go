@@ -493,6 +493,11 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 		if present > 0 && ds == DeleteSnapshotsNone {
 			return azerr.New(azerr.SnapshotsPresent)
 		}
+		for i := range snaps { // a snapshot under a policy or hold stays (immutability.go)
+			if err := snaps[i].deleteProtected(now); err != nil {
+				return err
+			}
+		}
 		var release []extent.Part
 		for i := range snaps {
 			if err := tx.Delete(BlobKey(ref.Account, ref.Container, ref.Blob, snapNames[i])); err != nil {

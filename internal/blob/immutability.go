@@ -277,11 +277,12 @@ func (s *Service) editImmutability(ctx context.Context, ref BlobRef, now time.Ti
 	})
 }
 
-// containerHoldsBlobs reports whether the container has a blob or a
-// version (Delete Container's rule with immutability support).
+// containerHoldsBlobs reports whether the container has a blob, a
+// snapshot or a version, soft-deleted ones included (Delete Container's
+// rule with immutability support).
 func containerHoldsBlobs(tx kv.Tx, acct, c string) (bool, error) {
 	found := false
-	for _, p := range [][]byte{blobsPrefix(acct, c), containerVersionsPrefix(acct, c)} {
+	for _, p := range [][]byte{blobsPrefix(acct, c), containerVersionsPrefix(acct, c), deletedPrefix(acct, c)} {
 		if err := tx.Scan(p, kv.PrefixEnd(p), 1, false, func(_, _ []byte) bool {
 			found = true
 			return false
