@@ -63,6 +63,9 @@ type PutBlobOutput struct {
 // transaction applies the write rules and replaces the blob; the stored
 // body is freed at once if the write is refused.
 func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (PutBlobOutput, error) {
+	if in.Immutability != nil && s.nsOf(in.Ref.Account) != nil {
+		return PutBlobOutput{}, errNoImmutability() // a hierarchical account has no versions
+	}
 	return s.layoutOf(in.Ref.Account).create(ctx, in)
 }
 
@@ -971,6 +974,9 @@ func (s *Service) checkPutBlockListFlat(ctx context.Context, in PutBlockListInpu
 func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBlockListOutput, error) {
 	if len(in.Blocks) > maxCommittedBlocks {
 		return PutBlockListOutput{}, azerr.New(azerr.BlockListTooLong)
+	}
+	if in.Immutability != nil && s.nsOf(in.Ref.Account) != nil {
+		return PutBlockListOutput{}, errNoImmutability() // a hierarchical account has no versions
 	}
 	return s.layoutOf(in.Ref.Account).replace(ctx, in)
 }

@@ -137,6 +137,9 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 	now := s.now(in.Call)
 	lookup := s.copySource(in.Source, in.Caller, now)
 	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		if in.Immutability != nil {
+			return CopyBlobOutput{}, errNoImmutability() // a hierarchical account has no versions
+		}
 		return s.copyPath(ctx, hns, in, lookup, now)
 	}
 	ref, acc, createOnly, sync := in.Ref, in.Access, in.CreateOnly, in.Sync

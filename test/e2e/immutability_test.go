@@ -74,6 +74,13 @@ func TestImmutabilityPolicyAndLegalHold(t *testing.T) {
 	until = now.Add(5 * time.Minute)
 	must(t, setPolicy(e, bc, until, modeUnlocked)) // an Unlocked policy may be shortened
 	wantCode(t, setPolicy(e, bc, now.Add(-time.Minute), modeUnlocked), http.StatusBadRequest, bloberror.InvalidHeaderValue)
+	// If-Unmodified-Since, the one condition the operation takes.
+	_, err = bc.SetImmutabilityPolicy(e.ctx, until, &blob.SetImmutabilityPolicyOptions{Mode: &modeUnlocked,
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfUnmodifiedSince: to.Ptr(now.Add(-time.Hour))}})
+	wantCode(t, err, http.StatusPreconditionFailed, bloberror.ConditionNotMet)
+	_, err = bc.SetImmutabilityPolicy(e.ctx, until, &blob.SetImmutabilityPolicyOptions{Mode: &modeUnlocked,
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfUnmodifiedSince: to.Ptr(now.Add(time.Minute))}})
+	must(t, err)
 
 	// A legal hold, reported by reads and listings; it wins over the policy.
 	lh, err := bc.SetLegalHold(e.ctx, true, nil)
@@ -310,4 +317,20 @@ func TestImmutabilitySAS(t *testing.T) {
 	ai := acct(sas.AccountPermissions{SetImmutabilityPolicy: true})
 	must(t, setPolicy(e, ai, until, modeUnlocked))
 	must2(ai.DeleteImmutabilityPolicy(e.ctx, nil))
+}
+
+// TestImmutabilityHierarchical: a hierarchical account keeps no
+// versions, so writes asking for a policy or hold are refused there too
+// ("Version-level WORM policies": not supported with a hierarchical
+// namespace).
+func TestImmutabilityHierarchical(t *testing.T) {
+	a, clk := startAppWith(t, func(c *app.Config) { c.HierarchicalNamespace, c.BlobImmutability = true, true })
+	e := &env{t: t, app: a, clock: clk, c: client(t, a.BlobURL, app.DevKey), ctx: context.Background()}
+	e.container("hier")
+	bb := e.c.ServiceClient().NewContainerClient("hier").NewBlockBlobClient("f")
+	_, err := bb.Upload(e.ctx, streamOf("x"), &blockblob.UploadOptions{LegalHold: to.Ptr(true)})
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidOperation)
+	must2(bb.UploadBuffer(e.ctx, []byte("x"), nil))
+	_, err = bb.SetLegalHold(e.ctx, true, nil)
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidOperation)
 }
