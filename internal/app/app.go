@@ -94,6 +94,12 @@ type Config struct {
 	// VersioningAccounts for the named ones (versioning.go).
 	BlobVersioning     bool
 	VersioningAccounts []string
+	// BlobImmutability gives every container of the accounts with blob
+	// versioning version-level immutability support (Azure's
+	// ImmutableStorageWithVersioning, a management-plane setting):
+	// immutability policies and legal holds on blob versions
+	// (internal/blob/immutability.go).
+	BlobImmutability bool
 	// ShareSoftDelete is the File service's share delete retention in
 	// days for every account (0: off; an account's File Service
 	// Properties may enable their own). internal/file/domain_softdelete.go.
@@ -367,6 +373,9 @@ func Start(cfg Config) (*App, error) {
 	a.Blob.SetChangeFeedRetention(cfg.ChangeFeedRetention)
 	a.Blob.SetVersioning(cfg.versioning())
 	a.Blob.SetContainerSoftDelete(func(string) int { return cfg.ContainerSoftDelete })
+	if cfg.BlobImmutability {
+		a.Blob.SetImmutability(func(string) bool { return true })
+	}
 	if err := a.setupEvents(subs); err != nil {
 		store.Close()
 		return nil, err

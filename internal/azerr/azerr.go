@@ -227,6 +227,12 @@ const (
 	QueueDisabled                         = "QueueDisabled"
 	QueueNotEmpty                         = "QueueNotEmpty"
 	QueueNotFound                         = "QueueNotFound"
+
+	// Version-level immutability (internal/blob/immutability.go).
+	BlobImmutableDueToLegalHold                    = "BlobImmutableDueToLegalHold"
+	BlobImmutableDueToPolicy                       = "BlobImmutableDueToPolicy"
+	ContainerImmutableStorageWithVersioningEnabled = "ContainerImmutableStorageWithVersioningEnabled"
+	ImmutabilityPolicyDeleteOnLockedPolicy         = "ImmutabilityPolicyDeleteOnLockedPolicy"
 )
 
 // Table service codes.
@@ -459,6 +465,12 @@ var catalog = map[string]entry{
 	SMBDeletePending:                   {409, "The specified resource is marked for deletion by an SMB client."},
 	LeaseIDMismatchWithShareOperation:  {412, "The lease ID specified did not match the lease ID for the share."},
 	LeaseNotPresentWithShareOperation:  {412, "There is currently no lease on the share."},
+
+	// Version-level immutability.
+	BlobImmutableDueToLegalHold:                    {409, "This operation is not permitted as the blob is immutable due to one or more legal holds."},
+	BlobImmutableDueToPolicy:                       {409, "This operation is not permitted as the blob is immutable due to a policy."},
+	ContainerImmutableStorageWithVersioningEnabled: {409, "The requested operation is not allowed as the container has a immutable storage with versioning enabled."},
+	ImmutabilityPolicyDeleteOnLockedPolicy:         {409, "This operation is not permitted as the immutability policy is locked."},
 }
 
 // Status returns the catalog status for code, or 500 if unknown.

@@ -194,6 +194,34 @@
 // (`open`) check it by the same rules, and the dfs front end parses the key
 // for Path - Create, append and flush (docs/datalake.md).
 //
+// # Version-level immutability
+//
+// With `--blob-immutability` every container of the accounts with blob
+// versioning has version-level immutability support (Azure's
+// ImmutableStorageWithVersioning, which only the management plane enables;
+// Create Container has no header for it): Get Container Properties answers
+// `x-ms-immutable-storage-with-versioning-enabled: true` and List Containers
+// `ImmutableStorageWithVersioningEnabled`. A version (current, previous by
+// `versionid`, or a snapshot) carries at most one time-based retention
+// policy and one legal hold in its own record (`blobRec.Imm`,
+// `blobRec.Hold`), set by Set Blob Immutability Policy
+// (`PUT ?comp=immutabilityPolicies`), Delete Blob Immutability Policy and
+// Set Blob Legal Hold (`PUT ?comp=legalhold`), all under SAS permission `i`,
+// or by the `x-ms-immutability-policy-until-date`/`-mode` and
+// `x-ms-legal-hold` headers of Put Blob, Put Block List and Copy Blob (a copy
+// or a snapshot never takes its source's). The rules, from
+// "Version-level WORM policies for immutable blob data" (scenarios table),
+// the REST pages and azblob's recorded tests, are in `immutability.go`:
+// Unlocked policies move freely, Locked ones only forward (`nextPolicy`);
+// an unexpired policy (injected clock) or a hold refuses Delete Blob (409
+// `BlobImmutableDueToPolicy` / `BlobImmutableDueToLegalHold`); any policy or
+// hold refuses Set Blob Metadata and Put Page; overwrites make a new
+// version without a policy; Delete Container needs an empty container (409
+// `ContainerImmutableStorageWithVersioningEnabled`). Without support the
+// operations answer 400 `InvalidOperation` (no Azure page names the code
+// for this case). Reads, Set Blob Tags, Set Blob Tier and leases are not
+// affected, and a write without the headers reads nothing more.
+//
 // # Put Blob, from the socket to the transaction
 //
 //  1. The listener's connections (`server.tapListener`) follow the HTTP/1.1

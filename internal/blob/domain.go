@@ -230,6 +230,9 @@ type NewBlob struct {
 	Metadata    map[string]string
 	Tier        string        // "" for the account default
 	Tags        blobtags.Tags // blob index tags
+	// Immutability is the policy and legal hold the write sets on the
+	// version it makes (nil: none; immutability.go).
+	Immutability *Immutability
 }
 
 // record is the blob record n describes, of type typ, without content.

@@ -63,6 +63,9 @@ type PutBlobOutput struct {
 // transaction applies the write rules and replaces the blob; the stored
 // body is freed at once if the write is refused.
 func (s *Service) PutBlob(ctx context.Context, in PutBlobInput) (PutBlobOutput, error) {
+	if in.Immutability != nil && s.nsOf(in.Ref.Account) != nil {
+		return PutBlobOutput{}, errNoImmutability() // a hierarchical account has no versions
+	}
 	return s.layoutOf(in.Ref.Account).create(ctx, in)
 }
 
@@ -84,6 +87,11 @@ func (s *Service) putBlobFlat(ctx context.Context, in PutBlobInput) (out PutBlob
 		nb  *blobRec // rec as stored, stamped
 	}{rec: in.NewBlob.record(in.Type)}
 	rec := &w.rec
+	if in.Immutability != nil {
+		if rec.Imm, rec.Hold, err = s.checkWriteImmutability(in.Ref.Account, in.Immutability, now); err != nil {
+			return out, err
+		}
+	}
 	var st *extent.Staged
 	// The staged chunks are freed at once if the write is refused (see
 	// extent.Staged.Finish).
@@ -173,6 +181,12 @@ type BlobProperties struct {
 	// an account with versioning on).
 	VersionID        string
 	IsCurrentVersion bool
+	// ImmutabilityUntil and ImmutabilityMode are the version's
+	// immutability policy (zero and "": none); LegalHold its legal hold
+	// (immutability.go).
+	ImmutabilityUntil time.Time
+	ImmutabilityMode  string
+	LegalHold         bool
 }
 
 // properties reports b, read at ref at now.
@@ -183,6 +197,10 @@ func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
 		EncryptionKeySHA256: b.CPK, VersionID: b.VersionID,
 	}
 	p.IsCurrentVersion = ref.Snapshot == "" && b.VersionID != "" && !b.prev
+	if b.Imm != nil {
+		p.ImmutabilityUntil, p.ImmutabilityMode = b.Imm.Until, b.Imm.Mode
+	}
+	p.LegalHold = b.Hold
 	if ref.Snapshot != "" {
 		p.VersionID = "" // a snapshot is no version
 	}
@@ -407,6 +425,11 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 			return err
 		}
 		mark := pol.mark(now)
+		if ds != DeleteSnapshotsOnly {
+			if err := b.deleteProtected(now); err != nil {
+				return err
+			}
+		}
 		if ref.Snapshot != "" {
 			if err := acc.checkConds(b, ref.Container); err != nil {
 				return err
@@ -472,6 +495,11 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 		}
 		if present > 0 && ds == DeleteSnapshotsNone {
 			return azerr.New(azerr.SnapshotsPresent)
+		}
+		for i := range snaps { // a snapshot under a policy or hold stays (immutability.go)
+			if err := snaps[i].deleteProtected(now); err != nil {
+				return err
+			}
 		}
 		var release []extent.Part
 		for i := range snaps {
@@ -659,6 +687,9 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 		if err := notArchived(b); err != nil {
 			return err
 		}
+		if err := b.writeProtected(); err != nil {
+			return err
+		}
 		if err := s.versionOnUpdate(tx, ref, now, b); err != nil {
 			return err
 		}
@@ -783,6 +814,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 		}
 		sb := *b
 		sb.Lease = lease.Lease{}
+		sb.Imm, sb.Hold = nil, false // a snapshot has its own (immutability.go)
 		if len(meta) > 0 {
 			sb.Meta = meta
 		}
@@ -943,6 +975,9 @@ func (s *Service) PutBlockList(ctx context.Context, in PutBlockListInput) (PutBl
 	if len(in.Blocks) > maxCommittedBlocks {
 		return PutBlockListOutput{}, azerr.New(azerr.BlockListTooLong)
 	}
+	if in.Immutability != nil && s.nsOf(in.Ref.Account) != nil {
+		return PutBlockListOutput{}, errNoImmutability() // a hierarchical account has no versions
+	}
 	return s.layoutOf(in.Ref.Account).replace(ctx, in)
 }
 
@@ -952,7 +987,11 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 	now := s.now(in.Call)
 	ref, acc, createOnly, newb, blocks, sha := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.Blocks, shaOf(in.CPK)
 	var rec *blobRec
-	err := s.store.Update(ctx, s.changing(in.Call, apiPutBlockList, ref, func(tx kv.Tx) error {
+	imm, hold, err := s.checkWriteImmutability(ref.Account, newb.Immutability, now)
+	if err != nil {
+		return PutBlockListOutput{}, err
+	}
+	err = s.store.Update(ctx, s.changing(in.Call, apiPutBlockList, ref, func(tx kv.Tx) error {
 		old, err := blockListTarget(tx, ref, acc, createOnly, now)
 		if err != nil {
 			return err
@@ -967,6 +1006,7 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 			}
 		}
 		nb := newb.record(BlockBlob)
+		nb.Imm, nb.Hold = imm, hold
 		nb.HasBlockList = true
 		nb.CPK = sha
 		nb.replaces(old, now)

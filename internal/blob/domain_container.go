@@ -99,6 +99,9 @@ type ContainerProperties struct {
 	HasLegalHold                bool
 	DefaultEncryptionScope      string
 	DenyEncryptionScopeOverride bool
+	// ImmutableStorageWithVersioning is version-level immutability
+	// support (immutability.go).
+	ImmutableStorageWithVersioning bool
 }
 
 // GetContainerProperties is Get Container Properties
@@ -118,7 +121,7 @@ func (s *Service) GetContainerProperties(ctx context.Context, in GetContainerPro
 	}
 	return ContainerProperties{
 		ETag: c.ETag, LastModified: c.Modified, Metadata: c.Meta, Lease: c.Lease.Effective(now), PublicAccess: c.PublicAccess,
-		DefaultEncryptionScope: "$account-encryption-key",
+		DefaultEncryptionScope: "$account-encryption-key", ImmutableStorageWithVersioning: s.immutabilityOn(in.Ref.Account),
 	}, nil
 }
 
@@ -156,6 +159,17 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 		}
 		if err := lease.CheckWrite(c.Lease, leaseID, lease.Container, now); err != nil {
 			return err
+		}
+		if s.immutabilityOn(ref.Account) {
+			// Version-level immutability support: the container must be
+			// empty (immutability.go), whether or not it would be kept.
+			held, err := containerHoldsBlobs(tx, ref.Account, ref.Container)
+			if err != nil {
+				return err
+			}
+			if held {
+				return azerr.New(azerr.ContainerImmutableStorageWithVersioningEnabled)
+			}
 		}
 		if days > 0 {
 			if err := s.layoutOf(ref.Account).containerDeleted(tx, ref); err != nil {

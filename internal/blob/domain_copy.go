@@ -107,6 +107,9 @@ type CopyBlobInput struct {
 	// Seal is x-ms-seal-blob: whether a copy of an append blob is sealed
 	// (nil: as the source is).
 	Seal *bool
+	// Immutability is the policy and legal hold of the copy (nil: none;
+	// the source's are not copied; immutability.go).
+	Immutability *Immutability
 }
 
 // CopyBlobOutput is the copy: it completes inside the call, so its
@@ -134,6 +137,9 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 	now := s.now(in.Call)
 	lookup := s.copySource(in.Source, in.Caller, now)
 	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		if in.Immutability != nil {
+			return CopyBlobOutput{}, errNoImmutability() // a hierarchical account has no versions
+		}
 		return s.copyPath(ctx, hns, in, lookup, now)
 	}
 	ref, acc, createOnly, sync := in.Ref, in.Access, in.CreateOnly, in.Sync
@@ -162,9 +168,13 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 			return CopyBlobOutput{}, err
 		}
 	}
+	imm, hold, err := s.checkWriteImmutability(ref.Account, in.Immutability, now)
+	if err != nil {
+		return CopyBlobOutput{}, err
+	}
 	copyID := newUUID()
 	var rec *blobRec
-	err := s.store.Update(ctx, s.changing(in.Call, apiCopyBlob, ref, func(tx kv.Tx) error {
+	err = s.store.Update(ctx, s.changing(in.Call, apiCopyBlob, ref, func(tx kv.Tx) error {
 		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
 		if err != nil {
 			return err
@@ -196,6 +206,7 @@ func (s *Service) CopyBlob(ctx context.Context, in CopyBlobInput) (CopyBlobOutpu
 		}
 		nb := *src
 		nb.Lease = lease.Lease{}
+		nb.Imm, nb.Hold = imm, hold
 		nb.Tier, nb.TierChanged = tier, nil
 		if !copyTags {
 			nb.Tags = tags

@@ -292,6 +292,7 @@ func (s *Service) ListContainers(ctx context.Context, in ListContainersInput) (L
 		start = ContainerKey(in.Account, mName)
 	}
 	var out ListContainersOutput
+	vlw := s.immutabilityOn(in.Account)
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		out = ListContainersOutput{}
 		var live []ListedContainer
@@ -308,7 +309,9 @@ func (s *Service) ListContainers(ctx context.Context, in ListContainersInput) (L
 			if derr = kv.DecodeJSON(k, v, &c); derr != nil {
 				return false
 			}
-			live = append(live, ListedContainer{Name: parts[2], Properties: listedProps(&c, now)})
+			p := listedProps(&c, now)
+			p.ImmutableStorageWithVersioning = vlw
+			live = append(live, ListedContainer{Name: parts[2], Properties: p})
 			return len(live) <= maxN
 		})
 		if err == nil {

@@ -210,6 +210,9 @@ func deleteVersion(tx kv.Tx, ref BlobRef, a Access, now time.Time) (bool, error)
 	if err := a.checkConds(b, ref.Container); err != nil {
 		return false, err
 	}
+	if err := b.deleteProtected(now); err != nil {
+		return false, err
+	}
 	key := versionKey(ref.Account, ref.Container, ref.Blob, ref.VersionID)
 	pol, err := loadRetention(tx, ref.Account)
 	if err != nil {

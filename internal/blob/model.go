@@ -51,6 +51,9 @@ type Service struct {
 	// containerSD is the container delete retention in days per account
 	// (domain_containersd.go); nil: off.
 	containerSD func(account string) int
+	// immutability says which accounts' containers support
+	// version-level immutability (immutability.go); nil: none.
+	immutability func(account string) bool
 }
 
 // New returns the Blob service over store and chunks.
@@ -159,6 +162,10 @@ type blobRec struct {
 	// current version, or a previous version under "bv"); "" for a blob
 	// written with versioning off (domain_versions.go).
 	VersionID string `json:"v,omitempty"`
+	// Imm is the version's time-based retention policy and Hold its
+	// legal hold (immutability.go).
+	Imm  *immPolicy `json:"im,omitempty"`
+	Hold bool       `json:"lh,omitempty"`
 	// prev is set on a previous version as read (findVersion), never
 	// stored.
 	prev bool

@@ -31,7 +31,8 @@ func writePages(tx kv.Tx, now time.Time, seq SequenceConditions, b *blobRec, off
 }
 
 // pagesWritable is writePages' checks: a page blob, the sequence number
-// conditions, the range within the blob.
+// conditions, the range within the blob, no immutability policy or legal
+// hold.
 func pagesWritable(b *blobRec, seq SequenceConditions, off, n int64) error {
 	if b.Type != PageBlob {
 		return azerr.New(azerr.InvalidBlobType)
@@ -42,7 +43,7 @@ func pagesWritable(b *blobRec, seq SequenceConditions, off, n int64) error {
 	if off+n > b.Size {
 		return azerr.New(azerr.InvalidPageRange)
 	}
-	return nil
+	return b.writeProtected() // immutability.go
 }
 
 // appendParts appends size bytes, held by parts (offsets from 0), to the

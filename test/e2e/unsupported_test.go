@@ -3,7 +3,6 @@ package e2e
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 )
@@ -19,17 +18,10 @@ func TestUnsupportedOperationsThroughSDK(t *testing.T) {
 	must(t, err)
 	bc := e.c.ServiceClient().NewContainerClient("ctr").NewBlobClient("b")
 	pc := e.c.ServiceClient().NewContainerClient("ctr").NewPageBlobClient("p")
-	until := time.Now().Add(time.Hour)
 	for _, tc := range []struct {
 		op   string
 		call func() error
 	}{
-		{"Set Blob Legal Hold", func() error { _, err := bc.SetLegalHold(e.ctx, true, nil); return err }},
-		{"Set/Delete Blob Immutability Policy", func() error {
-			_, err := bc.SetImmutabilityPolicy(e.ctx, until, nil)
-			return err
-		}},
-		{"Set/Delete Blob Immutability Policy", func() error { _, err := bc.DeleteImmutabilityPolicy(e.ctx, nil); return err }},
 		{"Restore Container", func() error {
 			_, err := e.c.ServiceClient().RestoreContainer(e.ctx, "ctr", "01D60F8BB59A4652", nil)
 			return err

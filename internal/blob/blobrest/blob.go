@@ -222,7 +222,11 @@ func parseNewBlob(r *req, typ string) (blob.NewBlob, cond.Conditions, error) {
 	if err != nil {
 		return nb, conds, err
 	}
-	return blob.NewBlob{HTTPHeaders: p, Metadata: meta, Tier: tier, Tags: tags}, conds, nil
+	im, err := writeImmutability(r.Header)
+	if err != nil {
+		return nb, conds, err
+	}
+	return blob.NewBlob{HTTPHeaders: p, Metadata: meta, Tier: tier, Tags: tags, Immutability: im}, conds, nil
 }
 
 func parseSizeHeader(h http.Header, name string, required bool) (int64, error) {
@@ -296,6 +300,7 @@ func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
 	if p.TagCount > 0 {
 		h.Set("x-ms-tag-count", strconv.Itoa(p.TagCount))
 	}
+	writeImmutabilityHeaders(h, p)
 	switch p.Type {
 	case blob.BlockBlob:
 		h.Set("x-ms-access-tier", p.AccessTier)

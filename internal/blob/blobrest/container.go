@@ -63,6 +63,9 @@ func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
 	}
 	h.Set("x-ms-has-immutability-policy", strconv.FormatBool(p.HasImmutabilityPolicy))
 	h.Set("x-ms-has-legal-hold", strconv.FormatBool(p.HasLegalHold))
+	if p.ImmutableStorageWithVersioning {
+		h.Set("x-ms-immutable-storage-with-versioning-enabled", "true")
+	}
 	h.Set("x-ms-default-encryption-scope", p.DefaultEncryptionScope)
 	h.Set("x-ms-deny-encryption-scope-override", strconv.FormatBool(p.DenyEncryptionScopeOverride))
 	w.WriteHeader(http.StatusOK)

@@ -143,6 +143,9 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	in.Tier = r.Header.Get("x-ms-access-tier")
+	if in.Immutability, err = writeImmutability(r.Header); err != nil {
+		return err
+	}
 	if v := r.Header.Get("x-ms-seal-blob"); v != "" && !in.Sync {
 		seal, err := strconv.ParseBool(v)
 		if err != nil {

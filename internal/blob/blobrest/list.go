@@ -54,6 +54,9 @@ type containerPropsXML struct {
 	// A soft-deleted container (include=deleted).
 	DeletedTime   string `xml:"DeletedTime,omitempty"`
 	RemainingDays *int   `xml:"RemainingRetentionDays,omitempty"`
+	// ImmutableStorageWithVersioningEnabled is version-level
+	// immutability support (blob/immutability.go).
+	VersionLevelWORM bool `xml:"ImmutableStorageWithVersioningEnabled,omitempty"`
 }
 
 type containerXML struct {
@@ -120,7 +123,7 @@ func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 		cx := containerXML{Name: c.Name, Properties: containerPropsXML{
 			LastModified: c.Properties.LastModified.UTC().Format(http.TimeFormat), ETag: c.Properties.ETag,
 			LeaseStatus: c.Properties.Lease.Status, LeaseState: c.Properties.Lease.State, LeaseDuration: c.Properties.Lease.Duration,
-			PublicAccess: c.Properties.PublicAccess,
+			PublicAccess: c.Properties.PublicAccess, VersionLevelWORM: c.Properties.ImmutableStorageWithVersioning,
 		}}
 		if d := c.Deleted; d != nil {
 			days := d.RemainingDays
@@ -178,6 +181,11 @@ type blobPropsXML struct {
 	Group        string `xml:"Group,omitempty"`
 	Permissions  string `xml:"Permissions,omitempty"`
 	ACL          string `xml:"Acl,omitempty"`
+	// include=immutabilitypolicy and include=legalhold
+	// (immutability.go).
+	PolicyUntil string `xml:"ImmutabilityPolicyUntilDate,omitempty"`
+	PolicyMode  string `xml:"ImmutabilityPolicyMode,omitempty"`
+	LegalHold   *bool  `xml:"LegalHold,omitempty"`
 }
 
 // tagSetXML is a listed blob's <Tags> (include=tags).
@@ -279,6 +287,14 @@ func renderBlobItem(e *blob.ListedBlob, inc map[string]bool) blobItemXML {
 		}
 	}
 	p.TagCount = b.TagCount
+	if inc["immutabilitypolicy"] && b.ImmutabilityMode != "" {
+		p.PolicyUntil = b.ImmutabilityUntil.UTC().Format(http.TimeFormat)
+		p.PolicyMode = strings.ToLower(b.ImmutabilityMode)
+	}
+	if inc["legalhold"] {
+		hold := b.LegalHold
+		p.LegalHold = &hold
+	}
 	if inc["tags"] && len(e.Tags) > 0 {
 		it.Tags = &tagSetXML{}
 		for _, k := range e.Tags.Keys() {

@@ -76,6 +76,9 @@ var (
 	sasWrite    = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w"}
 	sasAppend   = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "aw"}
 	sasTags     = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "t"}
+	// sasImmutability is i, "Set or delete the immutability policy or
+	// legal hold on a blob" (Create a service SAS; Create an account SAS).
+	sasImmutability = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "i"}
 )
 
 // blobUnsupported lists the Blob operations Azure has and this server
@@ -86,10 +89,6 @@ var blobUnsupported = server.Unsupported{
 	"/query": "Query Blob Contents",
 	// Incremental Copy Blob: PUT {page blob}?comp=incrementalcopy.
 	"/incrementalcopy": "Incremental Copy Blob",
-	// Set and Delete Blob Immutability Policy: ?comp=immutabilityPolicies.
-	"/immutabilityPolicies": "Set/Delete Blob Immutability Policy",
-	// Set Blob Legal Hold: PUT ?comp=legalhold.
-	"/legalhold": "Set Blob Legal Hold",
 	// Rename Container: PUT ?restype=container&comp=rename.
 	"container/rename": "Rename Container",
 }
@@ -184,6 +183,11 @@ func init() {
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "appendBlock", Handler: (*Service).appendBlock, SAS: sasAppend},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "seal", Name: "sealBlob", Handler: (*Service).sealBlob, SAS: sasWrite},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "expiry", Name: "setBlobExpiry", Handler: (*Service).setBlobExpiry, SAS: sasWrite},
+		// Version-level immutability (immutability.go), on a blob, a
+		// snapshot or a version.
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "immutabilityPolicies", Name: "setImmutabilityPolicy", Handler: (*Service).setImmutabilityPolicy, SAS: sasImmutability, Flags: fOnSnapshot | fOnVersion},
+		{Methods: del, Levels: lBlob, Restype: star, Comp: "immutabilityPolicies", Name: "deleteImmutabilityPolicy", Handler: (*Service).deleteImmutabilityPolicy, SAS: sasImmutability},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "legalhold", Name: "setLegalHold", Handler: (*Service).setLegalHold, SAS: sasImmutability, Flags: fOnSnapshot | fOnVersion},
 	})
 }
 
