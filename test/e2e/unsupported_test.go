@@ -22,10 +22,6 @@ func TestUnsupportedOperationsThroughSDK(t *testing.T) {
 		op   string
 		call func() error
 	}{
-		{"Restore Container", func() error {
-			_, err := e.c.ServiceClient().RestoreContainer(e.ctx, "ctr", "01D60F8BB59A4652", nil)
-			return err
-		}},
 		{"Incremental Copy Blob", func() error {
 			_, err := pc.StartCopyIncremental(e.ctx, e.app.BlobURL+"/ctr/src", "2026-01-01T00:00:00.0000000Z", nil)
 			return err
