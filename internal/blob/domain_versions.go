@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -96,8 +97,22 @@ func newVersionID(tx kv.Tx, ref BlobRef, t time.Time, cur string) (string, error
 
 // putVersion stores b as the previous version b.VersionID of ref's name
 // (giving a blob written before versioning was on an id of its own
-// first). The caller moves or adds the references of its parts.
+// first). The caller moves or adds the references of its parts. b must
+// be the record read from the base blob's key in tx, unchanged, as every
+// caller has it: while that key still holds it and it has an id and no
+// lease, the version is those stored bytes, copied rather than encoded
+// again (a small blob's record embeds its data, so encoding it is most of
+// what a version costs to write).
 func putVersion(tx kv.Tx, ref BlobRef, b *blobRec) error {
+	if b.VersionID != "" && b.Del == nil && b.Lease == (lease.Lease{}) {
+		raw, err := tx.Get(BlobKey(ref.Account, ref.Container, ref.Blob, ""))
+		if err == nil {
+			return tx.Put(versionKey(ref.Account, ref.Container, ref.Blob, b.VersionID), append([]byte(nil), raw...))
+		}
+		if !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+	}
 	v := *b
 	if v.VersionID == "" {
 		id, err := newVersionID(tx, ref, v.Modified, "")
