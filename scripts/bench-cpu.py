@@ -2,7 +2,7 @@
 """Server CPU per operation: Cerulean builds side by side with the floor.
 
     python3 scripts/bench-cpu.py [-rounds N] [-duration 5s] [-workloads W] [-keys N] [-no-floor]
-        BENCH SERVER [SERVER ...]
+        [-disk] BENCH SERVER [SERVER ...]
 
 BENCH is a built cmd/cerulean-bench, each SERVER a built cmd/cerulean,
 optionally followed by serve flags after commas (`bin/cerulean,--blob-versioning`
@@ -10,7 +10,8 @@ is that build with versioning on; its label is the file name and flags).
 Each round starts, in turn, the floor (`BENCH -floor`: a bare net/http
 server answering the same SDK requests without authentication or
 storage) and every SERVER (`serve` on an embedded store in /dev/shm, so
-fsync does not drown the code paths compared) as a process of its own,
+fsync does not drown the code paths compared; -disk: in the system's
+temporary directory, with its fsyncs, as a user runs it) as a process of its own,
 runs `BENCH -workloads blob,queue,tablepoint -server-pid PID` against it
 (16 clients; -workloads and -keys, the names each client overwrites in
 turn, are passed on), and stops it. -no-floor compares the SERVERs alone. The order alternates from round to round
@@ -35,6 +36,7 @@ import time
 
 LINE = re.compile(r"^(.*?)\s+(\d+) ops/s\s+p50 .*errors (\d+)\)\s+server CPU ([\d.]+) µs/op")
 RATE = {}  # (target, workload) -> [ops/s per run]
+DISK = False  # -disk
 PORTS = (21000, 21001, 21002)  # below the ephemeral range
 
 
@@ -65,7 +67,7 @@ def start(target, bench):
         proc = subprocess.Popen([bench, "-floor", f"127.0.0.1:{PORTS[0]}"])
         wait_port(PORTS[0], proc)
         return proc, None, (PORTS[0],) * 3
-    d = tempfile.mkdtemp(prefix="bench-cpu-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    d = tempfile.mkdtemp(prefix="bench-cpu-", dir="/dev/shm" if os.path.isdir("/dev/shm") and not DISK else None)
     path, *flags = target.split(",")
     proc = subprocess.Popen([path, "serve", "--data", d, "--log-level", "error", *flags,
                              "--blob-port", str(PORTS[0]), "--queue-port", str(PORTS[1]),
@@ -107,6 +109,10 @@ def main():
     while args and args[0].startswith("-"):
         if args[0] == "-no-floor":
             floor, args = False, args[1:]
+            continue
+        if args[0] == "-disk":
+            global DISK
+            DISK, args = True, args[1:]
             continue
         flag, val = args[0], args[1]
         args = args[2:]

@@ -253,6 +253,7 @@ func Main(args []string, out io.Writer) error {
 	block := fs.Int64("block", 8, "large upload block size in MiB")
 	data := fs.String("data", "", "data directory of the in-process server (default: a temporary directory)")
 	pg := fs.String("postgres", "", "run the in-process server on this PostgreSQL DSN instead of the embedded store")
+	versioning := fs.Bool("versioning", false, "turn blob versioning on in the in-process server (as cerulean serve --blob-versioning)")
 	soakRate := fs.Int("soak-rate", 390, "soak: operations started per second")
 	soakWindow := fs.Duration("soak-window", 5*time.Minute, "soak: report period")
 	soakAbusive := fs.Int("soak-abusive", 22, "soak: abusive connections per second")
@@ -305,7 +306,7 @@ func Main(args []string, out io.Writer) error {
 			defer os.RemoveAll(tmp)
 			dir = tmp
 		}
-		a, err := app.Start(app.Config{DataDir: dir, Postgres: *pg, BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0, MetricsPort: 0})
+		a, err := app.Start(app.Config{DataDir: dir, Postgres: *pg, BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0, MetricsPort: 0, BlobVersioning: *versioning})
 		if err != nil {
 			return err
 		}
