@@ -7,8 +7,10 @@ library, which walks $blobchangefeed (idx/segments/, the segments'
 meta.json, the shards' Avro chunk files) as it does on Azure. Prints one
 PASS/FAIL line per area.
 """
-import datetime, os, time, traceback
+import datetime, os
 from importlib.metadata import version
+
+from probe import area as _area, check, eq, error, finish
 
 P = os.environ.get("PORT_BASE", "2490")
 A = "devstoreaccount1"
@@ -16,54 +18,11 @@ KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr
 CRED = {"account_name": A, "account_key": KEY}
 URL = f"http://127.0.0.1:{P}4/{A}"
 UTC = datetime.timezone.utc
-failed = 0
-checks = 0
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, what, got=None):
-    global checks
-    checks += 1
-    if not cond:
-        raise Fail(what + ("" if got is None else f": got {got!r}"))
-
-
-def eq(got, want, what):
-    return check(got == want, f"{what}: want {want!r}", got)
-
-
-def error(f, status, code, what):
-    global checks
-    checks += 1
-    try:
-        f()
-    except Exception as e:
-        st = getattr(e, "status_code", None)
-        ec = str(getattr(getattr(e, "error_code", None), "value", getattr(e, "error_code", "")) or "")
-        if st != status or ec.lower() != code.lower():
-            raise Fail(f"{what}: want {status} {code}, got {st} {ec}")
-        return
-    raise Fail(f"{what}: succeeded, want {status} {code}")
+LABEL = ", ".join(f"{p} {version(p)}" for p in ("azure-storage-blob-changefeed", "azure-storage-blob"))
 
 
 def area(name):
-    label = ", ".join(f"{p} {version(p)}" for p in ("azure-storage-blob-changefeed", "azure-storage-blob"))
-
-    def run(fn):
-        global failed, checks
-        t0, checks = time.time(), 0
-        try:
-            fn()
-            print(f"PASS {label} {name}: {checks} checks [{time.time()-t0:.1f}s]", flush=True)
-        except Exception as e:
-            failed += 1
-            where = traceback.extract_tb(e.__traceback__)[-1]
-            print(f"FAIL {label} {name}: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''} (line {where.lineno})", flush=True)
-        return fn
-    return run
+    return _area(LABEL, name)
 
 
 from azure.core import MatchConditions
@@ -145,4 +104,4 @@ def _():
     error(lambda: feed.delete_blob("meta/segments.json"), 403, "InsufficientAccountPermissions", "delete")
 
 
-raise SystemExit(1 if failed else 0)
+finish()

@@ -9,63 +9,17 @@ with include_deleted=True, undelete_container/undelete_share, and the
 refusals (a name in use, an unknown version). Prints one PASS/FAIL line
 per area.
 """
-import os, time, traceback
+import os
 from importlib.metadata import version
+
+from probe import area as _area, check, eq, error, finish
 
 PORT = int(os.environ.get("VERSIONING_PORT", "24910"))
 A = "devstoreaccount1"
 KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 CRED = {"account_name": A, "account_key": KEY}
-failed = 0
-checks = 0
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, what, got=None):
-    global checks
-    checks += 1
-    if not cond:
-        raise Fail(what + ("" if got is None else f": got {got!r}"))
-
-
-def eq(got, want, what):
-    return check(got == want, f"{what}: want {want!r}", got)
-
-
-def error(f, status, code, what):
-    global checks
-    checks += 1
-    try:
-        f()
-    except Exception as e:
-        st = getattr(e, "status_code", None)
-        ec = str(getattr(getattr(e, "error_code", None), "value", getattr(e, "error_code", "")) or "")
-        if st != status or (code and ec.lower() != code.lower()):
-            raise Fail(f"{what}: want {status} {code}, got {st} {ec}")
-        return
-    raise Fail(f"{what}: succeeded, want {status} {code}")
-
-
 def area(name, pkg):
-    label = f"{pkg} {version(pkg)}"
-
-    def run(fn):
-        global failed, checks
-        t0, checks = time.time(), 0
-        try:
-            fn()
-            print(f"PASS {label} {name}: {checks} checks [{time.time()-t0:.1f}s]", flush=True)
-        except Exception as e:
-            failed += 1
-            here = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == __file__]
-            where = (here or traceback.extract_tb(e.__traceback__))[-1]
-            print(f"FAIL {label} {name}: {type(e).__name__}: {str(e).splitlines()[0][:300]} (line {where.lineno})", flush=True)
-        return fn
-
-    return run
+    return _area(f"{pkg} {version(pkg)}", name)
 
 
 from azure.storage.blob import BlobServiceClient
@@ -124,5 +78,4 @@ def _():
     eq([s.snapshot for s in snaps], [snap["snapshot"]], "the share's snapshot came back")
 
 
-print(f"{'ok' if failed == 0 else 'FAILED'}: {failed} area(s) failed", flush=True)
-raise SystemExit(1 if failed else 0)
+finish()
