@@ -254,6 +254,7 @@ func Main(args []string, out io.Writer) error {
 	data := fs.String("data", "", "data directory of the in-process server (default: a temporary directory)")
 	pg := fs.String("postgres", "", "run the in-process server on this PostgreSQL DSN instead of the embedded store")
 	versioning := fs.Bool("versioning", false, "turn blob versioning on in the in-process server (as cerulean serve --blob-versioning)")
+	inMemory := fs.Bool("in-memory", false, "run the in-process server on the in-memory store (as cerulean serve --in-memory)")
 	soakRate := fs.Int("soak-rate", 390, "soak: operations started per second")
 	soakWindow := fs.Duration("soak-window", 5*time.Minute, "soak: report period")
 	soakAbusive := fs.Int("soak-abusive", 22, "soak: abusive connections per second")
@@ -306,7 +307,7 @@ func Main(args []string, out io.Writer) error {
 			defer os.RemoveAll(tmp)
 			dir = tmp
 		}
-		a, err := app.Start(app.Config{DataDir: dir, Postgres: *pg, BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0, MetricsPort: 0, BlobVersioning: *versioning})
+		a, err := app.Start(app.Config{DataDir: dir, Postgres: *pg, BlobPort: 0, QueuePort: 0, TablePort: 0, FilePort: 0, MetricsPort: 0, BlobVersioning: *versioning, InMemory: *inMemory})
 		if err != nil {
 			return err
 		}
@@ -330,6 +331,8 @@ func Main(args []string, out io.Writer) error {
 		store := "embedded store in " + dir
 		if *pg != "" {
 			store = "PostgreSQL"
+		} else if *inMemory {
+			store = "in-memory store"
 		}
 		fmt.Fprintf(out, "in-process server on %s, %s (durable writes)\n", *url, store)
 	}
