@@ -320,6 +320,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	cfg.ChangeFeed, cfg.ChangeFeedAccounts = *f.changeFeed, app.ChangeFeedAccounts(*accounts)
 	cfg.BlobVersioning = *f.versioning
 	cfg.BlobImmutability = *f.immutability
+	cfg.ImmutabilityAccounts = app.ImmutabilityAccounts(*accounts)
 	cfg.VersioningAccounts = app.VersioningAccounts(*accounts)
 	if d := *f.shareSoftDelete; d < 0 || d > 365 {
 		return usageErr(fmt.Errorf("--share-soft-delete %d: want 0 (off) to 365 days", d))

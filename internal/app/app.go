@@ -100,6 +100,9 @@ type Config struct {
 	// immutability policies and legal holds on blob versions
 	// (internal/blob/immutability.go).
 	BlobImmutability bool
+	// ImmutabilityAccounts: the accounts marked :immutability in
+	// --accounts (immutability.go).
+	ImmutabilityAccounts []string
 	// ShareSoftDelete is the File service's share delete retention in
 	// days for every account (0: off; an account's File Service
 	// Properties may enable their own). internal/file/domain_softdelete.go.
@@ -312,6 +315,9 @@ func Start(cfg Config) (*App, error) {
 	if cfg.GCEvery == 0 {
 		cfg.GCEvery = time.Minute
 	}
+	if err := cfg.checkImmutability(); err != nil {
+		return nil, err
+	}
 	if err := cfg.checkVersioning(); err != nil {
 		return nil, err
 	}
@@ -373,9 +379,7 @@ func Start(cfg Config) (*App, error) {
 	a.Blob.SetChangeFeedRetention(cfg.ChangeFeedRetention)
 	a.Blob.SetVersioning(cfg.versioning())
 	a.Blob.SetContainerSoftDelete(func(string) int { return cfg.ContainerSoftDelete })
-	if cfg.BlobImmutability {
-		a.Blob.SetImmutability(func(string) bool { return true })
-	}
+	a.Blob.SetImmutability(cfg.immutability())
 	if err := a.setupEvents(subs); err != nil {
 		store.Close()
 		return nil, err

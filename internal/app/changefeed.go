@@ -8,14 +8,15 @@ import "strings"
 // length is not a multiple of four).
 const changeFeedMark = "changefeed"
 
-// accountMarks strips the marks (hnsMark, changeFeedMark, versioningMark) that end the
+// accountMarks strips the marks (hnsMark, changeFeedMark, versioningMark,
+// immutabilityMark) that end the
 // fields of one account in ParseAccounts' syntax and returns the fields
 // left and the marks found. Marks follow at least a name and a key.
 func accountMarks(fields []string) ([]string, map[string]bool) {
 	marks := map[string]bool{}
 	for len(fields) >= 3 {
 		last := fields[len(fields)-1]
-		if (last != hnsMark && last != changeFeedMark && last != versioningMark) || marks[last] {
+		if (last != hnsMark && last != changeFeedMark && last != versioningMark && last != immutabilityMark) || marks[last] {
 			break
 		}
 		marks[last] = true

@@ -43,7 +43,13 @@ func clientOptions() *azblob.ClientOptions {
 
 func client(t *testing.T, url, key string) *azblob.Client {
 	t.Helper()
-	cred, err := azblob.NewSharedKeyCredential(app.DevAccount, key)
+	return clientAs(t, url, app.DevAccount, key)
+}
+
+// clientAs is client for another account than the dev account.
+func clientAs(t *testing.T, url, account, key string) *azblob.Client {
+	t.Helper()
+	cred, err := azblob.NewSharedKeyCredential(account, key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -333,4 +334,40 @@ func TestImmutabilityHierarchical(t *testing.T) {
 	must2(bb.UploadBuffer(e.ctx, []byte("x"), nil))
 	_, err = bb.SetLegalHold(e.ctx, true, nil)
 	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidOperation)
+}
+
+// TestImmutabilityPerAccount: ":immutability" in --accounts gives the
+// containers of that account alone version-level immutability support;
+// another versioned account's containers refuse a legal hold.
+func TestImmutabilityPerAccount(t *testing.T) {
+	s := "worm:" + app.DevKey + ":versioning:immutability;plain:" + app.DevKey + ":versioning"
+	accts, err := app.ParseAccounts(s)
+	must(t, err)
+	a, clk := startAppWith(t, func(c *app.Config) {
+		c.Accounts, c.VersioningAccounts, c.ImmutabilityAccounts = accts, app.VersioningAccounts(s), app.ImmutabilityAccounts(s)
+	})
+	u := must2(url.Parse(a.BlobURL))
+	base := u.Scheme + "://" + u.Host
+	for _, tc := range []struct {
+		account string
+		on      bool
+	}{{"worm", true}, {"plain", false}} {
+		e := &env{t: t, app: a, clock: clk, c: clientAs(t, base+"/"+tc.account, tc.account, app.DevKey), ctx: context.Background()}
+		e.container("ctr")
+		cc := e.c.ServiceClient().NewContainerClient("ctr")
+		cp := must2(cc.GetProperties(e.ctx, nil))
+		if got := cp.IsImmutableStorageWithVersioningEnabled != nil && *cp.IsImmutableStorageWithVersioningEnabled; got != tc.on {
+			t.Fatalf("%s: container support %v, want %v", tc.account, got, tc.on)
+		}
+		bb := cc.NewBlockBlobClient("b")
+		must2(bb.UploadBuffer(e.ctx, []byte("x"), nil))
+		_, err := bb.SetLegalHold(e.ctx, true, nil)
+		if tc.on {
+			must(t, err)
+			_, err = bb.Delete(e.ctx, nil)
+			wantCode(t, err, http.StatusConflict, "BlobImmutableDueToLegalHold")
+		} else {
+			wantCode(t, err, http.StatusBadRequest, bloberror.InvalidOperation)
+		}
+	}
 }
