@@ -45,6 +45,10 @@ def error(f, status, code, what):
     except Exception as e:
         st = getattr(e, "status_code", None)
         ec = str(getattr(getattr(e, "error_code", None), "value", getattr(e, "error_code", "")) or "")
+        if not ec and getattr(e, "response", None) is not None:
+            # Some calls leave error_code unset (azure-storage-blob's
+            # delete_immutability_policy): the answer's header has it.
+            ec = e.response.headers.get("x-ms-error-code", "")
         if st != status or (code and ec.lower() != code.lower()):
             raise Fail(f"{what}: want {status} {code}, got {st} {ec}")
         return e

@@ -2,14 +2,17 @@
 
 Run by scripts/clients-python.sh, which starts server E with
 `--container-soft-delete 7 --share-soft-delete 7` (Blob on VERSIONING_PORT,
-File on the port after it). Each area drives what Azure's "Soft delete
-for containers" and "Soft delete for Azure file shares" pages describe
-through the SDK calls their samples use: list_containers/list_shares
-with include_deleted=True, undelete_container/undelete_share, and the
-refusals (a name in use, an unknown version). Prints one PASS/FAIL line
-per area.
+File on the port after it) and a second account, wormacct, marked
+`:versioning:immutability`. Each area drives what Azure's "Soft delete
+for containers", "Soft delete for Azure file shares" and "Configure
+immutability policies for blob versions" pages describe through the SDK
+calls their samples use: list_containers/list_shares with
+include_deleted=True, undelete_container/undelete_share,
+set_immutability_policy/delete_immutability_policy/set_legal_hold, and
+the refusals (a name in use, an unknown version, deleting protected data).
+Prints one PASS/FAIL line per area.
 """
-import os
+import datetime, os
 from importlib.metadata import version
 
 from probe import area as _area, check, eq, error, finish
@@ -22,7 +25,7 @@ def area(name, pkg):
     return _area(f"{pkg} {version(pkg)}", name)
 
 
-from azure.storage.blob import BlobServiceClient
+from azure.storage.blob import BlobImmutabilityPolicyMode, BlobServiceClient, ImmutabilityPolicy
 from azure.storage.fileshare import ShareServiceClient
 
 blobs = BlobServiceClient(f"http://127.0.0.1:{PORT}/{A}", credential=CRED)
@@ -76,6 +79,34 @@ def _():
     eq(restored.get_file_client("dir/f.txt").download_file().readall(), b"kept", "a restored file's content")
     snaps = [s for s in files.list_shares(name_starts_with="pydp-share", include_snapshots=True) if s.snapshot]
     eq([s.snapshot for s in snaps], [snap["snapshot"]], "the share's snapshot came back")
+
+
+@area("version-level immutability and legal hold", "azure-storage-blob")
+def _():
+    worm = BlobServiceClient(f"http://127.0.0.1:{PORT}/wormacct", credential={"account_name": "wormacct", "account_key": KEY})
+    cc = worm.create_container("pydp-worm")
+    eq(cc.get_container_properties().immutable_storage_with_versioning_enabled, True, "the container's support")
+    b = cc.get_blob_client("kept.txt")
+    b.upload_blob(b"kept")
+    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).replace(microsecond=0)
+    b.set_immutability_policy(ImmutabilityPolicy(expiry_time=until, policy_mode=BlobImmutabilityPolicyMode.Unlocked))
+    p = b.get_blob_properties()
+    eq((p.immutability_policy.expiry_time, str(p.immutability_policy.policy_mode).lower()), (until, "unlocked"), "the policy read back")
+    error(lambda: b.delete_blob(), 409, "BlobImmutableDueToPolicy", "delete under a policy")
+    error(lambda: b.set_blob_metadata({"k": "v"}), 409, "BlobImmutableDueToPolicy", "metadata under a policy")
+    b.delete_immutability_policy()
+    b.set_legal_hold(True)
+    eq(b.get_blob_properties().has_legal_hold, True, "the legal hold read back")
+    error(lambda: b.delete_blob(), 409, "BlobImmutableDueToLegalHold", "delete under a legal hold")
+    b.set_legal_hold(False)
+    b.set_immutability_policy(ImmutabilityPolicy(expiry_time=until, policy_mode=BlobImmutabilityPolicyMode.Locked))
+    error(lambda: b.delete_immutability_policy(), 409, "ImmutabilityPolicyDeleteOnLockedPolicy", "delete a locked policy")
+    shorter = until - datetime.timedelta(minutes=30)
+    error(lambda: b.set_immutability_policy(ImmutabilityPolicy(expiry_time=shorter, policy_mode=BlobImmutabilityPolicyMode.Locked)),
+          409, "", "shorten a locked policy")
+    error(lambda: worm.delete_container("pydp-worm"), 409, "ContainerImmutableStorageWithVersioningEnabled",
+          "delete a container holding protected data")
+    eq(b.download_blob().readall(), b"kept", "the protected content")
 
 
 finish()
