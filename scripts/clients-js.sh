@@ -9,19 +9,22 @@
 #   A  `cerulean azurite` (Azurite's command line): Blob, Queue, Table, File
 #   B  `cerulean serve --hierarchical-namespace`: Blob and dfs (Data Lake)
 #   C  `cerulean serve --blob-change-feed`: Blob, with the blob change feed
-#   D  `cerulean serve --blob-versioning`: Blob, with blob versioning
+#   D  `cerulean serve --blob-versioning --container-soft-delete 7
+#      --share-soft-delete 7`: Blob and File, with versioning and the soft
+#      delete of containers and shares, for the dev account and wormacct
+#      (same key), marked :versioning:immutability
 # then runs scripts/compat/probe.js and fidelity.js with the newest SDKs
 # and with releases about two years older, scripts/compat/datalake.js with
 # @azure/storage-file-datalake, scripts/compat/changefeed.js with
-# @azure/storage-blob-changefeed on C, scripts/compat/versioning.js with the
-# newest @azure/storage-blob on D, and azcopy jobs (upload, copies between
+# @azure/storage-blob-changefeed on C, scripts/compat/versioning.js and
+# dataprotection.js with the newest SDKs on D, and azcopy jobs (upload, copies between
 # containers and between Blob and File, download compared byte for byte,
 # sync, remove, a dfs round trip). Each step prints one PASS/FAIL line; a
 # step that provokes an error passes only with Azure's error code. The
 # script closes with "N passed, N failed" and exits non-zero when any step
 # failed or a probe crashed.
 #
-# PORT_BASE (default 2460) picks ports ${PORT_BASE}0..${PORT_BASE}8.
+# PORT_BASE (default 2460) picks ports ${PORT_BASE}0..${PORT_BASE}9.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/cerulean-jsclients.XXXXXX)
@@ -73,10 +76,12 @@ pids+=($!)
 "$work/cerulean" serve --in-memory --blob-port "${base}7" --queue-port -1 --table-port -1 --file-port -1 \
   --dfs-port -1 --smb-port -1 --blob-change-feed --log-level warn >"$work/c.log" 2>&1 &
 pids+=($!)
-"$work/cerulean" serve --in-memory --blob-port "${base}8" --queue-port -1 --table-port -1 --file-port -1 \
-  --dfs-port -1 --smb-port -1 --blob-versioning --log-level warn >"$work/d.log" 2>&1 &
+devkey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==  # Azurite's well-known key
+"$work/cerulean" serve --in-memory --blob-port "${base}8" --queue-port -1 --table-port -1 --file-port "${base}9" \
+  --dfs-port -1 --smb-port -1 --blob-versioning --container-soft-delete 7 --share-soft-delete 7 \
+  --accounts "devstoreaccount1:$devkey;wormacct:$devkey:versioning:immutability" --log-level warn >"$work/d.log" 2>&1 &
 pids+=($!)
-for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "${base}7" "${base}8"; do
+for port in "${base}0" "${base}1" "${base}2" "${base}3" "${base}5" "${base}6" "${base}7" "${base}8" "${base}9"; do
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
     sleep 0.1
@@ -112,6 +117,7 @@ probe "js older" "$work/js-older" fidelity.js
 probe "js datalake" "$work/js-datalake" datalake.js
 probe "js changefeed" "$work/js-changefeed" changefeed.js
 probe "js versioning" "$work/js-newest" versioning.js
+probe "js data protection" "$work/js-newest" dataprotection.js
 
 echo "-- azcopy ($AZCOPY)"
 azcopy=$(find "$work/azcopy/node_modules/@azure-tools" -name 'azcopy_linux_amd64' -type f | head -1)
@@ -195,6 +201,7 @@ jsrow "js older" "Azure SDK for JavaScript, about two years older" "$OLDER" "\`s
 jsrow "js datalake" "Azure SDK for JavaScript, Data Lake" "$DATALAKE" "\`scripts/clients-js.sh\` (\`datalake.js\`)"
 jsrow "js changefeed" "Azure SDK for JavaScript, blob change feed" "$CHANGEFEED" "\`scripts/clients-js.sh\` (\`changefeed.js\`): \`cerulean serve --blob-change-feed\`"
 jsrow "js versioning" "Azure SDK for JavaScript, blob versioning" "${NEWEST%% *}" "\`scripts/clients-js.sh\` (\`versioning.js\`): \`cerulean serve --blob-versioning\`"
+jsrow "js data protection" "Azure SDK for JavaScript, container and share soft delete, version-level immutability" "$(echo $NEWEST | tr ' ' '\n' | grep -E 'storage-(blob|file-share)@' | tr '\n' ' ')" "\`scripts/clients-js.sh\` (\`dataprotection.js\`): \`--container-soft-delete 7 --share-soft-delete 7\`, an account marked \`:versioning:immutability\`"
 jsrow "azcopy" "azcopy" "$AZCOPY" "\`scripts/clients-js.sh\`: jobs between local files, Blob, File and dfs, and content comparisons"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)

@@ -14,7 +14,8 @@
 #   D  `cerulean serve --blob-change-feed`: Blob, with the blob change feed
 #   E  `cerulean serve --blob-versioning --container-soft-delete 7
 #      --share-soft-delete 7`: Blob and File, with versioning and the
-#      soft delete of containers and shares
+#      soft delete of containers and shares, for the dev account and
+#      wormacct (same key), marked :versioning:immutability
 # then runs scripts/clients/py_sdk.py (the azure-* SDKs),
 # scripts/clients/py_fs.py (adlfs, pyarrow, deltalake),
 # scripts/clients/py_changefeed.py (azure-storage-blob-changefeed on D) and
@@ -36,6 +37,7 @@ cleanup() {
 trap cleanup EXIT
 base=${PORT_BASE:-2490}
 vport=$(( (base + 1) * 10 ))
+devkey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==  # Azurite's well-known key
 
 # The pinned clients: the newest releases on 2026-11-28 (pip index versions).
 PINS=(
@@ -81,6 +83,7 @@ pids+=($!)
 pids+=($!)
 "$work/cerulean" serve --in-memory --blob-port "$vport" --queue-port -1 --table-port -1 --file-port "$((vport + 1))" \
   --dfs-port -1 --smb-port -1 --blob-versioning --container-soft-delete 7 --share-soft-delete 7 \
+  --accounts "devstoreaccount1:$devkey;wormacct:$devkey:versioning:immutability" \
   --log-level warn >"$work/e.log" 2>&1 &
 pids+=($!)
 
@@ -137,8 +140,8 @@ matrix_row "Azure Storage Blob ChangeFeed for Python" "$(pins azure-storage-blob
 matrix_row "Azure SDK for Python, blob versioning" "$(pins azure-storage-blob)" \
   "\`scripts/clients-python.sh\` (\`py_versioning.py\`): \`cerulean serve --blob-versioning\`" \
   "$(matrix_result "$(count PASS "$out.ver")" "$(count FAIL "$out.ver")" areas)"
-matrix_row "Azure SDK for Python, container and share soft delete" "$(pins azure-storage-blob azure-storage-file-share)" \
-  "\`scripts/clients-python.sh\` (\`py_dataprotection.py\`): \`--container-soft-delete 7 --share-soft-delete 7\`" \
+matrix_row "Azure SDK for Python, container and share soft delete, version-level immutability" "$(pins azure-storage-blob azure-storage-file-share)" \
+  "\`scripts/clients-python.sh\` (\`py_dataprotection.py\`): \`--container-soft-delete 7 --share-soft-delete 7\`, an account marked \`:versioning:immutability\`" \
   "$(matrix_result "$(count PASS "$out.dp")" "$(count FAIL "$out.dp")" areas)"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)
