@@ -3,13 +3,16 @@
 # (test/crash): mixed load on the Blob, Queue, Table and File services, the
 # process killed mid-flight, restarted on the same data, and every
 # acknowledged write checked byte for byte, every queue message neither lost
-# nor delivered again before its visibility timeout ended.
+# nor delivered again before its visibility timeout ended; then N trials
+# of a second server with --container-soft-delete, whose containers must
+# come back from every kill either live with all their blobs or deleted and
+# restorable with all of them.
 #
 #   bash scripts/crash-test.sh 5
 #   bash scripts/with-postgres.sh bash scripts/crash-test.sh 5   # on PostgreSQL
 #
-# The server listens on four consecutive loopback ports from
-# CERULEAN_CRASH_PORT (default 21210). Further arguments go to go test
+# The servers listen on four consecutive loopback ports from
+# CERULEAN_CRASH_PORT (default 21210) and the four after them. Further arguments go to go test
 # (e.g. -v).
 set -euo pipefail
 if [ "$#" -lt 1 ] || ! [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
@@ -21,4 +24,4 @@ shift
 cd "$(dirname "$0")/.."
 # About 10 s per trial; the timeout leaves room for a slow machine.
 timeout=$((10 + n))m
-CERULEAN_CRASH_TRIALS=$n exec go test -count=1 -timeout "$timeout" -run '^TestCrashTrials$' "$@" ./test/crash/
+CERULEAN_CRASH_TRIALS=$n exec go test -count=1 -timeout "$timeout" -run '^(TestCrashTrials|TestContainerSoftDeleteCrashTrials)$' "$@" ./test/crash/
