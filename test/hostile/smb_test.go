@@ -64,6 +64,31 @@ type smbOutcome struct {
 
 // smbProbe writes raw to a new SMB connection, then reads until the server
 // answers one frame or closes the connection, for at most bound.
+// dialServed dials addr until a connection is answered a NEGOTIATE (one
+// the server refuses is closed at once) and returns it.
+func dialServed(t *testing.T, addr string, wait time.Duration) net.Conn {
+	t.Helper()
+	end := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(wait))
+		_, _ = c.Write(negotiateFrame(0))
+		_, err = smb2.ReadFrame(c, smb2.MaxFrameSize)
+		_ = c.SetDeadline(time.Time{})
+		if err == nil {
+			return c
+		}
+		c.Close()
+		if time.Now().After(end) {
+			t.Fatalf("no connection to %s served within 5 s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func smbProbe(t *testing.T, addr string, raw []byte, bound time.Duration) smbOutcome {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -212,14 +237,14 @@ func TestSMBLimits(t *testing.T) {
 	}
 
 	// The per-address cap: perAddr connections held open, the next one
-	// closed as it arrives.
+	// closed as it arrives. Each held one is served a NEGOTIATE first: the
+	// probes above close their connections, and the server frees their
+	// slots when it sees the close, so a connection dialled just after may
+	// still be refused; it is dialled again until served, so that exactly
+	// perAddr are held when the next one arrives.
 	held := make([]net.Conn, 0, perAddr)
 	for i := 0; i < perAddr; i++ {
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, c)
+		held = append(held, dialServed(t, addr, deadline/2))
 	}
 	extra, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
