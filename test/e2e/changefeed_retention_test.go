@@ -8,7 +8,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/cerulean-storage/cerulean/internal/app"
-	"github.com/cerulean-storage/cerulean/internal/clock"
 )
 
 // TestChangeFeedRetention: with --blob-change-feed-retention 1 the
@@ -17,21 +16,7 @@ import (
 // feed client libraries read it, starts after them; records within the
 // day stay, and the hour holding the newest record stays however old.
 func TestChangeFeedRetention(t *testing.T) {
-	clk := clock.NewFake(time.Now())
-	cfg := backendConfig(t)
-	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort = 0, -1, -1, -1
-	cfg.Clock, cfg.GCEvery = clk, time.Hour
-	cfg.ChangeFeed = true
-	cfg.ChangeFeedRetention = 24 * time.Hour
-	a, err := app.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Close(ctx)
-	})
+	a, clk := startAppWith(t, func(c *app.Config) { c.ChangeFeed, c.ChangeFeedRetention = true, 24*time.Hour })
 	cred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
 	must(t, err)
 	opts := clientOptions()

@@ -21,7 +21,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 	"github.com/cerulean-storage/cerulean/internal/app"
-	"github.com/cerulean-storage/cerulean/internal/clock"
 )
 
 // startContainerSoftDelete starts the Blob service with
@@ -29,22 +28,7 @@ import (
 // requests at that clock.
 func startContainerSoftDelete(t *testing.T, days int) (*env, *service.Client) {
 	t.Helper()
-	clk := clock.NewFake(time.Now())
-	cfg := backendConfig(t)
-	cfg.BlobPort, cfg.QueuePort, cfg.TablePort = 0, -1, -1
-	cfg.Clock, cfg.GCEvery = clk, time.Hour
-	cfg.ContainerSoftDelete = days
-	a, err := app.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := a.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
+	a, clk := startAppWith(t, func(c *app.Config) { c.ContainerSoftDelete = days })
 	cred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
 	if err != nil {
 		t.Fatal(err)
