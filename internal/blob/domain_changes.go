@@ -1,8 +1,11 @@
 package blob
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -124,19 +127,109 @@ func (s *Service) changing(c Call, api string, ref BlobRef, fn func(tx kv.Tx) er
 				return err
 			}
 		}
-		if err := fn(tx); err != nil {
+		ct := &changeTx{Tx: tx, ref: ref, key: BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot)}
+		if err := fn(ct); err != nil {
 			return err
 		}
-		after, err := changeView(tx, ref)
+		after, err := ct.after()
 		if err != nil {
 			return err
 		}
 		r, ok := changeOf(api, ref, before, after)
+		if verifyChangeTx {
+			if err := ct.verify(api, ref, before, r, ok); err != nil {
+				return err
+			}
+		}
 		if !ok {
 			return nil
 		}
 		return s.appendChange(tx, c, ref, now, r)
 	}
+}
+
+// changeTx is the transaction a logged write runs in: it notes what the
+// write did to the blob's key, so that the record of the blob after the
+// write is the one the write stored (kv.PutObserver) rather than decoded
+// again from the bytes just encoded. A write that stored the key's bytes
+// some other way leaves it to be read back.
+type changeTx struct {
+	kv.Tx
+	ref   BlobRef
+	key   []byte
+	state changeState
+	rec   blobRec
+}
+
+type changeState uint8
+
+const (
+	keyUntouched changeState = iota // not written: read it back
+	keyStored                       // rec is what was stored
+	keyDeleted                      // deleted: no blob after the write
+	keyRaw                          // stored as bytes: read it back
+)
+
+func (t *changeTx) Put(k, v []byte) error {
+	if bytes.Equal(k, t.key) {
+		t.state = keyRaw
+	}
+	return t.Tx.Put(k, v)
+}
+
+func (t *changeTx) Delete(k []byte) error {
+	if bytes.Equal(k, t.key) {
+		t.state = keyDeleted
+	}
+	return t.Tx.Delete(k)
+}
+
+// ObservePut implements kv.PutObserver.
+func (t *changeTx) ObservePut(k []byte, v any) {
+	if b, ok := v.(*blobRec); ok && bytes.Equal(k, t.key) {
+		t.rec, t.state = *b, keyStored
+	}
+}
+
+// Prefetch and PrefetchRanges pass the hints on (kv.Prefetcher,
+// kv.RangePrefetcher), which the wrapper would otherwise hide.
+func (t *changeTx) Prefetch(keys ...[]byte) error { return kv.Prefetch(t.Tx, keys...) }
+
+func (t *changeTx) PrefetchRanges(limit int, ranges ...kv.Range) error {
+	return kv.PrefetchRanges(t.Tx, limit, ranges...)
+}
+
+// after is the blob's record after the write (nil: none).
+func (t *changeTx) after() (*blobRec, error) {
+	switch t.state {
+	case keyStored:
+		return &t.rec, nil
+	case keyDeleted:
+		return nil, nil
+	}
+	return changeView(t.Tx, t.ref)
+}
+
+// verifyChangeTx makes every logged write also read the blob back and
+// check that the record it made from what the write stored is the one
+// the stored bytes give (set by tests: VerifyChangeRecords).
+var verifyChangeTx bool
+
+// VerifyChangeRecords makes every logged write of the process check its
+// change record against the blob read back from the store, failing the
+// write on a difference. For tests: call it before any service starts.
+func VerifyChangeRecords() { verifyChangeTx = true }
+
+func (t *changeTx) verify(api string, ref BlobRef, before *blobRec, got changelog.Record, gotOK bool) error {
+	stored, err := changeView(t.Tx, ref)
+	if err != nil {
+		return err
+	}
+	want, wantOK := changeOf(api, ref, before, stored)
+	if gotOK != wantOK || !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("blob: change of %s on %v: from the write %v %+v, from the store %v %+v", api, ref, gotOK, got, wantOK, want)
+	}
+	return nil
 }
 
 // changeView reads the blob record at ref (nil when there is none) for

@@ -33,11 +33,27 @@ func DecodeJSON(key, raw []byte, v any) error {
 	return nil
 }
 
-// PutJSON stores v as JSON under key.
+// PutJSON stores v as JSON under key, and then hands v to tx when tx is
+// a PutObserver.
 func PutJSON(tx Tx, key []byte, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return tx.Put(key, raw)
+	if err := tx.Put(key, raw); err != nil {
+		return err
+	}
+	if o, ok := tx.(PutObserver); ok {
+		o.ObservePut(key, v)
+	}
+	return nil
+}
+
+// PutObserver is implemented by a Tx wrapper that wants the values PutJSON
+// stores as they were before encoding, so that it need not decode again
+// what the transaction has just written. ObservePut is called after the
+// Put of key succeeded; v must not be kept past the call (copy what is
+// needed): its owner may change it afterwards.
+type PutObserver interface {
+	ObservePut(key []byte, v any)
 }
