@@ -169,11 +169,12 @@
 // (`internal/svcprops`, shared with the other services, see below), Get
 // Account Information (no stored data), Get User Delegation Key, and Blob Batch, whose
 // sub-requests go through the handlers above. A copy or From URL source
-// that is a file is resolved by the File service through the file peer
-// (`internal/xcopy`, `blobrest/xcopy.go`) inside the domain call's
-// transaction, from a function the handler puts in the input
-// (`CopySource.File`, `FromURLSource.File`, returning a
-// `blob.SourceObject`).
+// that is a file is resolved by the File front end through the file peer
+// (`internal/xcopy`, `blobrest/xcopy.go`) into the File domain's reader
+// (`copysrc.Reader`), which the handler puts in the input
+// (`CopySource.File`, `FromURLSource.File`) and the domain call runs
+// inside its transaction; the File service's copies of a blob read it
+// through `Service.SourceReader` the same way.
 //
 // Customer-provided keys (`cpk.go`; the header parsing in
 // `blobrest/cpk.go`): `ServeAzure` parses

@@ -8,6 +8,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -30,56 +31,48 @@ type CopySource struct {
 	// File, set for a file of the File service (which the REST handler
 	// resolves through the file peer), reads it inside the copy's
 	// transaction; nil for a blob.
-	File func(tx kv.Tx) (*SourceObject, error)
+	File copysrc.Reader
 }
 
-// SourceObject is a copy source that is not a blob of this service (a
-// file of the File service), as a copy reads it inside its transaction:
-// content and the properties a copy carries over.
-type SourceObject struct {
-	Size     int64
-	Parts    []extent.Part
-	ETag     string
-	Created  time.Time
-	Modified time.Time
-	Meta     map[string]string
-	Props    HTTPHeaders
-	// CPK is the SHA-256 of the customer-provided key the content was
-	// written with ("" for none): its bytes are readable only with it.
-	CPK string
-	// Readable, when set, checks inside the same transaction that the
-	// copy may read the n bytes at off; nil: every range is readable.
-	Readable func(off, n int64) error
-}
-
-// ReadSource reads, inside tx (the transaction of a copy another service
-// makes, Copy File or Put Range From URL), the blob or snapshot at ref
-// as its source: nil when there is none; in the archive tier, 409
-// BlobArchived, as a read of it.
-func (s *Service) ReadSource(tx kv.Tx, ref BlobRef) (*SourceObject, error) {
-	b, err := findRef(tx, ref)
-	if err != nil || b == nil {
-		return nil, err
+// SourceReader is the blob or snapshot at ref as the source of a
+// copy another service makes (Copy File or Put Range From URL), read
+// inside that copy's transaction: missing, 404 CannotVerifyCopySource
+// (BlobNotFound); in the archive tier, 409 BlobArchived, as a read of it;
+// written with a customer-provided key, 409 CannotVerifyCopySource
+// (BlobUsesCustomerSpecifiedEncryption): its data items are encrypted and
+// a copy to a file sends no key, as Copy Blob.
+func (s *Service) SourceReader(ref BlobRef) copysrc.Reader {
+	return func(tx kv.Tx, _ time.Time) (*copysrc.Object, error) {
+		b, err := findRef(tx, ref)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			return nil, copysrc.FailureOf(azerr.BlobNotFound)
+		}
+		if err := notArchived(b); err != nil {
+			return nil, err
+		}
+		if b.CPK != "" {
+			return nil, copysrc.FailureOf(azerr.BlobUsesCustomerSpecifiedEncryption)
+		}
+		return &copysrc.Object{
+			Size: b.Size, Parts: b.Parts, ETag: b.ETag, Created: b.Created, Modified: b.Modified, Meta: b.Meta,
+			Props: copysrc.Props(b.Props),
+		}, nil
 	}
-	if err := notArchived(b); err != nil {
-		return nil, err
-	}
-	return &SourceObject{
-		Size: b.Size, Parts: b.Parts, ETag: b.ETag, Created: b.Created, Modified: b.Modified, Meta: b.Meta,
-		Props: b.Props, CPK: b.CPK,
-	}, nil
 }
 
-// record is o as the block blob a copy of it makes, and the check of
-// the ranges it may read.
-func (o *SourceObject) record() (*blobRec, func(off, n int64) error) {
+// sourceRecord is o, a file a copy reads, as the block blob the copy
+// makes, and the check of the ranges it may read.
+func sourceRecord(o *copysrc.Object) (*blobRec, func(off, n int64) error) {
 	readable := o.Readable
 	if readable == nil {
 		readable = func(int64, int64) error { return nil }
 	}
 	return &blobRec{
 		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
-		Parts: o.Parts, Props: o.Props, CPK: o.CPK,
+		Parts: o.Parts, Props: HTTPHeaders(o.Props),
 	}, readable
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -51,10 +52,12 @@ type FromURLSource struct {
 	// File, set for a file of the File service (which the REST handler
 	// resolves through the file peer), reads it inside the write's
 	// transaction; nil for a blob.
-	File func(tx kv.Tx) (*SourceObject, error)
+	File copysrc.Reader
 	// file resolves a path source of a hierarchical account inside the
 	// write's transaction (pathSource); nil for a blob.
 	file func(tx kv.Tx) (*blobRec, func(off, n int64) error, error)
+	// now is the write's time, at which File reads the source.
+	now time.Time
 }
 
 // read resolves the source in tx: the parts of its range (offsets from
@@ -65,9 +68,9 @@ func (f *FromURLSource) read(tx kv.Tx) ([]extent.Part, int64, *blobRec, error) {
 	var err error
 	switch {
 	case f.File != nil:
-		var o *SourceObject
-		if o, err = f.File(tx); err == nil {
-			b, readable = o.record()
+		var o *copysrc.Object
+		if o, err = f.File(tx, f.now); err == nil {
+			b, readable = sourceRecord(o)
 		}
 	case f.file != nil:
 		b, readable, err = f.file(tx)
@@ -154,6 +157,7 @@ func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []ex
 // call's caller (pathSource).
 func (s *Service) fromSource(ctx context.Context, call Call, f *FromURLSource, write0 func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error) (digests, error) {
 	s.pathSource(f, call)
+	f.now = s.now(call)
 	if call.CPK != nil || f.CPK != nil {
 		// The source's encrypted items can be shared only under the key
 		// they are encrypted with; under another key (or none) the

@@ -517,11 +517,11 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 	var fileSrc func(tx kv.Tx) (*blobRec, error)
 	if src.File != nil {
 		fileSrc = func(tx kv.Tx) (*blobRec, error) {
-			o, err := src.File(tx)
+			o, err := src.File(tx, now)
 			if err != nil {
 				return nil, err
 			}
-			b, readable := o.record()
+			b, readable := sourceRecord(o)
 			return b, readable(0, b.Size)
 		}
 	}

@@ -131,8 +131,9 @@
 // `x-ms-delete-snapshots`, the copy headers) before it. A copy source
 // (Copy File, Put Range From URL, and a file read by Copy Blob) is parsed
 // and authorized before the transaction; inside it the source is read
-// with its names and the request's time only (`loadCopySource`,
-// `xcopy.Source.ReadCopySource`), its opens checked by `handlesAt` and its
+// with its names and the request's time only (`loadCopySource`, and
+// `SourceReader`, the `copysrc.Reader` a Copy Blob of a file gets), its
+// opens checked by `handlesAt` and its
 // byte-range locks by `checkRange` for the source's account and share.
 //
 // An SMB WRITE from the socket to the transaction:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -226,7 +227,7 @@ func loadBlobSource(tx kv.Tx, now time.Time, cs *CopySource) (*Entry, error) {
 	}
 	return &Entry{
 		Size: o.Size, Parts: o.Parts, ETag: o.ETag, Created: o.Created, Modified: o.Modified, Meta: o.Meta,
-		Props: o.Props,
+		Props: Props(o.Props),
 		SMB:   SMBProps{Attrs: AttrArchive, Created: o.Created, LastWrite: o.Modified, Changed: o.Modified},
 	}, nil
 }
@@ -243,6 +244,23 @@ func ReadSourceFile(tx kv.Tx, now time.Time, cs *CopySource) (e *Entry, readable
 		return nil, nil, err
 	}
 	return e, func(off, n int64) error { return checkSourceLocks(tx, now, cs, e, off, n) }, nil
+}
+
+// SourceReader is the file cs names (parsed and authorized by the front
+// end) as the source of a copy the Blob service makes, read by
+// ReadSourceFile inside that copy's transaction; its errors are the
+// domain's, for the front end to map (copysrc.Reader.Mapped).
+func SourceReader(cs CopySource) copysrc.Reader {
+	return func(tx kv.Tx, now time.Time) (*copysrc.Object, error) {
+		e, readable, err := ReadSourceFile(tx, now, &cs)
+		if err != nil {
+			return nil, err
+		}
+		return &copysrc.Object{
+			Size: e.Size, Parts: e.Parts, ETag: e.ETag, Created: e.SMB.Created, Modified: e.Modified, Meta: e.Meta,
+			Props: copysrc.Props(e.Props), Readable: readable,
+		}, nil
+	}
 }
 
 // checkSourceLocks refuses reading n bytes from off of a copy source

@@ -2,11 +2,10 @@ package file
 
 import (
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
@@ -29,8 +28,9 @@ type CopySource struct {
 	// Raw is the x-ms-copy-source value, recorded as the copy's source.
 	Raw string
 	// Blob, when set, reads the source blob inside the writer's
-	// transaction at now (through the Blob service: internal/xcopy).
-	Blob func(tx kv.Tx, now time.Time) (*BlobSource, error)
+	// transaction (the Blob domain's reader, resolved by the front end
+	// through internal/xcopy).
+	Blob copysrc.Reader
 	// Acct is the source's account (the request's, or another served
 	// here), Share its share.
 	Acct, Share string
@@ -40,18 +40,6 @@ type CopySource struct {
 	// Snap is the share snapshot (?sharesnapshot=, normalized); "" for
 	// the live share.
 	Snap string
-}
-
-// BlobSource is what a copy takes from a source blob: its content and
-// the properties a copy carries over.
-type BlobSource struct {
-	Size     int64
-	Parts    []extent.Part
-	ETag     string
-	Created  time.Time
-	Modified time.Time
-	Meta     map[string]string
-	Props    Props
 }
 
 // CopySMB holds the SMB headers of Copy File (Copy File,

@@ -1,54 +1,22 @@
 // Package xcopy lets a copy in one storage service read its source from
 // another service of the same server: Copy File and Put Range From URL
 // from a blob, Copy Blob and the *FromURL blob writes from a file (what
-// azcopy does between Blob and Files). Both services keep their bytes in
-// the one extent layer of one store, so the destination shares the
-// source's data items, read and written in the writer's transaction,
-// exactly as a copy inside one service does.
+// azcopy does between Blob and Files). It is the front ends' half: which
+// URL names the other service (Peer), authorizing it, and resolving it
+// into the other domain's copysrc.Reader, which the copy calls inside its
+// own transaction.
 package xcopy
 
 import (
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/extent"
-	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
-
-// Object is what a copy takes from its source: content and the properties
-// a copy carries over.
-type Object struct {
-	Size     int64
-	Parts    []extent.Part
-	ETag     string
-	Created  time.Time
-	Modified time.Time
-	Meta     map[string]string
-	Props    Props
-	// Readable, when set, checks inside the same transaction that the
-	// copy may read the n bytes at off (a range resolved against Size):
-	// a file's SMB byte-range locks deny some ranges and not others.
-	// Nil: every range is readable.
-	Readable func(off, n int64) error
-}
-
-// Props are the HTTP properties a copy carries over. Blob and File keep
-// them in structs of the same fields in the same order, so each converts
-// its own to and from Props.
-type Props struct {
-	ContentType        string
-	ContentEncoding    string
-	ContentLanguage    string
-	ContentDisposition string
-	CacheControl       string
-	ContentMD5         []byte
-}
 
 // Source is a service whose objects copies may read.
 type Source interface {
@@ -58,14 +26,12 @@ type Source interface {
 	// one, sharedKey says whether the request's own Shared Key authorizes
 	// a source of its account. Failures are CannotVerifyCopySource.
 	AuthorizeCopySource(r *server.Request, path string, q url.Values, sharedKey bool) error
-	// ReadCopySource resolves, inside tx at the request's time now, the
-	// object at path (as for AuthorizeCopySource) given the source URL's
-	// query q, which AuthorizeCopySource has authorized before the
-	// transaction: nothing of the request is read inside it. A missing or
-	// unreadable source is CannotVerifyCopySource (or the error a read of
-	// it would give). The caller checks the range it reads with
-	// Object.Readable.
-	ReadCopySource(tx kv.Tx, now time.Time, path string, q url.Values) (*Object, error)
+	// CopySourceReader resolves the object at path (as for
+	// AuthorizeCopySource) given the source URL's query q, which
+	// AuthorizeCopySource has authorized, into the reader a copy calls
+	// inside its transaction; nothing of the request is read inside it.
+	// The caller checks the range it reads with Object.Readable.
+	CopySourceReader(path string, q url.Values) (copysrc.Reader, error)
 }
 
 // Peer is another service of this server, reachable for copies.
@@ -90,17 +56,6 @@ func (p *Peer) Match(u *url.URL) (string, bool) {
 		return u.Path, true
 	}
 	return "", false
-}
-
-// Failure is how a source that cannot be read is reported:
-// CannotVerifyCopySource with the status a read of the source got, and
-// that status and error code as details (Azure/azure-sdk-for-net#48992, a
-// 401 CannotVerifyCopySource with CopySourceStatusCode 401 and
-// CopySourceErrorCode NoAuthenticationInformation).
-func Failure(status int, code, msg string) *azerr.Error {
-	return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(status).
-		With("CopySourceStatusCode", strconv.Itoa(status)).
-		With("CopySourceErrorCode", code)
 }
 
 // SplitPath splits a path-style source path "/{account}/{top}/{rest}"

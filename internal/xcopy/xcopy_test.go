@@ -3,18 +3,15 @@ package xcopy
 import (
 	"net/url"
 	"testing"
-	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 type nopSource struct{}
 
 func (nopSource) AuthorizeCopySource(*server.Request, string, url.Values, bool) error { return nil }
-func (nopSource) ReadCopySource(kv.Tx, time.Time, string, url.Values) (*Object, error) {
-	return nil, nil
-}
+func (nopSource) CopySourceReader(string, url.Values) (copysrc.Reader, error)         { return nil, nil }
 
 func TestPeerMatch(t *testing.T) {
 	p := &Peer{Source: nopSource{}, Kind: "blob", Port: "10000"}

@@ -12,7 +12,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -110,7 +109,11 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		if err := fsrc.peer.AuthorizeCopySource(r.Request, fsrc.path, fsrc.q, true); err != nil {
 			return err
 		}
-		in.Source.File = func(tx kv.Tx) (*blob.SourceObject, error) { return fsrc.object(tx, r.Now) }
+		rd, err := fsrc.peer.CopySourceReader(fsrc.path, fsrc.q)
+		if err != nil {
+			return err
+		}
+		in.Source.File = rd
 	} else {
 		acct, c, name, snap, err := copySource(r)
 		if err != nil {

@@ -74,7 +74,7 @@ func TestParseCPK(t *testing.T) {
 // TestCPKDomain: through the domain API, a blob written with a key is
 // read only with it, and its encrypted data items are never handed to a
 // copy that sends no key (the File service's copy of a blob:
-// ReadCopySource, 409 CannotVerifyCopySource).
+// CopySourceReader, 409 CannotVerifyCopySource).
 func TestCPKDomain(t *testing.T) {
 	s, _, c := domainEnv(t)
 	ctx := context.Background()
@@ -97,8 +97,12 @@ func TestCPKDomain(t *testing.T) {
 	}
 	_, err = s.GetBlob(ctx, blob.GetBlobInput{Ref: ref})
 	wantCode(t, err, http.StatusConflict, azerr.BlobUsesCustomerSpecifiedEncryption)
+	rd, err := s.CopySourceReader("/acct/cnt/enc", url.Values{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	err = s.Store().View(ctx, func(tx kv.Tx) error {
-		_, err := s.ReadCopySource(tx, time.Now(), "/acct/cnt/enc", url.Values{})
+		_, err := rd(tx, time.Now())
 		return err
 	})
 	wantCode(t, err, http.StatusConflict, azerr.CannotVerifyCopySource)

@@ -11,7 +11,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/cond"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -29,7 +28,11 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (blob.FromURLSource, er
 		if err := f.peer.AuthorizeCopySource(r.Request, f.path, f.q, true); err != nil {
 			return src, err
 		}
-		src.File = func(tx kv.Tx) (*blob.SourceObject, error) { return f.object(tx, r.Now) }
+		rd, err := f.peer.CopySourceReader(f.path, f.q)
+		if err != nil {
+			return src, err
+		}
+		src.File = rd
 	} else {
 		acct, c, name, snap, err := copySource(r)
 		if err != nil {

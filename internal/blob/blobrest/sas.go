@@ -7,9 +7,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
-	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
 // authorizeSAS verifies the request's SAS for the routed operation; the
@@ -84,7 +84,7 @@ func (s *Service) sourceReadable(sr *server.Request, cont, name string, q url.Va
 			if ae, ok := azerr.As(err); ok {
 				code = ae.Code
 			}
-			return false, xcopy.Failure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source blob.")
+			return false, copysrc.Failure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source blob.")
 		}
 		return true, nil
 	}

@@ -3,11 +3,10 @@ package blobrest
 import (
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
-	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
@@ -43,18 +42,17 @@ func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Val
 	if err != nil || ok {
 		return err
 	}
-	return xcopy.Failure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
+	return copysrc.Failure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
 }
 
-// ReadCopySource implements xcopy.Source: the blob (or, with ?snapshot=,
-// the snapshot) at path. Missing: 404 CannotVerifyCopySource; archived:
-// 409 BlobArchived, as a read of it.
-func (s *Service) ReadCopySource(tx kv.Tx, _ time.Time, path string, q url.Values) (*xcopy.Object, error) {
+// CopySourceReader implements xcopy.Source: the blob (or, with
+// ?snapshot=, the snapshot) at path, read by the Blob domain
+// (blob.Service.SourceReader).
+func (s *Service) CopySourceReader(path string, q url.Values) (copysrc.Reader, error) {
 	acct, cont, name, err := xcopy.SplitPath(path)
 	if err != nil {
 		return nil, err
 	}
-	name = blobName(name)
 	snap := q.Get("snapshot")
 	if snap != "" {
 		t, err := wire.ParseSnapshot(snap)
@@ -63,22 +61,7 @@ func (s *Service) ReadCopySource(tx kv.Tx, _ time.Time, path string, q url.Value
 		}
 		snap = wire.FormatISO7(t)
 	}
-	b, err := s.ReadSource(tx, blob.BlobRef{Account: acct, Container: cont, Blob: name, Snapshot: snap})
-	if err != nil {
-		return nil, err
-	}
-	if b == nil {
-		return nil, xcopy.Failure(http.StatusNotFound, azerr.BlobNotFound, "The specified blob does not exist.")
-	}
-	if b.CPK != "" {
-		// Written with a customer-provided key: its data items are
-		// encrypted and a copy to a file sends no key (as Copy Blob).
-		return nil, xcopy.Failure(http.StatusConflict, azerr.BlobUsesCustomerSpecifiedEncryption, azerr.New(azerr.BlobUsesCustomerSpecifiedEncryption).Message)
-	}
-	return &xcopy.Object{
-		Size: b.Size, Parts: b.Parts, ETag: b.ETag, Created: b.Created, Modified: b.Modified, Meta: b.Meta,
-		Props: xcopy.Props(b.Props),
-	}, nil
+	return s.SourceReader(blob.BlobRef{Account: acct, Container: cont, Blob: blobName(name), Snapshot: snap}), nil
 }
 
 // fileSource is a file of this server named by x-ms-copy-source, for
@@ -101,18 +84,4 @@ func (s *Service) fileCopySource(r *req) *fileSource {
 		return nil
 	}
 	return &fileSource{peer: peer, path: path, q: u.Query()}
-}
-
-// object reads the file inside tx, at now, as a copy source: its content,
-// HTTP properties and metadata, and the check, in the same transaction,
-// that the range the copy reads is not locked.
-func (f *fileSource) object(tx kv.Tx, now time.Time) (*blob.SourceObject, error) {
-	o, err := f.peer.ReadCopySource(tx, now, f.path, f.q)
-	if err != nil {
-		return nil, err
-	}
-	return &blob.SourceObject{
-		Size: o.Size, Parts: o.Parts, ETag: o.ETag, Created: o.Created, Modified: o.Modified, Meta: o.Meta,
-		Props: blob.HTTPHeaders(o.Props), Readable: o.Readable,
-	}, nil
 }

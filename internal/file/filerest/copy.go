@@ -6,12 +6,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/file"
-	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -62,12 +61,8 @@ func (s *Service) parseCopySource(r *req) (*copySource, error) {
 			q := u.Query()
 			cs := &copySource{blob: peer, bpath: bpath, query: q}
 			cs.Raw = raw
-			cs.Blob = func(tx kv.Tx, now time.Time) (*file.BlobSource, error) {
-				o, err := peer.ReadCopySource(tx, now, bpath, q)
-				if err != nil {
-					return nil, err
-				}
-				return &file.BlobSource{Size: o.Size, Parts: o.Parts, ETag: o.ETag, Created: o.Created, Modified: o.Modified, Meta: o.Meta, Props: file.Props(o.Props)}, nil
+			if cs.Blob, err = peer.CopySourceReader(bpath, q); err != nil {
+				return nil, err
 			}
 			return cs, nil
 		}
@@ -169,7 +164,7 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 			if ae, ok := azerr.As(err); ok {
 				code = ae.Code
 			}
-			return sourceFailure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source.")
+			return copysrc.Failure(http.StatusForbidden, code, "The copy source SAS does not authorize reading the source.")
 		}
 		return nil
 	}
@@ -187,7 +182,7 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 		needSAS = true
 	}
 	if needSAS {
-		return sourceFailure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
+		return copysrc.Failure(http.StatusUnauthorized, azerr.NoAuthenticationInformation, "Server failed to authenticate the request. The copy source must carry a shared access signature.")
 	}
 	return nil
 }
@@ -483,46 +478,16 @@ func (s *Service) AuthorizeCopySource(sr *server.Request, path string, q url.Val
 	return s.authorizeCopySource(r, cs, !(sharedKey && sr.Authenticated))
 }
 
-// ReadCopySource implements xcopy.Source: the file at path, read as Copy
-// File reads its source (share, parent and file must exist: 404
+// CopySourceReader implements xcopy.Source: the file at path, read as
+// Copy File reads its source (share, parent and file must exist: 404
 // CannotVerifyCopySource; SMB handles and byte-range locks must allow
-// reading it).
-func (s *Service) ReadCopySource(tx kv.Tx, now time.Time, path string, q url.Values) (*xcopy.Object, error) {
+// reading it), by the File domain (file.SourceReader).
+func (s *Service) CopySourceReader(path string, q url.Values) (copysrc.Reader, error) {
 	cs, err := newCopySource(path, path, q, false)
 	if err != nil {
 		return nil, err
 	}
-	e, readable, err := file.ReadSourceFile(tx, now, &cs.CopySource)
-	if err != nil {
-		return nil, asSourceFailure(Answer(err))
-	}
-	return &xcopy.Object{
-		Size: e.Size, Parts: e.Parts, ETag: e.ETag, Created: e.SMB.Created, Modified: e.Modified, Meta: e.Meta,
-		Props: xcopy.Props(e.Props),
-		Readable: func(off, n int64) error {
-			return asSourceFailure(Answer(readable(off, n)))
-		},
-	}, nil
-}
-
-// sourceFailure reports a failure to read a copy source the way the
-// service reports them for the *FromURL operations: CannotVerifyCopySource
-// with the source's status, and the source's status and code as details
-// (Azure/azure-sdk-for-net#48992, a 401 CannotVerifyCopySource with
-// CopySourceStatusCode 401 and CopySourceErrorCode
-// NoAuthenticationInformation).
-func sourceFailure(status int, code, msg string) *azerr.Error {
-	return azerr.Newf(azerr.CannotVerifyCopySource, "%s", msg).WithStatus(status).
-		With("CopySourceStatusCode", strconv.Itoa(status)).
-		With("CopySourceErrorCode", code)
-}
-
-// asSourceFailure wraps an Azure error met while reading a copy source
-// into sourceFailure; other errors pass unchanged.
-func asSourceFailure(err error) error {
-	ae, ok := azerr.As(err)
-	if !ok || ae.Code == azerr.CannotVerifyCopySource {
-		return err
-	}
-	return sourceFailure(ae.Status, ae.Code, ae.Message)
+	return file.SourceReader(cs.CopySource).Mapped(func(err error) error {
+		return copysrc.AsFailure(Answer(err))
+	}), nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
@@ -116,7 +117,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 func Answer(err error) error {
 	var se *file.SourceError
 	if errors.As(err, &se) {
-		return asSourceFailure(Answer(se.Err))
+		return copysrc.AsFailure(Answer(se.Err))
 	}
 	var rf *file.Refusal
 	if !errors.As(err, &rf) || rf.Err != nil {
