@@ -101,16 +101,9 @@ func (s *Service) containerRetention(acct string) int {
 // Azure's versions look, moved forward past a version of the name that
 // exists.
 func newContainerVersion(tx kv.Tx, acct, c string, now time.Time) (string, error) {
-	t := uint64(now.UnixNano()/100) + 116444736000000000
-	for {
-		v := fmt.Sprintf("%016X", t)
-		if _, err := tx.Get(deletedContainerKey(acct, c, v)); err == kv.ErrNotFound {
-			return v, nil
-		} else if err != nil {
-			return "", err
-		}
-		t++
-	}
+	return reclaim.FreeVersion(tx, uint64(now.UnixNano()/100)+116444736000000000, func(v string) []byte {
+		return deletedContainerKey(acct, c, v)
+	})
 }
 
 // softDeleteContainer replaces the record rec of container c (its
@@ -197,12 +190,12 @@ func (s *Service) containerMoveStep(ctx context.Context, acct, c string) (done b
 // runContainerMove runs the move of container c in at most maxTx
 // transactions (0: as many as it takes) and reports whether it is over.
 func (s *Service) runContainerMove(ctx context.Context, acct, c string, maxTx int) (bool, error) {
-	for n := 1; ; n++ {
-		done, err := s.containerMoveStep(ctx, acct, c)
-		if err != nil || done || n == maxTx {
-			return done && err == nil, err
-		}
-	}
+	return reclaim.Steps(ctx, s.containerMove(acct, c), maxTx)
+}
+
+// containerMove is the step of the move of container c.
+func (s *Service) containerMove(acct, c string) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) { return s.containerMoveStep(ctx, acct, c) }
 }
 
 // moveContainerRecords moves up to limit records of container from to
@@ -210,41 +203,15 @@ func (s *Service) runContainerMove(ctx context.Context, acct, c string, maxTx in
 // expiry index entries), versions (with theirs) and uncommitted blocks,
 // values unchanged. It reports whether more remain.
 func moveContainerRecords(tx kv.Tx, acct, from, to string, limit int) (more bool, err error) {
-	n := 0
+	var ranges []reclaim.Range
 	for _, ns := range []string{"b", "bd", "bv", "u"} {
-		pf, pt := kv.Key(ns, acct, from), kv.Key(ns, acct, to)
-		type kvp struct{ k, v []byte }
-		var batch []kvp
-		err := tx.Scan(pf, kv.PrefixEnd(pf), limit-n+1, false, func(k, v []byte) bool {
-			if n+len(batch) == limit {
-				more = true
-				return false
-			}
-			batch = append(batch, kvp{append([]byte(nil), k...), append([]byte(nil), v...)})
-			return true
-		})
-		if err != nil {
-			return false, err
+		r := reclaim.Range{From: kv.Key(ns, acct, from), To: kv.Key(ns, acct, to)}
+		if ns == "bd" || ns == "bv" {
+			r.Each = func(k, v []byte) error { return moveExpiryEntry(tx, ns, k, v, from, to) }
 		}
-		for _, it := range batch {
-			if err := tx.Put(append(append([]byte(nil), pt...), it.k[len(pf):]...), it.v); err != nil {
-				return false, err
-			}
-			if err := tx.Delete(it.k); err != nil {
-				return false, err
-			}
-			if ns == "bd" || ns == "bv" {
-				if err := moveExpiryEntry(tx, ns, it.k, it.v, from, to); err != nil {
-					return false, err
-				}
-			}
-		}
-		n += len(batch)
-		if more {
-			return true, nil
-		}
+		ranges = append(ranges, r)
 	}
-	return false, nil
+	return reclaim.MoveRecords(tx, ranges, limit)
 }
 
 // moveExpiryEntry moves the expiry index entry of the soft-deleted
@@ -281,16 +248,7 @@ func moveExpiryEntry(tx kv.Tx, ns string, k, v []byte, from, to string) error {
 // finishContainerMove runs the move of c in the request: reclaim.Inline
 // transactions, the Reclaimer the rest.
 func (s *Service) finishContainerMove(ctx context.Context, acct, c string) error {
-	ctx = context.WithoutCancel(ctx)
-	done := false
-	var err error
-	if s.reclaim.InlineAllowed() {
-		done, err = s.runContainerMove(ctx, acct, c, reclaim.Inline)
-	}
-	if !done {
-		s.reclaim.Kick()
-	}
-	return err
+	return s.reclaim.RunJob(ctx, s.containerMove(acct, c))
 }
 
 // DeletedContainer is what List Containers include=deleted shows of a

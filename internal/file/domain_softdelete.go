@@ -105,16 +105,7 @@ func (s *Service) retentionDays(tx kv.Tx, acct string) (int, error) {
 // 100 ns ticks since the Unix epoch in 16 hex digits, moved forward past
 // a version of the name that exists.
 func newDeletedVersion(tx kv.Tx, acct, sh string, now time.Time) (string, error) {
-	t := now.UnixNano() / 100
-	for {
-		v := fmt.Sprintf("%016X", t)
-		if _, err := tx.Get(deletedKey(acct, sh, v)); err == kv.ErrNotFound {
-			return v, nil
-		} else if err != nil {
-			return "", err
-		}
-		t++
-	}
+	return reclaim.FreeVersion(tx, uint64(now.UnixNano()/100), func(v string) []byte { return deletedKey(acct, sh, v) })
 }
 
 // softDelete replaces the records of share sh (versions: "" and its
@@ -214,12 +205,12 @@ func (s *Service) moveStep(ctx context.Context, acct, sh string) (done bool, err
 // runMove runs the move of share sh in at most maxTx transactions (0: as
 // many as it takes) and reports whether it is over.
 func (s *Service) runMove(ctx context.Context, acct, sh string, maxTx int) (bool, error) {
-	for n := 1; ; n++ {
-		done, err := s.moveStep(ctx, acct, sh)
-		if err != nil || done || n == maxTx {
-			return done && err == nil, err
-		}
-	}
+	return reclaim.Steps(ctx, s.move(acct, sh), maxTx)
+}
+
+// move is the step of the move of share sh.
+func (s *Service) move(acct, sh string) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) { return s.moveStep(ctx, acct, sh) }
 }
 
 func sortedVersions(m map[string]*Share) []string {
@@ -236,62 +227,21 @@ func sortedVersions(m map[string]*Share) []string {
 // values unchanged (data references move with them). It reports whether
 // more remain.
 func moveRecords(tx kv.Tx, acct, from, to string, versions []string, limit int) (more bool, err error) {
-	type pair struct{ from, to []byte }
-	var pres []pair
+	var ranges []reclaim.Range
 	for _, v := range versions {
-		pres = append(pres, pair{entriesPrefix(acct, from, v), entriesPrefix(acct, to, v)}, pair{idsPrefix(acct, from, v), idsPrefix(acct, to, v)})
+		ranges = append(ranges,
+			reclaim.Range{From: entriesPrefix(acct, from, v), To: entriesPrefix(acct, to, v)},
+			reclaim.Range{From: idsPrefix(acct, from, v), To: idsPrefix(acct, to, v)})
 	}
-	pres = append(pres, pair{permsPrefix(acct, from), permsPrefix(acct, to)})
-	n := 0
-	for _, p := range pres {
-		type kvp struct{ k, v []byte }
-		var batch []kvp
-		err := tx.Scan(p.from, kv.PrefixEnd(p.from), limit-n+1, false, func(k, v []byte) bool {
-			if n+len(batch) == limit {
-				more = true
-				return false
-			}
-			batch = append(batch, kvp{append([]byte(nil), k...), append([]byte(nil), v...)})
-			return true
-		})
-		if err != nil {
-			return false, err
-		}
-		for _, it := range batch {
-			nk := append(append([]byte(nil), p.to...), it.k[len(p.from):]...)
-			if err := tx.Put(nk, it.v); err != nil {
-				return false, err
-			}
-			if err := tx.Delete(it.k); err != nil {
-				return false, err
-			}
-		}
-		n += len(batch)
-		if more {
-			return true, nil
-		}
-	}
-	return false, nil
+	ranges = append(ranges, reclaim.Range{From: permsPrefix(acct, from), To: permsPrefix(acct, to)})
+	return reclaim.MoveRecords(tx, ranges, limit)
 }
 
 // finishMove runs the move of sh in the request: reclaim.Inline
 // transactions with the background reclaimer (which finishes the rest),
 // all of it without.
 func (s *Service) finishMove(ctx context.Context, acct, sh string) error {
-	ctx = context.WithoutCancel(ctx)
-	if s.reclaimer != nil {
-		done := false
-		var err error
-		if s.reclaimer.InlineAllowed() {
-			done, err = s.runMove(ctx, acct, sh, reclaim.Inline)
-		}
-		if !done {
-			s.reclaimer.Kick()
-		}
-		return err
-	}
-	_, err := s.runMove(ctx, acct, sh, 0)
-	return err
+	return s.reclaimer.RunJob(ctx, s.move(acct, sh))
 }
 
 // DeletedShare is a soft-deleted share of a listing.
