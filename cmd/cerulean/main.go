@@ -263,6 +263,14 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfile()
+	// CERULEAN_ALLOCPROFILE=file writes the allocation profile when it
+	// stops.
+	writeAllocs := profile.Allocs(env("allocprofile", ""))
+	defer func() {
+		if err := writeAllocs(); err != nil {
+			fmt.Fprintf(stderr, "cerulean: allocation profile: %v\n", err)
+		}
+	}()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageErr(fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel))

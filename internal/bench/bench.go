@@ -269,12 +269,21 @@ func Main(args []string, out io.Writer) error {
 	rounds := fs.Int("rounds", 1, "with -ceiling: runs of each, alternating target and ceiling")
 	serverPID := fs.Int("server-pid", 0, "measure this process's user+system CPU over each timed workload and report it per operation (the server's PID with -url; Linux /proc)")
 	floor := fs.String("floor", "", "serve the CPU floor (a bare net/http server answering the blob, queue and tablepoint workloads without auth or storage) on this address until killed, instead of running workloads")
+	webhook := fs.String("webhook", "", "serve an Event Grid webhook receiver on this address until killed (both validation handshakes, 200 to every notification), printing the events received and their delivery latency every -webhook-period, instead of running workloads")
+	webhookPeriod := fs.Duration("webhook-period", 5*time.Second, "with -webhook: report period")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and in-process server) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *floor != "" {
 		return http.ListenAndServe(*floor, Floor(*size))
+	}
+	if *webhook != "" {
+		r := &WebhookReceiver{}
+		stop := make(chan struct{})
+		defer close(stop)
+		go r.Report(os.Stdout, *webhookPeriod, stop)
+		return http.ListenAndServe(*webhook, r)
 	}
 	if *serverPID != 0 {
 		if _, err := ProcessCPU(*serverPID); err != nil {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The cost of the change feed and blob events on the write path
+# (docs/events.md, "Cost and latency"): 1 KiB Put Blob with both off
+# against the change feed plus one webhook subscription, each server a
+# process of its own, alternated over rounds by scripts/bench-cpu.py
+# (server CPU per operation and ops/s, 16 SDK clients), the webhook
+# receiver another process (cerulean-bench -webhook) that answers the
+# validation handshake and prints the events it got with their delivery
+# latency every 5 s.
+#
+#   bash scripts/bench-events.sh [ROUNDS] [-disk]
+#
+# Ports 21000-21002 (the servers) and 21010 (the receiver), below the
+# ephemeral range.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-4}
+shift $(( $# > 0 ? 1 : 0 )) || true
+bin=$(mktemp -d /tmp/cerulean-events-bin.XXXXXX)
+rpid=
+cleanup() { [ -n "$rpid" ] && kill "$rpid" 2>/dev/null; wait 2>/dev/null; rm -rf "$bin"; }
+trap cleanup EXIT
+go build -o "$bin/cerulean" ./cmd/cerulean
+go build -o "$bin/cerulean-bench" ./cmd/cerulean-bench
+"$bin/cerulean-bench" -webhook 127.0.0.1:21010 -webhook-period 5s >"$bin/receiver.log" 2>&1 &
+rpid=$!
+python3 scripts/bench-cpu.py -no-floor -rounds "$rounds" -workloads blob "$@" "$bin/cerulean-bench" \
+  "$bin/cerulean" "$bin/cerulean,--blob-change-feed,--event-webhook,http://127.0.0.1:21010/"
+echo "--- the receiver (events of the runs with the webhook on):"
+cat "$bin/receiver.log"
