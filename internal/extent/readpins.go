@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -53,7 +54,7 @@ func TrackViews(store kv.Store) kv.Store {
 	if ts, ok := store.(*trackedStore); ok {
 		return ts
 	}
-	return &trackedStore{Store: store, t: &viewTracker{active: map[uint64]int{}}}
+	return &trackedStore{Store: store, t: &viewTracker{}}
 }
 
 // View registers the transaction before the snapshot is taken and
@@ -67,28 +68,35 @@ func (s *trackedStore) View(ctx context.Context, fn func(kv.Tx) error) error {
 // Unwrap returns the store under the tracking.
 func (s *trackedStore) Unwrap() kv.Store { return s.Store }
 
-// viewTracker counts the read transactions in progress by epoch.
+// viewTracker counts the read transactions in progress by epoch, with
+// atomics only, so a read pays two atomic additions and no lock: a read
+// counts itself in the slot of the epoch's parity, and waitOlder, which
+// runs one at a time, starts the next epoch (new reads count in the
+// other slot) and waits for the old slot to empty. Every epoch before
+// the old one was emptied by the waitOlder that ended it.
 type viewTracker struct {
-	mu     sync.Mutex
-	epoch  uint64
-	active map[uint64]int // epoch -> read transactions begun in it, not yet ended
+	epoch  atomic.Uint64
+	active [2]atomic.Int64
+	wait   sync.Mutex // one waitOlder at a time
+	// pending: the last waitOlder ended with its context before the
+	// slot it watched emptied (guarded by wait).
+	pending bool
 }
 
 func (t *viewTracker) register() uint64 {
-	t.mu.Lock()
-	e := t.epoch
-	t.active[e]++
-	t.mu.Unlock()
-	return e
+	for {
+		e := t.epoch.Load()
+		t.active[e&1].Add(1)
+		if t.epoch.Load() == e {
+			return e
+		}
+		// The epoch moved on between the two loads: a waitOlder may
+		// already watch this slot; count in the new epoch's instead.
+		t.active[e&1].Add(-1)
+	}
 }
 
-func (t *viewTracker) unregister(e uint64) {
-	t.mu.Lock()
-	if t.active[e]--; t.active[e] <= 0 {
-		delete(t.active, e)
-	}
-	t.mu.Unlock()
-}
+func (t *viewTracker) unregister(e uint64) { t.active[e&1].Add(-1) }
 
 // waitOlder starts a new epoch and waits until every read transaction
 // registered before it has ended (or ctx is done). Read transactions are
@@ -96,30 +104,36 @@ func (t *viewTracker) unregister(e uint64) {
 // so this waits microseconds to milliseconds; it polls rather than
 // making every View's end signal.
 func (t *viewTracker) waitOlder(ctx context.Context) error {
-	t.mu.Lock()
-	old := t.epoch
-	t.epoch++
-	t.mu.Unlock()
+	t.wait.Lock()
+	defer t.wait.Unlock()
+	if t.pending {
+		// The last wait ended with its context: reads of the epoch
+		// before this one may still count in its slot, which the
+		// epoch started below would share.
+		if err := t.drain(ctx, (t.epoch.Load()-1)&1); err != nil {
+			return err
+		}
+		t.pending = false
+	}
+	old := t.epoch.Add(1) - 1
+	if err := t.drain(ctx, old&1); err != nil {
+		t.pending = true
+		return err
+	}
+	return nil
+}
+
+// drain waits until slot counts no read.
+func (t *viewTracker) drain(ctx context.Context, slot uint64) error {
 	delay := 50 * time.Microsecond
-	for {
-		t.mu.Lock()
-		busy := false
-		for e := range t.active {
-			if e <= old {
-				busy = true
-				break
-			}
-		}
-		t.mu.Unlock()
-		if !busy {
-			return nil
-		}
+	for t.active[slot].Load() > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		time.Sleep(delay)
 		delay = min(2*delay, 5*time.Millisecond)
 	}
+	return nil
 }
 
 // tracker returns the viewTracker of the store s was built over, if any.
