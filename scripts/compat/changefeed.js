@@ -7,17 +7,12 @@
 // does on Azure. Each step prints PASS/FAIL.
 const { BlobServiceClient, StorageSharedKeyCredential } = require("@azure/storage-blob");
 const { BlobChangeFeedClient } = require("@azure/storage-blob-changefeed");
+const { step, same, failed } = require("./check.js");
 const KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 const A = "devstoreaccount1";
 const P = process.env.PORT_BASE || "2460";
 const U = `http://127.0.0.1:${P}7/` + A;
 const SUBJ = "/blobServices/default/containers/jsfeed/blobs/";
-let bad = 0;
-async function step(name, f) {
-  try { const r = await f(); console.log("PASS", name, r === undefined ? "" : JSON.stringify(r).slice(0, 150)); }
-  catch (e) { bad++; console.log("FAIL", name, e.statusCode || "", e.code || "", (e.message || "").split("\n")[0].slice(0, 200)); }
-}
-function same(got, want, what) { if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`); }
 (async () => {
   const cred = new StorageSharedKeyCredential(A, KEY);
   const svc = new BlobServiceClient(U, cred);
@@ -74,5 +69,5 @@ function same(got, want, what) { if (JSON.stringify(got) !== JSON.stringify(want
     catch (e) { if (e.statusCode === 403 && e.code === "InsufficientAccountPermissions") return e.code; throw e; }
     throw new Error("a write to $blobchangefeed succeeded");
   });
-  process.exit(bad ? 1 : 0);
+  process.exit(failed() ? 1 : 0);
 })().catch(e => { console.log("FAIL changefeed probe crashed:", e.message); process.exit(1); });

@@ -9,23 +9,10 @@
 // PASS/FAIL.
 const { BlobServiceClient, StorageSharedKeyCredential } = require("@azure/storage-blob");
 const { ShareServiceClient, StorageSharedKeyCredential: FileCredential } = require("@azure/storage-file-share");
+const { step, same, refused, all, failed } = require("./check.js");
 const KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 const A = "devstoreaccount1";
 const P = Number(process.env.VERSIONING_PORT || `${process.env.PORT_BASE || "2460"}8`);
-let bad = 0;
-async function step(name, f) {
-  try { const r = await f(); console.log("PASS", name, r === undefined ? "" : JSON.stringify(r).slice(0, 150)); }
-  catch (e) { bad++; console.log("FAIL", name, e.statusCode || "", e.code || "", (e.message || "").split("\n")[0].slice(0, 200)); }
-}
-function same(got, want, what) { if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`); }
-async function refused(f, status, code, what) {
-  try { await f(); } catch (e) {
-    if (e.statusCode === status && (!code || e.code === code)) return;
-    throw new Error(`${what}: got ${e.statusCode} ${e.code}, want ${status} ${code}`);
-  }
-  throw new Error(`${what}: succeeded, want ${status} ${code}`);
-}
-async function all(iter) { const out = []; for await (const x of iter) out.push(x); return out; }
 (async () => {
   const blobs = new BlobServiceClient(`http://127.0.0.1:${P}/${A}`, new StorageSharedKeyCredential(A, KEY));
   const files = new ShareServiceClient(`http://127.0.0.1:${P + 1}/${A}`, new FileCredential(A, KEY));
@@ -92,5 +79,5 @@ async function all(iter) { const out = []; for await (const x of iter) out.push(
     same((await b.downloadToBuffer()).toString(), "kept", "the protected content");
   });
 
-  process.exit(bad ? 1 : 0);
+  process.exit(failed() ? 1 : 0);
 })();

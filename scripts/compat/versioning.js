@@ -6,23 +6,11 @@
 // (delete version) permission, batch deletes of versions, restore by
 // copying a version onto the base. Each step prints PASS/FAIL.
 const { BlobServiceClient, StorageSharedKeyCredential, BlobSASPermissions, generateBlobSASQueryParameters, BlobClient } = require("@azure/storage-blob");
+const { step, same, refused, failed } = require("./check.js");
 const KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 const A = "devstoreaccount1";
 const P = process.env.VERSIONING_PORT || `${process.env.PORT_BASE || "2460"}8`;
 const U = `http://127.0.0.1:${P}/` + A;
-let bad = 0;
-async function step(name, f) {
-  try { const r = await f(); console.log("PASS", name, r === undefined ? "" : JSON.stringify(r).slice(0, 150)); }
-  catch (e) { bad++; console.log("FAIL", name, e.statusCode || "", e.code || "", (e.message || "").split("\n")[0].slice(0, 200)); }
-}
-function same(got, want, what) { if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`); }
-async function refused(f, status, code, what) {
-  try { await f(); } catch (e) {
-    if (e.statusCode === status && (!code || e.code === code)) return;
-    throw new Error(`${what}: got ${e.statusCode} ${e.code}, want ${status} ${code}`);
-  }
-  throw new Error(`${what}: succeeded, want ${status} ${code}`);
-}
 async function text(client) { return (await client.downloadToBuffer()).toString(); }
 // [versionId, isCurrentVersion] of name in listing order. Azure writes
 // IsCurrentVersion for the current version only (azure-sdk-for-js's
@@ -142,5 +130,5 @@ async function versionsOf(cc, name) {
     same(await versionsOf(cc, "n.txt"), [[v1, false], [v2, false]], "versions after deleting the base and its snapshots");
   });
 
-  process.exit(bad ? 1 : 0);
+  process.exit(failed() ? 1 : 0);
 })();
