@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -69,34 +68,11 @@ func containerDeleter(m *model, cl *clients, trial int, rng *rand.Rand, stopped 
 			m.mu.Unlock()
 		}
 		// Uploaded by 8 clients so that a container fills quickly.
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var err error
 		busy(1)
-		for w := 0; w < 8; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < c.blobs; i += 8 {
-					m.mu.Lock()
-					done := c.acked[i]
-					m.mu.Unlock()
-					if done {
-						continue
-					}
-					if _, uerr := cl.blob.UploadBuffer(ctx, name, fmt.Sprintf("b%04d", i), []byte{byte(i)}, nil); uerr != nil {
-						mu.Lock()
-						err = uerr
-						mu.Unlock()
-						return
-					}
-					m.mu.Lock()
-					c.acked[i] = true
-					m.mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
+		err := fillAcked(&m.mu, c.acked, c.blobs, func(i int) error {
+			_, err := cl.blob.UploadBuffer(ctx, name, fmt.Sprintf("b%04d", i), []byte{byte(i)}, nil)
+			return err
+		})
 		busy(-1)
 		if err != nil {
 			cancel()

@@ -70,33 +70,10 @@ func containerSoftDeleter(m *csdModel, cl *azblob.Client, trial int, rng *rand.R
 			m.conts[name] = c
 			m.mu.Unlock()
 		}
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var err error
-		for w := 0; w < 8; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < c.blobs; i += 8 {
-					m.mu.Lock()
-					done := c.acked[i]
-					m.mu.Unlock()
-					if done {
-						continue
-					}
-					if _, uerr := cl.UploadBuffer(ctx, name, fmt.Sprintf("b%04d", i), []byte{byte(i)}, nil); uerr != nil {
-						mu.Lock()
-						err = uerr
-						mu.Unlock()
-						return
-					}
-					m.mu.Lock()
-					c.acked[i] = true
-					m.mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
+		err := fillAcked(&m.mu, c.acked, c.blobs, func(i int) error {
+			_, err := cl.UploadBuffer(ctx, name, fmt.Sprintf("b%04d", i), []byte{byte(i)}, nil)
+			return err
+		})
 		if err != nil {
 			cancel()
 			return // killed while filling: the next trial fills on

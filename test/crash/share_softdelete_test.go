@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/fileerror"
@@ -62,34 +61,11 @@ func shareSoftDeleter(m *model, cl *clients, trial int, rng *rand.Rand, stopped 
 			m.mu.Unlock()
 		}
 		sc := cl.files.NewShareClient(name)
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var err error
 		busy(1)
-		for w := 0; w < 8; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < s.files; i += 8 {
-					m.mu.Lock()
-					done := s.acked[i]
-					m.mu.Unlock()
-					if done {
-						continue
-					}
-					if _, ferr := sc.NewRootDirectoryClient().NewFileClient(fmt.Sprintf("f%04d", i)).Create(ctx, 1, nil); ferr != nil {
-						mu.Lock()
-						err = ferr
-						mu.Unlock()
-						return
-					}
-					m.mu.Lock()
-					s.acked[i] = true
-					m.mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
+		err := fillAcked(&m.mu, s.acked, s.files, func(i int) error {
+			_, err := sc.NewRootDirectoryClient().NewFileClient(fmt.Sprintf("f%04d", i)).Create(ctx, 1, nil)
+			return err
+		})
 		busy(-1)
 		if err != nil {
 			cancel()
