@@ -107,7 +107,10 @@ func putVersion(tx kv.Tx, ref BlobRef, b *blobRec) error {
 	if b.VersionID != "" && b.Del == nil && b.Lease == (lease.Lease{}) {
 		raw, err := tx.Get(BlobKey(ref.Account, ref.Container, ref.Blob, ""))
 		if err == nil {
-			return tx.Put(versionKey(ref.Account, ref.Container, ref.Blob, b.VersionID), append([]byte(nil), raw...))
+			// Put copies what it is given before it changes
+			// anything (kv.Tx; kvtest's GetThenPut), so the stored
+			// bytes go in as they are.
+			return tx.Put(versionKey(ref.Account, ref.Container, ref.Blob, b.VersionID), raw)
 		}
 		if !errors.Is(err, kv.ErrNotFound) {
 			return err

@@ -50,7 +50,10 @@ var ErrReadOnly = errors.New("kv: write in read-only transaction")
 type Tx interface {
 	// Get returns the value of key or ErrNotFound.
 	Get(key []byte) ([]byte, error)
-	// Put sets key to value. Empty values are allowed.
+	// Put sets key to value. Empty values are allowed. Put copies key
+	// and value before it changes anything: the caller may reuse them
+	// once it returns, and may pass the value a Get has just returned
+	// (no write between the two).
 	Put(key, value []byte) error
 	// Delete removes key; deleting a missing key is not an error.
 	Delete(key []byte) error

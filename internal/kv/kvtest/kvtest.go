@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.Store, reopen func(t *testing.
 	}{
 		{"GetPutDelete", testGetPutDelete},
 		{"BuffersCopied", testBuffersCopied},
+		{"GetThenPut", testGetThenPut},
 		{"EmptyValue", testEmptyValue},
 		{"ReadOnlyView", testReadOnlyView},
 		{"ScanOrderAndBounds", testScanOrderAndBounds},
@@ -263,6 +264,34 @@ func testBuffersCopied(t *testing.T, su *suite) {
 	if err := samePairs(got, []pair{{string(key), "original"}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// testGetThenPut: the value a Get has just returned may be Put under
+// another key as it is (kv.Tx.Put copies first), and stays that key's
+// value after the first key is overwritten and deleted, in the same
+// transaction and after it.
+func testGetThenPut(t *testing.T, su *suite) {
+	s := su.open(t)
+	a, b := kv.Key("gtp", "a"), kv.Key("gtp", "b")
+	orig := bytes.Repeat([]byte("0123456789abcdef"), 256) // several pages' worth on paged stores
+	update(t, s, func(tx kv.Tx) error { return tx.Put(a, orig) })
+	update(t, s, func(tx kv.Tx) error {
+		raw, err := tx.Get(a)
+		if err != nil {
+			return err
+		}
+		if err := tx.Put(b, raw); err != nil {
+			return err
+		}
+		if err := tx.Put(a, bytes.Repeat([]byte("z"), len(orig))); err != nil {
+			return err
+		}
+		if err := tx.Delete(a); err != nil {
+			return err
+		}
+		return wantGet(tx, b, string(orig))
+	})
+	view(t, s, func(tx kv.Tx) error { return wantGet(tx, b, string(orig)) })
 }
 
 func testEmptyValue(t *testing.T, su *suite) {
