@@ -108,3 +108,28 @@ func Prefetch(tx Tx, keys ...[]byte) error {
 	}
 	return nil
 }
+
+// Queued is implemented by stores that run write transactions one after
+// the other (the embedded and in-memory stores): WritesQueued is how
+// many Update calls are waiting for the writer now. Background jobs
+// (internal/reclaim) shorten their transactions while others wait.
+type Queued interface {
+	WritesQueued() int
+}
+
+// WritesQueued returns the writes waiting for s's writer, looking through
+// wrappers that have an Unwrap() Store method; 0 when s cannot tell
+// (PostgreSQL runs writes side by side).
+func WritesQueued(s Store) int {
+	for s != nil {
+		if q, ok := s.(Queued); ok {
+			return q.WritesQueued()
+		}
+		u, ok := s.(interface{ Unwrap() Store })
+		if !ok {
+			return 0
+		}
+		s = u.Unwrap()
+	}
+	return 0
+}

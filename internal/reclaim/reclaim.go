@@ -234,9 +234,10 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 		var did bool
 		var key []byte
 		var held time.Duration
+		var queued int
 		err := r.store.Update(ctx, func(tx kv.Tx) error {
 			fnStart := time.Now()
-			defer func() { held = time.Since(fnStart) }()
+			defer func() { held, queued = time.Since(fnStart), kv.WritesQueued(r.store) }()
 			did = false
 			var val []byte
 			key = nil
@@ -286,7 +287,7 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 			break
 		}
 		steps++
-		r.tune(held)
+		r.tune(held, queued > 0)
 		// Pace: rest as long as the step took, so that the reclaim
 		// takes at most half of the store's writer (the embedded store
 		// runs transactions one after the other) and other clients'
@@ -332,20 +333,27 @@ func (r *Reclaimer) curBatch() int {
 }
 
 // tune adapts the batch to the time the last step held the store (its
-// function's own time, not the commit's): halved above twice StepTarget,
-// doubled below half of it. The embedded store runs transactions one
-// after the other, so this is how long a writer queued behind a step
-// waits for it.
-func (r *Reclaimer) tune(held time.Duration) {
+// function's own time, not the commit's): halved above twice the target,
+// doubled below half of it. The target is StepTarget, or StepTarget/8
+// when other writes were queued behind the step as it ended (contended):
+// the embedded and in-memory stores run transactions one after the other
+// (kv.Queued), so this is how long a writer queued behind a step waits
+// for it, and while clients write, steps stay short; the batch grows
+// back only while nobody waits.
+func (r *Reclaimer) tune(held time.Duration, contended bool) {
 	if !r.adapt {
 		return
+	}
+	target := StepTarget
+	if contended {
+		target = StepTarget / 8
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
-	case held > 2*StepTarget && r.batch > MinBatch:
+	case held > 2*target && r.batch > MinBatch:
 		r.batch = max(MinBatch, r.batch/2)
-	case held < StepTarget/2 && r.batch < MaxBatch:
+	case held < target/2 && r.batch < MaxBatch && !contended:
 		r.batch = min(MaxBatch, r.batch*2)
 	}
 }

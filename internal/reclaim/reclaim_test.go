@@ -212,29 +212,44 @@ func TestBatchAdapts(t *testing.T) {
 	if r.curBatch() != Batch {
 		t.Fatalf("initial batch %d", r.curBatch())
 	}
-	r.tune(10 * StepTarget)
+	r.tune(10*StepTarget, false)
 	if r.curBatch() != Batch/2 {
 		t.Fatalf("after a slow step: %d", r.curBatch())
 	}
 	for range 20 {
-		r.tune(10 * StepTarget)
+		r.tune(10*StepTarget, false)
 	}
 	if r.curBatch() != MinBatch {
 		t.Fatalf("after many slow steps: %d, want %d", r.curBatch(), MinBatch)
 	}
-	r.tune(StepTarget)
+	r.tune(StepTarget, false)
 	if r.curBatch() != MinBatch {
 		t.Fatalf("a step on target moved the batch to %d", r.curBatch())
 	}
 	for range 20 {
-		r.tune(0)
+		r.tune(0, false)
 	}
 	if r.curBatch() != MaxBatch {
 		t.Fatalf("after many quick steps: %d, want %d", r.curBatch(), MaxBatch)
 	}
+	// With writes queued behind it, a step of StepTarget is too long:
+	// the batch halves until steps take an eighth of it, and it does not
+	// grow while writes keep queueing.
+	r.tune(StepTarget, true)
+	if r.curBatch() != MaxBatch/2 {
+		t.Fatalf("a contended step on StepTarget left the batch at %d", r.curBatch())
+	}
+	r.tune(0, true)
+	if r.curBatch() != MaxBatch/2 {
+		t.Fatalf("a quick contended step grew the batch to %d", r.curBatch())
+	}
+	r.tune(StepTarget/8, true)
+	if r.curBatch() != MaxBatch/2 {
+		t.Fatalf("a contended step on its target moved the batch to %d", r.curBatch())
+	}
 	fixed := New(nil, nil, nil, 100)
-	fixed.tune(time.Hour)
-	fixed.tune(0)
+	fixed.tune(time.Hour, false)
+	fixed.tune(0, false)
 	if fixed.curBatch() != 100 {
 		t.Fatalf("explicit batch moved to %d", fixed.curBatch())
 	}

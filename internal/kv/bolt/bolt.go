@@ -167,13 +167,14 @@ type DB struct {
 	wg   sync.WaitGroup
 
 	// Owned by the writer goroutine.
-	pending   []*request // taken from queue, not yet run
-	cur       *group     // group being run, nil between groups
-	wtx       *bbolt.Tx  // holds every group since the last checkpoint; nil: none open
-	seq       uint64     // sequence number of the last log record written
-	dirty     bool       // wtx holds writes not yet checkpointed
-	held      int        // entries written since the last checkpoint
-	heldBytes int        // their bytes
+	pending   []*request   // taken from queue, not yet run
+	npending  atomic.Int64 // len(pending), for WritesQueued
+	cur       *group       // group being run, nil between groups
+	wtx       *bbolt.Tx    // holds every group since the last checkpoint; nil: none open
+	seq       uint64       // sequence number of the last log record written
+	dirty     bool         // wtx holds writes not yet checkpointed
+	held      int          // entries written since the last checkpoint
+	heldBytes int          // their bytes
 	lastCkpt  time.Time
 	rebuild   bool  // wtx is in an unknown state: rebuild it before the next group
 	growLog   int64 // > 0: the log filled up; the next checkpoint grows it to hold this many bytes
@@ -483,6 +484,15 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
 	}
 }
 
+// WritesQueued implements kv.Queued: the Update calls waiting for the
+// writer, queued or taken into the group it runs but not started.
+func (db *DB) WritesQueued() int {
+	db.qmu.Lock()
+	n := len(db.queue)
+	db.qmu.Unlock()
+	return n + int(db.npending.Load())
+}
+
 // Close stops accepting transactions, waits for in-flight ones (queued
 // Updates are run and committed), checkpoints and closes the files. Later
 // calls to View, Update and Close return kv.ErrClosed.
@@ -676,6 +686,7 @@ func (db *DB) writeLoop() {
 			db.qmu.Lock()
 			db.pending, db.queue = db.queue, nil
 			db.qmu.Unlock()
+			db.npending.Store(int64(len(db.pending)))
 		}
 		if len(db.pending) > 0 {
 			db.runGroup()
@@ -833,6 +844,7 @@ func (db *DB) runGroup() {
 			}
 		}
 		db.pending = nil
+		db.npending.Store(0)
 		return
 	}
 	g := &group{}
@@ -844,6 +856,7 @@ func (db *DB) runGroup() {
 		r := db.pending[0]
 		db.pending[0] = nil
 		db.pending = db.pending[1:]
+		db.npending.Store(int64(len(db.pending)))
 		if !r.claim() {
 			continue // caller gave up
 		}

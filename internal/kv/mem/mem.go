@@ -47,6 +47,8 @@ type DB struct {
 	mu   sync.Mutex           // the writer lock
 	gate *kv.Gate
 	gens atomic.Uint64 // last generation handed out
+	// queued counts the Update calls waiting for mu (WritesQueued).
+	queued atomic.Int64
 }
 
 var _ kv.Store = (*DB)(nil)
@@ -84,7 +86,9 @@ func (db *DB) Update(ctx context.Context, fn func(tx kv.Tx) error) error {
 		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
+	db.queued.Add(1)
 	db.mu.Lock()
+	db.queued.Add(-1)
 	defer db.mu.Unlock()
 	// The context may have ended while waiting for the lock.
 	if err := ctx.Err(); err != nil {
@@ -97,6 +101,10 @@ func (db *DB) Update(ctx context.Context, fn func(tx kv.Tx) error) error {
 	db.root.Store(t.root)
 	return nil
 }
+
+// WritesQueued implements kv.Queued: the Update calls waiting for the
+// one in progress.
+func (db *DB) WritesQueued() int { return int(db.queued.Load()) }
 
 // Close implements kv.Store: calls in flight finish first, later ones get
 // kv.ErrClosed. The data is dropped with the last reference to the store.
