@@ -425,8 +425,15 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 			return err
 		}
 		mark := pol.mark(now)
+		w, err := wormOf(tx, ref.Account, ref.Container) // containerworm.go
+		if err != nil {
+			return err
+		}
 		if ds != DeleteSnapshotsOnly {
 			if err := b.deleteProtected(now); err != nil {
+				return err
+			}
+			if err := w.refuse(b, wormWrite, now); err != nil {
 				return err
 			}
 		}
@@ -496,8 +503,11 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 		if present > 0 && ds == DeleteSnapshotsNone {
 			return azerr.New(azerr.SnapshotsPresent)
 		}
-		for i := range snaps { // a snapshot under a policy or hold stays (immutability.go)
+		for i := range snaps { // a snapshot under a policy or hold stays (immutability.go, containerworm.go)
 			if err := snaps[i].deleteProtected(now); err != nil {
+				return err
+			}
+			if err := w.refuse(&snaps[i], wormWrite, now); err != nil {
 				return err
 			}
 		}
@@ -606,8 +616,12 @@ func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInp
 	if in.Size != nil {
 		newSize = *in.Size
 	}
+	ref := in.Ref
 	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobProperties, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
 		if err := notArchived(b); err != nil {
+			return err
+		}
+		if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 			return err
 		}
 		if (newSize >= 0 || seqAction != SequenceNumberKeep) && b.Type != PageBlob {
@@ -688,6 +702,9 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 			return err
 		}
 		if err := b.writeProtected(); err != nil {
+			return err
+		}
+		if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 			return err
 		}
 		if err := s.versionOnUpdate(tx, ref, now, b); err != nil {
@@ -804,6 +821,9 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 			return err
 		}
 		if err := notArchived(b); err != nil {
+			return err
+		}
+		if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 			return err
 		}
 		// Two snapshots in one instant get distinct times, 100 ns apart,
@@ -938,15 +958,43 @@ type PutBlockListOutput struct {
 
 // blockListTarget is Put Block List's write rules on a flat account
 // (beginReplace) and the blob it replaces, if any, a block blob.
-func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now time.Time) (*blobRec, error) {
-	old, err := beginReplace(tx, ref, acc, createOnly, now)
+//
+// extendOnly is a blob under a container-level WORM policy or legal hold
+// that allows protected append writes to block blobs
+// (allowProtectedAppendWritesAll, containerworm.go): the new list must
+// keep its committed blocks, in order, and may only add blocks after
+// them.
+func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now time.Time) (old *blobRec, extendOnly bool, err error) {
+	old, w, err := beginReplaceWORM(tx, ref, acc, createOnly, now)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if old != nil && old.Type != BlockBlob {
-		return nil, azerr.New(azerr.InvalidBlobType)
+		return nil, false, azerr.New(azerr.InvalidBlobType)
 	}
-	return old, nil
+	if refused := w.refuse(old, wormWrite, now); refused != nil {
+		if err := w.refuse(old, wormExtendBlock, now); err != nil {
+			return nil, false, err
+		}
+		return old, true, nil
+	}
+	return old, false, nil
+}
+
+// extendsBlocks reports whether nb's block list begins with old's
+// committed blocks, the same content in the same order.
+func extendsBlocks(old, nb *blobRec) bool {
+	if len(nb.Blocks) < len(old.Blocks) || old.CPK != nb.CPK {
+		return false
+	}
+	n := 0
+	for i, b := range old.Blocks {
+		if nb.Blocks[i] != b {
+			return false
+		}
+		n += b.NParts
+	}
+	return len(nb.Parts) >= n && extent.SameParts(nb.Parts[:n], old.Parts[:n])
 }
 
 // CheckPutBlockList applies Put Block List's write rules before its
@@ -962,7 +1010,7 @@ func (s *Service) CheckPutBlockList(ctx context.Context, in PutBlockListInput) e
 func (s *Service) checkPutBlockListFlat(ctx context.Context, in PutBlockListInput) error {
 	now := s.now(in.Call)
 	return s.store.View(ctx, func(tx kv.Tx) error {
-		_, err := blockListTarget(tx, in.Ref, in.Access, in.CreateOnly, now)
+		_, _, err := blockListTarget(tx, in.Ref, in.Access, in.CreateOnly, now)
 		return err
 	})
 }
@@ -992,7 +1040,7 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 		return PutBlockListOutput{}, err
 	}
 	err = s.store.Update(ctx, s.changing(in.Call, apiPutBlockList, ref, func(tx kv.Tx) error {
-		old, err := blockListTarget(tx, ref, acc, createOnly, now)
+		old, extendOnly, err := blockListTarget(tx, ref, acc, createOnly, now)
 		if err != nil {
 			return err
 		}
@@ -1082,6 +1130,9 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 		}
 		if len(nb.Blocks) > maxCommittedBlocks {
 			return azerr.New(azerr.BlockCountExceedsLimit)
+		}
+		if extendOnly && !extendsBlocks(old, &nb) {
+			return wormRefuse(tx, ref, old, wormWrite, now)
 		}
 		// With soft delete on, the replaced list is kept as a soft-deleted
 		// snapshot and keeps its references.

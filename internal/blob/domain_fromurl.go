@@ -437,6 +437,9 @@ func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLI
 			if err := checkCPK(b, in.CPK); err != nil {
 				return err
 			}
+			if err := wormRefuse(tx, ref, b, wormAppend, now); err != nil { // containerworm.go
+				return err
+			}
 			offset, err = appendParts(tx, now, b, appendPos, maxSize, n, parts)
 			return err
 		})
@@ -473,6 +476,9 @@ func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (F
 	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, _ int64, _ *blobRec) (err error) {
 		b, err = updateBlobTx(tx, ref, acc, now, func(tx kv.Tx, b *blobRec) error {
 			if err := checkCPK(b, key); err != nil {
+				return err
+			}
+			if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 				return err
 			}
 			return writePages(tx, now, seq, b, off, n, parts)

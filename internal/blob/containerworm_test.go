@@ -1,0 +1,137 @@
+package blob
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+)
+
+func wormCode(t *testing.T, err error) string {
+	t.Helper()
+	if err == nil {
+		return ""
+	}
+	e, ok := azerr.As(err)
+	if !ok {
+		t.Fatalf("not an azerr: %v", err)
+	}
+	return e.Code
+}
+
+// TestContainerPolicyStateMachine: a policy is created Unlocked, changed
+// only while Unlocked and under If-Match, locked once, then only
+// extended to a longer period at most five times, and deleted only while
+// Unlocked; the period is 1 to 146000 days and the two append flags
+// exclude each other (containerworm.go).
+func TestContainerPolicyStateMachine(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	code := func(err error) string { return wormCode(t, err) }
+	for _, bad := range []WORMPolicyInput{{Days: 0}, {Days: 146001}, {Days: 5, AppendWrites: true, AppendWritesAll: true}} {
+		if _, err := putPolicy(nil, bad, "", now); code(err) != azerr.InvalidInput {
+			t.Fatalf("put %+v: %v", bad, err)
+		}
+	}
+	if _, err := putPolicy(nil, WORMPolicyInput{Days: 1}, `"x"`, now); code(err) != azerr.ConditionNotMet {
+		t.Fatalf("If-Match on a missing policy: %v", err)
+	}
+	p, err := putPolicy(nil, WORMPolicyInput{Days: 146000, AppendWrites: true}, "", now)
+	if err != nil || p.State != WORMUnlocked || p.ETag == "" || len(p.History) != 1 {
+		t.Fatalf("create: %+v %v", p, err)
+	}
+	if _, err := putPolicy(p, WORMPolicyInput{Days: 2}, "", now); code(err) != azerr.MissingRequiredHeader {
+		t.Fatalf("update without If-Match: %v", err)
+	}
+	if _, err := putPolicy(p, WORMPolicyInput{Days: 2}, `"0xother"`, now); code(err) != azerr.ConditionNotMet {
+		t.Fatalf("update with another ETag: %v", err)
+	}
+	p2, err := putPolicy(p, WORMPolicyInput{Days: 2}, p.ETag, now)
+	if err != nil || p2.Days != 2 || p2.AppendWrites || p2.ETag == p.ETag || p.Days != 146000 {
+		t.Fatalf("update unlocked (shorter): %+v %+v %v", p2, p, err)
+	}
+	if _, err := extendPolicy(p2, 3, p2.ETag, now); code(err) != azerr.InvalidOperation {
+		t.Fatalf("extend unlocked: %v", err)
+	}
+	if _, err := lockPolicy(p2, p.ETag, now); code(err) != azerr.ConditionNotMet {
+		t.Fatalf("lock with a stale ETag: %v", err)
+	}
+	if _, err := lockPolicy(p2, "", now); code(err) != azerr.MissingRequiredHeader {
+		t.Fatalf("lock without If-Match: %v", err)
+	}
+	if err := deletePolicyCheck(p2, "*"); err != nil {
+		t.Fatalf("delete unlocked: %v", err)
+	}
+	l, err := lockPolicy(p2, "*", now)
+	if err != nil || l.State != WORMLocked {
+		t.Fatalf("lock: %+v %v", l, err)
+	}
+	if _, err := lockPolicy(l, l.ETag, now); code(err) != azerr.InvalidOperation {
+		t.Fatalf("lock twice: %v", err)
+	}
+	if _, err := putPolicy(l, WORMPolicyInput{Days: 9}, l.ETag, now); code(err) != azerr.InvalidOperation {
+		t.Fatalf("update locked: %v", err)
+	}
+	if err := deletePolicyCheck(l, l.ETag); code(err) != azerr.InvalidOperation {
+		t.Fatalf("delete locked: %v", err)
+	}
+	for _, d := range []int{2, 1} {
+		if _, err := extendPolicy(l, d, l.ETag, now); code(err) != azerr.InvalidOperation {
+			t.Fatalf("extend locked to %d days: %v", d, err)
+		}
+	}
+	for i := 0; i < wormMaxExtensions; i++ {
+		if l, err = extendPolicy(l, l.Days+1, l.ETag, now); err != nil {
+			t.Fatalf("extension %d: %v", i+1, err)
+		}
+	}
+	if l.Days != 2+wormMaxExtensions || l.Extensions != wormMaxExtensions || l.State != WORMLocked {
+		t.Fatalf("after the extensions: %+v", l)
+	}
+	if _, err := extendPolicy(l, l.Days+1, l.ETag, now); code(err) != azerr.InvalidOperation {
+		t.Fatalf("sixth extension: %v", err)
+	}
+	if got := len(l.History); got != 2+1+wormMaxExtensions {
+		t.Fatalf("history: %d entries", got)
+	}
+}
+
+// TestContainerWORMRefuse: what a policy and a legal hold refuse, and
+// the append allowances.
+func TestContainerWORMRefuse(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	code := func(err error) string { return wormCode(t, err) }
+	b := &blobRec{Modified: now.Add(-24 * time.Hour)}
+	var none *containerWORM
+	if err := none.refuse(b, wormWrite, now); err != nil {
+		t.Fatal(err)
+	}
+	pol := &containerWORM{Policy: &wormPolicy{Days: 2, State: WORMUnlocked}}
+	if code(pol.refuse(b, wormWrite, now)) != azerr.BlobImmutableDueToPolicy || code(pol.refuse(b, wormAppend, now)) != azerr.BlobImmutableDueToPolicy {
+		t.Fatal("policy without append writes")
+	}
+	if err := pol.refuse(b, wormWrite, now.Add(24*time.Hour)); err != nil {
+		t.Fatalf("after the period: %v", err)
+	}
+	pol.Policy.AppendWrites = true
+	if pol.refuse(b, wormAppend, now) != nil || code(pol.refuse(b, wormExtendBlock, now)) != azerr.BlobImmutableDueToPolicy {
+		t.Fatal("allowProtectedAppendWrites")
+	}
+	pol.Policy.AppendWrites, pol.Policy.AppendWritesAll = false, true
+	if pol.refuse(b, wormAppend, now) != nil || pol.refuse(b, wormExtendBlock, now) != nil || pol.refuse(b, wormWrite, now) == nil {
+		t.Fatal("allowProtectedAppendWritesAll")
+	}
+	hold := &containerWORM{Hold: &wormHold{Tags: []string{"case1"}}, Policy: pol.Policy}
+	if code(hold.refuse(b, wormAppend, now.Add(1000*time.Hour))) != azerr.BlobImmutableDueToLegalHold {
+		t.Fatal("hold refuses appends without its flag")
+	}
+	hold.Hold.AppendWritesAll = true
+	if hold.refuse(b, wormAppend, now) != nil || code(hold.refuse(b, wormWrite, now)) != azerr.BlobImmutableDueToLegalHold {
+		t.Fatal("hold with allowProtectedAppendWritesAll")
+	}
+	if _, err := checkHoldTags([]string{"ab"}); code(err) != azerr.InvalidInput {
+		t.Fatal("short tag")
+	}
+	if tags, err := checkHoldTags([]string{"Case2024"}); err != nil || tags[0] != "case2024" {
+		t.Fatalf("tag: %v %v", tags, err)
+	}
+}
