@@ -70,12 +70,11 @@ import (
 // Block (staging), Set Blob Tier and Set Blob Tags change no content and
 // stay allowed (inferred: the table lists neither among the refused).
 //
-// A blob is protected by a policy until its last-modified time plus the
-// period (the time-based retention page counts the effective retention
-// from the blob's creation; a protected blob cannot change, so its
-// last-modified time is its creation time, except after protected
-// appends, from which Cerulean counts anew — inferred), on the injected
-// clock; by a legal hold until the hold is cleared.
+// A blob is protected by a policy until its creation time
+// (x-ms-creation-time, which an overwrite keeps) plus the period, as the
+// time-based retention page counts the "effective retention period"
+// from the blob's creation; on the injected clock. A legal hold protects
+// until it is cleared.
 //
 // Delete Container (MicrosoftDocs/feedback#1844,
 // Azure/azure-powershell#26148): 409 ContainerHasLegalHold while the
@@ -158,7 +157,7 @@ func (w *containerWORM) refuse(b *blobRec, op wormOp, now time.Time) error {
 		return nil
 	}
 	hold := w.holding()
-	retained := w.Policy != nil && now.Before(b.Modified.Add(time.Duration(w.Policy.Days)*24*time.Hour))
+	retained := w.Policy != nil && now.Before(b.Created.Add(time.Duration(w.Policy.Days)*24*time.Hour))
 	if !hold && !retained {
 		return nil
 	}

@@ -100,7 +100,7 @@ func TestContainerPolicyStateMachine(t *testing.T) {
 func TestContainerWORMRefuse(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	code := func(err error) string { return wormCode(t, err) }
-	b := &blobRec{Modified: now.Add(-24 * time.Hour)}
+	b := &blobRec{Created: now.Add(-24 * time.Hour), Modified: now}
 	var none *containerWORM
 	if err := none.refuse(b, wormWrite, now); err != nil {
 		t.Fatal(err)
