@@ -54,32 +54,45 @@ import (
 // 23 lowercase letters and digits); it is on while it has a tag.
 //
 // Enforcement ("Immutable storage for Azure Blob Storage", supported
-// operations table,
+// operations,
 // https://learn.microsoft.com/azure/storage/blobs/immutable-storage-overview):
-// while a blob is protected, overwriting it (Put Blob, Put Block List,
-// Copy Blob, Put Blob From URL), Delete Blob, Set Blob Metadata, Set Blob
-// Properties, Put Page, Append Block and Snapshot Blob are refused with
-// 409 BlobImmutableDueToLegalHold (a hold) or BlobImmutableDueToPolicy (a
-// policy) — the codes the Blob service answers for immutable blobs
-// (MicrosoftDocs/feedback#1844). Creating new blobs is allowed. Append
-// Block is allowed under a policy with either append flag and under a
-// hold with allowProtectedAppendWritesAll; Put Block List that keeps a
-// block blob's committed blocks and adds new ones after them is allowed
-// under allowProtectedAppendWritesAll ("new blocks can be written ...
-// existing blocks cannot be modified or deleted", ARM reference). Put
-// Block (staging), Set Blob Tier and Set Blob Tags change no content and
-// stay allowed (inferred: the table lists neither among the refused).
+// a container's blobs may be created and read; an existing blob under a
+// legal hold, or under a policy, is not overwritten (Put Blob, Put Block
+// List, Copy Blob, Put Blob From URL), nor its metadata or properties
+// set, nor pages written, nor appended to, nor snapshotted; Delete Blob
+// is refused while the hold is on or until the blob's retention under
+// the policy ends. "When a time-based retention policy is set, clients
+// can create and read blobs, but cannot modify or delete them. After the
+// retention interval has expired, blobs can be deleted but not
+// overwritten" (the time-based retention page, as quoted at
+// https://learn.microsoft.com/answers/questions/822559): so changes stay
+// refused after the retention as long as the policy exists; only
+// deleting an Unlocked policy frees them. Refusals are 409
+// BlobImmutableDueToLegalHold (a hold) or BlobImmutableDueToPolicy (a
+// policy), the codes the Blob service answers for immutable blobs
+// (MicrosoftDocs/feedback#1844). Append Block is allowed under a policy
+// with either append flag and under a hold with
+// allowProtectedAppendWritesAll; Put Block List that keeps a block
+// blob's committed blocks and adds new ones after them is allowed under
+// allowProtectedAppendWritesAll ("new blocks can be written ... existing
+// blocks cannot be modified or deleted", ARM reference). Put Block
+// (staging), Set Blob Tier and Set Blob Tags change no content and stay
+// allowed (inferred: the pages list neither among the refused; the
+// overview says every access tier supports immutable storage and Set
+// Blob Tier changes it).
 //
-// A blob is protected by a policy until its creation time
+// A blob's retention under a policy ends at its creation time
 // (x-ms-creation-time, which an overwrite keeps) plus the period, as the
-// time-based retention page counts the "effective retention period"
-// from the blob's creation; on the injected clock. A legal hold protects
-// until it is cleared.
+// time-based retention page counts the "effective retention period" from
+// the blob's creation; on the injected clock.
 //
 // Delete Container (MicrosoftDocs/feedback#1844,
 // Azure/azure-powershell#26148): 409 ContainerHasLegalHold while the
 // container has a legal hold; with a policy the container "must be empty
-// before the container can be deleted" (container-level WORM page): 409
+// before the container can be deleted" (container-level WORM page; for a
+// Locked policy "the only way is to delete the container after deleting
+// all expired blobs inside", Az PowerShell's
+// BlobContainersDeleteImmutabilityPolicy reference): 409
 // ContainerImmutabilityPolicyLocked for a Locked policy; for an Unlocked
 // one no public source names the code, and Cerulean answers 409
 // BlobImmutableDueToPolicy (inferred).
@@ -146,35 +159,47 @@ func (w *containerWORM) empty() bool { return w == nil || (w.Policy == nil && !w
 type wormOp int
 
 const (
-	wormWrite       wormOp = iota // any change of an existing blob
+	wormWrite       wormOp = iota // a change of an existing blob: overwrite, metadata, properties, pages, snapshot
+	wormDelete                    // Delete Blob
 	wormAppend                    // Append Block
 	wormExtendBlock               // Put Block List keeping the committed blocks
 )
 
-// refuse returns the refusal of op on b at now, or nil.
+// refuse returns the refusal of op on b at now, or nil. A legal hold
+// refuses every op but the appends its flag allows. A policy refuses
+// Delete Blob until the blob's retention ends, and every change of the
+// blob, but the appends its flags allow, for as long as the policy
+// exists: "After the retention interval has expired, blobs can be
+// deleted but not overwritten" (the time-based retention page).
 func (w *containerWORM) refuse(b *blobRec, op wormOp, now time.Time) error {
 	if w.empty() || b == nil {
 		return nil
 	}
-	hold := w.holding()
-	retained := w.Policy != nil && now.Before(b.Created.Add(time.Duration(w.Policy.Days)*24*time.Hour))
-	if !hold && !retained {
-		return nil
-	}
-	switch op {
-	case wormAppend:
-		if (!hold || w.Hold.AppendWritesAll) && (!retained || w.Policy.AppendWrites || w.Policy.AppendWritesAll) {
+	if w.holding() {
+		if (op == wormAppend || op == wormExtendBlock) && w.Hold.AppendWritesAll && w.Policy.allows(b, op, now) {
 			return nil
 		}
-	case wormExtendBlock:
-		if (!hold || w.Hold.AppendWritesAll) && (!retained || w.Policy.AppendWritesAll) {
-			return nil
-		}
-	}
-	if hold {
 		return azerr.New(azerr.BlobImmutableDueToLegalHold)
 	}
+	if w.Policy.allows(b, op, now) {
+		return nil
+	}
 	return azerr.New(azerr.BlobImmutableDueToPolicy)
+}
+
+// allows reports whether the policy p (nil: none) allows op on b at now.
+func (p *wormPolicy) allows(b *blobRec, op wormOp, now time.Time) bool {
+	switch {
+	case p == nil:
+		return true
+	case op == wormDelete:
+		return !now.Before(b.Created.Add(time.Duration(p.Days) * 24 * time.Hour))
+	case op == wormAppend:
+		return p.AppendWrites || p.AppendWritesAll
+	case op == wormExtendBlock:
+		return p.AppendWritesAll
+	}
+	return false
 }
 
 // wormTag marks a container record that may have a WORM field: the JSON

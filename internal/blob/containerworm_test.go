@@ -106,11 +106,18 @@ func TestContainerWORMRefuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := &containerWORM{Policy: &wormPolicy{Days: 2, State: WORMUnlocked}}
-	if code(pol.refuse(b, wormWrite, now)) != azerr.BlobImmutableDueToPolicy || code(pol.refuse(b, wormAppend, now)) != azerr.BlobImmutableDueToPolicy {
-		t.Fatal("policy without append writes")
+	for _, op := range []wormOp{wormWrite, wormDelete, wormAppend, wormExtendBlock} {
+		if code(pol.refuse(b, op, now)) != azerr.BlobImmutableDueToPolicy {
+			t.Fatalf("policy without append writes, op %d", op)
+		}
 	}
-	if err := pol.refuse(b, wormWrite, now.Add(24*time.Hour)); err != nil {
-		t.Fatalf("after the period: %v", err)
+	// Past the retention: deletes pass, changes stay refused.
+	later := now.Add(24 * time.Hour)
+	if err := pol.refuse(b, wormDelete, later); err != nil {
+		t.Fatalf("delete after the period: %v", err)
+	}
+	if code(pol.refuse(b, wormWrite, later)) != azerr.BlobImmutableDueToPolicy {
+		t.Fatal("overwrite after the period")
 	}
 	pol.Policy.AppendWrites = true
 	if pol.refuse(b, wormAppend, now) != nil || code(pol.refuse(b, wormExtendBlock, now)) != azerr.BlobImmutableDueToPolicy {
@@ -120,13 +127,18 @@ func TestContainerWORMRefuse(t *testing.T) {
 	if pol.refuse(b, wormAppend, now) != nil || pol.refuse(b, wormExtendBlock, now) != nil || pol.refuse(b, wormWrite, now) == nil {
 		t.Fatal("allowProtectedAppendWritesAll")
 	}
-	hold := &containerWORM{Hold: &wormHold{Tags: []string{"case1"}}, Policy: pol.Policy}
-	if code(hold.refuse(b, wormAppend, now.Add(1000*time.Hour))) != azerr.BlobImmutableDueToLegalHold {
-		t.Fatal("hold refuses appends without its flag")
+	hold := &containerWORM{Hold: &wormHold{Tags: []string{"case1"}}}
+	if code(hold.refuse(b, wormAppend, now)) != azerr.BlobImmutableDueToLegalHold || code(hold.refuse(b, wormDelete, later)) != azerr.BlobImmutableDueToLegalHold {
+		t.Fatal("hold refuses appends without its flag, and deletes")
 	}
 	hold.Hold.AppendWritesAll = true
-	if hold.refuse(b, wormAppend, now) != nil || code(hold.refuse(b, wormWrite, now)) != azerr.BlobImmutableDueToLegalHold {
+	if hold.refuse(b, wormAppend, now) != nil || hold.refuse(b, wormExtendBlock, now) != nil || code(hold.refuse(b, wormWrite, now)) != azerr.BlobImmutableDueToLegalHold {
 		t.Fatal("hold with allowProtectedAppendWritesAll")
+	}
+	// A hold's append flag does not lift a policy without one.
+	hold.Policy = &wormPolicy{Days: 2}
+	if code(hold.refuse(b, wormAppend, now)) != azerr.BlobImmutableDueToLegalHold {
+		t.Fatal("hold and a policy without append writes")
 	}
 	if _, err := checkHoldTags([]string{"ab"}); code(err) != azerr.InvalidInput {
 		t.Fatal("short tag")

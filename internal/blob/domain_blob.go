@@ -433,7 +433,7 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 			if err := b.deleteProtected(now); err != nil {
 				return err
 			}
-			if err := w.refuse(b, wormWrite, now); err != nil {
+			if err := w.refuse(b, wormDelete, now); err != nil {
 				return err
 			}
 		}
@@ -507,7 +507,7 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 			if err := snaps[i].deleteProtected(now); err != nil {
 				return err
 			}
-			if err := w.refuse(&snaps[i], wormWrite, now); err != nil {
+			if err := w.refuse(&snaps[i], wormDelete, now); err != nil {
 				return err
 			}
 		}

@@ -271,15 +271,17 @@ func TestContainerWORM(t *testing.T) {
 	_, err = cc.Delete(e.ctx, nil)
 	wantCode(t, err, http.StatusConflict, bloberror.Code("ContainerHasLegalHold"))
 
-	// Past the period (8 days from the writes) the policy no longer
-	// protects; the hold still does until all its tags are cleared.
+	// Past the retention (8 days from the blobs' creation) the hold
+	// still refuses everything until all its tags are cleared.
 	e.clock.Advance(8*24*time.Hour + time.Minute)
 	_, err = bc.SetMetadata(e.ctx, map[string]*string{"k": to.Ptr("v")}, nil)
 	wantCode(t, err, http.StatusConflict, bloberror.Code("BlobImmutableDueToLegalHold"))
 	_, err = app0.AppendBlock(e.ctx, streamOf("held\n"), nil)
 	wantCode(t, err, http.StatusConflict, bloberror.Code("BlobImmutableDueToLegalHold"))
+	// The hold's append flag does not lift the policy, which has none.
 	adm.ok(http.MethodPost, "worm/setLegalHold", "", map[string]any{"tags": []string{"case1"}, "allowProtectedAppendWritesAll": true})
-	must2(app0.AppendBlock(e.ctx, streamOf("held, appending\n"), nil))
+	_, err = app0.AppendBlock(e.ctx, streamOf("held, appending\n"), nil)
+	wantCode(t, err, http.StatusConflict, bloberror.Code("BlobImmutableDueToLegalHold"))
 	adm.ok(http.MethodPost, "worm/clearLegalHold", "", map[string]any{"tags": []string{"case1"}})
 	_, err = bc.Delete(e.ctx, nil)
 	wantCode(t, err, http.StatusConflict, bloberror.Code("BlobImmutableDueToLegalHold")) // case2 remains
@@ -288,13 +290,18 @@ func TestContainerWORM(t *testing.T) {
 	if *cp.HasLegalHold {
 		t.Fatal("hold still reported after its tags were cleared")
 	}
-	// Past the period every blob may change again (the period counts
-	// from each blob's creation, which an overwrite keeps).
-	must2(bc.SetMetadata(e.ctx, map[string]*string{"k": to.Ptr("v")}, nil))
-	must2(old.UploadBuffer(e.ctx, []byte("overwrite after expiry"), nil))
-	must2(app0.AppendBlock(e.ctx, streamOf("late\n"), nil))
-	must2(pb.UploadPages(e.ctx, streamOf(strings.Repeat("p", 512)), blob.HTTPRange{Offset: 0, Count: 512}, nil))
-	// A blob created now is protected for the period.
+	// Past the retention a blob may be deleted but still not changed
+	// while the policy exists.
+	_, err = bc.SetMetadata(e.ctx, map[string]*string{"k": to.Ptr("v")}, nil)
+	immutable(err)
+	_, err = old.UploadBuffer(e.ctx, []byte("overwrite after expiry"), nil)
+	immutable(err)
+	_, err = app0.AppendBlock(e.ctx, streamOf("late\n"), nil)
+	immutable(err)
+	_, err = bc.CreateSnapshot(e.ctx, nil)
+	immutable(err)
+	must2(bc.Delete(e.ctx, nil))
+	// A blob created now may not be deleted for the period.
 	late := cc.NewBlockBlobClient("late")
 	must2(late.UploadBuffer(e.ctx, []byte("late"), nil))
 	_, err = late.BlobClient().Delete(e.ctx, nil)
@@ -327,12 +334,35 @@ func TestContainerWORMUnlockedDelete(t *testing.T) {
 	wantCode(t, err, http.StatusConflict, bloberror.BlobImmutableDueToPolicy)
 	adm.refused(400, "MissingRequiredHeader", http.MethodDelete, pol, "", nil)
 	adm.refused(412, "ConditionNotMet", http.MethodDelete, pol, `"0x0"`, nil)
-	adm.ok(http.MethodDelete, pol, etag, nil)
+	st, _, out := adm.do(http.MethodDelete, pol, etag, nil)
+	if props, _ := out["properties"].(map[string]any); st != 200 || props["immutabilityPeriodSinceCreationInDays"] != float64(0) {
+		t.Fatalf("delete answered %d %v", st, out)
+	}
 	adm.refused(412, "ConditionNotMet", http.MethodDelete, pol, etag, nil)
 	if cp := must2(cc.GetProperties(e.ctx, nil)); *cp.HasImmutabilityPolicy {
 		t.Fatal("policy still reported after its deletion")
 	}
 	must2(bb.UploadBuffer(e.ctx, []byte("y"), nil))
+
+	// A legal hold alone, allowing protected appends.
+	ab := cc.NewAppendBlobClient("log")
+	must2(ab.Create(e.ctx, nil))
+	adm.ok(http.MethodPost, "unl/setLegalHold", "", map[string]any{"tags": []string{"lit2026"}, "allowProtectedAppendWritesAll": true})
+	must2(ab.AppendBlock(e.ctx, streamOf("held, appending\n"), nil))
+	_, err = ab.BlobClient().SetMetadata(e.ctx, map[string]*string{"k": to.Ptr("v")}, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.Code("BlobImmutableDueToLegalHold"))
+	_, err = bb.BlobClient().Delete(e.ctx, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.Code("BlobImmutableDueToLegalHold"))
+	_, err = cc.Delete(e.ctx, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.Code("ContainerHasLegalHold"))
+	// Without the flag appends stop too.
+	adm.ok(http.MethodPost, "unl/setLegalHold", "", map[string]any{"tags": []string{"lit2026"}})
+	_, err = ab.AppendBlock(e.ctx, streamOf("refused\n"), nil)
+	wantCode(t, err, http.StatusConflict, bloberror.Code("BlobImmutableDueToLegalHold"))
+	st, _, out = adm.do(http.MethodPost, "unl/clearLegalHold", "", map[string]any{"tags": []string{"LIT2026"}})
+	if st != 200 || out["hasLegalHold"] != false {
+		t.Fatalf("clear: %d %v", st, out)
+	}
 	must2(cc.Delete(e.ctx, nil))
 }
 

@@ -159,9 +159,14 @@ func (h *wormHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case op == "immutabilityPolicies/default" && r.Method == http.MethodDelete:
 		var before blob.WORMState
 		if before, err = h.svc.GetContainerWORM(ctx, ref); err == nil {
-			if st, err = h.svc.DeleteContainerPolicy(ctx, ref, ifm); err == nil {
-				// ARM answers the deleted policy.
-				st.Policy = before.Policy
+			if st, err = h.svc.DeleteContainerPolicy(ctx, ref, ifm); err == nil && before.Policy != nil {
+				// ARM answers the aborted policy with
+				// immutabilityPeriodSinceCreationInDays 0 (Az
+				// PowerShell's BlobContainersDeleteImmutabilityPolicy
+				// reference).
+				p := *before.Policy
+				p.Days = 0
+				st.Policy = &p
 			}
 		}
 	case op == "immutabilityPolicies/default/lock" && r.Method == http.MethodPost:
