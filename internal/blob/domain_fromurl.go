@@ -340,10 +340,19 @@ type FromURLOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-blob-from-url).
 func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (FromURLOutput, error) {
 	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		if in.Immutability != nil {
+			return FromURLOutput{}, errNoImmutability() // a hierarchical account has no versions
+		}
 		return s.putBlobFromURLPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref, acc, createOnly, newb, copyProps, copyTags, key := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.CopyProperties, in.CopyTags, in.CPK
+	// The version-level immutability headers, as Put Blob takes them
+	// (immutability.go): the new version gets the policy and hold.
+	imm, hold, err := s.checkWriteImmutability(ref.Account, newb.Immutability, now)
+	if err != nil {
+		return FromURLOutput{}, err
+	}
 	var rec *blobRec
 	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
 		if n > maxPutBlob {
@@ -351,6 +360,7 @@ func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (F
 		}
 		nb := newb.record(BlockBlob)
 		nb.Size, nb.Parts, nb.CPK = n, parts, shaOf(key)
+		nb.Imm, nb.Hold = imm, hold
 		if copyProps {
 			nb.Props = src.Props
 			if nb.Props.ContentType == "" {
