@@ -197,6 +197,20 @@ func TestContainerWORM(t *testing.T) {
 	immutable(err)
 	_, err = pb.UploadPages(e.ctx, streamOf(strings.Repeat("p", 512)), blob.HTTPRange{Offset: 0, Count: 512}, nil)
 	immutable(err)
+	// The From URL writes and the asynchronous copy, from a public
+	// container's blob.
+	_, err = e.c.CreateContainer(e.ctx, "pubsrc", &azblob.CreateContainerOptions{Access: to.Ptr(azblob.PublicAccessTypeBlob)})
+	must(t, err)
+	pub := e.c.ServiceClient().NewContainerClient("pubsrc").NewBlockBlobClient("p")
+	must2(pub.UploadBuffer(e.ctx, bytes.Repeat([]byte("s"), 512), nil))
+	_, err = old.UploadBlobFromURL(e.ctx, pub.URL(), nil)
+	immutable(err)
+	_, err = bc.StartCopyFromURL(e.ctx, pub.URL(), nil)
+	immutable(err)
+	_, err = app0.AppendBlockFromURL(e.ctx, pub.URL(), nil)
+	immutable(err)
+	_, err = pb.UploadPagesFromURL(e.ctx, pub.URL(), 0, 0, 512, nil)
+	immutable(err)
 	_, err = pb.ClearPages(e.ctx, blob.HTTPRange{Offset: 0, Count: 512}, nil)
 	immutable(err)
 	_, err = app0.AppendBlock(e.ctx, streamOf("line\n"), nil)
@@ -415,4 +429,40 @@ func TestContainerWORMRestart(t *testing.T) {
 	wantCode(t, err, http.StatusConflict, bloberror.Code("BlobImmutableDueToLegalHold"))
 	_, err = cc.Delete(ctx, nil)
 	wantCode(t, err, http.StatusConflict, bloberror.Code("ContainerHasLegalHold"))
+}
+
+// TestContainerWORMVersions: with blob versioning on, a previous version
+// of a blob in a container with a policy is not deleted before its
+// retention ends.
+func TestContainerWORMVersions(t *testing.T) {
+	a, clk := startAppWith(t, func(c *app.Config) { c.BlobVersioning = true })
+	e := &env{t: t, app: a, clock: clk, c: client(t, a.BlobURL, app.DevKey), ctx: context.Background()}
+	adm := newWORMAdmin(t, a.BlobURL, clk)
+	e.container("ver")
+	bb := e.c.ServiceClient().NewContainerClient("ver").NewBlockBlobClient("b")
+	first := must2(bb.UploadBuffer(e.ctx, []byte("one"), nil))
+	must2(bb.UploadBuffer(e.ctx, []byte("two"), nil))
+	adm.ok(http.MethodPut, "ver/immutabilityPolicies/default", "", policyBody(1, nil))
+	prev, err := bb.BlobClient().WithVersionID(*first.VersionID)
+	must(t, err)
+	_, err = prev.Delete(e.ctx, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.BlobImmutableDueToPolicy)
+	_, err = bb.UploadBuffer(e.ctx, []byte("three"), nil)
+	wantCode(t, err, http.StatusConflict, bloberror.BlobImmutableDueToPolicy)
+}
+
+// TestContainerWORMHierarchical: on an account with a hierarchical
+// namespace the settings are refused (Cerulean does not enforce them on
+// the Data Lake paths), and the container stays without them.
+func TestContainerWORMHierarchical(t *testing.T) {
+	a, clk := startAppWith(t, func(c *app.Config) { c.HierarchicalNamespace = true })
+	e := &env{t: t, app: a, clock: clk, c: client(t, a.BlobURL, app.DevKey), ctx: context.Background()}
+	adm := newWORMAdmin(t, a.BlobURL, clk)
+	e.container("hier")
+	adm.refused(400, "InvalidOperation", http.MethodPut, "hier/immutabilityPolicies/default", "", policyBody(1, nil))
+	adm.refused(400, "InvalidOperation", http.MethodPost, "hier/setLegalHold", "", map[string]any{"tags": []string{"case1"}})
+	cp := must2(e.c.ServiceClient().NewContainerClient("hier").GetProperties(e.ctx, nil))
+	if *cp.HasImmutabilityPolicy || *cp.HasLegalHold {
+		t.Fatal("refused settings reported")
+	}
 }
