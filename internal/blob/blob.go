@@ -62,20 +62,6 @@ func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
 // Write permission): an existing blob is then 403
 // AuthorizationPermissionMismatch.
 func beginReplace(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Time) (*blobRec, error) {
-	old, w, err := beginReplaceWORM(tx, ref, a, createOnly, now)
-	if err != nil {
-		return nil, err
-	}
-	// Overwriting a blob under a container-level WORM policy or legal
-	// hold (containerworm.go).
-	return old, w.refuse(old, wormWrite, now)
-}
-
-// beginReplaceWORM is beginReplace without the container-level WORM
-// rule: it returns the container's WORM settings (nil: none) for the
-// caller to apply (Put Block List, which may add blocks to a protected
-// blob).
-func beginReplaceWORM(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Time) (*blobRec, *containerWORM, error) {
 	// The replace reads these independent keys (beforeOverwrite reads the
 	// soft-deleted base or the retention policy) and, in both callers, the
 	// blob's uncommitted blocks (Put Blob discards them, Put Block List
@@ -83,27 +69,32 @@ func beginReplaceWORM(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time
 	// remote.
 	if err := kv.Prefetch(tx, ContainerKey(ref.Account, ref.Container), BlobKey(ref.Account, ref.Container, ref.Blob, ""),
 		deletedKey(ref.Account, ref.Container, ref.Blob, ""), servicePropsKey(ref.Account)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	blocks := blocksPrefix(ref.Account, ref.Container, ref.Blob)
 	if err := kv.PrefetchRanges(tx, 0, kv.Range{Start: blocks, End: kv.PrefixEnd(blocks)}); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	c, err := loadContainer(tx, ref.Account, ref.Container)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	old, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if old != nil && createOnly {
-		return nil, nil, azerr.New(azerr.AuthorizationPermissionMismatch)
+		return nil, azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	if err := a.checkWrite(old, ref.Container, now); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return old, c.WORM, notArchived(old)
+	// Overwriting a blob under a container-level WORM policy or legal
+	// hold (containerworm.go).
+	if err := c.WORM.refuse(old, wormWrite, now); err != nil {
+		return nil, err
+	}
+	return old, notArchived(old)
 }
 
 // replaces stamps b as the new version of old (nil: a new blob): a new

@@ -31,14 +31,15 @@ import (
 // The policy (wormPolicy) follows ARM's ImmutabilityPolicyProperties:
 //
 //   - immutabilityPeriodSinceCreationInDays is 1 to 146000 (the
-//     time-based retention page: "a retention interval ... from one day
-//     to 146,000 days");
+//     time-based retention page: "The minimum retention interval ... is
+//     one day, and the maximum is 146,000 days");
 //   - created or changed only while Unlocked (If-Match on its ETag once
 //     it exists); Lock turns it Locked for good; Extend only a Locked one,
 //     only to a longer period, and at most wormMaxExtensions times (the
-//     time-based retention page: a locked policy "can be extended up to
-//     five times"); Delete only an Unlocked one. A refusal of these
-//     state rules answers 409 with the message Azure's management plane
+//     time-based retention page: "A maximum of five increases to the
+//     effective retention period is allowed over the lifetime of a locked
+//     policy that is defined at the container level"); Delete only an
+//     Unlocked one. A refusal of these state rules answers 409 with the message Azure's management plane
 //     gives, "Operation not allowed on immutability policy with current
 //     state." (quoted by the Az PowerShell storage tests); the error code
 //     of that ARM answer is in no public source found, so Cerulean sends
@@ -50,52 +51,60 @@ import (
 //     exclusive (ARM's ImmutabilityPolicyProperties reference) and change
 //     only on an Unlocked policy; Extend does not change them.
 //
-// The legal hold is a set of tags (ARM's LegalHold: up to 10, each 3 to
-// 23 lowercase letters and digits); it is on while it has a tag.
+// The legal hold is a set of tags (at most 10, each 3 to 23 alphanumeric
+// characters: the container-level WORM page's Limits; lower case as ARM's
+// LegalHold stores them); it is on while it has a tag. The policy keeps
+// its last seven updates ("The audit log includes up to seven time-based
+// retention commands for locked time-based retention policies",
+// immutable-storage-overview.md).
 //
-// Enforcement ("Immutable storage for Azure Blob Storage", supported
-// operations,
-// https://learn.microsoft.com/azure/storage/blobs/immutable-storage-overview):
-// a container's blobs may be created and read; an existing blob under a
-// legal hold, or under a policy, is not overwritten (Put Blob, Put Block
-// List, Copy Blob, Put Blob From URL), nor its metadata or properties
-// set, nor pages written, nor appended to, nor snapshotted; Delete Blob
-// is refused while the hold is on or until the blob's retention under
-// the policy ends. "When a time-based retention policy is set, clients
-// can create and read blobs, but cannot modify or delete them. After the
-// retention interval has expired, blobs can be deleted but not
-// overwritten" (the time-based retention page, as quoted at
-// https://learn.microsoft.com/answers/questions/822559): so changes stay
-// refused after the retention as long as the policy exists; only
-// deleting an Unlocked policy frees them. Refusals are 409
+// Enforcement: the scenarios table of the container-level WORM page
+// (MicrosoftDocs/azure-docs,
+// articles/storage/blobs/immutable-container-level-worm-policies.md).
+// While a policy's retention of a blob is active or a legal hold is on,
+// Delete Blob, Put Blob over an existing blob (and the other overwrites:
+// Put Block List, Copy Blob, Put Blob From URL), Set Blob Metadata, Put
+// Page, Set Blob Properties, Snapshot Blob and Append Block are
+// prohibited; once the retention has expired and no hold is on, the same
+// but Delete Blob ("Delete operations are allowed. Overwrite operations
+// aren't allowed"), for as long as the policy exists. Creating blobs is
+// allowed ("Azure Storage permits the Put Blob operation to create a new
+// blob"). Append Block is permitted "only for policies with the
+// allowProtectedAppendWrites or allowProtectedAppendWritesAll property
+// enabled" (and, under a legal hold, its allowProtectedAppendWritesAll);
+// allowProtectedAppendWritesAll's block blob appends are the Data Lake
+// API's append and flush, "the Blob Storage API doesn't provide a way for
+// applications to do this directly", so on a flat account it allows what
+// allowProtectedAppendWrites does. Refusals are 409
 // BlobImmutableDueToLegalHold (a hold) or BlobImmutableDueToPolicy (a
 // policy), the codes the Blob service answers for immutable blobs
-// (MicrosoftDocs/feedback#1844). Append Block is allowed under a policy
-// with either append flag and under a hold with
-// allowProtectedAppendWritesAll; Put Block List that keeps a block
-// blob's committed blocks and adds new ones after them is allowed under
-// allowProtectedAppendWritesAll ("new blocks can be written ... existing
-// blocks cannot be modified or deleted", ARM reference). Put Block
-// (staging), Set Blob Tier and Set Blob Tags change no content and stay
-// allowed (inferred: the pages list neither among the refused; the
-// overview says every access tier supports immutable storage and Set
-// Blob Tier changes it).
+// (MicrosoftDocs/feedback#1844). Put Block (staging), Set Blob Tier and
+// Set Blob Tags are not in the table and stay allowed ("You can change
+// the access tier of a blob with the Set Blob Tier operation",
+// immutable-storage-overview.md).
 //
-// A blob's retention under a policy ends at its creation time
-// (x-ms-creation-time, which an overwrite keeps) plus the period, as the
-// time-based retention page counts the "effective retention period" from
-// the blob's creation; on the injected clock.
+// A blob's retention ends at its creation time (x-ms-creation-time,
+// which an overwrite keeps) plus the period, "the difference between the
+// blob's creation time and the user-specified retention interval"; an
+// append blob's at its last modification plus the period (the "effective
+// retention ... between append blob's last modification time and the
+// user-specified retention interval"), both on the injected clock
+// (immutable-time-based-retention-policy-overview.md).
 //
-// Delete Container (MicrosoftDocs/feedback#1844,
-// Azure/azure-powershell#26148): 409 ContainerHasLegalHold while the
-// container has a legal hold; with a policy the container "must be empty
-// before the container can be deleted" (container-level WORM page; for a
-// Locked policy "the only way is to delete the container after deleting
-// all expired blobs inside", Az PowerShell's
-// BlobContainersDeleteImmutabilityPolicy reference): 409
-// ContainerImmutabilityPolicyLocked for a Locked policy; for an Unlocked
-// one no public source names the code, and Cerulean answers 409
-// BlobImmutableDueToPolicy (inferred).
+// Delete Container: "You can delete a container that has a
+// container-level WORM policy only by using control plane operations ...
+// a data plane operation ... won't succeed", and then only once it is
+// empty (container-level WORM page, Deletion). The data plane's refusals
+// are 409 ContainerHasLegalHold while a hold is on and 409
+// ContainerImmutabilityPolicyLocked with a Locked policy
+// (MicrosoftDocs/feedback#1844, Azure/azure-powershell#26148). With an
+// Unlocked policy Cerulean deletes an empty container (the policy could
+// be deleted first, "Unlocked policies don't provide delete protection")
+// and refuses one that holds blobs with 409 BlobImmutableDueToPolicy: no
+// public source names the code of that answer (inferred). The admin
+// endpoint's control-plane delete (DeleteContainerInput.ControlPlane)
+// deletes an empty container whatever its policy, not one under a hold
+// or with blobs.
 //
 // Hierarchical namespace accounts: Azure supports container-level WORM
 // there; Cerulean does not yet enforce it on the namespace's write
@@ -114,6 +123,7 @@ const (
 	wormMaxDays       = 146000
 	wormMaxExtensions = 5
 	wormMaxTags       = 10
+	wormMaxHistory    = 7
 )
 
 // containerWORM is a container's policy and legal hold.
@@ -159,24 +169,18 @@ func (w *containerWORM) empty() bool { return w == nil || (w.Policy == nil && !w
 type wormOp int
 
 const (
-	wormWrite       wormOp = iota // a change of an existing blob: overwrite, metadata, properties, pages, snapshot
-	wormDelete                    // Delete Blob
-	wormAppend                    // Append Block
-	wormExtendBlock               // Put Block List keeping the committed blocks
+	wormWrite  wormOp = iota // a change of an existing blob: overwrite, metadata, properties, pages, snapshot
+	wormDelete               // Delete Blob
+	wormAppend               // Append Block
 )
 
-// refuse returns the refusal of op on b at now, or nil. A legal hold
-// refuses every op but the appends its flag allows. A policy refuses
-// Delete Blob until the blob's retention ends, and every change of the
-// blob, but the appends its flags allow, for as long as the policy
-// exists: "After the retention interval has expired, blobs can be
-// deleted but not overwritten" (the time-based retention page).
+// refuse returns the refusal of op on b at now, or nil (see above).
 func (w *containerWORM) refuse(b *blobRec, op wormOp, now time.Time) error {
 	if w.empty() || b == nil {
 		return nil
 	}
 	if w.holding() {
-		if (op == wormAppend || op == wormExtendBlock) && w.Hold.AppendWritesAll && w.Policy.allows(b, op, now) {
+		if op == wormAppend && w.Hold.AppendWritesAll && w.Policy.allows(b, op, now) {
 			return nil
 		}
 		return azerr.New(azerr.BlobImmutableDueToLegalHold)
@@ -193,11 +197,13 @@ func (p *wormPolicy) allows(b *blobRec, op wormOp, now time.Time) bool {
 	case p == nil:
 		return true
 	case op == wormDelete:
-		return !now.Before(b.Created.Add(time.Duration(p.Days) * 24 * time.Hour))
+		from := b.Created
+		if b.Type == AppendBlob {
+			from = b.Modified
+		}
+		return !now.Before(from.Add(time.Duration(p.Days) * 24 * time.Hour))
 	case op == wormAppend:
 		return p.AppendWrites || p.AppendWritesAll
-	case op == wormExtendBlock:
-		return p.AppendWritesAll
 	}
 	return false
 }
@@ -368,6 +374,9 @@ func (p *wormPolicy) stamp(update string, now time.Time) *wormPolicy {
 	p.ETag = newETag(now)
 	p.History = append(p.History, WORMUpdate{Update: update, ImmutabilityPeriodSinceCreationInDays: p.Days, Timestamp: now.UTC(),
 		AllowProtectedAppendWrites: p.AppendWrites, AllowProtectedAppendWritesAll: p.AppendWritesAll})
+	if n := len(p.History); n > wormMaxHistory {
+		p.History = slices.Clone(p.History[n-wormMaxHistory:])
+	}
 	return p
 }
 
@@ -573,8 +582,9 @@ func (s *Service) ClearContainerLegalHold(ctx context.Context, ref ContainerRef,
 }
 
 // containerDeleteRefusal is Delete Container's rule for a container with
-// WORM settings (see above).
-func containerDeleteRefusal(tx kv.Tx, ref ContainerRef, w *containerWORM) error {
+// WORM settings (see above); controlPlane is the admin endpoint's
+// delete.
+func containerDeleteRefusal(tx kv.Tx, ref ContainerRef, w *containerWORM, controlPlane bool) error {
 	if w.empty() {
 		return nil
 	}
@@ -582,11 +592,14 @@ func containerDeleteRefusal(tx kv.Tx, ref ContainerRef, w *containerWORM) error 
 		return azerr.New(azerr.ContainerHasLegalHold)
 	}
 	held, err := containerHoldsBlobs(tx, ref.Account, ref.Container)
-	if err != nil || !held {
+	if err != nil {
 		return err
 	}
-	if w.Policy.State == WORMLocked {
+	switch {
+	case w.Policy.State == WORMLocked && (held || !controlPlane):
 		return azerr.New(azerr.ContainerImmutabilityPolicyLocked)
+	case held:
+		return azerr.New(azerr.BlobImmutableDueToPolicy)
 	}
-	return azerr.New(azerr.BlobImmutableDueToPolicy)
+	return nil
 }

@@ -90,8 +90,9 @@ func TestContainerPolicyStateMachine(t *testing.T) {
 	if _, err := extendPolicy(l, l.Days+1, l.ETag, now); code(err) != azerr.InvalidOperation {
 		t.Fatalf("sixth extension: %v", err)
 	}
-	if got := len(l.History); got != 2+1+wormMaxExtensions {
-		t.Fatalf("history: %d entries", got)
+	// Two puts, the lock and five extensions: the last seven are kept.
+	if got := len(l.History); got != wormMaxHistory || l.History[0].Update != "put" || l.History[1].Update != "lock" {
+		t.Fatalf("history: %+v", l.History)
 	}
 }
 
@@ -106,12 +107,13 @@ func TestContainerWORMRefuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := &containerWORM{Policy: &wormPolicy{Days: 2, State: WORMUnlocked}}
-	for _, op := range []wormOp{wormWrite, wormDelete, wormAppend, wormExtendBlock} {
+	for _, op := range []wormOp{wormWrite, wormDelete, wormAppend} {
 		if code(pol.refuse(b, op, now)) != azerr.BlobImmutableDueToPolicy {
 			t.Fatalf("policy without append writes, op %d", op)
 		}
 	}
-	// Past the retention: deletes pass, changes stay refused.
+	// Past the retention (from the creation): deletes pass, changes
+	// stay refused.
 	later := now.Add(24 * time.Hour)
 	if err := pol.refuse(b, wormDelete, later); err != nil {
 		t.Fatalf("delete after the period: %v", err)
@@ -119,20 +121,23 @@ func TestContainerWORMRefuse(t *testing.T) {
 	if code(pol.refuse(b, wormWrite, later)) != azerr.BlobImmutableDueToPolicy {
 		t.Fatal("overwrite after the period")
 	}
-	pol.Policy.AppendWrites = true
-	if pol.refuse(b, wormAppend, now) != nil || code(pol.refuse(b, wormExtendBlock, now)) != azerr.BlobImmutableDueToPolicy {
-		t.Fatal("allowProtectedAppendWrites")
+	// An append blob's retention counts from its last modification.
+	ab := &blobRec{Type: AppendBlob, Created: b.Created, Modified: now}
+	if code(pol.refuse(ab, wormDelete, later)) != azerr.BlobImmutableDueToPolicy || pol.refuse(ab, wormDelete, now.Add(48*time.Hour)) != nil {
+		t.Fatal("append blob retention")
 	}
-	pol.Policy.AppendWrites, pol.Policy.AppendWritesAll = false, true
-	if pol.refuse(b, wormAppend, now) != nil || pol.refuse(b, wormExtendBlock, now) != nil || pol.refuse(b, wormWrite, now) == nil {
-		t.Fatal("allowProtectedAppendWritesAll")
+	for _, flags := range [][2]bool{{true, false}, {false, true}} {
+		pol.Policy.AppendWrites, pol.Policy.AppendWritesAll = flags[0], flags[1]
+		if pol.refuse(b, wormAppend, now) != nil || code(pol.refuse(b, wormWrite, now)) != azerr.BlobImmutableDueToPolicy {
+			t.Fatalf("append flags %v", flags)
+		}
 	}
 	hold := &containerWORM{Hold: &wormHold{Tags: []string{"case1"}}}
 	if code(hold.refuse(b, wormAppend, now)) != azerr.BlobImmutableDueToLegalHold || code(hold.refuse(b, wormDelete, later)) != azerr.BlobImmutableDueToLegalHold {
 		t.Fatal("hold refuses appends without its flag, and deletes")
 	}
 	hold.Hold.AppendWritesAll = true
-	if hold.refuse(b, wormAppend, now) != nil || hold.refuse(b, wormExtendBlock, now) != nil || code(hold.refuse(b, wormWrite, now)) != azerr.BlobImmutableDueToLegalHold {
+	if hold.refuse(b, wormAppend, now) != nil || code(hold.refuse(b, wormWrite, now)) != azerr.BlobImmutableDueToLegalHold {
 		t.Fatal("hold with allowProtectedAppendWritesAll")
 	}
 	// A hold's append flag does not lift a policy without one.

@@ -958,43 +958,15 @@ type PutBlockListOutput struct {
 
 // blockListTarget is Put Block List's write rules on a flat account
 // (beginReplace) and the blob it replaces, if any, a block blob.
-//
-// extendOnly is a blob under a container-level WORM policy or legal hold
-// that allows protected append writes to block blobs
-// (allowProtectedAppendWritesAll, containerworm.go): the new list must
-// keep its committed blocks, in order, and may only add blocks after
-// them.
-func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now time.Time) (old *blobRec, extendOnly bool, err error) {
-	old, w, err := beginReplaceWORM(tx, ref, acc, createOnly, now)
+func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now time.Time) (*blobRec, error) {
+	old, err := beginReplace(tx, ref, acc, createOnly, now)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if old != nil && old.Type != BlockBlob {
-		return nil, false, azerr.New(azerr.InvalidBlobType)
+		return nil, azerr.New(azerr.InvalidBlobType)
 	}
-	if refused := w.refuse(old, wormWrite, now); refused != nil {
-		if err := w.refuse(old, wormExtendBlock, now); err != nil {
-			return nil, false, err
-		}
-		return old, true, nil
-	}
-	return old, false, nil
-}
-
-// extendsBlocks reports whether nb's block list begins with old's
-// committed blocks, the same content in the same order.
-func extendsBlocks(old, nb *blobRec) bool {
-	if len(nb.Blocks) < len(old.Blocks) || old.CPK != nb.CPK {
-		return false
-	}
-	n := 0
-	for i, b := range old.Blocks {
-		if nb.Blocks[i] != b {
-			return false
-		}
-		n += b.NParts
-	}
-	return len(nb.Parts) >= n && extent.SameParts(nb.Parts[:n], old.Parts[:n])
+	return old, nil
 }
 
 // CheckPutBlockList applies Put Block List's write rules before its
@@ -1010,7 +982,7 @@ func (s *Service) CheckPutBlockList(ctx context.Context, in PutBlockListInput) e
 func (s *Service) checkPutBlockListFlat(ctx context.Context, in PutBlockListInput) error {
 	now := s.now(in.Call)
 	return s.store.View(ctx, func(tx kv.Tx) error {
-		_, _, err := blockListTarget(tx, in.Ref, in.Access, in.CreateOnly, now)
+		_, err := blockListTarget(tx, in.Ref, in.Access, in.CreateOnly, now)
 		return err
 	})
 }
@@ -1040,7 +1012,7 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 		return PutBlockListOutput{}, err
 	}
 	err = s.store.Update(ctx, s.changing(in.Call, apiPutBlockList, ref, func(tx kv.Tx) error {
-		old, extendOnly, err := blockListTarget(tx, ref, acc, createOnly, now)
+		old, err := blockListTarget(tx, ref, acc, createOnly, now)
 		if err != nil {
 			return err
 		}
@@ -1130,9 +1102,6 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 		}
 		if len(nb.Blocks) > maxCommittedBlocks {
 			return azerr.New(azerr.BlockCountExceedsLimit)
-		}
-		if extendOnly && !extendsBlocks(old, &nb) {
-			return wormRefuse(tx, ref, old, wormWrite, now)
 		}
 		// With soft delete on, the replaced list is kept as a soft-deleted
 		// snapshot and keeps its references.

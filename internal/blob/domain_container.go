@@ -136,6 +136,10 @@ type DeleteContainerInput struct {
 	Ref     ContainerRef
 	Cond    cond.Conditions
 	LeaseID string
+	// ControlPlane is the delete of the management plane (the WORM admin
+	// endpoint, containerworm.go), which deletes an empty container with
+	// a Locked policy that Delete Container refuses.
+	ControlPlane bool
 }
 
 // DeleteContainer is Delete Container
@@ -164,7 +168,7 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 			return err
 		}
 		// Container-level WORM settings (containerworm.go).
-		if err := containerDeleteRefusal(tx, ref, c.WORM); err != nil {
+		if err := containerDeleteRefusal(tx, ref, c.WORM, in.ControlPlane); err != nil {
 			return err
 		}
 		if s.immutabilityOn(ref.Account) {

@@ -234,8 +234,9 @@ func TestContainerWORM(t *testing.T) {
 	must2(app0.AppendBlock(e.ctx, streamOf("line 1\n"), nil))
 	_, err = old.CommitBlockList(e.ctx, []string{id}, nil)
 	immutable(err)
-	// allowProtectedAppendWritesAll: block blobs take new blocks after
-	// their committed ones, never a list that drops or changes them.
+	// allowProtectedAppendWritesAll: on the Blob API it allows what
+	// allowProtectedAppendWrites does ("The Blob Storage API doesn't
+	// provide a way" to add blocks to a block blob).
 	etag = adm.ok(http.MethodPut, pol, etag, policyBody(2, map[string]any{"allowProtectedAppendWritesAll": true}))
 	must2(app0.AppendBlock(e.ctx, streamOf("line 2\n"), nil))
 	grow := cc.NewBlockBlobClient("grow")
@@ -243,10 +244,6 @@ func TestContainerWORM(t *testing.T) {
 	must2(grow.StageBlock(e.ctx, id0, streamOf("a"), nil))
 	must2(grow.CommitBlockList(e.ctx, []string{id0}, nil))
 	must2(grow.StageBlock(e.ctx, id, streamOf("b"), nil))
-	must2(grow.CommitBlockList(e.ctx, []string{id0, id}, nil))
-	_, err = grow.CommitBlockList(e.ctx, []string{id}, nil)
-	immutable(err)
-	must2(grow.StageBlock(e.ctx, id0, streamOf("changed"), nil))
 	_, err = grow.CommitBlockList(e.ctx, []string{id0, id}, nil)
 	immutable(err)
 	etag = adm.ok(http.MethodPut, pol, etag, policyBody(2, nil))
@@ -272,6 +269,7 @@ func TestContainerWORM(t *testing.T) {
 	adm.refused(409, "InvalidOperation", http.MethodPost, pol+"/extend", etag, policyBody(days+1, nil))
 	_, err = cc.Delete(e.ctx, nil)
 	wantCode(t, err, http.StatusConflict, bloberror.Code("ContainerImmutabilityPolicyLocked"))
+	adm.refused(409, "ContainerImmutabilityPolicyLocked", http.MethodDelete, "worm", "", nil)
 
 	// A legal hold wins over the policy; it takes tags.
 	adm.refused(400, "InvalidInput", http.MethodPost, "worm/setLegalHold", "", map[string]any{"tags": []string{"x"}})
@@ -330,7 +328,15 @@ func TestContainerWORM(t *testing.T) {
 			must2(cc.NewBlobClient(*it.Name).Delete(e.ctx, &blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)}))
 		}
 	}
-	must2(cc.Delete(e.ctx, nil))
+	// Empty, it is still not deleted on the data plane, only by the
+	// control plane's delete.
+	_, err = cc.Delete(e.ctx, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.Code("ContainerImmutabilityPolicyLocked"))
+	if st, code, _ := adm.do(http.MethodDelete, "worm", "", nil); st != http.StatusOK {
+		t.Fatalf("control plane delete: %d %s", st, code)
+	}
+	_, err = cc.GetProperties(e.ctx, nil)
+	wantCode(t, err, http.StatusNotFound, bloberror.ContainerNotFound)
 }
 
 // TestContainerWORMUnlockedDelete: an Unlocked policy is deleted under

@@ -32,6 +32,7 @@ const WORMPrefix = "/worm"
 //	POST   /worm/{account}/{container}/immutabilityPolicies/default/extend ExtendImmutabilityPolicy
 //	POST   /worm/{account}/{container}/setLegalHold                      SetLegalHold
 //	POST   /worm/{account}/{container}/clearLegalHold                    ClearLegalHold
+//	DELETE /worm/{account}/{container}                                   BlobContainers Delete
 //
 // with ARM's JSON bodies ({"properties": {...}} of
 // ImmutabilityPolicyProperties; LegalHold's {"tags": [...]}) and If-Match
@@ -138,6 +139,15 @@ func (h *wormHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				pol = &p
 			}
 			writeWORMJSON(w, http.StatusOK, "", map[string]any{"immutabilityPolicy": pol, "legalHold": holdJSON(st.Hold)})
+			return
+		}
+	case op == "" && r.Method == http.MethodDelete:
+		// The control plane's delete: the one way to delete an empty
+		// container with a Locked policy (blob/containerworm.go).
+		err = h.svc.DeleteContainer(ctx, blob.DeleteContainerInput{Call: call, Ref: ref, LeaseID: r.Header.Get("x-ms-lease-id"), ControlPlane: true})
+		if err == nil {
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusOK)
 			return
 		}
 	case op == "immutabilityPolicies/default" && r.Method == http.MethodGet:
