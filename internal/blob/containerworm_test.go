@@ -1,10 +1,14 @@
 package blob
 
 import (
+	"bytes"
+	"context"
 	"testing"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 )
 
 func wormCode(t *testing.T, err error) string {
@@ -150,5 +154,61 @@ func TestContainerWORMRefuse(t *testing.T) {
 	}
 	if tags, err := checkHoldTags([]string{"Case2024"}); err != nil || tags[0] != "case2024" {
 		t.Fatalf("tag: %v %v", tags, err)
+	}
+}
+
+// TestWORMOfRecord: wormOf reads a container's settings from its
+// record; a record without them (a metadata name "w" included, which
+// passes the byte search) answers nil, and settings survive other
+// container writes (Set Container Metadata).
+func TestWORMOfRecord(t *testing.T) {
+	ctx := context.Background()
+	store, chunks, clk := testenv.Stores(t)
+	s := New(store, chunks, clk, nil)
+	ref := ContainerRef{Account: "acct", Container: "cnt"}
+	if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: ref, Metadata: map[string]string{"w": "{"}}); err != nil {
+		t.Fatal(err)
+	}
+	read := func() *containerWORM {
+		t.Helper()
+		var w *containerWORM
+		if err := store.View(ctx, func(tx kv.Tx) (err error) {
+			w, err = wormOf(tx, ref.Account, ref.Container)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	if w := read(); w != nil {
+		t.Fatalf("no settings: %+v", w)
+	}
+	if _, err := s.SetContainerLegalHold(ctx, ref, []string{"case1"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetContainerMetadata(ctx, SetContainerMetadataInput{Ref: ref, Metadata: map[string]string{"k": "v"}}); err != nil {
+		t.Fatal(err)
+	}
+	if w := read(); !w.holding() || w.Policy != nil {
+		t.Fatalf("hold: %+v", w)
+	}
+	if _, err := s.ClearContainerLegalHold(ctx, ref, []string{"case1"}); err != nil {
+		t.Fatal(err)
+	}
+	if w := read(); w != nil {
+		t.Fatalf("cleared: %+v", w)
+	}
+	var raw []byte
+	if err := store.View(ctx, func(tx kv.Tx) (err error) {
+		raw, err = tx.Get(ContainerKey(ref.Account, ref.Container))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, wormTag) {
+		t.Fatalf("a container without settings keeps the field: %s", raw)
+	}
+	if _, err := s.GetContainerWORM(ctx, ContainerRef{Account: "acct", Container: "nosuch"}); wormCode(t, err) != azerr.ContainerNotFound {
+		t.Fatalf("missing container: %v", err)
 	}
 }
