@@ -356,7 +356,11 @@ func Start(cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{}), Clock: ctl}
 	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL, Limits: cfg.HTTPLimits}
-	scfg.Reserved = a.reserved(clockhttp.Handler(ctl))
+	// a.Blob is built below, before the server takes requests.
+	worm := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		blobrest.WORMHandler(a.Blob, lookup, cfg.Clock, cfg.Logger).ServeHTTP(w, r)
+	})
+	scfg.Reserved = a.reserved(clockhttp.Handler(ctl), worm)
 	if cfg.OAuth {
 		// upn=true on the dfs endpoint names the users whose tokens
 		// this server (or any sharing the store) has authenticated.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/blob/blobrest"
 	"github.com/cerulean-storage/cerulean/internal/events"
 	"github.com/cerulean-storage/cerulean/internal/events/webhook"
 	"github.com/cerulean-storage/cerulean/internal/queue"
@@ -147,11 +148,17 @@ func (a *App) waitEvents() {
 }
 
 // reserved serves the admin endpoints under server.ReservedPrefix: GET
-// /events (the event subscriptions) and the rest (clock control).
-func (a *App) reserved(clock http.Handler) http.Handler {
+// /events (the event subscriptions), /worm/ (container-level WORM
+// policies and legal holds, blobrest.WORMHandler, with Shared Key) and
+// the rest (clock control).
+func (a *App) reserved(clock, worm http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/events" || strings.HasPrefix(r.URL.Path, "/events/") {
 			webhook.Handler(a.events.d).ServeHTTP(w, r)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, blobrest.WORMPrefix+"/") {
+			worm.ServeHTTP(w, r)
 			return
 		}
 		clock.ServeHTTP(w, r)

@@ -233,6 +233,11 @@ const (
 	BlobImmutableDueToPolicy                       = "BlobImmutableDueToPolicy"
 	ContainerImmutableStorageWithVersioningEnabled = "ContainerImmutableStorageWithVersioningEnabled"
 	ImmutabilityPolicyDeleteOnLockedPolicy         = "ImmutabilityPolicyDeleteOnLockedPolicy"
+	// Delete Container of a container with a container-level WORM
+	// policy or legal hold (MicrosoftDocs/feedback#1844,
+	// Azure/azure-powershell#26148).
+	ContainerImmutabilityPolicyLocked = "ContainerImmutabilityPolicyLocked"
+	ContainerHasLegalHold             = "ContainerHasLegalHold"
 )
 
 // Table service codes.
@@ -471,6 +476,8 @@ var catalog = map[string]entry{
 	BlobImmutableDueToPolicy:                       {409, "This operation is not permitted as the blob is immutable due to a policy."},
 	ContainerImmutableStorageWithVersioningEnabled: {409, "The requested operation is not allowed as the container has a immutable storage with versioning enabled."},
 	ImmutabilityPolicyDeleteOnLockedPolicy:         {409, "This operation is not permitted as the immutability policy is locked."},
+	ContainerImmutabilityPolicyLocked:              {409, "The requested operation is not allowed as the container has a locked immutability policy."},
+	ContainerHasLegalHold:                          {409, "The requested operation is not allowed as the container has one or more legal holds."},
 }
 
 // Status returns the catalog status for code, or 500 if unknown.

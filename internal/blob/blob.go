@@ -75,7 +75,8 @@ func beginReplace(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Tim
 	if err := kv.PrefetchRanges(tx, 0, kv.Range{Start: blocks, End: kv.PrefixEnd(blocks)}); err != nil {
 		return nil, err
 	}
-	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+	c, err := loadContainer(tx, ref.Account, ref.Container)
+	if err != nil {
 		return nil, err
 	}
 	old, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
@@ -86,6 +87,11 @@ func beginReplace(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Tim
 		return nil, azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	if err := a.checkWrite(old, ref.Container, now); err != nil {
+		return nil, err
+	}
+	// Overwriting a blob under a container-level WORM policy or legal
+	// hold (containerworm.go).
+	if err := c.WORM.refuse(old, wormWrite, now); err != nil {
 		return nil, err
 	}
 	return old, notArchived(old)

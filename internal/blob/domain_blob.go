@@ -425,8 +425,15 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 			return err
 		}
 		mark := pol.mark(now)
+		w, err := wormOf(tx, ref.Account, ref.Container) // containerworm.go
+		if err != nil {
+			return err
+		}
 		if ds != DeleteSnapshotsOnly {
 			if err := b.deleteProtected(now); err != nil {
+				return err
+			}
+			if err := w.refuse(b, wormDelete, now); err != nil {
 				return err
 			}
 		}
@@ -496,8 +503,11 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 		if present > 0 && ds == DeleteSnapshotsNone {
 			return azerr.New(azerr.SnapshotsPresent)
 		}
-		for i := range snaps { // a snapshot under a policy or hold stays (immutability.go)
+		for i := range snaps { // a snapshot under a policy or hold stays (immutability.go, containerworm.go)
 			if err := snaps[i].deleteProtected(now); err != nil {
+				return err
+			}
+			if err := w.refuse(&snaps[i], wormDelete, now); err != nil {
 				return err
 			}
 		}
@@ -606,8 +616,12 @@ func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInp
 	if in.Size != nil {
 		newSize = *in.Size
 	}
+	ref := in.Ref
 	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobProperties, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
 		if err := notArchived(b); err != nil {
+			return err
+		}
+		if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 			return err
 		}
 		if (newSize >= 0 || seqAction != SequenceNumberKeep) && b.Type != PageBlob {
@@ -688,6 +702,9 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 			return err
 		}
 		if err := b.writeProtected(); err != nil {
+			return err
+		}
+		if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 			return err
 		}
 		if err := s.versionOnUpdate(tx, ref, now, b); err != nil {
@@ -804,6 +821,9 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 			return err
 		}
 		if err := notArchived(b); err != nil {
+			return err
+		}
+		if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 			return err
 		}
 		// Two snapshots in one instant get distinct times, 100 ns apart,

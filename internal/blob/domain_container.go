@@ -93,10 +93,12 @@ type ContainerProperties struct {
 	Metadata     map[string]string
 	Lease        lease.Effective // at the time of the read
 	PublicAccess string          // "", "container" or "blob"
+	// HasImmutabilityPolicy and HasLegalHold are the container-level
+	// WORM settings (containerworm.go).
+	HasImmutabilityPolicy bool
+	HasLegalHold          bool
 	// Features Cerulean does not have, reported as Azure reports a
 	// container without them.
-	HasImmutabilityPolicy       bool
-	HasLegalHold                bool
 	DefaultEncryptionScope      string
 	DenyEncryptionScopeOverride bool
 	// ImmutableStorageWithVersioning is version-level immutability
@@ -122,6 +124,7 @@ func (s *Service) GetContainerProperties(ctx context.Context, in GetContainerPro
 	return ContainerProperties{
 		ETag: c.ETag, LastModified: c.Modified, Metadata: c.Meta, Lease: c.Lease.Effective(now), PublicAccess: c.PublicAccess,
 		DefaultEncryptionScope: "$account-encryption-key", ImmutableStorageWithVersioning: s.immutabilityOn(in.Ref.Account),
+		HasImmutabilityPolicy: c.WORM != nil && c.WORM.Policy != nil, HasLegalHold: c.WORM.holding(),
 	}, nil
 }
 
@@ -133,6 +136,10 @@ type DeleteContainerInput struct {
 	Ref     ContainerRef
 	Cond    cond.Conditions
 	LeaseID string
+	// ControlPlane is the delete of the management plane (the WORM admin
+	// endpoint, containerworm.go), which deletes an empty container with
+	// a Locked policy that Delete Container refuses.
+	ControlPlane bool
 }
 
 // DeleteContainer is Delete Container
@@ -158,6 +165,10 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 			return err
 		}
 		if err := lease.CheckWrite(c.Lease, leaseID, lease.Container, now); err != nil {
+			return err
+		}
+		// Container-level WORM settings (containerworm.go).
+		if err := containerDeleteRefusal(tx, ref, c.WORM, in.ControlPlane); err != nil {
 			return err
 		}
 		if s.immutabilityOn(ref.Account) {

@@ -344,10 +344,19 @@ type FromURLOutput struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/put-blob-from-url).
 func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (FromURLOutput, error) {
 	if hns := s.nsOf(in.Ref.Account); hns != nil {
+		if in.Immutability != nil {
+			return FromURLOutput{}, errNoImmutability() // a hierarchical account has no versions
+		}
 		return s.putBlobFromURLPath(ctx, hns, in)
 	}
 	now := s.now(in.Call)
 	ref, acc, createOnly, newb, copyProps, copyTags, key := in.Ref, in.Access, in.CreateOnly, in.NewBlob, in.CopyProperties, in.CopyTags, in.CPK
+	// The version-level immutability headers, as Put Blob takes them
+	// (immutability.go): the new version gets the policy and hold.
+	imm, hold, err := s.checkWriteImmutability(ref.Account, newb.Immutability, now)
+	if err != nil {
+		return FromURLOutput{}, err
+	}
 	var rec *blobRec
 	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
 		if n > maxPutBlob {
@@ -355,6 +364,7 @@ func (s *Service) PutBlobFromURL(ctx context.Context, in PutBlobFromURLInput) (F
 		}
 		nb := newb.record(BlockBlob)
 		nb.Size, nb.Parts, nb.CPK = n, parts, shaOf(key)
+		nb.Imm, nb.Hold = imm, hold
 		if copyProps {
 			nb.Props = src.Props
 			if nb.Props.ContentType == "" {
@@ -441,6 +451,9 @@ func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLI
 			if err := checkCPK(b, in.CPK); err != nil {
 				return err
 			}
+			if err := wormRefuse(tx, ref, b, wormAppend, now); err != nil { // containerworm.go
+				return err
+			}
 			offset, err = appendParts(tx, now, b, appendPos, maxSize, n, parts)
 			return err
 		})
@@ -477,6 +490,9 @@ func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (F
 	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, _ int64, _ *blobRec) (err error) {
 		b, err = updateBlobTx(tx, ref, acc, now, func(tx kv.Tx, b *blobRec) error {
 			if err := checkCPK(b, key); err != nil {
+				return err
+			}
+			if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 				return err
 			}
 			return writePages(tx, now, seq, b, off, n, parts)

@@ -274,6 +274,7 @@ func listedProps(c *container, now time.Time) ContainerProperties {
 	return ContainerProperties{
 		ETag: c.ETag, LastModified: c.Modified, Metadata: c.Meta, Lease: c.Lease.Effective(now), PublicAccess: c.PublicAccess,
 		DefaultEncryptionScope: "$account-encryption-key",
+		HasImmutabilityPolicy:  c.WORM != nil && c.WORM.Policy != nil, HasLegalHold: c.WORM.holding(),
 	}
 }
 

@@ -116,9 +116,13 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 	seq, off, n, key := in.Sequence, in.Offset, in.Length, in.CPK
 	// recorded follows the function that records st (updateBlob returns
 	// its error unchanged: extent.Recording).
+	ref := in.Ref
 	b, err := s.updateBlob(ctx, in.Ref, in.Access, now, func(tx kv.Tx, b *blobRec) error {
 		return extent.Recording(&recorded, func(tx kv.Tx) error {
 			if err := checkCPK(b, key); err != nil {
+				return err
+			}
+			if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 				return err
 			}
 			var parts []extent.Part
@@ -301,9 +305,13 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 	var offset int64
 	// recorded follows the function that records st (l.update returns
 	// its error unchanged: extent.Recording).
+	ref := in.Ref
 	b, err := l.update(ctx, in.Ref, in.Access, in.Caller, now, func(tx kv.Tx, b *blobRec) error {
 		return extent.Recording(&recorded, func(tx kv.Tx) (err error) {
 			if err := checkCPK(b, key); err != nil {
+				return err
+			}
+			if err := wormRefuse(tx, ref, b, wormAppend, now); err != nil { // containerworm.go
 				return err
 			}
 			if err := st.Write(tx); err != nil {

@@ -231,6 +231,11 @@ func deleteVersion(tx kv.Tx, ref BlobRef, a Access, now time.Time) (bool, error)
 	if err := b.deleteProtected(now); err != nil {
 		return false, err
 	}
+	// A previous version is a blob of the container: its container-level
+	// WORM settings hold for it too (containerworm.go).
+	if err := wormRefuse(tx, ref, b, wormDelete, now); err != nil {
+		return false, err
+	}
 	key := versionKey(ref.Account, ref.Container, ref.Blob, ref.VersionID)
 	pol, err := loadRetention(tx, ref.Account)
 	if err != nil {

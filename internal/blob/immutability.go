@@ -20,8 +20,9 @@ import (
 //     snapshot) may carry one time-based retention policy (blobRec.Imm:
 //     until-date and mode) and one legal hold (blobRec.Hold), set by Set
 //     Blob Immutability Policy and Set Blob Legal Hold or on the write
-//     that creates it (Put Blob, Put Block List, Copy Blob with
-//     x-ms-immutability-policy-until-date/-mode and x-ms-legal-hold). A
+//     that creates it (Put Blob, Put Block List, Copy Blob, Put Blob From
+//     URL with x-ms-immutability-policy-until-date/-mode and
+//     x-ms-legal-hold; azblob's UploadBlobFromURL does not send them). A
 //     copy or a snapshot does not take its source's.
 //   - An Unlocked policy may be shortened, extended, locked or deleted; a
 //     Locked one only extended (nextPolicy): shortening or unlocking it is

@@ -90,6 +90,9 @@ type container struct {
 	Lease        lease.Lease       `json:"l"`
 	PublicAccess string            `json:"pa,omitempty"` // "", "container", "blob"
 	ACL          []SignedID        `json:"acl,omitempty"`
+	// WORM is the container-level immutability policy and legal hold
+	// (containerworm.go); nil: none.
+	WORM *containerWORM `json:"w,omitempty"`
 }
 
 // SignedID is a stored access policy (one shape, with its

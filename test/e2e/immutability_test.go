@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
@@ -370,4 +371,58 @@ func TestImmutabilityPerAccount(t *testing.T) {
 			wantCode(t, err, http.StatusBadRequest, bloberror.InvalidOperation)
 		}
 	}
+}
+
+// headerPolicy adds fixed headers to every request of a client.
+type headerPolicy map[string]string
+
+func (h headerPolicy) Do(req *policy.Request) (*http.Response, error) {
+	for k, v := range h {
+		req.Raw().Header.Set(k, v)
+	}
+	return req.Next()
+}
+
+// TestImmutabilityPutBlobFromURL: Put Blob From URL takes the
+// x-ms-immutability-policy-until-date/-mode and x-ms-legal-hold headers
+// as Put Blob does (azblob's UploadBlobFromURL does not send them; a
+// policy adds them), and refuses them where the container has no
+// version-level immutability support.
+func TestImmutabilityPutBlobFromURL(t *testing.T) {
+	e := startImmutability(t)
+	_, err := e.c.CreateContainer(e.ctx, "pub", &azblob.CreateContainerOptions{Access: to.Ptr(azblob.PublicAccessTypeBlob)})
+	must(t, err)
+	src := e.c.ServiceClient().NewContainerClient("pub").NewBlockBlobClient("src")
+	must2(src.UploadBuffer(e.ctx, []byte("source"), nil))
+	until := e.clock.Now().UTC().Truncate(time.Second).Add(5 * time.Minute)
+	cred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	opts := clientOptions()
+	opts.PerCallPolicies = append(opts.PerCallPolicies, headerPolicy{
+		"x-ms-immutability-policy-until-date": until.Format(http.TimeFormat),
+		"x-ms-immutability-policy-mode":       "Unlocked",
+		"x-ms-legal-hold":                     "true",
+	})
+	hc, err := azblob.NewClientWithSharedKeyCredential(e.app.BlobURL, cred, opts)
+	must(t, err)
+	dst := hc.ServiceClient().NewContainerClient("pub").NewBlockBlobClient("dst")
+	must2(dst.UploadBlobFromURL(e.ctx, src.URL(), nil))
+	p := must2(e.c.ServiceClient().NewContainerClient("pub").NewBlobClient("dst").GetProperties(e.ctx, nil))
+	if p.ImmutabilityPolicyExpiresOn == nil || !p.ImmutabilityPolicyExpiresOn.Equal(until) || p.LegalHold == nil || !*p.LegalHold {
+		t.Fatalf("Put Blob From URL: until %v hold %v", p.ImmutabilityPolicyExpiresOn, p.LegalHold)
+	}
+	_, err = e.c.ServiceClient().NewContainerClient("pub").NewBlobClient("dst").Delete(e.ctx, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.Code("BlobImmutableDueToLegalHold"))
+
+	// Without support (versioning off) the headers are refused.
+	a, clk := startAppWith(t, func(*app.Config) {})
+	plain := &env{t: t, app: a, clock: clk, c: client(t, a.BlobURL, app.DevKey), ctx: context.Background()}
+	_, err = plain.c.CreateContainer(plain.ctx, "pub", &azblob.CreateContainerOptions{Access: to.Ptr(azblob.PublicAccessTypeBlob)})
+	must(t, err)
+	psrc := plain.c.ServiceClient().NewContainerClient("pub").NewBlockBlobClient("src")
+	must2(psrc.UploadBuffer(plain.ctx, []byte("source"), nil))
+	hc2, err := azblob.NewClientWithSharedKeyCredential(a.BlobURL, cred, opts)
+	must(t, err)
+	_, err = hc2.ServiceClient().NewContainerClient("pub").NewBlockBlobClient("dst").UploadBlobFromURL(plain.ctx, psrc.URL(), nil)
+	wantCode(t, err, http.StatusBadRequest, bloberror.InvalidOperation)
 }

@@ -124,6 +124,7 @@ func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 			LastModified: c.Properties.LastModified.UTC().Format(http.TimeFormat), ETag: c.Properties.ETag,
 			LeaseStatus: c.Properties.Lease.Status, LeaseState: c.Properties.Lease.State, LeaseDuration: c.Properties.Lease.Duration,
 			PublicAccess: c.Properties.PublicAccess, VersionLevelWORM: c.Properties.ImmutableStorageWithVersioning,
+			Immutability: c.Properties.HasImmutabilityPolicy, LegalHold: c.Properties.HasLegalHold,
 		}}
 		if d := c.Deleted; d != nil {
 			days := d.RemainingDays
