@@ -80,7 +80,7 @@ var bg = context.Background()
 
 // waitTimeout bounds every wait on another goroutine so that a deadlocked
 // backend fails the test instead of hanging it.
-const waitTimeout = 60 * time.Second
+const waitTimeout = 3 * time.Minute
 
 // domainError stands for a precondition failure returned by an Update fn.
 type domainError struct{ code int }
