@@ -233,9 +233,9 @@ func errorSubResponse(e *azerr.Error, r *req) *server.SubResponse {
 	body = wire.AppendXMLText(body, e.Message+"\nRequestId:"+r.ID)
 	body = append(body, "</Message></Error>"...)
 	h := http.Header{}
-	h.Set("x-ms-error-code", e.Code)
-	h.Set("x-ms-request-id", r.ID)
-	h.Set("x-ms-version", r.Version)
+	h.Set("X-Ms-Error-Code", e.Code)
+	h.Set("X-Ms-Request-Id", r.ID)
+	h.Set("X-Ms-Version", r.Version)
 	h.Set("Content-Type", "application/xml")
 	return &server.SubResponse{Status: e.Status, Header: h, Body: body}
 }
@@ -255,7 +255,7 @@ func writePart(out *bytes.Buffer, boundary, contentID string, sr *server.SubResp
 		fmt.Fprintf(out, "Content-ID: %s\r\n", contentID)
 	}
 	reason := http.StatusText(sr.Status)
-	if sr.Header.Get("x-ms-error-code") != "" {
+	if sr.Header.Get("X-Ms-Error-Code") != "" {
 		if msg := errorMessage(sr.Body); msg != "" {
 			reason = msg
 		}

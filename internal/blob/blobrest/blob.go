@@ -33,11 +33,11 @@ func sendsContentHeaders(h http.Header) bool {
 // parseProps reads the x-ms-blob-content-* headers.
 func parseProps(h http.Header) (blob.HTTPHeaders, error) {
 	p := blob.HTTPHeaders{
-		ContentType:        h.Get("x-ms-blob-content-type"),
-		ContentEncoding:    h.Get("x-ms-blob-content-encoding"),
-		ContentLanguage:    h.Get("x-ms-blob-content-language"),
-		ContentDisposition: h.Get("x-ms-blob-content-disposition"),
-		CacheControl:       h.Get("x-ms-blob-cache-control"),
+		ContentType:        h.Get("X-Ms-Blob-Content-Type"),
+		ContentEncoding:    h.Get("X-Ms-Blob-Content-Encoding"),
+		ContentLanguage:    h.Get("X-Ms-Blob-Content-Language"),
+		ContentDisposition: h.Get("X-Ms-Blob-Content-Disposition"),
+		CacheControl:       h.Get("X-Ms-Blob-Cache-Control"),
 	}
 	// x-ms-blob-content-md5 is a stored property, kept and returned as
 	// given whatever its length (azure-sdk-for-js recording
@@ -45,7 +45,7 @@ func parseProps(h http.Header) (blob.HTTPHeaders, error) {
 	// Blob checks it against the content (see blobMD5). A value that is
 	// not base64 is 400 InvalidMd5, as for Content-MD5 ("The MD5 value
 	// specified in the request is invalid", Common REST API error codes).
-	if v := h.Get("x-ms-blob-content-md5"); v != "" {
+	if v := h.Get("X-Ms-Blob-Content-Md5"); v != "" {
 		md, err := base64.StdEncoding.DecodeString(v)
 		if err != nil || strings.ContainsAny(v, "\r\n") {
 			return p, azerr.New(azerr.InvalidMD5)
@@ -65,7 +65,7 @@ func parseProps(h http.Header) (blob.HTTPHeaders, error) {
 // malformed Content-MD5 is 400 InvalidMd5 and a malformed
 // x-ms-content-crc64 400 InvalidCrc64.
 func parseChecksums(h http.Header) (blob.Checksums, error) {
-	if h.Get("Content-MD5") != "" && h.Get("x-ms-content-crc64") != "" {
+	if h.Get("Content-MD5") != "" && h.Get("X-Ms-Content-Crc64") != "" {
 		return blob.Checksums{}, azerr.New(azerr.BothCRC64AndMD5HeaderPresent)
 	}
 	return server.ParseDigests(h)
@@ -94,11 +94,11 @@ func echoDigests(h http.Header, md5, crc64 []byte) {
 // and Base64-encoded", Common REST API error codes), and it cannot come
 // with x-ms-content-crc64.
 func blobMD5(h http.Header) ([]byte, error) {
-	v := h.Get("x-ms-blob-content-md5")
+	v := h.Get("X-Ms-Blob-Content-Md5")
 	if v == "" {
 		return nil, nil
 	}
-	if h.Get("x-ms-content-crc64") != "" {
+	if h.Get("X-Ms-Content-Crc64") != "" {
 		return nil, azerr.New(azerr.BothCRC64AndMsMD5HeaderPresent)
 	}
 	return wire.ParseContentMD5(v)
@@ -125,7 +125,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	typ := r.Header.Get("x-ms-blob-type")
+	typ := r.Header.Get("X-Ms-Blob-Type")
 	switch typ {
 	case blob.BlockBlob, blob.PageBlob, blob.AppendBlob:
 	case "":
@@ -151,7 +151,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 		// x-ms-blob-content-md5, when sent, is the digest the content is
 		// checked against, in place of Content-MD5.
 		if blobMD != nil {
-			in.Checksums.MD5, in.Checksums.MD5Text = blobMD, r.Header.Get("x-ms-blob-content-md5")
+			in.Checksums.MD5, in.Checksums.MD5Text = blobMD, r.Header.Get("X-Ms-Blob-Content-Md5")
 		}
 		if in.Length, err = contentLength(r); err != nil {
 			return err
@@ -166,10 +166,10 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 			return err
 		}
 		if size%512 != 0 {
-			return azerr.InvalidHeader("x-ms-blob-content-length", r.Header.Get("x-ms-blob-content-length"))
+			return azerr.InvalidHeader("x-ms-blob-content-length", r.Header.Get("X-Ms-Blob-Content-Length"))
 		}
 		in.Size = size
-		if v := r.Header.Get("x-ms-blob-sequence-number"); v != "" {
+		if v := r.Header.Get("X-Ms-Blob-Sequence-Number"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
 				return azerr.InvalidHeader("x-ms-blob-sequence-number", v)
@@ -188,7 +188,7 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	setETag(w, out.ETag, out.LastModified)
 	echoDigests(h, out.ContentMD5, out.ContentCRC64)
-	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	h.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
 	setVersionID(h, out.VersionID)
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -249,8 +249,8 @@ func parseSizeHeader(h http.Header, name string, required bool) (int64, error) {
 func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
 	h := w.Header()
 	setETag(w, p.ETag, p.LastModified)
-	h.Set("x-ms-creation-time", p.CreationTime.UTC().Format(http.TimeFormat))
-	h.Set("x-ms-blob-type", p.Type)
+	h.Set("X-Ms-Creation-Time", p.CreationTime.UTC().Format(http.TimeFormat))
+	h.Set("X-Ms-Blob-Type", p.Type)
 	// Set Blob Properties without x-ms-blob-content-type clears the stored
 	// type, and reads then carry no Content-Type at all (azure-sdk-for-js
 	// recording "setHTTPHeaders with default parameters": Get Blob
@@ -278,7 +278,7 @@ func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
 	if p.HasLease {
 		writeEffectiveLease(h, p.Lease)
 	}
-	h.Set("x-ms-server-encrypted", strconv.FormatBool(p.ServerEncrypted))
+	h.Set("X-Ms-Server-Encrypted", strconv.FormatBool(p.ServerEncrypted))
 	h.Set("Accept-Ranges", "bytes")
 	writeVersion(h, p)
 	if pp := p.Path; pp != nil {
@@ -288,45 +288,45 @@ func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
 		if pp.Dir {
 			rt = "directory"
 		}
-		h.Set("x-ms-resource-type", rt)
-		h.Set("x-ms-owner", pp.Owner)
-		h.Set("x-ms-group", pp.Group)
-		h.Set("x-ms-permissions", pp.Permissions)
-		h.Set("x-ms-acl", pp.ACL)
+		h.Set("X-Ms-Resource-Type", rt)
+		h.Set("X-Ms-Owner", pp.Owner)
+		h.Set("X-Ms-Group", pp.Group)
+		h.Set("X-Ms-Permissions", pp.Permissions)
+		h.Set("X-Ms-Acl", pp.ACL)
 		if !pp.Expiry.IsZero() {
-			h.Set("x-ms-expiry-time", pp.Expiry.UTC().Format(http.TimeFormat))
+			h.Set("X-Ms-Expiry-Time", pp.Expiry.UTC().Format(http.TimeFormat))
 		}
 	}
 	if p.TagCount > 0 {
-		h.Set("x-ms-tag-count", strconv.Itoa(p.TagCount))
+		h.Set("X-Ms-Tag-Count", strconv.Itoa(p.TagCount))
 	}
 	writeImmutabilityHeaders(h, p)
 	switch p.Type {
 	case blob.BlockBlob:
-		h.Set("x-ms-access-tier", p.AccessTier)
+		h.Set("X-Ms-Access-Tier", p.AccessTier)
 		if p.AccessTierInferred {
-			h.Set("x-ms-access-tier-inferred", "true")
+			h.Set("X-Ms-Access-Tier-Inferred", "true")
 		}
 		if p.AccessTierChanged != nil {
-			h.Set("x-ms-access-tier-change-time", p.AccessTierChanged.UTC().Format(http.TimeFormat))
+			h.Set("X-Ms-Access-Tier-Change-Time", p.AccessTierChanged.UTC().Format(http.TimeFormat))
 		}
 		if p.SmartAccessTier != "" {
-			h.Set("x-ms-smart-access-tier", p.SmartAccessTier)
+			h.Set("X-Ms-Smart-Access-Tier", p.SmartAccessTier)
 		}
 	case blob.PageBlob:
-		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(p.SequenceNumber, 10))
+		h.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(p.SequenceNumber, 10))
 	case blob.AppendBlob:
-		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(p.CommittedBlockCount))
+		h.Set("X-Ms-Blob-Committed-Block-Count", strconv.Itoa(p.CommittedBlockCount))
 		// Reported for every append blob, "false" until sealed (Get Blob
 		// Properties reference: x-ms-blob-sealed).
-		h.Set("x-ms-blob-sealed", strconv.FormatBool(p.Sealed))
+		h.Set("X-Ms-Blob-Sealed", strconv.FormatBool(p.Sealed))
 	}
 	if c := p.Copy; c != nil {
-		h.Set("x-ms-copy-id", c.ID)
-		h.Set("x-ms-copy-source", c.Source)
-		h.Set("x-ms-copy-status", c.Status)
-		h.Set("x-ms-copy-progress", c.Progress)
-		h.Set("x-ms-copy-completion-time", c.Completion.UTC().Format(http.TimeFormat))
+		h.Set("X-Ms-Copy-Id", c.ID)
+		h.Set("X-Ms-Copy-Source", c.Source)
+		h.Set("X-Ms-Copy-Status", c.Status)
+		h.Set("X-Ms-Copy-Progress", c.Progress)
+		h.Set("X-Ms-Copy-Completion-Time", c.Completion.UTC().Format(http.TimeFormat))
 	}
 }
 
@@ -386,7 +386,7 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 		status = http.StatusPartialContent
 		h.Set("Content-Range", wire.ContentRange(out.Offset, out.Count, p.Size))
 		if p.HTTPHeaders.ContentMD5 != nil {
-			h.Set("x-ms-blob-content-md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
+			h.Set("X-Ms-Blob-Content-Md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 		}
 	} else if p.HTTPHeaders.ContentMD5 != nil {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
@@ -427,7 +427,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	ds := blob.DeleteSnapshots(r.Header.Get("x-ms-delete-snapshots"))
+	ds := blob.DeleteSnapshots(r.Header.Get("X-Ms-Delete-Snapshots"))
 	if ds != blob.DeleteSnapshotsNone && ds != blob.DeleteSnapshotsInclude && ds != blob.DeleteSnapshotsOnly {
 		return azerr.InvalidHeader("x-ms-delete-snapshots", string(ds))
 	}
@@ -446,7 +446,7 @@ func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("x-ms-delete-type-permanent", strconv.FormatBool(!out.SoftDeleted))
+	w.Header().Set("X-Ms-Delete-Type-Permanent", strconv.FormatBool(!out.SoftDeleted))
 	w.WriteHeader(http.StatusAccepted)
 	return nil
 }
@@ -466,7 +466,7 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	in := blob.SetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds)}
-	seqAction := r.Header.Get("x-ms-sequence-number-action")
+	seqAction := r.Header.Get("X-Ms-Sequence-Number-Action")
 	switch seqAction {
 	case "":
 	case "max", "update":
@@ -474,8 +474,8 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 			return err
 		}
 	case "increment":
-		if r.Header.Get("x-ms-blob-sequence-number") != "" {
-			return azerr.InvalidHeader("x-ms-blob-sequence-number", r.Header.Get("x-ms-blob-sequence-number"))
+		if r.Header.Get("X-Ms-Blob-Sequence-Number") != "" {
+			return azerr.InvalidHeader("x-ms-blob-sequence-number", r.Header.Get("X-Ms-Blob-Sequence-Number"))
 		}
 	default:
 		return azerr.InvalidHeader("x-ms-sequence-number-action", seqAction)
@@ -496,7 +496,7 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	}
 	setETag(w, out.ETag, out.LastModified)
 	if out.Type == blob.PageBlob {
-		w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(out.SequenceNumber, 10))
+		w.Header().Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(out.SequenceNumber, 10))
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -517,7 +517,7 @@ func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	setETag(w, out.ETag, out.LastModified)
-	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	w.Header().Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
 	setVersionID(w.Header(), out.VersionID)
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -558,8 +558,8 @@ func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	setETag(w, out.ETag, out.LastModified)
-	w.Header().Set("x-ms-snapshot", out.Snapshot)
-	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	w.Header().Set("X-Ms-Snapshot", out.Snapshot)
+	w.Header().Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
 	setVersionID(w.Header(), out.VersionID)
 	w.WriteHeader(http.StatusCreated)
 	return nil

@@ -23,7 +23,7 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := blob.PutBlockInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), BlockID: idParam, Body: r.Body,
+	in := blob.PutBlockInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), BlockID: idParam, Body: r.Body,
 		CheckFirst: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
 	if in.Checksums, err = parseChecksums(r.Header); err != nil {
 		return err
@@ -37,7 +37,7 @@ func (s *Service) putBlock(w http.ResponseWriter, r *req) error {
 	}
 	h := w.Header()
 	echoDigests(h, out.ContentMD5, out.ContentCRC64)
-	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	h.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -94,7 +94,7 @@ func (s *Service) putBlockList(w http.ResponseWriter, r *req) error {
 	}
 	setETag(w, out.ETag, out.LastModified)
 	digests(w.Header())
-	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	w.Header().Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
 	setVersionID(w.Header(), out.VersionID)
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -138,11 +138,11 @@ func (s *Service) getBlockList(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	if out.Exists {
 		setETag(w, out.ETag, out.LastModified)
-		h.Set("x-ms-blob-content-length", strconv.FormatInt(out.Size, 10))
+		h.Set("X-Ms-Blob-Content-Length", strconv.FormatInt(out.Size, 10))
 	} else {
 		// Only uncommitted blocks: no ETag or Last-Modified, and a
 		// committed length of 0 (Get Block List, x-ms-blob-content-length).
-		h.Set("x-ms-blob-content-length", "0")
+		h.Set("X-Ms-Blob-Content-Length", "0")
 	}
 	// Only the requested sections, an empty one self-closed, as the real
 	// service writes them.

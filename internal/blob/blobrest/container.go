@@ -17,7 +17,7 @@ import (
 )
 
 func parsePublicAccess(h http.Header) (string, error) {
-	v := h.Get("x-ms-blob-public-access")
+	v := h.Get("X-Ms-Blob-Public-Access")
 	switch v {
 	case "", "container", "blob":
 		return v, nil
@@ -50,7 +50,7 @@ func (s *Service) createContainer(w http.ResponseWriter, r *req) error {
 // getContainerProperties is Get Container Properties' (and Get
 // Container Metadata's) REST handler.
 func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
-	p, err := s.GetContainerProperties(r.Context(), blob.GetContainerPropertiesInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("x-ms-lease-id")})
+	p, err := s.GetContainerProperties(r.Context(), blob.GetContainerPropertiesInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("X-Ms-Lease-Id")})
 	if err != nil {
 		return err
 	}
@@ -59,25 +59,25 @@ func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
 	wire.WriteMetadata(h, p.Metadata)
 	writeEffectiveLease(h, p.Lease)
 	if p.PublicAccess != "" {
-		h.Set("x-ms-blob-public-access", p.PublicAccess)
+		h.Set("X-Ms-Blob-Public-Access", p.PublicAccess)
 	}
-	h.Set("x-ms-has-immutability-policy", strconv.FormatBool(p.HasImmutabilityPolicy))
-	h.Set("x-ms-has-legal-hold", strconv.FormatBool(p.HasLegalHold))
+	h.Set("X-Ms-Has-Immutability-Policy", strconv.FormatBool(p.HasImmutabilityPolicy))
+	h.Set("X-Ms-Has-Legal-Hold", strconv.FormatBool(p.HasLegalHold))
 	if p.ImmutableStorageWithVersioning {
-		h.Set("x-ms-immutable-storage-with-versioning-enabled", "true")
+		h.Set("X-Ms-Immutable-Storage-With-Versioning-Enabled", "true")
 	}
-	h.Set("x-ms-default-encryption-scope", p.DefaultEncryptionScope)
-	h.Set("x-ms-deny-encryption-scope-override", strconv.FormatBool(p.DenyEncryptionScopeOverride))
+	h.Set("X-Ms-Default-Encryption-Scope", p.DefaultEncryptionScope)
+	h.Set("X-Ms-Deny-Encryption-Scope-Override", strconv.FormatBool(p.DenyEncryptionScopeOverride))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
 // writeEffectiveLease sets the x-ms-lease-* headers of a lease state.
 func writeEffectiveLease(h http.Header, e lease.Effective) {
-	h.Set("x-ms-lease-status", e.Status)
-	h.Set("x-ms-lease-state", e.State)
+	h.Set("X-Ms-Lease-Status", e.Status)
+	h.Set("X-Ms-Lease-State", e.State)
 	if e.Duration != "" {
-		h.Set("x-ms-lease-duration", e.Duration)
+		h.Set("X-Ms-Lease-Duration", e.Duration)
 	}
 }
 
@@ -99,7 +99,7 @@ func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
 	if err := onlyDateConditions(conds); err != nil {
 		return err
 	}
-	if err := s.DeleteContainer(r.Context(), blob.DeleteContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("x-ms-lease-id")}); err != nil {
+	if err := s.DeleteContainer(r.Context(), blob.DeleteContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("X-Ms-Lease-Id")}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -121,7 +121,7 @@ func (s *Service) setContainerMetadata(w http.ResponseWriter, r *req) error {
 	if conds.IfUnmodifiedSince != nil {
 		return azerr.Newf(azerr.UnsupportedHeader, "If-Unmodified-Since is not supported for Set Container Metadata.")
 	}
-	out, err := s.SetContainerMetadata(r.Context(), blob.SetContainerMetadataInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("x-ms-lease-id"), Metadata: meta})
+	out, err := s.SetContainerMetadata(r.Context(), blob.SetContainerMetadataInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("X-Ms-Lease-Id"), Metadata: meta})
 	if err != nil {
 		return err
 	}
@@ -136,13 +136,13 @@ type signedIdentifiers struct {
 }
 
 func (s *Service) getContainerACL(w http.ResponseWriter, r *req) error {
-	acl, err := s.GetContainerACL(r.Context(), blob.GetContainerACLInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("x-ms-lease-id")})
+	acl, err := s.GetContainerACL(r.Context(), blob.GetContainerACLInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("X-Ms-Lease-Id")})
 	if err != nil {
 		return err
 	}
 	setETag(w, acl.ETag, acl.LastModified)
 	if acl.PublicAccess != "" {
-		w.Header().Set("x-ms-blob-public-access", acl.PublicAccess)
+		w.Header().Set("X-Ms-Blob-Public-Access", acl.PublicAccess)
 	}
 	return server.WriteXML(w, http.StatusOK, signedIdentifiers{Items: acl.Policies})
 }
@@ -195,7 +195,7 @@ func (s *Service) setContainerACL(w http.ResponseWriter, r *req) error {
 			}
 		}
 	}
-	out, err := s.SetContainerACL(r.Context(), blob.SetContainerACLInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("x-ms-lease-id"), PublicAccess: access, Policies: acl.Items})
+	out, err := s.SetContainerACL(r.Context(), blob.SetContainerACLInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("X-Ms-Lease-Id"), PublicAccess: access, Policies: acl.Items})
 	if err != nil {
 		return err
 	}
@@ -237,9 +237,9 @@ func (s *Service) leaseContainer(w http.ResponseWriter, r *req) error {
 
 func writeLeaseResult(w http.ResponseWriter, res lease.Result) {
 	if res.LeaseID != "" {
-		w.Header().Set("x-ms-lease-id", res.LeaseID)
+		w.Header().Set("X-Ms-Lease-Id", res.LeaseID)
 	}
 	if res.LeaseTime != nil {
-		w.Header().Set("x-ms-lease-time", strconv.Itoa(*res.LeaseTime))
+		w.Header().Set("X-Ms-Lease-Time", strconv.Itoa(*res.LeaseTime))
 	}
 }

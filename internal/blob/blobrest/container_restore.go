@@ -14,8 +14,8 @@ import (
 // and x-ms-deleted-container-version, both required; 201 Created once the
 // container of the URL is live again.
 func (s *Service) restoreContainer(w http.ResponseWriter, r *req) error {
-	name := strings.TrimSpace(r.Header.Get("x-ms-deleted-container-name"))
-	version := strings.TrimSpace(r.Header.Get("x-ms-deleted-container-version"))
+	name := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Container-Name"))
+	version := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Container-Version"))
 	if name == "" {
 		return azerr.MissingHeader("x-ms-deleted-container-name")
 	}

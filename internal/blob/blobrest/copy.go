@@ -21,7 +21,7 @@ import (
 // another account served here (acct differs from r.Account): see
 // authorizeSource.
 func copySource(r *req) (acct, container, name, snap string, err error) {
-	raw := r.Header.Get("x-ms-copy-source")
+	raw := r.Header.Get("X-Ms-Copy-Source")
 	u, perr := url.Parse(raw)
 	// A URL, not a path: "/account/container/blob" (the form before
 	// version 2012-02-12) is 400 InvalidHeaderValue, as the service
@@ -62,7 +62,7 @@ func copySource(r *req) (acct, container, name, snap string, err error) {
 // SAS): its SAS is verified with that account's keys and stored access
 // policies.
 func (s *Service) authorizeSource(r *req, acct, cont, name string) error {
-	if v := r.Header.Get("x-ms-copy-source-authorization"); v != "" {
+	if v := r.Header.Get("X-Ms-Copy-Source-Authorization"); v != "" {
 		// The source read with the caller's Entra ID token (Copy Blob
 		// From URL, Put Blob From URL, Put Block From URL:
 		// "x-ms-copy-source-authorization ... Only the bearer scheme is
@@ -75,7 +75,7 @@ func (s *Service) authorizeSource(r *req, acct, cont, name string) error {
 	}
 	other := *r.Request
 	other.Account = acct
-	u, err := url.Parse(r.Header.Get("x-ms-copy-source"))
+	u, err := url.Parse(r.Header.Get("X-Ms-Copy-Source"))
 	if err != nil {
 		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source URL is not valid.").WithStatus(http.StatusForbidden)
 	}
@@ -101,7 +101,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	in := blob.CopyBlobInput{Call: r.call(), Ref: r.ref(), CreateOnly: r.createOnly()}
-	in.Source.URL = r.Header.Get("x-ms-copy-source")
+	in.Source.URL = r.Header.Get("X-Ms-Copy-Source")
 	if fsrc := s.fileCopySource(r); fsrc != nil {
 		// A file of this account: the request's Shared Key authorizes
 		// it, as it does a blob of the account; a SAS request needs a
@@ -136,7 +136,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	if in.Source.Cond, err = cond.ParseSource(r.Header); err != nil {
 		return err
 	}
-	in.Source.LeaseID = r.Header.Get("x-ms-source-lease-id")
+	in.Source.LeaseID = r.Header.Get("X-Ms-Source-Lease-Id")
 	if in.Metadata, err = wire.ParseMetadata(r.Header); err != nil {
 		return err
 	}
@@ -145,18 +145,18 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	if in.Tags, in.CopyTags, err = tagsForCopy(r, in.Sync); err != nil {
 		return err
 	}
-	in.Tier = r.Header.Get("x-ms-access-tier")
+	in.Tier = r.Header.Get("X-Ms-Access-Tier")
 	if in.Immutability, err = writeImmutability(r.Header); err != nil {
 		return err
 	}
-	if v := r.Header.Get("x-ms-seal-blob"); v != "" && !in.Sync {
+	if v := r.Header.Get("X-Ms-Seal-Blob"); v != "" && !in.Sync {
 		seal, err := strconv.ParseBool(v)
 		if err != nil {
 			return azerr.InvalidHeader("x-ms-seal-blob", v)
 		}
 		in.Seal = &seal
 	}
-	if v := r.Header.Get("x-ms-source-content-md5"); v != "" && in.Sync {
+	if v := r.Header.Get("X-Ms-Source-Content-Md5"); v != "" && in.Sync {
 		if in.SourceContentMD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(in.SourceContentMD5) != md5.Size {
 			return azerr.InvalidHeader("x-ms-source-content-md5", v)
 		}
@@ -166,8 +166,8 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	setETag(w, out.ETag, out.LastModified)
-	w.Header().Set("x-ms-copy-id", out.CopyID)
-	w.Header().Set("x-ms-copy-status", out.CopyStatus)
+	w.Header().Set("X-Ms-Copy-Id", out.CopyID)
+	w.Header().Set("X-Ms-Copy-Status", out.CopyStatus)
 	setVersionID(w.Header(), out.VersionID)
 	if out.ContentMD5 != nil {
 		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(out.ContentMD5))
@@ -180,12 +180,12 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 // pending copy to abort (409 NoPendingCopyOperation), after the usual
 // existence and lease checks.
 func (s *Service) abortCopyBlob(w http.ResponseWriter, r *req) error {
-	if r.Header.Get("x-ms-copy-action") != "abort" {
-		return azerr.InvalidHeader("x-ms-copy-action", r.Header.Get("x-ms-copy-action"))
+	if r.Header.Get("X-Ms-Copy-Action") != "abort" {
+		return azerr.InvalidHeader("x-ms-copy-action", r.Header.Get("X-Ms-Copy-Action"))
 	}
 	id := r.q.Get("copyid")
 	if id == "" {
 		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "copyid")
 	}
-	return s.AbortCopyBlob(r.Context(), blob.AbortCopyBlobInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), CopyID: id})
+	return s.AbortCopyBlob(r.Context(), blob.AbortCopyBlobInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), CopyID: id})
 }

@@ -70,7 +70,7 @@ type cpkWriter struct {
 
 func (w *cpkWriter) WriteHeader(code int) {
 	if !w.wrote && code < 300 {
-		w.Header().Set("x-ms-encryption-key-sha256", w.sha)
+		w.Header().Set("X-Ms-Encryption-Key-Sha256", w.sha)
 	}
 	w.wrote = true
 	w.ResponseWriter.WriteHeader(code)

@@ -47,19 +47,19 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (blob.FromURLSource, er
 	if src.Cond, err = cond.ParseSource(r.Header); err != nil {
 		return src, err
 	}
-	if v := r.Header.Get("x-ms-source-range"); v != "" {
+	if v := r.Header.Get("X-Ms-Source-Range"); v != "" {
 		rng, err := wire.ParseRange(http.Header{http.CanonicalHeaderKey(wire.HeaderXMsRange): {v}})
 		if !rangeAllowed || err != nil || rng == nil || rng.Open() {
 			return src, azerr.InvalidHeader("x-ms-source-range", v)
 		}
 		src.Range = rng
 	}
-	if v := r.Header.Get("x-ms-source-content-md5"); v != "" {
+	if v := r.Header.Get("X-Ms-Source-Content-Md5"); v != "" {
 		if src.Checksums.MD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(src.Checksums.MD5) != md5.Size {
 			return src, azerr.InvalidHeader("x-ms-source-content-md5", v)
 		}
 	}
-	if v := r.Header.Get("x-ms-source-content-crc64"); v != "" {
+	if v := r.Header.Get("X-Ms-Source-Content-Crc64"); v != "" {
 		if src.Checksums.CRC64, err = base64.StdEncoding.DecodeString(v); err != nil || len(src.Checksums.CRC64) != 8 {
 			return src, azerr.InvalidHeader("x-ms-source-content-crc64", v)
 		}
@@ -78,7 +78,7 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return err
 	}
-	if typ := r.Header.Get("x-ms-blob-type"); typ != blob.BlockBlob {
+	if typ := r.Header.Get("X-Ms-Blob-Type"); typ != blob.BlockBlob {
 		return azerr.InvalidHeader("x-ms-blob-type", typ)
 	}
 	newb, conds, err := parseNewBlob(r, blob.BlockBlob)
@@ -90,7 +90,7 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	copyProps := true
-	if v := r.Header.Get("x-ms-copy-source-blob-properties"); v != "" {
+	if v := r.Header.Get("X-Ms-Copy-Source-Blob-Properties"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return azerr.InvalidHeader("x-ms-copy-source-blob-properties", v)
@@ -108,7 +108,7 @@ func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
 	}
 	setETag(w, out.ETag, out.LastModified)
 	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
-	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	w.Header().Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
 	setVersionID(w.Header(), out.VersionID)
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -121,12 +121,12 @@ func tagsForCopy(r *req, copyAllowed bool) (tags blobtags.Tags, copy bool, err e
 	if tags, err = requestTags(r); err != nil {
 		return nil, false, err
 	}
-	switch opt := r.Header.Get("x-ms-copy-source-tag-option"); {
+	switch opt := r.Header.Get("X-Ms-Copy-Source-Tag-Option"); {
 	case opt == "", strings.EqualFold(opt, "REPLACE"):
 		return tags, false, nil
 	case strings.EqualFold(opt, "COPY") && copyAllowed:
 		if tags != nil {
-			return nil, false, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-tags cannot be given with x-ms-copy-source-tag-option: COPY.").With("HeaderName", "x-ms-tags").With("HeaderValue", r.Header.Get("x-ms-tags"))
+			return nil, false, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-tags cannot be given with x-ms-copy-source-tag-option: COPY.").With("HeaderName", "x-ms-tags").With("HeaderValue", r.Header.Get("X-Ms-Tags"))
 		}
 		return nil, true, nil
 	default:
@@ -149,12 +149,12 @@ func (s *Service) putBlockFromURL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.PutBlockFromURL(r.Context(), blob.PutBlockFromURLInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), BlockID: idParam, Source: f})
+	out, err := s.PutBlockFromURL(r.Context(), blob.PutBlockFromURLInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), BlockID: idParam, Source: f})
 	if err != nil {
 		return err
 	}
 	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
-	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	w.Header().Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
 	setVersionID(w.Header(), out.VersionID)
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -188,13 +188,13 @@ func (s *Service) putPageFromURL(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if mode := r.Header.Get("x-ms-page-write"); mode != "update" {
+	if mode := r.Header.Get("X-Ms-Page-Write"); mode != "update" {
 		if mode == "" {
 			return azerr.MissingHeader("x-ms-page-write")
 		}
 		return azerr.InvalidHeader("x-ms-page-write", mode)
 	}
-	if r.Header.Get("x-ms-source-range") == "" {
+	if r.Header.Get("X-Ms-Source-Range") == "" {
 		return azerr.MissingHeader("x-ms-source-range")
 	}
 	f, err := s.parseSource(r, true)
@@ -202,7 +202,7 @@ func (s *Service) putPageFromURL(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	if f.Range.End-f.Range.Start+1 != n {
-		return azerr.InvalidHeader("x-ms-source-range", r.Header.Get("x-ms-source-range"))
+		return azerr.InvalidHeader("x-ms-source-range", r.Header.Get("X-Ms-Source-Range"))
 	}
 	out, err := s.PutPageFromURL(r.Context(), blob.PutPageFromURLInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds),
 		Sequence: parseSequenceConds(r.Header), Offset: off, Length: n, Source: f})
@@ -210,8 +210,8 @@ func (s *Service) putPageFromURL(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	setETag(w, out.ETag, out.LastModified)
-	w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(out.SequenceNumber, 10))
-	w.Header().Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+	w.Header().Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(out.SequenceNumber, 10))
+	w.Header().Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
 	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
 	w.WriteHeader(http.StatusCreated)
 	return nil

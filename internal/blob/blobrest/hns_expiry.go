@@ -15,7 +15,7 @@ import (
 // Absolute, nothing for NeverExpire.
 func parseExpiry(h http.Header) (blob.SetBlobExpiryInput, error) {
 	var in blob.SetBlobExpiryInput
-	opt, v := strings.TrimSpace(h.Get("x-ms-expiry-option")), strings.TrimSpace(h.Get("x-ms-expiry-time"))
+	opt, v := strings.TrimSpace(h.Get("X-Ms-Expiry-Option")), strings.TrimSpace(h.Get("X-Ms-Expiry-Time"))
 	if opt == "" {
 		return in, azerr.MissingHeader("x-ms-expiry-option")
 	}
@@ -59,7 +59,7 @@ func (s *Service) setBlobExpiry(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in.Call, in.Ref, in.LeaseID = r.call(), r.ref(), r.Header.Get("x-ms-lease-id")
+	in.Call, in.Ref, in.LeaseID = r.call(), r.ref(), r.Header.Get("X-Ms-Lease-Id")
 	out, err := s.SetBlobExpiry(r.Context(), in)
 	if err != nil {
 		return err

@@ -34,8 +34,8 @@ func (s *Service) undeletePath(w http.ResponseWriter, r *req, src string) error 
 		typ = "directory"
 	}
 	h := w.Header()
-	h.Set("x-ms-resource-type", typ)
-	h.Set("x-ms-creation-time", out.Created.UTC().Format(http.TimeFormat))
+	h.Set("X-Ms-Resource-Type", typ)
+	h.Set("X-Ms-Creation-Time", out.Created.UTC().Format(http.TimeFormat))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }

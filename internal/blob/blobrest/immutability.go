@@ -106,8 +106,8 @@ func (s *Service) setImmutabilityPolicy(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	h := w.Header()
-	h.Set("x-ms-immutability-policy-until-date", out.Until.UTC().Format(http.TimeFormat))
-	h.Set("x-ms-immutability-policy-mode", strings.ToLower(out.Mode))
+	h.Set("X-Ms-Immutability-Policy-Until-Date", out.Until.UTC().Format(http.TimeFormat))
+	h.Set("X-Ms-Immutability-Policy-Mode", strings.ToLower(out.Mode))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -131,7 +131,7 @@ func (s *Service) setLegalHold(w http.ResponseWriter, r *req) error {
 	if err := s.SetLegalHold(r.Context(), blob.SetLegalHoldInput{Call: r.call(), Ref: r.ref(), Hold: hold}); err != nil {
 		return err
 	}
-	w.Header().Set("x-ms-legal-hold", strconv.FormatBool(hold))
+	w.Header().Set("X-Ms-Legal-Hold", strconv.FormatBool(hold))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -142,10 +142,10 @@ func (s *Service) setLegalHold(w http.ResponseWriter, r *req) error {
 // expects.
 func writeImmutabilityHeaders(h http.Header, p *blob.BlobProperties) {
 	if p.ImmutabilityMode != "" {
-		h.Set("x-ms-immutability-policy-until-date", p.ImmutabilityUntil.UTC().Format(http.TimeFormat))
-		h.Set("x-ms-immutability-policy-mode", strings.ToLower(p.ImmutabilityMode))
+		h.Set("X-Ms-Immutability-Policy-Until-Date", p.ImmutabilityUntil.UTC().Format(http.TimeFormat))
+		h.Set("X-Ms-Immutability-Policy-Mode", strings.ToLower(p.ImmutabilityMode))
 	}
 	if p.LegalHold {
-		h.Set("x-ms-legal-hold", "true")
+		h.Set("X-Ms-Legal-Hold", "true")
 	}
 }

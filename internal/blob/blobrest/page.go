@@ -48,7 +48,7 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	in := blob.PutPageInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Sequence: parseSequenceConds(r.Header), Offset: off, Length: n, CheckFirst: expectsContinue(r.Header)}
-	mode := r.Header.Get("x-ms-page-write")
+	mode := r.Header.Get("X-Ms-Page-Write")
 	switch mode {
 	case "update":
 		if n > blob.MaxPageWrite {
@@ -77,10 +77,10 @@ func (s *Service) putPage(w http.ResponseWriter, r *req) error {
 	}
 	setETag(w, out.ETag, out.LastModified)
 	h := w.Header()
-	h.Set("x-ms-blob-sequence-number", strconv.FormatInt(out.SequenceNumber, 10))
+	h.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(out.SequenceNumber, 10))
 	if !in.Clear {
 		echoDigests(h, out.ContentMD5, out.ContentCRC64)
-		h.Set("x-ms-request-server-encrypted", strconv.FormatBool(out.ServerEncrypted))
+		h.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
 	}
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -133,7 +133,7 @@ func (s *Service) getPageRanges(w http.ResponseWriter, r *req) error {
 		out.Ranges = append(out.Ranges, pageRangeXML{XMLName: xml.Name{Local: name}, Start: sp.Off, End: sp.End - 1})
 	}
 	setETag(w, pr.ETag, pr.LastModified)
-	w.Header().Set("x-ms-blob-content-length", strconv.FormatInt(pr.Size, 10))
+	w.Header().Set("X-Ms-Blob-Content-Length", strconv.FormatInt(pr.Size, 10))
 	return server.WriteXML(w, http.StatusOK, out)
 }
 
@@ -173,9 +173,9 @@ func optSize(v int64) *int64 {
 func writeAppendResult(w http.ResponseWriter, etag string, modified time.Time, offset int64, appends int, encrypted bool) {
 	setETag(w, etag, modified)
 	h := w.Header()
-	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
-	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(appends))
-	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(encrypted))
+	h.Set("X-Ms-Blob-Append-Offset", strconv.FormatInt(offset, 10))
+	h.Set("X-Ms-Blob-Committed-Block-Count", strconv.Itoa(appends))
+	h.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(encrypted))
 }
 
 // parseAppendConds reads the conditions of an append: the write
@@ -206,7 +206,7 @@ func (s *Service) sealBlob(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	setETag(w, out.ETag, out.LastModified)
-	w.Header().Set("x-ms-blob-sealed", strconv.FormatBool(out.Sealed))
+	w.Header().Set("X-Ms-Blob-Sealed", strconv.FormatBool(out.Sealed))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }

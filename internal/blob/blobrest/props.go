@@ -16,9 +16,9 @@ func (s *Service) ServiceProperties() *svcprops.Service { return s.Props() }
 
 func (s *Service) getAccountInfo(w http.ResponseWriter, r *req) error {
 	h := w.Header()
-	h.Set("x-ms-sku-name", "Standard_RAGRS")
-	h.Set("x-ms-account-kind", "StorageV2")
-	h.Set("x-ms-is-hns-enabled", "false")
+	h.Set("X-Ms-Sku-Name", "Standard_RAGRS")
+	h.Set("X-Ms-Account-Kind", "StorageV2")
+	h.Set("X-Ms-Is-Hns-Enabled", "false")
 	w.WriteHeader(http.StatusOK)
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 // call is the request's time for the domain call, and its caller (see
 // caller; nil unless the request carries a bearer token).
 func (r *req) call() blob.Call {
-	return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk, RequestID: r.ID, ClientRequestID: r.Header.Get("x-ms-client-request-id")}
+	return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk, RequestID: r.ID, ClientRequestID: r.Header.Get("X-Ms-Client-Request-Id")}
 }
 
 // ref is the blob (or snapshot) the request addresses.
@@ -33,7 +33,7 @@ func (r *req) containerRef() blob.ContainerRef {
 // caller, which reports their errors first), x-ms-if-tags and
 // x-ms-lease-id.
 func (r *req) access(conds cond.Conditions) blob.Access {
-	return blob.Access{Cond: conds, IfTags: ifTagsHeader(r.Header), LeaseID: r.Header.Get("x-ms-lease-id")}
+	return blob.Access{Cond: conds, IfTags: ifTagsHeader(r.Header), LeaseID: r.Header.Get("X-Ms-Lease-Id")}
 }
 
 // readAccess is access for the reads, which report conditions that do
@@ -48,7 +48,7 @@ func (r *req) readAccess() blob.Access {
 // ifTagsHeader parses x-ms-if-tags. A malformed expression is 400
 // InvalidHeaderValue, answered where the condition is evaluated.
 func ifTagsHeader(h http.Header) blob.TagCondition {
-	v := h.Get("x-ms-if-tags")
+	v := h.Get("X-Ms-If-Tags")
 	if v == "" {
 		return blob.TagCondition{}
 	}

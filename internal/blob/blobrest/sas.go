@@ -57,7 +57,7 @@ func (s *Service) policies(r *req, cont string) auth.PolicyLookup {
 // within the account); a SAS-authorized destination grants nothing on
 // the source, which must then be publicly readable.
 func (s *Service) authorizeCopySource(r *req, cont, name string) error {
-	u, err := url.Parse(r.Header.Get("x-ms-copy-source"))
+	u, err := url.Parse(r.Header.Get("X-Ms-Copy-Source"))
 	if err != nil {
 		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source URL is not valid.").WithStatus(http.StatusForbidden)
 	}

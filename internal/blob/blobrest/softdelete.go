@@ -16,7 +16,7 @@ import (
 // account it is Path Undelete of that soft-deleted path (undeletePath in
 // hns_undelete.go).
 func (s *Service) undeleteBlob(w http.ResponseWriter, r *req) error {
-	if src := r.Header.Get("x-ms-undelete-source"); src != "" && s.Hierarchical(r.Account) {
+	if src := r.Header.Get("X-Ms-Undelete-Source"); src != "" && s.Hierarchical(r.Account) {
 		return s.undeletePath(w, r, src)
 	}
 	if err := s.UndeleteBlob(r.Context(), blob.UndeleteBlobInput{Call: r.call(), Ref: r.ref()}); err != nil {

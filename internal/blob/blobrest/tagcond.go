@@ -14,10 +14,10 @@ import (
 // If-* headers.
 func blobIfConds(h http.Header) (c cond.Conditions, err error) {
 	m := http.Header{}
-	if v := h.Values("x-ms-blob-if-match"); len(v) > 0 {
+	if v := h.Values("X-Ms-Blob-If-Match"); len(v) > 0 {
 		m[cond.HeaderIfMatch] = v
 	}
-	if v := h.Values("x-ms-blob-if-none-match"); len(v) > 0 {
+	if v := h.Values("X-Ms-Blob-If-None-Match"); len(v) > 0 {
 		m[http.CanonicalHeaderKey(cond.HeaderIfNoneMatch)] = v
 	}
 	if c, err = cond.Parse(m); err != nil {

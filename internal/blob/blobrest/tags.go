@@ -22,7 +22,7 @@ import (
 
 // requestTags reads x-ms-tags.
 func requestTags(r *req) (blobtags.Tags, error) {
-	return blobtags.ParseHeader(r.Header.Get("x-ms-tags"))
+	return blobtags.ParseHeader(r.Header.Get("X-Ms-Tags"))
 }
 
 // getBlobTags is Get Blob Tags' REST handler (also of a snapshot).
@@ -31,7 +31,7 @@ func (s *Service) getBlobTags(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	tags, err := s.GetBlobTags(r.Context(), blob.GetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header), BlobCond: bc})
+	tags, err := s.GetBlobTags(r.Context(), blob.GetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), IfTags: ifTagsHeader(r.Header), BlobCond: bc})
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if err := s.SetBlobTags(r.Context(), blob.SetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("x-ms-lease-id"), IfTags: ifTagsHeader(r.Header), Tags: tags, BlobCond: bc}); err != nil {
+	if err := s.SetBlobTags(r.Context(), blob.SetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), IfTags: ifTagsHeader(r.Header), Tags: tags, BlobCond: bc}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -44,7 +44,7 @@ func versionSource(r *req, snap string) string {
 	if snap != "" {
 		return ""
 	}
-	u, err := url.Parse(r.Header.Get("x-ms-copy-source"))
+	u, err := url.Parse(r.Header.Get("X-Ms-Copy-Source"))
 	if err != nil {
 		return ""
 	}
@@ -54,7 +54,7 @@ func versionSource(r *req, snap string) string {
 // setVersionID sets x-ms-version-id when the write made a version.
 func setVersionID(h http.Header, id string) {
 	if id != "" {
-		h.Set("x-ms-version-id", id)
+		h.Set("X-Ms-Version-Id", id)
 	}
 }
 
@@ -64,8 +64,8 @@ func writeVersion(h http.Header, p *blob.BlobProperties) {
 	if p.VersionID == "" {
 		return
 	}
-	h.Set("x-ms-version-id", p.VersionID)
-	h.Set("x-ms-is-current-version", strconv.FormatBool(p.IsCurrentVersion))
+	h.Set("X-Ms-Version-Id", p.VersionID)
+	h.Set("X-Ms-Is-Current-Version", strconv.FormatBool(p.IsCurrentVersion))
 }
 
 // listedVersion adds a listed blob's VersionId and IsCurrentVersion

@@ -144,7 +144,7 @@ func (h *wormHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case op == "" && r.Method == http.MethodDelete:
 		// The control plane's delete: the one way to delete an empty
 		// container with a Locked policy (blob/containerworm.go).
-		err = h.svc.DeleteContainer(ctx, blob.DeleteContainerInput{Call: call, Ref: ref, LeaseID: r.Header.Get("x-ms-lease-id"), ControlPlane: true})
+		err = h.svc.DeleteContainer(ctx, blob.DeleteContainerInput{Call: call, Ref: ref, LeaseID: r.Header.Get("X-Ms-Lease-Id"), ControlPlane: true})
 		if err == nil {
 			w.Header().Set("Cache-Control", "no-store")
 			w.WriteHeader(http.StatusOK)
@@ -250,6 +250,6 @@ func (h *wormHandler) fail(w http.ResponseWriter, err error) {
 		h.log.Error("worm admin endpoint", "err", err)
 		ae = azerr.Newf(azerr.InternalError, "The server failed to read or write the store.")
 	}
-	w.Header().Set("x-ms-error-code", ae.Code)
+	w.Header().Set("X-Ms-Error-Code", ae.Code)
 	writeWORMJSON(w, ae.Status, "", map[string]any{"error": map[string]string{"code": ae.Code, "message": ae.Message}})
 }
