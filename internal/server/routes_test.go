@@ -122,6 +122,14 @@ func TestRoutesVerify(t *testing.T) {
 			{Methods: GET, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead, Flags: 1},
 			{Methods: HEAD, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead},
 		}, "other flags"},
+		{"another structured-body rule", []rt{
+			{Methods: GET, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead, Structured: StructuredResponse},
+			{Methods: HEAD, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead},
+		}, "other flags"},
+		{"another bearer-only mark", []rt{
+			{Methods: POST, Levels: tAccount, Name: "key", Handler: hA, SharedKeyOnly: true, BearerOnly: true},
+			{Methods: PUT, Levels: tAccount, Name: "key", Handler: hA, SharedKeyOnly: true},
+		}, "other flags"},
 		{"another rule, same headers", []rt{
 			{Methods: GET, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead},
 			{Methods: HEAD, Levels: tObject, Name: "get", Handler: hA, SAS: ruleWrite},
@@ -144,11 +152,12 @@ func TestRoutesVerify(t *testing.T) {
 // at start.
 func TestNewRoutesRefuses(t *testing.T) {
 	for name, r := range map[string]Route[func(*testing.T) string]{
-		"no rule":   {Methods: GET, Levels: tObject, Name: "get", Handler: hA},
-		"both":      {Methods: GET, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead, SharedKeyOnly: true},
-		"no method": {Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead},
-		"no level":  {Methods: GET, Name: "get", Handler: hA, SAS: ruleRead},
-		"no name":   {Methods: GET, Levels: tObject, Handler: hA, SAS: ruleRead},
+		"no rule":                     {Methods: GET, Levels: tObject, Name: "get", Handler: hA},
+		"both":                        {Methods: GET, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead, SharedKeyOnly: true},
+		"no method":                   {Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead},
+		"no level":                    {Methods: GET, Name: "get", Handler: hA, SAS: ruleRead},
+		"no name":                     {Methods: GET, Levels: tObject, Handler: hA, SAS: ruleRead},
+		"bearer only with a SAS rule": {Methods: POST, Levels: tAccount, Name: "key", Handler: hA, SAS: ruleRead, BearerOnly: true},
 	} {
 		func() {
 			defer func() {

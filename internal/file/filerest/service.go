@@ -21,7 +21,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
-	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
 // Service serves the File REST API (a server.Handler and
@@ -58,40 +57,23 @@ type req struct {
 	sas    *auth.SAS
 }
 
-// ServeAzure routes a File REST request to its operation.
+// ServeAzure routes a File REST request to its operation (fileDoor).
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
-	if !sr.Authenticated && sr.SAS == nil {
-		// The File service has no anonymous access.
-		return azerr.New(azerr.NoAuthenticationInformation)
-	}
-	r := newReq(sr)
-	rt, err := s.prepare(r)
-	// Put Range takes a structured message (XSM/1.0, CRC64) as its body
-	// and Get File answers one when asked (their REST reference pages
-	// list x-ms-structured-body); other operations refuse the header, so
-	// no framing is ever stored as content.
-	structured := r.Header.Get("x-ms-structured-body")
-	if err == nil && structured != "" && rt.Name != "putRange" && rt.Name != "getFile" {
-		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", "x-ms-structured-body").With("HeaderValue", structured)
-	}
-	if err != nil {
-		// A forged or expired SAS is answered as such, whatever else is
-		// wrong with the request.
-		return r.SASFirst(err, server.SASTarget{Container: r.share, Path: r.path}, s.policies(r, r.share))
-	}
-	if r.SAS != nil {
-		if err := s.authorizeSAS(r); err != nil {
-			return err
-		}
-	}
-	if structured != "" && rt.Name == "putRange" {
-		d, err := xsm.DecodeRequest(r.Request.Request)
-		if err != nil {
-			return err
-		}
-		w = xsm.Acknowledge(w, d)
-	}
-	return Answer(rt.Handler(s, w, r))
+	return fileDoor.Serve(s, w, sr)
+}
+
+// fileDoor is the File front end's part of the dispatch: the File service
+// has no anonymous access (no Anonymous); routing includes the checks
+// that need no store (prepare), and a handler's error is answered in
+// Azure's codes (Answer).
+var fileDoor = &server.Door[*Service, *req]{
+	Parse: newReq,
+	Route: (*Service).prepare,
+	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
+		return server.SASTarget{Container: r.share, Path: r.path}, s.policies(r, r.share)
+	},
+	AuthorizeSAS: (*Service).authorizeSAS,
+	Answer:       Answer,
 }
 
 // Answer is the REST answer of an error of a file.Service call, what

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/server"
@@ -51,25 +52,21 @@ type req struct {
 	route  *route
 }
 
-// ServeAzure routes a Queue REST request to its operation. Anonymous requests
-// are refused before anything is read: the Queue service has no public access
-// (Authorize requests to Azure Storage,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/authorize-requests-to-azure-storage).
+// ServeAzure routes a Queue REST request to its operation (queueDoor).
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
-	if !sr.Authenticated && sr.SAS == nil {
-		return azerr.New(azerr.NoAuthenticationInformation)
-	}
-	r := newReq(sr)
-	rt, err := s.route(r)
-	if err != nil {
-		return r.SASFirst(err, server.SASTarget{Container: r.queue}, s.policies(r))
-	}
-	if sr.SAS != nil {
-		if err := s.authorizeSAS(r); err != nil {
-			return err
-		}
-	}
-	return rt.Handler(s, w, r)
+	return queueDoor.Serve(s, w, sr)
+}
+
+// queueDoor is the Queue front end's part of the dispatch. Anonymous
+// requests are refused before anything is read (no Anonymous): the Queue
+// service has no public access.
+var queueDoor = &server.Door[*Service, *req]{
+	Parse: newReq,
+	Route: (*Service).route,
+	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
+		return server.SASTarget{Container: r.queue}, s.policies(r)
+	},
+	AuthorizeSAS: (*Service).authorizeSAS,
 }
 
 // newReq parses what routing needs from sr: the queue and what follows it.
