@@ -257,9 +257,9 @@ func (r *Route[H]) Rule() (SASRule, bool) { return r.SAS, !r.SharedKeyOnly }
 // every entry has a SAS rule or is Shared Key only, and a bearer-only
 // entry is Shared Key only; entries sharing a name share their handler,
 // flags, bearer-only mark and structured-body rule, and their SAS rule
-// unless their
-// header conditions differ (a variant of one operation whose SAS rule
-// depends on a header, as Lease Blob's break action); and no entry is
+// unless their header or query conditions differ (a variant of one
+// operation whose SAS rule depends on a header or a parameter, as Lease
+// Blob's break action and Delete Blob of a version); and no entry is
 // shadowed: a request made from each entry, at each of its levels and
 // with each of its methods, matches that entry. Services run it in their
 // tests.
@@ -281,8 +281,8 @@ func (t *Routes[H]) Verify() []error {
 			if f.Flags != r.Flags || f.SharedKeyOnly != r.SharedKeyOnly || f.BearerOnly != r.BearerOnly || f.Structured != r.Structured {
 				errs = append(errs, fmt.Errorf("route %d %q: other flags than the first entry of that name", i, r.Name))
 			}
-			if f.SAS != r.SAS && reflect.DeepEqual(f.Headers, r.Headers) {
-				errs = append(errs, fmt.Errorf("route %d %q: another SAS rule than the first entry of that name, with the same headers", i, r.Name))
+			if f.SAS != r.SAS && reflect.DeepEqual(f.Headers, r.Headers) && reflect.DeepEqual(f.Query, r.Query) {
+				errs = append(errs, fmt.Errorf("route %d %q: another SAS rule than the first entry of that name, with the same headers and query conditions", i, r.Name))
 			}
 		} else {
 			first[r.Name] = r

@@ -164,6 +164,12 @@ func init() {
 		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlob", Handler: (*Service).putBlob, SAS: sasCreate, Structured: server.StructuredRequest},
 		{Methods: get, Levels: lBlob, Restype: star, Name: "getBlob", Handler: (*Service).getBlob, SAS: sasRead, Flags: fPublicBlob, Structured: server.StructuredResponse},
 		{Methods: head, Levels: lBlob, Restype: star, Name: "getBlobProperties", Handler: (*Service).getBlobProperties, SAS: sasRead, Flags: fPublicBlob},
+		// Delete Blob of a version takes the delete-version permission,
+		// x, instead of d (Create a service SAS and Create an account
+		// SAS, "Delete version (x)": "Permits deletion of a blob
+		// version").
+		{Methods: del, Levels: lBlob, Restype: star, Query: []server.Cond{server.Has("versionid")}, Name: "deleteBlob", Handler: (*Service).deleteBlob,
+			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "x"}, Flags: fBatchable},
 		{Methods: del, Levels: lBlob, Restype: star, Name: "deleteBlob", Handler: (*Service).deleteBlob,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}, Flags: fBatchable},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "properties", Name: "setBlobProperties", Handler: (*Service).setBlobProperties, SAS: sasWrite},

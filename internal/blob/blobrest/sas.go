@@ -17,7 +17,6 @@ import (
 // bearer-only operation's refusal of any SAS is the dispatcher's.)
 func (s *Service) authorizeSAS(r *req) error {
 	rule, ok := r.route.Rule()
-	rule = versionSASRule(r, rule)
 	if r.route.Flags&fSASAtLevel != 0 {
 		switch {
 		case r.name != "":

@@ -39,7 +39,6 @@ type req struct {
 	name      string    // blob name, "" for container/account requests
 	snapshot  string    // ?snapshot=
 	versionID string    // ?versionid= (versions.go)
-	opName    string    // the routed operation's name
 	route     *route    // the routed operation (blobRoutes)
 	sas       *auth.SAS // the verified, effective SAS of a SAS request
 	cpk       *blob.CPK // the request's customer-provided key (nil: none)
@@ -157,7 +156,7 @@ func (s *Service) route(r *req) (*route, error) {
 	if rt == nil {
 		return nil, blobUnsupported.NoRoute(sel)
 	}
-	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	r.route, r.Op = rt, rt.Name
 	return rt, nil
 }
 

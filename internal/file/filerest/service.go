@@ -47,14 +47,13 @@ func (s *Service) ServiceProperties() *svcprops.Service { return s.f.ServiceProp
 // req is a parsed File request.
 type req struct {
 	*server.Request
-	q      url.Values
-	share  string
-	path   string   // share-relative path, "" for the share (root directory)
-	comps  []string // path split on "/"
-	snap   string   // ?sharesnapshot=, normalized; "" for the live share
-	opName string   // the routed operation's name
-	route  *route   // the routed operation (fileRoutes)
-	sas    *auth.SAS
+	q     url.Values
+	share string
+	path  string   // share-relative path, "" for the share (root directory)
+	comps []string // path split on "/"
+	snap  string   // ?sharesnapshot=, normalized; "" for the live share
+	route *route   // the routed operation (fileRoutes)
+	sas   *auth.SAS
 }
 
 // ServeAzure routes a File REST request to its operation (fileDoor).
@@ -223,7 +222,7 @@ func (s *Service) route(r *req) (*route, error) {
 		}
 		return nil, fileUnsupported.NoRoute(sel)
 	}
-	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	r.route, r.Op = rt, rt.Name
 	return rt, nil
 }
 

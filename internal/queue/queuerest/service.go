@@ -46,10 +46,9 @@ type req struct {
 	// "messages/{id}".
 	sub   string
 	msgID string // raw message id from the path
-	// opName is the routed operation's name, route its entry in
-	// queueRoutes.
-	opName string
-	route  *route
+	// route is the routed operation's entry in queueRoutes (its name
+	// is Op).
+	route *route
 }
 
 // ServeAzure routes a Queue REST request to its operation (queueDoor).
@@ -121,6 +120,6 @@ func (s *Service) route(r *req) (*route, error) {
 	if rt == nil {
 		return nil, server.NoRoute(sel.Comp)
 	}
-	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	r.route, r.Op = rt, rt.Name
 	return rt, nil
 }

@@ -16,9 +16,7 @@ import (
 func (s *Service) authorizeSAS(r *req) error {
 	rule, ok := r.route.Rule()
 	tbl := r.table
-	if r.opName == "batch" {
-		// The parts name the table; a service SAS must be for it, which
-		// checkBatchSAS checks for each part.
+	if r.route.Flags&fSASTokenTable != 0 {
 		tbl = r.SAS.TableName
 		if r.SAS.IsAccount() {
 			tbl = ""

@@ -55,7 +55,6 @@ type req struct {
 	table  string    // table name from the path ("" for service/Tables)
 	pk, rk string    // entity keys from the path
 	keyed  bool      // the path addressed one entity
-	opName string    // the routed operation's name
 	route  *route    // the routed operation (tableRoutes)
 	sas    *auth.SAS // the verified, effective SAS of a SAS request
 }
@@ -221,7 +220,7 @@ func (s *Service) route(r *req) (*route, error) {
 		}
 		return nil, azerr.New(azerr.MethodNotAllowed)
 	}
-	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	r.route, r.Op = rt, rt.Name
 	return rt, nil
 }
 
