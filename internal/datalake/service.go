@@ -160,15 +160,9 @@ func IsDFS(hr *http.Request) bool {
 // first for host-style URLs).
 func newReq(sr *server.Request) *req {
 	r := &req{Request: sr, q: sr.URL.Query()}
-	p := strings.TrimPrefix(sr.URL.Path, "/")
-	if i := strings.IndexByte(p, '/'); i >= 0 {
-		rest := p[i+1:]
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			r.filesystem, r.path = rest[:j], strings.Trim(rest[j+1:], "/")
-		} else {
-			r.filesystem = rest
-		}
-	}
+	var path string
+	r.filesystem, path = sr.Names()
+	r.path = strings.Trim(path, "/")
 	return r
 }
 

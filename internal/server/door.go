@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -128,3 +129,19 @@ const (
 	// body, which the handler frames.
 	StructuredResponse
 )
+
+// Names returns what a path-style URL's decoded path names after the
+// account, /{account}[/{first}[/{rest}]]: the container, queue, share or
+// filesystem, and the rest of the path as sent (a blob or file path, a
+// queue's "messages/{id}"); "" for what is absent. The middleware put the
+// account first for a production-style URL. No front end splits its path
+// otherwise.
+func (r *Request) Names() (first, rest string) {
+	path := strings.TrimPrefix(r.URL.Path, "/")
+	i := strings.IndexByte(path, '/')
+	if i < 0 {
+		return "", ""
+	}
+	first, rest, _ = strings.Cut(path[i+1:], "/")
+	return first, rest
+}

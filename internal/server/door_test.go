@@ -139,3 +139,24 @@ func TestDoorOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestNames: the names after the account, each level.
+func TestRequestNames(t *testing.T) {
+	for path, want := range map[string][2]string{
+		"/acct":                    {"", ""},
+		"/acct/":                   {"", ""},
+		"/acct/c":                  {"c", ""},
+		"/acct/c/":                 {"c", ""},
+		"/acct/c/b":                {"c", "b"},
+		"/acct/c/dir/b/":           {"c", "dir/b/"},
+		"/acct/q/messages/id":      {"q", "messages/id"},
+		"/acct/c/a%2Fb":            {"c", "a/b"},
+		"/acct/c//double//slashes": {"c", "/double//slashes"},
+	} {
+		hr := httptest.NewRequest(http.MethodGet, "http://h"+path, nil)
+		first, rest := (&Request{Request: hr}).Names()
+		if first != want[0] || rest != want[1] {
+			t.Errorf("%s: %q %q, want %q %q", path, first, rest, want[0], want[1])
+		}
+	}
+}

@@ -89,16 +89,8 @@ func (s *Service) extras(w http.ResponseWriter, r *req) (http.ResponseWriter, er
 // name and the snapshot.
 func newReq(sr *server.Request) *req {
 	r := &req{Request: sr, q: sr.URL.Query()}
-	path := strings.TrimPrefix(sr.URL.Path, "/")
-	// path is /{account}[/{container}[/{blob}]]; the middleware took the account.
-	if i := strings.IndexByte(path, '/'); i >= 0 {
-		rest := path[i+1:]
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			r.container, r.name = rest[:j], rest[j+1:]
-		} else {
-			r.container = rest
-		}
-	}
+	// /{account}[/{container}[/{blob}]]
+	r.container, r.name = sr.Names()
 	// Azure takes a '\' in a blob name for a '/': the blob is stored,
 	// listed, authorized by SAS and answered under the name with '/'
 	// (azure-sdk-for-js special-naming.spec.ts, recorded against Azure:

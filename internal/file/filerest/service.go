@@ -131,17 +131,8 @@ func Answer(err error) error {
 // newReq parses what routing needs from sr: the share and the path.
 func newReq(sr *server.Request) *req {
 	r := &req{Request: sr, q: sr.URL.Query()}
-	// The path is /{account}[/{share}[/{path}]]; the middleware took the
-	// account.
-	p := strings.TrimPrefix(sr.URL.Path, "/")
-	if i := strings.IndexByte(p, '/'); i >= 0 {
-		rest := p[i+1:]
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			r.share, r.path = rest[:j], rest[j+1:]
-		} else {
-			r.share = rest
-		}
-	}
+	// /{account}[/{share}[/{path}]]
+	r.share, r.path = sr.Names()
 	return r
 }
 

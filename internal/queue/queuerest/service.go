@@ -71,17 +71,8 @@ var queueDoor = &server.Door[*Service, *req]{
 // newReq parses what routing needs from sr: the queue and what follows it.
 func newReq(sr *server.Request) *req {
 	r := &req{Request: sr, q: sr.URL.Query()}
-	// The path is /{account}[/{queue}[/messages[/{id}]]]; the middleware
-	// took the account.
-	path := strings.TrimPrefix(sr.URL.Path, "/")
-	if i := strings.IndexByte(path, '/'); i >= 0 {
-		rest := path[i+1:]
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			r.queue, r.sub = rest[:j], rest[j+1:]
-		} else {
-			r.queue = rest
-		}
-	}
+	// /{account}[/{queue}[/messages[/{id}]]]
+	r.queue, r.sub = sr.Names()
 	return r
 }
 
