@@ -26,7 +26,8 @@ type Door[S, R any] struct {
 	// if any, is authenticated (SASFirst).
 	Route func(S, R) (*Route[func(S, http.ResponseWriter, R) error], error)
 	// Target is what the URL names and the stored access policies that
-	// may complete a SAS for it, for SASFirst on an unrouted request.
+	// may complete a SAS for it, for SASFirst on an unrouted request;
+	// called only when the request carries a SAS.
 	Target func(S, R) (SASTarget, auth.PolicyLookup)
 	// AuthorizeSAS checks the request's SAS against the routed
 	// operation's rule.
