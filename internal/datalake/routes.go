@@ -101,7 +101,7 @@ func init() {
 		{Methods: patch, Levels: fsOrPath, Action: "setAccessControl", Name: "setAccessControl", Handler: (*Service).setAccessControl, SAS: sasSetACL, Flags: hier | fACLLetters},
 		{Methods: patch, Levels: fsOrPath, Action: "setAccessControlRecursive", Name: "setAccessControlRecursive", Handler: (*Service).setAccessControlRecursive, SAS: sasSetACL, Flags: hier | fACLLetters},
 		// Path - Update's content actions (path_content.go).
-		{Methods: patch, Levels: lPath, Action: "append", Name: "appendData", Handler: (*Service).appendData, SAS: sasWrite, Flags: hier},
+		{Methods: patch, Levels: lPath, Action: "append", Name: "appendData", Handler: (*Service).appendData, SAS: sasWrite, Flags: hier, Structured: server.StructuredRequest},
 		{Methods: patch, Levels: lPath, Action: "flush", Name: "flushData", Handler: (*Service).flushData, SAS: sasWrite, Flags: hier},
 		// Path - Lease (path_lease.go): POST without comp.
 		{Methods: server.POST, Levels: lPath, Name: "leasePath", Handler: (*Service).leasePath, SAS: sasLease, Flags: hier},

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/server/routetest"
 )
 
 // TestRoutes: the table is well formed, no entry is shadowed, and every
@@ -15,6 +16,8 @@ func TestRoutes(t *testing.T) {
 	for _, err := range dfsRoutes.Verify() {
 		t.Error(err)
 	}
+	// x-ms-structured-body: Path - Update's append takes it for the body.
+	routetest.Rules(t, dfsRoutes, map[string]server.Structured{"appendData": server.StructuredRequest})
 	methods := []struct {
 		m    server.Method
 		name string

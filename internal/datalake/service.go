@@ -26,7 +26,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
-	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
 // Config is what the dfs front end needs. Which accounts are
@@ -80,44 +79,48 @@ type req struct {
 }
 
 // ServeAzure routes a request of the dfs endpoint: an operation of the
-// Data Lake Storage Gen2 API to its handler, anything else to the Blob
-// service.
+// Data Lake Storage Gen2 API to its handler (dfsDoor), anything else to
+// the Blob service.
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 	if !IsDFS(sr.Request) {
 		return s.rest.ServeAzure(w, sr)
 	}
-	r := newReq(sr)
-	rt, err := s.route(r)
-	// Append Data takes a structured message (XSM/1.0, CRC64) as its body
-	// (Path - Update, x-ms-structured-body); Read is the Blob service's
-	// Get Blob. Other dfs operations refuse the header.
-	structured := r.Header.Get("x-ms-structured-body")
-	if err == nil && structured != "" && rt.Name != "appendData" {
-		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", "x-ms-structured-body").With("HeaderValue", structured)
-	}
-	if err != nil {
-		return r.SASFirst(err, server.SASTarget{Container: r.filesystem, Path: r.path}, s.policies(r))
-	}
-	if err := s.authorize(r); err != nil {
-		return err
-	}
+	return dfsDoor.Serve(s, w, sr)
+}
+
+// dfsDoor is the dfs endpoint's part of the dispatch. The dfs API takes
+// no anonymous request, refused once routed (a request no operation
+// takes keeps its routing error); the extras are the path names, the
+// hierarchical namespace an operation needs and the customer-provided
+// key.
+var dfsDoor = &server.Door[*Service, *req]{
+	Parse: newReq,
+	Route: (*Service).route,
+	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
+		return server.SASTarget{Container: r.filesystem, Path: r.path}, s.policies(r)
+	},
+	AuthorizeSAS: (*Service).authorizeSAS,
+	Anonymous: func(*Service, *req) error {
+		return azerr.New(azerr.NoAuthenticationInformation)
+	},
+	Extras: (*Service).extras,
+}
+
+// extras checks an authorized dfs request's names and whether its
+// operation needs a hierarchical namespace, and reads its
+// customer-provided key.
+func (s *Service) extras(w http.ResponseWriter, r *req) (http.ResponseWriter, error) {
 	if err := checkNames(r); err != nil {
-		return err
+		return nil, err
 	}
-	if rt.Flags&fHierarchical != 0 && !s.hier(r.Account) {
-		return azerr.New(azerr.HierarchicalNamespaceNotEnabled)
+	if r.route.Flags&fHierarchical != 0 && !s.hier(r.Account) {
+		return nil, azerr.New(azerr.HierarchicalNamespaceNotEnabled)
 	}
+	var err error
 	if r.cpk, err = blobrest.ParseCPK(r.Header, r.HTTPS); err != nil {
-		return err
+		return nil, err
 	}
-	if structured != "" {
-		d, err := xsm.DecodeRequest(r.Request.Request)
-		if err != nil {
-			return err
-		}
-		w = xsm.Acknowledge(w, d)
-	}
-	return rt.Handler(s, w, r)
+	return w, nil
 }
 
 // IsDFS reports whether hr is a request of the Data Lake Storage Gen2
@@ -157,15 +160,9 @@ func IsDFS(hr *http.Request) bool {
 // first for host-style URLs).
 func newReq(sr *server.Request) *req {
 	r := &req{Request: sr, q: sr.URL.Query()}
-	p := strings.TrimPrefix(sr.URL.Path, "/")
-	if i := strings.IndexByte(p, '/'); i >= 0 {
-		rest := p[i+1:]
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			r.filesystem, r.path = rest[:j], strings.Trim(rest[j+1:], "/")
-		} else {
-			r.filesystem = rest
-		}
-	}
+	var path string
+	r.filesystem, path = sr.Names()
+	r.path = strings.Trim(path, "/")
 	return r
 }
 
@@ -211,24 +208,17 @@ func (r *req) method() string {
 	return r.Method
 }
 
-// authorize checks r's credentials for its operation: Shared Key and
-// bearer tokens were verified by the middleware; a SAS is checked
-// against the route's rule and the filesystem's stored access policies;
-// the dfs API takes no anonymous requests.
-func (s *Service) authorize(r *req) error {
-	if r.SAS != nil {
-		rule, ok := r.route.Rule()
-		eff, err := r.AuthorizeSAS(server.SASTarget{Container: r.filesystem, Path: r.path}, s.policies(r), rule, ok)
-		if err != nil {
-			return err
-		}
-		if r.route.Flags&fACLLetters != 0 {
-			return checkACLLetters(eff, r)
-		}
-		return nil
+// authorizeSAS checks r's SAS against the route's rule and the
+// filesystem's stored access policies (Shared Key and bearer tokens were
+// verified by the middleware).
+func (s *Service) authorizeSAS(r *req) error {
+	rule, ok := r.route.Rule()
+	eff, err := r.AuthorizeSAS(server.SASTarget{Container: r.filesystem, Path: r.path}, s.policies(r), rule, ok)
+	if err != nil {
+		return err
 	}
-	if !r.Authenticated {
-		return azerr.New(azerr.NoAuthenticationInformation)
+	if r.route.Flags&fACLLetters != 0 {
+		return checkACLLetters(eff, r)
 	}
 	return nil
 }

@@ -13,6 +13,25 @@
 // (known account, read-only secondary), cors (preflight answered here),
 // dispatch; the first stage that refuses renders its error (`fail`).
 //
+// Dispatch is one order for every REST front end, `Door.Serve`
+// (`internal/server/door.go`): a service fills one `server.Door` value
+// (how it parses its URLs, routes, names the SAS target of an unrouted
+// request, checks a SAS, decides an anonymous request, and its own extra
+// checks) and its `ServeAzure` is one call of it. The order: a service
+// without anonymous access (Door.Anonymous nil: Queue, Table, File)
+// refuses a request without credentials, 401 `NoAuthenticationInformation`,
+// before its URL is read; parse; route; an `x-ms-structured-body` the
+// entry does not take is refused as a routing error; a routing error is
+// answered after `SASFirst` (a forged SAS first); then the SAS against the
+// entry's rule (any SAS refused as authentication on a `BearerOnly`
+// entry, Get User Delegation Key), or the anonymous rule (Blob: the
+// container's public access; dfs: refused once routed); the extras (Blob:
+// the change feed's read-only container, customer-provided keys; dfs:
+// names, hierarchical namespace, keys); a structured request body
+// decoded (`StructuredRequest` entries); the handler; and `Answer` (File's
+// refusals to Azure codes). Generic over the service's types, it adds no
+// allocation per request (`BenchmarkDispatch` in blobrest).
+//
 // Every request gets `x-ms-request-id`, `Date` and `x-ms-version` (the one
 // sent; 2009-09-19 when none was, as Azure does for anonymous requests). A
 // malformed version is 400 `InvalidHeaderValue`; any well-formed version is
@@ -151,17 +170,25 @@
 //   - `Headers` and `Query` conditions that tell operations on one URL apart
 //     (`x-ms-copy-source` present: Copy Blob; with `x-ms-blob-type` too: Put
 //     Blob From URL; `peekonly=true`: Peek Messages);
-//   - `Name` (the operation's name: `server.Request.Op`, the metrics label,
-//     and `opName` for handlers), `Handler` (a method expression such as
+//   - `Name` (the operation's name: `server.Request.Op`, the metrics
+//     label; no handler chooses by it), `Handler` (a method expression such as
 //     `(*Service).putBlob`, called as `rt.Handler(s, w, r)`: no closure per
 //     request);
 //   - `SAS`, a `server.SASRule`, or `SharedKeyOnly` (403 AuthorizationFailure
 //     for any SAS): exactly one, which `NewRoutes` enforces at start;
+//     `BearerOnly` (with `SharedKeyOnly`) refuses any SAS as failed
+//     authentication, as Get User Delegation Key does;
+//   - `Structured`: whether the operation takes `x-ms-structured-body`, for
+//     its request body (Put Blob, Put Block, Put Page, Append Block, Put
+//     Range, Path - Update append) or its response (Get Blob, Get File);
+//     every other refuses it (`routetest.Rules` checks the tables);
 //   - `Flags`, the service's own facts: a Blob PUT allowed on a snapshot, a
 //     File operation allowed on a share snapshot, Get Account Information's
 //     SAS resource type taken from the URL's level, the Blob reads an
 //     anonymous request may make under each public access level, the Blob
-//     operations a batch may carry (`TestRouteFlagsMatchReference`).
+//     operations a batch may carry, Copy Blob's refusal of a
+//     customer-provided key (`TestRouteFlagsMatchReference`), a Table
+//     batch's SAS checked for the token's table.
 //
 // Entries are tried in order, among those of the request's level and
 // method (`Match` indexes them so; Put Blob routes in about 70 ns without
@@ -171,9 +198,11 @@
 // name checks, `peekonly` values, File's unknown `restype` and
 // `InvalidURI`. One operation may have several entries (Get Container
 // Properties with and without `comp=metadata`); entries of one name share
-// handler and flags, and differ in SAS rule only as variants told apart by
-// a header (Lease Blob's break, which Delete may do; Update Entity without
-// `If-Match`, an upsert that takes Add and Update). `Routes.Verify`, run
+// handler, flags and structured-body and bearer-only rules, and differ in
+// SAS rule only as variants told apart by a header or a query parameter
+// (Lease Blob's break, which Delete may do; Update Entity without
+// `If-Match`, an upsert that takes Add and Update; Delete Blob of a
+// `versionid`, which takes `x`). `Routes.Verify`, run
 // by each service's `TestRoutesTable`, checks those rules and that no
 // entry is shadowed by an earlier one; `TestRoutesDispatch` routes a
 // request of every operation. `Operations()` gives each service's names

@@ -130,6 +130,13 @@ type Route[H any] struct {
 	// of the two is set.
 	SAS           SASRule
 	SharedKeyOnly bool
+	// BearerOnly marks an operation only a bearer token may call (Get
+	// User Delegation Key): a SAS is refused as failed authentication
+	// (Door.Serve), not as a permission. It is SharedKeyOnly as well.
+	BearerOnly bool
+	// Structured is what the operation does with x-ms-structured-body
+	// (0: refuses it).
+	Structured Structured
 	// Flags are the service's own per-operation facts (allowed on a
 	// snapshot, ...).
 	Flags uint32
@@ -176,6 +183,9 @@ func NewRoutes[H any](rs []Route[H]) *Routes[H] {
 		}
 		if (r.SAS.Resource != 0) == r.SharedKeyOnly {
 			panic(fmt.Sprintf("route %q: exactly one of a SAS rule and SharedKeyOnly is needed", r.Name))
+		}
+		if r.BearerOnly && !r.SharedKeyOnly {
+			panic(fmt.Sprintf("route %q: BearerOnly without SharedKeyOnly", r.Name))
 		}
 		for j := range r.Headers {
 			r.Headers[j].key = textproto.CanonicalMIMEHeaderKey(r.Headers[j].Name)
@@ -244,10 +254,12 @@ func (t *Routes[H]) All() []Route[H] { return t.all }
 func (r *Route[H]) Rule() (SASRule, bool) { return r.SAS, !r.SharedKeyOnly }
 
 // Verify checks a route table's invariants and returns what breaks them:
-// every entry has a SAS rule or is Shared Key only; entries sharing a
-// name share their handler and flags, and their SAS rule unless their
-// header conditions differ (a variant of one operation whose SAS rule
-// depends on a header, as Lease Blob's break action); and no entry is
+// every entry has a SAS rule or is Shared Key only, and a bearer-only
+// entry is Shared Key only; entries sharing a name share their handler,
+// flags, bearer-only mark and structured-body rule, and their SAS rule
+// unless their header or query conditions differ (a variant of one
+// operation whose SAS rule depends on a header or a parameter, as Lease
+// Blob's break action and Delete Blob of a version); and no entry is
 // shadowed: a request made from each entry, at each of its levels and
 // with each of its methods, matches that entry. Services run it in their
 // tests.
@@ -259,15 +271,18 @@ func (t *Routes[H]) Verify() []error {
 		if (r.SAS.Resource != 0) == r.SharedKeyOnly {
 			errs = append(errs, fmt.Errorf("route %d %q: needs exactly one of a SAS rule and SharedKeyOnly", i, r.Name))
 		}
+		if r.BearerOnly && !r.SharedKeyOnly {
+			errs = append(errs, fmt.Errorf("route %d %q: bearer only but not Shared Key only", i, r.Name))
+		}
 		if f, ok := first[r.Name]; ok {
 			if reflect.ValueOf(f.Handler).Pointer() != reflect.ValueOf(r.Handler).Pointer() {
 				errs = append(errs, fmt.Errorf("route %d %q: another handler than the first entry of that name", i, r.Name))
 			}
-			if f.Flags != r.Flags || f.SharedKeyOnly != r.SharedKeyOnly {
+			if f.Flags != r.Flags || f.SharedKeyOnly != r.SharedKeyOnly || f.BearerOnly != r.BearerOnly || f.Structured != r.Structured {
 				errs = append(errs, fmt.Errorf("route %d %q: other flags than the first entry of that name", i, r.Name))
 			}
-			if f.SAS != r.SAS && reflect.DeepEqual(f.Headers, r.Headers) {
-				errs = append(errs, fmt.Errorf("route %d %q: another SAS rule than the first entry of that name, with the same headers", i, r.Name))
+			if f.SAS != r.SAS && reflect.DeepEqual(f.Headers, r.Headers) && reflect.DeepEqual(f.Query, r.Query) {
+				errs = append(errs, fmt.Errorf("route %d %q: another SAS rule than the first entry of that name, with the same headers and query conditions", i, r.Name))
 			}
 		} else {
 			first[r.Name] = r

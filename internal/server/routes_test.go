@@ -36,6 +36,8 @@ func testTable() *Routes[func(*testing.T) string] {
 		{Methods: GET, Levels: tObject, Query: []Cond{Is("peekonly", "true")}, Name: "peek", Handler: hA, SAS: ruleRead},
 		{Methods: GET, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead},
 		{Methods: HEAD, Levels: tObject, Name: "props", Handler: hA, SAS: ruleRead},
+		{Methods: DELETE, Levels: tObject, Query: []Cond{Has("versionid")}, Name: "delete", Handler: hB, SAS: SASRule{Resource: auth.ObjectLevel, AnyOf: "x"}},
+		{Methods: DELETE, Levels: tObject, Name: "delete", Handler: hB, SAS: SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}},
 	})
 }
 
@@ -69,6 +71,7 @@ func TestRoutesMatch(t *testing.T) {
 		{GET, tObject, Selectors{Resource: "file", Action: "x"}, nil, nil, "get", "resource and action unset: not consulted"},
 		{0, tObject, Selectors{}, nil, nil, "", "no method"},
 		{GET, 0, Selectors{}, nil, nil, "", "no level"},
+		{DELETE, tObject, Selectors{}, nil, map[string]string{"versionid": "v"}, "delete", "a variant by a query parameter"},
 	}
 	for _, c := range cases {
 		h, q := http.Header{}, url.Values{}
@@ -89,7 +92,7 @@ func TestRoutesMatch(t *testing.T) {
 	if errs := tbl.Verify(); len(errs) != 0 {
 		t.Errorf("a good table: %v", errs)
 	}
-	if got := strings.Join(tbl.Names(), ","); got != "list,acl,fromURL,copy,put,lease,dfs,peek,get,props" {
+	if got := strings.Join(tbl.Names(), ","); got != "list,acl,fromURL,copy,put,lease,dfs,peek,get,props,delete" {
 		t.Errorf("names %s", got)
 	}
 }
@@ -122,9 +125,21 @@ func TestRoutesVerify(t *testing.T) {
 			{Methods: GET, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead, Flags: 1},
 			{Methods: HEAD, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead},
 		}, "other flags"},
+		{"another structured-body rule", []rt{
+			{Methods: GET, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead, Structured: StructuredResponse},
+			{Methods: HEAD, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead},
+		}, "other flags"},
+		{"another bearer-only mark", []rt{
+			{Methods: POST, Levels: tAccount, Name: "key", Handler: hA, SharedKeyOnly: true, BearerOnly: true},
+			{Methods: PUT, Levels: tAccount, Name: "key", Handler: hA, SharedKeyOnly: true},
+		}, "other flags"},
 		{"another rule, same headers", []rt{
 			{Methods: GET, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead},
 			{Methods: HEAD, Levels: tObject, Name: "get", Handler: hA, SAS: ruleWrite},
+		}, "another SAS rule"},
+		{"another rule, same query conditions", []rt{
+			{Methods: DELETE, Levels: tObject, Query: []Cond{Has("versionid")}, Name: "delete", Handler: hA, SAS: ruleRead},
+			{Methods: DELETE, Levels: tObject, Query: []Cond{Has("versionid")}, Name: "delete", Handler: hA, SAS: ruleWrite},
 		}, "another SAS rule"},
 	}
 	for _, c := range cases {
@@ -144,11 +159,12 @@ func TestRoutesVerify(t *testing.T) {
 // at start.
 func TestNewRoutesRefuses(t *testing.T) {
 	for name, r := range map[string]Route[func(*testing.T) string]{
-		"no rule":   {Methods: GET, Levels: tObject, Name: "get", Handler: hA},
-		"both":      {Methods: GET, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead, SharedKeyOnly: true},
-		"no method": {Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead},
-		"no level":  {Methods: GET, Name: "get", Handler: hA, SAS: ruleRead},
-		"no name":   {Methods: GET, Levels: tObject, Handler: hA, SAS: ruleRead},
+		"no rule":                     {Methods: GET, Levels: tObject, Name: "get", Handler: hA},
+		"both":                        {Methods: GET, Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead, SharedKeyOnly: true},
+		"no method":                   {Levels: tObject, Name: "get", Handler: hA, SAS: ruleRead},
+		"no level":                    {Methods: GET, Name: "get", Handler: hA, SAS: ruleRead},
+		"no name":                     {Methods: GET, Levels: tObject, Handler: hA, SAS: ruleRead},
+		"bearer only with a SAS rule": {Methods: POST, Levels: tAccount, Name: "key", Handler: hA, SAS: ruleRead, BearerOnly: true},
 	} {
 		func() {
 			defer func() {

@@ -47,6 +47,9 @@ const (
 	// fOnVersion: a PUT allowed on a blob version (?versionid=); every
 	// other PUT or POST there is refused (versions.go).
 	fOnVersion
+	// fNoCPK: the operation refuses a customer-provided key (Copy Blob:
+	// errCPKCopy).
+	fNoCPK
 )
 
 const (
@@ -118,7 +121,7 @@ func init() {
 		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req], SAS: sasSvcWrite},
 		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: svcpropsrest.GetStats[*Service, *req], SAS: sasSvcRead},
 		// No SAS reaches it: the key is for bearer-token callers.
-		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true},
+		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true, BearerOnly: true},
 		{Methods: get, Levels: lAccount, Restype: star, Comp: "blobs", Name: "findBlobsByTagsAccount", Handler: (*Service).findBlobsByTags,
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "f"}},
 		// A batch needs no permission of its own: each sub-request is
@@ -157,10 +160,16 @@ func init() {
 		{Methods: get | head, Levels: lBlob, Restype: star, Comp: "tags", Name: "getBlobTags", Handler: (*Service).getBlobTags, SAS: sasTags},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "tags", Name: "setBlobTags", Handler: (*Service).setBlobTags, SAS: sasTags, Flags: fOnVersion},
 		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Has(hCopySource), server.Has(hBlobType)}, Name: "putBlobFromURL", Handler: (*Service).putBlobFromURL, SAS: sasCreate},
-		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Has(hCopySource), server.Lacks(hBlobType)}, Name: "copyBlob", Handler: (*Service).copyBlob, SAS: sasCreate},
-		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlob", Handler: (*Service).putBlob, SAS: sasCreate},
-		{Methods: get, Levels: lBlob, Restype: star, Name: "getBlob", Handler: (*Service).getBlob, SAS: sasRead, Flags: fPublicBlob},
+		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Has(hCopySource), server.Lacks(hBlobType)}, Name: "copyBlob", Handler: (*Service).copyBlob, SAS: sasCreate, Flags: fNoCPK},
+		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlob", Handler: (*Service).putBlob, SAS: sasCreate, Structured: server.StructuredRequest},
+		{Methods: get, Levels: lBlob, Restype: star, Name: "getBlob", Handler: (*Service).getBlob, SAS: sasRead, Flags: fPublicBlob, Structured: server.StructuredResponse},
 		{Methods: head, Levels: lBlob, Restype: star, Name: "getBlobProperties", Handler: (*Service).getBlobProperties, SAS: sasRead, Flags: fPublicBlob},
+		// Delete Blob of a version takes the delete-version permission,
+		// x, instead of d (Create a service SAS and Create an account
+		// SAS, "Delete version (x)": "Permits deletion of a blob
+		// version").
+		{Methods: del, Levels: lBlob, Restype: star, Query: []server.Cond{server.Has("versionid")}, Name: "deleteBlob", Handler: (*Service).deleteBlob,
+			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "x"}, Flags: fBatchable},
 		{Methods: del, Levels: lBlob, Restype: star, Name: "deleteBlob", Handler: (*Service).deleteBlob,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}, Flags: fBatchable},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "properties", Name: "setBlobProperties", Handler: (*Service).setBlobProperties, SAS: sasWrite},
@@ -173,14 +182,14 @@ func init() {
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "undelete", Name: "undeleteBlob", Handler: (*Service).undeleteBlob, SAS: sasWrite},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "copy", Name: "abortCopyBlob", Handler: (*Service).abortCopyBlob, SAS: sasWrite},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "block", Headers: []server.Cond{server.Has(hCopySource)}, Name: "putBlockFromURL", Handler: (*Service).putBlockFromURL, SAS: sasCreate},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "block", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlock", Handler: (*Service).putBlock, SAS: sasCreate},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "block", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlock", Handler: (*Service).putBlock, SAS: sasCreate, Structured: server.StructuredRequest},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "blocklist", Name: "putBlockList", Handler: (*Service).putBlockList, SAS: sasCreate},
 		{Methods: get, Levels: lBlob, Restype: star, Comp: "blocklist", Name: "getBlockList", Handler: (*Service).getBlockList, SAS: sasRead, Flags: fPublicBlob},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "page", Headers: []server.Cond{server.Has(hCopySource)}, Name: "putPageFromURL", Handler: (*Service).putPageFromURL, SAS: sasWrite},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "page", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putPage", Handler: (*Service).putPage, SAS: sasWrite},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "page", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putPage", Handler: (*Service).putPage, SAS: sasWrite, Structured: server.StructuredRequest},
 		{Methods: get, Levels: lBlob, Restype: star, Comp: "pagelist", Name: "getPageRanges", Handler: (*Service).getPageRanges, SAS: sasRead, Flags: fPublicBlob},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Has(hCopySource)}, Name: "appendBlockFromURL", Handler: (*Service).appendBlockFromURL, SAS: sasAppend},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "appendBlock", Handler: (*Service).appendBlock, SAS: sasAppend},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "appendBlock", Handler: (*Service).appendBlock, SAS: sasAppend, Structured: server.StructuredRequest},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "seal", Name: "sealBlob", Handler: (*Service).sealBlob, SAS: sasWrite},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "expiry", Name: "setBlobExpiry", Handler: (*Service).setBlobExpiry, SAS: sasWrite},
 		// Version-level immutability (immutability.go), on a blob, a

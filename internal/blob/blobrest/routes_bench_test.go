@@ -17,7 +17,6 @@ import (
 type switchOp func(w http.ResponseWriter, r *req) error
 
 func (r *req) asSwitch(name string, o switchOp) (switchOp, error) {
-	r.opName = name
 	r.Op = name
 	return o, nil
 }
@@ -186,8 +185,8 @@ func BenchmarkRouteLookup(b *testing.B) {
 		b.Run(c.name+"/switch", func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, err := s.routeSwitch(r); err != nil || r.opName != c.name {
-					b.Fatal(r.opName, err)
+				if _, err := s.routeSwitch(r); err != nil || r.Op != c.name {
+					b.Fatal(r.Op, err)
 				}
 			}
 		})
@@ -210,8 +209,8 @@ func TestRouteSwitchAgrees(t *testing.T) {
 			if e, ok := azerr.As(err2); ok {
 				c2 = e.Code
 			}
-			if r1.opName != r2.opName || c1 != c2 {
-				t.Errorf("%s %s: table %q %q, switch %q %q", m, target, r1.opName, c1, r2.opName, c2)
+			if r1.Op != r2.Op || c1 != c2 {
+				t.Errorf("%s %s: table %q %q, switch %q %q", m, target, r1.Op, c1, r2.Op, c2)
 			}
 		}
 	}

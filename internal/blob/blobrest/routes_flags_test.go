@@ -13,7 +13,8 @@ import (
 // Properties, Get Blob Metadata, Get Block List and Get Page Ranges with
 // either public access level; Get Container Properties, Get Container
 // Metadata and List Blobs with full public read access only; nothing at
-// the account), and Blob Batch (Delete Blob and Set Blob Tier). Every
+// the account), Blob Batch (Delete Blob and Set Blob Tier), and the
+// customer-provided key that Copy Blob refuses (errCPKCopy). Every
 // entry of an operation carries its flags (Get Blob Metadata is the
 // comp=metadata entry of getBlobProperties).
 func TestRouteFlagsMatchReference(t *testing.T) {
@@ -26,8 +27,9 @@ func TestRouteFlagsMatchReference(t *testing.T) {
 		"listBlobs":              fPublicContainer,
 		"deleteBlob":             fBatchable,
 		"setBlobTier":            fBatchable,
+		"copyBlob":               fNoCPK,
 	}
-	const mask = fPublicBlob | fPublicContainer | fBatchable
+	const mask = fPublicBlob | fPublicContainer | fBatchable | fNoCPK
 	seen := map[string]bool{}
 	for _, rt := range blobRoutes.All() {
 		seen[rt.Name] = true

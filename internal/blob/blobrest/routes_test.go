@@ -17,6 +17,14 @@ func TestRoutesTable(t *testing.T) {
 	for _, err := range blobRoutes.Verify() {
 		t.Error(err)
 	}
+	// x-ms-structured-body: the REST reference pages of Put Blob, Put
+	// Block, Put Page and Append Block list it for the request body, Get
+	// Blob for the response; Get User Delegation Key takes bearer tokens
+	// only.
+	routetest.Rules(t, blobRoutes, map[string]server.Structured{
+		"putBlob": server.StructuredRequest, "putBlock": server.StructuredRequest, "putPage": server.StructuredRequest,
+		"appendBlock": server.StructuredRequest, "getBlob": server.StructuredResponse,
+	}, "getUserDelegationKey")
 }
 
 // routeDispatch checks the cases against the Blob route table.
@@ -27,7 +35,7 @@ func routeDispatch(t *testing.T, cases []routetest.Case) {
 		if err != nil {
 			return "", err
 		}
-		if r.Op != rt.Name || r.opName != rt.Name || r.route != rt {
+		if r.Op != rt.Name || r.route != rt {
 			return "", errors.New("operation not recorded")
 		}
 		return rt.Name, nil

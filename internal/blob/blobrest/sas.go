@@ -13,17 +13,10 @@ import (
 )
 
 // authorizeSAS verifies the request's SAS for the routed operation; the
-// stored access policies come from the container's ACL, read now.
+// stored access policies come from the container's ACL, read now. (A
+// bearer-only operation's refusal of any SAS is the dispatcher's.)
 func (s *Service) authorizeSAS(r *req) error {
-	if r.opName == "getUserDelegationKey" {
-		// Bearer tokens only (Get User Delegation Key): a SAS is
-		// refused as Shared Key is, 403 AuthenticationFailed with the
-		// detail "Only authentication scheme Bearer is supported",
-		// rather than as an operation a SAS may not call.
-		return auth.ErrBearerOnly()
-	}
 	rule, ok := r.route.Rule()
-	rule = versionSASRule(r, rule)
 	if r.route.Flags&fSASAtLevel != 0 {
 		switch {
 		case r.name != "":

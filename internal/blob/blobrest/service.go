@@ -18,7 +18,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
-	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
 // Service serves the Blob REST API (a server.Handler and
@@ -40,78 +39,58 @@ type req struct {
 	name      string    // blob name, "" for container/account requests
 	snapshot  string    // ?snapshot=
 	versionID string    // ?versionid= (versions.go)
-	opName    string    // the routed operation's name
 	route     *route    // the routed operation (blobRoutes)
 	sas       *auth.SAS // the verified, effective SAS of a SAS request
 	cpk       *blob.CPK // the request's customer-provided key (nil: none)
 }
 
-// ServeAzure routes a Blob REST request to its operation.
+// ServeAzure routes a Blob REST request to its operation (blobDoor).
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
-	r := newReq(sr)
-	rt, err := s.route(r)
-	// A structured message (XSM/1.0, CRC64) is what Put Blob, Put Block,
-	// Put Page and Append Block accept as a body and Get Blob as a
-	// response (their REST reference pages list x-ms-structured-body);
-	// any other operation refuses the header, so no framing is ever
-	// stored as content.
-	structured := r.Header.Get("x-ms-structured-body")
-	if err == nil && structured != "" && !structuredOps[rt.Name] {
-		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", "x-ms-structured-body").With("HeaderValue", structured)
-	}
-	if err != nil {
-		return r.SASFirst(err, server.SASTarget{Container: r.container, Path: r.name}, s.policies(r, r.container))
-	}
-	if r.SAS != nil {
-		if err := s.authorizeSAS(r); err != nil {
-			return err
-		}
-	} else if !r.Authenticated {
-		if err := s.authorizeAnonymous(r); err != nil {
-			return err
-		}
-	}
+	return blobDoor.Serve(s, w, sr)
+}
+
+// blobDoor is the Blob front end's part of the dispatch: an anonymous
+// request is decided after routing, by the container's public access
+// (authorizeAnonymous); the extras are the change feed's read-only
+// container and the customer-provided key.
+var blobDoor = &server.Door[*Service, *req]{
+	Parse: newReq,
+	Route: (*Service).route,
+	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
+		return server.SASTarget{Container: r.container, Path: r.name}, s.policies(r, r.container)
+	},
+	AuthorizeSAS: (*Service).authorizeSAS,
+	Anonymous:    (*Service).authorizeAnonymous,
+	Extras:       (*Service).extras,
+}
+
+// extras checks an authorized request against the change feed's
+// read-only container and reads its customer-provided key, which an
+// operation flagged fNoCPK refuses; with a key, the answer echoes its
+// SHA-256 (cpkWriter).
+func (s *Service) extras(w http.ResponseWriter, r *req) (http.ResponseWriter, error) {
 	if err := feedReadOnly(r); err != nil {
-		return err
+		return nil, err
 	}
+	var err error
 	if r.cpk, err = parseCPK(r.Header, r.HTTPS, "x-ms-encryption-"); err != nil {
-		return err
+		return nil, err
 	}
 	if r.cpk != nil {
-		if rt.Name == "copyBlob" {
-			return errCPKCopy()
+		if r.route.Flags&fNoCPK != 0 {
+			return nil, errCPKCopy()
 		}
 		w = &cpkWriter{ResponseWriter: w, sha: r.cpk.SHA}
 	}
-	if structured != "" && rt.Name != "getBlob" {
-		d, err := xsm.DecodeRequest(r.Request.Request)
-		if err != nil {
-			return err
-		}
-		w = xsm.Acknowledge(w, d)
-	}
-	return rt.Handler(s, w, r)
+	return w, nil
 }
-
-// structuredOps are the operations that take x-ms-structured-body: the
-// writes whose body it frames and Get Blob (Data Lake's Read included),
-// whose response it asks to be framed.
-var structuredOps = map[string]bool{"putBlob": true, "putBlock": true, "putPage": true, "appendBlock": true, "getBlob": true}
 
 // newReq parses what routing needs from sr: the container, the blob
 // name and the snapshot.
 func newReq(sr *server.Request) *req {
 	r := &req{Request: sr, q: sr.URL.Query()}
-	path := strings.TrimPrefix(sr.URL.Path, "/")
-	// path is /{account}[/{container}[/{blob}]]; the middleware took the account.
-	if i := strings.IndexByte(path, '/'); i >= 0 {
-		rest := path[i+1:]
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			r.container, r.name = rest[:j], rest[j+1:]
-		} else {
-			r.container = rest
-		}
-	}
+	// /{account}[/{container}[/{blob}]]
+	r.container, r.name = sr.Names()
 	// Azure takes a '\' in a blob name for a '/': the blob is stored,
 	// listed, authorized by SAS and answered under the name with '/'
 	// (azure-sdk-for-js special-naming.spec.ts, recorded against Azure:
@@ -169,7 +148,7 @@ func (s *Service) route(r *req) (*route, error) {
 	if rt == nil {
 		return nil, blobUnsupported.NoRoute(sel)
 	}
-	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	r.route, r.Op = rt, rt.Name
 	return rt, nil
 }
 

@@ -87,14 +87,3 @@ func listedVersion(it *blobItemXML, e *blob.ListedBlob, inc map[string]bool) {
 		it.IsCurrent = &cur
 	}
 }
-
-// versionSASRule is the SAS rule of r's operation: Delete Blob of a
-// version takes the delete-version permission, x, instead of d (Create a
-// service SAS and Create an account SAS, "Delete version (x)": "Permits
-// deletion of a blob version").
-func versionSASRule(r *req, rule server.SASRule) server.SASRule {
-	if r.opName == "deleteBlob" && r.versionID != "" {
-		rule.AnyOf, rule.SinceAnyOf, rule.Since = "x", "", ""
-	}
-	return rule
-}

@@ -84,7 +84,7 @@ func init() {
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
 		// Get User Delegation Key on the File endpoint (from 2026-02-06),
 		// for Azure Files user delegation SAS: bearer tokens only.
-		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true},
+		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true, BearerOnly: true},
 
 		// Share (restype=share).
 		{Methods: put, Levels: lShare, Restype: "share", Name: "createShare", Handler: (*Service).createShare,
@@ -135,14 +135,14 @@ func init() {
 		// File (no restype).
 		{Methods: put, Levels: lPath, Headers: copySource, Name: "copyFile", Handler: (*Service).copyFile, SAS: sasCreate},
 		{Methods: put, Levels: lPath, Headers: noCopySource, Name: "createFile", Handler: (*Service).createFile, SAS: sasCreate},
-		{Methods: get, Levels: lPath, Name: "getFile", Handler: (*Service).getFile, SAS: sasRead, Flags: snap},
+		{Methods: get, Levels: lPath, Name: "getFile", Handler: (*Service).getFile, SAS: sasRead, Flags: snap, Structured: server.StructuredResponse},
 		{Methods: head, Levels: lPath, Name: "getFileProperties", Handler: (*Service).getFileProperties, SAS: sasRead, Flags: snap},
 		{Methods: get | head, Levels: lPath, Comp: "metadata", Name: "getFileProperties", Handler: (*Service).getFileProperties, SAS: sasRead, Flags: snap},
 		{Methods: del, Levels: lPath, Name: "deleteFile", Handler: (*Service).deleteFile, SAS: sasDelete},
 		{Methods: put, Levels: lPath, Comp: "properties", Name: "setFileProperties", Handler: (*Service).setFileProperties, SAS: sasWrite},
 		{Methods: put, Levels: lPath, Comp: "metadata", Name: "setFileMetadata", Handler: (*Service).setFileMetadata, SAS: sasWrite},
 		{Methods: put, Levels: lPath, Comp: "range", Headers: copySource, Name: "putRangeFromURL", Handler: (*Service).putRangeFromURL, SAS: sasWrite},
-		{Methods: put, Levels: lPath, Comp: "range", Headers: noCopySource, Name: "putRange", Handler: (*Service).putRange, SAS: sasWrite},
+		{Methods: put, Levels: lPath, Comp: "range", Headers: noCopySource, Name: "putRange", Handler: (*Service).putRange, SAS: sasWrite, Structured: server.StructuredRequest},
 		{Methods: get, Levels: lPath, Comp: "rangelist", Name: "listRanges", Handler: (*Service).listRanges, SAS: sasRead, Flags: snap},
 		{Methods: put, Levels: lPath, Comp: "copy", Name: "abortCopyFile", Handler: (*Service).abortCopyFile, SAS: sasWrite},
 		{Methods: put, Levels: lPath, Comp: "lease", Name: "leaseFile", Handler: (*Service).leaseFile, SAS: sasWrite},

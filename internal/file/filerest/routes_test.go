@@ -17,6 +17,11 @@ func TestRoutesTable(t *testing.T) {
 	for _, err := range fileRoutes.Verify() {
 		t.Error(err)
 	}
+	// x-ms-structured-body: Put Range's request body, Get File's response
+	// (their REST reference pages).
+	routetest.Rules(t, fileRoutes, map[string]server.Structured{
+		"putRange": server.StructuredRequest, "getFile": server.StructuredResponse,
+	}, "getUserDelegationKey")
 }
 
 // routeDispatch checks the cases against the File route table.
@@ -27,7 +32,7 @@ func routeDispatch(t *testing.T, cases []routetest.Case) {
 		if err != nil {
 			return "", err
 		}
-		if r.Op != rt.Name || r.opName != rt.Name || r.route != rt {
+		if r.Op != rt.Name || r.route != rt {
 			return "", errors.New("operation not recorded")
 		}
 		return rt.Name, nil

@@ -14,11 +14,6 @@ import (
 // authorizeSAS verifies the request's SAS for the routed operation; the
 // stored access policies come from the share's ACL, read now.
 func (s *Service) authorizeSAS(r *req) error {
-	if r.opName == "getUserDelegationKey" {
-		// Bearer tokens only, a SAS refused as Shared Key is (as on the
-		// Blob endpoint).
-		return auth.ErrBearerOnly()
-	}
 	rule, ok := r.route.Rule()
 	eff, err := r.AuthorizeSAS(server.SASTarget{Container: r.share, Path: r.path}, s.policies(r, r.share), rule, ok)
 	if err != nil {

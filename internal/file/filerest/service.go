@@ -21,7 +21,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
-	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
 // Service serves the File REST API (a server.Handler and
@@ -48,50 +47,32 @@ func (s *Service) ServiceProperties() *svcprops.Service { return s.f.ServiceProp
 // req is a parsed File request.
 type req struct {
 	*server.Request
-	q      url.Values
-	share  string
-	path   string   // share-relative path, "" for the share (root directory)
-	comps  []string // path split on "/"
-	snap   string   // ?sharesnapshot=, normalized; "" for the live share
-	opName string   // the routed operation's name
-	route  *route   // the routed operation (fileRoutes)
-	sas    *auth.SAS
+	q     url.Values
+	share string
+	path  string   // share-relative path, "" for the share (root directory)
+	comps []string // path split on "/"
+	snap  string   // ?sharesnapshot=, normalized; "" for the live share
+	route *route   // the routed operation (fileRoutes)
+	sas   *auth.SAS
 }
 
-// ServeAzure routes a File REST request to its operation.
+// ServeAzure routes a File REST request to its operation (fileDoor).
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
-	if !sr.Authenticated && sr.SAS == nil {
-		// The File service has no anonymous access.
-		return azerr.New(azerr.NoAuthenticationInformation)
-	}
-	r := newReq(sr)
-	rt, err := s.prepare(r)
-	// Put Range takes a structured message (XSM/1.0, CRC64) as its body
-	// and Get File answers one when asked (their REST reference pages
-	// list x-ms-structured-body); other operations refuse the header, so
-	// no framing is ever stored as content.
-	structured := r.Header.Get("x-ms-structured-body")
-	if err == nil && structured != "" && rt.Name != "putRange" && rt.Name != "getFile" {
-		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", "x-ms-structured-body").With("HeaderValue", structured)
-	}
-	if err != nil {
-		// A forged or expired SAS is answered as such, whatever else is
-		// wrong with the request.
-		return r.SASFirst(err, server.SASTarget{Container: r.share, Path: r.path}, s.policies(r, r.share))
-	}
-	if r.SAS != nil {
-		if err := s.authorizeSAS(r); err != nil {
-			return err
-		}
-	}
-	if structured != "" && rt.Name == "putRange" {
-		d, err := xsm.DecodeRequest(r.Request.Request)
-		if err != nil {
-			return err
-		}
-		w = xsm.Acknowledge(w, d)
-	}
-	return Answer(rt.Handler(s, w, r))
+	return fileDoor.Serve(s, w, sr)
+}
+
+// fileDoor is the File front end's part of the dispatch: the File service
+// has no anonymous access (no Anonymous); routing includes the checks
+// that need no store (prepare), and a handler's error is answered in
+// Azure's codes (Answer).
+var fileDoor = &server.Door[*Service, *req]{
+	Parse: newReq,
+	Route: (*Service).prepare,
+	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
+		return server.SASTarget{Container: r.share, Path: r.path}, s.policies(r, r.share)
+	},
+	AuthorizeSAS: (*Service).authorizeSAS,
+	Answer:       Answer,
 }
 
 // Answer is the REST answer of an error of a file.Service call, what
@@ -150,17 +131,8 @@ func Answer(err error) error {
 // newReq parses what routing needs from sr: the share and the path.
 func newReq(sr *server.Request) *req {
 	r := &req{Request: sr, q: sr.URL.Query()}
-	// The path is /{account}[/{share}[/{path}]]; the middleware took the
-	// account.
-	p := strings.TrimPrefix(sr.URL.Path, "/")
-	if i := strings.IndexByte(p, '/'); i >= 0 {
-		rest := p[i+1:]
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			r.share, r.path = rest[:j], rest[j+1:]
-		} else {
-			r.share = rest
-		}
-	}
+	// /{account}[/{share}[/{path}]]
+	r.share, r.path = sr.Names()
 	return r
 }
 
@@ -241,7 +213,7 @@ func (s *Service) route(r *req) (*route, error) {
 		}
 		return nil, fileUnsupported.NoRoute(sel)
 	}
-	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	r.route, r.Op = rt, rt.Name
 	return rt, nil
 }
 

@@ -53,7 +53,7 @@ func init() {
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
 		// Get User Delegation Key on the Queue endpoint (from 2026-02-06),
 		// for Queue user delegation SAS: bearer tokens only.
-		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true},
+		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true, BearerOnly: true},
 
 		// Queue (restype is not consulted).
 		{Methods: put, Levels: lQueue, Restype: star, Name: "createQueue", Handler: (*Service).createQueue,

@@ -17,6 +17,7 @@ func TestRoutesTable(t *testing.T) {
 	for _, err := range queueRoutes.Verify() {
 		t.Error(err)
 	}
+	routetest.Rules(t, queueRoutes, nil, "getUserDelegationKey")
 }
 
 // routeDispatch checks the cases against the Queue route table.
@@ -27,7 +28,7 @@ func routeDispatch(t *testing.T, cases []routetest.Case) {
 		if err != nil {
 			return "", err
 		}
-		if r.Op != rt.Name || r.opName != rt.Name || r.route != rt {
+		if r.Op != rt.Name || r.route != rt {
 			return "", errors.New("operation not recorded")
 		}
 		return rt.Name, nil

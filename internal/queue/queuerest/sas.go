@@ -12,11 +12,6 @@ import (
 // authorizeSAS verifies the request's SAS for the routed operation; the
 // stored access policies come from the queue's ACL, read now.
 func (s *Service) authorizeSAS(r *req) error {
-	if r.opName == "getUserDelegationKey" {
-		// Bearer tokens only, a SAS refused as Shared Key is (as on the
-		// Blob and File endpoints).
-		return auth.ErrBearerOnly()
-	}
 	rule, ok := r.route.Rule()
 	_, err := r.AuthorizeSAS(server.SASTarget{Container: r.queue}, s.policies(r), rule, ok)
 	return err

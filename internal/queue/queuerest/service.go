@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/server"
@@ -45,47 +46,33 @@ type req struct {
 	// "messages/{id}".
 	sub   string
 	msgID string // raw message id from the path
-	// opName is the routed operation's name, route its entry in
-	// queueRoutes.
-	opName string
-	route  *route
+	// route is the routed operation's entry in queueRoutes (its name
+	// is Op).
+	route *route
 }
 
-// ServeAzure routes a Queue REST request to its operation. Anonymous requests
-// are refused before anything is read: the Queue service has no public access
-// (Authorize requests to Azure Storage,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/authorize-requests-to-azure-storage).
+// ServeAzure routes a Queue REST request to its operation (queueDoor).
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
-	if !sr.Authenticated && sr.SAS == nil {
-		return azerr.New(azerr.NoAuthenticationInformation)
-	}
-	r := newReq(sr)
-	rt, err := s.route(r)
-	if err != nil {
-		return r.SASFirst(err, server.SASTarget{Container: r.queue}, s.policies(r))
-	}
-	if sr.SAS != nil {
-		if err := s.authorizeSAS(r); err != nil {
-			return err
-		}
-	}
-	return rt.Handler(s, w, r)
+	return queueDoor.Serve(s, w, sr)
+}
+
+// queueDoor is the Queue front end's part of the dispatch. Anonymous
+// requests are refused before anything is read (no Anonymous): the Queue
+// service has no public access.
+var queueDoor = &server.Door[*Service, *req]{
+	Parse: newReq,
+	Route: (*Service).route,
+	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
+		return server.SASTarget{Container: r.queue}, s.policies(r)
+	},
+	AuthorizeSAS: (*Service).authorizeSAS,
 }
 
 // newReq parses what routing needs from sr: the queue and what follows it.
 func newReq(sr *server.Request) *req {
 	r := &req{Request: sr, q: sr.URL.Query()}
-	// The path is /{account}[/{queue}[/messages[/{id}]]]; the middleware
-	// took the account.
-	path := strings.TrimPrefix(sr.URL.Path, "/")
-	if i := strings.IndexByte(path, '/'); i >= 0 {
-		rest := path[i+1:]
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			r.queue, r.sub = rest[:j], rest[j+1:]
-		} else {
-			r.queue = rest
-		}
-	}
+	// /{account}[/{queue}[/messages[/{id}]]]
+	r.queue, r.sub = sr.Names()
 	return r
 }
 
@@ -124,6 +111,6 @@ func (s *Service) route(r *req) (*route, error) {
 	if rt == nil {
 		return nil, server.NoRoute(sel.Comp)
 	}
-	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	r.route, r.Op = rt, rt.Name
 	return rt, nil
 }

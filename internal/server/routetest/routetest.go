@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // Case is one request (method, path and query after the host, headers)
@@ -77,6 +78,40 @@ func NotSupported(t *testing.T, host string, route Route, cases []Case) {
 		e, ok := azerr.As(err)
 		if !ok || e.Code != azerr.NotImplemented || e.Status != 501 || !strings.Contains(e.Message, c.Op+" is not supported") {
 			t.Errorf("%s %s: %v; want 501 NotImplemented naming %s", c.Method, c.Target, err, c.Op)
+		}
+	}
+}
+
+// Rules checks the per-operation rules of a route table's entries that
+// the dispatcher reads (server.Door) against the service's reference:
+// structured maps each operation that takes x-ms-structured-body to what
+// it does with it (every other refuses it), bearerOnly names the
+// operations only a bearer token may call. Every operation named must
+// be in the table.
+func Rules[H any](t *testing.T, routes *server.Routes[H], structured map[string]server.Structured, bearerOnly ...string) {
+	t.Helper()
+	bearer := map[string]bool{}
+	for _, n := range bearerOnly {
+		bearer[n] = true
+	}
+	seen := map[string]bool{}
+	for _, rt := range routes.All() {
+		seen[rt.Name] = true
+		if rt.Structured != structured[rt.Name] {
+			t.Errorf("%s (%s level %#x ?restype=%s&comp=%s): x-ms-structured-body rule %d, want %d", rt.Name, rt.Methods, rt.Levels, rt.Restype, rt.Comp, rt.Structured, structured[rt.Name])
+		}
+		if rt.BearerOnly != bearer[rt.Name] {
+			t.Errorf("%s: bearer only %v, want %v", rt.Name, rt.BearerOnly, bearer[rt.Name])
+		}
+	}
+	for name := range structured {
+		if !seen[name] {
+			t.Errorf("no route %q", name)
+		}
+	}
+	for name := range bearer {
+		if !seen[name] {
+			t.Errorf("no route %q", name)
 		}
 	}
 }

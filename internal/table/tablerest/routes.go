@@ -25,6 +25,15 @@ const (
 	lEntity                               // name(PartitionKey='…',RowKey='…')
 )
 
+// Route flags.
+const (
+	// fSASTokenTable: the URL names no table, its parts do (an entity
+	// group transaction); a service SAS is checked for the table it is
+	// for (an account SAS for none), and each part's table against the
+	// token's (checkBatchSAS).
+	fSASTokenTable uint32 = 1 << iota
+)
+
 // Entity SAS rules, which an entity group transaction also checks part
 // by part (checkBatchSAS). Insert Or Replace and Insert Or Merge (Update
 // or Merge Entity without If-Match) take both Add and Update (Create an
@@ -65,7 +74,7 @@ func init() {
 
 		// An entity group transaction: each part is checked (checkBatchSAS).
 		{Methods: post, Levels: lBatch, Restype: star, Comp: star, Name: "batch", Handler: (*Service).batch,
-			SAS: server.SASRule{Resource: auth.ObjectLevel}},
+			SAS: server.SASRule{Resource: auth.ObjectLevel}, Flags: fSASTokenTable},
 
 		// Tables (comp and restype are not consulted).
 		{Methods: get, Levels: lTables, Restype: star, Comp: star, Name: "queryTables", Handler: (*Service).queryTables,

@@ -18,6 +18,7 @@ func TestRoutesTable(t *testing.T) {
 	for _, err := range tableRoutes.Verify() {
 		t.Error(err)
 	}
+	routetest.Rules(t, tableRoutes, nil)
 }
 
 // routeDispatch checks the cases against the Table route table.
@@ -33,7 +34,7 @@ func routeDispatch(t *testing.T, cases []routetest.Case) {
 		if err != nil {
 			return "", err
 		}
-		if r.Op != rt.Name || r.opName != rt.Name || r.route != rt {
+		if r.Op != rt.Name || r.route != rt {
 			return "", errors.New("operation not recorded")
 		}
 		return rt.Name, nil

@@ -16,9 +16,7 @@ import (
 func (s *Service) authorizeSAS(r *req) error {
 	rule, ok := r.route.Rule()
 	tbl := r.table
-	if r.opName == "batch" {
-		// The parts name the table; a service SAS must be for it, which
-		// checkBatchSAS checks for each part.
+	if r.route.Flags&fSASTokenTable != 0 {
 		tbl = r.SAS.TableName
 		if r.SAS.IsAccount() {
 			tbl = ""
@@ -44,19 +42,16 @@ func (s *Service) policies(r *req, tbl string) auth.PolicyLookup {
 	})
 }
 
-// sasFirst is server.Request.SASFirst for an error found before the
-// operation was known: the SAS is checked against the table the path
+// sasTarget is what a SAS is checked against for an error found before
+// the operation was known (server.Request.SASFirst): the table the path
 // names, or (for a path without one, such as $batch) the table a service
 // SAS is for.
-func (s *Service) sasFirst(r *req, err error) error {
-	if r.SAS == nil {
-		return err
-	}
+func (s *Service) sasTarget(r *req) (server.SASTarget, auth.PolicyLookup) {
 	tbl := r.table
 	if tbl == "" && !r.SAS.IsAccount() {
 		tbl = r.SAS.TableName
 	}
-	return r.SASFirst(err, server.SASTarget{Container: tbl}, s.policies(r, tbl))
+	return server.SASTarget{Container: tbl}, s.policies(r, tbl)
 }
 
 // checkEntityRange refuses (403 AuthorizationFailure) an entity outside

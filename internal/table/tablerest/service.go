@@ -55,32 +55,35 @@ type req struct {
 	table  string    // table name from the path ("" for service/Tables)
 	pk, rk string    // entity keys from the path
 	keyed  bool      // the path addressed one entity
-	opName string    // the routed operation's name
 	route  *route    // the routed operation (tableRoutes)
 	sas    *auth.SAS // the verified, effective SAS of a SAS request
 }
 
-// ServeAzure routes a Table REST request to its operation.
+// ServeAzure routes a Table REST request to its operation (tableDoor).
 func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
-	if !sr.Authenticated && sr.SAS == nil {
-		return azerr.New(azerr.NoAuthenticationInformation)
-	}
-	r := &req{Request: sr, q: parseQuery(sr.URL.RawQuery)}
-	m, err := effectiveMethod(sr.Request)
+	return tableDoor.Serve(s, w, sr)
+}
+
+// tableDoor is the Table front end's part of the dispatch: the Table
+// service has no anonymous access (no Anonymous); the method that routes
+// is the one X-HTTP-Method names (routeMethod).
+var tableDoor = &server.Door[*Service, *req]{
+	Parse: func(sr *server.Request) *req {
+		return &req{Request: sr, q: parseQuery(sr.URL.RawQuery)}
+	},
+	Route:        (*Service).routeMethod,
+	Target:       (*Service).sasTarget,
+	AuthorizeSAS: (*Service).authorizeSAS,
+}
+
+// routeMethod applies X-HTTP-Method, then routes r.
+func (s *Service) routeMethod(r *req) (*route, error) {
+	m, err := effectiveMethod(r.Request.Request)
 	if err != nil {
-		return s.sasFirst(r, err)
+		return nil, err
 	}
 	r.method = m
-	rt, err := s.route(r)
-	if err != nil {
-		return s.sasFirst(r, err)
-	}
-	if sr.SAS != nil {
-		if err := s.authorizeSAS(r); err != nil {
-			return err
-		}
-	}
-	return rt.Handler(s, w, r)
+	return s.route(r)
 }
 
 // parseQuery is url.ParseQuery without its rejection of ';': OData
@@ -217,7 +220,7 @@ func (s *Service) route(r *req) (*route, error) {
 		}
 		return nil, azerr.New(azerr.MethodNotAllowed)
 	}
-	r.route, r.opName, r.Op = rt, rt.Name, rt.Name
+	r.route, r.Op = rt, rt.Name
 	return rt, nil
 }
 

@@ -1,0 +1,148 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/xsm"
+)
+
+// Door is one service's dispatch: what its front end contributes (the
+// parsing of its URLs, its routing, what a SAS is checked against,
+// its anonymous access and its own checks) to the one order in which
+// every REST front end serves a routed request (Serve). S is the
+// service's front end, R its parsed request; the route table's handlers
+// take both. A front end fills one Door, once, and its ServeAzure calls
+// Serve.
+type Door[S, R any] struct {
+	// Parse reads from the request what routing needs: the names its
+	// path addresses, its query.
+	Parse func(*Request) R
+	// Route finds the request's operation in the service's route table
+	// (and checks what the table cannot: names, selectors outside it),
+	// recording it on the request; its error is answered after the SAS,
+	// if any, is authenticated (SASFirst).
+	Route func(S, R) (*Route[func(S, http.ResponseWriter, R) error], error)
+	// Target is what the URL names and the stored access policies that
+	// may complete a SAS for it, for SASFirst on an unrouted request;
+	// called only when the request carries a SAS.
+	Target func(S, R) (SASTarget, auth.PolicyLookup)
+	// AuthorizeSAS checks the request's SAS against the routed
+	// operation's rule.
+	AuthorizeSAS func(S, R) error
+	// Anonymous decides a request without credentials (no Shared Key,
+	// bearer token or SAS) once it is routed. Nil: the service takes no
+	// anonymous request, and refuses one with 401
+	// NoAuthenticationInformation before its URL is read (Queue, Table
+	// and Files have no anonymous access: Authorize requests to Azure
+	// Storage,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/authorize-requests-to-azure-storage).
+	Anonymous func(S, R) error
+	// Extras, if set, are the service's own checks of an authorized
+	// request before its handler (the Blob change feed's read-only
+	// container, customer-provided keys, ...); it may wrap the response
+	// writer.
+	Extras func(S, http.ResponseWriter, R) (http.ResponseWriter, error)
+	// Answer, if set, maps a handler's error to the service's answer
+	// (File's refusals of the domain to Azure error codes).
+	Answer func(error) error
+}
+
+// Serve dispatches sr: parse, route, then either the routing error
+// (after SASFirst: a forged or expired SAS is answered as such whatever
+// else is wrong) or the operation's authorization (its SAS rule, a
+// bearer-only operation's refusal of any SAS, the service's anonymous
+// rule), the service's extras, the structured body of an operation that
+// takes one, and the handler. An x-ms-structured-body on an operation
+// whose entry does not take one is refused as a routing error is, so no
+// framing is ever stored as content.
+func (d *Door[S, R]) Serve(s S, w http.ResponseWriter, sr *Request) error {
+	if d.Anonymous == nil && !sr.Authenticated && sr.SAS == nil {
+		return azerr.New(azerr.NoAuthenticationInformation)
+	}
+	r := d.Parse(sr)
+	rt, err := d.Route(s, r)
+	structured := sr.Header.Get(hStructuredBody)
+	if err == nil && structured != "" && rt.Structured == 0 {
+		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", hStructuredBody).With("HeaderValue", structured)
+	}
+	if err != nil {
+		if sr.SAS == nil {
+			return err
+		}
+		target, policies := d.Target(s, r)
+		return sr.SASFirst(err, target, policies)
+	}
+	switch {
+	case sr.SAS != nil:
+		if rt.BearerOnly {
+			// Refused as Shared Key is, 403 AuthenticationFailed
+			// "Only authentication scheme Bearer is supported",
+			// rather than as an operation a SAS may not call.
+			return auth.ErrBearerOnly()
+		}
+		err = d.AuthorizeSAS(s, r)
+	case !sr.Authenticated && d.Anonymous != nil:
+		err = d.Anonymous(s, r)
+	}
+	if err != nil {
+		return err
+	}
+	if d.Extras != nil {
+		if w, err = d.Extras(s, w, r); err != nil {
+			return err
+		}
+	}
+	if structured != "" && rt.Structured == StructuredRequest {
+		dec, err := xsm.DecodeRequest(sr.Request)
+		if err != nil {
+			return err
+		}
+		w = xsm.Acknowledge(w, dec)
+	}
+	err = rt.Handler(s, w, r)
+	if d.Answer != nil {
+		err = d.Answer(err)
+	}
+	return err
+}
+
+// hStructuredBody is the header of a structured message (XSM/1.0 with
+// CRC64 segments): on a write, its body is one; on a read, it asks for
+// one.
+const hStructuredBody = "x-ms-structured-body"
+
+// Structured is what an operation does with x-ms-structured-body, which
+// only the operations whose REST reference pages list it take (Put
+// Blob, Put Block, Put Page, Append Block and Get Blob; Put Range and Get
+// File; Data Lake's Path - Update append); any other refuses it (400
+// UnsupportedHeader).
+type Structured uint8
+
+const (
+	// StructuredRequest: the request body may be a structured message,
+	// decoded before the handler reads it and acknowledged on the
+	// response.
+	StructuredRequest Structured = 1 + iota
+	// StructuredResponse: the request may ask for a structured response
+	// body, which the handler frames.
+	StructuredResponse
+)
+
+// Names returns what a path-style URL's decoded path names after the
+// account, /{account}[/{first}[/{rest}]]: the container, queue, share or
+// filesystem, and the rest of the path as sent (a blob or file path, a
+// queue's "messages/{id}"); "" for what is absent. The middleware put the
+// account first for a production-style URL. No front end splits its path
+// otherwise.
+func (r *Request) Names() (first, rest string) {
+	path := strings.TrimPrefix(r.URL.Path, "/")
+	i := strings.IndexByte(path, '/')
+	if i < 0 {
+		return "", ""
+	}
+	first, rest, _ = strings.Cut(path[i+1:], "/")
+	return first, rest
+}
