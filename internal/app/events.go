@@ -45,19 +45,8 @@ func (c Config) subscriptions() ([]events.Subscription, error) {
 		}
 		subs = append(subs, fs...)
 	}
-	hns := c.hierarchical()
-	for _, s := range subs {
-		if hns(s.Account) {
-			// Their writes are not in the change log yet (Data Lake
-			// events are not done): refused rather than silent.
-			return nil, fmt.Errorf("event subscription %q: account %q has a hierarchical namespace, whose blob events are not delivered yet", s.Name, s.Account)
-		}
-	}
 	for i, u := range c.Events.Webhooks {
 		for _, a := range c.Accounts {
-			if hns(a.Name) {
-				continue // as above; --event-webhook covers the flat accounts
-			}
 			s, err := events.Webhook(a.Name, u, i)
 			if err != nil {
 				return nil, fmt.Errorf("--event-webhook %q: %v", u, err)
@@ -107,6 +96,7 @@ func (a *App) setupEvents(subs []events.Subscription) error {
 			return err
 		},
 		BlobURL:  a.accountBlobURL,
+		DFSURL:   a.accountDFSURL,
 		Poll:     a.cfg.Events.Poll,
 		Retry:    a.cfg.Events.Retry,
 		LeaseTTL: a.cfg.Events.LeaseTTL,
@@ -122,6 +112,20 @@ func (a *App) setupEvents(subs []events.Subscription) error {
 // accountBlobURL is account's Blob endpoint URL, for events' data.url.
 func (a *App) accountBlobURL(account string) string {
 	base := a.BlobURL
+	if i := strings.LastIndexByte(base, '/'); i > len("https://") {
+		base = base[:i]
+	}
+	return base + "/" + account
+}
+
+// accountDFSURL is account's dfs endpoint URL ("" without one), for the
+// URLs of Data Lake events. The listeners start after setupEvents; the
+// deliverer asks only once they serve.
+func (a *App) accountDFSURL(account string) string {
+	base := a.DFSURL
+	if base == "" {
+		return ""
+	}
 	if i := strings.LastIndexByte(base, '/'); i > len("https://") {
 		base = base[:i]
 	}

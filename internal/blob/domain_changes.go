@@ -73,8 +73,12 @@ func (s *Service) trimChangeLogs(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
-// ChangeFeedOn reports whether account has the change feed on.
-func (s *Service) ChangeFeedOn(account string) bool { return s.feed != nil && s.feed(account) }
+// ChangeFeedOn reports whether account has the change feed on: never
+// for a hierarchical account, which Azure's change feed does not
+// support (its log holds Data Lake event records, hns_events.go).
+func (s *Service) ChangeFeedOn(account string) bool {
+	return s.feed != nil && s.feed(account) && !s.Hierarchical(account)
+}
 
 // SetChangeLog turns the change log on for the accounts on reports (nil:
 // none) without serving their change feed: event subscriptions

@@ -38,11 +38,16 @@ const (
 )
 
 // Event types a subscription may include: the Blob Storage events of
-// Event Grid that the change log records.
+// Event Grid that the change log records (the last four on hierarchical
+// accounts only).
 var knownTypes = map[string]bool{
-	eventTypePrefix + "BlobCreated":     true,
-	eventTypePrefix + "BlobDeleted":     true,
-	eventTypePrefix + "BlobTierChanged": true,
+	eventTypePrefix + "BlobCreated":      true,
+	eventTypePrefix + "BlobDeleted":      true,
+	eventTypePrefix + "BlobTierChanged":  true,
+	eventTypePrefix + "BlobRenamed":      true,
+	eventTypePrefix + "DirectoryCreated": true,
+	eventTypePrefix + "DirectoryRenamed": true,
+	eventTypePrefix + "DirectoryDeleted": true,
 }
 
 // Subscription is one event subscription: which account's events, which
@@ -191,7 +196,7 @@ func (s *Subscription) normalize(accountExists func(string) bool) error {
 	}
 	for _, t := range s.Filter.IncludedEventTypes {
 		if !knownTypes[t] {
-			return fmt.Errorf("event type %q is not a blob event this server delivers (Microsoft.Storage.BlobCreated, BlobDeleted, BlobTierChanged)", t)
+			return fmt.Errorf("event type %q is not a blob event this server delivers (Microsoft.Storage.BlobCreated, BlobDeleted, BlobTierChanged, BlobRenamed, DirectoryCreated, DirectoryRenamed, DirectoryDeleted)", t)
 		}
 	}
 	if p := s.RetryPolicy.MaxDeliveryAttempts; p == 0 {

@@ -68,6 +68,9 @@ type Config struct {
 	DeadLetter func(ctx context.Context, account, container, name string, body []byte) error
 	// BlobURL is the Blob endpoint URL of an account, for data.url.
 	BlobURL func(account string) string
+	// DFSURL is the dfs endpoint URL of an account, for the URLs of a
+	// hierarchical account's Data Lake events (nil or "": BlobURL's).
+	DFSURL func(account string) string
 	// Poll is how often an idle subscription reads its log (0: 100 ms).
 	Poll time.Duration
 	// Retry is the retry schedule (nil: RetrySchedule).
@@ -295,7 +298,7 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Ti
 		if err := renew(); err != nil {
 			return errors.Join(err, flush())
 		}
-		if ev, ok := s.Format(r, d.cfg.BlobURL(s.Account)); ok {
+		if ev, ok := s.Format(r, d.urls(s.Account)); ok {
 			if err := d.deliver(ctx, s, sender, ev, flush); err != nil {
 				return errors.Join(err, flush())
 			}
@@ -308,6 +311,15 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Ti
 		}
 	}
 	return flush()
+}
+
+// urls are account's endpoint URLs.
+func (d *Deliverer) urls(account string) URLs {
+	u := URLs{Blob: d.cfg.BlobURL(account)}
+	if d.cfg.DFSURL != nil {
+		u.DFS = d.cfg.DFSURL(account)
+	}
+	return u
 }
 
 // flushEvery bounds how long a delivered event's position stays
