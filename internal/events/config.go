@@ -35,6 +35,9 @@ const (
 	maxSubscriptions  = 100
 	defaultMaxAttempt = 30
 	defaultTTLMinutes = 1440
+	defaultBatchKB    = 64
+	maxBatchEvents    = 5000
+	maxBatchKB        = 1024
 )
 
 // Event types a subscription may include: the Blob Storage events of
@@ -87,6 +90,30 @@ type Endpoint struct {
 	URL string `json:"url,omitempty"`
 	// Queue is the storage queue's name, in the subscription's account.
 	Queue string `json:"queueName,omitempty"`
+	// MaxEventsPerBatch and PreferredBatchSizeInKilobytes are a webhook's
+	// batching ("Event Grid message delivery and retry", "Batched event
+	// delivery"): up to MaxEventsPerBatch events (1-5000, default 1) of
+	// up to about PreferredBatchSizeInKilobytes KiB together (1-1024,
+	// default 64) in one request; an event larger than that goes alone.
+	MaxEventsPerBatch             int `json:"maxEventsPerBatch,omitempty"`
+	PreferredBatchSizeInKilobytes int `json:"preferredBatchSizeInKilobytes,omitempty"`
+}
+
+// Batched reports whether the subscription delivers in batches (more
+// than one event per request allowed): its webhook requests then carry
+// arrays in either schema.
+func (s *Subscription) Batched() bool { return s.Endpoint.MaxEventsPerBatch > 1 }
+
+// batchLimits are the subscription's batch bounds: events and bytes.
+func (s *Subscription) batchLimits() (int, int) {
+	n, kb := s.Endpoint.MaxEventsPerBatch, s.Endpoint.PreferredBatchSizeInKilobytes
+	if n < 1 {
+		n = 1
+	}
+	if kb < 1 {
+		kb = defaultBatchKB
+	}
+	return n, kb << 10
 }
 
 // Filter selects the events delivered (Event Grid's "Filter events for
@@ -176,10 +203,25 @@ func (s *Subscription) normalize(accountExists func(string) bool) error {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			return fmt.Errorf("webhook url %q must be http:// or https://", u)
 		}
+		if n := s.Endpoint.MaxEventsPerBatch; n == 0 {
+			s.Endpoint.MaxEventsPerBatch = 1
+		} else if n < 1 || n > maxBatchEvents {
+			return fmt.Errorf("maxEventsPerBatch %d: want 1-%d", n, maxBatchEvents)
+		}
+		if kb := s.Endpoint.PreferredBatchSizeInKilobytes; kb == 0 {
+			s.Endpoint.PreferredBatchSizeInKilobytes = defaultBatchKB
+		} else if kb < 1 || kb > maxBatchKB {
+			return fmt.Errorf("preferredBatchSizeInKilobytes %d: want 1-%d", kb, maxBatchKB)
+		}
 	case destStorageQueue:
 		s.Endpoint.Type = destStorageQueue
 		if s.Endpoint.Queue == "" {
 			return errors.New("a storagequeue endpoint needs queueName")
+		}
+		if s.Endpoint.MaxEventsPerBatch != 0 || s.Endpoint.PreferredBatchSizeInKilobytes != 0 {
+			// Event Grid's batching is a webhook setting; a queue takes
+			// one message per event.
+			return errors.New("maxEventsPerBatch and preferredBatchSizeInKilobytes apply to webhook endpoints only")
 		}
 	default:
 		return fmt.Errorf("endpoint type %q: want webhook or storagequeue", s.Endpoint.Type)

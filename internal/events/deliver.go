@@ -26,9 +26,11 @@ type Sender interface {
 	// the subscription. It is called once per subscription and endpoint:
 	// the result is stored.
 	Validate(ctx context.Context, s *Subscription) error
-	// Send delivers ev; attempt counts the earlier attempts at it
-	// (aeg-delivery-count). An error wrapped in Permanent is not retried.
-	Send(ctx context.Context, s *Subscription, ev Event, attempt int) error
+	// Send delivers evs, one event or (a batched webhook subscription)
+	// several in one request, all or none; attempt counts the earlier
+	// attempts at them (aeg-delivery-count). An error wrapped in
+	// Permanent is not retried.
+	Send(ctx context.Context, s *Subscription, evs []Event, attempt int) error
 }
 
 // PermanentError is a delivery failure that retrying cannot fix (a
@@ -261,9 +263,10 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Ti
 	if err != nil {
 		return err
 	}
+	maxEvents, maxBytes := s.batchLimits()
 	var recs []changelog.Record
 	if err := d.cfg.Store.View(ctx, func(tx kv.Tx) (err error) {
-		recs, _, err = changelog.After(tx, s.Account, pos, 100)
+		recs, _, err = changelog.After(tx, s.Account, pos, max(pageSize, maxEvents))
 		return err
 	}); err != nil {
 		return err
@@ -294,24 +297,64 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Ti
 		pos, lastFlush = cur, time.Now()
 		return nil
 	}
+	// batch are the events formatted and not yet sent, size their bytes
+	// as a JSON array; upTo is the last record read, which cur reaches
+	// once the batch is delivered (or dropped). An event goes into the
+	// batch unless it would take it past maxEvents or, the batch holding
+	// something, past maxBytes ("Batched event delivery": the preferred
+	// size is honoured on a best-effort basis, and an event larger than
+	// it is sent alone).
+	var batch []Event
+	size, upTo := 1, cur
+	send := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := d.deliver(ctx, s, sender, batch, flush)
+		batch, size = nil, 1
+		if err != nil {
+			return err
+		}
+		cur = upTo
+		return nil
+	}
 	for _, r := range recs {
 		if err := renew(); err != nil {
 			return errors.Join(err, flush())
 		}
 		if ev, ok := s.Format(r, d.urls(s.Account)); ok {
-			if err := d.deliver(ctx, s, sender, ev, flush); err != nil {
+			if len(batch) > 0 && (len(batch) >= maxEvents || size+1+len(ev.JSON) > maxBytes) {
+				if err := send(); err != nil {
+					return errors.Join(err, flush())
+				}
+			}
+			batch = append(batch, ev)
+			size += 1 + len(ev.JSON)
+		}
+		upTo = r.Seq
+		if len(batch) == 0 {
+			cur = r.Seq
+		}
+		if len(batch) >= maxEvents || size >= maxBytes {
+			if err := send(); err != nil {
 				return errors.Join(err, flush())
 			}
 		}
-		cur = r.Seq
 		if time.Since(lastFlush) >= flushEvery {
 			if err := flush(); err != nil {
 				return err
 			}
 		}
 	}
+	if err := send(); err != nil {
+		return errors.Join(err, flush())
+	}
 	return flush()
 }
+
+// pageSize is how many log records a round reads (more when a batch may
+// hold more events).
+const pageSize = 100
 
 // urls are account's endpoint URLs.
 func (d *Deliverer) urls(account string) URLs {
@@ -326,20 +369,29 @@ func (d *Deliverer) urls(account string) URLs {
 // unwritten while a page is being delivered.
 const flushEvery = 50 * time.Millisecond
 
-// deliver sends ev until it is delivered or dropped (a permanent error,
-// its attempts or time to live used up), following the retry schedule
-// and keeping the lease. It returns an error only when ctx ends or the
-// lease is lost: the event is then delivered again by whoever holds the
-// lease next.
+// deliver sends evs (one request: a single event, or a batch) until
+// they are delivered or dropped (a permanent error, the attempts or the
+// oldest event's time to live used up), following the retry schedule
+// and keeping the lease. A batch is retried, and given up on, as a
+// whole ("Batched event delivery": all or none); each of its events is
+// dead-lettered. It returns an error only when ctx ends or the lease is
+// lost: the events are then delivered again by whoever holds the lease
+// next.
 //
 // beforeWait runs before each wait between attempts: the position of
-// the events delivered before ev is written then, not after the retries.
-func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender, ev Event, beforeWait func() error) error {
+// the events delivered before evs is written then, not after the
+// retries.
+func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender, evs []Event, beforeWait func() error) error {
 	ttl := time.Duration(s.RetryPolicy.EventTimeToLiveInMinutes) * time.Minute
+	first := evs[0]
+	what := fmt.Sprintf("event %s (seq %d)", first.ID, first.Seq)
+	if len(evs) > 1 {
+		what = fmt.Sprintf("batch of %d events from %s (seq %d)", len(evs), first.ID, first.Seq)
+	}
 	for attempt := 0; ; attempt++ {
-		err := sender.Send(ctx, s, ev, attempt)
+		err := sender.Send(ctx, s, evs, attempt)
 		if err == nil {
-			d.note(s, func(st *subState) { st.Delivered++; st.NextAttempt = time.Time{} })
+			d.note(s, func(st *subState) { st.Delivered += uint64(len(evs)); st.NextAttempt = time.Time{} })
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -354,34 +406,34 @@ func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender,
 			drop = "UndeliverableDueToHttp" + outcome(err)
 		case attempt+1 >= s.RetryPolicy.MaxDeliveryAttempts:
 			drop = "MaxDeliveryAttemptsExceeded"
-		case now.Add(wait).Sub(ev.Time) > ttl:
+		case now.Add(wait).Sub(first.Time) > ttl:
 			drop = "TimeToLiveExceeded"
 		}
-		dead := false
+		dead := 0
 		if drop != "" && s.DeadLetter != nil && d.cfg.DeadLetter != nil {
-			if derr := d.deadLetter(ctx, s, ev, drop, attempt+1, err, now); derr != nil {
-				d.cfg.Logger.Warn("event subscription: dead-lettering failed, the event is dropped", "subscription", s.Name, "event", ev.ID, "err", derr)
-			} else {
-				dead = true
+			for _, ev := range evs {
+				if derr := d.deadLetter(ctx, s, ev, drop, attempt+1, err, now); derr != nil {
+					d.cfg.Logger.Warn("event subscription: dead-lettering failed, the event is dropped", "subscription", s.Name, "event", ev.ID, "err", derr)
+				} else {
+					dead++
+				}
 			}
 		}
 		d.note(s, func(st *subState) {
 			st.Failures++
-			st.LastError, st.LastErrorAt = fmt.Sprintf("event %s (seq %d): %v", ev.ID, ev.Seq, err), now
+			st.LastError, st.LastErrorAt = fmt.Sprintf("%s: %v", what, err), now
 			st.NextAttempt = now.Add(wait)
 			if drop != "" {
-				st.Dropped++
+				st.Dropped += uint64(len(evs))
 				st.NextAttempt = time.Time{}
 			}
-			if dead {
-				st.DeadLettered++
-			}
+			st.DeadLettered += uint64(dead)
 		})
 		if drop != "" {
-			d.cfg.Logger.Warn("event subscription: event given up on", "subscription", s.Name, "event", ev.ID, "seq", ev.Seq, "reason", drop, "dead_lettered", dead, "err", err)
+			d.cfg.Logger.Warn("event subscription: events given up on", "subscription", s.Name, "events", what, "reason", drop, "dead_lettered", dead, "err", err)
 			return nil
 		}
-		d.cfg.Logger.Info("event subscription: delivery failed, retrying", "subscription", s.Name, "event", ev.ID, "attempt", attempt+1, "retry_in", wait.String(), "err", err)
+		d.cfg.Logger.Info("event subscription: delivery failed, retrying", "subscription", s.Name, "events", what, "attempt", attempt+1, "retry_in", wait.String(), "err", err)
 		if err := beforeWait(); err != nil {
 			return err
 		}
@@ -676,7 +728,13 @@ type QueueSender struct {
 // Validate accepts: a storage queue has no handshake.
 func (QueueSender) Validate(context.Context, *Subscription) error { return nil }
 
-// Send puts ev into the subscription's queue.
-func (q QueueSender) Send(ctx context.Context, s *Subscription, ev Event, _ int) error {
-	return q.Put(ctx, s.Account, s.Endpoint.Queue, base64.StdEncoding.EncodeToString(ev.JSON))
+// Send puts each of evs into the subscription's queue (a storage queue
+// subscription is not batched: one event at a time).
+func (q QueueSender) Send(ctx context.Context, s *Subscription, evs []Event, _ int) error {
+	for _, ev := range evs {
+		if err := q.Put(ctx, s.Account, s.Endpoint.Queue, base64.StdEncoding.EncodeToString(ev.JSON)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

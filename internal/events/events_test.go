@@ -21,23 +21,34 @@ type fakeSender struct {
 	sent  []string // event ids delivered
 	tries map[string]int
 	fail  func(ev Event, attempt int) error
+	// batches are the requests delivered, by their events' ids.
+	batches [][]string
 }
 
 func (f *fakeSender) Validate(context.Context, *Subscription) error { return nil }
 
-func (f *fakeSender) Send(_ context.Context, _ *Subscription, ev Event, attempt int) error {
+func (f *fakeSender) Send(_ context.Context, _ *Subscription, evs []Event, attempt int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.tries == nil {
 		f.tries = map[string]int{}
 	}
-	f.tries[ev.ID]++
+	for _, ev := range evs {
+		f.tries[ev.ID]++
+	}
 	if f.fail != nil {
-		if err := f.fail(ev, attempt); err != nil {
-			return err
+		for _, ev := range evs {
+			if err := f.fail(ev, attempt); err != nil {
+				return err
+			}
 		}
 	}
-	f.sent = append(f.sent, ev.ID)
+	var ids []string
+	for _, ev := range evs {
+		f.sent = append(f.sent, ev.ID)
+		ids = append(ids, ev.ID)
+	}
+	f.batches = append(f.batches, ids)
 	return nil
 }
 

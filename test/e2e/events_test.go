@@ -75,6 +75,11 @@ type receiver struct {
 	cloud bool
 	// status, if set, answers an event with a status other than 200.
 	status func(ev egEvent) int
+	// batch: accept requests of several events (a batching
+	// subscription); sizes are the requests answered 200, by their
+	// number of events.
+	batch bool
+	sizes []int
 }
 
 func newReceiver(t *testing.T) *receiver {
@@ -120,14 +125,20 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	var evs []egEvent
 	var raws []json.RawMessage
-	if r.cloud {
+	switch {
+	case r.cloud && r.batch:
+		if req.Header.Get("Content-Type") != "application/cloudevents-batch+json; charset=utf-8" || json.Unmarshal(body, &evs) != nil || json.Unmarshal(body, &raws) != nil || len(evs) == 0 {
+			http.Error(w, "not a batch of CloudEvents", http.StatusBadRequest)
+			return
+		}
+	case r.cloud:
 		var ev egEvent
 		if req.Header.Get("Content-Type") != "application/cloudevents+json; charset=utf-8" || json.Unmarshal(body, &ev) != nil {
 			http.Error(w, "not a CloudEvent", http.StatusBadRequest)
 			return
 		}
 		evs, raws = []egEvent{ev}, []json.RawMessage{body}
-	} else if kind != "Notification" || json.Unmarshal(body, &evs) != nil || json.Unmarshal(body, &raws) != nil || len(evs) != 1 {
+	case kind != "Notification" || json.Unmarshal(body, &evs) != nil || json.Unmarshal(body, &raws) != nil || len(evs) == 0 || (len(evs) != 1 && !r.batch):
 		http.Error(w, "not a notification of one event", http.StatusBadRequest)
 		return
 	}
@@ -145,8 +156,9 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "induced failure", http.StatusServiceUnavailable)
 		return
 	}
-	r.got = append(r.got, evs[0])
-	r.raw = append(r.raw, raws[0])
+	r.got = append(r.got, evs...)
+	r.raw = append(r.raw, raws...)
+	r.sizes = append(r.sizes, len(evs))
 }
 
 // events returns what was delivered once n events were, failing after
@@ -701,5 +713,46 @@ func TestEventsDeadLetter(t *testing.T) {
 	}
 	if st := evStatus(t, a); st[0].Process.DeadLettered != 2 || st[0].Process.Dropped != 2 {
 		t.Errorf("status %+v", st[0].Process)
+	}
+}
+
+// TestEventsBatched: a subscription with maxEventsPerBatch delivers the
+// events waiting as batches of up to that many, in commit order, in
+// either schema (CloudEvents as application/cloudevents-batch+json).
+// The endpoints refuse the validation handshake until every write is
+// committed, so the events are all waiting when delivery starts and the
+// batches' sizes are known.
+func TestEventsBatched(t *testing.T) {
+	eg, ce := newReceiver(t), newReceiver(t)
+	ce.cloud = true
+	for _, r := range []*receiver{eg, ce} {
+		r.batch, r.echo = true, false
+	}
+	s1, s2 := webhookSub("batched-eg", eg.srv.URL), webhookSub("batched-ce", ce.srv.URL)
+	s1.Endpoint.MaxEventsPerBatch, s1.Endpoint.PreferredBatchSizeInKilobytes = 4, 64
+	s2.Endpoint.MaxEventsPerBatch, s2.Endpoint.PreferredBatchSizeInKilobytes = 3, 64
+	s2.Schema = events.CloudEventSchema
+	a, c := evStart(t, nil, s1, s2)
+	want := evWorkload(t, c, "evb", "a", "b", "c", "d", "e", "f", "g", "h")
+	if len(want) != 10 {
+		t.Fatalf("%d writes", len(want))
+	}
+	for _, r := range []*receiver{eg, ce} {
+		r.mu.Lock()
+		r.echo = true
+		r.mu.Unlock()
+	}
+	checkEvents(t, a, "evb", eg.wait(t, len(want)), want, false)
+	checkEvents(t, a, "evb", ce.wait(t, len(want)), want, true)
+	for _, x := range []struct {
+		r    *receiver
+		want string
+	}{{eg, "[4 4 2]"}, {ce, "[3 3 3 1]"}} {
+		x.r.mu.Lock()
+		got := fmt.Sprint(x.r.sizes)
+		x.r.mu.Unlock()
+		if got != x.want {
+			t.Errorf("requests of %s events, want %s", got, x.want)
+		}
 	}
 }
