@@ -38,6 +38,11 @@ func (c Config) subscriptions() ([]events.Subscription, error) {
 		served[a.Name] = true
 	}
 	subs := append([]events.Subscription(nil), c.Events.Subscriptions...)
+	for i := range subs {
+		if err := subs[i].ParseFilters(); err != nil {
+			return nil, fmt.Errorf("event subscription %q: %v", subs[i].Name, err)
+		}
+	}
 	if len(c.Events.SubscriptionsFile) > 0 {
 		fs, err := events.ParseSubscriptions(c.Events.SubscriptionsFile, func(a string) bool { return served[a] })
 		if err != nil {

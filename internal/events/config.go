@@ -116,9 +116,9 @@ func (s *Subscription) batchLimits() (int, int) {
 	return n, kb << 10
 }
 
-// Filter selects the events delivered (Event Grid's "Filter events for
-// Event Grid": event types and subject filters; advanced filters are not
-// supported and refused).
+// Filter selects the events delivered (Event Grid's "Understand event
+// filtering for Event Grid subscriptions": event types, subject filters
+// and advanced filters, filter.go).
 type Filter struct {
 	// IncludedEventTypes, full names (Microsoft.Storage.BlobCreated);
 	// empty: all.
@@ -126,6 +126,10 @@ type Filter struct {
 	SubjectBeginsWith      string   `json:"subjectBeginsWith,omitempty"`
 	SubjectEndsWith        string   `json:"subjectEndsWith,omitempty"`
 	IsSubjectCaseSensitive bool     `json:"isSubjectCaseSensitive,omitempty"`
+	// AdvancedFilters must all pass; EnableAdvancedFilteringOnArrays
+	// compares a key holding an array element by element.
+	AdvancedFilters                 []AdvancedFilter `json:"advancedFilters,omitempty"`
+	EnableAdvancedFilteringOnArrays bool             `json:"enableAdvancedFilteringOnArrays,omitempty"`
 }
 
 // RetryPolicy is Event Grid's retry policy of a subscription.
@@ -142,8 +146,8 @@ var (
 // ParseSubscriptions reads a subscriptions file: a JSON object
 // {"subscriptions": [...]} or an array of subscriptions. accountExists
 // tells the served accounts. Unknown fields, unknown event types,
-// advanced filters and duplicate names are errors, so that a typo does
-// not silently deliver something else.
+// invalid advanced filters and duplicate names are errors, so that a
+// typo does not silently deliver something else.
 func ParseSubscriptions(data []byte, accountExists func(string) bool) ([]Subscription, error) {
 	data = bytes.TrimSpace(data)
 	var subs []Subscription
@@ -240,6 +244,9 @@ func (s *Subscription) normalize(accountExists func(string) bool) error {
 		if !knownTypes[t] {
 			return fmt.Errorf("event type %q is not a blob event this server delivers (Microsoft.Storage.BlobCreated, BlobDeleted, BlobTierChanged, BlobRenamed, DirectoryCreated, DirectoryRenamed, DirectoryDeleted)", t)
 		}
+	}
+	if err := parseAdvanced(s.Filter.AdvancedFilters); err != nil {
+		return err
 	}
 	if p := s.RetryPolicy.MaxDeliveryAttempts; p == 0 {
 		s.RetryPolicy.MaxDeliveryAttempts = defaultMaxAttempt

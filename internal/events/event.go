@@ -137,6 +137,9 @@ func (s *Subscription) format(r changelog.Record, typ string, data any) (Event, 
 	if err != nil {
 		return Event{}, false // not reached: the types marshal
 	}
+	if !matchAdvanced(s.Filter.AdvancedFilters, s.Filter.EnableAdvancedFilteringOnArrays, b) {
+		return Event{}, false
+	}
 	return Event{Seq: r.Seq, ID: r.ID, Type: typ, JSON: b, Time: r.EventTime}, true
 }
 

@@ -756,3 +756,45 @@ func TestEventsBatched(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsAdvancedFilters: a subscriptions file's advanced filters
+// select the events delivered (here Put Blob creates longer than 10
+// bytes: StringIn on data.api ANDed with NumberGreaterThan on
+// data.contentLength), and an invalid one stops the start with a
+// message naming it.
+func TestEventsAdvancedFilters(t *testing.T) {
+	r := newReceiver(t)
+	cfg := backendConfig(t)
+	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort = 0, -1, -1, -1
+	cfg.Clock, cfg.GCEvery = clock.NewFake(time.Now()), time.Hour
+	file := func(filters string) []byte {
+		return []byte(`{"subscriptions":[{"name":"adv","account":"` + app.DevAccount + `","endpoint":{"type":"webhook","url":"` + r.srv.URL + `"},
+			"filter":{"advancedFilters":` + filters + `}}]}`)
+	}
+	bad := cfg
+	bad.Events = app.EventsConfig{SubscriptionsFile: file(`[{"operatorType":"NumberGreaterThan","key":"data.contentLength","values":[10]}]`)}
+	if a, err := app.Start(bad); err == nil || !strings.Contains(err.Error(), `advancedFilters[0] (NumberGreaterThan on "data.contentLength")`) {
+		if a != nil {
+			_ = a.Close(context.Background())
+		}
+		t.Fatalf("an invalid advanced filter: %v, want the start refused naming it", err)
+	}
+	cfg.Events = app.EventsConfig{Poll: 20 * time.Millisecond, SubscriptionsFile: file(`[
+		{"operatorType":"StringIn","key":"data.api","values":["putblob"]},
+		{"operatorType":"NumberGreaterThan","key":"data.contentLength","value":10}]`)}
+	a, err := app.Start(cfg)
+	must(t, err)
+	defer evClose(t, a)
+	c := client(t, a.BlobURL, app.DevKey)
+	all := evWorkload(t, c, "eva", "ten", "eleven", "twelve")
+	var want []write
+	for _, w := range all {
+		if w.api == "PutBlob" && w.length > 10 {
+			want = append(want, w)
+		}
+	}
+	if len(want) != 2 {
+		t.Fatalf("the workload has %d matching writes", len(want))
+	}
+	checkEvents(t, a, "eva", r.wait(t, len(want)), want, false)
+}
