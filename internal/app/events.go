@@ -25,6 +25,9 @@ type EventsConfig struct {
 	Webhooks []string
 	// Subscriptions are subscriptions given directly (tests).
 	Subscriptions []events.Subscription
+	// NoWake leaves delivery to the poll alone: writes do not wake the
+	// deliverer (for measuring the difference).
+	NoWake bool
 	// Poll, Retry and LeaseTTL: events.Config (zero: its defaults).
 	Poll     time.Duration
 	Retry    []time.Duration
@@ -106,6 +109,11 @@ func (a *App) setupEvents(subs []events.Subscription) error {
 		Retry:    a.cfg.Events.Retry,
 		LeaseTTL: a.cfg.Events.LeaseTTL,
 	})
+	// A write appending to a subscribed account's log wakes its
+	// deliverer at once (the poll remains for other front ends).
+	if !a.cfg.Events.NoWake {
+		a.Blob.SetAppended(a.events.d.Notify)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := a.events.d.Init(ctx); err != nil {

@@ -86,6 +86,13 @@ func (s *Service) ChangeFeedOn(account string) bool {
 // requests.
 func (s *Service) SetChangeLog(on func(account string) bool) { s.logged = on }
 
+// SetAppended has f told of each record appended to an account's log,
+// from inside the appending transaction, before it commits: f must not
+// block, and a reader it wakes may find the record not yet visible for
+// a moment (the event deliverer looks again shortly, then falls back to
+// polling). Call it before the service answers requests.
+func (s *Service) SetAppended(f func(account string)) { s.appended = f }
+
 // logging reports whether account's changes are appended to its log:
 // its change feed or something else reading the log is on.
 func (s *Service) logging(account string) bool {
@@ -188,6 +195,9 @@ func (s *Service) appendChange(tx kv.Tx, c Call, ref BlobRef, now time.Time, r c
 		r.Data.Snapshot = ref.Snapshot
 	}
 	_, err := changelog.Append(tx, ref.Account, r)
+	if err == nil && s.appended != nil {
+		s.appended(ref.Account)
+	}
 	return err
 }
 

@@ -58,6 +58,9 @@ func (s *Service) dfsChanged(tx kv.Tx, c Call, fs ns.FS, path string, n *ns.Node
 		edit(&r)
 	}
 	_, err := changelog.Append(tx, fs.Account, r)
+	if err == nil && s.appended != nil {
+		s.appended(fs.Account)
+	}
 	return err
 }
 

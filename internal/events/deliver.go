@@ -92,6 +92,9 @@ type Deliverer struct {
 
 	mu    sync.Mutex
 	state map[string]*subState
+	// wake has a channel per subscription (buffered, one slot) that
+	// Notify fills, by account.
+	wake map[string][]chan struct{}
 }
 
 // subState is what this process knows of a subscription's delivery
@@ -128,11 +131,47 @@ func New(cfg Config) *Deliverer {
 	}
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
-	d := &Deliverer{cfg: cfg, owner: hex.EncodeToString(b), state: map[string]*subState{}}
+	d := &Deliverer{cfg: cfg, owner: hex.EncodeToString(b), state: map[string]*subState{}, wake: map[string][]chan struct{}{}}
 	for _, s := range cfg.Subs {
 		d.state[s.Name] = &subState{}
+		d.wake[s.Account] = append(d.wake[s.Account], make(chan struct{}, 1))
 	}
 	return d
+}
+
+// Notify wakes the idle subscriptions of account at once instead of at
+// their next poll: a record was appended to its log in this process
+// (blob.Service.SetAppended). It never blocks. The record's transaction
+// may not have committed yet; a woken subscription that finds nothing
+// looks again after 1, 2, 4, 8 and 16 ms (wakeRetry) before it polls
+// again. Writes of other processes on a shared store are seen at the
+// poll.
+func (d *Deliverer) Notify(account string) {
+	for _, c := range d.wake[account] {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wakeRetry are the waits of a woken subscription that found nothing.
+var wakeRetry = []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond, 8 * time.Millisecond, 16 * time.Millisecond}
+
+// wakeOf is subscription s's wake channel.
+func (d *Deliverer) wakeOf(s *Subscription) <-chan struct{} {
+	for i := range d.cfg.Subs {
+		if &d.cfg.Subs[i] == s {
+			n := 0
+			for j := 0; j < i; j++ {
+				if d.cfg.Subs[j].Account == s.Account {
+					n++
+				}
+			}
+			return d.wake[s.Account][n]
+		}
+	}
+	return nil
 }
 
 // Accounts reports the accounts with a subscription: their change log
@@ -193,6 +232,8 @@ var errLostLease = errors.New("events: the delivery lease is held by another pro
 func (d *Deliverer) run(ctx context.Context, s *Subscription) {
 	failures := 0         // consecutive failures of lease, validation or reads
 	var renewed time.Time // when this process last took or renewed the lease
+	wake := d.wakeOf(s)
+	retry := len(wakeRetry) // the next wakeRetry step after a wake-up
 	for ctx.Err() == nil {
 		err := d.round(ctx, s, &renewed)
 		if err != nil && !errors.Is(err, errIdle) {
@@ -203,16 +244,26 @@ func (d *Deliverer) run(ctx context.Context, s *Subscription) {
 		switch {
 		case err == nil:
 			failures = 0
+			retry = len(wakeRetry)
 			continue
-		case errors.Is(err, errIdle), errors.Is(err, errLostLease):
+		case errors.Is(err, errIdle) && retry < len(wakeRetry):
+			// Woken, nothing visible yet: the append's transaction
+			// is committing.
+			sleep(ctx, wakeRetry[retry])
+			retry++
+		case errors.Is(err, errIdle):
 			failures = 0
-			d.setDelivering(s, !errors.Is(err, errLostLease))
-			sleep(ctx, d.cfg.Poll)
-			if errors.Is(err, errLostLease) {
-				// Standing by: check the lease again soon, so that a
-				// holder that stops (and gives it up) is followed at once.
-				sleep(ctx, min(d.cfg.LeaseTTL/3, time.Second))
+			d.setDelivering(s, true)
+			if sleepOrWake(ctx, d.cfg.Poll, wake) {
+				retry = 0
 			}
+		case errors.Is(err, errLostLease):
+			failures = 0
+			d.setDelivering(s, false)
+			sleep(ctx, d.cfg.Poll)
+			// Standing by: check the lease again soon, so that a
+			// holder that stops (and gives it up) is followed at once.
+			sleep(ctx, min(d.cfg.LeaseTTL/3, time.Second))
 		default:
 			if ctx.Err() != nil {
 				return
@@ -645,6 +696,21 @@ func (d *Deliverer) note(s *Subscription, f func(*subState)) {
 
 func (d *Deliverer) setDelivering(s *Subscription, on bool) {
 	d.note(s, func(st *subState) { st.Delivering = on })
+}
+
+// sleepOrWake waits d, or until ctx ends or wake is signalled, and
+// reports whether it was woken.
+func sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return false
+	case <-wake:
+		return true
+	}
 }
 
 // sleep waits d or until ctx ends, and reports whether d passed.
