@@ -22,6 +22,11 @@ import (
 //	Path - Delete (file)             BlobDeleted       api DeleteFile
 //	Path - Delete (directory)        DirectoryDeleted  api DeleteDirectory (data.recursive)
 //
+// The Blob API's writes of files on such an account raise the blob
+// events they raise on any account (Put Blob and Put Block List
+// BlobCreated, Delete Blob of a file BlobDeleted, with the Blob
+// endpoint's URL): hns_blob.go records them here too.
+//
 // Each is appended to the account's change log in the transaction that
 // makes the change, as the Blob writes' records are (domain_changes.go),
 // when something reads the account's log (SetChangeLog: an event

@@ -97,6 +97,15 @@ type dfsData struct {
 	StorageDiagnostics map[string]string `json:"storageDiagnostics"`
 }
 
+// dataLakeAPIs are the Data Lake operations' data.api names. A
+// hierarchical account's records of Blob API writes (PutBlob,
+// PutBlockList, DeleteBlob) are blob events, with the Blob endpoint's
+// URL, as Event Grid raises them for the Blob REST API on any account.
+var dataLakeAPIs = map[string]bool{
+	"CreateFile": true, "FlushWithClose": true, "RenameFile": true, "RenameDirectory": true,
+	"CreateDirectory": true, "DeleteFile": true, "DeleteDirectory": true,
+}
+
 // URLs are the endpoint URLs of an account (http://host:port/account),
 // which an event's URLs extend with the path: the Blob endpoint's for
 // blob events, the dfs endpoint's for a hierarchical account's Data Lake
@@ -114,7 +123,7 @@ func (s *Subscription) Format(r changelog.Record, u URLs) (Event, bool) {
 		return Event{}, false
 	}
 	var data any
-	if r.DFS {
+	if r.DFS && dataLakeAPIs[r.Data.API] {
 		data = dfsDataOf(r, u)
 	} else {
 		data = blobDataOf(r, u.Blob)

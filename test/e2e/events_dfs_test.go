@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/eventgrid/azsystemevents"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azdatalake/file"
@@ -29,6 +30,8 @@ type dfsWant struct {
 	src            string
 	recursive      string
 	length, offset int64
+	// blobAPI: a Blob API write, whose event has the Blob endpoint's URL.
+	blobAPI bool
 }
 
 // TestEventsDataLake: on a hierarchical account the Data Lake
@@ -37,13 +40,14 @@ type dfsWant struct {
 // DirectoryRenamed, BlobDeleted, DirectoryDeleted with recursive), each
 // once, in commit order, with the dfs endpoint's URLs, and each decodes
 // into the type azure-sdk-for-go's azsystemevents gives its event type.
-// A flush without close raises none. They stay out of the change feed,
-// which a hierarchical account does not have.
+// A flush without close raises none. Blob API writes on the account
+// raise blob events with the Blob endpoint's URL. They stay out of the
+// change feed, which a hierarchical account does not have.
 func TestEventsDataLake(t *testing.T) {
 	r := newReceiver(t)
 	cfg := backendConfig(t)
 	cfg.HierarchicalNamespace, cfg.ChangeFeed, cfg.DFSPort = true, true, 0
-	a, bc := evStart(t, &cfg, webhookSub("datalake", r.srv.URL))
+	a, _ := evStart(t, &cfg, webhookSub("datalake", r.srv.URL))
 	ctx := context.Background()
 	cred, err := azdatalake.NewSharedKeyCredential(app.DevAccount, app.DevKey)
 	must(t, err)
@@ -94,6 +98,19 @@ func TestEventsDataLake(t *testing.T) {
 	dd, err := fs.NewDirectoryClient("dir2").Delete(ctx, &directory.DeleteOptions{})
 	must(t, err)
 	want = append(want, dfsWant{typ: azsystemevents.TypeStorageDirectoryDeleted, api: "DeleteDirectory", path: "dir2", recursive: "true", requestID: *dd.RequestID})
+	// The Blob API on the same account: blob events, Blob endpoint URLs.
+	bcred, err := azblob.NewSharedKeyCredential(app.DevAccount, app.DevKey)
+	must(t, err)
+	bopts := clientOptions()
+	bopts.PerCallPolicies = []policy.Policy{clientRequestID("dl-events-test")}
+	bc, err := azblob.NewClientWithSharedKeyCredential(a.BlobURL, bcred, bopts)
+	must(t, err)
+	pb, err := bc.UploadBuffer(ctx, "evfs", "b/blob.txt", []byte("via blob"), nil)
+	must(t, err)
+	want = append(want, dfsWant{typ: azsystemevents.TypeStorageBlobCreated, api: "PutBlob", path: "b/blob.txt", requestID: *pb.RequestID, etag: etag(pb.ETag), length: 8, blobAPI: true})
+	db, err := bc.DeleteBlob(ctx, "evfs", "b/blob.txt", nil)
+	must(t, err)
+	want = append(want, dfsWant{typ: azsystemevents.TypeStorageBlobDeleted, api: "DeleteBlob", path: "b/blob.txt", requestID: *db.RequestID, blobAPI: true})
 
 	got := r.wait(t, len(want))
 	if len(got) != len(want) {
@@ -105,6 +122,10 @@ func TestEventsDataLake(t *testing.T) {
 	base := a.DFSURL + "/evfs/"
 	prevSeq := ""
 	for i, w := range want {
+		base := base
+		if w.blobAPI {
+			base = a.BlobURL + "/evfs/"
+		}
 		var ev azsystemevents.EventGridEvent
 		must(t, json.Unmarshal(raws[i], &ev))
 		if *ev.EventType != w.typ || *ev.Subject != "/blobServices/default/containers/evfs/blobs/"+w.path || *ev.Topic != events.TopicPrefix+app.DevAccount || *ev.MetadataVersion != "1" || ev.ID == nil || ev.EventTime == nil {
@@ -135,7 +156,7 @@ func TestEventsDataLake(t *testing.T) {
 			must(t, json.Unmarshal(data, &d))
 			check(d.API, d.ClientRequestID, d.RequestID, d.Sequencer, d.StorageDiagnostics)
 			if deref(d.URL) != base+w.path || deref(d.ETag) != w.etag || d.ContentLength == nil || *d.ContentLength != w.length ||
-				d.ContentOffset == nil || *d.ContentOffset != w.offset || deref(d.BlobType) != "BlockBlob" || d.ContentType == nil {
+				(d.ContentOffset == nil) != w.blobAPI || (!w.blobAPI && *d.ContentOffset != w.offset) || deref(d.BlobType) != "BlockBlob" || d.ContentType == nil {
 				t.Errorf("event %d: url %q eTag %q length %v offset %v blobType %q contentType %v, want %q %q %d %d BlockBlob",
 					i, deref(d.URL), deref(d.ETag), d.ContentLength, d.ContentOffset, deref(d.BlobType), d.ContentType, base+w.path, w.etag, w.length, w.offset)
 			}
