@@ -628,7 +628,10 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		if err := extent.AdjustRefs(tx, now, nil, parts); err != nil {
 			return err
 		}
-		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: parts})
+		if err := kv.PutJSON(tx, node.Ref, &fileContent{Parts: parts}); err != nil {
+			return err
+		}
+		return s.dfsChanged(tx, in.Call, blobFS(ref), ref.Blob, node, changelog.BlobCreated, apiCopyBlob, nil)
 	})
 	if err != nil {
 		return CopyBlobOutput{}, err

@@ -23,8 +23,8 @@ import (
 //	Path - Delete (directory)        DirectoryDeleted  api DeleteDirectory (data.recursive)
 //
 // The Blob API's writes of files on such an account raise the blob
-// events they raise on any account (Put Blob and Put Block List
-// BlobCreated, Delete Blob of a file BlobDeleted, with the Blob
+// events they raise on any account (Put Blob, Put Block List and Copy
+// Blob BlobCreated, Delete Blob of a file BlobDeleted, with the Blob
 // endpoint's URL): hns_blob.go records them here too.
 //
 // Each is appended to the account's change log in the transaction that
@@ -56,6 +56,9 @@ func (s *Service) dfsChanged(tx kv.Tx, c Call, fs ns.FS, path string, n *ns.Node
 		EventTime: s.now(c), Data: changelog.Data{API: api, RequestID: c.RequestID, ClientRequestID: c.ClientRequestID}}
 	if !n.Dir {
 		r.Data.ETag, r.Data.ContentType, r.Data.ContentLength, r.Data.BlobType = strings.Trim(n.ETag, `"`), n.Props.Type, n.Size, BlockBlob
+		if n.Append != nil {
+			r.Data.BlobType = AppendBlob
+		}
 	} else {
 		r.Data.ETag = strings.Trim(n.ETag, `"`)
 	}
