@@ -26,6 +26,9 @@ type EventsConfig struct {
 	Webhooks []string
 	// Subscriptions are subscriptions given directly (tests).
 	Subscriptions []events.Subscription
+	// NoWake leaves delivery to the poll alone: writes do not wake the
+	// deliverer (for measuring the difference).
+	NoWake bool
 	// Poll, Retry and LeaseTTL: events.Config (zero: its defaults).
 	Poll     time.Duration
 	Retry    []time.Duration
@@ -39,6 +42,11 @@ func (c Config) subscriptions() ([]events.Subscription, error) {
 		served[a.Name] = true
 	}
 	subs := append([]events.Subscription(nil), c.Events.Subscriptions...)
+	for i := range subs {
+		if err := subs[i].ParseFilters(); err != nil {
+			return nil, fmt.Errorf("event subscription %q: %v", subs[i].Name, err)
+		}
+	}
 	if len(c.Events.SubscriptionsFile) > 0 {
 		fs, err := events.ParseSubscriptions(c.Events.SubscriptionsFile, func(a string) bool { return served[a] })
 		if err != nil {
@@ -46,19 +54,8 @@ func (c Config) subscriptions() ([]events.Subscription, error) {
 		}
 		subs = append(subs, fs...)
 	}
-	hns := c.hierarchical()
-	for _, s := range subs {
-		if hns(s.Account) {
-			// Their writes are not in the change log yet (Data Lake
-			// events are not done): refused rather than silent.
-			return nil, fmt.Errorf("event subscription %q: account %q has a hierarchical namespace, whose blob events are not delivered yet", s.Name, s.Account)
-		}
-	}
 	for i, u := range c.Events.Webhooks {
 		for _, a := range c.Accounts {
-			if hns(a.Name) {
-				continue // as above; --event-webhook covers the flat accounts
-			}
 			s, err := events.Webhook(a.Name, u, i)
 			if err != nil {
 				return nil, fmt.Errorf("--event-webhook %q: %v", u, err)
@@ -108,10 +105,16 @@ func (a *App) setupEvents(subs []events.Subscription) error {
 			return err
 		},
 		BlobURL:  a.accountBlobURL,
+		DFSURL:   a.accountDFSURL,
 		Poll:     a.cfg.Events.Poll,
 		Retry:    a.cfg.Events.Retry,
 		LeaseTTL: a.cfg.Events.LeaseTTL,
 	})
+	// A write appending to a subscribed account's log wakes its
+	// deliverer at once (the poll remains for other front ends).
+	if !a.cfg.Events.NoWake {
+		a.Blob.SetAppended(a.events.d.Notify)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := a.events.d.Init(ctx); err != nil {
@@ -123,6 +126,20 @@ func (a *App) setupEvents(subs []events.Subscription) error {
 // accountBlobURL is account's Blob endpoint URL, for events' data.url.
 func (a *App) accountBlobURL(account string) string {
 	base := a.BlobURL
+	if i := strings.LastIndexByte(base, '/'); i > len("https://") {
+		base = base[:i]
+	}
+	return base + "/" + account
+}
+
+// accountDFSURL is account's dfs endpoint URL ("" without one), for the
+// URLs of Data Lake events. The listeners start after setupEvents; the
+// deliverer asks only once they serve.
+func (a *App) accountDFSURL(account string) string {
+	base := a.DFSURL
+	if base == "" {
+		return ""
+	}
 	if i := strings.LastIndexByte(base, '/'); i > len("https://") {
 		base = base[:i]
 	}

@@ -168,6 +168,11 @@ func feedChunk(account string, start time.Time, recs []changelog.Record) ([]byte
 	}
 	topic := "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/cerulean/providers/Microsoft.Storage/storageAccounts/" + account
 	for _, r := range recs {
+		if r.DFS {
+			// A Data Lake event's record (an account made hierarchical
+			// for a while): not a change feed record.
+			continue
+		}
 		if err := w.Block(feedRecord(topic, r)); err != nil {
 			return nil, err
 		}

@@ -76,14 +76,25 @@ func (s *Service) trimChangeLogs(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
-// ChangeFeedOn reports whether account has the change feed on.
-func (s *Service) ChangeFeedOn(account string) bool { return s.feed != nil && s.feed(account) }
+// ChangeFeedOn reports whether account has the change feed on: never
+// for a hierarchical account, which Azure's change feed does not
+// support (its log holds Data Lake event records, hns_events.go).
+func (s *Service) ChangeFeedOn(account string) bool {
+	return s.feed != nil && s.feed(account) && !s.Hierarchical(account)
+}
 
 // SetChangeLog turns the change log on for the accounts on reports (nil:
 // none) without serving their change feed: event subscriptions
 // (internal/events) read the log. Call it before the service answers
 // requests.
 func (s *Service) SetChangeLog(on func(account string) bool) { s.logged = on }
+
+// SetAppended has f told of each record appended to an account's log,
+// from inside the appending transaction, before it commits: f must not
+// block, and a reader it wakes may find the record not yet visible for
+// a moment (the event deliverer looks again shortly, then falls back to
+// polling). Call it before the service answers requests.
+func (s *Service) SetAppended(f func(account string)) { s.appended = f }
 
 // logging reports whether account's changes are appended to its log:
 // its change feed or something else reading the log is on.
@@ -277,6 +288,9 @@ func (s *Service) appendChange(tx kv.Tx, c Call, ref BlobRef, now time.Time, r c
 		r.Data.Snapshot = ref.Snapshot
 	}
 	_, err := changelog.Append(tx, ref.Account, r)
+	if err == nil && s.appended != nil {
+		s.appended(ref.Account)
+	}
 	return err
 }
 

@@ -473,6 +473,9 @@ type FlushDataInput struct {
 	// which described the old content.
 	Props *ns.ContentProps
 	Lease PathLeaseAction
+	// Close is close=true: the end of the file's stream of changes,
+	// which raises a BlobCreated event (FlushWithClose).
+	Close bool
 }
 
 // FlushDataOutput is the file after the flush.
@@ -571,6 +574,11 @@ func (s *Service) flushTx(tx kv.Tx, in FlushDataInput, now time.Time) (FlushData
 			return err
 		}
 		out = FlushDataOutput{ETag: node.ETag, LastModified: node.Modified, Size: node.Size}
+		if in.Close {
+			if err := s.dfsFlushed(tx, in.Call, in.PathRef, node, n.Size); err != nil {
+				return err
+			}
+		}
 		if in.Lease.Action == PathLeaseRelease || in.Lease.Action == PathLeaseAcquireRelease {
 			_, err = s.hns.Modify(tx, in.fs(), in.Path, in.Call.Caller, 0, func(n *ns.Node, _ time.Time) error {
 				return in.Lease.after(n, id, now)

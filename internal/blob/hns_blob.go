@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/changelog"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
@@ -165,7 +166,10 @@ func (s *Service) putPath(ctx context.Context, hns *ns.Namespace, in PutBlobInpu
 		if err := extent.AdjustRefs(tx, now, nil, st.Parts); err != nil {
 			return err
 		}
-		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: st.Parts})
+		if err := kv.PutJSON(tx, node.Ref, &fileContent{Parts: st.Parts}); err != nil {
+			return err
+		}
+		return s.dfsChanged(tx, in.Call, blobFS(ref), ref.Blob, node, changelog.BlobCreated, apiPutBlob, nil)
 	}))
 	if err != nil {
 		return out, err
@@ -248,8 +252,14 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 			}
 			din.Retain = retain
 		}
-		if _, err := hns.Delete(tx, blobFS(in.Ref), din); err != nil {
+		gone, err := hns.Delete(tx, blobFS(in.Ref), din)
+		if err != nil {
 			return blobErr(err)
+		}
+		if gone != nil && !gone.Dir {
+			if err := s.dfsChanged(tx, in.Call, blobFS(in.Ref), in.Ref.Blob, gone, changelog.BlobDeleted, apiDeleteBlob, nil); err != nil {
+				return err
+			}
 		}
 		out.SoftDeleted = deletionID != ""
 		if withSnaps {
@@ -416,7 +426,10 @@ func (s *Service) putBlockListPath(ctx context.Context, hns *ns.Namespace, in Pu
 		if err := s.dropUncommitted(tx, ref, now); err != nil {
 			return err
 		}
-		return kv.PutJSON(tx, node.Ref, &fc)
+		if err := kv.PutJSON(tx, node.Ref, &fc); err != nil {
+			return err
+		}
+		return s.dfsChanged(tx, in.Call, blobFS(ref), ref.Blob, node, changelog.BlobCreated, apiPutBlockList, nil)
 	})
 	if err != nil {
 		return PutBlockListOutput{}, err
@@ -615,7 +628,10 @@ func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobIn
 		if err := extent.AdjustRefs(tx, now, nil, parts); err != nil {
 			return err
 		}
-		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: parts})
+		if err := kv.PutJSON(tx, node.Ref, &fileContent{Parts: parts}); err != nil {
+			return err
+		}
+		return s.dfsChanged(tx, in.Call, blobFS(ref), ref.Blob, node, changelog.BlobCreated, apiCopyBlob, nil)
 	})
 	if err != nil {
 		return CopyBlobOutput{}, err

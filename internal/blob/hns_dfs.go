@@ -16,6 +16,8 @@ import (
 
 // CreatePathInput is Path - Create of a file or directory in FS.
 type CreatePathInput struct {
+	// Call is the request (its ids are recorded for events).
+	Call Call
 	// FS is the filesystem (the account and container) the path is in.
 	FS ns.FS
 	// Create is what to create and how (ns.Create); its Path is the
@@ -38,7 +40,10 @@ func (s *Service) CreatePath(ctx context.Context, in CreatePathInput) (CreatePat
 		if out, err = s.hns.Create(tx, in.FS, in.Create); err != nil {
 			return err
 		}
-		return s.KeepSnapshots(tx, in.FS, in.Create.Path, in.Create.Caller, out)
+		if err := s.KeepSnapshots(tx, in.FS, in.Create.Path, in.Create.Caller, out); err != nil {
+			return err
+		}
+		return s.dfsCreated(tx, in.Call, in.FS, in.Create.Path, out.Node)
 	})
 	if err != nil {
 		return CreatePathOutput{}, err
@@ -50,6 +55,8 @@ func (s *Service) CreatePath(ctx context.Context, in CreatePathInput) (CreatePat
 // source (in its SourceFilesystem of the same account) moves to its Dest
 // in FS. The caller has already authorized the source.
 type RenamePathInput struct {
+	// Call is the request (its ids are recorded for events).
+	Call Call
 	// FS is the destination's filesystem.
 	FS ns.FS
 	// Rename is the move (ns.Rename); its Retain is set here from the
@@ -73,10 +80,15 @@ func (s *Service) RenamePath(ctx context.Context, in RenamePathInput) (RenamePat
 	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
 		rn := in.Rename
 		rn.Retain = func() (time.Duration, error) { return DeleteRetention(tx, in.FS.Account) }
-		if out, err = s.hns.Rename(tx, in.FS, rn); err != nil || out.Replaced == nil {
+		if out, err = s.hns.Rename(tx, in.FS, rn); err != nil {
 			return err
 		}
-		return RefuseSnapshots(tx, in.FS.Account, "file")(out.Replaced)
+		if out.Replaced != nil {
+			if err := RefuseSnapshots(tx, in.FS.Account, "file")(out.Replaced); err != nil {
+				return err
+			}
+		}
+		return s.dfsRenamed(tx, in.Call, in.FS, rn.Dest, rn.SourceFilesystem, rn.Source, out.Node)
 	})
 	if err != nil {
 		return RenamePathOutput{}, err

@@ -9,6 +9,8 @@ import (
 
 // DeletePathInput is Path - Delete of a path in FS.
 type DeletePathInput struct {
+	// Call is the request (its ids are recorded for events).
+	Call Call
 	// FS is the path's filesystem.
 	FS ns.FS
 	// Delete is the path, recursion, conditions, lease and caller
@@ -39,8 +41,11 @@ func (s *Service) DeletePath(ctx context.Context, in DeletePathInput) (DeletePat
 		}
 		d.Retain = retain
 		d.Vet = RefuseSnapshots(tx, in.FS.Account, "file")
-		_, err = s.hns.Delete(tx, in.FS, d)
-		return err
+		n, err := s.hns.Delete(tx, in.FS, d)
+		if err != nil {
+			return err
+		}
+		return s.dfsDeleted(tx, in.Call, in.FS, d.Path, n, d.Recursive)
 	})
 	if err != nil {
 		return DeletePathOutput{}, err

@@ -48,6 +48,9 @@ type Service struct {
 	// logged: the accounts whose changes are logged for other readers
 	// (event subscriptions) without the change feed (SetChangeLog).
 	logged func(account string) bool
+	// appended is told of each change log append (SetAppended); nil:
+	// nobody listens.
+	appended func(account string)
 	// containerSD is the container delete retention in days per account
 	// (domain_containersd.go); nil: off.
 	containerSD func(account string) int

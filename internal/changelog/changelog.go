@@ -22,6 +22,13 @@ const (
 	BlobTierChanged             = "BlobTierChanged"
 	BlobAsyncOperationInitiated = "BlobAsyncOperationInitiated"
 	RestorePointMarkerCreated   = "RestorePointMarkerCreated"
+	// The Data Lake events of a hierarchical account (Event Grid's
+	// "Azure Blob Storage as an Event Grid source"); their records are
+	// marked DFS.
+	BlobRenamed      = "BlobRenamed"
+	DirectoryCreated = "DirectoryCreated"
+	DirectoryRenamed = "DirectoryRenamed"
+	DirectoryDeleted = "DirectoryDeleted"
 )
 
 // Record is one change, with the fields of the change feed's record
@@ -41,6 +48,11 @@ type Record struct {
 	EventTime time.Time `json:"eventTime"`
 	ID        string    `json:"id"`
 	Data      Data      `json:"data"`
+	// DFS marks the record of a Data Lake operation on a hierarchical
+	// account (CreateFile, FlushWithClose, RenameFile, DeleteDirectory,
+	// ...): Event Grid delivers it, but Azure's change feed does not
+	// support hierarchical accounts, so the change feed passes it over.
+	DFS bool `json:"dfs,omitempty"`
 }
 
 // Data is the record's data: what changed and how.
@@ -70,6 +82,11 @@ type Data struct {
 	UpdatedBlobMetadata map[string]string `json:"updatedBlobMetadata,omitempty"`
 	// SourceURL is a copy's source.
 	SourceURL string `json:"sourceUrl,omitempty"`
+	// SourcePath is a Data Lake rename's source, "/filesystem/path" (the
+	// record's subject names the destination).
+	SourcePath string `json:"sourcePath,omitempty"`
+	// Recursive is a Data Lake directory delete's recursive parameter.
+	Recursive bool `json:"recursive,omitempty"`
 }
 
 // PreviousInfo is the state a change replaced.

@@ -18,7 +18,9 @@ func (r *req) pathRef() blob.PathRef {
 
 // callAs is r's domain call with its caller, whose access the path's
 // ACLs decide (nil for Shared Key and SAS).
-func (r *req) callAs() blob.Call { return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk} }
+func (r *req) callAs() blob.Call {
+	return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk, RequestID: r.ID, ClientRequestID: r.Header.Get("x-ms-client-request-id")}
+}
 
 // parsePosition reads the position parameter append and flush require
 // (Path - Update: "It is required when uploading data to be appended to
@@ -99,8 +101,9 @@ func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 // (blob.Service.FlushData). retainUncommittedData keeps what was
 // appended beyond position; the content headers (x-ms-content-type,
 // x-ms-content-md5, …) replace the file's when any is sent; the
-// conditions apply to the file. close only marks the end of a stream
-// for change notifications, which this server does not send.
+// conditions apply to the file. close=true marks the end of the file's
+// stream of changes: it raises a BlobCreated event (api FlushWithClose,
+// internal/blob/hns_events.go).
 func (s *Service) flushData(w http.ResponseWriter, r *req) error {
 	pos, err := parsePosition(r)
 	if err != nil {
@@ -110,7 +113,8 @@ func (s *Service) flushData(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	if _, err := parseBoolQuery(r, "close"); err != nil {
+	closed, err := parseBoolQuery(r, "close")
+	if err != nil {
 		return err
 	}
 	if r.ContentLength > 0 {
@@ -126,7 +130,7 @@ func (s *Service) flushData(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	in := blob.FlushDataInput{Call: r.callAs(), PathRef: r.pathRef(), Position: pos, RetainUncommitted: retain, Cond: c, Lease: la}
+	in := blob.FlushDataInput{Call: r.callAs(), PathRef: r.pathRef(), Position: pos, RetainUncommitted: retain, Cond: c, Lease: la, Close: closed}
 	if sendsContentProps(r.Header) {
 		p, err := parseContentProps(r.Header)
 		if err != nil {

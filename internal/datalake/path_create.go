@@ -75,7 +75,7 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
 		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Acquire: acquire, Caller: caller,
 		MakeParents: true, Replace: blob.PathOnline, Append: appendBlob, CPK: keySHA(r)}
-	out, err := s.blob.CreatePath(r.Context(), blob.CreatePathInput{FS: r.fsOf(), Create: in})
+	out, err := s.blob.CreatePath(r.Context(), blob.CreatePathInput{Call: r.callAs(), FS: r.fsOf(), Create: in})
 	if err != nil {
 		return nsErr(err)
 	}
@@ -137,7 +137,7 @@ func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
 	}
 	in := ns.RenameInput{SourceFilesystem: srcFS, Source: src, Dest: r.path, Mode: mode, SourceCond: sc, Cond: c,
 		SourceLeaseID: r.Header.Get("x-ms-source-lease-id"), LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller()}
-	out, err := s.blob.RenamePath(r.Context(), blob.RenamePathInput{FS: r.fsOf(), Rename: in})
+	out, err := s.blob.RenamePath(r.Context(), blob.RenamePathInput{Call: r.callAs(), FS: r.fsOf(), Rename: in})
 	if err != nil {
 		return nsErr(err)
 	}

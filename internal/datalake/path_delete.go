@@ -38,7 +38,7 @@ func (s *Service) deletePath(w http.ResponseWriter, r *req) error {
 		return s.deletePathFlat(w, r, recursive, c)
 	}
 	in := ns.DeleteInput{Path: r.path, Recursive: recursive, Cond: c, LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller()}
-	out, err := s.blob.DeletePath(r.Context(), blob.DeletePathInput{FS: r.fsOf(), Delete: in})
+	out, err := s.blob.DeletePath(r.Context(), blob.DeletePathInput{Call: r.callAs(), FS: r.fsOf(), Delete: in})
 	if err != nil {
 		return nsErr(err)
 	}

@@ -35,14 +35,22 @@ const (
 	maxSubscriptions  = 100
 	defaultMaxAttempt = 30
 	defaultTTLMinutes = 1440
+	defaultBatchKB    = 64
+	maxBatchEvents    = 5000
+	maxBatchKB        = 1024
 )
 
 // Event types a subscription may include: the Blob Storage events of
-// Event Grid that the change log records.
+// Event Grid that the change log records (the last four on hierarchical
+// accounts only).
 var knownTypes = map[string]bool{
-	eventTypePrefix + "BlobCreated":     true,
-	eventTypePrefix + "BlobDeleted":     true,
-	eventTypePrefix + "BlobTierChanged": true,
+	eventTypePrefix + "BlobCreated":      true,
+	eventTypePrefix + "BlobDeleted":      true,
+	eventTypePrefix + "BlobTierChanged":  true,
+	eventTypePrefix + "BlobRenamed":      true,
+	eventTypePrefix + "DirectoryCreated": true,
+	eventTypePrefix + "DirectoryRenamed": true,
+	eventTypePrefix + "DirectoryDeleted": true,
 }
 
 // Subscription is one event subscription: which account's events, which
@@ -82,11 +90,35 @@ type Endpoint struct {
 	URL string `json:"url,omitempty"`
 	// Queue is the storage queue's name, in the subscription's account.
 	Queue string `json:"queueName,omitempty"`
+	// MaxEventsPerBatch and PreferredBatchSizeInKilobytes are a webhook's
+	// batching ("Event Grid message delivery and retry", "Batched event
+	// delivery"): up to MaxEventsPerBatch events (1-5000, default 1) of
+	// up to about PreferredBatchSizeInKilobytes KiB together (1-1024,
+	// default 64) in one request; an event larger than that goes alone.
+	MaxEventsPerBatch             int `json:"maxEventsPerBatch,omitempty"`
+	PreferredBatchSizeInKilobytes int `json:"preferredBatchSizeInKilobytes,omitempty"`
 }
 
-// Filter selects the events delivered (Event Grid's "Filter events for
-// Event Grid": event types and subject filters; advanced filters are not
-// supported and refused).
+// Batched reports whether the subscription delivers in batches (more
+// than one event per request allowed): its webhook requests then carry
+// arrays in either schema.
+func (s *Subscription) Batched() bool { return s.Endpoint.MaxEventsPerBatch > 1 }
+
+// batchLimits are the subscription's batch bounds: events and bytes.
+func (s *Subscription) batchLimits() (int, int) {
+	n, kb := s.Endpoint.MaxEventsPerBatch, s.Endpoint.PreferredBatchSizeInKilobytes
+	if n < 1 {
+		n = 1
+	}
+	if kb < 1 {
+		kb = defaultBatchKB
+	}
+	return n, kb << 10
+}
+
+// Filter selects the events delivered (Event Grid's "Understand event
+// filtering for Event Grid subscriptions": event types, subject filters
+// and advanced filters, filter.go).
 type Filter struct {
 	// IncludedEventTypes, full names (Microsoft.Storage.BlobCreated);
 	// empty: all.
@@ -94,6 +126,10 @@ type Filter struct {
 	SubjectBeginsWith      string   `json:"subjectBeginsWith,omitempty"`
 	SubjectEndsWith        string   `json:"subjectEndsWith,omitempty"`
 	IsSubjectCaseSensitive bool     `json:"isSubjectCaseSensitive,omitempty"`
+	// AdvancedFilters must all pass; EnableAdvancedFilteringOnArrays
+	// compares a key holding an array element by element.
+	AdvancedFilters                 []AdvancedFilter `json:"advancedFilters,omitempty"`
+	EnableAdvancedFilteringOnArrays bool             `json:"enableAdvancedFilteringOnArrays,omitempty"`
 }
 
 // RetryPolicy is Event Grid's retry policy of a subscription.
@@ -110,8 +146,8 @@ var (
 // ParseSubscriptions reads a subscriptions file: a JSON object
 // {"subscriptions": [...]} or an array of subscriptions. accountExists
 // tells the served accounts. Unknown fields, unknown event types,
-// advanced filters and duplicate names are errors, so that a typo does
-// not silently deliver something else.
+// invalid advanced filters and duplicate names are errors, so that a
+// typo does not silently deliver something else.
 func ParseSubscriptions(data []byte, accountExists func(string) bool) ([]Subscription, error) {
 	data = bytes.TrimSpace(data)
 	var subs []Subscription
@@ -171,10 +207,25 @@ func (s *Subscription) normalize(accountExists func(string) bool) error {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			return fmt.Errorf("webhook url %q must be http:// or https://", u)
 		}
+		if n := s.Endpoint.MaxEventsPerBatch; n == 0 {
+			s.Endpoint.MaxEventsPerBatch = 1
+		} else if n < 1 || n > maxBatchEvents {
+			return fmt.Errorf("maxEventsPerBatch %d: want 1-%d", n, maxBatchEvents)
+		}
+		if kb := s.Endpoint.PreferredBatchSizeInKilobytes; kb == 0 {
+			s.Endpoint.PreferredBatchSizeInKilobytes = defaultBatchKB
+		} else if kb < 1 || kb > maxBatchKB {
+			return fmt.Errorf("preferredBatchSizeInKilobytes %d: want 1-%d", kb, maxBatchKB)
+		}
 	case destStorageQueue:
 		s.Endpoint.Type = destStorageQueue
 		if s.Endpoint.Queue == "" {
 			return errors.New("a storagequeue endpoint needs queueName")
+		}
+		if s.Endpoint.MaxEventsPerBatch != 0 || s.Endpoint.PreferredBatchSizeInKilobytes != 0 {
+			// Event Grid's batching is a webhook setting; a queue takes
+			// one message per event.
+			return errors.New("maxEventsPerBatch and preferredBatchSizeInKilobytes apply to webhook endpoints only")
 		}
 	default:
 		return fmt.Errorf("endpoint type %q: want webhook or storagequeue", s.Endpoint.Type)
@@ -191,8 +242,11 @@ func (s *Subscription) normalize(accountExists func(string) bool) error {
 	}
 	for _, t := range s.Filter.IncludedEventTypes {
 		if !knownTypes[t] {
-			return fmt.Errorf("event type %q is not a blob event this server delivers (Microsoft.Storage.BlobCreated, BlobDeleted, BlobTierChanged)", t)
+			return fmt.Errorf("event type %q is not a blob event this server delivers (Microsoft.Storage.BlobCreated, BlobDeleted, BlobTierChanged, BlobRenamed, DirectoryCreated, DirectoryRenamed, DirectoryDeleted)", t)
 		}
+	}
+	if err := parseAdvanced(s.Filter.AdvancedFilters); err != nil {
+		return err
 	}
 	if p := s.RetryPolicy.MaxDeliveryAttempts; p == 0 {
 		s.RetryPolicy.MaxDeliveryAttempts = defaultMaxAttempt

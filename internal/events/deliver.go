@@ -26,9 +26,11 @@ type Sender interface {
 	// the subscription. It is called once per subscription and endpoint:
 	// the result is stored.
 	Validate(ctx context.Context, s *Subscription) error
-	// Send delivers ev; attempt counts the earlier attempts at it
-	// (aeg-delivery-count). An error wrapped in Permanent is not retried.
-	Send(ctx context.Context, s *Subscription, ev Event, attempt int) error
+	// Send delivers evs, one event or (a batched webhook subscription)
+	// several in one request, all or none; attempt counts the earlier
+	// attempts at them (aeg-delivery-count). An error wrapped in
+	// Permanent is not retried.
+	Send(ctx context.Context, s *Subscription, evs []Event, attempt int) error
 }
 
 // PermanentError is a delivery failure that retrying cannot fix (a
@@ -68,6 +70,9 @@ type Config struct {
 	DeadLetter func(ctx context.Context, account, container, name string, body []byte) error
 	// BlobURL is the Blob endpoint URL of an account, for data.url.
 	BlobURL func(account string) string
+	// DFSURL is the dfs endpoint URL of an account, for the URLs of a
+	// hierarchical account's Data Lake events (nil or "": BlobURL's).
+	DFSURL func(account string) string
 	// Poll is how often an idle subscription reads its log (0: 100 ms).
 	Poll time.Duration
 	// Retry is the retry schedule (nil: RetrySchedule).
@@ -87,6 +92,9 @@ type Deliverer struct {
 
 	mu    sync.Mutex
 	state map[string]*subState
+	// wake has a channel per subscription (buffered, one slot) that
+	// Notify fills, by account.
+	wake map[string][]chan struct{}
 }
 
 // subState is what this process knows of a subscription's delivery
@@ -123,11 +131,47 @@ func New(cfg Config) *Deliverer {
 	}
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
-	d := &Deliverer{cfg: cfg, owner: hex.EncodeToString(b), state: map[string]*subState{}}
+	d := &Deliverer{cfg: cfg, owner: hex.EncodeToString(b), state: map[string]*subState{}, wake: map[string][]chan struct{}{}}
 	for _, s := range cfg.Subs {
 		d.state[s.Name] = &subState{}
+		d.wake[s.Account] = append(d.wake[s.Account], make(chan struct{}, 1))
 	}
 	return d
+}
+
+// Notify wakes the idle subscriptions of account at once instead of at
+// their next poll: a record was appended to its log in this process
+// (blob.Service.SetAppended). It never blocks. The record's transaction
+// may not have committed yet; a woken subscription that finds nothing
+// looks again after 1, 2, 4, 8 and 16 ms (wakeRetry) before it polls
+// again. Writes of other processes on a shared store are seen at the
+// poll.
+func (d *Deliverer) Notify(account string) {
+	for _, c := range d.wake[account] {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wakeRetry are the waits of a woken subscription that found nothing.
+var wakeRetry = []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond, 8 * time.Millisecond, 16 * time.Millisecond}
+
+// wakeOf is subscription s's wake channel.
+func (d *Deliverer) wakeOf(s *Subscription) <-chan struct{} {
+	for i := range d.cfg.Subs {
+		if &d.cfg.Subs[i] == s {
+			n := 0
+			for j := 0; j < i; j++ {
+				if d.cfg.Subs[j].Account == s.Account {
+					n++
+				}
+			}
+			return d.wake[s.Account][n]
+		}
+	}
+	return nil
 }
 
 // Accounts reports the accounts with a subscription: their change log
@@ -188,6 +232,8 @@ var errLostLease = errors.New("events: the delivery lease is held by another pro
 func (d *Deliverer) run(ctx context.Context, s *Subscription) {
 	failures := 0         // consecutive failures of lease, validation or reads
 	var renewed time.Time // when this process last took or renewed the lease
+	wake := d.wakeOf(s)
+	retry := len(wakeRetry) // the next wakeRetry step after a wake-up
 	for ctx.Err() == nil {
 		err := d.round(ctx, s, &renewed)
 		if err != nil && !errors.Is(err, errIdle) {
@@ -198,16 +244,26 @@ func (d *Deliverer) run(ctx context.Context, s *Subscription) {
 		switch {
 		case err == nil:
 			failures = 0
+			retry = len(wakeRetry)
 			continue
-		case errors.Is(err, errIdle), errors.Is(err, errLostLease):
+		case errors.Is(err, errIdle) && retry < len(wakeRetry):
+			// Woken, nothing visible yet: the append's transaction
+			// is committing.
+			sleep(ctx, wakeRetry[retry])
+			retry++
+		case errors.Is(err, errIdle):
 			failures = 0
-			d.setDelivering(s, !errors.Is(err, errLostLease))
-			sleep(ctx, d.cfg.Poll)
-			if errors.Is(err, errLostLease) {
-				// Standing by: check the lease again soon, so that a
-				// holder that stops (and gives it up) is followed at once.
-				sleep(ctx, min(d.cfg.LeaseTTL/3, time.Second))
+			d.setDelivering(s, true)
+			if sleepOrWake(ctx, d.cfg.Poll, wake) {
+				retry = 0
 			}
+		case errors.Is(err, errLostLease):
+			failures = 0
+			d.setDelivering(s, false)
+			sleep(ctx, d.cfg.Poll)
+			// Standing by: check the lease again soon, so that a
+			// holder that stops (and gives it up) is followed at once.
+			sleep(ctx, min(d.cfg.LeaseTTL/3, time.Second))
 		default:
 			if ctx.Err() != nil {
 				return
@@ -258,9 +314,10 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Ti
 	if err != nil {
 		return err
 	}
+	maxEvents, maxBytes := s.batchLimits()
 	var recs []changelog.Record
 	if err := d.cfg.Store.View(ctx, func(tx kv.Tx) (err error) {
-		recs, _, err = changelog.After(tx, s.Account, pos, 100)
+		recs, _, err = changelog.After(tx, s.Account, pos, max(pageSize, maxEvents))
 		return err
 	}); err != nil {
 		return err
@@ -291,43 +348,101 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Ti
 		pos, lastFlush = cur, time.Now()
 		return nil
 	}
+	// batch are the events formatted and not yet sent, size their bytes
+	// as a JSON array; upTo is the last record read, which cur reaches
+	// once the batch is delivered (or dropped). An event goes into the
+	// batch unless it would take it past maxEvents or, the batch holding
+	// something, past maxBytes ("Batched event delivery": the preferred
+	// size is honoured on a best-effort basis, and an event larger than
+	// it is sent alone).
+	var batch []Event
+	size, upTo := 1, cur
+	send := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := d.deliver(ctx, s, sender, batch, flush)
+		batch, size = nil, 1
+		if err != nil {
+			return err
+		}
+		cur = upTo
+		return nil
+	}
 	for _, r := range recs {
 		if err := renew(); err != nil {
 			return errors.Join(err, flush())
 		}
-		if ev, ok := s.Format(r, d.cfg.BlobURL(s.Account)); ok {
-			if err := d.deliver(ctx, s, sender, ev, flush); err != nil {
+		if ev, ok := s.Format(r, d.urls(s.Account)); ok {
+			if len(batch) > 0 && (len(batch) >= maxEvents || size+1+len(ev.JSON) > maxBytes) {
+				if err := send(); err != nil {
+					return errors.Join(err, flush())
+				}
+			}
+			batch = append(batch, ev)
+			size += 1 + len(ev.JSON)
+		}
+		upTo = r.Seq
+		if len(batch) == 0 {
+			cur = r.Seq
+		}
+		if len(batch) >= maxEvents || size >= maxBytes {
+			if err := send(); err != nil {
 				return errors.Join(err, flush())
 			}
 		}
-		cur = r.Seq
 		if time.Since(lastFlush) >= flushEvery {
 			if err := flush(); err != nil {
 				return err
 			}
 		}
 	}
+	if err := send(); err != nil {
+		return errors.Join(err, flush())
+	}
 	return flush()
+}
+
+// pageSize is how many log records a round reads (more when a batch may
+// hold more events).
+const pageSize = 100
+
+// urls are account's endpoint URLs.
+func (d *Deliverer) urls(account string) URLs {
+	u := URLs{Blob: d.cfg.BlobURL(account)}
+	if d.cfg.DFSURL != nil {
+		u.DFS = d.cfg.DFSURL(account)
+	}
+	return u
 }
 
 // flushEvery bounds how long a delivered event's position stays
 // unwritten while a page is being delivered.
 const flushEvery = 50 * time.Millisecond
 
-// deliver sends ev until it is delivered or dropped (a permanent error,
-// its attempts or time to live used up), following the retry schedule
-// and keeping the lease. It returns an error only when ctx ends or the
-// lease is lost: the event is then delivered again by whoever holds the
-// lease next.
+// deliver sends evs (one request: a single event, or a batch) until
+// they are delivered or dropped (a permanent error, the attempts or the
+// oldest event's time to live used up), following the retry schedule
+// and keeping the lease. A batch is retried, and given up on, as a
+// whole ("Batched event delivery": all or none); each of its events is
+// dead-lettered. It returns an error only when ctx ends or the lease is
+// lost: the events are then delivered again by whoever holds the lease
+// next.
 //
 // beforeWait runs before each wait between attempts: the position of
-// the events delivered before ev is written then, not after the retries.
-func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender, ev Event, beforeWait func() error) error {
+// the events delivered before evs is written then, not after the
+// retries.
+func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender, evs []Event, beforeWait func() error) error {
 	ttl := time.Duration(s.RetryPolicy.EventTimeToLiveInMinutes) * time.Minute
+	first := evs[0]
+	what := fmt.Sprintf("event %s (seq %d)", first.ID, first.Seq)
+	if len(evs) > 1 {
+		what = fmt.Sprintf("batch of %d events from %s (seq %d)", len(evs), first.ID, first.Seq)
+	}
 	for attempt := 0; ; attempt++ {
-		err := sender.Send(ctx, s, ev, attempt)
+		err := sender.Send(ctx, s, evs, attempt)
 		if err == nil {
-			d.note(s, func(st *subState) { st.Delivered++; st.NextAttempt = time.Time{} })
+			d.note(s, func(st *subState) { st.Delivered += uint64(len(evs)); st.NextAttempt = time.Time{} })
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -342,34 +457,34 @@ func (d *Deliverer) deliver(ctx context.Context, s *Subscription, sender Sender,
 			drop = "UndeliverableDueToHttp" + outcome(err)
 		case attempt+1 >= s.RetryPolicy.MaxDeliveryAttempts:
 			drop = "MaxDeliveryAttemptsExceeded"
-		case now.Add(wait).Sub(ev.Time) > ttl:
+		case now.Add(wait).Sub(first.Time) > ttl:
 			drop = "TimeToLiveExceeded"
 		}
-		dead := false
+		dead := 0
 		if drop != "" && s.DeadLetter != nil && d.cfg.DeadLetter != nil {
-			if derr := d.deadLetter(ctx, s, ev, drop, attempt+1, err, now); derr != nil {
-				d.cfg.Logger.Warn("event subscription: dead-lettering failed, the event is dropped", "subscription", s.Name, "event", ev.ID, "err", derr)
-			} else {
-				dead = true
+			for _, ev := range evs {
+				if derr := d.deadLetter(ctx, s, ev, drop, attempt+1, err, now); derr != nil {
+					d.cfg.Logger.Warn("event subscription: dead-lettering failed, the event is dropped", "subscription", s.Name, "event", ev.ID, "err", derr)
+				} else {
+					dead++
+				}
 			}
 		}
 		d.note(s, func(st *subState) {
 			st.Failures++
-			st.LastError, st.LastErrorAt = fmt.Sprintf("event %s (seq %d): %v", ev.ID, ev.Seq, err), now
+			st.LastError, st.LastErrorAt = fmt.Sprintf("%s: %v", what, err), now
 			st.NextAttempt = now.Add(wait)
 			if drop != "" {
-				st.Dropped++
+				st.Dropped += uint64(len(evs))
 				st.NextAttempt = time.Time{}
 			}
-			if dead {
-				st.DeadLettered++
-			}
+			st.DeadLettered += uint64(dead)
 		})
 		if drop != "" {
-			d.cfg.Logger.Warn("event subscription: event given up on", "subscription", s.Name, "event", ev.ID, "seq", ev.Seq, "reason", drop, "dead_lettered", dead, "err", err)
+			d.cfg.Logger.Warn("event subscription: events given up on", "subscription", s.Name, "events", what, "reason", drop, "dead_lettered", dead, "err", err)
 			return nil
 		}
-		d.cfg.Logger.Info("event subscription: delivery failed, retrying", "subscription", s.Name, "event", ev.ID, "attempt", attempt+1, "retry_in", wait.String(), "err", err)
+		d.cfg.Logger.Info("event subscription: delivery failed, retrying", "subscription", s.Name, "events", what, "attempt", attempt+1, "retry_in", wait.String(), "err", err)
 		if err := beforeWait(); err != nil {
 			return err
 		}
@@ -583,6 +698,21 @@ func (d *Deliverer) setDelivering(s *Subscription, on bool) {
 	d.note(s, func(st *subState) { st.Delivering = on })
 }
 
+// sleepOrWake waits d, or until ctx ends or wake is signalled, and
+// reports whether it was woken.
+func sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return false
+	case <-wake:
+		return true
+	}
+}
+
 // sleep waits d or until ctx ends, and reports whether d passed.
 func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
@@ -664,7 +794,13 @@ type QueueSender struct {
 // Validate accepts: a storage queue has no handshake.
 func (QueueSender) Validate(context.Context, *Subscription) error { return nil }
 
-// Send puts ev into the subscription's queue.
-func (q QueueSender) Send(ctx context.Context, s *Subscription, ev Event, _ int) error {
-	return q.Put(ctx, s.Account, s.Endpoint.Queue, base64.StdEncoding.EncodeToString(ev.JSON))
+// Send puts each of evs into the subscription's queue (a storage queue
+// subscription is not batched: one event at a time).
+func (q QueueSender) Send(ctx context.Context, s *Subscription, evs []Event, _ int) error {
+	for _, ev := range evs {
+		if err := q.Put(ctx, s.Account, s.Endpoint.Queue, base64.StdEncoding.EncodeToString(ev.JSON)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

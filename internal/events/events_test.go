@@ -21,23 +21,34 @@ type fakeSender struct {
 	sent  []string // event ids delivered
 	tries map[string]int
 	fail  func(ev Event, attempt int) error
+	// batches are the requests delivered, by their events' ids.
+	batches [][]string
 }
 
 func (f *fakeSender) Validate(context.Context, *Subscription) error { return nil }
 
-func (f *fakeSender) Send(_ context.Context, _ *Subscription, ev Event, attempt int) error {
+func (f *fakeSender) Send(_ context.Context, _ *Subscription, evs []Event, attempt int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.tries == nil {
 		f.tries = map[string]int{}
 	}
-	f.tries[ev.ID]++
+	for _, ev := range evs {
+		f.tries[ev.ID]++
+	}
 	if f.fail != nil {
-		if err := f.fail(ev, attempt); err != nil {
-			return err
+		for _, ev := range evs {
+			if err := f.fail(ev, attempt); err != nil {
+				return err
+			}
 		}
 	}
-	f.sent = append(f.sent, ev.ID)
+	var ids []string
+	for _, ev := range evs {
+		f.sent = append(f.sent, ev.ID)
+		ids = append(ids, ev.ID)
+	}
+	f.batches = append(f.batches, ids)
 	return nil
 }
 
@@ -191,7 +202,7 @@ func TestFormat(t *testing.T) {
 	s := testSub("fmt")
 	r := changelog.Record{Seq: 7, ID: "id-7", EventType: changelog.BlobDeleted, Subject: changelog.Subject("c", "dir/b.txt"),
 		EventTime: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Data: changelog.Data{API: "DeleteBlob", RequestID: "rq", ETag: "0x1", ContentLength: 9, BlobType: "BlockBlob", Sequencer: changelog.Sequencer(7)}}
-	ev, ok := s.Format(r, "http://127.0.0.1:1/acct")
+	ev, ok := s.Format(r, URLs{Blob: "http://127.0.0.1:1/acct"})
 	if !ok {
 		t.Fatal("not selected")
 	}
@@ -211,7 +222,7 @@ func TestFormat(t *testing.T) {
 		t.Errorf("BlobDeleted carries contentLength: %s", ev.JSON)
 	}
 	s.Schema = CloudEventSchema
-	ev, _ = s.Format(r, "http://127.0.0.1:1/acct")
+	ev, _ = s.Format(r, URLs{Blob: "http://127.0.0.1:1/acct"})
 	m = nil
 	_ = json.Unmarshal(ev.JSON, &m)
 	if m["specversion"] != "1.0" || m["type"] != "Microsoft.Storage.BlobDeleted" || m["source"] != TopicPrefix+"acct" || m["time"] != "2026-01-02T03:04:05Z" {
@@ -219,7 +230,7 @@ func TestFormat(t *testing.T) {
 	}
 	// Change-feed-only records are no Event Grid events.
 	r.EventType = changelog.BlobPropertiesUpdated
-	if _, ok := s.Format(r, ""); ok {
+	if _, ok := s.Format(r, URLs{}); ok {
 		t.Fatal("BlobPropertiesUpdated formatted as an event")
 	}
 }
@@ -311,5 +322,55 @@ func TestIdleWrites(t *testing.T) {
 	// renewals and the release.
 	if st.updates > 10 {
 		t.Fatalf("%d write transactions in 300 ms of idling", st.updates)
+	}
+}
+
+// TestFormatDataLake: a hierarchical account's Data Lake records become
+// Event Grid's Data Lake events: the dfs endpoint's URLs, sourceUrl and
+// destinationUrl for a rename (no url), data.recursive as a string for
+// a directory delete, contentOffset for a BlobCreated; Blob's URL when
+// there is no dfs endpoint.
+func TestFormatDataLake(t *testing.T) {
+	s := testSub("dfs")
+	u := URLs{Blob: "http://127.0.0.1:1/acct", DFS: "http://127.0.0.1:2/acct"}
+	data := func(r changelog.Record, u URLs) map[string]any {
+		t.Helper()
+		ev, ok := s.Format(r, u)
+		if !ok {
+			t.Fatalf("%s not selected", r.EventType)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(ev.JSON, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["eventType"] != "Microsoft.Storage."+r.EventType {
+			t.Fatalf("%s", ev.JSON)
+		}
+		return m["data"].(map[string]any)
+	}
+	rec := func(typ string, d changelog.Data) changelog.Record {
+		return changelog.Record{Seq: 3, ID: "id-3", DFS: true, EventType: typ, Subject: changelog.Subject("fs", "d/new"), Data: d}
+	}
+	d := data(rec(changelog.BlobRenamed, changelog.Data{API: "RenameFile", SourcePath: "/fs/d/old"}), u)
+	if d["sourceUrl"] != "http://127.0.0.1:2/acct/fs/d/old" || d["destinationUrl"] != "http://127.0.0.1:2/acct/fs/d/new" || d["url"] != nil || d["contentType"] != nil || d["blobType"] != nil {
+		t.Errorf("BlobRenamed data %v", d)
+	}
+	d = data(rec(changelog.DirectoryDeleted, changelog.Data{API: "DeleteDirectory"}), u)
+	if d["recursive"] != "false" || d["url"] != "http://127.0.0.1:2/acct/fs/d/new" || d["eTag"] != nil {
+		t.Errorf("DirectoryDeleted data %v", d)
+	}
+	d = data(rec(changelog.BlobCreated, changelog.Data{API: "FlushWithClose", ETag: "0x2", ContentLength: 11, ContentOffset: 5, BlobType: "BlockBlob"}), URLs{Blob: u.Blob})
+	if d["url"] != "http://127.0.0.1:1/acct/fs/d/new" || d["contentLength"] != 11.0 || d["contentOffset"] != 5.0 || d["eTag"] != "0x2" || d["contentType"] != "" {
+		t.Errorf("BlobCreated data %v", d)
+	}
+	d = data(rec(changelog.DirectoryCreated, changelog.Data{API: "CreateDirectory", ETag: "0x3"}), u)
+	if d["url"] != "http://127.0.0.1:2/acct/fs/d/new" || d["eTag"] != "0x3" || d["contentLength"] != nil || d["blobType"] != nil {
+		t.Errorf("DirectoryCreated data %v", d)
+	}
+	// A flat account's blob events keep their form.
+	r := rec(changelog.BlobCreated, changelog.Data{API: "PutBlob", ContentLength: 1})
+	r.DFS = false
+	if d := data(r, u); d["url"] != "http://127.0.0.1:1/acct/fs/d/new" || d["contentOffset"] != nil {
+		t.Errorf("blob BlobCreated data %v", d)
 	}
 }

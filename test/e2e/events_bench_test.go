@@ -20,12 +20,13 @@ import (
 
 // BenchmarkPutBlobEvents: 1 KiB Put Blob through the SDK, 4 writers,
 // with the change feed and one webhook subscription off, then on
-// (default poll interval), side by side; with them on it reports the
+// (default poll interval; webhook-poll without the writes' wake-up),
+// side by side; with them on it reports the
 // delivery latency (request start to the webhook's receipt), p50 and
 // p99.
 func BenchmarkPutBlobEvents(b *testing.B) {
-	for _, mode := range []string{"off", "feed", "webhook", "feed+webhook"} {
-		name, on := mode, mode == "webhook" || mode == "feed+webhook"
+	for _, mode := range []string{"off", "feed", "webhook-poll", "webhook", "feed+webhook"} {
+		name, on := mode, mode == "webhook" || mode == "webhook-poll" || mode == "feed+webhook"
 		b.Run(name, func(b *testing.B) {
 			var mu sync.Mutex
 			received := map[string]time.Time{}
@@ -53,6 +54,9 @@ func BenchmarkPutBlobEvents(b *testing.B) {
 			cfg.ChangeFeed = mode == "feed" || mode == "feed+webhook"
 			if on {
 				cfg.Events.Subscriptions = []events.Subscription{webhookSub("bench", hook.URL)}
+				// webhook-poll: delivery found by the poll alone, as
+				// before writes woke the deliverer.
+				cfg.Events.NoWake = mode == "webhook-poll"
 			}
 			a, err := app.Start(cfg)
 			if err != nil {
@@ -133,4 +137,70 @@ func benchClient(b *testing.B, url string) *azblob.Client {
 		b.Fatal(err)
 	}
 	return c
+}
+
+// BenchmarkEventLatencyLone: one 1 KiB Put Blob at a time, each waiting
+// for its event and 20 ms more before the next, so the deliverer is
+// idle at every write: the delivery latency (request start to the webhook's receipt)
+// of a lone write, p50 and p99, with the deliverer woken by the write
+// (wake) and found by the 100 ms poll alone (poll).
+func BenchmarkEventLatencyLone(b *testing.B) {
+	for _, mode := range []string{"poll", "wake"} {
+		b.Run(mode, func(b *testing.B) {
+			got := make(chan time.Time, 1)
+			hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				var evs []struct {
+					Data struct {
+						ValidationCode string `json:"validationCode"`
+					} `json:"data"`
+				}
+				_ = json.Unmarshal(body, &evs)
+				if r.Header.Get("aeg-event-type") == "SubscriptionValidation" {
+					_ = json.NewEncoder(w).Encode(map[string]string{"validationResponse": evs[0].Data.ValidationCode})
+					return
+				}
+				got <- time.Now()
+			}))
+			defer hook.Close()
+			cfg := backendConfig(b)
+			cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort = 0, -1, -1, -1
+			cfg.Clock, cfg.GCEvery = clock.NewFake(time.Now()), time.Hour
+			cfg.Events.Subscriptions = []events.Subscription{webhookSub("lone", hook.URL)}
+			cfg.Events.NoWake = mode == "poll"
+			a, err := app.Start(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close(context.Background())
+			c := benchClient(b, a.BlobURL)
+			ctx := context.Background()
+			if _, err := c.CreateContainer(ctx, "lone", nil); err != nil {
+				b.Fatal(err)
+			}
+			body := make([]byte, 1024)
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				if _, err := c.UploadBuffer(ctx, "lone", fmt.Sprintf("b%d", i), body, nil); err != nil {
+					b.Fatal(err)
+				}
+				select {
+				case at := <-got:
+					lat = append(lat, at.Sub(start))
+				case <-time.After(30 * time.Second):
+					b.Fatalf("event %d not delivered", i)
+				}
+				// Let the deliverer finish the round and go idle.
+				b.StopTimer()
+				time.Sleep(20 * time.Millisecond)
+				b.StartTimer()
+			}
+			b.StopTimer()
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
 }

@@ -115,17 +115,32 @@ func (s Sender) validateCloudEvents(ctx context.Context, sub *events.Subscriptio
 	return nil
 }
 
-// Send POSTs ev: in the Event Grid schema an array of the one event
-// (application/json), in CloudEvents one event
-// (application/cloudevents+json), with Event Grid's aeg-* headers. 200
-// to 204 is success; 400, 401, 403 and 413 are not retried (Event Grid's
-// table of webhook errors it does not retry); anything else, and no
-// answer within Timeout, is retried.
-func (s Sender) Send(ctx context.Context, sub *events.Subscription, ev events.Event, attempt int) error {
-	body, ctype := ev.JSON, "application/cloudevents+json; charset=utf-8"
-	if sub.Schema != events.CloudEventSchema {
-		body = append(append([]byte{'['}, ev.JSON...), ']')
+// Send POSTs evs: in the Event Grid schema an array of the events
+// (application/json; one unless the subscription batches), in
+// CloudEvents one event (application/cloudevents+json) or, for a
+// batching subscription, an array (application/cloudevents-batch+json,
+// the CloudEvents HTTP binding's batched mode), with Event Grid's aeg-*
+// headers. 200 to 204 is success; 400, 401, 403 and 413 are not retried
+// (Event Grid's table of webhook errors it does not retry); anything
+// else, and no answer within Timeout, is retried.
+func (s Sender) Send(ctx context.Context, sub *events.Subscription, evs []events.Event, attempt int) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	body, ctype := evs[0].JSON, "application/cloudevents+json; charset=utf-8"
+	if sub.Schema != events.CloudEventSchema || sub.Batched() {
+		body = []byte{'['}
+		for i, ev := range evs {
+			if i > 0 {
+				body = append(body, ',')
+			}
+			body = append(body, ev.JSON...)
+		}
+		body = append(body, ']')
 		ctype = "application/json"
+		if sub.Schema == events.CloudEventSchema {
+			ctype = "application/cloudevents-batch+json; charset=utf-8"
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.Endpoint.URL, bytes.NewReader(body))
 	if err != nil {

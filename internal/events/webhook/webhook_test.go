@@ -36,7 +36,7 @@ func TestSendStatuses(t *testing.T) {
 	ev := events.Event{ID: "e1", JSON: []byte(`{"id":"e1"}`)}
 	for c, want := range map[int]string{200: "ok", 202: "ok", 204: "ok", 400: "permanent", 401: "permanent", 403: "permanent", 413: "permanent", 404: "retry", 429: "retry", 500: "retry", 503: "retry"} {
 		code = c
-		err := s.Send(context.Background(), sub(srv.URL, events.EventGridSchema), ev, 2)
+		err := s.Send(context.Background(), sub(srv.URL, events.EventGridSchema), []events.Event{ev}, 2)
 		var perm *events.PermanentError
 		var se *events.StatusError
 		switch {
@@ -48,14 +48,14 @@ func TestSendStatuses(t *testing.T) {
 		}
 	}
 	code = 200
-	if err := s.Send(context.Background(), sub(srv.URL, events.EventGridSchema), ev, 2); err != nil {
+	if err := s.Send(context.Background(), sub(srv.URL, events.EventGridSchema), []events.Event{ev}, 2); err != nil {
 		t.Fatal(err)
 	}
 	if got.Header.Get("aeg-event-type") != "Notification" || got.Header.Get("aeg-delivery-count") != "2" || got.Header.Get("aeg-subscription-name") != "MY-SUB" ||
 		got.Header.Get("Content-Type") != "application/json" || string(body) != `[{"id":"e1"}]` {
 		t.Errorf("Event Grid schema: headers %v, body %s", got.Header, body)
 	}
-	if err := s.Send(context.Background(), sub(srv.URL, events.CloudEventSchema), ev, 0); err != nil {
+	if err := s.Send(context.Background(), sub(srv.URL, events.CloudEventSchema), []events.Event{ev}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got.Header.Get("Content-Type") != "application/cloudevents+json; charset=utf-8" || string(body) != `{"id":"e1"}` {
@@ -71,7 +71,7 @@ func TestSendTimeout(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	s := Sender{Clock: clock.Real{}, Client: &http.Client{Timeout: 100 * time.Millisecond}}
-	err := s.Send(context.Background(), sub(srv.URL, events.EventGridSchema), events.Event{JSON: []byte(`{}`)}, 0)
+	err := s.Send(context.Background(), sub(srv.URL, events.EventGridSchema), []events.Event{{JSON: []byte(`{}`)}}, 0)
 	var perm *events.PermanentError
 	if err == nil || errors.As(err, &perm) {
 		t.Fatalf("no answer: %v, want a retried failure", err)
@@ -116,6 +116,39 @@ func TestValidate(t *testing.T) {
 		echo = false
 		if err := s.Validate(context.Background(), sub(srv.URL, schema)); err == nil {
 			t.Errorf("%s, answered wrong: validated", schema)
+		}
+	}
+}
+
+// TestSendBatch: a batching subscription's request is a JSON array of
+// its events in either schema, CloudEvents as
+// application/cloudevents-batch+json.
+func TestSendBatch(t *testing.T) {
+	var got *http.Request
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		body, _ = io.ReadAll(r.Body)
+	}))
+	defer srv.Close()
+	s := Sender{Clock: clock.Real{}}
+	evs := []events.Event{{ID: "e1", JSON: []byte(`{"id":"e1"}`)}, {ID: "e2", JSON: []byte(`{"id":"e2"}`)}}
+	for _, schema := range []string{events.EventGridSchema, events.CloudEventSchema} {
+		sb := sub(srv.URL, schema)
+		sb.Endpoint.MaxEventsPerBatch = 10
+		if err := s.Send(context.Background(), sb, evs, 0); err != nil {
+			t.Fatal(err)
+		}
+		want := "application/json"
+		if schema == events.CloudEventSchema {
+			want = "application/cloudevents-batch+json; charset=utf-8"
+		}
+		if got.Header.Get("Content-Type") != want || string(body) != `[{"id":"e1"},{"id":"e2"}]` {
+			t.Errorf("%s: content type %q, body %s", schema, got.Header.Get("Content-Type"), body)
+		}
+		// A batch of one is still an array.
+		if err := s.Send(context.Background(), sb, evs[:1], 0); err != nil || string(body) != `[{"id":"e1"}]` {
+			t.Errorf("%s: one event in batch mode: %v %s", schema, err, body)
 		}
 	}
 }
