@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"testing"
@@ -101,9 +102,16 @@ func TestContainerWORMHierarchical(t *testing.T) {
 	wantCode(t, get(ab.SetHTTPHeaders(e.ctx, blob.HTTPHeaders{BlobContentType: to.Ptr("text/plain")}, nil)), conflict, bloberror.BlobImmutableDueToPolicy)
 	wantCode(t, get(ab.CreateSnapshot(e.ctx, nil)), conflict, bloberror.BlobImmutableDueToPolicy)
 	wantCode(t, get(ab.Delete(e.ctx, nil)), conflict, bloberror.BlobImmutableDueToPolicy)
-	// A new blob is created.
+	// A new blob is created; a copy of it and a block list onto d/a are
+	// overwrites.
 	_, err = bc.NewBlockBlobClient("d/c").UploadBuffer(e.ctx, []byte("c"), nil)
 	must(t, err)
+	wantCode(t, get(ab.CopyFromURL(e.ctx, bc.NewBlobClient("d/c").URL(), nil)), conflict, bloberror.BlobImmutableDueToPolicy)
+	wantCode(t, get(ab.StartCopyFromURL(e.ctx, bc.NewBlobClient("d/c").URL(), nil)), conflict, bloberror.BlobImmutableDueToPolicy)
+	blockID := base64.StdEncoding.EncodeToString([]byte("b1"))
+	_, err = ab.StageBlock(e.ctx, blockID, body([]byte("staged")), nil)
+	must(t, err)
+	wantCode(t, get(ab.CommitBlockList(e.ctx, []string{blockID}, nil)), conflict, bloberror.BlobImmutableDueToPolicy)
 
 	// allowProtectedAppendWritesAll: the Data Lake appends pass.
 	etag = adm.ok(http.MethodPut, pol, etag, policyBody(2, map[string]any{"allowProtectedAppendWritesAll": true}))
