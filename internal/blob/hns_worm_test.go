@@ -85,6 +85,12 @@ func TestHNSContainerWORM(t *testing.T) {
 	want("Delete Blob", err, pol)
 	_, err = s.SetBlobExpiry(ctx, SetBlobExpiryInput{Ref: BlobRef{Account: "acct", Container: "fs", Blob: "d/a"}, Option: ExpiryRelativeToNow, Relative: time.Hour})
 	want("Set Blob Expiry within the retention", err, pol)
+	_, err = s.CreatePath(ctx, CreatePathInput{FS: fs, Create: ns.CreateInput{Path: "x", Expiry: s.clock.Now().Add(time.Hour)}})
+	want("Path - Create with an expiry within the retention", err, pol)
+	_, err = s.SetBlobExpiry(ctx, SetBlobExpiryInput{Ref: BlobRef{Account: "acct", Container: "fs", Blob: "d/b"}, Option: ExpiryRelativeToNow, Relative: 3 * 24 * time.Hour})
+	want("Set Blob Expiry past the retention", err, "")
+	_, err = s.SetBlobExpiry(ctx, SetBlobExpiryInput{Ref: BlobRef{Account: "acct", Container: "fs", Blob: "d/b"}, Option: ExpiryNever})
+	want("Set Blob Expiry never", err, "")
 	owner := "00000000-0000-0000-0000-000000000001"
 	_, err = s.SetAccessControl(ctx, SetAccessControlInput{FS: fs, Set: ns.SetInput{Path: "d/a", Owner: &owner, KeepVersion: true}})
 	want("set owner", err, "")
@@ -150,4 +156,23 @@ func TestHNSContainerWORM(t *testing.T) {
 	}
 	_, err = s.DeletePath(ctx, DeletePathInput{FS: fs, Delete: ns.DeleteInput{Path: "d", Recursive: true}})
 	want("recursive delete of an empty directory", err, "")
+	// Emptied (f, made by hnsEnv, is past the retention too), with the
+	// policy Locked: only the control plane deletes the filesystem.
+	for _, p := range []string{"e/b", "e", "f"} {
+		_, err = s.DeletePath(ctx, DeletePathInput{FS: fs, Delete: ns.DeleteInput{Path: p}})
+		want("delete "+p, err, "")
+	}
+	cur, err = s.GetContainerWORM(ctx, cref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LockContainerPolicy(ctx, Call{}, cref, cur.Policy.ETag); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteContainer(ctx, DeleteContainerInput{Ref: cref}); code(err) != azerr.ContainerImmutabilityPolicyLocked {
+		t.Fatalf("data plane delete with a Locked policy: %v", err)
+	}
+	if err := s.DeleteContainer(ctx, DeleteContainerInput{Ref: cref, ControlPlane: true}); err != nil {
+		t.Fatalf("control plane delete of the empty filesystem: %v", err)
+	}
 }
