@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
@@ -106,10 +108,31 @@ import (
 // deletes an empty container whatever its policy, not one under a hold
 // or with blobs.
 //
-// Hierarchical namespace accounts: Azure supports container-level WORM
-// there; Cerulean does not yet enforce it on the namespace's write
-// paths, so setting a policy or hold on such an account is refused (400
-// InvalidOperation) rather than accepted and not enforced.
+// Hierarchical namespace accounts: "Container-level WORM policies are
+// supported in accounts that have a hierarchical namespace"
+// (immutable-storage-overview.md, feature options table). The filesystem
+// is the container and keeps its settings in the same record; the
+// namespace's writes apply the rules above to its files, with the same
+// codes (hns_worm.go): Path - Create over a file, Set Blob Metadata and
+// Properties, Snapshot Blob, Delete Blob and Path - Delete of a file. The
+// Data Lake API's append and flush to a file are the block blob appends
+// allowProtectedAppendWritesAll allows ("applications can accomplish this
+// by using append and flush methods that are available in the Data Lake
+// Storage API", wormAppendAll); to an append blob file they are Append
+// Block. "If hierarchical namespace is enabled, you can't rename or move
+// a blob when the blob is in the immutable state" (container-level WORM
+// page, Availability): a rename of a file, or of a directory holding
+// one, is refused while a delete of that file would be, and a rename
+// onto a file is an overwrite. "If there's a policy set on a container
+// with hierarchical namespace enabled, a directory must be empty before
+// it can be deleted" (Deletion): a recursive delete is refused whole,
+// with a protected file's code, or 409 DirectoryNotEmpty (inferred) when
+// the directory only is not empty. New files and directories are
+// created; access control (owner, group, ACL) is neither content nor
+// user metadata ("All blobs in the container are immutable for content
+// and user metadata", the scenarios table) and stays allowed, as do
+// leases, tags and tiers. Delete Container counts the filesystem's paths,
+// soft-deleted ones included.
 
 // Policy states as ARM names them.
 const (
@@ -169,9 +192,10 @@ func (w *containerWORM) empty() bool { return w == nil || (w.Policy == nil && !w
 type wormOp int
 
 const (
-	wormWrite  wormOp = iota // a change of an existing blob: overwrite, metadata, properties, pages, snapshot
-	wormDelete               // Delete Blob
-	wormAppend               // Append Block
+	wormWrite     wormOp = iota // a change of an existing blob: overwrite, metadata, properties, pages, snapshot
+	wormDelete                  // Delete Blob
+	wormAppend                  // Append Block
+	wormAppendAll               // the Data Lake API's append and flush to a file that is no append blob
 )
 
 // refuse returns the refusal of op on b at now, or nil (see above).
@@ -180,7 +204,7 @@ func (w *containerWORM) refuse(b *blobRec, op wormOp, now time.Time) error {
 		return nil
 	}
 	if w.holding() {
-		if op == wormAppend && w.Hold.AppendWritesAll && w.Policy.allows(b, op, now) {
+		if (op == wormAppend || op == wormAppendAll) && w.Hold.AppendWritesAll && w.Policy.allows(b, op, now) {
 			return nil
 		}
 		return azerr.New(azerr.BlobImmutableDueToLegalHold)
@@ -204,6 +228,8 @@ func (p *wormPolicy) allows(b *blobRec, op wormOp, now time.Time) bool {
 		return !now.Before(from.Add(time.Duration(p.Days) * 24 * time.Hour))
 	case op == wormAppend:
 		return p.AppendWrites || p.AppendWritesAll
+	case op == wormAppendAll:
+		return p.AppendWritesAll
 	}
 	return false
 }
@@ -443,22 +469,10 @@ func (w *containerWORM) state() WORMState {
 	return st
 }
 
-// hnsRefusal refuses WORM settings on a hierarchical account (see
-// above).
-func (s *Service) hnsRefusal(acct string) error {
-	if s.nsOf(acct) != nil {
-		return azerr.Newf(azerr.InvalidOperation, "Container-level immutability policies and legal holds are not enforced by Cerulean on accounts with a hierarchical namespace.")
-	}
-	return nil
-}
-
 // editWORM runs fn on the container's WORM settings in one transaction
 // and stores them (the container's ETag and Last-Modified stay: on Azure
 // these are management-plane settings of the container resource).
 func (s *Service) editWORM(ctx context.Context, ref ContainerRef, fn func(w *containerWORM) error) (WORMState, error) {
-	if err := s.hnsRefusal(ref.Account); err != nil {
-		return WORMState{}, err
-	}
 	var st WORMState
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		c, err := loadContainer(tx, ref.Account, ref.Container)
@@ -581,17 +595,31 @@ func (s *Service) ClearContainerLegalHold(ctx context.Context, ref ContainerRef,
 	})
 }
 
+// containerHolds reports whether the container holds blobs: on a
+// hierarchical account, paths of its filesystem, live or soft-deleted.
+func (s *Service) containerHolds(tx kv.Tx, ref ContainerRef) (bool, error) {
+	hns := s.nsOf(ref.Account)
+	if hns == nil {
+		return containerHoldsBlobs(tx, ref.Account, ref.Container)
+	}
+	empty, err := hns.FilesystemEmpty(tx, ns.FS{Account: ref.Account, Filesystem: ref.Container})
+	if errors.Is(err, ns.ErrFilesystemNotFound) {
+		return false, nil
+	}
+	return !empty, err
+}
+
 // containerDeleteRefusal is Delete Container's rule for a container with
 // WORM settings (see above); controlPlane is the admin endpoint's
 // delete.
-func containerDeleteRefusal(tx kv.Tx, ref ContainerRef, w *containerWORM, controlPlane bool) error {
+func (s *Service) containerDeleteRefusal(tx kv.Tx, ref ContainerRef, w *containerWORM, controlPlane bool) error {
 	if w.empty() {
 		return nil
 	}
 	if w.holding() {
 		return azerr.New(azerr.ContainerHasLegalHold)
 	}
-	held, err := containerHoldsBlobs(tx, ref.Account, ref.Container)
+	held, err := s.containerHolds(tx, ref)
 	if err != nil {
 		return err
 	}

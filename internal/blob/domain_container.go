@@ -168,7 +168,7 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 			return err
 		}
 		// Container-level WORM settings (containerworm.go).
-		if err := containerDeleteRefusal(tx, ref, c.WORM, in.ControlPlane); err != nil {
+		if err := s.containerDeleteRefusal(tx, ref, c.WORM, in.ControlPlane); err != nil {
 			return err
 		}
 		if s.immutabilityOn(ref.Account) {

@@ -282,6 +282,16 @@ func (s *Service) open(tx kv.Tx, p PathRef, c ns.Caller, key *CPK, now time.Time
 		if err := cpkMismatch(n.CPK, shaOf(key)); err != nil {
 			return err
 		}
+		// Container-level WORM (hns_worm.go): appends to an append blob
+		// file as Append Block, to any other file only under
+		// allowProtectedAppendWritesAll.
+		op := wormAppendAll
+		if n.Append != nil {
+			op = wormAppend
+		}
+		if err := pathWORMRefuse(tx, p.fs(), n, op, now); err != nil {
+			return err
+		}
 		if len(n.Ref) == 0 {
 			n.Ref = contentRef(p.Account, n.ID)
 		}

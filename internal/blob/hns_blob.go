@@ -77,6 +77,10 @@ func (s *Service) createFile(tx kv.Tx, hns *ns.Namespace, ref BlobRef, createOnl
 	if err != nil {
 		return nil, blobErr(err)
 	}
+	// Container-level WORM: a file replaced is overwritten (hns_worm.go).
+	if err := pathWORMRefuse(tx, blobFS(ref), co.Replaced, wormWrite, s.clock.Now()); err != nil {
+		return nil, err
+	}
 	if err := checkNodeTags(ifTags, co.Replaced, ref.Container); err != nil {
 		return nil, err
 	}
@@ -215,6 +219,9 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 				if err := checkNodeTags(in.Access.IfTags, n, in.Ref.Container); err != nil {
 					return err
 				}
+				if err := pathWORMRefuse(tx, blobFS(in.Ref), n, wormDelete, now); err != nil { // hns_worm.go
+					return err
+				}
 				return refuse(n)
 			}
 		} else {
@@ -225,6 +232,11 @@ func (s *Service) deletePath(ctx context.Context, hns *ns.Namespace, in DeleteBl
 				return err
 			}
 			if err := checkNodeTags(in.Access.IfTags, n, in.Ref.Container); err != nil {
+				return err
+			}
+			// Container-level WORM: the file (include) and its snapshots
+			// are deleted only as Delete Blob may (hns_worm.go).
+			if err := s.refusePathSnapshotsDelete(tx, in.Ref, n, in.DeleteSnapshots == DeleteSnapshotsInclude, now); err != nil {
 				return err
 			}
 			if in.DeleteSnapshots == DeleteSnapshotsOnly {
@@ -311,6 +323,9 @@ func (s *Service) setPath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a
 			return err
 		}
 		if err := checkNodeTags(a.IfTags, live, ref.Container); err != nil {
+			return err
+		}
+		if err := pathWORMRefuse(tx, blobFS(ref), live, wormWrite, now); err != nil { // hns_worm.go
 			return err
 		}
 		if md != nil {

@@ -40,6 +40,15 @@ func (s *Service) CreatePath(ctx context.Context, in CreatePathInput) (CreatePat
 		if out, err = s.hns.Create(tx, in.FS, in.Create); err != nil {
 			return err
 		}
+		// A file replaced is overwritten, and an expiry deletes
+		// (hns_worm.go).
+		now := s.clock.Now()
+		if err := pathWORMRefuse(tx, in.FS, out.Replaced, wormWrite, now); err != nil {
+			return err
+		}
+		if err := refuseExpiry(tx, in.FS, out.Node, out.Node.Expiry, now); err != nil {
+			return err
+		}
 		if err := s.KeepSnapshots(tx, in.FS, in.Create.Path, in.Create.Caller, out); err != nil {
 			return err
 		}
@@ -81,6 +90,13 @@ func (s *Service) RenamePath(ctx context.Context, in RenamePathInput) (RenamePat
 		rn := in.Rename
 		rn.Retain = func() (time.Duration, error) { return DeleteRetention(tx, in.FS.Account) }
 		if out, err = s.hns.Rename(tx, in.FS, rn); err != nil {
+			return err
+		}
+		src := in.FS
+		if rn.SourceFilesystem != "" {
+			src.Filesystem = rn.SourceFilesystem
+		}
+		if err := s.refuseRename(tx, src, in.FS, out.Node, out.Replaced, s.clock.Now()); err != nil { // hns_worm.go
 			return err
 		}
 		if out.Replaced != nil {

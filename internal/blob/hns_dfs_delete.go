@@ -40,7 +40,21 @@ func (s *Service) DeletePath(ctx context.Context, in DeletePathInput) (DeletePat
 			return err
 		}
 		d.Retain = retain
-		d.Vet = RefuseSnapshots(tx, in.FS.Account, "file")
+		refuse := RefuseSnapshots(tx, in.FS.Account, "file")
+		d.Vet = func(n *ns.Node) error {
+			// Container-level WORM (hns_worm.go); a directory deleted
+			// without recursive is left to the namespace's own rule.
+			if !n.Dir || d.Recursive {
+				w, err := pathWORM(tx, in.FS)
+				if err != nil {
+					return err
+				}
+				if err := w.refusePathDelete(tx, s.hns, in.FS, n, s.clock.Now()); err != nil {
+					return err
+				}
+			}
+			return refuse(n)
+		}
 		n, err := s.hns.Delete(tx, in.FS, d)
 		if err != nil {
 			return err

@@ -79,6 +79,9 @@ func (s *Service) SetBlobExpiry(ctx context.Context, in SetBlobExpiryInput) (Set
 		default:
 			return azerr.InvalidHeader("x-ms-expiry-option", string(in.Option))
 		}
+		if err := refuseExpiry(tx, blobFS(in.Ref), n, at, now); err != nil { // hns_worm.go
+			return err
+		}
 		// The file's ETag and Last-Modified stay, as on Azure
 		// (azure-sdk-for-js's recording "listPaths - expiryTime
 		// absolute": Set Expiry answers, and List Paths then shows, the

@@ -189,6 +189,9 @@ func (s *Service) snapshotPath(ctx context.Context, hns *ns.Namespace, in Snapsh
 			if err := checkCPK(b, key); err != nil {
 				return err
 			}
+			if err := pathWORMRefuse(tx, blobFS(ref), n, wormWrite, now); err != nil { // hns_worm.go
+				return err
+			}
 			if len(n.Ref) == 0 {
 				n.Ref = contentRef(ref.Account, n.ID)
 			}
@@ -264,6 +267,9 @@ func (s *Service) deletePathSnapshot(ctx context.Context, hns *ns.Namespace, in 
 			return err
 		}
 		if err := acc.checkConds(b, ref.Container); err != nil {
+			return err
+		}
+		if err := wormRefuse(tx, ref, b, wormDelete, now); err != nil { // containerworm.go
 			return err
 		}
 		if err := tx.Delete(pathSnapKey(ref.Account, node.ID, ref.Snapshot)); err != nil {

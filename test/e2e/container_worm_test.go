@@ -456,19 +456,3 @@ func TestContainerWORMVersions(t *testing.T) {
 	_, err = bb.UploadBuffer(e.ctx, []byte("three"), nil)
 	wantCode(t, err, http.StatusConflict, bloberror.BlobImmutableDueToPolicy)
 }
-
-// TestContainerWORMHierarchical: on an account with a hierarchical
-// namespace the settings are refused (Cerulean does not enforce them on
-// the Data Lake paths), and the container stays without them.
-func TestContainerWORMHierarchical(t *testing.T) {
-	a, clk := startAppWith(t, func(c *app.Config) { c.HierarchicalNamespace = true })
-	e := &env{t: t, app: a, clock: clk, c: client(t, a.BlobURL, app.DevKey), ctx: context.Background()}
-	adm := newWORMAdmin(t, a.BlobURL, clk)
-	e.container("hier")
-	adm.refused(400, "InvalidOperation", http.MethodPut, "hier/immutabilityPolicies/default", "", policyBody(1, nil))
-	adm.refused(400, "InvalidOperation", http.MethodPost, "hier/setLegalHold", "", map[string]any{"tags": []string{"case1"}})
-	cp := must2(e.c.ServiceClient().NewContainerClient("hier").GetProperties(e.ctx, nil))
-	if *cp.HasImmutabilityPolicy || *cp.HasLegalHold {
-		t.Fatal("refused settings reported")
-	}
-}
