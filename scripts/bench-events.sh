@@ -9,6 +9,11 @@
 # latency every 5 s.
 #
 #   bash scripts/bench-events.sh [ROUNDS] [-disk]
+#   BATCH=100 bash scripts/bench-events.sh [ROUNDS] [-disk]
+#
+# BATCH=N subscribes through --event-subscriptions with the endpoint's
+# maxEventsPerBatch N (Event Grid's batched delivery) instead of
+# --event-webhook (one event a request, Event Grid's default).
 #
 # Ports 21000-21002 (the servers) and 21010 (the receiver), below the
 # ephemeral range.
@@ -24,7 +29,12 @@ go build -o "$bin/cerulean" ./cmd/cerulean
 go build -o "$bin/cerulean-bench" ./cmd/cerulean-bench
 "$bin/cerulean-bench" -webhook 127.0.0.1:21010 -webhook-period 5s >"$bin/receiver.log" 2>&1 &
 rpid=$!
+on="$bin/cerulean,--blob-change-feed,--event-webhook,http://127.0.0.1:21010/"
+if [ -n "${BATCH:-}" ]; then
+  printf '[{"name":"bench","account":"devstoreaccount1","endpoint":{"type":"webhook","url":"http://127.0.0.1:21010/","maxEventsPerBatch":%d}}]\n' "$BATCH" >"$bin/subs.json"
+  on="$bin/cerulean,--blob-change-feed,--event-subscriptions,$bin/subs.json"
+fi
 python3 scripts/bench-cpu.py -no-floor -rounds "$rounds" -workloads blob "$@" "$bin/cerulean-bench" \
-  "$bin/cerulean" "$bin/cerulean,--blob-change-feed,--event-webhook,http://127.0.0.1:21010/"
+  "$bin/cerulean" "$on"
 echo "--- the receiver (events of the runs with the webhook on):"
 cat "$bin/receiver.log"
