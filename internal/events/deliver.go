@@ -701,27 +701,28 @@ func (d *Deliverer) setDelivering(s *Subscription, on bool) {
 // sleepOrWake waits d, or until ctx ends or wake is signalled, and
 // reports whether it was woken.
 func sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return false
-	case <-wake:
-		return true
-	}
+	_, woken := wait(ctx, d, wake)
+	return woken
 }
 
 // sleep waits d or until ctx ends, and reports whether d passed.
 func sleep(ctx context.Context, d time.Duration) bool {
+	passed, _ := wait(ctx, d, nil)
+	return passed
+}
+
+// wait waits d, or until ctx ends or wake (nil: never) is signalled, and
+// reports which of the two ended it, if either.
+func wait(ctx context.Context, d time.Duration, wake <-chan struct{}) (passed, woken bool) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return false
+		return false, false
 	case <-t.C:
-		return true
+		return true, false
+	case <-wake:
+		return false, true
 	}
 }
 

@@ -48,26 +48,15 @@ func BenchmarkPutBlobEvents(b *testing.B) {
 				mu.Unlock()
 			}))
 			defer hook.Close()
-			cfg := backendConfig(b)
-			cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort = 0, -1, -1, -1
-			cfg.Clock, cfg.GCEvery = clock.NewFake(time.Now()), time.Hour
-			cfg.ChangeFeed = mode == "feed" || mode == "feed+webhook"
+			var subs []events.Subscription
 			if on {
-				cfg.Events.Subscriptions = []events.Subscription{webhookSub("bench", hook.URL)}
-				// webhook-poll: delivery found by the poll alone, as
-				// before writes woke the deliverer.
-				cfg.Events.NoWake = mode == "webhook-poll"
+				subs = []events.Subscription{webhookSub("bench", hook.URL)}
 			}
-			a, err := app.Start(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer a.Close(context.Background())
-			c := benchClient(b, a.BlobURL)
+			// webhook-poll: delivery found by the poll alone, as before
+			// writes woke the deliverer.
+			c, stop := startEventsBench(b, "bench", subs, mode == "feed" || mode == "feed+webhook", mode == "webhook-poll")
+			defer stop()
 			ctx := context.Background()
-			if _, err := c.CreateContainer(ctx, "bench", nil); err != nil {
-				b.Fatal(err)
-			}
 			body := make([]byte, 1024)
 			started := make([]time.Time, b.N)
 			var next int64
@@ -163,21 +152,9 @@ func BenchmarkEventLatencyLone(b *testing.B) {
 				got <- time.Now()
 			}))
 			defer hook.Close()
-			cfg := backendConfig(b)
-			cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort = 0, -1, -1, -1
-			cfg.Clock, cfg.GCEvery = clock.NewFake(time.Now()), time.Hour
-			cfg.Events.Subscriptions = []events.Subscription{webhookSub("lone", hook.URL)}
-			cfg.Events.NoWake = mode == "poll"
-			a, err := app.Start(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer a.Close(context.Background())
-			c := benchClient(b, a.BlobURL)
+			c, stop := startEventsBench(b, "lone", []events.Subscription{webhookSub("lone", hook.URL)}, false, mode == "poll")
+			defer stop()
 			ctx := context.Background()
-			if _, err := c.CreateContainer(ctx, "lone", nil); err != nil {
-				b.Fatal(err)
-			}
 			body := make([]byte, 1024)
 			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
@@ -203,4 +180,27 @@ func BenchmarkEventLatencyLone(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		})
 	}
+}
+
+// startEventsBench starts a Blob-only server on the fake clock with subs
+// (the change feed on when feed; the deliverer left to its poll when
+// noWake) and returns a client with container made, and the server's stop.
+func startEventsBench(b *testing.B, container string, subs []events.Subscription, feed, noWake bool) (*azblob.Client, func()) {
+	cfg := backendConfig(b)
+	cfg.BlobPort, cfg.QueuePort, cfg.TablePort, cfg.FilePort = 0, -1, -1, -1
+	cfg.Clock, cfg.GCEvery = clock.NewFake(time.Now()), time.Hour
+	cfg.ChangeFeed = feed
+	cfg.Events.Subscriptions = subs
+	cfg.Events.NoWake = noWake
+	a, err := app.Start(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stop := func() { _ = a.Close(context.Background()) }
+	c := benchClient(b, a.BlobURL)
+	if _, err := c.CreateContainer(context.Background(), container, nil); err != nil {
+		stop()
+		b.Fatal(err)
+	}
+	return c, stop
 }
