@@ -36,10 +36,10 @@ func (s *Service) setAccessControl(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	in := ns.SetInput{Path: r.path, Cond: c, ACL: a, Permissions: perm, Caller: r.caller(), KeepVersion: true}
-	if v := r.Header.Get("x-ms-owner"); v != "" {
+	if v := r.Header.Get("X-Ms-Owner"); v != "" {
 		in.Owner = &v
 	}
-	if v := r.Header.Get("x-ms-group"); v != "" {
+	if v := r.Header.Get("X-Ms-Group"); v != "" {
 		in.Group = &v
 	}
 	out, err := s.blob.SetAccessControl(r.Context(), blob.SetAccessControlInput{FS: r.fsOf(), Set: in})
@@ -47,7 +47,7 @@ func (s *Service) setAccessControl(w http.ResponseWriter, r *req) error {
 		return nsErr(err)
 	}
 	setETag(w.Header(), out.Node.ETag, out.Node.Modified)
-	w.Header().Set("x-ms-namespace-enabled", "true")
+	w.Header().Set("X-Ms-Namespace-Enabled", "true")
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -82,7 +82,7 @@ func (s *Service) setAccessControlRecursive(w http.ResponseWriter, r *req) error
 	default:
 		return azerr.InvalidQuery("mode", m)
 	}
-	v := r.Header.Get("x-ms-acl")
+	v := r.Header.Get("X-Ms-Acl")
 	if v == "" {
 		return azerr.MissingHeader("x-ms-acl")
 	}
@@ -129,7 +129,7 @@ func (s *Service) setAccessControlRecursive(w http.ResponseWriter, r *req) error
 		body.FailedEntries = append(body.FailedEntries, failedEntryJSON{ErrorMessage: f.Message, Name: f.Name, Type: typ})
 	}
 	if out.Continuation != "" {
-		w.Header().Set("x-ms-continuation", out.Continuation)
+		w.Header().Set("X-Ms-Continuation", out.Continuation)
 	}
 	return writeJSON(w, http.StatusOK, body)
 }

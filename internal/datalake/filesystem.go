@@ -50,7 +50,7 @@ func (s *Service) createFilesystem(w http.ResponseWriter, r *req) error {
 	}
 	h := w.Header()
 	setETag(h, out.ETag, out.LastModified)
-	h.Set("x-ms-namespace-enabled", s.namespaceEnabled(r))
+	h.Set("X-Ms-Namespace-Enabled", s.namespaceEnabled(r))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -83,7 +83,7 @@ func (s *Service) getFilesystemProperties(w http.ResponseWriter, r *req) error {
 	if v := formatProperties(p.Metadata); v != "" {
 		h.Set(hProperties, v)
 	}
-	h.Set("x-ms-namespace-enabled", s.namespaceEnabled(r))
+	h.Set("X-Ms-Namespace-Enabled", s.namespaceEnabled(r))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -157,7 +157,7 @@ func (s *Service) listFilesystems(w http.ResponseWriter, r *req) error {
 		body.Filesystems = append(body.Filesystems, fsJSON{Name: c.Name, LastModified: c.Properties.LastModified.UTC().Format(http.TimeFormat), ETag: c.Properties.ETag})
 	}
 	if out.NextMarker != "" {
-		w.Header().Set("x-ms-continuation", out.NextMarker)
+		w.Header().Set("X-Ms-Continuation", out.NextMarker)
 	}
 	return writeJSON(w, http.StatusOK, body)
 }

@@ -77,7 +77,7 @@ func (s *Service) createPathFlat(w http.ResponseWriter, r *req) error {
 	}
 	h := w.Header()
 	setETag(h, out.ETag, out.LastModified)
-	h.Set("x-ms-request-server-encrypted", "true")
+	h.Set("X-Ms-Request-Server-Encrypted", "true")
 	setKeySHA(h, r)
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusCreated)
@@ -128,7 +128,7 @@ func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, m
 		body.Paths = append(body.Paths, j)
 	}
 	if out.NextMarker != "" {
-		w.Header().Set("x-ms-continuation", out.NextMarker)
+		w.Header().Set("X-Ms-Continuation", out.NextMarker)
 	}
 	return writeJSON(w, http.StatusOK, body)
 }
@@ -161,7 +161,7 @@ func (s *Service) getPathStatusFlat(w http.ResponseWriter, r *req, c cond.Condit
 		}
 		h := w.Header()
 		setETag(h, cp.ETag, cp.LastModified)
-		h.Set("x-ms-resource-type", "directory")
+		h.Set("X-Ms-Resource-Type", "directory")
 		h.Set("Content-Length", "0")
 		w.WriteHeader(http.StatusOK)
 		return nil
@@ -183,12 +183,12 @@ func (s *Service) getPathStatusFlat(w http.ResponseWriter, r *req, c cond.Condit
 			}
 		}
 	}
-	h.Set("x-ms-resource-type", typ)
+	h.Set("X-Ms-Resource-Type", typ)
 	if k := p.EncryptionKeySHA256; k != "" {
 		// As on a hierarchical account (getPathStatus): the key is
 		// named, the metadata written under it is not shown.
-		h.Set("x-ms-server-encrypted", "true")
-		h.Set("x-ms-encryption-key-sha256", k)
+		h.Set("X-Ms-Server-Encrypted", "true")
+		h.Set("X-Ms-Encryption-Key-Sha256", k)
 	} else if v := formatProperties(md); v != "" {
 		h.Set(hProperties, v)
 	}

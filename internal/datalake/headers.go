@@ -26,21 +26,21 @@ func badACL(v string) error {
 // when absent): a malformed permission is 400 InvalidPermission, a
 // malformed ACL 400 InvaldAccessControlList (sic; see azerr).
 func parseACLHeaders(h http.Header) (perm, umask *acl.Mode, a *acl.ACL, err error) {
-	if v := h.Get("x-ms-permissions"); v != "" {
+	if v := h.Get("X-Ms-Permissions"); v != "" {
 		m, err := acl.ParseMode(v)
 		if err != nil {
 			return nil, nil, nil, azerr.New(azerr.InvalidPermission).With("HeaderName", "x-ms-permissions").With("HeaderValue", v)
 		}
 		perm = &m
 	}
-	if v := h.Get("x-ms-umask"); v != "" {
+	if v := h.Get("X-Ms-Umask"); v != "" {
 		m, err := acl.ParseUmask(v)
 		if err != nil {
 			return nil, nil, nil, azerr.InvalidHeader("x-ms-umask", v)
 		}
 		umask = &m
 	}
-	if v := h.Get("x-ms-acl"); v != "" {
+	if v := h.Get("X-Ms-Acl"); v != "" {
 		parsed, err := acl.Parse(v)
 		if err != nil {
 			return nil, nil, nil, badACL(v)
@@ -55,13 +55,13 @@ func parseACLHeaders(h http.Header) (perm, umask *acl.Mode, a *acl.ACL, err erro
 // is base64.
 func parseContentProps(h http.Header) (ns.ContentProps, error) {
 	p := ns.ContentProps{
-		Type:        h.Get("x-ms-content-type"),
-		Encoding:    h.Get("x-ms-content-encoding"),
-		Language:    h.Get("x-ms-content-language"),
-		Disposition: h.Get("x-ms-content-disposition"),
-		CacheCtl:    h.Get("x-ms-cache-control"),
+		Type:        h.Get("X-Ms-Content-Type"),
+		Encoding:    h.Get("X-Ms-Content-Encoding"),
+		Language:    h.Get("X-Ms-Content-Language"),
+		Disposition: h.Get("X-Ms-Content-Disposition"),
+		CacheCtl:    h.Get("X-Ms-Cache-Control"),
 	}
-	if v := h.Get("x-ms-content-md5"); v != "" {
+	if v := h.Get("X-Ms-Content-Md5"); v != "" {
 		md, err := base64.StdEncoding.DecodeString(v)
 		if err != nil {
 			return p, azerr.InvalidHeader("x-ms-content-md5", v)

@@ -118,7 +118,7 @@ func (s *Service) listPaths(w http.ResponseWriter, r *req) error {
 		body.Paths = append(body.Paths, j)
 	}
 	if out.Continuation != "" {
-		w.Header().Set("x-ms-continuation", out.Continuation)
+		w.Header().Set("X-Ms-Continuation", out.Continuation)
 	}
 	return writeJSON(w, http.StatusOK, body)
 }

@@ -19,7 +19,7 @@ func (r *req) pathRef() blob.PathRef {
 // callAs is r's domain call with its caller, whose access the path's
 // ACLs decide (nil for Shared Key and SAS).
 func (r *req) callAs() blob.Call {
-	return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk, RequestID: r.ID, ClientRequestID: r.Header.Get("x-ms-client-request-id")}
+	return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk, RequestID: r.ID, ClientRequestID: r.Header.Get("X-Ms-Client-Request-Id")}
 }
 
 // parsePosition reads the position parameter append and flush require
@@ -89,7 +89,7 @@ func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 	if f := out.Flushed; f != nil {
 		setETag(h, f.ETag, f.LastModified)
 	}
-	h.Set("x-ms-request-server-encrypted", "true")
+	h.Set("X-Ms-Request-Server-Encrypted", "true")
 	setKeySHA(h, r)
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusAccepted)
@@ -150,7 +150,7 @@ func (s *Service) flushData(w http.ResponseWriter, r *req) error {
 	// customer-provided key (Hadoop's ITestCustomerProvidedKey.testFlush,
 	// run against Azure, expects X_MS_REQUEST_SERVER_ENCRYPTED to be
 	// "true" with the key and "false" without).
-	h.Set("x-ms-request-server-encrypted", strconv.FormatBool(r.cpk != nil))
+	h.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(r.cpk != nil))
 	setKeySHA(h, r)
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
@@ -161,7 +161,7 @@ func (s *Service) flushData(w http.ResponseWriter, r *req) error {
 // a customer-provided key, once it succeeded.
 func setKeySHA(h http.Header, r *req) {
 	if r.cpk != nil {
-		h.Set("x-ms-encryption-key-sha256", r.cpk.SHA)
+		h.Set("X-Ms-Encryption-Key-Sha256", r.cpk.SHA)
 	}
 }
 

@@ -52,14 +52,14 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	expiry, hasExpiry, err := parseExpiry(r.Header.Get("x-ms-expiry-option"), r.Header.Get("x-ms-expiry-time"), r.Now)
+	expiry, hasExpiry, err := parseExpiry(r.Header.Get("X-Ms-Expiry-Option"), r.Header.Get("X-Ms-Expiry-Time"), r.Now)
 	if err != nil {
 		return err
 	}
 	if hasExpiry && dir {
 		return azerr.New(azerr.ExpiryNotSupportedForDirectory)
 	}
-	owner, group := r.Header.Get("x-ms-owner"), r.Header.Get("x-ms-group")
+	owner, group := r.Header.Get("X-Ms-Owner"), r.Header.Get("X-Ms-Group")
 	caller := r.caller()
 	if caller != nil && ((owner != "" && owner != caller.User) || (group != "" && !caller.InGroup(group))) {
 		// Naming another owner takes a superuser, another group the
@@ -73,7 +73,7 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
-		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("x-ms-lease-id"), Acquire: acquire, Caller: caller,
+		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("X-Ms-Lease-Id"), Acquire: acquire, Caller: caller,
 		MakeParents: true, Replace: blob.PathOnline, Append: appendBlob, CPK: keySHA(r)}
 	out, err := s.blob.CreatePath(r.Context(), blob.CreatePathInput{Call: r.callAs(), FS: r.fsOf(), Create: in})
 	if err != nil {
@@ -84,7 +84,7 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 	h.Set("Content-Length", "0")
 	// For a directory too (azure-sdk-for-python's recorded
 	// test_directory.py test_rename_from, x-ms-version 2021-08-06).
-	h.Set("x-ms-request-server-encrypted", "true")
+	h.Set("X-Ms-Request-Server-Encrypted", "true")
 	setKeySHA(h, r)
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -112,7 +112,7 @@ func keySHA(r *req) string {
 // Path - Delete of that file answers (blob.RefuseSnapshots), and nothing
 // moves.
 func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
-	srcFS, src, err := parseRenameSource(r.Header.Get("x-ms-rename-source"), r.Account, !r.HostStyle)
+	srcFS, src, err := parseRenameSource(r.Header.Get("X-Ms-Rename-Source"), r.Account, !r.HostStyle)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	in := ns.RenameInput{SourceFilesystem: srcFS, Source: src, Dest: r.path, Mode: mode, SourceCond: sc, Cond: c,
-		SourceLeaseID: r.Header.Get("x-ms-source-lease-id"), LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller()}
+		SourceLeaseID: r.Header.Get("X-Ms-Source-Lease-Id"), LeaseID: r.Header.Get("X-Ms-Lease-Id"), Caller: r.caller()}
 	out, err := s.blob.RenamePath(r.Context(), blob.RenamePathInput{Call: r.callAs(), FS: r.fsOf(), Rename: in})
 	if err != nil {
 		return nsErr(err)

@@ -37,17 +37,17 @@ func (s *Service) deletePath(w http.ResponseWriter, r *req) error {
 	if !s.hier(r.Account) {
 		return s.deletePathFlat(w, r, recursive, c)
 	}
-	in := ns.DeleteInput{Path: r.path, Recursive: recursive, Cond: c, LeaseID: r.Header.Get("x-ms-lease-id"), Caller: r.caller()}
+	in := ns.DeleteInput{Path: r.path, Recursive: recursive, Cond: c, LeaseID: r.Header.Get("X-Ms-Lease-Id"), Caller: r.caller()}
 	out, err := s.blob.DeletePath(r.Context(), blob.DeletePathInput{Call: r.callAs(), FS: r.fsOf(), Delete: in})
 	if err != nil {
 		return nsErr(err)
 	}
 	h := w.Header()
 	if out.DeletionID != "" {
-		h.Set("x-ms-delete-type-permanent", "false")
-		h.Set("x-ms-deletion-id", out.DeletionID)
+		h.Set("X-Ms-Delete-Type-Permanent", "false")
+		h.Set("X-Ms-Deletion-Id", out.DeletionID)
 	} else {
-		h.Set("x-ms-delete-type-permanent", "true")
+		h.Set("X-Ms-Delete-Type-Permanent", "true")
 	}
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)

@@ -34,10 +34,10 @@ func (s *Service) leasePath(w http.ResponseWriter, r *req) error {
 	}
 	h := w.Header()
 	if out.Result.LeaseID != "" {
-		h.Set("x-ms-lease-id", out.Result.LeaseID)
+		h.Set("X-Ms-Lease-Id", out.Result.LeaseID)
 	}
 	if out.Result.LeaseTime != nil {
-		h.Set("x-ms-lease-time", strconv.Itoa(*out.Result.LeaseTime))
+		h.Set("X-Ms-Lease-Time", strconv.Itoa(*out.Result.LeaseTime))
 	}
 	setETag(h, out.ETag, out.LastModified)
 	h.Set("Content-Length", "0")

@@ -43,13 +43,13 @@ func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
 	if n.Dir {
 		typ = "directory"
 	}
-	h.Set("x-ms-resource-type", typ)
-	h.Set("x-ms-owner", owner)
-	h.Set("x-ms-group", group)
-	h.Set("x-ms-permissions", n.Permissions())
+	h.Set("X-Ms-Resource-Type", typ)
+	h.Set("X-Ms-Owner", owner)
+	h.Set("X-Ms-Group", group)
+	h.Set("X-Ms-Permissions", n.Permissions())
 	switch {
 	case r.q.Get("action") == "getAccessControl":
-		h.Set("x-ms-acl", acl.Format(list))
+		h.Set("X-Ms-Acl", acl.Format(list))
 	case n.CPK != "":
 		// getStatus takes no key and names the one the path was
 		// written with (Hadoop's ITestCustomerProvidedKey
@@ -58,10 +58,10 @@ func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
 		// x-ms-server-encrypted: true). It returns "only the system
 		// defined properties" (Path - Get Properties): the metadata,
 		// written under the key, is not shown without it.
-		h.Set("x-ms-server-encrypted", "true")
-		h.Set("x-ms-encryption-key-sha256", n.CPK)
+		h.Set("X-Ms-Server-Encrypted", "true")
+		h.Set("X-Ms-Encryption-Key-Sha256", n.CPK)
 	default:
-		h.Set("x-ms-server-encrypted", "true")
+		h.Set("X-Ms-Server-Encrypted", "true")
 		if v := formatProperties(n.Metadata); v != "" {
 			h.Set(hProperties, v)
 		}

@@ -33,7 +33,7 @@ func (s *Service) authorizeRenameSource(r *req, fs, p string) error {
 	if r.SAS == nil {
 		return nil
 	}
-	_, query, _ := strings.Cut(r.Header.Get("x-ms-rename-source"), "?")
+	_, query, _ := strings.Cut(r.Header.Get("X-Ms-Rename-Source"), "?")
 	// A malformed pair is dropped: without it the signature cannot
 	// match, and a dropped sig is caught below.
 	q, _ := url.ParseQuery(query)

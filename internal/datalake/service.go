@@ -143,7 +143,7 @@ func IsDFS(hr *http.Request) bool {
 		return true
 	}
 	q := hr.URL.Query()
-	if q.Has("resource") || q.Has("action") || hr.Header.Get("x-ms-rename-source") != "" {
+	if q.Has("resource") || q.Has("action") || hr.Header.Get("X-Ms-Rename-Source") != "" {
 		return true
 	}
 	switch hr.Method {

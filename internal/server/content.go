@@ -27,7 +27,7 @@ func ParseDigests(h http.Header) (extent.Digests, error) {
 		}
 		d.MD5Text = v
 	}
-	if v := h.Get("x-ms-content-crc64"); v != "" {
+	if v := h.Get("X-Ms-Content-Crc64"); v != "" {
 		if d.CRC64, err = wire.ParseContentCRC64(v); err != nil {
 			return d, err
 		}
@@ -43,7 +43,7 @@ func SetDigests(h http.Header, d extent.Digests) {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(d.MD5))
 	}
 	if d.CRC64 != nil {
-		h.Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(d.CRC64))
+		h.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(d.CRC64))
 	}
 }
 

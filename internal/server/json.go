@@ -13,7 +13,7 @@ func WriteJSONError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 	for k, v := range e.Headers {
 		h.Set(k, v)
 	}
-	h.Set("x-ms-error-code", e.Code)
+	h.Set("X-Ms-Error-Code", e.Code)
 	if r.Method == http.MethodHead || e.Status == http.StatusNotModified {
 		w.WriteHeader(e.Status)
 		return
@@ -26,7 +26,7 @@ func WriteJSONError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 		Code    string `json:"code"`
 		Message msg    `json:"message"`
 	}
-	body := map[string]inner{"odata.error": {Code: e.Code, Message: msg{Lang: "en-US", Value: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO(h)}}}
+	body := map[string]inner{"odata.error": {Code: e.Code, Message: msg{Lang: "en-US", Value: e.Message + "\nRequestId:" + h.Get("X-Ms-Request-Id") + "\nTime:" + nowISO(h)}}}
 	out, _ := json.Marshal(body)
 	h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
 	w.WriteHeader(e.Status)
@@ -46,7 +46,7 @@ func WriteDFSError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 	for k, v := range e.Headers {
 		h.Set(k, v)
 	}
-	h.Set("x-ms-error-code", e.Code)
+	h.Set("X-Ms-Error-Code", e.Code)
 	if r.Method == http.MethodHead || e.Status == http.StatusNotModified {
 		w.WriteHeader(e.Status)
 		return
@@ -58,7 +58,7 @@ func WriteDFSError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 	}
 	body := struct {
 		Error inner `json:"error"`
-	}{inner{Code: e.Code, Message: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO(h), Detail: dfsDetail(e.Details)}}
+	}{inner{Code: e.Code, Message: e.Message + "\nRequestId:" + h.Get("X-Ms-Request-Id") + "\nTime:" + nowISO(h), Detail: dfsDetail(e.Details)}}
 	out, _ := json.Marshal(body)
 	h.Set("Content-Type", "application/json;charset=utf-8")
 	w.WriteHeader(e.Status)

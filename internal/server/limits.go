@@ -168,9 +168,9 @@ func (c *countedConn) Close() error {
 func (s *Server) busyAnswer(svc Service) []byte {
 	w := &bufferWriter{h: http.Header{}}
 	now := s.cfg.Clock.Now()
-	w.h.Set("x-ms-request-id", newRequestID())
+	w.h.Set("X-Ms-Request-Id", newRequestID())
 	w.h.Set("Date", now.UTC().Format(http.TimeFormat))
-	w.h.Set("x-ms-version", oldestVersion)
+	w.h.Set("X-Ms-Version", oldestVersion)
 	if svc.ServerHeader != "" {
 		w.h.Set("Server", svc.ServerHeader)
 	}

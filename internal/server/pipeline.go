@@ -68,13 +68,13 @@ func (x *exchange) observed(start time.Time) {
 			acct = x.r.Account
 		}
 		rec(Exchange{Start: start, Service: x.svc.Name, Method: x.hr.Method, URL: redactSAS(x.hr.URL), Account: acct, Op: op,
-			Status: x.sw.status(), ErrorCode: x.sw.Header().Get("x-ms-error-code"), RequestID: x.sw.Header().Get("x-ms-request-id"),
+			Status: x.sw.status(), ErrorCode: x.sw.Header().Get("X-Ms-Error-Code"), RequestID: x.sw.Header().Get("X-Ms-Request-Id"),
 			Client: x.hr.RemoteAddr, Duration: d})
 	}
 	if x.debug {
 		x.s.cfg.Logger.Debug("request", "service", x.svc.Name, "method", x.hr.Method, "url", redactSAS(x.hr.URL),
-			"operation", op, "status", x.sw.status(), "error", x.sw.Header().Get("x-ms-error-code"),
-			"request_id", x.sw.Header().Get("x-ms-request-id"), "duration", d)
+			"operation", op, "status", x.sw.status(), "error", x.sw.Header().Get("X-Ms-Error-Code"),
+			"request_id", x.sw.Header().Get("X-Ms-Request-Id"), "duration", d)
 	}
 }
 
@@ -102,13 +102,13 @@ func (x *exchange) stamp() (now time.Time, id string) {
 	now = x.s.cfg.Clock.Now()
 	id = newRequestID()
 	h := x.sw.Header()
-	h.Set("x-ms-request-id", id)
+	h.Set("X-Ms-Request-Id", id)
 	h.Set("Date", now.UTC().Format(http.TimeFormat))
 	if x.svc.ServerHeader != "" {
 		h.Set("Server", x.svc.ServerHeader)
 	}
-	if c := x.hr.Header.Get("x-ms-client-request-id"); c != "" && len(c) <= 1024 {
-		h.Set("x-ms-client-request-id", c)
+	if c := x.hr.Header.Get("X-Ms-Client-Request-Id"); c != "" && len(c) <= 1024 {
+		h.Set("X-Ms-Client-Request-Id", c)
 	}
 	return now, id
 }
@@ -117,12 +117,12 @@ func (x *exchange) stamp() (now time.Time, id string) {
 // the batch's; "" if none) and names on the response the version that
 // processes the request.
 func (x *exchange) version() string {
-	version := x.hr.Header.Get("x-ms-version")
+	version := x.hr.Header.Get("X-Ms-Version")
 	if v, ok := x.hr.Context().Value(batchVersionKey{}).(string); ok && version == "" {
 		version = v // a batch sub-request: the batch's version
 	}
 	if version != "" {
-		x.sw.Header().Set("x-ms-version", version)
+		x.sw.Header().Set("X-Ms-Version", version)
 	} else {
 		// Every response names the version that processed it. A request
 		// without one (an anonymous read of a public blob from a browser)
@@ -130,7 +130,7 @@ func (x *exchange) version() string {
 		// anonymous requests to containers made public with 2009-09-19 or
 		// later (Versioning for the Azure Storage services,
 		// https://learn.microsoft.com/en-us/rest/api/storageservices/versioning-for-the-azure-storage-services).
-		x.sw.Header().Set("x-ms-version", oldestVersion)
+		x.sw.Header().Set("X-Ms-Version", oldestVersion)
 	}
 	return version
 }

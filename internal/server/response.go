@@ -73,12 +73,12 @@ func WriteXMLError(w http.ResponseWriter, r *http.Request, e *azerr.Error) {
 	for k, v := range e.Headers {
 		h.Set(k, v)
 	}
-	h.Set("x-ms-error-code", e.Code)
+	h.Set("X-Ms-Error-Code", e.Code)
 	if r.Method == http.MethodHead || e.Status == http.StatusNotModified {
 		w.WriteHeader(e.Status)
 		return
 	}
-	body := errorXML{Code: e.Code, Message: e.Message + "\nRequestId:" + h.Get("x-ms-request-id") + "\nTime:" + nowISO(h)}
+	body := errorXML{Code: e.Code, Message: e.Message + "\nRequestId:" + h.Get("X-Ms-Request-Id") + "\nTime:" + nowISO(h)}
 	for _, d := range e.Details {
 		body.Details = append(body.Details, detailXML{XMLName: xml.Name{Local: d.Name}, Value: d.Value})
 	}

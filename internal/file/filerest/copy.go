@@ -45,7 +45,7 @@ type copySource struct {
 // file" (Copy File,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file).
 func (s *Service) parseCopySource(r *req) (*copySource, error) {
-	raw := r.Header.Get("x-ms-copy-source")
+	raw := r.Header.Get("X-Ms-Copy-Source")
 	if raw == "" {
 		return nil, azerr.MissingHeader("x-ms-copy-source")
 	}
@@ -144,7 +144,7 @@ func (cs *copySource) account() string {
 // basic OAuth mode (a Blob source's token is checked for the Blob
 // endpoint, a file's for the File endpoint).
 func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) error {
-	if v := r.Header.Get("x-ms-copy-source-authorization"); v != "" {
+	if v := r.Header.Get("X-Ms-Copy-Source-Authorization"); v != "" {
 		svc := auth.File
 		if cs.blob != nil {
 			svc = auth.Blob
@@ -223,8 +223,8 @@ func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
 	}
 	setETag(w, out.Entry)
 	h := w.Header()
-	h.Set("x-ms-copy-id", out.CopyID)
-	h.Set("x-ms-copy-status", "success")
+	h.Set("X-Ms-Copy-Id", out.CopyID)
+	h.Set("X-Ms-Copy-Status", "success")
 	w.WriteHeader(http.StatusAccepted)
 	return nil
 }
@@ -237,7 +237,7 @@ const headerPermCopyMode = "x-ms-file-permission-copy-mode"
 // parseCopySMB reads the SMB headers of Copy File.
 func parseCopySMB(h http.Header) (*file.CopySMB, error) {
 	cp := &file.CopySMB{}
-	switch v := strings.TrimSpace(h.Get("x-ms-file-attributes")); {
+	switch v := strings.TrimSpace(h.Get("X-Ms-File-Attributes")); {
 	case v == "":
 	case strings.EqualFold(v, "source"):
 		cp.AttrsSource = true
@@ -255,7 +255,7 @@ func parseCopySMB(h http.Header) (*file.CopySMB, error) {
 	if cp.IgnoreReadOnly, err = boolHeader(h, "x-ms-file-copy-ignore-readonly"); err != nil {
 		return nil, err
 	}
-	cp.Perm, cp.PermKey = h.Get("x-ms-file-permission"), h.Get("x-ms-file-permission-key")
+	cp.Perm, cp.PermKey = h.Get("X-Ms-File-Permission"), h.Get("X-Ms-File-Permission-Key")
 	if cp.Perm != "" && cp.PermKey != "" {
 		return nil, azerr.Newf(azerr.InvalidHeaderValue, "Only one of x-ms-file-permission and x-ms-file-permission-key may be specified.").With("HeaderName", "x-ms-file-permission")
 	}
@@ -289,7 +289,7 @@ func parseCopySMB(h http.Header) (*file.CopySMB, error) {
 			return nil, azerr.New(azerr.FileInvalidPermission)
 		}
 	}
-	if f := h.Get("x-ms-file-permission-format"); f != "" && !strings.EqualFold(f, "sddl") {
+	if f := h.Get("X-Ms-File-Permission-Format"); f != "" && !strings.EqualFold(f, "sddl") {
 		return nil, azerr.InvalidHeader("x-ms-file-permission-format", f)
 	}
 	for i, name := range copyTimeHeaders {
@@ -329,7 +329,7 @@ func boolHeader(h http.Header, name string) (bool, error) {
 // GUID is 400 InvalidQueryParameterValue, checked before the file (azfile
 // TestFileAbortCopyNoCopyStarted, on a file that does not exist).
 func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
-	switch action := r.Header.Get("x-ms-copy-action"); {
+	switch action := r.Header.Get("X-Ms-Copy-Action"); {
 	case action == "":
 		return azerr.MissingHeader("x-ms-copy-action")
 	case !strings.EqualFold(action, "abort"):
@@ -363,7 +363,7 @@ func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
 // written only if the source range is still what was read, so the CRC64
 // returned is always that of the bytes written.
 func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
-	switch mode := r.Header.Get("x-ms-write"); {
+	switch mode := r.Header.Get("X-Ms-Write"); {
 	case mode == "":
 		return azerr.MissingHeader("x-ms-write")
 	case !strings.EqualFold(mode, "update"):
@@ -404,9 +404,9 @@ func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
 	e := out.Entry
 	h := w.Header()
 	setETag(w, e)
-	h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
-	h.Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(out.CRC64))
-	h.Set("x-ms-request-server-encrypted", "true")
+	h.Set("X-Ms-File-Last-Write-Time", formatTime(e.SMB.LastWrite))
+	h.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(out.CRC64))
+	h.Set("X-Ms-Request-Server-Encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }

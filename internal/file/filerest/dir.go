@@ -47,7 +47,7 @@ func (s *Service) getDirectoryProperties(w http.ResponseWriter, r *req) error {
 	}
 	writeEntryProps(w, out.Entry)
 	h := w.Header()
-	h.Set("x-ms-server-encrypted", "true")
+	h.Set("X-Ms-Server-Encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -85,7 +85,7 @@ func (s *Service) setDirectoryMetadata(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	setETag(w, out.Entry)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil
 }

@@ -39,13 +39,13 @@ func parseProps(h http.Header) (p file.Props, any bool, err error) {
 		}
 	}
 	p = file.Props{
-		ContentType:        h.Get("x-ms-content-type"),
-		ContentEncoding:    h.Get("x-ms-content-encoding"),
-		ContentLanguage:    h.Get("x-ms-content-language"),
-		ContentDisposition: h.Get("x-ms-content-disposition"),
-		CacheControl:       h.Get("x-ms-cache-control"),
+		ContentType:        h.Get("X-Ms-Content-Type"),
+		ContentEncoding:    h.Get("X-Ms-Content-Encoding"),
+		ContentLanguage:    h.Get("X-Ms-Content-Language"),
+		ContentDisposition: h.Get("X-Ms-Content-Disposition"),
+		CacheControl:       h.Get("X-Ms-Cache-Control"),
 	}
-	if v := h.Get("x-ms-content-md5"); v != "" {
+	if v := h.Get("X-Ms-Content-Md5"); v != "" {
 		md, err := wire.ParseContentMD5(v)
 		if err != nil {
 			return p, any, azerr.InvalidHeader("x-ms-content-md5", v)
@@ -85,7 +85,7 @@ func requireEmptyBody(r *req) error {
 }
 
 func (s *Service) createFile(w http.ResponseWriter, r *req) error {
-	if t := r.Header.Get("x-ms-type"); !strings.EqualFold(t, "file") {
+	if t := r.Header.Get("X-Ms-Type"); !strings.EqualFold(t, "file") {
 		if t == "" {
 			return azerr.MissingHeader("x-ms-type")
 		}
@@ -178,22 +178,22 @@ func writeFileHeaders(w http.ResponseWriter, e *file.Entry, now time.Time) {
 		}
 	}
 	h.Set("Accept-Ranges", "bytes")
-	h.Set("x-ms-type", "File")
-	h.Set("x-ms-server-encrypted", "true")
+	h.Set("X-Ms-Type", "File")
+	h.Set("X-Ms-Server-Encrypted", "true")
 	eff := e.Lease.Effective(now)
 	h.Set(lease.HeaderLeaseState, eff.State)
 	h.Set(lease.HeaderLeaseStatus, eff.Status)
 	if eff.Duration != "" {
-		h.Set("x-ms-lease-duration", eff.Duration)
+		h.Set("X-Ms-Lease-Duration", eff.Duration)
 	}
 	if c := e.Copy; c != nil {
-		h.Set("x-ms-copy-id", c.ID)
-		h.Set("x-ms-copy-source", c.Source)
-		h.Set("x-ms-copy-status", c.Status)
-		h.Set("x-ms-copy-progress", c.Progress)
-		h.Set("x-ms-copy-completion-time", c.Completion.UTC().Format(http.TimeFormat))
+		h.Set("X-Ms-Copy-Id", c.ID)
+		h.Set("X-Ms-Copy-Source", c.Source)
+		h.Set("X-Ms-Copy-Status", c.Status)
+		h.Set("X-Ms-Copy-Progress", c.Progress)
+		h.Set("X-Ms-Copy-Completion-Time", c.Completion.UTC().Format(http.TimeFormat))
 		if c.Desc != "" {
-			h.Set("x-ms-copy-status-description", c.Desc)
+			h.Set("X-Ms-Copy-Status-Description", c.Desc)
 		}
 	}
 }
@@ -223,7 +223,7 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 		rng = nil
 	}
 	wantMD5 := false
-	if v := r.Header.Get("x-ms-range-get-content-md5"); v != "" {
+	if v := r.Header.Get("X-Ms-Range-Get-Content-Md5"); v != "" {
 		if wantMD5, err = strconv.ParseBool(v); err != nil {
 			return azerr.InvalidHeader("x-ms-range-get-content-md5", v)
 		}
@@ -253,7 +253,7 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 		status = http.StatusPartialContent
 		h.Set("Content-Range", wire.ContentRange(off, n, e.Size))
 		if e.Props.ContentMD5 != nil {
-			h.Set("x-ms-content-md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
+			h.Set("X-Ms-Content-Md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
 		}
 	} else if e.Props.ContentMD5 != nil {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
@@ -320,7 +320,7 @@ func (s *Service) setFileMetadata(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	setETag(w, out.Entry)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -348,7 +348,7 @@ func parseWriteRange(h http.Header) (off, n int64, err error) {
 // lastWriteMode reads x-ms-file-last-write-time of Put Range: "now"
 // (default) or "preserve".
 func lastWriteMode(h http.Header) (preserve bool, err error) {
-	switch v := h.Get("x-ms-file-last-write-time"); strings.ToLower(v) {
+	switch v := h.Get("X-Ms-File-Last-Write-Time"); strings.ToLower(v) {
 	case "", "now":
 		return false, nil
 	case "preserve":
@@ -369,7 +369,7 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 	}
 	var st *extent.Staged
 	var out file.EntryOutput
-	switch mode := r.Header.Get("x-ms-write"); strings.ToLower(mode) {
+	switch mode := r.Header.Get("X-Ms-Write"); strings.ToLower(mode) {
 	case "update":
 		if r.ContentLength != n {
 			return azerr.Newf(azerr.InvalidHeaderValue, "The range length must equal the Content-Length.").With("HeaderName", "Content-Length").With("HeaderValue", strconv.FormatInt(r.ContentLength, 10))
@@ -418,10 +418,10 @@ func (s *Service) putRange(w http.ResponseWriter, r *req) error {
 	e := out.Entry
 	setETag(w, e)
 	h := w.Header()
-	h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
+	h.Set("X-Ms-File-Last-Write-Time", formatTime(e.SMB.LastWrite))
 	if st != nil {
 		server.SetDigests(h, st.Digests())
-		h.Set("x-ms-request-server-encrypted", "true")
+		h.Set("X-Ms-Request-Server-Encrypted", "true")
 	}
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -465,6 +465,6 @@ func (s *Service) listRanges(w http.ResponseWriter, r *req) error {
 		out.Ranges = append(out.Ranges, fileRangeXML{XMLName: xml.Name{Local: name}, Start: sp.Off, End: sp.End - 1})
 	}
 	setETag(w, e)
-	w.Header().Set("x-ms-content-length", strconv.FormatInt(e.Size, 10))
+	w.Header().Set("X-Ms-Content-Length", strconv.FormatInt(e.Size, 10))
 	return server.WriteXML(w, http.StatusOK, out)
 }

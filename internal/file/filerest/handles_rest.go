@@ -108,7 +108,7 @@ func (s *Service) listHandles(w http.ResponseWriter, r *req) error {
 // last handle of a delete-pending item, deletes the item in the same
 // transaction.
 func (s *Service) forceCloseHandles(w http.ResponseWriter, r *req) error {
-	hid := r.Header.Get("x-ms-handle-id")
+	hid := r.Header.Get("X-Ms-Handle-Id")
 	if hid == "" {
 		return azerr.MissingHeader("x-ms-handle-id")
 	}
@@ -129,10 +129,10 @@ func (s *Service) forceCloseHandles(w http.ResponseWriter, r *req) error {
 	}
 	closed, next := out.Closed, out.NextMarker
 	h := w.Header()
-	h.Set("x-ms-number-of-handles-closed", strconv.Itoa(closed))
-	h.Set("x-ms-number-of-handles-failed", "0")
+	h.Set("X-Ms-Number-Of-Handles-Closed", strconv.Itoa(closed))
+	h.Set("X-Ms-Number-Of-Handles-Failed", "0")
 	if next != "" {
-		h.Set("x-ms-marker", next)
+		h.Set("X-Ms-Marker", next)
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil

@@ -93,7 +93,7 @@ func parseRename(r *req, dir bool) (*renameRequest, error) {
 	if err := requireEmptyBody(r); err != nil {
 		return nil, err
 	}
-	rr := &renameRequest{srcLease: r.Header.Get("x-ms-source-lease-id"), dstLease: r.Header.Get("x-ms-destination-lease-id")}
+	rr := &renameRequest{srcLease: r.Header.Get("X-Ms-Source-Lease-Id"), dstLease: r.Header.Get("X-Ms-Destination-Lease-Id")}
 	var err error
 	if rr.src, rr.srcQuery, err = renameSource(r); err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func parseRename(r *req, dir bool) (*renameRequest, error) {
 	// x-ms-content-type sets the renamed file's type; absent, it is preserved
 	// (Rename File,
 	// https://learn.microsoft.com/en-us/rest/api/storageservices/rename-file).
-	if vs := r.Header.Values("x-ms-content-type"); !dir && len(vs) > 0 {
+	if vs := r.Header.Values("X-Ms-Content-Type"); !dir && len(vs) > 0 {
 		rr.contentType = &vs[0]
 	}
 	return rr, nil

@@ -152,7 +152,7 @@ func (s *Service) prepare(r *req) (*route, error) {
 		}
 	}
 	if r.path != "" {
-		allowDot := strings.EqualFold(r.Header.Get("x-ms-allow-trailing-dot"), "true")
+		allowDot := strings.EqualFold(r.Header.Get("X-Ms-Allow-Trailing-Dot"), "true")
 		if r.comps, err = splitPath(r.path, allowDot); err != nil {
 			return nil, err
 		}
@@ -249,5 +249,5 @@ func splitPath(p string, allowTrailingDot bool) ([]string, error) {
 // sourceAllowsTrailingDot reads x-ms-source-allow-trailing-dot, the
 // trailing-dot rule for the source path of a copy or rename.
 func sourceAllowsTrailingDot(h http.Header) bool {
-	return strings.EqualFold(h.Get("x-ms-source-allow-trailing-dot"), "true")
+	return strings.EqualFold(h.Get("X-Ms-Source-Allow-Trailing-Dot"), "true")
 }

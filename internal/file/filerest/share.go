@@ -55,28 +55,28 @@ type shareOptions struct {
 // and ignored: Cerulean does not throttle (inferred).
 func parseShareOptions(h http.Header, create bool) (shareOptions, error) {
 	var o shareOptions
-	if v := h.Get("x-ms-share-quota"); v != "" {
+	if v := h.Get("X-Ms-Share-Quota"); v != "" {
 		q, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || q < 1 || q > file.MaxQuotaGiB {
 			return o, azerr.InvalidHeader("x-ms-share-quota", v)
 		}
 		o.quota = &q
 	}
-	if v := h.Get("x-ms-access-tier"); v != "" {
+	if v := h.Get("X-Ms-Access-Tier"); v != "" {
 		t, ok := canonical(shareTiers, strings.TrimSpace(v))
 		if !ok {
 			return o, azerr.InvalidHeader("x-ms-access-tier", v)
 		}
 		o.tier = t
 	}
-	if v := h.Get("x-ms-enabled-protocols"); v != "" && create {
+	if v := h.Get("X-Ms-Enabled-Protocols"); v != "" && create {
 		p, ok := canonical([]string{file.ProtoSMB, file.ProtoNFS}, strings.TrimSpace(v))
 		if !ok {
 			return o, azerr.InvalidHeader("x-ms-enabled-protocols", v)
 		}
 		o.protocols = p
 	}
-	if v := h.Get("x-ms-root-squash"); v != "" {
+	if v := h.Get("X-Ms-Root-Squash"); v != "" {
 		sq, ok := canonical(rootSquashes, strings.TrimSpace(v))
 		if !ok {
 			return o, azerr.InvalidHeader("x-ms-root-squash", v)
@@ -126,23 +126,23 @@ func writeShareHeaders(w http.ResponseWriter, sh *file.Share, r *req) {
 	setShareETag(w, sh)
 	h := w.Header()
 	wire.WriteMetadata(h, sh.Meta)
-	h.Set("x-ms-share-quota", strconv.Itoa(sh.Quota))
-	h.Set("x-ms-access-tier", sh.Tier)
+	h.Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
+	h.Set("X-Ms-Access-Tier", sh.Tier)
 	if !sh.TierSince.IsZero() {
-		h.Set("x-ms-access-tier-change-time", wire.FormatHTTPDate(sh.TierSince))
+		h.Set("X-Ms-Access-Tier-Change-Time", wire.FormatHTTPDate(sh.TierSince))
 	}
-	h.Set("x-ms-enabled-protocols", sh.Protocols)
+	h.Set("X-Ms-Enabled-Protocols", sh.Protocols)
 	if sh.Protocols == file.ProtoNFS {
-		h.Set("x-ms-root-squash", sh.Squash)
-		h.Set("x-ms-enable-snapshot-virtual-directory-access", strconv.FormatBool(boolOr(sh.SnapVDir, true)))
+		h.Set("X-Ms-Root-Squash", sh.Squash)
+		h.Set("X-Ms-Enable-Snapshot-Virtual-Directory-Access", strconv.FormatBool(boolOr(sh.SnapVDir, true)))
 	} else {
-		h.Set("x-ms-enable-smb-directory-lease", strconv.FormatBool(boolOr(sh.DirLease, true)))
+		h.Set("X-Ms-Enable-Smb-Directory-Lease", strconv.FormatBool(boolOr(sh.DirLease, true)))
 	}
 	eff := sh.Lease.Effective(r.Now)
 	h.Set(lease.HeaderLeaseStatus, eff.Status)
 	h.Set(lease.HeaderLeaseState, eff.State)
 	if eff.Duration != "" {
-		h.Set("x-ms-lease-duration", eff.Duration)
+		h.Set("X-Ms-Lease-Duration", eff.Duration)
 	}
 }
 
@@ -161,7 +161,7 @@ func (s *Service) createShare(w http.ResponseWriter, r *req) error {
 	}
 	sh := out.Share
 	setShareETag(w, sh)
-	w.Header().Set("x-ms-share-quota", strconv.Itoa(sh.Quota))
+	w.Header().Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -189,7 +189,7 @@ func (s *Service) setShareProperties(w http.ResponseWriter, r *req) error {
 	}
 	sh := out.Share
 	setShareETag(w, sh)
-	w.Header().Set("x-ms-share-quota", strconv.Itoa(sh.Quota))
+	w.Header().Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }

@@ -153,7 +153,7 @@ func (s *Service) createPermission(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("x-ms-file-permission-key", out.Key)
+	w.Header().Set("X-Ms-File-Permission-Key", out.Key)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -163,11 +163,11 @@ func (s *Service) createPermission(w http.ResponseWriter, r *req) error {
 // share does not have is 400 FileInvalidPermissionKey (Azure Files error
 // codes).
 func (s *Service) getPermission(w http.ResponseWriter, r *req) error {
-	key := strings.TrimSpace(r.Header.Get("x-ms-file-permission-key"))
+	key := strings.TrimSpace(r.Header.Get("X-Ms-File-Permission-Key"))
 	if key == "" {
 		return azerr.MissingHeader("x-ms-file-permission-key")
 	}
-	if f := r.Header.Get("x-ms-file-permission-format"); !sddlFormat(f) {
+	if f := r.Header.Get("X-Ms-File-Permission-Format"); !sddlFormat(f) {
 		return azerr.InvalidHeader("x-ms-file-permission-format", f)
 	}
 	got, err := s.f.GetPermission(r.Context(), file.GetPermissionInput{Ref: refOf(r), Key: key})

@@ -17,7 +17,7 @@ import (
 // https://learn.microsoft.com/en-us/rest/api/storageservices/delete-share);
 // the refusal is 412 LeaseIdMissing (inferred).
 func (s *Service) deleteShare(w http.ResponseWriter, r *req) error {
-	mode := strings.TrimSpace(r.Header.Get("x-ms-delete-snapshots"))
+	mode := strings.TrimSpace(r.Header.Get("X-Ms-Delete-Snapshots"))
 	switch strings.ToLower(mode) {
 	case "", "include", "include-leased":
 		mode = strings.ToLower(mode)

@@ -15,8 +15,8 @@ import (
 // 201 Created with the restored share's ETag and Last-Modified. A
 // missing header is 400 MissingRequiredHeader.
 func (s *Service) restoreShare(w http.ResponseWriter, r *req) error {
-	name := strings.TrimSpace(r.Header.Get("x-ms-deleted-share-name"))
-	version := strings.TrimSpace(r.Header.Get("x-ms-deleted-share-version"))
+	name := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Share-Name"))
+	version := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Share-Version"))
 	if name == "" {
 		return azerr.MissingHeader("x-ms-deleted-share-name")
 	}

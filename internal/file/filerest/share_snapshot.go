@@ -20,7 +20,7 @@ func (s *Service) snapshotShare(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	setShareETag(w, out.Share)
-	w.Header().Set("x-ms-snapshot", out.Snapshot)
+	w.Header().Set("X-Ms-Snapshot", out.Snapshot)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }

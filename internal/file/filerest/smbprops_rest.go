@@ -62,15 +62,15 @@ func parseSMB(h http.Header, create bool) (*file.SMBRequest, error) {
 		LastWrite: readFileTime(h, "x-ms-file-last-write-time", timeDef),
 		Changed:   readFileTime(h, "x-ms-file-change-time", "now"),
 	}
-	if v := strings.TrimSpace(h.Get("x-ms-file-attributes")); v != "" && !strings.EqualFold(v, "preserve") {
+	if v := strings.TrimSpace(h.Get("X-Ms-File-Attributes")); v != "" && !strings.EqualFold(v, "preserve") {
 		a, ok := file.ParseAttributes(v)
 		if !ok {
 			return nil, azerr.InvalidHeader("x-ms-file-attributes", v)
 		}
 		sr.Attrs = &a
 	}
-	perm := h.Get("x-ms-file-permission")
-	key := h.Get("x-ms-file-permission-key")
+	perm := h.Get("X-Ms-File-Permission")
+	key := h.Get("X-Ms-File-Permission-Key")
 	switch {
 	case perm != "" && key != "":
 		return nil, azerr.Newf(azerr.InvalidHeaderValue, "Only one of x-ms-file-permission and x-ms-file-permission-key may be specified.").With("HeaderName", "x-ms-file-permission")
@@ -93,7 +93,7 @@ func parseSMB(h http.Header, create bool) (*file.SMBRequest, error) {
 	default:
 		sr.Inherit = create
 	}
-	if f := h.Get("x-ms-file-permission-format"); f != "" && !strings.EqualFold(f, "sddl") {
+	if f := h.Get("X-Ms-File-Permission-Format"); f != "" && !strings.EqualFold(f, "sddl") {
 		return nil, azerr.InvalidHeader("x-ms-file-permission-format", f)
 	}
 	return sr, nil
@@ -102,13 +102,13 @@ func parseSMB(h http.Header, create bool) (*file.SMBRequest, error) {
 // setSMBHeaders writes the SMB properties and IDs of e.
 func setSMBHeaders(w http.ResponseWriter, e *file.Entry) {
 	h := w.Header()
-	h.Set("x-ms-file-attributes", e.SMB.Attrs.String())
-	h.Set("x-ms-file-creation-time", formatTime(e.SMB.Created))
-	h.Set("x-ms-file-last-write-time", formatTime(e.SMB.LastWrite))
-	h.Set("x-ms-file-change-time", formatTime(e.SMB.Changed))
-	h.Set("x-ms-file-permission-key", e.SMB.PermKey)
-	h.Set("x-ms-file-id", file.FormatID(e.ID))
-	h.Set("x-ms-file-parent-id", file.FormatID(e.Parent))
+	h.Set("X-Ms-File-Attributes", e.SMB.Attrs.String())
+	h.Set("X-Ms-File-Creation-Time", formatTime(e.SMB.Created))
+	h.Set("X-Ms-File-Last-Write-Time", formatTime(e.SMB.LastWrite))
+	h.Set("X-Ms-File-Change-Time", formatTime(e.SMB.Changed))
+	h.Set("X-Ms-File-Permission-Key", e.SMB.PermKey)
+	h.Set("X-Ms-File-Id", file.FormatID(e.ID))
+	h.Set("X-Ms-File-Parent-Id", file.FormatID(e.Parent))
 }
 
 // writeEntryWritten answers a write that changed e's SMB properties
@@ -117,7 +117,7 @@ func setSMBHeaders(w http.ResponseWriter, e *file.Entry) {
 func writeEntryWritten(w http.ResponseWriter, e *file.Entry, status int) {
 	setETag(w, e)
 	setSMBHeaders(w, e)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
 	w.WriteHeader(status)
 }
 

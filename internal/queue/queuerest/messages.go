@@ -139,8 +139,8 @@ func (s *Service) updateMessage(w http.ResponseWriter, r *req) error {
 		return err
 	}
 	h := w.Header()
-	h.Set("x-ms-popreceipt", m.PopReceipt.String())
-	h.Set("x-ms-time-next-visible", httpTime(m.TimeNextVisible))
+	h.Set("X-Ms-Popreceipt", m.PopReceipt.String())
+	h.Set("X-Ms-Time-Next-Visible", httpTime(m.TimeNextVisible))
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -59,7 +59,7 @@ func (s *Service) getQueueMetadata(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	wire.WriteMetadata(h, p.Metadata)
 	// The SDK parses the count as an int32.
-	h.Set("x-ms-approximate-messages-count", strconv.FormatInt(min(p.ApproximateMessageCount, math.MaxInt32), 10))
+	h.Set("X-Ms-Approximate-Messages-Count", strconv.FormatInt(min(p.ApproximateMessageCount, math.MaxInt32), 10))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
