@@ -42,11 +42,18 @@ func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
 	if err := kv.Prefetch(tx, ContainerKey(acct, c), BlobKey(acct, c, name, snap)); err != nil {
 		return nil, err
 	}
-	var b blobRec
-	ok, err := kv.GetJSON(tx, BlobKey(acct, c, name, snap), &b)
-	if err != nil || !ok {
+	key := BlobKey(acct, c, name, snap)
+	raw, err := tx.Get(key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
 		return nil, err
 	}
+	var b blobRec
+	if err := kv.DecodeJSON(key, raw, &b); err != nil {
+		return nil, err
+	}
+	b.raw = raw
 	if _, err := tx.Get(ContainerKey(acct, c)); errors.Is(err, kv.ErrNotFound) {
 		return nil, nil
 	} else if err != nil {

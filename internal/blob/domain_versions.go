@@ -99,21 +99,26 @@ func newVersionID(tx kv.Tx, ref BlobRef, t time.Time, cur string) (string, error
 // (giving a blob written before versioning was on an id of its own
 // first). The caller moves or adds the references of its parts. b must
 // be the record read from the base blob's key in tx, unchanged, as every
-// caller has it: while that key still holds it and it has an id and no
-// lease, the version is those stored bytes, copied rather than encoded
-// again (a small blob's record embeds its data, so encoding it is most of
-// what a version costs to write).
+// caller has it: when it has an id and no lease, the version is the
+// stored bytes it was read from (b.raw, or the key read again), copied
+// rather than encoded again (a small blob's record embeds its data, so
+// encoding it is most of what a version costs to write).
 func putVersion(tx kv.Tx, ref BlobRef, b *blobRec) error {
 	if b.VersionID != "" && b.Del == nil && b.Lease == (lease.Lease{}) {
-		raw, err := tx.Get(BlobKey(ref.Account, ref.Container, ref.Blob, ""))
-		if err == nil {
-			// Put copies what it is given before it changes
-			// anything (kv.Tx; kvtest's GetThenPut), so the stored
-			// bytes go in as they are.
-			return tx.Put(versionKey(ref.Account, ref.Container, ref.Blob, b.VersionID), raw)
+		raw := b.raw
+		if raw == nil {
+			var err error
+			raw, err = tx.Get(BlobKey(ref.Account, ref.Container, ref.Blob, ""))
+			if err != nil && !errors.Is(err, kv.ErrNotFound) {
+				return err
+			}
 		}
-		if !errors.Is(err, kv.ErrNotFound) {
-			return err
+		if raw != nil {
+			// Put copies what it is given before it changes
+			// anything, and a value Get returned stays valid to the
+			// end of the transaction (kv.Tx; kvtest's GetThenPut), so
+			// the stored bytes go in as they are.
+			return tx.Put(versionKey(ref.Account, ref.Container, ref.Blob, b.VersionID), raw)
 		}
 	}
 	v := *b

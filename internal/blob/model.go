@@ -175,6 +175,10 @@ type blobRec struct {
 	// prev is set on a previous version as read (findVersion), never
 	// stored.
 	prev bool
+	// raw is the stored record b was decoded from, as the transaction
+	// that read it returned it (findBlob): valid only inside that
+	// transaction (kv.Tx), where putVersion stores it as it is.
+	raw []byte
 }
 
 // uncommitted is a stored uncommitted block.

@@ -52,8 +52,8 @@ type Tx interface {
 	Get(key []byte) ([]byte, error)
 	// Put sets key to value. Empty values are allowed. Put copies key
 	// and value before it changes anything: the caller may reuse them
-	// once it returns, and may pass the value a Get has just returned
-	// (no write between the two).
+	// once it returns, and may pass a value any Get of this transaction
+	// returned, even after later writes (of that key too).
 	Put(key, value []byte) error
 	// Delete removes key; deleting a missing key is not an error.
 	Delete(key []byte) error

@@ -151,6 +151,7 @@ type Options struct {
 // DB is a kv.Store over one bbolt file and its log. It is safe for
 // concurrent use.
 type DB struct {
+	walBuf   []byte // writeRecords' buffer for batches of several records (syncer only)
 	bdb      *bbolt.DB
 	wal      *wal
 	noSync   bool
@@ -629,20 +630,32 @@ func (db *DB) syncLoop() {
 func (db *DB) writeRecords(batch []*syncItem) error {
 	var buf []byte
 	var off int64
+	n := 0
 	for _, x := range batch {
 		if x.rec == nil {
 			continue
 		}
-		if buf == nil {
-			off = x.off
+		if n == 0 {
+			off, buf = x.off, x.rec // one record: written as it is
+		} else {
+			if n == 1 {
+				buf = append(db.walBuf[:0], buf...)
+			}
+			buf = append(buf, x.rec...)
 		}
-		buf = append(buf, x.rec...)
+		n++
 	}
-	if buf == nil {
+	if n == 0 {
 		return nil
+	}
+	if n > 1 && cap(buf) <= maxWALBuf {
+		db.walBuf = buf // reused by the next batch (only the syncer writes)
 	}
 	return db.wal.write(buf, off)
 }
+
+// maxWALBuf bounds the buffer writeRecords keeps for the next batch.
+const maxWALBuf = 1 << 20
 
 // barrier waits until the syncer has handled every group sent so far.
 func (db *DB) barrier() {
@@ -851,7 +864,7 @@ func (db *DB) runGroup() {
 	db.cur = g
 	b := db.wtx.Bucket(bucketName)
 	written := 0
-	touched := map[string]struct{}{}
+	var net netWrites
 	for len(db.pending) > 0 && len(g.members) < db.maxOps && written < db.maxBytes {
 		r := db.pending[0]
 		db.pending[0] = nil
@@ -872,9 +885,7 @@ func (db *DB) runGroup() {
 			return
 		}
 		if r.err == nil {
-			for _, u := range t.undo {
-				touched[string(u.key)] = struct{}{}
-			}
+			net.add(t.undo)
 		}
 		written += t.written
 	}
@@ -883,8 +894,8 @@ func (db *DB) runGroup() {
 	}
 	db.cur = nil
 	it := &syncItem{members: g.members}
-	if len(touched) > 0 {
-		es := netWrites(b, touched)
+	if len(net.es) > 0 {
+		es := net.sorted()
 		db.seq++
 		rec := encodeRecord(db.seq, es)
 		off, fits := db.wal.reserve(len(rec))
@@ -921,22 +932,35 @@ func (db *DB) runGroup() {
 	}
 }
 
-// netWrites returns the current state of the touched keys in b, sorted:
-// a put of the value, or a delete.
-func netWrites(b *bbolt.Bucket, touched map[string]struct{}) []entry {
-	es := make([]entry, 0, len(touched))
-	for k := range touched {
-		key := []byte(k)
-		e := entry{key: key}
-		if v, ok := getExact(b, key); ok {
-			e.val = v
-		} else {
-			e.del = true
-		}
-		es = append(es, e)
+// netWrites collects a group's net writes: the last put value or delete
+// of each key the group's successful fns wrote, taken from their undo
+// logs (which hold the values as given to bbolt), so no key is looked up
+// again.
+type netWrites struct {
+	es  []entry
+	idx map[string]int // key -> index in es
+}
+
+// add records the writes of one fn, in the order it made them.
+func (n *netWrites) add(undo []undoRec) {
+	if n.idx == nil && len(undo) > 0 {
+		n.idx = make(map[string]int, len(undo))
 	}
-	sort.Slice(es, func(i, j int) bool { return bytes.Compare(es[i].key, es[j].key) < 0 })
-	return es
+	for _, u := range undo {
+		e := entry{key: u.key, val: u.nv, del: u.del}
+		if i, ok := n.idx[string(u.key)]; ok {
+			n.es[i] = e
+			continue
+		}
+		n.idx[string(u.key)] = len(n.es)
+		n.es = append(n.es, e)
+	}
+}
+
+// sorted returns the net writes in key order.
+func (n *netWrites) sorted() []entry {
+	sort.Slice(n.es, func(i, j int) bool { return bytes.Compare(n.es[i].key, n.es[j].key) < 0 })
+	return n.es
 }
 
 // runFn runs fn on t. If fn fails or panics, its writes are undone; if that
@@ -974,8 +998,10 @@ func runFn(t *tx, fn func(kv.Tx) error) (err error) {
 
 type undoRec struct {
 	key     []byte
-	val     []byte // previous value (a copy); valid if existed
+	val     []byte // previous value; valid if existed
 	existed bool
+	nv      []byte // the value written (the copy bbolt holds); nil for a delete
+	del     bool   // the write was a delete
 }
 
 // tx implements kv.Tx over a bbolt bucket. In Update, several tx values
@@ -1066,10 +1092,16 @@ func (t *tx) Put(key, value []byte) error {
 	}
 	rec := undoRec{key: bytes.Clone(key)}
 	if old, ok := t.lookup(key); ok {
-		rec.val, rec.existed = bytes.Clone(old), true
+		// Not copied: old is a page of the memory map or a value an
+		// earlier Put copied, and neither changes before the undo log
+		// is dropped (when fn returns; the map is replaced only by a
+		// checkpoint, between groups, and bbolt copies the values its
+		// nodes hold out of the map before it unmaps it).
+		rec.val, rec.existed = old, true
 	}
 	v := make([]byte, len(value)) // bbolt keeps the slice until commit
 	copy(v, value)
+	rec.nv = v
 	t.inBackend = true
 	err := t.b.Put(rec.key, v)
 	t.inBackend = false
@@ -1091,7 +1123,7 @@ func (t *tx) Delete(key []byte) error {
 	if !ok {
 		return nil
 	}
-	rec := undoRec{key: bytes.Clone(key), val: bytes.Clone(old), existed: true}
+	rec := undoRec{key: bytes.Clone(key), val: old, existed: true, del: true} // not copied: see Put
 	t.inBackend = true
 	err := t.b.Delete(rec.key)
 	t.inBackend = false

@@ -266,10 +266,10 @@ func testBuffersCopied(t *testing.T, su *suite) {
 	}
 }
 
-// testGetThenPut: the value a Get has just returned may be Put under
-// another key as it is (kv.Tx.Put copies first), and stays that key's
-// value after the first key is overwritten and deleted, in the same
-// transaction and after it.
+// testGetThenPut: the value a Get returned may be Put under another key
+// as it is (kv.Tx.Put copies first), and stays that key's value after the
+// first key is overwritten and deleted, in the same transaction and after
+// it; it may be Put after other writes of the transaction too.
 func testGetThenPut(t *testing.T, su *suite) {
 	s := su.open(t)
 	a, b := kv.Key("gtp", "a"), kv.Key("gtp", "b")
@@ -292,6 +292,34 @@ func testGetThenPut(t *testing.T, su *suite) {
 		return wantGet(tx, b, string(orig))
 	})
 	view(t, s, func(tx kv.Tx) error { return wantGet(tx, b, string(orig)) })
+
+	// The value stays valid to the end of the transaction, across writes
+	// of the key it came from and of others: Put under c after a was
+	// overwritten and deleted stores what Get returned.
+	c := kv.Key("gtp", "c")
+	update(t, s, func(tx kv.Tx) error { return tx.Put(a, orig) })
+	update(t, s, func(tx kv.Tx) error {
+		raw, err := tx.Get(a)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < 64; i++ { // enough writes to split pages on paged stores
+			if err := tx.Put(kv.Key("gtp", "f", fmt.Sprint(i)), bytes.Repeat([]byte{byte(i)}, 512)); err != nil {
+				return err
+			}
+		}
+		if err := tx.Put(a, bytes.Repeat([]byte("y"), len(orig))); err != nil {
+			return err
+		}
+		if err := tx.Delete(a); err != nil {
+			return err
+		}
+		if err := tx.Put(c, raw); err != nil {
+			return err
+		}
+		return wantGet(tx, c, string(orig))
+	})
+	view(t, s, func(tx kv.Tx) error { return wantGet(tx, c, string(orig)) })
 }
 
 func testEmptyValue(t *testing.T, su *suite) {
