@@ -35,31 +35,63 @@ func loadBlob(tx kv.Tx, ref BlobRef) (*blobRec, error) {
 	return b, nil
 }
 
+// loadBlobWORM is loadBlob that also returns the container-level WORM
+// settings of the blob's container (containerworm.go), taken from the
+// container record findBlob reads anyway.
+func loadBlobWORM(tx kv.Tx, ref BlobRef) (*blobRec, *containerWORM, error) {
+	if ref.VersionID == "" {
+		b, crec, err := findBlobIn(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+		if err != nil {
+			return nil, nil, err
+		}
+		if b != nil {
+			w, err := wormFrom(crec)
+			return b, w, err
+		}
+	}
+	// A version, or nothing: loadBlob finds the one or says what is
+	// missing.
+	b, err := loadBlob(tx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := wormOf(tx, ref.Account, ref.Container)
+	return b, w, err
+}
+
 // findBlob returns the record or nil. A record whose container record
 // is gone belongs to a deleted container still being reclaimed
 // (container_reclaim.go): it is gone too.
 func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
+	b, _, err := findBlobIn(tx, acct, c, name, snap)
+	return b, err
+}
+
+// findBlobIn is findBlob that also returns the container's record as
+// stored when it found the blob (its WORM settings: wormFrom).
+func findBlobIn(tx kv.Tx, acct, c, name, snap string) (*blobRec, []byte, error) {
 	if err := kv.Prefetch(tx, ContainerKey(acct, c), BlobKey(acct, c, name, snap)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	key := BlobKey(acct, c, name, snap)
 	raw, err := tx.Get(key)
 	if errors.Is(err, kv.ErrNotFound) {
-		return nil, nil
+		return nil, nil, nil
 	} else if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var b blobRec
 	if err := kv.DecodeJSON(key, raw, &b); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b.raw = raw
-	if _, err := tx.Get(ContainerKey(acct, c)); errors.Is(err, kv.ErrNotFound) {
-		return nil, nil
+	crec, err := tx.Get(ContainerKey(acct, c))
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, nil, nil
 	} else if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &b, nil
+	return &b, crec, nil
 }
 
 // beginReplace starts a write that creates or replaces the base blob: the
@@ -191,23 +223,27 @@ func (s *Service) dropUncommitted(tx kv.Tx, ref BlobRef, now time.Time) error {
 }
 
 // updateBlob runs a read-modify-write of the base blob with the write
-// rules applied; fn edits the record in place.
-func (s *Service) updateBlob(ctx context.Context, ref BlobRef, a Access, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+// rules applied (op names the container-level WORM rule that applies:
+// containerworm.go); fn edits the record in place.
+func (s *Service) updateBlob(ctx context.Context, ref BlobRef, a Access, op wormOp, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
 	var out *blobRec
 	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
-		out, err = updateBlobTx(tx, ref, a, now, fn)
+		out, err = updateBlobTx(tx, ref, a, op, now, fn)
 		return err
 	})
 	return out, err
 }
 
 // updateBlobTx is updateBlob's transaction body.
-func updateBlobTx(tx kv.Tx, ref BlobRef, a Access, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	b, err := loadBlob(tx, ref)
+func updateBlobTx(tx kv.Tx, ref BlobRef, a Access, op wormOp, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+	b, w, err := loadBlobWORM(tx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if err := a.checkUpdate(b, ref.Container, now); err != nil {
+		return nil, err
+	}
+	if err := w.refuse(b, op, now); err != nil {
 		return nil, err
 	}
 	if err := fn(tx, b); err != nil {

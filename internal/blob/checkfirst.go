@@ -14,11 +14,11 @@ import (
 var errChecked = errors.New("blob: write checked")
 
 // checkUpdateFirst runs the checks of l's update transaction (the blob
-// or path, the write conditions, the lease, then check on the record) in
-// a read-only transaction, before the body is read.
-func (s *Service) checkUpdateFirst(ctx context.Context, l Layout, ref BlobRef, a Access, c ns.Caller, now time.Time, check func(b *blobRec) error) error {
+// or path, the write conditions, the lease, the WORM rule op, then check
+// on the record) in a read-only transaction, before the body is read.
+func (s *Service) checkUpdateFirst(ctx context.Context, l Layout, ref BlobRef, a Access, op wormOp, c ns.Caller, now time.Time, check func(b *blobRec) error) error {
 	err := s.store.View(ctx, func(tx kv.Tx) error {
-		_, err := l.updateTx(tx, ref, a, c, now, func(_ kv.Tx, b *blobRec) error {
+		_, err := l.updateTx(tx, ref, a, op, c, now, func(_ kv.Tx, b *blobRec) error {
 			if err := check(b); err != nil {
 				return err
 			}

@@ -192,7 +192,8 @@ func (w *containerWORM) empty() bool { return w == nil || (w.Policy == nil && !w
 type wormOp int
 
 const (
-	wormWrite     wormOp = iota // a change of an existing blob: overwrite, metadata, properties, pages, snapshot
+	wormNone      wormOp = iota // a write no WORM rule refuses (leases, tags, tier, seal)
+	wormWrite                   // a change of an existing blob: overwrite, metadata, properties, pages, snapshot
 	wormDelete                  // Delete Blob
 	wormAppend                  // Append Block
 	wormAppendAll               // the Data Lake API's append and flush to a file that is no append blob
@@ -200,7 +201,7 @@ const (
 
 // refuse returns the refusal of op on b at now, or nil (see above).
 func (w *containerWORM) refuse(b *blobRec, op wormOp, now time.Time) error {
-	if w.empty() || b == nil {
+	if op == wormNone || w.empty() || b == nil {
 		return nil
 	}
 	if w.holding() {
@@ -245,10 +246,19 @@ var wormTag = []byte(`"w":{`)
 // settings is told by a byte search, without decoding.
 func wormOf(tx kv.Tx, acct, c string) (*containerWORM, error) {
 	raw, err := tx.Get(ContainerKey(acct, c))
-	if err == kv.ErrNotFound || (err == nil && !bytes.Contains(raw, wormTag)) {
+	if err == kv.ErrNotFound {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
+	}
+	return wormFrom(raw)
+}
+
+// wormFrom is wormOf of the container record raw as stored (nil:
+// missing), for a write that has read it already.
+func wormFrom(raw []byte) (*containerWORM, error) {
+	if !bytes.Contains(raw, wormTag) {
+		return nil, nil
 	}
 	var rec struct {
 		W *containerWORM `json:"w"`

@@ -3,6 +3,7 @@ package blob
 import (
 	"bytes"
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -210,5 +211,94 @@ func TestWORMOfRecord(t *testing.T) {
 	}
 	if _, err := s.GetContainerWORM(ctx, ContainerRef{Account: "acct", Container: "nosuch"}); wormCode(t, err) != azerr.ContainerNotFound {
 		t.Fatalf("missing container: %v", err)
+	}
+}
+
+// readCounter counts the bytes read from it.
+type readCounter struct {
+	r io.Reader
+	n int
+}
+
+func (c *readCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestContainerWORMSharedPaths: the writes that change a blob in place
+// (Set Blob Properties and Metadata, Put Page, Append Block, Snapshot
+// Blob, Delete Blob) meet the container's legal hold in the shared
+// update path, from the container record read with the blob; the
+// 100-continue pre-checks of Put Page and Append Block refuse before a
+// byte of the body is read; writes no WORM rule refuses (Seal, tags)
+// pass.
+func TestContainerWORMSharedPaths(t *testing.T) {
+	ctx := context.Background()
+	store, chunks, clk := testenv.Stores(t)
+	s := New(store, chunks, clk, nil)
+	cref := ContainerRef{Account: "acct", Container: "cnt"}
+	if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: cref}); err != nil {
+		t.Fatal(err)
+	}
+	ref := func(name string) BlobRef { return BlobRef{Account: "acct", Container: "cnt", Blob: name} }
+	for _, in := range []PutBlobInput{
+		{Ref: ref("block"), Type: BlockBlob, Body: bytes.NewReader([]byte("abc")), Length: 3},
+		{Ref: ref("page"), Type: PageBlob, Size: 1024},
+		{Ref: ref("append"), Type: AppendBlob},
+	} {
+		if _, err := s.PutBlob(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.SetContainerLegalHold(ctx, cref, []string{"case1"}, false); err != nil {
+		t.Fatal(err)
+	}
+	code := func(err error) string { return wormCode(t, err) }
+	const held = azerr.BlobImmutableDueToLegalHold
+	ct := "text/plain"
+	if _, err := s.SetBlobProperties(ctx, SetBlobPropertiesInput{Ref: ref("block"), HTTPHeaders: &HTTPHeaders{ContentType: ct}}); code(err) != held {
+		t.Fatalf("Set Blob Properties: %v", err)
+	}
+	if _, err := s.SetBlobMetadata(ctx, SetBlobMetadataInput{Ref: ref("block"), Metadata: map[string]string{"k": "v"}}); code(err) != held {
+		t.Fatalf("Set Blob Metadata: %v", err)
+	}
+	if _, err := s.SnapshotBlob(ctx, SnapshotBlobInput{Ref: ref("block")}); code(err) != held {
+		t.Fatalf("Snapshot Blob: %v", err)
+	}
+	if _, err := s.DeleteBlob(ctx, DeleteBlobInput{Ref: ref("block")}); code(err) != held {
+		t.Fatalf("Delete Blob: %v", err)
+	}
+	for _, first := range []bool{true, false} {
+		body := &readCounter{r: bytes.NewReader(make([]byte, 512))}
+		if _, err := s.PutPage(ctx, PutPageInput{Ref: ref("page"), Length: 512, Body: body, CheckFirst: first}); code(err) != held {
+			t.Fatalf("Put Page (check first %v): %v", first, err)
+		}
+		if first && body.n != 0 {
+			t.Fatalf("Put Page's pre-check read %d bytes of the body", body.n)
+		}
+		body = &readCounter{r: bytes.NewReader([]byte("more"))}
+		if _, err := s.AppendBlock(ctx, AppendBlockInput{Ref: ref("append"), Length: 4, Body: body, CheckFirst: first}); code(err) != held {
+			t.Fatalf("Append Block (check first %v): %v", first, err)
+		}
+		if first && body.n != 0 {
+			t.Fatalf("Append Block's pre-check read %d bytes of the body", body.n)
+		}
+	}
+	if _, err := s.SealBlob(ctx, SealBlobInput{Ref: ref("append")}); err != nil {
+		t.Fatalf("Seal Blob under a hold: %v", err)
+	}
+	// The hold cleared, the same writes pass.
+	if _, err := s.ClearContainerLegalHold(ctx, cref, []string{"case1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetBlobMetadata(ctx, SetBlobMetadataInput{Ref: ref("block"), Metadata: map[string]string{"k": "v"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutPage(ctx, PutPageInput{Ref: ref("page"), Length: 512, Body: bytes.NewReader(make([]byte, 512)), CheckFirst: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteBlob(ctx, DeleteBlobInput{Ref: ref("block")}); err != nil {
+		t.Fatal(err)
 	}
 }

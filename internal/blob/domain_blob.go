@@ -420,15 +420,11 @@ func (s *Service) deleteBlobFlat(ctx context.Context, in DeleteBlobInput) (Delet
 		if permanent {
 			return deletePermanently(tx, ref, now, pol, func(b *blobRec) error { return acc.checkConds(b, ref.Container) })
 		}
-		b, err := loadBlob(tx, ref)
+		b, w, err := loadBlobWORM(tx, ref) // w: containerworm.go
 		if err != nil {
 			return err
 		}
 		mark := pol.mark(now)
-		w, err := wormOf(tx, ref.Account, ref.Container) // containerworm.go
-		if err != nil {
-			return err
-		}
 		if ds != DeleteSnapshotsOnly {
 			if err := b.deleteProtected(now); err != nil {
 				return err
@@ -616,12 +612,8 @@ func (s *Service) SetBlobProperties(ctx context.Context, in SetBlobPropertiesInp
 	if in.Size != nil {
 		newSize = *in.Size
 	}
-	ref := in.Ref
-	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobProperties, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobProperties, in.Ref, in.Access.withoutNoneMatchAny(), wormWrite, now, func(tx kv.Tx, b *blobRec) error {
 		if err := notArchived(b); err != nil {
-			return err
-		}
-		if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 			return err
 		}
 		if (newSize >= 0 || seqAction != SequenceNumberKeep) && b.Type != PageBlob {
@@ -694,7 +686,7 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 		return SetBlobMetadataOutput{ETag: n.ETag, LastModified: n.Modified, ServerEncrypted: true}, nil
 	}
 	meta, key, ref, now := in.Metadata, in.CPK, in.Ref, s.now(in.Call)
-	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobMetadata, in.Ref, in.Access.withoutNoneMatchAny(), now, func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlobAs(ctx, in.Call, apiSetBlobMetadata, in.Ref, in.Access.withoutNoneMatchAny(), wormWrite, now, func(tx kv.Tx, b *blobRec) error {
 		if err := checkCPK(b, key); err != nil {
 			return err
 		}
@@ -702,9 +694,6 @@ func (s *Service) SetBlobMetadata(ctx context.Context, in SetBlobMetadataInput) 
 			return err
 		}
 		if err := b.writeProtected(); err != nil {
-			return err
-		}
-		if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 			return err
 		}
 		if err := s.versionOnUpdate(tx, ref, now, b); err != nil {
@@ -805,7 +794,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 	ref, acc, meta, key := in.Ref, in.Access, in.Metadata, in.CPK
 	var out SnapshotBlobOutput
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		b, err := loadBlob(tx, ref)
+		b, w, err := loadBlobWORM(tx, ref)
 		if err != nil {
 			return err
 		}
@@ -823,7 +812,7 @@ func (s *Service) SnapshotBlob(ctx context.Context, in SnapshotBlobInput) (Snaps
 		if err := notArchived(b); err != nil {
 			return err
 		}
-		if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
+		if err := w.refuse(b, wormWrite, now); err != nil { // containerworm.go
 			return err
 		}
 		// Two snapshots in one instant get distinct times, 100 ns apart,

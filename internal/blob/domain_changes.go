@@ -376,10 +376,10 @@ func propertyChanges(a, b HTTPHeaders) map[string]changelog.PropertyChange {
 
 // updateBlobAs is updateBlob for write api of call c: the change is
 // recorded (changing).
-func (s *Service) updateBlobAs(ctx context.Context, c Call, api string, ref BlobRef, a Access, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+func (s *Service) updateBlobAs(ctx context.Context, c Call, api string, ref BlobRef, a Access, op wormOp, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
 	var out *blobRec
 	err := s.store.Update(ctx, s.changing(c, api, ref, func(tx kv.Tx) (err error) {
-		out, err = updateBlobTx(tx, ref, a, now, fn)
+		out, err = updateBlobTx(tx, ref, a, op, now, fn)
 		return err
 	}))
 	return out, err

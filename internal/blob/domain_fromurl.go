@@ -447,11 +447,8 @@ func (s *Service) AppendBlockFromURL(ctx context.Context, in AppendBlockFromURLI
 		if err := checkSourceSize(n, maxAppendBlock); err != nil {
 			return err
 		}
-		b, err = l.updateTx(tx, ref, acc, in.Caller, now, func(tx kv.Tx, b *blobRec) (err error) {
+		b, err = l.updateTx(tx, ref, acc, wormAppend, in.Caller, now, func(tx kv.Tx, b *blobRec) (err error) {
 			if err := checkCPK(b, in.CPK); err != nil {
-				return err
-			}
-			if err := wormRefuse(tx, ref, b, wormAppend, now); err != nil { // containerworm.go
 				return err
 			}
 			offset, err = appendParts(tx, now, b, appendPos, maxSize, n, parts)
@@ -488,11 +485,8 @@ func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (F
 	ref, acc, seq, off, n, key := in.Ref, in.Access, in.Sequence, in.Offset, in.Length, in.CPK
 	var b *blobRec
 	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, _ int64, _ *blobRec) (err error) {
-		b, err = updateBlobTx(tx, ref, acc, now, func(tx kv.Tx, b *blobRec) error {
+		b, err = updateBlobTx(tx, ref, acc, wormWrite, now, func(tx kv.Tx, b *blobRec) error {
 			if err := checkCPK(b, key); err != nil {
-				return err
-			}
-			if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 				return err
 			}
 			return writePages(tx, now, seq, b, off, n, parts)

@@ -87,7 +87,7 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 		}
 		if in.CheckFirst {
 			seq, off, n, key := in.Sequence, in.Offset, in.Length, in.CPK
-			if err := s.checkUpdateFirst(ctx, s.layoutOf(in.Ref.Account), in.Ref, in.Access, in.Caller, now, func(b *blobRec) error {
+			if err := s.checkUpdateFirst(ctx, s.layoutOf(in.Ref.Account), in.Ref, in.Access, wormWrite, in.Caller, now, func(b *blobRec) error {
 				if err := checkCPK(b, key); err != nil {
 					return err
 				}
@@ -116,13 +116,9 @@ func (s *Service) PutPage(ctx context.Context, in PutPageInput) (out PutPageOutp
 	seq, off, n, key := in.Sequence, in.Offset, in.Length, in.CPK
 	// recorded follows the function that records st (updateBlob returns
 	// its error unchanged: extent.Recording).
-	ref := in.Ref
-	b, err := s.updateBlob(ctx, in.Ref, in.Access, now, func(tx kv.Tx, b *blobRec) error {
+	b, err := s.updateBlob(ctx, in.Ref, in.Access, wormWrite, now, func(tx kv.Tx, b *blobRec) error {
 		return extent.Recording(&recorded, func(tx kv.Tx) error {
 			if err := checkCPK(b, key); err != nil {
-				return err
-			}
-			if err := wormRefuse(tx, ref, b, wormWrite, now); err != nil { // containerworm.go
 				return err
 			}
 			var parts []extent.Part
@@ -279,7 +275,7 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 	}
 	if in.CheckFirst {
 		appendPos, maxSize, key, n := optional(in.AppendPosition), optional(in.MaxSize), in.CPK, max(in.Length, 0)
-		if err := s.checkUpdateFirst(ctx, l, in.Ref, in.Access, in.Caller, now, func(b *blobRec) error {
+		if err := s.checkUpdateFirst(ctx, l, in.Ref, in.Access, wormAppend, in.Caller, now, func(b *blobRec) error {
 			if err := checkCPK(b, key); err != nil {
 				return err
 			}
@@ -305,13 +301,9 @@ func (s *Service) AppendBlock(ctx context.Context, in AppendBlockInput) (out App
 	var offset int64
 	// recorded follows the function that records st (l.update returns
 	// its error unchanged: extent.Recording).
-	ref := in.Ref
-	b, err := l.update(ctx, in.Ref, in.Access, in.Caller, now, func(tx kv.Tx, b *blobRec) error {
+	b, err := l.update(ctx, in.Ref, in.Access, wormAppend, in.Caller, now, func(tx kv.Tx, b *blobRec) error {
 		return extent.Recording(&recorded, func(tx kv.Tx) (err error) {
 			if err := checkCPK(b, key); err != nil {
-				return err
-			}
-			if err := wormRefuse(tx, ref, b, wormAppend, now); err != nil { // containerworm.go
 				return err
 			}
 			if err := st.Write(tx); err != nil {
@@ -360,7 +352,7 @@ type SealBlobOutput struct {
 // blob.
 func (s *Service) SealBlob(ctx context.Context, in SealBlobInput) (SealBlobOutput, error) {
 	appendPos := optional(in.AppendPosition)
-	b, err := s.layoutOf(in.Ref.Account).update(ctx, in.Ref, in.Access.withoutNoneMatchAny(), in.Caller, s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
+	b, err := s.layoutOf(in.Ref.Account).update(ctx, in.Ref, in.Access.withoutNoneMatchAny(), wormNone, in.Caller, s.now(in.Call), func(tx kv.Tx, b *blobRec) error {
 		if b.Type != AppendBlob {
 			return azerr.New(azerr.InvalidBlobType)
 		}

@@ -127,8 +127,9 @@ func (s *Service) putAppendPath(ctx context.Context, hns *ns.Namespace, in PutBl
 // lease), and what it changed is stored: the content record, and the
 // node's size, append state, new ETag and time (ns.Set), in tx. A bearer
 // caller needs write permission on the file.
-func (s *Service) updatePathTx(tx kv.Tx, hns *ns.Namespace, ref BlobRef, a Access, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+func (s *Service) updatePathTx(tx kv.Tx, hns *ns.Namespace, ref BlobRef, a Access, op wormOp, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+	cont, err := loadContainer(tx, ref.Account, ref.Container)
+	if err != nil {
 		return nil, err
 	}
 	node, err := hns.LookupFor(tx, blobFS(ref), ref.Blob, c, acl.Write)
@@ -147,6 +148,9 @@ func (s *Service) updatePathTx(tx kv.Tx, hns *ns.Namespace, ref BlobRef, a Acces
 		b.Parts = fc.Parts
 	}
 	if err := a.checkUpdate(b, ref.Container, now); err != nil {
+		return nil, err
+	}
+	if err := cont.WORM.refusePath(node, op, now); err != nil { // hns_worm.go
 		return nil, err
 	}
 	if err := fn(tx, b); err != nil {
@@ -177,10 +181,10 @@ func (s *Service) updatePathTx(tx kv.Tx, hns *ns.Namespace, ref BlobRef, a Acces
 }
 
 // updatePath is updatePathTx in a transaction of its own.
-func (s *Service) updatePath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a Access, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+func (s *Service) updatePath(ctx context.Context, hns *ns.Namespace, ref BlobRef, a Access, op wormOp, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
 	var out *blobRec
 	err := s.store.Update(ctx, func(tx kv.Tx) (err error) {
-		out, err = s.updatePathTx(tx, hns, ref, a, c, now, fn)
+		out, err = s.updatePathTx(tx, hns, ref, a, op, c, now, fn)
 		return err
 	})
 	return out, err

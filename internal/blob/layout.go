@@ -30,11 +30,12 @@ type Layout interface {
 	// replace is Put Block List's commit: the blob or file replaced by
 	// the named blocks.
 	replace(ctx context.Context, in PutBlockListInput) (PutBlockListOutput, error)
-	// update reads the blob or file ref, checks the write rules, lets fn
-	// change it and writes it back, in a transaction of its own;
-	// updateTx does the same in tx.
-	update(ctx context.Context, ref BlobRef, a Access, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error)
-	updateTx(tx kv.Tx, ref BlobRef, a Access, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error)
+	// update reads the blob or file ref, checks the write rules (the
+	// conditions, the lease, and the container-level WORM rule op,
+	// containerworm.go), lets fn change it and writes it back, in a
+	// transaction of its own; updateTx does the same in tx.
+	update(ctx context.Context, ref BlobRef, a Access, op wormOp, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error)
+	updateTx(tx kv.Tx, ref BlobRef, a Access, op wormOp, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error)
 	// delete is Delete Blob.
 	delete(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error)
 	// checkReplace applies replace's write rules before the block list
@@ -111,12 +112,12 @@ func (l *flatLayout) replace(ctx context.Context, in PutBlockListInput) (PutBloc
 	return l.s.putBlockListFlat(ctx, in)
 }
 
-func (l *flatLayout) update(ctx context.Context, ref BlobRef, a Access, _ ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	return l.s.updateBlob(ctx, ref, a, now, fn)
+func (l *flatLayout) update(ctx context.Context, ref BlobRef, a Access, op wormOp, _ ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+	return l.s.updateBlob(ctx, ref, a, op, now, fn)
 }
 
-func (l *flatLayout) updateTx(tx kv.Tx, ref BlobRef, a Access, _ ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	return updateBlobTx(tx, ref, a, now, fn)
+func (l *flatLayout) updateTx(tx kv.Tx, ref BlobRef, a Access, op wormOp, _ ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+	return updateBlobTx(tx, ref, a, op, now, fn)
 }
 
 func (l *flatLayout) delete(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
@@ -155,12 +156,12 @@ func (l *hierLayout) replace(ctx context.Context, in PutBlockListInput) (PutBloc
 	return l.s.putBlockListPath(ctx, l.ns, in)
 }
 
-func (l *hierLayout) update(ctx context.Context, ref BlobRef, a Access, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	return l.s.updatePath(ctx, l.ns, ref, a, c, now, fn)
+func (l *hierLayout) update(ctx context.Context, ref BlobRef, a Access, op wormOp, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+	return l.s.updatePath(ctx, l.ns, ref, a, op, c, now, fn)
 }
 
-func (l *hierLayout) updateTx(tx kv.Tx, ref BlobRef, a Access, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
-	return l.s.updatePathTx(tx, l.ns, ref, a, c, now, fn)
+func (l *hierLayout) updateTx(tx kv.Tx, ref BlobRef, a Access, op wormOp, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error) {
+	return l.s.updatePathTx(tx, l.ns, ref, a, op, c, now, fn)
 }
 
 func (l *hierLayout) delete(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error) {
