@@ -101,6 +101,13 @@ func findBlobIn(tx kv.Tx, acct, c, name, snap string) (*blobRec, []byte, error) 
 // Write permission): an existing blob is then 403
 // AuthorizationPermissionMismatch.
 func beginReplace(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Time) (*blobRec, error) {
+	old, _, err := beginReplaceIn(tx, ref, a, createOnly, now)
+	return old, err
+}
+
+// beginReplaceIn is beginReplace that also returns the container record
+// it read.
+func beginReplaceIn(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Time) (*blobRec, *container, error) {
 	// The replace reads these independent keys (beforeOverwrite reads the
 	// soft-deleted base or the retention policy) and, in both callers, the
 	// blob's uncommitted blocks (Put Blob discards them, Put Block List
@@ -108,32 +115,32 @@ func beginReplace(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Tim
 	// remote.
 	if err := kv.Prefetch(tx, ContainerKey(ref.Account, ref.Container), BlobKey(ref.Account, ref.Container, ref.Blob, ""),
 		deletedKey(ref.Account, ref.Container, ref.Blob, ""), servicePropsKey(ref.Account)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	blocks := blocksPrefix(ref.Account, ref.Container, ref.Blob)
 	if err := kv.PrefetchRanges(tx, 0, kv.Range{Start: blocks, End: kv.PrefixEnd(blocks)}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := loadContainer(tx, ref.Account, ref.Container)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	old, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if old != nil && createOnly {
-		return nil, azerr.New(azerr.AuthorizationPermissionMismatch)
+		return nil, nil, azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	if err := a.checkWrite(old, ref.Container, now); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Overwriting a blob under a container-level WORM policy or legal
 	// hold (containerworm.go).
 	if err := c.WORM.refuse(old, wormWrite, now); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return old, notArchived(old)
+	return old, c, notArchived(old)
 }
 
 // replaces stamps b as the new version of old (nil: a new blob): a new
@@ -167,7 +174,7 @@ func (s *Service) replaceBlob(tx kv.Tx, ref BlobRef, a Access, createOnly bool, 
 // replaceBlobIf is replaceBlob with a further check of the blob replaced
 // (nil: none), after the write rules.
 func (s *Service) replaceBlobIf(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.Time, rec *blobRec, check func(old *blobRec) error) (*blobRec, error) {
-	old, err := beginReplace(tx, ref, a, createOnly, now)
+	old, c, err := beginReplaceIn(tx, ref, a, createOnly, now)
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +185,9 @@ func (s *Service) replaceBlobIf(tx kv.Tx, ref BlobRef, a Access, createOnly bool
 	}
 	nb := *rec
 	nb.replaces(old, now)
+	if nb.Imm == nil && s.immutabilityOn(ref.Account) {
+		nb.Imm = c.WORM.defaultPolicy(now) // containerworm.go
+	}
 	oldParts, err := s.beforeOverwrite(tx, ref, now, old, &nb)
 	if err != nil {
 		return nil, err

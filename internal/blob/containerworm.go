@@ -164,6 +164,11 @@ type wormPolicy struct {
 	ETag            string       `json:"e"`
 	Extensions      int          `json:"x,omitempty"`
 	History         []WORMUpdate `json:"hi,omitempty"`
+	// Version marks a default version-level policy: one set on a
+	// container with version-level immutability support, whose scope
+	// is the versions written into it rather than the container (see
+	// defaultPolicy).
+	Version bool `json:"v,omitempty"`
 }
 
 // wormHold is a container's legal hold.
@@ -204,16 +209,50 @@ func (w *containerWORM) refuse(b *blobRec, op wormOp, now time.Time) error {
 	if op == wormNone || w.empty() || b == nil {
 		return nil
 	}
+	pol := w.containerPolicy()
 	if w.holding() {
-		if (op == wormAppend || op == wormAppendAll) && w.Hold.AppendWritesAll && w.Policy.allows(b, op, now) {
+		if (op == wormAppend || op == wormAppendAll) && w.Hold.AppendWritesAll && pol.allows(b, op, now) {
 			return nil
 		}
 		return azerr.New(azerr.BlobImmutableDueToLegalHold)
 	}
-	if w.Policy.allows(b, op, now) {
+	if pol.allows(b, op, now) {
 		return nil
 	}
 	return azerr.New(azerr.BlobImmutableDueToPolicy)
+}
+
+// containerPolicy is w's policy when its scope is the container (nil:
+// none, or a default version-level policy, which protects versions
+// through their own policies instead).
+func (w *containerWORM) containerPolicy() *wormPolicy {
+	if w == nil || w.Policy == nil || w.Policy.Version {
+		return nil
+	}
+	return w.Policy
+}
+
+// defaultPolicy is the version-level policy a version written at now
+// into a container with a default version-level policy inherits (nil:
+// none): its period from now, Locked when the default is locked,
+// Unlocked otherwise. "If a default policy is in effect for the storage
+// account or container, then when an overwrite operation creates a
+// previous version, the new current version inherits the default
+// policy"; "If the default time-based retention policy for the account
+// or container is locked, then the current version of a blob that
+// inherits the default policy will also have a locked policy"
+// (https://learn.microsoft.com/azure/storage/blobs/immutable-version-level-worm-policies).
+// A write that sets a policy of its own overrides it; a default changed
+// later leaves the versions' policies as they are.
+func (w *containerWORM) defaultPolicy(now time.Time) *immPolicy {
+	if w == nil || w.Policy == nil || !w.Policy.Version {
+		return nil
+	}
+	mode := PolicyUnlocked
+	if w.Policy.State == WORMLocked {
+		mode = PolicyLocked
+	}
+	return &immPolicy{Until: now.Add(time.Duration(w.Policy.Days) * 24 * time.Hour), Mode: mode}
 }
 
 // allows reports whether the policy p (nil: none) allows op on b at now.
@@ -527,8 +566,19 @@ func (s *Service) GetContainerWORM(ctx context.Context, ref ContainerRef) (WORMS
 // If-Match header, "" when absent).
 func (s *Service) PutContainerPolicy(ctx context.Context, c Call, ref ContainerRef, in WORMPolicyInput, ifMatch string) (WORMState, error) {
 	now := s.now(c)
+	// On a container with version-level immutability support the
+	// policy is the default for the versions written into it, decided
+	// when it is created ("After a container is enabled for
+	// version-level immutability, you can specify a default
+	// version-level time-based retention policy for the container",
+	// immutable-policy-configure-version-scope).
+	version := s.immutabilityOn(ref.Account)
 	return s.editWORM(ctx, ref, func(w *containerWORM) (err error) {
+		created := w.Policy == nil
 		w.Policy, err = putPolicy(w.Policy, in, ifMatch, now)
+		if err == nil && created {
+			w.Policy.Version = version
+		}
 		return err
 	})
 }
@@ -633,8 +683,15 @@ func (s *Service) containerDeleteRefusal(tx kv.Tx, ref ContainerRef, w *containe
 	if err != nil {
 		return err
 	}
+	pol := w.containerPolicy()
 	switch {
-	case w.Policy.State == WORMLocked && (held || !controlPlane):
+	case pol == nil:
+		// A default version-level policy: the container goes once it
+		// is empty ("Once an account or container is enabled for an
+		// immutable policy, it can't be deleted until it's empty",
+		// immutable-version-level-worm-policies; the emptiness rule
+		// is the version-level one, immutability.go).
+	case pol.State == WORMLocked && (held || !controlPlane):
 		return azerr.New(azerr.ContainerImmutabilityPolicyLocked)
 	case held:
 		return azerr.New(azerr.BlobImmutableDueToPolicy)

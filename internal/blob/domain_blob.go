@@ -947,15 +947,15 @@ type PutBlockListOutput struct {
 
 // blockListTarget is Put Block List's write rules on a flat account
 // (beginReplace) and the blob it replaces, if any, a block blob.
-func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now time.Time) (*blobRec, error) {
-	old, err := beginReplace(tx, ref, acc, createOnly, now)
+func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now time.Time) (*blobRec, *container, error) {
+	old, c, err := beginReplaceIn(tx, ref, acc, createOnly, now)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if old != nil && old.Type != BlockBlob {
-		return nil, azerr.New(azerr.InvalidBlobType)
+		return nil, nil, azerr.New(azerr.InvalidBlobType)
 	}
-	return old, nil
+	return old, c, nil
 }
 
 // CheckPutBlockList applies Put Block List's write rules before its
@@ -971,7 +971,7 @@ func (s *Service) CheckPutBlockList(ctx context.Context, in PutBlockListInput) e
 func (s *Service) checkPutBlockListFlat(ctx context.Context, in PutBlockListInput) error {
 	now := s.now(in.Call)
 	return s.store.View(ctx, func(tx kv.Tx) error {
-		_, err := blockListTarget(tx, in.Ref, in.Access, in.CreateOnly, now)
+		_, _, err := blockListTarget(tx, in.Ref, in.Access, in.CreateOnly, now)
 		return err
 	})
 }
@@ -1001,7 +1001,7 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 		return PutBlockListOutput{}, err
 	}
 	err = s.store.Update(ctx, s.changing(in.Call, apiPutBlockList, ref, func(tx kv.Tx) error {
-		old, err := blockListTarget(tx, ref, acc, createOnly, now)
+		old, cont, err := blockListTarget(tx, ref, acc, createOnly, now)
 		if err != nil {
 			return err
 		}
@@ -1016,6 +1016,9 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 		}
 		nb := newb.record(BlockBlob)
 		nb.Imm, nb.Hold = imm, hold
+		if nb.Imm == nil && s.immutabilityOn(ref.Account) {
+			nb.Imm = cont.WORM.defaultPolicy(now) // containerworm.go
+		}
 		nb.HasBlockList = true
 		nb.CPK = sha
 		nb.replaces(old, now)

@@ -138,7 +138,11 @@ func (h *wormHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				p := policyJSON(st.Policy)
 				pol = &p
 			}
-			writeWORMJSON(w, http.StatusOK, "", map[string]any{"immutabilityPolicy": pol, "legalHold": holdJSON(st.Hold)})
+			// immutableStorageWithVersioning as ARM's container
+			// properties show it: with it enabled the policy is the
+			// default version-level policy of the container's blobs.
+			writeWORMJSON(w, http.StatusOK, "", map[string]any{"immutabilityPolicy": pol, "legalHold": holdJSON(st.Hold),
+				"immutableStorageWithVersioning": map[string]bool{"enabled": h.svc.ImmutabilityOn(account)}})
 			return
 		}
 	case op == "" && r.Method == http.MethodDelete:
