@@ -133,6 +133,7 @@ type serveFlagSet struct {
 	changeFeed                                                                       *bool
 	shareSoftDelete                                                                  *int
 	containerSoftDelete                                                              *int
+	immutabilityPolicy                                                               *string
 	changeFeedRetention                                                              *int
 	eventSubs                                                                        *string
 	eventWebhooks                                                                    *repeated
@@ -173,6 +174,7 @@ func serveFlags(stderr io.Writer) *serveFlagSet {
 	f.hns = fs.Bool("hierarchical-namespace", env("hierarchical-namespace", "") == "true" || env("hierarchical-namespace", "") == "1", "give every account a hierarchical namespace (Data Lake Storage Gen2); an account listed as name:key1[:key2]:hns in --accounts gets one alone (env CERULEAN_HIERARCHICAL_NAMESPACE)")
 	f.versioning = fs.Bool("blob-versioning", env("blob-versioning", "") == "true" || env("blob-versioning", "") == "1", "keep every previous state of a blob as a version (Azure's blob versioning) on every account; an account listed as name:key1[:key2]:versioning in --accounts gets it alone; not with a hierarchical namespace (env CERULEAN_BLOB_VERSIONING)")
 	f.immutability = fs.Bool("blob-immutability", env("blob-immutability", "") == "true" || env("blob-immutability", "") == "1", "give every container of the accounts with blob versioning version-level immutability support: immutability policies and legal holds on blob versions (Set Blob Immutability Policy, Set Blob Legal Hold); such a container is deleted only when empty (env CERULEAN_BLOB_IMMUTABILITY)")
+	f.immutabilityPolicy = fs.String("blob-immutability-policy", env("blob-immutability-policy", ""), "DAYS[:locked]: the default version-level retention policy of the accounts with version-level immutability support, which every version written without a policy of its own (and without a container default) gets, from its write; Unlocked unless :locked (Azure's account-level immutability policy) (env CERULEAN_BLOB_IMMUTABILITY_POLICY)")
 	f.tlsCert = fs.String("tls-cert", env("tls-cert", ""), "PEM certificate (chain) file: serve Blob, Queue, Table and File over HTTPS; needs --tls-key (env CERULEAN_TLS_CERT)")
 	f.tlsKey = fs.String("tls-key", env("tls-key", ""), "PEM private key file of --tls-cert (env CERULEAN_TLS_KEY)")
 	f.oauth = fs.String("oauth", env("oauth", ""), "basic: accept Entra ID bearer tokens without verifying their signature (development only; needs --tls-cert) (env CERULEAN_OAUTH)")
@@ -329,6 +331,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	cfg.BlobVersioning = *f.versioning
 	cfg.BlobImmutability = *f.immutability
 	cfg.ImmutabilityAccounts = app.ImmutabilityAccounts(*accounts)
+	if cfg.ImmutabilityPolicy, err = app.ParseImmutabilityPolicy(*f.immutabilityPolicy); err != nil {
+		return usageErr(fmt.Errorf("--blob-immutability-policy: %w", err))
+	}
 	cfg.VersioningAccounts = app.VersioningAccounts(*accounts)
 	if d := *f.shareSoftDelete; d < 0 || d > 365 {
 		return usageErr(fmt.Errorf("--share-soft-delete %d: want 0 (off) to 365 days", d))

@@ -103,6 +103,10 @@ type Config struct {
 	// ImmutabilityAccounts: the accounts marked :immutability in
 	// --accounts (immutability.go).
 	ImmutabilityAccounts []string
+	// ImmutabilityPolicy is the default version-level policy of the
+	// accounts with version-level immutability support (nil: none;
+	// immutability.go).
+	ImmutabilityPolicy *blob.DefaultPolicy
 	// ShareSoftDelete is the File service's share delete retention in
 	// days for every account (0: off; an account's File Service
 	// Properties may enable their own). internal/file/domain_softdelete.go.
@@ -384,6 +388,9 @@ func Start(cfg Config) (*App, error) {
 	a.Blob.SetVersioning(cfg.versioning())
 	a.Blob.SetContainerSoftDelete(func(string) int { return cfg.ContainerSoftDelete })
 	a.Blob.SetImmutability(cfg.immutability())
+	if p := cfg.ImmutabilityPolicy; p != nil {
+		a.Blob.SetImmutabilityDefault(func(string) *blob.DefaultPolicy { return p })
+	}
 	if err := a.setupEvents(subs); err != nil {
 		store.Close()
 		return nil, err

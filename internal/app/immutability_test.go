@@ -3,6 +3,8 @@ package app
 import (
 	"strings"
 	"testing"
+
+	"github.com/cerulean-storage/cerulean/internal/blob"
 )
 
 // TestImmutabilityAccounts: ":immutability" marks an account among the
@@ -36,5 +38,35 @@ func TestImmutabilityAccounts(t *testing.T) {
 	cfg.ImmutabilityAccounts = []string{"a4"}
 	if _, err := Start(cfg); err == nil || !strings.Contains(err.Error(), "a4") {
 		t.Fatalf("Start with :immutability and no versioning: %v", err)
+	}
+}
+
+// TestParseImmutabilityPolicy: --blob-immutability-policy's DAYS[:locked]
+// within Azure's 1 to 146000 days, and its need of version-level
+// immutability support.
+func TestParseImmutabilityPolicy(t *testing.T) {
+	for in, want := range map[string]*blob.DefaultPolicy{
+		"":                nil,
+		"7":               {Days: 7},
+		"30:locked":       {Days: 30, Locked: true},
+		"146000:Unlocked": {Days: 146000},
+	} {
+		got, err := ParseImmutabilityPolicy(in)
+		if err != nil || (got == nil) != (want == nil) || (got != nil && *got != *want) {
+			t.Fatalf("%q: %+v %v, want %+v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"0", "146001", "x", "7:frozen", "-1", ":locked"} {
+		if _, err := ParseImmutabilityPolicy(bad); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+	cfg := Config{ImmutabilityPolicy: &blob.DefaultPolicy{Days: 1}}
+	if err := cfg.checkImmutability(); err == nil {
+		t.Fatal("a default policy without version-level immutability support accepted")
+	}
+	cfg.BlobImmutability = true
+	if err := cfg.checkImmutability(); err != nil {
+		t.Fatal(err)
 	}
 }

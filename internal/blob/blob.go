@@ -185,8 +185,8 @@ func (s *Service) replaceBlobIf(tx kv.Tx, ref BlobRef, a Access, createOnly bool
 	}
 	nb := *rec
 	nb.replaces(old, now)
-	if nb.Imm == nil && s.immutabilityOn(ref.Account) {
-		nb.Imm = c.WORM.defaultPolicy(now) // containerworm.go
+	if nb.Imm == nil {
+		nb.Imm = s.inheritedPolicy(ref.Account, c, now) // immutability.go
 	}
 	oldParts, err := s.beforeOverwrite(tx, ref, now, old, &nb)
 	if err != nil {

@@ -1016,8 +1016,8 @@ func (s *Service) putBlockListFlat(ctx context.Context, in PutBlockListInput) (P
 		}
 		nb := newb.record(BlockBlob)
 		nb.Imm, nb.Hold = imm, hold
-		if nb.Imm == nil && s.immutabilityOn(ref.Account) {
-			nb.Imm = cont.WORM.defaultPolicy(now) // containerworm.go
+		if nb.Imm == nil {
+			nb.Imm = s.inheritedPolicy(ref.Account, cont, now) // immutability.go
 		}
 		nb.HasBlockList = true
 		nb.CPK = sha

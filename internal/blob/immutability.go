@@ -133,6 +133,51 @@ func (b *blobRec) writeProtected() error {
 // have it (immutabilityOn).
 func (s *Service) SetImmutability(on func(account string) bool) { s.immutability = on }
 
+// DefaultPolicy is an account's default version-level time-based
+// retention policy (ARM's AccountImmutabilityPolicyProperties): Days from
+// each version's write, Locked or Unlocked.
+type DefaultPolicy struct {
+	Days   int
+	Locked bool
+}
+
+// SetImmutabilityDefault gives the accounts with version-level
+// immutability support their default policy (nil, or nil from it:
+// none). "The object-level immutability policy has higher precedence
+// than the container-level immutability policy, which has a higher
+// precedence than the account-level immutability policy" (ARM's
+// ImmutableStorageAccount.immutabilityPolicy).
+func (s *Service) SetImmutabilityDefault(p func(account string) *DefaultPolicy) {
+	s.immutabilityDefault = p
+}
+
+// inheritedPolicy is the policy a version written at now into c gets
+// when the write sets none of its own: the container's default
+// version-level policy, else the account's (nil: none; see
+// containerWORM.defaultPolicy).
+func (s *Service) inheritedPolicy(acct string, c *container, now time.Time) *immPolicy {
+	if !s.immutabilityOn(acct) {
+		return nil
+	}
+	if c != nil {
+		if p := c.WORM.defaultPolicy(now); p != nil {
+			return p
+		}
+	}
+	if s.immutabilityDefault == nil {
+		return nil
+	}
+	d := s.immutabilityDefault(acct)
+	if d == nil || d.Days <= 0 {
+		return nil
+	}
+	mode := PolicyUnlocked
+	if d.Locked {
+		mode = PolicyLocked
+	}
+	return &immPolicy{Until: now.Add(time.Duration(d.Days) * 24 * time.Hour), Mode: mode}
+}
+
 // immutabilityOn reports whether acct's containers support
 // version-level immutability.
 func (s *Service) immutabilityOn(acct string) bool {

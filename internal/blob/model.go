@@ -57,6 +57,9 @@ type Service struct {
 	// immutability says which accounts' containers support
 	// version-level immutability (immutability.go); nil: none.
 	immutability func(account string) bool
+	// immutabilityDefault: the accounts' default version-level
+	// policies (immutability.go).
+	immutabilityDefault func(account string) *DefaultPolicy
 }
 
 // New returns the Blob service over store and chunks.

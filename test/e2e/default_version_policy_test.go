@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/cerulean-storage/cerulean/internal/app"
+	cblob "github.com/cerulean-storage/cerulean/internal/blob"
 )
 
 // TestDefaultVersionPolicy: on a container with version-level
@@ -117,4 +118,44 @@ func TestDefaultVersionPolicy(t *testing.T) {
 	e.clock.Advance(5 * 24 * time.Hour)
 	_, err = cc.Delete(e.ctx, nil)
 	wantCode(t, err, http.StatusConflict, "ContainerImmutableStorageWithVersioningEnabled")
+}
+
+// TestAccountDefaultVersionPolicy: --blob-immutability-policy is the
+// accounts' default version-level policy: a version written without a
+// policy of its own gets it, a container's default takes precedence over
+// it and a write's own policy over both (ARM's
+// ImmutableStorageAccount.immutabilityPolicy: "The object-level
+// immutability policy has higher precedence than the container-level
+// immutability policy, which has a higher precedence than the
+// account-level immutability policy").
+func TestAccountDefaultVersionPolicy(t *testing.T) {
+	a, clk := startAppWith(t, func(c *app.Config) {
+		c.BlobVersioning, c.BlobImmutability = true, true
+		c.ImmutabilityPolicy = &cblob.DefaultPolicy{Days: 2, Locked: true}
+	})
+	e := &env{t: t, app: a, clock: clk, c: client(t, a.BlobURL, app.DevKey), ctx: context.Background()}
+	adm := newWORMAdmin(t, a.BlobURL, nil)
+	e.container("acctdef")
+	cc := e.c.ServiceClient().NewContainerClient("acctdef")
+	check := func(name string, days time.Duration, mode string) {
+		t.Helper()
+		p := must2(cc.NewBlobClient(name).GetProperties(e.ctx, nil))
+		want := clk.Now().UTC().Add(days * 24 * time.Hour)
+		if p.ImmutabilityPolicyExpiresOn == nil || p.ImmutabilityPolicyExpiresOn.Sub(want).Abs() > 2*time.Second ||
+			p.ImmutabilityPolicyMode == nil || string(*p.ImmutabilityPolicyMode) != mode {
+			t.Fatalf("%s: until %v mode %v, want %v %s", name, p.ImmutabilityPolicyExpiresOn, p.ImmutabilityPolicyMode, want, mode)
+		}
+	}
+	must2(cc.NewBlockBlobClient("a").UploadBuffer(e.ctx, []byte("x"), nil))
+	check("a", 2, "locked")
+	_, err := cc.NewBlobClient("a").Delete(e.ctx, nil)
+	wantCode(t, err, http.StatusConflict, bloberror.BlobImmutableDueToPolicy)
+
+	adm.ok(http.MethodPut, "acctdef/immutabilityPolicies/default", "", policyBody(5, nil))
+	must2(cc.NewBlockBlobClient("c").UploadBuffer(e.ctx, []byte("x"), nil))
+	check("c", 5, "unlocked")
+
+	own := clk.Now().UTC().Add(24 * time.Hour).Truncate(time.Second)
+	must2(cc.NewBlockBlobClient("o").Upload(e.ctx, streamOf("x"), &blockblob.UploadOptions{ImmutabilityPolicyExpiryTime: &own, ImmutabilityPolicyMode: &modeUnlocked}))
+	check("o", 1, "unlocked")
 }
