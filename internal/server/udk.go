@@ -24,15 +24,25 @@ import (
 // signed fields (auth.DelegationKeyValue), so SAS tokens signed with it
 // verify on any front end without a stored key.
 func ServeUserDelegationKey(w http.ResponseWriter, r *Request, service string) error {
+	resp, err := UserDelegationKey(r, service)
+	if err != nil {
+		return err
+	}
+	return Render(w, resp)
+}
+
+// UserDelegationKey is ServeUserDelegationKey's answer, for a typed
+// handler.
+func UserDelegationKey(r *Request, service string) (Response, error) {
 	if r.Principal == nil {
-		return auth.ErrBearerOnly()
+		return Response{}, auth.ErrBearerOnly()
 	}
 	if r.ContentLength > 64<<10 {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
-		return err
+		return Response{}, err
 	}
 	var in struct {
 		XMLName          xml.Name `xml:"KeyInfo"`
@@ -41,7 +51,7 @@ func ServeUserDelegationKey(w http.ResponseWriter, r *Request, service string) e
 		DelegatedUserTid *string  `xml:"DelegatedUserTid"`
 	}
 	if len(body) > 64<<10 || xml.Unmarshal(body, &in) != nil {
-		return azerr.New(azerr.InvalidXMLDocument)
+		return Response{}, azerr.New(azerr.InvalidXMLDocument)
 	}
 	bad := func(node, value, msg string) error {
 		return azerr.Newf(azerr.InvalidXMLNodeValue, "%s", msg).With("XmlNodeName", node).With("XmlNodeValue", value)
@@ -50,24 +60,24 @@ func ServeUserDelegationKey(w http.ResponseWriter, r *Request, service string) e
 	if in.Start != "" {
 		t, ok := auth.ParseSASTime(in.Start)
 		if !ok {
-			return bad("Start", in.Start, "The value for one of the XML nodes is not in the correct format.")
+			return Response{}, bad("Start", in.Start, "The value for one of the XML nodes is not in the correct format.")
 		}
 		start = t.UTC()
 	}
 	expiry, ok := auth.ParseSASTime(in.Expiry)
 	if in.Expiry == "" || !ok {
-		return bad("Expiry", in.Expiry, "The value for one of the XML nodes is not in the correct format.")
+		return Response{}, bad("Expiry", in.Expiry, "The value for one of the XML nodes is not in the correct format.")
 	}
 	expiry = expiry.UTC()
 	if !expiry.After(start) {
-		return bad("Expiry", in.Expiry, "The expiry time must be after the start time.")
+		return Response{}, bad("Expiry", in.Expiry, "The expiry time must be after the start time.")
 	}
 	if expiry.After(r.Now.Add(auth.MaxDelegationKeyLifetime)) {
-		return bad("Expiry", in.Expiry, "The expiry time must be within seven days of the current time.")
+		return Response{}, bad("Expiry", in.Expiry, "The expiry time must be within seven days of the current time.")
 	}
 	key, ok := r.AccountKey()
 	if !ok {
-		return azerr.Newf(azerr.ResourceNotFound, "The specified account does not exist.")
+		return Response{}, azerr.Newf(azerr.ResourceNotFound, "The specified account does not exist.")
 	}
 	version := r.Version
 	if version == "" {
@@ -97,5 +107,5 @@ func ServeUserDelegationKey(w http.ResponseWriter, r *Request, service string) e
 		o.SignedDelegatedUserTid = &k.DelegatedUserTID
 	}
 	o.Value = base64.StdEncoding.EncodeToString(auth.DelegationKeyValue(key, k))
-	return WriteXML(w, http.StatusOK, o)
+	return XML(http.StatusOK, o)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/queue"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // The message operations' HTTP layer: each handler parses the request
@@ -39,92 +40,91 @@ func (r *req) id() queue.QueueID { return queue.QueueID{Account: r.Account, Name
 // receipt (usable to delete or update it at once) (Put Message,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/put-message;
 // azqueue's EnqueueMessage returns it).
-func (s *Service) putMessage(w http.ResponseWriter, r *req) error {
+func (s *Service) putMessage(r *req) (server.Response, error) {
 	p, err := parsePutParams(r.q, r.Version)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	text, _, err := readMessageBody(r.Request.Request, false)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	m, err := s.q.PutMessage(r.Context(), queue.PutMessageInput{QueueID: r.id(), Text: text, Visibility: p.Visibility, TTL: p.TTL})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	return writeMessages(w, http.StatusCreated, messagesListXML{Items: []messageXML{messageOut(&m.Message, true, false)}})
+	return messagesResponse(http.StatusCreated, messagesListXML{Items: []messageXML{messageOut(&m.Message, true, false)}})
 }
 
 // getMessages (Get Messages): up to numofmessages visible messages, each
 // with a new pop receipt (Get Messages,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/get-messages).
-func (s *Service) getMessages(w http.ResponseWriter, r *req) error {
+func (s *Service) getMessages(r *req) (server.Response, error) {
 	n, vt, err := parseGetParams(r.q)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.q.GetMessages(r.Context(), queue.GetMessagesInput{QueueID: r.id(), Count: n, Visibility: vt})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	got := out.Messages
 	list := messagesListXML{Items: make([]messageXML, len(got))}
 	for i := range got {
 		list.Items[i] = messageOut(&got[i], true, true)
 	}
-	return writeMessages(w, http.StatusOK, list)
+	return messagesResponse(http.StatusOK, list)
 }
 
 // peekMessages (Peek Messages): visible messages without receipts; nothing
 // changes (Peek Messages,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/peek-messages).
-func (s *Service) peekMessages(w http.ResponseWriter, r *req) error {
+func (s *Service) peekMessages(r *req) (server.Response, error) {
 	n, err := parsePeekParams(r.q)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	peeked, err := s.q.PeekMessages(r.Context(), queue.PeekMessagesInput{QueueID: r.id(), Count: n})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	got := peeked.Messages
 	out := messagesListXML{Items: make([]messageXML, len(got))}
 	for i := range got {
 		out.Items[i] = messageOut(&got[i], false, true)
 	}
-	return writeMessages(w, http.StatusOK, out)
+	return messagesResponse(http.StatusOK, out)
 }
 
 // deleteMessage (Delete Message): 204 (Delete Message,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/delete-message2).
-func (s *Service) deleteMessage(w http.ResponseWriter, r *req) error {
+func (s *Service) deleteMessage(r *req) (server.Response, error) {
 	rc, err := parseReceiptParam(r.q)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if _, err := s.q.DeleteMessage(r.Context(), queue.DeleteMessageInput{MessageRef: queue.MessageRef{QueueID: r.id(), MessageID: r.msgID, PopReceipt: rc}}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return server.Status(http.StatusNoContent), nil
 }
 
 // updateMessage (Update Message): visibilitytimeout 0–604800 s and, when
 // a body is sent, new text. 204 with x-ms-popreceipt (a new receipt; the
 // old one dies) and x-ms-time-next-visible (Update Message,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/update-message).
-func (s *Service) updateMessage(w http.ResponseWriter, r *req) error {
+func (s *Service) updateMessage(r *req) (server.Response, error) {
 	rc, err := parseReceiptParam(r.q)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	vt, err := parseUpdateVisibility(r.q)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	text, hasText, err := readMessageBody(r.Request.Request, true)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := queue.UpdateMessageInput{MessageRef: queue.MessageRef{QueueID: r.id(), MessageID: r.msgID, PopReceipt: rc}, Visibility: vt}
 	if hasText {
@@ -136,21 +136,18 @@ func (s *Service) updateMessage(w http.ResponseWriter, r *req) error {
 			// The visibility timeout reaches past the message's expiry.
 			e.With("QueryParameterName", "visibilitytimeout").With("QueryParameterValue", r.q.Get("visibilitytimeout"))
 		}
-		return err
+		return server.Response{}, err
 	}
-	h := w.Header()
-	h.Set("X-Ms-Popreceipt", m.PopReceipt.String())
-	h.Set("X-Ms-Time-Next-Visible", httpTime(m.TimeNextVisible))
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return server.Status(http.StatusNoContent).
+		With("X-Ms-Popreceipt", m.PopReceipt.String()).
+		With("X-Ms-Time-Next-Visible", httpTime(m.TimeNextVisible)), nil
 }
 
 // clearMessages (Clear Messages): 204 (Clear Messages,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/clear-messages).
-func (s *Service) clearMessages(w http.ResponseWriter, r *req) error {
+func (s *Service) clearMessages(r *req) (server.Response, error) {
 	if _, err := s.q.ClearMessages(r.Context(), queue.ClearMessagesInput{QueueID: r.id()}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return server.Status(http.StatusNoContent), nil
 }

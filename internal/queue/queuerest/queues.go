@@ -20,61 +20,57 @@ import (
 // (Create Queue,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/create-queue4;
 // azqueue accepts 201 and 204).
-func (s *Service) createQueue(w http.ResponseWriter, r *req) error {
+func (s *Service) createQueue(r *req) (server.Response, error) {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.q.CreateQueue(r.Context(), queue.CreateQueueInput{QueueID: r.id(), Metadata: meta})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if out.Created {
-		w.WriteHeader(http.StatusCreated)
-	} else {
-		w.WriteHeader(http.StatusNoContent)
+		return server.Status(http.StatusCreated), nil
 	}
-	return nil
+	return server.Status(http.StatusNoContent), nil
 }
 
 // deleteQueue (Delete Queue): 204 (Delete Queue,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/delete-queue3).
-func (s *Service) deleteQueue(w http.ResponseWriter, r *req) error {
+func (s *Service) deleteQueue(r *req) (server.Response, error) {
 	if _, err := s.q.DeleteQueue(r.Context(), queue.DeleteQueueInput{QueueID: r.id()}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return server.Status(http.StatusNoContent), nil
 }
 
 // getQueueMetadata (Get Queue Metadata / Properties): the metadata headers
 // and x-ms-approximate-messages-count, which counts the messages not yet
 // expired (visible or not) (Get Queue Metadata,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/get-queue-metadata).
-func (s *Service) getQueueMetadata(w http.ResponseWriter, r *req) error {
+func (s *Service) getQueueMetadata(r *req) (server.Response, error) {
 	p, err := s.q.GetQueueProperties(r.Context(), queue.GetQueuePropertiesInput{QueueID: r.id()})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	h := w.Header()
-	wire.WriteMetadata(h, p.Metadata)
+	resp := server.Status(http.StatusOK)
+	for k, v := range p.Metadata { // as wire.WriteMetadata writes them
+		resp = resp.With(wire.MetaPrefix+k, v)
+	}
 	// The SDK parses the count as an int32.
-	h.Set("X-Ms-Approximate-Messages-Count", strconv.FormatInt(min(p.ApproximateMessageCount, math.MaxInt32), 10))
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return resp.With("X-Ms-Approximate-Messages-Count", strconv.FormatInt(min(p.ApproximateMessageCount, math.MaxInt32), 10)), nil
 }
 
 // setQueueMetadata replaces the metadata: 204, last writer wins.
-func (s *Service) setQueueMetadata(w http.ResponseWriter, r *req) error {
+func (s *Service) setQueueMetadata(r *req) (server.Response, error) {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if _, err := s.q.SetQueueMetadata(r.Context(), queue.SetQueueMetadataInput{QueueID: r.id(), Metadata: meta}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return server.Status(http.StatusNoContent), nil
 }
 
 // Stored access policies on the wire.
@@ -105,16 +101,16 @@ const maxSignedIdentifiers = 5
 // azqueue's AccessPolicyPermission writes them so).
 const queuePermissions = "raup"
 
-func (s *Service) getQueueACL(w http.ResponseWriter, r *req) error {
+func (s *Service) getQueueACL(r *req) (server.Response, error) {
 	acl, err := s.q.GetQueueACL(r.Context(), queue.GetQueueACLInput{QueueID: r.id()})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out := signedIdentifiersXML{Items: []signedIdentityXML{}}
 	for _, p := range acl.Policies {
 		out.Items = append(out.Items, signedIdentityXML{ID: p.ID, Policy: &accessPolicyXML{Start: p.Start, Expiry: p.Expiry, Permission: p.Permission}})
 	}
-	return server.WriteXML(w, http.StatusOK, out)
+	return server.XML(http.StatusOK, out)
 }
 
 // parseACL validates a Set Queue ACL body: at most five identifiers with ids
@@ -170,29 +166,28 @@ func parseACL(body []byte) ([]policy.Stored, error) {
 }
 
 // setQueueACL replaces the stored access policies: 204, last writer wins.
-func (s *Service) setQueueACL(w http.ResponseWriter, r *req) error {
+func (s *Service) setQueueACL(r *req) (server.Response, error) {
 	if r.ContentLength > 64<<10 {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
 		if _, ok := azerr.As(err); ok {
-			return err // the front end's own verdict (a stalled body), kept whole
+			return server.Response{}, err // the front end's own verdict (a stalled body), kept whole
 		}
-		return azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
+		return server.Response{}, azerr.Newf(azerr.InvalidInput, "The request body could not be read.")
 	}
 	if len(body) > 64<<10 {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	acl, err := parseACL(body)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if _, err := s.q.SetQueueACL(r.Context(), queue.SetQueueACLInput{QueueID: r.id(), Policies: acl}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return server.Status(http.StatusNoContent), nil
 }
 
 // List Queues.
@@ -223,17 +218,17 @@ type listQueuesXML struct {
 // https://learn.microsoft.com/en-us/rest/api/storageservices/list-queues1,
 // for its default of 5,000; below 1: 400 OutOfRangeQueryParameterValue) and
 // include=metadata (anything else: 400 InvalidQueryParameterValue).
-func (s *Service) listQueues(w http.ResponseWriter, r *req) error {
+func (s *Service) listQueues(r *req) (server.Response, error) {
 	maxN, err := wire.ParseIntQuery(r.q, "maxresults", 1, math.MaxInt32, maxListResults)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	maxN = min(maxN, maxListResults)
 	withMeta := false
 	if inc := r.q.Get("include"); inc != "" {
 		for _, it := range strings.Split(inc, ",") {
 			if !strings.EqualFold(strings.TrimSpace(it), "metadata") {
-				return azerr.InvalidQuery("include", inc)
+				return server.Response{}, azerr.InvalidQuery("include", inc)
 			}
 			withMeta = true
 		}
@@ -241,7 +236,7 @@ func (s *Service) listQueues(w http.ResponseWriter, r *req) error {
 	in := queue.ListQueuesInput{Account: r.Account, Prefix: r.q.Get("prefix"), Marker: r.q.Get("marker"), MaxResults: maxN, WithMetadata: withMeta}
 	list, err := s.q.ListQueues(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out := listQueuesXML{Endpoint: endpoint(r), Prefix: in.Prefix, Marker: in.Marker, Queues: make([]queueItemXML, len(list.Queues)), NextMarker: list.NextMarker}
 	if r.q.Has("maxresults") {
@@ -250,7 +245,7 @@ func (s *Service) listQueues(w http.ResponseWriter, r *req) error {
 	for i, q := range list.Queues {
 		out.Queues[i] = queueItemXML{Name: q.Name, Metadata: metaXML(q.Metadata)}
 	}
-	return server.WriteXML(w, http.StatusOK, out)
+	return server.XML(http.StatusOK, out)
 }
 
 func endpoint(r *req) string {

@@ -1,8 +1,6 @@
 package queuerest
 
 import (
-	"net/http"
-
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/queue"
@@ -29,6 +27,6 @@ func (s *Service) policies(r *req) auth.PolicyLookup {
 // endpoint: a key for Queue user delegation SAS (sks "q"; see
 // server.ServeUserDelegationKey; azure-storage-queue 12.15.0b1
 // QueueServiceClient.get_user_delegation_key, from 2026-02-06).
-func (s *Service) getUserDelegationKey(w http.ResponseWriter, r *req) error {
-	return server.ServeUserDelegationKey(w, r.Request, "q")
+func (s *Service) getUserDelegationKey(r *req) (server.Response, error) {
+	return server.UserDelegationKey(r.Request, "q")
 }

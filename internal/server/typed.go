@@ -1,0 +1,84 @@
+package server
+
+import (
+	"bytes"
+	"encoding/xml"
+	"net/http"
+
+	"github.com/cerulean-storage/cerulean/internal/wire"
+)
+
+// Response is an operation's answer as a typed handler returns it: its
+// status, the headers of its own it sets (the common ones are the
+// middleware's) and a body. Render is the one place that writes one, so
+// a front end whose handlers return Responses (Typed) does not touch the
+// http.ResponseWriter below the dispatcher.
+type Response struct {
+	Status int
+	// Header holds the operation's headers, names in canonical form,
+	// in the order set.
+	Header []HeaderField
+	// Body is sent as it is, typed ContentType; nil: no body.
+	Body        []byte
+	ContentType string
+}
+
+// HeaderField is one response header.
+type HeaderField struct{ Name, Value string }
+
+// Status is a Response of status without a body.
+func Status(status int) Response { return Response{Status: status} }
+
+// With returns r with the header name (canonical form) set to value.
+func (r Response) With(name, value string) Response {
+	r.Header = append(r.Header, HeaderField{name, value})
+	return r
+}
+
+// XMLDoc is a Response carrying doc, a whole XML document beginning with
+// XMLDeclaration.
+func XMLDoc(status int, doc []byte) Response {
+	return Response{Status: status, Body: doc, ContentType: "application/xml"}
+}
+
+// XML is a Response carrying v encoded as WriteXML encodes it.
+func XML(status int, v any) (Response, error) {
+	var b bytes.Buffer
+	b.Grow(512)
+	b.WriteString(XMLDeclaration)
+	if err := xml.NewEncoder(&b).Encode(v); err != nil {
+		return Response{}, err
+	}
+	return XMLDoc(status, wire.TidyXML(b.Bytes())), nil
+}
+
+// Render writes r to w: its headers, the status, then the body in one
+// Write.
+func Render(w http.ResponseWriter, r Response) error {
+	h := w.Header()
+	for _, f := range r.Header {
+		h[f.Name] = []string{f.Value}
+	}
+	if r.Body != nil {
+		h["Content-Type"] = []string{r.ContentType}
+	}
+	w.WriteHeader(r.Status)
+	if len(r.Body) == 0 {
+		return nil
+	}
+	_, err := w.Write(r.Body)
+	return err
+}
+
+// Typed adapts a handler that returns its answer to a route table's
+// handler type: the answer is rendered by Render, an error is the
+// dispatcher's to answer.
+func Typed[S, R any](h func(S, R) (Response, error)) func(S, http.ResponseWriter, R) error {
+	return func(s S, w http.ResponseWriter, r R) error {
+		resp, err := h(s, r)
+		if err != nil {
+			return err
+		}
+		return Render(w, resp)
+	}
+}

@@ -1,0 +1,43 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// TestRender: a typed handler's answer is written by Render alone, its
+// headers, status and body, and an error goes back to the dispatcher
+// with nothing written.
+func TestRender(t *testing.T) {
+	h := Typed(func(_ struct{}, fail bool) (Response, error) {
+		if fail {
+			return Response{}, errors.New("refused")
+		}
+		return XMLDoc(http.StatusCreated, []byte(XMLDeclaration+"<A/>")).With("X-Ms-Popreceipt", "r1").With("X-Ms-Meta-k", "v"), nil
+	})
+	w := httptest.NewRecorder()
+	if err := h(struct{}{}, w, false); err != nil {
+		t.Fatal(err)
+	}
+	if w.Code != http.StatusCreated || w.Body.String() != XMLDeclaration+"<A/>" || w.Header().Get("Content-Type") != "application/xml" ||
+		w.Header()["X-Ms-Popreceipt"][0] != "r1" || w.Header()["X-Ms-Meta-k"][0] != "v" {
+		t.Fatalf("rendered %d %v %q", w.Code, w.Header(), w.Body)
+	}
+	w = httptest.NewRecorder()
+	if err := h(struct{}{}, w, true); err == nil || w.Body.Len() != 0 || len(w.Header()) != 0 {
+		t.Fatalf("a refusal rendered something: %v %v %q", err, w.Header(), w.Body)
+	}
+	w = httptest.NewRecorder()
+	if err := Render(w, Status(http.StatusNoContent)); err != nil || w.Code != http.StatusNoContent || w.Header().Get("Content-Type") != "" {
+		t.Fatalf("no body: %d %v", w.Code, w.Header())
+	}
+	r, err := XML(http.StatusOK, struct {
+		XMLName struct{} `xml:"B"`
+		V       string   `xml:"V"`
+	}{V: "x&y"})
+	if err != nil || string(r.Body) != XMLDeclaration+"<B><V>x&amp;y</V></B>" {
+		t.Fatalf("XML: %q %v", r.Body, err)
+	}
+}
