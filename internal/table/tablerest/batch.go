@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -52,23 +53,23 @@ func badBatch(format string, args ...any) error {
 }
 
 // batch is Entity Group Transaction.
-func (s *Service) batch(w http.ResponseWriter, r *req) error {
+func (s *Service) batch(r *req) (server.Response, error) {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
-		return badBatch("A batch request must be multipart/mixed with a boundary.")
+		return server.Response{}, badBatch("A batch request must be multipart/mixed with a boundary.")
 	}
 	body, err := readBody(r.Request.Request, maxBatchBodySize)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
 	first, err := mr.NextPart()
 	if err != nil {
-		return badBatch("The batch request body is not a valid multipart/mixed payload.")
+		return server.Response{}, badBatch("The batch request body is not a valid multipart/mixed payload.")
 	}
 	pmt, pparams, err := mime.ParseMediaType(first.Header.Get("Content-Type"))
 	if err != nil {
-		return badBatch("A batch part has no valid Content-Type.")
+		return server.Response{}, badBatch("A batch part has no valid Content-Type.")
 	}
 	var parts []batchPart
 	query := false
@@ -81,51 +82,51 @@ func (s *Service) batch(w http.ResponseWriter, r *req) error {
 				break
 			}
 			if err != nil {
-				return badBatch("The changeset is not a valid multipart/mixed payload.")
+				return server.Response{}, badBatch("The changeset is not a valid multipart/mixed payload.")
 			}
 			bp, err := readBatchPart(p)
 			if err != nil {
-				return err
+				return server.Response{}, err
 			}
 			parts = append(parts, bp)
 		}
 	case pmt == "application/http":
 		bp, err := readBatchPart(first)
 		if err != nil {
-			return err
+			return server.Response{}, err
 		}
 		parts, query = []batchPart{bp}, true
 	default:
-		return badBatch("A batch part must be a changeset (multipart/mixed) or a query (application/http).")
+		return server.Response{}, badBatch("A batch part must be a changeset (multipart/mixed) or a query (application/http).")
 	}
 	if _, err := mr.NextPart(); !errors.Is(err, io.EOF) {
-		return badBatch("A batch request may contain only one changeset or one query.")
+		return server.Response{}, badBatch("A batch request may contain only one changeset or one query.")
 	}
 	if len(parts) == 0 {
-		return badBatch("The batch request contains no operations.")
+		return server.Response{}, badBatch("The batch request contains no operations.")
 	}
 	if query {
-		return s.batchQuery(w, r, parts[0])
+		return s.batchQuery(r, parts[0]), nil
 	}
 	if len(parts) > maxBatchOps {
-		return writeBatchFailure(w, r, parts, opErr(0, azerr.Newf(azerr.InvalidInput, "The batch request operation exceeds the maximum 100 changes per change set.")))
+		return writeBatchFailure(r, parts, opErr(0, azerr.Newf(azerr.InvalidInput, "The batch request operation exceeds the maximum 100 changes per change set."))), nil
 	}
 	ops, err := s.batchOps(r, parts)
 	if err != nil {
 		var oe *table.OpError
 		if errors.As(err, &oe) {
-			return writeBatchFailure(w, r, parts, oe)
+			return writeBatchFailure(r, parts, oe), nil
 		}
-		return err
+		return server.Response{}, err
 	}
 	written, err := s.t.WriteBatch(r.Context(), table.WriteBatchInput{Account: r.Account, Writes: ops})
 	results, ts := written.Entities, written.Timestamp
 	if err != nil {
 		var oe *table.OpError
 		if errors.As(err, &oe) {
-			return writeBatchFailure(w, r, parts, oe)
+			return writeBatchFailure(r, parts, oe), nil
 		}
-		return err
+		return server.Response{}, err
 	}
 	subs := make([]subResponse, len(ops))
 	for i, o := range ops {
@@ -159,7 +160,7 @@ func (s *Service) batch(w http.ResponseWriter, r *req) error {
 		}
 		subs[i] = sr
 	}
-	return writeBatchResponse(w, subs, true)
+	return batchResponse(subs, true), nil
 }
 
 // readBatchPart parses one application/http part: a request line with
@@ -311,19 +312,19 @@ func errorSub(r *req, p *batchPart, index int, err error) subResponse {
 	return sr
 }
 
-func writeBatchFailure(w http.ResponseWriter, r *req, parts []batchPart, oe *table.OpError) error {
+func writeBatchFailure(r *req, parts []batchPart, oe *table.OpError) server.Response {
 	var p *batchPart
 	if oe.Index < len(parts) {
 		p = &parts[oe.Index]
 	}
-	return writeBatchResponse(w, []subResponse{errorSub(r, p, oe.Index, oe.Err)}, true)
+	return batchResponse([]subResponse{errorSub(r, p, oe.Index, oe.Err)}, true)
 }
 
-// writeBatchResponse writes the 202 multipart/mixed response. With
+// batchResponse is the 202 multipart/mixed response. With
 // changeset, the sub-responses are wrapped in one changeset response (the
 // form aztables and the other SDKs parse: first line the batch boundary,
 // first part's first line the changeset boundary, CRLF line ends).
-func writeBatchResponse(w http.ResponseWriter, subs []subResponse, changeset bool) error {
+func batchResponse(subs []subResponse, changeset bool) server.Response {
 	batchB := "batchresponse_" + uuid.NewString()
 	var b bytes.Buffer
 	b.WriteString("--" + batchB + "\r\n")
@@ -350,17 +351,12 @@ func writeBatchResponse(w http.ResponseWriter, subs []subResponse, changeset boo
 		b.WriteString("--" + inner + "--\r\n")
 	}
 	b.WriteString("--" + batchB + "--\r\n")
-	h := w.Header()
-	h.Set("Content-Type", "multipart/mixed; boundary="+batchB)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusAccepted)
-	_, err := w.Write(b.Bytes())
-	return err
+	return server.Response{Status: http.StatusAccepted, Body: b.Bytes(), ContentType: "multipart/mixed; boundary=" + batchB,
+		Header: []server.HeaderField{{Name: "Cache-Control", Value: "no-cache"}, {Name: "X-Content-Type-Options", Value: "nosniff"}}}
 }
 
 // batchQuery answers a batch holding a single GET of one entity.
-func (s *Service) batchQuery(w http.ResponseWriter, r *req, p batchPart) error {
+func (s *Service) batchQuery(r *req, p batchPart) server.Response {
 	sub := func() subResponse {
 		if p.method != http.MethodGet {
 			return errorSub(r, &p, 0, badBatch("An operation outside a changeset must be a query (GET)."))
@@ -399,5 +395,5 @@ func (s *Service) batchQuery(w http.ResponseWriter, r *req, p batchPart) error {
 			[2]string{"Content-Type", f.contentType()},
 			[2]string{"ETag", formatETag(e.Timestamp())}), body: out.appendEntity(nil, e, true)}
 	}()
-	return writeBatchResponse(w, []subResponse{sub}, false)
+	return batchResponse([]subResponse{sub}, false)
 }

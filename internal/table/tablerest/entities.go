@@ -1,6 +1,7 @@
 package tablerest
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strings"
 
@@ -82,116 +83,107 @@ func buildWriteOp(kind table.OpKind, tbl, pk, rk string, keyed bool, h http.Head
 	return o, nil
 }
 
-func (s *Service) insertEntity(w http.ResponseWriter, r *req) error {
+func (s *Service) insertEntity(r *req) (server.Response, error) {
 	f, err := r.format()
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := checkContentType(r.Header); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	body, err := readBody(r.Request.Request, maxBodySize)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	o, err := buildWriteOp(table.OpInsert, r.table, "", "", false, r.Header, body)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := checkEntityRange(r, o.PartitionKey, o.RowKey); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	prefer := preference(r.Header)
 	written, err := s.t.WriteEntity(r.Context(), table.WriteEntityInput{Account: r.Account, Write: o})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	e, ts := written.Entity, written.Timestamp
-	h := w.Header()
-	h.Set("ETag", formatETag(ts))
 	loc := baseURL(r) + "/" + r.table + keyPredicate(o.PartitionKey, o.RowKey)
-	h.Set("Location", loc)
-	h.Set("DataServiceId", loc)
+	head := []server.HeaderField{{Name: "Etag", Value: formatETag(ts)}, {Name: "Location", Value: loc}, {Name: "Dataserviceid", Value: loc}}
 	if prefer == "return-no-content" {
-		h.Set("Preference-Applied", "return-no-content")
-		h.Set("DataServiceVersion", "3.0;")
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		resp := server.Response{Status: http.StatusNoContent, Header: head}
+		return resp.With("Preference-Applied", "return-no-content").With("Dataserviceversion", "3.0;"), nil
 	}
 	if prefer == "return-content" {
-		h.Set("Preference-Applied", "return-content")
+		head = append(head, server.HeaderField{Name: "Preference-Applied", Value: "return-content"})
 	}
 	out := &jsonOut{f: f, base: baseURL(r), account: r.Account, table: r.table}
-	return writeJSON(w, f, http.StatusCreated, out.appendEntity(nil, e, true))
+	return jsonResponse(f, http.StatusCreated, out.appendEntity(nil, e, true), head...), nil
 }
 
-func (s *Service) writeOp(w http.ResponseWriter, r *req, kind table.OpKind) error {
+func (s *Service) writeOp(r *req, kind table.OpKind) (server.Response, error) {
 	var body []byte
 	if kind != table.OpDelete {
 		if err := checkContentType(r.Header); err != nil {
-			return err
+			return server.Response{}, err
 		}
 		var err error
 		if body, err = readBody(r.Request.Request, maxBodySize); err != nil {
-			return err
+			return server.Response{}, err
 		}
 	}
 	o, err := buildWriteOp(kind, r.table, r.pk, r.rk, true, r.Header, body)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	written, err := s.t.WriteEntity(r.Context(), table.WriteEntityInput{Account: r.Account, Write: o})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	ts := written.Timestamp
-	h := w.Header()
+	resp := server.Status(http.StatusNoContent)
 	if kind != table.OpDelete {
-		h.Set("ETag", formatETag(ts))
+		resp = resp.With("Etag", formatETag(written.Timestamp))
 	}
-	h.Set("DataServiceVersion", "1.0;")
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return resp.With("Dataserviceversion", "1.0;"), nil
 }
 
 // updateEntity is Update Entity (PUT with If-Match) and Insert Or
 // Replace Entity (PUT without).
-func (s *Service) updateEntity(w http.ResponseWriter, r *req) error {
-	return s.writeOp(w, r, table.OpReplace)
+func (s *Service) updateEntity(r *req) (server.Response, error) {
+	return s.writeOp(r, table.OpReplace)
 }
 
 // mergeEntity is Merge Entity (MERGE with If-Match) and Insert Or Merge
 // Entity (MERGE without).
-func (s *Service) mergeEntity(w http.ResponseWriter, r *req) error {
-	return s.writeOp(w, r, table.OpMerge)
+func (s *Service) mergeEntity(r *req) (server.Response, error) {
+	return s.writeOp(r, table.OpMerge)
 }
 
-func (s *Service) deleteEntity(w http.ResponseWriter, r *req) error {
-	return s.writeOp(w, r, table.OpDelete)
+func (s *Service) deleteEntity(r *req) (server.Response, error) {
+	return s.writeOp(r, table.OpDelete)
 }
 
 // getEntity is Query Entities addressed to one entity.
-func (s *Service) getEntity(w http.ResponseWriter, r *req) error {
+func (s *Service) getEntity(r *req) (server.Response, error) {
 	f, err := r.format()
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	sel, err := parseSelect(r.q.Get("$select"))
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	var filter *odata.Filter
 	if fs := r.q.Get("$filter"); fs != "" {
 		if filter, err = parseFilter(fs); err != nil {
-			return err
+			return server.Response{}, err
 		}
 	}
 	got, err := s.t.GetEntity(r.Context(), table.GetEntityInput{EntityKey: table.EntityKey{Account: r.Account, Table: r.table, PartitionKey: r.pk, RowKey: r.rk}, Filter: filter})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	e := got.Entity
-	w.Header().Set("ETag", formatETag(e.Timestamp()))
 	out := &jsonOut{f: f, base: baseURL(r), account: r.Account, table: r.table, sel: sel}
-	return writeJSON(w, f, http.StatusOK, out.appendEntity(nil, e, true))
+	return jsonResponse(f, http.StatusOK, out.appendEntity(nil, e, true), server.HeaderField{Name: "Etag", Value: formatETag(e.Timestamp())}), nil
 }

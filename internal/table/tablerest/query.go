@@ -2,6 +2,7 @@ package tablerest
 
 import (
 	"errors"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
@@ -63,22 +64,22 @@ func parseTop(s string) (int, error) {
 }
 
 // queryEntities is Query Entities over a table.
-func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
+func (s *Service) queryEntities(r *req) (server.Response, error) {
 	f, err := r.format()
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	sel, err := parseSelect(r.q.Get("$select"))
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := table.QueryEntitiesInput{Account: r.Account, Table: r.table}
 	if in.Top, err = parseTop(r.q.Get("$top")); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if fs := r.q.Get("$filter"); fs != "" {
 		if in.Filter, err = parseFilter(fs); err != nil {
-			return err
+			return server.Response{}, err
 		}
 	}
 	npk, hasNPK := r.q["NextPartitionKey"]
@@ -86,12 +87,12 @@ func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
 	if hasNPK && npk[0] != "" {
 		pk, ok := decodeToken(npk[0])
 		if !ok {
-			return azerr.InvalidQuery("NextPartitionKey", npk[0])
+			return server.Response{}, azerr.InvalidQuery("NextPartitionKey", npk[0])
 		}
 		rk := ""
 		if nrk != "" {
 			if rk, ok = decodeToken(nrk); !ok {
-				return azerr.InvalidQuery("NextRowKey", nrk)
+				return server.Response{}, azerr.InvalidQuery("NextRowKey", nrk)
 			}
 		}
 		in.From = &table.Continuation{PartitionKey: pk, RowKey: rk}
@@ -102,11 +103,12 @@ func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
 	}
 	page, err := s.t.QueryEntities(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
+	var head []server.HeaderField
 	if page.Next != nil {
-		w.Header().Set("x-ms-continuation-NextPartitionKey", encodeToken(page.Next.PartitionKey))
-		w.Header().Set("x-ms-continuation-NextRowKey", encodeToken(page.Next.RowKey))
+		head = append(head, server.HeaderField{Name: "X-Ms-Continuation-Nextpartitionkey", Value: encodeToken(page.Next.PartitionKey)},
+			server.HeaderField{Name: "X-Ms-Continuation-Nextrowkey", Value: encodeToken(page.Next.RowKey)})
 	}
 	out := &jsonOut{f: f, base: baseURL(r), account: r.Account, table: r.table, sel: sel}
 	b := make([]byte, 0, 256*len(page.Entities)+128)
@@ -124,37 +126,38 @@ func (s *Service) queryEntities(w http.ResponseWriter, r *req) error {
 		b = out.appendEntity(b, e, false)
 	}
 	b = append(b, "]}"...)
-	return writeJSON(w, f, http.StatusOK, b)
+	return jsonResponse(f, http.StatusOK, b, head...), nil
 }
 
 // queryTables is Query Tables.
-func (s *Service) queryTables(w http.ResponseWriter, r *req) error {
+func (s *Service) queryTables(r *req) (server.Response, error) {
 	f, err := r.format()
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := table.QueryTablesInput{Account: r.Account}
 	if in.Top, err = parseTop(r.q.Get("$top")); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if fs := r.q.Get("$filter"); fs != "" {
 		if in.Filter, err = parseFilter(fs); err != nil {
-			return err
+			return server.Response{}, err
 		}
 	}
 	if tok := r.q.Get("NextTableName"); tok != "" {
 		name, ok := decodeToken(tok)
 		if !ok {
-			return azerr.InvalidQuery("NextTableName", tok)
+			return server.Response{}, azerr.InvalidQuery("NextTableName", tok)
 		}
 		in.From, in.HasFrom = name, true
 	}
 	page, err := s.t.QueryTables(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
+	var head []server.HeaderField
 	if page.Next != "" {
-		w.Header().Set("x-ms-continuation-NextTableName", encodeToken(page.Next))
+		head = append(head, server.HeaderField{Name: "X-Ms-Continuation-Nexttablename", Value: encodeToken(page.Next)})
 	}
 	out := &jsonOut{f: f, base: baseURL(r), account: r.Account}
 	b := []byte{'{'}
@@ -171,5 +174,5 @@ func (s *Service) queryTables(w http.ResponseWriter, r *req) error {
 		b = out.appendTable(b, n, false)
 	}
 	b = append(b, "]}"...)
-	return writeJSON(w, f, http.StatusOK, b)
+	return jsonResponse(f, http.StatusOK, b, head...), nil
 }

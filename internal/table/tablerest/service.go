@@ -334,15 +334,13 @@ func checkContentType(h http.Header) error {
 	return nil
 }
 
-func writeJSON(w http.ResponseWriter, f format, status int, body []byte) error {
-	h := w.Header()
-	h.Set("Content-Type", f.contentType())
-	h.Set("DataServiceVersion", "3.0;")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(status)
-	_, err := w.Write(body)
-	return err
+// jsonResponse is a JSON answer of format f: head (the operation's own
+// headers), then the OData ones.
+func jsonResponse(f format, status int, body []byte, head ...server.HeaderField) server.Response {
+	return server.Response{Status: status, Body: body, ContentType: f.contentType(),
+		Header: append(head, server.HeaderField{Name: "Dataserviceversion", Value: "3.0;"},
+			server.HeaderField{Name: "X-Content-Type-Options", Value: "nosniff"},
+			server.HeaderField{Name: "Cache-Control", Value: "no-cache"})}
 }
 
 // preference reads the Prefer header: "return-content",

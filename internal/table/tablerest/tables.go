@@ -14,76 +14,72 @@ import (
 )
 
 // createTable is Create Table.
-func (s *Service) createTable(w http.ResponseWriter, r *req) error {
+func (s *Service) createTable(r *req) (server.Response, error) {
 	f, err := r.format()
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := checkContentType(r.Header); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	body, err := readBody(r.Request.Request, 64<<10)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	var in struct {
 		TableName *string `json:"TableName"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
-		return invalidJSON(err)
+		return server.Response{}, invalidJSON(err)
 	}
 	if in.TableName == nil {
-		return azerr.Newf(azerr.PropertiesNeedValue, "The TableName property is required.")
+		return server.Response{}, azerr.Newf(azerr.PropertiesNeedValue, "The TableName property is required.")
 	}
 	name := *in.TableName
 	if err := checkTableName(name); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if _, err := s.t.CreateTable(r.Context(), table.CreateTableInput{Account: r.Account, Name: name}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	h := w.Header()
 	loc := baseURL(r) + "/Tables('" + name + "')"
-	h.Set("Location", loc)
-	h.Set("DataServiceId", loc)
+	head := []server.HeaderField{{Name: "Location", Value: loc}, {Name: "Dataserviceid", Value: loc}}
 	switch preference(r.Header) {
 	case "return-no-content":
-		h.Set("Preference-Applied", "return-no-content")
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		resp := server.Response{Status: http.StatusNoContent, Header: head}
+		return resp.With("Preference-Applied", "return-no-content"), nil
 	case "return-content":
-		h.Set("Preference-Applied", "return-content")
+		head = append(head, server.HeaderField{Name: "Preference-Applied", Value: "return-content"})
 	}
 	out := &jsonOut{f: f, base: baseURL(r), account: r.Account}
-	return writeJSON(w, f, http.StatusCreated, out.appendTable(nil, name, true))
+	return jsonResponse(f, http.StatusCreated, out.appendTable(nil, name, true), head...), nil
 }
 
 // deleteTable is Delete Table: 204 once the table and its entities are
 // gone (DeleteTable).
-func (s *Service) deleteTable(w http.ResponseWriter, r *req) error {
+func (s *Service) deleteTable(r *req) (server.Response, error) {
 	if err := checkTableName(r.table); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if _, err := s.t.DeleteTable(r.Context(), table.DeleteTableInput{Account: r.Account, Name: r.table}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return server.Status(http.StatusNoContent), nil
 }
 
 // getTable is Query Tables addressed to one table: Tables('name').
-func (s *Service) getTable(w http.ResponseWriter, r *req) error {
+func (s *Service) getTable(r *req) (server.Response, error) {
 	f, err := r.format()
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	got, err := s.t.GetTable(r.Context(), table.GetTableInput{Account: r.Account, Name: r.table})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	name := got.Name
 	out := &jsonOut{f: f, base: baseURL(r), account: r.Account}
-	return writeJSON(w, f, http.StatusOK, out.appendTable(nil, name, true))
+	return jsonResponse(f, http.StatusOK, out.appendTable(nil, name, true)), nil
 }
 
 type signedIdentifiers struct {
@@ -92,30 +88,29 @@ type signedIdentifiers struct {
 }
 
 // getTableACL is Get Table ACL.
-func (s *Service) getTableACL(w http.ResponseWriter, r *req) error {
+func (s *Service) getTableACL(r *req) (server.Response, error) {
 	got, err := s.t.GetTableACL(r.Context(), table.GetTableACLInput{Account: r.Account, Table: r.table})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	acl := got.Policies
-	return server.WriteXML(w, http.StatusOK, signedIdentifiers{Items: acl})
+	return server.XML(http.StatusOK, signedIdentifiers{Items: acl})
 }
 
 // setTableACL is Set Table ACL.
-func (s *Service) setTableACL(w http.ResponseWriter, r *req) error {
+func (s *Service) setTableACL(r *req) (server.Response, error) {
 	body, err := readBody(r.Request.Request, 64<<10)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	acl, err := parseTableACL(body)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if _, err := s.t.SetTableACL(r.Context(), table.SetTableACLInput{Account: r.Account, Table: r.table, Policies: acl}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return server.Status(http.StatusNoContent), nil
 }
 
 // parseTableACL validates a Set Table ACL body: up to five stored access
