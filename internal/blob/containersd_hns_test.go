@@ -543,3 +543,49 @@ func TestContainerSoftDeleteHierarchicalInterruptedMove(t *testing.T) {
 		t.Fatalf("restored file reads %q", body)
 	}
 }
+
+// A container deleted while its account was flat and restored once the
+// account is hierarchical becomes a filesystem with a root of its own,
+// as Create Container would make it; one deleted while hierarchical
+// keeps its tree.
+func TestContainerSoftDeleteLayoutChange(t *testing.T) {
+	ctx := context.Background()
+	store, chunks, clk := csdStores(t)
+	s := New(store, chunks, clk, nil)
+	hier := false
+	s.SetNamespace(ns.New(clk), func(string) bool { return hier })
+	s.SetContainerSoftDelete(func(string) int { return 7 })
+	c := ContainerRef{Account: "acct", Container: "c"}
+	fs := ns.FS{Account: "acct", Filesystem: "c"}
+	if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: c}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteContainer(ctx, DeleteContainerInput{Ref: c}); err != nil {
+		t.Fatal(err)
+	}
+	v := csdDeleted(t, s)[0].Deleted.Version
+	hier = true
+	if err := s.RestoreContainer(ctx, RestoreContainerInput{Ref: c, DeletedName: "c", DeletedVersion: v}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.GetPathStatus(ctx, GetPathStatusInput{FS: fs, Path: ""})
+	if err != nil || !st.Node.Dir {
+		t.Fatalf("the restored container's root: %+v %v", st, err)
+	}
+	if _, err := s.CreatePath(ctx, CreatePathInput{FS: fs, Create: ns.CreateInput{Path: "d/f", MakeParents: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteContainer(ctx, DeleteContainerInput{Ref: c}); err != nil {
+		t.Fatal(err)
+	}
+	v = csdDeleted(t, s)[0].Deleted.Version
+	if err := s.RestoreContainer(ctx, RestoreContainerInput{Ref: c, DeletedName: "c", DeletedVersion: v}); err != nil {
+		t.Fatal(err)
+	}
+	if got := csdTree(t, s, fs); len(got) != 2 || !strings.HasPrefix(got[0], "d dir=true") || !strings.HasPrefix(got[1], "d/f dir=false") {
+		t.Fatalf("the restored tree %v", got)
+	}
+	if n := csdKeys(t, store, "dlr"); n != 1 {
+		t.Fatalf("%d filesystem roots, want the restored one", n)
+	}
+}
