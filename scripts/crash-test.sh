@@ -4,9 +4,10 @@
 # process killed mid-flight, restarted on the same data, and every
 # acknowledged write checked byte for byte, every queue message neither lost
 # nor delivered again before its visibility timeout ended; then N trials
-# of a second server with --container-soft-delete, whose containers must
-# come back from every kill either live with all their blobs or deleted and
-# restorable with all of them.
+# of a second server with --container-soft-delete, whose containers (of a
+# flat account, and filesystems of a hierarchical one) must come back from
+# every kill either live with all their blobs or deleted and restorable
+# with all of them.
 #
 #   bash scripts/crash-test.sh 5
 #   bash scripts/with-postgres.sh bash scripts/crash-test.sh 5   # on PostgreSQL

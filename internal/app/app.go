@@ -112,7 +112,7 @@ type Config struct {
 	// Properties may enable their own). internal/file/domain_softdelete.go.
 	ShareSoftDelete int
 	// ContainerSoftDelete is the Blob service's container delete
-	// retention in days for every account (0: off; flat accounts only,
+	// retention in days for every account, flat or hierarchical (0: off;
 	// containersd.go). internal/blob/domain_containersd.go.
 	ContainerSoftDelete int
 	// Events are the blob event subscriptions (events.go).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
 )
@@ -104,6 +105,17 @@ func reclaimContainerStep(tx kv.Tx, parts []string, _ []byte, now time.Time, bat
 	}
 	if err := extent.AdjustRefs(tx, now, refs, nil); err != nil {
 		return false, err
+	}
+	if left > 0 {
+		// The soft-deleted paths of the filesystem of an expired
+		// deleted container (domain_containersd.go) become garbage for
+		// the namespace's collector; a container deleted for good has
+		// none left (ns.DeleteFilesystem ended them).
+		n, err := ns.DropDeletedPaths(tx, ns.FS{Account: acct, Filesystem: c}, left)
+		if err != nil {
+			return false, err
+		}
+		left -= n
 	}
 	return left > 0, nil
 }

@@ -53,9 +53,12 @@
 // container tombstone of its alias, which reclaims it as Delete Container
 // does. The retention is the server's (on Azure a management-plane
 // setting; the Blob Service Properties have no element for it).
-// Hierarchical accounts are not covered: their containers are filesystems
-// whose namespace records name them, and the server refuses the flag
-// together with hierarchical accounts.
+// A hierarchical account's container is kept too: the delete's
+// transaction moves its filesystem's root (`dlr`) to the alias, which
+// carries the whole tree (keyed by node id), the job moves its
+// soft-deleted paths (`dld`, with their `dly` entries) with the other
+// records, and the restore's last transaction moves the root back with
+// the container record (docs/datalake.md, "Deleted filesystems").
 //
 // # Behaviour choices
 //

@@ -183,10 +183,7 @@ func (s *Service) DeleteContainer(ctx context.Context, in DeleteContainerInput) 
 			}
 		}
 		if days > 0 {
-			if err := s.layoutOf(ref.Account).containerDeleted(tx, ref); err != nil {
-				return err
-			}
-			return softDeleteContainer(tx, ref.Account, ref.Container, c, days, now)
+			return s.softDeleteContainer(tx, ref.Account, ref.Container, c, days, now)
 		}
 		if err := tx.Delete(ContainerKey(ref.Account, ref.Container)); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
@@ -43,12 +45,29 @@ import (
 // container tombstone of its alias (container_reclaim.go), which reclaims
 // its records and bytes.
 //
-// A hierarchical account's containers are filesystems of the namespace,
-// whose records name the filesystem in places a move would have to
-// rewrite (the root, the soft-deleted paths, the tag index's
-// up-pointers): their Delete Container stays a hard delete, and the
-// server refuses --container-soft-delete together with hierarchical
-// accounts (internal/app).
+// A hierarchical account's container is a filesystem of the namespace
+// too, and is kept the same way: Azure's container soft delete covers
+// Data Lake Storage accounts, whose SDKs list deleted filesystems through
+// List Containers include=deleted and restore them with Restore Container
+// on the blob endpoint (azure-sdk-for-net DataLakeServiceClient.UndeleteFileSystem;
+// azure-sdk-for-go azdatalake service.ListFileSystemsInclude.Deleted;
+// @azure/storage-file-datalake 12.4.0, "Added support for Container Soft
+// Delete"). Its tree is keyed under node ids, never under its name, so
+// the delete's transaction moves the filesystem's root record to the
+// alias (ns.KeepFilesystem, one write) and every directory and file, with
+// its owner, group, ACL, properties, tags, lease and content reference,
+// goes with it; the file contents, pending appends and snapshots are
+// keyed by node id and stay where they are. What does name the
+// filesystem moves with the blob records: its soft-deleted paths ("dld"),
+// each with its retention index entry (ns.MoveRetention), and the
+// uncommitted blocks of its files ("u"). Restore Container moves the root
+// back in the move's last transaction, with the container record, so the
+// dfs endpoint, which resolves paths from the root, sees the filesystem
+// exactly when the Blob endpoint sees the container. At expiry the root
+// of the alias is detached (ns.DetachRoot) with the tombstone's
+// transaction, and the tombstone's steps end its soft-deleted paths
+// (ns.DropDeletedPaths), so the namespace's collector reclaims the tree
+// and its bytes.
 
 // deletedContainer is a soft-deleted container: its record as it was.
 type deletedContainer struct {
@@ -88,9 +107,9 @@ const containerMoveBatch = reclaim.Batch
 func (s *Service) SetContainerSoftDelete(days func(account string) int) { s.containerSD = days }
 
 // containerRetention is the container delete retention of acct in days,
-// 0 when off or when acct is hierarchical.
+// 0 when off.
 func (s *Service) containerRetention(acct string) int {
-	if s.containerSD == nil || s.Hierarchical(acct) {
+	if s.containerSD == nil {
 		return 0
 	}
 	return s.containerSD(acct)
@@ -108,11 +127,17 @@ func newContainerVersion(tx kv.Tx, acct, c string, now time.Time) (string, error
 
 // softDeleteContainer replaces the record rec of container c (its
 // conditions and lease already checked) by a deleted version and a move
-// job, inside tx.
-func softDeleteContainer(tx kv.Tx, acct, c string, rec *container, days int, now time.Time) error {
+// job, inside tx; the filesystem's tree, when it has one, goes to the
+// alias at once.
+func (s *Service) softDeleteContainer(tx kv.Tx, acct, c string, rec *container, days int, now time.Time) error {
 	v, err := newContainerVersion(tx, acct, c, now)
 	if err != nil {
 		return err
+	}
+	if s.hns != nil {
+		if _, err := ns.KeepFilesystem(tx, ns.FS{Account: acct, Filesystem: c}, containerAlias(c, v)); err != nil {
+			return err
+		}
 	}
 	// A deleted container has no lease: Delete Container of a leased
 	// container needed its lease ID, and the restored one is not leased.
@@ -176,6 +201,9 @@ func (s *Service) containerMoveStep(ctx context.Context, acct, c string) (done b
 			}
 			return tx.Delete(containerMoveKey(acct, c))
 		}
+		if err := s.restoreFilesystem(tx, acct, c, containerAlias(src, job.Version)); err != nil {
+			return err
+		}
 		if err := kv.PutJSON(tx, ContainerKey(acct, c), d.Rec); err != nil {
 			return err
 		}
@@ -200,18 +228,47 @@ func (s *Service) containerMove(acct, c string) func(context.Context) (bool, err
 
 // moveContainerRecords moves up to limit records of container from to
 // container to: blobs and snapshots, soft-deleted ones (with their
-// expiry index entries), versions (with theirs) and uncommitted blocks,
-// values unchanged. It reports whether more remain.
+// expiry index entries), versions (with theirs), uncommitted blocks and
+// the soft-deleted paths of its filesystem (with their retention index
+// entries), values unchanged. It reports whether more remain.
 func moveContainerRecords(tx kv.Tx, acct, from, to string, limit int) (more bool, err error) {
 	var ranges []reclaim.Range
-	for _, ns := range []string{"b", "bd", "bv", "u"} {
-		r := reclaim.Range{From: kv.Key(ns, acct, from), To: kv.Key(ns, acct, to)}
-		if ns == "bd" || ns == "bv" {
-			r.Each = func(k, v []byte) error { return moveExpiryEntry(tx, ns, k, v, from, to) }
+	for _, fam := range []string{"b", "bd", "bv", "u"} {
+		r := reclaim.Range{From: kv.Key(fam, acct, from), To: kv.Key(fam, acct, to)}
+		if fam == "bd" || fam == "bv" {
+			r.Each = func(k, v []byte) error { return moveExpiryEntry(tx, fam, k, v, from, to) }
 		}
 		ranges = append(ranges, r)
 	}
+	dFrom := ns.DeletedPathsPrefix(ns.FS{Account: acct, Filesystem: from})
+	dTo := ns.DeletedPathsPrefix(ns.FS{Account: acct, Filesystem: to})
+	ranges = append(ranges, reclaim.Range{From: dFrom, To: dTo, Each: func(k, v []byte) error {
+		return ns.MoveRetention(tx, k, v, append(bytes.Clone(dTo), k[len(dFrom):]...))
+	}})
 	return reclaim.MoveRecords(tx, ranges, limit)
+}
+
+// restoreFilesystem moves the filesystem's root kept under alias back as
+// the root of container c, in the transaction that makes c live again.
+// A container deleted while its account was flat has none: on a
+// hierarchical account it gets a new root, as Create Container gives
+// one (hierLayout.containerCreated).
+func (s *Service) restoreFilesystem(tx kv.Tx, acct, c, alias string) error {
+	if s.hns == nil {
+		return nil
+	}
+	fs := ns.FS{Account: acct, Filesystem: c}
+	// No root of the name lives without its container; one left by a
+	// process of an older version would refuse the restore for ever.
+	if err := detachFilesystem(s.hns, tx, ContainerRef{Account: acct, Container: c}); err != nil {
+		return err
+	}
+	back, err := ns.RestoreFilesystem(tx, alias, fs)
+	if err != nil || back || !s.Hierarchical(acct) {
+		return err
+	}
+	_, err = s.hns.CreateFilesystem(tx, fs, ns.FilesystemInput{})
+	return err
 }
 
 // moveExpiryEntry moves the expiry index entry of the soft-deleted
@@ -439,6 +496,13 @@ func (s *Service) expireContainer(ctx context.Context, acct, c, ver string) erro
 		ok, err := kv.GetJSON(tx, deletedContainerKey(acct, c, ver), &d)
 		if err != nil || !ok || d.Moving || d.Restoring || s.clock.Now().Before(d.Expires) {
 			return err
+		}
+		if s.hns != nil {
+			// The tree goes to the collector now; the tombstone's steps
+			// end the soft-deleted paths (reclaimContainerStep).
+			if _, err := ns.DetachRoot(tx, ns.FS{Account: acct, Filesystem: containerAlias(c, ver)}); err != nil {
+				return err
+			}
 		}
 		if err := reclaim.Mark(tx, nil, reclaimKindContainer, acct, containerAlias(c, ver)); err != nil {
 			return err

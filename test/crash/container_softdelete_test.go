@@ -4,16 +4,23 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
+	"github.com/cerulean-storage/cerulean/internal/app"
 	"github.com/cerulean-storage/cerulean/internal/kv/postgres/pgtest"
 )
 
@@ -25,14 +32,30 @@ import (
 // move transaction moves (256), deletes and restores them, and is killed
 // at a random time; after each restart a container is either live with
 // every blob or deleted and restorable with every blob, never half of
-// each: the check restores a deleted one and counts. It runs on a server
-// of its own, so the main trials keep testing Delete Container without
-// soft delete.
+// each: the check restores a deleted one and counts. A second soft
+// deleter does the same on an account with a hierarchical namespace,
+// whose containers are filesystems: it writes files in a tree of
+// directories through the Blob API and soft-deletes more of them than
+// one move transaction moves (Blob soft delete is on for that account),
+// so a filesystem's delete moves its root in the delete's transaction
+// and its soft-deleted paths in several; after each restart a filesystem
+// is live, or deleted and restorable, with every directory, every file
+// and every soft-deleted path. It runs on a server of its own, so the
+// main trials keep testing Delete Container without soft delete.
+
+// hnsAccount is the soft-delete server's hierarchical account.
+const hnsAccount = "hnslake"
+
+// csdPathDeletes is how many of a hierarchical container's files its
+// filler soft-deletes: more than one move transaction carries (256).
+const csdPathDeletes = 270
 
 // csdCont is one of the container soft deleter's containers.
 type csdCont struct {
 	blobs   int
 	acked   []bool // while filling: which blobs were acknowledged
+	dacked  []bool // while filling a hierarchical one: which deletes were acknowledged
+	hier    bool   // a filesystem of hnsAccount: files in directories, csdPathDeletes of them soft-deleted
 	filling bool   // created (acknowledged), not every blob acknowledged yet
 	st      state  // present; deleting: soft-deleted or a delete/restore without answer
 	checked bool   // verified whole after a restart
@@ -45,14 +68,26 @@ type csdModel struct {
 	errs  []string
 }
 
-func containerSoftDeleter(m *csdModel, cl *azblob.Client, trial int, rng *rand.Rand, stopped stopFn) {
+// csdBlobName is blob i of a container of the soft deleters: in a
+// hierarchical one a file three levels down, in one of twelve
+// directories (made by the Blob API's writes).
+func csdBlobName(hier bool, i int) string {
+	if hier {
+		return fmt.Sprintf("d%d/e%d/f%04d", i%3, (i/3)%4, i)
+	}
+	return fmt.Sprintf("b%04d", i)
+}
+
+// containerSoftDeleter fills, deletes and restores containers of cl's
+// account, hierarchical ones (hier) on hnsAccount.
+func containerSoftDeleter(m *csdModel, cl *azblob.Client, hier bool, trial int, rng *rand.Rand, stopped stopFn) {
 	for seq := 0; !stopped(); seq++ {
 		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 		var name string
 		var c *csdCont
 		m.mu.Lock()
 		for k, x := range m.conts {
-			if x.filling {
+			if x.filling && x.hier == hier {
 				name, c = k, x
 				break
 			}
@@ -60,26 +95,41 @@ func containerSoftDeleter(m *csdModel, cl *azblob.Client, trial int, rng *rand.R
 		m.mu.Unlock()
 		if c == nil {
 			name = fmt.Sprintf("csd-%d-%d", trial, seq)
+			if hier {
+				name = "h" + name
+			}
 			n := 300 + rng.IntN(100)
 			if _, err := cl.CreateContainer(ctx, name, nil); err != nil {
 				cancel()
 				return // killed: a container without acknowledged creation is not modelled
 			}
-			c = &csdCont{blobs: n, acked: make([]bool, n), filling: true, st: present}
+			c = &csdCont{blobs: n, acked: make([]bool, n), hier: hier, filling: true, st: present}
+			if hier {
+				c.dacked = make([]bool, csdPathDeletes)
+			}
 			m.mu.Lock()
 			m.conts[name] = c
 			m.mu.Unlock()
 		}
 		err := fillAcked(&m.mu, c.acked, c.blobs, func(i int) error {
-			_, err := cl.UploadBuffer(ctx, name, fmt.Sprintf("b%04d", i), []byte{byte(i)}, nil)
+			_, err := cl.UploadBuffer(ctx, name, csdBlobName(hier, i), []byte{byte(i)}, nil)
 			return err
 		})
+		if err == nil && hier {
+			err = fillAcked(&m.mu, c.dacked, csdPathDeletes, func(i int) error {
+				_, err := cl.DeleteBlob(ctx, name, csdBlobName(true, i), nil)
+				if bloberror.HasCode(err, bloberror.BlobNotFound) {
+					return nil // deleted before a kill took its answer
+				}
+				return err
+			})
+		}
 		if err != nil {
 			cancel()
 			return // killed while filling: the next trial fills on
 		}
 		m.mu.Lock()
-		c.filling, c.acked = false, nil
+		c.filling, c.acked, c.dacked = false, nil, nil
 		m.ops++
 		m.mu.Unlock()
 		_, err = cl.DeleteContainer(ctx, name, nil)
@@ -128,15 +178,19 @@ func csdVersion(ctx context.Context, svc *service.Client, name string) (string, 
 	return ver, nil
 }
 
-// verifySoftDeletedContainers checks the soft deleter's containers after
+// verifySoftDeletedContainers checks the soft deleters' containers after
 // a restart: each is live with every blob, or deleted and restorable with
 // every blob; a move the kill cut short is finished by the sweep within
-// reclaimWait.
-func verifySoftDeletedContainers(ctx context.Context, m *csdModel, cl *azblob.Client) {
+// reclaimWait. hcl is the client of hnsAccount.
+func verifySoftDeletedContainers(ctx context.Context, m *csdModel, flat, hcl *azblob.Client) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	bad := func(format string, args ...any) { m.errs = append(m.errs, fmt.Sprintf(format, args...)) }
 	for name, c := range m.conts {
+		cl := flat
+		if c.hier {
+			cl = hcl
+		}
 		cc := cl.ServiceClient().NewContainerClient(name)
 		if c.filling {
 			if _, err := cc.GetProperties(ctx, nil); err != nil {
@@ -183,23 +237,70 @@ func verifySoftDeletedContainers(ctx context.Context, m *csdModel, cl *azblob.Cl
 					break
 				}
 			}
-			got := 0
-			pager := cc.NewListBlobsFlatPager(nil)
-			for pager.More() {
-				page, err := pager.NextPage(ctx)
-				if err != nil {
-					bad("container %s: list blobs: %v", name, err)
-					break
+			if c.hier {
+				verifyFilesystem(ctx, cc, name, c.blobs, bad)
+			} else {
+				got := 0
+				pager := cc.NewListBlobsFlatPager(nil)
+				for pager.More() {
+					page, err := pager.NextPage(ctx)
+					if err != nil {
+						bad("container %s: list blobs: %v", name, err)
+						break
+					}
+					got += len(page.Segment.BlobItems)
 				}
-				got += len(page.Segment.BlobItems)
-			}
-			if got != c.blobs {
-				bad("container %s: %d blobs, want all %d (a delete or restore is whole or nothing)", name, got, c.blobs)
+				if got != c.blobs {
+					bad("container %s: %d blobs, want all %d (a delete or restore is whole or nothing)", name, got, c.blobs)
+				}
 			}
 			c.st, c.checked = present, true
 			break
 		}
 	}
+}
+
+// verifyFilesystem checks a hierarchical container of files files, of
+// which the first csdPathDeletes are soft-deleted: it lists its 15
+// directories, the files left and the soft-deleted paths (List Blobs
+// include=deleted, which lists a hierarchical account's directories as
+// hdi_isfolder blobs).
+func verifyFilesystem(ctx context.Context, cc *container.Client, name string, files int, bad func(string, ...any)) {
+	dirs, live, deleted := 0, 0, 0
+	pager := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Deleted: true}})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			bad("container %s: list blobs: %v", name, err)
+			return
+		}
+		for _, it := range page.Segment.BlobItems {
+			switch {
+			case !strings.Contains(*it.Name, "/f"):
+				dirs++
+			case it.Deleted != nil && *it.Deleted:
+				deleted++
+			default:
+				live++
+			}
+		}
+	}
+	if dirs != 15 || live != files-csdPathDeletes || deleted != csdPathDeletes {
+		bad("container %s: %d directories, %d files, %d soft-deleted paths; want 15, %d, %d (a delete or restore is whole or nothing)",
+			name, dirs, live, deleted, files-csdPathDeletes, csdPathDeletes)
+	}
+}
+
+// hnsClient is an azblob client of hnsAccount on the server at port,
+// over the transport of cl.
+func hnsClient(t *testing.T, port int, cl *clients) *azblob.Client {
+	t.Helper()
+	cred, err := azblob.NewSharedKeyCredential(hnsAccount, app.DevKey)
+	must(t, err)
+	opts := azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, Transport: &http.Client{Transport: cl.tr, Timeout: opTimeout}}
+	c, err := azblob.NewClientWithSharedKeyCredential(fmt.Sprintf("http://127.0.0.1:%d/%s", port, hnsAccount), cred, &azblob.ClientOptions{ClientOptions: opts})
+	must(t, err)
+	return c
 }
 
 // TestContainerSoftDeleteCrashTrials: see the comment above. It runs with
@@ -222,7 +323,7 @@ func TestContainerSoftDeleteCrashTrials(t *testing.T) {
 	}
 	port += 4 // the main trials' four ports stay theirs
 	srv := &server{bin: buildBinary(t), data: filepath.Join(t.TempDir(), "data"), log: filepath.Join(t.TempDir(), "cerulean.log"), port: port,
-		extra: []string{"--container-soft-delete", "7"}}
+		extra: []string{"--container-soft-delete", "7", "--accounts", app.DevAccount + ":" + app.DevKey + ";" + hnsAccount + ":" + app.DevKey + ":hns"}}
 	backend := "embedded store"
 	if os.Getenv(pgtest.EnvVar) != "" {
 		srv.dsn, _ = pgtest.Schema(t)
@@ -235,6 +336,17 @@ func TestContainerSoftDeleteCrashTrials(t *testing.T) {
 		}
 	})
 	srv.start(t)
+	// Blob soft delete on the hierarchical account: its filler's
+	// deletes keep soft-deleted paths.
+	{
+		cl := newClients(t, port)
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		_, err := hnsClient(t, port, cl).ServiceClient().SetProperties(ctx, &service.SetPropertiesOptions{
+			DeleteRetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(7))}})
+		cancel()
+		must(t, err)
+		cl.tr.CloseIdleConnections()
+	}
 	m := &csdModel{conts: map[string]*csdCont{}}
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 2))
@@ -250,11 +362,17 @@ func TestContainerSoftDeleteCrashTrials(t *testing.T) {
 			}
 		}
 		var wg sync.WaitGroup
-		wg.Add(1)
+		wg.Add(2)
 		wrng := rand.New(rand.NewPCG(rng.Uint64(), 3))
+		hrng := rand.New(rand.NewPCG(rng.Uint64(), 4))
 		go func() {
 			defer wg.Done()
-			containerSoftDeleter(m, cl.blob, trial, wrng, stopped)
+			containerSoftDeleter(m, cl.blob, false, trial, wrng, stopped)
+		}()
+		hcl := hnsClient(t, port, cl)
+		go func() {
+			defer wg.Done()
+			containerSoftDeleter(m, hcl, true, trial, hrng, stopped)
 		}()
 		time.Sleep(time.Duration(300+rng.IntN(2200)) * time.Millisecond)
 		close(stop)
@@ -264,22 +382,25 @@ func TestContainerSoftDeleteCrashTrials(t *testing.T) {
 		srv.start(t)
 		cl = newClients(t, port)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		verifySoftDeletedContainers(ctx, m, cl.blob)
+		verifySoftDeletedContainers(ctx, m, cl.blob, hnsClient(t, port, cl))
 		cancel()
 		cl.tr.CloseIdleConnections()
 	}
 	for _, e := range m.errs {
 		t.Error(e)
 	}
-	filled, checked := 0, 0
+	filled, checked, hier := 0, 0, 0
 	for _, c := range m.conts {
 		if !c.filling {
 			filled++
+			if c.hier {
+				hier++
+			}
 		}
 		if c.checked {
 			checked++
 		}
 	}
-	t.Logf("container soft delete crash trials on the %s, seed %d: %d containers filled and deleted or restored (%d requests), %d found whole after a restart; violations: %d",
-		backend, seed, filled, m.ops, checked, len(m.errs))
+	t.Logf("container soft delete crash trials on the %s, seed %d: %d containers (%d hierarchical) filled and deleted or restored (%d requests), %d found whole after a restart; violations: %d",
+		backend, seed, filled, hier, m.ops, checked, len(m.errs))
 }
