@@ -52,11 +52,12 @@ import (
 //     ones must be refused, the others must go) and the container
 //     (refused: it has versions), then clear the holds and delete those
 //     blobs;
-//   - on the hierarchical account, fill a directory tree of a filesystem
-//     under a legal hold and delete it recursively (refused whole: nothing
-//     of it may go), along with one of its subdirectories and one of its
-//     files; then clear the hold and delete it recursively, which must
-//     succeed; on a filesystem without a hold the recursive delete must
+//   - on the hierarchical account, fill a directory tree d/ of a
+//     filesystem, and a directory e/ holding two empty directories and one
+//     file, under a legal hold, and delete both recursively (refused
+//     whole: nothing of them may go), along with a subdirectory and a file
+//     of d; then clear the hold and delete them recursively, which must
+//     succeed; on a filesystem without a hold the recursive deletes must
 //     succeed at once.
 //
 // The server is killed with SIGKILL at a random moment and restarted;
@@ -140,8 +141,16 @@ type hnObj struct {
 	protected state
 	released  state
 	dir       state // d: present, deleting, absent
+	eMade     bool  // e/x, e/y and e/one acknowledged
+	eDir      state // e (when made): present, deleting, absent
 	done      bool  // found deleted after a restart
 }
+
+// hnE are the paths of the directory e: two empty subdirectories and
+// one file, e/one (content index eIdx), the one thing that protects it.
+var hnE = []string{"e", "e/x", "e/y", "e/one"}
+
+const eIdx = 1 << 20
 
 type wormModel struct {
 	mu   sync.Mutex
@@ -1039,6 +1048,21 @@ func (m *wormModel) hnRun(ctx context.Context, cl *wormClients, o *hnObj) error 
 		}); err != nil {
 			return err
 		}
+		if !o.eMade {
+			for _, d := range []string{"e/x", "e/y"} {
+				_, err := fs.NewDirectoryClient(d).Create(ctx, nil)
+				if err := m.ok(err, "Path - Create "+o.name+"/"+d); err != nil {
+					return err
+				}
+			}
+			_, err := cc.NewBlockBlobClient("e/one").UploadBuffer(ctx, blobBody(o.name, eIdx), nil)
+			if err := m.ok(err, "Put Blob "+o.name+"/e/one"); err != nil {
+				return err
+			}
+			m.mu.Lock()
+			o.eMade, o.eDir = true, present
+			m.mu.Unlock()
+		}
 		m.mu.Lock()
 		o.acked, o.phase = nil, phProtect
 		if !o.held {
@@ -1063,6 +1087,11 @@ func (m *wormModel) hnRun(ctx context.Context, cl *wormClients, o *hnObj) error 
 			func() error {
 				_, err := fs.NewDirectoryClient("d").Delete(ctx, nil)
 				return m.refusal(err, http.StatusConflict, code, "recursive Path - Delete "+o.name+"/d (legal hold)")
+			},
+			func() error {
+				// e holds one file (protected) and two empty directories.
+				_, err := fs.NewDirectoryClient("e").Delete(ctx, nil)
+				return m.refusal(err, http.StatusConflict, code, "recursive Path - Delete "+o.name+"/e (legal hold)")
 			},
 			func() error {
 				_, err := fs.NewDirectoryClient("d/s1").Delete(ctx, nil)
@@ -1099,6 +1128,18 @@ func (m *wormModel) hnRun(ctx context.Context, cl *wormClients, o *hnObj) error 
 	}
 	if o.phase == phDelete {
 		m.mu.Lock()
+		est := o.eDir
+		if est != absent {
+			o.eDir = deleting
+		}
+		m.mu.Unlock()
+		if est != absent {
+			_, err := fs.NewDirectoryClient("e").Delete(ctx, nil)
+			if err := m.deleted(err, est, &o.eDir, "PathNotFound", &m.dirDeletes, "recursive Path - Delete "+o.name+"/e"); err != nil {
+				return err
+			}
+		}
+		m.mu.Lock()
 		st := o.dir
 		o.dir = deleting
 		m.mu.Unlock()
@@ -1133,6 +1174,7 @@ func (m *wormModel) hnVerify(ctx context.Context, cl *wormClients, o *hnObj) {
 		bad("filesystem %s: a legal hold after the restart, though none is set (or its clearing was acknowledged)", o.name)
 	}
 	files := map[string]bool{}
+	paths := map[string]bool{}
 	dirD := false
 	pg := cl.hnsD.NewFileSystemClient(o.name).NewListPathsPager(true, nil)
 	for pg.More() {
@@ -1145,6 +1187,7 @@ func (m *wormModel) hnVerify(ctx context.Context, cl *wormClients, o *hnObj) {
 			if *p.Name == "d" {
 				dirD = true
 			}
+			paths[*p.Name] = true
 			if p.IsDirectory == nil || !*p.IsDirectory {
 				files[*p.Name] = true
 			}
@@ -1156,6 +1199,39 @@ func (m *wormModel) hnVerify(ctx context.Context, cl *wormClients, o *hnObj) {
 			got++
 		}
 	}
+	// e: all four paths or none.
+	if o.eMade {
+		k := 0
+		for _, p := range hnE {
+			if paths[p] {
+				k++
+			}
+		}
+		switch {
+		case o.eDir == absent && k > 0:
+			bad("%s/e: its recursive delete was acknowledged, yet %d of its %d paths are there", o.name, k, len(hnE))
+		case o.eDir == deleting && k == 0:
+			o.eDir = absent
+		case o.eDir != absent && k != len(hnE):
+			bad("%s/e: %d of its %d paths after the restart, though no recursive delete of it was acknowledged: a refused or unanswered delete leaves it whole", o.name, k, len(hnE))
+		case k == len(hnE):
+			o.eDir = present
+			if o.protected != absent && o.released != present {
+				r, err := cc.NewBlobClient("e/one").DownloadStream(ctx, nil)
+				var b []byte
+				if err == nil {
+					b, err = io.ReadAll(r.Body)
+					r.Body.Close()
+				}
+				if err != nil || !bytes.Equal(b, blobBody(o.name, eIdx)) {
+					bad("%s/e/one: under a legal hold, read %d bytes, %v", o.name, len(b), err)
+				} else {
+					m.protectChecks++
+				}
+			}
+		}
+	}
+	eGone := !o.eMade || o.eDir == absent
 	if o.phase == phFill {
 		for i := 0; i < o.n; i++ {
 			if o.acked[i] && !files[hnFile(i)] {
@@ -1169,9 +1245,9 @@ func (m *wormModel) hnVerify(ctx context.Context, cl *wormClients, o *hnObj) {
 		bad("%s/d: its recursive delete was acknowledged, yet d is there (%v) with %d of its %d files", o.name, dirD, got, o.n)
 	case o.dir == absent:
 		m.goneChecks++
-		o.done = true
+		o.done = eGone
 	case got == 0 && !dirD && o.dir == deleting:
-		o.dir, o.done = absent, true // the delete without answer went through, whole
+		o.dir, o.done = absent, eGone // the delete without answer went through, whole
 	case got != o.n || !dirD:
 		bad("%s/d: %d of its %d files after the restart (directory listed: %v), though no recursive delete of it was acknowledged: a refused or unanswered delete leaves it whole", o.name, got, o.n, dirD)
 	default:
