@@ -17,7 +17,9 @@
 # and with releases about two years older, scripts/compat/datalake.js with
 # @azure/storage-file-datalake, scripts/compat/changefeed.js with
 # @azure/storage-blob-changefeed on C, scripts/compat/versioning.js and
-# dataprotection.js with the newest SDKs on D, and azcopy jobs (upload, copies between
+# dataprotection.js with the newest SDKs on D (the latter also sets
+# container-level WORM holds and policies through D's /.cerulean/worm
+# admin endpoint, signing Shared Key itself), and azcopy jobs (upload, copies between
 # containers and between Blob and File, download compared byte for byte,
 # sync, remove, a dfs round trip). Each step prints one PASS/FAIL line; a
 # step that provokes an error passes only with Azure's error code. The
@@ -201,7 +203,7 @@ jsrow "js older" "Azure SDK for JavaScript, about two years older" "$OLDER" "\`s
 jsrow "js datalake" "Azure SDK for JavaScript, Data Lake" "$DATALAKE" "\`scripts/clients-js.sh\` (\`datalake.js\`)"
 jsrow "js changefeed" "Azure SDK for JavaScript, blob change feed" "$CHANGEFEED" "\`scripts/clients-js.sh\` (\`changefeed.js\`): \`cerulean serve --blob-change-feed\`"
 jsrow "js versioning" "Azure SDK for JavaScript, blob versioning" "${NEWEST%% *}" "\`scripts/clients-js.sh\` (\`versioning.js\`): \`cerulean serve --blob-versioning\`"
-jsrow "js data protection" "Azure SDK for JavaScript, container and share soft delete, version-level immutability" "$(echo $NEWEST | tr ' ' '\n' | grep -E 'storage-(blob|file-share)@' | tr '\n' ' ')" "\`scripts/clients-js.sh\` (\`dataprotection.js\`): \`--container-soft-delete 7 --share-soft-delete 7\`, an account marked \`:versioning:immutability\`"
+jsrow "js data protection" "Azure SDK for JavaScript, container and share soft delete, version-level immutability, container-level WORM" "$(echo $NEWEST | tr ' ' '\n' | grep -E 'storage-(blob|file-share)@' | tr '\n' ' ')" "\`scripts/clients-js.sh\` (\`dataprotection.js\`): \`--container-soft-delete 7 --share-soft-delete 7\`, an account marked \`:versioning:immutability\`, container holds and policies through \`/.cerulean/worm\`"
 jsrow "azcopy" "azcopy" "$AZCOPY" "\`scripts/clients-js.sh\`: jobs between local files, Blob, File and dfs, and content comparisons"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)

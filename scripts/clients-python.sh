@@ -19,7 +19,9 @@
 # then runs scripts/clients/py_sdk.py (the azure-* SDKs),
 # scripts/clients/py_fs.py (adlfs, pyarrow, deltalake),
 # scripts/clients/py_changefeed.py (azure-storage-blob-changefeed on D) and
-# scripts/clients/py_versioning.py and py_dataprotection.py (on E). Each prints one
+# scripts/clients/py_versioning.py and py_dataprotection.py (on E; the
+# latter also sets container-level WORM holds and policies through E's
+# /.cerulean/worm admin endpoint, signing Shared Key itself). Each prints one
 # PASS/FAIL line per client, version and area; the script closes with
 # "N passed, N failed" and exits non-zero when any area failed.
 #
@@ -140,8 +142,8 @@ matrix_row "Azure Storage Blob ChangeFeed for Python" "$(pins azure-storage-blob
 matrix_row "Azure SDK for Python, blob versioning" "$(pins azure-storage-blob)" \
   "\`scripts/clients-python.sh\` (\`py_versioning.py\`): \`cerulean serve --blob-versioning\`" \
   "$(matrix_result "$(count PASS "$out.ver")" "$(count FAIL "$out.ver")" areas)"
-matrix_row "Azure SDK for Python, container and share soft delete, version-level immutability" "$(pins azure-storage-blob azure-storage-file-share)" \
-  "\`scripts/clients-python.sh\` (\`py_dataprotection.py\`): \`--container-soft-delete 7 --share-soft-delete 7\`, an account marked \`:versioning:immutability\`" \
+matrix_row "Azure SDK for Python, container and share soft delete, version-level immutability, container-level WORM" "$(pins azure-storage-blob azure-storage-file-share)" \
+  "\`scripts/clients-python.sh\` (\`py_dataprotection.py\`): \`--container-soft-delete 7 --share-soft-delete 7\`, an account marked \`:versioning:immutability\`, container holds and policies through \`/.cerulean/worm\`" \
   "$(matrix_result "$(count PASS "$out.dp")" "$(count FAIL "$out.dp")" areas)"
 passed=$(grep -c '^PASS ' "$out" || true)
 failed=$(grep -c '^FAIL ' "$out" || true)

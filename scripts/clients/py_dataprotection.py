@@ -9,7 +9,11 @@ immutability policies for blob versions" pages describe through the SDK
 calls their samples use: list_containers/list_shares with
 include_deleted=True, undelete_container/undelete_share,
 set_immutability_policy/delete_immutability_policy/set_legal_hold, and
-the refusals (a name in use, an unknown version, deleting protected data).
+the refusals (a name in use, an unknown version, deleting protected data);
+and container-level WORM (a legal hold, an Unlocked and a Locked
+time-based retention policy set through Cerulean's admin endpoint, the
+SDK's writes and deletes refused by status and code, then allowed once
+the hold is cleared or the Unlocked policy deleted).
 Prints one PASS/FAIL line per area.
 """
 import datetime, os
@@ -107,6 +111,162 @@ def _():
     error(lambda: worm.delete_container("pydp-worm"), 409, "ContainerImmutableStorageWithVersioningEnabled",
           "delete a container holding protected data")
     eq(b.download_blob().readall(), b"kept", "the protected content")
+
+
+# Container-level WORM. Azure sets a container's time-based retention
+# policy and legal hold on the management plane (ARM BlobContainers
+# CreateOrUpdateImmutabilityPolicy, LockImmutabilityPolicy,
+# DeleteImmutabilityPolicy, SetLegalHold, ClearLegalHold), which no
+# data-plane SDK reaches; Cerulean serves the same operations with ARM's
+# JSON under /.cerulean/worm/{account}/{container} on the Blob port (README,
+# "Container-level immutability (WORM)"), signed with Shared Key over the
+# path without /.cerulean/worm. worm_admin signs by hand, with the string
+# to sign of "Authorize with Shared Key" (Blob service, version 2009-09-19
+# and later): the verb, the twelve standard headers (Content-Length empty
+# when zero), the x-ms- headers lower-cased and sorted, and the
+# canonicalized resource "/{account}" + the request's path (a path-style
+# URL: /{account}/{container}/...),
+# https://learn.microsoft.com/rest/api/storageservices/authorize-with-shared-key.
+import base64, email.utils, hashlib, hmac, http.client, json
+
+
+def worm_admin(method, path, body=None, if_match=None, key=KEY):
+    """Sends method to /.cerulean/worm/devstoreaccount1/{path}; returns
+    (status, x-ms-error-code, JSON answer, ETag)."""
+    raw = json.dumps(body).encode() if body is not None else b""
+    headers = {"x-ms-date": email.utils.formatdate(usegmt=True), "x-ms-version": "2021-12-02"}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    if if_match:
+        headers["If-Match"] = if_match
+    std = [method, "", "", str(len(raw)) if raw else "", "", headers.get("Content-Type", ""), "",
+           "", if_match or "", "", "", ""]
+    xms = sorted((k.lower(), v.strip()) for k, v in headers.items() if k.lower().startswith("x-ms-"))
+    sts = "\n".join(std) + "\n" + "".join(f"{k}:{v}\n" for k, v in xms) + f"/{A}/{A}/{path}"
+    sig = base64.b64encode(hmac.new(base64.b64decode(key), sts.encode(), hashlib.sha256).digest()).decode()
+    headers["Authorization"] = f"SharedKey {A}:{sig}"
+    conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+    try:
+        conn.request(method, f"/.cerulean/worm/{A}/{path}", body=raw or None, headers=headers)
+        r = conn.getresponse()
+        data = r.read()
+        return r.status, r.getheader("x-ms-error-code") or "", json.loads(data) if data else {}, r.getheader("ETag")
+    finally:
+        conn.close()
+
+
+def worm_ok(method, path, body=None, if_match=None):
+    st, code, out, etag = worm_admin(method, path, body, if_match)
+    eq((st, code), (200, ""), f"{method} {path}")
+    return out, etag
+
+
+def policy(days, **flags):
+    return {"properties": {"immutabilityPeriodSinceCreationInDays": days, **flags}}
+
+
+def worm_container(name):
+    """A container with a block blob and an append blob holding a block."""
+    cc = blobs.create_container(name)
+    b = cc.get_blob_client("b.txt")
+    b.upload_blob(b"first")
+    log = cc.get_blob_client("log")
+    log.create_append_blob()
+    log.append_block(b"line 1\n")
+    return cc, b, log
+
+
+def refusals(cc, b, log, code, cont_code):
+    """Every change and delete the container-level WORM page's scenarios
+    table prohibits, refused with status 409 and code."""
+    error(lambda: b.upload_blob(b"second", overwrite=True), 409, code, "upload over a protected blob")
+    error(lambda: b.delete_blob(), 409, code, "delete a protected blob")
+    error(lambda: b.set_blob_metadata({"k": "v"}), 409, code, "set metadata of a protected blob")
+    error(lambda: blobs.delete_container(cc.container_name), 409, cont_code, "delete the container")
+    eq(b.download_blob().readall(), b"first", "the protected content")
+    # Allowed: new blobs and reads.
+    cc.upload_blob("new.txt", b"new")
+
+
+@area("container-level WORM: the admin endpoint's Shared Key", "azure-storage-blob")
+def _():
+    blobs.create_container("pyworm-auth")
+    st, code, _, _ = worm_admin("GET", "pyworm-auth", key=base64.b64encode(b"not the account key").decode())
+    eq((st, code), (403, "AuthenticationFailed"), "signed with another key")
+    out, _ = worm_ok("GET", "pyworm-auth")
+    eq(out.get("legalHold", {}).get("hasLegalHold"), False, "a new container has no legal hold")
+    st, code, _, _ = worm_admin("GET", "pyworm-auth/immutabilityPolicies/default")
+    eq((st, code), (404, "ResourceNotFound"), "nor a policy")
+
+
+@area("container-level WORM: legal hold", "azure-storage-blob")
+def _():
+    cc, b, log = worm_container("pyworm-hold")
+    out, _ = worm_ok("POST", "pyworm-hold/setLegalHold", {"tags": ["pyprobe"]})
+    eq(out.get("hasLegalHold"), True, "setLegalHold's answer")
+    p = cc.get_container_properties()
+    eq((p.has_legal_hold, p.has_immutability_policy), (True, False), "x-ms-has-legal-hold, x-ms-has-immutability-policy")
+    refusals(cc, b, log, "BlobImmutableDueToLegalHold", "ContainerHasLegalHold")
+    error(lambda: log.append_block(b"line 2\n"), 409, "BlobImmutableDueToLegalHold", "append under a hold")
+    # The hold's allowProtectedAppendWritesAll lets appends through,
+    # nothing else.
+    worm_ok("POST", "pyworm-hold/setLegalHold", {"tags": ["pyprobe"], "allowProtectedAppendWritesAll": True})
+    log.append_block(b"line 2\n")
+    error(lambda: b.delete_blob(), 409, "BlobImmutableDueToLegalHold", "delete while appends are allowed")
+    out, _ = worm_ok("POST", "pyworm-hold/clearLegalHold", {"tags": ["pyprobe"]})
+    eq(out.get("hasLegalHold"), False, "clearLegalHold's answer")
+    eq(cc.get_container_properties().has_legal_hold, False, "the hold cleared")
+    # Cleared: everything is allowed again.
+    b.upload_blob(b"second", overwrite=True)
+    b.set_blob_metadata({"k": "v"})
+    log.append_block(b"line 3\n")
+    eq(log.download_blob().readall(), b"line 1\nline 2\nline 3\n", "the appended blob")
+    b.delete_blob()
+    blobs.delete_container("pyworm-hold")
+    eq([c.name for c in blobs.list_containers(name_starts_with="pyworm-hold")], [], "the container deleted")
+
+
+@area("container-level WORM: Unlocked time-based retention policy", "azure-storage-blob")
+def _():
+    cc, b, log = worm_container("pyworm-pol")
+    out, etag = worm_ok("PUT", "pyworm-pol/immutabilityPolicies/default", policy(1))
+    eq((out["properties"]["state"], out["properties"]["immutabilityPeriodSinceCreationInDays"]), ("Unlocked", 1), "the policy")
+    p = cc.get_container_properties()
+    eq((p.has_immutability_policy, p.has_legal_hold), (True, False), "x-ms-has-immutability-policy, x-ms-has-legal-hold")
+    refusals(cc, b, log, "BlobImmutableDueToPolicy", "BlobImmutableDueToPolicy")
+    error(lambda: log.append_block(b"line 2\n"), 409, "BlobImmutableDueToPolicy", "append without allowProtectedAppendWrites")
+    # A change needs If-Match on the policy's ETag.
+    st, code, _, _ = worm_admin("PUT", "pyworm-pol/immutabilityPolicies/default", policy(1, allowProtectedAppendWrites=True))
+    eq((st, code), (400, "MissingRequiredHeader"), "a change without If-Match")
+    out, etag = worm_ok("PUT", "pyworm-pol/immutabilityPolicies/default", policy(1, allowProtectedAppendWrites=True), etag)
+    eq(out["properties"].get("allowProtectedAppendWrites"), True, "allowProtectedAppendWrites set")
+    log.append_block(b"line 2\n")
+    error(lambda: log.set_blob_metadata({"k": "v"}), 409, "BlobImmutableDueToPolicy", "metadata while appends are allowed")
+    error(lambda: b.upload_blob(b"second", overwrite=True), 409, "BlobImmutableDueToPolicy", "overwrite while appends are allowed")
+    st, code, _, _ = worm_admin("DELETE", "pyworm-pol/immutabilityPolicies/default", if_match='"0x0"')
+    eq((st, code), (412, "ConditionNotMet"), "delete with another ETag")
+    worm_ok("DELETE", "pyworm-pol/immutabilityPolicies/default", if_match=etag)
+    eq(cc.get_container_properties().has_immutability_policy, False, "the policy deleted")
+    b.upload_blob(b"second", overwrite=True)
+    b.set_blob_metadata({"k": "v"})
+    log.append_block(b"line 3\n")
+    b.delete_blob()
+    blobs.delete_container("pyworm-pol")
+    eq([c.name for c in blobs.list_containers(name_starts_with="pyworm-pol")], [], "the container deleted")
+
+
+@area("container-level WORM: Locked time-based retention policy", "azure-storage-blob")
+def _():
+    cc, b, log = worm_container("pyworm-lock")
+    _, etag = worm_ok("PUT", "pyworm-lock/immutabilityPolicies/default", policy(1))
+    out, etag = worm_ok("POST", "pyworm-lock/immutabilityPolicies/default/lock", if_match=etag)
+    eq(out["properties"]["state"], "Locked", "the policy locked")
+    refusals(cc, b, log, "BlobImmutableDueToPolicy", "ContainerImmutabilityPolicyLocked")
+    st, code, _, _ = worm_admin("DELETE", "pyworm-lock/immutabilityPolicies/default", if_match=etag)
+    eq((st, code), (409, "InvalidOperation"), "delete a Locked policy")
+    st, code, _, _ = worm_admin("DELETE", "pyworm-lock")
+    eq((st, code), (409, "ContainerImmutabilityPolicyLocked"), "the control plane's delete of a container holding blobs")
+    eq(cc.get_container_properties().has_immutability_policy, True, "the policy stays")
 
 
 finish()
