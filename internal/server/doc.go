@@ -144,8 +144,9 @@
 // validation, the stored record under the service's key, Get Service
 // Stats for the kinds that have it, the CORS rules) and one set of
 // handlers, `svcpropsrest.GetProperties` / `SetProperties` / `GetStats`,
-// that each route table names instantiated for its own types
-// (`svcpropsrest.GetProperties[*Service, *req]`; a front end offers
+// returning their answer (`Response`, rendered by `Render`), that each
+// route table names instantiated for its own types
+// (`server.Typed(svcpropsrest.GetProperties[*Service, *req])`; a front end offers
 // `ServiceProperties()`, a request `server.Request.Base()`). The dfs port
 // hands these requests to the Blob service.
 //

@@ -117,9 +117,9 @@ func init() {
 		// Account.
 		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listContainers", Handler: (*Service).listContainers,
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req], SAS: sasSvcRead},
-		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req], SAS: sasSvcWrite},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: svcpropsrest.GetStats[*Service, *req], SAS: sasSvcRead},
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: server.Typed(svcpropsrest.GetProperties[*Service, *req]), SAS: sasSvcRead},
+		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: server.Typed(svcpropsrest.SetProperties[*Service, *req]), SAS: sasSvcWrite},
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: server.Typed(svcpropsrest.GetStats[*Service, *req]), SAS: sasSvcRead},
 		// No SAS reaches it: the key is for bearer-token callers.
 		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true, BearerOnly: true},
 		{Methods: get, Levels: lAccount, Restype: star, Comp: "blobs", Name: "findBlobsByTagsAccount", Handler: (*Service).findBlobsByTags,

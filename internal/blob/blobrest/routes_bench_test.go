@@ -38,11 +38,11 @@ func (s *Service) routeSwitch(r *req) (switchOp, error) {
 		case comp == "list" && m == http.MethodGet:
 			return r.asSwitch("listContainers", s.listContainers)
 		case restype == "service" && comp == "properties" && m == http.MethodGet:
-			return r.asSwitch("getServiceProperties", bound(svcpropsrest.GetProperties[*Service, *req]))
+			return r.asSwitch("getServiceProperties", bound(server.Typed(svcpropsrest.GetProperties[*Service, *req])))
 		case restype == "service" && comp == "properties" && m == http.MethodPut:
-			return r.asSwitch("setServiceProperties", bound(svcpropsrest.SetProperties[*Service, *req]))
+			return r.asSwitch("setServiceProperties", bound(server.Typed(svcpropsrest.SetProperties[*Service, *req])))
 		case restype == "service" && comp == "stats" && m == http.MethodGet:
-			return r.asSwitch("getServiceStats", bound(svcpropsrest.GetStats[*Service, *req]))
+			return r.asSwitch("getServiceStats", bound(server.Typed(svcpropsrest.GetStats[*Service, *req])))
 		case restype == "service" && comp == "userdelegationkey" && m == http.MethodPost:
 			return r.asSwitch("getUserDelegationKey", s.getUserDelegationKey)
 		case comp == "blobs" && m == http.MethodGet:

@@ -78,9 +78,9 @@ func init() {
 		// Account.
 		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listShares", Handler: (*Service).listShares,
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req],
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: server.Typed(svcpropsrest.GetProperties[*Service, *req]),
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
-		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req],
+		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: server.Typed(svcpropsrest.SetProperties[*Service, *req]),
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
 		// Get User Delegation Key on the File endpoint (from 2026-02-06),
 		// for Azure Files user delegation SAS: bearer tokens only.

@@ -45,11 +45,11 @@ func init() {
 		// Account.
 		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listQueues", Handler: server.Typed((*Service).listQueues),
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getQueueServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req],
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getQueueServiceProperties", Handler: server.Typed(svcpropsrest.GetProperties[*Service, *req]),
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
-		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setQueueServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req],
+		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setQueueServiceProperties", Handler: server.Typed(svcpropsrest.SetProperties[*Service, *req]),
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getQueueServiceStats", Handler: svcpropsrest.GetStats[*Service, *req],
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getQueueServiceStats", Handler: server.Typed(svcpropsrest.GetStats[*Service, *req]),
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
 		// Get User Delegation Key on the Queue endpoint (from 2026-02-06),
 		// for Queue user delegation SAS: bearer tokens only.

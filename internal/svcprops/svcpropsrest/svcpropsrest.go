@@ -31,13 +31,13 @@ type Req interface {
 
 // GetProperties is Get Service Properties: 200 with the account's
 // StorageServiceProperties document, the kind's elements only.
-func GetProperties[S Owner, R Req](s S, w http.ResponseWriter, r R) error {
+func GetProperties[S Owner, R Req](s S, r R) (server.Response, error) {
 	sr := r.Base()
 	out, err := s.ServiceProperties().GetProperties(sr.Context(), svcprops.GetPropertiesInput{Account: sr.Account})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	return server.WriteXML(w, http.StatusOK, out.Properties)
+	return server.XML(http.StatusOK, out.Properties)
 }
 
 // SetProperties is Set Service Properties: a declared body over 64 KiB
@@ -46,21 +46,20 @@ func GetProperties[S Owner, R Req](s S, w http.ResponseWriter, r R) error {
 // replace the stored ones; 202 Accepted (Set Blob Service Properties,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-service-properties;
 // azfile expects 202 as well).
-func SetProperties[S Owner, R Req](s S, w http.ResponseWriter, r R) error {
+func SetProperties[S Owner, R Req](s S, r R) (server.Response, error) {
 	sr := r.Base()
 	if err := svcprops.CheckLength(sr.ContentLength); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	props := s.ServiceProperties()
 	p, err := svcprops.Parse(sr.Body, props.Kind())
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if _, err := props.SetProperties(sr.Context(), svcprops.SetPropertiesInput{Account: sr.Account, Properties: p}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return server.Status(http.StatusAccepted), nil
 }
 
 // GetStats is Get Service Stats (Blob, Queue, Table). The operation is
@@ -68,15 +67,15 @@ func SetProperties[S Owner, R Req](s S, w http.ResponseWriter, r R) error {
 // Service Stats: "This operation is available only on the secondary
 // location endpoint"); on the primary it is 400
 // InvalidQueryParameterValue naming comp=stats.
-func GetStats[S Owner, R Req](s S, w http.ResponseWriter, r R) error {
+func GetStats[S Owner, R Req](s S, r R) (server.Response, error) {
 	sr := r.Base()
 	if !sr.Secondary {
-		return azerr.Newf(azerr.InvalidQueryParameterValue, "Get Service Stats is served on the secondary location endpoint only.").
+		return server.Response{}, azerr.Newf(azerr.InvalidQueryParameterValue, "Get Service Stats is served on the secondary location endpoint only.").
 			With("QueryParameterName", "comp").With("QueryParameterValue", "stats")
 	}
 	out, err := s.ServiceProperties().GetStats(sr.Context(), svcprops.GetStatsInput{Account: sr.Account, Now: sr.Now})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	return server.WriteXML(w, http.StatusOK, out.Stats)
+	return server.XML(http.StatusOK, out.Stats)
 }

@@ -52,14 +52,14 @@ func TestSetThenGet(t *testing.T) {
 		o := newOwner(t, k)
 		w := httptest.NewRecorder()
 		doc := `<StorageServiceProperties><DefaultServiceVersion>2020-10-02</DefaultServiceVersion><ShareDeleteRetentionPolicy><Enabled>true</Enabled><Days>5</Days></ShareDeleteRetentionPolicy></StorageServiceProperties>`
-		if err := SetProperties(o, w, newReq(http.MethodPut, doc, false)); err != nil {
+		if err := server.Typed(SetProperties[owner, *req])(o, w, newReq(http.MethodPut, doc, false)); err != nil {
 			t.Fatal(err)
 		}
 		if w.Code != http.StatusAccepted || w.Body.Len() != 0 {
 			t.Fatalf("%v: set answered %d %q", k, w.Code, w.Body)
 		}
 		w = httptest.NewRecorder()
-		if err := GetProperties(o, w, newReq(http.MethodGet, "", false)); err != nil {
+		if err := server.Typed(GetProperties[owner, *req])(o, w, newReq(http.MethodGet, "", false)); err != nil {
 			t.Fatal(err)
 		}
 		body := w.Body.String()
@@ -88,11 +88,11 @@ func TestSetRefusesDeclaredLengthUnread(t *testing.T) {
 	var read bool
 	r.Body, r.ContentLength = io.NopCloser(failReader{&read}), 64<<10+1
 	w := httptest.NewRecorder()
-	wantCode(t, SetProperties(o, w, r), 413, azerr.RequestBodyTooLarge)
+	wantCode(t, server.Typed(SetProperties[owner, *req])(o, w, r), 413, azerr.RequestBodyTooLarge)
 	if read {
 		t.Fatal("the body was read")
 	}
-	wantCode(t, SetProperties(o, w, newReq(http.MethodPut, "<StorageServiceProperties><Cors>", false)), 400, azerr.InvalidXMLDocument)
+	wantCode(t, server.Typed(SetProperties[owner, *req])(o, w, newReq(http.MethodPut, "<StorageServiceProperties><Cors>", false)), 400, azerr.InvalidXMLDocument)
 	if w.Code != http.StatusOK || w.Body.Len() != 0 {
 		t.Fatalf("an error wrote %d %q", w.Code, w.Body)
 	}
@@ -104,12 +104,12 @@ func TestSetRefusesDeclaredLengthUnread(t *testing.T) {
 func TestStatsOnSecondaryOnly(t *testing.T) {
 	o := newOwner(t, svcprops.Table)
 	w := httptest.NewRecorder()
-	err := GetStats(o, w, newReq(http.MethodGet, "", false))
+	err := server.Typed(GetStats[owner, *req])(o, w, newReq(http.MethodGet, "", false))
 	wantCode(t, err, 400, azerr.InvalidQueryParameterValue)
 	if e, _ := azerr.As(err); len(e.Details) != 2 || e.Details[0].Value != "comp" || e.Details[1].Value != "stats" {
 		t.Fatalf("details %+v", e.Details)
 	}
-	if err := GetStats(o, w, newReq(http.MethodGet, "", true)); err != nil {
+	if err := server.Typed(GetStats[owner, *req])(o, w, newReq(http.MethodGet, "", true)); err != nil {
 		t.Fatal(err)
 	}
 	want := server.XMLDeclaration + `<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>Sun, 01 Mar 2026 12:04:05 GMT</LastSyncTime></GeoReplication></StorageServiceStats>`

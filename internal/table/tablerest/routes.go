@@ -67,11 +67,11 @@ func init() {
 	updateEntity, mergeEntity := server.Typed((*Service).updateEntity), server.Typed((*Service).mergeEntity)
 	tableRoutes = server.NewRoutes([]route{
 		// Service (restype=service, checked before the table).
-		{Methods: get, Levels: lService, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req],
+		{Methods: get, Levels: lService, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: server.Typed(svcpropsrest.GetProperties[*Service, *req]),
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
-		{Methods: put, Levels: lService, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req],
+		{Methods: put, Levels: lService, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: server.Typed(svcpropsrest.SetProperties[*Service, *req]),
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
-		{Methods: get, Levels: lService, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: svcpropsrest.GetStats[*Service, *req],
+		{Methods: get, Levels: lService, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: server.Typed(svcpropsrest.GetStats[*Service, *req]),
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
 
 		// An entity group transaction: each part is checked (checkBatchSAS).
