@@ -1,6 +1,7 @@
 package datalake
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,17 +24,18 @@ import (
 // as Azure does (azure-sdk-for-python's recorded test_directory.py
 // test_set_access_control, azure-sdk-for-net's recorded
 // DirectoryClientTests.SetPermissionsAsync).
-func (s *Service) setAccessControl(w http.ResponseWriter, r *req) error {
+func (s *Service) setAccessControl(r *req) (server.Response, error) {
+	ans := &answer{}
 	perm, _, a, err := parseACLHeaders(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if perm != nil && a != nil {
-		return azerr.Newf(azerr.InvalidInput, "x-ms-permissions and x-ms-acl are mutually exclusive.")
+		return server.Response{}, azerr.Newf(azerr.InvalidInput, "x-ms-permissions and x-ms-acl are mutually exclusive.")
 	}
 	c, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := ns.SetInput{Path: r.path, Cond: c, ACL: a, Permissions: perm, Caller: r.caller(), KeepVersion: true}
 	if v := r.Header.Get("X-Ms-Owner"); v != "" {
@@ -44,13 +46,12 @@ func (s *Service) setAccessControl(w http.ResponseWriter, r *req) error {
 	}
 	out, err := s.blob.SetAccessControl(r.Context(), blob.SetAccessControlInput{FS: r.fsOf(), Set: in})
 	if err != nil {
-		return nsErr(err)
+		return server.Response{}, nsErr(err)
 	}
-	setETag(w.Header(), out.Node.ETag, out.Node.Modified)
-	w.Header().Set("X-Ms-Namespace-Enabled", "true")
-	w.Header().Set("Content-Length", "0")
-	w.WriteHeader(http.StatusOK)
-	return nil
+	setETag(ans, out.Node.ETag, out.Node.Modified)
+	ans.Set("X-Ms-Namespace-Enabled", "true")
+	ans.Set("Content-Length", "0")
+	return ans.done(http.StatusOK)
 }
 
 type failedEntryJSON struct {
@@ -68,11 +69,12 @@ type failedEntryJSON struct {
 // entries, and carries the next call's token in x-ms-continuation.
 // Without forceFlag the call stops at the first item the caller may not
 // change; with it, it counts the failure and goes on.
-func (s *Service) setAccessControlRecursive(w http.ResponseWriter, r *req) error {
+func (s *Service) setAccessControlRecursive(r *req) (server.Response, error) {
+	ans := &answer{}
 	in := ns.SetACLRecursiveInput{Path: r.path, Continuation: r.q.Get("continuation"), Caller: r.caller()}
 	switch m := r.q.Get("mode"); {
 	case m == "":
-		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "mode")
+		return server.Response{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "mode")
 	case strings.EqualFold(m, "set"):
 		in.Mode = ns.ACLSet
 	case strings.EqualFold(m, "modify"):
@@ -80,11 +82,11 @@ func (s *Service) setAccessControlRecursive(w http.ResponseWriter, r *req) error
 	case strings.EqualFold(m, "remove"):
 		in.Mode = ns.ACLRemove
 	default:
-		return azerr.InvalidQuery("mode", m)
+		return server.Response{}, azerr.InvalidQuery("mode", m)
 	}
 	v := r.Header.Get("X-Ms-Acl")
 	if v == "" {
-		return azerr.MissingHeader("x-ms-acl")
+		return server.Response{}, azerr.MissingHeader("x-ms-acl")
 	}
 	var err error
 	switch in.Mode {
@@ -96,23 +98,23 @@ func (s *Service) setAccessControlRecursive(w http.ResponseWriter, r *req) error
 		in.Entries, err = acl.ParseRemoveList(v)
 	}
 	if err != nil {
-		return badACL(v)
+		return server.Response{}, badACL(v)
 	}
 	if mr := r.q.Get("maxRecords"); mr != "" {
 		n, err := strconv.Atoi(mr)
 		if err != nil || n < 1 {
-			return azerr.InvalidQuery("maxRecords", mr)
+			return server.Response{}, azerr.InvalidQuery("maxRecords", mr)
 		}
 		in.MaxRecords = n
 	}
 	if in.ForceFlag, err = parseBool(r, "forceFlag", false); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	// A continuation this server did not issue changes nothing and is
 	// answered with zero counts (blob.Service.SetAccessControlRecursive).
 	res, err := s.blob.SetAccessControlRecursive(r.Context(), blob.SetAccessControlRecursiveInput{FS: r.fsOf(), Change: in})
 	if err != nil {
-		return nsErr(err)
+		return server.Response{}, nsErr(err)
 	}
 	out := &res.Result
 	body := struct {
@@ -129,7 +131,7 @@ func (s *Service) setAccessControlRecursive(w http.ResponseWriter, r *req) error
 		body.FailedEntries = append(body.FailedEntries, failedEntryJSON{ErrorMessage: f.Message, Name: f.Name, Type: typ})
 	}
 	if out.Continuation != "" {
-		w.Header().Set("X-Ms-Continuation", out.Continuation)
+		ans.Set("X-Ms-Continuation", out.Continuation)
 	}
-	return writeJSON(w, http.StatusOK, body)
+	return ans.json(http.StatusOK, body)
 }

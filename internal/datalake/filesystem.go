@@ -1,6 +1,7 @@
 package datalake
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 
@@ -33,81 +34,81 @@ func (s *Service) namespaceEnabled(r *req) string {
 // createFilesystem is Filesystem - Create
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/filesystem/create):
 // 201, or 409 FilesystemAlreadyExists.
-func (s *Service) createFilesystem(w http.ResponseWriter, r *req) error {
+func (s *Service) createFilesystem(r *req) (server.Response, error) {
+	ans := &answer{}
 	// A filesystem is a container: the container naming rules, $logs
 	// reserved (Filesystem - Create: "The filesystem name must follow the
 	// container naming rules").
 	if err := wire.ValidNewContainerName(r.filesystem); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	md, err := parseProperties(r.Header.Get(hProperties))
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.blob.CreateContainer(r.Context(), blob.CreateContainerInput{Call: r.call(), Ref: r.containerRef(), Metadata: md})
 	if err != nil {
-		return fsErr(err)
+		return server.Response{}, fsErr(err)
 	}
-	h := w.Header()
+	h := ans
 	setETag(h, out.ETag, out.LastModified)
 	h.Set("X-Ms-Namespace-Enabled", s.namespaceEnabled(r))
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	return ans.done(http.StatusCreated)
 }
 
 // deleteFilesystem is Filesystem - Delete
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/filesystem/delete):
 // 202; 404 FilesystemNotFound; 412 ConditionNotMet.
-func (s *Service) deleteFilesystem(w http.ResponseWriter, r *req) error {
+func (s *Service) deleteFilesystem(r *req) (server.Response, error) {
+	ans := &answer{}
 	c, err := dateConditions(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := s.blob.DeleteContainer(r.Context(), blob.DeleteContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: c}); err != nil {
-		return fsErr(err)
+		return server.Response{}, fsErr(err)
 	}
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return ans.done(http.StatusAccepted)
 }
 
 // getFilesystemProperties is Filesystem - Get Properties
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/filesystem/get-properties):
 // the ETag, Last-Modified, x-ms-properties and x-ms-namespace-enabled.
-func (s *Service) getFilesystemProperties(w http.ResponseWriter, r *req) error {
+func (s *Service) getFilesystemProperties(r *req) (server.Response, error) {
+	ans := &answer{}
 	p, err := s.blob.GetContainerProperties(r.Context(), blob.GetContainerPropertiesInput{Call: r.call(), Ref: r.containerRef()})
 	if err != nil {
-		return fsErr(err)
+		return server.Response{}, fsErr(err)
 	}
-	h := w.Header()
+	h := ans
 	setETag(h, p.ETag, p.LastModified)
 	if v := formatProperties(p.Metadata); v != "" {
 		h.Set(hProperties, v)
 	}
 	h.Set("X-Ms-Namespace-Enabled", s.namespaceEnabled(r))
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return ans.done(http.StatusOK)
 }
 
 // setFilesystemProperties is Filesystem - Set Properties
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/filesystem/set-properties):
 // x-ms-properties replaces the filesystem's properties (all of them are
 // removed when it is absent).
-func (s *Service) setFilesystemProperties(w http.ResponseWriter, r *req) error {
+func (s *Service) setFilesystemProperties(r *req) (server.Response, error) {
+	ans := &answer{}
 	md, err := parseProperties(r.Header.Get(hProperties))
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	c, err := dateConditions(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.blob.SetContainerMetadata(r.Context(), blob.SetContainerMetadataInput{Call: r.call(), Ref: r.containerRef(), Cond: c, Metadata: md})
 	if err != nil {
-		return fsErr(err)
+		return server.Response{}, fsErr(err)
 	}
-	setETag(w.Header(), out.ETag, out.LastModified)
-	w.WriteHeader(http.StatusOK)
-	return nil
+	setETag(ans, out.ETag, out.LastModified)
+	return ans.done(http.StatusOK)
 }
 
 // maxListResults is the most items a dfs listing returns per call, and
@@ -140,15 +141,16 @@ type fsJSON struct {
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/filesystem/list):
 // {"filesystems":[{name, lastModified, etag}]} in name order, prefix,
 // maxResults, and the next page's token in x-ms-continuation.
-func (s *Service) listFilesystems(w http.ResponseWriter, r *req) error {
+func (s *Service) listFilesystems(r *req) (server.Response, error) {
+	ans := &answer{}
 	n, err := parseMaxResults(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.blob.ListContainers(r.Context(), blob.ListContainersInput{Call: r.call(), Account: r.Account,
 		Prefix: r.q.Get("prefix"), Marker: r.q.Get("continuation"), MaxResults: n})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	body := struct {
 		Filesystems []fsJSON `json:"filesystems"`
@@ -157,7 +159,7 @@ func (s *Service) listFilesystems(w http.ResponseWriter, r *req) error {
 		body.Filesystems = append(body.Filesystems, fsJSON{Name: c.Name, LastModified: c.Properties.LastModified.UTC().Format(http.TimeFormat), ETag: c.Properties.ETag})
 	}
 	if out.NextMarker != "" {
-		w.Header().Set("X-Ms-Continuation", out.NextMarker)
+		ans.Set("X-Ms-Continuation", out.NextMarker)
 	}
-	return writeJSON(w, http.StatusOK, body)
+	return ans.json(http.StatusOK, body)
 }

@@ -1,6 +1,7 @@
 package datalake
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
@@ -38,23 +39,24 @@ func (r *req) blobRef(name string) blob.BlobRef {
 // createPathFlat is Path - Create of a file or directory on a flat
 // account: an empty block blob, the directory marked with hdi_isfolder.
 // Access control headers need a namespace.
-func (s *Service) createPathFlat(w http.ResponseWriter, r *req) error {
+func (s *Service) createPathFlat(r *req) (server.Response, error) {
+	ans := &answer{}
 	for _, h := range []string{"x-ms-acl", "x-ms-owner", "x-ms-group", "x-ms-permissions", "x-ms-umask", "x-ms-expiry-option"} {
 		if r.Header.Get(h) != "" {
-			return azerr.New(azerr.HierarchicalNamespaceNotEnabled)
+			return server.Response{}, azerr.New(azerr.HierarchicalNamespaceNotEnabled)
 		}
 	}
 	md, err := parseProperties(r.Header.Get(hProperties))
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	props, err := parseContentProps(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	c, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	dir := r.q.Get("resource") == "directory"
 	if dir {
@@ -64,7 +66,7 @@ func (s *Service) createPathFlat(w http.ResponseWriter, r *req) error {
 	if bt := r.q.Get("blobtype"); bt != "" {
 		// An append blob file, as on a hierarchical account (createPath).
 		if dir || !strings.EqualFold(bt, "appendblob") {
-			return azerr.InvalidQuery("blobtype", bt)
+			return server.Response{}, azerr.InvalidQuery("blobtype", bt)
 		}
 		typ = blob.AppendBlob
 	}
@@ -73,15 +75,14 @@ func (s *Service) createPathFlat(w http.ResponseWriter, r *req) error {
 			ContentEncoding: props.Encoding, ContentLanguage: props.Language, ContentDisposition: props.Disposition,
 			CacheControl: props.CacheCtl, ContentMD5: props.MD5}}})
 	if err != nil {
-		return flatErr(err)
+		return server.Response{}, flatErr(err)
 	}
-	h := w.Header()
+	h := ans
 	setETag(h, out.ETag, out.LastModified)
 	h.Set("X-Ms-Request-Server-Encrypted", "true")
 	setKeySHA(h, r)
 	h.Set("Content-Length", "0")
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	return ans.done(http.StatusCreated)
 }
 
 // listPathsFlat is Path - List on a flat account (blob.ListFlatPaths):
@@ -89,7 +90,8 @@ func (s *Service) createPathFlat(w http.ResponseWriter, r *req) error {
 // one level). beginFrom starts the listing at that name under the
 // directory (List Blobs' startFrom, in the blob names' order), with the
 // same limits as on a hierarchical account.
-func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, max int) error {
+func (s *Service) listPathsFlat(r *req, recursive bool, max int) (server.Response, error) {
+	ans := &answer{}
 	prefix := strings.Trim(r.q.Get("directory"), "/")
 	if prefix != "" {
 		prefix += "/"
@@ -98,13 +100,13 @@ func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, m
 	if from := r.q.Get("beginFrom"); from != "" {
 		parts, err := ns.SplitPath(from)
 		if err != nil || len(parts) == 0 || (!recursive && len(parts) > 1) {
-			return azerr.InvalidQuery("beginFrom", from)
+			return server.Response{}, azerr.InvalidQuery("beginFrom", from)
 		}
 		in.StartFrom = prefix + strings.Join(parts, "/")
 	}
 	out, err := s.blob.ListFlatPaths(r.Context(), in)
 	if err != nil {
-		return flatErr(err)
+		return server.Response{}, flatErr(err)
 	}
 	type flatPath struct {
 		Name          string `json:"name"`
@@ -128,49 +130,49 @@ func (s *Service) listPathsFlat(w http.ResponseWriter, r *req, recursive bool, m
 		body.Paths = append(body.Paths, j)
 	}
 	if out.NextMarker != "" {
-		w.Header().Set("X-Ms-Continuation", out.NextMarker)
+		ans.Set("X-Ms-Continuation", out.NextMarker)
 	}
-	return writeJSON(w, http.StatusOK, body)
+	return ans.json(http.StatusOK, body)
 }
 
 // deletePathFlat is Path - Delete on a flat account (blob.DeleteFlatPath):
 // a file's blob, or a directory's marker and, with recursive=true, every
 // blob under it.
-func (s *Service) deletePathFlat(w http.ResponseWriter, r *req, recursive bool, c cond.Conditions) error {
+func (s *Service) deletePathFlat(r *req, recursive bool, c cond.Conditions) (server.Response, error) {
+	ans := &answer{}
 	err := s.blob.DeleteFlatPath(r.Context(), blob.DeleteFlatPathInput{Call: r.call(), Ref: r.blobRef(r.path), Access: blob.Access{Cond: c}, Recursive: recursive})
 	if err != nil {
-		return flatErr(err)
+		return server.Response{}, flatErr(err)
 	}
-	w.Header().Set("Content-Length", "0")
-	w.WriteHeader(http.StatusOK)
-	return nil
+	ans.Set("Content-Length", "0")
+	return ans.done(http.StatusOK)
 }
 
 // getPathStatusFlat is Path - Get Properties with action=getStatus on a
 // flat account: the blob's properties, x-ms-resource-type directory for
 // a folder marker.
-func (s *Service) getPathStatusFlat(w http.ResponseWriter, r *req, c cond.Conditions) error {
+func (s *Service) getPathStatusFlat(r *req, c cond.Conditions) (server.Response, error) {
+	ans := &answer{}
 	if r.path == "" {
 		// The filesystem itself: its root directory is the container.
 		cp, err := s.blob.GetContainerProperties(r.Context(), blob.GetContainerPropertiesInput{Call: r.call(), Ref: r.containerRef()})
 		if err != nil {
-			return fsErr(err)
+			return server.Response{}, fsErr(err)
 		}
 		if err := c.CheckRead(cp.ETag, cp.LastModified); err != nil {
-			return err
+			return server.Response{}, err
 		}
-		h := w.Header()
+		h := ans
 		setETag(h, cp.ETag, cp.LastModified)
 		h.Set("X-Ms-Resource-Type", "directory")
 		h.Set("Content-Length", "0")
-		w.WriteHeader(http.StatusOK)
-		return nil
+		return ans.done(http.StatusOK)
 	}
 	p, err := s.blob.GetBlobProperties(r.Context(), blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.blobRef(r.path), Access: blob.Access{Cond: c}, NoKey: true})
 	if err != nil {
-		return flatErr(err)
+		return server.Response{}, flatErr(err)
 	}
-	h := w.Header()
+	h := ans
 	setETag(h, p.ETag, p.LastModified)
 	typ, size := "file", p.Size
 	md := p.Metadata
@@ -193,6 +195,5 @@ func (s *Service) getPathStatusFlat(w http.ResponseWriter, r *req, c cond.Condit
 		h.Set(hProperties, v)
 	}
 	h.Set("Content-Length", strconv.FormatInt(size, 10))
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return ans.done(http.StatusOK)
 }

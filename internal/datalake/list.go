@@ -1,6 +1,7 @@
 package datalake
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
@@ -85,29 +86,30 @@ func parseBool(r *req, name string, def bool) (bool, error) {
 // InvalidQueryParameterValue otherwise). upn=true asks for user
 // principal names instead of object ids: owners and groups are named
 // through the directory learned from bearer tokens (blob.Service.ListPaths).
-func (s *Service) listPaths(w http.ResponseWriter, r *req) error {
+func (s *Service) listPaths(r *req) (server.Response, error) {
+	ans := &answer{}
 	if !r.q.Has("recursive") {
-		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "recursive")
+		return server.Response{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "recursive")
 	}
 	recursive, err := parseBool(r, "recursive", false)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	upn, err := parseBool(r, "upn", false)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	n, err := parseMaxResults(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if !s.hier(r.Account) {
-		return s.listPathsFlat(w, r, recursive, n)
+		return s.listPathsFlat(r, recursive, n)
 	}
 	in := ns.ListInput{Dir: r.q.Get("directory"), Recursive: recursive, MaxResults: n, Continuation: r.q.Get("continuation"), From: r.q.Get("beginFrom"), Caller: r.caller()}
 	out, err := s.blob.ListPaths(r.Context(), blob.ListPathsInput{FS: r.fsOf(), List: in, UPN: upn})
 	if err != nil {
-		return nsErr(err)
+		return server.Response{}, nsErr(err)
 	}
 	body := struct {
 		Paths []pathJSON `json:"paths"`
@@ -118,7 +120,7 @@ func (s *Service) listPaths(w http.ResponseWriter, r *req) error {
 		body.Paths = append(body.Paths, j)
 	}
 	if out.Continuation != "" {
-		w.Header().Set("X-Ms-Continuation", out.Continuation)
+		ans.Set("X-Ms-Continuation", out.Continuation)
 	}
-	return writeJSON(w, http.StatusOK, body)
+	return ans.json(http.StatusOK, body)
 }

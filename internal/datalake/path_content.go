@@ -1,6 +1,8 @@
 package datalake
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
@@ -57,22 +59,23 @@ func parseBoolQuery(r *req, name string) (bool, error) {
 // everything before it (the file's new ETag answered). Content-MD5 or
 // x-ms-content-crc64 are checked against the body and the digest is
 // answered.
-func (s *Service) appendData(w http.ResponseWriter, r *req) error {
+func (s *Service) appendData(r *req) (server.Response, error) {
+	ans := &answer{}
 	pos, err := parsePosition(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	sums, err := blobrest.ParseChecksums(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	la, err := parseLeaseAction(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	flush, err := parseBoolQuery(r, "flush")
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	length := r.ContentLength
 	if length < 0 {
@@ -82,18 +85,17 @@ func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 		Position: pos, Body: r.Body, Length: length, Checksums: sums, Lease: la, Flush: flush,
 		CheckFirst: strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue")})
 	if err != nil {
-		return nsErr(err)
+		return server.Response{}, nsErr(err)
 	}
-	h := w.Header()
-	blobrest.EchoDigests(h, out.ContentMD5, out.ContentCRC64)
+	h := ans
+	server.SetDigests(h, extent.Digests{MD5: out.ContentMD5, CRC64: out.ContentCRC64})
 	if f := out.Flushed; f != nil {
 		setETag(h, f.ETag, f.LastModified)
 	}
 	h.Set("X-Ms-Request-Server-Encrypted", "true")
 	setKeySHA(h, r)
 	h.Set("Content-Length", "0")
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return ans.done(http.StatusAccepted)
 }
 
 // flushData is Path - Update action=flush: 200 with the file's new ETag
@@ -104,45 +106,46 @@ func (s *Service) appendData(w http.ResponseWriter, r *req) error {
 // conditions apply to the file. close=true marks the end of the file's
 // stream of changes: it raises a BlobCreated event (api FlushWithClose,
 // internal/blob/hns_events.go).
-func (s *Service) flushData(w http.ResponseWriter, r *req) error {
+func (s *Service) flushData(r *req) (server.Response, error) {
+	ans := &answer{}
 	pos, err := parsePosition(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	retain, err := parseBoolQuery(r, "retainUncommittedData")
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	closed, err := parseBoolQuery(r, "close")
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if r.ContentLength > 0 {
 		// Path - Update: to flush "there must not be a request entity
 		// body included with the request".
-		return azerr.Newf(azerr.InvalidHeaderValue, "A flush takes no body.").With("HeaderName", "Content-Length").With("HeaderValue", strconv.FormatInt(r.ContentLength, 10))
+		return server.Response{}, azerr.Newf(azerr.InvalidHeaderValue, "A flush takes no body.").With("HeaderName", "Content-Length").With("HeaderValue", strconv.FormatInt(r.ContentLength, 10))
 	}
 	c, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	la, err := parseLeaseAction(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := blob.FlushDataInput{Call: r.callAs(), PathRef: r.pathRef(), Position: pos, RetainUncommitted: retain, Cond: c, Lease: la, Close: closed}
 	if sendsContentProps(r.Header) {
 		p, err := parseContentProps(r.Header)
 		if err != nil {
-			return err
+			return server.Response{}, err
 		}
 		in.Props = &p
 	}
 	out, err := s.blob.FlushData(r.Context(), in)
 	if err != nil {
-		return nsErr(err)
+		return server.Response{}, nsErr(err)
 	}
-	h := w.Header()
+	h := ans
 	setETag(h, out.ETag, out.LastModified)
 	// A flush carries no content to encrypt: Azure answers "false"
 	// (azure-sdk-for-js's recording "append with acquire lease", where
@@ -153,13 +156,12 @@ func (s *Service) flushData(w http.ResponseWriter, r *req) error {
 	h.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(r.cpk != nil))
 	setKeySHA(h, r)
 	h.Set("Content-Length", "0")
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return ans.done(http.StatusOK)
 }
 
 // setKeySHA answers x-ms-encryption-key-sha256 to a request that carried
 // a customer-provided key, once it succeeded.
-func setKeySHA(h http.Header, r *req) {
+func setKeySHA(h headerSetter, r *req) {
 	if r.cpk != nil {
 		h.Set("X-Ms-Encryption-Key-Sha256", r.cpk.SHA)
 	}

@@ -1,6 +1,7 @@
 package datalake
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strings"
 
@@ -24,40 +25,41 @@ import (
 // flush. blobtype=appendblob makes the file an append blob (what Hadoop's
 // ABFS driver sends for its append blob files, AbfsClient.createPath;
 // see internal/blob/hns_append.go).
-func (s *Service) createPath(w http.ResponseWriter, r *req) error {
+func (s *Service) createPath(r *req) (server.Response, error) {
+	ans := &answer{}
 	if !s.hier(r.Account) {
-		return s.createPathFlat(w, r)
+		return s.createPathFlat(r)
 	}
 	dir := r.q.Get("resource") == "directory"
 	var appendBlob *ns.AppendState
 	if bt := r.q.Get("blobtype"); bt != "" {
 		if dir || !strings.EqualFold(bt, "appendblob") {
-			return azerr.InvalidQuery("blobtype", bt)
+			return server.Response{}, azerr.InvalidQuery("blobtype", bt)
 		}
 		appendBlob = &ns.AppendState{}
 	}
 	md, err := parseProperties(r.Header.Get(hProperties))
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	props, err := parseContentProps(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	perm, umask, a, err := parseACLHeaders(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	c, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	expiry, hasExpiry, err := parseExpiry(r.Header.Get("X-Ms-Expiry-Option"), r.Header.Get("X-Ms-Expiry-Time"), r.Now)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if hasExpiry && dir {
-		return azerr.New(azerr.ExpiryNotSupportedForDirectory)
+		return server.Response{}, azerr.New(azerr.ExpiryNotSupportedForDirectory)
 	}
 	owner, group := r.Header.Get("X-Ms-Owner"), r.Header.Get("X-Ms-Group")
 	caller := r.caller()
@@ -66,28 +68,27 @@ func (s *Service) createPath(w http.ResponseWriter, r *req) error {
 		// owner's membership of it (Access control model in Azure Data
 		// Lake Storage Gen2: "Set owner", "Set group"), as for
 		// setAccessControl.
-		return azerr.New(azerr.AuthorizationPermissionMismatch)
+		return server.Response{}, azerr.New(azerr.AuthorizationPermissionMismatch)
 	}
 	acquire, err := parseCreateLease(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
 		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("X-Ms-Lease-Id"), Acquire: acquire, Caller: caller,
 		MakeParents: true, Replace: blob.PathOnline, Append: appendBlob, CPK: keySHA(r)}
 	out, err := s.blob.CreatePath(r.Context(), blob.CreatePathInput{Call: r.callAs(), FS: r.fsOf(), Create: in})
 	if err != nil {
-		return nsErr(err)
+		return server.Response{}, nsErr(err)
 	}
-	h := w.Header()
+	h := ans
 	setETag(h, out.Node.ETag, out.Node.Modified)
 	h.Set("Content-Length", "0")
 	// For a directory too (azure-sdk-for-python's recorded
 	// test_directory.py test_rename_from, x-ms-version 2021-08-06).
 	h.Set("X-Ms-Request-Server-Encrypted", "true")
 	setKeySHA(h, r)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	return ans.done(http.StatusCreated)
 }
 
 // keySHA is the SHA-256 of r's customer-provided key ("" for none): a
@@ -111,13 +112,14 @@ func keySHA(r *req) string {
 // that has snapshots would delete them with it: 409 SnapshotsPresent, as
 // Path - Delete of that file answers (blob.RefuseSnapshots), and nothing
 // moves.
-func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
+func (s *Service) renamePath(r *req) (server.Response, error) {
+	ans := &answer{}
 	srcFS, src, err := parseRenameSource(r.Header.Get("X-Ms-Rename-Source"), r.Account, !r.HostStyle)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := s.authorizeRenameSource(r, srcFS, src); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	mode := ns.Posix
 	switch m := r.q.Get("mode"); {
@@ -125,25 +127,24 @@ func (s *Service) renamePath(w http.ResponseWriter, r *req) error {
 	case strings.EqualFold(m, "legacy"):
 		mode = ns.Legacy
 	default:
-		return azerr.InvalidQuery("mode", m)
+		return server.Response{}, azerr.InvalidQuery("mode", m)
 	}
 	c, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	sc, err := cond.ParseSource(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := ns.RenameInput{SourceFilesystem: srcFS, Source: src, Dest: r.path, Mode: mode, SourceCond: sc, Cond: c,
 		SourceLeaseID: r.Header.Get("X-Ms-Source-Lease-Id"), LeaseID: r.Header.Get("X-Ms-Lease-Id"), Caller: r.caller()}
 	out, err := s.blob.RenamePath(r.Context(), blob.RenamePathInput{Call: r.callAs(), FS: r.fsOf(), Rename: in})
 	if err != nil {
-		return nsErr(err)
+		return server.Response{}, nsErr(err)
 	}
-	h := w.Header()
+	h := ans
 	setETag(h, out.Node.ETag, out.Node.Modified)
 	h.Set("Content-Length", "0")
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	return ans.done(http.StatusCreated)
 }

@@ -1,6 +1,7 @@
 package datalake
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
@@ -22,27 +23,28 @@ import (
 // - Undelete), as Azure answers (azure-sdk-for-js recordings
 // "undelete file and directory - recreate and delete path and undelete
 // the path twice" and "append with acquire lease").
-func (s *Service) deletePath(w http.ResponseWriter, r *req) error {
+func (s *Service) deletePath(r *req) (server.Response, error) {
+	ans := &answer{}
 	recursive, err := parseBool(r, "recursive", false)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if _, err := parseBool(r, "paginated", false); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	c, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if !s.hier(r.Account) {
-		return s.deletePathFlat(w, r, recursive, c)
+		return s.deletePathFlat(r, recursive, c)
 	}
 	in := ns.DeleteInput{Path: r.path, Recursive: recursive, Cond: c, LeaseID: r.Header.Get("X-Ms-Lease-Id"), Caller: r.caller()}
 	out, err := s.blob.DeletePath(r.Context(), blob.DeletePathInput{Call: r.callAs(), FS: r.fsOf(), Delete: in})
 	if err != nil {
-		return nsErr(err)
+		return server.Response{}, nsErr(err)
 	}
-	h := w.Header()
+	h := ans
 	if out.DeletionID != "" {
 		h.Set("X-Ms-Delete-Type-Permanent", "false")
 		h.Set("X-Ms-Deletion-Id", out.DeletionID)
@@ -50,6 +52,5 @@ func (s *Service) deletePath(w http.ResponseWriter, r *req) error {
 		h.Set("X-Ms-Delete-Type-Permanent", "true")
 	}
 	h.Set("Content-Length", "0")
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return ans.done(http.StatusOK)
 }

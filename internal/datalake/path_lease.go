@@ -1,6 +1,7 @@
 package datalake
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,20 +20,21 @@ import (
 // The lease is the path's one lease (blob.Service.LeasePath), which the
 // Blob view's Lease Blob changes too. 201 for acquire, 202 for break,
 // 200 otherwise.
-func (s *Service) leasePath(w http.ResponseWriter, r *req) error {
+func (s *Service) leasePath(r *req) (server.Response, error) {
+	ans := &answer{}
 	lr, err := lease.ParseRequest(r.Header, lease.Blob)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	c, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.blob.LeasePath(r.Context(), blob.LeasePathInput{Call: r.callAs(), PathRef: r.pathRef(), Cond: c, Request: lr})
 	if err != nil {
-		return nsErr(err)
+		return server.Response{}, nsErr(err)
 	}
-	h := w.Header()
+	h := ans
 	if out.Result.LeaseID != "" {
 		h.Set("X-Ms-Lease-Id", out.Result.LeaseID)
 	}
@@ -41,8 +43,7 @@ func (s *Service) leasePath(w http.ResponseWriter, r *req) error {
 	}
 	setETag(h, out.ETag, out.LastModified)
 	h.Set("Content-Length", "0")
-	w.WriteHeader(out.Result.Status)
-	return nil
+	return ans.done(out.Result.Status)
 }
 
 // parseLeaseAction reads the lease headers of an append or flush:

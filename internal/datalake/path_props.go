@@ -1,6 +1,7 @@
 package datalake
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 
@@ -20,24 +21,25 @@ import (
 // account). The conditions are read conditions (304 or 412). upn=true
 // asks for user principal names in x-ms-owner, x-ms-group and x-ms-acl
 // (blob.Service.GetPathStatus).
-func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
+func (s *Service) getPathStatus(r *req) (server.Response, error) {
+	ans := &answer{}
 	upn, err := parseBool(r, "upn", false)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	c, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if !s.hier(r.Account) {
-		return s.getPathStatusFlat(w, r, c)
+		return s.getPathStatusFlat(r, c)
 	}
 	out, err := s.blob.GetPathStatus(r.Context(), blob.GetPathStatusInput{FS: r.fsOf(), Path: r.path, Caller: r.caller(), UPN: upn, Cond: c})
 	if err != nil {
-		return nsErr(err)
+		return server.Response{}, nsErr(err)
 	}
 	n, owner, group, list := out.Node, out.Owner, out.Group, out.ACL
-	h := w.Header()
+	h := ans
 	setETag(h, n.ETag, n.Modified)
 	typ := "file"
 	if n.Dir {
@@ -71,6 +73,5 @@ func (s *Service) getPathStatus(w http.ResponseWriter, r *req) error {
 		size = 0
 	}
 	h.Set("Content-Length", strconv.FormatInt(size, 10))
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return ans.done(http.StatusOK)
 }

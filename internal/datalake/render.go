@@ -3,26 +3,44 @@ package datalake
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
+	"net/textproto"
 	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
+// headerSetter is where a dfs answer's headers go: an answer, or an
+// http.Header.
+type headerSetter = server.HeaderSetter
+
 // setETag sets ETag and Last-Modified.
-func setETag(h http.Header, etag string, modified time.Time) {
+func setETag(h headerSetter, etag string, modified time.Time) {
 	h.Set("ETag", etag)
 	h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
 }
 
-// writeJSON sends v as the dfs endpoint's JSON body, in one Write.
-func writeJSON(w http.ResponseWriter, status int, v any) error {
+// answer is a dfs operation's answer as its handler builds it: the
+// headers in the order set, then the status and, for the listings and
+// access-control results, a JSON body; server.Render writes it.
+type answer struct{ resp server.Response }
+
+// Set sets the header name (any case) to value.
+func (a *answer) Set(name, value string) {
+	a.resp.Header = append(a.resp.Header, server.HeaderField{Name: textproto.CanonicalMIMEHeaderKey(name), Value: value})
+}
+
+// done is the answer with status and no body.
+func (a *answer) done(status int) (server.Response, error) {
+	a.resp.Status = status
+	return a.resp, nil
+}
+
+// json is the answer with status and v as the dfs endpoint's JSON body.
+func (a *answer) json(status int, v any) (server.Response, error) {
 	out, err := json.Marshal(v)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json;charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(out)))
-	w.WriteHeader(status)
-	_, err = w.Write(out)
-	return err
+	a.resp.Status, a.resp.Body, a.resp.ContentType = status, out, "application/json;charset=utf-8"
+	return a.resp, nil
 }

@@ -38,7 +38,7 @@ func ParseDigests(h http.Header) (extent.Digests, error) {
 
 // SetDigests sets the Content-MD5 and x-ms-content-crc64 of a write's
 // response to the digests of the content stored (a nil field: not set).
-func SetDigests(h http.Header, d extent.Digests) {
+func SetDigests(h HeaderSetter, d extent.Digests) {
 	if d.MD5 != nil {
 		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(d.MD5))
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"unsafe"
 )
 
 // A route table is one service's list of operations. One entry is one
@@ -275,7 +276,7 @@ func (t *Routes[H]) Verify() []error {
 			errs = append(errs, fmt.Errorf("route %d %q: bearer only but not Shared Key only", i, r.Name))
 		}
 		if f, ok := first[r.Name]; ok {
-			if reflect.ValueOf(f.Handler).Pointer() != reflect.ValueOf(r.Handler).Pointer() {
+			if funcIdentity(f.Handler) != funcIdentity(r.Handler) {
 				errs = append(errs, fmt.Errorf("route %d %q: another handler than the first entry of that name", i, r.Name))
 			}
 			if f.Flags != r.Flags || f.SharedKeyOnly != r.SharedKeyOnly || f.BearerOnly != r.BearerOnly || f.Structured != r.Structured {
@@ -338,4 +339,14 @@ func example(c Cond) string {
 		return c.Value
 	}
 	return "example"
+}
+
+// funcIdentity is the identity of the func value h: the closure object it
+// points to, one per evaluation of a func literal (so two wrappings of
+// one handler by Typed differ, inlined or not, and entries share one only
+// by sharing the value) and one per function or method expression. A
+// code pointer (reflect's Pointer) would not do: closures of one literal
+// share their code.
+func funcIdentity[H any](h H) uintptr {
+	return uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&h)))
 }

@@ -23,6 +23,10 @@ type Response struct {
 	ContentType string
 }
 
+// HeaderSetter is where an answer's headers go: an http.Header, or a
+// typed handler's own collection of them.
+type HeaderSetter interface{ Set(name, value string) }
+
 // HeaderField is one response header.
 type HeaderField struct{ Name, Value string }
 

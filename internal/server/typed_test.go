@@ -41,3 +41,35 @@ func TestRender(t *testing.T) {
 		t.Fatalf("XML: %q %v", r.Body, err)
 	}
 }
+
+// TestVerifyTypedHandlers: entries of one name must share the handler
+// value itself: two wrappings of one typed handler differ (Verify sees
+// each Typed call as another handler), one value shared by both passes,
+// and so does one method expression named twice.
+func TestVerifyTypedHandlers(t *testing.T) {
+	type h = func(struct{}, http.ResponseWriter, bool) error
+	typed := func(struct{}, bool) (Response, error) { return Status(http.StatusOK), nil }
+	other := func(struct{}, http.ResponseWriter, bool) error { return nil }
+	entries := func(a, b h) []Route[h] {
+		return []Route[h]{
+			{Methods: GET, Levels: 1, Restype: Any, Comp: "x", Name: "op", Handler: a, SharedKeyOnly: true},
+			{Methods: PUT, Levels: 1, Restype: Any, Comp: "x", Name: "op", Handler: b, SharedKeyOnly: true},
+		}
+	}
+	shared := Typed(typed)
+	for _, c := range []struct {
+		name string
+		a, b h
+		ok   bool
+	}{
+		{"two wrappings", Typed(typed), Typed(typed), false},
+		{"one shared value", shared, shared, true},
+		{"another function", shared, other, false},
+		{"one function twice", other, other, true},
+	} {
+		rt := NewRoutes(entries(c.a, c.b))
+		if errs := rt.Verify(); (len(errs) == 0) != c.ok {
+			t.Errorf("%s: %v", c.name, errs)
+		}
+	}
+}
