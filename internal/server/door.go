@@ -64,7 +64,7 @@ func (d *Door[S, R]) Serve(s S, w http.ResponseWriter, sr *Request) error {
 	}
 	r := d.Parse(sr)
 	rt, err := d.Route(s, r)
-	structured := sr.Header.Get(hStructuredBody)
+	structured := sr.Header.Get("X-Ms-Structured-Body") // hStructuredBody, canonical: no copy made
 	if err == nil && structured != "" && rt.Structured == 0 {
 		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", hStructuredBody).With("HeaderValue", structured)
 	}

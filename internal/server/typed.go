@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"net/http"
+	"net/textproto"
 
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -85,4 +86,26 @@ func Typed[S, R any](h func(S, R) (Response, error)) func(S, http.ResponseWriter
 		}
 		return Render(w, resp)
 	}
+}
+
+// HeaderBlock sets headers of h from one backing array of values, so
+// that n headers cost one allocation instead of one each (a Header.Set
+// allocates its value's slice). Each value's slice is capped at its one
+// element: an Add to it later copies rather than overwrites the next.
+type HeaderBlock struct {
+	h    http.Header
+	vals []string
+}
+
+// NewHeaderBlock returns a HeaderBlock over h with room for n values.
+func NewHeaderBlock(h http.Header, n int) *HeaderBlock {
+	return &HeaderBlock{h: h, vals: make([]string, 0, n)}
+}
+
+// Set sets the header name (canonicalised; a canonical name costs
+// nothing) to value.
+func (b *HeaderBlock) Set(name, value string) {
+	b.vals = append(b.vals, value)
+	i := len(b.vals)
+	b.h[textproto.CanonicalMIMEHeaderKey(name)] = b.vals[i-1 : i : i]
 }

@@ -73,3 +73,20 @@ func TestVerifyTypedHandlers(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderBlock: values set through one block land under canonical
+// names, and an Add to one value later leaves the next intact.
+func TestHeaderBlock(t *testing.T) {
+	h := http.Header{}
+	b := NewHeaderBlock(h, 2)
+	b.Set("ETag", "e1")
+	b.Set("X-Ms-Lease-State", "available")
+	b.Set("x-ms-lease-status", "unlocked") // past the block's room
+	h.Add("Etag", "e2")
+	if got := h["Etag"]; len(got) != 2 || got[0] != "e1" || got[1] != "e2" {
+		t.Fatalf("Etag %q", got)
+	}
+	if h.Get("X-Ms-Lease-State") != "available" || h.Get("X-Ms-Lease-Status") != "unlocked" {
+		t.Fatalf("headers %v", h)
+	}
+}

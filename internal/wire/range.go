@@ -56,7 +56,7 @@ func (r Range) String() string {
 // Page, Put Range) must return the error.
 func ParseRange(h Header) (*Range, error) {
 	name := HeaderXMsRange
-	v, _ := headerValue(h, HeaderXMsRange)
+	v, _ := headerValue(h, "X-Ms-Range") // HeaderXMsRange in canonical form: no copy made
 	if v == "" {
 		name = HeaderRange
 		v, _ = headerValue(h, HeaderRange)

@@ -10,6 +10,7 @@ import (
 
 const (
 	hBody          = "x-ms-structured-body"
+	hBodyKey       = "X-Ms-Structured-Body" // hBody in canonical form: looked up without a copy
 	hContentLength = "x-ms-structured-content-length"
 )
 
@@ -34,7 +35,7 @@ func parseBodyType(v string) error {
 // content's length, so the write path stores the content only, streaming.
 // It returns nil and changes nothing for a plain body.
 func DecodeRequest(hr *http.Request) (*Decoder, error) {
-	v := hr.Header.Get(hBody)
+	v := hr.Header.Get(hBodyKey)
 	if v == "" {
 		return nil, nil
 	}
@@ -92,7 +93,7 @@ func (a *ackWriter) WriteHeader(code int) {
 		a.wrote = true
 		if code >= 200 && code < 300 && a.d.Done() {
 			h := a.Header()
-			h.Set(hBody, HeaderValue)
+			h.Set(hBodyKey, HeaderValue)
 			h.Set("x-ms-content-crc64", a.d.CRC64())
 		}
 	}
@@ -115,16 +116,16 @@ func (a *ackWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 // InvalidHeaderValue (inferred: the structured response carries its own
 // CRC64s, and the SDKs never send both).
 func Wanted(h http.Header) (bool, error) {
-	v := h.Get(hBody)
+	v := h.Get(hBodyKey)
 	if v == "" {
 		return false, nil
 	}
 	if err := parseBodyType(v); err != nil {
 		return false, err
 	}
-	for _, name := range []string{"x-ms-range-get-content-md5", "x-ms-range-get-content-crc64"} {
+	for _, name := range [...]string{"X-Ms-Range-Get-Content-Md5", "X-Ms-Range-Get-Content-Crc64"} {
 		if b, _ := strconv.ParseBool(h.Get(name)); b {
-			return false, azerr.InvalidHeader(name, h.Get(name))
+			return false, azerr.InvalidHeader(strings.ToLower(name), h.Get(name))
 		}
 	}
 	return true, nil
@@ -146,7 +147,7 @@ type ResponseWriter struct {
 func Respond(w http.ResponseWriter, n int64) *ResponseWriter {
 	enc := NewEncoder(w, n, DefaultSegment)
 	h := w.Header()
-	h.Set(hBody, HeaderValue)
+	h.Set(hBodyKey, HeaderValue)
 	h.Set(hContentLength, strconv.FormatInt(n, 10))
 	h.Set("Content-Length", strconv.FormatInt(enc.Len(), 10))
 	return &ResponseWriter{ResponseWriter: w, enc: enc}

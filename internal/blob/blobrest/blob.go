@@ -247,8 +247,11 @@ func parseSizeHeader(h http.Header, name string, required bool) (int64, error) {
 // writeBlobHeaders sets the properties every Get Blob / Get Blob
 // Properties response carries.
 func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
-	h := w.Header()
-	setETag(w, p.ETag, p.LastModified)
+	// The read's dozen or more headers from one backing array.
+	wh := w.Header()
+	h := server.NewHeaderBlock(wh, 24)
+	h.Set("Etag", p.ETag)
+	h.Set("Last-Modified", p.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("X-Ms-Creation-Time", p.CreationTime.UTC().Format(http.TimeFormat))
 	h.Set("X-Ms-Blob-Type", p.Type)
 	// Set Blob Properties without x-ms-blob-content-type clears the stored
@@ -259,7 +262,7 @@ func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
 	if ct := p.HTTPHeaders.ContentType; ct != "" {
 		h.Set("Content-Type", ct)
 	} else {
-		h["Content-Type"] = nil
+		wh["Content-Type"] = nil
 	}
 	if p.HTTPHeaders.ContentEncoding != "" {
 		h.Set("Content-Encoding", p.HTTPHeaders.ContentEncoding)
@@ -273,8 +276,8 @@ func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
 	if p.HTTPHeaders.CacheControl != "" {
 		h.Set("Cache-Control", p.HTTPHeaders.CacheControl)
 	}
-	server.ApplySASOverrides(h, r.sas)
-	wire.WriteMetadata(h, p.Metadata)
+	server.ApplySASOverrides(wh, r.sas)
+	wire.WriteMetadata(wh, p.Metadata)
 	if p.HasLease {
 		writeEffectiveLease(h, p.Lease)
 	}
@@ -358,7 +361,7 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	if err != nil {
 		rng = nil
 	}
-	wantMD5, err := parseBoolHeader(r.Header, "x-ms-range-get-content-md5")
+	wantMD5, err := parseBoolHeader(r.Header, "X-Ms-Range-Get-Content-Md5", "x-ms-range-get-content-md5")
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
 }
 
 // writeEffectiveLease sets the x-ms-lease-* headers of a lease state.
-func writeEffectiveLease(h http.Header, e lease.Effective) {
+func writeEffectiveLease(h server.HeaderSetter, e lease.Effective) {
 	h.Set("X-Ms-Lease-Status", e.Status)
 	h.Set("X-Ms-Lease-State", e.State)
 	if e.Duration != "" {

@@ -125,7 +125,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		in.Source.Blob = blob.BlobRef{Account: acct, Container: c, Blob: name, Snapshot: snap, VersionID: versionSource(r, snap)}
 	}
 	var err error
-	if in.Sync, err = parseBoolHeader(r.Header, "x-ms-requires-sync"); err != nil {
+	if in.Sync, err = parseBoolHeader(r.Header, "X-Ms-Requires-Sync", "x-ms-requires-sync"); err != nil {
 		return err
 	}
 	conds, err := cond.Parse(r.Header)

@@ -24,7 +24,7 @@ import (
 // code, 400 InvalidInput, is inferred: no source gives the service's).
 func parseCPK(h http.Header, https bool, prefix string) (*blob.CPK, error) {
 	keyName, shaName, algName := prefix+"key", prefix+"key-sha256", prefix+"algorithm"
-	key64, sha64 := h.Get(keyName), h.Get(shaName)
+	key64, sha64 := headerOf(h, keyName), headerOf(h, shaName)
 	if key64 == "" {
 		if sha64 != "" {
 			return nil, azerr.MissingHeader(keyName)
@@ -34,7 +34,7 @@ func parseCPK(h http.Header, https bool, prefix string) (*blob.CPK, error) {
 	if sha64 == "" {
 		return nil, azerr.MissingHeader(shaName)
 	}
-	alg := h.Get(algName)
+	alg := headerOf(h, algName)
 	if alg == "" {
 		return nil, azerr.MissingHeader(algName)
 	}
@@ -101,4 +101,25 @@ func ParseCPK(h http.Header, https bool) (*blob.CPK, error) {
 // refused, never ignored.
 func errCPKCopy() error {
 	return azerr.Newf(azerr.UnsupportedHeader, "Customer-provided encryption keys are not supported by Copy Blob.").With("HeaderName", "x-ms-encryption-key")
+}
+
+// cpkKeys are the canonical forms of the customer-provided key headers'
+// names, which parseCPK builds in lower case (as the service names them
+// in its errors): looked up without canonicalising a copy per request.
+var cpkKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, p := range []string{"x-ms-encryption-", "x-ms-source-encryption-"} {
+		for _, n := range []string{"key", "key-sha256", "algorithm"} {
+			m[p+n] = http.CanonicalHeaderKey(p + n)
+		}
+	}
+	return m
+}()
+
+// headerOf is h.Get(name) for one of cpkKeys' names.
+func headerOf(h http.Header, name string) string {
+	if k, ok := cpkKeys[name]; ok {
+		name = k
+	}
+	return h.Get(name)
 }

@@ -8,7 +8,7 @@ func (s *Service) readUPN(r *req, upn *bool) error {
 	if !s.Hierarchical(r.Account) {
 		return nil
 	}
-	v, err := parseBoolHeader(r.Header, "x-ms-upn")
+	v, err := parseBoolHeader(r.Header, "X-Ms-Upn", "x-ms-upn")
 	*upn = v
 	return err
 }

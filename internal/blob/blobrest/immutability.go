@@ -1,6 +1,7 @@
 package blobrest
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
@@ -140,7 +141,7 @@ func (s *Service) setLegalHold(w http.ResponseWriter, r *req) error {
 // x-ms-legal-hold (Get Blob, Get Blob Properties); the mode reads in
 // lower case, as azblob's recorded TestUploadBlockWithImmutabilityPolicy
 // expects.
-func writeImmutabilityHeaders(h http.Header, p *blob.BlobProperties) {
+func writeImmutabilityHeaders(h server.HeaderSetter, p *blob.BlobProperties) {
 	if p.ImmutabilityMode != "" {
 		h.Set("X-Ms-Immutability-Policy-Until-Date", p.ImmutabilityUntil.UTC().Format(http.TimeFormat))
 		h.Set("X-Ms-Immutability-Policy-Mode", strings.ToLower(p.ImmutabilityMode))

@@ -170,8 +170,10 @@ func contentLength(r *req) (int64, error) {
 	return 0, nil
 }
 
-func parseBoolHeader(h http.Header, name string) (bool, error) {
-	v := h.Get(name)
+// parseBoolHeader reads the boolean header key (canonical form, so the
+// lookup makes no copy); name is how errors name it.
+func parseBoolHeader(h http.Header, key, name string) (bool, error) {
+	v := h.Get(key)
 	if v == "" {
 		return false, nil
 	}

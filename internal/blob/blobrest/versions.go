@@ -60,7 +60,7 @@ func setVersionID(h http.Header, id string) {
 
 // writeVersion sets a read's x-ms-version-id and x-ms-is-current-version
 // (a blob written with versioning on has an id; a snapshot reports none).
-func writeVersion(h http.Header, p *blob.BlobProperties) {
+func writeVersion(h server.HeaderSetter, p *blob.BlobProperties) {
 	if p.VersionID == "" {
 		return
 	}
