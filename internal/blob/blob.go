@@ -70,10 +70,10 @@ func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
 // findBlobIn is findBlob that also returns the container's record as
 // stored when it found the blob (its WORM settings: wormFrom).
 func findBlobIn(tx kv.Tx, acct, c, name, snap string) (*blobRec, []byte, error) {
-	if err := kv.Prefetch(tx, ContainerKey(acct, c), BlobKey(acct, c, name, snap)); err != nil {
+	key, ckey := BlobKey(acct, c, name, snap), ContainerKey(acct, c)
+	if err := kv.Prefetch(tx, ckey, key); err != nil {
 		return nil, nil, err
 	}
-	key := BlobKey(acct, c, name, snap)
 	raw, err := tx.Get(key)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil, nil, nil
@@ -85,7 +85,7 @@ func findBlobIn(tx kv.Tx, acct, c, name, snap string) (*blobRec, []byte, error) 
 		return nil, nil, err
 	}
 	b.raw = raw
-	crec, err := tx.Get(ContainerKey(acct, c))
+	crec, err := tx.Get(ckey)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil, nil, nil
 	} else if err != nil {
@@ -113,13 +113,15 @@ func beginReplaceIn(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.T
 	// blob's uncommitted blocks (Put Blob discards them, Put Block List
 	// commits from them): one round trip on a backend where reads are
 	// remote.
-	if err := kv.Prefetch(tx, ContainerKey(ref.Account, ref.Container), BlobKey(ref.Account, ref.Container, ref.Blob, ""),
-		deletedKey(ref.Account, ref.Container, ref.Blob, ""), servicePropsKey(ref.Account)); err != nil {
-		return nil, nil, err
-	}
-	blocks := blocksPrefix(ref.Account, ref.Container, ref.Blob)
-	if err := kv.PrefetchRanges(tx, 0, kv.Range{Start: blocks, End: kv.PrefixEnd(blocks)}); err != nil {
-		return nil, nil, err
+	if kv.Prefetches(tx) { // the keys are built only for a store that reads ahead
+		if err := kv.Prefetch(tx, ContainerKey(ref.Account, ref.Container), BlobKey(ref.Account, ref.Container, ref.Blob, ""),
+			deletedKey(ref.Account, ref.Container, ref.Blob, ""), servicePropsKey(ref.Account)); err != nil {
+			return nil, nil, err
+		}
+		blocks := blocksPrefix(ref.Account, ref.Container, ref.Blob)
+		if err := kv.PrefetchRanges(tx, 0, kv.Range{Start: blocks, End: kv.PrefixEnd(blocks)}); err != nil {
+			return nil, nil, err
+		}
 	}
 	c, err := loadContainer(tx, ref.Account, ref.Container)
 	if err != nil {

@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"fmt"
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"strings"
 	"time"
 
@@ -65,12 +66,12 @@ type retention struct {
 }
 
 func loadRetention(tx kv.Tx, acct string) (retention, error) {
-	p, err := loadServiceProps(tx, acct)
+	rp, err := svcprops.LoadDeleteRetention(tx, servicePropsKey(acct))
 	if err != nil {
 		return retention{}, err
 	}
 	var out retention
-	if rp := p.DeleteRetentionPolicy; rp != nil {
+	if rp != nil {
 		if rp.Days != nil {
 			out.days = *rp.Days
 		}

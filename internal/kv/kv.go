@@ -109,6 +109,14 @@ func Prefetch(tx Tx, keys ...[]byte) error {
 	return nil
 }
 
+// Prefetches reports whether tx reads ahead (Prefetcher): a caller that
+// builds keys only to name them to Prefetch can skip building them on
+// the stores that would ignore them.
+func Prefetches(tx Tx) bool {
+	_, ok := tx.(Prefetcher)
+	return ok
+}
+
 // Queued is implemented by stores that run write transactions one after
 // the other (the embedded and in-memory stores): WritesQueued is how
 // many Update calls are waiting for the writer now. Background jobs

@@ -220,6 +220,25 @@ func Load(tx kv.Tx, key []byte, k Kind) (Properties, error) {
 	return p, nil
 }
 
+// LoadDeleteRetention reads the DeleteRetentionPolicy of the properties
+// stored under key alone (nil: none stored, which is Default's: off),
+// for a write that needs nothing else of them.
+func LoadDeleteRetention(tx kv.Tx, key []byte) (*Retention, error) {
+	raw, err := tx.Get(key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		DeleteRetentionPolicy *Retention `json:"dr"` // as in Properties
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("decoding service properties: %w", err)
+	}
+	return doc.DeleteRetentionPolicy, nil
+}
+
 // Get is Get Service Properties.
 func Get(ctx context.Context, store kv.Store, key []byte, k Kind) (p Properties, err error) {
 	err = store.View(ctx, func(tx kv.Tx) error {
