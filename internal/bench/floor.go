@@ -38,11 +38,11 @@ func Floor(size int) http.Handler {
 			h.Set("x-ms-approximate-messages-count", "0")
 			w.WriteHeader(http.StatusOK)
 		case r.Method == http.MethodPut:
-			h.Set("ETag", `"0x1"`)
+			h.Set("Etag", `"0x1"`)
 			h.Set("Last-Modified", now.Format(http.TimeFormat))
 			w.WriteHeader(http.StatusCreated)
 		case r.Method == http.MethodGet:
-			h.Set("ETag", `"0x1"`)
+			h.Set("Etag", `"0x1"`)
 			h.Set("Last-Modified", now.Format(http.TimeFormat))
 			h.Set("Content-Length", strconv.Itoa(len(blob)))
 			h.Set("x-ms-blob-type", "BlockBlob")
@@ -90,7 +90,7 @@ func floorTable(w http.ResponseWriter, r *http.Request, now time.Time) {
 	etag := `W/"datetime'` + now.Format("2006-01-02T15:04:05.0000000Z") + `'"`
 	switch r.Method {
 	case http.MethodPost:
-		h.Set("ETag", etag)
+		h.Set("Etag", etag)
 		if strings.Contains(r.Header.Get("Prefer"), "return-no-content") {
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -98,7 +98,7 @@ func floorTable(w http.ResponseWriter, r *http.Request, now time.Time) {
 		w.WriteHeader(http.StatusCreated)
 		_, _ = io.WriteString(w, `{"TableName":"t"}`)
 	case http.MethodGet:
-		h.Set("ETag", etag)
+		h.Set("Etag", etag)
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.WriteString(w, `{"odata.etag":"`+strings.ReplaceAll(etag, `"`, `\"`)+`","PartitionKey":"w0","RowKey":"0000000000","Timestamp":"`+now.Format(time.RFC3339Nano)+`","N":1,"Name":"entity-1"}`)
 	default:

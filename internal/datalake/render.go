@@ -15,7 +15,7 @@ type headerSetter = server.HeaderSetter
 
 // setETag sets ETag and Last-Modified.
 func setETag(h headerSetter, etag string, modified time.Time) {
-	h.Set("ETag", etag)
+	h.Set("Etag", etag)
 	h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
 }
 

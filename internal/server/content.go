@@ -21,7 +21,7 @@ import (
 func ParseDigests(h http.Header) (extent.Digests, error) {
 	var d extent.Digests
 	var err error
-	if v := h.Get("Content-MD5"); v != "" {
+	if v := h.Get("Content-Md5"); v != "" {
 		if d.MD5, err = wire.ParseContentMD5(v); err != nil {
 			return d, err
 		}
@@ -40,7 +40,7 @@ func ParseDigests(h http.Header) (extent.Digests, error) {
 // response to the digests of the content stored (a nil field: not set).
 func SetDigests(h HeaderSetter, d extent.Digests) {
 	if d.MD5 != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(d.MD5))
+		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(d.MD5))
 	}
 	if d.CRC64 != nil {
 		h.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(d.CRC64))
@@ -54,7 +54,7 @@ func SetBodyHeaders(h http.Header, b *extent.Body, md5Wanted bool) {
 	h.Set("Content-Length", strconv.FormatInt(b.Size(), 10))
 	if md5Wanted {
 		if sum := b.MD5(); sum != nil {
-			h.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum))
+			h.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
 		}
 	}
 }

@@ -65,7 +65,7 @@ func parseProps(h http.Header) (blob.HTTPHeaders, error) {
 // malformed Content-MD5 is 400 InvalidMd5 and a malformed
 // x-ms-content-crc64 400 InvalidCrc64.
 func parseChecksums(h http.Header) (blob.Checksums, error) {
-	if h.Get("Content-MD5") != "" && h.Get("X-Ms-Content-Crc64") != "" {
+	if h.Get("Content-Md5") != "" && h.Get("X-Ms-Content-Crc64") != "" {
 		return blob.Checksums{}, azerr.New(azerr.BothCRC64AndMD5HeaderPresent)
 	}
 	return server.ParseDigests(h)
@@ -106,7 +106,7 @@ func blobMD5(h http.Header) ([]byte, error) {
 
 // checkMD5 verifies a Content-MD5 header against a digest computed here.
 func checkMD5(h http.Header, got []byte) error {
-	v := h.Get("Content-MD5")
+	v := h.Get("Content-Md5")
 	if v == "" {
 		return nil
 	}
@@ -348,7 +348,7 @@ func (s *Service) getBlobProperties(w http.ResponseWriter, r *req) error {
 	h := w.Header()
 	h.Set("Content-Length", strconv.FormatInt(p.Size, 10))
 	if p.HTTPHeaders.ContentMD5 != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
+		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -392,7 +392,7 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 			h.Set("X-Ms-Blob-Content-Md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 		}
 	} else if p.HTTPHeaders.ContentMD5 != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
+		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 	}
 	if structured {
 		// The content framed as a structured message; the range headers

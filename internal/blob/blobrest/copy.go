@@ -170,7 +170,7 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 	w.Header().Set("X-Ms-Copy-Status", out.CopyStatus)
 	setVersionID(w.Header(), out.VersionID)
 	if out.ContentMD5 != nil {
-		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(out.ContentMD5))
+		w.Header().Set("Content-Md5", base64.StdEncoding.EncodeToString(out.ContentMD5))
 	}
 	w.WriteHeader(http.StatusAccepted)
 	return nil

@@ -155,7 +155,7 @@ func (s *Service) route(r *req) (*route, error) {
 // setCommon sets ETag and Last-Modified.
 func setETag(w http.ResponseWriter, etag string, modified time.Time) {
 	h := w.Header()
-	h.Set("ETag", etag)
+	h.Set("Etag", etag)
 	h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
 }
 

@@ -239,7 +239,7 @@ func writeWORMJSON(w http.ResponseWriter, status int, etag string, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	if etag != "" {
-		w.Header().Set("ETag", etag)
+		w.Header().Set("Etag", etag)
 	}
 	w.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	w.WriteHeader(status)

@@ -153,7 +153,7 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 // setETag sets ETag and Last-Modified.
 func setETag(w http.ResponseWriter, e *file.Entry) {
 	h := w.Header()
-	h.Set("ETag", e.ETag)
+	h.Set("Etag", e.ETag)
 	h.Set("Last-Modified", e.Modified.UTC().Format(http.TimeFormat))
 }
 
@@ -209,7 +209,7 @@ func (s *Service) getFileProperties(w http.ResponseWriter, r *req) error {
 	server.ApplySASOverrides(h, r.sas)
 	h.Set("Content-Length", strconv.FormatInt(e.Size, 10))
 	if e.Props.ContentMD5 != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
+		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -256,7 +256,7 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 			h.Set("X-Ms-Content-Md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
 		}
 	} else if e.Props.ContentMD5 != nil {
-		h.Set("Content-MD5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
+		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
 	}
 	if structured {
 		xsm.Serve(w, r.Request.Request, status, n, func(sw http.ResponseWriter) { server.SendBody(sw, r.Request.Request, body, s.f.Log()) })

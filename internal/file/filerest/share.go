@@ -117,7 +117,7 @@ func boolOr(b *bool, def bool) bool {
 // setShareETag sets ETag and Last-Modified of a share.
 func setShareETag(w http.ResponseWriter, sh *file.Share) {
 	h := w.Header()
-	h.Set("ETag", sh.ETag)
+	h.Set("Etag", sh.ETag)
 	h.Set("Last-Modified", wire.FormatHTTPDate(sh.Modified))
 }
 
