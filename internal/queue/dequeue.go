@@ -2,6 +2,7 @@ package queue
 
 import (
 	"bytes"
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
@@ -117,6 +118,23 @@ type shardScan struct {
 	visited int
 	cands   []candidate
 	expired []candidate
+	buf     []byte // the shard ranges' keys, built in place (shardRange)
+}
+
+// shardRange returns the range of shard's entries visible at s.now:
+// shardPrefix and visEnd, built in s.buf (valid until the next call).
+func (s *shardScan) shardRange(shard int) (start, end []byte) {
+	b := append(s.buf[:0], s.prefix...)
+	b = kv.AppendComponent(b, hexDigits[shard:shard+1])
+	n := len(b)
+	if s.now == math.MaxInt64 {
+		s.buf = b
+		return b[:n:n], kv.PrefixEnd(b)
+	}
+	b = append(b, b[:n]...)
+	b = appendOrderedInt(b, s.now+1)
+	s.buf = b
+	return b[:n:n], b[n:]
 }
 
 // scan adds up to limit visible entries of shard to s.cands, oldest first,
@@ -125,8 +143,7 @@ type shardScan struct {
 // entries are in the way), because a backend that tracks reads for
 // conflicts charges every row it fetched, not only those looked at.
 func (s *shardScan) scan(shard, limit int) error {
-	sp := shardPrefix(s.prefix, shard)
-	start, end := sp, visEnd(sp, s.now)
+	start, end := s.shardRange(shard)
 	found, batch := 0, limit
 	for found < limit && s.visited < maxScanPerCall {
 		batch = min(batch, maxScanPerCall-s.visited)
@@ -173,13 +190,15 @@ func (s *shardScan) oldest(n int) error {
 	// The first read of every shard's head is one round trip on
 	// PostgreSQL instead of sixteen (scan's first Scan of a shard asks
 	// for exactly these: its range, limit n).
-	heads := make([]kv.Range, numShards)
-	for sh := range heads {
-		sp := shardPrefix(s.prefix, sh)
-		heads[sh] = kv.Range{Start: sp, End: visEnd(sp, s.now)}
-	}
-	if err := kv.PrefetchRanges(s.tx, n, heads...); err != nil {
-		return err
+	if _, ok := s.tx.(kv.RangePrefetcher); ok { // the ranges are built only for a store that reads ahead
+		heads := make([]kv.Range, numShards)
+		for sh := range heads {
+			sp := shardPrefix(s.prefix, sh)
+			heads[sh] = kv.Range{Start: sp, End: visEnd(sp, s.now)}
+		}
+		if err := kv.PrefetchRanges(s.tx, n, heads...); err != nil {
+			return err
+		}
 	}
 	for sh := 0; sh < numShards && s.visited < maxScanPerCall; sh++ {
 		if err := s.scan(sh, n); err != nil {

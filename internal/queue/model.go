@@ -95,6 +95,21 @@ func visEnd(shard []byte, now int64) []byte {
 	return kv.AppendComponent(k, orderedInt(now+1))
 }
 
+// appendOrderedInt appends orderedInt(v) as one component
+// (kv.AppendComponent) without making the string.
+func appendOrderedInt(b []byte, v int64) []byte {
+	var o [8]byte
+	binary.BigEndian.PutUint64(o[:], uint64(v)^(1<<63))
+	for _, c := range o {
+		if c == 0 {
+			b = append(b, 0, 0xFF)
+			continue
+		}
+		b = append(b, c)
+	}
+	return append(b, 0, 1)
+}
+
 func orderedInt(v int64) string {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], uint64(v)^(1<<63))

@@ -1,12 +1,14 @@
 package queue
 
 import (
+	"bytes"
 	"encoding/base64"
-	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/google/uuid"
 )
 
@@ -131,5 +133,17 @@ func wantCode(t *testing.T, err error, code string) {
 	}
 	if e.Status != azerr.Status(code) {
 		t.Fatalf("status %d for %s, catalog says %d", e.Status, code, azerr.Status(code))
+	}
+}
+
+// TestAppendOrderedInt: the in-place encoding of a visibility time is
+// the component kv.AppendComponent makes of orderedInt, zero bytes
+// escaped included.
+func TestAppendOrderedInt(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 1 << 8, 1<<63 - 1, -1 << 63, 1700000000000000000, 256 * 256} {
+		want := kv.AppendComponent([]byte("p"), orderedInt(v))
+		if got := appendOrderedInt([]byte("p"), v); !bytes.Equal(got, want) {
+			t.Fatalf("%d: %x, want %x", v, got, want)
+		}
 	}
 }
