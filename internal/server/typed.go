@@ -61,11 +61,17 @@ func XML(status int, v any) (Response, error) {
 // Write.
 func Render(w http.ResponseWriter, r Response) error {
 	h := w.Header()
-	for _, f := range r.Header {
-		h[f.Name] = []string{f.Value}
+	// One allocation for every value (each slice capped at its one
+	// element, as HeaderBlock's).
+	n := len(r.Header)
+	vals := make([]string, n+1)
+	for i, f := range r.Header {
+		vals[i] = f.Value
+		h[f.Name] = vals[i : i+1 : i+1]
 	}
 	if r.Body != nil {
-		h["Content-Type"] = []string{r.ContentType}
+		vals[n] = r.ContentType
+		h["Content-Type"] = vals[n : n+1 : n+1]
 	}
 	w.WriteHeader(r.Status)
 	if len(r.Body) == 0 {

@@ -318,30 +318,36 @@ func parseFormat(accept, dollarFormat string) (format, error) {
 		return minimalMeta, nil
 	}
 	sawXML := false
-	for _, item := range strings.Split(s, ",") {
-		params := strings.Split(item, ";")
-		mt := strings.ToLower(strings.TrimSpace(params[0]))
-		switch mt {
-		case "application/json":
+	// Items and parameters are cut in place (every request reads its
+	// Accept header here), media types compared without case.
+	for rest, more := s, true; more; {
+		var item string
+		item, rest, more = strings.Cut(rest, ",")
+		mtRaw, params, _ := strings.Cut(item, ";")
+		mt := strings.TrimSpace(mtRaw)
+		switch {
+		case strings.EqualFold(mt, "application/json"):
 			f := minimalMeta
-			for _, p := range params[1:] {
+			for params != "" {
+				var p string
+				p, params, _ = strings.Cut(params, ";")
 				k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
 				if strings.EqualFold(k, "odata") {
-					switch strings.ToLower(v) {
-					case "nometadata":
+					switch {
+					case strings.EqualFold(v, "nometadata"):
 						f = noMeta
-					case "fullmetadata":
+					case strings.EqualFold(v, "fullmetadata"):
 						f = fullMeta
-					case "minimalmetadata", "":
+					case strings.EqualFold(v, "minimalmetadata"), v == "":
 					default:
 						return 0, azerr.Newf(azerr.InvalidInput, "The odata parameter '%s' of the requested format is not supported.", v)
 					}
 				}
 			}
 			return f, nil
-		case "*/*", "application/*":
+		case mt == "*/*", strings.EqualFold(mt, "application/*"):
 			return minimalMeta, nil
-		case "application/atom+xml", "application/xml", "text/xml":
+		case strings.EqualFold(mt, "application/atom+xml"), strings.EqualFold(mt, "application/xml"), strings.EqualFold(mt, "text/xml"):
 			sawXML = true
 		}
 	}

@@ -368,3 +368,68 @@ func checkTableNameAgainstRE(t *testing.T, name string) {
 		t.Errorf("checkTableName(%q) = %q, want %q", name, got, want)
 	}
 }
+
+// parseFormatSplit is parseFormat as it was written with strings.Split
+// and ToLower: the reference FuzzParseFormat holds the in-place parser
+// to.
+func parseFormatSplit(accept, dollarFormat string) (format, error) {
+	s := accept
+	if dollarFormat != "" {
+		s = dollarFormat
+		if s == "json" {
+			return minimalMeta, nil
+		}
+	}
+	if strings.TrimSpace(s) == "" {
+		return minimalMeta, nil
+	}
+	sawXML := false
+	for _, item := range strings.Split(s, ",") {
+		params := strings.Split(item, ";")
+		switch strings.ToLower(strings.TrimSpace(params[0])) {
+		case "application/json":
+			f := minimalMeta
+			for _, p := range params[1:] {
+				k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+				if strings.EqualFold(k, "odata") {
+					switch strings.ToLower(v) {
+					case "nometadata":
+						f = noMeta
+					case "fullmetadata":
+						f = fullMeta
+					case "minimalmetadata", "":
+					default:
+						return 0, errors.New("odata")
+					}
+				}
+			}
+			return f, nil
+		case "*/*", "application/*":
+			return minimalMeta, nil
+		case "application/atom+xml", "application/xml", "text/xml":
+			sawXML = true
+		}
+	}
+	if sawXML {
+		return 0, errors.New("atom")
+	}
+	return 0, errors.New("json")
+}
+
+// FuzzParseFormat: parseFormat picks the format parseFormatSplit picks,
+// and refuses what it refuses.
+func FuzzParseFormat(f *testing.F) {
+	for _, s := range []string{"", "application/json;odata=nometadata", "application/json; odata=FullMetadata, text/xml",
+		"text/xml, application/atom+xml", "APPLICATION/JSON;;odata=", "*/*", "application/*;q=0.5", "x/y,", "application/json;odata=bogus"} {
+		f.Add(s, "")
+	}
+	f.Add("", "json")
+	f.Add("", "application/json;odata=minimalmetadata")
+	f.Fuzz(func(t *testing.T, accept, dollar string) {
+		got, gerr := parseFormat(accept, dollar)
+		want, werr := parseFormatSplit(accept, dollar)
+		if (gerr == nil) != (werr == nil) || got != want {
+			t.Fatalf("parseFormat(%q, %q) = %v, %v; want %v, %v", accept, dollar, got, gerr, want, werr)
+		}
+	})
+}
