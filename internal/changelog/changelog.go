@@ -201,29 +201,35 @@ type tail struct {
 // none, the counter key an older Cerulean kept (a log it created and
 // never appended to since holds its number there).
 func readTail(tx kv.Tx, account string) (tail, error) {
-	var t tail
-	var derr error
-	found := false
-	prefix := recordPrefix(account)
-	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 1, true, func(k, v []byte) bool {
-		found = true
-		if len(k) != len(prefix)+8 {
-			derr = fmt.Errorf("changelog: record key %q", k)
+	// What the scan finds, in one value rather than one per variable its
+	// function captures.
+	var st struct {
+		t      tail
+		found  bool
+		err    error
+		prefix []byte
+	}
+	st.prefix = recordPrefix(account)
+	err := tx.Scan(st.prefix, kv.PrefixEnd(st.prefix), 1, true, func(k, v []byte) bool {
+		st.found = true
+		if len(k) != len(st.prefix)+8 {
+			st.err = fmt.Errorf("changelog: record key %q", k)
 			return false
 		}
-		t.seq = binary.BigEndian.Uint64(k[len(prefix):])
-		t.hour, t.compact, derr = recordSegment(v)
-		if derr != nil {
-			derr = fmt.Errorf("changelog: record %d of %q: %w", t.seq, account, derr)
+		st.t.seq = binary.BigEndian.Uint64(k[len(st.prefix):])
+		var err error
+		if st.t.hour, st.t.compact, err = recordSegment(v); err != nil {
+			st.err = fmt.Errorf("changelog: record %d of %q: %w", st.t.seq, account, err)
 		}
 		return false
 	})
 	if err == nil {
-		err = derr
+		err = st.err
 	}
-	if err != nil || found {
-		return t, err
+	if err != nil || st.found {
+		return st.t, err
 	}
+	var t tail
 	t.seq, t.hour, err = counter(tx, account)
 	return t, err
 }
@@ -341,14 +347,25 @@ func Sequencer(seq uint64) string {
 // account and sequence number, so that it is the same however many
 // times the transaction runs and unique across the account's log.
 func eventID(account string, seq uint64) string {
-	h := sha1.New()
-	h.Write([]byte("cerulean changelog\x00" + account + "\x00"))
-	h.Write(binary.BigEndian.AppendUint64(nil, seq))
-	b := h.Sum(nil)[:16]
+	const name = "cerulean changelog\x00"
+	var buf [128]byte
+	in := append(append(append(buf[:0], name...), account...), 0)
+	in = binary.BigEndian.AppendUint64(in, seq)
+	h := sha1.Sum(in)
+	b := h[:16]
 	b[6] = b[6]&0x0f | 0x50
 	b[8] = b[8]&0x3f | 0x80
-	s := hex.EncodeToString(b)
-	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], b[10:16])
+	return string(out[:])
 }
 
 // Accounts returns the accounts that have a log, in order.

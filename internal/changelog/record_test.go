@@ -226,3 +226,25 @@ func TestLegacyRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestEventIDStable: a record's id is the one earlier Cerulean versions
+// gave it (the ids of records already delivered or in the change feed
+// must not change), whatever the account name's length.
+func TestEventIDStable(t *testing.T) {
+	for _, c := range []struct {
+		account string
+		seq     uint64
+		want    string
+	}{
+		{"a", 0, "b6ceb5b6-cc3a-520f-a72f-e231b2000290"},
+		{"a", 1, "bb709fcf-0353-5d0b-9a0b-18a265e19afe"},
+	} {
+		if got := eventID(c.account, c.seq); got != c.want {
+			t.Errorf("eventID(%q, %d) = %s, want %s", c.account, c.seq, got, c.want)
+		}
+	}
+	long := string(make([]byte, 300))
+	if a, b := eventID(long, 7), eventID(long[:299], 7); a == b || len(a) != 36 {
+		t.Errorf("long account names: %s %s", a, b)
+	}
+}
