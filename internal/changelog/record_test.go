@@ -248,3 +248,38 @@ func TestEventIDStable(t *testing.T) {
 		t.Errorf("long account names: %s %s", a, b)
 	}
 }
+
+// TestAppendTwiceInOneTransaction: the log's end a transaction reads
+// includes the records it appended itself, on every store.
+func TestAppendTwiceInOneTransaction(t *testing.T) {
+	for name, open := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t, 1)[0]
+			ctx := context.Background()
+			var seqs []uint64
+			if err := s.Update(ctx, func(tx kv.Tx) error {
+				seqs = seqs[:0]
+				for i := 0; i < 3; i++ {
+					r, err := Append(tx, "a", Record{EventType: BlobCreated, Subject: Subject("c", strconv.Itoa(i)), EventTime: testenv.Epoch})
+					if err != nil {
+						return err
+					}
+					seqs = append(seqs, r.Seq)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(seqs, []uint64{1, 2, 3}) {
+				t.Fatalf("sequence numbers %v, want 1 2 3", seqs)
+			}
+			_ = s.View(ctx, func(tx kv.Tx) error {
+				recs, _, err := After(tx, "a", 0, 10)
+				if err != nil || len(recs) != 3 || recs[2].Subject != Subject("c", "2") {
+					t.Errorf("read %+v %v", recs, err)
+				}
+				return nil
+			})
+		})
+	}
+}
