@@ -119,11 +119,12 @@ const (
 
 // changing wraps fn, the transaction of a write of call c named api on
 // ref, so that when fn succeeds the change it made is appended to the
-// account's log in the same transaction. It reads the blob before and
-// after fn (before only where the record needs it: not for the writes
-// that create a blob) and records what the two differ by (changeOf):
-// nothing when the write left the blob as it was (a delete of snapshots
-// only, an undelete with nothing to restore).
+// account's log in the same transaction. It records what the blob before
+// and after fn differ by (changeOf): nothing when the write left the
+// blob as it was (a delete of snapshots only, an undelete with nothing to
+// restore). Neither is read again where the write itself read or stored
+// it (changeTx); the before-state is not needed for the writes that
+// create a blob.
 func (s *Service) changing(c Call, api string, ref BlobRef, fn func(tx kv.Tx) error) func(tx kv.Tx) error {
 	if !s.logging(ref.Account) || ref.Container == ChangeFeedContainer {
 		return fn
@@ -131,15 +132,19 @@ func (s *Service) changing(c Call, api string, ref BlobRef, fn func(tx kv.Tx) er
 	now := s.now(c)
 	creates := api == apiPutBlob || api == apiPutBlockList || api == apiCopyBlob || api == apiPutBlobFromURL
 	return func(tx kv.Tx) error {
-		var before *blobRec
-		if !creates {
+		ct := &changeTx{Tx: tx, ref: ref, key: BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), wantBefore: !creates}
+		var viewed *blobRec // verifyChangeTx: the before-state read as before handing it over
+		if verifyChangeTx && !creates {
 			var err error
-			if before, err = changeView(tx, ref); err != nil {
+			if viewed, err = changeView(tx, ref); err != nil {
 				return err
 			}
 		}
-		ct := &changeTx{Tx: tx, ref: ref, key: BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot)}
 		if err := fn(ct); err != nil {
+			return err
+		}
+		before, err := ct.beforeWrite()
+		if err != nil {
 			return err
 		}
 		after, err := ct.after()
@@ -148,7 +153,7 @@ func (s *Service) changing(c Call, api string, ref BlobRef, fn func(tx kv.Tx) er
 		}
 		r, ok := changeOf(api, ref, before, after)
 		if verifyChangeTx {
-			if err := ct.verify(api, ref, before, r, ok); err != nil {
+			if err := ct.verify(api, ref, viewed, r, ok); err != nil {
 				return err
 			}
 		}
@@ -162,14 +167,22 @@ func (s *Service) changing(c Call, api string, ref BlobRef, fn func(tx kv.Tx) er
 // changeTx is the transaction a logged write runs in: it notes what the
 // write did to the blob's key, so that the record of the blob after the
 // write is the one the write stored (kv.PutObserver) rather than decoded
-// again from the bytes just encoded. A write that stored the key's bytes
-// some other way leaves it to be read back.
+// again from the bytes just encoded, and the record before it the one
+// the write read (kv.GetObserver) rather than read again. A write that
+// stored the key's bytes some other way leaves it to be read back; one
+// that did not read the key with kv.GetJSON has it read just before its
+// first write of it (Put, Delete), or after the write when it left the
+// key alone.
 type changeTx struct {
 	kv.Tx
 	ref   BlobRef
 	key   []byte
 	state changeState
 	rec   blobRec
+	// wantBefore: the record needs the blob before the write; once
+	// haveBefore, before is it (nil: none).
+	wantBefore, haveBefore bool
+	before                 *blobRec
 }
 
 type changeState uint8
@@ -183,6 +196,9 @@ const (
 
 func (t *changeTx) Put(k, v []byte) error {
 	if bytes.Equal(k, t.key) {
+		if err := t.keepBefore(); err != nil {
+			return err
+		}
 		t.state = keyRaw
 	}
 	return t.Tx.Put(k, v)
@@ -190,9 +206,43 @@ func (t *changeTx) Put(k, v []byte) error {
 
 func (t *changeTx) Delete(k []byte) error {
 	if bytes.Equal(k, t.key) {
+		if err := t.keepBefore(); err != nil {
+			return err
+		}
 		t.state = keyDeleted
 	}
 	return t.Tx.Delete(k)
+}
+
+// keepBefore reads the blob before the write's first change of its key,
+// unless the write read it already.
+func (t *changeTx) keepBefore() error {
+	if !t.wantBefore || t.haveBefore {
+		return nil
+	}
+	b, err := changeView(t.Tx, t.ref)
+	if err != nil {
+		return err
+	}
+	t.before, t.haveBefore = b, true
+	return nil
+}
+
+// ObserveGet implements kv.GetObserver: the blob as the write read it,
+// before it changed it, is the before-state.
+func (t *changeTx) ObserveGet(k []byte, v any) {
+	if !t.wantBefore || t.haveBefore || t.state != keyUntouched || !bytes.Equal(k, t.key) {
+		return
+	}
+	switch b := v.(type) {
+	case nil:
+		t.before, t.haveBefore = nil, true
+	case *blobRec:
+		// A copy of its own (not a field of changeTx: the writes that
+		// create a blob, most of them, need no before-state).
+		before := *b
+		t.before, t.haveBefore = &before, true
+	}
 }
 
 // ObservePut implements kv.PutObserver.
@@ -200,6 +250,30 @@ func (t *changeTx) ObservePut(k []byte, v any) {
 	if b, ok := v.(*blobRec); ok && bytes.Equal(k, t.key) {
 		t.rec, t.state = *b, keyStored
 	}
+}
+
+// beforeWrite is the blob's record before the write (nil: none; and nil
+// when the record does not need it). A write that neither read nor
+// changed the key has it read now, unchanged, and it is also the
+// after-state.
+func (t *changeTx) beforeWrite() (*blobRec, error) {
+	if !t.wantBefore || t.haveBefore {
+		return t.before, nil
+	}
+	b, err := changeView(t.Tx, t.ref)
+	if err != nil {
+		return nil, err
+	}
+	t.before, t.haveBefore = b, true
+	if t.state == keyUntouched {
+		// Unchanged: the after-state is the same (keyDeleted: no blob).
+		if b == nil {
+			t.state = keyDeleted
+		} else {
+			t.rec, t.state = *b, keyStored
+		}
+	}
+	return b, nil
 }
 
 // Prefetch and PrefetchRanges pass the hints on (kv.Prefetcher,
@@ -221,22 +295,26 @@ func (t *changeTx) after() (*blobRec, error) {
 	return changeView(t.Tx, t.ref)
 }
 
-// verifyChangeTx makes every logged write also read the blob back and
-// check that the record it made from what the write stored is the one
-// the stored bytes give (set by tests: VerifyChangeRecords).
+// verifyChangeTx makes every logged write also read the blob before the
+// write and back after it, and check that the record it made from what
+// the write read and stored is the one the stored bytes give (set by
+// tests: VerifyChangeRecords). Off, it costs a logged write one test of
+// a variable.
 var verifyChangeTx bool
 
 // VerifyChangeRecords makes every logged write of the process check its
-// change record against the blob read back from the store, failing the
-// write on a difference. For tests: call it before any service starts.
+// change record against the blob read from the store before and after
+// the write, failing the write on a difference. For tests: call it before any service starts.
 func VerifyChangeRecords() { verifyChangeTx = true }
 
-func (t *changeTx) verify(api string, ref BlobRef, before *blobRec, got changelog.Record, gotOK bool) error {
+// verify checks the record got (gotOK: one was made) against the one the
+// blob as read before the write (viewed) and as stored after it give.
+func (t *changeTx) verify(api string, ref BlobRef, viewed *blobRec, got changelog.Record, gotOK bool) error {
 	stored, err := changeView(t.Tx, ref)
 	if err != nil {
 		return err
 	}
-	want, wantOK := changeOf(api, ref, before, stored)
+	want, wantOK := changeOf(api, ref, viewed, stored)
 	if gotOK != wantOK || !reflect.DeepEqual(got, want) {
 		return fmt.Errorf("blob: change of %s on %v: from the write %v %+v, from the store %v %+v", api, ref, gotOK, got, wantOK, want)
 	}

@@ -37,6 +37,39 @@ func BenchmarkPutBlobChangeFeed(b *testing.B) {
 	}
 }
 
+// BenchmarkSetBlobMetadataChangeFeed is Set Blob Metadata of a 1 KiB
+// blob with the change feed off and on: a logged write that changes a
+// blob rather than creating it, whose record needs the blob before it.
+func BenchmarkSetBlobMetadataChangeFeed(b *testing.B) {
+	noVerify(b)
+	body := bytes.Repeat([]byte("x"), 1024)
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			store, chunks, clk := testenv.Stores(b)
+			s := New(store, chunks, clk, nil)
+			s.SetChangeFeed(func(string) bool { return on })
+			ctx := context.Background()
+			c := ContainerRef{Account: "acct", Container: "cnt"}
+			if _, err := s.CreateContainer(ctx, CreateContainerInput{Ref: c}); err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < 100; i++ {
+				if _, err := s.PutBlob(ctx, PutBlobInput{Ref: blobAt(c, fmt.Sprintf("b%d", i)), Type: BlockBlob,
+					Body: bytes.NewReader(body), Length: int64(len(body))}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.SetBlobMetadata(ctx, SetBlobMetadataInput{Ref: blobAt(c, fmt.Sprintf("b%d", i%100)),
+					Metadata: map[string]string{"n": fmt.Sprint(i)}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkPutBlobChangeFeedFrontEnds is BenchmarkPutBlobChangeFeed with
 // concurrent writers spread over three front ends (three store handles on
 // one schema with $CERULEAN_TEST_POSTGRES; one store otherwise), writing

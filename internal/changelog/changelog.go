@@ -137,14 +137,23 @@ func recordKey(account string, seq uint64) []byte {
 // it as written (Seq, ID and Data.Sequencer set). It is deterministic
 // for a given store state, as kv.Store.Update requires: the id is
 // derived from the account and the sequence number, not drawn at random.
+//
+// The next sequence number is the last record's plus one: Append reads
+// the log's last record (its key gives the number, the start of its
+// value the hour) and writes the new one after it, two keys' work where
+// a separate counter key took a read and a write more. The order is the
+// same: on PostgreSQL two concurrent appends to one account both read
+// the log's end and insert the same next key, so one of them fails to
+// commit (a serialization failure) and runs again after the other.
 func Append(tx kv.Tx, account string, r Record) (Record, error) {
 	if r.EventType == "" || r.Subject == "" {
 		return Record{}, ErrBadRecord
 	}
-	last, lastHour, err := counter(tx, account)
+	t, err := readTail(tx, account)
 	if err != nil {
 		return Record{}, err
 	}
+	last, lastHour := t.seq, t.hour
 	r.Seq = last + 1
 	r.ID = eventID(account, r.Seq)
 	r.Data.Sequencer = Sequencer(r.Seq)
@@ -155,10 +164,16 @@ func Append(tx kv.Tx, account string, r Record) (Record, error) {
 	} else if err := tx.Put(segmentKey(account, r.Segment), []byte(strconv.FormatUint(r.Seq, 10))); err != nil {
 		return Record{}, err
 	}
-	if err := tx.Put(counterKey(account), []byte(strconv.FormatUint(r.Seq, 10)+" "+strconv.FormatInt(r.Segment.Unix(), 10))); err != nil {
-		return Record{}, err
+	if !t.compact {
+		// The log's last record is in the first form, or there is none:
+		// retire the counter key that numbered records before, so that
+		// an older Cerulean on the same store fails to append to this
+		// log rather than numbering a record again.
+		if err := tx.Put(counterKey(account), []byte(counterRetired)); err != nil {
+			return Record{}, err
+		}
 	}
-	if err := kv.PutJSON(tx, recordKey(account, r.Seq), &r); err != nil {
+	if err := tx.Put(recordKey(account, r.Seq), encodeRecord(make([]byte, 0, encodedSize(&r)), &r)); err != nil {
 		return Record{}, err
 	}
 	return r, nil
@@ -166,15 +181,65 @@ func Append(tx kv.Tx, account string, r Record) (Record, error) {
 
 // Last returns the sequence number of account's last record (0: none).
 func Last(tx kv.Tx, account string) (uint64, error) {
-	n, _, err := counter(tx, account)
-	return n, err
+	t, err := readTail(tx, account)
+	return t.seq, err
 }
 
-// counter reads account's counter: the last sequence number and the
-// segment of the last record.
+// counterRetired is the value of an account's counter key once records
+// are numbered from the log's end (Append): a value an older Cerulean
+// refuses to parse.
+const counterRetired = "retired: numbered from the last record"
+
+// tail is the end of an account's log.
+type tail struct {
+	seq     uint64    // the last record's sequence number (0: none)
+	hour    time.Time // the segment of the last record
+	compact bool      // the last record is in the compact form
+}
+
+// readTail reads the end of account's log: its last record, or, with
+// none, the counter key an older Cerulean kept (a log it created and
+// never appended to since holds its number there).
+func readTail(tx kv.Tx, account string) (tail, error) {
+	// What the scan finds, in one value rather than one per variable its
+	// function captures.
+	var st struct {
+		t      tail
+		found  bool
+		err    error
+		prefix []byte
+	}
+	st.prefix = recordPrefix(account)
+	err := tx.Scan(st.prefix, kv.PrefixEnd(st.prefix), 1, true, func(k, v []byte) bool {
+		st.found = true
+		if len(k) != len(st.prefix)+8 {
+			st.err = fmt.Errorf("changelog: record key %q", k)
+			return false
+		}
+		st.t.seq = binary.BigEndian.Uint64(k[len(st.prefix):])
+		var err error
+		if st.t.hour, st.t.compact, err = recordSegment(v); err != nil {
+			st.err = fmt.Errorf("changelog: record %d of %q: %w", st.t.seq, account, err)
+		}
+		return false
+	})
+	if err == nil {
+		err = st.err
+	}
+	if err != nil || st.found {
+		return st.t, err
+	}
+	var t tail
+	t.seq, t.hour, err = counter(tx, account)
+	return t, err
+}
+
+// counter reads account's counter key, as an older Cerulean kept it: the
+// last sequence number and the segment of the last record (0 when the
+// key is missing or retired).
 func counter(tx kv.Tx, account string) (uint64, time.Time, error) {
 	v, err := tx.Get(counterKey(account))
-	if errors.Is(err, kv.ErrNotFound) {
+	if errors.Is(err, kv.ErrNotFound) || (err == nil && string(v) == counterRetired) {
 		return 0, time.Time{}, nil
 	}
 	if err != nil {
@@ -198,10 +263,11 @@ type Segment struct {
 // Segments returns the hours of account's log that have records, in
 // order.
 func Segments(tx kv.Tx, account string) ([]Segment, error) {
-	last, _, err := counter(tx, account)
-	if err != nil || last == 0 {
+	t, err := readTail(tx, account)
+	if err != nil || t.seq == 0 {
 		return nil, err
 	}
+	last := t.seq
 	prefix := segmentPrefix(account)
 	var out []Segment
 	var perr error
@@ -241,7 +307,12 @@ func After(tx kv.Tx, account string, after uint64, limit int) ([]Record, bool, e
 			return false
 		}
 		var r Record
-		if derr = kv.DecodeJSON(k, v, &r); derr != nil {
+		if len(k) != len(prefix)+8 {
+			derr = fmt.Errorf("changelog: record key %q", k)
+			return false
+		}
+		if derr = decodeRecord(account, binary.BigEndian.Uint64(k[len(prefix):]), v, &r); derr != nil {
+			derr = fmt.Errorf("changelog: decoding %q: %w", k, derr)
 			return false
 		}
 		out = append(out, r)
@@ -260,21 +331,41 @@ func After(tx kv.Tx, account string, after uint64, limit int) ([]Record, bool, e
 // sort, as strings, in the log's order, in the 48-digit form the change
 // feed writes.
 func Sequencer(seq uint64) string {
-	return fmt.Sprintf("%032x%016x", 0, seq)
+	var b [48]byte
+	for i := range b[:32] {
+		b[i] = '0'
+	}
+	const digits = "0123456789abcdef"
+	for i := 47; i >= 32; i-- {
+		b[i] = digits[seq&0xf]
+		seq >>= 4
+	}
+	return string(b[:])
 }
 
 // eventID is a record's id: a UUID (version 5 layout) named by the
 // account and sequence number, so that it is the same however many
 // times the transaction runs and unique across the account's log.
 func eventID(account string, seq uint64) string {
-	h := sha1.New()
-	h.Write([]byte("cerulean changelog\x00" + account + "\x00"))
-	h.Write(binary.BigEndian.AppendUint64(nil, seq))
-	b := h.Sum(nil)[:16]
+	const name = "cerulean changelog\x00"
+	var buf [128]byte
+	in := append(append(append(buf[:0], name...), account...), 0)
+	in = binary.BigEndian.AppendUint64(in, seq)
+	h := sha1.Sum(in)
+	b := h[:16]
 	b[6] = b[6]&0x0f | 0x50
 	b[8] = b[8]&0x3f | 0x80
-	s := hex.EncodeToString(b)
-	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], b[10:16])
+	return string(out[:])
 }
 
 // Accounts returns the accounts that have a log, in order.
@@ -329,8 +420,8 @@ func firstComponent(b []byte) (string, bool) {
 // Trim removes up to limit index entries and records of account's log
 // that lie in hours ending at or before before (the change feed's
 // retention: whole hourly segments go, the oldest first, never the hour
-// holding the log's last record, so the counter and the newest segment
-// stay), and returns how many it removed; 0 means nothing is left to
+// holding the log's last record, so that record, which numbers the
+// next, and the newest segment stay), and returns how many it removed; 0 means nothing is left to
 // trim. A segment's index entry goes first, so a reader that lists the
 // segments never sees one with records missing; its records follow over
 // as many calls as they take.

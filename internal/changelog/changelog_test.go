@@ -315,7 +315,7 @@ func TestSegments(t *testing.T) {
 
 // TestTrim: whole hours ending at or before the cutoff go, oldest first,
 // within the limit per call (index entries before their records), never
-// the hour holding the last record; the records kept and the counter are
+// the hour holding the last record; the records kept (the last one numbering the next) are
 // untouched, so appends go on from the same sequence number; Accounts
 // lists each account with a log once.
 func TestTrim(t *testing.T) {

@@ -7,26 +7,35 @@
 // change that did not commit never has one: there is no window between
 // the two for a crash to fall into.
 //
-// Order. Each account has one counter key; Append reads it, increments it
-// and writes the record under the new value, all in the caller's
-// transaction. The sequence numbers are therefore dense (1, 2, 3, ...
-// with no gap: a transaction that does not commit takes no number) and
-// one total order per account, the commit order, on every store:
+// Order. Append reads the account's last record (a reverse scan of one
+// key: its key is the sequence number) and writes the record under the
+// next number, all in the caller's transaction. The sequence numbers are
+// therefore dense (1, 2, 3, ... with no gap: a transaction that does not
+// commit takes no number) and one total order per account, the commit
+// order, on every store:
 //
 //   - embedded (bbolt) and in-memory stores have a single writer, so
 //     transactions that append are serialised anyway;
 //   - on PostgreSQL (several front ends on one database, serializable
-//     transactions) two concurrent appends to one account both read and
-//     write the counter, so one of them fails to commit with a
-//     serialization failure and the backend runs it again, after the
-//     other committed, with the next number.
+//     transactions) two concurrent appends to one account both read the
+//     log's end and insert the same next record key, so one of them
+//     fails to commit with a serialization failure and the backend runs
+//     it again, after the other committed, with the next number.
+//
+// (A counter key held the last number until records were numbered from
+// the log's end; a log that has one goes on from it, and Append retires
+// it, so that an older Cerulean on the same store fails to append rather
+// than numbering a record twice.)
 //
 // The cost of that: with the feed on, the writes of one account are
-// serialised at the counter on PostgreSQL — concurrent writers of
+// serialised at the log's end on PostgreSQL — concurrent writers of
 // different blobs that would otherwise commit in parallel conflict and
 // retry (each retry re-runs the whole transaction). It is why the feed
 // is opt-in, as on Azure, where it is an account setting. Accounts do
 // not conflict with one another.
+//
+// Records are stored in a compact binary form (record.go); those stored
+// as JSON before it are read as well.
 //
 // Reading: After returns the records after a position, in order, a
 // bounded page at a time. Retention (dropping old records) is not done
@@ -40,11 +49,11 @@
 // (`blob/domain_changes.go`: each write path names its change with one
 // call that wraps its transaction function), so a crash can neither lose
 // a committed change's record nor record one that did not commit. The log
-// is one total order per account: `changelog.Append` reads and bumps a
-// per-account counter key in the same transaction. On the embedded and
-// in-memory stores writers are serialised anyway; on PostgreSQL two
-// front ends appending to one account conflict on the counter and one
-// retries, so with the feed on an account's blob writes commit one at a
+// is one total order per account: `changelog.Append` reads the log's
+// last record and writes the next in the same transaction. On the
+// embedded and in-memory stores writers are serialised anyway; on
+// PostgreSQL two front ends appending to one account conflict on the
+// log's end and one retries, so with the feed on an account's blob writes commit one at a
 // time (the feed is opt-in, as on Azure). Hierarchical accounts are not
 // hooked (Azure's change feed does not support them either).
 //

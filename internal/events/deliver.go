@@ -228,18 +228,47 @@ func validatedKey(s *Subscription) []byte { return kv.Key(space, s.Name, "valida
 // subscription now.
 var errLostLease = errors.New("events: the delivery lease is held by another process")
 
+// runState is what a subscription's loop keeps between its rounds.
+type runState struct {
+	// renewed is when this process last took or renewed the lease.
+	renewed time.Time
+	// validated: the endpoint is known to have passed its handshake (as
+	// the store says, or this process ran it), so the store is not asked
+	// again each round.
+	validated bool
+	// durable is the position as this process last read or wrote it
+	// (known says it did); cur is how far delivery got (events delivered
+	// or passed over), which the durable position follows at most every
+	// flushEvery (flush): rounds follow each other quickly under load, as
+	// each write wakes the deliverer, and writing the position each round
+	// cost a write transaction as often.
+	known        bool
+	durable, cur uint64
+	lastFlush    time.Time
+}
+
+// pending reports whether delivery got past the durable position.
+func (st *runState) pending() bool { return st.known && st.cur != st.durable }
+
 // run is one subscription's loop.
 func (d *Deliverer) run(ctx context.Context, s *Subscription) {
-	failures := 0         // consecutive failures of lease, validation or reads
-	var renewed time.Time // when this process last took or renewed the lease
+	failures := 0 // consecutive failures of lease, validation or reads
+	var st runState
 	wake := d.wakeOf(s)
 	retry := len(wakeRetry) // the next wakeRetry step after a wake-up
+	defer func() {
+		// Stopping: write how far delivery got, so that a stop delivers
+		// nothing twice.
+		if err := d.flush(ctx, s, &st); err != nil && !errors.Is(err, errLostLease) {
+			d.cfg.Logger.Warn("event subscription: writing the position at stop failed", "subscription", s.Name, "err", err)
+		}
+	}()
 	for ctx.Err() == nil {
-		err := d.round(ctx, s, &renewed)
+		err := d.round(ctx, s, &st)
 		if err != nil && !errors.Is(err, errIdle) {
 			// The lease may be lost (an advance refused): take or
 			// check it again before delivering more.
-			renewed = time.Time{}
+			st.renewed = time.Time{}
 		}
 		switch {
 		case err == nil:
@@ -254,11 +283,17 @@ func (d *Deliverer) run(ctx context.Context, s *Subscription) {
 		case errors.Is(err, errIdle):
 			failures = 0
 			d.setDelivering(s, true)
-			if sleepOrWake(ctx, d.cfg.Poll, wake) {
+			wait := d.cfg.Poll
+			if st.pending() {
+				// Come back to write the position when it is due.
+				wait = max(0, min(wait, flushEvery-time.Since(st.lastFlush)))
+			}
+			if sleepOrWake(ctx, wait, wake) {
 				retry = 0
 			}
 		case errors.Is(err, errLostLease):
 			failures = 0
+			st.known = false // the holder delivers from the durable position
 			d.setDelivering(s, false)
 			sleep(ctx, d.cfg.Poll)
 			// Standing by: check the lease again soon, so that a
@@ -281,23 +316,44 @@ func (d *Deliverer) run(ctx context.Context, s *Subscription) {
 
 var errIdle = errors.New("events: nothing to deliver")
 
+// flush writes the position delivery got to (st.cur), if it is past the
+// durable one; once ctx has ended, within 5 seconds of its own.
+func (d *Deliverer) flush(ctx context.Context, s *Subscription, st *runState) error {
+	if !st.pending() {
+		return nil
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+	}
+	if err := d.advance(ctx, s, st.durable, st.cur); err != nil {
+		if errors.Is(err, errLostLease) {
+			st.known = false
+		}
+		return err
+	}
+	st.durable, st.lastFlush = st.cur, time.Now()
+	return nil
+}
+
 // round takes or renews the lease, validates the endpoint if needed and
 // delivers one page of the log.
 //
-// renewed is when this process last took or renewed the lease: an idle
-// holder renews it every LeaseTTL/3, not at every poll, so an idle
+// st.renewed is when this process last took or renewed the lease: an
+// idle holder renews it every LeaseTTL/3, not at every poll, so an idle
 // subscription writes to the store only that often.
-func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Time) error {
+func (d *Deliverer) round(ctx context.Context, s *Subscription, st *runState) error {
 	renew := func() error {
 		now := d.cfg.Clock.Now()
-		if !renewed.IsZero() && now.Sub(*renewed) < d.cfg.LeaseTTL/3 && !now.Before(*renewed) {
+		if !st.renewed.IsZero() && now.Sub(st.renewed) < d.cfg.LeaseTTL/3 && !now.Before(st.renewed) {
 			return nil
 		}
 		if err := d.acquire(ctx, s); err != nil {
-			*renewed = time.Time{}
+			st.renewed = time.Time{}
 			return err
 		}
-		*renewed = now
+		st.renewed = now
 		return nil
 	}
 	if err := renew(); err != nil {
@@ -307,56 +363,66 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Ti
 	if sender == nil {
 		return fmt.Errorf("no sender for endpoint type %q", s.Endpoint.Type)
 	}
-	if err := d.validate(ctx, s, sender); err != nil {
-		return err
+	if !st.validated {
+		if err := d.validate(ctx, s, sender); err != nil {
+			return err
+		}
+		st.validated = true
 	}
-	pos, err := d.position(ctx, s)
-	if err != nil {
-		return err
-	}
+	// The durable position and the records after it, in one read: after
+	// where this process's delivery got if the position is still the one
+	// it last read or wrote (no other holder moved it), else after the
+	// position.
 	maxEvents, maxBytes := s.batchLimits()
 	var recs []changelog.Record
-	if err := d.cfg.Store.View(ctx, func(tx kv.Tx) (err error) {
-		recs, _, err = changelog.After(tx, s.Account, pos, max(pageSize, maxEvents))
+	found := false
+	if err := d.cfg.Store.View(ctx, func(tx kv.Tx) error {
+		pos, ok, err := readPosition(tx, s)
+		if err != nil || !ok {
+			return err
+		}
+		found = true
+		if !st.known || st.durable != pos {
+			st.known, st.durable, st.cur = true, pos, pos
+		}
+		recs, _, err = changelog.After(tx, s.Account, st.cur, max(pageSize, maxEvents))
 		return err
 	}); err != nil {
 		return err
 	}
+	if !found {
+		// A subscription Init has not seen: it starts at the log's end.
+		pos, err := d.position(ctx, s)
+		if err != nil {
+			return err
+		}
+		st.known, st.durable, st.cur = true, pos, pos
+		return nil
+	}
 	if len(recs) == 0 {
+		if time.Since(st.lastFlush) >= flushEvery {
+			if err := d.flush(ctx, s, st); err != nil {
+				return err
+			}
+		}
 		return errIdle
 	}
 	d.setDelivering(s, true)
-	// cur is how far this round got (delivered or passed over); the
-	// durable position follows it in batches (flush): after the page,
-	// every flushEvery within it and before a retry waits. A crash
-	// between a delivery and its flush delivers those events again (at
-	// least once); a stop (ctx ending) flushes first.
-	cur, lastFlush := pos, time.Now()
-	flush := func() error {
-		if cur == pos {
-			return nil
-		}
-		fctx := ctx
-		if ctx.Err() != nil {
-			var cancel context.CancelFunc
-			fctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-		}
-		if err := d.advance(fctx, s, pos, cur); err != nil {
-			return err
-		}
-		pos, lastFlush = cur, time.Now()
-		return nil
-	}
+	// st.cur is how far this round got (delivered or passed over); the
+	// durable position follows it in batches (flush): at most every
+	// flushEvery, before a retry waits, when the subscription goes idle
+	// or the process stops. A crash between a delivery and its flush
+	// delivers those events again (at least once).
+	flush := func() error { return d.flush(ctx, s, st) }
 	// batch are the events formatted and not yet sent, size their bytes
-	// as a JSON array; upTo is the last record read, which cur reaches
-	// once the batch is delivered (or dropped). An event goes into the
-	// batch unless it would take it past maxEvents or, the batch holding
-	// something, past maxBytes ("Batched event delivery": the preferred
-	// size is honoured on a best-effort basis, and an event larger than
-	// it is sent alone).
+	// as a JSON array; upTo is the last record read, which st.cur
+	// reaches once the batch is delivered (or dropped). An event goes
+	// into the batch unless it would take it past maxEvents or, the
+	// batch holding something, past maxBytes ("Batched event delivery":
+	// the preferred size is honoured on a best-effort basis, and an
+	// event larger than it is sent alone).
 	var batch []Event
-	size, upTo := 1, cur
+	size, upTo := 1, st.cur
 	send := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -366,7 +432,7 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Ti
 		if err != nil {
 			return err
 		}
-		cur = upTo
+		st.cur = upTo
 		return nil
 	}
 	for _, r := range recs {
@@ -384,14 +450,14 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Ti
 		}
 		upTo = r.Seq
 		if len(batch) == 0 {
-			cur = r.Seq
+			st.cur = r.Seq
 		}
 		if len(batch) >= maxEvents || size >= maxBytes {
 			if err := send(); err != nil {
 				return errors.Join(err, flush())
 			}
 		}
-		if time.Since(lastFlush) >= flushEvery {
+		if time.Since(st.lastFlush) >= flushEvery {
 			if err := flush(); err != nil {
 				return err
 			}
@@ -400,7 +466,7 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, renewed *time.Ti
 	if err := send(); err != nil {
 		return errors.Join(err, flush())
 	}
-	return flush()
+	return nil
 }
 
 // pageSize is how many log records a round reads (more when a batch may
@@ -416,8 +482,9 @@ func (d *Deliverer) urls(account string) URLs {
 	return u
 }
 
-// flushEvery bounds how long a delivered event's position stays
-// unwritten while a page is being delivered.
+// flushEvery is how often, at most, a subscription's position is
+// written while it is busy, and so bounds how long a delivered event's
+// position stays unwritten (the events a crash may deliver again).
 const flushEvery = 50 * time.Millisecond
 
 // deliver sends evs (one request: a single event, or a batch) until
@@ -594,15 +661,8 @@ func (d *Deliverer) validate(ctx context.Context, s *Subscription, sender Sender
 func (d *Deliverer) position(ctx context.Context, s *Subscription) (uint64, error) {
 	var pos uint64
 	found := false
-	err := d.cfg.Store.View(ctx, func(tx kv.Tx) error {
-		v, err := tx.Get(posKey(s))
-		if errors.Is(err, kv.ErrNotFound) {
-			return nil
-		}
-		if err == nil {
-			found = true
-			pos, err = strconv.ParseUint(string(v), 10, 64)
-		}
+	err := d.cfg.Store.View(ctx, func(tx kv.Tx) (err error) {
+		pos, found, err = readPosition(tx, s)
 		return err
 	})
 	if err != nil || found {
@@ -623,6 +683,23 @@ func (d *Deliverer) position(ctx context.Context, s *Subscription) (uint64, erro
 		return tx.Put(posKey(s), []byte(strconv.FormatUint(pos, 10)))
 	})
 	return pos, err
+}
+
+// readPosition reads the subscription's durable position, and whether it
+// has one.
+func readPosition(tx kv.Tx, s *Subscription) (uint64, bool, error) {
+	v, err := tx.Get(posKey(s))
+	if errors.Is(err, kv.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	pos, err := strconv.ParseUint(string(v), 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("events: position of %q is %q", s.Name, v)
+	}
+	return pos, true, nil
 }
 
 // advance moves the position from old to seq, in one transaction that

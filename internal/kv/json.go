@@ -11,6 +11,9 @@ import (
 func GetJSON(tx Tx, key []byte, v any) (bool, error) {
 	raw, err := tx.Get(key)
 	if err == ErrNotFound {
+		if o, ok := tx.(GetObserver); ok {
+			o.ObserveGet(key, nil)
+		}
 		return false, nil
 	}
 	if err != nil {
@@ -19,7 +22,19 @@ func GetJSON(tx Tx, key []byte, v any) (bool, error) {
 	if err := DecodeJSON(key, raw, v); err != nil {
 		return false, err
 	}
+	if o, ok := tx.(GetObserver); ok {
+		o.ObserveGet(key, v)
+	}
 	return true, nil
+}
+
+// GetObserver is implemented by a Tx wrapper that wants the values GetJSON
+// decodes, so that it need not read and decode the same key again.
+// ObserveGet is called after the decoding, with v, or with nil when the
+// key does not exist; v must not be kept past the call (copy what is
+// needed): its owner may change it afterwards.
+type GetObserver interface {
+	ObserveGet(key []byte, v any)
 }
 
 // DecodeJSON decodes the JSON record raw stored under key into v. A record

@@ -57,3 +57,27 @@ func BenchmarkGetBlob1K(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPutBlob1KChangeFeed is BenchmarkPutBlob1K with the account's
+// change log off and on (the change feed, or an event subscription,
+// reading it): what logging a write costs it, side by side.
+func BenchmarkPutBlob1KChangeFeed(b *testing.B) {
+	body := bytes.Repeat([]byte("x"), 1024)
+	hdr := http.Header{"X-Ms-Blob-Type": {"BlockBlob"}}
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			store, chunks, clk := testenv.Stores(b)
+			d := blob.New(store, chunks, clk, nil)
+			d.SetChangeFeed(func(string) bool { return on })
+			s := New(d)
+			benchServe(b, s, http.MethodPut, "/acct/cnt?restype=container", nil, nil)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if w := benchServe(b, s, http.MethodPut, "/acct/cnt/blob", hdr, body); w.Code != http.StatusCreated {
+					b.Fatalf("status %d", w.Code)
+				}
+			}
+		})
+	}
+}
