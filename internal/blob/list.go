@@ -56,6 +56,13 @@ type blobScan struct {
 // resumes with a new scan.
 const scanBatch = 1024
 
+// prefixBatch is the first batch of a delimiter listing and of the scan
+// after each BlobPrefix it folds: the next name may be another prefix
+// at once, and on a store where a scan is a round trip that fetches its
+// whole batch (PostgreSQL) a full batch per prefix read ~1,000 rows to
+// use one. The batch grows fourfold while scans use all of it.
+const prefixBatch = 16
+
 // collect returns up to limit entries in the service's order: names
 // ascending, names containing the delimiter after the prefix folded into
 // one BlobPrefix entry each, and a blob's snapshots (oldest first) before
@@ -71,12 +78,17 @@ func (sc *blobScan) collect(tx kv.Tx, limit int) ([]listEntry, error) {
 		pending = nil
 	}
 	from := sc.start
+	batch := scanBatch
+	if sc.delim != "" {
+		batch = prefixBatch
+	}
 	for !full() {
 		var next []byte // where the following scan starts; nil: range exhausted
 		visited := 0
 		stop := false
+		folded := false
 		var derr error
-		err := tx.Scan(from, sc.end, scanBatch, false, func(k, v []byte) bool {
+		err := tx.Scan(from, sc.end, batch, false, func(k, v []byte) bool {
 			visited++
 			next = append(append(next[:0], k...), 0) // just after k
 			parts, ok := kv.Split(k)
@@ -113,6 +125,7 @@ func (sc *blobScan) collect(tx kv.Tx, limit int) ([]listEntry, error) {
 					// Skip everything under p.
 					next = kv.PrefixEnd(kv.AppendPartial(kv.Key(parts[0], parts[1], parts[2]), p))
 					visited = 0 // a deliberate restart, not an exhausted batch
+					folded = true
 					return false
 				}
 			}
@@ -151,8 +164,13 @@ func (sc *blobScan) collect(tx kv.Tx, limit int) ([]listEntry, error) {
 		if stop || full() {
 			break
 		}
-		if next == nil || (visited > 0 && visited < scanBatch) || (sc.end != nil && string(next) >= string(sc.end)) {
+		if next == nil || (visited > 0 && visited < batch) || (sc.end != nil && string(next) >= string(sc.end)) {
 			break // the range is exhausted
+		}
+		if folded {
+			batch = prefixBatch
+		} else {
+			batch = min(4*batch, scanBatch)
 		}
 		from = next
 	}
