@@ -74,8 +74,15 @@ func findBlobIn(tx kv.Tx, acct, c, name, snap string) (*blobRec, []byte, error) 
 	if err := kv.Prefetch(tx, ckey, key); err != nil {
 		return nil, nil, err
 	}
+	// Read as kv.GetJSON reads, keeping the bytes (b.raw) and telling a
+	// kv.GetObserver what was read (a logged write's before-state,
+	// domain_changes.go).
+	obs, _ := tx.(kv.GetObserver)
 	raw, err := tx.Get(key)
 	if errors.Is(err, kv.ErrNotFound) {
+		if obs != nil {
+			obs.ObserveGet(key, nil)
+		}
 		return nil, nil, nil
 	} else if err != nil {
 		return nil, nil, err
@@ -85,6 +92,9 @@ func findBlobIn(tx kv.Tx, acct, c, name, snap string) (*blobRec, []byte, error) 
 		return nil, nil, err
 	}
 	b.raw = raw
+	if obs != nil {
+		obs.ObserveGet(key, &b)
+	}
 	crec, err := tx.Get(ckey)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil, nil, nil
