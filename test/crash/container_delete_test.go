@@ -9,6 +9,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 )
 
 // Delete Container returns at once and reclaims the container's blobs in
@@ -122,17 +123,9 @@ func verifyContainers(ctx context.Context, m *model, cl *clients, bad func(strin
 		case err == nil:
 			// Present, or a delete without answer that did not happen:
 			// every blob must be there.
-			got := 0
-			pager := cc.NewListBlobsFlatPager(nil)
-			for pager.More() {
-				page, err := pager.NextPage(ctx)
-				if err != nil {
-					bad("container %s: list blobs: %v", name, err)
-					break
-				}
-				got += len(page.Segment.BlobItems)
-			}
-			if got != c.blobs {
+			if got, err := countBlobs(ctx, cc); err != nil {
+				bad("container %s: list blobs: %v", name, err)
+			} else if got != c.blobs {
 				bad("container %s: %d blobs, want all %d (a delete without answer is whole or nothing)", name, got, c.blobs)
 			}
 			c.st = present
@@ -170,4 +163,18 @@ func verifyContainers(ctx context.Context, m *model, cl *clients, bad func(strin
 		}
 		c.st, c.checked = absent, true
 	}
+}
+
+// countBlobs is how many blobs List Blobs shows in the container.
+func countBlobs(ctx context.Context, cc *container.Client) (int, error) {
+	got := 0
+	pager := cc.NewListBlobsFlatPager(nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return got, err
+		}
+		got += len(page.Segment.BlobItems)
+	}
+	return got, nil
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -240,17 +239,9 @@ func verifySoftDeletedContainers(ctx context.Context, m *csdModel, flat, hcl *az
 			if c.hier {
 				verifyFilesystem(ctx, cc, name, c.blobs, bad)
 			} else {
-				got := 0
-				pager := cc.NewListBlobsFlatPager(nil)
-				for pager.More() {
-					page, err := pager.NextPage(ctx)
-					if err != nil {
-						bad("container %s: list blobs: %v", name, err)
-						break
-					}
-					got += len(page.Segment.BlobItems)
-				}
-				if got != c.blobs {
+				if got, err := countBlobs(ctx, cc); err != nil {
+					bad("container %s: list blobs: %v", name, err)
+				} else if got != c.blobs {
 					bad("container %s: %d blobs, want all %d (a delete or restore is whole or nothing)", name, got, c.blobs)
 				}
 			}
@@ -310,18 +301,7 @@ func TestContainerSoftDeleteCrashTrials(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: crash trials run real servers")
 	}
-	trials, _ := strconv.Atoi(os.Getenv(envTrials))
-	if trials <= 0 {
-		t.Skipf("%s is not set: run bash scripts/crash-test.sh N", envTrials)
-	}
-	port := 21210
-	if p := os.Getenv(envPort); p != "" {
-		var err error
-		if port, err = strconv.Atoi(p); err != nil {
-			t.Fatalf("%s: %v", envPort, err)
-		}
-	}
-	port += 4 // the main trials' four ports stay theirs
+	trials, port := trialSetup(t, 4) // the main trials' four ports stay theirs
 	srv := &server{bin: buildBinary(t), data: filepath.Join(t.TempDir(), "data"), log: filepath.Join(t.TempDir(), "cerulean.log"), port: port,
 		extra: []string{"--container-soft-delete", "7", "--accounts", app.DevAccount + ":" + app.DevKey + ";" + hnsAccount + ":" + app.DevKey + ":hns"}}
 	backend := "embedded store"

@@ -368,22 +368,32 @@ func stateOf(acked bool) state {
 	return unknown
 }
 
-// TestCrashTrials: see the package comment.
-func TestCrashTrials(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: crash trials run real servers for minutes")
-	}
-	trials, _ := strconv.Atoi(os.Getenv(envTrials))
+// trialSetup is the number of trials (CERULEAN_CRASH_TRIALS; the test is
+// skipped without it) and the first of a trial server's ports: offset
+// after CERULEAN_CRASH_PORT (default 21210), so that each trial's server
+// has ports of its own.
+func trialSetup(t *testing.T, offset int) (trials, port int) {
+	t.Helper()
+	trials, _ = strconv.Atoi(os.Getenv(envTrials))
 	if trials <= 0 {
 		t.Skipf("%s is not set: run bash scripts/crash-test.sh N", envTrials)
 	}
-	port := 21210
+	port = 21210
 	if p := os.Getenv(envPort); p != "" {
 		var err error
 		if port, err = strconv.Atoi(p); err != nil {
 			t.Fatalf("%s: %v", envPort, err)
 		}
 	}
+	return trials, port + offset
+}
+
+// TestCrashTrials: see the package comment.
+func TestCrashTrials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: crash trials run real servers for minutes")
+	}
+	trials, port := trialSetup(t, 0)
 	srv := &server{bin: buildBinary(t), data: filepath.Join(t.TempDir(), "data"), log: filepath.Join(t.TempDir(), "cerulean.log"), port: port}
 	backend := "embedded store (fsync on, as cerulean serve runs)"
 	if os.Getenv(pgtest.EnvVar) != "" {

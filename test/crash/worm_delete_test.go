@@ -487,21 +487,31 @@ func cwCodes(kind int) (blobCode, contCode string) {
 	return "BlobImmutableDueToPolicy", "ContainerImmutabilityPolicyLocked"
 }
 
+// fillBlobs uploads the blobs of container name that acked does not hold
+// yet (n in all) and returns their states, all present.
+func (m *wormModel) fillBlobs(ctx context.Context, cc *container.Client, name string, acked []bool, n int) ([]state, error) {
+	if err := fillAcked(&m.mu, acked, n, func(i int) error {
+		_, err := cc.NewBlockBlobClient(blobName(i)).UploadBuffer(ctx, blobBody(name, i), nil)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	blobs := make([]state, n)
+	for i := range blobs {
+		blobs[i] = present
+	}
+	return blobs, nil
+}
+
 func (m *wormModel) cwRun(ctx context.Context, cl *wormClients, o *cwObj) error {
 	cc := cl.flat.ServiceClient().NewContainerClient(o.name)
 	if o.phase == phFill {
-		if err := fillAcked(&m.mu, o.acked, o.n, func(i int) error {
-			_, err := cc.NewBlockBlobClient(blobName(i)).UploadBuffer(ctx, blobBody(o.name, i), nil)
-			return err
-		}); err != nil {
+		blobs, err := m.fillBlobs(ctx, cc, o.name, o.acked, o.n)
+		if err != nil {
 			return err
 		}
 		m.mu.Lock()
-		o.blobs = make([]state, o.n)
-		for i := range o.blobs {
-			o.blobs[i] = present
-		}
-		o.acked, o.phase = nil, phProtect
+		o.blobs, o.acked, o.phase = blobs, nil, phProtect
 		m.mu.Unlock()
 	}
 	if o.phase == phProtect {
@@ -829,18 +839,12 @@ func (m *wormModel) viWorker(cl *wormClients, trial int, rng *rand.Rand, stopped
 func (m *wormModel) viRun(ctx context.Context, cl *wormClients, o *viObj) error {
 	cc := cl.dev.ServiceClient().NewContainerClient(o.name)
 	if o.phase == phFill {
-		if err := fillAcked(&m.mu, o.acked, o.n, func(i int) error {
-			_, err := cc.NewBlockBlobClient(blobName(i)).UploadBuffer(ctx, blobBody(o.name, i), nil)
-			return err
-		}); err != nil {
+		blobs, err := m.fillBlobs(ctx, cc, o.name, o.acked, o.n)
+		if err != nil {
 			return err
 		}
 		m.mu.Lock()
-		o.blobs = make([]state, o.n)
-		for i := range o.blobs {
-			o.blobs[i] = present
-		}
-		o.acked, o.phase = nil, phProtect
+		o.blobs, o.acked, o.phase = blobs, nil, phProtect
 		m.mu.Unlock()
 	}
 	if o.phase == phProtect {
@@ -1289,18 +1293,7 @@ func TestWORMDeleteCrashTrials(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: crash trials run real servers")
 	}
-	trials, _ := strconv.Atoi(os.Getenv(envTrials))
-	if trials <= 0 {
-		t.Skipf("%s is not set: run bash scripts/crash-test.sh N", envTrials)
-	}
-	port := 21210
-	if p := os.Getenv(envPort); p != "" {
-		var err error
-		if port, err = strconv.Atoi(p); err != nil {
-			t.Fatalf("%s: %v", envPort, err)
-		}
-	}
-	port += 8 // the main trials' four ports and the soft delete trials' four
+	trials, port := trialSetup(t, 8) // after the main trials' four ports and the soft delete trials' four
 	dfsPort := port + 4
 	accounts := strings.Join([]string{
 		app.DevAccount + ":" + app.DevKey + ":versioning:immutability",
