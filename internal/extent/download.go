@@ -43,6 +43,11 @@ func (s *Store) openBody(r io.ReadCloser, n int64, wantMD5 bool) (*Body, error) 
 	return b, nil
 }
 
+// NewBody is the Body of n bytes read from r, which it closes: content a
+// door has in hand rather than opened from stored parts (and tests of
+// the renderers that stream a Body).
+func NewBody(r io.ReadCloser, n int64) *Body { return &Body{r: r, n: n} }
+
 // Reader returns the body as a reader, for callers that do not send it
 // with WriteTo; closing it ends the body's pins.
 func (b *Body) Reader() io.ReadCloser {

@@ -3,10 +3,13 @@ package server
 import (
 	"bytes"
 	"encoding/xml"
+	"log/slog"
 	"net/http"
 	"net/textproto"
 
+	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/wire"
+	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
 // Response is an operation's answer as a typed handler returns it: its
@@ -22,6 +25,40 @@ type Response struct {
 	// Body is sent as it is, typed ContentType; nil: no body.
 	Body        []byte
 	ContentType string
+	// Content is a read's bytes (a blob's, a file's), streamed after the
+	// headers instead of Body; Render closes it whether it was sent or
+	// not (a HEAD, an error before). Its Content-Length is among Header
+	// (ContentHeaders); a failure mid-stream aborts the connection, so
+	// the client sees a cut body, never a short success.
+	Content *extent.Body
+	// Structured frames Content as a structured message (XSM/1.0,
+	// x-ms-structured-body) of Content.Size() bytes: Render sets the
+	// framing headers and the framed Content-Length.
+	Structured bool
+}
+
+// Set sets the header name (canonicalised; a canonical name costs
+// nothing) to value, replacing one set before: a *Response is a
+// HeaderSetter, for the header writers the typed handlers share.
+func (r *Response) Set(name, value string) {
+	name = textproto.CanonicalMIMEHeaderKey(name)
+	for i := range r.Header {
+		if r.Header[i].Name == name {
+			r.Header[i].Value = value
+			return
+		}
+	}
+	r.Header = append(r.Header, HeaderField{name, value})
+}
+
+// Get is the value of the header name (canonical form) set so far, or "".
+func (r *Response) Get(name string) string {
+	for i := len(r.Header) - 1; i >= 0; i-- {
+		if r.Header[i].Name == name {
+			return r.Header[i].Value
+		}
+	}
+	return ""
 }
 
 // HeaderSetter is where an answer's headers go: an http.Header, or a
@@ -60,6 +97,16 @@ func XML(status int, v any) (Response, error) {
 // Render writes r to w: its headers, the status, then the body in one
 // Write.
 func Render(w http.ResponseWriter, r Response) error {
+	return RenderFor(w, nil, nil, r)
+}
+
+// RenderFor is Render for the request hr (nil: a GET), whose Content is
+// not read for a HEAD; a failure to stream it is logged to log (nil: not
+// logged) before the connection is aborted.
+func RenderFor(w http.ResponseWriter, hr *http.Request, log *slog.Logger, r Response) error {
+	if r.Content != nil {
+		defer r.Content.Close()
+	}
 	h := w.Header()
 	// One allocation for every value (each slice capped at its one
 	// element, as HeaderBlock's).
@@ -69,16 +116,50 @@ func Render(w http.ResponseWriter, r Response) error {
 		vals[i] = f.Value
 		h[f.Name] = vals[i : i+1 : i+1]
 	}
-	if r.Body != nil {
+	if r.Body != nil || (r.Content != nil && r.ContentType != "") {
 		vals[n] = r.ContentType
 		h["Content-Type"] = vals[n : n+1 : n+1]
 	}
+	head := hr != nil && hr.Method == http.MethodHead
+	if r.Content != nil {
+		if r.Structured {
+			if hr == nil {
+				hr = &http.Request{Method: http.MethodGet}
+			}
+			xsm.Serve(w, hr, r.Status, r.Content.Size(), func(sw http.ResponseWriter) {
+				if !head {
+					sendContent(sw, hr, r.Content, log)
+				}
+			})
+			return nil
+		}
+		w.WriteHeader(r.Status)
+		if !head {
+			sendContent(w, hr, r.Content, log)
+		}
+		return nil
+	}
 	w.WriteHeader(r.Status)
-	if len(r.Body) == 0 {
+	if len(r.Body) == 0 || head {
 		return nil
 	}
 	_, err := w.Write(r.Body)
 	return err
+}
+
+// sendContent streams b to w; a failure after the status line aborts the
+// connection (SendBody).
+func sendContent(w http.ResponseWriter, hr *http.Request, b *extent.Body, log *slog.Logger) {
+	if _, err := b.WriteTo(w); err != nil {
+		if log != nil {
+			path := ""
+			if hr != nil && hr.URL != nil {
+				path = hr.URL.Path
+			}
+			log.Debug("download: streaming failed", "path", path, "err", err)
+		}
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // Typed adapts a handler that returns its answer to a route table's
@@ -88,9 +169,20 @@ func Typed[S, R any](h func(S, R) (Response, error)) func(S, http.ResponseWriter
 	return func(s S, w http.ResponseWriter, r R) error {
 		resp, err := h(s, r)
 		if err != nil {
+			if resp.Content != nil {
+				resp.Content.Close()
+			}
 			return err
 		}
-		return Render(w, resp)
+		var hr *http.Request
+		if q, ok := any(r).(interface{ HTTP() *http.Request }); ok {
+			hr = q.HTTP()
+		}
+		var log *slog.Logger
+		if l, ok := any(s).(interface{ Log() *slog.Logger }); ok {
+			log = l.Log()
+		}
+		return RenderFor(w, hr, log, resp)
 	}
 }
 

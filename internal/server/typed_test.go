@@ -2,9 +2,14 @@ package server
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
+
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
 // TestRender: a typed handler's answer is written by Render alone, its
@@ -91,4 +96,83 @@ func TestHeaderBlock(t *testing.T) {
 	if h.Get("X-Ms-Lease-State") != "available" || h.Get("X-Ms-Lease-Status") != "unlocked" {
 		t.Fatalf("headers %v", h)
 	}
+}
+
+// content is a Body's reader that counts its reads and closes and can
+// fail after its first read.
+type content struct {
+	data          []byte
+	reads, closes int
+	failAfter     bool
+}
+
+func (c *content) Read(p []byte) (int, error) {
+	c.reads++
+	if c.failAfter && c.reads > 1 {
+		return 0, errors.New("disk gone")
+	}
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 4)], c.data)
+	c.data = c.data[n:]
+	return n, nil
+}
+
+func (c *content) Close() error { c.closes++; return nil }
+
+// TestRenderContent: a streamed Content is sent after the headers and
+// closed once; a HEAD does not read it; a refused answer's Content is
+// closed unsent; Structured frames it (XSM/1.0 headers, framed length);
+// a failure mid-stream aborts the connection instead of ending short.
+func TestRenderContent(t *testing.T) {
+	type reqT struct{ *Request }
+	serve := func(method string, c *content, structured bool, fail bool) (*httptest.ResponseRecorder, error) {
+		h := Typed(func(_ struct{}, _ reqT) (Response, error) {
+			r := Response{Status: http.StatusPartialContent, Content: extent.NewBody(c, 10), Structured: structured}
+			r.Set("content-length", "10")
+			r.Set("Content-Length", "10") // replaces, does not add
+			if fail {
+				return r, errors.New("refused")
+			}
+			return r, nil
+		})
+		w := httptest.NewRecorder()
+		hr := httptest.NewRequest(method, "/a/b", nil)
+		return w, h(struct{}{}, w, reqT{&Request{Request: hr}})
+	}
+	c := &content{data: []byte("0123456789")}
+	w, err := serve(http.MethodGet, c, false, false)
+	if err != nil || w.Code != http.StatusPartialContent || w.Body.String() != "0123456789" || len(w.Header()["Content-Length"]) != 1 || w.Header().Get("Content-Length") != "10" || c.closes != 1 {
+		t.Fatalf("GET: %v %d %v %q closes %d", err, w.Code, w.Header(), w.Body, c.closes)
+	}
+	c = &content{data: []byte("0123456789")}
+	if w, err = serve(http.MethodHead, c, false, false); err != nil || w.Body.Len() != 0 || c.reads != 0 || c.closes != 1 {
+		t.Fatalf("HEAD: %v body %q reads %d closes %d", err, w.Body, c.reads, c.closes)
+	}
+	c = &content{data: []byte("0123456789")}
+	if w, err = serve(http.MethodGet, c, false, true); err == nil || w.Body.Len() != 0 || c.reads != 0 || c.closes != 1 {
+		t.Fatalf("refused: %v body %q reads %d closes %d", err, w.Body, c.reads, c.closes)
+	}
+	c = &content{data: []byte("0123456789")}
+	w, err = serve(http.MethodGet, c, true, false)
+	if err != nil || w.Header().Get("X-Ms-Structured-Body") == "" || w.Header().Get("X-Ms-Structured-Content-Length") != "10" || w.Header().Get("Content-Length") == "10" || c.closes != 1 {
+		t.Fatalf("structured: %v %v closes %d", err, w.Header(), c.closes)
+	}
+	got, err := xsm.Decode(w.Body.Bytes(), 10)
+	if err != nil || string(got) != "0123456789" || strconv.Itoa(w.Body.Len()) != w.Header().Get("Content-Length") {
+		t.Fatalf("structured body: %q %v (framed %d, Content-Length %s)", got, err, w.Body.Len(), w.Header().Get("Content-Length"))
+	}
+	c = &content{data: []byte("0123456789"), failAfter: true}
+	func() {
+		defer func() {
+			if p := recover(); p != http.ErrAbortHandler {
+				t.Fatalf("mid-stream failure: recovered %v, want ErrAbortHandler", p)
+			}
+			if c.closes != 1 {
+				t.Fatalf("mid-stream failure: closes %d", c.closes)
+			}
+		}()
+		serve(http.MethodGet, c, false, false)
+	}()
 }
