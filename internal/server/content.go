@@ -59,6 +59,18 @@ func SetBodyHeaders(h http.Header, b *extent.Body, md5Wanted bool) {
 	}
 }
 
+// ContentHeaders is SetBodyHeaders for a typed answer (a *Response) or
+// any other HeaderSetter: the Content-Length of a read's body and, when
+// md5Wanted, its Content-MD5.
+func ContentHeaders(h HeaderSetter, b *extent.Body, md5Wanted bool) {
+	h.Set("Content-Length", strconv.FormatInt(b.Size(), 10))
+	if md5Wanted {
+		if sum := b.MD5(); sum != nil {
+			h.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
+		}
+	}
+}
+
 // SendBody writes a read's body after the status line (nothing for
 // HEAD) and closes it. The headers are gone by then, so a failure
 // mid-stream aborts the connection: the client sees a truncated body,

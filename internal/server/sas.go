@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -171,8 +170,9 @@ func CheckSASRule(eff *auth.SAS, svc auth.Service, rule SASRule) error {
 // Properties, Get File or Get File Properties response (Create a service SAS,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas,
 // "Specify query parameters to override response headers (Blob Storage and
-// Azure Files only)"). An account SAS (or no SAS) overrides nothing.
-func ApplySASOverrides(h http.Header, eff *auth.SAS) {
+// Azure Files only)"). An account SAS (or no SAS) overrides nothing. h
+// is the answer's headers: an http.Header, or a typed answer.
+func ApplySASOverrides(h HeaderSetter, eff *auth.SAS) {
 	if eff == nil || eff.IsAccount() {
 		return
 	}

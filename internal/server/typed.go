@@ -101,7 +101,8 @@ func Render(w http.ResponseWriter, r Response) error {
 }
 
 // RenderFor is Render for the request hr (nil: a GET), whose Content is
-// not read for a HEAD; a failure to stream it is logged to log (nil: not
+// not read for a HEAD (a Body is written, for net/http to count and
+// discard); a failure to stream it is logged to log (nil: not
 // logged) before the connection is aborted.
 func RenderFor(w http.ResponseWriter, hr *http.Request, log *slog.Logger, r Response) error {
 	if r.Content != nil {
@@ -119,6 +120,11 @@ func RenderFor(w http.ResponseWriter, hr *http.Request, log *slog.Logger, r Resp
 	if r.Body != nil || (r.Content != nil && r.ContentType != "") {
 		vals[n] = r.ContentType
 		h["Content-Type"] = vals[n : n+1 : n+1]
+	} else if r.Content != nil && !r.has("Content-Type") {
+		// Content of no type is sent with none: net/http would sniff
+		// one from the first bytes (a stored file's or blob's type is
+		// what the client set, or nothing).
+		h["Content-Type"] = nil
 	}
 	head := hr != nil && hr.Method == http.MethodHead
 	if r.Content != nil {
@@ -140,11 +146,24 @@ func RenderFor(w http.ResponseWriter, hr *http.Request, log *slog.Logger, r Resp
 		return nil
 	}
 	w.WriteHeader(r.Status)
-	if len(r.Body) == 0 || head {
+	if len(r.Body) == 0 {
 		return nil
 	}
+	// Written for a HEAD too: net/http discards it and sends its
+	// Content-Length, as the GET's (a HEAD of Get Share ACL, Get Queue
+	// ACL).
 	_, err := w.Write(r.Body)
 	return err
+}
+
+// has reports whether the header name (canonical form) is among r's.
+func (r *Response) has(name string) bool {
+	for i := range r.Header {
+		if r.Header[i].Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // sendContent streams b to w; a failure after the status line aborts the

@@ -146,6 +146,9 @@ func TestRenderContent(t *testing.T) {
 	if err != nil || w.Code != http.StatusPartialContent || w.Body.String() != "0123456789" || len(w.Header()["Content-Length"]) != 1 || w.Header().Get("Content-Length") != "10" || c.closes != 1 {
 		t.Fatalf("GET: %v %d %v %q closes %d", err, w.Code, w.Header(), w.Body, c.closes)
 	}
+	if ct, ok := w.Header()["Content-Type"]; !ok || len(ct) != 0 {
+		t.Fatalf("GET: Content-Type %q (present %v), want none and not sniffed", ct, ok)
+	}
 	c = &content{data: []byte("0123456789")}
 	if w, err = serve(http.MethodHead, c, false, false); err != nil || w.Body.Len() != 0 || c.reads != 0 || c.closes != 1 {
 		t.Fatalf("HEAD: %v body %q reads %d closes %d", err, w.Body, c.reads, c.closes)
@@ -175,4 +178,16 @@ func TestRenderContent(t *testing.T) {
 		}()
 		serve(http.MethodGet, c, false, false)
 	}()
+}
+
+// TestRenderHeadBody: a HEAD's Body is written all the same, so that
+// net/http sends its Content-Length (and discards it), as it did for the
+// handlers that wrote their documents themselves.
+func TestRenderHeadBody(t *testing.T) {
+	doc := []byte(XMLDeclaration + "<A/>")
+	w := httptest.NewRecorder()
+	hr := httptest.NewRequest(http.MethodHead, "/a/b", nil)
+	if err := RenderFor(w, hr, nil, XMLDoc(http.StatusOK, doc)); err != nil || w.Body.String() != string(doc) || w.Header().Get("Content-Type") != "application/xml" {
+		t.Fatalf("HEAD: %v %v %q", err, w.Header(), w.Body)
+	}
 }

@@ -198,35 +198,34 @@ func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) erro
 // source (Copy File, "Copying properties and metadata"); metadata too unless
 // the request gives x-ms-meta-* (same section; azfile
 // TestFileStartCopyMetadataNil).
-func (s *Service) copyFile(w http.ResponseWriter, r *req) error {
+func (s *Service) copyFile(r *req) (server.Response, error) {
 	cs, err := s.parseCopySource(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := s.authorizeCopySource(r, cs, !r.Authenticated); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := requireEmptyBody(r); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	cp, err := parseCopySMB(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.CopyFile(r.Context(), file.CopyFileInput{Ref: refOf(r), Source: &cs.CopySource, Meta: meta, SMB: cp, NoReplace: createOnly(r)})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.Entry)
-	h := w.Header()
-	h.Set("X-Ms-Copy-Id", out.CopyID)
-	h.Set("X-Ms-Copy-Status", "success")
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	resp := server.Status(http.StatusAccepted)
+	setETag(&resp, out.Entry)
+	resp.Set("X-Ms-Copy-Id", out.CopyID)
+	resp.Set("X-Ms-Copy-Status", "success")
+	return resp, nil
 }
 
 // copyTimeHeaders are the headers of copySMB.times, in order.
@@ -328,25 +327,29 @@ func boolHeader(h http.Header, name string) (bool, error) {
 // error"; azfile TestStartCopyDefault expects 409). A copy ID that is not a
 // GUID is 400 InvalidQueryParameterValue, checked before the file (azfile
 // TestFileAbortCopyNoCopyStarted, on a file that does not exist).
-func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
+func (s *Service) abortCopyFile(r *req) (server.Response, error) {
 	switch action := r.Header.Get("X-Ms-Copy-Action"); {
 	case action == "":
-		return azerr.MissingHeader("x-ms-copy-action")
+		return server.Response{}, azerr.MissingHeader("x-ms-copy-action")
 	case !strings.EqualFold(action, "abort"):
-		return azerr.InvalidHeader("x-ms-copy-action", action)
+		return server.Response{}, azerr.InvalidHeader("x-ms-copy-action", action)
 	}
 	id := r.q.Get("copyid")
 	if id == "" {
-		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "copyid")
+		return server.Response{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "copyid")
 	}
 	if _, ok := lease.ParseID(id); !ok {
-		return azerr.InvalidQuery("copyid", id)
+		return server.Response{}, azerr.InvalidQuery("copyid", id)
 	}
 	if err := requireEmptyBody(r); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	_, err := s.f.AbortCopyFile(r.Context(), file.AbortCopyFileInput{Ref: refOf(r), CopyID: id})
-	return err
+	if _, err := s.f.AbortCopyFile(r.Context(), file.AbortCopyFileInput{Ref: refOf(r), CopyID: id}); err != nil {
+		return server.Response{}, err
+	}
+	// Not reached (no copy is pending); net/http's answer to a handler
+	// that wrote nothing, as before.
+	return server.Status(http.StatusOK), nil
 }
 
 // putRangeFromURL implements Put Range from URL (PUT ?comp=range with
@@ -362,53 +365,52 @@ func (s *Service) abortCopyFile(w http.ResponseWriter, r *req) error {
 // the status is Put Range From URL's, the code inferred); the destination is
 // written only if the source range is still what was read, so the CRC64
 // returned is always that of the bytes written.
-func (s *Service) putRangeFromURL(w http.ResponseWriter, r *req) error {
+func (s *Service) putRangeFromURL(r *req) (server.Response, error) {
 	switch mode := r.Header.Get("X-Ms-Write"); {
 	case mode == "":
-		return azerr.MissingHeader("x-ms-write")
+		return server.Response{}, azerr.MissingHeader("x-ms-write")
 	case !strings.EqualFold(mode, "update"):
 		// Put Range From URL: "You must specify only update - request will
 		// fail if called with clear".
-		return azerr.InvalidHeader("x-ms-write", mode)
+		return server.Response{}, azerr.InvalidHeader("x-ms-write", mode)
 	}
 	if err := requireEmptyBody(r); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	off, n, err := parseWriteRange(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	srcOff, err := sourceRange(r.Header, n)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	preserve, err := lastWriteMode(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	conds, err := parseCRCConditions(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	cs, err := s.parseCopySource(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := s.authorizeCopySource(r, cs, true); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.PutRangeFromURL(r.Context(), file.PutRangeFromURLInput{Ref: refOf(r), Offset: off, Length: n, SourceOffset: srcOff, Source: &cs.CopySource, Conditions: conds, PreserveLastWrite: preserve})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	e := out.Entry
-	h := w.Header()
-	setETag(w, e)
-	h.Set("X-Ms-File-Last-Write-Time", formatTime(e.SMB.LastWrite))
-	h.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(out.CRC64))
-	h.Set("X-Ms-Request-Server-Encrypted", "true")
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := server.Status(http.StatusCreated)
+	setETag(&resp, e)
+	resp.Set("X-Ms-File-Last-Write-Time", formatTime(e.SMB.LastWrite))
+	resp.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(out.CRC64))
+	resp.Set("X-Ms-Request-Server-Encrypted", "true")
+	return resp, nil
 }
 
 // sourceRange parses x-ms-source-range, which must be a closed range of

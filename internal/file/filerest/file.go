@@ -84,20 +84,20 @@ func requireEmptyBody(r *req) error {
 	return nil
 }
 
-func (s *Service) createFile(w http.ResponseWriter, r *req) error {
+func (s *Service) createFile(r *req) (server.Response, error) {
 	if t := r.Header.Get("X-Ms-Type"); !strings.EqualFold(t, "file") {
 		if t == "" {
-			return azerr.MissingHeader("x-ms-type")
+			return server.Response{}, azerr.MissingHeader("x-ms-type")
 		}
-		return azerr.InvalidHeader("x-ms-type", t)
+		return server.Response{}, azerr.InvalidHeader("x-ms-type", t)
 	}
 	size, _, err := parseSize(r.Header, "x-ms-content-length", true)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	p, _, err := parseProps(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if p.ContentType == "" {
 		p.ContentType = "application/octet-stream" // the documented default
@@ -109,63 +109,60 @@ func (s *Service) createFile(w http.ResponseWriter, r *req) error {
 	var sent extent.Digests
 	if r.ContentLength > 0 || r.Header.Get("Transfer-Encoding") != "" {
 		if r.ContentLength > file.MaxRangeWrite {
-			return azerr.New(azerr.RequestBodyTooLarge)
+			return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 		}
 		if r.ContentLength > size {
-			return azerr.New(azerr.InvalidRange)
+			return server.Response{}, azerr.New(azerr.InvalidRange)
 		}
 		body, err := extent.LimitBody(r.Body, r.ContentLength, file.MaxRangeWrite)
 		if err != nil {
-			return err
+			return server.Response{}, err
 		}
 		if sent, err = server.ParseDigests(r.Header); err != nil {
-			return err
+			return server.Response{}, err
 		}
 		if st, err = s.f.Data().Stage(r.Context(), body, r.ContentLength, sent, true); err != nil {
-			return err
+			return server.Response{}, err
 		}
 		// Freed at once if the request is refused before CreateFile,
 		// which finishes it (a second Finish removes nothing).
 		defer st.Finish(r.Context(), false)
 		if st.Size > size {
-			return azerr.New(azerr.InvalidRange)
+			return server.Response{}, azerr.New(azerr.InvalidRange)
 		}
 		if err := st.CheckDigests(sent); err != nil {
-			return err
+			return server.Response{}, err
 		}
 	}
 	meta, smb, err := parseCreate(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.CreateFile(r.Context(), file.CreateFileInput{Ref: refOf(r), Size: size, Props: p, Data: st, Meta: meta, SMB: smb, NoReplace: createOnly(r)})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	e := out.Entry
+	resp := entryWritten(out.Entry, http.StatusCreated)
 	if st != nil {
-		server.SetDigests(w.Header(), st.Digests())
+		server.SetDigests(&resp, st.Digests())
 	}
-	writeEntryWritten(w, e, http.StatusCreated)
-	return nil
+	return resp, nil
 }
 
 // setETag sets ETag and Last-Modified.
-func setETag(w http.ResponseWriter, e *file.Entry) {
-	h := w.Header()
-	h.Set("Etag", e.ETag)
-	h.Set("Last-Modified", e.Modified.UTC().Format(http.TimeFormat))
+func setETag(resp *server.Response, e *file.Entry) {
+	resp.Set("Etag", e.ETag)
+	resp.Set("Last-Modified", e.Modified.UTC().Format(http.TimeFormat))
 }
 
-// writeFileHeaders sets the property headers of Get File and Get File
+// setFileHeaders sets the property headers of Get File and Get File
 // Properties.
-func writeFileHeaders(w http.ResponseWriter, e *file.Entry, now time.Time) {
-	writeEntryProps(w, e)
-	h := w.Header()
+func setFileHeaders(h *server.Response, e *file.Entry, now time.Time) {
+	setEntryProps(h, e)
+	// Without a type the service sends none (and Render has net/http
+	// sniff none from Get File's content).
 	if e.Props.ContentType != "" {
 		h.Set("Content-Type", e.Props.ContentType)
-	} else {
-		h["Content-Type"] = nil // no sniffed type: the service sends none
 	}
 	for name, v := range map[string]string{
 		"Content-Encoding":    e.Props.ContentEncoding,
@@ -198,24 +195,27 @@ func writeFileHeaders(w http.ResponseWriter, e *file.Entry, now time.Time) {
 	}
 }
 
-func (s *Service) getFileProperties(w http.ResponseWriter, r *req) error {
+func (s *Service) getFileProperties(r *req) (server.Response, error) {
 	out, err := s.f.GetFileProperties(r.Context(), file.GetFilePropertiesInput{Ref: refOf(r)})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	e := out.Entry
-	writeFileHeaders(w, e, r.Now)
-	h := w.Header()
-	server.ApplySASOverrides(h, r.sas)
-	h.Set("Content-Length", strconv.FormatInt(e.Size, 10))
+	resp := server.Response{Status: http.StatusOK, Header: make([]server.HeaderField, 0, fileHeaders+len(e.Meta))}
+	setFileHeaders(&resp, e, r.Now)
+	server.ApplySASOverrides(&resp, r.sas)
+	resp.Set("Content-Length", strconv.FormatInt(e.Size, 10))
 	if e.Props.ContentMD5 != nil {
-		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
+		resp.Set("Content-Md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
 	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return resp, nil
 }
 
-func (s *Service) getFile(w http.ResponseWriter, r *req) error {
+// fileHeaders is room for the headers of Get File and Get File
+// Properties but the metadata.
+const fileHeaders = 32
+
+func (s *Service) getFile(r *req) (server.Response, error) {
 	// Like Get Blob, a malformed range is ignored and the whole file
 	// returned (see wire.ParseRange).
 	rng, err := wire.ParseRange(r.Header)
@@ -225,15 +225,15 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	wantMD5 := false
 	if v := r.Header.Get("X-Ms-Range-Get-Content-Md5"); v != "" {
 		if wantMD5, err = strconv.ParseBool(v); err != nil {
-			return azerr.InvalidHeader("x-ms-range-get-content-md5", v)
+			return server.Response{}, azerr.InvalidHeader("x-ms-range-get-content-md5", v)
 		}
 	}
 	if wantMD5 && rng == nil {
-		return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
+		return server.Response{}, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
 	}
 	structured, err := xsm.Wanted(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := file.GetFileInput{Ref: refOf(r), Range: rng, RangeMD5: wantMD5}
 	if wantMD5 {
@@ -241,58 +241,51 @@ func (s *Service) getFile(w http.ResponseWriter, r *req) error {
 	}
 	out, err := s.f.GetFile(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	e, off, n, body := out.Entry, out.Offset, out.Length, out.Body
-	writeFileHeaders(w, e, r.Now)
-	h := w.Header()
-	server.ApplySASOverrides(h, r.sas)
-	server.SetBodyHeaders(h, body, wantMD5 && rng != nil)
-	status := http.StatusOK
+	// Render streams the content (framed when structured) and closes it.
+	resp := server.Response{Status: http.StatusOK, Content: body, Structured: structured, Header: make([]server.HeaderField, 0, fileHeaders+len(e.Meta))}
+	setFileHeaders(&resp, e, r.Now)
+	server.ApplySASOverrides(&resp, r.sas)
+	server.ContentHeaders(&resp, body, wantMD5 && rng != nil)
 	if rng != nil {
-		status = http.StatusPartialContent
-		h.Set("Content-Range", wire.ContentRange(off, n, e.Size))
+		resp.Status = http.StatusPartialContent
+		resp.Set("Content-Range", wire.ContentRange(off, n, e.Size))
 		if e.Props.ContentMD5 != nil {
-			h.Set("X-Ms-Content-Md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
+			resp.Set("X-Ms-Content-Md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
 		}
 	} else if e.Props.ContentMD5 != nil {
-		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
+		resp.Set("Content-Md5", base64.StdEncoding.EncodeToString(e.Props.ContentMD5))
 	}
-	if structured {
-		xsm.Serve(w, r.Request.Request, status, n, func(sw http.ResponseWriter) { server.SendBody(sw, r.Request.Request, body, s.f.Log()) })
-		return nil
-	}
-	w.WriteHeader(status)
-	server.SendBody(w, r.Request.Request, body, s.f.Log())
-	return nil
+	return resp, nil
 }
 
-func (s *Service) deleteFile(w http.ResponseWriter, r *req) error {
+func (s *Service) deleteFile(r *req) (server.Response, error) {
 	if err := requireEmptyBody(r); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if _, err := s.f.DeleteFile(r.Context(), file.DeleteFileInput{Ref: refOf(r)}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return server.Status(http.StatusAccepted), nil
 }
 
-func (s *Service) setFileProperties(w http.ResponseWriter, r *req) error {
+func (s *Service) setFileProperties(r *req) (server.Response, error) {
 	size, resize, err := parseSize(r.Header, "x-ms-content-length", false)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := requireEmptyBody(r); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	p, anyProps, err := parseProps(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	smb, err := parseSMB(r.Header, false)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := file.SetFilePropertiesInput{Ref: refOf(r), Resize: resize, Size: size, SMB: smb}
 	if anyProps || !resize {
@@ -301,28 +294,27 @@ func (s *Service) setFileProperties(w http.ResponseWriter, r *req) error {
 	}
 	out, err := s.f.SetFileProperties(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	writeEntryWritten(w, out.Entry, http.StatusOK)
-	return nil
+	return entryWritten(out.Entry, http.StatusOK), nil
 }
 
-func (s *Service) setFileMetadata(w http.ResponseWriter, r *req) error {
+func (s *Service) setFileMetadata(r *req) (server.Response, error) {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := requireEmptyBody(r); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.SetFileMetadata(r.Context(), file.SetFileMetadataInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.Entry)
-	w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
-	w.WriteHeader(http.StatusOK)
-	return nil
+	resp := server.Status(http.StatusOK)
+	setETag(&resp, out.Entry)
+	resp.Set("X-Ms-Request-Server-Encrypted", "true")
+	return resp, nil
 }
 
 // parseWriteRange parses the destination range of Put Range and Put Range
@@ -358,73 +350,72 @@ func lastWriteMode(h http.Header) (preserve bool, err error) {
 	}
 }
 
-func (s *Service) putRange(w http.ResponseWriter, r *req) error {
+func (s *Service) putRange(r *req) (server.Response, error) {
 	off, n, err := parseWriteRange(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	preserve, err := lastWriteMode(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	var st *extent.Staged
 	var out file.EntryOutput
 	switch mode := r.Header.Get("X-Ms-Write"); strings.ToLower(mode) {
 	case "update":
 		if r.ContentLength != n {
-			return azerr.Newf(azerr.InvalidHeaderValue, "The range length must equal the Content-Length.").With("HeaderName", "Content-Length").With("HeaderValue", strconv.FormatInt(r.ContentLength, 10))
+			return server.Response{}, azerr.Newf(azerr.InvalidHeaderValue, "The range length must equal the Content-Length.").With("HeaderName", "Content-Length").With("HeaderValue", strconv.FormatInt(r.ContentLength, 10))
 		}
 		if strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue") {
 			if err := s.f.CheckPutRange(r.Context(), file.PutRangeInput{Ref: refOf(r), Offset: off, Length: n}); err != nil {
-				return err
+				return server.Response{}, err
 			}
 		}
 		body, err := extent.LimitBody(r.Body, n, file.MaxRangeWrite)
 		if err != nil {
-			return err
+			return server.Response{}, err
 		}
 		sent, err := server.ParseDigests(r.Header)
 		if err != nil {
-			return err
+			return server.Response{}, err
 		}
 		// MD5 is always computed: Put Range returns Content-MD5 even when
 		// the client sent none (azfile recording
 		// TestClearRangeNonDefaultCount).
 		if st, err = s.f.Data().Stage(r.Context(), body, n, sent, true); err != nil {
-			return err
+			return server.Response{}, err
 		}
 		// Freed at once if the request is refused before PutRange, which
 		// finishes it (a second Finish removes nothing).
 		defer st.Finish(r.Context(), false)
 		if err := st.CheckDigests(sent); err != nil {
-			return err
+			return server.Response{}, err
 		}
 		out, err = s.f.PutRange(r.Context(), file.PutRangeInput{Ref: refOf(r), Offset: off, Length: n, Data: st, PreserveLastWrite: preserve})
 		if err != nil {
-			return err
+			return server.Response{}, err
 		}
 	case "clear":
 		if err := requireEmptyBody(r); err != nil {
-			return err
+			return server.Response{}, err
 		}
 		if out, err = s.f.ClearRange(r.Context(), file.ClearRangeInput{Ref: refOf(r), Offset: off, Length: n, PreserveLastWrite: preserve}); err != nil {
-			return err
+			return server.Response{}, err
 		}
 	case "":
-		return azerr.MissingHeader("x-ms-write")
+		return server.Response{}, azerr.MissingHeader("x-ms-write")
 	default:
-		return azerr.InvalidHeader("x-ms-write", mode)
+		return server.Response{}, azerr.InvalidHeader("x-ms-write", mode)
 	}
 	e := out.Entry
-	setETag(w, e)
-	h := w.Header()
+	h := server.Response{Status: http.StatusCreated, Header: make([]server.HeaderField, 0, 6)}
+	setETag(&h, e)
 	h.Set("X-Ms-File-Last-Write-Time", formatTime(e.SMB.LastWrite))
 	if st != nil {
-		server.SetDigests(h, st.Digests())
+		server.SetDigests(&h, st.Digests())
 		h.Set("X-Ms-Request-Server-Encrypted", "true")
 	}
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	return h, nil
 }
 
 type fileRangeXML struct {
@@ -438,22 +429,22 @@ type rangeListXML struct {
 	Ranges  []fileRangeXML `xml:",any"`
 }
 
-func (s *Service) listRanges(w http.ResponseWriter, r *req) error {
+func (s *Service) listRanges(r *req) (server.Response, error) {
 	rng, err := wire.ParseRange(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	prevSnap := r.q.Get("prevsharesnapshot")
 	if prevSnap != "" {
 		t, err := wire.ParseSnapshot(prevSnap)
 		if err != nil {
-			return azerr.InvalidQuery("prevsharesnapshot", prevSnap)
+			return server.Response{}, azerr.InvalidQuery("prevsharesnapshot", prevSnap)
 		}
 		prevSnap = wire.FormatISO7(t)
 	}
 	got, err := s.f.ListRanges(r.Context(), file.ListRangesInput{Ref: refOf(r), Range: rng, PrevSnapshot: prevSnap})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	e, spans := got.Entry, got.Spans
 	out := rangeListXML{Ranges: []fileRangeXML{}}
@@ -464,7 +455,11 @@ func (s *Service) listRanges(w http.ResponseWriter, r *req) error {
 		}
 		out.Ranges = append(out.Ranges, fileRangeXML{XMLName: xml.Name{Local: name}, Start: sp.Off, End: sp.End - 1})
 	}
-	setETag(w, e)
-	w.Header().Set("X-Ms-Content-Length", strconv.FormatInt(e.Size, 10))
-	return server.WriteXML(w, http.StatusOK, out)
+	resp, err := server.XML(http.StatusOK, out)
+	if err != nil {
+		return server.Response{}, err
+	}
+	setETag(&resp, e)
+	resp.Set("X-Ms-Content-Length", strconv.FormatInt(e.Size, 10))
+	return resp, nil
 }

@@ -74,29 +74,29 @@ func handleXMLOf(h handle.Handle) handleXML {
 // listHandles implements List Handles on a file, a directory or the
 // share root (x-ms-recursive: the directory's whole subtree). A share
 // snapshot has no open handles: its listing is empty (inferred).
-func (s *Service) listHandles(w http.ResponseWriter, r *req) error {
+func (s *Service) listHandles(r *req) (server.Response, error) {
 	maxN, err := wire.ParseIntQuery(r.q, "maxresults", 1, math.MaxInt32, maxHandleResults)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	maxN = min(maxN, maxHandleResults)
 	after, err := parseHandleMarker(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	recursive, err := parseRecursive(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	got, err := s.f.ListHandles(r.Context(), file.ListHandlesInput{Ref: refOf(r), Recursive: recursive, After: after, MaxResults: maxN})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out := listHandlesXML{Entries: handleEntriesXML{Handles: make([]handleXML, 0, len(got.Handles))}, NextMarker: got.NextMarker}
 	for _, h := range got.Handles {
 		out.Entries.Handles = append(out.Entries.Handles, handleXMLOf(h))
 	}
-	return server.WriteXML(w, http.StatusOK, out)
+	return server.XML(http.StatusOK, out)
 }
 
 // forceCloseHandles implements Force Close Handles: x-ms-handle-id "*" closes
@@ -107,33 +107,32 @@ func (s *Service) listHandles(w http.ResponseWriter, r *req) error {
 // where the next request resumes. A closed delete-on-close handle, or the
 // last handle of a delete-pending item, deletes the item in the same
 // transaction.
-func (s *Service) forceCloseHandles(w http.ResponseWriter, r *req) error {
+func (s *Service) forceCloseHandles(r *req) (server.Response, error) {
 	hid := r.Header.Get("X-Ms-Handle-Id")
 	if hid == "" {
-		return azerr.MissingHeader("x-ms-handle-id")
+		return server.Response{}, azerr.MissingHeader("x-ms-handle-id")
 	}
 	if _, ok := handle.ParseHandleID(hid); !ok && hid != "*" {
-		return azerr.InvalidHeader("x-ms-handle-id", hid)
+		return server.Response{}, azerr.InvalidHeader("x-ms-handle-id", hid)
 	}
 	after, err := parseHandleMarker(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	recursive, err := parseRecursive(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.ForceCloseHandles(r.Context(), file.ForceCloseHandlesInput{Ref: refOf(r), Recursive: recursive, HandleID: hid, After: after})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	closed, next := out.Closed, out.NextMarker
-	h := w.Header()
-	h.Set("X-Ms-Number-Of-Handles-Closed", strconv.Itoa(closed))
-	h.Set("X-Ms-Number-Of-Handles-Failed", "0")
+	resp := server.Status(http.StatusOK)
+	resp.Set("X-Ms-Number-Of-Handles-Closed", strconv.Itoa(closed))
+	resp.Set("X-Ms-Number-Of-Handles-Failed", "0")
 	if next != "" {
-		h.Set("X-Ms-Marker", next)
+		resp.Set("X-Ms-Marker", next)
 	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return resp, nil
 }

@@ -1,11 +1,11 @@
 package filerest
 
 import (
-	"net/http"
 	"strconv"
 
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // leaseFile implements Lease File (PUT ?comp=lease, version 2019-02-02 and
@@ -20,32 +20,31 @@ import (
 // https://learn.microsoft.com/en-us/rest/api/storageservices/managing-file-locks).
 // On a share snapshot the router refuses it (400) (Lease File: "Requesting a
 // lease against a file in a share snapshot results in status code 400").
-func (s *Service) leaseFile(w http.ResponseWriter, r *req) error {
+func (s *Service) leaseFile(r *req) (server.Response, error) {
 	lr, err := lease.ParseRequest(r.Header, lease.File)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := requireEmptyBody(r); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.LeaseFile(r.Context(), file.LeaseFileInput{Ref: refOf(r), Request: lr})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	e, res := out.Entry, out.Result
-	setETag(w, e)
-	h := w.Header()
+	resp := server.Status(res.Status)
+	setETag(&resp, e)
 	// x-ms-lease-id for acquire and change. Inferred: not for break: the REST
 	// specification lists it on the break response too, but Lease Blob
 	// does not send it there and the ID of a broken lease is no business
 	// of whoever broke it.
 	if res.LeaseID != "" {
-		h.Set(lease.HeaderLeaseID, res.LeaseID)
+		resp.Set(lease.HeaderLeaseID, res.LeaseID)
 	}
 	if res.LeaseTime != nil {
 		// Always 0: "0 is returned for immediate breaks" (Lease File).
-		h.Set(lease.HeaderLeaseTime, strconv.Itoa(*res.LeaseTime))
+		resp.Set(lease.HeaderLeaseTime, strconv.Itoa(*res.LeaseTime))
 	}
-	w.WriteHeader(res.Status)
-	return nil
+	return resp, nil
 }

@@ -159,22 +159,22 @@ func listEntryItem(e *file.Entry, inc listInclude) listEntryXML {
 
 // listFilesAndDirectories implements List Directories and Files on a
 // directory or the share root, live or in a share snapshot.
-func (s *Service) listFilesAndDirectories(w http.ResponseWriter, r *req) error {
+func (s *Service) listFilesAndDirectories(r *req) (server.Response, error) {
 	maxN, err := wire.ParseIntQuery(r.q, "maxresults", 1, math.MaxInt32, maxListEntries)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	maxN = min(maxN, maxListEntries)
 	inc, err := parseListInclude(r.q.Get("include"))
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	// x-ms-file-extended-info only asks for fresher sizes and the file IDs,
 	// which this server always has (List Directories and Files,
 	// https://learn.microsoft.com/en-us/rest/api/storageservices/list-directories-and-files).
 	if v := r.Header.Get("X-Ms-File-Extended-Info"); v != "" {
 		if _, err := strconv.ParseBool(v); err != nil {
-			return azerr.InvalidHeader("x-ms-file-extended-info", v)
+			return server.Response{}, azerr.InvalidHeader("x-ms-file-extended-info", v)
 		}
 	}
 	prefix, marker := r.q.Get("prefix"), r.q.Get("marker")
@@ -182,7 +182,7 @@ func (s *Service) listFilesAndDirectories(w http.ResponseWriter, r *req) error {
 	if marker != "" {
 		var ok bool
 		if from, ok = decodeListMarker(marker); !ok {
-			return azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", marker)
+			return server.Response{}, azerr.Newf(azerr.InvalidQueryParameterValue, "The marker is not valid.").With("QueryParameterName", "marker").With("QueryParameterValue", marker)
 		}
 	}
 	out := listFilesXML{
@@ -197,7 +197,7 @@ func (s *Service) listFilesAndDirectories(w http.ResponseWriter, r *req) error {
 	}
 	got, err := s.f.ListFilesAndDirectories(r.Context(), file.ListFilesAndDirectoriesInput{Ref: refOf(r), Prefix: prefix, From: from, MaxResults: maxN})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out.DirectoryID = file.FormatID(got.Directory.ID)
 	out.Entries.Items = make([]listEntryXML, 0, len(got.Entries))
@@ -207,5 +207,5 @@ func (s *Service) listFilesAndDirectories(w http.ResponseWriter, r *req) error {
 	if got.Next != "" {
 		out.NextMarker = encodeListMarker(got.Next)
 	}
-	return server.WriteXML(w, http.StatusOK, out)
+	return server.XML(http.StatusOK, out)
 }

@@ -132,12 +132,12 @@ func parseRename(r *req, dir bool) (*renameRequest, error) {
 	return rr, nil
 }
 
-func (s *Service) renameFile(w http.ResponseWriter, r *req) error {
-	return s.rename(w, r, false)
+func (s *Service) renameFile(r *req) (server.Response, error) {
+	return s.rename(r, false)
 }
 
-func (s *Service) renameDirectory(w http.ResponseWriter, r *req) error {
-	return s.rename(w, r, true)
+func (s *Service) renameDirectory(r *req) (server.Response, error) {
+	return s.rename(r, true)
 }
 
 // rename moves the source (a file, or a directory when dir) to the
@@ -165,23 +165,22 @@ func (s *Service) renameDirectory(w http.ResponseWriter, r *req) error {
 // Renaming an item onto its own path (or a case variant of it) changes
 // only its name's case. The handler parses the headers; the rename is the
 // domain's (domain.rename), the one SMB's FileRenameInformation uses.
-func (s *Service) rename(w http.ResponseWriter, r *req, dir bool) error {
+func (s *Service) rename(r *req, dir bool) (server.Response, error) {
 	rr, err := parseRename(r, dir)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if r.sas != nil {
 		if err := s.authorizeRenameSource(r, rr); err != nil {
-			return err
+			return server.Response{}, err
 		}
 	}
 	out, err := s.f.Rename(r.Context(), file.RenameInput{Ref: refOf(r), Source: rr.src, Dir: dir, Replace: rr.replace, IgnoreReadOnly: rr.ignoreRO,
 		SourceLease: rr.srcLease, DestLease: rr.dstLease, SMB: rr.smb, Meta: rr.meta, ContentType: rr.contentType})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	writeEntryWritten(w, out.Entry, http.StatusOK)
-	return nil
+	return entryWritten(out.Entry, http.StatusOK), nil
 }
 
 // renameSourceRule is what a SAS must grant on the source of a rename:

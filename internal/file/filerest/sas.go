@@ -1,7 +1,6 @@
 package filerest
 
 import (
-	"net/http"
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
@@ -50,6 +49,6 @@ func (s *Service) policies(r *req, sh string) auth.PolicyLookup {
 // getUserDelegationKey answers Get User Delegation Key on the File
 // endpoint: a key for Azure Files user delegation SAS (sks "f"; see
 // server.ServeUserDelegationKey).
-func (s *Service) getUserDelegationKey(w http.ResponseWriter, r *req) error {
-	return server.ServeUserDelegationKey(w, r.Request, "f")
+func (s *Service) getUserDelegationKey(r *req) (server.Response, error) {
+	return server.UserDelegationKey(r.Request, "f")
 }

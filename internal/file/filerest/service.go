@@ -8,6 +8,7 @@ package filerest
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -39,6 +40,10 @@ func New(f *file.Service) *Service { return &Service{f: f} }
 func (s *Service) CORSRules(ctx context.Context, account string) ([]svcprops.CORSRule, error) {
 	return s.f.CORSRules(ctx, account)
 }
+
+// Log is the File service's logger, to which server.Typed reports a
+// read whose streaming failed.
+func (s *Service) Log() *slog.Logger { return s.f.Log() }
 
 // ServiceProperties returns the File Service Properties, which the route
 // table's service-level entries serve through svcpropsrest.

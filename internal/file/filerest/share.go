@@ -115,17 +115,15 @@ func boolOr(b *bool, def bool) bool {
 }
 
 // setShareETag sets ETag and Last-Modified of a share.
-func setShareETag(w http.ResponseWriter, sh *file.Share) {
-	h := w.Header()
-	h.Set("Etag", sh.ETag)
-	h.Set("Last-Modified", wire.FormatHTTPDate(sh.Modified))
+func setShareETag(resp *server.Response, sh *file.Share) {
+	resp.Set("Etag", sh.ETag)
+	resp.Set("Last-Modified", wire.FormatHTTPDate(sh.Modified))
 }
 
-// writeShareHeaders sets the headers of Get Share Properties.
-func writeShareHeaders(w http.ResponseWriter, sh *file.Share, r *req) {
-	setShareETag(w, sh)
-	h := w.Header()
-	wire.WriteMetadata(h, sh.Meta)
+// setShareHeaders sets the headers of Get Share Properties.
+func setShareHeaders(h *server.Response, sh *file.Share, r *req) {
+	setShareETag(h, sh)
+	setMetadata(h, sh.Meta)
 	h.Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
 	h.Set("X-Ms-Access-Tier", sh.Tier)
 	if !sh.TierSince.IsZero() {
@@ -146,66 +144,66 @@ func writeShareHeaders(w http.ResponseWriter, sh *file.Share, r *req) {
 	}
 }
 
-func (s *Service) createShare(w http.ResponseWriter, r *req) error {
+func (s *Service) createShare(r *req) (server.Response, error) {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	o, err := parseShareOptions(r.Header, true)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.CreateShare(r.Context(), file.CreateShareInput{Ref: refOf(r), Meta: meta, Options: o.options()})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	sh := out.Share
-	setShareETag(w, sh)
-	w.Header().Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := server.Status(http.StatusCreated)
+	setShareETag(&resp, sh)
+	resp.Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
+	return resp, nil
 }
 
 // getShareProperties serves Get Share Properties and Get Share Metadata
 // (HEAD or GET), on the share or on a snapshot.
-func (s *Service) getShareProperties(w http.ResponseWriter, r *req) error {
+func (s *Service) getShareProperties(r *req) (server.Response, error) {
 	out, err := s.f.GetShareProperties(r.Context(), file.GetSharePropertiesInput{Ref: refOf(r)})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	writeShareHeaders(w, out.Share, r)
-	w.WriteHeader(http.StatusOK)
-	return nil
+	resp := server.Response{Status: http.StatusOK, Header: make([]server.HeaderField, 0, 12+len(out.Share.Meta))}
+	setShareHeaders(&resp, out.Share, r)
+	return resp, nil
 }
 
-func (s *Service) setShareProperties(w http.ResponseWriter, r *req) error {
+func (s *Service) setShareProperties(r *req) (server.Response, error) {
 	o, err := parseShareOptions(r.Header, false)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.SetShareProperties(r.Context(), file.SetSharePropertiesInput{Ref: refOf(r), Options: o.options()})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	sh := out.Share
-	setShareETag(w, sh)
-	w.Header().Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
-	w.WriteHeader(http.StatusOK)
-	return nil
+	resp := server.Status(http.StatusOK)
+	setShareETag(&resp, sh)
+	resp.Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
+	return resp, nil
 }
 
-func (s *Service) setShareMetadata(w http.ResponseWriter, r *req) error {
+func (s *Service) setShareMetadata(r *req) (server.Response, error) {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.SetShareMetadata(r.Context(), file.SetShareMetadataInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setShareETag(w, out.Share)
-	w.WriteHeader(http.StatusOK)
-	return nil
+	resp := server.Status(http.StatusOK)
+	setShareETag(&resp, out.Share)
+	return resp, nil
 }
 
 // leaseShare is Lease Share: the container lease state machine (15–60 s or
@@ -213,26 +211,25 @@ func (s *Service) setShareMetadata(w http.ResponseWriter, r *req) error {
 // …WithShareOperation codes (Lease Share,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/lease-share). A
 // lease action is not a write: ETag and Last-Modified stay.
-func (s *Service) leaseShare(w http.ResponseWriter, r *req) error {
+func (s *Service) leaseShare(r *req) (server.Response, error) {
 	lr, err := lease.ParseRequest(r.Header, lease.Share)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.LeaseShare(r.Context(), file.LeaseShareInput{Ref: refOf(r), Request: lr})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	res, sh := out.Result, out.Share
-	h := w.Header()
+	resp := server.Status(res.Status)
 	if res.LeaseID != "" {
-		h.Set(lease.HeaderLeaseID, res.LeaseID)
+		resp.Set(lease.HeaderLeaseID, res.LeaseID)
 	}
 	if res.LeaseTime != nil {
-		h.Set(lease.HeaderLeaseTime, strconv.Itoa(*res.LeaseTime))
+		resp.Set(lease.HeaderLeaseTime, strconv.Itoa(*res.LeaseTime))
 	}
-	setShareETag(w, sh)
-	w.WriteHeader(res.Status)
-	return nil
+	setShareETag(&resp, sh)
+	return resp, nil
 }
 
 type shareStatsXML struct {
@@ -241,11 +238,15 @@ type shareStatsXML struct {
 }
 
 // getShareStats is Get Share Stats (GetShareStats).
-func (s *Service) getShareStats(w http.ResponseWriter, r *req) error {
+func (s *Service) getShareStats(r *req) (server.Response, error) {
 	out, err := s.f.GetShareStats(r.Context(), file.GetShareStatsInput{Ref: refOf(r)})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setShareETag(w, out.Share)
-	return server.WriteXML(w, http.StatusOK, shareStatsXML{Usage: out.UsageBytes})
+	resp, err := server.XML(http.StatusOK, shareStatsXML{Usage: out.UsageBytes})
+	if err != nil {
+		return server.Response{}, err
+	}
+	setShareETag(&resp, out.Share)
+	return resp, nil
 }

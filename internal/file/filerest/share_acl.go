@@ -76,32 +76,36 @@ func parseShareACL(body io.Reader) ([]policy.Stored, error) {
 }
 
 // getShareACL is Get Share ACL: the share's stored access policies.
-func (s *Service) getShareACL(w http.ResponseWriter, r *req) error {
+func (s *Service) getShareACL(r *req) (server.Response, error) {
 	out, err := s.f.GetShareProperties(r.Context(), file.GetSharePropertiesInput{Ref: refOf(r)})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setShareETag(w, out.Share)
-	return server.WriteXML(w, http.StatusOK, shareACLXML{Items: out.Share.ACL})
+	resp, err := server.XML(http.StatusOK, shareACLXML{Items: out.Share.ACL})
+	if err != nil {
+		return server.Response{}, err
+	}
+	setShareETag(&resp, out.Share)
+	return resp, nil
 }
 
 // setShareACL is Set Share ACL: it replaces the stored access policies
 // (an empty body removes them all).
-func (s *Service) setShareACL(w http.ResponseWriter, r *req) error {
+func (s *Service) setShareACL(r *req) (server.Response, error) {
 	if r.ContentLength > maxACLBody {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	acl, err := parseShareACL(r.Body)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.SetShareACL(r.Context(), file.SetShareACLInput{Ref: refOf(r), ACL: acl})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setShareETag(w, out.Share)
-	w.WriteHeader(http.StatusOK)
-	return nil
+	resp := server.Status(http.StatusOK)
+	setShareETag(&resp, out.Share)
+	return resp, nil
 }
 
 // maxPermission bounds a Create Permission body; the SDDL itself may be up to
@@ -127,59 +131,54 @@ func sddlFormat(f string) bool { return f == "" || strings.EqualFold(f, "sddl") 
 // (Azure Files error codes,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes;
 // for the binary format the code is inferred).
-func (s *Service) createPermission(w http.ResponseWriter, r *req) error {
+func (s *Service) createPermission(r *req) (server.Response, error) {
 	const maxBody = maxPermission + 1024 // the SDDL, JSON-escaped, and the format
 	if r.ContentLength > maxBody {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
-		return extent.BodyErr(err)
+		return server.Response{}, extent.BodyErr(err)
 	}
 	if len(raw) > maxBody {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	var p permissionJSON
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return azerr.Newf(azerr.FileInvalidPermission, "The body must be a JSON object with a permission member.")
+		return server.Response{}, azerr.Newf(azerr.FileInvalidPermission, "The body must be a JSON object with a permission member.")
 	}
 	if !sddlFormat(p.Format) {
-		return azerr.Newf(azerr.FileInvalidPermission, "Only the SDDL permission format is supported.")
+		return server.Response{}, azerr.Newf(azerr.FileInvalidPermission, "Only the SDDL permission format is supported.")
 	}
 	if len(p.Permission) > maxPermission || !file.ValidSDDL(p.Permission) {
-		return azerr.New(azerr.FileInvalidPermission)
+		return server.Response{}, azerr.New(azerr.FileInvalidPermission)
 	}
 	out, err := s.f.CreatePermission(r.Context(), file.CreatePermissionInput{Ref: refOf(r), SDDL: p.Permission})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.Header().Set("X-Ms-File-Permission-Key", out.Key)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	return server.Status(http.StatusCreated).With("X-Ms-File-Permission-Key", out.Key), nil
 }
 
 // getPermission is Get Permission: the SDDL stored under
 // x-ms-file-permission-key, as JSON {"permission": "..."}. A key the
 // share does not have is 400 FileInvalidPermissionKey (Azure Files error
 // codes).
-func (s *Service) getPermission(w http.ResponseWriter, r *req) error {
+func (s *Service) getPermission(r *req) (server.Response, error) {
 	key := strings.TrimSpace(r.Header.Get("X-Ms-File-Permission-Key"))
 	if key == "" {
-		return azerr.MissingHeader("x-ms-file-permission-key")
+		return server.Response{}, azerr.MissingHeader("x-ms-file-permission-key")
 	}
 	if f := r.Header.Get("X-Ms-File-Permission-Format"); !sddlFormat(f) {
-		return azerr.InvalidHeader("x-ms-file-permission-format", f)
+		return server.Response{}, azerr.InvalidHeader("x-ms-file-permission-format", f)
 	}
 	got, err := s.f.GetPermission(r.Context(), file.GetPermissionInput{Ref: refOf(r), Key: key})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := json.Marshal(permissionJSON{Permission: got.SDDL})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	_, err = w.Write(out)
-	return err
+	return server.Response{Status: http.StatusOK, Body: out, ContentType: "application/json; charset=utf-8"}, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // deleteShare is Delete Share, of the share or (with ?sharesnapshot=) of one
@@ -16,17 +17,16 @@ import (
 // snapshots, include-leased deletes them too (Delete Share,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/delete-share);
 // the refusal is 412 LeaseIdMissing (inferred).
-func (s *Service) deleteShare(w http.ResponseWriter, r *req) error {
+func (s *Service) deleteShare(r *req) (server.Response, error) {
 	mode := strings.TrimSpace(r.Header.Get("X-Ms-Delete-Snapshots"))
 	switch strings.ToLower(mode) {
 	case "", "include", "include-leased":
 		mode = strings.ToLower(mode)
 	default:
-		return azerr.InvalidHeader("x-ms-delete-snapshots", mode)
+		return server.Response{}, azerr.InvalidHeader("x-ms-delete-snapshots", mode)
 	}
 	if _, err := s.f.DeleteShare(r.Context(), file.DeleteShareInput{Ref: refOf(r), DeleteSnapshots: mode}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return server.Status(http.StatusAccepted), nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // restoreShare is Restore Share (PUT ?restype=share&comp=undelete,
@@ -14,20 +15,20 @@ import (
 // soft-deleted share, the URL's share the name it is restored under;
 // 201 Created with the restored share's ETag and Last-Modified. A
 // missing header is 400 MissingRequiredHeader.
-func (s *Service) restoreShare(w http.ResponseWriter, r *req) error {
+func (s *Service) restoreShare(r *req) (server.Response, error) {
 	name := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Share-Name"))
 	version := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Share-Version"))
 	if name == "" {
-		return azerr.MissingHeader("x-ms-deleted-share-name")
+		return server.Response{}, azerr.MissingHeader("x-ms-deleted-share-name")
 	}
 	if version == "" {
-		return azerr.MissingHeader("x-ms-deleted-share-version")
+		return server.Response{}, azerr.MissingHeader("x-ms-deleted-share-version")
 	}
 	out, err := s.f.RestoreShare(r.Context(), file.RestoreShareInput{Ref: refOf(r), DeletedName: name, DeletedVersion: version})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setShareETag(w, out.Share)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := server.Status(http.StatusCreated)
+	setShareETag(&resp, out.Share)
+	return resp, nil
 }

@@ -4,23 +4,24 @@ import (
 	"net/http"
 
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // snapshotShare is Create Share Snapshot (PUT ?restype=share&comp=snapshot;
 // SnapshotShare). Without x-ms-meta-* headers the snapshot gets the
 // share's metadata, with them only theirs.
-func (s *Service) snapshotShare(w http.ResponseWriter, r *req) error {
+func (s *Service) snapshotShare(r *req) (server.Response, error) {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.f.SnapshotShare(r.Context(), file.SnapshotShareInput{Ref: refOf(r), Meta: meta})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setShareETag(w, out.Share)
-	w.Header().Set("X-Ms-Snapshot", out.Snapshot)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := server.Status(http.StatusCreated)
+	setShareETag(&resp, out.Share)
+	resp.Set("X-Ms-Snapshot", out.Snapshot)
+	return resp, nil
 }

@@ -88,15 +88,15 @@ func parseSharesInclude(v string) (map[string]bool, error) {
 // (include=metadata), and the soft-deleted shares still retained
 // (include=deleted) with Deleted, Version, DeletedTime and
 // RemainingRetentionDays.
-func (s *Service) listShares(w http.ResponseWriter, r *req) error {
+func (s *Service) listShares(r *req) (server.Response, error) {
 	maxN, err := wire.ParseIntQuery(r.q, "maxresults", 1, math.MaxInt32, maxListShares)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	maxN = min(maxN, maxListShares)
 	inc, err := parseSharesInclude(r.q.Get("include"))
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	prefix, marker := r.q.Get("prefix"), r.q.Get("marker")
 	out := listSharesXML{Endpoint: serviceEndpoint(r), Prefix: prefix, Marker: marker}
@@ -105,7 +105,7 @@ func (s *Service) listShares(w http.ResponseWriter, r *req) error {
 	}
 	got, err := s.f.ListShares(r.Context(), file.ListSharesInput{Account: r.Account, Prefix: prefix, Marker: marker, MaxResults: maxN, Snapshots: inc["snapshots"], Deleted: inc["deleted"], Now: r.Now})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	for _, it := range got.Shares {
 		x := shareItem(it.Name, it.Snapshot, it.Share, inc["metadata"], r.Now)
@@ -117,7 +117,7 @@ func (s *Service) listShares(w http.ResponseWriter, r *req) error {
 		out.Shares = append(out.Shares, x)
 	}
 	out.NextMarker = got.NextMarker
-	return server.WriteXML(w, http.StatusOK, out)
+	return server.XML(http.StatusOK, out)
 }
 
 // shareItem is the listing element of share (or snapshot) sh at now.

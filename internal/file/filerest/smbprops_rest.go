@@ -4,7 +4,7 @@ package filerest
 // x-ms-file-* request headers parsed into the typed SMBRequest and
 // file.FileTime values the domain applies, and the response headers rendered from an Entry. Create File,
 // Create Directory, Set File/Directory Properties, Rename and Copy File
-// (copy.go) read them; the properties reads and List (list.go) write them.
+// (copy.go) read them; the properties reads and List (list.go) render them.
 
 import (
 	"net/http"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -99,26 +100,26 @@ func parseSMB(h http.Header, create bool) (*file.SMBRequest, error) {
 	return sr, nil
 }
 
-// setSMBHeaders writes the SMB properties and IDs of e.
-func setSMBHeaders(w http.ResponseWriter, e *file.Entry) {
-	h := w.Header()
-	h.Set("X-Ms-File-Attributes", e.SMB.Attrs.String())
-	h.Set("X-Ms-File-Creation-Time", formatTime(e.SMB.Created))
-	h.Set("X-Ms-File-Last-Write-Time", formatTime(e.SMB.LastWrite))
-	h.Set("X-Ms-File-Change-Time", formatTime(e.SMB.Changed))
-	h.Set("X-Ms-File-Permission-Key", e.SMB.PermKey)
-	h.Set("X-Ms-File-Id", file.FormatID(e.ID))
-	h.Set("X-Ms-File-Parent-Id", file.FormatID(e.Parent))
+// setSMBHeaders sets the SMB properties and IDs of e.
+func setSMBHeaders(resp *server.Response, e *file.Entry) {
+	resp.Set("X-Ms-File-Attributes", e.SMB.Attrs.String())
+	resp.Set("X-Ms-File-Creation-Time", formatTime(e.SMB.Created))
+	resp.Set("X-Ms-File-Last-Write-Time", formatTime(e.SMB.LastWrite))
+	resp.Set("X-Ms-File-Change-Time", formatTime(e.SMB.Changed))
+	resp.Set("X-Ms-File-Permission-Key", e.SMB.PermKey)
+	resp.Set("X-Ms-File-Id", file.FormatID(e.ID))
+	resp.Set("X-Ms-File-Parent-Id", file.FormatID(e.Parent))
 }
 
-// writeEntryWritten answers a write that changed e's SMB properties
+// entryWritten is the answer to a write that changed e's SMB properties
 // (create, set properties): ETag, Last-Modified, the SMB headers and the
 // encryption flag, with status.
-func writeEntryWritten(w http.ResponseWriter, e *file.Entry, status int) {
-	setETag(w, e)
-	setSMBHeaders(w, e)
-	w.Header().Set("X-Ms-Request-Server-Encrypted", "true")
-	w.WriteHeader(status)
+func entryWritten(e *file.Entry, status int) server.Response {
+	resp := server.Response{Status: status, Header: make([]server.HeaderField, 0, 12)}
+	setETag(&resp, e)
+	setSMBHeaders(&resp, e)
+	resp.Set("X-Ms-Request-Server-Encrypted", "true")
+	return resp
 }
 
 // parseCreate reads the metadata and SMB property headers of Create File
@@ -135,10 +136,18 @@ func parseCreate(h http.Header) (map[string]string, *file.SMBRequest, error) {
 	return meta, smb, nil
 }
 
-// writeEntryProps sets the headers every properties read of e carries:
+// setEntryProps sets the headers every properties read of e carries:
 // ETag, Last-Modified, the SMB properties and the metadata.
-func writeEntryProps(w http.ResponseWriter, e *file.Entry) {
-	setETag(w, e)
-	setSMBHeaders(w, e)
-	wire.WriteMetadata(w.Header(), e.Meta)
+func setEntryProps(resp *server.Response, e *file.Entry) {
+	setETag(resp, e)
+	setSMBHeaders(resp, e)
+	setMetadata(resp, e.Meta)
+}
+
+// setMetadata adds meta's x-ms-meta-* headers as wire.WriteMetadata
+// writes them: the names keep their case (not canonicalised).
+func setMetadata(resp *server.Response, meta map[string]string) {
+	for k, v := range meta {
+		resp.Header = append(resp.Header, server.HeaderField{Name: wire.MetaPrefix + k, Value: v})
+	}
 }
