@@ -119,10 +119,13 @@ func Prefetches(tx Tx) bool {
 
 // Queued is implemented by stores that run write transactions one after
 // the other (the embedded and in-memory stores): WritesQueued is how
-// many Update calls are waiting for the writer now. Background jobs
-// (internal/reclaim) shorten their transactions while others wait.
+// many Update calls are waiting for the writer now, Writes how many have
+// been made since the store opened. Background jobs (internal/reclaim)
+// shorten their transactions while others wait, and rest longer while
+// others write.
 type Queued interface {
 	WritesQueued() int
+	Writes() uint64
 }
 
 // WritesQueued returns the writes waiting for s's writer, looking through
@@ -132,6 +135,22 @@ func WritesQueued(s Store) int {
 	for s != nil {
 		if q, ok := s.(Queued); ok {
 			return q.WritesQueued()
+		}
+		u, ok := s.(interface{ Unwrap() Store })
+		if !ok {
+			return 0
+		}
+		s = u.Unwrap()
+	}
+	return 0
+}
+
+// Writes returns the Update calls made on s's writer so far (Queued),
+// looking through wrappers as WritesQueued does; 0 when s cannot tell.
+func Writes(s Store) uint64 {
+	for s != nil {
+		if q, ok := s.(Queued); ok {
+			return q.Writes()
 		}
 		u, ok := s.(interface{ Unwrap() Store })
 		if !ok {

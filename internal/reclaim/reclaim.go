@@ -24,6 +24,11 @@ const (
 	MinBatch   = 16
 	MaxBatch   = 1024
 	StepTarget = time.Millisecond
+	// BusyRest is how many times a step's own time the Reclaimer rests
+	// after it while other transactions write (1 when none did): the
+	// reclaim then takes at most a quarter of the store's writer, so
+	// another client's write waits behind a step rarely and briefly.
+	BusyRest = 3
 )
 
 // Step removes up to batch records of what the tombstone with key parts
@@ -95,6 +100,9 @@ type Reclaimer struct {
 	// afterDrain, when set, runs after each round of Run with the number
 	// of transactions it ran.
 	afterDrain func(steps int)
+	// onRest, when set (tests), is told each rest after a step and
+	// whether others wrote.
+	onRest func(d time.Duration, busy bool)
 }
 
 // SetAfterDrain makes fn run after each round of Run with the number of
@@ -216,6 +224,9 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 	prefix := kv.Key("rcl")
 	start, end := prefix, kv.PrefixEnd(prefix)
 	var firstErr error
+	// writes is kv.Writes after the last step: more than the next step's
+	// own one by then means others wrote during the rest or the step.
+	writes := kv.Writes(r.store)
 	for {
 		if err := ctx.Err(); err != nil {
 			return steps, err
@@ -289,11 +300,22 @@ func (r *Reclaimer) Drain(ctx context.Context) (int, error) {
 		steps++
 		r.tune(held, queued > 0)
 		// Pace: rest as long as the step took, so that the reclaim
-		// takes at most half of the store's writer (the embedded store
-		// runs transactions one after the other) and other clients'
+		// takes at most half of the store's writer (the embedded and
+		// in-memory stores run transactions one after the other), and
+		// BusyRest times as long while others write, so that their
 		// writes keep their latency. This is a share of real time, not
 		// the service's clock.
-		if err := rest(ctx, time.Since(began)); err != nil {
+		w := kv.Writes(r.store)
+		busy := queued > 0 || w-writes > 1
+		writes = w
+		pause := time.Since(began)
+		if busy {
+			pause *= BusyRest
+		}
+		if r.onRest != nil {
+			r.onRest(pause, busy)
+		}
+		if err := rest(ctx, pause); err != nil {
 			return steps, err
 		}
 	}

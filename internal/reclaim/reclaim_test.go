@@ -287,3 +287,48 @@ func TestAfterDrain(t *testing.T) {
 		t.Fatal("no second round reported")
 	}
 }
+
+// TestBusyRest: the Reclaimer rests as long as a step took while nobody
+// else writes, and BusyRest times as long after a step during or before
+// which another transaction wrote (here: one between steps 3 and 6).
+func TestBusyRest(t *testing.T) {
+	s := mem.New()
+	defer s.Close()
+	r := New(s, clock.NewFake(time.Unix(0, 0)), nil, 100)
+	r.Register("range", func(tx kv.Tx, parts []string, v []byte, now time.Time, batch int) (bool, error) {
+		time.Sleep(2 * time.Millisecond) // a step of a known least length
+		return rangeStep(tx, parts, v, now, batch)
+	})
+	fill(t, s, "a", 1000)
+	step := 0
+	r.SetBeforeStep(func(ctx context.Context) error {
+		step++
+		if step >= 3 && step <= 6 {
+			return s.Update(ctx, func(tx kv.Tx) error { return tx.Put(kv.Key("other", fmt.Sprint(step)), []byte("x")) })
+		}
+		return nil
+	})
+	var busy []bool
+	var pauses []time.Duration
+	r.onRest = func(d time.Duration, b bool) { pauses, busy = append(pauses, d), append(busy, b) }
+	if _, err := r.Drain(bg); err != nil {
+		t.Fatal(err)
+	}
+	if len(busy) != 11 {
+		t.Fatalf("%d rests for 11 steps", len(busy))
+	}
+	for i, b := range busy {
+		// Step i+1 ran after the hook's write of step i+1 (3..6).
+		want := i+1 >= 3 && i+1 <= 6
+		if b != want {
+			t.Fatalf("step %d: busy %v, want %v (all: %v)", i+1, b, want, busy)
+		}
+		least := 2 * time.Millisecond
+		if b {
+			least *= BusyRest
+		}
+		if pauses[i] < least {
+			t.Fatalf("step %d: rested %v, want at least %v", i+1, pauses[i], least)
+		}
+	}
+}

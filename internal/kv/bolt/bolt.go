@@ -168,14 +168,15 @@ type DB struct {
 	wg   sync.WaitGroup
 
 	// Owned by the writer goroutine.
-	pending   []*request   // taken from queue, not yet run
-	npending  atomic.Int64 // len(pending), for WritesQueued
-	cur       *group       // group being run, nil between groups
-	wtx       *bbolt.Tx    // holds every group since the last checkpoint; nil: none open
-	seq       uint64       // sequence number of the last log record written
-	dirty     bool         // wtx holds writes not yet checkpointed
-	held      int          // entries written since the last checkpoint
-	heldBytes int          // their bytes
+	pending   []*request    // taken from queue, not yet run
+	npending  atomic.Int64  // len(pending), for WritesQueued
+	writes    atomic.Uint64 // Update calls made (Writes)
+	cur       *group        // group being run, nil between groups
+	wtx       *bbolt.Tx     // holds every group since the last checkpoint; nil: none open
+	seq       uint64        // sequence number of the last log record written
+	dirty     bool          // wtx holds writes not yet checkpointed
+	held      int           // entries written since the last checkpoint
+	heldBytes int           // their bytes
 	lastCkpt  time.Time
 	rebuild   bool  // wtx is in an unknown state: rebuild it before the next group
 	growLog   int64 // > 0: the log filled up; the next checkpoint grows it to hold this many bytes
@@ -464,6 +465,7 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
 		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
+	db.writes.Add(1)
 	r := &request{ctx: ctx, fn: fn, done: make(chan struct{})}
 	db.qmu.Lock()
 	db.queue = append(db.queue, r)
@@ -493,6 +495,9 @@ func (db *DB) WritesQueued() int {
 	db.qmu.Unlock()
 	return n + int(db.npending.Load())
 }
+
+// Writes implements kv.Queued: the Update calls made so far.
+func (db *DB) Writes() uint64 { return db.writes.Load() }
 
 // Close stops accepting transactions, waits for in-flight ones (queued
 // Updates are run and committed), checkpoints and closes the files. Later

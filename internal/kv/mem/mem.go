@@ -49,6 +49,7 @@ type DB struct {
 	gens atomic.Uint64 // last generation handed out
 	// queued counts the Update calls waiting for mu (WritesQueued).
 	queued atomic.Int64
+	writes atomic.Uint64 // Update calls made (Writes)
 }
 
 var _ kv.Store = (*DB)(nil)
@@ -86,6 +87,7 @@ func (db *DB) Update(ctx context.Context, fn func(tx kv.Tx) error) error {
 		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
+	db.writes.Add(1)
 	db.queued.Add(1)
 	db.mu.Lock()
 	db.queued.Add(-1)
@@ -105,6 +107,9 @@ func (db *DB) Update(ctx context.Context, fn func(tx kv.Tx) error) error {
 // WritesQueued implements kv.Queued: the Update calls waiting for the
 // one in progress.
 func (db *DB) WritesQueued() int { return int(db.queued.Load()) }
+
+// Writes implements kv.Queued: the Update calls made so far.
+func (db *DB) Writes() uint64 { return db.writes.Load() }
 
 // Close implements kv.Store: calls in flight finish first, later ones get
 // kv.ErrClosed. The data is dropped with the last reference to the store.
