@@ -119,6 +119,10 @@ func RenderFor(w http.ResponseWriter, hr *http.Request, log *slog.Logger, r Resp
 	if r.Body != nil || (r.Content != nil && r.ContentType != "") {
 		vals[n] = r.ContentType
 		h["Content-Type"] = vals[n : n+1 : n+1]
+	} else if _, typed := h["Content-Type"]; r.Content != nil && !typed {
+		// Content of no type goes without one (a blob whose type was
+		// cleared): the nil value keeps net/http from sniffing one.
+		h["Content-Type"] = nil
 	}
 	head := hr != nil && hr.Method == http.MethodHead
 	if r.Content != nil {
@@ -140,9 +144,12 @@ func RenderFor(w http.ResponseWriter, hr *http.Request, log *slog.Logger, r Resp
 		return nil
 	}
 	w.WriteHeader(r.Status)
-	if len(r.Body) == 0 || head {
+	if len(r.Body) == 0 {
 		return nil
 	}
+	// A HEAD's Body is written too: net/http does not send it but
+	// answers its length as Content-Length, as it did when handlers
+	// wrote their answers themselves.
 	_, err := w.Write(r.Body)
 	return err
 }
