@@ -41,20 +41,20 @@ type subRequest struct {
 	req       *http.Request
 }
 
-func (s *Service) submitBatch(w http.ResponseWriter, r *req) error {
+func (s *Service) submitBatch(r *req) (server.Response, error) {
 	boundary, ok := batchBoundary(r.Header.Get("Content-Type"))
 	if !ok {
-		return azerr.InvalidHeader("Content-Type", r.Header.Get("Content-Type"))
+		return server.Response{}, azerr.InvalidHeader("Content-Type", r.Header.Get("Content-Type"))
 	}
 	if r.ContentLength > maxBatchBody {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBatchBody+1))
 	if err != nil {
-		return azerr.New(azerr.InvalidInput)
+		return server.Response{}, azerr.New(azerr.InvalidInput)
 	}
 	if len(body) > maxBatchBody {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	subs, berr := s.parseBatch(r, body, boundary)
 
@@ -70,10 +70,7 @@ func (s *Service) submitBatch(w http.ResponseWriter, r *req) error {
 		}
 	}
 	fmt.Fprintf(&out, "--%s--\r\n", respBoundary)
-	w.Header().Set("Content-Type", "multipart/mixed; boundary="+respBoundary)
-	w.WriteHeader(http.StatusAccepted)
-	_, _ = w.Write(out.Bytes())
-	return nil
+	return server.Response{Status: http.StatusAccepted, Body: out.Bytes(), ContentType: "multipart/mixed; boundary=" + respBoundary}, nil
 }
 
 // parseBatch reads the sub-requests of a batch body.

@@ -79,10 +79,12 @@ func parseChecksums(h http.Header) (blob.Checksums, error) {
 func ParseChecksums(h http.Header) (blob.Checksums, error) { return parseChecksums(h) }
 
 // EchoDigests answers the digests of a content write.
-func EchoDigests(h http.Header, md5, crc64 []byte) { echoDigests(h, md5, crc64) }
-
-func echoDigests(h http.Header, md5, crc64 []byte) {
+func EchoDigests(h http.Header, md5, crc64 []byte) {
 	server.SetDigests(h, extent.Digests{MD5: md5, CRC64: crc64})
+}
+
+func echoDigests(resp *server.Response, md5, crc64 []byte) {
+	server.SetDigestHeaders(resp, extent.Digests{MD5: md5, CRC64: crc64})
 }
 
 // blobMD5 reads the x-ms-blob-content-md5 of Put Blob (block blob): on
@@ -121,21 +123,21 @@ func checkMD5(h http.Header, got []byte) error {
 }
 
 // putBlob is Put Blob's REST handler: parse, PutBlob, render.
-func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
+func (s *Service) putBlob(r *req) (server.Response, error) {
 	if err := wire.ValidBlobName(r.name); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	typ := r.Header.Get("X-Ms-Blob-Type")
 	switch typ {
 	case blob.BlockBlob, blob.PageBlob, blob.AppendBlob:
 	case "":
-		return azerr.MissingHeader("x-ms-blob-type")
+		return server.Response{}, azerr.MissingHeader("x-ms-blob-type")
 	default:
-		return azerr.InvalidHeader("x-ms-blob-type", typ)
+		return server.Response{}, azerr.InvalidHeader("x-ms-blob-type", typ)
 	}
 	nb, conds, err := parseNewBlob(r, typ)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := blob.PutBlobInput{Call: r.call(), Ref: r.ref(), Type: typ, Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: nb,
 		CheckFirst: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
@@ -143,10 +145,10 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 	case blob.BlockBlob:
 		blobMD, err := blobMD5(r.Header)
 		if err != nil {
-			return err
+			return server.Response{}, err
 		}
 		if in.Checksums, err = parseChecksums(r.Header); err != nil {
-			return err
+			return server.Response{}, err
 		}
 		// x-ms-blob-content-md5, when sent, is the digest the content is
 		// checked against, in place of Content-MD5.
@@ -154,44 +156,43 @@ func (s *Service) putBlob(w http.ResponseWriter, r *req) error {
 			in.Checksums.MD5, in.Checksums.MD5Text = blobMD, r.Header.Get("X-Ms-Blob-Content-Md5")
 		}
 		if in.Length, err = contentLength(r); err != nil {
-			return err
+			return server.Response{}, err
 		}
 		in.Body = r.Body
 	case blob.PageBlob:
 		if r.ContentLength > 0 {
-			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+			return server.Response{}, azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
 		}
 		size, err := parseSizeHeader(r.Header, "x-ms-blob-content-length", true)
 		if err != nil {
-			return err
+			return server.Response{}, err
 		}
 		if size%512 != 0 {
-			return azerr.InvalidHeader("x-ms-blob-content-length", r.Header.Get("X-Ms-Blob-Content-Length"))
+			return server.Response{}, azerr.InvalidHeader("x-ms-blob-content-length", r.Header.Get("X-Ms-Blob-Content-Length"))
 		}
 		in.Size = size
 		if v := r.Header.Get("X-Ms-Blob-Sequence-Number"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				return azerr.InvalidHeader("x-ms-blob-sequence-number", v)
+				return server.Response{}, azerr.InvalidHeader("x-ms-blob-sequence-number", v)
 			}
 			in.SequenceNumber = n
 		}
 	case blob.AppendBlob:
 		if r.ContentLength > 0 {
-			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+			return server.Response{}, azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
 		}
 	}
 	out, err := s.PutBlob(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	h := w.Header()
-	setETag(w, out.ETag, out.LastModified)
-	echoDigests(h, out.ContentMD5, out.ContentCRC64)
-	h.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
-	setVersionID(h, out.VersionID)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := answer(http.StatusCreated, 6)
+	setETag(&resp, out.ETag, out.LastModified)
+	echoDigests(&resp, out.ContentMD5, out.ContentCRC64)
+	resp.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
+	setVersionID(&resp, out.VersionID)
+	return resp, nil
 }
 
 // parseNewBlob reads what a write creating a whole blob of type typ
@@ -244,12 +245,14 @@ func parseSizeHeader(h http.Header, name string, required bool) (int64, error) {
 	return n, nil
 }
 
+// blobHeaders is room for the headers of a Get Blob or Get Blob
+// Properties answer, metadata aside: the read's dozen or more headers
+// set with one allocation.
+const blobHeaders = 20
+
 // writeBlobHeaders sets the properties every Get Blob / Get Blob
 // Properties response carries.
-func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
-	// The read's dozen or more headers from one backing array.
-	wh := w.Header()
-	h := server.NewHeaderBlock(wh, 24)
+func writeBlobHeaders(h *server.Response, p *blob.BlobProperties, r *req) {
 	h.Set("Etag", p.ETag)
 	h.Set("Last-Modified", p.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("X-Ms-Creation-Time", p.CreationTime.UTC().Format(http.TimeFormat))
@@ -257,12 +260,10 @@ func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
 	// Set Blob Properties without x-ms-blob-content-type clears the stored
 	// type, and reads then carry no Content-Type at all (azure-sdk-for-js
 	// recording "setHTTPHeaders with default parameters": Get Blob
-	// Properties after it answers without one). A nil value also keeps
-	// net/http from sniffing one.
+	// Properties after it answers without one). Render keeps net/http
+	// from sniffing one for the content.
 	if ct := p.HTTPHeaders.ContentType; ct != "" {
 		h.Set("Content-Type", ct)
-	} else {
-		wh["Content-Type"] = nil
 	}
 	if p.HTTPHeaders.ContentEncoding != "" {
 		h.Set("Content-Encoding", p.HTTPHeaders.ContentEncoding)
@@ -276,8 +277,8 @@ func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
 	if p.HTTPHeaders.CacheControl != "" {
 		h.Set("Cache-Control", p.HTTPHeaders.CacheControl)
 	}
-	server.ApplySASOverrides(wh, r.sas)
-	wire.WriteMetadata(wh, p.Metadata)
+	server.SetSASOverrides(h, r.sas)
+	setMetadata(h, p.Metadata)
 	if p.HasLease {
 		writeEffectiveLease(h, p.Lease)
 	}
@@ -335,27 +336,26 @@ func writeBlobHeaders(w http.ResponseWriter, p *blob.BlobProperties, r *req) {
 
 // getBlobProperties is Get Blob Properties' (and Get Blob Metadata's)
 // REST handler.
-func (s *Service) getBlobProperties(w http.ResponseWriter, r *req) error {
+func (s *Service) getBlobProperties(r *req) (server.Response, error) {
 	in := blob.GetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess()}
 	if err := s.readUPN(r, &in.UPN); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	p, err := s.GetBlobProperties(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	writeBlobHeaders(w, &p, r)
-	h := w.Header()
-	h.Set("Content-Length", strconv.FormatInt(p.Size, 10))
+	resp := answer(http.StatusOK, blobHeaders+len(p.Metadata))
+	writeBlobHeaders(&resp, &p, r)
+	resp.Set("Content-Length", strconv.FormatInt(p.Size, 10))
 	if p.HTTPHeaders.ContentMD5 != nil {
-		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
+		resp.Set("Content-Md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return resp, nil
 }
 
 // getBlob is Get Blob's REST handler.
-func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
+func (s *Service) getBlob(r *req) (server.Response, error) {
 	// Azure ignores a malformed range on Get Blob and returns the whole blob.
 	rng, err := wire.ParseRange(r.Header)
 	if err != nil {
@@ -363,47 +363,41 @@ func (s *Service) getBlob(w http.ResponseWriter, r *req) error {
 	}
 	wantMD5, err := parseBoolHeader(r.Header, "X-Ms-Range-Get-Content-Md5", "x-ms-range-get-content-md5")
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if wantMD5 && rng == nil {
-		return azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
+		return server.Response{}, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-range-get-content-md5 requires a range.").With("HeaderName", "x-ms-range-get-content-md5").With("HeaderValue", "true")
 	}
 	structured, err := xsm.Wanted(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := blob.GetBlobInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess(), Range: rng, RangeMD5: wantMD5}
 	if err := s.readUPN(r, &in.UPN); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.GetBlob(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	p := &out.Properties
-	writeBlobHeaders(w, p, r)
-	h := w.Header()
-	server.SetBodyHeaders(h, out.Body, wantMD5)
-	status := http.StatusOK
+	// Structured: the content framed as a structured message (Render);
+	// the range headers describe the content (azblob's DownloadStream
+	// counts the content from Content-Range).
+	resp := answer(http.StatusOK, blobHeaders+len(p.Metadata))
+	resp.Content, resp.Structured = out.Body, structured
+	writeBlobHeaders(&resp, p, r)
+	server.SetContentHeaders(&resp, out.Body, wantMD5)
 	if rng != nil {
-		status = http.StatusPartialContent
-		h.Set("Content-Range", wire.ContentRange(out.Offset, out.Count, p.Size))
+		resp.Status = http.StatusPartialContent
+		resp.Set("Content-Range", wire.ContentRange(out.Offset, out.Count, p.Size))
 		if p.HTTPHeaders.ContentMD5 != nil {
-			h.Set("X-Ms-Blob-Content-Md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
+			resp.Set("X-Ms-Blob-Content-Md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 		}
 	} else if p.HTTPHeaders.ContentMD5 != nil {
-		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
+		resp.Set("Content-Md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 	}
-	if structured {
-		// The content framed as a structured message; the range headers
-		// describe the content (azblob's DownloadStream counts the
-		// content from Content-Range).
-		xsm.Serve(w, r.Request.Request, status, out.Count, func(sw http.ResponseWriter) { server.SendBody(sw, r.Request.Request, out.Body, s.Log()) })
-		return nil
-	}
-	w.WriteHeader(status)
-	server.SendBody(w, r.Request.Request, out.Body, s.Log())
-	return nil
+	return resp, nil
 }
 
 func md5Sum(b []byte) []byte {
@@ -425,48 +419,46 @@ func parseDeleteType(r *req) (bool, error) {
 }
 
 // deleteBlob is Delete Blob's REST handler.
-func (s *Service) deleteBlob(w http.ResponseWriter, r *req) error {
+func (s *Service) deleteBlob(r *req) (server.Response, error) {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	ds := blob.DeleteSnapshots(r.Header.Get("X-Ms-Delete-Snapshots"))
 	if ds != blob.DeleteSnapshotsNone && ds != blob.DeleteSnapshotsInclude && ds != blob.DeleteSnapshotsOnly {
-		return azerr.InvalidHeader("x-ms-delete-snapshots", string(ds))
+		return server.Response{}, azerr.InvalidHeader("x-ms-delete-snapshots", string(ds))
 	}
 	if ds != blob.DeleteSnapshotsNone && r.snapshot != "" {
-		return azerr.Newf(azerr.InvalidQueryParameterValue, "x-ms-delete-snapshots cannot be used when deleting a snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)
+		return server.Response{}, azerr.Newf(azerr.InvalidQueryParameterValue, "x-ms-delete-snapshots cannot be used when deleting a snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)
 	}
 	permanent, err := parseDeleteType(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	acc := r.access(conds)
 	if acc.Tier, err = parseTierCondition(r.Header); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.DeleteBlob(r.Context(), blob.DeleteBlobInput{Call: r.call(), Ref: r.ref(), Access: acc, DeleteSnapshots: ds, Permanent: permanent})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.Header().Set("X-Ms-Delete-Type-Permanent", strconv.FormatBool(!out.SoftDeleted))
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return server.Status(http.StatusAccepted).With("X-Ms-Delete-Type-Permanent", strconv.FormatBool(!out.SoftDeleted)), nil
 }
 
 // setBlobProperties is Set Blob Properties' REST handler.
-func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
+func (s *Service) setBlobProperties(r *req) (server.Response, error) {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	p, err := parseProps(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	newSize, err := parseSizeHeader(r.Header, "x-ms-blob-content-length", false)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := blob.SetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds)}
 	seqAction := r.Header.Get("X-Ms-Sequence-Number-Action")
@@ -474,14 +466,14 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	case "":
 	case "max", "update":
 		if in.SequenceNumber, err = parseSizeHeader(r.Header, "x-ms-blob-sequence-number", true); err != nil {
-			return err
+			return server.Response{}, err
 		}
 	case "increment":
 		if r.Header.Get("X-Ms-Blob-Sequence-Number") != "" {
-			return azerr.InvalidHeader("x-ms-blob-sequence-number", r.Header.Get("X-Ms-Blob-Sequence-Number"))
+			return server.Response{}, azerr.InvalidHeader("x-ms-blob-sequence-number", r.Header.Get("X-Ms-Blob-Sequence-Number"))
 		}
 	default:
-		return azerr.InvalidHeader("x-ms-sequence-number-action", seqAction)
+		return server.Response{}, azerr.InvalidHeader("x-ms-sequence-number-action", seqAction)
 	}
 	in.SequenceNumberAction = blob.SequenceNumberAction(seqAction)
 	if newSize >= 0 {
@@ -495,75 +487,75 @@ func (s *Service) setBlobProperties(w http.ResponseWriter, r *req) error {
 	}
 	out, err := s.SetBlobProperties(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
+	resp := answer(http.StatusOK, 3)
+	setETag(&resp, out.ETag, out.LastModified)
 	if out.Type == blob.PageBlob {
-		w.Header().Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(out.SequenceNumber, 10))
+		resp.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(out.SequenceNumber, 10))
 	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return resp, nil
 }
 
 // setBlobMetadata is Set Blob Metadata's REST handler.
-func (s *Service) setBlobMetadata(w http.ResponseWriter, r *req) error {
+func (s *Service) setBlobMetadata(r *req) (server.Response, error) {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.SetBlobMetadata(r.Context(), blob.SetBlobMetadataInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Metadata: meta})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
-	w.Header().Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
-	setVersionID(w.Header(), out.VersionID)
-	w.WriteHeader(http.StatusOK)
-	return nil
+	resp := answer(http.StatusOK, 4)
+	setETag(&resp, out.ETag, out.LastModified)
+	resp.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
+	setVersionID(&resp, out.VersionID)
+	return resp, nil
 }
 
 // leaseBlob is Lease Blob's REST handler.
-func (s *Service) leaseBlob(w http.ResponseWriter, r *req) error {
+func (s *Service) leaseBlob(r *req) (server.Response, error) {
 	lr, err := lease.ParseRequest(r.Header, lease.Blob)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.LeaseBlob(r.Context(), blob.LeaseBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Request: lr})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	writeLeaseResult(w, out.Result)
-	setETag(w, out.ETag, out.LastModified)
-	w.WriteHeader(out.Result.Status)
-	return nil
+	resp := answer(out.Result.Status, 4)
+	writeLeaseResult(&resp, out.Result)
+	setETag(&resp, out.ETag, out.LastModified)
+	return resp, nil
 }
 
 // snapshotBlob is Snapshot Blob's REST handler.
-func (s *Service) snapshotBlob(w http.ResponseWriter, r *req) error {
+func (s *Service) snapshotBlob(r *req) (server.Response, error) {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.SnapshotBlob(r.Context(), blob.SnapshotBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Metadata: meta})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
-	w.Header().Set("X-Ms-Snapshot", out.Snapshot)
-	w.Header().Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
-	setVersionID(w.Header(), out.VersionID)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := answer(http.StatusCreated, 5)
+	setETag(&resp, out.ETag, out.LastModified)
+	resp.Set("X-Ms-Snapshot", out.Snapshot)
+	resp.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
+	setVersionID(&resp, out.VersionID)
+	return resp, nil
 }

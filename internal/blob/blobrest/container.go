@@ -26,54 +26,53 @@ func parsePublicAccess(h http.Header) (string, error) {
 }
 
 // createContainer is Create Container's REST handler.
-func (s *Service) createContainer(w http.ResponseWriter, r *req) error {
+func (s *Service) createContainer(r *req) (server.Response, error) {
 	if err := wire.ValidNewContainerName(r.container); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	access, err := parsePublicAccess(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.CreateContainer(r.Context(), blob.CreateContainerInput{Call: r.call(), Ref: r.containerRef(), Metadata: meta, PublicAccess: access})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := answer(http.StatusCreated, 2)
+	setETag(&resp, out.ETag, out.LastModified)
+	return resp, nil
 }
 
 // getContainerProperties is Get Container Properties' (and Get
 // Container Metadata's) REST handler.
-func (s *Service) getContainerProperties(w http.ResponseWriter, r *req) error {
+func (s *Service) getContainerProperties(r *req) (server.Response, error) {
 	p, err := s.GetContainerProperties(r.Context(), blob.GetContainerPropertiesInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("X-Ms-Lease-Id")})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	h := w.Header()
-	setETag(w, p.ETag, p.LastModified)
-	wire.WriteMetadata(h, p.Metadata)
-	writeEffectiveLease(h, p.Lease)
+	resp := answer(http.StatusOK, 12+len(p.Metadata))
+	setETag(&resp, p.ETag, p.LastModified)
+	setMetadata(&resp, p.Metadata)
+	writeEffectiveLease(&resp, p.Lease)
 	if p.PublicAccess != "" {
-		h.Set("X-Ms-Blob-Public-Access", p.PublicAccess)
+		resp.Set("X-Ms-Blob-Public-Access", p.PublicAccess)
 	}
-	h.Set("X-Ms-Has-Immutability-Policy", strconv.FormatBool(p.HasImmutabilityPolicy))
-	h.Set("X-Ms-Has-Legal-Hold", strconv.FormatBool(p.HasLegalHold))
+	resp.Set("X-Ms-Has-Immutability-Policy", strconv.FormatBool(p.HasImmutabilityPolicy))
+	resp.Set("X-Ms-Has-Legal-Hold", strconv.FormatBool(p.HasLegalHold))
 	if p.ImmutableStorageWithVersioning {
-		h.Set("X-Ms-Immutable-Storage-With-Versioning-Enabled", "true")
+		resp.Set("X-Ms-Immutable-Storage-With-Versioning-Enabled", "true")
 	}
-	h.Set("X-Ms-Default-Encryption-Scope", p.DefaultEncryptionScope)
-	h.Set("X-Ms-Deny-Encryption-Scope-Override", strconv.FormatBool(p.DenyEncryptionScopeOverride))
-	w.WriteHeader(http.StatusOK)
-	return nil
+	resp.Set("X-Ms-Default-Encryption-Scope", p.DefaultEncryptionScope)
+	resp.Set("X-Ms-Deny-Encryption-Scope-Override", strconv.FormatBool(p.DenyEncryptionScopeOverride))
+	return resp, nil
 }
 
 // writeEffectiveLease sets the x-ms-lease-* headers of a lease state.
-func writeEffectiveLease(h server.HeaderSetter, e lease.Effective) {
+func writeEffectiveLease(h *server.Response, e lease.Effective) {
 	h.Set("X-Ms-Lease-Status", e.Status)
 	h.Set("X-Ms-Lease-State", e.State)
 	if e.Duration != "" {
@@ -91,43 +90,42 @@ func onlyDateConditions(c cond.Conditions) error {
 }
 
 // deleteContainer is Delete Container's REST handler.
-func (s *Service) deleteContainer(w http.ResponseWriter, r *req) error {
+func (s *Service) deleteContainer(r *req) (server.Response, error) {
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := onlyDateConditions(conds); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := s.DeleteContainer(r.Context(), blob.DeleteContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("X-Ms-Lease-Id")}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return server.Status(http.StatusAccepted), nil
 }
 
-func (s *Service) setContainerMetadata(w http.ResponseWriter, r *req) error {
+func (s *Service) setContainerMetadata(r *req) (server.Response, error) {
 	meta, err := wire.ParseMetadata(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := onlyDateConditions(conds); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if conds.IfUnmodifiedSince != nil {
-		return azerr.Newf(azerr.UnsupportedHeader, "If-Unmodified-Since is not supported for Set Container Metadata.")
+		return server.Response{}, azerr.Newf(azerr.UnsupportedHeader, "If-Unmodified-Since is not supported for Set Container Metadata.")
 	}
 	out, err := s.SetContainerMetadata(r.Context(), blob.SetContainerMetadataInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("X-Ms-Lease-Id"), Metadata: meta})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
-	w.WriteHeader(http.StatusOK)
-	return nil
+	resp := answer(http.StatusOK, 2)
+	setETag(&resp, out.ETag, out.LastModified)
+	return resp, nil
 }
 
 type signedIdentifiers struct {
@@ -135,73 +133,78 @@ type signedIdentifiers struct {
 	Items   []blob.SignedID `xml:"SignedIdentifier"`
 }
 
-func (s *Service) getContainerACL(w http.ResponseWriter, r *req) error {
+func (s *Service) getContainerACL(r *req) (server.Response, error) {
 	acl, err := s.GetContainerACL(r.Context(), blob.GetContainerACLInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("X-Ms-Lease-Id")})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, acl.ETag, acl.LastModified)
+	resp, err := server.XML(http.StatusOK, signedIdentifiers{Items: acl.Policies})
+	if err != nil {
+		return resp, err
+	}
+	resp.Header = make([]server.HeaderField, 0, 3)
+	setETag(&resp, acl.ETag, acl.LastModified)
 	if acl.PublicAccess != "" {
-		w.Header().Set("X-Ms-Blob-Public-Access", acl.PublicAccess)
+		resp.Set("X-Ms-Blob-Public-Access", acl.PublicAccess)
 	}
-	return server.WriteXML(w, http.StatusOK, signedIdentifiers{Items: acl.Policies})
+	return resp, nil
 }
 
-func (s *Service) setContainerACL(w http.ResponseWriter, r *req) error {
+func (s *Service) setContainerACL(r *req) (server.Response, error) {
 	access, err := parsePublicAccess(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := onlyDateConditions(conds); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if r.ContentLength > 64<<10 {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
-		return extent.BodyErr(err)
+		return server.Response{}, extent.BodyErr(err)
 	}
 	if len(body) > 64<<10 {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	var acl signedIdentifiers
 	if len(body) > 0 {
 		if err := xml.Unmarshal(body, &acl); err != nil {
-			return azerr.New(azerr.InvalidXMLDocument)
+			return server.Response{}, azerr.New(azerr.InvalidXMLDocument)
 		}
 	}
 	if len(acl.Items) > 5 {
-		return azerr.Newf(azerr.InvalidXMLDocument, "At most five stored access policies may be set.")
+		return server.Response{}, azerr.Newf(azerr.InvalidXMLDocument, "At most five stored access policies may be set.")
 	}
 	for _, it := range acl.Items {
 		if it.ID == "" || len(it.ID) > 64 {
-			return azerr.Newf(azerr.InvalidXMLDocument, "Signed identifier ids must be 1 to 64 characters.")
+			return server.Response{}, azerr.Newf(azerr.InvalidXMLDocument, "Signed identifier ids must be 1 to 64 characters.")
 		}
 		for _, t := range []string{it.Start, it.Expiry} {
 			if t != "" {
 				if _, err := time.Parse(time.RFC3339Nano, t); err != nil {
-					return azerr.Newf(azerr.InvalidXMLNodeValue, "Invalid access policy time %q.", t)
+					return server.Response{}, azerr.Newf(azerr.InvalidXMLNodeValue, "Invalid access policy time %q.", t)
 				}
 			}
 		}
 		for _, ch := range it.Permission {
 			if !containsRune("racwdxltmeop", ch) {
-				return azerr.Newf(azerr.InvalidXMLNodeValue, "Invalid permission %q.", it.Permission)
+				return server.Response{}, azerr.Newf(azerr.InvalidXMLNodeValue, "Invalid permission %q.", it.Permission)
 			}
 		}
 	}
 	out, err := s.SetContainerACL(r.Context(), blob.SetContainerACLInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("X-Ms-Lease-Id"), PublicAccess: access, Policies: acl.Items})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
-	w.WriteHeader(http.StatusOK)
-	return nil
+	resp := answer(http.StatusOK, 2)
+	setETag(&resp, out.ETag, out.LastModified)
+	return resp, nil
 }
 
 func containsRune(set string, r rune) bool {
@@ -213,33 +216,35 @@ func containsRune(set string, r rune) bool {
 	return false
 }
 
-func (s *Service) leaseContainer(w http.ResponseWriter, r *req) error {
+func (s *Service) leaseContainer(r *req) (server.Response, error) {
 	lr, err := lease.ParseRequest(r.Header, lease.Container)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := onlyDateConditions(conds); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.LeaseContainer(r.Context(), blob.LeaseContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, Request: lr})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	writeLeaseResult(w, out.Result)
-	setETag(w, out.ETag, out.LastModified)
-	w.WriteHeader(out.Result.Status)
-	return nil
+	resp := answer(out.Result.Status, 4)
+	writeLeaseResult(&resp, out.Result)
+	setETag(&resp, out.ETag, out.LastModified)
+	return resp, nil
 }
 
-func writeLeaseResult(w http.ResponseWriter, res lease.Result) {
+// writeLeaseResult sets the x-ms-lease-id and x-ms-lease-time a lease
+// action answers.
+func writeLeaseResult(resp *server.Response, res lease.Result) {
 	if res.LeaseID != "" {
-		w.Header().Set("X-Ms-Lease-Id", res.LeaseID)
+		resp.Set("X-Ms-Lease-Id", res.LeaseID)
 	}
 	if res.LeaseTime != nil {
-		w.Header().Set("X-Ms-Lease-Time", strconv.Itoa(*res.LeaseTime))
+		resp.Set("X-Ms-Lease-Time", strconv.Itoa(*res.LeaseTime))
 	}
 }

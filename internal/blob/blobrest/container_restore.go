@@ -6,6 +6,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // restoreContainer is Restore Container
@@ -13,19 +14,18 @@ import (
 // PUT ?restype=container&comp=undelete with x-ms-deleted-container-name
 // and x-ms-deleted-container-version, both required; 201 Created once the
 // container of the URL is live again.
-func (s *Service) restoreContainer(w http.ResponseWriter, r *req) error {
+func (s *Service) restoreContainer(r *req) (server.Response, error) {
 	name := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Container-Name"))
 	version := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Container-Version"))
 	if name == "" {
-		return azerr.MissingHeader("x-ms-deleted-container-name")
+		return server.Response{}, azerr.MissingHeader("x-ms-deleted-container-name")
 	}
 	if version == "" {
-		return azerr.MissingHeader("x-ms-deleted-container-version")
+		return server.Response{}, azerr.MissingHeader("x-ms-deleted-container-version")
 	}
 	in := blob.RestoreContainerInput{Call: r.call(), Ref: r.containerRef(), DeletedName: name, DeletedVersion: version}
 	if err := s.RestoreContainer(r.Context(), in); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	return server.Status(http.StatusCreated), nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -96,9 +97,9 @@ func (s *Service) authorizeSource(r *req, acct, cont, name string) error {
 }
 
 // copyBlob is Copy Blob's and Copy Blob From URL's REST handler.
-func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
+func (s *Service) copyBlob(r *req) (server.Response, error) {
 	if err := wire.ValidBlobName(r.name); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := blob.CopyBlobInput{Call: r.call(), Ref: r.ref(), CreateOnly: r.createOnly()}
 	in.Source.URL = r.Header.Get("X-Ms-Copy-Source")
@@ -107,85 +108,90 @@ func (s *Service) copyBlob(w http.ResponseWriter, r *req) error {
 		// it, as it does a blob of the account; a SAS request needs a
 		// SAS on the source.
 		if err := fsrc.peer.AuthorizeCopySource(r.Request, fsrc.path, fsrc.q, true); err != nil {
-			return err
+			return server.Response{}, err
 		}
 		rd, err := fsrc.peer.CopySourceReader(fsrc.path, fsrc.q)
 		if err != nil {
-			return err
+			return server.Response{}, err
 		}
 		in.Source.File = rd
 	} else {
 		acct, c, name, snap, err := copySource(r)
 		if err != nil {
-			return err
+			return server.Response{}, err
 		}
 		if err := s.authorizeSource(r, acct, c, name); err != nil {
-			return err
+			return server.Response{}, err
 		}
 		in.Source.Blob = blob.BlobRef{Account: acct, Container: c, Blob: name, Snapshot: snap, VersionID: versionSource(r, snap)}
 	}
 	var err error
 	if in.Sync, err = parseBoolHeader(r.Header, "X-Ms-Requires-Sync", "x-ms-requires-sync"); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	conds, err := cond.Parse(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in.Access = r.access(conds)
 	if in.Source.Cond, err = cond.ParseSource(r.Header); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in.Source.LeaseID = r.Header.Get("X-Ms-Source-Lease-Id")
 	if in.Metadata, err = wire.ParseMetadata(r.Header); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	// Tags come from x-ms-tags; Copy Blob From URL may copy the source's
 	// instead (x-ms-copy-source-tag-option: COPY).
 	if in.Tags, in.CopyTags, err = tagsForCopy(r, in.Sync); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in.Tier = r.Header.Get("X-Ms-Access-Tier")
 	if in.Immutability, err = writeImmutability(r.Header); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if v := r.Header.Get("X-Ms-Seal-Blob"); v != "" && !in.Sync {
 		seal, err := strconv.ParseBool(v)
 		if err != nil {
-			return azerr.InvalidHeader("x-ms-seal-blob", v)
+			return server.Response{}, azerr.InvalidHeader("x-ms-seal-blob", v)
 		}
 		in.Seal = &seal
 	}
 	if v := r.Header.Get("X-Ms-Source-Content-Md5"); v != "" && in.Sync {
 		if in.SourceContentMD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(in.SourceContentMD5) != md5.Size {
-			return azerr.InvalidHeader("x-ms-source-content-md5", v)
+			return server.Response{}, azerr.InvalidHeader("x-ms-source-content-md5", v)
 		}
 	}
 	out, err := s.CopyBlob(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
-	w.Header().Set("X-Ms-Copy-Id", out.CopyID)
-	w.Header().Set("X-Ms-Copy-Status", out.CopyStatus)
-	setVersionID(w.Header(), out.VersionID)
+	resp := answer(http.StatusAccepted, 6)
+	setETag(&resp, out.ETag, out.LastModified)
+	resp.Set("X-Ms-Copy-Id", out.CopyID)
+	resp.Set("X-Ms-Copy-Status", out.CopyStatus)
+	setVersionID(&resp, out.VersionID)
 	if out.ContentMD5 != nil {
-		w.Header().Set("Content-Md5", base64.StdEncoding.EncodeToString(out.ContentMD5))
+		resp.Set("Content-Md5", base64.StdEncoding.EncodeToString(out.ContentMD5))
 	}
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return resp, nil
 }
 
 // abortCopyBlob: copies complete synchronously, so there is never a
 // pending copy to abort (409 NoPendingCopyOperation), after the usual
 // existence and lease checks.
-func (s *Service) abortCopyBlob(w http.ResponseWriter, r *req) error {
+func (s *Service) abortCopyBlob(r *req) (server.Response, error) {
 	if r.Header.Get("X-Ms-Copy-Action") != "abort" {
-		return azerr.InvalidHeader("x-ms-copy-action", r.Header.Get("X-Ms-Copy-Action"))
+		return server.Response{}, azerr.InvalidHeader("x-ms-copy-action", r.Header.Get("X-Ms-Copy-Action"))
 	}
 	id := r.q.Get("copyid")
 	if id == "" {
-		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "copyid")
+		return server.Response{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "copyid")
 	}
-	return s.AbortCopyBlob(r.Context(), blob.AbortCopyBlobInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), CopyID: id})
+	if err := s.AbortCopyBlob(r.Context(), blob.AbortCopyBlobInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), CopyID: id}); err != nil {
+		return server.Response{}, err
+	}
+	// Not reached (AbortCopyBlob always refuses): the 200 net/http
+	// answered when the handler wrote nothing.
+	return server.Status(http.StatusOK), nil
 }

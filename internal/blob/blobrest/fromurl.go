@@ -11,6 +11,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
@@ -74,44 +75,44 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (blob.FromURLSource, er
 // properties are copied unless x-ms-copy-source-blob-properties is false
 // or the request gives its own; metadata, tier and tags come from the
 // request (tags from the source with x-ms-copy-source-tag-option: COPY).
-func (s *Service) putBlobFromURL(w http.ResponseWriter, r *req) error {
+func (s *Service) putBlobFromURL(r *req) (server.Response, error) {
 	if err := wire.ValidBlobName(r.name); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if typ := r.Header.Get("X-Ms-Blob-Type"); typ != blob.BlockBlob {
-		return azerr.InvalidHeader("x-ms-blob-type", typ)
+		return server.Response{}, azerr.InvalidHeader("x-ms-blob-type", typ)
 	}
 	newb, conds, err := parseNewBlob(r, blob.BlockBlob)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	_, copyTags, err := tagsForCopy(r, true)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	copyProps := true
 	if v := r.Header.Get("X-Ms-Copy-Source-Blob-Properties"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return azerr.InvalidHeader("x-ms-copy-source-blob-properties", v)
+			return server.Response{}, azerr.InvalidHeader("x-ms-copy-source-blob-properties", v)
 		}
 		copyProps = b
 	}
 	f, err := s.parseSource(r, false)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.PutBlobFromURL(r.Context(), blob.PutBlobFromURLInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: newb,
 		Source: f, CopyProperties: copyProps && !sendsContentHeaders(r.Header), CopyTags: copyTags})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
-	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
-	w.Header().Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
-	setVersionID(w.Header(), out.VersionID)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := answer(http.StatusCreated, 6)
+	setETag(&resp, out.ETag, out.LastModified)
+	echoDigests(&resp, out.ContentMD5, out.ContentCRC64)
+	resp.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
+	setVersionID(&resp, out.VersionID)
+	return resp, nil
 }
 
 // tagsForCopy reads the tags of a copy's destination: x-ms-tags, or, when
@@ -137,82 +138,82 @@ func tagsForCopy(r *req, copyAllowed bool) (tags blobtags.Tags, copy bool, err e
 // putBlockFromURL is Put Block From URL's REST handler: an uncommitted
 // block holding the source range (all of the source without
 // x-ms-source-range).
-func (s *Service) putBlockFromURL(w http.ResponseWriter, r *req) error {
+func (s *Service) putBlockFromURL(r *req) (server.Response, error) {
 	if err := wire.ValidBlobName(r.name); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	idParam, _, err := parseBlockID(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	f, err := s.parseSource(r, true)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.PutBlockFromURL(r.Context(), blob.PutBlockFromURLInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), BlockID: idParam, Source: f})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
-	w.Header().Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
-	setVersionID(w.Header(), out.VersionID)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := answer(http.StatusCreated, 4)
+	echoDigests(&resp, out.ContentMD5, out.ContentCRC64)
+	resp.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
+	setVersionID(&resp, out.VersionID)
+	return resp, nil
 }
 
 // appendBlockFromURL is Append Block From URL's REST handler.
-func (s *Service) appendBlockFromURL(w http.ResponseWriter, r *req) error {
+func (s *Service) appendBlockFromURL(r *req) (server.Response, error) {
 	conds, appendPos, maxSize, err := parseAppendConds(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	f, err := s.parseSource(r, true)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.AppendBlockFromURL(r.Context(), blob.AppendBlockFromURLInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds),
 		AppendPosition: optSize(appendPos), MaxSize: optSize(maxSize), Source: f})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	writeAppendResult(w, out.ETag, out.LastModified, out.AppendOffset, out.CommittedBlockCount, out.ServerEncrypted)
-	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := answer(http.StatusCreated, 7)
+	writeAppendResult(&resp, out.ETag, out.LastModified, out.AppendOffset, out.CommittedBlockCount, out.ServerEncrypted)
+	echoDigests(&resp, out.ContentMD5, out.ContentCRC64)
+	return resp, nil
 }
 
 // putPageFromURL is Put Page From URL's REST handler: the source range
 // (required, as long as x-ms-range) written over the destination pages.
-func (s *Service) putPageFromURL(w http.ResponseWriter, r *req) error {
+func (s *Service) putPageFromURL(r *req) (server.Response, error) {
 	conds, off, n, err := parsePageWrite(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if mode := r.Header.Get("X-Ms-Page-Write"); mode != "update" {
 		if mode == "" {
-			return azerr.MissingHeader("x-ms-page-write")
+			return server.Response{}, azerr.MissingHeader("x-ms-page-write")
 		}
-		return azerr.InvalidHeader("x-ms-page-write", mode)
+		return server.Response{}, azerr.InvalidHeader("x-ms-page-write", mode)
 	}
 	if r.Header.Get("X-Ms-Source-Range") == "" {
-		return azerr.MissingHeader("x-ms-source-range")
+		return server.Response{}, azerr.MissingHeader("x-ms-source-range")
 	}
 	f, err := s.parseSource(r, true)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if f.Range.End-f.Range.Start+1 != n {
-		return azerr.InvalidHeader("x-ms-source-range", r.Header.Get("X-Ms-Source-Range"))
+		return server.Response{}, azerr.InvalidHeader("x-ms-source-range", r.Header.Get("X-Ms-Source-Range"))
 	}
 	out, err := s.PutPageFromURL(r.Context(), blob.PutPageFromURLInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds),
 		Sequence: parseSequenceConds(r.Header), Offset: off, Length: n, Source: f})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
-	w.Header().Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(out.SequenceNumber, 10))
-	w.Header().Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
-	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := answer(http.StatusCreated, 6)
+	setETag(&resp, out.ETag, out.LastModified)
+	resp.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(out.SequenceNumber, 10))
+	resp.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
+	echoDigests(&resp, out.ContentMD5, out.ContentCRC64)
+	return resp, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // parseExpiry reads x-ms-expiry-option and x-ms-expiry-time of Set Blob
@@ -54,17 +55,17 @@ func parseExpiry(h http.Header) (blob.SetBlobExpiryInput, error) {
 
 // setBlobExpiry is Set Blob Expiry's REST handler: 200 with the file's
 // ETag and Last-Modified, which the expiry does not change.
-func (s *Service) setBlobExpiry(w http.ResponseWriter, r *req) error {
+func (s *Service) setBlobExpiry(r *req) (server.Response, error) {
 	in, err := parseExpiry(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in.Call, in.Ref, in.LeaseID = r.call(), r.ref(), r.Header.Get("X-Ms-Lease-Id")
 	out, err := s.SetBlobExpiry(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
-	w.WriteHeader(http.StatusOK)
-	return nil
+	resp := answer(http.StatusOK, 2)
+	setETag(&resp, out.ETag, out.LastModified)
+	return resp, nil
 }

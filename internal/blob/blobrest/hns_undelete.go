@@ -7,6 +7,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // undeletePath is Path - Undelete on a hierarchical account: PUT
@@ -20,24 +21,22 @@ import (
 // the path twice" answers 200 with x-ms-resource-type and
 // x-ms-creation-time. It restores the soft-deleted path of that deletion
 // id at the request's path (UndeletePath).
-func (s *Service) undeletePath(w http.ResponseWriter, r *req, src string) error {
+func (s *Service) undeletePath(r *req, src string) (server.Response, error) {
 	id, err := parseUndeleteSource(src, r.container, r.name)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.UndeletePath(r.Context(), blob.UndeleteBlobInput{Call: r.call(), Ref: r.ref(), DeletionID: id})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	typ := "file"
 	if out.Dir {
 		typ = "directory"
 	}
-	h := w.Header()
-	h.Set("X-Ms-Resource-Type", typ)
-	h.Set("X-Ms-Creation-Time", out.Created.UTC().Format(http.TimeFormat))
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return server.Status(http.StatusOK).
+		With("X-Ms-Resource-Type", typ).
+		With("X-Ms-Creation-Time", out.Created.UTC().Format(http.TimeFormat)), nil
 }
 
 // parseUndeleteSource reads x-ms-undelete-source: an optional path (the

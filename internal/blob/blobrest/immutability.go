@@ -91,57 +91,52 @@ func writeImmutability(h http.Header) (*blob.Immutability, error) {
 }
 
 // setImmutabilityPolicy is Set Blob Immutability Policy's REST handler.
-func (s *Service) setImmutabilityPolicy(w http.ResponseWriter, r *req) error {
+func (s *Service) setImmutabilityPolicy(r *req) (server.Response, error) {
 	until, mode, err := parsePolicyHeaders(r.Header, true)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	var ius time.Time
 	if v := r.Header.Get("If-Unmodified-Since"); v != "" {
 		if ius, err = http.ParseTime(v); err != nil {
-			return azerr.InvalidHeader("If-Unmodified-Since", v)
+			return server.Response{}, azerr.InvalidHeader("If-Unmodified-Since", v)
 		}
 	}
 	out, err := s.SetImmutabilityPolicy(r.Context(), blob.SetImmutabilityPolicyInput{Call: r.call(), Ref: r.ref(), Until: until, Mode: mode, IfUnmodifiedSince: ius})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	h := w.Header()
-	h.Set("X-Ms-Immutability-Policy-Until-Date", out.Until.UTC().Format(http.TimeFormat))
-	h.Set("X-Ms-Immutability-Policy-Mode", strings.ToLower(out.Mode))
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return server.Status(http.StatusOK).
+		With("X-Ms-Immutability-Policy-Until-Date", out.Until.UTC().Format(http.TimeFormat)).
+		With("X-Ms-Immutability-Policy-Mode", strings.ToLower(out.Mode)), nil
 }
 
 // deleteImmutabilityPolicy is Delete Blob Immutability Policy's REST
 // handler.
-func (s *Service) deleteImmutabilityPolicy(w http.ResponseWriter, r *req) error {
+func (s *Service) deleteImmutabilityPolicy(r *req) (server.Response, error) {
 	if err := s.DeleteImmutabilityPolicy(r.Context(), blob.DeleteImmutabilityPolicyInput{Call: r.call(), Ref: r.ref()}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return server.Status(http.StatusOK), nil
 }
 
 // setLegalHold is Set Blob Legal Hold's REST handler.
-func (s *Service) setLegalHold(w http.ResponseWriter, r *req) error {
+func (s *Service) setLegalHold(r *req) (server.Response, error) {
 	hold, _, err := parseLegalHold(r.Header, true)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := s.SetLegalHold(r.Context(), blob.SetLegalHoldInput{Call: r.call(), Ref: r.ref(), Hold: hold}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.Header().Set("X-Ms-Legal-Hold", strconv.FormatBool(hold))
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return server.Status(http.StatusOK).With("X-Ms-Legal-Hold", strconv.FormatBool(hold)), nil
 }
 
 // writeImmutabilityHeaders sets a read's x-ms-immutability-policy-* and
 // x-ms-legal-hold (Get Blob, Get Blob Properties); the mode reads in
 // lower case, as azblob's recorded TestUploadBlockWithImmutabilityPolicy
 // expects.
-func writeImmutabilityHeaders(h server.HeaderSetter, p *blob.BlobProperties) {
+func writeImmutabilityHeaders(h *server.Response, p *blob.BlobProperties) {
 	if p.ImmutabilityMode != "" {
 		h.Set("X-Ms-Immutability-Policy-Until-Date", p.ImmutabilityUntil.UTC().Format(http.TimeFormat))
 		h.Set("X-Ms-Immutability-Policy-Mode", strings.ToLower(p.ImmutabilityMode))

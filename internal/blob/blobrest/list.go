@@ -100,19 +100,19 @@ func parseInclude(r *req, allowed ...string) (map[string]bool, error) {
 }
 
 // listContainers is List Containers' REST handler.
-func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
+func (s *Service) listContainers(r *req) (server.Response, error) {
 	maxN, err := parseMaxResults(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	inc, err := parseInclude(r, "metadata", "deleted", "system")
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	prefix, marker := r.q.Get("prefix"), r.q.Get("marker")
 	list, err := s.ListContainers(r.Context(), blob.ListContainersInput{Call: r.call(), Account: r.Account, Prefix: prefix, Marker: marker, MaxResults: maxN, Deleted: inc["deleted"]})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out := listContainersXML{Endpoint: r.endpoint(), Prefix: prefix, Marker: marker, Containers: make([]containerXML, 0, len(list.Items)), NextMarker: list.NextMarker}
 	if r.q.Has("maxresults") {
@@ -140,7 +140,7 @@ func (s *Service) listContainers(w http.ResponseWriter, r *req) error {
 		}
 		out.Containers = append(out.Containers, cx)
 	}
-	return server.WriteXML(w, http.StatusOK, out)
+	return server.XML(http.StatusOK, out)
 }
 
 type blobPropsXML struct {
@@ -306,14 +306,14 @@ func renderBlobItem(e *blob.ListedBlob, inc map[string]bool) blobItemXML {
 }
 
 // listBlobs is List Blobs' REST handler.
-func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
+func (s *Service) listBlobs(r *req) (server.Response, error) {
 	maxN, err := parseMaxResults(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	inc, err := parseInclude(r, "snapshots", "metadata", "uncommittedblobs", "copy", "deleted", "tags", "versions", "immutabilitypolicy", "legalhold", "deletedwithversions", "permissions")
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	prefix, delim, marker := r.q.Get("prefix"), r.q.Get("delimiter"), r.q.Get("marker")
 	list, err := s.ListBlobs(r.Context(), blob.ListBlobsInput{
@@ -324,12 +324,12 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 		ShowOnly: r.q.Get("showonly"),
 	})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	// The Arrow columns have no version id: a listing of versions is XML.
 	if s.wantsArrow(r) && !inc["versions"] {
 		arrowEndBefore(&list, r.q.Get("endBefore"))
-		return writeArrowListing(w, list, inc)
+		return arrowPage(list, inc)
 	}
 	out := listBlobsXML{Endpoint: r.endpoint(), Container: r.container, Prefix: prefix, Marker: marker, Delimiter: delim, Items: make([]any, 0, len(list.Items)), NextMarker: list.NextMarker}
 	if r.q.Has("maxresults") {
@@ -346,5 +346,5 @@ func (s *Service) listBlobs(w http.ResponseWriter, r *req) error {
 			out.Items = append(out.Items, renderBlobItem(e, inc))
 		}
 	}
-	return server.WriteXML(w, http.StatusOK, out)
+	return server.XML(http.StatusOK, out)
 }

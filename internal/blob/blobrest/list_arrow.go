@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire/arrowipc"
 )
 
@@ -239,10 +240,10 @@ func arrowEndBefore(list *blob.ListBlobsOutput, endBefore string) {
 	}
 }
 
-// writeArrowListing sends a List Blobs page as an Arrow IPC stream. The
+// arrowPage is a List Blobs page as an Arrow IPC stream. The
 // schema's metadata carries NextMarker ("" on the last page) and
 // NumberOfRecords, the two keys azblob reads (readSchemaMetadata).
-func writeArrowListing(w http.ResponseWriter, list blob.ListBlobsOutput, inc map[string]bool) error {
+func arrowPage(list blob.ListBlobsOutput, inc map[string]bool) (server.Response, error) {
 	a := newArrowListing(inc)
 	for i := range list.Items {
 		e := &list.Items[i]
@@ -258,10 +259,7 @@ func writeArrowListing(w http.ResponseWriter, list blob.ListBlobsOutput, inc map
 	var body bytes.Buffer
 	md := []arrowipc.KV{{Key: "NextMarker", Value: list.NextMarker}, {Key: "NumberOfRecords", Value: strconv.Itoa(len(list.Items))}}
 	if err := arrowipc.Write(&body, md, a.cols...); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.Header().Set("Content-Type", arrowipc.ContentType)
-	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(body.Bytes())
-	return err
+	return server.Response{Status: http.StatusOK, Body: body.Bytes(), ContentType: arrowipc.ContentType}, nil
 }

@@ -42,48 +42,47 @@ func parseSequenceConds(h http.Header) blob.SequenceConditions {
 }
 
 // putPage is Put Page's REST handler (update or clear).
-func (s *Service) putPage(w http.ResponseWriter, r *req) error {
+func (s *Service) putPage(r *req) (server.Response, error) {
 	conds, off, n, err := parsePageWrite(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := blob.PutPageInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Sequence: parseSequenceConds(r.Header), Offset: off, Length: n, CheckFirst: expectsContinue(r.Header)}
 	mode := r.Header.Get("X-Ms-Page-Write")
 	switch mode {
 	case "update":
 		if n > blob.MaxPageWrite {
-			return azerr.New(azerr.RequestBodyTooLarge)
+			return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 		}
 		if r.ContentLength != n {
-			return azerr.Newf(azerr.InvalidPageRange, "The page range length must equal the Content-Length.")
+			return server.Response{}, azerr.Newf(azerr.InvalidPageRange, "The page range length must equal the Content-Length.")
 		}
 		if in.Checksums, err = parseChecksums(r.Header); err != nil {
-			return err
+			return server.Response{}, err
 		}
 		in.Body = r.Body
 	case "clear":
 		if r.ContentLength > 0 {
-			return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+			return server.Response{}, azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
 		}
 		in.Clear = true
 	case "":
-		return azerr.MissingHeader("x-ms-page-write")
+		return server.Response{}, azerr.MissingHeader("x-ms-page-write")
 	default:
-		return azerr.InvalidHeader("x-ms-page-write", mode)
+		return server.Response{}, azerr.InvalidHeader("x-ms-page-write", mode)
 	}
 	out, err := s.PutPage(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
-	h := w.Header()
-	h.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(out.SequenceNumber, 10))
+	resp := answer(http.StatusCreated, 6)
+	setETag(&resp, out.ETag, out.LastModified)
+	resp.Set("X-Ms-Blob-Sequence-Number", strconv.FormatInt(out.SequenceNumber, 10))
 	if !in.Clear {
-		echoDigests(h, out.ContentMD5, out.ContentCRC64)
-		h.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
+		echoDigests(&resp, out.ContentMD5, out.ContentCRC64)
+		resp.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
 	}
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	return resp, nil
 }
 
 // parsePageWrite reads the conditions and the page range of a page write.
@@ -107,22 +106,22 @@ type pageListXML struct {
 }
 
 // getPageRanges is Get Page Ranges' REST handler.
-func (s *Service) getPageRanges(w http.ResponseWriter, r *req) error {
+func (s *Service) getPageRanges(r *req) (server.Response, error) {
 	rng, err := wire.ParseRange(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	prevSnap := r.q.Get("prevsnapshot")
 	if prevSnap != "" {
 		prevT, err := wire.ParseSnapshot(prevSnap)
 		if err != nil {
-			return azerr.InvalidQuery("prevsnapshot", prevSnap)
+			return server.Response{}, azerr.InvalidQuery("prevsnapshot", prevSnap)
 		}
 		prevSnap = wire.FormatISO7(prevT)
 	}
 	pr, err := s.GetPageRanges(r.Context(), blob.GetPageRangesInput{Call: r.call(), Ref: r.ref(), Access: r.readAccess(), Range: rng, PrevSnapshot: prevSnap})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out := pageListXML{Ranges: []pageRangeXML{}}
 	for _, sp := range pr.Ranges {
@@ -132,33 +131,38 @@ func (s *Service) getPageRanges(w http.ResponseWriter, r *req) error {
 		}
 		out.Ranges = append(out.Ranges, pageRangeXML{XMLName: xml.Name{Local: name}, Start: sp.Off, End: sp.End - 1})
 	}
-	setETag(w, pr.ETag, pr.LastModified)
-	w.Header().Set("X-Ms-Blob-Content-Length", strconv.FormatInt(pr.Size, 10))
-	return server.WriteXML(w, http.StatusOK, out)
+	resp, err := server.XML(http.StatusOK, out)
+	if err != nil {
+		return resp, err
+	}
+	resp.Header = make([]server.HeaderField, 0, 3)
+	setETag(&resp, pr.ETag, pr.LastModified)
+	resp.Set("X-Ms-Blob-Content-Length", strconv.FormatInt(pr.Size, 10))
+	return resp, nil
 }
 
 // appendBlock is Append Block's REST handler.
-func (s *Service) appendBlock(w http.ResponseWriter, r *req) error {
+func (s *Service) appendBlock(r *req) (server.Response, error) {
 	conds, appendPos, maxSize, err := parseAppendConds(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	in := blob.AppendBlockInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos), MaxSize: optSize(maxSize), Body: r.Body,
 		CheckFirst: expectsContinue(r.Header)}
 	if in.Checksums, err = parseChecksums(r.Header); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if in.Length, err = contentLength(r); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.AppendBlock(r.Context(), in)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	writeAppendResult(w, out.ETag, out.LastModified, out.AppendOffset, out.CommittedBlockCount, out.ServerEncrypted)
-	echoDigests(w.Header(), out.ContentMD5, out.ContentCRC64)
-	w.WriteHeader(http.StatusCreated)
-	return nil
+	resp := answer(http.StatusCreated, 7)
+	writeAppendResult(&resp, out.ETag, out.LastModified, out.AppendOffset, out.CommittedBlockCount, out.ServerEncrypted)
+	echoDigests(&resp, out.ContentMD5, out.ContentCRC64)
+	return resp, nil
 }
 
 // optSize is a size header's value as an optional input (-1: absent).
@@ -170,12 +174,11 @@ func optSize(v int64) *int64 {
 }
 
 // writeAppendResult sets the headers of an append's response.
-func writeAppendResult(w http.ResponseWriter, etag string, modified time.Time, offset int64, appends int, encrypted bool) {
-	setETag(w, etag, modified)
-	h := w.Header()
-	h.Set("X-Ms-Blob-Append-Offset", strconv.FormatInt(offset, 10))
-	h.Set("X-Ms-Blob-Committed-Block-Count", strconv.Itoa(appends))
-	h.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(encrypted))
+func writeAppendResult(resp *server.Response, etag string, modified time.Time, offset int64, appends int, encrypted bool) {
+	setETag(resp, etag, modified)
+	resp.Set("X-Ms-Blob-Append-Offset", strconv.FormatInt(offset, 10))
+	resp.Set("X-Ms-Blob-Committed-Block-Count", strconv.Itoa(appends))
+	resp.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(encrypted))
 }
 
 // parseAppendConds reads the conditions of an append: the write
@@ -196,17 +199,17 @@ func parseAppendConds(r *req) (conds cond.Conditions, appendPos, maxSize int64, 
 // conditions and lease apply, and x-ms-blob-condition-appendpos (the
 // length the caller expects it to be sealed at). Sealing a sealed blob
 // succeeds.
-func (s *Service) sealBlob(w http.ResponseWriter, r *req) error {
+func (s *Service) sealBlob(r *req) (server.Response, error) {
 	conds, appendPos, _, err := parseAppendConds(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out, err := s.SealBlob(r.Context(), blob.SealBlobInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), AppendPosition: optSize(appendPos)})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
-	setETag(w, out.ETag, out.LastModified)
-	w.Header().Set("X-Ms-Blob-Sealed", strconv.FormatBool(out.Sealed))
-	w.WriteHeader(http.StatusOK)
-	return nil
+	resp := answer(http.StatusOK, 3)
+	setETag(&resp, out.ETag, out.LastModified)
+	resp.Set("X-Ms-Blob-Sealed", strconv.FormatBool(out.Sealed))
+	return resp, nil
 }

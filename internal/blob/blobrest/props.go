@@ -6,6 +6,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
 
@@ -14,13 +15,11 @@ import (
 // route table's service-level entries serve through svcpropsrest.
 func (s *Service) ServiceProperties() *svcprops.Service { return s.Props() }
 
-func (s *Service) getAccountInfo(w http.ResponseWriter, r *req) error {
-	h := w.Header()
-	h.Set("X-Ms-Sku-Name", "Standard_RAGRS")
-	h.Set("X-Ms-Account-Kind", "StorageV2")
-	h.Set("X-Ms-Is-Hns-Enabled", "false")
-	w.WriteHeader(http.StatusOK)
-	return nil
+func (s *Service) getAccountInfo(r *req) (server.Response, error) {
+	return server.Status(http.StatusOK).
+		With("X-Ms-Sku-Name", "Standard_RAGRS").
+		With("X-Ms-Account-Kind", "StorageV2").
+		With("X-Ms-Is-Hns-Enabled", "false"), nil
 }
 
 // authorizeAnonymous lets an unauthenticated request through only where

@@ -14,7 +14,7 @@ import (
 // level, comp, restype, method and headers, kept to measure the table
 // against (BenchmarkRouteLookup).
 
-type switchOp func(w http.ResponseWriter, r *req) error
+type switchOp func(r *req) (server.Response, error)
 
 func (r *req) asSwitch(name string, o switchOp) (switchOp, error) {
 	r.Op = name
@@ -27,7 +27,9 @@ func (s *Service) routeSwitch(r *req) (switchOp, error) {
 	m := r.Method
 	bad := func() (switchOp, error) { return nil, server.NoRoute(comp) }
 	// The shared service-level handlers (svcpropsrest), bound to s.
-	bound := func(h handler) switchOp { return func(w http.ResponseWriter, r *req) error { return h(s, w, r) } }
+	bound := func(h func(*Service, *req) (server.Response, error)) switchOp {
+		return func(r *req) (server.Response, error) { return h(s, r) }
+	}
 	// Get Account Information is valid on every level.
 	if restype == "account" && comp == "properties" && (m == http.MethodGet || m == http.MethodHead) {
 		return r.asSwitch("getAccountInfo", s.getAccountInfo)
@@ -38,11 +40,11 @@ func (s *Service) routeSwitch(r *req) (switchOp, error) {
 		case comp == "list" && m == http.MethodGet:
 			return r.asSwitch("listContainers", s.listContainers)
 		case restype == "service" && comp == "properties" && m == http.MethodGet:
-			return r.asSwitch("getServiceProperties", bound(server.Typed(svcpropsrest.GetProperties[*Service, *req])))
+			return r.asSwitch("getServiceProperties", bound(svcpropsrest.GetProperties[*Service, *req]))
 		case restype == "service" && comp == "properties" && m == http.MethodPut:
-			return r.asSwitch("setServiceProperties", bound(server.Typed(svcpropsrest.SetProperties[*Service, *req])))
+			return r.asSwitch("setServiceProperties", bound(svcpropsrest.SetProperties[*Service, *req]))
 		case restype == "service" && comp == "stats" && m == http.MethodGet:
-			return r.asSwitch("getServiceStats", bound(server.Typed(svcpropsrest.GetStats[*Service, *req])))
+			return r.asSwitch("getServiceStats", bound(svcpropsrest.GetStats[*Service, *req]))
 		case restype == "service" && comp == "userdelegationkey" && m == http.MethodPost:
 			return r.asSwitch("getUserDelegationKey", s.getUserDelegationKey)
 		case comp == "blobs" && m == http.MethodGet:

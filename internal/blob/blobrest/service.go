@@ -17,6 +17,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
@@ -152,11 +153,25 @@ func (s *Service) route(r *req) (*route, error) {
 	return rt, nil
 }
 
-// setCommon sets ETag and Last-Modified.
-func setETag(w http.ResponseWriter, etag string, modified time.Time) {
-	h := w.Header()
-	h.Set("Etag", etag)
-	h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
+// answer is a typed answer of status with room for n headers: setting
+// them allocates once.
+func answer(status, n int) server.Response {
+	return server.Response{Status: status, Header: make([]server.HeaderField, 0, n)}
+}
+
+// setETag sets ETag and Last-Modified.
+func setETag(resp *server.Response, etag string, modified time.Time) {
+	resp.Set("Etag", etag)
+	resp.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
+}
+
+// setMetadata sets an x-ms-meta-{name} header for each entry of meta,
+// the name in the case it was stored in, as wire.WriteMetadata writes
+// them (not canonicalised: Response.Set would).
+func setMetadata(resp *server.Response, meta map[string]string) {
+	for k, v := range meta {
+		resp.Header = append(resp.Header, server.HeaderField{Name: wire.MetaPrefix + k, Value: v})
+	}
 }
 
 // contentLength returns the request's declared body length.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // undeleteBlob is Undelete Blob: it restores the soft-deleted base blob
@@ -15,13 +16,12 @@ import (
 // With x-ms-undelete-source ("?deletionid={id}") on a hierarchical
 // account it is Path Undelete of that soft-deleted path (undeletePath in
 // hns_undelete.go).
-func (s *Service) undeleteBlob(w http.ResponseWriter, r *req) error {
+func (s *Service) undeleteBlob(r *req) (server.Response, error) {
 	if src := r.Header.Get("X-Ms-Undelete-Source"); src != "" && s.Hierarchical(r.Account) {
-		return s.undeletePath(w, r, src)
+		return s.undeletePath(r, src)
 	}
 	if err := s.UndeleteBlob(r.Context(), blob.UndeleteBlobInput{Call: r.call(), Ref: r.ref()}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return server.Status(http.StatusOK), nil
 }

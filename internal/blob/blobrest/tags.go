@@ -26,70 +26,68 @@ func requestTags(r *req) (blobtags.Tags, error) {
 }
 
 // getBlobTags is Get Blob Tags' REST handler (also of a snapshot).
-func (s *Service) getBlobTags(w http.ResponseWriter, r *req) error {
+func (s *Service) getBlobTags(r *req) (server.Response, error) {
 	bc, err := blobIfConds(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	tags, err := s.GetBlobTags(r.Context(), blob.GetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), IfTags: ifTagsHeader(r.Header), BlobCond: bc})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	body := append([]byte(xmlHeader), blobtags.AppendXML(nil, tags, nil)...)
-	server.WriteXMLDoc(w, http.StatusOK, body)
-	return nil
+	return server.XMLDoc(http.StatusOK, body), nil
 }
 
 const xmlHeader = `<?xml version="1.0" encoding="utf-8"?>`
 
 // setBlobTags is Set Blob Tags' REST handler.
-func (s *Service) setBlobTags(w http.ResponseWriter, r *req) error {
+func (s *Service) setBlobTags(r *req) (server.Response, error) {
 	if r.ContentLength > 64<<10 {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	bc, err := blobIfConds(r.Header)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
 	if err != nil {
-		return azerr.New(azerr.InvalidXMLDocument)
+		return server.Response{}, azerr.New(azerr.InvalidXMLDocument)
 	}
 	if len(body) > 64<<10 {
-		return azerr.New(azerr.RequestBodyTooLarge)
+		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 	}
 	if err := checkMD5(r.Header, md5Sum(body)); err != nil {
-		return err
+		return server.Response{}, err
 	}
 	tags, err := blobtags.ParseXML(body)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if err := s.SetBlobTags(r.Context(), blob.SetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), IfTags: ifTagsHeader(r.Header), Tags: tags, BlobCond: bc}); err != nil {
-		return err
+		return server.Response{}, err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return server.Status(http.StatusNoContent), nil
 }
 
 // findBlobsByTags is Find Blobs by Tags' REST handler, over the account
 // (r.container "") or one container.
-func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
+func (s *Service) findBlobsByTags(r *req) (server.Response, error) {
 	where := r.q.Get("where")
 	if where == "" {
-		return azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "where")
+		return server.Response{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "where")
 	}
 	e, err := blobtags.ParseWhere(where)
 	if err != nil {
-		return azerr.Newf(azerr.InvalidQueryParameterValue, "%s", err.Error()).With("QueryParameterName", "where").With("QueryParameterValue", where)
+		return server.Response{}, azerr.Newf(azerr.InvalidQueryParameterValue, "%s", err.Error()).With("QueryParameterName", "where").With("QueryParameterValue", where)
 	}
 	maxN, err := parseMaxResults(r)
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	found, err := s.FindBlobsByTags(r.Context(), blob.FindBlobsByTagsInput{Call: r.call(), Account: r.Account, Container: r.container, Where: e, Marker: r.q.Get("marker"), MaxResults: maxN})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	out := []byte(xmlHeader)
 	out = append(out, `<EnumerationResults ServiceEndpoint="`...)
@@ -121,6 +119,5 @@ func (s *Service) findBlobsByTags(w http.ResponseWriter, r *req) error {
 		out = append(out, "<NextMarker />"...)
 	}
 	out = append(out, "</EnumerationResults>"...)
-	server.WriteXMLDoc(w, http.StatusOK, out)
-	return nil
+	return server.XMLDoc(http.StatusOK, out), nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // requestTier reads x-ms-access-tier on a request that writes or sets the
@@ -15,24 +16,22 @@ func requestTier(h http.Header, typ string) (string, error) {
 }
 
 // setBlobTier is Set Blob Tier's REST handler.
-func (s *Service) setBlobTier(w http.ResponseWriter, r *req) error {
+func (s *Service) setBlobTier(r *req) (server.Response, error) {
 	v := r.Header.Get("X-Ms-Access-Tier")
 	if v == "" {
-		return azerr.MissingHeader("x-ms-access-tier")
+		return server.Response{}, azerr.MissingHeader("x-ms-access-tier")
 	}
 	switch p := r.Header.Get("X-Ms-Rehydrate-Priority"); {
 	case p == "", strings.EqualFold(p, "Standard"), strings.EqualFold(p, "High"):
 	default:
-		return azerr.InvalidHeader("x-ms-rehydrate-priority", p)
+		return server.Response{}, azerr.InvalidHeader("x-ms-rehydrate-priority", p)
 	}
 	out, err := s.SetBlobTier(r.Context(), blob.SetBlobTierInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), Tier: v})
 	if err != nil {
-		return err
+		return server.Response{}, err
 	}
 	if out.Rehydrating {
-		w.WriteHeader(http.StatusAccepted)
-	} else {
-		w.WriteHeader(http.StatusOK)
+		return server.Status(http.StatusAccepted), nil
 	}
-	return nil
+	return server.Status(http.StatusOK), nil
 }

@@ -1,7 +1,6 @@
 package blobrest
 
 import (
-	"net/http"
 	"net/url"
 	"strconv"
 
@@ -52,15 +51,15 @@ func versionSource(r *req, snap string) string {
 }
 
 // setVersionID sets x-ms-version-id when the write made a version.
-func setVersionID(h http.Header, id string) {
+func setVersionID(resp *server.Response, id string) {
 	if id != "" {
-		h.Set("X-Ms-Version-Id", id)
+		resp.Set("X-Ms-Version-Id", id)
 	}
 }
 
 // writeVersion sets a read's x-ms-version-id and x-ms-is-current-version
 // (a blob written with versioning on has an id; a snapshot reports none).
-func writeVersion(h server.HeaderSetter, p *blob.BlobProperties) {
+func writeVersion(h *server.Response, p *blob.BlobProperties) {
 	if p.VersionID == "" {
 		return
 	}
