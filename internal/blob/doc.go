@@ -153,7 +153,7 @@
 //     found, as the handlers always answered. Outputs carry what Azure
 //     reports (`BlobProperties` with the lease state at the operation's
 //     time, ETag, Last-Modified, digests, ...); Get Blob's output holds the
-//     pinned body (`extent.Body`), sent by the handler (`server.SendBody`)
+//     pinned body (`extent.Body`), streamed as the answer's `server.Response.Content`
 //     or read through `Body.Reader`.
 //  5. **Rules shared by the operations** (`internal/blob`: `domain.go`,
 //     `blob.go`; the domain files keep the names of the front-end files

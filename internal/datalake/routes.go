@@ -1,14 +1,12 @@
 package datalake
 
 import (
-	"net/http"
-
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // handler is one dfs operation: a method of Service.
-type handler = func(s *Service, w http.ResponseWriter, r *req) error
+type handler = func(s *Service, r *req) (server.Response, error)
 
 // route is one entry of the dfs route table.
 type route = server.Route[handler]
@@ -74,39 +72,37 @@ func init() {
 		fsOrPath                   = lFilesystem | lPath
 		hier                       = fHierarchical
 	)
-	// One handler value for the entries of each name (Verify).
-	createPath, deletePath := server.Typed((*Service).createPath), server.Typed((*Service).deletePath)
 	routeList = []route{
 		// Filesystem - List (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/filesystem/list).
-		{Methods: get, Levels: lAccount, Resource: "account", Name: "listFilesystems", Handler: server.Typed((*Service).listFilesystems), SAS: sasList},
+		{Methods: get, Levels: lAccount, Resource: "account", Name: "listFilesystems", Handler: (*Service).listFilesystems, SAS: sasList},
 		// Filesystem - Create, Delete, Get Properties, Set Properties.
 		// Path - List (https://learn.microsoft.com/en-us/rest/api/storageservices/datalakestoragegen2/path/list).
-		{Methods: get, Levels: lFilesystem, Resource: "filesystem", Name: "listPaths", Handler: server.Typed((*Service).listPaths), SAS: sasPaths},
-		{Methods: put, Levels: lFilesystem, Resource: "filesystem", Name: "createFilesystem", Handler: server.Typed((*Service).createFilesystem), SAS: sasFSCreate},
-		{Methods: del, Levels: lFilesystem, Resource: "filesystem", Name: "deleteFilesystem", Handler: server.Typed((*Service).deleteFilesystem), SAS: sasFSDelete},
-		{Methods: head, Levels: lFilesystem, Resource: "filesystem", Name: "getFilesystemProperties", Handler: server.Typed((*Service).getFilesystemProperties), SAS: sasFSRead},
-		{Methods: patch, Levels: lFilesystem, Resource: "filesystem", Name: "setFilesystemProperties", Handler: server.Typed((*Service).setFilesystemProperties), SAS: sasFSWrite},
+		{Methods: get, Levels: lFilesystem, Resource: "filesystem", Name: "listPaths", Handler: (*Service).listPaths, SAS: sasPaths},
+		{Methods: put, Levels: lFilesystem, Resource: "filesystem", Name: "createFilesystem", Handler: (*Service).createFilesystem, SAS: sasFSCreate},
+		{Methods: del, Levels: lFilesystem, Resource: "filesystem", Name: "deleteFilesystem", Handler: (*Service).deleteFilesystem, SAS: sasFSDelete},
+		{Methods: head, Levels: lFilesystem, Resource: "filesystem", Name: "getFilesystemProperties", Handler: (*Service).getFilesystemProperties, SAS: sasFSRead},
+		{Methods: patch, Levels: lFilesystem, Resource: "filesystem", Name: "setFilesystemProperties", Handler: (*Service).setFilesystemProperties, SAS: sasFSWrite},
 		// Path - Create: a rename (x-ms-rename-source) whatever the
 		// resource, else a file or a directory.
-		{Methods: put, Levels: lPath, Headers: []server.Cond{server.Has("x-ms-rename-source")}, Name: "renamePath", Handler: server.Typed((*Service).renamePath), SAS: sasMove, Flags: hier},
-		{Methods: put, Levels: lPath, Resource: "file", Name: "createPath", Handler: createPath, SAS: sasCreate},
-		{Methods: put, Levels: lPath, Resource: "directory", Name: "createPath", Handler: createPath, SAS: sasCreate},
+		{Methods: put, Levels: lPath, Headers: []server.Cond{server.Has("x-ms-rename-source")}, Name: "renamePath", Handler: (*Service).renamePath, SAS: sasMove, Flags: hier},
+		{Methods: put, Levels: lPath, Resource: "file", Name: "createPath", Handler: (*Service).createPath, SAS: sasCreate},
+		{Methods: put, Levels: lPath, Resource: "directory", Name: "createPath", Handler: (*Service).createPath, SAS: sasCreate},
 		// Path - Delete, told from Delete Blob by its parameters.
-		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("recursive")}, Name: "deletePath", Handler: deletePath, SAS: sasDelete},
-		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("paginated")}, Name: "deletePath", Handler: deletePath, SAS: sasDelete},
-		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("continuation")}, Name: "deletePath", Handler: deletePath, SAS: sasDelete},
+		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("recursive")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete},
+		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("paginated")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete},
+		{Methods: del, Levels: lPath, Query: []server.Cond{server.Has("continuation")}, Name: "deletePath", Handler: (*Service).deletePath, SAS: sasDelete},
 		// Path - Get Properties' actions; on the filesystem URL, of its
 		// root directory.
-		{Methods: head, Levels: fsOrPath, Action: "getStatus", Name: "getPathStatus", Handler: server.Typed((*Service).getPathStatus), SAS: sasStatus},
-		{Methods: head, Levels: fsOrPath, Action: "getAccessControl", Name: "getPathAccessControl", Handler: server.Typed((*Service).getPathStatus), SAS: sasGetACL, Flags: hier},
+		{Methods: head, Levels: fsOrPath, Action: "getStatus", Name: "getPathStatus", Handler: (*Service).getPathStatus, SAS: sasStatus},
+		{Methods: head, Levels: fsOrPath, Action: "getAccessControl", Name: "getPathAccessControl", Handler: (*Service).getPathStatus, SAS: sasGetACL, Flags: hier},
 		// Path - Update's access control actions.
-		{Methods: patch, Levels: fsOrPath, Action: "setAccessControl", Name: "setAccessControl", Handler: server.Typed((*Service).setAccessControl), SAS: sasSetACL, Flags: hier | fACLLetters},
-		{Methods: patch, Levels: fsOrPath, Action: "setAccessControlRecursive", Name: "setAccessControlRecursive", Handler: server.Typed((*Service).setAccessControlRecursive), SAS: sasSetACL, Flags: hier | fACLLetters},
+		{Methods: patch, Levels: fsOrPath, Action: "setAccessControl", Name: "setAccessControl", Handler: (*Service).setAccessControl, SAS: sasSetACL, Flags: hier | fACLLetters},
+		{Methods: patch, Levels: fsOrPath, Action: "setAccessControlRecursive", Name: "setAccessControlRecursive", Handler: (*Service).setAccessControlRecursive, SAS: sasSetACL, Flags: hier | fACLLetters},
 		// Path - Update's content actions (path_content.go).
-		{Methods: patch, Levels: lPath, Action: "append", Name: "appendData", Handler: server.Typed((*Service).appendData), SAS: sasWrite, Flags: hier, Structured: server.StructuredRequest},
-		{Methods: patch, Levels: lPath, Action: "flush", Name: "flushData", Handler: server.Typed((*Service).flushData), SAS: sasWrite, Flags: hier},
+		{Methods: patch, Levels: lPath, Action: "append", Name: "appendData", Handler: (*Service).appendData, SAS: sasWrite, Flags: hier, Structured: server.StructuredRequest},
+		{Methods: patch, Levels: lPath, Action: "flush", Name: "flushData", Handler: (*Service).flushData, SAS: sasWrite, Flags: hier},
 		// Path - Lease (path_lease.go): POST without comp.
-		{Methods: server.POST, Levels: lPath, Name: "leasePath", Handler: server.Typed((*Service).leasePath), SAS: sasLease, Flags: hier},
+		{Methods: server.POST, Levels: lPath, Name: "leasePath", Handler: (*Service).leasePath, SAS: sasLease, Flags: hier},
 	}
 	dfsRoutes = server.NewRoutes(routeList)
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/base64"
-	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -37,51 +36,51 @@ func ParseDigests(h http.Header) (extent.Digests, error) {
 }
 
 // SetDigests sets the Content-MD5 and x-ms-content-crc64 of a write's
-// response to the digests of the content stored (a nil field: not set).
+// response to the digests of the content stored (a nil field: not set),
+// on any HeaderSetter; SetDigestHeaders is the same for a *Response.
 func SetDigests(h HeaderSetter, d extent.Digests) {
+	md5, crc := digestValues(d)
+	if md5 != "" {
+		h.Set("Content-Md5", md5)
+	}
+	if crc != "" {
+		h.Set("X-Ms-Content-Crc64", crc)
+	}
+}
+
+// SetDigestHeaders is SetDigests for a typed answer. It takes the
+// *Response itself: one passed through an interface escapes to the
+// heap, one more allocation per request.
+func SetDigestHeaders(r *Response, d extent.Digests) {
+	md5, crc := digestValues(d)
+	if md5 != "" {
+		r.Set("Content-Md5", md5)
+	}
+	if crc != "" {
+		r.Set("X-Ms-Content-Crc64", crc)
+	}
+}
+
+// digestValues are the header values of d's digests ("" for a nil one).
+func digestValues(d extent.Digests) (md5, crc64 string) {
 	if d.MD5 != nil {
-		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(d.MD5))
+		md5 = base64.StdEncoding.EncodeToString(d.MD5)
 	}
 	if d.CRC64 != nil {
-		h.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(d.CRC64))
+		crc64 = base64.StdEncoding.EncodeToString(d.CRC64)
 	}
+	return md5, crc64
 }
 
-// SetBodyHeaders sets the Content-Length of a read's body and, when
-// md5Wanted, its Content-MD5 (the body was then opened with wantMD5 and
-// read in full).
-func SetBodyHeaders(h http.Header, b *extent.Body, md5Wanted bool) {
-	h.Set("Content-Length", strconv.FormatInt(b.Size(), 10))
+// SetContentHeaders sets the Content-Length of a read's body b (a typed
+// answer's Content) and, when md5Wanted, its Content-MD5 (the body was
+// then opened with wantMD5 and read in full).
+func SetContentHeaders(r *Response, b *extent.Body, md5Wanted bool) {
+	r.Set("Content-Length", strconv.FormatInt(b.Size(), 10))
 	if md5Wanted {
 		if sum := b.MD5(); sum != nil {
-			h.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
+			r.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
 		}
 	}
 }
 
-// ContentHeaders is SetBodyHeaders for a typed answer (a *Response) or
-// any other HeaderSetter: the Content-Length of a read's body and, when
-// md5Wanted, its Content-MD5.
-func ContentHeaders(h HeaderSetter, b *extent.Body, md5Wanted bool) {
-	h.Set("Content-Length", strconv.FormatInt(b.Size(), 10))
-	if md5Wanted {
-		if sum := b.MD5(); sum != nil {
-			h.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum))
-		}
-	}
-}
-
-// SendBody writes a read's body after the status line (nothing for
-// HEAD) and closes it. The headers are gone by then, so a failure
-// mid-stream aborts the connection: the client sees a truncated body,
-// never a short success.
-func SendBody(w http.ResponseWriter, r *http.Request, b *extent.Body, log *slog.Logger) {
-	defer b.Close()
-	if r.Method == http.MethodHead {
-		return
-	}
-	if _, err := b.WriteTo(w); err != nil {
-		log.Debug("download: streaming failed", "path", r.URL.Path, "err", err)
-		panic(http.ErrAbortHandler)
-	}
-}

@@ -144,9 +144,9 @@
 // validation, the stored record under the service's key, Get Service
 // Stats for the kinds that have it, the CORS rules) and one set of
 // handlers, `svcpropsrest.GetProperties` / `SetProperties` / `GetStats`,
-// returning their answer (`Response`, rendered by `Render`), that each
+// returning their answer (`Response`) as every handler does, that each
 // route table names instantiated for its own types
-// (`server.Typed(svcpropsrest.GetProperties[*Service, *req])`; a front end offers
+// (`svcpropsrest.GetProperties[*Service, *req]`; a front end offers
 // `ServiceProperties()`, a request `server.Request.Base()`). The dfs port
 // hands these requests to the Blob service.
 //
@@ -173,8 +173,10 @@
 //     Blob From URL; `peekonly=true`: Peek Messages);
 //   - `Name` (the operation's name: `server.Request.Op`, the metrics
 //     label; no handler chooses by it), `Handler` (a method expression such as
-//     `(*Service).putBlob`, called as `rt.Handler(s, w, r)`: no closure per
-//     request);
+//     `(*Service).putBlob`, called as `rt.Handler(s, r)`: no closure per
+//     request; it returns its answer, a `Response`, which `Door.Serve`
+//     renders with `RenderFor`: headers in order, a body or a read's
+//     streamed `Content`);
 //   - `SAS`, a `server.SASRule`, or `SharedKeyOnly` (403 AuthorizationFailure
 //     for any SAS): exactly one, which `NewRoutes` enforces at start;
 //     `BearerOnly` (with `SharedKeyOnly`) refuses any SAS as failed

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -14,8 +15,9 @@ import (
 // its anonymous access and its own checks) to the one order in which
 // every REST front end serves a routed request (Serve). S is the
 // service's front end, R its parsed request; the route table's handlers
-// take both. A front end fills one Door, once, and its ServeAzure calls
-// Serve.
+// take both and return their answer (Response), which Serve renders: no
+// handler touches the http.ResponseWriter. A front end fills one Door,
+// once, and its ServeAzure calls Serve.
 type Door[S, R any] struct {
 	// Parse reads from the request what routing needs: the names its
 	// path addresses, its query.
@@ -24,7 +26,7 @@ type Door[S, R any] struct {
 	// (and checks what the table cannot: names, selectors outside it),
 	// recording it on the request; its error is answered after the SAS,
 	// if any, is authenticated (SASFirst).
-	Route func(S, R) (*Route[func(S, http.ResponseWriter, R) error], error)
+	Route func(S, R) (*Route[func(S, R) (Response, error)], error)
 	// Target is what the URL names and the stored access policies that
 	// may complete a SAS for it, for SASFirst on an unrouted request;
 	// called only when the request carries a SAS.
@@ -43,7 +45,7 @@ type Door[S, R any] struct {
 	// Extras, if set, are the service's own checks of an authorized
 	// request before its handler (the Blob change feed's read-only
 	// container, customer-provided keys, ...); it may wrap the response
-	// writer.
+	// writer the answer is rendered to.
 	Extras func(S, http.ResponseWriter, R) (http.ResponseWriter, error)
 	// Answer, if set, maps a handler's error to the service's answer
 	// (File's refusals of the domain to Azure error codes).
@@ -55,7 +57,8 @@ type Door[S, R any] struct {
 // else is wrong) or the operation's authorization (its SAS rule, a
 // bearer-only operation's refusal of any SAS, the service's anonymous
 // rule), the service's extras, the structured body of an operation that
-// takes one, and the handler. An x-ms-structured-body on an operation
+// takes one, the handler, and the rendering of its answer (RenderFor; a
+// read's content is streamed, a refusal's closed unsent). An x-ms-structured-body on an operation
 // whose entry does not take one is refused as a routing error is, so no
 // framing is ever stored as content.
 func (d *Door[S, R]) Serve(s S, w http.ResponseWriter, sr *Request) error {
@@ -102,11 +105,21 @@ func (d *Door[S, R]) Serve(s S, w http.ResponseWriter, sr *Request) error {
 		}
 		w = xsm.Acknowledge(w, dec)
 	}
-	err = rt.Handler(s, w, r)
-	if d.Answer != nil {
-		err = d.Answer(err)
+	resp, err := rt.Handler(s, r)
+	if err != nil {
+		if resp.Content != nil {
+			resp.Content.Close()
+		}
+		if d.Answer != nil {
+			err = d.Answer(err)
+		}
+		return err
 	}
-	return err
+	var log *slog.Logger
+	if l, ok := any(s).(interface{ Log() *slog.Logger }); ok {
+		log = l.Log()
+	}
+	return RenderFor(w, sr.Request, log, resp)
 }
 
 // hStructuredBody is the header of a structured message (XSM/1.0 with

@@ -14,7 +14,7 @@ import (
 // doorSvc and doorReq are a toy service for Door: every stage records
 // itself in the request's trace.
 type doorSvc struct {
-	routes *Routes[func(*doorSvc, http.ResponseWriter, *doorReq) error]
+	routes *Routes[func(*doorSvc, *doorReq) (Response, error)]
 }
 
 type doorReq struct {
@@ -27,15 +27,14 @@ func (r *doorReq) mark(s string) { r.trace = append(r.trace, s) }
 var errRefusedByExtras = errors.New("extras refused")
 
 func testDoor(anonymous bool) (*Door[*doorSvc, *doorReq], *doorSvc, *[]*doorReq) {
-	handler := func(_ *doorSvc, w http.ResponseWriter, r *doorReq) error {
+	handler := func(_ *doorSvc, r *doorReq) (Response, error) {
 		r.mark("handler")
 		if r.Header.Get("fail") != "" {
-			return errors.New("handler failed")
+			return Response{}, errors.New("handler failed")
 		}
-		w.WriteHeader(http.StatusOK)
-		return nil
+		return Status(http.StatusOK), nil
 	}
-	s := &doorSvc{routes: NewRoutes([]Route[func(*doorSvc, http.ResponseWriter, *doorReq) error]{
+	s := &doorSvc{routes: NewRoutes([]Route[func(*doorSvc, *doorReq) (Response, error)]{
 		{Methods: POST, Levels: 1, Comp: "key", Name: "key", Handler: handler, SharedKeyOnly: true, BearerOnly: true},
 		{Methods: PUT, Levels: 1, Name: "put", Handler: handler, SAS: SASRule{Resource: auth.ObjectLevel, AnyOf: "w"}, Structured: StructuredRequest},
 		{Methods: GET, Levels: 1, Name: "get", Handler: handler, SAS: SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}, Structured: StructuredResponse},
@@ -49,7 +48,7 @@ func testDoor(anonymous bool) (*Door[*doorSvc, *doorReq], *doorSvc, *[]*doorReq)
 			seen = append(seen, r)
 			return r
 		},
-		Route: func(s *doorSvc, r *doorReq) (*Route[func(*doorSvc, http.ResponseWriter, *doorReq) error], error) {
+		Route: func(s *doorSvc, r *doorReq) (*Route[func(*doorSvc, *doorReq) (Response, error)], error) {
 			r.mark("route")
 			sel := s.routes.Selectors(r.URL.Query())
 			rt := s.routes.Match(MethodOf(r.Method), 1, &sel, r.Header, r.URL.Query())

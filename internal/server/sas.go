@@ -170,9 +170,9 @@ func CheckSASRule(eff *auth.SAS, svc auth.Service, rule SASRule) error {
 // Properties, Get File or Get File Properties response (Create a service SAS,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas,
 // "Specify query parameters to override response headers (Blob Storage and
-// Azure Files only)"). An account SAS (or no SAS) overrides nothing. h
-// is the answer's headers: an http.Header, or a typed answer.
-func ApplySASOverrides(h HeaderSetter, eff *auth.SAS) {
+// Azure Files only)"), replacing the headers of those names set before.
+// An account SAS (or no SAS) overrides nothing.
+func ApplySASOverrides(r *Response, eff *auth.SAS) {
 	if eff == nil || eff.IsAccount() {
 		return
 	}
@@ -184,7 +184,7 @@ func ApplySASOverrides(h HeaderSetter, eff *auth.SAS) {
 		{"Content-Type", eff.ContentType},
 	} {
 		if o.v != "" {
-			h.Set(o.name, o.v)
+			r.Set(o.name, o.v)
 		}
 	}
 }

@@ -28,7 +28,7 @@ type Response struct {
 	// Content is a read's bytes (a blob's, a file's), streamed after the
 	// headers instead of Body; Render closes it whether it was sent or
 	// not (a HEAD, an error before). Its Content-Length is among Header
-	// (ContentHeaders); a failure mid-stream aborts the connection, so
+	// (SetContentHeaders); a failure mid-stream aborts the connection, so
 	// the client sees a cut body, never a short success.
 	Content *extent.Body
 	// Structured frames Content as a structured message (XSM/1.0,
@@ -167,7 +167,7 @@ func (r *Response) has(name string) bool {
 }
 
 // sendContent streams b to w; a failure after the status line aborts the
-// connection (SendBody).
+// connection: the client sees a cut body, never a short success.
 func sendContent(w http.ResponseWriter, hr *http.Request, b *extent.Body, log *slog.Logger) {
 	if _, err := b.WriteTo(w); err != nil {
 		if log != nil {
@@ -181,9 +181,10 @@ func sendContent(w http.ResponseWriter, hr *http.Request, b *extent.Body, log *s
 	}
 }
 
-// Typed adapts a handler that returns its answer to a route table's
-// handler type: the answer is rendered by Render, an error is the
-// dispatcher's to answer.
+// Typed adapts a handler that returns its answer to one that writes it
+// as Door.Serve does (RenderFor; the request and logger from R's
+// HTTP() and S's Log(), when they have them): for tests and tools that
+// call a handler without a Door.
 func Typed[S, R any](h func(S, R) (Response, error)) func(S, http.ResponseWriter, R) error {
 	return func(s S, w http.ResponseWriter, r R) error {
 		resp, err := h(s, r)

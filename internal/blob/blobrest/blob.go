@@ -78,11 +78,6 @@ func parseChecksums(h http.Header) (blob.Checksums, error) {
 // endpoint's append).
 func ParseChecksums(h http.Header) (blob.Checksums, error) { return parseChecksums(h) }
 
-// EchoDigests answers the digests of a content write.
-func EchoDigests(h http.Header, md5, crc64 []byte) {
-	server.SetDigests(h, extent.Digests{MD5: md5, CRC64: crc64})
-}
-
 func echoDigests(resp *server.Response, md5, crc64 []byte) {
 	server.SetDigestHeaders(resp, extent.Digests{MD5: md5, CRC64: crc64})
 }
@@ -277,7 +272,7 @@ func writeBlobHeaders(h *server.Response, p *blob.BlobProperties, r *req) {
 	if p.HTTPHeaders.CacheControl != "" {
 		h.Set("Cache-Control", p.HTTPHeaders.CacheControl)
 	}
-	server.SetSASOverrides(h, r.sas)
+	server.ApplySASOverrides(h, r.sas)
 	setMetadata(h, p.Metadata)
 	if p.HasLease {
 		writeEffectiveLease(h, p.Lease)

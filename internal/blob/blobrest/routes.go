@@ -1,15 +1,13 @@
 package blobrest
 
 import (
-	"net/http"
-
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops/svcpropsrest"
 )
 
 // handler is one REST operation: a method of Service.
-type handler = func(s *Service, w http.ResponseWriter, r *req) error
+type handler = func(s *Service, r *req) (server.Response, error)
 
 // route is one entry of the Blob route table.
 type route = server.Route[handler]
@@ -96,19 +94,6 @@ var blobUnsupported = server.Unsupported{
 	"container/rename": "Rename Container",
 }
 
-// The typed handlers several entries share: entries of one operation
-// name must hold one handler value (Routes.Verify), and each
-// server.Typed call makes another.
-var (
-	findBlobsByTagsH        = server.Typed((*Service).findBlobsByTags)
-	submitBatchH            = server.Typed((*Service).submitBatch)
-	getContainerPropertiesH = server.Typed((*Service).getContainerProperties)
-	leaseContainerH         = server.Typed((*Service).leaseContainer)
-	getBlobPropertiesH      = server.Typed((*Service).getBlobProperties)
-	deleteBlobH             = server.Typed((*Service).deleteBlob)
-	leaseBlobH              = server.Typed((*Service).leaseBlob)
-)
-
 // blobRoutes is the Blob service's route table (Blob service REST API,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/blob-service-rest-api).
 // Entries are tried in order. Built in init: the handlers' bodies reach
@@ -124,92 +109,92 @@ func init() {
 		// Get Account Information is valid on every level, with any SAS
 		// valid for what the URL addresses (Get Account Information,
 		// https://learn.microsoft.com/en-us/rest/api/storageservices/get-account-information).
-		{Methods: get | head, Levels: lAll, Restype: "account", Comp: "properties", Name: "getAccountInfo", Handler: server.Typed((*Service).getAccountInfo),
+		{Methods: get | head, Levels: lAll, Restype: "account", Comp: "properties", Name: "getAccountInfo", Handler: (*Service).getAccountInfo,
 			SAS: server.SASRule{Resource: auth.ServiceLevel}, Flags: fSASAtLevel},
 
 		// Account.
-		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listContainers", Handler: server.Typed((*Service).listContainers),
+		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listContainers", Handler: (*Service).listContainers,
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: server.Typed(svcpropsrest.GetProperties[*Service, *req]), SAS: sasSvcRead},
-		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: server.Typed(svcpropsrest.SetProperties[*Service, *req]), SAS: sasSvcWrite},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: server.Typed(svcpropsrest.GetStats[*Service, *req]), SAS: sasSvcRead},
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req], SAS: sasSvcRead},
+		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req], SAS: sasSvcWrite},
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: svcpropsrest.GetStats[*Service, *req], SAS: sasSvcRead},
 		// No SAS reaches it: the key is for bearer-token callers.
-		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: server.Typed((*Service).getUserDelegationKey), SharedKeyOnly: true, BearerOnly: true},
-		{Methods: get, Levels: lAccount, Restype: star, Comp: "blobs", Name: "findBlobsByTagsAccount", Handler: findBlobsByTagsH,
+		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true, BearerOnly: true},
+		{Methods: get, Levels: lAccount, Restype: star, Comp: "blobs", Name: "findBlobsByTagsAccount", Handler: (*Service).findBlobsByTags,
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "f"}},
 		// A batch needs no permission of its own: each sub-request is
 		// authorized by its own signature.
-		{Methods: post, Levels: lAccount, Restype: star, Comp: "batch", Name: "submitBatchAccount", Handler: submitBatchH,
+		{Methods: post, Levels: lAccount, Restype: star, Comp: "batch", Name: "submitBatchAccount", Handler: (*Service).submitBatch,
 			SAS: server.SASRule{Resource: auth.ServiceLevel}},
 
 		// Container (restype=container, checked before the table).
-		{Methods: put, Levels: lContainer, Restype: "container", Name: "createContainer", Handler: server.Typed((*Service).createContainer),
+		{Methods: put, Levels: lContainer, Restype: "container", Name: "createContainer", Handler: (*Service).createContainer,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}},
-		{Methods: get | head, Levels: lContainer, Restype: "container", Name: "getContainerProperties", Handler: getContainerPropertiesH, SAS: sasContRead, Flags: fPublicContainer},
+		{Methods: get | head, Levels: lContainer, Restype: "container", Name: "getContainerProperties", Handler: (*Service).getContainerProperties, SAS: sasContRead, Flags: fPublicContainer},
 		// Restore Container: the container is created again, as Create
 		// Container does (account SAS, c or w).
-		{Methods: put, Levels: lContainer, Restype: "container", Comp: "undelete", Name: "restoreContainer", Handler: server.Typed((*Service).restoreContainer),
+		{Methods: put, Levels: lContainer, Restype: "container", Comp: "undelete", Name: "restoreContainer", Handler: (*Service).restoreContainer,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}},
-		{Methods: del, Levels: lContainer, Restype: "container", Name: "deleteContainer", Handler: server.Typed((*Service).deleteContainer),
+		{Methods: del, Levels: lContainer, Restype: "container", Name: "deleteContainer", Handler: (*Service).deleteContainer,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}},
-		{Methods: put, Levels: lContainer, Restype: "container", Comp: "metadata", Name: "setContainerMetadata", Handler: server.Typed((*Service).setContainerMetadata), SAS: sasContW},
-		{Methods: get | head, Levels: lContainer, Restype: "container", Comp: "metadata", Name: "getContainerProperties", Handler: getContainerPropertiesH, SAS: sasContRead, Flags: fPublicContainer},
+		{Methods: put, Levels: lContainer, Restype: "container", Comp: "metadata", Name: "setContainerMetadata", Handler: (*Service).setContainerMetadata, SAS: sasContW},
+		{Methods: get | head, Levels: lContainer, Restype: "container", Comp: "metadata", Name: "getContainerProperties", Handler: (*Service).getContainerProperties, SAS: sasContRead, Flags: fPublicContainer},
 		// Container ACLs are Shared Key only (Create an account SAS: an
 		// account SAS does not reach Get or Set Container ACL).
-		{Methods: get | head, Levels: lContainer, Restype: "container", Comp: "acl", Name: "getContainerACL", Handler: server.Typed((*Service).getContainerACL), SharedKeyOnly: true},
-		{Methods: put, Levels: lContainer, Restype: "container", Comp: "acl", Name: "setContainerACL", Handler: server.Typed((*Service).setContainerACL), SharedKeyOnly: true},
-		{Methods: put, Levels: lContainer, Restype: "container", Comp: "lease", Headers: []server.Cond{server.Is(hLeaseAction, "break")}, Name: "leaseContainer", Handler: leaseContainerH,
+		{Methods: get | head, Levels: lContainer, Restype: "container", Comp: "acl", Name: "getContainerACL", Handler: (*Service).getContainerACL, SharedKeyOnly: true},
+		{Methods: put, Levels: lContainer, Restype: "container", Comp: "acl", Name: "setContainerACL", Handler: (*Service).setContainerACL, SharedKeyOnly: true},
+		{Methods: put, Levels: lContainer, Restype: "container", Comp: "lease", Headers: []server.Cond{server.Is(hLeaseAction, "break")}, Name: "leaseContainer", Handler: (*Service).leaseContainer,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "w", SinceAnyOf: "d", Since: "2017-07-29", AccountOnly: true}},
-		{Methods: put, Levels: lContainer, Restype: "container", Comp: "lease", Name: "leaseContainer", Handler: leaseContainerH, SAS: sasContW},
-		{Methods: get, Levels: lContainer, Restype: "container", Comp: "list", Name: "listBlobs", Handler: server.Typed((*Service).listBlobs),
+		{Methods: put, Levels: lContainer, Restype: "container", Comp: "lease", Name: "leaseContainer", Handler: (*Service).leaseContainer, SAS: sasContW},
+		{Methods: get, Levels: lContainer, Restype: "container", Comp: "list", Name: "listBlobs", Handler: (*Service).listBlobs,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l"}, Flags: fPublicContainer},
-		{Methods: get, Levels: lContainer, Restype: "container", Comp: "blobs", Name: "findBlobsByTags", Handler: findBlobsByTagsH,
+		{Methods: get, Levels: lContainer, Restype: "container", Comp: "blobs", Name: "findBlobsByTags", Handler: (*Service).findBlobsByTags,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "f"}},
-		{Methods: post, Levels: lContainer, Restype: "container", Comp: "batch", Name: "submitBatch", Handler: submitBatchH,
+		{Methods: post, Levels: lContainer, Restype: "container", Comp: "batch", Name: "submitBatch", Handler: (*Service).submitBatch,
 			SAS: server.SASRule{Resource: auth.ContainerLevel}},
 
 		// Blob (restype is not consulted).
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "tier", Name: "setBlobTier", Handler: server.Typed((*Service).setBlobTier), SAS: sasWrite, Flags: fOnSnapshot | fBatchable | fOnVersion},
-		{Methods: get | head, Levels: lBlob, Restype: star, Comp: "tags", Name: "getBlobTags", Handler: server.Typed((*Service).getBlobTags), SAS: sasTags},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "tags", Name: "setBlobTags", Handler: server.Typed((*Service).setBlobTags), SAS: sasTags, Flags: fOnVersion},
-		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Has(hCopySource), server.Has(hBlobType)}, Name: "putBlobFromURL", Handler: server.Typed((*Service).putBlobFromURL), SAS: sasCreate},
-		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Has(hCopySource), server.Lacks(hBlobType)}, Name: "copyBlob", Handler: server.Typed((*Service).copyBlob), SAS: sasCreate, Flags: fNoCPK},
-		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlob", Handler: server.Typed((*Service).putBlob), SAS: sasCreate, Structured: server.StructuredRequest},
-		{Methods: get, Levels: lBlob, Restype: star, Name: "getBlob", Handler: server.Typed((*Service).getBlob), SAS: sasRead, Flags: fPublicBlob, Structured: server.StructuredResponse},
-		{Methods: head, Levels: lBlob, Restype: star, Name: "getBlobProperties", Handler: getBlobPropertiesH, SAS: sasRead, Flags: fPublicBlob},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "tier", Name: "setBlobTier", Handler: (*Service).setBlobTier, SAS: sasWrite, Flags: fOnSnapshot | fBatchable | fOnVersion},
+		{Methods: get | head, Levels: lBlob, Restype: star, Comp: "tags", Name: "getBlobTags", Handler: (*Service).getBlobTags, SAS: sasTags},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "tags", Name: "setBlobTags", Handler: (*Service).setBlobTags, SAS: sasTags, Flags: fOnVersion},
+		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Has(hCopySource), server.Has(hBlobType)}, Name: "putBlobFromURL", Handler: (*Service).putBlobFromURL, SAS: sasCreate},
+		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Has(hCopySource), server.Lacks(hBlobType)}, Name: "copyBlob", Handler: (*Service).copyBlob, SAS: sasCreate, Flags: fNoCPK},
+		{Methods: put, Levels: lBlob, Restype: star, Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlob", Handler: (*Service).putBlob, SAS: sasCreate, Structured: server.StructuredRequest},
+		{Methods: get, Levels: lBlob, Restype: star, Name: "getBlob", Handler: (*Service).getBlob, SAS: sasRead, Flags: fPublicBlob, Structured: server.StructuredResponse},
+		{Methods: head, Levels: lBlob, Restype: star, Name: "getBlobProperties", Handler: (*Service).getBlobProperties, SAS: sasRead, Flags: fPublicBlob},
 		// Delete Blob of a version takes the delete-version permission,
 		// x, instead of d (Create a service SAS and Create an account
 		// SAS, "Delete version (x)": "Permits deletion of a blob
 		// version").
-		{Methods: del, Levels: lBlob, Restype: star, Query: []server.Cond{server.Has("versionid")}, Name: "deleteBlob", Handler: deleteBlobH,
+		{Methods: del, Levels: lBlob, Restype: star, Query: []server.Cond{server.Has("versionid")}, Name: "deleteBlob", Handler: (*Service).deleteBlob,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "x"}, Flags: fBatchable},
-		{Methods: del, Levels: lBlob, Restype: star, Name: "deleteBlob", Handler: deleteBlobH,
+		{Methods: del, Levels: lBlob, Restype: star, Name: "deleteBlob", Handler: (*Service).deleteBlob,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}, Flags: fBatchable},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "properties", Name: "setBlobProperties", Handler: server.Typed((*Service).setBlobProperties), SAS: sasWrite},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "metadata", Name: "setBlobMetadata", Handler: server.Typed((*Service).setBlobMetadata), SAS: sasWrite},
-		{Methods: get | head, Levels: lBlob, Restype: star, Comp: "metadata", Name: "getBlobProperties", Handler: getBlobPropertiesH, SAS: sasRead, Flags: fPublicBlob},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "lease", Headers: []server.Cond{server.Is(hLeaseAction, "break")}, Name: "leaseBlob", Handler: leaseBlobH,
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "properties", Name: "setBlobProperties", Handler: (*Service).setBlobProperties, SAS: sasWrite},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "metadata", Name: "setBlobMetadata", Handler: (*Service).setBlobMetadata, SAS: sasWrite},
+		{Methods: get | head, Levels: lBlob, Restype: star, Comp: "metadata", Name: "getBlobProperties", Handler: (*Service).getBlobProperties, SAS: sasRead, Flags: fPublicBlob},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "lease", Headers: []server.Cond{server.Is(hLeaseAction, "break")}, Name: "leaseBlob", Handler: (*Service).leaseBlob,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w", SinceAnyOf: "d", Since: "2017-07-29"}},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "lease", Name: "leaseBlob", Handler: leaseBlobH, SAS: sasWrite},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "snapshot", Name: "snapshotBlob", Handler: server.Typed((*Service).snapshotBlob), SAS: sasCreate},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "undelete", Name: "undeleteBlob", Handler: server.Typed((*Service).undeleteBlob), SAS: sasWrite},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "copy", Name: "abortCopyBlob", Handler: server.Typed((*Service).abortCopyBlob), SAS: sasWrite},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "block", Headers: []server.Cond{server.Has(hCopySource)}, Name: "putBlockFromURL", Handler: server.Typed((*Service).putBlockFromURL), SAS: sasCreate},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "block", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlock", Handler: server.Typed((*Service).putBlock), SAS: sasCreate, Structured: server.StructuredRequest},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "blocklist", Name: "putBlockList", Handler: server.Typed((*Service).putBlockList), SAS: sasCreate},
-		{Methods: get, Levels: lBlob, Restype: star, Comp: "blocklist", Name: "getBlockList", Handler: server.Typed((*Service).getBlockList), SAS: sasRead, Flags: fPublicBlob},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "page", Headers: []server.Cond{server.Has(hCopySource)}, Name: "putPageFromURL", Handler: server.Typed((*Service).putPageFromURL), SAS: sasWrite},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "page", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putPage", Handler: server.Typed((*Service).putPage), SAS: sasWrite, Structured: server.StructuredRequest},
-		{Methods: get, Levels: lBlob, Restype: star, Comp: "pagelist", Name: "getPageRanges", Handler: server.Typed((*Service).getPageRanges), SAS: sasRead, Flags: fPublicBlob},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Has(hCopySource)}, Name: "appendBlockFromURL", Handler: server.Typed((*Service).appendBlockFromURL), SAS: sasAppend},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "appendBlock", Handler: server.Typed((*Service).appendBlock), SAS: sasAppend, Structured: server.StructuredRequest},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "seal", Name: "sealBlob", Handler: server.Typed((*Service).sealBlob), SAS: sasWrite},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "expiry", Name: "setBlobExpiry", Handler: server.Typed((*Service).setBlobExpiry), SAS: sasWrite},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "lease", Name: "leaseBlob", Handler: (*Service).leaseBlob, SAS: sasWrite},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "snapshot", Name: "snapshotBlob", Handler: (*Service).snapshotBlob, SAS: sasCreate},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "undelete", Name: "undeleteBlob", Handler: (*Service).undeleteBlob, SAS: sasWrite},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "copy", Name: "abortCopyBlob", Handler: (*Service).abortCopyBlob, SAS: sasWrite},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "block", Headers: []server.Cond{server.Has(hCopySource)}, Name: "putBlockFromURL", Handler: (*Service).putBlockFromURL, SAS: sasCreate},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "block", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putBlock", Handler: (*Service).putBlock, SAS: sasCreate, Structured: server.StructuredRequest},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "blocklist", Name: "putBlockList", Handler: (*Service).putBlockList, SAS: sasCreate},
+		{Methods: get, Levels: lBlob, Restype: star, Comp: "blocklist", Name: "getBlockList", Handler: (*Service).getBlockList, SAS: sasRead, Flags: fPublicBlob},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "page", Headers: []server.Cond{server.Has(hCopySource)}, Name: "putPageFromURL", Handler: (*Service).putPageFromURL, SAS: sasWrite},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "page", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "putPage", Handler: (*Service).putPage, SAS: sasWrite, Structured: server.StructuredRequest},
+		{Methods: get, Levels: lBlob, Restype: star, Comp: "pagelist", Name: "getPageRanges", Handler: (*Service).getPageRanges, SAS: sasRead, Flags: fPublicBlob},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Has(hCopySource)}, Name: "appendBlockFromURL", Handler: (*Service).appendBlockFromURL, SAS: sasAppend},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "appendblock", Headers: []server.Cond{server.Lacks(hCopySource)}, Name: "appendBlock", Handler: (*Service).appendBlock, SAS: sasAppend, Structured: server.StructuredRequest},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "seal", Name: "sealBlob", Handler: (*Service).sealBlob, SAS: sasWrite},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "expiry", Name: "setBlobExpiry", Handler: (*Service).setBlobExpiry, SAS: sasWrite},
 		// Version-level immutability (immutability.go), on a blob, a
 		// snapshot or a version.
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "immutabilityPolicies", Name: "setImmutabilityPolicy", Handler: server.Typed((*Service).setImmutabilityPolicy), SAS: sasImmutability, Flags: fOnSnapshot | fOnVersion},
-		{Methods: del, Levels: lBlob, Restype: star, Comp: "immutabilityPolicies", Name: "deleteImmutabilityPolicy", Handler: server.Typed((*Service).deleteImmutabilityPolicy), SAS: sasImmutability},
-		{Methods: put, Levels: lBlob, Restype: star, Comp: "legalhold", Name: "setLegalHold", Handler: server.Typed((*Service).setLegalHold), SAS: sasImmutability, Flags: fOnSnapshot | fOnVersion},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "immutabilityPolicies", Name: "setImmutabilityPolicy", Handler: (*Service).setImmutabilityPolicy, SAS: sasImmutability, Flags: fOnSnapshot | fOnVersion},
+		{Methods: del, Levels: lBlob, Restype: star, Comp: "immutabilityPolicies", Name: "deleteImmutabilityPolicy", Handler: (*Service).deleteImmutabilityPolicy, SAS: sasImmutability},
+		{Methods: put, Levels: lBlob, Restype: star, Comp: "legalhold", Name: "setLegalHold", Handler: (*Service).setLegalHold, SAS: sasImmutability, Flags: fOnSnapshot | fOnVersion},
 	})
 }
 

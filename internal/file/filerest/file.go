@@ -144,7 +144,7 @@ func (s *Service) createFile(r *req) (server.Response, error) {
 	}
 	resp := entryWritten(out.Entry, http.StatusCreated)
 	if st != nil {
-		server.SetDigests(&resp, st.Digests())
+		server.SetDigestHeaders(&resp, st.Digests())
 	}
 	return resp, nil
 }
@@ -248,7 +248,7 @@ func (s *Service) getFile(r *req) (server.Response, error) {
 	resp := server.Response{Status: http.StatusOK, Content: body, Structured: structured, Header: make([]server.HeaderField, 0, fileHeaders+len(e.Meta))}
 	setFileHeaders(&resp, e, r.Now)
 	server.ApplySASOverrides(&resp, r.sas)
-	server.ContentHeaders(&resp, body, wantMD5 && rng != nil)
+	server.SetContentHeaders(&resp, body, wantMD5 && rng != nil)
 	if rng != nil {
 		resp.Status = http.StatusPartialContent
 		resp.Set("Content-Range", wire.ContentRange(off, n, e.Size))
@@ -412,7 +412,7 @@ func (s *Service) putRange(r *req) (server.Response, error) {
 	setETag(&h, e)
 	h.Set("X-Ms-File-Last-Write-Time", formatTime(e.SMB.LastWrite))
 	if st != nil {
-		server.SetDigests(&h, st.Digests())
+		server.SetDigestHeaders(&h, st.Digests())
 		h.Set("X-Ms-Request-Server-Encrypted", "true")
 	}
 	return h, nil

@@ -1,15 +1,13 @@
 package filerest
 
 import (
-	"net/http"
-
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops/svcpropsrest"
 )
 
 // handler is one REST operation: a method of Service.
-type handler = func(s *Service, w http.ResponseWriter, r *req) error
+type handler = func(s *Service, r *req) (server.Response, error)
 
 // route is one entry of the File route table.
 type route = server.Route[handler]
@@ -59,16 +57,6 @@ var (
 // naming it (server.NotSupported).
 var fileUnsupported = server.Unsupported{}
 
-// The typed handlers more than one entry of fileRoutes takes: the
-// entries of one operation share one handler value (Routes.Verify).
-var (
-	getSharePropertiesTyped     = server.Typed((*Service).getShareProperties)
-	getDirectoryPropertiesTyped = server.Typed((*Service).getDirectoryProperties)
-	listHandlesTyped            = server.Typed((*Service).listHandles)
-	forceCloseHandlesTyped      = server.Typed((*Service).forceCloseHandles)
-	getFilePropertiesTyped      = server.Typed((*Service).getFileProperties)
-)
-
 // fileRoutes is the File service's route table (Azure Files REST API,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-rest-api),
 // tried in order. Built in init, as the handlers reach the service that
@@ -86,77 +74,77 @@ func init() {
 	noCopySource := []server.Cond{server.Lacks("x-ms-copy-source")}
 	fileRoutes = server.NewRoutes([]route{
 		// Account.
-		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listShares", Handler: server.Typed((*Service).listShares),
+		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listShares", Handler: (*Service).listShares,
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: server.Typed(svcpropsrest.GetProperties[*Service, *req]),
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
-		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: server.Typed(svcpropsrest.SetProperties[*Service, *req]),
+		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
 		// Get User Delegation Key on the File endpoint (from 2026-02-06),
 		// for Azure Files user delegation SAS: bearer tokens only.
-		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: server.Typed((*Service).getUserDelegationKey), SharedKeyOnly: true, BearerOnly: true},
+		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true, BearerOnly: true},
 
 		// Share (restype=share).
-		{Methods: put, Levels: lShare, Restype: "share", Name: "createShare", Handler: server.Typed((*Service).createShare),
+		{Methods: put, Levels: lShare, Restype: "share", Name: "createShare", Handler: (*Service).createShare,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}},
-		{Methods: get | head, Levels: lShare, Restype: "share", Name: "getShareProperties", Handler: getSharePropertiesTyped, SAS: sasShareRead, Flags: snap},
-		{Methods: get | head, Levels: lShare, Restype: "share", Comp: "metadata", Name: "getShareProperties", Handler: getSharePropertiesTyped, SAS: sasShareRead, Flags: snap},
+		{Methods: get | head, Levels: lShare, Restype: "share", Name: "getShareProperties", Handler: (*Service).getShareProperties, SAS: sasShareRead, Flags: snap},
+		{Methods: get | head, Levels: lShare, Restype: "share", Comp: "metadata", Name: "getShareProperties", Handler: (*Service).getShareProperties, SAS: sasShareRead, Flags: snap},
 		// Restore Share: the share is created again, as Create Share
 		// does (account SAS, c or w).
-		{Methods: put, Levels: lShare, Restype: "share", Comp: "undelete", Name: "restoreShare", Handler: server.Typed((*Service).restoreShare),
+		{Methods: put, Levels: lShare, Restype: "share", Comp: "undelete", Name: "restoreShare", Handler: (*Service).restoreShare,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}, Flags: fNoShareSnapshot},
 		// Deletes the snapshot itself.
-		{Methods: del, Levels: lShare, Restype: "share", Name: "deleteShare", Handler: server.Typed((*Service).deleteShare),
+		{Methods: del, Levels: lShare, Restype: "share", Name: "deleteShare", Handler: (*Service).deleteShare,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}, Flags: snap},
-		{Methods: put, Levels: lShare, Restype: "share", Comp: "metadata", Name: "setShareMetadata", Handler: server.Typed((*Service).setShareMetadata), SAS: sasShareWrite},
-		{Methods: put, Levels: lShare, Restype: "share", Comp: "properties", Name: "setShareProperties", Handler: server.Typed((*Service).setShareProperties), SAS: sasShareWrite},
-		{Methods: put, Levels: lShare, Restype: "share", Comp: "snapshot", Name: "snapshotShare", Handler: server.Typed((*Service).snapshotShare), SAS: sasShareWrite, Flags: fNoShareSnapshot},
+		{Methods: put, Levels: lShare, Restype: "share", Comp: "metadata", Name: "setShareMetadata", Handler: (*Service).setShareMetadata, SAS: sasShareWrite},
+		{Methods: put, Levels: lShare, Restype: "share", Comp: "properties", Name: "setShareProperties", Handler: (*Service).setShareProperties, SAS: sasShareWrite},
+		{Methods: put, Levels: lShare, Restype: "share", Comp: "snapshot", Name: "snapshotShare", Handler: (*Service).snapshotShare, SAS: sasShareWrite, Flags: fNoShareSnapshot},
 		// Share ACLs are Shared Key only (an account SAS does not reach
 		// Get or Set Share ACL).
-		{Methods: get | head, Levels: lShare, Restype: "share", Comp: "acl", Name: "getShareACL", Handler: server.Typed((*Service).getShareACL), SharedKeyOnly: true},
-		{Methods: put, Levels: lShare, Restype: "share", Comp: "acl", Name: "setShareACL", Handler: server.Typed((*Service).setShareACL), SharedKeyOnly: true},
-		{Methods: get, Levels: lShare, Restype: "share", Comp: "stats", Name: "getShareStats", Handler: server.Typed((*Service).getShareStats), SAS: sasShareRead},
-		{Methods: put, Levels: lShare, Restype: "share", Comp: "filepermission", Name: "createPermission", Handler: server.Typed((*Service).createPermission),
+		{Methods: get | head, Levels: lShare, Restype: "share", Comp: "acl", Name: "getShareACL", Handler: (*Service).getShareACL, SharedKeyOnly: true},
+		{Methods: put, Levels: lShare, Restype: "share", Comp: "acl", Name: "setShareACL", Handler: (*Service).setShareACL, SharedKeyOnly: true},
+		{Methods: get, Levels: lShare, Restype: "share", Comp: "stats", Name: "getShareStats", Handler: (*Service).getShareStats, SAS: sasShareRead},
+		{Methods: put, Levels: lShare, Restype: "share", Comp: "filepermission", Name: "createPermission", Handler: (*Service).createPermission,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}},
-		{Methods: get, Levels: lShare, Restype: "share", Comp: "filepermission", Name: "getPermission", Handler: server.Typed((*Service).getPermission), SAS: sasShareRead},
+		{Methods: get, Levels: lShare, Restype: "share", Comp: "filepermission", Name: "getPermission", Handler: (*Service).getPermission, SAS: sasShareRead},
 		// Leases the snapshot (Lease Share,
 		// https://learn.microsoft.com/en-us/rest/api/storageservices/lease-share).
-		{Methods: put, Levels: lShare, Restype: "share", Comp: "lease", Name: "leaseShare", Handler: server.Typed((*Service).leaseShare), SAS: sasShareWrite, Flags: snap},
+		{Methods: put, Levels: lShare, Restype: "share", Comp: "lease", Name: "leaseShare", Handler: (*Service).leaseShare, SAS: sasShareWrite, Flags: snap},
 
 		// Directory (restype=directory; the share URL is its root).
-		{Methods: put, Levels: lShare | lPath, Restype: "directory", Name: "createDirectory", Handler: server.Typed((*Service).createDirectory), SAS: sasCreate},
-		{Methods: get | head, Levels: lShare | lPath, Restype: "directory", Name: "getDirectoryProperties", Handler: getDirectoryPropertiesTyped, SAS: sasRead, Flags: snap},
-		{Methods: get | head, Levels: lShare | lPath, Restype: "directory", Comp: "metadata", Name: "getDirectoryProperties", Handler: getDirectoryPropertiesTyped, SAS: sasRead, Flags: snap},
-		{Methods: del, Levels: lShare | lPath, Restype: "directory", Name: "deleteDirectory", Handler: server.Typed((*Service).deleteDirectory), SAS: sasDelete},
-		{Methods: put, Levels: lShare | lPath, Restype: "directory", Comp: "properties", Name: "setDirectoryProperties", Handler: server.Typed((*Service).setDirectoryProperties), SAS: sasWrite},
-		{Methods: put, Levels: lShare | lPath, Restype: "directory", Comp: "metadata", Name: "setDirectoryMetadata", Handler: server.Typed((*Service).setDirectoryMetadata), SAS: sasWrite},
-		{Methods: get, Levels: lShare | lPath, Restype: "directory", Comp: "list", Name: "listFilesAndDirectories", Handler: server.Typed((*Service).listFilesAndDirectories),
+		{Methods: put, Levels: lShare | lPath, Restype: "directory", Name: "createDirectory", Handler: (*Service).createDirectory, SAS: sasCreate},
+		{Methods: get | head, Levels: lShare | lPath, Restype: "directory", Name: "getDirectoryProperties", Handler: (*Service).getDirectoryProperties, SAS: sasRead, Flags: snap},
+		{Methods: get | head, Levels: lShare | lPath, Restype: "directory", Comp: "metadata", Name: "getDirectoryProperties", Handler: (*Service).getDirectoryProperties, SAS: sasRead, Flags: snap},
+		{Methods: del, Levels: lShare | lPath, Restype: "directory", Name: "deleteDirectory", Handler: (*Service).deleteDirectory, SAS: sasDelete},
+		{Methods: put, Levels: lShare | lPath, Restype: "directory", Comp: "properties", Name: "setDirectoryProperties", Handler: (*Service).setDirectoryProperties, SAS: sasWrite},
+		{Methods: put, Levels: lShare | lPath, Restype: "directory", Comp: "metadata", Name: "setDirectoryMetadata", Handler: (*Service).setDirectoryMetadata, SAS: sasWrite},
+		{Methods: get, Levels: lShare | lPath, Restype: "directory", Comp: "list", Name: "listFilesAndDirectories", Handler: (*Service).listFilesAndDirectories,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l"}, Flags: snap},
-		{Methods: get, Levels: lShare | lPath, Restype: "directory", Comp: "listhandles", Name: "listHandles", Handler: listHandlesTyped, SAS: sasList, Flags: snap},
-		{Methods: put, Levels: lShare | lPath, Restype: "directory", Comp: "forceclosehandles", Name: "forceCloseHandles", Handler: forceCloseHandlesTyped, SAS: sasWrite},
-		{Methods: put, Levels: lShare | lPath, Restype: "directory", Comp: "rename", Name: "renameDirectory", Handler: server.Typed((*Service).renameDirectory), SAS: sasWrite},
+		{Methods: get, Levels: lShare | lPath, Restype: "directory", Comp: "listhandles", Name: "listHandles", Handler: (*Service).listHandles, SAS: sasList, Flags: snap},
+		{Methods: put, Levels: lShare | lPath, Restype: "directory", Comp: "forceclosehandles", Name: "forceCloseHandles", Handler: (*Service).forceCloseHandles, SAS: sasWrite},
+		{Methods: put, Levels: lShare | lPath, Restype: "directory", Comp: "rename", Name: "renameDirectory", Handler: (*Service).renameDirectory, SAS: sasWrite},
 
 		// Handles of the root directory, whose client sends no restype
 		// (azfile DirectoryClient.ListHandles / ForceCloseHandles), or of
 		// a file.
-		{Methods: get, Levels: lShare | lPath, Comp: "listhandles", Name: "listHandles", Handler: listHandlesTyped, SAS: sasList, Flags: snap},
-		{Methods: put, Levels: lShare | lPath, Comp: "forceclosehandles", Name: "forceCloseHandles", Handler: forceCloseHandlesTyped, SAS: sasWrite},
+		{Methods: get, Levels: lShare | lPath, Comp: "listhandles", Name: "listHandles", Handler: (*Service).listHandles, SAS: sasList, Flags: snap},
+		{Methods: put, Levels: lShare | lPath, Comp: "forceclosehandles", Name: "forceCloseHandles", Handler: (*Service).forceCloseHandles, SAS: sasWrite},
 
 		// File (no restype).
-		{Methods: put, Levels: lPath, Headers: copySource, Name: "copyFile", Handler: server.Typed((*Service).copyFile), SAS: sasCreate},
-		{Methods: put, Levels: lPath, Headers: noCopySource, Name: "createFile", Handler: server.Typed((*Service).createFile), SAS: sasCreate},
-		{Methods: get, Levels: lPath, Name: "getFile", Handler: server.Typed((*Service).getFile), SAS: sasRead, Flags: snap, Structured: server.StructuredResponse},
-		{Methods: head, Levels: lPath, Name: "getFileProperties", Handler: getFilePropertiesTyped, SAS: sasRead, Flags: snap},
-		{Methods: get | head, Levels: lPath, Comp: "metadata", Name: "getFileProperties", Handler: getFilePropertiesTyped, SAS: sasRead, Flags: snap},
-		{Methods: del, Levels: lPath, Name: "deleteFile", Handler: server.Typed((*Service).deleteFile), SAS: sasDelete},
-		{Methods: put, Levels: lPath, Comp: "properties", Name: "setFileProperties", Handler: server.Typed((*Service).setFileProperties), SAS: sasWrite},
-		{Methods: put, Levels: lPath, Comp: "metadata", Name: "setFileMetadata", Handler: server.Typed((*Service).setFileMetadata), SAS: sasWrite},
-		{Methods: put, Levels: lPath, Comp: "range", Headers: copySource, Name: "putRangeFromURL", Handler: server.Typed((*Service).putRangeFromURL), SAS: sasWrite},
-		{Methods: put, Levels: lPath, Comp: "range", Headers: noCopySource, Name: "putRange", Handler: server.Typed((*Service).putRange), SAS: sasWrite, Structured: server.StructuredRequest},
-		{Methods: get, Levels: lPath, Comp: "rangelist", Name: "listRanges", Handler: server.Typed((*Service).listRanges), SAS: sasRead, Flags: snap},
-		{Methods: put, Levels: lPath, Comp: "copy", Name: "abortCopyFile", Handler: server.Typed((*Service).abortCopyFile), SAS: sasWrite},
-		{Methods: put, Levels: lPath, Comp: "lease", Name: "leaseFile", Handler: server.Typed((*Service).leaseFile), SAS: sasWrite},
-		{Methods: put, Levels: lPath, Comp: "rename", Name: "renameFile", Handler: server.Typed((*Service).renameFile), SAS: sasWrite},
+		{Methods: put, Levels: lPath, Headers: copySource, Name: "copyFile", Handler: (*Service).copyFile, SAS: sasCreate},
+		{Methods: put, Levels: lPath, Headers: noCopySource, Name: "createFile", Handler: (*Service).createFile, SAS: sasCreate},
+		{Methods: get, Levels: lPath, Name: "getFile", Handler: (*Service).getFile, SAS: sasRead, Flags: snap, Structured: server.StructuredResponse},
+		{Methods: head, Levels: lPath, Name: "getFileProperties", Handler: (*Service).getFileProperties, SAS: sasRead, Flags: snap},
+		{Methods: get | head, Levels: lPath, Comp: "metadata", Name: "getFileProperties", Handler: (*Service).getFileProperties, SAS: sasRead, Flags: snap},
+		{Methods: del, Levels: lPath, Name: "deleteFile", Handler: (*Service).deleteFile, SAS: sasDelete},
+		{Methods: put, Levels: lPath, Comp: "properties", Name: "setFileProperties", Handler: (*Service).setFileProperties, SAS: sasWrite},
+		{Methods: put, Levels: lPath, Comp: "metadata", Name: "setFileMetadata", Handler: (*Service).setFileMetadata, SAS: sasWrite},
+		{Methods: put, Levels: lPath, Comp: "range", Headers: copySource, Name: "putRangeFromURL", Handler: (*Service).putRangeFromURL, SAS: sasWrite},
+		{Methods: put, Levels: lPath, Comp: "range", Headers: noCopySource, Name: "putRange", Handler: (*Service).putRange, SAS: sasWrite, Structured: server.StructuredRequest},
+		{Methods: get, Levels: lPath, Comp: "rangelist", Name: "listRanges", Handler: (*Service).listRanges, SAS: sasRead, Flags: snap},
+		{Methods: put, Levels: lPath, Comp: "copy", Name: "abortCopyFile", Handler: (*Service).abortCopyFile, SAS: sasWrite},
+		{Methods: put, Levels: lPath, Comp: "lease", Name: "leaseFile", Handler: (*Service).leaseFile, SAS: sasWrite},
+		{Methods: put, Levels: lPath, Comp: "rename", Name: "renameFile", Handler: (*Service).renameFile, SAS: sasWrite},
 	})
 }
 

@@ -1,15 +1,13 @@
 package queuerest
 
 import (
-	"net/http"
-
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops/svcpropsrest"
 )
 
 // handler is one REST operation: a method of Service.
-type handler = func(s *Service, w http.ResponseWriter, r *req) error
+type handler = func(s *Service, r *req) (server.Response, error)
 
 // route is one entry of the Queue route table.
 type route = server.Route[handler]
@@ -43,48 +41,48 @@ func init() {
 	)
 	queueRoutes = server.NewRoutes([]route{
 		// Account.
-		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listQueues", Handler: server.Typed((*Service).listQueues),
+		{Methods: get, Levels: lAccount, Restype: star, Comp: "list", Name: "listQueues", Handler: (*Service).listQueues,
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getQueueServiceProperties", Handler: server.Typed(svcpropsrest.GetProperties[*Service, *req]),
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "properties", Name: "getQueueServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
-		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setQueueServiceProperties", Handler: server.Typed(svcpropsrest.SetProperties[*Service, *req]),
+		{Methods: put, Levels: lAccount, Restype: "service", Comp: "properties", Name: "setQueueServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
-		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getQueueServiceStats", Handler: server.Typed(svcpropsrest.GetStats[*Service, *req]),
+		{Methods: get, Levels: lAccount, Restype: "service", Comp: "stats", Name: "getQueueServiceStats", Handler: svcpropsrest.GetStats[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
 		// Get User Delegation Key on the Queue endpoint (from 2026-02-06),
 		// for Queue user delegation SAS: bearer tokens only.
-		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: server.Typed((*Service).getUserDelegationKey), SharedKeyOnly: true, BearerOnly: true},
+		{Methods: post, Levels: lAccount, Restype: "service", Comp: "userdelegationkey", Name: "getUserDelegationKey", Handler: (*Service).getUserDelegationKey, SharedKeyOnly: true, BearerOnly: true},
 
 		// Queue (restype is not consulted).
-		{Methods: put, Levels: lQueue, Restype: star, Name: "createQueue", Handler: server.Typed((*Service).createQueue),
+		{Methods: put, Levels: lQueue, Restype: star, Name: "createQueue", Handler: (*Service).createQueue,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}},
-		{Methods: del, Levels: lQueue, Restype: star, Name: "deleteQueue", Handler: server.Typed((*Service).deleteQueue),
+		{Methods: del, Levels: lQueue, Restype: star, Name: "deleteQueue", Handler: (*Service).deleteQueue,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}},
-		{Methods: get | head, Levels: lQueue, Restype: star, Comp: "metadata", Name: "getQueueMetadata", Handler: server.Typed((*Service).getQueueMetadata),
+		{Methods: get | head, Levels: lQueue, Restype: star, Comp: "metadata", Name: "getQueueMetadata", Handler: (*Service).getQueueMetadata,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "r"}},
-		{Methods: put, Levels: lQueue, Restype: star, Comp: "metadata", Name: "setQueueMetadata", Handler: server.Typed((*Service).setQueueMetadata),
+		{Methods: put, Levels: lQueue, Restype: star, Comp: "metadata", Name: "setQueueMetadata", Handler: (*Service).setQueueMetadata,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "w"}},
 		// Queue ACLs are Shared Key only (an account SAS does not reach
 		// Get or Set Queue ACL).
-		{Methods: get | head, Levels: lQueue, Restype: star, Comp: "acl", Name: "getQueueACL", Handler: server.Typed((*Service).getQueueACL), SharedKeyOnly: true},
-		{Methods: put, Levels: lQueue, Restype: star, Comp: "acl", Name: "setQueueACL", Handler: server.Typed((*Service).setQueueACL), SharedKeyOnly: true},
+		{Methods: get | head, Levels: lQueue, Restype: star, Comp: "acl", Name: "getQueueACL", Handler: (*Service).getQueueACL, SharedKeyOnly: true},
+		{Methods: put, Levels: lQueue, Restype: star, Comp: "acl", Name: "setQueueACL", Handler: (*Service).setQueueACL, SharedKeyOnly: true},
 
 		// Messages (comp and restype are not consulted; peekonly was
 		// checked before the table).
-		{Methods: post, Levels: lMessages, Restype: star, Comp: star, Name: "putMessage", Handler: server.Typed((*Service).putMessage),
+		{Methods: post, Levels: lMessages, Restype: star, Comp: star, Name: "putMessage", Handler: (*Service).putMessage,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "a"}},
-		{Methods: get, Levels: lMessages, Restype: star, Comp: star, Query: []server.Cond{server.Is("peekonly", "true")}, Name: "peekMessages", Handler: server.Typed((*Service).peekMessages),
+		{Methods: get, Levels: lMessages, Restype: star, Comp: star, Query: []server.Cond{server.Is("peekonly", "true")}, Name: "peekMessages", Handler: (*Service).peekMessages,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}},
-		{Methods: get, Levels: lMessages, Restype: star, Comp: star, Name: "getMessages", Handler: server.Typed((*Service).getMessages),
+		{Methods: get, Levels: lMessages, Restype: star, Comp: star, Name: "getMessages", Handler: (*Service).getMessages,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "p"}},
 		// Clear Messages takes Delete, which only an account SAS has.
-		{Methods: del, Levels: lMessages, Restype: star, Comp: star, Name: "clearMessages", Handler: server.Typed((*Service).clearMessages),
+		{Methods: del, Levels: lMessages, Restype: star, Comp: star, Name: "clearMessages", Handler: (*Service).clearMessages,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d", AccountPermission: true}},
 
 		// One message.
-		{Methods: del, Levels: lMessage, Restype: star, Comp: star, Name: "deleteMessage", Handler: server.Typed((*Service).deleteMessage),
+		{Methods: del, Levels: lMessage, Restype: star, Comp: star, Name: "deleteMessage", Handler: (*Service).deleteMessage,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "p"}},
-		{Methods: put, Levels: lMessage, Restype: star, Comp: star, Name: "updateMessage", Handler: server.Typed((*Service).updateMessage),
+		{Methods: put, Levels: lMessage, Restype: star, Comp: star, Name: "updateMessage", Handler: (*Service).updateMessage,
 			SAS: server.SASRule{Resource: auth.ObjectLevel, AnyOf: "u"}},
 	})
 }

@@ -1,15 +1,13 @@
 package tablerest
 
 import (
-	"net/http"
-
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops/svcpropsrest"
 )
 
 // handler is one REST operation: a method of Service.
-type handler = func(s *Service, w http.ResponseWriter, r *req) error
+type handler = func(s *Service, r *req) (server.Response, error)
 
 // route is one entry of the Table route table.
 type route = server.Route[handler]
@@ -63,46 +61,44 @@ func init() {
 		star                             = server.Any
 	)
 	noIfMatch, ifMatch := []server.Cond{server.Lacks("If-Match")}, []server.Cond{server.Has("If-Match")}
-	// One handler value for the two entries of each name.
-	updateEntity, mergeEntity := server.Typed((*Service).updateEntity), server.Typed((*Service).mergeEntity)
 	tableRoutes = server.NewRoutes([]route{
 		// Service (restype=service, checked before the table).
-		{Methods: get, Levels: lService, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: server.Typed(svcpropsrest.GetProperties[*Service, *req]),
+		{Methods: get, Levels: lService, Restype: "service", Comp: "properties", Name: "getServiceProperties", Handler: svcpropsrest.GetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
-		{Methods: put, Levels: lService, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: server.Typed(svcpropsrest.SetProperties[*Service, *req]),
+		{Methods: put, Levels: lService, Restype: "service", Comp: "properties", Name: "setServiceProperties", Handler: svcpropsrest.SetProperties[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}},
-		{Methods: get, Levels: lService, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: server.Typed(svcpropsrest.GetStats[*Service, *req]),
+		{Methods: get, Levels: lService, Restype: "service", Comp: "stats", Name: "getServiceStats", Handler: svcpropsrest.GetStats[*Service, *req],
 			SAS: server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}},
 
 		// An entity group transaction: each part is checked (checkBatchSAS).
-		{Methods: post, Levels: lBatch, Restype: star, Comp: star, Name: "batch", Handler: server.Typed((*Service).batch),
+		{Methods: post, Levels: lBatch, Restype: star, Comp: star, Name: "batch", Handler: (*Service).batch,
 			SAS: server.SASRule{Resource: auth.ObjectLevel}, Flags: fSASTokenTable},
 
 		// Tables (comp and restype are not consulted).
-		{Methods: get, Levels: lTables, Restype: star, Comp: star, Name: "queryTables", Handler: server.Typed((*Service).queryTables),
+		{Methods: get, Levels: lTables, Restype: star, Comp: star, Name: "queryTables", Handler: (*Service).queryTables,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l", AccountOnly: true}},
-		{Methods: post, Levels: lTables, Restype: star, Comp: star, Name: "createTable", Handler: server.Typed((*Service).createTable),
+		{Methods: post, Levels: lTables, Restype: star, Comp: star, Name: "createTable", Handler: (*Service).createTable,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}},
-		{Methods: del, Levels: lTable, Restype: star, Comp: star, Name: "deleteTable", Handler: server.Typed((*Service).deleteTable),
+		{Methods: del, Levels: lTable, Restype: star, Comp: star, Name: "deleteTable", Handler: (*Service).deleteTable,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}},
 		// Tables('name') read is Query Tables for one table.
-		{Methods: get, Levels: lTable, Restype: star, Comp: star, Name: "getTable", Handler: server.Typed((*Service).getTable),
+		{Methods: get, Levels: lTable, Restype: star, Comp: star, Name: "getTable", Handler: (*Service).getTable,
 			SAS: server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l", AccountOnly: true}},
 
 		// Table ACLs are Shared Key only (an account SAS does not reach
 		// Get or Set Table ACL).
-		{Methods: get | head, Levels: lEntities, Restype: star, Comp: "acl", Name: "getTableACL", Handler: server.Typed((*Service).getTableACL), SharedKeyOnly: true},
-		{Methods: put, Levels: lEntities, Restype: star, Comp: "acl", Name: "setTableACL", Handler: server.Typed((*Service).setTableACL), SharedKeyOnly: true},
+		{Methods: get | head, Levels: lEntities, Restype: star, Comp: "acl", Name: "getTableACL", Handler: (*Service).getTableACL, SharedKeyOnly: true},
+		{Methods: put, Levels: lEntities, Restype: star, Comp: "acl", Name: "setTableACL", Handler: (*Service).setTableACL, SharedKeyOnly: true},
 
 		// Entities (comp must be absent).
-		{Methods: get, Levels: lEntity, Restype: star, Name: "getEntity", Handler: server.Typed((*Service).getEntity), SAS: sasEntityRead},
-		{Methods: put, Levels: lEntity, Restype: star, Headers: noIfMatch, Name: "updateEntity", Handler: updateEntity, SAS: sasEntityUpsert},
-		{Methods: put, Levels: lEntity, Restype: star, Headers: ifMatch, Name: "updateEntity", Handler: updateEntity, SAS: sasEntityUpdate},
-		{Methods: merge, Levels: lEntity, Restype: star, Headers: noIfMatch, Name: "mergeEntity", Handler: mergeEntity, SAS: sasEntityUpsert},
-		{Methods: merge, Levels: lEntity, Restype: star, Headers: ifMatch, Name: "mergeEntity", Handler: mergeEntity, SAS: sasEntityUpdate},
-		{Methods: del, Levels: lEntity, Restype: star, Name: "deleteEntity", Handler: server.Typed((*Service).deleteEntity), SAS: sasEntityDelete},
-		{Methods: get, Levels: lEntities | lEntitiesAll, Restype: star, Name: "queryEntities", Handler: server.Typed((*Service).queryEntities), SAS: sasEntityRead},
-		{Methods: post, Levels: lEntities, Restype: star, Name: "insertEntity", Handler: server.Typed((*Service).insertEntity), SAS: sasEntityInsert},
+		{Methods: get, Levels: lEntity, Restype: star, Name: "getEntity", Handler: (*Service).getEntity, SAS: sasEntityRead},
+		{Methods: put, Levels: lEntity, Restype: star, Headers: noIfMatch, Name: "updateEntity", Handler: (*Service).updateEntity, SAS: sasEntityUpsert},
+		{Methods: put, Levels: lEntity, Restype: star, Headers: ifMatch, Name: "updateEntity", Handler: (*Service).updateEntity, SAS: sasEntityUpdate},
+		{Methods: merge, Levels: lEntity, Restype: star, Headers: noIfMatch, Name: "mergeEntity", Handler: (*Service).mergeEntity, SAS: sasEntityUpsert},
+		{Methods: merge, Levels: lEntity, Restype: star, Headers: ifMatch, Name: "mergeEntity", Handler: (*Service).mergeEntity, SAS: sasEntityUpdate},
+		{Methods: del, Levels: lEntity, Restype: star, Name: "deleteEntity", Handler: (*Service).deleteEntity, SAS: sasEntityDelete},
+		{Methods: get, Levels: lEntities | lEntitiesAll, Restype: star, Name: "queryEntities", Handler: (*Service).queryEntities, SAS: sasEntityRead},
+		{Methods: post, Levels: lEntities, Restype: star, Name: "insertEntity", Handler: (*Service).insertEntity, SAS: sasEntityInsert},
 	})
 }
 
