@@ -186,3 +186,49 @@ func TestBatchSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchesFillUnderLoad: a batching subscription under a steady
+// stream of writes (one every millisecond, each waking the deliverer)
+// lingers between rounds, so its batches fill: far fewer requests than
+// events (one per write or two without the linger), every event once
+// and in order; a lone event is sent at once.
+func TestBatchesFillUnderLoad(t *testing.T) {
+	f := &fakeSender{}
+	sub := testSub("steady")
+	sub.Endpoint.MaxEventsPerBatch = 100
+	st := mem.New()
+	d := New(Config{Store: st, Clock: clock.Real{}, Subs: []Subscription{sub}, Senders: map[string]Sender{"fake": f},
+		Poll: time.Second, Retry: []time.Duration{time.Millisecond}, LeaseTTL: time.Minute})
+	if err := d.Init(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	// A lone event goes at once, not after a linger or a poll.
+	lone := appendN(t, st, 1, changelog.BlobCreated)
+	began := time.Now()
+	d.Notify("acct")
+	waitPos(t, d, lone[0].Seq)
+	if el := time.Since(began); el > 500*time.Millisecond {
+		t.Fatalf("a lone event took %v", el)
+	}
+	const n = 300
+	var recs []changelog.Record
+	for i := 0; i < n; i++ {
+		recs = append(recs, appendN(t, st, 1, changelog.BlobCreated)...)
+		d.Notify("acct")
+		time.Sleep(time.Millisecond)
+	}
+	waitPos(t, d, recs[n-1].Seq)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if strings.Join(f.sent, ",") != strings.Join(append(ids(lone), ids(recs)...), ",") {
+		t.Fatalf("delivered %d events, want the %d written once each, in order", len(f.sent), n+1)
+	}
+	if len(f.batches) > n/3 {
+		t.Fatalf("%d requests for %d events under steady load: the batches did not fill", len(f.batches), n)
+	}
+	t.Logf("%d events in %d requests", n+1, len(f.batches))
+}

@@ -245,7 +245,23 @@ type runState struct {
 	known        bool
 	durable, cur uint64
 	lastFlush    time.Time
+	// streak counts the rounds in a row that delivered something, and
+	// lastBatch is the size of the last batch sent: a batching
+	// subscription under steady load lingers between rounds (linger).
+	streak, lastBatch int
 }
+
+// linger is how long a batching subscription (maxEventsPerBatch above
+// one) waits before its next round while events keep coming: after a
+// round that sent a batch short of its limit and followed another
+// delivering round. Event Grid's batching is optimistic ("Batched event
+// delivery": at low event rates a batch often holds fewer events than
+// the maximum); waiting this long under load lets batches fill, so a
+// busy subscription sends one request per linger instead of one per
+// few writes (each write wakes the deliverer), which cost the server
+// and the endpoint a request each. A lone event, and one after an idle
+// round, goes at once.
+const linger = 10 * time.Millisecond
 
 // pending reports whether delivery got past the durable position.
 func (st *runState) pending() bool { return st.known && st.cur != st.durable }
@@ -274,6 +290,9 @@ func (d *Deliverer) run(ctx context.Context, s *Subscription) {
 		case err == nil:
 			failures = 0
 			retry = len(wakeRetry)
+			if limit, _ := s.batchLimits(); limit > 1 && st.streak > 1 && st.lastBatch < limit {
+				sleep(ctx, linger)
+			}
 			continue
 		case errors.Is(err, errIdle) && retry < len(wakeRetry):
 			// Woken, nothing visible yet: the append's transaction
@@ -400,6 +419,7 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, st *runState) er
 		return nil
 	}
 	if len(recs) == 0 {
+		st.streak = 0
 		if time.Since(st.lastFlush) >= flushEvery {
 			if err := d.flush(ctx, s, st); err != nil {
 				return err
@@ -408,6 +428,7 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, st *runState) er
 		return errIdle
 	}
 	d.setDelivering(s, true)
+	st.streak++
 	// st.cur is how far this round got (delivered or passed over); the
 	// durable position follows it in batches (flush): at most every
 	// flushEvery, before a retry waits, when the subscription goes idle
@@ -428,6 +449,7 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, st *runState) er
 			return nil
 		}
 		err := d.deliver(ctx, s, sender, batch, flush)
+		st.lastBatch = len(batch)
 		batch, size = nil, 1
 		if err != nil {
 			return err
