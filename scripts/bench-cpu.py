@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Server CPU per operation: Cerulean builds side by side with the floor.
 
-    python3 scripts/bench-cpu.py [-rounds N] [-duration 5s] [-workloads W] [-keys N] [-no-floor]
+    python3 scripts/bench-cpu.py [-rounds N] [-duration 5s] [-workloads W] [-keys N] [-rate R] [-no-floor]
         [-disk] BENCH SERVER [SERVER ...]
 
 BENCH is a built cmd/cerulean-bench, each SERVER a built cmd/cerulean,
@@ -13,8 +13,9 @@ storage) and every SERVER (`serve` on an embedded store in /dev/shm, so
 fsync does not drown the code paths compared; -disk: in the system's
 temporary directory, with its fsyncs, as a user runs it) as a process of its own,
 runs `BENCH -workloads blob,queue,tablepoint -server-pid PID` against it
-(16 clients; -workloads and -keys, the names each client overwrites in
-turn, are passed on), and stops it. -no-floor compares the SERVERs alone. The order alternates from round to round
+(16 clients; -workloads, -keys, the names each client overwrites in
+turn, and -rate, the operations started per second by all clients
+together instead of as many as they can, are passed on), and stops it. -no-floor compares the SERVERs alone. The order alternates from round to round
 (A B C, C B A, ...) so that a noisy machine's drift falls on all alike.
 
 Throughput is client-bound on two cores, so the figure that compares the
@@ -36,6 +37,7 @@ import time
 
 LINE = re.compile(r"^(.*?)\s+(\d+) ops/s\s+p50 .*errors (\d+)\)\s+server CPU ([\d.]+) µs/op")
 RATE = {}  # (target, workload) -> [ops/s per run]
+PACE = "0"  # -rate: operations a second the bench starts (0: closed loop)
 DISK = False  # -disk
 PORTS = (21000, 21001, 21002)  # below the ephemeral range
 
@@ -86,7 +88,7 @@ def run(target, bench, duration, workloads, keys):
                               "-queue-url", f"http://127.0.0.1:{ports[1]}/{acct}",
                               "-table-url", f"http://127.0.0.1:{ports[2]}/{acct}",
                               "-workloads", workloads, "-duration", duration, "-keys", str(keys),
-                              "-server-pid", str(proc.pid)],
+                              "-rate", PACE, "-server-pid", str(proc.pid)],
                              check=True, capture_output=True, text=True).stdout
     finally:
         proc.terminate()
@@ -124,6 +126,9 @@ def main():
             rounds = int(val)
         elif flag == "-duration":
             duration = val
+        elif flag == "-rate":
+            global PACE
+            PACE = val
         else:
             sys.exit(f"unknown flag {flag}")
     if len(args) < 2:

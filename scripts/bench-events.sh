@@ -10,10 +10,15 @@
 #
 #   bash scripts/bench-events.sh [ROUNDS] [-disk]
 #   BATCH=100 bash scripts/bench-events.sh [ROUNDS] [-disk]
+#   RATE=2000 bash scripts/bench-events.sh [ROUNDS] [-disk]
 #
 # BATCH=N subscribes through --event-subscriptions with the endpoint's
 # maxEventsPerBatch N (Event Grid's batched delivery) instead of
-# --event-webhook (one event a request, Event Grid's default).
+# --event-webhook (one event a request, Event Grid's default). RATE=N
+# has the clients start N operations a second together (bench-cpu.py
+# -rate) instead of as many as they can, so both servers serve the same
+# load: with the receiver a third process on two cores, a closed loop
+# measures how the cores are shared as much as what a write costs.
 #
 # Ports 21000-21002 (the servers) and 21010 (the receiver), below the
 # ephemeral range.
@@ -34,7 +39,7 @@ if [ -n "${BATCH:-}" ]; then
   printf '[{"name":"bench","account":"devstoreaccount1","endpoint":{"type":"webhook","url":"http://127.0.0.1:21010/","maxEventsPerBatch":%d}}]\n' "$BATCH" >"$bin/subs.json"
   on="$bin/cerulean,--blob-change-feed,--event-subscriptions,$bin/subs.json"
 fi
-python3 scripts/bench-cpu.py -no-floor -rounds "$rounds" -workloads blob "$@" "$bin/cerulean-bench" \
+python3 scripts/bench-cpu.py -no-floor -rounds "$rounds" -workloads blob ${RATE:+-rate "$RATE"} "$@" "$bin/cerulean-bench" \
   "$bin/cerulean" "$on"
 echo "--- the receiver (events of the runs with the webhook on):"
 cat "$bin/receiver.log"

@@ -96,6 +96,13 @@ func sdkOptions(conns int) azcore.ClientOptions {
 	}
 }
 
+// rate, when above 0 (-rate), paces Run: its n workers together start
+// rate operations a second (open loop, each worker on its own
+// schedule), so that two servers compared serve the same load rather
+// than as much as each can: their CPU per operation is then not
+// confounded by how busy the machine's other processes keep the cores.
+var rate float64
+
 // Run runs fn from n goroutines until d has passed and returns the result.
 func Run(ctx context.Context, name string, n int, d time.Duration, fn func(ctx context.Context, worker int, i int64) error) Result {
 	var ops, errs atomic.Int64
@@ -110,6 +117,16 @@ func Run(ctx context.Context, name string, n int, d time.Duration, fn func(ctx c
 		go func(w int) {
 			defer wg.Done()
 			for i := int64(0); time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+				if rate > 0 {
+					// Worker w's i-th operation is the (i*n+w)-th of the run.
+					at := start.Add(time.Duration(float64(i*int64(n)+int64(w)) / rate * float64(time.Second)))
+					if wait := time.Until(at); wait > 0 {
+						time.Sleep(wait)
+					}
+					if !time.Now().Before(deadline) {
+						break
+					}
+				}
 				t0 := time.Now()
 				if err := fn(ctx, w, i); err != nil {
 					errs.Add(1)
@@ -248,6 +265,7 @@ func Main(args []string, out io.Writer) error {
 	clients := fs.Int("clients", 16, "concurrent clients")
 	dur := fs.Duration("duration", 10*time.Second, "duration of each timed workload")
 	size := fs.Int("size", 1024, "small blob size in bytes")
+	fs.Float64Var(&rate, "rate", 0, "operations started per second by all clients together (open loop; 0: each client as fast as it can), for comparing servers' CPU per operation at one load")
 	keys := fs.Int("keys", 1000, "blob: names each client writes in turn (all its later writes are overwrites)")
 	large := fs.Int64("large", 256, "large upload/download size in MiB")
 	block := fs.Int64("block", 8, "large upload block size in MiB")

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"os"
 	"syscall"
 	"testing"
@@ -64,5 +65,16 @@ func TestProcessCPUMoves(t *testing.T) {
 	// other goroutines' CPU on either side.
 	if d := after - before; d < r/2 || d > 2*r+20*time.Millisecond {
 		t.Fatalf("%v of CPU by getrusage showed as %v in /proc (x=%d)", r, d, x)
+	}
+}
+
+// TestRunPaced: with -rate, Run's workers together start that many
+// operations a second, not as many as they can.
+func TestRunPaced(t *testing.T) {
+	rate = 100
+	defer func() { rate = 0 }()
+	r := Run(context.Background(), "paced", 4, 300*time.Millisecond, func(context.Context, int, int64) error { return nil })
+	if r.Ops < 20 || r.Ops > 40 {
+		t.Fatalf("%d operations in 300 ms at 100/s", r.Ops)
 	}
 }
