@@ -128,35 +128,41 @@ type Queued interface {
 	Writes() uint64
 }
 
-// WritesQueued returns the writes waiting for s's writer, looking through
-// wrappers that have an Unwrap() Store method; 0 when s cannot tell
-// (PostgreSQL runs writes side by side).
-func WritesQueued(s Store) int {
+// queuedOf is s's Queued, looking through wrappers that have an
+// Unwrap() Store method; nil when s runs writes side by side
+// (PostgreSQL).
+func queuedOf(s Store) Queued {
 	for s != nil {
 		if q, ok := s.(Queued); ok {
-			return q.WritesQueued()
+			return q
 		}
 		u, ok := s.(interface{ Unwrap() Store })
 		if !ok {
-			return 0
+			return nil
 		}
 		s = u.Unwrap()
+	}
+	return nil
+}
+
+// SingleWriter reports whether s runs write transactions one after the
+// other (Queued), so that a long one holds up every other write.
+func SingleWriter(s Store) bool { return queuedOf(s) != nil }
+
+// WritesQueued returns the writes waiting for s's writer (Queued); 0
+// when s cannot tell.
+func WritesQueued(s Store) int {
+	if q := queuedOf(s); q != nil {
+		return q.WritesQueued()
 	}
 	return 0
 }
 
-// Writes returns the Update calls made on s's writer so far (Queued),
-// looking through wrappers as WritesQueued does; 0 when s cannot tell.
+// Writes returns the Update calls made on s's writer so far (Queued); 0
+// when s cannot tell.
 func Writes(s Store) uint64 {
-	for s != nil {
-		if q, ok := s.(Queued); ok {
-			return q.Writes()
-		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			return 0
-		}
-		s = u.Unwrap()
+	if q := queuedOf(s); q != nil {
+		return q.Writes()
 	}
 	return 0
 }

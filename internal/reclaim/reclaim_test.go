@@ -207,8 +207,12 @@ func TestFinishInline(t *testing.T) {
 // TestBatchAdapts: with the default batch, a step that holds the store
 // longer than twice StepTarget halves the batch (down to MinBatch), a
 // quick one doubles it (up to MaxBatch); an explicit batch never moves.
+// On a store that runs writes side by side the target is
+// SharedStepTarget.
 func TestBatchAdapts(t *testing.T) {
-	r := New(nil, nil, nil, 0)
+	single := mem.New()
+	defer single.Close()
+	r := New(single, nil, nil, 0)
 	if r.curBatch() != Batch {
 		t.Fatalf("initial batch %d", r.curBatch())
 	}
@@ -246,6 +250,17 @@ func TestBatchAdapts(t *testing.T) {
 	r.tune(StepTarget/8, true)
 	if r.curBatch() != MaxBatch/2 {
 		t.Fatalf("a contended step on its target moved the batch to %d", r.curBatch())
+	}
+	// A store without kv.Queued (PostgreSQL runs writes side by side):
+	// a step of ten StepTargets is well within its target.
+	shared := New(struct{ kv.Store }{single}, nil, nil, 0)
+	shared.tune(10*StepTarget, false)
+	if shared.curBatch() != Batch {
+		t.Fatalf("a 10 ms step on a shared store moved the batch to %d", shared.curBatch())
+	}
+	shared.tune(3*SharedStepTarget, false)
+	if shared.curBatch() != Batch/2 {
+		t.Fatalf("a step over twice SharedStepTarget left the batch at %d", shared.curBatch())
 	}
 	fixed := New(nil, nil, nil, 100)
 	fixed.tune(time.Hour, false)
