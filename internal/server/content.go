@@ -83,4 +83,3 @@ func SetContentHeaders(r *Response, b *extent.Body, md5Wanted bool) {
 		}
 	}
 }
-
