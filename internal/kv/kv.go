@@ -119,12 +119,16 @@ func Prefetches(tx Tx) bool {
 
 // Queued is implemented by stores that run write transactions one after
 // the other (the embedded and in-memory stores): WritesQueued is how
-// many Update calls are waiting for the writer now, Writes how many have
-// been made since the store opened. Background jobs (internal/reclaim)
-// shorten their transactions while others wait, and rest longer while
-// others write.
+// many Update calls are waiting for the writer now. Background jobs
+// (internal/reclaim) shorten their transactions while others wait.
 type Queued interface {
 	WritesQueued() int
+}
+
+// Counted is implemented by stores that count their Update calls since
+// they opened (this process's, on PostgreSQL): background jobs
+// (internal/reclaim) rest longer while others write.
+type Counted interface {
 	Writes() uint64
 }
 
@@ -158,11 +162,18 @@ func WritesQueued(s Store) int {
 	return 0
 }
 
-// Writes returns the Update calls made on s's writer so far (Queued); 0
-// when s cannot tell.
+// Writes returns the Update calls made on s so far (Counted), looking
+// through wrappers as WritesQueued does; 0 when s cannot tell.
 func Writes(s Store) uint64 {
-	if q := queuedOf(s); q != nil {
-		return q.Writes()
+	for s != nil {
+		if c, ok := s.(Counted); ok {
+			return c.Writes()
+		}
+		u, ok := s.(interface{ Unwrap() Store })
+		if !ok {
+			return 0
+		}
+		s = u.Unwrap()
 	}
 	return 0
 }

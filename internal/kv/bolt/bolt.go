@@ -496,7 +496,7 @@ func (db *DB) WritesQueued() int {
 	return n + int(db.npending.Load())
 }
 
-// Writes implements kv.Queued: the Update calls made so far.
+// Writes implements kv.Counted: the Update calls made so far.
 func (db *DB) Writes() uint64 { return db.writes.Load() }
 
 // Close stops accepting transactions, waits for in-flight ones (queued

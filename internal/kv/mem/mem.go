@@ -108,7 +108,7 @@ func (db *DB) Update(ctx context.Context, fn func(tx kv.Tx) error) error {
 // one in progress.
 func (db *DB) WritesQueued() int { return int(db.queued.Load()) }
 
-// Writes implements kv.Queued: the Update calls made so far.
+// Writes implements kv.Counted: the Update calls made so far.
 func (db *DB) Writes() uint64 { return db.writes.Load() }
 
 // Close implements kv.Store: calls in flight finish first, later ones get

@@ -152,9 +152,13 @@ type DB struct {
 	starved sync.RWMutex
 
 	// Counters for tests and benchmarks.
-	attempts  atomic.Int64 // fn runs in Update
-	conflicts atomic.Int64 // attempts that ended in 40001/40P01
+	attempts  atomic.Int64  // fn runs in Update
+	conflicts atomic.Int64  // attempts that ended in 40001/40P01
+	writes    atomic.Uint64 // Update calls (Writes)
 }
+
+// Writes implements kv.Counted: the Update calls this process made.
+func (db *DB) Writes() uint64 { return db.writes.Load() }
 
 // Open connects to the database named by dsn (a postgres:// URL or
 // key=value DSN, as libpq/pgx accept) and creates or migrates the schema.
@@ -238,6 +242,7 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
 		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
+	db.writes.Add(1)
 	lost, conflicts := 0, 0
 	for attempt := 1; ; attempt++ {
 		class, err := db.attempt(ctx, fn, conflicts >= exclusiveAfter)
