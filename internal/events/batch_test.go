@@ -189,9 +189,9 @@ func TestBatchSettings(t *testing.T) {
 
 // TestBatchesFillUnderLoad: a batching subscription under a steady
 // stream of writes (one every millisecond, each waking the deliverer)
-// lingers between rounds, so its batches fill: far fewer requests than
-// events (one per write or two without the linger), every event once
-// and in order; a lone event is sent at once.
+// lingers between rounds, so its batches fill: at most a request per
+// linger instead of one per write or two, every event once and in
+// order; a lone event is sent at once.
 func TestBatchesFillUnderLoad(t *testing.T) {
 	f := &fakeSender{}
 	sub := testSub("steady")
@@ -199,13 +199,7 @@ func TestBatchesFillUnderLoad(t *testing.T) {
 	st := mem.New()
 	d := New(Config{Store: st, Clock: clock.Real{}, Subs: []Subscription{sub}, Senders: map[string]Sender{"fake": f},
 		Poll: time.Second, Retry: []time.Duration{time.Millisecond}, LeaseTTL: time.Minute})
-	if err := d.Init(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { d.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	runD(t, d)
 	// A lone event goes at once, not after a linger or a poll.
 	lone := appendN(t, st, 1, changelog.BlobCreated)
 	began := time.Now()
@@ -216,19 +210,27 @@ func TestBatchesFillUnderLoad(t *testing.T) {
 	}
 	const n = 300
 	var recs []changelog.Record
+	streamed := time.Now()
 	for i := 0; i < n; i++ {
 		recs = append(recs, appendN(t, st, 1, changelog.BlobCreated)...)
 		d.Notify("acct")
 		time.Sleep(time.Millisecond)
 	}
+	elapsed := time.Since(streamed)
 	waitPos(t, d, recs[n-1].Seq)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if strings.Join(f.sent, ",") != strings.Join(append(ids(lone), ids(recs)...), ",") {
 		t.Fatalf("delivered %d events, want the %d written once each, in order", len(f.sent), n+1)
 	}
-	if len(f.batches) > n/3 {
-		t.Fatalf("%d requests for %d events under steady load: the batches did not fill", len(f.batches), n)
+	// At most one request per linger while the stream lasted, and some
+	// rounds that do not linger (the first after an idle round: after
+	// the lone event's, or a writer stalled by a loaded machine).
+	// Without the linger each write's wake-up sends a request: about one
+	// per write on an idle machine (235 of 300), one per round of a
+	// slowed deliverer on a loaded one, either way many more.
+	if limit := int(elapsed/linger) + n/10; len(f.batches) > limit {
+		t.Fatalf("%d requests for %d events over %v under steady load, want at most %d: the batches did not fill", len(f.batches), n, elapsed, limit)
 	}
-	t.Logf("%d events in %d requests", n+1, len(f.batches))
+	t.Logf("%d events in %d requests over %v", n+1, len(f.batches), elapsed)
 }

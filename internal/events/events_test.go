@@ -89,15 +89,23 @@ func startD(t *testing.T, st kv.Store, f *fakeSender, subs ...Subscription) (*De
 	t.Helper()
 	d := New(Config{Store: st, Clock: clock.Real{}, Subs: subs, Senders: map[string]Sender{"fake": f},
 		Poll: 5 * time.Millisecond, Retry: []time.Duration{time.Millisecond}, LeaseTTL: time.Minute})
+	return d, runD(t, d)
+}
+
+// runD initialises d and runs it until the returned stop is called or
+// the test ends.
+func runD(t *testing.T, d *Deliverer) (stop func()) {
+	t.Helper()
 	if err := d.Init(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
-	stop := func() { cancel(); <-done }
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(stop)
-	return d, stop
+	return stop
 }
 
 func waitPos(t *testing.T, d *Deliverer, want uint64) Status {
@@ -267,13 +275,7 @@ func TestDeliverLeaseExpiry(t *testing.T) {
 	f := &fakeSender{}
 	d := New(Config{Store: st, Clock: clk, Subs: []Subscription{sub}, Senders: map[string]Sender{"fake": f},
 		Poll: 5 * time.Millisecond, Retry: []time.Duration{time.Millisecond}, LeaseTTL: 30 * time.Millisecond})
-	if err := d.Init(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { d.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	runD(t, d)
 	recs := appendN(t, st, 3, changelog.BlobCreated)
 	time.Sleep(200 * time.Millisecond) // several lease checks
 	if sent, _ := f.snapshot(); len(sent) != 0 {
@@ -307,15 +309,9 @@ func TestIdleWrites(t *testing.T) {
 	st := &countingStore{Store: mem.New()}
 	d := New(Config{Store: st, Clock: clock.Real{}, Subs: []Subscription{testSub("idle")}, Senders: map[string]Sender{"fake": &fakeSender{}},
 		Poll: 5 * time.Millisecond, LeaseTTL: 300 * time.Millisecond})
-	if err := d.Init(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { d.Run(ctx); close(done) }()
+	stop := runD(t, d)
 	time.Sleep(300 * time.Millisecond)
-	cancel()
-	<-done
+	stop()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	// Init, the first lease, the validation record, about three

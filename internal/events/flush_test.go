@@ -67,14 +67,7 @@ func TestPositionWritesBounded(t *testing.T) {
 	f := &fakeSender{}
 	d := New(Config{Store: st, Clock: clock.Real{}, Subs: []Subscription{sub}, Senders: map[string]Sender{"fake": f},
 		Poll: time.Hour, Retry: []time.Duration{time.Millisecond}, LeaseTTL: time.Minute})
-	if err := d.Init(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { d.Run(ctx); close(done) }()
-	stop := func() { cancel(); <-done }
-	defer stop()
+	stop := runD(t, d)
 
 	const n = 200
 	var last uint64

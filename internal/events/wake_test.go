@@ -22,13 +22,7 @@ func TestNotifyWakes(t *testing.T) {
 	sub := testSub("wake")
 	d := New(Config{Store: st, Clock: clock.Real{}, Subs: []Subscription{sub}, Senders: map[string]Sender{"fake": f},
 		Poll: time.Hour, Retry: []time.Duration{time.Millisecond}, LeaseTTL: time.Minute})
-	if err := d.Init(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { d.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	runD(t, d)
 	sent := func(n int, within time.Duration) bool {
 		deadline := time.Now().Add(within)
 		for time.Now().Before(deadline) {
