@@ -74,7 +74,9 @@ func TestRunPaced(t *testing.T) {
 	rate = 100
 	defer func() { rate = 0 }()
 	r := Run(context.Background(), "paced", 4, 300*time.Millisecond, func(context.Context, int, int64) error { return nil })
-	if r.Ops < 20 || r.Ops > 40 {
+	// 30 slots in 300 ms; fewer only when a loaded machine starved the
+	// workers past the deadline, never more.
+	if r.Ops < 5 || r.Ops > 30 {
 		t.Fatalf("%d operations in 300 ms at 100/s", r.Ops)
 	}
 }
