@@ -253,14 +253,14 @@ type runState struct {
 
 // linger is how long a batching subscription (maxEventsPerBatch above
 // one) waits before its next round while events keep coming: after a
-// round that sent a batch short of its limit and followed another
-// delivering round. Event Grid's batching is optimistic ("Batched event
+// round that sent a batch short of its limit and either followed
+// another delivering round or sent more than one event. Event Grid's batching is optimistic ("Batched event
 // delivery": at low event rates a batch often holds fewer events than
 // the maximum); waiting this long under load lets batches fill, so a
 // busy subscription sends one request per linger instead of one per
 // few writes (each write wakes the deliverer), which cost the server
-// and the endpoint a request each. A lone event, and one after an idle
-// round, goes at once.
+// and the endpoint a request each. A lone event after an idle round
+// goes at once.
 const linger = 10 * time.Millisecond
 
 // pending reports whether delivery got past the durable position.
@@ -290,7 +290,7 @@ func (d *Deliverer) run(ctx context.Context, s *Subscription) {
 		case err == nil:
 			failures = 0
 			retry = len(wakeRetry)
-			if limit, _ := s.batchLimits(); limit > 1 && st.streak > 1 && st.lastBatch < limit {
+			if limit, _ := s.batchLimits(); limit > 1 && (st.streak > 1 || st.lastBatch > 1) && st.lastBatch < limit {
 				sleep(ctx, linger)
 			}
 			continue
