@@ -132,31 +132,35 @@ type Counted interface {
 	Writes() uint64
 }
 
-// queuedOf is s's Queued, looking through wrappers that have an
-// Unwrap() Store method; nil when s runs writes side by side
-// (PostgreSQL).
-func queuedOf(s Store) Queued {
+// find is the first of s and the stores it wraps (an Unwrap() Store
+// method) that is a T, and whether there is one: PostgreSQL, which runs
+// writes side by side, is no Queued.
+func find[T any](s Store) (T, bool) {
 	for s != nil {
-		if q, ok := s.(Queued); ok {
-			return q
+		if t, ok := s.(T); ok {
+			return t, true
 		}
 		u, ok := s.(interface{ Unwrap() Store })
 		if !ok {
-			return nil
+			break
 		}
 		s = u.Unwrap()
 	}
-	return nil
+	var zero T
+	return zero, false
 }
 
 // SingleWriter reports whether s runs write transactions one after the
 // other (Queued), so that a long one holds up every other write.
-func SingleWriter(s Store) bool { return queuedOf(s) != nil }
+func SingleWriter(s Store) bool {
+	_, ok := find[Queued](s)
+	return ok
+}
 
 // WritesQueued returns the writes waiting for s's writer (Queued); 0
 // when s cannot tell.
 func WritesQueued(s Store) int {
-	if q := queuedOf(s); q != nil {
+	if q, ok := find[Queued](s); ok {
 		return q.WritesQueued()
 	}
 	return 0
@@ -165,15 +169,8 @@ func WritesQueued(s Store) int {
 // Writes returns the Update calls made on s so far (Counted), looking
 // through wrappers as WritesQueued does; 0 when s cannot tell.
 func Writes(s Store) uint64 {
-	for s != nil {
-		if c, ok := s.(Counted); ok {
-			return c.Writes()
-		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			return 0
-		}
-		s = u.Unwrap()
+	if c, ok := find[Counted](s); ok {
+		return c.Writes()
 	}
 	return 0
 }

@@ -250,7 +250,7 @@
 // walks them for the four services.
 //
 // User delegation SAS (`internal/auth/delegation.go`): Get User Delegation
-// Key (`server.ServeUserDelegationKey`, on the Blob endpoint with `sks`
+// Key (`server.UserDelegationKey`, on the Blob endpoint with `sks`
 // `b`, on the File endpoint with `sks` `f` and on the Queue endpoint with
 // `sks` `q`) answers bearer-token
 // callers only (`server.Request.Principal`, the token's `oid` and `tid`). The key it returns is an HMAC, under the

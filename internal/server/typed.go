@@ -94,13 +94,8 @@ func XML(status int, v any) (Response, error) {
 	return XMLDoc(status, wire.TidyXML(b.Bytes())), nil
 }
 
-// Render writes r to w: its headers, the status, then the body in one
-// Write.
-func Render(w http.ResponseWriter, r Response) error {
-	return RenderFor(w, nil, nil, r)
-}
-
-// RenderFor is Render for the request hr (nil: a GET), whose Content is
+// RenderFor writes r to w: its headers, the status, then the body in one
+// Write or the Content streamed. hr is the request (nil: a GET), whose Content is
 // not read for a HEAD (a Body is written, for net/http to count and
 // discard); a failure to stream it is logged to log (nil: not
 // logged) before the connection is aborted.

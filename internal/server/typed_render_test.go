@@ -19,7 +19,7 @@ import (
 func TestRenderAsWritten(t *testing.T) {
 	body := func() *extent.Body { return extent.NewBody(io.NopCloser(strings.NewReader("abc")), 3) }
 	w := httptest.NewRecorder()
-	if err := Render(w, Response{Status: http.StatusOK, Content: body()}); err != nil {
+	if err := RenderFor(w, nil, nil, Response{Status: http.StatusOK, Content: body()}); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok := w.Header()["Content-Type"]; !ok || v != nil || w.Body.String() != "abc" {
@@ -28,7 +28,7 @@ func TestRenderAsWritten(t *testing.T) {
 	w = httptest.NewRecorder()
 	r := Response{Status: http.StatusOK, Content: body()}
 	r.Set("Content-Type", "text/x")
-	if err := Render(w, r); err != nil || w.Header().Get("Content-Type") != "text/x" {
+	if err := RenderFor(w, nil, nil, r); err != nil || w.Header().Get("Content-Type") != "text/x" {
 		t.Fatalf("typed content: %v %v", err, w.Header())
 	}
 	w = httptest.NewRecorder()

@@ -37,7 +37,7 @@ func TestRender(t *testing.T) {
 		t.Fatalf("a refusal rendered something: %v %v %q", err, w.Header(), w.Body)
 	}
 	w = httptest.NewRecorder()
-	if err := Render(w, Status(http.StatusNoContent)); err != nil || w.Code != http.StatusNoContent || w.Header().Get("Content-Type") != "" {
+	if err := RenderFor(w, nil, nil, Status(http.StatusNoContent)); err != nil || w.Code != http.StatusNoContent || w.Header().Get("Content-Type") != "" {
 		t.Fatalf("no body: %d %v", w.Code, w.Header())
 	}
 	r, err := XML(http.StatusOK, struct {

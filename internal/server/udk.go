@@ -11,7 +11,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 )
 
-// ServeUserDelegationKey answers Get User Delegation Key
+// UserDelegationKey is the answer to Get User Delegation Key
 // (https://learn.microsoft.com/rest/api/storageservices/get-user-delegation-key)
 // for the service whose sks letter is service ("b" on the Blob endpoint,
 // "f" on the File endpoint, where azfile 1.5.4 and
@@ -23,16 +23,6 @@ import (
 // from 2025-07-05. The key is derived from the account key and the
 // signed fields (auth.DelegationKeyValue), so SAS tokens signed with it
 // verify on any front end without a stored key.
-func ServeUserDelegationKey(w http.ResponseWriter, r *Request, service string) error {
-	resp, err := UserDelegationKey(r, service)
-	if err != nil {
-		return err
-	}
-	return Render(w, resp)
-}
-
-// UserDelegationKey is ServeUserDelegationKey's answer, for a typed
-// handler.
 func UserDelegationKey(r *Request, service string) (Response, error) {
 	if r.Principal == nil {
 		return Response{}, auth.ErrBearerOnly()

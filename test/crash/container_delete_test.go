@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"math/rand/v2"
 	"time"
 
@@ -167,14 +168,18 @@ func verifyContainers(ctx context.Context, m *model, cl *clients, bad func(strin
 
 // countBlobs is how many blobs List Blobs shows in the container.
 func countBlobs(ctx context.Context, cc *container.Client) (int, error) {
+	return countPaged(ctx, cc.NewListBlobsFlatPager(nil), func(p container.ListBlobsFlatResponse) int { return len(p.Segment.BlobItems) })
+}
+
+// countPaged sums n over the pages of p.
+func countPaged[T any](ctx context.Context, p *runtime.Pager[T], n func(T) int) (int, error) {
 	got := 0
-	pager := cc.NewListBlobsFlatPager(nil)
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
+	for p.More() {
+		page, err := p.NextPage(ctx)
 		if err != nil {
 			return got, err
 		}
-		got += len(page.Segment.BlobItems)
+		got += n(page)
 	}
 	return got, nil
 }

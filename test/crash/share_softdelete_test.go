@@ -3,6 +3,7 @@ package crash
 import (
 	"context"
 	"fmt"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
 	"math/rand/v2"
 	"time"
 
@@ -125,16 +126,7 @@ func sdVersion(ctx context.Context, svc *azfileservice.Client, name string) (str
 
 // sdCount counts the files of share sc's root directory.
 func sdCount(ctx context.Context, sc *share.Client) (int, error) {
-	got := 0
-	pg := sc.NewRootDirectoryClient().NewListFilesAndDirectoriesPager(nil)
-	for pg.More() {
-		page, err := pg.NextPage(ctx)
-		if err != nil {
-			return got, err
-		}
-		got += len(page.Segment.Files)
-	}
-	return got, nil
+	return countPaged(ctx, sc.NewRootDirectoryClient().NewListFilesAndDirectoriesPager(nil), func(p directory.ListFilesAndDirectoriesResponse) int { return len(p.Segment.Files) })
 }
 
 // verifySoftDeletedShares checks the soft deleter's shares after a

@@ -48,7 +48,7 @@ func (s *Service) policies(r *req, sh string) auth.PolicyLookup {
 
 // getUserDelegationKey answers Get User Delegation Key on the File
 // endpoint: a key for Azure Files user delegation SAS (sks "f"; see
-// server.ServeUserDelegationKey).
+// server.UserDelegationKey).
 func (s *Service) getUserDelegationKey(r *req) (server.Response, error) {
 	return server.UserDelegationKey(r.Request, "f")
 }

@@ -25,7 +25,7 @@ func (s *Service) policies(r *req) auth.PolicyLookup {
 
 // getUserDelegationKey answers Get User Delegation Key on the Queue
 // endpoint: a key for Queue user delegation SAS (sks "q"; see
-// server.ServeUserDelegationKey; azure-storage-queue 12.15.0b1
+// server.UserDelegationKey; azure-storage-queue 12.15.0b1
 // QueueServiceClient.get_user_delegation_key, from 2026-02-06).
 func (s *Service) getUserDelegationKey(r *req) (server.Response, error) {
 	return server.UserDelegationKey(r.Request, "q")
