@@ -19,6 +19,10 @@ const (
 	lPath
 )
 
+// dfsPaths splits a dfs URL into its level and names; slashes around a
+// path are not part of it ("fs/dir/" is the directory "dir").
+var dfsPaths = &server.Paths{Account: lAccount, First: lFilesystem, Rest: lPath, Trim: true}
+
 // Route flags.
 const (
 	// fHierarchical: the operation needs a hierarchical namespace; on a

@@ -69,8 +69,9 @@ func (s *Service) hier(account string) bool { return s.blob.Hierarchical(account
 type req struct {
 	*server.Request
 	q          url.Values
-	filesystem string // "" at account level
-	path       string // "" at filesystem level
+	level      server.Level // lAccount, lFilesystem or lPath (dfsPaths)
+	filesystem string       // "" at account level
+	path       string       // "" at filesystem level
 	route      *route
 	// cpk is the request's customer-provided key (nil: none), which
 	// Path - Create, append and flush write and check under
@@ -94,6 +95,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 // hierarchical namespace an operation needs and the customer-provided
 // key.
 var dfsDoor = &server.Door[*Service, *req]{
+	Paths: dfsPaths,
 	Parse: newReq,
 	Route: (*Service).route,
 	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
@@ -155,26 +157,10 @@ func IsDFS(hr *http.Request) bool {
 	return false
 }
 
-// newReq parses the filesystem and path of sr's URL,
-// /{account}[/{filesystem}[/{path}]] (the middleware put the account
-// first for host-style URLs).
-func newReq(sr *server.Request) *req {
-	r := &req{Request: sr, q: sr.URL.Query()}
-	var path string
-	r.filesystem, path = sr.Names()
-	r.path = strings.Trim(path, "/")
-	return r
-}
-
-// level is the resource level r's URL addresses.
-func (r *req) level() server.Level {
-	switch {
-	case r.filesystem == "":
-		return lAccount
-	case r.path == "":
-		return lFilesystem
-	}
-	return lPath
+// newReq reads what routing needs from sr: the level, filesystem and
+// path dfsPaths found.
+func newReq(sr *server.Request, p server.Path) *req {
+	return &req{Request: sr, q: sr.URL.Query(), level: p.Level, filesystem: p.First, path: p.Rest}
 }
 
 // route finds r's operation. A dfs request no entry matches is 400
@@ -182,7 +168,7 @@ func (r *req) level() server.Level {
 // 405 UnsupportedHttpVerb.
 func (s *Service) route(r *req) (*route, error) {
 	sel := dfsRoutes.Selectors(r.q)
-	rt := dfsRoutes.Match(server.MethodOf(r.method()), r.level(), &sel, r.Header, r.q)
+	rt := dfsRoutes.Match(server.MethodOf(r.method()), r.level, &sel, r.Header, r.q)
 	if rt == nil {
 		switch {
 		case sel.Action != "":

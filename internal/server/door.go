@@ -3,7 +3,6 @@ package server
 import (
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -19,9 +18,12 @@ import (
 // handler touches the http.ResponseWriter. A front end fills one Door,
 // once, and its ServeAzure calls Serve.
 type Door[S, R any] struct {
+	// Paths maps the service's URL paths to its levels (nil: Parse
+	// reads the path itself, as Table's OData URLs need).
+	Paths *Paths
 	// Parse reads from the request what routing needs: the names its
-	// path addresses, its query.
-	Parse func(*Request) R
+	// path addresses (as Paths split it), its query.
+	Parse func(*Request, Path) R
 	// Route finds the request's operation in the service's route table
 	// (and checks what the table cannot: names, selectors outside it),
 	// recording it on the request; its error is answered after the SAS,
@@ -65,7 +67,11 @@ func (d *Door[S, R]) Serve(s S, w http.ResponseWriter, sr *Request) error {
 	if d.Anonymous == nil && !sr.Authenticated && sr.SAS == nil {
 		return azerr.New(azerr.NoAuthenticationInformation)
 	}
-	r := d.Parse(sr)
+	var p Path
+	if d.Paths != nil {
+		p = d.Paths.Split(sr)
+	}
+	r := d.Parse(sr, p)
 	rt, err := d.Route(s, r)
 	structured := sr.Header.Get("X-Ms-Structured-Body") // hStructuredBody, canonical: no copy made
 	if err == nil && structured != "" && rt.Structured == 0 {
@@ -143,19 +149,3 @@ const (
 	// body, which the handler frames.
 	StructuredResponse
 )
-
-// Names returns what a path-style URL's decoded path names after the
-// account, /{account}[/{first}[/{rest}]]: the container, queue, share or
-// filesystem, and the rest of the path as sent (a blob or file path, a
-// queue's "messages/{id}"); "" for what is absent. The middleware put the
-// account first for a production-style URL. No front end splits its path
-// otherwise.
-func (r *Request) Names() (first, rest string) {
-	path := strings.TrimPrefix(r.URL.Path, "/")
-	i := strings.IndexByte(path, '/')
-	if i < 0 {
-		return "", ""
-	}
-	first, rest, _ = strings.Cut(path[i+1:], "/")
-	return first, rest
-}

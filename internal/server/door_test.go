@@ -42,7 +42,7 @@ func testDoor(anonymous bool) (*Door[*doorSvc, *doorReq], *doorSvc, *[]*doorReq)
 	})}
 	var seen []*doorReq
 	d := &Door[*doorSvc, *doorReq]{
-		Parse: func(sr *Request) *doorReq {
+		Parse: func(sr *Request, _ Path) *doorReq {
 			r := &doorReq{Request: sr}
 			r.mark("parse")
 			seen = append(seen, r)
@@ -135,27 +135,6 @@ func TestDoorOrder(t *testing.T) {
 		}
 		if code != c.code || trace != c.trace {
 			t.Errorf("%s: got %q after %q, want %q after %q", c.name, code, trace, c.code, c.trace)
-		}
-	}
-}
-
-// TestRequestNames: the names after the account, each level.
-func TestRequestNames(t *testing.T) {
-	for path, want := range map[string][2]string{
-		"/acct":                    {"", ""},
-		"/acct/":                   {"", ""},
-		"/acct/c":                  {"c", ""},
-		"/acct/c/":                 {"c", ""},
-		"/acct/c/b":                {"c", "b"},
-		"/acct/c/dir/b/":           {"c", "dir/b/"},
-		"/acct/q/messages/id":      {"q", "messages/id"},
-		"/acct/c/a%2Fb":            {"c", "a/b"},
-		"/acct/c//double//slashes": {"c", "/double//slashes"},
-	} {
-		hr := httptest.NewRequest(http.MethodGet, "http://h"+path, nil)
-		first, rest := (&Request{Request: hr}).Names()
-		if first != want[0] || rest != want[1] {
-			t.Errorf("%s: %q %q, want %q %q", path, first, rest, want[0], want[1])
 		}
 	}
 }

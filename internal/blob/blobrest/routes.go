@@ -21,6 +21,9 @@ const (
 	lAll = lAccount | lContainer | lBlob
 )
 
+// blobPaths splits a Blob URL into its level and names.
+var blobPaths = &server.Paths{Account: lAccount, First: lContainer, Rest: lBlob}
+
 // Route flags.
 const (
 	// fOnSnapshot: a PUT allowed on a blob snapshot (?snapshot=); every

@@ -175,7 +175,7 @@ func BenchmarkRouteLookup(b *testing.B) {
 		for k, v := range c.h {
 			hr.Header.Set(k, v)
 		}
-		r := newReq(&server.Request{Request: hr})
+		r := parseReq(&server.Request{Request: hr})
 		b.Run(c.name+"/table", func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
@@ -201,7 +201,7 @@ func TestRouteSwitchAgrees(t *testing.T) {
 	for _, target := range []string{"/c/b", "/c/b?comp=block", "/c?restype=container", "/?comp=list", "/c/b?comp=lease"} {
 		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete} {
 			hr := httptest.NewRequest(m, "http://127.0.0.1:10000/devstoreaccount1"+target, nil)
-			r1, r2 := newReq(&server.Request{Request: hr}), newReq(&server.Request{Request: hr})
+			r1, r2 := parseReq(&server.Request{Request: hr}), parseReq(&server.Request{Request: hr})
 			_, err1 := (*Service)(nil).route(r1)
 			_, err2 := (*Service)(nil).routeSwitch(r2)
 			c1, c2 := "", ""

@@ -30,7 +30,7 @@ func TestRoutesTable(t *testing.T) {
 // routeDispatch checks the cases against the Blob route table.
 func routeDispatch(t *testing.T, cases []routetest.Case) {
 	routetest.Dispatch(t, "127.0.0.1:10000", Operations(), func(hr *http.Request) (string, error) {
-		r := newReq(&server.Request{Request: hr})
+		r := parseReq(&server.Request{Request: hr})
 		rt, err := (*Service)(nil).route(r)
 		if err != nil {
 			return "", err
@@ -143,7 +143,7 @@ func TestUnsupportedOperationsNamed(t *testing.T) {
 		c("PUT", a+"/c?restype=container&comp=rename", nil, "Rename Container", ""),
 	}
 	routetest.NotSupported(t, "127.0.0.1:10000", func(hr *http.Request) (string, error) {
-		rt, err := (*Service)(nil).route(newReq(&server.Request{Request: hr}))
+		rt, err := (*Service)(nil).route(parseReq(&server.Request{Request: hr}))
 		if err != nil {
 			return "", err
 		}
@@ -153,3 +153,6 @@ func TestUnsupportedOperationsNamed(t *testing.T) {
 		t.Errorf("%d cases for %d unsupported operations", len(cases), len(blobUnsupported))
 	}
 }
+
+// parseReq parses sr as blobDoor does.
+func parseReq(sr *server.Request) *req { return newReq(sr, blobPaths.Split(sr)) }

@@ -36,6 +36,7 @@ func New(b *blob.Service) *Service { return &Service{Service: b} }
 type req struct {
 	*server.Request
 	q         url.Values
+	level     server.Level // lAccount, lContainer or lBlob (blobPaths)
 	container string
 	name      string    // blob name, "" for container/account requests
 	snapshot  string    // ?snapshot=
@@ -55,6 +56,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 // (authorizeAnonymous); the extras are the change feed's read-only
 // container and the customer-provided key.
 var blobDoor = &server.Door[*Service, *req]{
+	Paths: blobPaths,
 	Parse: newReq,
 	Route: (*Service).route,
 	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
@@ -88,10 +90,8 @@ func (s *Service) extras(w http.ResponseWriter, r *req) (http.ResponseWriter, er
 
 // newReq parses what routing needs from sr: the container, the blob
 // name and the snapshot.
-func newReq(sr *server.Request) *req {
-	r := &req{Request: sr, q: sr.URL.Query()}
-	// /{account}[/{container}[/{blob}]]
-	r.container, r.name = sr.Names()
+func newReq(sr *server.Request, p server.Path) *req {
+	r := &req{Request: sr, q: sr.URL.Query(), level: p.Level, container: p.First, name: p.Rest}
 	// Azure takes a '\' in a blob name for a '/': the blob is stored,
 	// listed, authorized by SAS and answered under the name with '/'
 	// (azure-sdk-for-js special-naming.spec.ts, recorded against Azure:
@@ -114,13 +114,7 @@ func blobName(name string) string { return strings.ReplaceAll(name, "\\", "/") }
 // snapshot.
 func (s *Service) route(r *req) (*route, error) {
 	sel := blobRoutes.Selectors(r.q)
-	level := lBlob
-	switch {
-	case r.container == "":
-		level = lAccount
-	case r.name == "":
-		level = lContainer
-	}
+	level := r.level
 	m := server.MethodOf(r.Method)
 	rt := blobRoutes.Match(m, level, &sel, r.Header, r.q)
 	switch level {

@@ -21,6 +21,9 @@ const (
 	lPath
 )
 
+// filePaths splits a File URL into its level and names.
+var filePaths = &server.Paths{Account: lAccount, First: lShare, Rest: lPath}
+
 // Route flags.
 const (
 	// fOnShareSnapshot: the operation may run against a share snapshot

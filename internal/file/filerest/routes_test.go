@@ -27,7 +27,7 @@ func TestRoutesTable(t *testing.T) {
 // routeDispatch checks the cases against the File route table.
 func routeDispatch(t *testing.T, cases []routetest.Case) {
 	routetest.Dispatch(t, "127.0.0.1:10003", Operations(), func(hr *http.Request) (string, error) {
-		r := newReq(&server.Request{Request: hr})
+		r := parseReq(&server.Request{Request: hr})
 		rt, err := (*Service)(nil).prepare(r)
 		if err != nil {
 			return "", err
@@ -125,7 +125,7 @@ func TestRoutesDispatch(t *testing.T) {
 func TestUnsupportedOperationsNamed(t *testing.T) {
 	var cases []routetest.Case
 	routetest.NotSupported(t, "127.0.0.1:10003", func(hr *http.Request) (string, error) {
-		rt, err := (*Service)(nil).prepare(newReq(&server.Request{Request: hr}))
+		rt, err := (*Service)(nil).prepare(parseReq(&server.Request{Request: hr}))
 		if err != nil {
 			return "", err
 		}
@@ -135,3 +135,6 @@ func TestUnsupportedOperationsNamed(t *testing.T) {
 		t.Errorf("%d cases for %d unsupported operations", len(cases), len(fileUnsupported))
 	}
 }
+
+// parseReq parses sr as fileDoor does.
+func parseReq(sr *server.Request) *req { return newReq(sr, filePaths.Split(sr)) }

@@ -53,6 +53,7 @@ func (s *Service) ServiceProperties() *svcprops.Service { return s.f.ServiceProp
 type req struct {
 	*server.Request
 	q     url.Values
+	level server.Level // lAccount, lShare or lPath (filePaths)
 	share string
 	path  string   // share-relative path, "" for the share (root directory)
 	comps []string // path split on "/"
@@ -71,6 +72,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 // that need no store (prepare), and a handler's error is answered in
 // Azure's codes (Answer).
 var fileDoor = &server.Door[*Service, *req]{
+	Paths: filePaths,
 	Parse: newReq,
 	Route: (*Service).prepare,
 	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
@@ -134,11 +136,8 @@ func Answer(err error) error {
 }
 
 // newReq parses what routing needs from sr: the share and the path.
-func newReq(sr *server.Request) *req {
-	r := &req{Request: sr, q: sr.URL.Query()}
-	// /{account}[/{share}[/{path}]]
-	r.share, r.path = sr.Names()
-	return r
+func newReq(sr *server.Request, p server.Path) *req {
+	return &req{Request: sr, q: sr.URL.Query(), level: p.Level, share: p.First, path: p.Rest}
 }
 
 // prepare routes r and checks what needs no store: conditional headers
@@ -195,13 +194,7 @@ func checkConditions(h http.Header) error {
 // share or root directory URL without one.
 func (s *Service) route(r *req) (*route, error) {
 	sel := fileRoutes.Selectors(r.q)
-	level := lPath
-	switch {
-	case r.share == "":
-		level = lAccount
-	case r.path == "":
-		level = lShare
-	}
+	level := r.level
 	rt := fileRoutes.Match(server.MethodOf(r.Method), level, &sel, r.Header, r.q)
 	if rt == nil {
 		restype := sel.Restype

@@ -21,6 +21,11 @@ const (
 	lMessage
 )
 
+// queuePaths splits a Queue URL into its level and names; any other path
+// below a queue is 400 InvalidUri.
+var queuePaths = &server.Paths{Account: lAccount, First: lQueue,
+	Subs: []server.SubPath{{Name: "messages", Level: lMessages, Item: lMessage}}}
+
 // queueRoutes is the Queue service's route table (Queue service REST API,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/queue-service-rest-api),
 // tried in order, with each operation's SAS rule (Create an account SAS,

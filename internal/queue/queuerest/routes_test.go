@@ -23,7 +23,7 @@ func TestRoutesTable(t *testing.T) {
 // routeDispatch checks the cases against the Queue route table.
 func routeDispatch(t *testing.T, cases []routetest.Case) {
 	routetest.Dispatch(t, "127.0.0.1:10001", Operations(), func(hr *http.Request) (string, error) {
-		r := newReq(&server.Request{Request: hr})
+		r := parseReq(&server.Request{Request: hr})
 		rt, err := (*Service)(nil).route(r)
 		if err != nil {
 			return "", err
@@ -80,3 +80,6 @@ func TestRoutesDispatch(t *testing.T) {
 	}
 	routeDispatch(t, cases)
 }
+
+// parseReq parses sr as queueDoor does.
+func parseReq(sr *server.Request) *req { return newReq(sr, queuePaths.Split(sr)) }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -40,11 +39,11 @@ func (s *Service) ServiceProperties() *svcprops.Service { return s.q.ServiceProp
 // req is a parsed Queue request.
 type req struct {
 	*server.Request
-	q     url.Values
+	q url.Values
+	// level is lAccount, lQueue, lMessages or lMessage; 0 for a path
+	// below the queue that is none of them (queuePaths).
+	level server.Level
 	queue string // "" for account-level requests
-	// sub is what follows the queue name: "" (the queue), "messages" or
-	// "messages/{id}".
-	sub   string
 	msgID string // raw message id from the path
 	// route is the routed operation's entry in queueRoutes (its name
 	// is Op).
@@ -60,6 +59,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 // requests are refused before anything is read (no Anonymous): the Queue
 // service has no public access.
 var queueDoor = &server.Door[*Service, *req]{
+	Paths: queuePaths,
 	Parse: newReq,
 	Route: (*Service).route,
 	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
@@ -69,11 +69,8 @@ var queueDoor = &server.Door[*Service, *req]{
 }
 
 // newReq parses what routing needs from sr: the queue and what follows it.
-func newReq(sr *server.Request) *req {
-	r := &req{Request: sr, q: sr.URL.Query()}
-	// /{account}[/{queue}[/messages[/{id}]]]
-	r.queue, r.sub = sr.Names()
-	return r
+func newReq(sr *server.Request, p server.Path) *req {
+	return &req{Request: sr, q: sr.URL.Query(), level: p.Level, queue: p.First, msgID: p.Item}
 }
 
 // route finds r's operation in queueRoutes and records it on r. The
@@ -82,29 +79,20 @@ func newReq(sr *server.Request) *req {
 func (s *Service) route(r *req) (*route, error) {
 	sel := queueRoutes.Selectors(r.q)
 	m := server.MethodOf(r.Method)
-	level := lAccount
+	level := r.level
 	if r.queue != "" {
 		if err := wire.ValidQueueName(r.queue); err != nil {
 			return nil, err
 		}
-		switch {
-		case r.sub == "":
-			level = lQueue
-		case r.sub == "messages":
-			level = lMessages
-			if m == server.GET {
-				if _, err := parsePeekOnly(r.q); err != nil {
-					return nil, err
-				}
+	}
+	switch level {
+	case 0:
+		return nil, azerr.New(azerr.InvalidURI)
+	case lMessages:
+		if m == server.GET {
+			if _, err := parsePeekOnly(r.q); err != nil {
+				return nil, err
 			}
-		case strings.HasPrefix(r.sub, "messages/") && !strings.Contains(r.sub[len("messages/"):], "/"):
-			r.msgID = r.sub[len("messages/"):]
-			if r.msgID == "" {
-				return nil, azerr.New(azerr.InvalidURI)
-			}
-			level = lMessage
-		default:
-			return nil, azerr.New(azerr.InvalidURI)
 		}
 	}
 	rt := queueRoutes.Match(m, level, &sel, r.Header, r.q)

@@ -68,7 +68,7 @@ func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
 // service has no anonymous access (no Anonymous); the method that routes
 // is the one X-HTTP-Method names (routeMethod).
 var tableDoor = &server.Door[*Service, *req]{
-	Parse: func(sr *server.Request) *req {
+	Parse: func(sr *server.Request, _ server.Path) *req {
 		return &req{Request: sr, q: parseQuery(sr.URL.RawQuery)}
 	},
 	Route:        (*Service).routeMethod,
