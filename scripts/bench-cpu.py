@@ -35,8 +35,9 @@ import sys
 import tempfile
 import time
 
-LINE = re.compile(r"^(.*?)\s+(\d+) ops/s\s+p50 .*errors (\d+)\)\s+server CPU ([\d.]+) µs/op")
+LINE = re.compile(r"^(.*?)\s+(\d+) ops/s\s+p50 (\S+)\s+p95 \S+\s+p99 (\S+)\s.*errors (\d+)\)\s+server CPU ([\d.]+) µs/op")
 RATE = {}  # (target, workload) -> [ops/s per run]
+LAT = {}  # (target, workload) -> [(p50, p99) in ms per run]
 PACE = "0"  # -rate: operations a second the bench starts (0: closed loop)
 DISK = False  # -disk
 PORTS = (21000, 21001, 21002)  # below the ephemeral range
@@ -98,11 +99,20 @@ def run(target, bench, duration, workloads, keys):
     res = {}
     for line in out.splitlines():
         m = LINE.match(line)
-        if m and m.group(3) == "0":
+        if m and m.group(5) == "0":
             w = re.sub(r"\s*\(\d+ clients\)", "", m.group(1).strip())
-            res[w] = float(m.group(4))
+            res[w] = float(m.group(6))
             RATE.setdefault((target, w), []).append(int(m.group(2)))
+            LAT.setdefault((target, w), []).append((ms(m.group(3)), ms(m.group(4))))
     return res
+
+
+def ms(d):
+    """A Go duration as printed (1.234ms, 850µs, 1.2s) in milliseconds."""
+    for unit, f in (("ms", 1), ("µs", 1e-3), ("us", 1e-3), ("ns", 1e-6), ("s", 1e3)):
+        if d.endswith(unit):
+            return float(d[:-len(unit)]) * f
+    return float("nan")
 
 
 def main():
@@ -166,6 +176,11 @@ def main():
         for t in others:
             mix = (med[t][put] + med[t][get]) / 2
             print(f"{label(t)}: Put/Get mix {mix:.0f} µs/op, {mix / bmix:.2f}× {label(base)}'s {bmix:.0f}")
+    print("latency, medians over the runs (p50 / p99 ms):")
+    for w in wls:
+        print(f"  {w}: " + "; ".join(
+            f"{label(t)} {statistics.median([l[0] for l in LAT.get((t, w), [(0, 0)])]):.2f} / "
+            f"{statistics.median([l[1] for l in LAT.get((t, w), [(0, 0)])]):.2f}" for t in targets))
 
 if __name__ == "__main__":
     main()

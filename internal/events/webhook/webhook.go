@@ -35,8 +35,18 @@ func (s Sender) client() *http.Client {
 	if s.Client != nil {
 		return s.Client
 	}
-	return &http.Client{Timeout: Timeout}
+	return defaultClient
 }
+
+// defaultClient keeps up to 16 idle connections a host (net/http's
+// default is 2): a subscription that is behind has several requests in
+// flight (the deliverer's lanes), which would otherwise open and close
+// a connection for most of them.
+var defaultClient = &http.Client{Timeout: Timeout, Transport: func() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 16
+	return t
+}()}
 
 // validationOrigin is the origin Event Grid names in the CloudEvents
 // abuse-protection handshake.
