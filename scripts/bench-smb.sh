@@ -6,7 +6,15 @@
 # `cerulean serve` (embedded store, durable writes) on a temporary
 # directory. Prints MB/s (10^6 bytes) per run and SMB as % of REST.
 #
-#   bash scripts/bench-smb.sh [-runs N] [-size MiB]     (defaults: 1, 256)
+#   bash scripts/bench-smb.sh [-runs N] [-size MiB] [-samba]     (defaults: 1, 256)
+#
+# -samba: the same smbclient put and get against Debian's Samba (smbd,
+# package samba) on the same machine, a share in a temporary directory
+# with a private configuration (guest access, SMB3_11 only, port below
+# the ephemeral range), alternating with Cerulean's in each run. Samba
+# answers a write once it is in the page cache (its defaults: `strict
+# sync` honours only the client's flushes, `sync always = no`, and
+# smbclient sends none), Cerulean once it is durable on disk.
 #
 # smbclient and smbtorture: scripts/install-smb-clients.sh. The SMB rates
 # are smbclient's own (the time from open to close of the transfer, as the
@@ -17,11 +25,13 @@ cd "$(dirname "$0")/.."
 
 runs=1
 size=256
+samba=
 while [ $# -gt 0 ]; do
   case "$1" in
     -runs) runs=$2; shift 2 ;;
     -size) size=$2; shift 2 ;;
-    *) echo "usage: $0 [-runs N] [-size MiB]" >&2; exit 2 ;;
+    -samba) samba=1; shift ;;
+    *) echo "usage: $0 [-runs N] [-size MiB] [-samba]" >&2; exit 2 ;;
   esac
 done
 command -v smbclient >/dev/null || { echo "smbclient is not installed: bash scripts/install-smb-clients.sh" >&2; exit 1; }
@@ -30,8 +40,10 @@ account=devstoreaccount1
 key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
 work=$(mktemp -d)
 pid=
+spid=
 cleanup() {
   if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  if [ -n "$spid" ]; then kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -74,9 +86,65 @@ head -c $((size << 20)) /dev/urandom >"$work/src"
 rate() { sed -n 's/.*(average \([0-9.]*\) \(kb\/s\|KiloBytes\/sec\)).*/\1/p' <<<"$1" | tail -n1 | awk '{printf "%.1f", $1 * 1.024 / 1000}'; }
 smb() { HOME="$work" smbclient "//127.0.0.1/bench" -p "$sport" -A "$work/auth" -m SMB3_11 -c "$1" 2>&1; }
 
+if [ -n "$samba" ]; then
+  command -v smbd >/dev/null || { echo "smbd is not installed: apt-get install samba" >&2; exit 1; }
+  sambaport=$((base + 2))
+  chmod 755 "$work"
+  mkdir -p "$work/samba/share" "$work/samba/var"
+  chmod 1777 "$work/samba/share"
+  cat >"$work/samba/smb.conf" <<CONF
+[global]
+  smb ports = $sambaport
+  interfaces = lo
+  bind interfaces only = yes
+  private dir = $work/samba/var
+  lock directory = $work/samba/var
+  state directory = $work/samba/var
+  cache directory = $work/samba/var
+  pid directory = $work/samba/var
+  log file = $work/samba/smbd.log
+  server role = standalone server
+  map to guest = Bad User
+  guest account = nobody
+  disable netbios = yes
+  server min protocol = SMB3_11
+  load printers = no
+  printing = bsd
+  printcap name = /dev/null
+  disable spoolss = yes
+[bench]
+  path = $work/samba/share
+  guest ok = yes
+  guest only = yes
+  read only = no
+CONF
+  # Its own session: smbd signals its whole process group as it stops.
+  setsid smbd --foreground --no-process-group --configfile="$work/samba/smb.conf" >"$work/samba/out.log" 2>&1 &
+  spid=$!
+  for i in $(seq 100); do
+    (echo >"/dev/tcp/127.0.0.1/$sambaport") 2>/dev/null && break
+    [ "$i" = 100 ] && { echo "smbd did not start" >&2; cat "$work/samba/out.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "Samba $(smbd --version | sed 's/Version //') on $sambaport, share in $work/samba/share"
+fi
+sambasmb() { HOME="$work" smbclient "//127.0.0.1/bench" -p "$sambaport" -N -m SMB3_11 -c "$1" 2>&1; }
+
 echo "cerulean serve: File on $fport, SMB on $sport, embedded store in $work/data; ${size} MiB file; $(nproc) CPUs"
 printf '%-4s %14s %14s %15s %15s %9s %9s\n' run "SMB write" "SMB read" "REST upload" "REST download" "write %" "read %"
 for r in $(seq "$runs"); do
+  if [ -n "$samba" ]; then
+    out=$(cd "$work" && sambasmb "put src big$r")
+    sw=$(rate "$out")
+    [ -n "$sw" ] || { echo "smbclient put to Samba failed: $out" >&2; exit 1; }
+    rm -f "$work/dst"
+    out=$(cd "$work" && sambasmb "get big$r dst")
+    sr=$(rate "$out")
+    [ -n "$sr" ] || { echo "smbclient get from Samba failed: $out" >&2; exit 1; }
+    cmp -s "$work/src" "$work/dst" || { echo "smbclient get from Samba: content differs from the put" >&2; exit 1; }
+    sambasmb "del big$r" >/dev/null
+    printf '%-4s %9s MB/s %9s MB/s   (Samba)\n' "$r" "$sw" "$sr"
+  fi
   out=$(cd "$work" && smb "put src big$r")
   w=$(rate "$out")
   [ -n "$w" ] || { echo "smbclient put failed: $out" >&2; exit 1; }
