@@ -64,6 +64,12 @@ var fileUnsupported = server.Unsupported{}
 // https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-rest-api),
 // tried in order. Built in init, as the handlers reach the service that
 // reads it.
+//
+// The entries carry no handle, share-mode or read-only rules: those
+// belong to the domain operation a handler calls (file.fileOp, one value
+// per operation in internal/file/domain.go), because SMB calls the same
+// operations and must meet the same rules; a REST entry naming them would
+// be a second description that could disagree with the domain's.
 var fileRoutes *server.Routes[handler]
 
 func init() {
