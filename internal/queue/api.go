@@ -446,11 +446,22 @@ type GetMessagesOutput struct {
 // incremented. See dequeue.go.
 func (s *Service) GetMessages(ctx context.Context, in GetMessagesInput) (GetMessagesOutput, error) {
 	loadKey := in.Account + "/" + in.Name
-	slot, shared := s.load.acquire(loadKey)
+	slot, shared, turn := s.load.acquire(loadKey)
 	defer s.load.release(loadKey, slot)
 	first := -1 // alone: the oldest messages of the whole queue
 	if shared {
 		first = (slot + s.shardOffset) % numShards
+	}
+	if !kv.SingleWriter(s.store) {
+		// One transaction at a time per queue in this process (doc.go,
+		// "Concurrent consumers"): concurrent ones mostly conflict and
+		// run again.
+		select {
+		case turn <- struct{}{}:
+		case <-ctx.Done():
+			return GetMessagesOutput{}, ctx.Err()
+		}
+		defer func() { <-turn }()
 	}
 	tt := s.txTime()
 	var got []*message

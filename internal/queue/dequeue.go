@@ -65,41 +65,56 @@ const (
 	maxScanBatch = 256
 )
 
-// loadTracker hands out per-queue slots to concurrent Get Messages calls.
+// loadTracker hands out per-queue slots to concurrent Get Messages calls,
+// and the queue's turn.
 type loadTracker struct {
 	mu   sync.Mutex
-	busy map[string]uint64 // queue -> bitmask of slots in use
+	busy map[string]*queueLoad
 }
 
-// acquire returns the lowest free slot of key and whether another call
-// on key is in flight; the slot is 64 (not recorded) when 64 calls are in
-// flight already.
-func (l *loadTracker) acquire(key string) (slot int, shared bool) {
+// queueLoad is one queue's Get Messages calls in flight.
+type queueLoad struct {
+	mask uint64 // slots in use
+	// turn is held by the call whose transaction runs, on a store that
+	// checks serializability (GetMessages).
+	turn chan struct{}
+}
+
+// acquire returns the lowest free slot of key, whether another call on
+// key is in flight, and key's turn; the slot is 64 (not recorded) when 64
+// calls are in flight already.
+func (l *loadTracker) acquire(key string) (slot int, shared bool, turn chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.busy == nil {
-		l.busy = map[string]uint64{}
+		l.busy = map[string]*queueLoad{}
 	}
-	mask := l.busy[key]
+	q := l.busy[key]
+	if q == nil {
+		q = &queueLoad{turn: make(chan struct{}, 1)}
+		l.busy[key] = q
+	}
+	mask := q.mask
 	slot = bits.TrailingZeros64(^mask)
 	if slot < 64 {
-		l.busy[key] = mask | 1<<slot
+		q.mask = mask | 1<<slot
 	}
-	return slot, mask != 0
+	return slot, mask != 0, q.turn
 }
 
 // release frees a slot returned by acquire.
 func (l *loadTracker) release(key string, slot int) {
-	if slot >= 64 {
-		return
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	mask := l.busy[key] &^ (1 << slot)
-	if mask == 0 {
+	q := l.busy[key]
+	if q == nil {
+		return
+	}
+	if slot < 64 {
+		q.mask &^= 1 << slot
+	}
+	if q.mask == 0 {
 		delete(l.busy, key)
-	} else {
-		l.busy[key] = mask
 	}
 }
 

@@ -157,6 +157,17 @@
 //     only to skip expired entries), since the backend charges every row it
 //     fetched.
 //
+//   - On such a backend a process also runs one Get Messages transaction
+//     of a queue at a time (the queue's turn, held from the transaction's
+//     start to its end; waiting calls keep their slot, so the shards they
+//     read still differ). With 16 consumers of a nearly empty queue the
+//     shards share index pages, and concurrent calls conflicted more often
+//     than they committed: on PostgreSQL 15 (same two cores, 16 clients,
+//     put, get, delete), 183–188 cycles/s with 3,300 rollbacks in 5 s
+//     before, 326–370 cycles/s with about 400 after, p99 220–290 → 67–90 ms
+//     (docs/benchmarks.md, 2026-11-29 13:23 UTC section). Front ends do not
+//     share turns; their calls are still serialized by the transaction.
+//
 // Order under concurrency is best effort, as on Azure: oldest first within
 // a shard. Measured with `kv/postgres` (PostgreSQL 15, SERIALIZABLE), 16
 // consumers taking one message at a time from one queue, Update attempts

@@ -171,22 +171,28 @@ func TestShardScan(t *testing.T) {
 func TestLoadTracker(t *testing.T) {
 	var l loadTracker
 	var slots []int
+	var turnA chan struct{}
 	for i := range 66 {
-		slot, shared := l.acquire("a")
+		slot, shared, turn := l.acquire("a")
 		if shared != (i > 0) {
 			t.Fatalf("call %d: shared=%v", i, shared)
+		}
+		if turnA == nil {
+			turnA = turn
+		} else if turn != turnA {
+			t.Fatalf("call %d: another turn for the same queue", i)
 		}
 		slots = append(slots, slot)
 	}
 	if slots[0] != 0 || slots[1] != 1 || slots[63] != 63 || slots[64] != 64 || slots[65] != 64 {
 		t.Fatalf("slots %v", slots)
 	}
-	if slot, shared := l.acquire("b"); slot != 0 || shared {
-		t.Fatal("queues share slots")
+	if slot, shared, turn := l.acquire("b"); slot != 0 || shared || turn == turnA {
+		t.Fatal("queues share slots or a turn")
 	}
 	l.release("a", 1)
 	l.release("a", 64)
-	if s, _ := l.acquire("a"); s != 1 {
+	if s, _, _ := l.acquire("a"); s != 1 {
 		t.Fatalf("freed slot not reused: %d", s)
 	}
 	for _, s := range slots {
@@ -196,7 +202,7 @@ func TestLoadTracker(t *testing.T) {
 	if len(l.busy) != 0 {
 		t.Fatalf("tracker keeps %v", l.busy)
 	}
-	if slot, shared := l.acquire("a"); slot != 0 || shared {
+	if slot, shared, _ := l.acquire("a"); slot != 0 || shared {
 		t.Fatal("a queue with nothing in flight is not alone")
 	}
 }
