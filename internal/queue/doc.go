@@ -156,7 +156,6 @@
 //   - Scans fetch only as many index rows as they need (growing the batch
 //     only to skip expired entries), since the backend charges every row it
 //     fetched.
-//
 //   - On such a backend a process also runs one Get Messages transaction
 //     of a queue at a time (the queue's turn, held from the transaction's
 //     start to its end; waiting calls keep their slot, so the shards they
