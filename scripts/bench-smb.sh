@@ -132,28 +132,27 @@ sambasmb() { HOME="$work" smbclient "//127.0.0.1/bench" -p "$sambaport" -N -m SM
 
 echo "cerulean serve: File on $fport, SMB on $sport, embedded store in $work/data; ${size} MiB file; $(nproc) CPUs"
 printf '%-4s %14s %14s %15s %15s %9s %9s\n' run "SMB write" "SMB read" "REST upload" "REST download" "write %" "read %"
+# xfer CLIENT NAME R: put the source file as big$R with CLIENT (smb or
+# sambasmb), get it back, compare and delete it; sets w and rd (MB/s).
+xfer() {
+  local out
+  out=$(cd "$work" && "$1" "put src big$3")
+  w=$(rate "$out")
+  [ -n "$w" ] || { echo "smbclient put to $2 failed: $out" >&2; exit 1; }
+  rm -f "$work/dst"
+  out=$(cd "$work" && "$1" "get big$3 dst")
+  rd=$(rate "$out")
+  [ -n "$rd" ] || { echo "smbclient get from $2 failed: $out" >&2; exit 1; }
+  cmp -s "$work/src" "$work/dst" || { echo "smbclient get from $2: content differs from the put" >&2; exit 1; }
+  "$1" "del big$3" >/dev/null
+}
+
 for r in $(seq "$runs"); do
   if [ -n "$samba" ]; then
-    out=$(cd "$work" && sambasmb "put src big$r")
-    sw=$(rate "$out")
-    [ -n "$sw" ] || { echo "smbclient put to Samba failed: $out" >&2; exit 1; }
-    rm -f "$work/dst"
-    out=$(cd "$work" && sambasmb "get big$r dst")
-    sr=$(rate "$out")
-    [ -n "$sr" ] || { echo "smbclient get from Samba failed: $out" >&2; exit 1; }
-    cmp -s "$work/src" "$work/dst" || { echo "smbclient get from Samba: content differs from the put" >&2; exit 1; }
-    sambasmb "del big$r" >/dev/null
-    printf '%-4s %9s MB/s %9s MB/s   (Samba)\n' "$r" "$sw" "$sr"
+    xfer sambasmb Samba "$r"
+    printf '%-4s %9s MB/s %9s MB/s   (Samba)\n' "$r" "$w" "$rd"
   fi
-  out=$(cd "$work" && smb "put src big$r")
-  w=$(rate "$out")
-  [ -n "$w" ] || { echo "smbclient put failed: $out" >&2; exit 1; }
-  rm -f "$work/dst"
-  out=$(cd "$work" && smb "get big$r dst")
-  rd=$(rate "$out")
-  [ -n "$rd" ] || { echo "smbclient get failed: $out" >&2; exit 1; }
-  cmp -s "$work/src" "$work/dst" || { echo "smbclient get: content differs from the put" >&2; exit 1; }
-  smb "del big$r" >/dev/null
+  xfer smb Cerulean "$r"
   rest=$("$work/cerulean-bench" -workloads file -url "$url" -file-url "$url" -large "$size")
   up=$(awk '/File upload/ {for (i = 1; i <= NF; i++) if ($i == "MB/s") print $(i-1)}' <<<"$rest")
   down=$(awk '/File download/ {for (i = 1; i <= NF; i++) if ($i == "MB/s") print $(i-1)}' <<<"$rest")

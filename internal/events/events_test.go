@@ -64,10 +64,17 @@ func (f *fakeSender) snapshot() ([]string, map[string]int) {
 
 func appendN(t *testing.T, st kv.Store, n int, typ string) []changelog.Record {
 	t.Helper()
+	return appendEach(t, st, n, typ, func(int) string { return "b" })
+}
+
+// appendEach appends n records of typ, record i about blob name(i) of
+// container c.
+func appendEach(t *testing.T, st kv.Store, n int, typ string, name func(i int) string) []changelog.Record {
+	t.Helper()
 	var out []changelog.Record
 	for i := 0; i < n; i++ {
 		err := st.Update(context.Background(), func(tx kv.Tx) error {
-			r, err := changelog.Append(tx, "acct", changelog.Record{EventType: typ, Subject: changelog.Subject("c", "b"), EventTime: time.Now(),
+			r, err := changelog.Append(tx, "acct", changelog.Record{EventType: typ, Subject: changelog.Subject("c", name(i)), EventTime: time.Now(),
 				Data: changelog.Data{API: "PutBlob", BlobType: "BlockBlob", ETag: "0x1", ContentLength: 3}})
 			out = append(out, r)
 			return err

@@ -54,48 +54,34 @@ func (f *slowSender) Send(ctx context.Context, s *Subscription, evs []Event, att
 	return nil
 }
 
-// appendSubjects appends n records over k blobs, round robin.
-func appendSubjects(t *testing.T, st kv.Store, n, k int) []changelog.Record {
+// behind sets up a one-event-a-request webhook subscription named name
+// whose position is the log's start and n records over 10 blobs after
+// it, and a deliverer (not running) sending to a slowSender.
+func behind(t *testing.T, name string, n int) (kv.Store, Subscription, []changelog.Record, *slowSender, *Deliverer) {
 	t.Helper()
-	var out []changelog.Record
-	for i := 0; i < n; i++ {
-		err := st.Update(context.Background(), func(tx kv.Tx) error {
-			r, err := changelog.Append(tx, "acct", changelog.Record{EventType: changelog.BlobCreated, Subject: changelog.Subject("c", fmt.Sprintf("b%d", i%k)), EventTime: time.Now(),
-				Data: changelog.Data{API: "PutBlob", BlobType: "BlockBlob", ETag: "0x1", ContentLength: 3}})
-			out = append(out, r)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+	st := mem.New()
+	sub := testSub(name)
+	sub.Endpoint.Type = destWebhook
+	recs := appendEach(t, st, n, changelog.BlobCreated, func(i int) string { return fmt.Sprintf("b%d", i%10) })
+	// The subscription starts before the records, so its first round
+	// finds them all waiting.
+	if err := st.Update(context.Background(), func(tx kv.Tx) error { return tx.Put(posKey(&sub), []byte("0")) }); err != nil {
+		t.Fatal(err)
 	}
-	return out
-}
-
-func newSlow(recs []changelog.Record) *slowSender {
 	f := &slowSender{delay: 2 * time.Millisecond, bySubj: map[string][]uint64{}, subjOf: map[uint64]string{}}
 	for _, r := range recs {
 		f.subjOf[r.Seq] = r.Subject
 	}
-	return f
+	d := New(Config{Store: st, Clock: clock.Real{}, Subs: []Subscription{sub}, Senders: map[string]Sender{destWebhook: f},
+		Poll: 5 * time.Millisecond, Retry: []time.Duration{time.Millisecond}, LeaseTTL: time.Minute})
+	return st, sub, recs, f, d
 }
 
 // TestLanesWhenBehind: a one-event-a-request webhook subscription that
 // is 200 events behind has several requests in flight, delivers each
 // event once, and each blob's events in commit order.
 func TestLanesWhenBehind(t *testing.T) {
-	st := mem.New()
-	sub := testSub("behind")
-	sub.Endpoint.Type = destWebhook
-	recs := appendSubjects(t, st, 200, 10)
-	// The subscription starts before the records (its position is the
-	// log's start), so its first round finds them all waiting.
-	if err := st.Update(context.Background(), func(tx kv.Tx) error { return tx.Put(posKey(&sub), []byte("0")) }); err != nil {
-		t.Fatal(err)
-	}
-	f := newSlow(recs)
-	d := New(Config{Store: st, Clock: clock.Real{}, Subs: []Subscription{sub}, Senders: map[string]Sender{destWebhook: f},
-		Poll: 5 * time.Millisecond, Retry: []time.Duration{time.Millisecond}, LeaseTTL: time.Minute})
+	_, _, recs, f, d := behind(t, "behind", 200)
 	began := time.Now()
 	runD(t, d)
 	waitPos(t, d, recs[len(recs)-1].Seq)
@@ -129,18 +115,9 @@ func TestLanesWhenBehind(t *testing.T) {
 // that lane's first undelivered event, and every event before the
 // position was delivered.
 func TestLanesStopMidRound(t *testing.T) {
-	st := mem.New()
-	sub := testSub("stop")
-	sub.Endpoint.Type = destWebhook
-	recs := appendSubjects(t, st, 100, 10)
-	if err := st.Update(context.Background(), func(tx kv.Tx) error { return tx.Put(posKey(&sub), []byte("0")) }); err != nil {
-		t.Fatal(err)
-	}
-	f := newSlow(recs)
+	st, sub, recs, f, d := behind(t, "stop", 100)
 	hung := recs[40] // b0's fifth event
 	f.block = func(ev Event) bool { return ev.Seq == hung.Seq }
-	d := New(Config{Store: st, Clock: clock.Real{}, Subs: []Subscription{sub}, Senders: map[string]Sender{destWebhook: f},
-		Poll: 5 * time.Millisecond, Retry: []time.Duration{time.Millisecond}, LeaseTTL: time.Minute})
 	stop := runD(t, d)
 	// Wait until every lane but the hung one is done, and that one up
 	// to the hung event.
