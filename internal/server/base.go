@@ -4,7 +4,7 @@ import "net/http"
 
 // Base returns r. Each service's parsed request type embeds *Request, so
 // the method is promoted to it: a handler written once for every service
-// (internal/svcprops/svcpropsrest) reaches the common part of any
+// (internal/svcpropsrest) reaches the common part of any
 // service's request through it.
 func (r *Request) Base() *Request { return r }
 

@@ -7,7 +7,7 @@
 //
 // Service is the one implementation of Get/Set Service Properties and
 // Get Service Stats every service uses, parameterised by Kind;
-// internal/svcprops/svcpropsrest is its REST front end. The package
+// internal/svcpropsrest is its REST front end. The package
 // knows no HTTP (internal/archtest).
 package svcprops
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
-	"github.com/cerulean-storage/cerulean/internal/svcprops/svcpropsrest"
+	"github.com/cerulean-storage/cerulean/internal/svcpropsrest"
 )
 
 // The Blob service's dispatch before its route table, a switch over

@@ -3,7 +3,7 @@ package filerest
 import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/server"
-	"github.com/cerulean-storage/cerulean/internal/svcprops/svcpropsrest"
+	"github.com/cerulean-storage/cerulean/internal/svcpropsrest"
 )
 
 // handler is one REST operation: a method of Service.
