@@ -436,6 +436,13 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, st *runState) er
 	// or the process stops. A crash between a delivery and its flush
 	// delivers those events again (at least once).
 	flush := func() error { return d.flush(ctx, s, st) }
+	// A one-event webhook subscription that is behind sends over lanes.
+	if maxEvents == 1 && s.Endpoint.Type == destWebhook && len(recs) >= laneMin {
+		if err := renew(); err != nil {
+			return errors.Join(err, flush())
+		}
+		return d.roundLanes(ctx, s, st, sender, recs, flush)
+	}
 	// batch are the events formatted and not yet sent, size their bytes
 	// as a JSON array; upTo is the last record read, which st.cur
 	// reaches once the batch is delivered (or dropped). An event goes
@@ -443,12 +450,6 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, st *runState) er
 	// batch holding something, past maxBytes ("Batched event delivery":
 	// the preferred size is honoured on a best-effort basis, and an
 	// event larger than it is sent alone).
-	if maxEvents == 1 && s.Endpoint.Type == destWebhook && len(recs) >= laneMin {
-		if err := renew(); err != nil {
-			return errors.Join(err, flush())
-		}
-		return d.roundLanes(ctx, s, st, sender, recs, flush)
-	}
 	var batch []Event
 	size, upTo := 1, st.cur
 	send := func() error {
