@@ -465,11 +465,12 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, st *runState) er
 		st.cur = upTo
 		return nil
 	}
+	urls := d.urls(s.Account)
 	for _, r := range recs {
 		if err := renew(); err != nil {
 			return errors.Join(err, flush())
 		}
-		if ev, ok := s.Format(r, d.urls(s.Account)); ok {
+		if ev, ok := s.Format(r, urls); ok {
 			if len(batch) > 0 && (len(batch) >= maxEvents || size+1+len(ev.JSON) > maxBytes) {
 				if err := send(); err != nil {
 					return errors.Join(err, flush())
@@ -501,7 +502,7 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, st *runState) er
 
 // Lanes: a webhook subscription that sends one event a request (Event
 // Grid's default) and is laneMin records or more behind delivers the
-// round's events over lanes requests in flight at once, each blob's
+// round's events over Lanes requests in flight at once, each blob's
 // events in one lane (by subject), in commit order there. One request
 // at a time delivers no more than one event per round trip (about 800
 // a second on the two-core machine of docs/events.md, fewer than a busy
@@ -511,7 +512,10 @@ func (d *Deliverer) round(ctx context.Context, s *Subscription, st *runState) er
 // server keeps commit order for each blob always, and across blobs
 // while the subscription is less than laneMin records behind.
 const (
-	lanes   = 8
+	// Lanes is how many requests a subscription that is behind has in
+	// flight.
+	Lanes = 8
+	// laneMin is how far behind, in records, it starts to use them.
 	laneMin = 64
 )
 
@@ -519,18 +523,19 @@ const (
 func laneOf(subject string) int {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(subject))
-	return int(h.Sum32() % lanes)
+	return int(h.Sum32() % Lanes)
 }
 
-// roundLanes delivers recs' events over lanes concurrent requests, each
+// roundLanes delivers recs' events over Lanes concurrent requests, each
 // subject's in one lane in log order, and moves st.cur past recs when
 // all arrived (or were dropped); if a lane ends early (the lease lost,
 // the process stopping), to just before the first event not delivered,
 // so what follows is delivered again (at least once).
 func (d *Deliverer) roundLanes(ctx context.Context, s *Subscription, st *runState, sender Sender, recs []changelog.Record, flush func() error) error {
-	var byLane [lanes][]Event
+	var byLane [Lanes][]Event
+	urls := d.urls(s.Account)
 	for _, r := range recs {
-		ev, ok := s.Format(r, d.urls(s.Account))
+		ev, ok := s.Format(r, urls)
 		if !ok {
 			continue
 		}
@@ -548,8 +553,8 @@ func (d *Deliverer) roundLanes(ctx context.Context, s *Subscription, st *runStat
 		return flush()
 	}
 	var wg sync.WaitGroup
-	var errs [lanes]error
-	var stopped [lanes]uint64 // the seq of the first event a lane did not deliver
+	var errs [Lanes]error
+	var stopped [Lanes]uint64 // the seq of the first event a lane did not deliver
 	for i := range byLane {
 		if len(byLane[i]) == 0 {
 			continue

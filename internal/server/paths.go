@@ -75,6 +75,7 @@ func (p *Paths) Split(r *Request) Path {
 			case item != "" && !strings.Contains(item, "/"):
 				out.Level, out.Item = s.Item, item
 			}
+			break
 		}
 	}
 	return out

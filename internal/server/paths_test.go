@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -50,4 +52,58 @@ func TestPathsSplit(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", c.path, got, c.want)
 		}
 	}
+}
+
+// FuzzPathsSplit: for any decoded path, Split gives one of the levels it
+// was told of (or 0 below a first name with Subs), a first name only
+// beyond the account level, the rest as the path's end after it (inside
+// the path when trimmed), and an item only at an item level.
+func FuzzPathsSplit(f *testing.F) {
+	for _, p := range []string{"/acct", "/acct/c", "/acct/c/b/d", "/acct//x", "/acct/q/messages/id", "/acct/q/messages/", "/acct/fs//d//", "/"} {
+		f.Add(p)
+	}
+	const (
+		account Level = 1 << iota
+		first
+		rest
+		messages
+		message
+	)
+	shapes := []*Paths{
+		{Account: account, First: first, Rest: rest},
+		{Account: account, First: first, Subs: []SubPath{{Name: "messages", Level: messages, Item: message}}},
+		{Account: account, First: first, Rest: rest, Trim: true},
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		r := &Request{Request: &http.Request{URL: &url.URL{Path: path}}}
+		for i, p := range shapes {
+			got := p.Split(r)
+			switch got.Level {
+			case account:
+				if got.First != "" || got.Rest != "" || got.Item != "" {
+					t.Fatalf("shape %d, %q: names at the account level: %+v", i, path, got)
+				}
+				continue
+			case first:
+				if got.Rest != "" {
+					t.Fatalf("shape %d, %q: a rest at the first level: %+v", i, path, got)
+				}
+			case rest, messages, message, 0:
+				if got.Level == 0 && p.Subs == nil {
+					t.Fatalf("shape %d, %q: no level without Subs", i, path)
+				}
+			default:
+				t.Fatalf("shape %d, %q: level %d was never declared", i, path, got.Level)
+			}
+			if got.First == "" || strings.Contains(got.First, "/") {
+				t.Fatalf("shape %d, %q: first name %q", i, path, got.First)
+			}
+			if held := strings.HasSuffix(path, "/"+got.First+"/"+got.Rest) || (p.Trim || got.Rest == "") && strings.Contains(path, got.Rest); !held {
+				t.Fatalf("shape %d, %q: %+v is not what the path holds", i, path, got)
+			}
+			if (got.Item != "") != (got.Level == message) || strings.Contains(got.Item, "/") || !strings.HasSuffix(got.Rest, got.Item) {
+				t.Fatalf("shape %d, %q: item %q at level %d", i, path, got.Item, got.Level)
+			}
+		}
+	})
 }

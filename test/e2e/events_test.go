@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,6 +81,12 @@ type receiver struct {
 	// number of events.
 	batch bool
 	sizes []int
+	// hold, while open, keeps notifications waiting; delay holds each
+	// one this long before it is answered; inflight and most count the
+	// requests in progress (and the most at once).
+	hold           chan struct{}
+	delay          time.Duration
+	inflight, most atomic.Int32
 }
 
 func newReceiver(t *testing.T) *receiver {
@@ -90,6 +97,16 @@ func newReceiver(t *testing.T) *receiver {
 }
 
 func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	n := r.inflight.Add(1)
+	defer r.inflight.Add(-1)
+	for m := r.most.Load(); n > m && !r.most.CompareAndSwap(m, n); m = r.most.Load() {
+	}
+	if req.Header.Get("aeg-event-type") == "Notification" {
+		if r.hold != nil {
+			<-r.hold
+		}
+		time.Sleep(r.delay)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	kind := req.Header.Get("aeg-event-type")
@@ -643,6 +660,54 @@ func TestEventsConcurrentWriters(t *testing.T) {
 		if strings.Join(perBlob[subj], ",") != strings.Join(acked[w], ",") {
 			t.Errorf("%s: events %v, writes acknowledged %v", subj, perBlob[subj], acked[w])
 		}
+	}
+}
+
+// TestEventsBehindInLanes: a one-event-a-request webhook subscription
+// that falls 64 or more events behind (its endpoint stalled while 80
+// writes to 8 blobs commit) catches up with several requests in flight,
+// and still delivers every acknowledged write's event once, each blob's
+// in the order its writes were acknowledged.
+func TestEventsBehindInLanes(t *testing.T) {
+	r := newReceiver(t)
+	r.delay = 5 * time.Millisecond
+	// The first event's request waits (well within the webhook's 30 s)
+	// while the rest commit.
+	r.hold = make(chan struct{})
+	_, c := evStart(t, nil, webhookSub("lanes", r.srv.URL))
+	ctx := context.Background()
+	_, err := c.CreateContainer(ctx, "evl", nil)
+	must(t, err)
+	const blobs, n = 8, 80
+	acked := map[string][]string{} // subject -> request ids in ack order
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("b%d", i%blobs)
+		resp, err := c.UploadBuffer(ctx, "evl", name, []byte{byte(i)}, nil)
+		must(t, err)
+		subj := "/blobServices/default/containers/evl/blobs/" + name
+		acked[subj] = append(acked[subj], *resp.RequestID)
+	}
+	close(r.hold)
+	got := r.wait(t, n)
+	if len(got) != n {
+		t.Fatalf("%d events, want %d", len(got), n)
+	}
+	seen := map[string]bool{}
+	perBlob := map[string][]string{}
+	for _, g := range got {
+		if seen[g.ID] {
+			t.Fatalf("event %s twice", g.ID)
+		}
+		seen[g.ID] = true
+		perBlob[g.Subject] = append(perBlob[g.Subject], g.Data.RequestID)
+	}
+	for subj, want := range acked {
+		if strings.Join(perBlob[subj], ",") != strings.Join(want, ",") {
+			t.Errorf("%s: events %v, writes acknowledged %v", subj, perBlob[subj], want)
+		}
+	}
+	if m := r.most.Load(); m < 2 {
+		t.Fatalf("at most %d request in flight: the subscription caught up one request at a time", m)
 	}
 }
 

@@ -38,13 +38,13 @@ func (s Sender) client() *http.Client {
 	return defaultClient
 }
 
-// defaultClient keeps up to 16 idle connections a host (net/http's
-// default is 2): a subscription that is behind has several requests in
-// flight (the deliverer's lanes), which would otherwise open and close
+// defaultClient keeps two subscriptions' lanes of idle connections a
+// host (net/http's default is 2): a subscription that is behind has
+// events.Lanes requests in flight, which would otherwise open and close
 // a connection for most of them.
 var defaultClient = &http.Client{Timeout: Timeout, Transport: func() http.RoundTripper {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 16
+	t.MaxIdleConnsPerHost = 2 * events.Lanes
 	return t
 }()}
 
