@@ -8,20 +8,27 @@ import (
 	"testing"
 )
 
+// The test levels: a flat service's three, Queue's two sub-path ones.
+const (
+	account Level = 1 << iota
+	first
+	rest
+	messages
+	message
+)
+
+// The three shapes of Paths: flat (Blob, File), with sub-paths (Queue),
+// trimmed (Data Lake).
+var (
+	flat = &Paths{Account: account, First: first, Rest: rest}
+	subs = &Paths{Account: account, First: first, Subs: []SubPath{{Name: "messages", Level: messages, Item: message}}}
+	trim = &Paths{Account: account, First: first, Rest: rest, Trim: true}
+)
+
 // TestPathsSplit: the level and names of each path shape, for a flat
 // service (Blob, File), one with sub-paths (Queue) and one trimming its
 // paths (Data Lake).
 func TestPathsSplit(t *testing.T) {
-	const (
-		account Level = 1 << iota
-		first
-		rest
-		messages
-		message
-	)
-	flat := &Paths{Account: account, First: first, Rest: rest}
-	subs := &Paths{Account: account, First: first, Subs: []SubPath{{Name: "messages", Level: messages, Item: message}}}
-	trim := &Paths{Account: account, First: first, Rest: rest, Trim: true}
 	for _, c := range []struct {
 		p    *Paths
 		path string
@@ -62,18 +69,7 @@ func FuzzPathsSplit(f *testing.F) {
 	for _, p := range []string{"/acct", "/acct/c", "/acct/c/b/d", "/acct//x", "/acct/q/messages/id", "/acct/q/messages/", "/acct/fs//d//", "/"} {
 		f.Add(p)
 	}
-	const (
-		account Level = 1 << iota
-		first
-		rest
-		messages
-		message
-	)
-	shapes := []*Paths{
-		{Account: account, First: first, Rest: rest},
-		{Account: account, First: first, Subs: []SubPath{{Name: "messages", Level: messages, Item: message}}},
-		{Account: account, First: first, Rest: rest, Trim: true},
-	}
+	shapes := []*Paths{flat, subs, trim}
 	f.Fuzz(func(t *testing.T, path string) {
 		r := &Request{Request: &http.Request{URL: &url.URL{Path: path}}}
 		for i, p := range shapes {
