@@ -72,14 +72,11 @@ func reclaimContainerStep(tx kv.Tx, parts []string, _ []byte, now time.Time, bat
 		var derr error
 		n := 0
 		err := tx.Scan(prefix, kv.PrefixEnd(prefix), left, false, func(k, v []byte) bool {
-			var p struct {
-				Parts []extent.Part `json:"x"`
-				Del   *deletion     `json:"del"`
-			}
 			// A record that does not decode stops the reclaim: its
 			// chunk references and expiry entry are unknown and would
 			// leak. The tombstone stays, and the error is logged.
-			if derr = kv.DecodeJSON(k, v, &p); derr != nil {
+			var p refsOf
+			if derr = p.read(k, v); derr != nil {
 				return false
 			}
 			n++

@@ -327,17 +327,24 @@ func (t *changeTx) verify(api string, ref BlobRef, viewed *blobRec, got changelo
 // decoding it was most of the feed's cost per write. The write it wraps
 // has read the container already.
 func changeView(tx kv.Tx, ref BlobRef) (*blobRec, error) {
-	var v struct {
-		blobRec
-		Parts  skipJSON `json:"x,omitempty"`
-		Blocks skipJSON `json:"b,omitempty"`
-	}
+	var v contentless
 	ok, err := kv.GetJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), &v)
 	if err != nil || !ok {
 		return nil, err
 	}
 	return &v.blobRec, nil
 }
+
+// contentless is a blob record read without its parts and block list
+// (changeView), in either stored form.
+type contentless struct {
+	blobRec
+	Parts  skipJSON `json:"x,omitempty"`
+	Blocks skipJSON `json:"b,omitempty"`
+}
+
+// DecodeRecord implements kv.Decoder, skipping the content.
+func (v *contentless) DecodeRecord(raw []byte) error { return v.decode(raw, true) }
 
 // skipJSON is a JSON value decoded to nothing.
 type skipJSON struct{}

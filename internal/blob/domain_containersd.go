@@ -275,10 +275,8 @@ func (s *Service) restoreFilesystem(tx kv.Tx, acct, c, alias string) error {
 // record (key k, value v, under "bd" or "bv") of container from to
 // container to.
 func moveExpiryEntry(tx kv.Tx, ns string, k, v []byte, from, to string) error {
-	var p struct {
-		Del *deletion `json:"del"`
-	}
-	if err := kv.DecodeJSON(k, v, &p); err != nil {
+	var p refsOf
+	if err := p.read(k, v); err != nil {
 		return err
 	}
 	f, ok := kv.Split(k)

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -147,8 +145,7 @@ func findDeleted(tx kv.Tx, acct, c, name string) ([]deletedEntry, error) {
 			return true
 		}
 		var b blobRec
-		if derr = json.Unmarshal(v, &b); derr != nil {
-			derr = fmt.Errorf("decoding %q: %w", k, derr)
+		if derr = kv.DecodeJSON(k, v, &b); derr != nil {
 			return false
 		}
 		if b.Del == nil { // never written so; treat as due now

@@ -41,17 +41,33 @@ type GetObserver interface {
 // that does not decode is an error naming its key: callers scanning a range
 // must stop on it rather than skip the record, which would leave whatever
 // it references (chunk references, expiry index entries) behind.
+//
+// A v that is a Decoder reads its own stored form instead, unless raw is
+// JSON (begins with '{': a record written before the type had a form of
+// its own).
 func DecodeJSON(key, raw []byte, v any) error {
+	if d, ok := v.(Decoder); ok && (len(raw) == 0 || raw[0] != '{') {
+		if err := d.DecodeRecord(raw); err != nil {
+			return fmt.Errorf("decoding %q: %w", key, err)
+		}
+		return nil
+	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("decoding %q: %w", key, err)
 	}
 	return nil
 }
 
-// PutJSON stores v as JSON under key, and then hands v to tx when tx is
-// a PutObserver.
+// PutJSON stores v as JSON (or, when v is an Encoder, in its own form)
+// under key, and then hands v to tx when tx is a PutObserver.
 func PutJSON(tx Tx, key []byte, v any) error {
-	raw, err := json.Marshal(v)
+	var raw []byte
+	var err error
+	if e, ok := v.(Encoder); ok {
+		raw, err = e.EncodeRecord()
+	} else {
+		raw, err = json.Marshal(v)
+	}
 	if err != nil {
 		return err
 	}
@@ -71,4 +87,18 @@ func PutJSON(tx Tx, key []byte, v any) error {
 // needed): its owner may change it afterwards.
 type PutObserver interface {
 	ObservePut(key []byte, v any)
+}
+
+// Encoder is a record type with a stored form of its own, cheaper to
+// write and read than its JSON: PutJSON stores EncodeRecord's bytes. The
+// form must not begin with '{', which DecodeJSON takes for JSON.
+type Encoder interface {
+	EncodeRecord() ([]byte, error)
+}
+
+// Decoder reads the form an Encoder wrote (GetJSON, DecodeJSON). raw is
+// valid only inside the transaction that read it: DecodeRecord copies
+// what it keeps.
+type Decoder interface {
+	DecodeRecord(raw []byte) error
 }
