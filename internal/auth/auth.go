@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Service is one of the four storage services. The Blob, Queue and File
@@ -203,7 +204,11 @@ func Authenticate(r *http.Request, svc Service, lookup Lookup, now time.Time) (s
 	if dateValue == "" {
 		return "", false, authFailed("Request date header not specified.")
 	}
-	date, perr := http.ParseTime(dateValue)
+	date, ok := wire.ParseIMFFixdate(dateValue)
+	var perr error
+	if !ok {
+		date, perr = http.ParseTime(dateValue)
+	}
 	if perr != nil {
 		return "", false, authFailed("The date header value '" + dateValue + "' is not a valid HTTP date.")
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 	"io"
 	"net"
 	"net/http"
@@ -169,7 +170,7 @@ func (s *Server) busyAnswer(svc Service) []byte {
 	w := &bufferWriter{h: http.Header{}}
 	now := s.cfg.Clock.Now()
 	w.h.Set("X-Ms-Request-Id", newRequestID())
-	w.h.Set("Date", now.UTC().Format(http.TimeFormat))
+	w.h.Set("Date", wire.FormatHTTPDate(now))
 	w.h.Set("X-Ms-Version", oldestVersion)
 	if svc.ServerHeader != "" {
 		w.h.Set("Server", svc.ServerHeader)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/cerulean-storage/cerulean/internal/wire"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -103,7 +104,7 @@ func (x *exchange) stamp() (now time.Time, id string) {
 	id = newRequestID()
 	h := x.sw.Header()
 	h.Set("X-Ms-Request-Id", id)
-	h.Set("Date", now.UTC().Format(http.TimeFormat))
+	h.Set("Date", wire.FormatHTTPDate(now))
 	if x.svc.ServerHeader != "" {
 		h.Set("Server", x.svc.ServerHeader)
 	}

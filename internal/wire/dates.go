@@ -17,7 +17,93 @@ const ISO7Layout = "2006-01-02T15:04:05.0000000Z"
 // date/time values in headers,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/representation-of-date-time-values-in-headers).
 // Sub-second precision is dropped.
-func FormatHTTPDate(t time.Time) string { return t.UTC().Format(httpTimeFormat) }
+func FormatHTTPDate(t time.Time) string {
+	var b [len(httpTimeFormat)]byte
+	return string(AppendHTTPDate(b[:0], t))
+}
+
+const (
+	weekdays = "SunMonTueWedThuFriSat"
+	months   = "JanFebMarAprMayJunJulAugSepOctNovDec"
+)
+
+// AppendHTTPDate appends FormatHTTPDate's form of t to b: the bytes
+// t.UTC().Format(http.TimeFormat) makes, written field by field, since
+// every response carries two or three such dates (Date, Last-Modified,
+// x-ms-creation-time). A year outside 0–9999 is left to time.Format.
+func AppendHTTPDate(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, httpTimeFormat)
+	}
+	hour, min, sec := t.Clock()
+	wd := int(t.Weekday()) * 3
+	mo := (int(month) - 1) * 3
+	b = append(b, weekdays[wd:wd+3]...)
+	b = append(b, ',', ' ', byte('0'+day/10), byte('0'+day%10), ' ')
+	b = append(b, months[mo:mo+3]...)
+	b = append(b, ' ', byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), ' ')
+	b = append(b, byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+min/10), byte('0'+min%10), ':', byte('0'+sec/10), byte('0'+sec%10))
+	return append(b, " GMT"...)
+}
+
+// ParseIMFFixdate reads s if it is an IMF-fixdate ("Mon, 02 Jan 2006
+// 15:04:05 GMT", RFC 9110 section 5.6.7, the form every client sends)
+// in canonical case with its fields in range, field by field and without
+// time.Parse; ok is false for anything else, which callers leave to
+// net/http's ParseTime (it also takes other cases and forms, and ignores
+// the weekday). Where ok, the time is ParseTime's.
+func ParseIMFFixdate(s string) (t time.Time, ok bool) {
+	if len(s) != len(httpTimeFormat) || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' ||
+		s[16] != ' ' || s[19] != ':' || s[22] != ':' || s[25:] != " GMT" {
+		return time.Time{}, false
+	}
+	if !canonicalName(weekdays, s[0:3]) {
+		return time.Time{}, false
+	}
+	mo := -1
+	for i := 0; i < 12; i++ {
+		if months[i*3:i*3+3] == s[8:11] {
+			mo = i + 1
+			break
+		}
+	}
+	day, ok1 := digits(s[5:7])
+	year, ok2 := digits(s[12:16])
+	hour, ok3 := digits(s[17:19])
+	min, ok4 := digits(s[20:22])
+	sec, ok5 := digits(s[23:25])
+	if mo < 0 || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || day < 1 || hour > 23 || min > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	t = time.Date(year, time.Month(mo), day, hour, min, sec, 0, time.UTC)
+	if t.Day() != day { // 31 April, 29 February of a common year
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+func canonicalName(names, s string) bool {
+	for i := 0; i < len(names); i += 3 {
+		if names[i:i+3] == s {
+			return true
+		}
+	}
+	return false
+}
+
+func digits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
 
 // FormatISO7 formats t in UTC with exactly 7 fractional digits, e.g.
 // 2011-03-09T01:42:34.9360000Z (snapshot IDs, as Snapshot Blob returns them).

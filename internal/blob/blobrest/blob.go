@@ -249,8 +249,8 @@ const blobHeaders = 20
 // Properties response carries.
 func writeBlobHeaders(h *server.Response, p *blob.BlobProperties, r *req) {
 	h.Set("Etag", p.ETag)
-	h.Set("Last-Modified", p.LastModified.UTC().Format(http.TimeFormat))
-	h.Set("X-Ms-Creation-Time", p.CreationTime.UTC().Format(http.TimeFormat))
+	h.Set("Last-Modified", wire.FormatHTTPDate(p.LastModified))
+	h.Set("X-Ms-Creation-Time", wire.FormatHTTPDate(p.CreationTime))
 	h.Set("X-Ms-Blob-Type", p.Type)
 	// Set Blob Properties without x-ms-blob-content-type clears the stored
 	// type, and reads then carry no Content-Type at all (azure-sdk-for-js
@@ -293,7 +293,7 @@ func writeBlobHeaders(h *server.Response, p *blob.BlobProperties, r *req) {
 		h.Set("X-Ms-Permissions", pp.Permissions)
 		h.Set("X-Ms-Acl", pp.ACL)
 		if !pp.Expiry.IsZero() {
-			h.Set("X-Ms-Expiry-Time", pp.Expiry.UTC().Format(http.TimeFormat))
+			h.Set("X-Ms-Expiry-Time", wire.FormatHTTPDate(pp.Expiry))
 		}
 	}
 	if p.TagCount > 0 {
@@ -307,7 +307,7 @@ func writeBlobHeaders(h *server.Response, p *blob.BlobProperties, r *req) {
 			h.Set("X-Ms-Access-Tier-Inferred", "true")
 		}
 		if p.AccessTierChanged != nil {
-			h.Set("X-Ms-Access-Tier-Change-Time", p.AccessTierChanged.UTC().Format(http.TimeFormat))
+			h.Set("X-Ms-Access-Tier-Change-Time", wire.FormatHTTPDate(*p.AccessTierChanged))
 		}
 		if p.SmartAccessTier != "" {
 			h.Set("X-Ms-Smart-Access-Tier", p.SmartAccessTier)
@@ -325,7 +325,7 @@ func writeBlobHeaders(h *server.Response, p *blob.BlobProperties, r *req) {
 		h.Set("X-Ms-Copy-Source", c.Source)
 		h.Set("X-Ms-Copy-Status", c.Status)
 		h.Set("X-Ms-Copy-Progress", c.Progress)
-		h.Set("X-Ms-Copy-Completion-Time", c.Completion.UTC().Format(http.TimeFormat))
+		h.Set("X-Ms-Copy-Completion-Time", wire.FormatHTTPDate(c.Completion))
 	}
 }
 

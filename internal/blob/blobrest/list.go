@@ -121,7 +121,7 @@ func (s *Service) listContainers(r *req) (server.Response, error) {
 	for i := range list.Items {
 		c := &list.Items[i]
 		cx := containerXML{Name: c.Name, Properties: containerPropsXML{
-			LastModified: c.Properties.LastModified.UTC().Format(http.TimeFormat), ETag: c.Properties.ETag,
+			LastModified: wire.FormatHTTPDate(c.Properties.LastModified), ETag: c.Properties.ETag,
 			LeaseStatus: c.Properties.Lease.Status, LeaseState: c.Properties.Lease.State, LeaseDuration: c.Properties.Lease.Duration,
 			PublicAccess: c.Properties.PublicAccess, VersionLevelWORM: c.Properties.ImmutableStorageWithVersioning,
 			Immutability: c.Properties.HasImmutabilityPolicy, LegalHold: c.Properties.HasLegalHold,
@@ -129,7 +129,7 @@ func (s *Service) listContainers(r *req) (server.Response, error) {
 		if d := c.Deleted; d != nil {
 			days := d.RemainingDays
 			cx.Deleted, cx.Version = true, d.Version
-			cx.Properties.DeletedTime = d.Deleted.UTC().Format(http.TimeFormat)
+			cx.Properties.DeletedTime = wire.FormatHTTPDate(d.Deleted)
 			cx.Properties.RemainingDays = &days
 		}
 		if inc["metadata"] {
@@ -235,7 +235,7 @@ type listBlobsXML struct {
 func renderBlobItem(e *blob.ListedBlob, inc map[string]bool) blobItemXML {
 	b := &e.Properties
 	p := &blobPropsXML{
-		Created: b.CreationTime.UTC().Format(http.TimeFormat), LastModified: b.LastModified.UTC().Format(http.TimeFormat),
+		Created: wire.FormatHTTPDate(b.CreationTime), LastModified: wire.FormatHTTPDate(b.LastModified),
 		ETag: strings.Trim(b.ETag, `"`), Size: b.Size, ContentType: b.HTTPHeaders.ContentType, ContentEnc: b.HTTPHeaders.ContentEncoding,
 		ContentLang: b.HTTPHeaders.ContentLanguage, CacheControl: b.HTTPHeaders.CacheControl, ContentDisp: b.HTTPHeaders.ContentDisposition,
 		BlobType: b.Type, ServerEnc: b.ServerEncrypted, CPKSHA: b.EncryptionKeySHA256,
@@ -247,7 +247,7 @@ func renderBlobItem(e *blob.ListedBlob, inc map[string]bool) blobItemXML {
 	case blob.BlockBlob:
 		p.AccessTier, p.TierInferred, p.SmartTier = b.AccessTier, b.AccessTierInferred, b.SmartAccessTier
 		if b.AccessTierChanged != nil {
-			p.TierChanged = b.AccessTierChanged.UTC().Format(http.TimeFormat)
+			p.TierChanged = wire.FormatHTTPDate(*b.AccessTierChanged)
 		}
 	case blob.PageBlob:
 		seq := b.SequenceNumber
@@ -271,7 +271,7 @@ func renderBlobItem(e *blob.ListedBlob, inc map[string]bool) blobItemXML {
 	case e.Deleted:
 		// A soft-deleted blob or snapshot (include=deleted): no lease.
 		it.Deleted, it.DeletionID = true, e.DeletionID
-		p.DeletedTime = e.DeletedTime.UTC().Format(http.TimeFormat)
+		p.DeletedTime = wire.FormatHTTPDate(e.DeletedTime)
 		days := e.RemainingRetentionDays
 		p.RemainingDays = &days
 	case b.HasLease:
@@ -279,7 +279,7 @@ func renderBlobItem(e *blob.ListedBlob, inc map[string]bool) blobItemXML {
 	}
 	if inc["copy"] && b.Copy != nil {
 		p.CopyID, p.CopyStatus, p.CopySource = b.Copy.ID, b.Copy.Status, b.Copy.Source
-		p.CopyProgress, p.CopyCompletion = b.Copy.Progress, b.Copy.Completion.UTC().Format(http.TimeFormat)
+		p.CopyProgress, p.CopyCompletion = b.Copy.Progress, wire.FormatHTTPDate(b.Copy.Completion)
 	}
 	if inc["metadata"] {
 		it.Metadata = metaXML(b.Metadata)
@@ -289,7 +289,7 @@ func renderBlobItem(e *blob.ListedBlob, inc map[string]bool) blobItemXML {
 	}
 	p.TagCount = b.TagCount
 	if inc["immutabilitypolicy"] && b.ImmutabilityMode != "" {
-		p.PolicyUntil = b.ImmutabilityUntil.UTC().Format(http.TimeFormat)
+		p.PolicyUntil = wire.FormatHTTPDate(b.ImmutabilityUntil)
 		p.PolicyMode = strings.ToLower(b.ImmutabilityMode)
 	}
 	if inc["legalhold"] {

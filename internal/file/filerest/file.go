@@ -152,7 +152,7 @@ func (s *Service) createFile(r *req) (server.Response, error) {
 // setETag sets ETag and Last-Modified.
 func setETag(resp *server.Response, e *file.Entry) {
 	resp.Set("Etag", e.ETag)
-	resp.Set("Last-Modified", e.Modified.UTC().Format(http.TimeFormat))
+	resp.Set("Last-Modified", wire.FormatHTTPDate(e.Modified))
 }
 
 // setFileHeaders sets the property headers of Get File and Get File
@@ -188,7 +188,7 @@ func setFileHeaders(h *server.Response, e *file.Entry, now time.Time) {
 		h.Set("X-Ms-Copy-Source", c.Source)
 		h.Set("X-Ms-Copy-Status", c.Status)
 		h.Set("X-Ms-Copy-Progress", c.Progress)
-		h.Set("X-Ms-Copy-Completion-Time", c.Completion.UTC().Format(http.TimeFormat))
+		h.Set("X-Ms-Copy-Completion-Time", wire.FormatHTTPDate(c.Completion))
 		if c.Desc != "" {
 			h.Set("X-Ms-Copy-Status-Description", c.Desc)
 		}
