@@ -116,22 +116,6 @@ func (s *Subscription) batchLimits() (int, int) {
 	return n, kb << 10
 }
 
-// Filter selects the events delivered (Event Grid's "Understand event
-// filtering for Event Grid subscriptions": event types, subject filters
-// and advanced filters, filter.go).
-type Filter struct {
-	// IncludedEventTypes, full names (Microsoft.Storage.BlobCreated);
-	// empty: all.
-	IncludedEventTypes     []string `json:"includedEventTypes,omitempty"`
-	SubjectBeginsWith      string   `json:"subjectBeginsWith,omitempty"`
-	SubjectEndsWith        string   `json:"subjectEndsWith,omitempty"`
-	IsSubjectCaseSensitive bool     `json:"isSubjectCaseSensitive,omitempty"`
-	// AdvancedFilters must all pass; EnableAdvancedFilteringOnArrays
-	// compares a key holding an array element by element.
-	AdvancedFilters                 []AdvancedFilter `json:"advancedFilters,omitempty"`
-	EnableAdvancedFilteringOnArrays bool             `json:"enableAdvancedFilteringOnArrays,omitempty"`
-}
-
 // RetryPolicy is Event Grid's retry policy of a subscription.
 type RetryPolicy struct {
 	MaxDeliveryAttempts      int `json:"maxDeliveryAttempts,omitempty"`
@@ -282,3 +266,8 @@ func (s *Subscription) Matches(typ, subject string) bool {
 	}
 	return strings.HasPrefix(subj, begins) && strings.HasSuffix(subj, ends)
 }
+
+// ParseFilters checks the subscription's advanced filters and readies
+// them; ParseSubscriptions does it for the subscriptions of a file,
+// callers building a Subscription otherwise must.
+func (s *Subscription) ParseFilters() error { return parseAdvanced(s.Filter.AdvancedFilters) }

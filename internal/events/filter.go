@@ -9,7 +9,23 @@ import (
 	"strings"
 )
 
-// Advanced filters, as Event Grid's "Understand event filtering for
+// Filter selects the events delivered (the Event Grid page "Understand event
+// filtering for Event Grid subscriptions": event types, subject filters
+// and advanced filters, filter.go).
+type Filter struct {
+	// IncludedEventTypes, full names (Microsoft.Storage.BlobCreated);
+	// empty: all.
+	IncludedEventTypes     []string `json:"includedEventTypes,omitempty"`
+	SubjectBeginsWith      string   `json:"subjectBeginsWith,omitempty"`
+	SubjectEndsWith        string   `json:"subjectEndsWith,omitempty"`
+	IsSubjectCaseSensitive bool     `json:"isSubjectCaseSensitive,omitempty"`
+	// AdvancedFilters must all pass; EnableAdvancedFilteringOnArrays
+	// compares a key holding an array element by element.
+	AdvancedFilters                 []AdvancedFilter `json:"advancedFilters,omitempty"`
+	EnableAdvancedFilteringOnArrays bool             `json:"enableAdvancedFilteringOnArrays,omitempty"`
+}
+
+// Advanced filters, as the Event Grid page "Understand event filtering for
 // Event Grid subscriptions" (https://learn.microsoft.com/en-us/azure/event-grid/event-filtering,
 // "Advanced filtering") describes them: each names an operator, a key
 // (a field of the event: subject, eventType, id, data.api,
@@ -215,11 +231,6 @@ func parseAdvanced(fs []AdvancedFilter) error {
 	}
 	return nil
 }
-
-// ParseFilters checks the subscription's advanced filters and readies
-// them; ParseSubscriptions does it for the subscriptions of a file,
-// callers building a Subscription otherwise must.
-func (s *Subscription) ParseFilters() error { return parseAdvanced(s.Filter.AdvancedFilters) }
 
 // matchAdvanced reports whether the event ev (a JSON object, in the
 // subscription's schema) passes every advanced filter of fs.

@@ -22,13 +22,6 @@ import (
 // Every method runs its checks and writes in one kv transaction and takes
 // its time from the service's injected clock.
 
-// QueueID names one queue of one account. The name is valid
-// (wire.ValidQueueName): the front end checks it when routing.
-type QueueID struct {
-	Account string
-	Name    string
-}
-
 // CreateQueueInput is Create Queue.
 type CreateQueueInput struct {
 	QueueID

@@ -284,3 +284,10 @@ func loadMessage(tx kv.Tx, acct, name, inc, id string) (*message, bool, error) {
 	}
 	return m, true, nil
 }
+
+// QueueID names one queue of one account. The name is valid
+// (wire.ValidQueueName): the front end checks it when routing.
+type QueueID struct {
+	Account string
+	Name    string
+}
