@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/table/odata"
@@ -518,3 +519,5 @@ func splitEscaped(suffix []byte) (pk, rk []byte, ok bool) {
 	}
 	return []byte(parts[0]), []byte(parts[1]), true
 }
+
+func errTableNotFound() error { return azerr.New(azerr.TableNotFound) }

@@ -3,6 +3,11 @@ package table
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/reclaim"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
@@ -76,4 +81,28 @@ func purgeStep(tx kv.Tx, acct, name string, gen uint64, budget int) (bool, error
 	}
 	t.State, t.ACL = stateDeleted, nil
 	return true, putTable(tx, acct, t)
+}
+
+// reclaimKindTable is the tombstone kind of a table being deleted:
+// parts account, lower-cased name.
+const reclaimKindTable = "table"
+
+// SetReclaimer makes Delete Table return once the table is marked
+// deleting: r purges its entities in the background, in bounded
+// transactions (Delete Table: "the table is later removed from the Table
+// service during garbage collection"), and Create Table of the name
+// answers 409 TableBeingDeleted until it is done.
+func (s *Service) SetReclaimer(r *reclaim.Reclaimer) {
+	s.reclaimer = r
+	r.Register(reclaimKindTable, func(tx kv.Tx, parts []string, _ []byte, _ time.Time, batch int) (bool, error) {
+		if len(parts) != 2 {
+			return false, fmt.Errorf("table: malformed tombstone %q", parts)
+		}
+		return purgeStep(tx, parts[0], parts[1], 0, batch)
+	})
+}
+
+// markTableDeleting writes the reclaim tombstone of table name.
+func markTableDeleting(tx kv.Tx, acct, name string) error {
+	return reclaim.Mark(tx, nil, reclaimKindTable, acct, strings.ToLower(name))
 }
