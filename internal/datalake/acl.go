@@ -1,7 +1,6 @@
 package datalake
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // setAccessControl is Path - Update with action=setAccessControl

@@ -1,7 +1,6 @@
 package datalake
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // The Path operations on an account without a hierarchical namespace,

@@ -1,15 +1,14 @@
 package datalake
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // pathJSON is one path of Path - List's body. Azure sends numbers and
@@ -30,16 +29,6 @@ type pathJSON struct {
 	Permissions   string `json:"permissions"`
 }
 
-// fileTime is t as a Windows file time (100 ns ticks since 1601), "0" for
-// the zero time.
-func fileTime(t time.Time) string {
-	if t.IsZero() {
-		return "0"
-	}
-	const epochDiff = 116444736000000000 // 1601-01-01 to 1970-01-01 in ticks
-	return strconv.FormatInt(t.UnixNano()/100+epochDiff, 10)
-}
-
 func toPathJSON(p string, n *ns.Node) pathJSON {
 	j := pathJSON{Name: p, ContentLength: strconv.FormatInt(n.Size, 10), LastModified: n.Modified.UTC().Format(http.TimeFormat),
 		CreationTime: fileTime(n.Created), ExpiryTime: fileTime(n.Expiry), ETag: unquote(n.ETag), Owner: n.Owner, Group: n.Group, Permissions: n.Permissions()}
@@ -47,14 +36,6 @@ func toPathJSON(p string, n *ns.Node) pathJSON {
 		j.IsDirectory, j.ContentLength = "true", "0"
 	}
 	return j
-}
-
-// unquote is an ETag without its quotes, as listings carry it.
-func unquote(etag string) string {
-	if len(etag) >= 2 && etag[0] == '"' && etag[len(etag)-1] == '"' {
-		return etag[1 : len(etag)-1]
-	}
-	return etag
 }
 
 // parseBool reads a boolean query parameter: absent is def, anything but

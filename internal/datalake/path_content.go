@@ -1,8 +1,6 @@
 package datalake
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/extent"
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,18 +9,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/blob/blobrest"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
-
-// pathRef is r's path for the Blob domain's content operations.
-func (r *req) pathRef() blob.PathRef {
-	return blob.PathRef{Account: r.Account, Filesystem: r.filesystem, Path: r.path}
-}
-
-// callAs is r's domain call with its caller, whose access the path's
-// ACLs decide (nil for Shared Key and SAS).
-func (r *req) callAs() blob.Call {
-	return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk, RequestID: r.ID, ClientRequestID: r.Header.Get("X-Ms-Client-Request-Id")}
-}
 
 // parsePosition reads the position parameter append and flush require
 // (Path - Update: "It is required when uploading data to be appended to

@@ -1,7 +1,6 @@
 package datalake
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strings"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // createPath is Path - Create of a file or directory

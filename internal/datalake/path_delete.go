@@ -1,12 +1,12 @@
 package datalake
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // deletePath is Path - Delete

@@ -1,7 +1,6 @@
 package datalake
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/lease"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // leasePath is Path - Lease
@@ -87,25 +87,6 @@ func parseLeaseAction(h http.Header) (blob.PathLeaseAction, error) {
 		return a, azerr.InvalidHeader(lease.HeaderAction, h.Get(lease.HeaderAction))
 	}
 	return a, nil
-}
-
-// pathLeaseErr renames the lease errors of a write (ns and the Blob
-// domain check a path's lease as a blob's) to the dfs endpoint's codes
-// for a path operation (azdatalake datalakeerror:
-// LeaseIdMismatchWithPathOperation; LeaseNotPresent, "There is currently
-// no lease on the resource.").
-func pathLeaseErr(err error) error {
-	e, ok := azerr.As(err)
-	if !ok {
-		return err
-	}
-	switch e.Code {
-	case azerr.LeaseIDMismatchWithBlobOperation:
-		return azerr.New(azerr.LeaseIDMismatchWithPathOperation)
-	case azerr.LeaseNotPresentWithBlobOperation:
-		return azerr.New(azerr.LeaseNotPresent)
-	}
-	return err
 }
 
 // parseCreateLease reads x-ms-proposed-lease-id and x-ms-lease-duration

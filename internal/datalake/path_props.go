@@ -1,13 +1,13 @@
 package datalake
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
+	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 // getPathStatus is Path - Get Properties with action=getStatus or

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/textproto"
+	"strconv"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/server"
@@ -43,4 +44,22 @@ func (a *answer) json(status int, v any) (server.Response, error) {
 	}
 	a.resp.Status, a.resp.Body, a.resp.ContentType = status, out, "application/json;charset=utf-8"
 	return a.resp, nil
+}
+
+// fileTime is t as a Windows file time (100 ns ticks since 1601), "0" for
+// the zero time.
+func fileTime(t time.Time) string {
+	if t.IsZero() {
+		return "0"
+	}
+	const epochDiff = 116444736000000000 // 1601-01-01 to 1970-01-01 in ticks
+	return strconv.FormatInt(t.UnixNano()/100+epochDiff, 10)
+}
+
+// unquote is an ETag without its quotes, as listings carry it.
+func unquote(etag string) string {
+	if len(etag) >= 2 && etag[0] == '"' && etag[len(etag)-1] == '"' {
+		return etag[1 : len(etag)-1]
+	}
+	return etag
 }

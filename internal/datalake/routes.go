@@ -1,15 +1,14 @@
 package datalake
 
 import (
+	"net/http"
+	"strings"
+
 	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/blob/blobrest"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
-
-// handler is one dfs operation: a method of Service.
-type handler = func(s *Service, r *req) (server.Response, error)
-
-// route is one entry of the dfs route table.
-type route = server.Route[handler]
 
 // The resource levels of a dfs URL: /{account}, /{account}/{filesystem},
 // /{account}/{filesystem}/{path}.
@@ -33,32 +32,6 @@ const (
 	// fACLLetters: a SAS needs p for the permission and ACL headers the
 	// request sends and o for the owner and group ones (checkACLLetters).
 	fACLLetters
-)
-
-// SAS rules, as the Blob service's for the same resources (Create an
-// account SAS, "Permissions by operation"; Create a service SAS,
-// "Permissions for a directory, container, or blob"): a filesystem is a
-// container, reached by an account SAS only.
-var (
-	sasFSCreate = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}
-	sasFSRead   = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "r", AccountOnly: true}
-	sasFSWrite  = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true}
-	sasFSDelete = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}
-	sasList     = server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}
-	sasPaths    = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l"}
-	// Paths (Create a service SAS, "Permissions for a directory,
-	// container, or blob": m moves, e reads access control, o and p
-	// change owner, group, permissions and ACL).
-	sasCreate = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "cw"}
-	sasMove   = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "mw"}
-	sasDelete = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}
-	sasStatus = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}
-	sasGetACL = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "re"}
-	sasSetACL = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "op"}
-	// Append and flush write a file's content: Add or Write.
-	sasWrite = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "aw"}
-	// A lease takes Write, as Lease Blob does.
-	sasLease = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w"}
 )
 
 // dfsRoutes is the dfs endpoint's route table (Data Lake Storage Gen2
@@ -113,3 +86,105 @@ func init() {
 
 // Operations lists the dfs operations, for metrics.
 func Operations() []string { return dfsRoutes.Names() }
+
+// ServeAzure routes a request of the dfs endpoint: an operation of the
+// Data Lake Storage Gen2 API to its handler (dfsDoor), anything else to
+// the Blob service.
+func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
+	if !IsDFS(sr.Request) {
+		return s.rest.ServeAzure(w, sr)
+	}
+	return dfsDoor.Serve(s, w, sr)
+}
+
+// dfsDoor is the dfs endpoint's part of the dispatch. The dfs API takes
+// no anonymous request, refused once routed (a request no operation
+// takes keeps its routing error); the extras are the path names, the
+// hierarchical namespace an operation needs and the customer-provided
+// key.
+var dfsDoor = &server.Door[*Service, *req]{
+	Paths: dfsPaths,
+	Parse: newReq,
+	Route: (*Service).route,
+	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
+		return server.SASTarget{Container: r.filesystem, Path: r.path}, s.policies(r)
+	},
+	AuthorizeSAS: (*Service).authorizeSAS,
+	Anonymous: func(*Service, *req) error {
+		return azerr.New(azerr.NoAuthenticationInformation)
+	},
+	Extras: (*Service).extras,
+}
+
+// extras checks an authorized dfs request's names and whether its
+// operation needs a hierarchical namespace, and reads its
+// customer-provided key.
+func (s *Service) extras(w http.ResponseWriter, r *req) (http.ResponseWriter, error) {
+	if err := checkNames(r); err != nil {
+		return nil, err
+	}
+	if r.route.Flags&fHierarchical != 0 && !s.hier(r.Account) {
+		return nil, azerr.New(azerr.HierarchicalNamespaceNotEnabled)
+	}
+	var err error
+	if r.cpk, err = blobrest.ParseCPK(r.Header, r.HTTPS); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// newReq reads what routing needs from sr: the level, filesystem and
+// path dfsPaths found.
+func newReq(sr *server.Request, p server.Path) *req {
+	return &req{Request: sr, q: sr.URL.Query(), level: p.Level, filesystem: p.First, path: p.Rest}
+}
+
+// route finds r's operation. A dfs request no entry matches is 400
+// InvalidQueryParameterValue naming the resource or action it gave, or
+// 405 UnsupportedHttpVerb.
+func (s *Service) route(r *req) (*route, error) {
+	sel := dfsRoutes.Selectors(r.q)
+	rt := dfsRoutes.Match(server.MethodOf(r.method()), r.level, &sel, r.Header, r.q)
+	if rt == nil {
+		switch {
+		case sel.Action != "":
+			return nil, azerr.InvalidQuery("action", sel.Action)
+		case sel.Resource != "":
+			return nil, azerr.InvalidQuery("resource", sel.Resource)
+		}
+		return nil, azerr.New(azerr.UnsupportedHTTPVerb)
+	}
+	r.route, r.Op = rt, rt.Name
+	return rt, nil
+}
+
+// method is the HTTP method that selects r's operation: PATCH for a PUT
+// carrying X-HTTP-Method-Override: PATCH, the form in which Hadoop's ABFS
+// driver sends Path Update (hadoop-azure AbfsDfsClient.append, flush and
+// setAcl: its HttpURLConnection cannot send PATCH). Shared Key was
+// checked by the middleware over the verb as sent.
+func (r *req) method() string {
+	if r.Method == http.MethodPut && strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Http-Method-Override")), http.MethodPatch) {
+		return http.MethodPatch
+	}
+	return r.Method
+}
+
+// authorizeSAS checks r's SAS against the route's rule and the
+// filesystem's stored access policies (Shared Key and bearer tokens were
+// verified by the middleware).
+func (s *Service) authorizeSAS(r *req) error {
+	rule, ok := r.route.Rule()
+	eff, err := r.AuthorizeSAS(server.SASTarget{Container: r.filesystem, Path: r.path}, s.policies(r), rule, ok)
+	if err != nil {
+		return err
+	}
+	if r.route.Flags&fACLLetters != 0 {
+		return checkACLLetters(eff, r)
+	}
+	return nil
+}
+
+// policies resolves signed identifiers in the stored access policies of
+// r's filesystem (its container's ACL).
+func (s *Service) policies(r *req) auth.PolicyLookup { return s.policiesOf(r, r.filesystem) }

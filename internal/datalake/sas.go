@@ -11,6 +11,32 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
+// SAS rules, as the Blob service's for the same resources (Create an
+// account SAS, "Permissions by operation"; Create a service SAS,
+// "Permissions for a directory, container, or blob"): a filesystem is a
+// container, reached by an account SAS only.
+var (
+	sasFSCreate = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "cw", AccountOnly: true}
+	sasFSRead   = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "r", AccountOnly: true}
+	sasFSWrite  = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true}
+	sasFSDelete = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "d", AccountOnly: true}
+	sasList     = server.SASRule{Resource: auth.ServiceLevel, AnyOf: "l"}
+	sasPaths    = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "l"}
+	// Paths (Create a service SAS, "Permissions for a directory,
+	// container, or blob": m moves, e reads access control, o and p
+	// change owner, group, permissions and ACL).
+	sasCreate = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "cw"}
+	sasMove   = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "mw"}
+	sasDelete = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}
+	sasStatus = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}
+	sasGetACL = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "re"}
+	sasSetACL = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "op"}
+	// Append and flush write a file's content: Add or Write.
+	sasWrite = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "aw"}
+	// A lease takes Write, as Lease Blob does.
+	sasLease = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w"}
+)
+
 // The SAS checks of the dfs operations that go beyond the route's rule:
 // the source of a rename, a second path the request's URL does not name,
 // and the letters setAccessControl needs for the headers it was sent.
