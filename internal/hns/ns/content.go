@@ -51,13 +51,3 @@ func (s *Namespace) Modify(tx kv.Tx, fs FS, path string, c Caller, want acl.Perm
 	}
 	return n, kv.PutJSON(tx, at.key, n)
 }
-
-// Expired reports whether n is a file whose expiry (Set Expiry, Path
-// Create's x-ms-expiry-*) has passed at now. An expired file is gone for
-// every operation (Lookup, Set, Modify, Delete, a rename's source: 404;
-// List and ScanBlobs leave it out), and an item created or renamed onto
-// its name replaces it as it would a live file, handing its content to
-// the collector.
-func (n *Node) Expired(now time.Time) bool {
-	return !n.Dir && !n.Expiry.IsZero() && !now.Before(n.Expiry)
-}

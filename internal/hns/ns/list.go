@@ -11,11 +11,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
-// DefaultMaxResults is List Paths' page size when maxResults is absent
-// ("If omitted or greater than 5,000, the response will include up to
-// 5,000 items", Path - List).
-const DefaultMaxResults = 5000
-
 // listBatch is how many children one Scan reads while listing.
 const listBatch = 256
 

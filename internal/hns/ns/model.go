@@ -199,3 +199,18 @@ func SplitPath(p string) ([]string, error) {
 	}
 	return parts, nil
 }
+
+// DefaultMaxResults is List Paths' page size when maxResults is absent
+// ("If omitted or greater than 5,000, the response will include up to
+// 5,000 items", Path - List).
+const DefaultMaxResults = 5000
+
+// Expired reports whether n is a file whose expiry (Set Expiry, Path
+// Create's x-ms-expiry-*) has passed at now. An expired file is gone for
+// every operation (Lookup, Set, Modify, Delete, a rename's source: 404;
+// List and ScanBlobs leave it out), and an item created or renamed onto
+// its name replaces it as it would a live file, handing its content to
+// the collector.
+func (n *Node) Expired(now time.Time) bool {
+	return !n.Dir && !n.Expiry.IsZero() && !now.Before(n.Expiry)
+}

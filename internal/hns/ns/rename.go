@@ -427,36 +427,3 @@ func (s *Namespace) checkSubtreeDelete(tx kv.Tx, fs FS, dir *Node, c Caller) err
 	}
 	return nil
 }
-
-// children returns up to limit (< 0: all) children of dir with names >=
-// from, in name order.
-func (s *Namespace) children(tx kv.Tx, fs FS, dir *Node, from string, limit int) ([]loc, error) {
-	p := childrenPrefix(fs.Account, dir.ID)
-	start := p
-	if from != "" {
-		start = kv.AppendComponent(append([]byte(nil), p...), from)
-	}
-	var out []loc
-	var derr error
-	n := limit
-	if n < 0 {
-		n = 0
-	}
-	err := tx.Scan(start, kv.PrefixEnd(p), n, false, func(k, v []byte) bool {
-		var nd Node
-		if derr = kv.DecodeJSON(k, v, &nd); derr != nil {
-			return false
-		}
-		parts, ok := kv.Split(k)
-		if !ok || len(parts) != 4 {
-			derr = errBadKey(k)
-			return false
-		}
-		out = append(out, loc{node: &nd, key: append([]byte(nil), k...), name: parts[3]})
-		return true
-	})
-	if err == nil {
-		err = derr
-	}
-	return out, err
-}
