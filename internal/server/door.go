@@ -132,20 +132,3 @@ func (d *Door[S, R]) Serve(s S, w http.ResponseWriter, sr *Request) error {
 // CRC64 segments): on a write, its body is one; on a read, it asks for
 // one.
 const hStructuredBody = "x-ms-structured-body"
-
-// Structured is what an operation does with x-ms-structured-body, which
-// only the operations whose REST reference pages list it take (Put
-// Blob, Put Block, Put Page, Append Block and Get Blob; Put Range and Get
-// File; Data Lake's Path - Update append); any other refuses it (400
-// UnsupportedHeader).
-type Structured uint8
-
-const (
-	// StructuredRequest: the request body may be a structured message,
-	// decoded before the handler reads it and acknowledged on the
-	// response.
-	StructuredRequest Structured = 1 + iota
-	// StructuredResponse: the request may ask for a structured response
-	// body, which the handler frames.
-	StructuredResponse
-)

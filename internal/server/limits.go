@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/cerulean-storage/cerulean/internal/wire"
 	"io"
 	"net"
 	"net/http"
@@ -15,71 +14,8 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
-
-// Resource limits of the HTTP listeners (docs/security.md lists them with
-// the flags that change them). A connection is held by a client for as
-// long as it sends; these bound how long a client that sends nothing, or
-// next to nothing, can hold one, and how many connections all clients
-// together can hold.
-const (
-	// DefaultMaxConns is the default cap on open connections across all
-	// the HTTP listeners of a server (Blob, Queue, Table, File, dfs).
-	DefaultMaxConns = 4096
-	// DefaultHeaderTimeout bounds the time to read a request's headers.
-	DefaultHeaderTimeout = 30 * time.Second
-	// DefaultBodyWindow and DefaultBodyMinBytes are the progress rule of
-	// request bodies: while a handler waits for body bytes, every window
-	// of DefaultBodyWindow spent waiting must bring DefaultBodyMinBytes,
-	// or the request fails with 500 OperationTimedOut and the connection
-	// is closed. Azure allows writes "10 minutes per megabyte" on average
-	// (Setting timeouts for Blob service operations), about 1.7 KiB/s;
-	// 64 KiB per minute is about 1.1 KiB/s, so no body Azure accepts is
-	// cut here, while one trickled at a few bytes a second is.
-	DefaultBodyWindow   = time.Minute
-	DefaultBodyMinBytes = 64 << 10
-	// maxRefusing bounds the goroutines answering refused connections
-	// (each lingers at most refuseLinger); past it a refused connection
-	// gets the answer written at once, without the linger, and is closed.
-	maxRefusing = 1024
-	// refuseLinger is how long a refused connection is drained after its
-	// answer, so the client's unread request does not turn the close into
-	// a reset that loses the answer.
-	refuseLinger = time.Second
-)
-
-// Limits are the resource limits of the HTTP listeners. Zero values take
-// the defaults above; a negative MaxConns or BodyWindow turns that limit
-// off.
-type Limits struct {
-	// MaxConns caps the open connections across all listeners of the
-	// Server. Past it a new connection is accepted, answered 503
-	// ServerBusy and closed, instead of waiting in the kernel's backlog.
-	MaxConns int
-	// HeaderTimeout bounds the reading of a request line and headers
-	// (http.Server.ReadHeaderTimeout).
-	HeaderTimeout time.Duration
-	// BodyWindow and BodyMinBytes are the progress rule of request
-	// bodies (see DefaultBodyWindow).
-	BodyWindow   time.Duration
-	BodyMinBytes int64
-}
-
-func (l Limits) withDefaults() Limits {
-	if l.MaxConns == 0 {
-		l.MaxConns = DefaultMaxConns
-	}
-	if l.HeaderTimeout <= 0 {
-		l.HeaderTimeout = DefaultHeaderTimeout
-	}
-	if l.BodyWindow == 0 {
-		l.BodyWindow = DefaultBodyWindow
-	}
-	if l.BodyMinBytes <= 0 {
-		l.BodyMinBytes = DefaultBodyMinBytes
-	}
-	return l
-}
 
 // OpenConns returns the number of connections the listeners hold open.
 func (s *Server) OpenConns() int { return int(s.conns.Load()) }
@@ -326,4 +262,61 @@ func (b *progressBody) finish() {
 		}
 		_ = b.rc.SetReadDeadline(deadline)
 	}
+}
+
+// drainAfterAnswer is drainBody for a request whose client asked for
+// 100-continue and has just been given its final answer without one
+// (expect.go), with Connection: close. A client that waits for the 100
+// Continue sends nothing more; but one that sends the body at once
+// anyway (Go's Transport with ExpectContinueTimeout 0 does, and RFC 9110
+// §10.1.1 lets a client not wait) would see the connection reset under
+// the answer if it were closed with the body still arriving, and report
+// a transport error instead of the 503 or 4xx. So the answer is flushed
+// first, then what the client sends is read and thrown away while it
+// keeps coming (a pause of drainIdle ends it, as does drainBody's bound
+// of 10 s and maxDrain); net/http sends no 100 Continue once the answer
+// is written.
+func drainAfterAnswer(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	if rc.Flush() != nil || rc.EnableFullDuplex() != nil {
+		return
+	}
+	end := time.Now().Add(10 * time.Second)
+	buf := make([]byte, 32<<10)
+	for total := 0; total < maxDrain; {
+		until := time.Now().Add(drainIdle)
+		if until.After(end) {
+			until = end
+		}
+		_ = rc.SetReadDeadline(until)
+		capBody(r, until)
+		n, err := r.Body.Read(buf)
+		total += n
+		if err != nil {
+			return
+		}
+	}
+}
+
+// drainIdle is how long drainAfterAnswer waits for more of a body the
+// client may not be sending.
+const drainIdle = time.Second
+
+// maxDrain bounds how much of an unread request body is read and thrown
+// away before an error response.
+const maxDrain = 64 << 20
+
+// drainBody reads what is left of the request body (at most maxDrain
+// bytes, for at most 10 seconds) before an error is written. A client
+// still sending a large body would otherwise see the connection reset
+// (Go's server discards at most 256 KiB after a handler) instead of the
+// error — a 503 during a database outage must reach the SDK as a 503.
+func drainBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.ContentLength == 0 || r.Method == http.MethodHead {
+		return
+	}
+	until := time.Now().Add(10 * time.Second)
+	_ = http.NewResponseController(w).SetReadDeadline(until)
+	capBody(r, until)
+	_, _ = io.CopyN(io.Discard, r.Body, maxDrain)
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/wire"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // exchange is one request's pass through the stages of Server.Wrap, in

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"unsafe"
+
+	"github.com/cerulean-storage/cerulean/internal/auth"
 )
 
 // A route table is one service's list of operations. One entry is one
@@ -350,3 +352,46 @@ func example(c Cond) string {
 func funcIdentity[H any](h H) uintptr {
 	return uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&h)))
 }
+
+// SASRule is what one operation needs from a SAS: the resource level and
+// the permission letters. Each entry of a service's route table (Route)
+// carries one, or says the operation is Shared Key only.
+type SASRule struct {
+	Resource auth.ResourceType
+	// AnyOf lists letters of which any one suffices ("" for none).
+	AnyOf string
+	// AllOf lists letters that are all required besides AnyOf.
+	AllOf string
+	// AccountOnly refuses service SAS (403 AuthorizationResourceTypeMismatch).
+	AccountOnly bool
+	// SinceAnyOf lists letters that also suffice for a token whose
+	// signed version (sv) is Since or later: Delete breaks a blob or
+	// container lease from 2017-07-29 (Create an account SAS, note to
+	// "Permissions by operation"; Create a service SAS, "Permissions for
+	// a directory, container, or blob").
+	SinceAnyOf, Since string
+	// AccountPermission: only an account SAS's letters grant the
+	// operation; a service SAS that reaches the resource has no letter
+	// for it (403 AuthorizationPermissionMismatch). Clear Messages takes
+	// Delete, a letter of the account SAS only (Create an account SAS,
+	// "Queue service"; the queue permissions of Create a service SAS are
+	// r, a, u and p).
+	AccountPermission bool
+}
+
+// Structured is what an operation does with x-ms-structured-body, which
+// only the operations whose REST reference pages list it take (Put
+// Blob, Put Block, Put Page, Append Block and Get Blob; Put Range and Get
+// File; Data Lake's Path - Update append); any other refuses it (400
+// UnsupportedHeader).
+type Structured uint8
+
+const (
+	// StructuredRequest: the request body may be a structured message,
+	// decoded before the handler reads it and acknowledged on the
+	// response.
+	StructuredRequest Structured = 1 + iota
+	// StructuredResponse: the request may ask for a structured response
+	// body, which the handler frames.
+	StructuredResponse
+)

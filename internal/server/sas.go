@@ -11,32 +11,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/policy"
 )
 
-// SASRule is what one operation needs from a SAS: the resource level and
-// the permission letters. Each entry of a service's route table (Route)
-// carries one, or says the operation is Shared Key only.
-type SASRule struct {
-	Resource auth.ResourceType
-	// AnyOf lists letters of which any one suffices ("" for none).
-	AnyOf string
-	// AllOf lists letters that are all required besides AnyOf.
-	AllOf string
-	// AccountOnly refuses service SAS (403 AuthorizationResourceTypeMismatch).
-	AccountOnly bool
-	// SinceAnyOf lists letters that also suffice for a token whose
-	// signed version (sv) is Since or later: Delete breaks a blob or
-	// container lease from 2017-07-29 (Create an account SAS, note to
-	// "Permissions by operation"; Create a service SAS, "Permissions for
-	// a directory, container, or blob").
-	SinceAnyOf, Since string
-	// AccountPermission: only an account SAS's letters grant the
-	// operation; a service SAS that reaches the resource has no letter
-	// for it (403 AuthorizationPermissionMismatch). Clear Messages takes
-	// Delete, a letter of the account SAS only (Create an account SAS,
-	// "Queue service"; the queue permissions of Create a service SAS are
-	// r, a, u and p).
-	AccountPermission bool
-}
-
 // SASTarget is the service-specific resource a request addresses.
 type SASTarget struct {
 	Container string // container, queue or table; "" at service level

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/reclaim"
-
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/reclaim"
 )
 
 // purgeChunk is how many keys one purge transaction deletes, so that
