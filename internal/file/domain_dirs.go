@@ -93,19 +93,3 @@ func (s *Service) DeleteDirectory(ctx context.Context, in DeleteDirectoryInput) 
 	c := in.caller()
 	return DeleteDirectoryOutput{}, s.dom().delete(ctx, &c, &deleteIn{dir: true})
 }
-
-// freshID returns a file ID not yet used in the live share. IDs are
-// random 64-bit values, so the loop practically never runs twice; the
-// check keeps a collision from silently overwriting the ID index.
-func freshID(tx kv.Tx, acct, sh string) (uint64, error) {
-	for {
-		id := newID()
-		_, err := tx.Get(idKey(acct, sh, "", id))
-		if err == kv.ErrNotFound {
-			return id, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
-}

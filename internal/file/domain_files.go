@@ -3,7 +3,6 @@ package file
 import (
 	"bytes"
 	"context"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
@@ -228,54 +227,6 @@ func (s *Service) ListRanges(ctx context.Context, in ListRangesInput) (ListRange
 		out.Spans = extent.Spans(e.Parts, lo, hi)
 	}
 	return out, nil
-}
-
-// overQuota reports whether a file of size bytes is larger than its
-// share's quota.
-func overQuota(sh *Share, size int64) bool {
-	return sh.Quota > 0 && size > int64(sh.Quota)<<30
-}
-
-// rangeWritten stamps a content write of e: last-write and change times.
-func rangeWritten(e *Entry, now time.Time, preserve bool) {
-	if !preserve {
-		e.SMB.LastWrite = now
-	}
-	e.SMB.Changed = now
-}
-
-// pageSize is the allocation unit of a file's ranges.
-const pageSize = 512
-
-// clearRange clears bytes [off, off+n) of parts: whole pages become holes,
-// written bytes of partly covered pages are replaced by zeros taken from
-// the staged zero item (written to tx only when used).
-func clearRange(tx kv.Tx, parts []extent.Part, off, n int64, zeros *extent.Staged) ([]extent.Part, error) {
-	end := off + n
-	a := (off + pageSize - 1) / pageSize * pageSize // first whole page
-	b := end / pageSize * pageSize                  // end of the last whole page
-	var partial [][2]int64
-	if a < b {
-		parts = extent.Splice(parts, a, b-a, nil)
-		partial = append(partial, [2]int64{off, a}, [2]int64{b, end})
-	} else {
-		partial = append(partial, [2]int64{off, end})
-	}
-	used := false
-	for _, seg := range partial {
-		for _, sp := range extent.Spans(parts, seg[0], seg[1]) {
-			z := zeros.Parts[0]
-			z.Off, z.Len = sp.Off, sp.End-sp.Off
-			parts = extent.Splice(parts, sp.Off, sp.End-sp.Off, &z)
-			used = true
-		}
-	}
-	if used {
-		if err := zeros.Write(tx); err != nil {
-			return nil, err
-		}
-	}
-	return parts, nil
 }
 
 // GetFileInput is the input of GetFile.

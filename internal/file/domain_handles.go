@@ -2,7 +2,6 @@ package file
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -342,16 +341,4 @@ func deleteClosedEntry(tx kv.Tx, acct, sh, fileID string, now time.Time) error {
 		}
 	}
 	return removeItem(tx, now, acct, sh, e)
-}
-
-// handleFileID returns the file ID of an open handle. The file service
-// stores handles with FormatID, so one that does not parse is a corrupt
-// record: an error, never a handle to skip (which would, for instance, let
-// a directory move with an item below it still open).
-func handleFileID(h handle.Handle) (uint64, error) {
-	id, err := strconv.ParseUint(h.FileID, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("file: handle %s of share %s has a malformed file id %q", h.HandleID, h.Share, h.FileID)
-	}
-	return id, nil
 }

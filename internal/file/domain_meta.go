@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
@@ -72,19 +71,6 @@ func (d domain) delete(ctx context.Context, c *caller, in *deleteIn) error {
 		}
 		return removeItem(tx, now, c.acct, c.share, e)
 	})
-}
-
-// removeItem is the effect of every delete — REST Delete File and Delete
-// Directory, the last close of a delete-pending item (Opens.Close, the
-// reaper), a file replaced by a rename: e's record and ID index go, and a
-// file's data references are released at now.
-func removeItem(tx kv.Tx, now time.Time, acct, sh string, e *Entry) error {
-	if !e.Dir {
-		if err := extent.AdjustRefs(tx, now, e.Parts, nil); err != nil {
-			return err
-		}
-	}
-	return deleteEntry(tx, acct, sh, "", e)
 }
 
 // propsIn is a SetProperties: what is not set stays.
@@ -280,25 +266,4 @@ func (d domain) create(ctx context.Context, c *caller, in *createIn) (*Entry, er
 		return putEntry(tx, c.acct, c.share, "", e)
 	}))
 	return e, err
-}
-
-// newItem returns the record of a new item named name in directory parent,
-// created at now, with a fresh file ID: the SMB times now, the parent's
-// permission, attrs plus Archive for a file and Directory for a directory,
-// and a file's default content type (Create File's documented
-// application/octet-stream). The caller stores it.
-func newItem(tx kv.Tx, acct, sh string, parent *Entry, name string, dir bool, attrs Attributes, now time.Time) (*Entry, error) {
-	id, err := freshID(tx, acct, sh)
-	if err != nil {
-		return nil, err
-	}
-	e := &Entry{Name: name, ID: id, Parent: parent.ID, Dir: dir, Created: now}
-	e.SMB = SMBProps{Created: now, LastWrite: now, Changed: now, PermKey: parent.SMB.PermKey}
-	if dir {
-		e.SMB.Attrs = attrs | AttrDirectory
-	} else {
-		e.SMB.Attrs = attrs | AttrArchive
-		e.Props.ContentType = "application/octet-stream"
-	}
-	return e, nil
 }

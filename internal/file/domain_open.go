@@ -6,10 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
 // openIn is an SMB CREATE whose parameters Opens.Open has validated (the
@@ -200,27 +198,6 @@ func (d domain) openCreate(tx kv.Tx, now time.Time, in *openIn, parent *Entry) (
 		return nil, vfsHandleErr(err)
 	}
 	return in.newOpen(e, h, granted, doc, ActionCreated), nil
-}
-
-// replaceContent empties file e for a replacement of its content, the one
-// effect of Create File over an existing file (Create File,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-file)
-// and of an overwriting or superseding SMB open (MS-FSA 2.1.5.1.2): it
-// releases e's data references, leaves e empty without a Content-MD5
-// (inferred: it described the old content) and makes a broken lease
-// available (lease.OnWrite). Each caller has passed its door's checks
-// before: admit with opCreateFile for REST, admitOpen and the sharing
-// check for SMB, whose lease and read-only rules are leaseAtOpen and
-// readOnlyAtOpen beside admit's. The caller sets the rest of e and
-// stores it.
-func replaceContent(tx kv.Tx, now time.Time, e *Entry) error {
-	if err := extent.AdjustRefs(tx, now, e.Parts, nil); err != nil {
-		return err
-	}
-	e.Parts, e.Size = nil, 0
-	e.Props.ContentMD5 = nil
-	e.Lease = lease.OnWrite(e.Lease, now)
-	return nil
 }
 
 func (in *openIn) handleRequest(parent, e *Entry, granted uint32, doc, leased bool) handle.OpenRequest {

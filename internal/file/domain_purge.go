@@ -11,7 +11,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/file/handle"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
-	"github.com/cerulean-storage/cerulean/internal/reclaim"
 )
 
 // Deleting a share is two steps. One transaction checks the request and
@@ -30,13 +29,6 @@ import (
 // answers. A purge cut short (the process stopped) is finished by the
 // reclaimer at start, or by the next Create Share of the name or
 // PurgeDeletedShares.
-
-// SetReclaimer makes Delete Share leave the purge to r.
-func (s *Service) SetReclaimer(r *reclaim.Reclaimer) {
-	s.reclaimer = r
-	r.AddSweep(s.SweepDeletedShares)
-	r.AddSweep(s.PurgeStep)
-}
 
 // PurgeStep runs one bounded transaction of the purge of the first
 // tombstone (at most purgeBatch records, the tombstone with the last of
@@ -242,45 +234,4 @@ func purgeRecords(tx kv.Tx, acct, sh, snap string, now time.Time, limit int) (mo
 		return true, nil // the handles, if any, in the next transaction
 	}
 	return handle.PurgeShare(tx, acct, sh, limit-n)
-}
-
-// PurgeDeletedShares finishes the purge of every share deleted before the
-// process stopped. Call it at start-up (it is idempotent and safe next to
-// running requests). With a background reclaimer it does nothing: the
-// reclaimer purges them, paced, from its first round.
-func (s *Service) PurgeDeletedShares(ctx context.Context) error {
-	if s.reclaimer != nil {
-		return nil // the background reclaimer purges them, paced
-	}
-	for {
-		did, err := s.SweepDeletedShares(ctx)
-		if err != nil {
-			return err
-		}
-		if !did {
-			break
-		}
-	}
-	type name struct{ acct, sh string }
-	var names []name
-	err := s.store.View(ctx, func(tx kv.Tx) error {
-		names = names[:0]
-		pre := kv.Key("fsd")
-		return tx.Scan(pre, kv.PrefixEnd(pre), 0, false, func(k, _ []byte) bool {
-			parts, ok := kv.Split(k)
-			if ok && len(parts) == 4 && (len(names) == 0 || names[len(names)-1] != name{parts[1], parts[2]}) {
-				names = append(names, name{parts[1], parts[2]})
-			}
-			return true
-		})
-	})
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		if err := s.purgeShare(ctx, n.acct, n.sh); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -22,28 +22,6 @@ import (
 // record for the front end (filerest: share.go, share_acl.go, share_delete.go,
 // share_snapshot.go, shares_list.go) to render.
 
-// Ref names what a File REST operation acts on, and who asks.
-type Ref struct {
-	// Account and Share name the share.
-	Account, Share string
-	// Snapshot is the share snapshot (wire.FormatISO7), "" for the live
-	// share.
-	Snapshot string
-	// Path is the share-relative path, one element per component; nil
-	// for the share itself (or its root directory).
-	Path []string
-	// LeaseID is the lease ID the caller presented ("" for none).
-	LeaseID string
-	// Now is the request's time, taken from the injected clock when it
-	// arrived.
-	Now time.Time
-}
-
-// caller is the domain caller of the REST request ref describes.
-func (ref Ref) caller() caller {
-	return caller{acct: ref.Account, share: ref.Share, snap: ref.Snapshot, path: ref.Path, leaseID: ref.LeaseID, at: ref.Now}
-}
-
 // ShareOptions are the share properties Create Share and Set Share
 // Properties set; nil or "" fields are left as they are (or at their
 // defaults on create).
@@ -78,12 +56,6 @@ func (o ShareOptions) apply(sh *Share, now time.Time) error {
 		sh.SnapVDir = o.SnapVDir
 	}
 	return nil
-}
-
-// ShareOutput is the share (or snapshot) record an operation read or
-// stored.
-type ShareOutput struct {
-	Share *Share
 }
 
 // CreateShareInput is the input of CreateShare.

@@ -55,23 +55,3 @@ func handleErr(err error) error {
 	}
 	return err
 }
-
-// vfsHandleErr is handleErr for an SMB caller: the same refusals of
-// package handle's open table (a share mode, ByShareMode; delete-pending,
-// ByDeletePending) as the NTSTATUS sentinels, and a closed handle
-// as ErrFileClosed.
-func vfsHandleErr(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, handle.ErrSharingViolation):
-		return refuse(ByShareMode, fmt.Errorf("%w (%v)", ErrSharingViolation, err))
-	case errors.Is(err, handle.ErrDeletePending):
-		return refuse(ByDeletePending, ErrDeletePending)
-	case errors.Is(err, handle.ErrNoHandle):
-		return ErrFileClosed
-	case errors.Is(err, handle.ErrAccessDenied):
-		return fmt.Errorf("%w (%v)", ErrAccessDenied, err)
-	}
-	return err
-}

@@ -14,12 +14,6 @@ import (
 // copy sources and their SMB headers, CRC64 conditions, and the name
 // rules, share markers and share-lease check both doors share.
 
-// Share protocols (x-ms-enabled-protocols).
-const (
-	ProtoSMB = "SMB"
-	ProtoNFS = "NFS"
-)
-
 // CopySource is the source of a Copy File or Put Range from URL, parsed
 // and authorized by the front end before the transaction: a file of a
 // share served here (Acct, Share, Comps, Snap), or a blob of this

@@ -219,3 +219,21 @@ func newETag(now time.Time) string {
 	_, _ = rand.Read(b[:])
 	return wire.NewETag(now, uint64(binary.BigEndian.Uint32(b[:])))
 }
+
+// Attributes are NTFS file attributes (MS-FSCC 2.6), the subset Azure Files
+// accepts in x-ms-file-attributes (Set File Properties,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/set-file-properties,
+// "File system attributes").
+type Attributes uint32
+
+// ShareOutput is the share (or snapshot) record an operation read or
+// stored.
+type ShareOutput struct {
+	Share *Share
+}
+
+// Share protocols (x-ms-enabled-protocols).
+const (
+	ProtoSMB = "SMB"
+	ProtoNFS = "NFS"
+)

@@ -3,6 +3,7 @@ package file
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -558,4 +559,36 @@ func liveOpen(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
 		return nil, nil, fmt.Errorf("%w: file %d no longer exists", ErrFileClosed, o.FileID)
 	}
 	return sh, e, nil
+}
+
+// vfsHandleErr is handleErr for an SMB caller: the same refusals of
+// package handle's open table (a share mode, ByShareMode; delete-pending,
+// ByDeletePending) as the NTSTATUS sentinels, and a closed handle
+// as ErrFileClosed.
+func vfsHandleErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, handle.ErrSharingViolation):
+		return refuse(ByShareMode, fmt.Errorf("%w (%v)", ErrSharingViolation, err))
+	case errors.Is(err, handle.ErrDeletePending):
+		return refuse(ByDeletePending, ErrDeletePending)
+	case errors.Is(err, handle.ErrNoHandle):
+		return ErrFileClosed
+	case errors.Is(err, handle.ErrAccessDenied):
+		return fmt.Errorf("%w (%v)", ErrAccessDenied, err)
+	}
+	return err
+}
+
+// handleFileID returns the file ID of an open handle. The file service
+// stores handles with FormatID, so one that does not parse is a corrupt
+// record: an error, never a handle to skip (which would, for instance, let
+// a directory move with an item below it still open).
+func handleFileID(h handle.Handle) (uint64, error) {
+	id, err := strconv.ParseUint(h.FileID, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("file: handle %s of share %s has a malformed file id %q", h.HandleID, h.Share, h.FileID)
+	}
+	return id, nil
 }

@@ -10,12 +10,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
-// Attributes are NTFS file attributes (MS-FSCC 2.6), the subset Azure Files
-// accepts in x-ms-file-attributes (Set File Properties,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/set-file-properties,
-// "File system attributes").
-type Attributes uint32
-
 // Attribute bits, with their MS-FSCC values so the SMB front end can use
 // them unchanged.
 const (
