@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -23,17 +22,6 @@ const (
 	acceptDelayMin = 5 * time.Millisecond
 	acceptDelayMax = time.Second
 )
-
-// acceptState is what the accept loops tell Ready. Its own lock: Ready
-// is called from the metrics server while the loops run.
-type acceptState struct {
-	mu sync.Mutex
-	// dead is the error that ended a listener's loop outside Shutdown.
-	dead error
-	// failing is the error of a listener whose last accept failed with
-	// an error not known to pass, by listener.
-	failing map[net.Listener]error
-}
 
 // temporaryAccept reports whether an accept error is known to pass.
 func temporaryAccept(err error) bool {

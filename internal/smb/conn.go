@@ -3,96 +3,14 @@ package smb
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
-
-// Limits of one connection.
-const (
-	// preauthFrameMax bounds frames until a session has authenticated:
-	// NEGOTIATE and NTLM tokens are a few KiB (limits.go).
-	preauthFrameMax = 64 << 10
-	// maxSessionsPerConn and maxOpensPerConn bound what a client can make
-	// the server remember (STATUS_INSUFFICIENT_RESOURCES beyond them).
-	maxSessionsPerConn = 64
-	maxTreesPerSession = 1024
-	maxOpensPerConn    = 16384
-	maxAsyncPerConn    = 1024
-	// writeTimeout drops a client that does not read its responses.
-	writeTimeout = 2 * time.Minute
-	// cleanupTimeout bounds closing a lost connection's handles.
-	cleanupTimeout = 30 * time.Second
-)
-
-// errDrop asks the connection loop to close the connection without a
-// response (MS-SMB2 prescribes a disconnect for some protocol errors).
-type errDrop struct{ reason string }
-
-func (e errDrop) Error() string { return "smb: dropping connection: " + e.reason }
-
-func drop(format string, args ...any) error { return errDrop{fmt.Sprintf(format, args...)} }
-
-// errAsync is returned by a handler that has gone asynchronous: it has
-// registered an asyncOp and the reply is the interim STATUS_PENDING.
-var errAsync = errors.New("smb: request went async")
-
-// conn is one client connection. Its state is owned by the goroutine
-// running serve; only close and the writer run elsewhere.
-type conn struct {
-	srv    *Server
-	nc     net.Conn
-	remote string
-	log    *slog.Logger
-	ctx    context.Context
-	cancel context.CancelFunc
-
-	closeOnce  sync.Once
-	out        chan [][]byte
-	writerDone chan struct{}
-
-	credits *creditWindow
-
-	// NEGOTIATE outcome; dialect 0 until negotiated.
-	dialect smb2.Dialect
-	negReq  smb2.NegotiateRequest
-	negResp smb2.NegotiateResponse
-	signAlg smb2.SigningAlgorithm
-	preauth smb2.PreauthHash
-	maxIO   int
-	crypt   connCrypt // encryption (crypt.go)
-	// authenticated is set once any session of the connection has logged
-	// on: it raises the frame limit.
-	authenticated bool
-
-	sessions     map[uint64]*session
-	opens        map[uint64]*open // by FileId.Volatile
-	nextVolatile uint64
-	async        map[uint64]*asyncOp // by AsyncId
-	nextAsync    uint64
-
-	// Blocked locks (lock.go): wake is signalled when locks are released
-	// on the server (nil until the first blocking lock); lockPoll
-	// retries them every lockPollDelay.
-	wake          chan struct{}
-	lockPoll      *time.Timer
-	lockPollDelay time.Duration
-	// notifyWake is signalled when changes were queued on a watch of
-	// one of the connection's opens (notify.go).
-	notifyWake chan struct{}
-	// closing is set once cleanup started: nothing more may be sent.
-	closing bool
-	// timers are the pre-authentication deadline and the idle timer
-	// (limits.go).
-	timers connTimers
-}
 
 func newConn(s *Server, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -108,12 +26,6 @@ func newConn(s *Server, nc net.Conn) *conn {
 
 		notifyWake: make(chan struct{}, 1),
 	}
-}
-
-// close closes the socket (from any goroutine): the reader and the writer
-// then fail and serve cleans up.
-func (c *conn) close() {
-	c.closeOnce.Do(func() { c.nc.Close() })
 }
 
 // serve runs the connection: read a frame, run its requests, queue the
@@ -167,12 +79,6 @@ func (c *conn) serve() {
 	}
 }
 
-// frameRead is a frame, or the error that ended reading.
-type frameRead struct {
-	payload []byte
-	err     error
-}
-
 // reader reads frames for serve: the first with st, each later one
 // after serve sent the state for it on next (size limit, whether
 // negotiated: checkHead). It ends after an error or when the
@@ -198,13 +104,6 @@ func (c *conn) reader(frames chan<- frameRead, next <-chan frameState, st frameS
 	}
 }
 
-func (c *conn) frameLimit() int {
-	if !c.authenticated {
-		return preauthFrameMax
-	}
-	return min(c.maxIO+64<<10, smb2.MaxFrameSize)
-}
-
 // writer sends queued frames in order. After a write error it closes the
 // connection and discards the rest, so senders never block for good.
 func (c *conn) writer() {
@@ -221,8 +120,6 @@ func (c *conn) writer() {
 		}
 	}
 }
-
-func (c *conn) enqueue(parts ...[]byte) { c.out <- parts }
 
 // cleanup runs when serve ends: it stops the writer and closes every
 // handle of the connection's sessions in the store.
@@ -245,33 +142,6 @@ func (c *conn) cleanup() {
 	}
 }
 
-// closeSessionHandles closes every handle of s in the store (applying
-// delete-on-close) and forgets its opens and async operations.
-func (c *conn) closeSessionHandles(ctx context.Context, s *session) {
-	for id, o := range c.opens {
-		if o.sess == s {
-			delete(c.opens, id)
-			c.unwatch(o)
-		}
-	}
-	for id, a := range c.async {
-		if a.sess != s {
-			continue
-		}
-		if a.lock != nil && !c.closing {
-			// A blocked lock of a session logging off is answered
-			// (smb2.lock.cancel-logoff).
-			c.finishAsync(a, smb2.StatusRangeNotLocked)
-			continue
-		}
-		delete(c.async, id)
-	}
-	if _, err := c.srv.vfs.CloseSession(ctx, s.vfsID); err != nil {
-		c.log.Warn("closing the handles of an SMB session failed; they expire with the server's liveness", "session", s.vfsID, "err", err)
-	}
-	c.locksReleased()
-}
-
 // handleFrame runs the requests of one transport frame.
 func (c *conn) handleFrame(payload []byte) error {
 	switch smb2.ProtocolOf(payload) {
@@ -285,52 +155,6 @@ func (c *conn) handleFrame(payload []byte) error {
 		return drop("compressed message, but compression was not negotiated")
 	}
 	return drop("unknown protocol")
-}
-
-// chainState carries what related operations of a compound inherit
-// (MS-SMB2 3.3.5.2.7.2).
-type chainState struct {
-	sess      *session
-	tree      *tree
-	fileID    *smb2.FileID
-	createErr error // a failed CREATE: later related ops on its FileId fail alike
-	// sealed is the session whose key decrypted the frame (crypt.go);
-	// nil for a frame that came in the clear.
-	sealed *session
-}
-
-// request is one PDU being processed.
-type request struct {
-	hdr     smb2.Header
-	msg     []byte
-	charge  uint64
-	related bool
-	chain   *chainState
-	sess    *session
-	tree    *tree
-	// signed: the request carried a valid signature.
-	signed bool
-
-	// Set by handlers for the reply.
-	data         []byte            // bulk data after the body (READ)
-	errData      []byte            // ErrorData of an error reply
-	signKey      []byte            // overrides the session's key (final SESSION_SETUP)
-	preauth      *smb2.PreauthHash // hash the reply into it (3.1.1)
-	creditsExtra uint64            // credits beyond the charge the reply may grant
-	async        *asyncOp          // the operation an interim reply announces
-	dropAfter    bool              // close the connection once the reply is sent
-}
-
-// reply is one response PDU ready to send.
-type reply struct {
-	hdr     smb2.Header
-	body    []byte
-	data    []byte
-	key     []byte
-	preauth *smb2.PreauthHash
-	// seal is the session whose key encrypts the reply (crypt.go); the
-	// reply is then not signed.
-	seal *session
 }
 
 // handleSMB2 runs the requests of an SMB2 message or compound; sealed is
@@ -523,29 +347,6 @@ func (c *conn) resolve(r *request, info commandInfo) error {
 	return nil
 }
 
-// checkSignature verifies a signed request of an authenticated session
-// and refuses an unsigned one when the session requires signing (MS-SMB2
-// 3.3.5.2.4). A session still authenticating has no key: its requests are
-// taken as they come.
-func (c *conn) checkSignature(r *request) error {
-	s := r.sess
-	if s.signKey == nil {
-		return nil
-	}
-	if r.hdr.Flags&smb2.FlagSigned != 0 {
-		if !smb2.Verify(r.msg, s.signKey, c.signAlg) {
-			c.log.Info("SMB request with a bad signature", "command", r.hdr.Command, "session", s.id)
-			return smb2.StatusAccessDenied
-		}
-		r.signed = true
-		return nil
-	}
-	if s.signRequired && r.hdr.Command != smb2.CommandEcho {
-		return smb2.StatusAccessDenied
-	}
-	return nil
-}
-
 // statusOf maps a handler error to the NTSTATUS of the reply.
 func (c *conn) statusOf(r *request, err error) smb2.Status {
 	if st, ok := smb2.AsStatus(err); ok {
@@ -606,38 +407,28 @@ func (c *conn) buildReply(r *request, body []byte, err error) *reply {
 	return rep
 }
 
-// send queues replies as one frame: a compound when there are several.
-// Each PDU is signed over its own bytes; 3.1.1 preauth hashes see the
-// PDU exactly as sent.
-func (c *conn) send(reps []*reply) error {
-	if len(reps) == 1 && reps[0].key == nil && reps[0].preauth == nil && reps[0].seal == nil {
-		rp := reps[0]
-		head := rp.hdr.AppendTo(make([]byte, 0, smb2.HeaderSize+len(rp.body)))
-		c.enqueue(append(head, rp.body...), rp.data)
-		return nil
+// handleTransform decrypts an encrypted frame and runs the message (one
+// request or a compound) it carries; the replies go back encrypted in one
+// transform. Whatever cannot be decrypted ends the connection (MS-SMB2
+// 3.3.5.2.1.1).
+func (c *conn) handleTransform(payload []byte) error {
+	if c.crypt.cipher == 0 {
+		return drop("encrypted message, but encryption was not negotiated")
 	}
-	pdus := make([][]byte, len(reps))
-	for i, rp := range reps {
-		p := rp.hdr.AppendTo(make([]byte, 0, smb2.HeaderSize+len(rp.body)+len(rp.data)))
-		p = append(p, rp.body...)
-		pdus[i] = append(p, rp.data...)
-	}
-	var spans [][]byte
-	payload, err := smb2.BuildCompound(pdus, func(i int, pdu []byte) error {
-		spans = append(spans, pdu)
-		if reps[i].key == nil || reps[i].seal != nil {
-			return nil
-		}
-		return smb2.Sign(pdu, reps[i].key, c.signAlg)
-	})
+	h, err := smb2.ParseTransformHeader(payload)
 	if err != nil {
-		return fmt.Errorf("smb: building a response: %w", err)
+		return drop("%v", err)
 	}
-	for i, rp := range reps {
-		if rp.preauth != nil {
-			rp.preauth.Update(spans[i])
-		}
+	s, ok := c.sessions[h.SessionID]
+	if !ok || !s.valid || s.crypt.in == nil {
+		return drop("encrypted message for session %#x, which has no keys", h.SessionID)
 	}
-	c.enqueue(seal(reps[0].seal, payload)) // crypt.go
-	return nil
+	msg, err := smb2.Decrypt(s.crypt.in, h, payload)
+	if err != nil {
+		return drop("%v", err)
+	}
+	if smb2.ProtocolOf(msg) != smb2.ProtocolSMB2 {
+		return drop("encrypted message is not SMB2")
+	}
+	return c.handleSMB2(msg, s)
 }

@@ -8,92 +8,16 @@ package smb
 // which conn.go, session.go and tree.go call at a few marked points.
 
 import (
-	"crypto/cipher"
 	"crypto/rand"
-	"encoding/binary"
-	"fmt"
 	"slices"
-	"sync/atomic"
 
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
-
-// EncryptMode is when the server encrypts SMB 3 sessions (MS-SMB2
-// 3.3.1.5 EncryptData and RejectUnencryptedAccess).
-type EncryptMode int
-
-// Encryption modes.
-const (
-	// EncryptOff offers no encryption (no ENCRYPTION capability or
-	// negotiate context); clients that require it cannot connect.
-	EncryptOff EncryptMode = iota
-	// EncryptDesired encrypts every session of a client that can
-	// (SMB 3.x with a cipher in common) and serves the others in the
-	// clear: EncryptData without RejectUnencryptedAccess.
-	EncryptDesired
-	// EncryptRequired encrypts every session and refuses the logon of a
-	// client that cannot encrypt (STATUS_ACCESS_DENIED): EncryptData
-	// with RejectUnencryptedAccess.
-	EncryptRequired
-)
-
-// ParseEncryptMode parses "off", "desired" or "required" ("" is off).
-func ParseEncryptMode(s string) (EncryptMode, error) {
-	switch s {
-	case "", "off":
-		return EncryptOff, nil
-	case "desired":
-		return EncryptDesired, nil
-	case "required":
-		return EncryptRequired, nil
-	}
-	return EncryptOff, fmt.Errorf("SMB encryption %q: want off, desired or required", s)
-}
-
-func (m EncryptMode) String() string {
-	switch m {
-	case EncryptOff:
-		return "off"
-	case EncryptDesired:
-		return "desired"
-	case EncryptRequired:
-		return "required"
-	}
-	return fmt.Sprintf("EncryptMode(%d)", int(m))
-}
 
 // serverCiphers are the 3.1.1 ciphers in the server's order of
 // preference: the first one the client also offers is chosen, as smbd
 // does. 3.0 and 3.0.2 have only AES-128-CCM.
 var serverCiphers = []uint16{smb2.CipherAES128GCM, smb2.CipherAES128CCM, smb2.CipherAES256GCM, smb2.CipherAES256CCM}
-
-// connCrypt is a connection's encryption state.
-type connCrypt struct {
-	// cipher is Connection.CipherId: 0 when the connection cannot
-	// encrypt.
-	cipher uint16
-}
-
-// sessionCrypt is a session's encryption state.
-type sessionCrypt struct {
-	// encrypt is Session.EncryptData: every request must come encrypted.
-	encrypt bool
-	// out encrypts what the server sends, in decrypts what it receives;
-	// nil when the connection negotiated no cipher.
-	out, in cipher.AEAD
-	// nonces: an 8-byte counter, then random bytes, so that no nonce
-	// repeats under the session's key (MS-SMB2 3.1.4.3).
-	nonceSalt [8]byte
-	sent      atomic.Uint64
-}
-
-// nonce returns the next nonce of s.
-func (s *sessionCrypt) nonce() []byte {
-	n := make([]byte, s.out.NonceSize())
-	binary.LittleEndian.PutUint64(n, s.sent.Add(1))
-	copy(n[8:], s.nonceSalt[:])
-	return n
-}
 
 // securityMode is the SecurityMode of the NEGOTIATE response.
 func (srv *Server) securityMode() smb2.SecurityMode {
@@ -181,32 +105,6 @@ func shareFlags(s *session) uint32 {
 	return 0
 }
 
-// handleTransform decrypts an encrypted frame and runs the message (one
-// request or a compound) it carries; the replies go back encrypted in one
-// transform. Whatever cannot be decrypted ends the connection (MS-SMB2
-// 3.3.5.2.1.1).
-func (c *conn) handleTransform(payload []byte) error {
-	if c.crypt.cipher == 0 {
-		return drop("encrypted message, but encryption was not negotiated")
-	}
-	h, err := smb2.ParseTransformHeader(payload)
-	if err != nil {
-		return drop("%v", err)
-	}
-	s, ok := c.sessions[h.SessionID]
-	if !ok || !s.valid || s.crypt.in == nil {
-		return drop("encrypted message for session %#x, which has no keys", h.SessionID)
-	}
-	msg, err := smb2.Decrypt(s.crypt.in, h, payload)
-	if err != nil {
-		return drop("%v", err)
-	}
-	if smb2.ProtocolOf(msg) != smb2.ProtocolSMB2 {
-		return drop("encrypted message is not SMB2")
-	}
-	return c.handleSMB2(msg, s)
-}
-
 // checkProtection checks that a request of session r.sess came as the
 // session demands: encrypted (by that session's key) when the session
 // encrypts, else signed when it requires signing, with a valid signature
@@ -246,10 +144,33 @@ func sealAsync(s *session) *session {
 	return nil
 }
 
-// seal encrypts a frame's payload for session s (nil: returned as is).
-func seal(s *session, payload []byte) []byte {
+// sealPayload encrypts a frame's payload for session s (nil: returned as is).
+func sealPayload(s *session, payload []byte) []byte {
 	if s == nil {
 		return payload
 	}
 	return smb2.Encrypt(s.crypt.out, s.crypt.nonce(), s.id, payload)
+}
+
+// checkSignature verifies a signed request of an authenticated session
+// and refuses an unsigned one when the session requires signing (MS-SMB2
+// 3.3.5.2.4). A session still authenticating has no key: its requests are
+// taken as they come.
+func (c *conn) checkSignature(r *request) error {
+	s := r.sess
+	if s.signKey == nil {
+		return nil
+	}
+	if r.hdr.Flags&smb2.FlagSigned != 0 {
+		if !smb2.Verify(r.msg, s.signKey, c.signAlg) {
+			c.log.Info("SMB request with a bad signature", "command", r.hdr.Command, "session", s.id)
+			return smb2.StatusAccessDenied
+		}
+		r.signed = true
+		return nil
+	}
+	if s.signRequired && r.hdr.Command != smb2.CommandEcho {
+		return smb2.StatusAccessDenied
+	}
+	return nil
 }

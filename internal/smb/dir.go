@@ -11,22 +11,6 @@ import (
 // readDirBatch is how many entries one VFS.ReadDir call fetches.
 const readDirBatch = 512
 
-// dirCursor is the enumeration state of a directory open (MS-SMB2
-// 3.3.5.18): the search pattern and where the listing stands. "." and
-// ".." come first, then the entries in the VFS's name order. Each query
-// reads the directory afresh from the last name returned, so entries
-// deleted or created meanwhile (by this or another client, or REST) are
-// seen as they are now (smb2.dir.fixed).
-type dirCursor struct {
-	pattern  string // as sent, for an exact lookup
-	upper    []rune // upper-cased pattern for matching
-	wild     bool
-	dots     int    // how many of ".", ".." have been dealt with
-	after    string // last name returned
-	done     bool   // nothing more to return
-	returned bool   // some entry has been returned since the (re)start
-}
-
 func newDirCursor(pattern string) *dirCursor {
 	if pattern == "" {
 		pattern = "*"

@@ -3,66 +3,16 @@ package smb
 import (
 	"context"
 	"errors"
-	"hash/fnv"
 	"math"
-	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
 
-// maxNTFSFileSize is the largest file NTFS allows (16 TiB - 64 KiB):
-// Windows and smbd refuse writes beyond it with STATUS_INVALID_PARAMETER.
-const maxNTFSFileSize = 0xfffffff0000
-
-// open is an SMB2 open: a VFS handle and the per-open state SMB keeps.
-type open struct {
-	id   smb2.FileID
-	f    *file.Open
-	sess *session
-	tree *tree
-	// mode is FileModeInformation (the CreateOptions mode bits, or as
-	// set); position is FilePositionInformation.
-	mode     uint32
-	position int64
-	dir      *dirCursor
-	// watch is the change-notify watch of a directory open, from its
-	// first CHANGE_NOTIFY (notify.go).
-	watch *watch
-}
-
 // modeBits are the CreateOptions bits FileModeInformation reports
 // (MS-FSCC 2.4.26).
 const modeBits = uint32(smb2.FileWriteThrough | smb2.FileSequentialOnly | smb2.FileNoIntermediateBuffering |
 	smb2.FileSynchronousIOAlert | smb2.FileSynchronousIONonalert | smb2.FileDeleteOnClose)
-
-// splitPath splits a CREATE or rename name into components: "" is the
-// share root; a leading `\` is STATUS_INVALID_PARAMETER (MS-SMB2
-// 3.3.5.9: the name must not begin with a separator; smbd agrees) unless
-// allowed; an empty component is STATUS_OBJECT_NAME_INVALID
-// and ".." STATUS_OBJECT_PATH_SYNTAX_BAD.
-func splitPath(name string, leadingSlashOK bool) ([]string, error) {
-	if strings.HasPrefix(name, `\`) {
-		if !leadingSlashOK {
-			return nil, smb2.StatusInvalidParameter
-		}
-		name = strings.TrimLeft(name, `\`)
-	}
-	if name == "" {
-		return nil, nil
-	}
-	comps := strings.Split(name, `\`)
-	for _, c := range comps {
-		switch c {
-		case "":
-			return nil, smb2.StatusObjectNameInvalid
-		case "..":
-			// No walking out of a directory (smbd; smb2.mkdir).
-			return nil, smb2.StatusObjectPathSyntaxBad
-		}
-	}
-	return comps, nil
-}
 
 // create answers CREATE (MS-SMB2 3.3.5.9).
 func (c *conn) create(r *request) ([]byte, error) {
@@ -145,51 +95,6 @@ func (c *conn) create(r *request) ([]byte, error) {
 		resp.Contexts = append(resp.Contexts, smb2.QueryOnDiskIDContext(in.FileID, volumeID(r.tree)))
 	}
 	return resp.Encode(), nil
-}
-
-// volumeID is a stable id of a share (QFid, FileFsVolumeInformation's
-// serial number).
-func volumeID(t *tree) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(t.sess.account + "/" + t.share))
-	return h.Sum64()
-}
-
-// lookupOpen finds the open a request names. In a related compound the
-// all-ones FileId is the previous operation's file (MS-SMB2 3.3.5.2.7.2);
-// if that operation was a failed CREATE, its status is the result. An
-// unknown FileId, or one of another session or tree, is
-// STATUS_FILE_CLOSED.
-func (c *conn) lookupOpen(r *request, fid smb2.FileID) (*open, error) {
-	if fid.IsAllOnes() && r.related {
-		switch {
-		case r.chain.fileID != nil:
-			fid = *r.chain.fileID
-		case r.chain.createErr != nil:
-			return nil, r.chain.createErr
-		default:
-			// No FileId to inherit: as an unknown one (smbd; the
-			// smb2.compound.invalid3 and related5 tests).
-			return nil, smb2.StatusFileClosed
-		}
-	}
-	o := c.opens[fid.Volatile]
-	if o == nil || o.id.Persistent != fid.Persistent || o.sess != r.sess || o.tree != r.tree {
-		return nil, smb2.StatusFileClosed
-	}
-	r.chain.fileID = &o.id
-	return o, nil
-}
-
-// opensOf returns the opens matching keep.
-func (c *conn) opensOf(keep func(*open) bool) []*open {
-	var out []*open
-	for _, o := range c.opens {
-		if keep(o) {
-			out = append(out, o)
-		}
-	}
-	return out
 }
 
 // closeOpen closes o in the store (applying delete-on-close) and forgets

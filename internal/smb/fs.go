@@ -2,6 +2,8 @@ package smb
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"time"
 
@@ -53,4 +55,10 @@ type FileSystem interface {
 func DefaultOwner() string {
 	host, _ := os.Hostname()
 	return "smb-" + host + "-" + randomHex(8)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -466,17 +466,3 @@ func (c *conn) setSecurity(o *open, req smb2.SetInfoRequest) error {
 	}
 	return nil
 }
-
-// netOpen is a file's times, sizes and attributes in the form CREATE,
-// CLOSE and FileNetworkOpenInformation share.
-func netOpen(in file.Info) smb2.FileNetworkOpenInformation {
-	return smb2.FileNetworkOpenInformation{
-		CreationTime:   smb2.FiletimeOf(in.Created),
-		LastAccessTime: smb2.FiletimeOf(in.LastAccess),
-		LastWriteTime:  smb2.FiletimeOf(in.LastWrite),
-		ChangeTime:     smb2.FiletimeOf(in.Changed),
-		AllocationSize: in.Allocation,
-		EndOfFile:      in.Size,
-		FileAttributes: smb2.FileAttributes(in.Attributes),
-	}
-}

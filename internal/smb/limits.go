@@ -32,16 +32,6 @@ const (
 	refusalLogEvery = time.Minute
 )
 
-// admission counts the connections of a Server by client address. It is
-// guarded by Server.mu.
-type admission struct {
-	perAddr map[string]int
-	// refused counts refusals since the last log line, lastLog is when
-	// that line was written.
-	refused int
-	lastLog time.Time
-}
-
 // addrKey is the client address connections are counted by: the IP
 // without the port.
 func addrKey(a net.Addr) string {
@@ -94,16 +84,6 @@ func (s *Server) releaseLocked(key string) {
 		return
 	}
 	s.admit.perAddr[key]--
-}
-
-// connTimers are a connection's pre-authentication deadline and idle
-// timer; both run on serve's goroutine except the deadline's close.
-type connTimers struct {
-	preauth *time.Timer
-	// idle runs once the connection has authenticated; lastFrame is
-	// when the last frame was handled.
-	idle      *time.Timer
-	lastFrame time.Time
 }
 
 // startTimers arms the pre-authentication deadline.
@@ -171,12 +151,6 @@ func (c *conn) idleExpired() bool {
 	return false
 }
 
-// frameState is what the reader needs to check the next frame.
-type frameState struct {
-	limit      int
-	negotiated bool
-}
-
 func (c *conn) frameState() frameState {
 	return frameState{limit: c.frameLimit(), negotiated: c.dialect != 0}
 }
@@ -208,4 +182,11 @@ func checkHead(negotiated bool, head []byte) error {
 		return drop("unknown protocol")
 	}
 	return nil
+}
+
+func (c *conn) frameLimit() int {
+	if !c.authenticated {
+		return preauthFrameMax
+	}
+	return min(c.maxIO+64<<10, smb2.MaxFrameSize)
 }

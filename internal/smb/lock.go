@@ -3,7 +3,6 @@ package smb
 import (
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/file"
@@ -31,13 +30,6 @@ const (
 	lockPollMin = 100 * time.Millisecond
 	lockPollMax = time.Second
 )
-
-// lockWaiters are the connections of a server with blocked locks: a
-// release anywhere on the server wakes them.
-type lockWaiters struct {
-	mu    sync.Mutex
-	conns map[*conn]chan struct{}
-}
 
 func (w *lockWaiters) add(c *conn) {
 	w.mu.Lock()

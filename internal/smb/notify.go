@@ -5,29 +5,10 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
-
-// asyncOp is a request answered with an interim STATUS_PENDING whose
-// final response comes later (MS-SMB2 3.3.4.2). CHANGE_NOTIFY completes
-// with the changes reported on its open's watch (below), or when
-// cancelled (STATUS_CANCELLED) or its open closes (STATUS_NOTIFY_CLEANUP).
-// A blocking LOCK (lock.go) completes when granted, cancelled, or when
-// its open closes (STATUS_RANGE_NOT_LOCKED).
-type asyncOp struct {
-	id     uint64
-	hdr    smb2.Header // the request's
-	sess   *session
-	open   *open
-	signed bool
-	// lock is the range a blocking LOCK waits for (nil otherwise).
-	lock []file.LockRange
-	// outLen is a CHANGE_NOTIFY's OutputBufferLength.
-	outLen uint32
-}
 
 // Change notification (MS-SMB2 3.3.5.19, MS-FSA 2.1.4.17). The first
 // CHANGE_NOTIFY on a directory open sets up a watch with its
@@ -45,38 +26,6 @@ type asyncOp struct {
 // over REST, or by another server process, are not reported (Azure Files
 // does not report REST changes to SMB clients either), nor are the
 // deletions made when a session or connection ends.
-
-// maxNotifyBuffer bounds the changes a watch keeps (bytes encoded).
-const maxNotifyBuffer = 64 << 10
-
-// notifyHub holds the watches of a server's opens, by share.
-type notifyHub struct {
-	mu      sync.Mutex
-	watches map[string]map[*watch]struct{}
-}
-
-// watch is the change-notify state of one directory open.
-type watch struct {
-	c      *conn
-	key    string   // shareKey of the open
-	path   []string // the directory's share-relative path
-	tree   bool     // SMB2_WATCH_TREE
-	filter uint32   // CompletionFilter
-	limit  int      // bytes of changes kept
-
-	// Guarded by notifyHub.mu.
-	changes  []smb2.FileNotifyInformation
-	size     int
-	overflow bool
-}
-
-// change is one change to report: the entry's path, what happened and
-// the CompletionFilter bits it matches.
-type change struct {
-	path   []string
-	action uint32
-	filter uint32
-}
 
 func shareKey(f *file.Open) string { return f.Account + "/" + f.Share }
 

@@ -4,110 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/smb/ntlm"
 )
-
-// Config configures a Server.
-type Config struct {
-	// FS is the File service's VFS whose shares are served (required),
-	// e.g. smbfs.New(fileService, DefaultOwner()). Its owner id is the
-	// liveness identity of this server's handles and must be unique
-	// among live servers.
-	FS FileSystem
-	// Accounts are the storage accounts that may log on: user = account
-	// name (any case), password = one of its keys as base64 text.
-	Accounts []auth.Account
-	// Clock is the NTLM challenge timestamp's source (default the wall
-	// clock). The VFS decides liveness with the File service's clock.
-	Clock  clock.Clock
-	Logger *slog.Logger
-	// HeartbeatEvery is how often the owner's liveness is renewed
-	// (default 10 s); each heartbeat extends it by three intervals.
-	HeartbeatEvery time.Duration
-	// MaxIOSize is the MaxReadSize, MaxWriteSize and MaxTransactSize
-	// offered to clients (default and ceiling file.MaxIOSize).
-	MaxIOSize int
-	// ServerName is the NetBIOS name in the NTLM challenge (default
-	// "CERULEAN").
-	ServerName string
-	// Observer, if set, sees every request answered (metrics).
-	Observer Observer
-	// RequireSigning makes NEGOTIATE answer SIGNING_REQUIRED and every
-	// session refuse requests neither signed nor encrypted
-	// (STATUS_ACCESS_DENIED; MS-SMB2 3.3.5.2.4). Guest and anonymous
-	// logons are always refused.
-	RequireSigning bool
-	// Encrypt is when SMB 3 sessions are encrypted (crypt.go; default
-	// EncryptOff). It applies to every share.
-	Encrypt EncryptMode
-
-	// Connection limits (limits.go). MaxConns and MaxConnsPerAddr cap
-	// the connections in all and from one IP address (0: 1024 and 64;
-	// negative: no cap); a connection beyond them is closed at once.
-	MaxConns        int
-	MaxConnsPerAddr int
-	// PreauthTimeout closes a connection that has not completed a
-	// SESSION_SETUP this long after it was accepted (0: 30 s; negative:
-	// never).
-	PreauthTimeout time.Duration
-	// IdleTimeout closes an authenticated connection with no open file
-	// and no pending operation that has sent nothing for this long (0:
-	// 15 minutes, as Windows' autodisconnect; negative: never).
-	IdleTimeout time.Duration
-}
-
-// Observer sees each SMB2 request once it is answered: its command, the
-// NTSTATUS of the reply (an asynchronous operation's interim
-// STATUS_PENDING; its final reply is not observed) and the time taken.
-// Requests that end the connection (malformed, outside the credit
-// window) are not observed.
-type Observer interface {
-	SMB(command, status string, d time.Duration)
-}
-
-// Server is an SMB2/3 server. It is safe for concurrent use.
-type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	vfs   FileSystem
-	auth  *ntlm.Server
-	guid  [16]byte
-	maxIO int
-
-	mu        sync.Mutex
-	listeners map[net.Listener]struct{}
-	conns     map[*conn]struct{}
-	closing   bool
-	started   bool
-	hbStop    chan struct{}
-	hbDone    chan struct{}
-	connWG    sync.WaitGroup
-
-	// lockWake wakes the connections with blocked locks (lock.go).
-	lockWake lockWaiters
-	// notify holds the change-notify watches of every open (notify.go).
-	notify notifyHub
-
-	// accepting is what the accept loops report to Ready (accept.go).
-	accepting acceptState
-	// admit counts connections by client address (limits.go).
-	admit admission
-
-	// onPanic, if set (tests), sees every panic a connection recovered.
-	onPanic func(any)
-}
 
 // New returns a Server for cfg. It starts nothing: Serve starts the
 // owner's heartbeat with the first listener.
@@ -175,9 +82,6 @@ func New(cfg Config) *Server {
 
 // Owner returns the VFS owner id of the server's handles.
 func (s *Server) Owner() string { return s.vfs.Owner() }
-
-// ErrServerClosed is returned by Serve after Shutdown.
-var ErrServerClosed = errors.New("smb: server closed")
 
 // Serve accepts connections on ln until Shutdown (ErrServerClosed) or
 // until ln is closed by something else (that error; Ready then reports
@@ -330,10 +234,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		cancel()
 	}
 	return err
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

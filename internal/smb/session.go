@@ -1,6 +1,7 @@
 package smb
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -10,32 +11,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/smb/ntlm"
 	"github.com/cerulean-storage/cerulean/internal/smb/smb2"
 )
-
-// session is an SMB2 session: an authentication and what it opened.
-type session struct {
-	id uint64
-	// vfsID names the session in the store's handle records (List
-	// Handles' SessionId, VFS.CloseSession): the SessionId in decimal.
-	vfsID string
-	auth  *ntlm.Auth
-	// valid is set once authenticated; account is the storage account.
-	valid        bool
-	account      string
-	signKey      []byte
-	signRequired bool
-	preauth      smb2.PreauthHash
-	crypt        sessionCrypt // encryption (crypt.go)
-	trees        map[uint32]*tree
-	nextTree     uint32
-}
-
-// tree is a tree connect: a share of the session's account, or IPC$.
-type tree struct {
-	id    uint32
-	share string // lower case; "" for IPC$
-	ipc   bool
-	sess  *session
-}
 
 // dialects the server speaks, best first.
 var dialects = []smb2.Dialect{smb2.Dialect311, smb2.Dialect302, smb2.Dialect300, smb2.Dialect210, smb2.Dialect202}
@@ -292,4 +267,31 @@ func (c *conn) echo(r *request) ([]byte, error) {
 		return nil, err
 	}
 	return smb2.EchoResponse{}.Encode(), nil
+}
+
+// closeSessionHandles closes every handle of s in the store (applying
+// delete-on-close) and forgets its opens and async operations.
+func (c *conn) closeSessionHandles(ctx context.Context, s *session) {
+	for id, o := range c.opens {
+		if o.sess == s {
+			delete(c.opens, id)
+			c.unwatch(o)
+		}
+	}
+	for id, a := range c.async {
+		if a.sess != s {
+			continue
+		}
+		if a.lock != nil && !c.closing {
+			// A blocked lock of a session logging off is answered
+			// (smb2.lock.cancel-logoff).
+			c.finishAsync(a, smb2.StatusRangeNotLocked)
+			continue
+		}
+		delete(c.async, id)
+	}
+	if _, err := c.srv.vfs.CloseSession(ctx, s.vfsID); err != nil {
+		c.log.Warn("closing the handles of an SMB session failed; they expire with the server's liveness", "session", s.vfsID, "err", err)
+	}
+	c.locksReleased()
 }

@@ -160,15 +160,3 @@ func (c *conn) validateNegotiate(r *request, req smb2.IoctlRequest) ([]byte, err
 	}
 	return smb2.IoctlResponse{CtlCode: req.CtlCode, FileID: req.FileID, Output: out}.Encode(), nil
 }
-
-// checkCharge checks that a request's CreditCharge covers its size
-// (MS-SMB2 3.3.5.2.5) when multi-credit requests are in use.
-func (c *conn) checkCharge(r *request, need uint64) error {
-	if c.dialect == smb2.Dialect202 {
-		return nil
-	}
-	if r.charge < need {
-		return smb2.StatusInvalidParameter
-	}
-	return nil
-}
