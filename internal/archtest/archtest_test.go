@@ -212,7 +212,7 @@ func matchesAny(pat string, deps map[string]map[string]bool) bool {
 	return false
 }
 
-func sortedKeys(m map[string]map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
