@@ -28,11 +28,15 @@ var layered = []string{
 	"internal/datalake",
 	"internal/events",
 	"internal/file",
+	"internal/file/filerest",
+	"internal/file/handle",
 	"internal/hns/ns",
 	"internal/queue",
+	"internal/queue/queuerest",
 	"internal/server",
 	"internal/smb",
 	"internal/table",
+	"internal/table/tablerest",
 }
 
 // TestFilesUseEachOtherOneWay type-checks each package of layered and

@@ -17,13 +17,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
-// refOf is the Ref of REST request r, what its domain call acts on: its
-// share, snapshot, path, x-ms-lease-id and time (Ref.caller makes it the
-// domain's open-less caller).
-func refOf(r *req) file.Ref {
-	return file.Ref{Account: r.Account, Share: r.share, Snapshot: r.snap, Path: r.comps, LeaseID: r.Header.Get(lease.HeaderLeaseID), Now: r.Now}
-}
-
 // propHeaders are the request headers of a file's HTTP properties.
 var propHeaders = []string{"x-ms-content-type", "x-ms-content-encoding", "x-ms-content-language", "x-ms-content-disposition", "x-ms-cache-control", "x-ms-content-md5"}
 
@@ -74,14 +67,6 @@ func parseSize(h http.Header, name string, required bool) (int64, bool, error) {
 		return 0, false, azerr.Newf(azerr.OutOfRangeInput, "The file size exceeds the maximum permissible limit.")
 	}
 	return n, true, nil
-}
-
-// requireEmptyBody refuses a body on operations that take none.
-func requireEmptyBody(r *req) error {
-	if r.ContentLength > 0 {
-		return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
-	}
-	return nil
 }
 
 func (s *Service) createFile(r *req) (server.Response, error) {
@@ -147,12 +132,6 @@ func (s *Service) createFile(r *req) (server.Response, error) {
 		server.SetDigestHeaders(&resp, st.Digests())
 	}
 	return resp, nil
-}
-
-// setETag sets ETag and Last-Modified.
-func setETag(resp *server.Response, e *file.Entry) {
-	resp.Set("Etag", e.ETag)
-	resp.Set("Last-Modified", wire.FormatHTTPDate(e.Modified))
 }
 
 // setFileHeaders sets the property headers of Get File and Get File

@@ -3,7 +3,6 @@ package filerest
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
@@ -20,19 +19,6 @@ import (
 // a directory's children are keyed by its file ID, so they follow it
 // without being touched, and the file ID (hence the handles, leases and
 // snapshots' view of it) stays the same.
-
-// flagHeader parses an optional boolean header (absent: false).
-func flagHeader(h http.Header, name string) (bool, error) {
-	v := h.Get(name)
-	if v == "" {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, azerr.InvalidHeader(name, v)
-	}
-	return b, nil
-}
 
 // renameSource parses x-ms-file-rename-source: the URL of the source in
 // the request's share, as the SDKs send it (the source client's URL,

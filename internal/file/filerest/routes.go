@@ -1,59 +1,18 @@
 package filerest
 
 import (
+	"net/http"
+	"strings"
+
 	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcpropsrest"
-)
-
-// handler is one REST operation: a method of Service.
-type handler = func(s *Service, r *req) (server.Response, error)
-
-// route is one entry of the File route table.
-type route = server.Route[handler]
-
-// The resource levels of a File URL: /{account}, /{account}/{share}
-// (the share, or its root directory), /{account}/{share}/{path} (a
-// directory or a file). restype tells share, directory and file apart.
-const (
-	lAccount server.Level = 1 << iota
-	lShare
-	lPath
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // filePaths splits a File URL into its level and names.
 var filePaths = &server.Paths{Account: lAccount, First: lShare, Rest: lPath}
-
-// Route flags.
-const (
-	// fOnShareSnapshot: the operation may run against a share snapshot
-	// (?sharesnapshot=); any other is refused (400
-	// ShareSnapshotOperationNotSupported).
-	fOnShareSnapshot uint32 = 1 << iota
-	// fNoShareSnapshot: ?sharesnapshot= is ignored. Create Share
-	// Snapshot of a share client bound to a snapshot is a snapshot of the
-	// share (azfile TestShareCreateSnapshotNegativeSnapshotOfSnapshot,
-	// recorded).
-	fNoShareSnapshot
-)
-
-// SAS rules (Create a service SAS,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas:
-// sr=s share, sr=f file; permissions r c w d l; Create an account SAS,
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas:
-// share operations are container level, directories and files object
-// level; w creates shares as c does; the service properties are read and
-// written with r and w at srt=s). Share operations other than listing its
-// content take only an account SAS.
-var (
-	sasShareRead  = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "r", AccountOnly: true}
-	sasShareWrite = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true}
-	sasRead       = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}
-	sasCreate     = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "cw"}
-	sasWrite      = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w"}
-	sasDelete     = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}
-	sasList       = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "l"}
-)
 
 // fileUnsupported lists the File operations Azure has and this server
 // does not serve (yet), by restype/comp: each answers 501 NotImplemented
@@ -160,3 +119,90 @@ func init() {
 // Operations returns the File service's operation names (the metrics
 // labels), each once.
 func Operations() []string { return fileRoutes.Names() }
+
+// ServeAzure routes a File REST request to its operation (fileDoor).
+func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
+	return fileDoor.Serve(s, w, sr)
+}
+
+// fileDoor is the File front end's part of the dispatch: the File service
+// has no anonymous access (no Anonymous); routing includes the checks
+// that need no store (prepare), and a handler's error is answered in
+// Azure's codes (Answer).
+var fileDoor = &server.Door[*Service, *req]{
+	Paths: filePaths,
+	Parse: newReq,
+	Route: (*Service).prepare,
+	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
+		return server.SASTarget{Container: r.share, Path: r.path}, s.policies(r, r.share)
+	},
+	AuthorizeSAS: (*Service).authorizeSAS,
+	Answer:       Answer,
+}
+
+// newReq parses what routing needs from sr: the share and the path.
+func newReq(sr *server.Request, p server.Path) *req {
+	return &req{Request: sr, q: sr.URL.Query(), level: p.Level, share: p.First, path: p.Rest}
+}
+
+// prepare routes r and checks what needs no store: conditional headers
+// (refused), the share name, the path and the share snapshot.
+func (s *Service) prepare(r *req) (*route, error) {
+	if err := checkConditions(r.Header); err != nil {
+		return nil, err
+	}
+	rt, err := s.route(r)
+	if err != nil {
+		return nil, err
+	}
+	if r.share != "" {
+		if err := wire.ValidShareName(r.share); err != nil {
+			return nil, err
+		}
+	}
+	if r.path != "" {
+		allowDot := strings.EqualFold(r.Header.Get("X-Ms-Allow-Trailing-Dot"), "true")
+		if r.comps, err = splitPath(r.path, allowDot); err != nil {
+			return nil, err
+		}
+		r.path = strings.Join(r.comps, "/")
+	}
+	// Create Share Snapshot ignores ?sharesnapshot= (fNoShareSnapshot).
+	if v := r.q.Get("sharesnapshot"); v != "" && rt.Flags&fNoShareSnapshot == 0 {
+		t, err := wire.ParseSnapshot(v)
+		if err != nil {
+			return nil, azerr.InvalidQuery("sharesnapshot", v)
+		}
+		r.snap = wire.FormatISO7(t)
+		if rt.Flags&fOnShareSnapshot == 0 {
+			return nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
+		}
+	}
+	return rt, nil
+}
+
+// route finds r's operation in fileRoutes and records it on r. A request
+// no entry matches keeps the error of its URL: an unknown restype, a
+// share or root directory URL without one.
+func (s *Service) route(r *req) (*route, error) {
+	sel := fileRoutes.Selectors(r.q)
+	level := r.level
+	rt := fileRoutes.Match(server.MethodOf(r.Method), level, &sel, r.Header, r.q)
+	if rt == nil {
+		restype := sel.Restype
+		switch {
+		case level == lAccount:
+			if restype == "share" {
+				return nil, azerr.InvalidQuery("restype", restype)
+			}
+		case level == lShare && restype == "share", restype == "directory":
+		case restype != "":
+			return nil, azerr.InvalidQuery("restype", restype)
+		case level == lShare:
+			return nil, azerr.New(azerr.InvalidURI)
+		}
+		return nil, fileUnsupported.NoRoute(sel)
+	}
+	r.route, r.Op = rt, rt.Name
+	return rt, nil
+}

@@ -52,3 +52,21 @@ func (s *Service) policies(r *req, sh string) auth.PolicyLookup {
 func (s *Service) getUserDelegationKey(r *req) (server.Response, error) {
 	return server.UserDelegationKey(r.Request, "f")
 }
+
+// SAS rules (Create a service SAS,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas:
+// sr=s share, sr=f file; permissions r c w d l; Create an account SAS,
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas:
+// share operations are container level, directories and files object
+// level; w creates shares as c does; the service properties are read and
+// written with r and w at srt=s). Share operations other than listing its
+// content take only an account SAS.
+var (
+	sasShareRead  = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "r", AccountOnly: true}
+	sasShareWrite = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true}
+	sasRead       = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}
+	sasCreate     = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "cw"}
+	sasWrite      = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w"}
+	sasDelete     = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}
+	sasList       = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "l"}
+)

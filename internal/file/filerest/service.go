@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -18,9 +19,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/file"
+	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
-	"github.com/cerulean-storage/cerulean/internal/wire"
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
@@ -60,26 +61,6 @@ type req struct {
 	snap  string   // ?sharesnapshot=, normalized; "" for the live share
 	route *route   // the routed operation (fileRoutes)
 	sas   *auth.SAS
-}
-
-// ServeAzure routes a File REST request to its operation (fileDoor).
-func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
-	return fileDoor.Serve(s, w, sr)
-}
-
-// fileDoor is the File front end's part of the dispatch: the File service
-// has no anonymous access (no Anonymous); routing includes the checks
-// that need no store (prepare), and a handler's error is answered in
-// Azure's codes (Answer).
-var fileDoor = &server.Door[*Service, *req]{
-	Paths: filePaths,
-	Parse: newReq,
-	Route: (*Service).prepare,
-	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
-		return server.SASTarget{Container: r.share, Path: r.path}, s.policies(r, r.share)
-	},
-	AuthorizeSAS: (*Service).authorizeSAS,
-	Answer:       Answer,
 }
 
 // Answer is the REST answer of an error of a file.Service call, what
@@ -135,47 +116,6 @@ func Answer(err error) error {
 	return &file.Refusal{By: rf.By, Err: answer, Detail: rf.Detail}
 }
 
-// newReq parses what routing needs from sr: the share and the path.
-func newReq(sr *server.Request, p server.Path) *req {
-	return &req{Request: sr, q: sr.URL.Query(), level: p.Level, share: p.First, path: p.Rest}
-}
-
-// prepare routes r and checks what needs no store: conditional headers
-// (refused), the share name, the path and the share snapshot.
-func (s *Service) prepare(r *req) (*route, error) {
-	if err := checkConditions(r.Header); err != nil {
-		return nil, err
-	}
-	rt, err := s.route(r)
-	if err != nil {
-		return nil, err
-	}
-	if r.share != "" {
-		if err := wire.ValidShareName(r.share); err != nil {
-			return nil, err
-		}
-	}
-	if r.path != "" {
-		allowDot := strings.EqualFold(r.Header.Get("X-Ms-Allow-Trailing-Dot"), "true")
-		if r.comps, err = splitPath(r.path, allowDot); err != nil {
-			return nil, err
-		}
-		r.path = strings.Join(r.comps, "/")
-	}
-	// Create Share Snapshot ignores ?sharesnapshot= (fNoShareSnapshot).
-	if v := r.q.Get("sharesnapshot"); v != "" && rt.Flags&fNoShareSnapshot == 0 {
-		t, err := wire.ParseSnapshot(v)
-		if err != nil {
-			return nil, azerr.InvalidQuery("sharesnapshot", v)
-		}
-		r.snap = wire.FormatISO7(t)
-		if rt.Flags&fOnShareSnapshot == 0 {
-			return nil, azerr.New(azerr.ShareSnapshotOperationNotSupported)
-		}
-	}
-	return rt, nil
-}
-
 // checkConditions refuses the HTTP conditional headers: File REST has no
 // optimistic concurrency (Azure Files error codes,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/file-service-error-codes,
@@ -187,32 +127,6 @@ func checkConditions(h http.Header) error {
 		}
 	}
 	return nil
-}
-
-// route finds r's operation in fileRoutes and records it on r. A request
-// no entry matches keeps the error of its URL: an unknown restype, a
-// share or root directory URL without one.
-func (s *Service) route(r *req) (*route, error) {
-	sel := fileRoutes.Selectors(r.q)
-	level := r.level
-	rt := fileRoutes.Match(server.MethodOf(r.Method), level, &sel, r.Header, r.q)
-	if rt == nil {
-		restype := sel.Restype
-		switch {
-		case level == lAccount:
-			if restype == "share" {
-				return nil, azerr.InvalidQuery("restype", restype)
-			}
-		case level == lShare && restype == "share", restype == "directory":
-		case restype != "":
-			return nil, azerr.InvalidQuery("restype", restype)
-		case level == lShare:
-			return nil, azerr.New(azerr.InvalidURI)
-		}
-		return nil, fileUnsupported.NoRoute(sel)
-	}
-	r.route, r.Op = rt, rt.Name
-	return rt, nil
 }
 
 // splitPath validates a share-relative path and splits it into its components
@@ -248,4 +162,60 @@ func splitPath(p string, allowTrailingDot bool) ([]string, error) {
 // trailing-dot rule for the source path of a copy or rename.
 func sourceAllowsTrailingDot(h http.Header) bool {
 	return strings.EqualFold(h.Get("X-Ms-Source-Allow-Trailing-Dot"), "true")
+}
+
+// handler is one REST operation: a method of Service.
+type handler = func(s *Service, r *req) (server.Response, error)
+
+// route is one entry of the File route table.
+type route = server.Route[handler]
+
+// The resource levels of a File URL: /{account}, /{account}/{share}
+// (the share, or its root directory), /{account}/{share}/{path} (a
+// directory or a file). restype tells share, directory and file apart.
+const (
+	lAccount server.Level = 1 << iota
+	lShare
+	lPath
+)
+
+// Route flags.
+const (
+	// fOnShareSnapshot: the operation may run against a share snapshot
+	// (?sharesnapshot=); any other is refused (400
+	// ShareSnapshotOperationNotSupported).
+	fOnShareSnapshot uint32 = 1 << iota
+	// fNoShareSnapshot: ?sharesnapshot= is ignored. Create Share
+	// Snapshot of a share client bound to a snapshot is a snapshot of the
+	// share (azfile TestShareCreateSnapshotNegativeSnapshotOfSnapshot,
+	// recorded).
+	fNoShareSnapshot
+)
+
+// refOf is the Ref of REST request r, what its domain call acts on: its
+// share, snapshot, path, x-ms-lease-id and time (Ref.caller makes it the
+// domain's open-less caller).
+func refOf(r *req) file.Ref {
+	return file.Ref{Account: r.Account, Share: r.share, Snapshot: r.snap, Path: r.comps, LeaseID: r.Header.Get(lease.HeaderLeaseID), Now: r.Now}
+}
+
+// requireEmptyBody refuses a body on operations that take none.
+func requireEmptyBody(r *req) error {
+	if r.ContentLength > 0 {
+		return azerr.InvalidHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+	}
+	return nil
+}
+
+// flagHeader parses an optional boolean header (absent: false).
+func flagHeader(h http.Header, name string) (bool, error) {
+	v := h.Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, azerr.InvalidHeader(name, v)
+	}
+	return b, nil
 }

@@ -106,20 +106,6 @@ func (o shareOptions) options() file.ShareOptions {
 	return file.ShareOptions{Quota: o.quota, Tier: o.tier, Protocols: o.protocols, Squash: o.squash, DirLease: o.dirLease, SnapVDir: o.snapVDir}
 }
 
-// boolOr returns *b, or def when b is nil.
-func boolOr(b *bool, def bool) bool {
-	if b == nil {
-		return def
-	}
-	return *b
-}
-
-// setShareETag sets ETag and Last-Modified of a share.
-func setShareETag(resp *server.Response, sh *file.Share) {
-	resp.Set("Etag", sh.ETag)
-	resp.Set("Last-Modified", wire.FormatHTTPDate(sh.Modified))
-}
-
 // setShareHeaders sets the headers of Get Share Properties.
 func setShareHeaders(h *server.Response, sh *file.Share, r *req) {
 	setShareETag(h, sh)

@@ -57,12 +57,6 @@ type listSharesXML struct {
 	NextMarker string         `xml:"NextMarker"`
 }
 
-// serviceEndpoint is the account's File endpoint URL as the client
-// addressed it.
-func serviceEndpoint(r *req) string {
-	return r.AccountURL() + "/"
-}
-
 // parseSharesInclude reads include= of List Shares: a comma-separated subset
 // of snapshots, metadata, deleted; anything else is 400
 // InvalidQueryParameterValue.

@@ -17,12 +17,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// timeLayout is the x-ms-file-*-time format: ISO 8601 with seven
-// fractional digits.
-const timeLayout = "2006-01-02T15:04:05.0000000Z"
-
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
-
 // readFileTime reads header name of h: "now", "preserve" or an RFC 3339
 // time; def is the value used when the header is absent. A malformed
 // value is not an error yet: the domain reports it (file.FileTime).
@@ -142,12 +136,4 @@ func setEntryProps(resp *server.Response, e *file.Entry) {
 	setETag(resp, e)
 	setSMBHeaders(resp, e)
 	setMetadata(resp, e.Meta)
-}
-
-// setMetadata adds meta's x-ms-meta-* headers as wire.WriteMetadata
-// writes them: the names keep their case (not canonicalised).
-func setMetadata(resp *server.Response, meta map[string]string) {
-	for k, v := range meta {
-		resp.Header = append(resp.Header, server.HeaderField{Name: wire.MetaPrefix + k, Value: v})
-	}
 }

@@ -110,96 +110,19 @@ func (l *liveness) alive(s stored) (bool, error) {
 	return ok && inc == s.inc, err
 }
 
-// Reap deletes dead handles, at most limit of them (limit <= 0: no limit;
-// Result.More says more remain), applying their delete-on-close, and
-// deletes expired owner records. Result.Delete names the files that are
-// now delete-pending with no live handle: the caller deletes them in the
-// same transaction. It finds dead handles through the owner index, so its
-// cost is proportional to the dead handles and the number of owners, not
-// to the live handles.
-func Reap(tx kv.Tx, now time.Time, limit int) (Result, error) {
-	lv := newLiveness(tx, now)
-	// Expired owner records go first: deleting one changes no handle's
-	// fate (a later Heartbeat starts a new incarnation anyway).
-	opfx := kv.Key(pfxOwner)
-	var expired [][]byte
-	err := scanRange(tx, opfx, kv.PrefixEnd(opfx), func(k, v []byte) (bool, error) {
-		// An owner record that does not decode is reaped as expired, not
-		// reported: it holds no references, its owner rewrites it on the
-		// next heartbeat, and an error here would stop the reaper for good.
-		var r ownerRecord
-		if err := json.Unmarshal(v, &r); err != nil || !now.Before(r.Until) {
-			expired = append(expired, k)
-		}
-		return true, nil
-	})
+func getLive(tx kv.Tx, lv *liveness, acct, share, fileID, handleID string) (stored, error) {
+	s, ok, err := getHandle(tx, acct, share, fileID, handleID)
 	if err != nil {
-		return Result{}, err
+		return stored{}, err
 	}
-	for _, k := range expired {
-		if err := tx.Delete(k); err != nil {
-			return Result{}, err
-		}
-	}
-
-	// Walk the owner index, skipping each (owner, live incarnation) group
-	// with one seek.
-	var dead [][]string // index key parts
-	more := false
-	start, end := kv.Key(pfxOwnerIx), kv.PrefixEnd(kv.Key(pfxOwnerIx))
-	for start != nil && !more {
-		var skipTo []byte
-		err := scanRange(tx, start, end, func(k, _ []byte) (bool, error) {
-			parts, ok := kv.Split(k)
-			if !ok || len(parts) != 7 {
-				dead = append(dead, []string{string(k)}) // malformed: delete
-				return true, nil
-			}
-			inc, live, err := lv.incarnation(parts[1])
-			if err != nil {
-				return false, err
-			}
-			if live && inc == parts[2] {
-				skipTo = kv.PrefixEnd(kv.Key(pfxOwnerIx, parts[1], parts[2]))
-				return false, nil
-			}
-			if limit > 0 && len(dead) == limit {
-				more = true
-				return false, nil
-			}
-			dead = append(dead, parts)
-			return true, nil
-		})
+	if ok {
+		ok, err = lv.alive(s)
 		if err != nil {
-			return Result{}, err
-		}
-		start = skipTo
-	}
-
-	c := newCloser(tx, lv)
-	for _, parts := range dead {
-		if len(parts) != 7 {
-			if err := tx.Delete([]byte(parts[0])); err != nil {
-				return Result{}, err
-			}
-			continue
-		}
-		s, ok, err := getHandle(tx, parts[3], parts[4], parts[5], parts[6])
-		if err != nil {
-			return Result{}, err
-		}
-		if !ok || s.Owner != parts[1] || s.inc != parts[2] {
-			// Stale index entry (the handle was reconnected or is gone).
-			if err := tx.Delete(kv.Key(parts...)); err != nil {
-				return Result{}, err
-			}
-			continue
-		}
-		if err := c.close(s, true); err != nil {
-			return Result{}, err
+			return stored{}, err
 		}
 	}
-	res, err := c.finish()
-	res.More = more
-	return res, err
+	if !ok {
+		return stored{}, fmt.Errorf("%w: %s on file %s", ErrNoHandle, handleID, fileID)
+	}
+	return s, nil
 }

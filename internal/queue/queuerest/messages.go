@@ -33,9 +33,6 @@ func messageOut(m *queue.Message, withReceipt, withText bool) messageXML {
 	return x
 }
 
-// id is the queue the request addresses.
-func (r *req) id() queue.QueueID { return queue.QueueID{Account: r.Account, Name: r.queue} }
-
 // putMessage (Put Message): 201 with the new message's id, times and a pop
 // receipt (usable to delete or update it at once) (Put Message,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/put-message;

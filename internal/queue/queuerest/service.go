@@ -7,15 +7,11 @@ package queuerest
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 
-	"github.com/cerulean-storage/cerulean/internal/auth"
-	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
-	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Service serves the Queue REST API (a server.Handler and
@@ -50,55 +46,11 @@ type req struct {
 	route *route
 }
 
-// ServeAzure routes a Queue REST request to its operation (queueDoor).
-func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
-	return queueDoor.Serve(s, w, sr)
-}
+// handler is one REST operation: a method of Service.
+type handler = func(s *Service, r *req) (server.Response, error)
 
-// queueDoor is the Queue front end's part of the dispatch. Anonymous
-// requests are refused before anything is read (no Anonymous): the Queue
-// service has no public access.
-var queueDoor = &server.Door[*Service, *req]{
-	Paths: queuePaths,
-	Parse: newReq,
-	Route: (*Service).route,
-	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
-		return server.SASTarget{Container: r.queue}, s.policies(r)
-	},
-	AuthorizeSAS: (*Service).authorizeSAS,
-}
+// route is one entry of the Queue route table.
+type route = server.Route[handler]
 
-// newReq parses what routing needs from sr: the queue and what follows it.
-func newReq(sr *server.Request, p server.Path) *req {
-	return &req{Request: sr, q: sr.URL.Query(), level: p.Level, queue: p.First, msgID: p.Item}
-}
-
-// route finds r's operation in queueRoutes and records it on r. The
-// queue name, the message path and peekonly are checked first, with
-// their own errors.
-func (s *Service) route(r *req) (*route, error) {
-	sel := queueRoutes.Selectors(r.q)
-	m := server.MethodOf(r.Method)
-	level := r.level
-	if r.queue != "" {
-		if err := wire.ValidQueueName(r.queue); err != nil {
-			return nil, err
-		}
-	}
-	switch level {
-	case 0:
-		return nil, azerr.New(azerr.InvalidURI)
-	case lMessages:
-		if m == server.GET {
-			if _, err := parsePeekOnly(r.q); err != nil {
-				return nil, err
-			}
-		}
-	}
-	rt := queueRoutes.Match(m, level, &sel, r.Header, r.q)
-	if rt == nil {
-		return nil, server.NoRoute(sel.Comp)
-	}
-	r.route, r.Op = rt, rt.Name
-	return rt, nil
-}
+// id is the queue the request addresses.
+func (r *req) id() queue.QueueID { return queue.QueueID{Account: r.Account, Name: r.queue} }

@@ -1,9 +1,10 @@
 package tablerest
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/server"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/table"

@@ -2,10 +2,11 @@ package tablerest
 
 import (
 	"errors"
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/cerulean-storage/cerulean/internal/server"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/table"

@@ -1,47 +1,13 @@
 package tablerest
 
 import (
+	"net/http"
+	"strings"
+
 	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcpropsrest"
-)
-
-// handler is one REST operation: a method of Service.
-type handler = func(s *Service, r *req) (server.Response, error)
-
-// route is one entry of the Table route table.
-type route = server.Route[handler]
-
-// The resource levels of a Table URL (after the account):
-const (
-	lService     server.Level = 1 << iota // "" (with restype=service)
-	lBatch                                // $batch
-	lTables                               // Tables, Tables()
-	lTable                                // Tables('name')
-	lEntities                             // name
-	lEntitiesAll                          // name()
-	lEntity                               // name(PartitionKey='…',RowKey='…')
-)
-
-// Route flags.
-const (
-	// fSASTokenTable: the URL names no table, its parts do (an entity
-	// group transaction); a service SAS is checked for the table it is
-	// for (an account SAS for none), and each part's table against the
-	// token's (checkBatchSAS).
-	fSASTokenTable uint32 = 1 << iota
-)
-
-// Entity SAS rules, which an entity group transaction also checks part
-// by part (checkBatchSAS). Insert Or Replace and Insert Or Merge (Update
-// or Merge Entity without If-Match) take both Add and Update (Create an
-// account SAS, "Table service", note 1).
-var (
-	sasEntityRead   = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}
-	sasEntityInsert = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "a"}
-	sasEntityUpdate = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "u"}
-	sasEntityUpsert = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "a", AllOf: "u"}
-	sasEntityDelete = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}
 )
 
 // tableRoutes is the Table service's route table (Table service REST API,
@@ -105,3 +71,90 @@ func init() {
 // Operations returns the Table service's operation names (the metrics
 // labels), each once.
 func Operations() []string { return tableRoutes.Names() }
+
+// ServeAzure routes a Table REST request to its operation (tableDoor).
+func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
+	return tableDoor.Serve(s, w, sr)
+}
+
+// tableDoor is the Table front end's part of the dispatch: the Table
+// service has no anonymous access (no Anonymous); the method that routes
+// is the one X-HTTP-Method names (routeMethod).
+var tableDoor = &server.Door[*Service, *req]{
+	Parse: func(sr *server.Request, _ server.Path) *req {
+		return &req{Request: sr, q: parseQuery(sr.URL.RawQuery)}
+	},
+	Route:        (*Service).routeMethod,
+	Target:       (*Service).sasTarget,
+	AuthorizeSAS: (*Service).authorizeSAS,
+}
+
+// routeMethod applies X-HTTP-Method, then routes r.
+func (s *Service) routeMethod(r *req) (*route, error) {
+	m, err := effectiveMethod(r.Request.Request)
+	if err != nil {
+		return nil, err
+	}
+	r.method = m
+	return s.route(r)
+}
+
+// route finds r's operation in tableRoutes and records it on r. The URL
+// forms, names and key predicates are parsed first, and a request no
+// entry matches keeps the error of its URL form.
+func (s *Service) route(r *req) (*route, error) {
+	rest := resourcePath(r.Request)
+	sel := tableRoutes.Selectors(r.q)
+	comp := sel.Comp
+	var level server.Level
+	switch {
+	case rest == "":
+		if sel.Restype != "service" {
+			return nil, azerr.Newf(azerr.InvalidURI, "The requested URI does not represent any resource on the server.")
+		}
+		level = lService
+	case rest == "$batch":
+		level = lBatch
+	case strings.EqualFold(rest, "Tables") || strings.EqualFold(rest, "Tables()"):
+		level = lTables
+	case len(rest) > len("Tables(") && strings.EqualFold(rest[:len("Tables(")], "Tables("):
+		name, ok := parseTablesPredicate(rest[len("Tables"):])
+		if !ok {
+			return nil, azerr.Newf(azerr.InvalidInput, "The table name in '%s' could not be parsed.", rest)
+		}
+		r.table = name
+		level = lTable
+	default:
+		name, pred, hasPred := strings.Cut(rest, "(")
+		r.table = name
+		if err := checkTableName(name); err != nil {
+			return nil, err
+		}
+		level = lEntities
+		if hasPred {
+			level = lEntitiesAll
+			pred = "(" + pred
+			if pred != "()" {
+				pk, rk, ok := parseKeyPredicate(pred)
+				if !ok {
+					return nil, azerr.Newf(azerr.InvalidInput, "The entity key predicate '%s' could not be parsed.", pred)
+				}
+				r.pk, r.rk, r.keyed = pk, rk, true
+				level = lEntity
+			}
+		}
+	}
+	rt := tableRoutes.Match(server.MethodOf(r.method), level, &sel, r.Header, r.q)
+	if rt == nil {
+		switch {
+		case level == lService && comp != "properties" && comp != "stats":
+			return nil, azerr.InvalidQuery("comp", comp)
+		case level >= lEntities && comp != "" && (comp != "acl" || level != lEntities):
+			// comp=acl is for a table without a key predicate.
+			return nil, azerr.InvalidQuery("comp", comp)
+		}
+		return nil, azerr.New(azerr.MethodNotAllowed)
+	}
+	r.route, r.Op = rt, rt.Name
+	return rt, nil
+}

@@ -90,3 +90,15 @@ func checkBatchSAS(r *req, kind table.OpKind, ifMatch, tbl, pk, rk string) error
 	}
 	return checkEntityRange(r, pk, rk)
 }
+
+// Entity SAS rules, which an entity group transaction also checks part
+// by part (checkBatchSAS). Insert Or Replace and Insert Or Merge (Update
+// or Merge Entity without If-Match) take both Add and Update (Create an
+// account SAS, "Table service", note 1).
+var (
+	sasEntityRead   = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}
+	sasEntityInsert = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "a"}
+	sasEntityUpdate = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "u"}
+	sasEntityUpsert = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "a", AllOf: "u"}
+	sasEntityDelete = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "d"}
+)
