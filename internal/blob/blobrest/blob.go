@@ -1,8 +1,6 @@
 package blobrest
 
 import (
-	"bytes"
-	"crypto/md5"
 	"encoding/base64"
 	"net/http"
 	"strconv"
@@ -99,22 +97,6 @@ func blobMD5(h http.Header) ([]byte, error) {
 		return nil, azerr.New(azerr.BothCRC64AndMsMD5HeaderPresent)
 	}
 	return wire.ParseContentMD5(v)
-}
-
-// checkMD5 verifies a Content-MD5 header against a digest computed here.
-func checkMD5(h http.Header, got []byte) error {
-	v := h.Get("Content-Md5")
-	if v == "" {
-		return nil
-	}
-	want, err := wire.ParseContentMD5(v)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(want, got) {
-		return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", v).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(got))
-	}
-	return nil
 }
 
 // putBlob is Put Blob's REST handler: parse, PutBlob, render.
@@ -393,11 +375,6 @@ func (s *Service) getBlob(r *req) (server.Response, error) {
 		resp.Set("Content-Md5", base64.StdEncoding.EncodeToString(p.HTTPHeaders.ContentMD5))
 	}
 	return resp, nil
-}
-
-func md5Sum(b []byte) []byte {
-	sum := md5.Sum(b)
-	return sum[:]
 }
 
 // parseDeleteType reads Delete Blob's deletetype parameter: "permanent"

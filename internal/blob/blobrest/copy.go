@@ -11,6 +11,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
+	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -194,4 +195,24 @@ func (s *Service) abortCopyBlob(r *req) (server.Response, error) {
 	// Not reached (AbortCopyBlob always refuses): the 200 net/http
 	// answered when the handler wrote nothing.
 	return server.Status(http.StatusOK), nil
+}
+
+// tagsForCopy reads the tags of a copy's destination: x-ms-tags, or, when
+// allowed and x-ms-copy-source-tag-option is COPY, the source's (copy
+// true).
+func tagsForCopy(r *req, copyAllowed bool) (tags blobtags.Tags, copy bool, err error) {
+	if tags, err = requestTags(r); err != nil {
+		return nil, false, err
+	}
+	switch opt := r.Header.Get("X-Ms-Copy-Source-Tag-Option"); {
+	case opt == "", strings.EqualFold(opt, "REPLACE"):
+		return tags, false, nil
+	case strings.EqualFold(opt, "COPY") && copyAllowed:
+		if tags != nil {
+			return nil, false, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-tags cannot be given with x-ms-copy-source-tag-option: COPY.").With("HeaderName", "x-ms-tags").With("HeaderValue", r.Header.Get("X-Ms-Tags"))
+		}
+		return nil, true, nil
+	default:
+		return nil, false, azerr.InvalidHeader("x-ms-copy-source-tag-option", opt)
+	}
 }

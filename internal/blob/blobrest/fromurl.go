@@ -5,11 +5,9 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
-	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/wire"
@@ -113,26 +111,6 @@ func (s *Service) putBlobFromURL(r *req) (server.Response, error) {
 	resp.Set("X-Ms-Request-Server-Encrypted", strconv.FormatBool(out.ServerEncrypted))
 	setVersionID(&resp, out.VersionID)
 	return resp, nil
-}
-
-// tagsForCopy reads the tags of a copy's destination: x-ms-tags, or, when
-// allowed and x-ms-copy-source-tag-option is COPY, the source's (copy
-// true).
-func tagsForCopy(r *req, copyAllowed bool) (tags blobtags.Tags, copy bool, err error) {
-	if tags, err = requestTags(r); err != nil {
-		return nil, false, err
-	}
-	switch opt := r.Header.Get("X-Ms-Copy-Source-Tag-Option"); {
-	case opt == "", strings.EqualFold(opt, "REPLACE"):
-		return tags, false, nil
-	case strings.EqualFold(opt, "COPY") && copyAllowed:
-		if tags != nil {
-			return nil, false, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-tags cannot be given with x-ms-copy-source-tag-option: COPY.").With("HeaderName", "x-ms-tags").With("HeaderValue", r.Header.Get("X-Ms-Tags"))
-		}
-		return nil, true, nil
-	default:
-		return nil, false, azerr.InvalidHeader("x-ms-copy-source-tag-option", opt)
-	}
 }
 
 // putBlockFromURL is Put Block From URL's REST handler: an uncommitted

@@ -1,11 +1,12 @@
 package blobrest
 
 import (
-	"github.com/cerulean-storage/cerulean/internal/server"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/server"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"

@@ -348,3 +348,23 @@ func (s *Service) listBlobs(r *req) (server.Response, error) {
 	}
 	return server.XML(http.StatusOK, out)
 }
+
+// listedVersion adds a listed blob's VersionId and IsCurrentVersion
+// (include=versions; a snapshot has neither).
+func listedVersion(it *blobItemXML, e *blob.ListedBlob, inc map[string]bool) {
+	p := &e.Properties
+	if e.HasVersionsOnly {
+		// A name without a current version (include=deletedwithversions).
+		only := true
+		it.VersOnly = &only
+		return
+	}
+	if !inc["versions"] || p.VersionID == "" || it.Snapshot != "" {
+		return
+	}
+	it.VersionID = p.VersionID
+	if p.IsCurrentVersion {
+		cur := true
+		it.IsCurrent = &cur
+	}
+}

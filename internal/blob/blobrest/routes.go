@@ -1,89 +1,16 @@
 package blobrest
 
 import (
+	"net/http"
+
 	"github.com/cerulean-storage/cerulean/internal/auth"
+	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcpropsrest"
 )
 
-// handler is one REST operation: a method of Service.
-type handler = func(s *Service, r *req) (server.Response, error)
-
-// route is one entry of the Blob route table.
-type route = server.Route[handler]
-
-// The resource levels of a Blob URL: /{account}, /{account}/{container},
-// /{account}/{container}/{blob}.
-const (
-	lAccount server.Level = 1 << iota
-	lContainer
-	lBlob
-	lAll = lAccount | lContainer | lBlob
-)
-
 // blobPaths splits a Blob URL into its level and names.
 var blobPaths = &server.Paths{Account: lAccount, First: lContainer, Rest: lBlob}
-
-// Route flags.
-const (
-	// fOnSnapshot: a PUT allowed on a blob snapshot (?snapshot=); every
-	// other PUT or POST there is refused (400 InvalidQueryParameterValue).
-	fOnSnapshot uint32 = 1 << iota
-	// fSASAtLevel: the SAS rule's resource type is the level the URL
-	// addresses (Get Account Information takes any SAS valid for it).
-	fSASAtLevel
-	// fPublicBlob: an anonymous request may call it when the container's
-	// public access level is "blob" or "container"; fPublicContainer:
-	// when it is "container" (Manage anonymous read access to containers
-	// and blobs, "Features available to anonymous users": Get Blob, Get
-	// Blob Properties, Get Blob Metadata, Get Block List and Get Page
-	// Ranges for both levels; Get Container Properties, Get Container
-	// Metadata and List Blobs for full public read access only).
-	fPublicBlob
-	fPublicContainer
-	// fBatchable: a Blob Batch may carry it as a sub-request (Blob
-	// Batch: "two types of subrequests: Set Blob Tier for block blobs
-	// and Delete Blob"), all of one operation.
-	fBatchable
-	// fOnVersion: a PUT allowed on a blob version (?versionid=); every
-	// other PUT or POST there is refused (versions.go).
-	fOnVersion
-	// fNoCPK: the operation refuses a customer-provided key (Copy Blob:
-	// errCPKCopy).
-	fNoCPK
-)
-
-const (
-	hCopySource  = "x-ms-copy-source"
-	hBlobType    = "x-ms-blob-type"
-	hLeaseAction = "x-ms-lease-action"
-)
-
-// SAS rules (Create an account SAS, "Permissions by operation",
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas;
-// Create a service SAS, "Permissions for a directory, container, or blob",
-// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas).
-// An account SAS's w creates as c does (containers, blobs, snapshots,
-// copies), and service-level reads and writes (service properties, stats)
-// take r and w with srt=s. A service SAS reaches blobs and, for sr=c,
-// listing them: the container itself (properties, metadata, lease, delete,
-// create) is for an account SAS only; its Create (c) writes a new blob,
-// snapshots a blob or copies to a new blob. From version 2017-07-29 Delete
-// (d) also breaks a blob's lease, and (account SAS) a container's.
-var (
-	sasSvcRead  = server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}
-	sasSvcWrite = server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}
-	sasContRead = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "r", AccountOnly: true}
-	sasContW    = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true}
-	sasRead     = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}
-	sasCreate   = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "cw"}
-	sasWrite    = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w"}
-	sasAppend   = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "aw"}
-	sasTags     = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "t"}
-	// sasImmutability is i, "Set or delete the immutability policy or
-	// legal hold on a blob" (Create a service SAS; Create an account SAS).
-	sasImmutability = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "i"}
-)
 
 // blobUnsupported lists the Blob operations Azure has and this server
 // does not serve (yet), by restype/comp: each answers 501 NotImplemented
@@ -99,8 +26,8 @@ var blobUnsupported = server.Unsupported{
 
 // blobRoutes is the Blob service's route table (Blob service REST API,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/blob-service-rest-api).
-// Entries are tried in order. Built in init: the handlers' bodies reach
-// the table again (a batch's parts are routed through it).
+// Entries are tried in order. Built in init, then handed to the batch
+// handler (batchRoutes), which routes a batch's parts through it.
 var blobRoutes *server.Routes[handler]
 
 func init() {
@@ -199,8 +126,107 @@ func init() {
 		{Methods: del, Levels: lBlob, Restype: star, Comp: "immutabilityPolicies", Name: "deleteImmutabilityPolicy", Handler: (*Service).deleteImmutabilityPolicy, SAS: sasImmutability},
 		{Methods: put, Levels: lBlob, Restype: star, Comp: "legalhold", Name: "setLegalHold", Handler: (*Service).setLegalHold, SAS: sasImmutability, Flags: fOnSnapshot | fOnVersion},
 	})
+	batchRoutes = blobRoutes
 }
 
 // Operations returns the Blob service's operation names (the metrics
 // labels), each once.
 func Operations() []string { return blobRoutes.Names() }
+
+// ServeAzure routes a Blob REST request to its operation (blobDoor).
+func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
+	return blobDoor.Serve(s, w, sr)
+}
+
+// blobDoor is the Blob front end's part of the dispatch: an anonymous
+// request is decided after routing, by the container's public access
+// (authorizeAnonymous); the extras are the change feed's read-only
+// container and the customer-provided key.
+var blobDoor = &server.Door[*Service, *req]{
+	Paths: blobPaths,
+	Parse: newReq,
+	Route: (*Service).route,
+	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
+		return server.SASTarget{Container: r.container, Path: r.name}, s.policies(r, r.container)
+	},
+	AuthorizeSAS: (*Service).authorizeSAS,
+	Anonymous:    (*Service).authorizeAnonymous,
+	Extras:       (*Service).extras,
+}
+
+// extras checks an authorized request against the change feed's
+// read-only container and reads its customer-provided key, which an
+// operation flagged fNoCPK refuses; with a key, the answer echoes its
+// SHA-256 (cpkWriter).
+func (s *Service) extras(w http.ResponseWriter, r *req) (http.ResponseWriter, error) {
+	if err := feedReadOnly(r); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.cpk, err = parseCPK(r.Header, r.HTTPS, "x-ms-encryption-"); err != nil {
+		return nil, err
+	}
+	if r.cpk != nil {
+		if r.route.Flags&fNoCPK != 0 {
+			return nil, errCPKCopy()
+		}
+		w = &cpkWriter{ResponseWriter: w, sha: r.cpk.SHA}
+	}
+	return w, nil
+}
+
+// newReq parses what routing needs from sr: the container, the blob
+// name and the snapshot.
+func newReq(sr *server.Request, p server.Path) *req {
+	r := &req{Request: sr, q: sr.URL.Query(), level: p.Level, container: p.First, name: p.Rest}
+	// Azure takes a '\' in a blob name for a '/': the blob is stored,
+	// listed, authorized by SAS and answered under the name with '/'
+	// (azure-sdk-for-js special-naming.spec.ts, recorded against Azure:
+	// "Azure Storage Server will replace "\" with "/" in the blob names",
+	// so its SAS is signed for, and its listing prefix given as, the '/'
+	// form). Shared Key signatures cover the URL as sent and were checked
+	// before this point.
+	r.name = blobName(r.name)
+	r.snapshot = r.q.Get("snapshot")
+	r.versionID = r.q.Get("versionid")
+	return r
+}
+
+// route finds r's operation in blobRoutes and records it on r. The
+// checks around the table keep the errors of a URL no entry matches: a
+// container URL without restype=container, and a write to a blob
+// snapshot.
+func (s *Service) route(r *req) (*route, error) {
+	sel := blobRoutes.Selectors(r.q)
+	level := r.level
+	m := server.MethodOf(r.Method)
+	rt := blobRoutes.Match(m, level, &sel, r.Header, r.q)
+	switch level {
+	case lAccount:
+		if rt == nil && sel.Restype == "container" {
+			// a container operation without a container name
+			return nil, azerr.InvalidQuery("restype", sel.Restype)
+		}
+	case lContainer:
+		// Every container entry but Get Account Information takes
+		// restype=container.
+		if rt == nil && sel.Restype != "container" {
+			if sel.Restype != "" {
+				return nil, azerr.InvalidQuery("restype", sel.Restype)
+			}
+			return nil, azerr.New(azerr.InvalidURI)
+		}
+	case lBlob:
+		if r.snapshot != "" && m&(server.PUT|server.POST) != 0 && (rt == nil || rt.Flags&fOnSnapshot == 0) {
+			return nil, azerr.Newf(azerr.InvalidQueryParameterValue, "Cannot perform this operation on a blob snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)
+		}
+		if err := checkVersionTarget(r, m, rt); err != nil {
+			return nil, err
+		}
+	}
+	if rt == nil {
+		return nil, blobUnsupported.NoRoute(sel)
+	}
+	r.route, r.Op = rt, rt.Name
+	return rt, nil
+}

@@ -88,3 +88,29 @@ func (s *Service) sourceReadable(sr *server.Request, cont, name string, q url.Va
 	}
 	return access == "blob" || access == "container", nil
 }
+
+// SAS rules (Create an account SAS, "Permissions by operation",
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-account-sas;
+// Create a service SAS, "Permissions for a directory, container, or blob",
+// https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas).
+// An account SAS's w creates as c does (containers, blobs, snapshots,
+// copies), and service-level reads and writes (service properties, stats)
+// take r and w with srt=s. A service SAS reaches blobs and, for sr=c,
+// listing them: the container itself (properties, metadata, lease, delete,
+// create) is for an account SAS only; its Create (c) writes a new blob,
+// snapshots a blob or copies to a new blob. From version 2017-07-29 Delete
+// (d) also breaks a blob's lease, and (account SAS) a container's.
+var (
+	sasSvcRead  = server.SASRule{Resource: auth.ServiceLevel, AnyOf: "r", AccountOnly: true}
+	sasSvcWrite = server.SASRule{Resource: auth.ServiceLevel, AnyOf: "w", AccountOnly: true}
+	sasContRead = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "r", AccountOnly: true}
+	sasContW    = server.SASRule{Resource: auth.ContainerLevel, AnyOf: "w", AccountOnly: true}
+	sasRead     = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "r"}
+	sasCreate   = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "cw"}
+	sasWrite    = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "w"}
+	sasAppend   = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "aw"}
+	sasTags     = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "t"}
+	// sasImmutability is i, "Set or delete the immutability policy or
+	// legal hold on a blob" (Create a service SAS; Create an account SAS).
+	sasImmutability = server.SASRule{Resource: auth.ObjectLevel, AnyOf: "i"}
+)

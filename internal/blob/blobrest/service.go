@@ -6,6 +6,9 @@
 package blobrest
 
 import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -46,106 +49,8 @@ type req struct {
 	cpk       *blob.CPK // the request's customer-provided key (nil: none)
 }
 
-// ServeAzure routes a Blob REST request to its operation (blobDoor).
-func (s *Service) ServeAzure(w http.ResponseWriter, sr *server.Request) error {
-	return blobDoor.Serve(s, w, sr)
-}
-
-// blobDoor is the Blob front end's part of the dispatch: an anonymous
-// request is decided after routing, by the container's public access
-// (authorizeAnonymous); the extras are the change feed's read-only
-// container and the customer-provided key.
-var blobDoor = &server.Door[*Service, *req]{
-	Paths: blobPaths,
-	Parse: newReq,
-	Route: (*Service).route,
-	Target: func(s *Service, r *req) (server.SASTarget, auth.PolicyLookup) {
-		return server.SASTarget{Container: r.container, Path: r.name}, s.policies(r, r.container)
-	},
-	AuthorizeSAS: (*Service).authorizeSAS,
-	Anonymous:    (*Service).authorizeAnonymous,
-	Extras:       (*Service).extras,
-}
-
-// extras checks an authorized request against the change feed's
-// read-only container and reads its customer-provided key, which an
-// operation flagged fNoCPK refuses; with a key, the answer echoes its
-// SHA-256 (cpkWriter).
-func (s *Service) extras(w http.ResponseWriter, r *req) (http.ResponseWriter, error) {
-	if err := feedReadOnly(r); err != nil {
-		return nil, err
-	}
-	var err error
-	if r.cpk, err = parseCPK(r.Header, r.HTTPS, "x-ms-encryption-"); err != nil {
-		return nil, err
-	}
-	if r.cpk != nil {
-		if r.route.Flags&fNoCPK != 0 {
-			return nil, errCPKCopy()
-		}
-		w = &cpkWriter{ResponseWriter: w, sha: r.cpk.SHA}
-	}
-	return w, nil
-}
-
-// newReq parses what routing needs from sr: the container, the blob
-// name and the snapshot.
-func newReq(sr *server.Request, p server.Path) *req {
-	r := &req{Request: sr, q: sr.URL.Query(), level: p.Level, container: p.First, name: p.Rest}
-	// Azure takes a '\' in a blob name for a '/': the blob is stored,
-	// listed, authorized by SAS and answered under the name with '/'
-	// (azure-sdk-for-js special-naming.spec.ts, recorded against Azure:
-	// "Azure Storage Server will replace "\" with "/" in the blob names",
-	// so its SAS is signed for, and its listing prefix given as, the '/'
-	// form). Shared Key signatures cover the URL as sent and were checked
-	// before this point.
-	r.name = blobName(r.name)
-	r.snapshot = r.q.Get("snapshot")
-	r.versionID = r.q.Get("versionid")
-	return r
-}
-
 // blobName is a blob name as Azure keeps it: each '\\' is a '/'.
 func blobName(name string) string { return strings.ReplaceAll(name, "\\", "/") }
-
-// route finds r's operation in blobRoutes and records it on r. The
-// checks around the table keep the errors of a URL no entry matches: a
-// container URL without restype=container, and a write to a blob
-// snapshot.
-func (s *Service) route(r *req) (*route, error) {
-	sel := blobRoutes.Selectors(r.q)
-	level := r.level
-	m := server.MethodOf(r.Method)
-	rt := blobRoutes.Match(m, level, &sel, r.Header, r.q)
-	switch level {
-	case lAccount:
-		if rt == nil && sel.Restype == "container" {
-			// a container operation without a container name
-			return nil, azerr.InvalidQuery("restype", sel.Restype)
-		}
-	case lContainer:
-		// Every container entry but Get Account Information takes
-		// restype=container.
-		if rt == nil && sel.Restype != "container" {
-			if sel.Restype != "" {
-				return nil, azerr.InvalidQuery("restype", sel.Restype)
-			}
-			return nil, azerr.New(azerr.InvalidURI)
-		}
-	case lBlob:
-		if r.snapshot != "" && m&(server.PUT|server.POST) != 0 && (rt == nil || rt.Flags&fOnSnapshot == 0) {
-			return nil, azerr.Newf(azerr.InvalidQueryParameterValue, "Cannot perform this operation on a blob snapshot.").With("QueryParameterName", "snapshot").With("QueryParameterValue", r.snapshot)
-		}
-		if err := checkVersionTarget(r, m, rt); err != nil {
-			return nil, err
-		}
-	}
-	if rt == nil {
-		return nil, blobUnsupported.NoRoute(sel)
-	}
-	r.route, r.Op = rt, rt.Name
-	return rt, nil
-}
 
 // answer is a typed answer of status with room for n headers: setting
 // them allocates once.
@@ -191,4 +96,75 @@ func parseBoolHeader(h http.Header, key, name string) (bool, error) {
 		return false, azerr.InvalidHeader(name, v)
 	}
 	return b, nil
+}
+
+// handler is one REST operation: a method of Service.
+type handler = func(s *Service, r *req) (server.Response, error)
+
+// route is one entry of the Blob route table.
+type route = server.Route[handler]
+
+// The resource levels of a Blob URL: /{account}, /{account}/{container},
+// /{account}/{container}/{blob}.
+const (
+	lAccount server.Level = 1 << iota
+	lContainer
+	lBlob
+	lAll = lAccount | lContainer | lBlob
+)
+
+// Route flags.
+const (
+	// fOnSnapshot: a PUT allowed on a blob snapshot (?snapshot=); every
+	// other PUT or POST there is refused (400 InvalidQueryParameterValue).
+	fOnSnapshot uint32 = 1 << iota
+	// fSASAtLevel: the SAS rule's resource type is the level the URL
+	// addresses (Get Account Information takes any SAS valid for it).
+	fSASAtLevel
+	// fPublicBlob: an anonymous request may call it when the container's
+	// public access level is "blob" or "container"; fPublicContainer:
+	// when it is "container" (Manage anonymous read access to containers
+	// and blobs, "Features available to anonymous users": Get Blob, Get
+	// Blob Properties, Get Blob Metadata, Get Block List and Get Page
+	// Ranges for both levels; Get Container Properties, Get Container
+	// Metadata and List Blobs for full public read access only).
+	fPublicBlob
+	fPublicContainer
+	// fBatchable: a Blob Batch may carry it as a sub-request (Blob
+	// Batch: "two types of subrequests: Set Blob Tier for block blobs
+	// and Delete Blob"), all of one operation.
+	fBatchable
+	// fOnVersion: a PUT allowed on a blob version (?versionid=); every
+	// other PUT or POST there is refused (versions.go).
+	fOnVersion
+	// fNoCPK: the operation refuses a customer-provided key (Copy Blob:
+	// errCPKCopy).
+	fNoCPK
+)
+
+const (
+	hCopySource  = "x-ms-copy-source"
+	hBlobType    = "x-ms-blob-type"
+	hLeaseAction = "x-ms-lease-action"
+)
+
+// checkMD5 verifies a Content-MD5 header against a digest computed here.
+func checkMD5(h http.Header, got []byte) error {
+	v := h.Get("Content-Md5")
+	if v == "" {
+		return nil
+	}
+	want, err := wire.ParseContentMD5(v)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(want, got) {
+		return azerr.New(azerr.MD5Mismatch).With("UserSpecifiedMd5", v).With("ServerCalculatedMd5", base64.StdEncoding.EncodeToString(got))
+	}
+	return nil
+}
+
+func md5Sum(b []byte) []byte {
+	sum := md5.Sum(b)
+	return sum[:]
 }

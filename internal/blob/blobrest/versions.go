@@ -66,23 +66,3 @@ func writeVersion(h *server.Response, p *blob.BlobProperties) {
 	h.Set("X-Ms-Version-Id", p.VersionID)
 	h.Set("X-Ms-Is-Current-Version", strconv.FormatBool(p.IsCurrentVersion))
 }
-
-// listedVersion adds a listed blob's VersionId and IsCurrentVersion
-// (include=versions; a snapshot has neither).
-func listedVersion(it *blobItemXML, e *blob.ListedBlob, inc map[string]bool) {
-	p := &e.Properties
-	if e.HasVersionsOnly {
-		// A name without a current version (include=deletedwithversions).
-		only := true
-		it.VersOnly = &only
-		return
-	}
-	if !inc["versions"] || p.VersionID == "" || it.Snapshot != "" {
-		return
-	}
-	it.VersionID = p.VersionID
-	if p.IsCurrentVersion {
-		cur := true
-		it.IsCurrent = &cur
-	}
-}
