@@ -6,13 +6,14 @@ import (
 	"crypto/md5"
 	"errors"
 	"fmt"
-	"github.com/cerulean-storage/cerulean/internal/testenv"
 	"io"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 
 	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"

@@ -3,9 +3,7 @@ package extent
 import (
 	"context"
 	"crypto/md5"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -23,98 +21,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
-const (
-	InlineMax = 64 << 10 // bodies up to this size are stored in the kv store
-	ChunkMax  = 8 << 20  // larger bodies are split into chunks of at most this size
-	// GCGrace is how long a data item whose reference count dropped to
-	// zero stays readable before the collector frees it.
-	GCGrace = 10 * time.Minute
-)
-
-// Store is the data-item layer over a kv store and a chunk store. It keeps
-// no state of its own.
-type Store struct {
-	store  kv.Store
-	chunks chunk.Store
-	pins   *pinTable // shared by every Store over chunks (pins.go)
-	wall   func() time.Time
-}
-
 // New returns the data-item layer over store and chunks.
 func New(store kv.Store, chunks chunk.Store) *Store {
 	return &Store{store: store, chunks: chunks, pins: pinsFor(chunks)}
-}
-
-// SetWall gives the store the wall clock behind the server's (clock.Wall):
-// the ages of chunk files, which the chunk stores stamp with the wall
-// clock, and the leases of published pins, which measure how long a
-// process may go without publishing, are then real times, which an
-// advance of the server's clock (--clock-control) does not shorten. Unset,
-// they use the time the collector and the sweeper are given.
-func (s *Store) SetWall(now func() time.Time) { s.wall = now }
-
-// wallNow is the wall clock's time, or now without one.
-func (s *Store) wallNow(now time.Time) time.Time {
-	if s.wall != nil {
-		return s.wall()
-	}
-	return now
-}
-
-// Part is one extent of a blob's content: bytes [Off, Off+Len) of the blob
-// are bytes [DOff, DOff+Len) of data item ID.
-//
-// A small Put Blob body is embedded in the part itself (Data set, ID
-// empty): the record then holds its bytes, so a small write is one key and
-// a small read one lookup, with no reference counting. Embedded bytes are
-// copied, not shared, by snapshots and copies.
-type Part struct {
-	Off  int64  `json:"o"`
-	Len  int64  `json:"l"`
-	ID   string `json:"i,omitempty"`
-	DOff int64  `json:"d,omitempty"`
-	Data []byte `json:"b,omitempty"`
-}
-
-// End returns the offset just past the part.
-func (p Part) End() int64 { return p.Off + p.Len }
-
-func isInline(id string) bool { return len(id) > 0 && id[0] == 'i' }
-
-func dataKey(id string) []byte { return kv.Key("x", id) }
-
-func newInlineID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return "i" + hex.EncodeToString(b)
-}
-
-// Staged holds a request body that has been read: small bodies in memory
-// (written to the kv store inside the transaction), larger ones already
-// durable in the chunk store.
-type Staged struct {
-	Parts  []Part
-	inline map[string][]byte
-	Size   int64
-	MD5    []byte // set when MD5 was computed
-	CRC64  []byte // set when CRC64 was computed (8 bytes, little endian)
-
-	pins   *pinTable
-	pinned []string // chunk ids pinned until Release
-	chunks chunk.Store
-}
-
-// Digests are the transactional digests of a body: what a client sent
-// with it (REST Content-MD5 and x-ms-content-crc64, parsed by the front
-// end; a nil field was not sent), or what was computed for a staged body
-// (Staged.Digests).
-type Digests struct {
-	MD5   []byte // 16 bytes
-	CRC64 []byte // 8 bytes, little endian, as x-ms-content-crc64 carries it
-	// MD5Text and CRC64Text are the values as the client spelled them,
-	// which a mismatch reports (Base64 admits more than one spelling of
-	// the same bytes); "" reports the bytes' canonical Base64.
-	MD5Text, CRC64Text string
 }
 
 // Stage reads exactly n bytes from body (n < 0: until EOF) and stores them

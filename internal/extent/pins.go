@@ -2,71 +2,14 @@ package extent
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
-
-// Pins keep data items and chunk files alive while a request uses them
-// without a committed record naming them:
-//
-//   - A write pins each chunk from its creation until the transaction
-//     that records it has committed (or the request gave up): an upload
-//     may stream for longer than OrphanGrace, and without the pin the
-//     orphan sweeper would remove its first chunks before the record
-//     naming them exists (Azure: an acknowledged write is durable).
-//   - A read pins the data items of the range it serves (chunks, and
-//     inline items it has not read yet), from the moment it resolved the
-//     parts (just after its read transaction, well within GCGrace of it)
-//     until its body is closed, so a download still
-//     streaming long after the blob or file was overwritten or deleted
-//     finishes with the bytes of the version it started on (Get Blob's
-//     snapshot isolation), on every chunk store, however long it takes.
-//
-// The collector (Collect) keeps a pinned data item, re-queued for a later
-// pass, and the sweeper (SweepOrphans) never removes a pinned chunk.
-//
-// The Blob and File services each build an extent.Store over the one
-// chunk store of the process, and only Blob's runs the collector, so the
-// pins live in a table shared by every Store over the same chunk store.
-//
-// On PostgreSQL several processes share the kv and chunk stores, and any
-// of them may collect or sweep. Each pin table therefore publishes its
-// pins in the kv store at the start of every collector and sweeper pass
-// (publishPins):
-//
-//	("xo", owner)     -> lease expiry (Unix nanoseconds, big endian)
-//	("xp", owner, id) -> empty: data item id is pinned by owner
-//
-// and the collector and sweeper honour the published pins of every other
-// owner whose lease has not expired. A pin is published at most one
-// collector interval after it is taken: a write's chunk is young then (the
-// sweeper only considers chunks older than OrphanGrace), and a read's items
-// were released at most that long before (the collector frees them only
-// GCGrace after their release), so the interval must stay well below
-// GCGrace. The lease (PinLease) is renewed at every pass; the pins of a
-// process that stopped are ignored once it lapses, and reclaimed.
-type pinTable struct {
-	// gate orders creating a chunk and pinning it (read-locked, so
-	// uploads create chunks concurrently) before the sweeper's last check
-	// of a candidate and its removal (write-locked, one chunk at a time):
-	// a chunk the sweeper's Walk saw a moment after its creation, before
-	// its writer pinned it, is never removed.
-	gate sync.RWMutex
-	mu   sync.Mutex
-	n    map[string]int // data item id ("c" + chunk id for chunks) -> pin count
-
-	owner     string     // this table's name in the published pins
-	pubMu     sync.Mutex // one publishPins at a time
-	published map[string]bool
-}
 
 // PinLease is how long the pins a process published stay in force without
 // being published again (every collector pass does).
@@ -75,36 +18,8 @@ const PinLease = time.Hour
 // reclaimBatch bounds the records of lapsed owners one pass deletes.
 const reclaimBatch = 4096
 
-// pinTables holds one table per chunk store the process opened, for as
-// long as the process runs (a few hundred bytes each).
-var pinTables sync.Map // chunk.Store -> *pinTable
-
-func newPinTable() *pinTable {
-	var b [12]byte
-	rand.Read(b[:])
-	return &pinTable{n: map[string]int{}, owner: hex.EncodeToString(b[:])}
-}
-
-func pinsFor(chunks chunk.Store) *pinTable {
-	if pt, ok := pinTables.Load(chunks); ok {
-		return pt.(*pinTable)
-	}
-	pt, _ := pinTables.LoadOrStore(chunks, newPinTable())
-	return pt.(*pinTable)
-}
-
 func leaseKey(owner string) []byte   { return kv.Key("xo", owner) }
 func pinKey(owner, id string) []byte { return kv.Key("xp", owner, id) }
-
-func (pt *pinTable) snapshot() map[string]bool {
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	out := make(map[string]bool, len(pt.n))
-	for id := range pt.n {
-		out[id] = true
-	}
-	return out
-}
 
 // publishPins brings this process's published pins up to date, renews
 // its lease until now+PinLease and reclaims the records of owners whose
@@ -241,38 +156,6 @@ func (c *pinChecker) pinnedElsewhere(id string) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-func (pt *pinTable) pin(ids []string) {
-	if len(ids) == 0 {
-		return
-	}
-	pt.mu.Lock()
-	for _, id := range ids {
-		pt.n[id]++
-	}
-	pt.mu.Unlock()
-}
-
-func (pt *pinTable) unpin(ids []string) {
-	if len(ids) == 0 {
-		return
-	}
-	pt.mu.Lock()
-	for _, id := range ids {
-		if pt.n[id] <= 1 {
-			delete(pt.n, id)
-		} else {
-			pt.n[id]--
-		}
-	}
-	pt.mu.Unlock()
-}
-
-func (pt *pinTable) pinned(id string) bool {
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	return pt.n[id] > 0
 }
 
 // createPinned creates a chunk and pins it before the sweeper can decide
