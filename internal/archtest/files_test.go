@@ -46,8 +46,16 @@ var layered = []string{
 // an identifier that refers to a package-level name, a method or a field
 // of the package (types.Info.Uses), counted for the file that declares it.
 func TestFilesUseEachOtherOneWay(t *testing.T) {
+	pkgs := make([]string, len(layered))
+	for i, p := range layered {
+		pkgs[i] = module + "/" + p
+	}
+	all, err := listExports(pkgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range layered {
-		edges, err := fileUses(module + "/" + p)
+		edges, err := fileUses(module+"/"+p, all)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -71,7 +79,11 @@ func TestFilesUseEachOtherOneWay(t *testing.T) {
 // TestFileCircleSeen: the check finds the circle internal/blob still has,
 // so a clean result above means something.
 func TestFileCircleSeen(t *testing.T) {
-	edges, err := fileUses(module + "/internal/blob")
+	all, err := listExports(module + "/internal/blob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges, err := fileUses(module+"/internal/blob", all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,21 +92,21 @@ func TestFileCircleSeen(t *testing.T) {
 	}
 }
 
-// fileUses type-checks the non-test files of pkg against its
-// dependencies' export data (go list -export) and returns, per file, the
-// files it uses and the names it uses there.
-func fileUses(pkg string) (map[string]map[string][]string, error) {
-	cmd := exec.Command("go", "list", "-export", "-deps", "-json=ImportPath,Dir,GoFiles,Export", pkg)
-	out, err := cmd.Output()
+// listed is what go list -export says of a package.
+type listed struct {
+	ImportPath, Dir, Export string
+	GoFiles                 []string
+}
+
+// listExports lists pkgs and their dependencies with export data, in one
+// go list call.
+func listExports(pkgs ...string) (map[string]listed, error) {
+	args := append([]string{"list", "-export", "-deps", "-json=ImportPath,Dir,GoFiles,Export"}, pkgs...)
+	out, err := exec.Command("go", args...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("go list: %v\n%s", err, stderr(err))
 	}
-	type listed struct {
-		ImportPath, Dir, Export string
-		GoFiles                 []string
-	}
-	exports := map[string]string{}
-	var self listed
+	all := map[string]listed{}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	for {
 		var l listed
@@ -103,12 +115,17 @@ func fileUses(pkg string) (map[string]map[string][]string, error) {
 		} else if err != nil {
 			return nil, err
 		}
-		exports[l.ImportPath] = l.Export
-		if l.ImportPath == pkg {
-			self = l
-		}
+		all[l.ImportPath] = l
 	}
-	if self.ImportPath == "" {
+	return all, nil
+}
+
+// fileUses type-checks the non-test files of pkg against its
+// dependencies' export data (listExports) and returns, per file, the
+// files it uses and the names it uses there.
+func fileUses(pkg string, all map[string]listed) (map[string]map[string][]string, error) {
+	self, ok := all[pkg]
+	if !ok {
 		return nil, fmt.Errorf("go list did not list %s", pkg)
 	}
 	fset := token.NewFileSet()
@@ -121,11 +138,11 @@ func fileUses(pkg string) (map[string]map[string][]string, error) {
 		files = append(files, f)
 	}
 	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		exp, ok := exports[path]
-		if !ok || exp == "" {
+		l, ok := all[path]
+		if !ok || l.Export == "" {
 			return nil, fmt.Errorf("no export data for %s", path)
 		}
-		return os.Open(exp)
+		return os.Open(l.Export)
 	})
 	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
 	tp, err := (&types.Config{Importer: imp}).Check(pkg, fset, files, info)
