@@ -15,26 +15,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/queue"
 )
 
-// EventsConfig configures blob event subscriptions (internal/events,
-// docs/events.md).
-type EventsConfig struct {
-	// SubscriptionsFile is the contents of --event-subscriptions (JSON,
-	// events.ParseSubscriptions); nil: none.
-	SubscriptionsFile []byte
-	// Webhooks are --event-webhook URLs: every blob event of every
-	// account, Event Grid schema.
-	Webhooks []string
-	// Subscriptions are subscriptions given directly (tests).
-	Subscriptions []events.Subscription
-	// NoWake leaves delivery to the poll alone: writes do not wake the
-	// deliverer (for measuring the difference).
-	NoWake bool
-	// Poll, Retry and LeaseTTL: events.Config (zero: its defaults).
-	Poll     time.Duration
-	Retry    []time.Duration
-	LeaseTTL time.Duration
-}
-
 // subscriptions are every configured subscription, checked.
 func (c Config) subscriptions() ([]events.Subscription, error) {
 	served := map[string]bool{}
@@ -71,12 +51,6 @@ func (c Config) subscriptions() ([]events.Subscription, error) {
 		names[strings.ToLower(s.Name)] = true
 	}
 	return subs, nil
-}
-
-// eventsRun is the app's event delivery.
-type eventsRun struct {
-	d    *events.Deliverer // nil: no subscriptions
-	done chan struct{}
 }
 
 // setupEvents builds the deliverer of the configured subscriptions,

@@ -34,13 +34,6 @@ func ParseImmutabilityPolicy(s string) (*blob.DefaultPolicy, error) {
 	return p, nil
 }
 
-// immutabilityMark, as a last field of an account in ParseAccounts'
-// syntax (marks in any order), gives every container of the account
-// version-level immutability support, as enabling it on a storage account
-// does on Azure ("Configure immutability policies for blob versions").
-// It needs the account's blob versioning, which Azure requires for it.
-const immutabilityMark = "immutability"
-
 // ImmutabilityAccounts returns the accounts of s (ParseAccounts' syntax)
 // marked with a trailing field "immutability".
 func ImmutabilityAccounts(s string) []string { return markedAccounts(s, immutabilityMark) }

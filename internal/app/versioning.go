@@ -2,12 +2,6 @@ package app
 
 import "fmt"
 
-// versioningMark, as a last field of an account in ParseAccounts' syntax
-// (before or after the hns mark), turns blob versioning on for the
-// account, as Azure's account setting IsVersioningEnabled does. Like
-// hnsMark it is no base64 key.
-const versioningMark = "versioning"
-
 // VersioningAccounts returns the accounts of s (ParseAccounts' syntax)
 // marked with a trailing field "versioning".
 func VersioningAccounts(s string) []string { return markedAccounts(s, versioningMark) }
