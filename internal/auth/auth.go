@@ -204,16 +204,12 @@ func Authenticate(r *http.Request, svc Service, lookup Lookup, now time.Time) (s
 	if dateValue == "" {
 		return "", false, authFailed("Request date header not specified.")
 	}
-	date, ok := wire.ParseIMFFixdate(dateValue)
-	var perr error
-	if !ok {
-		date, perr = http.ParseTime(dateValue)
-	}
+	date, perr := wire.ParseHTTPDate(dateValue)
 	if perr != nil {
 		return "", false, authFailed("The date header value '" + dateValue + "' is not a valid HTTP date.")
 	}
 	if d := now.Sub(date); d > MaxClockSkew || d < -MaxClockSkew {
-		return "", false, authFailed("Request date header too old or too far in the future: '" + dateValue + "'. It must be within 15 minutes of the server time '" + now.UTC().Format(http.TimeFormat) + "'.")
+		return "", false, authFailed("Request date header too old or too far in the future: '" + dateValue + "'. It must be within 15 minutes of the server time '" + wire.FormatHTTPDate(now) + "'.")
 	}
 
 	// A SHA-256 MAC is 44 base64 characters; anything else cannot match.

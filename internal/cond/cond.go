@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Header names.
@@ -231,7 +232,7 @@ func date(h Header, name string) (*time.Time, error) {
 		if v == "" {
 			continue
 		}
-		t, err := parseHTTPTime(v)
+		t, err := wire.ParseHTTPDate(v)
 		if err != nil {
 			if t, err = time.Parse(time.RFC1123Z, v); err != nil {
 				return nil, azerr.InvalidHeader(name, v)
@@ -244,18 +245,3 @@ func date(h Header, name string) (*time.Time, error) {
 }
 
 func truncate(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
-
-// httpDates are the formats of an HTTP date (RFC 9110 section 5.6.7):
-// IMF-fixdate and the obsolete RFC 850 and asctime forms, tried in the
-// order net/http's ParseTime tries them.
-var httpDates = [...]string{"Mon, 02 Jan 2006 15:04:05 GMT", time.RFC850, time.ANSIC}
-
-// parseHTTPTime parses an HTTP date in any of its three formats.
-func parseHTTPTime(v string) (t time.Time, err error) {
-	for _, layout := range httpDates {
-		if t, err = time.Parse(layout, v); err == nil {
-			return t, nil
-		}
-	}
-	return t, err
-}

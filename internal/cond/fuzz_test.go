@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // FuzzParse feeds arbitrary header values to Parse and ParseSource and the
@@ -28,8 +29,8 @@ func FuzzParse(f *testing.F) {
 		lm := time.Date(2024, 5, 6, 7, 8, 9, 500, time.UTC)
 		// Dates parse as net/http parses them.
 		want, werr := http.ParseTime(modSince)
-		if got, err := parseHTTPTime(modSince); (err == nil) != (werr == nil) || err == nil && !got.Equal(want) {
-			t.Fatalf("parseHTTPTime(%q) = %v, %v; net/http: %v, %v", modSince, got, err, want, werr)
+		if got, err := wire.ParseHTTPDate(modSince); (err == nil) != (werr == nil) || err == nil && !got.Equal(want) {
+			t.Fatalf("wire.ParseHTTPDate(%q) = %v, %v; net/http: %v, %v", modSince, got, err, want, werr)
 		}
 		for _, parse := range []func(Header) (Conditions, error){Parse, ParseSource} {
 			c, err := parse(h)

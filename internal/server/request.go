@@ -15,6 +15,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 	"github.com/google/uuid"
 )
 
@@ -302,7 +303,7 @@ func newRequestID() string { return uuid.NewString() }
 // header, which the middleware took from the server's clock (with clock
 // control, ahead of the wall clock), else the wall clock's.
 func nowISO(h http.Header) string {
-	t, err := http.ParseTime(h.Get("Date"))
+	t, err := wire.ParseHTTPDate(h.Get("Date"))
 	if err != nil {
 		t = time.Now()
 	}

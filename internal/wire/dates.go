@@ -48,6 +48,30 @@ func AppendHTTPDate(b []byte, t time.Time) []byte {
 	return append(b, " GMT"...)
 }
 
+// httpDates are the forms of an HTTP date (RFC 9110 section 5.6.7):
+// IMF-fixdate and the obsolete RFC 850 and asctime forms, in the order
+// net/http's ParseTime tries them.
+var httpDates = [...]string{httpTimeFormat, time.RFC850, time.ANSIC}
+
+// ParseHTTPDate parses an HTTP date (x-ms-date, Date, If-Modified-Since,
+// ...) as net/http's ParseTime does, to the same instant or the same
+// refusal, without importing net/http: the canonical IMF-fixdate every
+// client sends is read field by field (ParseIMFFixdate), anything else
+// goes through time.Parse with each of the three forms.
+func ParseHTTPDate(s string) (time.Time, error) {
+	if t, ok := ParseIMFFixdate(s); ok {
+		return t, nil
+	}
+	var t time.Time
+	var err error
+	for _, layout := range httpDates {
+		if t, err = time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return t, err
+}
+
 // ParseIMFFixdate reads s if it is an IMF-fixdate ("Mon, 02 Jan 2006
 // 15:04:05 GMT", RFC 9110 section 5.6.7, the form every client sends)
 // in canonical case with its fields in range, field by field and without

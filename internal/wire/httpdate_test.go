@@ -31,7 +31,7 @@ func TestAppendHTTPDate(t *testing.T) {
 
 // FuzzParseIMFFixdate: where the fast reading answers, net/http's
 // ParseTime answers the same instant; it declines every form ParseTime
-// refuses.
+// refuses. ParseHTTPDate answers as ParseTime does on every input.
 func FuzzParseIMFFixdate(f *testing.F) {
 	for _, s := range []string{"Mon, 02 Jan 2006 15:04:05 GMT", "Sun, 29 Feb 2004 00:00:00 GMT", "Tue, 29 Feb 2005 00:00:00 GMT",
 		"mon, 02 jan 2006 15:04:05 GMT", "Monday, 02-Jan-06 15:04:05 GMT", "Mon Jan  2 15:04:05 2006",
@@ -43,6 +43,9 @@ func FuzzParseIMFFixdate(f *testing.F) {
 		want, err := http.ParseTime(s)
 		if ok && (err != nil || !got.Equal(want) || got.Location() != time.UTC) {
 			t.Fatalf("ParseIMFFixdate(%q) = %v, ParseTime: %v %v", s, got, want, err)
+		}
+		if all, aerr := ParseHTTPDate(s); (aerr == nil) != (err == nil) || err == nil && !all.Equal(want) {
+			t.Fatalf("ParseHTTPDate(%q) = %v, %v; ParseTime: %v, %v", s, all, aerr, want, err)
 		}
 	})
 }
