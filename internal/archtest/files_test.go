@@ -246,3 +246,37 @@ func circles(edges map[string]map[string][]string) [][]string {
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out
 }
+
+// TestFileDomainDoesNotCallUpIntoVFS keeps the open-based API the SMB
+// view (internal/smb/smbfs) is built on, internal/file's opens*.go, on
+// top of the File domain: no other file of the package uses anything
+// opens*.go declares (types, functions, methods, fields, constants), so
+// the domain does not depend on what serves SMB. It calls down; nothing
+// calls up.
+func TestFileDomainDoesNotCallUpIntoVFS(t *testing.T) {
+	pkg := module + "/internal/file"
+	all, err := listExports(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges, err := fileUses(pkg, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isView := func(f string) bool { return strings.HasPrefix(f, "opens") }
+	viewUsed := false
+	for _, from := range sortedKeys(edges) {
+		for _, to := range sortedKeys(edges[from]) {
+			if !isView(to) {
+				continue
+			}
+			viewUsed = true
+			if !isView(from) {
+				t.Errorf("%s uses %s of %s", from, strings.Join(edges[from][to], ", "), to)
+			}
+		}
+	}
+	if !viewUsed {
+		t.Fatal("nothing of opens*.go is used: the check is blind")
+	}
+}

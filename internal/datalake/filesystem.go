@@ -156,7 +156,7 @@ func (s *Service) listFilesystems(r *req) (server.Response, error) {
 		Filesystems []fsJSON `json:"filesystems"`
 	}{Filesystems: make([]fsJSON, 0, len(out.Items))}
 	for _, c := range out.Items {
-		body.Filesystems = append(body.Filesystems, fsJSON{Name: c.Name, LastModified: c.Properties.LastModified.UTC().Format(http.TimeFormat), ETag: c.Properties.ETag})
+		body.Filesystems = append(body.Filesystems, fsJSON{Name: c.Name, LastModified: wire.FormatHTTPDate(c.Properties.LastModified), ETag: c.Properties.ETag})
 	}
 	if out.NextMarker != "" {
 		ans.Set("X-Ms-Continuation", out.NextMarker)

@@ -10,6 +10,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // The Path operations on an account without a hierarchical namespace,
@@ -122,7 +123,7 @@ func (s *Service) listPathsFlat(r *req, recursive bool, max int) (server.Respons
 	for _, p := range out.Paths {
 		j := flatPath{Name: p.Name, ContentLength: strconv.FormatInt(p.Size, 10)}
 		if !p.Implied {
-			j.LastModified, j.CreationTime, j.ETag = p.LastModified.UTC().Format(http.TimeFormat), fileTime(p.Created), unquote(p.ETag)
+			j.LastModified, j.CreationTime, j.ETag = wire.FormatHTTPDate(p.LastModified), fileTime(p.Created), unquote(p.ETag)
 		}
 		if p.Dir {
 			j.IsDirectory = "true"

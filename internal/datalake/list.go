@@ -9,6 +9,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // pathJSON is one path of Path - List's body. Azure sends numbers and
@@ -30,7 +31,7 @@ type pathJSON struct {
 }
 
 func toPathJSON(p string, n *ns.Node) pathJSON {
-	j := pathJSON{Name: p, ContentLength: strconv.FormatInt(n.Size, 10), LastModified: n.Modified.UTC().Format(http.TimeFormat),
+	j := pathJSON{Name: p, ContentLength: strconv.FormatInt(n.Size, 10), LastModified: wire.FormatHTTPDate(n.Modified),
 		CreationTime: fileTime(n.Created), ExpiryTime: fileTime(n.Expiry), ETag: unquote(n.ETag), Owner: n.Owner, Group: n.Group, Permissions: n.Permissions()}
 	if n.Dir {
 		j.IsDirectory, j.ContentLength = "true", "0"

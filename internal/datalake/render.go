@@ -2,12 +2,12 @@ package datalake
 
 import (
 	"encoding/json"
-	"net/http"
 	"net/textproto"
 	"strconv"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // headerSetter is where a dfs answer's headers go: an answer, or an
@@ -17,7 +17,7 @@ type headerSetter = server.HeaderSetter
 // setETag sets ETag and Last-Modified.
 func setETag(h headerSetter, etag string, modified time.Time) {
 	h.Set("Etag", etag)
-	h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
+	h.Set("Last-Modified", wire.FormatHTTPDate(modified))
 }
 
 // answer is a dfs operation's answer as its handler builds it: the

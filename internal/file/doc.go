@@ -80,7 +80,7 @@
 // request, the granted `Open`, `Info`, access masks, dispositions and the
 // NTSTATUS-named sentinels) is in `smbopen.go`; `file.Opens` (`opens*.go`)
 // is the open-based API over the domain's operations, and no other file of
-// the domain uses anything it declares (`TestDomainDoesNotCallUpIntoVFS`);
+// the domain uses anything it declares (`TestFileDomainDoesNotCallUpIntoVFS`, internal/archtest);
 // `smbfs.VFS` adapts it to `smb.FileSystem`.
 //
 // Each takes a *caller* — a REST request, which holds no open (every open is

@@ -21,8 +21,8 @@ import (
 // The domain's checks (domain*.go) take and return these; the
 // open-based API (Opens, opens*.go) that the SMB view (internal/smb/
 // smbfs) adapts is built on them, and nothing here or in the domain uses
-// it (TestDomainDoesNotCallUpIntoVFS). Access masks, dispositions and
-// the NTSTATUS sentinels are SMB's vocabulary; they still live here, as
+// it (TestFileDomainDoesNotCallUpIntoVFS in internal/archtest). Access
+// masks, dispositions and the NTSTATUS sentinels are SMB's vocabulary; they still live here, as
 // the domain's open rules (domain_open.go) and the refusals whose rule
 // differs between the doors speak it (issue 28).
 

@@ -8,6 +8,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // undeletePath is Path - Undelete on a hierarchical account: PUT
@@ -36,7 +37,7 @@ func (s *Service) undeletePath(r *req, src string) (server.Response, error) {
 	}
 	return server.Status(http.StatusOK).
 		With("X-Ms-Resource-Type", typ).
-		With("X-Ms-Creation-Time", out.Created.UTC().Format(http.TimeFormat)), nil
+		With("X-Ms-Creation-Time", wire.FormatHTTPDate(out.Created)), nil
 }
 
 // parseUndeleteSource reads x-ms-undelete-source: an optional path (the

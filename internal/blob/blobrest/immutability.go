@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
@@ -108,7 +109,7 @@ func (s *Service) setImmutabilityPolicy(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	return server.Status(http.StatusOK).
-		With("X-Ms-Immutability-Policy-Until-Date", out.Until.UTC().Format(http.TimeFormat)).
+		With("X-Ms-Immutability-Policy-Until-Date", wire.FormatHTTPDate(out.Until)).
 		With("X-Ms-Immutability-Policy-Mode", strings.ToLower(out.Mode)), nil
 }
 
@@ -139,7 +140,7 @@ func (s *Service) setLegalHold(r *req) (server.Response, error) {
 // expects.
 func writeImmutabilityHeaders(h *server.Response, p *blob.BlobProperties) {
 	if p.ImmutabilityMode != "" {
-		h.Set("X-Ms-Immutability-Policy-Until-Date", p.ImmutabilityUntil.UTC().Format(http.TimeFormat))
+		h.Set("X-Ms-Immutability-Policy-Until-Date", wire.FormatHTTPDate(p.ImmutabilityUntil))
 		h.Set("X-Ms-Immutability-Policy-Mode", strings.ToLower(p.ImmutabilityMode))
 	}
 	if p.LegalHold {

@@ -61,7 +61,7 @@ func answer(status, n int) server.Response {
 // setETag sets ETag and Last-Modified.
 func setETag(resp *server.Response, etag string, modified time.Time) {
 	resp.Set("Etag", etag)
-	resp.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
+	resp.Set("Last-Modified", wire.FormatHTTPDate(modified))
 }
 
 // setMetadata sets an x-ms-meta-{name} header for each entry of meta,

@@ -13,6 +13,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // WORMPrefix is where WORMHandler is mounted under server.ReservedPrefix.
@@ -241,7 +242,7 @@ func writeWORMJSON(w http.ResponseWriter, status int, etag string, v any) {
 	if etag != "" {
 		w.Header().Set("Etag", etag)
 	}
-	w.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	w.Header().Set("Date", wire.FormatHTTPDate(time.Now()))
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }

@@ -62,11 +62,11 @@ type listHandlesXML struct {
 func handleXMLOf(h handle.Handle) handleXML {
 	x := handleXML{
 		HandleID: h.HandleID, Path: wire.EncodedName(h.Path), FileID: h.FileID, ParentID: h.ParentID,
-		SessionID: h.SessionID, ClientIP: h.ClientIP, OpenTime: h.OpenTime.UTC().Format(http.TimeFormat),
+		SessionID: h.SessionID, ClientIP: h.ClientIP, OpenTime: wire.FormatHTTPDate(h.OpenTime),
 		AccessRights: h.Access.Rights(),
 	}
 	if !h.LastReconnectTime.IsZero() {
-		x.LastReconnectTime = h.LastReconnectTime.UTC().Format(http.TimeFormat)
+		x.LastReconnectTime = wire.FormatHTTPDate(h.LastReconnectTime)
 	}
 	return x
 }

@@ -143,7 +143,7 @@ func listEntryItem(e *file.Entry, inc listInclude) listEntryXML {
 		x.Properties.LastAccessTime = formatTime(e.SMB.Accessed())
 		x.Properties.LastWriteTime = formatTime(e.SMB.LastWrite)
 		x.Properties.ChangeTime = formatTime(e.SMB.Changed)
-		x.Properties.LastModified = e.Modified.UTC().Format(http.TimeFormat)
+		x.Properties.LastModified = wire.FormatHTTPDate(e.Modified)
 	}
 	if inc.etag {
 		x.Properties.ETag = e.ETag

@@ -2,30 +2,28 @@ package queuerest
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/queue"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // The message operations' HTTP layer: each handler parses the request
 // into the typed input of its internal/queue method (api.go there),
 // calls it and renders the result.
 
-func httpTime(t time.Time) string { return t.Format(http.TimeFormat) }
-
 // messageOut renders m; with a receipt for Put/Get, with the dequeue
 // count and text for Get/Peek.
 func messageOut(m *queue.Message, withReceipt, withText bool) messageXML {
 	x := messageXML{
 		MessageID:      m.ID,
-		InsertionTime:  httpTime(m.InsertionTime),
-		ExpirationTime: httpTime(m.ExpirationTime),
+		InsertionTime:  wire.FormatHTTPDate(m.InsertionTime),
+		ExpirationTime: wire.FormatHTTPDate(m.ExpirationTime),
 	}
 	if withReceipt {
 		x.PopReceipt = m.PopReceipt.String()
-		x.TimeNextVisible = httpTime(m.TimeNextVisible)
+		x.TimeNextVisible = wire.FormatHTTPDate(m.TimeNextVisible)
 	}
 	if withText {
 		x.DequeueCount, x.MessageText = &m.DequeueCount, &m.Text
@@ -137,7 +135,7 @@ func (s *Service) updateMessage(r *req) (server.Response, error) {
 	}
 	return server.Status(http.StatusNoContent).
 		With("X-Ms-Popreceipt", m.PopReceipt.String()).
-		With("X-Ms-Time-Next-Visible", httpTime(m.TimeNextVisible)), nil
+		With("X-Ms-Time-Next-Visible", wire.FormatHTTPDate(m.TimeNextVisible)), nil
 }
 
 // clearMessages (Clear Messages): 204 (Clear Messages,
