@@ -114,3 +114,46 @@ func TestCorruptContainerRecordFailsList(t *testing.T) {
 	e.corrupt(blob.ContainerKey("acct", "other"))
 	e.failsCorrupt(http.MethodGet, "/acct?comp=list", nil, "")
 }
+
+// truncate cuts the stored record under key to half its length: for a
+// blob record, its binary form ending early.
+func (e *sdEnv) truncate(key []byte) {
+	e.t.Helper()
+	err := e.s.Store().Update(context.Background(), func(tx kv.Tx) error {
+		v, err := tx.Get(key)
+		if err != nil {
+			return err
+		}
+		if len(v) < 4 || v[0] == '{' {
+			e.t.Fatalf("the record is not in the binary form: %q", v)
+		}
+		return tx.Put(key, append([]byte(nil), v[:len(v)/2]...))
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// TestTruncatedBinaryRecordFails: a blob record in the binary form that
+// ends early is reported as the JSON one is: reads, listings and a
+// delete with snapshots fail with its decode error, and the delete
+// leaves every record and reference as it was.
+func TestTruncatedBinaryRecordFails(t *testing.T) {
+	e, _ := newSDEnv(t)
+	e.put("a", blob.BlockBlob, "a")
+	e.put("b", blob.BlockBlob, "content")
+	snap := e.snapshot("b")
+	e.truncate(blob.BlobKey("acct", "cnt", "b", snap))
+	e.truncate(blob.BlobKey("acct", "cnt", "a", ""))
+	blobsBefore := e.keys("b")
+	refsBefore := e.refs()
+
+	e.failsCorrupt(http.MethodGet, "/acct/cnt/a", nil, "")
+	e.failsCorrupt(http.MethodGet, "/acct/cnt?restype=container&comp=list", nil, "")
+	e.failsCorrupt(http.MethodDelete, "/acct/cnt/b", map[string]string{"x-ms-delete-snapshots": "include"}, "")
+	sdWant(t, "blobs", e.keys("b"), blobsBefore)
+	sdWant(t, "references", e.refs(), refsBefore)
+	if got := e.read("b", ""); got != "content" {
+		t.Fatalf("blob after the failed delete: %q", got)
+	}
+}
