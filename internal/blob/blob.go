@@ -2,7 +2,6 @@ package blob
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
@@ -15,25 +14,6 @@ const (
 	maxPutBlob  = 5000 << 20
 	maxPutBlock = 4000 << 20
 )
-
-// loadBlob reads the addressed blob (or snapshot). A missing blob is
-// 404 BlobNotFound, or ContainerNotFound when its container is missing.
-func loadBlob(tx kv.Tx, ref BlobRef) (*blobRec, error) {
-	if ref.VersionID != "" {
-		return loadVersion(tx, ref)
-	}
-	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
-	if err != nil {
-		return nil, err
-	}
-	if b == nil {
-		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
-			return nil, err
-		}
-		return nil, azerr.New(azerr.BlobNotFound)
-	}
-	return b, nil
-}
 
 // loadBlobWORM is loadBlob that also returns the container-level WORM
 // settings of the blob's container (containerworm.go), taken from the
@@ -57,51 +37,6 @@ func loadBlobWORM(tx kv.Tx, ref BlobRef) (*blobRec, *containerWORM, error) {
 	}
 	w, err := wormOf(tx, ref.Account, ref.Container)
 	return b, w, err
-}
-
-// findBlob returns the record or nil. A record whose container record
-// is gone belongs to a deleted container still being reclaimed
-// (container_reclaim.go): it is gone too.
-func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
-	b, _, err := findBlobIn(tx, acct, c, name, snap)
-	return b, err
-}
-
-// findBlobIn is findBlob that also returns the container's record as
-// stored when it found the blob (its WORM settings: wormFrom).
-func findBlobIn(tx kv.Tx, acct, c, name, snap string) (*blobRec, []byte, error) {
-	key, ckey := BlobKey(acct, c, name, snap), ContainerKey(acct, c)
-	if err := kv.Prefetch(tx, ckey, key); err != nil {
-		return nil, nil, err
-	}
-	// Read as kv.GetJSON reads, keeping the bytes (b.raw) and telling a
-	// kv.GetObserver what was read (a logged write's before-state,
-	// domain_changes.go).
-	obs, _ := tx.(kv.GetObserver)
-	raw, err := tx.Get(key)
-	if errors.Is(err, kv.ErrNotFound) {
-		if obs != nil {
-			obs.ObserveGet(key, nil)
-		}
-		return nil, nil, nil
-	} else if err != nil {
-		return nil, nil, err
-	}
-	var b blobRec
-	if err := kv.DecodeJSON(key, raw, &b); err != nil {
-		return nil, nil, err
-	}
-	b.raw = raw
-	if obs != nil {
-		obs.ObserveGet(key, &b)
-	}
-	crec, err := tx.Get(ckey)
-	if errors.Is(err, kv.ErrNotFound) {
-		return nil, nil, nil
-	} else if err != nil {
-		return nil, nil, err
-	}
-	return &b, crec, nil
 }
 
 // beginReplace starts a write that creates or replaces the base blob: the
@@ -274,4 +209,44 @@ func updateBlobTx(tx kv.Tx, ref BlobRef, a Access, op wormOp, now time.Time, fn 
 	b.Modified, b.ETag = now, newETag(now)
 	b.Lease = lease.OnWrite(b.Lease, now)
 	return b, kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ""), b)
+}
+
+// blockListTarget is Put Block List's write rules on a flat account
+// (beginReplace) and the blob it replaces, if any, a block blob.
+func blockListTarget(tx kv.Tx, ref BlobRef, acc Access, createOnly bool, now time.Time) (*blobRec, *container, error) {
+	old, c, err := beginReplaceIn(tx, ref, acc, createOnly, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if old != nil && old.Type != BlockBlob {
+		return nil, nil, azerr.New(azerr.InvalidBlobType)
+	}
+	return old, c, nil
+}
+
+// inheritedPolicy is the policy a version written at now into c gets
+// when the write sets none of its own: the container's default
+// version-level policy, else the account's (nil: none; see
+// containerWORM.defaultPolicy).
+func (s *Service) inheritedPolicy(acct string, c *container, now time.Time) *immPolicy {
+	if !s.immutabilityOn(acct) {
+		return nil
+	}
+	if c != nil {
+		if p := c.WORM.defaultPolicy(now); p != nil {
+			return p
+		}
+	}
+	if s.immutabilityDefault == nil {
+		return nil
+	}
+	d := s.immutabilityDefault(acct)
+	if d == nil || d.Days <= 0 {
+		return nil
+	}
+	mode := PolicyUnlocked
+	if d.Locked {
+		mode = PolicyLocked
+	}
+	return &immPolicy{Until: now.Add(time.Duration(d.Days) * 24 * time.Hour), Mode: mode}
 }

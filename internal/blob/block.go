@@ -8,27 +8,9 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
 const maxCommittedBlocks = 50000
-
-// blockWritable is Put Block's rule for the blob it stages to, one for
-// both account kinds: the lease (lease.CheckWrite: an active lease must
-// be named), the data online (onlineTier: 409 BlobArchived, as every
-// write of an archived blob), and a block blob (409 InvalidBlobType).
-func blockWritable(typ string, l lease.Lease, tier, leaseID string, now time.Time) error {
-	if err := lease.CheckWrite(l, leaseID, lease.Blob, now); err != nil {
-		return err
-	}
-	if err := onlineTier(tier); err != nil {
-		return err
-	}
-	if typ != BlockBlob {
-		return azerr.New(azerr.InvalidBlobType)
-	}
-	return nil
-}
 
 // stageBlock records block idParam (rawID decoded) of size bytes, held by
 // parts, as an uncommitted block of the blob ref, after Put Block's

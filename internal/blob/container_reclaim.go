@@ -25,10 +25,6 @@ import (
 // expiry index entries) and uncommitted blocks in bounded transactions,
 // releasing their data references, and the tombstone with the last.
 
-// reclaimKindContainer is the tombstone kind of a deleted container:
-// parts account, container.
-const reclaimKindContainer = "container"
-
 // Reclaimer is the Blob service's background reclaimer (deleted
 // containers, and the Data Lake namespace's detached trees): the process
 // runs it (Reclaimer.Run) for as long as it serves.
@@ -47,12 +43,6 @@ func (s *Service) newReclaimer() *reclaim.Reclaimer {
 	// Soft-deleted containers: moves left over, expiries.
 	r.AddSweep(s.SweepDeletedContainers)
 	return r
-}
-
-// containerBeingDeleted reports whether container c of acct is still
-// being reclaimed.
-func containerBeingDeleted(tx kv.Tx, acct, c string) (bool, error) {
-	return reclaim.Pending(tx, reclaimKindContainer, acct, c)
 }
 
 // reclaimContainerStep removes up to batch records of a deleted

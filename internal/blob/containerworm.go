@@ -149,52 +149,11 @@ const (
 	wormMaxHistory    = 7
 )
 
-// containerWORM is a container's policy and legal hold.
-type containerWORM struct {
-	Policy *wormPolicy `json:"p,omitempty"`
-	Hold   *wormHold   `json:"h,omitempty"`
-}
-
-// wormPolicy is a container's time-based retention policy.
-type wormPolicy struct {
-	Days            int          `json:"d"`
-	State           string       `json:"s"`
-	AppendWrites    bool         `json:"a,omitempty"`
-	AppendWritesAll bool         `json:"aa,omitempty"`
-	ETag            string       `json:"e"`
-	Extensions      int          `json:"x,omitempty"`
-	History         []WORMUpdate `json:"hi,omitempty"`
-	// Version marks a default version-level policy: one set on a
-	// container with version-level immutability support, whose scope
-	// is the versions written into it rather than the container (see
-	// defaultPolicy).
-	Version bool `json:"v,omitempty"`
-}
-
-// wormHold is a container's legal hold.
-type wormHold struct {
-	Tags            []string `json:"t,omitempty"`
-	AppendWritesAll bool     `json:"aa,omitempty"`
-}
-
-// WORMUpdate is one entry of a policy's update history (ARM's
-// UpdateHistoryProperty).
-type WORMUpdate struct {
-	Update                                string    `json:"update"` // put, lock, extend
-	ImmutabilityPeriodSinceCreationInDays int       `json:"immutabilityPeriodSinceCreationInDays"`
-	Timestamp                             time.Time `json:"timestamp"`
-	AllowProtectedAppendWrites            bool      `json:"allowProtectedAppendWrites"`
-	AllowProtectedAppendWritesAll         bool      `json:"allowProtectedAppendWritesAll"`
-}
-
 // holding reports whether the legal hold is on.
 func (w *containerWORM) holding() bool { return w != nil && w.Hold != nil && len(w.Hold.Tags) > 0 }
 
 // empty reports whether w sets nothing.
 func (w *containerWORM) empty() bool { return w == nil || (w.Policy == nil && !w.holding()) }
-
-// wormOp is a write the WORM rules tell apart.
-type wormOp int
 
 const (
 	wormNone      wormOp = iota // a write no WORM rule refuses (leases, tags, tier, seal)
@@ -695,6 +654,58 @@ func (s *Service) containerDeleteRefusal(tx kv.Tx, ref ContainerRef, w *containe
 		return azerr.New(azerr.ContainerImmutabilityPolicyLocked)
 	case held:
 		return azerr.New(azerr.BlobImmutableDueToPolicy)
+	}
+	return nil
+}
+
+// pathWORM reads the WORM settings of fs's container.
+func pathWORM(tx kv.Tx, fs ns.FS) (*containerWORM, error) {
+	return wormOf(tx, fs.Account, fs.Filesystem)
+}
+
+// refusePath is refuse of op on the file n (nil, or a directory: none).
+func (w *containerWORM) refusePath(n *ns.Node, op wormOp, now time.Time) error {
+	if w.empty() || n == nil || n.Dir {
+		return nil
+	}
+	b, _ := pathRec(n)
+	return w.refuse(b, op, now)
+}
+
+// refuseSubtree refuses op on the directory n when a file below it
+// refuses it (the first refusal found); a file is refusePath.
+func (w *containerWORM) refuseSubtree(tx kv.Tx, hns *ns.Namespace, fs ns.FS, n *ns.Node, op wormOp, now time.Time) error {
+	if w.empty() {
+		return nil
+	}
+	if !n.Dir {
+		return w.refusePath(n, op, now)
+	}
+	return hns.EachFile(tx, fs, n, func(f *ns.Node) error { return w.refusePath(f, op, now) })
+}
+
+// refusePathDelete is the WORM rule of Path - Delete of n: a file as
+// Delete Blob; a directory deleted recursively with a protected file
+// below it is refused whole (the file's code), and one that is not empty
+// is refused anyway: "If there's a policy set on a container with
+// hierarchical namespace enabled, a directory must be empty before it
+// can be deleted" (container-level WORM page, Deletion), answered as a
+// delete of a non-empty directory without recursive is, 409
+// DirectoryNotEmpty (no public source names the code of this refusal:
+// inferred).
+func (w *containerWORM) refusePathDelete(tx kv.Tx, hns *ns.Namespace, fs ns.FS, n *ns.Node, now time.Time) error {
+	if w.empty() {
+		return nil
+	}
+	if err := w.refuseSubtree(tx, hns, fs, n, wormDelete, now); err != nil || !n.Dir {
+		return err
+	}
+	empty, err := hns.Empty(tx, fs, n)
+	if err != nil {
+		return err
+	}
+	if !empty {
+		return azerr.New(azerr.DirectoryNotEmpty)
 	}
 	return nil
 }

@@ -26,13 +26,6 @@ import (
 // URL) takes the key of its request. Each snapshot keeps the key of the
 // blob it was taken of. Answers carry x-ms-encryption-key-sha256.
 
-// CPK is the customer-provided key of a request: its SHA-256 (base64, as
-// sent and stored) and the cipher for the request's content.
-type CPK struct {
-	SHA    string
-	Cipher *extent.Cipher
-}
-
 // cipherOf returns k's cipher (nil: no key).
 func cipherOf(k *CPK) *extent.Cipher {
 	if k == nil {

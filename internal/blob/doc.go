@@ -4,8 +4,9 @@
 // transaction per operation. It imports no net/http: its REST front end
 // is internal/blob/blobrest, and the dfs front end (internal/datalake)
 // calls the same methods. An account's names are flat or hierarchical
-// (Layout, layout.go); the hierarchical namespace's domain methods are
-// the hns*.go files, over the tree of internal/hns/ns.
+// (Layout, model.go; layoutOf, layout.go): flat.go and hier.go implement
+// it, and the hierarchical namespace's domain methods are the hns*.go
+// files, over the tree of internal/hns/ns.
 //
 // # Keys (kv tuple encoding, internal/kv/key.go)
 //
@@ -260,6 +261,24 @@
 //  6. `putBlob` renders `ETag`, `Last-Modified`, `Content-MD5`,
 //     `x-ms-content-crc64` and `x-ms-request-server-encrypted` with 201; an
 //     error is rendered by the front end as XML with `x-ms-error-code`.
+//
+// # Files
+//
+// The files use each other one way (internal/archtest checks it): each
+// uses only files below it. From the ground up:
+//   - api.go, model.go: the exported types the operations share, the
+//     Service, the stored records and their keys; record.go encodes a
+//     blob's record.
+//   - load.go and the rules every operation applies: domain.go (the access
+//     conditions), tier.go, cpk.go, tagcond.go, list.go (list markers and
+//     scans), page.go, layout.go (which layout an account has).
+//   - The record rules in order of use: immutability.go, containerworm.go,
+//     softdelete.go, domain_versions.go, blob.go and block.go (replacing a
+//     blob, staging a block), domain_changes.go (the change log).
+//   - The namespace's files (hns*.go) and the flat layout (flat.go), then
+//     hier.go, the hierarchical layout over the hns files.
+//   - The operations (domain_*.go, hns_dfs*.go, flat_dfs.go), each above
+//     the layouts it reaches through layoutOf; service.go's New.
 //
 // `BenchmarkPutBlob1K` and `BenchmarkGetBlob1K` (`internal/blob/blobrest`) measure
 // these paths through the handlers without the network.

@@ -8,8 +8,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/cond"
-	"github.com/cerulean-storage/cerulean/internal/extent"
-	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
 
@@ -21,54 +19,12 @@ import (
 // parse a request into the input, call the method and render the
 // output; other front ends over the same data call the methods directly.
 
-// Call is what every domain input carries besides its own fields.
-type Call struct {
-	// Now is the operation's time, from the injected clock; zero: the
-	// service reads its clock. The REST handlers pass the time the
-	// request arrived (server.Request.Now), which is also the response's
-	// Date, so that Date and Last-Modified agree as they do on Azure.
-	Now time.Time
-	// Caller is the bearer principal acting, whose access the ACLs of a
-	// hierarchical account's paths decide; nil is a superuser (Shared
-	// Key, SAS, and every domain caller that is not a request). Flat
-	// accounts do not consult it.
-	Caller *acl.Principal
-	// CPK is the customer-provided key of the call (nil: none): the
-	// content written is encrypted with it, and a blob written with one
-	// is read and changed only with it (cpk.go).
-	CPK *CPK
-	// RequestID and ClientRequestID are the request's x-ms-request-id and
-	// x-ms-client-request-id, which the change feed records.
-	RequestID, ClientRequestID string
-}
-
 // now is the time of call c.
 func (s *Service) now(c Call) time.Time {
 	if !c.Now.IsZero() {
 		return c.Now
 	}
 	return s.clock.Now()
-}
-
-// BlobRef addresses a blob, or one of its snapshots, in an account.
-type BlobRef struct {
-	Account   string
-	Container string
-	Blob      string
-	Snapshot  string // "" for the base blob
-	// VersionID addresses a version of the blob (versionid=; "" for
-	// none), domain_versions.go.
-	VersionID string
-}
-
-// TagCondition is a parsed blob-tags condition ("x-ms-if-tags" on REST,
-// Specifying conditional headers for Blob service operations). A
-// condition that did not parse keeps its error, which the operation
-// returns where it evaluates the condition, after the blob is found, as
-// Azure answers a missing blob before a malformed condition.
-type TagCondition struct {
-	expr *blobtags.Expr
-	err  error
 }
 
 // NewTagCondition is the condition of a parsed expression (nil: none).
@@ -91,21 +47,6 @@ func (t TagCondition) check(b *blobRec, c string) error {
 		return azerr.New(azerr.ConditionNotMet)
 	}
 	return nil
-}
-
-// Access are the conditions an operation is made under: the HTTP-style
-// conditions on ETag and modification time, the tags condition, and the
-// lease id the caller holds ("" for none).
-type Access struct {
-	Cond    cond.Conditions
-	IfTags  TagCondition
-	LeaseID string
-	// Tier is Delete Blob's access-tier conditions (tiercond.go); the
-	// other operations leave it empty.
-	Tier TierCondition
-	// CondErr is a set of conditions that did not parse, for the reads
-	// that report it only once the blob is found (see checkRead).
-	CondErr error
 }
 
 // checkWrite applies the write rules shared by every blob write that may
@@ -205,12 +146,6 @@ func (a Access) withoutNoneMatchAny() Access {
 	return a
 }
 
-// Checksums are the transactional digests sent with content (Content-MD5
-// and x-ms-content-crc64 on REST): each, when set, must match the
-// content received (extent.Staged.CheckDigests: 400 Md5Mismatch or
-// Crc64Mismatch, naming both values).
-type Checksums = extent.Digests
-
 // content is a write's body; nil is no content.
 func content(r io.Reader) io.Reader {
 	if r == nil {
@@ -223,19 +158,26 @@ type noContent struct{}
 
 func (noContent) Read([]byte) (int, error) { return 0, io.EOF }
 
-// NewBlob is what a write creating a whole blob (Put Blob, Put Block
-// List, Put Blob From URL) says of it besides its content.
-type NewBlob struct {
-	HTTPHeaders HTTPHeaders
-	Metadata    map[string]string
-	Tier        string        // "" for the account default
-	Tags        blobtags.Tags // blob index tags
-	// Immutability is the policy and legal hold the write sets on the
-	// version it makes (nil: none; immutability.go).
-	Immutability *Immutability
-}
-
 // record is the blob record n describes, of type typ, without content.
 func (n *NewBlob) record(typ string) blobRec {
 	return blobRec{Type: typ, Props: n.HTTPHeaders, Meta: n.Metadata, Tier: n.Tier, Tags: n.Tags}
+}
+
+// check evaluates the conditions against b.
+func (c TierCondition) check(b *blobRec) error {
+	if c.ModifiedSince == nil && c.UnmodifiedSince == nil {
+		return nil
+	}
+	at := b.Created
+	if b.TierChanged != nil {
+		at = *b.TierChanged
+	}
+	at = at.UTC().Truncate(time.Second)
+	if c.ModifiedSince != nil && !at.After(*c.ModifiedSince) {
+		return azerr.New(azerr.AccessTierChangeTimeConditionNotMet)
+	}
+	if c.UnmodifiedSince != nil && at.After(*c.UnmodifiedSince) {
+		return azerr.New(azerr.AccessTierChangeTimeConditionNotMet)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/changelog"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
@@ -477,4 +478,35 @@ func (s *Service) blobWritten(tx kv.Tx, err error, c Call, api string, ref BlobR
 		return err
 	}
 	return s.appendChange(tx, c, ref, s.now(c), recordOf(changelog.BlobCreated, api, b))
+}
+
+// Hierarchical reports whether account has a hierarchical namespace
+// (SetNamespace), whose paths the Blob operations resolve through it.
+func (s *Service) Hierarchical(account string) bool { return s.nsOf(account) != nil }
+
+// dfsChanged appends the record of Data Lake operation api of call c on
+// path in fs (n: the node as the operation left it, or as it was before
+// a delete) to the account's log in tx, when the log is on.
+func (s *Service) dfsChanged(tx kv.Tx, c Call, fs ns.FS, path string, n *ns.Node, typ, api string, edit func(*changelog.Record)) error {
+	if !s.logging(fs.Account) || n == nil {
+		return nil
+	}
+	r := changelog.Record{EventType: typ, DFS: true, Subject: changelog.Subject(fs.Filesystem, strings.TrimPrefix(path, "/")),
+		EventTime: s.now(c), Data: changelog.Data{API: api, RequestID: c.RequestID, ClientRequestID: c.ClientRequestID}}
+	if !n.Dir {
+		r.Data.ETag, r.Data.ContentType, r.Data.ContentLength, r.Data.BlobType = strings.Trim(n.ETag, `"`), n.Props.Type, n.Size, BlockBlob
+		if n.Append != nil {
+			r.Data.BlobType = AppendBlob
+		}
+	} else {
+		r.Data.ETag = strings.Trim(n.ETag, `"`)
+	}
+	if edit != nil {
+		edit(&r)
+	}
+	_, err := changelog.Append(tx, fs.Account, r)
+	if err == nil && s.appended != nil {
+		s.appended(fs.Account)
+	}
+	return err
 }

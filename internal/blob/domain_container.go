@@ -13,12 +13,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// ContainerRef addresses a container in an account.
-type ContainerRef struct {
-	Account   string
-	Container string
-}
-
 // CreateContainerInput is Create Container. PublicAccess is "",
 // "container" or "blob".
 type CreateContainerInput struct {

@@ -315,43 +315,6 @@ type DeletedContainer struct {
 	RemainingDays int
 }
 
-// listDeletedContainers returns up to maxN+1 deleted containers of acct
-// whose names start with prefix, from (name, version) on, still retained
-// at now and not being restored, by name and version.
-func listDeletedContainers(tx kv.Tx, acct, prefix, fromName, fromVersion string, now time.Time, maxN int) ([]ListedContainer, error) {
-	start := kv.AppendPartial(append([]byte(nil), deletedContainersPrefix(acct)...), prefix)
-	end := kv.PrefixEnd(start)
-	if fromName != "" && fromName > prefix {
-		start = kv.Key("cx", acct, fromName)
-	}
-	var out []ListedContainer
-	var derr error
-	err := tx.Scan(start, end, 0, false, func(k, v []byte) bool {
-		parts, ok := kv.Split(k)
-		if !ok || len(parts) != 4 {
-			return true
-		}
-		if parts[2] == fromName && parts[3] < fromVersion {
-			return true
-		}
-		var d deletedContainer
-		if derr = json.Unmarshal(v, &d); derr != nil {
-			return false
-		}
-		if d.Restoring || !now.Before(d.Expires) || d.Rec == nil {
-			return true
-		}
-		del := deletion{At: d.Deleted, Expires: d.Expires}
-		out = append(out, ListedContainer{Name: parts[2], Properties: listedProps(d.Rec, now),
-			Deleted: &DeletedContainer{Version: parts[3], Deleted: d.Deleted, RemainingDays: del.remainingDays(now)}})
-		return len(out) <= maxN
-	})
-	if err == nil {
-		err = derr
-	}
-	return out, err
-}
-
 // deletedMarker is the marker of a deleted container of a listing: its
 // name and version apart by '/', which no container name has.
 func deletedMarker(name, version string) string { return name + "/" + version }
@@ -511,4 +474,14 @@ func (s *Service) expireContainer(ctx context.Context, acct, c, ver string) erro
 		s.reclaim.Kick() // the tombstone, in the next round
 	}
 	return err
+}
+
+// reclaimKindContainer is the tombstone kind of a deleted container:
+// parts account, container.
+const reclaimKindContainer = "container"
+
+// containerBeingDeleted reports whether container c of acct is still
+// being reclaimed.
+func containerBeingDeleted(tx kv.Tx, acct, c string) (bool, error) {
+	return reclaim.Pending(tx, reclaimKindContainer, acct, c)
 }

@@ -7,32 +7,14 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
-	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/changelog"
 	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
-
-// CopySource is what Copy Blob reads: a blob or snapshot served here
-// (Blob), possibly of another account, or a file of the File service,
-// which the REST handler resolves through the file peer (file).
-// Authorizing the source is the caller's: the domain call reads it.
-type CopySource struct {
-	Blob BlobRef
-	// URL is the source as the caller named it, recorded as the blob's
-	// copy source (x-ms-copy-source on reads).
-	URL string
-	// Cond are the conditions on the source (x-ms-source-if-* on REST)
-	// and LeaseID the lease the caller holds on it ("" for none).
-	Cond    cond.Conditions
-	LeaseID string
-	// File, set for a file of the File service (which the REST handler
-	// resolves through the file peer), reads it inside the copy's
-	// transaction; nil for a blob.
-	File copysrc.Reader
-}
 
 // SourceReader is the blob or snapshot at ref as the source of a
 // copy another service makes (Copy File or Put Range From URL), read
@@ -61,19 +43,6 @@ func (s *Service) SourceReader(ref BlobRef) copysrc.Reader {
 			Props: copysrc.Props(b.Props),
 		}, nil
 	}
-}
-
-// sourceRecord is o, a file a copy reads, as the block blob the copy
-// makes, and the check of the ranges it may read.
-func sourceRecord(o *copysrc.Object) (*blobRec, func(off, n int64) error) {
-	readable := o.Readable
-	if readable == nil {
-		readable = func(int64, int64) error { return nil }
-	}
-	return &blobRec{
-		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
-		Parts: o.Parts, Props: HTTPHeaders(o.Props),
-	}, readable
 }
 
 // CopyBlobInput is Copy Blob (or, with Sync, Copy Blob From URL) onto
@@ -312,4 +281,96 @@ func (s *Service) AbortCopyBlob(ctx context.Context, in AbortCopyBlobInput) erro
 		}
 		return errors.New("abort copy: pending copies do not exist on this server")
 	})
+}
+
+// copyPath is Copy Blob (and Copy Blob From URL) onto a path of a
+// hierarchical account: the destination file, with its missing parent
+// directories, is created from the source's committed content (sharing
+// its data items), headers and metadata (or the request's) in one
+// transaction, and the copy completes inside the call as on a flat
+// account. The copy's status properties (x-ms-copy-*) are kept in the
+// node (ns.Node.Copy) until its content or properties are written again,
+// as a flat blob keeps them ("Get Blob Properties": they do not appear
+// once the blob is modified with Set Blob Properties, Put Blob or Put
+// Block List). The file takes the index tags of x-ms-tags, or the
+// source's with x-ms-copy-source-tag-option: COPY (Copy Blob From URL).
+// An append blob source makes an append blob file (Copy Blob; Copy Blob
+// From URL takes block blobs only, 409 InvalidSourceBlobType, as on a
+// flat account), which an asynchronous copy writes only over a file of
+// the same type (409 InvalidBlobType); a page blob source is 400
+// BlobTypeNotSupported, as Put Blob of one. An archived source needs an
+// online destination tier and an archived destination is not
+// overwritten, both 409 BlobArchived as on a flat account.
+func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobInput, lookup func(kv.Tx) (*blobRec, error), now time.Time) (CopyBlobOutput, error) {
+	ref := in.Ref
+	var md5 []byte
+	if in.Sync {
+		md5 = in.SourceContentMD5
+	}
+	copyID := newUUID()
+	var node *ns.Node
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
+		if err != nil {
+			return err
+		}
+		if err := copySourceKey(src); err != nil {
+			return err
+		}
+		tier, err := CheckTier(in.Tier, src.Type)
+		if err != nil {
+			return err
+		}
+		var app *ns.AppendState
+		switch {
+		case in.Sync && src.Type != BlockBlob:
+			return azerr.New(azerr.InvalidSourceBlobType)
+		case src.Type == PageBlob:
+			return azerr.New(azerr.BlobTypeNotSupported)
+		case src.Type == AppendBlob:
+			app = &ns.AppendState{Blocks: src.Appends, Sealed: copySealed(src, in.Seal)}
+		}
+		replace := PathOnline
+		if !in.Sync {
+			replace = keepBlobType(app != nil)
+		}
+		switch {
+		case src.Tier == tierArchive:
+			return azerr.New(azerr.BlobArchived)
+		case in.Sync && src.Size > maxCopyFromURL:
+			return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(413) // Request Entity Too Large
+		}
+		if md5 != nil {
+			if _, err := s.hash(ctx, tx, Checksums{MD5: md5}, src.Parts, src.Size, nil); err != nil {
+				return err
+			}
+		}
+		meta := src.Meta
+		if len(in.Metadata) > 0 {
+			meta = in.Metadata
+		}
+		tags := in.Tags
+		if in.CopyTags {
+			tags = src.Tags
+		}
+		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
+			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
+			Tier: tier, Replace: replace, Append: app, Tags: tags, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
+		if err != nil {
+			return err
+		}
+		node = co.Node
+		parts := append([]extent.Part(nil), src.Parts...)
+		if err := extent.AdjustRefs(tx, now, nil, parts); err != nil {
+			return err
+		}
+		if err := kv.PutJSON(tx, node.Ref, &fileContent{Parts: parts}); err != nil {
+			return err
+		}
+		return s.dfsChanged(tx, in.Call, blobFS(ref), ref.Blob, node, changelog.BlobCreated, apiCopyBlob, nil)
+	})
+	if err != nil {
+		return CopyBlobOutput{}, err
+	}
+	return CopyBlobOutput{ETag: node.ETag, LastModified: node.Modified, CopyID: copyID, CopyStatus: "success", ContentMD5: md5}, nil
 }

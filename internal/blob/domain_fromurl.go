@@ -16,6 +16,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
@@ -497,4 +498,67 @@ func (s *Service) PutPageFromURL(ctx context.Context, in PutPageFromURLInput) (F
 		return FromURLOutput{}, err
 	}
 	return FromURLOutput{ETag: b.ETag, LastModified: b.Modified, SequenceNumber: b.SeqNum, ContentMD5: d.md5, ContentCRC64: d.crc, ServerEncrypted: true}, nil
+}
+
+// pathSource makes f read a path when its account is hierarchical: the
+// file as the Blob API shows it (copySource), read by c.
+func (s *Service) pathSource(f *FromURLSource, call Call) {
+	if f.File != nil || f.file != nil || s.nsOf(f.Blob.Account) == nil {
+		return
+	}
+	lookup := s.copySource(CopySource{Blob: f.Blob}, call.Caller, s.now(call))
+	f.file = func(tx kv.Tx) (*blobRec, func(off, n int64) error, error) {
+		b, err := lookup(tx)
+		return b, nil, err
+	}
+}
+
+// putBlobFromURLPath is Put Blob From URL onto a path of a hierarchical
+// account: the file, with its missing parents, created from the source's
+// content (sharing its data items) as Put Blob creates it, in the
+// transaction that reads the source, with the index tags of x-ms-tags
+// or, with x-ms-copy-source-tag-option: COPY, the source's.
+func (s *Service) putBlobFromURLPath(ctx context.Context, hns *ns.Namespace, in PutBlobFromURLInput) (FromURLOutput, error) {
+	now := s.now(in.Call)
+	ref := in.Ref
+	var node *ns.Node
+	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
+		if n > maxPutBlob {
+			return azerr.New(azerr.RequestBodyTooLarge)
+		}
+		props := in.HTTPHeaders
+		if in.CopyProperties {
+			props = src.Props
+			if props.ContentType == "" {
+				props.ContentType = "application/octet-stream"
+			}
+		}
+		if props.ContentMD5 == nil {
+			props.ContentMD5 = src.Props.ContentMD5 // the same bytes
+		}
+		tags := in.Tags
+		if in.CopyTags {
+			tags = src.Tags
+		}
+		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
+			Metadata: in.Metadata, Props: contentProps(props), Size: n, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) },
+			Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: tags, CPK: shaOf(in.CPK)})
+		if err != nil {
+			return err
+		}
+		node = co.Node
+		own := append([]extent.Part(nil), parts...)
+		if err := extent.AdjustRefs(tx, now, nil, own); err != nil {
+			return err
+		}
+		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: own})
+	})
+	if err != nil {
+		return FromURLOutput{}, err
+	}
+	out := FromURLOutput{ETag: node.ETag, LastModified: node.Modified, ContentMD5: node.Props.MD5, ContentCRC64: d.crc, ServerEncrypted: true}
+	if d.md5 != nil {
+		out.ContentMD5 = d.md5
+	}
+	return out, nil
 }

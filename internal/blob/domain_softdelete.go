@@ -8,17 +8,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
-// UndeleteBlobInput is Undelete Blob of the base blob Ref.
-type UndeleteBlobInput struct {
-	Call
-	Ref BlobRef
-	// DeletionID is the deletion id of x-ms-undelete-source
-	// ("?deletionid={id}", which the C++ datalake SDK's UndeletePath
-	// sends to the Blob endpoint): on a hierarchical account it restores
-	// that soft-deleted path (UndeletePath).
-	DeletionID string
-}
-
 // UndeletedPath is what UndeletePath restored.
 type UndeletedPath struct {
 	Dir     bool

@@ -7,21 +7,9 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
-	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 )
-
-// GetBlobTagsInput is Get Blob Tags of a blob or snapshot. LeaseID, when
-// set, must be the base blob's active lease.
-type GetBlobTagsInput struct {
-	Call
-	Ref     BlobRef
-	LeaseID string
-	IfTags  TagCondition
-	// BlobCond is the x-ms-blob-if-* conditions (tagcond.go).
-	BlobCond cond.Conditions
-}
 
 // GetBlobTags is Get Blob Tags
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/get-blob-tags).
@@ -51,18 +39,6 @@ func (s *Service) GetBlobTags(ctx context.Context, in GetBlobTagsInput) (blobtag
 		return nil, err
 	}
 	return b.Tags, nil
-}
-
-// SetBlobTagsInput is Set Blob Tags: Tags replace every tag of the base
-// blob Ref (none: no tags). A leased blob needs its LeaseID.
-type SetBlobTagsInput struct {
-	Call
-	Ref     BlobRef
-	LeaseID string
-	IfTags  TagCondition
-	Tags    blobtags.Tags
-	// BlobCond is the x-ms-blob-if-* conditions (tagcond.go).
-	BlobCond cond.Conditions
 }
 
 // SetBlobTags is Set Blob Tags
@@ -96,22 +72,6 @@ func (s *Service) SetBlobTags(ctx context.Context, in SetBlobTagsInput) error {
 	})
 }
 
-// SetBlobTierInput is Set Blob Tier of a block blob or one of its
-// snapshots: Tier is Hot, Cool, Cold or Archive (any case). A leased
-// base blob needs its LeaseID.
-type SetBlobTierInput struct {
-	Call
-	Ref     BlobRef
-	LeaseID string
-	Tier    string
-}
-
-// SetBlobTierOutput says whether the change is a rehydration from
-// Archive (which Azure answers 202 Accepted; it completes at once here).
-type SetBlobTierOutput struct {
-	Rehydrating bool
-}
-
 // SetBlobTier is Set Blob Tier
 // (https://learn.microsoft.com/en-us/rest/api/storageservices/set-blob-tier):
 // it changes neither the ETag nor Last-Modified.
@@ -143,32 +103,6 @@ func (s *Service) SetBlobTier(ctx context.Context, in SetBlobTierInput) (SetBlob
 		return putRec(tx, ref, b)
 	}))
 	return out, err
-}
-
-// FindBlobsByTagsInput is Find Blobs by Tags: the base blobs whose tags
-// match Where, in the account or, when Container is set, in that
-// container; one page of at most MaxResults from Marker (the previous
-// page's NextMarker, "" for the first).
-type FindBlobsByTagsInput struct {
-	Call
-	Account    string
-	Container  string
-	Where      *blobtags.Expr
-	Marker     string
-	MaxResults int
-}
-
-// TaggedBlob is a blob Find Blobs by Tags found, with all its tags.
-type TaggedBlob struct {
-	Container, Name string
-	Tags            blobtags.Tags
-}
-
-// FindBlobsByTagsOutput is one page of matches; NextMarker is "" on the
-// last.
-type FindBlobsByTagsOutput struct {
-	Items      []TaggedBlob
-	NextMarker string
 }
 
 // FindBlobsByTags is Find Blobs by Tags

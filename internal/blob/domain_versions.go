@@ -1,15 +1,12 @@
 package blob
 
 import (
-	"errors"
 	"strings"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/kv"
-	"github.com/cerulean-storage/cerulean/internal/lease"
-	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Blob versioning, as Azure's "Blob versioning" describes it, for flat
@@ -37,129 +34,10 @@ import (
 // hierarchical account never does (versioningOn).
 func (s *Service) SetVersioning(on func(account string) bool) { s.versioning = on }
 
-// versioningOn reports whether acct keeps versions.
-func (s *Service) versioningOn(acct string) bool {
-	return s.versioning != nil && s.versioning(acct) && s.nsOf(acct) == nil
-}
-
 // VersioningOn reports whether account keeps blob versions (the front
 // end answers x-ms-is-current-version and refuses versionid= where it
 // does not).
 func (s *Service) VersioningOn(account string) bool { return s.versioningOn(account) }
-
-func versionKey(acct, c, name, vid string) []byte   { return kv.Key("bv", acct, c, name, vid) }
-func versionsOfPrefix(acct, c, name string) []byte  { return kv.Key("bv", acct, c, name) }
-func containerVersionsPrefix(acct, c string) []byte { return kv.Key("bv", acct, c) }
-
-// lastVersionID returns the greatest version id stored for the name
-// ("" when none).
-func lastVersionID(tx kv.Tx, acct, c, name string) (string, error) {
-	prefix := versionsOfPrefix(acct, c, name)
-	last := ""
-	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 1, true, func(k, _ []byte) bool {
-		if parts, ok := kv.Split(k); ok && len(parts) == 5 {
-			last = parts[4]
-		}
-		return false
-	})
-	return last, err
-}
-
-// nextVersionID returns the version id of a version made at t: t in the
-// snapshot format, or 100 ns after after when that is not greater (two
-// writes in one clock tick, or a clock set back), so ids strictly
-// increase per blob.
-func nextVersionID(t time.Time, after string) string {
-	id := wire.FormatISO7(t)
-	if id > after {
-		return id
-	}
-	last, err := wire.ParseSnapshot(after)
-	if err != nil { // never stored so; still keep the order
-		return after + "0"
-	}
-	return wire.FormatISO7(last.Add(100))
-}
-
-// newVersionID returns the id of a version of ref's name made at t,
-// greater than cur (the base blob's current id, "" for none) and every
-// stored version's.
-func newVersionID(tx kv.Tx, ref BlobRef, t time.Time, cur string) (string, error) {
-	last, err := lastVersionID(tx, ref.Account, ref.Container, ref.Blob)
-	if err != nil {
-		return "", err
-	}
-	if cur > last {
-		last = cur
-	}
-	return nextVersionID(t, last), nil
-}
-
-// putVersion stores b as the previous version b.VersionID of ref's name
-// (giving a blob written before versioning was on an id of its own
-// first). The caller moves or adds the references of its parts. b must
-// be the record read from the base blob's key in tx, unchanged, as every
-// caller has it: when it has an id and no lease, the version is the
-// stored bytes it was read from (b.raw, or the key read again), copied
-// rather than encoded again (a small blob's record embeds its data, so
-// encoding it is most of what a version costs to write).
-func putVersion(tx kv.Tx, ref BlobRef, b *blobRec) error {
-	if b.VersionID != "" && b.Del == nil && b.Lease == (lease.Lease{}) {
-		raw := b.raw
-		if raw == nil {
-			var err error
-			raw, err = tx.Get(BlobKey(ref.Account, ref.Container, ref.Blob, ""))
-			if err != nil && !errors.Is(err, kv.ErrNotFound) {
-				return err
-			}
-		}
-		if raw != nil {
-			// Put copies what it is given before it changes
-			// anything, and a value Get returned stays valid to the
-			// end of the transaction (kv.Tx; kvtest's GetThenPut), so
-			// the stored bytes go in as they are.
-			return tx.Put(versionKey(ref.Account, ref.Container, ref.Blob, b.VersionID), raw)
-		}
-	}
-	v := *b
-	if v.VersionID == "" {
-		id, err := newVersionID(tx, ref, v.Modified, "")
-		if err != nil {
-			return err
-		}
-		v.VersionID = id
-		b.VersionID = id
-	}
-	v.Lease = lease.Lease{}
-	v.Del = nil
-	return kv.PutJSON(tx, versionKey(ref.Account, ref.Container, ref.Blob, v.VersionID), &v)
-}
-
-// stampVersion runs as a write replaces the base blob old (nil: none)
-// with nb: with versioning on, old becomes a previous version, keeping
-// its references, and nb gets a new version id. It reports whether it
-// kept old (the caller then releases none of old's references).
-func (s *Service) stampVersion(tx kv.Tx, ref BlobRef, now time.Time, old, nb *blobRec) (bool, error) {
-	if !s.versioningOn(ref.Account) {
-		nb.VersionID = ""
-		return false, nil
-	}
-	if old != nil {
-		if err := putVersion(tx, ref, old); err != nil {
-			return false, err
-		}
-		// The current version's id is the greatest of the name's: no
-		// scan of the versions is needed.
-		nb.VersionID = nextVersionID(now, old.VersionID)
-		return true, nil
-	}
-	id, err := newVersionID(tx, ref, now, "")
-	if err != nil {
-		return false, err
-	}
-	nb.VersionID = id
-	return false, nil
-}
 
 // versionOnUpdate runs inside a write that changes the current blob b in
 // place and creates a version (Set Blob Metadata): the state before the
@@ -177,46 +55,6 @@ func (s *Service) versionOnUpdate(tx kv.Tx, ref BlobRef, now time.Time, b *blobR
 	}
 	b.VersionID = nextVersionID(now, b.VersionID) // the greatest id, as in stampVersion
 	return nil
-}
-
-// findVersion returns version vid of the name (the base blob when it is
-// the current version), or nil. current reports which.
-func findVersion(tx kv.Tx, acct, c, name, vid string) (b *blobRec, current bool, err error) {
-	base, err := findBlob(tx, acct, c, name, "")
-	if err != nil {
-		return nil, false, err
-	}
-	if base != nil && base.VersionID == vid {
-		return base, true, nil
-	}
-	if _, err := tx.Get(ContainerKey(acct, c)); err != nil {
-		if err == kv.ErrNotFound {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	var v blobRec
-	ok, err := kv.GetJSON(tx, versionKey(acct, c, name, vid), &v)
-	if err != nil || !ok || v.Del != nil { // a soft-deleted version is not found
-		return nil, false, err
-	}
-	v.prev = true
-	return &v, false, nil
-}
-
-// loadVersion is loadBlob for a ref with a version id.
-func loadVersion(tx kv.Tx, ref BlobRef) (*blobRec, error) {
-	b, _, err := findVersion(tx, ref.Account, ref.Container, ref.Blob, ref.VersionID)
-	if err != nil {
-		return nil, err
-	}
-	if b == nil {
-		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
-			return nil, err
-		}
-		return nil, azerr.New(azerr.BlobNotFound)
-	}
-	return b, nil
 }
 
 // deleteVersion is Delete Blob of a previous version. With soft delete
@@ -258,26 +96,6 @@ func deleteVersion(tx kv.Tx, ref BlobRef, a Access, now time.Time) (bool, error)
 		return false, err
 	}
 	return false, extent.AdjustRefs(tx, now, b.Parts, nil)
-}
-
-// versionExpiryMark starts the last component of the expiry index entry
-// ("bx") of a soft-deleted version, before its id: purgeExpired then
-// purges the version record (purgeVersion).
-const versionExpiryMark = "v:"
-
-// purgeVersion permanently deletes the soft-deleted version vid whose
-// retention has ended at now, releasing its references; it reports
-// whether it did (not when the version was undeleted meanwhile).
-func purgeVersion(tx kv.Tx, acct, c, name, vid string, now time.Time) (bool, error) {
-	var b blobRec
-	ok, err := kv.GetJSON(tx, versionKey(acct, c, name, vid), &b)
-	if err != nil || !ok || b.Del == nil || b.Del.retained(now) {
-		return false, err
-	}
-	if err := tx.Delete(versionKey(acct, c, name, vid)); err != nil {
-		return false, err
-	}
-	return true, extent.AdjustRefs(tx, now, b.Parts, nil)
 }
 
 // undeleteVersions is Undelete Blob's part for versions: the name's
@@ -355,16 +173,6 @@ func resumeVersions(sc *blobScan, ref ContainerRef, mkind, mname, msnap string) 
 	case mkind == "b" && msnap != "":
 		sc.resume = false
 	}
-}
-
-// putRec writes b back where it was read from ref: a previous version
-// under "bv", else the base blob or snapshot (Set Blob Tags and Set Blob
-// Tier, which may address a version).
-func putRec(tx kv.Tx, ref BlobRef, b *blobRec) error {
-	if b.prev {
-		return kv.PutJSON(tx, versionKey(ref.Account, ref.Container, ref.Blob, b.VersionID), b)
-	}
-	return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)
 }
 
 // collectVersionsOnly lists, for include=deletedwithversions, each name

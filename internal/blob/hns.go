@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
+	"strconv"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/changelog"
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
@@ -45,18 +46,6 @@ func (s *Service) SetNamespace(n *ns.Namespace, hier func(account string) bool) 
 	s.hns = n
 	s.setLayouts(n, hier)
 }
-
-// nsOf is the namespace of account, nil when it is flat.
-func (s *Service) nsOf(account string) *ns.Namespace {
-	if l, ok := s.layoutOf(account).(*hierLayout); ok {
-		return l.ns
-	}
-	return nil
-}
-
-// Hierarchical reports whether account has a hierarchical namespace
-// (SetNamespace), whose paths the Blob operations resolve through it.
-func (s *Service) Hierarchical(account string) bool { return s.nsOf(account) != nil }
 
 // contentRef is the content reference of the file whose node id is id.
 func contentRef(acct string, id []byte) []byte { return kv.Key("dlc", acct, string(id)) }
@@ -156,18 +145,6 @@ func (s *Service) collectNamespace(ctx context.Context) (int, error) {
 	return s.hns.Collect(ctx, s.store, 0, s.Reclaim)
 }
 
-// PathProperties is what a path of a hierarchical account answers
-// besides a blob's properties: x-ms-resource-type, x-ms-owner,
-// x-ms-group, x-ms-permissions and x-ms-acl (the datalake SDKs read them
-// from Get Blob Properties: azdatalake path GetProperties).
-type PathProperties struct {
-	Dir                       bool
-	Owner, Group, Permissions string
-	ACL                       string
-	// Expiry is a file's expiry (x-ms-expiry-time; zero: none).
-	Expiry time.Time
-}
-
 // errFlushPosition is 400 InvalidFlushPosition (Path - Update: "To
 // flush, the previously uploaded data must be contiguous, the position
 // parameter must be specified and equal to the length of the file after
@@ -221,38 +198,6 @@ func lookupErr(err error) error {
 	}
 	return blobErr(err)
 }
-
-// pathRec is node as a blob record without content, and its path
-// properties.
-func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
-	b := &blobRec{Type: BlockBlob, Created: node.Created, Modified: node.Modified, ETag: node.ETag, Size: node.Size,
-		Props: HTTPHeaders{ContentType: node.Props.Type, ContentEncoding: node.Props.Encoding, ContentLanguage: node.Props.Language,
-			ContentDisposition: node.Props.Disposition, CacheControl: node.Props.CacheCtl, ContentMD5: node.Props.MD5},
-		Meta: node.Metadata, Lease: node.Lease, Tags: node.Tags, CPK: node.CPK}
-	b.Tier, b.TierChanged = node.Tier, node.TierChanged
-	if a := node.Append; a != nil {
-		b.Type, b.Appends, b.Sealed = AppendBlob, a.Blocks, a.Sealed
-	}
-	if c := node.Copy; c != nil {
-		b.Copy = &CopyInfo{ID: c.ID, Source: c.Source, Status: c.Status, Progress: c.Progress, Completion: c.Completion}
-	}
-	if node.Dir {
-		b.Meta = maps.Clone(node.Metadata)
-		if b.Meta == nil {
-			b.Meta = map[string]string{}
-		}
-		b.Meta["hdi_isfolder"] = "true"
-	}
-	return b, &PathProperties{Dir: node.Dir, Owner: node.Owner, Group: node.Group, Permissions: node.Permissions(), ACL: node.ACL.String(), Expiry: node.Expiry}
-}
-
-// PathRef names a path of a hierarchical account (who acts on it is the
-// Call's Caller).
-type PathRef struct {
-	Account, Filesystem, Path string
-}
-
-func (p PathRef) fs() ns.FS { return ns.FS{Account: p.Account, Filesystem: p.Filesystem} }
 
 // open runs fn on the file p for a content write (append, flush) by
 // c, who needs write permission on it ("Access control model in
@@ -597,4 +542,169 @@ func (s *Service) flushTx(tx kv.Tx, in FlushDataInput, now time.Time) (FlushData
 		return err
 	}()
 	return out, err
+}
+
+// commitAppend is the dfs append of st at pos to the append blob file n
+// (in Modify, whose fn it runs in): pos must be n's length (400
+// InvalidQueryParameterValue), then the flat account's append rules
+// (appendParts: sealed, block count) apply, the data joins the content
+// record and n takes the size and block count. afterCommitAppend gives n
+// its new ETag.
+func (s *Service) commitAppend(tx kv.Tx, acct string, n *ns.Node, pos int64, st *extent.Staged, now time.Time) error {
+	if pos != n.Size {
+		return azerr.InvalidQuery("position", strconv.FormatInt(pos, 10))
+	}
+	b := &blobRec{Type: AppendBlob, Size: n.Size, Appends: n.Append.Blocks, Sealed: n.Append.Sealed}
+	if n.Size > 0 {
+		var fc fileContent
+		if _, err := kv.GetJSON(tx, n.Ref, &fc); err != nil {
+			return err
+		}
+		b.Parts = fc.Parts
+	}
+	if err := st.Write(tx); err != nil {
+		return err
+	}
+	if _, err := appendParts(tx, now, b, -1, -1, st.Size, st.Parts); err != nil {
+		return err
+	}
+	if err := kv.PutJSON(tx, n.Ref, &fileContent{Parts: b.Parts}); err != nil {
+		return err
+	}
+	n.Size, n.Append = b.Size, &ns.AppendState{Blocks: b.Appends, Sealed: b.Sealed}
+	return nil
+}
+
+// afterCommitAppend finishes a dfs append to an append blob file: the
+// file's new ETag and time (ns.Set, under the lease id the append
+// holds), then the lease action's end unless a flush follows (which
+// releases) or the action is a release without one ("Only applicable if
+// Flush is set to true").
+func (s *Service) afterCommitAppend(tx kv.Tx, p PathRef, c ns.Caller, la PathLeaseAction, id string, flush bool, now time.Time) error {
+	n, err := s.hns.Lookup(tx, p.fs(), p.Path, c)
+	if err != nil {
+		return err
+	}
+	if _, err := s.hns.Set(tx, p.fs(), ns.SetInput{Path: p.Path, LeaseID: id, Caller: c, Append: n.Append}); err != nil {
+		return err
+	}
+	if flush || la.Action == PathLeaseRelease {
+		return nil
+	}
+	_, err = s.hns.Modify(tx, p.fs(), p.Path, c, 0, func(n *ns.Node, _ time.Time) error {
+		return la.after(n, id, now)
+	})
+	return err
+}
+
+// The data.api names of the Data Lake operations.
+const (
+	apiCreateFile      = "CreateFile"
+	apiFlushWithClose  = "FlushWithClose"
+	apiRenameFile      = "RenameFile"
+	apiRenameDirectory = "RenameDirectory"
+	apiCreateDirectory = "CreateDirectory"
+	apiDeleteFile      = "DeleteFile"
+	apiDeleteDirectory = "DeleteDirectory"
+)
+
+// dfsFlushed records a flush with close=true that committed the file's
+// content from offset from.
+func (s *Service) dfsFlushed(tx kv.Tx, c Call, p PathRef, n *ns.Node, from int64) error {
+	return s.dfsChanged(tx, c, p.fs(), p.Path, n, changelog.BlobCreated, apiFlushWithClose, func(r *changelog.Record) {
+		// data.contentOffset: where the data this flush committed
+		// begins (inferred: the schema describes it only as the offset
+		// of the write that raised the event).
+		r.Data.ContentOffset = from
+	})
+}
+
+// pathSnapPrefix is the range of the snapshots of file id.
+func pathSnapPrefix(acct string, id []byte) []byte { return kv.Key("dls", acct, string(id)) }
+
+// scanPathSnapshots reads the snapshots of file id, oldest first; at most
+// limit (0: all).
+func scanPathSnapshots(tx kv.Tx, acct string, id []byte, limit int) ([]namedSnap, error) {
+	p := pathSnapPrefix(acct, id)
+	var out []namedSnap
+	var derr error
+	err := tx.Scan(p, kv.PrefixEnd(p), limit, false, func(k, v []byte) bool {
+		parts, ok := kv.Split(k)
+		if !ok || len(parts) != 4 {
+			derr = errors.New("blob: malformed path snapshot key")
+			return false
+		}
+		var r pathSnapshot
+		if derr = kv.DecodeJSON(k, v, &r); derr != nil {
+			return false
+		}
+		out = append(out, namedSnap{snap: parts[3], rec: r})
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	return out, err
+}
+
+// pathSnapKey is snapshot snap of file id. Snapshot times are ISO 8601
+// with seven fractional digits, so key order is time order.
+func pathSnapKey(acct string, id []byte, snap string) []byte {
+	return kv.Key("dls", acct, string(id), snap)
+}
+
+// dropPathSnapshots deletes every snapshot of file id and releases their
+// extent references (x-ms-delete-snapshots: only, and Reclaim).
+func dropPathSnapshots(tx kv.Tx, acct string, id []byte, now time.Time) error {
+	snaps, err := scanPathSnapshots(tx, acct, id, 0)
+	if err != nil {
+		return err
+	}
+	var release []extent.Part
+	for _, sn := range snaps {
+		if err := tx.Delete(pathSnapKey(acct, id, sn.snap)); err != nil {
+			return err
+		}
+		release = append(release, sn.rec.Rec.Parts...)
+	}
+	return extent.AdjustRefs(tx, now, release, nil)
+}
+
+func (p *pathSnapshot) pathProps() *PathProperties {
+	return &PathProperties{Owner: p.Owner, Group: p.Group, Permissions: p.Perms, ACL: p.ACL}
+}
+
+// loadPathSnapshot is snapshot snap of the file node as loadPath reads
+// it: 404 BlobNotFound when the file has no such snapshot.
+func loadPathSnapshot(tx kv.Tx, acct string, node *ns.Node, snap string) (*blobRec, *PathProperties, error) {
+	if node.Dir || len(node.Ref) == 0 {
+		return nil, nil, azerr.New(azerr.BlobNotFound)
+	}
+	var r pathSnapshot
+	found, err := kv.GetJSON(tx, pathSnapKey(acct, node.ID, snap), &r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !found {
+		return nil, nil, azerr.New(azerr.BlobNotFound)
+	}
+	return &r.Rec, r.pathProps(), nil
+}
+
+// pathWORMRefuse is refusePath of the settings of fs's container.
+func pathWORMRefuse(tx kv.Tx, fs ns.FS, n *ns.Node, op wormOp, now time.Time) error {
+	if n == nil || n.Dir {
+		return nil
+	}
+	w, err := pathWORM(tx, fs)
+	if err != nil {
+		return err
+	}
+	return w.refusePath(n, op, now)
+}
+
+// namedSnap is a snapshot and its time.
+type namedSnap struct {
+	snap string
+	rec  pathSnapshot
 }

@@ -2,11 +2,9 @@ package blob
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
-	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -42,83 +40,6 @@ import (
 // left pending, so a flush at the file's length only gives it a new
 // ETag (and its headers), and any other position is 400
 // InvalidFlushPosition, as for a block blob file.
-
-// commitAppend is the dfs append of st at pos to the append blob file n
-// (in Modify, whose fn it runs in): pos must be n's length (400
-// InvalidQueryParameterValue), then the flat account's append rules
-// (appendParts: sealed, block count) apply, the data joins the content
-// record and n takes the size and block count. afterCommitAppend gives n
-// its new ETag.
-func (s *Service) commitAppend(tx kv.Tx, acct string, n *ns.Node, pos int64, st *extent.Staged, now time.Time) error {
-	if pos != n.Size {
-		return azerr.InvalidQuery("position", strconv.FormatInt(pos, 10))
-	}
-	b := &blobRec{Type: AppendBlob, Size: n.Size, Appends: n.Append.Blocks, Sealed: n.Append.Sealed}
-	if n.Size > 0 {
-		var fc fileContent
-		if _, err := kv.GetJSON(tx, n.Ref, &fc); err != nil {
-			return err
-		}
-		b.Parts = fc.Parts
-	}
-	if err := st.Write(tx); err != nil {
-		return err
-	}
-	if _, err := appendParts(tx, now, b, -1, -1, st.Size, st.Parts); err != nil {
-		return err
-	}
-	if err := kv.PutJSON(tx, n.Ref, &fileContent{Parts: b.Parts}); err != nil {
-		return err
-	}
-	n.Size, n.Append = b.Size, &ns.AppendState{Blocks: b.Appends, Sealed: b.Sealed}
-	return nil
-}
-
-// afterCommitAppend finishes a dfs append to an append blob file: the
-// file's new ETag and time (ns.Set, under the lease id the append
-// holds), then the lease action's end unless a flush follows (which
-// releases) or the action is a release without one ("Only applicable if
-// Flush is set to true").
-func (s *Service) afterCommitAppend(tx kv.Tx, p PathRef, c ns.Caller, la PathLeaseAction, id string, flush bool, now time.Time) error {
-	n, err := s.hns.Lookup(tx, p.fs(), p.Path, c)
-	if err != nil {
-		return err
-	}
-	if _, err := s.hns.Set(tx, p.fs(), ns.SetInput{Path: p.Path, LeaseID: id, Caller: c, Append: n.Append}); err != nil {
-		return err
-	}
-	if flush || la.Action == PathLeaseRelease {
-		return nil
-	}
-	_, err = s.hns.Modify(tx, p.fs(), p.Path, c, 0, func(n *ns.Node, _ time.Time) error {
-		return la.after(n, id, now)
-	})
-	return err
-}
-
-// putAppendPath is Put Blob of an append blob on a hierarchical account:
-// an empty append blob file, created with its missing parents (as Put
-// Blob of a block blob), or replacing the file at the name (an archived
-// one is not overwritten).
-func (s *Service) putAppendPath(ctx context.Context, hns *ns.Namespace, in PutBlobInput) (PutBlobOutput, error) {
-	ref := in.Ref
-	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
-		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
-		Replace: PathOnline, Append: &ns.AppendState{}, Tags: in.Tags, CPK: shaOf(in.CPK)}
-	var node *ns.Node
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, cin)
-		if err != nil {
-			return err
-		}
-		node = co.Node
-		return nil
-	})
-	if err != nil {
-		return PutBlobOutput{}, err
-	}
-	return PutBlobOutput{ETag: node.ETag, LastModified: node.Modified, ServerEncrypted: true}, nil
-}
 
 // updatePathTx is updateBlobTx for a file of a hierarchical account: fn
 // changes the file as the Blob API shows it (its record with its
@@ -188,83 +109,4 @@ func (s *Service) updatePath(ctx context.Context, hns *ns.Namespace, ref BlobRef
 		return err
 	})
 	return out, err
-}
-
-// keepBlobType is the Replace check of a write that must find the file
-// it overwrites of the same blob type (Put Block List, an asynchronous
-// Copy Blob: 409 InvalidBlobType otherwise, as on a flat account),
-// after PathOnline's.
-func keepBlobType(appendBlob bool) func(old *ns.Node) error {
-	return func(old *ns.Node) error {
-		if err := PathOnline(old); err != nil {
-			return err
-		}
-		if (old.Append != nil) != appendBlob {
-			return azerr.New(azerr.InvalidBlobType)
-		}
-		return nil
-	}
-}
-
-// putBlobFromURLPath is Put Blob From URL onto a path of a hierarchical
-// account: the file, with its missing parents, created from the source's
-// content (sharing its data items) as Put Blob creates it, in the
-// transaction that reads the source, with the index tags of x-ms-tags
-// or, with x-ms-copy-source-tag-option: COPY, the source's.
-func (s *Service) putBlobFromURLPath(ctx context.Context, hns *ns.Namespace, in PutBlobFromURLInput) (FromURLOutput, error) {
-	now := s.now(in.Call)
-	ref := in.Ref
-	var node *ns.Node
-	d, err := s.fromSource(ctx, in.Call, &in.Source, func(tx kv.Tx, parts []extent.Part, n int64, src *blobRec) error {
-		if n > maxPutBlob {
-			return azerr.New(azerr.RequestBodyTooLarge)
-		}
-		props := in.HTTPHeaders
-		if in.CopyProperties {
-			props = src.Props
-			if props.ContentType == "" {
-				props.ContentType = "application/octet-stream"
-			}
-		}
-		if props.ContentMD5 == nil {
-			props.ContentMD5 = src.Props.ContentMD5 // the same bytes
-		}
-		tags := in.Tags
-		if in.CopyTags {
-			tags = src.Tags
-		}
-		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
-			Metadata: in.Metadata, Props: contentProps(props), Size: n, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) },
-			Caller: in.Caller, Tier: in.Tier, Replace: PathOnline, Tags: tags, CPK: shaOf(in.CPK)})
-		if err != nil {
-			return err
-		}
-		node = co.Node
-		own := append([]extent.Part(nil), parts...)
-		if err := extent.AdjustRefs(tx, now, nil, own); err != nil {
-			return err
-		}
-		return kv.PutJSON(tx, node.Ref, &fileContent{Parts: own})
-	})
-	if err != nil {
-		return FromURLOutput{}, err
-	}
-	out := FromURLOutput{ETag: node.ETag, LastModified: node.Modified, ContentMD5: node.Props.MD5, ContentCRC64: d.crc, ServerEncrypted: true}
-	if d.md5 != nil {
-		out.ContentMD5 = d.md5
-	}
-	return out, nil
-}
-
-// pathSource makes f read a path when its account is hierarchical: the
-// file as the Blob API shows it (copySource), read by c.
-func (s *Service) pathSource(f *FromURLSource, call Call) {
-	if f.File != nil || f.file != nil || s.nsOf(f.Blob.Account) == nil {
-		return
-	}
-	lookup := s.copySource(CopySource{Blob: f.Blob}, call.Caller, s.now(call))
-	f.file = func(tx kv.Tx) (*blobRec, func(off, n int64) error, error) {
-		b, err := lookup(tx)
-		return b, nil, err
-	}
 }

@@ -23,30 +23,6 @@ import (
 // namespace (the node owns the properties, see hns.go) and keep the
 // content here, so a file written through either API is one file.
 
-// blobErr turns a namespace error into the Blob API's answer for the
-// same condition.
-func blobErr(err error) error {
-	var e *ns.Error
-	if !errors.As(err, &e) {
-		return err
-	}
-	switch {
-	case errors.Is(err, ns.ErrFilesystemNotFound):
-		return azerr.New(azerr.ContainerNotFound)
-	case errors.Is(err, ns.ErrPathNotFound):
-		return azerr.New(azerr.BlobNotFound)
-	case errors.Is(err, ns.ErrPathAlreadyExists):
-		return azerr.New(azerr.BlobAlreadyExists)
-	case errors.Is(err, ns.ErrConditionNotMet):
-		return azerr.New(azerr.ConditionNotMet)
-	}
-	// PathConflict, DirectoryNotEmpty, AuthorizationPermissionMismatch,
-	// InvalidResourceName (a name with an empty, "." or ".." segment,
-	// which no path can have): the Blob endpoint of a hierarchical
-	// account answers the namespace's codes.
-	return azerr.Newf(e.Code, "%s", e.Message).WithStatus(e.Status)
-}
-
 // hnsUnsupported is the answer of a hierarchical account to a Blob
 // operation the namespace does not carry here (the page blob writes
 // Put Page and Put Page From URL, which Azure lists among the Blob APIs
@@ -91,8 +67,6 @@ func contentProps(h HTTPHeaders) ns.ContentProps {
 	return ns.ContentProps{Type: h.ContentType, Encoding: h.ContentEncoding, Language: h.ContentLanguage,
 		Disposition: h.ContentDisposition, CacheCtl: h.CacheControl, MD5: h.ContentMD5}
 }
-
-func blobFS(ref BlobRef) ns.FS { return ns.FS{Account: ref.Account, Filesystem: ref.Container} }
 
 // putPath is Put Blob on a hierarchical account: a block blob named
 // a/b/c.txt is the file c.txt of directory a/b, created with its missing
@@ -562,98 +536,6 @@ func (s *Service) copySource(src CopySource, c ns.Caller, now time.Time) func(tx
 	}
 }
 
-// copyPath is Copy Blob (and Copy Blob From URL) onto a path of a
-// hierarchical account: the destination file, with its missing parent
-// directories, is created from the source's committed content (sharing
-// its data items), headers and metadata (or the request's) in one
-// transaction, and the copy completes inside the call as on a flat
-// account. The copy's status properties (x-ms-copy-*) are kept in the
-// node (ns.Node.Copy) until its content or properties are written again,
-// as a flat blob keeps them ("Get Blob Properties": they do not appear
-// once the blob is modified with Set Blob Properties, Put Blob or Put
-// Block List). The file takes the index tags of x-ms-tags, or the
-// source's with x-ms-copy-source-tag-option: COPY (Copy Blob From URL).
-// An append blob source makes an append blob file (Copy Blob; Copy Blob
-// From URL takes block blobs only, 409 InvalidSourceBlobType, as on a
-// flat account), which an asynchronous copy writes only over a file of
-// the same type (409 InvalidBlobType); a page blob source is 400
-// BlobTypeNotSupported, as Put Blob of one. An archived source needs an
-// online destination tier and an archived destination is not
-// overwritten, both 409 BlobArchived as on a flat account.
-func (s *Service) copyPath(ctx context.Context, hns *ns.Namespace, in CopyBlobInput, lookup func(kv.Tx) (*blobRec, error), now time.Time) (CopyBlobOutput, error) {
-	ref := in.Ref
-	var md5 []byte
-	if in.Sync {
-		md5 = in.SourceContentMD5
-	}
-	copyID := newUUID()
-	var node *ns.Node
-	err := s.store.Update(ctx, func(tx kv.Tx) error {
-		src, err := copySourceOf(tx, ref, in.Source, lookup, now)
-		if err != nil {
-			return err
-		}
-		if err := copySourceKey(src); err != nil {
-			return err
-		}
-		tier, err := CheckTier(in.Tier, src.Type)
-		if err != nil {
-			return err
-		}
-		var app *ns.AppendState
-		switch {
-		case in.Sync && src.Type != BlockBlob:
-			return azerr.New(azerr.InvalidSourceBlobType)
-		case src.Type == PageBlob:
-			return azerr.New(azerr.BlobTypeNotSupported)
-		case src.Type == AppendBlob:
-			app = &ns.AppendState{Blocks: src.Appends, Sealed: copySealed(src, in.Seal)}
-		}
-		replace := PathOnline
-		if !in.Sync {
-			replace = keepBlobType(app != nil)
-		}
-		switch {
-		case src.Tier == tierArchive:
-			return azerr.New(azerr.BlobArchived)
-		case in.Sync && src.Size > maxCopyFromURL:
-			return azerr.Newf(azerr.CannotVerifyCopySource, "The source blob is larger than 256 MiB.").WithStatus(413) // Request Entity Too Large
-		}
-		if md5 != nil {
-			if _, err := s.hash(ctx, tx, Checksums{MD5: md5}, src.Parts, src.Size, nil); err != nil {
-				return err
-			}
-		}
-		meta := src.Meta
-		if len(in.Metadata) > 0 {
-			meta = in.Metadata
-		}
-		tags := in.Tags
-		if in.CopyTags {
-			tags = src.Tags
-		}
-		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true,
-			Metadata: meta, Props: contentProps(src.Props), Size: src.Size, RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
-			Tier: tier, Replace: replace, Append: app, Tags: tags, Copy: &ns.CopyState{ID: copyID, Source: in.Source.URL, Status: "success", Progress: progress(src.Size), Completion: now}})
-		if err != nil {
-			return err
-		}
-		node = co.Node
-		parts := append([]extent.Part(nil), src.Parts...)
-		if err := extent.AdjustRefs(tx, now, nil, parts); err != nil {
-			return err
-		}
-		if err := kv.PutJSON(tx, node.Ref, &fileContent{Parts: parts}); err != nil {
-			return err
-		}
-		return s.dfsChanged(tx, in.Call, blobFS(ref), ref.Blob, node, changelog.BlobCreated, apiCopyBlob, nil)
-	})
-	if err != nil {
-		return CopyBlobOutput{}, err
-	}
-	return CopyBlobOutput{ETag: node.ETag, LastModified: node.Modified, CopyID: copyID, CopyStatus: "success", ContentMD5: md5}, nil
-}
-
 // folderMarker reports whether md marks a directory (hdi_isfolder=true,
 // the name matched without regard to case as metadata names are) and
 // returns md without the marker, which the Blob view adds back to every
@@ -725,4 +607,61 @@ func (s *Service) setPathTier(ctx context.Context, hns *ns.Namespace, in SetBlob
 		return blobErr(err)
 	})
 	return out, err
+}
+
+// keepBlobType is the Replace check of a write that must find the file
+// it overwrites of the same blob type (Put Block List, an asynchronous
+// Copy Blob: 409 InvalidBlobType otherwise, as on a flat account),
+// after PathOnline's.
+func keepBlobType(appendBlob bool) func(old *ns.Node) error {
+	return func(old *ns.Node) error {
+		if err := PathOnline(old); err != nil {
+			return err
+		}
+		if (old.Append != nil) != appendBlob {
+			return azerr.New(azerr.InvalidBlobType)
+		}
+		return nil
+	}
+}
+
+// putAppendPath is Put Blob of an append blob on a hierarchical account:
+// an empty append blob file, created with its missing parents (as Put
+// Blob of a block blob), or replacing the file at the name (an archived
+// one is not overwritten).
+func (s *Service) putAppendPath(ctx context.Context, hns *ns.Namespace, in PutBlobInput) (PutBlobOutput, error) {
+	ref := in.Ref
+	cin := ns.CreateInput{Path: ref.Blob, Cond: in.Access.Cond, LeaseID: in.Access.LeaseID, MakeParents: true, Metadata: in.Metadata,
+		Props: contentProps(in.HTTPHeaders), RefFor: func(id []byte) []byte { return contentRef(ref.Account, id) }, Caller: in.Caller,
+		Replace: PathOnline, Append: &ns.AppendState{}, Tags: in.Tags, CPK: shaOf(in.CPK)}
+	var node *ns.Node
+	err := s.store.Update(ctx, func(tx kv.Tx) error {
+		co, err := s.createFile(tx, hns, ref, in.CreateOnly, in.Access.IfTags, cin)
+		if err != nil {
+			return err
+		}
+		node = co.Node
+		return nil
+	})
+	if err != nil {
+		return PutBlobOutput{}, err
+	}
+	return PutBlobOutput{ETag: node.ETag, LastModified: node.Modified, ServerEncrypted: true}, nil
+}
+
+// mayListDeleted is whether c may list the soft-deleted paths of fs
+// (showonly=deleted, include=deleted): read and execute on its root, as
+// to list it; a deleted path's own directory may be gone.
+func (s *Service) mayListDeleted(tx kv.Tx, hns *ns.Namespace, fs ns.FS, c ns.Caller) error {
+	if c == nil || c.Super {
+		return nil
+	}
+	root, err := hns.Lookup(tx, fs, "", c)
+	if err != nil {
+		return blobErr(err)
+	}
+	if !root.Access().Allows(root.Owner, root.Group, *c, acl.Read|acl.Execute) {
+		return blobErr(ns.ErrPermissionMismatch)
+	}
+	return nil
 }

@@ -34,61 +34,12 @@ import (
 // not support hierarchical accounts, so the change feed is off for them
 // (ChangeFeedOn) and its files pass DFS records over.
 
-// The data.api names of the Data Lake operations.
-const (
-	apiCreateFile      = "CreateFile"
-	apiFlushWithClose  = "FlushWithClose"
-	apiRenameFile      = "RenameFile"
-	apiRenameDirectory = "RenameDirectory"
-	apiCreateDirectory = "CreateDirectory"
-	apiDeleteFile      = "DeleteFile"
-	apiDeleteDirectory = "DeleteDirectory"
-)
-
-// dfsChanged appends the record of Data Lake operation api of call c on
-// path in fs (n: the node as the operation left it, or as it was before
-// a delete) to the account's log in tx, when the log is on.
-func (s *Service) dfsChanged(tx kv.Tx, c Call, fs ns.FS, path string, n *ns.Node, typ, api string, edit func(*changelog.Record)) error {
-	if !s.logging(fs.Account) || n == nil {
-		return nil
-	}
-	r := changelog.Record{EventType: typ, DFS: true, Subject: changelog.Subject(fs.Filesystem, strings.TrimPrefix(path, "/")),
-		EventTime: s.now(c), Data: changelog.Data{API: api, RequestID: c.RequestID, ClientRequestID: c.ClientRequestID}}
-	if !n.Dir {
-		r.Data.ETag, r.Data.ContentType, r.Data.ContentLength, r.Data.BlobType = strings.Trim(n.ETag, `"`), n.Props.Type, n.Size, BlockBlob
-		if n.Append != nil {
-			r.Data.BlobType = AppendBlob
-		}
-	} else {
-		r.Data.ETag = strings.Trim(n.ETag, `"`)
-	}
-	if edit != nil {
-		edit(&r)
-	}
-	_, err := changelog.Append(tx, fs.Account, r)
-	if err == nil && s.appended != nil {
-		s.appended(fs.Account)
-	}
-	return err
-}
-
 // dfsCreated records the file or directory a Path - Create made.
 func (s *Service) dfsCreated(tx kv.Tx, c Call, fs ns.FS, path string, n *ns.Node) error {
 	if n != nil && n.Dir {
 		return s.dfsChanged(tx, c, fs, path, n, changelog.DirectoryCreated, apiCreateDirectory, nil)
 	}
 	return s.dfsChanged(tx, c, fs, path, n, changelog.BlobCreated, apiCreateFile, nil)
-}
-
-// dfsFlushed records a flush with close=true that committed the file's
-// content from offset from.
-func (s *Service) dfsFlushed(tx kv.Tx, c Call, p PathRef, n *ns.Node, from int64) error {
-	return s.dfsChanged(tx, c, p.fs(), p.Path, n, changelog.BlobCreated, apiFlushWithClose, func(r *changelog.Record) {
-		// data.contentOffset: where the data this flush committed
-		// begins (inferred: the schema describes it only as the offset
-		// of the write that raised the event).
-		r.Data.ContentOffset = from
-	})
 }
 
 // dfsRenamed records the move of srcFS/src to path in fs.

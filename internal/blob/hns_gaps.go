@@ -3,7 +3,6 @@ package blob
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
@@ -14,34 +13,6 @@ import (
 
 // Blob operations on a hierarchical account that keep the flat
 // account's rules with the facts the path's node holds.
-
-// stagePath is Put Block's check of the path a block is staged for on a
-// hierarchical account: the staging is kept by name as on a flat account
-// (see putBlockListPath), but a file or directory there is the blob the
-// block is for, so blockWritable holds against its node's lease, tier
-// and blob type, as against a flat blob's record: a block for an
-// archived file is 409 BlobArchived, one for an append blob file 409
-// InvalidBlobType, one for a leased path needs its lease. Where nothing is
-// (or the name cannot be a path, which the commit refuses), a lease id is
-// 412 LeaseNotPresentWithBlobOperation, as on a flat account. The lookup
-// is a superuser's: the commit checks the caller's access.
-func stagePath(tx kv.Tx, hns *ns.Namespace, ref BlobRef, leaseID string, now time.Time) error {
-	n, err := hns.Lookup(tx, blobFS(ref), ref.Blob, nil)
-	switch {
-	case errors.Is(err, ns.ErrPathNotFound), errors.Is(err, ns.ErrInvalidPath), errors.Is(err, ns.ErrPathConflict):
-		if leaseID != "" {
-			return azerr.New(azerr.LeaseNotPresentWithBlobOperation)
-		}
-		return nil
-	case err != nil:
-		return blobErr(err)
-	}
-	typ := BlockBlob
-	if n.Append != nil {
-		typ = AppendBlob
-	}
-	return blockWritable(typ, n.Lease, n.Tier, leaseID, now)
-}
 
 // undeleteLatestPath is Undelete Blob without x-ms-undelete-source on a
 // hierarchical account. The Undelete Blob reference gives that header
@@ -83,23 +54,6 @@ func (s *Service) undeleteLatestPath(ctx context.Context, hns *ns.Namespace, in 
 		_, err = hns.Undelete(tx, blobFS(ref), ref.Blob, id, c)
 		return blobErr(err)
 	})
-}
-
-// mayListDeleted is whether c may list the soft-deleted paths of fs
-// (showonly=deleted, include=deleted): read and execute on its root, as
-// to list it; a deleted path's own directory may be gone.
-func (s *Service) mayListDeleted(tx kv.Tx, hns *ns.Namespace, fs ns.FS, c ns.Caller) error {
-	if c == nil || c.Super {
-		return nil
-	}
-	root, err := hns.Lookup(tx, fs, "", c)
-	if err != nil {
-		return blobErr(err)
-	}
-	if !root.Access().Allows(root.Owner, root.Group, *c, acl.Read|acl.Execute) {
-		return blobErr(ns.ErrPermissionMismatch)
-	}
-	return nil
 }
 
 // deletedPaths reads the soft-deleted paths of a listing in order

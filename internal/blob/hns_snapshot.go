@@ -35,60 +35,6 @@ import (
 // snapshots are unreachable in the same transaction, and the collector
 // releases them with its content (Reclaim).
 
-// pathSnapPrefix is the range of the snapshots of file id.
-func pathSnapPrefix(acct string, id []byte) []byte { return kv.Key("dls", acct, string(id)) }
-
-// pathSnapKey is snapshot snap of file id. Snapshot times are ISO 8601
-// with seven fractional digits, so key order is time order.
-func pathSnapKey(acct string, id []byte, snap string) []byte {
-	return kv.Key("dls", acct, string(id), snap)
-}
-
-// pathSnapshot is a snapshot of a file: the file as a blob record (no
-// lease: a snapshot has none) and its path properties then.
-type pathSnapshot struct {
-	Rec   blobRec `json:"b"`
-	Owner string  `json:"o,omitempty"`
-	Group string  `json:"g,omitempty"`
-	ACL   string  `json:"a,omitempty"`
-	Perms string  `json:"pm,omitempty"`
-}
-
-func (p *pathSnapshot) pathProps() *PathProperties {
-	return &PathProperties{Owner: p.Owner, Group: p.Group, Permissions: p.Perms, ACL: p.ACL}
-}
-
-// namedSnap is a snapshot and its time.
-type namedSnap struct {
-	snap string
-	rec  pathSnapshot
-}
-
-// scanPathSnapshots reads the snapshots of file id, oldest first; at most
-// limit (0: all).
-func scanPathSnapshots(tx kv.Tx, acct string, id []byte, limit int) ([]namedSnap, error) {
-	p := pathSnapPrefix(acct, id)
-	var out []namedSnap
-	var derr error
-	err := tx.Scan(p, kv.PrefixEnd(p), limit, false, func(k, v []byte) bool {
-		parts, ok := kv.Split(k)
-		if !ok || len(parts) != 4 {
-			derr = errors.New("blob: malformed path snapshot key")
-			return false
-		}
-		var r pathSnapshot
-		if derr = kv.DecodeJSON(k, v, &r); derr != nil {
-			return false
-		}
-		out = append(out, namedSnap{snap: parts[3], rec: r})
-		return true
-	})
-	if err == nil {
-		err = derr
-	}
-	return out, err
-}
-
 // hasPathSnapshots reports whether file n has a snapshot. A file without
 // a content reference has none (Snapshot Blob gives it one).
 func hasPathSnapshots(tx kv.Tx, acct string, n *ns.Node) (bool, error) {
@@ -225,23 +171,6 @@ func (s *Service) snapshotPath(ctx context.Context, hns *ns.Namespace, in Snapsh
 	return out, err
 }
 
-// loadPathSnapshot is snapshot snap of the file node as loadPath reads
-// it: 404 BlobNotFound when the file has no such snapshot.
-func loadPathSnapshot(tx kv.Tx, acct string, node *ns.Node, snap string) (*blobRec, *PathProperties, error) {
-	if node.Dir || len(node.Ref) == 0 {
-		return nil, nil, azerr.New(azerr.BlobNotFound)
-	}
-	var r pathSnapshot
-	found, err := kv.GetJSON(tx, pathSnapKey(acct, node.ID, snap), &r)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !found {
-		return nil, nil, azerr.New(azerr.BlobNotFound)
-	}
-	return &r.Rec, r.pathProps(), nil
-}
-
 // deletePathSnapshot is Delete Blob ?snapshot= on a hierarchical
 // account: the snapshot record goes and its extent references are
 // released in the same transaction. The conditions apply to the
@@ -277,23 +206,6 @@ func (s *Service) deletePathSnapshot(ctx context.Context, hns *ns.Namespace, in 
 		}
 		return extent.AdjustRefs(tx, now, b.Parts, nil)
 	})
-}
-
-// dropPathSnapshots deletes every snapshot of file id and releases their
-// extent references (x-ms-delete-snapshots: only, and Reclaim).
-func dropPathSnapshots(tx kv.Tx, acct string, id []byte, now time.Time) error {
-	snaps, err := scanPathSnapshots(tx, acct, id, 0)
-	if err != nil {
-		return err
-	}
-	var release []extent.Part
-	for _, sn := range snaps {
-		if err := tx.Delete(pathSnapKey(acct, id, sn.snap)); err != nil {
-			return err
-		}
-		release = append(release, sn.rec.Rec.Parts...)
-	}
-	return extent.AdjustRefs(tx, now, release, nil)
 }
 
 // KeepSnapshots moves the snapshots of the file a write replaced

@@ -30,24 +30,6 @@ import (
 // reference describes index tags of blobs, and a directory on the Blob
 // view is a marker, not a blob with content.
 
-// checkNodeTags evaluates the x-ms-if-tags condition t of a write on
-// the file n it writes or replaces (nil: none, which matches no
-// condition: 412 ConditionNotMet, as for a missing blob), in the
-// write's transaction, so a failure aborts the write: the replacing
-// writes (Put Blob, Put Block List, Copy Blob) on the node ns.Create
-// replaced, once it has applied the other conditions and the lease; Set
-// Blob Metadata/Properties and Delete Blob on the live node they found
-// before the namespace applies those.
-func checkNodeTags(t TagCondition, n *ns.Node, container string) error {
-	if t.expr == nil && t.err == nil {
-		return nil
-	}
-	if n == nil {
-		return t.check(nil, container)
-	}
-	return t.check(&blobRec{Tags: n.Tags}, container)
-}
-
 // getPathTags is Get Blob Tags of a path: the file's tags (a directory
 // has none), with the read rules of a flat blob (lease, x-ms-if-tags);
 // a snapshot's are the tags the file had when it was taken, as a flat

@@ -3,7 +3,6 @@ package blob
 import (
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
@@ -15,70 +14,6 @@ import (
 // is a blob (pathRec: its creation time is the node's, which a rename
 // keeps; an append blob file's last write is the node's modified time);
 // a directory is not, and is protected through the files below it.
-
-// pathWORM reads the WORM settings of fs's container.
-func pathWORM(tx kv.Tx, fs ns.FS) (*containerWORM, error) {
-	return wormOf(tx, fs.Account, fs.Filesystem)
-}
-
-// refusePath is refuse of op on the file n (nil, or a directory: none).
-func (w *containerWORM) refusePath(n *ns.Node, op wormOp, now time.Time) error {
-	if w.empty() || n == nil || n.Dir {
-		return nil
-	}
-	b, _ := pathRec(n)
-	return w.refuse(b, op, now)
-}
-
-// pathWORMRefuse is refusePath of the settings of fs's container.
-func pathWORMRefuse(tx kv.Tx, fs ns.FS, n *ns.Node, op wormOp, now time.Time) error {
-	if n == nil || n.Dir {
-		return nil
-	}
-	w, err := pathWORM(tx, fs)
-	if err != nil {
-		return err
-	}
-	return w.refusePath(n, op, now)
-}
-
-// refuseSubtree refuses op on the directory n when a file below it
-// refuses it (the first refusal found); a file is refusePath.
-func (w *containerWORM) refuseSubtree(tx kv.Tx, hns *ns.Namespace, fs ns.FS, n *ns.Node, op wormOp, now time.Time) error {
-	if w.empty() {
-		return nil
-	}
-	if !n.Dir {
-		return w.refusePath(n, op, now)
-	}
-	return hns.EachFile(tx, fs, n, func(f *ns.Node) error { return w.refusePath(f, op, now) })
-}
-
-// refusePathDelete is the WORM rule of Path - Delete of n: a file as
-// Delete Blob; a directory deleted recursively with a protected file
-// below it is refused whole (the file's code), and one that is not empty
-// is refused anyway: "If there's a policy set on a container with
-// hierarchical namespace enabled, a directory must be empty before it
-// can be deleted" (container-level WORM page, Deletion), answered as a
-// delete of a non-empty directory without recursive is, 409
-// DirectoryNotEmpty (no public source names the code of this refusal:
-// inferred).
-func (w *containerWORM) refusePathDelete(tx kv.Tx, hns *ns.Namespace, fs ns.FS, n *ns.Node, now time.Time) error {
-	if w.empty() {
-		return nil
-	}
-	if err := w.refuseSubtree(tx, hns, fs, n, wormDelete, now); err != nil || !n.Dir {
-		return err
-	}
-	empty, err := hns.Empty(tx, fs, n)
-	if err != nil {
-		return err
-	}
-	if !empty {
-		return azerr.New(azerr.DirectoryNotEmpty)
-	}
-	return nil
-}
 
 // refuseRename is the WORM rule of a rename: "If hierarchical namespace
 // is enabled, you can't rename or move a blob when the blob is in the

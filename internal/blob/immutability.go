@@ -54,12 +54,6 @@ const (
 	PolicyLocked   = "Locked"
 )
 
-// immPolicy is a version's time-based retention policy.
-type immPolicy struct {
-	Until time.Time `json:"u"`
-	Mode  string    `json:"m"` // PolicyUnlocked or PolicyLocked
-}
-
 // active reports whether the policy still protects at now.
 func (p *immPolicy) active(now time.Time) bool { return p != nil && now.Before(p.Until) }
 
@@ -133,14 +127,6 @@ func (b *blobRec) writeProtected() error {
 // have it (immutabilityOn).
 func (s *Service) SetImmutability(on func(account string) bool) { s.immutability = on }
 
-// DefaultPolicy is an account's default version-level time-based
-// retention policy (ARM's AccountImmutabilityPolicyProperties): Days from
-// each version's write, Locked or Unlocked.
-type DefaultPolicy struct {
-	Days   int
-	Locked bool
-}
-
 // SetImmutabilityDefault gives the accounts with version-level
 // immutability support their default policy (nil, or nil from it:
 // none). "The object-level immutability policy has higher precedence
@@ -149,33 +135,6 @@ type DefaultPolicy struct {
 // ImmutableStorageAccount.immutabilityPolicy).
 func (s *Service) SetImmutabilityDefault(p func(account string) *DefaultPolicy) {
 	s.immutabilityDefault = p
-}
-
-// inheritedPolicy is the policy a version written at now into c gets
-// when the write sets none of its own: the container's default
-// version-level policy, else the account's (nil: none; see
-// containerWORM.defaultPolicy).
-func (s *Service) inheritedPolicy(acct string, c *container, now time.Time) *immPolicy {
-	if !s.immutabilityOn(acct) {
-		return nil
-	}
-	if c != nil {
-		if p := c.WORM.defaultPolicy(now); p != nil {
-			return p
-		}
-	}
-	if s.immutabilityDefault == nil {
-		return nil
-	}
-	d := s.immutabilityDefault(acct)
-	if d == nil || d.Days <= 0 {
-		return nil
-	}
-	mode := PolicyUnlocked
-	if d.Locked {
-		mode = PolicyLocked
-	}
-	return &immPolicy{Until: now.Add(time.Duration(d.Days) * 24 * time.Hour), Mode: mode}
 }
 
 // immutabilityOn reports whether acct's containers support
@@ -193,15 +152,6 @@ func (s *Service) ImmutabilityOn(account string) bool { return s.immutabilityOn(
 // container without version-level immutability support.
 func errNoImmutability() error {
 	return azerr.Newf(azerr.InvalidOperation, "The container does not have version-level immutability support enabled.")
-}
-
-// Immutability is what a write sets on the version it creates (Put
-// Blob, Put Block List, Copy Blob): a policy when Until is set, a legal
-// hold when Hold is.
-type Immutability struct {
-	Until time.Time
-	Mode  string
-	Hold  bool
 }
 
 // none reports whether im sets nothing.
@@ -337,4 +287,9 @@ func containerHoldsBlobs(tx kv.Tx, acct, c string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// versioningOn reports whether acct keeps versions.
+func (s *Service) versioningOn(acct string) bool {
+	return s.versioning != nil && s.versioning(acct) && s.nsOf(acct) == nil
 }

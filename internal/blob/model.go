@@ -1,23 +1,28 @@
 package blob
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
+	"maps"
 	"strconv"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
-	"github.com/cerulean-storage/cerulean/internal/chunk"
 	"github.com/cerulean-storage/cerulean/internal/clock"
+	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/extent"
+	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 	"github.com/cerulean-storage/cerulean/internal/lease"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Service is the Blob service of one Cerulean process. It keeps no
@@ -60,24 +65,6 @@ type Service struct {
 	// immutabilityDefault: the accounts' default version-level
 	// policies (immutability.go).
 	immutabilityDefault func(account string) *DefaultPolicy
-}
-
-// New returns the Blob service over store and chunks.
-func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) *Service {
-	if clk == nil {
-		clk = clock.Real{}
-	}
-	if log == nil {
-		log = slog.Default()
-	}
-	s := &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log,
-		props: svcprops.New(svcprops.Blob, store, servicePropsKey)}
-	if w, ok := clk.(clock.Waller); ok {
-		s.data.SetWall(w.Wall().Now) // clock control: chunk ages and pin leases stay real
-	}
-	s.reclaim = s.newReclaimer()
-	s.setLayouts(nil, nil)
-	return s
 }
 
 // Blob types.
@@ -240,4 +227,370 @@ func newETag(now time.Time) string {
 	// Azure's ETags are 0x8D... (FILETIME ticks); ours keep that look.
 	ticks := uint64(now.UnixNano()/100) + 116444736000000000
 	return `"0x` + strconv.FormatUint(ticks, 16) + randHex(4) + `"`
+}
+
+// Layout is how an account lays out the names of its blobs, chosen once
+// per account (layoutOf): flat, where a blob's name is its key, or
+// hierarchical (Data Lake Storage Gen2), where names resolve through the
+// namespace tree of internal/hns/ns and a container is a filesystem. The
+// Blob domain asks the account's layout for what differs between the two
+// and keeps the rest to itself. internal/app wires the namespace
+// (SetNamespace); the dfs endpoint (internal/datalake) only calls the
+// domain's methods.
+type Layout interface {
+	// resolve reads the blob ref names as the Blob API shows it: a blob
+	// record, or a file of the tree (with its PathProperties, its user
+	// principal names filled in when upn) that c may access for want.
+	resolve(tx kv.Tx, ref BlobRef, now time.Time, c ns.Caller, want acl.Perm, upn bool) (*blobRec, *PathProperties, error)
+	// create is Put Blob: the blob, or the file with its missing
+	// parents, created or replaced.
+	create(ctx context.Context, in PutBlobInput) (PutBlobOutput, error)
+	// replace is Put Block List's commit: the blob or file replaced by
+	// the named blocks.
+	replace(ctx context.Context, in PutBlockListInput) (PutBlockListOutput, error)
+	// update reads the blob or file ref, checks the write rules (the
+	// conditions, the lease, and the container-level WORM rule op,
+	// containerworm.go), lets fn change it and writes it back, in a
+	// transaction of its own; updateTx does the same in tx.
+	update(ctx context.Context, ref BlobRef, a Access, op wormOp, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error)
+	updateTx(tx kv.Tx, ref BlobRef, a Access, op wormOp, c ns.Caller, now time.Time, fn func(tx kv.Tx, b *blobRec) error) (*blobRec, error)
+	// delete is Delete Blob.
+	delete(ctx context.Context, in DeleteBlobInput) (DeleteBlobOutput, error)
+	// checkReplace applies replace's write rules before the block list
+	// is read (Expect: 100-continue, checkfirst.go).
+	checkReplace(ctx context.Context, in PutBlockListInput) error
+	// source reads ref as a copy's source (copySource): nil when there
+	// is nothing to copy there.
+	source(tx kv.Tx, ref BlobRef, now time.Time, c ns.Caller) (*blobRec, error)
+	// list is List Blobs.
+	list(ctx context.Context, in ListBlobsInput) (ListBlobsOutput, error)
+	// pageBlobs is nil when page blobs may be written, else the
+	// refusal (a hierarchical account keeps none).
+	pageBlobs() error
+	// containerCreated runs in the transaction that creates the
+	// container ref.
+	containerCreated(tx kv.Tx, ref ContainerRef) error
+	// containerDeleted runs in the transaction that deletes the
+	// container ref.
+	containerDeleted(tx kv.Tx, ref ContainerRef) error
+}
+
+// flatLayout is the layout of an account without a hierarchical
+// namespace: the Blob domain's own records. ns is the namespace of the
+// process's hierarchical accounts (nil: there are none), kept for the
+// tree a container may have from a time the account was hierarchical.
+type flatLayout struct {
+	s  *Service
+	ns *ns.Namespace
+}
+
+// hierLayout is the layout of a hierarchical account: its names are
+// paths of ns, whose nodes own a file's properties and lease while the
+// Blob domain keeps its bytes (hns.go).
+type hierLayout struct {
+	s  *Service
+	ns *ns.Namespace
+}
+
+// layouts are a service's two layouts, made once (layoutOf returns them
+// without allocating: it is on every read's path).
+type layouts struct {
+	flat, hier Layout
+	// isHier reports the hierarchical accounts (SetNamespace); nil:
+	// none is.
+	isHier func(account string) bool
+}
+
+// wormOp is a write the WORM rules tell apart.
+type wormOp int
+
+// wormPolicy is a container's time-based retention policy.
+type wormPolicy struct {
+	Days            int          `json:"d"`
+	State           string       `json:"s"`
+	AppendWrites    bool         `json:"a,omitempty"`
+	AppendWritesAll bool         `json:"aa,omitempty"`
+	ETag            string       `json:"e"`
+	Extensions      int          `json:"x,omitempty"`
+	History         []WORMUpdate `json:"hi,omitempty"`
+	// Version marks a default version-level policy: one set on a
+	// container with version-level immutability support, whose scope
+	// is the versions written into it rather than the container (see
+	// defaultPolicy).
+	Version bool `json:"v,omitempty"`
+}
+
+// wormHold is a container's legal hold.
+type wormHold struct {
+	Tags            []string `json:"t,omitempty"`
+	AppendWritesAll bool     `json:"aa,omitempty"`
+}
+
+// containerWORM is a container's policy and legal hold.
+type containerWORM struct {
+	Policy *wormPolicy `json:"p,omitempty"`
+	Hold   *wormHold   `json:"h,omitempty"`
+}
+
+// NewBlob is what a write creating a whole blob (Put Blob, Put Block
+// List, Put Blob From URL) says of it besides its content.
+type NewBlob struct {
+	HTTPHeaders HTTPHeaders
+	Metadata    map[string]string
+	Tier        string        // "" for the account default
+	Tags        blobtags.Tags // blob index tags
+	// Immutability is the policy and legal hold the write sets on the
+	// version it makes (nil: none; immutability.go).
+	Immutability *Immutability
+}
+
+// BlobProperties are what a read reports of a blob or snapshot (Get Blob
+// Properties' response headers, and Get Blob's).
+type BlobProperties struct {
+	Type         string
+	ETag         string
+	LastModified time.Time
+	CreationTime time.Time
+	Size         int64
+	HTTPHeaders  HTTPHeaders
+	Metadata     map[string]string
+	// Lease is the base blob's lease at the time of the read; a
+	// snapshot's (HasLease false) is not reported.
+	Lease    lease.Effective
+	HasLease bool
+	TagCount int
+	// A block blob's access tier, whether it is the inferred default,
+	// and when Set Blob Tier last changed it (nil: never).
+	AccessTier         string
+	AccessTierInferred bool
+	AccessTierChanged  *time.Time
+	// SmartAccessTier is the tier a Smart blob is in ("" otherwise).
+	SmartAccessTier string
+	// A page blob's sequence number.
+	SequenceNumber int64
+	// An append blob's committed block count and seal.
+	CommittedBlockCount int
+	Sealed              bool
+	// The last copy onto the blob (nil: none).
+	Copy *CopyInfo
+	// ServerEncrypted is whether the content is encrypted at rest.
+	ServerEncrypted bool
+	// EncryptionKeySHA256 is the SHA-256 of the customer-provided key
+	// the content is encrypted with ("": none; cpk.go).
+	EncryptionKeySHA256 string
+	// Path is set for a path of a hierarchical account.
+	Path *PathProperties
+	// VersionID is the version read ("" for a blob without one);
+	// IsCurrentVersion whether it is the current version (reported on
+	// an account with versioning on).
+	VersionID        string
+	IsCurrentVersion bool
+	// ImmutabilityUntil and ImmutabilityMode are the version's
+	// immutability policy (zero and "": none); LegalHold its legal hold
+	// (immutability.go).
+	ImmutabilityUntil time.Time
+	ImmutabilityMode  string
+	LegalHold         bool
+}
+
+// PutBlobInput is Put Blob: a whole blob of Type created or replaced at
+// Ref (the base blob).
+type PutBlobInput struct {
+	Call
+	Ref    BlobRef
+	Type   string // BlockBlob, PageBlob or AppendBlob
+	Access Access
+	// CreateOnly refuses to replace an existing blob (403
+	// AuthorizationPermissionMismatch): a caller allowed to create blobs
+	// but not to write them.
+	CreateOnly bool
+	NewBlob
+	// A block blob's content: Length bytes of Body (-1: until EOF),
+	// checked against Checksums.
+	Body      io.Reader
+	Length    int64
+	Checksums Checksums
+	// A page blob's size (a multiple of 512) and sequence number.
+	Size           int64
+	SequenceNumber int64
+	// CheckFirst applies the write rules (container, conditions, lease)
+	// once before the body is read, so a refused write is answered
+	// without it: the request sent Expect: 100-continue and its client
+	// holds the body back until asked (server/expect.go). The rules are
+	// applied again, authoritatively, in the write's transaction.
+	CheckFirst bool
+}
+
+// PutBlockListInput is Put Block List: the blob Ref committed from
+// Blocks, in order, each looked up among the uncommitted blocks, the
+// committed ones, or both (wire.BlockKind).
+type PutBlockListInput struct {
+	Call
+	Ref    BlobRef
+	Access Access
+	// CreateOnly refuses to replace an existing blob (see PutBlobInput).
+	CreateOnly bool
+	NewBlob
+	Blocks []wire.BlockRef
+}
+
+// properties reports b, read at ref at now.
+func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
+	p := BlobProperties{
+		Type: b.Type, ETag: b.ETag, LastModified: b.Modified, CreationTime: b.Created, Size: b.Size,
+		HTTPHeaders: b.Props, Metadata: b.Meta, TagCount: len(b.Tags), Copy: b.Copy, ServerEncrypted: true,
+		EncryptionKeySHA256: b.CPK, VersionID: b.VersionID,
+	}
+	p.IsCurrentVersion = ref.Snapshot == "" && b.VersionID != "" && !b.prev
+	if b.Imm != nil {
+		p.ImmutabilityUntil, p.ImmutabilityMode = b.Imm.Until, b.Imm.Mode
+	}
+	p.LegalHold = b.Hold
+	if ref.Snapshot != "" {
+		p.VersionID = "" // a snapshot is no version
+	}
+	if ref.Snapshot == "" && !b.prev {
+		p.Lease, p.HasLease = b.Lease.Effective(now), true
+	}
+	switch b.Type {
+	case BlockBlob:
+		p.AccessTier, p.AccessTierInferred = b.tier()
+		p.AccessTierChanged = b.TierChanged
+		p.SmartAccessTier = smartTier(p.AccessTier)
+	case PageBlob:
+		p.SequenceNumber = b.SeqNum
+	case AppendBlob:
+		p.CommittedBlockCount, p.Sealed = b.Appends, b.Sealed
+	}
+	return p
+}
+
+// sourceRecord is o, a file a copy reads, as the block blob the copy
+// makes, and the check of the ranges it may read.
+func sourceRecord(o *copysrc.Object) (*blobRec, func(off, n int64) error) {
+	readable := o.Readable
+	if readable == nil {
+		readable = func(int64, int64) error { return nil }
+	}
+	return &blobRec{
+		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
+		Parts: o.Parts, Props: HTTPHeaders(o.Props),
+	}, readable
+}
+
+// ListedBlob is one entry of a listing.
+type ListedBlob struct {
+	Name string
+	// IsPrefix is a virtual directory (a BlobPrefix): only Name is set.
+	IsPrefix bool
+	// Uncommitted is a blob with uncommitted blocks only: only Name is set.
+	Uncommitted bool
+	Snapshot    string
+	Properties  BlobProperties // the lease only for a live base blob
+	Tags        blobtags.Tags
+	// A soft-deleted blob or snapshot: when, and the whole days of
+	// retention left.
+	Deleted                bool
+	DeletedTime            time.Time
+	RemainingRetentionDays int
+	// DeletionID names a soft-deleted path of a hierarchical account (the
+	// id Path Undelete takes in x-ms-undelete-source).
+	DeletionID string
+	// HasVersionsOnly is a name with versions and no current version
+	// (include=deletedwithversions); Properties are its latest version's.
+	HasVersionsOnly bool
+}
+
+// ListBlobsOutput is one page of a listing; NextMarker is "" on the last.
+type ListBlobsOutput struct {
+	Items      []ListedBlob
+	NextMarker string
+}
+
+// pathRec is node as a blob record without content, and its path
+// properties.
+func pathRec(node *ns.Node) (*blobRec, *PathProperties) {
+	b := &blobRec{Type: BlockBlob, Created: node.Created, Modified: node.Modified, ETag: node.ETag, Size: node.Size,
+		Props: HTTPHeaders{ContentType: node.Props.Type, ContentEncoding: node.Props.Encoding, ContentLanguage: node.Props.Language,
+			ContentDisposition: node.Props.Disposition, CacheControl: node.Props.CacheCtl, ContentMD5: node.Props.MD5},
+		Meta: node.Metadata, Lease: node.Lease, Tags: node.Tags, CPK: node.CPK}
+	b.Tier, b.TierChanged = node.Tier, node.TierChanged
+	if a := node.Append; a != nil {
+		b.Type, b.Appends, b.Sealed = AppendBlob, a.Blocks, a.Sealed
+	}
+	if c := node.Copy; c != nil {
+		b.Copy = &CopyInfo{ID: c.ID, Source: c.Source, Status: c.Status, Progress: c.Progress, Completion: c.Completion}
+	}
+	if node.Dir {
+		b.Meta = maps.Clone(node.Metadata)
+		if b.Meta == nil {
+			b.Meta = map[string]string{}
+		}
+		b.Meta["hdi_isfolder"] = "true"
+	}
+	return b, &PathProperties{Dir: node.Dir, Owner: node.Owner, Group: node.Group, Permissions: node.Permissions(), ACL: node.ACL.String(), Expiry: node.Expiry}
+}
+
+// pathSnapshot is a snapshot of a file: the file as a blob record (no
+// lease: a snapshot has none) and its path properties then.
+type pathSnapshot struct {
+	Rec   blobRec `json:"b"`
+	Owner string  `json:"o,omitempty"`
+	Group string  `json:"g,omitempty"`
+	ACL   string  `json:"a,omitempty"`
+	Perms string  `json:"pm,omitempty"`
+}
+
+// immPolicy is a version's time-based retention policy.
+type immPolicy struct {
+	Until time.Time `json:"u"`
+	Mode  string    `json:"m"` // PolicyUnlocked or PolicyLocked
+}
+
+// deletion records when a blob or snapshot was soft-deleted and when its
+// retention ends. A later change of the policy does not move Expires.
+type deletion struct {
+	At      time.Time `json:"at"`
+	Expires time.Time `json:"ex"`
+}
+
+// Access tiers of block blobs in a standard account. A block blob written
+// without x-ms-access-tier is in the account's default tier, Hot, which
+// Azure reports as inferred. Page and append blobs have no tier there.
+//
+// An archived blob is offline: its data cannot be read (Get Blob), nor its
+// content, properties or metadata changed, nor the blob overwritten or
+// snapshotted (409 BlobArchived); its properties can be read, its lease
+// managed, and it can be deleted, re-tiered, or copied to an online tier.
+// Azure takes hours to rehydrate it to an online tier (Set Blob Tier
+// answers 202 Accepted); Cerulean, like Azurite, completes the
+// rehydration at once, so the next read finds the blob online.
+const (
+	tierHot     = "Hot"
+	tierCool    = "Cool"
+	tierCold    = "Cold"
+	tierArchive = "Archive"
+	// tierSmart is Smart Tier (2026-06-06, azblob 1.8.0-beta.1 "Blob
+	// Smart Tier"): the service moves the blob between the online tiers
+	// by its access, reporting the tier it is in as x-ms-smart-access-tier.
+	// Cerulean stores every tier alike, so a Smart blob is always in Hot
+	// underneath.
+	tierSmart = "Smart"
+)
+
+// tier returns a block blob's tier and whether it is the inferred default.
+func (b *blobRec) tier() (string, bool) {
+	if b.Tier == "" {
+		return tierHot, true
+	}
+	return b.Tier, false
+}
+
+// smartTier is the underlying tier of a blob in tier t: Hot for Smart
+// (see tierSmart), "" for any other tier.
+func smartTier(t string) string {
+	if t == tierSmart {
+		return tierHot
+	}
+	return ""
 }

@@ -18,34 +18,6 @@ const (
 	maxAppends     = 50000
 )
 
-// writePages replaces pages [off, off+n) of the page blob b with parts
-// (offsets from 0; none clears them), after Put Page's checks (seq: the
-// sequence number conditions).
-func writePages(tx kv.Tx, now time.Time, seq SequenceConditions, b *blobRec, off, n int64, parts []extent.Part) error {
-	if err := pagesWritable(b, seq, off, n); err != nil {
-		return err
-	}
-	old := b.Parts
-	b.Parts = extent.SpliceShifted(b.Parts, off, n, parts, off)
-	return extent.AdjustRefs(tx, now, old, b.Parts)
-}
-
-// pagesWritable is writePages' checks: a page blob, the sequence number
-// conditions, the range within the blob, no immutability policy or legal
-// hold.
-func pagesWritable(b *blobRec, seq SequenceConditions, off, n int64) error {
-	if b.Type != PageBlob {
-		return azerr.New(azerr.InvalidBlobType)
-	}
-	if err := seq.Check(b.SeqNum); err != nil {
-		return err
-	}
-	if off+n > b.Size {
-		return azerr.New(azerr.InvalidPageRange)
-	}
-	return b.writeProtected() // immutability.go
-}
-
 // appendParts appends size bytes, held by parts (offsets from 0), to the
 // append blob b, after Append Block's checks; it returns the offset they
 // landed at.

@@ -2,10 +2,12 @@ package blob
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"strings"
 	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/svcprops"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/extent"
@@ -33,13 +35,6 @@ import (
 //   - Expired records are invisible at once (every decision uses the
 //     request's time) and purged by the collector (purgeExpired), which
 //     releases their data references.
-
-// deletion records when a blob or snapshot was soft-deleted and when its
-// retention ends. A later change of the policy does not move Expires.
-type deletion struct {
-	At      time.Time `json:"at"`
-	Expires time.Time `json:"ex"`
-}
 
 // retained reports whether the record marked d is still retained at now.
 func (d *deletion) retained(now time.Time) bool { return d != nil && now.Before(d.Expires) }
@@ -354,4 +349,136 @@ func (s *Service) purgeExpired(ctx context.Context) (int, error) {
 		}
 		purged += n
 	}
+}
+
+func versionsOfPrefix(acct, c, name string) []byte { return kv.Key("bv", acct, c, name) }
+
+// lastVersionID returns the greatest version id stored for the name
+// ("" when none).
+func lastVersionID(tx kv.Tx, acct, c, name string) (string, error) {
+	prefix := versionsOfPrefix(acct, c, name)
+	last := ""
+	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 1, true, func(k, _ []byte) bool {
+		if parts, ok := kv.Split(k); ok && len(parts) == 5 {
+			last = parts[4]
+		}
+		return false
+	})
+	return last, err
+}
+
+// nextVersionID returns the version id of a version made at t: t in the
+// snapshot format, or 100 ns after after when that is not greater (two
+// writes in one clock tick, or a clock set back), so ids strictly
+// increase per blob.
+func nextVersionID(t time.Time, after string) string {
+	id := wire.FormatISO7(t)
+	if id > after {
+		return id
+	}
+	last, err := wire.ParseSnapshot(after)
+	if err != nil { // never stored so; still keep the order
+		return after + "0"
+	}
+	return wire.FormatISO7(last.Add(100))
+}
+
+// newVersionID returns the id of a version of ref's name made at t,
+// greater than cur (the base blob's current id, "" for none) and every
+// stored version's.
+func newVersionID(tx kv.Tx, ref BlobRef, t time.Time, cur string) (string, error) {
+	last, err := lastVersionID(tx, ref.Account, ref.Container, ref.Blob)
+	if err != nil {
+		return "", err
+	}
+	if cur > last {
+		last = cur
+	}
+	return nextVersionID(t, last), nil
+}
+
+// putVersion stores b as the previous version b.VersionID of ref's name
+// (giving a blob written before versioning was on an id of its own
+// first). The caller moves or adds the references of its parts. b must
+// be the record read from the base blob's key in tx, unchanged, as every
+// caller has it: when it has an id and no lease, the version is the
+// stored bytes it was read from (b.raw, or the key read again), copied
+// rather than encoded again (a small blob's record embeds its data, so
+// encoding it is most of what a version costs to write).
+func putVersion(tx kv.Tx, ref BlobRef, b *blobRec) error {
+	if b.VersionID != "" && b.Del == nil && b.Lease == (lease.Lease{}) {
+		raw := b.raw
+		if raw == nil {
+			var err error
+			raw, err = tx.Get(BlobKey(ref.Account, ref.Container, ref.Blob, ""))
+			if err != nil && !errors.Is(err, kv.ErrNotFound) {
+				return err
+			}
+		}
+		if raw != nil {
+			// Put copies what it is given before it changes
+			// anything, and a value Get returned stays valid to the
+			// end of the transaction (kv.Tx; kvtest's GetThenPut), so
+			// the stored bytes go in as they are.
+			return tx.Put(versionKey(ref.Account, ref.Container, ref.Blob, b.VersionID), raw)
+		}
+	}
+	v := *b
+	if v.VersionID == "" {
+		id, err := newVersionID(tx, ref, v.Modified, "")
+		if err != nil {
+			return err
+		}
+		v.VersionID = id
+		b.VersionID = id
+	}
+	v.Lease = lease.Lease{}
+	v.Del = nil
+	return kv.PutJSON(tx, versionKey(ref.Account, ref.Container, ref.Blob, v.VersionID), &v)
+}
+
+// stampVersion runs as a write replaces the base blob old (nil: none)
+// with nb: with versioning on, old becomes a previous version, keeping
+// its references, and nb gets a new version id. It reports whether it
+// kept old (the caller then releases none of old's references).
+func (s *Service) stampVersion(tx kv.Tx, ref BlobRef, now time.Time, old, nb *blobRec) (bool, error) {
+	if !s.versioningOn(ref.Account) {
+		nb.VersionID = ""
+		return false, nil
+	}
+	if old != nil {
+		if err := putVersion(tx, ref, old); err != nil {
+			return false, err
+		}
+		// The current version's id is the greatest of the name's: no
+		// scan of the versions is needed.
+		nb.VersionID = nextVersionID(now, old.VersionID)
+		return true, nil
+	}
+	id, err := newVersionID(tx, ref, now, "")
+	if err != nil {
+		return false, err
+	}
+	nb.VersionID = id
+	return false, nil
+}
+
+// versionExpiryMark starts the last component of the expiry index entry
+// ("bx") of a soft-deleted version, before its id: purgeExpired then
+// purges the version record (purgeVersion).
+const versionExpiryMark = "v:"
+
+// purgeVersion permanently deletes the soft-deleted version vid whose
+// retention has ended at now, releasing its references; it reports
+// whether it did (not when the version was undeleted meanwhile).
+func purgeVersion(tx kv.Tx, acct, c, name, vid string, now time.Time) (bool, error) {
+	var b blobRec
+	ok, err := kv.GetJSON(tx, versionKey(acct, c, name, vid), &b)
+	if err != nil || !ok || b.Del == nil || b.Del.retained(now) {
+		return false, err
+	}
+	if err := tx.Delete(versionKey(acct, c, name, vid)); err != nil {
+		return false, err
+	}
+	return true, extent.AdjustRefs(tx, now, b.Parts, nil)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 )
 
 // checkBlobIf evaluates the conditions against a blob's ETag and
@@ -19,4 +20,22 @@ func checkBlobIf(c cond.Conditions, etag string, mod time.Time) error {
 		return err
 	}
 	return nil
+}
+
+// checkNodeTags evaluates the x-ms-if-tags condition t of a write on
+// the file n it writes or replaces (nil: none, which matches no
+// condition: 412 ConditionNotMet, as for a missing blob), in the
+// write's transaction, so a failure aborts the write: the replacing
+// writes (Put Blob, Put Block List, Copy Blob) on the node ns.Create
+// replaced, once it has applied the other conditions and the lease; Set
+// Blob Metadata/Properties and Delete Blob on the live node they found
+// before the namespace applies those.
+func checkNodeTags(t TagCondition, n *ns.Node, container string) error {
+	if t.expr == nil && t.err == nil {
+		return nil
+	}
+	if n == nil {
+		return t.check(nil, container)
+	}
+	return t.check(&blobRec{Tags: n.Tags}, container)
 }

@@ -1,0 +1,144 @@
+// Reading and writing the stored records every rule above starts from: a
+// blob (current, snapshot or version), a container, and a version's key.
+// No check is made here; the callers decide what a record they found
+// means.
+
+package blob
+
+import (
+	"errors"
+
+	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/kv"
+)
+
+// findBlobIn is findBlob that also returns the container's record as
+// stored when it found the blob (its WORM settings: wormFrom).
+func findBlobIn(tx kv.Tx, acct, c, name, snap string) (*blobRec, []byte, error) {
+	key, ckey := BlobKey(acct, c, name, snap), ContainerKey(acct, c)
+	if err := kv.Prefetch(tx, ckey, key); err != nil {
+		return nil, nil, err
+	}
+	// Read as kv.GetJSON reads, keeping the bytes (b.raw) and telling a
+	// kv.GetObserver what was read (a logged write's before-state,
+	// domain_changes.go).
+	obs, _ := tx.(kv.GetObserver)
+	raw, err := tx.Get(key)
+	if errors.Is(err, kv.ErrNotFound) {
+		if obs != nil {
+			obs.ObserveGet(key, nil)
+		}
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	var b blobRec
+	if err := kv.DecodeJSON(key, raw, &b); err != nil {
+		return nil, nil, err
+	}
+	b.raw = raw
+	if obs != nil {
+		obs.ObserveGet(key, &b)
+	}
+	crec, err := tx.Get(ckey)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	return &b, crec, nil
+}
+
+// findBlob returns the record or nil. A record whose container record
+// is gone belongs to a deleted container still being reclaimed
+// (container_reclaim.go): it is gone too.
+func findBlob(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
+	b, _, err := findBlobIn(tx, acct, c, name, snap)
+	return b, err
+}
+
+// loadBlob reads the addressed blob (or snapshot). A missing blob is
+// 404 BlobNotFound, or ContainerNotFound when its container is missing.
+func loadBlob(tx kv.Tx, ref BlobRef) (*blobRec, error) {
+	if ref.VersionID != "" {
+		return loadVersion(tx, ref)
+	}
+	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return nil, err
+		}
+		return nil, azerr.New(azerr.BlobNotFound)
+	}
+	return b, nil
+}
+
+// loadContainer reads a container record or returns 404 ContainerNotFound.
+func loadContainer(tx kv.Tx, acct, name string) (*container, error) {
+	var c container
+	ok, err := kv.GetJSON(tx, ContainerKey(acct, name), &c)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, azerr.New(azerr.ContainerNotFound)
+	}
+	return &c, nil
+}
+
+func versionKey(acct, c, name, vid string) []byte { return kv.Key("bv", acct, c, name, vid) }
+
+// findVersion returns version vid of the name (the base blob when it is
+// the current version), or nil. current reports which.
+func findVersion(tx kv.Tx, acct, c, name, vid string) (b *blobRec, current bool, err error) {
+	base, err := findBlob(tx, acct, c, name, "")
+	if err != nil {
+		return nil, false, err
+	}
+	if base != nil && base.VersionID == vid {
+		return base, true, nil
+	}
+	if _, err := tx.Get(ContainerKey(acct, c)); err != nil {
+		if err == kv.ErrNotFound {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	var v blobRec
+	ok, err := kv.GetJSON(tx, versionKey(acct, c, name, vid), &v)
+	if err != nil || !ok || v.Del != nil { // a soft-deleted version is not found
+		return nil, false, err
+	}
+	v.prev = true
+	return &v, false, nil
+}
+
+// loadVersion is loadBlob for a ref with a version id.
+func loadVersion(tx kv.Tx, ref BlobRef) (*blobRec, error) {
+	b, _, err := findVersion(tx, ref.Account, ref.Container, ref.Blob, ref.VersionID)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
+			return nil, err
+		}
+		return nil, azerr.New(azerr.BlobNotFound)
+	}
+	return b, nil
+}
+
+func containerVersionsPrefix(acct, c string) []byte { return kv.Key("bv", acct, c) }
+
+// putRec writes b back where it was read from ref: a previous version
+// under "bv", else the base blob or snapshot (Set Blob Tags and Set Blob
+// Tier, which may address a version).
+func putRec(tx kv.Tx, ref BlobRef, b *blobRec) error {
+	if b.prev {
+		return kv.PutJSON(tx, versionKey(ref.Account, ref.Container, ref.Blob, b.VersionID), b)
+	}
+	return kv.PutJSON(tx, BlobKey(ref.Account, ref.Container, ref.Blob, ref.Snapshot), b)
+}
