@@ -29,64 +29,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
-// Service is one of the four storage services. The Blob, Queue and File
-// services share one signing scheme; Table has its own.
-type Service int
-
-// The services.
-const (
-	Blob Service = iota
-	Queue
-	Table
-	File
-)
-
-// String returns the service name.
-func (s Service) String() string {
-	switch s {
-	case Blob:
-		return "blob"
-	case Queue:
-		return "queue"
-	case Table:
-		return "table"
-	case File:
-		return "file"
-	}
-	return "unknown"
-}
-
-// Scheme is the Authorization scheme.
-type Scheme int
-
-// The Authorization header schemes this package verifies.
-const (
-	SharedKey Scheme = iota + 1
-	SharedKeyLite
-)
-
-// String returns the scheme as written in the Authorization header.
-func (s Scheme) String() string {
-	switch s {
-	case SharedKey:
-		return "SharedKey"
-	case SharedKeyLite:
-		return "SharedKeyLite"
-	}
-	return "unknown"
-}
-
-// HeaderOrder selects how the canonicalized x-ms-* headers are sorted.
-type HeaderOrder int
-
-const (
-	// CultureOrder is the weighted comparator used by azblob and azfile
-	// (see CompareHeaderNames): '-' and '\'' carry no primary weight.
-	CultureOrder HeaderOrder = iota
-	// OrdinalOrder is plain byte order (azqueue, sort.Strings).
-	OrdinalOrder
-)
-
 // Account is a storage account and its decoded keys. Any key may sign.
 type Account struct {
 	Name string
@@ -311,22 +253,4 @@ type accountInHostKey struct{}
 // then verifies the signature over the path as sent.
 func WithAccountInHost(ctx context.Context) context.Context {
 	return context.WithValue(ctx, accountInHostKey{}, true)
-}
-
-// requestTarget returns the escaped path and raw query of r as sent. A
-// server-side request keeps its request-target verbatim in RequestURI, which
-// is preferred because URL.EscapedPath may re-encode characters the client
-// left alone; client-side requests (and absolute-form targets) use r.URL.
-func requestTarget(r *http.Request) (path, query string) {
-	if ru := r.RequestURI; ru != "" && ru[0] == '/' {
-		path, query, _ = strings.Cut(ru, "?")
-		if i := strings.IndexByte(query, '#'); i >= 0 {
-			query = query[:i]
-		}
-		return path, query
-	}
-	if r.URL == nil {
-		return "", ""
-	}
-	return r.URL.EscapedPath(), r.URL.RawQuery
 }

@@ -25,19 +25,6 @@ import (
 // front end sharing the accounts, and it stops working when the account
 // key it was derived from is rotated away, as on Azure.
 
-// Principal is the identity of a bearer token: its object id (oid) and
-// tenant id (tid) claims, and the group object ids its groups claim lists
-// (Entra ID access tokens carry them; "Microsoft identity platform access
-// tokens", claims reference). Data Lake Storage Gen2 ACLs decide a
-// principal's access by its oid and groups. UPN is the user's principal
-// name, from the upn claim, else unique_name, else preferred_username
-// (tokens of users carry one of them, those of applications none).
-type Principal struct {
-	OID, TID string
-	Groups   []string
-	UPN      string
-}
-
 // BearerPrincipal returns the oid, tid, groups and user name claims of a bearer token
 // that VerifyBearer accepted.
 func BearerPrincipal(tok string) Principal {
@@ -60,17 +47,6 @@ func BearerPrincipal(tok string) Principal {
 	return Principal{OID: c.Oid, TID: c.Tid, Groups: c.Groups, UPN: upn}
 }
 
-// DelegationKey is a user delegation key's signed fields, as Get User
-// Delegation Key returns them and a user delegation SAS carries them.
-type DelegationKey struct {
-	OID, TID          string // skoid, sktid
-	Start, Expiry     string // skt, ske: ISO 8601 UTC, as formatted by the service
-	Service, Version  string // sks ("b"), skv
-	DelegatedUserTID  string // skdutid; "" when the key names none
-	StartT, ExpiryT   time.Time
-	hasDelegatedUserT bool
-}
-
 // MaxDelegationKeyLifetime is how far ahead of now a key may expire: "The
 // expiry time must be within seven days of the current time" (Get User
 // Delegation Key, Request body).
@@ -86,50 +62,6 @@ func DelegationKeyValue(accountKey []byte, k DelegationKey) []byte {
 	m := hmac.New(sha256.New, accountKey)
 	m.Write([]byte(strings.Join([]string{"user-delegation-key", k.OID, k.TID, k.Start, k.Expiry, k.Service, k.Version, k.DelegatedUserTID}, "\n")))
 	return m.Sum(nil)
-}
-
-// delegationFields are the user delegation SAS parameters besides the
-// service SAS ones.
-type delegationFields struct {
-	Key                                DelegationKey
-	AuthorizedOID, UnauthorizedOID     string // saoid, suoid
-	CorrelationID                      string // scid
-	DelegatedUserOID                   string // sduoid
-	SignedRequestHeaders, SignedParams string // srh, srq: comma-separated names
-}
-
-// parseDelegation fills the delegation fields of a SAS carrying skoid.
-func parseDelegation(q url.Values) (*delegationFields, error) {
-	for _, k := range [...]string{"sktid", "skt", "ske", "sks", "skv", "saoid", "suoid", "scid", "skdutid", "sduoid", "srh", "srq"} {
-		if len(q[k]) > 1 {
-			return nil, sasFailed("The query parameter '" + k + "' is specified more than once.")
-		}
-	}
-	d := &delegationFields{
-		Key: DelegationKey{
-			OID: q.Get("skoid"), TID: q.Get("sktid"), Start: q.Get("skt"), Expiry: q.Get("ske"),
-			Service: q.Get("sks"), Version: q.Get("skv"), DelegatedUserTID: q.Get("skdutid"),
-			hasDelegatedUserT: q.Has("skdutid"),
-		},
-		AuthorizedOID: q.Get("saoid"), UnauthorizedOID: q.Get("suoid"), CorrelationID: q.Get("scid"),
-		DelegatedUserOID: q.Get("sduoid"), SignedRequestHeaders: q.Get("srh"), SignedParams: q.Get("srq"),
-	}
-	for name, v := range map[string]string{"skoid": d.Key.OID, "sktid": d.Key.TID, "skt": d.Key.Start, "ske": d.Key.Expiry, "sks": d.Key.Service, "skv": d.Key.Version} {
-		if v == "" {
-			return nil, sasFailed("The user delegation SAS is missing the '" + name + "' parameter.")
-		}
-	}
-	var ok bool
-	if d.Key.StartT, ok = parseSASTime(d.Key.Start); !ok {
-		return nil, sasFailed("skt '" + d.Key.Start + "' is not a valid time.")
-	}
-	if d.Key.ExpiryT, ok = parseSASTime(d.Key.Expiry); !ok {
-		return nil, sasFailed("ske '" + d.Key.Expiry + "' is not a valid time.")
-	}
-	if d.AuthorizedOID != "" && d.UnauthorizedOID != "" {
-		return nil, sasFailed("saoid and suoid cannot both be given.")
-	}
-	return d, nil
 }
 
 // verifyDelegationSAS verifies a user delegation SAS: the key's service

@@ -313,45 +313,6 @@ type AccessPolicy struct {
 // container, queue, table or share. The caller binds it to that resource.
 type PolicyLookup func(id string) (AccessPolicy, bool)
 
-// VerifyAccountSAS verifies the signature of an account SAS against any key
-// of the request's account, then the time window, source IP and protocol.
-// The string-to-sign is
-//
-//	account\nsp\nss\nsrt\nst\nse\nsip\nspr\nsv\n[ses\n when sv >= 2020-12-06]
-//
-// Every failure is 403: AuthenticationFailed (unknown account, bad
-// signature, outside st/se), AuthorizationSourceIPMismatch or
-// AuthorizationProtocolMismatch.
-func VerifyAccountSAS(s *SAS, lookup Lookup, req SASRequest) error {
-	if !s.IsAccount() {
-		return sasFailed("The SAS is not an account SAS.")
-	}
-	if s.Identifier != "" {
-		return sasFailed("An account SAS cannot reference a stored access policy.")
-	}
-	if s.Version < "2015-04-05" {
-		return sasFailed("SAS version '" + s.Version + "' is not supported; use 2015-04-05 or later.")
-	}
-	acct, err := sasAccount(lookup, req.Account)
-	if err != nil {
-		return err
-	}
-	sts := AccountSASStringToSign(req.Account, s)
-	if !sasMatches(acct.Keys, sts, s.Signature) {
-		return sigMismatch(sts)
-	}
-	return checkConstraints(s.Start, s.Expiry, s, req)
-}
-
-// VerifySAS dispatches to VerifyAccountSAS or VerifyServiceSAS and returns
-// the effective SAS to pass to Authorize.
-func VerifySAS(s *SAS, lookup Lookup, req SASRequest, policy PolicyLookup) (SAS, error) {
-	if s.IsAccount() {
-		return *s, VerifyAccountSAS(s, lookup, req)
-	}
-	return VerifyServiceSAS(s, lookup, req, policy)
-}
-
 // AccountSASStringToSign returns the account SAS string-to-sign for s.
 func AccountSASStringToSign(account string, s *SAS) string {
 	parts := []string{account, s.Permissions, s.Services, s.ResourceTypes, s.StartRaw, s.ExpiryRaw, s.IP, s.Protocol, s.Version}
@@ -359,97 +320,6 @@ func AccountSASStringToSign(account string, s *SAS) string {
 		parts = append(parts, s.EncryptionScope)
 	}
 	return strings.Join(parts, "\n") + "\n"
-}
-
-// VerifyServiceSAS verifies a service SAS for the request's account and
-// canonical resource and returns the effective SAS: s with the stored
-// access policy's st, se and sp merged in when si is given. policy may be
-// nil when the caller has no ACL (then any si fails).
-//
-// The canonical resource is derived from sr and the request: sr=c (or a
-// queue, table or sr=s share) signs the container; sr=b, bs, bv, f the full
-// path; sr=d the first sdd segments of the path. The layout follows sv:
-//
-//	blob  >= 2020-12-06: sp st se res si sip spr sv sr ts ses rscc rscd rsce rscl rsct
-//	blob  >= 2018-11-09: sp st se res si sip spr sv sr ts rscc rscd rsce rscl rsct
-//	blob  older:         sp st se res si sip spr sv rscc rscd rsce rscl rsct
-//	file:                sp st se res si sip spr sv rscc rscd rsce rscl rsct
-//	queue:               sp st se res si sip spr sv
-//	table:               sp st se res si sip spr sv spk srk epk erk
-//
-// Failures are 403 AuthenticationFailed (account, signature, policy, time),
-// AuthorizationResourceTypeMismatch (sr does not fit the request),
-// AuthorizationSourceIPMismatch or AuthorizationProtocolMismatch.
-func VerifyServiceSAS(s *SAS, lookup Lookup, req SASRequest, policy PolicyLookup) (SAS, error) {
-	eff := *s
-	if s.IsAccount() {
-		return eff, sasFailed("The SAS is not a service SAS.")
-	}
-	if s.Delegated {
-		if req.Service != Blob && req.Service != File && req.Service != Queue {
-			return eff, sasFailed("A user delegation SAS is valid for Blob Storage, Azure Files and Queue Storage only.")
-		}
-		acct, err := sasAccount(lookup, req.Account)
-		if err != nil {
-			return eff, err
-		}
-		if req.Container == "" {
-			return eff, azerr.New(azerr.AuthorizationResourceTypeMismatch)
-		}
-		if err := verifyDelegationSAS(s, acct, req); err != nil {
-			return eff, err
-		}
-		if eff.Expiry.IsZero() || eff.Permissions == "" {
-			return eff, sasFailed("Signed expiry time and permissions are required in a user delegation SAS.")
-		}
-		return eff, checkConstraints(eff.Start, eff.Expiry, s, req)
-	}
-	if s.Version < "2015-04-05" {
-		return eff, sasFailed("SAS version '" + s.Version + "' is not supported; use 2015-04-05 or later.")
-	}
-	acct, err := sasAccount(lookup, req.Account)
-	if err != nil {
-		return eff, err
-	}
-	if req.Container == "" {
-		return eff, azerr.New(azerr.AuthorizationResourceTypeMismatch)
-	}
-	sts, err := ServiceSASStringToSign(s, req)
-	if err != nil {
-		return eff, err
-	}
-	if !sasMatches(acct.Keys, sts, s.Signature) {
-		return eff, sigMismatch(sts)
-	}
-	if s.Identifier != "" {
-		var p AccessPolicy
-		ok := false
-		if policy != nil {
-			p, ok = policy(s.Identifier)
-		}
-		if !ok {
-			return eff, sasFailed("The specified signed identifier '" + s.Identifier + "' does not exist.")
-		}
-		if (!p.Start.IsZero() && s.StartRaw != "") || (!p.Expiry.IsZero() && s.ExpiryRaw != "") || (p.Permissions != "" && s.Permissions != "") {
-			return eff, sasFailed("A field is specified both in the SAS and in the stored access policy '" + s.Identifier + "'.")
-		}
-		if !p.Start.IsZero() {
-			eff.Start = p.Start.UTC()
-		}
-		if !p.Expiry.IsZero() {
-			eff.Expiry = p.Expiry.UTC()
-		}
-		if p.Permissions != "" {
-			eff.Permissions = p.Permissions
-		}
-	}
-	if eff.Expiry.IsZero() {
-		return eff, sasFailed("Signed expiry time is missing from the SAS and its stored access policy.")
-	}
-	if eff.Permissions == "" {
-		return eff, sasFailed("Signed permissions are missing from the SAS and its stored access policy.")
-	}
-	return eff, checkConstraints(eff.Start, eff.Expiry, s, req)
 }
 
 // ServiceSASStringToSign returns the service SAS string-to-sign of s for
@@ -706,4 +576,72 @@ func (s *SAS) AllowsEntity(pk, rk string) bool {
 		}
 	}
 	return true
+}
+
+// Principal is the identity of a bearer token: its object id (oid) and
+// tenant id (tid) claims, and the group object ids its groups claim lists
+// (Entra ID access tokens carry them; "Microsoft identity platform access
+// tokens", claims reference). Data Lake Storage Gen2 ACLs decide a
+// principal's access by its oid and groups. UPN is the user's principal
+// name, from the upn claim, else unique_name, else preferred_username
+// (tokens of users carry one of them, those of applications none).
+type Principal struct {
+	OID, TID string
+	Groups   []string
+	UPN      string
+}
+
+// DelegationKey is a user delegation key's signed fields, as Get User
+// Delegation Key returns them and a user delegation SAS carries them.
+type DelegationKey struct {
+	OID, TID          string // skoid, sktid
+	Start, Expiry     string // skt, ske: ISO 8601 UTC, as formatted by the service
+	Service, Version  string // sks ("b"), skv
+	DelegatedUserTID  string // skdutid; "" when the key names none
+	StartT, ExpiryT   time.Time
+	hasDelegatedUserT bool
+}
+
+// delegationFields are the user delegation SAS parameters besides the
+// service SAS ones.
+type delegationFields struct {
+	Key                                DelegationKey
+	AuthorizedOID, UnauthorizedOID     string // saoid, suoid
+	CorrelationID                      string // scid
+	DelegatedUserOID                   string // sduoid
+	SignedRequestHeaders, SignedParams string // srh, srq: comma-separated names
+}
+
+// parseDelegation fills the delegation fields of a SAS carrying skoid.
+func parseDelegation(q url.Values) (*delegationFields, error) {
+	for _, k := range [...]string{"sktid", "skt", "ske", "sks", "skv", "saoid", "suoid", "scid", "skdutid", "sduoid", "srh", "srq"} {
+		if len(q[k]) > 1 {
+			return nil, sasFailed("The query parameter '" + k + "' is specified more than once.")
+		}
+	}
+	d := &delegationFields{
+		Key: DelegationKey{
+			OID: q.Get("skoid"), TID: q.Get("sktid"), Start: q.Get("skt"), Expiry: q.Get("ske"),
+			Service: q.Get("sks"), Version: q.Get("skv"), DelegatedUserTID: q.Get("skdutid"),
+			hasDelegatedUserT: q.Has("skdutid"),
+		},
+		AuthorizedOID: q.Get("saoid"), UnauthorizedOID: q.Get("suoid"), CorrelationID: q.Get("scid"),
+		DelegatedUserOID: q.Get("sduoid"), SignedRequestHeaders: q.Get("srh"), SignedParams: q.Get("srq"),
+	}
+	for name, v := range map[string]string{"skoid": d.Key.OID, "sktid": d.Key.TID, "skt": d.Key.Start, "ske": d.Key.Expiry, "sks": d.Key.Service, "skv": d.Key.Version} {
+		if v == "" {
+			return nil, sasFailed("The user delegation SAS is missing the '" + name + "' parameter.")
+		}
+	}
+	var ok bool
+	if d.Key.StartT, ok = parseSASTime(d.Key.Start); !ok {
+		return nil, sasFailed("skt '" + d.Key.Start + "' is not a valid time.")
+	}
+	if d.Key.ExpiryT, ok = parseSASTime(d.Key.Expiry); !ok {
+		return nil, sasFailed("ske '" + d.Key.Expiry + "' is not a valid time.")
+	}
+	if d.AuthorizedOID != "" && d.UnauthorizedOID != "" {
+		return nil, sasFailed("saoid and suoid cannot both be given.")
+	}
+	return d, nil
 }

@@ -445,3 +445,21 @@ func compValue(q string) (string, bool) {
 	}
 	return "", false
 }
+
+// requestTarget returns the escaped path and raw query of r as sent. A
+// server-side request keeps its request-target verbatim in RequestURI, which
+// is preferred because URL.EscapedPath may re-encode characters the client
+// left alone; client-side requests (and absolute-form targets) use r.URL.
+func requestTarget(r *http.Request) (path, query string) {
+	if ru := r.RequestURI; ru != "" && ru[0] == '/' {
+		path, query, _ = strings.Cut(ru, "?")
+		if i := strings.IndexByte(query, '#'); i >= 0 {
+			query = query[:i]
+		}
+		return path, query
+	}
+	if r.URL == nil {
+		return "", ""
+	}
+	return r.URL.EscapedPath(), r.URL.RawQuery
+}
