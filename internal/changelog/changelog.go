@@ -1,9 +1,7 @@
 package changelog
 
 import (
-	"crypto/sha1"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -30,79 +28,6 @@ const (
 	DirectoryRenamed = "DirectoryRenamed"
 	DirectoryDeleted = "DirectoryDeleted"
 )
-
-// Record is one change, with the fields of the change feed's record
-// (schema version 5 of "Change feed support in Azure Blob Storage").
-// Seq, ID and Data.Sequencer are set by Append.
-type Record struct {
-	// Seq is the record's position in its account's log, from 1.
-	Seq uint64 `json:"seq"`
-	// Segment is the start of the hour the record is published in (see
-	// Segments): the hour of its event time, or a later one when a
-	// record before it in the log is already in a later hour (event
-	// times come from the front ends' clocks and need not follow commit
-	// order), so that each hour's records are a run of the log.
-	Segment   time.Time `json:"segment"`
-	EventType string    `json:"eventType"`
-	Subject   string    `json:"subject"` // /blobServices/default/containers/<c>/blobs/<b>
-	EventTime time.Time `json:"eventTime"`
-	ID        string    `json:"id"`
-	Data      Data      `json:"data"`
-	// DFS marks the record of a Data Lake operation on a hierarchical
-	// account (CreateFile, FlushWithClose, RenameFile, DeleteDirectory,
-	// ...): Event Grid delivers it, but Azure's change feed does not
-	// support hierarchical accounts, so the change feed passes it over.
-	DFS bool `json:"dfs,omitempty"`
-}
-
-// Data is the record's data: what changed and how.
-type Data struct {
-	API              string `json:"api"` // PutBlob, PutBlockList, DeleteBlob, ...
-	ClientRequestID  string `json:"clientRequestId,omitempty"`
-	RequestID        string `json:"requestId,omitempty"`
-	ETag             string `json:"etag,omitempty"`
-	ContentType      string `json:"contentType,omitempty"`
-	ContentLength    int64  `json:"contentLength"`
-	ContentOffset    int64  `json:"contentOffset,omitempty"`
-	BlobType         string `json:"blobType,omitempty"`
-	BlobVersion      string `json:"blobVersion,omitempty"`
-	ContainerVersion string `json:"containerVersion,omitempty"`
-	BlobAccessTier   string `json:"blobAccessTier,omitempty"`
-	URL              string `json:"url"`
-	Sequencer        string `json:"sequencer"`
-	// Snapshot is the snapshot a BlobSnapshotCreated made.
-	Snapshot string `json:"snapshot,omitempty"`
-	// PreviousInfo describes the blob the change replaced or removed
-	// (nil: none).
-	PreviousInfo *PreviousInfo `json:"previousInfo,omitempty"`
-	// UpdatedBlobProperties names the properties a BlobPropertiesUpdated
-	// changed, with their old and new values.
-	UpdatedBlobProperties map[string]PropertyChange `json:"updatedBlobProperties,omitempty"`
-	// UpdatedBlobMetadata is the metadata set by Set Blob Metadata.
-	UpdatedBlobMetadata map[string]string `json:"updatedBlobMetadata,omitempty"`
-	// SourceURL is a copy's source.
-	SourceURL string `json:"sourceUrl,omitempty"`
-	// SourcePath is a Data Lake rename's source, "/filesystem/path" (the
-	// record's subject names the destination).
-	SourcePath string `json:"sourcePath,omitempty"`
-	// Recursive is a Data Lake directory delete's recursive parameter.
-	Recursive bool `json:"recursive,omitempty"`
-}
-
-// PreviousInfo is the state a change replaced.
-type PreviousInfo struct {
-	SoftDeleteSnapshot string `json:"softDeleteSnapshot,omitempty"`
-	WasBlobSoftDeleted bool   `json:"wasBlobSoftDeleted,omitempty"`
-	BlobVersion        string `json:"blobVersion,omitempty"`
-	LastVersion        string `json:"lastVersion,omitempty"`
-	PreviousTier       string `json:"previousTier,omitempty"`
-}
-
-// PropertyChange is a property's value before and after a change.
-type PropertyChange struct {
-	Previous string `json:"previous"`
-	Current  string `json:"current"`
-}
 
 // Subject is the record subject of blob b in container c.
 func Subject(container, blob string) string {
@@ -325,47 +250,6 @@ func After(tx kv.Tx, account string, after uint64, limit int) ([]Record, bool, e
 		return nil, false, err
 	}
 	return out, more, nil
-}
-
-// Sequencer is the data.sequencer of record seq: hexadecimal digits that
-// sort, as strings, in the log's order, in the 48-digit form the change
-// feed writes.
-func Sequencer(seq uint64) string {
-	var b [48]byte
-	for i := range b[:32] {
-		b[i] = '0'
-	}
-	const digits = "0123456789abcdef"
-	for i := 47; i >= 32; i-- {
-		b[i] = digits[seq&0xf]
-		seq >>= 4
-	}
-	return string(b[:])
-}
-
-// eventID is a record's id: a UUID (version 5 layout) named by the
-// account and sequence number, so that it is the same however many
-// times the transaction runs and unique across the account's log.
-func eventID(account string, seq uint64) string {
-	const name = "cerulean changelog\x00"
-	var buf [128]byte
-	in := append(append(append(buf[:0], name...), account...), 0)
-	in = binary.BigEndian.AppendUint64(in, seq)
-	h := sha1.Sum(in)
-	b := h[:16]
-	b[6] = b[6]&0x0f | 0x50
-	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:36], b[10:16])
-	return string(out[:])
 }
 
 // Accounts returns the accounts that have a log, in order.

@@ -2,6 +2,7 @@ package console
 
 import (
 	"sync"
+	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
@@ -59,4 +60,18 @@ func (a *Activity) Last(account string, n int) []server.Exchange {
 func entryOf(e server.Exchange) activityEntry {
 	return activityEntry{Time: e.Start.UTC(), Service: e.Service, Method: e.Method, URL: e.URL, Operation: e.Op, Status: e.Status,
 		ErrorCode: e.ErrorCode, RequestID: e.RequestID, Client: e.Client, DurationMS: float64(e.Duration.Microseconds()) / 1000}
+}
+
+// activityEntry is one request of the activity list.
+type activityEntry struct {
+	Time       time.Time `json:"time"`
+	Service    string    `json:"service"`
+	Method     string    `json:"method"`
+	URL        string    `json:"url"`
+	Operation  string    `json:"operation"`
+	Status     int       `json:"status"`
+	ErrorCode  string    `json:"errorCode,omitempty"`
+	RequestID  string    `json:"requestId"`
+	Client     string    `json:"client"`
+	DurationMS float64   `json:"durationMs"`
 }

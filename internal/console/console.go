@@ -40,7 +40,6 @@ package console
 import (
 	"crypto/tls"
 	"embed"
-	"encoding/json"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -49,47 +48,12 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/server"
 )
 
 //go:embed static
 var static embed.FS
-
-// Config is what the console serves.
-type Config struct {
-	// Services maps a service name (blob, queue, table, file, dfs) to
-	// its listener's base URL, e.g. http://127.0.0.1:10000.
-	Services map[string]string
-	// Accounts verifies the signatures of the console's own endpoints.
-	Accounts auth.Lookup
-	// AccountNames are the accounts served, offered in the sign-in form.
-	AccountNames []string
-	// DevKey, when set, is the key the page is prefilled with for a
-	// browser on loopback (the dev account's well-known key, which is
-	// public; only when that account is served).
-	DevAccount, DevKey string
-	// Clock is the server's clock (signatures' date skew uses its wall
-	// time, as the service ports do).
-	Clock clock.Clock
-	// Activity holds the last requests the service listeners answered.
-	Activity *Activity
-	// ClockControl is clock control's endpoint (nil when it is off).
-	ClockControl http.Handler
-	// Counts returns the requests answered so far by "service
-	// operation" (metrics.Metrics.RequestCounts), from which the Activity
-	// view draws request rates; nil: none.
-	Counts func() map[string]float64
-	// Events is the event subscriptions' admin endpoint (GET /events,
-	// internal/events/webhook.Handler), served under the reserved prefix
-	// as on the service ports; nil: none.
-	Events http.Handler
-	// Inspector reads what the REST API does not show (nil: those
-	// endpoints answer 404).
-	Inspector Inspector
-	Logger    *slog.Logger
-}
 
 // Handler returns the console's HTTP handler.
 func Handler(cfg Config) http.Handler {
@@ -211,15 +175,4 @@ func loopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]string{"code": code, "error": msg})
 }

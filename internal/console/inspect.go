@@ -1,7 +1,6 @@
 package console
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -12,85 +11,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/clock"
 )
-
-// Inspector reads, without changing anything, what the REST API does not
-// show. internal/app implements it over the domain services.
-type Inspector interface {
-	// QueueMessages lists a queue's unexpired messages, invisible ones
-	// included, in the order put (at most limit).
-	QueueMessages(ctx context.Context, account, queue string, limit int) ([]QueueMessage, error)
-	// FileHandles lists the handles open on a share, SMB and REST alike.
-	FileHandles(ctx context.Context, account, share string) ([]FileHandle, error)
-	// BlobLease reads a blob's lease with its expiry or break time (a
-	// hierarchical account's file: the lease its namespace node keeps);
-	// ok is false when the blob is missing.
-	BlobLease(ctx context.Context, account, container, blob string) (l BlobLease, ok bool, err error)
-	// ContainerLease reads a container's lease likewise; ok is false
-	// when the container is missing.
-	ContainerLease(ctx context.Context, account, container string) (l BlobLease, ok bool, err error)
-	// Changes returns the last n records of the account's change log,
-	// newest first, and whether the blob change feed is on for it.
-	Changes(ctx context.Context, account string, n int) (records []Change, on bool, err error)
-}
-
-// Change is one record of an account's change log (the blob change
-// feed's) as the console shows it.
-type Change struct {
-	Seq           uint64    `json:"seq"`
-	Time          time.Time `json:"time"`
-	Type          string    `json:"type"`
-	Subject       string    `json:"subject"`
-	API           string    `json:"api"`
-	ETag          string    `json:"etag,omitempty"`
-	ContentLength int64     `json:"contentLength"`
-	BlobType      string    `json:"blobType,omitempty"`
-	RequestID     string    `json:"requestId,omitempty"`
-}
-
-// BlobLease is a blob's lease as the console shows it.
-type BlobLease struct {
-	State    string    `json:"state"`
-	Status   string    `json:"status"`
-	Duration string    `json:"duration"`
-	Expires  time.Time `json:"expires,omitzero"`
-	BreakAt  time.Time `json:"breakAt,omitzero"`
-}
-
-// QueueMessage is one message as the console shows it.
-type QueueMessage struct {
-	ID                 string    `json:"id"`
-	Inserted           time.Time `json:"inserted"`
-	Expires            time.Time `json:"expires"`
-	NextVisible        time.Time `json:"nextVisible"`
-	Visible            bool      `json:"visible"`
-	DequeueCount       uint64    `json:"dequeueCount"`
-	ReceiptOutstanding bool      `json:"receiptOutstanding"`
-	Text               string    `json:"text"`
-}
-
-// FileHandle is one open handle as the console shows it.
-type FileHandle struct {
-	HandleID      string    `json:"handleId"`
-	Path          string    `json:"path"`
-	FileID        string    `json:"fileId"`
-	SessionID     string    `json:"sessionId"`
-	Client        string    `json:"client"`
-	Opened        time.Time `json:"opened"`
-	Access        string    `json:"access"`
-	ShareMode     string    `json:"shareMode"`
-	DeleteOnClose bool      `json:"deleteOnClose"`
-	// DeletePending: the file is marked for deletion once its last
-	// handle closes (SMB's delete disposition).
-	DeletePending bool        `json:"deletePending"`
-	Locks         []ByteRange `json:"locks"`
-}
-
-// ByteRange is one byte-range lock a handle holds.
-type ByteRange struct {
-	Offset    uint64 `json:"offset"`
-	Length    uint64 `json:"length"`
-	Exclusive bool   `json:"exclusive"`
-}
 
 // inspect serves the console's own endpoints under /x/{account}/:
 //
@@ -220,18 +140,4 @@ func (x *inspect) fail(w http.ResponseWriter, err error) {
 	}
 	x.cfg.Logger.Error("console inspection", "err", err)
 	writeError(w, http.StatusInternalServerError, "InternalError", "the server failed to read the store")
-}
-
-// activityEntry is one request of the activity list.
-type activityEntry struct {
-	Time       time.Time `json:"time"`
-	Service    string    `json:"service"`
-	Method     string    `json:"method"`
-	URL        string    `json:"url"`
-	Operation  string    `json:"operation"`
-	Status     int       `json:"status"`
-	ErrorCode  string    `json:"errorCode,omitempty"`
-	RequestID  string    `json:"requestId"`
-	Client     string    `json:"client"`
-	DurationMS float64   `json:"durationMs"`
 }

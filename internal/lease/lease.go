@@ -14,20 +14,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 )
 
-// Kind selects the resource a lease is on. It picks the
-// ...With{Blob,Container,File,Share}Operation error-code names and, for
-// File, the file-specific rules (infinite leases only, no renew, immediate
-// break). Share leases (Lease Share) follow the container rules.
-type Kind int
-
-// Lease kinds.
-const (
-	Blob Kind = iota
-	Container
-	File
-	Share
-)
-
 func (k Kind) String() string {
 	switch k {
 	case Blob:
@@ -60,9 +46,6 @@ const (
 	DurationInfinite = "infinite"
 	DurationFixed    = "fixed"
 )
-
-// Infinite is the Duration of a lease that never expires.
-const Infinite = -1
 
 // Lease is the stored lease state of one object. The zero value is "never
 // leased". It holds only exported plain fields so it encodes compactly with

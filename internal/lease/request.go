@@ -174,3 +174,20 @@ type Header interface {
 	// Get returns the first value of the header key, case-insensitively.
 	Get(key string) string
 }
+
+// Kind selects the resource a lease is on. It picks the
+// ...With{Blob,Container,File,Share}Operation error-code names and, for
+// File, the file-specific rules (infinite leases only, no renew, immediate
+// break). Share leases (Lease Share) follow the container rules.
+type Kind int
+
+// Infinite is the Duration of a lease that never expires.
+const Infinite = -1
+
+// Lease kinds.
+const (
+	Blob Kind = iota
+	Container
+	File
+	Share
+)

@@ -366,3 +366,55 @@ func (c *corsCache) forget(store kv.Store, key []byte) {
 	c.gen++
 	delete(c.m, corsKey{store, string(key)})
 }
+
+// elements is what a kind's document has beyond HourMetrics,
+// MinuteMetrics and Cors, which every kind has, and whether the kind has
+// Get Service Stats: all that differs between the services' Service
+// Properties and Stats (their wire form, status codes and error codes
+// are the same, InvalidXmlDocument for a body that is not a valid
+// document; Table renders its errors in OData JSON, the front end's
+// business).
+type elements struct {
+	// logging: Logging, which the File document lacks (Get File Service
+	// Properties,
+	// https://learn.microsoft.com/en-us/rest/api/storageservices/get-file-service-properties).
+	logging bool
+	// blob: DefaultServiceVersion, DeleteRetentionPolicy, StaticWebsite
+	// (Set Blob Service Properties).
+	blob bool
+	// file: ShareDeleteRetentionPolicy and ProtocolSettings (SMB
+	// multichannel and the rest, kept verbatim) (Set File Service
+	// Properties).
+	file bool
+	// stats: Get Service Stats, the RA-GRS replication status of Blob,
+	// Queue and Table; the File REST reference has no such operation.
+	stats bool
+}
+
+func (k Kind) elements() elements {
+	if k < 0 || int(k) >= len(kinds) {
+		return elements{}
+	}
+	return kinds[k]
+}
+
+// keepOwn drops from p the elements kind k's document does not have.
+func (k Kind) keepOwn(p *Properties) {
+	e := k.elements()
+	if !e.logging {
+		p.Logging = nil
+	}
+	if !e.blob {
+		p.DefaultServiceVersion, p.DeleteRetentionPolicy, p.StaticWebsite = nil, nil, nil
+	}
+	if !e.file {
+		p.ShareDeleteRetentionPolicy, p.ProtocolSettings = nil, nil
+	}
+}
+
+var kinds = [...]elements{
+	Blob:  {logging: true, blob: true, stats: true},
+	Queue: {logging: true, stats: true},
+	Table: {logging: true, stats: true},
+	File:  {file: true},
+}

@@ -482,57 +482,6 @@ func (a ACL) Extended() bool {
 	return slices.ContainsFunc(a.Entries, func(e Entry) bool { return !e.Default && (e.named() || e.Tag == Mask) })
 }
 
-// Mode returns the permission bits the ACL implies: owning user, then the
-// mask if there is one (POSIX: the group class bits show the mask), else
-// the owning group, then other, plus the sticky bit.
-func (a ACL) Mode() Mode {
-	u, _ := a.entry(false, User, "")
-	g, ok := a.entry(false, Mask, "")
-	if !ok {
-		g, _ = a.entry(false, Group, "")
-	}
-	o, _ := a.entry(false, Other, "")
-	m := Mode(u.Perm)<<6 | Mode(g.Perm)<<3 | Mode(o.Perm)
-	if a.Sticky {
-		m |= Sticky
-	}
-	return m
-}
-
-// WithMode returns a with its permission bits set to m, as chmod does on
-// an ACL: owning user, mask (or owning group when there is no mask),
-// other and the sticky bit. The default ACL is untouched.
-func (a ACL) WithMode(m Mode) ACL {
-	out := ACL{Entries: slices.Clone(a.Entries), Sticky: m&Sticky != 0}
-	out.setPerm(false, User, "", Perm(m>>6&7))
-	if _, ok := out.entry(false, Mask, ""); ok {
-		out.setPerm(false, Mask, "", Perm(m>>3&7))
-	} else {
-		out.setPerm(false, Group, "", Perm(m>>3&7))
-	}
-	out.setPerm(false, Other, "", Perm(m&7))
-	return out
-}
-
-// FromMode returns the minimal ACL of mode m: user::, group::, other::.
-func FromMode(m Mode) ACL {
-	return ACL{Entries: []Entry{
-		{Tag: User, Perm: Perm(m >> 6 & 7)},
-		{Tag: Group, Perm: Perm(m >> 3 & 7)},
-		{Tag: Other, Perm: Perm(m & 7)},
-	}, Sticky: m&Sticky != 0}
-}
-
-// PermissionsString is x-ms-permissions as Azure returns it: the symbolic
-// mode, with "+" appended when the ACL is extended.
-func (a ACL) PermissionsString() string {
-	s := a.Mode().String()
-	if a.Extended() {
-		s += "+"
-	}
-	return s
-}
-
 // aclJSON is how an ACL is stored: its x-ms-acl string and sticky bit.
 type aclJSON struct {
 	ACL    string `json:"a"`

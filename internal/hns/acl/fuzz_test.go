@@ -60,7 +60,7 @@ func FuzzParseMode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if m&^(Sticky|0o777) != 0 {
+		if m&^(StickyBit|0o777) != 0 {
 			t.Fatalf("%q: stray bits %o", s, m)
 		}
 		if back, err := ParseMode(m.String()); err != nil || back != m {

@@ -24,8 +24,8 @@ import "slices"
 // through the mask unless the caller asks for it.
 func ForChild(parent ACL, dir bool, requested, umask Mode) ACL {
 	if !parent.HasDefault() {
-		a := FromMode(requested &^ umask &^ Sticky)
-		a.Sticky = requested&Sticky != 0
+		a := FromMode(requested &^ umask &^ StickyBit)
+		a.Sticky = requested&StickyBit != 0
 		return a
 	}
 	var out ACL
@@ -57,6 +57,6 @@ func ForChild(parent ACL, dir bool, requested, umask Mode) ACL {
 		limit(Group, Perm(requested>>3&7))
 	}
 	limit(Other, Perm(requested&7))
-	out.Sticky = requested&Sticky != 0
+	out.Sticky = requested&StickyBit != 0
 	return out
 }

@@ -63,6 +63,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	berrors "go.etcd.io/bbolt/errors"
+
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/cerulean-storage/cerulean/internal/kv"
@@ -1024,8 +1026,6 @@ type tx struct {
 	poisoned  bool
 }
 
-var emptyValue = []byte{}
-
 func (t *tx) check(write bool) error {
 	if t.done {
 		return errTxDone
@@ -1231,4 +1231,16 @@ func (t *tx) Scan(start, end []byte, limit int, reverse bool, fn func(key, value
 		}
 	}
 	return nil
+}
+
+// ErrLocked is returned (wrapped) by Open and Compact when another
+// process holds the database's file lock beyond Options.LockTimeout.
+var ErrLocked = errors.New("the database is open in another process")
+
+// lockErr turns bbolt's lock timeout into ErrLocked.
+func lockErr(err error) error {
+	if errors.Is(err, berrors.ErrTimeout) {
+		return fmt.Errorf("%w (%v)", ErrLocked, err)
+	}
+	return err
 }

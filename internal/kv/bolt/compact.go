@@ -9,20 +9,7 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
-
-// ErrLocked is returned (wrapped) by Open and Compact when another
-// process holds the database's file lock beyond Options.LockTimeout.
-var ErrLocked = errors.New("the database is open in another process")
-
-// lockErr turns bbolt's lock timeout into ErrLocked.
-func lockErr(err error) error {
-	if errors.Is(err, berrors.ErrTimeout) {
-		return fmt.Errorf("%w (%v)", ErrLocked, err)
-	}
-	return err
-}
 
 // compactTxSize bounds the bytes bbolt.Compact copies per transaction of
 // the new file, so compaction's memory stays bounded whatever the size of

@@ -187,3 +187,5 @@ func (rs *readState) scanMerged(b *bbolt.Bucket, start, end []byte, limit int, r
 		}
 	}
 }
+
+var emptyValue = []byte{}

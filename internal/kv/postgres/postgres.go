@@ -85,7 +85,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -160,50 +159,6 @@ type DB struct {
 // Writes implements kv.Counted: the Update calls this process made.
 func (db *DB) Writes() uint64 { return db.writes.Load() }
 
-// Open connects to the database named by dsn (a postgres:// URL or
-// key=value DSN, as libpq/pgx accept) and creates or migrates the schema.
-// Errors reaching the server wrap kv.ErrUnavailable.
-func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("kv/postgres: %w", err)
-	}
-	maxConns := opts.MaxConns
-	if s, ok := cfg.RuntimeParams["pool_max_conns"]; ok {
-		// Accepted for compatibility with pgxpool DSNs; not a server setting.
-		delete(cfg.RuntimeParams, "pool_max_conns")
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("kv/postgres: invalid pool_max_conns %q", s)
-		}
-		if maxConns <= 0 {
-			maxConns = n
-		}
-	}
-	if maxConns <= 0 {
-		maxConns = DefaultMaxConns()
-	}
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = DefaultConnectTimeout
-	}
-	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
-		cfg.RuntimeParams["application_name"] = "cerulean"
-	}
-	db := &DB{
-		pool:        newPool(cfg, maxConns),
-		maxAttempts: opts.MaxAttempts,
-	}
-	if db.maxAttempts <= 0 {
-		db.maxAttempts = DefaultMaxAttempts
-	}
-	db.gate = kv.NewGate()
-	if err := db.Migrate(ctx, "kv", migrations); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
-}
-
 // Close stops accepting transactions, waits for those in flight and closes
 // the connections. Later calls to View, Update, Do and Close return
 // kv.ErrClosed.
@@ -214,79 +169,6 @@ func (db *DB) Close() error {
 	<-db.gate.Drained()
 	db.pool.close()
 	return nil
-}
-
-// View implements kv.Store. fn runs exactly once (unless ctx is already
-// done: then it does not run and View returns ctx.Err()).
-func (db *DB) View(ctx context.Context, fn func(kv.Tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if !db.gate.Enter() {
-		return kv.ErrClosed
-	}
-	defer db.gate.Leave()
-	t := &tx{db: db, ctx: ctx}
-	defer t.abandon() // fn panicked or called runtime.Goexit
-	ferr := fn(t)
-	t.done = true
-	return t.finishView(ferr)
-}
-
-// Update implements kv.Store. See the package documentation for retries.
-func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if !db.gate.Enter() {
-		return kv.ErrClosed
-	}
-	defer db.gate.Leave()
-	db.writes.Add(1)
-	lost, conflicts := 0, 0
-	for attempt := 1; ; attempt++ {
-		class, err := db.attempt(ctx, fn, conflicts >= exclusiveAfter)
-		switch class {
-		case classConflict:
-			db.conflicts.Add(1)
-			conflicts++
-		case classConn:
-			lost++
-		default:
-			return err
-		}
-		if attempt >= db.maxAttempts || lost > connRetries {
-			return fmt.Errorf("%w: transaction failed %d times, last: %w", kv.ErrUnavailable, attempt, err)
-		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
-			return err
-		}
-	}
-}
-
-// attempt runs fn once in a new transaction and commits it. class tells
-// whether it may be run again: classConflict or classConn when nothing was
-// committed and running fn again is safe, classOther otherwise.
-//
-// Attempts run concurrently unless exclusive: then the attempt waits for
-// those in flight and runs alone. Under heavy contention on one key,
-// PostgreSQL lets one of the concurrent read-modify-writes commit and
-// fails the others, with no priority for the ones that failed before; this
-// bounds the starvation in one process (processes do not coordinate).
-func (db *DB) attempt(ctx context.Context, fn func(kv.Tx) error, exclusive bool) (errClass, error) {
-	if exclusive {
-		db.starved.Lock()
-		defer db.starved.Unlock()
-	} else {
-		db.starved.RLock()
-		defer db.starved.RUnlock()
-	}
-	db.attempts.Add(1)
-	t := &tx{db: db, ctx: ctx, writable: true}
-	defer t.abandon()
-	ferr := fn(t)
-	t.done = true
-	return t.finishUpdate(ferr)
 }
 
 // backoff returns a random delay with full jitter: up to

@@ -770,3 +770,76 @@ func (t *tx) commit() (errClass, error) {
 		return classOther, wrap(t.ctx, err, class)
 	}
 }
+
+// View implements kv.Store. fn runs exactly once (unless ctx is already
+// done: then it does not run and View returns ctx.Err()).
+func (db *DB) View(ctx context.Context, fn func(kv.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !db.gate.Enter() {
+		return kv.ErrClosed
+	}
+	defer db.gate.Leave()
+	t := &tx{db: db, ctx: ctx}
+	defer t.abandon() // fn panicked or called runtime.Goexit
+	ferr := fn(t)
+	t.done = true
+	return t.finishView(ferr)
+}
+
+// Update implements kv.Store. See the package documentation for retries.
+func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !db.gate.Enter() {
+		return kv.ErrClosed
+	}
+	defer db.gate.Leave()
+	db.writes.Add(1)
+	lost, conflicts := 0, 0
+	for attempt := 1; ; attempt++ {
+		class, err := db.attempt(ctx, fn, conflicts >= exclusiveAfter)
+		switch class {
+		case classConflict:
+			db.conflicts.Add(1)
+			conflicts++
+		case classConn:
+			lost++
+		default:
+			return err
+		}
+		if attempt >= db.maxAttempts || lost > connRetries {
+			return fmt.Errorf("%w: transaction failed %d times, last: %w", kv.ErrUnavailable, attempt, err)
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return err
+		}
+	}
+}
+
+// attempt runs fn once in a new transaction and commits it. class tells
+// whether it may be run again: classConflict or classConn when nothing was
+// committed and running fn again is safe, classOther otherwise.
+//
+// Attempts run concurrently unless exclusive: then the attempt waits for
+// those in flight and runs alone. Under heavy contention on one key,
+// PostgreSQL lets one of the concurrent read-modify-writes commit and
+// fails the others, with no priority for the ones that failed before; this
+// bounds the starvation in one process (processes do not coordinate).
+func (db *DB) attempt(ctx context.Context, fn func(kv.Tx) error, exclusive bool) (errClass, error) {
+	if exclusive {
+		db.starved.Lock()
+		defer db.starved.Unlock()
+	} else {
+		db.starved.RLock()
+		defer db.starved.RUnlock()
+	}
+	db.attempts.Add(1)
+	t := &tx{db: db, ctx: ctx, writable: true}
+	defer t.abandon()
+	ferr := fn(t)
+	t.done = true
+	return t.finishUpdate(ferr)
+}

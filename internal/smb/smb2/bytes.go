@@ -1,13 +1,10 @@
 package smb2
 
 import (
-	"encoding/binary"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
-
-var le = binary.LittleEndian
 
 // align8 rounds n up to a multiple of 8.
 func align8(n int) int { return (n + 7) &^ 7 }
@@ -151,4 +148,9 @@ func decodeBody(msg []byte, cmd Command, what string, structureSize uint16) (dec
 		return dec{}, malformed(cmd, what, "body shorter than its fixed part")
 	}
 	return dec{msg: msg, body: body}, nil
+}
+
+// malformed reports a bad message of command cmd.
+func malformed(cmd Command, what, reason string) error {
+	return &MalformedError{What: cmd.String() + " " + what, Reason: reason}
 }

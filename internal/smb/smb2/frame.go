@@ -1,7 +1,6 @@
 package smb2
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,19 +9,6 @@ import (
 // MaxFrameSize is the largest payload Direct TCP framing can carry: the
 // length is 24 bits (MS-SMB2 2.1).
 const MaxFrameSize = 0xFFFFFF
-
-// Framing errors. The connection cannot continue after any of them: the
-// stream is out of sync or the peer is not speaking Direct TCP.
-var (
-	// ErrFrameType: the first byte of the 4-byte transport header is not
-	// zero (a NetBIOS session message type other than "session message").
-	ErrFrameType = errors.New("smb2: transport header type is not 0")
-	// ErrFrameTooLarge: the announced length exceeds the limit the caller
-	// gave ReadFrame.
-	ErrFrameTooLarge = errors.New("smb2: frame exceeds the maximum message size")
-	// ErrEmptyFrame: a frame of length 0.
-	ErrEmptyFrame = errors.New("smb2: empty frame")
-)
 
 // ReadFrame reads one Direct TCP frame from r (MS-SMB2 2.1): a zero byte,
 // a 24-bit big-endian length, then the payload, which it returns in a new

@@ -1,6 +1,7 @@
 package smb2
 
 import (
+	"errors"
 	"fmt"
 	"io"
 )
@@ -78,3 +79,16 @@ func unexpected(err error) error {
 	}
 	return err
 }
+
+// Framing errors. The connection cannot continue after any of them: the
+// stream is out of sync or the peer is not speaking Direct TCP.
+var (
+	// ErrFrameType: the first byte of the 4-byte transport header is not
+	// zero (a NetBIOS session message type other than "session message").
+	ErrFrameType = errors.New("smb2: transport header type is not 0")
+	// ErrFrameTooLarge: the announced length exceeds the limit the caller
+	// gave ReadFrame.
+	ErrFrameTooLarge = errors.New("smb2: frame exceeds the maximum message size")
+	// ErrEmptyFrame: a frame of length 0.
+	ErrEmptyFrame = errors.New("smb2: empty frame")
+)

@@ -1,6 +1,9 @@
 package smb2
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // HeaderSize is the size of the SMB2 packet header (MS-SMB2 2.2.1).
 const HeaderSize = 64
@@ -232,3 +235,5 @@ func Marshal(h Header, body []byte) []byte {
 	msg := make([]byte, 0, HeaderSize+len(body))
 	return append(h.AppendTo(msg), body...)
 }
+
+var le = binary.LittleEndian

@@ -174,11 +174,6 @@ func (e *MalformedError) Error() string {
 // Unwrap returns StatusInvalidParameter.
 func (e *MalformedError) Unwrap() error { return StatusInvalidParameter }
 
-// malformed reports a bad message of command cmd.
-func malformed(cmd Command, what, reason string) error {
-	return &MalformedError{What: cmd.String() + " " + what, Reason: reason}
-}
-
 // malformedStruct reports a bad structure that is not tied to a command.
 func malformedStruct(what, reason string) error {
 	return &MalformedError{What: what, Reason: reason}
