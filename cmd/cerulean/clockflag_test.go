@@ -23,7 +23,7 @@ func TestClockControlFlag(t *testing.T) {
 		t.Fatal("CERULEAN_CLOCK_CONTROL=true left it off")
 	}
 	var out bytes.Buffer
-	if err := run("cerulean", []string{"--help"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "--clock-control") || !strings.Contains(out.String(), "/.cerulean/clock/advance") {
+	if err := runCommand("cerulean", []string{"--help"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "--clock-control") || !strings.Contains(out.String(), "/.cerulean/clock/advance") {
 		t.Fatalf("--help does not describe --clock-control: %v", err)
 	}
 }

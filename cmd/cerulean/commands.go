@@ -17,23 +17,23 @@ import (
 )
 
 // command is one entry of cerulean's command list.
-type command struct {
+type commandEntry struct {
 	name, args, summary string
-	run                 func(args []string, stdout, stderr io.Writer) error
+	entry               func(args []string, stdout, stderr io.Writer) error
 }
 
 // commands lists every command in the order --help shows them.
-func commands() []command {
+func commands() []commandEntry {
 	az := func(name string) func([]string, io.Writer, io.Writer) error {
 		return func(args []string, stdout, stderr io.Writer) error { return azuriteMain(name, args, stdout, stderr) }
 	}
-	return []command{
+	return []commandEntry{
 		{"serve", "[flags]", "run the server (the default: plain `cerulean` is `cerulean serve`)", serve},
 		{"azurite", "[flags]", "run with Azurite's command line: Blob, Queue and Table (also as a link named azurite)", az("azurite")},
 		{"azurite-blob", "[flags]", "Azurite's command line, Blob only (also as a link named azurite-blob)", az("azurite-blob")},
 		{"azurite-queue", "[flags]", "Azurite's command line, Queue only (also as a link named azurite-queue)", az("azurite-queue")},
 		{"azurite-table", "[flags]", "Azurite's command line, Table only (also as a link named azurite-table)", az("azurite-table")},
-		{"health", "[flags]", "exit 0 if the server on this machine answers on the ports it opened (container HEALTHCHECK)", health},
+		{"health", "[flags]", "exit 0 if the server on this machine answers on the ports it opened (container HEALTHCHECK)", healthCommand},
 		{"compact", "[--data DIR]", "give the embedded store's disk space of deleted data back (server stopped)", compact},
 		{"install-links", "DIR", "make azurite, azurite-blob, azurite-queue and azurite-table links to this binary in DIR", installLinks},
 		{"version", "", "print the version", func(_ []string, stdout, _ io.Writer) error {
@@ -74,66 +74,6 @@ func printHelp(w io.Writer) error {
 	fs := serveFlags(io.Discard)
 	printFlags(w, fs.FlagSet)
 	return nil
-}
-
-// wantsHelp reports whether args ask for help (-h, -help, --help).
-func wantsHelp(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		switch a {
-		case "-h", "-help", "--help":
-			return true
-		}
-	}
-	return false
-}
-
-// printFlags writes the flags of fs, one entry per setting: aliases (two
-// names bound to one variable, as Azurite's -l and --location) share an
-// entry, and a default is printed once: not when the usage text already
-// says it, nor when it is the type's zero value.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
-	type entry struct {
-		names []string
-		fl    *flag.Flag
-	}
-	var entries []*entry
-	byValue := map[flag.Value]*entry{}
-	fs.VisitAll(func(fl *flag.Flag) {
-		if e, ok := byValue[fl.Value]; ok {
-			e.names = append(e.names, fl.Name)
-			return
-		}
-		e := &entry{names: []string{fl.Name}, fl: fl}
-		byValue[fl.Value] = e
-		entries = append(entries, e)
-	})
-	for _, e := range entries {
-		sort.Slice(e.names, func(i, j int) bool { return len(e.names[i]) < len(e.names[j]) })
-		dashed := make([]string, len(e.names))
-		for i, n := range e.names {
-			if len(n) == 1 {
-				dashed[i] = "-" + n
-			} else {
-				dashed[i] = "--" + n
-			}
-		}
-		typ, usage := flag.UnquoteUsage(e.fl)
-		line := "  " + strings.Join(dashed, ", ")
-		if typ != "" {
-			line += " " + typ
-		}
-		fmt.Fprintln(w, line)
-		if def := e.fl.DefValue; def != "" && def != "0" && def != "false" && !strings.Contains(usage, "default") {
-			if typ == "string" {
-				def = fmt.Sprintf("%q", def)
-			}
-			usage += " (default " + def + ")"
-		}
-		fmt.Fprintln(w, "    \t"+strings.ReplaceAll(usage, "\n", "\n    \t"))
-	}
 }
 
 // installLinks makes Azurite's program names links to this binary in

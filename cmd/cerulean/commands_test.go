@@ -22,7 +22,7 @@ import (
 func TestHelpListsEveryCommand(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		var out, errb bytes.Buffer
-		if err := run("cerulean", args, &out, &errb); err != nil {
+		if err := runCommand("cerulean", args, &out, &errb); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
 		text := out.String()
@@ -41,12 +41,12 @@ func TestHelpListsEveryCommand(t *testing.T) {
 			continue // takes a directory; TestInstallLinks
 		}
 		var out, errb bytes.Buffer
-		if err := run("cerulean", []string{c.name, "--help"}, &out, &errb); err != nil {
+		if err := runCommand("cerulean", []string{c.name, "--help"}, &out, &errb); err != nil {
 			t.Errorf("%s --help: %v", c.name, err)
 		}
 	}
 	var out, errb bytes.Buffer
-	err := run("cerulean", []string{"frobnicate"}, &out, &errb)
+	err := runCommand("cerulean", []string{"frobnicate"}, &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), "azurite-blob") || !strings.Contains(err.Error(), "--help") {
 		t.Fatalf("unknown command error names the commands: %v", err)
 	}
@@ -56,7 +56,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 // default once.
 func TestAzuriteHelpPrintsEachDefaultOnce(t *testing.T) {
 	var out, errb bytes.Buffer
-	if err := run("cerulean", []string{"azurite", "--help"}, &out, &errb); err != nil {
+	if err := runCommand("cerulean", []string{"azurite", "--help"}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
@@ -209,7 +209,7 @@ func TestInstallLinks(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bin")
 	var out, errb bytes.Buffer
 	for i := 0; i < 2; i++ {
-		if err := run("cerulean", []string{"install-links", dir}, &out, &errb); err != nil {
+		if err := runCommand("cerulean", []string{"install-links", dir}, &out, &errb); err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
 	}
@@ -224,10 +224,10 @@ func TestInstallLinks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "azurite"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := run("cerulean", []string{"install-links", dir}, &out, &errb); err == nil || !strings.Contains(err.Error(), "not a link") {
+	if err := runCommand("cerulean", []string{"install-links", dir}, &out, &errb); err == nil || !strings.Contains(err.Error(), "not a link") {
 		t.Fatalf("over another program: %v", err)
 	}
-	if err := run("cerulean", []string{"install-links"}, &out, &errb); err == nil {
+	if err := runCommand("cerulean", []string{"install-links"}, &out, &errb); err == nil {
 		t.Fatal("install-links without a directory accepted")
 	}
 }
@@ -257,14 +257,14 @@ func TestCompactCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if err := run("cerulean", []string{"compact", "--data", dir, "--wait", "100ms"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "in use") {
+	if err := runCommand("cerulean", []string{"compact", "--data", dir, "--wait", "100ms"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("compact of a directory in use: %v", err)
 	}
 	if err := a.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out.Reset()
-	if err := run("cerulean", []string{"compact", "--data", dir}, &out, &errb); err != nil {
+	if err := runCommand("cerulean", []string{"compact", "--data", dir}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`meta\.db: [\d.]+ MiB -> [\d.]+ MiB in `).MatchString(out.String()) {
@@ -276,7 +276,7 @@ func TestCompactCommand(t *testing.T) {
 		t.Fatalf("start after compact: %v", err)
 	}
 	_ = a.Close(context.Background())
-	if err := run("cerulean", []string{"compact", "--data", t.TempDir()}, &out, &errb); err == nil || !strings.Contains(err.Error(), "no embedded store") {
+	if err := runCommand("cerulean", []string{"compact", "--data", t.TempDir()}, &out, &errb); err == nil || !strings.Contains(err.Error(), "no embedded store") {
 		t.Fatalf("compact of an empty directory: %v", err)
 	}
 }

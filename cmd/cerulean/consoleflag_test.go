@@ -23,11 +23,11 @@ func TestConsolePortFlag(t *testing.T) {
 	if f = serveFlags(io.Discard); *f.consolePort != 10011 {
 		t.Fatalf("CERULEAN_CONSOLE_PORT=10011 gave %d", *f.consolePort)
 	}
-	if err := run("cerulean", []string{"--console-port", "70000"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "console-port") {
+	if err := runCommand("cerulean", []string{"--console-port", "70000"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "console-port") {
 		t.Fatalf("port 70000: %v", err)
 	}
 	var out bytes.Buffer
-	if err := run("cerulean", []string{"--help"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "--console-port") {
+	if err := runCommand("cerulean", []string{"--help"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "--console-port") {
 		t.Fatalf("--help does not describe --console-port: %v", err)
 	}
 }

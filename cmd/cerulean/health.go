@@ -31,7 +31,7 @@ import (
 // exits 0 when at least one endpoint answered 200 and none answered
 // anything else; an endpoint refusing connections is a service this
 // server does not run (azurite-blob serves Blob only) and is skipped.
-func health(args []string, stdout, stderr io.Writer) error {
+func healthCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	if wantsHelp(args) {

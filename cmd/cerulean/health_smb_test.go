@@ -31,20 +31,20 @@ func TestHealthSMB(t *testing.T) {
 	_, smbPort, _ := net.SplitHostPort(a.SMBAddr)
 	_, blobPort, _ := net.SplitHostPort(a.Endpoints()["blob"])
 	metricsPort := a.MetricsURL[strings.LastIndexByte(a.MetricsURL, ':')+1:]
-	run := func() (string, error) {
+	probe := func() (string, error) {
 		var out, errOut bytes.Buffer
-		err := health([]string{"--blob-port", blobPort, "--queue-port", "-1", "--table-port", "-1", "--dfs-port", "-1",
+		err := healthCommand([]string{"--blob-port", blobPort, "--queue-port", "-1", "--table-port", "-1", "--dfs-port", "-1",
 			"--smb-port", smbPort, "--metrics-port", metricsPort, "--timeout", "2s"}, &out, &errOut)
 		return out.String(), err
 	}
-	out, err := run()
+	out, err := probe()
 	if err != nil || !strings.Contains(out, "smb 127.0.0.1:"+smbPort+": ok") || !strings.Contains(out, "/readyz: ok") {
 		t.Fatalf("health with a live SMB listener: %v\n%s", err, out)
 	}
 	ln.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		out, err = run()
+		out, err = probe()
 		if err != nil {
 			break
 		}

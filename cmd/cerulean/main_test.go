@@ -9,16 +9,16 @@ import (
 
 func TestVersionAndUsage(t *testing.T) {
 	var out, errb bytes.Buffer
-	if err := run("cerulean", []string{"version"}, &out, &errb); err != nil || !strings.HasPrefix(out.String(), "cerulean ") {
+	if err := runCommand("cerulean", []string{"version"}, &out, &errb); err != nil || !strings.HasPrefix(out.String(), "cerulean ") {
 		t.Fatalf("version: %q %v", out.String(), err)
 	}
-	if err := run("cerulean", []string{"frobnicate"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "unknown command") {
+	if err := runCommand("cerulean", []string{"frobnicate"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "unknown command") {
 		t.Fatalf("unknown command: %v", err)
 	}
-	if err := run("cerulean", []string{"serve", "--log-level", "loud"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "--log-level") {
+	if err := runCommand("cerulean", []string{"serve", "--log-level", "loud"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "--log-level") {
 		t.Fatalf("bad log level: %v", err)
 	}
-	if err := run("cerulean", []string{"serve", "--accounts", "acct:not base64!"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "--accounts") {
+	if err := runCommand("cerulean", []string{"serve", "--accounts", "acct:not base64!"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "--accounts") {
 		t.Fatalf("bad accounts: %v", err)
 	}
 }
