@@ -129,11 +129,11 @@ func Start(cfg Config) (*App, error) {
 	}
 	a.srv = server.New(scfg)
 	a.Blob = blob.New(store, chunks, cfg.Clock, cfg.Logger)
-	a.Blob.SetChangeFeed(cfg.changeFeed())
+	a.Blob.SetChangeFeed(cfg.changeFeedOn())
 	a.Blob.SetChangeFeedRetention(cfg.ChangeFeedRetention)
-	a.Blob.SetVersioning(cfg.versioning())
+	a.Blob.SetVersioning(cfg.versioningOn())
 	a.Blob.SetContainerSoftDelete(func(string) int { return cfg.ContainerSoftDelete })
-	a.Blob.SetImmutability(cfg.immutability())
+	a.Blob.SetImmutability(cfg.immutabilityOn())
 	if p := cfg.ImmutabilityPolicy; p != nil {
 		a.Blob.SetImmutabilityDefault(func(string) *blob.DefaultPolicy { return p })
 	}

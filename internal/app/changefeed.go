@@ -1,11 +1,7 @@
 package app
 
-// ChangeFeedAccounts returns the accounts of s (ParseAccounts' syntax)
-// marked with a field "changefeed".
-func ChangeFeedAccounts(s string) []string { return markedAccounts(s, changeFeedMark) }
-
-// changeFeed returns whether an account has the blob change feed on.
-func (c Config) changeFeed() func(string) bool {
+// changeFeedOn returns whether an account has the blob change feed on.
+func (c Config) changeFeedOn() func(string) bool {
 	if c.ChangeFeed {
 		return func(string) bool { return true }
 	}

@@ -25,11 +25,11 @@ func TestChangeFeedAccounts(t *testing.T) {
 			t.Errorf("ParseAccounts(%q) accepted", bad)
 		}
 	}
-	on := Config{ChangeFeedAccounts: []string{"a1"}}.changeFeed()
+	on := Config{ChangeFeedAccounts: []string{"a1"}}.changeFeedOn()
 	if !on("a1") || on("a2") {
 		t.Fatal("ChangeFeedAccounts: wrong accounts on")
 	}
-	if !(Config{ChangeFeed: true}).changeFeed()("any") {
+	if !(Config{ChangeFeed: true}).changeFeedOn()("any") {
 		t.Fatal("ChangeFeed: not on for every account")
 	}
 }

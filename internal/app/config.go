@@ -319,3 +319,15 @@ const immutabilityMark = "immutability"
 // account, as Azure's account setting IsVersioningEnabled does. Like
 // hnsMark it is no base64 key.
 const versioningMark = "versioning"
+
+// ImmutabilityAccounts returns the accounts of s (ParseAccounts' syntax)
+// marked with a trailing field "immutability".
+func ImmutabilityAccounts(s string) []string { return markedAccounts(s, immutabilityMark) }
+
+// VersioningAccounts returns the accounts of s (ParseAccounts' syntax)
+// marked with a trailing field "versioning".
+func VersioningAccounts(s string) []string { return markedAccounts(s, versioningMark) }
+
+// ChangeFeedAccounts returns the accounts of s (ParseAccounts' syntax)
+// marked with a field "changefeed".
+func ChangeFeedAccounts(s string) []string { return markedAccounts(s, changeFeedMark) }

@@ -165,12 +165,12 @@ func (x inspector) ContainerLease(ctx context.Context, account, container string
 }
 
 func (x inspector) Changes(ctx context.Context, account string, n int) ([]console.Change, bool, error) {
-	if !x.a.cfg.changeFeed()(account) {
+	if !x.a.cfg.changeFeedOn()(account) {
 		return nil, false, nil
 	}
 	var recs []changelog.Record
 	err := x.a.store.View(ctx, func(tx kv.Tx) error {
-		last, err := changelog.Last(tx, account)
+		last, err := changelog.LastSeq(tx, account)
 		if err != nil {
 			return err
 		}

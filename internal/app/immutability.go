@@ -34,13 +34,9 @@ func ParseImmutabilityPolicy(s string) (*blob.DefaultPolicy, error) {
 	return p, nil
 }
 
-// ImmutabilityAccounts returns the accounts of s (ParseAccounts' syntax)
-// marked with a trailing field "immutability".
-func ImmutabilityAccounts(s string) []string { return markedAccounts(s, immutabilityMark) }
-
-// immutability returns whether an account's containers support
+// immutabilityOn returns whether an account's containers support
 // version-level immutability.
-func (c Config) immutability() func(string) bool {
+func (c Config) immutabilityOn() func(string) bool {
 	if c.BlobImmutability {
 		return func(string) bool { return true }
 	}
@@ -58,7 +54,7 @@ func (c Config) checkImmutability() error {
 	if c.ImmutabilityPolicy != nil && !c.BlobImmutability && len(c.ImmutabilityAccounts) == 0 {
 		return fmt.Errorf("--blob-immutability-policy needs version-level immutability support (--blob-immutability, or an account marked :immutability)")
 	}
-	ver := c.versioning()
+	ver := c.versioningOn()
 	for _, n := range c.ImmutabilityAccounts {
 		if !ver(n) {
 			return fmt.Errorf("account %s: :immutability needs blob versioning on that account (:versioning, or --blob-versioning)", n)

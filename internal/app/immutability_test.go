@@ -31,7 +31,7 @@ func TestImmutabilityAccounts(t *testing.T) {
 	if err := cfg.checkImmutability(); err != nil {
 		t.Fatal(err)
 	}
-	if on := cfg.immutability(); !on("a1") || !on("a2") || on("a3") {
+	if on := cfg.immutabilityOn(); !on("a1") || !on("a2") || on("a3") {
 		t.Fatal("immutability() per account")
 	}
 	cfg.DataDir = t.TempDir()
@@ -43,7 +43,7 @@ func TestImmutabilityAccounts(t *testing.T) {
 
 // TestParseImmutabilityPolicy: --blob-immutability-policy's DAYS[:locked]
 // within Azure's 1 to 146000 days, and its need of version-level
-// immutability support.
+// immutabilityOn support.
 func TestParseImmutabilityPolicy(t *testing.T) {
 	for in, want := range map[string]*blob.DefaultPolicy{
 		"":                nil,

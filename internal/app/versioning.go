@@ -2,12 +2,8 @@ package app
 
 import "fmt"
 
-// VersioningAccounts returns the accounts of s (ParseAccounts' syntax)
-// marked with a trailing field "versioning".
-func VersioningAccounts(s string) []string { return markedAccounts(s, versioningMark) }
-
-// versioning returns whether blob versioning is on for an account.
-func (c Config) versioning() func(string) bool {
+// versioningOn returns whether blob versioning is on for an account.
+func (c Config) versioningOn() func(string) bool {
 	if c.BlobVersioning {
 		return func(string) bool { return true }
 	}
@@ -22,7 +18,7 @@ func (c Config) versioning() func(string) bool {
 // keeps versions of flat accounts' blobs only (a Data Lake path has no
 // versions here).
 func (c Config) checkVersioning() error {
-	hier, ver := c.hierarchical(), c.versioning()
+	hier, ver := c.hierarchical(), c.versioningOn()
 	names := append([]string{}, c.VersioningAccounts...)
 	if c.BlobVersioning {
 		for _, a := range c.Accounts {

@@ -31,7 +31,7 @@ func TestVersioningAccounts(t *testing.T) {
 	if err := cfg.checkVersioning(); err != nil {
 		t.Fatal(err)
 	}
-	if on := cfg.versioning(); !on("a1") || on("a4") {
+	if on := cfg.versioningOn(); !on("a1") || on("a4") {
 		t.Fatal("versioning() per account")
 	}
 	cfg = Config{BlobVersioning: true, HierarchicalNamespace: true}

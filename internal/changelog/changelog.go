@@ -29,11 +29,6 @@ const (
 	DirectoryDeleted = "DirectoryDeleted"
 )
 
-// Subject is the record subject of blob b in container c.
-func Subject(container, blob string) string {
-	return "/blobServices/default/containers/" + container + "/blobs/" + blob
-}
-
 // ErrBadRecord is returned by Append for a record without an event type
 // or subject.
 var ErrBadRecord = errors.New("changelog: record without event type or subject")
@@ -104,8 +99,8 @@ func Append(tx kv.Tx, account string, r Record) (Record, error) {
 	return r, nil
 }
 
-// Last returns the sequence number of account's last record (0: none).
-func Last(tx kv.Tx, account string) (uint64, error) {
+// LastSeq returns the sequence number of account's last record (0: none).
+func LastSeq(tx kv.Tx, account string) (uint64, error) {
 	t, err := readTail(tx, account)
 	return t.seq, err
 }
@@ -177,12 +172,6 @@ func counter(tx kv.Tx, account string) (uint64, time.Time, error) {
 		return 0, time.Time{}, fmt.Errorf("changelog: counter of %q is %q", account, v)
 	}
 	return n, time.Unix(h, 0).UTC(), nil
-}
-
-// Segment is one hour of an account's log: the records First to Last.
-type Segment struct {
-	Start       time.Time
-	First, Last uint64
 }
 
 // Segments returns the hours of account's log that have records, in

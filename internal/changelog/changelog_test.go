@@ -232,7 +232,7 @@ func TestAppendRejectsIncomplete(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	_ = s.View(context.Background(), func(tx kv.Tx) error {
-		if n, _ := Last(tx, "a"); n != 0 {
+		if n, _ := LastSeq(tx, "a"); n != 0 {
 			t.Fatalf("Last = %d", n)
 		}
 		return nil

@@ -389,3 +389,14 @@ func eventID(account string, seq uint64) string {
 	hex.Encode(out[24:36], b[10:16])
 	return string(out[:])
 }
+
+// Subject is the record subject of blob b in container c.
+func Subject(container, blob string) string {
+	return "/blobServices/default/containers/" + container + "/blobs/" + blob
+}
+
+// Segment is one hour of an account's log: the records First to Last.
+type Segment struct {
+	Start       time.Time
+	First, Last uint64
+}

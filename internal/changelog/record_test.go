@@ -194,10 +194,10 @@ func TestLegacyRecords(t *testing.T) {
 						t.Errorf("retired counter %q parses as a number", c)
 					}
 				}
-				if n, err := Last(tx, "a"); err != nil || n != 3 {
+				if n, err := LastSeq(tx, "a"); err != nil || n != 3 {
 					t.Errorf("Last: %d %v, want 3", n, err)
 				}
-				if n, err := Last(tx, "b"); err != nil || n != 8 {
+				if n, err := LastSeq(tx, "b"); err != nil || n != 8 {
 					t.Errorf("Last of b: %d %v, want 8", n, err)
 				}
 				return nil
@@ -218,7 +218,7 @@ func TestLegacyRecords(t *testing.T) {
 				if _, err := tx.Get(counterKey("a")); err != kv.ErrNotFound {
 					t.Errorf("counter written again: %v", err)
 				}
-				if n, err := Last(tx, "a"); err != nil || n != 4 {
+				if n, err := LastSeq(tx, "a"); err != nil || n != 4 {
 					t.Errorf("Last: %d %v, want 4", n, err)
 				}
 				return nil

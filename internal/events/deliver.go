@@ -798,7 +798,7 @@ func (d *Deliverer) position(ctx context.Context, s *Subscription) (uint64, erro
 		if !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
-		if pos, err = changelog.Last(tx, s.Account); err != nil {
+		if pos, err = changelog.LastSeq(tx, s.Account); err != nil {
 			return err
 		}
 		return tx.Put(posKey(s), []byte(strconv.FormatUint(pos, 10)))
@@ -957,7 +957,7 @@ func (d *Deliverer) Status(ctx context.Context) ([]Status, error) {
 				return err
 			}
 			var err error
-			if st.LogLast, err = changelog.Last(tx, s.Account); err != nil {
+			if st.LogLast, err = changelog.LastSeq(tx, s.Account); err != nil {
 				return err
 			}
 			if _, err := tx.Get(validatedKey(s)); err == nil {

@@ -143,7 +143,7 @@ func (f *AdvancedFilter) count() int {
 func (f *AdvancedFilter) parse() error {
 	op, ok := operators[f.OperatorType]
 	if !ok {
-		return fmt.Errorf("operatorType %q is not one of Event Grid's advanced filter operators", f.OperatorType)
+		return fmt.Errorf("operatorType %q is not a known advanced filter operator", f.OperatorType)
 	}
 	if f.Key == "" || len(f.Key) > maxFilterKey || strings.HasPrefix(f.Key, ".") || strings.HasSuffix(f.Key, ".") || strings.Contains(f.Key, "..") {
 		return fmt.Errorf("key %q: want a field such as subject or data.api", f.Key)

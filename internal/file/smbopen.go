@@ -548,7 +548,7 @@ func liveOpen(tx kv.Tx, now time.Time, o *Open) (*Share, *Entry, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := handle.Get(tx, now, o.Account, o.Share, o.fileID(), o.HandleID); err != nil {
+	if _, err := handle.Load(tx, now, o.Account, o.Share, o.fileID(), o.HandleID); err != nil {
 		return nil, nil, vfsHandleErr(err)
 	}
 	e, err := loadByID(tx, o.Account, o.Share, "", o.FileID)

@@ -57,7 +57,7 @@ func CheckRead(l Lease, leaseIDHeader string, kind Kind, now time.Time) error {
 // or broken lease is cleared to available, so it can no longer be renewed
 // or released with its old ID (LeaseIdMismatchWithLeaseOperation).
 func OnWrite(l Lease, now time.Time) Lease {
-	switch l.state(now.UTC()) {
+	switch l.stateAt(now.UTC()) {
 	case StateExpired, StateBroken:
 		return Lease{}
 	}

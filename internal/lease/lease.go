@@ -66,8 +66,8 @@ type Effective struct {
 	Duration string // infinite, fixed, or "" when not leased
 }
 
-// state computes the effective lease state at now.
-func (l Lease) state(now time.Time) string {
+// stateAt computes the effective lease state at now.
+func (l Lease) stateAt(now time.Time) string {
 	switch l.State {
 	case StateLeased:
 		if l.ID == "" || l.Duration != Infinite && !now.Before(l.Expires) {
@@ -87,7 +87,7 @@ func (l Lease) state(now time.Time) string {
 
 // Effective returns the lease state, status and duration to report at now.
 func (l Lease) Effective(now time.Time) Effective {
-	switch st := l.state(now); st {
+	switch st := l.stateAt(now); st {
 	case StateLeased:
 		d := DurationFixed
 		if l.Duration == Infinite {
@@ -103,7 +103,7 @@ func (l Lease) Effective(now time.Time) Effective {
 
 // Active reports whether the lease is locked (leased or breaking) at now.
 func (l Lease) Active(now time.Time) bool {
-	st := l.state(now)
+	st := l.stateAt(now)
 	return st == StateLeased || st == StateBreaking
 }
 
@@ -124,16 +124,16 @@ func Apply(l Lease, req Request, kind Kind, now time.Time) (Result, error) {
 		return Result{}, err
 	}
 	now = now.UTC() // also drops the monotonic reading
-	st := l.state(now)
+	st := l.stateAt(now)
 	switch req.Action {
 	case ActionAcquire:
-		return acquire(l, st, req, now)
+		return acquireLease(l, st, req, now)
 	case ActionRenew:
-		return renew(l, st, req, now)
+		return renewLease(l, st, req, now)
 	case ActionChange:
-		return change(l, st, req)
+		return changeLease(l, st, req)
 	case ActionRelease:
-		return release(l, st, req)
+		return releaseLease(l, st, req)
 	default: // ActionBreak; normalize rejected anything else
 		return breakLease(l, st, req, kind, now)
 	}
@@ -149,7 +149,7 @@ func leased(id string, dur int, now time.Time) Lease {
 	return l
 }
 
-func acquire(l Lease, st string, req Request, now time.Time) (Result, error) {
+func acquireLease(l Lease, st string, req Request, now time.Time) (Result, error) {
 	dur := *req.Duration
 	switch st {
 	case StateLeased:
@@ -175,7 +175,7 @@ func acquire(l Lease, st string, req Request, now time.Time) (Result, error) {
 	}
 }
 
-func renew(l Lease, st string, req Request, now time.Time) (Result, error) {
+func renewLease(l Lease, st string, req Request, now time.Time) (Result, error) {
 	if !sameID(req.LeaseID, l.ID) {
 		return conflict(azerr.LeaseIDMismatchWithLeaseOperation)
 	}
@@ -192,7 +192,7 @@ func renew(l Lease, st string, req Request, now time.Time) (Result, error) {
 	}
 }
 
-func change(l Lease, st string, req Request) (Result, error) {
+func changeLease(l Lease, st string, req Request) (Result, error) {
 	switch st {
 	case StateLeased:
 		switch {
@@ -215,7 +215,7 @@ func change(l Lease, st string, req Request) (Result, error) {
 	}
 }
 
-func release(l Lease, st string, req Request) (Result, error) {
+func releaseLease(l Lease, st string, req Request) (Result, error) {
 	if st == StateAvailable || !sameID(req.LeaseID, l.ID) {
 		return conflict(azerr.LeaseIDMismatchWithLeaseOperation)
 	}

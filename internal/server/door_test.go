@@ -32,7 +32,7 @@ func testDoor(anonymous bool) (*Door[*doorSvc, *doorReq], *doorSvc, *[]*doorReq)
 		if r.Header.Get("fail") != "" {
 			return Response{}, errors.New("handler failed")
 		}
-		return Status(http.StatusOK), nil
+		return Bodiless(http.StatusOK), nil
 	}
 	s := &doorSvc{routes: NewRoutes([]Route[func(*doorSvc, *doorReq) (Response, error)]{
 		{Methods: POST, Levels: 1, Comp: "key", Name: "key", Handler: handler, SharedKeyOnly: true, BearerOnly: true},

@@ -67,10 +67,10 @@ type Request struct {
 	serve    http.HandlerFunc // the service's whole front end, for ServeSub
 }
 
-// Handler serves one Azure service. It returns an error to be rendered
+// AzureHandler serves one Azure service. It returns an error to be rendered
 // (an *azerr.Error, or anything else as 500 InternalError); it must not
 // have written to w when it returns an error.
-type Handler interface {
+type AzureHandler interface {
 	ServeAzure(w http.ResponseWriter, r *Request) error
 }
 
@@ -79,7 +79,7 @@ type Service struct {
 	Name    string // blob, queue, table, file
 	Kind    auth.Service
 	Addr    string
-	Handler Handler
+	Handler AzureHandler
 	// JSONErrors selects OData JSON error bodies (Table) instead of XML.
 	JSONErrors bool
 	// DFS, when set, tells the requests of the Data Lake Storage Gen2

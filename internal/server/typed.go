@@ -68,8 +68,8 @@ type HeaderSetter interface{ Set(name, value string) }
 // HeaderField is one response header.
 type HeaderField struct{ Name, Value string }
 
-// Status is a Response of status without a body.
-func Status(status int) Response { return Response{Status: status} }
+// Bodiless is a Response of status without a body.
+func Bodiless(status int) Response { return Response{Status: status} }
 
 // With returns r with the header name (canonical form) set to value.
 func (r Response) With(name, value string) Response {

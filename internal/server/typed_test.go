@@ -37,7 +37,7 @@ func TestRender(t *testing.T) {
 		t.Fatalf("a refusal rendered something: %v %v %q", err, w.Header(), w.Body)
 	}
 	w = httptest.NewRecorder()
-	if err := RenderFor(w, nil, nil, Status(http.StatusNoContent)); err != nil || w.Code != http.StatusNoContent || w.Header().Get("Content-Type") != "" {
+	if err := RenderFor(w, nil, nil, Bodiless(http.StatusNoContent)); err != nil || w.Code != http.StatusNoContent || w.Header().Get("Content-Type") != "" {
 		t.Fatalf("no body: %d %v", w.Code, w.Header())
 	}
 	r, err := XML(http.StatusOK, struct {
@@ -55,7 +55,7 @@ func TestRender(t *testing.T) {
 // and so does one method expression named twice.
 func TestVerifyTypedHandlers(t *testing.T) {
 	type h = func(struct{}, http.ResponseWriter, bool) error
-	typed := func(struct{}, bool) (Response, error) { return Status(http.StatusOK), nil }
+	typed := func(struct{}, bool) (Response, error) { return Bodiless(http.StatusOK), nil }
 	other := func(struct{}, http.ResponseWriter, bool) error { return nil }
 	entries := func(a, b h) []Route[h] {
 		return []Route[h]{

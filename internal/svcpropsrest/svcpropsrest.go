@@ -59,7 +59,7 @@ func SetProperties[S Owner, R Req](s S, r R) (server.Response, error) {
 	if _, err := props.SetProperties(sr.Context(), svcprops.SetPropertiesInput{Account: sr.Account, Properties: p}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusAccepted), nil
+	return server.Bodiless(http.StatusAccepted), nil
 }
 
 // GetStats is Get Service Stats (Blob, Queue, Table). The operation is

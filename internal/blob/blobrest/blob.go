@@ -415,7 +415,7 @@ func (s *Service) deleteBlob(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusAccepted).With("X-Ms-Delete-Type-Permanent", strconv.FormatBool(!out.SoftDeleted)), nil
+	return server.Bodiless(http.StatusAccepted).With("X-Ms-Delete-Type-Permanent", strconv.FormatBool(!out.SoftDeleted)), nil
 }
 
 // setBlobProperties is Set Blob Properties' REST handler.

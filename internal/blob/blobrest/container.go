@@ -101,7 +101,7 @@ func (s *Service) deleteContainer(r *req) (server.Response, error) {
 	if err := s.DeleteContainer(r.Context(), blob.DeleteContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("X-Ms-Lease-Id")}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusAccepted), nil
+	return server.Bodiless(http.StatusAccepted), nil
 }
 
 func (s *Service) setContainerMetadata(r *req) (server.Response, error) {

@@ -27,5 +27,5 @@ func (s *Service) restoreContainer(r *req) (server.Response, error) {
 	if err := s.RestoreContainer(r.Context(), in); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusCreated), nil
+	return server.Bodiless(http.StatusCreated), nil
 }

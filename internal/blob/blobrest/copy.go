@@ -194,7 +194,7 @@ func (s *Service) abortCopyBlob(r *req) (server.Response, error) {
 	}
 	// Not reached (AbortCopyBlob always refuses): the 200 net/http
 	// answered when the handler wrote nothing.
-	return server.Status(http.StatusOK), nil
+	return server.Bodiless(http.StatusOK), nil
 }
 
 // tagsForCopy reads the tags of a copy's destination: x-ms-tags, or, when

@@ -35,7 +35,7 @@ func (s *Service) undeletePath(r *req, src string) (server.Response, error) {
 	if out.Dir {
 		typ = "directory"
 	}
-	return server.Status(http.StatusOK).
+	return server.Bodiless(http.StatusOK).
 		With("X-Ms-Resource-Type", typ).
 		With("X-Ms-Creation-Time", wire.FormatHTTPDate(out.Created)), nil
 }

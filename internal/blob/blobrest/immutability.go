@@ -108,7 +108,7 @@ func (s *Service) setImmutabilityPolicy(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusOK).
+	return server.Bodiless(http.StatusOK).
 		With("X-Ms-Immutability-Policy-Until-Date", wire.FormatHTTPDate(out.Until)).
 		With("X-Ms-Immutability-Policy-Mode", strings.ToLower(out.Mode)), nil
 }
@@ -119,7 +119,7 @@ func (s *Service) deleteImmutabilityPolicy(r *req) (server.Response, error) {
 	if err := s.DeleteImmutabilityPolicy(r.Context(), blob.DeleteImmutabilityPolicyInput{Call: r.call(), Ref: r.ref()}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusOK), nil
+	return server.Bodiless(http.StatusOK), nil
 }
 
 // setLegalHold is Set Blob Legal Hold's REST handler.
@@ -131,7 +131,7 @@ func (s *Service) setLegalHold(r *req) (server.Response, error) {
 	if err := s.SetLegalHold(r.Context(), blob.SetLegalHoldInput{Call: r.call(), Ref: r.ref(), Hold: hold}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusOK).With("X-Ms-Legal-Hold", strconv.FormatBool(hold)), nil
+	return server.Bodiless(http.StatusOK).With("X-Ms-Legal-Hold", strconv.FormatBool(hold)), nil
 }
 
 // writeImmutabilityHeaders sets a read's x-ms-immutability-policy-* and

@@ -16,7 +16,7 @@ import (
 func (s *Service) ServiceProperties() *svcprops.Service { return s.Props() }
 
 func (s *Service) getAccountInfo(r *req) (server.Response, error) {
-	return server.Status(http.StatusOK).
+	return server.Bodiless(http.StatusOK).
 		With("X-Ms-Sku-Name", "Standard_RAGRS").
 		With("X-Ms-Account-Kind", "StorageV2").
 		With("X-Ms-Is-Hns-Enabled", "false"), nil

@@ -69,3 +69,8 @@ func ifTagsHeader(h http.Header) blob.TagCondition {
 func (r *req) createOnly() bool {
 	return r.sas != nil && strings.IndexByte(r.sas.Permissions, 'w') < 0
 }
+
+// requestTags reads x-ms-tags.
+func requestTags(r *req) (blobtags.Tags, error) {
+	return blobtags.ParseHeader(r.Header.Get("X-Ms-Tags"))
+}

@@ -24,7 +24,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
-// Service serves the Blob REST API (a server.Handler and
+// Service serves the Blob REST API (a server.AzureHandler and
 // server.CORSRuler) over one blob.Service, whose domain calls it embeds.
 type Service struct {
 	*blob.Service

@@ -23,5 +23,5 @@ func (s *Service) undeleteBlob(r *req) (server.Response, error) {
 	if err := s.UndeleteBlob(r.Context(), blob.UndeleteBlobInput{Call: r.call(), Ref: r.ref()}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusOK), nil
+	return server.Bodiless(http.StatusOK), nil
 }

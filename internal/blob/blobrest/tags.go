@@ -20,11 +20,6 @@ import (
 // every base blob of the account or container at the request's snapshot:
 // unlike Azure's secondary index, it is never behind the writes.
 
-// requestTags reads x-ms-tags.
-func requestTags(r *req) (blobtags.Tags, error) {
-	return blobtags.ParseHeader(r.Header.Get("X-Ms-Tags"))
-}
-
 // getBlobTags is Get Blob Tags' REST handler (also of a snapshot).
 func (s *Service) getBlobTags(r *req) (server.Response, error) {
 	bc, err := blobIfConds(r.Header)
@@ -67,7 +62,7 @@ func (s *Service) setBlobTags(r *req) (server.Response, error) {
 	if err := s.SetBlobTags(r.Context(), blob.SetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), IfTags: ifTagsHeader(r.Header), Tags: tags, BlobCond: bc}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusNoContent), nil
+	return server.Bodiless(http.StatusNoContent), nil
 }
 
 // findBlobsByTags is Find Blobs by Tags' REST handler, over the account

@@ -31,7 +31,7 @@ func (s *Service) setBlobTier(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	if out.Rehydrating {
-		return server.Status(http.StatusAccepted), nil
+		return server.Bodiless(http.StatusAccepted), nil
 	}
-	return server.Status(http.StatusOK), nil
+	return server.Bodiless(http.StatusOK), nil
 }

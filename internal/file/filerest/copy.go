@@ -221,7 +221,7 @@ func (s *Service) copyFile(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	resp := server.Status(http.StatusAccepted)
+	resp := server.Bodiless(http.StatusAccepted)
 	setETag(&resp, out.Entry)
 	resp.Set("X-Ms-Copy-Id", out.CopyID)
 	resp.Set("X-Ms-Copy-Status", "success")
@@ -349,7 +349,7 @@ func (s *Service) abortCopyFile(r *req) (server.Response, error) {
 	}
 	// Not reached (no copy is pending); net/http's answer to a handler
 	// that wrote nothing, as before.
-	return server.Status(http.StatusOK), nil
+	return server.Bodiless(http.StatusOK), nil
 }
 
 // putRangeFromURL implements Put Range from URL (PUT ?comp=range with
@@ -405,7 +405,7 @@ func (s *Service) putRangeFromURL(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	e := out.Entry
-	resp := server.Status(http.StatusCreated)
+	resp := server.Bodiless(http.StatusCreated)
 	setETag(&resp, e)
 	resp.Set("X-Ms-File-Last-Write-Time", formatTime(e.SMB.LastWrite))
 	resp.Set("X-Ms-Content-Crc64", base64.StdEncoding.EncodeToString(out.CRC64))

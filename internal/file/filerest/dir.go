@@ -82,7 +82,7 @@ func (s *Service) setDirectoryMetadata(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	resp := server.Status(http.StatusOK)
+	resp := server.Bodiless(http.StatusOK)
 	setETag(&resp, out.Entry)
 	resp.Set("X-Ms-Request-Server-Encrypted", "true")
 	return resp, nil
@@ -102,5 +102,5 @@ func (s *Service) deleteDirectory(r *req) (server.Response, error) {
 	if _, err := s.f.DeleteDirectory(r.Context(), file.DeleteDirectoryInput{Ref: refOf(r)}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusAccepted), nil
+	return server.Bodiless(http.StatusAccepted), nil
 }

@@ -247,7 +247,7 @@ func (s *Service) deleteFile(r *req) (server.Response, error) {
 	if _, err := s.f.DeleteFile(r.Context(), file.DeleteFileInput{Ref: refOf(r)}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusAccepted), nil
+	return server.Bodiless(http.StatusAccepted), nil
 }
 
 func (s *Service) setFileProperties(r *req) (server.Response, error) {
@@ -290,7 +290,7 @@ func (s *Service) setFileMetadata(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	resp := server.Status(http.StatusOK)
+	resp := server.Bodiless(http.StatusOK)
 	setETag(&resp, out.Entry)
 	resp.Set("X-Ms-Request-Server-Encrypted", "true")
 	return resp, nil

@@ -128,7 +128,7 @@ func (s *Service) forceCloseHandles(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	closed, next := out.Closed, out.NextMarker
-	resp := server.Status(http.StatusOK)
+	resp := server.Bodiless(http.StatusOK)
 	resp.Set("X-Ms-Number-Of-Handles-Closed", strconv.Itoa(closed))
 	resp.Set("X-Ms-Number-Of-Handles-Failed", "0")
 	if next != "" {

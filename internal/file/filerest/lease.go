@@ -33,7 +33,7 @@ func (s *Service) leaseFile(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	e, res := out.Entry, out.Result
-	resp := server.Status(res.Status)
+	resp := server.Bodiless(res.Status)
 	setETag(&resp, e)
 	// x-ms-lease-id for acquire and change. Inferred: not for break: the REST
 	// specification lists it on the break response too, but Lease Blob

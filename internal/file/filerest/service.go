@@ -25,7 +25,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/xcopy"
 )
 
-// Service serves the File REST API (a server.Handler and
+// Service serves the File REST API (a server.AzureHandler and
 // server.CORSRuler) over one file.Service, and is the File side of the
 // copies between Blob and File (xcopy.Source).
 type Service struct {

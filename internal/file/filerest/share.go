@@ -144,7 +144,7 @@ func (s *Service) createShare(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	sh := out.Share
-	resp := server.Status(http.StatusCreated)
+	resp := server.Bodiless(http.StatusCreated)
 	setShareETag(&resp, sh)
 	resp.Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
 	return resp, nil
@@ -172,7 +172,7 @@ func (s *Service) setShareProperties(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	sh := out.Share
-	resp := server.Status(http.StatusOK)
+	resp := server.Bodiless(http.StatusOK)
 	setShareETag(&resp, sh)
 	resp.Set("X-Ms-Share-Quota", strconv.Itoa(sh.Quota))
 	return resp, nil
@@ -187,7 +187,7 @@ func (s *Service) setShareMetadata(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	resp := server.Status(http.StatusOK)
+	resp := server.Bodiless(http.StatusOK)
 	setShareETag(&resp, out.Share)
 	return resp, nil
 }
@@ -207,7 +207,7 @@ func (s *Service) leaseShare(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	res, sh := out.Result, out.Share
-	resp := server.Status(res.Status)
+	resp := server.Bodiless(res.Status)
 	if res.LeaseID != "" {
 		resp.Set(lease.HeaderLeaseID, res.LeaseID)
 	}

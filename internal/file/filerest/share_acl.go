@@ -103,7 +103,7 @@ func (s *Service) setShareACL(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	resp := server.Status(http.StatusOK)
+	resp := server.Bodiless(http.StatusOK)
 	setShareETag(&resp, out.Share)
 	return resp, nil
 }
@@ -157,7 +157,7 @@ func (s *Service) createPermission(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusCreated).With("X-Ms-File-Permission-Key", out.Key), nil
+	return server.Bodiless(http.StatusCreated).With("X-Ms-File-Permission-Key", out.Key), nil
 }
 
 // getPermission is Get Permission: the SDDL stored under

@@ -28,5 +28,5 @@ func (s *Service) deleteShare(r *req) (server.Response, error) {
 	if _, err := s.f.DeleteShare(r.Context(), file.DeleteShareInput{Ref: refOf(r), DeleteSnapshots: mode}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusAccepted), nil
+	return server.Bodiless(http.StatusAccepted), nil
 }

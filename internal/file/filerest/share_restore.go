@@ -28,7 +28,7 @@ func (s *Service) restoreShare(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	resp := server.Status(http.StatusCreated)
+	resp := server.Bodiless(http.StatusCreated)
 	setShareETag(&resp, out.Share)
 	return resp, nil
 }

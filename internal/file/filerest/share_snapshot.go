@@ -20,7 +20,7 @@ func (s *Service) snapshotShare(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	resp := server.Status(http.StatusCreated)
+	resp := server.Bodiless(http.StatusCreated)
 	setShareETag(&resp, out.Share)
 	resp.Set("X-Ms-Snapshot", out.Snapshot)
 	return resp, nil

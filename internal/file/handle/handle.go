@@ -139,8 +139,8 @@ func Open(tx kv.Tx, now time.Time, req OpenRequest) (Handle, error) {
 	return s.Handle, nil
 }
 
-// Get returns a live handle, or ErrNoHandle.
-func Get(tx kv.Tx, now time.Time, acct, share, fileID, handleID string) (Handle, error) {
+// Load returns a live handle, or ErrNoHandle.
+func Load(tx kv.Tx, now time.Time, acct, share, fileID, handleID string) (Handle, error) {
 	s, err := getLive(tx, newLiveness(tx, now), acct, share, fileID, handleID)
 	return s.Handle, err
 }

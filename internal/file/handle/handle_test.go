@@ -94,14 +94,14 @@ func TestOpenValidation(t *testing.T) {
 		var got Handle
 		e.view(func(tx kv.Tx) error {
 			var err error
-			got, err = Get(tx, e.now(), "acct", "share", "f", "42")
+			got, err = Load(tx, e.now(), "acct", "share", "f", "42")
 			return err
 		})
 		if got != want {
 			t.Errorf("Get = %+v, want %+v", got, want)
 		}
 		e.view(func(tx kv.Tx) error {
-			if _, err := Get(tx, e.now(), "acct", "share", "f", "43"); !errors.Is(err, ErrNoHandle) {
+			if _, err := Load(tx, e.now(), "acct", "share", "f", "43"); !errors.Is(err, ErrNoHandle) {
 				t.Errorf("Get of a missing handle: %v", err)
 			}
 			return nil

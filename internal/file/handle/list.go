@@ -24,7 +24,7 @@ func List(tx kv.Tx, now time.Time, acct, share string, after Position, fn func(H
 	if after != (Position{}) {
 		start = resumeKey(acct, share, after.FileID, after.HandleID)
 	}
-	return list(tx, now, start, kv.PrefixEnd(prefix), fn)
+	return listHandles(tx, now, start, kv.PrefixEnd(prefix), fn)
 }
 
 // ListFile is List restricted to one file, starting after the handle id
@@ -35,7 +35,7 @@ func ListFile(tx kv.Tx, now time.Time, acct, share, fileID, afterHandleID string
 	if afterHandleID != "" {
 		start = resumeKey(acct, share, fileID, afterHandleID)
 	}
-	return list(tx, now, start, kv.PrefixEnd(prefix), fn)
+	return listHandles(tx, now, start, kv.PrefixEnd(prefix), fn)
 }
 
 // resumeKey is the first key after the handle key of (fileID, handleID);
@@ -44,7 +44,7 @@ func resumeKey(acct, share, fileID, handleID string) []byte {
 	return after(handleKey(acct, share, fileID, handleID))
 }
 
-func list(tx kv.Tx, now time.Time, start, end []byte, fn func(Handle) bool) error {
+func listHandles(tx kv.Tx, now time.Time, start, end []byte, fn func(Handle) bool) error {
 	lv := newLiveness(tx, now)
 	return scanRange(tx, start, end, func(k, v []byte) (bool, error) {
 		s, err := decodeHandle(k, v)

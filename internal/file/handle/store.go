@@ -104,17 +104,17 @@ type Result struct {
 
 // record is the stored form of a handle (the key holds the ids).
 type record struct {
-	Path      string     `json:"p,omitempty"`
-	Parent    string     `json:"pa,omitempty"`
-	Session   string     `json:"s,omitempty"`
-	ClientIP  string     `json:"ip,omitempty"`
-	Opened    time.Time  `json:"o"`
-	Reconnect *time.Time `json:"r,omitempty"`
-	Access    Access     `json:"a,omitempty"`
-	Share     uint8      `json:"sh,omitempty"`
-	DOC       bool       `json:"doc,omitempty"`
-	Owner     string     `json:"w"`
-	Inc       string     `json:"i"`
+	Path        string     `json:"p,omitempty"`
+	Parent      string     `json:"pa,omitempty"`
+	Session     string     `json:"s,omitempty"`
+	ClientIP    string     `json:"ip,omitempty"`
+	Opened      time.Time  `json:"o"`
+	Reconnected *time.Time `json:"r,omitempty"`
+	Access      Access     `json:"a,omitempty"`
+	Share       uint8      `json:"sh,omitempty"`
+	DOC         bool       `json:"doc,omitempty"`
+	Owner       string     `json:"w"`
+	Inc         string     `json:"i"`
 }
 
 // stored is a decoded handle with its owner incarnation.
@@ -171,7 +171,7 @@ func encodeRecord(s stored) ([]byte, error) {
 	}
 	if !s.LastReconnectTime.IsZero() {
 		t := s.LastReconnectTime.UTC()
-		r.Reconnect = &t
+		r.Reconnected = &t
 	}
 	return json.Marshal(r)
 }
@@ -192,8 +192,8 @@ func decodeHandle(key, val []byte) (stored, error) {
 		OpenTime: r.Opened, Access: r.Access & AllAccess, ShareAccess: ShareAccess(r.Share) & ShareAll,
 		DeleteOnClose: r.DOC, Owner: r.Owner,
 	}, inc: r.Inc}
-	if r.Reconnect != nil {
-		s.LastReconnectTime = *r.Reconnect
+	if r.Reconnected != nil {
+		s.LastReconnectTime = *r.Reconnected
 	}
 	return s, nil
 }

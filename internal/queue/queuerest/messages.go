@@ -101,7 +101,7 @@ func (s *Service) deleteMessage(r *req) (server.Response, error) {
 	if _, err := s.q.DeleteMessage(r.Context(), queue.DeleteMessageInput{MessageRef: queue.MessageRef{QueueID: r.id(), MessageID: r.msgID, PopReceipt: rc}}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusNoContent), nil
+	return server.Bodiless(http.StatusNoContent), nil
 }
 
 // updateMessage (Update Message): visibilitytimeout 0–604800 s and, when
@@ -133,7 +133,7 @@ func (s *Service) updateMessage(r *req) (server.Response, error) {
 		}
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusNoContent).
+	return server.Bodiless(http.StatusNoContent).
 		With("X-Ms-Popreceipt", m.PopReceipt.String()).
 		With("X-Ms-Time-Next-Visible", wire.FormatHTTPDate(m.TimeNextVisible)), nil
 }
@@ -144,5 +144,5 @@ func (s *Service) clearMessages(r *req) (server.Response, error) {
 	if _, err := s.q.ClearMessages(r.Context(), queue.ClearMessagesInput{QueueID: r.id()}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusNoContent), nil
+	return server.Bodiless(http.StatusNoContent), nil
 }

@@ -30,9 +30,9 @@ func (s *Service) createQueue(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	if out.Created {
-		return server.Status(http.StatusCreated), nil
+		return server.Bodiless(http.StatusCreated), nil
 	}
-	return server.Status(http.StatusNoContent), nil
+	return server.Bodiless(http.StatusNoContent), nil
 }
 
 // deleteQueue (Delete Queue): 204 (Delete Queue,
@@ -41,7 +41,7 @@ func (s *Service) deleteQueue(r *req) (server.Response, error) {
 	if _, err := s.q.DeleteQueue(r.Context(), queue.DeleteQueueInput{QueueID: r.id()}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusNoContent), nil
+	return server.Bodiless(http.StatusNoContent), nil
 }
 
 // getQueueMetadata (Get Queue Metadata / Properties): the metadata headers
@@ -53,7 +53,7 @@ func (s *Service) getQueueMetadata(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	resp := server.Status(http.StatusOK)
+	resp := server.Bodiless(http.StatusOK)
 	for k, v := range p.Metadata { // as wire.WriteMetadata writes them
 		resp = resp.With(wire.MetaPrefix+k, v)
 	}
@@ -70,7 +70,7 @@ func (s *Service) setQueueMetadata(r *req) (server.Response, error) {
 	if _, err := s.q.SetQueueMetadata(r.Context(), queue.SetQueueMetadataInput{QueueID: r.id(), Metadata: meta}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusNoContent), nil
+	return server.Bodiless(http.StatusNoContent), nil
 }
 
 // Stored access policies on the wire.
@@ -187,7 +187,7 @@ func (s *Service) setQueueACL(r *req) (server.Response, error) {
 	if _, err := s.q.SetQueueACL(r.Context(), queue.SetQueueACLInput{QueueID: r.id(), Policies: acl}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusNoContent), nil
+	return server.Bodiless(http.StatusNoContent), nil
 }
 
 // List Queues.

@@ -14,7 +14,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 )
 
-// Service serves the Queue REST API (a server.Handler and
+// Service serves the Queue REST API (a server.AzureHandler and
 // server.CORSRuler) over one queue.Service.
 type Service struct {
 	q *queue.Service

@@ -424,7 +424,7 @@ func (a *Auth) findKey(passwords []string, user, domain string, resp *ntlmv2Resp
 		h := ntHash(pw)
 		for _, d := range domains {
 			k := ntowfv2(h, user, d)
-			if hmac.Equal(ntProofStr(k, a.challenge, resp.blob), resp.ntProofStr) {
+			if hmac.Equal(computeNTProofStr(k, a.challenge, resp.blob), resp.ntProofStr) {
 				return k
 			}
 		}

@@ -83,7 +83,7 @@ func (c *testClient) authenticateMsg(t testing.TB, chal []byte) []byte {
 	blob = append(blob, 0, 0, 0, 0)
 
 	ntowf := ntowfv2(ntHash(c.password), c.user, c.hashDomain)
-	proof := ntProofStr(ntowf, [8]byte(chal[24:32]), blob)
+	proof := computeNTProofStr(ntowf, [8]byte(chal[24:32]), blob)
 	nt := append(bytes.Clone(proof), blob...)
 	key := hmacMD5(ntowf, proof)
 	var erk []byte

@@ -25,8 +25,8 @@ func ntowfv2(ntHash []byte, user, domain string) []byte {
 	return hmacMD5(ntHash, utf16le(strings.ToUpper(user)+domain))
 }
 
-// ntProofStr computes HMAC-MD5(NTOWFv2, ServerChallenge || blob).
-func ntProofStr(ntowf []byte, serverChallenge [8]byte, blob []byte) []byte {
+// computeNTProofStr computes HMAC-MD5(NTOWFv2, ServerChallenge || blob).
+func computeNTProofStr(ntowf []byte, serverChallenge [8]byte, blob []byte) []byte {
 	return hmacMD5(ntowf, serverChallenge[:], blob)
 }
 

@@ -204,7 +204,7 @@ func TestVectorCrypto(t *testing.T) {
 				t.Fatal("smbclient's AUTHENTICATE should announce a MIC")
 			}
 			ntowf := ntowfv2(ntHash(v.Password), user, domain)
-			proof := ntProofStr(ntowf, [8]byte(v.ServerChallenge), resp.blob)
+			proof := computeNTProofStr(ntowf, [8]byte(v.ServerChallenge), resp.blob)
 			check(t, "NTProofStr", proof, v.NTProofStr)
 			check(t, "NTProofStr in message", resp.ntProofStr, v.NTProofStr)
 			base := hmacMD5(ntowf, proof)

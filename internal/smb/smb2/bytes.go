@@ -135,22 +135,22 @@ func (d dec) buffer(off, n uint32, fixedLen int) ([]byte, bool) {
 // of the variable part, which may be absent).
 func decodeBody(msg []byte, cmd Command, what string, structureSize uint16) (dec, error) {
 	if len(msg) < HeaderSize+2 {
-		return dec{}, malformed(cmd, what, "message shorter than header and StructureSize")
+		return dec{}, malformedCmd(cmd, what, "message shorter than header and StructureSize")
 	}
 	if le.Uint32(msg) != protocolSMB2 {
-		return dec{}, malformed(cmd, what, "not an SMB2 message")
+		return dec{}, malformedCmd(cmd, what, "not an SMB2 message")
 	}
 	body := msg[HeaderSize:]
 	if got := le.Uint16(body); got != structureSize {
-		return dec{}, malformed(cmd, what, "StructureSize is not "+strconv.Itoa(int(structureSize)))
+		return dec{}, malformedCmd(cmd, what, "StructureSize is not "+strconv.Itoa(int(structureSize)))
 	}
 	if len(body) < int(structureSize&^1) {
-		return dec{}, malformed(cmd, what, "body shorter than its fixed part")
+		return dec{}, malformedCmd(cmd, what, "body shorter than its fixed part")
 	}
 	return dec{msg: msg, body: body}, nil
 }
 
-// malformed reports a bad message of command cmd.
-func malformed(cmd Command, what, reason string) error {
+// malformedCmd reports a bad message of command cmd.
+func malformedCmd(cmd Command, what, reason string) error {
 	return &MalformedError{What: cmd.String() + " " + what, Reason: reason}
 }

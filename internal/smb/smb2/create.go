@@ -37,25 +37,25 @@ func DecodeCreateContexts(buf []byte) ([]CreateContext, error) {
 	for pos := 0; ; {
 		rest := buf[pos:]
 		if len(rest) < 16 {
-			return nil, malformed(CommandCreate, what, "shorter than 16 bytes")
+			return nil, malformedCmd(CommandCreate, what, "shorter than 16 bytes")
 		}
 		next := int64(le.Uint32(rest))
 		extent := int64(len(rest))
 		if next != 0 {
 			if next < 16 || next%8 != 0 || next > extent {
-				return nil, malformed(CommandCreate, what, "bad Next offset")
+				return nil, malformedCmd(CommandCreate, what, "bad Next offset")
 			}
 			extent = next
 		}
 		nameOff, nameLen := int64(le.Uint16(rest[4:])), int64(le.Uint16(rest[6:]))
 		dataOff, dataLen := int64(le.Uint16(rest[10:])), int64(le.Uint32(rest[12:]))
 		if nameLen == 0 || nameOff < 16 || nameOff+nameLen > extent {
-			return nil, malformed(CommandCreate, what, "name outside the context")
+			return nil, malformedCmd(CommandCreate, what, "name outside the context")
 		}
 		c := CreateContext{Name: string(rest[nameOff : nameOff+nameLen])}
 		if dataLen > 0 {
 			if dataOff < nameOff+nameLen || dataOff+dataLen > extent {
-				return nil, malformed(CommandCreate, what, "data outside the context")
+				return nil, malformedCmd(CommandCreate, what, "data outside the context")
 			}
 			c.Data = rest[dataOff : dataOff+dataLen : dataOff+dataLen]
 		}
@@ -141,14 +141,14 @@ func DecodeCreateRequest(msg []byte) (CreateRequest, error) {
 	}
 	raw, ok := d.buffer(uint32(d.u16(44)), uint32(d.u16(46)), 56)
 	if !ok {
-		return CreateRequest{}, malformed(CommandCreate, what, "name outside the message")
+		return CreateRequest{}, malformedCmd(CommandCreate, what, "name outside the message")
 	}
 	if r.Name, ok = decodeUTF16(raw); !ok {
-		return CreateRequest{}, malformed(CommandCreate, what, "name is not valid UTF-16")
+		return CreateRequest{}, malformedCmd(CommandCreate, what, "name is not valid UTF-16")
 	}
 	ctxs, ok := d.buffer(d.u32(48), d.u32(52), 56)
 	if !ok {
-		return CreateRequest{}, malformed(CommandCreate, what, "create contexts outside the message")
+		return CreateRequest{}, malformedCmd(CommandCreate, what, "create contexts outside the message")
 	}
 	if len(ctxs) > 0 {
 		if r.Contexts, err = DecodeCreateContexts(ctxs); err != nil {
@@ -239,7 +239,7 @@ func DecodeCreateResponse(msg []byte) (CreateResponse, error) {
 	}
 	ctxs, ok := d.buffer(d.u32(80), d.u32(84), 88)
 	if !ok {
-		return CreateResponse{}, malformed(CommandCreate, what, "create contexts outside the message")
+		return CreateResponse{}, malformedCmd(CommandCreate, what, "create contexts outside the message")
 	}
 	if len(ctxs) > 0 {
 		if r.Contexts, err = DecodeCreateContexts(ctxs); err != nil {

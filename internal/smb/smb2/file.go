@@ -118,7 +118,7 @@ func DecodeReadRequest(msg []byte) (ReadRequest, error) {
 	}
 	var ok bool
 	if r.ChannelInfo, ok = d.buffer(uint32(d.u16(44)), uint32(d.u16(46)), 48); !ok {
-		return ReadRequest{}, malformed(CommandRead, "request", "channel info outside the message")
+		return ReadRequest{}, malformedCmd(CommandRead, "request", "channel info outside the message")
 	}
 	return r, nil
 }
@@ -193,7 +193,7 @@ func DecodeReadResponse(msg []byte) (ReadResponse, error) {
 	r := ReadResponse{DataRemaining: d.u32(8), Flags: d.u32(12)}
 	var ok bool
 	if r.Data, ok = d.buffer(uint32(d.u8(2)), d.u32(4), 16); !ok {
-		return ReadResponse{}, malformed(CommandRead, "response", "data outside the message")
+		return ReadResponse{}, malformedCmd(CommandRead, "response", "data outside the message")
 	}
 	return r, nil
 }
@@ -228,10 +228,10 @@ func DecodeWriteRequest(msg []byte) (WriteRequest, error) {
 	}
 	var ok bool
 	if r.Data, ok = d.buffer(uint32(d.u16(2)), d.u32(4), 48); !ok {
-		return WriteRequest{}, malformed(CommandWrite, what, "data outside the message")
+		return WriteRequest{}, malformedCmd(CommandWrite, what, "data outside the message")
 	}
 	if r.ChannelInfo, ok = d.buffer(uint32(d.u16(40)), uint32(d.u16(42)), 48); !ok {
-		return WriteRequest{}, malformed(CommandWrite, what, "channel info outside the message")
+		return WriteRequest{}, malformedCmd(CommandWrite, what, "channel info outside the message")
 	}
 	return r, nil
 }
@@ -319,10 +319,10 @@ func DecodeLockRequest(msg []byte) (LockRequest, error) {
 	}
 	n := int(d.u16(2))
 	if n == 0 {
-		return LockRequest{}, malformed(CommandLock, what, "LockCount is 0")
+		return LockRequest{}, malformedCmd(CommandLock, what, "LockCount is 0")
 	}
 	if 24+24*n > len(d.body) {
-		return LockRequest{}, malformed(CommandLock, what, "lock elements exceed the message")
+		return LockRequest{}, malformedCmd(CommandLock, what, "lock elements exceed the message")
 	}
 	r := LockRequest{LockSequence: d.u32(4), FileID: d.fileID(8), Locks: make([]LockElement, n)}
 	for i := range r.Locks {
@@ -426,7 +426,7 @@ func decodeOutput(msg []byte, cmd Command) ([]byte, error) {
 	}
 	out, ok := d.buffer(uint32(d.u16(2)), d.u32(4), 8)
 	if !ok {
-		return nil, malformed(cmd, "response", "output buffer outside the message")
+		return nil, malformedCmd(cmd, "response", "output buffer outside the message")
 	}
 	return out, nil
 }

@@ -29,7 +29,7 @@ func DecodeQueryInfoRequest(msg []byte) (QueryInfoRequest, error) {
 	}
 	var ok bool
 	if r.Input, ok = d.buffer(uint32(d.u16(8)), d.u32(12), 40); !ok {
-		return QueryInfoRequest{}, malformed(CommandQueryInfo, "request", "input buffer outside the message")
+		return QueryInfoRequest{}, malformedCmd(CommandQueryInfo, "request", "input buffer outside the message")
 	}
 	return r, nil
 }
@@ -96,7 +96,7 @@ func DecodeSetInfoRequest(msg []byte) (SetInfoRequest, error) {
 	}
 	var ok bool
 	if r.Buffer, ok = d.buffer(uint32(d.u16(8)), d.u32(4), 32); !ok {
-		return SetInfoRequest{}, malformed(CommandSetInfo, "request", "buffer outside the message")
+		return SetInfoRequest{}, malformedCmd(CommandSetInfo, "request", "buffer outside the message")
 	}
 	return r, nil
 }

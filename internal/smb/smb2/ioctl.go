@@ -29,10 +29,10 @@ func DecodeIoctlRequest(msg []byte) (IoctlRequest, error) {
 	}
 	var ok bool
 	if r.Input, ok = d.buffer(d.u32(24), d.u32(28), 56); !ok {
-		return IoctlRequest{}, malformed(CommandIoctl, what, "input buffer outside the message")
+		return IoctlRequest{}, malformedCmd(CommandIoctl, what, "input buffer outside the message")
 	}
 	if r.Output, ok = d.buffer(d.u32(36), d.u32(40), 56); !ok {
-		return IoctlRequest{}, malformed(CommandIoctl, what, "output buffer outside the message")
+		return IoctlRequest{}, malformedCmd(CommandIoctl, what, "output buffer outside the message")
 	}
 	return r, nil
 }
@@ -107,10 +107,10 @@ func DecodeIoctlResponse(msg []byte) (IoctlResponse, error) {
 	r := IoctlResponse{CtlCode: d.u32(4), FileID: d.fileID(8), Flags: d.u32(40)}
 	var ok bool
 	if r.Input, ok = d.buffer(d.u32(24), d.u32(28), 48); !ok {
-		return IoctlResponse{}, malformed(CommandIoctl, what, "input buffer outside the message")
+		return IoctlResponse{}, malformedCmd(CommandIoctl, what, "input buffer outside the message")
 	}
 	if r.Output, ok = d.buffer(d.u32(32), d.u32(36), 48); !ok {
-		return IoctlResponse{}, malformed(CommandIoctl, what, "output buffer outside the message")
+		return IoctlResponse{}, malformedCmd(CommandIoctl, what, "output buffer outside the message")
 	}
 	return r, nil
 }
@@ -129,11 +129,11 @@ type ValidateNegotiateInfoRequest struct {
 func DecodeValidateNegotiateInfoRequest(b []byte) (ValidateNegotiateInfoRequest, error) {
 	const what = "VALIDATE_NEGOTIATE_INFO request"
 	if len(b) < 24 {
-		return ValidateNegotiateInfoRequest{}, malformed(CommandIoctl, what, "shorter than 24 bytes")
+		return ValidateNegotiateInfoRequest{}, malformedCmd(CommandIoctl, what, "shorter than 24 bytes")
 	}
 	n := int(le.Uint16(b[22:]))
 	if 24+2*n > len(b) {
-		return ValidateNegotiateInfoRequest{}, malformed(CommandIoctl, what, "dialects exceed the buffer")
+		return ValidateNegotiateInfoRequest{}, malformedCmd(CommandIoctl, what, "dialects exceed the buffer")
 	}
 	r := ValidateNegotiateInfoRequest{
 		Capabilities: Capabilities(le.Uint32(b)),
@@ -199,7 +199,7 @@ func (r ValidateNegotiateInfoResponse) Encode() []byte {
 // DecodeValidateNegotiateInfoResponse decodes the 24-byte IOCTL output.
 func DecodeValidateNegotiateInfoResponse(b []byte) (ValidateNegotiateInfoResponse, error) {
 	if len(b) < 24 {
-		return ValidateNegotiateInfoResponse{}, malformed(CommandIoctl, "VALIDATE_NEGOTIATE_INFO response", "shorter than 24 bytes")
+		return ValidateNegotiateInfoResponse{}, malformedCmd(CommandIoctl, "VALIDATE_NEGOTIATE_INFO response", "shorter than 24 bytes")
 	}
 	r := ValidateNegotiateInfoResponse{
 		Capabilities: Capabilities(le.Uint32(b)),

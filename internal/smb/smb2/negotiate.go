@@ -69,14 +69,14 @@ type PreauthIntegrityCapabilities struct {
 func DecodePreauthIntegrityCapabilities(data []byte) (PreauthIntegrityCapabilities, error) {
 	const what = "PREAUTH_INTEGRITY_CAPABILITIES"
 	if len(data) < 4 {
-		return PreauthIntegrityCapabilities{}, malformed(CommandNegotiate, what, "shorter than 4 bytes")
+		return PreauthIntegrityCapabilities{}, malformedCmd(CommandNegotiate, what, "shorter than 4 bytes")
 	}
 	count, saltLen := int(le.Uint16(data)), int(le.Uint16(data[2:]))
 	if count == 0 {
-		return PreauthIntegrityCapabilities{}, malformed(CommandNegotiate, what, "HashAlgorithmCount is 0")
+		return PreauthIntegrityCapabilities{}, malformedCmd(CommandNegotiate, what, "HashAlgorithmCount is 0")
 	}
 	if 4+2*count+saltLen > len(data) {
-		return PreauthIntegrityCapabilities{}, malformed(CommandNegotiate, what, "algorithms and salt exceed DataLength")
+		return PreauthIntegrityCapabilities{}, malformedCmd(CommandNegotiate, what, "algorithms and salt exceed DataLength")
 	}
 	p := PreauthIntegrityCapabilities{HashAlgorithms: make([]uint16, count)}
 	for i := range count {
@@ -148,14 +148,14 @@ func (s SigningCapabilities) Context() NegotiateContext {
 // decodeIDList decodes Count(2) followed by Count 2-byte IDs.
 func decodeIDList(data []byte, what string) ([]uint16, error) {
 	if len(data) < 2 {
-		return nil, malformed(CommandNegotiate, what, "shorter than 2 bytes")
+		return nil, malformedCmd(CommandNegotiate, what, "shorter than 2 bytes")
 	}
 	count := int(le.Uint16(data))
 	if count == 0 {
-		return nil, malformed(CommandNegotiate, what, "count is 0")
+		return nil, malformedCmd(CommandNegotiate, what, "count is 0")
 	}
 	if 2+2*count > len(data) {
-		return nil, malformed(CommandNegotiate, what, "IDs exceed DataLength")
+		return nil, malformedCmd(CommandNegotiate, what, "IDs exceed DataLength")
 	}
 	ids := make([]uint16, count)
 	for i := range ids {
@@ -181,7 +181,7 @@ func decodeNegotiateContexts(d dec, off uint32, count int, minOff int, what stri
 		return nil, nil
 	}
 	if int64(off) < int64(minOff) {
-		return nil, malformed(CommandNegotiate, what, "NegotiateContextOffset overlaps the fixed part")
+		return nil, malformedCmd(CommandNegotiate, what, "NegotiateContextOffset overlaps the fixed part")
 	}
 	ctxs := make([]NegotiateContext, 0, min(count, len(d.msg)/8))
 	pos := int64(off)
@@ -190,12 +190,12 @@ func decodeNegotiateContexts(d dec, off uint32, count int, minOff int, what stri
 			pos = (pos + 7) &^ 7
 		}
 		if pos+8 > int64(len(d.msg)) {
-			return nil, malformed(CommandNegotiate, what, "negotiate context outside the message")
+			return nil, malformedCmd(CommandNegotiate, what, "negotiate context outside the message")
 		}
 		t := NegotiateContextType(le.Uint16(d.msg[pos:]))
 		n := int64(le.Uint16(d.msg[pos+2:]))
 		if pos+8+n > int64(len(d.msg)) {
-			return nil, malformed(CommandNegotiate, what, "negotiate context data outside the message")
+			return nil, malformedCmd(CommandNegotiate, what, "negotiate context data outside the message")
 		}
 		var data []byte
 		if n > 0 {
@@ -267,10 +267,10 @@ func DecodeNegotiateRequest(msg []byte) (NegotiateRequest, error) {
 	}
 	count := int(d.u16(2))
 	if count == 0 {
-		return NegotiateRequest{}, malformed(CommandNegotiate, what, "DialectCount is 0")
+		return NegotiateRequest{}, malformedCmd(CommandNegotiate, what, "DialectCount is 0")
 	}
 	if 36+2*count > len(d.body) {
-		return NegotiateRequest{}, malformed(CommandNegotiate, what, "dialects exceed the message")
+		return NegotiateRequest{}, malformedCmd(CommandNegotiate, what, "dialects exceed the message")
 	}
 	r := NegotiateRequest{
 		SecurityMode: SecurityMode(d.u16(4)),
@@ -294,7 +294,7 @@ func DecodeNegotiateRequest(msg []byte) (NegotiateRequest, error) {
 		switch c.Type {
 		case ContextPreauthIntegrity, ContextEncryption, ContextCompression, ContextRDMATransform, ContextSigning:
 			if seen[c.Type] {
-				return NegotiateRequest{}, malformed(CommandNegotiate, what, fmt.Sprintf("negotiate context %d appears twice", c.Type))
+				return NegotiateRequest{}, malformedCmd(CommandNegotiate, what, fmt.Sprintf("negotiate context %d appears twice", c.Type))
 			}
 			seen[c.Type] = true
 		}
@@ -424,7 +424,7 @@ func DecodeNegotiateResponse(msg []byte) (NegotiateResponse, error) {
 	copy(r.ServerGUID[:], d.body[8:24])
 	var ok bool
 	if r.SecurityBuffer, ok = d.buffer(uint32(d.u16(56)), uint32(d.u16(58)), 64); !ok {
-		return NegotiateResponse{}, malformed(CommandNegotiate, what, "security buffer outside the message")
+		return NegotiateResponse{}, malformedCmd(CommandNegotiate, what, "security buffer outside the message")
 	}
 	if r.DialectRevision == Dialect311 {
 		r.Contexts, err = decodeNegotiateContexts(d, d.u32(60), int(d.u16(6)), HeaderSize+64, what)

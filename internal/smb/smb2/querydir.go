@@ -29,10 +29,10 @@ func DecodeQueryDirectoryRequest(msg []byte) (QueryDirectoryRequest, error) {
 	}
 	raw, ok := d.buffer(uint32(d.u16(24)), uint32(d.u16(26)), 32)
 	if !ok {
-		return QueryDirectoryRequest{}, malformed(CommandQueryDirectory, what, "pattern outside the message")
+		return QueryDirectoryRequest{}, malformedCmd(CommandQueryDirectory, what, "pattern outside the message")
 	}
 	if r.Pattern, ok = decodeUTF16(raw); !ok {
-		return QueryDirectoryRequest{}, malformed(CommandQueryDirectory, what, "pattern is not valid UTF-16")
+		return QueryDirectoryRequest{}, malformedCmd(CommandQueryDirectory, what, "pattern is not valid UTF-16")
 	}
 	return r, nil
 }
@@ -210,7 +210,7 @@ func DecodeDirEntries(class InfoClass, buf []byte) ([]DirEntry, error) {
 	for pos := 0; pos < len(buf); {
 		b := buf[pos:]
 		if len(b) < l.fixed {
-			return nil, malformed(CommandQueryDirectory, what, "entry shorter than its fixed part")
+			return nil, malformedCmd(CommandQueryDirectory, what, "entry shorter than its fixed part")
 		}
 		var ent DirEntry
 		next := int(le.Uint32(b))
@@ -235,10 +235,10 @@ func DecodeDirEntries(class InfoClass, buf []byte) ([]DirEntry, error) {
 		if l.shortName {
 			sl := int(b[o])
 			if sl > 24 {
-				return nil, malformed(CommandQueryDirectory, what, "ShortNameLength over 24")
+				return nil, malformedCmd(CommandQueryDirectory, what, "ShortNameLength over 24")
 			}
 			if ent.ShortName, ok = decodeUTF16(b[o+2 : o+2+sl]); !ok {
-				return nil, malformed(CommandQueryDirectory, what, "short name is not valid UTF-16")
+				return nil, malformedCmd(CommandQueryDirectory, what, "short name is not valid UTF-16")
 			}
 			o += 26
 		}
@@ -253,15 +253,15 @@ func DecodeDirEntries(class InfoClass, buf []byte) ([]DirEntry, error) {
 		extent := len(b)
 		if next != 0 {
 			if next%8 != 0 || next > len(b) {
-				return nil, malformed(CommandQueryDirectory, what, "bad NextEntryOffset")
+				return nil, malformedCmd(CommandQueryDirectory, what, "bad NextEntryOffset")
 			}
 			extent = next
 		}
 		if nameLen > extent-l.fixed {
-			return nil, malformed(CommandQueryDirectory, what, "name outside the entry")
+			return nil, malformedCmd(CommandQueryDirectory, what, "name outside the entry")
 		}
 		if ent.Name, ok = decodeUTF16(b[l.fixed : l.fixed+nameLen]); !ok {
-			return nil, malformed(CommandQueryDirectory, what, "name is not valid UTF-16")
+			return nil, malformedCmd(CommandQueryDirectory, what, "name is not valid UTF-16")
 		}
 		out = append(out, ent)
 		if next == 0 {

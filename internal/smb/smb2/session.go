@@ -27,7 +27,7 @@ func DecodeSessionSetupRequest(msg []byte) (SessionSetupRequest, error) {
 	}
 	var ok bool
 	if r.SecurityBuffer, ok = d.buffer(uint32(d.u16(12)), uint32(d.u16(14)), 24); !ok {
-		return SessionSetupRequest{}, malformed(CommandSessionSetup, "request", "security buffer outside the message")
+		return SessionSetupRequest{}, malformedCmd(CommandSessionSetup, "request", "security buffer outside the message")
 	}
 	return r, nil
 }
@@ -73,7 +73,7 @@ func DecodeSessionSetupResponse(msg []byte) (SessionSetupResponse, error) {
 	r := SessionSetupResponse{SessionFlags: SessionFlags(d.u16(2))}
 	var ok bool
 	if r.SecurityBuffer, ok = d.buffer(uint32(d.u16(4)), uint32(d.u16(6)), 8); !ok {
-		return SessionSetupResponse{}, malformed(CommandSessionSetup, "response", "security buffer outside the message")
+		return SessionSetupResponse{}, malformedCmd(CommandSessionSetup, "response", "security buffer outside the message")
 	}
 	return r, nil
 }

@@ -32,7 +32,7 @@ func DecodeTreeConnectRequest(msg []byte) (TreeConnectRequest, error) {
 	fixed := 8
 	if r.Flags&TreeConnectFlagExtensionPresent != 0 {
 		if len(d.body) < 8+16 {
-			return TreeConnectRequest{}, malformed(CommandTreeConnect, what, "extension missing")
+			return TreeConnectRequest{}, malformedCmd(CommandTreeConnect, what, "extension missing")
 		}
 		r.ExtContextOffset = d.u32(8)
 		r.ExtContextCount = d.u16(12)
@@ -40,10 +40,10 @@ func DecodeTreeConnectRequest(msg []byte) (TreeConnectRequest, error) {
 	}
 	raw, ok := d.buffer(uint32(d.u16(4)), uint32(d.u16(6)), fixed)
 	if !ok {
-		return TreeConnectRequest{}, malformed(CommandTreeConnect, what, "path outside the message")
+		return TreeConnectRequest{}, malformedCmd(CommandTreeConnect, what, "path outside the message")
 	}
 	if r.Path, ok = decodeUTF16(raw); !ok {
-		return TreeConnectRequest{}, malformed(CommandTreeConnect, what, "path is not valid UTF-16")
+		return TreeConnectRequest{}, malformedCmd(CommandTreeConnect, what, "path is not valid UTF-16")
 	}
 	return r, nil
 }

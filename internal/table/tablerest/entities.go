@@ -141,7 +141,7 @@ func (s *Service) writeOp(r *req, kind table.OpKind) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	resp := server.Status(http.StatusNoContent)
+	resp := server.Bodiless(http.StatusNoContent)
 	if kind != table.OpDelete {
 		resp = resp.With("Etag", formatETag(written.Timestamp))
 	}

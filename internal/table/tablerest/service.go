@@ -22,7 +22,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/table"
 )
 
-// Service serves the Table REST API (a server.Handler and
+// Service serves the Table REST API (a server.AzureHandler and
 // server.CORSRuler) over one table.Service.
 type Service struct {
 	t   *table.Service

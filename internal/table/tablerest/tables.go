@@ -64,7 +64,7 @@ func (s *Service) deleteTable(r *req) (server.Response, error) {
 	if _, err := s.t.DeleteTable(r.Context(), table.DeleteTableInput{Account: r.Account, Name: r.table}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusNoContent), nil
+	return server.Bodiless(http.StatusNoContent), nil
 }
 
 // getTable is Query Tables addressed to one table: Tables('name').
@@ -110,7 +110,7 @@ func (s *Service) setTableACL(r *req) (server.Response, error) {
 	if _, err := s.t.SetTableACL(r.Context(), table.SetTableACLInput{Account: r.Account, Table: r.table, Policies: acl}); err != nil {
 		return server.Response{}, err
 	}
-	return server.Status(http.StatusNoContent), nil
+	return server.Bodiless(http.StatusNoContent), nil
 }
 
 // parseTableACL validates a Set Table ACL body: up to five stored access
