@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"strconv"
@@ -22,7 +21,6 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/reclaim"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
-	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Service is the Blob service of one Cerulean process. It keeps no
@@ -92,33 +90,12 @@ type container struct {
 // stored and XML forms, for all four services).
 type SignedID = policy.Stored
 
-// HTTPHeaders are a blob's content properties, as Set Blob Properties
-// names them ("blob HTTP headers"): its type, encoding, language,
-// disposition, cache control and stored MD5.
-type HTTPHeaders struct {
-	ContentType        string `json:"ct,omitempty"`
-	ContentEncoding    string `json:"ce,omitempty"`
-	ContentLanguage    string `json:"cl,omitempty"`
-	ContentDisposition string `json:"cd,omitempty"`
-	CacheControl       string `json:"cc,omitempty"`
-	ContentMD5         []byte `json:"md5,omitempty"`
-}
-
 // block is one committed block of a block blob: the next NParts parts of
 // the blob's content.
 type block struct {
 	Name   string `json:"n"` // base64 id as sent
 	Size   int64  `json:"s"`
 	NParts int    `json:"p"`
-}
-
-// CopyInfo describes the last copy onto a blob (x-ms-copy-* on reads).
-type CopyInfo struct {
-	ID         string    `json:"id"`
-	Source     string    `json:"src"`
-	Status     string    `json:"st"`
-	Progress   string    `json:"pr"`
-	Completion time.Time `json:"ct"`
 }
 
 // blobRec is the stored record of a blob or of one of its snapshots.
@@ -332,108 +309,6 @@ type containerWORM struct {
 	Hold   *wormHold   `json:"h,omitempty"`
 }
 
-// NewBlob is what a write creating a whole blob (Put Blob, Put Block
-// List, Put Blob From URL) says of it besides its content.
-type NewBlob struct {
-	HTTPHeaders HTTPHeaders
-	Metadata    map[string]string
-	Tier        string        // "" for the account default
-	Tags        blobtags.Tags // blob index tags
-	// Immutability is the policy and legal hold the write sets on the
-	// version it makes (nil: none; immutability.go).
-	Immutability *Immutability
-}
-
-// BlobProperties are what a read reports of a blob or snapshot (Get Blob
-// Properties' response headers, and Get Blob's).
-type BlobProperties struct {
-	Type         string
-	ETag         string
-	LastModified time.Time
-	CreationTime time.Time
-	Size         int64
-	HTTPHeaders  HTTPHeaders
-	Metadata     map[string]string
-	// Lease is the base blob's lease at the time of the read; a
-	// snapshot's (HasLease false) is not reported.
-	Lease    lease.Effective
-	HasLease bool
-	TagCount int
-	// A block blob's access tier, whether it is the inferred default,
-	// and when Set Blob Tier last changed it (nil: never).
-	AccessTier         string
-	AccessTierInferred bool
-	AccessTierChanged  *time.Time
-	// SmartAccessTier is the tier a Smart blob is in ("" otherwise).
-	SmartAccessTier string
-	// A page blob's sequence number.
-	SequenceNumber int64
-	// An append blob's committed block count and seal.
-	CommittedBlockCount int
-	Sealed              bool
-	// The last copy onto the blob (nil: none).
-	Copy *CopyInfo
-	// ServerEncrypted is whether the content is encrypted at rest.
-	ServerEncrypted bool
-	// EncryptionKeySHA256 is the SHA-256 of the customer-provided key
-	// the content is encrypted with ("": none; cpk.go).
-	EncryptionKeySHA256 string
-	// Path is set for a path of a hierarchical account.
-	Path *PathProperties
-	// VersionID is the version read ("" for a blob without one);
-	// IsCurrentVersion whether it is the current version (reported on
-	// an account with versioning on).
-	VersionID        string
-	IsCurrentVersion bool
-	// ImmutabilityUntil and ImmutabilityMode are the version's
-	// immutability policy (zero and "": none); LegalHold its legal hold
-	// (immutability.go).
-	ImmutabilityUntil time.Time
-	ImmutabilityMode  string
-	LegalHold         bool
-}
-
-// PutBlobInput is Put Blob: a whole blob of Type created or replaced at
-// Ref (the base blob).
-type PutBlobInput struct {
-	Call
-	Ref    BlobRef
-	Type   string // BlockBlob, PageBlob or AppendBlob
-	Access Access
-	// CreateOnly refuses to replace an existing blob (403
-	// AuthorizationPermissionMismatch): a caller allowed to create blobs
-	// but not to write them.
-	CreateOnly bool
-	NewBlob
-	// A block blob's content: Length bytes of Body (-1: until EOF),
-	// checked against Checksums.
-	Body      io.Reader
-	Length    int64
-	Checksums Checksums
-	// A page blob's size (a multiple of 512) and sequence number.
-	Size           int64
-	SequenceNumber int64
-	// CheckFirst applies the write rules (container, conditions, lease)
-	// once before the body is read, so a refused write is answered
-	// without it: the request sent Expect: 100-continue and its client
-	// holds the body back until asked (server/expect.go). The rules are
-	// applied again, authoritatively, in the write's transaction.
-	CheckFirst bool
-}
-
-// PutBlockListInput is Put Block List: the blob Ref committed from
-// Blocks, in order, each looked up among the uncommitted blocks, the
-// committed ones, or both (wire.BlockKind).
-type PutBlockListInput struct {
-	Call
-	Ref    BlobRef
-	Access Access
-	// CreateOnly refuses to replace an existing blob (see PutBlobInput).
-	CreateOnly bool
-	NewBlob
-	Blocks []wire.BlockRef
-}
-
 // properties reports b, read at ref at now.
 func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
 	p := BlobProperties{
@@ -476,35 +351,6 @@ func sourceRecord(o *copysrc.Object) (*blobRec, func(off, n int64) error) {
 		Type: BlockBlob, Created: o.Created, Modified: o.Modified, ETag: o.ETag, Size: o.Size, Meta: o.Meta,
 		Parts: o.Parts, Props: HTTPHeaders(o.Props),
 	}, readable
-}
-
-// ListedBlob is one entry of a listing.
-type ListedBlob struct {
-	Name string
-	// IsPrefix is a virtual directory (a BlobPrefix): only Name is set.
-	IsPrefix bool
-	// Uncommitted is a blob with uncommitted blocks only: only Name is set.
-	Uncommitted bool
-	Snapshot    string
-	Properties  BlobProperties // the lease only for a live base blob
-	Tags        blobtags.Tags
-	// A soft-deleted blob or snapshot: when, and the whole days of
-	// retention left.
-	Deleted                bool
-	DeletedTime            time.Time
-	RemainingRetentionDays int
-	// DeletionID names a soft-deleted path of a hierarchical account (the
-	// id Path Undelete takes in x-ms-undelete-source).
-	DeletionID string
-	// HasVersionsOnly is a name with versions and no current version
-	// (include=deletedwithversions); Properties are its latest version's.
-	HasVersionsOnly bool
-}
-
-// ListBlobsOutput is one page of a listing; NextMarker is "" on the last.
-type ListBlobsOutput struct {
-	Items      []ListedBlob
-	NextMarker string
 }
 
 // pathRec is node as a blob record without content, and its path
