@@ -181,3 +181,34 @@ func (c TierCondition) check(b *blobRec) error {
 	}
 	return nil
 }
+
+// properties reports b, read at ref at now.
+func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
+	p := BlobProperties{
+		Type: b.Type, ETag: b.ETag, LastModified: b.Modified, CreationTime: b.Created, Size: b.Size,
+		HTTPHeaders: b.Props, Metadata: b.Meta, TagCount: len(b.Tags), Copy: b.Copy, ServerEncrypted: true,
+		EncryptionKeySHA256: b.CPK, VersionID: b.VersionID,
+	}
+	p.IsCurrentVersion = ref.Snapshot == "" && b.VersionID != "" && !b.prev
+	if b.Imm != nil {
+		p.ImmutabilityUntil, p.ImmutabilityMode = b.Imm.Until, b.Imm.Mode
+	}
+	p.LegalHold = b.Hold
+	if ref.Snapshot != "" {
+		p.VersionID = "" // a snapshot is no version
+	}
+	if ref.Snapshot == "" && !b.prev {
+		p.Lease, p.HasLease = b.Lease.Effective(now), true
+	}
+	switch b.Type {
+	case BlockBlob:
+		p.AccessTier, p.AccessTierInferred = b.tier()
+		p.AccessTierChanged = b.TierChanged
+		p.SmartAccessTier = smartTier(p.AccessTier)
+	case PageBlob:
+		p.SequenceNumber = b.SeqNum
+	case AppendBlob:
+		p.CommittedBlockCount, p.Sealed = b.Appends, b.Sealed
+	}
+	return p
+}

@@ -309,37 +309,6 @@ type containerWORM struct {
 	Hold   *wormHold   `json:"h,omitempty"`
 }
 
-// properties reports b, read at ref at now.
-func (b *blobRec) properties(ref BlobRef, now time.Time) BlobProperties {
-	p := BlobProperties{
-		Type: b.Type, ETag: b.ETag, LastModified: b.Modified, CreationTime: b.Created, Size: b.Size,
-		HTTPHeaders: b.Props, Metadata: b.Meta, TagCount: len(b.Tags), Copy: b.Copy, ServerEncrypted: true,
-		EncryptionKeySHA256: b.CPK, VersionID: b.VersionID,
-	}
-	p.IsCurrentVersion = ref.Snapshot == "" && b.VersionID != "" && !b.prev
-	if b.Imm != nil {
-		p.ImmutabilityUntil, p.ImmutabilityMode = b.Imm.Until, b.Imm.Mode
-	}
-	p.LegalHold = b.Hold
-	if ref.Snapshot != "" {
-		p.VersionID = "" // a snapshot is no version
-	}
-	if ref.Snapshot == "" && !b.prev {
-		p.Lease, p.HasLease = b.Lease.Effective(now), true
-	}
-	switch b.Type {
-	case BlockBlob:
-		p.AccessTier, p.AccessTierInferred = b.tier()
-		p.AccessTierChanged = b.TierChanged
-		p.SmartAccessTier = smartTier(p.AccessTier)
-	case PageBlob:
-		p.SequenceNumber = b.SeqNum
-	case AppendBlob:
-		p.CommittedBlockCount, p.Sealed = b.Appends, b.Sealed
-	}
-	return p
-}
-
 // sourceRecord is o, a file a copy reads, as the block blob the copy
 // makes, and the check of the ranges it may read.
 func sourceRecord(o *copysrc.Object) (*blobRec, func(off, n int64) error) {
@@ -398,45 +367,4 @@ type immPolicy struct {
 type deletion struct {
 	At      time.Time `json:"at"`
 	Expires time.Time `json:"ex"`
-}
-
-// Access tiers of block blobs in a standard account. A block blob written
-// without x-ms-access-tier is in the account's default tier, Hot, which
-// Azure reports as inferred. Page and append blobs have no tier there.
-//
-// An archived blob is offline: its data cannot be read (Get Blob), nor its
-// content, properties or metadata changed, nor the blob overwritten or
-// snapshotted (409 BlobArchived); its properties can be read, its lease
-// managed, and it can be deleted, re-tiered, or copied to an online tier.
-// Azure takes hours to rehydrate it to an online tier (Set Blob Tier
-// answers 202 Accepted); Cerulean, like Azurite, completes the
-// rehydration at once, so the next read finds the blob online.
-const (
-	tierHot     = "Hot"
-	tierCool    = "Cool"
-	tierCold    = "Cold"
-	tierArchive = "Archive"
-	// tierSmart is Smart Tier (2026-06-06, azblob 1.8.0-beta.1 "Blob
-	// Smart Tier"): the service moves the blob between the online tiers
-	// by its access, reporting the tier it is in as x-ms-smart-access-tier.
-	// Cerulean stores every tier alike, so a Smart blob is always in Hot
-	// underneath.
-	tierSmart = "Smart"
-)
-
-// tier returns a block blob's tier and whether it is the inferred default.
-func (b *blobRec) tier() (string, bool) {
-	if b.Tier == "" {
-		return tierHot, true
-	}
-	return b.Tier, false
-}
-
-// smartTier is the underlying tier of a blob in tier t: Hot for Smart
-// (see tierSmart), "" for any other tier.
-func smartTier(t string) string {
-	if t == tierSmart {
-		return tierHot
-	}
-	return ""
 }

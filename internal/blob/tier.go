@@ -79,3 +79,44 @@ func blockWritable(typ string, l lease.Lease, tier, leaseID string, now time.Tim
 	}
 	return nil
 }
+
+// tier returns a block blob's tier and whether it is the inferred default.
+func (b *blobRec) tier() (string, bool) {
+	if b.Tier == "" {
+		return tierHot, true
+	}
+	return b.Tier, false
+}
+
+// smartTier is the underlying tier of a blob in tier t: Hot for Smart
+// (see tierSmart), "" for any other tier.
+func smartTier(t string) string {
+	if t == tierSmart {
+		return tierHot
+	}
+	return ""
+}
+
+// Access tiers of block blobs in a standard account. A block blob written
+// without x-ms-access-tier is in the account's default tier, Hot, which
+// Azure reports as inferred. Page and append blobs have no tier there.
+//
+// An archived blob is offline: its data cannot be read (Get Blob), nor its
+// content, properties or metadata changed, nor the blob overwritten or
+// snapshotted (409 BlobArchived); its properties can be read, its lease
+// managed, and it can be deleted, re-tiered, or copied to an online tier.
+// Azure takes hours to rehydrate it to an online tier (Set Blob Tier
+// answers 202 Accepted); Cerulean, like Azurite, completes the
+// rehydration at once, so the next read finds the blob online.
+const (
+	tierHot     = "Hot"
+	tierCool    = "Cool"
+	tierCold    = "Cold"
+	tierArchive = "Archive"
+	// tierSmart is Smart Tier (2026-06-06, azblob 1.8.0-beta.1 "Blob
+	// Smart Tier"): the service moves the blob between the online tiers
+	// by its access, reporting the tier it is in as x-ms-smart-access-tier.
+	// Cerulean stores every tier alike, so a Smart blob is always in Hot
+	// underneath.
+	tierSmart = "Smart"
+)
