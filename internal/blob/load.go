@@ -64,6 +64,13 @@ func loadBlob(tx kv.Tx, ref BlobRef) (*blobRec, error) {
 		return loadVersion(tx, ref)
 	}
 	b, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, ref.Snapshot)
+	return foundOrMissing(tx, ref, b, err)
+}
+
+// foundOrMissing is a lookup's answer for ref: b, or when nothing was
+// found 404 BlobNotFound, or ContainerNotFound when the container is
+// missing too.
+func foundOrMissing(tx kv.Tx, ref BlobRef, b *blobRec, err error) (*blobRec, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -119,16 +126,7 @@ func findVersion(tx kv.Tx, acct, c, name, vid string) (b *blobRec, current bool,
 // loadVersion is loadBlob for a ref with a version id.
 func loadVersion(tx kv.Tx, ref BlobRef) (*blobRec, error) {
 	b, _, err := findVersion(tx, ref.Account, ref.Container, ref.Blob, ref.VersionID)
-	if err != nil {
-		return nil, err
-	}
-	if b == nil {
-		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {
-			return nil, err
-		}
-		return nil, azerr.New(azerr.BlobNotFound)
-	}
-	return b, nil
+	return foundOrMissing(tx, ref, b, err)
 }
 
 func containerVersionsPrefix(acct, c string) []byte { return kv.Key("bv", acct, c) }
