@@ -1,6 +1,9 @@
 package kv
 
-import "sync/atomic"
+import (
+	"context"
+	"sync/atomic"
+)
 
 // Gate lets a store refuse calls after Close while waiting for the calls
 // already in flight: Enter before a call (false: closed), Leave after it,
@@ -29,7 +32,20 @@ func (g *Gate) Enter() bool {
 	}
 }
 
-// Leave ends a call admitted by Enter.
+// Admit is Enter for a store call with a context: ctx's error when it
+// is already done, ErrClosed when the gate is closed (in both cases the
+// call is not admitted), else nil and the caller must Leave.
+func (g *Gate) Admit(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !g.Enter() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Leave ends a call admitted by Enter or Admit.
 func (g *Gate) Leave() {
 	if g.n.Add(-1) == closedBit {
 		close(g.zero)

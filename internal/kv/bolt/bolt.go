@@ -376,11 +376,8 @@ func unavailable(err error) error {
 
 // View implements kv.Store.
 func (db *DB) View(ctx context.Context, fn func(kv.Tx) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := db.gate.Admit(ctx); err != nil {
 		return err
-	}
-	if !db.gate.Enter() {
-		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
 	btx, rs, err := db.snapshot(ctx)
@@ -460,11 +457,8 @@ func (db *DB) storeCheckpoint(rs *readState) {
 // unless ctx is done before it starts (then it does not run at all and
 // Update returns ctx.Err()).
 func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := db.gate.Admit(ctx); err != nil {
 		return err
-	}
-	if !db.gate.Enter() {
-		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
 	db.writes.Add(1)

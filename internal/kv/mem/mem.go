@@ -68,11 +68,8 @@ type node struct {
 
 // View implements kv.Store.
 func (db *DB) View(ctx context.Context, fn func(tx kv.Tx) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := db.gate.Admit(ctx); err != nil {
 		return err
-	}
-	if !db.gate.Enter() {
-		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
 	return fn(&tx{db: db, root: db.root.Load(), readOnly: true})
@@ -80,11 +77,8 @@ func (db *DB) View(ctx context.Context, fn func(tx kv.Tx) error) error {
 
 // Update implements kv.Store.
 func (db *DB) Update(ctx context.Context, fn func(tx kv.Tx) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := db.gate.Admit(ctx); err != nil {
 		return err
-	}
-	if !db.gate.Enter() {
-		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
 	db.writes.Add(1)

@@ -205,11 +205,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 // errors are annotated; a done ctx gives an error wrapping ctx.Err();
 // after Close, kv.ErrClosed; fn's own errors are returned unchanged.
 func (db *DB) Do(ctx context.Context, fn func(ctx context.Context, conn *pgx.Conn) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := db.gate.Admit(ctx); err != nil {
 		return err
-	}
-	if !db.gate.Enter() {
-		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
 	lost := 0

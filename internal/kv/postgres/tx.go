@@ -774,11 +774,8 @@ func (t *tx) commit() (errClass, error) {
 // View implements kv.Store. fn runs exactly once (unless ctx is already
 // done: then it does not run and View returns ctx.Err()).
 func (db *DB) View(ctx context.Context, fn func(kv.Tx) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := db.gate.Admit(ctx); err != nil {
 		return err
-	}
-	if !db.gate.Enter() {
-		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
 	t := &tx{db: db, ctx: ctx}
@@ -790,11 +787,8 @@ func (db *DB) View(ctx context.Context, fn func(kv.Tx) error) error {
 
 // Update implements kv.Store. See the package documentation for retries.
 func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := db.gate.Admit(ctx); err != nil {
 		return err
-	}
-	if !db.gate.Enter() {
-		return kv.ErrClosed
 	}
 	defer db.gate.Leave()
 	db.writes.Add(1)
