@@ -22,11 +22,8 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log,
+	s := &Service{store: store, data: extent.NewClocked(store, chunks, clk), clock: clk, log: log,
 		props: svcprops.New(svcprops.Blob, store, servicePropsKey)}
-	if w, ok := clk.(clock.Waller); ok {
-		s.data.SetWall(w.Wall().Now) // clock control: chunk ages and pin leases stay real
-	}
 	s.reclaim = s.newReclaimer()
 	s.setLayouts(nil, nil)
 	return s

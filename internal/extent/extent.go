@@ -18,12 +18,24 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/chunk"
+	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
 )
 
 // New returns the data-item layer over store and chunks.
 func New(store kv.Store, chunks chunk.Store) *Store {
 	return &Store{store: store, chunks: chunks, pins: pinsFor(chunks)}
+}
+
+// NewClocked is New for a service that runs on clk: when clk is an offset
+// clock (clock control, clock.Waller), chunk ages and pin leases keep to
+// the real clock behind it (SetWall).
+func NewClocked(store kv.Store, chunks chunk.Store, clk clock.Clock) *Store {
+	s := New(store, chunks)
+	if w, ok := clk.(clock.Waller); ok {
+		s.SetWall(w.Wall().Now)
+	}
+	return s
 }
 
 // Stage reads exactly n bytes from body (n < 0: until EOF) and stores them

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/kv"
+	"github.com/cerulean-storage/cerulean/internal/testenv"
 )
 
 // TestSweepOrphansWall: with a wall clock (SetWall, clock control), a
@@ -94,5 +96,22 @@ func TestShiftGrace(t *testing.T) {
 	clk.Advance(GCGrace)
 	if n, err := s.Collect(ctx, clk.Now()); err != nil || n != 1 {
 		t.Fatalf("GCGrace after the advance: freed %d, %v; want 1", n, err)
+	}
+}
+
+// TestNewClocked: a store made for an offset clock (clock control) reads
+// ages on the real clock behind it; one made for any other clock has no
+// wall of its own and uses the time it is given.
+func TestNewClocked(t *testing.T) {
+	store, chunks, _ := testenv.Stores(t)
+	base := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	ahead := base.Now().Add(5 * time.Hour) // the server's clock, advanced
+	s := NewClocked(store, chunks, clock.NewOffset(base, 5*time.Hour))
+	if got := s.wallNow(ahead); !got.Equal(base.Now()) {
+		t.Fatalf("offset clock: wallNow = %v, want the base clock's %v", got, base.Now())
+	}
+	s = NewClocked(store, chunks, base)
+	if got := s.wallNow(ahead); !got.Equal(ahead) {
+		t.Fatalf("plain clock: wallNow = %v, want the time given, %v", got, ahead)
 	}
 }

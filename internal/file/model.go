@@ -42,11 +42,8 @@ func New(store kv.Store, chunks chunk.Store, clk clock.Clock, log *slog.Logger) 
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{store: store, data: extent.New(store, chunks), clock: clk, log: log,
+	s := &Service{store: store, data: extent.NewClocked(store, chunks, clk), clock: clk, log: log,
 		props: svcprops.New(svcprops.File, store, servicePropsKey)}
-	if w, ok := clk.(clock.Waller); ok {
-		s.data.SetWall(w.Wall().Now) // clock control: chunk ages and pin leases stay real
-	}
 	return s
 }
 
