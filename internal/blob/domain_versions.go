@@ -182,18 +182,8 @@ func resumeVersions(sc *blobScan, ref ContainerRef, mkind, mname, msnap string) 
 // one version per name.
 func collectVersionsOnly(tx kv.Tx, ref ContainerRef, prefix, delim, mkind, mname string, limit int) ([]listEntry, error) {
 	base := containerVersionsPrefix(ref.Account, ref.Container)
-	rangeStart := kv.AppendPartial(append([]byte(nil), base...), prefix)
-	end := kv.PrefixEnd(rangeStart)
-	from := rangeStart
-	switch mkind {
-	case "b", "v":
-		from = versionsOfPrefix(ref.Account, ref.Container, mname)
-	case "p":
-		from = kv.AppendPartial(append([]byte(nil), base...), mname)
-	}
-	if string(from) < string(rangeStart) {
-		from = rangeStart
-	}
+	from, end := resumeRange(base, prefix, mkind, mname, "",
+		func(name string) []byte { return versionsOfPrefix(ref.Account, ref.Container, name) })
 	var out []listEntry
 	for len(out) < limit {
 		var name string

@@ -465,52 +465,26 @@ func (s *Service) listBlobsFlat(ctx context.Context, in ListBlobsInput) (ListBlo
 	// newScan returns the pass over one record range: "b" (live blobs) or
 	// "bd" (soft-deleted ones, same tuple shape).
 	newScan := func(ns string, snapshots bool) blobScan {
-		base := kv.Key(ns, ref.Account, ref.Container)
-		rangeStart := kv.AppendPartial(append([]byte(nil), base...), prefix)
-		sc := blobScan{start: rangeStart, end: kv.PrefixEnd(rangeStart), prefix: prefix, delim: delim, snapshots: snapshots}
+		atName := func(name string) []byte { return kv.Key(ns, ref.Account, ref.Container, name, "") }
+		sc := blobScan{prefix: prefix, delim: delim, snapshots: snapshots}
+		// A blob or version marker resumes at the blob's first record: its
+		// base record is held back until its snapshots are listed, so it
+		// must be read again even when the marker is one of the snapshots.
+		// StartFrom starts at the name's first record (its snapshots, then
+		// the base blob).
+		sc.start, sc.end = resumeRange(kv.Key(ns, ref.Account, ref.Container), prefix, mkind, mname, in.StartFrom, atName)
 		switch mkind {
-		case "b", "v":
-			// Resume at the blob's first record: its base record is held
-			// back until its snapshots are listed, so it must be read again
-			// even when the marker is one of the snapshots.
-			sc.start = kv.Key(ns, ref.Account, ref.Container, mname, "")
+		case "b":
 			sc.resume, sc.resumeName, sc.resumeSnap = true, mname, msnap
-			if mkind == "v" {
-				// A version: the name's snapshots were all listed.
-				sc.resumeSnap = ""
-			}
-		case "p":
-			sc.start = kv.AppendPartial(append([]byte(nil), base...), mname)
-		}
-		if string(sc.start) < string(rangeStart) {
-			sc.start = rangeStart
-		}
-		if in.StartFrom != "" {
-			// The name's first record (its snapshots, then the base blob).
-			if from := kv.Key(ns, ref.Account, ref.Container, in.StartFrom, ""); string(sc.start) < string(from) {
-				sc.start = from
-			}
+		case "v":
+			// A version: the name's snapshots were all listed.
+			sc.resume, sc.resumeName = true, mname
 		}
 		return sc
 	}
 	scan := newScan("b", inc.Snapshots)
-	uRangeStart := kv.AppendPartial(kv.Key("u", ref.Account, ref.Container), prefix)
-	uend := kv.PrefixEnd(uRangeStart)
-	ustart := uRangeStart
-	switch mkind {
-	case "b", "v":
-		ustart = blocksPrefix(ref.Account, ref.Container, mname)
-	case "p":
-		ustart = kv.AppendPartial(kv.Key("u", ref.Account, ref.Container), mname)
-	}
-	if string(ustart) < string(uRangeStart) {
-		ustart = uRangeStart
-	}
-	if in.StartFrom != "" {
-		if from := blocksPrefix(ref.Account, ref.Container, in.StartFrom); string(ustart) < string(from) {
-			ustart = from
-		}
-	}
+	ustart, uend := resumeRange(kv.Key("u", ref.Account, ref.Container), prefix, mkind, mname, in.StartFrom,
+		func(name string) []byte { return blocksPrefix(ref.Account, ref.Container, name) })
 	var entries []listEntry
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		if _, err := loadContainer(tx, ref.Account, ref.Container); err != nil {

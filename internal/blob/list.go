@@ -254,3 +254,29 @@ func (e listEntry) rank() int {
 	}
 	return 0
 }
+
+// resumeRange is the key range a listing of the names under base scans
+// for the names starting with prefix, resumed at the marker (mkind,
+// mname): at the marker name's first key (atName) for a blob or version
+// marker, at the folded prefix itself for a prefix marker, never before
+// the prefix's first key; startFrom, when set, moves the start on to that
+// name's first key when that is later.
+func resumeRange(base []byte, prefix, mkind, mname, startFrom string, atName func(name string) []byte) (start, end []byte) {
+	rangeStart := kv.AppendPartial(append([]byte(nil), base...), prefix)
+	start, end = rangeStart, kv.PrefixEnd(rangeStart)
+	switch mkind {
+	case "b", "v":
+		start = atName(mname)
+	case "p":
+		start = kv.AppendPartial(append([]byte(nil), base...), mname)
+	}
+	if string(start) < string(rangeStart) {
+		start = rangeStart
+	}
+	if startFrom != "" {
+		if from := atName(startFrom); string(start) < string(from) {
+			start = from
+		}
+	}
+	return start, end
+}
