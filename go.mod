@@ -21,9 +21,10 @@ require (
 	github.com/jackc/pgx/v5 v5.7.6
 	github.com/minio/md5-simd v1.1.2
 	github.com/prometheus/client_golang v1.23.2
-	go.etcd.io/bbolt v1.4.3
+	go.etcd.io/bbolt v1.5.0
 	golang.org/x/crypto v0.55.0
 	golang.org/x/sys v0.47.0
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (
@@ -53,5 +54,4 @@ require (
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
-	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
 )

@@ -225,6 +225,9 @@ func Open(path string, opts Options) (*DB, error) {
 		FreelistType:    bbolt.FreelistMapType,
 		InitialMmapSize: opts.InitialMmapSize,
 		NoSync:          opts.NoSync,
+		// Nothing reads bbolt's Stats; collecting them costs atomic
+		// adds on shared counters in every transaction and cursor.
+		NoStatistics: true,
 	}
 	switch {
 	case bo.Timeout == 0:
