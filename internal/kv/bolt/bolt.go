@@ -1013,7 +1013,8 @@ type undoRec struct {
 // writes.
 type tx struct {
 	b         *bbolt.Bucket
-	ov        *readState // View only: published groups over b
+	cur       *bbolt.Cursor // View only: the cursor of its lookups (getSeek)
+	ov        *readState    // View only: published groups over b
 	writable  bool
 	done      bool
 	undo      []undoRec
@@ -1045,7 +1046,32 @@ func (t *tx) lookup(key []byte) ([]byte, bool) {
 			return e.val, true
 		}
 	}
+	if !t.writable {
+		return t.getSeek(key)
+	}
 	return getExact(t.b, key)
+}
+
+// getSeek is getExact for a View: one cursor serves all its lookups,
+// so a lookup after the first allocates nothing (Bucket.Get makes a
+// cursor, and grows its stack, each time). Seek is safe here: a read
+// transaction sees a committed tree, which bbolt's commit rebalanced
+// (an emptied leaf is removed), so the step forward Seek takes from
+// the end of a leaf goes to the next key, not over a run of empty
+// leaves (see getExact).
+func (t *tx) getSeek(key []byte) ([]byte, bool) {
+	if t.cur == nil {
+		t.cur = t.b.Cursor()
+	}
+	k, v := t.cur.Seek(key)
+	// A nested bucket's value is nil; this store creates none.
+	if v == nil || !bytes.Equal(k, key) {
+		return nil, false
+	}
+	if len(v) == 0 {
+		v = emptyValue
+	}
+	return v, true
 }
 
 // getExact is an exact lookup of key in b. It must not be written with
