@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
@@ -103,15 +104,40 @@ func (x *exchange) stamp() (now time.Time, id string) {
 	now = x.s.cfg.Clock.Now()
 	id = newRequestID()
 	h := x.sw.Header()
-	h.Set("X-Ms-Request-Id", id)
-	h.Set("Date", wire.FormatHTTPDate(now))
+	// The names are canonical: set without canonicalising, and the
+	// values in one allocation (each slice capped at its element).
+	vals := make([]string, 4)
+	vals[0], vals[1] = id, httpDate(now)
+	h["X-Ms-Request-Id"], h["Date"] = vals[0:1:1], vals[1:2:2]
 	if x.svc.ServerHeader != "" {
-		h.Set("Server", x.svc.ServerHeader)
+		vals[2] = x.svc.ServerHeader
+		h["Server"] = vals[2:3:3]
 	}
 	if c := x.hr.Header.Get("X-Ms-Client-Request-Id"); c != "" && len(c) <= 1024 {
-		h.Set("X-Ms-Client-Request-Id", c)
+		vals[3] = c
+		h["X-Ms-Client-Request-Id"] = vals[3:4:4]
 	}
 	return now, id
+}
+
+// lastDate is the Date header of the last second stamped: every
+// response of that second carries the same text.
+var lastDate atomic.Pointer[stampedDate]
+
+type stampedDate struct {
+	sec  int64
+	text string
+}
+
+// httpDate is wire.FormatHTTPDate(now), formatted once a second.
+func httpDate(now time.Time) string {
+	sec := now.Unix()
+	if d := lastDate.Load(); d != nil && d.sec == sec {
+		return d.text
+	}
+	text := wire.FormatHTTPDate(now)
+	lastDate.Store(&stampedDate{sec: sec, text: text})
+	return text
 }
 
 // version returns the x-ms-version sent (a batch sub-request without one:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"hash/maphash"
 	"io"
 	"net"
 	"net/http"
@@ -55,14 +56,30 @@ func (c *tapConn) Read(b []byte) (int, error) {
 		c.p.feed(b[:n])
 		c.mu.Unlock()
 	}
+	if err != nil && c.overTLS() {
+		answerPlainHTTP(err)
+	}
+	return n, err
+}
+
+// overTLS reports whether the connection under the tap is TLS.
+func (c *tapConn) overTLS() bool {
+	_, ok := c.Conn.(*tls.Conn)
+	return ok
+}
+
+// answerPlainHTTP answers a read error of a TLS connection that is plain
+// HTTP sent to an HTTPS port: it says so, as net/http does when it runs
+// the TLS handshake itself. (A function of its own: the error's target,
+// which escapes, is then allocated only for a failed TLS read; a plain
+// connection's reads fail once a request, when net/http ends its
+// background read with a deadline.)
+func answerPlainHTTP(err error) {
 	var re tls.RecordHeaderError
-	if err != nil && errors.As(err, &re) && re.Conn != nil && looksLikeHTTP(re.RecordHeader) {
-		// Plain HTTP sent to an HTTPS port: say so, as net/http does
-		// when it runs the TLS handshake itself.
+	if errors.As(err, &re) && re.Conn != nil && looksLikeHTTP(re.RecordHeader) {
 		_, _ = io.WriteString(re.Conn, "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")
 		re.Conn.Close()
 	}
-	return n, err
 }
 
 // looksLikeHTTP reports whether the first bytes of a would-be TLS record
@@ -82,14 +99,44 @@ func looksLikeHTTP(hdr [5]byte) bool {
 func (c *tapConn) take(method, uri string) ([]string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	line := requestLine(method, uri)
 	for i, r := range c.p.reqs {
-		if r.method == method && r.uri == uri {
-			clear(c.p.reqs[:i+1])
-			c.p.reqs = c.p.reqs[i+1:]
+		if r.line == line {
+			// Keep the backing array: the records left (usually none)
+			// move to its front.
+			n := copy(c.p.reqs, c.p.reqs[i+1:])
+			clear(c.p.reqs[n:])
+			c.p.reqs = c.p.reqs[:n]
 			return r.meta, true
 		}
 	}
 	return nil, false
+}
+
+// lineSeed seeds requestLine's hashes for the life of the process.
+var lineSeed = maphash.MakeSeed()
+
+// requestLine identifies a request line by a hash of its method and
+// target, so the framer records it without copying either: a collision
+// (one in 2⁶⁴ for two requests outstanding on a connection at once)
+// would only give one request's metadata names the other's case.
+func requestLine(method, uri string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(lineSeed)
+	h.WriteString(method)
+	h.WriteByte(' ')
+	h.WriteString(uri)
+	return h.Sum64()
+}
+
+// requestLineOf is requestLine of the bytes read.
+func requestLineOf(method, uri []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(lineSeed)
+	h.Write(method)
+	h.WriteByte(' ')
+	h.Write(uri)
+	return h.Sum64()
 }
 
 type tapKey struct{}
@@ -106,11 +153,7 @@ func tapContext(ctx context.Context, c net.Conn) context.Context {
 // overTLS reports whether r came on a tapped TLS connection.
 func overTLS(r *http.Request) bool {
 	tc, ok := r.Context().Value(tapKey{}).(*tapConn)
-	if !ok {
-		return false
-	}
-	_, ok = tc.Conn.(*tls.Conn)
-	return ok
+	return ok && tc.overTLS()
 }
 
 // restoreMetadataNames renames the canonical x-ms-meta-* keys of r's
@@ -147,8 +190,8 @@ func restoreMetadataNames(r *http.Request) {
 
 // rawRequest is what the framer records of one request.
 type rawRequest struct {
-	method, uri string
-	meta        []string
+	line uint64 // requestLine of its method and target
+	meta []string
 }
 
 const (
@@ -273,7 +316,7 @@ func (f *framer) header(block []byte) {
 		f.state = fBroken
 		return
 	}
-	req := rawRequest{method: string(method), uri: string(uri)}
+	req := rawRequest{line: requestLineOf(method, uri)}
 	var length int64
 	chunked := false
 	for len(rest) > 0 {
@@ -298,7 +341,8 @@ func (f *framer) header(block []byte) {
 		}
 	}
 	if len(f.reqs) == maxRawQueue {
-		f.reqs = f.reqs[1:]
+		n := copy(f.reqs, f.reqs[1:])
+		f.reqs = f.reqs[:n]
 	}
 	f.reqs = append(f.reqs, req)
 	switch {

@@ -23,9 +23,9 @@ const stream = "PUT /acct/c/a HTTP/1.1\r\nHost: h\r\nx-ms-meta-Author: ann\r\nX-
 	"\r\nHEAD /acct/c/b HTTP/1.1\r\nx-ms-meta-Q: 1\r\n\r\n"
 
 var streamWant = []rawRequest{
-	{method: "PUT", uri: "/acct/c/a", meta: []string{"Author", "lower"}},
-	{method: "PUT", uri: "/acct/c/b?comp=metadata", meta: []string{"MixedCase"}},
-	{method: "HEAD", uri: "/acct/c/b", meta: []string{"Q"}},
+	{line: requestLine("PUT", "/acct/c/a"), meta: []string{"Author", "lower"}},
+	{line: requestLine("PUT", "/acct/c/b?comp=metadata"), meta: []string{"MixedCase"}},
+	{line: requestLine("HEAD", "/acct/c/b"), meta: []string{"Q"}},
 }
 
 func TestFramer(t *testing.T) {
