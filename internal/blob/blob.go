@@ -151,27 +151,32 @@ func (s *Service) replaceBlobIf(tx kv.Tx, ref BlobRef, a Access, createOnly bool
 // dropUncommitted discards the blob's uncommitted blocks.
 func (s *Service) dropUncommitted(tx kv.Tx, ref BlobRef, now time.Time) error {
 	prefix := blocksPrefix(ref.Account, ref.Container, ref.Blob)
-	var keys [][]byte
-	var parts []extent.Part
-	var derr error
+	// What the scan finds, in one allocation (the closure escapes into
+	// Scan; most blobs have no uncommitted blocks).
+	f := &struct {
+		keys  [][]byte
+		parts []extent.Part
+		err   error
+	}{}
 	err := tx.Scan(prefix, kv.PrefixEnd(prefix), 0, false, func(k, v []byte) bool {
 		var u uncommitted
 		// A record that does not decode cannot be deleted: its chunk
 		// references would never be released.
-		if derr = kv.DecodeJSON(k, v, &u); derr != nil {
+		if f.err = kv.DecodeJSON(k, v, &u); f.err != nil {
 			return false
 		}
-		parts = append(parts, u.Parts...)
-		keys = append(keys, append([]byte(nil), k...))
+		f.parts = append(f.parts, u.Parts...)
+		f.keys = append(f.keys, append([]byte(nil), k...))
 		return true
 	})
 	if err == nil {
-		err = derr
+		err = f.err
 	}
-	if err != nil || len(keys) == 0 {
+	if err != nil || len(f.keys) == 0 {
 		return err
 	}
-	for _, k := range keys {
+	parts := f.parts
+	for _, k := range f.keys {
 		if err := tx.Delete(k); err != nil {
 			return err
 		}

@@ -80,23 +80,28 @@ func (s *Service) putBlobFlat(ctx context.Context, in PutBlobInput) (out PutBlob
 			return out, err
 		}
 	}
-	// The record and the transaction's result in one allocation (this is
-	// the hot path of small uploads).
+	// What the transaction and the deferred Finish share, in one
+	// allocation (this is the hot path of small uploads): the record, the
+	// result, the staged bytes and whether they were recorded, and the
+	// parts of in the transaction reads (not all of in into the closure).
 	w := &struct {
-		rec blobRec
-		nb  *blobRec // rec as stored, stamped
-	}{rec: in.NewBlob.record(in.Type)}
+		rec        blobRec
+		nb         *blobRec // rec as stored, stamped
+		st         *extent.Staged
+		recorded   bool
+		ref        BlobRef
+		acc        Access
+		createOnly bool
+	}{rec: in.NewBlob.record(in.Type), ref: in.Ref, acc: in.Access, createOnly: in.CreateOnly}
 	rec := &w.rec
 	if in.Immutability != nil {
 		if rec.Imm, rec.Hold, err = s.checkWriteImmutability(in.Ref.Account, in.Immutability, now); err != nil {
 			return out, err
 		}
 	}
-	var st *extent.Staged
 	// The staged chunks are freed at once if the write is refused (see
 	// extent.Staged.Finish).
-	recorded := false
-	defer func() { st.Finish(ctx, recorded) }()
+	defer func() { w.st.Finish(ctx, w.recorded) }()
 	switch in.Type {
 	case BlockBlob:
 		body, err := extent.LimitBody(content(in.Body), in.Length, maxPutBlob)
@@ -105,37 +110,36 @@ func (s *Service) putBlobFlat(ctx context.Context, in PutBlobInput) (out PutBlob
 		}
 		// MD5 and CRC64 are computed whatever the caller sent: Put Blob
 		// keeps the MD5 and answers both.
-		if st, err = s.data.StageEmbeddedSealed(ctx, body, in.Length, cipherOf(in.CPK)); err != nil {
+		if w.st, err = s.data.StageEmbeddedSealed(ctx, body, in.Length, cipherOf(in.CPK)); err != nil {
 			return out, err
 		}
-		if err := st.CheckDigests(in.Checksums); err != nil {
+		if err := w.st.CheckDigests(in.Checksums); err != nil {
 			return out, err
 		}
-		rec.Props.ContentMD5 = st.MD5
-		rec.Size, rec.Parts = st.Size, st.Parts
+		rec.Props.ContentMD5 = w.st.MD5
+		rec.Size, rec.Parts = w.st.Size, w.st.Parts
 	case PageBlob:
 		rec.Size, rec.SeqNum = in.Size, in.SequenceNumber
 	case AppendBlob:
 	default:
 		return out, azerr.New(azerr.InvalidBlobType)
 	}
-	rec.CPK = shaOf(in.CPK)                                  // a new blob takes the key of its request
-	ref, acc, createOnly := in.Ref, in.Access, in.CreateOnly // not all of in into the closure
-	err = s.store.Update(ctx, extent.Recording(&recorded, s.changing(in.Call, apiPutBlob, ref, func(tx kv.Tx) (err error) {
-		if st != nil {
-			if err := st.Write(tx); err != nil {
+	rec.CPK = shaOf(in.CPK) // a new blob takes the key of its request
+	err = s.store.Update(ctx, extent.Recording(&w.recorded, s.changing(in.Call, apiPutBlob, w.ref, func(tx kv.Tx) (err error) {
+		if w.st != nil {
+			if err := w.st.Write(tx); err != nil {
 				return err
 			}
 		}
-		w.nb, err = s.replaceBlob(tx, ref, acc, createOnly, now, rec)
+		w.nb, err = s.replaceBlob(tx, w.ref, w.acc, w.createOnly, now, &w.rec)
 		return err
 	})))
 	if err != nil {
 		return out, err
 	}
 	out = PutBlobOutput{ETag: w.nb.ETag, LastModified: w.nb.Modified, ServerEncrypted: true, VersionID: w.nb.VersionID}
-	if st != nil {
-		out.ContentMD5, out.ContentCRC64 = st.MD5, st.CRC64
+	if w.st != nil {
+		out.ContentMD5, out.ContentCRC64 = w.st.MD5, w.st.CRC64
 	}
 	return out, nil
 }

@@ -139,7 +139,7 @@ func (b *blobRec) decode(raw []byte, skipContent bool) error {
 		return fmt.Errorf("blob record version %d is not known", v)
 	}
 	*b = blobRec{}
-	b.Type = r.str()
+	b.Type = r.blobType()
 	b.Created = r.time()
 	b.Modified = r.time()
 	b.ETag = r.str()
@@ -354,6 +354,21 @@ func (r *recReader) take() []byte {
 
 func (r *recReader) skip()       { r.take() }
 func (r *recReader) str() string { return string(r.take()) }
+
+// blobType is str for the blob's type: one of three names, returned
+// without a copy.
+func (r *recReader) blobType() string {
+	switch v := r.take(); string(v) {
+	case BlockBlob:
+		return BlockBlob
+	case PageBlob:
+		return PageBlob
+	case AppendBlob:
+		return AppendBlob
+	default:
+		return string(v)
+	}
+}
 
 // bytes returns a copy of the next byte string; nil when it is empty (as
 // JSON's omitempty leaves it).

@@ -271,7 +271,9 @@ func (st *Staged) Finish(ctx context.Context, recorded bool) {
 		}
 	}
 	st.Release()
-	ctx = context.WithoutCancel(ctx) // a client gone mid-request still frees its room
+	if len(ids) > 0 {
+		ctx = context.WithoutCancel(ctx) // a client gone mid-request still frees its room
+	}
 	for _, id := range ids {
 		_ = st.chunks.Remove(ctx, id) // one left behind is the sweeper's
 	}

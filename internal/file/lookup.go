@@ -91,6 +91,9 @@ func walk(tx kv.Tx, acct, sh, snap string, comps []string) (parent, e *Entry, er
 // read in one round trip instead of one each; keys read already cost
 // nothing, so walk calls it after resolve has.
 func prefetchPath(tx kv.Tx, acct, sh, snap string, comps []string, withShare bool) error {
+	if !kv.Prefetches(tx) {
+		return nil // the keys are built only for a store that reads ahead
+	}
 	keys := make([][]byte, 0, 3)
 	if withShare {
 		keys = append(keys, shareKey(acct, sh, snap))

@@ -493,8 +493,10 @@ func (s *Service) writeEntity(ctx context.Context, account string, o *EntityWrit
 	err := s.store.Update(ctx, func(tx kv.Tx) error {
 		// The table, the entity and the partition's high-water mark: one
 		// round trip on a backend where reads are remote.
-		if err := kv.Prefetch(tx, tableKey(account, o.Table), entityKey(account, o.Table, o.PartitionKey, o.RowKey), hwmKey(account, o.Table, o.PartitionKey)); err != nil {
-			return err
+		if kv.Prefetches(tx) { // the keys are built only for a store that reads ahead
+			if err := kv.Prefetch(tx, tableKey(account, o.Table), entityKey(account, o.Table, o.PartitionKey, o.RowKey), hwmKey(account, o.Table, o.PartitionKey)); err != nil {
+				return err
+			}
 		}
 		t, err := activeTable(tx, account, o.Table)
 		if err != nil {
@@ -585,8 +587,10 @@ func (s *Service) getEntity(ctx context.Context, k EntityKey, filter *odata.Filt
 	var e *Entity
 	err := s.store.View(ctx, func(tx kv.Tx) error {
 		// Table and entity in one round trip on PostgreSQL.
-		if err := kv.Prefetch(tx, tableKey(k.Account, k.Table), entityKey(k.Account, k.Table, k.PartitionKey, k.RowKey)); err != nil {
-			return err
+		if kv.Prefetches(tx) { // the keys are built only for a store that reads ahead
+			if err := kv.Prefetch(tx, tableKey(k.Account, k.Table), entityKey(k.Account, k.Table, k.PartitionKey, k.RowKey)); err != nil {
+				return err
+			}
 		}
 		if _, err := activeTable(tx, k.Account, k.Table); err != nil {
 			return err

@@ -11,20 +11,21 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/extent"
 )
 
-// parseCPK reads a request's customer-provided key from the headers
-// named prefix+"key", prefix+"key-sha256" and prefix+"algorithm"
-// (x-ms-encryption-… for the request's blob, x-ms-source-encryption-…
-// for a From URL source). No key is nil: an algorithm alone is ignored
-// (@azure/storage-blob 12.6 sent x-ms-encryption-algorithm on every
-// request, Azure/azure-sdk-for-js#16673). A key needs its SHA-256 and
+// parseCPK reads a request's customer-provided key from the three
+// headers names holds: key, key-sha256 and algorithm, under the prefix
+// x-ms-encryption- for the request's blob (cpkBlob) or
+// x-ms-source-encryption- for a From URL source (cpkSource). No key is
+// nil: an algorithm alone is ignored (@azure/storage-blob 12.6 sent
+// x-ms-encryption-algorithm on every request,
+// Azure/azure-sdk-for-js#16673). A key needs its SHA-256 and
 // the algorithm AES256 (400 MissingRequiredHeader / InvalidHeaderValue),
 // a 256-bit key whose SHA-256 is the one sent, and HTTPS: the key is a
 // secret ("To send the encryption key as part of the request, a client
 // must establish a secure connection to Azure Storage using HTTPS"; the
 // code, 400 InvalidInput, is inferred: no source gives the service's).
-func parseCPK(h http.Header, https bool, prefix string) (*blob.CPK, error) {
-	keyName, shaName, algName := prefix+"key", prefix+"key-sha256", prefix+"algorithm"
-	key64, sha64 := headerOf(h, keyName), headerOf(h, shaName)
+func parseCPK(h http.Header, https bool, names *cpkNames) (*blob.CPK, error) {
+	keyName, shaName, algName := names.lower[0], names.lower[1], names.lower[2]
+	key64, sha64 := h.Get(names.canon[0]), h.Get(names.canon[1])
 	if key64 == "" {
 		if sha64 != "" {
 			return nil, azerr.MissingHeader(keyName)
@@ -34,7 +35,7 @@ func parseCPK(h http.Header, https bool, prefix string) (*blob.CPK, error) {
 	if sha64 == "" {
 		return nil, azerr.MissingHeader(shaName)
 	}
-	alg := headerOf(h, algName)
+	alg := h.Get(names.canon[2])
 	if alg == "" {
 		return nil, azerr.MissingHeader(algName)
 	}
@@ -90,7 +91,7 @@ func (w *cpkWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // endpoint's Path - Create, append and flush): x-ms-encryption-key,
 // -key-sha256 and -algorithm as parseCPK checks them.
 func ParseCPK(h http.Header, https bool) (*blob.CPK, error) {
-	return parseCPK(h, https, "x-ms-encryption-")
+	return parseCPK(h, https, &cpkBlob)
 }
 
 // errCPKCopy refuses a customer-provided key on Copy Blob (asynchronous
@@ -103,23 +104,26 @@ func errCPKCopy() error {
 	return azerr.Newf(azerr.UnsupportedHeader, "Customer-provided encryption keys are not supported by Copy Blob.").With("HeaderName", "x-ms-encryption-key")
 }
 
-// cpkKeys are the canonical forms of the customer-provided key headers'
-// names, which parseCPK builds in lower case (as the service names them
-// in its errors): looked up without canonicalising a copy per request.
-var cpkKeys = func() map[string]string {
-	m := map[string]string{}
-	for _, p := range []string{"x-ms-encryption-", "x-ms-source-encryption-"} {
-		for _, n := range []string{"key", "key-sha256", "algorithm"} {
-			m[p+n] = http.CanonicalHeaderKey(p + n)
-		}
-	}
-	return m
-}()
-
-// headerOf is h.Get(name) for one of cpkKeys' names.
-func headerOf(h http.Header, name string) string {
-	if k, ok := cpkKeys[name]; ok {
-		name = k
-	}
-	return h.Get(name)
+// cpkNames are the names of the three customer-provided key headers
+// under one prefix: in lower case, as the service names them in its
+// errors, and canonical, to look them up without canonicalising a copy
+// per request.
+type cpkNames struct {
+	lower, canon [3]string // key, key-sha256, algorithm
 }
+
+func newCPKNames(prefix string) cpkNames {
+	var n cpkNames
+	for i, name := range [3]string{"key", "key-sha256", "algorithm"} {
+		n.lower[i] = prefix + name
+		n.canon[i] = http.CanonicalHeaderKey(prefix + name)
+	}
+	return n
+}
+
+// The request's own key (x-ms-encryption-…) and a From URL source's
+// (x-ms-source-encryption-…).
+var (
+	cpkBlob   = newCPKNames("x-ms-encryption-")
+	cpkSource = newCPKNames("x-ms-source-encryption-")
+)

@@ -50,7 +50,7 @@ func TestParseCPK(t *testing.T) {
 		for k, v := range c.h {
 			h.Set(k, v)
 		}
-		k, err := parseCPK(h, c.https, "x-ms-encryption-")
+		k, err := parseCPK(h, c.https, &cpkBlob)
 		switch c.want {
 		case "none":
 			if k != nil || err != nil {
@@ -84,7 +84,7 @@ func TestCPKDomain(t *testing.T) {
 	h.Set("x-ms-encryption-key", base64.StdEncoding.EncodeToString(key))
 	h.Set("x-ms-encryption-key-sha256", base64.StdEncoding.EncodeToString(sum[:]))
 	h.Set("x-ms-encryption-algorithm", "AES256")
-	k, err := parseCPK(h, true, "x-ms-encryption-")
+	k, err := parseCPK(h, true, &cpkBlob)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (blob.FromURLSource, er
 			return src, azerr.InvalidHeader("x-ms-source-content-crc64", v)
 		}
 	}
-	if src.CPK, err = parseCPK(r.Header, r.HTTPS, "x-ms-source-encryption-"); err != nil {
+	if src.CPK, err = parseCPK(r.Header, r.HTTPS, &cpkSource); err != nil {
 		return src, err
 	}
 	return src, nil

@@ -163,7 +163,7 @@ func (s *Service) extras(w http.ResponseWriter, r *req) (http.ResponseWriter, er
 		return nil, err
 	}
 	var err error
-	if r.cpk, err = parseCPK(r.Header, r.HTTPS, "x-ms-encryption-"); err != nil {
+	if r.cpk, err = parseCPK(r.Header, r.HTTPS, &cpkBlob); err != nil {
 		return nil, err
 	}
 	if r.cpk != nil {
