@@ -232,14 +232,21 @@ func (b *progressBody) Read(p []byte) (int, error) {
 		_ = b.rc.SetReadDeadline(time.Time{})
 		return n, err
 	}
-	var ne net.Error
-	if err != nil && ((errors.As(err, &ne) && ne.Timeout()) || b.left <= 0) {
+	if err != nil && (isTimeout(err) || b.left <= 0) {
 		b.failed = true
 		// The connection cannot be read again: no keep-alive.
 		_ = b.rc.SetReadDeadline(time.Now())
 		return n, b.stallErr()
 	}
 	return n, err
+}
+
+// isTimeout reports whether err is a net.Error that timed out. (A
+// function of its own: the target errors.As fills escapes, and is then
+// allocated only for a failed read, not for every read of a body.)
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func (b *progressBody) stallErr() error {
