@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash"
-	"hash/crc64"
 	"io"
 	"time"
 
@@ -130,7 +129,7 @@ func (s *Service) hash(ctx context.Context, tx kv.Tx, want Checksums, parts []ex
 		sinks = append(sinks, mh)
 	}
 	if want.CRC64 != nil {
-		ch = crc64.New(extent.CRC64Table)
+		ch = extent.NewCRC64()
 		sinks = append(sinks, ch)
 	}
 	rd := s.data.NewReaderSealed(ctx, parts, inline, 0, n, cipher)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"hash/crc64"
 	"io"
 	"sort"
 	"sync"
@@ -101,7 +100,7 @@ func (s *Store) stageBody(ctx context.Context, body io.Reader, n int64, wantMD5,
 		sinks = append(sinks, md5h)
 	}
 	if crc {
-		crch = crc64.New(CRC64Table)
+		crch = NewCRC64()
 		sinks = append(sinks, crch)
 	}
 	defer func() {
@@ -413,7 +412,3 @@ func AdjustRefs(tx kv.Tx, now time.Time, old, new []Part) error {
 func gcKey(due time.Time, id string) []byte {
 	return kv.Key("g", fmt.Sprintf("%020d", due.UnixNano()), id)
 }
-
-// CRC64Table is the CRC-64 the Storage service uses for
-// x-ms-content-crc64 (polynomial 0x9A6C9329AC4BC9B5, reflected).
-var CRC64Table = crc64.MakeTable(0x9A6C9329AC4BC9B5)

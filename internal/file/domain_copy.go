@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc64"
 	"io"
 	"strconv"
 	"time"
@@ -498,7 +497,7 @@ func (c CRCConditions) Check(crc []byte) error {
 // CRC64 (8 bytes, little endian).
 func rangeCRC64(rd io.ReadCloser, n int64) ([]byte, error) {
 	defer rd.Close()
-	h := crc64.New(extent.CRC64Table)
+	h := extent.NewCRC64()
 	if _, err := io.CopyN(h, rd, n); err != nil {
 		return nil, err
 	}

@@ -40,39 +40,8 @@ const (
 	maxSegments = 1<<16 - 1
 )
 
-// slicing8 extends extent.CRC64Table to eight tables, to fold eight
-// bytes per step. hash/crc64 does so itself only for its ISO and ECMA
-// polynomials; for any other table it builds the extension again on every
-// call of 2 KiB or more (and not at all below), which halves the speed of
-// the per-segment and whole-message CRC64s here.
-var slicing8 = func() *[8][256]uint64 {
-	var t [8][256]uint64
-	t[0] = *extent.CRC64Table
-	for i := range 256 {
-		crc := t[0][i]
-		for j := 1; j < 8; j++ {
-			crc = t[0][crc&0xff] ^ crc>>8
-			t[j][i] = crc
-		}
-	}
-	return &t
-}()
-
 // update is crc64.Update(crc, extent.CRC64Table, p).
-func update(crc uint64, p []byte) uint64 {
-	t := slicing8
-	crc = ^crc
-	for len(p) >= 8 {
-		crc ^= binary.LittleEndian.Uint64(p)
-		crc = t[7][crc&0xff] ^ t[6][crc>>8&0xff] ^ t[5][crc>>16&0xff] ^ t[4][crc>>24&0xff] ^
-			t[3][crc>>32&0xff] ^ t[2][crc>>40&0xff] ^ t[1][crc>>48&0xff] ^ t[0][crc>>56]
-		p = p[8:]
-	}
-	for _, b := range p {
-		crc = t[0][byte(crc)^b] ^ crc>>8
-	}
-	return ^crc
-}
+func update(crc uint64, p []byte) uint64 { return extent.UpdateCRC64(crc, p) }
 
 // Layout returns the segment size and count Encoder uses for n content
 // bytes with segments of at most seg bytes (DefaultSegment when seg <= 0):

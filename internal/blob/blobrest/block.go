@@ -2,7 +2,6 @@ package blobrest
 
 import (
 	"encoding/binary"
-	"hash/crc64"
 	"io"
 	"net/http"
 	"strconv"
@@ -110,7 +109,7 @@ func (s *Service) putBlockList(r *req) (server.Response, error) {
 // GFi/o1BSQtU= and no Content-MD5 for a commit sent without one).
 func requestDigests(raw []byte, sums blob.Checksums) (extent.Digests, error) {
 	md := md5Sum(raw)
-	ch := crc64.New(extent.CRC64Table)
+	ch := extent.NewCRC64()
 	_, _ = ch.Write(raw)
 	crc := binary.LittleEndian.AppendUint64(nil, ch.Sum64())
 	if err := (&extent.Staged{MD5: md, CRC64: crc}).CheckDigests(sums); err != nil {
