@@ -72,7 +72,9 @@ func beginReplaceIn(tx kv.Tx, ref BlobRef, a Access, createOnly bool, now time.T
 	if err != nil {
 		return nil, nil, err
 	}
-	old, err := findBlob(tx, ref.Account, ref.Container, ref.Blob, "")
+	// The container's record was just read: findBlob's check of it
+	// would read it again.
+	old, err := loadBlobRec(tx, ref.Account, ref.Container, ref.Blob, "")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,32 +16,15 @@ import (
 // findBlobIn is findBlob that also returns the container's record as
 // stored when it found the blob (its WORM settings: wormFrom).
 func findBlobIn(tx kv.Tx, acct, c, name, snap string) (*blobRec, []byte, error) {
-	key, ckey := BlobKey(acct, c, name, snap), ContainerKey(acct, c)
+	ckey := ContainerKey(acct, c)
 	if kv.Prefetches(tx) { // the keys' slice is made only for a store that reads ahead
-		if err := kv.Prefetch(tx, ckey, key); err != nil {
+		if err := kv.Prefetch(tx, ckey, BlobKey(acct, c, name, snap)); err != nil {
 			return nil, nil, err
 		}
 	}
-	// Read as kv.GetJSON reads, keeping the bytes (b.raw) and telling a
-	// kv.GetObserver what was read (a logged write's before-state,
-	// domain_changes.go).
-	obs, _ := tx.(kv.GetObserver)
-	raw, err := tx.Get(key)
-	if errors.Is(err, kv.ErrNotFound) {
-		if obs != nil {
-			obs.ObserveGet(key, nil)
-		}
-		return nil, nil, nil
-	} else if err != nil {
+	b, err := loadBlobRec(tx, acct, c, name, snap)
+	if b == nil || err != nil {
 		return nil, nil, err
-	}
-	var b blobRec
-	if err := kv.DecodeJSON(key, raw, &b); err != nil {
-		return nil, nil, err
-	}
-	b.raw = raw
-	if obs != nil {
-		obs.ObserveGet(key, &b)
 	}
 	crec, err := tx.Get(ckey)
 	if errors.Is(err, kv.ErrNotFound) {
@@ -49,7 +32,36 @@ func findBlobIn(tx kv.Tx, acct, c, name, snap string) (*blobRec, []byte, error) 
 	} else if err != nil {
 		return nil, nil, err
 	}
-	return &b, crec, nil
+	return b, crec, nil
+}
+
+// loadBlobRec reads and decodes the blob's record, or nil, without
+// checking that its container's record exists (findBlob does): for a
+// caller that has just read the container's record in tx. It reads as
+// kv.GetJSON reads, keeping the bytes (b.raw) and telling a
+// kv.GetObserver what was read (a logged write's before-state,
+// domain_changes.go).
+func loadBlobRec(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
+	key := BlobKey(acct, c, name, snap)
+	obs, _ := tx.(kv.GetObserver)
+	raw, err := tx.Get(key)
+	if errors.Is(err, kv.ErrNotFound) {
+		if obs != nil {
+			obs.ObserveGet(key, nil)
+		}
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	b := new(blobRec)
+	if err := kv.DecodeJSON(key, raw, b); err != nil {
+		return nil, err
+	}
+	b.raw = raw
+	if obs != nil {
+		obs.ObserveGet(key, b)
+	}
+	return b, nil
 }
 
 // findBlob returns the record or nil. A record whose container record
