@@ -3,11 +3,12 @@ package changelog
 import (
 	"crypto/sha1"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"sort"
 	"time"
+
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // A change log record (Record, its Data) and how it is stored. Records
@@ -374,20 +375,7 @@ func eventID(account string, seq uint64) string {
 	in := append(append(append(buf[:0], name...), account...), 0)
 	in = binary.BigEndian.AppendUint64(in, seq)
 	h := sha1.Sum(in)
-	b := h[:16]
-	b[6] = b[6]&0x0f | 0x50
-	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:36], b[10:16])
-	return string(out[:])
+	return wire.FormatUUID((*[16]byte)(h[:16]), 5)
 }
 
 // Subject is the record subject of blob b in container c.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"log/slog"
 	"net"
 	"net/http"
@@ -301,25 +300,7 @@ func redactSAS(u *url.URL) string {
 func newRequestID() string {
 	var u [16]byte
 	_, _ = rand.Read(u[:]) // never fails: crypto/rand crashes the program instead
-	return formatUUIDv4(&u)
-}
-
-// formatUUIDv4 makes random bytes a version 4 UUID (RFC 9562 §5.4) and
-// returns its text form, as uuid.NewString does, with one allocation.
-func formatUUIDv4(u *[16]byte) string {
-	u[6] = u[6]&0x0f | 0x40 // version 4
-	u[8] = u[8]&0x3f | 0x80 // the RFC variant
-	var b [36]byte
-	hex.Encode(b[0:8], u[0:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], u[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], u[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], u[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:], u[10:])
-	return string(b[:])
+	return wire.FormatUUID(&u, 4)
 }
 
 // nowISO is the Time of an error body: the time of the response's Date

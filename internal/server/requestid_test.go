@@ -15,8 +15,8 @@ func TestRequestIDIsUUIDv4(t *testing.T) {
 	want := uuid.UUID(u)
 	want[6] = want[6]&0x0f | 0x40
 	want[8] = want[8]&0x3f | 0x80
-	if got := formatUUIDv4(&u); got != want.String() || got != "deadbeef-0123-4f67-bfab-cdef10325476" {
-		t.Fatalf("formatUUIDv4 = %q, want %q", got, want.String())
+	if got := wire.FormatUUID(&u, 4); got != want.String() || got != "deadbeef-0123-4f67-bfab-cdef10325476" {
+		t.Fatalf("FormatUUID = %q, want %q", got, want.String())
 	}
 	seen := map[string]bool{}
 	for range 100 {
