@@ -149,8 +149,12 @@ func TestShutdownDuringReclaim(t *testing.T) {
 }
 
 // holdReclaim holds r before each of its steps until release is called
-// (or the server stops); held waits, 10 s at most, until a step is held,
-// so the caller sees a reclaim in progress.
+// (or the server stops). It returns once the reclaimer is held: a round
+// that read the hook as unset before it was installed could otherwise
+// still run a step, and reclaim what the caller deletes next, while held
+// waited for the round after it (seen on a loaded PostgreSQL run, where
+// that round's transaction started late). held reports a reclaim in
+// progress; it fails the test if the reclaimer was never held.
 func holdReclaim(t *testing.T, r *reclaim.Reclaimer) (held func(), release func()) {
 	t.Helper()
 	hold := make(chan struct{})
@@ -168,14 +172,13 @@ func holdReclaim(t *testing.T, r *reclaim.Reclaimer) (held func(), release func(
 		}
 	})
 	var once sync.Once
-	return func() {
-			t.Helper()
-			select {
-			case <-started:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the reclaimer did not start")
-			}
-		}, func() {
-			once.Do(func() { close(hold) })
-		}
+	release = func() { once.Do(func() { close(hold) }) }
+	r.Kick()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		release()
+		t.Fatal("the reclaimer did not start")
+	}
+	return func() { t.Helper() }, release
 }
