@@ -153,8 +153,9 @@ func TestShutdownDuringReclaim(t *testing.T) {
 // that read the hook as unset before it was installed could otherwise
 // still run a step, and reclaim what the caller deletes next, while held
 // waited for the round after it (seen on a loaded PostgreSQL run, where
-// that round's transaction started late). held reports a reclaim in
-// progress; it fails the test if the reclaimer was never held.
+// that round's transaction started late). The reclaimer is held by the
+// time holdReclaim returns (the test fails if it never is), so held, the
+// callers' marker that a reclaim is in progress, has nothing to wait for.
 func holdReclaim(t *testing.T, r *reclaim.Reclaimer) (held func(), release func()) {
 	t.Helper()
 	hold := make(chan struct{})
