@@ -37,29 +37,21 @@ func findBlobIn(tx kv.Tx, acct, c, name, snap string) (*blobRec, []byte, error) 
 
 // loadBlobRec reads and decodes the blob's record, or nil, without
 // checking that its container's record exists (findBlob does): for a
-// caller that has just read the container's record in tx. It reads as
-// kv.GetJSON reads, keeping the bytes (b.raw) and telling a
-// kv.GetObserver what was read (a logged write's before-state,
-// domain_changes.go).
+// caller that has just read the container's record in tx. It keeps the
+// bytes (b.raw); kv.GetDecoded tells a kv.GetObserver what was read (a
+// logged write's before-state, domain_changes.go).
 func loadBlobRec(tx kv.Tx, acct, c, name, snap string) (*blobRec, error) {
 	key := BlobKey(acct, c, name, snap)
-	obs, _ := tx.(kv.GetObserver)
-	raw, err := tx.Get(key)
-	if errors.Is(err, kv.ErrNotFound) {
-		if obs != nil {
-			obs.ObserveGet(key, nil)
-		}
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
 	b := new(blobRec)
-	if err := kv.DecodeJSON(key, raw, b); err != nil {
+	ok, err := kv.GetDecoded(tx, key, b, func(raw []byte) error {
+		if err := kv.DecodeJSON(key, raw, b); err != nil {
+			return err
+		}
+		b.raw = raw
+		return nil
+	})
+	if !ok || err != nil {
 		return nil, err
-	}
-	b.raw = raw
-	if obs != nil {
-		obs.ObserveGet(key, b)
 	}
 	return b, nil
 }
@@ -100,25 +92,14 @@ func foundOrMissing(tx kv.Tx, ref BlobRef, b *blobRec, err error) (*blobRec, err
 
 // loadContainer reads a container record or returns 404 ContainerNotFound.
 func loadContainer(tx kv.Tx, acct, name string) (*container, error) {
-	// Read as kv.GetJSON reads, with the decoding memoised
-	// (decodeContainer).
 	key := ContainerKey(acct, name)
-	obs, _ := tx.(kv.GetObserver)
-	raw, err := tx.Get(key)
-	if errors.Is(err, kv.ErrNotFound) {
-		if obs != nil {
-			obs.ObserveGet(key, nil)
-		}
-		return nil, azerr.New(azerr.ContainerNotFound)
-	} else if err != nil {
-		return nil, err
-	}
 	c := new(container)
-	if err := decodeContainer(key, raw, c); err != nil {
+	ok, err := kv.GetDecoded(tx, key, c, func(raw []byte) error { return decodeContainer(key, raw, c) })
+	if err != nil {
 		return nil, err
 	}
-	if obs != nil {
-		obs.ObserveGet(key, c)
+	if !ok {
+		return nil, azerr.New(azerr.ContainerNotFound)
 	}
 	return c, nil
 }

@@ -9,6 +9,14 @@ import (
 // GetJSON decodes the JSON value of key into v. It reports false, and no
 // error, when the key does not exist.
 func GetJSON(tx Tx, key []byte, v any) (bool, error) {
+	return GetDecoded(tx, key, v, func(raw []byte) error { return DecodeJSON(key, raw, v) })
+}
+
+// GetDecoded is GetJSON with the decoding of the value into v left to
+// decode (a caller that keeps the bytes, or decodes from a memo): it
+// reports false, and no error, when the key does not exist, and tells a
+// GetObserver what was read.
+func GetDecoded(tx Tx, key []byte, v any, decode func(raw []byte) error) (bool, error) {
 	raw, err := tx.Get(key)
 	if err == ErrNotFound {
 		if o, ok := tx.(GetObserver); ok {
@@ -19,7 +27,7 @@ func GetJSON(tx Tx, key []byte, v any) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := DecodeJSON(key, raw, v); err != nil {
+	if err := decode(raw); err != nil {
 		return false, err
 	}
 	if o, ok := tx.(GetObserver); ok {
