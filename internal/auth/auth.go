@@ -107,7 +107,7 @@ func authFailed(detail string) *azerr.Error {
 //     unknown, when x-ms-date/Date is missing, unparsable or more than
 //     MaxClockSkew away from now, or when the signature does not match.
 func Authenticate(r *http.Request, svc Service, lookup Lookup, now time.Time) (string, bool, error) {
-	vals := r.Header.Values("Authorization")
+	vals := r.Header["Authorization"]
 	if len(vals) == 0 {
 		return "", false, nil
 	}

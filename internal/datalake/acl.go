@@ -11,6 +11,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // setAccessControl is Path - Update with action=setAccessControl
@@ -38,10 +39,10 @@ func (s *Service) setAccessControl(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	in := ns.SetInput{Path: r.path, Cond: c, ACL: a, Permissions: perm, Caller: r.caller(), KeepVersion: true}
-	if v := r.Header.Get("X-Ms-Owner"); v != "" {
+	if v := wire.Field(r.Header, "X-Ms-Owner"); v != "" {
 		in.Owner = &v
 	}
-	if v := r.Header.Get("X-Ms-Group"); v != "" {
+	if v := wire.Field(r.Header, "X-Ms-Group"); v != "" {
 		in.Group = &v
 	}
 	out, err := s.blob.SetAccessControl(r.Context(), blob.SetAccessControlInput{FS: r.fsOf(), Set: in})
@@ -84,7 +85,7 @@ func (s *Service) setAccessControlRecursive(r *req) (server.Response, error) {
 	default:
 		return server.Response{}, azerr.InvalidQuery("mode", m)
 	}
-	v := r.Header.Get("X-Ms-Acl")
+	v := wire.Field(r.Header, "X-Ms-Acl")
 	if v == "" {
 		return server.Response{}, azerr.MissingHeader("x-ms-acl")
 	}

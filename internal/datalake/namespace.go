@@ -7,6 +7,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/hns/acl"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // nsErr turns a namespace error into the azerr the endpoint renders, with
@@ -42,7 +43,7 @@ func (r *req) pathRef() blob.PathRef {
 // callAs is r's domain call with its caller, whose access the path's
 // ACLs decide (nil for Shared Key and SAS).
 func (r *req) callAs() blob.Call {
-	return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk, RequestID: r.ID, ClientRequestID: r.Header.Get("X-Ms-Client-Request-Id")}
+	return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk, RequestID: r.ID, ClientRequestID: wire.Field(r.Header, "X-Ms-Client-Request-Id")}
 }
 
 // pathLeaseErr renames the lease errors of a write (ns and the Blob

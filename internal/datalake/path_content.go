@@ -11,6 +11,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/extent"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // parsePosition reads the position parameter append and flush require
@@ -72,7 +73,7 @@ func (s *Service) appendData(r *req) (server.Response, error) {
 	}
 	out, err := s.blob.AppendData(r.Context(), blob.AppendDataInput{Call: r.callAs(), PathRef: r.pathRef(),
 		Position: pos, Body: r.Body, Length: length, Checksums: sums, Lease: la, Flush: flush,
-		CheckFirst: strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue")})
+		CheckFirst: strings.EqualFold(strings.TrimSpace(wire.Field(r.Header, "Expect")), "100-continue")})
 	if err != nil {
 		return server.Response{}, nsErr(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // createPath is Path - Create of a file or directory
@@ -54,14 +55,14 @@ func (s *Service) createPath(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	expiry, hasExpiry, err := parseExpiry(r.Header.Get("X-Ms-Expiry-Option"), r.Header.Get("X-Ms-Expiry-Time"), r.Now)
+	expiry, hasExpiry, err := parseExpiry(wire.Field(r.Header, "X-Ms-Expiry-Option"), wire.Field(r.Header, "X-Ms-Expiry-Time"), r.Now)
 	if err != nil {
 		return server.Response{}, err
 	}
 	if hasExpiry && dir {
 		return server.Response{}, azerr.New(azerr.ExpiryNotSupportedForDirectory)
 	}
-	owner, group := r.Header.Get("X-Ms-Owner"), r.Header.Get("X-Ms-Group")
+	owner, group := wire.Field(r.Header, "X-Ms-Owner"), wire.Field(r.Header, "X-Ms-Group")
 	caller := r.caller()
 	if caller != nil && ((owner != "" && owner != caller.User) || (group != "" && !caller.InGroup(group))) {
 		// Naming another owner takes a superuser, another group the
@@ -75,7 +76,7 @@ func (s *Service) createPath(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	in := ns.CreateInput{Path: r.path, Dir: dir, Cond: c, Metadata: md, Props: props, Permissions: perm, Umask: umask, ACL: a,
-		Owner: owner, Group: group, Expiry: expiry, LeaseID: r.Header.Get("X-Ms-Lease-Id"), Acquire: acquire, Caller: caller,
+		Owner: owner, Group: group, Expiry: expiry, LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), Acquire: acquire, Caller: caller,
 		MakeParents: true, Replace: blob.PathOnline, Append: appendBlob, CPK: keySHA(r)}
 	out, err := s.blob.CreatePath(r.Context(), blob.CreatePathInput{Call: r.callAs(), FS: r.fsOf(), Create: in})
 	if err != nil {
@@ -114,7 +115,7 @@ func keySHA(r *req) string {
 // moves.
 func (s *Service) renamePath(r *req) (server.Response, error) {
 	ans := &answer{}
-	srcFS, src, err := parseRenameSource(r.Header.Get("X-Ms-Rename-Source"), r.Account, !r.HostStyle)
+	srcFS, src, err := parseRenameSource(wire.Field(r.Header, "X-Ms-Rename-Source"), r.Account, !r.HostStyle)
 	if err != nil {
 		return server.Response{}, err
 	}
@@ -138,7 +139,7 @@ func (s *Service) renamePath(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	in := ns.RenameInput{SourceFilesystem: srcFS, Source: src, Dest: r.path, Mode: mode, SourceCond: sc, Cond: c,
-		SourceLeaseID: r.Header.Get("X-Ms-Source-Lease-Id"), LeaseID: r.Header.Get("X-Ms-Lease-Id"), Caller: r.caller()}
+		SourceLeaseID: wire.Field(r.Header, "X-Ms-Source-Lease-Id"), LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), Caller: r.caller()}
 	out, err := s.blob.RenamePath(r.Context(), blob.RenamePathInput{Call: r.callAs(), FS: r.fsOf(), Rename: in})
 	if err != nil {
 		return server.Response{}, nsErr(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/cond"
 	"github.com/cerulean-storage/cerulean/internal/hns/ns"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // deletePath is Path - Delete
@@ -39,7 +40,7 @@ func (s *Service) deletePath(r *req) (server.Response, error) {
 	if !s.hier(r.Account) {
 		return s.deletePathFlat(r, recursive, c)
 	}
-	in := ns.DeleteInput{Path: r.path, Recursive: recursive, Cond: c, LeaseID: r.Header.Get("X-Ms-Lease-Id"), Caller: r.caller()}
+	in := ns.DeleteInput{Path: r.path, Recursive: recursive, Cond: c, LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), Caller: r.caller()}
 	out, err := s.blob.DeletePath(r.Context(), blob.DeletePathInput{Call: r.callAs(), FS: r.fsOf(), Delete: in})
 	if err != nil {
 		return server.Response{}, nsErr(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob/blobrest"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // The resource levels of a dfs URL: /{account}, /{account}/{filesystem},
@@ -164,7 +165,7 @@ func (s *Service) route(r *req) (*route, error) {
 // setAcl: its HttpURLConnection cannot send PATCH). Shared Key was
 // checked by the middleware over the verb as sent.
 func (r *req) method() string {
-	if r.Method == http.MethodPut && strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Http-Method-Override")), http.MethodPatch) {
+	if r.Method == http.MethodPut && strings.EqualFold(strings.TrimSpace(wire.Field(r.Header, "X-Http-Method-Override")), http.MethodPatch) {
 		return http.MethodPatch
 	}
 	return r.Method

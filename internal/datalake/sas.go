@@ -9,6 +9,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // SAS rules, as the Blob service's for the same resources (Create an
@@ -59,7 +60,7 @@ func (s *Service) authorizeRenameSource(r *req, fs, p string) error {
 	if r.SAS == nil {
 		return nil
 	}
-	_, query, _ := strings.Cut(r.Header.Get("X-Ms-Rename-Source"), "?")
+	_, query, _ := strings.Cut(wire.Field(r.Header, "X-Ms-Rename-Source"), "?")
 	// A malformed pair is dropped: without it the signature cannot
 	// match, and a dropped sig is caught below.
 	q, _ := url.ParseQuery(query)

@@ -24,6 +24,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/clock"
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Config is what the dfs front end needs. Which accounts are
@@ -103,7 +104,7 @@ func IsDFS(hr *http.Request) bool {
 		return true
 	}
 	q := hr.URL.Query()
-	if q.Has("resource") || q.Has("action") || hr.Header.Get("X-Ms-Rename-Source") != "" {
+	if q.Has("resource") || q.Has("action") || wire.Field(hr.Header, "X-Ms-Rename-Source") != "" {
 		return true
 	}
 	switch hr.Method {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // CORSRuler is implemented by services whose Set Service Properties
@@ -127,8 +128,8 @@ func setAllowOrigin(h http.Header, origin string, wildcard bool) {
 // headers), the service will respond with status code 400 (Bad
 // request)"). Preflights are not authenticated.
 func preflight(w http.ResponseWriter, r *http.Request, rules []svcprops.CORSRule) error {
-	origin := r.Header.Get("Origin")
-	method := r.Header.Get("Access-Control-Request-Method")
+	origin := wire.Field(r.Header, "Origin")
+	method := wire.Field(r.Header, "Access-Control-Request-Method")
 	if origin == "" || method == "" {
 		name := "Origin"
 		if origin != "" {
@@ -136,7 +137,7 @@ func preflight(w http.ResponseWriter, r *http.Request, rules []svcprops.CORSRule
 		}
 		return azerr.Newf(azerr.InvalidHeaderValue, "A required CORS header is not present.").With("HeaderName", name).With("HeaderValue", "")
 	}
-	headers := splitList(r.Header.Get("Access-Control-Request-Headers"))
+	headers := splitList(wire.Field(r.Header, "Access-Control-Request-Headers"))
 	rule, wild, ok := matchCORS(rules, origin, method, headers)
 	if !ok {
 		return azerr.New(azerr.CorsPreflightFailure)
@@ -167,7 +168,7 @@ func corsHeaders(w http.ResponseWriter, r *http.Request, rules []svcprops.CORSRu
 	if len(rules) == 0 {
 		return
 	}
-	origin := r.Header.Get("Origin")
+	origin := wire.Field(r.Header, "Origin")
 	var rule svcprops.CORSRule
 	wild, ok := false, false
 	if origin != "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/auth"
 	"github.com/cerulean-storage/cerulean/internal/azerr"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 	"github.com/cerulean-storage/cerulean/internal/xsm"
 )
 
@@ -73,7 +74,7 @@ func (d *Door[S, R]) Serve(s S, w http.ResponseWriter, sr *Request) error {
 	}
 	r := d.Parse(sr, p)
 	rt, err := d.Route(s, r)
-	structured := sr.Header.Get("X-Ms-Structured-Body") // hStructuredBody, canonical: no copy made
+	structured := wire.Field(sr.Header, "X-Ms-Structured-Body") // hStructuredBody, canonical: no copy made
 	if err == nil && structured != "" && rt.Structured == 0 {
 		err = azerr.New(azerr.UnsupportedHeader).With("HeaderName", hStructuredBody).With("HeaderValue", structured)
 	}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Expect: 100-continue. A client sending it (azblob 1.8.0+ does after a
@@ -40,7 +42,7 @@ func trackContinue(r *http.Request) *http.Request {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return r
 	}
-	if !strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue") {
+	if !strings.EqualFold(strings.TrimSpace(wire.Field(r.Header, "Expect")), "100-continue") {
 		return r
 	}
 	r = r.WithContext(r.Context())

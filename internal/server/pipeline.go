@@ -70,13 +70,13 @@ func (x *exchange) observed(start time.Time) {
 			acct = x.r.Account
 		}
 		rec(Exchange{Start: start, Service: x.svc.Name, Method: x.hr.Method, URL: redactSAS(x.hr.URL), Account: acct, Op: op,
-			Status: x.sw.status(), ErrorCode: x.sw.Header().Get("X-Ms-Error-Code"), RequestID: x.sw.Header().Get("X-Ms-Request-Id"),
+			Status: x.sw.status(), ErrorCode: wire.Field(x.sw.Header(), "X-Ms-Error-Code"), RequestID: wire.Field(x.sw.Header(), "X-Ms-Request-Id"),
 			Client: x.hr.RemoteAddr, Duration: d})
 	}
 	if x.debug {
 		x.s.cfg.Logger.Debug("request", "service", x.svc.Name, "method", x.hr.Method, "url", redactSAS(x.hr.URL),
-			"operation", op, "status", x.sw.status(), "error", x.sw.Header().Get("X-Ms-Error-Code"),
-			"request_id", x.sw.Header().Get("X-Ms-Request-Id"), "duration", d)
+			"operation", op, "status", x.sw.status(), "error", wire.Field(x.sw.Header(), "X-Ms-Error-Code"),
+			"request_id", wire.Field(x.sw.Header(), "X-Ms-Request-Id"), "duration", d)
 	}
 }
 
@@ -113,7 +113,7 @@ func (x *exchange) stamp() (now time.Time, id string) {
 		vals[2] = x.svc.ServerHeader
 		h["Server"] = vals[2:3:3]
 	}
-	if c := x.hr.Header.Get("X-Ms-Client-Request-Id"); c != "" && len(c) <= 1024 {
+	if c := wire.Field(x.hr.Header, "X-Ms-Client-Request-Id"); c != "" && len(c) <= 1024 {
 		vals[3] = c
 		h["X-Ms-Client-Request-Id"] = vals[3:4:4]
 	}
@@ -144,7 +144,7 @@ func httpDate(now time.Time) string {
 // the batch's; "" if none) and names on the response the version that
 // processes the request.
 func (x *exchange) version() string {
-	version := x.hr.Header.Get("X-Ms-Version")
+	version := wire.Field(x.hr.Header, "X-Ms-Version")
 	if v, ok := x.hr.Context().Value(batchVersionKey{}).(string); ok && version == "" {
 		version = v // a batch sub-request: the batch's version
 	}
@@ -240,7 +240,7 @@ func (x *exchange) authenticate() error {
 	r.Authenticated = ok
 	if ok {
 		r.Account = acct
-	} else if len(hr.Header.Values("Authorization")) == 0 {
+	} else if len(hr.Header["Authorization"]) == 0 {
 		q := hr.URL.Query()
 		sas, signed, err := auth.ParseSAS(q)
 		if err == nil && !signed && auth.RawQueryHasSig(hr.URL.RawQuery) {
@@ -280,7 +280,7 @@ func (x *exchange) admit() error {
 func (x *exchange) cors() (done bool) {
 	hr := x.hr
 	ruler, ok := x.svc.Handler.(CORSRuler)
-	if !ok || !(hr.Method == http.MethodOptions || hr.Method == http.MethodGet || hr.Method == http.MethodHead || hr.Header.Get("Origin") != "") {
+	if !ok || !(hr.Method == http.MethodOptions || hr.Method == http.MethodGet || hr.Method == http.MethodHead || wire.Field(hr.Header, "Origin") != "") {
 		return false
 	}
 	rules, err := ruler.CORSRules(hr.Context(), x.r.Account)

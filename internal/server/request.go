@@ -167,7 +167,7 @@ func (s *Server) accountInHost(hr *http.Request, account string) (*http.Request,
 	if _, known := s.cfg.Accounts(account); known {
 		return nil, false
 	}
-	vals := hr.Header.Values("Authorization")
+	vals := hr.Header["Authorization"]
 	if len(vals) != 1 {
 		return nil, false
 	}
@@ -251,7 +251,7 @@ func (r *Request) AccountKey() ([]byte, bool) {
 // bearerToken returns the token of a request's single
 // "Authorization: Bearer <token>" header.
 func bearerToken(r *http.Request) (string, bool) {
-	vals := r.Header.Values("Authorization")
+	vals := r.Header["Authorization"]
 	if len(vals) != 1 {
 		return "", false
 	}

@@ -45,3 +45,16 @@ func headerValue(h Header, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// Field returns the first value of the header field k in h, as
+// http.Header.Get does, but without canonicalising k on every call: k must
+// already be in canonical form (textproto.CanonicalMIMEHeaderKey), which
+// TestFieldNamesCanonical checks for every literal passed here. net/http
+// stores a request's fields under canonical keys, so the lookup is one map
+// index, where Get first validates and folds the name byte by byte.
+func Field(h Header, k string) string {
+	if v := h[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}

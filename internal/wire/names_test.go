@@ -94,3 +94,17 @@ func TestValidNewContainerName(t *testing.T) {
 		checkErr(t, ValidNewContainerName(name), code)
 	}
 }
+
+func TestField(t *testing.T) {
+	h := Header{"X-Ms-Version": {"2025-01-05", "ignored"}, "Empty": {}}
+	for _, c := range []struct{ k, want string }{
+		{"X-Ms-Version", "2025-01-05"}, // the first value, as http.Header.Get
+		{"Empty", ""},
+		{"Absent", ""},
+		{"x-ms-version", ""}, // names are not folded: the caller passes canonical ones
+	} {
+		if got := Field(h, c.k); got != c.want {
+			t.Errorf("Field(%q) = %q, want %q", c.k, got, c.want)
+		}
+	}
+}

@@ -42,9 +42,9 @@ type subRequest struct {
 }
 
 func (s *Service) submitBatch(r *req) (server.Response, error) {
-	boundary, ok := batchBoundary(r.Header.Get("Content-Type"))
+	boundary, ok := batchBoundary(wire.Field(r.Header, "Content-Type"))
 	if !ok {
-		return server.Response{}, azerr.InvalidHeader("Content-Type", r.Header.Get("Content-Type"))
+		return server.Response{}, azerr.InvalidHeader("Content-Type", wire.Field(r.Header, "Content-Type"))
 	}
 	if r.ContentLength > maxBatchBody {
 		return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
@@ -252,7 +252,7 @@ func writePart(out *bytes.Buffer, boundary, contentID string, sr *server.SubResp
 		fmt.Fprintf(out, "Content-ID: %s\r\n", contentID)
 	}
 	reason := http.StatusText(sr.Status)
-	if sr.Header.Get("X-Ms-Error-Code") != "" {
+	if wire.Field(sr.Header, "X-Ms-Error-Code") != "" {
 		if msg := errorMessage(sr.Body); msg != "" {
 			reason = msg
 		}

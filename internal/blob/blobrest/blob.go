@@ -104,7 +104,7 @@ func (s *Service) putBlob(r *req) (server.Response, error) {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return server.Response{}, err
 	}
-	typ := r.Header.Get("X-Ms-Blob-Type")
+	typ := wire.Field(r.Header, "X-Ms-Blob-Type")
 	switch typ {
 	case blob.BlockBlob, blob.PageBlob, blob.AppendBlob:
 	case "":
@@ -117,7 +117,7 @@ func (s *Service) putBlob(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	in := blob.PutBlobInput{Call: r.call(), Ref: r.ref(), Type: typ, Access: r.access(conds), CreateOnly: r.createOnly(), NewBlob: nb,
-		CheckFirst: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
+		CheckFirst: strings.EqualFold(wire.Field(r.Header, "Expect"), "100-continue")}
 	switch typ {
 	case blob.BlockBlob:
 		blobMD, err := blobMD5(r.Header)
@@ -130,7 +130,7 @@ func (s *Service) putBlob(r *req) (server.Response, error) {
 		// x-ms-blob-content-md5, when sent, is the digest the content is
 		// checked against, in place of Content-MD5.
 		if blobMD != nil {
-			in.Checksums.MD5, in.Checksums.MD5Text = blobMD, r.Header.Get("X-Ms-Blob-Content-Md5")
+			in.Checksums.MD5, in.Checksums.MD5Text = blobMD, wire.Field(r.Header, "X-Ms-Blob-Content-Md5")
 		}
 		if in.Length, err = contentLength(r); err != nil {
 			return server.Response{}, err
@@ -145,10 +145,10 @@ func (s *Service) putBlob(r *req) (server.Response, error) {
 			return server.Response{}, err
 		}
 		if size%512 != 0 {
-			return server.Response{}, azerr.InvalidHeader("x-ms-blob-content-length", r.Header.Get("X-Ms-Blob-Content-Length"))
+			return server.Response{}, azerr.InvalidHeader("x-ms-blob-content-length", wire.Field(r.Header, "X-Ms-Blob-Content-Length"))
 		}
 		in.Size = size
-		if v := r.Header.Get("X-Ms-Blob-Sequence-Number"); v != "" {
+		if v := wire.Field(r.Header, "X-Ms-Blob-Sequence-Number"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
 				return server.Response{}, azerr.InvalidHeader("x-ms-blob-sequence-number", v)
@@ -396,7 +396,7 @@ func (s *Service) deleteBlob(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	ds := blob.DeleteSnapshots(r.Header.Get("X-Ms-Delete-Snapshots"))
+	ds := blob.DeleteSnapshots(wire.Field(r.Header, "X-Ms-Delete-Snapshots"))
 	if ds != blob.DeleteSnapshotsNone && ds != blob.DeleteSnapshotsInclude && ds != blob.DeleteSnapshotsOnly {
 		return server.Response{}, azerr.InvalidHeader("x-ms-delete-snapshots", string(ds))
 	}
@@ -433,7 +433,7 @@ func (s *Service) setBlobProperties(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	in := blob.SetBlobPropertiesInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds)}
-	seqAction := r.Header.Get("X-Ms-Sequence-Number-Action")
+	seqAction := wire.Field(r.Header, "X-Ms-Sequence-Number-Action")
 	switch seqAction {
 	case "":
 	case "max", "update":
@@ -441,8 +441,8 @@ func (s *Service) setBlobProperties(r *req) (server.Response, error) {
 			return server.Response{}, err
 		}
 	case "increment":
-		if r.Header.Get("X-Ms-Blob-Sequence-Number") != "" {
-			return server.Response{}, azerr.InvalidHeader("x-ms-blob-sequence-number", r.Header.Get("X-Ms-Blob-Sequence-Number"))
+		if wire.Field(r.Header, "X-Ms-Blob-Sequence-Number") != "" {
+			return server.Response{}, azerr.InvalidHeader("x-ms-blob-sequence-number", wire.Field(r.Header, "X-Ms-Blob-Sequence-Number"))
 		}
 	default:
 		return server.Response{}, azerr.InvalidHeader("x-ms-sequence-number-action", seqAction)

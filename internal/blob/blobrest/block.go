@@ -23,8 +23,8 @@ func (s *Service) putBlock(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	in := blob.PutBlockInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), BlockID: idParam, Body: r.Body,
-		CheckFirst: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
+	in := blob.PutBlockInput{Call: r.call(), Ref: r.ref(), LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), BlockID: idParam, Body: r.Body,
+		CheckFirst: strings.EqualFold(wire.Field(r.Header, "Expect"), "100-continue")}
 	if in.Checksums, err = parseChecksums(r.Header); err != nil {
 		return server.Response{}, err
 	}

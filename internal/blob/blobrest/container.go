@@ -50,7 +50,7 @@ func (s *Service) createContainer(r *req) (server.Response, error) {
 // getContainerProperties is Get Container Properties' (and Get
 // Container Metadata's) REST handler.
 func (s *Service) getContainerProperties(r *req) (server.Response, error) {
-	p, err := s.GetContainerProperties(r.Context(), blob.GetContainerPropertiesInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("X-Ms-Lease-Id")})
+	p, err := s.GetContainerProperties(r.Context(), blob.GetContainerPropertiesInput{Call: r.call(), Ref: r.containerRef(), LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id")})
 	if err != nil {
 		return server.Response{}, err
 	}
@@ -98,7 +98,7 @@ func (s *Service) deleteContainer(r *req) (server.Response, error) {
 	if err := onlyDateConditions(conds); err != nil {
 		return server.Response{}, err
 	}
-	if err := s.DeleteContainer(r.Context(), blob.DeleteContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("X-Ms-Lease-Id")}); err != nil {
+	if err := s.DeleteContainer(r.Context(), blob.DeleteContainerInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id")}); err != nil {
 		return server.Response{}, err
 	}
 	return server.Bodiless(http.StatusAccepted), nil
@@ -119,7 +119,7 @@ func (s *Service) setContainerMetadata(r *req) (server.Response, error) {
 	if conds.IfUnmodifiedSince != nil {
 		return server.Response{}, azerr.Newf(azerr.UnsupportedHeader, "If-Unmodified-Since is not supported for Set Container Metadata.")
 	}
-	out, err := s.SetContainerMetadata(r.Context(), blob.SetContainerMetadataInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("X-Ms-Lease-Id"), Metadata: meta})
+	out, err := s.SetContainerMetadata(r.Context(), blob.SetContainerMetadataInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), Metadata: meta})
 	if err != nil {
 		return server.Response{}, err
 	}
@@ -134,7 +134,7 @@ type signedIdentifiers struct {
 }
 
 func (s *Service) getContainerACL(r *req) (server.Response, error) {
-	acl, err := s.GetContainerACL(r.Context(), blob.GetContainerACLInput{Call: r.call(), Ref: r.containerRef(), LeaseID: r.Header.Get("X-Ms-Lease-Id")})
+	acl, err := s.GetContainerACL(r.Context(), blob.GetContainerACLInput{Call: r.call(), Ref: r.containerRef(), LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id")})
 	if err != nil {
 		return server.Response{}, err
 	}
@@ -198,7 +198,7 @@ func (s *Service) setContainerACL(r *req) (server.Response, error) {
 			}
 		}
 	}
-	out, err := s.SetContainerACL(r.Context(), blob.SetContainerACLInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: r.Header.Get("X-Ms-Lease-Id"), PublicAccess: access, Policies: acl.Items})
+	out, err := s.SetContainerACL(r.Context(), blob.SetContainerACLInput{Call: r.call(), Ref: r.containerRef(), Cond: conds, LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), PublicAccess: access, Policies: acl.Items})
 	if err != nil {
 		return server.Response{}, err
 	}

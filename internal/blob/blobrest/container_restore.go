@@ -7,6 +7,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // restoreContainer is Restore Container
@@ -15,8 +16,8 @@ import (
 // and x-ms-deleted-container-version, both required; 201 Created once the
 // container of the URL is live again.
 func (s *Service) restoreContainer(r *req) (server.Response, error) {
-	name := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Container-Name"))
-	version := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Container-Version"))
+	name := strings.TrimSpace(wire.Field(r.Header, "X-Ms-Deleted-Container-Name"))
+	version := strings.TrimSpace(wire.Field(r.Header, "X-Ms-Deleted-Container-Version"))
 	if name == "" {
 		return server.Response{}, azerr.MissingHeader("x-ms-deleted-container-name")
 	}

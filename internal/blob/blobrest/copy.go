@@ -23,7 +23,7 @@ import (
 // another account served here (acct differs from r.Account): see
 // authorizeSource.
 func copySource(r *req) (acct, container, name, snap string, err error) {
-	raw := r.Header.Get("X-Ms-Copy-Source")
+	raw := wire.Field(r.Header, "X-Ms-Copy-Source")
 	u, perr := url.Parse(raw)
 	// A URL, not a path: "/account/container/blob" (the form before
 	// version 2012-02-12) is 400 InvalidHeaderValue, as the service
@@ -64,7 +64,7 @@ func copySource(r *req) (acct, container, name, snap string, err error) {
 // SAS): its SAS is verified with that account's keys and stored access
 // policies.
 func (s *Service) authorizeSource(r *req, acct, cont, name string) error {
-	if v := r.Header.Get("X-Ms-Copy-Source-Authorization"); v != "" {
+	if v := wire.Field(r.Header, "X-Ms-Copy-Source-Authorization"); v != "" {
 		// The source read with the caller's Entra ID token (Copy Blob
 		// From URL, Put Blob From URL, Put Block From URL:
 		// "x-ms-copy-source-authorization ... Only the bearer scheme is
@@ -77,7 +77,7 @@ func (s *Service) authorizeSource(r *req, acct, cont, name string) error {
 	}
 	other := *r.Request
 	other.Account = acct
-	u, err := url.Parse(r.Header.Get("X-Ms-Copy-Source"))
+	u, err := url.Parse(wire.Field(r.Header, "X-Ms-Copy-Source"))
 	if err != nil {
 		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source URL is not valid.").WithStatus(http.StatusForbidden)
 	}
@@ -103,7 +103,7 @@ func (s *Service) copyBlob(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	in := blob.CopyBlobInput{Call: r.call(), Ref: r.ref(), CreateOnly: r.createOnly()}
-	in.Source.URL = r.Header.Get("X-Ms-Copy-Source")
+	in.Source.URL = wire.Field(r.Header, "X-Ms-Copy-Source")
 	if fsrc := s.fileCopySource(r); fsrc != nil {
 		// A file of this account: the request's Shared Key authorizes
 		// it, as it does a blob of the account; a SAS request needs a
@@ -138,7 +138,7 @@ func (s *Service) copyBlob(r *req) (server.Response, error) {
 	if in.Source.Cond, err = cond.ParseSource(r.Header); err != nil {
 		return server.Response{}, err
 	}
-	in.Source.LeaseID = r.Header.Get("X-Ms-Source-Lease-Id")
+	in.Source.LeaseID = wire.Field(r.Header, "X-Ms-Source-Lease-Id")
 	if in.Metadata, err = wire.ParseMetadata(r.Header); err != nil {
 		return server.Response{}, err
 	}
@@ -147,18 +147,18 @@ func (s *Service) copyBlob(r *req) (server.Response, error) {
 	if in.Tags, in.CopyTags, err = tagsForCopy(r, in.Sync); err != nil {
 		return server.Response{}, err
 	}
-	in.Tier = r.Header.Get("X-Ms-Access-Tier")
+	in.Tier = wire.Field(r.Header, "X-Ms-Access-Tier")
 	if in.Immutability, err = writeImmutability(r.Header); err != nil {
 		return server.Response{}, err
 	}
-	if v := r.Header.Get("X-Ms-Seal-Blob"); v != "" && !in.Sync {
+	if v := wire.Field(r.Header, "X-Ms-Seal-Blob"); v != "" && !in.Sync {
 		seal, err := strconv.ParseBool(v)
 		if err != nil {
 			return server.Response{}, azerr.InvalidHeader("x-ms-seal-blob", v)
 		}
 		in.Seal = &seal
 	}
-	if v := r.Header.Get("X-Ms-Source-Content-Md5"); v != "" && in.Sync {
+	if v := wire.Field(r.Header, "X-Ms-Source-Content-Md5"); v != "" && in.Sync {
 		if in.SourceContentMD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(in.SourceContentMD5) != md5.Size {
 			return server.Response{}, azerr.InvalidHeader("x-ms-source-content-md5", v)
 		}
@@ -182,14 +182,14 @@ func (s *Service) copyBlob(r *req) (server.Response, error) {
 // pending copy to abort (409 NoPendingCopyOperation), after the usual
 // existence and lease checks.
 func (s *Service) abortCopyBlob(r *req) (server.Response, error) {
-	if r.Header.Get("X-Ms-Copy-Action") != "abort" {
-		return server.Response{}, azerr.InvalidHeader("x-ms-copy-action", r.Header.Get("X-Ms-Copy-Action"))
+	if wire.Field(r.Header, "X-Ms-Copy-Action") != "abort" {
+		return server.Response{}, azerr.InvalidHeader("x-ms-copy-action", wire.Field(r.Header, "X-Ms-Copy-Action"))
 	}
 	id := r.q.Get("copyid")
 	if id == "" {
 		return server.Response{}, azerr.New(azerr.MissingRequiredQueryParameter).With("QueryParameterName", "copyid")
 	}
-	if err := s.AbortCopyBlob(r.Context(), blob.AbortCopyBlobInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), CopyID: id}); err != nil {
+	if err := s.AbortCopyBlob(r.Context(), blob.AbortCopyBlobInput{Call: r.call(), Ref: r.ref(), LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), CopyID: id}); err != nil {
 		return server.Response{}, err
 	}
 	// Not reached (AbortCopyBlob always refuses): the 200 net/http
@@ -204,12 +204,12 @@ func tagsForCopy(r *req, copyAllowed bool) (tags blobtags.Tags, copy bool, err e
 	if tags, err = requestTags(r); err != nil {
 		return nil, false, err
 	}
-	switch opt := r.Header.Get("X-Ms-Copy-Source-Tag-Option"); {
+	switch opt := wire.Field(r.Header, "X-Ms-Copy-Source-Tag-Option"); {
 	case opt == "", strings.EqualFold(opt, "REPLACE"):
 		return tags, false, nil
 	case strings.EqualFold(opt, "COPY") && copyAllowed:
 		if tags != nil {
-			return nil, false, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-tags cannot be given with x-ms-copy-source-tag-option: COPY.").With("HeaderName", "x-ms-tags").With("HeaderValue", r.Header.Get("X-Ms-Tags"))
+			return nil, false, azerr.Newf(azerr.InvalidHeaderValue, "x-ms-tags cannot be given with x-ms-copy-source-tag-option: COPY.").With("HeaderName", "x-ms-tags").With("HeaderValue", wire.Field(r.Header, "X-Ms-Tags"))
 		}
 		return nil, true, nil
 	default:

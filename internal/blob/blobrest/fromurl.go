@@ -46,19 +46,19 @@ func (s *Service) parseSource(r *req, rangeAllowed bool) (blob.FromURLSource, er
 	if src.Cond, err = cond.ParseSource(r.Header); err != nil {
 		return src, err
 	}
-	if v := r.Header.Get("X-Ms-Source-Range"); v != "" {
+	if v := wire.Field(r.Header, "X-Ms-Source-Range"); v != "" {
 		rng, err := wire.ParseRange(http.Header{http.CanonicalHeaderKey(wire.HeaderXMsRange): {v}})
 		if !rangeAllowed || err != nil || rng == nil || rng.Open() {
 			return src, azerr.InvalidHeader("x-ms-source-range", v)
 		}
 		src.Range = rng
 	}
-	if v := r.Header.Get("X-Ms-Source-Content-Md5"); v != "" {
+	if v := wire.Field(r.Header, "X-Ms-Source-Content-Md5"); v != "" {
 		if src.Checksums.MD5, err = base64.StdEncoding.DecodeString(v); err != nil || len(src.Checksums.MD5) != md5.Size {
 			return src, azerr.InvalidHeader("x-ms-source-content-md5", v)
 		}
 	}
-	if v := r.Header.Get("X-Ms-Source-Content-Crc64"); v != "" {
+	if v := wire.Field(r.Header, "X-Ms-Source-Content-Crc64"); v != "" {
 		if src.Checksums.CRC64, err = base64.StdEncoding.DecodeString(v); err != nil || len(src.Checksums.CRC64) != 8 {
 			return src, azerr.InvalidHeader("x-ms-source-content-crc64", v)
 		}
@@ -77,7 +77,7 @@ func (s *Service) putBlobFromURL(r *req) (server.Response, error) {
 	if err := wire.ValidBlobName(r.name); err != nil {
 		return server.Response{}, err
 	}
-	if typ := r.Header.Get("X-Ms-Blob-Type"); typ != blob.BlockBlob {
+	if typ := wire.Field(r.Header, "X-Ms-Blob-Type"); typ != blob.BlockBlob {
 		return server.Response{}, azerr.InvalidHeader("x-ms-blob-type", typ)
 	}
 	newb, conds, err := parseNewBlob(r, blob.BlockBlob)
@@ -89,7 +89,7 @@ func (s *Service) putBlobFromURL(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	copyProps := true
-	if v := r.Header.Get("X-Ms-Copy-Source-Blob-Properties"); v != "" {
+	if v := wire.Field(r.Header, "X-Ms-Copy-Source-Blob-Properties"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return server.Response{}, azerr.InvalidHeader("x-ms-copy-source-blob-properties", v)
@@ -128,7 +128,7 @@ func (s *Service) putBlockFromURL(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	out, err := s.PutBlockFromURL(r.Context(), blob.PutBlockFromURLInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), BlockID: idParam, Source: f})
+	out, err := s.PutBlockFromURL(r.Context(), blob.PutBlockFromURLInput{Call: r.call(), Ref: r.ref(), LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), BlockID: idParam, Source: f})
 	if err != nil {
 		return server.Response{}, err
 	}
@@ -167,13 +167,13 @@ func (s *Service) putPageFromURL(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	if mode := r.Header.Get("X-Ms-Page-Write"); mode != "update" {
+	if mode := wire.Field(r.Header, "X-Ms-Page-Write"); mode != "update" {
 		if mode == "" {
 			return server.Response{}, azerr.MissingHeader("x-ms-page-write")
 		}
 		return server.Response{}, azerr.InvalidHeader("x-ms-page-write", mode)
 	}
-	if r.Header.Get("X-Ms-Source-Range") == "" {
+	if wire.Field(r.Header, "X-Ms-Source-Range") == "" {
 		return server.Response{}, azerr.MissingHeader("x-ms-source-range")
 	}
 	f, err := s.parseSource(r, true)
@@ -181,7 +181,7 @@ func (s *Service) putPageFromURL(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	if f.Range.End-f.Range.Start+1 != n {
-		return server.Response{}, azerr.InvalidHeader("x-ms-source-range", r.Header.Get("X-Ms-Source-Range"))
+		return server.Response{}, azerr.InvalidHeader("x-ms-source-range", wire.Field(r.Header, "X-Ms-Source-Range"))
 	}
 	out, err := s.PutPageFromURL(r.Context(), blob.PutPageFromURLInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds),
 		Sequence: parseSequenceConds(r.Header), Offset: off, Length: n, Source: f})

@@ -9,6 +9,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // parseExpiry reads x-ms-expiry-option and x-ms-expiry-time of Set Blob
@@ -60,7 +61,7 @@ func (s *Service) setBlobExpiry(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	in.Call, in.Ref, in.LeaseID = r.call(), r.ref(), r.Header.Get("X-Ms-Lease-Id")
+	in.Call, in.Ref, in.LeaseID = r.call(), r.ref(), wire.Field(r.Header, "X-Ms-Lease-Id")
 	out, err := s.SetBlobExpiry(r.Context(), in)
 	if err != nil {
 		return server.Response{}, err

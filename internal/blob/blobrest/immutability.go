@@ -99,7 +99,7 @@ func (s *Service) setImmutabilityPolicy(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	var ius time.Time
-	if v := r.Header.Get("If-Unmodified-Since"); v != "" {
+	if v := wire.Field(r.Header, "If-Unmodified-Since"); v != "" {
 		if ius, err = http.ParseTime(v); err != nil {
 			return server.Response{}, azerr.InvalidHeader("If-Unmodified-Since", v)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 	"github.com/cerulean-storage/cerulean/internal/wire/arrowipc"
 )
 
@@ -28,7 +29,7 @@ const arrowListVersion = "2026-10-06"
 // service "otherwise falls back to XML"; the SDK sends
 // "application/vnd.apache.arrow.stream,application/xml" and reads either.
 func (s *Service) wantsArrow(r *req) bool {
-	return r.Version >= arrowListVersion && arrowipc.Accepts(r.Header.Get("Accept")) && !s.Hierarchical(r.Account)
+	return r.Version >= arrowListVersion && arrowipc.Accepts(wire.Field(r.Header, "Accept")) && !s.Hierarchical(r.Account)
 }
 
 // arrowBlobPrefix is the ResourceType of a BlobPrefix row: in Arrow every

@@ -48,7 +48,7 @@ func (s *Service) putPage(r *req) (server.Response, error) {
 		return server.Response{}, err
 	}
 	in := blob.PutPageInput{Call: r.call(), Ref: r.ref(), Access: r.access(conds), Sequence: parseSequenceConds(r.Header), Offset: off, Length: n, CheckFirst: expectsContinue(r.Header)}
-	mode := r.Header.Get("X-Ms-Page-Write")
+	mode := wire.Field(r.Header, "X-Ms-Page-Write")
 	switch mode {
 	case "update":
 		if n > blob.MaxPageWrite {

@@ -8,6 +8,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/blobtags"
 	"github.com/cerulean-storage/cerulean/internal/cond"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // The HTTP side of the domain inputs: what every handler reads from a
@@ -16,7 +17,7 @@ import (
 // call is the request's time for the domain call, and its caller (see
 // caller; nil unless the request carries a bearer token).
 func (r *req) call() blob.Call {
-	return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk, RequestID: r.ID, ClientRequestID: r.Header.Get("X-Ms-Client-Request-Id")}
+	return blob.Call{Now: r.Now, Caller: r.caller(), CPK: r.cpk, RequestID: r.ID, ClientRequestID: wire.Field(r.Header, "X-Ms-Client-Request-Id")}
 }
 
 // ref is the blob (or snapshot) the request addresses.
@@ -33,7 +34,7 @@ func (r *req) containerRef() blob.ContainerRef {
 // caller, which reports their errors first), x-ms-if-tags and
 // x-ms-lease-id.
 func (r *req) access(conds cond.Conditions) blob.Access {
-	return blob.Access{Cond: conds, IfTags: ifTagsHeader(r.Header), LeaseID: r.Header.Get("X-Ms-Lease-Id")}
+	return blob.Access{Cond: conds, IfTags: ifTagsHeader(r.Header), LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id")}
 }
 
 // readAccess is access for the reads, which report conditions that do
@@ -72,5 +73,5 @@ func (r *req) createOnly() bool {
 
 // requestTags reads x-ms-tags.
 func requestTags(r *req) (blobtags.Tags, error) {
-	return blobtags.ParseHeader(r.Header.Get("X-Ms-Tags"))
+	return blobtags.ParseHeader(wire.Field(r.Header, "X-Ms-Tags"))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/copysrc"
 	"github.com/cerulean-storage/cerulean/internal/policy"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // authorizeSAS verifies the request's SAS for the routed operation; the
@@ -50,7 +51,7 @@ func (s *Service) policies(r *req, cont string) auth.PolicyLookup {
 // within the account); a SAS-authorized destination grants nothing on
 // the source, which must then be publicly readable.
 func (s *Service) authorizeCopySource(r *req, cont, name string) error {
-	u, err := url.Parse(r.Header.Get("X-Ms-Copy-Source"))
+	u, err := url.Parse(wire.Field(r.Header, "X-Ms-Copy-Source"))
 	if err != nil {
 		return azerr.Newf(azerr.CannotVerifyCopySource, "The copy source URL is not valid.").WithStatus(http.StatusForbidden)
 	}

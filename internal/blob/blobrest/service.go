@@ -78,7 +78,7 @@ func contentLength(r *req) (int64, error) {
 	if r.ContentLength >= 0 {
 		return r.ContentLength, nil
 	}
-	if te := r.Header.Get("Transfer-Encoding"); te != "" {
+	if te := wire.Field(r.Header, "Transfer-Encoding"); te != "" {
 		return -1, nil
 	}
 	return 0, nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // undeleteBlob is Undelete Blob: it restores the soft-deleted base blob
@@ -17,7 +18,7 @@ import (
 // account it is Path Undelete of that soft-deleted path (undeletePath in
 // hns_undelete.go).
 func (s *Service) undeleteBlob(r *req) (server.Response, error) {
-	if src := r.Header.Get("X-Ms-Undelete-Source"); src != "" && s.Hierarchical(r.Account) {
+	if src := wire.Field(r.Header, "X-Ms-Undelete-Source"); src != "" && s.Hierarchical(r.Account) {
 		return s.undeletePath(r, src)
 	}
 	if err := s.UndeleteBlob(r.Context(), blob.UndeleteBlobInput{Call: r.call(), Ref: r.ref()}); err != nil {

@@ -26,7 +26,7 @@ func (s *Service) getBlobTags(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	tags, err := s.GetBlobTags(r.Context(), blob.GetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), IfTags: ifTagsHeader(r.Header), BlobCond: bc})
+	tags, err := s.GetBlobTags(r.Context(), blob.GetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), IfTags: ifTagsHeader(r.Header), BlobCond: bc})
 	if err != nil {
 		return server.Response{}, err
 	}
@@ -59,7 +59,7 @@ func (s *Service) setBlobTags(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, err
 	}
-	if err := s.SetBlobTags(r.Context(), blob.SetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), IfTags: ifTagsHeader(r.Header), Tags: tags, BlobCond: bc}); err != nil {
+	if err := s.SetBlobTags(r.Context(), blob.SetBlobTagsInput{Call: r.call(), Ref: r.ref(), LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), IfTags: ifTagsHeader(r.Header), Tags: tags, BlobCond: bc}); err != nil {
 		return server.Response{}, err
 	}
 	return server.Bodiless(http.StatusNoContent), nil

@@ -7,6 +7,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/blob"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // requestTier reads x-ms-access-tier on a request that writes or sets the
@@ -17,16 +18,16 @@ func requestTier(h http.Header, typ string) (string, error) {
 
 // setBlobTier is Set Blob Tier's REST handler.
 func (s *Service) setBlobTier(r *req) (server.Response, error) {
-	v := r.Header.Get("X-Ms-Access-Tier")
+	v := wire.Field(r.Header, "X-Ms-Access-Tier")
 	if v == "" {
 		return server.Response{}, azerr.MissingHeader("x-ms-access-tier")
 	}
-	switch p := r.Header.Get("X-Ms-Rehydrate-Priority"); {
+	switch p := wire.Field(r.Header, "X-Ms-Rehydrate-Priority"); {
 	case p == "", strings.EqualFold(p, "Standard"), strings.EqualFold(p, "High"):
 	default:
 		return server.Response{}, azerr.InvalidHeader("x-ms-rehydrate-priority", p)
 	}
-	out, err := s.SetBlobTier(r.Context(), blob.SetBlobTierInput{Call: r.call(), Ref: r.ref(), LeaseID: r.Header.Get("X-Ms-Lease-Id"), Tier: v})
+	out, err := s.SetBlobTier(r.Context(), blob.SetBlobTierInput{Call: r.call(), Ref: r.ref(), LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), Tier: v})
 	if err != nil {
 		return server.Response{}, err
 	}

@@ -43,7 +43,7 @@ func versionSource(r *req, snap string) string {
 	if snap != "" {
 		return ""
 	}
-	u, err := url.Parse(r.Header.Get("X-Ms-Copy-Source"))
+	u, err := url.Parse(wire.Field(r.Header, "X-Ms-Copy-Source"))
 	if err != nil {
 		return ""
 	}

@@ -125,7 +125,7 @@ func (h *wormHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ref := blob.ContainerRef{Account: account, Container: parts[1]}
 	call := blob.Call{Now: h.clk.Now()}
-	ifm := r.Header.Get("If-Match")
+	ifm := wire.Field(r.Header, "If-Match")
 	ctx := r.Context()
 	op := strings.Join(parts[2:], "/")
 	var st blob.WORMState
@@ -149,7 +149,7 @@ func (h *wormHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case op == "" && r.Method == http.MethodDelete:
 		// The control plane's delete: the one way to delete an empty
 		// container with a Locked policy (blob/containerworm.go).
-		err = h.svc.DeleteContainer(ctx, blob.DeleteContainerInput{Call: call, Ref: ref, LeaseID: r.Header.Get("X-Ms-Lease-Id"), ControlPlane: true})
+		err = h.svc.DeleteContainer(ctx, blob.DeleteContainerInput{Call: call, Ref: ref, LeaseID: wire.Field(r.Header, "X-Ms-Lease-Id"), ControlPlane: true})
 		if err == nil {
 			w.Header().Set("Cache-Control", "no-store")
 			w.WriteHeader(http.StatusOK)

@@ -74,7 +74,7 @@ type fileSource struct {
 
 // fileCopySource returns the file x-ms-copy-source names, if it names one.
 func (s *Service) fileCopySource(r *req) *fileSource {
-	u, err := url.Parse(r.Header.Get("X-Ms-Copy-Source"))
+	u, err := url.Parse(wire.Field(r.Header, "X-Ms-Copy-Source"))
 	if err != nil {
 		return nil
 	}

@@ -45,7 +45,7 @@ type copySource struct {
 // file" (Copy File,
 // https://learn.microsoft.com/en-us/rest/api/storageservices/copy-file).
 func (s *Service) parseCopySource(r *req) (*copySource, error) {
-	raw := r.Header.Get("X-Ms-Copy-Source")
+	raw := wire.Field(r.Header, "X-Ms-Copy-Source")
 	if raw == "" {
 		return nil, azerr.MissingHeader("x-ms-copy-source")
 	}
@@ -144,7 +144,7 @@ func (cs *copySource) account() string {
 // basic OAuth mode (a Blob source's token is checked for the Blob
 // endpoint, a file's for the File endpoint).
 func (s *Service) authorizeCopySource(r *req, cs *copySource, needSAS bool) error {
-	if v := r.Header.Get("X-Ms-Copy-Source-Authorization"); v != "" {
+	if v := wire.Field(r.Header, "X-Ms-Copy-Source-Authorization"); v != "" {
 		svc := auth.File
 		if cs.blob != nil {
 			svc = auth.Blob
@@ -328,7 +328,7 @@ func boolHeader(h http.Header, name string) (bool, error) {
 // GUID is 400 InvalidQueryParameterValue, checked before the file (azfile
 // TestFileAbortCopyNoCopyStarted, on a file that does not exist).
 func (s *Service) abortCopyFile(r *req) (server.Response, error) {
-	switch action := r.Header.Get("X-Ms-Copy-Action"); {
+	switch action := wire.Field(r.Header, "X-Ms-Copy-Action"); {
 	case action == "":
 		return server.Response{}, azerr.MissingHeader("x-ms-copy-action")
 	case !strings.EqualFold(action, "abort"):
@@ -366,7 +366,7 @@ func (s *Service) abortCopyFile(r *req) (server.Response, error) {
 // written only if the source range is still what was read, so the CRC64
 // returned is always that of the bytes written.
 func (s *Service) putRangeFromURL(r *req) (server.Response, error) {
-	switch mode := r.Header.Get("X-Ms-Write"); {
+	switch mode := wire.Field(r.Header, "X-Ms-Write"); {
 	case mode == "":
 		return server.Response{}, azerr.MissingHeader("x-ms-write")
 	case !strings.EqualFold(mode, "update"):

@@ -70,7 +70,7 @@ func parseSize(h http.Header, name string, required bool) (int64, bool, error) {
 }
 
 func (s *Service) createFile(r *req) (server.Response, error) {
-	if t := r.Header.Get("X-Ms-Type"); !strings.EqualFold(t, "file") {
+	if t := wire.Field(r.Header, "X-Ms-Type"); !strings.EqualFold(t, "file") {
 		if t == "" {
 			return server.Response{}, azerr.MissingHeader("x-ms-type")
 		}
@@ -92,7 +92,7 @@ func (s *Service) createFile(r *req) (server.Response, error) {
 	// TestFileCreateDataPrecalculatedChecksum).
 	var st *extent.Staged
 	var sent extent.Digests
-	if r.ContentLength > 0 || r.Header.Get("Transfer-Encoding") != "" {
+	if r.ContentLength > 0 || wire.Field(r.Header, "Transfer-Encoding") != "" {
 		if r.ContentLength > file.MaxRangeWrite {
 			return server.Response{}, azerr.New(azerr.RequestBodyTooLarge)
 		}
@@ -202,7 +202,7 @@ func (s *Service) getFile(r *req) (server.Response, error) {
 		rng = nil
 	}
 	wantMD5 := false
-	if v := r.Header.Get("X-Ms-Range-Get-Content-Md5"); v != "" {
+	if v := wire.Field(r.Header, "X-Ms-Range-Get-Content-Md5"); v != "" {
 		if wantMD5, err = strconv.ParseBool(v); err != nil {
 			return server.Response{}, azerr.InvalidHeader("x-ms-range-get-content-md5", v)
 		}
@@ -340,12 +340,12 @@ func (s *Service) putRange(r *req) (server.Response, error) {
 	}
 	var st *extent.Staged
 	var out file.EntryOutput
-	switch mode := r.Header.Get("X-Ms-Write"); strings.ToLower(mode) {
+	switch mode := wire.Field(r.Header, "X-Ms-Write"); strings.ToLower(mode) {
 	case "update":
 		if r.ContentLength != n {
 			return server.Response{}, azerr.Newf(azerr.InvalidHeaderValue, "The range length must equal the Content-Length.").With("HeaderName", "Content-Length").With("HeaderValue", strconv.FormatInt(r.ContentLength, 10))
 		}
-		if strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue") {
+		if strings.EqualFold(strings.TrimSpace(wire.Field(r.Header, "Expect")), "100-continue") {
 			if err := s.f.CheckPutRange(r.Context(), file.PutRangeInput{Ref: refOf(r), Offset: off, Length: n}); err != nil {
 				return server.Response{}, err
 			}

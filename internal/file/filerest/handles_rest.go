@@ -108,7 +108,7 @@ func (s *Service) listHandles(r *req) (server.Response, error) {
 // last handle of a delete-pending item, deletes the item in the same
 // transaction.
 func (s *Service) forceCloseHandles(r *req) (server.Response, error) {
-	hid := r.Header.Get("X-Ms-Handle-Id")
+	hid := wire.Field(r.Header, "X-Ms-Handle-Id")
 	if hid == "" {
 		return server.Response{}, azerr.MissingHeader("x-ms-handle-id")
 	}

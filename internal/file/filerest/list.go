@@ -172,7 +172,7 @@ func (s *Service) listFilesAndDirectories(r *req) (server.Response, error) {
 	// x-ms-file-extended-info only asks for fresher sizes and the file IDs,
 	// which this server always has (List Directories and Files,
 	// https://learn.microsoft.com/en-us/rest/api/storageservices/list-directories-and-files).
-	if v := r.Header.Get("X-Ms-File-Extended-Info"); v != "" {
+	if v := wire.Field(r.Header, "X-Ms-File-Extended-Info"); v != "" {
 		if _, err := strconv.ParseBool(v); err != nil {
 			return server.Response{}, azerr.InvalidHeader("x-ms-file-extended-info", v)
 		}

@@ -79,7 +79,7 @@ func parseRename(r *req, dir bool) (*renameRequest, error) {
 	if err := requireEmptyBody(r); err != nil {
 		return nil, err
 	}
-	rr := &renameRequest{srcLease: r.Header.Get("X-Ms-Source-Lease-Id"), dstLease: r.Header.Get("X-Ms-Destination-Lease-Id")}
+	rr := &renameRequest{srcLease: wire.Field(r.Header, "X-Ms-Source-Lease-Id"), dstLease: wire.Field(r.Header, "X-Ms-Destination-Lease-Id")}
 	var err error
 	if rr.src, rr.srcQuery, err = renameSource(r); err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func parseRename(r *req, dir bool) (*renameRequest, error) {
 	// x-ms-content-type sets the renamed file's type; absent, it is preserved
 	// (Rename File,
 	// https://learn.microsoft.com/en-us/rest/api/storageservices/rename-file).
-	if vs := r.Header.Values("X-Ms-Content-Type"); !dir && len(vs) > 0 {
+	if vs := r.Header["X-Ms-Content-Type"]; !dir && len(vs) > 0 {
 		rr.contentType = &vs[0]
 	}
 	return rr, nil

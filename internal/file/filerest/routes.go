@@ -161,7 +161,7 @@ func (s *Service) prepare(r *req) (*route, error) {
 		}
 	}
 	if r.path != "" {
-		allowDot := strings.EqualFold(r.Header.Get("X-Ms-Allow-Trailing-Dot"), "true")
+		allowDot := strings.EqualFold(wire.Field(r.Header, "X-Ms-Allow-Trailing-Dot"), "true")
 		if r.comps, err = splitPath(r.path, allowDot); err != nil {
 			return nil, err
 		}

@@ -165,11 +165,11 @@ func (s *Service) createPermission(r *req) (server.Response, error) {
 // share does not have is 400 FileInvalidPermissionKey (Azure Files error
 // codes).
 func (s *Service) getPermission(r *req) (server.Response, error) {
-	key := strings.TrimSpace(r.Header.Get("X-Ms-File-Permission-Key"))
+	key := strings.TrimSpace(wire.Field(r.Header, "X-Ms-File-Permission-Key"))
 	if key == "" {
 		return server.Response{}, azerr.MissingHeader("x-ms-file-permission-key")
 	}
-	if f := r.Header.Get("X-Ms-File-Permission-Format"); !sddlFormat(f) {
+	if f := wire.Field(r.Header, "X-Ms-File-Permission-Format"); !sddlFormat(f) {
 		return server.Response{}, azerr.InvalidHeader("x-ms-file-permission-format", f)
 	}
 	got, err := s.f.GetPermission(r.Context(), file.GetPermissionInput{Ref: refOf(r), Key: key})

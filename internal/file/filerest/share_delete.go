@@ -7,6 +7,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // deleteShare is Delete Share, of the share or (with ?sharesnapshot=) of one
@@ -18,7 +19,7 @@ import (
 // https://learn.microsoft.com/en-us/rest/api/storageservices/delete-share);
 // the refusal is 412 LeaseIdMissing (inferred).
 func (s *Service) deleteShare(r *req) (server.Response, error) {
-	mode := strings.TrimSpace(r.Header.Get("X-Ms-Delete-Snapshots"))
+	mode := strings.TrimSpace(wire.Field(r.Header, "X-Ms-Delete-Snapshots"))
 	switch strings.ToLower(mode) {
 	case "", "include", "include-leased":
 		mode = strings.ToLower(mode)

@@ -7,6 +7,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/file"
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // restoreShare is Restore Share (PUT ?restype=share&comp=undelete,
@@ -16,8 +17,8 @@ import (
 // 201 Created with the restored share's ETag and Last-Modified. A
 // missing header is 400 MissingRequiredHeader.
 func (s *Service) restoreShare(r *req) (server.Response, error) {
-	name := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Share-Name"))
-	version := strings.TrimSpace(r.Header.Get("X-Ms-Deleted-Share-Version"))
+	name := strings.TrimSpace(wire.Field(r.Header, "X-Ms-Deleted-Share-Name"))
+	version := strings.TrimSpace(wire.Field(r.Header, "X-Ms-Deleted-Share-Version"))
 	if name == "" {
 		return server.Response{}, azerr.MissingHeader("x-ms-deleted-share-name")
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/cerulean-storage/cerulean/internal/server"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 
 	"github.com/cerulean-storage/cerulean/internal/azerr"
 	"github.com/cerulean-storage/cerulean/internal/table"
@@ -55,7 +56,7 @@ func badBatch(format string, args ...any) error {
 
 // batch is Entity Group Transaction.
 func (s *Service) batch(r *req) (server.Response, error) {
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, params, err := mime.ParseMediaType(wire.Field(r.Header, "Content-Type"))
 	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
 		return server.Response{}, badBatch("A batch request must be multipart/mixed with a boundary.")
 	}
@@ -68,7 +69,7 @@ func (s *Service) batch(r *req) (server.Response, error) {
 	if err != nil {
 		return server.Response{}, badBatch("The batch request body is not a valid multipart/mixed payload.")
 	}
-	pmt, pparams, err := mime.ParseMediaType(first.Header.Get("Content-Type"))
+	pmt, pparams, err := mime.ParseMediaType(wire.Field(first.Header, "Content-Type"))
 	if err != nil {
 		return server.Response{}, badBatch("A batch part has no valid Content-Type.")
 	}
@@ -168,7 +169,7 @@ func (s *Service) batch(r *req) (server.Response, error) {
 // an absolute URL, headers, a blank line and the body (the rest of the
 // part; the SDKs send no Content-Length).
 func readBatchPart(p *multipart.Part) (batchPart, error) {
-	if mt, _, err := mime.ParseMediaType(p.Header.Get("Content-Type")); err != nil || mt != "application/http" {
+	if mt, _, err := mime.ParseMediaType(wire.Field(p.Header, "Content-Type")); err != nil || mt != "application/http" {
 		return batchPart{}, badBatch("Every operation of a changeset must be an application/http part.")
 	}
 	data, err := io.ReadAll(io.LimitReader(p, maxBatchBodySize+1))

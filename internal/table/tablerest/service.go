@@ -20,6 +20,7 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/server"
 	"github.com/cerulean-storage/cerulean/internal/svcprops"
 	"github.com/cerulean-storage/cerulean/internal/table"
+	"github.com/cerulean-storage/cerulean/internal/wire"
 )
 
 // Service serves the Table REST API (a server.AzureHandler and
@@ -213,7 +214,7 @@ func baseURL(r *req) string {
 }
 
 func (r *req) format() (format, error) {
-	return parseFormat(r.Header.Get("Accept"), r.q.Get("$format"))
+	return parseFormat(wire.Field(r.Header, "Accept"), r.q.Get("$format"))
 }
 
 // readBody reads at most limit bytes of the request body.
