@@ -36,6 +36,7 @@ type serveFlagSet struct {
 	smbSecurity                                                                      *smbSecurityFlags
 	smbLimits                                                                        smbLimitFlags
 	maxConns                                                                         *int
+	httpEngine                                                                       *string
 	headerTimeout, bodyWindow, keepAlive                                             *time.Duration
 	bodyBytes                                                                        *string
 	changeFeed                                                                       *bool
@@ -91,6 +92,7 @@ func serveFlags(stderr io.Writer) *serveFlagSet {
 	f.smbSecurity = addSMBSecurityFlags(fs, "smb-require-signing", "smb-encrypt", true)
 	f.smbLimits = addSMBLimitFlags(fs)
 	f.maxConns = fs.Int("max-connections", envInt("max-connections", server.DefaultMaxConns), "most HTTP connections open at once across the Blob, Queue, Table, File and dfs ports; past it a connection is answered 503 ServerBusy and closed; 0 or -1: no cap (env CERULEAN_MAX_CONNECTIONS)")
+	f.httpEngine = fs.String("http-engine", env("http-engine", server.EngineGo), "HTTP/1.1 server of the plain (not TLS) listeners: go (net/http's) or cerulean (serves the requests of the shape the Azure SDKs send on the connection's goroutine and hands any other connection to net/http; less CPU per request) (env CERULEAN_HTTP_ENGINE)")
 	f.headerTimeout = fs.Duration("header-timeout", envDuration("header-timeout", server.DefaultHeaderTimeout), "longest time to read a request's headers (env CERULEAN_HEADER_TIMEOUT)")
 	f.bodyWindow = fs.Duration("body-progress-timeout", envDuration("body-progress-timeout", server.DefaultBodyWindow), "a request body must bring --body-progress-bytes within every such time spent waiting for it, else 500 OperationTimedOut and the connection closes; 0: no rule (env CERULEAN_BODY_PROGRESS_TIMEOUT)")
 	f.bodyBytes = fs.String("body-progress-bytes", env("body-progress-bytes", "64K"), "see --body-progress-timeout, e.g. 64K or 1M (env CERULEAN_BODY_PROGRESS_BYTES)")
@@ -187,6 +189,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return usageErr(err)
 	}
 	cfg.SMBLimits = smbLim
+	cfg.HTTPEngine = *f.httpEngine
 	if cfg.HTTPLimits, err = httpLimits(*f.maxConns, *f.headerTimeout, *f.bodyWindow, *f.bodyBytes); err != nil {
 		return usageErr(err)
 	}

@@ -59,6 +59,14 @@ func Start(cfg Config) (*App, error) {
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
 	}
+	if cfg.HTTPEngine == "" {
+		cfg.HTTPEngine = os.Getenv(HTTPEngineEnv)
+	}
+	switch cfg.HTTPEngine {
+	case "", server.EngineGo, server.EngineCerulean:
+	default:
+		return nil, fmt.Errorf("HTTP engine %q: want %q or %q", cfg.HTTPEngine, server.EngineGo, server.EngineCerulean)
+	}
 	if len(cfg.Accounts) == 0 {
 		cfg.Accounts = DevAccounts()
 	}
@@ -105,7 +113,7 @@ func Start(cfg Config) (*App, error) {
 		return a, ok
 	}
 	a := &App{cfg: cfg, store: store, chunks: chunks, done: make(chan struct{}), Clock: ctl}
-	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL, Limits: cfg.HTTPLimits}
+	scfg := server.Config{Clock: cfg.Clock, Accounts: lookup, Logger: cfg.Logger, TLS: cfg.TLS, OAuth: cfg.OAuth, DisableProductStyleURL: cfg.DisableProductStyleURL, Limits: cfg.HTTPLimits, Engine: cfg.HTTPEngine}
 	// a.Blob is built below, before the server takes requests.
 	worm := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		blobrest.WORMHandler(a.Blob, lookup, cfg.Clock, cfg.Logger).ServeHTTP(w, r)

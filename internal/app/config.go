@@ -22,6 +22,11 @@ import (
 	"github.com/cerulean-storage/cerulean/internal/vfs"
 )
 
+// HTTPEngineEnv names the environment variable Start reads when
+// Config.HTTPEngine is empty (so that every test starting an App can run
+// on either engine).
+const HTTPEngineEnv = "CERULEAN_HTTP_ENGINE"
+
 // DevAccount and DevKey are the well-known development credentials.
 const (
 	DevAccount = "devstoreaccount1"
@@ -152,6 +157,10 @@ type Config struct {
 	// header read timeout and the progress rule of request bodies (zero
 	// values: server's defaults; docs/security.md).
 	HTTPLimits server.Limits
+	// HTTPEngine is the HTTP/1.1 server of the plain listeners:
+	// server.EngineGo (net/http's) or server.EngineCerulean (see
+	// server.Config.Engine). Empty: CERULEAN_HTTP_ENGINE, else EngineGo.
+	HTTPEngine string
 	// IdleTimeout, when set, is how long an idle HTTP connection stays
 	// open on every listener that KeepAlive does not name.
 	IdleTimeout time.Duration

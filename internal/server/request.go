@@ -105,9 +105,12 @@ const ReservedPrefix = "/.cerulean"
 
 // Server runs the listeners of all services.
 type Server struct {
-	cfg      Config
-	mu       sync.Mutex
-	servers  []*http.Server
+	cfg     Config
+	mu      sync.Mutex
+	servers []*http.Server
+	// stops shut down the listeners net/http's Shutdown does not reach
+	// (connServer's).
+	stops    []func(context.Context) error
 	bound    map[string]string
 	serveErr chan error
 	// conns counts the connections open across all listeners (the cap
@@ -346,6 +349,9 @@ type Config struct {
 	// the prefix stripped (clock control's admin endpoint,
 	// internal/clockctl).
 	Reserved http.Handler
+	// Engine is the HTTP/1.1 server of the plain listeners: EngineGo
+	// ("" too) or EngineCerulean (conn.go). TLS listeners run net/http's.
+	Engine string
 }
 
 // Observer sees every request a listener answers, not a batch's

@@ -58,6 +58,19 @@ func (s *Server) Listen(svc Service) (string, error) {
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
 		ConnContext:       tapContext,
 	}
+	if s.cfg.TLS == nil && s.cfg.Engine == EngineCerulean {
+		cs := newConnServer(hs.Handler, hs, ln.Addr(), s.cfg.Logger)
+		s.mu.Lock()
+		s.stops = append(s.stops, cs.shutdown)
+		s.bound[svc.Name] = boundAddr(svc.Addr, ln.Addr())
+		s.mu.Unlock()
+		go func() {
+			if err := cs.serve(tapListener{l}); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.serveErr <- err
+			}
+		}()
+		return ln.Addr().String(), nil
+	}
 	s.mu.Lock()
 	s.servers = append(s.servers, hs)
 	s.bound[svc.Name] = boundAddr(svc.Addr, ln.Addr())
@@ -108,8 +121,14 @@ func (s *Server) Errors() <-chan error { return s.serveErr }
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	servers := append([]*http.Server(nil), s.servers...)
+	stops := append([]func(context.Context) error(nil), s.stops...)
 	s.mu.Unlock()
 	var first error
+	for _, stop := range stops {
+		if err := stop(ctx); err != nil && first == nil {
+			first = err
+		}
+	}
 	for _, hs := range servers {
 		if err := hs.Shutdown(ctx); err != nil && first == nil {
 			first = err
