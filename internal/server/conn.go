@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cerulean-storage/cerulean/internal/wire"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -81,7 +82,6 @@ const maxPostHandlerRead = 256 << 10
 const headBuffer = 16 << 10
 
 func newConnServer(handler http.Handler, fallback *http.Server, addr net.Addr, log *slog.Logger) *connServer {
-	fallback.ConnContext = handedContext
 	return &connServer{handler: handler, fallback: fallback, handoff: newHandoffListener(addr),
 		header: fallback.ReadHeaderTimeout, idl: fallback.IdleTimeout, log: log, conns: map[*serverConn]struct{}{}}
 }
@@ -180,7 +180,7 @@ func (sc *serverConn) serve() {
 		sc.s.mu.Unlock()
 		sc.s.wg.Done()
 	}()
-	base := tapContext(context.Background(), sc.c)
+	base := context.Background()
 	for {
 		// The idle deadline is set before the connection counts as idle,
 		// so that shutdown's (closeIfIdle) is never overwritten.
@@ -204,7 +204,7 @@ func (sc *serverConn) serve() {
 		if sc.s.header > 0 {
 			_ = sc.c.SetReadDeadline(time.Now().Add(sc.s.header))
 		}
-		ok, err := sc.commonShape()
+		head, ok, err := sc.commonShape()
 		if err != nil {
 			return
 		}
@@ -213,33 +213,51 @@ func (sc *serverConn) serve() {
 			return
 		}
 		_ = sc.c.SetReadDeadline(time.Time{})
-		if !sc.serveRequest(base) {
+		if !sc.serveRequest(base, metaNames(head)) {
 			return
 		}
 	}
 }
 
 // commonShape peeks at the next request head, without consuming it, and
-// reports whether connServer serves it (see connServer).
-func (sc *serverConn) commonShape() (bool, error) {
+// reports whether connServer serves it (see connServer). head is valid
+// until the connection is read again.
+func (sc *serverConn) commonShape() (head []byte, ok bool, err error) {
 	for {
 		buf, err := sc.br.Peek(sc.br.Buffered())
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
 		if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
-			return commonHead(buf[:i+2]), nil
+			return buf[:i+2], commonHead(buf[:i+2]), nil
 		}
 		if len(buf) >= sc.br.Size() {
-			return false, nil // a head this long: net/http's limits apply
+			return nil, false, nil // a head this long: net/http's limits apply
 		}
 		if _, err := sc.br.Peek(len(buf) + 1); err != nil {
 			if errors.Is(err, bufio.ErrBufferFull) {
-				return false, nil
+				return nil, false, nil
 			}
-			return false, err
+			return nil, false, err
 		}
 	}
+}
+
+// metaNames returns the names of the head's x-ms-meta-* fields as the
+// client spelled them (without the prefix), which http.ReadRequest
+// canonicalises: restoreMetadataNames puts them back. nil without any.
+func metaNames(head []byte) []string {
+	var names []string
+	_, rest, _ := bytes.Cut(head, []byte("\r\n"))
+	for len(rest) > 0 {
+		var f []byte
+		f, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+		name, _, _ := bytes.Cut(f, []byte(":"))
+		if len(name) > len(wire.MetaPrefix) && asciiEqualFold(name[:len(wire.MetaPrefix)], wire.MetaPrefix) {
+			names = append(names, string(name[len(wire.MetaPrefix):]))
+		}
+	}
+	return names
 }
 
 // commonHead reports whether a request head (its lines, each ending in
@@ -340,13 +358,13 @@ func asciiEqualFold(b []byte, lower string) bool {
 }
 
 // handOff gives the connection, with what has been read of it, to the
-// fallback server. It reports whether the fallback took it.
+// fallback server, under the metadata-name tap (from this request on).
+// It reports whether the fallback took it.
 func (sc *serverConn) handOff() bool {
 	_ = sc.c.SetReadDeadline(time.Time{})
 	n := sc.br.Buffered()
 	pre, _ := sc.br.Peek(n)
-	rc := &replayConn{Conn: sc.c, pre: bytes.Clone(pre)}
-	return sc.s.handoff.give(rc)
+	return sc.s.handoff.give(&tapConn{Conn: &replayConn{Conn: sc.c, pre: bytes.Clone(pre)}})
 }
 
 // badRequest is net/http's answer to a request it cannot parse.
@@ -354,7 +372,7 @@ const badRequest = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charse
 
 // serveRequest reads and answers one request; it reports whether the
 // connection stays open for the next.
-func (sc *serverConn) serveRequest(base context.Context) (keep bool) {
+func (sc *serverConn) serveRequest(base context.Context, meta []string) (keep bool) {
 	req, err := http.ReadRequest(sc.br)
 	if err != nil {
 		_, _ = io.WriteString(sc.c, badRequest)
@@ -366,6 +384,9 @@ func (sc *serverConn) serveRequest(base context.Context) (keep bool) {
 		req.Body = body
 	}
 	req.RemoteAddr = sc.c.RemoteAddr().String()
+	if meta != nil {
+		base = context.WithValue(base, metaNamesKey{}, meta)
+	}
 	ctx, cancel := context.WithCancel(base)
 	defer cancel()
 	req = req.WithContext(ctx)
@@ -721,15 +742,6 @@ func (c *replayConn) Read(b []byte) (int, error) {
 		return n, nil
 	}
 	return c.Conn.Read(b)
-}
-
-// handedContext is the fallback server's ConnContext: the tap's, under
-// the replay.
-func handedContext(ctx context.Context, c net.Conn) context.Context {
-	if rc, ok := c.(*replayConn); ok {
-		c = rc.Conn
-	}
-	return tapContext(ctx, c)
 }
 
 // handoffListener is the listener of the fallback server: its Accept

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -25,10 +26,10 @@ func startConnServer(t *testing.T, h http.Handler) (string, *connServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second, ConnContext: tapContext}
 	cs := newConnServer(h, hs, ln.Addr(), slog.New(slog.DiscardHandler))
 	done := make(chan struct{})
-	go func() { _ = cs.serve(tapListener{ln}); close(done) }()
+	go func() { _ = cs.serve(ln); close(done) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -394,7 +395,7 @@ func TestConnShutdown(t *testing.T) {
 		_, _ = io.WriteString(w, "done")
 	})
 	cs := newConnServer(h, &http.Server{Handler: h, IdleTimeout: time.Minute}, ln.Addr(), slog.New(slog.DiscardHandler))
-	go func() { _ = cs.serve(tapListener{ln}) }()
+	go func() { _ = cs.serve(ln) }()
 	idle := dialPeer(t, ln.Addr().String())
 	idle.send("GET /a HTTP/1.1\r\nHost: h\r\n\r\n")
 	idle.response("GET")
@@ -459,4 +460,33 @@ func FuzzCommonHead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestConnMetadataNames: the x-ms-meta-* names of a request reach the
+// handler as the client spelled them (restoreMetadataNames), whether
+// connServer served the request or handed its connection to net/http
+// (whose requests the tap records).
+func TestConnMetadataNames(t *testing.T) {
+	addr, _ := startConnServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		restoreMetadataNames(r)
+		_, _ = io.Copy(io.Discard, r.Body)
+		var names []string
+		for k := range r.Header {
+			if strings.HasPrefix(strings.ToLower(k), "x-ms-meta-") {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		_, _ = io.WriteString(w, strings.Join(names, ","))
+	}))
+	rc := dialPeer(t, addr)
+	rc.send("PUT /a HTTP/1.1\r\nHost: h\r\nx-ms-meta-MyKey: 1\r\nX-MS-META-other: 2\r\nContent-Length: 0\r\n\r\n" +
+		"PUT /b HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nx-ms-meta-camelCase: 3\r\n\r\n0\r\n\r\n" +
+		"PUT /c HTTP/1.1\r\nHost: h\r\nx-ms-meta-After: 4\r\nContent-Length: 0\r\n\r\n")
+	for i, want := range []string{"x-ms-meta-MyKey,x-ms-meta-other", "x-ms-meta-camelCase", "x-ms-meta-After"} {
+		_, body := rc.response("PUT")
+		if string(body) != want {
+			t.Errorf("request %d: names %q, want %q", i, body, want)
+		}
+	}
 }

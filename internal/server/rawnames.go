@@ -149,6 +149,11 @@ func overTLS(r *http.Request) bool {
 	return ok && tc.overTLS()
 }
 
+// metaNamesKey is the context key of a request's x-ms-meta-* names as
+// sent, when its server read them from the head itself (connServer)
+// rather than through the tap.
+type metaNamesKey struct{}
+
 // restoreMetadataNames renames the canonical x-ms-meta-* keys of r's
 // header to the names the client sent, "x-ms-meta-" + name, which
 // wire.ParseMetadata keeps as they are. It must run for every request of
@@ -157,13 +162,15 @@ func restoreMetadataNames(r *http.Request) {
 	if _, sub := r.Context().Value(batchVersionKey{}).(string); sub {
 		return // a batch sub-request, parsed from a body: no record of its own
 	}
-	tc, ok := r.Context().Value(tapKey{}).(*tapConn)
+	names, ok := r.Context().Value(metaNamesKey{}).([]string)
 	if !ok {
-		return
-	}
-	names, ok := tc.take(r.Method, r.RequestURI)
-	if !ok {
-		return
+		tc, tapped := r.Context().Value(tapKey{}).(*tapConn)
+		if !tapped {
+			return
+		}
+		if names, ok = tc.take(r.Method, r.RequestURI); !ok {
+			return
+		}
 	}
 	for _, name := range names {
 		raw := wire.MetaPrefix + name

@@ -65,7 +65,7 @@ func (s *Server) Listen(svc Service) (string, error) {
 		s.bound[svc.Name] = boundAddr(svc.Addr, ln.Addr())
 		s.mu.Unlock()
 		go func() {
-			if err := cs.serve(tapListener{l}); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := cs.serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.serveErr <- err
 			}
 		}()
