@@ -155,6 +155,12 @@ type serverConn struct {
 	br *bufio.Reader
 	bw *bufio.Writer
 
+	// h and head are the response header map and head buffer of the
+	// request being served, kept for the next (a handler may not use
+	// its ResponseWriter after it returns).
+	h    http.Header
+	head []byte
+
 	mu   sync.Mutex
 	idle bool // waiting for a request's first byte
 }
@@ -273,7 +279,10 @@ func commonHead(head []byte) bool {
 		var f []byte
 		f, rest, _ = bytes.Cut(rest, []byte("\r\n"))
 		name, value, ok := bytes.Cut(f, []byte(":"))
-		if !ok || !validName(name) || !validValue(value) {
+		// A lone CR or LF would split the line differently for
+		// http.ReadRequest than here; control bytes in values it refuses
+		// itself (and net/http's server answers that 400 the same way).
+		if !ok || !validName(name) || bytes.IndexByte(f, '\n') >= 0 || bytes.IndexByte(f, '\r') >= 0 {
 			return false // malformed, or a folded line: net/http decides
 		}
 		switch len(name) {
@@ -303,24 +312,12 @@ func commonHead(head []byte) bool {
 
 // validName reports whether a field name is a token (RFC 9110 §5.1), as
 // net/http's server requires (httpguts.ValidHeaderFieldName).
-func validName(b []byte) bool {
+func validName[T string | []byte](b T) bool {
 	if len(b) == 0 {
 		return false
 	}
-	for _, c := range b {
-		if c >= 0x80 || !tchar[c] {
-			return false
-		}
-	}
-	return true
-}
-
-// validValue reports whether a field value holds no control byte but
-// tab (RFC 9110 §5.5; httpguts.ValidHeaderFieldValue); CR and LF in it
-// mean a line not ended by CRLF.
-func validValue(b []byte) bool {
-	for _, c := range b {
-		if (c < ' ' && c != '\t') || c == 0x7f {
+	for i := 0; i < len(b); i++ {
+		if c := b[i]; c >= 0x80 || !tchar[c] {
 			return false
 		}
 	}
@@ -390,7 +387,12 @@ func (sc *serverConn) serveRequest(base context.Context, meta []string) (keep bo
 	ctx, cancel := context.WithCancel(base)
 	defer cancel()
 	req = req.WithContext(ctx)
-	w := &connWriter{sc: sc, req: req, reqBody: body, h: make(http.Header, 24), cl: -1}
+	if sc.h == nil {
+		sc.h = make(http.Header, 24)
+	} else {
+		clear(sc.h)
+	}
+	w := &connWriter{sc: sc, req: req, reqBody: body, h: sc.h, cl: -1}
 	defer func() {
 		if p := recover(); p != nil {
 			if p != http.ErrAbortHandler {
@@ -478,19 +480,26 @@ func (w *connWriter) WriteHeader(code int) {
 	}
 	_, w.haveType = w.h["Content-Type"]
 	_, w.haveDate = w.h["Date"]
-	w.hasCE = w.h.Get("Content-Encoding") != ""
-	if hasToken(w.h.Get("Connection"), "close") {
+	if v := w.h["Content-Encoding"]; len(v) > 0 && v[0] != "" {
+		w.hasCE = true
+	}
+	if v := w.h["Connection"]; len(v) > 0 && hasToken(v[0], "close") {
 		w.closeAfter = true
 	}
 	skip := "Content-Type" // left out of a 304 (RFC 9110 §15.4.5)
 	if code != http.StatusNotModified {
 		skip = ""
 	}
-	w.head = appendFields(appendStatusLine(make([]byte, 0, 512), code), w.h, skip)
+	w.head = appendFields(appendStatusLine(w.sc.head[:0], code), w.h, skip)
+	w.sc.head = w.head[:0] // grown, for the next request
 }
 
+// hasToken reports whether the comma-separated list v holds token (any
+// case).
 func hasToken(v, token string) bool {
-	for _, t := range strings.Split(v, ",") {
+	for v != "" {
+		var t string
+		t, v, _ = strings.Cut(v, ",")
 		if strings.EqualFold(strings.TrimSpace(t), token) {
 			return true
 		}
@@ -521,14 +530,14 @@ func appendFields(b []byte, h http.Header, skip string) []byte {
 		case "Content-Length", "Transfer-Encoding", "Connection", "Trailer", skip:
 			continue
 		}
-		if !httpguts.ValidHeaderFieldName(k) {
+		if !validName(k) {
 			continue
 		}
 		for _, v := range vv {
 			v = textproto.TrimString(v)
 			b = append(b, k...)
 			b = append(b, ": "...)
-			if strings.ContainsAny(v, "\r\n") {
+			if strings.IndexByte(v, '\n') >= 0 || strings.IndexByte(v, '\r') >= 0 {
 				v = strings.NewReplacer("\r", " ", "\n", " ").Replace(v)
 			}
 			b = append(b, v...)
