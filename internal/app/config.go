@@ -159,7 +159,8 @@ type Config struct {
 	HTTPLimits server.Limits
 	// HTTPEngine is the HTTP/1.1 server of the plain listeners:
 	// server.EngineGo (net/http's) or server.EngineCerulean (see
-	// server.Config.Engine). Empty: CERULEAN_HTTP_ENGINE, else EngineGo.
+	// server.Config.Engine). Empty: CERULEAN_HTTP_ENGINE, else
+	// EngineCerulean.
 	HTTPEngine string
 	// IdleTimeout, when set, is how long an idle HTTP connection stays
 	// open on every listener that KeepAlive does not name.

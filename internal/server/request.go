@@ -349,8 +349,9 @@ type Config struct {
 	// the prefix stripped (clock control's admin endpoint,
 	// internal/clockctl).
 	Reserved http.Handler
-	// Engine is the HTTP/1.1 server of the plain listeners: EngineGo
-	// ("" too) or EngineCerulean (conn.go). TLS listeners run net/http's.
+	// Engine is the HTTP/1.1 server of the plain listeners:
+	// EngineCerulean ("" too; conn.go) or EngineGo. TLS listeners run
+	// net/http's.
 	Engine string
 }
 

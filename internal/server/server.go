@@ -58,7 +58,7 @@ func (s *Server) Listen(svc Service) (string, error) {
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
 		ConnContext:       tapContext,
 	}
-	if s.cfg.TLS == nil && s.cfg.Engine == EngineCerulean {
+	if s.cfg.TLS == nil && s.cfg.Engine != EngineGo {
 		cs := newConnServer(hs.Handler, hs, ln.Addr(), s.cfg.Logger)
 		s.mu.Lock()
 		s.stops = append(s.stops, cs.shutdown)
