@@ -14,8 +14,8 @@ const module = "github.com/cerulean-storage/cerulean"
 // the domain, the byte layer, the kv and chunk stores and what they are
 // built from. None may depend on net/http, directly or transitively, or
 // on internal/server: the front ends parse requests and pass typed
-// values down. More packages join this list as the redesign (issue 28)
-// splits each service into a domain package and a front end beside it.
+// values down. A service split into a domain package and a front end
+// beside it adds its domain package here.
 var domain = []string{
 	"internal/azerr",
 	"internal/blob",

@@ -277,7 +277,7 @@ func runWorkloads(ctx context.Context, t target, o runOpts) ([]Result, error) {
 // Floor handler served from this process: the same client and requests,
 // answered without authentication, storage or durability) rounds times
 // each, alternating which goes first, prints every result and then each
-// workload's median as a share of the ceiling's (issue: the yardstick of
+// workload's median as a share of the ceiling's (the yardstick of
 // docs/benchmarks.md, "Against the ceiling"). The ceiling answers the
 // blob, queue and tablepoint workloads; others run on t only.
 func ceilingRuns(ctx context.Context, t target, o runOpts, rounds int, out io.Writer) ([]Result, error) {

@@ -1,7 +1,7 @@
 package file
 
 // The names the existing tests use for types exported for the domain
-// methods' typed inputs and outputs (issue 28), so those tests stay as
+// methods' typed inputs and outputs, so those tests stay as
 // they were: the entry record (Entry) and its SMB properties (SMBProps).
 type (
 	entry    = Entry
@@ -9,7 +9,7 @@ type (
 )
 
 // The names the tests use for the refusal kinds, exported for the doors
-// to map (issue 28).
+// to map.
 type check = Check
 
 const (

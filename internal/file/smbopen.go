@@ -24,7 +24,7 @@ import (
 // it (TestFileDomainDoesNotCallUpIntoVFS in internal/archtest). Access
 // masks, dispositions and the NTSTATUS sentinels are SMB's vocabulary; they still live here, as
 // the domain's open rules (domain_open.go) and the refusals whose rule
-// differs between the doors speak it (issue 28).
+// differs between the doors speak it.
 
 // Errors returned by Opens calls (through the SMB view).
 var (
