@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -75,6 +74,18 @@ func (rc *peerConn) response(method string) (*http.Response, []byte) {
 		rc.t.Fatalf("reading the response body: %v", err)
 	}
 	return resp, body
+}
+
+// expectBodies reads one 200 response per want (to PUTs) and checks its
+// body.
+func (rc *peerConn) expectBodies(wants ...string) {
+	rc.t.Helper()
+	for i, want := range wants {
+		resp, body := rc.response("PUT")
+		if resp.StatusCode != http.StatusOK || string(body) != want {
+			rc.t.Errorf("response %d: %d %q, want 200 %q", i, resp.StatusCode, body, want)
+		}
+	}
 }
 
 // responseCut is response that returns a failed read of the body.
@@ -251,12 +262,7 @@ func TestConnKeepsConnection(t *testing.T) {
 	rc.send("PUT /a HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello" +
 		"PUT /b?read=1 HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nworld" +
 		"GET /c HTTP/1.1\r\nHost: h\r\n\r\n")
-	for i, want := range []string{"", "world", ""} {
-		resp, body := rc.response("PUT")
-		if resp.StatusCode != http.StatusOK || string(body) != want {
-			t.Errorf("response %d: %d %q, want 200 %q", i, resp.StatusCode, body, want)
-		}
-	}
+	rc.expectBodies("", "world", "")
 	if rc.closed() {
 		t.Error("connection closed after three requests")
 	}
@@ -300,12 +306,7 @@ func TestConnHandsOver(t *testing.T) {
 		rc.send("PUT /a HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nok" +
 			"PUT /b HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n" +
 			"GET /c HTTP/1.1\r\nHost: h\r\n\r\n")
-		for i, want := range []string{"ok", "hello", ""} {
-			resp, body := rc.response("PUT")
-			if resp.StatusCode != http.StatusOK || string(body) != want {
-				t.Errorf("response %d: %d %q, want 200 %q", i, resp.StatusCode, body, want)
-			}
-		}
+		rc.expectBodies("ok", "hello", "")
 	})
 	t.Run("expect", func(t *testing.T) {
 		rc := dialPeer(t, addr)
@@ -467,18 +468,7 @@ func FuzzCommonHead(f *testing.F) {
 // connServer served the request or handed its connection to net/http
 // (whose requests the tap records).
 func TestConnMetadataNames(t *testing.T) {
-	addr, _ := startConnServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		restoreMetadataNames(r)
-		_, _ = io.Copy(io.Discard, r.Body)
-		var names []string
-		for k := range r.Header {
-			if strings.HasPrefix(strings.ToLower(k), "x-ms-meta-") {
-				names = append(names, k)
-			}
-		}
-		sort.Strings(names)
-		_, _ = io.WriteString(w, strings.Join(names, ","))
-	}))
+	addr, _ := startConnServer(t, metaNamesEcho)
 	rc := dialPeer(t, addr)
 	rc.send("PUT /a HTTP/1.1\r\nHost: h\r\nx-ms-meta-MyKey: 1\r\nX-MS-META-other: 2\r\nContent-Length: 0\r\n\r\n" +
 		"PUT /b HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nx-ms-meta-camelCase: 3\r\n\r\n0\r\n\r\n" +

@@ -140,18 +140,7 @@ func TestTapOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{ConnContext: tapContext, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		restoreMetadataNames(r)
-		_, _ = io.Copy(io.Discard, r.Body)
-		var names []string
-		for k := range r.Header {
-			if strings.HasPrefix(strings.ToLower(k), "x-ms-meta-") {
-				names = append(names, k)
-			}
-		}
-		sort.Strings(names)
-		_, _ = io.WriteString(w, strings.Join(names, ","))
-	})}
+	hs := &http.Server{ConnContext: tapContext, Handler: metaNamesEcho}
 	go func() { _ = hs.Serve(tapListener{ln}) }()
 	defer hs.Close()
 
@@ -197,3 +186,18 @@ func TestTapOverHTTP(t *testing.T) {
 		t.Errorf("third request saw %q", got)
 	}
 }
+
+// metaNamesEcho answers with the request's x-ms-meta-* field names,
+// sorted and comma-separated, after restoreMetadataNames.
+var metaNamesEcho = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	restoreMetadataNames(r)
+	_, _ = io.Copy(io.Discard, r.Body)
+	var names []string
+	for k := range r.Header {
+		if strings.HasPrefix(strings.ToLower(k), "x-ms-meta-") {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	_, _ = io.WriteString(w, strings.Join(names, ","))
+})
