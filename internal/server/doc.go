@@ -51,6 +51,19 @@
 // own checks once before reading it and again in their transaction
 // (`internal/blob/checkfirst.go`, File `checkWriteFirst`).
 //
+// Plain listeners run connServer (`internal/server/conn.go`,
+// `--http-engine cerulean`, the default): it reads each request with
+// `http.ReadRequest` on the connection's own goroutine and writes the
+// response head from the handler's header map, as net/http's server
+// would write it, for requests of the shape the SDKs send (HTTP/1.1, a
+// head within 16 KiB, one valid Host, a body framed by Content-Length or
+// none, no Expect, Transfer-Encoding or Upgrade). At the first request of
+// another shape the connection, with the bytes read so far, goes to
+// net/http's server under the tap for the rest of its life; metadata
+// names of the requests connServer serves come from the head it holds.
+// `--http-engine go` runs net/http's server for every connection, as TLS
+// listeners always do.
+//
 // HTTPS (`--tls-cert`/`--tls-key`): `crypto/tls` sits under the
 // metadata-name tap (the tap must read the plaintext request), so net/http
 // sees a plain connection and leaves `Request.TLS` nil; the front end sets
