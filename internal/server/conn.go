@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cerulean-storage/cerulean/internal/wire"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -110,7 +109,7 @@ func (s *connServer) serve(l net.Listener) error {
 			}
 			return err
 		}
-		sc := &serverConn{s: s, c: c, br: bufio.NewReaderSize(c, headBuffer), bw: bufio.NewWriterSize(c, 4<<10)}
+		sc := &serverConn{s: s, c: c, remote: c.RemoteAddr().String(), br: bufio.NewReaderSize(c, headBuffer), bw: bufio.NewWriterSize(c, 4<<10)}
 		s.mu.Lock()
 		if s.closed.Load() {
 			s.mu.Unlock()
@@ -139,21 +138,28 @@ func (s *connServer) shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
+	var err error
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	// The fallback's listener and idle connections close even when ctx
+	// ended first, as net/http's Shutdown closes its own.
 	s.handoff.Close()
-	return s.fallback.Shutdown(ctx)
+	if ferr := s.fallback.Shutdown(ctx); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // serverConn is one connection served by connServer.
 type serverConn struct {
-	s  *connServer
-	c  net.Conn
-	br *bufio.Reader
-	bw *bufio.Writer
+	s      *connServer
+	c      net.Conn
+	remote string // c.RemoteAddr(), formatted once
+	br     *bufio.Reader
+	bw     *bufio.Writer
 
 	// h and head are the response header map and head buffer of the
 	// request being served, kept for the next (a handler may not use
@@ -210,7 +216,7 @@ func (sc *serverConn) serve() {
 		if sc.s.header > 0 {
 			_ = sc.c.SetReadDeadline(time.Now().Add(sc.s.header))
 		}
-		head, ok, err := sc.commonShape()
+		meta, ok, err := sc.commonShape()
 		if err != nil {
 			return
 		}
@@ -219,23 +225,24 @@ func (sc *serverConn) serve() {
 			return
 		}
 		_ = sc.c.SetReadDeadline(time.Time{})
-		if !sc.serveRequest(base, metaNames(head)) {
+		if !sc.serveRequest(base, meta) {
 			return
 		}
 	}
 }
 
 // commonShape peeks at the next request head, without consuming it, and
-// reports whether connServer serves it (see connServer). head is valid
-// until the connection is read again.
-func (sc *serverConn) commonShape() (head []byte, ok bool, err error) {
+// reports whether connServer serves it (see connServer), with its
+// x-ms-meta-* names as sent (commonHead).
+func (sc *serverConn) commonShape() (meta []string, ok bool, err error) {
 	for {
 		buf, err := sc.br.Peek(sc.br.Buffered())
 		if err != nil {
 			return nil, false, err
 		}
 		if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
-			return buf[:i+2], commonHead(buf[:i+2]), nil
+			meta, ok := commonHead(buf[:i+2])
+			return meta, ok, nil
 		}
 		if len(buf) >= sc.br.Size() {
 			return nil, false, nil // a head this long: net/http's limits apply
@@ -249,65 +256,46 @@ func (sc *serverConn) commonShape() (head []byte, ok bool, err error) {
 	}
 }
 
-// metaNames returns the names of the head's x-ms-meta-* fields as the
-// client spelled them (without the prefix), which http.ReadRequest
-// canonicalises: restoreMetadataNames puts them back. nil without any.
-func metaNames(head []byte) []string {
-	var names []string
-	_, rest, _ := bytes.Cut(head, []byte("\r\n"))
-	for len(rest) > 0 {
-		var f []byte
-		f, rest, _ = bytes.Cut(rest, []byte("\r\n"))
-		name, _, _ := bytes.Cut(f, []byte(":"))
-		if len(name) > len(wire.MetaPrefix) && asciiEqualFold(name[:len(wire.MetaPrefix)], wire.MetaPrefix) {
-			names = append(names, string(name[len(wire.MetaPrefix):]))
-		}
-	}
-	return names
-}
-
 // commonHead reports whether a request head (its lines, each ending in
-// CRLF) has the shape connServer serves.
-func commonHead(head []byte) bool {
-	line, rest, ok := bytes.Cut(head, []byte("\r\n"))
+// CRLF) has the shape connServer serves, and returns the names of its
+// x-ms-meta-* fields as the client spelled them, which http.ReadRequest
+// canonicalises (restoreMetadataNames puts them back); nil without any.
+func commonHead(head []byte) (meta []string, ok bool) {
+	line, rest, ok := bytes.Cut(head, crlf)
 	if !ok || !bytes.HasSuffix(line, []byte(" HTTP/1.1")) || bytes.IndexByte(line, '\n') >= 0 {
-		return false
+		return nil, false
 	}
 	hosts := 0
 	var host []byte
 	for len(rest) > 0 {
 		var f []byte
-		f, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+		f, rest, _ = bytes.Cut(rest, crlf)
 		name, value, ok := bytes.Cut(f, []byte(":"))
 		// A lone CR or LF would split the line differently for
 		// http.ReadRequest than here; control bytes in values it refuses
 		// itself (and net/http's server answers that 400 the same way).
 		if !ok || !validName(name) || bytes.IndexByte(f, '\n') >= 0 || bytes.IndexByte(f, '\r') >= 0 {
-			return false // malformed, or a folded line: net/http decides
+			return nil, false // malformed, or a folded line: net/http decides
 		}
-		switch len(name) {
-		case 4:
-			if asciiEqualFold(name, "host") {
-				hosts++
-				host = bytes.TrimSpace(value)
-			}
-		case 6:
-			if asciiEqualFold(name, "expect") {
-				return false
-			}
-		case 7:
-			if asciiEqualFold(name, "upgrade") {
-				return false
-			}
-		case 17:
-			if asciiEqualFold(name, "transfer-encoding") {
-				return false
-			}
+		if m, ok := metaName(name); ok {
+			meta = append(meta, m)
+			continue
+		}
+		switch {
+		case bytes.EqualFold(name, []byte("Host")):
+			hosts++
+			host = bytes.TrimSpace(value)
+		case bytes.EqualFold(name, []byte("Expect")), bytes.EqualFold(name, []byte("Upgrade")),
+			bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			return nil, false
 		}
 	}
 	// One valid Host (RFC 9112 §3.2), which net/http's server checks
 	// beyond http.ReadRequest: its refusals are its own.
-	return hosts == 1 && httpguts.ValidHostHeader(string(host))
+	if hosts != 1 || !httpguts.ValidHostHeader(string(host)) {
+		return nil, false
+	}
+	return meta, true
 }
 
 // validName reports whether a field name is a token (RFC 9110 §5.1), as
@@ -338,22 +326,6 @@ var tchar = func() (t [128]bool) {
 	return t
 }()
 
-func asciiEqualFold(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i := range b {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // handOff gives the connection, with what has been read of it, to the
 // fallback server, under the metadata-name tap (from this request on).
 // It reports whether the fallback took it.
@@ -380,7 +352,7 @@ func (sc *serverConn) serveRequest(base context.Context, meta []string) (keep bo
 		body = &connBody{r: io.LimitedReader{R: sc.br, N: req.ContentLength}}
 		req.Body = body
 	}
-	req.RemoteAddr = sc.c.RemoteAddr().String()
+	req.RemoteAddr = sc.remote
 	if meta != nil {
 		base = context.WithValue(base, metaNamesKey{}, meta)
 	}
@@ -626,12 +598,6 @@ func (w *connWriter) commit(p []byte) {
 	if w.done && allowed && w.cl == -1 && !w.badCL && (!isHead || len(p) > 0) {
 		w.cl = int64(len(p))
 	}
-	if w.done && !w.closeAfter && !w.reqBody.drain() {
-		// The body the handler left is read here, as net/http does, so
-		// that the connection can carry the next request; past
-		// maxPostHandlerRead the connection closes instead.
-		w.closeAfter = true
-	}
 	if allowed && !w.haveType && !w.hasCE && len(p) > 0 {
 		head = append(head, "Content-Type: "...)
 		head = append(head, http.DetectContentType(p)...)
@@ -667,6 +633,13 @@ func (w *connWriter) finish() bool {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
+	if !w.closeAfter && !w.reqBody.drain() {
+		// The body the handler left is read before the head goes out, as
+		// net/http does, so that the connection can carry the next
+		// request; past maxPostHandlerRead it closes instead, and the head
+		// says so.
+		w.closeAfter = true
+	}
 	if !w.committed {
 		w.commit(w.buf)
 		if err := w.body(w.buf); err != nil {
@@ -683,7 +656,7 @@ func (w *connWriter) finish() bool {
 	if w.cl != -1 && w.written != w.cl && w.req.Method != http.MethodHead && bodyAllowed(w.status) {
 		return false // the client cannot find the end of this response
 	}
-	return !w.closeAfter && w.reqBody.drain()
+	return !w.closeAfter
 }
 
 // connBody is a request body framed by Content-Length, read from the

@@ -442,7 +442,7 @@ func FuzzCommonHead(f *testing.F) {
 	f.Add("PUT /a HTTP/1.1\r\nHost: h\r\nTRANSFER-encoding : chunked\r\n")
 	f.Add("GET /a HTTP/1.0\r\nHost: h\r\n")
 	f.Fuzz(func(t *testing.T, head string) {
-		if !commonHead([]byte(head)) {
+		if _, ok := commonHead([]byte(head)); !ok {
 			return
 		}
 		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(head + "\r\n")))
@@ -478,5 +478,29 @@ func TestConnMetadataNames(t *testing.T) {
 		if string(body) != want {
 			t.Errorf("request %d: names %q, want %q", i, body, want)
 		}
+	}
+}
+
+// TestConnShutdownClosesHandedOver: a connection net/http's server took
+// over is closed by shutdown too, when idle, even if ctx has already
+// ended.
+func TestConnShutdownClosesHandedOver(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) })
+	cs := newConnServer(h, &http.Server{Handler: h, IdleTimeout: time.Minute}, ln.Addr(), slog.New(slog.DiscardHandler))
+	go func() { _ = cs.serve(ln) }()
+	rc := dialPeer(t, ln.Addr().String())
+	rc.send("PUT /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+	if resp, _ := rc.response("PUT"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("handed-over request: %d", resp.StatusCode)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = cs.shutdown(ctx)
+	if !rc.closed() {
+		t.Error("handed-over idle connection kept open by shutdown")
 	}
 }

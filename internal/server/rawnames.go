@@ -326,9 +326,11 @@ func (f *framer) header(block []byte) {
 		if !ok {
 			continue
 		}
+		if m, ok := metaName(name); ok {
+			req.meta = append(req.meta, m)
+			continue
+		}
 		switch {
-		case len(name) > len(wire.MetaPrefix) && bytes.EqualFold(name[:len(wire.MetaPrefix)], []byte(wire.MetaPrefix)):
-			req.meta = append(req.meta, string(name[len(wire.MetaPrefix):]))
 		case bytes.EqualFold(name, []byte("Content-Length")):
 			n, err := strconv.ParseInt(string(bytes.TrimSpace(val)), 10, 64)
 			if err != nil || n < 0 {
@@ -356,3 +358,12 @@ func (f *framer) header(block []byte) {
 }
 
 var crlf = []byte("\r\n")
+
+// metaName returns, for the name of an x-ms-meta-* field as sent, the
+// metadata name it carries, in the client's case.
+func metaName(field []byte) (string, bool) {
+	if len(field) > len(wire.MetaPrefix) && bytes.EqualFold(field[:len(wire.MetaPrefix)], []byte(wire.MetaPrefix)) {
+		return string(field[len(wire.MetaPrefix):]), true
+	}
+	return "", false
+}

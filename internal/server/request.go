@@ -105,11 +105,10 @@ const ReservedPrefix = "/.cerulean"
 
 // Server runs the listeners of all services.
 type Server struct {
-	cfg     Config
-	mu      sync.Mutex
-	servers []*http.Server
-	// stops shut down the listeners net/http's Shutdown does not reach
-	// (connServer's).
+	cfg Config
+	mu  sync.Mutex
+	// stops shut each listener's server down (http.Server.Shutdown, or
+	// connServer's, which shuts its fallback down too).
 	stops    []func(context.Context) error
 	bound    map[string]string
 	serveErr chan error

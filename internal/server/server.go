@@ -58,25 +58,19 @@ func (s *Server) Listen(svc Service) (string, error) {
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
 		ConnContext:       tapContext,
 	}
+	// net/http's server under the tap, or (plain listeners, by default)
+	// connServer, which hands net/http's the connections it does not serve.
+	serve, stop := func() error { return hs.Serve(tapListener{l}) }, hs.Shutdown
 	if s.cfg.TLS == nil && s.cfg.Engine != EngineGo {
 		cs := newConnServer(hs.Handler, hs, ln.Addr(), s.cfg.Logger)
-		s.mu.Lock()
-		s.stops = append(s.stops, cs.shutdown)
-		s.bound[svc.Name] = boundAddr(svc.Addr, ln.Addr())
-		s.mu.Unlock()
-		go func() {
-			if err := cs.serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				s.serveErr <- err
-			}
-		}()
-		return ln.Addr().String(), nil
+		serve, stop = func() error { return cs.serve(l) }, cs.shutdown
 	}
 	s.mu.Lock()
-	s.servers = append(s.servers, hs)
+	s.stops = append(s.stops, stop)
 	s.bound[svc.Name] = boundAddr(svc.Addr, ln.Addr())
 	s.mu.Unlock()
 	go func() {
-		if err := hs.Serve(tapListener{l}); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.serveErr <- err
 		}
 	}()
@@ -120,17 +114,11 @@ func (s *Server) Errors() <-chan error { return s.serveErr }
 // Shutdown stops accepting connections and waits for in-flight requests.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	servers := append([]*http.Server(nil), s.servers...)
 	stops := append([]func(context.Context) error(nil), s.stops...)
 	s.mu.Unlock()
 	var first error
 	for _, stop := range stops {
 		if err := stop(ctx); err != nil && first == nil {
-			first = err
-		}
-	}
-	for _, hs := range servers {
-		if err := hs.Shutdown(ctx); err != nil && first == nil {
 			first = err
 		}
 	}
